@@ -1,0 +1,591 @@
+"""HLO text -> :class:`Module`.
+
+Written by hand for speed: dumps reach hundreds of megabytes. The text is walked line by line; each instruction is
+decomposed with a few anchored regular expressions (name, shape, opcode, operand list, attributes), which covers
+almost every line XLA and PyTorch/XLA print. Statements that span lines, or whose values nest deeper than the fast
+expressions allow, are joined and decomposed by a bracket- and string-aware scanner instead. Attribute values are
+kept as text (see :mod:`hlodiff.hlo.model`); shapes are parsed and interned.
+
+Every syntax problem raises :class:`HloParseError` with the file, line and column.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.errors import HloParseError
+from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
+from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
+
+_NAME = r"[A-Za-z0-9_.\-]+"
+_HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
+_OPCODE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*\(")
+# An operand list with up to two levels of nested parentheses (tuple-typed operands, complex literals).
+_PAREN_BODY = re.compile(r"((?:[^()]++|\((?:[^()]++|\([^()]*\))*+\))*+)\)")
+_STR = r'"(?:[^"\\]++|\\.)*+"'
+_B0 = r"\{(?:[^{}\"]++|" + _STR + r")*+\}"
+_B1 = r"\{(?:[^{}\"]++|" + _STR + "|" + _B0 + r")*+\}"
+_B2 = r"\{(?:[^{}\"]++|" + _STR + "|" + _B1 + r")*+\}"
+_B3 = r"\{(?:[^{}\"]++|" + _STR + "|" + _B2 + r")*+\}"
+_IOTA = r"\[[^\]]*\]<=\[[^\]]*\](?:T\([^()]*\))?"
+_VALUE = "(" + _STR + "|" + _B3 + "|" + _IOTA + r"|[^,\s{}\"()]+(?:\([^()]*\))?)"
+_ATTR = re.compile(r"\s*,\s*(" + _NAME + r")\s*=\s*" + _VALUE + r"\s*")
+_OPERAND_ITEM = re.compile(
+    r"\s*(?:(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))\s+)?%?(" + _NAME + r")\s*(?:,|$)"
+)
+_UNTYPED_OPERANDS = re.compile(r"\s*%?" + _NAME + r"\s*(?:,\s*%?" + _NAME + r"\s*)*")
+_TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
+_MAX_HEAD_LINES = 1000
+_COMP_HEAD = re.compile(r"\s*(ENTRY\s+)?%?(" + _NAME + r")\s*")
+_ATTR_KEY = re.compile(r"(" + _NAME + r")\s*=\s*")
+_PARAM_DECL = re.compile(r"%?(" + _NAME + r")\s*:\s*")
+_TABLE_ROW = re.compile(r"\s*(\d+)\s+(.*?)\s*$")
+_KV = re.compile(r"(\w+)=(-?\d+)")
+_STRING_ROW = re.compile(_STR)
+_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> Module:
+    """Parse one HLO module (or a bare list of computations) from ``text``.
+
+    ``first_line`` is the file line on which ``text`` begins, so errors and instruction positions point into the
+    original file even when the module was cut out of a larger dump.
+    """
+    return _Parser(text, path, first_line).parse()
+
+
+class _Parser:
+    def __init__(self, text: str, path: str, first_line: int):
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.lines = text.split("\n")
+        self.path = path
+        self.first_line = first_line
+        self.i = 0  # index of the next line to read
+
+    # -- errors ---------------------------------------------------------------------------------------------
+
+    def error(self, message: str, line_index: int, col: int = 0) -> HloParseError:
+        return HloParseError(message, path=self.path, line=self.first_line + line_index, col=col + 1)
+
+    def error_at(self, message: str, start_index: int, text: str, offset: int) -> HloParseError:
+        """An error at ``offset`` of a statement ``text`` that began on line ``start_index``."""
+        line_index = start_index + text.count("\n", 0, offset)
+        col = offset - (text.rfind("\n", 0, offset) + 1)
+        return self.error(message, line_index, col)
+
+    # -- top level ------------------------------------------------------------------------------------------
+
+    def parse(self) -> Module:
+        module = Module(name="", path=self.path)
+        saw_header = False
+        while True:
+            stripped = self._next_meaningful()
+            if stripped is None:
+                break
+            start = self.i
+            if stripped.startswith("HloModule") and (len(stripped) == 9 or stripped[9] in " \t,"):
+                if saw_header or module.computations:
+                    raise self.error("second HloModule header in one module", start, self._indent(start))
+                saw_header = True
+                self._parse_header(module)
+            elif stripped in _TABLES:
+                self._parse_table(module.stack_frames, stripped)
+            else:
+                module.computations.append(self._parse_computation())
+        if not module.computations:
+            raise self.error("no computations found (expected 'ENTRY name {' or 'name (params) -> shape {')",
+                             max(len(self.lines) - 1, 0))
+        self._check_names(module)
+        return module
+
+    def _indent(self, index: int) -> int:
+        line = self.lines[index]
+        return len(line) - len(line.lstrip())
+
+    def _next_meaningful(self) -> str | None:
+        """Skip blank lines and comments; leave ``self.i`` on the next meaningful line and return it stripped."""
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            stripped = line.strip()
+            if not stripped or stripped.startswith("//"):
+                self.i += 1
+                continue
+            if stripped.startswith("/*"):
+                self._skip_block_comment()
+                continue
+            return stripped
+        return None
+
+    def _skip_block_comment(self) -> None:
+        """Skip a ``/* ... */`` that starts a line; text after ``*/`` on the same line is kept for parsing."""
+        start = self.i
+        line = self.lines[self.i]
+        begin = line.index("/*")
+        while True:
+            end = self.lines[self.i].find("*/", begin + 2 if self.i == start else 0)
+            if end >= 0:
+                rest = self.lines[self.i][end + 2:]
+                if rest.strip():
+                    self.lines[self.i] = " " * (end + 2) + rest
+                else:
+                    self.i += 1
+                return
+            self.i += 1
+            if self.i >= len(self.lines):
+                raise self.error("unterminated /* comment", start, begin)
+
+    def _statement(self) -> tuple[str, int]:
+        """Read lines from ``self.i`` until brackets balance and the text does not end in ',' or '='.
+
+        Comments are blanked out with spaces so that offsets still map to the original columns.
+        """
+        start = self.i
+        parts: list[str] = []
+        depth = 0
+        while True:
+            if self.i >= len(self.lines):
+                raise self.error("unexpected end of input inside a statement (unbalanced brackets?)", start,
+                                 self._indent(start))
+            line = _blank_comments(self.lines[self.i])
+            self.i += 1
+            parts.append(line)
+            depth += _depth_change(line)
+            if depth < 0:
+                raise self.error("unbalanced closing bracket", self.i - 1, len(line.rstrip()) - 1)
+            tail = line.rstrip()
+            if depth == 0 and tail and tail[-1] not in ",=":
+                return "\n".join(parts), start
+
+    # -- header and stack-frame tables ----------------------------------------------------------------------
+
+    def _parse_header(self, module: Module) -> None:
+        text, start = self._statement()
+        m = re.match(r"\s*HloModule\s+(" + _NAME + r")\s*", text)
+        if m is None:
+            raise self.error_at("expected a module name after HloModule", start, text, text.find("HloModule") + 9)
+        module.name = m.group(1)
+        module.attrs = self._attributes(text, m.end(), start)
+
+    def _parse_table(self, table: StackFrameTable, kind: str) -> None:
+        self.i += 1
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            m = _TABLE_ROW.match(line)
+            if not line.strip() or m is None:
+                return
+            self._table_row(table, kind, int(m.group(1)), m.group(2), line)
+            self.i += 1
+
+    def _table_row(self, table: StackFrameTable, kind: str, key: int, value: str, line: str) -> None:
+        if kind in ("FileNames", "FunctionNames"):
+            if _STRING_ROW.fullmatch(value) is None:
+                raise self.error(f"expected a quoted string in {kind}", self.i, line.find(value))
+            target = table.file_names if kind == "FileNames" else table.function_names
+            target[key] = _unescape(value[1:-1])
+            return
+        fields = dict((k, int(v)) for k, v in _KV.findall(value))
+        try:
+            if kind == "FileLocations":
+                table.file_locations[key] = FileLocation(
+                    fields["file_name_id"], fields["function_name_id"], fields["line"],
+                    fields.get("end_line"), fields.get("column"), fields.get("end_column"))
+            else:
+                # XLA prints parent_frame_id one higher than the id it refers to, so 1 means "no parent".
+                table.frames[key] = (fields["file_location_id"], fields["parent_frame_id"] - 1)
+        except KeyError as missing:
+            raise self.error(f"{kind} entry lacks {missing.args[0]}", self.i, line.find(value)) from None
+
+    # -- computations ---------------------------------------------------------------------------------------
+
+    def _parse_computation(self) -> Computation:
+        text, start = self._computation_head()
+        m = _COMP_HEAD.match(text)
+        if m is None:
+            raise self.error_at("expected a computation ('name {' or 'ENTRY name (params) -> shape {')",
+                                start, text, len(text) - len(text.lstrip()))
+        comp = Computation(name=m.group(2), is_entry=bool(m.group(1)), line=self.first_line + start)
+        pos = m.end()
+        if pos < len(text) and text[pos] == "(":
+            comp.signature, pos = self._signature(text, pos, start)
+        pos = _skip_space(text, pos)
+        if pos >= len(text) or text[pos] != "{" or text[pos + 1:].strip():
+            raise self.error_at("expected '{' to open the computation body", start, text, pos)
+        self._parse_body(comp)
+        return comp
+
+    def _computation_head(self) -> tuple[str, int]:
+        """A computation header may wrap across lines; it ends with the line that ends in '{'."""
+        start = self.i
+        first = _blank_comments(self.lines[start])
+        if _COMP_START.match(first) is None:
+            raise self.error("expected 'HloModule', or a computation such as 'ENTRY name {'", start,
+                             self._indent(start))
+        parts = []
+        while self.i < len(self.lines) and self.i - start < _MAX_HEAD_LINES:
+            line = _blank_comments(self.lines[self.i])
+            self.i += 1
+            parts.append(line)
+            if line.rstrip().endswith("{"):
+                return "\n".join(parts), start
+        raise self.error("computation header without '{'", start, self._indent(start))
+
+    def _signature(self, text: str, pos: int, start: int) -> tuple[tuple[tuple[tuple[str, Shape], ...], Shape], int]:
+        params: list[tuple[str, Shape]] = []
+        pos += 1
+        while True:
+            pos = _skip_space(text, pos)
+            if pos < len(text) and text[pos] == ")":
+                pos += 1
+                break
+            if params:
+                if pos >= len(text) or text[pos] != ",":
+                    raise self.error_at("expected ',' or ')' in computation parameters", start, text, pos)
+                pos = _skip_space(text, pos + 1)
+            m = _PARAM_DECL.match(text, pos)
+            if m is None:
+                raise self.error_at("expected 'name: shape' in computation parameters", start, text, pos)
+            shape, pos = self._shape(text, m.end(), start)
+            params.append((m.group(1), shape))
+        pos = _skip_space(text, pos)
+        if not text.startswith("->", pos):
+            raise self.error_at("expected '->' and the result shape", start, text, pos)
+        result, pos = self._shape(text, pos + 2, start)
+        return (tuple(params), result), pos
+
+    def _parse_body(self, comp: Computation) -> None:
+        while True:
+            stripped = self._next_meaningful()
+            if stripped is None:
+                raise self.error(f"computation {comp.name!r} is not closed with '}}' (file cut off?)",
+                                 len(self.lines) - 1, 0)
+            if stripped.startswith("}"):
+                self._close_computation(comp)
+                return
+            comp.instructions.append(self._instruction())
+
+    def _close_computation(self, comp: Computation) -> None:
+        line = _blank_comments(self.lines[self.i])
+        start = self.i
+        self.i += 1
+        pos = line.index("}") + 1
+        rest = line[pos:]
+        if "//" in rest:
+            rest = rest[: rest.index("//")]
+        if rest.strip():
+            comp.attrs = self._attributes(line[:pos] + rest, pos, start)
+        if not comp.instructions:
+            raise self.error(f"computation {comp.name!r} has no instructions", start, pos - 1)
+
+    # -- instructions ---------------------------------------------------------------------------------------
+
+    def _instruction(self) -> Instruction:
+        start = self.i
+        line = self.lines[start]
+        if "=" not in line and line.rstrip().endswith("{"):
+            raise self.error("missing '}' before this line: the previous computation is not closed", start,
+                             self._indent(start))
+        if "/" in line:
+            line = _blank_comments(line)
+        if line.rstrip()[-1:] not in (",", "="):
+            inst = self._fast_instruction(line, start)
+            if inst is not None:
+                self.i += 1
+                return inst
+        text, start = self._statement()
+        return self._slow_instruction(text, start)
+
+    def _fast_instruction(self, line: str, index: int) -> Instruction | None:
+        """Decompose a one-line instruction with anchored regexes; ``None`` sends it to the general path."""
+        m = _HEAD.match(line)
+        if m is None:
+            return None
+        pos = m.end()
+        try:
+            shape, pos = parse_shape_at(line, pos)
+        except ShapeSyntaxError:
+            return None
+        mo = _OPCODE.match(line, pos)
+        if mo is None:
+            return None
+        opcode = mo.group(1)
+        mb = _PAREN_BODY.match(line, mo.end())
+        if mb is None:
+            return None
+        inst = Instruction(m.group(2), shape, opcode, is_root=m.group(1) is not None,
+                           line=self.first_line + index, col=len(line) - len(line.lstrip()) + 1)
+        if not self._fill_operands(inst, mb.group(1), line, index, mo.end()):
+            return None
+        attrs = self._fast_attributes(line, mb.end())
+        if attrs is None:
+            return None
+        inst.attrs = attrs
+        return inst
+
+    def _fast_attributes(self, text: str, pos: int) -> dict[str, str] | None:
+        attrs: dict[str, str] = {}
+        end = len(text)
+        while pos < end:
+            m = _ATTR.match(text, pos)
+            if m is None:
+                return None if text[pos:].strip() else attrs
+            key = m.group(1)
+            if key in attrs:
+                return None  # let the general path report it with a position
+            attrs[key] = m.group(2)
+            pos = m.end()
+        return attrs
+
+    def _slow_instruction(self, text: str, start: int) -> Instruction:
+        m = _HEAD.match(text)
+        if m is None:
+            at = len(text) - len(text.lstrip())
+            if text.lstrip().startswith(("ENTRY", "HloModule")) or text.rstrip().endswith("{"):
+                raise self.error_at("missing '}' before this line (computation not closed)", start, text, at)
+            raise self.error_at("expected an instruction 'name = shape opcode(operands)'", start, text, at)
+        shape, pos = self._shape(text, m.end(), start)
+        mo = _OPCODE.match(text, pos)
+        if mo is None:
+            raise self.error_at("expected an opcode followed by '('", start, text, _skip_space(text, pos))
+        close = _matching(text, mo.end() - 1)
+        if close < 0:
+            raise self.error_at("unbalanced '(' in operand list", start, text, mo.end() - 1)
+        first_col = m.start(2) - (text.rfind("\n", 0, m.start(2)) + 1)
+        inst = Instruction(m.group(2), shape, mo.group(1), is_root=m.group(1) is not None,
+                           line=self.first_line + start + text.count("\n", 0, m.start(2)), col=first_col + 1)
+        body = text[mo.end():close]
+        if not self._fill_operands(inst, body, text, start, mo.end()):
+            self._slow_operands(inst, body, text, start, mo.end())
+        inst.attrs = self._attributes(text, close + 1, start)
+        return inst
+
+    def _fill_operands(self, inst: Instruction, body: str, text: str, start: int, offset: int) -> bool:
+        """Fill operands (or the literal / parameter number) from the text inside the parentheses."""
+        opcode = inst.opcode
+        if opcode == "constant":
+            inst.literal = " ".join(body.split())
+            return True
+        if opcode == "parameter":
+            try:
+                inst.parameter_number = int(body)
+            except ValueError:
+                raise self.error_at("parameter number must be an integer", start, text, offset) from None
+            return True
+        if not body.strip():
+            return True
+        if "[" not in body and "(" not in body:
+            if _UNTYPED_OPERANDS.fullmatch(body) is None:
+                return False
+            inst.operands = tuple(piece.strip().lstrip("%") for piece in body.split(","))
+            return True
+        names = []
+        pos = 0
+        for m in _OPERAND_ITEM.finditer(body):
+            if m.start() != pos:
+                return False
+            names.append(m.group(1))
+            pos = m.end()
+        if pos != len(body):
+            return False
+        inst.operands = tuple(names)
+        return True
+
+    def _slow_operands(self, inst: Instruction, body: str, text: str, start: int, offset: int) -> None:
+        names = []
+        for piece, at in _split_top_level(body):
+            stripped = piece.strip()
+            m = _TRUNCATED.fullmatch(stripped)
+            if m:
+                inst.truncated_operands += int(m.group(1))
+                continue
+            token = stripped.rsplit(None, 1)[-1] if stripped else ""
+            name = token.lstrip("%")
+            if not name or re.fullmatch(_NAME, name) is None:
+                where = offset + at + (len(piece) - len(piece.lstrip()))
+                raise self.error_at(f"bad operand {stripped[:40]!r}", start, text, where)
+            names.append(name)
+        inst.operands = tuple(names)
+
+    # -- attributes and shapes ------------------------------------------------------------------------------
+
+    def _attributes(self, text: str, pos: int, start: int) -> dict[str, str]:
+        """``, key=value, ...`` up to the end of ``text``; values are kept verbatim."""
+        attrs: dict[str, str] = {}
+        end = len(text.rstrip())
+        while True:
+            pos = _skip_space(text, pos)
+            if pos >= end:
+                return attrs
+            if text[pos] != ",":
+                raise self.error_at(f"expected ',' before the next attribute, found {text[pos:pos + 20]!r}",
+                                    start, text, pos)
+            pos = _skip_space(text, pos + 1)
+            m = _ATTR_KEY.match(text, pos)
+            if m is None:
+                raise self.error_at("expected an attribute 'key=value'", start, text, pos)
+            key = m.group(1)
+            if key in attrs:
+                raise self.error_at(f"duplicate attribute {key!r}", start, text, pos)
+            value_end = _value_end(text, m.end())
+            if value_end < 0:
+                raise self.error_at(f"unbalanced brackets or quotes in the value of {key!r}", start, text, m.end())
+            value = text[m.end():value_end].strip()
+            if not value:
+                raise self.error_at(f"attribute {key!r} has no value", start, text, m.end())
+            if value[0] not in "{[(\"" and len(value.split()) > 1:
+                raise self.error_at(f"unexpected text after the value of {key!r}", start, text,
+                                    m.end() + len(value.split()[0]) + 1)
+            attrs[key] = value
+            pos = value_end
+
+    def _shape(self, text: str, pos: int, start: int) -> tuple[Shape, int]:
+        try:
+            return parse_shape_at(text, pos)
+        except ShapeSyntaxError as e:
+            raise self.error_at(str(e), start, text, e.offset) from None
+
+    def _check_names(self, module: Module) -> None:
+        """Operands must name instructions of the same computation, as XLA requires."""
+        for comp in module.computations:
+            names = set()
+            for inst in comp.instructions:
+                if inst.name in names:
+                    raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
+                                        path=self.path, line=inst.line, col=inst.col)
+                names.add(inst.name)
+            for inst in comp.instructions:
+                for operand in inst.operands:
+                    if operand not in names:
+                        raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
+                                            path=self.path, line=inst.line, col=inst.col)
+
+
+# -- scanning helpers -----------------------------------------------------------------------------------------
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = set(")]}")
+
+
+def _blank_comments(line: str) -> str:
+    """Replace ``/* */`` and trailing ``//`` comments outside strings by spaces (columns stay where they were)."""
+    if "/*" in line:
+        line = _COMMENT.sub(lambda m: " " * len(m.group(0)), line)
+    if "//" in line:
+        cut = _comment_start(line)
+        if cut >= 0:
+            line = line[:cut]
+    return line
+
+
+def _comment_start(line: str) -> int:
+    in_string = False
+    i = 0
+    n = len(line)
+    while i < n:
+        c = line[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "/" and line.startswith("//", i):
+            return i
+        i += 1
+    return -1
+
+
+def _depth_change(line: str) -> int:
+    """Net bracket depth of a line, ignoring brackets inside strings."""
+    if '"' not in line:
+        return (line.count("(") + line.count("[") + line.count("{")
+                - line.count(")") - line.count("]") - line.count("}"))
+    return _depth_change(_STRINGS.sub("", line).replace('"', ""))
+
+
+_STRINGS = re.compile(_STR)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _matching(text: str, pos: int) -> int:
+    """Index of the bracket closing the one at ``pos`` (strings respected), or -1."""
+    stack: list[str] = []
+    i = pos
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = _string_end(text, i)
+            if i < 0:
+                return -1
+            continue
+        if c in _OPEN:
+            stack.append(_OPEN[c])
+        elif c in _CLOSE:
+            if not stack or stack.pop() != c:
+                return -1
+            if not stack:
+                return i
+        i += 1
+    return -1
+
+
+def _string_end(text: str, pos: int) -> int:
+    m = _STRINGS.match(text, pos)
+    return m.end() if m else -1
+
+
+def _value_end(text: str, pos: int) -> int:
+    """End of an attribute value: the next top-level ',' (or the end); -1 if brackets or quotes do not balance."""
+    depth = 0
+    i = pos
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = _string_end(text, i)
+            if i < 0:
+                return -1
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif c == "," and depth == 0:
+            return i
+        i += 1
+    return i if depth == 0 else -1
+
+
+def _split_top_level(body: str) -> list[tuple[str, int]]:
+    """Split at commas outside brackets; each piece with its offset in ``body``."""
+    pieces = []
+    depth = 0
+    begin = 0
+    for i, c in enumerate(body):
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == "," and depth == 0:
+            pieces.append((body[begin:i], begin))
+            begin = i + 1
+    pieces.append((body[begin:], begin))
+    return pieces
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)

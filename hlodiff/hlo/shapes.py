@@ -1,0 +1,141 @@
+"""Shape text -> :class:`Shape`, interned.
+
+A 35,000-instruction dump has only a few hundred distinct shape strings, so every shape is parsed once and then
+looked up by its exact text. That cache is what makes eager shape parsing affordable.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.hlo.model import UNBOUNDED, Layout, Shape
+
+ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
+_LAYOUT_ITEM = re.compile(r"T((?:\([^()]*\))+)|E\((\d+)\)|S\((\d+)\)|([A-Z#*]+(?:\([^()]*\))*)")
+_TILE = re.compile(r"\(([^()]*)\)")
+
+_cache: dict[str, Shape] = {}
+
+
+class ShapeSyntaxError(ValueError):
+    """Raised with an offset relative to the start of the shape text."""
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+def parse_shape(text: str) -> Shape:
+    """Parse a complete shape text, e.g. ``f32[2,3]{1,0}`` or ``(f32[], (s32[2], token[]))``."""
+    shape = _cache.get(text)
+    if shape is not None:
+        return shape
+    shape, end = parse_shape_at(text, 0)
+    if text[end:].strip():
+        raise ShapeSyntaxError(f"unexpected {text[end:].strip()[:20]!r} after shape", end)
+    _cache[text] = shape
+    return shape
+
+
+def parse_shape_at(text: str, pos: int) -> tuple[Shape, int]:
+    """Parse one shape starting at ``pos`` (after optional white space); return it and the offset after it."""
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    if pos < len(text) and text[pos] == "(":
+        return _parse_tuple_at(text, pos)
+    m = ARRAY_SHAPE.match(text, pos)
+    if m is None:
+        raise ShapeSyntaxError("expected a shape such as f32[2,3] or (f32[], s32[])", pos)
+    key = m.group(0)
+    shape = _cache.get(key)
+    if shape is None:
+        shape = _array_shape(m)
+        _cache[key] = shape
+    return shape, m.end()
+
+
+def _parse_tuple_at(text: str, pos: int) -> tuple[Shape, int]:
+    pos += 1  # '('
+    elements: list[Shape] = []
+    while True:
+        pos = _skip_space_and_comments(text, pos)
+        if pos < len(text) and text[pos] == ")":
+            return Shape("tuple", tuple_shapes=tuple(elements)), pos + 1
+        if elements:
+            if pos >= len(text) or text[pos] != ",":
+                raise ShapeSyntaxError("expected ',' or ')' in tuple shape", pos)
+            pos = _skip_space_and_comments(text, pos + 1)
+        element, pos = parse_shape_at(text, pos)
+        elements.append(element)
+
+
+def _skip_space_and_comments(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c in " \t\r\n":
+            pos += 1
+        elif text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            if end < 0:
+                raise ShapeSyntaxError("unterminated /* comment", pos)
+            pos = end + 2
+        else:
+            break
+    return pos
+
+
+def _array_shape(m: re.Match[str]) -> Shape:
+    element_type, dims_text, layout_text = m.group(1), m.group(2), m.group(3)
+    dims: list[int] = []
+    dynamic: list[bool] = []
+    if dims_text.strip():
+        offset = m.start(2)
+        for piece in dims_text.split(","):
+            at = offset + len(piece) - len(piece.lstrip())
+            offset += len(piece) + 1
+            piece = piece.strip()
+            if piece == "?":
+                dims.append(UNBOUNDED)
+                dynamic.append(True)
+            elif piece.startswith("<="):
+                dims.append(_int(piece[2:], at))
+                dynamic.append(True)
+            else:
+                dims.append(_int(piece, at))
+                dynamic.append(False)
+    layout = parse_layout(layout_text, m.start(3)) if layout_text else None
+    return Shape(element_type, tuple(dims), tuple(dynamic), layout)
+
+
+def _int(text: str, offset: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ShapeSyntaxError(f"bad dimension {text!r}", offset) from None
+
+
+def parse_layout(text: str, offset: int = 0) -> Layout:
+    """``{1,0:T(8,128)(2,1)E(4)S(1)}`` -> :class:`Layout`; unknown ``:``-items are kept verbatim."""
+    body = text[1:-1]
+    order_text, _, items = body.partition(":")
+    order = tuple(_int(x.strip(), offset) for x in order_text.split(",") if x.strip())
+    tiles: list[tuple[str, ...]] = []
+    element_bits = memory_space = None
+    extra: list[str] = []
+    pos = 0
+    items = items.strip()
+    while pos < len(items):
+        m = _LAYOUT_ITEM.match(items, pos)
+        if m is None:
+            raise ShapeSyntaxError(f"bad layout item {items[pos:pos + 20]!r}", offset)
+        if m.group(1):
+            tiles.extend(tuple(x.strip() for x in t.split(",")) for t in _TILE.findall(m.group(1)))
+        elif m.group(2):
+            element_bits = int(m.group(2))
+        elif m.group(3):
+            memory_space = int(m.group(3))
+        else:
+            extra.append(m.group(4))
+        pos = m.end()
+    return Layout(order, tuple(tiles), element_bits, memory_space, tuple(extra))
