@@ -1,0 +1,470 @@
+"""From classified changes to causes in the user's terms.
+
+A change in one place shows up in many: a new batch size changes the shape of every instruction downstream.
+Only *origins* become causes: a change that its operands do not explain (a parameter whose shape changed, a
+slice whose bounds changed, a convert whose target type changed). Changes downstream of an origin, the root
+tuple's bookkeeping, and instructions added around an origin (the converts of a dtype change) are folded into it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import networkx as nx
+
+from hlodiff.diff.classify import ComputationDiff
+from hlodiff.diff.model import CAUSE_KINDS, Cause, Change
+from hlodiff.hlo.model import SourceFrame
+
+_PROPAGATING = {"shape", "element_type", "layout"}
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/torch_xla/", "/jax/", "/jaxlib/", "/flax/",
+                  "/optax/", "/equinox/", "/lib/python3", "<frozen ", "<string>")
+
+Key = tuple[str | None, str | None]
+
+
+def is_library_frame(frame: SourceFrame) -> bool:
+    """Frames from torch, torch_xla, JAX and other installed packages: secondary to the user's own lines."""
+    path = "/" + frame.file.replace("\\", "/").lstrip("/")
+    return any(part in path for part in _LIBRARY_PARTS)
+
+
+def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[int, int]]]:
+    """Causes over all compared computation pairs; also the entry's output mapping (left index, right index)."""
+    causes: list[Cause] = []
+    output_mapping: list[tuple[int, int]] = []
+    for index, cd in enumerate(cds):
+        context = "" if cd.caller is None else f" in %{cd.left.name} (called by %{cd.caller[1]})"
+        absorbed: set[Key] = set()
+        if index == 0:
+            output_causes, output_mapping, absorbed = _outputs(cd)
+            causes.extend(output_causes)
+        causes.extend(_region_causes(cd, absorbed, context))
+    causes.sort(key=lambda c: (CAUSE_KINDS.index(c.kind), _first_location(c), c.summary))
+    return causes, output_mapping
+
+
+def _first_location(cause: Cause) -> tuple:
+    if cause.locations:
+        f = cause.locations[0]
+        return (f.file, f.line or 0)
+    return ("~", 0)
+
+
+# -- outputs ----------------------------------------------------------------------------------------------------
+
+
+def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], set[Key]]:
+    m = cd.matching
+    louts, routs = cd.left.outputs(), cd.right.outputs()
+    rpos: dict[str, list[int]] = defaultdict(list)
+    for j, name in enumerate(routs):
+        rpos[name].append(j)
+    mapping: list[tuple[int, int]] = []
+    removed: list[int] = []
+    for i, name in enumerate(louts):
+        partner = m.l2r.get(name)
+        if partner is not None and rpos.get(partner):
+            mapping.append((i, rpos[partner].pop(0)))
+        else:
+            removed.append(i)
+    paired_right = {j for _, j in mapping}
+    added = [j for j in range(len(routs)) if j not in paired_right]
+    causes: list[Cause] = []
+    absorbed: set[Key] = {(cd.left.root, m.l2r.get(cd.left.root))}
+    if added or removed:
+        cone_l = _exclusive_cone(cd.left, [louts[i] for i in removed], m.l2r)
+        cone_r = _exclusive_cone(cd.right, [routs[j] for j in added], m.r2l)
+        absorbed |= {(n, None) for n in cone_l} | {(None, n) for n in cone_r}
+        causes.append(_outputs_cause(cd, [louts[i] for i in removed], [routs[j] for j in added], cone_l, cone_r,
+                                     removed, added))
+    moved = _moved_outputs(mapping)
+    if moved:
+        causes.append(Cause(
+            "reordered",
+            f"same computation, {len(moved)} output{'s' if len(moved) != 1 else ''} in another order: "
+            + ", ".join(f"{i}->{j}" for i, j in moved[:8]) + (" ..." if len(moved) > 8 else ""),
+            instructions=[(louts[i], routs[j]) for i, j in moved]))
+    return causes, mapping, absorbed
+
+
+def _exclusive_cone(cc, outputs: list[str], partner: dict[str, str]) -> set[str]:
+    """Unmatched instructions that exist only to compute ``outputs``: the work that came or went with them."""
+    cone: set[str] = {o for o in outputs if o not in partner}
+    candidates = set()
+    for o in cone:
+        candidates |= nx.ancestors(cc.graph, o)
+    changed = True
+    while changed:
+        changed = False
+        for name in candidates - cone:
+            if name in partner:
+                continue
+            users = set(cc.graph.successors(name))
+            if users and all(u in cone or u == cc.root for u in users):
+                cone.add(name)
+                changed = True
+    return cone
+
+
+def _moved_outputs(mapping: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Pairs outside the longest run kept in order (what a user would call "moved")."""
+    if not mapping:
+        return []
+    js = [j for _, j in mapping]
+    keep = _longest_increasing(js)
+    return [pair for k, pair in enumerate(mapping) if k not in keep]
+
+
+def _longest_increasing(values: list[int]) -> set[int]:
+    import bisect
+
+    tails: list[int] = []
+    tails_idx: list[int] = []
+    prev = [-1] * len(values)
+    for k, v in enumerate(values):
+        pos = bisect.bisect_left(tails, v)
+        if pos == len(tails):
+            tails.append(v)
+            tails_idx.append(k)
+        else:
+            tails[pos] = v
+            tails_idx[pos] = k
+        prev[k] = tails_idx[pos - 1] if pos else -1
+    keep: set[int] = set()
+    k = tails_idx[-1] if tails_idx else -1
+    while k >= 0:
+        keep.add(k)
+        k = prev[k]
+    return keep
+
+
+def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
+    parts = []
+    if added:
+        shapes = ", ".join(str(cd.right.insts[n].shape) for n in routs[:4]) + (" ..." if len(routs) > 4 else "")
+        parts.append(f"{len(added)} output{'s' if len(added) != 1 else ''} added ({shapes})")
+    if removed:
+        shapes = ", ".join(str(cd.left.insts[n].shape) for n in louts[:4]) + (" ..." if len(louts) > 4 else "")
+        parts.append(f"{len(removed)} output{'s' if len(removed) != 1 else ''} removed ({shapes})")
+    work = len(cone_l) + len(cone_r)
+    summary = "; ".join(parts)
+    if work:
+        summary += f", with {work} instruction{'s' if work != 1 else ''} computing only them"
+    # The output producers say where the values come from, whether or not they exist on the other side too.
+    stacks = [cd.rcm.frames(cd.right.insts[n]) for n in routs] + [cd.lcm.frames(cd.left.insts[n]) for n in louts]
+    if not any(stacks):
+        stacks = [cd.rcm.frames(cd.right.insts[n]) for n in sorted(cone_r)]
+        stacks += [cd.lcm.frames(cd.left.insts[n]) for n in sorted(cone_l)]
+    instructions = [(n, None) for n in louts] + [(None, n) for n in routs]
+    user, library = _locations(stacks)
+    return Cause("outputs", summary, user, sorted(set(instructions), key=_key_sort), library)
+
+
+# -- origins and regions ------------------------------------------------------------------------------------
+
+
+def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str) -> list[Cause]:
+    """Classify each connected region, then build one cause per kind: regions of one kind are one user-level cause."""
+    changes = {k: c for k, c in cd.changes.items() if k not in absorbed}
+    if not changes:
+        return []
+    origins: dict[str, list[Change]] = defaultdict(list)
+    extras: dict[str, list[Change]] = defaultdict(list)  # one-sided instructions that came with an origin
+    for region in _regions(cd, changes):
+        _classify_region(cd, {k: changes[k] for k in region}, origins, extras)
+    causes: dict[str, Cause] = {}
+    for kind in CAUSE_KINDS:
+        items = origins.get(kind)
+        if not items:
+            continue
+        if kind == "inputs":
+            causes[kind] = _inputs_cause(items, context)
+        elif kind == "ops" and all(c.side != "changed" for c in items):
+            causes[kind] = _ops_cause(items, context)
+        else:
+            causes[kind] = _origin_cause(kind, items, context)
+        if extras.get(kind):
+            _absorb(causes[kind], extras[kind])
+    _fold_derived_constants(causes)
+    return list(causes.values())
+
+
+def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: dict[str, list[Change]],
+                     extras: dict[str, list[Change]]) -> None:
+    """Sort a region's changes into origins by kind; one-sided instructions join the region's leading origin."""
+    found: dict[str, list[Change]] = defaultdict(list)
+    one_sided: list[Change] = []
+    for key, change in changes.items():
+        if change.side != "changed":
+            one_sided.append(change)
+            continue
+        kind = _origin_kind(cd, key, change, changes)
+        if kind is not None:
+            found[kind].append(change)
+    found["inputs"] = [c for c in one_sided if (c.left or c.right).opcode == "parameter"]
+    others = [c for c in one_sided if (c.left or c.right).opcode != "parameter"]
+    leading = next((k for k in CAUSE_KINDS if found.get(k) and k != "inputs"), None)
+    if others and leading is not None:
+        extras[leading].extend(others)
+    elif others:
+        found["ops"].extend(others)
+    for kind, items in found.items():
+        origins[kind].extend(items)
+
+
+def _fold_derived_constants(causes: dict[str, Cause]) -> None:
+    """Fold constants that merely follow a shape change (a mean's 1/N, a count N) into the shape cause.
+
+    torch_xla bakes such scalars into the graph, so a new batch size changes them too; reporting them as
+    separate baked constants would send the user looking for a Python scalar that is not there.
+    """
+    shape, constant = causes.get("shape"), causes.get("constant")
+    if shape is None or constant is None:
+        return
+    ratios = set()
+    for change in shape.origins:
+        a, b = _elements(change.left.shape), _elements(change.right.shape)
+        if a and b:
+            ratios |= {round(a / b, 9), round(b / a, 9)}
+        ratios |= {round(x / y, 9) for x, y in zip(_dims(change.left.shape), _dims(change.right.shape)) if x and y}
+    derived = [c for c in constant.origins if _value_ratio(c) in ratios]
+    if not derived or len(derived) != len(constant.origins):
+        return
+    del causes["constant"]
+    shape.summary += f" (and {len(derived)} constant{'s' if len(derived) != 1 else ''} derived from the size)"
+    shape.instructions = sorted(set(shape.instructions) | set(constant.instructions), key=_key_sort)
+
+
+def _elements(shape_text: str) -> int:
+    n = 1
+    for d in _dims(shape_text):
+        n *= d
+    return n
+
+
+def _dims(shape_text: str) -> list[int]:
+    inner = shape_text.partition("[")[2].partition("]")[0]
+    return [int(x.lstrip("<=")) for x in inner.split(",") if x.strip().lstrip("<=").isdigit()]
+
+
+def _value_ratio(change: Change) -> float | None:
+    a, b = change.details.get("literal", ("", ""))
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return None
+    return round(x / y, 9) if y else None
+
+
+def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]:
+    """Connected groups of changes, neighbours by operand edges on either side."""
+    by_left = {k[0]: k for k in changes if k[0] is not None}
+    by_right = {k[1]: k for k in changes if k[1] is not None}
+    g = nx.Graph()
+    g.add_nodes_from(changes)
+    for key in changes:
+        lname, rname = key
+        if lname is not None:
+            for nb in _neighbours(cd.left.graph, lname):
+                other = by_left.get(nb)
+                if other is not None:
+                    g.add_edge(key, other)
+        if rname is not None:
+            for nb in _neighbours(cd.right.graph, rname):
+                other = by_right.get(nb)
+                if other is not None:
+                    g.add_edge(key, other)
+    regions = [sorted(c, key=_key_sort) for c in nx.connected_components(g)]
+    regions.sort(key=lambda r: _key_sort(r[0]))
+    return regions
+
+
+def _neighbours(graph: nx.DiGraph, name: str):
+    yield from graph.predecessors(name)
+    yield from graph.successors(name)
+
+
+def _key_sort(key) -> tuple[str, str]:
+    return (key[0] or "", key[1] or "")
+
+
+def _origin_kind(cd: ComputationDiff, key: Key, change: Change, changes: dict[Key, Change]) -> str | None:
+    """The cause kind this change originates, or ``None`` when its operands explain it."""
+    kinds = set(change.kinds)
+    if "opcode" in kinds:
+        ops = {change.left.opcode, change.right.opcode}
+        return "constant" if ops == {"parameter", "constant"} else "ops"
+    if "sharding" in kinds:
+        return "sharding"
+    attrs = [k for k in kinds if k.startswith("attribute:")]
+    callee_only = attrs and all(k.split(":", 1)[1] in _call_keys() for k in attrs)
+    if attrs and not callee_only:
+        return "attribute"
+    if "literal" in kinds:
+        return "constant"
+    if "parameter_number" in kinds:
+        return "reordered"
+    upstream = _upstream_kinds(cd, key[0], changes)
+    if "operand_count" in kinds or ("operands" in kinds and "*" not in upstream):
+        return "ops"
+    for kind, cause in (("shape", "shape"), ("element_type", "dtype"), ("layout", "layout")):
+        if kind in kinds and kind not in upstream and "*" not in upstream:
+            return cause
+    return None
+
+
+def _call_keys():
+    from hlodiff.hlo.attributes import CALL_KEYS
+
+    return CALL_KEYS
+
+
+def _upstream_kinds(cd: ComputationDiff, lname: str, changes: dict[Key, Change]) -> set[str]:
+    """Kinds of change among an instruction's operands; ``*`` when an operand exists on one side only."""
+    m = cd.matching
+    found: set[str] = set()
+    for lo in cd.left.operands[lname]:
+        ro = m.l2r.get(lo)
+        if ro is None:
+            found.add("*")
+            continue
+        change = changes.get((lo, ro)) or cd.changes.get((lo, ro))
+        if change is not None:
+            found |= set(change.kinds) & _PROPAGATING
+            if "opcode" in change.kinds or "attribute" in " ".join(change.kinds):
+                found |= _PROPAGATING
+    rname = m.l2r[lname]
+    for ro in cd.right.operands[rname]:
+        if ro not in m.r2l:
+            found.add("*")
+    return found
+
+
+# -- summaries ---------------------------------------------------------------------------------------------------
+
+
+def _origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
+    changes = sorted(changes, key=_origin_order)
+    first = changes[0]
+    if kind == "ops" and first.side != "changed":
+        first = next(c for c in changes if c.side == "changed")
+    what = {"shape": "shape", "dtype": "element_type", "layout": "layout", "constant": "literal",
+            "sharding": "sharding", "reordered": "parameter_number"}.get(kind)
+    if kind == "attribute":
+        keys = sorted({k.split(":", 1)[1] for c in changes for k in c.kinds if k.startswith("attribute:")})
+        what = "attribute:" + keys[0]
+        summary = f"{', '.join(keys)} changed on {_describe(first)}"
+    elif kind == "constant" and "opcode" in first.kinds:
+        if first.left.opcode == "constant":
+            summary = (f"the value {first.details.get('value', ('?',))[0]} ({first.left.shape}) was baked into the "
+                       f"left graph as a constant; on the right it is an input parameter")
+        else:
+            summary = (f"an input parameter ({first.left.shape}) on the left became the constant "
+                       f"{first.details.get('value', ('', '?'))[1]} baked into the right graph")
+        what = None
+    elif kind == "ops":
+        summary = f"{_describe(first)} changed ({', '.join(first.kinds)})"
+        what = first.kinds[0] if first.kinds else None
+    else:
+        noun = {"shape": "shape", "dtype": "element type", "layout": "layout", "constant": "constant value",
+                "sharding": "sharding", "reordered": "parameter number"}[kind]
+        where = "input" if first.left.opcode == "parameter" else ""
+        summary = f"{where + ' ' if where else ''}{noun} changed on {_describe(first)}"
+    if what and what in first.details:
+        a, b = first.details[what]
+        summary += f": {a} -> {b}"
+    if len(changes) > 1:
+        summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
+    user, library = _locations(_change_stacks(changes))
+    return Cause(kind, summary + context, user, _instructions(changes), library, origins=changes)
+
+
+def _origin_order(change: Change) -> tuple:
+    side = change.left or change.right
+    return (side.opcode != "parameter", side.position, side.name)
+
+
+def _describe(change: Change) -> str:
+    side = change.right or change.left
+    return f"{side.opcode} %{side.name}"
+
+
+def _inputs_cause(changes: list[Change], context: str) -> Cause:
+    added = [c.right for c in changes if c.right is not None]
+    removed = [c.left for c in changes if c.left is not None]
+    parts = []
+    if added:
+        parts.append(f"{len(added)} input{'s' if len(added) != 1 else ''} added ({_shapes(added)})")
+    if removed:
+        parts.append(f"{len(removed)} input{'s' if len(removed) != 1 else ''} removed ({_shapes(removed)})")
+    user, library = _locations(_change_stacks(changes))
+    return Cause("inputs", "; ".join(parts) + context, user, _instructions(changes), library)
+
+
+def _ops_cause(changes: list[Change], context: str) -> Cause:
+    added = Counter(c.right.opcode for c in changes if c.right is not None)
+    removed = Counter(c.left.opcode for c in changes if c.left is not None)
+    parts = []
+    if added:
+        parts.append(f"{sum(added.values())} instructions added ({_opcodes(added)})")
+    if removed:
+        parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
+    user, library = _locations(_change_stacks(changes))
+    return Cause("ops", "; ".join(parts) + context, user, _instructions(changes), library)
+
+
+def _absorb(cause: Cause, changes: list[Change]) -> None:
+    added = sum(1 for c in changes if c.right is not None)
+    removed = sum(1 for c in changes if c.left is not None)
+    bits = []
+    if added:
+        bits.append(f"{added} instruction{'s' if added != 1 else ''} added")
+    if removed:
+        bits.append(f"{removed} instruction{'s' if removed != 1 else ''} removed")
+    cause.summary += f"; with it: {', '.join(bits)}"
+    cause.instructions = sorted(set(cause.instructions) | set(_instructions(changes)), key=_key_sort)
+
+
+def _opcodes(counter: Counter) -> str:
+    return ", ".join(f"{n} {op}" if n > 1 else op for op, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _shapes(refs) -> str:
+    text = ", ".join(r.shape for r in refs[:4])
+    return text + (" ..." if len(refs) > 4 else "")
+
+
+def _instructions(changes: list[Change]) -> list[tuple[str | None, str | None]]:
+    return sorted({(c.left.name if c.left else None, c.right.name if c.right else None) for c in changes},
+                  key=_key_sort)
+
+
+def _change_stacks(changes: list[Change]) -> list[tuple[SourceFrame, ...]]:
+    """One frame stack per change: the right side's when it has one (the newer code), else the left's."""
+    stacks = []
+    for change in changes:
+        sides = [s for s in (change.right, change.left) if s is not None and s.frames]
+        if sides:
+            stacks.append(sides[0].frames)
+    return stacks
+
+
+def _locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
+    """The innermost user frame of each stack (outside torch, torch_xla, JAX ...); library frames kept apart."""
+    user: list[SourceFrame] = []
+    library: list[SourceFrame] = []
+    for frames in stacks:
+        if not frames:
+            continue
+        mine = [f for f in frames if not is_library_frame(f)]
+        if mine:
+            if mine[0] not in user:
+                user.append(mine[0])
+        elif frames[0] not in library:
+            library.append(frames[0])
+    return _sorted_frames(user)[:8], _sorted_frames(library)[:4]
+
+
+def _sorted_frames(frames) -> list[SourceFrame]:
+    return sorted(frames, key=lambda f: (f.file, f.line or 0, f.function or ""))

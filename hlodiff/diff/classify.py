@@ -1,0 +1,150 @@
+"""Say what differs between two matched instructions, and list the instructions found on one side only.
+
+Called computations are compared by their hashes; when a matched caller (a while loop, a reduce) calls
+computations that differ, the callees are matched and classified too, so a change inside a loop body is
+reported where it is rather than as "the while loop changed".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.diff.matchers import Matching, match_computations
+from hlodiff.diff.model import Change, InstructionRef
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+from hlodiff.hlo.attributes import CALL_KEYS
+from hlodiff.hlo.model import Instruction, Shape
+
+_CALL_KEYS = frozenset(CALL_KEYS)
+_SKIP_KEYS = frozenset({"metadata", "control-predecessors"})
+
+
+@dataclass(slots=True)
+class ComputationDiff:
+    """One matched pair of computations: the matching, the changes, and the callee pairs that differ."""
+
+    matching: Matching
+    lcm: CanonicalModule
+    rcm: CanonicalModule
+    changes: dict[tuple[str | None, str | None], Change] = field(default_factory=dict)
+    caller: tuple[str, str] | None = None  # (left computation, instruction) that calls this pair
+
+    @property
+    def left(self) -> CanonicalComputation:
+        return self.matching.left
+
+    @property
+    def right(self) -> CanonicalComputation:
+        return self.matching.right
+
+
+def classify_module(lcm: CanonicalModule, rcm: CanonicalModule) -> list[ComputationDiff]:
+    """Match and classify the entry computations and, recursively, differing callees of matched callers."""
+    results: list[ComputationDiff] = []
+    seen: set[tuple[str, str]] = set()
+    queue: list[tuple[CanonicalComputation, CanonicalComputation, tuple[str, str] | None]] = [
+        (lcm.entry, rcm.entry, None)]
+    while queue:
+        left, right, caller = queue.pop(0)
+        if (left.name, right.name) in seen:
+            continue
+        seen.add((left.name, right.name))
+        cd = ComputationDiff(match_computations(left, right), lcm, rcm, caller=caller)
+        _classify(lcm, rcm, cd, queue)
+        results.append(cd)
+    return results
+
+
+def ref(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> InstructionRef:
+    return InstructionRef(cc.name, inst.name, inst.opcode, str(inst.shape), tuple(cm.frames(inst)), inst.line)
+
+
+def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, queue: list) -> None:
+    m = cd.matching
+    for lname, rname in m.l2r.items():
+        li, ri = m.left.insts[lname], m.right.insts[rname]
+        if m.left.hashes[lname] == m.right.hashes[rname] and _operands_agree(m, lname, rname):
+            continue
+        kinds, details = compare_pair(lcm, rcm, m, lname, rname)
+        if kinds:
+            cd.changes[(lname, rname)] = Change(ref(lcm, m.left, li), ref(rcm, m.right, ri), kinds, details)
+        for lc, rc in _differing_callees(lcm, rcm, li, ri):
+            queue.append((lcm.computations[lc], rcm.computations[rc], (m.left.name, lname)))
+    for lname, inst in m.left.insts.items():
+        if lname not in m.l2r:
+            cd.changes[(lname, None)] = Change(ref(lcm, m.left, inst), None)
+    for rname, inst in m.right.insts.items():
+        if rname not in m.r2l:
+            cd.changes[(None, rname)] = Change(None, ref(rcm, m.right, inst))
+
+
+def _operands_agree(m: Matching, lname: str, rname: str) -> bool:
+    return all(m.l2r.get(lo) == ro for lo, ro in zip(m.left.operands[lname], m.right.operands[rname]))
+
+
+def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname: str, rname: str
+                 ) -> tuple[tuple[str, ...], dict[str, tuple[str, str]]]:
+    li, ri = m.left.insts[lname], m.right.insts[rname]
+    kinds: list[str] = []
+    details: dict[str, tuple[str, str]] = {}
+
+    def note(kind: str, a: str, b: str) -> None:
+        kinds.append(kind)
+        details[kind] = (_short(a), _short(b))
+
+    if li.opcode != ri.opcode:
+        note("opcode", li.opcode, ri.opcode)
+        for kind, inst in (("left", li), ("right", ri)):
+            if inst.literal is not None:
+                details["value"] = (li.literal or "", ri.literal or "")
+    _compare_shapes(li.shape, ri.shape, ignore_layout=lcm.options.layouts, note=note)
+    if li.opcode == ri.opcode and li.literal != ri.literal:
+        note("literal", li.literal or "", ri.literal or "")
+    if li.opcode == ri.opcode == "parameter" and not lcm.options.parameter_order \
+            and li.parameter_number != ri.parameter_number:
+        note("parameter_number", str(li.parameter_number), str(ri.parameter_number))
+    for key in sorted(set(li.attrs) | set(ri.attrs)):
+        if key in _SKIP_KEYS and (key != "metadata" or lcm.options.metadata):
+            continue
+        a, b = li.attrs.get(key, ""), ri.attrs.get(key, "")
+        if key in _CALL_KEYS:
+            a, b = _callee_hashes(lcm, li), _callee_hashes(rcm, ri)
+            if a != b:
+                note("attribute:" + key, li.attrs.get(key, ""), ri.attrs.get(key, ""))
+        elif " ".join(a.split()) != " ".join(b.split()):
+            note("sharding" if key == "sharding" else "attribute:" + key, a, b)
+    lops, rops = m.left.operands[lname], m.right.operands[rname]
+    if len(lops) != len(rops):
+        note("operand_count", str(len(lops)), str(len(rops)))
+    if any(m.l2r.get(lo) != ro for lo, ro in zip(lops, rops)):
+        kinds.append("operands")
+    return tuple(kinds), details
+
+
+def _compare_shapes(ls: Shape, rs: Shape, *, ignore_layout: bool, note) -> None:
+    lleaves, rleaves = list(ls.leaves()), list(rs.leaves())
+    if len(lleaves) != len(rleaves) or any(a.dims != b.dims or a.dynamic != b.dynamic
+                                           for a, b in zip(lleaves, rleaves)):
+        note("shape", str(ls), str(rs))
+    if any(a.element_type != b.element_type for a, b in zip(lleaves, rleaves)):
+        note("element_type", str(ls), str(rs))
+    if not ignore_layout and any(a.layout != b.layout for a, b in zip(lleaves, rleaves)):
+        note("layout", str(ls), str(rs))
+
+
+def _callee_hashes(cm: CanonicalModule, inst: Instruction) -> list[str]:
+    return [cm.computation_hashes.get(c, c) for c in inst.called_computation_names()]
+
+
+def _differing_callees(lcm: CanonicalModule, rcm: CanonicalModule, li: Instruction, ri: Instruction
+                       ) -> list[tuple[str, str]]:
+    lcs, rcs = li.called_computation_names(), ri.called_computation_names()
+    if len(lcs) != len(rcs):
+        return []
+    return [(a, b) for a, b in zip(lcs, rcs) if a in lcm.computations and b in rcm.computations
+            and lcm.computation_hashes[a] != rcm.computation_hashes[b]]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

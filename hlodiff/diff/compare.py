@@ -1,0 +1,95 @@
+"""Compare two modules: normalize both, match, classify, derive causes."""
+
+from __future__ import annotations
+
+from hlodiff.diff.causes import derive_causes
+from hlodiff.diff.classify import ComputationDiff, classify_module
+from hlodiff.diff.model import Cause, Ignored, ModuleDiff
+from hlodiff.graph.canonical import CanonicalModule, Normalization
+from hlodiff.graph.fingerprint import canonicalize
+from hlodiff.hlo.model import Module
+
+
+def diff_modules(left: Module, right: Module, options: Normalization = Normalization()) -> ModuleDiff:
+    return diff_canonical(canonicalize(left, options), canonicalize(right, options))
+
+
+def diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
+    equal = lcm.fingerprint == rcm.fingerprint
+    cds = classify_module(lcm, rcm)
+    causes, output_mapping = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]))
+    if not equal and not causes:
+        causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
+    entry = cds[0]
+    return ModuleDiff(
+        left_name=lcm.module.name,
+        right_name=rcm.module.name,
+        left_fingerprint=lcm.fingerprint,
+        right_fingerprint=rcm.fingerprint,
+        equal=equal,
+        causes=causes,
+        changes=[c for cd in cds for _, c in sorted(cd.changes.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or ""))],
+        ignored=_ignored(lcm, rcm, entry),
+        parameter_mapping=_parameter_mapping(entry),
+        output_mapping=output_mapping,
+        stats=_stats(entry),
+    )
+
+
+def _identity_outputs(cd: ComputationDiff) -> list[tuple[int, int]]:
+    routs = cd.right.outputs()
+    index = {name: j for j, name in enumerate(routs)}
+    return [(i, index[cd.matching.l2r[n]]) for i, n in enumerate(cd.left.outputs())
+            if cd.matching.l2r.get(n) in index]
+
+
+def _parameter_mapping(cd: ComputationDiff) -> list[tuple[int, int]]:
+    m = cd.matching
+    pairs = []
+    for lname in cd.left.parameters():
+        rname = m.l2r.get(lname)
+        if rname is not None and m.right.insts[rname].opcode == "parameter":
+            pairs.append((m.left.insts[lname].parameter_number, m.right.insts[rname].parameter_number))
+    return sorted(pairs)
+
+
+def _ignored(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff) -> list[Ignored]:
+    """What normalization hid from the comparison, stated only where the two sides actually differ."""
+    ignored: list[Ignored] = []
+    dead = [(side, r) for side, cm in (("left", lcm), ("right", rcm)) for r in cm.reports if r.name == "dead_code"]
+    for side, report in dead:
+        ignored.append(Ignored("dead_code", f"{side}: {report.summary}"))
+    tuples = [(side, r) for side, cm in (("left", lcm), ("right", rcm)) for r in cm.reports
+              if r.name == "tuple_plumbing"]
+    lt = next((r.count for s, r in tuples if s == "left"), 0)
+    rt = next((r.count for s, r in tuples if s == "right"), 0)
+    if lt != rt:
+        ignored.append(Ignored("tuple_plumbing", f"tuple plumbing: {lt} folded on the left, {rt} on the right"))
+    moved = sum(1 for a, b in _parameter_mapping(cd) if a != b)
+    if moved and lcm.options.parameter_order:
+        ignored.append(Ignored("parameter_order",
+                               f"parameter order: {moved} of {len(cd.left.parameters())} parameters numbered differently"))
+    m = cd.matching
+    renamed = sum(1 for a, b in m.l2r.items() if a != b)
+    if renamed and lcm.options.names:
+        ignored.append(Ignored("names", f"names: {renamed} matched instructions named differently"))
+    if lcm.options.metadata:
+        meta = sum(1 for a, b in m.l2r.items()
+                   if m.left.insts[a].attrs.get("metadata") != m.right.insts[b].attrs.get("metadata"))
+        if meta:
+            ignored.append(Ignored("metadata", f"metadata: differs on {meta} matched instructions"))
+    return ignored
+
+
+def _stats(cd: ComputationDiff) -> dict[str, int]:
+    m = cd.matching
+    changed = sum(1 for c in cd.changes.values() if c.side == "changed")
+    return {
+        "left_instructions": len(cd.left.insts),
+        "right_instructions": len(cd.right.insts),
+        "matched": len(m.l2r),
+        "changed": changed,
+        "unchanged": len(m.l2r) - changed,
+        "only_left": len(cd.left.insts) - len(m.l2r),
+        "only_right": len(cd.right.insts) - len(m.r2l),
+    }

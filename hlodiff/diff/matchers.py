@@ -1,0 +1,166 @@
+"""Instruction matching between two canonical computations, in the order XLA's hlo_diff taught us works:
+
+1. exact: identical subgraph hashes (the bulk of any two steps of one training loop);
+2. top-down: from matched users to their operands at the same positions (finds what changed in place,
+   including a parameter that became a baked constant);
+3. bottom-up: from matched operands to their users (finds changed instructions whose inputs are known);
+4. leftovers: parameters and constants by shape and use, other instructions by opcode, shape and source line.
+
+Each matcher only adds pairs; an instruction is matched at most once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hlodiff.graph.canonical import CanonicalComputation
+from hlodiff.graph.fingerprint import _postorder
+
+
+@dataclass(slots=True)
+class Matching:
+    left: CanonicalComputation
+    right: CanonicalComputation
+    l2r: dict[str, str] = field(default_factory=dict)
+    r2l: dict[str, str] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)
+
+    def add(self, left: str, right: str, how: str) -> bool:
+        if left in self.l2r or right in self.r2l:
+            return False
+        self.l2r[left] = right
+        self.r2l[right] = left
+        self.how[left] = how
+        return True
+
+
+def match_computations(left: CanonicalComputation, right: CanonicalComputation) -> Matching:
+    m = Matching(left, right)
+    left_order = _postorder(left)
+    right_order = _postorder(right)
+    m.add(left.root, right.root, "root")
+    match_exact(m, left_order, right_order)
+    match_top_down(m, left_order)
+    match_bottom_up(m, left_order, right_order)
+    match_leftovers(m, left_order, right_order)
+    match_top_down(m, left_order)
+    return m
+
+
+def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> None:
+    """Pair nodes with equal subgraph hashes, users first, then descend through equal subgraphs positionally."""
+    by_hash: dict[str, list[str]] = defaultdict(list)
+    for name in right_order:
+        by_hash[m.right.hashes[name]].append(name)
+    left_by_hash: dict[str, list[str]] = defaultdict(list)
+    for name in left_order:
+        left_by_hash[m.left.hashes[name]].append(name)
+    for name in reversed(left_order):  # users before operands
+        if name in m.l2r:
+            continue
+        h = m.left.hashes[name]
+        rights = [r for r in by_hash.get(h, ()) if r not in m.r2l]
+        lefts = [n for n in left_by_hash[h] if n not in m.l2r]
+        if rights and len(rights) == len(lefts):
+            _match_equal_subgraphs(m, name, rights[lefts.index(name)])
+        elif len(rights) == 1 and len(lefts) == 1:
+            _match_equal_subgraphs(m, name, rights[0])
+    # The root pair may have equal hashes; descend through it too.
+    if m.left.hashes[m.left.root] == m.right.hashes[m.right.root]:
+        _match_equal_subgraphs(m, m.left.root, m.right.root, force=True)
+
+
+def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:
+    stack = [(left, right)]
+    while stack:
+        lname, rname = stack.pop()
+        if not m.add(lname, rname, "exact") and not (force and m.l2r.get(lname) == rname):
+            continue
+        force = False
+        for lo, ro in zip(m.left.operands[lname], m.right.operands[rname]):
+            if lo not in m.l2r and ro not in m.r2l:
+                stack.append((lo, ro))
+
+
+def _compatible(m: Matching, lname: str, rname: str) -> bool:
+    lop, rop = m.left.insts[lname].opcode, m.right.insts[rname].opcode
+    if lop == rop:
+        return True
+    return {lop, rop} == {"parameter", "constant"} or m.left.hashes[lname] == m.right.hashes[rname]
+
+
+def match_top_down(m: Matching, left_order: list[str]) -> None:
+    """For each matched pair, users first, pair unmatched operands at the same positions."""
+    for lname in reversed(left_order):
+        rname = m.l2r.get(lname)
+        if rname is None:
+            continue
+        lops, rops = m.left.operands[lname], m.right.operands[rname]
+        if len(lops) != len(rops) and lname == m.left.root:
+            continue  # outputs were added or removed: positions mean nothing
+        for lo, ro in zip(lops, rops):
+            if lo not in m.l2r and ro not in m.r2l and _compatible(m, lo, ro):
+                m.add(lo, ro, "top_down")
+
+
+def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) -> None:
+    """Pair unmatched users of matched operands when opcodes agree; best operand agreement wins."""
+    position = {name: i for i, name in enumerate(right_order)}
+    for lname in left_order:
+        if lname in m.l2r:
+            continue
+        linst = m.left.insts[lname]
+        candidates: dict[str, int] = {}
+        for pos, lo in enumerate(m.left.operands[lname]):
+            ro = m.l2r.get(lo)
+            if ro is None:
+                continue
+            for ruser in m.right.graph.successors(ro):
+                if ruser in m.r2l or m.right.insts[ruser].opcode != linst.opcode:
+                    continue
+                rops = m.right.operands[ruser]
+                score = candidates.get(ruser, 0) + (2 if pos < len(rops) and rops[pos] == ro else 1)
+                candidates[ruser] = score
+        if candidates:
+            best = max(candidates, key=lambda r: (candidates[r] + (m.right.insts[r].shape == linst.shape),
+                                                  -position[r]))
+            m.add(lname, best, "bottom_up")
+
+
+def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) -> None:
+    """Remaining parameters and constants by shape (and use), other instructions by opcode, shape and source."""
+    for key in (_param_key, _constant_key, _op_key):
+        lefts: dict[tuple, list[str]] = defaultdict(list)
+        rights: dict[tuple, list[str]] = defaultdict(list)
+        for name in left_order:
+            k = key(m.left, name)
+            if k is not None and name not in m.l2r:
+                lefts[k].append(name)
+        for name in right_order:
+            k = key(m.right, name)
+            if k is not None and name not in m.r2l:
+                rights[k].append(name)
+        for k, names in lefts.items():
+            others = rights.get(k, [])
+            if key is _op_key and (len(names) != 1 or len(others) != 1):
+                continue
+            for lname, rname in zip(names, others):
+                m.add(lname, rname, "leftover")
+
+
+def _param_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    inst = cc.insts[name]
+    return ("parameter", inst.shape) if inst.opcode == "parameter" else None
+
+
+def _constant_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    inst = cc.insts[name]
+    return ("constant", inst.shape.dims, inst.literal) if inst.opcode == "constant" else None
+
+
+def _op_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    inst = cc.insts[name]
+    if inst.opcode in ("parameter", "constant"):
+        return None
+    return (inst.opcode, inst.shape, inst.attrs.get("metadata"))

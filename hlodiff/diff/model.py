@@ -1,0 +1,134 @@
+"""What a comparison of two modules says: classified instruction changes, grouped into causes.
+
+The cause vocabulary is shared by every command (compare, explain-recompile, the pytest plugin) and by the
+JSON output, so it is fixed here and only ever extended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.hlo.model import SourceFrame
+
+CAUSE_KINDS = ("reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
+               "partial", "sharding")
+"""Every cause kind, in the order reports list them."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionRef:
+    """One side of a change: where the instruction is and what it looked like."""
+
+    computation: str
+    name: str
+    opcode: str
+    shape: str
+    frames: tuple[SourceFrame, ...] = ()
+    position: int = 0  # index in its computation as printed: orders reports like the dump reads
+
+    def to_json(self) -> dict:
+        return {"computation": self.computation, "name": self.name, "opcode": self.opcode, "shape": self.shape}
+
+
+@dataclass(slots=True)
+class Change:
+    """A matched pair that differs, or an instruction present on one side only.
+
+    ``kinds`` lists what differs: ``opcode``, ``shape``, ``element_type``, ``layout``, ``literal``,
+    ``attribute:<key>``, ``sharding``, ``operand_count``, ``operands``, ``parameter_number``; it is empty for
+    one-sided changes. ``details`` holds before/after text per kind, for summaries.
+    """
+
+    left: InstructionRef | None
+    right: InstructionRef | None
+    kinds: tuple[str, ...] = ()
+    details: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def side(self) -> str:
+        if self.left is None:
+            return "only_right"
+        if self.right is None:
+            return "only_left"
+        return "changed"
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.side,
+            "left": self.left.to_json() if self.left else None,
+            "right": self.right.to_json() if self.right else None,
+            "kinds": list(self.kinds),
+            "details": {k: {"left": a, "right": b} for k, (a, b) in sorted(self.details.items())},
+        }
+
+
+@dataclass(slots=True)
+class Cause:
+    """Why two modules differ, in the user's terms: a kind, one line, where in their code, which instructions."""
+
+    kind: str
+    summary: str
+    locations: list[SourceFrame] = field(default_factory=list)
+    instructions: list[tuple[str | None, str | None]] = field(default_factory=list)
+    library_locations: list[SourceFrame] = field(default_factory=list)
+    origins: list["Change"] = field(default_factory=list, repr=False)  # the changes that originate it
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "summary": self.summary,
+            "locations": [_frame_json(f) for f in self.locations],
+            "library_locations": [_frame_json(f) for f in self.library_locations],
+            "instructions": [{"left": a, "right": b} for a, b in self.instructions],
+        }
+
+
+def _frame_json(frame: SourceFrame) -> dict:
+    return {"file": frame.file, "line": frame.line, "function": frame.function}
+
+
+@dataclass(slots=True)
+class Ignored:
+    """Something the normalizer made the comparison ignore (e.g. "12 unused constants", "parameter order")."""
+
+    name: str
+    summary: str
+
+    def to_json(self) -> dict:
+        return {"pass": self.name, "summary": self.summary}
+
+
+@dataclass(slots=True)
+class ModuleDiff:
+    """The full comparison of two modules."""
+
+    left_name: str
+    right_name: str
+    left_fingerprint: str
+    right_fingerprint: str
+    equal: bool
+    causes: list[Cause] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+    parameter_mapping: list[tuple[int, int]] = field(default_factory=list)
+    output_mapping: list[tuple[int, int]] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def similarity(self) -> float:
+        """Share of instructions matched unchanged, over both sides (1.0 for equal modules)."""
+        total = self.stats.get("left_instructions", 0) + self.stats.get("right_instructions", 0)
+        return 2 * self.stats.get("unchanged", 0) / total if total else 1.0
+
+    def to_json(self) -> dict:
+        return {
+            "equal": self.equal,
+            "left": {"name": self.left_name, "fingerprint": self.left_fingerprint},
+            "right": {"name": self.right_name, "fingerprint": self.right_fingerprint},
+            "causes": [c.to_json() for c in self.causes],
+            "ignored": [i.to_json() for i in self.ignored],
+            "parameter_mapping": [{"left": a, "right": b} for a, b in self.parameter_mapping],
+            "output_mapping": [{"left": a, "right": b} for a, b in self.output_mapping],
+            "stats": dict(sorted(self.stats.items())),
+            "changes": [c.to_json() for c in self.changes],
+        }

@@ -1,0 +1,165 @@
+"""Canonical graphs: one networkx DiGraph per computation, built from a parsed module.
+
+Nodes are instruction names, edges run from operand to user (``pos`` holds the first operand position). The
+operand order itself lives in ``operands`` because a DiGraph keeps one edge per pair, and ``add(x, x)`` needs two.
+Only computations reachable from the entry are built: anything else in the file does not execute.
+
+Normalization passes (:mod:`hlodiff.graph.passes`) rewrite these graphs in place; fingerprints
+(:mod:`hlodiff.graph.fingerprint`) are computed on the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from hlodiff.hlo.attributes import Metadata, called_computations, parse_metadata
+from hlodiff.hlo.model import Computation, Instruction, Module, SourceFrame
+from hlodiff.errors import HlodiffError
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization:
+    """Which normalization passes run. Each field is one pass; see :mod:`hlodiff.graph.passes`."""
+
+    names: bool = True
+    parameter_order: bool = True
+    dead_code: bool = True
+    tuple_plumbing: bool = True
+    metadata: bool = True
+    layouts: bool = False
+
+    @classmethod
+    def without(cls, *names: str, ignore_layouts: bool = False) -> "Normalization":
+        """All default passes except ``names`` (CLI spellings with '-' accepted)."""
+        fields = {f: True for f in PASS_NAMES}
+        fields["layouts"] = ignore_layouts
+        for name in names:
+            key = name.replace("-", "_")
+            if key not in fields:
+                raise HlodiffError(f"unknown normalization pass {name!r}; known: {', '.join(PASS_NAMES)}")
+            fields[key] = False
+        return cls(**fields)
+
+
+PASS_NAMES = ("names", "parameter_order", "dead_code", "tuple_plumbing", "metadata", "layouts")
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one normalization pass removed or ignored, in words a report can print."""
+
+    name: str
+    summary: str
+    count: int = 0
+
+
+@dataclass(slots=True)
+class CanonicalComputation:
+    """A computation as a graph, plus the per-node facts the passes and the differ share."""
+
+    computation: Computation
+    graph: nx.DiGraph
+    insts: dict[str, Instruction]
+    operands: dict[str, list[str]]
+    root: str
+    param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
+    hashes: dict[str, str] = field(default_factory=dict)  # Merkle hash of each node's subgraph
+    labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
+    removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
+
+    @property
+    def name(self) -> str:
+        return self.computation.name
+
+    def users(self, name: str) -> list[str]:
+        return list(self.graph.successors(name))
+
+    def parameters(self) -> list[str]:
+        return [n for n, inst in self.insts.items() if inst.opcode == "parameter"]
+
+    def outputs(self) -> list[str]:
+        """The computation's outputs: the root tuple's elements, or the root itself."""
+        root = self.insts[self.root]
+        if root.opcode == "tuple":
+            return list(self.operands[self.root])
+        return [self.root]
+
+
+@dataclass(slots=True)
+class CanonicalModule:
+    """A module after normalization: its computation graphs, what each pass did, and its fingerprint."""
+
+    module: Module
+    options: Normalization
+    computations: dict[str, CanonicalComputation]
+    entry: CanonicalComputation
+    reports: list[PassReport] = field(default_factory=list)
+    computation_hashes: dict[str, str] = field(default_factory=dict)
+    fingerprint: str = ""
+    _metadata: dict[int, Metadata] = field(default_factory=dict)
+
+    def metadata(self, inst: Instruction) -> Metadata:
+        """Typed metadata of an instruction (cached; empty when absent or unreadable)."""
+        key = id(inst)
+        meta = self._metadata.get(key)
+        if meta is None:
+            raw = inst.attrs.get("metadata")
+            try:
+                meta = parse_metadata(raw) if raw else Metadata()
+            except HlodiffError:
+                meta = Metadata()
+            self._metadata[key] = meta
+        return meta
+
+    def frames(self, inst: Instruction) -> list[SourceFrame]:
+        """Python frames for an instruction, innermost first: the stack-frame table, else source_file/line."""
+        meta = self.metadata(inst)
+        if meta.stack_frame_id and self.module.stack_frames:
+            chain = self.module.stack_frames.resolve(meta.stack_frame_id)
+            if chain:
+                return chain
+        if meta.source_file:
+            return [SourceFrame(meta.source_file, meta.source_line, None)]
+        return []
+
+
+def build_computation(comp: Computation) -> CanonicalComputation:
+    graph = nx.DiGraph()
+    insts: dict[str, Instruction] = {}
+    operands: dict[str, list[str]] = {}
+    for inst in comp.instructions:
+        insts[inst.name] = inst
+        operands[inst.name] = list(inst.operands)
+        graph.add_node(inst.name)
+    for name, ops in operands.items():
+        for pos, op in enumerate(ops):
+            if not graph.has_edge(op, name):
+                graph.add_edge(op, name, pos=pos)
+    return CanonicalComputation(comp, graph, insts, operands, comp.root.name)
+
+
+def reachable_computations(module: Module) -> list[Computation]:
+    """Computations the entry calls, directly or not, callees before callers, the entry last."""
+    by_name = {c.name: c for c in module.computations}
+    order: list[Computation] = []
+    state: dict[str, int] = {}
+    stack: list[tuple[Computation, bool]] = [(module.entry, False)]
+    while stack:
+        comp, done = stack.pop()
+        if done:
+            if state.get(comp.name) != 2:
+                state[comp.name] = 2
+                order.append(comp)
+            continue
+        if state.get(comp.name):
+            continue
+        state[comp.name] = 1
+        stack.append((comp, True))
+        for inst in comp.instructions:
+            for callee in called_computations(inst.attrs):
+                target = by_name.get(callee)
+                if target is not None and not state.get(callee):
+                    stack.append((target, False))
+    return order
