@@ -350,7 +350,7 @@ def _origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
     if kind == "ops" and first.side != "changed":
         first = next(c for c in changes if c.side == "changed")
     what = {"shape": "shape", "dtype": "element_type", "layout": "layout", "constant": "literal",
-            "sharding": "sharding", "reordered": "parameter_number"}.get(kind)
+            "sharding": "sharding"}.get(kind)
     if kind == "attribute":
         keys = sorted({k.split(":", 1)[1] for c in changes for k in c.kinds if k.startswith("attribute:")})
         what = "attribute:" + keys[0]
@@ -363,18 +363,23 @@ def _origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
             summary = (f"an input parameter ({first.left.shape}) on the left became the constant "
                        f"{first.details.get('value', ('', '?'))[1]} baked into the right graph")
         what = None
+    elif kind == "reordered":
+        a, b = first.details["parameter_number"]
+        summary = (f"same computation, {len(changes)} parameter{'s' if len(changes) != 1 else ''} numbered "
+                   f"differently (e.g. %{first.left.name}: {a} -> {b})")
+        what = None
     elif kind == "ops":
         summary = f"{_describe(first)} changed ({', '.join(first.kinds)})"
         what = first.kinds[0] if first.kinds else None
     else:
         noun = {"shape": "shape", "dtype": "element type", "layout": "layout", "constant": "constant value",
-                "sharding": "sharding", "reordered": "parameter number"}[kind]
+                "sharding": "sharding"}[kind]
         where = "input" if first.left.opcode == "parameter" else ""
         summary = f"{where + ' ' if where else ''}{noun} changed on {_describe(first)}"
     if what and what in first.details:
         a, b = first.details[what]
         summary += f": {a} -> {b}"
-    if len(changes) > 1:
+    if len(changes) > 1 and kind != "reordered":
         summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
     user, library = _locations(_change_stacks(changes))
     return Cause(kind, summary + context, user, _instructions(changes), library, origins=changes)

@@ -63,7 +63,8 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
     m = cd.matching
     for lname, rname in m.l2r.items():
         li, ri = m.left.insts[lname], m.right.insts[rname]
-        if m.left.hashes[lname] == m.right.hashes[rname] and _operands_agree(m, lname, rname):
+        numbered = not lcm.options.parameter_order and li.parameter_number != ri.parameter_number
+        if m.left.labels[lname] == m.right.labels[rname] and _operands_agree(m, lname, rname) and not numbered:
             continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
         if kinds:

@@ -52,14 +52,14 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
     """Pair nodes with equal subgraph hashes, users first, then descend through equal subgraphs positionally."""
     by_hash: dict[str, list[str]] = defaultdict(list)
     for name in right_order:
-        by_hash[m.right.hashes[name]].append(name)
+        by_hash[m.right.anon[name]].append(name)
     left_by_hash: dict[str, list[str]] = defaultdict(list)
     for name in left_order:
-        left_by_hash[m.left.hashes[name]].append(name)
+        left_by_hash[m.left.anon[name]].append(name)
     for name in reversed(left_order):  # users before operands
         if name in m.l2r:
             continue
-        h = m.left.hashes[name]
+        h = m.left.anon[name]
         rights = [r for r in by_hash.get(h, ()) if r not in m.r2l]
         lefts = [n for n in left_by_hash[h] if n not in m.l2r]
         if rights and len(rights) == len(lefts):
@@ -67,7 +67,7 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
         elif len(rights) == 1 and len(lefts) == 1:
             _match_equal_subgraphs(m, name, rights[0])
     # The root pair may have equal hashes; descend through it too.
-    if m.left.hashes[m.left.root] == m.right.hashes[m.right.root]:
+    if m.left.anon[m.left.root] == m.right.anon[m.right.root]:
         _match_equal_subgraphs(m, m.left.root, m.right.root, force=True)
 
 
@@ -87,7 +87,7 @@ def _compatible(m: Matching, lname: str, rname: str) -> bool:
     lop, rop = m.left.insts[lname].opcode, m.right.insts[rname].opcode
     if lop == rop:
         return True
-    return {lop, rop} == {"parameter", "constant"} or m.left.hashes[lname] == m.right.hashes[rname]
+    return {lop, rop} == {"parameter", "constant"} or m.left.anon[lname] == m.right.anon[rname]
 
 
 def match_top_down(m: Matching, left_order: list[str]) -> None:

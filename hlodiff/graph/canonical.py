@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from hlodiff.hlo.attributes import Metadata, called_computations, parse_metadata
+from hlodiff.hlo.attributes import CALL_KEYS, Metadata, called_computations, parse_metadata
 from hlodiff.hlo.model import Computation, Instruction, Module, SourceFrame
 from hlodiff.errors import HlodiffError
+
+
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,21 +60,40 @@ class PassReport:
 
 @dataclass(slots=True)
 class CanonicalComputation:
-    """A computation as a graph, plus the per-node facts the passes and the differ share."""
+    """A computation as a graph, plus the per-node facts the passes and the differ share.
+
+    ``operands`` is the source of truth (passes rewrite it); :attr:`graph` is built from it on first use, after
+    the passes, because fingerprinting alone never needs it and most called computations are never diffed.
+    """
 
     computation: Computation
-    graph: nx.DiGraph
     insts: dict[str, Instruction]
     operands: dict[str, list[str]]
     root: str
     param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
-    hashes: dict[str, str] = field(default_factory=dict)  # Merkle hash of each node's subgraph
+    hashes: dict[str, str] = field(default_factory=dict)  # exact Merkle hash of each node's subgraph
+    anon: dict[str, int] = field(default_factory=dict)  # the same with parameters known by shape only
     labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
+    _graph: nx.DiGraph | None = None
 
     @property
     def name(self) -> str:
         return self.computation.name
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """Instructions as nodes, operand -> user edges with ``pos`` (the first operand position)."""
+        if self._graph is None:
+            graph = nx.DiGraph()
+            graph.add_nodes_from(self.insts)
+            edges: dict[tuple[str, str], int] = {}
+            for name, ops in self.operands.items():
+                for pos, op in enumerate(ops):
+                    edges.setdefault((op, name), pos)
+            graph.add_edges_from((u, v, {"pos": pos}) for (u, v), pos in edges.items())
+            self._graph = graph
+        return self._graph
 
     def users(self, name: str) -> list[str]:
         return list(self.graph.successors(name))
@@ -126,18 +148,47 @@ class CanonicalModule:
 
 
 def build_computation(comp: Computation) -> CanonicalComputation:
-    graph = nx.DiGraph()
-    insts: dict[str, Instruction] = {}
-    operands: dict[str, list[str]] = {}
-    for inst in comp.instructions:
-        insts[inst.name] = inst
-        operands[inst.name] = list(inst.operands)
-        graph.add_node(inst.name)
-    for name, ops in operands.items():
-        for pos, op in enumerate(ops):
-            if not graph.has_edge(op, name):
-                graph.add_edge(op, name, pos=pos)
-    return CanonicalComputation(comp, graph, insts, operands, comp.root.name)
+    insts = {inst.name: inst for inst in comp.instructions}
+    operands = {inst.name: list(inst.operands) for inst in comp.instructions}
+    return CanonicalComputation(comp, insts, operands, comp.root.name)
+
+
+def topological_order(cc: "CanonicalComputation") -> list[str]:
+    """Operands before users, every node once (a depth-first post-order over the operand lists)."""
+    order: list[str] = []
+    placed: set[str] = set()
+    operands = cc.operands
+    for start in operands:
+        if start in placed:
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            name, i = stack[-1]
+            ops = operands[name]
+            if i < len(ops):
+                stack[-1] = (name, i + 1)
+                op = ops[i]
+                if op not in placed:
+                    stack.append((op, 0))
+            else:
+                stack.pop()
+                if name not in placed:
+                    placed.add(name)
+                    order.append(name)
+    return order
+
+
+def live_nodes(cc: "CanonicalComputation") -> set[str]:
+    """The root and everything it depends on."""
+    live = {cc.root}
+    stack = [cc.root]
+    operands = cc.operands
+    while stack:
+        for op in operands[stack.pop()]:
+            if op not in live:
+                live.add(op)
+                stack.append(op)
+    return live
 
 
 def reachable_computations(module: Module) -> list[Computation]:
@@ -158,6 +209,8 @@ def reachable_computations(module: Module) -> list[Computation]:
         state[comp.name] = 1
         stack.append((comp, True))
         for inst in comp.instructions:
+            if not inst.attrs or _CALL_KEYS.isdisjoint(inst.attrs):
+                continue
             for callee in called_computations(inst.attrs):
                 target = by_name.get(callee)
                 if target is not None and not state.get(callee):

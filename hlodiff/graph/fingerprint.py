@@ -11,16 +11,18 @@ from __future__ import annotations
 import hashlib
 import re
 
-import networkx as nx
 
 from hlodiff.graph.canonical import (
     CanonicalComputation,
     CanonicalModule,
     Normalization,
     build_computation,
+    live_nodes,
     reachable_computations,
+    topological_order,
 )
 from hlodiff.graph.passes import ORDER
+from hlodiff.graph.passes.parameter_order import canonical_ids
 from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.model import Instruction, Module
 
@@ -28,21 +30,25 @@ _CALL_KEYS = frozenset(CALL_KEYS)
 _NAME_TOKEN = re.compile(r"%?([A-Za-z0-9_.\-]+)")
 # Attributes that only hold names or numbering, erased with the names pass.
 _NAME_ATTRS = frozenset({"control-predecessors"})
+_shape_text: dict = {}  # Shape -> its text; shapes are few and immutable
 
 
 def canonicalize(module: Module, options: Normalization = Normalization()) -> CanonicalModule:
     """Build the canonical graphs of ``module``, run the enabled passes, and compute hashes and fingerprint."""
     comps = {c.name: build_computation(c) for c in reachable_computations(module)}
     cm = CanonicalModule(module, options, comps, comps[module.entry.name])
-    for name, run in ORDER:
+    for name, run in ORDER[:2]:  # the passes that rewrite graphs
         if getattr(options, name):
             report = run(cm)
             if report is not None:
                 cm.reports.append(report)
-        elif name == "parameter_order":
-            run(cm)  # still assigns (original) parameter numbers
-    for cc in comps.values():  # callees first
+    for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
         _hash_computation(cm, cc)
+    for name, run in ORDER[2:]:  # the passes that decide what is compared
+        if getattr(options, name):
+            report = run(cm)
+            if report is not None:
+                cm.reports.append(report)
     cm.fingerprint = _digest(cm.computation_hashes[cm.entry.name], 16)
     return cm
 
@@ -56,13 +62,14 @@ def _digest(text: str, size: int = 12) -> str:
 
 
 def label(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> str:
-    """The node's own comparable text: everything but its operands, under the enabled passes."""
+    """The node's own comparable text: everything but its operands and its parameter number."""
     options = cm.options
     shape = inst.shape.without_layout() if options.layouts else inst.shape
-    parts = [inst.opcode, str(shape)]
-    if inst.opcode == "parameter":
-        parts.append(f"#{cc.param_ids.get(inst.name, inst.parameter_number)}")
-    elif inst.literal is not None:
+    text = _shape_text.get(shape)
+    if text is None:
+        text = _shape_text[shape] = str(shape)
+    parts = [inst.opcode, text]
+    if inst.literal is not None:
         parts.append(inst.literal)
     if not options.names:
         parts.append("@" + inst.name)
@@ -80,20 +87,34 @@ def label(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> s
 
 
 def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
-    labels = cc.labels
-    hashes = cc.hashes
-    for name in nx.topological_sort(cc.graph):
-        inst = cc.insts[name]
-        labels[name] = text = label(cm, cc, inst)
+    """Three steps: anonymous hashes (parameters known by shape only), canonical parameter numbers (a walk that
+    uses them to visit outputs in an order independent of how the tracer ordered them), exact hashes.
+
+    The anonymous hashes are what matching uses: they survive added inputs and reordered outputs, which would
+    renumber parameters. The exact hashes (with canonical numbers) make the fingerprint tell ``add(p0, p1)``
+    from ``add(p0, p0)``.
+    """
+    labels, anon, hashes = cc.labels, cc.anon, cc.hashes
+    order = topological_order(cc)
+    for name in order:
+        labels[name] = text = label(cm, cc, cc.insts[name])
+        anon[name] = hash((text, *[anon[o] for o in cc.operands[name]]))
+    cc.param_ids = canonical_ids(cc)
+    for name in order:
+        text = labels[name]
+        if name in cc.param_ids:
+            text += f"|#{cc.param_ids[name]}"
         ops = cc.operands[name]
         if ops:
             text += "(" + ",".join(hashes[o] for o in ops) + ")"
         hashes[name] = _digest(text)
     parts = [hashes[cc.root]]
-    parts.extend(sorted(labels[p] for p in cc.parameters()))
+    parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
+    if not cm.options.parameter_order:
+        parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
     if not cm.options.dead_code:
-        live = nx.ancestors(cc.graph, cc.root)
-        parts.extend(sorted(hashes[n] for n in cc.insts if n not in live and n != cc.root))
+        live = live_nodes(cc)
+        parts.extend(sorted(hashes[n] for n in cc.insts if n not in live))
     cm.computation_hashes[cc.name] = _digest(";".join(parts))
 
 
@@ -102,10 +123,10 @@ def normalized_text(cm: CanonicalModule) -> str:
 
     Equal for two modules exactly when their fingerprints are equal, so it is what snapshot files store.
     """
-    comp_names = {name: ("main" if cc is cm.entry else f"comp.{i}") for i, (name, cc) in
-                  enumerate(cm.computations.items())}
+    order = _computation_order(cm)
+    comp_names = {cc.name: ("main" if cc is cm.entry else f"comp.{i}") for i, cc in enumerate(order)}
     blocks = []
-    for cc in cm.computations.values():
+    for cc in order:
         names = _canonical_names(cc)
         lines = [("ENTRY " if cc is cm.entry else "") + f"%{comp_names[cc.name]} {{"]
         for node in _postorder(cc):
@@ -114,6 +135,25 @@ def normalized_text(cm: CanonicalModule) -> str:
         lines.append("}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
+
+
+def _computation_order(cm: CanonicalModule) -> list[CanonicalComputation]:
+    """Callees before callers, each first reached through the canonical instruction order (not the text order)."""
+    order: list[CanonicalComputation] = []
+    placed: set[str] = set()
+
+    def visit(cc: CanonicalComputation, active: frozenset[str]) -> None:
+        for node in _postorder(cc):
+            for callee in cc.insts[node].called_computation_names():
+                target = cm.computations.get(callee)
+                if target is not None and callee not in placed and callee not in active:
+                    visit(target, active | {callee})
+        if cc.name not in placed:
+            placed.add(cc.name)
+            order.append(cc)
+
+    visit(cm.entry, frozenset({cm.entry.name}))
+    return order
 
 
 def _postorder(cc: CanonicalComputation) -> list[str]:
@@ -131,7 +171,7 @@ def _postorder(cc: CanonicalComputation) -> list[str]:
         seen.add(name)
         stack.append((name, True))
         stack.extend((op, False) for op in reversed(cc.operands[name]) if op not in seen)
-    rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.hashes.get(n, ""), cc.labels.get(n, "")))
+    rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.labels.get(n, ""), cc.hashes.get(n, "")))
     return order + rest
 
 
@@ -147,7 +187,7 @@ def _normalized_line(cm: CanonicalModule, cc: CanonicalComputation, inst: Instru
                      comp_names: dict[str, str]) -> str:
     shape = inst.shape.without_layout() if cm.options.layouts else inst.shape
     if inst.opcode == "parameter":
-        inner = str(cc.param_ids[inst.name])
+        inner = str(cc.param_ids[inst.name] if cm.options.parameter_order else inst.parameter_number)
     elif inst.literal is not None:
         inner = inst.literal
     else:

@@ -16,6 +16,7 @@ import re
 from hlodiff.errors import HloParseError
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
+from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
@@ -34,6 +35,13 @@ _OPERAND_ITEM = re.compile(
     r"\s*(?:(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))\s+)?%?(" + _NAME + r")\s*(?:,|$)"
 )
 _UNTYPED_OPERANDS = re.compile(r"\s*%?" + _NAME + r"\s*(?:,\s*%?" + _NAME + r"\s*)*")
+_ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+# One match for the common line: name, array shape, opcode, operand list (two levels of nested parentheses).
+_LINE = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*(" + _ARRAY + r")\s+([A-Za-z][A-Za-z0-9_\-]*)\("
+                   r"((?:[^()]++|\((?:[^()]++|\([^()]*\))*+\))*+)\)")
+# Operands printed with their shapes and a '%' on every name (torch_xla and older XLA).
+_TYPED_OPERANDS = re.compile(r"\s*" + _ARRAY + r"\s+%" + _NAME + r"(?:\s*,\s*" + _ARRAY + r"\s+%" + _NAME + r")*\s*")
+_PCT_NAME = re.compile(r"%(" + _NAME + r")")
 _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
@@ -298,30 +306,47 @@ class _Parser:
         return self._slow_instruction(text, start)
 
     def _fast_instruction(self, line: str, index: int) -> Instruction | None:
-        """Decompose a one-line instruction with anchored regexes; ``None`` sends it to the general path."""
-        m = _HEAD.match(line)
-        if m is None:
+        """Decompose a one-line instruction with anchored regexes; ``None`` sends it to the general path.
+
+        The common case (an array shape) is one regex match for name, shape, opcode and operand list; tuple
+        shapes take a second step through the shape parser.
+        """
+        m = _LINE.match(line)
+        if m is not None:
+            shape_text = m.group(3)
+            shape = _shape_cache.get(shape_text)
+            if shape is None:
+                try:
+                    shape = parse_shape_at(shape_text, 0)[0]
+                except ShapeSyntaxError:
+                    return None
+            opcode, body, end = m.group(4), m.group(5), m.end()
+            name, root = m.group(2), m.group(1) is not None
+        else:
+            m = _HEAD.match(line)
+            if m is None:
+                return None
+            try:
+                shape, pos = parse_shape_at(line, m.end())
+            except ShapeSyntaxError:
+                return None
+            mo = _OPCODE.match(line, pos)
+            if mo is None:
+                return None
+            mb = _PAREN_BODY.match(line, mo.end())
+            if mb is None:
+                return None
+            opcode, body, end = mo.group(1), mb.group(1), mb.end()
+            name, root = m.group(2), m.group(1) is not None
+        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index,
+                           len(line) - len(line.lstrip()) + 1)
+        if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
             return None
-        pos = m.end()
-        try:
-            shape, pos = parse_shape_at(line, pos)
-        except ShapeSyntaxError:
-            return None
-        mo = _OPCODE.match(line, pos)
-        if mo is None:
-            return None
-        opcode = mo.group(1)
-        mb = _PAREN_BODY.match(line, mo.end())
-        if mb is None:
-            return None
-        inst = Instruction(m.group(2), shape, opcode, is_root=m.group(1) is not None,
-                           line=self.first_line + index, col=len(line) - len(line.lstrip()) + 1)
-        if not self._fill_operands(inst, mb.group(1), line, index, mo.end()):
-            return None
-        attrs = self._fast_attributes(line, mb.end())
-        if attrs is None:
-            return None
-        inst.attrs = attrs
+        if end < len(line):
+            attrs = self._fast_attributes(line, end)
+            if attrs is None:
+                return None
+            inst.attrs = attrs
         return inst
 
     def _fast_attributes(self, text: str, pos: int) -> dict[str, str] | None:
@@ -379,6 +404,9 @@ class _Parser:
             if _UNTYPED_OPERANDS.fullmatch(body) is None:
                 return False
             inst.operands = tuple(piece.strip().lstrip("%") for piece in body.split(","))
+            return True
+        if _TYPED_OPERANDS.fullmatch(body) is not None:
+            inst.operands = tuple(_PCT_NAME.findall(body))
             return True
         names = []
         pos = 0

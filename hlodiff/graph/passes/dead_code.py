@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-import networkx as nx
-
-from hlodiff.graph.canonical import CanonicalModule, PassReport
+from hlodiff.graph.canonical import CanonicalModule, PassReport, live_nodes
 
 SIDE_EFFECTS = frozenset({"outfeed", "infeed", "send", "send-done", "recv", "recv-done",
                           "rng-get-and-update-state", "after-all"})
@@ -19,14 +17,12 @@ SIDE_EFFECTS = frozenset({"outfeed", "infeed", "send", "send-done", "recv", "rec
 def run(cm: CanonicalModule) -> PassReport | None:
     dropped: Counter[str] = Counter()
     for cc in cm.computations.values():
-        live = nx.ancestors(cc.graph, cc.root)
-        live.add(cc.root)
+        live = live_nodes(cc)
         for name, inst in list(cc.insts.items()):
             if name in live or inst.opcode == "parameter" or _has_side_effect(inst):
                 continue
             cc.removed[name] = cc.insts.pop(name)
             del cc.operands[name]
-            cc.graph.remove_node(name)
             dropped[inst.opcode] += 1
     total = sum(dropped.values())
     if not total:

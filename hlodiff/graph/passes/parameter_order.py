@@ -3,6 +3,9 @@
 Parameters are numbered in the order a depth-first walk from the root (operands in order) first reaches them,
 so two graphs that differ only in how the tracer numbered their inputs (FSDP callbacks run in another order,
 a dict iterated differently) get the same numbers. Unused parameters follow, ordered by shape.
+
+With the pass turned off the fingerprint also covers each parameter's original number, so a permutation makes
+two modules differ (reported as ``reordered``).
 """
 
 from __future__ import annotations
@@ -11,22 +14,26 @@ from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassR
 
 
 def run(cm: CanonicalModule) -> PassReport | None:
-    total = 0
-    for cc in cm.computations.values():
-        if cm.options.parameter_order:
-            cc.param_ids = canonical_ids(cc)
-        else:
-            cc.param_ids = {n: cc.insts[n].parameter_number or 0 for n in cc.parameters()}
-        total += len(cc.param_ids)
-    if not cm.options.parameter_order or not total:
+    """Report the pass; the numbers themselves are assigned while hashing (they need the anonymous hashes)."""
+    count = len(cm.entry.param_ids)
+    if not count:
         return None
-    return PassReport("parameter_order", f"parameter numbers ({len(cm.entry.param_ids)} entry parameters)", total)
+    return PassReport("parameter_order", f"parameter numbers ({count} entry parameters)", count)
 
 
 def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
+    """Number parameters in the order a depth-first walk from the root first reaches them.
+
+    The root's outputs are visited sorted by their anonymous hash (ties in their written order), so reordering a
+    module's outputs does not renumber its parameters; every other operand list is visited as written, because
+    operand order is meaning.
+    """
     ids: dict[str, int] = {}
     seen: set[str] = set()
-    stack = [cc.root]
+    root_ops = cc.operands[cc.root]
+    first = sorted(range(len(root_ops)), key=lambda i: (cc.anon[root_ops[i]], i))
+    stack = [root_ops[i] for i in reversed(first)]
+    seen.add(cc.root)
     while stack:
         name = stack.pop()
         if name in seen:
@@ -35,6 +42,8 @@ def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
         if cc.insts[name].opcode == "parameter":
             ids[name] = len(ids)
         stack.extend(reversed(cc.operands[name]))
+    if cc.insts[cc.root].opcode == "parameter":
+        ids[cc.root] = len(ids)
     unused = [n for n in cc.parameters() if n not in ids]
     unused.sort(key=lambda n: (str(cc.insts[n].shape), cc.insts[n].parameter_number or 0))
     for name in unused:

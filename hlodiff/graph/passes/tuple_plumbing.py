@@ -17,6 +17,10 @@ def run(cm: CanonicalModule) -> PassReport | None:
 
 
 def _fold(cc: CanonicalComputation) -> int:
+    users: dict[str, set[str]] = {name: set() for name in cc.operands}
+    for name, ops in cc.operands.items():
+        for op in ops:
+            users[op].add(name)
     folded = 0
     for name in list(cc.insts):
         inst = cc.insts.get(name)
@@ -29,27 +33,22 @@ def _fold(cc: CanonicalComputation) -> int:
             element = cc.operands[source][int(inst.attrs.get("index", "-1"))]
         except (ValueError, IndexError):
             continue
-        _replace_uses(cc, name, element)
+        for user in users.pop(name):
+            cc.operands[user] = [element if op == name else op for op in cc.operands[user]]
+            users[element].add(user)
+        users[source].discard(name)
+        if cc.root == name:
+            cc.root = element
+        _remove(cc, name)
         folded += 1
-        if cc.graph.out_degree(source) == 0 and source != cc.root:
+        if not users[source] and source != cc.root:
+            for op in cc.operands[source]:
+                users[op].discard(source)
+            del users[source]
             _remove(cc, source)
     return folded
-
-
-def _replace_uses(cc: CanonicalComputation, old: str, new: str) -> None:
-    for user in list(cc.graph.successors(old)):
-        ops = cc.operands[user]
-        for i, op in enumerate(ops):
-            if op == old:
-                ops[i] = new
-        if not cc.graph.has_edge(new, user):
-            cc.graph.add_edge(new, user, pos=ops.index(new))
-    if cc.root == old:
-        cc.root = new
-    _remove(cc, old)
 
 
 def _remove(cc: CanonicalComputation, name: str) -> None:
     cc.removed[name] = cc.insts.pop(name)
     del cc.operands[name]
-    cc.graph.remove_node(name)

@@ -1,0 +1,81 @@
+"""Real modules for tests, and programmatic edits of them (never hand-written HLO)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+
+from hlodiff.dumps import iter_graphs
+from hlodiff.hlo import format_module, parse_module
+from hlodiff.hlo.model import Module, Shape
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def scenario(name: str) -> tuple[list, dict]:
+    """Graph records of a torch_xla fixture scenario and its truth.json."""
+    folder = FIXTURES / "torch_xla" / name
+    records = list(iter_graphs(folder / "graphs.hlo.0"))
+    return records, json.loads((folder / "truth.json").read_text())
+
+
+def reparse(module: Module) -> Module:
+    """Print and parse again, so edits also go through the text path."""
+    return parse_module(format_module(module))
+
+
+def rename_instructions(module: Module, seed: int = 0) -> Module:
+    """Every instruction gets a new, unrelated name; operands follow."""
+    m = copy.deepcopy(module)
+    rng = random.Random(seed)
+    for comp in m.computations:
+        names = [i.name for i in comp.instructions]
+        fresh = [f"renamed.{n}" for n in rng.sample(range(10 * len(names) + 10), len(names))]
+        mapping = dict(zip(names, fresh))
+        for inst in comp.instructions:
+            inst.name = mapping[inst.name]
+            inst.operands = tuple(mapping[o] for o in inst.operands)
+    return m
+
+
+def permute_parameters(module: Module, seed: int = 0) -> Module:
+    """Renumber the entry parameters by a random permutation and move their lines, as a tracer might."""
+    m = copy.deepcopy(module)
+    entry = m.entry
+    params = [i for i in entry.instructions if i.opcode == "parameter"]
+    numbers = [p.parameter_number for p in params]
+    shuffled = numbers[:]
+    random.Random(seed).shuffle(shuffled)
+    for p, n in zip(params, shuffled):
+        p.parameter_number = n
+    rest = [i for i in entry.instructions if i.opcode != "parameter"]
+    entry.instructions = sorted(params, key=lambda p: p.parameter_number) + rest
+    if entry.signature is not None:
+        entry.signature = None  # the signature lists parameters in order; a reordered dump prints it anew
+    m.attrs.pop("entry_computation_layout", None)
+    return m
+
+
+def reorder_independent(module: Module, seed: int = 0) -> Module:
+    """A different valid order of the entry's instructions (a random topological order)."""
+    m = copy.deepcopy(module)
+    entry = m.entry
+    rng = random.Random(seed)
+    by_name = {i.name: i for i in entry.instructions}
+    pending = {i.name: set(i.operands) for i in entry.instructions}
+    done: list = []
+    placed: set[str] = set()
+    while pending:
+        ready = sorted(n for n, ops in pending.items() if ops <= placed)
+        pick = rng.choice(ready)
+        done.append(by_name[pick])
+        placed.add(pick)
+        del pending[pick]
+    entry.instructions = done
+    return m
+
+
+def with_shape(shape: Shape, element_type: str) -> Shape:
+    return Shape(element_type, shape.dims, shape.dynamic, shape.layout)
