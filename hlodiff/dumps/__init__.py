@@ -1,0 +1,130 @@
+"""Where graphs come from: torch_xla save-tensors files, XLA dump folders, plain HLO files.
+
+:func:`iter_graphs` takes whatever path the user gave and yields :class:`GraphRecord` s in order, each knowing
+its provenance; :func:`resolve_ref` finds the one named ``PATH#N``. What a path is, is decided from its content
+(the first 64 KB), not its name: users rename and gzip dumps. Nothing here parses HLO unless
+:meth:`GraphRecord.module` is called.
+
+The side channels torch_xla offers to explain a graph live in :mod:`hlodiff.dumps.tensors_report` (live-tensor
+reports) and :mod:`hlodiff.dumps.debug_log` (``PT_XLA_DEBUG_LEVEL`` output).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator
+
+from hlodiff.dumps._io import check_text, meaningful_lines, missing_path_error, read_head
+from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
+from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
+from hlodiff.dumps.record import GraphRecord
+from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
+from hlodiff.dumps.tensors_report import IrNode, IrOperand, LiveTensor, SyncReport, iter_reports, read_reports
+from hlodiff.dumps.xla_dump import list_dump_files, scan_xla_dump, stages_of
+from hlodiff.errors import HlodiffError, InputWarning
+
+__all__ = [
+    "GraphRecord", "detect_kind", "dump_stages", "iter_graphs", "resolve_ref", "split_ref",
+    "IrNode", "IrOperand", "LiveTensor", "SyncReport", "iter_reports", "read_reports",
+    "CompilationEvent", "ExecutionEvent", "iter_debug_events", "read_compilations",
+]
+
+_REF_RE = re.compile(r"^(.*)#(-?\d+)$")
+
+
+def detect_kind(path: str | os.PathLike[str]) -> str:
+    """``"save_tensors"``, ``"xla_dump"`` or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        return "xla_dump"
+    if not os.path.exists(p):
+        raise missing_path_error(p)
+    head = read_head(p)
+    check_text(p, head)
+    if looks_like_save_tensors(head):
+        return "save_tensors"
+    if looks_like_hlo(head):
+        return "hlo_file"
+    raise HlodiffError(f"not an HLO dump: {_why_not(head)}", path=p, line=1)
+
+
+def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None, *,
+                stage: str | None = None) -> Iterator[GraphRecord]:
+    """Yield the graphs found at ``path``, in order, with their provenance.
+
+    Problems that do not stop the run (a graph cut off by a killed process, junk between entries) are appended
+    to ``warnings`` when a list is given, and dropped otherwise. ``stage`` only matters for XLA dump folders:
+    see :func:`hlodiff.dumps.xla_dump.select` (default: ``before_optimizations``, the HLO the program produced).
+    """
+    p = os.fspath(path)
+    kind = detect_kind(p)  # eagerly: a bad path fails at this call, not at the first next()
+    if kind == "xla_dump":
+        return scan_xla_dump(p, warnings, stage=stage)
+    if kind == "save_tensors":
+        return scan_save_tensors(p, p, warnings)
+    return scan_hlo_file(p, p, warnings)
+
+
+def split_ref(ref: str) -> tuple[str, int | None]:
+    """``"graphs.hlo.0#3"`` -> ``("graphs.hlo.0", 3)``; a plain path (even one containing ``#``) -> ``(path, None)``."""
+    m = _REF_RE.match(ref)
+    if m is None or os.path.exists(ref):
+        return ref, None
+    return m.group(1), int(m.group(2))
+
+
+def resolve_ref(ref: str, warnings: list[InputWarning] | None = None, *, stage: str | None = None) -> GraphRecord:
+    """The graph a user named as ``PATH#N`` (``#-1`` is the last one). ``PATH`` alone is accepted when it holds
+    exactly one graph."""
+    path, n = split_ref(ref)
+    records = list(iter_graphs(path, warnings, stage=stage))
+    if n is None:
+        if len(records) == 1:
+            return records[0]
+        raise HlodiffError(f"holds {_count(records)}; name one as {path}#N", path=path)
+    if n < 0:
+        if -n <= len(records):
+            return records[n]
+    else:
+        for record in records:
+            if record.index == n:
+                return record
+    raise HlodiffError(_out_of_range(records, n), path=path)
+
+
+def dump_stages(path: str | os.PathLike[str]) -> list[str]:
+    """The stages present in an XLA dump folder, in pipeline order (for ``--stage`` help and errors)."""
+    return stages_of(list_dump_files(os.fspath(path)))
+
+
+def _count(records: list[GraphRecord]) -> str:
+    if not records:
+        return "no readable graph"
+    return "1 graph" if len(records) == 1 else f"{len(records)} graphs"
+
+
+def _out_of_range(records: list[GraphRecord], n: int) -> str:
+    if not records:
+        return f"no graph #{n}: no readable graph here"
+    indices = [r.index for r in records]
+    if 0 <= n < indices[-1]:
+        return f"graph #{n} was skipped (cut off or malformed; see the warnings)"
+    verb = "is" if len(records) == 1 else "are"
+    return f"no graph #{n}: there {verb} {_count(records)} (#{indices[0]} to #{indices[-1]})"
+
+
+def _why_not(head: bytes) -> str:
+    """Name what the file looks like instead, so the user knows which option or tool wanted it."""
+    lines = meaningful_lines(head, limit=5)
+    first = lines[0] if lines else b""
+    if first.startswith((b"## SYNC", b"Tensor: id=")):
+        return "this is a torch_xla live-tensor report (hlodiff reads it as a side input, not as a graph)"
+    if b"Compilation Analysis: " in head or b"Execution Analysis: " in head:
+        return "this is a PT_XLA_DEBUG log (hlodiff reads it as a side input, not as a graph)"
+    if first.startswith((b"module @", b"module {", b"func.func")):
+        return "StableHLO/MLIR text is not supported; dump HLO text instead"
+    text = first.decode("utf-8", "replace")
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"first line is {text!r}; expected 'HloModule' or a torch_xla save-tensors entry"

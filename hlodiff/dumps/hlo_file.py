@@ -1,0 +1,91 @@
+"""Plain HLO text files: one module, several ``HloModule`` blocks, or a bare list of computations.
+
+Files from XLA's test suite carry FileCheck lines (``// CHECK: ...``, ``// RUN: ...``); they are comments to the
+parser, so a block simply runs from its ``HloModule`` line to the next one. Lines before the first ``HloModule``
+(a RUN line, a licence) are not part of any module.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Iterator
+
+from hlodiff.dumps._io import decode, is_gzip, lines, meaningful_lines, open_binary
+from hlodiff.dumps.record import GraphRecord
+from hlodiff.errors import InputWarning
+
+_MODULE_RE = re.compile(rb"^HloModule\s+([^\s,]+)")
+_COMPUTATION_RE = re.compile(rb"^(ENTRY\s+)?%?[\w.\-]+\s*(\(.*\)\s*->\s*.*)?\{$")
+_INSTRUCTION_RE = re.compile(rb"^(ROOT\s+)?%?[\w.\-]+\s*=\s*\S")
+_TAIL_BYTES = 4096
+
+
+def looks_like_hlo(head: bytes) -> bool:
+    """The first meaningful line is ``HloModule``, or the file is a bare list of computations (XLA's fusion
+    tests): a computation header followed by an instruction."""
+    first = meaningful_lines(head, limit=4)
+    if not first:
+        return False
+    if _MODULE_RE.match(first[0]):
+        return True
+    return _COMPUTATION_RE.match(first[0]) is not None and any(_INSTRUCTION_RE.match(x) for x in first[1:])
+
+
+class _Block:
+    __slots__ = ("index", "name", "start", "line", "end", "chunks")
+
+    def __init__(self, index: int, name: str | None, start: int, line: int, gz: bool):
+        self.index, self.name, self.start, self.line = index, name, start, line
+        self.end = start
+        self.chunks: list[bytes] | None = [] if gz else None
+
+
+def scan_hlo_file(path: str, source: str | None = None,
+                  warnings: list[InputWarning] | None = None) -> Iterator[GraphRecord]:
+    """Yield one record per ``HloModule`` block (or one for a bare computation list), in file order, each as
+    soon as the next block begins."""
+    for block in _blocks(path, is_gzip(path), warnings):
+        complete = _looks_whole(_tail(path, block))
+        if not complete and warnings is not None:
+            warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off?)", path,
+                                         block.line))
+        packed = zlib.compress(b"".join(block.chunks), 1) if block.chunks is not None else None
+        yield GraphRecord(path=path, index=block.index, kind="hlo_file", start_line=block.line,
+                          source=source or path, module_name=block.name, complete=complete,
+                          byte_offset=block.start, byte_length=block.end - block.start, packed_text=packed)
+
+
+def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterator[_Block]:
+    """Split the file at ``HloModule`` lines; a file without any is one block from the first byte."""
+    current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
+    count = 0
+    with open_binary(path) as f:
+        for lineno, line in enumerate(lines(f, path, warnings), 1):
+            if line[:1] == b"H" and (m := _MODULE_RE.match(line)) is not None:
+                if count:
+                    yield current
+                current = _Block(count, decode(m.group(1)), current.end, lineno, gz)
+                count += 1
+            current.end += len(line)
+            if current.chunks is not None:
+                current.chunks.append(line)
+    yield current
+
+
+def _tail(path: str, block: _Block) -> bytes:
+    if block.chunks is not None:
+        return b"".join(block.chunks[-200:])[-_TAIL_BYTES:]
+    with open(path, "rb") as f:
+        start = max(block.start, block.end - _TAIL_BYTES)
+        f.seek(start)
+        return f.read(block.end - start)
+
+
+def _looks_whole(tail: bytes) -> bool:
+    """The last line that is neither blank nor a ``//`` comment closes a computation."""
+    for line in reversed(tail.splitlines()):
+        stripped = line.split(b"//", 1)[0].strip()  # "} // main.731"
+        if stripped:
+            return stripped == b"}"
+    return False
