@@ -17,16 +17,9 @@ from hlodiff.diff.model import CAUSE_KINDS, Cause, Change
 from hlodiff.hlo.model import SourceFrame
 
 _PROPAGATING = {"shape", "element_type", "layout"}
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/torch_xla/", "/jax/", "/jaxlib/", "/flax/",
-                  "/optax/", "/equinox/", "/lib/python3", "<frozen ", "<string>")
+
 
 Key = tuple[str | None, str | None]
-
-
-def is_library_frame(frame: SourceFrame) -> bool:
-    """Frames from torch, torch_xla, JAX and other installed packages: secondary to the user's own lines."""
-    path = "/" + frame.file.replace("\\", "/").lstrip("/")
-    return any(part in path for part in _LIBRARY_PARTS)
 
 
 def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[int, int]]]:
@@ -446,12 +439,21 @@ def _instructions(changes: list[Change]) -> list[tuple[str | None, str | None]]:
 
 
 def _change_stacks(changes: list[Change]) -> list[tuple[SourceFrame, ...]]:
-    """One frame stack per change: the right side's when it has one (the newer code), else the left's."""
+    """Frame stacks per change: the right side's when it has one (the newer code), else the left's.
+
+    Frames borrowed from users (inputs and literals without metadata) come as call site then use; both count.
+    """
     stacks = []
     for change in changes:
         sides = [s for s in (change.right, change.left) if s is not None and s.frames]
-        if sides:
-            stacks.append(sides[0].frames)
+        if not sides:
+            continue
+        side = sides[0]
+        if side.opcode in ("parameter", "constant") and len(side.frames) == 2 \
+                and not any(f.is_library for f in side.frames):
+            stacks.extend((f,) for f in side.frames)
+        else:
+            stacks.append(side.frames)
     return stacks
 
 
@@ -462,7 +464,7 @@ def _locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
     for frames in stacks:
         if not frames:
             continue
-        mine = [f for f in frames if not is_library_frame(f)]
+        mine = [f for f in frames if not f.is_library]
         if mine:
             if mine[0] not in user:
                 user.append(mine[0])

@@ -56,7 +56,30 @@ def classify_module(lcm: CanonicalModule, rcm: CanonicalModule) -> list[Computat
 
 
 def ref(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> InstructionRef:
-    return InstructionRef(cc.name, inst.name, inst.opcode, str(inst.shape), tuple(cm.frames(inst)), inst.line)
+    frames = cm.frames(inst)
+    if not frames and inst.opcode in ("parameter", "constant") and inst.name in cc.insts:
+        frames = _frames_from_users(cm, cc, inst.name)
+    return InstructionRef(cc.name, inst.name, inst.opcode, str(inst.shape), tuple(frames), inst.line)
+
+
+def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str) -> list:
+    """Where an input or a literal without metadata enters the user's code, from the first user that knows.
+
+    JAX puts no frames on parameters and constants; their users' stacks end in the call of the jitted function,
+    which is where a new shape or static value came in. That call site (the outermost user frame) comes first,
+    then the innermost user frame of the use itself.
+    """
+    queue, seen = sorted(cc.graph.successors(name)), {name}
+    while queue and len(seen) < 64:  # nearest users first: broadcasts and converts often carry no metadata
+        user = queue.pop(0)
+        if user in seen:
+            continue
+        seen.add(user)
+        mine = [f for f in cm.frames(cc.insts[user]) if not f.is_library]
+        if mine:
+            return [mine[-1]] if len(mine) == 1 else [mine[-1], mine[0]]
+        queue.extend(sorted(cc.graph.successors(user)))
+    return []
 
 
 def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, queue: list) -> None:

@@ -84,7 +84,7 @@ class Cause:
 
 
 def _frame_json(frame: SourceFrame) -> dict:
-    return {"file": frame.file, "line": frame.line, "function": frame.function}
+    return frame.to_json()
 
 
 @dataclass(slots=True)

@@ -132,6 +132,32 @@ class SourceFrame:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{self.function} ({where})" if self.function else where
 
+    @property
+    def where(self) -> str:
+        """``file:line`` (or just the file)."""
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+    @property
+    def is_library(self) -> bool:
+        """A frame inside torch, torch_xla, JAX or another installed package: secondary to the user's own code."""
+        path = "/" + self.file.replace("\\", "/").lstrip("/")
+        return any(part in path for part in _LIBRARY_PARTS)
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "function": self.function}
+
+
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/torch_xla/", "/jax/", "/jaxlib/", "/flax/",
+                  "/optax/", "/equinox/", "/lib/python3", "<frozen ", "<string>")
+
+
+def user_frame(frames) -> "SourceFrame | None":
+    """The innermost frame outside libraries, else ``None``."""
+    for frame in frames:
+        if not frame.is_library:
+            return frame
+    return None
+
 
 @dataclass(frozen=True, slots=True)
 class FileLocation:

@@ -1,0 +1,225 @@
+"""The ``hlodiff`` command. Click commands only: parsing options, calling the library, choosing a renderer.
+
+Input problems become one ``file:line:col: error: message`` line on stderr and exit status 2; ``compare`` exits
+like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff prints one line too (set
+``HLODIFF_DEBUG=1`` for the traceback) and exits 3.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+from rich.console import Console
+
+from hlodiff import __version__
+from hlodiff.errors import HlodiffError, InputWarning
+
+PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
+
+
+def _console(stream=None) -> Console:
+    width = int(os.environ.get("COLUMNS", "0") or 0) or None
+    return Console(file=stream or sys.stdout, width=width if width else (None if sys.stdout.isatty() else 120),
+                   highlight=False, soft_wrap=False)
+
+
+def _guarded(fn):
+    """Turn every failure into one line and an exit status; never a traceback (unless HLODIFF_DEBUG is set)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except HlodiffError as err:
+            click.echo(f"{err.location()}: error: {err.message}", err=True)
+            sys.exit(2)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(0)
+        except KeyboardInterrupt:
+            click.echo("hlodiff: interrupted", err=True)
+            sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except MemoryError:
+            click.echo("hlodiff: error: out of memory", err=True)
+            sys.exit(2)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            if os.environ.get("HLODIFF_DEBUG"):
+                raise
+            click.echo(f"hlodiff: internal error: {type(exc).__name__}: {exc} "
+                       f"(a bug in hlodiff; rerun with HLODIFF_DEBUG=1 and report it)", err=True)
+            sys.exit(3)
+
+    return wrapper
+
+
+def _warn(warnings: list[InputWarning]) -> None:
+    for warning in warnings:
+        click.echo(str(warning), err=True)
+
+
+def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
+    from hlodiff.graph import Normalization
+
+    return Normalization.without(*no_normalize, ignore_layouts=ignore_layouts)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="hlodiff")
+def main() -> None:
+    """Tell why an XLA program compiled again: structural diffs of HLO dumps from PyTorch/XLA and JAX.
+
+    \b
+    Start with:
+      hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
+      hlodiff compare graphs.hlo.0            each graph against the previous distinct one
+      hlodiff compare graphs.hlo.0#0 graphs.hlo.0#5
+    """
+
+
+stage_option = click.option("--stage", metavar="STAGE", default=None,
+                            help="For XLA dump folders: which stage to read (default before_optimizations).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schema in the README).")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@json_option
+@stage_option
+@_guarded
+def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None) -> None:
+    """List the graphs in dumps: size, inputs, outputs, trigger line, and which ones compiled.
+
+    PATH is a torch_xla save-tensors file (graphs.hlo.0, also .gz), an XLA --xla_dump_to folder, or an HLO
+    text file. Each graph gets a reference PATH#N that other commands accept.
+
+    \b
+    Example:
+      hlodiff inspect fixtures/torch_xla/batch_shape/graphs.hlo.0
+    """
+    from hlodiff.explain.inventory import inventory
+    from hlodiff.render import json_out, terminal
+
+    warnings: list[InputWarning] = []
+    summaries = inventory(list(paths), warnings, stage=stage)
+    if as_json:
+        click.echo(json_out.dumps(json_out.document("inspect", {"graphs": [s.to_json() for s in summaries]},
+                                                    warnings)), nl=False)
+    else:
+        _warn(warnings)
+        terminal.render_inventory(_console(), summaries)
+
+
+@main.command()
+@click.argument("refs", nargs=-1, required=True)
+@json_option
+@click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
+@click.option("--no-normalize", "no_normalize", multiple=True, type=click.Choice(PASS_CHOICES),
+              help="Turn a normalization pass off (repeatable).")
+@click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")
+@stage_option
+@_guarded
+def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: tuple[str, ...],
+            ignore_layouts: bool, stage: str | None) -> None:
+    """Compare two graphs, or each graph of one dump with the previous distinct one.
+
+    A and B are files or PATH#N references (as `hlodiff inspect` numbers them). Exit status: 0 equal after
+    normalization, 1 different, 2 error.
+
+    \b
+    Examples:
+      hlodiff compare run/graphs.hlo.0#0 run/graphs.hlo.0#5
+      hlodiff compare run/graphs.hlo.0 --json
+      hlodiff compare a.hlo b.hlo --no-normalize parameter-order
+    """
+    from hlodiff.render import json_out, terminal
+
+    options = _normalization(no_normalize, ignore_layouts)
+    warnings: list[InputWarning] = []
+    if len(refs) == 2:
+        from hlodiff.diff import diff_canonical
+        from hlodiff.dumps import resolve_ref
+        from hlodiff.graph import canonicalize
+
+        left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
+        diff = diff_canonical(canonicalize(left.module(), options), canonicalize(right.module(), options))
+        if as_json:
+            body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json()}
+            click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
+        else:
+            _warn(warnings)
+            terminal.render_diff(_console(), diff, left.ref, right.ref, verbose=verbose)
+        sys.exit(0 if diff.equal else 1)
+    if len(refs) != 1:
+        raise click.UsageError("give one dump, or two graphs (A B)")
+    from hlodiff.explain.inventory import inventory
+    from hlodiff.explain.sequence import consecutive
+
+    summaries = inventory([refs[0]], warnings, options, stage=stage, keep=True)
+    steps = consecutive(summaries)
+    if as_json:
+        body = {"graphs": len(summaries),
+                "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json()}
+                                for s in steps]}
+        click.echo(json_out.dumps(json_out.document("compare-sequence", body, warnings)), nl=False)
+    else:
+        _warn(warnings)
+        console = _console()
+        console.print(f"{len(summaries)} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
+                      f"between consecutive graphs", highlight=False)
+        for step in steps:
+            console.print()
+            terminal.render_diff(console, step.diff, step.left.ref, step.right.ref, verbose=verbose)
+    sys.exit(0 if not steps else 1)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@json_option
+@click.option("--text", "show_text", is_flag=True, help="Print the normalized module text instead of fingerprints.")
+@click.option("--no-normalize", "no_normalize", multiple=True, type=click.Choice(PASS_CHOICES),
+              help="Turn a normalization pass off (repeatable).")
+@click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")
+@stage_option
+@_guarded
+def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_normalize: tuple[str, ...],
+                ignore_layouts: bool, stage: str | None) -> None:
+    """Print the canonical fingerprint of each graph: equal exactly when the normalized graphs are equal.
+
+    \b
+    Example:
+      hlodiff fingerprint run/graphs.hlo.0 other_run/graphs.hlo.0#3
+    """
+    from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
+    from hlodiff.graph import canonicalize, normalized_text
+    from hlodiff.render import json_out
+
+    options = _normalization(no_normalize, ignore_layouts)
+    warnings: list[InputWarning] = []
+    rows = []
+    for path in paths:
+        _, n = split_ref(path)
+        records = [resolve_ref(path, warnings, stage=stage)] if n is not None else iter_graphs(path, warnings, stage=stage)
+        for record in records:
+            cm = canonicalize(record.module(), options)
+            rows.append((record, cm))
+    if as_json:
+        body = {"graphs": [{"ref": r.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,
+                            "ignored": [{"pass": p.name, "summary": p.summary} for p in cm.reports]}
+                           for r, cm in rows]}
+        click.echo(json_out.dumps(json_out.document("fingerprint", body, warnings)), nl=False)
+        return
+    _warn(warnings)
+    for record, cm in rows:
+        if show_text:
+            click.echo(f"// {record.ref}\n{normalized_text(cm)}")
+        else:
+            click.echo(f"{cm.fingerprint}  {record.ref}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Recompilation analysis over a run: which graphs compiled, and why each recompilation happened."""

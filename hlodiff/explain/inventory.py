@@ -1,0 +1,155 @@
+"""What a run's dumps hold, graph by graph: the table ``hlodiff inspect`` prints and ``explain-recompile`` starts from.
+
+A graph is a *compilation* the first time its cache key is seen: torch_xla's ``Graph Hash`` (graphs with other text
+but the same hash were cache hits), every module of an XLA dump folder (XLA dumps only what it compiles), and
+otherwise the canonical fingerprint (the best stand-in for a cache key a plain HLO file offers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from hlodiff.dumps import GraphRecord, iter_graphs
+from hlodiff.errors import InputWarning
+from hlodiff.graph import CanonicalModule, Normalization, canonicalize
+from hlodiff.hlo.model import Module, SourceFrame, user_frame
+
+
+@dataclass(slots=True)
+class GraphSummary:
+    """One graph of a run with the facts a user scans for: size, inputs, outputs, what triggered it."""
+
+    record: GraphRecord
+    name: str
+    instructions: int
+    parameters: int
+    parameter_bytes: int
+    outputs: int
+    output_bytes: int
+    fingerprint: str
+    cache_key: str
+    compiled: bool
+    first_ref: str  # the graph that compiled this cache key (itself when compiled)
+    trigger: SourceFrame | None
+    _canonical: CanonicalModule | None = field(default=None, repr=False)
+    _module: Module | None = field(default=None, repr=False)
+
+    @property
+    def ref(self) -> str:
+        return self.record.ref
+
+    def to_json(self) -> dict:
+        r = self.record
+        return {
+            "ref": r.ref,
+            "source": r.source,
+            "index": r.index,
+            "kind": r.kind,
+            "name": self.name,
+            "graph_name": r.graph_name,
+            "graph_hash": r.graph_hash,
+            "module_number": r.module_number,
+            "stage": r.stage,
+            "cache_key": self.cache_key,
+            "fingerprint": self.fingerprint,
+            "compiled": self.compiled,
+            "cache_hit_of": None if self.compiled else self.first_ref,
+            "instructions": self.instructions,
+            "parameters": {"count": self.parameters, "bytes": self.parameter_bytes},
+            "outputs": {"count": self.outputs, "bytes": self.output_bytes},
+            "trigger": self.trigger.to_json() if self.trigger else None,
+            "frames": [f.to_json() for f in r.frames],
+        }
+
+
+def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
+              keep: bool = False, parse_hits: bool = True) -> list[GraphSummary]:
+    """Summaries in order.
+
+    Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
+    graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
+    graphs for callers that go on to compare them; ``parse_hits=False`` lets cache hits reuse the facts of the
+    graph that compiled their key instead of being parsed at all.
+    """
+    summaries: list[GraphSummary] = []
+    first_by_key: dict[str, GraphSummary] = {}
+    facts_by_text: dict[int, GraphSummary] = {}
+    for record in records:
+        key = record.cache_key()
+        if key is not None and record.kind == "xla_dump":
+            key = f"{record.source}#{key}"
+        known = first_by_key.get(key) if key is not None else None
+        if known is not None and not parse_hits:
+            summaries.append(_hit(record, known))
+            continue
+        text = record.text()
+        facts = facts_by_text.get(hash(text))
+        if facts is None or keep:
+            module = _parse(record, text)
+            cm = canonicalize(module, options)
+            facts = _summary(record, module, cm, keep)
+            facts_by_text[hash(text)] = facts
+        summary = _copy_for(record, facts)
+        cache_key = key or f"fingerprint:{summary.fingerprint}"
+        first = first_by_key.setdefault(cache_key, summary)
+        summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.record.ref
+        summaries.append(summary)
+    return summaries
+
+
+def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:
+    if facts.record is record:
+        return facts
+    return GraphSummary(record, facts.name, facts.instructions, facts.parameters, facts.parameter_bytes,
+                        facts.outputs, facts.output_bytes, facts.fingerprint, "", False, record.ref, _trigger(record),
+                        facts._canonical, facts._module)
+
+
+def _hit(record: GraphRecord, first: GraphSummary) -> GraphSummary:
+    summary = _copy_for(record, first)
+    summary.cache_key, summary.first_ref = first.cache_key, first.record.ref
+    summary._canonical = summary._module = None
+    return summary
+
+
+def _trigger(record: GraphRecord) -> SourceFrame | None:
+    return user_frame(record.frames) or (record.frames[0] if record.frames else None)
+
+
+def _parse(record: GraphRecord, text: str) -> Module:
+    from hlodiff.hlo.parser import parse_module
+
+    return parse_module(text, path=record.path, first_line=record.start_line)
+
+
+def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: bool) -> GraphSummary:
+    entry = module.entry
+    params = entry.parameters()
+    root_shape = entry.root.shape
+    outputs = list(root_shape.tuple_shapes) if root_shape.is_tuple else [root_shape]
+    return GraphSummary(
+        record=record,
+        name=module.name or record.module_name or "",
+        instructions=module.instruction_count(),
+        parameters=len(params),
+        parameter_bytes=sum(p.shape.byte_size() for p in params),
+        outputs=len(outputs),
+        output_bytes=sum(s.byte_size() for s in outputs),
+        fingerprint=cm.fingerprint,
+        cache_key="",
+        compiled=False,
+        first_ref=record.ref,
+        trigger=_trigger(record),
+        _canonical=cm if keep else None,
+        _module=module if keep else None,
+    )
+
+
+def inventory(paths: list[str], warnings: list[InputWarning], options: Normalization = Normalization(), *,
+              stage: str | None = None, keep: bool = False) -> list[GraphSummary]:
+    """Summaries of every graph under ``paths`` (files or dump folders), in the order given."""
+    records: list[GraphRecord] = []
+    for path in paths:
+        records.extend(iter_graphs(path, warnings, stage=stage))
+    return summarize(records, options, keep=keep)

@@ -1,0 +1,149 @@
+"""Terminal reports with rich: verdict first, then causes with the user's source lines, details on request.
+
+Every function takes a :class:`rich.console.Console` so tests and the CLI choose width and colour; output is a
+pure function of the inputs (no timestamps, no dict-order surprises).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from hlodiff.diff.model import Cause, ModuleDiff
+from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import SourceFrame
+
+KIND_STYLE = {
+    "reordered": "cyan", "shape": "magenta", "dtype": "magenta", "layout": "blue", "constant": "yellow",
+    "attribute": "yellow", "inputs": "green", "outputs": "green", "ops": "red", "partial": "bright_red",
+    "sharding": "blue",
+}
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def frame_text(frame: SourceFrame | None) -> str:
+    if frame is None:
+        return "-"
+    return f"{frame.where} ({frame.function})" if frame.function else frame.where
+
+
+def render_warnings(console: Console, warnings: Iterable[InputWarning]) -> None:
+    for warning in warnings:
+        console.print(Text(str(warning), style="yellow"), highlight=False)
+
+
+# -- inspect -------------------------------------------------------------------------------------------------------
+
+
+def render_inventory(console: Console, summaries) -> None:
+    """The ``hlodiff inspect`` table: one row a graph, compilations marked."""
+    compiled = sum(1 for s in summaries if s.compiled)
+    sources = sorted({s.record.source for s in summaries})
+    one_source = len(sources) == 1
+    where = f" in {escape(sources[0])}" if one_source else ""
+    console.print(f"[bold]{len(summaries)} graph{'s' if len(summaries) != 1 else ''}[/]{where}, "
+                  f"{compiled} compilation{'s' if compiled != 1 else ''}", highlight=False)
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column, justify in (("graph", "left"), ("module", "left"), ("hash", "left"), ("compiled", "left"),
+                            ("instr", "right"), ("inputs", "right"), ("outputs", "right"), ("trigger", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for s in summaries:
+        key = s.record.graph_hash or s.fingerprint
+        table.add_row(
+            escape(_short_ref(s.ref) if one_source else s.ref),
+            escape(s.name),
+            key[:12],
+            "[green]yes[/]" if s.compiled else f"hit of {escape(_short_ref(s.first_ref))}",
+            f"{s.instructions:,}",
+            f"{s.parameters} ({human_bytes(s.parameter_bytes)})",
+            f"{s.outputs} ({human_bytes(s.output_bytes)})",
+            escape(_short_frame(s.trigger)),
+        )
+    console.print(table)
+
+
+def _short_frame(frame: SourceFrame | None) -> str:
+    if frame is None:
+        return "-"
+    return f"{frame.file.rsplit('/', 1)[-1]}:{frame.line}" if frame.line is not None else frame.file
+
+
+def _short_ref(ref: str) -> str:
+    return "#" + ref.rsplit("#", 1)[-1]
+
+
+# -- compare -------------------------------------------------------------------------------------------------------
+
+
+def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: str, *, verbose: bool = False) -> None:
+    """Verdict, causes with locations, what normalization ignored; with ``verbose`` every change and mapping."""
+    console.print(f"[bold]{escape(left_ref)}[/] -> [bold]{escape(right_ref)}[/]", highlight=False)
+    if diff.equal:
+        console.print("[green]equal after normalization[/]", highlight=False)
+    else:
+        n = len(diff.causes)
+        console.print(f"[red]{n} difference{'s' if n != 1 else ''}[/]", highlight=False)
+    render_causes(console, diff.causes)
+    if diff.ignored:
+        console.print(Text("ignored: " + "; ".join(i.summary for i in diff.ignored), style="dim"), highlight=False)
+    if verbose:
+        _render_details(console, diff)
+
+
+def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> None:
+    for cause in causes:
+        style = KIND_STYLE.get(cause.kind, "")
+        line = Text(indent)
+        line.append(f"{cause.kind:<10}", style=f"bold {style}")
+        line.append(cause.summary)
+        console.print(line, highlight=False)
+        for frame in cause.locations:
+            console.print(Text(f"{indent}{'':<10}at {frame_text(frame)}", style="bold"), highlight=False)
+        if not cause.locations and cause.library_locations:
+            for frame in cause.library_locations:
+                console.print(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
+                              highlight=False)
+
+
+def _render_details(console: Console, diff: ModuleDiff) -> None:
+    stats = diff.stats
+    console.print(Text(
+        f"instructions: {stats.get('left_instructions', 0):,} -> {stats.get('right_instructions', 0):,}; "
+        f"matched {stats.get('matched', 0):,} ({stats.get('changed', 0):,} changed), "
+        f"only left {stats.get('only_left', 0):,}, only right {stats.get('only_right', 0):,}"), highlight=False)
+    moved = [(a, b) for a, b in diff.parameter_mapping if a != b]
+    if moved:
+        console.print(Text("parameters: " + ", ".join(f"left p{a} = right p{b}" for a, b in moved)), highlight=False)
+    moved_out = [(a, b) for a, b in diff.output_mapping if a != b]
+    if moved_out:
+        console.print(Text("outputs: " + ", ".join(f"left {a} = right {b}" for a, b in moved_out)), highlight=False)
+    if not diff.changes:
+        return
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="changes", title_justify="left")
+    for column in ("status", "left", "right", "what"):
+        table.add_column(column, overflow="fold")
+    for change in diff.changes:
+        left = f"{change.left.opcode} %{change.left.name} {change.left.shape}" if change.left else ""
+        right = f"{change.right.opcode} %{change.right.name} {change.right.shape}" if change.right else ""
+        what = "; ".join(_change_detail(change, kind) for kind in change.kinds)
+        table.add_row(change.side.replace("_", " "), escape(left), escape(right), escape(what))
+    console.print(table)
+
+
+def _change_detail(change, kind: str) -> str:
+    if kind not in change.details:
+        return kind
+    before, after = change.details[kind]
+    return f"{kind}: {before} -> {after}"
