@@ -1,0 +1,150 @@
+"""The hlodiff command as a user runs it: output, exit status, one-line errors, stable JSON."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+
+BATCH = str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
+METRIC = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
+JAX_DUMP = str(FIXTURES / "jax" / "recompile_shape" / "dump")
+
+
+def run(*args: str):
+    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
+    return result
+
+
+def test_version_and_help_have_examples():
+    assert run("--version").output.strip() == "hlodiff, version 0.1.0"
+    for command in ("inspect", "compare", "fingerprint"):
+        out = run(command, "--help").output
+        assert "Example" in out and f"hlodiff {command}" in out
+
+
+def test_inspect_marks_compilations_and_cache_hits():
+    result = run("inspect", BATCH)
+    assert result.exit_code == 0
+    assert "6 graphs in" in result.output and "2 compilations" in result.output
+    assert result.output.count("hit of #0") == 4
+    assert "batch_shape.py:33" in result.output
+
+
+def test_inspect_json_is_documented_shape_and_deterministic():
+    first = run("inspect", "--json", BATCH, JAX_DUMP)
+    second = run("inspect", "--json", BATCH, JAX_DUMP)
+    assert first.exit_code == 0 and first.output == second.output
+    doc = json.loads(first.output)
+    assert doc["schema"] == "hlodiff.inspect/1"
+    graphs = doc["graphs"]
+    assert [g["compiled"] for g in graphs[:6]] == [True, False, False, False, False, True]
+    assert graphs[1]["cache_hit_of"] == BATCH + "#0"
+    assert graphs[0]["trigger"] == {"file": "/home/user/project/batch_shape.py", "line": 33, "function": "<module>"}
+    assert graphs[0]["parameters"]["count"] == 5 and graphs[0]["outputs"]["count"] == 7
+    assert [g["kind"] for g in graphs[6:]] == ["xla_dump"] * 3 and all(g["compiled"] for g in graphs[6:])
+
+
+def test_compare_two_refs_exit_status_like_diff():
+    same = run("compare", BATCH + "#0", BATCH + "#1")
+    assert same.exit_code == 0 and "equal after normalization" in same.output
+    different = run("compare", BATCH + "#4", BATCH + "#5")
+    assert different.exit_code == 1
+    assert "shape" in different.output and "batch_shape.py:27" in different.output
+
+
+def test_compare_dump_reports_each_change_once():
+    result = run("compare", METRIC)
+    assert result.exit_code == 1
+    assert "6 graphs, 5 changes between consecutive graphs" in result.output
+    assert result.output.count("1 output added") == 2 and result.output.count("1 output removed") == 3
+
+
+def test_compare_json_contract():
+    result = run("compare", "--json", METRIC + "#0", METRIC + "#1")
+    doc = json.loads(result.output)
+    assert doc["schema"] == "hlodiff.compare/1"
+    assert doc["equal"] is False
+    (cause,) = doc["causes"]
+    assert set(cause) >= {"kind", "summary", "locations", "instructions"}
+    assert cause["kind"] == "outputs"
+    assert cause["locations"] == [{"file": "/home/user/project/metric_even_steps.py", "line": 32,
+                                   "function": None}]
+    assert {"left", "right"} <= set(cause["instructions"][0])
+
+
+def test_no_normalize_turns_a_pass_off():
+    result = run("compare", "--json", "--no-normalize", "dead-code", BATCH + "#0", BATCH + "#1")
+    doc = json.loads(result.output)
+    assert doc["equal"] is True and not any(i["pass"] == "dead_code" for i in doc["ignored"])
+
+
+def test_fingerprint_equal_for_cache_hits_and_text_is_readable():
+    lines = run("fingerprint", BATCH).output.splitlines()
+    prints = [line.split()[0] for line in lines]
+    assert len(set(prints[:5])) == 1 and prints[5] != prints[0]
+    text = run("fingerprint", "--text", BATCH + "#0").output
+    assert "ENTRY %main {" in text and "metadata" not in text
+
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda d: d / "missing.hlo", r"missing\.hlo: error: "),
+    (lambda d: _write(d / "empty.hlo", b""), r"empty\.hlo(:1)?: error: "),
+    (lambda d: _write(d / "bin.hlo", bytes(range(256)) * 4), r"bin\.hlo(:\d+)?: error: "),
+    (lambda d: _write(d / "broken.hlo", b"HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] add(a, a\n"),
+     r"broken\.hlo:5:\d+: error: "),
+    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", r"emptydir: error: no HLO"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, make, expected):
+    path = make(tmp_path)
+    result = run("inspect", str(path))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and re.search("(^|/)" + expected, lines[0]), result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_graph_ref_names_the_range():
+    result = run("compare", BATCH + "#9", BATCH + "#0")
+    assert result.exit_code == 2
+    assert "no graph #9: there are 6 graphs (#0 to #5)" in result.output
+
+
+def test_dump_cut_mid_write_keeps_complete_graphs_with_a_warning(tmp_path):
+    text = open(BATCH).read()
+    cut = tmp_path / "graphs.hlo.0"
+    cut.write_text(text[: text.rindex("## END_GRAPH") - 300])
+    before = cut.read_bytes()
+    result = run("inspect", str(cut))
+    assert result.exit_code == 0
+    assert "5 graphs" in result.output and "warning: graph 5 cut off mid-write" in result.output
+    assert cut.read_bytes() == before  # input files are never modified
+
+
+def test_gzip_dump_reads_like_the_plain_one(tmp_path):
+    gz = tmp_path / "graphs.hlo.0.gz"
+    gz.write_bytes(gzip.compress(open(BATCH, "rb").read()))
+    plain = json.loads(run("fingerprint", "--json", BATCH).output)["graphs"]
+    packed = json.loads(run("fingerprint", "--json", str(gz)).output)["graphs"]
+    assert [g["fingerprint"] for g in plain] == [g["fingerprint"] for g in packed]
+
+
+def test_installed_console_script_runs(tmp_path):
+    exe = shutil.which("hlodiff", path=str(__import__("pathlib").Path(sys.executable).parent))
+    assert exe, "the hlodiff console script is installed beside python"
+    proc = subprocess.run([exe, "compare", BATCH + "#4", BATCH + "#5"], capture_output=True, text=True)
+    assert proc.returncode == 1 and "input shape changed" in proc.stdout and proc.stderr == ""
+
+
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return path
