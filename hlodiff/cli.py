@@ -75,6 +75,7 @@ def main() -> None:
 
     \b
     Start with:
+      hlodiff explain-recompile graphs.hlo.0  why the run compiled again, at which line of yours
       hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
       hlodiff compare graphs.hlo.0#0 graphs.hlo.0#5
@@ -219,6 +220,52 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
             click.echo(f"// {record.ref}\n{normalized_text(cm)}")
         else:
             click.echo(f"{cm.fingerprint}  {record.ref}")
+
+
+@main.command("explain-recompile")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
+              help="Live-tensor reports captured before each sync (default: tensors_report.txt beside the dump).")
+@click.option("--debug-log", "debug_log", type=click.Path(), default=None,
+              help="PT_XLA_DEBUG_LEVEL=1 output (default: pt_xla_debug.log beside the dump).")
+@json_option
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report to this file.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
+@stage_option
+@_guarded
+def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None, as_json: bool,
+                      html_path: str | None, verbose: bool, stage: str | None) -> None:
+    """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
+    the closest earlier graph of its family and which line of your code caused it.
+
+    PATH is a torch_xla save-tensors file, an XLA dump folder, or a folder written by `hlodiff record`.
+    Exit status: 0 when nothing recompiled, 1 when something did, 2 on bad input.
+
+    \b
+    Examples:
+      hlodiff explain-recompile fixtures/torch_xla/metric_even_steps/graphs.hlo.0
+      hlodiff explain-recompile run/graphs.hlo.0 --tensors-report run/tensors_report.txt --html report.html
+      hlodiff explain-recompile /tmp/jax_dump --json
+    """
+    from hlodiff.explain.recompile import discover, explain_run
+    from hlodiff.render import json_out, terminal
+
+    warnings: list[InputWarning] = []
+    inputs = discover(list(paths), tensors_report, debug_log)
+    explanation = explain_run(inputs, warnings, stage=stage)
+    if html_path:
+        from hlodiff.render.html import write_html
+
+        write_html(html_path, explanation)
+    if as_json:
+        body = {"inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
+                           "debug_logs": inputs.debug_logs}, **explanation.to_json()}
+        click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
+    else:
+        _warn(warnings)
+        terminal.render_explanation(_console(), explanation, verbose=verbose)
+    sys.exit(1 if explanation.recompilations else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

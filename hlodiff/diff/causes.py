@@ -179,6 +179,8 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str) -> lis
             causes[kind] = _origin_cause(kind, items, context)
         if extras.get(kind):
             _absorb(causes[kind], extras[kind])
+    if "inputs" not in causes and extras.get("inputs"):
+        causes["inputs"] = _inputs_cause(origins.get("inputs", []), context)
     _fold_derived_constants(causes)
     return list(causes.values())
 
@@ -198,6 +200,8 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
     found["inputs"] = [c for c in one_sided if (c.left or c.right).opcode == "parameter"]
     others = [c for c in one_sided if (c.left or c.right).opcode != "parameter"]
     leading = next((k for k in CAUSE_KINDS if found.get(k) and k != "inputs"), None)
+    if leading is None and found["inputs"] and _replaced_by_inputs(found["inputs"], others):
+        leading = "inputs"  # values the graph computed itself now come in as inputs (or the reverse)
     if others and leading is not None:
         extras[leading].extend(others)
     elif others:
@@ -280,6 +284,17 @@ def _neighbours(graph: nx.DiGraph, name: str):
 
 def _key_sort(key) -> tuple[str, str]:
     return (key[0] or "", key[1] or "")
+
+
+def _replaced_by_inputs(inputs: list[Change], others: list[Change]) -> bool:
+    """Inputs added where instructions were removed (or removed where added): e.g. an optimizer's state that the
+    first step creates in the graph (zeros, broadcasts) and later steps receive as inputs."""
+    added_inputs = any(c.right is not None for c in inputs)
+    removed_inputs = any(c.left is not None for c in inputs)
+    removed_ops = all(c.left is not None for c in others)
+    added_ops = all(c.right is not None for c in others)
+    return bool(others) and ((added_inputs and not removed_inputs and removed_ops)
+                             or (removed_inputs and not added_inputs and added_ops))
 
 
 def _origin_kind(cd: ComputationDiff, key: Key, change: Change, changes: dict[Key, Change]) -> str | None:

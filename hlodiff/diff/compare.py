@@ -92,4 +92,6 @@ def _stats(cd: ComputationDiff) -> dict[str, int]:
         "unchanged": len(m.l2r) - changed,
         "only_left": len(cd.left.insts) - len(m.l2r),
         "only_right": len(cd.right.insts) - len(m.r2l),
+        "left_outputs": len(cd.left.outputs()),
+        "right_outputs": len(cd.right.outputs()),
     }

@@ -147,3 +147,45 @@ def _change_detail(change, kind: str) -> str:
         return kind
     before, after = change.details[kind]
     return f"{kind}: {before} -> {after}"
+
+
+# -- explain-recompile ---------------------------------------------------------------------------------------------
+
+
+def render_explanation(console: Console, explanation, *, verbose: bool = False) -> None:
+    """Run summary first, then one block per recompilation: what it was compared with, causes, live tensors."""
+    console.print(Text(explanation.summary, style="bold"), highlight=False)
+    if len(explanation.patterns) > 1:
+        for pattern in explanation.patterns:
+            console.print(Text(f"  {pattern}"), highlight=False)
+    for r in explanation.recompilations:
+        console.print()
+        closest = _short_ref(r.closest.ref) if r.closest else "-"
+        head = Text(f"{r.graph.ref}", style="bold")
+        head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
+        if r.diff is not None:
+            head.append(f", {r.diff.similarity:.0%} alike", style="dim")
+        console.print(head, highlight=False)
+        render_causes(console, r.causes)
+        for note in r.tensors:
+            t = note.tensor
+            frame = _tensor_frame(t)
+            roots = t.roots()
+            op = f" {roots[-1].op}" if roots else ""
+            console.print(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output {note.output}: "
+                               f"live tensor id={t.id} {t.shape_text}{op} from {frame}", style="dim"),
+                          highlight=False)
+        if r.debug is not None and r.debug.cause:
+            console.print(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), highlight=False)
+        if verbose and r.diff is not None:
+            _render_details(console, r.diff)
+    for hint in explanation.hints:
+        console.print()
+        console.print(Text(f"hint: {hint}", style="yellow"), highlight=False)
+
+
+def _tensor_frame(tensor) -> str:
+    from hlodiff.hlo.model import user_frame
+
+    frame = user_frame(tensor.frames) or (tensor.frames[0] if tensor.frames else None)
+    return frame_text(frame)

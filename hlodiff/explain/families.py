@@ -1,0 +1,84 @@
+"""Group a run's graphs into families, so a forward graph is only ever compared with its own kind.
+
+torch_xla: a family is the user line that ended the step (the innermost frame outside torch_xla in
+``TensorsGraphInfo``) plus the graph name. A graph executed early, by ``.item()``, ``print(tensor)`` or any read of
+a value before the sync, has no torch_xla sync frame; it is *partial* and joins the family of the step it cut
+short (the next full graph). XLA dump folders and HLO files: the module name (the jitted function).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.explain.inventory import GraphSummary
+from hlodiff.hlo.model import SourceFrame
+
+_SYNC_FUNCTIONS = frozenset({"sync", "mark_step", "_mark_step", "step", "__next__", "next", "wait_device_ops",
+                             "_run_step_closures", "_xla_sync_multi", "sync_multi"})
+_EARLY_CAUSE = "access tensor value"
+
+
+@dataclass(slots=True)
+class Family:
+    """Graphs that come from the same place in the user's program."""
+
+    key: str
+    label: str
+    members: list[GraphSummary] = field(default_factory=list)
+
+    @property
+    def compiled(self) -> list[GraphSummary]:
+        return [g for g in self.members if g.compiled]
+
+
+def is_sync_frame(frame: SourceFrame) -> bool:
+    """A frame inside torch_xla's step-ending calls (``torch_xla.sync``, ``xm.mark_step``, the parallel loader)."""
+    path = frame.file.replace("\\", "/")
+    return "torch_xla/" in path and (frame.function in _SYNC_FUNCTIONS or path.endswith(
+        ("torch_xla/torch_xla.py", "core/xla_model.py", "distributed/parallel_loader.py")))
+
+
+def is_partial(summary: GraphSummary, debug_cause: str | None = None) -> bool:
+    """True when the graph ran before the step's sync: its trigger is user code reading a value."""
+    if debug_cause is not None and _EARLY_CAUSE in debug_cause:
+        return True
+    record = summary.record
+    if record.kind != "save_tensors" or not record.frames:
+        return False
+    return not any(is_sync_frame(f) for f in record.frames)
+
+
+def family_key(summary: GraphSummary) -> tuple[str, str]:
+    record = summary.record
+    if record.kind == "save_tensors":
+        trigger = summary.trigger
+        where = f"{trigger.file}:{trigger.line}" if trigger else "?"
+        name = record.graph_name or ""
+        label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
+        return f"{record.source}|{name}|{where}", label
+    name = summary.name or record.module_name or "?"
+    return f"{record.source}|{name}", name
+
+
+def group(summaries: list[GraphSummary], partial: set[int]) -> list[Family]:
+    """Families in order of first appearance; partial graphs (by position in ``summaries``) join the next full
+    graph's family, or their own when no full graph follows."""
+    families: dict[str, Family] = {}
+    pending: list[GraphSummary] = []
+    for position, summary in enumerate(summaries):
+        if position in partial:
+            pending.append(summary)
+            continue
+        key, label = family_key(summary)
+        family = families.setdefault(key, Family(key, label))
+        family.members.extend(pending)
+        family.members.append(summary)
+        pending = []
+    for summary in pending:
+        key, label = family_key(summary)
+        families.setdefault(key, Family(key, label)).members.append(summary)
+    return list(families.values())
+
+
+def _short(frame: SourceFrame) -> str:
+    return f"{frame.file.rsplit('/', 1)[-1]}:{frame.line}"

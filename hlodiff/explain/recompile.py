@@ -1,0 +1,354 @@
+"""Why did this run compile again? Over a run's dumps: which graphs compiled, and for each recompilation the
+closest earlier graph of its family, the causes in the shared vocabulary, the user's line, and (when captured)
+the live tensors behind added or removed outputs and the PT_XLA_DEBUG record of the compilation.
+
+Only compiled graphs are parsed: cache hits share their compiled graph's facts, so a 1 GB dump of 250 graphs with
+3 cache keys costs three parses, not 250.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from hlodiff.diff import ModuleDiff, diff_canonical
+from hlodiff.diff.model import Cause
+from hlodiff.dumps import GraphRecord, iter_graphs
+from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
+from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, read_reports
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.families import Family, group, is_partial
+from hlodiff.explain.inventory import GraphSummary, summarize
+from hlodiff.explain.patterns import describe_pattern
+from hlodiff.graph import Normalization
+from hlodiff.hlo.model import SourceFrame, user_frame
+
+MAX_CANDIDATES = 8
+"""How many earlier compiled graphs of a family are compared to find the closest (most recent first)."""
+
+
+@dataclass(slots=True)
+class TensorNote:
+    """The live tensor behind a graph output, from the report captured just before the sync."""
+
+    side: str  # "left" or "right"
+    output: int
+    tensor: LiveTensor
+
+    def to_json(self) -> dict:
+        t = self.tensor
+        frame = user_frame(t.frames) or (t.frames[0] if t.frames else None)
+        roots = t.roots()
+        return {"side": self.side, "output": self.output, "tensor_id": t.id, "shape": t.shape_text,
+                "ir_op": roots[-1].op if roots else None, "frame": frame.to_json() if frame else None}
+
+
+@dataclass(slots=True)
+class Recompilation:
+    graph: GraphSummary
+    closest: GraphSummary | None
+    family: Family
+    causes: list[Cause]
+    diff: ModuleDiff | None
+    tensors: list[TensorNote] = field(default_factory=list)
+    debug: CompilationEvent | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "graph": self.graph.ref,
+            "index": self.graph.record.index,
+            "closest": self.closest.ref if self.closest else None,
+            "family": self.family.label,
+            "similarity": round(self.diff.similarity, 4) if self.diff else None,
+            "causes": [c.to_json() for c in self.causes],
+            "live_tensors": [t.to_json() for t in self.tensors],
+            "debug": _debug_json(self.debug),
+            "ignored": [i.to_json() for i in self.diff.ignored] if self.diff else [],
+        }
+
+
+@dataclass(slots=True)
+class RunExplanation:
+    graphs: list[GraphSummary]
+    families: list[Family]
+    recompilations: list[Recompilation]
+    summary: str
+    patterns: list[str]
+    hints: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "summary": self.summary,
+            "graphs": [_graph_json(g) for g in self.graphs],
+            "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
+                          "compiled": [g.ref for g in f.compiled]} for f in self.families],
+            "patterns": self.patterns,
+            "recompilations": [r.to_json() for r in self.recompilations],
+            "hints": self.hints,
+        }
+
+
+def _graph_json(g: GraphSummary) -> dict:
+    return {"index": g.record.index, "ref": g.ref, "name": g.name, "graph_hash": g.record.graph_hash,
+            "fingerprint": g.fingerprint, "compiled": g.compiled, "instructions": g.instructions,
+            "cache_key": g.cache_key, "trigger": g.trigger.to_json() if g.trigger else None}
+
+
+def _debug_json(event: CompilationEvent | None) -> dict | None:
+    if event is None:
+        return None
+    return {"cause": event.cause, "graph_hash": event.graph_hash,
+            "frames": [f.to_json() for f in event.frames]}
+
+
+# -- inputs ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunInputs:
+    """Everything one explanation reads: the dumps and the optional side channels."""
+
+    paths: list[str]
+    tensors_reports: list[str] = field(default_factory=list)
+    debug_logs: list[str] = field(default_factory=list)
+
+
+def discover(paths: list[str], tensors_report: str | None, debug_log: str | None) -> RunInputs:
+    """Side channels given explicitly, else found beside a save-tensors file (as ``hlodiff record`` lays them out).
+
+    A folder written by ``hlodiff record`` stands for its save-tensors file or XLA dump folder.
+    """
+    inputs = RunInputs([])
+    for path in paths:
+        folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+        recorded = os.path.isdir(path) and not _has_hlo_files(path)
+        if recorded:
+            found = _recorded_dumps(path)
+            if not found:
+                raise HlodiffError("no dump here: expected graphs.hlo.N or an xla_dump folder", path=path)
+            inputs.paths.extend(found)
+        else:
+            inputs.paths.append(path)
+        for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
+                                    ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
+            candidate = os.path.join(folder, name)
+            if given is None and os.path.isfile(candidate) and candidate not in target:
+                target.append(candidate)
+    if tensors_report:
+        inputs.tensors_reports = [tensors_report]
+    if debug_log:
+        inputs.debug_logs = [debug_log]
+    return inputs
+
+
+def _has_hlo_files(folder: str) -> bool:
+    return any(name.startswith("module_") for name in os.listdir(folder))
+
+
+def _recorded_dumps(folder: str) -> list[str]:
+    found = sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                   if n.startswith("graphs.hlo.") and n.rsplit(".", 1)[-1].rstrip("gz.").isdigit())
+    dump = os.path.join(folder, "xla_dump")
+    if os.path.isdir(dump):
+        found.append(dump)
+    return found
+
+
+# -- analysis ---------------------------------------------------------------------------------------------------------
+
+
+def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normalization = Normalization(), *,
+                stage: str | None = None) -> RunExplanation:
+    records: list[GraphRecord] = []
+    for path in inputs.paths:
+        records.extend(iter_graphs(path, warnings, stage=stage))
+    if not records:
+        raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
+    graphs = summarize(records, options, keep=True, parse_hits=False)
+    reports = _reports(inputs, warnings)
+    events = _debug_events(inputs, warnings)
+    partial = {i for i, g in enumerate(graphs)
+               if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
+    families = group(graphs, partial)
+    partial_refs = {graphs[i].ref for i in partial}
+    recompilations = []
+    for family in families:
+        compiled = family.compiled
+        for position, graph in enumerate(compiled[1:], start=1):
+            recompilations.append(_explain_one(graph, compiled[:position], family, graph.ref in partial_refs,
+                                               reports, events))
+    recompilations.sort(key=lambda r: graphs.index(r.graph))
+    patterns = [describe_pattern(f, recompilations) for f in families]
+    hints = _hints(graphs, recompilations, reports)
+    return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
+                          hints)
+
+
+def _reports(inputs: RunInputs, warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
+    """Live-tensor reports keyed by (save-tensors file, entry index); one report file per dump, in order."""
+    found: dict[tuple[str, int], SyncReport] = {}
+    save_files = [p for p in inputs.paths if not os.path.isdir(p)]
+    for i, report_path in enumerate(inputs.tensors_reports):
+        target = save_files[min(i, len(save_files) - 1)] if save_files else ""
+        for report in read_reports(report_path, warnings):
+            if report.sync is not None:
+                found[(target, report.sync)] = report
+    return found
+
+
+def _debug_events(inputs: RunInputs, warnings: list[InputWarning]) -> dict[str, CompilationEvent]:
+    events: dict[str, CompilationEvent] = {}
+    for log in inputs.debug_logs:
+        for event in read_compilations(log, warnings):
+            if event.graph_hash:
+                events.setdefault(event.graph_hash, event)
+    return events
+
+
+def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Family, partial: bool,
+                 reports: dict, events: dict[str, CompilationEvent]) -> Recompilation:
+    best: tuple[float, int, GraphSummary, ModuleDiff] | None = None
+    for order, candidate in enumerate(reversed(earlier[-MAX_CANDIDATES:])):
+        diff = diff_canonical(candidate._canonical, graph._canonical)
+        score = (diff.similarity, -order)
+        if best is None or score > best[:2]:
+            best = (diff.similarity, -order, candidate, diff)
+    _, _, closest, diff = best
+    causes = list(diff.causes) if not diff.equal else [_same_after_normalization(diff)]
+    if partial:
+        causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
+    notes = _tensor_notes(diff, closest, graph, reports)
+    _locate_from_tensors(causes, diff, closest, graph, reports)
+    return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
+
+
+def _same_after_normalization(diff: ModuleDiff) -> Cause:
+    """Two cache keys, one normalized graph: the tracer numbered or ordered things differently."""
+    what = "; ".join(i.summary for i in diff.ignored if i.name in ("parameter_order", "names", "dead_code",
+                                                                  "tuple_plumbing")) or "names or metadata only"
+    return Cause("reordered", f"same computation after normalization; it differs only in {what}")
+
+
+def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
+    trigger = graph.trigger
+    how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
+    summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, which reads a value "
+               f"(.item(), print, a Python condition on a tensor){how}")
+    return Cause("partial", summary, [trigger] if trigger else [])
+
+
+def _outputs_with_tensors(diff: ModuleDiff) -> tuple[list[int], list[int]]:
+    """Output positions added on the right and removed on the left."""
+    lefts = {a for a, _ in diff.output_mapping}
+    rights = {b for _, b in diff.output_mapping}
+    added = [j for j in range(diff.stats.get("right_outputs", 0)) if j not in rights]
+    removed = [i for i in range(diff.stats.get("left_outputs", 0)) if i not in lefts]
+    return added, removed
+
+
+def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, reports: dict) -> list[TensorNote]:
+    added, removed = _outputs_with_tensors(diff)
+    moved = [(a, b) for a, b in diff.output_mapping if a != b] if any(c.kind == "reordered" for c in diff.causes) else []
+    notes: list[TensorNote] = []
+    right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
+    for j in added:
+        if j < len(right_tensors):
+            notes.append(TensorNote("right", j, right_tensors[j]))
+    for i in removed:
+        if i < len(left_tensors):
+            notes.append(TensorNote("left", i, left_tensors[i]))
+    for _, j in moved[:16]:
+        if j < len(right_tensors):
+            notes.append(TensorNote("right", j, right_tensors[j]))
+    return notes
+
+
+def output_tensors(graph: GraphSummary, reports: dict) -> list[LiveTensor]:
+    """The live tensors behind a graph's outputs, in output order; empty when no report fits the graph.
+
+    torch_xla makes one output per live tensor with pending IR, in tensor-id order; a report that does not give
+    exactly that many such tensors (or whose shapes disagree) is not trusted.
+    """
+    report = reports.get((graph.record.path, graph.record.index)) or reports.get((graph.record.source,
+                                                                                   graph.record.index))
+    if report is None:
+        return []
+    pending = sorted((t for t in report.tensors if t.ir_nodes > 1), key=lambda t: t.id)
+    if len(pending) != graph.outputs:
+        return []
+    return pending
+
+
+def _locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummary, right: GraphSummary,
+                         reports: dict) -> None:
+    """Give causes without a user line the user frames of the live tensors their changes feed.
+
+    HLO metadata keeps only the innermost Python frame, often inside torch (``torch/optim/sgd.py``); the live
+    tensor written by the user's line (``opt.step()``) knows the whole stack.
+    """
+    right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
+    if not right_tensors and not left_tensors:
+        return
+    added, removed = _outputs_with_tensors(diff)
+    for cause in causes:
+        if cause.locations or cause.kind == "partial":
+            continue
+        if cause.kind == "outputs":
+            picks = [(right_tensors, j) for j in added] + [(left_tensors, i) for i in removed]
+        else:
+            picks = [(right_tensors, j) for j in _outputs_fed_by(cause, right)]
+        frames: list[SourceFrame] = []
+        for tensors, j in picks[:8]:
+            if j < len(tensors):
+                frame = user_frame(tensors[j].frames)
+                if frame is not None and frame not in frames:
+                    frames.append(frame)
+        cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
+
+
+def _outputs_fed_by(cause: Cause, graph: GraphSummary) -> list[int]:
+    """Output positions of the right graph that depend on the cause's right-side instructions."""
+    cm = graph._canonical
+    if cm is None:
+        return []
+    cc = cm.entry
+    targets = {r for _, r in cause.instructions if r is not None and r in cc.insts}
+    if not targets:
+        return []
+    outputs = cc.outputs()
+    reached: list[int] = []
+    for j, out in enumerate(outputs):
+        stack, seen = [out], set()
+        while stack:
+            node = stack.pop()
+            if node in targets:
+                reached.append(j)
+                break
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(cc.operands.get(node, ()))
+    return reached
+
+
+def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str]) -> str:
+    compiled = sum(1 for g in graphs if g.compiled)
+    n = len(recompilations)
+    head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
+            f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}")
+    interesting = [p for p in patterns if not p.startswith("steady")]
+    return head + (": " + "; ".join(interesting) if interesting else "")
+
+
+def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict) -> list[str]:
+    hints = []
+    unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
+    no_metadata = all(not any(c.locations or c.library_locations for c in r.causes) for r in unknown) and unknown
+    if no_metadata:
+        hints.append("source lines unknown: the dump has no metadata; rerun with "
+                     "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
+    elif unknown and not reports and any(g.record.kind == "save_tensors" for g in graphs):
+        hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
+                     "`hlodiff record`) to trace them to the live tensors and their Python stacks")
+    return hints

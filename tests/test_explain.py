@@ -1,0 +1,124 @@
+"""explain-recompile on real runs: the true compilations, the true cause kind, the user's line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+from hlodiff.explain.recompile import discover, explain_run
+
+TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial",
+             "lr_constant"]
+
+
+def explain(path: str, **side):
+    warnings = []
+    result = explain_run(discover([path], side.get("tensors"), side.get("debug")), warnings)
+    assert warnings == []
+    return result
+
+
+def truth(name: str) -> dict:
+    return json.loads((FIXTURES / "torch_xla" / name / "truth.json").read_text())
+
+
+@pytest.mark.parametrize("name", TORCH_XLA)
+def test_compilations_are_exactly_the_true_ones(name):
+    result = explain(str(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
+    assert [g.record.index for g in result.graphs if g.compiled] == truth(name)["compilations"]
+
+
+@pytest.mark.parametrize("name", TORCH_XLA)
+def test_each_recompilation_names_the_true_cause_and_line(name):
+    t = truth(name)
+    result = explain(str(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
+    assert [r.graph.record.index for r in result.recompilations] == t["compilations"][1:]
+    first = result.recompilations[0]
+    assert first.causes[0].kind == t["cause"]
+    lines = {(f.file.rsplit("/", 1)[-1], f.line) for f in first.causes[0].locations}
+    assert (t["user_file"], t["user_line"]) in lines
+
+
+def test_lr_line_needs_the_live_tensor_report(tmp_path):
+    """The HLO only knows torch/optim/sgd.py; the report's stacks lead to the user's opt.step() line."""
+    folder = FIXTURES / "torch_xla" / "lr_constant"
+    with_reports = explain(str(folder / "graphs.hlo.0"))
+    assert with_reports.recompilations[0].causes[0].locations[0].line == truth("lr_constant")["user_line"]
+    alone = tmp_path / "graphs.hlo.0"
+    alone.write_bytes((folder / "graphs.hlo.0").read_bytes())
+    without = explain(str(alone))
+    cause = without.recompilations[0].causes[0]
+    assert cause.locations == [] and cause.library_locations[0].file.endswith("torch/optim/sgd.py")
+    assert any("--tensors-report" in h for h in without.hints)
+
+
+def test_metric_output_traced_to_its_live_tensor():
+    result = explain(str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0"))
+    (note,) = result.recompilations[0].tensors
+    doc = note.to_json()
+    assert doc["side"] == "left" and doc["shape"] == "f32[]" and doc["ir_op"] == "aten::mean"
+    assert doc["frame"]["line"] == truth("metric_even_steps")["user_line"]
+    assert "alternating" in result.summary and "A,B,A,B,A,B" in result.summary
+
+
+def test_partial_graph_is_located_at_the_item_call_and_joined_to_its_step():
+    result = explain(str(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0"))
+    (r,) = result.recompilations
+    assert r.causes[0].kind == "partial" and r.closest.record.index == 0
+    assert "access tensor value" in r.debug.cause
+    assert len(result.families) == 1
+
+
+def test_warm_up_pattern_for_the_first_optimizer_step():
+    result = explain(str(FIXTURES / "torch_xla" / "steady" / "graphs.hlo.0"))
+    assert "warm-up only" in result.summary
+    assert [c.kind for c in result.recompilations[0].causes] == ["inputs"]
+
+
+def test_jax_dump_folder_recompilations():
+    t = json.loads((FIXTURES / "jax" / "recompile_shape" / "truth.json").read_text())
+    result = explain(str(FIXTURES / "jax" / "recompile_shape" / "dump"))
+    assert all(g.compiled for g in result.graphs) and len(result.graphs) == len(t["compilations"])
+    for r, expected in zip(result.recompilations, t["recompiles"]):
+        assert r.causes[0].kind == expected["cause"]
+        assert expected["user_line"] in {f.line for f in r.causes[0].locations}
+
+
+def test_cache_hits_are_not_parsed():
+    """A 250-graph dump with 3 keys must cost 3 parses: hits reuse the compiled graph's facts."""
+    result = explain(str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0"))
+    hits = [g for g in result.graphs if not g.compiled]
+    assert hits and all(g._canonical is None for g in hits)
+
+
+def test_cli_json_contract_and_html(tmp_path):
+    page = tmp_path / "report.html"
+    path = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
+    result = CliRunner().invoke(main, ["explain-recompile", path, "--json", "--html", str(page)])
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["schema"] == "hlodiff.explain/1"
+    g0 = doc["graphs"][0]
+    assert {"index", "name", "graph_hash", "fingerprint", "compiled", "instructions"} <= set(g0)
+    (rec,) = doc["recompilations"]
+    assert rec["graph"].endswith("#1") and rec["closest"].endswith("#0")
+    assert rec["causes"][0]["kind"] == "outputs"
+    assert rec["causes"][0]["locations"][0] == {"file": "/home/user/project/metric_even_steps.py", "line": 32,
+                                                 "function": None}
+    text = page.read_text()
+    assert "<script" not in text and "http" not in text.lower().replace("http-equiv", "")
+    assert "metric_even_steps.py" in text and "class='hit'" in text
+
+
+def test_steady_run_exits_zero(tmp_path):
+    src = (FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0").read_text()
+    first_five = src[: src.rindex("[ScheduleSyncTensorsGraph]")]
+    path = tmp_path / "graphs.hlo.0"
+    path.write_text(first_five)
+    result = CliRunner().invoke(main, ["explain-recompile", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "0 recompilations" in result.output
