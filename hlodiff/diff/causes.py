@@ -82,21 +82,21 @@ def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], s
 
 
 def _exclusive_cone(cc, outputs: list[str], partner: dict[str, str]) -> set[str]:
-    """Unmatched instructions that exist only to compute ``outputs``: the work that came or went with them."""
+    """Unmatched instructions that exist only to compute ``outputs``: the work that came or went with them.
+
+    Walks down from the outputs through unmatched operands, keeping an instruction once every one of its users
+    is already in the cone (or is the root tuple).
+    """
     cone: set[str] = {o for o in outputs if o not in partner}
-    candidates = set()
-    for o in cone:
-        candidates |= nx.ancestors(cc.graph, o)
-    changed = True
-    while changed:
-        changed = False
-        for name in candidates - cone:
-            if name in partner:
-                continue
-            users = set(cc.graph.successors(name))
-            if users and all(u in cone or u == cc.root for u in users):
-                cone.add(name)
-                changed = True
+    stack = [op for o in cone for op in cc.operands[o]]
+    while stack:
+        name = stack.pop()
+        if name in cone or name in partner:
+            continue
+        users = cc.users(name)
+        if users and all(u in cone or u == cc.root for u in users):
+            cone.add(name)
+            stack.extend(cc.operands[name])
     return cone
 
 
@@ -263,12 +263,12 @@ def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]
     for key in changes:
         lname, rname = key
         if lname is not None:
-            for nb in _neighbours(cd.left.graph, lname):
+            for nb in _neighbours(cd.left, lname):
                 other = by_left.get(nb)
                 if other is not None:
                     g.add_edge(key, other)
         if rname is not None:
-            for nb in _neighbours(cd.right.graph, rname):
+            for nb in _neighbours(cd.right, rname):
                 other = by_right.get(nb)
                 if other is not None:
                     g.add_edge(key, other)
@@ -277,9 +277,9 @@ def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]
     return regions
 
 
-def _neighbours(graph: nx.DiGraph, name: str):
-    yield from graph.predecessors(name)
-    yield from graph.successors(name)
+def _neighbours(cc, name: str):
+    yield from cc.operands[name]
+    yield from cc.users(name)
 
 
 def _key_sort(key) -> tuple[str, str]:

@@ -69,7 +69,7 @@ def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str)
     which is where a new shape or static value came in. That call site (the outermost user frame) comes first,
     then the innermost user frame of the use itself.
     """
-    queue, seen = sorted(cc.graph.successors(name)), {name}
+    queue, seen = sorted(cc.users(name)), {name}
     while queue and len(seen) < 64:  # nearest users first: broadcasts and converts often carry no metadata
         user = queue.pop(0)
         if user in seen:
@@ -78,7 +78,7 @@ def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str)
         mine = [f for f in cm.frames(cc.insts[user]) if not f.is_library]
         if mine:
             return [mine[-1]] if len(mine) == 1 else [mine[-1], mine[0]]
-        queue.extend(sorted(cc.graph.successors(user)))
+        queue.extend(sorted(cc.users(user)))
     return []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hlodiff._runtime import paused_gc
 from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
 from hlodiff.diff.model import Cause, Ignored, ModuleDiff
@@ -15,6 +16,11 @@ def diff_modules(left: Module, right: Module, options: Normalization = Normaliza
 
 
 def diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
+    with paused_gc():
+        return _diff_canonical(lcm, rcm)
+
+
+def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
     equal = lcm.fingerprint == rcm.fingerprint
     cds = classify_module(lcm, rcm)
     causes, output_mapping = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]))

@@ -43,8 +43,8 @@ def match_computations(left: CanonicalComputation, right: CanonicalComputation) 
     match_exact(m, left_order, right_order)
     match_top_down(m, left_order)
     match_bottom_up(m, left_order, right_order)
-    match_leftovers(m, left_order, right_order)
-    match_top_down(m, left_order)
+    if match_leftovers(m, left_order, right_order):
+        match_top_down(m, left_order)  # new pairs may anchor operands still unmatched
     return m
 
 
@@ -116,7 +116,7 @@ def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) 
             ro = m.l2r.get(lo)
             if ro is None:
                 continue
-            for ruser in m.right.graph.successors(ro):
+            for ruser in m.right.users(ro):
                 if ruser in m.r2l or m.right.insts[ruser].opcode != linst.opcode:
                     continue
                 rops = m.right.operands[ruser]
@@ -128,25 +128,30 @@ def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) 
             m.add(lname, best, "bottom_up")
 
 
-def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) -> None:
-    """Remaining parameters and constants by shape (and use), other instructions by opcode, shape and source."""
+def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) -> int:
+    """Remaining parameters and constants by shape (and use), other instructions by opcode, shape and source.
+
+    Returns how many pairs it added.
+    """
+    added = 0
     for key in (_param_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
         rights: dict[tuple, list[str]] = defaultdict(list)
         for name in left_order:
-            k = key(m.left, name)
-            if k is not None and name not in m.l2r:
+            if name not in m.l2r and (k := key(m.left, name)) is not None:
                 lefts[k].append(name)
+        if not lefts:
+            continue
         for name in right_order:
-            k = key(m.right, name)
-            if k is not None and name not in m.r2l:
+            if name not in m.r2l and (k := key(m.right, name)) is not None:
                 rights[k].append(name)
         for k, names in lefts.items():
             others = rights.get(k, [])
             if key is _op_key and (len(names) != 1 or len(others) != 1):
                 continue
             for lname, rname in zip(names, others):
-                m.add(lname, rname, "leftover")
+                added += m.add(lname, rname, "leftover")
+    return added
 
 
 def _param_key(cc: CanonicalComputation, name: str) -> tuple | None:

@@ -214,7 +214,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
         if best is None or score > best[:2]:
             best = (diff.similarity, -order, candidate, diff)
     _, _, closest, diff = best
-    causes = list(diff.causes) if not diff.equal else [_same_after_normalization(diff)]
+    causes = list(diff.causes) if not diff.equal else [_same_after_normalization(diff, graph)]
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
@@ -222,11 +222,28 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
 
 
-def _same_after_normalization(diff: ModuleDiff) -> Cause:
-    """Two cache keys, one normalized graph: the tracer numbered or ordered things differently."""
+def _same_after_normalization(diff: ModuleDiff, graph: GraphSummary) -> Cause:
+    """Two cache keys, one normalized graph: the tracer numbered or ordered things differently.
+
+    Located at the user lines that created the renumbered inputs (their ``xla__device_data`` metadata), which
+    is where a callback order or a dict iteration order shows up.
+    """
     what = "; ".join(i.summary for i in diff.ignored if i.name in ("parameter_order", "names", "dead_code",
                                                                   "tuple_plumbing")) or "names or metadata only"
-    return Cause("reordered", f"same computation after normalization; it differs only in {what}")
+    moved = {b: a for a, b in diff.parameter_mapping if a != b}
+    frames: list[SourceFrame] = []
+    instructions = []
+    cm = graph._canonical
+    if cm is not None:
+        for inst in cm.module.entry.parameters():
+            if inst.parameter_number in moved:
+                instructions.append((None, inst.name))
+                frame = user_frame(cm.frames(inst))
+                if frame is not None and frame not in frames:
+                    frames.append(frame)
+    frames.sort(key=lambda f: (f.file, f.line or 0))
+    return Cause("reordered", f"same computation after normalization; it differs only in {what}", frames[:4],
+                 instructions)
 
 
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:

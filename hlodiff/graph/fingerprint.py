@@ -12,6 +12,7 @@ import hashlib
 import re
 
 
+from hlodiff._runtime import paused_gc
 from hlodiff.graph.canonical import (
     CanonicalComputation,
     CanonicalModule,
@@ -35,6 +36,11 @@ _shape_text: dict = {}  # Shape -> its text; shapes are few and immutable
 
 def canonicalize(module: Module, options: Normalization = Normalization()) -> CanonicalModule:
     """Build the canonical graphs of ``module``, run the enabled passes, and compute hashes and fingerprint."""
+    with paused_gc():
+        return _canonicalize(module, options)
+
+
+def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
     comps = {c.name: build_computation(c) for c in reachable_computations(module)}
     cm = CanonicalModule(module, options, comps, comps[module.entry.name])
     for name, run in ORDER[:2]:  # the passes that rewrite graphs

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
@@ -61,7 +62,8 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
     ``first_line`` is the file line on which ``text`` begins, so errors and instruction positions point into the
     original file even when the module was cut out of a larger dump.
     """
-    return _Parser(text, path, first_line).parse()
+    with paused_gc():
+        return _Parser(text, path, first_line).parse()
 
 
 class _Parser:

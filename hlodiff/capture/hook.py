@@ -1,0 +1,505 @@
+"""Append torch_xla's live-tensor report to a file just before every sync.
+
+:func:`install_sync_hook` makes every ``torch_xla.sync()`` (and so ``xm.mark_step()``, ``torch_xla.compile``, the
+parallel loader's step-end sync) first append ``torch_xla._XLAC._xla_tensors_report(threshold, device)`` to a file,
+under one line::
+
+    ## SYNC <n> call=<k> trigger=sync api=<torch_xla.sync|xm.mark_step|torch_xla.compile>
+
+(the separator of hlodiff's fixtures; ``hlodiff.dumps.tensors_report`` reads it).
+
+**What torch_xla 2.9 offers.** ``xm.mark_step()`` is ``torch_xla.sync()`` (it calls ``torch_xla.sync`` through the
+package attribute); ``torch_xla.compile`` and ``step`` call the module global ``torch_xla.torch_xla.sync``;
+``sync`` itself calls the C function ``torch_xla._XLAC._xla_step_marker``. Covering ``sync`` therefore covers
+``mark_step`` once, without double reports. Wrapping anything in a Python function would however add a frame to
+the stack torch_xla records at the sync, and torch_xla *reads* that stack: the save-tensors ``TensorsGraphInfo``
+and the debug log print it, and the debug log's ``Compilation Cause`` looks at the two innermost frames (frame 0
+must be ``sync`` in ``torch_xla.py``; frame 1 tells "parallel loader at step end" and "torch_xla.compile" from
+"user torch_xla.sync"). Wrapping ``_xla_step_marker`` would turn every cause into "most likely user code trying to
+access tensor value"; wrapping ``sync`` would hide the loader/compile causes and put hlodiff into every frame list.
+
+So the hook is frame-neutral: ``torch_xla.sync`` is replaced by a *copy* of the original function (same code
+object, so the same ``sync (…/torch_xla.py:87)`` frame) whose globals see proxies of ``torch_xla`` and ``xm``.
+Looking up ``torch_xla._XLAC._xla_step_marker`` — which Python does before evaluating the call's arguments and
+before the call — takes the report; looking up ``xm.is_master_ordinal`` right after the step marker returned
+closes the sync. Both proxy calls return before the step marker runs / after it returned, so no hlodiff frame is
+on the stack while torch_xla records it. If a future ``sync`` no longer has that shape, the hook falls back to a
+plain wrapper (and says so on stderr once).
+
+**Keeping ``<n>`` right.** ``<n>`` is the index of the save-tensors entry the sync will produce. ``.item()``,
+``print(t)``, ``.cpu()`` and ``xm.save`` also execute graphs, and each appends an entry without passing through
+``sync``; so ``<n>`` is not a count of syncs but the number of entries already in the save file, counted at hook
+time. The count is incremental (only the bytes appended since the previous count are scanned, for entry headers
+``[ScheduleSyncTensorsGraph]`` — the same lines ``hlodiff.dumps.save_tensors`` numbers entries by), so a run reads
+its save file about once in total. torch_xla writes an entry synchronously inside the step marker and closes the
+file after each write, so the count is exact at that point. A sync with nothing pending writes no entry: after the
+sync, when the count did not grow, the report just written is cut off the file again. Without a save-tensors file
+(``XLA_SAVE_TENSORS_FILE`` unset), ``<n>`` falls back to the index of the sync call and the line says
+``save_file=none``.
+
+This module uses only the standard library at import time: the injected ``sitecustomize`` may load it by path into
+an interpreter where hlodiff is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+REPORT_ENV = "HLODIFF_TENSORS_REPORT"
+THRESHOLD_ENV = "HLODIFF_REPORT_THRESHOLD"
+SAVE_FILE_ENV = "XLA_SAVE_TENSORS_FILE"
+
+_STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
+_MARK = "__hlodiff_sync_hook__"  # set on functions this module made
+
+_CHUNK = 1 << 20
+
+
+# -- counting save-tensors entries --------------------------------------------------------------------------------
+
+class EntryCounter:
+    """Counts the entries of a growing save-tensors file, scanning only what was appended since the last call.
+
+    An entry starts with a header line ``[ScheduleSyncTensorsGraph]`` (``[Name]``); a file that was replaced or
+    truncated is counted again from the start.
+    """
+
+    def __init__(self, path: str):
+        import re
+        import threading
+
+        self.path = path
+        self._header = re.compile(rb"^\[\w+\]\r?$", re.M)
+        self._lock = threading.Lock()
+        self._offset = 0
+        self._count = 0
+        self._ident: tuple[int, int] | None = None
+
+    def count(self) -> int:
+        with self._lock:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                self._offset = self._count = 0
+                self._ident = None
+                return 0
+            ident = (st.st_dev, st.st_ino)
+            if ident != self._ident or st.st_size < self._offset:
+                self._offset = self._count = 0
+                self._ident = ident
+            if st.st_size > self._offset:
+                self._scan(st.st_size)
+            return self._count
+
+    def _scan(self, size: int) -> None:
+        try:
+            f = open(self.path, "rb")
+        except OSError:
+            return
+        with f:
+            f.seek(self._offset)
+            carry = b""
+            remaining = size - self._offset
+            while remaining > 0:
+                chunk = f.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                buf = carry + chunk
+                cut = buf.rfind(b"\n") + 1  # only whole lines: a line still being written is counted next time
+                self._count += len(self._header.findall(buf, 0, cut))
+                self._offset += cut
+                carry = buf[cut:]
+
+
+_COUNTERS: dict[str, EntryCounter] = {}
+
+
+def count_save_entries(path: str | os.PathLike[str]) -> int:
+    """Number of entries in a torch_xla save-tensors file (0 when it does not exist); incremental per path."""
+    key = os.path.abspath(os.fspath(path))
+    counter = _COUNTERS.get(key)
+    if counter is None:
+        counter = _COUNTERS.setdefault(key, EntryCounter(key))
+    return counter.count()
+
+
+def save_tensors_path(base: str, ordinal: int = 0) -> str:
+    """Where torch_xla writes for ``XLA_SAVE_TENSORS_FILE=base``: ``base.<device ordinal>`` (``graphs.hlo.0``)."""
+    return f"{base}.{ordinal}"
+
+
+# -- the hook state -----------------------------------------------------------------------------------------------
+
+class _HookState:
+    """What an installed hook needs; stored on the torch_xla package so a second copy of this module finds it."""
+
+    def __init__(self, report_path: str, threshold: int):
+        import threading
+
+        self.report_path = os.path.abspath(report_path)
+        self.threshold = threshold
+        self.calls = 0
+        self.lock = threading.RLock()
+        self.tls = threading.local()
+        self.patched: list[tuple[object, str, object, object]] = []  # (owner, attribute, original, replacement)
+        self.mode = ""
+        self.sync_code = None
+        self.mark_step_code = None
+        self.compile_codes: tuple = ()
+        self.active = True
+
+    # The save file is resolved at the first sync, like torch_xla (which reads the variable once, at its first
+    # save, per thread) and with the ordinal of the device being synced.
+    def save_file(self, device: str) -> str | None:
+        base = os.environ.get(SAVE_FILE_ENV, "")
+        if not base:
+            return None
+        ordinal = device.rpartition(":")[2]
+        return save_tensors_path(os.path.abspath(base), int(ordinal) if ordinal.isdigit() else 0)
+
+    def before(self, api: str) -> None:
+        """Just before the step marker: write ``## SYNC n`` and the report; remember how to take it back."""
+        stack = self._stack()
+        stack.clear()  # syncs do not nest: a token left here is from a step marker that raised (its report stays)
+        token = None
+        if self.active:
+            try:
+                token = self._write_report(api)
+            except Exception as exc:  # never break the user's training for a report
+                _warn_once(f"live-tensor report failed: {type(exc).__name__}: {exc}")
+        stack.append(token)
+
+    def after(self) -> None:
+        """Right after the step marker returned: drop the report when the sync produced no entry."""
+        stack = self._stack()
+        if not stack:
+            return
+        token = stack.pop()
+        if token is None:
+            return
+        save_file, n, size_before, size_after = token
+        try:
+            if save_file is not None and count_save_entries(save_file) == n:
+                with self.lock:
+                    if os.path.getsize(self.report_path) == size_after:
+                        os.truncate(self.report_path, size_before)
+        except OSError:
+            pass
+
+    def _stack(self) -> list:
+        stack = getattr(self.tls, "stack", None)
+        if stack is None:
+            stack = self.tls.stack = []
+        return stack
+
+    def _write_report(self, api: str):
+        import torch_xla
+
+        xlac = torch_xla._XLAC
+        device = xlac._xla_get_default_device()
+        with self.lock:
+            save_file = self.save_file(device)
+            k = self.calls
+            self.calls += 1
+            if save_file is not None:
+                n = count_save_entries(save_file)
+                head = f"## SYNC {n} call={k} trigger=sync api={api}\n"
+            else:
+                n = k
+                head = f"## SYNC {n} call={k} trigger=sync api={api} save_file=none\n"
+            report = xlac._xla_tensors_report(self.threshold, device)
+            os.makedirs(os.path.dirname(self.report_path) or ".", exist_ok=True)
+            with open(self.report_path, "a", encoding="utf-8") as f:
+                size_before = f.tell()
+                f.write(head)
+                f.write(report.rstrip("\n") + "\n\n")
+                size_after = f.tell()
+        return save_file, n, size_before, size_after
+
+    def caller_api(self) -> str:
+        """Which public entry point led to the sync: look at the frame that called ``sync``."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not self.sync_code:
+            frame = frame.f_back
+        caller = frame.f_back if frame is not None else None
+        if caller is not None:
+            if caller.f_code is self.mark_step_code:
+                return "xm.mark_step"
+            if caller.f_code in self.compile_codes:
+                return "torch_xla.compile"
+        return "torch_xla.sync"
+
+
+# -- proxies (frame-neutral mode) ---------------------------------------------------------------------------------
+
+class _Proxy:
+    """Delegates every attribute to a module except a few, whose lookup runs a callback first."""
+
+    __slots__ = ("_hlodiff_target", "_hlodiff_hooks")
+
+    def __init__(self, target, hooks):
+        object.__setattr__(self, "_hlodiff_target", target)
+        object.__setattr__(self, "_hlodiff_hooks", hooks)
+
+    def __getattr__(self, name):
+        hook = self._hlodiff_hooks.get(name)
+        if hook is not None:
+            return hook(name)
+        return getattr(self._hlodiff_target, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._hlodiff_target, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._hlodiff_target, name)
+
+    def __repr__(self):
+        return repr(self._hlodiff_target)
+
+
+def _frame_neutral_sync(original, state: _HookState):
+    """A copy of ``sync`` whose ``torch_xla`` and ``xm`` globals are proxies; None if ``sync`` has another shape."""
+    import types
+
+    code = getattr(original, "__code__", None)
+    names = set(code.co_names) if code is not None else set()
+    if not {"torch_xla", "_XLAC", "_xla_step_marker", "xm", "is_master_ordinal"} <= names:
+        return None
+    real_globals = original.__globals__
+    torch_xla_mod, xm_mod = real_globals.get("torch_xla"), real_globals.get("xm")
+    if torch_xla_mod is None or xm_mod is None or not _marker_before_master(code):
+        return None
+
+    def on_step_marker(name):
+        state.before(state.caller_api())
+        return getattr(torch_xla_mod._XLAC, name)
+
+    def on_master(name):
+        state.after()
+        return getattr(xm_mod, name)
+
+    xlac_proxy = _Proxy(torch_xla_mod._XLAC, {"_xla_step_marker": on_step_marker})
+    torch_xla_proxy = _Proxy(torch_xla_mod, {"_XLAC": lambda name: xlac_proxy})
+    xm_proxy = _Proxy(xm_mod, {"is_master_ordinal": on_master})
+    new_globals = dict(real_globals)  # sync only reads module globals (sys, xu, torch_xla, xm)
+    new_globals["torch_xla"] = torch_xla_proxy
+    new_globals["xm"] = xm_proxy
+    fn = types.FunctionType(code, new_globals, original.__name__, original.__defaults__, original.__closure__)
+    fn.__kwdefaults__ = original.__kwdefaults__
+    fn.__dict__.update(original.__dict__)
+    fn.__doc__ = original.__doc__
+    fn.__qualname__ = original.__qualname__
+    fn.__module__ = original.__module__
+    fn.__wrapped__ = original
+    return fn
+
+
+def _marker_before_master(code) -> bool:
+    """The step marker is looked up before ``is_master_ordinal`` (and each exactly once)."""
+    import dis
+
+    order = [ins.argval for ins in dis.get_instructions(code)
+             if ins.argval in ("_xla_step_marker", "is_master_ordinal")
+             and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")]
+    return order == ["_xla_step_marker", "is_master_ordinal"]
+
+
+def _plain_wrapper(original, state: _HookState):
+    """Fallback: a wrapper function (adds one hlodiff frame to the stack torch_xla records)."""
+    import functools
+
+    @functools.wraps(original)
+    def sync(*args, **kwargs):
+        depth = getattr(state.tls, "depth", 0)
+        if depth:
+            return original(*args, **kwargs)
+        state.tls.depth = depth + 1
+        try:
+            state.before(state.caller_api())
+            try:
+                return original(*args, **kwargs)
+            finally:
+                state.after()
+        finally:
+            state.tls.depth = depth
+
+    return sync
+
+
+# -- public API ---------------------------------------------------------------------------------------------------
+
+def install_sync_hook(report_path: str | os.PathLike[str], *, nodes_threshold: int = 0) -> bool:
+    """Patch ``torch_xla.sync`` (and with it ``xm.mark_step``) to append the live-tensor report to ``report_path``.
+
+    Imports torch_xla. Idempotent: a second call does not wrap again; it only re-targets the report file and
+    threshold, and returns False. Returns True when it patched.
+    """
+    import torch_xla
+
+    state = getattr(torch_xla, _STATE_ATTR, None)
+    if state is not None:
+        state.report_path = os.path.abspath(os.fspath(report_path))
+        state.threshold = nodes_threshold
+        state.active = True
+        return False
+    module = sys.modules.get("torch_xla.torch_xla")
+    original = getattr(module, "sync", None) if module is not None else getattr(torch_xla, "sync", None)
+    if original is None:
+        raise RuntimeError("torch_xla has no sync(): this torch_xla is too old for the hlodiff sync hook")
+    if getattr(original, _MARK, False):
+        return False  # patched by an earlier hook whose state was lost; never wrap twice
+    state = _HookState(os.fspath(report_path), nodes_threshold)
+    state.sync_code = original.__code__
+    try:
+        import inspect
+
+        import torch_xla.core.xla_model as xm
+
+        state.mark_step_code = inspect.unwrap(xm.mark_step).__code__
+    except Exception:
+        pass
+    if module is not None:
+        compile_fn = getattr(module, "compile", None)
+        consts = getattr(getattr(compile_fn, "__code__", None), "co_consts", ())
+        state.compile_codes = tuple(c for c in consts if hasattr(c, "co_name"))  # _compile, _clear_pending...
+
+    replacement = _frame_neutral_sync(original, state)
+    state.mode = "frame-neutral"
+    if replacement is None:
+        replacement = _plain_wrapper(original, state)
+        state.mode = "wrapper"
+        state.sync_code = replacement.__code__
+        _warn_once("torch_xla.sync has an unexpected shape; using a plain wrapper (one extra frame in the "
+                   "torch_xla stacks, and the debug log may name every cause 'user torch_xla.sync')")
+    setattr(replacement, _MARK, True)
+    replacement._hlodiff_original = original
+    for owner in (module, torch_xla):
+        if owner is not None and getattr(owner, "sync", None) is original:
+            setattr(owner, "sync", replacement)
+            state.patched.append((owner, "sync", original, replacement))
+    setattr(torch_xla, _STATE_ATTR, state)
+    return True
+
+
+def uninstall_sync_hook() -> bool:
+    """Restore ``torch_xla.sync``; False when no hook was installed. Never imports torch_xla."""
+    _remove_watcher()
+    torch_xla = sys.modules.get("torch_xla")
+    state = getattr(torch_xla, _STATE_ATTR, None) if torch_xla is not None else None
+    if state is None:
+        return False
+    state.active = False
+    for owner, attr, original, replacement in state.patched:
+        if getattr(owner, attr, None) is replacement:
+            setattr(owner, attr, original)
+    state.patched.clear()
+    delattr(torch_xla, _STATE_ATTR)
+    return True
+
+
+def sync_hook_installed() -> bool:
+    torch_xla = sys.modules.get("torch_xla")
+    return torch_xla is not None and getattr(torch_xla, _STATE_ATTR, None) is not None
+
+
+def hook_mode() -> str | None:
+    """``"frame-neutral"``, ``"wrapper"`` or None (not installed)."""
+    torch_xla = sys.modules.get("torch_xla")
+    state = getattr(torch_xla, _STATE_ATTR, None) if torch_xla is not None else None
+    return state.mode if state is not None else None
+
+
+# -- installing when torch_xla gets imported ----------------------------------------------------------------------
+
+class _ImportWatcher:
+    """A ``sys.meta_path`` finder that only acts on ``import torch_xla``: it lets the real finders find it, and runs
+    a callback once the package has been executed. Every other import costs one string comparison."""
+
+    def __init__(self, callback):
+        self.callback = callback
+        self.busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch_xla" or self.busy:
+            return None
+        self.busy = True
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                if finder is self:
+                    continue
+                find_spec = getattr(finder, "find_spec", None)
+                if find_spec is None:
+                    continue
+                spec = find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        spec.loader = _PostImportLoader(spec.loader, self)
+        return spec
+
+
+class _PostImportLoader:
+    def __init__(self, loader, watcher: _ImportWatcher):
+        self._loader = loader
+        self._watcher = watcher
+
+    def create_module(self, spec):
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module):
+        # torch_xla itself must only ever see its real loader
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        self._loader.exec_module(module)
+        _remove_watcher(self._watcher)
+        try:
+            self._watcher.callback(module)
+        except Exception as exc:
+            _warn_once(f"could not install the sync hook: {type(exc).__name__}: {exc}")
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _remove_watcher(watcher=None) -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if not (isinstance(f, _ImportWatcher) and (watcher is None or f is watcher))]
+
+
+def install_on_import(report_path: str | os.PathLike[str], *, nodes_threshold: int = 0) -> bool:
+    """Install the hook now if torch_xla is imported, else as soon as it is (nothing is imported here).
+
+    Returns True when the hook was installed right away."""
+    path = os.path.abspath(os.fspath(report_path))  # now: the script may chdir before importing torch_xla
+    torch_xla = sys.modules.get("torch_xla")
+    if torch_xla is not None and getattr(getattr(torch_xla, "__spec__", None), "_initializing", False) is False:
+        install_sync_hook(path, nodes_threshold=nodes_threshold)
+        return True
+    _remove_watcher()
+    sys.meta_path.insert(0, _ImportWatcher(lambda module: install_sync_hook(path, nodes_threshold=nodes_threshold)))
+    return False
+
+
+def threshold_from_env(default: int = 0) -> int:
+    value = os.environ.get(THRESHOLD_ENV, "").strip()
+    try:
+        return int(value) if value else default
+    except ValueError:
+        return default
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        print(f"hlodiff: warning: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,122 @@
+"""``hlodiff record [--out DIR] -- COMMAND...``: run a command so that it writes everything hlodiff reads.
+
+The command runs with :func:`hlodiff.capture.env.capture_env` and with ``hlodiff/capture/_inject`` first on
+``PYTHONPATH``: Python interpreters started by the command import hlodiff's ``sitecustomize``, which chains to the
+one it shadows and installs the sync hook when (and only if) torch_xla gets imported. So ``python train.py``,
+``python -m pkg.train``, ``torchrun ...`` and shell wrappers all work without editing the user's script; for
+programs that are not Python (or JAX programs), the environment alone does the work (``XLA_FLAGS`` dump flags).
+
+Output is not captured: the command's stdout/stderr are the caller's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from hlodiff.capture.env import (DEBUG_LOG_NAME, MANIFEST_NAME, REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME,
+                                 CapturePaths, capture_env)
+from hlodiff.errors import HlodiffError
+
+INJECT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inject")
+
+
+@dataclass
+class RecordResult:
+    returncode: int
+    """As ``subprocess`` reports it: negative ``-N`` when the command was killed by signal ``N``."""
+    paths: CapturePaths
+    argv: tuple[str, ...]
+    seconds: float
+
+    @property
+    def exit_status(self) -> int:
+        """What a shell would report: ``128 + N`` for a command killed by signal ``N``."""
+        return 128 - self.returncode if self.returncode < 0 else self.returncode
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def inject_pythonpath(existing: str | None) -> str:
+    """``PYTHONPATH`` with the ``sitecustomize`` folder first (once), existing entries kept after it."""
+    parts = [p for p in (existing or "").split(os.pathsep) if p and os.path.abspath(p) != INJECT_DIR]
+    return os.pathsep.join([INJECT_DIR, *parts])
+
+
+def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
+               cwd: str | os.PathLike[str] | None = None, clean: bool = True):
+    """The environment :func:`record_command` runs its command with (a ``CaptureEnv``: ``.paths`` is the manifest)."""
+    out = os.path.abspath(os.fspath(out_dir))
+    if clean:
+        clean_outputs(out)
+    env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
+    env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
+    return env
+
+
+def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
+                   base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
+                   cwd: str | os.PathLike[str] | None = None, clean: bool = True, **popen_kwargs) -> RecordResult:
+    """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``.
+
+    ``clean`` first deletes what an earlier recording left in ``out_dir`` under hlodiff's own names (torch_xla and
+    XLA append to existing files, which would mix two runs); files the user pointed elsewhere through the
+    environment are never deleted. The manifest ``<out_dir>/hlodiff-record.json`` is written before the command
+    starts and updated with its exit status when it ends. Extra keyword arguments go to ``subprocess.Popen``
+    (e.g. ``stdout=``); by default the command shares the caller's terminal.
+
+    Raises :class:`HlodiffError` when the command cannot be started.
+    """
+    argv = tuple(os.fspath(a) for a in argv)
+    if not argv:
+        raise HlodiffError("no command to record (usage: hlodiff record [--out DIR] -- COMMAND ...)")
+    env = record_env(out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean)
+    paths = env.paths
+    paths.command = list(argv)
+    paths.write()
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, env=dict(env), cwd=cwd, **popen_kwargs)
+    except OSError as exc:
+        raise HlodiffError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+    returncode = _wait(proc)
+    paths.returncode = returncode
+    paths.refresh()
+    paths.write()
+    return RecordResult(returncode, paths, argv, time.monotonic() - start)
+
+
+def _wait(proc: subprocess.Popen) -> int:
+    """Wait like a shell: Ctrl-C reaches the command (same process group); we wait for it to finish."""
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            continue  # the terminal sent SIGINT to the command too; let it shut down and report its status
+
+
+def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
+    """Delete what an earlier recording wrote in ``out_dir`` under hlodiff's names; returns what was deleted."""
+    out = os.fspath(out_dir)
+    if not os.path.isdir(out):
+        return []
+    removed = []
+    names = [DEBUG_LOG_NAME, REPORT_NAME, MANIFEST_NAME]
+    prefix = SAVE_BASENAME + "."
+    names += [n for n in os.listdir(out) if n.startswith(prefix) and n[len(prefix):].isdigit()]
+    for name in names:
+        p = os.path.join(out, name)
+        if os.path.isfile(p):
+            os.unlink(p)
+            removed.append(p)
+    dump = os.path.join(out, XLA_DUMP_NAME)
+    if os.path.isdir(dump) and not os.path.islink(dump):
+        shutil.rmtree(dump)
+        removed.append(dump)
+    return removed

@@ -1,0 +1,269 @@
+"""In-process capture, for the pytest plugin (``hlo_graphs.record()``).
+
+torch_xla reads ``XLA_SAVE_TENSORS_FILE`` once (at its first save, per thread) and keeps appending to that one
+file, so a test cannot get "its own" save file. Instead:
+
+* at pytest configure time, before any test touches an XLA device, :func:`configure_process_env` sets the
+  capture environment for the whole process (keeping what the user set) and arms the sync hook, which installs
+  itself when torch_xla is imported;
+* a :class:`Recorder` remembers, at :meth:`~Recorder.start`, how many entries the save file holds and how long the
+  report file and the debug log are, and at :meth:`~Recorder.stop` returns a :class:`Recording`: the range of
+  save-file entries, and the byte ranges of the report file and debug log, written in between;
+* :func:`cleanup` (at unconfigure) deletes only the files the configuration created and restores the environment.
+
+Nothing here imports torch or torch_xla.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+from hlodiff.capture import hook
+from hlodiff.capture.env import REPORT_ENV, CapturePaths, capture_env
+
+_CONFIGURED: CapturePaths | None = None
+_SAVED_ENV: dict[str, dict[str, str | None]] = {}  # manifest path -> {variable: value before configure (None: unset)}
+_CREATED_DIRS: set[str] = set()
+
+
+def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = True,
+                          install_hook: bool = True) -> CapturePaths:
+    """Set this process's environment for capture into ``out_dir`` (user-set values are kept) and arm the hook.
+
+    Must run before torch_xla first syncs (and before XLA initializes, for the ``XLA_FLAGS`` dump): a warning is
+    added to the returned manifest when torch_xla is already imported.
+    """
+    global _CONFIGURED
+    out = os.path.abspath(os.fspath(out_dir))
+    if not os.path.isdir(out):
+        os.makedirs(out)
+        _CREATED_DIRS.add(out)
+    env = capture_env(out, base_env=os.environ, xla_dump=xla_dump, write_manifest=False)
+    paths = env.paths
+    saved = {}
+    for name in paths.env_added:
+        saved[name] = os.environ.get(name)
+        os.environ[name] = env[name]
+    if "torch_xla" in sys.modules:
+        paths.warnings.append("torch_xla was imported before the capture environment was set: if it already "
+                              "synced, its save file and debug settings are the ones it read then")
+    if install_hook and paths.tensors_report:
+        hook.install_on_import(paths.tensors_report, nodes_threshold=hook.threshold_from_env())
+    if not os.path.exists(paths.manifest_path):
+        paths.owned.append(paths.manifest_path)
+    paths.write()
+    _SAVED_ENV[paths.manifest_path] = saved
+    _CONFIGURED = paths
+    return paths
+
+
+def configured_paths() -> CapturePaths | None:
+    """What :func:`configure_process_env` set up in this process, if anything."""
+    return _CONFIGURED
+
+
+def paths_from_env(environ=None) -> CapturePaths:
+    """A manifest describing what the current environment makes torch_xla write (no configure call needed)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XLA_SAVE_TENSORS_FILE") or None
+    report = env.get(REPORT_ENV) or None
+    debug = env.get("PT_XLA_DEBUG_FILE") or None
+    anchor = base or report or debug
+    paths = CapturePaths(out_dir=os.path.dirname(os.path.abspath(anchor)) if anchor else os.getcwd())
+    if base:
+        paths.save_tensors_base = os.path.abspath(base)
+        paths.save_tensors_file = paths.save_tensors_base + ".0"
+    paths.save_tensors_fmt = env.get("XLA_SAVE_TENSORS_FMT") or "text"
+    paths.tensors_report = os.path.abspath(report) if report else None
+    paths.debug_log = os.path.abspath(debug) if debug else None
+    return paths
+
+
+def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True) -> list[str]:
+    """Undo :func:`configure_process_env`: remove the hook, restore the environment, and delete the files and
+    folders the configuration created (``paths.owned``; never a file that existed before or one the user named).
+    Returns the deleted paths."""
+    global _CONFIGURED
+    paths = paths or _CONFIGURED
+    if paths is None:
+        return []
+    hook.uninstall_sync_hook()
+    saved = _SAVED_ENV.pop(paths.manifest_path, {})
+    if restore_env:
+        for name, before in saved.items():
+            if os.environ.get(name) != paths.env_added.get(name):
+                continue  # changed since: not ours to restore
+            if before is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = before
+    removed = []
+    for p in paths.owned:
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p)
+            elif os.path.lexists(p):
+                os.unlink(p)
+            else:
+                continue
+        except OSError:
+            continue
+        removed.append(p)
+    if paths.out_dir in _CREATED_DIRS:
+        _CREATED_DIRS.discard(paths.out_dir)
+        try:
+            os.rmdir(paths.out_dir)  # only when empty
+            removed.append(paths.out_dir)
+        except OSError:
+            pass
+    if _CONFIGURED is paths:
+        _CONFIGURED = None
+    return removed
+
+
+# -- recording a block --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Recording:
+    """What torch_xla (and the hook) wrote between :meth:`Recorder.start` and :meth:`Recorder.stop`."""
+
+    paths: CapturePaths
+    save_tensors_file: str | None
+    first_entry: int
+    end_entry: int
+    report_span: tuple[int, int] = (0, 0)
+    debug_span: tuple[int, int] = (0, 0)
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def entries(self) -> range:
+        """Indices of the save-file entries written inside the block (one per graph executed)."""
+        return range(self.first_entry, self.end_entry)
+
+    @property
+    def refs(self) -> list[str]:
+        """``FILE#N`` for each entry: what hlodiff's commands accept."""
+        return [f"{self.save_tensors_file}#{i}" for i in self.entries] if self.save_tensors_file else []
+
+    def graphs(self, warnings=None) -> list:
+        """The :class:`hlodiff.dumps.GraphRecord` s of the block's entries."""
+        if not self.save_tensors_file or not self.entries or not os.path.exists(self.save_tensors_file):
+            return []
+        from hlodiff.dumps import iter_graphs
+
+        out = []
+        for record in iter_graphs(self.save_tensors_file, warnings):
+            if record.index >= self.end_entry:
+                break
+            if record.index >= self.first_entry:
+                out.append(record)
+        return out
+
+    def report_text(self) -> str:
+        return _read_span(self.paths.tensors_report, self.report_span)
+
+    def reports(self, warnings=None) -> list:
+        """The live-tensor reports the hook wrote inside the block (:class:`hlodiff.dumps.tensors_report.SyncReport`;
+        ``report.sync`` is the index of the entry it describes)."""
+        text = self.report_text()
+        if not text.strip():
+            return []
+        from hlodiff.dumps.tensors_report import parse_reports
+
+        return parse_reports(text, path=self.paths.tensors_report or "<report>", warnings=warnings)
+
+    def debug_text(self) -> str:
+        return _read_span(self.paths.debug_log, self.debug_span)
+
+    def compilations(self, warnings=None) -> list:
+        """The compilations the debug log recorded inside the block (cache hits are not logged at level 1)."""
+        text = self.debug_text()
+        if "Analysis: " not in text:
+            return []
+        from hlodiff.dumps.debug_log import CompilationEvent, parse_debug_log
+
+        return [e for e in parse_debug_log(text, path=self.paths.debug_log or "<log>", warnings=warnings)
+                if isinstance(e, CompilationEvent)]
+
+
+class Recorder:
+    """Records which save-file entries, reports and debug-log blocks a block of code produced::
+
+        rec = Recorder().start()
+        ...                      # run steps on the XLA device
+        recording = rec.stop()   # recording.entries, .graphs(), .reports(), .compilations()
+
+    or ``with Recorder() as rec: ...`` then ``rec.recording``. Several recorders may overlap.
+    """
+
+    def __init__(self, paths: CapturePaths | None = None):
+        self.paths = paths or configured_paths() or paths_from_env()
+        self.recording: Recording | None = None
+        self._start: tuple[str | None, int, int, int] | None = None
+
+    def start(self) -> "Recorder":
+        save = self._save_file()
+        self._start = (save, hook.count_save_entries(save) if save else 0, _size(self.paths.tensors_report),
+                       _size(self.paths.debug_log))
+        self.recording = None
+        return self
+
+    def stop(self) -> Recording:
+        if self._start is None:
+            raise RuntimeError("Recorder.stop() without start()")
+        save0, first, report0, debug0 = self._start
+        self._start = None
+        save = self._save_file()
+        warnings = []
+        if save != save0:
+            first = 0  # the file torch_xla writes appeared only now (another device ordinal)
+        end = hook.count_save_entries(save) if save else 0
+        if save is None:
+            warnings.append("XLA_SAVE_TENSORS_FILE is not set: no graphs were recorded")
+        elif self.paths.tensors_report and not hook.sync_hook_installed():
+            warnings.append("the sync hook is not installed: no live-tensor reports were recorded")
+        report1, debug1 = _size(self.paths.tensors_report), _size(self.paths.debug_log)
+        self.recording = Recording(self.paths, save, first, max(first, end),
+                                   (report0, report1) if report1 >= report0 else (0, report1),
+                                   (debug0, debug1) if debug1 >= debug0 else (0, debug1), tuple(warnings))
+        return self.recording
+
+    def __enter__(self) -> "Recorder":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _save_file(self) -> str | None:
+        p = self.paths
+        if not p.save_tensors_base:
+            return None
+        if p.save_tensors_file and os.path.exists(p.save_tensors_file):
+            return p.save_tensors_file
+        files = p.save_tensors_files()
+        return files[0] if files else p.save_tensors_file
+
+
+def _size(path: str | None) -> int:
+    if not path:
+        return 0
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _read_span(path: str | None, span: tuple[int, int]) -> str:
+    start, end = span
+    if not path or end <= start:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            data = f.read(end - start)
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
