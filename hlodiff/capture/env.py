@@ -20,6 +20,12 @@ A value the user already set (non-empty) is kept, and the manifest records where
 ``XLA_FLAGS``, a user ``--xla_dump_to`` is kept (``--xla_dump_hlo_as_text`` is still added when missing: without it
 XLA dumps only binary protos).
 
+The XLA dump is for JAX (and other non-torch_xla XLA programs). A torch_xla process would dump every graph a
+second time, with LLVM IR and object files besides (dozens of files per compilation), so when the hook sees
+``import torch_xla`` in a process that has not imported JAX, it takes back the dump flags hlodiff added (named in
+``HLODIFF_XLA_DUMP_ADDED``; XLA reads ``XLA_FLAGS`` only when torch_xla first creates its runtime, later). A
+``--xla_dump_to`` the user set is never removed.
+
 The manifest, :class:`CapturePaths`, is written to ``<out>/hlodiff-record.json`` so later commands find everything
 from the folder alone; paths inside the folder are stored relative to it (the folder can be moved or copied).
 """
@@ -39,7 +45,9 @@ REPORT_NAME = "tensors_report.txt"
 XLA_DUMP_NAME = "xla_dump"
 MANIFEST_VERSION = 1
 
-REPORT_ENV = "HLODIFF_TENSORS_REPORT"  # same as hook.REPORT_ENV (hook.py must stay importable without hlodiff)
+# Same names as in hook.py (which must stay importable without hlodiff).
+REPORT_ENV = "HLODIFF_TENSORS_REPORT"
+XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 
 _DUMP_TO_RE = re.compile(r"""(?:^|\s)--xla_dump_to(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
 _AS_TEXT_RE = re.compile(r"(?:^|\s)--xla_dump_hlo_as_text(?:=(\S+))?(?=\s|$)")
@@ -89,10 +97,17 @@ class CapturePaths:
         return [os.path.join(folder, n) for _, n in sorted(found)]
 
     def refresh(self) -> None:
-        """After a run: point ``save_tensors_file`` at the file torch_xla really wrote, if not ordinal 0."""
+        """After a run: point ``save_tensors_file`` at the file torch_xla really wrote (if not ordinal 0), and drop
+        the outputs that were not written (``None``: e.g. no XLA dump for a torch_xla run)."""
         files = self.save_tensors_files()
         if files and (self.save_tensors_file is None or not os.path.exists(self.save_tensors_file)):
             self.save_tensors_file = files[0]
+        for key in ("save_tensors_file", "debug_log", "tensors_report"):
+            value = getattr(self, key)
+            if value is not None and not os.path.isfile(value):
+                setattr(self, key, None)
+        if self.xla_dump is not None and not (os.path.isdir(self.xla_dump) and os.listdir(self.xla_dump)):
+            self.xla_dump = None
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -233,6 +248,11 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
         if new_flags != flags:
             env["XLA_FLAGS"] = new_flags
             paths.env_added["XLA_FLAGS"] = new_flags
+            if m is None:
+                # Tells the hook which flags to take back when the process turns out to be a torch_xla one.
+                added = new_flags[len(flags):].strip()
+                env[XLA_DUMP_ADDED_ENV] = added
+                paths.env_added[XLA_DUMP_ADDED_ENV] = added
 
     if paths.save_tensors_file and os.path.exists(paths.save_tensors_file):
         from hlodiff.capture.hook import count_save_entries

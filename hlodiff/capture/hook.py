@@ -49,6 +49,7 @@ import sys
 REPORT_ENV = "HLODIFF_TENSORS_REPORT"
 THRESHOLD_ENV = "HLODIFF_REPORT_THRESHOLD"
 SAVE_FILE_ENV = "XLA_SAVE_TENSORS_FILE"
+XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 
 _STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
 _MARK = "__hlodiff_sync_hook__"  # set on functions this module made
@@ -484,8 +485,31 @@ def install_on_import(report_path: str | os.PathLike[str], *, nodes_threshold: i
         install_sync_hook(path, nodes_threshold=nodes_threshold)
         return True
     _remove_watcher()
-    sys.meta_path.insert(0, _ImportWatcher(lambda module: install_sync_hook(path, nodes_threshold=nodes_threshold)))
+
+    def on_import(module):
+        drop_added_xla_dump()
+        install_sync_hook(path, nodes_threshold=nodes_threshold)
+
+    sys.meta_path.insert(0, _ImportWatcher(on_import))
     return False
+
+
+def drop_added_xla_dump() -> bool:
+    """At ``import torch_xla``: take back the ``XLA_FLAGS`` dump flags hlodiff added (``HLODIFF_XLA_DUMP_ADDED``),
+    unless JAX is imported too. The save-tensors file already holds torch_xla's graphs; an XLA dump would write
+    them again with LLVM IR and objects. XLA reads ``XLA_FLAGS`` when torch_xla creates its runtime, after the
+    import. Returns True when flags were removed."""
+    added = os.environ.get(XLA_DUMP_ADDED_ENV, "").strip()
+    flags = os.environ.get("XLA_FLAGS", "")
+    if not added or "jax" in sys.modules or "jaxlib" in sys.modules or added not in flags:
+        return False
+    rest = (flags.replace(" " + added, "", 1) if " " + added in flags else flags.replace(added, "", 1)).strip()
+    if rest:
+        os.environ["XLA_FLAGS"] = rest
+    else:
+        os.environ.pop("XLA_FLAGS", None)
+    os.environ.pop(XLA_DUMP_ADDED_ENV, None)
+    return True
 
 
 def threshold_from_env(default: int = 0) -> int:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-import networkx as nx
-
 from hlodiff.diff.classify import ComputationDiff
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change
 from hlodiff.hlo.model import SourceFrame
@@ -256,6 +254,8 @@ def _value_ratio(change: Change) -> float | None:
 
 def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]:
     """Connected groups of changes, neighbours by operand edges on either side."""
+    import networkx as nx  # imported on first use: it costs 0.1 s at start-up
+
     by_left = {k[0]: k for k in changes if k[0] is not None}
     by_right = {k[1]: k for k in changes if k[1] is not None}
     g = nx.Graph()

@@ -11,12 +11,14 @@ Normalization passes (:mod:`hlodiff.graph.passes`) rewrite these graphs in place
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from hlodiff.hlo.attributes import CALL_KEYS, Metadata, called_computations, parse_metadata
 from hlodiff.hlo.model import Computation, Instruction, Module, SourceFrame
 from hlodiff.errors import HlodiffError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 _CALL_KEYS = frozenset(CALL_KEYS)
@@ -75,7 +77,7 @@ class CanonicalComputation:
     anon: dict[str, int] = field(default_factory=dict)  # the same with parameters known by shape only
     labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
-    _graph: nx.DiGraph | None = None
+    _graph: "nx.DiGraph | None" = None
     _users: dict[str, list[str]] | None = None
 
     @property
@@ -83,9 +85,11 @@ class CanonicalComputation:
         return self.computation.name
 
     @property
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> "nx.DiGraph":
         """Instructions as nodes, operand -> user edges with ``pos`` (the first operand position)."""
         if self._graph is None:
+            import networkx as nx  # imported on first use: it costs 0.1 s at start-up
+
             graph = nx.DiGraph()
             graph.add_nodes_from(self.insts)
             edges: dict[tuple[str, str], int] = {}
