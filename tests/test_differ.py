@@ -177,3 +177,30 @@ def test_cache_hits_with_different_text_compare_equal_after_normalization():
     for a, b in zip(modules, modules[1:]):
         if canonicalize(a).fingerprint != canonicalize(b).fingerprint:
             assert len(hashes) > 1  # only a true recompilation may differ
+
+
+def test_called_computation_parameter_order_is_meaning():
+    """Only the entry's parameters are renumbered: a reducer's subtract(p1, p0) is not subtract(p0, p1)."""
+    module = first_module("metric_even_steps")
+    edited = copy.deepcopy(module)
+    callee = next(c for c in edited.computations if not c.is_entry and len(c.parameters()) == 2
+                  and c.root.opcode in ("add", "maximum", "minimum") and len(c.root.operands) == 2)
+    callee.root.opcode = "subtract"
+    swapped = copy.deepcopy(edited)
+    root = next(c for c in swapped.computations if c.name == callee.name).root
+    root.operands = tuple(reversed(root.operands))
+    assert canonicalize(edited).fingerprint != canonicalize(swapped).fingerprint
+
+
+def test_fingerprints_are_the_same_in_every_process():
+    """Nothing may depend on Python's per-process string hashing."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, 'tests'); from helpers import scenario; "
+            "from hlodiff.graph import canonicalize; "
+            "print([canonicalize(r.module()).fingerprint for r in scenario('metric_even_steps')[0][:2]])")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**__import__('os').environ, "PYTHONHASHSEED": str(seed)}).stdout
+               for seed in (1, 2, 3)}
+    assert len(outputs) == 1

@@ -223,7 +223,8 @@ def _fold_derived_constants(causes: dict[str, Cause]) -> None:
         if a and b:
             ratios |= {round(a / b, 9), round(b / a, 9)}
         ratios |= {round(x / y, 9) for x, y in zip(_dims(change.left.shape), _dims(change.right.shape)) if x and y}
-    derived = [c for c in constant.origins if _value_ratio(c) in ratios]
+    derived = [c for c in constant.origins
+               if (r := _value_ratio(c)) is not None and any(abs(r - x) <= 1e-6 * abs(x) for x in ratios)]
     if not derived or len(derived) != len(constant.origins):
         return
     del causes["constant"]
@@ -308,6 +309,10 @@ def _origin_kind(cd: ComputationDiff, key: Key, change: Change, changes: dict[Ke
     attrs = [k for k in kinds if k.startswith("attribute:")]
     callee_only = attrs and all(k.split(":", 1)[1] in _call_keys() for k in attrs)
     if attrs and not callee_only:
+        if {"shape", "*"} & _upstream_kinds(cd, key[0], changes):
+            # Bounds, dimensions and sizes follow the operands' new shapes (slicing n rows of a longer batch):
+            # the shape's origin explains them.
+            return None
         return "attribute"
     if "literal" in kinds:
         return "constant"

@@ -74,7 +74,7 @@ class CanonicalComputation:
     root: str
     param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
     hashes: dict[str, str] = field(default_factory=dict)  # exact Merkle hash of each node's subgraph
-    anon: dict[str, int] = field(default_factory=dict)  # the same with parameters known by shape only
+    anon: dict[str, str] = field(default_factory=dict)  # the same with parameters known by shape only
     labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
     _graph: "nx.DiGraph | None" = None

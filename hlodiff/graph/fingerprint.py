@@ -104,8 +104,14 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
     order = topological_order(cc)
     for name in order:
         labels[name] = text = label(cm, cc, cc.insts[name])
-        anon[name] = hash((text, *[anon[o] for o in cc.operands[name]]))
-    cc.param_ids = canonical_ids(cc)
+        ops = cc.operands[name]
+        # A stable digest, not hash(): it orders outputs for canonical parameter numbers, and hash() of str
+        # changes from process to process.
+        anon[name] = _digest(text + "(" + ",".join(anon[o] for o in ops) + ")" if ops else text, 8)
+    if cc is cm.entry:
+        cc.param_ids = canonical_ids(cc)
+    else:  # callers pass operands by position: a called computation's parameter numbers are meaning
+        cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
     for name in order:
         text = labels[name]
         if name in cc.param_ids:
@@ -116,7 +122,7 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
         hashes[name] = _digest(text)
     parts = [hashes[cc.root]]
     parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
-    if not cm.options.parameter_order:
+    if not cm.options.parameter_order and cc is cm.entry:
         parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
     if not cm.options.dead_code:
         live = live_nodes(cc)
