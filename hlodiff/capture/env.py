@@ -109,6 +109,13 @@ class CapturePaths:
         if self.xla_dump is not None and not (os.path.isdir(self.xla_dump) and os.listdir(self.xla_dump)):
             self.xla_dump = None
 
+    def make_dirs(self) -> None:
+        """Create the folders the outputs go to: torch_xla silently writes nothing when a folder is missing."""
+        for path in (self.out_dir, self.save_tensors_base, self.debug_log, self.tensors_report):
+            if path:
+                folder = path if path == self.out_dir else os.path.dirname(path)
+                os.makedirs(folder or ".", exist_ok=True)
+
     def to_json(self) -> dict:
         data = asdict(self)
         for key in _PATH_FIELDS:
@@ -172,9 +179,9 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
 
     Returns ``base_env`` (default: ``os.environ``) plus hlodiff's variables, as a dict whose ``.paths`` is the
     :class:`CapturePaths` manifest; the manifest is also written to ``<out_dir>/hlodiff-record.json`` (creating
-    ``out_dir``) unless ``write_manifest`` is False. Relative paths the user set are resolved against ``cwd`` (the
-    directory the run will start in; default: the current one). ``xla_dump=False`` leaves ``XLA_FLAGS`` alone (the XLA dump is
-    what JAX runs are read from; for torch_xla runs it duplicates the save file, with XLA's optimized HLO added).
+    the output folders) unless ``write_manifest`` is False. Relative paths the user set are resolved against
+    ``cwd`` (the directory the run will start in; default: the current one). ``xla_dump=False`` leaves
+    ``XLA_FLAGS`` alone (the XLA dump is what JAX runs are read from).
     """
     out = os.path.abspath(os.fspath(out_dir))
     start_dir = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
@@ -263,6 +270,7 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
                                   "entries; torch_xla appends after them")
     paths.owned = [p for p in owned if not os.path.exists(p)]
     if write_manifest:
+        paths.make_dirs()
         paths.write()
     return env
 

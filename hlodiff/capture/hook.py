@@ -151,8 +151,8 @@ class _HookState:
         self.compile_codes: tuple = ()
         self.active = True
 
-    # The save file is resolved at the first sync, like torch_xla (which reads the variable once, at its first
-    # save, per thread) and with the ordinal of the device being synced.
+    # The save file torch_xla writes: XLA_SAVE_TENSORS_FILE plus the ordinal of the device being synced (torch_xla
+    # reads the variable once per thread, at its first save; it is expected not to change during the run).
     def save_file(self, device: str) -> str | None:
         base = os.environ.get(SAVE_FILE_ENV, "")
         if not base:

@@ -79,6 +79,7 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     env = record_env(out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean)
     paths = env.paths
     paths.command = list(argv)
+    paths.make_dirs()
     paths.write()
     start = time.monotonic()
     try:

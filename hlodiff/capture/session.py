@@ -33,8 +33,9 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
                           install_hook: bool = True) -> CapturePaths:
     """Set this process's environment for capture into ``out_dir`` (user-set values are kept) and arm the hook.
 
-    Must run before torch_xla first syncs (and before XLA initializes, for the ``XLA_FLAGS`` dump): a warning is
-    added to the returned manifest when torch_xla is already imported.
+    Best before ``import torch_xla``: torch_xla 2.9 reads ``XLA_IR_DEBUG`` at import (later, the reports have no
+    ``Frames:``) and the save-file, debug-log and HLO-metadata variables at first use (before the first sync is
+    enough). A warning is added to the returned manifest when torch_xla is already imported.
     """
     global _CONFIGURED
     out = os.path.abspath(os.fspath(out_dir))
@@ -48,12 +49,16 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
         saved[name] = os.environ.get(name)
         os.environ[name] = env[name]
     if "torch_xla" in sys.modules:
-        paths.warnings.append("torch_xla was imported before the capture environment was set: if it already "
-                              "synced, its save file and debug settings are the ones it read then")
+        # Observed with torch_xla 2.9: the save file, debug log and HLO metadata still follow (read at first
+        # use), but XLA_IR_DEBUG is read at import, so the live-tensor reports lose their Frames:.
+        paths.warnings.append("torch_xla was imported before the capture environment was set: live-tensor "
+                              "reports will have no Frames: (XLA_IR_DEBUG is read at import), and anything "
+                              "already synced went where the old environment said")
     if install_hook and paths.tensors_report:
         hook.install_on_import(paths.tensors_report, nodes_threshold=hook.threshold_from_env())
     if not os.path.exists(paths.manifest_path):
         paths.owned.append(paths.manifest_path)
+    paths.make_dirs()
     paths.write()
     _SAVED_ENV[paths.manifest_path] = saved
     _CONFIGURED = paths
@@ -82,9 +87,10 @@ def paths_from_env(environ=None) -> CapturePaths:
     return paths
 
 
-def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True) -> list[str]:
+def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True, keep_files: bool = False) -> list[str]:
     """Undo :func:`configure_process_env`: remove the hook, restore the environment, and delete the files and
     folders the configuration created (``paths.owned``; never a file that existed before or one the user named).
+    ``keep_files`` leaves the captured files where they are (the user asked for them in a folder of theirs).
     Returns the deleted paths."""
     global _CONFIGURED
     paths = paths or _CONFIGURED
@@ -100,7 +106,11 @@ def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True) -> l
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = before
-    removed = []
+    removed: list[str] = []
+    if keep_files:
+        if _CONFIGURED is paths:
+            _CONFIGURED = None
+        return removed
     for p in paths.owned:
         try:
             if os.path.isdir(p) and not os.path.islink(p):
