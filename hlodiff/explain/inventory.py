@@ -64,13 +64,15 @@ class GraphSummary:
 
 
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
-              keep: bool = False, parse_hits: bool = True) -> list[GraphSummary]:
+              keep: bool = False, parse_hits: bool = True, seen_keys: frozenset[str] = frozenset()
+              ) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
     graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
     graphs for callers that go on to compare them; ``parse_hits=False`` lets cache hits reuse the facts of the
-    graph that compiled their key instead of being parsed at all.
+    graph that compiled their key instead of being parsed at all. ``seen_keys`` were compiled before these
+    records (earlier in the process): their first sighting here is a cache hit, not a compilation.
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
@@ -94,6 +96,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         cache_key = key or f"fingerprint:{summary.fingerprint}"
         first = first_by_key.setdefault(cache_key, summary)
         summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.record.ref
+        if cache_key in seen_keys:
+            summary.compiled, summary.first_ref = False, "(compiled earlier)"
         summaries.append(summary)
     return summaries
 

@@ -164,9 +164,21 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
         records.extend(iter_graphs(path, warnings, stage=stage))
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    graphs = summarize(records, options, keep=True, parse_hits=False)
-    reports = _reports(inputs, warnings)
-    events = _debug_events(inputs, warnings)
+    return explain_records(records, options, reports=_reports(inputs, warnings),
+                           events=_debug_events(inputs, warnings))
+
+
+def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
+                    reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
+                    seen_keys: frozenset[str] = frozenset()) -> RunExplanation:
+    """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
+
+    ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
+    compilations; ``seen_keys`` are cache keys compiled before these records (their graphs are cache hits).
+    """
+    reports = reports or {}
+    events = events or {}
+    graphs = summarize(records, options, keep=True, parse_hits=False, seen_keys=seen_keys)
     partial = {i for i, g in enumerate(graphs)
                if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
     families = group(graphs, partial)
@@ -177,7 +189,8 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
         for position, graph in enumerate(compiled[1:], start=1):
             recompilations.append(_explain_one(graph, compiled[:position], family, graph.ref in partial_refs,
                                                reports, events))
-    recompilations.sort(key=lambda r: graphs.index(r.graph))
+    order = {g.ref: i for i, g in enumerate(graphs)}
+    recompilations.sort(key=lambda r: order[r.graph.ref])
     patterns = [describe_pattern(f, recompilations) for f in families]
     hints = _hints(graphs, recompilations, reports)
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,

@@ -1,0 +1,75 @@
+"""What ``hlo_graphs.record()`` returns: the graphs a block of test code compiled, and assertions over them."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from hlodiff.dumps import iter_graphs
+from hlodiff.errors import InputWarning
+from hlodiff.explain.recompile import RunExplanation, explain_records
+from hlodiff.testing.stability import Stability, stability_of
+
+
+class HloRecording:
+    """The graphs torch_xla executed inside a ``with hlo_graphs.record():`` block.
+
+    ``graphs`` lists every graph (cache hits too) as :class:`hlodiff.explain.inventory.GraphSummary`;
+    ``compilations`` the ones that compiled *as a fresh process would*: the first sighting of each graph hash
+    inside the block. (torch_xla's own cache is per process, so a graph an earlier test compiled would otherwise
+    hide a recompilation depending on test order.)
+    """
+
+    def __init__(self, capture, snapshots=None, node=None):
+        self._capture = capture  # hlodiff.capture.session.Recording
+        self._snapshots = snapshots
+        self._node = node
+        self.warnings: list[InputWarning] = []
+
+    @cached_property
+    def explanation(self) -> RunExplanation:
+        records = self._records()
+        reports = {(r.path, rep.sync): rep for rep in self._capture.reports(self.warnings) for r in records[:1]
+                   if rep.sync is not None}
+        events = {e.graph_hash: e for e in self._capture.compilations(self.warnings) if e.graph_hash}
+        if not records:
+            return RunExplanation([], [], [], "0 graphs: nothing ran on the XLA device inside the block", [])
+        return explain_records(records, reports=reports, events=events)
+
+    def _records(self) -> list:
+        capture = self._capture
+        if not capture.save_tensors_file:
+            return []
+        return [r for r in iter_graphs(capture.save_tensors_file, self.warnings)
+                if capture.first_entry <= r.index < capture.end_entry]
+
+    @property
+    def graphs(self) -> list:
+        return list(self.explanation.graphs)
+
+    @property
+    def compilations(self) -> list:
+        return [g for g in self.explanation.graphs if g.compiled]
+
+    @cached_property
+    def stability(self) -> Stability:
+        return stability_of(self.explanation)
+
+    def assert_stable(self, warmup: int = 1) -> None:
+        """Fail when a graph compiles after the first ``warmup`` steps; the message explains why."""
+        __tracebackhide__ = True
+        self.stability.assert_stable(warmup)
+
+    def assert_max_compilations(self, n: int) -> None:
+        __tracebackhide__ = True
+        self.stability.assert_max_compilations(n)
+
+    def assert_snapshot(self, name: str | None = None) -> None:
+        """Compare the compiled graphs with ``__hlo_snapshots__/`` beside the test (written on first run and with
+        ``pytest --hlodiff-update``)."""
+        __tracebackhide__ = True
+        if self._snapshots is None or self._node is None:
+            raise RuntimeError("assert_snapshot() needs the hlo_graphs fixture")
+        self._snapshots.assert_match(self._node, self.explanation, name)
+
+    def report(self) -> str:
+        return self.stability.report()

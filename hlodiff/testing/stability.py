@@ -1,0 +1,104 @@
+"""Stability checks over a run's graphs: counted in steps, explained when they fail."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+
+from rich.console import Console
+
+from hlodiff.errors import InputWarning
+from hlodiff.explain.families import is_partial
+from hlodiff.explain.recompile import RunExplanation, RunInputs, discover, explain_run
+from hlodiff.render.terminal import render_explanation
+
+
+class HloStabilityError(AssertionError):
+    """The graphs were not stable; the message is the explanation."""
+
+
+@dataclass(slots=True)
+class Stability:
+    """A run's compilations, with the step each happened in.
+
+    A step ends with each full graph (a torch_xla sync); a partial graph (``.item()``) belongs to the step it
+    interrupts. XLA dump folders show compilations only, so there each compilation of a family counts as one step.
+    """
+
+    explanation: RunExplanation
+    steps: dict[str, int]  # graph ref -> step index
+
+    @property
+    def compilations(self) -> list:
+        return [g for g in self.explanation.graphs if g.compiled]
+
+    def late(self, warmup: int) -> list:
+        """Compiled graphs that came after the first ``warmup`` steps."""
+        return [g for g in self.compilations if self.steps[g.ref] >= warmup]
+
+    def report(self, graphs=None) -> str:
+        """The explain-recompile report, limited to ``graphs`` (refs) when given."""
+        explanation = self.explanation
+        if graphs is not None:
+            wanted = {g.ref for g in graphs}
+            explanation = RunExplanation(explanation.graphs, explanation.families,
+                                         [r for r in explanation.recompilations if r.graph.ref in wanted],
+                                         explanation.summary, explanation.patterns, explanation.hints)
+        buffer = io.StringIO()
+        render_explanation(Console(file=buffer, width=100, color_system=None, highlight=False, soft_wrap=True),
+                           explanation)
+        return buffer.getvalue().rstrip()
+
+    def assert_stable(self, warmup: int = 1) -> None:
+        late = self.late(warmup)
+        if not late:
+            return
+        lines = [f"{len(late)} graph{'s' if len(late) != 1 else ''} compiled after the first {warmup} "
+                 f"step{'s' if warmup != 1 else ''} (warmup={warmup}):"]
+        for g in late:
+            first = "" if any(r.graph is g for r in self.explanation.recompilations) else \
+                " (the first graph of its family: nothing earlier to compare with)"
+            lines.append(f"  {g.ref} at step {self.steps[g.ref]}{first}")
+        raise HloStabilityError("\n".join(lines) + "\n\n" + self.report(late))
+
+    def assert_max_compilations(self, n: int) -> None:
+        count = len(self.compilations)
+        if count > n:
+            raise HloStabilityError(f"{count} compilations, expected at most {n}\n\n{self.report()}")
+
+
+def stability_of(explanation: RunExplanation) -> Stability:
+    steps: dict[str, int] = {}
+    step = 0
+    per_family: dict[str, int] = {}
+    for family in explanation.families:
+        for g in family.members:
+            if g.record.kind == "xla_dump":
+                steps[g.ref] = per_family.get(family.key, 0)
+                per_family[family.key] = steps[g.ref] + 1
+    for g in explanation.graphs:
+        if g.ref in steps:
+            continue
+        steps[g.ref] = step
+        if not is_partial(g):
+            step += 1
+    return Stability(explanation, steps)
+
+
+def check_path(path: str | os.PathLike, *, tensors_report: str | None = None,
+               debug_log: str | None = None) -> Stability:
+    """Read a dump (save-tensors file, XLA dump folder, or `hlodiff record` folder) for the checks below."""
+    warnings: list[InputWarning] = []
+    inputs: RunInputs = discover([os.fspath(path)], tensors_report, debug_log)
+    return stability_of(explain_run(inputs, warnings))
+
+
+def assert_stable(path: str | os.PathLike, warmup: int = 1, **side) -> None:
+    """Fail when any graph compiles after the first ``warmup`` steps; the message explains each one."""
+    check_path(path, **side).assert_stable(warmup)
+
+
+def assert_max_compilations(path: str | os.PathLike, n: int, **side) -> None:
+    """Fail when the run compiled more than ``n`` graphs."""
+    check_path(path, **side).assert_max_compilations(n)

@@ -1,0 +1,202 @@
+"""The pytest plugin against real torch_xla 2.9 on the CPU, through pytester in fresh processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+needs_xla = pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
+
+TRAIN = '''
+import torch
+import torch_xla
+
+
+def train(steps, metric_every=None, batches=None):
+    device = torch_xla.device()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(steps):
+        n = batches[step] if batches else 2
+        x = torch.randn(n, 8, device=device)
+        y = torch.randn(n, 4, device=device)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        if metric_every and step % metric_every == 0:
+            metric = (model(x) - y).abs().mean()  # the metric line
+        torch_xla.sync()
+'''
+DATA_LINE = next(i for i, line in enumerate(TRAIN.strip().splitlines(), 1) if "x = torch.randn" in line)
+METRIC_LINE = next(i for i, line in enumerate(TRAIN.strip().splitlines(), 1) if "# the metric line" in line)
+
+
+def run(pytester, *args, **env):
+    pytester.makepyfile(train=TRAIN)
+    for key, value in {"PJRT_DEVICE": "CPU", **env}.items():
+        pytester._monkeypatch.setenv(key, value)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+@needs_xla
+def test_stable_loop_passes_and_metric_on_even_steps_fails_at_its_line(pytester):
+    pytester.makepyfile(test_loop='''
+from train import train
+
+def test_stable(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4)
+    rec.assert_stable(warmup=1)
+    assert len(rec.compilations) == 1 and len(rec.graphs) == 4
+
+def test_metric(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)
+    rec.assert_stable(warmup=1)
+''')
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*1 graph compiled after the first 1 step (warmup=1):*",
+        "*alternating*A,B,A,B*",
+        "*outputs*removed*",
+        f"*at */train.py:{METRIC_LINE}*",
+        f"*live tensor id=* f32[] aten::mean from */train.py:{METRIC_LINE}*",
+    ])
+
+
+@needs_xla
+def test_marker_names_the_shape_change(pytester):
+    pytester.makepyfile(test_shapes='''
+import pytest
+from train import train
+
+@pytest.mark.hlo_stable(warmup=1)
+def test_last_batch_is_short():
+    train(3, batches=[4, 4, 2])
+
+@pytest.mark.hlo_stable
+def test_steady():
+    train(3)
+''')
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    # torch.randn on the device: the batch size enters through the random-bit generator, at the x/y lines.
+    result.stdout.fnmatch_lines(["*1 graph compiled after the first 1 step*",
+                                 "*shape     shape changed on rng-bit-generator*",
+                                 f"*at */train.py:{DATA_LINE}*"])
+    assert "attribute" not in result.stdout.str()  # the slice bounds follow the shape: not a second cause
+
+
+@needs_xla
+def test_max_compilations(pytester):
+    pytester.makepyfile(test_max='''
+from train import train
+
+def test_too_many(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(3, batches=[2, 3, 4])
+    rec.assert_max_compilations(1)
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*3 compilations, expected at most 1*"])
+
+
+@needs_xla
+def test_snapshot_write_match_mismatch_update_unused(pytester):
+    source = '''
+from train import train
+
+def test_snap(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(2, batches=[{n}, {n}])
+    rec.assert_snapshot()
+'''
+    pytester.makepyfile(test_snap=source.format(n=2))
+    first = run(pytester)
+    first.assert_outcomes(passed=1)
+    first.stdout.fnmatch_lines(["*hlodiff: wrote 1 snapshot file(s)*"])
+    snap = pytester.path / "__hlo_snapshots__" / "test_snap" / "test_snap.hlo"
+    stored = snap.read_text()
+    assert "// graph 0: fingerprint " in stored and "ENTRY %main {" in stored and "metadata" not in stored
+
+    run(pytester).assert_outcomes(passed=1)
+    assert snap.read_text() == stored
+
+    pytester.makepyfile(test_snap=source.format(n=3))
+    changed = run(pytester)
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*compiled graphs differ from the snapshot*"])
+    report = changed.stdout.str()
+    assert "shape" in report and "f32[2,8]{1,0} -> f32[3,8]{1,0}" in report and f"train.py:{DATA_LINE}" in report
+    assert "attribute" not in report and "constant " not in report  # consequences of the shape, folded in
+
+    run(pytester, "--hlodiff-update").assert_outcomes(passed=1)
+    assert snap.read_text() != stored
+    run(pytester).assert_outcomes(passed=1)
+
+    extra = snap.with_name("test_gone.hlo")
+    extra.write_text(stored)
+    report = run(pytester)
+    report.stdout.fnmatch_lines(["*hlodiff: 1 unused snapshot file(s)*", "*test_gone.hlo*"])
+    run(pytester, "--hlodiff-update").stdout.fnmatch_lines(["*deleted 1 unused snapshot file(s)*"])
+    assert not extra.exists()
+
+
+@needs_xla
+def test_user_set_save_file_is_respected_and_kept(pytester, tmp_path):
+    mine = tmp_path / "mine.hlo"
+    pytester.makepyfile(test_user='''
+from train import train
+
+def test_it(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(2)
+    rec.assert_stable()
+    assert rec.graphs[0].record.path.endswith("mine.hlo.0")
+''')
+    result = run(pytester, XLA_SAVE_TENSORS_FILE=str(mine))
+    result.assert_outcomes(passed=1)
+    assert (tmp_path / "mine.hlo.0").read_text().count("## BEGIN_GRAPH") == 2
+
+
+def test_without_torch_xla_fixture_skips_and_dump_helpers_work(pytester):
+    """Failure injection: torch_xla made unimportable before the plugin configures."""
+    from helpers import FIXTURES
+
+    pytester.makeconftest('import sys\nsys.modules["torch_xla"] = None\n')
+    steady = FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0"
+    pytester.makepyfile(test_nox=f'''
+import pytest
+from hlodiff.testing import assert_stable, assert_max_compilations
+
+def test_fixture(hlo_graphs):
+    pass
+
+def test_dump_helpers():
+    assert_max_compilations({str(steady)!r}, 2)
+    with pytest.raises(AssertionError, match="input shape changed"):
+        assert_stable({str(steady)!r}, warmup=1)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*hlo_graphs needs torch_xla*"])
+
+
+def test_plugin_leaves_unrelated_suites_alone(pytester):
+    pytester.makepyfile(test_plain='''
+import os
+
+def test_env():
+    assert "XLA_SAVE_TENSORS_FILE" not in os.environ
+    assert "HLODIFF_TENSORS_REPORT" not in os.environ
+''')
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not any(p.name.startswith("hlodiff-") for p in pytester.path.iterdir())
