@@ -75,6 +75,7 @@ def main() -> None:
 
     \b
     Start with:
+      hlodiff record -- python train.py       run it with everything captured, then explain
       hlodiff explain-recompile graphs.hlo.0  why the run compiled again, at which line of yours
       hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
@@ -265,6 +266,54 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
     else:
         _warn(warnings)
         terminal.render_explanation(_console(), explanation, verbose=verbose)
+    sys.exit(1 if explanation.recompilations else 0)
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hlodiff-run", show_default=True,
+              help="Folder for the captured graphs, live-tensor reports, debug log and manifest.")
+@json_option
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report to this file.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@_guarded
+def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
+    """Run a training command with everything captured, then explain its recompilations.
+
+    For torch_xla: the save-tensors file in HLO format with source metadata (XLA_HLO_DEBUG, XLA_IR_DEBUG), the
+    PT_XLA_DEBUG_LEVEL=1 log, and the live-tensor report just before every torch_xla.sync() / xm.mark_step(),
+    injected without editing your script. For JAX: an XLA dump folder. Settings you already exported are kept.
+    The command's own output goes to the terminal; its exit status is reported if it fails.
+
+    \b
+    Examples:
+      hlodiff record -- python train.py --epochs 1
+      hlodiff record --out runs/a -- python -m mypkg.train
+      hlodiff explain-recompile runs/a          (explain a recorded folder again later)
+    """
+    from hlodiff.capture.record import record_command
+    from hlodiff.explain.recompile import discover, explain_run
+    from hlodiff.render import json_out, terminal
+
+    result = record_command(list(command), out_dir)
+    if not result.ok:
+        click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
+                   err=True)
+    warnings: list[InputWarning] = []
+    inputs = discover([out_dir], None, None)
+    explanation = explain_run(inputs, warnings)
+    if html_path:
+        from hlodiff.render.html import write_html
+
+        write_html(html_path, explanation)
+    if as_json:
+        body = {"command": list(command), "exit_status": result.exit_status,
+                "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
+                           "debug_logs": inputs.debug_logs}, **explanation.to_json()}
+        click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
+    else:
+        _warn(warnings)
+        terminal.render_explanation(_console(), explanation)
     sys.exit(1 if explanation.recompilations else 0)
 
 
