@@ -88,6 +88,13 @@ stage_option = click.option("--stage", metavar="STAGE", default=None,
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schema in the README).")
 
 
+def normalization_options(fn):
+    """--no-normalize PASS (repeatable) and --ignore-layouts, shared by the commands that compare graphs."""
+    fn = click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")(fn)
+    return click.option("--no-normalize", "no_normalize", multiple=True, type=click.Choice(PASS_CHOICES),
+                        help="Turn a normalization pass off (repeatable).")(fn)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @json_option
@@ -120,9 +127,7 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None) -> None:
 @click.argument("refs", nargs=-1, required=True)
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
-@click.option("--no-normalize", "no_normalize", multiple=True, type=click.Choice(PASS_CHOICES),
-              help="Turn a normalization pass off (repeatable).")
-@click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")
+@normalization_options
 @stage_option
 @_guarded
 def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: tuple[str, ...],
@@ -183,9 +188,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
 @click.argument("paths", nargs=-1, required=True)
 @json_option
 @click.option("--text", "show_text", is_flag=True, help="Print the normalized module text instead of fingerprints.")
-@click.option("--no-normalize", "no_normalize", multiple=True, type=click.Choice(PASS_CHOICES),
-              help="Turn a normalization pass off (repeatable).")
-@click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")
+@normalization_options
 @stage_option
 @_guarded
 def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_normalize: tuple[str, ...],

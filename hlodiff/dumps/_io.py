@@ -137,3 +137,14 @@ def _gzip_lines(f: gzip.GzipFile, path: str, warnings: list[InputWarning] | None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if warnings is not None:
             warnings.append(InputWarning(f"gzip data cut off or corrupt ({exc}); read up to here", path, count))
+
+
+def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
+    """Decoded lines of a side-channel text file (plain or gzip), streaming, after the one-line checks the CLI
+    prints for a missing, empty or binary file."""
+    if not os.path.exists(path):
+        raise missing_path_error(path)
+    check_text(path, read_head(path))
+    with open_binary(path) as f:
+        for line in lines(f, path, warnings):
+            yield decode(line)

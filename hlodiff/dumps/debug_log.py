@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from hlodiff.dumps._io import check_text, decode, lines, missing_path_error, open_binary, read_head
+from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
@@ -98,11 +98,7 @@ def iter_debug_events(path: str | os.PathLike[str], warnings: list[InputWarning]
     """Yield compilation and execution events in log order, streaming; a compilation is yielded once its
     ``Computation hash`` and ``Post Compilation Analysis`` (which follow it) have been read."""
     p = os.fspath(path)
-    if not os.path.exists(p):
-        raise missing_path_error(p)
-    check_text(p, read_head(p))
-    with open_binary(p) as f:
-        yield from _Reader(p, warnings).run(decode(line) for line in lines(f, p, warnings))
+    yield from _Reader(p, warnings).run(text_lines(p, warnings))
 
 
 def read_compilations(path: str | os.PathLike[str],

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from hlodiff.dumps._io import check_text, decode, lines, missing_path_error, open_binary, read_head
+from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.frames import parse_frame, parse_location
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
@@ -107,11 +107,7 @@ class SyncReport:
 def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> Iterator[SyncReport]:
     """Yield the reports of a file (plain or gzip) in order, streaming."""
     p = os.fspath(path)
-    if not os.path.exists(p):
-        raise missing_path_error(p)
-    check_text(p, read_head(p))
-    with open_binary(p) as f:
-        yield from _Reader(p, warnings).run(decode(line) for line in lines(f, p, warnings))
+    yield from _Reader(p, warnings).run(text_lines(p, warnings))
 
 
 def read_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> list[SyncReport]:

@@ -25,6 +25,8 @@ from math import prod
 from typing import Any, Callable, Iterator, TypeVar
 
 from hlodiff.errors import HloParseError
+from hlodiff.hlo import scan
+from hlodiff.hlo.scan import group_end
 
 T = TypeVar("T")
 
@@ -897,33 +899,9 @@ def parse_backend_config(raw: str) -> BackendConfig:
             pass
         else:
             return BackendConfig(json.dumps(value, sort_keys=True, separators=(",", ":")), text, value, True)
-    if not quoted and _balanced_end(text, 0) != len(text):
+    if not quoted and group_end(text, 0) != len(text):
         raise _fail("backend_config", "unbalanced brackets in {...}")
     return BackendConfig(text, text)
-
-
-def _balanced_end(text: str, pos: int) -> int:
-    """Offset just past the bracket group opening at ``pos`` (strings respected), or -1 if it never closes."""
-    depth = 0
-    i = pos
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            m = _STRING_RE.match(text, i)
-            if m is None:
-                return -1
-            i = m.end()
-            continue
-        if c in "{[(":
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-            if depth < 0:
-                return -1
-        i += 1
-    return -1
 
 
 _FRONTEND_KEY_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*")
@@ -963,7 +941,7 @@ def _frontend_value(text: str, pos: int) -> tuple[str, int]:
             raise _fail("frontend_attributes", "unterminated string")
         return unescape(m.group(0)[1:-1]), m.end()
     if text.startswith("{", pos):
-        end = _balanced_end(text, pos)
+        end = group_end(text, pos)
         if end < 0:
             raise _fail("frontend_attributes", "unbalanced '{'")
         return text[pos:end], end
@@ -1077,7 +1055,7 @@ def parse_computation_layout(raw: str, parse_shape: Callable[[str], Any] | None 
     body = text[1:-1].strip()
     if not body.startswith("("):
         raise _fail("entry_computation_layout", "expected '(' before the parameter shapes")
-    close = _balanced_end(body, 0)
+    close = group_end(body, 0)
     if close < 0:
         raise _fail("entry_computation_layout", "unbalanced parameter list")
     rest = body[close:].lstrip()
@@ -1096,7 +1074,7 @@ def parse_computation_layout(raw: str, parse_shape: Callable[[str], Any] | None 
 def parse_shape_list(raw: str, parse_shape: Callable[[str], Any] | None = None) -> tuple[Any, ...]:
     """``operand_layout_constraints={f64[3,3]{0,1}, f64[3]{0}}``: shape texts (or callback results)."""
     text = _COMMENT_RE.sub(" ", raw).strip()
-    if not (text.startswith("{") and _balanced_end(text, 0) == len(text)):
+    if not (text.startswith("{") and group_end(text, 0) == len(text)):
         raise _fail("shape list", f"expected {{shape, ...}}, got {_short(text)}")
     items = [_squeeze(s) for s in split_top_level(text[1:-1], "shape list")]
     if items == [""]:
@@ -1114,32 +1092,10 @@ def _squeeze(text: str) -> str:
 
 def split_top_level(text: str, what: str = "list") -> list[str]:
     """Split at commas outside brackets and strings; raises if the brackets do not balance."""
-    pieces: list[str] = []
-    depth = 0
-    begin = 0
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            m = _STRING_RE.match(text, i)
-            if m is None:
-                raise _fail(what, "unterminated string")
-            i = m.end()
-            continue
-        if c in "{[(":
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-            if depth < 0:
-                raise _fail(what, f"unbalanced {c!r}")
-        elif c == "," and depth == 0:
-            pieces.append(text[begin:i])
-            begin = i + 1
-        i += 1
-    if depth:
-        raise _fail(what, "unclosed bracket")
-    pieces.append(text[begin:])
-    return pieces
+    try:
+        return [piece for piece, _ in scan.split_top_level(text)]
+    except scan.Unbalanced as err:
+        raise _fail(what, str(err)) from None
 
 
 # -- dispatch -------------------------------------------------------------------------------------------------

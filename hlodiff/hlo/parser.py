@@ -15,6 +15,8 @@ import re
 
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
+from hlodiff.hlo import scan
+from hlodiff.hlo.attributes import unescape
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
@@ -194,7 +196,7 @@ class _Parser:
             if _STRING_ROW.fullmatch(value) is None:
                 raise self.error(f"expected a quoted string in {kind}", self.i, line.find(value))
             target = table.file_names if kind == "FileNames" else table.function_names
-            target[key] = _unescape(value[1:-1])
+            target[key] = unescape(value[1:-1])
             return
         fields = dict((k, int(v)) for k, v in _KV.findall(value))
         try:
@@ -376,7 +378,7 @@ class _Parser:
         mo = _OPCODE.match(text, pos)
         if mo is None:
             raise self.error_at("expected an opcode followed by '('", start, text, _skip_space(text, pos))
-        close = _matching(text, mo.end() - 1)
+        close = scan.closing(text, mo.end() - 1)
         if close < 0:
             raise self.error_at("unbalanced '(' in operand list", start, text, mo.end() - 1)
         first_col = m.start(2) - (text.rfind("\n", 0, m.start(2)) + 1)
@@ -424,7 +426,7 @@ class _Parser:
 
     def _slow_operands(self, inst: Instruction, body: str, text: str, start: int, offset: int) -> None:
         names = []
-        for piece, at in _split_top_level(body):
+        for piece, at in scan.split_top_level(body):
             stripped = piece.strip()
             m = _TRUNCATED.fullmatch(stripped)
             if m:
@@ -458,7 +460,7 @@ class _Parser:
             key = m.group(1)
             if key in attrs:
                 raise self.error_at(f"duplicate attribute {key!r}", start, text, pos)
-            value_end = _value_end(text, m.end())
+            value_end = scan.value_end(text, m.end())
             if value_end < 0:
                 raise self.error_at(f"unbalanced brackets or quotes in the value of {key!r}", start, text, m.end())
             value = text[m.end():value_end].strip()
@@ -493,10 +495,6 @@ class _Parser:
 
 
 # -- scanning helpers -----------------------------------------------------------------------------------------
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = set(")]}")
-
 
 def _blank_comments(line: str) -> str:
     """Replace ``/* */`` and trailing ``//`` comments outside strings by spaces (columns stay where they were)."""
@@ -533,10 +531,7 @@ def _depth_change(line: str) -> int:
     if '"' not in line:
         return (line.count("(") + line.count("[") + line.count("{")
                 - line.count(")") - line.count("]") - line.count("}"))
-    return _depth_change(_STRINGS.sub("", line).replace('"', ""))
-
-
-_STRINGS = re.compile(_STR)
+    return _depth_change(scan.STRING.sub("", line).replace('"', ""))
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -544,78 +539,3 @@ def _skip_space(text: str, pos: int) -> int:
     while pos < n and text[pos] in " \t\r\n":
         pos += 1
     return pos
-
-
-def _matching(text: str, pos: int) -> int:
-    """Index of the bracket closing the one at ``pos`` (strings respected), or -1."""
-    stack: list[str] = []
-    i = pos
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i = _string_end(text, i)
-            if i < 0:
-                return -1
-            continue
-        if c in _OPEN:
-            stack.append(_OPEN[c])
-        elif c in _CLOSE:
-            if not stack or stack.pop() != c:
-                return -1
-            if not stack:
-                return i
-        i += 1
-    return -1
-
-
-def _string_end(text: str, pos: int) -> int:
-    m = _STRINGS.match(text, pos)
-    return m.end() if m else -1
-
-
-def _value_end(text: str, pos: int) -> int:
-    """End of an attribute value: the next top-level ',' (or the end); -1 if brackets or quotes do not balance."""
-    depth = 0
-    i = pos
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i = _string_end(text, i)
-            if i < 0:
-                return -1
-            continue
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                return -1
-        elif c == "," and depth == 0:
-            return i
-        i += 1
-    return i if depth == 0 else -1
-
-
-def _split_top_level(body: str) -> list[tuple[str, int]]:
-    """Split at commas outside brackets; each piece with its offset in ``body``."""
-    pieces = []
-    depth = 0
-    begin = 0
-    for i, c in enumerate(body):
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif c == "," and depth == 0:
-            pieces.append((body[begin:i], begin))
-            begin = i + 1
-    pieces.append((body[begin:], begin))
-    return pieces
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
