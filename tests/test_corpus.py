@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import corpus_files
+from conftest import ROOT, corpus_files
 from hlodiff.hlo import format_module, parse_module
 
 CORPUS_FILES = corpus_files()
@@ -53,3 +53,21 @@ def test_fsdp_torch_xla_dump_keeps_sharding_and_frontend_attributes():
     module = parse_module(path.read_text())
     shardings = {i.attrs["sharding"] for _, i in module.instructions() if "sharding" in i.attrs}
     assert "{devices=[2,1]0,1}" in shardings
+
+
+def _fixture_graphs():
+    from hlodiff.dumps import iter_graphs
+
+    fixtures = ROOT / "fixtures"
+    sources = sorted(fixtures.glob("torch_xla/*/graphs.hlo.0")) + [fixtures / "jax" / "recompile_shape" / "dump"]
+    sources += sorted((fixtures / "big").glob("*.hlo.gz"))
+    for source in sources:
+        for record in iter_graphs(source, stage="all" if source.is_dir() else None):
+            yield pytest.param(record, id=record.ref.replace(str(fixtures) + "/", ""))
+
+
+@pytest.mark.parametrize("record", list(_fixture_graphs()))
+def test_every_fixture_graph_parses_and_round_trips(record):
+    module = record.module()
+    assert module.instruction_count() > 0
+    assert parse_module(format_module(module)) == module

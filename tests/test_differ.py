@@ -204,3 +204,12 @@ def test_fingerprints_are_the_same_in_every_process():
                               env={**__import__('os').environ, "PYTHONHASHSEED": str(seed)}).stdout
                for seed in (1, 2, 3)}
     assert len(outputs) == 1
+
+
+def test_regions_summarise_op_types_shapes_and_user_lines():
+    left, right, truth = _compiled_pair("dtype_zeros_like")
+    diff = diff_modules(left, right)
+    assert diff.regions and all(r.kinds == ["dtype"] for r in diff.regions)
+    assert any("convert" in r.opcodes for r in diff.regions)
+    assert any(f.line == truth["user_line"] for r in diff.regions for f in r.locations)
+    assert diff.to_json()["regions"][0]["instructions"] == diff.regions[0].size

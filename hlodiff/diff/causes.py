@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
-from hlodiff.diff.model import CAUSE_KINDS, Cause, Change
+from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
 from hlodiff.hlo.model import SourceFrame
 
 _PROPAGATING = {"shape", "element_type", "layout"}
@@ -20,19 +20,21 @@ _PROPAGATING = {"shape", "element_type", "layout"}
 Key = tuple[str | None, str | None]
 
 
-def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[int, int]]]:
-    """Causes over all compared computation pairs; also the entry's output mapping (left index, right index)."""
+def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[int, int]], list[Region]]:
+    """Causes over all compared computation pairs, the entry's output mapping (left index, right index), and
+    the connected regions of change they were derived from."""
     causes: list[Cause] = []
     output_mapping: list[tuple[int, int]] = []
+    regions: list[Region] = []
     for index, cd in enumerate(cds):
         context = "" if cd.caller is None else f" in %{cd.left.name} (called by %{cd.caller[1]})"
         absorbed: set[Key] = set()
         if index == 0:
             output_causes, output_mapping, absorbed = _outputs(cd)
             causes.extend(output_causes)
-        causes.extend(_region_causes(cd, absorbed, context))
+        causes.extend(_region_causes(cd, absorbed, context, regions))
     causes.sort(key=lambda c: (CAUSE_KINDS.index(c.kind), _first_location(c), c.summary))
-    return causes, output_mapping
+    return causes, output_mapping, regions
 
 
 def _first_location(cause: Cause) -> tuple:
@@ -155,7 +157,7 @@ def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
 # -- origins and regions ------------------------------------------------------------------------------------
 
 
-def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str) -> list[Cause]:
+def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, regions: list[Region]) -> list[Cause]:
     """Classify each connected region, then build one cause per kind: regions of one kind are one user-level cause."""
     changes = {k: c for k, c in cd.changes.items() if k not in absorbed}
     if not changes:
@@ -163,7 +165,9 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str) -> lis
     origins: dict[str, list[Change]] = defaultdict(list)
     extras: dict[str, list[Change]] = defaultdict(list)  # one-sided instructions that came with an origin
     for region in _regions(cd, changes):
-        _classify_region(cd, {k: changes[k] for k in region}, origins, extras)
+        members = [changes[k] for k in region]
+        kinds = _classify_region(cd, {k: changes[k] for k in region}, origins, extras)
+        regions.append(_region(cd.left.name, members, kinds))
     causes: dict[str, Cause] = {}
     for kind in CAUSE_KINDS:
         items = origins.get(kind)
@@ -206,6 +210,17 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
         found["ops"].extend(others)
     for kind, items in found.items():
         origins[kind].extend(items)
+    return [k for k in CAUSE_KINDS if found.get(k)]
+
+
+def _region(computation: str, members: list[Change], kinds: list[str]) -> Region:
+    """What a user scans a region for: its size, op types, shapes and where in their code it is."""
+    sides = [c.right or c.left for c in members]
+    opcodes = Counter(s.opcode for s in sides)
+    shapes = sorted({s.shape for s in sides}, key=lambda t: (len(t), t))[:5]
+    user, _ = _locations(_change_stacks(members))
+    return Region(computation, len(members), kinds, dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
+                  shapes, user[:4])
 
 
 def _fold_derived_constants(causes: dict[str, Cause]) -> None:

@@ -23,7 +23,7 @@ def diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
 def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
     equal = lcm.fingerprint == rcm.fingerprint
     cds = classify_module(lcm, rcm)
-    causes, output_mapping = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]))
+    causes, output_mapping, regions = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]), [])
     if not equal and not causes:
         causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
     entry = cds[0]
@@ -39,6 +39,7 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
         parameter_mapping=_parameter_mapping(entry),
         output_mapping=output_mapping,
         stats=_stats(entry),
+        regions=regions,
     )
 
 

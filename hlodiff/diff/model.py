@@ -88,6 +88,22 @@ def _frame_json(frame: SourceFrame) -> dict:
 
 
 @dataclass(slots=True)
+class Region:
+    """A connected group of changed or one-sided instructions, summarised (op types, shapes, source lines)."""
+
+    computation: str
+    size: int
+    kinds: list[str]  # the cause kinds that originate in it (empty: consequences only)
+    opcodes: dict[str, int]
+    shapes: list[str]
+    locations: list[SourceFrame]
+
+    def to_json(self) -> dict:
+        return {"computation": self.computation, "instructions": self.size, "kinds": self.kinds,
+                "opcodes": self.opcodes, "shapes": self.shapes, "locations": [f.to_json() for f in self.locations]}
+
+
+@dataclass(slots=True)
 class Ignored:
     """Something the normalizer made the comparison ignore (e.g. "12 unused constants", "parameter order")."""
 
@@ -113,6 +129,7 @@ class ModuleDiff:
     parameter_mapping: list[tuple[int, int]] = field(default_factory=list)
     output_mapping: list[tuple[int, int]] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    regions: list[Region] = field(default_factory=list)
 
     @property
     def similarity(self) -> float:
@@ -130,5 +147,6 @@ class ModuleDiff:
             "parameter_mapping": [{"left": a, "right": b} for a, b in self.parameter_mapping],
             "output_mapping": [{"left": a, "right": b} for a, b in self.output_mapping],
             "stats": dict(sorted(self.stats.items())),
+            "regions": [r.to_json() for r in self.regions],
             "changes": [c.to_json() for c in self.changes],
         }

@@ -129,6 +129,13 @@ def _render_details(console: Console, diff: ModuleDiff) -> None:
     moved_out = [(a, b) for a, b in diff.output_mapping if a != b]
     if moved_out:
         console.print(Text("outputs: " + ", ".join(f"left {a} = right {b}" for a, b in moved_out)), highlight=False)
+    for region in diff.regions:
+        ops = ", ".join(f"{n} {op}" if n > 1 else op for op, n in region.opcodes.items())
+        where = "; at " + ", ".join(f.where for f in region.locations) if region.locations else ""
+        console.print(Text(f"region in %{region.computation}: {region.size} instructions ({ops}); "
+                           f"shapes {', '.join(region.shapes)}; "
+                           f"{'origin of ' + ', '.join(region.kinds) if region.kinds else 'consequences only'}{where}"),
+                      highlight=False)
     if not diff.changes:
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title="changes", title_justify="left")
