@@ -7,6 +7,7 @@ instruction a cause names (the earlier graph on the left), with the named lines 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from hlodiff.errors import HlodiffError
@@ -16,6 +17,8 @@ CONTEXT = 3
 
 MAX_EXCERPTS = 6
 """Excerpts per cause; the JSON output lists every instruction."""
+
+_METADATA = re.compile(r',\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;color:#222}
@@ -42,7 +45,8 @@ def render_html(explanation) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>hlodiff: recompilations</title>",
              f"<style>{_CSS}</style></head><body>", "<h1>Why did this run compile again?</h1>",
              f"<p><b>{e(explanation.summary)}</b></p>"]
-    parts.extend(f"<p class='pattern'>{e(p)}</p>" for p in explanation.patterns)
+    if len(explanation.patterns) > 1:
+        parts.extend(f"<p class='pattern'>{e(p)}</p>" for p in explanation.patterns)
     parts.extend(f"<p class='dim'>hint: {e(h)}</p>" for h in explanation.hints)
     for r in explanation.recompilations:
         parts.append(_recompilation(r))
@@ -63,9 +67,9 @@ def _recompilation(r) -> str:
         for frame in cause.locations or cause.library_locations:
             out.append(f"<div class='loc'>at {e(frame.where)}{' (' + e(frame.function) + ')' if frame.function else ''}"
                        "</div>")
-        for lname, rname in cause.instructions[:MAX_EXCERPTS]:
-            left = _excerpt(left_text, r.closest, lname) if r.closest else ""
-            right = _excerpt(right_text, r.graph, rname)
+        for lname, rname in _excerpt_pairs(cause):
+            left = _excerpt(left_text, r.closest, lname, "added in this graph") if r.closest else ""
+            right = _excerpt(right_text, r.graph, rname, "removed in this graph")
             out.append(f"<table class='side'><tr><td>{left}</td><td>{right}</td></tr></table>")
         if len(cause.instructions) > MAX_EXCERPTS:
             out.append(f"<p class='dim'>… and {len(cause.instructions) - MAX_EXCERPTS} more instructions</p>")
@@ -76,10 +80,18 @@ def _recompilation(r) -> str:
     return "\n".join(out)
 
 
-def _excerpt(lines: list[str], graph, name: str | None) -> str:
-    """Lines around instruction ``name`` of ``graph`` (the module's text as the dump holds it)."""
+def _excerpt_pairs(cause) -> list[tuple[str | None, str | None]]:
+    """The instructions where the cause originates first (what changed), then the rest, up to MAX_EXCERPTS."""
+    pairs = [(c.left.name if c.left else None, c.right.name if c.right else None) for c in cause.origins]
+    pairs += [p for p in cause.instructions if p not in pairs]
+    return pairs[:MAX_EXCERPTS]
+
+
+def _excerpt(lines: list[str], graph, name: str | None, missing: str) -> str:
+    """Lines around instruction ``name`` of ``graph`` (the module's text as the dump holds it, metadata elided:
+    the cause lists the source lines)."""
     if name is None or graph is None or graph._module is None:
-        return "<pre class='dim'>(not in this graph)</pre>"
+        return f"<pre class='dim'>({missing})</pre>"
     inst = next((i for _, i in graph._module.instructions() if i.name == name), None)
     if inst is None or not inst.line:
         return "<pre class='dim'>(not found)</pre>"
@@ -87,6 +99,6 @@ def _excerpt(lines: list[str], graph, name: str | None) -> str:
     lo, hi = max(0, at - CONTEXT), min(len(lines), at + CONTEXT + 1)
     rows = []
     for k in range(lo, hi):
-        text = f"<span class='ln'>{k + graph.record.start_line:>6}</span> {html.escape(lines[k])}"
+        text = f"<span class='ln'>{k + graph.record.start_line:>6}</span> {html.escape(_METADATA.sub('', lines[k]))}"
         rows.append(f"<span class='hit'>{text}</span>" if k == at else text)
     return "<pre>" + "\n".join(rows) + "</pre>"
