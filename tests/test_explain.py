@@ -131,3 +131,15 @@ def test_steady_run_exits_zero(tmp_path):
     result = CliRunner().invoke(main, ["explain-recompile", str(path)])
     assert result.exit_code == 0, result.output
     assert "0 recompilations" in result.output
+
+
+def test_torch_xla_dump_folder_families_ignore_module_numbers():
+    """torch_xla dumps SyncTensorsGraph.10 then SyncTensorsGraph.15: one family, an added op on the output path."""
+    folder = FIXTURES / "torch_xla" / "xla_dump_extra_op"
+    t = json.loads((folder / "truth.json").read_text())
+    result = explain(str(folder / "dump"))
+    assert len(result.families) == 1 and len(result.graphs) == len(t["modules"])
+    (r,) = result.recompilations
+    assert [c.kind for c in r.causes] == [t["cause"]]
+    assert "add" in r.causes[0].summary and "output" not in r.causes[0].summary
+    assert {(f.file.rsplit("/", 1)[-1], f.line) for f in r.causes[0].locations} == {(t["user_file"], t["user_line"])}

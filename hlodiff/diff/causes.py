@@ -63,6 +63,11 @@ def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], s
             removed.append(i)
     paired_right = {j for _, j in mapping}
     added = [j for j in range(len(routs)) if j not in paired_right]
+    for i, j in _extended_outputs(cd, louts, routs, removed, added):
+        mapping.append((i, j))  # the same output with instructions added or removed on its path: ops, not outputs
+        removed.remove(i)
+        added.remove(j)
+    mapping.sort()
     causes: list[Cause] = []
     absorbed: set[Key] = {(cd.left.root, m.l2r.get(cd.left.root))}
     if added or removed:
@@ -79,6 +84,38 @@ def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], s
             + ", ".join(f"{i}->{j}" for i, j in moved[:8]) + (" ..." if len(moved) > 8 else ""),
             instructions=[(louts[i], routs[j]) for i, j in moved]))
     return causes, mapping, absorbed
+
+
+def _extended_outputs(cd: ComputationDiff, louts: list[str], routs: list[str], removed: list[int],
+                      added: list[int]) -> list[tuple[int, int]]:
+    """Pairs (removed i, added j) where one output is computed from the other's value: ``x`` became ``x + 1``
+    (or the reverse). Output positions are tried nearest first."""
+    m = cd.matching
+    pairs: list[tuple[int, int]] = []
+    free = list(added)
+    for i in removed:
+        for j in sorted(free, key=lambda j: abs(j - i)):
+            lp, rp = m.l2r.get(louts[i]), m.r2l.get(routs[j])
+            if (lp is not None and _depends_on(cd.right, routs[j], lp)) or \
+                    (rp is not None and _depends_on(cd.left, louts[i], rp)):
+                pairs.append((i, j))
+                free.remove(j)
+                break
+    return pairs
+
+
+def _depends_on(cc, start: str, target: str, limit: int = 10_000) -> bool:
+    """Whether ``start`` is computed from ``target`` (bounded walk over operands)."""
+    stack, seen = [start], set()
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(cc.operands.get(node, ()))
+    return False
 
 
 def _exclusive_cone(cc, outputs: list[str], partner: dict[str, str]) -> set[str]:

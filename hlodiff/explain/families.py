@@ -3,11 +3,13 @@
 torch_xla: a family is the user line that ended the step (the innermost frame outside torch_xla in
 ``TensorsGraphInfo``) plus the graph name. A graph executed early, by ``.item()``, ``print(tensor)`` or any read of
 a value before the sync, has no torch_xla sync frame; it is *partial* and joins the family of the step it cut
-short (the next full graph). XLA dump folders and HLO files: the module name (the jitted function).
+short (the next full graph). XLA dump folders and HLO files: the module name without torch_xla's numeric suffix
+(the jitted function, or ``SyncTensorsGraph``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hlodiff.explain.inventory import GraphSummary
@@ -16,6 +18,9 @@ from hlodiff.hlo.model import SourceFrame
 _SYNC_FUNCTIONS = frozenset({"sync", "mark_step", "_mark_step", "step", "__next__", "next", "wait_device_ops",
                              "_run_step_closures", "_xla_sync_multi", "sync_multi"})
 _EARLY_CAUSE = "access tensor value"
+# torch_xla numbers its modules (SyncTensorsGraph.76, IrToHlo.52): the number changes with the graph, the
+# function does not.
+_SUFFIX = re.compile(r"\.\d+$")
 
 
 @dataclass(slots=True)
@@ -56,7 +61,7 @@ def family_key(summary: GraphSummary) -> tuple[str, str]:
         name = record.graph_name or ""
         label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
         return f"{record.source}|{name}|{where}", label
-    name = summary.name or record.module_name or "?"
+    name = _SUFFIX.sub("", summary.name or record.module_name or "?")
     return f"{record.source}|{name}", name
 
 
