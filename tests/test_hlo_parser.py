@@ -114,9 +114,11 @@ def test_literals_kept_as_text():
 
 def test_iota_replica_groups_and_sharding_values():
     # jax_shardy_propagation_partitioning: replica_groups=[2,4]<=[8], iota shardings with T(1,0).
-    m = parse_module(entry(
+    m = parse_module("HloModule m\n\n%add {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+                     "  ROOT %s = f32[] add(%a, %b)\n}\n\n" + entry(
         "%x = f32[8]{0} parameter(0), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
-        "ROOT %r = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups=[2,4]<=[8], to_apply=%x"))
+        "ROOT %r = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups=[2,4]<=[8], to_apply=%add"
+    ).split("\n", 2)[2])
     assert m.entry.instructions[0].attrs["sharding"] == "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"
     assert m.entry.root.attrs["replica_groups"] == "[2,4]<=[8]"
 
@@ -184,6 +186,21 @@ def test_truncated_operand_list():
     ("HloModule m\n\nc {\n  a = f32[] parameter(0)\n\nENTRY e {\n  a = f32[] parameter(0)\n}\n", "f.hlo:6:1",
      "not closed"),
     ("\x00\x01garbage\x7f", "f.hlo:1:1", "expected 'HloModule'"),
+    ("HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] add(p, a)\n}\n", "f.hlo:5:3",
+     "depends on itself"),
+    ("HloModule m\n\nENTRY e {\n  b = f32[] negate(a)\n  ROOT a = f32[] negate(b)\n}\n", "f.hlo:", "cycle"),
+    ("HloModule m\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "f.hlo:7:1", "defined twice"),
+    ("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n\nENTRY f {\n  ROOT p = f32[] parameter(0)\n}\n",
+     "f.hlo:7:1", "second ENTRY"),
+    ("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n  ROOT q = f32[] negate(p)\n}\n", "f.hlo:5:3",
+     "second ROOT"),
+    ("HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT q = f32[] parameter(0)\n}\n", "f.hlo:5:3",
+     "used twice"),
+    ("HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT q = f32[] call(p), to_apply=nowhere\n}\n",
+     "f.hlo:5:3", "not defined"),
+    ("HloModule m\n\nf {\n  x = f32[] parameter(0)\n  ROOT a = f32[] call(x), to_apply=f\n}\n\n"
+     "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT q = f32[] call(p), to_apply=f\n}\n", "f.hlo:5:3", "calls itself"),
 ])
 def test_errors_name_file_line_and_column(text, where, words):
     with pytest.raises(HloParseError) as err:

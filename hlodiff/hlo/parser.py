@@ -16,12 +16,13 @@ import re
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
-from hlodiff.hlo.attributes import unescape
+from hlodiff.hlo.attributes import CALL_KEYS, called_computations, unescape
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
+_CALL_KEYS = frozenset(CALL_KEYS)
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
 _OPCODE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*\(")
 # An operand list with up to two levels of nested parentheses (tuple-typed operands, complex literals).
@@ -479,19 +480,106 @@ class _Parser:
             raise self.error_at(str(e), start, text, e.offset) from None
 
     def _check_names(self, module: Module) -> None:
-        """Operands must name instructions of the same computation, as XLA requires."""
+        """What XLA itself rejects: names, roots, parameters and calls that do not add up, and cycles."""
+        self._check_computations(module)
         for comp in module.computations:
-            names = set()
+            self._check_computation(comp)
+
+    def _check_computations(self, module: Module) -> None:
+        names: dict[str, Computation] = {}
+        entry: Computation | None = None
+        for comp in module.computations:
+            if comp.name in names:
+                raise self.error(f"computation {comp.name!r} defined twice", comp.line - self.first_line)
+            names[comp.name] = comp
+            if comp.is_entry:
+                if entry is not None:
+                    raise self.error(f"a second ENTRY computation {comp.name!r} (the first is {entry.name!r})",
+                                     comp.line - self.first_line)
+                entry = comp
+        calls: dict[str, list[tuple[str, Instruction]]] = {name: [] for name in names}
+        for comp in module.computations:
             for inst in comp.instructions:
-                if inst.name in names:
-                    raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
+                if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
+                    for callee in called_computations(inst.attrs):
+                        if callee not in names:
+                            raise HloParseError(f"{inst.name!r} calls computation {callee!r}, which is not defined",
+                                                path=self.path, line=inst.line, col=inst.col)
+                        calls[comp.name].append((callee, inst))
+        self._check_no_recursion(calls)
+
+    def _check_no_recursion(self, calls: dict[str, list[tuple[str, Instruction]]]) -> None:
+        """HLO has no recursion: a computation may not call itself, directly or not."""
+        state: dict[str, int] = {}
+        for start in calls:
+            if state.get(start):
+                continue
+            state[start] = 1
+            stack = [(start, iter(calls[start]))]
+            while stack:
+                name, edges = stack[-1]
+                edge = next(edges, None)
+                if edge is None:
+                    state[name] = 2
+                    stack.pop()
+                    continue
+                callee, inst = edge
+                if state.get(callee) == 1:
+                    raise HloParseError(f"computation {callee!r} calls itself (through {inst.name!r} in {name!r})",
                                         path=self.path, line=inst.line, col=inst.col)
-                names.add(inst.name)
-            for inst in comp.instructions:
-                for operand in inst.operands:
-                    if operand not in names:
-                        raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
-                                            path=self.path, line=inst.line, col=inst.col)
+                if not state.get(callee):
+                    state[callee] = 1
+                    stack.append((callee, iter(calls[callee])))
+
+    def _check_computation(self, comp: Computation) -> None:
+        defined: set[str] = set()
+        forward = False
+        roots = 0
+        params: set[int] = set()
+        for inst in comp.instructions:
+            if inst.name in defined:
+                raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
+                                    path=self.path, line=inst.line, col=inst.col)
+            forward = forward or any(op not in defined for op in inst.operands)
+            defined.add(inst.name)
+            roots += inst.is_root
+            if roots > 1 and inst.is_root:
+                raise HloParseError(f"a second ROOT in {comp.name!r}", path=self.path, line=inst.line, col=inst.col)
+            if inst.parameter_number is not None:
+                if inst.parameter_number < 0 or inst.parameter_number in params:
+                    raise HloParseError(f"parameter number {inst.parameter_number} is negative or used twice in "
+                                        f"{comp.name!r}", path=self.path, line=inst.line, col=inst.col)
+                params.add(inst.parameter_number)
+        if not forward:
+            return  # every operand defined before its use: no cycle is possible
+        for inst in comp.instructions:
+            for operand in inst.operands:
+                if operand not in defined:
+                    raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
+                                        path=self.path, line=inst.line, col=inst.col)
+        self._check_acyclic(comp)
+
+    def _check_acyclic(self, comp: Computation) -> None:
+        by_name = {inst.name: inst for inst in comp.instructions}
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
+        for start in by_name:
+            if state.get(start):
+                continue
+            stack = [(start, iter(by_name[start].operands))]
+            state[start] = 1
+            while stack:
+                name, ops = stack[-1]
+                op = next(ops, None)
+                if op is None:
+                    state[name] = 2
+                    stack.pop()
+                elif state.get(op) == 1:
+                    inst = by_name[op]
+                    raise HloParseError(f"instruction {op!r} depends on itself (a cycle through {name!r})",
+                                        path=self.path, line=inst.line, col=inst.col)
+                elif not state.get(op):
+                    state[op] = 1
+                    stack.append((op, iter(by_name[op].operands)))
 
 
 # -- scanning helpers -----------------------------------------------------------------------------------------
