@@ -143,3 +143,15 @@ def test_torch_xla_dump_folder_families_ignore_module_numbers():
     assert [c.kind for c in r.causes] == [t["cause"]]
     assert "add" in r.causes[0].summary and "output" not in r.causes[0].summary
     assert {(f.file.rsplit("/", 1)[-1], f.line) for f in r.causes[0].locations} == {(t["user_file"], t["user_line"])}
+
+
+def test_jax_side_effect_and_single_output_function():
+    """jax.debug.print keeps its operand alive; a non-tuple root's shape change is the cause, at the call site."""
+    folder = FIXTURES / "jax" / "debug_print"
+    t = json.loads((folder / "truth.json").read_text())
+    result = explain(str(folder / "dump"))
+    (r,) = [r for r in result.recompilations if r.family.label == t["family"]]
+    assert r.causes[0].kind == t["cause"]
+    assert r.causes[0].locations[0].line == t["user_line"]  # the call site comes first
+    printed = [i for _, i in r.graph._module.instructions() if i.attrs.get("custom_call_has_side_effect") == "true"]
+    assert printed and all(op in r.graph._canonical.entry.insts for op in printed[0].operands)

@@ -69,7 +69,9 @@ def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], s
         added.remove(j)
     mapping.sort()
     causes: list[Cause] = []
-    absorbed: set[Key] = {(cd.left.root, m.l2r.get(cd.left.root))}
+    absorbed: set[Key] = set()
+    if cd.left.insts[cd.left.root].opcode == "tuple" and cd.right.insts[cd.right.root].opcode == "tuple":
+        absorbed.add((cd.left.root, m.l2r.get(cd.left.root)))  # the output list itself: explained by the outputs
     if added or removed:
         cone_l = _exclusive_cone(cd.left, [louts[i] for i in removed], m.l2r)
         cone_r = _exclusive_cone(cd.right, [routs[j] for j in added], m.r2l)
@@ -542,8 +544,8 @@ def _locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
                 user.append(mine[0])
         elif frames[0] not in library:
             library.append(frames[0])
-    return _sorted_frames(user)[:8], _sorted_frames(library)[:4]
+    # Discovery order, not line order: origins come first, and for JAX inputs the call site (where a new shape
+    # or static value came in) before the use inside the jitted function.
+    return user[:8], library[:4]
 
 
-def _sorted_frames(frames) -> list[SourceFrame]:
-    return sorted(frames, key=lambda f: (f.file, f.line or 0, f.function or ""))

@@ -190,10 +190,23 @@ def topological_order(cc: "CanonicalComputation") -> list[str]:
     return order
 
 
-def live_nodes(cc: "CanonicalComputation") -> set[str]:
-    """The root and everything it depends on."""
-    live = {cc.root}
-    stack = [cc.root]
+SIDE_EFFECTS = frozenset({"outfeed", "infeed", "send", "send-done", "recv", "recv-done",
+                          "rng-get-and-update-state", "after-all"})
+
+
+def has_side_effect(inst: Instruction) -> bool:
+    """Instructions XLA keeps although no output uses them (a print, an outfeed, a send)."""
+    return inst.opcode in SIDE_EFFECTS or inst.attrs.get("custom_call_has_side_effect") == "true"
+
+
+def side_effect_roots(cc: "CanonicalComputation") -> list[str]:
+    return [name for name, inst in cc.insts.items() if has_side_effect(inst)]
+
+
+def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[str]:
+    """The root (and ``extra_roots``) and everything they depend on."""
+    live = {cc.root, *extra_roots}
+    stack = [cc.root, *extra_roots]
     operands = cc.operands
     while stack:
         for op in operands[stack.pop()]:

@@ -20,6 +20,7 @@ from hlodiff.graph.canonical import (
     build_computation,
     live_nodes,
     reachable_computations,
+    side_effect_roots,
     topological_order,
 )
 from hlodiff.graph.passes import ORDER
@@ -124,9 +125,11 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
     parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
     if not cm.options.parameter_order and cc is cm.entry:
         parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
-    if not cm.options.dead_code:
-        live = live_nodes(cc)
-        parts.extend(sorted(hashes[n] for n in cc.insts if n not in live))
+    live = live_nodes(cc)
+    # What the root does not reach still counts when it has a side effect (a print's target, an outfeed), and
+    # everything does when dead code is kept.
+    kept = cc.insts if not cm.options.dead_code else side_effect_roots(cc)
+    parts.extend(sorted(hashes[n] for n in kept if n not in live))
     cm.computation_hashes[cc.name] = _digest(";".join(parts))
 
 
