@@ -47,6 +47,13 @@ def _guarded(fn):
         except MemoryError:
             click.echo("hlodiff: error: out of memory", err=True)
             sys.exit(2)
+        except RecursionError:
+            click.echo("hlodiff: error: input nested too deeply to read", err=True)
+            sys.exit(2)
+        except OSError as exc:  # permissions, a folder that vanished, a disk that filled up
+            where = exc.filename if exc.filename is not None else "hlodiff"
+            click.echo(f"{where}: error: {exc.strerror or exc}", err=True)
+            sys.exit(2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if os.environ.get("HLODIFF_DEBUG"):
                 raise

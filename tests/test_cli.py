@@ -148,3 +148,22 @@ def test_installed_console_script_runs(tmp_path):
 def _write(path, data: bytes):
     path.write_bytes(data)
     return path
+
+
+def test_record_refuses_a_folder_it_did_not_create(tmp_path):
+    keep = tmp_path / "xla_dump" / "notes.txt"
+    keep.parent.mkdir()
+    keep.write_text("mine")
+    (tmp_path / "graphs.hlo.0").write_text("mine too")
+    result = run("record", "--out", str(tmp_path), "--", "true")
+    assert result.exit_code == 2 and "did not record" in result.output
+    assert keep.read_text() == "mine" and (tmp_path / "graphs.hlo.0").read_text() == "mine too"
+
+
+def test_pipes_are_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result = run("inspect", str(fifo))
+    assert result.exit_code == 2 and "not a regular file" in result.output

@@ -57,3 +57,15 @@ def test_record_captures_and_explains(tmp_path):
                            text=True, timeout=120)
     assert json.loads(again.stdout)["recompilations"][0]["causes"] == doc["recompilations"][0]["causes"]
     assert (tmp_path / "train.py").read_text() == SCRIPT  # the user's script is never edited
+
+
+def test_record_follows_a_save_file_the_user_chose(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
+    env = {**os.environ, "PJRT_DEVICE": "CPU", "XLA_SAVE_TENSORS_FILE": str(tmp_path / "mine.hlo"),
+           "XLA_SAVE_TENSORS_FMT": "hlo"}
+    proc = subprocess.run([hlodiff, "record", "--out", "run", "--json", "--", sys.executable, "train.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    doc = json.loads(proc.stdout)
+    assert doc["inputs"]["dumps"] == [str(tmp_path / "mine.hlo.0")]
+    assert doc["recompilations"][0]["causes"][0]["kind"] == "outputs"

@@ -103,10 +103,17 @@ def _wait(proc: subprocess.Popen) -> int:
 
 
 def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
-    """Delete what an earlier recording wrote in ``out_dir`` under hlodiff's names; returns what was deleted."""
+    """Delete what an earlier recording wrote in ``out_dir`` under hlodiff's names; returns what was deleted.
+
+    Only a folder hlodiff recorded into before (it holds the manifest) is cleaned; a non-empty folder without
+    one is the user's, and is refused rather than emptied.
+    """
     out = os.fspath(out_dir)
     if not os.path.isdir(out):
         return []
+    if os.listdir(out) and not os.path.isfile(os.path.join(out, MANIFEST_NAME)):
+        raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
+                           path=out)
     removed = []
     names = [DEBUG_LOG_NAME, REPORT_NAME, MANIFEST_NAME]
     prefix = SAVE_BASENAME + "."

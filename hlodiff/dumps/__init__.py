@@ -40,6 +40,8 @@ def detect_kind(path: str | os.PathLike[str]) -> str:
         return "xla_dump"
     if not os.path.exists(p):
         raise missing_path_error(p)
+    if not os.path.isfile(p):
+        raise HlodiffError("not a regular file (a pipe or a device?): save the dump to a file first", path=p)
     head = read_head(p)
     check_text(p, head)
     if looks_like_save_tensors(head):

@@ -144,6 +144,8 @@ def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
     prints for a missing, empty or binary file."""
     if not os.path.exists(path):
         raise missing_path_error(path)
+    if not os.path.isfile(path):
+        raise HlodiffError("not a regular file (a pipe or a device?)", path=path)
     check_text(path, read_head(path))
     with open_binary(path) as f:
         for line in lines(f, path, warnings):

@@ -9,6 +9,7 @@ Only compiled graphs are parsed: cache hits share their compiled graph's facts, 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff import ModuleDiff, diff_canonical
@@ -129,9 +130,10 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
             inputs.paths.extend(found)
         else:
             inputs.paths.append(path)
+        side = _manifest_side_files(folder) if recorded else {}
         for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
-            candidate = os.path.join(folder, name)
+            candidate = side.get(name) or os.path.join(folder, name)
             if given is None and os.path.isfile(candidate) and candidate not in target:
                 target.append(candidate)
     if tensors_report:
@@ -141,13 +143,38 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
     return inputs
 
 
+def _manifest_side_files(folder: str) -> dict[str, str]:
+    """Where a recording's report and debug log went (the user may have set PT_XLA_DEBUG_FILE themselves)."""
+    if not os.path.isfile(os.path.join(folder, "hlodiff-record.json")):
+        return {}
+    from hlodiff.capture.env import read_manifest
+
+    paths = read_manifest(folder)
+    return {name: p for name, p in (("tensors_report.txt", paths.tensors_report),
+                                    ("pt_xla_debug.log", paths.debug_log)) if p}
+
+
 def _has_hlo_files(folder: str) -> bool:
     return any(name.startswith("module_") for name in os.listdir(folder))
 
 
+_SAVE_FILE = re.compile(r"graphs\.hlo\.\d+(\.gz)?$")
+
+
 def _recorded_dumps(folder: str) -> list[str]:
-    found = sorted(os.path.join(folder, n) for n in os.listdir(folder)
-                   if n.startswith("graphs.hlo.") and n.rsplit(".", 1)[-1].rstrip("gz.").isdigit())
+    """The dumps of a `hlodiff record` folder: where its manifest says they went (the user may have chosen their
+    own XLA_SAVE_TENSORS_FILE), else the names record uses."""
+    manifest = os.path.join(folder, "hlodiff-record.json")
+    if os.path.isfile(manifest):
+        from hlodiff.capture.env import read_manifest  # stdlib only; no torch
+
+        paths = read_manifest(folder)
+        found = list(paths.save_tensors_files())
+        if paths.xla_dump and os.path.isdir(paths.xla_dump) and os.listdir(paths.xla_dump):
+            found.append(paths.xla_dump)
+        if found:
+            return found
+    found = sorted(os.path.join(folder, n) for n in os.listdir(folder) if _SAVE_FILE.match(n))
     dump = os.path.join(folder, "xla_dump")
     if os.path.isdir(dump):
         found.append(dump)
