@@ -11,7 +11,7 @@ from helpers import FIXTURES
 from hlodiff.cli import main
 from hlodiff.explain.recompile import discover, explain_run
 
-TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial",
+TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial", "dtype_input",
              "lr_constant"]
 
 

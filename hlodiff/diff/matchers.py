@@ -134,7 +134,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
     Returns how many pairs it added.
     """
     added = 0
-    for key in (_param_key, _constant_key, _op_key):
+    for key in (_param_key, _param_dims_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
         rights: dict[tuple, list[str]] = defaultdict(list)
         for name in left_order:
@@ -157,6 +157,12 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
 def _param_key(cc: CanonicalComputation, name: str) -> tuple | None:
     inst = cc.insts[name]
     return ("parameter", inst.shape) if inst.opcode == "parameter" else None
+
+
+def _param_dims_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    """Parameters whose element type changed (a float64 batch where float32 was) still pair by their dims."""
+    inst = cc.insts[name]
+    return ("parameter", inst.shape.dims, inst.shape.dynamic) if inst.opcode == "parameter" else None
 
 
 def _constant_key(cc: CanonicalComputation, name: str) -> tuple | None:
