@@ -12,6 +12,7 @@ from hlodiff.cli import main
 from hlodiff.explain.recompile import discover, explain_run
 
 TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial", "dtype_input",
+             "print_partial",
              "lr_constant"]
 
 
@@ -155,3 +156,13 @@ def test_jax_side_effect_and_single_output_function():
     assert r.causes[0].locations[0].line == t["user_line"]  # the call site comes first
     printed = [i for _, i in r.graph._module.instructions() if i.attrs.get("custom_call_has_side_effect") == "true"]
     assert printed and all(op in r.graph._canonical.entry.insts for op in printed[0].operands)
+
+
+def test_print_mid_step_explains_both_halves_at_the_print_line():
+    t = truth("print_partial")
+    result = explain(str(FIXTURES / "torch_xla" / "print_partial" / "graphs.hlo.0"))
+    assert [r.graph.record.index for r in result.recompilations] == t["compilations"][1:]
+    for r in result.recompilations:
+        assert r.causes[0].kind == "partial"
+        assert r.causes[0].locations[0].line == t["user_line"]
+    assert "the rest of a step" in result.recompilations[1].causes[0].summary

@@ -210,12 +210,18 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
                if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
     families = group(graphs, partial)
     partial_refs = {graphs[i].ref for i in partial}
+    # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
+    remainder_of = {graphs[i + 1].ref: graphs[i] for i in partial
+                    if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
     for family in families:
         compiled = family.compiled
         for position, graph in enumerate(compiled[1:], start=1):
-            recompilations.append(_explain_one(graph, compiled[:position], family, graph.ref in partial_refs,
-                                               reports, events))
+            recompilation = _explain_one(graph, compiled[:position], family, graph.ref in partial_refs, reports,
+                                         events)
+            if graph.ref in remainder_of:
+                recompilation.causes.insert(0, _remainder_cause(remainder_of[graph.ref]))
+            recompilations.append(recompilation)
     order = {g.ref: i for i, g in enumerate(graphs)}
     recompilations.sort(key=lambda r: order[r.graph.ref])
     patterns = [describe_pattern(f, recompilations) for f in families]
@@ -293,6 +299,13 @@ def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: Compilatio
                f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, which reads a value "
                f"(.item(), print, a Python condition on a tensor){how}")
     return Cause("partial", summary, [trigger] if trigger else [])
+
+
+def _remainder_cause(cut: GraphSummary) -> Cause:
+    trigger = cut.trigger
+    where = f" at {trigger.file.rsplit('/', 1)[-1]}:{trigger.line}" if trigger and trigger.line else ""
+    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first): "
+                            "values it already computed are inputs or missing here", [trigger] if trigger else [])
 
 
 def _outputs_with_tensors(diff: ModuleDiff) -> tuple[list[int], list[int]]:
