@@ -166,3 +166,11 @@ def test_print_mid_step_explains_both_halves_at_the_print_line():
         assert r.causes[0].kind == "partial"
         assert r.causes[0].locations[0].line == t["user_line"]
     assert "the rest of a step" in result.recompilations[1].causes[0].summary
+
+
+def test_a_new_graph_every_step_is_unbounded_and_blamed_on_the_growing_shape():
+    t = truth("unbounded_growth")
+    result = explain(str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0"))
+    assert result.summary.startswith(f"{t['steps']} graphs, {t['steps']} compilations")
+    assert "unbounded" in result.summary and f"(shape at unbounded_growth.py:{t['user_line']})" in result.summary
+    assert all(r.causes[0].locations[0].line == t["user_line"] for r in result.recompilations)

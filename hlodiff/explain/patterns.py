@@ -48,11 +48,19 @@ def _letters(keys: list[str]) -> list[str]:
 
 
 def _because(family: "Family", recompilations) -> str:
-    """The first recompilation's leading cause and line, e.g. " (outputs at train.py:10)"."""
-    for r in recompilations:
-        if r.family is family and r.causes:
-            cause = r.causes[0]
-            where = cause.locations[0] if cause.locations else None
-            at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
-            return f" ({cause.kind}{at})"
-    return ""
+    """The family's most common leading cause and its first line, e.g. " (outputs at train.py:10)".
+
+    Most common, not first: a tensor that grows every step differs in structure from step 0 to 1 (torch_xla
+    lowers a one-element tensor its own way) and in shape from then on; the user wants to hear "shape".
+    """
+    leading = [r.causes[0] for r in recompilations if r.family is family and r.causes]
+    if not leading:
+        return ""
+    counts: dict[str, int] = {}
+    for cause in leading:
+        counts[cause.kind] = counts.get(cause.kind, 0) + 1
+    kind = max(counts, key=lambda k: (counts[k], -[c.kind for c in leading].index(k)))
+    cause = next(c for c in leading if c.kind == kind)
+    where = cause.locations[0] if cause.locations else None
+    at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
+    return f" ({kind}{at})"
