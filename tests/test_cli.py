@@ -167,3 +167,25 @@ def test_pipes_are_refused_not_waited_on(tmp_path):
     os.mkfifo(fifo)
     result = run("inspect", str(fifo))
     assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+def test_dump_folder_with_a_module_cut_mid_write_keeps_the_others(tmp_path):
+    import shutil as sh
+
+    folder = tmp_path / "dump"
+    sh.copytree(JAX_DUMP, folder)
+    last = folder / "module_0004.jit_step.before_optimizations.txt"
+    last.write_text(last.read_text()[:900])
+    result = run("inspect", str(folder))
+    assert result.exit_code == 0
+    assert "2 graphs" in result.output and "module 4 skipped" in result.output
+
+
+def test_dump_folder_warns_when_a_module_falls_back_to_optimized_hlo(tmp_path):
+    import shutil as sh
+
+    folder = tmp_path / "dump"
+    sh.copytree(JAX_DUMP, folder)
+    (folder / "module_0002.jit_step.before_optimizations.txt").write_text("")
+    result = run("explain-recompile", str(folder))
+    assert "module 2 has no readable before_optimizations text; using cpu_after_optimizations" in result.output

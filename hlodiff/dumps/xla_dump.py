@@ -163,6 +163,11 @@ def scan_xla_dump(directory: str, warnings: list[InputWarning] | None = None, *,
     chosen = select(files, stage)
     if not chosen:
         raise HlodiffError(f"no module was dumped at stage {stage!r} ({_present(files)})", path=directory)
+    if stage is None and warnings is not None and any(f.stage == BEFORE for f in chosen):
+        for f in chosen:
+            if f.stage != BEFORE:  # comparing it with unoptimized modules would mostly show XLA's rewrites
+                warnings.append(InputWarning(f"module {f.module_number} has no readable before_optimizations text; "
+                                             f"using {f.stage}, which XLA has already rewritten", path=f.path))
     return _records(directory, chosen)
 
 

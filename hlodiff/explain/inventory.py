@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from hlodiff.dumps import GraphRecord, iter_graphs
-from hlodiff.errors import InputWarning
+from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
 
@@ -64,15 +64,17 @@ class GraphSummary:
 
 
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
-              keep: bool = False, parse_hits: bool = True, seen_keys: frozenset[str] = frozenset()
-              ) -> list[GraphSummary]:
+              keep: bool = False, parse_hits: bool = True, seen_keys: frozenset[str] = frozenset(),
+              warnings: list[InputWarning] | None = None) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
     graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
     graphs for callers that go on to compare them; ``parse_hits=False`` lets cache hits reuse the facts of the
     graph that compiled their key instead of being parsed at all. ``seen_keys`` were compiled before these
-    records (earlier in the process): their first sighting here is a cache hit, not a compilation.
+    records (earlier in the process): their first sighting here is a cache hit, not a compilation. A module of an
+    XLA dump folder that does not parse (written while the run was killed) is skipped with a warning when
+    ``warnings`` is given, like a cut-off entry of a save-tensors file.
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
@@ -88,7 +90,14 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         text = record.text()
         facts = facts_by_text.get(hash(text))
         if facts is None or keep:
-            module = _parse(record, text)
+            try:
+                module = _parse(record, text)
+            except HloParseError as err:
+                if record.kind != "xla_dump" or warnings is None:
+                    raise
+                warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}",
+                                             path=err.path, line=err.line))
+                continue
             cm = canonicalize(module, options)
             facts = _summary(record, module, cm, keep)
             facts_by_text[hash(text)] = facts
@@ -156,4 +165,4 @@ def inventory(paths: list[str], warnings: list[InputWarning], options: Normaliza
     records: list[GraphRecord] = []
     for path in paths:
         records.extend(iter_graphs(path, warnings, stage=stage))
-    return summarize(records, options, keep=keep)
+    return summarize(records, options, keep=keep, warnings=warnings)

@@ -192,12 +192,13 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
     return explain_records(records, options, reports=_reports(inputs, warnings),
-                           events=_debug_events(inputs, warnings))
+                           events=_debug_events(inputs, warnings), warnings=warnings)
 
 
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
-                    seen_keys: frozenset[str] = frozenset()) -> RunExplanation:
+                    seen_keys: frozenset[str] = frozenset(),
+                    warnings: list[InputWarning] | None = None) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
@@ -205,7 +206,9 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     """
     reports = reports or {}
     events = events or {}
-    graphs = summarize(records, options, keep=True, parse_hits=False, seen_keys=seen_keys)
+    graphs = summarize(records, options, keep=True, parse_hits=False, seen_keys=seen_keys, warnings=warnings)
+    if not graphs:
+        raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     partial = {i for i, g in enumerate(graphs)
                if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
     families = group(graphs, partial)
