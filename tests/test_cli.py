@@ -189,3 +189,11 @@ def test_dump_folder_warns_when_a_module_falls_back_to_optimized_hlo(tmp_path):
     (folder / "module_0002.jit_step.before_optimizations.txt").write_text("")
     result = run("explain-recompile", str(folder))
     assert "module 2 has no readable before_optimizations text; using cpu_after_optimizations" in result.output
+
+
+def test_a_stray_latin1_byte_in_a_path_is_text_not_binary(tmp_path):
+    data = open(BATCH, "rb").read().replace(b"/home/user/project/", b"/home/us\xe9r/project/", 1)
+    path = tmp_path / "graphs.hlo.0"
+    path.write_bytes(data)
+    result = run("inspect", str(path))
+    assert result.exit_code == 0 and "6 graphs" in result.output

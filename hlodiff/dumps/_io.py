@@ -65,7 +65,11 @@ def check_text(path: str, head: bytes) -> None:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # a multi-byte character cut by the sniff window is fine
+        # A stray Latin-1 byte in a user's path is text with a typo, not binary: only frequent invalid or control
+        # bytes make a file binary (the text is decoded with replacement characters later).
+        text = head.decode("utf-8", "replace")
+        bad = text.count("\ufffd") + sum(1 for c in text if c < " " and c not in "\t\n\r\f")
+        if bad > max(8, len(text) // 100):
             message = f"not an HLO dump: binary data (invalid UTF-8 at offset {exc.start})"
             raise HlodiffError(message, path=path) from None
 

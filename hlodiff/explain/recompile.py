@@ -417,11 +417,20 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict) -> list[str]:
     hints = []
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
-    no_metadata = all(not any(c.locations or c.library_locations for c in r.causes) for r in unknown) and unknown
-    if no_metadata:
-        hints.append("source lines unknown: the dump has no metadata; rerun with "
+    if not unknown:
+        return hints
+    if not any(_has_source_metadata(r.graph) for r in unknown):
+        hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
-    elif unknown and not reports and any(g.record.kind == "save_tensors" for g in graphs):
+    elif not reports and any(g.record.kind == "save_tensors" for g in graphs):
         hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
                      "`hlodiff record`) to trace them to the live tensors and their Python stacks")
     return hints
+
+
+def _has_source_metadata(graph: GraphSummary) -> bool:
+    cm = graph._canonical
+    if cm is None:
+        return False
+    return any("source_file=" in meta or "stack_frame_id=" in meta
+               for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
