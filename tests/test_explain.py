@@ -174,3 +174,17 @@ def test_a_new_graph_every_step_is_unbounded_and_blamed_on_the_growing_shape():
     assert result.summary.startswith(f"{t['steps']} graphs, {t['steps']} compilations")
     assert "unbounded" in result.summary and f"(shape at unbounded_growth.py:{t['user_line']})" in result.summary
     assert all(r.causes[0].locations[0].line == t["user_line"] for r in result.recompilations)
+
+
+def test_a_report_from_another_run_is_flagged_not_silently_dropped():
+    result = explain(str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0"),
+                     tensors=str(FIXTURES / "torch_xla" / "metric_even_steps" / "tensors_report.txt"))
+    assert any("fits none of these graphs" in h for h in result.hints)
+    assert result.recompilations[0].tensors == []
+
+
+def test_a_single_graph_reference_is_accepted():
+    result = CliRunner().invoke(main, ["inspect", "--json", str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
+                                       + "#5"])
+    assert result.exit_code == 0
+    assert [g["index"] for g in json.loads(result.output)["graphs"]] == [5]

@@ -162,7 +162,18 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
 def inventory(paths: list[str], warnings: list[InputWarning], options: Normalization = Normalization(), *,
               stage: str | None = None, keep: bool = False) -> list[GraphSummary]:
     """Summaries of every graph under ``paths`` (files or dump folders), in the order given."""
+    return summarize(collect_records(paths, warnings, stage=stage), options, keep=keep, warnings=warnings)
+
+
+def collect_records(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None
+                    ) -> list[GraphRecord]:
+    """The graphs of each path in order; a ``PATH#N`` reference stands for that one graph."""
+    from hlodiff.dumps import resolve_ref, split_ref
+
     records: list[GraphRecord] = []
     for path in paths:
-        records.extend(iter_graphs(path, warnings, stage=stage))
-    return summarize(records, options, keep=keep, warnings=warnings)
+        if split_ref(path)[1] is not None:
+            records.append(resolve_ref(path, warnings, stage=stage))
+        else:
+            records.extend(iter_graphs(path, warnings, stage=stage))
+    return records

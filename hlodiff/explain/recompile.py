@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
-from hlodiff.dumps import GraphRecord, iter_graphs
+from hlodiff.dumps import GraphRecord
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, read_reports
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.families import Family, group, is_partial
-from hlodiff.explain.inventory import GraphSummary, summarize
+from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.patterns import describe_pattern
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -186,9 +186,7 @@ def _recorded_dumps(folder: str) -> list[str]:
 
 def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normalization = Normalization(), *,
                 stage: str | None = None) -> RunExplanation:
-    records: list[GraphRecord] = []
-    for path in inputs.paths:
-        records.extend(iter_graphs(path, warnings, stage=stage))
+    records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
     return explain_records(records, options, reports=_reports(inputs, warnings),
@@ -416,6 +414,9 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict) -> list[str]:
     hints = []
+    if reports and not any(output_tensors(g, reports) for g in graphs if g.compiled):
+        hints.append("the live-tensor report fits none of these graphs (another run, or another save file?); "
+                     "it was not used")
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
