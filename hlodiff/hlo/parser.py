@@ -16,7 +16,7 @@ import re
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
-from hlodiff.hlo.attributes import CALL_KEYS, called_computations, unescape
+from hlodiff.hlo.attributes import CALL_KEYS, unescape
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
@@ -501,7 +501,7 @@ class _Parser:
         for comp in module.computations:
             for inst in comp.instructions:
                 if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
-                    for callee in called_computations(inst.attrs):
+                    for callee in _callees(inst.attrs):
                         if callee not in names:
                             raise HloParseError(f"{inst.name!r} calls computation {callee!r}, which is not defined",
                                                 path=self.path, line=inst.line, col=inst.col)
@@ -580,6 +580,14 @@ class _Parser:
                 elif not state.get(op):
                     state[op] = 1
                     stack.append((op, iter(by_name[op].operands)))
+
+
+def _callees(attrs: dict[str, str]) -> list[str]:
+    """Computation names in call attributes (a plain regex: the typed parser is too slow for every module)."""
+    return [name for key in CALL_KEYS if key in attrs for name in _CALLEE.findall(attrs[key])]
+
+
+_CALLEE = re.compile(r"%?([A-Za-z0-9_.\-]+)")
 
 
 # -- scanning helpers -----------------------------------------------------------------------------------------
