@@ -213,3 +213,14 @@ def test_regions_summarise_op_types_shapes_and_user_lines():
     assert any("convert" in r.opcodes for r in diff.regions)
     assert any(f.line == truth["user_line"] for r in diff.regions for f in r.locations)
     assert diff.to_json()["regions"][0]["instructions"] == diff.regions[0].size
+
+
+def test_canonical_graph_is_a_networkx_graph_with_operand_positions():
+    cm = canonicalize(first_module("steady"))
+    g = cm.entry.graph
+    root = cm.entry.root
+    assert set(g.nodes) == set(cm.entry.insts)
+    for pos, op in enumerate(cm.entry.operands[root]):
+        assert g.has_edge(op, root)
+        assert g.edges[op, root]["pos"] == cm.entry.operands[root].index(op) <= pos
+    assert sorted(g.successors(cm.entry.operands[root][0])) == sorted(cm.entry.users(cm.entry.operands[root][0]))

@@ -12,7 +12,10 @@ from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
+from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.model import SourceFrame
+
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 _PROPAGATING = {"shape", "element_type", "layout"}
 
@@ -361,7 +364,7 @@ def _origin_kind(cd: ComputationDiff, key: Key, change: Change, changes: dict[Ke
     if "sharding" in kinds:
         return "sharding"
     attrs = [k for k in kinds if k.startswith("attribute:")]
-    callee_only = attrs and all(k.split(":", 1)[1] in _call_keys() for k in attrs)
+    callee_only = attrs and all(k.split(":", 1)[1] in _CALL_KEYS for k in attrs)
     if attrs and not callee_only:
         if {"shape", "*"} & _upstream_kinds(cd, key[0], changes):
             # Bounds, dimensions and sizes follow the operands' new shapes (slicing n rows of a longer batch):
@@ -379,12 +382,6 @@ def _origin_kind(cd: ComputationDiff, key: Key, change: Change, changes: dict[Ke
         if kind in kinds and kind not in upstream and "*" not in upstream:
             return cause
     return None
-
-
-def _call_keys():
-    from hlodiff.hlo.attributes import CALL_KEYS
-
-    return CALL_KEYS
 
 
 def _upstream_kinds(cd: ComputationDiff, lname: str, changes: dict[Key, Change]) -> set[str]:

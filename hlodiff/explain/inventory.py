@@ -64,15 +64,14 @@ class GraphSummary:
 
 
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
-              keep: bool = False, parse_hits: bool = True, seen_keys: frozenset[str] = frozenset(),
+              keep: bool = False, parse_hits: bool = True,
               warnings: list[InputWarning] | None = None) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
     graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
     graphs for callers that go on to compare them; ``parse_hits=False`` lets cache hits reuse the facts of the
-    graph that compiled their key instead of being parsed at all. ``seen_keys`` were compiled before these
-    records (earlier in the process): their first sighting here is a cache hit, not a compilation. A module of an
+    graph that compiled their key instead of being parsed at all. A module of an
     XLA dump folder that does not parse (written while the run was killed) is skipped with a warning when
     ``warnings`` is given, like a cut-off entry of a save-tensors file.
     """
@@ -105,8 +104,6 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         cache_key = key or f"fingerprint:{summary.fingerprint}"
         first = first_by_key.setdefault(cache_key, summary)
         summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.record.ref
-        if cache_key in seen_keys:
-            summary.compiled, summary.first_ref = False, "(compiled earlier)"
         summaries.append(summary)
     return summaries
 

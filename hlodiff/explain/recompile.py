@@ -195,16 +195,15 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
 
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
-                    seen_keys: frozenset[str] = frozenset(),
                     warnings: list[InputWarning] | None = None) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
-    compilations; ``seen_keys`` are cache keys compiled before these records (their graphs are cache hits).
+    compilations.
     """
     reports = reports or {}
     events = events or {}
-    graphs = summarize(records, options, keep=True, parse_hits=False, seen_keys=seen_keys, warnings=warnings)
+    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings)
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     partial = {i for i, g in enumerate(graphs)
