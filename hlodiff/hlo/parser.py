@@ -510,26 +510,12 @@ class _Parser:
 
     def _check_no_recursion(self, calls: dict[str, list[tuple[str, Instruction]]]) -> None:
         """HLO has no recursion: a computation may not call itself, directly or not."""
-        state: dict[str, int] = {}
-        for start in calls:
-            if state.get(start):
-                continue
-            state[start] = 1
-            stack = [(start, iter(calls[start]))]
-            while stack:
-                name, edges = stack[-1]
-                edge = next(edges, None)
-                if edge is None:
-                    state[name] = 2
-                    stack.pop()
-                    continue
-                callee, inst = edge
-                if state.get(callee) == 1:
-                    raise HloParseError(f"computation {callee!r} calls itself (through {inst.name!r} in {name!r})",
-                                        path=self.path, line=inst.line, col=inst.col)
-                if not state.get(callee):
-                    state[callee] = 1
-                    stack.append((callee, iter(calls[callee])))
+        edge = _back_edge(calls, lambda name: [callee for callee, _ in calls[name]])
+        if edge is not None:
+            name, callee = edge
+            inst = next(inst for c, inst in calls[name] if c == callee)
+            raise HloParseError(f"computation {callee!r} calls itself (through {inst.name!r} in {name!r})",
+                                path=self.path, line=inst.line, col=inst.col)
 
     def _check_computation(self, comp: Computation) -> None:
         defined: set[str] = set()
@@ -561,25 +547,34 @@ class _Parser:
 
     def _check_acyclic(self, comp: Computation) -> None:
         by_name = {inst.name: inst for inst in comp.instructions}
-        state: dict[str, int] = {}  # 1: on the current path, 2: done
-        for start in by_name:
-            if state.get(start):
-                continue
-            stack = [(start, iter(by_name[start].operands))]
-            state[start] = 1
-            while stack:
-                name, ops = stack[-1]
-                op = next(ops, None)
-                if op is None:
-                    state[name] = 2
-                    stack.pop()
-                elif state.get(op) == 1:
-                    inst = by_name[op]
-                    raise HloParseError(f"instruction {op!r} depends on itself (a cycle through {name!r})",
-                                        path=self.path, line=inst.line, col=inst.col)
-                elif not state.get(op):
-                    state[op] = 1
-                    stack.append((op, iter(by_name[op].operands)))
+        edge = _back_edge(by_name, lambda name: by_name[name].operands)
+        if edge is not None:
+            name, op = edge
+            inst = by_name[op]
+            raise HloParseError(f"instruction {op!r} depends on itself (a cycle through {name!r})",
+                                path=self.path, line=inst.line, col=inst.col)
+
+
+def _back_edge(nodes, successors) -> tuple[str, str] | None:
+    """The first edge (from, to) that closes a cycle, in a depth-first walk over ``nodes``; ``None`` if acyclic."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in nodes:
+        if state.get(start):
+            continue
+        state[start] = 1
+        stack = [(start, iter(successors(start)))]
+        while stack:
+            name, edges = stack[-1]
+            nxt = next(edges, None)
+            if nxt is None:
+                state[name] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return name, nxt
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(successors(nxt))))
+    return None
 
 
 def _callees(attrs: dict[str, str]) -> list[str]:
