@@ -259,19 +259,27 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo.0 --tensors-report run/tensors_report.txt --html report.html
       hlodiff explain-recompile /tmp/jax_dump --json
     """
-    from hlodiff.explain.recompile import discover, explain_run
+    from hlodiff.explain.recompile import discover
+
+    _explain(discover(list(paths), tensors_report, debug_log), as_json=as_json, html_path=html_path,
+             verbose=verbose, stage=stage)
+
+
+def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
+             extra: dict | None = None) -> None:
+    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled."""
+    from hlodiff.explain.recompile import explain_run
     from hlodiff.render import json_out, terminal
 
     warnings: list[InputWarning] = []
-    inputs = discover(list(paths), tensors_report, debug_log)
     explanation = explain_run(inputs, warnings, stage=stage)
     if html_path:
         from hlodiff.render.html import write_html
 
         write_html(html_path, explanation)
     if as_json:
-        body = {"inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                           "debug_logs": inputs.debug_logs}, **explanation.to_json()}
+        body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
+                                            "debug_logs": inputs.debug_logs}, **explanation.to_json()}
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
     else:
         _warn(warnings)
@@ -302,29 +310,14 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
       hlodiff explain-recompile runs/a          (explain a recorded folder again later)
     """
     from hlodiff.capture.record import record_command
-    from hlodiff.explain.recompile import discover, explain_run
-    from hlodiff.render import json_out, terminal
+    from hlodiff.explain.recompile import discover
 
     result = record_command(list(command), out_dir)
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)
-    warnings: list[InputWarning] = []
-    inputs = discover([out_dir], None, None)
-    explanation = explain_run(inputs, warnings)
-    if html_path:
-        from hlodiff.render.html import write_html
-
-        write_html(html_path, explanation)
-    if as_json:
-        body = {"command": list(command), "exit_status": result.exit_status,
-                "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                           "debug_logs": inputs.debug_logs}, **explanation.to_json()}
-        click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
-    else:
-        _warn(warnings)
-        terminal.render_explanation(_console(), explanation)
-    sys.exit(1 if explanation.recompilations else 0)
+    _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path,
+             extra={"command": list(command), "exit_status": result.exit_status})
 
 
 if __name__ == "__main__":  # pragma: no cover
