@@ -229,10 +229,11 @@ _TOKEN_RE = re.compile(
 )
 
 
-class _Cursor:
+class _Cursor(scan.TokenStream):
     """A token stream over one attribute value; the nested forms (shardings, groups, aliasing) read from it."""
 
-    __slots__ = ("toks", "pos", "what")
+    __slots__ = ("what",)
+    END = "value"
 
     def __init__(self, raw: str, what: str):
         self.what = what
@@ -244,17 +245,6 @@ class _Cursor:
             if m.lastindex == 4:
                 raise _fail(what, f"unexpected character {m.group(4)!r}")
             self.toks.append(m.group(m.lastindex))
-
-    def peek(self, ahead: int = 0) -> str:
-        i = self.pos + ahead
-        return self.toks[i] if i < len(self.toks) else ""
-
-    def next(self) -> str:
-        tok = self.peek()
-        if not tok:
-            raise self.error("unexpected end of value")
-        self.pos += 1
-        return tok
 
     def eat(self, tok: str) -> bool:
         if self.peek() == tok:

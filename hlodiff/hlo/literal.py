@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hlodiff.errors import HloParseError
+from hlodiff.hlo.scan import TokenStream
 
 MAX_DEPTH = 64
 """Deepest brace nesting accepted; deeper text is corrupt (no array has that many dimensions)."""
@@ -85,8 +86,9 @@ def parse_literal(raw: str, element_type: str | None = None) -> Literal:
     return literal
 
 
-class _Parser:
-    __slots__ = ("toks", "pos", "element_type")
+class _Parser(TokenStream):
+    __slots__ = ("element_type",)
+    END = "literal"
 
     def __init__(self, raw: str, element_type: str | None):
         self.element_type = element_type
@@ -102,17 +104,6 @@ class _Parser:
 
     def error(self, reason: str) -> HloParseError:
         return HloParseError(f"bad literal: {reason}")
-
-    def peek(self, ahead: int = 0) -> str:
-        i = self.pos + ahead
-        return self.toks[i] if i < len(self.toks) else ""
-
-    def next(self) -> str:
-        tok = self.peek()
-        if not tok:
-            raise self.error("unexpected end of literal")
-        self.pos += 1
-        return tok
 
     def value(self, depth: int) -> Literal:
         if depth > MAX_DEPTH:

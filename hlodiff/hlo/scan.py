@@ -101,3 +101,27 @@ def split_top_level(text: str) -> list[tuple[str, int]]:
         raise Unbalanced("unclosed bracket", len(text))
     pieces.append((text[begin:], begin))
     return pieces
+
+
+class TokenStream:
+    """Tokens read left to right, for the small recursive parsers of attribute values and literals.
+
+    Subclasses fill ``toks``, say what the input is called (``END``) and build their own errors.
+    """
+
+    __slots__ = ("toks", "pos")
+    END = "input"
+
+    def peek(self, ahead: int = 0) -> str:
+        i = self.pos + ahead
+        return self.toks[i] if i < len(self.toks) else ""
+
+    def next(self) -> str:
+        tok = self.peek()
+        if not tok:
+            raise self.error(f"unexpected end of {self.END}")
+        self.pos += 1
+        return tok
+
+    def error(self, reason: str) -> Exception:
+        raise NotImplementedError
