@@ -259,7 +259,7 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo.0 --tensors-report run/tensors_report.txt --html report.html
       hlodiff explain-recompile /tmp/jax_dump --json
     """
-    from hlodiff.explain.recompile import discover
+    from hlodiff.dumps.run_folder import discover
 
     _explain(discover(list(paths), tensors_report, debug_log), as_json=as_json, html_path=html_path,
              verbose=verbose, stage=stage)
@@ -310,7 +310,7 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
       hlodiff explain-recompile runs/a          (explain a recorded folder again later)
     """
     from hlodiff.capture.record import record_command
-    from hlodiff.explain.recompile import discover
+    from hlodiff.dumps.run_folder import discover
 
     result = record_command(list(command), out_dir)
     if not result.ok:

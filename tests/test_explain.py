@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 from helpers import FIXTURES
 from hlodiff.cli import main
-from hlodiff.explain.recompile import discover, explain_run
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.recompile import explain_run
 
 TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial", "dtype_input",
              "print_partial",

@@ -18,7 +18,7 @@ from typing import Iterator
 from hlodiff.dumps._io import check_text, meaningful_lines, missing_path_error, read_head
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
-from hlodiff.dumps.record import GraphRecord
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
 from hlodiff.dumps.tensors_report import IrNode, IrOperand, LiveTensor, SyncReport, iter_reports, read_reports
 from hlodiff.dumps.xla_dump import list_dump_files, scan_xla_dump, stages_of

@@ -12,7 +12,7 @@ import zlib
 from typing import Iterator
 
 from hlodiff.dumps._io import decode, is_gzip, lines, meaningful_lines, open_binary
-from hlodiff.dumps.record import GraphRecord
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 
 _MODULE_RE = re.compile(rb"^HloModule\s+([^\s,]+)")

@@ -40,7 +40,7 @@ from typing import Iterator
 
 from hlodiff.dumps._io import decode, is_gzip, lines, open_binary
 from hlodiff.dumps.frames import parse_frame
-from hlodiff.dumps.record import GraphRecord
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from hlodiff.dumps._io import decode
-from hlodiff.dumps.record import GraphRecord
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 
 BEFORE = "before_optimizations"

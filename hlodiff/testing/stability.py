@@ -10,7 +10,8 @@ from rich.console import Console
 
 from hlodiff.errors import InputWarning
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.recompile import RunExplanation, RunInputs, discover, explain_run
+from hlodiff.dumps.run_folder import RunInputs, discover
+from hlodiff.explain.recompile import RunExplanation, explain_run
 from hlodiff.render.terminal import render_explanation
 
 
