@@ -15,14 +15,16 @@ import click
 from rich.console import Console
 
 from hlodiff import __version__
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import HlodiffError, InputWarning, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 
 
 def _console(stream=None) -> Console:
+    from hlodiff.render.terminal import SafeConsole
+
     width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return Console(file=stream or sys.stdout, width=width if width else (None if sys.stdout.isatty() else 120),
+    return SafeConsole(file=stream or sys.stdout, width=width if width else (None if sys.stdout.isatty() else 120),
                    highlight=False, soft_wrap=False)
 
 
@@ -34,7 +36,7 @@ def _guarded(fn):
         try:
             return fn(*args, **kwargs)
         except HlodiffError as err:
-            click.echo(f"{err.location()}: error: {err.message}", err=True)
+            click.echo(err.one_line(), err=True)
             sys.exit(2)
         except BrokenPipeError:
             sys.stderr.close()
@@ -51,13 +53,13 @@ def _guarded(fn):
             click.echo("hlodiff: error: input nested too deeply to read", err=True)
             sys.exit(2)
         except OSError as exc:  # permissions, a folder that vanished, a disk that filled up
-            where = exc.filename if exc.filename is not None else "hlodiff"
-            click.echo(f"{where}: error: {exc.strerror or exc}", err=True)
+            where = printable(str(exc.filename)) if exc.filename is not None else "hlodiff"
+            click.echo(f"{where}: error: {printable(str(exc.strerror or exc))}", err=True)
             sys.exit(2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if os.environ.get("HLODIFF_DEBUG"):
                 raise
-            click.echo(f"hlodiff: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"hlodiff: internal error: {type(exc).__name__}: {printable(str(exc))} "
                        f"(a bug in hlodiff; rerun with HLODIFF_DEBUG=1 and report it)", err=True)
             sys.exit(3)
 
@@ -75,7 +77,31 @@ def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
     return Normalization.without(*no_normalize, ignore_layouts=ignore_layouts)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _OneLineGroup(click.Group):
+    """Usage errors (a missing argument, ``--html DIR``, an unreadable path) as the one ``file: error: message``
+    line every other error is, with exit status 2, instead of click's three-line usage block."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("hlodiff: interrupted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            click.echo(_usage_line(exc), err=True)
+            sys.exit(exc.exit_code if not isinstance(exc, click.UsageError) else 2)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def _usage_line(exc: click.ClickException) -> str:
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "hlodiff"
+    hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
+    return f"{printable(where)}: error: {printable(exc.format_message())}{hint}"
+
+
+@click.group(cls=_OneLineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hlodiff")
 def main() -> None:
     """Tell why an XLA program compiled again: structural diffs of HLO dumps from PyTorch/XLA and JAX.
@@ -262,21 +288,26 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
     from hlodiff.dumps.run_folder import discover
 
     _explain(discover(list(paths), tensors_report, debug_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage)
+             verbose=verbose, stage=stage, given=list(paths))
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
-             extra: dict | None = None) -> None:
+             extra: dict | None = None, given: list[str] | None = None) -> None:
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled."""
     from hlodiff.explain.recompile import explain_run
     from hlodiff.render import json_out, terminal
 
+    from hlodiff.render.write import Inputs, check_output
+
+    read = Inputs.of([*(given or ()), *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs])
+    if html_path:
+        check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
     if html_path:
         from hlodiff.render.html import write_html
 
-        write_html(html_path, explanation)
+        write_html(html_path, explanation, read)
     if as_json:
         body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
                                             "debug_logs": inputs.debug_logs}, **explanation.to_json()}
@@ -316,7 +347,7 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)
-    _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path,
+    _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
              extra={"command": list(command), "exit_status": result.exit_status})
 
 

@@ -6,7 +6,33 @@ Every problem a user can cause with their input becomes an :class:`HlodiffError`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_KEEP_LINES_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, keep_lines: bool = False) -> str:
+    """``text`` with control characters written as escapes (``\\n``, ``\\x1b``).
+
+    Paths and names come from dumps and from the user's file system: a newline in a file name must not split a
+    one-line error, and an ANSI sequence in a ``source_file`` must not recolour or retitle the user's terminal.
+    ``keep_lines`` keeps newlines and tabs (for rendered multi-line output).
+    """
+    pattern = _KEEP_LINES_RE if keep_lines else _CONTROL_RE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape_one, text)
+
+
+def _escape_one(m: re.Match) -> str:
+    c = m.group(0)
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
+    if named:
+        return named
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class HlodiffError(Exception):
@@ -21,7 +47,7 @@ class HlodiffError(Exception):
 
     def location(self) -> str:
         """``path:line:col`` with the parts that are known."""
-        parts = [self.path or "<input>"]
+        parts = [printable(self.path) if self.path else "<input>"]
         if self.line is not None:
             parts.append(str(self.line))
             if self.col is not None:
@@ -29,7 +55,11 @@ class HlodiffError(Exception):
         return ":".join(parts)
 
     def __str__(self) -> str:
-        return f"{self.location()}: {self.message}"
+        return f"{self.location()}: {printable(self.message)}"
+
+    def one_line(self) -> str:
+        """What the CLI prints: ``file:line:col: error: message``, control characters escaped."""
+        return f"{self.location()}: error: {printable(self.message)}"
 
 
 class HloParseError(HlodiffError):
@@ -45,7 +75,7 @@ class InputWarning:
     line: int | None = None
 
     def __str__(self) -> str:
-        where = self.path or "<input>"
+        where = printable(self.path) if self.path else "<input>"
         if self.line is not None:
             where += f":{self.line}"
-        return f"{where}: warning: {self.message}"
+        return f"{where}: warning: {printable(self.message)}"

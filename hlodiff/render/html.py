@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
-from hlodiff.errors import HlodiffError
+from hlodiff.render.write import Inputs, write_text
 
 CONTEXT = 3
 """Lines shown above and below each marked instruction."""
@@ -33,11 +32,9 @@ pre{margin:0;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap;word-brea
 """
 
 
-def write_html(path: str, explanation) -> None:
-    try:
-        Path(path).write_text(render_html(explanation), encoding="utf-8")
-    except OSError as exc:
-        raise HlodiffError(f"cannot write the HTML report: {exc.strerror or exc}", path=path) from None
+def write_html(path: str, explanation, inputs: Inputs | None = None) -> None:
+    """Write the report atomically, refusing a path that is one of the run's ``inputs``."""
+    write_text(path, render_html(explanation), inputs or Inputs(), what="HTML report")
 
 
 def render_html(explanation) -> str:

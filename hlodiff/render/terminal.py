@@ -10,11 +10,12 @@ from typing import Iterable
 
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from hlodiff.diff.model import Cause, ModuleDiff
-from hlodiff.errors import InputWarning
+from hlodiff.errors import InputWarning, printable
 from hlodiff.hlo.model import SourceFrame
 
 KIND_STYLE = {
@@ -22,6 +23,19 @@ KIND_STYLE = {
     "attribute": "yellow", "inputs": "green", "outputs": "green", "ops": "red", "partial": "bright_red",
     "sharding": "blue",
 }
+
+
+class SafeConsole(Console):
+    """A console that escapes control characters in what it prints (``\\x1b[31m`` shows as text).
+
+    File names, module names and ``source_file`` metadata come from dumps; an ANSI sequence in one of them must not
+    recolour, retitle or clear the user's terminal. Rich's own styling is added after this, so colours still work.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control else Segment(printable(seg.text, keep_lines=True), seg.style, seg.control)
+            for seg in buffer)
 
 
 def human_bytes(n: int) -> str:
