@@ -99,13 +99,20 @@ def _array_shape(m: re.Match[str]) -> Shape:
                 dims.append(UNBOUNDED)
                 dynamic.append(True)
             elif piece.startswith("<="):
-                dims.append(_int(piece[2:], at))
+                dims.append(_dim(piece[2:], at))
                 dynamic.append(True)
             else:
-                dims.append(_int(piece, at))
+                dims.append(_dim(piece, at))
                 dynamic.append(False)
     layout = parse_layout(layout_text, m.start(3)) if layout_text else None
     return Shape(element_type, tuple(dims), tuple(dynamic), layout)
+
+
+def _dim(text: str, offset: int) -> int:
+    """A dimension size: decimal digits only (XLA rejects ``-4``; ``int`` would also take ``+4`` and ``1_0``)."""
+    if not text.isascii() or not text.isdigit():
+        raise ShapeSyntaxError(f"bad dimension {text!r}: expected a size >= 0, '<=N' or '?'", offset)
+    return int(text)
 
 
 def _int(text: str, offset: int) -> int:
