@@ -31,7 +31,7 @@ def error_line(result) -> str:
 def test_negative_dimension_is_a_located_error(tmp_path):
     text = JAX_MODULE.read_text()
     lines = text.splitlines(keepends=True)
-    n = next(i for i, line in enumerate(lines) if "parameter(1)" in line)
+    n = next(i for i, line in enumerate(lines) if "%x.1 = f32[6,8]" in line)
     lines[n] = lines[n].replace("f32[6,8]", "f32[-6,8]", 1)
     path = tmp_path / "neg.hlo"
     path.write_text("".join(lines))
