@@ -113,6 +113,7 @@ def main() -> None:
       hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
       hlodiff compare graphs.hlo.0#0 graphs.hlo.0#5
+      hlodiff cost graphs.hlo.0               memory, copies, boundaries, compile time
     """
 
 
@@ -316,6 +317,44 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         _warn(warnings)
         terminal.render_explanation(_console(), explanation, verbose=verbose)
     sys.exit(1 if explanation.recompilations else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--debug-log", "debug_logs", multiple=True, type=click.Path(),
+              help="Log with compile times: JAX's jax_log_compiles output or torch_xla's metrics report "
+                   "(repeatable; default: metrics.txt / jax_log.txt beside the dump).")
+@click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
+              help="Live-tensor reports, for the tensors crossing graph boundaries (default: tensors_report.txt "
+                   "beside the dump).")
+@json_option
+@stage_option
+@_guarded
+def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
+         stage: str | None) -> None:
+    """What each graph costs: parameter, output and aliased bytes, peak memory, copies (per loop iteration and
+    per step), loop-buffer copies, compile seconds; and the tensors crossing from one graph to the next.
+
+    For XLA dump folders the optimized modules are read (that is where XLA's copies and memory report are).
+
+    \b
+    Examples:
+      hlodiff cost run/graphs.hlo.0 --tensors-report run/tensors_report.txt
+      hlodiff cost /tmp/jax_dump --debug-log jax.log --json
+    """
+    from hlodiff.cost.run import run_cost, side_inputs
+    from hlodiff.render import json_out
+
+    warnings: list[InputWarning] = []
+    logs, reports = side_inputs(list(paths), list(debug_logs), tensors_report)
+    run = run_cost(list(paths), warnings, stage=stage, compile_logs=logs, tensors_reports=reports)
+    if as_json:
+        click.echo(json_out.dumps(json_out.document("cost", run.to_json(), warnings)), nl=False)
+    else:
+        from hlodiff.render.cost import render_cost
+
+        _warn(warnings)
+        render_cost(_console(), run)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -1,0 +1,14 @@
+"""What a graph and a difference cost: memory, copies (in loops: per iteration and per step), the tensors that
+cross from one graph to the next, compile time. Beside ``explain/``: reads ``hlo/`` and ``dumps/`` only.
+
+:func:`run_cost` is the ``hlodiff cost`` command's library entry; :func:`module_cost` the cost of one parsed
+module; :func:`cost_delta` what changed between two graphs' costs (``compare --json``'s ``cost`` object).
+"""
+
+from hlodiff.cost.delta import cost_delta
+from hlodiff.cost.graph_cost import module_cost
+from hlodiff.cost.model import Boundary, BoundaryTensor, Copy, GraphCost, LoopBufferCopy, RunCost, Tally
+from hlodiff.cost.run import run_cost
+
+__all__ = ["Boundary", "BoundaryTensor", "Copy", "GraphCost", "LoopBufferCopy", "RunCost", "Tally",
+           "cost_delta", "module_cost", "run_cost"]

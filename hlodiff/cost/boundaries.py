@@ -1,0 +1,132 @@
+"""Graph boundaries in a torch_xla run: tensors one graph outputs and a later graph takes as parameters.
+
+pytorch/xla#6347: with forward and backward synced separately, the forward's activations are outputs of one graph
+and parameters of the next, and stay alive in between. The live-tensor reports (one per sync, threshold 0, as
+``hlodiff record`` and the fixtures capture them) give identities:
+
+* graph *n* outputs one value per tensor with pending IR in report *n*, in tensor-id order, so each output
+  has a tensor id;
+* in a later report *m* a tensor that graph *n* computed is listed as device data (its IR is one
+  ``xla::device_data()`` node, without a ``location``: it was computed, not uploaded), under the same id;
+* torch_xla lists a computed tensor in a report only once some op has read it since it was computed (reading
+  it gives it a device-data IR value), so the listed ones are the computed tensors graph *m* can take;
+* graph *m* has an entry parameter of the tensor's shape for it.
+
+A tensor id is counted as crossing when all hold. A tensor read by an earlier graph stays listed afterwards, so
+each tensor crosses once, into the first later graph that takes it (activations: the backward of their
+microbatch); a tensor read by several later graphs is counted at the first. When a report still lists more
+candidates of one shape than graph *m* has parameters of that shape, the ids cannot be told apart: none is
+claimed, and a warning says so (shape alone is not identity).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, iter_reports
+from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import Module
+from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
+
+_DEVICE_DATA = "xla::device_data"
+
+
+def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
+                    warnings: list[InputWarning]) -> list[Boundary]:
+    reports = _reports_by_sync(report_paths, warnings)
+    if not reports:
+        return []
+    producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
+    claimed: set[int] = set()  # tensor ids that already crossed into some graph
+    boundaries: list[Boundary] = []
+    for position, (record, graph) in enumerate(zip(records, graphs)):
+        report = reports.get(record.index) if record.kind == "save_tensors" else None
+        if report is None:
+            continue
+        crossing = _crossing(report, record, producer, claimed, position, warnings)
+        by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
+        for source, tensor in crossing:
+            by_source[source].append(tensor)
+        for source in sorted(by_source):
+            tensors = sorted(by_source[source], key=lambda t: t.id)
+            boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors))
+        outputs = pending(report)
+        if len(outputs) == graph.outputs.count:
+            graph.output_tensors = [{"output": i, "id": t.id, "shape": _plain(t.shape_text)}
+                                    for i, t in enumerate(outputs)]
+            for tensor in outputs:
+                producer[tensor.id] = position
+    return boundaries
+
+
+def pending(report: SyncReport) -> list[LiveTensor]:
+    """The tensors the sync computes, in output order (torch_xla: one output per pending tensor, by id)."""
+    return sorted((t for t in report.tensors if not _is_device_data(t)), key=lambda t: t.id)
+
+
+def _is_device_data(tensor: LiveTensor) -> bool:
+    return tensor.ir_nodes <= 1 and len(tensor.ir) <= 1 and all(n.op == _DEVICE_DATA for n in tensor.ir)
+
+
+def _crossing(report: SyncReport, record: GraphRecord, producer: dict[int, int], claimed: set[int],
+              position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
+    candidates: dict[str, list[LiveTensor]] = defaultdict(list)
+    for tensor in report.tensors:
+        if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
+                and _is_device_data(tensor) \
+                and all(n.location is None for n in tensor.ir):
+            candidates[_plain(tensor.shape_text)].append(tensor)
+    if not candidates:
+        return []
+    slots = _computed_parameter_shapes(record.module())
+    out = []
+    for shape, tensors in sorted(candidates.items()):
+        free = slots.get(shape, 0)
+        if free == 0:
+            continue
+        if len(tensors) > free:
+            ids = ", ".join(str(t.id) for t in tensors)
+            warnings.append(InputWarning(
+                f"{record.ref} takes {free} computed {shape} tensor(s) but {len(tensors)} live ones could be it "
+                f"(ids {ids}): not counted as a boundary", path=record.path, line=record.start_line))
+            continue
+        for tensor in tensors:
+            size = _bytes(tensor.shape_text)
+            claimed.add(tensor.id)
+            out.append((producer[tensor.id], BoundaryTensor(tensor.id, shape, size)))
+    return out
+
+
+def _computed_parameter_shapes(module: Module) -> dict[str, int]:
+    """Entry parameters by shape (layout ignored: torch_xla hands computed data back in its default layout).
+    Their source metadata is not a test of where the data came from: torch_xla gives a parameter the line of an
+    op that read it."""
+    counts: dict[str, int] = defaultdict(int)
+    for p in module.entry.parameters():
+        counts[str(p.shape.without_layout())] += 1
+    return counts
+
+
+def _plain(shape_text: str) -> str:
+    try:
+        return str(parse_shape(shape_text).without_layout())
+    except ShapeSyntaxError:
+        return shape_text
+
+
+def _bytes(shape_text: str) -> int:
+    try:
+        return parse_shape(shape_text).byte_size()
+    except ShapeSyntaxError:
+        return 0
+
+
+def _reports_by_sync(paths: list[str], warnings: list[InputWarning]) -> dict[int, SyncReport]:
+    out: dict[int, SyncReport] = {}
+    for path in paths:
+        for report in iter_reports(path, warnings):
+            if report.sync is not None:
+                out.setdefault(report.sync, report)
+    return out

@@ -1,0 +1,162 @@
+"""Copies a program makes: every ``copy`` outside fusions, and the loop-buffer copies of paxml#17.
+
+A ``copy`` outside a fusion is a physical copy of a whole buffer (XLA inserts them for layout changes and to
+break aliasing). Inside a ``while`` body it runs every iteration. The expensive case users cannot see without
+reading optimized HLO by hand: a loop-carried buffer that the body updates in place with
+``dynamic-update-slice`` (directly or as the root of a fusion) is nevertheless copied whole in the same
+iteration, so a slice update costs a full-buffer copy per microbatch.
+"""
+
+from __future__ import annotations
+
+from hlodiff.cost.loops import Context
+from hlodiff.cost.model import Copy, LoopBufferCopy
+from hlodiff.cost.source import SourceLocator
+from hlodiff.hlo.model import Computation, Instruction, Module
+
+COPY_OPCODES = ("copy", "copy-start")
+_VIEW_OPCODES = ("bitcast", "copy", "copy-start", "copy-done", "transpose", "reshape")
+"""Ops that carry a whole buffer forward (possibly as a physical copy) without changing its element count."""
+
+
+def find_copies(ctxs: list[Context], where: SourceLocator) -> list[Copy]:
+    """Every copy outside fusions, in the order the program's computations were reached."""
+    found = []
+    for ctx in ctxs:
+        for inst in ctx.computation.instructions:
+            if inst.opcode in COPY_OPCODES:
+                shape = inst.shape.tuple_shapes[0] if inst.opcode == "copy-start" and inst.shape.is_tuple else inst.shape
+                found.append(Copy(inst.name, ctx.computation.name, str(shape), shape.byte_size(), ctx.loop,
+                                  ctx.times if ctx.loop is not None else None, where.frame(inst)))
+    return found
+
+
+def find_loop_buffer_copies(module: Module, ctxs: list[Context], where: SourceLocator) -> list[LoopBufferCopy]:
+    """Loop-carried buffers updated by dynamic-update-slice and copied whole in the same iteration."""
+    by_name = {c.name: c for c in module.computations}
+    found = []
+    seen: set[str] = set()
+    for ctx in ctxs:
+        for inst in ctx.computation.instructions:
+            if inst.opcode != "while" or inst.name in seen:
+                continue
+            seen.add(inst.name)
+            body = by_name.get((inst.attr("body") or "").lstrip("%"))
+            if body is None:
+                continue
+            times = None if ctx.times is None else _times(ctxs, inst.name)
+            found.extend(_in_body(inst, body, by_name, times, where))
+    return found
+
+
+def _times(ctxs: list[Context], loop: str) -> int | None:
+    for ctx in ctxs:
+        if ctx.loop == loop:
+            return ctx.times
+    return None
+
+
+def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computation], times: int | None,
+             where: SourceLocator) -> list[LoopBufferCopy]:
+    insts = body.by_name()
+    users: dict[str, list[Instruction]] = {}
+    for inst in body.instructions:
+        for operand in inst.operands:
+            users.setdefault(operand, []).append(inst)
+    param = next((i for i in body.instructions if i.opcode == "parameter"), None)
+    root = body.root
+    if param is None or root.opcode != "tuple":
+        return []
+    found = []
+    for inst in users.get(param.name, []):
+        if inst.opcode != "get-tuple-element" or inst.shape.is_tuple:
+            continue
+        k = int(inst.attr("index", "-1") or -1)
+        if not 0 <= k < len(root.operands):
+            continue
+        lineage, updates = _lineage(inst, users, by_name)
+        if not updates or root.operands[k] not in lineage:
+            continue
+        whole = inst.shape.num_elements()
+        copies = [lineage[n] for n in sorted(lineage, key=_order(body))
+                  if _is_whole_copy(lineage[n], whole, by_name)]
+        if not copies:
+            continue
+        location = next((f for f in (where.frame(c) for c in copies) if f is not None), None) \
+            or next((f for f in (where.frame(u) for u in updates) if f is not None), None) or where.frame(loop)
+        found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
+                                    inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location))
+    return found
+
+
+def _order(body: Computation):
+    position = {inst.name: i for i, inst in enumerate(body.instructions)}
+    return lambda name: position.get(name, 0)
+
+
+def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: dict[str, Computation]):
+    """Values holding the whole carried buffer in this iteration (``start`` and what views, copies or updates it
+    in place), and the in-place updates among them."""
+    whole = start.shape.num_elements()
+    lineage = {start.name: start}
+    updates = []
+    todo = [start]
+    while todo:
+        value = todo.pop()
+        for user in users.get(value.name, []):
+            if user.name in lineage or user.shape.is_tuple or user.shape.num_elements() != whole:
+                continue
+            if user.opcode in _VIEW_OPCODES:
+                pass
+            elif _updates_in_place(user, value.name, by_name):
+                updates.append(user)
+            elif user.opcode == "fusion" and _fused_copy(user, by_name):
+                pass
+            else:
+                continue
+            lineage[user.name] = user
+            todo.append(user)
+    return lineage, updates
+
+
+def _updates_in_place(inst: Instruction, buffer: str, by_name: dict[str, Computation]) -> bool:
+    """``dynamic-update-slice(buffer, ...)``, or a fusion whose root is one writing into the fusion operand
+    ``buffer``."""
+    if inst.opcode == "dynamic-update-slice":
+        return bool(inst.operands) and inst.operands[0] == buffer
+    if inst.opcode != "fusion":
+        return False
+    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    if fused is None:
+        return False
+    f_insts = fused.by_name()
+    node = _through_bitcasts(fused.root, f_insts)
+    if node.opcode != "dynamic-update-slice" or not node.operands:
+        return False
+    target = _through_bitcasts(f_insts.get(node.operands[0], node), f_insts)
+    if target.opcode != "parameter" or target.parameter_number is None:
+        return False
+    return target.parameter_number < len(inst.operands) and inst.operands[target.parameter_number] == buffer
+
+
+def _through_bitcasts(node: Instruction, insts: dict[str, Instruction]) -> Instruction:
+    while node.opcode == "bitcast" and node.operands and node.operands[0] in insts:
+        node = insts[node.operands[0]]
+    return node
+
+
+def _fused_copy(inst: Instruction, by_name: dict[str, Computation]) -> bool:
+    """A fusion that only moves its one operand (copy / transpose / bitcast): a copy in disguise."""
+    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    if fused is None or len(inst.operands) != 1:
+        return False
+    ops = {i.opcode for i in fused.instructions}
+    return ops <= {"parameter", "bitcast", "copy", "transpose", "reshape"} and bool(ops & {"copy", "transpose"})
+
+
+def _is_whole_copy(inst: Instruction, whole: int, by_name: dict[str, Computation]) -> bool:
+    if inst.shape.num_elements() != whole:
+        return False
+    if inst.opcode in COPY_OPCODES or inst.opcode == "transpose":
+        return True
+    return inst.opcode == "fusion" and _fused_copy(inst, by_name)

@@ -1,0 +1,115 @@
+"""What a difference costs: figures of graph B minus graph A, and the copies and outputs that appeared or went.
+
+Copies are told apart by what they copy and where (shape, innermost loop), not by instruction name: names change
+with every recompilation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hlodiff.cost.model import GraphCost
+
+
+def _mb(n: int | None) -> str:
+    if n is None:
+        return "unknown bytes"
+    if abs(n) >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if abs(n) >= 1_000:
+        return f"{n / 1_000:.1f} KB"
+    return f"{n} B"
+
+
+def _minus(b: int | float | None, a: int | float | None):
+    if a is None or b is None:
+        return None
+    return round(b - a, 6) if isinstance(a, float) or isinstance(b, float) else b - a
+
+
+def cost_delta(left: GraphCost, right: GraphCost) -> dict:
+    """The ``cost`` object of ``compare --json``: ``left``/``right`` figures, ``delta`` (right - left), and
+    ``changes``: one sentence per copy group, loop-buffer copy or output shape that appeared or disappeared."""
+    figures = ("parameter_bytes", "output_bytes", "aliased_bytes", "peak_bytes", "copy_bytes_per_step",
+               "loop_buffer_copy_bytes_per_step", "compile_seconds")
+    a, b = _figures(left), _figures(right)
+    changes = _copy_changes(left, right) + _loop_buffer_changes(left, right) + _output_changes(left, right)
+    return {"left": a, "right": b, "delta": {k: _minus(b[k], a[k]) for k in figures},
+            "peak_source": {"left": left.peak_source, "right": right.peak_source}, "changes": changes}
+
+
+def _figures(g: GraphCost) -> dict:
+    lbc = [c.bytes_per_step for c in g.loop_buffer_copies]
+    return {"parameter_bytes": g.parameters.bytes, "output_bytes": g.outputs.bytes, "aliased_bytes": g.aliased_bytes,
+            "peak_bytes": g.peak_bytes, "copy_bytes_per_step": g.copy_bytes_per_step(),
+            "loop_buffer_copy_bytes_per_step": None if None in lbc else sum(lbc),
+            "copies": len(g.copies), "loop_buffer_copies": sum(c.count for c in g.loop_buffer_copies),
+            "compile_seconds": g.compile_seconds}
+
+
+def _copy_key(c) -> tuple:
+    return (c.shape, c.loop is not None)
+
+
+def _copy_changes(left: GraphCost, right: GraphCost) -> list[str]:
+    a = Counter(_copy_key(c) for c in left.copies)
+    b = Counter(_copy_key(c) for c in right.copies)
+    out = []
+    for key in sorted(set(a) | set(b)):
+        n = b[key] - a[key]
+        if n == 0:
+            continue
+        shape, in_loop = key
+        where = " per iteration in a loop" if in_loop else ""
+        sample = next(c for c in (right.copies if n > 0 else left.copies) if _copy_key(c) == key)
+        per_step = sample.bytes_per_step
+        total = f" ({_mb(abs(n) * per_step)} per step)" if per_step is not None else ""
+        out.append(f"{n:+d} cop{'y' if abs(n) == 1 else 'ies'} of {shape}{where}{total}")
+    return out
+
+
+def _loop_buffer_changes(left: GraphCost, right: GraphCost) -> list[str]:
+    def group(g):
+        counts = Counter()
+        sample = {}
+        for c in g.loop_buffer_copies:
+            counts[c.shape] += c.count
+            sample.setdefault(c.shape, c)
+        return counts, sample
+
+    a, sa = group(left)
+    b, sb = group(right)
+    out = []
+    for shape in sorted(set(a) | set(b)):
+        n = b[shape] - a[shape]
+        if n == 0:
+            continue
+        c = sb.get(shape) if n > 0 else sa.get(shape)
+        per_step = None if c.trip_count is None else abs(n) * c.buffer_bytes * c.trip_count
+        where = f" at {c.location.where}" if c.location is not None else ""
+        out.append(f"{n:+d} whole-buffer cop{'y' if abs(n) == 1 else 'ies'} of {shape} per iteration in "
+                   f"%{c.loop} ({_mb(per_step)} per step){where}")
+    return out
+
+
+def _output_changes(left: GraphCost, right: GraphCost) -> list[str]:
+    a, b = Counter(left.output_shapes), Counter(right.output_shapes)
+    out = []
+    for verb, extra in (("added", b - a), ("removed", a - b)):
+        n = sum(extra.values())
+        if not n:
+            continue
+        shapes = sorted(extra.elements())
+        nbytes = sum(_shape_bytes(s) for s in shapes)
+        listed = ", ".join(shapes[:4]) + (", ..." if len(shapes) > 4 else "")
+        out.append(f"{n} output{'s' if n != 1 else ''} {verb} ({listed}, {_mb(nbytes)})")
+    return out
+
+
+def _shape_bytes(text: str) -> int:
+    from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
+
+    try:
+        return parse_shape(text).byte_size()
+    except ShapeSyntaxError:
+        return 0

@@ -1,0 +1,30 @@
+"""The cost of one graph: one parse and a few linear walks over its module."""
+
+from __future__ import annotations
+
+from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
+from hlodiff.cost.loops import contexts
+from hlodiff.cost.memory import aliased_bytes, estimate_peak, output_shapes, outputs, parameters
+from hlodiff.cost.model import GraphCost
+from hlodiff.cost.source import SourceLocator
+from hlodiff.dumps.xla_memory import XlaMemory
+from hlodiff.hlo.model import Module
+
+
+def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory | None = None) -> GraphCost:
+    """Cost figures of a parsed module; ``xla`` is XLA's own memory report for it, when the dump has one."""
+    ctxs, loops = contexts(module)
+    where = SourceLocator(module)
+    estimate = estimate_peak(module)
+    return GraphCost(
+        ref=ref or module.path, index=index, name=module.name, instructions=module.instruction_count(),
+        parameters=parameters(module), outputs=outputs(module), aliased_bytes=aliased_bytes(module),
+        peak_bytes=xla.total_bytes if xla is not None else estimate,
+        peak_source="xla" if xla is not None else "estimate",
+        estimated_peak_bytes=estimate,
+        xla_live_peak_bytes=xla.live_peak_bytes if xla is not None else None,
+        copies=find_copies(ctxs, where),
+        loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where),
+        loops=[loop.to_json() for loop in loops],
+        output_shapes=[str(s.without_layout()) for s in output_shapes(module)],
+    )

@@ -1,0 +1,205 @@
+"""What a graph costs, as typed records with their ``hlodiff.cost/1`` JSON (the key names are the README's).
+
+Bytes are always computed from HLO shapes (packed sub-byte types, tuple leaves summed); a figure hlodiff could not
+know is ``None``/``null``, never a guess: a loop whose trip count is unknown has bytes per iteration only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.hlo.model import SourceFrame
+
+
+def frame_json(frame: SourceFrame | None) -> dict | None:
+    return None if frame is None else frame.to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """One ``copy`` (or ``copy-start``) outside fusions: a physical copy of a whole buffer.
+
+    ``loop`` is the innermost ``while`` it runs in (None in the straight-line part of the program); ``trip_count``
+    is how many times it runs per execution of the graph (the product over enclosing loops), None when a loop's
+    trip count is unknown.
+    """
+
+    name: str
+    computation: str
+    shape: str
+    bytes: int
+    loop: str | None
+    trip_count: int | None
+    location: SourceFrame | None = None
+
+    @property
+    def per_iteration(self) -> bool:
+        return self.loop is not None
+
+    @property
+    def bytes_per_step(self) -> int | None:
+        if self.loop is None:
+            return self.bytes
+        return None if self.trip_count is None else self.bytes * self.trip_count
+
+    def to_json(self) -> dict:
+        return {"shape": self.shape, "bytes": self.bytes, "loop": self.loop, "per_iteration": self.per_iteration,
+                "trip_count": self.trip_count, "bytes_per_step": self.bytes_per_step, "name": self.name,
+                "computation": self.computation, "location": frame_json(self.location)}
+
+
+@dataclass(frozen=True, slots=True)
+class LoopBufferCopy:
+    """A loop-carried buffer updated in place by ``dynamic-update-slice`` and yet copied whole every iteration
+    (paxml#17): ``count`` whole copies of ``shape`` per iteration of ``loop``."""
+
+    loop: str
+    shape: str
+    count: int
+    buffer_bytes: int
+    trip_count: int | None
+    tuple_index: int
+    copies: tuple[str, ...]
+    location: SourceFrame | None = None
+
+    @property
+    def bytes_per_iteration(self) -> int:
+        return self.count * self.buffer_bytes
+
+    @property
+    def bytes_per_step(self) -> int | None:
+        return None if self.trip_count is None else self.bytes_per_iteration * self.trip_count
+
+    def to_json(self) -> dict:
+        return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
+                "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
+                "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies)}
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """A count of buffers and their bytes."""
+
+    count: int
+    bytes: int
+
+    def to_json(self) -> dict:
+        return {"count": self.count, "bytes": self.bytes}
+
+
+@dataclass(slots=True)
+class GraphCost:
+    """The cost figures of one graph. ``peak_source`` says whether ``peak_bytes`` is XLA's own figure (``xla``,
+    from the dump folder's side files) or hlodiff's liveness estimate (``estimate``)."""
+
+    ref: str
+    index: int
+    name: str
+    instructions: int
+    parameters: Tally
+    outputs: Tally
+    aliased_bytes: int
+    peak_bytes: int
+    peak_source: str
+    estimated_peak_bytes: int
+    copies: list[Copy] = field(default_factory=list)
+    loop_buffer_copies: list[LoopBufferCopy] = field(default_factory=list)
+    loops: list[dict] = field(default_factory=list)
+    compile_seconds: float | None = None
+    compiled: bool = True
+    xla_live_peak_bytes: int | None = None
+    trigger: SourceFrame | None = None
+    output_shapes: list[str] = field(default_factory=list)
+    output_tensors: list[dict] = field(default_factory=list)
+
+    def copy_bytes_per_step(self) -> int | None:
+        """Bytes all copies move in one execution; None when a loop's trip count is unknown."""
+        total = 0
+        for c in self.copies:
+            per_step = c.bytes_per_step
+            if per_step is None:
+                return None
+            total += per_step
+        return total
+
+    def to_json(self) -> dict:
+        return {
+            "ref": self.ref, "index": self.index, "name": self.name, "instructions": self.instructions,
+            "compiled": self.compiled,
+            "parameters": self.parameters.to_json(), "outputs": self.outputs.to_json(),
+            "aliased_bytes": self.aliased_bytes, "peak_bytes": self.peak_bytes, "peak_source": self.peak_source,
+            "estimated_peak_bytes": self.estimated_peak_bytes, "xla_live_peak_bytes": self.xla_live_peak_bytes,
+            "copies": [c.to_json() for c in self.copies],
+            "copy_bytes_per_step": self.copy_bytes_per_step(),
+            "loop_buffer_copies": [c.to_json() for c in self.loop_buffer_copies],
+            "loops": list(self.loops),
+            "compile_seconds": self.compile_seconds,
+            "trigger": frame_json(self.trigger),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryTensor:
+    """A tensor one graph outputs and a later graph takes as a parameter, known by its torch_xla tensor id."""
+
+    id: int
+    shape: str
+    bytes: int
+
+    def to_json(self) -> dict:
+        return {"shape": self.shape, "bytes": self.bytes, "id": self.id}
+
+
+@dataclass(slots=True)
+class Boundary:
+    """Tensors crossing from graph ``source`` (refs) to graph ``target``."""
+
+    source: str
+    target: str
+    tensors: list[BoundaryTensor]
+
+    @property
+    def bytes(self) -> int:
+        return sum(t.bytes for t in self.tensors)
+
+    def to_json(self) -> dict:
+        return {"from": self.source, "to": self.target, "tensors": [t.to_json() for t in self.tensors],
+                "bytes": self.bytes}
+
+
+@dataclass(slots=True)
+class FamilyGrowth:
+    """Graphs that end at the same user line: how many there were, how many compiled, and their size."""
+
+    label: str
+    graphs: int
+    compiled: int
+    instructions: int
+    parameter_bytes: int
+    output_bytes: int
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "graphs": self.graphs, "compiled": self.compiled,
+                "instructions": self.instructions, "parameter_bytes": self.parameter_bytes,
+                "output_bytes": self.output_bytes}
+
+
+@dataclass(slots=True)
+class RunCost:
+    """Every graph of a run, the boundaries between them, and the run's compile time."""
+
+    graphs: list[GraphCost]
+    boundaries: list[Boundary] = field(default_factory=list)
+    families: list[FamilyGrowth] = field(default_factory=list)
+    compile_seconds: float | None = None
+    compile_seconds_source: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "graphs": [g.to_json() for g in self.graphs],
+            "boundaries": [b.to_json() for b in self.boundaries],
+            "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
+                    "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,
+                    "boundary_bytes": sum(b.bytes for b in self.boundaries),
+                    "families": [f.to_json() for f in self.families]},
+        }

@@ -1,0 +1,166 @@
+"""The cost of a whole run: every graph of the dumps given, XLA's side files, compile times, boundaries.
+
+A graph whose cache key was seen before (a torch_xla cache hit) is not parsed again: its figures are those of
+the graph it repeats. For XLA dump folders the optimized module (``*_after_optimizations``) is read by default,
+because copies, loops' trip counts and XLA's memory report belong to it; the unoptimized module is read only
+when that is all the folder has (and then peak memory is hlodiff's estimate).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+
+from hlodiff.cost.boundaries import find_boundaries
+from hlodiff.cost.graph_cost import module_cost
+from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
+from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
+from hlodiff.dumps.compile_times import CompileTimes, read_compile_times
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.xla_dump import AFTER, list_dump_files
+from hlodiff.dumps.xla_memory import read_xla_memory
+from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import user_frame
+
+_SUFFIX = re.compile(r"\.\d+$")
+
+
+def cost_records(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None) -> list[GraphRecord]:
+    """The graphs named by ``paths`` (files, folders or ``PATH#N``), optimized stage first for dump folders."""
+    records: list[GraphRecord] = []
+    for path in paths:
+        base, n = split_ref(path)
+        chosen = stage if stage is not None else _default_stage(base)
+        if n is not None:
+            records.append(resolve_ref(path, warnings, stage=chosen))
+        else:
+            records.extend(iter_graphs(base, warnings, stage=chosen))
+    return records
+
+
+def _default_stage(path: str) -> str | None:
+    if not os.path.isdir(path):
+        return None
+    files = list_dump_files(path)
+    return AFTER if any(f.stage.endswith(AFTER) for f in files) else None
+
+
+def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,
+             compile_logs: list[str] = (), tensors_reports: list[str] = ()) -> RunCost:
+    records = cost_records(paths, warnings, stage=stage)
+    graphs = graph_costs(records, warnings)
+    times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
+    _attach_compile_times(records, graphs, times, warnings)
+    run = RunCost(graphs)
+    run.compile_seconds = times.seconds()
+    if times.total_seconds is not None:
+        run.compile_seconds_source = "torch_xla CompileTime metric"
+    elif times.compilations:
+        run.compile_seconds_source = "jax_log_compiles"
+    run.families = _families(records, graphs)
+    if tensors_reports:
+        run.boundaries = find_boundaries(records, graphs, list(tensors_reports), warnings)
+    return run
+
+
+def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost]:
+    seen: dict[str, GraphCost] = {}
+    out = []
+    estimated = []
+    for record in records:
+        key = record.cache_key()
+        first = seen.get(key) if key is not None else None
+        if first is not None:
+            out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
+                               trigger=_trigger(record)))
+            continue
+        xla = read_xla_memory(record.path) if record.kind == "xla_dump" else None
+        cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
+        cost.trigger = _trigger(record)
+        if record.kind == "xla_dump" and xla is None:
+            estimated.append(record)
+        if key is not None:
+            seen[key] = cost
+        out.append(cost)
+    if estimated:
+        refs = ", ".join(r.ref for r in estimated[:3]) + (" ..." if len(estimated) > 3 else "")
+        warnings.append(InputWarning(
+            f"no buffer assignment or memory-usage report beside {len(estimated)} module(s) ({refs}): peak memory is "
+            f"hlodiff's estimate (dump the optimized module: XLA writes *-memory-usage-report.txt beside it)",
+            path=estimated[0].source))
+    return out
+
+
+def _trigger(record: GraphRecord):
+    return user_frame(record.frames) if record.frames else None
+
+
+def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], times: CompileTimes,
+                          warnings: list[InputWarning]) -> None:
+    """JAX logs one line per compilation, in order; XLA numbers its dumped modules in that same order. Pair
+    them by function name (``jit(step)`` is dumped as ``jit_step``), in order."""
+    if not times.compilations:
+        return
+    queues: dict[str, list] = {}
+    for c in times.compilations:
+        queues.setdefault(_sanitize(c.function), []).append(c)
+    unmatched = 0
+    for record, graph in zip(records, graphs):
+        if record.kind != "xla_dump" or not graph.compiled:
+            continue
+        queue = queues.get(_sanitize(record.module_name or graph.name))
+        if queue:
+            graph.compile_seconds = round(queue.pop(0).seconds, 6)
+        else:
+            unmatched += 1
+    if unmatched:
+        warnings.append(InputWarning(f"{unmatched} compiled module(s) have no 'Finished XLA compilation' line in "
+                                     f"the log", path=times.sources[0] if times.sources else None))
+
+
+def _sanitize(name: str) -> str:
+    """JAX logs ``jit(<lambda>)``; XLA's dump file says ``jit__lambda`` (odd characters become ``_``, trailing
+    ones dropped)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name).rstrip("_")
+
+
+def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:
+    """Graphs per place in the program (the user line that ran them, or the module's name)."""
+    order: list[str] = []
+    rows: dict[str, FamilyGrowth] = {}
+    for record, graph in zip(records, graphs):
+        trigger = graph.trigger
+        if trigger is not None:
+            label = f"sync at {os.path.basename(trigger.file)}:{trigger.line}"
+        else:
+            label = _SUFFIX.sub("", record.module_name or graph.name or "?")
+        row = rows.get(label)
+        if row is None:
+            row = rows[label] = FamilyGrowth(label, 0, 0, 0, 0, 0)
+            order.append(label)
+        row.graphs += 1
+        row.compiled += int(graph.compiled)
+        row.instructions += graph.instructions
+        row.parameter_bytes += graph.parameters.bytes
+        row.output_bytes += graph.outputs.bytes
+    return [rows[label] for label in order]
+
+
+_LOG_NAMES = ("metrics.txt", "jax_log.txt")
+
+
+def side_inputs(paths: list[str], debug_logs: list[str], tensors_report: str | None) -> tuple[list[str], list[str]]:
+    """Logs and live-tensor reports given explicitly, else found beside each dump (as the fixtures and
+    ``hlodiff record`` lay them out)."""
+    logs = list(debug_logs)
+    reports = [tensors_report] if tensors_report else []
+    for path in paths:
+        base, _ = split_ref(path)
+        folder = os.path.dirname(os.path.abspath(base))
+        if not debug_logs:
+            logs.extend(p for p in (os.path.join(folder, n) for n in _LOG_NAMES) if os.path.isfile(p) and p not in logs)
+        candidate = os.path.join(folder, "tensors_report.txt")
+        if tensors_report is None and os.path.isfile(candidate) and candidate not in reports:
+            reports.append(candidate)
+    return logs, reports

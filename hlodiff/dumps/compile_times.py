@@ -1,0 +1,116 @@
+"""Compile times, from the logs that record them.
+
+Two forms are read, line by line (plain or gzip, any other lines ignored, so a whole training log can be given):
+
+* JAX with ``jax_log_compiles`` (``JAX_LOG_COMPILES=1``): one line per compilation,
+  ``Finished XLA compilation of jit(step) in 0.562624931 sec`` (with or without a logging prefix). These are
+  per compilation, in the order JAX compiled, and XLA numbers its dumped modules in that same order.
+* torch_xla's metrics report (``torch_xla.debug.metrics.metrics_report()``): the ``CompileTime`` metric's
+  ``TotalSamples`` and ``Accumulator`` (``01s205ms346.890us``). torch_xla keeps only the total and percentiles,
+  so this gives the run's compile time, not each graph's.
+
+``PT_XLA_DEBUG_LEVEL`` logs carry graph sizes but no times; given one, the result is empty and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from hlodiff.dumps._io import text_lines
+from hlodiff.errors import HlodiffError, InputWarning
+
+_JAX_RE = re.compile(r"Finished XLA compilation of (.+?) in ([0-9.]+(?:[eE][-+]?\d+)?) sec\b")
+_METRIC_RE = re.compile(r"^Metric: (\S+)\s*$")
+_FIELD_RE = re.compile(r"^\s+(TotalSamples|Accumulator):\s*(.+?)\s*$")
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|h|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+@dataclass(frozen=True, slots=True)
+class Compilation:
+    """One compilation JAX logged: the function as JAX names it (``jit(step)``) and the seconds it took."""
+
+    function: str
+    seconds: float
+    line: int
+
+
+@dataclass(slots=True)
+class CompileTimes:
+    """What one or more logs say about compile times."""
+
+    compilations: list[Compilation] = field(default_factory=list)
+    total_seconds: float | None = None
+    """The ``CompileTime`` accumulator of a torch_xla metrics report (the whole run)."""
+    total_count: int | None = None
+    sources: list[str] = field(default_factory=list)
+
+    def seconds(self) -> float | None:
+        """The run's compile seconds: torch_xla's total when given, else the sum of JAX's compilations."""
+        if self.total_seconds is not None:
+            return self.total_seconds
+        if self.compilations:
+            return sum(c.seconds for c in self.compilations)
+        return None
+
+
+def parse_duration(text: str) -> float | None:
+    """torch_xla's ``01s205ms346.890us`` / ``124ms512.432us`` / ``02m03s...`` in seconds; None when not one."""
+    compact = text.replace(" ", "")
+    pieces = _DURATION_RE.findall(compact)
+    if not pieces or "".join(n + u for n, u in pieces) != compact:
+        return None
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in pieces)
+
+
+def read_compile_times(paths: list[str], warnings: list[InputWarning] | None = None) -> CompileTimes:
+    """Read every log given; a log without any compile time adds a warning (it is still a valid input)."""
+    times = CompileTimes()
+    for path in paths:
+        before = (len(times.compilations), times.total_seconds)
+        debug_log = _read_one(os.fspath(path), times, warnings)
+        times.sources.append(os.fspath(path))
+        if (len(times.compilations), times.total_seconds) == before and warnings is not None:
+            why = ("a PT_XLA_DEBUG log has graph sizes but no compile times; give torch_xla's metrics report "
+                   "(CompileTime) or JAX's jax_log_compiles output" if debug_log else
+                   "no compile times found (expected JAX's 'Finished XLA compilation of ... in X sec' lines or a "
+                   "torch_xla metrics report with CompileTime)")
+            warnings.append(InputWarning(why, path=os.fspath(path)))
+    return times
+
+
+def _read_one(path: str, times: CompileTimes, warnings: list[InputWarning] | None) -> bool:
+    """Add what ``path`` holds to ``times``; return whether it looked like a PT_XLA_DEBUG log."""
+    if not os.path.exists(path):
+        raise HlodiffError("no such file", path=path)
+    metric = None
+    debug_log = False
+    samples = None
+    for lineno, line in enumerate(text_lines(path, warnings), 1):
+        m = _JAX_RE.search(line)
+        if m:
+            times.compilations.append(Compilation(m.group(1), float(m.group(2)), lineno))
+            continue
+        m = _METRIC_RE.match(line)
+        if m:
+            metric = m.group(1)
+            continue
+        if line.startswith(("Compilation Analysis:", "Post Compilation Analysis:")):
+            debug_log = True
+        if metric != "CompileTime":
+            continue
+        m = _FIELD_RE.match(line)
+        if m is None:
+            continue
+        if m.group(1) == "TotalSamples" and m.group(2).isdigit():
+            samples = int(m.group(2))
+        else:
+            seconds = parse_duration(m.group(2))
+            if seconds is None:
+                raise HlodiffError(f"CompileTime accumulator {m.group(2)!r} is not a duration", path=path,
+                                   line=lineno)
+            times.total_seconds = (times.total_seconds or 0.0) + seconds
+            times.total_count = (times.total_count or 0) + (samples or 0)
+    return debug_log

@@ -1,0 +1,85 @@
+"""The ``hlodiff cost`` terminal report: one row per graph, then loop-buffer copies, boundaries and growth."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from hlodiff.cost.model import RunCost
+from hlodiff.render.terminal import human_bytes
+
+
+def _b(n: int | None) -> str:
+    return "?" if n is None else human_bytes(n)
+
+
+def render_cost(console: Console, run: RunCost) -> None:
+    graphs = run.graphs
+    compiled = sum(1 for g in graphs if g.compiled)
+    head = f"[bold]{len(graphs)} graph{'s' if len(graphs) != 1 else ''}[/], {compiled} compiled"
+    if run.compile_seconds is not None:
+        head += f", {run.compile_seconds:.2f} s compiling ({escape(run.compile_seconds_source or '')})"
+    console.print(head, highlight=False)
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column, justify in (("graph", "left"), ("module", "left"), ("instr", "right"), ("params", "right"),
+                            ("outputs", "right"), ("aliased", "right"), ("peak", "right"), ("copies/step", "right"),
+                            ("compile s", "right")):
+        table.add_column(column, justify=justify, overflow="fold")
+    one_source = len({g.ref.rsplit("#", 1)[0] for g in graphs}) == 1
+    if one_source and graphs:
+        console.print(f"in {escape(graphs[0].ref.rsplit('#', 1)[0])}", highlight=False)
+    for g in graphs:
+        peak = _b(g.peak_bytes) + (" (xla)" if g.peak_source == "xla" else " (est.)")
+        copies = f"{len(g.copies)}: {_b(g.copy_bytes_per_step())}" if g.copies else "-"
+        table.add_row(escape(_short(g.ref) if one_source else g.ref), escape(g.name), f"{g.instructions:,}",
+                      f"{g.parameters.count} ({_b(g.parameters.bytes)})", f"{g.outputs.count} ({_b(g.outputs.bytes)})",
+                      _b(g.aliased_bytes) if g.aliased_bytes else "-", peak, copies,
+                      "hit" if not g.compiled else ("-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"))
+    console.print(table)
+    _loop_buffer_copies(console, run)
+    _boundaries(console, run)
+    _families(console, run)
+
+
+def _loop_buffer_copies(console: Console, run: RunCost) -> None:
+    rows = [(g, c) for g in run.graphs if g.compiled for c in g.loop_buffer_copies]
+    if not rows:
+        return
+    console.print("\n[bold]loop-buffer copies[/] (a loop-carried buffer updated in place, yet copied whole "
+                  "every iteration)", highlight=False)
+    for g, c in rows:
+        where = f" at {escape(c.location.where)}" if c.location is not None else ""
+        per_step = _b(c.bytes_per_step) + " per step" if c.bytes_per_step is not None else "trip count unknown"
+        console.print(f"  {escape(g.ref)}: {c.count} whole cop{'y' if c.count == 1 else 'ies'} of {escape(c.shape)} "
+                      f"per iteration in %{escape(c.loop)}: {_b(c.bytes_per_iteration)} per iteration, {per_step}"
+                      f"{where}", highlight=False)
+
+
+def _boundaries(console: Console, run: RunCost) -> None:
+    if not run.boundaries:
+        return
+    console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, "
+                  f"{_b(sum(b.bytes for b in run.boundaries))} crossing", highlight=False)
+    for b in run.boundaries:
+        tensors = ", ".join(f"id={t.id} {t.shape}" for t in b.tensors)
+        console.print(f"  {escape(b.source)} -> {escape(b.target)}: {len(b.tensors)} tensor"
+                      f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} ({escape(tensors)})", highlight=False)
+
+
+def _families(console: Console, run: RunCost) -> None:
+    if len(run.families) < 2 and not run.boundaries:
+        return
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
+    for column, justify in (("where", "left"), ("graphs", "right"), ("compiled", "right"), ("instr", "right"),
+                            ("param bytes", "right"), ("output bytes", "right")):
+        table.add_column(column, justify=justify)
+    for f in run.families:
+        table.add_row(escape(f.label), str(f.graphs), str(f.compiled), f"{f.instructions:,}",
+                      _b(f.parameter_bytes), _b(f.output_bytes))
+    console.print()
+    console.print(table)
+
+
+def _short(ref: str) -> str:
+    return "#" + ref.rsplit("#", 1)[-1]
