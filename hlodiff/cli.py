@@ -122,6 +122,15 @@ stage_option = click.option("--stage", metavar="STAGE", default=None,
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schema in the README).")
 
 
+def rank_options(fn):
+    """--jobs N and --scheduler ADDRESS: how several ranks' dumps are read (results identical either way)."""
+    fn = click.option("--scheduler", metavar="ADDRESS", default=None,
+                      help="Summarise ranks on a Dask cluster (tcp://host:8786), or 'local' for a local one "
+                           "(needs the dist extra).")(fn)
+    return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                        help="Worker processes reading ranks in parallel (default: the CPU count).")(fn)
+
+
 def normalization_options(fn):
     """--no-normalize PASS (repeatable) and --ignore-layouts, shared by the commands that compare graphs."""
     fn = click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")(fn)
@@ -133,8 +142,10 @@ def normalization_options(fn):
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @json_option
 @stage_option
+@rank_options
 @_guarded
-def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None) -> None:
+def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int | None,
+            scheduler: str | None) -> None:
     """List the graphs in dumps: size, inputs, outputs, trigger line, and which ones compiled.
 
     PATH is a torch_xla save-tensors file (graphs.hlo.0, also .gz), an XLA --xla_dump_to folder, or an HLO
@@ -143,10 +154,24 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None) -> None:
     \b
     Example:
       hlodiff inspect fixtures/torch_xla/batch_shape/graphs.hlo.0
+      hlodiff inspect run/graphs.hlo          (every rank: graphs.hlo.0, graphs.hlo.1, ...)
     """
+    from hlodiff.dumps.ranks import find_ranks, is_job
     from hlodiff.explain.inventory import inventory
     from hlodiff.render import json_out, terminal
 
+    specs = find_ranks(list(paths))
+    if is_job(specs):
+        from hlodiff.explain.ranks import NotOneJobError, inspect_job
+        from hlodiff.render.ranks import job_json, render_job_inventory
+
+        try:
+            job = inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler)
+        except NotOneJobError:
+            job = None  # unrelated dumps: list them one after the other, as for one run
+        if job is not None:
+            _print_job(job, as_json, "inspect", job_json, render_job_inventory)
+            return
     warnings: list[InputWarning] = []
     summaries = inventory(list(paths), warnings, stage=stage)
     if as_json:
@@ -271,25 +296,65 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
               help="Also write a self-contained HTML report to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
 @stage_option
+@rank_options
 @_guarded
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None, as_json: bool,
-                      html_path: str | None, verbose: bool, stage: str | None) -> None:
+                      html_path: str | None, verbose: bool, stage: str | None, jobs: int | None,
+                      scheduler: str | None) -> None:
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
     the closest earlier graph of its family and which line of your code caused it.
 
     PATH is a torch_xla save-tensors file, an XLA dump folder, or a folder written by `hlodiff record`.
-    Exit status: 0 when nothing recompiled, 1 when something did, 2 on bad input.
+    Several ranks' dumps (FILE.0 FILE.1 ..., the base name FILE, several dump folders, or a folder of rank*/
+    folders) are explained rank by rank, with the steps where some ranks ran a graph the majority did not.
+    Exit status: 0 when nothing recompiled or diverged, 1 when something did, 2 on bad input.
 
     \b
     Examples:
       hlodiff explain-recompile fixtures/torch_xla/metric_even_steps/graphs.hlo.0
       hlodiff explain-recompile run/graphs.hlo.0 --tensors-report run/tensors_report.txt --html report.html
       hlodiff explain-recompile /tmp/jax_dump --json
+      hlodiff explain-recompile run/graphs.hlo --jobs 4       (every ordinal of a torch_xla run)
+      hlodiff explain-recompile job/ --scheduler tcp://10.0.0.1:8786   (job/rank0/, job/rank1/, ... on Dask)
     """
+    from hlodiff.dumps.ranks import find_ranks, is_job
     from hlodiff.dumps.run_folder import discover
 
+    specs = find_ranks(list(paths))
+    if is_job(specs):
+        from hlodiff.explain.ranks import explain_job
+        from hlodiff.render.ranks import job_json, render_job
+
+        job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jobs=jobs,
+                          scheduler=scheduler)
+        if html_path:
+            from hlodiff.explain.recompile import explain_run
+            from hlodiff.render.html import write_html
+
+            reference = next(r for r in job.results if r.spec.rank == job.reference)
+            write_html(html_path, explain_run(reference.inputs, [], stage=stage))
+        _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
+        sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
     _explain(discover(list(paths), tensors_report, debug_log), as_json=as_json, html_path=html_path,
              verbose=verbose, stage=stage, given=list(paths))
+
+
+def _print_job(job, as_json: bool, kind: str, to_json, render) -> None:
+    """A multi-rank document or report; every rank's warnings, in rank order, prefixed with the rank."""
+    from hlodiff.render import json_out
+
+    warnings = [InputWarning(f"rank {r.spec.rank}: {w.message}", w.path, w.line) for r in job.results
+                for w in r.warnings]
+    if as_json:
+        inputs = {"dumps": [p for r in job.results for p in r.inputs.paths]}
+        if kind == "explain":
+            inputs["tensors_reports"] = [p for r in job.results for p in r.inputs.tensors_reports]
+            inputs["debug_logs"] = list(dict.fromkeys(p for r in job.results for p in r.inputs.debug_logs))
+        body = {"inputs": inputs, **to_json(job)} if kind == "explain" else to_json(job)
+        click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
+    else:
+        _warn(warnings)
+        render(_console(), job)
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,

@@ -1,0 +1,149 @@
+"""Read and summarise ranks in parallel: worker processes on this machine (``--jobs N``) or a Dask cluster
+(``--scheduler ADDRESS``, ``--scheduler local``).
+
+Each rank is independent until the ranks are compared, so one task reads one rank's dumps, explains (or
+inventories) that rank, and returns a :class:`RankResult` from which the parsed modules have been dropped: only
+small summaries travel back (graph facts, causes, diffs' instruction lists), never HLO modules. The serial path
+runs the very same task function in this process and drops the same things, and results are put back in rank
+order, so ``--jobs 1``, ``--jobs N`` and Dask give the same bytes.
+
+Dask is an optional extra (``pip install 'hlodiff[dist]'``) imported only when ``--scheduler`` is given. Workers
+must see the dumps at the same paths (shared storage) and have hlodiff installed.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hlodiff.dumps.ranks import RankSpec, rank_dumps
+from hlodiff.dumps.run_folder import RunInputs, discover
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.graph import Normalization
+
+LOCAL = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class RankTask:
+    """What a worker needs to summarise one rank: all plain data, so it pickles to any process or host."""
+
+    spec: RankSpec
+    stage: str | None = None
+    options: Normalization = Normalization()
+    tensors_report: str | None = None
+    debug_log: str | None = None
+
+
+@dataclass(slots=True)
+class RankResult:
+    """One rank, summarised: its inputs, its explanation or inventory, its warnings, or the error that stopped it."""
+
+    spec: RankSpec
+    inputs: RunInputs
+    explanation: object | None = None  # RunExplanation, for explain-recompile
+    graphs: list = field(default_factory=list)  # GraphSummary list, for inspect
+    warnings: list[InputWarning] = field(default_factory=list)
+    error: tuple[str, str | None, int | None, int | None] | None = None
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            message, path, line, col = self.error
+            raise HlodiffError(message, path=path, line=line, col=col)
+
+
+def rank_inputs(task: RankTask) -> RunInputs:
+    """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
+    folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
+    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log)
+    if not task.spec.own_folder and task.tensors_report is None:
+        inputs.tensors_reports = []
+    return inputs
+
+
+def explain_rank(task: RankTask) -> RankResult:
+    """explain-recompile for one rank, as if its dumps had been given alone."""
+    from hlodiff.explain.recompile import explain_run
+
+    warnings: list[InputWarning] = []
+    inputs = RunInputs(list(task.spec.paths))
+    try:
+        inputs = rank_inputs(task)
+        explanation = explain_run(inputs, warnings, task.options, stage=task.stage)
+    except HlodiffError as err:
+        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
+    lighten(explanation.graphs)
+    return RankResult(task.spec, inputs, explanation=explanation, warnings=warnings)
+
+
+def inspect_rank(task: RankTask) -> RankResult:
+    """inspect for one rank: its graphs, compilations counted within the rank."""
+    from hlodiff.explain.inventory import inventory
+
+    warnings: list[InputWarning] = []
+    inputs = RunInputs(list(task.spec.paths))
+    try:
+        inputs = RunInputs(rank_dumps(task.spec))
+        graphs = inventory(inputs.paths, warnings, task.options, stage=task.stage)
+    except HlodiffError as err:
+        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
+    lighten(graphs)
+    return RankResult(task.spec, inputs, graphs=graphs, warnings=warnings)
+
+
+def lighten(graphs) -> None:
+    """Drop what must not travel: parsed and canonical modules, and the packed text of graphs that only repeat a
+    compiled one (a cache hit's text is its compiled graph's)."""
+    for graph in graphs:
+        graph._canonical = None
+        graph._module = None
+        if not graph.compiled:
+            graph.record.packed_text = None
+
+
+def run_tasks(fn: Callable[[RankTask], RankResult], tasks: list[RankTask], *, jobs: int | None = None,
+              scheduler: str | None = None) -> list[RankResult]:
+    """``fn`` over every task, serially, in worker processes or on Dask; results in task order. The first rank
+    that failed raises its one-line error here."""
+    if scheduler:
+        results = _on_dask(fn, tasks, scheduler, jobs)
+    elif (jobs or default_jobs()) <= 1 or len(tasks) <= 1:
+        results = [fn(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs or default_jobs(), len(tasks))) as pool:
+            results = list(pool.map(fn, tasks))
+    for result in results:
+        result.raise_error()
+    return results
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (a container's limit, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _on_dask(fn, tasks: list[RankTask], scheduler: str, jobs: int | None) -> list[RankResult]:
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise HlodiffError("--scheduler needs Dask: pip install 'hlodiff[dist]'", path=scheduler) from None
+    if scheduler == LOCAL:
+        with LocalCluster(n_workers=min(jobs or default_jobs(), max(1, len(tasks))), threads_per_worker=1,
+                          processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+            return _gather(client, fn, tasks)
+    try:
+        client = Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise HlodiffError(f"cannot reach the Dask scheduler: {exc}", path=scheduler) from None
+    with client:
+        return _gather(client, fn, tasks)
+
+
+def _gather(client, fn, tasks: list[RankTask]) -> list[RankResult]:
+    futures = client.map(fn, tasks, pure=False)
+    return client.gather(futures)

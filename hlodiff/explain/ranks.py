@@ -1,0 +1,433 @@
+"""Which rank compiled something different: the divergence section of a multi-rank explanation.
+
+Each rank's run is explained on its own (:mod:`hlodiff.explain.parallel`), so graphs every rank runs identically
+while setting up are first compilations of each rank, never recompilations, and a torch_xla ordinal that shares
+its compile cache with ordinal 0 still has its own new graphs counted. Then the ranks' graph sequences are
+compared. A graph is known across ranks by its canonical fingerprint (cache keys are per process: XLA numbers
+modules per process, torch_xla hashes may cover host paths). Each rank's sequence is aligned with a reference
+sequence (the one most ranks share) and, at every position, the graph most ranks ran there is the majority; a rank
+that ran another graph, an extra graph, no graph, or stopped early diverges there. Majority and rank graph are
+compared with the usual differ, so a divergence has the same causes, user lines and fixes as a recompilation.
+
+``step`` is a position in the reference sequence: for torch_xla save-tensors files one entry per execution
+(a sync, or a value read early), for XLA dump folders one module per compilation.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hlodiff.diff import diff_canonical
+from hlodiff.diff.model import Cause
+from hlodiff.errors import HlodiffError
+from hlodiff.explain.families import family_key
+from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.parallel import RankResult
+from hlodiff.graph import Normalization, canonicalize
+
+KINDS = ("different", "extra", "missing", "stopped")
+
+
+class NotOneJobError(HlodiffError):
+    """The dumps given together come from different programs: there is nothing to compare rank against rank."""
+MAX_CANDIDATES = 8
+
+
+@dataclass(slots=True)
+class Divergence:
+    """Ranks that, at one step, ran a graph the majority did not (or none at all)."""
+
+    step: int
+    kind: str
+    ranks: list[int]
+    majority_ranks: list[int]
+    majority: GraphSummary | None
+    graph: GraphSummary | None
+    rank_refs: list[tuple[int, str]]
+    family: str
+    summary: str
+    causes: list[Cause] = field(default_factory=list)
+    similarity: float | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "step": self.step,
+            "kind": self.kind,
+            "ranks": self.ranks,
+            "majority_ranks": self.majority_ranks,
+            "majority_ref": self.majority.ref if self.majority else None,
+            "ref": self.graph.ref if self.graph else None,
+            "rank_refs": [{"rank": r, "ref": ref} for r, ref in self.rank_refs],
+            "family": self.family,
+            "summary": self.summary,
+            "similarity": round(self.similarity, 4) if self.similarity is not None else None,
+            "causes": [c.to_json() for c in self.causes],
+        }
+
+
+@dataclass(slots=True)
+class JobExplanation:
+    """A multi-rank job: every rank explained on its own, how the ranks were told apart, where they diverge."""
+
+    results: list[RankResult]
+    reference: int
+    same_as: dict[int, int]
+    divergence: list[Divergence]
+    stopped: dict[int, int]
+    summary: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ranks(self) -> list[int]:
+        return [r.spec.rank for r in self.results]
+
+    def rank_json(self, result: RankResult) -> dict:
+        graphs = _graphs(result)
+        compiled = sum(1 for g in graphs if g.compiled)
+        entry = {**result.spec.to_json(), "graphs": len(graphs), "compilations": compiled}
+        if result.explanation is not None:
+            entry["recompilations"] = len(result.explanation.recompilations)
+            entry["summary"] = result.explanation.summary
+        entry["same_as"] = self.same_as.get(result.spec.rank)
+        entry["stopped_early_at"] = self.stopped.get(result.spec.rank)
+        return entry
+
+    def to_json(self) -> dict:
+        return {"ranks": [self.rank_json(r) for r in self.results], "reference_rank": self.reference,
+                "divergence": [d.to_json() for d in self.divergence], "rank_notes": self.notes}
+
+
+def _graphs(result: RankResult) -> list[GraphSummary]:
+    return result.explanation.graphs if result.explanation is not None else result.graphs
+
+
+def compare_ranks(results: list[RankResult], options: Normalization = Normalization()) -> JobExplanation:
+    """The divergence section over ranks already summarised (explained or inventoried), in rank order."""
+    sequences = {r.spec.rank: _graphs(r) for r in results}
+    keys = {rank: tuple(g.fingerprint for g in graphs) for rank, graphs in sequences.items()}
+    notes: list[str] = []
+    if len(results) == 1:
+        notes.append(f"only one rank found (rank {results[0].spec.rank}, {results[0].spec.identified_by}): "
+                     "nothing to compare across ranks")
+        return JobExplanation(results, results[0].spec.rank, {}, [], {}, _one_rank_summary(results[0]), notes)
+    _check_one_job(results, sequences)
+    reference = _reference(keys)
+    same_as = _same_as(keys)
+    if len(results) == 2 and keys[results[0].spec.rank] != keys[results[1].spec.rank]:
+        notes.append(f"with 2 ranks there is no majority: rank {reference} is taken as the reference")
+    aligner = _Aligner(sequences, reference, options)
+    divergence, stopped = aligner.divergences()
+    for rank, step in sorted(stopped.items()):
+        have = len(sequences[rank])
+        notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
+                     f"{len(sequences[reference])}: it stopped after step {step - 1} (crashed or killed early?); "
+                     "its missing steps are not compared")
+    return JobExplanation(results, reference, same_as, divergence, stopped,
+                          _job_summary(results, sequences, divergence, reference), notes)
+
+
+# -- the reference sequence and sanity checks ------------------------------------------------------------------------
+
+
+def _reference(keys: dict[int, tuple[str, ...]]) -> int:
+    """The rank whose sequence most ranks share; ties go to the sequence closest to all others, then the lowest
+    rank (rank 0 is where users look first)."""
+    counts = Counter(keys.values())
+
+    def distance(rank: int) -> float:
+        return sum(1 - difflib.SequenceMatcher(None, keys[rank], other, autojunk=False).ratio()
+                   for other in keys.values())
+
+    return min(keys, key=lambda r: (-counts[keys[r]], distance(r) if counts[keys[r]] == 1 else 0, r))
+
+
+def _same_as(keys: dict[int, tuple[str, ...]]) -> dict[int, int]:
+    first: dict[tuple[str, ...], int] = {}
+    out = {}
+    for rank in sorted(keys):
+        owner = first.setdefault(keys[rank], rank)
+        if owner != rank:
+            out[rank] = owner
+    return out
+
+
+def _check_one_job(results: list[RankResult], sequences: dict[int, list[GraphSummary]]) -> None:
+    """Dumps of two different programs given together would make every step a divergence: refuse them."""
+    kinds = {r.spec.rank: {g.record.kind for g in sequences[r.spec.rank]} for r in results}
+    labels = {r.spec.rank: {family_key(g)[1] for g in sequences[r.spec.rank]} for r in results}
+    prints = {r.spec.rank: {g.fingerprint for g in sequences[r.spec.rank]} for r in results}
+    base = results[0]
+    for other in results[1:]:
+        a, b = base.spec.rank, other.spec.rank
+        if kinds[a] != kinds[b]:
+            raise NotOneJobError(
+                f"these dumps do not look like one job: rank {b} is {_kinds(kinds[b])} and rank {a} is "
+                f"{_kinds(kinds[a])}; give the dumps of one job's ranks", path=other.spec.paths[0])
+        if not (prints[a] & prints[b]) and not (labels[a] & labels[b]):
+            raise NotOneJobError(
+                f"these dumps do not look like one job: rank {b} shares no graph and no function or sync line with "
+                f"rank {a} ({base.spec.paths[0]}); give the dumps of one job's ranks, or explain each on its own",
+                path=other.spec.paths[0])
+
+
+def _kinds(kinds: set[str]) -> str:
+    words = {"save_tensors": "a torch_xla save-tensors file", "xla_dump": "an XLA dump folder",
+             "hlo_file": "an HLO file"}
+    return " and ".join(words.get(k, k) for k in sorted(kinds)) or "empty"
+
+
+# -- alignment -------------------------------------------------------------------------------------------------------
+
+
+class _Aligner:
+    """Aligns every rank's sequence with the reference and takes the majority at each position."""
+
+    def __init__(self, sequences: dict[int, list[GraphSummary]], reference: int, options: Normalization):
+        self.sequences = sequences
+        self.reference = reference
+        self.ref = sequences[reference]
+        self.options = options
+        self._canonical: dict[str, object] = {}
+        # rank -> reference position -> the rank's graph there (None: nothing aligned)
+        self.at: dict[int, list[GraphSummary | None]] = {}
+        # rank -> reference position -> graphs the rank ran before that position that match nothing
+        self.extra: dict[int, dict[int, list[GraphSummary]]] = {}
+        ref_keys = [g.fingerprint for g in self.ref]
+        for rank, graphs in sequences.items():
+            at: list[GraphSummary | None] = [None] * len(self.ref)
+            extra: dict[int, list[GraphSummary]] = {}
+            position = 0  # the reference position the next rank graph would face
+            for i, j in align(ref_keys, [g.fingerprint for g in graphs]):
+                if i is not None:
+                    position = i + 1
+                    if j is not None:
+                        at[i] = graphs[j]
+                else:
+                    extra.setdefault(position, []).append(graphs[j])
+            self.at[rank], self.extra[rank] = at, extra
+
+    def divergences(self) -> tuple[list[Divergence], dict[int, int]]:
+        stopped = self._stopped()
+        found: list[Divergence] = []
+        for step in range(len(self.ref) + 1):
+            found.extend(self._extras(step, stopped))
+            if step < len(self.ref):
+                found.extend(self._at(step, stopped))
+        for rank, step in sorted(stopped.items()):
+            majority = self.ref[step]
+            found.append(Divergence(step, "stopped", [rank], self._majority_ranks(step, stopped), majority, None,
+                                    [], family_key(majority)[1],
+                                    f"rank {rank} ran no graph from here on while the majority ran "
+                                    f"{len(self.ref) - step} more: it stopped early"))
+        found.sort(key=lambda d: (d.step, KINDS.index(d.kind), d.ranks))
+        return found, stopped
+
+    def _stopped(self) -> dict[int, int]:
+        """Ranks whose sequence ends before the reference's: from which step on they have nothing."""
+        out = {}
+        for rank, at in self.at.items():
+            last = max((i for i, g in enumerate(at) if g is not None), default=-1)
+            tail_extras = any(step > last for step in self.extra[rank])
+            if last < len(at) - 1 and not tail_extras:
+                out[rank] = last + 1
+        return out
+
+    def _live(self, step: int, stopped: dict[int, int]) -> list[int]:
+        return [r for r in sorted(self.at) if r not in stopped or step < stopped[r]]
+
+    def _majority_ranks(self, step: int, stopped: dict[int, int]) -> list[int]:
+        ref_key = self.ref[step].fingerprint
+        return [r for r in self._live(step, stopped) if (g := self.at[r][step]) is not None and g.fingerprint == ref_key]
+
+    def _at(self, step: int, stopped: dict[int, int]) -> list[Divergence]:
+        ranks = self._live(step, stopped)
+        by_key: dict[str | None, list[int]] = {}
+        for r in ranks:
+            g = self.at[r][step]
+            by_key.setdefault(g.fingerprint if g is not None else None, []).append(r)
+        ref_key = self.ref[step].fingerprint
+        majority_key = max(by_key, key=lambda k: (len(by_key[k]), k == ref_key, -min(by_key[k])))
+        if majority_key is None:  # most ranks have nothing here: the reference rank's graph is the extra one
+            majority_key = ref_key
+        majority_ranks = by_key[majority_key]
+        majority = self.at[majority_ranks[0]][step]
+        out = []
+        for key, group in sorted(by_key.items(), key=lambda kv: kv[1]):
+            if key == majority_key:
+                continue
+            if key is None:
+                out.append(Divergence(step, "missing", group, majority_ranks, majority, None, [],
+                                      family_key(majority)[1],
+                                      f"{_ranks_text(group)} ran no graph here where the majority ran {majority.ref}"))
+                continue
+            graph = self.at[group[0]][step]
+            out.append(self._explained(step, "different", group, majority_ranks, majority, graph))
+        return out
+
+    def _extras(self, step: int, stopped: dict[int, int]) -> list[Divergence]:
+        by_key: dict[str, list[int]] = {}
+        first: dict[str, GraphSummary] = {}
+        for r in sorted(self.extra):
+            for g in self.extra[r].get(step, []):
+                if r not in by_key.setdefault(g.fingerprint, []):
+                    by_key[g.fingerprint].append(r)
+                first.setdefault(g.fingerprint, g)
+        out = []
+        live = self._live(min(step, len(self.ref) - 1), stopped) if self.ref else sorted(self.at)
+        for key, group in sorted(by_key.items(), key=lambda kv: (kv[1], kv[0])):
+            graph = self._graph_of(group[0], step, key)
+            others = [r for r in live if r not in group]
+            if len(group) > len(others):  # most ranks ran it: the others are missing it
+                out.append(Divergence(step, "missing", others, group, graph, None, [], family_key(graph)[1],
+                                      f"{_ranks_text(others)} did not run {graph.ref}, which the majority ran here"))
+                continue
+            counterpart = self._closest(graph, step)
+            out.append(self._explained(step, "extra", group, others, counterpart, graph))
+        return out
+
+    def _graph_of(self, rank: int, step: int, key: str) -> GraphSummary:
+        return next(g for g in self.extra[rank][step] if g.fingerprint == key)
+
+    def _closest(self, graph: GraphSummary, step: int) -> GraphSummary | None:
+        """The majority graph to compare an extra graph with: the most alike of the reference's graphs of the same
+        family nearest before (then after) the step."""
+        label = family_key(graph)[1]
+        same = [g for g in self.ref[:step][::-1] + self.ref[step:] if family_key(g)[1] == label]
+        candidates = list({g.fingerprint: g for g in same[:MAX_CANDIDATES]}.values())
+        if not candidates:
+            return None
+        scored = [(diff_canonical(self._cm(c), self._cm(graph)).similarity, -i, c) for i, c in enumerate(candidates)]
+        return max(scored, key=lambda s: s[:2])[2]
+
+    def _explained(self, step: int, kind: str, ranks: list[int], majority_ranks: list[int],
+                   majority: GraphSummary | None, graph: GraphSummary) -> Divergence:
+        refs = []
+        for r in ranks:
+            g = self.at[r][step] if kind == "different" else next(
+                (x for x in self.extra[r].get(step, []) if x.fingerprint == graph.fingerprint), None)
+            if g is not None:
+                refs.append((r, g.ref))
+        family = family_key(graph)[1]
+        if majority is None:
+            return Divergence(step, kind, ranks, majority_ranks, None, graph, refs, family,
+                              f"{_ranks_text(ranks)} ran {graph.ref} ({family}), a graph no majority rank ran",
+                              [Cause("ops", f"a graph of {family} that no other rank ran")])
+        diff = diff_canonical(self._cm(majority), self._cm(graph))
+        what = ("ran another graph than" if kind == "different"
+                else "ran an extra graph the majority did not; closest majority graph:")
+        summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.similarity:.0%} alike"
+        return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
+                          list(diff.causes), diff.similarity)
+
+    def _cm(self, graph: GraphSummary):
+        """Canonical module of a graph, parsed here (workers do not send modules back): by fingerprint, once."""
+        cm = self._canonical.get(graph.fingerprint)
+        if cm is None:
+            record = graph.record
+            if record.packed_text is None and record.path.endswith(".gz"):
+                record = self._compiled_record(graph)
+            cm = canonicalize(record.module(), self.options)
+            self._canonical[graph.fingerprint] = cm
+        return cm
+
+    def _compiled_record(self, graph: GraphSummary):
+        for graphs in self.sequences.values():
+            for g in graphs:
+                if g.ref == graph.first_ref:
+                    return g.record
+        return graph.record
+
+
+BAND = 32
+
+
+def align(left: list[str], right: list[str]) -> list[tuple[int | None, int | None]]:
+    """Edit-distance alignment of two key sequences: pairs (i, j), (i, None) for a left item with no partner,
+    (None, j) for an extra right item.
+
+    Unlike a longest-common-subsequence diff, a substitution costs one edit, so ``AAAAAA`` vs ``AAABAA`` pairs
+    the B with the fourth A (the rank ran another graph at that step) instead of calling it an extra graph plus a
+    missing one at the end. The search stays in a band around the diagonal (``BAND`` steps wider than the length
+    difference): ranks of one job drift apart by a few graphs, not thousands, and the band keeps this linear.
+    """
+    n, m = len(left), len(right)
+    band = abs(n - m) + BAND
+    inf = n + m + 1
+    # cost[(i, j)]: edits to align left[i:] with right[j:]; traced forward from the start, so that among equally
+    # cheap alignments the earliest graphs pair up and a rank that stopped early has its gap at the end.
+    cost: dict[tuple[int, int], int] = {(n, m): 0}
+    for i in range(n, -1, -1):
+        for j in range(min(m, i + band), max(0, i - band) - 1, -1):
+            if i == n and j == m:
+                continue
+            best = inf
+            if i < n and j < m:
+                best = cost.get((i + 1, j + 1), inf) + (left[i] != right[j])
+            if i < n:
+                best = min(best, cost.get((i + 1, j), inf) + 1)
+            if j < m:
+                best = min(best, cost.get((i, j + 1), inf) + 1)
+            cost[(i, j)] = best
+    pairs: list[tuple[int | None, int | None]] = []
+    i = j = 0
+    while i < n or j < m:
+        here = cost[(i, j)]
+        if i < n and j < m and cost.get((i + 1, j + 1), inf) + (left[i] != right[j]) == here:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif i < n and cost.get((i + 1, j), inf) + 1 == here:
+            pairs.append((i, None))
+            i += 1
+        else:
+            pairs.append((None, j))
+            j += 1
+    return pairs
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    return "ranks " + ", ".join(str(r) for r in ranks)
+
+
+def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSummary]],
+                 divergence: list[Divergence], reference: int) -> str:
+    n = len(results)
+    if not divergence:
+        counts = sorted({len(g) for g in sequences.values()})
+        each = f"{counts[0]} each" if len(counts) == 1 else "same sequence"
+        return f"all {n} ranks compiled the same graphs ({each})"
+    ranks = sorted({r for d in divergence for r in d.ranks})
+    steps = sorted({d.step for d in divergence})
+    return (f"{n} ranks: {_ranks_text(ranks)} diverged from the majority at {len(steps)} step"
+            f"{'s' if len(steps) != 1 else ''} (step{'s' if len(steps) != 1 else ''} "
+            f"{', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); reference rank {reference}")
+
+
+def _one_rank_summary(result: RankResult) -> str:
+    return f"1 rank ({result.spec.identified_by})"
+
+
+# -- entry points ----------------------------------------------------------------------------------------------------
+
+
+def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
+                tensors_report: str | None = None, debug_log: str | None = None, jobs: int | None = None,
+                scheduler: str | None = None) -> JobExplanation:
+    """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
+    from hlodiff.explain.parallel import RankTask, explain_rank, run_tasks
+
+    tasks = [RankTask(s, stage, options, tensors_report, debug_log) for s in specs]
+    return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
+
+
+def inspect_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
+                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
+    """inspect over several ranks: each rank's graphs, compilations counted within the rank, and where the
+    ranks' graph sequences diverge."""
+    from hlodiff.explain.parallel import RankTask, inspect_rank, run_tasks
+
+    tasks = [RankTask(s, stage, options) for s in specs]
+    return compare_ranks(run_tasks(inspect_rank, tasks, jobs=jobs, scheduler=scheduler), options)

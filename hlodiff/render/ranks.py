@@ -1,0 +1,94 @@
+"""Multi-rank reports: how the ranks were told apart, where they diverge, then each distinct rank's own report.
+
+Ranks with the same graph sequence are printed once ("rank 0, and ranks 1, 3 with the same graphs"): on a pod of
+256 identical ranks the reader sees one report, not 256.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from hlodiff.render.terminal import render_causes, render_explanation, render_inventory
+
+
+def render_job(console: Console, job, *, verbose: bool = False) -> None:
+    """explain-recompile over ranks: job verdict, rank list, divergence section, each distinct rank's report."""
+    _head(console, job)
+    _divergence(console, job)
+    for result in job.results:
+        rank = result.spec.rank
+        if rank in job.same_as:
+            continue
+        console.print()
+        console.print(Text(_group_title(job, rank), style="bold underline"), highlight=False)
+        render_explanation(console, result.explanation, verbose=verbose)
+
+
+def render_job_inventory(console: Console, job) -> None:
+    """inspect over ranks: the same head and divergence lines, then one graph table per rank."""
+    _head(console, job)
+    _divergence(console, job)
+    for result in job.results:
+        console.print()
+        console.print(Text(f"rank {result.spec.rank}", style="bold underline"), highlight=False)
+        render_inventory(console, result.graphs)
+
+
+def _head(console: Console, job) -> None:
+    console.print(Text(job.summary, style="bold"), highlight=False)
+    for result in job.results:
+        spec = result.spec
+        entry = job.rank_json(result)
+        if spec.rank in job.same_as:
+            what = f"same graphs as rank {job.same_as[spec.rank]}"
+        elif result.explanation is not None:
+            what = result.explanation.summary
+        else:
+            what = f"{entry['graphs']} graphs, {entry['compilations']} compilations"
+        console.print(Text(f"  rank {spec.rank:<3} {what}"), highlight=False)
+        console.print(Text(f"  {'':<8} {', '.join(spec.paths)} ({spec.identified_by})", style="dim"),
+                      highlight=False)
+    for note in job.notes:
+        console.print(Text(f"note: {note}", style="yellow"), highlight=False)
+
+
+def _divergence(console: Console, job) -> None:
+    for d in job.divergence:
+        console.print()
+        head = Text(f"step {d.step}: ", style="bold")
+        head.append(d.summary)
+        console.print(head, highlight=False)
+        if d.majority_ranks:
+            console.print(Text(f"  {'':<10}majority: {_ranks(d.majority_ranks)}", style="dim"), highlight=False)
+        for rank, ref in d.rank_refs[1:]:
+            console.print(Text(f"  {'':<10}rank {rank}: {ref}", style="dim"), highlight=False)
+        render_causes(console, d.causes)
+
+
+def _group_title(job, rank: int) -> str:
+    twins = [r for r, owner in sorted(job.same_as.items()) if owner == rank]
+    if not twins:
+        return f"rank {rank}"
+    return f"rank {rank}, and {_ranks(twins)} with the same graphs"
+
+
+def _ranks(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
+
+
+def job_json(job) -> dict:
+    """The explain/inspect document body for several ranks: the job's keys, then every rank's graphs, families,
+    patterns and recompilations in rank order, each tagged with its ``rank`` (the single-run keys keep their
+    meaning: they list everything)."""
+    body = {"summary": job.summary, **job.to_json()}
+    explained = [r for r in job.results if r.explanation is not None]
+    if explained:
+        parts = [(r.spec.rank, r.explanation.to_json()) for r in explained]
+        for key in ("graphs", "families", "recompilations"):
+            body[key] = [{"rank": rank, **item} for rank, doc in parts for item in doc[key]]
+        body["patterns"] = [f"rank {rank}: {p}" for rank, doc in parts for p in doc["patterns"]]
+        body["hints"] = list(dict.fromkeys(h for _, doc in parts for h in doc["hints"]))
+    else:
+        body["graphs"] = [{"rank": r.spec.rank, **g.to_json()} for r in job.results for g in r.graphs]
+    return body

@@ -1,0 +1,175 @@
+"""Several ranks' dumps: how ranks are recognised, which rank diverged and why, and parallel/Dask reading giving
+the serial bytes. Inputs are the real multi-process runs under fixtures/jax/ranks_* and fixtures/torch_xla/ranks_batch
+(scripts beside them); the crashed-rank and two-jobs cases are built from those real dumps."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hlodiff.cli import main
+from hlodiff.dumps.ranks import find_ranks
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+TORCH = FIX / "torch_xla" / "ranks_batch"
+JAX_STEADY = FIX / "jax" / "ranks_steady_2p"
+JAX_BATCH = FIX / "jax" / "ranks_batch_4p"
+JAX_STATIC = FIX / "jax" / "ranks_static_4p"
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def doc(*args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output)
+
+
+def truth(folder: Path) -> dict:
+    return json.loads((folder / "truth.json").read_text())
+
+
+# -- recognising ranks ------------------------------------------------------------------------------------------------
+
+
+def test_ranks_from_ordinals_base_name_and_folders(tmp_path):
+    files = [str(TORCH / "graphs.hlo.1"), str(TORCH / "graphs.hlo.0")]
+    by_files = find_ranks(files)
+    assert [(s.rank, Path(s.paths[0]).name) for s in by_files] == [(0, "graphs.hlo.0"), (1, "graphs.hlo.1")]
+    assert "ordinal suffix .1" in by_files[1].identified_by
+    by_base = find_ranks([str(TORCH / "graphs.hlo")])
+    assert [s.paths for s in by_base] == [s.paths for s in by_files]
+    by_parent = find_ranks([str(JAX_BATCH)])
+    assert [s.rank for s in by_parent] == [0, 1, 2, 3]
+    assert by_parent[2].identified_by == "number in the folder name rank2"
+    # hosts without numbers: sorted, identified by position; folders given in any order keep their numbers
+    for name, src in (("host-b", JAX_STEADY / "rank1"), ("host-a", JAX_STEADY / "rank0")):
+        shutil.copytree(src, tmp_path / name)
+    hosts = find_ranks([str(tmp_path)])
+    assert [(s.rank, Path(s.paths[0]).name) for s in hosts] == [(0, "host-a"), (1, "host-b")]
+    assert "position among the sorted subfolders" in hosts[1].identified_by
+    given = find_ranks([str(JAX_BATCH / "rank3"), str(JAX_BATCH / "rank1")])
+    assert [s.rank for s in given] == [1, 3]
+
+
+# -- divergence on the real fixtures ----------------------------------------------------------------------------------
+
+
+def test_torch_xla_ordinal_that_changed_its_batch_is_named_with_step_cause_and_line():
+    t = truth(TORCH)
+    d = doc("explain-recompile", TORCH / "graphs.hlo")
+    assert [r["rank"] for r in d["ranks"]] == [0, 1]
+    (div,) = d["divergence"]
+    assert div["ranks"] == t["diverging_ranks"] and div["step"] == t["diverging_step"]
+    assert div["kind"] == "different"
+    assert div["majority_ref"].endswith("graphs.hlo.0#3") and div["ref"].endswith("graphs.hlo.1#3")
+    assert div["causes"][0]["kind"] == t["cause"]
+    assert t["user_line"] in [loc["line"] for loc in div["causes"][0]["locations"]]
+    # ordinal 1 shares ordinal 0's compile cache, yet its new graph is its own recompilation, not "steady"
+    rank1 = d["ranks"][1]
+    assert rank1["recompilations"] == 1 and not rank1["summary"].endswith("0 recompilations")
+    assert [r["graph"].rsplit("/", 1)[-1] for r in d["recompilations"]] == ["graphs.hlo.1#3"]
+    assert [r["rank"] for r in d["recompilations"]] == [1]
+
+
+@pytest.mark.parametrize("folder, kind", [(JAX_BATCH, "shape"), (JAX_STATIC, "constant")])
+def test_jax_rank_with_another_batch_or_static_argument_is_the_one_named(folder, kind):
+    t = truth(folder)
+    result = run("explain-recompile", folder)
+    assert result.exit_code == 1
+    d = doc("explain-recompile", folder)
+    (div,) = d["divergence"]
+    assert div["ranks"] == t["diverging_ranks"] and div["majority_ranks"] == [0, 1, 3]
+    assert div["kind"] == "extra"  # JAX dumps only what compiles: the rank compiled one module more
+    assert div["ref"].startswith(str(folder / "rank2"))
+    assert div["majority_ref"].startswith(str(folder / "rank0"))
+    assert div["causes"][0]["kind"] == kind
+    lines = {loc["line"] for c in div["causes"] for loc in c["locations"] if loc["file"].endswith("ranks.py")}
+    assert t["loss_line"] in lines
+    # setup graphs (convert, broadcast, the collective) every rank ran are not recompilations
+    assert [r["rank"] for r in d["recompilations"]] == [2]
+    assert {r["rank"]: r["same_as"] for r in d["ranks"]} == {0: None, 1: 0, 2: None, 3: 0}
+    text = result.output
+    assert "rank 2 ran an extra graph the majority did not" in text and "majority: ranks 0, 1, 3" in text
+
+
+def test_steady_job_has_empty_divergence_and_one_line():
+    result = run("explain-recompile", JAX_STEADY)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "all 2 ranks compiled the same graphs (4 each)"
+    d = doc("explain-recompile", JAX_STEADY)
+    assert d["divergence"] == [] and d["recompilations"] == []
+    assert [(r["graphs"], r["compilations"]) for r in d["ranks"]] == [(4, 4), (4, 4)]
+
+
+def test_inspect_over_ranks_counts_compilations_per_rank():
+    d = doc("inspect", TORCH / "graphs.hlo")
+    assert [(r["rank"], r["graphs"], r["compilations"]) for r in d["ranks"]] == [(0, 6, 1), (1, 6, 2)]
+    assert [g["rank"] for g in d["graphs"]] == [0] * 6 + [1] * 6
+    assert [d["step"] for d in d["divergence"]] == [3]
+    assert "rank 1" in run("inspect", TORCH / "graphs.hlo").output
+
+
+# -- bad input --------------------------------------------------------------------------------------------------------
+
+
+def test_a_rank_that_stopped_early_is_said_so(tmp_path):
+    text = (TORCH / "graphs.hlo.1").read_text()
+    starts = [m.start() for m in re.finditer(r"^\[ScheduleSyncTensorsGraph\]$", text, re.M)]
+    shutil.copy(TORCH / "graphs.hlo.0", tmp_path / "graphs.hlo.0")
+    (tmp_path / "graphs.hlo.1").write_text(text[:starts[2]])  # the process died after step 1
+    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    assert d["ranks"][1]["stopped_early_at"] == 2
+    (div,) = d["divergence"]
+    assert (div["kind"], div["ranks"], div["step"]) == ("stopped", [1], 2)
+    assert any("stopped after step 1 (crashed or killed early?)" in n for n in d["rank_notes"])
+    assert "it stopped early" in run("explain-recompile", tmp_path / "graphs.hlo").output
+
+
+@pytest.mark.parametrize("others", [
+    [FIX / "torch_xla" / "steady" / "graphs.hlo.0", FIX / "torch_xla" / "batch_shape" / "graphs.hlo.0"],
+    [FIX / "torch_xla" / "steady" / "graphs.hlo.0", JAX_STEADY / "rank0"],
+])
+def test_dumps_of_two_jobs_are_refused_in_one_line(others):
+    result = run("explain-recompile", *others)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "do not look like one job" in lines[0]
+    assert lines[0].startswith(str(others[1]))
+
+
+def test_a_single_rank_found_as_a_rank_says_there_is_nothing_to_compare(tmp_path):
+    shutil.copy(TORCH / "graphs.hlo.1", tmp_path / "graphs.hlo.1")
+    result = run("explain-recompile", tmp_path / "graphs.hlo")
+    assert result.exit_code == 1  # rank 1 still recompiled on its own
+    assert "only one rank found (rank 1" in result.output
+    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    assert d["divergence"] == [] and [r["rank"] for r in d["ranks"]] == [1]
+
+
+# -- parallel and Dask give the serial bytes -------------------------------------------------------------------------
+
+
+def test_jobs_give_the_serial_bytes():
+    for args in (("explain-recompile", JAX_BATCH), ("explain-recompile", JAX_BATCH, "--json"),
+                 ("inspect", TORCH / "graphs.hlo", "--json")):
+        serial, parallel = run(*args, "--jobs", "1"), run(*args, "--jobs", "2")
+        assert serial.output == parallel.output and serial.exit_code == parallel.exit_code
+
+
+def test_dask_scheduler_gives_the_serial_bytes():
+    distributed = pytest.importorskip("dask.distributed")
+    serial = run("explain-recompile", JAX_STATIC, "--json", "--jobs", "1")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = run("explain-recompile", JAX_STATIC, "--json", "--scheduler", cluster.scheduler_address)
+    assert on_dask.exit_code == serial.exit_code == 1
+    assert on_dask.output == serial.output
