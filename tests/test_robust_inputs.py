@@ -6,6 +6,7 @@ fewer graphs.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from click.testing import CliRunner
@@ -39,3 +40,66 @@ def test_negative_dimension_is_a_located_error(tmp_path):
     assert result.exit_code == 2
     line = error_line(result)
     assert line.startswith(f"{path}:{n + 1}:") and "bad dimension '-6'" in line
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_byte_order_mark_keeps_graph_zero_of_a_save_tensors_file(tmp_path):
+    path = tmp_path / "graphs.hlo.0"
+    path.write_bytes(BOM + METRIC.read_bytes())
+    with_bom, plain = run("inspect", "--json", path), run("inspect", "--json", METRIC)
+    assert with_bom.exit_code == 0, with_bom.output
+    got = [(g["index"], g["fingerprint"]) for g in json.loads(with_bom.stdout)["graphs"]]
+    assert got == [(g["index"], g["fingerprint"]) for g in json.loads(plain.stdout)["graphs"]]
+    assert len(got) == 6
+
+
+def test_byte_order_mark_on_a_plain_hlo_file_and_a_dump_module(tmp_path):
+    path = tmp_path / "module.hlo"
+    path.write_bytes(BOM + JAX_MODULE.read_bytes())
+    result = run("fingerprint", path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split()[0] == run("fingerprint", JAX_MODULE).stdout.split()[0]
+    dump = tmp_path / "dump"
+    shutil.copytree(JAX_DUMP, dump)
+    target = dump / JAX_MODULE.name
+    target.write_bytes(BOM + target.read_bytes())
+    assert len(json.loads(run("inspect", "--json", dump).stdout)["graphs"]) == \
+        len(json.loads(run("inspect", "--json", JAX_DUMP).stdout)["graphs"])
+
+
+def test_cr_only_line_endings_are_a_one_line_error(tmp_path):
+    path = tmp_path / "graphs.hlo.0"
+    path.write_bytes(METRIC.read_bytes().replace(b"\n", b"\r"))
+    result = run("inspect", path)
+    assert result.exit_code == 2
+    assert error_line(result).startswith(f"{path}:1: error: lines end with a bare CR")
+
+
+def test_unreadable_module_in_a_dump_folder_is_a_warning(tmp_path, monkeypatch):
+    from hlodiff.dumps import xla_dump
+
+    dump = tmp_path / "dump"
+    shutil.copytree(JAX_DUMP, dump)
+    victim = str(dump / JAX_MODULE.name)
+    real_open = open
+
+    def failing_open(path, *args, **kwargs):  # failure injection: root can read any file on this machine
+        if str(path) == victim:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(xla_dump, "open", failing_open, raising=False)
+    result = run("inspect", "--json", dump)
+    doc = json.loads(result.stdout)
+    assert any(victim in w and "Permission denied" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_dangling_module_link_in_a_dump_folder_is_a_warning(tmp_path):
+    dump = tmp_path / "dump"
+    shutil.copytree(JAX_DUMP, dump)
+    (dump / "module_0009.jit_step.before_optimizations.txt").symlink_to(tmp_path / "gone.txt")
+    result = run("inspect", dump)
+    assert result.exit_code == 0
+    assert "module_0009.jit_step.before_optimizations.txt: warning: module file skipped" in result.stderr

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Iterator
 
-from hlodiff.dumps._io import check_text, meaningful_lines, missing_path_error, read_head
+from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_error, read_head
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
 from hlodiff.dumps.graph_record import GraphRecord
@@ -44,6 +44,7 @@ def detect_kind(path: str | os.PathLike[str]) -> str:
         raise HlodiffError("not a regular file (a pipe or a device?): save the dump to a file first", path=p)
     head = read_head(p)
     check_text(p, head)
+    head = head.removeprefix(BOM)
     if looks_like_save_tensors(head):
         return "save_tensors"
     if looks_like_hlo(head):

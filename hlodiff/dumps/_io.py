@@ -10,11 +10,14 @@ import gzip
 import os
 import re
 import zlib
+from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from hlodiff.errors import HlodiffError, InputWarning
 
 GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte-order mark, which Windows editors put at the start of a file; it is not part of the dump."""
 SNIFF_BYTES = 64 * 1024
 """How much of a file is looked at to decide what it is. A save-tensors header lists every Python frame of the
 sync, which can take a few KB, so this is generous."""
@@ -59,6 +62,9 @@ def check_text(path: str, head: bytes) -> None:
     """Reject empty and binary files with the one-line error the CLI prints."""
     if not head:
         raise HlodiffError("empty file", path=path)
+    if b"\r" in head and b"\n" not in head.rstrip(b"\n"):
+        raise HlodiffError("lines end with a bare CR (classic Mac line endings); convert them first, e.g. "
+                           "tr '\\r' '\\n' < FILE > FILE.txt", path=path, line=1)
     nul = head.find(b"\0")
     if nul >= 0:
         raise HlodiffError(f"not an HLO dump: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
@@ -124,23 +130,115 @@ def missing_path_error(path: str) -> HlodiffError:
     return HlodiffError("no such file or directory" + _ordinal_hint(path), path=path)
 
 
-def lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]:
-    """The binary lines of an open dump. A gzip stream that ends early (a dump copied while being compressed)
-    or holds corrupt data stops the iteration with a warning instead of an exception: what was read is good."""
-    if not isinstance(f, gzip.GzipFile):
-        return iter(f)
-    return _gzip_lines(f, path, warnings)
+MIB = 1024 * 1024
 
 
-def _gzip_lines(f: gzip.GzipFile, path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]:
-    count = 0
+@dataclass(frozen=True)
+class Limits:
+    """How much a dump may ask for before it is refused as not meaningful (one located error, exit 2).
+
+    Real dumps are far below every default: the largest real graph we know is a 33K-instruction trace of 7 MB whose
+    longest line is a few KB; torch_xla headers are a few KB of Python frames; blank lines come in twos. The limits
+    exist so that a damaged or hostile file (a gzip bomb, one 10 GB line, an entry that never ends) costs bounded
+    memory and time instead of the machine. Each can be raised with an environment variable (bytes, or with a
+    ``K``/``M``/``G`` suffix).
+    """
+
+    line_bytes: int = 32 * MIB
+    graph_bytes: int = 256 * MIB
+    header_bytes: int = 4 * MIB
+    blank_lines: int = 100_000
+    gzip_ratio: int = 100
+    """A gzip file may decompress to ``gzip_ratio`` times its size (at least :data:`GZIP_FLOOR`): HLO text
+    compresses about 10x; a bomb compresses 1000x."""
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        values = {}
+        for name, var in LIMIT_VARIABLES.items():
+            raw = os.environ.get(var)
+            if raw:
+                values[name] = _size(var, raw)
+        return cls(**values)
+
+
+GZIP_FLOOR = 256 * MIB
+LIMIT_VARIABLES = {
+    "line_bytes": "HLODIFF_MAX_LINE_BYTES",
+    "graph_bytes": "HLODIFF_MAX_GRAPH_BYTES",
+    "header_bytes": "HLODIFF_MAX_HEADER_BYTES",
+    "blank_lines": "HLODIFF_MAX_BLANK_LINES",
+    "gzip_ratio": "HLODIFF_MAX_GZIP_RATIO",
+}
+_SUFFIX = {"": 1, "K": 1024, "M": MIB, "G": 1024 * MIB}
+
+
+def _size(var: str, raw: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", raw, re.I)
+    if m is None or int(m.group(1)) <= 0:
+        raise HlodiffError(f"{var}={raw!r}: expected a positive number, optionally with K, M or G")
+    return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
+
+
+def limit_error(path: str, line: int | None, what: str, limit: int, variable: str) -> HlodiffError:
+    """The one-line error for a limit hit while reading, naming the setting that raises it."""
+    return HlodiffError(f"{what} (limit {_human(limit)}; raise {variable} if this is a real dump)",
+                        path=path, line=line)
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GiB", 1024 * MIB), ("MiB", MIB), ("KiB", 1024)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n:,}"
+
+
+def lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None,
+          limits: Limits | None = None) -> Iterator[bytes]:
+    """The binary lines of an open dump, within :class:`Limits`: a line longer than ``line_bytes``, more than
+    ``blank_lines`` blank lines in a row, or gzip data expanding past its ratio stop the scan with a located error
+    as soon as they are seen (nothing unbounded is ever held).
+
+    A gzip stream that ends early (a dump copied while being compressed) or holds corrupt data stops the
+    iteration with a warning instead of an exception: what was read is good."""
+    limits = limits or Limits.from_env()
+    budget = None
+    if isinstance(f, gzip.GzipFile):
+        try:
+            compressed = os.fstat(f.fileobj.fileno()).st_size  # type: ignore[union-attr]
+        except (OSError, AttributeError, ValueError):
+            compressed = 0
+        budget = max(GZIP_FLOOR, compressed * limits.gzip_ratio)
+    return _bounded_lines(f, path, warnings, limits, budget)
+
+
+def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, limits: Limits,
+                   budget: int | None) -> Iterator[bytes]:
+    readline = f.readline
+    max_line, max_blank = limits.line_bytes, limits.blank_lines
+    lineno = blanks = total = 0
     try:
-        for line in f:
-            count += 1
+        while line := readline(max_line + 1):
+            lineno += 1
+            n = len(line)
+            if n <= 2 and (line == b"\n" or line == b"\r\n"):
+                blanks += 1
+                if blanks > max_blank:
+                    raise limit_error(path, lineno, f"more than {max_blank:,} blank lines in a row",
+                                      max_blank, LIMIT_VARIABLES["blank_lines"])
+            else:
+                blanks = 0
+                if n > max_line:
+                    raise limit_error(path, lineno, "line too long", max_line, LIMIT_VARIABLES["line_bytes"])
+            if budget is not None:
+                total += n
+                if total > budget:
+                    raise limit_error(path, lineno, f"gzip data expands to more than {limits.gzip_ratio}x its "
+                                      "size (a gzip bomb?)", budget, LIMIT_VARIABLES["gzip_ratio"])
             yield line
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if warnings is not None:
-            warnings.append(InputWarning(f"gzip data cut off or corrupt ({exc}); read up to here", path, count))
+            warnings.append(InputWarning(f"gzip data cut off or corrupt ({exc}); read up to here", path, lineno))
 
 
 def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
@@ -154,3 +252,41 @@ def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
     with open_binary(path) as f:
         for line in lines(f, path, warnings):
             yield decode(line)
+
+
+class Packer:
+    """A graph's text compressed as it streams by, for gzip input (which cannot be re-read by offset).
+
+    Lines are compressed in 1 MiB batches, so a long graph costs its compressed size, not its text, while it is
+    read; the last few KB stay at hand for the "does it end like a whole module" check.
+    """
+
+    __slots__ = ("_z", "_parts", "_pending", "_size", "_tail")
+    BATCH = 1024 * 1024
+    TAIL = 4096
+
+    def __init__(self) -> None:
+        self._z = zlib.compressobj(1)
+        self._parts: list[bytes] = []
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._tail = b""
+
+    def append(self, line: bytes) -> None:
+        self._pending.append(line)
+        self._size += len(line)
+        if self._size >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = b"".join(self._pending)
+        self._tail = (self._tail + data)[-self.TAIL:]
+        self._parts.append(self._z.compress(data))
+        self._pending.clear()
+        self._size = 0
+
+    def finish(self) -> tuple[bytes, bytes]:
+        """The zlib-compressed text and its last few KB."""
+        self._flush()
+        self._parts.append(self._z.flush())
+        return b"".join(self._parts), self._tail

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hlodiff.dumps._io import decode
+from hlodiff.dumps._io import LIMIT_VARIABLES, Limits, decode, limit_error
 from hlodiff.errors import HlodiffError
 from hlodiff.hlo.model import SourceFrame
 
@@ -63,6 +64,8 @@ class GraphRecord:
             return _trim(decode(zlib.decompress(self.packed_text)))
         try:
             with open(self.path, "rb") as f:
+                if self.byte_length < 0:
+                    _check_size(self.path, os.fstat(f.fileno()).st_size - self.byte_offset)
                 f.seek(self.byte_offset)
                 data = f.read() if self.byte_length < 0 else f.read(self.byte_length)
         except OSError as exc:
@@ -99,6 +102,15 @@ class GraphRecord:
         return f"{self.ref} ({', '.join(parts)})" if parts else self.ref
 
 
+def _check_size(path: str, size: int) -> None:
+    """A module file (XLA dump folders) bigger than any graph can meaningfully be is refused before it is read."""
+    limits = Limits.from_env()
+    if size > limits.graph_bytes:
+        raise limit_error(path, 1, "module too big to read", limits.graph_bytes, LIMIT_VARIABLES["graph_bytes"])
+
+
 def _trim(text: str) -> str:
-    """Drop the blank lines a dump leaves after the module (torch_xla writes two before ``Graph Hash``)."""
+    """Drop the blank lines a dump leaves after the module (torch_xla writes two before ``Graph Hash``), and a
+    byte-order mark some editors put at the start of a file."""
+    text = text.lstrip("\ufeff")
     return text.rstrip("\r\n") + "\n" if text else text

@@ -8,10 +8,10 @@ parser, so a block simply runs from its ``HloModule`` line to the next one. Line
 from __future__ import annotations
 
 import re
-import zlib
 from typing import Iterator
 
-from hlodiff.dumps._io import decode, is_gzip, lines, meaningful_lines, open_binary
+from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines,
+                               meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 
@@ -33,12 +33,20 @@ def looks_like_hlo(head: bytes) -> bool:
 
 
 class _Block:
-    __slots__ = ("index", "name", "start", "line", "end", "chunks")
+    __slots__ = ("index", "name", "start", "line", "end", "packer", "packed", "tail")
 
     def __init__(self, index: int, name: str | None, start: int, line: int, gz: bool):
         self.index, self.name, self.start, self.line = index, name, start, line
         self.end = start
-        self.chunks: list[bytes] | None = [] if gz else None
+        self.packer: Packer | None = Packer() if gz else None
+        self.packed: bytes | None = None
+        self.tail = b""
+
+    def finish(self) -> "_Block":
+        if self.packer is not None:
+            self.packed, self.tail = self.packer.finish()
+            self.packer = None
+        return self
 
 
 def scan_hlo_file(path: str, source: str | None = None,
@@ -50,7 +58,7 @@ def scan_hlo_file(path: str, source: str | None = None,
         if not complete and warnings is not None:
             warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off?)", path,
                                          block.line))
-        packed = zlib.compress(b"".join(block.chunks), 1) if block.chunks is not None else None
+        packed, block.packed = block.packed, None
         yield GraphRecord(path=path, index=block.index, kind="hlo_file", start_line=block.line,
                           source=source or path, module_name=block.name, complete=complete,
                           byte_offset=block.start, byte_length=block.end - block.start, packed_text=packed)
@@ -58,24 +66,28 @@ def scan_hlo_file(path: str, source: str | None = None,
 
 def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterator[_Block]:
     """Split the file at ``HloModule`` lines; a file without any is one block from the first byte."""
+    limits = Limits.from_env()
     current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
     count = 0
     with open_binary(path) as f:
-        for lineno, line in enumerate(lines(f, path, warnings), 1):
-            if line[:1] == b"H" and (m := _MODULE_RE.match(line)) is not None:
+        for lineno, line in enumerate(lines(f, path, warnings, limits), 1):
+            if line[:1] in b"H\xef" and (m := _MODULE_RE.match(line.removeprefix(BOM))) is not None:
                 if count:
-                    yield current
+                    yield current.finish()
                 current = _Block(count, decode(m.group(1)), current.end, lineno, gz)
                 count += 1
             current.end += len(line)
-            if current.chunks is not None:
-                current.chunks.append(line)
-    yield current
+            if current.packer is not None:
+                current.packer.append(line)
+            if current.end - current.start > limits.graph_bytes:
+                raise limit_error(path, lineno, f"module {current.index} is too big (its text never ends?)",
+                                  limits.graph_bytes, LIMIT_VARIABLES["graph_bytes"])
+    yield current.finish()
 
 
 def _tail(path: str, block: _Block) -> bytes:
-    if block.chunks is not None:
-        return b"".join(block.chunks[-200:])[-_TAIL_BYTES:]
+    if block.packed is not None:
+        return block.tail
     with open(path, "rb") as f:
         start = max(block.start, block.end - _TAIL_BYTES)
         f.seek(start)

@@ -34,11 +34,10 @@ first-byte test per line, and no HLO text is kept (except for gzip input, see :c
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from hlodiff.dumps._io import decode, is_gzip, lines, open_binary
+from hlodiff.dumps._io import BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines, open_binary
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
@@ -47,12 +46,15 @@ from hlodiff.hlo.model import SourceFrame
 _HEADER_RE = re.compile(rb"^\[(\w+)\]\s*$")
 _HASHES_RE = re.compile(r"^(?:Root )?Hashes: \((.*)\)\s*$")
 _MODULE_NAME_RE = re.compile(rb"^HloModule\s+([^\s,]+)")
-_BODY_SPECIAL = (b"G", b"#", b"[")
+_BODY_SPECIAL = (b"G", b"#", b"[", b"E")
 _OTHER_FORMATS = (
     (b"IR {", "lazy IR text (XLA_SAVE_TENSORS_FMT=text)"),
     (b"digraph", "a dot graph (XLA_SAVE_TENSORS_FMT=dot)"),
     (b"module @", "StableHLO (XLA_SAVE_TENSORS_FMT=stablehlo)"),
 )
+
+MAX_WARNINGS = 100
+"""Warnings per file: a damaged file can have one on every line, and the user needs the first few."""
 
 # Scanner states.
 _OUT, _HEAD, _TAIL, _SHARD = "out", "head", "tail", "shard"
@@ -84,7 +86,10 @@ class _Entry:
     text_start: int = -1
     text_line: int = 0
     text_end: int = -1
-    chunks: list[bytes] | None = None
+    head_start: int = 0
+    saw_entry: bool = False
+    packed: bytes | None = None
+    tail: bytes = b""
     sharding: list[str] = field(default_factory=list)
     in_frames: bool = False
     complete: bool = True
@@ -96,7 +101,10 @@ class _Scanner:
     A finished entry waits in ``pending`` until the next entry starts (an output-sharding block may follow it).
     """
 
-    def __init__(self, path: str, source: str, gz: bool, warnings: list[InputWarning] | None):
+    def __init__(self, path: str, source: str, gz: bool, warnings: list[InputWarning] | None,
+                 limits: Limits | None = None):
+        self.limits = limits or Limits.from_env()
+        self.warned = 0
         self.path = path
         self.source = source
         self.gz = gz
@@ -121,6 +129,8 @@ class _Scanner:
                 break
             self.lineno += 1
             self.pos += len(line)
+            if self.lineno == 1 and line.startswith(BOM):
+                line = line[len(BOM):]  # offsets above count it; the header below must not see it
             if line.endswith(b"\n") or not self._partial_last_line(line):
                 carry = self._dispatch(line, it)
             if self.ready:
@@ -165,7 +175,7 @@ class _Scanner:
 
     def _start_entry(self) -> None:
         self._flush_pending()
-        self.entry = _Entry(index=self.count, line=self.lineno)
+        self.entry = _Entry(index=self.count, line=self.lineno, head_start=self.pos)
         self.count += 1
         self.state = _HEAD
         self.junk_reported = False
@@ -190,6 +200,9 @@ class _Scanner:
     def _head_line(self, line: bytes, it: Iterator[bytes]) -> bytes | None:
         entry = self.entry
         assert entry is not None
+        if self.pos - entry.head_start > self.limits.header_bytes:
+            raise limit_error(self.path, self.lineno, f"the header of graph {entry.index} never ends",
+                              self.limits.header_bytes, LIMIT_VARIABLES["header_bytes"])
         text = decode(line).rstrip("\r\n")
         if entry.in_frames and text.startswith("  "):
             self._frame_line(entry, text)
@@ -227,21 +240,30 @@ class _Scanner:
         entry.text_start = pos = self.pos
         entry.text_line = lineno = self.lineno + 1
         lineno -= 1
-        chunks: list[bytes] | None = [] if self.gz else None
+        packer = Packer() if self.gz else None
         end: bytes | None = None
         first = True
+        limit = pos + self.limits.graph_bytes
         for line in it:
-            if line[:1] in _BODY_SPECIAL and _ends_body(line):
-                end = line
-                break
+            if line[:1] in _BODY_SPECIAL:
+                if line.startswith(b"ENTRY"):
+                    entry.saw_entry = True
+                elif _ends_body(line):
+                    end = line
+                    break
             lineno += 1
             if first:
                 self._check_format(line, lineno, entry)
                 first = False
-            if chunks is not None:
-                chunks.append(line)
+            if packer is not None:
+                packer.append(line)
             pos += len(line)
-        entry.text_end, entry.chunks = pos, chunks
+            if pos > limit:
+                raise limit_error(self.path, lineno, f"graph {entry.index} is too big (its HLO text never ends?)",
+                                  self.limits.graph_bytes, LIMIT_VARIABLES["graph_bytes"])
+        entry.text_end = pos
+        if packer is not None:
+            entry.packed, entry.tail = packer.finish()
         self.pos, self.lineno = pos, lineno
         if end is None:
             self._missing_trailer(entry)  # end of file inside the HLO text: a killed run
@@ -321,15 +343,15 @@ class _Scanner:
     def _hlo_is_whole(self, entry: _Entry) -> bool:
         """The entry computation is printed last, so the text is whole when an ``ENTRY`` line is followed by a
         closing ``}`` as the last non-blank line."""
-        text = self._entry_bytes(entry).rstrip()
-        return text.endswith(b"\n}") and (text.startswith(b"ENTRY ") or b"\nENTRY " in text)
+        return entry.saw_entry and (b"\n" + self._entry_tail(entry).rstrip()).endswith(b"\n}")
 
-    def _entry_bytes(self, entry: _Entry) -> bytes:
-        if entry.chunks is not None:
-            return b"".join(entry.chunks)
+    def _entry_tail(self, entry: _Entry) -> bytes:
+        if entry.packed is not None:
+            return entry.tail
+        start = max(entry.text_start, entry.text_end - Packer.TAIL)
         with open(self.path, "rb") as f:
-            f.seek(entry.text_start)
-            return f.read(entry.text_end - entry.text_start)
+            f.seek(start)
+            return f.read(entry.text_end - start)
 
     def _flush_pending(self) -> None:
         entry = self.pending
@@ -339,10 +361,7 @@ class _Scanner:
         self.ready.append(self._record(entry))
 
     def _record(self, entry: _Entry) -> GraphRecord:
-        packed = None
-        if entry.chunks is not None:
-            packed = zlib.compress(b"".join(entry.chunks), 1)
-            entry.chunks = None
+        packed, entry.packed = entry.packed, None
         return GraphRecord(
             path=self.path, index=entry.index, kind="save_tensors", start_line=entry.text_line, source=self.source,
             graph_name=entry.graph_name, frames=tuple(entry.frames), root_hashes=entry.root_hashes,
@@ -365,6 +384,12 @@ class _Scanner:
             raise HlodiffError("no graphs found in this save-tensors file", path=self.path)
 
     def _warn(self, message: str, line: int | None = None) -> None:
+        self.warned += 1
+        if self.warned > MAX_WARNINGS:
+            if self.warned == MAX_WARNINGS + 1 and self.warnings is not None:
+                self.warnings.append(InputWarning(f"more than {MAX_WARNINGS} warnings; the rest are not shown",
+                                                  self.path, line if line is not None else self.lineno))
+            return
         if self.warnings is not None:
             self.warnings.append(InputWarning(message, self.path, line if line is not None else self.lineno))
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from hlodiff.dumps._io import decode
+from hlodiff.dumps._io import BOM, decode
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 
@@ -59,8 +59,11 @@ def _stage_rank(stage: str) -> tuple[int, int, str]:
     return (3, 0, stage)
 
 
-def list_dump_files(directory: str) -> list[DumpFile]:
-    """Every HLO file in the folder (not its subfolders), ordered by module number then stage."""
+def list_dump_files(directory: str, warnings: list[InputWarning] | None = None) -> list[DumpFile]:
+    """Every HLO file in the folder (not its subfolders), ordered by module number then stage.
+
+    A module file that cannot be opened (permissions, a dangling link) is reported in ``warnings``: skipping it
+    silently would give fewer compilations than the run had."""
     found = []
     try:
         entries = list(os.scandir(directory))
@@ -71,22 +74,28 @@ def list_dump_files(directory: str) -> list[DumpFile]:
         if m is None or "thunk" in entry.name or m.group(2).endswith(_NOT_HLO_SUFFIXES):
             continue
         if not entry.is_file():
+            if warnings is not None and not entry.is_dir():
+                warnings.append(InputWarning("module file skipped: not a readable regular file (a dangling link?)",
+                                             path=entry.path))
             continue
-        dump_file = _read_dump_file(entry.path, int(m.group(1)), m.group(2))
+        dump_file = _read_dump_file(entry.path, int(m.group(1)), m.group(2), warnings)
         if dump_file is not None:
             found.append(dump_file)
     found.sort(key=DumpFile.order)
     return found
 
 
-def _read_dump_file(path: str, number: int, rest: str) -> DumpFile | None:
+def _read_dump_file(path: str, number: int, rest: str,
+                    warnings: list[InputWarning] | None = None) -> DumpFile | None:
     """The file's module name (from its first line) and stage (from its name), or None when it is not HLO."""
     try:
         with open(path, "rb") as f:
             first = f.readline(64 * 1024)
-    except OSError:
+    except OSError as exc:
+        if warnings is not None:
+            warnings.append(InputWarning(f"module file skipped: {exc.strerror or exc}", path=path))
         return None
-    m = _MODULE_RE.match(first)
+    m = _MODULE_RE.match(first.removeprefix(BOM))
     if m is None:
         return None
     name = decode(m.group(1))
@@ -157,7 +166,7 @@ def scan_xla_dump(directory: str, warnings: list[InputWarning] | None = None, *,
                   stage: str | None = None) -> Iterator[GraphRecord]:
     """Yield the selected HLO files of a dump folder, ordered by module number then stage. The folder is listed
     when this is called, so an empty folder or an unknown stage fails here rather than on the first record."""
-    files = list_dump_files(directory)
+    files = list_dump_files(directory, warnings)
     if not files:
         raise HlodiffError(f"no HLO modules found in {directory}{_other_graph_files(directory)}", path=directory)
     chosen = select(files, stage)
