@@ -219,7 +219,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
         else:
             _warn(warnings)
             terminal.render_diff(_console(), diff, left.ref, right.ref, verbose=verbose)
-        sys.exit(0 if diff.equal else 1)
+        sys.exit(0 if diff.equal and not diff.causes else 1)
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")
     from hlodiff.explain.inventory import inventory

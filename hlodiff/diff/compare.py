@@ -5,6 +5,8 @@ from __future__ import annotations
 from hlodiff._runtime import paused_gc
 from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
+from hlodiff.diff.fixes import apply_fixes
+from hlodiff.diff.header import header_causes
 from hlodiff.diff.model import Cause, Ignored, ModuleDiff
 from hlodiff.graph.canonical import CanonicalModule, Normalization
 from hlodiff.graph.fingerprint import canonicalize
@@ -26,6 +28,8 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
     causes, output_mapping, regions = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]), [])
     if not equal and not causes:
         causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
+    causes += header_causes(lcm.module, rcm.module, same_computation=equal)
+    apply_fixes(causes)
     entry = cds[0]
     return ModuleDiff(
         left_name=lcm.module.name,

@@ -11,8 +11,14 @@ from dataclasses import dataclass, field
 from hlodiff.hlo.model import SourceFrame
 
 CAUSE_KINDS = ("reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
-               "partial", "sharding")
-"""Every cause kind, in the order reports list them."""
+               "partial", "sharding", "aliasing", "compile_options", "weak_type", "static_argument", "cache_key")
+"""Every cause kind, in the order reports list them.
+
+The last five are causes outside the computation: the HLO may be identical while the module header
+(``aliasing``: ``input_output_alias``/``buffer_donor``), the compile options (``compile_options``) or the
+arguments' abstract values as JAX keys its cache (``weak_type``, ``static_argument``) differ; ``cache_key`` is a
+recompilation whose HLO is identical, with JAX's own reason quoted when its cache-miss log says one.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +78,10 @@ class Cause:
     instructions: list[tuple[str | None, str | None]] = field(default_factory=list)
     library_locations: list[SourceFrame] = field(default_factory=list)
     origins: list["Change"] = field(default_factory=list, repr=False)  # the changes that originate it
+    fix: str | None = None
+    """One line: what to change in the user's code (or why nothing needs changing), specific to what was found."""
+    hint: str | None = None
+    """When no captured source holds the user's line: which capture would."""
 
     def to_json(self) -> dict:
         return {
@@ -80,6 +90,8 @@ class Cause:
             "locations": [_frame_json(f) for f in self.locations],
             "library_locations": [_frame_json(f) for f in self.library_locations],
             "instructions": [{"left": a, "right": b} for a, b in self.instructions],
+            "fix": self.fix,
+            "hint": self.hint,
         }
 
 

@@ -18,8 +18,12 @@ from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, read_reports
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.diff.fixes import FixContext, fix_for
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
+from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
+                                    outputs_added_removed)
+from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.patterns import describe_pattern
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -145,10 +149,37 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilations.append(recompilation)
     order = {g.ref: i for i, g in enumerate(graphs)}
     recompilations.sort(key=lambda r: order[r.graph.ref])
+    for r in recompilations:
+        context = _fix_context(r)
+        cut = any(c.kind == "partial" for c in r.causes)
+        for cause in r.causes:
+            cause.fix = fix_for(cause, context) if not cut or cause.kind == "partial" else \
+                "follows from the early read above: fix that and this goes too"
     patterns = [describe_pattern(f, recompilations) for f in families]
     hints = _hints(graphs, recompilations, reports)
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
                           hints)
+
+
+def _fix_context(r: "Recompilation") -> FixContext:
+    """What the run says about a recompilation that the fix depends on: who produced it, whether it is the last
+    graph of its family (a short final batch), whether the family settles after it (warm-up)."""
+    members = [g for g in r.family.members if not is_partial(g)]
+    compiled = r.family.compiled
+    settles = len(compiled) == 2 and members[-1].cache_key == r.graph.cache_key and len(members) >= 3
+    return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
+                      settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph)
+
+
+def producer(graph: GraphSummary) -> str | None:
+    """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
+    record = graph.record
+    name = graph.name or record.module_name or ""
+    if record.kind == "save_tensors" or name.startswith(("SyncTensorsGraph", "IrToHlo")):
+        return "torch_xla"
+    if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
+        return "jax"
+    return None
 
 
 def _reports(inputs: RunInputs, warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
@@ -181,36 +212,18 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
         if best is None or score > best[:2]:
             best = (diff.similarity, -order, candidate, diff)
     _, _, closest, diff = best
-    causes = list(diff.causes) if not diff.equal else [_same_after_normalization(diff, graph)]
+    causes = list(diff.causes) if not diff.equal else same_computation_causes(diff, closest, graph)
+    causes += option_causes(closest, graph)
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
-    _locate_from_tensors(causes, diff, closest, graph, reports)
+    locate_from_tensors(causes, diff, closest, graph, reports)
+    where = call_site(graph)
+    for cause in causes:
+        if cause.kind in OUTSIDE_KINDS and not cause.locations and where is not None:
+            cause.locations = [where]
+        cause.hint = hint_for(cause, graph, has_reports=bool(reports))
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
-
-
-def _same_after_normalization(diff: ModuleDiff, graph: GraphSummary) -> Cause:
-    """Two cache keys, one normalized graph: the tracer numbered or ordered things differently.
-
-    Located at the user lines that created the renumbered inputs (their ``xla__device_data`` metadata), which
-    is where a callback order or a dict iteration order shows up.
-    """
-    what = "; ".join(i.summary for i in diff.ignored if i.name in ("parameter_order", "names", "dead_code",
-                                                                  "tuple_plumbing")) or "names or metadata only"
-    moved = {b: a for a, b in diff.parameter_mapping if a != b}
-    frames: list[SourceFrame] = []
-    instructions = []
-    cm = graph._canonical
-    if cm is not None:
-        for inst in cm.module.entry.parameters():
-            if inst.parameter_number in moved:
-                instructions.append((None, inst.name))
-                frame = user_frame(cm.frames(inst))
-                if frame is not None and frame not in frames:
-                    frames.append(frame)
-    frames.sort(key=lambda f: (f.file, f.line or 0))
-    return Cause("reordered", f"same computation after normalization; it differs only in {what}", frames[:4],
-                 instructions)
 
 
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
@@ -229,17 +242,8 @@ def _remainder_cause(cut: GraphSummary) -> Cause:
                             "values it already computed are inputs or missing here", [trigger] if trigger else [])
 
 
-def _outputs_with_tensors(diff: ModuleDiff) -> tuple[list[int], list[int]]:
-    """Output positions added on the right and removed on the left."""
-    lefts = {a for a, _ in diff.output_mapping}
-    rights = {b for _, b in diff.output_mapping}
-    added = [j for j in range(diff.stats.get("right_outputs", 0)) if j not in rights]
-    removed = [i for i in range(diff.stats.get("left_outputs", 0)) if i not in lefts]
-    return added, removed
-
-
 def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, reports: dict) -> list[TensorNote]:
-    added, removed = _outputs_with_tensors(diff)
+    added, removed = outputs_added_removed(diff)
     moved = [(a, b) for a, b in diff.output_mapping if a != b] if any(c.kind == "reordered" for c in diff.causes) else []
     notes: list[TensorNote] = []
     right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
@@ -253,74 +257,6 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
         if j < len(right_tensors):
             notes.append(TensorNote("right", j, right_tensors[j]))
     return notes
-
-
-def output_tensors(graph: GraphSummary, reports: dict) -> list[LiveTensor]:
-    """The live tensors behind a graph's outputs, in output order; empty when no report fits the graph.
-
-    torch_xla makes one output per live tensor with pending IR, in tensor-id order; a report that does not give
-    exactly that many such tensors (or whose shapes disagree) is not trusted.
-    """
-    report = reports.get((graph.record.path, graph.record.index)) or reports.get((graph.record.source,
-                                                                                   graph.record.index))
-    if report is None:
-        return []
-    pending = sorted((t for t in report.tensors if t.ir_nodes > 1), key=lambda t: t.id)
-    if len(pending) != graph.outputs:
-        return []
-    return pending
-
-
-def _locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummary, right: GraphSummary,
-                         reports: dict) -> None:
-    """Give causes without a user line the user frames of the live tensors their changes feed.
-
-    HLO metadata keeps only the innermost Python frame, often inside torch (``torch/optim/sgd.py``); the live
-    tensor written by the user's line (``opt.step()``) knows the whole stack.
-    """
-    right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
-    if not right_tensors and not left_tensors:
-        return
-    added, removed = _outputs_with_tensors(diff)
-    for cause in causes:
-        if cause.locations or cause.kind == "partial":
-            continue
-        if cause.kind == "outputs":
-            picks = [(right_tensors, j) for j in added] + [(left_tensors, i) for i in removed]
-        else:
-            picks = [(right_tensors, j) for j in _outputs_fed_by(cause, right)]
-        frames: list[SourceFrame] = []
-        for tensors, j in picks[:8]:
-            if j < len(tensors):
-                frame = user_frame(tensors[j].frames)
-                if frame is not None and frame not in frames:
-                    frames.append(frame)
-        cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
-
-
-def _outputs_fed_by(cause: Cause, graph: GraphSummary) -> list[int]:
-    """Output positions of the right graph that depend on the cause's right-side instructions."""
-    cm = graph._canonical
-    if cm is None:
-        return []
-    cc = cm.entry
-    targets = {r for _, r in cause.instructions if r is not None and r in cc.insts}
-    if not targets:
-        return []
-    outputs = cc.outputs()
-    reached: list[int] = []
-    for j, out in enumerate(outputs):
-        stack, seen = [out], set()
-        while stack:
-            node = stack.pop()
-            if node in targets:
-                reached.append(j)
-                break
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.extend(cc.operands.get(node, ()))
-    return reached
 
 
 def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str]) -> str:

@@ -21,7 +21,8 @@ from hlodiff.hlo.model import SourceFrame
 KIND_STYLE = {
     "reordered": "cyan", "shape": "magenta", "dtype": "magenta", "layout": "blue", "constant": "yellow",
     "attribute": "yellow", "inputs": "green", "outputs": "green", "ops": "red", "partial": "bright_red",
-    "sharding": "blue",
+    "sharding": "blue", "aliasing": "cyan", "compile_options": "cyan", "weak_type": "magenta",
+    "static_argument": "yellow", "cache_key": "cyan",
 }
 
 
@@ -104,7 +105,10 @@ def _short_ref(ref: str) -> str:
 def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: str, *, verbose: bool = False) -> None:
     """Verdict, causes with locations, what normalization ignored; with ``verbose`` every change and mapping."""
     console.print(f"[bold]{escape(left_ref)}[/] -> [bold]{escape(right_ref)}[/]", highlight=False)
-    if diff.equal:
+    if diff.equal and diff.causes:
+        console.print("[yellow]same computation after normalization; the modules differ outside it[/]",
+                      highlight=False)
+    elif diff.equal:
         console.print("[green]equal after normalization[/]", highlight=False)
     else:
         n = len(diff.causes)
@@ -120,7 +124,7 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> 
     for cause in causes:
         style = KIND_STYLE.get(cause.kind, "")
         line = Text(indent)
-        line.append(f"{cause.kind:<10}", style=f"bold {style}")
+        line.append(f"{cause.kind:<9} ", style=f"bold {style}")
         line.append(cause.summary)
         console.print(line, highlight=False)
         for frame in cause.locations:
@@ -129,6 +133,10 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> 
             for frame in cause.library_locations:
                 console.print(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
                               highlight=False)
+        if cause.hint:
+            console.print(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), highlight=False)
+        if cause.fix:
+            console.print(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), highlight=False)
 
 
 def _render_details(console: Console, diff: ModuleDiff) -> None:

@@ -1,0 +1,185 @@
+"""One line per cause saying what to change, chosen from what was found, not from the kind alone.
+
+A kind says *what* differs; users want to know what to type. The same ``constant`` kind is a learning rate of
+exactly 0 that torch_xla baked into the graph (keep it a tensor) or a JAX static argument that changed (make it
+traced); the same ``inputs`` kind is AdamW creating its state on the first step (expected warm-up) or a tensor
+that is materialized on some steps only. The facts that tell them apart are in the cause's origins (opcodes,
+shapes, values) and, for what only the run knows (is this the last step? does the family settle?), in a
+:class:`FixContext` the caller fills in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from hlodiff.diff.model import Cause, Change
+
+_SPECIAL_SCALARS = {"0", "-0", "1", "-1", "0.0", "-0.0", "1.0", "-1.0"}
+
+
+@dataclass(frozen=True, slots=True)
+class FixContext:
+    """What the run knows about a recompilation that the two graphs alone do not.
+
+    ``producer`` is ``"torch_xla"``, ``"jax"`` or ``None`` (unknown, e.g. two HLO files); ``last_in_family``: the
+    recompiled graph is the last its family ran (a short final batch); ``settles``: the family compiles nothing
+    after its first few graphs (warm-up); ``first_recompilation``: the first recompilation of its family.
+    """
+
+    producer: str | None = None
+    last_in_family: bool = False
+    settles: bool = False
+    first_recompilation: bool = False
+
+
+def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
+    """Set ``fix`` on every cause that has none yet (a cause built with a fix, e.g. from JAX's log, keeps it)."""
+    for cause in causes:
+        if cause.fix is None:
+            cause.fix = fix_for(cause, context)
+
+
+def fix_for(cause: Cause, context: FixContext = FixContext()) -> str:
+    rule = _RULES.get(cause.kind)
+    return rule(cause, context) if rule else "keep what differs here the same on every step"
+
+
+# -- per kind ----------------------------------------------------------------------------------------------------
+
+
+def _shape(cause: Cause, ctx: FixContext) -> str:
+    first = _first_changed(cause)
+    on_input = first is not None and first.left.opcode == "parameter"
+    if on_input and ctx.last_in_family and _leading_dim_shrank(first):
+        return "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"
+    if on_input:
+        if ctx.producer == "jax":
+            return "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"
+        return "pad inputs to a few fixed sizes (bucket sequence lengths, pad the batch)"
+    return "a size follows a Python value that changes each step: keep sizes fixed (allocate the largest once, mask)"
+
+
+def _dtype(cause: Cause, ctx: FixContext) -> str:
+    first = _first_changed(cause)
+    if first is not None and first.left.opcode == "parameter":
+        return "an input arrives with another dtype on some steps: cast it to one dtype (x.float()) before .to(device)"
+    return ("a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`): drop `dtype=` so it "
+            "follows its input")
+
+
+def _constant(cause: Cause, ctx: FixContext) -> str:
+    first = _first_changed(cause)
+    values = _values(first) if first is not None else set()
+    moved = first is not None and "opcode" in first.kinds  # between constant and parameter
+    if moved and values & _SPECIAL_SCALARS and ctx.producer != "jax":
+        return ("a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
+                "(torch.tensor(lr, device=device))")
+    if ctx.producer == "jax":
+        return "a Python value baked into the function changed (static argument, closure): pass it as a traced array"
+    return "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"
+
+
+def _attribute(cause: Cause, ctx: FixContext) -> str:
+    keys = {k.split(":", 1)[1] for c in cause.origins for k in c.kinds if k.startswith("attribute:")}
+    if keys & {"slice", "dynamic_slice_sizes"}:
+        return "a Python int is baked in as a slice bound (`x[:, i]`): index with a device tensor (torch.index_select)"
+    if keys & {"dimensions", "sizes", "padding", "window"}:
+        return "an op's dimensions follow a Python value that changes: keep them fixed across steps"
+    return "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"
+
+
+def _inputs(cause: Cause, ctx: FixContext) -> str:
+    added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
+    removed_work = "instructions removed" in cause.summary
+    if added and removed_work and ctx.first_recompilation and ctx.settles:
+        return "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"
+    return "a value computed in the graph is device data on other steps: materialize the same tensors every step"
+
+
+def _outputs(cause: Cause, ctx: FixContext) -> str:
+    return "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"
+
+
+def _ops(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "jax":
+        return "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"
+    return "the traced code takes another path on some steps (a Python `if`): run the same ops every step (torch.where)"
+
+
+def _partial(cause: Cause, ctx: FixContext) -> str:
+    return ("a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
+            "xm.add_step_closure")
+
+
+def _reordered(cause: Cause, ctx: FixContext) -> str:
+    return "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"
+
+
+def _layout(cause: Cause, ctx: FixContext) -> str:
+    return "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"
+
+
+def _sharding(cause: Cause, ctx: FixContext) -> str:
+    return "an input or op is sharded differently between steps: mark the same sharding (mesh, spec) every time"
+
+
+def _aliasing(cause: Cause, ctx: FixContext) -> str:
+    return "donation was toggled between calls (donate_argnums, buffer donation): keep the donated arguments fixed"
+
+
+def _compile_options(cause: Cause, ctx: FixContext) -> str:
+    return "the same graph was compiled with other options (XLA_FLAGS, compiler options): set them once, up front"
+
+
+def _weak_type(cause: Cause, ctx: FixContext) -> str:
+    return "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"
+
+
+def _static_argument(cause: Cause, ctx: FixContext) -> str:
+    return "a static argument took a new value: pass it as a traced argument, or keep it to a few values"
+
+
+def _cache_key(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "jax":
+        return ("the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
+                "changed")
+    return "the HLO is identical: keep the function object, argument types and compile options the same between calls"
+
+
+_RULES: dict[str, Callable[[Cause, FixContext], str]] = {
+    "reordered": _reordered, "shape": _shape, "dtype": _dtype, "layout": _layout, "constant": _constant,
+    "attribute": _attribute, "inputs": _inputs, "outputs": _outputs, "ops": _ops, "partial": _partial,
+    "sharding": _sharding, "aliasing": _aliasing, "compile_options": _compile_options, "weak_type": _weak_type,
+    "static_argument": _static_argument, "cache_key": _cache_key,
+}
+
+
+# -- facts from the origins ----------------------------------------------------------------------------------------
+
+
+def _first_changed(cause: Cause) -> Change | None:
+    return next((c for c in cause.origins if c.left is not None and c.right is not None), None)
+
+
+def _values(change: Change) -> set[str]:
+    found = set()
+    for key in ("literal", "value"):
+        found |= {v.strip() for v in change.details.get(key, ()) if v}
+    return found
+
+
+_DIMS = re.compile(r"\[([^\]]*)\]")
+
+
+def _leading_dim_shrank(change: Change) -> bool:
+    a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
+    if not a or not b:
+        return False
+    try:
+        ld = [int(x) for x in a.group(1).split(",") if x]
+        rd = [int(x) for x in b.group(1).split(",") if x]
+    except ValueError:
+        return False
+    return bool(ld) and len(ld) == len(rd) and rd[0] < ld[0] and ld[1:] == rd[1:]

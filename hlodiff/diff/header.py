@@ -1,0 +1,112 @@
+"""What differs in the ``HloModule`` header line: causes outside the computation.
+
+Two modules can compute the same thing and still be two compilations: donation (``input_output_alias``,
+``buffer_donor``) changes which buffers the executable may overwrite, the entry layout changes how arguments are
+laid out in memory, and ``replica_count``/``num_partitions`` or frontend attributes change how it is compiled.
+The header is compared only when its difference is not already a consequence of the graph's: a new input shape
+rewrites ``entry_computation_layout`` too, and that is the shape cause, not a second one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.diff.model import Cause
+from hlodiff.errors import HloParseError
+from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias
+from hlodiff.hlo.model import Instruction, Module
+
+_ALIASING = ("input_output_alias", "buffer_donor", "alias_passthrough_params")
+_CONFIG = ("replica_count", "num_partitions", "frontend_attributes", "allow_spmd_sharding_propagation_to_parameters",
+           "allow_spmd_sharding_propagation_to_output", "spmd_parameters_shardings", "spmd_output_sharding",
+           "is_scheduled")
+
+
+def header_causes(left: Module, right: Module, *, same_computation: bool) -> list[Cause]:
+    """Causes from the header. ``same_computation``: the normalized graphs are equal, so every header difference
+    is an origin; otherwise only differences the graph cannot explain (donation, replicas, partitions) count."""
+    causes: list[Cause] = []
+    aliasing = _aliasing_cause(left, right)
+    if aliasing is not None:
+        causes.append(aliasing)
+    lay, ray = left.attrs.get("entry_computation_layout"), right.attrs.get("entry_computation_layout")
+    if same_computation and lay and ray and _layout_shapes(lay) != _layout_shapes(ray):
+        causes.append(Cause("layout", "entry_computation_layout differs in the module header: "
+                                      f"{_short(left.attrs.get('entry_computation_layout'))} -> "
+                                      f"{_short(right.attrs.get('entry_computation_layout'))}"))
+    changed = [k for k in _CONFIG if _norm(left.attrs.get(k)) != _norm(right.attrs.get(k))]
+    if not same_computation:
+        changed = [k for k in changed if k in ("replica_count", "num_partitions")]
+    if changed:
+        parts = [f"{k} {_short(left.attrs.get(k))} -> {_short(right.attrs.get(k))}" for k in changed]
+        causes.append(Cause("compile_options", "module header: " + "; ".join(parts)))
+    return causes
+
+
+def _aliasing_cause(left: Module, right: Module) -> Cause | None:
+    """Donated parameters on each side; a parameter donated on one side only is the cause, named with its shape."""
+    ldonated, rdonated = _donated(left), _donated(right)
+    if ldonated is None or rdonated is None or ldonated == rdonated:
+        return None
+    lparams, rparams = _params(left), _params(right)
+    gained = sorted(set(rdonated) - set(ldonated))
+    lost = sorted(set(ldonated) - set(rdonated))
+    parts = []
+    if gained:
+        parts.append(f"{_count(gained)} donated on the right only ({_describe(gained, rparams)})")
+    if lost:
+        parts.append(f"{_count(lost)} donated on the left only ({_describe(lost, lparams)})")
+    if not parts:  # same parameters, other outputs or alias kinds
+        parts.append("the same parameters are aliased to other outputs")
+    instructions = [(lparams[n].name if n in lparams else None, rparams[n].name if n in rparams else None)
+                    for n in sorted(set(gained) | set(lost))]
+    return Cause("aliasing", "buffer donation differs (input_output_alias/buffer_donor in the module header): "
+                 + "; ".join(parts), instructions=instructions)
+
+
+def _donated(module: Module) -> dict[int, str] | None:
+    """Parameter number -> what it is aliased to; None when the header cannot be read (reported elsewhere)."""
+    found: dict[int, str] = {}
+    try:
+        if "input_output_alias" in module.attrs:
+            for alias in parse_input_output_alias(module.attrs["input_output_alias"]):
+                found[alias.parameter] = f"output {{{','.join(map(str, alias.output_index))}}} {alias.kind}"
+        if "buffer_donor" in module.attrs:
+            for donor in parse_buffer_donor(module.attrs["buffer_donor"]):
+                found.setdefault(donor.parameter, "donor")
+    except HloParseError:
+        return None
+    return found
+
+
+def _params(module: Module) -> dict[int, Instruction]:
+    return {p.parameter_number: p for p in module.entry.parameters() if p.parameter_number is not None}
+
+
+def _describe(numbers: list[int], params: dict[int, Instruction]) -> str:
+    shown = [f"parameter {n}" + (f" %{params[n].name} {params[n].shape}" if n in params else "") for n in numbers[:4]]
+    return ", ".join(shown) + (" ..." if len(numbers) > 4 else "")
+
+
+def _count(numbers: list[int]) -> str:
+    return f"{len(numbers)} parameter{'s' if len(numbers) != 1 else ''}"
+
+
+_SHAPE_RE = re.compile(r"\w+\[[^\]]*\](?:\{[^}]*\})?")
+
+
+def _layout_shapes(value: str) -> list[str]:
+    """The shapes with layouts a header's entry layout lists, as a sorted multiset: parameter numbering is the
+    graph comparison's business (``reordered``), how each argument is laid out is the header's."""
+    return sorted(_SHAPE_RE.findall(value))
+
+
+def _norm(value: str | None) -> str:
+    return " ".join((value or "").split())
+
+
+def _short(value: str | None, limit: int = 80) -> str:
+    if value is None:
+        return "(none)"
+    text = _norm(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,137 @@
+"""Walk from a cause's instructions to the user's line, through every captured source that holds stacks.
+
+HLO text keeps one Python frame per instruction (torch_xla) and that frame is often inside torch
+(``torch/optim/sgd.py``). The live tensors printed before the sync know the whole stack of the line that wrote
+them, so a cause is traced to the outputs its changed values feed (on the right graph, and on the left one for
+what was removed) and takes the innermost user frame of those tensors. The library frame stays as secondary.
+When no source holds the line, the cause gets a ``hint`` naming the capture that would.
+"""
+
+from __future__ import annotations
+
+from hlodiff.diff.model import Cause, ModuleDiff
+from hlodiff.dumps.tensors_report import LiveTensor
+from hlodiff.explain.inventory import GraphSummary
+from hlodiff.hlo.model import SourceFrame, user_frame
+
+OUTSIDE_KINDS = frozenset({"aliasing", "compile_options", "weak_type", "static_argument", "cache_key"})
+"""Causes outside the computation: no instruction holds their line; the call site does."""
+
+
+def output_tensors(graph: GraphSummary, reports: dict) -> list[LiveTensor]:
+    """The live tensors behind a graph's outputs, in output order; empty when no report fits the graph.
+
+    torch_xla makes one output per live tensor with pending IR, in tensor-id order; a report that does not give
+    exactly that many such tensors is not trusted.
+    """
+    report = reports.get((graph.record.path, graph.record.index)) or reports.get((graph.record.source,
+                                                                                   graph.record.index))
+    if report is None:
+        return []
+    pending = sorted((t for t in report.tensors if t.ir_nodes > 1), key=lambda t: t.id)
+    if len(pending) != graph.outputs:
+        return []
+    return pending
+
+
+def outputs_added_removed(diff: ModuleDiff) -> tuple[list[int], list[int]]:
+    """Output positions added on the right and removed on the left."""
+    lefts = {a for a, _ in diff.output_mapping}
+    rights = {b for _, b in diff.output_mapping}
+    added = [j for j in range(diff.stats.get("right_outputs", 0)) if j not in rights]
+    removed = [i for i in range(diff.stats.get("left_outputs", 0)) if i not in lefts]
+    return added, removed
+
+
+def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummary, right: GraphSummary,
+                        reports: dict) -> None:
+    """Give causes without a user line the user frames of the live tensors their changes feed."""
+    right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
+    if not right_tensors and not left_tensors:
+        return
+    added, removed = outputs_added_removed(diff)
+    for cause in causes:
+        if cause.locations or cause.kind == "partial" or cause.kind in OUTSIDE_KINDS:
+            continue
+        if cause.kind == "outputs":
+            picks = [(right_tensors, j) for j in added] + [(left_tensors, i) for i in removed]
+        else:
+            picks = [(right_tensors, j) for j in outputs_fed_by(cause, right, side=1)]
+            picks += [(left_tensors, i) for i in outputs_fed_by(cause, left, side=0)]
+        frames: list[SourceFrame] = []
+        for tensors, j in picks[:16]:
+            if j < len(tensors):
+                frame = user_frame(tensors[j].frames)
+                if frame is not None and frame not in frames:
+                    frames.append(frame)
+        cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
+
+
+def outputs_fed_by(cause: Cause, graph: GraphSummary, *, side: int) -> list[int]:
+    """Output positions of ``graph`` that depend on the cause's instructions of that side (0 left, 1 right):
+    the values on the changed path, inputs included."""
+    cm = graph._canonical
+    if cm is None:
+        return []
+    cc = cm.entry
+    targets = {pair[side] for pair in cause.instructions if pair[side] is not None and pair[side] in cc.insts}
+    if not targets:
+        return []
+    reached: list[int] = []
+    for j, out in enumerate(cc.outputs()):
+        stack, seen = [out], set()
+        while stack:
+            node = stack.pop()
+            if node in targets:
+                reached.append(j)
+                break
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(cc.operands.get(node, ()))
+    return reached
+
+
+def call_site(graph: GraphSummary) -> SourceFrame | None:
+    """Where the user's code ran this graph: torch_xla's sync (or early read) line; for a jitted function, the
+    outermost user frame its instructions' stacks share (the line that called it)."""
+    if graph.record.kind == "save_tensors":
+        return graph.trigger
+    cm = graph._canonical
+    if cm is None:
+        return None
+    counts: dict[SourceFrame, int] = {}
+    for _, inst in cm.module.instructions():
+        mine = [f for f in cm.frames(inst) if not f.is_library]
+        if len(mine) >= 2 or (mine and mine[-1].function == "<module>"):
+            counts[mine[-1]] = counts.get(mine[-1], 0) + 1
+    if not counts:
+        return graph.trigger
+    return max(counts, key=lambda f: (counts[f], -(f.line or 0)))
+
+
+def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | None:
+    """Which capture would hold the user's line of a cause that has none."""
+    if cause.locations:
+        return None
+    record = graph.record
+    if not _has_source_metadata(graph):
+        if record.kind == "save_tensors":
+            return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
+                    "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
+        return "the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 (torch_xla) or a JAX that dumps stack frames"
+    if cause.kind in OUTSIDE_KINDS:
+        return "rerun with JAX_EXPLAIN_CACHE_MISSES=1 (`hlodiff record` keeps its log): JAX names the call site"
+    if record.kind == "save_tensors" and not has_reports:
+        return ("the HLO names only library frames here: print torch_xla._XLAC._xla_tensors_report(0, str(device)) "
+                "before each sync (or use `hlodiff record`), whose stacks reach your line")
+    return ("no captured stack reaches your code: dump the HLO proto (XLA_FLAGS=--xla_dump_to=DIR "
+            "--xla_dump_hlo_as_proto with XLA_HLO_DEBUG=1), whose stack_frame_index keeps full stacks")
+
+
+def _has_source_metadata(graph: GraphSummary) -> bool:
+    cm = graph._canonical
+    if cm is None:
+        return False
+    return any("source_file=" in meta or "stack_frame_id=" in meta
+               for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
