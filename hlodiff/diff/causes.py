@@ -36,7 +36,10 @@ def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[i
             output_causes, output_mapping, absorbed = _outputs(cd)
             causes.extend(output_causes)
         causes.extend(_region_causes(cd, absorbed, context, regions))
-    causes.sort(key=lambda c: (CAUSE_KINDS.index(c.kind), _first_location(c), c.summary))
+    # Outputs or parameters in another order are secondary when the computation itself changed too.
+    changed = any(c.kind != "reordered" for c in causes)
+    causes.sort(key=lambda c: (changed and c.kind == "reordered", CAUSE_KINDS.index(c.kind), _first_location(c),
+                               c.summary))
     return causes, output_mapping, regions
 
 
@@ -431,6 +434,9 @@ def _origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
         a, b = first.details["parameter_number"]
         summary = (f"same computation, {len(changes)} parameter{'s' if len(changes) != 1 else ''} numbered "
                    f"differently (e.g. %{first.left.name}: {a} -> {b})")
+        what = None
+    elif kind == "ops" and "operands" in first.details:
+        summary = f"{_describe(first)} takes the same operands in another order"
         what = None
     elif kind == "ops":
         summary = f"{_describe(first)} changed ({', '.join(first.kinds)})"

@@ -142,6 +142,11 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
         note("operand_count", str(len(lops)), str(len(rops)))
     if any(m.l2r.get(lo) != ro for lo, ro in zip(lops, rops)):
         kinds.append("operands")
+        mapped = [m.l2r.get(lo) for lo in lops]
+        if len(lops) == len(rops) and sorted(map(str, mapped)) == sorted(rops):
+            # The same values in another order (a list of gradients iterated the other way round).
+            details["operands"] = (",".join(map(str, range(len(rops)))),
+                                   ",".join(str(mapped.index(ro)) for ro in rops))
     return tuple(kinds), details
 
 

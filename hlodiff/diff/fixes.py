@@ -32,6 +32,8 @@ class FixContext:
     last_in_family: bool = False
     settles: bool = False
     first_recompilation: bool = False
+    others: tuple[str, ...] = ()
+    """Kinds of the other causes of the same recompilation: a consequence says which one it follows from."""
 
 
 def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
@@ -63,6 +65,9 @@ def _shape(cause: Cause, ctx: FixContext) -> str:
 
 def _dtype(cause: Cause, ctx: FixContext) -> str:
     first = _first_changed(cause)
+    if first is not None and _lowered_precision(first):
+        return ("mixed precision (autocast) was switched on or off between steps: enable autocast from the first "
+                "step, or never")
     if first is not None and first.left.opcode == "parameter":
         return "an input arrives with another dtype on some steps: cast it to one dtype (x.float()) before .to(device)"
     return ("a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`): drop `dtype=` so it "
@@ -73,7 +78,8 @@ def _constant(cause: Cause, ctx: FixContext) -> str:
     first = _first_changed(cause)
     values = _values(first) if first is not None else set()
     moved = first is not None and "opcode" in first.kinds  # between constant and parameter
-    if moved and values & _SPECIAL_SCALARS and ctx.producer != "jax":
+    special = (moved and values & _SPECIAL_SCALARS) or (values and values <= _SPECIAL_SCALARS)
+    if special and ctx.producer != "jax":
         return ("a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
                 "(torch.tensor(lr, device=device))")
     if ctx.producer == "jax":
@@ -99,10 +105,16 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
 
 
 def _outputs(cause: Cause, ctx: FixContext) -> str:
+    leading = [k for k in ("dtype", "shape", "constant", "attribute", "ops") if k in ctx.others]
+    if leading and "added" in cause.summary and "removed" in cause.summary:
+        return f"follows from the {leading[0]} change: outputs changed type or shape with it"
     return "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"
 
 
 def _ops(cause: Cause, ctx: FixContext) -> str:
+    if any("operands" in c.details for c in cause.origins):
+        return ("the same tensors are combined in another order (parameters, grads or a dict iterated in varying "
+                "order): iterate in one fixed order")
     if ctx.producer == "jax":
         return "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"
     return "the traced code takes another path on some steps (a Python `if`): run the same ops every step (torch.where)"
@@ -114,6 +126,9 @@ def _partial(cause: Cause, ctx: FixContext) -> str:
 
 
 def _reordered(cause: Cause, ctx: FixContext) -> str:
+    leading = [k for k in ctx.others if k != "reordered"]
+    if leading:
+        return f"follows from the {leading[0]} change: its values reach the outputs in another order"
     return "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"
 
 
@@ -168,6 +183,14 @@ def _values(change: Change) -> set[str]:
     for key in ("literal", "value"):
         found |= {v.strip() for v in change.details.get(key, ()) if v}
     return found
+
+
+_LOW = ("bf16[", "f16[", "f8")
+
+
+def _lowered_precision(change: Change) -> bool:
+    """f32 became bf16/f16: what autocast does to the values it touches (the reverse of a stray f32 tensor)."""
+    return change.left.shape.startswith("f32[") and change.right.shape.startswith(_LOW)
 
 
 _DIMS = re.compile(r"\[([^\]]*)\]")

@@ -17,8 +17,9 @@ from hlodiff.dumps.graph_record import GraphRecord
 _SIDE_FILES = (".debug_options", ".execution_options.txt", ".execution_options", ".flagfile",
                ".hlo_module_config.txt", "/compile_options.textproto")
 _MAX_BYTES = 1 << 20
-_IGNORED = ("xla_dump_to", "xla_dump_", "device_ordinal")
-"""Where the dump goes and which device ran it differ between runs, not between cache entries of one program."""
+_IGNORED = ("xla_dump_to", "xla_dump_", "device_ordinal", "xla_detailed_logging", "xla_enable_dumping")
+"""Where the dump goes, which device ran it and how much XLA logs do not change the compiled program (JAX turns
+detailed logging off for later compilations of a run)."""
 
 
 def module_options(record: GraphRecord) -> dict[str, tuple[str, ...]] | None:

@@ -23,7 +23,7 @@ def describe_pattern(family: "Family", recompilations) -> str:
     tail = set(keys[last:])
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
         return f"{len(compiled_at)} compilations of {family.label} ({sequence}){because}"
-    if last <= 2 and len(tail) == 1 and n - last >= 2:
+    if last <= 2 and len(tail) == 1 and n - last >= 2 and compiled_at == list(range(last + 1)):
         first = "the first graph differs" if last == 1 else f"the first {last} graphs differ"
         return f"warm-up only: at {family.label} {first}, then steady ({sequence}){because}"
     if len(compiled_at) == n and n >= 3:

@@ -9,7 +9,7 @@ Only compiled graphs are parsed: cache hits share their compiled graph's facts, 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
@@ -153,7 +153,8 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         context = _fix_context(r)
         cut = any(c.kind == "partial" for c in r.causes)
         for cause in r.causes:
-            cause.fix = fix_for(cause, context) if not cut or cause.kind == "partial" else \
+            others = tuple(c.kind for c in r.causes if c is not cause)
+            cause.fix = fix_for(cause, replace(context, others=others)) if not cut or cause.kind == "partial" else \
                 "follows from the early read above: fix that and this goes too"
     patterns = [describe_pattern(f, recompilations) for f in families]
     hints = _hints(graphs, recompilations, reports)

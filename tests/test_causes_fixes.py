@@ -1,0 +1,155 @@
+"""Every recompilation's headline names the true kind, the user's line and a fix specific to what was found; graphs
+identical after normalization are reported as identical with their cause outside the graph."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.recompile import explain_run
+from hlodiff.hlo import parse_module
+
+# What the fix must say for each real scenario: the word a user needs to act on.
+TORCH_XLA_FIXES = {
+    "steady": "warm-up",
+    "slice_index": "slice bound",
+    "batch_shape": "drop_last",
+    "metric_even_steps": "every step",
+    "dtype_zeros_like": "dtype=",
+    "item_partial": "add_step_closure",
+    "print_partial": "add_step_closure",
+    "dtype_input": "cast it",
+    "lr_constant": "0 or 1",
+    "grad_norm_order": "fixed order",
+    "autocast_late": "autocast",
+    "lr_zero_one": "0 or 1",
+}
+
+
+def explain(path, **side):
+    warnings = []
+    return explain_run(discover([str(path)], side.get("tensors"), side.get("debug")), warnings)
+
+
+def truth(*parts) -> dict:
+    return json.loads((FIXTURES.joinpath(*parts) / "truth.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_XLA_FIXES))
+def test_torch_xla_headline_has_true_kind_and_specific_fix(name):
+    t = truth("torch_xla", name)
+    result = explain(FIXTURES / "torch_xla" / name / "graphs.hlo.0")
+    first = result.recompilations[0]
+    assert first.causes[0].kind == t["cause"]
+    assert TORCH_XLA_FIXES[name] in first.causes[0].fix
+    assert all(c.fix for r in result.recompilations for c in r.causes)
+
+
+def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():
+    """Both are dtype changes on a constant; the direction (f32 -> bf16 vs bf16 -> f32) tells them apart."""
+    autocast = explain(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0").recompilations[0].causes[0]
+    stray = explain(FIXTURES / "torch_xla" / "dtype_zeros_like" / "graphs.hlo.0").recompilations[0].causes[0]
+    assert "autocast" in autocast.fix and "dtype=" not in autocast.fix
+    assert "dtype=" in stray.fix and "autocast" not in stray.fix
+
+
+def test_consequences_point_at_the_leading_cause():
+    r = explain(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0").recompilations[0]
+    assert [c.kind for c in r.causes] == ["partial", "outputs"]
+    assert r.causes[1].fix.startswith("follows from the early read")
+    r = explain(FIXTURES / "torch_xla" / "grad_norm_order" / "graphs.hlo.0").recompilations[0]
+    assert [c.kind for c in r.causes] == ["ops", "reordered"]  # outputs reordered because grads were
+    assert r.causes[1].fix.startswith("follows from the ops change")
+
+
+def test_donation_toggle_is_aliasing_on_an_identical_graph():
+    t = truth("jax", "donate_toggle")
+    result = explain(FIXTURES / "jax" / "donate_toggle" / "dump")
+    (r,) = result.recompilations
+    assert r.diff.equal  # the computation is the same; only the header differs
+    (cause,) = r.causes
+    assert cause.kind == "aliasing" == t["cause"]
+    assert "parameter 0 %w.1" in cause.summary and "right only" in cause.summary
+    assert (cause.locations[0].file.rsplit("/", 1)[-1], cause.locations[0].line) == (t["user_file"], t["user_line"])
+    assert "donat" in cause.fix
+    assert "donation toggled" not in result.summary and "aliasing" in result.summary
+
+
+@pytest.mark.parametrize("name", ["weak_type", "static_argument"])
+def test_identical_hlo_is_never_called_reordered(name):
+    result = explain(FIXTURES / "jax" / name / "dump")
+    (r,) = result.recompilations
+    assert r.diff.equal
+    assert all(c.kind != "reordered" for c in r.causes)
+    assert any("identical" in c.summary for c in r.causes)
+    assert r.causes[0].locations[0].line == truth("jax", name)["user_line"]
+
+
+def test_compare_reports_header_difference_of_identical_computations():
+    dump = FIXTURES / "jax" / "donate_toggle" / "dump"
+    result = CliRunner().invoke(main, ["compare", f"{dump}#0", f"{dump}#1", "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["equal"] is True
+    assert [c["kind"] for c in doc["causes"]] == ["aliasing"]
+    assert doc["causes"][0]["fix"] and "hint" in doc["causes"][0]
+    text = CliRunner().invoke(main, ["compare", f"{dump}#0", f"{dump}#1"]).output
+    assert "same computation after normalization; the modules differ outside it" in text
+    assert "fix: donation was toggled" in text
+
+
+def test_explain_json_carries_fix_and_hint_on_every_cause():
+    path = FIXTURES / "torch_xla" / "lr_zero_one" / "graphs.hlo.0"
+    result = CliRunner().invoke(main, ["explain-recompile", str(path), "--json"])
+    doc = json.loads(result.output)
+    causes = [c for r in doc["recompilations"] for c in r["causes"]]
+    assert causes and all(c["fix"] for c in causes)
+    assert all(("hint" in c) for c in causes)
+    assert all(c["hint"] is None for c in causes if c["locations"])
+
+
+# -- one rule each: small modules -----------------------------------------------------------------------------------
+
+_BODY = """
+ENTRY main {
+  w = f32[8]{0} parameter(0)
+  g = f32[8]{0} parameter(1)
+  ROOT s = f32[8]{0} subtract(w, g)
+}
+"""
+
+
+def _module(header: str):
+    return parse_module(f"HloModule jit_update{header}\n{_BODY}")
+
+
+def test_buffer_donor_counts_as_donation():
+    diff = diff_modules(_module(""), _module(", buffer_donor={ (1, {}) }"))
+    assert diff.equal
+    (cause,) = diff.causes
+    assert cause.kind == "aliasing" and "parameter 1 %g" in cause.summary
+    assert cause.instructions == [("g", "g")]
+
+
+def test_replica_count_differs_even_when_the_graph_changed():
+    left = _module(", replica_count=1")
+    right = parse_module("HloModule jit_update, replica_count=2\n" + _BODY.replace("subtract", "add"))
+    diff = diff_modules(left, right)
+    assert not diff.equal
+    assert [c.kind for c in diff.causes][-1] == "compile_options"
+    assert "replica_count 1 -> 2" in diff.causes[-1].summary
+
+
+def test_entry_layout_of_a_reordered_signature_is_not_a_layout_change():
+    a = _module(", entry_computation_layout={(f32[8]{0}, f32[4]{0})->f32[8]{0}}")
+    b = _module(", entry_computation_layout={(f32[4]{0}, f32[8]{0})->f32[8]{0}}")
+    assert diff_modules(a, b).causes == []
+    c = _module(", entry_computation_layout={(f32[8]{0}, f32[4,2]{0,1})->f32[8]{0}}")
+    d = _module(", entry_computation_layout={(f32[8]{0}, f32[4,2]{1,0})->f32[8]{0}}")
+    assert [x.kind for x in diff_modules(c, d).causes] == ["layout"]
