@@ -291,6 +291,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
               help="Live-tensor reports captured before each sync (default: tensors_report.txt beside the dump).")
 @click.option("--debug-log", "debug_log", type=click.Path(), default=None,
               help="PT_XLA_DEBUG_LEVEL=1 output (default: pt_xla_debug.log beside the dump).")
+@click.option("--jax-log", "jax_log", type=click.Path(), default=None,
+              help="JAX_EXPLAIN_CACHE_MISSES=1 / JAX_LOG_COMPILES=1 output (default: found beside the dump by "
+                   "content).")
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
@@ -298,7 +301,8 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @stage_option
 @rank_options
 @_guarded
-def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None, as_json: bool,
+def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
+                      jax_log: str | None, as_json: bool,
                       html_path: str | None, verbose: bool, stage: str | None, jobs: int | None,
                       scheduler: str | None) -> None:
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
@@ -335,7 +339,7 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
             write_html(html_path, explain_run(reference.inputs, [], stage=stage))
         _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
         sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
-    _explain(discover(list(paths), tensors_report, debug_log), as_json=as_json, html_path=html_path,
+    _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
              verbose=verbose, stage=stage, given=list(paths))
 
 
@@ -365,7 +369,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 
     from hlodiff.render.write import Inputs, check_output
 
-    read = Inputs.of([*(given or ()), *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs])
+    read = Inputs.of([*(given or ()), *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs,
+                      *inputs.jax_logs])
     if html_path:
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
@@ -376,7 +381,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         write_html(html_path, explanation, read)
     if as_json:
         body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                            "debug_logs": inputs.debug_logs}, **explanation.to_json()}
+                                            "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs},
+                **explanation.to_json()}
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
     else:
         _warn(warnings)

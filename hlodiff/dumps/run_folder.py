@@ -1,6 +1,13 @@
 """Where a run's files are: the dumps and the side channels found beside them (live-tensor reports, PT_XLA_DEBUG
-logs), or where the manifest of a ``hlodiff record`` folder says they went. Finding files is reading from disk, so it
-lives with the other readers; ``explain/`` only analyses what this returns.
+logs, JAX compile logs), or where the manifest of a ``hlodiff record`` folder says they went. Finding files is reading
+from disk, so it lives with the other readers; ``explain/`` only analyses what this returns.
+
+Besides hlodiff's own names (``tensors_report.txt``, ``pt_xla_debug.log``), side channels are recognized by content:
+users redirect their program's output to files named as they like (``train.log``, ``stdout.txt``, ``nohup.out``),
+so every ``*.log``, ``*.txt``, ``*.out`` and ``*.err`` file (also gzip) beside the dump — and beside an XLA dump
+folder, in its parent — is sniffed: a ``Tensor: id=`` line makes it a live-tensor report (a stdout log holding the
+reports users print), ``TRACING CACHE MISS`` or ``Compiling jit(...)`` a JAX log, ``Compilation Analysis:`` a
+PT_XLA_DEBUG log. Only the first MB is read.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ class RunInputs:
     paths: list[str]
     tensors_reports: list[str] = field(default_factory=list)
     debug_logs: list[str] = field(default_factory=list)
+    jax_logs: list[str] = field(default_factory=list)
 
 
-def discover(paths: list[str], tensors_report: str | None, debug_log: str | None) -> RunInputs:
-    """Side channels given explicitly, else found beside a save-tensors file (as ``hlodiff record`` lays them out).
+def discover(paths: list[str], tensors_report: str | None, debug_log: str | None,
+             jax_log: str | None = None) -> RunInputs:
+    """Side channels given explicitly, else found beside the dump: by hlodiff's names first (as ``hlodiff record``
+    lays them out), then by content.
 
     A folder written by ``hlodiff record`` stands for its save-tensors file or XLA dump folder.
     """
@@ -43,11 +53,54 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
             candidate = side.get(name) or os.path.join(folder, name)
             if given is None and os.path.isfile(candidate) and candidate not in target:
                 target.append(candidate)
+        _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
+        if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
+            _sniff_folder(os.path.dirname(os.path.normpath(path)) or ".", inputs,
+                          given=(tensors_report, debug_log, jax_log))
     if tensors_report:
         inputs.tensors_reports = [tensors_report]
     if debug_log:
         inputs.debug_logs = [debug_log]
+    if jax_log:
+        inputs.jax_logs = [jax_log]
     return inputs
+
+
+_SIDE_NAME = re.compile(r"\.(log|txt|out|err)(\.gz)?$")
+_SNIFF = 1 << 20
+_REPORT_LINE = re.compile(r"^Tensor: id=\d+, shape=", re.M)
+MAX_SNIFFED = 64
+"""At most this many candidate files are opened per folder (a dump beside a home folder full of logs)."""
+
+
+def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str | None, str | None]) -> None:
+    """Add the side channels of ``folder`` recognized by content (see the module docstring)."""
+    from hlodiff.dumps._io import decode, read_head
+    from hlodiff.dumps.jax_log import looks_like_jax_log
+
+    known = {os.path.normpath(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs,
+                                           *inputs.jax_logs)}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    candidates = [os.path.join(folder, n) for n in names if _SIDE_NAME.search(n) and not n.startswith("module_")
+                  and not _SAVE_FILE.match(n)]
+    for path in candidates[:MAX_SNIFFED]:
+        if os.path.normpath(path) in known or not os.path.isfile(path):
+            continue
+        try:
+            head = decode(read_head(path, _SNIFF))
+        except HlodiffError:
+            continue  # unreadable: not ours to complain about, the user did not name it
+        if "\0" in head:
+            continue
+        if given[0] is None and _REPORT_LINE.search(head):
+            inputs.tensors_reports.append(path)
+        elif given[2] is None and looks_like_jax_log(head):
+            inputs.jax_logs.append(path)
+        elif given[1] is None and "Compilation Analysis:" in head:
+            inputs.debug_logs.append(path)
 
 
 def _manifest_side_files(folder: str) -> dict[str, str]:

@@ -1,8 +1,8 @@
-"""Live-tensor reports: ``torch_xla._XLAC._xla_tensors_report(nodes_threshold, device)``.
+"""Live-tensor reports: ``torch_xla._XLAC._xla_tensors_report(nodes_threshold, device)``, wherever they sit.
 
-Printed just before a sync, a report lists every live tensor whose pending IR is bigger than the threshold, i.e.
-what the coming graph will be built from, and where in the user's code each piece was made. torch_xla 2.9
-prints, per tensor (entries end with two blank lines)::
+Printed just before a sync, a report lists every live tensor whose pending IR has at least ``nodes_threshold``
+nodes, i.e. what the coming graph will be built from, and where in the user's code each piece was made. torch_xla
+2.9 prints, per tensor (entries end with two blank lines)::
 
     Tensor: id=7, shape=f32[], device=CPU:0, ir_nodes=22
     Frames:                                          only with XLA_IR_DEBUG=1 / XLA_HLO_DEBUG=1
@@ -10,14 +10,22 @@ prints, per tensor (entries end with two blank lines)::
       <module> (/home/user/project/train.py:12)
     IR {
       %0 = s64[] xla::device_data(), location=<module>@train.py:5, xla_shape=s64[]
-      %10 = (f32[3]{0}, s64[3]{0}) aten::max(%9), num_outputs=2, location=<module>@t.py:4, xla_shape=(f32[3]{0}, ...
       %11 = f32[3]{0} aten::mul(%10.0, %2), location=step@train.py:8, xla_shape=f32[3]{0}, ROOT=0
     }
 
-``location=`` appears only with XLA_IR_DEBUG too; an operand of a multi-output node names the output
-(``%10.0``); tuple shapes contain ", ". A file may hold one report per sync, each introduced by a line
-``## SYNC <n> [key=value ...]`` (what hlodiff's fixtures write, e.g. ``## SYNC 3 step=3 trigger=item``); a file
-holding a single bare report is read as one report without a sync number.
+Users print it to stdout, between their own lines (loss, progress bars, warnings): the maintainers' advice is
+``print(torch_xla._XLAC._xla_tensors_report(0, str(device)))`` before ``mark_step``. So a file is read as a stream
+of reports and foreign text, and report boundaries are found without help:
+
+* a line ``## SYNC <n> [key=value ...]`` (what ``hlodiff record`` and hlodiff's fixtures write) starts report *n*;
+* otherwise a report ends at the first foreign (non-report) line after a tensor, at three or more blank lines after
+  a tensor (``print`` adds one newline to the report's two), or when a tensor id does not grow: torch_xla lists a
+  report's tensors in increasing id order, so an id at or below the previous one belongs to the next report.
+
+Foreign lines are never warnings. A tensor cut off (the run was killed mid-print) is skipped with a warning.
+Logs grow by hundreds of MB per step with threshold 0, so the reader streams (plain or gzip) and, with
+``ir="roots"``, keeps of each tensor's IR only its root nodes: memory follows the number of live tensors, not the
+size of the log. Frames are interned: every tensor of a step repeats the same few frames.
 """
 
 from __future__ import annotations
@@ -28,47 +36,18 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from hlodiff.dumps._io import text_lines
-from hlodiff.dumps.frames import parse_frame, parse_location
+from hlodiff.dumps.frames import parse_frame
+from hlodiff.dumps.lazy_ir import IrNode, IrOperand, parse_ir_node
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
+__all__ = ["IrNode", "IrOperand", "LiveTensor", "SyncReport", "iter_reports", "parse_ir_node", "parse_reports",
+           "read_reports"]
+
 _SYNC_RE = re.compile(r"^## SYNC (\d+)\s*(.*)$")
 _TENSOR_RE = re.compile(r"^Tensor: id=(\d+), shape=(.*), device=([^,]*), ir_nodes=(\d+)\s*$")
-_NODE_HEAD_RE = re.compile(r"\s*%(\d+) = ")
-_OPERAND_RE = re.compile(r"%(\d+)(?:\.(\d+))?$")
-_TAG_START_RE = re.compile(r", ([A-Za-z0-9_]+)=")
-
-
-@dataclass(frozen=True, slots=True)
-class IrOperand:
-    """``%9`` or, for one output of a multi-output node, ``%10.1``."""
-
-    node: int
-    output: int | None = None
-
-    def __str__(self) -> str:
-        return f"%{self.node}" if self.output is None else f"%{self.node}.{self.output}"
-
-
-@dataclass(frozen=True, slots=True)
-class IrNode:
-    """One lazy-IR node, in post order (operands always come first)."""
-
-    index: int
-    shape_text: str
-    op: str
-    operands: tuple[IrOperand, ...]
-    location: SourceFrame | None
-    is_root: bool
-    root_index: int | None
-    attrs: tuple[tuple[str, str], ...] = ()
-    """The other ``name=value`` tags, verbatim and in order (``num_outputs``, ``xla_shape``, op attributes)."""
-
-    def attr(self, name: str) -> str | None:
-        for key, value in self.attrs:
-            if key == name:
-                return value
-        return None
+_END_BLANKS = 3
+"""Blank lines after a tensor that end a printed report (torch_xla ends each tensor with two, ``print`` adds one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +68,21 @@ class LiveTensor:
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
-    """The report printed before one sync. ``sync`` is None for a file holding a single bare report."""
+    """The report printed before one sync. ``sync`` is the number of a ``## SYNC <n>`` header, None for a report
+    found without one (then :mod:`hlodiff.dumps.report_alignment` decides which graph it describes)."""
 
     sync: int | None
     tensors: tuple[LiveTensor, ...]
     info: tuple[tuple[str, str], ...] = ()
     """``key=value`` words after ``## SYNC <n>`` (the fixtures write ``step`` and ``trigger``)."""
     line: int = field(default=0, compare=False)
+    ordinal: int = field(default=0, compare=False)
+    """0-based position of the report in its file."""
+
+    def pending(self) -> tuple[LiveTensor, ...]:
+        """The tensors that become graph outputs: those with pending IR (more than a bare ``device_data``), in
+        id order, which is the order torch_xla gives the graph's outputs."""
+        return tuple(sorted((t for t in self.tensors if t.ir_nodes > 1), key=lambda t: t.id))
 
     def get(self, key: str) -> str | None:
         for k, v in self.info:
@@ -104,10 +91,12 @@ class SyncReport:
         return None
 
 
-def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> Iterator[SyncReport]:
-    """Yield the reports of a file (plain or gzip) in order, streaming."""
+def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None, *,
+                 ir: str = "all") -> Iterator[SyncReport]:
+    """Yield the reports of a file (plain or gzip) in order, streaming. ``ir="roots"`` keeps only each tensor's
+    root IR nodes (bounded memory on multi-GB logs); ``"all"`` keeps every node."""
     p = os.fspath(path)
-    yield from _Reader(p, warnings).run(text_lines(p, warnings))
+    yield from _Reader(p, warnings, ir).run(text_lines(p, warnings))
 
 
 def read_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> list[SyncReport]:
@@ -118,20 +107,26 @@ def parse_reports(text: str, *, path: str = "<string>", warnings: list[InputWarn
     """Parse report text already in memory (e.g. the return value of ``_xla_tensors_report``)."""
     if text and not text.endswith("\n"):
         text += "\n"  # text in memory is whole: its last line is not a cut-off one
-    return list(_Reader(path, warnings).run(text.splitlines(keepends=True)))
+    return list(_Reader(path, warnings, "all").run(text.splitlines(keepends=True)))
 
 
 class _Reader:
     """State machine over lines: between tensors, in a tensor header, inside ``IR { }``."""
 
-    def __init__(self, path: str, warnings: list[InputWarning] | None):
+    def __init__(self, path: str, warnings: list[InputWarning] | None, ir: str = "all"):
+        if ir not in ("all", "roots"):
+            raise ValueError(ir)
         self.path = path
         self.warnings = warnings
+        self.roots_only = ir == "roots"
         self.lineno = 0
         self.report: _OpenReport | None = None
         self.tensor: _OpenTensor | None = None
         self.seen_any = False
-        self.junk_reported = False
+        self.ordinal = 0
+        self.blanks = 0  # blank lines since the last tensor closed
+        self.foreign = False  # foreign text since the last tensor closed
+        self.frames: dict[SourceFrame, SourceFrame] = {}  # interned
 
     def run(self, lines: Iterable[str]) -> Iterator[SyncReport]:
         for raw in lines:
@@ -159,25 +154,25 @@ class _Reader:
         if self.tensor is not None and self.tensor.in_ir:
             if self._ir_line(text):
                 return None
-        m = _SYNC_RE.match(text)
-        if m is not None:
+        if text.startswith("## SYNC") and (m := _SYNC_RE.match(text)) is not None:
             return self._start_report(int(m.group(1)), m.group(2))
         if text.startswith("Tensor:"):
             return self._start_tensor(text)
         if self.tensor is not None:
             self._tensor_head_line(text)
-        elif text.strip() and not self.junk_reported:
-            self.junk_reported = True
-            self._warn("unexpected text between tensors; skipped")
+        elif not text.strip():
+            self.blanks += 1
+        else:
+            self.foreign = True  # the program's own output: a report boundary, never a warning
         return None
 
     def _start_report(self, sync: int, rest: str) -> SyncReport | None:
         if self.tensor is not None:
             self._drop_tensor("cut off by the next '## SYNC'")
-        done = self.report.close() if self.report is not None else None
-        self.report = _OpenReport(sync, _info(rest), self.lineno)
+        done = self._close_report()
+        self.report = _OpenReport(sync, _info(rest), self.lineno, self._next_ordinal())
         self.seen_any = True
-        self.junk_reported = False
+        self.blanks, self.foreign = 0, False
         return done
 
     def _start_tensor(self, text: str) -> SyncReport | None:
@@ -190,11 +185,32 @@ class _Reader:
             self.tensor = _OpenTensor(-1, "", "", 0, self.lineno)
             self.tensor.bad = True
             return None
+        tensor_id = int(m.group(1))
+        done = None
+        if self.report is not None and self.report.sync is None and self._ends_report(tensor_id):
+            done = self._close_report()
         if self.report is None:
-            self.report = _OpenReport(None, (), self.lineno)
-        self.tensor = _OpenTensor(int(m.group(1)), m.group(2), m.group(3), int(m.group(4)), self.lineno)
-        self.junk_reported = False
-        return None
+            self.report = _OpenReport(None, (), self.lineno, self._next_ordinal())
+        self.report.last_id = tensor_id
+        self.tensor = _OpenTensor(tensor_id, m.group(2), m.group(3), int(m.group(4)), self.lineno)
+        self.blanks, self.foreign = 0, False
+        return done
+
+    def _ends_report(self, tensor_id: int) -> bool:
+        """Whether a tensor header starts a new headerless report (see the module docstring)."""
+        report = self.report
+        assert report is not None
+        if report.last_id is None:
+            return False
+        return self.foreign or self.blanks >= _END_BLANKS or tensor_id <= report.last_id
+
+    def _close_report(self) -> SyncReport | None:
+        report, self.report = self.report, None
+        return report.close() if report is not None else None
+
+    def _next_ordinal(self) -> int:
+        self.ordinal += 1
+        return self.ordinal - 1
 
     def _tensor_head_line(self, text: str) -> None:
         tensor = self.tensor
@@ -209,7 +225,7 @@ class _Reader:
             if frame is None:
                 self._warn(f"unreadable frame of tensor id={tensor.id}; ignored")
             else:
-                tensor.frames.append(frame)
+                tensor.frames.append(self.frames.setdefault(frame, frame))
         elif stripped:
             self._warn(f"unexpected line in tensor id={tensor.id}; ignored")
 
@@ -225,6 +241,9 @@ class _Reader:
             return False
         if not stripped:
             return True
+        tensor.node_count += 1
+        if self.roots_only and "ROOT=" not in text:
+            return True
         try:
             tensor.nodes.append(parse_ir_node(text))
         except ValueError as exc:
@@ -238,8 +257,8 @@ class _Reader:
         self.tensor = None
         if tensor is None or tensor.bad or self.report is None:
             return
-        if len(tensor.nodes) != tensor.ir_nodes:
-            self._warn(f"tensor id={tensor.id} says ir_nodes={tensor.ir_nodes} but lists {len(tensor.nodes)}",
+        if tensor.node_count != tensor.ir_nodes:
+            self._warn(f"tensor id={tensor.id} says ir_nodes={tensor.ir_nodes} but lists {tensor.node_count}",
                        tensor.line)
         self.report.tensors.append(tensor.close())
 
@@ -255,23 +274,26 @@ class _Reader:
 
 
 class _OpenReport:
-    __slots__ = ("sync", "info", "line", "tensors")
+    __slots__ = ("sync", "info", "line", "ordinal", "tensors", "last_id")
 
-    def __init__(self, sync: int | None, info: tuple[tuple[str, str], ...], line: int):
-        self.sync, self.info, self.line = sync, info, line
+    def __init__(self, sync: int | None, info: tuple[tuple[str, str], ...], line: int, ordinal: int):
+        self.sync, self.info, self.line, self.ordinal = sync, info, line, ordinal
         self.tensors: list[LiveTensor] = []
+        self.last_id: int | None = None
 
     def close(self) -> SyncReport:
-        return SyncReport(self.sync, tuple(self.tensors), self.info, self.line)
+        return SyncReport(self.sync, tuple(self.tensors), self.info, self.line, self.ordinal)
 
 
 class _OpenTensor:
-    __slots__ = ("id", "shape_text", "device", "ir_nodes", "line", "frames", "nodes", "in_frames", "in_ir", "bad")
+    __slots__ = ("id", "shape_text", "device", "ir_nodes", "line", "frames", "nodes", "node_count", "in_frames",
+                 "in_ir", "bad")
 
     def __init__(self, id: int, shape_text: str, device: str, ir_nodes: int, line: int):
         self.id, self.shape_text, self.device, self.ir_nodes, self.line = id, shape_text, device, ir_nodes, line
         self.frames: list[SourceFrame] = []
         self.nodes: list[IrNode] = []
+        self.node_count = 0
         self.in_frames = self.in_ir = self.bad = False
 
     def close(self) -> LiveTensor:
@@ -288,86 +310,3 @@ def _info(rest: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-# -- one IR node --------------------------------------------------------------------------------------------------
-
-def parse_ir_node(text: str) -> IrNode:
-    """Parse ``%N = SHAPE OP(OPERANDS)[, tag=value]...``; ValueError says what is wrong."""
-    m = _NODE_HEAD_RE.match(text)
-    if m is None:
-        raise ValueError("expected '%N = '")
-    pos = m.end()
-    shape_end = _matching(text, pos) + 1 if text.startswith("(", pos) else text.find(" ", pos)
-    if shape_end <= pos:
-        raise ValueError("no shape")
-    shape_text = text[pos:shape_end]
-    open_paren = text.find("(", shape_end + 1)
-    if open_paren < 0 or text[shape_end] != " ":
-        raise ValueError("no operation")
-    op = text[shape_end + 1:open_paren]
-    close_paren = _matching(text, open_paren)
-    operands = _operands(text[open_paren + 1:close_paren])
-    tags = _tags(text[close_paren + 1:].rstrip())
-    return _node(int(m.group(1)), shape_text, op, operands, tags)
-
-
-def _node(index: int, shape_text: str, op: str, operands: tuple[IrOperand, ...],
-          tags: list[tuple[str, str]]) -> IrNode:
-    location = None
-    root_index = None
-    attrs = []
-    for key, value in tags:
-        if key == "location":
-            location = parse_location(value)
-        elif key == "ROOT" and value.isdigit():
-            root_index = int(value)
-        else:
-            attrs.append((key, value))
-    return IrNode(index, shape_text, op, operands, location, root_index is not None, root_index, tuple(attrs))
-
-
-def _operands(text: str) -> tuple[IrOperand, ...]:
-    if not text.strip():
-        return ()
-    out = []
-    for item in text.split(","):
-        m = _OPERAND_RE.match(item.strip())
-        if m is None:
-            raise ValueError(f"bad operand {item.strip()!r}")
-        out.append(IrOperand(int(m.group(1)), int(m.group(2)) if m.group(2) else None))
-    return tuple(out)
-
-
-def _tags(text: str) -> list[tuple[str, str]]:
-    """Split ``, a=1, b=(x, y)`` into pairs; a ``, name=`` inside brackets does not start a new tag."""
-    if not text:
-        return []
-    if not text.startswith(", "):
-        raise ValueError(f"unexpected text after operands: {text[:30]!r}")
-    cuts = []
-    depth = 0
-    for i, c in enumerate(text):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0 and (m := _TAG_START_RE.match(text, i)) is not None:
-            cuts.append(m)
-    tags = []
-    for i, m in enumerate(cuts):
-        end = cuts[i + 1].start() if i + 1 < len(cuts) else len(text)
-        tags.append((m.group(1), text[m.end():end]))
-    return tags
-
-
-def _matching(text: str, pos: int) -> int:
-    """Index of the bracket closing the one at ``pos``."""
-    depth = 0
-    for i in range(pos, len(text)):
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise ValueError("unbalanced brackets")

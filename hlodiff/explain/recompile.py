@@ -16,7 +16,7 @@ from hlodiff.diff.model import Cause
 from hlodiff.dumps import GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
-from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, read_reports
+from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.diff.fixes import FixContext, fix_for
 from hlodiff.explain.families import Family, group, is_partial
@@ -24,6 +24,7 @@ from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
                                     outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
+from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.patterns import describe_pattern
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -114,23 +115,26 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    return explain_records(records, options, reports=_reports(inputs, warnings),
+    return explain_records(records, options, report_files=inputs.tensors_reports,
                            events=_debug_events(inputs, warnings), warnings=warnings)
 
 
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
-                    warnings: list[InputWarning] | None = None) -> RunExplanation:
+                    warnings: list[InputWarning] | None = None,
+                    report_files: list[str] | None = None) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
-    compilations.
+    compilations; ``report_files`` are report files (or stdout logs holding reports) aligned with the graphs here.
     """
     reports = reports or {}
     events = events or {}
     graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings)
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
+    if report_files:
+        reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
     partial = {i for i, g in enumerate(graphs)
                if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
     families = group(graphs, partial)
@@ -181,18 +185,6 @@ def producer(graph: GraphSummary) -> str | None:
     if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
         return "jax"
     return None
-
-
-def _reports(inputs: RunInputs, warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
-    """Live-tensor reports keyed by (save-tensors file, entry index); one report file per dump, in order."""
-    found: dict[tuple[str, int], SyncReport] = {}
-    save_files = [p for p in inputs.paths if not os.path.isdir(p)]
-    for i, report_path in enumerate(inputs.tensors_reports):
-        target = save_files[min(i, len(save_files) - 1)] if save_files else ""
-        for report in read_reports(report_path, warnings):
-            if report.sync is not None:
-                found[(target, report.sync)] = report
-    return found
 
 
 def _debug_events(inputs: RunInputs, warnings: list[InputWarning]) -> dict[str, CompilationEvent]:

@@ -1,0 +1,284 @@
+"""JAX's own account of its recompilations: the ``JAX_EXPLAIN_CACHE_MISSES=1`` / ``JAX_LOG_COMPILES=1`` log.
+
+JAX knows why its cache missed (a weak type, a static argument's value, a function it never saw) but nothing of
+the computation; the HLO shows the computation but not the cache key. This module reads the log so that both can
+be joined. JAX 0.10.2 prints (to stderr, bare or behind a ``logging`` prefix such as ``WARNING:jax._src...:``)::
+
+    TRACING CACHE MISS at /home/user/project/train.py:35:4 (<module>):
+      for step defined at /home/user/project/train.py:21
+      all previously seen cache keys differ. For the closest previous key:
+      different input types:
+      * at scale, now f32[]{weak_type=False} and before f32[]{weak_type=True}https://docs.jax.dev/...
+    Finished tracing step for jit in 0.001 sec
+    Compiling jit(step) with global shapes and types (ShapedArray(float32[8,4]), ...). Argument mapping: (...).
+
+The first sighting of a function says ``never seen function:`` / ``step id=... defined at FILE:LINE`` (and, when
+another function was defined on the same call line, that it may be re-defined repeatedly). The explanation's
+first line after the ``For the closest previous key:`` line is one of ``different input pytree:`` (static arguments
+show as ``Static(val=...)``), ``Debug info doesn't match.``, ``different input types:`` (weak types, shapes, dtypes,
+shardings), ``Tracing context doesn't match, ...`` or ``cache miss explanation unavailable``. Some recompilations
+print no explanation at all: a jit re-created with other ``donate_argnums`` compiles without a tracing miss.
+
+The log is streamed; unrelated lines (the program's own output) are skipped silently. A file with neither a cache
+miss nor a compilation is not a JAX log: a warning, never an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from hlodiff.dumps._io import text_lines
+from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import SourceFrame
+
+_MISS_RE = re.compile(r"TRACING CACHE MISS at (.*):$")
+_CALLSITE_RE = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
+_NEVER_SEEN_RE = re.compile(r"^\s{4}(\S+) id=\d+(?: defined at (.*))?$")
+_FOR_RE = re.compile(r"^\s{2}for (\S+)(?: defined at (.*))?$")
+_ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
+_COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
+_WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
+_TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
+_PYTREE_ITEM_RE = re.compile(r"^at input path (.*?), now (.*) and before (.*), so (.*)$")
+_CONTEXT_ITEM_RE = re.compile(r"^(\S+) differs: now (.*) and before (.*)$")
+_STATIC_RE = re.compile(r"Static\(val=(.*)\)$")
+_SHARDING_HINT = re.compile(r"\(\{|NamedSharding|PartitionSpec|mesh")
+
+REASON_KINDS = ("never_seen", "redefined_function", "static_argument", "pytree", "debug_info", "weak_type",
+                "input_types", "sharding", "tracing_context", "unknown")
+"""Every ``JaxReason.kind``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JaxReason:
+    """One reason JAX gives for a cache miss, with JAX's own line.
+
+    ``kind``: ``never_seen`` (first call of the function), ``redefined_function`` (another function was defined on
+    the same line: probably re-created each call), ``static_argument`` (a static argument's value; ``argument`` is
+    JAX's input path, e.g. ``[1]['log_every']``), ``pytree`` (another pytree structure), ``debug_info``,
+    ``weak_type`` (a Python scalar vs a typed array), ``input_types`` (shape or dtype), ``sharding``,
+    ``tracing_context`` (a config or context manager such as ``jax.default_matmul_precision``; ``argument`` is the
+    context name), ``unknown`` (JAX could not tell). ``now`` / ``before`` are JAX's texts for the two values.
+    """
+
+    kind: str
+    argument: str | None
+    now: str | None
+    before: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class JaxCacheMiss:
+    """One ``TRACING CACHE MISS`` message: which function, called where, and why JAX traced it again.
+
+    ``call_site`` is the user's line that called the jitted function (JAX reports the innermost user frame);
+    ``defined_at`` where the function is defined. ``text`` is JAX's message verbatim, ``line`` its first line in
+    the log (1-based).
+    """
+
+    function: str
+    call_site: SourceFrame | None
+    defined_at: SourceFrame | None
+    reasons: tuple[JaxReason, ...]
+    text: str
+    line: int
+
+    @property
+    def kind(self) -> str:
+        """The headline reason (the first one JAX gives)."""
+        return self.reasons[0].kind if self.reasons else "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class JaxCompilation:
+    """One ``Compiling jit(NAME) ...`` line: XLA compiled a module for this function.
+
+    ``ordinal`` counts compilations in the log from 0; compilations of one function appear in the order XLA
+    numbers their dumped modules. ``module_name`` is the HLO module name JAX gives it (``jit_step``).
+    ``cache_miss`` is the explanation JAX printed for this compilation (the last ``TRACING CACHE MISS`` of the
+    same function since its previous compilation), None when JAX printed none (e.g. a ``donate_argnums`` change).
+    """
+
+    function: str
+    module_name: str
+    ordinal: int
+    arguments: str
+    line: int
+    cache_miss: JaxCacheMiss | None
+
+
+@dataclass(slots=True)
+class JaxLog:
+    """Everything one log says: every compilation, and every cache miss (some lead to no compilation: a nested
+    function traced again inside a compiled one)."""
+
+    path: str
+    compilations: list[JaxCompilation] = field(default_factory=list)
+    cache_misses: list[JaxCacheMiss] = field(default_factory=list)
+
+
+def read_jax_log(path: str, warnings: list[InputWarning] | None = None) -> JaxLog:
+    """Read a log of JAX's cache-miss explanations and compile messages (plain or gzip), streaming."""
+    log = JaxLog(path)
+    pending: dict[str, JaxCacheMiss] = {}
+    block: list[str] | None = None
+    block_line = 0
+    lineno = 0
+    for raw in text_lines(path, warnings):
+        lineno += 1
+        text = raw.rstrip("\r\n")
+        if block is not None:
+            if text.startswith("  "):
+                block.append(text)
+                continue
+            _finish_miss(log, pending, block, block_line)
+            block = None
+        m = _MISS_RE.search(text)
+        if m is not None:
+            block, block_line = [text[m.start():]], lineno
+            continue
+        m = _COMPILE_RE.search(text)
+        if m is not None:
+            function = _function_of(m.group(1))
+            log.compilations.append(JaxCompilation(function, module_name(m.group(1)), len(log.compilations),
+                                                   m.group(2), lineno, pending.pop(function, None)))
+    if block is not None:
+        _finish_miss(log, pending, block, block_line)
+    if not log.compilations and not log.cache_misses and warnings is not None:
+        warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
+                                     "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
+    return log
+
+
+def looks_like_jax_log(head: str) -> bool:
+    """Whether the beginning of a file reads like a JAX compile log (to find one beside a dump by content)."""
+    return "TRACING CACHE MISS at " in head or bool(re.search(r"Compiling \S+ with global shapes and types", head))
+
+
+def module_name(compiled: str) -> str:
+    """``jit(step)`` -> ``jit_step``, the HLO module name JAX gives it (``jit(<lambda>)`` -> ``jit__lambda_``)."""
+    m = re.fullmatch(r"(\w+)\((.*)\)", compiled)
+    if m is None:
+        return re.sub(r"[^0-9A-Za-z_]", "_", compiled)
+    return f"{m.group(1)}_{re.sub(r'[^0-9A-Za-z_]', '_', m.group(2))}"
+
+
+def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None = None
+                 ) -> list[JaxCompilation | None]:
+    """For each dumped module name (in module-number order, e.g. ``jit_step``), the compilation of the log that
+    produced it: the n-th module of a name goes with the n-th compilation of that name. None where the log has
+    no such compilation; a warning when nothing joins (a log from another run)."""
+    by_name: dict[str, list[JaxCompilation]] = {}
+    for compilation in log.compilations:
+        by_name.setdefault(compilation.module_name, []).append(compilation)
+    seen: dict[str, int] = {}
+    joined: list[JaxCompilation | None] = []
+    for name in modules:
+        n = seen.get(name, 0)
+        seen[name] = n + 1
+        candidates = by_name.get(name, [])
+        joined.append(candidates[n] if n < len(candidates) else None)
+    if modules and log.compilations and not any(joined) and warnings is not None:
+        names = ", ".join(sorted(by_name)[:3])
+        warnings.append(InputWarning(f"the JAX log compiles {names} but the dump holds none of them: a log of "
+                                     "another run? nothing joined", log.path, log.compilations[0].line))
+    return joined
+
+
+# -- one cache-miss message ---------------------------------------------------------------------------------------
+
+def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int) -> None:
+    miss = _parse_miss(block, line)
+    log.cache_misses.append(miss)
+    pending[miss.function] = miss
+
+
+def _parse_miss(block: list[str], line: int) -> JaxCacheMiss:
+    call_site = _frame(_MISS_RE.match(block[0]).group(1))
+    function, defined_at = "", None
+    reasons: list[JaxReason] = []
+    section = ""
+    for text in block[1:]:
+        if (m := _NEVER_SEEN_RE.match(text)) is not None and not function:
+            function, defined_at = m.group(1), _definition(m.group(2), m.group(1))
+            reasons.append(JaxReason("never_seen", None, None, None, text.strip()))
+        elif (m := _FOR_RE.match(text)) is not None and not function:
+            function, defined_at = m.group(1), _definition(m.group(2), m.group(1))
+        elif "re-defined repeatedly" in text or "defined on the same line" in text:
+            if not any(r.kind == "redefined_function" for r in reasons):
+                reasons.insert(0, JaxReason("redefined_function", None, None, None, text.strip()))
+        elif (m := _ITEM_RE.match(text)) is not None:
+            reasons.append(_item(section, m.group(1), text.strip()))
+        elif text.strip() and not text.startswith("  all previously seen") and "never seen function" not in text:
+            section = text.strip()
+            if not section.endswith(":"):  # a one-line explanation: "Debug info doesn't match."
+                reasons.append(_section_reason(section))
+    return JaxCacheMiss(function, call_site, defined_at, tuple(_dedupe(reasons)), "\n".join(block), line)
+
+
+def _item(section: str, item: str, text: str) -> JaxReason:
+    if section.startswith("different input pytree") and (m := _PYTREE_ITEM_RE.match(item)) is not None:
+        now, before = m.group(2), m.group(3)
+        static_now, static_before = _STATIC_RE.search(now), _STATIC_RE.search(before)
+        if static_now and static_before:
+            return JaxReason("static_argument", m.group(1), static_now.group(1), static_before.group(1), text)
+        return JaxReason("pytree", m.group(1), now, before, text)
+    if section.startswith("different input types") and (m := _TYPES_ITEM_RE.match(item)) is not None:
+        now, before = m.group(2), m.group(3)
+        weak_now, weak_before = _WEAK_RE.search(now), _WEAK_RE.search(before)
+        if weak_now and weak_before and weak_now.group(1) != weak_before.group(1):
+            kind = "weak_type"
+        elif _SHARDING_HINT.search(now + before):
+            kind = "sharding"
+        else:
+            kind = "input_types"
+        return JaxReason(kind, m.group(1), now, before, text)
+    if section.startswith("Tracing context") and (m := _CONTEXT_ITEM_RE.match(item)) is not None:
+        return JaxReason("tracing_context", m.group(1), m.group(2), m.group(3), text)
+    return JaxReason(_section_kind(section), None, None, None, text)
+
+
+def _section_reason(section: str) -> JaxReason:
+    return JaxReason(_section_kind(section), None, None, None, section)
+
+
+def _section_kind(section: str) -> str:
+    if section.startswith("Debug info"):
+        return "debug_info"
+    if section.startswith("Tracing context"):
+        return "tracing_context"
+    if section.startswith("different input pytree"):
+        return "pytree"
+    if section.startswith("different input types"):
+        return "input_types"
+    return "unknown"
+
+
+def _dedupe(reasons: list[JaxReason]) -> list[JaxReason]:
+    """A section header with items ("Tracing context doesn't match" + its items) keeps the items only."""
+    detailed = {r.kind for r in reasons if r.argument is not None}
+    return [r for r in reasons if r.argument is not None or r.kind not in detailed]
+
+
+def _frame(text: str) -> SourceFrame | None:
+    m = _CALLSITE_RE.match(text.strip())
+    if m is None:
+        return None
+    return SourceFrame(m.group(1), int(m.group(2)), m.group(3))
+
+
+def _definition(text: str | None, function: str) -> SourceFrame | None:
+    if not text:
+        return None
+    file, colon, line = text.strip().rpartition(":")
+    if colon and line.isdigit():
+        return SourceFrame(file, int(line), function)
+    return SourceFrame(text.strip(), None, function)
+
+
+def _function_of(compiled: str) -> str:
+    m = re.fullmatch(r"\w+\((.*)\)", compiled)
+    return m.group(1) if m else compiled

@@ -1,0 +1,102 @@
+"""JAX's own account of its recompilations (JAX_EXPLAIN_CACHE_MISSES=1, JAX_LOG_COMPILES=1), read from the stderr
+of real JAX 0.10.2 runs (fixtures/jax/*/stderr.log, see fixtures/README.md), joined to the dumped modules, and
+found beside a dump by content."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from hlodiff.cli import main
+from hlodiff.dumps.jax_log import join_modules, module_name, read_jax_log
+from hlodiff.dumps.run_folder import discover
+from hlodiff.errors import InputWarning
+
+from conftest import FIXTURES
+
+JAX = FIXTURES / "jax"
+
+
+def _truth(scenario: str) -> dict:
+    return json.loads((JAX / scenario / "truth.json").read_text())
+
+
+def _modules(dump) -> list[str]:
+    return [p.name.split(".")[1] for p in sorted(dump.glob("module_*.before_optimizations.txt"))]
+
+
+@pytest.mark.parametrize("scenario,kind,argument,now,before", [
+    ("weak_type", "weak_type", "scale", "f32[]{weak_type=False}", "f32[]{weak_type=True}"),
+    ("static_argument", "static_argument", "[1]['log_every']", "100", "10"),
+    ("user_project/run", "input_types", "x", "f32[2,8]", "f32[4,8]"),
+])
+def test_cache_miss_reasons_with_the_users_line(scenario, kind, argument, now, before):
+    truth = _truth(scenario)
+    warnings: list[InputWarning] = []
+    log = read_jax_log(str(JAX / scenario / "stderr.log"), warnings)
+    assert warnings == []
+    assert [c.ordinal for c in log.compilations] == [0, 1] == list(range(len(truth["compilations"])))
+    first, second = log.compilations
+    assert first.cache_miss.kind == "never_seen" and first.cache_miss.defined_at.line is not None
+    miss = second.cache_miss
+    assert miss.kind == kind
+    [reason] = miss.reasons
+    assert (reason.argument, reason.now, reason.before) == (argument, now, before)
+    assert reason.text in miss.text and miss.text.startswith("TRACING CACHE MISS at ")
+    assert miss.call_site.file.endswith("/" + truth["user_file"]) and miss.call_site.line == truth["user_line"]
+    assert miss.function == first.function and second.module_name == _modules(JAX / scenario / "dump")[1]
+
+
+def test_donation_change_compiles_without_an_explanation():
+    log = read_jax_log(str(JAX / "donate_toggle" / "stderr.log"))
+    assert [c.function for c in log.compilations] == ["update", "update"]
+    assert log.compilations[0].cache_miss.kind == "never_seen"
+    assert log.compilations[1].cache_miss is None  # JAX prints nothing for a donate_argnums change
+
+
+def test_join_modules_pairs_the_nth_module_with_the_nth_compilation():
+    log = read_jax_log(str(JAX / "recompile_shape" / "jax_log.txt"))  # logging-prefixed format
+    joined = join_modules(log, _modules(JAX / "recompile_shape" / "dump"))
+    assert [c.cache_miss.kind for c in joined] == ["never_seen", "input_types", "static_argument"]
+    assert [c.cache_miss.call_site.line for c in joined[1:]] == \
+        [r["user_line"] for r in _truth("recompile_shape")["recompiles"]]
+
+
+def test_a_log_of_another_run_joins_nothing_and_says_so():
+    log = read_jax_log(str(JAX / "weak_type" / "stderr.log"))
+    warnings: list[InputWarning] = []
+    assert join_modules(log, _modules(JAX / "donate_toggle" / "dump"), warnings) == [None, None]
+    [w] = warnings
+    assert "another run" in w.message and "jit_step" in w.message
+
+
+def test_unrelated_text_is_a_warning(tmp_path):
+    path = tmp_path / "notes.log"
+    path.write_text("epoch 1 loss 0.3\nsaving checkpoint\n")
+    warnings: list[InputWarning] = []
+    log = read_jax_log(str(path), warnings)
+    assert log.compilations == [] and log.cache_misses == []
+    [w] = warnings
+    assert "not a JAX_EXPLAIN_CACHE_MISSES" in w.message
+
+
+def test_module_names_follow_jax():
+    assert module_name("jit(step)") == "jit_step"
+    assert module_name("jit(<lambda>)") == "jit__lambda_"
+
+
+def test_jax_log_found_beside_a_dump_folder_by_content():
+    inputs = discover([str(JAX / "weak_type" / "dump")], None, None)
+    assert inputs.jax_logs == [str(JAX / "weak_type" / "stderr.log")]
+    given = discover([str(JAX / "weak_type" / "dump")], None, None, str(JAX / "static_argument" / "stderr.log"))
+    assert given.jax_logs == [str(JAX / "static_argument" / "stderr.log")]
+
+
+def test_cli_lists_the_jax_log_in_json_inputs():
+    out = CliRunner().invoke(main, ["explain-recompile", str(JAX / "weak_type" / "dump"),
+                                    "--jax-log", str(JAX / "weak_type" / "stderr.log"), "--json"])
+    assert out.exit_code == 1, out.output
+    doc = json.loads(out.output)
+    assert doc["inputs"]["jax_logs"] == [str(JAX / "weak_type" / "stderr.log")]
