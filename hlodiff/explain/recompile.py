@@ -161,7 +161,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             cause.fix = fix_for(cause, replace(context, others=others)) if not cut or cause.kind == "partial" else \
                 "follows from the early read above: fix that and this goes too"
     patterns = [describe_pattern(f, recompilations) for f in families]
-    hints = _hints(graphs, recompilations, reports)
+    hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
                           hints)
 
@@ -261,9 +261,10 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
     return head + (": " + "; ".join(interesting) if interesting else "")
 
 
-def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict) -> list[str]:
+def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,
+           reports_given: bool = False) -> list[str]:
     hints = []
-    if reports and not any(output_tensors(g, reports) for g in graphs if g.compiled):
+    if (reports or reports_given) and not any(output_tensors(g, reports) for g in graphs if g.compiled):
         hints.append("the live-tensor report fits none of these graphs (another run, or another save file?); "
                      "it was not used")
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
