@@ -74,3 +74,115 @@ def test_pipeline_boundary_names_forward_activations_by_tensor_id():
 def test_bad_inputs_are_one_line_errors():
     result = run("cost", str(FIXTURES / "nope"))
     assert result.exit_code == 2 and "error:" in result.output and "Traceback" not in result.output
+
+
+SCAN = FIXTURES / "jax" / "scan_buffer"
+
+
+def scan_truth(variant: str) -> dict:
+    return json.loads((SCAN / variant / "truth.json").read_text())
+
+
+def test_loop_buffer_copies_are_named_at_the_loop_and_the_update_line():
+    for variant in ("carry", "carry_remat"):
+        truth = scan_truth(variant)
+        doc = cost_json(str(SCAN / variant / "dump"))
+        (graph,) = doc["graphs"]
+        (lbc,) = graph["loop_buffer_copies"]
+        shape = "f32[" + ",".join(map(str, truth["buffer_shape"])) + "]"
+        buffer_bytes = nbytes(shape)
+        hlo = (SCAN / variant / "dump" / (truth["step_module"] + ".cpu_after_optimizations.txt")).read_text()
+        # the loop named is a real while of the optimized module, with XLA's own trip count (one per microbatch)
+        loop_line = next(line for line in hlo.splitlines() if f"%{lbc['loop']} = " in line)
+        assert " while(" in loop_line and '"known_trip_count":{"n":"%d"}' % truth["microbatches"] in loop_line
+        copies = [line for line in hlo.splitlines() if any(f"%{c} = " in line for c in lbc["copies"])]
+        assert len(copies) == lbc["count"] >= 1
+        assert all(f"{shape}{{" in line and " copy(" in line for line in copies)
+        assert lbc["shape"] == shape
+        assert lbc["bytes_per_iteration"] == lbc["count"] * buffer_bytes
+        assert lbc["bytes_per_step"] == lbc["count"] * buffer_bytes * truth["microbatches"]
+        assert lbc["location"]["line"] == truth["loop_buffer_update_line"]
+        assert lbc["location"]["file"].endswith(truth["user_file"])
+
+
+def test_scan_outputs_have_no_loop_buffer_copies():
+    for variant in ("scan_out", "scan_out_remat"):
+        (graph,) = cost_json(str(SCAN / variant / "dump"))["graphs"]
+        assert graph["loop_buffer_copies"] == []
+
+
+def test_copies_inside_loops_count_per_iteration_and_per_step():
+    (graph,) = cost_json(str(SCAN / "carry" / "dump"))["graphs"]
+    in_loops = [c for c in graph["copies"] if c["loop"] is not None]
+    assert in_loops and all(c["per_iteration"] and c["trip_count"] == 6 for c in in_loops)
+    for c in graph["copies"]:
+        assert c["bytes"] == parse_shape(c["shape"]).byte_size()
+        assert c["bytes_per_step"] == c["bytes"] * (c["trip_count"] if c["loop"] else 1)
+    assert graph["copy_bytes_per_step"] == sum(c["bytes_per_step"] for c in graph["copies"])
+
+
+def test_peak_estimate_is_within_ten_percent_of_xla_on_every_fixture_module():
+    dumps = [SCAN / v / "dump" for v in ("carry", "carry_remat", "scan_out", "scan_out_remat")]
+    dumps += [JAX_DUMP, FIXTURES / "jax" / "debug_print" / "dump",
+              FIXTURES / "torch_xla" / "xla_dump_extra_op" / "dump"]
+    for dump in dumps:
+        for graph in cost_json(str(dump))["graphs"]:
+            assert graph["peak_source"] == "xla"
+            assert abs(graph["estimated_peak_bytes"] - graph["peak_bytes"]) <= 0.10 * graph["peak_bytes"], graph["ref"]
+
+
+def test_compile_seconds_come_from_jax_log_compiles():
+    doc = cost_json(str(SCAN / "carry" / "dump"))
+    log = (SCAN / "carry" / "jax_log.txt").read_text()
+    seconds = float(re.search(r"Finished XLA compilation of jit\(loss\) in ([0-9.]+) sec", log).group(1))
+    assert doc["graphs"][0]["compile_seconds"] == round(seconds, 6)
+    assert doc["run"]["compile_seconds"] == seconds
+
+
+def pipeline_truth(variant: str) -> dict:
+    return json.loads((PIPELINE / variant / "truth.json").read_text())
+
+
+def test_boundaries_name_only_tensors_that_really_cross():
+    """Checked against torch_xla's own record (in truth.json) of the device data each graph read."""
+    for variant in ("mb1", "mb2", "mb4"):
+        truth = pipeline_truth(variant)
+        probes = truth["probes"]
+        doc = cost_json(str(PIPELINE / variant / "graphs.hlo.0"))
+        named = set()
+        for boundary in doc["boundaries"]:
+            source = int(boundary["from"].rsplit("#", 1)[1])
+            target = int(boundary["to"].rsplit("#", 1)[1])
+            assert source < target
+            for tensor in boundary["tensors"]:
+                assert tensor["id"] in probes[target]["reads"]
+                assert tensor["id"] in probes[source]["computes"]
+                named.add((target, tensor["id"]))
+            assert boundary["bytes"] == sum(parse_shape(t["shape"]).byte_size() for t in boundary["tensors"])
+        # every microbatch's forward activation and output reach its backward graph, named by id
+        for mb in truth["activations"]:
+            assert (mb["entry"], mb["act"]) in named and (mb["entry"], mb["out"]) in named
+
+
+def test_boundary_bytes_follow_the_microbatch_size():
+    """The stage-0 activation crossing into each backward is f32[rows, 24] with rows = 8 / microbatches."""
+    for variant, rows in (("mb1", 8), ("mb2", 4), ("mb4", 2)):
+        truth = pipeline_truth(variant)
+        doc = cost_json(str(PIPELINE / variant / "graphs.hlo.0"))
+        acts = {mb["act"] for mb in truth["activations"]}
+        crossing = [t for b in doc["boundaries"] for t in b["tensors"] if t["id"] in acts]
+        assert len(crossing) == len(acts) == 2 * truth["microbatches"]
+        assert all(t["shape"] == f"f32[{rows},24]" and t["bytes"] == rows * 24 * 4 for t in crossing)
+
+
+def test_graph_count_grows_with_microbatches_and_one_graph_has_no_boundaries():
+    counts = {}
+    for variant in ("mb1", "mb2", "mb4", "onegraph"):
+        doc = cost_json(str(PIPELINE / variant / "graphs.hlo.0"))
+        counts[variant] = doc["run"]["graphs"]
+        families = doc["run"]["families"]
+        assert sum(f["graphs"] for f in families) == doc["run"]["graphs"]
+        if variant == "onegraph":
+            assert doc["boundaries"] == [] and len(families) == 1
+    steps = pipeline_truth("mb1")["steps"]
+    assert counts == {"mb1": steps * 3, "mb2": steps * 5, "mb4": steps * 9, "onegraph": steps}

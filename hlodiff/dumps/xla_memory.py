@@ -5,7 +5,7 @@ With ``--xla_dump_to`` XLA writes, next to ``module_NNNN.NAME.cpu_after_optimiza
 * ``...-memory-usage-report.txt``: ``Total bytes: 380 (380B)``, the sum of every allocation of the buffer
   assignment (parameters, outputs, constants, temporaries), i.e. what running the module needs at once;
 * ``...-live-range.txt``: the heap simulator's peak of simultaneously live values,
-  ``Stack trace breakdown for peak usage: 324 bytes``;
+  ``Stack trace breakdown for peak usage: 524 360 bytes`` (thousands grouped with spaces);
 * ``...-buffer-assignment.txt``: one ``allocation N: size S, ...`` line per allocation (summed when the report is
   missing).
 
@@ -19,8 +19,8 @@ import os
 import re
 from dataclasses import dataclass
 
-_TOTAL_RE = re.compile(rb"^Total bytes:\s*(\d+)", re.M)
-_LIVE_PEAK_RE = re.compile(rb"^\s*Stack trace breakdown for peak usage:\s*(\d+) bytes", re.M)
+_TOTAL_RE = re.compile(rb"^Total bytes:\s*(\d[\d ,']*)", re.M)
+_LIVE_PEAK_RE = re.compile(rb"^\s*Stack trace breakdown for peak usage:\s*(\d[\d ,']*?) bytes", re.M)
 _ALLOCATION_RE = re.compile(rb"^allocation \d+: size (\d+)", re.M)
 _MAX_SIDE_FILE = 256 * 1024 * 1024
 """Buffer assignments of huge modules reach hundreds of MB; beyond this the figure is not worth the read."""
@@ -49,7 +49,7 @@ def read_xla_memory(hlo_path: str) -> XlaMemory | None:
     if data is not None:
         m = _TOTAL_RE.search(data)
         if m:
-            total, source = int(m.group(1)), report
+            total, source = _int(m.group(1)), report
     if total is None:
         assignment = side_file(hlo_path, "-buffer-assignment")
         data = _read(assignment)
@@ -61,7 +61,12 @@ def read_xla_memory(hlo_path: str) -> XlaMemory | None:
         return None
     live = _read(side_file(hlo_path, "-live-range"))
     m = _LIVE_PEAK_RE.search(live) if live is not None else None
-    return XlaMemory(total, os.path.basename(source), int(m.group(1)) if m else None)
+    return XlaMemory(total, os.path.basename(source), _int(m.group(1)) if m else None)
+
+
+def _int(digits: bytes) -> int:
+    """XLA groups thousands with spaces in some figures (``524 360 bytes``)."""
+    return int(re.sub(rb"[^0-9]", b"", digits))
 
 
 def _read(path: str) -> bytes | None:
