@@ -326,21 +326,34 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
 
     specs = find_ranks(list(paths))
     if is_job(specs):
-        from hlodiff.explain.ranks import explain_job
-        from hlodiff.render.ranks import job_json, render_job
-
-        job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jobs=jobs,
-                          scheduler=scheduler)
-        if html_path:
-            from hlodiff.explain.recompile import explain_run
-            from hlodiff.render.html import write_html
-
-            reference = next(r for r in job.results if r.spec.rank == job.reference)
-            write_html(html_path, explain_run(reference.inputs, [], stage=stage))
-        _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
-        sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
+        _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
+                     html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler)
     _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
              verbose=verbose, stage=stage, given=list(paths))
+
+
+def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
+                 stage: str | None, jobs: int | None, scheduler: str | None) -> None:
+    """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
+    recompiled or diverged. ``--html`` writes the report of the first diverging rank (else the first that
+    recompiled, else the reference rank)."""
+    from hlodiff.explain.ranks import explain_job
+    from hlodiff.render.ranks import job_json, render_job
+    from hlodiff.render.write import Inputs, check_output
+
+    given = [p for spec in specs for p in spec.paths] + [p for p in (tensors_report, debug_log, jax_log) if p]
+    if html_path:
+        check_output(html_path, Inputs.of(given), "HTML report")
+    job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
+                      jobs=jobs, scheduler=scheduler)
+    if html_path:
+        from hlodiff.explain.recompile import explain_run
+        from hlodiff.render.html import write_html
+
+        shown = job.html_rank()
+        write_html(html_path, explain_run(shown.inputs, [], stage=stage), Inputs.of(given))
+    _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
+    sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
 
 
 def _print_job(job, as_json: bool, kind: str, to_json, render) -> None:
@@ -354,6 +367,7 @@ def _print_job(job, as_json: bool, kind: str, to_json, render) -> None:
         if kind == "explain":
             inputs["tensors_reports"] = [p for r in job.results for p in r.inputs.tensors_reports]
             inputs["debug_logs"] = list(dict.fromkeys(p for r in job.results for p in r.inputs.debug_logs))
+            inputs["jax_logs"] = [p for r in job.results for p in r.inputs.jax_logs]
         body = {"inputs": inputs, **to_json(job)} if kind == "explain" else to_json(job)
         click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
     else:

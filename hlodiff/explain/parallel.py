@@ -35,6 +35,7 @@ class RankTask:
     options: Normalization = Normalization()
     tensors_report: str | None = None
     debug_log: str | None = None
+    jax_log: str | None = None
 
 
 @dataclass(slots=True)
@@ -57,7 +58,7 @@ class RankResult:
 def rank_inputs(task: RankTask) -> RunInputs:
     """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
     folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
-    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log)
+    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log)
     if not task.spec.own_folder and task.tensors_report is None:
         inputs.tensors_reports = []
     return inputs

@@ -83,6 +83,16 @@ class JobExplanation:
     def ranks(self) -> list[int]:
         return [r.spec.rank for r in self.results]
 
+    def html_rank(self) -> RankResult:
+        """The rank worth a page of its own: the first that diverged, else the first that recompiled, else the
+        reference."""
+        by_rank = {r.spec.rank: r for r in self.results}
+        diverged = sorted(r for d in self.divergence for r in d.ranks)
+        if diverged:
+            return by_rank[diverged[0]]
+        recompiled = [r for r in self.results if r.explanation is not None and r.explanation.recompilations]
+        return recompiled[0] if recompiled else by_rank[self.reference]
+
     def rank_json(self, result: RankResult) -> dict:
         graphs = _graphs(result)
         compiled = sum(1 for g in graphs if g.compiled)
@@ -414,12 +424,12 @@ def _one_rank_summary(result: RankResult) -> str:
 
 
 def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
-                tensors_report: str | None = None, debug_log: str | None = None, jobs: int | None = None,
-                scheduler: str | None = None) -> JobExplanation:
+                tensors_report: str | None = None, debug_log: str | None = None, jax_log: str | None = None,
+                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
     """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
     from hlodiff.explain.parallel import RankTask, explain_rank, run_tasks
 
-    tasks = [RankTask(s, stage, options, tensors_report, debug_log) for s in specs]
+    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log) for s in specs]
     return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
 
 
