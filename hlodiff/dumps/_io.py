@@ -98,7 +98,8 @@ def meaningful_lines(head: bytes, limit: int = 200) -> list[bytes]:
 
 def _binary_hint(path: str) -> str:
     if path.endswith(".pb"):
-        return "; HLO protos are not supported, dump text (--xla_dump_hlo_as_text)"
+        return ("; an HLO proto is read only for its stacks, beside the module's text: dump both "
+                "(--xla_dump_hlo_as_text --xla_dump_hlo_as_proto) and pass the folder")
     return ""
 
 

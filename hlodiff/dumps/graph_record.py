@@ -48,6 +48,8 @@ class GraphRecord:
     """Length of the text in bytes; -1 means "to the end of the file"."""
     packed_text: bytes | None = field(default=None, repr=False, compare=False)
     """zlib-compressed text, for sources that cannot be re-read by offset (gzip)."""
+    proto_path: str | None = None
+    """The HLO proto XLA dumped beside this module's text (``--xla_dump_hlo_as_proto``): full Python stacks."""
 
     def __post_init__(self) -> None:
         if not self.source:

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from hlodiff.dumps._io import BOM, decode
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.hlo_proto import proto_beside
 from hlodiff.errors import HlodiffError, InputWarning
 
 BEFORE = "before_optimizations"
@@ -183,7 +184,8 @@ def scan_xla_dump(directory: str, warnings: list[InputWarning] | None = None, *,
 def _records(directory: str, chosen: list[DumpFile]) -> Iterator[GraphRecord]:
     for index, f in enumerate(chosen):
         yield GraphRecord(path=f.path, index=index, kind="xla_dump", start_line=1, source=directory,
-                          module_number=f.module_number, module_name=f.module_name, stage=f.stage)
+                          module_number=f.module_number, module_name=f.module_name, stage=f.stage,
+                          proto_path=proto_beside(f.path))
 
 
 def _present(files: list[DumpFile]) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from hlodiff.dumps import GraphRecord, iter_graphs
+from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
@@ -97,6 +98,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}",
                                              path=err.path, line=err.line))
                 continue
+            if record.proto_path:
+                module.full_stacks = stacks_for(record.proto_path, warnings)
             cm = canonicalize(module, options)
             facts = _summary(record, module, cm, keep)
             facts_by_text[hash(text)] = facts

@@ -154,6 +154,8 @@ class CanonicalModule:
             chain = self.module.stack_frames.resolve(meta.stack_frame_id)
             if chain:
                 return chain
+        if (stack := self.module.full_stacks.get(inst.name)) is not None:
+            return list(stack)
         if meta.source_file:
             return [SourceFrame(meta.source_file, meta.source_line, None)]
         return []

@@ -177,20 +177,35 @@ class StackFrameTable:
 
     Instructions refer to it with ``metadata={... stack_frame_id=N}``; :meth:`resolve` turns that id into the
     Python stack, innermost frame first.
+
+    Parent ids: in the proto, ``parent_frame_id`` is the caller's 1-based id and 0 means none. XLA's text printer
+    (JAX 0.10.2's jaxlib, checked against the ``.hlo.pb`` dumped beside the text) prints it *plus one*, so a root
+    frame prints ``parent_frame_id=1`` and may look like its own parent; the parser stores ``printed - 1``.
+    A printer that prints the proto value itself shows a root as ``parent_frame_id=0`` (stored as -1): when any
+    frame says so, the whole table is read that way instead.
     """
 
     file_names: dict[int, str] = field(default_factory=dict)
     function_names: dict[int, str] = field(default_factory=dict)
     file_locations: dict[int, FileLocation] = field(default_factory=dict)
     frames: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (file_location_id, parent_frame_id)
+    _parent_offset: int | None = field(default=None, repr=False, compare=False)
+
+    def parent_offset(self) -> int:
+        """What to add to a stored parent id to get the proto's (see the class docstring)."""
+        if self._parent_offset is None:
+            self._parent_offset = 1 if any(parent < 0 for _, parent in self.frames.values()) else 0
+        return self._parent_offset
 
     def resolve(self, frame_id: int) -> list[SourceFrame]:
         """The chain of frames from ``frame_id`` up through its parents; ids are 1-based and 0 ends the chain."""
         chain: list[SourceFrame] = []
         seen: set[int] = set()
+        offset = self.parent_offset()
         while frame_id and frame_id in self.frames and frame_id not in seen:
             seen.add(frame_id)
             loc_id, parent = self.frames[frame_id]
+            parent += offset
             loc = self.file_locations.get(loc_id)
             if loc is not None:
                 chain.append(SourceFrame(
@@ -275,6 +290,9 @@ class Module:
     attrs: dict[str, str] = field(default_factory=dict)
     stack_frames: StackFrameTable = field(default_factory=StackFrameTable)
     path: str = field(default="<string>", compare=False)
+    full_stacks: dict[str, tuple[SourceFrame, ...]] = field(default_factory=dict, compare=False)
+    """Instruction name -> full Python stack (innermost first) from the HLO proto dumped beside the text, for
+    dumps whose text keeps only the innermost frame (torch_xla)."""
 
     @property
     def entry(self) -> Computation:
