@@ -236,7 +236,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
         _warn(warnings)
         console = _console()
         console.print(f"{len(summaries)} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
-                      f"between consecutive graphs", highlight=False)
+                      f"between consecutive graphs of each family", highlight=False)
         for step in steps:
             console.print()
             terminal.render_diff(console, step.diff, step.left.ref, step.right.ref, verbose=verbose)

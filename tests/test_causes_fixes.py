@@ -153,3 +153,50 @@ def test_entry_layout_of_a_reordered_signature_is_not_a_layout_change():
     c = _module(", entry_computation_layout={(f32[8]{0}, f32[4,2]{0,1})->f32[8]{0}}")
     d = _module(", entry_computation_layout={(f32[8]{0}, f32[4,2]{1,0})->f32[8]{0}}")
     assert [x.kind for x in diff_modules(c, d).causes] == ["layout"]
+
+
+# -- families and patterns --------------------------------------------------------------------------------------------
+
+
+def test_setup_graphs_are_not_unbounded_and_accumulation_is_periodic():
+    t = truth("torch_xla", "setup_accumulate")
+    result = explain(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
+    assert [g.record.index for g in result.graphs if g.compiled] == t["compilations"]
+    setup, training = result.patterns
+    assert setup.startswith("setup: 3 graphs") and f"setup_accumulate.py:{t['patterns']['setup']['user_line']}" in setup
+    assert training.startswith("periodic:") and f"every {t['patterns']['periodic']['period']} graphs" in training
+    assert "unbounded" not in result.summary
+    first = result.recompilations[0]
+    assert first.causes[0].kind == t["cause"] and first.causes[0].locations[0].line == t["user_line"]
+    assert first.causes[0].fix.startswith("expected")
+    cycle = [r for r in result.recompilations if r.family.label.endswith(":51")][0]
+    assert "cycle every 3 steps" in cycle.causes[0].fix
+
+
+@pytest.mark.parametrize("name, pattern", [
+    ("batch_shape", "last only:"), ("dtype_input", "one-off:"), ("item_partial", "one-off:"),
+    ("autocast_late", "switched:"), ("dtype_zeros_like", "switched:"), ("metric_even_steps", "alternating:"),
+    ("steady", "warm-up only:"), ("unbounded_growth", "unbounded:"),
+])
+def test_pattern_names_what_the_family_did(name, pattern):
+    assert explain(FIXTURES / "torch_xla" / name / "graphs.hlo.0").patterns[0].startswith(pattern)
+
+
+def test_same_hlo_compiled_again_shows_as_a_repeated_letter():
+    result = explain(FIXTURES / "jax" / "donate_toggle" / "dump")
+    assert "(A,A); 1 of them the same computation compiled again" in result.patterns[0]
+
+
+def test_compare_dump_stays_within_each_jitted_function():
+    dump = FIXTURES / "jax" / "debug_print" / "dump"
+    doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)
+    pairs = [(c["left"]["name"].split(".")[0], c["right"]["name"].split(".")[0]) for c in doc["comparisons"]]
+    assert pairs == [("jit_broadcast_in_dim", "jit_broadcast_in_dim"), ("jit_f", "jit_f")]
+
+
+def test_compare_dump_reports_a_header_only_recompilation():
+    dump = FIXTURES / "jax" / "donate_toggle" / "dump"
+    result = CliRunner().invoke(main, ["compare", str(dump), "--json"])
+    assert result.exit_code == 1
+    (comparison,) = json.loads(result.output)["comparisons"]
+    assert comparison["equal"] and [c["kind"] for c in comparison["causes"]] == ["aliasing"]

@@ -32,6 +32,10 @@ class FixContext:
     last_in_family: bool = False
     settles: bool = False
     first_recompilation: bool = False
+    setup: bool = False
+    """The family's graphs each ran once while the program set up (initialisation, FSDP wrapping)."""
+    period: int = 0
+    """The family cycles through a handful of variants with this period (2: alternating); 0 when it does not."""
     others: tuple[str, ...] = ()
     """Kinds of the other causes of the same recompilation: a consequence says which one it follows from."""
 
@@ -44,6 +48,8 @@ def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None
 
 
 def fix_for(cause: Cause, context: FixContext = FixContext()) -> str:
+    if context.setup:
+        return "expected: each setup graph (initialisation, wrapping) ran once; nothing to fix"
     rule = _RULES.get(cause.kind)
     return rule(cause, context) if rule else "keep what differs here the same on every step"
 
@@ -101,6 +107,9 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
     removed_work = "instructions removed" in cause.summary
     if added and removed_work and ctx.first_recompilation and ctx.settles:
         return "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"
+    if ctx.period > 2 and added:
+        return (f"the graphs cycle every {ctx.period} steps (gradient accumulation: grads created, accumulated, then "
+                "the optimizer step): expected, each variant compiles once")
     return "a value computed in the graph is device data on other steps: materialize the same tensors every step"
 
 

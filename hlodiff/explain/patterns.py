@@ -1,4 +1,13 @@
-"""Name the shape of a family's compilations the way users describe it: warm-up, alternating, unbounded."""
+"""Name the shape of a family's compilations the way users describe it.
+
+``steady`` (compiled once), ``warm-up only`` (the first graphs differ, then one graph for good), ``alternating``
+(A,B,A,B) and ``periodic`` (A,B,B,B,A,B,B,B: gradient accumulation, an eval every k steps) with their period,
+``one-off`` (one graph in the middle of a steady run, then back), ``switched`` (one change, then steady: autocast
+turned on), ``last only`` (the last graph differs: a short final batch), ``setup`` (graphs that each ran once
+while the program set up, before another family's steady steps: FSDP wrapping, initialisation), and
+``unbounded`` (a new graph every time, to the end of the run). XLA dump folders hold only compilations; there the
+letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
+"""
 
 from __future__ import annotations
 
@@ -8,31 +17,87 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
 
+MAX_PERIOD = 8
+"""Longest period named as such: a handful of variants that recur. Longer cycles are described as recurring."""
 
-def describe_pattern(family: "Family", recompilations) -> str:
+
+def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
     members = family.members
-    keys = [g.cache_key for g in members]
-    compiled_at = [i for i, g in enumerate(members) if g.compiled]
     n = len(members)
     because = _because(family, recompilations)
+    compiled_at = [i for i, g in enumerate(members) if g.compiled]
     if len(compiled_at) <= 1:
         return f"steady: {family.label} compiled once in {n} graph{'s' if n != 1 else ''}"
-    letters = _letters(keys)
-    sequence = ",".join(letters[:10]) + (",..." if n > 10 else "")
-    last = compiled_at[-1]
-    tail = set(keys[last:])
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
-        return f"{len(compiled_at)} compilations of {family.label} ({sequence}){because}"
-    if last <= 2 and len(tail) == 1 and n - last >= 2 and compiled_at == list(range(last + 1)):
+        return _xla_dump_pattern(family, because)
+    keys = [g.cache_key for g in members]
+    letters = _letters(keys)
+    sequence = ",".join(letters[:12]) + (",..." if n > 12 else "")
+    last = compiled_at[-1]
+    distinct = len(set(keys))
+    if compiled_at == list(range(last + 1)) and last <= 2 and len(set(keys[last:])) == 1 and n - last >= 2:
         first = "the first graph differs" if last == 1 else f"the first {last} graphs differ"
         return f"warm-up only: at {family.label} {first}, then steady ({sequence}){because}"
+    if len(compiled_at) == n and families and _before_steady_work(family, families):
+        return (f"setup: {n} graphs at {family.label} each ran once while the program set up, before the steady "
+                f"steps ({sequence}){because}")
+    period, offset = _period(keys)
+    if period is not None and n - offset >= 2 * period:
+        if period == 2:
+            return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
+        return (f"periodic: {family.label} repeats every {period} graphs, {distinct} variants "
+                f"({sequence}){because}")
     if len(compiled_at) == n and n >= 3:
         return f"unbounded: a new graph every time at {family.label}, {n} compilations ({sequence}){because}"
+    if distinct == 2 and len(compiled_at) == 2:
+        switch = compiled_at[1]
+        if switch == n - 1:
+            return f"last only: at {family.label} only the last graph differs ({sequence}){because}"
+        if all(k == keys[switch] for k in keys[switch:]):
+            return f"switched: at {family.label} from graph {switch + 1} of {n} on ({sequence}){because}"
+        if keys[switch + 1:] and all(k == keys[0] for k in keys[switch + 1:]) and keys.count(keys[switch]) == 1:
+            return f"one-off: at {family.label} graph {switch + 1} of {n} differs once ({sequence}){because}"
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:
-        return f"alternating: {family.label} switches between {len(set(keys))} graphs ({sequence}){because}"
+        return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
     return f"{len(compiled_at)} compilations in {n} graphs of {family.label} ({sequence}){because}"
+
+
+def _xla_dump_pattern(family: "Family", because: str) -> str:
+    members = family.members
+    letters = _letters([g.fingerprint for g in members])
+    sequence = ",".join(letters[:12]) + (",..." if len(members) > 12 else "")
+    again = len(members) - len(set(letters))
+    same = (f"; {again} of them the same computation compiled again (the cache key changed outside the graph)"
+            if again else "")
+    return f"{len(members)} compilations of {family.label} ({sequence}){same}{because}"
+
+
+def _period(keys: list[str]) -> tuple[int | None, int]:
+    """The smallest period (2..MAX_PERIOD) the sequence settles into after at most two warm-up graphs, and where
+    it starts; a period must hold at least two distinct graphs."""
+    n = len(keys)
+    for offset in range(0, min(3, n)):
+        tail = keys[offset:]
+        for p in range(2, min(MAX_PERIOD, len(tail) // 2) + 1):
+            if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
+                return p, offset
+    return None, 0
+
+
+def _before_steady_work(family: "Family", families: list["Family"]) -> bool:
+    """Every graph of the family ran before another family's graphs that repeat (the training loop), and none of
+    them after: the program was setting up."""
+    order = {id(g): g.record.index for f in families for g in f.members}
+    last = max(order[id(g)] for g in family.members)
+    for other in families:
+        if other is family:
+            continue
+        hits = [g for g in other.members if not g.compiled]
+        if hits and min(order[id(g)] for g in other.members) > last:
+            return True
+    return False
 
 
 def _letters(keys: list[str]) -> list[str]:

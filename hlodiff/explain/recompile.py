@@ -8,8 +8,7 @@ Only compiled graphs are parsed: cache hits share their compiled graph's facts, 
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
@@ -18,7 +17,7 @@ from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.diff.fixes import FixContext, fix_for
+from hlodiff.explain.fix_context import apply_run_fixes
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
@@ -153,38 +152,13 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilations.append(recompilation)
     order = {g.ref: i for i, g in enumerate(graphs)}
     recompilations.sort(key=lambda r: order[r.graph.ref])
-    for r in recompilations:
-        context = _fix_context(r)
-        cut = any(c.kind == "partial" for c in r.causes)
-        for cause in r.causes:
-            others = tuple(c.kind for c in r.causes if c is not cause)
-            cause.fix = fix_for(cause, replace(context, others=others)) if not cut or cause.kind == "partial" else \
-                "follows from the early read above: fix that and this goes too"
-    patterns = [describe_pattern(f, recompilations) for f in families]
+    patterns = [describe_pattern(f, recompilations, families) for f in families]
+    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
                           hints)
 
 
-def _fix_context(r: "Recompilation") -> FixContext:
-    """What the run says about a recompilation that the fix depends on: who produced it, whether it is the last
-    graph of its family (a short final batch), whether the family settles after it (warm-up)."""
-    members = [g for g in r.family.members if not is_partial(g)]
-    compiled = r.family.compiled
-    settles = len(compiled) == 2 and members[-1].cache_key == r.graph.cache_key and len(members) >= 3
-    return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
-                      settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph)
-
-
-def producer(graph: GraphSummary) -> str | None:
-    """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
-    record = graph.record
-    name = graph.name or record.module_name or ""
-    if record.kind == "save_tensors" or name.startswith(("SyncTensorsGraph", "IrToHlo")):
-        return "torch_xla"
-    if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
-        return "jax"
-    return None
 
 
 def _debug_events(inputs: RunInputs, warnings: list[InputWarning]) -> dict[str, CompilationEvent]:

@@ -1,16 +1,24 @@
-"""``hlodiff compare DUMP``: each graph of a dump against the previous distinct one."""
+"""``hlodiff compare DUMP``: each graph of a dump against the previous distinct graph of its own family.
+
+A run interleaves unrelated graphs (a training step, an eval step, JAX's small ``jit_broadcast_in_dim`` helpers);
+comparing each with whatever ran just before it reports differences between things that were never meant to be
+alike. Graphs are grouped the way ``explain-recompile`` groups them (the sync line, or the jitted function) and
+compared within the group only.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from hlodiff.diff import ModuleDiff, diff_canonical
+from hlodiff.explain.families import group, is_partial
 from hlodiff.explain.inventory import GraphSummary
 
 
 @dataclass(slots=True)
 class Step:
-    """One comparison in a sequence: ``right`` against ``left``, the last graph with another fingerprint."""
+    """One comparison in a sequence: ``right`` against ``left``, the last graph of its family with another
+    fingerprint."""
 
     left: GraphSummary
     right: GraphSummary
@@ -18,15 +26,26 @@ class Step:
 
 
 def consecutive(summaries: list[GraphSummary]) -> list[Step]:
-    """Compare each graph whose normalized form differs from the graph before it.
+    """Compare each graph whose normalized form differs from the previous graph of its family, in run order.
 
     Graphs equal after normalization to their predecessor (cache hits, or a retrace with other numbering) are
-    skipped: there is nothing to explain between them. ``summaries`` must come from ``summarize(keep=True)``.
+    skipped: there is nothing to explain between them, unless both are XLA dump modules (each one a compilation)
+    whose headers differ (donation, layout, partitions): that is then the only difference reported. ``summaries`` must come from ``summarize(keep=True)``.
     """
+    partial = {i for i, g in enumerate(summaries) if is_partial(g)}
+    position = {id(g): i for i, g in enumerate(summaries)}
     steps: list[Step] = []
-    previous: GraphSummary | None = None
-    for summary in summaries:
-        if previous is not None and summary.fingerprint != previous.fingerprint:
-            steps.append(Step(previous, summary, diff_canonical(previous._canonical, summary._canonical)))
-        previous = summary
+    for family in group(summaries, partial):
+        previous: GraphSummary | None = None
+        for summary in family.members:
+            if previous is not None and (summary.fingerprint != previous.fingerprint or _recompiled(summary)):
+                diff = diff_canonical(previous._canonical, summary._canonical)
+                if not diff.equal or diff.causes:
+                    steps.append(Step(previous, summary, diff))
+            previous = summary
+    steps.sort(key=lambda s: position[id(s.right)])
     return steps
+
+
+def _recompiled(summary: GraphSummary) -> bool:
+    return summary.record.kind == "xla_dump" and summary.compiled

@@ -1,0 +1,59 @@
+"""Fixes that depend on the run, not only on the two graphs: who produced them, where the recompilation sits in
+its family, and the family's pattern.
+
+The differ gives every cause a fix from the graphs alone; here it is chosen again with what the run knows. A short
+last batch is only "short" when it is the family's last graph; new inputs on the first recompilation of a family
+that then settles are an optimizer's warm-up; graphs that each ran once while the program set up need no fix; a
+cycle of a handful of variants (gradient accumulation) compiles each variant once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hlodiff.diff.fixes import FixContext, fix_for
+from hlodiff.explain.families import is_partial
+from hlodiff.explain.inventory import GraphSummary
+
+_CUT = "follows from the early read above: fix that and this goes too"
+
+
+def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
+    """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
+    for r in recompilations:
+        pattern = patterns.get(r.family.key, "")
+        context = fix_context(r, pattern)
+        cut = any(c.kind == "partial" for c in r.causes)
+        for cause in r.causes:
+            if cut and cause.kind != "partial":
+                cause.fix = _CUT
+                continue
+            others = tuple(c.kind for c in r.causes if c is not cause)
+            cause.fix = fix_for(cause, replace(context, others=others))
+
+
+def fix_context(r, pattern: str = "") -> FixContext:
+    members = [g for g in r.family.members if not is_partial(g)]
+    compiled = r.family.compiled
+    settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
+        and len(members) >= 3
+    name = pattern.split(":", 1)[0]
+    period = 0
+    if name == "alternating":
+        period = 2
+    elif name == "periodic":
+        period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
+    return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
+                      settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
+                      setup=name == "setup", period=period)
+
+
+def producer(graph: GraphSummary) -> str | None:
+    """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
+    record = graph.record
+    name = graph.name or record.module_name or ""
+    if record.kind == "save_tensors" or name.startswith(("SyncTensorsGraph", "IrToHlo")):
+        return "torch_xla"
+    if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
+        return "jax"
+    return None
