@@ -211,14 +211,22 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
         from hlodiff.dumps import resolve_ref
         from hlodiff.graph import canonicalize
 
+        from hlodiff.cost.run import compare_cost
+
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
-        diff = diff_canonical(canonicalize(left.module(), options), canonicalize(right.module(), options))
+        left_module, right_module = left.module(), right.module()
+        diff = diff_canonical(canonicalize(left_module, options), canonicalize(right_module, options))
+        cost = compare_cost(left, right, left_module, right_module)
         if as_json:
-            body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json()}
+            body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
             click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
         else:
+            from hlodiff.render.cost import render_cost_delta
+
             _warn(warnings)
-            terminal.render_diff(_console(), diff, left.ref, right.ref, verbose=verbose)
+            console = _console()
+            terminal.render_diff(console, diff, left.ref, right.ref, verbose=verbose)
+            render_cost_delta(console, cost)
         sys.exit(0 if diff.equal and not diff.causes else 1)
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")

@@ -186,3 +186,36 @@ def test_graph_count_grows_with_microbatches_and_one_graph_has_no_boundaries():
             assert doc["boundaries"] == [] and len(families) == 1
     steps = pipeline_truth("mb1")["steps"]
     assert counts == {"mb1": steps * 3, "mb2": steps * 5, "mb4": steps * 9, "onegraph": steps}
+
+
+def compare_json(a: str, b: str) -> dict:
+    result = run("compare", a, b, "--json")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output)
+
+
+def test_compare_carries_cost_deltas_and_names_the_new_loop_buffer_copies():
+    truth = scan_truth("carry")
+    shape = "f32[" + ",".join(map(str, truth["buffer_shape"])) + "]"
+    doc = compare_json(str(SCAN / "scan_out" / "dump") + "#0", str(SCAN / "carry" / "dump") + "#0")
+    cost = doc["cost"]
+    expected = 2 * nbytes(shape) * truth["microbatches"]  # two whole copies per iteration, one iteration a microbatch
+    assert cost["delta"]["loop_buffer_copy_bytes_per_step"] == expected
+    assert cost["left"]["peak_bytes"] + cost["delta"]["peak_bytes"] == cost["right"]["peak_bytes"]
+    assert cost["peak_source"] == {"left": "xla", "right": "xla"}
+    line = next(c for c in cost["changes"] if "whole-buffer" in c)
+    assert line.startswith(f"+2 whole-buffer copies of {shape} per iteration in %while")
+    assert f"scan_buffer.py:{truth['loop_buffer_update_line']}" in line
+    # and the other way round they disappear
+    back = compare_json(str(SCAN / "carry" / "dump") + "#0", str(SCAN / "scan_out" / "dump") + "#0")["cost"]
+    assert back["delta"]["loop_buffer_copy_bytes_per_step"] == -expected
+    assert any(c.startswith(f"-2 whole-buffer copies of {shape}") for c in back["changes"])
+
+
+def test_compare_of_torch_xla_graphs_lists_outputs_added_with_their_bytes():
+    save = str(PIPELINE / "mb2" / "graphs.hlo.0")
+    cost = compare_json(save + "#2", save + "#0")["cost"]  # F1 (4 outputs) -> F0 (also the 2 x and 2 y chunks)
+    hlo_outputs = lambda n: [s for s in cost_json(save)["graphs"][n]["outputs"].values()]  # noqa: E731
+    assert cost["delta"]["output_bytes"] == hlo_outputs(0)[1] - hlo_outputs(2)[1]
+    assert cost["delta"]["output_bytes"] == 2 * nbytes("f32[4,16]") + 2 * nbytes("f32[4,6]")
+    assert any(c.startswith("4 outputs added (f32[4,16], f32[4,16], f32[4,6], f32[4,6]") for c in cost["changes"])

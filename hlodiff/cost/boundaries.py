@@ -4,8 +4,9 @@ pytorch/xla#6347: with forward and backward synced separately, the forward's act
 and parameters of the next, and stay alive in between. The live-tensor reports (one per sync, threshold 0, as
 ``hlodiff record`` and the fixtures capture them) give identities:
 
-* graph *n* outputs one value per tensor with pending IR in report *n*, in tensor-id order, so each output
-  has a tensor id;
+* graph *n* outputs one value per tensor with pending IR in the report printed before it, in tensor-id order,
+  so each output has a tensor id (reports are matched to executions, and checked by output shapes, by
+  :mod:`hlodiff.dumps.report_alignment`);
 * in a later report *m* a tensor that graph *n* computed is listed under the same id as device data (its IR is
   one ``xla::device_data()`` node). torch_xla lists computed data only once some op has read it since it was
   computed (reading it gives it an IR value), so the listed ones are those the coming graph can take;
@@ -27,7 +28,8 @@ from collections import defaultdict
 
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.tensors_report import LiveTensor, SyncReport, iter_reports
+from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
+from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import Module
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
@@ -37,14 +39,14 @@ _DEVICE_DATA = "xla::device_data"
 
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
                     warnings: list[InputWarning]) -> list[Boundary]:
-    reports = _reports_by_sync(report_paths, warnings)
+    reports = _aligned(records, graphs, report_paths, warnings)
     if not reports:
         return []
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     for position, (record, graph) in enumerate(zip(records, graphs)):
-        report = reports.get(record.index) if record.kind == "save_tensors" else None
+        report = reports.get((record.source, record.index))
         if report is None:
             continue
         crossing = _crossing(report, record, producer, claimed, position, warnings)
@@ -54,7 +56,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
         for source in sorted(by_source):
             tensors = sorted(by_source[source], key=lambda t: t.id)
             boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors))
-        outputs = pending(report)
+        outputs = report.pending()
         if len(outputs) == graph.outputs.count:
             graph.output_tensors = [{"output": i, "id": t.id, "shape": _plain(t.shape_text)}
                                     for i, t in enumerate(outputs)]
@@ -63,9 +65,20 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     return boundaries
 
 
-def pending(report: SyncReport) -> list[LiveTensor]:
-    """The tensors the sync computes, in output order (torch_xla: one output per pending tensor, by id)."""
-    return sorted((t for t in report.tensors if not _is_device_data(t)), key=lambda t: t.id)
+def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
+             warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
+    """The report printed before each torch_xla execution, matched and checked by the readers' aligner (reports
+    with or without ``## SYNC`` headers); only matches whose tensors map onto the outputs one to one are used."""
+    dumps: dict[str, list[GraphOutputs]] = {}
+    for record, graph in zip(records, graphs):
+        if record.kind == "save_tensors":
+            shapes = tuple(shape_key(s) for s in graph.output_shapes)
+            dumps.setdefault(record.source, []).append(GraphOutputs((record.source, record.index), shapes))
+    if not dumps:
+        return {}
+    alignments = align_files(report_paths, list(dumps.items()), warnings=warnings)
+    return {key: a.report for key, a in alignments.items()
+            if a.certain and a.outputs == tuple(range(len(a.outputs)))}
 
 
 def _is_device_data(tensor: LiveTensor) -> bool:
@@ -139,12 +152,3 @@ def _bytes(shape_text: str) -> int:
         return parse_shape(shape_text).byte_size()
     except ShapeSyntaxError:
         return 0
-
-
-def _reports_by_sync(paths: list[str], warnings: list[InputWarning]) -> dict[int, SyncReport]:
-    out: dict[int, SyncReport] = {}
-    for path in paths:
-        for report in iter_reports(path, warnings):
-            if report.sync is not None:
-                out.setdefault(report.sync, report)
-    return out

@@ -26,7 +26,7 @@ def find_copies(ctxs: list[Context], where: SourceLocator) -> list[Copy]:
         for inst in ctx.computation.instructions:
             if inst.opcode in COPY_OPCODES:
                 shape = inst.shape.tuple_shapes[0] if inst.opcode == "copy-start" and inst.shape.is_tuple else inst.shape
-                found.append(Copy(inst.name, ctx.computation.name, str(shape), shape.byte_size(), ctx.loop,
+                found.append(Copy(inst.name, ctx.computation.name, str(shape.without_layout()), shape.byte_size(), ctx.loop,
                                   ctx.times if ctx.loop is not None else None, where.frame(inst)))
     return found
 

@@ -12,12 +12,14 @@ from hlodiff.cost.model import GraphCost
 
 
 def _mb(n: int | None) -> str:
+    """Binary units, as every hlodiff report prints sizes."""
     if n is None:
         return "unknown bytes"
-    if abs(n) >= 1_000_000:
-        return f"{n / 1_000_000:.1f} MB"
-    if abs(n) >= 1_000:
-        return f"{n / 1_000:.1f} KB"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
     return f"{n} B"
 
 

@@ -98,25 +98,35 @@ def _trigger(record: GraphRecord):
 
 def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], times: CompileTimes,
                           warnings: list[InputWarning]) -> None:
-    """JAX logs one line per compilation, in order; XLA numbers its dumped modules in that same order. Pair
-    them by function name (``jit(step)`` is dumped as ``jit_step``), in order."""
+    seconds = compile_seconds(records, [g.compiled for g in graphs], times, warnings)
+    for position, value in seconds.items():
+        graphs[position].compile_seconds = value
+
+
+def compile_seconds(records: list[GraphRecord], compiled: list[bool], times: CompileTimes,
+                    warnings: list[InputWarning] | None = None) -> dict[int, float]:
+    """Seconds per compiled graph (by position in ``records``). JAX logs one line per compilation, in order, and
+    XLA numbers its dumped modules in that same order: they are paired by function name (``jit(step)`` is
+    dumped as ``jit_step``), in order."""
     if not times.compilations:
-        return
+        return {}
     queues: dict[str, list] = {}
     for c in times.compilations:
         queues.setdefault(_sanitize(c.function), []).append(c)
+    found: dict[int, float] = {}
     unmatched = 0
-    for record, graph in zip(records, graphs):
-        if record.kind != "xla_dump" or not graph.compiled:
+    for position, (record, was_compiled) in enumerate(zip(records, compiled)):
+        if record.kind != "xla_dump" or not was_compiled:
             continue
-        queue = queues.get(_sanitize(record.module_name or graph.name))
+        queue = queues.get(_sanitize(record.module_name or ""))
         if queue:
-            graph.compile_seconds = round(queue.pop(0).seconds, 6)
+            found[position] = round(queue.pop(0).seconds, 6)
         else:
             unmatched += 1
-    if unmatched:
+    if unmatched and warnings is not None:
         warnings.append(InputWarning(f"{unmatched} compiled module(s) have no 'Finished XLA compilation' line in "
                                      f"the log", path=times.sources[0] if times.sources else None))
+    return found
 
 
 def _sanitize(name: str) -> str:
@@ -164,3 +174,43 @@ def side_inputs(paths: list[str], debug_logs: list[str], tensors_report: str | N
         if tensors_report is None and os.path.isfile(candidate) and candidate not in reports:
             reports.append(candidate)
     return logs, reports
+
+
+def record_cost(record: GraphRecord, module=None) -> GraphCost:
+    """The cost of one graph. A module of an XLA dump folder read before optimizations is costed on its
+    optimized text when the folder has it (copies, loops and XLA's memory report are there)."""
+    optimized = _optimized_sibling(record) if record.kind == "xla_dump" else None
+    if optimized is not None:
+        path, _ = optimized
+        return module_cost(GraphRecord(path=path, index=record.index, kind="xla_dump", start_line=1,
+                                       source=record.source).module(),
+                           ref=record.ref, index=record.index, xla=read_xla_memory(path))
+    xla = read_xla_memory(record.path) if record.kind == "xla_dump" else None
+    return module_cost(module if module is not None else record.module(), ref=record.ref, index=record.index,
+                       xla=xla)
+
+
+def _optimized_sibling(record: GraphRecord) -> tuple[str, str] | None:
+    if record.stage is None or record.stage.endswith(AFTER) or record.module_number is None:
+        return None
+    folder = os.path.dirname(record.path)
+    for f in list_dump_files(folder):
+        if f.module_number == record.module_number and f.stage.endswith(AFTER):
+            return f.path, f.stage
+    return None
+
+
+def compare_cost(left: GraphRecord, right: GraphRecord, left_module=None, right_module=None) -> dict:
+    """``compare --json``'s ``cost`` object for two graphs (see :func:`hlodiff.cost.delta.cost_delta`)."""
+    from hlodiff.cost.delta import cost_delta
+
+    costs = []
+    for record, module in ((left, left_module), (right, right_module)):
+        cost = record_cost(record, module)
+        logs, _ = side_inputs([record.source], [], None)
+        if logs and record.kind == "xla_dump":  # JAX's log beside the dump: this module's compile time
+            siblings = list(iter_graphs(record.source, stage=record.stage))
+            seconds = compile_seconds(siblings, [True] * len(siblings), read_compile_times(logs))
+            cost.compile_seconds = next((v for i, v in seconds.items() if siblings[i].index == record.index), None)
+        costs.append(cost)
+    return cost_delta(*costs)

@@ -83,3 +83,15 @@ def _families(console: Console, run: RunCost) -> None:
 
 def _short(ref: str) -> str:
     return "#" + ref.rsplit("#", 1)[-1]
+
+
+def render_cost_delta(console: Console, cost: dict) -> None:
+    """Under ``compare``: what the difference costs, when it costs anything."""
+    delta = cost["delta"]
+    figures = [(k, v) for k, v in delta.items() if v and k != "compile_seconds"]
+    if not figures and not cost["changes"]:
+        return
+    parts = [f"{k.replace('_', ' ')} {'+' if v > 0 else '-'}{human_bytes(abs(v))}" for k, v in figures]
+    console.print(f"[bold]cost[/] (right - left): {escape('; '.join(parts)) or 'no byte change'}", highlight=False)
+    for change in cost["changes"]:
+        console.print(f"  {escape(change)}", highlight=False)
