@@ -173,3 +173,25 @@ def test_dask_scheduler_gives_the_serial_bytes():
         on_dask = run("explain-recompile", JAX_STATIC, "--json", "--scheduler", cluster.scheduler_address)
     assert on_dask.exit_code == serial.exit_code == 1
     assert on_dask.output == serial.output
+
+
+def test_the_majority_wins_even_against_rank_0(tmp_path):
+    """Three ordinals where 1 and 2 ran the short batch: rank 0 is the one that diverged."""
+    for src, dst in (("graphs.hlo.0", "graphs.hlo.0"), ("graphs.hlo.1", "graphs.hlo.1"),
+                     ("graphs.hlo.1", "graphs.hlo.2")):
+        shutil.copy(TORCH / src, tmp_path / dst)
+    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    assert d["reference_rank"] == 1 and d["rank_notes"] == []
+    (div,) = d["divergence"]
+    assert (div["step"], div["ranks"], div["majority_ranks"]) == (3, [0], [1, 2])
+    assert div["causes"][0]["kind"] == "shape"
+    assert {r["rank"]: r["same_as"] for r in d["ranks"]} == {0: None, 1: None, 2: 1}
+
+
+def test_alignment_pairs_a_changed_step_and_leaves_a_stopped_rank_its_tail():
+    from hlodiff.explain.ranks import align
+
+    assert align(list("AAAAAA"), list("AAABAA")) == [(i, i) for i in range(6)]
+    assert align(list("AAAAAA"), list("AA")) == [(0, 0), (1, 1)] + [(i, None) for i in range(2, 6)]
+    assert align(list("abcd"), list("abXcd")) == [(0, 0), (1, 1), (None, 2), (2, 3), (3, 4)]
+    assert align(list("ab"), []) == [(0, None), (1, None)]

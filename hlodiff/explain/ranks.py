@@ -129,6 +129,7 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
         notes.append(f"with 2 ranks there is no majority: rank {reference} is taken as the reference")
     aligner = _Aligner(sequences, reference, options)
     divergence, stopped = aligner.divergences()
+    _add_causes_outside_the_graph(divergence, results)
     for rank, step in sorted(stopped.items()):
         have = len(sequences[rank])
         notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
@@ -138,6 +139,25 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
                           _job_summary(results, sequences, divergence, reference), notes)
 
 
+STRUCTURAL = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
+                        "partial", "sharding"})
+"""Cause kinds read off the two graphs; the others (a JAX log's static argument or weak type, compile options)
+come from what the rank itself captured."""
+
+
+def _add_causes_outside_the_graph(divergence: list[Divergence], results: list[RankResult]) -> None:
+    """A diverging graph that was a recompilation of its own rank brings the causes its rank's captures gave
+    that the graphs alone cannot show (JAX's cache-miss explanation of that compilation, say)."""
+    by_ref = {r.graph.ref: r for res in results if res.explanation is not None
+              for r in res.explanation.recompilations}
+    for d in divergence:
+        own = by_ref.get(d.graph.ref) if d.graph is not None else None
+        if own is None:
+            continue
+        kinds = {c.kind for c in d.causes}
+        d.causes.extend(c for c in own.causes if c.kind not in STRUCTURAL and c.kind not in kinds)
+
+
 # -- the reference sequence and sanity checks ------------------------------------------------------------------------
 
 
@@ -145,12 +165,18 @@ def _reference(keys: dict[int, tuple[str, ...]]) -> int:
     """The rank whose sequence most ranks share; ties go to the sequence closest to all others, then the lowest
     rank (rank 0 is where users look first)."""
     counts = Counter(keys.values())
+    top = max(counts.values())
+    tied = {seq for seq, n in counts.items() if n == top}
+    if len(tied) == 1:
+        (best,) = tied
+        return min(r for r, seq in keys.items() if seq == best)
 
-    def distance(rank: int) -> float:
-        return sum(1 - difflib.SequenceMatcher(None, keys[rank], other, autojunk=False).ratio()
-                   for other in keys.values())
+    def distance(seq: tuple[str, ...]) -> float:
+        return sum(n * (1 - difflib.SequenceMatcher(None, seq, other, autojunk=False).ratio())
+                   for other, n in counts.items())
 
-    return min(keys, key=lambda r: (-counts[keys[r]], distance(r) if counts[keys[r]] == 1 else 0, r))
+    scores = {seq: distance(seq) for seq in tied}
+    return min((r for r, seq in keys.items() if seq in tied), key=lambda r: (scores[keys[r]], r))
 
 
 def _same_as(keys: dict[int, tuple[str, ...]]) -> dict[int, int]:
@@ -362,6 +388,21 @@ def align(left: list[str], right: list[str]) -> list[tuple[int | None, int | Non
     missing one at the end. The search stays in a band around the diagonal (``BAND`` steps wider than the length
     difference): ranks of one job drift apart by a few graphs, not thousands, and the band keeps this linear.
     """
+    head = 0
+    while head < min(len(left), len(right)) and left[head] == right[head]:
+        head += 1
+    tail = 0
+    while (tail < min(len(left), len(right)) - head and left[len(left) - 1 - tail] == right[len(right) - 1 - tail]):
+        tail += 1
+    if head or tail:  # equal ends pair up as they are; only the middle needs the search
+        middle = _align(left[head:len(left) - tail], right[head:len(right) - tail])
+        return ([(k, k) for k in range(head)]
+                + [(None if i is None else i + head, None if j is None else j + head) for i, j in middle]
+                + [(len(left) - tail + k, len(right) - tail + k) for k in range(tail)])
+    return _align(left, right)
+
+
+def _align(left: list[str], right: list[str]) -> list[tuple[int | None, int | None]]:
     n, m = len(left), len(right)
     band = abs(n - m) + BAND
     inf = n + m + 1
