@@ -218,4 +218,21 @@ def test_compare_of_torch_xla_graphs_lists_outputs_added_with_their_bytes():
     hlo_outputs = lambda n: [s for s in cost_json(save)["graphs"][n]["outputs"].values()]  # noqa: E731
     assert cost["delta"]["output_bytes"] == hlo_outputs(0)[1] - hlo_outputs(2)[1]
     assert cost["delta"]["output_bytes"] == 2 * nbytes("f32[4,16]") + 2 * nbytes("f32[4,6]")
-    assert any(c.startswith("4 outputs added (f32[4,16], f32[4,16], f32[4,6], f32[4,6]") for c in cost["changes"])
+    line = next(c for c in cost["changes"] if c.startswith("4 outputs added ("))
+    assert line.count("f32[4,16] ") == 2 and line.count("f32[4,6] ") == 2
+
+
+FSDP = FIXTURES / "torch_xla" / "fsdp_linear"
+
+
+def test_patched_linear_forward_stops_outputting_transposed_weights():
+    """pytorch/xla#3811: unpatched, the forward graph outputs W.T of the layers whose input needs a gradient."""
+    truth = json.loads((FSDP / "plain" / "truth.json").read_text())
+    transposed = [f"f32[{w[1]},{w[0]}]" for w in truth["weight_shapes"][1:]]  # layer 1's input needs no grad
+    cost = compare_json(str(FSDP / "plain" / "graphs.hlo.0") + "#0", str(FSDP / "patched" / "graphs.hlo.0") + "#0")
+    assert cost["cost"]["delta"]["output_bytes"] == -nbytes(*transposed)
+    line = next(c for c in cost["cost"]["changes"] if "outputs removed" in c)
+    assert line.startswith(f"{len(transposed)} outputs removed (")
+    for shape in transposed:
+        assert f"{shape} aten__permute at linear.py:" in line
+    assert not any("outputs added" in c for c in cost["cost"]["changes"])

@@ -95,17 +95,29 @@ def _loop_buffer_changes(left: GraphCost, right: GraphCost) -> list[str]:
 
 
 def _output_changes(left: GraphCost, right: GraphCost) -> list[str]:
-    a, b = Counter(left.output_shapes), Counter(right.output_shapes)
+    """Outputs counted by shape (output order is not identity); the ones listed as gone or new are described by
+    the op computing them, preferring those whose op has no counterpart on the other side."""
+    la, lb = _outputs(left), _outputs(right)
+    a, b = Counter(s for s, _ in la), Counter(s for s, _ in lb)
     out = []
-    for verb, extra in (("added", b - a), ("removed", a - b)):
+    for verb, extra, mine, theirs in (("added", b - a, lb, la), ("removed", a - b, la, lb)):
         n = sum(extra.values())
         if not n:
             continue
-        shapes = sorted(extra.elements())
-        nbytes = sum(_shape_bytes(s) for s in shapes)
-        listed = ", ".join(shapes[:4]) + (", ..." if len(shapes) > 4 else "")
-        out.append(f"{n} output{'s' if n != 1 else ''} {verb} ({listed}, {_mb(nbytes)})")
+        other = Counter(theirs)
+        items = []
+        for shape in sorted(extra):
+            same = sorted((o for o in mine if o[0] == shape), key=lambda o: (other[o] > 0, o[1]))
+            items.extend(same[:extra[shape]])
+        nbytes = sum(_shape_bytes(shape) for shape, _ in items)
+        listed = ", ".join(shape + (f" {op}" if op else "") for shape, op in items[:4]) + (", ..." if n > 4 else "")
+        out.append(f"{n} output{'s' if n != 1 else ''} {verb} ({listed}; {_mb(nbytes)})")
     return out
+
+
+def _outputs(g: GraphCost) -> list[tuple[str, str]]:
+    ops = list(g.output_ops) + [None] * (len(g.output_shapes) - len(g.output_ops))
+    return [(shape, op or "") for shape, op in zip(g.output_shapes, ops)]
 
 
 def _shape_bytes(text: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
 from hlodiff.cost.loops import contexts
-from hlodiff.cost.memory import aliased_bytes, estimate_peak, output_shapes, outputs, parameters
+from hlodiff.cost.memory import aliased_bytes, estimate_peak, output_producers, output_shapes, outputs, parameters
 from hlodiff.cost.model import GraphCost
 from hlodiff.cost.source import SourceLocator
 from hlodiff.dumps.xla_memory import XlaMemory
@@ -27,4 +27,18 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where),
         loops=[loop.to_json() for loop in loops],
         output_shapes=[str(s.without_layout()) for s in output_shapes(module)],
+        output_ops=_output_ops(module, where),
     )
+
+
+def _output_ops(module: Module, where: SourceLocator) -> list[str | None]:
+    """``aten__permute at linear.py:134`` per output: enough for a user to recognise a tensor (``W.T``)."""
+    described: list[str | None] = []
+    for inst in output_producers(module):
+        if inst is None or inst.opcode == "parameter":
+            described.append(None if inst is None else "parameter")
+            continue
+        frame = where.frame(inst)
+        at = f" at {frame.file.rsplit('/', 1)[-1]}:{frame.line}" if frame is not None and frame.line else ""
+        described.append(where.op(inst) + at)
+    return described

@@ -38,6 +38,25 @@ def output_shapes(module: Module) -> list[Shape]:
     return list(module.entry.root.shape.leaves())
 
 
+def output_producers(module: Module) -> list[Instruction | None]:
+    """The instruction computing each output of a tuple ROOT (through views), None where unknown."""
+    entry = module.entry
+    root = entry.root
+    if root.opcode != "tuple" or len(root.operands) != len(root.shape.tuple_shapes):
+        return [None] * len(output_shapes(module))
+    insts = entry.by_name()
+    out: list[Instruction | None] = []
+    for name in root.operands:
+        inst = insts.get(name)
+        while inst is not None and inst.opcode in ("bitcast", "copy") and inst.operands:
+            inst = insts.get(inst.operands[0])
+        if inst is not None and inst.shape.is_tuple:
+            out.extend([None] * sum(1 for _ in inst.shape.leaves()))
+        else:
+            out.append(inst)
+    return out
+
+
 def aliased_bytes(module: Module) -> int:
     """Bytes of the outputs that reuse a parameter's buffer (``input_output_alias`` in the module header)."""
     raw = module.attrs.get("input_output_alias")

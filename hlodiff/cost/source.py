@@ -29,6 +29,19 @@ class SourceLocator:
             return [SourceFrame(meta.source_file, meta.source_line, None)]
         return []
 
+    def op(self, inst: Instruction) -> str:
+        """What computed a value, in the producer's words: ``aten__permute``, ``jit(step)/transpose``, else the
+        HLO opcode."""
+        raw = inst.attrs.get("metadata")
+        if raw:
+            try:
+                meta = parse_metadata(raw)
+            except HlodiffError:
+                meta = None
+            if meta is not None and (meta.op_type or meta.op_name):
+                return meta.op_type or meta.op_name or inst.opcode
+        return inst.opcode
+
     def frame(self, inst: Instruction) -> SourceFrame | None:
         """The innermost user frame, else the innermost frame, else None."""
         frames = self.frames(inst)
