@@ -17,7 +17,7 @@ ELEMENT_BITS: dict[str, int] = {
     "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
     "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
     "f8e4m3fn": 8, "f8e5m2": 8, "f8e4m3fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3b11fnuz": 8, "f8e3m4": 8,
-    "f8e4m3": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "token": 0, "opaque": 0,
+    "f8e4m3": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "f6e2m3fn": 6, "f6e3m2fn": 6, "token": 0, "opaque": 0,
 }
 
 UNBOUNDED = -1
@@ -56,7 +56,8 @@ class Shape:
     """An array shape (``f32[2,<=8]{1,0}``), a tuple shape (``(f32[], s32[2])``), ``token[]`` or ``opaque[]``.
 
     ``dims`` holds sizes (the bound for ``<=N`` dims, :data:`UNBOUNDED` for ``?``); ``dynamic`` marks which
-    dimensions are dynamic. ``tuple_shapes`` is set only when ``element_type == "tuple"``.
+    dimensions are dynamic. ``tuple_shapes`` is set only when ``element_type == "tuple"``, or holds the one
+    buffered array of a buffer shape ``b(f32[2])`` (``element_type == "buffer"``, XLA's custom-call buffers).
     """
 
     element_type: str
@@ -82,7 +83,7 @@ class Shape:
 
     def byte_size(self) -> int:
         """Bytes occupied, summed over tuple leaves; sub-byte types are packed."""
-        if self.is_tuple:
+        if self.tuple_shapes:
             return sum(s.byte_size() for s in self.tuple_shapes)
         bits = ELEMENT_BITS.get(self.element_type, 0)
         return (self.num_elements() * bits + 7) // 8
@@ -96,8 +97,8 @@ class Shape:
             yield self
 
     def without_layout(self) -> "Shape":
-        if self.is_tuple:
-            return Shape("tuple", tuple_shapes=tuple(s.without_layout() for s in self.tuple_shapes))
+        if self.tuple_shapes:
+            return Shape(self.element_type, tuple_shapes=tuple(s.without_layout() for s in self.tuple_shapes))
         if self.layout is None:
             return self
         return Shape(self.element_type, self.dims, self.dynamic)
@@ -114,6 +115,8 @@ class Shape:
     def __str__(self) -> str:
         if self.is_tuple:
             return "(" + ", ".join(map(str, self.tuple_shapes)) + ")"
+        if self.element_type == "buffer":
+            return f"b({self.tuple_shapes[0]})"
         text = self.element_type + self.dims_text()
         if self.layout is not None:
             text += str(self.layout)
@@ -262,6 +265,7 @@ class Computation:
     signature: tuple[tuple[tuple[str, Shape], ...], Shape] | None = None
     attrs: dict[str, str] = field(default_factory=dict)  # e.g. execution_thread="..."
     line: int = field(default=0, compare=False)
+    implicit: bool = False  # built by the parser (async shorthand's wrapped computation), not printed
 
     @property
     def root(self) -> Instruction:

@@ -17,8 +17,10 @@ from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
 from hlodiff.hlo.attributes import CALL_KEYS, unescape
+from hlodiff.hlo.asyncs import check_and_wrap_asyncs
+from hlodiff.hlo.infer import infer_shapes
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
-from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape_at
+from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
@@ -45,6 +47,7 @@ _LINE = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*(" + _ARRAY + r")\s+(
                    r"((?:[^()]++|\((?:[^()]++|\([^()]*\))*+\))*+)\)")
 # Operands printed with their shapes and a '%' on every name (torch_xla and older XLA).
 _TYPED_OPERANDS = re.compile(r"\s*" + _ARRAY + r"\s+%" + _NAME + r"(?:\s*,\s*" + _ARRAY + r"\s+%" + _NAME + r")*\s*")
+_OPERAND_NAME = re.compile(r"%?(" + _NAME + r")\s*")
 _PCT_NAME = re.compile(r"%(" + _NAME + r")")
 _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -56,6 +59,9 @@ _PARAM_DECL = re.compile(r"%?(" + _NAME + r")\s*:\s*")
 _TABLE_ROW = re.compile(r"\s*(\d+)\s+(.*?)\s*$")
 _KV = re.compile(r"(\w+)=(-?\d+)")
 _STRING_ROW = re.compile(_STR)
+# Values XLA writes with a space: a typed literal (``literal=s32[2]{0} {1, 2}``, ``literal=f32[] 0.1``), mesh
+# replica groups (``mesh['a'=2,'b'=2] {'b'}``).
+_SPACED_VALUE = re.compile(r"\S+\s+\{.*\}", re.S)
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -77,6 +83,9 @@ class _Parser:
         self.path = path
         self.first_line = first_line
         self.i = 0  # index of the next line to read
+        self.pending: list[Instruction] = []  # nested anonymous instructions of the statement being read
+        self.anon_names: set[str] = set()
+        self.shapeless = False  # some instruction left its shape to inference
 
     # -- errors ---------------------------------------------------------------------------------------------
 
@@ -112,6 +121,9 @@ class _Parser:
             raise self.error("no computations found (expected 'ENTRY name {' or 'name (params) -> shape {')",
                              max(len(self.lines) - 1, 0))
         self._check_names(module)
+        if self.shapeless:
+            infer_shapes(module, self.path)
+        check_and_wrap_asyncs(module, self.path)
         return module
 
     def _indent(self, index: int) -> int:
@@ -176,7 +188,8 @@ class _Parser:
 
     def _parse_header(self, module: Module) -> None:
         text, start = self._statement()
-        m = re.match(r"\s*HloModule\s+(" + _NAME + r")\s*", text)
+        m = re.match(r"\s*HloModule\s+(" + _NAME + r")\s*:?\s*", text)  # XLA accepts 'HloModule name:'
+
         if m is None:
             raise self.error_at("expected a module name after HloModule", start, text, text.find("HloModule") + 9)
         module.name = m.group(1)
@@ -277,7 +290,11 @@ class _Parser:
             if stripped.startswith("}"):
                 self._close_computation(comp)
                 return
-            comp.instructions.append(self._instruction())
+            inst = self._instruction()
+            if self.pending:
+                comp.instructions.extend(self.pending)
+                self.pending.clear()
+            comp.instructions.append(inst)
 
     def _close_computation(self, comp: Computation) -> None:
         line = _blank_comments(self.lines[self.i])
@@ -375,21 +392,42 @@ class _Parser:
             if text.lstrip().startswith(("ENTRY", "HloModule")) or text.rstrip().endswith("{"):
                 raise self.error_at("missing '}' before this line (computation not closed)", start, text, at)
             raise self.error_at("expected an instruction 'name = shape opcode(operands)'", start, text, at)
-        shape, pos = self._shape(text, m.end(), start)
+        shape, pos = self._optional_shape(text, m.end(), start)
+        if pos >= len(text.rstrip()) and self.i < len(self.lines) and _OPCODE.match(self.lines[self.i]):
+            more, _ = self._statement()  # 'name = shape' with the opcode on the next line
+            text += "\n" + more
+        first_col = m.start(2) - (text.rfind("\n", 0, m.start(2)) + 1)
+        inst, close = self._instruction_rhs(m.group(2), shape, text, pos, start)
+        inst.is_root = m.group(1) is not None
+        inst.line = self.first_line + start + text.count("\n", 0, m.start(2))
+        inst.col = first_col + 1
+        inst.attrs = self._attributes(text, close + 1, start)
+        return inst
+
+    def _optional_shape(self, text: str, pos: int, start: int) -> tuple[Shape | None, int]:
+        """The result shape, or ``None`` when the opcode follows directly (XLA infers the shape then)."""
+        pos = _skip_space(text, pos)
+        if pos < len(text) and text[pos] != "(" and not text.startswith("b(", pos) \
+                and _OPCODE.match(text, pos) is not None:
+            return None, pos
+        return self._shape(text, pos, start)
+
+    def _instruction_rhs(self, name: str, shape: Shape | None, text: str, pos: int,
+                         start: int) -> tuple[Instruction, int]:
+        """``opcode(operands)`` at ``pos``: the instruction (attributes not read) and the offset of its ')'."""
         mo = _OPCODE.match(text, pos)
         if mo is None:
             raise self.error_at("expected an opcode followed by '('", start, text, _skip_space(text, pos))
         close = scan.closing(text, mo.end() - 1)
         if close < 0:
             raise self.error_at("unbalanced '(' in operand list", start, text, mo.end() - 1)
-        first_col = m.start(2) - (text.rfind("\n", 0, m.start(2)) + 1)
-        inst = Instruction(m.group(2), shape, mo.group(1), is_root=m.group(1) is not None,
-                           line=self.first_line + start + text.count("\n", 0, m.start(2)), col=first_col + 1)
+        inst = Instruction(name, shape, mo.group(1))  # type: ignore[arg-type]  # None until inferred
+        if shape is None:
+            self.shapeless = True
         body = text[mo.end():close]
         if not self._fill_operands(inst, body, text, start, mo.end()):
             self._slow_operands(inst, body, text, start, mo.end())
-        inst.attrs = self._attributes(text, close + 1, start)
-        return inst
+        return inst, close
 
     def _fill_operands(self, inst: Instruction, body: str, text: str, start: int, offset: int) -> bool:
         """Fill operands (or the literal / parameter number) from the text inside the parentheses."""
@@ -433,13 +471,44 @@ class _Parser:
             if m:
                 inst.truncated_operands += int(m.group(1))
                 continue
-            token = stripped.rsplit(None, 1)[-1] if stripped else ""
-            name = token.lstrip("%")
-            if not name or re.fullmatch(_NAME, name) is None:
-                where = offset + at + (len(piece) - len(piece.lstrip()))
-                raise self.error_at(f"bad operand {stripped[:40]!r}", start, text, where)
-            names.append(name)
+            where = offset + at + (len(piece) - len(piece.lstrip()))
+            names.append(self._operand(stripped, text, where, start))
         inst.operands = tuple(names)
+
+    def _operand(self, piece: str, text: str, where: int, start: int) -> str:
+        """One operand: ``[shape] name``, or a nested anonymous instruction ``[shape] opcode(operands)``,
+        which becomes an instruction of its own placed before the one that uses it (as XLA does)."""
+        shape: Shape | None = None
+        pos = 0
+        if piece[:1] == "(" or piece.startswith("b(") or ARRAY_SHAPE.match(piece):
+            try:
+                shape, pos = parse_shape_at(piece, 0)
+            except ShapeSyntaxError as e:
+                raise self.error_at(str(e), start, text, where + e.offset) from None
+            pos = _skip_space(piece, pos)
+        m = _OPERAND_NAME.match(piece, pos)
+        if m is None or (m.end() != len(piece) and piece[m.end()] != "("):
+            raise self.error_at(f"cannot read {piece[:40]!r} as an instruction name or a nested instruction",
+                                start, text, where + pos)
+        if m.end() == len(piece):
+            return m.group(1)
+        inst, close = self._instruction_rhs(self._anon_name(m.group(1)), shape, text, where + pos, start)
+        if close != where + len(piece) - 1:
+            raise self.error_at("unexpected text after a nested instruction", start, text, close + 1)
+        inst.line = self.first_line + start + text.count("\n", 0, where)
+        inst.col = where - (text.rfind("\n", 0, where) + 1) + 1
+        self.pending.append(inst)
+        return inst.name
+
+    def _anon_name(self, opcode: str) -> str:
+        """``opcode.anon``, then ``opcode.anon.1``, ...: the names XLA gives nested instructions."""
+        name = opcode + ".anon"
+        n = 0
+        while name in self.anon_names:
+            n += 1
+            name = f"{opcode}.anon.{n}"
+        self.anon_names.add(name)
+        return name
 
     # -- attributes and shapes ------------------------------------------------------------------------------
 
@@ -467,7 +536,8 @@ class _Parser:
             value = text[m.end():value_end].strip()
             if not value:
                 raise self.error_at(f"attribute {key!r} has no value", start, text, m.end())
-            if value[0] not in "{[(\"" and len(value.split()) > 1:
+            if value[0] not in "{[(\"" and len(value.split()) > 1 and key != "literal" \
+                    and not _SPACED_VALUE.fullmatch(value):
                 raise self.error_at(f"unexpected text after the value of {key!r}", start, text,
                                     m.end() + len(value.split()[0]) + 1)
             attrs[key] = value

@@ -56,7 +56,7 @@ def format_module(module: Module) -> str:
         parts.append(header)
     if module.stack_frames:
         parts.append(_format_stack_frames(module.stack_frames))
-    parts.extend(format_computation(c) for c in module.computations)
+    parts.extend(format_computation(c) for c in module.computations if not c.implicit)
     return "\n\n".join(parts) + "\n"
 
 

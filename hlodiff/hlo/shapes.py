@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hlodiff.hlo.model import UNBOUNDED, Layout, Shape
+from hlodiff.hlo.model import ELEMENT_BITS, UNBOUNDED, Layout, Shape
 
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
 _LAYOUT_ITEM = re.compile(r"T((?:\([^()]*\))+)|E\((\d+)\)|S\((\d+)\)|([A-Z#*]+(?:\([^()]*\))*)")
@@ -43,9 +43,13 @@ def parse_shape_at(text: str, pos: int) -> tuple[Shape, int]:
         pos += 1
     if pos < len(text) and text[pos] == "(":
         return _parse_tuple_at(text, pos)
+    if text.startswith("b(", pos):
+        return _parse_buffer_at(text, pos)
     m = ARRAY_SHAPE.match(text, pos)
     if m is None:
         raise ShapeSyntaxError("expected a shape such as f32[2,3] or (f32[], s32[])", pos)
+    if m.group(1) not in ELEMENT_BITS:
+        raise ShapeSyntaxError(f"unknown element type {m.group(1)!r}", pos)
     key = m.group(0)
     shape = _cache.get(key)
     if shape is None:
@@ -67,6 +71,17 @@ def _parse_tuple_at(text: str, pos: int) -> tuple[Shape, int]:
             pos = _skip_space_and_comments(text, pos + 1)
         element, pos = parse_shape_at(text, pos)
         elements.append(element)
+
+
+def _parse_buffer_at(text: str, pos: int) -> tuple[Shape, int]:
+    """``b(f32[2,4])``: a buffer that custom-calls pin or create; it holds one array."""
+    inner, end = parse_shape_at(text, pos + 2)
+    if inner.is_tuple or inner.element_type == "buffer":
+        raise ShapeSyntaxError("a buffer shape holds one array shape", pos + 2)
+    end = _skip_space_and_comments(text, end)
+    if end >= len(text) or text[end] != ")":
+        raise ShapeSyntaxError("expected ')' to close the buffer shape", end)
+    return Shape("buffer", tuple_shapes=(inner,)), end + 1
 
 
 def _skip_space_and_comments(text: str, pos: int) -> int:
@@ -104,6 +119,8 @@ def _array_shape(m: re.Match[str]) -> Shape:
             else:
                 dims.append(_dim(piece, at))
                 dynamic.append(False)
+    if layout_text == "{}":
+        raise ShapeSyntaxError("an empty layout '{}' (XLA prints none for a scalar without tiles)", m.start(3))
     layout = parse_layout(layout_text, m.start(3)) if layout_text else None
     return Shape(element_type, tuple(dims), tuple(dynamic), layout)
 
