@@ -6,8 +6,10 @@ Inputs: (a) fixtures/big/transformer24.hlo.gz (a real 33k-instruction torch_xla 
 first, only the parse is timed) and (b) ../shared/corpus/hlo/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo
 (skipped if absent). For each: best-of-N MB/s of ``parse_module`` and of the baseline scan, their ratio, and the
 tracemalloc peak during one extra parse divided by the text size. Caches are emptied before every run.
-Targets (from the issue): parse >= 25 MB/s, parse time <= 8x scan time, peak memory <= 10x the text.
-Prints figures only; nothing is asserted.
+Second baseline (needs the optional ``jax`` extra): XLA's own C++ parser through jaxlib's ``hlo_module_from_text``
+(parser only, no verifier), timed the same way on the same text.
+Targets (from the issues): parse >= 25 MB/s, parse time <= 8x scan time, peak memory <= 10x the text, parse time
+<= 1.2x XLA's parser. Prints figures only; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from _util import BIG, SCAN_PATTERN, SHARED_HLO, best_of, cold_caches, header, m
 
 from hlodiff.hlo import parse_module  # noqa: E402
 
-TARGET_MBS, TARGET_RATIO, TARGET_MEM = 25.0, 8.0, 10.0
+TARGET_MBS, TARGET_RATIO, TARGET_MEM, TARGET_XLA = 25.0, 8.0, 10.0, 1.2
 SCAN = re.compile(SCAN_PATTERN, re.M)
 
 
@@ -36,6 +38,15 @@ def inputs() -> list[tuple[str, str | None]]:
         (f"../shared/corpus/hlo/{maxtext.name} (JAX MaxText)",
          maxtext.read_text() if maxtext.exists() else None),
     ]
+
+
+def xla_parser():
+    """jaxlib's binding of XLA's HLO text parser, or ``None`` without the jax extra."""
+    try:
+        from jaxlib import _hlo
+    except ImportError:
+        return None
+    return getattr(_hlo, "hlo_module_from_text", None)
 
 
 def parse_peak(text: str) -> int:
@@ -70,6 +81,15 @@ def bench(label: str, text: str, runs: int, do_profile: bool) -> list[bool]:
     print(f"   parse / scan : {ratio:.1f}x")
     print(f"   parse peak memory (tracemalloc): {mb(peak):.1f} MB = {mem:.1f}x text")
     results = [parse_mbs >= TARGET_MBS, ratio <= TARGET_RATIO, mem <= TARGET_MEM]
+    xla = xla_parser()
+    if xla is None:
+        print("   XLA parser   : jaxlib not installed, skipped")
+    else:
+        t_xla, _ = best_of(lambda: xla(text), runs)
+        results.append(t_parse / t_xla <= TARGET_XLA)
+        print(f"   XLA parser   : {t_xla * 1e3:8.1f} ms  {mb(size) / t_xla:7.1f} MB/s   (jaxlib hlo_module_from_text, "
+              f"best of {runs})")
+        print(f"   {verdict(results[-1])} parse <= {TARGET_XLA:g}x XLA's parser ({t_parse / t_xla:.2f}x)")
     print(f"   {verdict(results[0])} parse >= {TARGET_MBS:g} MB/s ({parse_mbs:.1f})   "
           f"{verdict(results[1])} parse <= {TARGET_RATIO:g}x scan ({ratio:.1f}x)   "
           f"{verdict(results[2])} memory <= {TARGET_MEM:g}x text ({mem:.1f}x)")

@@ -212,9 +212,12 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
         from hlodiff.graph import canonicalize
 
         from hlodiff.cost.run import compare_cost
+        from hlodiff.hlo.opcodes import note_unknown_opcodes
 
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
         left_module, right_module = left.module(), right.module()
+        for module in (left_module, right_module):
+            note_unknown_opcodes(module, warnings)
         diff = diff_canonical(canonicalize(left_module, options), canonicalize(right_module, options))
         cost = compare_cost(left, right, left_module, right_module)
         if as_json:
@@ -268,6 +271,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     """
     from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
     from hlodiff.graph import canonicalize, normalized_text
+    from hlodiff.hlo.opcodes import note_unknown_opcodes
     from hlodiff.render import json_out
 
     options = _normalization(no_normalize, ignore_layouts)
@@ -277,7 +281,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
         _, n = split_ref(path)
         records = [resolve_ref(path, warnings, stage=stage)] if n is not None else iter_graphs(path, warnings, stage=stage)
         for record in records:
-            cm = canonicalize(record.module(), options)
+            module = record.module()
+            note_unknown_opcodes(module, warnings)
+            cm = canonicalize(module, options)
             rows.append((record, cm))
     if as_json:
         body = {"graphs": [{"ref": r.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,

@@ -54,7 +54,9 @@ def test_root_defaults_to_last_instruction_and_entry_to_last_computation():
 
 def test_computation_signature_with_tuple_result_and_comment():
     m = parse_module("HloModule m\n\n%c (Arg_0.1: s32[], Arg_1.1: (u32[20], u32[])) -> (s32[], /*index=1*/u32[]) {\n"
-                     "  ROOT %Arg_0.1 = s32[] parameter(0)\n}\n")
+                     "  %Arg_0.1 = s32[] parameter(0)\n  %Arg_1.1 = (u32[20], u32[]) parameter(1)\n"
+                     "  %g = u32[] get-tuple-element(%Arg_1.1), index=1\n"
+                     "  ROOT %t = (s32[], u32[]) tuple(%Arg_0.1, %g)\n}\n")
     params, result = m.entry.signature
     assert [name for name, _ in params] == ["Arg_0.1", "Arg_1.1"]
     assert params[1][1].is_tuple and result.is_tuple

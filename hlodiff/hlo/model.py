@@ -297,6 +297,7 @@ class Module:
     full_stacks: dict[str, tuple[SourceFrame, ...]] = field(default_factory=dict, compare=False)
     """Instruction name -> full Python stack (innermost first) from the HLO proto dumped beside the text, for
     dumps whose text keeps only the innermost frame (torch_xla)."""
+    unknown_opcodes: list[str] = field(default_factory=list, compare=False)  # read as written; worth a warning
 
     @property
     def entry(self) -> Computation:

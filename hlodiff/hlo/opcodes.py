@@ -50,3 +50,12 @@ def is_invalid_async(opcode: str) -> bool:
     """``recv-start``, ``all-gather-update``: the shorthand spelled on an operation that has its own pair."""
     short = async_shorthand(opcode)
     return short is not None and short[0] in _OWN_ASYNC
+
+
+def note_unknown_opcodes(module, warnings: list) -> None:
+    """Append one warning naming the opcodes of ``module`` that this hlodiff does not know (read as written)."""
+    if module.unknown_opcodes:
+        from hlodiff.errors import InputWarning
+
+        names = ", ".join(module.unknown_opcodes)
+        warnings.append(InputWarning(f"unknown opcode(s) {names}: read as written (a newer XLA?)", module.path))

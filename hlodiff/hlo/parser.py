@@ -16,9 +16,11 @@ import re
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
-from hlodiff.hlo.attributes import CALL_KEYS, unescape
+from hlodiff.hlo.attributes import CALL_KEYS, parse_buffer_donor, parse_input_output_alias, unescape
 from hlodiff.hlo.asyncs import check_and_wrap_asyncs
+from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
+from hlodiff.hlo.opcodes import async_shorthand
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
@@ -62,6 +64,7 @@ _STRING_ROW = re.compile(_STR)
 # Values XLA writes with a space: a typed literal (``literal=s32[2]{0} {1, 2}``, ``literal=f32[] 0.1``), mesh
 # replica groups (``mesh['a'=2,'b'=2] {'b'}``).
 _SPACED_VALUE = re.compile(r"\S+\s+\{.*\}", re.S)
+_HEADER_CHECKS = (("input_output_alias", parse_input_output_alias), ("buffer_donor", parse_buffer_donor))
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -123,7 +126,11 @@ class _Parser:
         self._check_names(module)
         if self.shapeless:
             infer_shapes(module, self.path)
-        check_and_wrap_asyncs(module, self.path)
+        odd = check_module(module, self.path)
+        if odd:
+            if any(op.startswith("async-") or async_shorthand(op) for op in odd):
+                check_and_wrap_asyncs(module, self.path)
+            module.unknown_opcodes = sorted(op for op in odd if not op.startswith("async-") and not async_shorthand(op))
         return module
 
     def _indent(self, index: int) -> int:
@@ -194,6 +201,12 @@ class _Parser:
             raise self.error_at("expected a module name after HloModule", start, text, text.find("HloModule") + 9)
         module.name = m.group(1)
         module.attrs = self._attributes(text, m.end(), start)
+        for key, check in _HEADER_CHECKS:
+            if key in module.attrs:
+                try:
+                    check(module.attrs[key])
+                except HloParseError as e:
+                    raise self.error_at(e.message, start, text, text.find(key + "=")) from None
 
     def _parse_table(self, table: StackFrameTable, kind: str) -> None:
         self.i += 1

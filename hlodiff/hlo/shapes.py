@@ -162,4 +162,23 @@ def parse_layout(text: str, offset: int = 0) -> Layout:
         else:
             extra.append(m.group(4))
         pos = m.end()
+    if extra:
+        _check_sparse_items(extra, offset)
     return Layout(order, tuple(tiles), element_bits, memory_space, tuple(extra))
+
+
+_DIM_LEVEL = re.compile(r"[DCSH][+~]*")
+
+
+def _check_sparse_items(extra: list[str], offset: int) -> None:
+    """``D(D,C)`` names each dimension's level type; ``P(shape)``, a physical shape, only makes sense for a sparse
+    array (a level other than D)."""
+    sparse = False
+    for item in extra:
+        if item.startswith("D("):
+            levels = [x.strip() for x in item[2:-1].split(",")]
+            if not all(_DIM_LEVEL.fullmatch(x) for x in levels):
+                raise ShapeSyntaxError(f"expected a DimLevelType abbreviation (D, C, S or H) in {item!r}", offset)
+            sparse = sparse or any(x[0] != "D" for x in levels)
+    if any(item.startswith("P(") for item in extra) and not sparse:
+        raise ShapeSyntaxError("Layout has physical shape, but is not for a sparse array", offset)

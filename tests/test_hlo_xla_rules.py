@@ -1,0 +1,129 @@
+"""What XLA's parser reads that a dump writer rarely prints, and what it rejects beyond the grammar.
+
+Each test is one small module written for one rule (the real modules of XLA's test suite are read in
+tests/test_corpus.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hlodiff.errors import HloParseError
+from hlodiff.hlo import format_module, parse_module
+
+
+def _module(body: str, header: str = "HloModule m") -> str:
+    return f"{header}\n\nENTRY e {{\n{body}\n}}\n"
+
+
+def _error(text: str) -> HloParseError:
+    with pytest.raises(HloParseError) as caught:
+        parse_module(text, path="t.hlo")
+    return caught.value
+
+
+# -- reading ------------------------------------------------------------------------------------------------------
+
+def test_module_name_may_end_in_a_colon():
+    assert parse_module(_module("  ROOT p = f32[] parameter(0)", "HloModule comments:")).name == "comments"
+
+
+def test_attribute_values_with_a_space_are_kept_whole():
+    text = _module('  p = f32[2] parameter(0)\n'
+                   '  ROOT c = f32[2] custom-call(p), custom_call_target="foo", literal=s32[2]{0} {1, 2}, '
+                   'backend_config="x"')
+    root = parse_module(text).entry.root
+    assert root.attrs["literal"] == "s32[2]{0} {1, 2}" and root.attrs["backend_config"] == '"x"'
+    mesh = ("HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+            "  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), "
+            "replica_groups=mesh['axis_0'=2,'axis_1'=2] {'axis_1'}, to_apply=add\n}\n")
+    assert parse_module(mesh).entry.root.attrs["replica_groups"] == "mesh['axis_0'=2,'axis_1'=2] {'axis_1'}"
+
+
+def test_buffer_shapes_read_and_print_back():
+    text = _module('  p = f32[] parameter(0)\n  ROOT b = b(f32[2,4]) custom-call(p), custom_call_target="Pin"')
+    module = parse_module(text)
+    assert str(module.entry.root.shape) == "b(f32[2,4])"
+    assert module.entry.root.shape.byte_size() == 32
+    assert parse_module(format_module(module)) == module
+
+
+def test_opcode_on_the_line_after_the_shape():
+    text = _module("  a = f32[4] parameter(0)\n  ROOT n = (f32[4], f32[4])\n    tuple(a, a)")
+    root = parse_module(text).entry.root
+    assert root.opcode == "tuple" and root.operands == ("a", "a")
+
+
+def test_shapes_left_out_are_inferred_like_xla():
+    text = ("HloModule m\n\nneg {\n  x = f32[2] parameter(0)\n  ROOT n = negate(x)\n}\n\n"
+            "ENTRY e {\n  a = f32[2,10] parameter(0)\n  b = f32[10,3] parameter(1)\n  d = dot(a, b), "
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  c = compare(a, a), direction=LT\n"
+            "  t = tuple(d, c)\n  g = get-tuple-element(t), index=1\n  v = f32[2] parameter(2)\n"
+            "  k = call(v), to_apply=neg\n  ROOT r = tuple(g, k)\n}\n")
+    by = parse_module(text).entry.by_name()
+    assert str(by["d"].shape) == "f32[2,3]"
+    assert str(by["c"].shape) == "pred[2,10]"
+    assert str(by["g"].shape) == "pred[2,10]"
+    assert str(by["k"].shape) == "f32[2]"
+    assert str(by["r"].shape) == "(pred[2,10], f32[2])"
+
+
+def test_a_shape_hlodiff_cannot_infer_is_a_located_error():
+    e = _error(_module("  a = f32[4] parameter(0)\n  ROOT r = reshape(a)"))
+    assert (e.line, e.col) == (5, 8) and "cannot infer the shape of 'reshape'" in e.message
+
+
+def test_nested_anonymous_instructions_become_instructions_named_like_xlas():
+    text = _module("  ROOT root = add(f32[10] parameter(0), multiply(f32[10] parameter(1), f32[10] parameter(2)))")
+    entry = parse_module(text).entry
+    assert [i.name for i in entry.instructions] == [
+        "parameter.anon", "parameter.anon.1", "parameter.anon.2", "multiply.anon", "root"]
+    assert entry.root.operands == ("parameter.anon", "multiply.anon")
+    assert str(entry.root.shape) == "f32[10]"
+
+
+def test_async_shorthand_counts_the_computation_xla_wraps_it_in():
+    text = _module('  p = f32[10] parameter(0)\n'
+                   '  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), custom_call_target="foo"\n'
+                   '  ROOT d = f32[20] custom-call-done(s)')
+    module = parse_module(text)
+    wrapped = [c for c in module.computations if c.implicit]
+    assert [i.opcode for i in wrapped[0].instructions] == ["parameter", "custom-call"]
+    assert module.instruction_count() == 5
+    assert "async_wrapped" not in format_module(module)  # XLA prints the shorthand again, so does hlodiff
+    assert parse_module(format_module(module)) == module
+
+
+# -- rejecting ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, line, col, words", [
+    ("  ROOT p = g32[] parameter(0)", 4, 12, "unknown element type 'g32'"),
+    ("  ROOT c = u4[] constant(16)", 4, 3, "out of range"),
+    ("  ROOT c = f16[] constant(-65520)", 4, 3, "out of range"),
+    ("  ROOT c = f32[2,3] constant({1, 2, 3, 4, 5, 6})", 4, 3, "dimensions"),
+    ("  ROOT c = bf16[1] constant({nan(0x3ff)})", 4, 3, "NaN payload"),
+    ("  a = token[] after-all()\n  ROOT b = token[] after-all(), control-predecessors={%nowhere}", 5, 3,
+     "'nowhere' is not defined"),
+    ('  ROOT c = f32[1] custom-call(), custom_call_target="f", api_version=API_VERSION_NEW', 4, 3,
+     "API version"),
+    ("  p = f32[2] parameter(0)\n  ROOT u = ((f32[2]), f32[2], s32[]) all-gather-update(p)", 5, 3,
+     "expects opcode but sees: all-gather-update"),
+])
+def test_faults_in_the_text_are_one_located_error(body, line, col, words):
+    e = _error(_module(body))
+    assert (e.line, e.col) == (line, col) and words in e.message
+
+
+def test_convolution_dim_labels_must_name_each_dimension_once():
+    body = ("  a = f32[1,2,1] parameter(0)\n  b = f32[1,1,1] parameter(1)\n  ROOT c = f32[1,2,1] convolution(a, b), "
+            "window={size=1}, dim_labels=00_01->10")
+    assert "unique lhs dimension numbers" in _error(_module(body)).message
+
+
+def test_malformed_aliasing_in_the_header_points_at_it():
+    e = _error(_module("  ROOT p = f32[] parameter(0)", "HloModule m, input_output_alias={ {0, a}: (0, {0}) }"))
+    assert (e.line, e.col) == (1, 14) and "input_output_alias" in e.message
+
+
+def test_an_unknown_opcode_is_read_and_named_for_a_warning():
+    module = parse_module(_module("  p = f32[] parameter(0)\n  ROOT x = f32[] frobnicate(p)"))
+    assert module.entry.root.opcode == "frobnicate" and module.unknown_opcodes == ["frobnicate"]
