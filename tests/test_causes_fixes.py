@@ -81,14 +81,47 @@ def test_donation_toggle_is_aliasing_on_an_identical_graph():
     assert "donation toggled" not in result.summary and "aliasing" in result.summary
 
 
-@pytest.mark.parametrize("name", ["weak_type", "static_argument"])
-def test_identical_hlo_is_never_called_reordered(name):
-    result = explain(FIXTURES / "jax" / name / "dump")
+@pytest.mark.parametrize("name, fix", [("weak_type", "typed array"), ("static_argument", "static `log_every`")])
+def test_identical_hlo_gets_jax_reason_from_its_log(name, fix):
+    t = truth("jax", name)
+    result = explain(FIXTURES / "jax" / name / "dump")  # stderr.log beside the dump is found by content
     (r,) = result.recompilations
-    assert r.diff.equal
-    assert all(c.kind != "reordered" for c in r.causes)
-    assert any("identical" in c.summary for c in r.causes)
-    assert r.causes[0].locations[0].line == truth("jax", name)["user_line"]
+    assert r.diff.equal and t["recompiles"][0]["hlo_identical"]
+    assert [c.kind for c in r.causes] == [t["cause"]]
+    cause = r.causes[0]
+    assert cause.summary.startswith("the HLO is identical; ") and 'JAX: "* at ' in cause.summary
+    assert (cause.locations[0].file.rsplit("/", 1)[-1], cause.locations[0].line) == (t["user_file"], t["user_line"])
+    assert fix in cause.fix
+    assert t["cause"] in result.summary
+
+
+@pytest.mark.parametrize("name", ["weak_type", "static_argument"])
+def test_identical_hlo_without_jax_log_is_cache_key_never_reordered(name, tmp_path):
+    import shutil
+
+    shutil.copytree(FIXTURES / "jax" / name / "dump", tmp_path / "dump")
+    result = explain(tmp_path / "dump")
+    (r,) = result.recompilations
+    assert [c.kind for c in r.causes] == ["cache_key"]
+    assert "the HLO is identical after normalization" in r.causes[0].summary
+    assert "JAX_EXPLAIN_CACHE_MISSES=1" in r.causes[0].fix
+    assert r.causes[0].locations[0].line == truth("jax", name)["user_line"]  # the call site, from the stacks
+
+
+def test_jax_log_of_another_run_joins_nothing_and_says_so():
+    warnings = []
+    inputs = discover([str(FIXTURES / "jax" / "donate_toggle" / "dump")], None, None,
+                      str(FIXTURES / "jax" / "weak_type" / "stderr.log"))
+    result = explain_run(inputs, warnings)
+    assert [c.kind for c in result.recompilations[0].causes] == ["aliasing"]
+    assert any("nothing joined" in str(w) for w in warnings)
+
+
+def test_static_argument_next_to_a_baked_constant_follows_the_graph_cause():
+    result = explain(FIXTURES / "jax" / "recompile_shape" / "dump")
+    r = result.recompilations[1]
+    assert [c.kind for c in r.causes] == ["constant", "static_argument"]
+    assert "`scale` changed: 2.0 -> 3.0" in r.causes[1].summary
 
 
 def test_compare_reports_header_difference_of_identical_computations():

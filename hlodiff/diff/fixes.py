@@ -61,6 +61,8 @@ def _shape(cause: Cause, ctx: FixContext) -> str:
     first = _first_changed(cause)
     on_input = first is not None and first.left.opcode == "parameter"
     if on_input and ctx.last_in_family and _leading_dim_shrank(first):
+        if ctx.producer == "jax":
+            return "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"
         return "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"
     if on_input:
         if ctx.producer == "jax":

@@ -20,6 +20,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
+from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
                                     outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
@@ -115,13 +116,14 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
     return explain_records(records, options, report_files=inputs.tensors_reports,
-                           events=_debug_events(inputs, warnings), warnings=warnings)
+                           events=_debug_events(inputs, warnings), warnings=warnings,
+                           jax_logs=getattr(inputs, "jax_logs", []))
 
 
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
                     warnings: list[InputWarning] | None = None,
-                    report_files: list[str] | None = None) -> RunExplanation:
+                    report_files: list[str] | None = None, jax_logs: list[str] | None = None) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
@@ -152,8 +154,12 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilations.append(recompilation)
     order = {g.ref: i for i, g in enumerate(graphs)}
     recompilations.sort(key=lambda r: order[r.graph.ref])
+    joined = jax_compilations(jax_logs or [], graphs, warnings)
+    jax_fixes = [pair for r in recompilations for pair in merge_jax(r, joined.get(r.graph.ref))]
     patterns = [describe_pattern(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
+    for cause, fix in jax_fixes:
+        cause.fix = fix
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
                           hints)

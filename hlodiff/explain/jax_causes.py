@@ -1,0 +1,128 @@
+"""Join JAX's own cache-miss explanations to the compilations they caused, as causes in the shared vocabulary.
+
+JAX knows why its cache missed (a weak type, a static argument's value, a function it never saw, another pytree
+or sharding) but sees nothing inside the function; the dumps show the computation but not the cache key. A
+compilation's explanation (read by :mod:`hlodiff.dumps.jax_log`) becomes ``weak_type``, ``static_argument``,
+``sharding``, or ``cache_key`` quoting JAX's line for its other reasons. When the HLO is identical, JAX's reason is
+the headline (replacing the bare "identical HLO" cause); when the graph changed too, the graph's causes lead and
+JAX's reason follows. Shape and dtype reasons are what the graph comparison already shows; they only lend JAX's
+call site to causes that have no line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hlodiff.diff.model import Cause
+from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
+from hlodiff.errors import InputWarning
+from hlodiff.explain.inventory import GraphSummary
+
+_URL = re.compile(r"https?://\S+$")
+_GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
+
+
+@dataclass(frozen=True, slots=True)
+class JaxCause:
+    """A cause from JAX's log and the fix that goes with what JAX named (the argument, the function)."""
+
+    cause: Cause
+    fix: str
+
+
+def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: list[InputWarning] | None
+                     ) -> dict[str, JaxCompilation]:
+    """Graph ref -> the JAX compilation that produced it, for the XLA dump modules of the run."""
+    dumped = [g for g in graphs if g.record.kind == "xla_dump"]
+    if not paths or not dumped:
+        return {}
+    found: dict[str, JaxCompilation] = {}
+    for path in paths:
+        log = read_jax_log(path, warnings)
+        names = [g.record.module_name or g.name for g in dumped]
+        for graph, compilation in zip(dumped, join_modules(log, names, warnings)):
+            if compilation is not None:
+                found.setdefault(graph.ref, compilation)
+    return found
+
+
+def merge_jax(r, compilation: JaxCompilation | None) -> list[tuple[Cause, str]]:
+    """Add JAX's reasons to a recompilation's causes; returns each new cause with its fix (set after the run's
+    fixes, which would otherwise overwrite them)."""
+    miss = compilation.cache_miss if compilation is not None else None
+    if miss is None:
+        return []
+    made = [jc for reason in miss.reasons if (jc := _cause(reason, miss)) is not None]
+    call_site = miss.call_site
+    if call_site is not None:
+        for cause in r.causes:
+            if not cause.locations and cause.kind != "partial":
+                cause.locations = [call_site]
+                cause.hint = None
+    if not made:
+        return []
+    identical = r.diff is not None and r.diff.equal
+    if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
+        r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
+        for jc in made:
+            jc.cause.summary = "the HLO is identical; " + jc.cause.summary
+        r.causes[0:0] = [jc.cause for jc in made]
+    else:
+        r.causes.extend(jc.cause for jc in made)
+    return [(jc.cause, jc.fix) for jc in made]
+
+
+def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
+    quote = _URL.sub("", reason.text.strip())
+    if len(quote) > 140:
+        quote = quote[:137] + "..."
+    where = [miss.call_site] if miss.call_site is not None else []
+    said = f'JAX: "{quote}"'
+    if reason.kind == "weak_type":
+        arg = reason.argument or "an argument"
+        return JaxCause(Cause("weak_type", f"`{arg}` was {_weak(reason.before)} and is now {_weak(reason.now)} "
+                                           f"({said})", where),
+                        f"pass `{arg}` with one type every call: always a typed array (jnp.float32(x)) or always a "
+                        "Python scalar")
+    if reason.kind == "static_argument":
+        arg = _argument_name(reason.argument)
+        return JaxCause(Cause("static_argument", f"static argument `{arg}` changed: {reason.before} -> "
+                                                 f"{reason.now} ({said})", where),
+                        f"each value of static `{arg}` compiles again: pass it as a traced argument, keep it out "
+                        "of the jitted function, or fix its value")
+    if reason.kind == "sharding":
+        return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
+                              where),
+                        "place the argument with the same sharding every call (jax.device_put with one NamedSharding)")
+    if reason.kind in _GRAPH_SHOWS:
+        return None
+    if reason.kind in ("never_seen", "redefined_function"):
+        defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
+        return JaxCause(Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
+                                           f"is created anew ({said})", where),
+                        "create and jit the function once, outside the loop, and reuse it")
+    if reason.kind == "pytree":
+        return JaxCause(Cause("cache_key", f"the arguments' pytree structure changed ({said})", where),
+                        "pass arguments with the same structure every call (same keys, same container types)")
+    if reason.kind == "tracing_context":
+        return JaxCause(Cause("cache_key", f"the tracing context changed ({said})", where),
+                        f"set `{reason.argument}` once for the whole run, not around some calls")
+    return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
+                    "keep the function object, arguments and configuration the same between calls")
+
+
+def _weak(text: str | None) -> str:
+    if not text:
+        return "?"
+    weak = "weak_type=True" in text
+    base = text.split("{", 1)[0]
+    return f"a weakly typed {base} (a Python scalar)" if weak else f"a typed {base}"
+
+
+def _argument_name(path: str | None) -> str:
+    """``[1]['log_every']`` -> ``log_every``."""
+    if not path:
+        return "?"
+    names = re.findall(r"\['([^']+)'\]", path)
+    return names[-1] if names else path
