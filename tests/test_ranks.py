@@ -195,3 +195,11 @@ def test_alignment_pairs_a_changed_step_and_leaves_a_stopped_rank_its_tail():
     assert align(list("AAAAAA"), list("AA")) == [(0, 0), (1, 1)] + [(i, None) for i in range(2, 6)]
     assert align(list("abcd"), list("abXcd")) == [(0, 0), (1, 1), (None, 2), (2, 3), (3, 4)]
     assert align(list("ab"), []) == [(0, None), (1, None)]
+
+
+def test_local_dask_cluster_started_by_the_command_gives_the_serial_bytes():
+    pytest.importorskip("dask.distributed")
+    serial = run("explain-recompile", JAX_STEADY, "--jobs", "1")
+    local = run("explain-recompile", JAX_STEADY, "--scheduler", "local", "--jobs", "1")
+    assert local.exit_code == serial.exit_code == 0
+    assert local.output == serial.output

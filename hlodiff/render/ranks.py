@@ -45,7 +45,8 @@ def _head(console: Console, job) -> None:
         elif result.explanation is not None:
             what = result.explanation.summary
         else:
-            what = f"{entry['graphs']} graphs, {entry['compilations']} compilations"
+            what = (f"{entry['graphs']} graph{'s' if entry['graphs'] != 1 else ''}, {entry['compilations']} "
+                    f"compilation{'s' if entry['compilations'] != 1 else ''}")
         console.print(Text(f"  rank {spec.rank:<3} {what}"), highlight=False)
         console.print(Text(f"  {'':<8} {', '.join(spec.paths)} ({spec.identified_by})", style="dim"),
                       highlight=False)
