@@ -236,3 +236,26 @@ def test_patched_linear_forward_stops_outputting_transposed_weights():
     for shape in transposed:
         assert f"{shape} aten__permute at linear.py:" in line
     assert not any("outputs added" in c for c in cost["cost"]["changes"])
+
+
+def test_explain_recompile_summary_says_what_compiling_cost():
+    result = run("explain-recompile", str(PIPELINE / "mb2" / "graphs.hlo.0"), "--json")
+    doc = json.loads(result.output)
+    metrics = (PIPELINE / "mb2" / "metrics.txt").read_text()
+    samples = int(re.search(r"Metric: CompileTime\n\s+TotalSamples: (\d+)", metrics).group(1))
+    n = len(doc["recompilations"])
+    assert f"for {samples} compilations (torch_xla CompileTime metric, no per-graph times), {n} of them " \
+           f"recompilation" in doc["summary"]
+    # JAX: per compilation, from jax_log_compiles
+    doc = json.loads(run("explain-recompile", str(SCAN / "carry" / "dump"), "--json").output)
+    log = (SCAN / "carry" / "jax_log.txt").read_text()
+    seconds = float(re.search(r"Finished XLA compilation of jit\(loss\) in ([0-9.]+) sec", log).group(1))
+    assert doc["summary"].endswith(f"compiling took {seconds:.2f} s (jax_log_compiles)")
+
+
+def test_compile_time_parsing_of_torch_xla_durations():
+    from hlodiff.dumps.compile_times import parse_duration
+
+    assert abs(parse_duration("01s205ms346.890us") - 1.205346890) < 1e-12
+    assert parse_duration("02m03s") == 123.0
+    assert parse_duration("12 apples") is None

@@ -16,7 +16,7 @@ from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
-from hlodiff.dumps.compile_times import CompileTimes, read_compile_times
+from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_beside, read_compile_times
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
@@ -103,38 +103,6 @@ def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], t
         graphs[position].compile_seconds = value
 
 
-def compile_seconds(records: list[GraphRecord], compiled: list[bool], times: CompileTimes,
-                    warnings: list[InputWarning] | None = None) -> dict[int, float]:
-    """Seconds per compiled graph (by position in ``records``). JAX logs one line per compilation, in order, and
-    XLA numbers its dumped modules in that same order: they are paired by function name (``jit(step)`` is
-    dumped as ``jit_step``), in order."""
-    if not times.compilations:
-        return {}
-    queues: dict[str, list] = {}
-    for c in times.compilations:
-        queues.setdefault(_sanitize(c.function), []).append(c)
-    found: dict[int, float] = {}
-    unmatched = 0
-    for position, (record, was_compiled) in enumerate(zip(records, compiled)):
-        if record.kind != "xla_dump" or not was_compiled:
-            continue
-        queue = queues.get(_sanitize(record.module_name or ""))
-        if queue:
-            found[position] = round(queue.pop(0).seconds, 6)
-        else:
-            unmatched += 1
-    if unmatched and warnings is not None:
-        warnings.append(InputWarning(f"{unmatched} compiled module(s) have no 'Finished XLA compilation' line in "
-                                     f"the log", path=times.sources[0] if times.sources else None))
-    return found
-
-
-def _sanitize(name: str) -> str:
-    """JAX logs ``jit(<lambda>)``; XLA's dump file says ``jit__lambda`` (odd characters become ``_``, trailing
-    ones dropped)."""
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name).rstrip("_")
-
-
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:
     """Graphs per place in the program (the user line that ran them, or the module's name)."""
     order: list[str] = []
@@ -157,9 +125,6 @@ def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[Famil
     return [rows[label] for label in order]
 
 
-_LOG_NAMES = ("metrics.txt", "jax_log.txt")
-
-
 def side_inputs(paths: list[str], debug_logs: list[str], tensors_report: str | None) -> tuple[list[str], list[str]]:
     """Logs and live-tensor reports given explicitly, else found beside each dump (as the fixtures and
     ``hlodiff record`` lay them out)."""
@@ -169,7 +134,7 @@ def side_inputs(paths: list[str], debug_logs: list[str], tensors_report: str | N
         base, _ = split_ref(path)
         folder = os.path.dirname(os.path.abspath(base))
         if not debug_logs:
-            logs.extend(p for p in (os.path.join(folder, n) for n in _LOG_NAMES) if os.path.isfile(p) and p not in logs)
+            logs.extend(p for p in logs_beside([path]) if p not in logs)
         candidate = os.path.join(folder, "tensors_report.txt")
         if tensors_report is None and os.path.isfile(candidate) and candidate not in reports:
             reports.append(candidate)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps._io import text_lines
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 
 _JAX_RE = re.compile(r"Finished XLA compilation of (.+?) in ([0-9.]+(?:[eE][-+]?\d+)?) sec\b")
@@ -114,3 +115,50 @@ def _read_one(path: str, times: CompileTimes, warnings: list[InputWarning] | Non
             times.total_seconds = (times.total_seconds or 0.0) + seconds
             times.total_count = (times.total_count or 0) + (samples or 0)
     return debug_log
+def compile_seconds(records: list[GraphRecord], compiled: list[bool], times: CompileTimes,
+                    warnings: list[InputWarning] | None = None) -> dict[int, float]:
+    """Seconds per compiled graph (by position in ``records``). JAX logs one line per compilation, in order, and
+    XLA numbers its dumped modules in that same order: they are paired by function name (``jit(step)`` is
+    dumped as ``jit_step``), in order."""
+    if not times.compilations:
+        return {}
+    queues: dict[str, list] = {}
+    for c in times.compilations:
+        queues.setdefault(_sanitize(c.function), []).append(c)
+    found: dict[int, float] = {}
+    unmatched = 0
+    for position, (record, was_compiled) in enumerate(zip(records, compiled)):
+        if record.kind != "xla_dump" or not was_compiled:
+            continue
+        queue = queues.get(_sanitize(record.module_name or ""))
+        if queue:
+            found[position] = round(queue.pop(0).seconds, 6)
+        else:
+            unmatched += 1
+    if unmatched and warnings is not None:
+        warnings.append(InputWarning(f"{unmatched} compiled module(s) have no 'Finished XLA compilation' line in "
+                                     f"the log", path=times.sources[0] if times.sources else None))
+    return found
+
+
+def _sanitize(name: str) -> str:
+    """JAX logs ``jit(<lambda>)``; XLA's dump file says ``jit__lambda`` (odd characters become ``_``, trailing
+    ones dropped)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name).rstrip("_")
+
+
+LOG_NAMES = ("metrics.txt", "jax_log.txt")
+"""Where the fixtures (and ``hlodiff record``) leave compile-time logs beside a dump."""
+
+
+def logs_beside(paths: list[str]) -> list[str]:
+    """Compile-time logs sitting beside the given dumps (save files, dump folders, ``PATH#N`` refs)."""
+    found: list[str] = []
+    for path in paths:
+        base = re.sub(r"#-?\d+$", "", path) if not os.path.exists(path) else path
+        folder = os.path.dirname(os.path.abspath(base))
+        for name in LOG_NAMES:
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and candidate not in found:
+                found.append(candidate)
+    return found

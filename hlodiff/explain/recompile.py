@@ -24,6 +24,8 @@ from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
                                     outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
+from hlodiff.dumps.compile_times import logs_beside
+from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.patterns import describe_pattern
 from hlodiff.graph import Normalization
@@ -115,9 +117,14 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    return explain_records(records, options, report_files=inputs.tensors_reports,
-                           events=_debug_events(inputs, warnings), warnings=warnings,
-                           jax_logs=getattr(inputs, "jax_logs", []))
+    explanation = explain_records(records, options, report_files=inputs.tensors_reports,
+                                  events=_debug_events(inputs, warnings), warnings=warnings,
+                                  jax_logs=getattr(inputs, "jax_logs", []))
+    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations],
+                             [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)], warnings)
+    if note:
+        explanation.summary += f"; {note}"
+    return explanation
 
 
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,

@@ -1,0 +1,38 @@
+"""How much compile time a run's recompilations cost, from the logs that record compile times.
+
+JAX's ``jax_log_compiles`` gives each compilation's seconds, so the recompilations' share is exact. torch_xla's
+metrics report gives only the ``CompileTime`` total and its sample count, so the summary says the total and how
+many of the compilations were recompilations, without pretending to split it.
+"""
+
+from __future__ import annotations
+
+from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
+from hlodiff.errors import InputWarning
+from hlodiff.explain.inventory import GraphSummary
+
+
+def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], logs: list[str],
+                      warnings: list[InputWarning]) -> str | None:
+    """One clause for the run summary, or None when no log has compile times."""
+    if not logs:
+        return None
+    times = read_compile_times(logs, warnings)
+    if times.compilations:
+        records = [g.record for g in graphs]
+        seconds = compile_seconds(records, [g.compiled for g in graphs], times)
+        if seconds:
+            position = {g.ref: i for i, g in enumerate(graphs)}
+            total = sum(seconds.values())
+            again = sum(seconds.get(position[g.ref], 0.0) for g in recompiled)
+            n = len(recompiled)
+            if n == 0:
+                return f"compiling took {total:.2f} s (jax_log_compiles)"
+            return (f"recompilation{'s' if n != 1 else ''} cost {again:.2f} s of {total:.2f} s compiling "
+                    f"(jax_log_compiles)")
+    if times.total_seconds is not None:
+        count = times.total_count or 0
+        n = len(recompiled)
+        return (f"compiling took {times.total_seconds:.2f} s for {count} compilation{'s' if count != 1 else ''} "
+                f"(torch_xla CompileTime metric, no per-graph times), {n} of them recompilation{'s' if n != 1 else ''}")
+    return None
