@@ -233,3 +233,29 @@ def test_compare_dump_reports_a_header_only_recompilation():
     assert result.exit_code == 1
     (comparison,) = json.loads(result.output)["comparisons"]
     assert comparison["equal"] and [c["kind"] for c in comparison["causes"]] == ["aliasing"]
+
+
+def _fixture_runs():
+    """Every single-run fixture whose truth names a cause and a line, with the dump the user would pass."""
+    cases = []
+    for path in sorted(FIXTURES.glob("**/truth.json")):
+        t = json.loads(path.read_text())
+        folder = path.parent
+        if not t.get("cause") or not t.get("user_line") or "ranks" in folder.name:
+            continue
+        dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+        cases.append(pytest.param(dump, t, id=str(folder.relative_to(FIXTURES))))
+    return cases
+
+
+@pytest.mark.parametrize("dump, t", _fixture_runs())
+def test_every_fixture_headline_names_kind_line_and_fix(dump, t):
+    """What the issue asks of every fixture, read from what a user sees: the summary line names the true kind at
+    the user's line, the cause behind it carries a fix, and the report's head prints a fix."""
+    result = explain(dump)
+    assert f"({t['cause']} at {t['user_file']}:{t['user_line']})" in result.summary
+    behind = [c for r in result.recompilations for c in r.causes[:1]
+              if c.kind == t["cause"] and any(f.line == t["user_line"] for f in c.locations)]
+    assert behind and all(c.fix for c in behind)
+    head = result.to_json()["headline"]
+    assert head["fix"] and head["kind"] in result.summary

@@ -112,20 +112,41 @@ def _letters(keys: list[str]) -> list[str]:
     return out
 
 
-def _because(family: "Family", recompilations) -> str:
-    """The family's most common leading cause and its first line, e.g. " (outputs at train.py:10)".
+def leading(family: "Family", recompilations):
+    """The recompilation whose first cause is the family's most common leading cause (the first such one).
 
     Most common, not first: a tensor that grows every step differs in structure from step 0 to 1 (torch_xla
     lowers a one-element tensor its own way) and in shape from then on; the user wants to hear "shape".
     """
-    leading = [r.causes[0] for r in recompilations if r.family is family and r.causes]
-    if not leading:
+    mine = [r for r in recompilations if r.family is family and r.causes]
+    if not mine:
+        return None
+    kinds = [r.causes[0].kind for r in mine]
+    kind = max(set(kinds), key=lambda k: (kinds.count(k), -kinds.index(k)))
+    return next(r for r in mine if r.causes[0].kind == kind)
+
+
+def headline_of(families: list["Family"], patterns: list[str], recompilations):
+    """The recompilation that heads the run's report: the leading one of the first family whose pattern needs
+    attention (not steady, warm-up or setup), else of the first family that recompiled at all."""
+    ordered = sorted(zip(families, patterns), key=lambda fp: fp[1].split(":", 1)[0] in _BENIGN)
+    for family, _ in ordered:
+        r = leading(family, recompilations)
+        if r is not None:
+            return r
+    return None
+
+
+_BENIGN = ("steady", "warm-up only", "setup")
+
+
+def _because(family: "Family", recompilations) -> str:
+    """The family's most common leading cause and its first line, e.g. " (outputs at train.py:10)"."""
+    r = leading(family, recompilations)
+    if r is None:
         return ""
-    counts: dict[str, int] = {}
-    for cause in leading:
-        counts[cause.kind] = counts.get(cause.kind, 0) + 1
-    kind = max(counts, key=lambda k: (counts[k], -[c.kind for c in leading].index(k)))
-    cause = next(c for c in leading if c.kind == kind)
+    cause = r.causes[0]
+    kind = cause.kind
     where = cause.locations[0] if cause.locations else None
     at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
     return f" ({kind}{at})"

@@ -27,7 +27,7 @@ from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
-from hlodiff.explain.patterns import describe_pattern
+from hlodiff.explain.patterns import describe_pattern, headline_of
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
 
@@ -83,10 +83,13 @@ class RunExplanation:
     summary: str
     patterns: list[str]
     hints: list[str] = field(default_factory=list)
+    headline: Recompilation | None = None
+    """The recompilation whose leading cause the summary names: its kind, line and fix head the report."""
 
     def to_json(self) -> dict:
         return {
             "summary": self.summary,
+            "headline": _headline_json(self.headline),
             "graphs": [_graph_json(g) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled]} for f in self.families],
@@ -94,6 +97,15 @@ class RunExplanation:
             "recompilations": [r.to_json() for r in self.recompilations],
             "hints": self.hints,
         }
+
+
+def _headline_json(r: Recompilation | None) -> dict | None:
+    if r is None or not r.causes:
+        return None
+    cause = r.causes[0]
+    where = cause.locations[0] if cause.locations else None
+    return {"graph": r.graph.ref, "kind": cause.kind, "location": where.to_json() if where else None,
+            "fix": cause.fix}
 
 
 def _graph_json(g: GraphSummary) -> dict:
@@ -169,7 +181,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         cause.fix = fix
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
-                          hints)
+                          hints, headline_of(families, patterns, recompilations))
 
 
 

@@ -184,6 +184,9 @@ def _change_detail(change, kind: str) -> str:
 def render_explanation(console: Console, explanation, *, verbose: bool = False) -> None:
     """Run summary first, then one block per recompilation: what it was compared with, causes, live tensors."""
     console.print(Text(explanation.summary, style="bold"), highlight=False)
+    headline = getattr(explanation, "headline", None)
+    if headline is not None and headline.causes and headline.causes[0].fix:
+        console.print(Text(f"fix: {headline.causes[0].fix}", style="green"), highlight=False)
     if len(explanation.patterns) > 1:
         for pattern in explanation.patterns:
             console.print(Text(f"  {pattern}"), highlight=False)

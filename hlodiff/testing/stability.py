@@ -45,7 +45,8 @@ class Stability:
             wanted = {g.ref for g in graphs}
             explanation = RunExplanation(explanation.graphs, explanation.families,
                                          [r for r in explanation.recompilations if r.graph.ref in wanted],
-                                         explanation.summary, explanation.patterns, explanation.hints)
+                                         explanation.summary, explanation.patterns, explanation.hints,
+                                         explanation.headline)
         buffer = io.StringIO()
         render_explanation(Console(file=buffer, width=100, color_system=None, highlight=False, soft_wrap=True),
                            explanation)
