@@ -48,6 +48,8 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         else:
             inputs.paths.append(path)
         side = _manifest_side_files(folder) if recorded else {}
+        if recorded:
+            _manifest_library_roots(folder)
         for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
             candidate = side.get(name) or os.path.join(folder, name)
@@ -112,6 +114,23 @@ def _manifest_side_files(folder: str) -> dict[str, str]:
     paths = read_manifest(folder)
     return {name: p for name, p in (("tensors_report.txt", paths.tensors_report),
                                     ("pt_xla_debug.log", paths.debug_log)) if p}
+
+
+def _manifest_library_roots(folder: str) -> None:
+    """Where the recorded program's interpreter and installed distributions lived (``library_roots`` in the
+    manifest, when ``record`` wrote it): frames under them are library code, whatever their folder names."""
+    import json
+
+    from hlodiff.hlo.installed import add_library_roots
+
+    try:
+        with open(os.path.join(folder, "hlodiff-record.json"), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return  # no manifest, or one read_manifest reports on
+    roots = data.get("library_roots") if isinstance(data, dict) else None
+    if isinstance(roots, list):
+        add_library_roots(r for r in roots if isinstance(r, str))
 
 
 def _has_hlo_files(folder: str) -> bool:

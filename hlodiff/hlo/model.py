@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from hlodiff.hlo.installed import is_library_path
+
 # Bits per element for every primitive type the HLO text format knows. ``token`` and ``opaque`` have no size.
 ELEMENT_BITS: dict[str, int] = {
     "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
@@ -142,20 +144,17 @@ class SourceFrame:
 
     @property
     def is_library(self) -> bool:
-        """A frame inside torch, torch_xla, JAX or another installed package: secondary to the user's own code."""
-        path = "/" + self.file.replace("\\", "/").lstrip("/")
-        return any(part in path for part in _LIBRARY_PARTS)
+        """A frame of installed code (torch, torch_xla, JAX, the stdlib, any installed package): secondary to the
+        user's own code. Decided by where the file is installed (:mod:`hlodiff.hlo.installed`), so a project
+        folder named ``jax`` holds user code."""
+        return is_library_path(self.file)
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "function": self.function}
 
 
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/torch_xla/", "/jax/", "/jaxlib/", "/flax/",
-                  "/optax/", "/equinox/", "/lib/python3", "<frozen ", "<string>")
-
-
 def user_frame(frames) -> "SourceFrame | None":
-    """The innermost frame outside libraries, else ``None``."""
+    """The innermost frame outside installed libraries, else ``None``."""
     for frame in frames:
         if not frame.is_library:
             return frame

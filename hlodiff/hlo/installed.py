@@ -1,0 +1,81 @@
+"""User code or library code? Decided by where a file is *installed*, never by what a folder is called.
+
+A frame is library code when its file lies
+
+* under a ``site-packages`` or ``dist-packages`` folder (pip, conda, Debian: where every installed distribution
+  lives — torch, torch_xla, jax, flax alike),
+* in the interpreter's standard library (``.../lib/pythonX.Y/`` itself, not a project under it),
+* is synthetic (``<frozen importlib._bootstrap>``, ``<string>``), or
+* under a root recorded at capture time: ``sys.prefix`` and the stdlib/site-packages paths of the interpreter that
+  ran the program, and the folders of installed distributions (an editable install of a library outside
+  ``site-packages``). ``hlodiff record`` writes them into its manifest (``library_roots``);
+  :func:`add_library_roots` takes them when a run is read. The interpreter running hlodiff adds its own roots
+  too, which matter when the dump was captured on this machine.
+
+A user project folder named ``jax`` or ``torch`` (``/home/user/project/jax/train.py``) is user code: a path
+component that happens to be named like a package says nothing about where the file is installed. A bare or
+relative file name (an IR ``location=`` tag keeps only ``train.py``) is user code too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+import sysconfig
+from typing import Iterable
+
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+_STDLIB_RE = re.compile(r"(^|/)lib(64)?/python\d+(\.\d+)?t?/[^/]+$|(^|/)lib(64)?/python\d+(\.\d+)?t?/"
+                        r"(?!site-packages/|dist-packages/)[^/]+/")
+_GENERIC_PREFIXES = {"/", "/usr", "/usr/local"}
+"""System prefixes too broad to be a library root: applications live under /usr/src or /usr/local/app too."""
+
+_roots: set[str] = set()
+
+
+def add_library_roots(roots: Iterable[str]) -> None:
+    """Folders whose files are library code (from a capture manifest)."""
+    added = {_norm(r) for r in roots if r and _norm(r) not in _GENERIC_PREFIXES}
+    if not added <= _roots:
+        _roots.update(added)
+        is_library_path.cache_clear()
+
+
+def library_roots() -> list[str]:
+    return sorted(_roots)
+
+
+def local_roots() -> list[str]:
+    """The roots of the interpreter running this code (what ``hlodiff record`` records for the program it runs)."""
+    paths = sysconfig.get_paths()
+    roots = [paths.get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    roots += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    return sorted({_norm(r) for r in roots if r and _norm(r) not in _GENERIC_PREFIXES})
+
+
+@functools.lru_cache(maxsize=65536)
+def is_library_path(file: str) -> bool:
+    """Whether ``file`` (as a frame prints it) is installed library code; see the module docstring."""
+    if not file:
+        return False
+    if file.startswith("<"):
+        return True
+    path = _norm(file)
+    parts = path.split("/")
+    if any(part in _INSTALL_DIRS for part in parts[:-1]):
+        return True
+    if _STDLIB_RE.search(path):
+        return True
+    return any(path == root or path.startswith(root + "/") for root in _roots)
+
+
+def _norm(path: str) -> str:
+    path = path.replace("\\", "/")
+    if len(path) > 1:
+        path = path.rstrip("/")
+    return os.path.normpath(path).replace("\\", "/") if path.startswith("/") else path
+
+
+add_library_roots(local_roots())
