@@ -77,7 +77,7 @@ def _arrange_capture(state: _State, config) -> None:
     folder = config.getoption("hlodiff_dir")
     if folder is None:
         state.tmpdir = folder = tempfile.mkdtemp(prefix="hlodiff-")
-    state.paths = configure_process_env(folder, xla_dump=False)
+    state.paths = configure_process_env(folder)
 
 
 def pytest_unconfigure(config) -> None:

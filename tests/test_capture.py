@@ -29,7 +29,8 @@ needs_torch_xla = pytest.mark.skipif(not HAS_TORCH_XLA, reason="torch_xla is not
 
 CAPTURE_VARS = ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT", "XLA_HLO_DEBUG", "XLA_IR_DEBUG", "PT_XLA_DEBUG_LEVEL",
                 "PT_XLA_DEBUG_FILE", "HLODIFF_TENSORS_REPORT", "XLA_FLAGS", "HLODIFF_XLA_DUMP_ADDED",
-                "HLODIFF_REPORT_THRESHOLD")
+                "HLODIFF_REPORT_THRESHOLD", "HLODIFF_COMPILE_TIMES", "HLODIFF_JAX_LOG", "JAX_EXPLAIN_CACHE_MISSES",
+                "JAX_LOG_COMPILES")
 
 
 def clean_env(**extra) -> dict[str, str]:
@@ -65,20 +66,25 @@ def test_capture_env_defaults(tmp_path):
     env = capture_env(out, base_env={"HOME": "/home/u"})
     paths = env.paths
     assert env["HOME"] == "/home/u"
-    assert env["XLA_SAVE_TENSORS_FILE"] == str(out / "graphs.hlo")
-    assert (env["XLA_SAVE_TENSORS_FMT"], env["XLA_HLO_DEBUG"], env["XLA_IR_DEBUG"], env["PT_XLA_DEBUG_LEVEL"]) == \
-        ("hlo", "1", "1", "1")
+    # the cheap capture: no save file (HLO of every step); HLO of compiled graphs from XLA's dump, every execution
+    # from the PT_XLA_DEBUG_LEVEL=2 log
+    assert "XLA_SAVE_TENSORS_FILE" not in env and paths.capture == "executions"
+    assert (env["XLA_HLO_DEBUG"], env["XLA_IR_DEBUG"], env["PT_XLA_DEBUG_LEVEL"]) == ("1", "1", "2")
     assert env["PT_XLA_DEBUG_FILE"] == str(out / "pt_xla_debug.log")
     assert env["HLODIFF_TENSORS_REPORT"] == str(out / "tensors_report.txt")
-    assert env["XLA_FLAGS"] == f"--xla_dump_to={out / 'xla_dump'} --xla_dump_hlo_as_text"
-    assert env["HLODIFF_XLA_DUMP_ADDED"] == env["XLA_FLAGS"]
-    assert paths.save_tensors_file == str(out / "graphs.hlo.0")
+    assert env["HLODIFF_COMPILE_TIMES"] == str(out / "compile_times.tsv")
+    assert (env["JAX_EXPLAIN_CACHE_MISSES"], env["JAX_LOG_COMPILES"], env["HLODIFF_JAX_LOG"]) == \
+        ("1", "1", str(out / "jax.log"))
+    assert env["XLA_FLAGS"] == f"--xla_dump_to={out / 'xla_dump'} --xla_dump_hlo_as_text --xla_dump_hlo_as_proto"
+    assert "HLODIFF_XLA_DUMP_ADDED" not in env  # torch_xla keeps the dump: it is where compiled HLO comes from
+    assert paths.save_tensors_file is None
     assert paths.xla_dump == str(out / "xla_dump") and paths.user_set == {} and paths.warnings == []
-    assert sorted(paths.owned) == sorted(str(out / n) for n in
-                                         ("graphs.hlo.0", "pt_xla_debug.log", "tensors_report.txt", "xla_dump"))
+    assert sorted(paths.owned) == sorted(str(out / n) for n in ("pt_xla_debug.log", "tensors_report.txt",
+                                                                "compile_times.tsv", "jax.log", "xla_dump"))
     # the manifest: relative inside the folder, so the folder can move
     raw = json.loads((out / "hlodiff-record.json").read_text())
-    assert raw["save_tensors_file"] == "graphs.hlo.0" and raw["xla_dump"] == "xla_dump" and raw["out_dir"] == "."
+    assert raw["capture"] == "executions" and raw["xla_dump"] == "xla_dump" and raw["out_dir"] == "."
+    assert raw["compile_times"] == "compile_times.tsv" and raw["jax_log"] == "jax.log"
     assert read_manifest(out) == paths
     moved = tmp_path / "moved"
     out.rename(moved)
@@ -95,13 +101,16 @@ def test_capture_env_keeps_what_the_user_set(tmp_path):
     assert env["XLA_SAVE_TENSORS_FILE"] == "mine/g.hlo" and env["PT_XLA_DEBUG_LEVEL"] == "2"
     assert paths.save_tensors_file == str(tmp_path / "work" / "mine" / "g.hlo.0")  # resolved where the run starts
     assert env["PT_XLA_DEBUG_FILE"] == str(tmp_path / "out" / "pt_xla_debug.log")  # empty counts as unset
-    assert env["XLA_FLAGS"] == base["XLA_FLAGS"] + " --xla_dump_hlo_as_text"  # the user's dump, in text too
+    # the user's dump, in text and proto too
+    assert env["XLA_FLAGS"] == base["XLA_FLAGS"] + " --xla_dump_hlo_as_text --xla_dump_hlo_as_proto"
     assert paths.xla_dump == "/dumps/here" and "HLODIFF_XLA_DUMP_ADDED" not in env
+    assert paths.capture == "save_tensors"  # a save file the user asked for is what the run is read from
     assert set(paths.user_set) == {"XLA_SAVE_TENSORS_FILE", "PT_XLA_DEBUG_LEVEL", "XLA_FLAGS", "XLA_IR_DEBUG"}
     assert paths.save_tensors_file not in paths.owned and "/dumps/here" not in paths.owned
     assert any("XLA_IR_DEBUG=0" in w for w in paths.warnings)
     quoted = capture_env(tmp_path / "with space", base_env={"XLA_FLAGS": "--xla_foo=1"})["XLA_FLAGS"]
-    assert quoted == f'--xla_foo=1 --xla_dump_to="{tmp_path / "with space" / "xla_dump"}" --xla_dump_hlo_as_text'
+    assert quoted == (f'--xla_foo=1 --xla_dump_to="{tmp_path / "with space" / "xla_dump"}" --xla_dump_hlo_as_text '
+                      '--xla_dump_hlo_as_proto')
 
 
 def test_dump_flags_are_taken_back_in_torch_xla_processes(monkeypatch):
@@ -232,8 +241,9 @@ def test_record_plain_executable_and_module(tmp_path, capfd):
                             tmp_path / "out", base_env=clean_env(XLA_FLAGS="--xla_x=1"))
     assert result.ok
     flags, save = probe.read_text().splitlines()
-    assert flags == f"--xla_x=1 --xla_dump_to={tmp_path / 'out' / 'xla_dump'} --xla_dump_hlo_as_text"
-    assert save == str(tmp_path / "out" / "graphs.hlo")
+    assert flags == f"--xla_x=1 --xla_dump_to={tmp_path / 'out' / 'xla_dump'} --xla_dump_hlo_as_text " \
+                    "--xla_dump_hlo_as_proto"
+    assert save == ""  # no save file: its cost is paid at every step
     write(tmp_path / "pkg" / "__init__.py", "")
     write(tmp_path / "pkg" / "main.py", 'import sys\nprint("module ran", __name__, sys.argv[1:])\n')
     result = record_command([sys.executable, "-m", "pkg.main", "x"], tmp_path / "out", cwd=tmp_path,
@@ -285,18 +295,20 @@ def test_configure_process_env_and_cleanup(tmp_path, monkeypatch):
     out = tmp_path / "session"
     paths = configure_process_env(out)
     try:
-        assert os.environ["XLA_SAVE_TENSORS_FILE"] == str(out / "graphs.hlo")
+        assert os.environ["PT_XLA_DEBUG_LEVEL"] == "2" and "XLA_SAVE_TENSORS_FILE" not in os.environ
         assert os.environ["PT_XLA_DEBUG_FILE"] == paths.debug_log == str(tmp_path / "my.log")
         if "torch_xla" not in sys.modules:
             assert any(isinstance(f, _ImportWatcher) for f in sys.meta_path)
-        for p in (out / "graphs.hlo.0", out / "tensors_report.txt", tmp_path / "my.log"):
-            p.write_text("written by the run\n")
+        for p in (out / "compile_times.tsv", out / "tensors_report.txt", tmp_path / "my.log",
+                  out / "xla_dump" / "module_0000.x.txt"):
+            write(p, "written by the run\n")
         (out / "mine.txt").write_text("not hlodiff's\n")
     finally:
         removed = cleanup(paths)
-    assert sorted(Path(p).name for p in removed) == ["graphs.hlo.0", "hlodiff-record.json", "tensors_report.txt"]
+    assert sorted(Path(p).name for p in removed) == ["compile_times.tsv", "hlodiff-record.json", "tensors_report.txt",
+                                                     "xla_dump"]
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"] and (tmp_path / "my.log").exists()
-    assert "XLA_SAVE_TENSORS_FILE" not in os.environ and os.environ["PT_XLA_DEBUG_FILE"] == str(tmp_path / "my.log")
+    assert "PT_XLA_DEBUG_LEVEL" not in os.environ and os.environ["PT_XLA_DEBUG_FILE"] == str(tmp_path / "my.log")
     assert not any(isinstance(f, _ImportWatcher) for f in sys.meta_path)
 
 
@@ -334,6 +346,11 @@ def line_of(script: Path, tag: str) -> int:
                 or line.rstrip().endswith(f"# {tag}") or f"# {tag}:" in line)
 
 
+def output_count(record) -> int:
+    root = record.module().entry.root.shape
+    return len(root.tuple_shapes) if root.is_tuple else 1
+
+
 @pytest.mark.xla
 @needs_torch_xla
 def test_record_a_training_run(tmp_path, capfd):
@@ -342,14 +359,14 @@ def test_record_a_training_run(tmp_path, capfd):
     stdout = capfd.readouterr().out
     assert result.ok, stdout
     assert "done" in stdout
-    paths = read_manifest(tmp_path / "out")
+    out = tmp_path / "out"
+    paths = read_manifest(out)
     assert paths == result.paths
-    assert paths.save_tensors_file == str(tmp_path / "out" / "graphs.hlo.0")
-    assert paths.xla_dump is None and not (tmp_path / "out" / "xla_dump").exists()  # dump flags taken back
+    assert paths.capture == "executions" and paths.save_tensors_file is None and not list(out.glob("graphs.hlo*"))
 
-    # save file: sync 0 | item, sync 1 | mark_step 2 | sync 3; the last, empty sync wrote nothing
-    graphs = list(iter_graphs(paths.save_tensors_file))
-    assert len(graphs) == 5
+    # every execution, cache hits too: sync 0 | item, sync 1 | mark_step 2 | sync 3; the last, empty sync ran nothing
+    graphs = list(iter_graphs(out))
+    assert len(graphs) == 5 and all(g.kind == "executions" for g in graphs)
     sync_line, item_line, mark_line = line_of(script, "SYNC"), line_of(script, "ITEM"), line_of(script, "MARK_STEP")
     user = [next(f for f in g.frames if f.file == str(script)) for g in graphs]
     assert [f.line for f in user] == [sync_line, item_line, sync_line, mark_line, sync_line]
@@ -360,31 +377,42 @@ def test_record_a_training_run(tmp_path, capfd):
                                                                               ("<module>", "train.py")]
     assert [f.function for f in graphs[3].frames[:2]] == ["sync", "mark_step"]
     assert [f.function for f in graphs[1].frames] == ["<module>"]
+    # HLO only for what compiled: the step graph and the .item() fragment; the rest of step 1 after the .item()
+    # traced the whole step again (a cache hit of entry 0), as in the item_partial fixture
+    assert len({g.graph_hash for g in graphs}) == 2
+    assert len(list((out / "xla_dump").glob("module_*.before_optimizations.txt"))) == 2
+    assert len(list((out / "xla_dump").glob("module_*.before_optimizations.hlo.pb"))) == 2
+    assert [g.module_number for g in graphs] == [0, 1, 0, 0, 0]
+    assert graphs[0].module().name.startswith("SyncTensorsGraph")
 
-    # reports: one per sync that produced an entry, numbered by entry, not by sync
+    # reports only where the coming graph is likely new: the first sync, and the first sync after a compilation
+    # (the .item() compiled); numbered by execution, not by sync
     warnings = []
     reports = read_reports(paths.tensors_report, warnings)
     assert warnings == []
-    assert [r.sync for r in reports] == [0, 2, 3, 4]
-    assert [r.get("api") for r in reports] == ["torch_xla.sync", "torch_xla.sync", "xm.mark_step", "torch_xla.sync"]
-    assert [r.get("call") for r in reports] == ["0", "1", "2", "3"]
-    assert all(r.get("trigger") == "sync" for r in reports)
+    assert [r.sync for r in reports] == [0, 2]
+    assert [r.get("api") for r in reports] == ["torch_xla.sync", "torch_xla.sync"]
+    assert [r.get("call") for r in reports] == ["0", "1"]
     for report in reports:
-        graph = graphs[report.sync]
         pending = [t for t in report.tensors if not pure_device_data(t)]
-        assert len(pending) == len(graph.root_hashes) > 1  # each pending tensor is one output of its graph
+        assert len(pending) == output_count(graphs[report.sync]) > 1  # one pending tensor per graph output
         assert all(t.frames[-1].function == "<module>" and t.frames[-1].file == str(script) for t in pending)
-    module = graphs[reports[1].sync].module()
-    assert module.name.startswith("IrToHlo")
 
-    # debug log: every compilation links to an entry by Graph Hash, causes as without hlodiff
+    # debug log: every compilation links to an execution by Graph Hash, causes as without hlodiff
     compilations = read_compilations(paths.debug_log)
     by_hash = {g.graph_hash: g for g in graphs}
-    assert compilations and all(c.graph_hash in by_hash for c in compilations)
+    assert len(compilations) == 2 and all(c.graph_hash in by_hash for c in compilations)
     causes = {c.graph_hash: c.cause for c in compilations}
     assert causes[graphs[0].graph_hash] == "user torch_xla.sync"
     assert causes[graphs[1].graph_hash].startswith("most likely user code trying to access tensor value")
-    assert all(len(by_hash[c.graph_hash].root_hashes) == c.num_outputs for c in compilations)
+    assert all(output_count(by_hash[c.graph_hash]) == c.num_outputs for c in compilations)
+
+    # compile times: one line per compilation, in order, with its graph hash and the execution it preceded
+    lines = [line.split("\t") for line in (out / "compile_times.tsv").read_text().splitlines()]
+    assert lines[0] == ["compilation", "graph_hash", "seconds", "execution"]
+    assert [(k, h, e) for k, h, _, e in lines[1:]] == [("0", graphs[0].graph_hash, "0"),
+                                                       ("1", graphs[1].graph_hash, "1")]
+    assert all(0 < float(seconds) < 60 for _, _, seconds, _ in lines[1:])
 
 
 @pytest.mark.xla
@@ -448,7 +476,8 @@ RECORDER = """
     res["r_graphs"] = [g.index for g in r.graphs()]
     res["r_compilations"] = len(r.compilations())
     res["r_pending"] = [len([t for t in rep.tensors if t.ir_nodes > 1]) for rep in r.reports()]
-    res["r_roots"] = [len(r.graphs()[-1].root_hashes)]
+    root = r.graphs()[-1].module().entry.root.shape
+    res["r_roots"] = [len(root.tuple_shapes) if root.is_tuple else 1]
     empty = Recorder().start()
     torch_xla.sync()                                     # nothing pending
     e = empty.stop()
@@ -461,7 +490,7 @@ RECORDER = """
     removed = cleanup(paths)
     res["removed"] = sorted(os.path.basename(p) for p in removed)
     res["left"] = os.path.exists(sys.argv[1])
-    res["env_restored"] = "XLA_SAVE_TENSORS_FILE" not in os.environ
+    res["env_restored"] = "PT_XLA_DEBUG_LEVEL" not in os.environ and "HLODIFF_TENSORS_REPORT" not in os.environ
     print("RESULT " + json.dumps(res))
 """
 
@@ -477,12 +506,12 @@ def test_recorder_in_process(tmp_path):
     assert res["torch_before"] is False
     assert res["installed"] and res["mode"] == "frame-neutral" and res["module_patched"]
     assert res["again"] is False and res["copy_again"] is False and res["same"]
-    assert res["r_entries"] == [1, 2] and res["r_refs"] == ["graphs.hlo.0#1", "graphs.hlo.0#2"]
+    assert res["r_entries"] == [1, 2] and res["r_refs"] == ["session#1", "session#2"]
     assert res["r_reports"] == [[2, "xm.mark_step"]]  # one report for mark_step: no double report via sync
     assert res["r_graphs"] == [1, 2] and res["r_compilations"] == 2
     assert res["r_pending"] == res["r_roots"]
     assert res["empty"] == [[], "", []]
     assert res["uninstalled"] and res["restored"] and res["restored_module"] and not res["uninstalled_again"]
-    assert res["removed"] == ["graphs.hlo.0", "hlodiff-record.json", "pt_xla_debug.log", "session",
-                              "tensors_report.txt"]
+    assert res["removed"] == ["compile_times.tsv", "hlodiff-record.json", "pt_xla_debug.log", "session",
+                              "tensors_report.txt", "xla_dump"]
     assert not res["left"] and res["env_restored"]

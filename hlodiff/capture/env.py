@@ -32,138 +32,29 @@ from the folder alone; paths inside the folder are stored relative to it (the fo
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
 from typing import Mapping
 
-MANIFEST_NAME = "hlodiff-record.json"
+from hlodiff.dumps.manifest import (CAPTURE_EXECUTIONS, CAPTURE_SAVE_TENSORS, MANIFEST_NAME, MANIFEST_VERSION,
+                                    CapturePaths, read_manifest)
+
 SAVE_BASENAME = "graphs.hlo"
 DEBUG_LOG_NAME = "pt_xla_debug.log"
 REPORT_NAME = "tensors_report.txt"
 XLA_DUMP_NAME = "xla_dump"
-MANIFEST_VERSION = 1
+COMPILE_TIMES_NAME = "compile_times.tsv"
+JAX_LOG_NAME = "jax.log"
 
 # Same names as in hook.py (which must stay importable without hlodiff).
 REPORT_ENV = "HLODIFF_TENSORS_REPORT"
+COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
+JAX_LOG_ENV = "HLODIFF_JAX_LOG"
 XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 
 _DUMP_TO_RE = re.compile(r"""(?:^|\s)--xla_dump_to(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
 _AS_TEXT_RE = re.compile(r"(?:^|\s)--xla_dump_hlo_as_text(?:=(\S+))?(?=\s|$)")
-
-
-@dataclass
-class CapturePaths:
-    """Where a captured run's outputs are (absolute paths; None = not captured)."""
-
-    out_dir: str
-    save_tensors_base: str | None = None
-    """The value of ``XLA_SAVE_TENSORS_FILE``; torch_xla appends ``.<device ordinal>``."""
-    save_tensors_file: str | None = None
-    """The file torch_xla writes for device 0 (``graphs.hlo.0``); updated after a run to the one really written."""
-    save_tensors_fmt: str | None = None
-    debug_log: str | None = None
-    tensors_report: str | None = None
-    xla_dump: str | None = None
-    save_tensors_start_entry: int = 0
-    """Entries already in the save file before this capture (a user-set file torch_xla appends to)."""
-    user_set: dict[str, str] = field(default_factory=dict)
-    """Variables the user had set, kept as they were."""
-    env_added: dict[str, str] = field(default_factory=dict)
-    """Variables (and the ``XLA_FLAGS`` value) hlodiff set."""
-    owned: list[str] = field(default_factory=list)
-    """Outputs hlodiff chose and that did not exist before: what :func:`hlodiff.capture.session.cleanup` may delete."""
-    warnings: list[str] = field(default_factory=list)
-    command: list[str] | None = None
-    returncode: int | None = None
-    version: int = MANIFEST_VERSION
-
-    @property
-    def manifest_path(self) -> str:
-        return os.path.join(self.out_dir, MANIFEST_NAME)
-
-    def save_tensors_files(self) -> list[str]:
-        """Every ``<base>.<ordinal>`` that exists, ordinal order (one per device that synced)."""
-        if not self.save_tensors_base:
-            return []
-        folder = os.path.dirname(self.save_tensors_base) or "."
-        prefix = os.path.basename(self.save_tensors_base) + "."
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            return []
-        found = [(int(n[len(prefix):]), n) for n in names if n.startswith(prefix) and n[len(prefix):].isdigit()]
-        return [os.path.join(folder, n) for _, n in sorted(found)]
-
-    def refresh(self) -> None:
-        """After a run: point ``save_tensors_file`` at the file torch_xla really wrote (if not ordinal 0), and drop
-        the outputs that were not written (``None``: e.g. no XLA dump for a torch_xla run)."""
-        files = self.save_tensors_files()
-        if files and (self.save_tensors_file is None or not os.path.exists(self.save_tensors_file)):
-            self.save_tensors_file = files[0]
-        for key in ("save_tensors_file", "debug_log", "tensors_report"):
-            value = getattr(self, key)
-            if value is not None and not os.path.isfile(value):
-                setattr(self, key, None)
-        if self.xla_dump is not None and not (os.path.isdir(self.xla_dump) and os.listdir(self.xla_dump)):
-            self.xla_dump = None
-
-    def make_dirs(self) -> None:
-        """Create the folders the outputs go to: torch_xla silently writes nothing when a folder is missing."""
-        for path in (self.out_dir, self.save_tensors_base, self.debug_log, self.tensors_report):
-            if path:
-                folder = path if path == self.out_dir else os.path.dirname(path)
-                os.makedirs(folder or ".", exist_ok=True)
-
-    def to_json(self) -> dict:
-        data = asdict(self)
-        for key in _PATH_FIELDS:
-            data[key] = _rel(data[key], self.out_dir)
-        data["owned"] = [_rel(p, self.out_dir) for p in self.owned]
-        data["out_dir"] = "."
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping, out_dir: str) -> "CapturePaths":
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        kwargs["out_dir"] = os.path.abspath(out_dir)
-        for key in _PATH_FIELDS:
-            kwargs[key] = _abs(kwargs.get(key), kwargs["out_dir"])
-        kwargs["owned"] = [_abs(p, kwargs["out_dir"]) for p in kwargs.get("owned", [])]
-        return cls(**kwargs)
-
-    def write(self) -> str:
-        os.makedirs(self.out_dir, exist_ok=True)
-        tmp = self.manifest_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=2)
-            f.write("\n")
-        os.replace(tmp, self.manifest_path)
-        return self.manifest_path
-
-
-_PATH_FIELDS = ("save_tensors_base", "save_tensors_file", "debug_log", "tensors_report", "xla_dump")
-
-
-def read_manifest(path: str | os.PathLike[str]) -> CapturePaths:
-    """The manifest of a capture folder (or the ``hlodiff-record.json`` file itself)."""
-    from hlodiff.errors import HlodiffError
-
-    p = os.fspath(path)
-    manifest = os.path.join(p, MANIFEST_NAME) if os.path.isdir(p) else p
-    try:
-        with open(manifest, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise HlodiffError(f"no {MANIFEST_NAME} here (not a folder written by 'hlodiff record')", path=p) from None
-    except (OSError, ValueError) as exc:
-        raise HlodiffError(f"unreadable capture manifest: {exc}", path=manifest) from None
-    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
-        raise HlodiffError(f"unsupported capture manifest version {data.get('version')!r}"
-                           if isinstance(data, dict) else "capture manifest is not a JSON object", path=manifest)
-    return CapturePaths.from_json(data, os.path.dirname(os.path.abspath(manifest)))
+_AS_PROTO_RE = re.compile(r"(?:^|\s)--xla_dump_hlo_as_proto(?:=(\S+))?(?=\s|$)")
 
 
 class CaptureEnv(dict):
@@ -205,61 +96,53 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
 
     owned: list[str] = []
 
-    save_base, ours = choose("XLA_SAVE_TENSORS_FILE", os.path.join(out, SAVE_BASENAME))
-    paths.save_tensors_base = resolve(save_base)
-    paths.save_tensors_file = paths.save_tensors_base + ".0"
-    if ours:
-        owned.append(paths.save_tensors_file)
-    fmt, _ = choose("XLA_SAVE_TENSORS_FMT", "hlo")
-    paths.save_tensors_fmt = fmt
-    if fmt != "hlo":
-        paths.warnings.append(f"XLA_SAVE_TENSORS_FMT={fmt} (set by you): hlodiff reads only 'hlo' save files")
+    if base.get("XLA_SAVE_TENSORS_FILE", "").strip():
+        # The user asked for torch_xla's save file (HLO of every execution): read it, as before.
+        paths.capture = CAPTURE_SAVE_TENSORS
+        save_base, _ = choose("XLA_SAVE_TENSORS_FILE", "")
+        paths.save_tensors_base = resolve(save_base)
+        paths.save_tensors_file = paths.save_tensors_base + ".0"
+        fmt, _ = choose("XLA_SAVE_TENSORS_FMT", "hlo")
+        paths.save_tensors_fmt = fmt
+        if fmt != "hlo":
+            paths.warnings.append(f"XLA_SAVE_TENSORS_FMT={fmt} (set by you): hlodiff reads only 'hlo' save files")
+    else:
+        paths.capture = CAPTURE_EXECUTIONS
 
     for name in ("XLA_HLO_DEBUG", "XLA_IR_DEBUG"):
         value, _ = choose(name, "1")
         if value.strip() in ("0", "false", "False"):
             paths.warnings.append(f"{name}={value} (set by you): graphs and reports will lack source lines")
 
-    level, _ = choose("PT_XLA_DEBUG_LEVEL", "1")
+    level, _ = choose("PT_XLA_DEBUG_LEVEL", "2")
     debug_file, ours = choose("PT_XLA_DEBUG_FILE", os.path.join(out, DEBUG_LOG_NAME))
     paths.debug_log = resolve(debug_file)
     if ours:
         owned.append(paths.debug_log)
     if level.strip() in ("0", "-1"):
         paths.warnings.append(f"PT_XLA_DEBUG_LEVEL={level} (set by you): no compilation log will be written")
+    elif paths.capture == CAPTURE_EXECUTIONS and level.strip() == "1":
+        paths.warnings.append("PT_XLA_DEBUG_LEVEL=1 (set by you): cache hits are not logged, so the run is read "
+                              "as its compilations only")
 
     report, ours = choose(REPORT_ENV, os.path.join(out, REPORT_NAME))
     paths.tensors_report = resolve(report)
     if ours:
         owned.append(paths.tensors_report)
+    times, ours = choose(COMPILE_TIMES_ENV, os.path.join(out, COMPILE_TIMES_NAME))
+    paths.compile_times = resolve(times)
+    if ours:
+        owned.append(paths.compile_times)
+
+    for name in ("JAX_EXPLAIN_CACHE_MISSES", "JAX_LOG_COMPILES"):
+        choose(name, "1")
+    jax_log, ours = choose(JAX_LOG_ENV, os.path.join(out, JAX_LOG_NAME))
+    paths.jax_log = resolve(jax_log)
+    if ours:
+        owned.append(paths.jax_log)
 
     if xla_dump:
-        flags = base.get("XLA_FLAGS", "")
-        m = _DUMP_TO_RE.search(flags)
-        new_flags = flags
-        if m is not None:
-            dump_to = m.group(1).strip("\"'")
-            paths.user_set["XLA_FLAGS"] = flags
-            paths.xla_dump = resolve(dump_to) if dump_to not in ("-", "sponge") else None
-            if paths.xla_dump is None:
-                paths.warnings.append(f"--xla_dump_to={dump_to} (set by you) is not a folder: no XLA dump to read")
-        else:
-            paths.xla_dump = os.path.join(out, XLA_DUMP_NAME)
-            new_flags = _join_flags(new_flags, "--xla_dump_to=" + _flag_value(paths.xla_dump))
-            owned.append(paths.xla_dump)
-        as_text = _AS_TEXT_RE.search(flags)
-        if as_text is None:
-            new_flags = _join_flags(new_flags, "--xla_dump_hlo_as_text")
-        elif (as_text.group(1) or "true").lower() in ("false", "0"):
-            paths.warnings.append("--xla_dump_hlo_as_text=false (set by you): the XLA dump will hold no HLO text")
-        if new_flags != flags:
-            env["XLA_FLAGS"] = new_flags
-            paths.env_added["XLA_FLAGS"] = new_flags
-            if m is None:
-                # Tells the hook which flags to take back when the process turns out to be a torch_xla one.
-                added = new_flags[len(flags):].strip()
-                env[XLA_DUMP_ADDED_ENV] = added
-                paths.env_added[XLA_DUMP_ADDED_ENV] = added
+        owned += _add_dump_flags(base, env, paths, resolve)
 
     if paths.save_tensors_file and os.path.exists(paths.save_tensors_file):
         from hlodiff.capture.hook import count_save_entries
@@ -275,6 +158,43 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
     return env
 
 
+def _add_dump_flags(base: Mapping[str, str], env: CaptureEnv, paths: CapturePaths, resolve) -> list[str]:
+    """Append ``--xla_dump_to=<out>/xla_dump --xla_dump_hlo_as_text --xla_dump_hlo_as_proto`` to ``XLA_FLAGS``
+    (keeping a ``--xla_dump_to`` the user set). XLA writes a module only when it compiles it, so this is the HLO
+    of compiled graphs only (the proto adds the full Python stack of every instruction). Returns what it owns."""
+    owned = []
+    flags = base.get("XLA_FLAGS", "")
+    m = _DUMP_TO_RE.search(flags)
+    new_flags = flags
+    if m is not None:
+        dump_to = m.group(1).strip("\"'")
+        paths.user_set["XLA_FLAGS"] = flags
+        paths.xla_dump = resolve(dump_to) if dump_to not in ("-", "sponge") else None
+        if paths.xla_dump is None:
+            paths.warnings.append(f"--xla_dump_to={dump_to} (set by you) is not a folder: no XLA dump to read")
+    else:
+        paths.xla_dump = os.path.join(paths.out_dir, XLA_DUMP_NAME)
+        new_flags = _join_flags(new_flags, "--xla_dump_to=" + _flag_value(paths.xla_dump))
+        owned.append(paths.xla_dump)
+    as_text = _AS_TEXT_RE.search(flags)
+    if as_text is None:
+        new_flags = _join_flags(new_flags, "--xla_dump_hlo_as_text")
+    elif (as_text.group(1) or "true").lower() in ("false", "0"):
+        paths.warnings.append("--xla_dump_hlo_as_text=false (set by you): the XLA dump will hold no HLO text")
+    if _AS_PROTO_RE.search(flags) is None:
+        new_flags = _join_flags(new_flags, "--xla_dump_hlo_as_proto")
+    if new_flags != flags:
+        env["XLA_FLAGS"] = new_flags
+        paths.env_added["XLA_FLAGS"] = new_flags
+        if m is None and paths.capture == CAPTURE_SAVE_TENSORS:
+            # The save file already holds torch_xla's graphs: the hook takes these flags back in a torch_xla
+            # process (the dump would write every graph a second time, with LLVM IR and objects).
+            added = new_flags[len(flags):].strip()
+            env[XLA_DUMP_ADDED_ENV] = added
+            paths.env_added[XLA_DUMP_ADDED_ENV] = added
+    return owned
+
+
 def _flag_value(value: str) -> str:
     """XLA splits ``XLA_FLAGS`` on whitespace; a value with spaces must be double-quoted."""
     return f'"{value}"' if re.search(r'[\s"]', value) else value
@@ -282,19 +202,3 @@ def _flag_value(value: str) -> str:
 
 def _join_flags(flags: str, flag: str) -> str:
     return f"{flags.rstrip()} {flag}" if flags.strip() else flag
-
-
-def _rel(path: str | None, root: str) -> str | None:
-    if path is None:
-        return None
-    try:
-        rel = os.path.relpath(path, root)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
-
-
-def _abs(path: str | None, root: str) -> str | None:
-    if path is None:
-        return None
-    return os.path.normpath(os.path.join(root, path))

@@ -49,6 +49,9 @@ import sys
 REPORT_ENV = "HLODIFF_TENSORS_REPORT"
 THRESHOLD_ENV = "HLODIFF_REPORT_THRESHOLD"
 SAVE_FILE_ENV = "XLA_SAVE_TENSORS_FILE"
+DEBUG_FILE_ENV = "PT_XLA_DEBUG_FILE"
+COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
+JAX_LOG_ENV = "HLODIFF_JAX_LOG"
 XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 
 _STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
@@ -126,6 +129,18 @@ def count_save_entries(path: str | os.PathLike[str]) -> int:
     return counter.count()
 
 
+_LOG_COUNTERS: dict = {}
+
+
+def count_executions(path: str | os.PathLike[str]) -> int:
+    """Executions logged so far in a ``PT_XLA_DEBUG_LEVEL=2`` log (0 when it does not exist); incremental per path."""
+    key = os.path.abspath(os.fspath(path))
+    counter = _LOG_COUNTERS.get(key)
+    if counter is None:
+        counter = _LOG_COUNTERS.setdefault(key, _runlog().DebugLogCounter(key))
+    return counter.update().executions
+
+
 def save_tensors_path(base: str, ordinal: int = 0) -> str:
     """Where torch_xla writes for ``XLA_SAVE_TENSORS_FILE=base``: ``base.<device ordinal>`` (``graphs.hlo.0``)."""
     return f"{base}.{ordinal}"
@@ -150,6 +165,14 @@ class _HookState:
         self.mark_step_code = None
         self.compile_codes: tuple = ()
         self.active = True
+        self.report_next = True  # the first sync's graph is new
+        self.compiles_seen: int | None = None
+        self.metrics = None  # torch_xla.debug.metrics, bound at install
+        runlog = _runlog()
+        debug_file = os.environ.get(DEBUG_FILE_ENV, "")
+        self.log = runlog.DebugLogCounter(os.path.abspath(debug_file)) if debug_file else None
+        times = os.environ.get(COMPILE_TIMES_ENV, "")
+        self.compile_times = runlog.CompileTimes(times, self.log) if times else None
 
     # The save file torch_xla writes: XLA_SAVE_TENSORS_FILE plus the ordinal of the device being synced (torch_xla
     # reads the variable once per thread, at its first save; it is expected not to change during the run).
@@ -161,33 +184,64 @@ class _HookState:
         return save_tensors_path(os.path.abspath(base), int(ordinal) if ordinal.isdigit() else 0)
 
     def before(self, api: str) -> None:
-        """Just before the step marker: write ``## SYNC n`` and the report; remember how to take it back."""
+        """Just before the step marker: write ``## SYNC n`` and the report when the coming graph is likely new
+        (every sync when the user asked for a save file); remember how to take it back."""
         stack = self._stack()
         stack.clear()  # syncs do not nest: a token left here is from a step marker that raised (its report stays)
         token = None
         if self.active:
             try:
-                token = self._write_report(api)
+                want = self._compiled_since_last_look() or self.report_next or bool(os.environ.get(SAVE_FILE_ENV))
+                self.report_next = False
+                if want:
+                    token = self._write_report(api)
             except Exception as exc:  # never break the user's training for a report
                 _warn_once(f"live-tensor report failed: {type(exc).__name__}: {exc}")
         stack.append(token)
 
     def after(self) -> None:
-        """Right after the step marker returned: drop the report when the sync produced no entry."""
+        """Right after the step marker returned: drop the report when the sync produced no execution; when the
+        sync compiled, note the compile time and report at the next sync (its graph is likely new too)."""
         stack = self._stack()
-        if not stack:
-            return
-        token = stack.pop()
-        if token is None:
-            return
-        save_file, n, size_before, size_after = token
+        token = stack.pop() if stack else None
+        if token is not None:
+            counter, n, size_before, size_after = token
+            try:
+                if counter is not None and counter() == n:
+                    with self.lock:
+                        if os.path.getsize(self.report_path) == size_after:
+                            os.truncate(self.report_path, size_before)
+            except OSError:
+                pass
         try:
-            if save_file is not None and count_save_entries(save_file) == n:
-                with self.lock:
-                    if os.path.getsize(self.report_path) == size_after:
-                        os.truncate(self.report_path, size_before)
-        except OSError:
-            pass
+            if self._compiled_since_last_look():
+                self.report_next = True
+        except Exception as exc:
+            _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
+
+    def request_report(self) -> None:
+        """Report at the next sync whatever happens (a recording block starts: its first graph counts as new)."""
+        self.report_next = True
+
+    def _compiled_since_last_look(self) -> bool:
+        """Did torch_xla compile since the last look (``UncachedCompile`` moved)? Writes the compile times."""
+        if self.metrics is None:
+            return False
+        count = self.metrics.counter_value("UncachedCompile") or 0
+        if count == self.compiles_seen:
+            return False
+        first_look = self.compiles_seen is None
+        self.compiles_seen = count
+        if self.compile_times is not None:
+            self.flush_compile_times()
+        return not first_look or count > 0
+
+    def flush_compile_times(self) -> None:
+        if self.compile_times is None or self.metrics is None:
+            return
+        execution = self.log.update().executions - 1 if self.log is not None else None
+        self.compile_times.flush(self.metrics.metric_data, execution if execution is not None and execution >= 0
+                                 else None)
 
     def _stack(self) -> list:
         stack = getattr(self.tls, "stack", None)
@@ -195,21 +249,27 @@ class _HookState:
             stack = self.tls.stack = []
         return stack
 
+    def _counter(self, device: str):
+        """What numbers executions: save-file entries (a save file is set), the executions of the PT_XLA_DEBUG log,
+        else nothing (the sync call index is used)."""
+        save_file = self.save_file(device)
+        if save_file is not None:
+            return lambda: count_save_entries(save_file), ""
+        if self.log is not None:
+            return (lambda: self.log.update().executions), ""
+        return None, " save_file=none"
+
     def _write_report(self, api: str):
         import torch_xla
 
         xlac = torch_xla._XLAC
         device = xlac._xla_get_default_device()
         with self.lock:
-            save_file = self.save_file(device)
+            counter, note = self._counter(device)
             k = self.calls
             self.calls += 1
-            if save_file is not None:
-                n = count_save_entries(save_file)
-                head = f"## SYNC {n} call={k} trigger=sync api={api}\n"
-            else:
-                n = k
-                head = f"## SYNC {n} call={k} trigger=sync api={api} save_file=none\n"
+            n = counter() if counter is not None else k
+            head = f"## SYNC {n} call={k} trigger=sync api={api}{note}\n"
             report = xlac._xla_tensors_report(self.threshold, device)
             os.makedirs(os.path.dirname(self.report_path) or ".", exist_ok=True)
             with open(self.report_path, "a", encoding="utf-8") as f:
@@ -217,7 +277,7 @@ class _HookState:
                 f.write(head)
                 f.write(report.rstrip("\n") + "\n\n")
                 size_after = f.tell()
-        return save_file, n, size_before, size_after
+        return counter, n, size_before, size_after
 
     def caller_api(self) -> str:
         """Which public entry point led to the sync: look at the frame that called ``sync``."""
@@ -354,6 +414,15 @@ def install_sync_hook(report_path: str | os.PathLike[str], *, nodes_threshold: i
     state = _HookState(os.fspath(report_path), nodes_threshold)
     state.sync_code = original.__code__
     try:
+        import atexit
+
+        import torch_xla.debug.metrics as metrics
+
+        state.metrics = metrics
+        atexit.register(_flush_at_exit, state)  # compilations after the last sync (an .item() at the end)
+    except Exception as exc:
+        _warn_once(f"torch_xla metrics unavailable: no compile times ({type(exc).__name__}: {exc})")
+    try:
         import inspect
 
         import torch_xla.core.xla_model as xm
@@ -381,6 +450,24 @@ def install_sync_hook(report_path: str | os.PathLike[str], *, nodes_threshold: i
             setattr(owner, "sync", replacement)
             state.patched.append((owner, "sync", original, replacement))
     setattr(torch_xla, _STATE_ATTR, state)
+    return True
+
+
+def _flush_at_exit(state: _HookState) -> None:
+    try:
+        if state.active and state.metrics is not None:
+            state._compiled_since_last_look()
+    except Exception:
+        pass
+
+
+def request_report() -> bool:
+    """Make the next sync write a live-tensor report (a recording block starts); False when no hook is installed."""
+    torch_xla = sys.modules.get("torch_xla")
+    state = getattr(torch_xla, _STATE_ATTR, None) if torch_xla is not None else None
+    if state is None:
+        return False
+    state.request_report()
     return True
 
 
@@ -509,6 +596,45 @@ def drop_added_xla_dump() -> bool:
     else:
         os.environ.pop("XLA_FLAGS", None)
     os.environ.pop(XLA_DUMP_ADDED_ENV, None)
+    return True
+
+
+def _runlog():
+    """``hlodiff.capture.runlog``, or the file beside this one when hlodiff is not importable (see the
+    ``sitecustomize``)."""
+    try:
+        from hlodiff.capture import runlog
+        return runlog
+    except ImportError:
+        pass
+    name = "hlodiff_capture_runlog"
+    if name in sys.modules:
+        return sys.modules[name]
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "runlog.py"))
+    module = module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def attach_jax_log(path: str | None = None) -> bool:
+    """Copy what the ``jax`` logger prints (``JAX_LOG_COMPILES``, ``JAX_EXPLAIN_CACHE_MISSES``) to ``path``
+    (default ``HLODIFF_JAX_LOG``); the user's stderr keeps getting it. Imports neither JAX nor anything heavy: the
+    file is created only when JAX logs something."""
+    path = path or os.environ.get(JAX_LOG_ENV, "")
+    if not path:
+        return False
+    import logging
+
+    logger = logging.getLogger("jax")
+    target = os.path.abspath(path)
+    if any(getattr(h, "baseFilename", None) == target for h in logger.handlers):
+        return False
+    handler = logging.FileHandler(target, delay=True, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s:%(name)s:%(message)s"))
+    logger.addHandler(handler)
     return True
 
 

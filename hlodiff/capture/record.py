@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from hlodiff.capture.env import (DEBUG_LOG_NAME, MANIFEST_NAME, REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME,
-                                 CapturePaths, capture_env)
+from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, REPORT_NAME,
+                                 SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
 from hlodiff.errors import HlodiffError
 
 INJECT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inject")
@@ -115,7 +115,7 @@ def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
         raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
                            path=out)
     removed = []
-    names = [DEBUG_LOG_NAME, REPORT_NAME, MANIFEST_NAME]
+    names = [DEBUG_LOG_NAME, REPORT_NAME, MANIFEST_NAME, COMPILE_TIMES_NAME, JAX_LOG_NAME]
     prefix = SAVE_BASENAME + "."
     names += [n for n in os.listdir(out) if n.startswith(prefix) and n[len(prefix):].isdigit()]
     for name in names:

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field
 
 from hlodiff.capture import hook
-from hlodiff.capture.env import REPORT_ENV, CapturePaths, capture_env
+from hlodiff.capture.env import CAPTURE_EXECUTIONS, REPORT_ENV, SAVE_BASENAME, CapturePaths, capture_env
 
 _CONFIGURED: CapturePaths | None = None
 _SAVED_ENV: dict[str, dict[str, str | None]] = {}  # manifest path -> {variable: value before configure (None: unset)}
@@ -42,8 +42,23 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
     if not os.path.isdir(out):
         os.makedirs(out)
         _CREATED_DIRS.add(out)
-    env = capture_env(out, base_env=os.environ, xla_dump=xla_dump, write_manifest=False)
+    base = dict(os.environ)
+    late = _runtime_started()
+    if late and not base.get("XLA_SAVE_TENSORS_FILE", "").strip():
+        # XLA already read XLA_FLAGS (no dump of compiled graphs now); the save file is still read at first save.
+        base["XLA_SAVE_TENSORS_FILE"] = os.path.join(out, SAVE_BASENAME)
+        base.setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
+    env = capture_env(out, base_env=base, xla_dump=xla_dump, write_manifest=False)
     paths = env.paths
+    if late:
+        for name in ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT"):
+            if name not in os.environ:
+                paths.user_set.pop(name, None)
+                paths.env_added[name] = env[name]
+        if paths.save_tensors_file and not os.path.exists(paths.save_tensors_file):
+            paths.owned.append(paths.save_tensors_file)
+        paths.warnings.append("the XLA runtime was already running when capture was arranged: graphs are read "
+                              "from torch_xla's save file (HLO of every execution), which costs more per step")
     saved = {}
     for name in paths.env_added:
         saved[name] = os.environ.get(name)
@@ -63,6 +78,17 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
     _SAVED_ENV[paths.manifest_path] = saved
     _CONFIGURED = paths
     return paths
+
+
+def _runtime_started() -> bool:
+    """Has torch_xla already created its XLA client (which reads ``XLA_FLAGS`` once)?"""
+    torch_xla = sys.modules.get("torch_xla")
+    if torch_xla is None:
+        return False
+    try:
+        return bool(torch_xla._XLAC._xla_runtime_is_initialized())
+    except Exception:
+        return False
 
 
 def configured_paths() -> CapturePaths | None:
@@ -138,7 +164,11 @@ def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True, keep
 
 @dataclass(frozen=True)
 class Recording:
-    """What torch_xla (and the hook) wrote between :meth:`Recorder.start` and :meth:`Recorder.stop`."""
+    """What torch_xla (and the hook) wrote between :meth:`Recorder.start` and :meth:`Recorder.stop`.
+
+    ``entries`` are the indices of the block's executions: entries of the save file when one is written, else
+    executions of the run's ``PT_XLA_DEBUG`` log (:mod:`hlodiff.dumps.executions`), whose HLO is in the XLA dump.
+    """
 
     paths: CapturePaths
     save_tensors_file: str | None
@@ -150,34 +180,45 @@ class Recording:
 
     @property
     def entries(self) -> range:
-        """Indices of the save-file entries written inside the block (one per graph executed)."""
+        """Indices of the executions inside the block (one per graph executed)."""
         return range(self.first_entry, self.end_entry)
 
     @property
+    def source(self) -> str | None:
+        """What the graphs' refs are built from: the save file, or the capture folder."""
+        return self.save_tensors_file if self.save_tensors_file else self.paths.out_dir
+
+    @property
     def refs(self) -> list[str]:
-        """``FILE#N`` for each entry: what hlodiff's commands accept."""
-        return [f"{self.save_tensors_file}#{i}" for i in self.entries] if self.save_tensors_file else []
+        """``SOURCE#N`` for each execution: what hlodiff's commands accept."""
+        return [f"{self.source}#{i}" for i in self.entries] if self.source else []
 
     def graphs(self, warnings=None) -> list:
-        """The :class:`hlodiff.dumps.GraphRecord` s of the block's entries."""
-        if not self.save_tensors_file or not self.entries or not os.path.exists(self.save_tensors_file):
+        """The :class:`hlodiff.dumps.GraphRecord` s of the block's executions."""
+        if not self.entries:
             return []
-        from hlodiff.dumps import iter_graphs
+        if self.save_tensors_file:
+            if not os.path.exists(self.save_tensors_file):
+                return []
+            from hlodiff.dumps import iter_graphs
 
-        out = []
-        for record in iter_graphs(self.save_tensors_file, warnings):
-            if record.index >= self.end_entry:
-                break
-            if record.index >= self.first_entry:
-                out.append(record)
-        return out
+            out = []
+            for record in iter_graphs(self.save_tensors_file, warnings):
+                if record.index >= self.end_entry:
+                    break
+                if record.index >= self.first_entry:
+                    out.append(record)
+            return out
+        from hlodiff.dumps.executions import scan_executions
+
+        return list(scan_executions(self.paths.out_dir, warnings, first=self.first_entry, end=self.end_entry))
 
     def report_text(self) -> str:
         return _read_span(self.paths.tensors_report, self.report_span)
 
     def reports(self, warnings=None) -> list:
         """The live-tensor reports the hook wrote inside the block (:class:`hlodiff.dumps.tensors_report.SyncReport`;
-        ``report.sync`` is the index of the entry it describes)."""
+        ``report.sync`` is the index of the execution it describes)."""
         text = self.report_text()
         if not text.strip():
             return []
@@ -189,7 +230,7 @@ class Recording:
         return _read_span(self.paths.debug_log, self.debug_span)
 
     def compilations(self, warnings=None) -> list:
-        """The compilations the debug log recorded inside the block (cache hits are not logged at level 1)."""
+        """The compilations the debug log recorded inside the block."""
         text = self.debug_text()
         if "Analysis: " not in text:
             return []
@@ -200,7 +241,7 @@ class Recording:
 
 
 class Recorder:
-    """Records which save-file entries, reports and debug-log blocks a block of code produced::
+    """Records which executions, reports and debug-log blocks a block of code produced::
 
         rec = Recorder().start()
         ...                      # run steps on the XLA device
@@ -216,9 +257,9 @@ class Recorder:
 
     def start(self) -> "Recorder":
         save = self._save_file()
-        self._start = (save, hook.count_save_entries(save) if save else 0, _size(self.paths.tensors_report),
-                       _size(self.paths.debug_log))
+        self._start = (save, self._count(save), _size(self.paths.tensors_report), _size(self.paths.debug_log))
         self.recording = None
+        hook.request_report()  # the block's first graph counts as new (compilations are counted per block)
         return self
 
     def stop(self) -> Recording:
@@ -230,9 +271,9 @@ class Recorder:
         warnings = []
         if save != save0:
             first = 0  # the file torch_xla writes appeared only now (another device ordinal)
-        end = hook.count_save_entries(save) if save else 0
-        if save is None:
-            warnings.append("XLA_SAVE_TENSORS_FILE is not set: no graphs were recorded")
+        end = self._count(save)
+        if save is None and not self._executions():
+            warnings.append("neither a save file nor a PT_XLA_DEBUG log is captured: no graphs were recorded")
         elif self.paths.tensors_report and not hook.sync_hook_installed():
             warnings.append("the sync hook is not installed: no live-tensor reports were recorded")
         report1, debug1 = _size(self.paths.tensors_report), _size(self.paths.debug_log)
@@ -246,6 +287,16 @@ class Recorder:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def _executions(self) -> bool:
+        return self.paths.capture == CAPTURE_EXECUTIONS and bool(self.paths.debug_log)
+
+    def _count(self, save: str | None) -> int:
+        if save:
+            return hook.count_save_entries(save)
+        if self._executions():
+            return hook.count_executions(self.paths.debug_log)
+        return 0
 
     def _save_file(self) -> str | None:
         p = self.paths

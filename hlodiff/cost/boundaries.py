@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
@@ -71,7 +72,7 @@ def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: 
     with or without ``## SYNC`` headers); only matches whose tensors map onto the outputs one to one are used."""
     dumps: dict[str, list[GraphOutputs]] = {}
     for record, graph in zip(records, graphs):
-        if record.kind == "save_tensors":
+        if record.kind in TRACED_KINDS:
             shapes = tuple(shape_key(s) for s in graph.output_shapes)
             dumps.setdefault(record.source, []).append(GraphOutputs((record.source, record.index), shapes))
     if not dumps:

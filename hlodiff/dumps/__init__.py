@@ -18,7 +18,9 @@ from typing import Iterator
 from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_error, read_head
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
+from hlodiff.dumps.executions import scan_executions
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.manifest import is_execution_run
 from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
 from hlodiff.dumps.tensors_report import IrNode, IrOperand, LiveTensor, SyncReport, iter_reports, read_reports
 from hlodiff.dumps.xla_dump import list_dump_files, scan_xla_dump, stages_of
@@ -34,10 +36,11 @@ _REF_RE = re.compile(r"^(.*)#(-?\d+)$")
 
 
 def detect_kind(path: str | os.PathLike[str]) -> str:
-    """``"save_tensors"``, ``"xla_dump"`` or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
+    """``"save_tensors"``, ``"xla_dump"``, ``"executions"`` (a folder ``hlodiff record`` wrote with the cheap
+    torch_xla capture, :mod:`hlodiff.dumps.executions`) or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
     p = os.fspath(path)
     if os.path.isdir(p):
-        return "xla_dump"
+        return "executions" if is_execution_run(p) else "xla_dump"
     if not os.path.exists(p):
         raise missing_path_error(p)
     if not os.path.isfile(p):
@@ -64,6 +67,8 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
     kind = detect_kind(p)  # eagerly: a bad path fails at this call, not at the first next()
     if kind == "xla_dump":
         return scan_xla_dump(p, warnings, stage=stage)
+    if kind == "executions":
+        return scan_executions(p, warnings, stage=stage)
     if kind == "save_tensors":
         return scan_save_tensors(p, p, warnings)
     return scan_hlo_file(p, p, warnings)

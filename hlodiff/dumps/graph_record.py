@@ -14,7 +14,9 @@ from hlodiff.hlo.model import SourceFrame
 if TYPE_CHECKING:
     from hlodiff.hlo.model import Module
 
-KINDS = ("save_tensors", "xla_dump", "hlo_file")
+KINDS = ("save_tensors", "xla_dump", "hlo_file", "executions")
+TRACED_KINDS = ("save_tensors", "executions")
+"""Kinds whose records are torch_xla executions: keyed by ``Graph Hash``, with the Python frames of the sync."""
 
 
 @dataclass(slots=True)
@@ -79,10 +81,10 @@ class GraphRecord:
     def cache_key(self) -> str | None:
         """What the producer keyed its compilation cache on: equal keys mean the second graph was not compiled.
 
-        torch_xla: the ``Graph Hash``. XLA dump folders: XLA writes a module only when it compiles it, so every
+        torch_xla (save-tensors files and recorded executions): the ``Graph Hash``. XLA dump folders: XLA writes a module only when it compiles it, so every
         module number is its own compilation. Plain HLO files: unknown.
         """
-        if self.kind == "save_tensors":
+        if self.kind in TRACED_KINDS:
             return self.graph_hash
         if self.kind == "xla_dump" and self.module_number is not None:
             return f"module_{self.module_number}"

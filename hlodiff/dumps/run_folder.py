@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS
 from hlodiff.errors import HlodiffError
 
 
@@ -109,7 +110,7 @@ def _manifest_side_files(folder: str) -> dict[str, str]:
     """Where a recording's report and debug log went (the user may have set PT_XLA_DEBUG_FILE themselves)."""
     if not os.path.isfile(os.path.join(folder, "hlodiff-record.json")):
         return {}
-    from hlodiff.capture.env import read_manifest
+    from hlodiff.dumps.manifest import read_manifest
 
     paths = read_manifest(folder)
     return {name: p for name, p in (("tensors_report.txt", paths.tensors_report),
@@ -145,9 +146,11 @@ def _recorded_dumps(folder: str) -> list[str]:
     own XLA_SAVE_TENSORS_FILE), else the names record uses."""
     manifest = os.path.join(folder, "hlodiff-record.json")
     if os.path.isfile(manifest):
-        from hlodiff.capture.env import read_manifest  # stdlib only; no torch
+        from hlodiff.dumps.manifest import read_manifest
 
         paths = read_manifest(folder)
+        if paths.capture == CAPTURE_EXECUTIONS and paths.debug_log and os.path.isfile(paths.debug_log):
+            return [folder]  # read as a sequence of executions (hlodiff.dumps.executions)
         found = list(paths.save_tensors_files())
         if paths.xla_dump and os.path.isdir(paths.xla_dump) and os.listdir(paths.xla_dump):
             found.append(paths.xla_dump)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -48,14 +49,14 @@ def is_partial(summary: GraphSummary, debug_cause: str | None = None) -> bool:
     if debug_cause is not None and _EARLY_CAUSE in debug_cause:
         return True
     record = summary.record
-    if record.kind != "save_tensors" or not record.frames:
+    if record.kind not in TRACED_KINDS or not record.frames:
         return False
     return not any(is_sync_frame(f) for f in record.frames)
 
 
 def family_key(summary: GraphSummary) -> tuple[str, str]:
     record = summary.record
-    if record.kind == "save_tensors":
+    if record.kind in TRACED_KINDS:
         trigger = summary.trigger
         where = f"{trigger.file}:{trigger.line}" if trigger else "?"
         name = record.graph_name or ""

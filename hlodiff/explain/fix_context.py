@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.fixes import FixContext, fix_for
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
@@ -52,7 +53,7 @@ def producer(graph: GraphSummary) -> str | None:
     """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
     record = graph.record
     name = graph.name or record.module_name or ""
-    if record.kind == "save_tensors" or name.startswith(("SyncTensorsGraph", "IrToHlo")):
+    if record.kind in TRACED_KINDS or name.startswith(("SyncTensorsGraph", "IrToHlo")):
         return "torch_xla"
     if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
         return "jax"

@@ -9,6 +9,7 @@ When no source holds the line, the cause gets a ``hint`` naming the capture that
 
 from __future__ import annotations
 
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.explain.inventory import GraphSummary
@@ -95,7 +96,7 @@ def outputs_fed_by(cause: Cause, graph: GraphSummary, *, side: int) -> list[int]
 def call_site(graph: GraphSummary) -> SourceFrame | None:
     """Where the user's code ran this graph: torch_xla's sync (or early read) line; for a jitted function, the
     outermost user frame its instructions' stacks share (the line that called it)."""
-    if graph.record.kind == "save_tensors":
+    if graph.record.kind in TRACED_KINDS:
         return graph.trigger
     cm = graph._canonical
     if cm is None:
@@ -116,13 +117,13 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
         return None
     record = graph.record
     if not _has_source_metadata(graph):
-        if record.kind == "save_tensors":
+        if record.kind in TRACED_KINDS:
             return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
                     "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
         return "the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 (torch_xla) or a JAX that dumps stack frames"
     if cause.kind in OUTSIDE_KINDS:
         return "rerun with JAX_EXPLAIN_CACHE_MISSES=1 (`hlodiff record` keeps its log): JAX names the call site"
-    if record.kind == "save_tensors" and not has_reports:
+    if record.kind in TRACED_KINDS and not has_reports:
         return ("the HLO names only library frames here: print torch_xla._XLAC._xla_tensors_report(0, str(device)) "
                 "before each sync (or use `hlodiff record`), whose stacks reach your line")
     return ("no captured stack reaches your code: dump the HLO proto (XLA_FLAGS=--xla_dump_to=DIR "

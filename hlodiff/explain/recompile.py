@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
 from hlodiff.dumps import GraphRecord
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
 from hlodiff.dumps.tensors_report import LiveTensor
@@ -272,7 +273,7 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     if not any(_has_source_metadata(r.graph) for r in unknown):
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
-    elif not reports and any(g.record.kind == "save_tensors" for g in graphs):
+    elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
         hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
                      "`hlodiff record`) to trace them to the live tensors and their Python stacks")
     return hints

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from hlodiff.dumps import iter_graphs
 from hlodiff.errors import InputWarning
 from hlodiff.explain.recompile import RunExplanation, explain_records
 from hlodiff.testing.stability import Stability, stability_of
@@ -28,7 +27,7 @@ class HloRecording:
     @cached_property
     def explanation(self) -> RunExplanation:
         records = self._records()
-        reports = {(r.path, rep.sync): rep for rep in self._capture.reports(self.warnings) for r in records[:1]
+        reports = {(r.source, rep.sync): rep for rep in self._capture.reports(self.warnings) for r in records[:1]
                    if rep.sync is not None}
         events = {e.graph_hash: e for e in self._capture.compilations(self.warnings) if e.graph_hash}
         if not records:
@@ -36,11 +35,7 @@ class HloRecording:
         return explain_records(records, reports=reports, events=events)
 
     def _records(self) -> list:
-        capture = self._capture
-        if not capture.save_tensors_file:
-            return []
-        return [r for r in iter_graphs(capture.save_tensors_file, self.warnings)
-                if capture.first_entry <= r.index < capture.end_entry]
+        return self._capture.graphs(self.warnings)
 
     @property
     def graphs(self) -> list:

@@ -1,7 +1,8 @@
 """hlodiff's ``sitecustomize``: ``hlodiff record`` puts this folder first on ``PYTHONPATH``.
 
 1. It runs the ``sitecustomize`` this one shadows (the next one on ``sys.path``), if any.
-2. When ``HLODIFF_TENSORS_REPORT`` is set, it arranges for hlodiff's sync hook to be installed the moment
+2. When ``HLODIFF_JAX_LOG`` is set, it copies the ``jax`` logger's messages to that file (JAX itself is not
+   imported). When ``HLODIFF_TENSORS_REPORT`` is set, it arranges for hlodiff's sync hook to be installed the moment
    ``torch_xla`` has been imported: a ``sys.meta_path`` finder that reacts only to the name ``torch_xla``. Nothing
    is imported up front beyond hlodiff's small stdlib-only hook module, so a script that never imports torch_xla
    runs as before.
@@ -58,11 +59,15 @@ def _load_hook():
 
 def _arm():
     report = os.environ.get("HLODIFF_TENSORS_REPORT", "")
-    if not report:
+    jax_log = os.environ.get("HLODIFF_JAX_LOG", "")
+    if not report and not jax_log:
         return
     try:
         hook = _load_hook()
-        hook.install_on_import(report, nodes_threshold=hook.threshold_from_env())
+        if jax_log:
+            hook.attach_jax_log(jax_log)
+        if report:
+            hook.install_on_import(report, nodes_threshold=hook.threshold_from_env())
     except Exception as exc:
         sys.stderr.write("hlodiff: warning: sync hook not armed: %s: %s\n" % (type(exc).__name__, exc))
 

@@ -1,0 +1,111 @@
+"""What the sync hook learns cheaply from the run itself: how many executions torch_xla has logged so far, the graph
+hash of each compilation, and XLA's compile time per compilation.
+
+Stdlib only (the injected ``sitecustomize`` may load the hook into an interpreter without hlodiff).
+
+* :class:`DebugLogCounter` follows the ``PT_XLA_DEBUG_LEVEL=2`` log torch_xla appends to (synchronously, inside the
+  step marker), scanning only the bytes appended since the last call: the number of ``Execution Analysis`` blocks
+  is the index the next execution will have in :mod:`hlodiff.dumps.executions`, which is what the live-tensor
+  report's ``## SYNC <n>`` line must say.
+* :class:`CompileTimes` appends one line per compilation to ``compile_times.tsv``, from torch_xla's
+  ``CompileTime`` metric (nanoseconds per XLA compile), read only when the ``UncachedCompile`` counter moved::
+
+      compilation<TAB>graph_hash<TAB>seconds<TAB>execution
+      0<TAB>9baceec2bb32986d30ab2d8b25dd41ca<TAB>0.080631<TAB>0
+
+  ``compilation`` is the 0-based compilation number (= the k-th ``Compilation Analysis`` block of the log = the
+  k-th module of the XLA dump), ``execution`` the index of the execution it preceded (empty when unknown), and
+  ``seconds`` empty when torch_xla's sample buffer no longer held the value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+COMPILE_TIMES_HEADER = "compilation\tgraph_hash\tseconds\texecution\n"
+
+_CHUNK = 1 << 20
+_EXECUTION_END = re.compile(rb"^(?:Unexpected )?Execution Analysis: -{8,}\r?$", re.M)
+_COMPILED_HASH = re.compile(rb"^Compilation Analysis:\s+Graph Hash: ([0-9a-fA-F]+)\r?$", re.M)
+
+
+class DebugLogCounter:
+    """Executions and compilation hashes of a growing ``PT_XLA_DEBUG`` log, read incrementally."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.lock = threading.Lock()
+        self.offset = 0
+        self.executions = 0
+        self.compiled: list[str] = []
+        self.ident: tuple[int, int] | None = None
+
+    def update(self) -> "DebugLogCounter":
+        with self.lock:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return self
+            ident = (st.st_dev, st.st_ino)
+            if ident != self.ident or st.st_size < self.offset:  # replaced or truncated: count again
+                self.offset, self.executions, self.compiled, self.ident = 0, 0, [], ident
+            if st.st_size > self.offset:
+                self._scan(st.st_size)
+        return self
+
+    def _scan(self, size: int) -> None:
+        try:
+            f = open(self.path, "rb")
+        except OSError:
+            return
+        with f:
+            f.seek(self.offset)
+            carry = b""
+            remaining = size - self.offset
+            while remaining > 0:
+                chunk = f.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                buf = carry + chunk
+                cut = buf.rfind(b"\n") + 1  # whole lines only
+                self.executions += len(_EXECUTION_END.findall(buf, 0, cut))
+                self.compiled += [h.decode("ascii") for h in _COMPILED_HASH.findall(buf, 0, cut)]
+                self.offset += cut
+                carry = buf[cut:]
+
+
+class CompileTimes:
+    """Appends torch_xla's ``CompileTime`` samples to a TSV, one line per compilation, in order."""
+
+    def __init__(self, path: str, log: DebugLogCounter | None):
+        self.path = os.path.abspath(path)
+        self.log = log
+        self.written = 0
+        self.lock = threading.Lock()
+
+    def flush(self, metric_data, execution: int | None = None) -> None:
+        """Write the compilations not written yet. ``metric_data`` is ``torch_xla.debug.metrics.metric_data``."""
+        with self.lock:
+            data = metric_data("CompileTime")
+            if not data:
+                return
+            total, samples = int(data[0]), list(data[2] or ())
+            new = total - self.written
+            if new <= 0:
+                return
+            values: list[float | None] = [None] * max(0, new - len(samples)) + [v for _, v in samples[-new:]]
+            hashes = self.log.update().compiled if self.log is not None else []
+            lines = []
+            for k, value in enumerate(values, start=self.written):
+                graph_hash = hashes[k] if k < len(hashes) else ""
+                seconds = f"{value / 1e9:.6f}" if value is not None else ""
+                lines.append(f"{k}\t{graph_hash}\t{seconds}\t{'' if execution is None else execution}\n")
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                if f.tell() == 0:
+                    f.write(COMPILE_TIMES_HEADER)
+                f.writelines(lines)
+            self.written = total

@@ -1,0 +1,118 @@
+"""A torch_xla run recorded cheaply (``hlodiff record``, the pytest plugin): the sequence of executions, each
+pointing at the HLO of the compilation that produced its executable.
+
+Writing the HLO of every execution (``XLA_SAVE_TENSORS_FILE``) costs a lowering and a device wait at every step;
+this capture writes instead
+
+* the ``PT_XLA_DEBUG_LEVEL=2`` log: one ``Execution Analysis`` block per execution, cache hits included (graph
+  hash, the Python frames that triggered it, torch_xla's cause), and one ``Compilation Analysis`` block per
+  compilation, in the order XLA compiled them;
+* the XLA dump folder (``--xla_dump_to``): XLA writes a module only when it compiles one, so module *k* (in module
+  number order) is the *k*-th compilation of the log.
+
+:func:`scan_executions` joins the two into one :class:`GraphRecord` per execution (kind ``"executions"``), in run
+order, numbered like the entries of a save-tensors file, so ``explain-recompile`` sees the same sequence of graphs
+(and cache hits) it would read from a save file; only the text of compiled graphs exists, and cache hits point at
+it. ``index`` is the execution's position in the log; the live-tensor reports of the capture use the same number
+in their ``## SYNC <n>`` lines.
+
+A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then read as its compilations only (with
+a warning). A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
+skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.manifest import read_manifest
+from hlodiff.dumps.xla_dump import scan_xla_dump
+from hlodiff.errors import HlodiffError, InputWarning
+
+KIND = "executions"
+
+
+@dataclass(slots=True)
+class ExecutionLog:
+    """The events of a run's debug log, split by kind, in log order."""
+
+    compilations: list[CompilationEvent]
+    executions: list[ExecutionEvent]
+
+
+def read_execution_log(path: str, warnings: list[InputWarning] | None = None) -> ExecutionLog:
+    compilations: list[CompilationEvent] = []
+    executions: list[ExecutionEvent] = []
+    for event in iter_debug_events(path, warnings):
+        (compilations if isinstance(event, CompilationEvent) else executions).append(event)
+    return ExecutionLog(compilations, executions)
+
+
+def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, stage: str | None = None,
+                    first: int = 0, end: int | None = None) -> Iterator[GraphRecord]:
+    """The executions ``first`` to ``end`` (exclusive) of a recorded folder, as graph records, in run order."""
+    paths = read_manifest(folder)
+    if not paths.debug_log or not os.path.isfile(paths.debug_log):
+        raise HlodiffError("this recording has no PT_XLA_DEBUG log (the sequence of executions)", path=folder)
+    if not paths.xla_dump or not os.path.isdir(paths.xla_dump):
+        raise HlodiffError("this recording has no XLA dump folder (the HLO of compiled graphs)", path=folder)
+    log = read_execution_log(paths.debug_log, warnings)
+    modules = _one_per_module(scan_xla_dump(paths.xla_dump, warnings, stage=stage))
+    by_hash = _compiled_modules(log.compilations, modules, paths.xla_dump, warnings)
+    sequence: list[CompilationEvent | ExecutionEvent] = list(log.executions)
+    if not sequence:
+        _warn(warnings, "the PT_XLA_DEBUG log has no executions (PT_XLA_DEBUG_LEVEL=1?): reading the "
+                        "compilations only, without cache hits", paths.debug_log)
+        sequence = list(log.compilations)
+    source = os.fspath(folder)
+    for index, event in enumerate(sequence[first:end], start=first):
+        module = by_hash.get(event.graph_hash or "")
+        if module is None:
+            _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
+                            "(compiled before the capture started?); skipped", paths.debug_log, event.line)
+            continue
+        yield GraphRecord(path=module.path, index=index, kind=KIND, start_line=module.start_line, source=source,
+                          graph_name=event.graph_name, frames=event.frames, graph_hash=event.graph_hash,
+                          module_number=module.module_number, module_name=module.module_name, stage=module.stage,
+                          complete=module.complete, byte_offset=module.byte_offset,
+                          byte_length=module.byte_length, packed_text=module.packed_text)
+
+
+def count_executions(folder: str, warnings: list[InputWarning] | None = None) -> int:
+    """How many executions the recording's log holds (the ``end`` of a complete :func:`scan_executions`)."""
+    paths = read_manifest(folder)
+    if not paths.debug_log or not os.path.isfile(paths.debug_log):
+        return 0
+    return len(read_execution_log(paths.debug_log, warnings).executions)
+
+
+def _compiled_modules(compilations: list[CompilationEvent], modules: list[GraphRecord], dump: str,
+                      warnings: list[InputWarning] | None) -> dict[str, GraphRecord]:
+    """Graph hash -> the dump module of its compilation: the k-th compilation is the k-th module."""
+    if len(modules) != len(compilations):
+        _warn(warnings, f"{len(compilations)} compilations in the PT_XLA_DEBUG log but {len(modules)} modules in "
+                        "the XLA dump; pairing them in order as far as both go", dump)
+    found: dict[str, GraphRecord] = {}
+    for event, module in zip(compilations, modules):
+        if event.graph_hash:
+            found.setdefault(event.graph_hash, module)
+    return found
+
+
+def _one_per_module(records) -> list[GraphRecord]:
+    seen: set[int | None] = set()
+    out = []
+    for record in records:
+        if record.module_number not in seen:
+            seen.add(record.module_number)
+            out.append(record)
+    return out
+
+
+def _warn(warnings: list[InputWarning] | None, message: str, path: str, line: int | None = None) -> None:
+    if warnings is not None:
+        warnings.append(InputWarning(message, path, line))
