@@ -49,7 +49,7 @@ def classify_module(lcm: CanonicalModule, rcm: CanonicalModule) -> list[Computat
         if (left.name, right.name) in seen:
             continue
         seen.add((left.name, right.name))
-        cd = ComputationDiff(match_computations(left, right), lcm, rcm, caller=caller)
+        cd = ComputationDiff(match_computations(left, right, lcm, rcm), lcm, rcm, caller=caller)
         _classify(lcm, rcm, cd, queue)
         results.append(cd)
     return results

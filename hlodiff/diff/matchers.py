@@ -6,7 +6,8 @@
 3. bottom-up: from matched operands to their users (finds changed instructions whose inputs are known);
 4. leftovers: parameters and constants by shape and use, other instructions by opcode, shape and source line.
 
-Each matcher only adds pairs; an instruction is matched at most once.
+Each matcher only adds pairs; an instruction is matched at most once. Where several candidates would do, the
+choice is made by content, then metadata, then position (:mod:`hlodiff.diff.similarity`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from hlodiff.graph.canonical import CanonicalComputation
+from hlodiff.diff.similarity import assign_by_content, root_has_better_partner, tie_break
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.graph.fingerprint import _postorder
 
 
@@ -25,6 +27,8 @@ class Matching:
     l2r: dict[str, str] = field(default_factory=dict)
     r2l: dict[str, str] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)
+    left_module: CanonicalModule | None = None  # for fusion bodies; optional
+    right_module: CanonicalModule | None = None
 
     def add(self, left: str, right: str, how: str) -> bool:
         if left in self.l2r or right in self.r2l:
@@ -35,12 +39,18 @@ class Matching:
         return True
 
 
-def match_computations(left: CanonicalComputation, right: CanonicalComputation) -> Matching:
-    m = Matching(left, right)
+def match_computations(left: CanonicalComputation, right: CanonicalComputation,
+                       left_module: CanonicalModule | None = None,
+                       right_module: CanonicalModule | None = None) -> Matching:
+    m = Matching(left, right, left_module=left_module, right_module=right_module)
     left_order = _postorder(left)
     right_order = _postorder(right)
-    m.add(left.root, right.root, "root")
+    roots_later = root_has_better_partner(m)
+    if not roots_later:
+        m.add(left.root, right.root, "root")
     match_exact(m, left_order, right_order)
+    if roots_later:
+        m.add(left.root, right.root, "root")  # only if exact matching found neither a better partner
     match_top_down(m, left_order)
     match_bottom_up(m, left_order, right_order)
     if match_leftovers(m, left_order, right_order):
@@ -56,16 +66,27 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
     left_by_hash: dict[str, list[str]] = defaultdict(list)
     for name in left_order:
         left_by_hash[m.left.anon[name]].append(name)
+    partners: dict[str, str] = {}  # chosen among identical candidates, once per group
     for name in reversed(left_order):  # users before operands
         if name in m.l2r:
             continue
         h = m.left.anon[name]
-        rights = [r for r in by_hash.get(h, ()) if r not in m.r2l]
-        lefts = [n for n in left_by_hash[h] if n not in m.l2r]
-        if rights and len(rights) == len(lefts):
-            _match_equal_subgraphs(m, name, rights[lefts.index(name)])
-        elif len(rights) == 1 and len(lefts) == 1:
-            _match_equal_subgraphs(m, name, rights[0])
+        rights = by_hash.get(h)
+        if not rights:
+            continue
+        if len(rights) == 1 and len(left_by_hash[h]) == 1:
+            if rights[0] not in m.r2l:
+                _match_equal_subgraphs(m, name, rights[0])
+            continue
+        partner = partners.get(name)
+        if partner is None or partner in m.r2l:
+            rights = [r for r in rights if r not in m.r2l]
+            lefts = [n for n in left_by_hash[h] if n not in m.l2r]
+            if not rights or len(rights) != len(lefts):
+                continue
+            partners.update(tie_break(m.left, m.right, lefts, rights))
+            partner = partners[name]
+        _match_equal_subgraphs(m, name, partner)
     # The root pair may have equal hashes; descend through it too.
     if m.left.anon[m.left.root] == m.right.anon[m.right.root]:
         _match_equal_subgraphs(m, m.left.root, m.right.root, force=True)
@@ -99,7 +120,10 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
         lops, rops = m.left.operands[lname], m.right.operands[rname]
         if len(lops) != len(rops) and lname == m.left.root:
             continue  # outputs were added or removed: positions mean nothing
-        for lo, ro in zip(lops, rops):
+        free = [(lo, ro) for lo, ro in zip(lops, rops) if lo not in m.l2r and ro not in m.r2l]
+        if len(free) > 1 and len(lops) == len(rops):  # operands may have traded places: pair by content
+            free = assign_by_content(m, [lo for lo, _ in free], [ro for _, ro in free])
+        for lo, ro in free:
             if lo not in m.l2r and ro not in m.r2l and _compatible(m, lo, ro):
                 m.add(lo, ro, "top_down")
 
@@ -149,7 +173,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
             others = rights.get(k, [])
             if key is _op_key and (len(names) != 1 or len(others) != 1):
                 continue
-            for lname, rname in zip(names, others):
+            for lname, rname in tie_break(m.left, m.right, names, others):
                 added += m.add(lname, rname, "leftover")
     return added
 

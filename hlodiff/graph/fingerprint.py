@@ -8,7 +8,9 @@ Hashes are BLAKE2 digests of text, so they are stable across processes and machi
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
 
 
@@ -25,7 +27,8 @@ from hlodiff.graph.canonical import (
 )
 from hlodiff.graph.passes import ORDER
 from hlodiff.graph.passes.parameter_order import canonical_ids
-from hlodiff.hlo.attributes import CALL_KEYS
+from hlodiff.errors import HloParseError
+from hlodiff.hlo.attributes import CALL_KEYS, parse_frontend_attributes
 from hlodiff.hlo.model import Instruction, Module
 
 _CALL_KEYS = frozenset(CALL_KEYS)
@@ -87,10 +90,29 @@ def label(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> s
             continue
         if key in _CALL_KEYS:
             value = _NAME_TOKEN.sub(lambda m: "#" + cm.computation_hashes.get(m.group(1), m.group(1)), value)
+        elif key == "frontend_attributes" and ("={" in value or '="{' in value):
+            value = _frontend_spelling(value)
         parts.append(f"{key}={value}")
     if inst.truncated_operands:
         parts.append(f"...(+{inst.truncated_operands})")
     return "|".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _frontend_spelling(raw: str) -> str:
+    """One spelling for frontend attributes holding ``{...}`` values, which XLA writes quoted or not
+    (``composite.attributes="{n = 1 : i32}"`` and ``composite.attributes={n = 1 : i32}`` are one value)."""
+    try:
+        items = parse_frontend_attributes(raw)
+    except HloParseError:
+        return raw
+    parts = []
+    for key, value in items.items():
+        if value.startswith("{") and value.endswith("}"):
+            parts.append(f"{key}={value}")
+        else:
+            parts.append(f"{key}={json.dumps(value)}")
+    return "{" + ",".join(parts) + "}"
 
 
 def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:

@@ -1,0 +1,155 @@
+"""How alike two unmatched instructions are, for the choices the matchers make between several candidates.
+
+Three questions, each answered the way XLA's hlo_diff answers it:
+
+* Where two operand subgraphs trade places (``sub(a, b)`` became ``sub(b', a')`` with both sides edited), which
+  operand goes with which? By content: the values each one computes from (looking through ``bitcast`` and ``copy``,
+  which move a value without computing), and for fusions what their bodies compute. Position only breaks ties.
+* Among candidates that are otherwise identical (unused parameters of one shape, repeated layers), which pairs?
+  The ones with the same ``op_name`` and source line. Metadata only breaks ties between equal candidates; it
+  never makes two different instructions a pair.
+* Is the right root really the left root's partner? Not when it is identical to some other left instruction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from hlodiff.hlo.attributes import parse_metadata
+
+if TYPE_CHECKING:
+    from hlodiff.diff.matchers import Matching
+    from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+
+_MOVES = frozenset(("bitcast", "copy"))
+_MAX_THROUGH = 64
+
+
+def through_moves(cc: "CanonicalComputation", name: str) -> str:
+    """The instruction whose value ``name`` carries, past ``bitcast``/``copy`` chains."""
+    for _ in range(_MAX_THROUGH):
+        inst = cc.insts[name]
+        ops = cc.operands[name]
+        if inst.opcode not in _MOVES or len(ops) != 1:
+            return name
+        name = ops[0]
+    return name
+
+
+def score(m: "Matching", lname: str, rname: str) -> int:
+    """Content agreement of two candidates: same value (anonymous hash) past moves, inputs already paired,
+    same opcode and shape, and for fusions the same body."""
+    lv, rv = through_moves(m.left, lname), through_moves(m.right, rname)
+    if m.left.anon[lv] == m.right.anon[rv]:
+        return 100
+    li, ri = m.left.insts[lv], m.right.insts[rv]
+    points = 0
+    if li.opcode == ri.opcode:
+        points += 4
+        if li.opcode == "fusion":
+            points += _body_agreement(m, li, ri)
+    if li.shape.without_layout() == ri.shape.without_layout():
+        points += 2
+    rops = {through_moves(m.right, o) for o in m.right.operands[rv]}
+    for lo in m.left.operands[lv]:
+        partner = m.l2r.get(through_moves(m.left, lo))
+        if partner is not None and through_moves(m.right, partner) in rops:
+            points += 8
+    return points
+
+
+def _body_agreement(m: "Matching", li, ri) -> int:
+    """Fusions: the same root opcode and a similar mix of opcodes in the fused computations."""
+    lbody, rbody = _body(m.left_module, li), _body(m.right_module, ri)
+    if lbody is None or rbody is None:
+        return 0
+    lroot = lbody.insts[through_moves(lbody, lbody.root)].opcode
+    rroot = rbody.insts[through_moves(rbody, rbody.root)].opcode
+    lmix = Counter(i.opcode for i in lbody.insts.values())
+    rmix = Counter(i.opcode for i in rbody.insts.values())
+    shared = sum((lmix & rmix).values())
+    total = max(sum(lmix.values()), sum(rmix.values()), 1)
+    return (3 if lroot == rroot else 0) + (3 * shared) // total
+
+
+def _body(cm: "CanonicalModule | None", inst) -> "CanonicalComputation | None":
+    if cm is None:
+        return None
+    names = inst.called_computation_names()
+    return cm.computations.get(names[0]) if names else None
+
+
+def assign_by_content(m: "Matching", lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
+    """Pair two operand lists (same length) by best content score; position breaks ties.
+
+    Greedy over all candidate pairs, best first: the lists are an instruction's unmatched operands, a handful.
+    """
+    if len(lefts) == 1:
+        return [(lefts[0], rights[0])]
+    candidates = sorted(((score(m, lo, ro), -abs(i - j), -i, lo, ro) for i, lo in enumerate(lefts)
+                         for j, ro in enumerate(rights)), reverse=True)
+    pairs: list[tuple[str, str]] = []
+    used_l: set[str] = set()
+    used_r: set[str] = set()
+    for _, _, _, lo, ro in candidates:
+        if lo not in used_l and ro not in used_r:
+            used_l.add(lo)
+            used_r.add(ro)
+            pairs.append((lo, ro))
+    return pairs
+
+
+def _meta_key(cc: "CanonicalComputation", name: str) -> tuple | None:
+    raw = cc.insts[name].attrs.get("metadata")
+    if not raw:
+        return None
+    meta = parse_metadata(raw)
+    if meta.op_name is None and meta.source_line is None:
+        return None
+    return meta.op_name, meta.source_file, meta.source_line
+
+
+def _param_key(cc: "CanonicalComputation", name: str) -> int | None:
+    return cc.insts[name].parameter_number
+
+
+def tie_break(lcc: "CanonicalComputation", rcc: "CanonicalComputation", lefts: list[str],
+              rights: list[str]) -> list[tuple[str, str]]:
+    """Pair equally good candidates: same metadata first (op_name, source file and line), then parameters by
+    number, then in order."""
+    pairs: list[tuple[str, str]] = []
+    for key_of in (_meta_key, _param_key):
+        if len(lefts) < 2 or len(rights) < 2:
+            break
+        by_key: dict = {}
+        for r in rights:
+            key = key_of(rcc, r)
+            if key is not None:
+                by_key.setdefault(key, []).append(r)
+        if not by_key:
+            continue
+        taken: set[str] = set()
+        rest: list[str] = []
+        for lname in lefts:
+            key = key_of(lcc, lname)
+            options = [r for r in by_key.get(key, ()) if r not in taken] if key is not None else []
+            if options:
+                taken.add(options[0])
+                pairs.append((lname, options[0]))
+            else:
+                rest.append(lname)
+        lefts, rights = rest, [r for r in rights if r not in taken]
+    pairs.extend(zip(lefts, rights))
+    return pairs
+
+
+def root_has_better_partner(m: "Matching") -> bool:
+    """One root is identical to a non-root instruction of the other side (and the roots differ): exact matching
+    pairs it there, and forcing the roots together would hide that."""
+    lroot, rroot = m.left.root, m.right.root
+    lhash, rhash = m.left.anon[lroot], m.right.anon[rroot]
+    if lhash == rhash:
+        return False
+    return (any(h == rhash for n, h in m.left.anon.items() if n != lroot)
+            or any(h == lhash for n, h in m.right.anon.items() if n != rroot))
