@@ -117,6 +117,8 @@ class _Scanner:
         self.count = 0
         self.junk_reported = False
         self.ready: list[GraphRecord] = []
+        self.shared = _Shared()
+        self.frames_seen: dict[str, SourceFrame | None] = {}
 
     # -- driving ------------------------------------------------------------------------------------------------
 
@@ -218,7 +220,7 @@ class _Scanner:
         elif stripped.startswith("Graph Name:"):
             entry.graph_name = stripped[len("Graph Name:"):].strip() or None
         elif (m := _HASHES_RE.match(stripped)) is not None:
-            entry.root_hashes = tuple(h.strip() for h in m.group(1).split(",") if h.strip())
+            entry.root_hashes = self.shared(tuple(h.strip() for h in m.group(1).split(",") if h.strip()))
         elif _HEADER_RE.match(line):
             self._warn(f"graph {entry.index} has no '## BEGIN_GRAPH' line; skipped", entry.line)
             self._start_entry()
@@ -227,7 +229,11 @@ class _Scanner:
         return None
 
     def _frame_line(self, entry: _Entry, text: str) -> None:
-        frame = parse_frame(text)
+        frame = self.frames_seen.get(text, _UNSEEN)
+        if frame is _UNSEEN:
+            if len(self.frames_seen) >= _Shared.SIZE:
+                self.frames_seen.clear()
+            frame = self.frames_seen[text] = parse_frame(text)
         if frame is None:
             self._warn(f"unreadable Python frame in graph {entry.index}; ignored")
         else:
@@ -364,8 +370,9 @@ class _Scanner:
         packed, entry.packed = entry.packed, None
         return GraphRecord(
             path=self.path, index=entry.index, kind="save_tensors", start_line=entry.text_line, source=self.source,
-            graph_name=entry.graph_name, frames=tuple(entry.frames), root_hashes=entry.root_hashes,
-            graph_hash=entry.graph_hash, output_sharding=tuple(entry.sharding), module_name=entry.module_name,
+            graph_name=self.shared(entry.graph_name), frames=self.shared(tuple(entry.frames)),
+            root_hashes=entry.root_hashes, graph_hash=self.shared(entry.graph_hash),
+            output_sharding=self.shared(tuple(entry.sharding)), module_name=self.shared(entry.module_name),
             complete=entry.complete, byte_offset=entry.text_start, byte_length=entry.text_end - entry.text_start,
             packed_text=packed,
         )
@@ -392,6 +399,30 @@ class _Scanner:
             return
         if self.warnings is not None:
             self.warnings.append(InputWarning(message, self.path, line if line is not None else self.lineno))
+
+
+_UNSEEN = object()
+
+
+class _Shared:
+    """One copy of each value that repeats from entry to entry (stacks, hashes, names): a run of a million steps
+    has a handful of distinct ones, and a million copies of each would cost kilobytes per graph."""
+
+    SIZE = 65536
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+
+    def __call__(self, value):
+        if value is None:
+            return None
+        kept = self.values.get(value)
+        if kept is None:
+            if len(self.values) >= self.SIZE:
+                self.values.clear()
+            kept = self.values[value] = value
+        return kept
 
 
 def _ends_body(line: bytes) -> bool:

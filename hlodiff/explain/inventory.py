@@ -106,7 +106,9 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         summary = _copy_for(record, facts)
         cache_key = key or f"fingerprint:{summary.fingerprint}"
         first = first_by_key.setdefault(cache_key, summary)
-        summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.record.ref
+        if first is summary:
+            summary.first_ref = record.ref
+        summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.first_ref
         summaries.append(summary)
     return summaries
 
@@ -114,20 +116,35 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
 def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:
     if facts.record is record:
         return facts
+    # first_ref is set by the caller: one shared string, not a new ref per cache hit
     return GraphSummary(record, facts.name, facts.instructions, facts.parameters, facts.parameter_bytes,
-                        facts.outputs, facts.output_bytes, facts.fingerprint, "", False, record.ref, _trigger(record),
+                        facts.outputs, facts.output_bytes, facts.fingerprint, "", False, "", _trigger(record),
                         facts._canonical, facts._module)
 
 
 def _hit(record: GraphRecord, first: GraphSummary) -> GraphSummary:
     summary = _copy_for(record, first)
-    summary.cache_key, summary.first_ref = first.cache_key, first.record.ref
+    summary.cache_key, summary.first_ref = first.cache_key, first.first_ref
     summary._canonical = summary._module = None
     return summary
 
 
+_TRIGGERS: dict[tuple, SourceFrame | None] = {}
+
+
 def _trigger(record: GraphRecord) -> SourceFrame | None:
-    return user_frame(record.frames) or (record.frames[0] if record.frames else None)
+    """The user frame of the stack; stacks repeat from step to step (readers share one tuple per stack), so the
+    answer is remembered per stack."""
+    frames = record.frames
+    if not frames:
+        return None
+    try:
+        return _TRIGGERS[frames]
+    except KeyError:
+        if len(_TRIGGERS) > 65536:
+            _TRIGGERS.clear()
+        found = _TRIGGERS[frames] = user_frame(frames) or frames[0]
+        return found
 
 
 def _parse(record: GraphRecord, text: str) -> Module:

@@ -20,6 +20,7 @@ from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes
 from hlodiff.explain.families import Family, group, is_partial
+from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
@@ -32,8 +33,6 @@ from hlodiff.explain.patterns import describe_pattern, headline_of
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
 
-MAX_CANDIDATES = 8
-"""How many earlier compiled graphs of a family are compared to find the closest (most recent first)."""
 
 
 @dataclass(slots=True)
@@ -164,16 +163,18 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     remainder_of = {graphs[i + 1].ref: graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
+    candidates = Candidates()
     for family in families:
         compiled = family.compiled
         for position, graph in enumerate(compiled[1:], start=1):
-            recompilation = _explain_one(graph, compiled[:position], family, graph.ref in partial_refs, reports,
-                                         events)
+            earlier = compiled[max(0, position - POOL):position]  # a bounded slice: linear in compilations
+            recompilation = _explain_one(graph, earlier, family, graph.ref in partial_refs, reports, events,
+                                         candidates)
             if graph.ref in remainder_of:
                 recompilation.causes.insert(0, _remainder_cause(remainder_of[graph.ref]))
             recompilations.append(recompilation)
-    order = {g.ref: i for i, g in enumerate(graphs)}
-    recompilations.sort(key=lambda r: order[r.graph.ref])
+    order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # not one ref string per cache hit
+    recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)
     jax_fixes = [pair for r in recompilations for pair in merge_jax(r, joined.get(r.graph.ref))]
     patterns = [describe_pattern(f, recompilations, families) for f in families]
@@ -197,14 +198,9 @@ def _debug_events(inputs: RunInputs, warnings: list[InputWarning]) -> dict[str, 
 
 
 def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Family, partial: bool,
-                 reports: dict, events: dict[str, CompilationEvent]) -> Recompilation:
-    best: tuple[float, int, GraphSummary, ModuleDiff] | None = None
-    for order, candidate in enumerate(reversed(earlier[-MAX_CANDIDATES:])):
-        diff = diff_canonical(candidate._canonical, graph._canonical)
-        score = (diff.similarity, -order)
-        if best is None or score > best[:2]:
-            best = (diff.similarity, -order, candidate, diff)
-    _, _, closest, diff = best
+                 reports: dict, events: dict[str, CompilationEvent], candidates: Candidates) -> Recompilation:
+    closest = candidates.closest(graph, earlier)  # ranked by cheap signatures; only the winner is diffed
+    diff = diff_canonical(closest._canonical, graph._canonical)
     causes = list(diff.causes) if not diff.equal else same_computation_causes(diff, closest, graph)
     causes += option_causes(closest, graph)
     if partial:

@@ -63,24 +63,38 @@ def render_warnings(console: Console, warnings: Iterable[InputWarning]) -> None:
 
 
 def render_inventory(console: Console, summaries) -> None:
-    """The ``hlodiff inspect`` table: one row a graph, compilations marked."""
+    """The ``hlodiff inspect`` table: one row a graph, compilations marked (summarised past a few thousand)."""
+    from hlodiff.render.inventory_rows import Elided, table_rows
+
     compiled = sum(1 for s in summaries if s.compiled)
     sources = sorted({s.record.source for s in summaries})
     one_source = len(sources) == 1
     where = f" in {escape(sources[0])}" if one_source else ""
-    console.print(f"[bold]{len(summaries)} graph{'s' if len(summaries) != 1 else ''}[/]{where}, "
-                  f"{compiled} compilation{'s' if compiled != 1 else ''}", highlight=False)
+    console.print(f"[bold]{len(summaries):,} graph{'s' if len(summaries) != 1 else ''}[/]{where}, "
+                  f"{compiled:,} compilation{'s' if compiled != 1 else ''}", highlight=False)
+    rows, summarised = table_rows(summaries)
+    if summarised:
+        console.print(Text("(summarised: runs of cache hits are one row; --json lists every graph)", style="dim"),
+                      highlight=False)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for column, justify in (("graph", "left"), ("module", "left"), ("hash", "left"), ("compiled", "left"),
                             ("instr", "right"), ("inputs", "right"), ("outputs", "right"), ("trigger", "left")):
         table.add_column(column, justify=justify, overflow="fold")
-    for s in summaries:
+    for row in rows:
+        if isinstance(row, Elided):
+            table.add_row(f"... {row.rows:,} rows ({row.graphs:,} graphs) not shown", "", "", "", "", "", "", "")
+            continue
+        s = row.first
         key = s.record.graph_hash or s.fingerprint
+        ref = _short_ref(s.ref) if one_source else s.ref
+        if row.count > 1:
+            ref += f"-{_short_ref(row.last.ref)[1:]}"
+        first = escape(_short_ref(s.first_ref))
         table.add_row(
-            escape(_short_ref(s.ref) if one_source else s.ref),
+            escape(ref),
             escape(s.name),
             key[:12],
-            "[green]yes[/]" if s.compiled else f"hit of {escape(_short_ref(s.first_ref))}",
+            "[green]yes[/]" if s.compiled else (f"{row.count:,} hits of {first}" if row.count > 1 else f"hit of {first}"),
             f"{s.instructions:,}",
             f"{s.parameters} ({human_bytes(s.parameter_bytes)})",
             f"{s.outputs} ({human_bytes(s.output_bytes)})",
