@@ -9,7 +9,7 @@ the transformer step; ordinal 5 runs the variant trace (one more output, permute
 that computed an extra metric once would. Every rank therefore parses and canonicalizes at least one 33k-instruction
 graph, which is what makes per-rank work worth spreading.
 
-Measured in fresh subprocesses (wall time, exit status), best of --runs:
+Measured in fresh subprocesses (wall time, CPU time of the process tree, exit status), best of --runs:
   * a plain chunked read of the 8 files (the floor);
   * `hlodiff explain-recompile BASE --json --jobs 1` (serial: the baseline);
   * `... --jobs 2` (worker processes);
@@ -21,6 +21,8 @@ The three hlodiff outputs are compared byte for byte. Prints figures only; nothi
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -59,16 +61,23 @@ PLAIN_READ = ("import sys\nn = 0\nfor p in sys.argv[1:]:\n    f = open(p, 'rb')\
               "    while chunk := f.read(1 << 20):\n        n += len(chunk)\nprint(n)\n")
 
 
-def timed(argv: list[str], runs: int) -> tuple[float, bytes, int]:
-    best, out, code = float("inf"), b"", 0
+def timed(argv: list[str], runs: int) -> tuple[float, float, bytes, int]:
+    """Best wall seconds, the CPU seconds (user + system, the command and every process it waited for) of that
+    run, its stdout and exit status."""
+    best, cpu, out, code = float("inf"), 0.0, b"", 0
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        best = min(best, time.perf_counter() - t0)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if wall < best:
+            best = wall
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         out, code = proc.stdout, proc.returncode
         if code not in (0, 1):
             print(f"   ! {' '.join(argv[1:])} exited {code}: {proc.stderr.decode()[-400:]}")
-    return best, out, code
+    return best, cpu, out, code
 
 
 def main() -> None:
@@ -84,17 +93,19 @@ def main() -> None:
           f"{ODD_RANK} runs the variant graph at step {ODD_STEP}; best of {args.runs}")
     hlodiff = str(Path(sys.executable).with_name("hlodiff"))
     cmd = [hlodiff, "explain-recompile", str(base), "--json"]
-    read_s, _, _ = timed([sys.executable, "-c", PLAIN_READ, *files], args.runs)
-    serial_s, serial_out, code = timed(cmd + ["--jobs", "1"], args.runs)
-    jobs_s, jobs_out, _ = timed(cmd + ["--jobs", "2"], args.runs)
-    dask_s, dask_out, _ = timed(cmd + ["--scheduler", "local", "--jobs", "2"], args.runs)
-    print(f"   {'plain read of the 8 files':<34}: {read_s:7.2f} s")
-    print(f"   {'serial (--jobs 1, the baseline)':<34}: {serial_s:7.2f} s   exit {code}")
-    print(f"   {'--jobs 2 (worker processes)':<34}: {jobs_s:7.2f} s   {serial_s / jobs_s:.2f}x the serial speed; "
-          f"output {'identical' if jobs_out == serial_out else 'DIFFERENT'}")
-    print(f"   {'--scheduler local (Dask, 2 workers)':<34}: {dask_s:7.2f} s   {serial_s / dask_s:.2f}x the serial "
-          f"speed; output {'identical' if dask_out == serial_out else 'DIFFERENT'}")
-
+    read_s, _, _, _ = timed([sys.executable, "-c", PLAIN_READ, *files], args.runs)
+    serial_s, serial_cpu, serial_out, code = timed(cmd + ["--jobs", "1"], args.runs)
+    jobs_s, jobs_cpu, jobs_out, _ = timed(cmd + ["--jobs", "2"], args.runs)
+    dask_s, dask_cpu, dask_out, _ = timed(cmd + ["--scheduler", "local", "--jobs", "2"], args.runs)
+    print(f"   {'plain read of the 8 files':<36}: {read_s:7.2f} s")
+    print(f"   {'serial (--jobs 1, the baseline)':<36}: {serial_s:7.2f} s   cpu {serial_cpu:6.1f} s   exit {code}")
+    for label, wall, cpu, out in (("--jobs 2 (worker processes)", jobs_s, jobs_cpu, jobs_out),
+                                  ("--scheduler local (Dask, 2 workers)", dask_s, dask_cpu, dask_out)):
+        print(f"   {label:<36}: {wall:7.2f} s   cpu {cpu:6.1f} s   {serial_s / wall:.2f}x the serial speed; output "
+              f"{'identical' if out == serial_out else 'DIFFERENT'}")
+    idle = max(0.0, len(os.sched_getaffinity(0)) - os.getloadavg()[0])
+    print(f"   (wall time can only shrink with idle CPUs: load average now {os.getloadavg()[0]:.2f} on "
+          f"{len(os.sched_getaffinity(0))} CPUs, about {idle:.1f} idle)")
 
 if __name__ == "__main__":
     main()

@@ -50,6 +50,8 @@ def find_ranks(paths: list[str]) -> list[RankSpec]:
         return [RankSpec(0, tuple(paths), "graph references: one run")]
     if len(paths) == 1:
         return _one_path(paths[0])
+    if any(_is_hlo_file(p) for p in paths):
+        return [RankSpec(0, tuple(paths), "HLO files: graphs of one run")]
     ordinals = [_ordinal_of(p) for p in paths]
     if all(o is not None for o in ordinals) and len({o for o in ordinals}) == len(paths):
         return sorted((RankSpec(o, (p,), f"ordinal suffix .{o} of {os.path.basename(_ORDINAL.match(p).group(1))}")
@@ -101,6 +103,19 @@ def _is_graph_ref(path: str) -> bool:
     from hlodiff.dumps import split_ref
 
     return split_ref(path)[1] is not None
+
+
+def _is_hlo_file(path: str) -> bool:
+    """A plain HLO module file is one graph, not a process's dump: several of them are one run's graphs."""
+    from hlodiff.dumps import detect_kind
+    from hlodiff.errors import HlodiffError
+
+    if not os.path.isfile(path):
+        return False
+    try:
+        return detect_kind(path) == "hlo_file"
+    except HlodiffError:
+        return False
 
 
 def _ordinal_of(path: str) -> int | None:
@@ -163,4 +178,4 @@ def _natural(path: str) -> tuple:
 def is_job(specs: list[RankSpec]) -> bool:
     """Several ranks, or one found the way ranks are found (a base name with one ordinal, one rank folder): the
     multi-rank report. A plain dump keeps the single-run report."""
-    return len(specs) > 1 or not specs[0].identified_by.startswith(("one dump", "graph references"))
+    return len(specs) > 1 or not specs[0].identified_by.startswith(("one dump", "graph references", "HLO files"))

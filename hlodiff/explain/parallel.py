@@ -113,11 +113,23 @@ def run_tasks(fn: Callable[[RankTask], RankResult], tasks: list[RankTask], *, jo
     elif (jobs or default_jobs()) <= 1 or len(tasks) <= 1:
         results = [fn(t) for t in tasks]
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs or default_jobs(), len(tasks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs or default_jobs(), len(tasks)),
+                                 mp_context=_context()) as pool:
             results = list(pool.map(fn, tasks))
     for result in results:
         result.raise_error()
     return results
+
+
+def _context():
+    """fork when this process runs one thread (the CLI: workers start in milliseconds), else spawn: forking a
+    process whose other threads hold locks (an embedding program, torch_xla's runtime) can deadlock the child."""
+    import multiprocessing
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def default_jobs() -> int:
