@@ -140,7 +140,7 @@ def main() -> None:
         ratio = rows["explain-recompile"][0] / rows["inspect"][0]
         print(f"   explain / inspect: {ratio:.2f}x  (target <= 3x: {'met' if ratio <= 3 else 'MISSED'})")
     if args.only != "big":
-        rows = report(f"tiny: {args.tiny:,} graphs, 10 cache keys", build_tiny(args.tiny), ["--json"])
+        rows = report(f"tiny: {args.tiny:,} graphs, 10 cache keys", build_tiny(args.tiny), [])
         worst = max(rss for _, rss, _ in rows.values())
         print(f"   worst peak RSS {worst:,} MB (target < 600 MB: {'met' if worst < 600 else 'MISSED'}); "
               f"{rows['inspect'][1] * 1024 * 1024 / args.tiny:,.0f} bytes per graph "
