@@ -245,14 +245,19 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
 def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
     """Decoded lines of a side-channel text file (plain or gzip), streaming, after the one-line checks the CLI
     prints for a missing, empty or binary file."""
+    for line in raw_lines(path, warnings):
+        yield decode(line)
+
+
+def raw_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]:
+    """:func:`text_lines` undecoded, for readers that skip most lines of multi-GB logs without decoding them."""
     if not os.path.exists(path):
         raise missing_path_error(path)
     if not os.path.isfile(path):
         raise HlodiffError("not a regular file (a pipe or a device?)", path=path)
     check_text(path, read_head(path))
     with open_binary(path) as f:
-        for line in lines(f, path, warnings):
-            yield decode(line)
+        yield from lines(f, path, warnings)
 
 
 class Packer:

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from hlodiff.dumps._io import text_lines
+from hlodiff.dumps._io import decode, raw_lines
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.lazy_ir import IrNode, IrOperand, parse_ir_node
 from hlodiff.errors import HlodiffError, InputWarning
@@ -96,7 +96,7 @@ def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | No
     """Yield the reports of a file (plain or gzip) in order, streaming. ``ir="roots"`` keeps only each tensor's
     root IR nodes (bounded memory on multi-GB logs); ``"all"`` keeps every node."""
     p = os.fspath(path)
-    yield from _Reader(p, warnings, ir).run(text_lines(p, warnings))
+    yield from _Reader(p, warnings, ir).run(raw_lines(p, warnings))
 
 
 def read_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> list[SyncReport]:
@@ -126,11 +126,20 @@ class _Reader:
         self.ordinal = 0
         self.blanks = 0  # blank lines since the last tensor closed
         self.foreign = False  # foreign text since the last tensor closed
-        self.frames: dict[SourceFrame, SourceFrame] = {}  # interned
+        self.frames: dict = {}  # frame line -> SourceFrame, and each SourceFrame to itself (interned)
 
-    def run(self, lines: Iterable[str]) -> Iterator[SyncReport]:
+    def run(self, lines: Iterable[str] | Iterable[bytes]) -> Iterator[SyncReport]:
+        """Lines of text, or raw bytes from a file: then an IR node line that is not a root is only counted,
+        never decoded or parsed, when reading roots only (nearly all of a threshold-0 log)."""
         for raw in lines:
             self.lineno += 1
+            if type(raw) is bytes:
+                tensor = self.tensor
+                if (self.roots_only and tensor is not None and tensor.in_ir and raw.startswith(b"  %")
+                        and raw.endswith(b"\n") and b"ROOT=" not in raw):
+                    tensor.node_count += 1
+                    continue
+                raw = decode(raw)
             if not raw.endswith("\n"):  # the last line of a file cut off mid-write
                 self._partial_line(raw)
                 break
@@ -221,11 +230,15 @@ class _Reader:
         elif stripped == "IR {":
             tensor.in_frames, tensor.in_ir = False, True
         elif tensor.in_frames and text.startswith("  "):
-            frame = parse_frame(text)
+            frame = self.frames.get(text)
+            if frame is None:
+                frame = parse_frame(text)
+                if frame is not None:
+                    frame = self.frames.setdefault(text, self.frames.setdefault(frame, frame))
             if frame is None:
                 self._warn(f"unreadable frame of tensor id={tensor.id}; ignored")
             else:
-                tensor.frames.append(self.frames.setdefault(frame, frame))
+                tensor.frames.append(frame)
         elif stripped:
             self._warn(f"unexpected line in tensor id={tensor.id}; ignored")
 
