@@ -176,3 +176,54 @@ def test_explain_recompile_traces_a_torch_frame_to_the_users_line_through_the_st
     assert [(f.file.rsplit("/", 1)[-1], f.line) for f in first.causes[0].locations] == \
         [(truth["user_file"], truth["user_line"])]
     assert warnings == []
+
+
+def test_explain_recompile_run_dir_finds_the_stdout_log_by_content(tmp_path):
+    """A run folder as users leave it: the save file and `python train.py > train.out`, under any name."""
+    from click.testing import CliRunner
+
+    from hlodiff.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("graphs.hlo.0", "truth.json"):
+        (run / name).write_bytes((TORCH / "autocast_late" / name).read_bytes())
+    (run / "train.out").write_bytes((TORCH / "autocast_late" / "stdout.log").read_bytes())
+    (run / "notes.txt").write_text("lr sweep, second try\n")  # sniffed, not a report: ignored
+    result = CliRunner().invoke(main, ["explain-recompile", str(run), "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["inputs"]["tensors_reports"] == [str(run / "train.out")]
+    assert doc["warnings"] == []
+    truth = _truth("autocast_late")
+    [recompilation] = doc["recompilations"]
+    assert recompilation["live_tensors"]  # the outputs got their tensors from the stdout log
+    dtype = next(c for c in recompilation["causes"] if c["kind"] == truth["cause"])
+    assert {"file": "/home/user/project/autocast_late.py", "line": truth["user_line"], "function": "<module>"} \
+        in dtype["locations"]
+
+
+def test_roots_only_streaming_matches_the_full_reader_on_cut_and_gzip_logs(tmp_path):
+    src = TORCH / "grad_norm_order" / "stdout.log"
+    text = src.read_text()
+    cut = text.index("  %20 = ", text.index("step 1 loss")) + 10  # mid-line inside an IR block
+    for name, data in (("cut.log", text[:cut].encode()), ("whole.log.gz", gzip.compress(src.read_bytes()))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        full_w: list[InputWarning] = []
+        light_w: list[InputWarning] = []
+        full, light = read_reports(path, full_w), list(iter_reports(path, light_w, ir="roots"))
+        assert [[(t.id, t.frames, t.roots()) for t in r.tensors] for r in full] == \
+            [[(t.id, t.frames, t.roots()) for t in r.tensors] for r in light]
+        assert [w.message for w in full_w] == [w.message for w in light_w]
+
+
+def test_roots_only_streaming_keeps_the_line_limit(tmp_path, monkeypatch):
+    path = tmp_path / "stdout.log"
+    text = (TORCH / "lr_zero_one" / "stdout.log").read_text()
+    at = text.index("  %3 = ")
+    path.write_text(text[:at] + "  %3 = " + "x" * (5 << 20) + "\n" + text[at:])  # longer than a read chunk
+    monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "4096")
+    with pytest.raises(HlodiffError, match="line too long") as info:
+        list(iter_reports(path, ir="roots"))
+    assert info.value.path == str(path)

@@ -242,6 +242,15 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
             warnings.append(InputWarning(f"gzip data cut off or corrupt ({exc}); read up to here", path, lineno))
 
 
+def check_readable(path: str) -> None:
+    """The one-line checks the CLI prints for a side file that is missing, not a regular file, empty or binary."""
+    if not os.path.exists(path):
+        raise missing_path_error(path)
+    if not os.path.isfile(path):
+        raise HlodiffError("not a regular file (a pipe or a device?)", path=path)
+    check_text(path, read_head(path))
+
+
 def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
     """Decoded lines of a side-channel text file (plain or gzip), streaming, after the one-line checks the CLI
     prints for a missing, empty or binary file."""
@@ -251,11 +260,7 @@ def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:
 
 def raw_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]:
     """:func:`text_lines` undecoded, for readers that skip most lines of multi-GB logs without decoding them."""
-    if not os.path.exists(path):
-        raise missing_path_error(path)
-    if not os.path.isfile(path):
-        raise HlodiffError("not a regular file (a pipe or a device?)", path=path)
-    check_text(path, read_head(path))
+    check_readable(path)
     with open_binary(path) as f:
         yield from lines(f, path, warnings)
 

@@ -17,6 +17,7 @@ from hlodiff.hlo.model import SourceFrame
 _NODE_HEAD_RE = re.compile(r"\s*%(\d+) = ")
 _OPERAND_RE = re.compile(r"%(\d+)(?:\.(\d+))?$")
 _TAG_START_RE = re.compile(r", ([A-Za-z0-9_]+)=")
+_TAG_TOKEN_RE = re.compile(r"[()\[\]{}]|, ([A-Za-z0-9_]+)=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +107,14 @@ def _tags(text: str) -> list[tuple[str, str]]:
         raise ValueError(f"unexpected text after operands: {text[:30]!r}")
     cuts = []
     depth = 0
-    for i, c in enumerate(text):
+    for token in _TAG_TOKEN_RE.finditer(text):  # brackets and tag starts only, not every character
+        c = token.group()
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif c == "," and depth == 0 and (m := _TAG_START_RE.match(text, i)) is not None:
-            cuts.append(m)
+        elif depth == 0:
+            cuts.append(token)
     tags = []
     for i, m in enumerate(cuts):
         end = cuts[i + 1].start() if i + 1 < len(cuts) else len(text)

@@ -35,7 +35,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from hlodiff.dumps._io import decode, raw_lines
+from hlodiff.dumps._io import check_readable, decode, open_binary, raw_lines
+from hlodiff.dumps.line_buffer import LineBuffer
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.lazy_ir import IrNode, IrOperand, parse_ir_node
 from hlodiff.errors import HlodiffError, InputWarning
@@ -96,7 +97,13 @@ def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | No
     """Yield the reports of a file (plain or gzip) in order, streaming. ``ir="roots"`` keeps only each tensor's
     root IR nodes (bounded memory on multi-GB logs); ``"all"`` keeps every node."""
     p = os.fspath(path)
-    yield from _Reader(p, warnings, ir).run(raw_lines(p, warnings))
+    reader = _Reader(p, warnings, ir)
+    if ir == "all":
+        yield from reader.run(raw_lines(p, warnings))
+        return
+    check_readable(p)
+    with open_binary(p) as f:
+        yield from reader.run(reader.skipping(LineBuffer(f, p, warnings)))
 
 
 def read_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> list[SyncReport]:
@@ -152,6 +159,22 @@ class _Reader:
             yield self.report.close()
         if not self.seen_any:
             raise HlodiffError("not a live-tensor report: no '## SYNC' or 'Tensor:' line", path=self.path, line=1)
+
+    def skipping(self, buf: LineBuffer) -> Iterator[bytes]:
+        """The lines of ``buf`` for :meth:`run`, except that inside a tensor's IR (roots only) the run of node
+        lines is jumped over in one go: counted, and only its root lines parsed."""
+        while True:
+            tensor = self.tensor
+            if tensor is not None and tensor.in_ir:
+                count, roots = buf.skip_ir_nodes()
+                tensor.node_count += count - len(roots)
+                self.lineno += count
+                for root in roots:
+                    self._ir_line(decode(root).rstrip("\r\n"))
+            line = buf.readline()
+            if not line:
+                return
+            yield line
 
     def _partial_line(self, text: str) -> None:
         """Half a line says nothing reliable; a half ``Tensor:`` line is still a tensor that was cut off."""
