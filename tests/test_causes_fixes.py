@@ -86,7 +86,7 @@ def test_identical_hlo_gets_jax_reason_from_its_log(name, fix):
     t = truth("jax", name)
     result = explain(FIXTURES / "jax" / name / "dump")  # stderr.log beside the dump is found by content
     (r,) = result.recompilations
-    assert r.diff.equal and t["recompiles"][0]["hlo_identical"]
+    assert r.diff.equal and t["recompiles"][0]["hlo_identical"] and r.to_json()["hlo_identical"]
     assert [c.kind for c in r.causes] == [t["cause"]]
     cause = r.causes[0]
     assert cause.summary.startswith("the HLO is identical; ") and 'JAX: "* at ' in cause.summary
@@ -259,3 +259,17 @@ def test_every_fixture_headline_names_kind_line_and_fix(dump, t):
     assert behind and all(c.fix for c in behind)
     head = result.to_json()["headline"]
     assert head["fix"] and head["kind"] in result.summary
+
+
+def test_a_cause_no_capture_places_names_the_capture_that_would(tmp_path):
+    """The save file alone holds only torch/optim/sgd.py for the baked learning rate; the report printed to stdout
+    beside it holds the user's line. Without it, the cause says which capture to add."""
+    folder = FIXTURES / "torch_xla" / "lr_zero_one"
+    with_log = explain(folder / "graphs.hlo.0").recompilations[0].causes[0]
+    assert with_log.locations[0].line == truth("torch_xla", "lr_zero_one")["user_line"] and with_log.hint is None
+    (tmp_path / "graphs.hlo.0").write_bytes((folder / "graphs.hlo.0").read_bytes())
+    alone = explain(tmp_path / "graphs.hlo.0").recompilations[0].causes[0]
+    assert alone.locations == [] and alone.library_locations[0].file.endswith("torch/optim/sgd.py")
+    assert "_xla_tensors_report" in alone.hint
+    text = CliRunner().invoke(main, ["explain-recompile", str(tmp_path / "graphs.hlo.0")]).output
+    assert "line unknown: the HLO names only library frames here" in text

@@ -40,6 +40,16 @@ class FixContext:
     """Kinds of the other causes of the same recompilation: a consequence says which one it follows from."""
 
 
+def producer_from_name(module_name: str) -> str | None:
+    """``torch_xla`` or ``jax`` from the module name their tracers give (``SyncTensorsGraph.76``, ``IrToHlo.52``,
+    ``jit_step``); None when the name says neither."""
+    if module_name.startswith(("SyncTensorsGraph", "IrToHlo")):
+        return "torch_xla"
+    if module_name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
+        return "jax"
+    return None
+
+
 def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
     """Set ``fix`` on every cause that has none yet (a cause built with a fix, e.g. from JAX's log, keeps it)."""
     for cause in causes:

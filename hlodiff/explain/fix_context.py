@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hlodiff.diff.fixes import FixContext, fix_for, producer_from_name
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.diff.fixes import FixContext, fix_for
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
 
@@ -52,9 +52,6 @@ def fix_context(r, pattern: str = "") -> FixContext:
 def producer(graph: GraphSummary) -> str | None:
     """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
     record = graph.record
-    name = graph.name or record.module_name or ""
-    if record.kind in TRACED_KINDS or name.startswith(("SyncTensorsGraph", "IrToHlo")):
+    if record.kind in TRACED_KINDS:
         return "torch_xla"
-    if name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
-        return "jax"
-    return None
+    return producer_from_name(graph.name or record.module_name or "")

@@ -68,6 +68,7 @@ class Recompilation:
             "closest": self.closest.ref if self.closest else None,
             "family": self.family.label,
             "similarity": round(self.diff.similarity, 4) if self.diff else None,
+            "hlo_identical": bool(self.diff.equal) if self.diff else False,
             "causes": [c.to_json() for c in self.causes],
             "live_tensors": [t.to_json() for t in self.tensors],
             "debug": _debug_json(self.debug),
