@@ -445,8 +445,8 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
     from hlodiff.render import json_out
 
     warnings: list[InputWarning] = []
-    logs, reports = side_inputs(list(paths), list(debug_logs), tensors_report)
-    run = run_cost(list(paths), warnings, stage=stage, compile_logs=logs, tensors_reports=reports)
+    dumps, logs, reports = side_inputs(list(paths), list(debug_logs), tensors_report)
+    run = run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports)
     if as_json:
         click.echo(json_out.dumps(json_out.document("cost", run.to_json(), warnings)), nl=False)
     else:

@@ -309,3 +309,31 @@ def test_boundaries_from_reports_printed_without_sync_headers(tmp_path):
     with_headers = cost_json(str(folder / "graphs.hlo.0"))["boundaries"]
     without = cost_json(str(folder / "graphs.hlo.0"), "--tensors-report", str(bare))["boundaries"]
     assert without == with_headers and without
+
+
+def test_several_runs_side_by_side_keep_their_own_compilations_and_families():
+    paths = [str(PIPELINE / v / "graphs.hlo.0") for v in ("mb1", "mb2", "mb4")]
+    doc = cost_json(*paths)
+    for path in paths:
+        alone = cost_json(path)
+        mine = [g for g in doc["graphs"] if g["ref"].startswith(path + "#")]
+        assert [g["compiled"] for g in mine] == [g["compiled"] for g in alone["graphs"]]
+        assert [f for f in doc["run"]["families"] if f["source"] == path] == alone["run"]["families"]
+
+
+def test_terminal_report_names_the_copies_and_the_boundaries():
+    truth = scan_truth("carry")
+    out = run("cost", str(SCAN / "carry" / "dump")).output
+    assert "(xla)" in out and "loop-buffer copies" in out
+    assert re.search(r"2 whole copies of f32\[6,2,4,32,16\] per iteration in %while\.\d+: 192\.0 KiB per iteration, "
+                     r"1\.1 MiB per step at /home/user/project/scan_buffer\.py:" + str(truth["loop_buffer_update_line"]),
+                     out)
+    out = run("cost", str(PIPELINE / "mb2" / "graphs.hlo.0")).output
+    boundaries = cost_json(str(PIPELINE / "mb2" / "graphs.hlo.0"))["boundaries"]
+    assert f"graph boundaries: {len(boundaries)}," in out and "(est.)" in out
+    assert "torch_xla CompileTime metric" in out
+
+
+def test_same_inputs_same_bytes():
+    args = ("cost", str(PIPELINE / "mb4" / "graphs.hlo.0"), str(SCAN / "carry" / "dump"), "--json")
+    assert run(*args).output == run(*args).output

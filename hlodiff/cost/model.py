@@ -178,9 +178,10 @@ class FamilyGrowth:
     instructions: int
     parameter_bytes: int
     output_bytes: int
+    source: str = ""
 
     def to_json(self) -> dict:
-        return {"label": self.label, "graphs": self.graphs, "compiled": self.compiled,
+        return {"label": self.label, "source": self.source, "graphs": self.graphs, "compiled": self.compiled,
                 "instructions": self.instructions, "parameter_bytes": self.parameter_bytes,
                 "output_bytes": self.output_bytes}
 

@@ -65,12 +65,12 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
 
 
 def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost]:
-    seen: dict[str, GraphCost] = {}
+    seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
     for record in records:
-        key = record.cache_key()
-        first = seen.get(key) if key is not None else None
+        key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
+        first = seen.get(key) if key[1] is not None else None
         if first is not None:
             out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                                trigger=_trigger(record)))
@@ -80,7 +80,7 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
         cost.trigger = _trigger(record)
         if record.kind == "xla_dump" and xla is None:
             estimated.append(record)
-        if key is not None:
+        if key[1] is not None:
             seen[key] = cost
         out.append(cost)
     if estimated:
@@ -104,41 +104,43 @@ def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], t
 
 
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:
-    """Graphs per place in the program (the user line that ran them, or the module's name)."""
-    order: list[str] = []
-    rows: dict[str, FamilyGrowth] = {}
+    """Graphs per place in the program (the user line that ran them, or the module's name), per dump: given the
+    dumps of runs with 1, 2 and 4 microbatches, the rows show how graph count and size grow."""
+    order: list[tuple[str, str]] = []
+    rows: dict[tuple[str, str], FamilyGrowth] = {}
     for record, graph in zip(records, graphs):
         trigger = graph.trigger
         if trigger is not None:
             label = f"sync at {os.path.basename(trigger.file)}:{trigger.line}"
         else:
             label = _SUFFIX.sub("", record.module_name or graph.name or "?")
-        row = rows.get(label)
+        key = (record.source, label)
+        row = rows.get(key)
         if row is None:
-            row = rows[label] = FamilyGrowth(label, 0, 0, 0, 0, 0)
-            order.append(label)
+            row = rows[key] = FamilyGrowth(label, 0, 0, 0, 0, 0, source=record.source)
+            order.append(key)
         row.graphs += 1
         row.compiled += int(graph.compiled)
         row.instructions += graph.instructions
         row.parameter_bytes += graph.parameters.bytes
         row.output_bytes += graph.outputs.bytes
-    return [rows[label] for label in order]
+    return [rows[key] for key in order]
 
 
-def side_inputs(paths: list[str], debug_logs: list[str], tensors_report: str | None) -> tuple[list[str], list[str]]:
-    """Logs and live-tensor reports given explicitly, else found beside each dump (as the fixtures and
-    ``hlodiff record`` lay them out)."""
+def side_inputs(paths: list[str], debug_logs: list[str],
+                tensors_report: str | None) -> tuple[list[str], list[str], list[str]]:
+    """``(dumps, compile-time logs, live-tensor reports)``: a ``hlodiff record`` folder stands for its dumps; logs
+    and reports given explicitly win, else they are found beside the dumps (by name, and by content as
+    :func:`hlodiff.dumps.run_folder.discover` recognizes them)."""
+    from hlodiff.dumps.run_folder import discover
+
+    inputs = discover(paths, tensors_report, None)
     logs = list(debug_logs)
-    reports = [tensors_report] if tensors_report else []
-    for path in paths:
-        base, _ = split_ref(path)
-        folder = os.path.dirname(os.path.abspath(base))
-        if not debug_logs:
-            logs.extend(p for p in logs_beside([path]) if p not in logs)
-        candidate = os.path.join(folder, "tensors_report.txt")
-        if tensors_report is None and os.path.isfile(candidate) and candidate not in reports:
-            reports.append(candidate)
-    return logs, reports
+    if not logs:
+        for log in [*inputs.jax_logs, *logs_beside(inputs.paths)]:
+            if os.path.normpath(log) not in {os.path.normpath(x) for x in logs}:
+                logs.append(log)
+    return inputs.paths, logs, inputs.tensors_reports
 
 
 def record_cost(record: GraphRecord, module=None) -> GraphCost:
@@ -172,8 +174,8 @@ def compare_cost(left: GraphRecord, right: GraphRecord, left_module=None, right_
     costs = []
     for record, module in ((left, left_module), (right, right_module)):
         cost = record_cost(record, module)
-        logs, _ = side_inputs([record.source], [], None)
-        if logs and record.kind == "xla_dump":  # JAX's log beside the dump: this module's compile time
+        logs = logs_beside([record.source]) if record.kind == "xla_dump" else []
+        if logs:  # JAX's log beside the dump: this module's compile time
             siblings = list(iter_graphs(record.source, stage=record.stage))
             seconds = compile_seconds(siblings, [True] * len(siblings), read_compile_times(logs))
             cost.compile_seconds = next((v for i, v in seconds.items() if siblings[i].index == record.index), None)

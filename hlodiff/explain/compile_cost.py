@@ -8,16 +8,14 @@ many of the compilations were recompilations, without pretending to split it.
 from __future__ import annotations
 
 from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
-from hlodiff.errors import InputWarning
 from hlodiff.explain.inventory import GraphSummary
 
 
-def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], logs: list[str],
-                      warnings: list[InputWarning]) -> str | None:
+def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], logs: list[str]) -> str | None:
     """One clause for the run summary, or None when no log has compile times."""
     if not logs:
         return None
-    times = read_compile_times(logs)  # a JAX log with cache misses only is no problem here: no warning
+    times = read_compile_times(logs)  # no warnings: a JAX log of cache misses only is fine here
     if times.compilations:
         records = [g.record for g in graphs]
         seconds = compile_seconds(records, [g.compiled for g in graphs], times)

@@ -134,7 +134,7 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
                                   events=_debug_events(inputs, warnings), warnings=warnings,
                                   jax_logs=getattr(inputs, "jax_logs", []))
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations],
-                             [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)], warnings)
+                             [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)])
     if note:
         explanation.summary += f"; {note}"
     return explanation

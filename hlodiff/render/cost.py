@@ -70,19 +70,18 @@ def _boundaries(console: Console, run: RunCost) -> None:
 def _families(console: Console, run: RunCost) -> None:
     if len(run.families) < 2 and not run.boundaries:
         return
+    several = len({f.source for f in run.families}) > 1
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
-    for column, justify in (("where", "left"), ("graphs", "right"), ("compiled", "right"), ("instr", "right"),
-                            ("param bytes", "right"), ("output bytes", "right")):
-        table.add_column(column, justify=justify)
+    columns = (("dump", "left"),) if several else ()
+    for column, justify in columns + (("where", "left"), ("graphs", "right"), ("compiled", "right"),
+                                      ("instr", "right"), ("param bytes", "right"), ("output bytes", "right")):
+        table.add_column(column, justify=justify, overflow="fold")
     for f in run.families:
-        table.add_row(escape(f.label), str(f.graphs), str(f.compiled), f"{f.instructions:,}",
+        cells = [escape(f.source)] if several else []
+        table.add_row(*cells, escape(f.label), str(f.graphs), str(f.compiled), f"{f.instructions:,}",
                       _b(f.parameter_bytes), _b(f.output_bytes))
     console.print()
     console.print(table)
-
-
-def _short(ref: str) -> str:
-    return "#" + ref.rsplit("#", 1)[-1]
 
 
 def render_cost_delta(console: Console, cost: dict) -> None:
@@ -95,3 +94,7 @@ def render_cost_delta(console: Console, cost: dict) -> None:
     console.print(f"[bold]cost[/] (right - left): {escape('; '.join(parts)) or 'no byte change'}", highlight=False)
     for change in cost["changes"]:
         console.print(f"  {escape(change)}", highlight=False)
+
+
+def _short(ref: str) -> str:
+    return "#" + ref.rsplit("#", 1)[-1]
