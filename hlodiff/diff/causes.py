@@ -12,8 +12,9 @@ from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
+from hlodiff.diff.summaries import (absorb, change_stacks, inputs_cause, instructions, key_sort, locations,
+                                     ops_cause, origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
-from hlodiff.hlo.model import SourceFrame
 
 _CALL_KEYS = frozenset(CALL_KEYS)
 
@@ -194,9 +195,9 @@ def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
     if not any(stacks):
         stacks = [cd.rcm.frames(cd.right.insts[n]) for n in sorted(cone_r)]
         stacks += [cd.lcm.frames(cd.left.insts[n]) for n in sorted(cone_l)]
-    instructions = [(n, None) for n in louts] + [(None, n) for n in routs]
-    user, library = _locations(stacks)
-    return Cause("outputs", summary, user, sorted(set(instructions), key=_key_sort), library)
+    pairs = [(n, None) for n in louts] + [(None, n) for n in routs]
+    user, library = locations(stacks)
+    return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library)
 
 
 # -- origins and regions ------------------------------------------------------------------------------------
@@ -219,15 +220,15 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
         if not items:
             continue
         if kind == "inputs":
-            causes[kind] = _inputs_cause(items, context)
+            causes[kind] = inputs_cause(items, context)
         elif kind == "ops" and all(c.side != "changed" for c in items):
-            causes[kind] = _ops_cause(items, context)
+            causes[kind] = ops_cause(items, context)
         else:
-            causes[kind] = _origin_cause(kind, items, context)
+            causes[kind] = origin_cause(kind, items, context)
         if extras.get(kind):
-            _absorb(causes[kind], extras[kind])
+            absorb(causes[kind], extras[kind])
     if "inputs" not in causes and extras.get("inputs"):
-        causes["inputs"] = _inputs_cause(origins.get("inputs", []), context)
+        causes["inputs"] = inputs_cause(origins.get("inputs", []), context)
     _fold_derived_constants(causes)
     return list(causes.values())
 
@@ -263,7 +264,7 @@ def _region(computation: str, members: list[Change], kinds: list[str]) -> Region
     sides = [c.right or c.left for c in members]
     opcodes = Counter(s.opcode for s in sides)
     shapes = sorted({s.shape for s in sides}, key=lambda t: (len(t), t))[:5]
-    user, _ = _locations(_change_stacks(members))
+    user, _ = locations(change_stacks(members))
     return Region(computation, len(members), kinds, dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
                   shapes, user[:4])
 
@@ -289,7 +290,7 @@ def _fold_derived_constants(causes: dict[str, Cause]) -> None:
         return
     del causes["constant"]
     shape.summary += f" (and {len(derived)} constant{'s' if len(derived) != 1 else ''} derived from the size)"
-    shape.instructions = sorted(set(shape.instructions) | set(constant.instructions), key=_key_sort)
+    shape.instructions = sorted(set(shape.instructions) | set(constant.instructions), key=key_sort)
 
 
 def _elements(shape_text: str) -> int:
@@ -333,18 +334,14 @@ def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]
                 other = by_right.get(nb)
                 if other is not None:
                     g.add_edge(key, other)
-    regions = [sorted(c, key=_key_sort) for c in nx.connected_components(g)]
-    regions.sort(key=lambda r: _key_sort(r[0]))
+    regions = [sorted(c, key=key_sort) for c in nx.connected_components(g)]
+    regions.sort(key=lambda r: key_sort(r[0]))
     return regions
 
 
 def _neighbours(cc, name: str):
     yield from cc.operands[name]
     yield from cc.users(name)
-
-
-def _key_sort(key) -> tuple[str, str]:
-    return (key[0] or "", key[1] or "")
 
 
 def _replaced_by_inputs(inputs: list[Change], others: list[Change]) -> bool:
@@ -406,149 +403,3 @@ def _upstream_kinds(cd: ComputationDiff, lname: str, changes: dict[Key, Change])
         if ro not in m.r2l:
             found.add("*")
     return found
-
-
-# -- summaries ---------------------------------------------------------------------------------------------------
-
-
-def _origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
-    changes = sorted(changes, key=_origin_order)
-    first = changes[0]
-    if kind == "ops" and first.side != "changed":
-        first = next(c for c in changes if c.side == "changed")
-    what = {"shape": "shape", "dtype": "element_type", "layout": "layout", "constant": "literal",
-            "sharding": "sharding"}.get(kind)
-    if kind == "attribute":
-        keys = sorted({k.split(":", 1)[1] for c in changes for k in c.kinds if k.startswith("attribute:")})
-        what = "attribute:" + keys[0]
-        summary = f"{', '.join(keys)} changed on {_describe(first)}"
-    elif kind == "constant" and "opcode" in first.kinds:
-        if first.left.opcode == "constant":
-            summary = (f"the value {first.details.get('value', ('?',))[0]} ({first.left.shape}) was baked into the "
-                       f"left graph as a constant; on the right it is an input parameter")
-        else:
-            summary = (f"an input parameter ({first.left.shape}) on the left became the constant "
-                       f"{first.details.get('value', ('', '?'))[1]} baked into the right graph")
-        what = None
-    elif kind == "reordered":
-        a, b = first.details["parameter_number"]
-        summary = (f"same computation, {len(changes)} parameter{'s' if len(changes) != 1 else ''} numbered "
-                   f"differently (e.g. %{first.left.name}: {a} -> {b})")
-        what = None
-    elif kind == "ops" and "operands" in first.details:
-        summary = f"{_describe(first)} takes the same operands in another order"
-        what = None
-    elif kind == "ops":
-        summary = f"{_describe(first)} changed ({', '.join(first.kinds)})"
-        what = first.kinds[0] if first.kinds else None
-    else:
-        noun = {"shape": "shape", "dtype": "element type", "layout": "layout", "constant": "constant value",
-                "sharding": "sharding"}[kind]
-        where = "input" if first.left.opcode == "parameter" else ""
-        summary = f"{where + ' ' if where else ''}{noun} changed on {_describe(first)}"
-    if what and what in first.details:
-        a, b = first.details[what]
-        summary += f": {a} -> {b}"
-    if len(changes) > 1 and kind != "reordered":
-        summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
-    user, library = _locations(_change_stacks(changes))
-    return Cause(kind, summary + context, user, _instructions(changes), library, origins=changes)
-
-
-def _origin_order(change: Change) -> tuple:
-    side = change.left or change.right
-    return (side.opcode != "parameter", side.position, side.name)
-
-
-def _describe(change: Change) -> str:
-    side = change.right or change.left
-    return f"{side.opcode} %{side.name}"
-
-
-def _inputs_cause(changes: list[Change], context: str) -> Cause:
-    added = [c.right for c in changes if c.right is not None]
-    removed = [c.left for c in changes if c.left is not None]
-    parts = []
-    if added:
-        parts.append(f"{len(added)} input{'s' if len(added) != 1 else ''} added ({_shapes(added)})")
-    if removed:
-        parts.append(f"{len(removed)} input{'s' if len(removed) != 1 else ''} removed ({_shapes(removed)})")
-    user, library = _locations(_change_stacks(changes))
-    return Cause("inputs", "; ".join(parts) + context, user, _instructions(changes), library)
-
-
-def _ops_cause(changes: list[Change], context: str) -> Cause:
-    added = Counter(c.right.opcode for c in changes if c.right is not None)
-    removed = Counter(c.left.opcode for c in changes if c.left is not None)
-    parts = []
-    if added:
-        parts.append(f"{sum(added.values())} instructions added ({_opcodes(added)})")
-    if removed:
-        parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
-    user, library = _locations(_change_stacks(changes))
-    return Cause("ops", "; ".join(parts) + context, user, _instructions(changes), library)
-
-
-def _absorb(cause: Cause, changes: list[Change]) -> None:
-    added = sum(1 for c in changes if c.right is not None)
-    removed = sum(1 for c in changes if c.left is not None)
-    bits = []
-    if added:
-        bits.append(f"{added} instruction{'s' if added != 1 else ''} added")
-    if removed:
-        bits.append(f"{removed} instruction{'s' if removed != 1 else ''} removed")
-    cause.summary += f"; with it: {', '.join(bits)}"
-    cause.instructions = sorted(set(cause.instructions) | set(_instructions(changes)), key=_key_sort)
-
-
-def _opcodes(counter: Counter) -> str:
-    return ", ".join(f"{n} {op}" if n > 1 else op for op, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def _shapes(refs) -> str:
-    text = ", ".join(r.shape for r in refs[:4])
-    return text + (" ..." if len(refs) > 4 else "")
-
-
-def _instructions(changes: list[Change]) -> list[tuple[str | None, str | None]]:
-    return sorted({(c.left.name if c.left else None, c.right.name if c.right else None) for c in changes},
-                  key=_key_sort)
-
-
-def _change_stacks(changes: list[Change]) -> list[tuple[SourceFrame, ...]]:
-    """Frame stacks per change: the right side's when it has one (the newer code), else the left's.
-
-    Frames borrowed from users (inputs and literals without metadata) come as call site then use; both count.
-    """
-    stacks = []
-    for change in changes:
-        sides = [s for s in (change.right, change.left) if s is not None and s.frames]
-        if not sides:
-            continue
-        side = sides[0]
-        if side.opcode in ("parameter", "constant") and len(side.frames) == 2 \
-                and not any(f.is_library for f in side.frames):
-            stacks.extend((f,) for f in side.frames)
-        else:
-            stacks.append(side.frames)
-    return stacks
-
-
-def _locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
-    """The innermost user frame of each stack (outside torch, torch_xla, JAX ...); library frames kept apart."""
-    user: list[SourceFrame] = []
-    library: list[SourceFrame] = []
-    for frames in stacks:
-        if not frames:
-            continue
-        mine = [f for f in frames if not f.is_library]
-        if mine:
-            if mine[0] not in user:
-                user.append(mine[0])
-        elif frames[0] not in library:
-            library.append(frames[0])
-    # Discovery order, not line order: origins come first, and for JAX inputs the call site (where a new shape
-    # or static value came in) before the use inside the jitted function.
-    return user[:8], library[:4]
-
-

@@ -1,0 +1,162 @@
+"""One line per cause in the user's terms, and where in their code: the summaries :mod:`hlodiff.diff.causes`
+builds from a cause's origin changes.
+
+A summary names the first origin (a parameter before what it feeds, then the order the dump reads in) and what
+changed on it; locations are the innermost user frame of each origin's stack, library frames kept apart for
+causes that have no user frame.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hlodiff.diff.model import Cause, Change
+from hlodiff.hlo.model import SourceFrame
+
+
+def key_sort(key) -> tuple[str, str]:
+    return (key[0] or "", key[1] or "")
+
+
+
+def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
+    changes = sorted(changes, key=_origin_order)
+    first = changes[0]
+    if kind == "ops" and first.side != "changed":
+        first = next(c for c in changes if c.side == "changed")
+    what = {"shape": "shape", "dtype": "element_type", "layout": "layout", "constant": "literal",
+            "sharding": "sharding"}.get(kind)
+    if kind == "attribute":
+        keys = sorted({k.split(":", 1)[1] for c in changes for k in c.kinds if k.startswith("attribute:")})
+        what = "attribute:" + keys[0]
+        summary = f"{', '.join(keys)} changed on {_describe(first)}"
+    elif kind == "constant" and "opcode" in first.kinds:
+        if first.left.opcode == "constant":
+            summary = (f"the value {first.details.get('value', ('?',))[0]} ({first.left.shape}) was baked into the "
+                       f"left graph as a constant; on the right it is an input parameter")
+        else:
+            summary = (f"an input parameter ({first.left.shape}) on the left became the constant "
+                       f"{first.details.get('value', ('', '?'))[1]} baked into the right graph")
+        what = None
+    elif kind == "reordered":
+        a, b = first.details["parameter_number"]
+        summary = (f"same computation, {len(changes)} parameter{'s' if len(changes) != 1 else ''} numbered "
+                   f"differently (e.g. %{first.left.name}: {a} -> {b})")
+        what = None
+    elif kind == "ops" and "operands" in first.details:
+        summary = f"{_describe(first)} takes the same operands in another order"
+        what = None
+    elif kind == "ops":
+        summary = f"{_describe(first)} changed ({', '.join(first.kinds)})"
+        what = first.kinds[0] if first.kinds else None
+    else:
+        noun = {"shape": "shape", "dtype": "element type", "layout": "layout", "constant": "constant value",
+                "sharding": "sharding"}[kind]
+        where = "input" if first.left.opcode == "parameter" else ""
+        summary = f"{where + ' ' if where else ''}{noun} changed on {_describe(first)}"
+    if what and what in first.details:
+        a, b = first.details[what]
+        summary += f": {a} -> {b}"
+    if len(changes) > 1 and kind != "reordered":
+        summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
+    user, library = locations(change_stacks(changes))
+    return Cause(kind, summary + context, user, instructions(changes), library, origins=changes)
+
+
+def _origin_order(change: Change) -> tuple:
+    side = change.left or change.right
+    return (side.opcode != "parameter", side.position, side.name)
+
+
+def _describe(change: Change) -> str:
+    side = change.right or change.left
+    return f"{side.opcode} %{side.name}"
+
+
+def inputs_cause(changes: list[Change], context: str) -> Cause:
+    added = [c.right for c in changes if c.right is not None]
+    removed = [c.left for c in changes if c.left is not None]
+    parts = []
+    if added:
+        parts.append(f"{len(added)} input{'s' if len(added) != 1 else ''} added ({_shapes(added)})")
+    if removed:
+        parts.append(f"{len(removed)} input{'s' if len(removed) != 1 else ''} removed ({_shapes(removed)})")
+    user, library = locations(change_stacks(changes))
+    return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library)
+
+
+def ops_cause(changes: list[Change], context: str) -> Cause:
+    added = Counter(c.right.opcode for c in changes if c.right is not None)
+    removed = Counter(c.left.opcode for c in changes if c.left is not None)
+    parts = []
+    if added:
+        parts.append(f"{sum(added.values())} instructions added ({_opcodes(added)})")
+    if removed:
+        parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
+    user, library = locations(change_stacks(changes))
+    return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library)
+
+
+def absorb(cause: Cause, changes: list[Change]) -> None:
+    added = sum(1 for c in changes if c.right is not None)
+    removed = sum(1 for c in changes if c.left is not None)
+    bits = []
+    if added:
+        bits.append(f"{added} instruction{'s' if added != 1 else ''} added")
+    if removed:
+        bits.append(f"{removed} instruction{'s' if removed != 1 else ''} removed")
+    cause.summary += f"; with it: {', '.join(bits)}"
+    cause.instructions = sorted(set(cause.instructions) | set(instructions(changes)), key=key_sort)
+
+
+def _opcodes(counter: Counter) -> str:
+    return ", ".join(f"{n} {op}" if n > 1 else op for op, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _shapes(refs) -> str:
+    text = ", ".join(r.shape for r in refs[:4])
+    return text + (" ..." if len(refs) > 4 else "")
+
+
+def instructions(changes: list[Change]) -> list[tuple[str | None, str | None]]:
+    return sorted({(c.left.name if c.left else None, c.right.name if c.right else None) for c in changes},
+                  key=key_sort)
+
+
+def change_stacks(changes: list[Change]) -> list[tuple[SourceFrame, ...]]:
+    """Frame stacks per change: the right side's when it has one (the newer code), else the left's.
+
+    Frames borrowed from users (inputs and literals without metadata) come as call site then use; both count.
+    """
+    stacks = []
+    for change in changes:
+        sides = [s for s in (change.right, change.left) if s is not None and s.frames]
+        if not sides:
+            continue
+        side = sides[0]
+        if side.opcode in ("parameter", "constant") and len(side.frames) == 2 \
+                and not any(f.is_library for f in side.frames):
+            stacks.extend((f,) for f in side.frames)
+        else:
+            stacks.append(side.frames)
+    return stacks
+
+
+def locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
+    """The innermost user frame of each stack (outside torch, torch_xla, JAX ...); library frames kept apart."""
+    user: list[SourceFrame] = []
+    library: list[SourceFrame] = []
+    for frames in stacks:
+        if not frames:
+            continue
+        mine = [f for f in frames if not f.is_library]
+        if mine:
+            if mine[0] not in user:
+                user.append(mine[0])
+        elif frames[0] not in library:
+            library.append(frames[0])
+    # Discovery order, not line order: origins come first, and for JAX inputs the call site (where a new shape
+    # or static value came in) before the use inside the jitted function.
+    return user[:8], library[:4]
+
+
