@@ -34,7 +34,10 @@ def _guarded(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            from hlodiff.render.progress import progress_on_terminal
+
+            with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
+                return fn(*args, **kwargs)
         except HlodiffError as err:
             click.echo(err.one_line(), err=True)
             sys.exit(2)
@@ -120,6 +123,8 @@ def main() -> None:
 stage_option = click.option("--stage", metavar="STAGE", default=None,
                             help="For XLA dump folders: which stage to read (default before_optimizations).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schema in the README).")
+quiet_option = click.option("-q", "--quiet", is_flag=True,
+                            help="No progress bar (it is drawn on stderr only when that is a terminal).")
 
 
 def rank_options(fn):
@@ -143,6 +148,7 @@ def normalization_options(fn):
 @json_option
 @stage_option
 @rank_options
+@quiet_option
 @_guarded
 def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int | None,
             scheduler: str | None) -> None:
@@ -186,10 +192,13 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @click.argument("refs", nargs=-1, required=True)
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report (the two graphs side by side) to this file.")
 @normalization_options
 @stage_option
+@quiet_option
 @_guarded
-def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: tuple[str, ...],
+def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str | None, no_normalize: tuple[str, ...],
             ignore_layouts: bool, stage: str | None) -> None:
     """Compare two graphs, or each graph of one dump with the previous distinct one.
 
@@ -218,10 +227,16 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
         left_module, right_module = left.module(), right.module()
         for module in (left_module, right_module):
             note_unknown_opcodes(module, warnings)
-        diff = diff_canonical(canonicalize(left_module, options), canonicalize(right_module, options))
+        lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
+        diff = diff_canonical(lcm, rcm)
         cost = compare_cost(left, right, left_module, right_module)
+        body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
+        if html_path:
+            from hlodiff.render.html import render_compare, write_html
+
+            write_html(html_path, render_compare(json_out.document("compare", body, warnings), (lcm, rcm)),
+                       Inputs.of(list(refs)))
         if as_json:
-            body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
             click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
         else:
             from hlodiff.render.cost import render_cost_delta
@@ -260,6 +275,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, no_normalize: t
 @click.option("--text", "show_text", is_flag=True, help="Print the normalized module text instead of fingerprints.")
 @normalization_options
 @stage_option
+@quiet_option
 @_guarded
 def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_normalize: tuple[str, ...],
                 ignore_layouts: bool, stage: str | None) -> None:
@@ -314,6 +330,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
 @stage_option
 @rank_options
+@quiet_option
 @_guarded
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
                       jax_log: str | None, as_json: bool,
@@ -362,10 +379,15 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
                       jobs=jobs, scheduler=scheduler)
     if html_path:
         from hlodiff.explain.recompile import explain_run
-        from hlodiff.render.html import write_html
+        from hlodiff.render import json_out
+        from hlodiff.render.html import explanation_pairs, render_run, write_html
 
         shown = job.html_rank()
-        write_html(html_path, explain_run(shown.inputs, [], stage=stage), Inputs.of(given))
+        explanation = explain_run(shown.inputs, [], stage=stage)
+        ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
+        doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
+                                            "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
+        write_html(html_path, render_run(doc, explanation_pairs(explanation)), Inputs.of(given))
     _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
     sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
 
@@ -403,14 +425,15 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
+    body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
+                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs},
+            **explanation.to_json()}
     if html_path:
-        from hlodiff.render.html import write_html
+        from hlodiff.render.html import explanation_pairs, render_run, write_html
 
-        write_html(html_path, explanation, read)
+        write_html(html_path, render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation)),
+                   read)
     if as_json:
-        body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                            "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs},
-                **explanation.to_json()}
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
     else:
         _warn(warnings)
@@ -463,6 +486,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@quiet_option
 @_guarded
 def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.

@@ -111,18 +111,7 @@ def test_cli_json_contract_and_html(tmp_path):
     assert rec["causes"][0]["kind"] == "outputs"
     assert rec["causes"][0]["locations"][0] == {"file": "/home/user/project/metric_even_steps.py", "line": 32,
                                                  "function": None}
-    text = page.read_text()
-    assert "<script" not in text and "http" not in text.lower().replace("http-equiv", "")
-    assert "metric_even_steps.py" in text and "class='hit'" in text
-    assert "metadata=" not in text  # excerpts elide metadata; the cause lists the source lines
-
-
-def test_html_excerpts_start_at_the_origin(tmp_path):
-    page = tmp_path / "report.html"
-    path = str(FIXTURES / "torch_xla" / "dtype_zeros_like" / "graphs.hlo.0")
-    CliRunner().invoke(main, ["explain-recompile", path, "--html", str(page)])
-    first = page.read_text().split("<table class='side'>", 1)[1].split("</table>", 1)[0]
-    assert "bf16[] constant(0)" in first and "f32[] constant(0)" in first
+    assert page.read_text().startswith("<!doctype html>")  # the report itself: tests/test_html.py
 
 
 def test_steady_run_exits_zero(tmp_path):

@@ -33,10 +33,12 @@ first-byte test per line, and no HLO text is kept (except for gzip input, see :c
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from hlodiff import _progress
 from hlodiff.dumps._io import BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines, open_binary
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
@@ -435,5 +437,8 @@ def scan_save_tensors(path: str, source: str | None = None,
     """Yield the graphs of a save-tensors file in file order; ``index`` is the entry's position in the file, so
     an entry skipped with a warning leaves a gap rather than renumbering the ones after it."""
     gz = is_gzip(path)
-    with open_binary(path) as f:
-        yield from _Scanner(path, source or path, gz, warnings).run(lines(f, path, warnings))
+    total = None if gz else os.path.getsize(path)
+    with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
+        it = lines(f, path, warnings)
+        yield from _Scanner(path, source or path, gz, warnings).run(_progress.counted_lines(it, bar) if bar.active
+                                                                   else it)

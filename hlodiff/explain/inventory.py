@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from hlodiff import _progress
 from hlodiff.dumps import GraphRecord, iter_graphs
 from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
@@ -79,7 +80,9 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
     facts_by_text: dict[int, GraphSummary] = {}
+    bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
+        bar.advance()
         key = record.cache_key()
         if key is not None and record.kind == "xla_dump":
             key = f"{record.source}#{key}"
@@ -110,6 +113,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
             summary.first_ref = record.ref
         summary.cache_key, summary.compiled, summary.first_ref = cache_key, first is summary, first.first_ref
         summaries.append(summary)
+    bar.close()
     return summaries
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff import _progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
 from hlodiff.dumps import GraphRecord
@@ -88,10 +89,13 @@ class RunExplanation:
     """The recompilation whose leading cause the summary names: its kind, line and fix head the report."""
 
     def to_json(self) -> dict:
+        from hlodiff.explain.steps import graph_steps
+
+        steps = graph_steps(self.graphs, self.families)
         return {
             "summary": self.summary,
             "headline": _headline_json(self.headline),
-            "graphs": [_graph_json(g) for g in self.graphs],
+            "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled]} for f in self.families],
             "patterns": self.patterns,
@@ -109,10 +113,13 @@ def _headline_json(r: Recompilation | None) -> dict | None:
             "fix": cause.fix}
 
 
-def _graph_json(g: GraphSummary) -> dict:
+def _graph_json(g: GraphSummary, step: int) -> dict:
     return {"index": g.record.index, "ref": g.ref, "name": g.name, "graph_hash": g.record.graph_hash,
             "fingerprint": g.fingerprint, "compiled": g.compiled, "instructions": g.instructions,
-            "cache_key": g.cache_key, "trigger": g.trigger.to_json() if g.trigger else None}
+            "cache_key": g.cache_key, "trigger": g.trigger.to_json() if g.trigger else None,
+            "step": step, "cache_hit_of": None if g.compiled else g.first_ref,
+            "parameters": {"count": g.parameters, "bytes": g.parameter_bytes},
+            "outputs": {"count": g.outputs, "bytes": g.output_bytes}}
 
 
 def _debug_json(event: CompilationEvent | None) -> dict | None:
@@ -164,6 +171,8 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     remainder_of = {graphs[i + 1].ref: graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
+    bar = _progress.task("comparing recompilations", sum(max(len(f.compiled) - 1, 0) for f in families),
+                         "graphs")
     candidates = Candidates()
     for family in families:
         compiled = family.compiled
@@ -171,9 +180,11 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             earlier = compiled[max(0, position - POOL):position]  # a bounded slice: linear in compilations
             recompilation = _explain_one(graph, earlier, family, graph.ref in partial_refs, reports, events,
                                          candidates)
+            bar.advance()
             if graph.ref in remainder_of:
                 recompilation.causes.insert(0, _remainder_cause(remainder_of[graph.ref]))
             recompilations.append(recompilation)
+    bar.close()
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # not one ref string per cache hit
     recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from hlodiff.errors import InputWarning
-from hlodiff.explain.families import is_partial
 from hlodiff.dumps.run_folder import RunInputs, discover
 from hlodiff.explain.recompile import RunExplanation, explain_run
+from hlodiff.explain.steps import graph_steps
 from hlodiff.render.terminal import render_explanation
 
 
@@ -71,21 +71,7 @@ class Stability:
 
 
 def stability_of(explanation: RunExplanation) -> Stability:
-    steps: dict[str, int] = {}
-    step = 0
-    per_family: dict[str, int] = {}
-    for family in explanation.families:
-        for g in family.members:
-            if g.record.kind == "xla_dump":
-                steps[g.ref] = per_family.get(family.key, 0)
-                per_family[family.key] = steps[g.ref] + 1
-    for g in explanation.graphs:
-        if g.ref in steps:
-            continue
-        steps[g.ref] = step
-        if not is_partial(g):
-            step += 1
-    return Stability(explanation, steps)
+    return Stability(explanation, graph_steps(explanation.graphs, explanation.families))
 
 
 def check_path(path: str | os.PathLike, *, tensors_report: str | None = None,

@@ -1,0 +1,27 @@
+"""Which training step each graph of a run belongs to: the columns of the HTML timeline and the unit of
+``assert_stable(warmup=N)``.
+
+A step ends with each full graph (a torch_xla sync); a partial graph (``.item()``) belongs to the step it
+interrupts. XLA dump folders show compilations only, so there each module of a family counts as one step of it.
+"""
+
+from __future__ import annotations
+
+from hlodiff.explain.families import Family, is_partial
+from hlodiff.explain.inventory import GraphSummary
+
+
+def graph_steps(graphs: list[GraphSummary], families: list[Family]) -> dict[str, int]:
+    """Graph ref -> step index (0-based)."""
+    steps: dict[str, int] = {}
+    for family in families:
+        for position, g in enumerate(m for m in family.members if m.record.kind == "xla_dump"):
+            steps[g.ref] = position
+    step = 0
+    for g in graphs:
+        if g.ref in steps:
+            continue
+        steps[g.ref] = step
+        if not is_partial(g):
+            step += 1
+    return steps

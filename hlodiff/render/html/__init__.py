@@ -1,0 +1,69 @@
+"""Self-contained HTML reports: a run (timeline, compiled graphs, each recompilation) and a comparison of two
+graphs. One module per view; :mod:`.page` holds the shared shell. Views read the JSON documents the other
+commands print, plus the canonical graphs for the side-by-side view.
+"""
+
+from __future__ import annotations
+
+from hlodiff.render.html.extras_view import cost_delta_section, cost_section, ranks_section
+from hlodiff.render.html.page import esc, page
+from hlodiff.render.html.recompile_view import Pair, causes_html, graphs_html, recompilation_section
+from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
+from hlodiff.render.html.source import SourceLines
+from hlodiff.render.write import Inputs, write_text
+
+__all__ = ["explanation_pairs", "render_compare", "render_run", "write_html"]
+
+
+def explanation_pairs(explanation) -> dict[str, Pair]:
+    """Recompiled graph ref -> (closest earlier, recompiled) canonical graphs, for the side-by-side views."""
+    pairs: dict[str, Pair] = {}
+    for r in explanation.recompilations:
+        if r.closest is not None and r.closest._canonical is not None and r.graph._canonical is not None:
+            pairs[r.graph.ref] = (r.closest._canonical, r.graph._canonical)
+    return pairs
+
+
+def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) -> str:
+    """The run report from an ``hlodiff.explain/1`` document."""
+    sources = SourceLines()
+    graphs = {g["ref"]: g for g in doc.get("graphs") or []}
+    extra = ([("cost", "cost")] if cost_doc and cost_doc.get("graphs") else []) + \
+        ([("ranks", "ranks")] if doc.get("ranks") or doc.get("divergence") else [])
+    body = [run_header(doc), toc(doc, extra), timeline(doc), graph_table(doc, cost_doc)]
+    recs = doc.get("recompilations") or []
+    if not recs:
+        body.append("<p>Nothing recompiled: every family compiled once.</p>")
+    for rec in recs:
+        body.append(recompilation_section(rec, pairs.get(rec["graph"]), sources, graphs.get(rec["graph"])))
+    body.append(cost_section(cost_doc))
+    body.append(ranks_section(doc, sources))
+    return page("hlodiff: " + (doc.get("summary") or "run"), [b for b in body if b])
+
+
+def render_compare(doc: dict, pair: Pair | None) -> str:
+    """The recompilation view for two graphs, from an ``hlodiff.compare/1`` document."""
+    sources = SourceLines()
+    left, right = doc.get("left_ref", "left"), doc.get("right_ref", "right")
+    stats = doc.get("stats") or {}
+    verdict = ("equal after normalization" if doc.get("equal")
+               else f"{len(doc.get('causes') or [])} difference{'s' if len(doc.get('causes') or []) != 1 else ''}")
+    body = [f"<h1>{esc(left)} → {esc(right)}</h1>", f"<p class='summary'>{esc(verdict)}</p>",
+            f"<p class='dim small'>instructions {stats.get('left_instructions', 0):,} → "
+            f"{stats.get('right_instructions', 0):,}; matched {stats.get('matched', 0):,} "
+            f"({stats.get('changed', 0):,} changed), only left {stats.get('only_left', 0):,}, only right "
+            f"{stats.get('only_right', 0):,}</p>",
+            causes_html(doc.get("causes") or [], sources)]
+    ignored = doc.get("ignored") or []
+    if ignored:
+        body.append("<p class='dim small'>normalization ignored: "
+                    + esc("; ".join(i.get("summary", "") for i in ignored)) + "</p>")
+    body.append(cost_delta_section(doc.get("cost")))
+    body.append(ranks_section(doc, sources))
+    body.append(graphs_html(pair, "cmp") if not doc.get("equal") else "")
+    return page(f"hlodiff: {left} -> {right}", [b for b in body if b])
+
+
+def write_html(path: str, text: str, inputs: Inputs | None = None) -> None:
+    """Write the report atomically, refusing a path that is one of the run's ``inputs``."""
+    write_text(path, text, inputs or Inputs(), what="HTML report")

@@ -1,0 +1,104 @@
+"""Sections that appear when other analyses ran: cost (``hlodiff.cost/1``, the ``cost`` deltas of a compare
+document) and many ranks (``ranks`` / ``divergence`` in the explain document). Each renders whatever keys of
+its schema are present and nothing when the analysis did not run."""
+
+from __future__ import annotations
+
+from hlodiff.render.html.page import esc, human_bytes
+from hlodiff.render.html.recompile_view import causes_html
+from hlodiff.render.html.source import SourceLines
+
+
+def _num(value, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}{unit}"
+    return f"{value:,}{unit}" if isinstance(value, int) else esc(value)
+
+
+def cost_section(cost_doc: dict | None) -> str:
+    if not cost_doc or not cost_doc.get("graphs"):
+        return ""
+    rows = ["<tr><th>graph</th><th class='num'>inputs</th><th class='num'>outputs</th><th class='num'>aliased</th>"
+            "<th class='num'>peak memory</th><th class='num'>copies</th><th>loop-buffer copies</th>"
+            "<th class='num'>compile</th></tr>"]
+    for g in cost_doc["graphs"]:
+        params, outs = g.get("parameters") or {}, g.get("outputs") or {}
+        copies = g.get("copies") or []
+        loops = g.get("loop_buffer_copies") or []
+        loop_text = "; ".join(
+            f"{c.get('shape')} in {c.get('loop')}: {human_bytes(c.get('bytes_per_iteration'))}/iteration, "
+            f"{human_bytes(c.get('bytes_per_step'))}/step"
+            + (f" at {c['location'].get('file', '')}:{c['location'].get('line', '')}"
+               if isinstance(c.get("location"), dict) else "") for c in loops)
+        peak = g.get("peak_bytes")
+        seconds = g.get("compile_seconds")
+        rows.append(
+            f"<tr><td>{esc(g.get('ref'))}</td>"
+            f"<td class='num'>{esc(params.get('count', '-'))} ({esc(human_bytes(params.get('bytes')))})</td>"
+            f"<td class='num'>{esc(outs.get('count', '-'))} ({esc(human_bytes(outs.get('bytes')))})</td>"
+            f"<td class='num'>{esc(human_bytes(g.get('aliased_bytes')))}</td>"
+            f"<td class='num'>{esc(human_bytes(peak) if peak is not None else '-')}"
+            f"{' (' + esc(g.get('peak_source')) + ')' if peak is not None and g.get('peak_source') else ''}</td>"
+            f"<td class='num'>{len(copies)} ({esc(human_bytes(sum(c.get('bytes') or 0 for c in copies)))})</td>"
+            f"<td>{esc(loop_text) or '-'}</td>"
+            f"<td class='num'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td></tr>")
+    out = [f"<h2 id='cost'>Cost</h2><table class='data'>{''.join(rows)}</table>"]
+    boundaries = cost_doc.get("boundaries") or []
+    if boundaries:
+        items = []
+        for b in boundaries:
+            tensors = b.get("tensors") or []
+            shapes = ", ".join(str(t.get("shape")) for t in tensors[:8]) + (" …" if len(tensors) > 8 else "")
+            items.append(f"<tr><td>{esc(b.get('from'))}</td><td>{esc(b.get('to'))}</td>"
+                         f"<td class='num'>{len(tensors)}</td><td class='num'>{esc(human_bytes(b.get('bytes')))}</td>"
+                         f"<td>{esc(shapes)}</td></tr>")
+        out.append("<h3>Tensors crossing from one graph to the next</h3><table class='data'><tr><th>from</th>"
+                   "<th>to</th><th class='num'>tensors</th><th class='num'>bytes</th><th>shapes</th></tr>"
+                   + "".join(items) + "</table>")
+    return "\n".join(out)
+
+
+def cost_delta_section(delta) -> str:
+    """The ``cost`` object of a compare document (B - A): its readable lines first, then the figures."""
+    if not delta:
+        return ""
+    out = ["<h2 id='cost'>Cost of the difference</h2>"]
+    if isinstance(delta, dict):
+        lines = [v for k in ("changes", "summary", "appeared", "disappeared", "lines") for v in
+                 (delta.get(k) if isinstance(delta.get(k), list) else [delta[k]] if isinstance(delta.get(k), str)
+                  else [])]
+        if lines:
+            out.append("<ul>" + "".join(f"<li>{esc(x if isinstance(x, str) else x.get('summary', x))}</li>"
+                                        for x in lines) + "</ul>")
+        figures = [(k, v) for k, v in delta.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if figures:
+            out.append("<table class='data'>" + "".join(
+                f"<tr><th>{esc(k.replace('_', ' '))}</th><td class='num'>{_num(v)}</td></tr>" for k, v in figures)
+                + "</table>")
+    else:
+        out.append(f"<p>{esc(delta)}</p>")
+    return "\n".join(out)
+
+
+def ranks_section(doc: dict, sources: SourceLines) -> str:
+    ranks = doc.get("ranks") or []
+    divergence = doc.get("divergence")
+    if not ranks and not divergence:
+        return ""
+    out = ["<h2 id='ranks'>Ranks</h2>"]
+    if ranks:
+        rows = "".join(f"<tr><td>{esc(r.get('rank'))}</td><td>{esc(', '.join(map(str, r.get('paths') or [])))}</td>"
+                       f"<td class='num'>{_num(r.get('graphs'))}</td><td class='num'>{_num(r.get('compilations'))}"
+                       "</td></tr>" for r in ranks)
+        out.append("<table class='data'><tr><th>rank</th><th>dumps</th><th class='num'>graphs</th>"
+                   f"<th class='num'>compilations</th></tr>{rows}</table>")
+    if divergence is not None and not divergence:
+        out.append(f"<p>All {len(ranks)} ranks compiled the same graphs.</p>")
+    for d in divergence or []:
+        which = ", ".join(map(str, d.get("ranks") or []))
+        out.append(f"<h3>step {esc(d.get('step'))}: rank{'s' if len(d.get('ranks') or []) != 1 else ''} "
+                   f"{esc(which)} ran {esc(d.get('ref'))}; the majority ran {esc(d.get('majority_ref'))}</h3>")
+        out.append(causes_html(d.get("causes") or [], sources))
+    return "\n".join(out)

@@ -1,0 +1,104 @@
+"""One recompilation (or one ``compare A B``): the causes with their fix and the user's line, the live tensors
+behind added or removed outputs, then the two graphs side by side around each change.
+
+Rendered from the JSON documents (``hlodiff.explain/1`` recompilation entries, ``hlodiff.compare/1``), so keys
+other commands add (``fix`` on causes, ...) show up here as soon as they exist; the side-by-side view needs the
+parsed graphs themselves.
+"""
+
+from __future__ import annotations
+
+from hlodiff.graph.canonical import CanonicalModule
+from hlodiff.render.html.page import badge, esc, frame_text
+from hlodiff.render.html.side_by_side import render_pair
+from hlodiff.render.html.source import SourceLines
+
+Pair = tuple[CanonicalModule, CanonicalModule]
+
+
+def recompilation_anchor(rec: dict) -> str:
+    return f"recompile-{rec.get('index', 0)}"
+
+
+def recompilation_section(rec: dict, pair: Pair | None, sources: SourceLines, graph: dict | None) -> str:
+    """``graph`` is the recompiled graph's entry of the explain document (step, trigger, sizes)."""
+    anchor = recompilation_anchor(rec)
+    graph = graph or {}
+    step = graph.get("step")
+    similarity = rec.get("similarity")
+    alike = f", {similarity:.0%} alike" if isinstance(similarity, (int, float)) else ""
+    at_step = f" at step {step}" if step is not None else ""
+    out = [f"<section class='recompile' id='{anchor}'>",
+           f"<h2>{esc(rec.get('graph'))} recompiled{esc(at_step)}</h2>",
+           f"<p class='dim'>family <b>{esc(rec.get('family'))}</b>; compared with the closest earlier graph "
+           f"{esc(rec.get('closest') or '-')}{esc(alike)}"
+           + (f"; the step ended at <code>{esc(frame_text(graph['trigger']))}</code>" if graph.get("trigger") else "")
+           + "</p>"]
+    out.append(causes_html(rec.get("causes") or [], sources))
+    out.append(_tensors_html(rec.get("live_tensors") or []))
+    debug = rec.get("debug")
+    if debug and debug.get("cause"):
+        out.append(f"<p class='small'><b>PT_XLA_DEBUG</b> (torch_xla's own record of this compilation): "
+                   f"{esc(debug['cause'])}</p>")
+    out.append(_ignored_html(rec.get("ignored") or []))
+    out.append(graphs_html(pair, anchor))
+    out.append("</section>")
+    return "\n".join(p for p in out if p)
+
+
+def causes_html(causes: list[dict], sources: SourceLines) -> str:
+    if not causes:
+        return "<p class='note'>No cause: the graphs are equal after normalization.</p>"
+    out = ["<div class='causes'>"]
+    for cause in causes:
+        kind = cause.get("kind", "?")
+        out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
+                   f"{esc(cause.get('summary'))}</span>")
+        fix = cause.get("fix")
+        if fix:
+            text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
+            out.append(f"<div class='fix'><b>fix:</b> {esc(text)}</div>")
+        locations = cause.get("locations") or []
+        for frame in locations:
+            out.append(f"<div class='loc'>at <code>{esc(frame_text(frame))}</code></div>")
+            line = sources.line(frame.get("file"), frame.get("line"))
+            if line is not None:
+                out.append(f"<pre class='src'>{esc(frame.get('line'))}  {esc(line)}</pre>")
+        if not locations:
+            library = cause.get("library_locations") or []
+            for frame in library[:3]:
+                out.append(f"<div class='loc lib'>in library code <code>{esc(frame_text(frame))}</code></div>")
+            if not library:
+                out.append("<div class='loc lib'>no source line in the dump for this change</div>")
+        out.append("</div>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _tensors_html(notes: list[dict]) -> str:
+    if not notes:
+        return ""
+    items = []
+    for note in notes:
+        what = {"right": "new", "left": "gone"}.get(note.get("side"), note.get("side"))
+        op = f" {note['ir_op']}" if note.get("ir_op") else ""
+        items.append(f"<li>{esc(what)} output {esc(note.get('output'))}: live tensor id={esc(note.get('tensor_id'))} "
+                     f"<code>{esc(note.get('shape'))}</code>{esc(op)} from <code>{esc(frame_text(note.get('frame')))}"
+                     f"</code></li>")
+    return ("<h3>Live tensors behind the outputs</h3><ul class='tensors'>" + "".join(items) + "</ul>")
+
+
+def _ignored_html(ignored: list[dict]) -> str:
+    if not ignored:
+        return ""
+    return ("<p class='dim small'>normalization ignored: " + esc("; ".join(i.get("summary", "") for i in ignored))
+            + "</p>")
+
+
+def graphs_html(pair: Pair | None, prefix: str) -> str:
+    if pair is None:
+        return "<p class='note'>The graphs themselves are not available to show side by side.</p>"
+    return ("<h3>The two graphs around each change</h3>"
+            "<p class='dim small'>left: the earlier graph, right: the one that compiled. Changed parts are marked; "
+            "click an instruction's name to see its counterpart; unchanged runs are folded.</p>"
+            + render_pair(pair[0], pair[1], prefix))
