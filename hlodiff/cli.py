@@ -233,6 +233,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
         if html_path:
             from hlodiff.render.html import render_compare, write_html
+            from hlodiff.render.write import Inputs
 
             write_html(html_path, render_compare(json_out.document("compare", body, warnings), (lcm, rcm)),
                        Inputs.of(list(refs)))
@@ -380,14 +381,15 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     if html_path:
         from hlodiff.explain.recompile import explain_run
         from hlodiff.render import json_out
-        from hlodiff.render.html import explanation_pairs, render_run, write_html
+        from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
         shown = job.html_rank()
         explanation = explain_run(shown.inputs, [], stage=stage)
         ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
         doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
                                             "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
-        write_html(html_path, render_run(doc, explanation_pairs(explanation)), Inputs.of(given))
+        write_html(html_path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)),
+                   Inputs.of(given))
     _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
     sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
 
@@ -429,10 +431,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
                                         "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs},
             **explanation.to_json()}
     if html_path:
-        from hlodiff.render.html import explanation_pairs, render_run, write_html
+        from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
-        write_html(html_path, render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation)),
-                   read)
+        page = render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation),
+                          explanation_cost(explanation, warnings))
+        write_html(html_path, page, read)
     if as_json:
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
     else:

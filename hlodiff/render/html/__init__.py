@@ -12,7 +12,7 @@ from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
 from hlodiff.render.html.source import SourceLines
 from hlodiff.render.write import Inputs, write_text
 
-__all__ = ["explanation_pairs", "render_compare", "render_run", "write_html"]
+__all__ = ["explanation_cost", "explanation_pairs", "render_compare", "render_run", "write_html"]
 
 
 def explanation_pairs(explanation) -> dict[str, Pair]:
@@ -22,6 +22,25 @@ def explanation_pairs(explanation) -> dict[str, Pair]:
         if r.closest is not None and r.closest._canonical is not None and r.graph._canonical is not None:
             pairs[r.graph.ref] = (r.closest._canonical, r.graph._canonical)
     return pairs
+
+
+def explanation_cost(explanation, warnings: list | None = None) -> dict:
+    """``hlodiff.cost/1`` graphs for the run's compiled graphs (already parsed: no second read of a big dump).
+    A graph whose cost cannot be computed is left out with a warning; the report itself does not depend on it."""
+    from hlodiff.cost.run import record_cost
+    from hlodiff.errors import HlodiffError, InputWarning
+
+    graphs = []
+    for g in explanation.graphs:
+        if not g.compiled:
+            continue
+        try:
+            graphs.append(record_cost(g.record, g._module).to_json())
+        except HlodiffError as err:
+            if warnings is not None:
+                warnings.append(InputWarning(f"cost of {g.ref} left out of the HTML report: {err.message}",
+                                             path=err.path, line=err.line))
+    return {"graphs": graphs}
 
 
 def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) -> str:

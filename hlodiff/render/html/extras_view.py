@@ -60,25 +60,39 @@ def cost_section(cost_doc: dict | None) -> str:
     return "\n".join(out)
 
 
+_FIGURES = (("parameter_bytes", "inputs", True), ("output_bytes", "outputs", True),
+            ("aliased_bytes", "aliased", True), ("peak_bytes", "peak memory", True),
+            ("copy_bytes_per_step", "copied per step", True),
+            ("loop_buffer_copy_bytes_per_step", "loop-buffer copies per step", True), ("copies", "copies", False),
+            ("loop_buffer_copies", "loop-buffer copies", False), ("compile_seconds", "compile seconds", False))
+
+
 def cost_delta_section(delta) -> str:
-    """The ``cost`` object of a compare document (B - A): its readable lines first, then the figures."""
-    if not delta:
+    """The ``cost`` object of a compare document: what appeared or disappeared, then left, right and B - A."""
+    if not isinstance(delta, dict) or not (delta.get("left") or delta.get("changes")):
         return ""
     out = ["<h2 id='cost'>Cost of the difference</h2>"]
-    if isinstance(delta, dict):
-        lines = [v for k in ("changes", "summary", "appeared", "disappeared", "lines") for v in
-                 (delta.get(k) if isinstance(delta.get(k), list) else [delta[k]] if isinstance(delta.get(k), str)
-                  else [])]
-        if lines:
-            out.append("<ul>" + "".join(f"<li>{esc(x if isinstance(x, str) else x.get('summary', x))}</li>"
-                                        for x in lines) + "</ul>")
-        figures = [(k, v) for k, v in delta.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if figures:
-            out.append("<table class='data'>" + "".join(
-                f"<tr><th>{esc(k.replace('_', ' '))}</th><td class='num'>{_num(v)}</td></tr>" for k, v in figures)
-                + "</table>")
-    else:
-        out.append(f"<p>{esc(delta)}</p>")
+    changes = delta.get("changes") or []
+    if changes:
+        out.append("<ul>" + "".join(f"<li>{esc(c if isinstance(c, str) else c.get('summary', c))}</li>"
+                                    for c in changes) + "</ul>")
+    left, right, diff = delta.get("left") or {}, delta.get("right") or {}, delta.get("delta") or {}
+    peak = delta.get("peak_source") or {}
+    rows = []
+    for key, label, is_bytes in _FIGURES:
+        if key not in left and key not in right:
+            continue
+        show = human_bytes if is_bytes else _num
+        change = diff.get(key)
+        sign = "+" if isinstance(change, (int, float)) and change > 0 else ""
+        shown = "-" if change is None else sign + (show(change) if not is_bytes or change >= 0
+                                                   else "-" + human_bytes(-change))
+        note = f" ({peak.get('left')} / {peak.get('right')})" if key == "peak_bytes" and peak else ""
+        rows.append(f"<tr><th>{esc(label)}{esc(note)}</th><td class='num'>{esc(show(left.get(key)))}</td>"
+                    f"<td class='num'>{esc(show(right.get(key)))}</td><td class='num'>{esc(shown)}</td></tr>")
+    if rows:
+        out.append("<table class='data'><tr><th></th><th class='num'>left</th><th class='num'>right</th>"
+                   f"<th class='num'>change</th></tr>{''.join(rows)}</table>")
     return "\n".join(out)
 
 
@@ -94,11 +108,15 @@ def ranks_section(doc: dict, sources: SourceLines) -> str:
                        "</td></tr>" for r in ranks)
         out.append("<table class='data'><tr><th>rank</th><th>dumps</th><th class='num'>graphs</th>"
                    f"<th class='num'>compilations</th></tr>{rows}</table>")
+    for note in doc.get("rank_notes") or []:
+        out.append(f"<p class='hint'>{esc(note)}</p>")
     if divergence is not None and not divergence:
         out.append(f"<p>All {len(ranks)} ranks compiled the same graphs.</p>")
     for d in divergence or []:
         which = ", ".join(map(str, d.get("ranks") or []))
         out.append(f"<h3>step {esc(d.get('step'))}: rank{'s' if len(d.get('ranks') or []) != 1 else ''} "
                    f"{esc(which)} ran {esc(d.get('ref'))}; the majority ran {esc(d.get('majority_ref'))}</h3>")
+        if d.get("summary"):
+            out.append(f"<p>{esc(d['summary'])}</p>")
         out.append(causes_html(d.get("causes") or [], sources))
     return "\n".join(out)

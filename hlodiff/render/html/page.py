@@ -60,6 +60,7 @@ section.recompile{border-top:3px solid var(--line);margin-top:2.5em}
 .cause{margin:.7em 0 .9em;padding:.5em .8em;border:1px solid var(--line);border-radius:5px;background:#fff}
 .cause .what{font-weight:600}
 .fix{margin:.35em 0 0 7.1em;color:#1b5e20}.fix b{color:#1b5e20}
+.fix.head{margin:.2em 0 .6em;font-size:1.02em}
 .loc{margin:.15em 0 0 7.1em;font-size:.92em}.loc code{background:var(--bg2);padding:0 .3em}
 .loc.lib{color:var(--dim)}
 pre.src{margin:.2em 0 0 7.1em;background:#f3f6fb;border-left:3px solid var(--acc);padding:.2em .6em;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import string
 
-from hlodiff.render.html.page import esc, human_bytes, short_frame
+from hlodiff.render.html.page import esc, frame_text, human_bytes, short_frame
 from hlodiff.render.html.recompile_view import recompilation_anchor
 
 MAX_STEPS = 400
@@ -18,6 +18,10 @@ MAX_STEPS = 400
 
 def run_header(doc: dict) -> str:
     out = ["<h1>Why did this run compile again?</h1>", f"<p class='summary' id='summary'>{esc(doc.get('summary'))}</p>"]
+    headline = doc.get("headline") or {}
+    if headline.get("fix"):
+        where = f" (at <code>{esc(frame_text(headline['location']))}</code>)" if headline.get("location") else ""
+        out.append(f"<p class='fix head'><b>fix:</b> {esc(headline['fix'])}{where}</p>")
     inputs = doc.get("inputs") or {}
     if inputs.get("dumps"):
         out.append("<p class='dim small'>read: " + esc(", ".join(inputs["dumps"]))
