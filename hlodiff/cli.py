@@ -254,10 +254,17 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
     summaries = inventory([refs[0]], warnings, options, stage=stage, keep=True)
     steps = consecutive(summaries)
+    body = {"graphs": len(summaries),
+            "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json()} for s in steps]}
+    if html_path:
+        from hlodiff.render.html import render_sequence, write_html
+        from hlodiff.render.write import Inputs
+
+        pairs = [(s.left._canonical, s.right._canonical) if s.left._canonical and s.right._canonical else None
+                 for s in steps]
+        write_html(html_path, render_sequence(json_out.document("compare-sequence", body, warnings), pairs),
+                   Inputs.of(list(refs)))
     if as_json:
-        body = {"graphs": len(summaries),
-                "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json()}
-                                for s in steps]}
         click.echo(json_out.dumps(json_out.document("compare-sequence", body, warnings)), nl=False)
     else:
         _warn(warnings)

@@ -196,3 +196,11 @@ def test_identical_changes_in_many_computations_are_grouped(tmp_path):
     assert "and 1 more computation with the same change: %region_" in text  # the two min-reductions
     heads = re.findall(r"<div class='section-head' id='[^']+'>(.*?) <span", text)
     assert len(heads) == 3 and heads[0].startswith("ENTRY ")  # the entry, the max regions, the min regions
+
+
+def test_compare_dump_writes_one_section_per_change(tmp_path):
+    text = report(tmp_path, "compare", _save("unbounded_growth"))
+    sections = re.findall(r"<section class='recompile' id='(change-\d+)'><h2>(.*?)</h2>", text)
+    assert [s[0] for s in sections] == ["change-0", "change-1", "change-2", "change-3"]
+    assert sections[0][1].endswith("unbounded_growth/graphs.hlo.0#0 → " + _save("unbounded_growth") + "#1")
+    assert text.count("<table class='sbs'>") >= 4

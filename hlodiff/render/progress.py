@@ -7,6 +7,7 @@ as before; the bar is transient and leaves no trace in the scrollback.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -18,16 +19,23 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from hlodiff._progress import listening
 
 DELAY = 0.4
-"""Seconds a command runs before a bar appears."""
+"""Seconds a command runs before a bar appears (``HLODIFF_PROGRESS_DELAY`` overrides it)."""
+
+
+def _delay() -> float:
+    try:
+        return float(os.environ.get("HLODIFF_PROGRESS_DELAY", DELAY))
+    except ValueError:
+        return DELAY
 
 
 class TerminalProgress:
     """A :class:`hlodiff._progress.Listener` drawing rich bars; the live display starts on the first update
     after :data:`DELAY`."""
 
-    def __init__(self, console: Console, delay: float = DELAY) -> None:
+    def __init__(self, console: Console, delay: float | None = None) -> None:
         self.console = console
-        self.delay = delay
+        self.delay = _delay() if delay is None else delay
         self.began = time.monotonic()
         self.progress: Progress | None = None
         self.tasks: dict[int, tuple[str, float | None, str, float]] = {}

@@ -12,7 +12,7 @@ from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
 from hlodiff.render.html.source import SourceLines
 from hlodiff.render.write import Inputs, write_text
 
-__all__ = ["explanation_cost", "explanation_pairs", "render_compare", "render_run", "write_html"]
+__all__ = ["explanation_cost", "explanation_pairs", "render_compare", "render_run", "render_sequence", "write_html"]
 
 
 def explanation_pairs(explanation) -> dict[str, Pair]:
@@ -81,6 +81,24 @@ def render_compare(doc: dict, pair: Pair | None) -> str:
     body.append(ranks_section(doc, sources))
     body.append(graphs_html(pair, "cmp") if not doc.get("equal") else "")
     return page(f"hlodiff: {left} -> {right}", [b for b in body if b])
+
+
+def render_sequence(doc: dict, pairs: list[Pair | None]) -> str:
+    """``compare DUMP``: each graph against the previous distinct one of its family, one section each."""
+    sources = SourceLines()
+    comparisons = doc.get("comparisons") or []
+    body = [f"<h1>{doc.get('graphs', 0)} graphs, {len(comparisons)} change{'s' if len(comparisons) != 1 else ''} "
+            "between consecutive graphs of each family</h1>"]
+    if comparisons:
+        body.append("<nav class='toc'>" + "".join(f"<a href='#change-{k}'>{esc(c.get('right_ref'))}</a>"
+                                                  for k, c in enumerate(comparisons[:40])) + "</nav>")
+    for k, (c, pair) in enumerate(zip(comparisons, pairs)):
+        body.append(f"<section class='recompile' id='change-{k}'><h2>{esc(c.get('left_ref'))} → "
+                    f"{esc(c.get('right_ref'))}</h2>")
+        body.append(causes_html(c.get("causes") or [], sources))
+        body.append(graphs_html(pair, f"change-{k}-"))
+        body.append("</section>")
+    return page(f"hlodiff: {len(comparisons)} changes", body)
 
 
 def write_html(path: str, text: str, inputs: Inputs | None = None) -> None:
