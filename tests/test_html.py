@@ -196,6 +196,8 @@ def test_identical_changes_in_many_computations_are_grouped(tmp_path):
     assert "and 1 more computation with the same change: %region_" in text  # the two min-reductions
     heads = re.findall(r"<div class='section-head' id='[^']+'>(.*?) <span", text)
     assert len(heads) == 3 and heads[0].startswith("ENTRY ")  # the entry, the max regions, the min regions
+    # the causes say the same of each region: one shown, the others folded under it
+    assert re.search(r"<summary>and \d+ more dtype causes like it", text)
 
 
 def test_compare_dump_writes_one_section_per_change(tmp_path):

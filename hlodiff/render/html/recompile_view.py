@@ -8,6 +8,8 @@ parsed graphs themselves.
 
 from __future__ import annotations
 
+import re
+
 from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.render.html.page import badge, esc, frame_text
 from hlodiff.render.html.side_by_side import render_pair
@@ -50,27 +52,51 @@ def causes_html(causes: list[dict], sources: SourceLines) -> str:
     if not causes:
         return "<p class='note'>No cause: the graphs are equal after normalization.</p>"
     out = ["<div class='causes'>"]
+    for group in _alike(causes):
+        out.append(_cause_html(group[0], sources))
+        if len(group) > 1:
+            rest = "".join(_cause_html(c, sources) for c in group[1:])
+            out.append(f"<details class='alike'><summary>and {len(group) - 1} more {esc(group[0].get('kind'))} "
+                       f"cause{'s' if len(group) > 2 else ''} like it (the same change in other computations)"
+                       f"</summary>{rest}</details>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+_NAMES = re.compile(r"%[\w.\-]+")
+
+
+def _alike(causes: list[dict]) -> list[list[dict]]:
+    """Causes that say the same thing about different instructions (one per region computation): kind, fix
+    and wording equal once instruction names are blanked."""
+    groups: dict[tuple, list[dict]] = {}
     for cause in causes:
-        kind = cause.get("kind", "?")
-        out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
-                   f"{esc(cause.get('summary'))}</span>")
-        fix = cause.get("fix")
-        if fix:
-            text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
-            out.append(f"<div class='fix'><b>fix:</b> {esc(text)}</div>")
-        locations = cause.get("locations") or []
-        for frame in locations:
-            out.append(f"<div class='loc'>at <code>{esc(frame_text(frame))}</code></div>")
-            line = sources.line(frame.get("file"), frame.get("line"))
-            if line is not None:
-                out.append(f"<pre class='src'>{esc(frame.get('line'))}  {esc(line)}</pre>")
-        if not locations:
-            library = cause.get("library_locations") or []
-            for frame in library[:3]:
-                out.append(f"<div class='loc lib'>in library code <code>{esc(frame_text(frame))}</code></div>")
-            if not library:
-                out.append("<div class='loc lib'>no source line in the dump for this change</div>")
-        out.append("</div>")
+        key = (cause.get("kind"), str(cause.get("fix")), _NAMES.sub("%", cause.get("summary") or ""))
+        groups.setdefault(key, []).append(cause)
+    return list(groups.values())
+
+
+def _cause_html(cause: dict, sources: SourceLines) -> str:
+    out: list[str] = []
+    kind = cause.get("kind", "?")
+    out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
+               f"{esc(cause.get('summary'))}</span>")
+    fix = cause.get("fix")
+    if fix:
+        text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
+        out.append(f"<div class='fix'><b>fix:</b> {esc(text)}</div>")
+    locations = cause.get("locations") or []
+    for frame in locations:
+        out.append(f"<div class='loc'>at <code>{esc(frame_text(frame))}</code></div>")
+        line = sources.line(frame.get("file"), frame.get("line"))
+        if line is not None:
+            out.append(f"<pre class='src'>{esc(frame.get('line'))}  {esc(line)}</pre>")
+    if not locations:
+        library = cause.get("library_locations") or []
+        for frame in library[:3]:
+            out.append(f"<div class='loc lib'>in library code <code>{esc(frame_text(frame))}</code></div>")
+        if not library:
+            out.append("<div class='loc lib'>no source line in the dump for this change</div>")
     out.append("</div>")
     return "\n".join(out)
 

@@ -78,7 +78,7 @@ def timeline(doc: dict) -> str:
         row = [f"<tr><th class='fam' title='{esc(family.get('label'))}'>{esc(family.get('label'))}</th>"]
         for s in range(shown):
             row.append(_cell(s, cells.get(s), letters, recompiled))
-        word = pattern.split(":", 1)[0] if pattern else ""
+        word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
         row.append(f"<td class='dim' style='width:auto;text-align:left;padding-left:.6em;white-space:nowrap' "
                    f"title='{esc(pattern)}'>{esc(word)}</td></tr>")
         rows.append("".join(row))
