@@ -12,8 +12,7 @@ from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
-from hlodiff.diff.summaries import (absorb, change_stacks, inputs_cause, instructions, key_sort, locations,
-                                     ops_cause, origin_cause)
+from hlodiff.diff.summaries import absorb, change_stacks, inputs_cause, key_sort, locations, ops_cause, origin_cause
 from hlodiff.hlo.attributes import CALL_KEYS
 
 _CALL_KEYS = frozenset(CALL_KEYS)

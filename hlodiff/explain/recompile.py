@@ -219,9 +219,10 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_from_tensors(causes, diff, closest, graph, reports)
-    where = call_site(graph)
+    outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations]
+    where = call_site(graph) if outside else None  # walks every instruction's stack: only when needed
     for cause in causes:
-        if cause.kind in OUTSIDE_KINDS and not cause.locations and where is not None:
+        if where is not None and any(cause is c for c in outside):
             cause.locations = [where]
         cause.hint = hint_for(cause, graph, has_reports=bool(reports))
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
