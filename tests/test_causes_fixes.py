@@ -273,3 +273,18 @@ def test_a_cause_no_capture_places_names_the_capture_that_would(tmp_path):
     assert "_xla_tensors_report" in alone.hint
     text = CliRunner().invoke(main, ["explain-recompile", str(tmp_path / "graphs.hlo.0")]).output
     assert "line unknown: the HLO names only library frames here" in text
+
+
+def test_a_weight_handed_over_transposed_is_named_as_such():
+    """fsdp_linear (plain): the backward graph of step 1 receives W^T (materialized by the forward's sync) where
+    step 0 received W; the transposes that come with it are not a second, unrelated cause."""
+    r = explain(FIXTURES / "torch_xla" / "fsdp_linear" / "plain" / "graphs.hlo.0").recompilations[0]
+    kinds = {c.kind: c for c in r.causes}
+    assert "arrives transposed" in kinds["inputs"].fix
+    assert kinds["ops"].fix.startswith("follows from the inputs change")
+
+
+def test_converts_that_come_with_a_dtype_change_follow_it():
+    r = explain(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0").recompilations[0]
+    ops = next(c for c in r.causes if c.kind == "ops")
+    assert ops.fix == "follows from the dtype change: the converts come with it"

@@ -115,6 +115,9 @@ def _attribute(cause: Cause, ctx: FixContext) -> str:
 
 
 def _inputs(cause: Cause, ctx: FixContext) -> str:
+    if _transposed_input(cause):
+        return ("a tensor arrives transposed on some steps (a `.t()`/permute view materialized by an earlier sync): "
+                "sync at the same points every step, or keep the view lazy")
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     removed_work = "instructions removed" in cause.summary
     if added and removed_work and ctx.first_recompilation and ctx.settles:
@@ -133,6 +136,11 @@ def _outputs(cause: Cause, ctx: FixContext) -> str:
 
 
 def _ops(cause: Cause, ctx: FixContext) -> str:
+    opcodes = {(c.right or c.left).opcode for c in cause.origins}
+    if opcodes and opcodes <= {"convert"} and "dtype" in ctx.others:
+        return "follows from the dtype change: the converts come with it"
+    if opcodes and opcodes <= {"transpose", "copy"} and "inputs" in ctx.others:
+        return "follows from the inputs change: the transposes come with the transposed input"
     if any("operands" in c.details for c in cause.origins):
         return ("the same tensors are combined in another order (parameters, grads or a dict iterated in varying "
                 "order): iterate in one fixed order")
@@ -204,6 +212,22 @@ def _values(change: Change) -> set[str]:
     for key in ("literal", "value"):
         found |= {v.strip() for v in change.details.get(key, ()) if v}
     return found
+
+
+def _transposed_input(cause: Cause) -> bool:
+    """One input added and one removed, same element type, same dimensions in another order: the same tensor
+    handed over transposed."""
+    added = [c.right.shape for c in cause.origins if c.left is None and c.right is not None]
+    removed = [c.left.shape for c in cause.origins if c.right is None and c.left is not None]
+    if not added or len(added) != len(removed):
+        return False
+    return sorted(_array_key(s) for s in added) == sorted(_array_key(s) for s in removed) and added != removed
+
+
+def _array_key(shape: str) -> tuple:
+    m = _DIMS.search(shape)
+    dims = sorted(m.group(1).split(",")) if m else []
+    return (shape.split("[", 1)[0], tuple(dims))
 
 
 _LOW = ("bf16[", "f16[", "f8")

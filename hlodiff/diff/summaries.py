@@ -82,7 +82,7 @@ def inputs_cause(changes: list[Change], context: str) -> Cause:
     if removed:
         parts.append(f"{len(removed)} input{'s' if len(removed) != 1 else ''} removed ({_shapes(removed)})")
     user, library = locations(change_stacks(changes))
-    return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library)
+    return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes))
 
 
 def ops_cause(changes: list[Change], context: str) -> Cause:
@@ -94,7 +94,7 @@ def ops_cause(changes: list[Change], context: str) -> Cause:
     if removed:
         parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
     user, library = locations(change_stacks(changes))
-    return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library)
+    return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes))
 
 
 def absorb(cause: Cause, changes: list[Change]) -> None:

@@ -49,7 +49,7 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
                 f"({sequence}){because}")
     if len(compiled_at) == n and n >= 3:
         return f"unbounded: a new graph every time at {family.label}, {n} compilations ({sequence}){because}"
-    if distinct == 2 and len(compiled_at) == 2:
+    if distinct == 2 and len(compiled_at) == 2 and n >= 3:
         switch = compiled_at[1]
         if switch == n - 1:
             return f"last only: at {family.label} only the last graph differs ({sequence}){because}"
