@@ -82,6 +82,8 @@ class Cause:
     """One line: what to change in the user's code (or why nothing needs changing), specific to what was found."""
     hint: str | None = None
     """When no captured source holds the user's line: which capture would."""
+    fix_is_final: bool = field(default=False, repr=False)
+    """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
 
     def to_json(self) -> dict:
         return {

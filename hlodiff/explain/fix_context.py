@@ -26,6 +26,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
         for cause in r.causes:
+            if cause.fix_is_final:
+                continue
             if cut and cause.kind != "partial":
                 cause.fix = _CUT
                 continue

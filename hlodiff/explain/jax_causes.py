@@ -47,12 +47,11 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     return found
 
 
-def merge_jax(r, compilation: JaxCompilation | None) -> list[tuple[Cause, str]]:
-    """Add JAX's reasons to a recompilation's causes; returns each new cause with its fix (set after the run's
-    fixes, which would otherwise overwrite them)."""
+def merge_jax(r, compilation: JaxCompilation | None) -> None:
+    """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named."""
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
-        return []
+        return
     made = [jc for reason in miss.reasons if (jc := _cause(reason, miss)) is not None]
     call_site = miss.call_site
     if call_site is not None:
@@ -61,16 +60,18 @@ def merge_jax(r, compilation: JaxCompilation | None) -> list[tuple[Cause, str]]:
                 cause.locations = [call_site]
                 cause.hint = None
     if not made:
-        return []
+        return
+    for jc in made:
+        jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
         for jc in made:
-            jc.cause.summary = "the HLO is identical; " + jc.cause.summary
+            if not jc.cause.summary.startswith("the HLO is identical"):
+                jc.cause.summary = "the HLO is identical; " + jc.cause.summary
         r.causes[0:0] = [jc.cause for jc in made]
     else:
         r.causes.extend(jc.cause for jc in made)
-    return [(jc.cause, jc.fix) for jc in made]
 
 
 def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:

@@ -121,6 +121,9 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
             return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
                     "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
         return "the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 (torch_xla) or a JAX that dumps stack frames"
+    if cause.kind == "compile_options":
+        return ("compiler options are set where the function is jitted (jax.jit(..., compiler_options=...)), in "
+                "XLA_FLAGS or the environment: no capture records that line")
     if cause.kind in OUTSIDE_KINDS and record.kind not in TRACED_KINDS:
         return "rerun with JAX_EXPLAIN_CACHE_MISSES=1 (`hlodiff record` keeps its log): JAX names the call site"
     if record.kind in TRACED_KINDS and not has_reports:

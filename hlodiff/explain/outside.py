@@ -26,21 +26,27 @@ def option_causes(left: GraphSummary, right: GraphSummary) -> list[Cause]:
     parts = [f"{k.split(':', 1)[1]} {_values(lopts.get(k))} -> {_values(ropts.get(k))}" for k in keys[:4]]
     more = f" (+{len(keys) - 4} more)" if len(keys) > 4 else ""
     files = sorted({k.split(":", 1)[0] for k in keys})
-    return [Cause("compile_options", f"compiled with other options ({', '.join(files)}): "
-                                     + "; ".join(parts) + more)]
+    names = ", ".join(f"`{k.split(':', 1)[1].rsplit('.', 1)[-1]}`" for k in keys[:3])
+    cause = Cause("compile_options", f"compiled with other options ({', '.join(files)}): " + "; ".join(parts) + more)
+    cause.fix = (f"compile with one set of options: {names} differ{'s' if len(keys) == 1 else ''} (set "
+                 "compiler_options / XLA_FLAGS the same for every jit of this function, or not at all)")
+    cause.fix_is_final = True
+    return [cause]
 
 
-def same_computation_causes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary) -> list[Cause]:
+def same_computation_causes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary,
+                            found: list[Cause] = ()) -> list[Cause]:
     """Causes for two compilations whose normalized graphs are equal.
 
-    ``diff.causes`` already holds what the module headers show. Parameters or outputs numbered differently are
-    ``reordered`` (a real difference in the cache key); with nothing else found, ``cache_key``.
+    ``diff.causes`` already holds what the module headers show, ``found`` what else was found outside the graph
+    (the compile options beside the modules; the caller adds those). Parameters or outputs numbered differently
+    are ``reordered`` (a real difference in the cache key); with nothing found at all, ``cache_key``.
     """
     causes = list(diff.causes)
     reordered = _reordered(diff, right)
     if reordered is not None:
         causes.insert(0, reordered)
-    if not causes:
+    if not causes and not found:
         what = "; ".join(i.summary for i in diff.ignored if i.name in ("names", "dead_code", "tuple_plumbing",
                                                                         "metadata"))
         detail = f" (they differ only in {what})" if what else ""

@@ -188,11 +188,10 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # not one ref string per cache hit
     recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)
-    jax_fixes = [pair for r in recompilations for pair in merge_jax(r, joined.get(r.graph.ref))]
+    for r in recompilations:
+        merge_jax(r, joined.get(r.graph.ref))
     patterns = [describe_pattern(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
-    for cause, fix in jax_fixes:
-        cause.fix = fix
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
                           hints, headline_of(families, patterns, recompilations))
@@ -213,13 +212,19 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
                  reports: dict, events: dict[str, CompilationEvent], candidates: Candidates) -> Recompilation:
     closest = candidates.closest(graph, earlier)  # ranked by cheap signatures; only the winner is diffed
     diff = diff_canonical(closest._canonical, graph._canonical)
-    causes = list(diff.causes) if not diff.equal else same_computation_causes(diff, closest, graph)
-    causes += option_causes(closest, graph)
+    options = option_causes(closest, graph)
+    causes = list(diff.causes) if not diff.equal else same_computation_causes(diff, closest, graph, options)
+    causes += options
+    if diff.equal:
+        for cause in causes:
+            if cause.kind in OUTSIDE_KINDS | {"layout"} and not cause.summary.startswith("the HLO is identical"):
+                cause.summary = "the HLO is identical; " + cause.summary
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_from_tensors(causes, diff, closest, graph, reports)
-    outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations]
+    # Options are set where a function is jitted or in the environment, not where it is called: no call site.
+    outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
     where = call_site(graph) if outside else None  # walks every instruction's stack: only when needed
     for cause in causes:
         if where is not None and any(cause is c for c in outside):
