@@ -440,8 +440,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
+        from hlodiff.dumps.compile_times import logs_beside
+
+        logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
         page = render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation),
-                          explanation_cost(explanation, warnings))
+                          explanation_cost(explanation, warnings, logs))
         write_html(html_path, page, read)
     if as_json:
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)

@@ -206,3 +206,25 @@ def test_compare_dump_writes_one_section_per_change(tmp_path):
     assert [s[0] for s in sections] == ["change-0", "change-1", "change-2", "change-3"]
     assert sections[0][1].endswith("unbounded_growth/graphs.hlo.0#0 → " + _save("unbounded_growth") + "#1")
     assert text.count("<table class='sbs'>") >= 4
+
+
+def test_job_report_leads_with_the_diverging_rank(tmp_path):
+    """Real 4-process JAX job where rank 2 ran a smaller batch once."""
+    text = report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "ranks_batch_4p"))
+    dom = Dom(text)
+    (heading,) = [h for h in dom.find("h2") if h["attrs"].get("id") == "ranks"]
+    assert text.index("id='ranks'") < text.index("id='timeline'")
+    rows = [tr for tr in dom.find("tr") if tr["text"].startswith(("0", "1", "2", "3"))]
+    assert len(rows) == 4
+    divergence = [h["text"] for h in dom.find("h3") if h["text"].startswith("step ")]
+    assert len(divergence) == 1 and "rank 2 ran" in divergence[0]
+    assert "input shape changed on parameter %x.1: f32[4,8]{1,0} -> f32[2,8]{1,0}" in text.replace("&gt;", ">")
+
+
+def test_compare_html_never_replaces_an_input(tmp_path):
+    left = tmp_path / "a.hlo.0"
+    left.write_bytes(Path(_save("slice_index")).read_bytes())
+    before = left.read_bytes()
+    result = CliRunner().invoke(main, ["compare", f"{left}#0", f"{left}#1", "--html", str(left)])
+    assert result.exit_code == 2 and "refusing to write the HTML report" in result.output
+    assert left.read_bytes() == before

@@ -24,23 +24,32 @@ def explanation_pairs(explanation) -> dict[str, Pair]:
     return pairs
 
 
-def explanation_cost(explanation, warnings: list | None = None) -> dict:
-    """``hlodiff.cost/1`` graphs for the run's compiled graphs (already parsed: no second read of a big dump).
-    A graph whose cost cannot be computed is left out with a warning; the report itself does not depend on it."""
+def explanation_cost(explanation, warnings: list | None = None, logs: list[str] = ()) -> dict:
+    """``hlodiff.cost/1`` graphs for the run's compiled graphs (already parsed: no second read of a big dump),
+    with compile seconds where ``logs`` (jax_log_compiles) have them. A graph whose cost cannot be computed is
+    left out with a warning; the report itself does not depend on it."""
     from hlodiff.cost.run import record_cost
+    from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
     from hlodiff.errors import HlodiffError, InputWarning
 
-    graphs = []
-    for g in explanation.graphs:
+    graphs = explanation.graphs
+    seconds = compile_seconds([g.record for g in graphs], [g.compiled for g in graphs],
+                              read_compile_times(list(logs))) if logs else {}
+    costs = []
+    for position, g in enumerate(graphs):
         if not g.compiled:
             continue
         try:
-            graphs.append(record_cost(g.record, g._module).to_json())
+            cost = record_cost(g.record, g._module).to_json()
         except HlodiffError as err:
             if warnings is not None:
                 warnings.append(InputWarning(f"cost of {g.ref} left out of the HTML report: {err.message}",
                                              path=err.path, line=err.line))
-    return {"graphs": graphs}
+            continue
+        if cost.get("compile_seconds") is None and position in seconds:
+            cost["compile_seconds"] = seconds[position]
+        costs.append(cost)
+    return {"graphs": costs}
 
 
 def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) -> str:
@@ -49,14 +58,13 @@ def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) 
     graphs = {g["ref"]: g for g in doc.get("graphs") or []}
     extra = ([("cost", "cost")] if cost_doc and cost_doc.get("graphs") else []) + \
         ([("ranks", "ranks")] if doc.get("ranks") or doc.get("divergence") else [])
-    body = [run_header(doc), toc(doc, extra), timeline(doc), graph_table(doc, cost_doc)]
+    body = [run_header(doc), toc(doc, extra), ranks_section(doc, sources), timeline(doc), graph_table(doc, cost_doc)]
     recs = doc.get("recompilations") or []
     if not recs:
         body.append("<p>Nothing recompiled: every family compiled once.</p>")
     for rec in recs:
         body.append(recompilation_section(rec, pairs.get(rec["graph"]), sources, graphs.get(rec["graph"])))
     body.append(cost_section(cost_doc))
-    body.append(ranks_section(doc, sources))
     return page("hlodiff: " + (doc.get("summary") or "run"), [b for b in body if b])
 
 
