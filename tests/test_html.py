@@ -228,3 +228,13 @@ def test_compare_html_never_replaces_an_input(tmp_path):
     result = CliRunner().invoke(main, ["compare", f"{left}#0", f"{left}#1", "--html", str(left)])
     assert result.exit_code == 2 and "refusing to write the HTML report" in result.output
     assert left.read_bytes() == before
+
+
+def test_compare_report_shows_the_cost_of_the_difference(tmp_path):
+    text = report(tmp_path, "compare", _save("batch_shape") + "#0", _save("batch_shape") + "#5")
+    # x f32[4,8] -> f32[2,8] and y f32[4,4] -> f32[2,4]: (16 + 8) fewer floats of 4 bytes come in
+    fewer = (4 * 8 - 2 * 8 + 4 * 4 - 2 * 4) * 4
+    row = re.search(r"<tr><th>inputs</th>(.*?)</tr>", text).group(1)
+    assert re.findall(r"<td class='num'>(.*?)</td>", row)[2] == f"-{fewer} B"
+    quiet = report(tmp_path, "compare", _save("slice_index") + "#0", _save("slice_index") + "#1")
+    assert "<summary>cost: no change in inputs, outputs, memory or copies</summary>" in quiet

@@ -90,9 +90,12 @@ def cost_delta_section(delta) -> str:
         note = f" ({peak.get('left')} / {peak.get('right')})" if key == "peak_bytes" and peak else ""
         rows.append(f"<tr><th>{esc(label)}{esc(note)}</th><td class='num'>{esc(show(left.get(key)))}</td>"
                     f"<td class='num'>{esc(show(right.get(key)))}</td><td class='num'>{esc(shown)}</td></tr>")
-    if rows:
-        out.append("<table class='data'><tr><th></th><th class='num'>left</th><th class='num'>right</th>"
-                   f"<th class='num'>change</th></tr>{''.join(rows)}</table>")
+    table = ("<table class='data'><tr><th></th><th class='num'>left</th><th class='num'>right</th>"
+             f"<th class='num'>change</th></tr>{''.join(rows)}</table>") if rows else ""
+    if not changes and not any(v for v in diff.values() if isinstance(v, (int, float))):
+        return (f"<details class='alike'><summary>cost: no change in inputs, outputs, memory or copies</summary>"
+                f"{table}</details>")
+    out.append(table)
     return "\n".join(out)
 
 
