@@ -312,3 +312,15 @@ def test_same_hlo_with_other_compiler_options_is_compile_options():
     assert f"{t['recompiles'][0]['option']} (unset) -> true" in cause.summary
     assert f"`{t['recompiles'][0]['option']}`" in cause.fix
     assert "no capture records that line" in cause.hint
+
+
+def test_a_jit_created_anew_every_call_is_one_cause_quoting_jax():
+    t = truth("jax", "recreated_jit")
+    result = explain(FIXTURES / "jax" / "recreated_jit" / "dump")
+    assert [r.graph.record.index for r in result.recompilations] == [1, 2, 3]
+    for r in result.recompilations:
+        assert r.diff.equal
+        (cause,) = r.causes
+        assert cause.kind == "cache_key" and "created anew on every call" in cause.summary
+        assert 'JAX: "never seen function: <lambda>' in cause.summary
+        assert cause.locations[0].line == t["user_line"] and "outside the loop" in cause.fix

@@ -40,7 +40,10 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     found: dict[str, JaxCompilation] = {}
     for path in paths:
         log = read_jax_log(path, warnings)
-        names = [g.record.module_name or g.name for g in dumped]
+        # JAX names a module like its compile message but strips trailing underscores (jit(<lambda>) ->
+        # jit__lambda): meet the log's names where the dump's differ only by that.
+        alias = {c.module_name.rstrip("_"): c.module_name for c in log.compilations}
+        names = [alias.get(n, n) for n in (g.record.module_name or g.name for g in dumped)]
         for graph, compilation in zip(dumped, join_modules(log, names, warnings)):
             if compilation is not None:
                 found.setdefault(graph.ref, compilation)
@@ -52,7 +55,10 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
         return
-    made = [jc for reason in miss.reasons if (jc := _cause(reason, miss)) is not None]
+    reasons = list(miss.reasons)
+    if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
+        reasons = [r for r in reasons if r.kind != "never_seen"]
+    made = [jc for reason in reasons if (jc := _cause(reason, miss)) is not None]
     call_site = miss.call_site
     if call_site is not None:
         for cause in r.causes:
@@ -100,8 +106,10 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         return None
     if reason.kind in ("never_seen", "redefined_function"):
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
+        again = " on every call" if reason.kind == "redefined_function" else ""
+        said = f'JAX: "{_quote(miss.text)}"'
         return JaxCause(Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
-                                           f"is created anew ({said})", where),
+                                           f"is created anew{again} ({said})", where),
                         "create and jit the function once, outside the loop, and reuse it")
     if reason.kind == "pytree":
         return JaxCause(Cause("cache_key", f"the arguments' pytree structure changed ({said})", where),
@@ -111,6 +119,13 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    """JAX's message after its ``TRACING CACHE MISS at ...`` line, on one line."""
+    body = " ".join(line.strip() for line in text.splitlines()[1:])
+    body = _URL.sub("", body)
+    return body if len(body) <= limit else body[: limit - 3] + "..."
 
 
 def _weak(text: str | None) -> str:
