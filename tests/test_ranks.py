@@ -203,3 +203,12 @@ def test_local_dask_cluster_started_by_the_command_gives_the_serial_bytes():
     local = run("explain-recompile", JAX_STEADY, "--scheduler", "local", "--jobs", "1")
     assert local.exit_code == serial.exit_code == 0
     assert local.output == serial.output
+
+
+def test_two_jax_ranks_have_no_majority_and_say_so():
+    folder = FIX / "jax" / "ranks_static_2p"
+    d = doc("explain-recompile", folder)
+    assert d["rank_notes"] == ["with 2 ranks there is no majority: rank 0 is taken as the reference"]
+    (div,) = d["divergence"]
+    assert div["ranks"] == truth(folder)["diverging_ranks"] == [1]
+    assert div["causes"][0]["kind"] == "constant"
