@@ -232,10 +232,11 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         cost = compare_cost(left, right, left_module, right_module)
         body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
         if html_path:
-            from hlodiff.render.html import render_compare, write_html
+            from hlodiff.render.html import Pair, render_compare, write_html
             from hlodiff.render.write import Inputs
 
-            write_html(html_path, render_compare(json_out.document("compare", body, warnings), (lcm, rcm)),
+            write_html(html_path, render_compare(json_out.document("compare", body, warnings),
+                                                 Pair(lcm, rcm, diff.computations)),
                        Inputs.of(list(refs)))
         if as_json:
             click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
@@ -257,11 +258,11 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
     body = {"graphs": len(summaries),
             "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json()} for s in steps]}
     if html_path:
-        from hlodiff.render.html import render_sequence, write_html
+        from hlodiff.render.html import Pair, render_sequence, write_html
         from hlodiff.render.write import Inputs
 
-        pairs = [(s.left._canonical, s.right._canonical) if s.left._canonical and s.right._canonical else None
-                 for s in steps]
+        pairs = [Pair(s.left._canonical, s.right._canonical, s.diff.computations)
+                 if s.left._canonical and s.right._canonical else None for s in steps]
         write_html(html_path, render_sequence(json_out.document("compare-sequence", body, warnings), pairs),
                    Inputs.of(list(refs)))
     if as_json:

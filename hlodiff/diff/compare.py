@@ -44,6 +44,7 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
         output_mapping=output_mapping,
         stats=_stats(entry),
         regions=regions,
+        computations=cds,
     )
 
 

@@ -144,6 +144,19 @@ class ModuleDiff:
     output_mapping: list[tuple[int, int]] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
+    computations: list = field(default_factory=list, repr=False, compare=False)
+    """The matched computation pairs behind it (``diff.classify.ComputationDiff``): the matching itself, kept
+    so a report can lay the two graphs side by side without matching them again. Process-local: it holds whole
+    canonical graphs, so it is neither serialized nor pickled (results sent back by worker processes stay small)."""
+
+    def __getstate__(self) -> dict:
+        state = {name: getattr(self, name) for name in self.__slots__ if name != "computations"}
+        state["computations"] = []
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     @property
     def similarity(self) -> float:

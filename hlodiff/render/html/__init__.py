@@ -12,7 +12,7 @@ from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
 from hlodiff.render.html.source import SourceLines
 from hlodiff.render.write import Inputs, write_text
 
-__all__ = ["explanation_cost", "explanation_pairs", "render_compare", "render_run", "render_sequence", "write_html"]
+__all__ = ["Pair", "explanation_cost", "explanation_pairs", "render_compare", "render_run", "render_sequence", "write_html"]
 
 
 def explanation_pairs(explanation) -> dict[str, Pair]:
@@ -20,7 +20,8 @@ def explanation_pairs(explanation) -> dict[str, Pair]:
     pairs: dict[str, Pair] = {}
     for r in explanation.recompilations:
         if r.closest is not None and r.closest._canonical is not None and r.graph._canonical is not None:
-            pairs[r.graph.ref] = (r.closest._canonical, r.graph._canonical)
+            pairs[r.graph.ref] = Pair(r.closest._canonical, r.graph._canonical,
+                                      r.diff.computations if r.diff is not None else None)
     return pairs
 
 

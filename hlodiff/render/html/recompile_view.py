@@ -9,13 +9,20 @@ parsed graphs themselves.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.render.html.page import badge, esc, frame_text
 from hlodiff.render.html.side_by_side import render_pair
 from hlodiff.render.html.source import SourceLines
 
-Pair = tuple[CanonicalModule, CanonicalModule]
+@dataclass(slots=True)
+class Pair:
+    """The two graphs of a comparison, and the differ's matched computation pairs when already computed."""
+
+    left: CanonicalModule
+    right: CanonicalModule
+    computations: list | None = None
 
 
 def recompilation_anchor(rec: dict) -> str:
@@ -127,4 +134,4 @@ def graphs_html(pair: Pair | None, prefix: str) -> str:
     return ("<h3>The two graphs around each change</h3>"
             "<p class='dim small'>left: the earlier graph, right: the one that compiled. Changed parts are marked; "
             "click an instruction's name to see its counterpart; unchanged runs are folded.</p>"
-            + render_pair(pair[0], pair[1], prefix))
+            + render_pair(pair.left, pair.right, prefix, pair.computations))

@@ -46,9 +46,11 @@ class Row:
     interesting: bool
 
 
-def render_pair(lcm: CanonicalModule, rcm: CanonicalModule, prefix: str) -> str:
-    """The side-by-side sections for two canonical modules; ``prefix`` makes element ids unique in the page."""
-    cds = [cd for cd in classify_module(lcm, rcm) if cd.changes]
+def render_pair(lcm: CanonicalModule, rcm: CanonicalModule, prefix: str,
+                computations: list[ComputationDiff] | None = None) -> str:
+    """The side-by-side sections for two canonical modules; ``prefix`` makes element ids unique in the page.
+    ``computations`` are the differ's matched pairs when the caller has them (else they are matched here)."""
+    cds = [cd for cd in (computations or classify_module(lcm, rcm)) if cd.changes]
     if not cds:
         return "<p class='note'>No instruction differs after normalization.</p>"
     groups: dict[tuple, list[ComputationDiff]] = {}
