@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
 from hlodiff.cost.loops import contexts
-from hlodiff.cost.memory import aliased_bytes, estimate_peak, output_producers, output_shapes, outputs, parameters
+from hlodiff.cost.memory import aliased_bytes, output_producers, output_shapes, outputs, parameters
+from hlodiff.cost.peak import estimate_peak
 from hlodiff.cost.model import GraphCost
 from hlodiff.cost.source import SourceLocator
 from hlodiff.dumps.xla_memory import XlaMemory
