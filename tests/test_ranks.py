@@ -212,3 +212,25 @@ def test_two_jax_ranks_have_no_majority_and_say_so():
     (div,) = d["divergence"]
     assert div["ranks"] == truth(folder)["diverging_ranks"] == [1]
     assert div["causes"][0]["kind"] == "constant"
+
+
+def test_only_small_summaries_travel_back_from_a_worker():
+    """What a worker (or a Dask worker on another host) sends back holds no parsed or canonical module."""
+    import pickle
+    import pickletools
+
+    from hlodiff.explain.parallel import RankTask, explain_rank
+
+    for spec in find_ranks([str(TORCH / "graphs.hlo")]) + find_ranks([str(JAX_BATCH)])[2:3]:
+        result = explain_rank(RankTask(spec))
+        assert result.error is None and result.explanation.graphs
+        data = pickle.dumps(result)
+        ops = list(pickletools.genops(data))
+        strings = [(i, arg) for i, (op, arg, _) in enumerate(ops) if isinstance(arg, str)]
+        classes = {next(arg for j, arg in reversed(strings) if j < i) for i, (op, _, _) in enumerate(ops)
+                   if op.name == "STACK_GLOBAL"}
+        assert "GraphSummary" in classes
+        assert not classes & {"Module", "CanonicalModule", "Computation", "Instruction", "CanonicalComputation"}
+        dump_bytes = sum(p.stat().st_size for path in result.inputs.paths
+                         for p in ([Path(path)] if Path(path).is_file() else Path(path).glob("*.txt")))
+        assert len(data) < dump_bytes / 4
