@@ -127,3 +127,22 @@ def test_malformed_aliasing_in_the_header_points_at_it():
 def test_an_unknown_opcode_is_read_and_named_for_a_warning():
     module = parse_module(_module("  p = f32[] parameter(0)\n  ROOT x = f32[] frobnicate(p)"))
     assert module.entry.root.opcode == "frobnicate" and module.unknown_opcodes == ["frobnicate"]
+
+
+# -- hostile input stays one line ----------------------------------------------------------------------------------
+
+def test_deeply_nested_instructions_are_one_error_not_a_crash():
+    text = _module("  ROOT r = " + "negate(" * 300 + "f32[] parameter(0)" + ")" * 300)
+    assert "nested instructions more than 32 deep" in _error(text).message
+
+
+def test_a_long_chain_of_shape_less_forward_references_is_inferred():
+    chain = "".join(f"  a{i} = negate(a{i + 1})\n" for i in range(3000))
+    text = _module(f"  p = f32[2] parameter(0)\n{chain}  a3000 = f32[2] negate(p)\n  ROOT r = f32[2] negate(a0)")
+    assert str(parse_module(text).entry.by_name()["a0"].shape) == "f32[2]"
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f64", "s32"])
+def test_a_constant_with_hundreds_of_digits_is_out_of_range(element_type):
+    e = _error(_module(f"  ROOT c = {element_type}[] constant(1{'0' * 400})"))
+    assert "out of range" in e.message and e.line == 4

@@ -171,8 +171,10 @@ def _check_range(inst: Instruction, ctx: _Context, element_type: str, values: tu
                          else (("value", v),))):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 continue
-            if (math.isinf(x) and "inf" not in raw) or (math.isfinite(x) and abs(x) >= bound):
-                raise ctx.fail(inst, f"{name} {x:g} is out of range for literal's primitive type {element_type}")
+            overflow = isinstance(x, float) and math.isinf(x) and "inf" not in raw  # 1.8e308 read as inf
+            if overflow or ((not isinstance(x, float) or math.isfinite(x)) and abs(x) >= bound):
+                shown = f"{x:g}" if isinstance(x, float) else str(x)[:40]
+                raise ctx.fail(inst, f"{name} {shown} is out of range for literal's primitive type {element_type}")
 
 
 def _check_nan_payloads(inst: Instruction, ctx: _Context, element_type: str, raw: str) -> None:

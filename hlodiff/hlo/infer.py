@@ -38,19 +38,31 @@ def infer_shapes(module: Module, path: str) -> None:
     busy: set[int] = set()
 
     def shape_of(comp: Computation, inst: Instruction) -> Shape:
-        if inst.shape is not None:
-            return inst.shape
-        if id(inst) in busy:
-            raise _error(inst, path, "its shape depends on itself")
-        busy.add(id(inst))
+        """Operands first, with an explicit stack: a chain of shape-less instructions may be long."""
         operands = by_comp[comp.name]
-        try:
-            ops = [shape_of(comp, operands[name]) for name in inst.operands]
-            inst.shape = _infer(inst, ops, lambda name: root_shape(name))
-        except _Cannot as e:
-            raise _error(inst, path, str(e)) from None
-        except (KeyError, IndexError):
-            raise _error(inst, path, "an operand or callee of the wrong kind") from None
+        stack = [inst]
+        while stack:
+            cur = stack[-1]
+            if cur.shape is not None:
+                stack.pop()
+                continue
+            try:
+                waiting = [operands[name] for name in cur.operands if operands[name].shape is None]
+            except KeyError:
+                raise _error(cur, path, "an operand that is not defined") from None
+            if waiting:
+                if id(cur) in busy:
+                    raise _error(cur, path, "its shape depends on itself")
+                busy.add(id(cur))
+                stack.extend(waiting)
+                continue
+            try:
+                cur.shape = _infer(cur, [operands[name].shape for name in cur.operands], root_shape)
+            except _Cannot as e:
+                raise _error(cur, path, str(e)) from None
+            except (KeyError, IndexError, ValueError):
+                raise _error(cur, path, "an operand or callee of the wrong kind") from None
+            stack.pop()
         return inst.shape
 
     def root_shape(name: str) -> Shape:

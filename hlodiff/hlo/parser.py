@@ -55,6 +55,8 @@ _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
 _MAX_HEAD_LINES = 1000
+_MAX_NESTED = 200  # nested anonymous instructions per statement: hand-written modules have a few
+_MAX_NESTING = 32  # and their depth (each level rescans the rest of the statement)
 _COMP_HEAD = re.compile(r"\s*(ENTRY\s+)?%?(" + _NAME + r")\s*")
 _ATTR_KEY = re.compile(r"(" + _NAME + r")\s*=\s*")
 _PARAM_DECL = re.compile(r"%?(" + _NAME + r")\s*:\s*")
@@ -88,6 +90,7 @@ class _Parser:
         self.i = 0  # index of the next line to read
         self.pending: list[Instruction] = []  # nested anonymous instructions of the statement being read
         self.anon_names: set[str] = set()
+        self.nesting = 0  # depth of the nested instruction being read
         self.shapeless = False  # some instruction left its shape to inference
 
     # -- errors ---------------------------------------------------------------------------------------------
@@ -505,7 +508,14 @@ class _Parser:
                                 start, text, where + pos)
         if m.end() == len(piece):
             return m.group(1)
-        inst, close = self._instruction_rhs(self._anon_name(m.group(1)), shape, text, where + pos, start)
+        if len(self.pending) >= _MAX_NESTED or self.nesting >= _MAX_NESTING:
+            raise self.error_at(f"nested instructions more than {_MAX_NESTING} deep or {_MAX_NESTED} in one statement",
+                                start, text, where)
+        self.nesting += 1
+        try:
+            inst, close = self._instruction_rhs(self._anon_name(m.group(1)), shape, text, where + pos, start)
+        finally:
+            self.nesting -= 1
         if close != where + len(piece) - 1:
             raise self.error_at("unexpected text after a nested instruction", start, text, close + 1)
         inst.line = self.first_line + start + text.count("\n", 0, where)

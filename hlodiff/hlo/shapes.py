@@ -75,6 +75,8 @@ def _parse_tuple_at(text: str, pos: int) -> tuple[Shape, int]:
 
 def _parse_buffer_at(text: str, pos: int) -> tuple[Shape, int]:
     """``b(f32[2,4])``: a buffer that custom-calls pin or create; it holds one array."""
+    if text.startswith(("(", "b("), _skip_space_and_comments(text, pos + 2)):
+        raise ShapeSyntaxError("a buffer shape holds one array shape", pos + 2)
     inner, end = parse_shape_at(text, pos + 2)
     if inner.is_tuple or inner.element_type == "buffer":
         raise ShapeSyntaxError("a buffer shape holds one array shape", pos + 2)
