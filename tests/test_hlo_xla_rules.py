@@ -67,6 +67,17 @@ def test_shapes_left_out_are_inferred_like_xla():
     assert str(by["r"].shape) == "(pred[2,10], f32[2])"
 
 
+def test_sort_topk_and_ids_are_inferred_too():
+    text = _module("  a = f32[3,8] parameter(0)\n  b = s32[3,8] parameter(1)\n  t = topk(a), k=2, largest=true\n"
+                   "  s = sort(a, b), dimensions={1}, to_apply=lt\n  ROOT r = replica-id()")
+    text = ("HloModule m\n\nlt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  i = s32[] parameter(2)\n"
+            "  j = s32[] parameter(3)\n  ROOT c = pred[] compare(x, y), direction=LT\n}\n\n" + text.split("\n\n", 1)[1])
+    by = parse_module(text).entry.by_name()
+    assert str(by["t"].shape) == "(f32[3,2], s32[3,2])"
+    assert str(by["s"].shape) == "(f32[3,8], s32[3,8])"
+    assert str(by["r"].shape) == "u32[]"
+
+
 def test_a_shape_hlodiff_cannot_infer_is_a_located_error():
     e = _error(_module("  a = f32[4] parameter(0)\n  ROOT r = reshape(a)"))
     assert (e.line, e.col) == (5, 8) and "cannot infer the shape of 'reshape'" in e.message

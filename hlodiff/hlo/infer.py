@@ -17,7 +17,8 @@ _UNARY = frozenset((
     "abs", "cbrt", "ceil", "clz", "copy", "cosine", "erf", "exponential", "exponential-minus-one",
     "floor", "log", "log-plus-one", "logistic", "not", "negate", "popcnt", "round-nearest-afz",
     "round-nearest-even", "rsqrt", "sign", "sine", "sqrt", "tan", "tanh", "opt-barrier", "reduce-precision",
-    "reverse", "while", "all-reduce", "all-reduce-done", "cholesky", "triangular-solve",
+    "reverse", "while", "all-reduce", "all-reduce-done", "cholesky", "triangular-solve", "bitcast",
+    "add-dependency", "stochastic-convert",
 ))
 _BINARY = frozenset((
     "add", "atan2", "divide", "maximum", "minimum", "multiply", "power", "remainder", "shift-left",
@@ -84,7 +85,7 @@ def _infer(inst: Instruction, ops: list[Shape], callee_root: Callable[[str], Sha
     op = inst.opcode
     if op in _UNARY or op in _BINARY:
         _need(ops, 1 if op in _UNARY else 2)
-        return ops[0]
+        return ops[0]  # XLA's unary/binary inference: the operand's shape (add-dependency: its first operand's)
     if op in ("real", "imag", "is-finite"):
         _need(ops, 1)
         kind = "pred" if op == "is-finite" else _REAL_OF_COMPLEX.get(ops[0].element_type, ops[0].element_type)
@@ -100,6 +101,16 @@ def _infer(inst: Instruction, ops: list[Shape], callee_root: Callable[[str], Sha
         return ops[1]
     if op == "tuple":
         return Shape("tuple", tuple_shapes=tuple(ops))
+    if op == "sort":
+        _need(ops, 1)
+        return ops[0] if len(ops) == 1 else Shape("tuple", tuple_shapes=tuple(ops))
+    if op in ("replica-id", "partition-id"):
+        return Shape("u32")
+    if op == "topk":
+        _need(ops, 1)
+        k = int(inst.attrs["k"])
+        dims, dynamic = ops[0].dims[:-1] + (k,), ops[0].dynamic[:-1] + (False,)
+        return Shape("tuple", tuple_shapes=(Shape(ops[0].element_type, dims, dynamic), Shape("s32", dims, dynamic)))
     if op == "get-tuple-element":
         _need(ops, 1)
         return ops[0].tuple_shapes[int(inst.attrs["index"])]
