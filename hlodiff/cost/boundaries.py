@@ -32,7 +32,6 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
 from hlodiff.errors import InputWarning
-from hlodiff.hlo.model import Module
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
 
 _DEVICE_DATA = "xla::device_data"
@@ -50,7 +49,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
         report = reports.get((record.source, record.index))
         if report is None:
             continue
-        crossing = _crossing(report, record, producer, claimed, position, warnings)
+        crossing = _crossing(report, record, graph, producer, claimed, position, warnings)
         by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
         for source, tensor in crossing:
             by_source[source].append(tensor)
@@ -86,8 +85,8 @@ def _is_device_data(tensor: LiveTensor) -> bool:
     return tensor.ir_nodes <= 1 and len(tensor.ir) <= 1 and all(n.op == _DEVICE_DATA for n in tensor.ir)
 
 
-def _crossing(report: SyncReport, record: GraphRecord, producer: dict[int, int], claimed: set[int],
-              position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
+def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],
+              claimed: set[int], position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
     candidates: dict[str, list[LiveTensor]] = defaultdict(list)
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
@@ -95,7 +94,7 @@ def _crossing(report: SyncReport, record: GraphRecord, producer: dict[int, int],
             candidates[_plain(tensor.shape_text)].append(tensor)
     if not candidates:
         return []
-    slots = _computed_parameter_shapes(record.module())
+    slots = _parameter_slots(graph)
     out = []
     for shape, tensors in sorted(candidates.items()):
         chosen, left_over = _assign(tensors, slots.get(shape, 0), producer)
@@ -131,13 +130,13 @@ def _assign(tensors: list[LiveTensor], free: int, producer: dict[int, int]):
     return chosen, []
 
 
-def _computed_parameter_shapes(module: Module) -> dict[str, int]:
+def _parameter_slots(graph: GraphCost) -> dict[str, int]:
     """Entry parameters by shape (layout ignored: torch_xla hands computed data back in its default layout).
     Their source metadata is not a test of where the data came from: torch_xla gives a parameter the line of an
     op that read it."""
     counts: dict[str, int] = defaultdict(int)
-    for p in module.entry.parameters():
-        counts[str(p.shape.without_layout())] += 1
+    for shape in graph.parameter_shapes:
+        counts[shape] += 1
     return counts
 
 

@@ -28,6 +28,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where),
         loops=[loop.to_json() for loop in loops],
         output_shapes=[str(s.without_layout()) for s in output_shapes(module)],
+        parameter_shapes=[str(p.shape.without_layout()) for p in module.entry.parameters()],
         output_ops=_output_ops(module, where),
     )
 

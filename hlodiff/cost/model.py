@@ -110,6 +110,7 @@ class GraphCost:
     xla_live_peak_bytes: int | None = None
     trigger: SourceFrame | None = None
     output_shapes: list[str] = field(default_factory=list)
+    parameter_shapes: list[str] = field(default_factory=list)
     output_ops: list[str | None] = field(default_factory=list)
     output_tensors: list[dict] = field(default_factory=list)
 
