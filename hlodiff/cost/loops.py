@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from hlodiff.hlo.attributes import parse_backend_config
-from hlodiff.hlo.model import Computation, Instruction, Module
 from hlodiff.errors import HlodiffError
+from hlodiff.hlo.model import Computation, Instruction, Module
 
 _CONTROL_CALLS = ("call", "conditional", "async-start")
 _COMPUTATION_NAMES = re.compile(r"%?([^\s,{}%]+)")
@@ -52,6 +52,7 @@ def contexts(module: Module) -> tuple[list[Context], list[Loop]]:
     by_name = {c.name: c for c in module.computations}
     out: list[Context] = []
     loops: list[Loop] = []
+    listed: set[tuple[str, str]] = set()
     stack = [Context(module.entry, None, 1)]
     while stack:
         ctx = stack.pop()
@@ -63,8 +64,10 @@ def contexts(module: Module) -> tuple[list[Context], list[Loop]]:
             if inst.opcode == "while":
                 trip, source = trip_count(inst, ctx.computation, by_name)
                 body = by_name.get(_one(inst.attr("body")))
-                loops.append(Loop(inst.name, ctx.computation.name, body.name if body else "?", trip, source,
-                                  ctx.times))
+                if (inst.name, ctx.computation.name) not in listed:  # a computation called from two places
+                    listed.add((inst.name, ctx.computation.name))
+                    loops.append(Loop(inst.name, ctx.computation.name, body.name if body else "?", trip, source,
+                                      ctx.times))
                 times = None if ctx.times is None or trip is None else ctx.times * trip
                 for key in ("condition", "body"):
                     callee = by_name.get(_one(inst.attr(key)))
