@@ -464,7 +464,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
               help="Live-tensor reports, for the tensors crossing graph boundaries (default: tensors_report.txt "
                    "beside the dump).")
 @json_option
-@stage_option
+@click.option("--stage", metavar="STAGE", default=None,
+              help="For XLA dump folders: which stage to read (default: the optimized modules when dumped).")
 @_guarded
 def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
          stage: str | None) -> None:

@@ -174,6 +174,7 @@ def test_boundary_bytes_follow_the_microbatch_size():
         crossing = [t for b in doc["boundaries"] for t in b["tensors"] if t["id"] in acts]
         assert len(crossing) == len(acts) == 2 * truth["microbatches"]
         assert all(t["shape"] == f"f32[{rows},24]" and t["bytes"] == rows * 24 * 4 for t in crossing)
+        assert all(t["ir_op"] == "aten::relu" for t in crossing)  # the stage-0 ReLU, as the forward's report says
 
 
 def test_graph_count_grows_with_microbatches_and_one_graph_has_no_boundaries():

@@ -43,13 +43,14 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     if not reports:
         return []
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
+    made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     for position, (record, graph) in enumerate(zip(records, graphs)):
         report = reports.get((record.source, record.index))
         if report is None:
             continue
-        crossing = _crossing(report, record, graph, producer, claimed, position, warnings)
+        crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
         by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
         for source, tensor in crossing:
             by_source[source].append(tensor)
@@ -62,6 +63,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
                                     for i, t in enumerate(outputs)]
             for tensor in outputs:
                 producer[tensor.id] = position
+                made_by[tensor.id] = tensor
     return boundaries
 
 
@@ -86,7 +88,7 @@ def _is_device_data(tensor: LiveTensor) -> bool:
 
 
 def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],
-              claimed: set[int], position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
+              made_by: dict[int, LiveTensor], claimed: set[int], position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
     candidates: dict[str, list[LiveTensor]] = defaultdict(list)
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
@@ -106,7 +108,11 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
                 path=record.path, line=record.start_line))
         for tensor in chosen:
             claimed.add(tensor.id)
-            out.append((producer[tensor.id], BoundaryTensor(tensor.id, shape, _bytes(tensor.shape_text))))
+            origin = made_by.get(tensor.id)
+            root = origin.roots()[0] if origin is not None and origin.roots() else None
+            out.append((producer[tensor.id], BoundaryTensor(
+                tensor.id, shape, _bytes(tensor.shape_text), root.op if root is not None else None,
+                root.location if root is not None else None)))
     return out
 
 

@@ -147,9 +147,13 @@ class BoundaryTensor:
     id: int
     shape: str
     bytes: int
+    ir_op: str | None = None
+    """What computed it, from the report before the producing graph (``aten::relu``)."""
+    location: SourceFrame | None = None
 
     def to_json(self) -> dict:
-        return {"shape": self.shape, "bytes": self.bytes, "id": self.id}
+        return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "ir_op": self.ir_op,
+                "location": frame_json(self.location)}
 
 
 @dataclass(slots=True)

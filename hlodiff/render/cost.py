@@ -62,7 +62,7 @@ def _boundaries(console: Console, run: RunCost) -> None:
     console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, "
                   f"{_b(sum(b.bytes for b in run.boundaries))} crossing", highlight=False)
     for b in run.boundaries:
-        tensors = ", ".join(f"id={t.id} {t.shape}" for t in b.tensors)
+        tensors = ", ".join(f"id={t.id} {t.shape}" + (f" {t.ir_op}" if t.ir_op else "") for t in b.tensors)
         console.print(f"  {escape(b.source)} -> {escape(b.target)}: {len(b.tensors)} tensor"
                       f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} ({escape(tensors)})", highlight=False)
 
