@@ -373,7 +373,7 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
-                 stage: str | None, jobs: int | None, scheduler: str | None) -> None:
+                 stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged. ``--html`` writes the report of the first diverging rank (else the first that
     recompiled, else the reference rank)."""
@@ -398,11 +398,11 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
                                             "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
         write_html(html_path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)),
                    Inputs.of(given))
-    _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose))
+    _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose), extra)
     sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
 
 
-def _print_job(job, as_json: bool, kind: str, to_json, render) -> None:
+def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | None = None) -> None:
     """A multi-rank document or report; every rank's warnings, in rank order, prefixed with the rank."""
     from hlodiff.render import json_out
 
@@ -414,7 +414,7 @@ def _print_job(job, as_json: bool, kind: str, to_json, render) -> None:
             inputs["tensors_reports"] = [p for r in job.results for p in r.inputs.tensors_reports]
             inputs["debug_logs"] = list(dict.fromkeys(p for r in job.results for p in r.inputs.debug_logs))
             inputs["jax_logs"] = [p for r in job.results for p in r.inputs.jax_logs]
-        body = {"inputs": inputs, **to_json(job)} if kind == "explain" else to_json(job)
+        body = {**(extra or {}), "inputs": inputs, **to_json(job)} if kind == "explain" else to_json(job)
         click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
     else:
         _warn(warnings)
@@ -524,8 +524,16 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)
-    _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
-             extra={"command": list(command), "exit_status": result.exit_status})
+    extra = {"command": list(command), "exit_status": result.exit_status}
+    from hlodiff.dumps.ranks import find_ranks, is_job
+
+    specs = find_ranks([out_dir])
+    if is_job(specs):  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
+        _explain_job(specs, tensors_report=None, debug_log=None, jax_log=None, as_json=as_json,
+                     html_path=html_path, verbose=False, stage=None, jobs=None, scheduler=None, extra=extra)
+    else:
+        _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
+                 extra=extra)
 
 
 if __name__ == "__main__":  # pragma: no cover
