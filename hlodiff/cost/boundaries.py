@@ -94,8 +94,6 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
                 and _is_device_data(tensor):
             candidates[_plain(tensor.shape_text)].append(tensor)
-    if not candidates:
-        return []
     slots = _parameter_slots(graph)
     out = []
     for shape, tensors in sorted(candidates.items()):
@@ -110,9 +108,53 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
             claimed.add(tensor.id)
             origin = made_by.get(tensor.id)
             root = origin.roots()[0] if origin is not None and origin.roots() else None
-            out.append((producer[tensor.id], BoundaryTensor(
-                tensor.id, shape, _bytes(tensor.shape_text), root.op if root is not None else None,
-                root.location if root is not None else None)))
+            out.append((producer[tensor.id], _boundary_tensor(tensor, shape, made_by, "listed")))
+    out.extend(_inferred(report, graph, producer, made_by, claimed, position))
+    return out
+
+
+def _boundary_tensor(tensor: LiveTensor, shape: str, made_by: dict[int, LiveTensor], evidence: str):
+    origin = made_by.get(tensor.id, tensor)
+    root = origin.roots()[0] if origin.roots() else None
+    return BoundaryTensor(tensor.id, shape, _bytes(tensor.shape_text), root.op if root is not None else None,
+                          root.location if root is not None else None, evidence)
+
+
+def _inferred(report: SyncReport, graph: GraphCost, producer: dict[int, int], made_by: dict[int, LiveTensor],
+              claimed: set[int], position: int) -> list[tuple[int, BoundaryTensor]]:
+    """Tensors only autograd holds (saved activations, nn.Linear's transposed weight) are never listed in a
+    report, and a graph that reads them first, the backward, gives their parameters no source line. Such a
+    parameter, of a shape that exactly the unlisted outputs of one earlier graph have (the most recent one that
+    has any), is taken to be them; listed tensors of that shape are assumed to fill parameters first, and scalars
+    are never inferred. Checked against torch_xla's own record on the fixtures: no tensor inferred wrongly."""
+    if graph.parameters_without_source is None:
+        return []
+    free: dict[str, int] = defaultdict(int)
+    for shape in graph.parameters_without_source:
+        free[shape] += 1
+    listed = {t.id for t in report.tensors}
+    for tensor in report.tensors:
+        if _is_device_data(tensor):
+            free[_plain(tensor.shape_text)] -= 1
+    groups: dict[str, dict[int, list[LiveTensor]]] = defaultdict(lambda: defaultdict(list))
+    for tensor_id, source in producer.items():
+        if tensor_id in listed or tensor_id in claimed or source >= position:
+            continue
+        tensor = made_by[tensor_id]
+        shape = _plain(tensor.shape_text)
+        if not shape.endswith("[]"):  # scalars (losses, step counts, seeds) are too alike to infer
+            groups[shape][source].append(tensor)
+    out = []
+    for shape in sorted(groups):
+        if free[shape] <= 0:
+            continue
+        source = max(groups[shape])
+        group = sorted(groups[shape][source], key=lambda t: t.id)
+        if len(group) > free[shape]:
+            continue
+        for tensor in group:
+            claimed.add(tensor.id)
+            out.append((source, _boundary_tensor(tensor, shape, made_by, "inferred")))
     return out
 
 

@@ -29,6 +29,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         loops=[loop.to_json() for loop in loops],
         output_shapes=[str(s.without_layout()) for s in output_shapes(module)],
         parameter_shapes=[str(p.shape.without_layout()) for p in module.entry.parameters()],
+        parameters_without_source=_without_source(module, where),
         output_ops=_output_ops(module, where),
     )
 
@@ -44,3 +45,14 @@ def _output_ops(module: Module, where: SourceLocator) -> list[str | None]:
         at = f" at {frame.file.rsplit('/', 1)[-1]}:{frame.line}" if frame is not None and frame.line else ""
         described.append(where.op(inst) + at)
     return described
+
+
+def _without_source(module: Module, where: SourceLocator) -> list[str] | None:
+    """Parameters whose metadata names no Python line, when the module does name lines elsewhere: torch_xla
+    (``XLA_HLO_DEBUG``) gives a parameter the line of the first op that read its data, so none means autograd
+    read it first."""
+    params = module.entry.parameters()
+    located = [where.frame(p) is not None for p in params]
+    if not any(located) and not any(where.frame(i) is not None for i in module.entry.instructions[:200]):
+        return None
+    return [str(p.shape.without_layout()) for p, has in zip(params, located) if not has]

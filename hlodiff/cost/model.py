@@ -111,6 +111,8 @@ class GraphCost:
     trigger: SourceFrame | None = None
     output_shapes: list[str] = field(default_factory=list)
     parameter_shapes: list[str] = field(default_factory=list)
+    parameters_without_source: list[str] | None = None
+    """Shapes of the parameters with no source line, when other parameters have one (else None: no evidence)."""
     output_ops: list[str | None] = field(default_factory=list)
     output_tensors: list[dict] = field(default_factory=list)
 
@@ -150,10 +152,13 @@ class BoundaryTensor:
     ir_op: str | None = None
     """What computed it, from the report before the producing graph (``aten::relu``)."""
     location: SourceFrame | None = None
+    evidence: str = "listed"
+    """``listed``: the later report lists the tensor id as device data; ``inferred``: a tensor only autograd
+    holds, matched to a parameter without a source line (see :mod:`hlodiff.cost.boundaries`)."""
 
     def to_json(self) -> dict:
         return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "ir_op": self.ir_op,
-                "location": frame_json(self.location)}
+                "location": frame_json(self.location), "evidence": self.evidence}
 
 
 @dataclass(slots=True)
