@@ -255,7 +255,8 @@ class _Aligner:
             majority = self.ref[step]
             found.append(Divergence(step, "stopped", [rank], self._majority_ranks(step, stopped), majority, None,
                                     [], family_key(majority)[1],
-                                    f"rank {rank} ran no graph from here on while the majority ran "
+                                    f"rank {rank} {_ran(majority)} no graph from here on while the majority "
+                                    f"{_ran(majority)} "
                                     f"{len(self.ref) - step} more: it stopped early"))
         found.sort(key=lambda d: (d.step, KINDS.index(d.kind), d.ranks))
         return found, stopped
@@ -296,7 +297,8 @@ class _Aligner:
             if key is None:
                 out.append(Divergence(step, "missing", group, majority_ranks, majority, None, [],
                                       family_key(majority)[1],
-                                      f"{_ranks_text(group)} ran no graph here where the majority ran {majority.ref}"))
+                                      f"{_ranks_text(group)} {_ran(majority)} no graph here where the majority "
+                                      f"{_ran(majority)} {majority.ref}"))
                 continue
             graph = self.at[group[0]][step]
             out.append(self._explained(step, "different", group, majority_ranks, majority, graph))
@@ -317,7 +319,8 @@ class _Aligner:
             others = [r for r in live if r not in group]
             if len(group) > len(others):  # most ranks ran it: the others are missing it
                 out.append(Divergence(step, "missing", others, group, graph, None, [], family_key(graph)[1],
-                                      f"{_ranks_text(others)} did not run {graph.ref}, which the majority ran here"))
+                                      f"{_ranks_text(others)} did not {_run(graph)} {graph.ref}, which the majority "
+                                      f"{_ran(graph)} here"))
                 continue
             counterpart = self._closest(graph, step)
             out.append(self._explained(step, "extra", group, others, counterpart, graph))
@@ -348,11 +351,12 @@ class _Aligner:
         family = family_key(graph)[1]
         if majority is None:
             return Divergence(step, kind, ranks, majority_ranks, None, graph, refs, family,
-                              f"{_ranks_text(ranks)} ran {graph.ref} ({family}), a graph no majority rank ran",
+                              f"{_ranks_text(ranks)} {_ran(graph)} {graph.ref} ({family}), a graph no majority rank "
+                              f"{_ran(graph)}",
                               [Cause("ops", f"a graph of {family} that no other rank ran")])
         diff = diff_canonical(self._cm(majority), self._cm(graph))
-        what = ("ran another graph than" if kind == "different"
-                else "ran an extra graph the majority did not; closest majority graph:")
+        what = (f"{_ran(graph)} another graph than" if kind == "different"
+                else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
         summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.similarity:.0%} alike"
         return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
                           list(diff.causes), diff.similarity)
@@ -437,6 +441,20 @@ def _align(left: list[str], right: list[str]) -> list[tuple[int | None, int | No
     return pairs
 
 
+def _ran(graph: GraphSummary) -> str:
+    """XLA dumps hold what compiled, save-tensors files what ran: say which we know."""
+    return "ran" if graph.record.kind == "save_tensors" else "compiled"
+
+
+def _run(graph: GraphSummary) -> str:
+    return "run" if graph.record.kind == "save_tensors" else "compile"
+
+
+def position_word(graph: GraphSummary | None) -> str:
+    """What a step is for this kind of dump: an execution (a save-tensors entry) or a compilation (a module)."""
+    return "step" if graph is None or graph.record.kind == "save_tensors" else "compilation"
+
+
 def _ranks_text(ranks: list[int]) -> str:
     if len(ranks) == 1:
         return f"rank {ranks[0]}"
@@ -452,9 +470,11 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
         return f"all {n} ranks compiled the same graphs ({each})"
     ranks = sorted({r for d in divergence for r in d.ranks})
     steps = sorted({d.step for d in divergence})
-    return (f"{n} ranks: {_ranks_text(ranks)} diverged from the majority at {len(steps)} step"
-            f"{'s' if len(steps) != 1 else ''} (step{'s' if len(steps) != 1 else ''} "
-            f"{', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); reference rank {reference}")
+    word = position_word(divergence[0].majority or divergence[0].graph)
+    plural = "s" if len(steps) != 1 else ""
+    return (f"{n} ranks: {_ranks_text(ranks)} diverged from the majority at {len(steps)} {word}{plural} "
+            f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
+            f"reference rank {reference}")
 
 
 def _one_rank_summary(result: RankResult) -> str:

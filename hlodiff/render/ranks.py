@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from hlodiff.explain.ranks import position_word
 from hlodiff.render.terminal import render_causes, render_explanation, render_inventory
 
 
@@ -57,7 +58,7 @@ def _head(console: Console, job) -> None:
 def _divergence(console: Console, job) -> None:
     for d in job.divergence:
         console.print()
-        head = Text(f"step {d.step}: ", style="bold")
+        head = Text(f"{position_word(d.majority or d.graph)} {d.step}: ", style="bold")
         head.append(d.summary)
         console.print(head, highlight=False)
         if d.majority_ranks:
