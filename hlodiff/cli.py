@@ -436,7 +436,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
     body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs},
+                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
+                                        "hlo_protos": [g.record.proto_path for g in explanation.graphs
+                                                       if g.record.proto_path]},
             **explanation.to_json()}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html

@@ -4,6 +4,7 @@ proto, and protos that are not HLO."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -144,6 +145,9 @@ def test_explain_recompile_names_the_user_line_from_the_proto_alone(tmp_path):
     result = CliRunner().invoke(main, ["explain-recompile", str(dump)], env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "grad_norm_order.py:36" in result.output
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", str(dump), "--json"]).output)
+    assert doc["inputs"]["hlo_protos"] == [g0.proto_path, g1.proto_path]
+    assert doc["headline"]["location"]["line"] == 36
 
 
 def _instructions(module):
