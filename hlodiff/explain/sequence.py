@@ -30,7 +30,8 @@ def consecutive(summaries: list[GraphSummary]) -> list[Step]:
 
     Graphs equal after normalization to their predecessor (cache hits, or a retrace with other numbering) are
     skipped: there is nothing to explain between them, unless both are XLA dump modules (each one a compilation)
-    whose headers differ (donation, layout, partitions): that is then the only difference reported. ``summaries`` must come from ``summarize(keep=True)``.
+    whose headers differ (donation, layout, partitions): that is then the only difference reported.
+    ``summaries`` must come from ``summarize(keep=True)``.
     """
     partial = {i for i, g in enumerate(summaries) if is_partial(g)}
     position = {id(g): i for i, g in enumerate(summaries)}
