@@ -62,8 +62,11 @@ def _boundaries(console: Console, run: RunCost) -> None:
     console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, "
                   f"{_b(sum(b.bytes for b in run.boundaries))} crossing", highlight=False)
     for b in run.boundaries:
-        tensors = ", ".join(f"id={t.id} {t.shape}" + (f" {t.ir_op}" if t.ir_op else "") for t in b.tensors)
-        console.print(f"  {escape(b.source)} -> {escape(b.target)}: {len(b.tensors)} tensor"
+        tensors = ", ".join(f"id={t.id} {t.shape}" + (f" {t.ir_op}" if t.ir_op else "")
+                            + (" (inferred)" if t.evidence == "inferred" else "") for t in b.tensors)
+        same = b.source.rsplit("#", 1)[0] == b.target.rsplit("#", 1)[0]
+        source, target = (_short(b.source), _short(b.target)) if same else (b.source, b.target)
+        console.print(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
                       f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} ({escape(tensors)})", highlight=False)
 
 
