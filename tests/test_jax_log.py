@@ -84,7 +84,7 @@ def test_unrelated_text_is_a_warning(tmp_path):
 
 def test_module_names_follow_jax():
     assert module_name("jit(step)") == "jit_step"
-    assert module_name("jit(<lambda>)") == "jit__lambda_"
+    assert module_name("jit(<lambda>)") == "jit__lambda"  # as in fixtures/jax/other_reasons/dump
 
 
 def test_jax_log_found_beside_a_dump_folder_by_content():
@@ -100,3 +100,28 @@ def test_cli_lists_the_jax_log_in_json_inputs():
     assert out.exit_code == 1, out.output
     doc = json.loads(out.output)
     assert doc["inputs"]["jax_logs"] == [str(JAX / "weak_type" / "stderr.log")]
+
+
+def test_jax_other_reasons_sharding_redefinition_and_context():
+    """fixtures/jax/other_reasons: what JAX 0.10.2 prints for a sharding change, a jit re-created on every call,
+    and a config context, on 4 CPU devices; every compilation joins its dumped module."""
+    truth = _truth("other_reasons")
+    warnings: list[InputWarning] = []
+    log = read_jax_log(str(JAX / "other_reasons" / "stderr.log"), warnings)
+    joined = join_modules(log, _modules(JAX / "other_reasons" / "dump"), warnings)
+    assert warnings == [] and all(joined) and len(joined) == len(truth["compilations"])
+    by_call = {r["call"]: r for r in truth["recompiles"]}
+    for call, compilation in enumerate(joined):
+        miss = compilation.cache_miss
+        if call in by_call:
+            assert miss.kind == by_call[call]["cause"]
+            assert miss.call_site.line == by_call[call]["user_line"]
+        else:
+            assert miss.kind == "never_seen"
+    sharding = joined[1].cache_miss.reasons[0]
+    assert (sharding.argument, sharding.now, sharding.before) == \
+        ("x", "f32[4,4@d]({Explicit: ('d',)})", "f32[4@d,4]({Explicit: ('d',)})")
+    assert [r.kind for r in joined[3].cache_miss.reasons] == ["redefined_function", "never_seen"]
+    assert joined[3].function == "<lambda>" and joined[3].module_name == "jit__lambda"
+    [context] = joined[4].cache_miss.reasons
+    assert (context.argument, context.now, context.before) == ("jax_default_matmul_precision", "highest", "None")

@@ -159,11 +159,11 @@ def looks_like_jax_log(head: str) -> bool:
 
 
 def module_name(compiled: str) -> str:
-    """``jit(step)`` -> ``jit_step``, the HLO module name JAX gives it (``jit(<lambda>)`` -> ``jit__lambda_``)."""
+    """``jit(step)`` -> ``jit_step``, the HLO module name JAX gives it: odd characters become ``_`` and trailing
+    ones are dropped (``jit(<lambda>)`` -> ``jit__lambda``, as JAX 0.10.2 names the module)."""
     m = re.fullmatch(r"(\w+)\((.*)\)", compiled)
-    if m is None:
-        return re.sub(r"[^0-9A-Za-z_]", "_", compiled)
-    return f"{m.group(1)}_{re.sub(r'[^0-9A-Za-z_]', '_', m.group(2))}"
+    name = compiled if m is None else f"{m.group(1)}_{m.group(2)}"
+    return re.sub(r"[^\w.\-]", "_", name).rstrip("_")
 
 
 def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None = None
