@@ -154,3 +154,12 @@ def _instructions(module):
     for comp in module.computations:
         for inst in comp.instructions:
             yield comp, inst
+
+
+def test_a_folder_of_protos_only_says_what_to_add(tmp_path):
+    for pb in (FIXTURES / "jax" / "weak_type" / "dump").glob("*.hlo.pb"):
+        shutil.copy(pb, tmp_path / pb.name)
+    result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "only HLO protos" in result.output and "--xla_dump_hlo_as_text" in result.output
+    assert "Traceback" not in result.output

@@ -201,6 +201,9 @@ def _other_graph_files(directory: str) -> str:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)[:200]
     except OSError:
         return ""
+    if any(e.name.startswith("module_") and e.name.endswith(".hlo.pb") for e in entries):
+        return (" (only HLO protos: hlodiff compares the text XLA dumps beside them; add --xla_dump_hlo_as_text "
+                "to XLA_FLAGS)")
     for entry in entries:
         if entry.name.startswith("module_") or not entry.is_file():
             continue
