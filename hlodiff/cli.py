@@ -373,9 +373,10 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
-                 stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None) -> None:
+                 stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None,
+                 exit_status: int | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
-    recompiled or diverged. ``--html`` writes the report of the first diverging rank (else the first that
+    recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of the first diverging rank (else the first that
     recompiled, else the reference rank)."""
     from hlodiff.explain.ranks import explain_job
     from hlodiff.render.ranks import job_json, render_job
@@ -399,6 +400,9 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
         write_html(html_path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)),
                    Inputs.of(given))
     _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose), extra)
+    if exit_status is not None:
+        click.echo(f"hlodiff: exiting with the command's status {exit_status}", err=True)
+        sys.exit(exit_status)
     sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
 
 
@@ -422,8 +426,9 @@ def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | Non
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
-             extra: dict | None = None, given: list[str] | None = None) -> None:
-    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled."""
+             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None) -> None:
+    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled
+    (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
     from hlodiff.explain.recompile import explain_run
     from hlodiff.render import json_out, terminal
 
@@ -454,6 +459,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     else:
         _warn(warnings)
         terminal.render_explanation(_console(), explanation, verbose=verbose)
+    if exit_status is not None:
+        n = len(explanation.recompilations)
+        click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
+                   f"{exit_status}", err=True)
+        sys.exit(exit_status)
     sys.exit(1 if explanation.recompilations else 0)
 
 
@@ -508,10 +518,14 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
 
-    For torch_xla: the save-tensors file in HLO format with source metadata (XLA_HLO_DEBUG, XLA_IR_DEBUG), the
-    PT_XLA_DEBUG_LEVEL=1 log, and the live-tensor report just before every torch_xla.sync() / xm.mark_step(),
-    injected without editing your script. For JAX: an XLA dump folder. Settings you already exported are kept.
-    The command's own output goes to the terminal; its exit status is reported if it fails.
+    For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
+    proto, with source metadata), every execution from the PT_XLA_DEBUG_LEVEL=2 log, compile times, and a
+    live-tensor report at the first sync and at the sync after each compilation, injected without editing your
+    script. For JAX: the XLA dump and JAX's compile / cache-miss log. Settings you already exported are kept.
+
+    Exit status: the command's own (128+N when it was killed by signal N); hlodiff's verdict is on stderr and in
+    the JSON. SIGINT/SIGTERM/SIGHUP are passed to the command's process group (then SIGTERM, SIGKILL after
+    HLODIFF_RECORD_GRACE seconds, default 10); after such a signal nothing is explained (the folder is kept).
 
     \b
     Examples:
@@ -523,19 +537,31 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     from hlodiff.dumps.run_folder import discover
 
     result = record_command(list(command), out_dir)
+    if result.signals:
+        import signal
+
+        names = ", ".join(signal.Signals(s).name for s in result.signals)
+        click.echo(f"hlodiff: stopped by {names}: the command exited with status {result.exit_status}; the capture "
+                   f"is in {out_dir} (hlodiff explain-recompile {out_dir})", err=True)
+        sys.exit(result.exit_status)
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)
     extra = {"command": list(command), "exit_status": result.exit_status}
     from hlodiff.dumps.ranks import find_ranks, is_job
 
-    specs = find_ranks([out_dir])
-    if is_job(specs):  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
-        _explain_job(specs, tensors_report=None, debug_log=None, jax_log=None, as_json=as_json,
-                     html_path=html_path, verbose=False, stage=None, jobs=None, scheduler=None, extra=extra)
-    else:
-        _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
-                 extra=extra)
+    try:
+        specs = find_ranks([out_dir])
+        if is_job(specs):  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
+            _explain_job(specs, tensors_report=None, debug_log=None, jax_log=None, as_json=as_json,
+                         html_path=html_path, verbose=False, stage=None, jobs=None, scheduler=None, extra=extra,
+                         exit_status=result.exit_status)
+        else:
+            _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
+                     extra=extra, exit_status=result.exit_status)
+    except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
+        click.echo(err.one_line(), err=True)
+        sys.exit(result.exit_status)
 
 
 if __name__ == "__main__":  # pragma: no cover

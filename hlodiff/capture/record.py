@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import signal
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, REPORT_NAME,
                                  SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
+from hlodiff.capture import supervise
 from hlodiff.errors import HlodiffError
 
 INJECT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inject")
@@ -32,6 +33,8 @@ class RecordResult:
     paths: CapturePaths
     argv: tuple[str, ...]
     seconds: float
+    signals: tuple[int, ...] = ()
+    """Signals hlodiff received while the command ran and forwarded to its process group."""
 
     @property
     def exit_status(self) -> int:
@@ -62,14 +65,17 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
 
 def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
                    base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
-                   cwd: str | os.PathLike[str] | None = None, clean: bool = True, **popen_kwargs) -> RecordResult:
+                   cwd: str | os.PathLike[str] | None = None, clean: bool = True, grace: float | None = None,
+                   **popen_kwargs) -> RecordResult:
     """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``.
 
     ``clean`` first deletes what an earlier recording left in ``out_dir`` under hlodiff's own names (torch_xla and
     XLA append to existing files, which would mix two runs); files the user pointed elsewhere through the
     environment are never deleted. The manifest ``<out_dir>/hlodiff-record.json`` is written before the command
     starts and updated with its exit status when it ends. Extra keyword arguments go to ``subprocess.Popen``
-    (e.g. ``stdout=``); by default the command shares the caller's terminal.
+    (e.g. ``stdout=``); by default the command shares the caller's terminal. The command runs in its own process
+    group; SIGINT/SIGTERM/SIGHUP are forwarded to it, with SIGTERM then SIGKILL after ``grace`` seconds
+    (:mod:`hlodiff.capture.supervise`).
 
     Raises :class:`HlodiffError` when the command cannot be started.
     """
@@ -83,23 +89,20 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     paths.write()
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, env=dict(env), cwd=cwd, **popen_kwargs)
+        proc = supervise.start(argv, env=dict(env), cwd=cwd, **popen_kwargs)
     except OSError as exc:
         raise HlodiffError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
-    returncode = _wait(proc)
-    paths.returncode = returncode
+    try:
+        outcome = supervise.supervise(proc, grace)
+    except BaseException:
+        supervise.stop_group(proc)  # hlodiff is failing: never leave the command running on its own
+        raise
+    paths.returncode = outcome.returncode
+    paths.signals = [signal.Signals(s).name for s in outcome.forwarded]
     paths.refresh()
+    prune_xla_dump(paths)
     paths.write()
-    return RecordResult(returncode, paths, argv, time.monotonic() - start)
-
-
-def _wait(proc: subprocess.Popen) -> int:
-    """Wait like a shell: Ctrl-C reaches the command (same process group); we wait for it to finish."""
-    while True:
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            continue  # the terminal sent SIGINT to the command too; let it shut down and report its status
+    return RecordResult(outcome.returncode, paths, argv, time.monotonic() - start, tuple(outcome.forwarded))
 
 
 def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
@@ -128,3 +131,25 @@ def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
         shutil.rmtree(dump)
         removed.append(dump)
     return removed
+
+
+_NOT_HLO_SUFFIXES = (".ll", ".o", ".mlir")
+
+
+def prune_xla_dump(paths: CapturePaths) -> int:
+    """Delete the LLVM IR, object files and MLIR that XLA's CPU compiler writes beside each module in the dump
+    hlodiff chose (never in a dump folder the user named): hlodiff reads only the HLO text and protos. Returns the
+    bytes freed."""
+    dump = paths.xla_dump
+    if not dump or dump not in paths.owned or not os.path.isdir(dump):
+        return 0
+    freed = 0
+    for name in os.listdir(dump):
+        p = os.path.join(dump, name)
+        if name.endswith(_NOT_HLO_SUFFIXES) and os.path.isfile(p) and not os.path.islink(p):
+            try:
+                freed += os.path.getsize(p)
+                os.unlink(p)
+            except OSError:
+                pass
+    return freed

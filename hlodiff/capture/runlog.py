@@ -29,6 +29,7 @@ COMPILE_TIMES_HEADER = "compilation\tgraph_hash\tseconds\texecution\n"
 _CHUNK = 1 << 20
 _EXECUTION_END = re.compile(rb"^(?:Unexpected )?Execution Analysis: -{8,}\r?$", re.M)
 _COMPILED_HASH = re.compile(rb"^Compilation Analysis:\s+Graph Hash: ([0-9a-fA-F]+)\r?$", re.M)
+_COMPILED_OUTPUTS = re.compile(rb"^Compilation Analysis:\s+Number of Graph Outputs: (\d+)\r?$", re.M)
 
 
 class DebugLogCounter:
@@ -40,6 +41,8 @@ class DebugLogCounter:
         self.offset = 0
         self.executions = 0
         self.compiled: list[str] = []
+        self.last_outputs: int | None = None
+        """``Number of Graph Outputs`` of the latest compilation (how big a live-tensor report would be)."""
         self.ident: tuple[int, int] | None = None
 
     def update(self) -> "DebugLogCounter":
@@ -51,6 +54,7 @@ class DebugLogCounter:
             ident = (st.st_dev, st.st_ino)
             if ident != self.ident or st.st_size < self.offset:  # replaced or truncated: count again
                 self.offset, self.executions, self.compiled, self.ident = 0, 0, [], ident
+                self.last_outputs = None
             if st.st_size > self.offset:
                 self._scan(st.st_size)
         return self
@@ -73,6 +77,9 @@ class DebugLogCounter:
                 cut = buf.rfind(b"\n") + 1  # whole lines only
                 self.executions += len(_EXECUTION_END.findall(buf, 0, cut))
                 self.compiled += [h.decode("ascii") for h in _COMPILED_HASH.findall(buf, 0, cut)]
+                outputs = _COMPILED_OUTPUTS.findall(buf, 0, cut)
+                if outputs:
+                    self.last_outputs = int(outputs[-1])
                 self.offset += cut
                 carry = buf[cut:]
 

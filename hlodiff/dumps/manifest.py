@@ -51,6 +51,9 @@ class CapturePaths:
     warnings: list[str] = field(default_factory=list)
     command: list[str] | None = None
     returncode: int | None = None
+    """As ``subprocess`` reports it: negative ``-N`` when the command was killed by signal ``N``."""
+    signals: list[str] = field(default_factory=list)
+    """Signals ``hlodiff record`` received while the command ran and forwarded to it (``["SIGTERM"]``)."""
     version: int = MANIFEST_VERSION
 
     @property

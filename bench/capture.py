@@ -1,0 +1,202 @@
+"""What capture costs a real torch_xla training loop: plain vs `hlodiff record` vs the pytest plugin.
+
+The loop (issue 9): ``nn.TransformerEncoder`` (d_model 128, 4 heads, feed-forward 512), 4 and 16 layers, AdamW,
+12 steps on a fixed batch, on the CPU. Each variant runs in a fresh process; variants are interleaved round by
+round (the machine is shared); each run reports its per-step times (``torch_xla.sync(wait=True)`` ends a step, so a
+step's time includes its execution) and the figures are medians:
+
+* steady step: median of steps 4-11 of a run, then the median over rounds;
+* compiling steps: steps 0 and 1 (AdamW's first step differs, so both compile), summed, median over rounds;
+* the step after the last compilation (step 2), where the capture takes its one live-tensor report;
+* bytes: what the capture wrote (the record folder, the plugin's --hlodiff-dir) beside XLA's own dump of the same
+  run (``--xla_dump_to --xla_dump_hlo_as_text``, the baseline variant ``xla_dump``).
+
+Targets: ``record`` and the plugin <= 1.1x the plain steady step on both sizes, <= 2x on compiling steps, disk <=
+1.5x XLA's dump.
+
+    python bench/capture.py [--rounds 3] [--layers 4,16] [--fast-compile]
+
+``--fast-compile`` adds ``--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true`` to every
+variant alike (the 16-layer compile is long on a shared 2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import header, mb  # noqa: E402
+
+STEPS = 12
+STEADY = range(4, 12)
+COMPILING = (0, 1)
+FAST = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+
+TRAIN = '''
+import json, os, sys, time
+import torch
+import torch_xla
+
+
+def train(layers, steps=%(steps)d):
+    device = torch_xla.device()
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, dropout=0.0,
+                                             batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(8, 32, 128).to(device)
+    target = torch.randn(8, 32, 128).to(device)
+    torch_xla.sync(wait=True)
+    times = []
+    for step in range(steps):
+        t0 = time.perf_counter()
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        torch_xla.sync(wait=True)
+        times.append(time.perf_counter() - t0)
+    with open(os.environ["BENCH_TIMES"], "w") as f:
+        json.dump(times, f)
+
+
+if __name__ == "__main__":
+    train(int(sys.argv[1]))
+'''
+
+PLUGIN_TEST = '''
+import os
+from train import train
+
+
+def test_train(hlo_graphs):
+    with hlo_graphs.record():
+        train(int(os.environ["BENCH_LAYERS"]))
+'''
+
+
+def run_variant(variant: str, layers: int, work: Path, fast: bool) -> dict:
+    """One fresh process; returns its step times, the bytes it wrote and its wall time."""
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{variant}-{layers}-", dir=work))
+    times_file = run_dir / "times.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
+    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", BENCH_TIMES=str(times_file), BENCH_LAYERS=str(layers),
+               PYTHONPATH=str(work))
+    flags = [FAST] if fast else []
+    out = run_dir / "out"
+    if variant == "plain":
+        cmd = [sys.executable, str(work / "train.py"), str(layers)]
+    elif variant == "xla_dump":
+        flags.append(f"--xla_dump_to={out} --xla_dump_hlo_as_text")
+        cmd = [sys.executable, str(work / "train.py"), str(layers)]
+    elif variant == "save_tensors":
+        env.update(XLA_SAVE_TENSORS_FILE=str(out / "graphs.hlo"), XLA_SAVE_TENSORS_FMT="hlo")
+        out.mkdir()
+        cmd = [sys.executable, str(work / "train.py"), str(layers)]
+    elif variant == "record":
+        cmd = [sys.executable, "-m", "hlodiff.cli", "record", "--out", str(out), "--",
+               sys.executable, str(work / "train.py"), str(layers)]
+    elif variant == "plugin":
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hlodiff-dir", str(out),
+               str(work / "test_plugin_bench.py")]
+    else:
+        raise ValueError(variant)
+    if flags:
+        env["XLA_FLAGS"] = " ".join(flags)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if not times_file.exists():
+        raise SystemExit(f"{variant} ({layers} layers) failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}"
+                         f"\n{proc.stderr[-3000:]}")
+    times = json.loads(times_file.read_text())
+    written = _bytes(out)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return {"times": times, "bytes": written, "wall": wall}
+
+
+def _bytes(path: Path) -> int:
+    if not path.exists():
+        return 0
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def summarize(runs: list[dict]) -> dict:
+    steady = statistics.median(statistics.median(r["times"][i] for i in STEADY) for r in runs)
+    compiling = statistics.median(sum(r["times"][i] for i in COMPILING) for r in runs)
+    after = statistics.median(r["times"][2] for r in runs)
+    spread = [statistics.median(r["times"][i] for i in STEADY) for r in runs]
+    return {"steady": steady, "compiling": compiling, "after": after, "bytes": statistics.median(r["bytes"] for r in runs),
+            "spread": (min(spread), max(spread)), "wall": statistics.median(r["wall"] for r in runs)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--layers", default="4,16")
+    parser.add_argument("--variants", default="plain,record,plugin,xla_dump")
+    parser.add_argument("--fast-compile", action="store_true")
+    args = parser.parse_args()
+    layers = [int(n) for n in args.layers.split(",")]
+    variants = args.variants.split(",")
+    header("capture cost on a real torch_xla training loop (TransformerEncoder d_model 128, AdamW, 12 steps)")
+    print(f"rounds {args.rounds}, variants interleaved per round: {', '.join(variants)}"
+          f"{'; XLA_FLAGS ' + FAST + ' for every variant' if args.fast_compile else ''}")
+    work = Path(tempfile.mkdtemp(prefix="hlodiff-bench-capture-"))
+    try:
+        (work / "train.py").write_text(textwrap.dedent(TRAIN % {"steps": STEPS}).lstrip())
+        (work / "test_plugin_bench.py").write_text(textwrap.dedent(PLUGIN_TEST).lstrip())
+        results: dict[tuple[int, str], list[dict]] = {}
+        for n in layers:
+            for r in range(args.rounds):
+                order = variants[r % len(variants):] + variants[:r % len(variants)]  # rotate: no fixed position
+                for variant in order:
+                    results.setdefault((n, variant), []).append(run_variant(variant, n, work, args.fast_compile))
+                    print(f"  {n} layers, round {r + 1}, {variant}: steady "
+                          f"{statistics.median(results[(n, variant)][-1]['times'][i] for i in STEADY) * 1e3:.0f} ms",
+                          flush=True)
+        report(layers, variants, results)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(layers: list[int], variants: list[str], results: dict) -> None:
+    print()
+    print("| layers | variant | steady step (ms) | vs plain | steady spread over rounds (ms) | compiling steps 0+1 (s) "
+          "| vs plain | step 2 (ms) | written (MB) | vs XLA dump |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    verdicts = []
+    for n in layers:
+        s = {v: summarize(results[(n, v)]) for v in variants if (n, v) in results}
+        plain = s.get("plain")
+        dump = s.get("xla_dump")
+        for v, f in s.items():
+            ratio = f["steady"] / plain["steady"] if plain else float("nan")
+            cratio = f["compiling"] / plain["compiling"] if plain else float("nan")
+            dratio = f["bytes"] / dump["bytes"] if dump and dump["bytes"] and f["bytes"] else float("nan")
+            print(f"| {n} | {v} | {f['steady'] * 1e3:.1f} | {ratio:.2f}x | {f['spread'][0] * 1e3:.0f}-"
+                  f"{f['spread'][1] * 1e3:.0f} | {f['compiling']:.2f} | {cratio:.2f}x | {f['after'] * 1e3:.0f} | "
+                  f"{mb(f['bytes']):.2f} | {dratio:.2f}x |")
+            if v in ("record", "plugin") and plain:
+                verdicts.append(f"{n} layers, {v}: steady {ratio:.2f}x ({'met' if ratio <= 1.1 else 'MISSED'} <= 1.1x), "
+                                f"compiling {cratio:.2f}x ({'met' if cratio <= 2 else 'MISSED'} <= 2x)"
+                                + (f", disk {dratio:.2f}x XLA's dump ({'met' if dratio <= 1.5 else 'MISSED'} <= 1.5x)"
+                                   if dump else ""))
+    print()
+    for line in verdicts:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
