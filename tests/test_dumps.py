@@ -307,21 +307,16 @@ def test_lazy_ir_save_file_is_rejected_with_the_fix():
 
 
 def test_scan_of_a_large_file_is_streaming(tmp_path):
-    """A few hundred real entries back to back (about 20 MB) scan quickly and hold no HLO text."""
-    import time
-
+    """A few hundred real entries back to back (about 20 MB) scan without holding HLO text (speed: bench/)."""
     src = save_file("metric_even_steps")
     big = tmp_path / "graphs.hlo.0"
     with open(big, "wb") as f:
         for _ in range(130):
             f.write(src.read_bytes())
-    start = time.perf_counter()
     records, warnings = scan(big)
-    elapsed = time.perf_counter() - start
     assert len(records) == 130 * 6 and warnings == []
     assert all(r.packed_text is None for r in records)
     assert records[-1].text() == scan(src)[0][-1].text()
-    assert elapsed < 5.0
 
 
 # ---------------------------------------------------------------------------------------------------------------
