@@ -275,6 +275,10 @@ def test_record_a_jax_program(tmp_path, capfd):
     assert paths.xla_dump == str(tmp_path / "out" / "xla_dump") and paths.save_tensors_file is None
     names = [g.module_name for g in iter_graphs(paths.xla_dump)]
     assert names.count("jit__lambda") == 2  # the shape change compiled a second module
+    # JAX's own compile log (JAX_LOG_COMPILES, JAX_EXPLAIN_CACHE_MISSES) is kept beside the dump
+    log = Path(paths.jax_log).read_text()
+    assert paths.jax_log == str(tmp_path / "out" / "jax.log") and log.count("Compiling jit(<lambda>)") == 2
+    assert "Finished XLA compilation of jit(<lambda>)" in log
 
 
 def test_record_reports_a_missing_command(tmp_path):
