@@ -190,7 +190,7 @@ def test_the_majority_wins_even_against_rank_0(tmp_path):
 
 
 def test_alignment_pairs_a_changed_step_and_leaves_a_stopped_rank_its_tail():
-    from hlodiff.explain.ranks import align
+    from hlodiff.explain.alignment import align
 
     assert align(list("AAAAAA"), list("AAABAA")) == [(i, i) for i in range(6)]
     assert align(list("AAAAAA"), list("AA")) == [(0, 0), (1, 1)] + [(i, None) for i in range(2, 6)]
