@@ -195,19 +195,20 @@ def _computation_order(cm: CanonicalModule) -> list[CanonicalComputation]:
 
 def _postorder(cc: CanonicalComputation) -> list[str]:
     """Nodes in a deterministic depth-first post-order from the root, then any others by hash."""
+    operands = cc.operands
     order: list[str] = []
-    seen: set[str] = set()
-    stack: list[tuple[str, bool]] = [(cc.root, False)]
+    seen = {cc.root}
+    stack = [(cc.root, iter(operands[cc.root]))]  # each node with the operands it has still to visit
     while stack:
-        name, expanded = stack.pop()
-        if expanded:
+        name, pending = stack[-1]
+        for op in pending:
+            if op not in seen:
+                seen.add(op)
+                stack.append((op, iter(operands[op])))
+                break
+        else:
+            stack.pop()
             order.append(name)
-            continue
-        if name in seen:
-            continue
-        seen.add(name)
-        stack.append((name, True))
-        stack.extend((op, False) for op in reversed(cc.operands[name]) if op not in seen)
     rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.labels.get(n, ""), cc.hashes.get(n, "")))
     return order + rest
 
