@@ -149,12 +149,25 @@ def _on_dask(fn, tasks: list[RankTask], scheduler: str, jobs: int | None) -> lis
         with LocalCluster(n_workers=min(jobs or default_jobs(), max(1, len(tasks))), threads_per_worker=1,
                           processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
             return _gather(client, fn, tasks)
+    tasks = [_absolute(t) for t in tasks]  # remote workers do not share our working directory
     try:
         client = Client(scheduler, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
         raise HlodiffError(f"cannot reach the Dask scheduler: {exc}", path=scheduler) from None
     with client:
         return _gather(client, fn, tasks)
+
+
+def _absolute(task: RankTask) -> RankTask:
+    """The task with absolute paths (shared storage is mounted at the same place on every host)."""
+    from dataclasses import replace
+
+    def fix(path: str | None) -> str | None:
+        return os.path.abspath(path) if path else path
+
+    spec = replace(task.spec, paths=tuple(os.path.abspath(p) for p in task.spec.paths))
+    return replace(task, spec=spec, tensors_report=fix(task.tensors_report), debug_log=fix(task.debug_log),
+                   jax_log=fix(task.jax_log))
 
 
 def _gather(client, fn, tasks: list[RankTask]) -> list[RankResult]:
