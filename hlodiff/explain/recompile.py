@@ -166,7 +166,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     partial = {i for i, g in enumerate(graphs)
                if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
     families = group(graphs, partial)
-    partial_ids = {id(graphs[i]) for i in partial}  # ids, not refs: a run can have a million partial graphs
+    order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
     remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
@@ -178,14 +178,13 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         compiled = family.compiled
         for position, graph in enumerate(compiled[1:], start=1):
             earlier = compiled[max(0, position - POOL):position]  # a bounded slice: linear in compilations
-            recompilation = _explain_one(graph, earlier, family, id(graph) in partial_ids, reports, events,
+            recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates)
             bar.advance()
             if id(graph) in remainder_of:
                 recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)]))
             recompilations.append(recompilation)
     bar.close()
-    order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # not one ref string per cache hit
     recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)
     for r in recompilations:
