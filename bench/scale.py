@@ -20,6 +20,7 @@ on ``tiny``. Figures only; nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import re
 import subprocess
@@ -33,6 +34,7 @@ from _util import REPO, header, read_gz  # noqa: E402
 from compare import trace_dir  # noqa: E402
 
 OUT = REPO / "bench" / "out" / "scale"
+print = functools.partial(print, flush=True)  # noqa: A001 - figures appear as they are measured
 FRAMES = ("  sync (/usr/lib/python3.11/site-packages/torch_xla/torch_xla.py:87)\n"
           "  <module> (/home/user/project/train.py:40)\n")
 

@@ -22,6 +22,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
+from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
@@ -163,8 +164,8 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if report_files:
         reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
-    partial = {i for i, g in enumerate(graphs)
-               if is_partial(g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)}
+    partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
+        g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
     families = group(graphs, partial)
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
