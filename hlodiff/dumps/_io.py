@@ -177,7 +177,7 @@ _SUFFIX = {"": 1, "K": 1024, "M": MIB, "G": 1024 * MIB}
 def _size(var: str, raw: str) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", raw, re.I)
     if m is None or int(m.group(1)) <= 0:
-        raise HlodiffError(f"{var}={raw!r}: expected a positive number, optionally with K, M or G")
+        raise HlodiffError(f"expected a positive number of bytes, optionally with K, M or G (got {raw!r})", path=var)
     return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
 
 
@@ -230,7 +230,9 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
             else:
                 blanks = 0
                 if n > max_line:
-                    raise limit_error(path, lineno, "line too long", max_line, LIMIT_VARIABLES["line_bytes"])
+                    error = limit_error(path, lineno, "line too long", max_line, LIMIT_VARIABLES["line_bytes"])
+                    error.col = max_line + 1  # where the limit was hit
+                    raise error
             if budget is not None:
                 total += n
                 if total > budget:
