@@ -255,8 +255,12 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
     summaries = inventory([refs[0]], warnings, options, stage=stage, keep=True)
     steps = consecutive(summaries)
+    from hlodiff.cost.run import compare_cost
+
+    costs = [compare_cost(s.left.record, s.right.record) for s in steps]
     body = {"graphs": len(summaries),
-            "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json()} for s in steps]}
+            "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
+                            for s, cost in zip(steps, costs)]}
     if html_path:
         from hlodiff.render.html import Pair, render_sequence, write_html
         from hlodiff.render.write import Inputs

@@ -355,3 +355,14 @@ def test_terminal_report_names_the_copies_and_the_boundaries():
 def test_same_inputs_same_bytes():
     args = ("cost", str(PIPELINE / "mb4" / "graphs.hlo.0"), str(SCAN / "carry" / "dump"), "--json")
     assert run(*args).output == run(*args).output
+
+
+def test_compare_of_a_whole_dump_gives_each_change_its_cost():
+    result = run("compare", str(FSDP / "plain" / "graphs.hlo.0"), "--json")
+    doc = json.loads(result.output)
+    assert doc["comparisons"]
+    for comparison in doc["comparisons"]:
+        cost = comparison["cost"]
+        for key, delta in cost["delta"].items():
+            if delta is not None and key != "compile_seconds":
+                assert cost["right"][key] - cost["left"][key] == delta
