@@ -5,7 +5,7 @@ from __future__ import annotations
 from hlodiff._runtime import paused_gc
 from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
-from hlodiff.diff.fixes import FixContext, apply_fixes, producer_from_name
+from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
 from hlodiff.diff.header import header_causes
 from hlodiff.diff.model import Cause, Ignored, ModuleDiff
 from hlodiff.graph.canonical import CanonicalModule, Normalization
@@ -29,7 +29,7 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
     if not equal and not causes:
         causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
     causes += header_causes(lcm.module, rcm.module, same_computation=equal)
-    apply_fixes(causes, FixContext(producer=producer_from_name(rcm.module.name or "")))
+    apply_fixes(causes, FixContext(producer=producer_of(rcm.module)))
     entry = cds[0]
     return ModuleDiff(
         left_name=lcm.module.name,

@@ -50,6 +50,28 @@ def producer_from_name(module_name: str) -> str | None:
     return None
 
 
+_JAX_OP_NAME = re.compile(r'op_name="(jit|pjit|pmap|xla_computation)\(')
+_TORCH_OP_TYPE = re.compile(r'op_type="(aten__|xla__)')
+
+
+def producer_of(module) -> str | None:
+    """``torch_xla`` or ``jax`` for a parsed module: its name, else its instructions' metadata (JAX writes
+    ``op_name="jit(step)/..."``, torch_xla ``op_type="aten__..."``), so a renamed module still gets fixes in its
+    framework's words. None when neither shows (then fixes use words of both)."""
+    found = producer_from_name(module.name or "")
+    if found is not None:
+        return found
+    for n, (_, inst) in enumerate(module.instructions()):
+        if n >= 512:
+            break
+        meta = inst.attrs.get("metadata") or ""
+        if _JAX_OP_NAME.search(meta):
+            return "jax"
+        if _TORCH_OP_TYPE.search(meta):
+            return "torch_xla"
+    return None
+
+
 def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
     """Set ``fix`` on every cause that has none yet (a cause built with a fix, e.g. from JAX's log, keeps it)."""
     for cause in causes:
@@ -83,11 +105,20 @@ def _shape(cause: Cause, ctx: FixContext) -> str:
 
 def _dtype(cause: Cause, ctx: FixContext) -> str:
     first = _first_changed(cause)
+    jax = ctx.producer == "jax"
     if first is not None and _lowered_precision(first):
+        if jax:
+            return ("values switch between f32 and a lower precision between calls (a dtype policy or `.astype` "
+                    "applied on some calls only): pick one compute dtype for every call")
         return ("mixed precision (autocast) was switched on or off between steps: enable autocast from the first "
                 "step, or never")
     if first is not None and first.left.opcode == "parameter":
+        if jax:
+            return "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.float32))"
         return "an input arrives with another dtype on some steps: cast it to one dtype (x.float()) before .to(device)"
+    if jax:
+        return ("an array is created with its own dtype (`dtype=` in `jnp.zeros_like`/`jnp.full_like`, a literal): "
+                "let it follow its input's dtype")
     return ("a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`): drop `dtype=` so it "
             "follows its input")
 
@@ -97,16 +128,26 @@ def _constant(cause: Cause, ctx: FixContext) -> str:
     values = _values(first) if first is not None else set()
     moved = first is not None and "opcode" in first.kinds  # between constant and parameter
     special = (moved and values & _SPECIAL_SCALARS) or (values and values <= _SPECIAL_SCALARS)
-    if special and ctx.producer != "jax":
+    if ctx.producer == "jax":
+        return ("a Python value baked into the function changed (static argument, closure): pass it as a traced "
+                "argument (a jnp array) instead of a Python constant")
+    if special and ctx.producer == "torch_xla":
         return ("a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
                 "(torch.tensor(lr, device=device))")
-    if ctx.producer == "jax":
-        return "a Python value baked into the function changed (static argument, closure): pass it as a traced array"
-    return "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"
+    if ctx.producer == "torch_xla":
+        return ("a Python number baked into the graph changes: pass it as a device tensor "
+                "(torch.tensor(v, device=device))")
+    if special:
+        return ("a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in as a constant: pass it "
+                "as an input (a device tensor or a traced array) instead")
+    return "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"
 
 
 def _attribute(cause: Cause, ctx: FixContext) -> str:
     keys = {k.split(":", 1)[1] for c in cause.origins for k in c.kinds if k.startswith("attribute:")}
+    if keys & {"slice", "dynamic_slice_sizes"} and ctx.producer == "jax":
+        return ("a Python int is baked in as a slice bound (`x[:, i]`): index with a traced int "
+                "(lax.dynamic_slice, jnp.take)")
     if keys & {"slice", "dynamic_slice_sizes"}:
         return "a Python int is baked in as a slice bound (`x[:, i]`): index with a device tensor (torch.index_select)"
     if keys & {"dimensions", "sizes", "padding", "window"}:
@@ -115,6 +156,9 @@ def _attribute(cause: Cause, ctx: FixContext) -> str:
 
 
 def _inputs(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "jax":
+        return ("the function takes other arguments on some calls (optional pytree leaves, state created on the "
+                "first call): pass the same arguments, with the same structure, every call")
     if _transposed_input(cause):
         return ("a tensor arrives transposed on some steps (a `.t()`/permute view materialized by an earlier sync): "
                 "sync at the same points every step, or keep the view lazy")
@@ -132,6 +176,8 @@ def _outputs(cause: Cause, ctx: FixContext) -> str:
     leading = [k for k in ("dtype", "shape", "constant", "attribute", "ops") if k in ctx.others]
     if leading and "added" in cause.summary and "removed" in cause.summary:
         return f"follows from the {leading[0]} change: outputs changed type or shape with it"
+    if ctx.producer == "jax":
+        return "the function returns other values on some calls (a metric, a log): return the same outputs every call"
     return "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"
 
 
@@ -162,14 +208,21 @@ def _reordered(cause: Cause, ctx: FixContext) -> str:
 
 
 def _layout(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "jax":
+        return "an argument arrives with another memory layout on some calls: make it the same every call"
     return "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"
 
 
 def _sharding(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "torch_xla":
+        return "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every step"
     return "an input or op is sharded differently between steps: mark the same sharding (mesh, spec) every time"
 
 
 def _aliasing(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "torch_xla":
+        return ("buffer donation differs between steps (input/output aliasing of the step's tensors): donate the same "
+                "tensors every step")
     return "donation was toggled between calls (donate_argnums, buffer donation): keep the donated arguments fixed"
 
 
@@ -178,10 +231,14 @@ def _compile_options(cause: Cause, ctx: FixContext) -> str:
 
 
 def _weak_type(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "torch_xla":
+        return "a Python scalar and a tensor were passed in turn: pass the same kind of value every step"
     return "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"
 
 
 def _static_argument(cause: Cause, ctx: FixContext) -> str:
+    if ctx.producer == "torch_xla":
+        return "a Python value the graph depends on took a new value: pass it as a device tensor, or fix its value"
     return "a static argument took a new value: pass it as a traced argument, or keep it to a few values"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hlodiff.diff.fixes import FixContext, fix_for, producer_from_name
+from hlodiff.diff.fixes import FixContext, fix_for, producer_from_name, producer_of
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
@@ -56,4 +56,7 @@ def producer(graph: GraphSummary) -> str | None:
     record = graph.record
     if record.kind in TRACED_KINDS:
         return "torch_xla"
-    return producer_from_name(graph.name or record.module_name or "")
+    found = producer_from_name(graph.name or record.module_name or "")
+    if found is None and graph._canonical is not None:
+        found = producer_of(graph._canonical.module)
+    return found
