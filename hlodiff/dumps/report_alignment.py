@@ -164,8 +164,8 @@ class _Stats:
             return
         if self.unsure:
             warnings.append(InputWarning(
-                f"{len(self.unsure)} of {self.reports} live-tensor reports match no graph's outputs nearby and "
-                f"were aligned by order only (uncertain); first here", path, self.unsure[0]))
+                f"{len(self.unsure)} of {self.reports} live-tensor reports fit no graph's outputs nearby (or fit "
+                f"them more than one way): their tensors were not used; first here", path, self.unsure[0]))
         if self.left_over:
             warnings.append(InputWarning(
                 f"{len(self.left_over)} live-tensor reports describe no graph of the dump (more reports than "
