@@ -248,6 +248,10 @@ def _fixture_runs():
     return cases
 
 
+def _lines_and_callers(cause) -> set[int]:
+    return {f.line for f in cause.locations} | {g.line for f in cause.locations for g in cause.callers.get(f, ())}
+
+
 # Fixtures whose user line no capture holds, and why: there the cause must say so (a hint) instead of a line.
 UNPLACEABLE = {
     "compile_options": "JAX reuses the first jit's trace (its stacks name the first call), prints no cache miss "
@@ -265,10 +269,12 @@ def test_every_fixture_headline_names_kind_line_and_fix(dump, t):
         assert f"({t['cause']})" in result.summary and cause.kind == t["cause"]
         assert cause.locations == [] and cause.hint and cause.fix
         return
-    assert f"({t['cause']} at {t['user_file']}:{t['user_line']})" in result.summary
+    # The user's line is the location, or (a jitted function's call site) on the location's stack.
     behind = [c for r in result.recompilations for c in r.causes[:1]
-              if c.kind == t["cause"] and any(f.line == t["user_line"] for f in c.locations)]
+              if c.kind == t["cause"] and t["user_line"] in _lines_and_callers(c)]
     assert behind and all(c.fix for c in behind)
+    where = behind[0].locations[0]
+    assert f"({t['cause']} at {t['user_file']}:{where.line})" in result.summary
     head = result.to_json()["headline"]
     assert head["fix"] and head["kind"] in result.summary
 

@@ -87,7 +87,9 @@ def test_jax_dump_folder_recompilations():
     assert all(g.compiled for g in result.graphs) and len(result.graphs) == len(t["compilations"])
     for r, expected in zip(result.recompilations, t["recompiles"]):
         assert r.causes[0].kind == expected["cause"]
-        assert expected["user_line"] in {f.line for f in r.causes[0].locations}
+        cause = r.causes[0]
+        assert expected["user_line"] in {f.line for f in cause.locations} | {
+            g.line for f in cause.locations for g in cause.callers.get(f, ())}
 
 
 def test_cache_hits_are_not_parsed():
@@ -143,7 +145,9 @@ def test_jax_side_effect_and_single_output_function():
     result = explain(str(folder / "dump"))
     (r,) = [r for r in result.recompilations if r.family.label == t["family"]]
     assert r.causes[0].kind == t["cause"]
-    assert r.causes[0].locations[0].line == t["user_line"]  # the call site comes first
+    where = r.causes[0].locations[0]  # the innermost user frame; the call site is on its stack
+    assert where.function == "f" and [f.line for f in r.causes[0].callers[where]] == [t["user_line"]]
+    assert t["user_line"] not in {f.line for f in r.causes[0].locations}
     printed = [i for _, i in r.graph._module.instructions() if i.attrs.get("custom_call_has_side_effect") == "true"]
     assert printed and all(op in r.graph._canonical.entry.insts for op in printed[0].operands)
 

@@ -235,3 +235,15 @@ def test_only_small_summaries_travel_back_from_a_worker():
         dump_bytes = sum(p.stat().st_size for path in result.inputs.paths
                          for p in ([Path(path)] if Path(path).is_file() else Path(path).glob("*.txt")))
         assert len(data) < dump_bytes / 4
+
+
+def test_jax_rank_cause_is_the_innermost_user_line_with_the_call_on_its_stack():
+    """ranks_batch_4p: the short batch's shape change is located at the line inside `step` that uses it (loss_line);
+    the call of `step` (user_line) and the script's `<module>` line are its stack, not further locations."""
+    t = truth(JAX_BATCH)
+    (div,) = doc("explain-recompile", JAX_BATCH)["divergence"]
+    cause = div["causes"][0]
+    assert [loc["line"] for loc in cause["locations"]] == [t["loss_line"]]
+    stack = [f["line"] for f in cause["stacks"][0]]
+    assert t["user_line"] in stack and all(f["function"] != "<module>" for f in cause["locations"])
+    assert stack[-1] > t["user_line"] and cause["stacks"][0][-1]["function"] == "<module>"

@@ -46,7 +46,9 @@ def test_the_jax_project_fixture_gets_its_user_line():
     [recompilation] = doc["recompilations"]
     cause = recompilation["causes"][0]
     assert cause["kind"] == truth["cause"]
-    assert {"file": PROJECT_JAX, "line": truth["user_line"], "function": "<module>"} in cause["locations"]
+    # the use inside the jitted function is the location; the call that passed the short batch is on its stack
+    assert cause["locations"][0]["file"] == PROJECT_JAX and cause["locations"][0]["function"] == "loss_fn"
+    assert {"file": PROJECT_JAX, "line": truth["user_line"], "function": "<module>"} in cause["stacks"][0]
     assert not any(loc["file"] == PROJECT_JAX for loc in cause["library_locations"])
 
 

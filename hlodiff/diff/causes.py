@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
-from hlodiff.diff.summaries import absorb, change_stacks, inputs_cause, key_sort, locations, ops_cause, origin_cause
+from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, ops_cause,
+                                   origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
 
 _CALL_KEYS = frozenset(CALL_KEYS)
@@ -196,7 +197,7 @@ def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
         stacks += [cd.lcm.frames(cd.left.insts[n]) for n in sorted(cone_l)]
     pairs = [(n, None) for n in louts] + [(None, n) for n in routs]
     user, library = locations(stacks)
-    return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library)
+    return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library, callers=callers(stacks))
 
 
 # -- origins and regions ------------------------------------------------------------------------------------

@@ -65,9 +65,8 @@ def ref(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> Ins
 def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str) -> list:
     """Where an input or a literal without metadata enters the user's code, from the first user that knows.
 
-    JAX puts no frames on parameters and constants; their users' stacks end in the call of the jitted function,
-    which is where a new shape or static value came in. That call site (the outermost user frame) comes first,
-    then the innermost user frame of the use itself.
+    JAX puts no frames on parameters and constants; the first user's user frames stand for them, innermost
+    first: the use inside the jitted function is the location, the call that passed the value in is on its stack.
     """
     queue, seen = sorted(cc.users(name)), {name}
     while queue and len(seen) < 64:  # nearest users first: broadcasts and converts often carry no metadata
@@ -77,7 +76,7 @@ def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str)
         seen.add(user)
         mine = [f for f in cm.frames(cc.insts[user]) if not f.is_library]
         if mine:
-            return [mine[-1]] if len(mine) == 1 else [mine[-1], mine[0]]
+            return mine
         queue.extend(sorted(cc.users(user)))
     return []
 

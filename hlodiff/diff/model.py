@@ -84,6 +84,9 @@ class Cause:
     """When no captured source holds the user's line: which capture would."""
     fix_is_final: bool = field(default=False, repr=False)
     """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
+    callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
+    """Per location, the user frames that called it, innermost first (a jitted function's call site and what
+    called that): the location's stack, not locations of their own."""
 
     def to_json(self) -> dict:
         return {
@@ -91,6 +94,7 @@ class Cause:
             "summary": self.summary,
             "locations": [_frame_json(f) for f in self.locations],
             "library_locations": [_frame_json(f) for f in self.library_locations],
+            "stacks": [[_frame_json(g) for g in self.callers.get(f, ())] for f in self.locations],
             "instructions": [{"left": a, "right": b} for a, b in self.instructions],
             "fix": self.fix,
             "hint": self.hint,

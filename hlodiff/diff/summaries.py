@@ -59,8 +59,10 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
         summary += f": {a} -> {b}"
     if len(changes) > 1 and kind != "reordered":
         summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
-    user, library = locations(change_stacks(changes))
-    return Cause(kind, summary + context, user, instructions(changes), library, origins=changes)
+    stacks = change_stacks(changes)
+    user, library = locations(stacks)
+    return Cause(kind, summary + context, user, instructions(changes), library, origins=changes,
+                 callers=callers(stacks))
 
 
 def _origin_order(change: Change) -> tuple:
@@ -81,8 +83,10 @@ def inputs_cause(changes: list[Change], context: str) -> Cause:
         parts.append(f"{len(added)} input{'s' if len(added) != 1 else ''} added ({_shapes(added)})")
     if removed:
         parts.append(f"{len(removed)} input{'s' if len(removed) != 1 else ''} removed ({_shapes(removed)})")
-    user, library = locations(change_stacks(changes))
-    return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes))
+    stacks = change_stacks(changes)
+    user, library = locations(stacks)
+    return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),
+                 callers=callers(stacks))
 
 
 def ops_cause(changes: list[Change], context: str) -> Cause:
@@ -93,8 +97,10 @@ def ops_cause(changes: list[Change], context: str) -> Cause:
         parts.append(f"{sum(added.values())} instructions added ({_opcodes(added)})")
     if removed:
         parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
-    user, library = locations(change_stacks(changes))
-    return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes))
+    stacks = change_stacks(changes)
+    user, library = locations(stacks)
+    return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),
+                 callers=callers(stacks))
 
 
 def absorb(cause: Cause, changes: list[Change]) -> None:
@@ -124,21 +130,12 @@ def instructions(changes: list[Change]) -> list[tuple[str | None, str | None]]:
 
 
 def change_stacks(changes: list[Change]) -> list[tuple[SourceFrame, ...]]:
-    """Frame stacks per change: the right side's when it has one (the newer code), else the left's.
-
-    Frames borrowed from users (inputs and literals without metadata) come as call site then use; both count.
-    """
+    """Frame stacks per change: the right side's when it has one (the newer code), else the left's."""
     stacks = []
     for change in changes:
         sides = [s for s in (change.right, change.left) if s is not None and s.frames]
-        if not sides:
-            continue
-        side = sides[0]
-        if side.opcode in ("parameter", "constant") and len(side.frames) == 2 \
-                and not any(f.is_library for f in side.frames):
-            stacks.extend((f,) for f in side.frames)
-        else:
-            stacks.append(side.frames)
+        if sides:
+            stacks.append(sides[0].frames)
     return stacks
 
 
@@ -155,8 +152,18 @@ def locations(stacks) -> tuple[list[SourceFrame], list[SourceFrame]]:
                 user.append(mine[0])
         elif frames[0] not in library:
             library.append(frames[0])
-    # Discovery order, not line order: origins come first, and for JAX inputs the call site (where a new shape
-    # or static value came in) before the use inside the jitted function.
+    # Discovery order, not line order: origins come first. The frames that called a location (a jitted
+    # function's call site) are its stack (:func:`callers`), not locations of their own.
     return user[:8], library[:4]
+
+
+def callers(stacks) -> dict[SourceFrame, tuple[SourceFrame, ...]]:
+    """For each location :func:`locations` picks, the user frames outside it, innermost first (its first stack)."""
+    found: dict[SourceFrame, tuple[SourceFrame, ...]] = {}
+    for frames in stacks:
+        mine = [f for f in frames if not f.is_library]
+        if mine and mine[0] not in found:
+            found[mine[0]] = tuple(mine[1:])
+    return found
 
 

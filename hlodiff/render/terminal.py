@@ -143,6 +143,10 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> 
         console.print(line, highlight=False)
         for frame in cause.locations:
             console.print(Text(f"{indent}{'':<10}at {frame_text(frame)}", style="bold"), highlight=False)
+            if stack := cause.callers.get(frame):  # the calls that led there (a jitted function's call site)
+                more = f" (+{len(stack) - 3} more)" if len(stack) > 3 else ""
+                calls = " <- ".join(f"{f.where.rsplit('/', 1)[-1]} ({f.function})" for f in stack[:3])
+                console.print(Text(f"{indent}{'':<12}called from {calls}{more}"), highlight=False)
         if not cause.locations and cause.library_locations:
             for frame in cause.library_locations:
                 console.print(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
