@@ -125,3 +125,14 @@ def test_jax_other_reasons_sharding_redefinition_and_context():
     assert joined[3].function == "<lambda>" and joined[3].module_name == "jit__lambda"
     [context] = joined[4].cache_miss.reasons
     assert (context.argument, context.now, context.before) == ("jax_default_matmul_precision", "highest", "None")
+
+
+def test_modules_named_with_or_without_jax_trailing_underscore_join_their_compilations():
+    """fixtures/jax/recreated_jit: JAX 0.10.2 dumps `jit(<lambda>)` as `jit__lambda`; older JAX kept the trailing
+    underscore (`jit__lambda_`, as in the corpus' diffrax dump). Both spellings join the log's compilations."""
+    log = read_jax_log(str(JAX / "recreated_jit" / "stderr.log"), [])
+    modules = _modules(JAX / "recreated_jit" / "dump")
+    assert set(modules) == {"jit__lambda"}
+    for names in (modules, [m + "_" for m in modules]):
+        joined = join_modules(log, names)
+        assert all(joined) and [c.function for c in joined] == ["<lambda>"] * len(modules)

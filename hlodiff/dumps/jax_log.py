@@ -169,7 +169,8 @@ def module_name(compiled: str) -> str:
 def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None = None
                  ) -> list[JaxCompilation | None]:
     """For each dumped module name (in module-number order, e.g. ``jit_step``), the compilation of the log that
-    produced it: the n-th module of a name goes with the n-th compilation of that name. None where the log has
+    produced it: the n-th module of a name goes with the n-th compilation of that name. Names meet as
+    :func:`module_name` gives them, without trailing underscores, whichever JAX dumped the module. None where the log has
     no such compilation; a warning when nothing joins (a log from another run)."""
     by_name: dict[str, list[JaxCompilation]] = {}
     for compilation in log.compilations:
@@ -179,7 +180,7 @@ def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarnin
     for name in modules:
         n = seen.get(name, 0)
         seen[name] = n + 1
-        candidates = by_name.get(name, [])
+        candidates = by_name.get(name.rstrip("_"), [])  # older JAX kept the trailing "_" (jit__lambda_)
         joined.append(candidates[n] if n < len(candidates) else None)
     if modules and log.compilations and not any(joined) and warnings is not None:
         names = ", ".join(sorted(by_name)[:3])

@@ -40,10 +40,7 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     found: dict[str, JaxCompilation] = {}
     for path in paths:
         log = read_jax_log(path, warnings)
-        # JAX names a module like its compile message but strips trailing underscores (jit(<lambda>) ->
-        # jit__lambda): meet the log's names where the dump's differ only by that.
-        alias = {c.module_name.rstrip("_"): c.module_name for c in log.compilations}
-        names = [alias.get(n, n) for n in (g.record.module_name or g.name for g in dumped)]
+        names = [g.record.module_name or g.name for g in dumped]
         for graph, compilation in zip(dumped, join_modules(log, names, warnings)):
             if compilation is not None:
                 found.setdefault(graph.ref, compilation)
