@@ -203,6 +203,27 @@ def test_explain_recompile_run_dir_finds_the_stdout_log_by_content(tmp_path):
         in dtype["locations"]
 
 
+def test_a_log_kept_plain_and_gzipped_is_read_once_and_paths_print_as_typed(tmp_path, monkeypatch):
+    """``stdout.log`` beside ``stdout.log.gz`` (a copy kept compressed): the plain one is read, once, with a warning
+    (read twice, its reports would be aligned twice); run from the folder, paths print without ``./``."""
+    from click.testing import CliRunner
+
+    from hlodiff.cli import main
+
+    src = TORCH / "autocast_late"
+    (tmp_path / "graphs.hlo.0").write_bytes((src / "graphs.hlo.0").read_bytes())
+    (tmp_path / "stdout.log").write_bytes((src / "stdout.log").read_bytes())
+    (tmp_path / "stdout.log.gz").write_bytes(gzip.compress((src / "stdout.log").read_bytes()))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["explain-recompile", "graphs.hlo.0", "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["inputs"]["tensors_reports"] == ["stdout.log"]
+    assert doc["warnings"] == ["stdout.log.gz: warning: stdout.log is beside it: read that one only "
+                               "(the same log compressed?)"]
+    assert doc["recompilations"][0]["live_tensors"]
+
+
 def test_roots_only_streaming_matches_the_full_reader_on_cut_and_gzip_logs(tmp_path):
     src = TORCH / "grad_norm_order" / "stdout.log"
     text = src.read_text()

@@ -7,7 +7,11 @@ users redirect their program's output to files named as they like (``train.log``
 so every ``*.log``, ``*.txt``, ``*.out`` and ``*.err`` file (also gzip) beside the dump — and beside an XLA dump
 folder, in its parent — is sniffed: a ``Tensor: id=`` line makes it a live-tensor report (a stdout log holding the
 reports users print), ``TRACING CACHE MISS`` or ``Compiling jit(...)`` a JAX log, ``Compilation Analysis:`` a
-PT_XLA_DEBUG log. Only the first MB is read.
+PT_XLA_DEBUG log. Only the first MB is read. A log kept both plain and gzipped (``stdout.log`` and
+``stdout.log.gz``) is read once, plain, with a warning: read twice, every report would be aligned twice.
+
+Paths found beside a dump are spelled from the dump's path as the user typed it (``graphs.hlo.0`` run from its
+folder finds ``stdout.log``, not ``./stdout.log``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS
-from hlodiff.errors import HlodiffError
+from hlodiff.errors import HlodiffError, InputWarning
 
 
 @dataclass(slots=True)
@@ -28,6 +32,7 @@ class RunInputs:
     tensors_reports: list[str] = field(default_factory=list)
     debug_logs: list[str] = field(default_factory=list)
     jax_logs: list[str] = field(default_factory=list)
+    warnings: list[InputWarning] = field(default_factory=list)
 
 
 def discover(paths: list[str], tensors_report: str | None, debug_log: str | None,
@@ -39,7 +44,7 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
     """
     inputs = RunInputs([])
     for path in paths:
-        folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+        folder = path if os.path.isdir(path) else os.path.dirname(path)  # "" (not "."): no "./" on found paths
         recorded = os.path.isdir(path) and not _has_hlo_files(path)
         if recorded:
             found = _recorded_dumps(path)
@@ -58,7 +63,7 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
                 target.append(candidate)
         _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
         if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
-            _sniff_folder(os.path.dirname(os.path.normpath(path)) or ".", inputs,
+            _sniff_folder(os.path.dirname(os.path.normpath(path)), inputs,
                           given=(tensors_report, debug_log, jax_log))
     if tensors_report:
         inputs.tensors_reports = [tensors_report]
@@ -84,13 +89,17 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
     known = {os.path.normpath(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs,
                                            *inputs.jax_logs)}
     try:
-        names = sorted(os.listdir(folder))
+        names = sorted(os.listdir(folder or "."))
     except OSError:
         return
     candidates = [os.path.join(folder, n) for n in names if _SIDE_NAME.search(n) and not n.startswith("module_")
                   and not _SAVE_FILE.match(n)]
     for path in candidates[:MAX_SNIFFED]:
         if os.path.normpath(path) in known or not os.path.isfile(path):
+            continue
+        if path.endswith(".gz") and os.path.normpath(path[:-3]) in known:  # sorted: the plain one came first
+            inputs.warnings.append(InputWarning(f"{os.path.basename(path[:-3])} is beside it: read that one only "
+                                                "(the same log compressed?)", path))
             continue
         try:
             head = decode(read_head(path, _SNIFF))
@@ -104,6 +113,9 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
             inputs.jax_logs.append(path)
         elif given[1] is None and "Compilation Analysis:" in head:
             inputs.debug_logs.append(path)
+        else:
+            continue
+        known.add(os.path.normpath(path))
 
 
 def _manifest_side_files(folder: str) -> dict[str, str]:

@@ -135,6 +135,7 @@ def _debug_json(event: CompilationEvent | None) -> dict | None:
 
 def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normalization = Normalization(), *,
                 stage: str | None = None) -> RunExplanation:
+    warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
