@@ -104,23 +104,32 @@ def _shape(cause: Cause, ctx: FixContext) -> str:
 
 
 def _dtype(cause: Cause, ctx: FixContext) -> str:
+    """Chosen by what created the changed value, never by the direction alone: a constant made at a user line is a
+    tensor built with its own dtype (``zeros_like(..., dtype=)``), one made inside library code is autocast
+    recasting an op; an input that changed precision on the first recompilation of a warm-up is setup (a pending
+    ``.to(bfloat16)``) that ran inside the first step."""
     first = _first_changed(cause)
     jax = ctx.producer == "jax"
-    if first is not None and _lowered_precision(first):
+    if first is not None and first.left.opcode == "parameter":
+        if not jax and ctx.first_recompilation and ctx.settles and _library_made(first):
+            return (f"setup ran inside the first step: a pending cast of the model (`.to({_dtype_name(first)})`) was "
+                    "folded into its graph: call torch_xla.sync() after building the model, before the loop")
+        if jax:
+            return "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.float32))"
+        return "an input arrives with another dtype on some steps: cast it to one dtype (x.float()) before .to(device)"
+    made = _creation_sides(cause)
+    if made is None and first is not None and _changed_precision(first):
         if jax:
             return ("values switch between f32 and a lower precision between calls (a dtype policy or `.astype` "
                     "applied on some calls only): pick one compute dtype for every call")
         return ("mixed precision (autocast) was switched on or off between steps: enable autocast from the first "
                 "step, or never")
-    if first is not None and first.left.opcode == "parameter":
-        if jax:
-            return "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.float32))"
-        return "an input arrives with another dtype on some steps: cast it to one dtype (x.float()) before .to(device)"
+    where = f"; {made}" if made else ""
     if jax:
-        return ("an array is created with its own dtype (`dtype=` in `jnp.zeros_like`/`jnp.full_like`, a literal): "
-                "let it follow its input's dtype")
-    return ("a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`): drop `dtype=` so it "
-            "follows its input")
+        return (f"an array is created with its own dtype (`dtype=` in `jnp.zeros_like`/`jnp.full_like`, a "
+                f"literal{where}): let it follow its input's dtype")
+    return (f"a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`{where}): drop `dtype=` so "
+            "it follows its input")
 
 
 def _constant(cause: Cause, ctx: FixContext) -> str:
@@ -165,6 +174,10 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     removed_work = "instructions removed" in cause.summary
     if added and removed_work and ctx.first_recompilation and ctx.settles:
+        made = _user_made_inputs(cause)
+        if made:  # state the user's own code creates on the first step (an accumulator), not an optimizer's
+            return (f"expected warm-up: a tensor created on the first step ({made}) is device data from then on; "
+                    "nothing to fix (or create it before the loop and sync)")
         return "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"
     if ctx.period > 2 and added:
         return (f"the graphs cycle every {ctx.period} steps (gradient accumulation: grads created, accumulated, then "
@@ -288,11 +301,60 @@ def _array_key(shape: str) -> tuple:
 
 
 _LOW = ("bf16[", "f16[", "f8")
+_FLOAT = ("f64[", "f32[") + _LOW
 
 
-def _lowered_precision(change: Change) -> bool:
-    """f32 became bf16/f16: what autocast does to the values it touches (the reverse of a stray f32 tensor)."""
-    return change.left.shape.startswith("f32[") and change.right.shape.startswith(_LOW)
+def _changed_precision(change: Change) -> bool:
+    """Between two floating types: what autocast does to the values it touches (either way round)."""
+    return change.left.shape.startswith(_FLOAT) and change.right.shape.startswith(_FLOAT)
+
+
+def _library_made(change: Change) -> bool:
+    """Both sides' innermost frames are library code (torch's Module.to, nn.functional): no user line made it."""
+    frames = [s.frames[0] for s in (change.left, change.right) if s is not None and s.frames]
+    return bool(frames) and all(f.is_library for f in frames)
+
+
+def _dtype_name(change: Change) -> str:
+    name = change.right.shape.split("[", 1)[0]
+    return {"bf16": "torch.bfloat16", "f16": "torch.float16", "f32": "torch.float32", "f64": "torch.float64"}.get(
+        name, name)
+
+
+def _creation_sides(cause: Cause) -> str | None:
+    """Where each side created the changed value, when a user line did (``f32 at t.py:10, bf16 at t.py:12``).
+
+    The first changed non-input with frames decides: a user frame there means the user's code built the value with
+    that dtype; a library frame (nn.functional under autocast) means an op was recast. None when no user line."""
+    for change in cause.origins:
+        if change.left is None or change.right is None or change.left.opcode == "parameter":
+            continue
+        sides = [(s.shape.split("[", 1)[0], s.frames[0]) for s in (change.left, change.right) if s.frames]
+        if not sides:
+            continue
+        if any(f.is_library for _, f in sides):
+            return None
+        if len(sides) == 2 and sides[0][1] != sides[1][1]:
+            return ", ".join(f"{t} at {_short(f)}" for t, f in sides)
+        return f"at {_short(sides[0][1])}"
+    return None
+
+
+def _user_made_inputs(cause: Cause) -> str:
+    """User lines that made the added inputs (``t.py:11``), empty when library code (an optimizer) made them."""
+    lines = []
+    for change in cause.origins:
+        if change.left is None and change.right is not None and change.right.frames:
+            mine = [f for f in change.right.frames if not f.is_library]
+            if len(mine) != len(change.right.frames) or not mine:
+                return ""
+            lines.append(_short(mine[0]))
+    return ", ".join(dict.fromkeys(lines))
+
+
+def _short(frame) -> str:
+    name = frame.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if frame.line is None else f"{name}:{frame.line}"
 
 
 _DIMS = re.compile(r"\[([^\]]*)\]")

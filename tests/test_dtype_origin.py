@@ -1,0 +1,50 @@
+"""The dtype fix follows what created the changed value, not the direction of the change (review item 2).
+
+Inputs: real torch_xla runs, fixtures/torch_xla/{dtype_alternating,dtype_zeros_like,autocast_late}.
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers import FIXTURES
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.recompile import explain_run
+
+TORCH = FIXTURES / "torch_xla"
+
+
+def _first_cause(name):
+    run = explain_run(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
+    return run.recompilations[0].causes[0]
+
+
+def test_a_buffer_made_with_dtype_at_one_line_is_not_autocast_even_when_precision_drops():
+    truth = json.loads((TORCH / "dtype_alternating" / "truth.json").read_text())
+    cause = _first_cause("dtype_alternating")
+    assert cause.kind == "dtype"
+    assert "autocast" not in cause.fix and "drop `dtype=`" in cause.fix
+    # both sides' lines: where the f32 buffer was made and where the bf16 one was
+    assert f"f32 at dtype_alternating.py:{truth['origin_line']}" in cause.fix
+    assert f"bf16 at dtype_alternating.py:{truth['user_line']}" in cause.fix
+
+
+def test_autocast_still_named_when_library_code_recast_the_values():
+    assert "autocast" in _first_cause("autocast_late").fix
+    stray = _first_cause("dtype_zeros_like")
+    assert "autocast" not in stray.fix and "dtype_zeros_like.py:30" in stray.fix
+
+
+def test_compare_either_way_round_gives_the_same_fix_with_both_lines():
+    from click.testing import CliRunner
+
+    from hlodiff.cli import main
+
+    save = str(TORCH / "dtype_alternating" / "graphs.hlo.0")
+    fixes = []
+    for a, b in (("#0", "#1"), ("#1", "#0")):
+        out = CliRunner().invoke(main, ["compare", save + a, save + b, "--json"])
+        assert out.exit_code == 1, out.output  # 1: the graphs differ
+        fixes.append([c["fix"] for c in json.loads(out.output)["causes"] if c["kind"] == "dtype"][0])
+    for fix in fixes:
+        assert "drop `dtype=`" in fix and "dtype_alternating.py:30" in fix and "dtype_alternating.py:32" in fix
