@@ -110,6 +110,9 @@ def _dtype(cause: Cause, ctx: FixContext) -> str:
     ``.to(bfloat16)``) that ran inside the first step."""
     first = _first_changed(cause)
     jax = ctx.producer == "jax"
+    if jax and first is not None and _changed_precision(first) and first.right.shape.startswith(_LOW):
+        return ("values switch between f32 and a lower precision between calls (a dtype policy or `.astype` "
+                "applied on some calls only): pick one compute dtype for every call")
     if first is not None and first.left.opcode == "parameter":
         if not jax and ctx.first_recompilation and ctx.settles and _library_made(first):
             return (f"setup ran inside the first step: a pending cast of the model (`.to({_dtype_name(first)})`) was "
