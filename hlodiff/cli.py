@@ -527,6 +527,9 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     live-tensor report at the first sync and at the sync after each compilation, injected without editing your
     script. For JAX: the XLA dump and JAX's compile / cache-miss log. Settings you already exported are kept.
 
+    With --json, stdout holds only the JSON document: the command's own stdout goes to stderr (with its stderr),
+    so `hlodiff record --json -- cmd > out.json` works.
+
     Exit status: the command's own (128+N when it was killed by signal N); hlodiff's verdict is on stderr and in
     the JSON. SIGINT/SIGTERM/SIGHUP are passed to the command's process group (then SIGTERM, SIGKILL after
     HLODIFF_RECORD_GRACE seconds, default 10); after such a signal nothing is explained (the folder is kept).
@@ -540,7 +543,8 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     from hlodiff.capture.record import record_command
     from hlodiff.dumps.run_folder import discover
 
-    result = record_command(list(command), out_dir)
+    # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
+    result = record_command(list(command), out_dir, **({"stdout": _stderr_fd()} if as_json else {}))
     if result.signals:
         import signal
 
@@ -566,6 +570,15 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
         click.echo(err.one_line(), err=True)
         sys.exit(result.exit_status)
+
+
+def _stderr_fd() -> int:
+    """hlodiff's stderr as a file descriptor for a child (fd 2 when sys.stderr is not a real file, e.g. in tests)."""
+    try:
+        sys.stderr.flush()
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,7 @@ for step in range(4):
     if step % 2 == 0:
         seen = loss.detach() * 2  # logged on even steps only
     torch_xla.sync()
+    print("step", step, "done")  # the script's own output: with --json it goes to stderr, not into the JSON
 """
 
 
@@ -43,7 +44,8 @@ def test_record_captures_and_explains(tmp_path):
     # the command's exit status (0), not hlodiff's verdict, which is in the JSON and on stderr
     assert proc.returncode == 0, proc.stderr
     assert "hlodiff: 1 recompilation; exiting with the command's status 0" in proc.stderr
-    doc = json.loads(proc.stdout)
+    doc = json.loads(proc.stdout)  # stdout is the JSON alone (`record --json > out.json`)
+    assert "step 3 done" in proc.stderr and "step 0 done" not in proc.stdout
     assert doc["exit_status"] == 0
     assert [g["compiled"] for g in doc["graphs"]] == [True, True, False, False]
     (rec,) = doc["recompilations"]
