@@ -26,3 +26,10 @@ def paused_gc():
         _depth -= 1
         if _depth == 0 and was_enabled:
             gc.enable()
+
+
+def collector_off_for_command() -> None:
+    """Turn the cyclic collector off for the rest of a short command that holds a bounded set of objects (two
+    modules being compared): each phase pauses it anyway, and between phases it would walk both parsed modules
+    again for nothing (0.15 s of comparing two 33k-instruction modules). Reference counting still frees memory."""
+    gc.disable()

@@ -223,6 +223,9 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         from hlodiff.cost.run import compare_cost
         from hlodiff.hlo.opcodes import note_unknown_opcodes
 
+        from hlodiff._runtime import collector_off_for_command
+
+        collector_off_for_command()
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
         left_module, right_module = left.module(), right.module()
         for module in (left_module, right_module):

@@ -74,11 +74,15 @@ class _Buffers:
         values: dict[str, object] = {}
         insts = comp.instructions
         n = len(insts)
+        last = self.last
         for i, inst in enumerate(insts):
             operands = [values.get(o) for o in inst.operands]
             for tree in operands:
-                for b in _leaves(tree):
-                    self.last[b] = i
+                if type(tree) is int:  # most operands are one buffer: no list for them
+                    last[tree] = i
+                elif tree is not None:
+                    for b in _leaves(tree):
+                        last[b] = i
             values[inst.name] = self._define(i, inst, operands)
             if inst.opcode in ("while", "call", "conditional"):
                 self.extra[i] = _callee_extra(inst, by_name, active)

@@ -83,11 +83,18 @@ def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str)
 
 def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, queue: list) -> None:
     m = cd.matching
+    l2r_get = m.l2r.get
+    linsts, rinsts, llabels, rlabels = m.left.insts, m.right.insts, m.left.labels, m.right.labels
+    lops_of, rops_of = m.left.operands, m.right.operands
+    by_number = not lcm.options.parameter_order
     for lname, rname in m.l2r.items():
-        li, ri = m.left.insts[lname], m.right.insts[rname]
-        numbered = not lcm.options.parameter_order and li.parameter_number != ri.parameter_number
-        if m.left.labels[lname] == m.right.labels[rname] and _operands_agree(m, lname, rname) and not numbered:
-            continue
+        li, ri = linsts[lname], rinsts[rname]
+        numbered = by_number and li.parameter_number != ri.parameter_number
+        if llabels[lname] == rlabels[rname] and not numbered:
+            lops, rops = lops_of[lname], rops_of[rname]
+            # Equal lengths (the common case): one list comparison instead of a generator per pair.
+            if [l2r_get(o) for o in lops] == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
+                continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
         if kinds:
             cd.changes[(lname, rname)] = Change(ref(lcm, m.left, li), ref(rcm, m.right, ri), kinds, details)

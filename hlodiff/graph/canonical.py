@@ -169,9 +169,21 @@ def build_computation(comp: Computation) -> CanonicalComputation:
 
 def topological_order(cc: "CanonicalComputation") -> list[str]:
     """Operands before users, every node once (a depth-first post-order over the operand lists)."""
-    order: list[str] = []
-    placed: set[str] = set()
     operands = cc.operands
+    placed: set[str] = set()
+    add = placed.add
+    for name, ops in operands.items():
+        for op in ops:
+            if op not in placed:
+                break
+        else:
+            add(name)
+            continue
+        break
+    else:  # printed in definition order (what XLA and the tracers write): the walk would return that order
+        return list(operands)
+    order: list[str] = []
+    placed = set()
     for start in operands:
         if start in placed:
             continue

@@ -52,8 +52,9 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
             report = run(cm)
             if report is not None:
                 cm.reports.append(report)
+    shape_text = _shape_label(options, {})
     for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
-        _hash_computation(cm, cc)
+        _hash_computation(cm, cc, shape_text)
     for name, run in ORDER[2:]:  # the passes that decide what is compared
         if getattr(options, name):
             report = run(cm)
@@ -73,12 +74,33 @@ def _digest(text: str, size: int = 12) -> str:
 
 def label(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> str:
     """The node's own comparable text: everything but its operands and its parameter number."""
+    return _label(cm, inst, _shape_label(cm.options, {}))
+
+
+def _shape_label(options: Normalization, by_id: dict[int, str]):
+    """Shape -> its text, for one module's instructions. The parser shares one Shape object among the
+    instructions that print the same shape, so a lookup by identity (no hashing of nested tuples) finds most;
+    ``by_id`` lives only while the module does, so an id cannot be reused meanwhile. Layout-free shapes are
+    built on the fly (temporary objects): those go through the value-keyed cache."""
+    def text_of(shape) -> str:
+        if options.layouts:
+            shape = shape.without_layout()
+        else:
+            text = by_id.get(id(shape))
+            if text is not None:
+                return text
+        text = _shape_text.get(shape)
+        if text is None:
+            text = _shape_text[shape] = str(shape)
+        if not options.layouts:
+            by_id[id(shape)] = text
+        return text
+    return text_of
+
+
+def _label(cm: CanonicalModule, inst: Instruction, shape_text) -> str:
     options = cm.options
-    shape = inst.shape.without_layout() if options.layouts else inst.shape
-    text = _shape_text.get(shape)
-    if text is None:
-        text = _shape_text[shape] = str(shape)
-    parts = [inst.opcode, text]
+    parts = [inst.opcode, shape_text(inst.shape)]
     if inst.literal is not None:
         parts.append(inst.literal)
     if not options.names:
@@ -115,7 +137,7 @@ def _frontend_spelling(raw: str) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
+def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text) -> None:
     """Three steps: anonymous hashes (parameters known by shape only), canonical parameter numbers (a walk that
     uses them to visit outputs in an order independent of how the tracer ordered them), exact hashes.
 
@@ -124,34 +146,40 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation) -> None:
     from ``add(p0, p0)``.
     """
     labels, anon, hashes = cc.labels, cc.anon, cc.hashes
+    insts, operands = cc.insts, cc.operands
     order = topological_order(cc)
+    blake2b = hashlib.blake2b
     for name in order:
-        labels[name] = text = label(cm, cc, cc.insts[name])
-        ops = cc.operands[name]
+        labels[name] = text = _label(cm, insts[name], shape_text)
+        ops = operands[name]
         # A stable digest, not hash(): it orders outputs for canonical parameter numbers, and hash() of str
         # changes from process to process.
-        anon[name] = _digest(text + "(" + ",".join(anon[o] for o in ops) + ")" if ops else text, 8)
+        if ops:
+            text = text + "(" + ",".join([anon[o] for o in ops]) + ")"
+        anon[name] = blake2b(text.encode(), digest_size=8).hexdigest()
     if cc is cm.entry:
         cc.param_ids = canonical_ids(cc)
     else:  # callers pass operands by position: a called computation's parameter numbers are meaning
         cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
+    param_ids = cc.param_ids
     for name in order:
         text = labels[name]
-        if name in cc.param_ids:
-            text += f"|#{cc.param_ids[name]}"
-        ops = cc.operands[name]
+        if name in param_ids:
+            text += f"|#{param_ids[name]}"
+        ops = operands[name]
         if ops:
-            text += "(" + ",".join(hashes[o] for o in ops) + ")"
-        hashes[name] = _digest(text)
+            text += "(" + ",".join([hashes[o] for o in ops]) + ")"
+        hashes[name] = blake2b(text.encode(), digest_size=12).hexdigest()
     parts = [hashes[cc.root]]
     parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
     if not cm.options.parameter_order and cc is cm.entry:
         parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
-    live = live_nodes(cc)
     # What the root does not reach still counts when it has a side effect (a print's target, an outfeed), and
-    # everything does when dead code is kept.
+    # everything does when dead code is kept. Most computations have neither: no second walk for them.
     kept = cc.insts if not cm.options.dead_code else side_effect_roots(cc)
-    parts.extend(sorted(hashes[n] for n in kept if n not in live))
+    if kept:
+        live = live_nodes(cc)
+        parts.extend(sorted(hashes[n] for n in kept if n not in live))
     cm.computation_hashes[cc.name] = _digest(";".join(parts))
 
 
