@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from hlodiff.dumps import GraphRecord, detect_kind, dump_stages, iter_graphs, resolve_ref, split_ref
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
 
 from conftest import CORPUS, FIXTURES
@@ -593,3 +594,15 @@ def test_split_ref(tmp_path):
     odd = tmp_path / "run#2"  # an existing path that merely ends like a reference
     shutil.copy(save_file("steady"), odd)
     assert split_ref(str(odd)) == (str(odd), None)
+
+
+@pytest.mark.parametrize("name", ["Comments", "NoEntry", "SlashSlashComments"])
+def test_module_name_of_a_header_with_a_colon_is_the_parsers(name):
+    """XLA's own parser tests write `HloModule comments:`: the dump reader records the name the parser gives
+    (without the colon), which `inspect` prints and graph references use."""
+    path = CORPUS.parent / "xla_parser" / "valid" / f"test.{name}.hlo"
+    if not path.exists():
+        pytest.skip(f"XLA parser corpus not found at {path.parent}")
+    (record,) = iter_graphs(path)
+    assert re.search(r"^HloModule \S+:", path.read_text(), re.M)
+    assert record.module_name == parse_module(path.read_text()).name and ":" not in record.module_name

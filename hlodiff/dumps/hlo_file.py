@@ -14,8 +14,10 @@ from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_
                                meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
+from hlodiff.hlo.parser import _NAME as _HLO_NAME
 
-_MODULE_RE = re.compile(rb"^HloModule\s+([^\s,]+)")
+# The name as the parser reads it (XLA accepts ``HloModule name:``; the colon is not part of the name).
+_MODULE_RE = re.compile(rb"^HloModule\s+(" + _HLO_NAME.encode() + rb")")
 _COMPUTATION_RE = re.compile(rb"^(ENTRY\s+)?%?[\w.\-]+\s*(\(.*\)\s*->\s*.*)?\{$")
 _INSTRUCTION_RE = re.compile(rb"^(ROOT\s+)?%?[\w.\-]+\s*=\s*\S")
 _TAIL_BYTES = 4096
