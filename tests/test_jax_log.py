@@ -72,6 +72,52 @@ def test_a_log_of_another_run_joins_nothing_and_says_so():
     assert "another run" in w.message and "jit_step" in w.message
 
 
+def test_a_log_of_another_run_sharing_jax_helpers_still_says_so():
+    """Every JAX run compiles helpers (jit_convert_element_type): a join of those alone must not hide that the
+    run's own functions (jit_f here, the log's jit_step) joined nothing."""
+    log = read_jax_log(str(JAX / "ranks_static_2p" / "rank1" / "jax_log.txt"))
+    modules = _modules(JAX / "debug_print" / "dump")
+    warnings: list[InputWarning] = []
+    joined = join_modules(log, modules, warnings)
+    assert any(joined) and all(c is None for n, c in zip(modules, joined) if n == "jit_f")
+    [w] = warnings
+    assert "another run" in w.message and "jit_step" in w.message and "jit_f joined nothing" in w.message
+    assert w.line == next(c.line for c in log.compilations if c.module_name in ("jit_step", "jit__identity_fn"))
+
+
+def test_own_log_missing_a_compile_line_is_no_other_run():
+    """compile_options: jax.jit(f, compiler_options=...) compiles again without a second compile line."""
+    log = read_jax_log(str(JAX / "compile_options" / "stderr.log"))
+    warnings: list[InputWarning] = []
+    assert join_modules(log, _modules(JAX / "compile_options" / "dump"), warnings)[1] is None
+    assert warnings == []
+
+
+def test_cache_misses_without_compile_lines_say_why_nothing_joined(tmp_path):
+    """JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES=1 prints the misses only (the compile lines removed
+    from a real log, as that run would print it)."""
+    text = (JAX / "static_argument" / "stderr.log").read_text()
+    path = tmp_path / "stderr.log"
+    path.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if "Compiling " not in line and "Finished " not in line))
+    warnings: list[InputWarning] = []
+    log = read_jax_log(str(path), warnings)
+    assert log.cache_misses and not log.compilations and warnings == []
+    assert join_modules(log, _modules(JAX / "static_argument" / "dump"), warnings) == [None, None]
+    [w] = warnings
+    assert "JAX_LOG_COMPILES=1" in w.message and w.line == log.cache_misses[0].line
+
+
+def test_jax_log_option_refuses_a_file_that_is_no_jax_log():
+    """A torch_xla stdout log given as --jax-log: one line, exit 2, like --tensors-report with a wrong file."""
+    torch_log = FIXTURES / "torch_xla" / "lr_zero_one" / "stdout.log"
+    for dump in (JAX / "weak_type" / "dump", FIXTURES / "torch_xla" / "lr_zero_one" / "graphs.hlo.0"):
+        out = CliRunner().invoke(main, ["explain-recompile", str(dump), "--jax-log", str(torch_log)])
+        assert out.exit_code == 2, out.output
+        assert out.output == f"{torch_log}:1: error: not a JAX log: no 'TRACING CACHE MISS' or 'Compiling " \
+                             "jit(...)' line (capture stderr with JAX_EXPLAIN_CACHE_MISSES=1 JAX_LOG_COMPILES=1)\n"
+
+
 def test_unrelated_text_is_a_warning(tmp_path):
     path = tmp_path / "notes.log"
     path.write_text("epoch 1 loss 0.3\nsaving checkpoint\n")

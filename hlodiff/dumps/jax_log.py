@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from hlodiff.dumps._io import text_lines
-from hlodiff.errors import InputWarning
+from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
 _MISS_RE = re.compile(r"TRACING CACHE MISS at (.*):$")
@@ -153,6 +153,18 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None) -> JaxLo
     return log
 
 
+def check_jax_log(path: str) -> None:
+    """Refuse (one-line error, exit 2) a file named with ``--jax-log`` that holds no JAX line at all: a torch
+    stdout log passed by mistake would otherwise be listed as read and explain nothing, silently. Streams until
+    the first JAX line (the first lines of a real log), so a GB log of something else is read once, in bounded
+    memory."""
+    for text in text_lines(path, None):
+        if looks_like_jax_log(text):
+            return
+    raise HlodiffError("not a JAX log: no 'TRACING CACHE MISS' or 'Compiling jit(...)' line (capture stderr with "
+                       "JAX_EXPLAIN_CACHE_MISSES=1 JAX_LOG_COMPILES=1)", path=path, line=1)
+
+
 def looks_like_jax_log(head: str) -> bool:
     """Whether the beginning of a file reads like a JAX compile log (to find one beside a dump by content)."""
     return "TRACING CACHE MISS at " in head or bool(re.search(r"Compiling \S+ with global shapes and types", head))
@@ -171,7 +183,7 @@ def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarnin
     """For each dumped module name (in module-number order, e.g. ``jit_step``), the compilation of the log that
     produced it: the n-th module of a name goes with the n-th compilation of that name. Names meet as
     :func:`module_name` gives them, without trailing underscores, whichever JAX dumped the module. None where the log has
-    no such compilation; a warning when nothing joins (a log from another run)."""
+    no such compilation; a warning when the log looks like another run's (see :func:`_join_warning`)."""
     by_name: dict[str, list[JaxCompilation]] = {}
     for compilation in log.compilations:
         by_name.setdefault(compilation.module_name, []).append(compilation)
@@ -182,11 +194,40 @@ def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarnin
         seen[name] = n + 1
         candidates = by_name.get(name.rstrip("_"), [])  # older JAX kept the trailing "_" (jit__lambda_)
         joined.append(candidates[n] if n < len(candidates) else None)
-    if modules and log.compilations and not any(joined) and warnings is not None:
-        names = ", ".join(sorted(by_name)[:3])
-        warnings.append(InputWarning(f"the JAX log compiles {names} but the dump holds none of them: a log of "
-                                     "another run? nothing joined", log.path, log.compilations[0].line))
+    if modules and warnings is not None:
+        warning = _join_warning(log, [n.rstrip("_") for n in modules], joined)
+        if warning is not None:
+            warnings.append(warning)
     return joined
+
+
+def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompilation | None]
+                  ) -> InputWarning | None:
+    """Why JAX's reasons may be missing: cache misses without the compile lines they join by, or a log of another
+    run. A log that compiles functions the dump does not hold while dumped functions have no compilation in it is
+    another run's, even when a few helpers (``jit_convert_element_type``) every JAX run compiles happen to join.
+    (A dumped module without a compilation alone is no sign: ``jax.jit(f, compiler_options=...)`` compiles again
+    with no second compile line.)"""
+    if not log.compilations:
+        if not log.cache_misses:
+            return None
+        n = len(log.cache_misses)
+        return InputWarning(f"{n} cache-miss explanation{'s' if n != 1 else ''} but no 'Compiling jit(...)' line "
+                            "to join them to the dumped modules (capture with JAX_LOG_COMPILES=1 too); nothing "
+                            "joined", log.path, log.cache_misses[0].line)
+    foreign = sorted({c.module_name for c in log.compilations} - set(modules))
+    unjoined = sorted({n for n, c in zip(modules, joined) if c is None}
+                      - {c.module_name for c in log.compilations})
+    if not foreign or (any(joined) and not unjoined):
+        return None
+    names = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+    first = next(c.line for c in log.compilations if c.module_name in foreign)
+    if not any(joined):
+        return InputWarning(f"the JAX log compiles {names} but the dump holds none of them: a log of another run? "
+                            "nothing joined", log.path, first)
+    missing = ", ".join(unjoined[:3]) + (", ..." if len(unjoined) > 3 else "")
+    return InputWarning(f"the JAX log compiles {names}, which the dump does not hold, and never {missing}, which "
+                        f"it does: a log of another run? {missing} joined nothing", log.path, first)
 
 
 # -- one cache-miss message ---------------------------------------------------------------------------------------

@@ -70,6 +70,9 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
     if debug_log:
         inputs.debug_logs = [debug_log]
     if jax_log:
+        from hlodiff.dumps.jax_log import check_jax_log
+
+        check_jax_log(jax_log)
         inputs.jax_logs = [jax_log]
     return inputs
 
