@@ -366,3 +366,25 @@ def test_compare_of_a_whole_dump_gives_each_change_its_cost():
         for key, delta in cost["delta"].items():
             if delta is not None and key != "compile_seconds":
                 assert cost["right"][key] - cost["left"][key] == delta
+
+
+def test_compile_times_written_by_record_pair_with_graphs_by_hash(tmp_path):
+    """``hlodiff record`` writes compile_times.tsv (its own format: one line per compilation, torch_xla's graph
+    hash and CompileTime seconds); cost pairs each compiled graph with its line."""
+    from hlodiff.capture.runlog import COMPILE_TIMES_HEADER
+
+    save = tmp_path / "graphs.hlo.0"
+    save.write_bytes((PIPELINE / "mb2" / "graphs.hlo.0").read_bytes())
+    truth = pipeline_truth("mb2")
+    compiled = [e for e in truth["entries"] if e["compiled"]]
+    rows = [f"{k}\t{e['graph_hash']}\t{0.25 * (k + 1):.6f}\t{e['entry']}\n" for k, e in enumerate(compiled)]
+    rows[-1] = f"{len(compiled) - 1}\t{compiled[-1]['graph_hash']}\t\t{compiled[-1]['entry']}\n"  # a dropped sample
+    (tmp_path / "compile_times.tsv").write_text(COMPILE_TIMES_HEADER + "".join(rows))
+    doc = cost_json(str(save))
+    seconds = {g["index"]: g["compile_seconds"] for g in doc["graphs"]}
+    for k, entry in enumerate(compiled[:-1]):
+        assert seconds[entry["entry"]] == 0.25 * (k + 1)
+    assert seconds[compiled[-1]["entry"]] is None
+    assert all(seconds[e["entry"]] is None for e in truth["entries"] if not e["compiled"])
+    assert doc["run"]["compile_seconds"] == sum(0.25 * (k + 1) for k in range(len(compiled) - 1))
+    assert "compile_times.tsv" in doc["run"]["compile_seconds_source"]

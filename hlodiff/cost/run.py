@@ -56,6 +56,8 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     run.compile_seconds = times.seconds()
     if times.total_seconds is not None:
         run.compile_seconds_source = "torch_xla CompileTime metric"
+    elif times.by_hash:
+        run.compile_seconds_source = "torch_xla CompileTime per compilation (compile_times.tsv)"
     elif times.compilations:
         run.compile_seconds_source = "jax_log_compiles"
     run.families = _families(records, graphs)

@@ -8,6 +8,8 @@ Two forms are read, line by line (plain or gzip, any other lines ignored, so a w
 * torch_xla's metrics report (``torch_xla.debug.metrics.metrics_report()``): the ``CompileTime`` metric's
   ``TotalSamples`` and ``Accumulator`` (``01s205ms346.890us``). torch_xla keeps only the total and percentiles,
   so this gives the run's compile time, not each graph's.
+* ``compile_times.tsv`` written by ``hlodiff record`` (header ``compilation graph_hash seconds execution``,
+  tab-separated): torch_xla's ``CompileTime`` sample of each compilation, by graph hash.
 
 ``PT_XLA_DEBUG_LEVEL`` logs carry graph sizes but no times; given one, the result is empty and says so.
 """
@@ -46,15 +48,37 @@ class CompileTimes:
     total_seconds: float | None = None
     """The ``CompileTime`` accumulator of a torch_xla metrics report (the whole run)."""
     total_count: int | None = None
+    by_hash: dict[str, float] = field(default_factory=dict)
+    """torch_xla graph hash -> compile seconds (``compile_times.tsv``)."""
     sources: list[str] = field(default_factory=list)
 
     def seconds(self) -> float | None:
         """The run's compile seconds: torch_xla's total when given, else the sum of JAX's compilations."""
         if self.total_seconds is not None:
             return self.total_seconds
+        if self.by_hash:
+            return sum(self.by_hash.values())
         if self.compilations:
             return sum(c.seconds for c in self.compilations)
         return None
+
+
+TSV_COLUMNS = ("compilation", "graph_hash", "seconds")
+
+
+def _tsv_row(line: str, times: CompileTimes, path: str, lineno: int) -> None:
+    """``0<TAB>17d3c2078efdbc452cc3e34ffec48296<TAB>0.123456<TAB>3``; an empty ``seconds`` is a sample torch_xla
+    dropped (kept unknown)."""
+    fields = line.rstrip("\r\n").split("\t")
+    if len(fields) < 3 or not fields[0].strip():
+        return
+    graph_hash, seconds = fields[1].strip(), fields[2].strip()
+    if not graph_hash or not seconds:
+        return
+    try:
+        times.by_hash[graph_hash] = times.by_hash.get(graph_hash, 0.0) + float(seconds)
+    except ValueError:
+        raise HlodiffError(f"compile seconds {seconds!r} is not a number", path=path, line=lineno) from None
 
 
 def parse_duration(text: str) -> float | None:
@@ -70,10 +94,10 @@ def read_compile_times(paths: list[str], warnings: list[InputWarning] | None = N
     """Read every log given; a log without any compile time adds a warning (it is still a valid input)."""
     times = CompileTimes()
     for path in paths:
-        before = (len(times.compilations), times.total_seconds)
+        before = (len(times.compilations), times.total_seconds, len(times.by_hash))
         debug_log = _read_one(os.fspath(path), times, warnings)
         times.sources.append(os.fspath(path))
-        if (len(times.compilations), times.total_seconds) == before and warnings is not None:
+        if (len(times.compilations), times.total_seconds, len(times.by_hash)) == before and warnings is not None:
             why = ("a PT_XLA_DEBUG log has graph sizes but no compile times; give torch_xla's metrics report "
                    "(CompileTime) or JAX's jax_log_compiles output" if debug_log else
                    "no compile times found (expected JAX's 'Finished XLA compilation of ... in X sec' lines or a "
@@ -89,7 +113,14 @@ def _read_one(path: str, times: CompileTimes, warnings: list[InputWarning] | Non
     metric = None
     debug_log = False
     samples = None
+    tsv = False
     for lineno, line in enumerate(text_lines(path, warnings), 1):
+        if lineno == 1 and line.rstrip("\r\n").split("\t")[:3] == list(TSV_COLUMNS):
+            tsv = True
+            continue
+        if tsv:
+            _tsv_row(line, times, path, lineno)
+            continue
         m = _JAX_RE.search(line)
         if m:
             times.compilations.append(Compilation(m.group(1), float(m.group(2)), lineno))
@@ -120,12 +151,16 @@ def compile_seconds(records: list[GraphRecord], compiled: list[bool], times: Com
     """Seconds per compiled graph (by position in ``records``). JAX logs one line per compilation, in order, and
     XLA numbers its dumped modules in that same order: they are paired by function name (``jit(step)`` is
     dumped as ``jit_step``), in order."""
+    found: dict[int, float] = {}
+    if times.by_hash:
+        for position, (record, was_compiled) in enumerate(zip(records, compiled)):
+            if was_compiled and record.graph_hash in times.by_hash:
+                found[position] = round(times.by_hash[record.graph_hash], 6)
     if not times.compilations:
-        return {}
+        return found
     queues: dict[str, list] = {}
     for c in times.compilations:
         queues.setdefault(_sanitize(c.function), []).append(c)
-    found: dict[int, float] = {}
     unmatched = 0
     for position, (record, was_compiled) in enumerate(zip(records, compiled)):
         if record.kind != "xla_dump" or not was_compiled:
@@ -147,7 +182,7 @@ def _sanitize(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", name).rstrip("_")
 
 
-LOG_NAMES = ("metrics.txt", "jax_log.txt")
+LOG_NAMES = ("metrics.txt", "jax_log.txt", "jax.log", "compile_times.tsv")
 """Where the fixtures (and ``hlodiff record``) leave compile-time logs beside a dump."""
 
 

@@ -16,7 +16,7 @@ def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary]
     if not logs:
         return None
     times = read_compile_times(logs)  # no warnings: a JAX log of cache misses only is fine here
-    if times.compilations:
+    if times.compilations or times.by_hash:
         records = [g.record for g in graphs]
         seconds = compile_seconds(records, [g.compiled for g in graphs], times)
         if seconds:
@@ -25,9 +25,9 @@ def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary]
             again = sum(seconds.get(position[g.ref], 0.0) for g in recompiled)
             n = len(recompiled)
             if n == 0:
-                return f"compiling took {total:.2f} s (jax_log_compiles)"
-            return (f"recompilation{'s' if n != 1 else ''} cost {again:.2f} s of {total:.2f} s compiling "
-                    f"(jax_log_compiles)")
+                return f"compiling took {total:.2f} s ({'jax_log_compiles' if times.compilations else 'torch_xla CompileTime'})"
+            source = "jax_log_compiles" if times.compilations else "torch_xla CompileTime"
+            return f"recompilation{'s' if n != 1 else ''} cost {again:.2f} s of {total:.2f} s compiling ({source})"
     if times.total_seconds is not None:
         count = times.total_count or 0
         n = len(recompiled)
