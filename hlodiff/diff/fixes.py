@@ -11,7 +11,7 @@ shapes, values) and, for what only the run knows (is this the last step? does th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from hlodiff.diff.model import Cause, Change
@@ -38,6 +38,9 @@ class FixContext:
     """The family cycles through a handful of variants with this period (2: alternating); 0 when it does not."""
     others: tuple[str, ...] = ()
     """Kinds of the other causes of the same recompilation: a consequence says which one it follows from."""
+    added_inputs: frozenset[str] = frozenset()
+    """Right-side names of the parameters the ``inputs`` causes added: torch_xla donating exactly those follows
+    from them."""
 
 
 def producer_from_name(module_name: str) -> str | None:
@@ -74,6 +77,8 @@ def producer_of(module) -> str | None:
 
 def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
     """Set ``fix`` on every cause that has none yet (a cause built with a fix, e.g. from JAX's log, keeps it)."""
+    if not context.added_inputs:
+        context = replace(context, added_inputs=added_inputs(causes))
     for cause in causes:
         if cause.fix is None:
             cause.fix = fix_for(cause, context)
@@ -236,10 +241,20 @@ def _sharding(cause: Cause, ctx: FixContext) -> str:
 
 
 def _aliasing(cause: Cause, ctx: FixContext) -> str:
-    if ctx.producer == "torch_xla":
-        return ("buffer donation differs between steps (input/output aliasing of the step's tensors): donate the same "
-                "tensors every step")
-    return "donation was toggled between calls (donate_argnums, buffer donation): keep the donated arguments fixed"
+    if ctx.producer != "torch_xla":
+        return "donation was toggled between calls (donate_argnums, buffer donation): keep the donated arguments fixed"
+    # torch_xla chooses donation itself: the input buffer of every tensor the graph overwrites is donated
+    # (XLA_ENABLE_PARAM_ALIASING, on by default). No user argument to fix, unless the in-place updates vary.
+    if _donates_added_inputs(cause, ctx):
+        if ctx.first_recompilation and ctx.settles:
+            return ("follows from the inputs change (warm-up): torch_xla donates the buffers of tensors the step "
+                    "overwrites (XLA_ENABLE_PARAM_ALIASING), and the new inputs (optimizer state, once it exists) "
+                    "are overwritten in place: nothing to fix")
+        return ("follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
+                "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too")
+    return ("torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
+            "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "
+            "changes it: update the same tensors in place every step")
 
 
 def _compile_options(cause: Cause, ctx: FixContext) -> str:
@@ -274,6 +289,18 @@ _RULES: dict[str, Callable[[Cause, FixContext], str]] = {
 
 
 # -- facts from the origins ----------------------------------------------------------------------------------------
+
+
+def added_inputs(causes: list[Cause]) -> frozenset[str]:
+    """Right-side names of the parameters that ``inputs`` causes list as added."""
+    return frozenset(b for c in causes if c.kind == "inputs" for a, b in c.instructions if a is None and b)
+
+
+def _donates_added_inputs(cause: Cause, ctx: FixContext) -> bool:
+    """Donation was only gained, and only by parameters the recompiled graph added."""
+    gained = [b for _, b in cause.instructions]
+    return (bool(gained) and "on the left only" not in cause.summary and "other outputs" not in cause.summary
+            and all(b in ctx.added_inputs for b in gained))
 
 
 def _first_changed(cause: Cause) -> Change | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hlodiff.diff.fixes import FixContext, fix_for, producer_from_name, producer_of
+from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_name, producer_of
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
@@ -25,6 +25,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
         pattern = patterns.get(r.family.key, "")
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
+        added = added_inputs(r.causes)
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
@@ -32,7 +33,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
                 cause.fix = _CUT
                 continue
             others = tuple(c.kind for c in r.causes if c is not cause)
-            cause.fix = fix_for(cause, replace(context, others=others))
+            cause.fix = fix_for(cause, replace(context, others=others, added_inputs=added))
 
 
 def fix_context(r, pattern: str = "") -> FixContext:
