@@ -228,8 +228,9 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         collector_off_for_command()
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
         left_module, right_module = left.module(), right.module()
+        unknown: set[str] = set()
         for module in (left_module, right_module):
-            note_unknown_opcodes(module, warnings)
+            note_unknown_opcodes(module, warnings, unknown)
         lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
         diff = diff_canonical(lcm, rcm)
         cost = compare_cost(left, right, left_module, right_module)
@@ -309,12 +310,13 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     options = _normalization(no_normalize, ignore_layouts)
     warnings: list[InputWarning] = []
     rows = []
+    unknown: set[str] = set()
     for path in paths:
         _, n = split_ref(path)
         records = [resolve_ref(path, warnings, stage=stage)] if n is not None else iter_graphs(path, warnings, stage=stage)
         for record in records:
             module = record.module()
-            note_unknown_opcodes(module, warnings)
+            note_unknown_opcodes(module, warnings, unknown)
             cm = canonicalize(module, options)
             rows.append((record, cm))
     if as_json:

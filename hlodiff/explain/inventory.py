@@ -16,6 +16,7 @@ from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
+from hlodiff.hlo.opcodes import note_unknown_opcodes
 
 
 @dataclass(slots=True)
@@ -80,6 +81,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
     facts_by_text: dict[int, GraphSummary] = {}
+    unknown: set[str] = set()  # opcodes already warned about
     bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -101,6 +103,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}",
                                              path=err.path, line=err.line))
                 continue
+            if warnings is not None:
+                note_unknown_opcodes(module, warnings, unknown)
             if record.proto_path:
                 module.full_stacks = stacks_for(record.proto_path, warnings)
             cm = canonicalize(module, options)

@@ -52,10 +52,16 @@ def is_invalid_async(opcode: str) -> bool:
     return short is not None and short[0] in _OWN_ASYNC
 
 
-def note_unknown_opcodes(module, warnings: list) -> None:
-    """Append one warning naming the opcodes of ``module`` that this hlodiff does not know (read as written)."""
-    if module.unknown_opcodes:
+def note_unknown_opcodes(module, warnings: list, seen: set[str] | None = None) -> None:
+    """Append one warning naming the opcodes of ``module`` that this hlodiff does not know (read as written).
+
+    ``seen`` (opcodes already named) keeps a run of many graphs to one warning per unknown opcode: the first
+    module that uses it is named, the rest of the run would only repeat it."""
+    names = [op for op in module.unknown_opcodes if seen is None or op not in seen]
+    if names:
         from hlodiff.errors import InputWarning
 
-        names = ", ".join(module.unknown_opcodes)
-        warnings.append(InputWarning(f"unknown opcode(s) {names}: read as written (a newer XLA?)", module.path))
+        if seen is not None:
+            seen.update(names)
+        warnings.append(InputWarning(f"unknown opcode(s) {', '.join(names)}: read as written (a newer XLA?)",
+                                     module.path))
