@@ -338,7 +338,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
               help="Live-tensor reports captured before each sync (default: tensors_report.txt beside the dump).")
 @click.option("--debug-log", "debug_log", type=click.Path(), default=None,
-              help="PT_XLA_DEBUG_LEVEL=1 output (default: pt_xla_debug.log beside the dump).")
+              help="PT_XLA_DEBUG_LEVEL=1 or 2 output (default: pt_xla_debug.log beside the dump).")
 @click.option("--jax-log", "jax_log", type=click.Path(), default=None,
               help="JAX_EXPLAIN_CACHE_MISSES=1 / JAX_LOG_COMPILES=1 output (default: found beside the dump by "
                    "content).")
@@ -517,7 +517,8 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hlodiff-run", show_default=True,
-              help="Folder for the captured graphs, live-tensor reports, debug log and manifest.")
+              help="Folder for the capture: xla_dump/, pt_xla_debug.log, compile_times.tsv, tensors_report.txt, "
+                   "jax.log and the manifest hlodiff-record.json.")
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
@@ -530,13 +531,15 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
     proto, with source metadata), every execution from the PT_XLA_DEBUG_LEVEL=2 log, compile times, and a
     live-tensor report at the first sync and at the sync after each compilation, injected without editing your
-    script. For JAX: the XLA dump and JAX's compile / cache-miss log. Settings you already exported are kept.
+    script. For JAX: the XLA dump and JAX's compile / cache-miss log. Settings you already exported are kept
+    (an XLA_SAVE_TENSORS_FILE you set is read instead of the dump).
 
     With --json, stdout holds only the JSON document: the command's own stdout goes to stderr (with its stderr),
     so `hlodiff record --json -- cmd > out.json` works.
 
     Exit status: the command's own (128+N when it was killed by signal N); hlodiff's verdict is on stderr and in
-    the JSON. SIGINT/SIGTERM/SIGHUP are passed to the command's process group (then SIGTERM, SIGKILL after
+    the JSON (for a 0/1 verdict in a script, run hlodiff explain-recompile on the folder afterwards).
+    SIGINT/SIGTERM/SIGHUP are passed to the command's process group (then SIGTERM, SIGKILL after
     HLODIFF_RECORD_GRACE seconds, default 10); after such a signal nothing is explained (the folder is kept).
 
     \b

@@ -197,3 +197,12 @@ def test_a_stray_latin1_byte_in_a_path_is_text_not_binary(tmp_path):
     path.write_bytes(data)
     result = run("inspect", str(path))
     assert result.exit_code == 0 and "6 graphs" in result.output
+
+
+def test_record_help_says_what_it_captures_and_its_exit_status():
+    """`record --help` describes the capture record makes now, and that its status is the command's."""
+    text = " ".join(CliRunner().invoke(main, ["record", "--help"]).output.split())
+    for said in ("PT_XLA_DEBUG_LEVEL=2", "xla_dump/", "compile_times.tsv", "hlodiff-record.json",
+                 "at the first sync and at the sync after each compilation", "Exit status: the command's own",
+                 "With --json, stdout holds only the JSON document"):
+        assert said in text, said

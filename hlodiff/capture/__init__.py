@@ -1,5 +1,6 @@
-"""Capture what hlodiff reads from a real run: torch_xla save-tensors files, ``PT_XLA_DEBUG`` logs, live-tensor
-reports taken just before every sync, and XLA dump folders (JAX).
+"""Capture what hlodiff reads from a real run: XLA dump folders (torch_xla and JAX), ``PT_XLA_DEBUG`` logs (level 2:
+every execution), compile times, live-tensor reports taken just before the first sync and the sync after each
+compilation (every sync when the user asked for a save-tensors file), and JAX's compile log.
 
 Nothing here is imported by the rest of hlodiff, and importing this package imports neither torch nor torch_xla:
 the names below are loaded on first use.

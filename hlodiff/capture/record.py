@@ -6,7 +6,8 @@ one it shadows and installs the sync hook when (and only if) torch_xla gets impo
 ``python -m pkg.train``, ``torchrun ...`` and shell wrappers all work without editing the user's script; for
 programs that are not Python (or JAX programs), the environment alone does the work (``XLA_FLAGS`` dump flags).
 
-Output is not captured: the command's stdout/stderr are the caller's.
+Output is not captured: the command's stdout/stderr are the caller's (``hlodiff record --json`` passes
+``stdout=`` its own stderr, so that its stdout holds the JSON alone).
 """
 
 from __future__ import annotations
