@@ -21,11 +21,15 @@ PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "meta
 
 
 def _console(stream=None) -> Console:
+    """On a terminal, lines wrap at its width (continuations keep their indent); piped or redirected, a line of the
+    report stays one line (grep and diff see whole causes), and only tables are laid out, at $COLUMNS or 120."""
     from hlodiff.render.terminal import SafeConsole
 
+    stream = stream or sys.stdout
     width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return SafeConsole(file=stream or sys.stdout, width=width if width else (None if sys.stdout.isatty() else 120),
-                   highlight=False, soft_wrap=False)
+    tty = stream.isatty()
+    return SafeConsole(file=stream, width=width if width else (None if tty else 120), highlight=False,
+                       soft_wrap=not tty)
 
 
 def _guarded(fn):

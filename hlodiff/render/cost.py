@@ -5,9 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from hlodiff.cost.model import RunCost
-from hlodiff.render.terminal import human_bytes
+from hlodiff.render.terminal import Hanging, human_bytes
 
 
 def _b(n: int | None) -> str:
@@ -51,9 +52,10 @@ def _loop_buffer_copies(console: Console, run: RunCost) -> None:
     for g, c in rows:
         where = f" at {escape(c.location.where)}" if c.location is not None else ""
         per_step = _b(c.bytes_per_step) + " per step" if c.bytes_per_step is not None else "trip count unknown"
-        console.print(f"  {escape(g.ref)}: {c.count} whole cop{'y' if c.count == 1 else 'ies'} of {escape(c.shape)} "
-                      f"per iteration in %{escape(c.loop)}: {_b(c.bytes_per_iteration)} per iteration, {per_step}"
-                      f"{where}", highlight=False)
+        console.print(Hanging(Text.from_markup(
+            f"  {escape(g.ref)}: {c.count} whole cop{'y' if c.count == 1 else 'ies'} of {escape(c.shape)} per "
+            f"iteration in %{escape(c.loop)}: {_b(c.bytes_per_iteration)} per iteration, {per_step}{where}"), 4),
+            highlight=False)
 
 
 def _boundaries(console: Console, run: RunCost) -> None:
@@ -66,8 +68,9 @@ def _boundaries(console: Console, run: RunCost) -> None:
                             + (" (inferred)" if t.evidence == "inferred" else "") for t in b.tensors)
         same = b.source.rsplit("#", 1)[0] == b.target.rsplit("#", 1)[0]
         source, target = (_short(b.source), _short(b.target)) if same else (b.source, b.target)
-        console.print(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
-                      f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} ({escape(tensors)})", highlight=False)
+        console.print(Hanging(Text.from_markup(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
+                                               f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} "
+                                               f"({escape(tensors)})"), 4), highlight=False)
 
 
 def _families(console: Console, run: RunCost) -> None:
@@ -96,7 +99,7 @@ def render_cost_delta(console: Console, cost: dict) -> None:
     parts = [f"{k.replace('_', ' ')} {'+' if v > 0 else '-'}{human_bytes(abs(v))}" for k, v in figures]
     console.print(f"[bold]cost[/] (right - left): {escape('; '.join(parts)) or 'no byte change'}", highlight=False)
     for change in cost["changes"]:
-        console.print(f"  {escape(change)}", highlight=False)
+        console.print(Hanging(Text(f"  {change}"), 4), highlight=False)
 
 
 def _short(ref: str) -> str:

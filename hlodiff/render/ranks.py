@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hlodiff.explain.ranks import position_word
-from hlodiff.render.terminal import render_causes, render_explanation, render_inventory
+from hlodiff.render.terminal import Hanging, render_causes, render_explanation, render_inventory
 
 
 def render_job(console: Console, job, *, verbose: bool = False) -> None:
@@ -48,8 +48,8 @@ def _head(console: Console, job) -> None:
         else:
             what = (f"{entry['graphs']} graph{'s' if entry['graphs'] != 1 else ''}, {entry['compilations']} "
                     f"compilation{'s' if entry['compilations'] != 1 else ''}")
-        console.print(Text(f"  rank {spec.rank:<3} {what}"), highlight=False)
-        console.print(Text(f"  {'':<8} {', '.join(spec.paths)} ({spec.identified_by})", style="dim"),
+        console.print(Hanging(Text(f"  rank {spec.rank:<3} {what}"), 11), highlight=False)
+        console.print(Hanging(Text(f"  {'':<8} {', '.join(spec.paths)} ({spec.identified_by})", style="dim"), 11),
                       highlight=False)
     for note in job.notes:
         console.print(Text(f"note: {note}", style="yellow"), highlight=False)
@@ -62,9 +62,10 @@ def _divergence(console: Console, job) -> None:
         head.append(d.summary)
         console.print(head, highlight=False)
         if d.majority_ranks:
-            console.print(Text(f"  {'':<10}majority: {_ranks(d.majority_ranks)}", style="dim"), highlight=False)
+            console.print(Hanging(Text(f"  {'':<10}majority: {_ranks(d.majority_ranks)}", style="dim"), 22),
+                          highlight=False)
         for rank, ref in d.rank_refs[1:]:
-            console.print(Text(f"  {'':<10}rank {rank}: {ref}", style="dim"), highlight=False)
+            console.print(Hanging(Text(f"  {'':<10}rank {rank}: {ref}", style="dim"), 12), highlight=False)
         render_causes(console, d.causes)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
@@ -37,6 +38,26 @@ class SafeConsole(Console):
         return super()._render_buffer(
             seg if seg.control else Segment(printable(seg.text, keep_lines=True), seg.style, seg.control)
             for seg in buffer)
+
+
+class Hanging:
+    """A report line whose continuation lines start ``hang`` columns in, under its own text (``fix: ...`` wrapped
+    on a narrow terminal stays a block beside the cause, not text at column 0). Piped, the console does not wrap
+    (``no_wrap``) and this is the plain line."""
+
+    def __init__(self, text: Text, hang: int) -> None:
+        self.text, self.hang = text, hang
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.no_wrap or cell_len(self.text.plain) <= options.max_width or options.max_width <= self.hang + 8:
+            yield self.text
+            return
+        head, body = self.text.divide([self.hang])
+        grid = Table.grid()
+        grid.add_column(width=self.hang, no_wrap=True)
+        grid.add_column()
+        grid.add_row(head, body)
+        yield grid
 
 
 def human_bytes(n: int) -> str:
@@ -140,21 +161,26 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> 
         line = Text(indent)
         line.append(f"{cause.kind:<9} ", style=f"bold {style}")
         line.append(cause.summary)
-        console.print(line, highlight=False)
+        under = len(indent) + 10
+        console.print(Hanging(line, under), highlight=False)
         for frame in cause.locations:
-            console.print(Text(f"{indent}{'':<10}at {frame_text(frame)}", style="bold"), highlight=False)
+            console.print(Hanging(Text(f"{indent}{'':<10}at {frame_text(frame)}", style="bold"), under + 3),
+                          highlight=False)
             if stack := cause.callers.get(frame):  # the calls that led there (a jitted function's call site)
                 more = f" (+{len(stack) - 3} more)" if len(stack) > 3 else ""
                 calls = " <- ".join(f"{f.where.rsplit('/', 1)[-1]} ({f.function})" for f in stack[:3])
-                console.print(Text(f"{indent}{'':<12}called from {calls}{more}"), highlight=False)
+                console.print(Hanging(Text(f"{indent}{'':<12}called from {calls}{more}"), under + 14),
+                              highlight=False)
         if not cause.locations and cause.library_locations:
             for frame in cause.library_locations:
-                console.print(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
-                              highlight=False)
+                console.print(Hanging(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
+                                      under + 16), highlight=False)
         if cause.hint:
-            console.print(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), highlight=False)
+            console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
+                          highlight=False)
         if cause.fix:
-            console.print(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), highlight=False)
+            console.print(Hanging(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), under + 5),
+                          highlight=False)
 
 
 def _render_details(console: Console, diff: ModuleDiff) -> None:
@@ -204,10 +230,10 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     console.print(Text(explanation.summary, style="bold"), highlight=False)
     headline = getattr(explanation, "headline", None)
     if headline is not None and headline.causes and headline.causes[0].fix:
-        console.print(Text(f"fix: {headline.causes[0].fix}", style="green"), highlight=False)
+        console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
     if len(explanation.patterns) > 1:
         for pattern in explanation.patterns:
-            console.print(Text(f"  {pattern}"), highlight=False)
+            console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
     for r in explanation.recompilations:
         console.print()
         closest = _short_ref(r.closest.ref) if r.closest else "-"
@@ -222,16 +248,16 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
             frame = _tensor_frame(t)
             roots = t.roots()
             op = f" {roots[-1].op}" if roots else ""
-            console.print(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output {note.output}: "
-                               f"live tensor id={t.id} {t.shape_text}{op} from {frame}", style="dim"),
-                          highlight=False)
+            console.print(Hanging(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output "
+                                       f"{note.output}: live tensor id={t.id} {t.shape_text}{op} from {frame}",
+                                       style="dim"), 14), highlight=False)
         if r.debug is not None and r.debug.cause:
-            console.print(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), highlight=False)
+            console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
         if verbose and r.diff is not None:
             _render_details(console, r.diff)
     for hint in explanation.hints:
         console.print()
-        console.print(Text(f"hint: {hint}", style="yellow"), highlight=False)
+        console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)
 
 
 def _tensor_frame(tensor) -> str:
