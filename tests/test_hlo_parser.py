@@ -183,7 +183,7 @@ def test_truncated_operand_list():
     ("", "f.hlo:1:1", "no computations"),
     ("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] add(a, a\n", "f.hlo:5:", "end of input"),
     ("HloModule m\n\nENTRY e {\n  a = f32[x] parameter(0)\n}\n", "f.hlo:4:11", "bad dimension"),
-    ("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] negate(c)\n}\n", "f.hlo:5:3", "'c'"),
+    ("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] negate(c)\n}\n", "f.hlo:5:20", "'c'"),  # at the undefined operand
     ("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0), k=1, k=2\n}\n", "f.hlo:4:", "duplicate attribute"),
     ("HloModule m\n\nc {\n  a = f32[] parameter(0)\n\nENTRY e {\n  a = f32[] parameter(0)\n}\n", "f.hlo:6:1",
      "not closed"),

@@ -634,9 +634,23 @@ class _Parser:
         for inst in comp.instructions:
             for operand in inst.operands:
                 if operand not in defined:
+                    line, col = self._operand_position(inst, operand)
                     raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
-                                        path=self.path, line=inst.line, col=inst.col)
+                                        path=self.path, line=line, col=col)
         self._check_acyclic(comp)
+
+    def _operand_position(self, inst: Instruction, operand: str) -> tuple[int, int]:
+        """Where ``operand`` is written in ``inst``'s operand list (the name the error is about), else the
+        instruction's own position. Looks at the statement's first few lines only (operands rarely wrap)."""
+        token = re.compile(r"(?<![\w.\-])%?" + re.escape(operand) + r"(?![\w.\-])")
+        first = inst.line - self.first_line
+        for index in range(max(first, 0), min(first + 4, len(self.lines))):
+            text = self.lines[index]
+            start = text.find("(", inst.col - 1 if index == first else 0)
+            m = token.search(text, start + 1) if start >= 0 or index != first else None
+            if m is not None:
+                return self.first_line + index, m.start() + 1
+        return inst.line, inst.col
 
     def _check_acyclic(self, comp: Computation) -> None:
         by_name = {inst.name: inst for inst in comp.instructions}
