@@ -16,11 +16,13 @@ from dataclasses import dataclass
 
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
+from hlodiff.dumps.python_source import parameter_names
 from hlodiff.errors import InputWarning
 from hlodiff.explain.inventory import GraphSummary
 
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
+_KEY_CHANGES = frozenset({"static_argument", "weak_type"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +75,21 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
             if not jc.cause.summary.startswith("the HLO is identical"):
                 jc.cause.summary = "the HLO is identical; " + jc.cause.summary
         r.causes[0:0] = [jc.cause for jc in made]
+    elif any(jc.cause.kind in _KEY_CHANGES for jc in made):
+        # A static argument (or weak type) changed and the graph with it: the traced program follows from the
+        # argument, so JAX's reason leads and the graph's causes say what they follow from.
+        leading = [jc.cause for jc in made if jc.cause.kind in _KEY_CHANGES]
+        head = leading[0]
+        for cause in r.causes:
+            cause.fix, cause.fix_is_final = f"follows from the {head.kind.replace('_', ' ')} change above", True
+        r.causes[0:0] = leading
+        r.causes.extend(jc.cause for jc in made if jc.cause.kind not in _KEY_CHANGES)
     else:
         r.causes.extend(jc.cause for jc in made)
 
 
 def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
-    quote = _URL.sub("", reason.text.strip())
-    if len(quote) > 140:
-        quote = quote[:137] + "..."
+    quote = _cut(_URL.sub("", reason.text.strip()), 140)
     where = [miss.call_site] if miss.call_site is not None else []
     said = f'JAX: "{quote}"'
     if reason.kind == "weak_type":
@@ -90,8 +99,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
                         f"pass `{arg}` with one type every call: always a typed array (jnp.float32(x)) or always a "
                         "Python scalar")
     if reason.kind == "static_argument":
-        arg = _argument_name(reason.argument)
-        return JaxCause(Cause("static_argument", f"static argument `{arg}` changed: {reason.before} -> "
+        arg, note = _argument_name(reason.argument, miss)
+        return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "
                                                  f"{reason.now} ({said})", where),
                         f"each value of static `{arg}` compiles again: pass it as a traced argument, keep it out "
                         "of the jitted function, or fix its value")
@@ -121,8 +130,16 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
 def _quote(text: str, limit: int = 160) -> str:
     """JAX's message after its ``TRACING CACHE MISS at ...`` line, on one line."""
     body = " ".join(line.strip() for line in text.splitlines()[1:])
-    body = _URL.sub("", body)
-    return body if len(body) <= limit else body[: limit - 3] + "..."
+    return _cut(_URL.sub("", body), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut between words (JAX's dotted class names are never split)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 3]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + "..."
 
 
 def _weak(text: str | None) -> str:
@@ -133,9 +150,20 @@ def _weak(text: str | None) -> str:
     return f"a weakly typed {base} (a Python scalar)" if weak else f"a typed {base}"
 
 
-def _argument_name(path: str | None) -> str:
-    """``[1]['log_every']`` -> ``log_every``."""
+def _argument_name(path: str | None, miss: JaxCacheMiss | None = None) -> tuple[str, str]:
+    """The argument's name and a note: ``[1]['log_every']`` -> (``log_every``, ""); ``[0][1]`` (positional
+    argument 1) -> (``n_layers``, `` (argnum 1)``) when the function's source is on disk, else (``argnum 1``, "")."""
     if not path:
-        return "?"
+        return "?", ""
     names = re.findall(r"\['([^']+)'\]", path)
-    return names[-1] if names else path
+    if names:
+        return names[-1], ""
+    m = re.fullmatch(r"\[0\]\[(\d+)\]", path.strip())
+    if m is None:
+        return path, ""
+    index = int(m.group(1))
+    defined = miss.defined_at if miss is not None else None
+    params = parameter_names(defined.file, defined.line) if defined is not None else None
+    if params and index < len(params):
+        return params[index], f" (argnum {index})"
+    return f"argnum {index}", ""
