@@ -117,11 +117,13 @@ def test_jax_log_of_another_run_joins_nothing_and_says_so():
     assert any("nothing joined" in str(w) for w in warnings)
 
 
-def test_static_argument_next_to_a_baked_constant_follows_the_graph_cause():
+def test_static_argument_heads_the_baked_constant_that_follows_from_it():
+    """The constant 2 -> 3 in the HLO is the static `scale` baked in: JAX's reason is the cause (review item 4)."""
     result = explain(FIXTURES / "jax" / "recompile_shape" / "dump")
     r = result.recompilations[1]
-    assert [c.kind for c in r.causes] == ["constant", "static_argument"]
-    assert "`scale` changed: 2.0 -> 3.0" in r.causes[1].summary
+    assert [c.kind for c in r.causes] == ["static_argument", "constant"]
+    assert "`scale` changed: 2.0 -> 3.0" in r.causes[0].summary
+    assert r.causes[1].fix.startswith("follows from the static argument")
 
 
 def test_compare_reports_header_difference_of_identical_computations():

@@ -86,8 +86,10 @@ def test_jax_dump_folder_recompilations():
     result = explain(str(FIXTURES / "jax" / "recompile_shape" / "dump"))
     assert all(g.compiled for g in result.graphs) and len(result.graphs) == len(t["compilations"])
     for r, expected in zip(result.recompilations, t["recompiles"]):
-        assert r.causes[0].kind == expected["cause"]
-        cause = r.causes[0]
+        kinds = [c.kind for c in r.causes]
+        # a baked static argument: JAX's log (jax_log.txt) names it ahead of the constant it became in the HLO
+        assert kinds[0] == expected["cause"] or kinds[:2] == ["static_argument", expected["cause"]]
+        cause = r.causes[kinds.index(expected["cause"])]
         assert expected["user_line"] in {f.line for f in cause.locations} | {
             g.line for f in cause.locations for g in cause.callers.get(f, ())}
 
