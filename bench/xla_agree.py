@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import csv
 import sys
 from pathlib import Path
 
@@ -52,7 +51,6 @@ def main(argv=None) -> int:
     except ImportError:
         print("jaxlib is not installed (pip install -e '.[jax]'): nothing to compare against")
         return 0
-    rows = {r["name"]: r for r in csv.DictReader(open(CORPUS / "xla_parser" / "MANIFEST.tsv"), delimiter="\t")}
     tally: collections.Counter = collections.Counter()
     for kind in ("valid", "invalid"):
         for path in sorted((CORPUS / "xla_parser" / kind).glob("*.hlo")):

@@ -33,7 +33,7 @@ def test_bars_for_reading_and_comparing_on_a_terminal_console():
     bars.close()
     drawn = buffer.getvalue()
     assert "reading graphs.hlo.0" in drawn and "reading graphs" in drawn
-    assert f"comparing recompilations" in drawn and f"/{len(explanation.recompilations)} graphs" in drawn
+    assert "comparing recompilations" in drawn and f"/{len(explanation.recompilations)} graphs" in drawn
 
 
 def test_nothing_without_a_listener_and_nothing_when_piped():

@@ -5,7 +5,6 @@ the serial bytes. Inputs are the real multi-process runs under fixtures/jax/rank
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path

@@ -7,7 +7,6 @@ instructions given an opcode no XLA has (`frobnicate`) -- a programmatic edit st
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner

@@ -29,7 +29,7 @@ class Positions:
         return isinstance(position, int) and 0 <= position < len(self._flags) and bool(self._flags[position])
 
     def __iter__(self) -> Iterator[int]:
-        find, flags, i = self._flags.find, self._flags, 0
+        find, i = self._flags.find, 0
         while (i := find(1, i)) >= 0:
             yield i
             i += 1

@@ -33,7 +33,7 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.patterns import describe_pattern, headline_of
 from hlodiff.graph import Normalization
-from hlodiff.hlo.model import SourceFrame, user_frame
+from hlodiff.hlo.model import user_frame
 
 
 
