@@ -1,20 +1,21 @@
-"""Capture what hlodiff reads from a real run: XLA dump folders (torch_xla and JAX), ``PT_XLA_DEBUG`` logs (level 2:
-every execution), compile times, live-tensor reports taken just before the first sync and the sync after each
-compilation (every sync when the user asked for a save-tensors file), and JAX's compile log.
+"""Capture what hlodiff reads from a real run, at near-zero cost on cache hits: XLA's dump of compiled graphs (text
+and proto), the ``PT_XLA_DEBUG_LEVEL=2`` log of every execution, live-tensor reports around compilations (every
+sync when the user asked for a save-tensors file), compile times, JAX's compile log.
 
 Nothing here is imported by the rest of hlodiff, and importing this package imports neither torch nor torch_xla:
-the names below are loaded on first use.
+the names below are loaded on first use. Reading what was captured is :mod:`hlodiff.dumps` (``manifest``,
+``executions``).
 
 * :func:`capture_env` / :class:`CapturePaths` / :func:`read_manifest` (``env``): the environment for a run and the
   ``hlodiff-record.json`` manifest that says where each output went.
 * :func:`record_command` (``record``): run a command under that environment (``hlodiff record -- python train.py``),
-  with the sync hook injected through a ``sitecustomize`` (no edit of the user's script).
+  with the sync hook injected through a ``sitecustomize`` (no edit of the user's script), signals forwarded to its
+  process group (``supervise``).
 * :func:`install_sync_hook` / :func:`uninstall_sync_hook` (``hook``): append ``_xla_tensors_report`` to a file
-  under a ``## SYNC <n>`` line just before each ``torch_xla.sync()`` / ``xm.mark_step()``.
+  under a ``## SYNC <n>`` line just before a sync whose graph is likely new; compile times (``runlog``).
 * :class:`Recorder`, :func:`configure_process_env`, :func:`cleanup` (``session``): in-process capture for the
   pytest plugin.
 """
-
 from __future__ import annotations
 
 import importlib

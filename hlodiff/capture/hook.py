@@ -1,8 +1,11 @@
-"""Append torch_xla's live-tensor report to a file just before every sync.
+"""Append torch_xla's live-tensor report to a file just before a sync whose graph is likely new, and note compile
+times.
 
-:func:`install_sync_hook` makes every ``torch_xla.sync()`` (and so ``xm.mark_step()``, ``torch_xla.compile``, the
-parallel loader's step-end sync) first append ``torch_xla._XLAC._xla_tensors_report(threshold, device)`` to a file,
-under one line::
+:func:`install_sync_hook` makes ``torch_xla.sync()`` (and so ``xm.mark_step()``, ``torch_xla.compile``, the
+parallel loader's step-end sync) first append ``torch_xla._XLAC._xla_tensors_report(threshold, device)`` to a file
+(policy ``HLODIFF_LIVE_TENSORS``: by default only at the first sync and at the first sync after a compilation,
+and not when the last compilation had more than ``HLODIFF_REPORT_MAX_OUTPUTS`` outputs; at every sync when the
+user set a save file), under one line::
 
     ## SYNC <n> call=<k> trigger=sync api=<torch_xla.sync|xm.mark_step|torch_xla.compile>
 
@@ -26,16 +29,20 @@ closes the sync. Both proxy calls return before the step marker runs / after it 
 on the stack while torch_xla records it. If a future ``sync`` no longer has that shape, the hook falls back to a
 plain wrapper (and says so on stderr once).
 
-**Keeping ``<n>`` right.** ``<n>`` is the index of the save-tensors entry the sync will produce. ``.item()``,
-``print(t)``, ``.cpu()`` and ``xm.save`` also execute graphs, and each appends an entry without passing through
-``sync``; so ``<n>`` is not a count of syncs but the number of entries already in the save file, counted at hook
-time. The count is incremental (only the bytes appended since the previous count are scanned, for entry headers
-``[ScheduleSyncTensorsGraph]`` — the same lines ``hlodiff.dumps.save_tensors`` numbers entries by), so a run reads
-its save file about once in total. torch_xla writes an entry synchronously inside the step marker and closes the
-file after each write, so the count is exact at that point. A sync with nothing pending writes no entry: after the
-sync, when the count did not grow, the report just written is cut off the file again. Without a save-tensors file
-(``XLA_SAVE_TENSORS_FILE`` unset), ``<n>`` falls back to the index of the sync call and the line says
+**Keeping ``<n>`` right.** ``<n>`` is the index of the execution the sync will produce, as
+:mod:`hlodiff.dumps.executions` numbers them: the ``Execution Analysis`` blocks of the ``PT_XLA_DEBUG_LEVEL=2``
+log already written (with a user-set save file: the entries already in it, by their ``[ScheduleSyncTensorsGraph]``
+headers). ``.item()``, ``print(t)``, ``.cpu()`` and ``xm.save`` also execute graphs without passing through
+``sync``, so ``<n>`` is not a count of syncs. Counts are incremental (only the bytes appended since the previous
+count are scanned, :mod:`hlodiff.capture.runlog`); torch_xla writes both synchronously inside the step marker.
+A sync with nothing pending executes nothing: after the sync, when the count did not grow, the report just written
+is cut off the file again. With neither file, ``<n>`` falls back to the index of the sync call and the line says
 ``save_file=none``.
+
+**Is the coming graph new?** torch_xla 2.9 offers no way to ask before the sync without the live tensors (which
+Python cannot list cheaply). The hook reads the ``UncachedCompile`` counter around each sync instead: a report is
+taken at the first sync and at the first sync after a compilation (the graph that follows a new one is usually new
+or the one just compiled), and ``CompileTime`` samples go to ``compile_times.tsv`` when the counter moved.
 
 This module uses only the standard library at import time: the injected ``sitecustomize`` may load it by path into
 an interpreter where hlodiff is not installed.

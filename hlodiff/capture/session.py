@@ -1,19 +1,20 @@
-"""In-process capture, for the pytest plugin (``hlo_graphs.record()``).
+"""In-process capture, for the pytest plugin (``hlo_graphs.record()``): the same capture as ``hlodiff record``.
 
-torch_xla reads ``XLA_SAVE_TENSORS_FILE`` once (at its first save, per thread) and keeps appending to that one
-file, so a test cannot get "its own" save file. Instead:
+torch_xla and XLA read their settings once per process (``XLA_FLAGS`` when the runtime starts, the debug log at
+first use), and keep appending to one debug log and one dump folder, so a test cannot get "its own" files.
+Instead:
 
-* at pytest configure time, before any test touches an XLA device, :func:`configure_process_env` sets the
-  capture environment for the whole process (keeping what the user set) and arms the sync hook, which installs
-  itself when torch_xla is imported;
-* a :class:`Recorder` remembers, at :meth:`~Recorder.start`, how many entries the save file holds and how long the
-  report file and the debug log are, and at :meth:`~Recorder.stop` returns a :class:`Recording`: the range of
-  save-file entries, and the byte ranges of the report file and debug log, written in between;
+* after collection, before any test touches an XLA device, :func:`configure_process_env` sets the capture
+  environment for the whole process (keeping what the user set) and arms the sync hook, which installs itself
+  when torch_xla is imported; if the XLA runtime already runs, it falls back to torch_xla's save file;
+* a :class:`Recorder` remembers, at :meth:`~Recorder.start`, how many executions the ``PT_XLA_DEBUG_LEVEL=2`` log
+  (or entries the save file) holds and how long the report file and the debug log are, and asks the hook for a
+  report at the next sync; :meth:`~Recorder.stop` returns a :class:`Recording`: the range of executions, and the
+  byte ranges of the report file and debug log, written in between;
 * :func:`cleanup` (at unconfigure) deletes only the files the configuration created and restores the environment.
 
 Nothing here imports torch or torch_xla.
 """
-
 from __future__ import annotations
 
 import os
