@@ -167,6 +167,30 @@ def test_it(hlo_graphs):
     assert (tmp_path / "mine.hlo.0").read_text().count("## BEGIN_GRAPH") == 2
 
 
+@needs_xla
+def test_capture_writes_hlo_only_for_compiled_graphs(pytester, tmp_path):
+    """The plugin's capture is record's: compiled graphs in XLA's dump (text and proto, XLA's LLVM files removed),
+    every execution in the PT_XLA_DEBUG_LEVEL=2 log, no per-step HLO."""
+    folder = tmp_path / "capture"
+    pytester.makepyfile(test_cheap='''
+from train import train
+
+def test_it(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4)
+    assert len(rec.graphs) == 4 and len(rec.compilations) == 1
+    assert {g.record.kind for g in rec.graphs} == {"executions"}
+''')
+    result = run(pytester, "--hlodiff-dir", str(folder))
+    result.assert_outcomes(passed=1)
+    dump = folder / "xla_dump"
+    assert len(list(dump.glob("module_*.before_optimizations.txt"))) == 1
+    assert len(list(dump.glob("module_*.before_optimizations.hlo.pb"))) == 1
+    assert not [p for p in dump.iterdir() if p.suffix in (".ll", ".o", ".mlir")]
+    assert (folder / "pt_xla_debug.log").read_text().count("Execution Analysis: Execution Cause") == 4
+    assert not list(folder.glob("graphs.hlo*"))
+
+
 def test_without_torch_xla_fixture_skips_and_dump_helpers_work(pytester):
     """Failure injection: torch_xla made unimportable before the plugin configures."""
     from helpers import FIXTURES

@@ -135,6 +135,9 @@ def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True, keep
                 os.environ[name] = before
     removed: list[str] = []
     if keep_files:
+        from hlodiff.capture.record import prune_xla_dump
+
+        prune_xla_dump(paths)  # LLVM IR, objects, MLIR beside the HLO: hlodiff never reads them
         if _CONFIGURED is paths:
             _CONFIGURED = None
         return removed
