@@ -36,8 +36,8 @@ import os
 import re
 from typing import Mapping
 
-from hlodiff.dumps.manifest import (CAPTURE_EXECUTIONS, CAPTURE_SAVE_TENSORS, MANIFEST_NAME, MANIFEST_VERSION,
-                                    CapturePaths, read_manifest)
+from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS, CAPTURE_SAVE_TENSORS, CapturePaths
+from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest  # noqa: F401  (re-exported: hlodiff.capture API)
 
 SAVE_BASENAME = "graphs.hlo"
 DEBUG_LOG_NAME = "pt_xla_debug.log"
