@@ -41,7 +41,25 @@ def derive_causes(cds: list[ComputationDiff]) -> tuple[list[Cause], list[tuple[i
     changed = any(c.kind != "reordered" for c in causes)
     causes.sort(key=lambda c: (changed and c.kind == "reordered", CAUSE_KINDS.index(c.kind), _first_location(c),
                                c.summary))
+    _slice_length_leads(causes)
     return causes, output_mapping, regions
+
+
+def _slice_length_leads(causes: list[Cause]) -> None:
+    """A slice whose bounds changed its length (``x[:n]``) is where the new shapes come from: it leads, and the
+    shape cause says it follows from it instead of pointing at the first op that consumed the slice."""
+    resized = next((c for c in causes if c.kind == "attribute" and any(
+        "shape" in o.kinds and any(k in o.kinds for k in _SLICE_KEYS) for o in c.origins)), None)
+    shapes = [c for c in causes if c.kind == "shape"]
+    if resized is None or not shapes:
+        return
+    causes.remove(resized)
+    causes.insert(causes.index(shapes[0]), resized)
+    for cause in shapes:
+        cause.fix, cause.fix_is_final = "follows from the slice change above: its new length sets these shapes", True
+
+
+_SLICE_KEYS = ("attribute:slice", "attribute:dynamic_slice_sizes")
 
 
 def _first_location(cause: Cause) -> tuple:

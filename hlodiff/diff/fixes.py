@@ -162,6 +162,11 @@ def _constant(cause: Cause, ctx: FixContext) -> str:
 
 def _attribute(cause: Cause, ctx: FixContext) -> str:
     keys = {k.split(":", 1)[1] for c in cause.origins for k in c.kinds if k.startswith("attribute:")}
+    resized = any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
+                  and c.left.opcode in ("slice", "dynamic-slice"))
+    if keys & {"slice", "dynamic_slice_sizes"} and resized:  # a device index would recompile per length too
+        return ("a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed "
+                "length and mask, or bucket lengths to a few sizes")
     if keys & {"slice", "dynamic_slice_sizes"} and ctx.producer == "jax":
         return ("a Python int is baked in as a slice bound (`x[:, i]`): index with a traced int "
                 "(lax.dynamic_slice, jnp.take)")
