@@ -5,7 +5,8 @@
 ``one-off`` (one graph in the middle of a steady run, then back), ``switched`` (one change, then steady: autocast
 turned on), ``last only`` (the last graph differs: a short final batch), ``setup`` (graphs that each ran once
 while the program set up, before another family's steady steps: FSDP wrapping, initialisation), and
-``unbounded`` (a new graph every time, to the end of the run). XLA dump folders hold only compilations; there the
+``unbounded`` (a new graph every time, to the end of the run), ``split`` (every step is the same pair: the
+graph an early read like ``.item()`` ran, then the rest of the step). XLA dump folders hold only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
 """
 
@@ -13,6 +14,9 @@ from __future__ import annotations
 
 import string
 from typing import TYPE_CHECKING
+
+from hlodiff.explain.families import is_partial
+from hlodiff.hlo.model import user_frame
 
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
@@ -41,6 +45,10 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
     if len(compiled_at) == n and families and _before_steady_work(family, families):
         return (f"setup: {n} graphs at {family.label} each ran once while the program set up, before the steady "
                 f"steps ({sequence}){because}")
+    split = _split_by(members)
+    if split is not None:
+        return (f"split: each step ({family.label}) is split in two by an early read at {split}: the same "
+                f"2 graphs every step ({sequence}){because}")
     period, offset = _period(keys)
     if period is not None and n - offset >= 2 * period:
         if period == 2:
@@ -62,6 +70,20 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
     if len(recurring) >= 2 and switches >= 3:
         return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
     return f"{len(compiled_at)} compilations in {n} graphs of {family.label} ({sequence}){because}"
+
+
+def _split_by(members) -> str | None:
+    """Where every step is the same cut-short pair (a graph an early read ran, then the rest of the step): the
+    line of that read (``t.py:9``), else None. Not "alternating": nothing switches, each step runs both graphs."""
+    if len(members) < 4 or len(members) % 2:
+        return None
+    cut, rest = members[0::2], members[1::2]
+    if not all(is_partial(g) for g in cut) or any(is_partial(g) for g in rest):
+        return None
+    if len({g.cache_key for g in cut}) != 1 or len({g.cache_key for g in rest}) != 1:
+        return None
+    where = user_frame(cut[0].record.frames) if cut[0].record.frames else None
+    return f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"
 
 
 def _xla_dump_pattern(family: "Family", because: str) -> str:

@@ -1,0 +1,32 @@
+"""A step cut in two by .item() every step is "split", not "alternating" (review item 6).
+
+Input: the real torch_xla run of fixtures/torch_xla/item_every_step.py; item_partial (.item() on one step only)
+and metric_even_steps (a real alternation) keep their patterns.
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers import FIXTURES
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.recompile import explain_run
+
+TORCH = FIXTURES / "torch_xla"
+
+
+def _run(name):
+    return explain_run(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
+
+
+def test_every_step_split_by_the_same_read_is_named_split_at_the_read():
+    truth = json.loads((TORCH / "item_every_step" / "truth.json").read_text())
+    result = _run("item_every_step")
+    (pattern,) = result.patterns
+    assert pattern.startswith("split: each step") and "alternating" not in result.summary
+    assert f"early read at item_every_step.py:{truth['user_line']}" in pattern
+
+
+def test_a_real_alternation_and_a_one_off_cut_keep_their_names():
+    assert _run("metric_even_steps").patterns[0].startswith("alternating:")
+    assert not _run("item_partial").patterns[0].startswith("split:")
