@@ -564,6 +564,10 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
         click.echo(f"hlodiff: stopped by {names}: the command exited with status {result.exit_status}; the capture "
                    f"is in {out_dir} (hlodiff explain-recompile {out_dir})", err=True)
         sys.exit(result.exit_status)
+    if not result.captured_graphs:
+        click.echo(f"hlodiff: the command produced no graph (it exited with status {result.exit_status}; nothing in "
+                   f"{out_dir} to explain: did it run a torch_xla or JAX step?)", err=True)
+        sys.exit(result.exit_status)
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)

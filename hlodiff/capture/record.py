@@ -46,6 +46,11 @@ class RecordResult:
     def ok(self) -> bool:
         return self.returncode == 0
 
+    @property
+    def captured_graphs(self) -> bool:
+        """The command wrote an XLA dump or a save-tensors file (else there is nothing to explain)."""
+        return bool(self.paths.xla_dump or self.paths.save_tensors_file or self.paths.save_tensors_files())
+
 
 def inject_pythonpath(existing: str | None) -> str:
     """``PYTHONPATH`` with the ``sitecustomize`` folder first (once), existing entries kept after it."""
@@ -92,7 +97,7 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     try:
         proc = supervise.start(argv, env=dict(env), cwd=cwd, **popen_kwargs)
     except OSError as exc:
-        raise HlodiffError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+        raise HlodiffError(f"cannot run the command: {exc.strerror or exc}", path=argv[0]) from None
     try:
         outcome = supervise.supervise(proc, grace)
     except BaseException:

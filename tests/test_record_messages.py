@@ -1,0 +1,30 @@
+"""What `hlodiff record` says when there is nothing to explain: a command that cannot start, or one that ran
+without producing a graph. Real subprocesses, no torch_xla needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HLODIFF = str(Path(sys.executable).with_name("hlodiff"))
+
+
+def _record(tmp_path, *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run([HLODIFF, "record", "-q", "--out", "run", "--", *command], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_command_that_cannot_start_is_named_in_the_error(tmp_path):
+    proc = _record(tmp_path, "no_such_command_hlodiff")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "no_such_command_hlodiff: error: cannot run the command: No such file or directory"
+    assert "<input>" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_command_without_graphs_says_so_and_keeps_its_status(tmp_path):
+    proc = _record(tmp_path, sys.executable, "-c", "import sys; print('trained'); sys.exit(3)")
+    assert proc.returncode == 3  # the command's status, as documented
+    assert "trained" in proc.stdout
+    assert "the command produced no graph (it exited with status 3" in proc.stderr
+    assert "no dump here" not in proc.stderr and "error" not in proc.stderr
