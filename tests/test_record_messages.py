@@ -1,5 +1,5 @@
-"""What `hlodiff record` says when there is nothing to explain: a command that cannot start, or one that ran
-without producing a graph. Real subprocesses, no torch_xla needed."""
+"""What hlodiff says when there is nothing to explain: a command `record` cannot start, or one that ran
+without producing a graph; a JAX log given as the dump. Real subprocesses, no torch_xla needed."""
 
 from __future__ import annotations
 
@@ -28,3 +28,12 @@ def test_a_command_without_graphs_says_so_and_keeps_its_status(tmp_path):
     assert "trained" in proc.stdout
     assert "the command produced no graph (it exited with status 3" in proc.stderr
     assert "no dump here" not in proc.stderr and "error" not in proc.stderr
+
+
+def test_a_jax_log_given_as_the_dump_is_named_like_the_other_side_inputs():
+    """Like a PT_XLA_DEBUG log or a live-tensor report given as the dump, JAX's stderr log is called what it is."""
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "jax" / "weak_type" / "stderr.log"
+    proc = subprocess.run([HLODIFF, "inspect", str(log)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"{log}:1: error: not an HLO dump: this is a JAX compile log (hlodiff reads it "
+                                   "as a side input, --jax-log, not as a graph)")

@@ -18,6 +18,7 @@ from typing import Iterator
 from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_error, read_head
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
+from hlodiff.dumps.jax_log import looks_like_jax_log
 from hlodiff.dumps.executions import scan_executions
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import is_execution_run
@@ -130,6 +131,8 @@ def _why_not(head: bytes) -> str:
         return "this is a torch_xla live-tensor report (hlodiff reads it as a side input, not as a graph)"
     if b"Compilation Analysis: " in head or b"Execution Analysis: " in head:
         return "this is a PT_XLA_DEBUG log (hlodiff reads it as a side input, not as a graph)"
+    if first.startswith(b"Finished tracing") or looks_like_jax_log(head.decode("utf-8", "replace")):
+        return "this is a JAX compile log (hlodiff reads it as a side input, --jax-log, not as a graph)"
     if first.startswith((b"module @", b"module {", b"func.func")):
         return "StableHLO/MLIR text is not supported; dump HLO text instead"
     text = first.decode("utf-8", "replace")
