@@ -93,10 +93,10 @@ def ops_cause(changes: list[Change], context: str) -> Cause:
     added = Counter(c.right.opcode for c in changes if c.right is not None)
     removed = Counter(c.left.opcode for c in changes if c.left is not None)
     parts = []
-    if added:
-        parts.append(f"{sum(added.values())} instructions added ({_opcodes(added)})")
-    if removed:
-        parts.append(f"{sum(removed.values())} instructions removed ({_opcodes(removed)})")
+    for counter, verb in ((added, "added"), (removed, "removed")):
+        if counter:
+            n = sum(counter.values())
+            parts.append(f"{n} instruction{'s' if n != 1 else ''} {verb} ({_opcodes(counter)})")
     stacks = change_stacks(changes)
     user, library = locations(stacks)
     return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),

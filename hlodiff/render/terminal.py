@@ -155,7 +155,9 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
         _render_details(console, diff)
 
 
-def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> None:
+def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
+                  notes: dict[str, list] | None = None) -> None:
+    """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``)."""
     for cause in causes:
         style = KIND_STYLE.get(cause.kind, "")
         line = Text(indent)
@@ -175,6 +177,8 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ") -> 
             for frame in cause.library_locations:
                 console.print(Hanging(Text(f"{indent}{'':<10}in library code {frame_text(frame)}", style="dim"),
                                       under + 16), highlight=False)
+        for note in (notes or {}).pop(cause.kind, ()):
+            console.print(note, highlight=False)
         if cause.hint:
             console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
                           highlight=False)
@@ -242,15 +246,12 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
         if r.diff is not None:
             head.append(f", {r.diff.similarity:.0%} alike", style="dim")
         console.print(head, highlight=False)
-        render_causes(console, r.causes)
-        for note in r.tensors:
-            t = note.tensor
-            frame = _tensor_frame(t)
-            roots = t.roots()
-            op = f" {roots[-1].op}" if roots else ""
-            console.print(Hanging(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output "
-                                       f"{note.output}: live tensor id={t.id} {t.shape_text}{op} from {frame}",
-                                       style="dim"), 14), highlight=False)
+        kinds = [c.kind for c in r.causes]
+        under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
+        notes = {under: [_tensor_note(note) for note in r.tensors]}
+        render_causes(console, r.causes, notes=notes)  # live tensors under the outputs they explain
+        for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
+            console.print(line, highlight=False)
         if r.debug is not None and r.debug.cause:
             console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
         if verbose and r.diff is not None:
@@ -258,6 +259,14 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     for hint in explanation.hints:
         console.print()
         console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)
+
+
+def _tensor_note(note) -> Hanging:
+    t = note.tensor
+    roots = t.roots()
+    op = f" {roots[-1].op}" if roots else ""
+    return Hanging(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output {note.output}: live tensor "
+                        f"id={t.id} {t.shape_text}{op} from {_tensor_frame(t)}", style="dim"), 14)
 
 
 def _tensor_frame(tensor) -> str:

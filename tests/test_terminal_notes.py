@@ -1,0 +1,31 @@
+"""Live tensors print under the outputs cause they explain, once, not after the last cause (review item 7).
+
+Input: the real torch_xla run of fixtures/torch_xla/item_partial (save file + tensors_report.txt).
+"""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+
+RUN = FIXTURES / "torch_xla" / "item_partial"
+
+
+def test_live_tensors_sit_between_the_outputs_cause_and_its_fix():
+    out = CliRunner().invoke(main, ["explain-recompile", str(RUN / "graphs.hlo.0"), "--tensors-report",
+                                    str(RUN / "tensors_report.txt")])
+    lines = out.output.splitlines()
+    outputs = next(i for i, line in enumerate(lines) if line.startswith("  outputs"))
+    gone = [i for i, line in enumerate(lines) if "gone output" in line]
+    fix = next(i for i in range(outputs, len(lines)) if lines[i].lstrip().startswith("fix:"))
+    assert gone and all(outputs < i < fix for i in gone)
+    texts = [lines[i] for i in gone]
+    assert len(texts) == len(set(texts))  # each live tensor once
+
+
+def test_one_instruction_is_singular():
+    """autocast_late's recompilation adds one convert: '1 instruction added', not '1 instructions'."""
+    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")])
+    assert "1 instruction added (convert)" in out.output and "1 instructions" not in out.output
