@@ -80,13 +80,21 @@ def _body(cm: "CanonicalModule | None", inst) -> "CanonicalComputation | None":
     return cm.computations.get(names[0]) if names else None
 
 
+_MAX_SCORED = 16
+
+
 def assign_by_content(m: "Matching", lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
     """Pair two operand lists (same length) by best content score; position breaks ties.
 
-    Greedy over all candidate pairs, best first: the lists are an instruction's unmatched operands, a handful.
+    Greedy over all candidate pairs, best first, when the lists are a handful (an instruction's unmatched
+    operands). A long list (a root tuple of hundreds of outputs, all edited by one changed constant) would cost
+    its length squared in scores: there only operands computing the same value trade places, found by hash, and
+    the rest keep their positions.
     """
     if len(lefts) == 1:
         return [(lefts[0], rights[0])]
+    if len(lefts) > _MAX_SCORED:
+        return _assign_by_value(m, lefts, rights)
     candidates = sorted(((score(m, lo, ro), -abs(i - j), -i, lo, ro) for i, lo in enumerate(lefts)
                          for j, ro in enumerate(rights)), reverse=True)
     pairs: list[tuple[str, str]] = []
@@ -97,6 +105,26 @@ def assign_by_content(m: "Matching", lefts: list[str], rights: list[str]) -> lis
             used_l.add(lo)
             used_r.add(ro)
             pairs.append((lo, ro))
+    return pairs
+
+
+def _assign_by_value(m: "Matching", lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
+    """Pair operands that compute the same value (anonymous hash past moves), the rest by position."""
+    by_value: dict[str, list[str]] = {}
+    for ro in rights:
+        by_value.setdefault(m.right.anon[through_moves(m.right, ro)], []).append(ro)
+    pairs: list[tuple[str, str]] = []
+    used_r: set[str] = set()
+    rest: list[str] = []
+    for lo in lefts:
+        same = by_value.get(m.left.anon[through_moves(m.left, lo)])
+        if same:
+            ro = same.pop(0)
+            used_r.add(ro)
+            pairs.append((lo, ro))
+        else:
+            rest.append(lo)
+    pairs.extend(zip(rest, [ro for ro in rights if ro not in used_r]))
     return pairs
 
 
