@@ -106,8 +106,6 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
                 path=record.path, line=record.start_line))
         for tensor in chosen:
             claimed.add(tensor.id)
-            origin = made_by.get(tensor.id)
-            root = origin.roots()[0] if origin is not None and origin.roots() else None
             out.append((producer[tensor.id], _boundary_tensor(tensor, shape, made_by, "listed")))
     out.extend(_inferred(report, graph, producer, made_by, claimed, position))
     return out

@@ -58,7 +58,6 @@ def _times(ctxs: list[Context], loop: str) -> int | None:
 
 def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computation], times: int | None,
              where: SourceLocator) -> list[LoopBufferCopy]:
-    insts = body.by_name()
     users: dict[str, list[Instruction]] = {}
     for inst in body.instructions:
         for operand in inst.operands:
