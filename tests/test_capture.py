@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from hlodiff.capture import capture_env, read_manifest, record_command
-from hlodiff.capture.hook import EntryCounter, count_save_entries, drop_added_xla_dump
+from hlodiff.capture.hook import drop_added_xla_dump
+from hlodiff.capture.runlog import EntryCounter, count_save_entries
 from hlodiff.capture.record import INJECT_DIR, clean_outputs, inject_pythonpath
 from hlodiff.dumps import iter_graphs
 from hlodiff.dumps.debug_log import read_compilations
@@ -220,7 +221,7 @@ def test_record_runs_a_script_without_torch_xla_unchanged(tmp_path, capfd):
         import os, sys
         print("args", sys.argv[1:], os.environ.get("USER_SITECUSTOMIZE"))
         print("loaded", sorted(m for m in ("torch", "torch_xla", "hlodiff.capture.hook") if m in sys.modules))
-        print("watcher", [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "_ImportWatcher"])
+        print("watcher", [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "ImportWatcher"])
         sys.exit(3)
     """)
     result = record_command([sys.executable, str(script), "--lr", "0.1"], tmp_path / "out",
@@ -229,7 +230,7 @@ def test_record_runs_a_script_without_torch_xla_unchanged(tmp_path, capfd):
     assert result.returncode == 3 and result.exit_status == 3 and not result.ok
     assert "args ['--lr', '0.1'] ran" in out
     assert "loaded ['hlodiff.capture.hook']" in out  # only the small stdlib-only hook module, never torch
-    assert "watcher ['_ImportWatcher']" in out
+    assert "watcher ['ImportWatcher']" in out
     paths = read_manifest(tmp_path / "out")
     assert paths.returncode == 3 and paths.command == [sys.executable, str(script), "--lr", "0.1"]
     assert paths.save_tensors_file is None and paths.tensors_report is None and paths.xla_dump is None
@@ -258,7 +259,7 @@ def test_injected_hook_loads_without_an_importable_hlodiff(tmp_path, capfd):
             "[type(f).__name__ for f in sys.meta_path][:1])")
     result = record_command([sys.executable, "-c", code], tmp_path / "out",
                             base_env=clean_env(PYTHONPATH=str(tmp_path / "shadow")))
-    assert result.ok and "mods ['hlodiff_capture_hook'] ['_ImportWatcher']" in capfd.readouterr().out
+    assert result.ok and "mods ['hlodiff_capture_hook', 'hlodiff_capture_import_watch'] ['ImportWatcher']" in capfd.readouterr().out
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
@@ -290,7 +291,7 @@ def test_record_reports_a_missing_command(tmp_path):
 
 def test_configure_process_env_and_cleanup(tmp_path, monkeypatch):
     from hlodiff.capture import cleanup, configure_process_env
-    from hlodiff.capture.hook import _ImportWatcher
+    from hlodiff.capture.import_watch import ImportWatcher
 
     for name in CAPTURE_VARS:
         monkeypatch.delenv(name, raising=False)
@@ -302,7 +303,7 @@ def test_configure_process_env_and_cleanup(tmp_path, monkeypatch):
         assert os.environ["PT_XLA_DEBUG_LEVEL"] == "2" and "XLA_SAVE_TENSORS_FILE" not in os.environ
         assert os.environ["PT_XLA_DEBUG_FILE"] == paths.debug_log == str(tmp_path / "my.log")
         if "torch_xla" not in sys.modules:
-            assert any(isinstance(f, _ImportWatcher) for f in sys.meta_path)
+            assert any(isinstance(f, ImportWatcher) for f in sys.meta_path)
         for p in (out / "compile_times.tsv", out / "tensors_report.txt", tmp_path / "my.log",
                   out / "xla_dump" / "module_0000.x.txt"):
             write(p, "written by the run\n")
@@ -313,7 +314,7 @@ def test_configure_process_env_and_cleanup(tmp_path, monkeypatch):
                                                      "xla_dump"]
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"] and (tmp_path / "my.log").exists()
     assert "PT_XLA_DEBUG_LEVEL" not in os.environ and os.environ["PT_XLA_DEBUG_FILE"] == str(tmp_path / "my.log")
-    assert not any(isinstance(f, _ImportWatcher) for f in sys.meta_path)
+    assert not any(isinstance(f, ImportWatcher) for f in sys.meta_path)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ _EXPORTS = {
     "uninstall_sync_hook": "hook",
     "install_on_import": "hook",
     "sync_hook_installed": "hook",
-    "count_save_entries": "hook",
+    "count_save_entries": "runlog",
     "RecordResult": "record",
     "record_command": "record",
     "Recorder": "session",

@@ -145,7 +145,7 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
         owned += _add_dump_flags(base, env, paths, resolve)
 
     if paths.save_tensors_file and os.path.exists(paths.save_tensors_file):
-        from hlodiff.capture.hook import count_save_entries
+        from hlodiff.capture.runlog import count_save_entries
 
         paths.save_tensors_start_entry = count_save_entries(paths.save_tensors_file)
         if paths.save_tensors_start_entry:

@@ -50,6 +50,7 @@ an interpreter where hlodiff is not installed.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -71,90 +72,6 @@ XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 
 _STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
 _MARK = "__hlodiff_sync_hook__"  # set on functions this module made
-
-_CHUNK = 1 << 20
-
-
-# -- counting save-tensors entries --------------------------------------------------------------------------------
-
-class EntryCounter:
-    """Counts the entries of a growing save-tensors file, scanning only what was appended since the last call.
-
-    An entry starts with a header line ``[ScheduleSyncTensorsGraph]`` (``[Name]``); a file that was replaced or
-    truncated is counted again from the start.
-    """
-
-    def __init__(self, path: str):
-        import re
-        import threading
-
-        self.path = path
-        self._header = re.compile(rb"^\[\w+\]\r?$", re.M)
-        self._lock = threading.Lock()
-        self._offset = 0
-        self._count = 0
-        self._ident: tuple[int, int] | None = None
-
-    def count(self) -> int:
-        with self._lock:
-            try:
-                st = os.stat(self.path)
-            except OSError:
-                self._offset = self._count = 0
-                self._ident = None
-                return 0
-            ident = (st.st_dev, st.st_ino)
-            if ident != self._ident or st.st_size < self._offset:
-                self._offset = self._count = 0
-                self._ident = ident
-            if st.st_size > self._offset:
-                self._scan(st.st_size)
-            return self._count
-
-    def _scan(self, size: int) -> None:
-        try:
-            f = open(self.path, "rb")
-        except OSError:
-            return
-        with f:
-            f.seek(self._offset)
-            carry = b""
-            remaining = size - self._offset
-            while remaining > 0:
-                chunk = f.read(min(_CHUNK, remaining))
-                if not chunk:
-                    break
-                remaining -= len(chunk)
-                buf = carry + chunk
-                cut = buf.rfind(b"\n") + 1  # only whole lines: a line still being written is counted next time
-                self._count += len(self._header.findall(buf, 0, cut))
-                self._offset += cut
-                carry = buf[cut:]
-
-
-_COUNTERS: dict[str, EntryCounter] = {}
-
-
-def count_save_entries(path: str | os.PathLike[str]) -> int:
-    """Number of entries in a torch_xla save-tensors file (0 when it does not exist); incremental per path."""
-    key = os.path.abspath(os.fspath(path))
-    counter = _COUNTERS.get(key)
-    if counter is None:
-        counter = _COUNTERS.setdefault(key, EntryCounter(key))
-    return counter.count()
-
-
-_LOG_COUNTERS: dict = {}
-
-
-def count_executions(path: str | os.PathLike[str]) -> int:
-    """Executions logged so far in a ``PT_XLA_DEBUG_LEVEL=2`` log (0 when it does not exist); incremental per path."""
-    key = os.path.abspath(os.fspath(path))
-    counter = _LOG_COUNTERS.get(key)
-    if counter is None:
-        counter = _LOG_COUNTERS.setdefault(key, _runlog().DebugLogCounter(key))
-    return counter.update().executions
-
 
 def save_tensors_path(base: str, ordinal: int = 0) -> str:
     """Where torch_xla writes for ``XLA_SAVE_TENSORS_FILE=base``: ``base.<device ordinal>`` (``graphs.hlo.0``)."""
@@ -283,7 +200,7 @@ class _HookState:
         else nothing (the sync call index is used)."""
         save_file = self.save_file(device)
         if save_file is not None:
-            return lambda: count_save_entries(save_file), ""
+            return lambda: _runlog().count_save_entries(save_file), ""
         if self.log is not None:
             return (lambda: self.log.update().executions), ""
         return None, " save_file=none"
@@ -502,7 +419,7 @@ def request_report() -> bool:
 
 def uninstall_sync_hook() -> bool:
     """Restore ``torch_xla.sync``; False when no hook was installed. Never imports torch_xla."""
-    _remove_watcher()
+    _sibling("import_watch").remove_watcher()
     torch_xla = sys.modules.get("torch_xla")
     state = getattr(torch_xla, _STATE_ATTR, None) if torch_xla is not None else None
     if state is None:
@@ -530,67 +447,6 @@ def hook_mode() -> str | None:
 
 # -- installing when torch_xla gets imported ----------------------------------------------------------------------
 
-class _ImportWatcher:
-    """A ``sys.meta_path`` finder that only acts on ``import torch_xla``: it lets the real finders find it, and runs
-    a callback once the package has been executed. Every other import costs one string comparison."""
-
-    def __init__(self, callback):
-        self.callback = callback
-        self.busy = False
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch_xla" or self.busy:
-            return None
-        self.busy = True
-        try:
-            spec = None
-            for finder in list(sys.meta_path):
-                if finder is self:
-                    continue
-                find_spec = getattr(finder, "find_spec", None)
-                if find_spec is None:
-                    continue
-                spec = find_spec(fullname, path, target)
-                if spec is not None:
-                    break
-        finally:
-            self.busy = False
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return None
-        spec.loader = _PostImportLoader(spec.loader, self)
-        return spec
-
-
-class _PostImportLoader:
-    def __init__(self, loader, watcher: _ImportWatcher):
-        self._loader = loader
-        self._watcher = watcher
-
-    def create_module(self, spec):
-        create = getattr(self._loader, "create_module", None)
-        return create(spec) if create is not None else None
-
-    def exec_module(self, module):
-        # torch_xla itself must only ever see its real loader
-        module.__loader__ = self._loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self._loader
-        self._loader.exec_module(module)
-        _remove_watcher(self._watcher)
-        try:
-            self._watcher.callback(module)
-        except Exception as exc:
-            _warn_once(f"could not install the sync hook: {type(exc).__name__}: {exc}")
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-def _remove_watcher(watcher=None) -> None:
-    sys.meta_path[:] = [f for f in sys.meta_path
-                        if not (isinstance(f, _ImportWatcher) and (watcher is None or f is watcher))]
-
-
 def install_on_import(report_path: str | os.PathLike[str], *, nodes_threshold: int = 0) -> bool:
     """Install the hook now if torch_xla is imported, else as soon as it is (nothing is imported here).
 
@@ -600,13 +456,17 @@ def install_on_import(report_path: str | os.PathLike[str], *, nodes_threshold: i
     if torch_xla is not None and getattr(getattr(torch_xla, "__spec__", None), "_initializing", False) is False:
         install_sync_hook(path, nodes_threshold=nodes_threshold)
         return True
-    _remove_watcher()
+    watch = _sibling("import_watch")
+    watch.remove_watcher()
 
     def on_import(module):
-        drop_added_xla_dump()
-        install_sync_hook(path, nodes_threshold=nodes_threshold)
+        try:
+            drop_added_xla_dump()
+            install_sync_hook(path, nodes_threshold=nodes_threshold)
+        except Exception as exc:
+            _warn_once(f"could not install the sync hook: {type(exc).__name__}: {exc}")
 
-    sys.meta_path.insert(0, _ImportWatcher(on_import))
+    sys.meta_path.insert(0, watch.ImportWatcher(on_import))
     return False
 
 
@@ -629,21 +489,24 @@ def drop_added_xla_dump() -> bool:
 
 
 def _runlog():
-    """``hlodiff.capture.runlog``, or the file beside this one when hlodiff is not importable (see the
+    return _sibling("runlog")
+
+
+def _sibling(name: str):
+    """``hlodiff.capture.<name>``, or the file beside this one when hlodiff is not importable (see the
     ``sitecustomize``)."""
     try:
-        from hlodiff.capture import runlog
-        return runlog
+        return importlib.import_module(f"hlodiff.capture.{name}")
     except ImportError:
         pass
-    name = "hlodiff_capture_runlog"
-    if name in sys.modules:
-        return sys.modules[name]
+    alias = f"hlodiff_capture_{name}"
+    if alias in sys.modules:
+        return sys.modules[alias]
     from importlib.util import module_from_spec, spec_from_file_location
 
-    spec = spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "runlog.py"))
+    spec = spec_from_file_location(alias, os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
     module = module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[alias] = module
     spec.loader.exec_module(module)
     return module
 

@@ -16,6 +16,8 @@ Stdlib only (the injected ``sitecustomize`` may load the hook into an interprete
   ``compilation`` is the 0-based compilation number (= the k-th ``Compilation Analysis`` block of the log = the
   k-th module of the XLA dump), ``execution`` the index of the execution it preceded (empty when unknown), and
   ``seconds`` empty when torch_xla's sample buffer no longer held the value.
+* :class:`EntryCounter` counts the entries of a growing save-tensors file the same way, for a run where the user
+  set ``XLA_SAVE_TENSORS_FILE``; :func:`count_save_entries` and :func:`count_executions` keep one counter per path.
 """
 
 from __future__ import annotations
@@ -116,3 +118,81 @@ class CompileTimes:
                     f.write(COMPILE_TIMES_HEADER)
                 f.writelines(lines)
             self.written = total
+
+
+# -- counting save-tensors entries and executions --------------------------------------------------------------------------------
+
+class EntryCounter:
+    """Counts the entries of a growing save-tensors file, scanning only what was appended since the last call.
+
+    An entry starts with a header line ``[ScheduleSyncTensorsGraph]`` (``[Name]``); a file that was replaced or
+    truncated is counted again from the start.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._header = re.compile(rb"^\[\w+\]\r?$", re.M)
+        self._lock = threading.Lock()
+        self._offset = 0
+        self._count = 0
+        self._ident: tuple[int, int] | None = None
+
+    def count(self) -> int:
+        with self._lock:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                self._offset = self._count = 0
+                self._ident = None
+                return 0
+            ident = (st.st_dev, st.st_ino)
+            if ident != self._ident or st.st_size < self._offset:
+                self._offset = self._count = 0
+                self._ident = ident
+            if st.st_size > self._offset:
+                self._scan(st.st_size)
+            return self._count
+
+    def _scan(self, size: int) -> None:
+        try:
+            f = open(self.path, "rb")
+        except OSError:
+            return
+        with f:
+            f.seek(self._offset)
+            carry = b""
+            remaining = size - self._offset
+            while remaining > 0:
+                chunk = f.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                buf = carry + chunk
+                cut = buf.rfind(b"\n") + 1  # only whole lines: a line still being written is counted next time
+                self._count += len(self._header.findall(buf, 0, cut))
+                self._offset += cut
+                carry = buf[cut:]
+
+
+_COUNTERS: dict[str, EntryCounter] = {}
+
+
+def count_save_entries(path: str | os.PathLike[str]) -> int:
+    """Number of entries in a torch_xla save-tensors file (0 when it does not exist); incremental per path."""
+    key = os.path.abspath(os.fspath(path))
+    counter = _COUNTERS.get(key)
+    if counter is None:
+        counter = _COUNTERS.setdefault(key, EntryCounter(key))
+    return counter.count()
+
+
+_LOG_COUNTERS: dict = {}
+
+
+def count_executions(path: str | os.PathLike[str]) -> int:
+    """Executions logged so far in a ``PT_XLA_DEBUG_LEVEL=2`` log (0 when it does not exist); incremental per path."""
+    key = os.path.abspath(os.fspath(path))
+    counter = _LOG_COUNTERS.get(key)
+    if counter is None:
+        counter = _LOG_COUNTERS.setdefault(key, DebugLogCounter(key))
+    return counter.update().executions

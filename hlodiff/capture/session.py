@@ -22,7 +22,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from hlodiff.capture import hook
+from hlodiff.capture import hook, runlog
 from hlodiff.capture.env import CAPTURE_EXECUTIONS, REPORT_ENV, SAVE_BASENAME, CapturePaths, capture_env
 
 _CONFIGURED: CapturePaths | None = None
@@ -297,9 +297,9 @@ class Recorder:
 
     def _count(self, save: str | None) -> int:
         if save:
-            return hook.count_save_entries(save)
+            return runlog.count_save_entries(save)
         if self._executions():
-            return hook.count_executions(self.paths.debug_log)
+            return runlog.count_executions(self.paths.debug_log)
         return 0
 
     def _save_file(self) -> str | None:
