@@ -7,9 +7,12 @@ when a test uses them, so test suites that never use the plugin see no differenc
 torch_xla reads its dump settings once per process, so capture must be arranged before any test touches an XLA
 device. Two steps, both keeping every value the user set and undone at the end:
 
-* at configure time, before test modules import torch_xla: only ``XLA_IR_DEBUG=1`` and ``XLA_HLO_DEBUG=1``
-  (torch_xla reads them at import; they add source lines to the HLO metadata and nothing else). Opt out with
-  ``hlodiff_source_lines = false`` in the pytest ini;
+* at configure time, before test modules import torch_xla, and only with ``hlodiff_source_lines = true`` in the
+  pytest ini (or ``-o hlodiff_source_lines=true``): ``XLA_IR_DEBUG=1`` and ``XLA_HLO_DEBUG=1`` (torch_xla reads
+  them at import; they add source lines to the HLO metadata and frames to the live-tensor reports). Off by
+  default because of what they cost under pytest: torch_xla then records the whole Python stack of every IR
+  node it traces, and pytest's stack is some forty frames deep, so a 4-layer transformer step measured 1.5x its
+  plain time (the same flags cost nothing measurable in a script run by ``hlodiff record``);
 * after collection, only when some collected test uses ``hlo_graphs`` or ``@pytest.mark.hlo_stable``: the save
   file, the PT_XLA_DEBUG log and the live-tensor report hook, all read lazily by torch_xla.
 """
@@ -45,8 +48,9 @@ def pytest_addoption(parser) -> None:
     group.addoption("--hlodiff-dir", default=None,
                     help="where torch_xla's graphs, reports and debug log go (default: a temporary folder, "
                          "removed at the end; a folder given here is kept)")
-    parser.addini("hlodiff_source_lines", type="bool", default=True,
-                  help="set XLA_IR_DEBUG/XLA_HLO_DEBUG before torch_xla is imported, so reports name source lines")
+    parser.addini("hlodiff_source_lines", type="bool", default=False,
+                  help="set XLA_IR_DEBUG/XLA_HLO_DEBUG before torch_xla is imported, so failures name your source "
+                       "lines (costs about 1.5x per traced step under pytest)")
 
 
 def pytest_configure(config) -> None:
@@ -77,7 +81,7 @@ def _arrange_capture(state: _State, config) -> None:
     folder = config.getoption("hlodiff_dir")
     if folder is None:
         state.tmpdir = folder = tempfile.mkdtemp(prefix="hlodiff-")
-    state.paths = configure_process_env(folder)
+    state.paths = configure_process_env(folder, source_lines=config.getini("hlodiff_source_lines"))
 
 
 def pytest_unconfigure(config) -> None:

@@ -36,7 +36,10 @@ DATA_LINE = next(i for i, line in enumerate(TRAIN.strip().splitlines(), 1) if "x
 METRIC_LINE = next(i for i, line in enumerate(TRAIN.strip().splitlines(), 1) if "# the metric line" in line)
 
 
-def run(pytester, *args, **env):
+def run(pytester, *args, lines=True, **env):
+    """A pytest run in a fresh process; ``lines``: with the plugin's source lines on (XLA_IR_DEBUG/XLA_HLO_DEBUG)."""
+    if lines:
+        args = ("-o", "hlodiff_source_lines=true", *args)
     pytester.makepyfile(train=TRAIN)
     for key, value in {"PJRT_DEVICE": "CPU", **env}.items():
         pytester._monkeypatch.setenv(key, value)
@@ -104,9 +107,12 @@ def test_too_many(hlo_graphs):
         train(3, batches=[2, 3, 4])
     rec.assert_max_compilations(1)
 ''')
-    result = run(pytester)
+    result = run(pytester, lines=False)  # the default: no source lines, and a hint saying how to get them
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*3 compilations, expected at most 1*"])
+    result.stdout.fnmatch_lines(["*3 compilations, expected at most 1*",
+                                 "*shape*changed*",
+                                 "*-o hlodiff_source_lines=true*"])
+    assert f"train.py:{DATA_LINE}" not in result.stdout.str()
 
 
 @needs_xla
@@ -221,6 +227,7 @@ import os
 def test_env():
     assert "XLA_SAVE_TENSORS_FILE" not in os.environ
     assert "HLODIFF_TENSORS_REPORT" not in os.environ
+    assert "XLA_IR_DEBUG" not in os.environ and "XLA_HLO_DEBUG" not in os.environ  # they cost 1.5x under pytest
 ''')
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not any(p.name.startswith("hlodiff-") for p in pytester.path.iterdir())

@@ -64,15 +64,17 @@ class CaptureEnv(dict):
 
 
 def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] | None = None,
-                xla_dump: bool = True, write_manifest: bool = True, cwd: str | os.PathLike[str] | None = None
-                ) -> CaptureEnv:
+                xla_dump: bool = True, write_manifest: bool = True, cwd: str | os.PathLike[str] | None = None,
+                source_lines: bool = True) -> CaptureEnv:
     """The environment making torch_xla (and XLA, for JAX) write everything hlodiff needs into ``out_dir``.
 
     Returns ``base_env`` (default: ``os.environ``) plus hlodiff's variables, as a dict whose ``.paths`` is the
     :class:`CapturePaths` manifest; the manifest is also written to ``<out_dir>/hlodiff-record.json`` (creating
     the output folders) unless ``write_manifest`` is False. Relative paths the user set are resolved against
     ``cwd`` (the directory the run will start in; default: the current one). ``xla_dump=False`` leaves
-    ``XLA_FLAGS`` alone (the XLA dump is what JAX runs are read from).
+    ``XLA_FLAGS`` alone (the XLA dump is what JAX runs are read from). ``source_lines=False`` leaves
+    ``XLA_HLO_DEBUG``/``XLA_IR_DEBUG`` alone (the pytest plugin's default: under pytest's deep stack, torch_xla's
+    per-IR-node frame capture costs about 1.5x per traced step).
     """
     out = os.path.abspath(os.fspath(out_dir))
     start_dir = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
@@ -109,7 +111,7 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
     else:
         paths.capture = CAPTURE_EXECUTIONS
 
-    for name in ("XLA_HLO_DEBUG", "XLA_IR_DEBUG"):
+    for name in ("XLA_HLO_DEBUG", "XLA_IR_DEBUG") if source_lines else ():
         value, _ = choose(name, "1")
         if value.strip() in ("0", "false", "False"):
             paths.warnings.append(f"{name}={value} (set by you): graphs and reports will lack source lines")

@@ -31,7 +31,7 @@ _CREATED_DIRS: set[str] = set()
 
 
 def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = True,
-                          install_hook: bool = True) -> CapturePaths:
+                          install_hook: bool = True, source_lines: bool = True) -> CapturePaths:
     """Set this process's environment for capture into ``out_dir`` (user-set values are kept) and arm the hook.
 
     Best before ``import torch_xla``: torch_xla 2.9 reads ``XLA_IR_DEBUG`` at import (later, the reports have no
@@ -49,7 +49,7 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
         # XLA already read XLA_FLAGS (no dump of compiled graphs now); the save file is still read at first save.
         base["XLA_SAVE_TENSORS_FILE"] = os.path.join(out, SAVE_BASENAME)
         base.setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
-    env = capture_env(out, base_env=base, xla_dump=xla_dump, write_manifest=False)
+    env = capture_env(out, base_env=base, xla_dump=xla_dump, write_manifest=False, source_lines=source_lines)
     paths = env.paths
     if late:
         for name in ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 
 from hlodiff.errors import InputWarning
@@ -32,7 +33,7 @@ class HloRecording:
         events = {e.graph_hash: e for e in self._capture.compilations(self.warnings) if e.graph_hash}
         if not records:
             return RunExplanation([], [], [], "0 graphs: nothing ran on the XLA device inside the block", [])
-        return explain_records(records, reports=reports, events=events)
+        return _pytest_hints(explain_records(records, reports=reports, events=events))
 
     def _records(self) -> list:
         return self._capture.graphs(self.warnings)
@@ -68,3 +69,21 @@ class HloRecording:
 
     def report(self) -> str:
         return self.stability.report()
+
+
+SOURCE_LINES_HINT = ("source lines unknown: the plugin leaves XLA_IR_DEBUG/XLA_HLO_DEBUG off (under pytest they "
+                     "cost about 1.5x per traced step); run pytest with `-o hlodiff_source_lines=true` to name "
+                     "your lines")
+
+
+def _pytest_hints(explanation: RunExplanation) -> RunExplanation:
+    """Inside pytest the way to source lines is the plugin's ini switch, not ``hlodiff record``."""
+    if any(os.environ.get(name, "0") not in ("", "0") for name in ("XLA_HLO_DEBUG", "XLA_IR_DEBUG")):
+        return explanation
+    explanation.hints[:] = [SOURCE_LINES_HINT if h.startswith("source lines unknown") else h
+                            for h in explanation.hints]
+    for recompilation in explanation.recompilations:
+        for cause in recompilation.causes:
+            if cause.hint and cause.hint.startswith("the HLO has no source metadata"):
+                cause.hint = "the HLO has no source metadata: run pytest with `-o hlodiff_source_lines=true`"
+    return explanation
