@@ -62,28 +62,38 @@ class DebugLogCounter:
         return self
 
     def _scan(self, size: int) -> None:
-        try:
-            f = open(self.path, "rb")
-        except OSError:
-            return
-        with f:
-            f.seek(self.offset)
-            carry = b""
-            remaining = size - self.offset
-            while remaining > 0:
-                chunk = f.read(min(_CHUNK, remaining))
-                if not chunk:
-                    break
-                remaining -= len(chunk)
-                buf = carry + chunk
-                cut = buf.rfind(b"\n") + 1  # whole lines only
-                self.executions += len(_EXECUTION_END.findall(buf, 0, cut))
-                self.compiled += [h.decode("ascii") for h in _COMPILED_HASH.findall(buf, 0, cut)]
-                outputs = _COMPILED_OUTPUTS.findall(buf, 0, cut)
-                if outputs:
-                    self.last_outputs = int(outputs[-1])
-                self.offset += cut
-                carry = buf[cut:]
+        self.offset = scan_lines(self.path, self.offset, size, self._count)
+
+    def _count(self, buf: bytes, cut: int) -> None:
+        self.executions += len(_EXECUTION_END.findall(buf, 0, cut))
+        self.compiled += [h.decode("ascii") for h in _COMPILED_HASH.findall(buf, 0, cut)]
+        outputs = _COMPILED_OUTPUTS.findall(buf, 0, cut)
+        if outputs:
+            self.last_outputs = int(outputs[-1])
+
+
+def scan_lines(path: str, offset: int, size: int, count) -> int:
+    """Read ``path`` from ``offset`` to ``size`` in chunks, calling ``count(buf, cut)`` on the whole lines of each
+    (``buf[:cut]``); returns the offset after the last whole line (a line still being written is read next time)."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return offset
+    with f:
+        f.seek(offset)
+        carry = b""
+        remaining = size - offset
+        while remaining > 0:
+            chunk = f.read(min(_CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            buf = carry + chunk
+            cut = buf.rfind(b"\n") + 1
+            count(buf, cut)
+            offset += cut
+            carry = buf[cut:]
+    return offset
 
 
 class CompileTimes:
@@ -120,7 +130,7 @@ class CompileTimes:
             self.written = total
 
 
-# -- counting save-tensors entries and executions --------------------------------------------------------------------------------
+# -- counting save-tensors entries and executions ----------------------------------------------------------------
 
 class EntryCounter:
     """Counts the entries of a growing save-tensors file, scanning only what was appended since the last call.
@@ -154,24 +164,10 @@ class EntryCounter:
             return self._count
 
     def _scan(self, size: int) -> None:
-        try:
-            f = open(self.path, "rb")
-        except OSError:
-            return
-        with f:
-            f.seek(self._offset)
-            carry = b""
-            remaining = size - self._offset
-            while remaining > 0:
-                chunk = f.read(min(_CHUNK, remaining))
-                if not chunk:
-                    break
-                remaining -= len(chunk)
-                buf = carry + chunk
-                cut = buf.rfind(b"\n") + 1  # only whole lines: a line still being written is counted next time
-                self._count += len(self._header.findall(buf, 0, cut))
-                self._offset += cut
-                carry = buf[cut:]
+        self._offset = scan_lines(self.path, self._offset, size, self._add)
+
+    def _add(self, buf: bytes, cut: int) -> None:
+        self._count += len(self._header.findall(buf, 0, cut))
 
 
 _COUNTERS: dict[str, EntryCounter] = {}

@@ -116,7 +116,7 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
     if cause.locations:
         return None
     record = graph.record
-    if not _has_source_metadata(graph):
+    if not has_source_metadata(graph):
         if record.kind in TRACED_KINDS:
             return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
                     "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
@@ -133,7 +133,7 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
             "--xla_dump_hlo_as_proto with XLA_HLO_DEBUG=1), whose stack_frame_index keeps full stacks")
 
 
-def _has_source_metadata(graph: GraphSummary) -> bool:
+def has_source_metadata(graph: GraphSummary) -> bool:
     cm = graph._canonical
     if cm is None:
         return False

@@ -25,8 +25,8 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
-from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, hint_for, locate_from_tensors, output_tensors,
-                                    outputs_added_removed)
+from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, has_source_metadata, hint_for, locate_from_tensors,
+                                    output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
@@ -285,18 +285,10 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
-    if not any(_has_source_metadata(r.graph) for r in unknown):
+    if not any(has_source_metadata(r.graph) for r in unknown):
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
     elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
         hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
                      "`hlodiff record`) to trace them to the live tensors and their Python stacks")
     return hints
-
-
-def _has_source_metadata(graph: GraphSummary) -> bool:
-    cm = graph._canonical
-    if cm is None:
-        return False
-    return any("source_file=" in meta or "stack_frame_id=" in meta
-               for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
