@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hlodiff.cost.model import RunCost
+from hlodiff.explain.compile_cost import seconds_text
 from hlodiff.render.terminal import Hanging, human_bytes
 
 
@@ -20,7 +21,7 @@ def render_cost(console: Console, run: RunCost) -> None:
     compiled = sum(1 for g in graphs if g.compiled)
     head = f"[bold]{len(graphs)} graph{'s' if len(graphs) != 1 else ''}[/], {compiled} compiled"
     if run.compile_seconds is not None:
-        head += f", {run.compile_seconds:.2f} s compiling ({escape(run.compile_seconds_source or '')})"
+        head += f", {seconds_text(run.compile_seconds)} compiling ({escape(run.compile_seconds_source or '')})"
     console.print(head, highlight=False)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for column, justify in (("graph", "left"), ("module", "left"), ("instr", "right"), ("params", "right"),
