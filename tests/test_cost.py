@@ -141,6 +141,17 @@ def test_compile_seconds_come_from_jax_log_compiles():
     assert doc["run"]["compile_seconds"] == seconds
 
 
+def test_record_folder_gives_each_compilation_its_compile_time():
+    """`hlodiff cost DIR` on a `record` folder reads the compile_times.tsv inside it (not only logs beside it)."""
+    folder = FIXTURES / "torch_xla" / "record_adamw" / "dump"
+    rows = [line.split("\t") for line in (folder / "compile_times.tsv").read_text().splitlines()[1:]]
+    doc = cost_json(str(folder))
+    compiled = [g for g in doc["graphs"] if g["compiled"]]
+    assert [g["compile_seconds"] for g in compiled] == [float(r[2]) for r in rows]
+    assert doc["run"]["compile_seconds"] == sum(float(r[2]) for r in rows)
+    assert "compile_times.tsv" in doc["run"]["compile_seconds_source"]
+
+
 def pipeline_truth(variant: str) -> dict:
     return json.loads((PIPELINE / variant / "truth.json").read_text())
 

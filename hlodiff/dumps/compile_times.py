@@ -191,9 +191,13 @@ def logs_beside(paths: list[str]) -> list[str]:
     found: list[str] = []
     for path in paths:
         base = re.sub(r"#-?\d+$", "", path) if not os.path.exists(path) else path
-        folder = os.path.dirname(os.path.abspath(base))
-        for name in LOG_NAMES:
-            candidate = os.path.join(folder, name)
-            if os.path.isfile(candidate) and candidate not in found:
-                found.append(candidate)
+        # a folder (an XLA dump, a `record` folder) holds its logs; a file's logs sit beside it, and so do an
+        # XLA dump folder's when it lies inside a run folder (run/xla_dump beside run/jax.log)
+        folders = [os.path.abspath(base)] if os.path.isdir(base) else []
+        folders.append(os.path.dirname(os.path.abspath(base)))
+        for folder in folders:
+            for name in LOG_NAMES:
+                candidate = os.path.join(folder, name)
+                if os.path.isfile(candidate) and candidate not in found:
+                    found.append(candidate)
     return found
