@@ -222,6 +222,18 @@ def test_same_hlo_compiled_again_shows_as_a_repeated_letter():
     assert "(A,A); 1 of them the same computation compiled again" in result.patterns[0]
 
 
+def test_jax_eager_op_compiles_are_named_and_never_head_the_report():
+    """jnp.ones of two shapes outside jit compiles jit_broadcast_in_dim twice: expected, not the user's step."""
+    result = explain(FIXTURES / "jax" / "debug_print" / "dump")
+    eager = [p for p in result.patterns if p.startswith("eager op: jit_broadcast_in_dim")]
+    assert len(eager) == 1 and "not a step" in eager[0]
+    assert result.headline is not None and result.headline.family.label == "jit_f"
+    broadcast = [r for r in result.recompilations if r.family.label == "jit_broadcast_in_dim"]
+    assert broadcast and all(c.fix.startswith("expected: JAX compiles an operation run outside jit")
+                             for r in broadcast for c in r.causes)
+    assert result.summary.index("jit_f") < result.summary.index("eager op")
+
+
 def test_compare_dump_stays_within_each_jitted_function():
     dump = FIXTURES / "jax" / "debug_print" / "dump"
     doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)

@@ -19,6 +19,10 @@ from hlodiff.explain.inventory import GraphSummary
 _CUT = "follows from the early read above: fix that and this goes too"
 
 
+_EAGER = ("expected: JAX compiles an operation run outside jit once per new argument shape; create such arrays inside "
+          "the jitted function (or with one shape) if these compilations add up")
+
+
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
     """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
     for r in recompilations:
@@ -26,8 +30,12 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
         added = added_inputs(r.causes)
+        eager = pattern.startswith("eager op:")
         for cause in r.causes:
             if cause.fix_is_final:
+                continue
+            if eager:
+                cause.fix = _EAGER
                 continue
             if cut and cause.kind != "partial":
                 cause.fix = _CUT

@@ -6,7 +6,8 @@
 turned on), ``last only`` (the last graph differs: a short final batch), ``setup`` (graphs that each ran once
 while the program set up, before another family's steady steps: FSDP wrapping, initialisation), and
 ``unbounded`` (a new graph every time, to the end of the run), ``split`` (every step is the same pair: the
-graph an early read like ``.item()`` ran, then the rest of the step). XLA dump folders hold only compilations; there the
+graph an early read like ``.item()`` ran, then the rest of the step), ``eager op`` (JAX: a primitive run outside
+jit, such as ``jnp.ones``, compiled once per argument shape; never the headline). XLA dump folders hold only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
 """
 
@@ -33,6 +34,10 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
     if len(compiled_at) <= 1:
         return f"steady: {family.label} compiled once in {n} graph{'s' if n != 1 else ''}"
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
+        if is_eager_op(family):
+            return (f"eager op: {family.label} compiled once per argument shape "
+                    f"({','.join(_letters([g.fingerprint for g in members])[:12])}){because}, outside jit: "
+                    f"not a step")
         return _xla_dump_pattern(family, because)
     keys = [g.cache_key for g in members]
     letters = _letters(keys)
@@ -159,7 +164,27 @@ def headline_of(families: list["Family"], patterns: list[str], recompilations):
     return None
 
 
-_BENIGN = ("steady", "warm-up only", "setup")
+_BENIGN = ("steady", "warm-up only", "setup", "eager op")
+
+# JAX primitives that user code commonly runs outside jit (array creation, casts, arithmetic on concrete arrays);
+# each such call compiles a one-op module named jit_<primitive> for its argument shapes and types.
+_EAGER_PRIMITIVES = frozenset((
+    "broadcast_in_dim", "convert_element_type", "iota", "reshape", "squeeze", "expand_dims", "concatenate",
+    "transpose", "add", "sub", "mul", "div", "neg", "max", "min", "pow", "integer_pow", "exp", "log", "sqrt",
+    "rsqrt", "tanh", "logistic", "abs", "sign", "select_n", "eq", "ne", "lt", "le", "gt", "ge", "and", "or",
+    "not", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum", "pad",
+    "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add", "scatter_add", "clamp", "copy",
+    "copy_p", "rem", "floor", "ceil", "round", "erf", "sin", "cos", "random_bits", "random_seed", "random_wrap",
+    "random_unwrap", "threefry2x32", "slice", "split", "sort",
+))
+_EAGER_MAX_INSTRUCTIONS = 12
+
+
+def is_eager_op(family: "Family") -> bool:
+    """A JAX family of one-op modules named after a primitive (``jit_broadcast_in_dim``): an eager call's compile."""
+    name = family.label.removeprefix("jit_")
+    return (family.label.startswith("jit_") and name in _EAGER_PRIMITIVES
+            and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members))
 
 
 def _because(family: "Family", recompilations) -> str:

@@ -273,6 +273,7 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}")
     interesting = [p for p in patterns if not p.startswith("steady")]
+    interesting.sort(key=lambda p: p.startswith("eager op"))  # JAX's eager compiles come after the real story
     return head + (": " + "; ".join(interesting) if interesting else "")
 
 
