@@ -55,13 +55,26 @@ def alive(pid: int) -> bool:
         return True
 
 
-def start_record(tmp_path: Path, *args: str, grace: str = "2") -> tuple[subprocess.Popen, Path, tuple[int, int]]:
+def _as_from_a_terminal() -> None:
+    """hlodiff as a shell starts it in the foreground, whatever started pytest (`nohup`, `&` ignore SIGHUP, SIGINT)."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _ignoring(sig: int) -> None:
+    _as_from_a_terminal()
+    signal.signal(sig, signal.SIG_IGN)
+
+
+def start_record(tmp_path: Path, *args: str, grace: str = "2",
+                 ignored: int | None = None) -> tuple[subprocess.Popen, Path, tuple[int, int]]:
     (tmp_path / "child.py").write_text(textwrap.dedent(CHILD))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
     env["HLODIFF_RECORD_GRACE"] = grace
     proc = subprocess.Popen([hlodiff_cmd(), "record", "--out", "run", "--", sys.executable, "child.py", str(tmp_path),
                              *args], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                            stdout=(tmp_path / "stdout").open("w"), stderr=(tmp_path / "stderr").open("w"))
+                            stdout=(tmp_path / "stdout").open("w"), stderr=(tmp_path / "stderr").open("w"),
+                            preexec_fn=_as_from_a_terminal if not ignored else lambda: _ignoring(ignored))
     pids = tmp_path / "pids"
     deadline = time.monotonic() + 60
     while not (pids.exists() and pids.read_text().endswith("\n")):
@@ -103,6 +116,18 @@ def test_sigint_to_hlodiff_alone_reaches_the_command(tmp_path):
     status, _ = finish(proc, tmp_path)
     assert (tmp_path / "heard").read_text() == "SIGINT\n"  # the command's own KeyboardInterrupt handler ran
     assert status == 7 and manifest(run)["returncode"] == 7 and manifest(run)["signals"] == ["SIGINT"]
+    assert not alive(child) and not alive(grandchild)
+
+
+def test_nohup_stays_in_force_for_the_command(tmp_path):
+    """`nohup hlodiff record -- cmd`: a hang-up stops neither hlodiff nor the command, as without hlodiff."""
+    proc, run, (child, grandchild) = start_record(tmp_path, ignored=signal.SIGHUP)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.5)
+    assert proc.poll() is None and alive(child) and alive(grandchild)
+    proc.send_signal(signal.SIGTERM)
+    status, _ = finish(proc, tmp_path)
+    assert status == 128 + signal.SIGTERM and manifest(run)["signals"] == ["SIGTERM"]
     assert not alive(child) and not alive(grandchild)
 
 

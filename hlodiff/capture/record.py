@@ -94,15 +94,16 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     paths.make_dirs()
     paths.write()
     start = time.monotonic()
-    try:
-        proc = supervise.start(argv, env=dict(env), cwd=cwd, **popen_kwargs)
-    except OSError as exc:
-        raise HlodiffError(f"cannot run the command: {exc.strerror or exc}", path=argv[0]) from None
-    try:
-        outcome = supervise.supervise(proc, grace)
-    except BaseException:
-        supervise.stop_group(proc)  # hlodiff is failing: never leave the command running on its own
-        raise
+    with supervise.forwarding(grace) as signals:  # from before the command starts: no window without them
+        try:
+            proc = supervise.start(argv, env=dict(env), cwd=cwd, **popen_kwargs)
+        except OSError as exc:
+            raise HlodiffError(f"cannot run the command: {exc.strerror or exc}", path=argv[0]) from None
+        try:
+            outcome = signals.wait(proc)
+        except BaseException:
+            supervise.stop_group(proc)  # hlodiff is failing: never leave the command running on its own
+            raise
     paths.returncode = outcome.returncode
     paths.signals = [signal.Signals(s).name for s in outcome.forwarded]
     paths.refresh()

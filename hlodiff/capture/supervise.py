@@ -4,7 +4,9 @@ Without this, SIGTERM or SIGHUP to ``hlodiff record`` killed hlodiff and left th
 SIGINT sent to hlodiff's pid alone never reached the command (issue 12). Now:
 
 * the command runs in its own process group (it and everything it starts: torchrun workers, data loaders);
-* SIGINT, SIGTERM and SIGHUP received by hlodiff are forwarded to that group;
+* SIGINT, SIGTERM and SIGHUP received by hlodiff are forwarded to that group, from before the command starts;
+  a signal hlodiff was started ignoring (``nohup`` ignores SIGHUP, a shell's ``cmd &`` SIGINT) stays ignored,
+  by hlodiff and by the command, as it would without hlodiff;
 * if the command is still running ``grace`` seconds after the first forwarded signal (default 10 s,
   ``HLODIFF_RECORD_GRACE``), the group gets SIGTERM, and ``grace`` seconds later SIGKILL;
 * once the command has exited after a forwarded signal, whatever is left in its group is killed (no orphans);
@@ -57,30 +59,61 @@ def start(argv, **popen_kwargs) -> subprocess.Popen:
     return subprocess.Popen(argv, process_group=0, preexec_fn=_die_with_parent, **popen_kwargs)
 
 
+class Forwarding:
+    """Forwards the signals hlodiff receives to the command's group, from before the command starts.
+
+    The handlers are installed before ``Popen``: a signal that arrives while the command is starting (a busy
+    machine can run the child's first lines before hlodiff's next one) is kept and passed on once the command
+    exists, instead of killing hlodiff with its default action."""
+
+    def __init__(self, grace: float):
+        self.grace = grace
+        self.state = Supervision(returncode=0)
+        self.first_at: float | None = None
+        self.proc: subprocess.Popen | None = None
+        self.pending: list[int] = []
+
+    def __call__(self, signum, frame) -> None:
+        self.state.forwarded.append(signum)
+        if self.first_at is None:
+            self.first_at = time.monotonic()
+        if self.proc is None:
+            self.pending.append(signum)
+        else:
+            _killpg(self.proc, signum)
+
+    def wait(self, proc: subprocess.Popen) -> Supervision:
+        """Pass on what arrived while the command started, then wait for it (see the module docstring)."""
+        self.proc = proc
+        while self.pending:  # a signal arriving now goes straight to the group (self.proc is set)
+            _killpg(proc, self.pending.pop(0))
+        state = self.state
+        with _foreground(proc):
+            while True:
+                try:
+                    state.returncode = proc.wait(timeout=_POLL)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if self.first_at is not None:
+                    _escalate(proc, state, time.monotonic() - self.first_at, self.grace)
+        if state.forwarded or state.escalated:
+            _killpg(proc, signal.SIGKILL)  # what the command left in its group
+        return state
+
+
+@contextmanager
+def forwarding(grace: float | None = None):
+    """``with forwarding() as f: proc = start(...); outcome = f.wait(proc)``."""
+    f = Forwarding(grace_from_env() if grace is None else grace)
+    with _handlers(f):
+        yield f
+
+
 def supervise(proc: subprocess.Popen, grace: float | None = None) -> Supervision:
-    """Wait for ``proc`` (started by :func:`start`), forwarding signals to its group; see the module docstring."""
-    grace = grace_from_env() if grace is None else grace
-    state = Supervision(returncode=0)
-    first_at: list[float] = []
-
-    def forward(signum, frame):
-        state.forwarded.append(signum)
-        if not first_at:
-            first_at.append(time.monotonic())
-        _killpg(proc, signum)
-
-    with _handlers(forward), _foreground(proc):
-        while True:
-            try:
-                state.returncode = proc.wait(timeout=_POLL)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if first_at:
-                _escalate(proc, state, time.monotonic() - first_at[0], grace)
-    if state.forwarded or state.escalated:
-        _killpg(proc, signal.SIGKILL)  # what the command left in its group
-    return state
+    """Wait for ``proc`` (started by :func:`start`), forwarding signals to its group from now on."""
+    with forwarding(grace) as f:
+        return f.wait(proc)
 
 
 def stop_group(proc: subprocess.Popen) -> None:
@@ -125,6 +158,8 @@ def _handlers(handler):
     old = {}
     for sig in FORWARDED:
         try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                continue  # ignored by whoever started hlodiff (nohup, `cmd &`): the command inherits that too
             old[sig] = signal.signal(sig, handler)
         except (OSError, ValueError):
             pass
