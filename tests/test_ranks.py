@@ -134,6 +134,19 @@ def test_a_rank_that_stopped_early_is_said_so(tmp_path):
     assert "it stopped early" in run("explain-recompile", tmp_path / "graphs.hlo").output
 
 
+def test_a_folder_of_separate_runs_is_not_passed_off_as_ranks_that_diverged():
+    """fixtures/torch_xla/fsdp_linear holds two runs of one script (plain/, patched/): ranks by folder order only,
+    so the report says what the numbers rest on and how to read the runs instead. Numbered rank folders that
+    diverge (rank0..rank3) get no such note."""
+    d = doc("explain-recompile", FIX / "torch_xla" / "fsdp_linear")
+    assert d["divergence"]
+    (note,) = [n for n in d["rank_notes"] if "rank numbers come from" in n]
+    assert "sorted order of the subfolders (patched, plain)" in note and "explain each on its own" in note
+    assert "explain each on its own" in run("explain-recompile", FIX / "torch_xla" / "fsdp_linear").output
+    numbered = doc("explain-recompile", JAX_BATCH)
+    assert numbered["divergence"] and not any("rank numbers come from" in n for n in numbered["rank_notes"])
+
+
 @pytest.mark.parametrize("others", [
     [FIX / "torch_xla" / "steady" / "graphs.hlo.0", FIX / "torch_xla" / "batch_shape" / "graphs.hlo.0"],
     [FIX / "torch_xla" / "steady" / "graphs.hlo.0", JAX_STEADY / "rank0"],

@@ -16,6 +16,7 @@ compared with the usual differ, so a divergence has the same causes, user lines 
 from __future__ import annotations
 
 import difflib
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -136,8 +137,23 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
         notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
                      f"{len(sequences[reference])}: it stopped after step {step - 1} (crashed or killed early?); "
                      "its missing steps are not compared")
+    notes.extend(_guessed_numbers(results, divergence))
     return JobExplanation(results, reference, same_as, divergence, stopped,
                           _job_summary(results, sequences, divergence, reference), notes)
+
+
+def _guessed_numbers(results: list[RankResult], divergence: list[Divergence]) -> list[str]:
+    """Ranks numbered by position (folder names without distinct numbers: per-host folders, or a folder of
+    separate runs such as experiment variants) may not be one job at all; when they differ, say what the numbers
+    rest on, so a folder of variants is not read as a job whose ranks diverged."""
+    guessed = [r for r in results if r.spec.identified_by.startswith("position")]
+    if not guessed or not divergence:
+        return []
+    where = "the order of the paths given" if guessed[0].spec.identified_by.startswith("position on") else \
+        "the sorted order of the subfolders"
+    names = ", ".join(os.path.basename(os.path.normpath(r.spec.paths[0])) for r in guessed)
+    return [f"rank numbers come from {where} ({names}), not from rank numbers in their names: if these are "
+            "separate runs rather than one job's ranks, explain each on its own"]
 
 
 STRUCTURAL = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
