@@ -182,3 +182,39 @@ def test_modules_named_with_or_without_jax_trailing_underscore_join_their_compil
     for names in (modules, [m + "_" for m in modules]):
         joined = join_modules(log, names)
         assert all(joined) and [c.function for c in joined] == ["<lambda>"] * len(modules)
+
+
+def test_a_run_folder_stands_for_the_dump_inside_it_and_its_logs_are_read():
+    """Users point at the folder their script wrote (`--xla_dump_to=dump` and the stderr beside it), not at the
+    dump: explain-recompile of fixtures/jax/weak_type reads weak_type/dump and weak_type/stderr.log, and says
+    exactly what it says of the dump folder itself; inspect and compare take the run folder too."""
+    run_dir = JAX / "weak_type"
+    inputs = discover([str(run_dir)], None, None)
+    assert inputs.paths == [str(run_dir / "dump")] and inputs.jax_logs == [str(run_dir / "stderr.log")]
+    by_run = CliRunner().invoke(main, ["explain-recompile", str(run_dir)])
+    by_dump = CliRunner().invoke(main, ["explain-recompile", str(run_dir / "dump")])
+    assert by_run.exit_code == by_dump.exit_code == 1
+    assert by_run.output == by_dump.output and "(weak_type at weak_type.py:" in by_run.output
+    listed = CliRunner().invoke(main, ["inspect", str(run_dir), "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.output)["graphs"]) == 2
+    pair = CliRunner().invoke(main, ["compare", f"{run_dir}#0", f"{run_dir}#1", "--json"])
+    assert pair.exit_code in (0, 1) and json.loads(pair.output)["left_ref"] == f"{run_dir / 'dump'}#0"
+
+
+def test_a_recording_inside_a_run_folder_is_read_and_two_dumps_are_not_guessed(tmp_path):
+    import shutil
+
+    record = FIXTURES / "torch_xla" / "record_adamw"
+    out = CliRunner().invoke(main, ["explain-recompile", str(record), "--json"])
+    assert out.exit_code == 1, out.output
+    read = json.loads(out.output)["inputs"]
+    assert read["dumps"] == [str(record / "dump")]
+    # the manifest names the report and the log; found by name and by content too, each is still read once
+    assert read["tensors_reports"] == [str(record / "dump" / "tensors_report.txt")]
+    assert read["debug_logs"] == [str(record / "dump" / "pt_xla_debug.log")]
+    for name in ("a", "b"):  # two dumps side by side in a folder with no dump of its own: not one run
+        shutil.copytree(JAX / "weak_type" / "dump", tmp_path / "runs" / name / "dump")
+    assert discover([str(tmp_path / "runs" / "a")], None, None).paths == [str(tmp_path / "runs" / "a" / "dump")]
+    from hlodiff.dumps.run_folder import dump_inside
+
+    assert dump_inside(str(tmp_path / "runs")) is None

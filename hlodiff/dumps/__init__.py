@@ -65,6 +65,10 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
     see :func:`hlodiff.dumps.xla_dump.select` (default: ``before_optimizations``, the HLO the program produced).
     """
     p = os.fspath(path)
+    if os.path.isdir(p):
+        from hlodiff.dumps.run_folder import dump_inside
+
+        p = dump_inside(p) or p  # a run folder stands for the one dump inside it
     kind = detect_kind(p)  # eagerly: a bad path fails at this call, not at the first next()
     if kind == "xla_dump":
         return scan_xla_dump(p, warnings, stage=stage)

@@ -44,6 +44,10 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
     """
     inputs = RunInputs([])
     for path in paths:
+        run_dir = path if os.path.isdir(path) else None
+        inner = dump_inside(path) if run_dir else None
+        if inner is not None:  # a run folder: read the dump inside, and the logs of both
+            path = inner
         folder = path if os.path.isdir(path) else os.path.dirname(path)  # "" (not "."): no "./" on found paths
         recorded = os.path.isdir(path) and not _has_hlo_files(path)
         if recorded:
@@ -59,12 +63,14 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
             candidate = side.get(name) or os.path.join(folder, name)
-            if given is None and os.path.isfile(candidate) and candidate not in target:
+            if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target}:
                 target.append(candidate)
         _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
         if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
             _sniff_folder(os.path.dirname(os.path.normpath(path)), inputs,
                           given=(tensors_report, debug_log, jax_log))
+        elif inner is not None:  # a recording inside a run folder: the program's own logs may sit beside it
+            _sniff_folder(run_dir, inputs, given=(tensors_report, debug_log, jax_log))
     if tensors_report:
         inputs.tensors_reports = [tensors_report]
     if debug_log:
@@ -89,8 +95,7 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
     from hlodiff.dumps._io import decode, read_head
     from hlodiff.dumps.jax_log import looks_like_jax_log
 
-    known = {os.path.normpath(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs,
-                                           *inputs.jax_logs)}
+    known = {_key(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs)}
     try:
         names = sorted(os.listdir(folder or "."))
     except OSError:
@@ -98,9 +103,9 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
     candidates = [os.path.join(folder, n) for n in names if _SIDE_NAME.search(n) and not n.startswith("module_")
                   and not _SAVE_FILE.match(n)]
     for path in candidates[:MAX_SNIFFED]:
-        if os.path.normpath(path) in known or not os.path.isfile(path):
+        if _key(path) in known or not os.path.isfile(path):
             continue
-        if path.endswith(".gz") and os.path.normpath(path[:-3]) in known:  # sorted: the plain one came first
+        if path.endswith(".gz") and _key(path[:-3]) in known:  # sorted: the plain one came first
             inputs.warnings.append(InputWarning(f"{os.path.basename(path[:-3])} is beside it: read that one only "
                                                 "(the same log compressed?)", path))
             continue
@@ -118,7 +123,12 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
             inputs.debug_logs.append(path)
         else:
             continue
-        known.add(os.path.normpath(path))
+        known.add(_key(path))
+
+
+def _key(path: str) -> str:
+    """One spelling per file, however it was reached (relative, absolute, through ``..``)."""
+    return os.path.abspath(path)
 
 
 def _manifest_side_files(folder: str) -> dict[str, str]:
@@ -128,8 +138,15 @@ def _manifest_side_files(folder: str) -> dict[str, str]:
     from hlodiff.dumps.manifest import read_manifest
 
     paths = read_manifest(folder)
-    return {name: p for name, p in (("tensors_report.txt", paths.tensors_report),
-                                    ("pt_xla_debug.log", paths.debug_log)) if p}
+    return {name: _as_typed(p, folder) for name, p in (("tensors_report.txt", paths.tensors_report),
+                                                       ("pt_xla_debug.log", paths.debug_log)) if p}
+
+
+def _as_typed(path: str, folder: str) -> str:
+    """A path the manifest holds, spelled from the folder as the user typed it when it lies inside it (so a file
+    found there by name and by content is seen as one file, and reports name it as the user knows it)."""
+    inside = os.path.relpath(os.path.abspath(path), os.path.abspath(folder or "."))
+    return path if inside.startswith(os.pardir) else os.path.join(folder, inside)
 
 
 def _manifest_library_roots(folder: str) -> None:
@@ -147,6 +164,31 @@ def _manifest_library_roots(folder: str) -> None:
     roots = data.get("library_roots") if isinstance(data, dict) else None
     if isinstance(roots, list):
         add_library_roots(r for r in roots if isinstance(r, str))
+
+
+def dump_inside(folder: str) -> str | None:
+    """The one dump in a subfolder of a run folder that holds none itself: the folder a script's output went to,
+    with ``--xla_dump_to=dump`` (or ``hlodiff record --out rec``) inside it and the program's logs beside that
+    (``run/stderr.log``, ``run/dump/``). Users point at the run, not at the dump. ``None`` when the folder holds a
+    dump of its own, or none or several dump subfolders (several are ranks or separate runs: see
+    :mod:`hlodiff.dumps.ranks`)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names):
+        return None
+    inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
+    dumps = [d for d in inner if _has_hlo_files(d) or _holds_recording(d)]
+    return dumps[0] if len(dumps) == 1 else None
+
+
+def _holds_recording(folder: str) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(_SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names)
 
 
 def _has_hlo_files(folder: str) -> bool:
