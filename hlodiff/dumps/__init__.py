@@ -19,7 +19,7 @@ from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_er
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
 from hlodiff.dumps.jax_log import looks_like_jax_log
-from hlodiff.dumps.executions import scan_executions
+from hlodiff.dumps.executions import log_beside, scan_executions
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import is_execution_run
 from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
@@ -38,10 +38,10 @@ _REF_RE = re.compile(r"^(.*)#(-?\d+)$")
 
 def detect_kind(path: str | os.PathLike[str]) -> str:
     """``"save_tensors"``, ``"xla_dump"``, ``"executions"`` (a folder ``hlodiff record`` wrote with the cheap
-    torch_xla capture, :mod:`hlodiff.dumps.executions`) or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
+    torch_xla capture, or an XLA dump with its PT_XLA_DEBUG_LEVEL=2 log beside it: :mod:`hlodiff.dumps.executions`) or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
     p = os.fspath(path)
     if os.path.isdir(p):
-        return "executions" if is_execution_run(p) else "xla_dump"
+        return "executions" if is_execution_run(p) or log_beside(p) else "xla_dump"
     if not os.path.exists(p):
         raise missing_path_error(p)
     if not os.path.isfile(p):

@@ -16,6 +16,11 @@ order, numbered like the entries of a save-tensors file, so ``explain-recompile`
 it. ``index`` is the execution's position in the log; the live-tensor reports of the capture use the same number
 in their ``## SYNC <n>`` lines.
 
+Users capture the same two files without hlodiff (``PT_XLA_DEBUG_LEVEL=2 PT_XLA_DEBUG_FILE=run/debug.log
+XLA_FLAGS=--xla_dump_to=run/dump``): an XLA dump folder with such a log beside it (in the folder or its parent, any
+name, recognised by content) whose compilations are exactly the dump's modules is read the same way
+(:func:`log_beside`), so cache hits, and with them patterns like "alternating", are seen there too.
+
 A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then read as its compilations only (with
 a warning). A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
 skipped with a warning.
@@ -23,7 +28,10 @@ skipped with a warning.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -55,31 +63,120 @@ def read_execution_log(path: str, warnings: list[InputWarning] | None = None) ->
 def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, stage: str | None = None,
                     first: int = 0, end: int | None = None) -> Iterator[GraphRecord]:
     """The executions ``first`` to ``end`` (exclusive) of a recorded folder, as graph records, in run order."""
-    paths = read_manifest(folder)
-    if not paths.debug_log or not os.path.isfile(paths.debug_log):
-        raise HlodiffError("this recording has no PT_XLA_DEBUG log (the sequence of executions)", path=folder)
-    if not paths.xla_dump or not os.path.isdir(paths.xla_dump):
-        raise HlodiffError("this recording has no XLA dump folder (the HLO of compiled graphs)", path=folder)
-    log = read_execution_log(paths.debug_log, warnings)
-    modules = _one_per_module(scan_xla_dump(paths.xla_dump, warnings, stage=stage))
-    by_hash = _compiled_modules(log.compilations, modules, paths.xla_dump, warnings)
+    debug_log, xla_dump = _sources(folder)
+    log = read_execution_log(debug_log, warnings)
+    modules = _one_per_module(scan_xla_dump(xla_dump, warnings, stage=stage))
+    by_hash = _compiled_modules(log.compilations, modules, xla_dump, warnings)
     sequence: list[CompilationEvent | ExecutionEvent] = list(log.executions)
     if not sequence:
         _warn(warnings, "the PT_XLA_DEBUG log has no executions (PT_XLA_DEBUG_LEVEL=1?): reading the "
-                        "compilations only, without cache hits", paths.debug_log)
+                        "compilations only, without cache hits", debug_log)
         sequence = list(log.compilations)
     source = os.fspath(folder)
     for index, event in enumerate(sequence[first:end], start=first):
         module = by_hash.get(event.graph_hash or "")
         if module is None:
             _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
-                            "(compiled before the capture started?); skipped", paths.debug_log, event.line)
+                            "(compiled before the capture started?); skipped", debug_log, event.line)
             continue
         yield GraphRecord(path=module.path, index=index, kind=KIND, start_line=module.start_line, source=source,
                           graph_name=event.graph_name, frames=event.frames, graph_hash=event.graph_hash,
                           module_number=module.module_number, module_name=module.module_name, stage=module.stage,
                           complete=module.complete, byte_offset=module.byte_offset,
                           byte_length=module.byte_length, packed_text=module.packed_text)
+
+
+def _sources(folder: str) -> tuple[str, str]:
+    """The debug log and the XLA dump folder of a recording (from its manifest) or of a dump with its log beside."""
+    if not os.path.isfile(os.path.join(folder, "hlodiff-record.json")):
+        log = log_beside(folder)
+        if log is None:
+            raise HlodiffError("no PT_XLA_DEBUG_LEVEL=2 log beside this XLA dump (the sequence of executions)",
+                               path=folder)
+        return log, folder
+    paths = read_manifest(folder)
+    if not paths.debug_log or not os.path.isfile(paths.debug_log):
+        raise HlodiffError("this recording has no PT_XLA_DEBUG log (the sequence of executions)", path=folder)
+    if not paths.xla_dump or not os.path.isdir(paths.xla_dump):
+        raise HlodiffError("this recording has no XLA dump folder (the HLO of compiled graphs)", path=folder)
+    return paths.debug_log, paths.xla_dump
+
+
+_MODULE_FILE = re.compile(r"^module_(\d+)\..+\.txt$")
+_COMPILATION = b"Compilation Analysis: Compilation Cause"
+_EXECUTION = b"Execution Analysis: "
+
+
+def log_beside(dump: str) -> str | None:
+    """The ``PT_XLA_DEBUG_LEVEL=2`` log of the run that wrote the XLA dump folder ``dump``, spelled from ``dump`` as
+    given: a file in the folder or in its parent that has ``Execution Analysis`` blocks and exactly as many
+    compilations as the folder has modules (torch_xla writes one module per compilation, in order, and
+    :func:`scan_executions` pairs them so). Anything else — no such file, a count that differs (another run's
+    log, a log started late), two candidates — gives ``None``: the dump is then read as its compilations only,
+    and the log still serves as a side input."""
+    folder = os.path.abspath(dump)
+    found = _log_beside(folder, _stamp(folder), _stamp(os.path.dirname(folder)))
+    if found is None:
+        return None
+    inside, name = found
+    return os.path.join(dump if inside else os.path.dirname(os.path.normpath(dump)), name)
+
+
+def _stamp(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return 0
+
+
+@functools.lru_cache(maxsize=32)
+def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
+    """Cached per folder and the folders' modification times: ``detect_kind`` asks again for every path."""
+    from hlodiff.dumps.run_folder import MAX_SNIFFED, SIDE_NAME
+
+    modules = {m.group(1) for name in _names(folder) if (m := _MODULE_FILE.match(name))}
+    if not modules:
+        return None
+    found = []
+    for inside, place in ((True, folder), (False, os.path.dirname(folder))):
+        names = [n for n in _names(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
+        for name in names[:MAX_SNIFFED]:
+            path = os.path.join(place, name)
+            if os.path.isfile(path) and _is_execution_log(path) and _count(path, _COMPILATION) == len(modules):
+                found.append((inside, name))
+    return found[0] if len(found) == 1 else None
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _is_execution_log(path: str) -> bool:
+    from hlodiff.dumps._io import read_head
+
+    try:
+        return _EXECUTION in read_head(path, 1 << 20)
+    except HlodiffError:
+        return False
+
+
+def _count(path: str, needle: bytes) -> int:
+    """Occurrences of ``needle`` in the (decompressed) file, read in chunks: a long run's log is not loaded whole."""
+    from hlodiff.dumps._io import open_binary
+
+    count, tail = 0, b""
+    try:
+        with open_binary(path) as f:
+            while chunk := f.read(1 << 20):
+                data = tail + chunk
+                count += data.count(needle)
+                tail = data[-(len(needle) - 1):]  # too short to hold a needle: none is counted twice
+    except (OSError, EOFError, zlib.error):
+        return -1
+    return count
 
 
 def count_executions(folder: str, warnings: list[InputWarning] | None = None) -> int:

@@ -83,7 +83,8 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
     return inputs
 
 
-_SIDE_NAME = re.compile(r"\.(log|txt|out|err)(\.gz)?$")
+SIDE_NAME = re.compile(r"\.(log|txt|out|err)(\.gz)?$")
+"""Names a program's redirected output goes to (sniffed by content; any of them may be gzip)."""
 _SNIFF = 1 << 20
 _REPORT_LINE = re.compile(r"^Tensor: id=\d+, shape=", re.M)
 MAX_SNIFFED = 64
@@ -100,7 +101,7 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
         names = sorted(os.listdir(folder or "."))
     except OSError:
         return
-    candidates = [os.path.join(folder, n) for n in names if _SIDE_NAME.search(n) and not n.startswith("module_")
+    candidates = [os.path.join(folder, n) for n in names if SIDE_NAME.search(n) and not n.startswith("module_")
                   and not _SAVE_FILE.match(n)]
     for path in candidates[:MAX_SNIFFED]:
         if _key(path) in known or not os.path.isfile(path):

@@ -227,7 +227,7 @@ def _check_one_job(results: list[RankResult], sequences: dict[int, list[GraphSum
 
 def _kinds(kinds: set[str]) -> str:
     words = {"save_tensors": "a torch_xla save-tensors file", "xla_dump": "an XLA dump folder",
-             "hlo_file": "an HLO file", "executions": "a folder recorded by hlodiff record"}
+             "hlo_file": "an HLO file", "executions": "an XLA dump read with its PT_XLA_DEBUG log (hlodiff record, or the same flags)"}
     return " and ".join(words.get(k, k) for k in sorted(kinds)) or "empty"
 
 

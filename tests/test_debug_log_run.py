@@ -1,0 +1,83 @@
+"""A run captured the way torch_xla users capture it without hlodiff: an XLA dump folder (graphs that compiled) and a
+PT_XLA_DEBUG_LEVEL=2 log they named themselves (fixtures/torch_xla/debug_log_run, made by the script beside it).
+Together they are read like a `hlodiff record` folder: every execution, cache hits included."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from hlodiff.cli import main
+from hlodiff.dumps import detect_kind, iter_graphs
+from hlodiff.dumps.executions import log_beside
+
+from conftest import FIXTURES
+
+RUN = FIXTURES / "torch_xla" / "debug_log_run"
+TRUTH = json.loads((RUN / "truth.json").read_text())
+
+
+def explain_json(path) -> dict:
+    result = CliRunner().invoke(main, ["explain-recompile", str(path), "--json"])
+    assert result.exit_code == 1, result.output
+    return json.loads(result.output)
+
+
+def test_the_log_beside_the_dump_gives_every_execution_and_the_alternation():
+    assert log_beside(str(RUN / "dump")) == str(RUN / "debug.log")
+    assert detect_kind(RUN / "dump") == "executions"
+    graphs = list(iter_graphs(RUN / "dump"))
+    assert len(graphs) == TRUTH["steps"] and [g.index for g in graphs] == list(range(TRUTH["steps"]))
+    doc = explain_json(RUN / "dump")
+    assert f"alternating: sync at {TRUTH['user_file']}:{TRUTH['sync_line']}" in doc["summary"]
+    assert "(A,B,A,B,A,B)" in doc["summary"]
+    cause = doc["recompilations"][0]["causes"][0]
+    assert cause["kind"] == TRUTH["cause"] and cause["fix"]
+    assert TRUTH["user_line"] in [loc["line"] for loc in cause["locations"]]
+    assert explain_json(RUN) == doc  # the run folder stands for the dump inside it
+
+
+def test_without_the_log_the_dump_shows_its_compilations_only(tmp_path):
+    shutil.copytree(RUN / "dump", tmp_path / "dump")
+    assert log_beside(str(tmp_path / "dump")) is None and detect_kind(tmp_path / "dump") == "xla_dump"
+    assert len(list(iter_graphs(tmp_path / "dump"))) == 2
+    assert "(A,B,A,B,A,B)" not in explain_json(tmp_path / "dump")["summary"]
+
+
+def test_a_log_that_does_not_match_the_dump_is_not_joined(tmp_path):
+    """A log of another run (here: cut after its first compilation, so it holds one compilation for two modules)
+    is not paired with the modules; the dump is read as its compilations, and the run still explains."""
+    shutil.copytree(RUN / "dump", tmp_path / "dump")
+    text = (RUN / "debug.log").read_text()
+    second = text.index("Compilation Analysis: Compilation Cause", text.index("Compilation Analysis: Compilation Cause") + 1)
+    (tmp_path / "debug.log").write_text(text[:second])
+    assert log_beside(str(tmp_path / "dump")) is None
+    assert len(list(iter_graphs(tmp_path / "dump"))) == 2
+    explain_json(tmp_path / "dump")
+    assert (tmp_path / "debug.log").read_text() == text[:second]  # inputs are never modified
+
+
+def test_a_gzipped_log_is_read_too(tmp_path):
+    import gzip
+
+    shutil.copytree(RUN / "dump", tmp_path / "dump")
+    (tmp_path / "debug.log.gz").write_bytes(gzip.compress((RUN / "debug.log").read_bytes()))
+    assert log_beside(str(tmp_path / "dump")) == str(tmp_path / "debug.log.gz")
+    assert len(list(iter_graphs(tmp_path / "dump"))) == TRUTH["steps"]
+
+
+@pytest.mark.xla
+@pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla is not installed")
+def test_the_fixture_script_captures_the_same_run_again(tmp_path):
+    """Real torch_xla, captured with the user's own flags: the fresh capture explains as the committed one does."""
+    proc = subprocess.run([sys.executable, str(FIXTURES / "torch_xla" / "debug_log_run.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fresh, committed = explain_json(tmp_path), explain_json(RUN)
+    assert fresh["summary"].replace(str(tmp_path), "RUN") == committed["summary"].replace(str(RUN), "RUN")
