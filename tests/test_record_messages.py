@@ -37,3 +37,13 @@ def test_a_jax_log_given_as_the_dump_is_named_like_the_other_side_inputs():
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"{log}:1: error: not an HLO dump: this is a JAX compile log (hlodiff reads it "
                                    "as a side input, --jax-log, not as a graph)")
+
+
+def test_a_debug_log_or_report_given_as_the_dump_says_where_it_goes():
+    """The PT_XLA_DEBUG log and the live-tensor report a user kept are named, with the option that takes each."""
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "torch_xla" / "metric_even_steps"
+    for name, option in (("pt_xla_debug.log", "--debug-log"), ("tensors_report.txt", "--tensors-report")):
+        proc = subprocess.run([HLODIFF, "explain-recompile", str(run / name)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert proc.stderr.startswith(f"{run / name}:1: error: not an HLO dump") and option in proc.stderr

@@ -132,9 +132,11 @@ def _why_not(head: bytes) -> str:
     lines = meaningful_lines(head, limit=5)
     first = lines[0] if lines else b""
     if first.startswith((b"## SYNC", b"Tensor: id=")):
-        return "this is a torch_xla live-tensor report (hlodiff reads it as a side input, not as a graph)"
+        return ("this is a torch_xla live-tensor report (a side input: give the dump it goes with, and this file "
+                "with --tensors-report or beside the dump)")
     if b"Compilation Analysis: " in head or b"Execution Analysis: " in head:
-        return "this is a PT_XLA_DEBUG log (hlodiff reads it as a side input, not as a graph)"
+        return ("this is a PT_XLA_DEBUG log (a side input: give the dump it describes, --debug-log for the log; "
+                "a PT_XLA_DEBUG_LEVEL=2 log beside an --xla_dump_to folder is joined to it by itself)")
     if first.startswith(b"Finished tracing") or looks_like_jax_log(head.decode("utf-8", "replace")):
         return "this is a JAX compile log (hlodiff reads it as a side input, --jax-log, not as a graph)"
     if first.startswith((b"module @", b"module {", b"func.func")):
