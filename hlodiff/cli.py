@@ -340,9 +340,10 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @main.command("explain-recompile")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
-              help="Live-tensor reports captured before each sync (default: tensors_report.txt beside the dump).")
+              help="Live-tensor reports captured before each sync (default: found beside the dump: "
+                   "tensors_report.txt, or a stdout log holding the reports the program printed).")
 @click.option("--debug-log", "debug_log", type=click.Path(), default=None,
-              help="PT_XLA_DEBUG_LEVEL=1 or 2 output (default: pt_xla_debug.log beside the dump).")
+              help="PT_XLA_DEBUG_LEVEL=1 or 2 output (default: found beside the dump by name or content).")
 @click.option("--jax-log", "jax_log", type=click.Path(), default=None,
               help="JAX_EXPLAIN_CACHE_MISSES=1 / JAX_LOG_COMPILES=1 output (default: found beside the dump by "
                    "content).")
@@ -361,7 +362,8 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
     the closest earlier graph of its family and which line of your code caused it.
 
-    PATH is a torch_xla save-tensors file, an XLA dump folder, or a folder written by `hlodiff record`.
+    PATH is a torch_xla save-tensors file, an XLA dump folder (with a PT_XLA_DEBUG_LEVEL=2 log beside it, every
+    execution is read, cache hits too), a folder written by `hlodiff record`, or a run folder holding one of them.
     Several ranks' dumps (FILE.0 FILE.1 ..., the base name FILE, several dump folders, or a folder of rank*/
     folders) are explained rank by rank, with the steps where some ranks ran a graph the majority did not.
     Exit status: 0 when nothing recompiled or diverged, 1 when something did, 2 on bad input.
@@ -483,8 +485,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--debug-log", "debug_logs", multiple=True, type=click.Path(),
-              help="Log with compile times: JAX's jax_log_compiles output or torch_xla's metrics report "
-                   "(repeatable; default: metrics.txt / jax_log.txt beside the dump).")
+              help="Log with compile times: JAX's jax_log_compiles output, torch_xla's metrics report or the "
+                   "compile_times.tsv of hlodiff record (repeatable; default: jax_log.txt, jax.log, metrics.txt, "
+                   "compile_times.tsv beside the dump).")
 @click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
               help="Live-tensor reports, for the tensors crossing graph boundaries (default: tensors_report.txt "
                    "beside the dump).")
