@@ -53,6 +53,15 @@ def read_head(path: str, size: int = SNIFF_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def names_in(folder: str) -> list[str]:
+    """The names in a folder, sorted; none when it cannot be listed (finding files is best effort: the paths the
+    user gave are checked by the readers, with their one-line errors)."""
+    try:
+        return sorted(os.listdir(folder or "."))
+    except OSError:
+        return []
+
+
 def decode(data: bytes) -> str:
     """Bytes of a dump as text; undecodable bytes (a mangled path in metadata) become U+FFFD instead of failing."""
     return data.decode("utf-8", "replace")

@@ -132,26 +132,20 @@ def _stamp(folder: str) -> int:
 @functools.lru_cache(maxsize=32)
 def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
     """Cached per folder and the folders' modification times: ``detect_kind`` asks again for every path."""
+    from hlodiff.dumps._io import names_in
     from hlodiff.dumps.run_folder import MAX_SNIFFED, SIDE_NAME
 
-    modules = {m.group(1) for name in _names(folder) if (m := _MODULE_FILE.match(name))}
+    modules = {m.group(1) for name in names_in(folder) if (m := _MODULE_FILE.match(name))}
     if not modules:
         return None
     found = []
     for inside, place in ((True, folder), (False, os.path.dirname(folder))):
-        names = [n for n in _names(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
+        names = [n for n in names_in(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
         for name in names[:MAX_SNIFFED]:
             path = os.path.join(place, name)
             if os.path.isfile(path) and _is_execution_log(path) and _count(path, _COMPILATION) == len(modules):
                 found.append((inside, name))
     return found[0] if len(found) == 1 else None
-
-
-def _names(folder: str) -> list[str]:
-    try:
-        return sorted(os.listdir(folder))
-    except OSError:
-        return []
 
 
 def _is_execution_log(path: str) -> bool:

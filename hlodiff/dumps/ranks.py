@@ -21,6 +21,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from hlodiff.dumps._io import names_in
+
 _ORDINAL = re.compile(r"^(.*)\.(\d+)(\.gz)?$")
 _NUMBER = re.compile(r"(\d+)(?!.*\d)")  # the last number in a name
 _SAVE_FILE = re.compile(r"\.hlo\.\d+(\.gz)?$")
@@ -69,12 +71,12 @@ def _one_path(path: str) -> list[RankSpec]:
         return [RankSpec(0, (path,), "one dump: one rank")]
     if not os.path.isdir(path) or _is_dump_folder(path):
         return [RankSpec(0, (path,), "one dump: one rank")]
-    saves = sorted((int(_ORDINAL.match(n).group(2)), os.path.join(path, n)) for n in _listdir(path)
+    saves = sorted((int(_ORDINAL.match(n).group(2)), os.path.join(path, n)) for n in names_in(path)
                    if _SAVE_FILE.search(n))
     if len(saves) > 1:
         return [RankSpec(o, (p,), f"ordinal suffix .{o} of {os.path.basename(_ORDINAL.match(p).group(1))}")
                 for o, p in saves]
-    subfolders = [os.path.join(path, n) for n in _listdir(path)
+    subfolders = [os.path.join(path, n) for n in names_in(path)
                   if os.path.isdir(os.path.join(path, n)) and _holds_dump(os.path.join(path, n))]
     if len(subfolders) > 1 and not saves:
         subfolders.sort(key=_natural)
@@ -127,7 +129,7 @@ def _ordinal_files(base: str) -> list[tuple[int, str]]:
     """``graphs.hlo`` -> [(0, "graphs.hlo.0"), (1, "graphs.hlo.1"), ...] as torch_xla wrote them."""
     folder, prefix = os.path.dirname(base) or ".", os.path.basename(base) + "."
     found = []
-    for name in _listdir(folder):
+    for name in names_in(folder):
         rest = name[len(prefix):] if name.startswith(prefix) else ""
         m = re.fullmatch(r"(\d+)(\.gz)?", rest)
         if m:
@@ -136,12 +138,12 @@ def _ordinal_files(base: str) -> list[tuple[int, str]]:
 
 
 def _is_dump_folder(path: str) -> bool:
-    return any(n.startswith("module_") for n in _listdir(path))
+    return any(n.startswith("module_") for n in names_in(path))
 
 
 def _holds_dump(folder: str) -> bool:
     """An XLA dump folder, a folder with a save-tensors file or a recording, or one with such a folder inside."""
-    names = _listdir(folder)
+    names = names_in(folder)
     if any(n.startswith("module_") or _SAVE_FILE.search(n) or n == "hlodiff-record.json" for n in names):
         return True
     return any(os.path.isdir(os.path.join(folder, n)) and _is_dump_folder(os.path.join(folder, n)) for n in names)
@@ -152,21 +154,14 @@ def rank_dumps(spec: RankSpec) -> list[str]:
     out: list[str] = []
     for path in spec.paths:
         if os.path.isdir(path) and not _is_dump_folder(path):
-            inner = sorted(os.path.join(path, n) for n in _listdir(path)
+            inner = sorted(os.path.join(path, n) for n in names_in(path)
                            if os.path.isdir(os.path.join(path, n)) and _is_dump_folder(os.path.join(path, n)))
             if len(inner) == 1 and not any(_SAVE_FILE.search(n) or n == "hlodiff-record.json"
-                                           for n in _listdir(path)):
+                                           for n in names_in(path)):
                 out.append(inner[0])
                 continue
         out.append(path)
     return out
-
-
-def _listdir(folder: str) -> list[str]:
-    try:
-        return sorted(os.listdir(folder))
-    except OSError:
-        return []
 
 
 def _natural(path: str) -> tuple:

@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from hlodiff.dumps._io import names_in
 from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS
 from hlodiff.errors import HlodiffError, InputWarning
 
@@ -97,10 +98,7 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
     from hlodiff.dumps.jax_log import looks_like_jax_log
 
     known = {_key(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs)}
-    try:
-        names = sorted(os.listdir(folder or "."))
-    except OSError:
-        return
+    names = names_in(folder)
     candidates = [os.path.join(folder, n) for n in names if SIDE_NAME.search(n) and not n.startswith("module_")
                   and not _SAVE_FILE.match(n)]
     for path in candidates[:MAX_SNIFFED]:
@@ -173,10 +171,7 @@ def dump_inside(folder: str) -> str | None:
     (``run/stderr.log``, ``run/dump/``). Users point at the run, not at the dump. ``None`` when the folder holds a
     dump of its own, or none or several dump subfolders (several are ranks or separate runs: see
     :mod:`hlodiff.dumps.ranks`)."""
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return None
+    names = names_in(folder)
     if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names):
         return None
     inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
@@ -185,11 +180,7 @@ def dump_inside(folder: str) -> str | None:
 
 
 def _holds_recording(folder: str) -> bool:
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return False
-    return any(_SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names)
+    return any(_SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names_in(folder))
 
 
 def _has_hlo_files(folder: str) -> bool:
