@@ -442,8 +442,8 @@ def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | Non
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
              extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None) -> None:
-    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled
-    (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
+    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled, or
+    a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
     from hlodiff.explain.recompile import explain_run
     from hlodiff.render import json_out, terminal
 
@@ -457,8 +457,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     explanation = explain_run(inputs, warnings, stage=stage)
     body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
                                         "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
-                                        "hlo_protos": [g.record.proto_path for g in explanation.graphs
-                                                       if g.record.proto_path]},
+                                        "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
+                                                                         explanation.graphs if g.record.proto_path))},
             **explanation.to_json()}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
@@ -479,7 +479,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
                    f"{exit_status}", err=True)
         sys.exit(exit_status)
-    sys.exit(1 if explanation.recompilations else 0)
+    sys.exit(1 if explanation.recompilations or explanation.unread else 0)
 
 
 @main.command()

@@ -68,7 +68,8 @@ class GraphSummary:
 
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
               keep: bool = False, parse_hits: bool = True,
-              warnings: list[InputWarning] | None = None) -> list[GraphSummary]:
+              warnings: list[InputWarning] | None = None,
+              unread: list[GraphRecord] | None = None) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
@@ -76,12 +77,14 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     graphs for callers that go on to compare them; ``parse_hits=False`` lets cache hits reuse the facts of the
     graph that compiled their key instead of being parsed at all. A module of an
     XLA dump folder that does not parse (written while the run was killed) is skipped with a warning when
-    ``warnings`` is given, like a cut-off entry of a save-tensors file.
+    ``warnings`` is given, like a cut-off entry of a save-tensors file; the first record of each such module is
+    appended to ``unread`` (it was compiled: a run with one cannot be called stable).
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
     facts_by_text: dict[int, GraphSummary] = {}
     unknown: set[str] = set()  # opcodes already warned about
+    unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
     bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -92,15 +95,23 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         if known is not None and not parse_hits:
             summaries.append(CacheHit(record, known, known, keep=False))
             continue
+        if record.path in unreadable:  # another execution of a module already skipped
+            continue
         text = record.text()
         facts = facts_by_text.get(hash(text))
         if facts is None or keep:
             try:
                 module = _parse(record, text)
             except HloParseError as err:
-                if record.kind != "xla_dump" or warnings is None:
+                if record.kind not in ("xla_dump", "executions") or warnings is None:
                     raise
-                warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}",
+                unreadable.add(record.path)
+                if unread is not None:
+                    unread.append(record)
+                runs = sum(1 for r in records if r.path == record.path) if record.kind == "executions" and \
+                    isinstance(records, (list, tuple)) else 1
+                also = f" (and the {runs} executions that ran it)" if runs > 1 else ""
+                warnings.append(InputWarning(f"module {record.module_number} skipped{also}: {err.message}",
                                              path=err.path, line=err.line))
                 continue
             if warnings is not None:

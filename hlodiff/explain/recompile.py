@@ -88,6 +88,9 @@ class RunExplanation:
     hints: list[str] = field(default_factory=list)
     headline: Recompilation | None = None
     """The recompilation whose leading cause the summary names: its kind, line and fix head the report."""
+    unread: list[str] = field(default_factory=list)
+    """Refs of compiled modules that could not be read (cut off while a killed run wrote them): compilations that
+    happened, with nothing to say about them."""
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps
@@ -102,6 +105,7 @@ class RunExplanation:
             "patterns": self.patterns,
             "recompilations": [r.to_json() for r in self.recompilations],
             "hints": self.hints,
+            "unread": self.unread,
         }
 
 
@@ -160,7 +164,8 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     """
     reports = reports or {}
     events = events or {}
-    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings)
+    unread: list[GraphRecord] = []
+    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread)
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if report_files:
@@ -194,8 +199,17 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     patterns = [describe_pattern(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
-    return RunExplanation(graphs, families, recompilations, _summary(graphs, recompilations, patterns), patterns,
-                          hints, headline_of(families, patterns, recompilations))
+    summary = _summary(graphs, recompilations, patterns) + _unread_note(unread)
+    return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
+                          headline_of(families, patterns, recompilations), [r.ref for r in unread])
+
+
+def _unread_note(unread: list[GraphRecord]) -> str:
+    if not unread:
+        return ""
+    modules = ", ".join(str(r.module_number) for r in unread)
+    return (f"; and {len(unread)} more compilation{'s' if len(unread) != 1 else ''} whose HLO was cut off "
+            f"(module{'s' if len(unread) != 1 else ''} {modules}, not read)")
 
 
 
