@@ -81,3 +81,30 @@ def test_the_fixture_script_captures_the_same_run_again(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     fresh, committed = explain_json(tmp_path), explain_json(RUN)
     assert fresh["summary"].replace(str(tmp_path), "RUN") == committed["summary"].replace(str(RUN), "RUN")
+
+
+def test_a_module_cut_off_by_a_killed_run_is_counted_not_fatal(tmp_path):
+    """XLA was writing the second compilation's module when the run died: every execution of the first module is
+    still explained, the cut one is named once in a warning and in `unread`, and the exit status is 1 (it did
+    compile again: a CI check must not pass it as stable)."""
+    shutil.copytree(RUN, tmp_path / "run")
+    (cut,) = (tmp_path / "run" / "dump").glob("module_0001.*before_optimizations.txt")
+    text = cut.read_text()
+    cut.write_text(text[:len(text) // 2])
+    result = CliRunner().invoke(main, ["explain-recompile", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["unread"] == [f"{tmp_path / 'run' / 'dump'}#1"]
+    assert "1 more compilation whose HLO was cut off (module 1, not read)" in doc["summary"]
+    assert len(doc["graphs"]) == TRUTH["steps"] // 2  # the executions of module 0
+    (warning,) = [w for w in doc["warnings"] if "module 1 skipped" in w]
+    assert "(and the 3 executions that ran it)" in warning
+
+
+def test_a_recording_lends_its_protos_stacks_to_every_execution():
+    """`hlodiff record` dumps HLO protos beside the text; a recording's executions read them like a dump folder's
+    modules do (they were ignored, and causes inside torch said to dump the proto that was there)."""
+    doc = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "record_adamw"), "--json"])
+    protos = json.loads(doc.output)["inputs"]["hlo_protos"]
+    assert [p.rsplit("/", 1)[1] for p in protos] == ["module_0000.SyncTensorsGraph.136.before_optimizations.hlo.pb",
+                                                     "module_0001.SyncTensorsGraph.120.before_optimizations.hlo.pb"]

@@ -83,7 +83,8 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
                           graph_name=event.graph_name, frames=event.frames, graph_hash=event.graph_hash,
                           module_number=module.module_number, module_name=module.module_name, stage=module.stage,
                           complete=module.complete, byte_offset=module.byte_offset,
-                          byte_length=module.byte_length, packed_text=module.packed_text)
+                          byte_length=module.byte_length, packed_text=module.packed_text,
+                          proto_path=module.proto_path)
 
 
 def _sources(folder: str) -> tuple[str, str]:

@@ -46,25 +46,30 @@ def outputs_added_removed(diff: ModuleDiff) -> tuple[list[int], list[int]]:
 
 def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummary, right: GraphSummary,
                         reports: dict) -> None:
-    """Give causes without a user line the user frames of the live tensors their changes feed."""
+    """Give causes without a user line the user frames of the live tensors their changes feed. An ``outputs``
+    cause also gains those of the tensors behind the outputs that appeared or went when it has lines of its own:
+    the tensors are what the user kept (a gradient from ``loss.backward()`` has no instruction that names that
+    line, even in a proto's full stack), so the run's answer does not depend on which capture gave the lines."""
     right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
     if not right_tensors and not left_tensors:
         return
     added, removed = outputs_added_removed(diff)
     for cause in causes:
-        if cause.locations or cause.kind == "partial" or cause.kind in OUTSIDE_KINDS:
+        if cause.kind == "partial" or cause.kind in OUTSIDE_KINDS or (cause.locations and cause.kind != "outputs"):
             continue
         if cause.kind == "outputs":
             picks = [(right_tensors, j) for j in added] + [(left_tensors, i) for i in removed]
         else:
             picks = [(right_tensors, j) for j in outputs_fed_by(cause, right, side=1)]
             picks += [(left_tensors, i) for i in outputs_fed_by(cause, left, side=0)]
-        frames: list[SourceFrame] = []
+        frames: list[SourceFrame] = list(cause.locations)
+        lines = {(f.file, f.line) for f in frames}
         for tensors, j in picks[:16]:
             if j < len(tensors):
                 frame = user_frame(tensors[j].frames)
-                if frame is not None and frame not in frames:
+                if frame is not None and (frame.file, frame.line) not in lines:
                     frames.append(frame)
+                    lines.add((frame.file, frame.line))
         cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
 
 
