@@ -122,8 +122,10 @@ def test_copies_inside_loops_count_per_iteration_and_per_step():
     assert graph["copy_bytes_per_step"] == sum(c["bytes_per_step"] for c in graph["copies"])
 
 
-def test_peak_estimate_is_within_ten_percent_of_xla_on_every_fixture_module():
-    dumps = sorted({p.parent for p in FIXTURES.rglob("*-memory-usage-report.txt")})
+def test_peak_estimate_is_within_ten_percent_of_xla_on_every_jax_fixture_module():
+    """The estimate's claim (README) is for JAX's modules; torch_xla's optimized CPU modules run high (README,
+    Performance), and there XLA's own figure is what cost reports (tests/test_debug_log_run.py)."""
+    dumps = sorted({p.parent for p in (FIXTURES / "jax").rglob("*-memory-usage-report.txt")})
     checked = 0
     for dump in dumps:
         for graph in cost_json(str(dump))["graphs"]:

@@ -108,3 +108,19 @@ def test_a_recording_lends_its_protos_stacks_to_every_execution():
     protos = json.loads(doc.output)["inputs"]["hlo_protos"]
     assert [p.rsplit("/", 1)[1] for p in protos] == ["module_0000.SyncTensorsGraph.136.before_optimizations.hlo.pb",
                                                      "module_0001.SyncTensorsGraph.120.before_optimizations.hlo.pb"]
+
+
+def test_cost_reads_the_optimized_modules_and_xla_s_total_of_torch_xla_s_xla():
+    """The XLA inside torch_xla 2.9 writes `Total bytes used: N` (JAX's writes `Total bytes: N`): that total is the
+    peak, marked xla, for the optimized module a dump with its debug log is costed on."""
+    import re
+
+    doc = json.loads(CliRunner().invoke(main, ["cost", str(RUN), "--json"]).output)
+    assert len(doc["graphs"]) == TRUTH["steps"] and not doc["warnings"]
+    for graph in doc["graphs"][:2]:
+        number = int(graph["ref"].rsplit("#", 1)[1])
+        (report,) = (RUN / "dump").glob(f"module_000{number}.*cpu_after_optimizations-memory-usage-report.txt")
+        total = int(re.match(r"Total bytes used: (\d+)", report.read_text()).group(1))
+        assert (graph["peak_bytes"], graph["peak_source"]) == (total, "xla")
+        (optimized,) = (RUN / "dump").glob(f"module_000{number}.*cpu_after_optimizations.txt")
+        assert graph["instructions"] == sum(1 for line in optimized.read_text().splitlines() if " = " in line)

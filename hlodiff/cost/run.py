@@ -40,10 +40,21 @@ def cost_records(paths: list[str], warnings: list[InputWarning], *, stage: str |
 
 
 def _default_stage(path: str) -> str | None:
+    """The optimized stage when the XLA dump behind ``path`` has it: the folder itself, or the dump folder a
+    recording, a run folder or a dump with its debug log reads its modules from."""
     if not os.path.isdir(path):
         return None
     files = list_dump_files(path)
+    if not files:
+        first = next(iter(iter_graphs(path)), None)
+        if first is None or first.kind not in _DUMPED:
+            return None
+        files = list_dump_files(os.path.dirname(first.path))
     return AFTER if any(f.stage.endswith(AFTER) for f in files) else None
+
+
+_DUMPED = ("xla_dump", "executions")
+"""Record kinds whose modules are files of an XLA dump folder (XLA's memory reports sit beside them)."""
 
 
 def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,
@@ -77,10 +88,10 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
             out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                                trigger=_trigger(record)))
             continue
-        xla = read_xla_memory(record.path) if record.kind == "xla_dump" else None
+        xla = read_xla_memory(record.path) if record.kind in _DUMPED else None
         cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
         cost.trigger = _trigger(record)
-        if record.kind == "xla_dump" and xla is None:
+        if record.kind in _DUMPED and xla is None:
             estimated.append(record)
         if key[1] is not None:
             seen[key] = cost
@@ -148,13 +159,13 @@ def side_inputs(paths: list[str], debug_logs: list[str],
 def record_cost(record: GraphRecord, module=None) -> GraphCost:
     """The cost of one graph. A module of an XLA dump folder read before optimizations is costed on its
     optimized text when the folder has it (copies, loops and XLA's memory report are there)."""
-    optimized = _optimized_sibling(record) if record.kind == "xla_dump" else None
+    optimized = _optimized_sibling(record) if record.kind in _DUMPED else None
     if optimized is not None:
         path, _ = optimized
         return module_cost(GraphRecord(path=path, index=record.index, kind="xla_dump", start_line=1,
                                        source=record.source).module(),
                            ref=record.ref, index=record.index, xla=read_xla_memory(path))
-    xla = read_xla_memory(record.path) if record.kind == "xla_dump" else None
+    xla = read_xla_memory(record.path) if record.kind in _DUMPED else None
     return module_cost(module if module is not None else record.module(), ref=record.ref, index=record.index,
                        xla=xla)
 

@@ -2,7 +2,8 @@
 
 With ``--xla_dump_to`` XLA writes, next to ``module_NNNN.NAME.cpu_after_optimizations.txt``:
 
-* ``...-memory-usage-report.txt``: ``Total bytes: 380 (380B)``, the sum of every allocation of the buffer
+* ``...-memory-usage-report.txt``: ``Total bytes: 380 (380B)`` (``Total bytes used:`` in the XLA that torch_xla 2.9
+  ships), the sum of every allocation of the buffer
   assignment (parameters, outputs, constants, temporaries), i.e. what running the module needs at once;
 * ``...-live-range.txt``: the heap simulator's peak of simultaneously live values,
   ``Stack trace breakdown for peak usage: 524 360 bytes`` (thousands grouped with spaces);
@@ -19,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
-_TOTAL_RE = re.compile(rb"^Total bytes:\s*(\d[\d ,']*)", re.M)
+_TOTAL_RE = re.compile(rb"^Total bytes(?: used)?:\s*(\d[\d ,']*)", re.M)
 _LIVE_PEAK_RE = re.compile(rb"^\s*Stack trace breakdown for peak usage:\s*(\d[\d ,']*?) bytes", re.M)
 _ALLOCATION_RE = re.compile(rb"^allocation \d+: size (\d+)", re.M)
 _MAX_SIDE_FILE = 256 * 1024 * 1024
