@@ -18,6 +18,7 @@ from hlodiff.hlo import parse_module
 # What the fix must say for each real scenario: the word a user needs to act on.
 TORCH_XLA_FIXES = {
     "steady": "warm-up",
+    "momentum_warmup": "warm-up",
     "slice_index": "slice bound",
     "batch_shape": "drop_last",
     "metric_even_steps": "every step",
@@ -49,6 +50,16 @@ def test_torch_xla_headline_has_true_kind_and_specific_fix(name):
     assert first.causes[0].kind == t["cause"]
     assert TORCH_XLA_FIXES[name] in first.causes[0].fix
     assert all(c.fix for r in result.recompilations for c in r.causes)
+
+
+def test_momentum_buffers_that_add_work_are_a_warm_up_too():
+    """SGD's momentum adds inputs and ops from step 1 on (AdamW's state replaces step 0's zeros instead): every
+    cause of that recompilation is the warm-up, none asks for a code change."""
+    (r,) = explain(FIXTURES / "torch_xla" / "momentum_warmup" / "graphs.hlo.0").recompilations
+    assert {c.kind for c in r.causes} >= {"inputs", "ops"}
+    assert all("nothing to fix" in c.fix for c in r.causes), [c.fix for c in r.causes]
+    ops = next(c for c in r.causes if c.kind == "ops")
+    assert "instructions removed" not in ops.summary and "follows from the inputs change (warm-up)" in ops.fix
 
 
 def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():
@@ -232,6 +243,23 @@ def test_jax_eager_op_compiles_are_named_and_never_head_the_report():
     assert broadcast and all(c.fix.startswith("expected: JAX compiles an operation run outside jit")
                              for r in broadcast for c in r.causes)
     assert result.summary.index("jit_f") < result.summary.index("eager op")
+
+
+def test_jax_s_own_functions_run_outside_jit_are_eager_compiles_too():
+    """jax.random.normal and `* 0.1` on concrete arrays of two shapes compile JAX's jit__normal and jit_multiply
+    twice each, with only the caller's line in their stacks: eager compiles, not steps, and the report is headed by
+    the train step's static argument (a reviewer's run was headed by 'a size follows a Python value')."""
+    t = truth("jax", "eager_init")
+    result = explain(FIXTURES / "jax" / "eager_init" / "dump")
+    for name in ("jit__normal", "jit_multiply"):
+        (pattern,) = [p for p in result.patterns if name + " " in p]
+        assert pattern.startswith(f"eager op: {name} compiled once per argument shape") and "not a step" in pattern
+    assert result.headline.family.label == "jit_train_step"
+    assert result.headline.causes[0].kind == t["cause"] == "static_argument"
+    assert f"(static_argument at eager_init.py:{t['user_line']})" in result.summary.split(";")[0]
+    inside = [c for r in result.recompilations if r.family.label == "jit__normal" for c in r.causes
+              if not c.locations]
+    assert inside and all("JAX keeps no stack of yours" in c.hint for c in inside)  # not torch_xla's advice
 
 
 def test_compare_dump_stays_within_each_jitted_function():

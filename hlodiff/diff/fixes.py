@@ -41,6 +41,8 @@ class FixContext:
     added_inputs: frozenset[str] = frozenset()
     """Right-side names of the parameters the ``inputs`` causes added: torch_xla donating exactly those follows
     from them."""
+    second_step: bool = False
+    """The recompiled graph is the second its family ran (the first graph differed, then steady: warm-up)."""
 
 
 def producer_from_name(module_name: str) -> str | None:
@@ -186,7 +188,7 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
                 "sync at the same points every step, or keep the view lazy")
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     removed_work = "instructions removed" in cause.summary
-    if added and removed_work and ctx.first_recompilation and ctx.settles:
+    if added and (removed_work or ctx.second_step) and ctx.first_recompilation and ctx.settles:
         made = _user_made_inputs(cause)
         if made:  # state the user's own code creates on the first step (an accumulator), not an optimizer's
             return (f"expected warm-up: a tensor created on the first step ({made}) is device data from then on; "
@@ -213,6 +215,9 @@ def _ops(cause: Cause, ctx: FixContext) -> str:
         return "follows from the dtype change: the converts come with it"
     if opcodes and opcodes <= {"transpose", "copy"} and "inputs" in ctx.others:
         return "follows from the inputs change: the transposes come with the transposed input"
+    if "inputs" in ctx.others and ctx.second_step and ctx.settles and "removed" not in cause.summary:
+        return ("follows from the inputs change (warm-up): from the second step on the optimizer also updates the "
+                "state it created on the first (momentum, moments): nothing to fix")
     if any("operands" in c.details for c in cause.origins):
         return ("the same tensors are combined in another order (parameters, grads or a dict iterated in varying "
                 "order): iterate in one fixed order")

@@ -57,7 +57,8 @@ def fix_context(r, pattern: str = "") -> FixContext:
         period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
-                      setup=name == "setup", period=period)
+                      setup=name == "setup", period=period,
+                      second_step=len(members) > 1 and members[1] is r.graph)
 
 
 def producer(graph: GraphSummary) -> str | None:
