@@ -70,7 +70,9 @@ def test_printed_stack_frames_resolve_like_the_proto(dump):
     for pb in sorted(dump.glob("module_*.hlo.pb")):
         proto = read_hlo_proto(str(pb))
         text = parse_module(pb.with_name(pb.name.replace(".hlo.pb", ".txt")).read_text())
-        assert text.stack_frames
+        if not text.stack_frames:  # a module of JAX's own with no frame of the user's (eager_init's jit_stage)
+            assert not any(proto.stacks.values()), pb.name
+            continue
         cm = canonicalize(text)
         for _, inst in _instructions(text):
             meta = cm.metadata(inst)

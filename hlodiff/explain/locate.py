@@ -134,6 +134,14 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
     if record.kind in TRACED_KINDS and not has_reports:
         return ("the HLO names only library frames here: print torch_xla._XLAC._xla_tensors_report(0, str(device)) "
                 "before each sync (or use `hlodiff record`), whose stacks reach your line")
+    from hlodiff.diff.fixes import producer_from_name
+
+    if producer_from_name(graph.name or record.module_name or "") == "jax":
+        return ("JAX keeps no stack of yours for these instructions: they are inside a library function (the "
+                "call site, when another cause names it, is your line)")
+    if record.proto_path:
+        return ("no captured stack reaches your code, the HLO proto's included: these instructions are made inside "
+                "torch/torch_xla with no Python caller of yours")
     return ("no captured stack reaches your code: dump the HLO proto (XLA_FLAGS=--xla_dump_to=DIR "
             "--xla_dump_hlo_as_proto with XLA_HLO_DEBUG=1), whose stack_frame_index keeps full stacks")
 

@@ -181,10 +181,35 @@ _EAGER_MAX_INSTRUCTIONS = 12
 
 
 def is_eager_op(family: "Family") -> bool:
-    """A JAX family of one-op modules named after a primitive (``jit_broadcast_in_dim``): an eager call's compile."""
+    """A JAX family compiled for a call outside the user's jit: one-op modules named after a primitive
+    (``jit_broadcast_in_dim``), or a function of JAX's own run eagerly (``jit__normal`` from ``jax.random.normal``,
+    ``jit_multiply`` from ``x * 0.1`` on a concrete array). JAX keeps only user frames in a module's stacks, so a
+    function of the user's shows up in them by name; one of JAX's shows only its caller."""
+    if not family.label.startswith("jit_"):
+        return False
     name = family.label.removeprefix("jit_")
-    return (family.label.startswith("jit_") and name in _EAGER_PRIMITIVES
-            and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members))
+    if name in _EAGER_PRIMITIVES and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members):
+        return True
+    compiled = [g for g in family.members if g.compiled]
+    return bool(compiled) and all(_called_from_user_code_only(g, name) for g in compiled)
+
+
+def _called_from_user_code_only(graph, name: str) -> bool:
+    """Some instruction has a stack, and no frame of any stack is the jitted function itself (``name``, as JAX
+    spells it in the module name: ``_lambda`` for ``<lambda>``)."""
+    cm = graph._canonical
+    if cm is None:
+        return False
+    wanted = {name, name.rstrip("_"), "<lambda>" if name.strip("_") == "lambda" else name}
+    seen = False
+    for comp in cm.module.computations:
+        for inst in comp.instructions:
+            frames = cm.frames(inst)
+            if frames:
+                if any(f.function in wanted for f in frames):
+                    return False
+                seen = True
+    return seen
 
 
 def _because(family: "Family", recompilations) -> str:
