@@ -30,6 +30,7 @@ TORCH_XLA_FIXES = {
     "grad_norm_order": "fixed order",
     "autocast_late": "autocast",
     "lr_zero_one": "0 or 1",
+    "task_order": "fixed order",
 }
 
 
@@ -60,6 +61,17 @@ def test_momentum_buffers_that_add_work_are_a_warm_up_too():
     assert all("nothing to fix" in c.fix for c in r.causes), [c.fix for c in r.causes]
     ops = next(c for c in r.causes if c.kind == "ops")
     assert "instructions removed" not in ops.summary and "follows from the inputs change (warm-up)" in ops.fix
+
+
+def test_losses_summed_in_a_sampled_order_recur_in_no_fixed_order():
+    """Four orders of the same three losses, two seen again: not 'alternating' (nothing switches back and forth)
+    and no 'Python if' (no operation comes or goes): the same tensors combined in another order."""
+    result = explain(FIXTURES / "torch_xla" / "task_order" / "graphs.hlo.0")
+    (pattern,) = result.patterns
+    assert pattern.startswith("recurring: ") and "varies among 4 graphs in no fixed order" in pattern
+    for r in result.recompilations:
+        ops = next(c for c in r.causes if c.kind == "ops")
+        assert "iterate in one fixed order" in ops.fix and "Python `if`" not in ops.fix
 
 
 def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():

@@ -218,12 +218,25 @@ def _ops(cause: Cause, ctx: FixContext) -> str:
     if "inputs" in ctx.others and ctx.second_step and ctx.settles and "removed" not in cause.summary:
         return ("follows from the inputs change (warm-up): from the second step on the optimizer also updates the "
                 "state it created on the first (momentum, moments): nothing to fix")
-    if any("operands" in c.details for c in cause.origins):
+    if _rewired(cause) or any("operands" in c.details for c in cause.origins):  # same ops, combined otherwise
         return ("the same tensors are combined in another order (parameters, grads or a dict iterated in varying "
                 "order): iterate in one fixed order")
     if ctx.producer == "jax":
         return "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"
     return "the traced code takes another path on some steps (a Python `if`): run the same ops every step (torch.where)"
+
+
+_MOVED = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast"))
+
+
+def _rewired(cause: Cause) -> bool:
+    """The same operations with their inputs combined in another order (`sum(d.values())` over a dict whose order
+    varies): every changed instruction differs in its operands only, and what appears or goes besides is layout
+    plumbing (a transpose placed elsewhere), no more of it than there are rewired instructions."""
+    changed = [c for c in cause.origins if c.side == "changed"]
+    moved = [c for c in cause.origins if c.side != "changed"]
+    return (bool(changed) and all(set(c.kinds) == {"operands"} for c in changed) and len(moved) <= len(changed)
+            and all((c.right or c.left).opcode in _MOVED for c in moved))
 
 
 def _partial(cause: Cause, ctx: FixContext) -> str:

@@ -73,7 +73,10 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:
-        return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
+        if distinct == 2:
+            return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
+        return (f"recurring: {family.label} varies among {distinct} graphs in no fixed order, {len(recurring)} of "
+                f"them seen again ({sequence}){because}")
     return f"{len(compiled_at)} compilations in {n} graphs of {family.label} ({sequence}){because}"
 
 
