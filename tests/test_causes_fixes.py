@@ -31,6 +31,7 @@ TORCH_XLA_FIXES = {
     "autocast_late": "autocast",
     "lr_zero_one": "0 or 1",
     "task_order": "fixed order",
+    "unsynced_init": "torch_xla.sync() right after creating it",
 }
 
 
@@ -72,6 +73,16 @@ def test_losses_summed_in_a_sampled_order_recur_in_no_fixed_order():
     for r in result.recompilations:
         ops = next(c for c in r.causes if c.kind == "ops")
         assert "iterate in one fixed order" in ops.fix and "Python `if`" not in ops.fix
+
+
+def test_a_tensor_made_before_the_loop_is_placed_where_it_was_made():
+    """The schedule the first step's graph computed comes back as an input: both causes are that one event, at
+    the line that made it (where the sync goes), not a metric kept on some steps."""
+    t = truth("torch_xla", "unsynced_init")
+    (r,) = explain(FIXTURES / "torch_xla" / "unsynced_init" / "graphs.hlo.0").recompilations
+    inputs, outputs = (next(c for c in r.causes if c.kind == k) for k in ("inputs", "outputs"))
+    assert inputs.locations[0].line == outputs.locations[0].line == t["user_line"]
+    assert "a metric" not in outputs.fix and outputs.fix.startswith("follows from the inputs change")
 
 
 def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():

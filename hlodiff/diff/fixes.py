@@ -43,6 +43,9 @@ class FixContext:
     from them."""
     second_step: bool = False
     """The recompiled graph is the second its family ran (the first graph differed, then steady: warm-up)."""
+    materialized: bool = False
+    """On the second step, every output the first graph had and this one lacks came back as an input of its
+    shape: a tensor made before the loop was computed by the first step's sync, and is device data since."""
 
 
 def producer_from_name(module_name: str) -> str | None:
@@ -187,6 +190,8 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
         return ("a tensor arrives transposed on some steps (a `.t()`/permute view materialized by an earlier sync): "
                 "sync at the same points every step, or keep the view lazy")
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
+    if ctx.materialized and added:
+        return _MATERIALIZED
     removed_work = "instructions removed" in cause.summary
     if added and (removed_work or ctx.second_step) and ctx.first_recompilation and ctx.settles:
         made = _user_made_inputs(cause)
@@ -200,7 +205,13 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
     return "a value computed in the graph is device data on other steps: materialize the same tensors every step"
 
 
+_MATERIALIZED = ("expected once: a tensor made before the loop was computed by the first step's graph and is "
+                 "device data from then on (call torch_xla.sync() right after creating it to keep it out of the step)")
+
+
 def _outputs(cause: Cause, ctx: FixContext) -> str:
+    if ctx.materialized and "removed" in cause.summary and "added" not in cause.summary:
+        return "follows from the inputs change: " + _MATERIALIZED
     leading = [k for k in ("dtype", "shape", "constant", "attribute", "ops") if k in ctx.others]
     if leading and "added" in cause.summary and "removed" in cause.summary:
         return f"follows from the {leading[0]} change: outputs changed type or shape with it"

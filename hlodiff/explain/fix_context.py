@@ -58,7 +58,50 @@ def fix_context(r, pattern: str = "") -> FixContext:
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
                       setup=name == "setup", period=period,
-                      second_step=len(members) > 1 and members[1] is r.graph)
+                      second_step=len(members) > 1 and members[1] is r.graph,
+                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r))
+
+
+def place_made_tensors(recompilations) -> None:
+    """A tensor made before the loop and computed by the first step's graph (see ``FixContext.materialized``):
+    the new input's first line is where the tensor was made (the removed output's line), before the line that
+    first read it, since that is where the sync goes. Run before the patterns name each family's leading line."""
+    for r in recompilations:
+        if fix_context(r).materialized:
+            _made_before_the_loop(r.causes)
+
+
+def _made_before_the_loop(causes) -> None:
+    made = [f for c in causes if c.kind == "outputs" for f in c.locations]
+    for cause in causes:
+        if cause.kind == "inputs" and made:
+            seen = {(f.file, f.line) for f in made}
+            cause.locations = made + [f for f in cause.locations if (f.file, f.line) not in seen]
+
+
+def _materialized(r) -> bool:
+    """Every output the closest graph had and this one lacks is an input this one added, shape for shape."""
+    cm = r.closest._canonical if r.closest is not None else None
+    if cm is None:
+        return False
+    insts = cm.entry.insts
+    removed = [_plain(str(insts[a].shape)) for c in r.causes if c.kind == "outputs"
+               for a, b in c.instructions if a is not None and b is None and a in insts]
+    added = [_plain(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
+             if o.left is None and o.right is not None and o.right.opcode == "parameter"]
+    if not removed or not added:
+        return False
+    left = list(added)
+    for shape in removed:
+        if shape not in left:
+            return False
+        left.remove(shape)
+    return True
+
+
+def _plain(shape: str) -> str:
+    """``f32[100]{0}`` -> ``f32[100]``: a computed output and the parameter it becomes may print other layouts."""
+    return shape.split("{", 1)[0]
 
 
 def producer(graph: GraphSummary) -> str | None:

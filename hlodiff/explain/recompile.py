@@ -19,7 +19,7 @@ from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.fix_context import apply_run_fixes
+from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
@@ -196,6 +196,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     joined = jax_compilations(jax_logs or [], graphs, warnings)
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref))
+    place_made_tensors(recompilations)
     patterns = [describe_pattern(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
