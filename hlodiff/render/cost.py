@@ -24,10 +24,13 @@ def render_cost(console: Console, run: RunCost) -> None:
         head += f", {seconds_text(run.compile_seconds)} compiling ({escape(run.compile_seconds_source or '')})"
     console.print(head, highlight=False)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    names = max((len(g.name or "") for g in graphs), default=0)
     for column, justify in (("graph", "left"), ("module", "left"), ("instr", "right"), ("params", "right"),
                             ("outputs", "right"), ("aliased", "right"), ("peak", "right"), ("copies/step", "right"),
                             ("compile s", "right")):
-        table.add_column(column, justify=justify, overflow="fold")
+        # a module name folded mid-token (SyncTensorsGraph.2 / 58) reads as two names: keep it whole
+        table.add_column(column, justify=justify, overflow="fold", min_width=min(names, 28) if column == "module"
+                         else None)
     one_source = len({g.ref.rsplit("#", 1)[0] for g in graphs}) == 1
     if one_source and graphs:
         console.print(f"in {escape(graphs[0].ref.rsplit('#', 1)[0])}", highlight=False)
