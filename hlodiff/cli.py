@@ -235,6 +235,10 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         unknown: set[str] = set()
         for module in (left_module, right_module):
             note_unknown_opcodes(module, warnings, unknown)
+        from hlodiff.diff.compare import unrelated
+
+        if (why := unrelated(left_module, right_module)) is not None:
+            warnings.append(InputWarning(why, right.source))
         lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
         diff = diff_canonical(lcm, rcm)
         cost = compare_cost(left, right, left_module, right_module)

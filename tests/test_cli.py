@@ -206,3 +206,14 @@ def test_record_help_says_what_it_captures_and_its_exit_status():
                  "at the first sync and at the sync after each compilation", "Exit status: the command's own",
                  "With --json, stdout holds only the JSON document"):
         assert said in text, said
+
+
+def test_compare_of_a_torch_xla_graph_and_a_jax_function_warns_that_they_are_unrelated():
+    torch_graph = f"{FIXTURES / 'torch_xla' / 'steady' / 'graphs.hlo.0'}#0"
+    jax_graph = f"{FIXTURES / 'jax' / 'weak_type' / 'dump'}#0"
+    result = CliRunner().invoke(main, ["compare", torch_graph, jax_graph, "--json"])
+    assert result.exit_code == 1
+    (warning,) = json.loads(result.output)["warnings"]
+    assert "different frameworks (torch_xla IrToHlo" in warning and "jax jit_step" in warning
+    same = CliRunner().invoke(main, ["compare", torch_graph, torch_graph.replace("#0", "#1"), "--json"])
+    assert not any("different frameworks" in w for w in json.loads(same.output)["warnings"])

@@ -107,3 +107,13 @@ def _stats(cd: ComputationDiff) -> dict[str, int]:
         "left_outputs": len(cd.left.outputs()),
         "right_outputs": len(cd.right.outputs()),
     }
+
+
+def unrelated(left: Module, right: Module) -> str | None:
+    """Why two modules do not come from one program, when their producers say so (a torch_xla graph beside a JAX
+    function): their diff is still printed, but it explains no recompilation."""
+    a, b = producer_of(left), producer_of(right)
+    if a is not None and b is not None and a != b:
+        return (f"the two graphs come from different frameworks ({a} {left.name}, {b} {right.name}): their differences "
+                "explain no recompilation")
+    return None
