@@ -88,3 +88,14 @@ def test_record_folder_manifest_without_roots_is_fine(tmp_path):
     inputs = discover([str(run)], None, None)
     assert [p.rsplit("/", 1)[-1] for p in inputs.paths] == ["graphs.hlo.0"]
     assert list(iter_graphs(inputs.paths[0]))
+
+
+def test_a_script_started_through_dot_dot_is_printed_without_it():
+    """`python ../train.py` makes Python record `run/../train.py`: the report prints `train.py`'s real place, the
+    JSON keeps what was recorded."""
+    from hlodiff.hlo.model import SourceFrame
+
+    frame = SourceFrame("/home/user/run/../train.py", 40, "<module>")
+    assert frame.where == "/home/user/train.py:40"
+    assert frame.to_json()["file"] == "/home/user/run/../train.py"
+    assert SourceFrame("/home/user/train.py", None, None).where == "/home/user/train.py"

@@ -139,8 +139,14 @@ class SourceFrame:
 
     @property
     def where(self) -> str:
-        """``file:line`` (or just the file)."""
-        return self.file if self.line is None else f"{self.file}:{self.line}"
+        """``file:line`` (or just the file), the file spelled without ``..`` steps (``run/../train.py`` as Python
+        recorded a script started as ``python ../train.py``) for reading; JSON keeps the path as recorded."""
+        file = self.file
+        if "/." in file:
+            import posixpath
+
+            file = posixpath.normpath(file)
+        return file if self.line is None else f"{file}:{self.line}"
 
     @property
     def is_library(self) -> bool:
