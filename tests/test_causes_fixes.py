@@ -32,6 +32,7 @@ TORCH_XLA_FIXES = {
     "lr_zero_one": "0 or 1",
     "task_order": "fixed order",
     "unsynced_init": "torch_xla.sync() right after creating it",
+    "lr_warmup_zero": "0 or 1",
 }
 
 
@@ -83,6 +84,15 @@ def test_a_tensor_made_before_the_loop_is_placed_where_it_was_made():
     inputs, outputs = (next(c for c in r.causes if c.kind == k) for k in ("inputs", "outputs"))
     assert inputs.locations[0].line == outputs.locations[0].line == t["user_line"]
     assert "a metric" not in outputs.fix and outputs.fix.startswith("follows from the inputs change")
+
+
+def test_a_transpose_placed_otherwise_follows_from_the_baked_learning_rate():
+    """With lr 0 baked in, the tracer places one transpose differently: a consequence of the constant, not a
+    Python `if` to remove."""
+    (r,) = explain(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0").recompilations
+    assert r.causes[0].kind == "constant"
+    ops = next(c for c in r.causes if c.kind == "ops")
+    assert "(transpose)" in ops.summary and ops.fix.startswith("follows from the constant change")
 
 
 def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():

@@ -226,6 +226,10 @@ def _ops(cause: Cause, ctx: FixContext) -> str:
         return "follows from the dtype change: the converts come with it"
     if opcodes and opcodes <= {"transpose", "copy"} and "inputs" in ctx.others:
         return "follows from the inputs change: the transposes come with the transposed input"
+    leading = [k for k in ("constant", "dtype", "shape", "attribute", "outputs", "layout") if k in ctx.others]
+    if opcodes and opcodes <= {"transpose", "copy", "bitcast", "reshape"} and leading:
+        return (f"follows from the {leading[0]} change: the tracer lays out the same values with other "
+                "transposes or copies along with it")
     if "inputs" in ctx.others and ctx.second_step and ctx.settles and "removed" not in cause.summary:
         return ("follows from the inputs change (warm-up): from the second step on the optimizer also updates the "
                 "state it created on the first (momentum, moments): nothing to fix")
