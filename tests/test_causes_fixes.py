@@ -95,6 +95,18 @@ def test_a_transpose_placed_otherwise_follows_from_the_baked_learning_rate():
     assert "(transpose)" in ops.summary and ops.fix.startswith("follows from the constant change")
 
 
+def test_clipping_switched_on_later_heads_with_its_ops_at_the_clip_line():
+    """clip_grad_norm_ from step 3: its new ops lead (at the clip line, reached through the record's protos);
+    the scalar input it reads follows from them, and is printed after them."""
+    t = truth("torch_xla", "clip_later")
+    result = explain(FIXTURES / "torch_xla" / "clip_later" / "dump")
+    (r,) = result.recompilations
+    assert [c.kind for c in r.causes] == ["ops", "inputs"]
+    assert t["user_line"] in [f.line for f in r.causes[0].locations] and "Python `if`" in r.causes[0].fix
+    assert r.causes[1].fix.startswith("follows from the ops change")
+    assert f"(ops at clip_later.py:{t['user_line']})" in result.summary
+
+
 def test_autocast_is_not_mistaken_for_a_stray_dtype_argument():
     """Both are dtype changes on a constant; the direction (f32 -> bf16 vs bf16 -> f32) tells them apart."""
     autocast = explain(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0").recompilations[0].causes[0]

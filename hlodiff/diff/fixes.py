@@ -192,6 +192,11 @@ def _inputs(cause: Cause, ctx: FixContext) -> str:
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     if ctx.materialized and added:
         return _MATERIALIZED
+    new = [c.right for c in cause.origins if c.left is None and c.right is not None]
+    if "ops" in ctx.others and new and all(r.shape.split("{", 1)[0].endswith("[]") for r in new) \
+            and "removed" not in cause.summary and not ctx.second_step:
+        return ("follows from the ops change: the new operations read this number (torch_xla passes a Python "
+                "scalar in as an input)")
     removed_work = "instructions removed" in cause.summary
     if added and (removed_work or ctx.second_step) and ctx.first_recompilation and ctx.settles:
         made = _user_made_inputs(cause)

@@ -42,6 +42,11 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
                 continue
             others = tuple(c.kind for c in r.causes if c is not cause)
             cause.fix = fix_for(cause, replace(context, others=others, added_inputs=added))
+        r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def _follows(cause) -> bool:
+    return bool(cause.fix) and cause.fix.startswith("follows from")
 
 
 def fix_context(r, pattern: str = "") -> FixContext:

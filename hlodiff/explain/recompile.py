@@ -199,6 +199,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     place_made_tensors(recompilations)
     patterns = [describe_pattern(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
+    patterns = [describe_pattern(f, recompilations, families) for f in families]  # leading causes may have moved
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
     summary = _summary(graphs, recompilations, patterns) + _unread_note(unread)
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
