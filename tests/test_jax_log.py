@@ -218,3 +218,11 @@ def test_a_recording_inside_a_run_folder_is_read_and_two_dumps_are_not_guessed(t
     from hlodiff.dumps.run_folder import dump_inside
 
     assert dump_inside(str(tmp_path / "runs")) is None
+
+
+def test_inspect_names_the_line_that_called_each_jitted_function():
+    """JAX's stacks keep the user's frames: a compiled function's trigger is the outermost one its instructions
+    share, the call (torch_xla's is the sync line); JAX's helpers with no frame of the user's have none."""
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(JAX / "weak_type"), "--json"]).output)
+    assert [g["trigger"]["line"] for g in doc["graphs"]] == [31, _truth("weak_type")["user_line"]]
+    assert all(g["trigger"]["file"].endswith("weak_type.py") for g in doc["graphs"])

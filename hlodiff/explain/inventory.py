@@ -12,6 +12,7 @@ from typing import Iterable
 
 from hlodiff import _progress
 from hlodiff.dumps import GraphRecord, iter_graphs
+from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
@@ -138,8 +139,8 @@ def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:
     if facts.record is record:
         return facts
     return GraphSummary(record, facts.name, facts.instructions, facts.parameters, facts.parameter_bytes,
-                        facts.outputs, facts.output_bytes, facts.fingerprint, "", False, "", _trigger(record),
-                        facts._canonical, facts._module)
+                        facts.outputs, facts.output_bytes, facts.fingerprint, "", False, "",
+                        _trigger(record) or facts.trigger, facts._canonical, facts._module)
 
 
 def _shared(name: str) -> property:
@@ -180,7 +181,7 @@ class CacheHit:
 
     @property
     def trigger(self) -> SourceFrame | None:
-        return _trigger(self.record)
+        return _trigger(self.record) or self._facts.trigger
 
     @property
     def ref(self) -> str:
@@ -210,6 +211,19 @@ def _trigger(record: GraphRecord) -> SourceFrame | None:
         return found
 
 
+def call_site_in(cm: CanonicalModule) -> SourceFrame | None:
+    """For a jitted function (JAX, whose stacks keep the user's frames): the outermost user frame its
+    instructions' stacks share, the line that called it; ``None`` when no stack has one."""
+    counts: dict[SourceFrame, int] = {}
+    for _, inst in cm.module.instructions():
+        mine = [f for f in cm.frames(inst) if not f.is_library]
+        if len(mine) >= 2 or (mine and mine[-1].function == "<module>"):
+            counts[mine[-1]] = counts.get(mine[-1], 0) + 1
+    if not counts:
+        return None
+    return max(counts, key=lambda f: (counts[f], -(f.line or 0)))
+
+
 def _parse(record: GraphRecord, text: str) -> Module:
     from hlodiff.hlo.parser import parse_module
 
@@ -233,7 +247,7 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
         cache_key="",
         compiled=False,
         first_ref=record.ref,
-        trigger=_trigger(record),
+        trigger=_trigger(record) or (call_site_in(cm) if record.kind not in TRACED_KINDS else None),
         _canonical=cm if keep else None,
         _module=module if keep else None,
     )

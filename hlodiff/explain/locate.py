@@ -12,7 +12,7 @@ from __future__ import annotations
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
-from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.inventory import GraphSummary, call_site_in
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 OUTSIDE_KINDS = frozenset({"aliasing", "compile_options", "weak_type", "static_argument", "cache_key"})
@@ -104,16 +104,8 @@ def call_site(graph: GraphSummary) -> SourceFrame | None:
     if graph.record.kind in TRACED_KINDS:
         return graph.trigger
     cm = graph._canonical
-    if cm is None:
-        return None
-    counts: dict[SourceFrame, int] = {}
-    for _, inst in cm.module.instructions():
-        mine = [f for f in cm.frames(inst) if not f.is_library]
-        if len(mine) >= 2 or (mine and mine[-1].function == "<module>"):
-            counts[mine[-1]] = counts.get(mine[-1], 0) + 1
-    if not counts:
-        return graph.trigger
-    return max(counts, key=lambda f: (counts[f], -(f.line or 0)))
+    found = call_site_in(cm) if cm is not None else None
+    return found or graph.trigger
 
 
 def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | None:
