@@ -307,6 +307,18 @@ def test_jax_s_own_functions_run_outside_jit_are_eager_compiles_too():
     assert inside and all("JAX keeps no stack of yours" in c.hint for c in inside)  # not torch_xla's advice
 
 
+def test_per_parameter_option_lists_that_follow_the_signature_are_not_compile_options():
+    """With a plain --xla_dump_to XLA writes compile_options.textproto, whose
+    allow_spmd_sharding_propagation_to_parameters has one entry per parameter: an added pytree leaf lengthens it.
+    The recompilation is the new input (and JAX's pytree reason), not an option to set once."""
+    dump = FIXTURES / "jax" / "optional_key" / "dump"
+    counts = [(p.parent.name, p.read_text().count("allow_spmd_sharding_propagation_to_parameters"))
+              for p in sorted(dump.glob("module_*.jit_forward/compile_options.textproto"))]
+    assert [n for _, n in counts] == [2, 3]  # what the fixture holds: the list grew with the signature
+    (r,) = [r for r in explain(dump).recompilations if r.family.label == "jit_forward"]
+    assert r.causes[0].kind == "inputs" and "compile_options" not in {c.kind for c in r.causes}
+
+
 def test_compare_dump_stays_within_each_jitted_function():
     dump = FIXTURES / "jax" / "debug_print" / "dump"
     doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)

@@ -20,7 +20,9 @@ def option_causes(left: GraphSummary, right: GraphSummary) -> list[Cause]:
     lopts, ropts = module_options(left.record), module_options(right.record)
     if lopts is None or ropts is None:
         return []
-    keys = sorted(k for k in set(lopts) | set(ropts) if lopts.get(k) != ropts.get(k))
+    # A repeated field with one entry per parameter or output (allow_spmd_sharding_propagation_to_parameters:
+    # true, true -> true, true, true) grows with the signature, not with an option the user set: compared as sets.
+    keys = sorted(k for k in set(lopts) | set(ropts) if set(lopts.get(k, ())) != set(ropts.get(k, ())))
     if not keys:
         return []
     parts = [f"{k.split(':', 1)[1]} {_values(lopts.get(k))} -> {_values(ropts.get(k))}" for k in keys[:4]]
