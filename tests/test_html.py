@@ -96,6 +96,14 @@ def test_run_report_draws_the_timeline_and_links_each_recompilation(tmp_path):
     assert "live tensor id=23" in dom.find("ul", class_="tensors")[0]["text"]
 
 
+def test_an_xla_dump_s_timeline_repeats_the_letter_of_a_computation_compiled_again(tmp_path):
+    """weak_type compiles one computation twice (JAX's cache key changed, the HLO did not): the terminal says
+    (A,A), and so must the timeline, where that repeat is the clue."""
+    dom = Dom(report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "weak_type" / "dump")))
+    cells = [el for el in dom.find("td") if "data-step" in el["attrs"]]
+    assert "".join(el["text"] for el in cells) == "AA"
+
+
 def test_every_internal_link_resolves(tmp_path):
     for args in (["explain-recompile", _save("metric_even_steps")], ["explain-recompile", _save("batch_shape")],
                  ["explain-recompile", _save("dtype_zeros_like")], ["compare", _save("slice_index") + "#0",

@@ -70,14 +70,15 @@ def timeline(doc: dict) -> str:
     rows = [head]
     for k, family in enumerate(families):
         members = [graphs[r] for r in family.get("graphs") or [] if r in graphs]
-        letters = _letters([g.get("cache_key") or g["ref"] for g in members])
+        key = _letter_key(members)
+        letters = _letters([key(g) for g in members])
         cells: dict[int, list[dict]] = {}
         for g in members:
             cells.setdefault(g.get("step", 0), []).append(g)
         pattern = patterns[k] if k < len(patterns) else ""
         row = [f"<tr><th class='fam' title='{esc(family.get('label'))}'>{esc(family.get('label'))}</th>"]
         for s in range(shown):
-            row.append(_cell(s, cells.get(s), letters, recompiled))
+            row.append(_cell(s, cells.get(s), letters, recompiled, key))
         word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
         row.append(f"<td class='dim' style='width:auto;text-align:left;padding-left:.6em;white-space:nowrap' "
                    f"title='{esc(pattern)}'>{esc(word)}</td></tr>")
@@ -93,10 +94,19 @@ def timeline(doc: dict) -> str:
             f"<div class='timeline'><table class='tl'>{''.join(rows)}</table></div>{legend}{more}")
 
 
-def _cell(step: int, graphs: list[dict] | None, letters: dict[str, str], recompiled: dict[str, dict]) -> str:
+def _letter_key(members: list[dict]):
+    """What a letter stands for, as in the terminal's patterns: the cache key where the dump shows cache hits
+    (torch_xla's graph hash), the normalized computation where it shows compilations only (XLA dump folders,
+    which have no graph hash), so the same computation compiled again repeats its letter (A,A)."""
+    if members and all(not g.get("graph_hash") for g in members):
+        return lambda g: g.get("fingerprint") or g["ref"]
+    return lambda g: g.get("cache_key") or g["ref"]
+
+
+def _cell(step: int, graphs: list[dict] | None, letters: dict[str, str], recompiled: dict[str, dict], key) -> str:
     if not graphs:
         return "<td class='empty'></td>"
-    text = "".join(letters[g.get("cache_key") or g["ref"]] for g in graphs)
+    text = "".join(letters[key(g)] for g in graphs)
     rec = next((recompiled[g["ref"]] for g in graphs if g["ref"] in recompiled), None)
     compiled = any(g.get("compiled") for g in graphs)
     cls = "recompiled" if rec else "compiled" if compiled else "hit"
