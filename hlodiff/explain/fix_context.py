@@ -19,7 +19,7 @@ from hlodiff.explain.inventory import GraphSummary
 _CUT = "follows from the early read above: fix that and this goes too"
 
 
-_EAGER = ("expected: JAX compiles an operation run outside jit once per new argument shape; create such arrays inside "
+_EAGER = ("expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; create such arrays inside "
           "the jitted function (or with one shape) if these compilations add up")
 
 

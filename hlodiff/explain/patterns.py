@@ -7,7 +7,7 @@ turned on), ``last only`` (the last graph differs: a short final batch), ``setup
 while the program set up, before another family's steady steps: FSDP wrapping, initialisation), and
 ``unbounded`` (a new graph every time, to the end of the run), ``split`` (every step is the same pair: the
 graph an early read like ``.item()`` ran, then the rest of the step), ``eager op`` (JAX: a primitive run outside
-jit, such as ``jnp.ones``, compiled once per argument shape; never the headline). XLA dump folders hold only compilations; there the
+jit, such as ``jnp.ones``, compiled once per shape it was called with; never the headline). XLA dump folders hold only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
 """
 
@@ -35,7 +35,7 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
         return f"steady: {family.label} compiled once in {n} graph{'s' if n != 1 else ''}"
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
         if is_eager_op(family):
-            return (f"eager op: {family.label} compiled once per argument shape "
+            return (f"eager op: {family.label} compiled once per shape it was called with "
                     f"({','.join(_letters([g.fingerprint for g in members])[:12])}){because}, outside jit: "
                     f"not a step")
         return _xla_dump_pattern(family, because)

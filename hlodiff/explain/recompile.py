@@ -201,7 +201,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
     patterns = [describe_pattern(f, recompilations, families) for f in families]  # leading causes may have moved
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
-    summary = _summary(graphs, recompilations, patterns) + _unread_note(unread)
+    summary = _summary(graphs, recompilations, patterns, families) + _unread_note(unread)
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
                           headline_of(families, patterns, recompilations), [r.ref for r in unread])
 
@@ -283,11 +283,15 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
     return notes
 
 
-def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str]) -> str:
+def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str],
+             families: list[Family]) -> str:
     compiled = sum(1 for g in graphs if g.compiled)
     n = len(recompilations)
+    eager = {f.key for f, p in zip(families, patterns) if p.startswith("eager op")}
+    outside = sum(1 for r in recompilations if r.family.key in eager)
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}")
+            f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
+            + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
     interesting = [p for p in patterns if not p.startswith("steady")]
     interesting.sort(key=lambda p: p.startswith("eager op"))  # JAX's eager compiles come after the real story
     return head + (": " + "; ".join(interesting) if interesting else "")
