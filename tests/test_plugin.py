@@ -74,6 +74,36 @@ def test_metric(hlo_graphs):
     ])
 
 
+CALLERS = '''
+from train import train
+
+def test_first(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)  # first caller
+    rec.assert_stable(warmup=1)
+
+def test_second(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)  # second caller
+    rec.assert_stable(warmup=1)
+'''
+
+
+@needs_xla
+def test_a_later_test_s_failure_names_its_own_caller(pytester):
+    """The second test's graphs are torch_xla cache hits of the first test's compilations, so their HLO (and its
+    stacks) were traced under the first test; the message must still say the helper was called from the second
+    test, as its own execution records."""
+    pytester.makepyfile(test_callers=CALLERS)
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    second = next(i for i, line in enumerate(CALLERS.strip().splitlines(), 1) if "# second caller" in line)
+    out = result.stdout.str()
+    section = out[out.index("test_second"):]
+    assert f"called from test_callers.py:{second} (test_second)" in section, section[-3000:]
+    assert "(test_first)" not in section.split("short test summary")[0]
+
+
 @needs_xla
 def test_marker_names_the_shape_change(pytester):
     pytester.makepyfile(test_shapes='''

@@ -247,7 +247,25 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
         if where is not None and any(cause is c for c in outside):
             cause.locations = [where]
         cause.hint = hint_for(cause, graph, has_reports=bool(reports))
+    _callers_of_this_execution(causes, graph)
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
+
+
+def _callers_of_this_execution(causes: list[Cause], graph: GraphSummary) -> None:
+    """A location's callers come from the stacks recorded when its graph was traced and compiled; torch_xla
+    reuses a compiled graph for a later, identical trace from elsewhere (another test calling the same helper),
+    and its HLO then holds the first caller. When the execution's own stack (the sync's frames) passes through the
+    location's function, the callers are that stack's user frames outside it."""
+    frames = graph.record.frames or ()
+    if graph.record.kind not in TRACED_KINDS or not frames:
+        return
+    for cause in causes:
+        for loc in cause.locations:
+            if loc not in cause.callers or not loc.function:
+                continue
+            at = next((i for i, f in enumerate(frames) if f.file == loc.file and f.function == loc.function), None)
+            if at is not None:
+                cause.callers[loc] = tuple(f for f in frames[at + 1:] if not f.is_library)
 
 
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
