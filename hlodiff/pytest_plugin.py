@@ -120,7 +120,7 @@ class HloGraphs:
         try:
             yield holder
         finally:
-            holder._bind(HloRecording(recorder.stop(), self._state.snapshots, self._node))
+            holder._bind(HloRecording(recorder.stop(), self._state.snapshots, self._node, self._state.tmpdir))
             self.recordings.append(holder)
 
 
@@ -150,6 +150,7 @@ def hlo_graphs(request) -> HloGraphs:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    __tracebackhide__ = True  # the marker's failure shows the test and the explanation, not this hook
     marker = item.get_closest_marker("hlo_stable")
     state = getattr(item.config, _STATE_KEY, None)
     if marker is None or state is None or state.paths is None:
@@ -160,7 +161,7 @@ def pytest_runtest_call(item):
 
     recorder = Recorder(state.paths).start()
     outcome = yield
-    recording = HloRecording(recorder.stop(), state.snapshots, item)
+    recording = HloRecording(recorder.stop(), state.snapshots, item, state.tmpdir)
     if outcome.excinfo is None:
         warmup = marker.kwargs.get("warmup", marker.args[0] if marker.args else 1)
         try:

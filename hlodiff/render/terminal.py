@@ -266,11 +266,12 @@ def _tensor_note(note) -> Hanging:
     roots = t.roots()
     op = f" {roots[-1].op}" if roots else ""
     return Hanging(Text(f"  {'':<10}{'new' if note.side == 'right' else 'gone'} output {note.output}: live tensor "
-                        f"id={t.id} {t.shape_text}{op} from {_tensor_frame(t)}", style="dim"), 14)
+                        f"id={t.id} {t.shape_text}{op}{_tensor_frame(t)}", style="dim"), 14)
 
 
 def _tensor_frame(tensor) -> str:
+    """`` from train.py:20 (f)``; nothing when the report has no stack (source lines were off)."""
     from hlodiff.hlo.model import user_frame
 
     frame = user_frame(tensor.frames) or (tensor.frames[0] if tensor.frames else None)
-    return frame_text(frame)
+    return f" from {frame_text(frame)}" if frame is not None else " (no stack: source lines were off)"

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from hlodiff.errors import InputWarning
 from hlodiff.explain.recompile import RunExplanation, explain_records
-from hlodiff.testing.stability import Stability, stability_of
+from hlodiff.testing.stability import HloStabilityError, Stability, stability_of
 
 
 class HloRecording:
@@ -19,10 +19,11 @@ class HloRecording:
     hide a recompilation depending on test order.)
     """
 
-    def __init__(self, capture, snapshots=None, node=None):
+    def __init__(self, capture, snapshots=None, node=None, temporary: str | None = None):
         self._capture = capture  # hlodiff.capture.session.Recording
         self._snapshots = snapshots
         self._node = node
+        self._temporary = temporary  # the capture folder when it is removed at the end of the session
         self.warnings: list[InputWarning] = []
 
     @cached_property
@@ -53,11 +54,25 @@ class HloRecording:
     def assert_stable(self, warmup: int = 1) -> None:
         """Fail when a graph compiles after the first ``warmup`` steps; the message explains why."""
         __tracebackhide__ = True
-        self.stability.assert_stable(warmup)
+        try:
+            self.stability.assert_stable(warmup)
+        except HloStabilityError as err:
+            raise self._for_the_reader(err) from None
 
     def assert_max_compilations(self, n: int) -> None:
         __tracebackhide__ = True
-        self.stability.assert_max_compilations(n)
+        try:
+            self.stability.assert_max_compilations(n)
+        except HloStabilityError as err:
+            raise self._for_the_reader(err) from None
+
+    def _for_the_reader(self, err: HloStabilityError) -> HloStabilityError:
+        """Graphs of a temporary capture are named ``#N``, not by a folder that is gone when the message is read."""
+        if not self._temporary:
+            return err
+        text = str(err).replace(f"{self._temporary}#", "#")
+        return HloStabilityError(text + "\n\n(#N numbers this session's graphs; they are in a temporary folder "
+                                 "removed at the end: keep them with --hlodiff-dir DIR)")
 
     def assert_snapshot(self, name: str | None = None) -> None:
         """Compare the compiled graphs with ``__hlo_snapshots__/`` beside the test (written on first run and with

@@ -53,6 +53,7 @@ class Stability:
         return buffer.getvalue().rstrip()
 
     def assert_stable(self, warmup: int = 1) -> None:
+        __tracebackhide__ = True  # a failing test shows its own line and this message, not hlodiff's frames
         late = self.late(warmup)
         if not late:
             return
@@ -65,6 +66,7 @@ class Stability:
         raise HloStabilityError("\n".join(lines) + "\n\n" + self.report(late))
 
     def assert_max_compilations(self, n: int) -> None:
+        __tracebackhide__ = True
         count = len(self.compilations)
         if count > n:
             raise HloStabilityError(f"{count} compilations, expected at most {n}\n\n{self.report()}")
@@ -84,9 +86,11 @@ def check_path(path: str | os.PathLike, *, tensors_report: str | None = None,
 
 def assert_stable(path: str | os.PathLike, warmup: int = 1, **side) -> None:
     """Fail when any graph compiles after the first ``warmup`` steps; the message explains each one."""
+    __tracebackhide__ = True
     check_path(path, **side).assert_stable(warmup)
 
 
 def assert_max_compilations(path: str | os.PathLike, n: int, **side) -> None:
     """Fail when the run compiled more than ``n`` graphs."""
+    __tracebackhide__ = True
     check_path(path, **side).assert_max_compilations(n)
