@@ -321,6 +321,17 @@ def test_per_parameter_option_lists_that_follow_the_signature_are_not_compile_op
     assert r.causes[0].kind == "inputs" and "compile_options" not in {c.kind for c in r.causes}
 
 
+def test_an_argument_s_new_sharding_is_placed_at_the_call_not_inside_the_function():
+    """The parameter's sharding is whatever the caller passed (device_put before the call): the HLO's sharding
+    cause names the call line, where JAX's own explanation of the same change points too."""
+    t = truth("jax", "other_reasons")
+    line = next(c["user_line"] for c in t["recompiles"] if c["cause"] == "sharding")
+    r = next(r for r in explain(FIXTURES / "jax" / "other_reasons" / "dump").recompilations
+             if r.family.label == "jit_f")
+    hlo = next(c for c in r.causes if c.summary.startswith("input sharding changed on parameter"))
+    assert [f.line for f in hlo.locations] == [line] and not hlo.callers
+
+
 def test_compare_dump_stays_within_each_jitted_function():
     dump = FIXTURES / "jax" / "debug_print" / "dump"
     doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)

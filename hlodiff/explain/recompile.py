@@ -242,10 +242,16 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     locate_from_tensors(causes, diff, closest, graph, reports)
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
-    where = call_site(graph) if outside else None  # walks every instruction's stack: only when needed
+    # An argument's sharding is chosen by the caller (device_put before the call), not inside the function.
+    placed = [c for c in causes if c.kind == "sharding" and c.summary.startswith("input sharding changed on parameter")
+              and graph.record.kind not in TRACED_KINDS]
+    where = call_site(graph) if outside or placed else None  # walks every instruction's stack: only when needed
     for cause in causes:
         if where is not None and any(cause is c for c in outside):
             cause.locations = [where]
+        if where is not None and any(cause is c for c in placed) and where not in cause.locations:
+            cause.locations = [where]
+            cause.callers = {}
         cause.hint = hint_for(cause, graph, has_reports=bool(reports))
     _callers_of_this_execution(causes, graph)
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
