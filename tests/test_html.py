@@ -104,6 +104,14 @@ def test_an_xla_dump_s_timeline_repeats_the_letter_of_a_computation_compiled_aga
     assert "".join(el["text"] for el in cells) == "AA"
 
 
+def test_a_header_only_difference_shows_the_header_lines(tmp_path):
+    """donate_toggle compiles one computation twice, once with a donated argument: the page shows the
+    input_output_alias that differs, not only 'no instruction differs'."""
+    dom = Dom(report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "donate_toggle" / "dump")))
+    (table,) = dom.find("table", class_="header-diff")
+    assert "input_output_alias" in table["text"] and "may-alias" in table["text"]
+
+
 def test_every_internal_link_resolves(tmp_path):
     for args in (["explain-recompile", _save("metric_even_steps")], ["explain-recompile", _save("batch_shape")],
                  ["explain-recompile", _save("dtype_zeros_like")], ["compare", _save("slice_index") + "#0",

@@ -38,6 +38,19 @@ _NAME = re.compile(r"%[\w.\-]+")
 _SKIP = frozenset({"metadata"})
 
 
+def _header_table(lcm: CanonicalModule, rcm: CanonicalModule) -> str:
+    """The module-header attributes that differ (donation, entry layout, partitions): for an identical
+    computation they are the whole visible difference."""
+    left, right = lcm.module.attrs, rcm.module.attrs
+    keys = sorted(k for k in set(left) | set(right) if left.get(k) != right.get(k))
+    if not keys:
+        return ""
+    rows = "".join(f"<tr><th>{esc(k)}</th><td><code>{esc(left.get(k, '-'))}</code></td>"
+                   f"<td><code>{esc(right.get(k, '-'))}</code></td></tr>" for k in keys)
+    return ("<table class='header-diff'><tr><th>module header</th><th>left</th><th>right</th></tr>"
+            f"{rows}</table>")
+
+
 @dataclass(slots=True)
 class Row:
     status: str  # same | changed | only_left | only_right | moved
@@ -52,7 +65,7 @@ def render_pair(lcm: CanonicalModule, rcm: CanonicalModule, prefix: str,
     ``computations`` are the differ's matched pairs when the caller has them (else they are matched here)."""
     cds = [cd for cd in (computations or classify_module(lcm, rcm)) if cd.changes]
     if not cds:
-        return "<p class='note'>No instruction differs after normalization.</p>"
+        return "<p class='note'>No instruction differs after normalization.</p>" + _header_table(lcm, rcm)
     groups: dict[tuple, list[ComputationDiff]] = {}
     for cd in cds:
         groups.setdefault(_signature(cd), []).append(cd)
