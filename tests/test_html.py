@@ -110,6 +110,9 @@ def test_a_header_only_difference_shows_the_header_lines(tmp_path):
     dom = Dom(report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "donate_toggle" / "dump")))
     (table,) = dom.find("table", class_="header-diff")
     assert "input_output_alias" in table["text"] and "may-alias" in table["text"]
+    # an XLA dump shows compilations, not steps: the timeline says what its columns are
+    (heading,) = [el for el in dom.find("h2") if el["attrs"].get("id") == "timeline"]
+    assert heading["text"].startswith("Timeline: 2 compilations")
 
 
 def test_every_internal_link_resolves(tmp_path):

@@ -58,14 +58,16 @@ def _letters(keys: list[str]) -> dict[str, str]:
 
 
 def timeline(doc: dict) -> str:
-    graphs = {g["ref"]: g for g in doc.get("graphs") or []}
+    all_graphs = doc.get("graphs") or []
+    graphs = {g["ref"]: g for g in all_graphs}
     recompiled = {r["graph"]: r for r in doc.get("recompilations") or []}
     families = doc.get("families") or []
     patterns = doc.get("patterns") or []
     steps = [g.get("step", i) for i, g in enumerate(doc.get("graphs") or [])]
     n_steps = max(steps, default=-1) + 1
     shown = min(n_steps, MAX_STEPS)
-    head = "<tr><th class='fam'>family \\ step</th>" + "".join(
+    dumped = bool(all_graphs) and all(not g.get("graph_hash") for g in all_graphs)
+    head = f"<tr><th class='fam'>family \\ {'compilation' if dumped else 'step'}</th>" + "".join(
         f"<th class='step'>{s}</th>" for s in range(shown)) + "<th></th></tr>"
     rows = [head]
     for k, family in enumerate(families):
@@ -89,7 +91,9 @@ def timeline(doc: dict) -> str:
     more = (f"<p class='cap'>{n_steps - shown} more steps not drawn (timeline cap {MAX_STEPS}); the JSON output "
             "lists every graph.</p>" if n_steps > shown else "")
     pats = "".join(f"<li>{esc(p)}</li>" for p in patterns)
-    return (f"<h2 id='timeline'>Timeline: {n_steps} step{'s' if n_steps != 1 else ''}, {len(families)} "
+    # An XLA dump holds compilations only: a column is a compilation of its function, not a training step.
+    unit = "compilation" if dumped else "step"
+    return (f"<h2 id='timeline'>Timeline: {n_steps} {unit}{'s' if n_steps != 1 else ''}, {len(families)} "
             f"famil{'ies' if len(families) != 1 else 'y'}</h2><ul class='small'>{pats}</ul>"
             f"<div class='timeline'><table class='tl'>{''.join(rows)}</table></div>{legend}{more}")
 
