@@ -259,3 +259,11 @@ def test_jax_rank_cause_is_the_innermost_user_line_with_the_call_on_its_stack():
     stack = [f["line"] for f in cause["stacks"][0]]
     assert t["user_line"] in stack and all(f["function"] != "<module>" for f in cause["locations"])
     assert stack[-1] > t["user_line"] and cause["stacks"][0][-1]["function"] == "<module>"
+
+
+def test_a_train_step_jitted_inside_a_function_is_a_step_not_an_eager_op():
+    """ranks.py defines its jitted step inside main(): JAX's stacks name it main.<locals>.step, and it must still
+    be recognised as the user's own function (it was called an eager op, 'not a step')."""
+    d = doc("explain-recompile", JAX_BATCH)
+    assert not any("eager op: jit_step" in p for p in d["patterns"]), d["patterns"]
+    assert any(p.startswith("rank 2: 2 compilations of jit_step") for p in d["patterns"]), d["patterns"]

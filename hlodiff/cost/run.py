@@ -150,8 +150,8 @@ def side_inputs(paths: list[str], debug_logs: list[str],
     inputs = discover(paths, tensors_report, None)
     logs = list(debug_logs)
     if not logs:
-        for log in [*inputs.jax_logs, *logs_beside(inputs.paths)]:
-            if os.path.normpath(log) not in {os.path.normpath(x) for x in logs}:
+        for log in [*inputs.jax_logs, *logs_beside(inputs.paths)]:  # one file found twice (relative, absolute)
+            if os.path.realpath(log) not in {os.path.realpath(x) for x in logs}:
                 logs.append(log)
     return inputs.paths, logs, inputs.tensors_reports
 

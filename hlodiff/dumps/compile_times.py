@@ -93,7 +93,12 @@ def parse_duration(text: str) -> float | None:
 def read_compile_times(paths: list[str], warnings: list[InputWarning] | None = None) -> CompileTimes:
     """Read every log given; a log without any compile time adds a warning (it is still a valid input)."""
     times = CompileTimes()
+    read: set[str] = set()
     for path in paths:
+        real = os.path.realpath(os.fspath(path))
+        if real in read:  # one log reached twice (given, and found beside the dump): its times count once
+            continue
+        read.add(real)
         before = (len(times.compilations), times.total_seconds, len(times.by_hash))
         debug_log = _read_one(os.fspath(path), times, warnings)
         times.sources.append(os.fspath(path))

@@ -209,7 +209,8 @@ def _called_from_user_code_only(graph, name: str) -> bool:
         for inst in comp.instructions:
             frames = cm.frames(inst)
             if frames:
-                if any(f.function in wanted for f in frames):
+                # JAX records qualified names: main.<locals>.train_step, Trainer.step
+                if any(f.function and f.function.rsplit(".", 1)[-1] in wanted for f in frames):
                     return False
                 seen = True
     return seen
