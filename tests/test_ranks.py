@@ -267,3 +267,18 @@ def test_a_train_step_jitted_inside_a_function_is_a_step_not_an_eager_op():
     d = doc("explain-recompile", JAX_BATCH)
     assert not any("eager op: jit_step" in p for p in d["patterns"]), d["patterns"]
     assert any(p.startswith("rank 2: 2 compilations of jit_step") for p in d["patterns"]), d["patterns"]
+
+
+def test_files_of_two_runs_that_end_in_0_and_1_are_not_taken_for_one_run_s_ordinals(tmp_path):
+    """mb1's graphs.hlo.0 and mb2's (renamed graphs.hlo.1) in two folders: not ordinals of one save file; the
+    ranks are numbered from the names, and the report says the numbers are a guess."""
+    pipeline = FIX / "torch_xla" / "pipeline"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shutil.copy(pipeline / "mb1" / "graphs.hlo.0", tmp_path / "a" / "graphs.hlo.0")
+    shutil.copy(pipeline / "mb2" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1")
+    specs = find_ranks([str(tmp_path / "a" / "graphs.hlo.0"), str(tmp_path / "b" / "graphs.hlo.1")])
+    assert not any(s.identified_by.startswith("ordinal suffix") for s in specs)
+    d = doc("explain-recompile", tmp_path / "a" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1")
+    assert any("files that lie in different folders" in n and "explain each on its own" in n
+               for n in d["rank_notes"]), d["rank_notes"]

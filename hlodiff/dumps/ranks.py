@@ -55,7 +55,11 @@ def find_ranks(paths: list[str]) -> list[RankSpec]:
     if any(_is_hlo_file(p) for p in paths):
         return [RankSpec(0, tuple(paths), "HLO files: graphs of one run")]
     ordinals = [_ordinal_of(p) for p in paths]
-    if all(o is not None for o in ordinals) and len({o for o in ordinals}) == len(paths):
+    # ordinals of one save file (run/graphs.hlo.0, run/graphs.hlo.1): one base, one folder; files of different
+    # runs that happen to end in .0 and .1 are numbered as given (and the report says the numbers are a guess)
+    bases = {os.path.join(os.path.dirname(os.path.abspath(p)), _ORDINAL.match(os.path.basename(p)).group(1))
+             for p, o in zip(paths, ordinals) if o is not None}
+    if all(o is not None for o in ordinals) and len({o for o in ordinals}) == len(paths) and len(bases) == 1:
         return sorted((RankSpec(o, (p,), f"ordinal suffix .{o} of {os.path.basename(_ORDINAL.match(p).group(1))}")
                        for p, o in zip(paths, ordinals)), key=lambda r: r.rank)
     return _numbered(paths, "given")

@@ -144,15 +144,20 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
 
 def _guessed_numbers(results: list[RankResult], divergence: list[Divergence]) -> list[str]:
     """Ranks numbered by position (folder names without distinct numbers: per-host folders, or a folder of
-    separate runs such as experiment variants) may not be one job at all; when they differ, say what the numbers
-    rest on, so a folder of variants is not read as a job whose ranks diverged."""
-    guessed = [r for r in results if r.spec.identified_by.startswith("position")]
+    separate runs such as experiment variants), or by the numbers of files that lie in different folders (two
+    runs' graphs.hlo.0 and graphs.hlo.1), may not be one job at all; when they differ, say what the numbers
+    rest on, so separate runs are not read as a job whose ranks diverged."""
+    folders = {os.path.dirname(os.path.abspath(r.spec.paths[0])) for r in results}
+    guessed = [r for r in results if r.spec.identified_by.startswith("position")
+               or (r.spec.identified_by.startswith("number in the file name") and len(folders) > 1)]
     if not guessed or not divergence:
         return []
-    where = "the order of the paths given" if guessed[0].spec.identified_by.startswith("position on") else \
-        "the sorted order of the subfolders"
+    how = guessed[0].spec.identified_by
+    where = ("the order of the paths given" if how.startswith("position on") else
+             "the sorted order of the subfolders" if how.startswith("position") else
+             "numbers in the names of files that lie in different folders")
     names = ", ".join(os.path.basename(os.path.normpath(r.spec.paths[0])) for r in guessed)
-    return [f"rank numbers come from {where} ({names}), not from rank numbers in their names: if these are "
+    return [f"rank numbers come from {where} ({names}), not from one run's rank numbers: if these are "
             "separate runs rather than one job's ranks, explain each on its own"]
 
 
