@@ -332,6 +332,17 @@ def test_an_argument_s_new_sharding_is_placed_at_the_call_not_inside_the_functio
     assert [f.line for f in hlo.locations] == [line] and not hlo.callers
 
 
+def test_the_argument_jax_names_leads_and_the_changes_inside_follow_from_it():
+    """A bf16 `xs` reaches the scan body's parameters too: JAX names `xs`, so the entry parameter's change leads
+    (with the call on its stack), and the same change inside called computations follows from it."""
+    t = truth("jax", "scan_dtype")
+    (r,) = [r for r in explain(FIXTURES / "jax" / "scan_dtype" / "dump").recompilations if r.family.label == "jit_f"]
+    lead, *rest = r.causes
+    assert lead.kind == "dtype" and "parameter %xs" in lead.summary and "JAX: argument `xs`" in lead.summary
+    assert t["user_line"] in {g.line for f in lead.locations for g in lead.callers.get(f, ())}
+    assert rest and all(c.fix.startswith("follows from argument `xs`") for c in rest if c.kind == "dtype")
+
+
 def test_compare_dump_stays_within_each_jitted_function():
     dump = FIXTURES / "jax" / "debug_print" / "dump"
     doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)
@@ -382,7 +393,8 @@ def test_every_fixture_headline_names_kind_line_and_fix(dump, t):
         assert cause.locations == [] and cause.hint and cause.fix
         return
     # The user's line is the location, or (a jitted function's call site) on the location's stack.
-    behind = [c for r in result.recompilations for c in r.causes[:1]
+    ordered = [result.headline, *(r for r in result.recompilations if r is not result.headline)]  # headline first
+    behind = [c for r in ordered if r is not None for c in r.causes[:1]
               if c.kind == t["cause"] and t["user_line"] in _lines_and_callers(c)]
     assert behind and all(c.fix for c in behind)
     where = behind[0].locations[0]

@@ -57,6 +57,7 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
     reasons = list(miss.reasons)
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
         reasons = [r for r in reasons if r.kind != "never_seen"]
+    _lead_with_the_argument(r, [x for x in reasons if x.kind == "input_types" and x.argument], miss)
     made = [jc for reason in reasons if (jc := _cause(reason, miss)) is not None]
     call_site = miss.call_site
     if call_site is not None:
@@ -86,6 +87,25 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
         r.causes.extend(jc.cause for jc in made if jc.cause.kind not in _KEY_CHANGES)
     else:
         r.causes.extend(jc.cause for jc in made)
+
+
+def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> None:
+    """JAX names the argument whose type changed (``* at xs, now bf16[...] and before f32[...]``): the graph's
+    cause on that entry parameter is the root and leads; the same change seen inside called computations (a scan
+    body's parameters) follows from it."""
+    for reason in reasons:
+        name = re.compile(rf"parameter %{re.escape(reason.argument)}(?:\.\d+)?[:\s]")
+        lead = next((c for c in r.causes if name.search(c.summary)), None)
+        if lead is None:
+            continue
+        r.causes.remove(lead)
+        r.causes.insert(0, lead)  # its location stays where the function reads it; the call is on its stack
+        lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
+        for cause in r.causes[1:]:
+            if cause.kind == lead.kind:
+                cause.fix = f"follows from argument `{reason.argument}` above: its new type reaches this computation"
+                cause.fix_is_final = True
+        return
 
 
 def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
