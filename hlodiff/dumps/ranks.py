@@ -154,18 +154,10 @@ def _holds_dump(folder: str) -> bool:
 
 
 def rank_dumps(spec: RankSpec) -> list[str]:
-    """The dump paths to read for a rank: a rank folder stands for the dump folder inside it."""
-    out: list[str] = []
-    for path in spec.paths:
-        if os.path.isdir(path) and not _is_dump_folder(path):
-            inner = sorted(os.path.join(path, n) for n in names_in(path)
-                           if os.path.isdir(os.path.join(path, n)) and _is_dump_folder(os.path.join(path, n)))
-            if len(inner) == 1 and not any(_SAVE_FILE.search(n) or n == "hlodiff-record.json"
-                                           for n in names_in(path)):
-                out.append(inner[0])
-                continue
-        out.append(path)
-    return out
+    """The dump paths to read for a rank: a rank folder stands for the dump inside it, as any run folder does."""
+    from hlodiff.dumps.run_folder import dump_inside
+
+    return [(dump_inside(path) or path) if os.path.isdir(path) else path for path in spec.paths]
 
 
 def _natural(path: str) -> tuple:
