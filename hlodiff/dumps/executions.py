@@ -37,7 +37,7 @@ from typing import Iterator
 
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.manifest import read_manifest
+from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
 from hlodiff.dumps.xla_dump import scan_xla_dump
 from hlodiff.errors import HlodiffError, InputWarning
 
@@ -89,7 +89,7 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
 
 def _sources(folder: str) -> tuple[str, str]:
     """The debug log and the XLA dump folder of a recording (from its manifest) or of a dump with its log beside."""
-    if not os.path.isfile(os.path.join(folder, "hlodiff-record.json")):
+    if not os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
         log = log_beside(folder)
         if log is None:
             raise HlodiffError("no PT_XLA_DEBUG_LEVEL=2 log beside this XLA dump (the sequence of executions)",

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps._io import names_in
-from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS
+from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS, MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
 
 
@@ -172,7 +172,7 @@ def dump_inside(folder: str) -> str | None:
     dump of its own, or none or several dump subfolders (several are ranks or separate runs: see
     :mod:`hlodiff.dumps.ranks`)."""
     names = names_in(folder)
-    if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names):
+    if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names):
         return None
     inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
     dumps = [d for d in inner if _has_hlo_files(d) or _holds_recording(d)]
@@ -180,7 +180,7 @@ def dump_inside(folder: str) -> str | None:
 
 
 def _holds_recording(folder: str) -> bool:
-    return any(_SAVE_FILE.match(n) or n == "hlodiff-record.json" for n in names_in(folder))
+    return any(_SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names_in(folder))
 
 
 def _has_hlo_files(folder: str) -> bool:
