@@ -17,7 +17,7 @@ from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_beside, read_compile_times
-from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
 from hlodiff.errors import InputWarning
@@ -47,14 +47,11 @@ def _default_stage(path: str) -> str | None:
     files = list_dump_files(path)
     if not files:
         first = next(iter(iter_graphs(path)), None)
-        if first is None or first.kind not in _DUMPED:
+        if first is None or first.kind not in DUMPED_KINDS:
             return None
         files = list_dump_files(os.path.dirname(first.path))
     return AFTER if any(f.stage.endswith(AFTER) for f in files) else None
 
-
-_DUMPED = ("xla_dump", "executions")
-"""Record kinds whose modules are files of an XLA dump folder (XLA's memory reports sit beside them)."""
 
 
 def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,
@@ -88,10 +85,10 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
             out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                                trigger=_trigger(record)))
             continue
-        xla = read_xla_memory(record.path) if record.kind in _DUMPED else None
+        xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
         cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
         cost.trigger = _trigger(record)
-        if record.kind in _DUMPED and xla is None:
+        if record.kind in DUMPED_KINDS and xla is None:
             estimated.append(record)
         if key[1] is not None:
             seen[key] = cost
@@ -159,13 +156,13 @@ def side_inputs(paths: list[str], debug_logs: list[str],
 def record_cost(record: GraphRecord, module=None) -> GraphCost:
     """The cost of one graph. A module of an XLA dump folder read before optimizations is costed on its
     optimized text when the folder has it (copies, loops and XLA's memory report are there)."""
-    optimized = _optimized_sibling(record) if record.kind in _DUMPED else None
+    optimized = _optimized_sibling(record) if record.kind in DUMPED_KINDS else None
     if optimized is not None:
         path, _ = optimized
         return module_cost(GraphRecord(path=path, index=record.index, kind="xla_dump", start_line=1,
                                        source=record.source).module(),
                            ref=record.ref, index=record.index, xla=read_xla_memory(path))
-    xla = read_xla_memory(record.path) if record.kind in _DUMPED else None
+    xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
     return module_cost(module if module is not None else record.module(), ref=record.ref, index=record.index,
                        xla=xla)
 

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from hlodiff import _progress
 from hlodiff.dumps import GraphRecord, iter_graphs
-from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS
 from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
@@ -36,6 +36,8 @@ class GraphSummary:
     compiled: bool
     first_ref: str  # the graph that compiled this cache key (itself when compiled)
     trigger: SourceFrame | None
+    """Where the user's code ran it: torch_xla's sync (or early read) line, or for a jitted function the line that
+    called it (:func:`call_site_in`)."""
     _canonical: CanonicalModule | None = field(default=None, repr=False)
     _module: Module | None = field(default=None, repr=False)
 
@@ -104,7 +106,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
             try:
                 module = _parse(record, text)
             except HloParseError as err:
-                if record.kind not in ("xla_dump", "executions") or warnings is None:
+                if record.kind not in DUMPED_KINDS or warnings is None:
                     raise
                 unreadable.add(record.path)
                 if unread is not None:
