@@ -12,7 +12,7 @@ from __future__ import annotations
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
-from hlodiff.explain.inventory import GraphSummary, call_site_in
+from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 OUTSIDE_KINDS = frozenset({"aliasing", "compile_options", "weak_type", "static_argument", "cache_key"})
@@ -96,16 +96,6 @@ def outputs_fed_by(cause: Cause, graph: GraphSummary, *, side: int) -> list[int]
             seen.add(node)
             stack.extend(cc.operands.get(node, ()))
     return reached
-
-
-def call_site(graph: GraphSummary) -> SourceFrame | None:
-    """Where the user's code ran this graph: torch_xla's sync (or early read) line; for a jitted function, the
-    outermost user frame its instructions' stacks share (the line that called it)."""
-    if graph.record.kind in TRACED_KINDS:
-        return graph.trigger
-    cm = graph._canonical
-    found = call_site_in(cm) if cm is not None else None
-    return found or graph.trigger
 
 
 def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | None:

@@ -25,8 +25,8 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
-from hlodiff.explain.locate import (OUTSIDE_KINDS, call_site, has_source_metadata, hint_for, locate_from_tensors,
-                                    output_tensors, outputs_added_removed)
+from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, output_tensors,
+                                    outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
@@ -245,7 +245,8 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     # An argument's sharding is chosen by the caller (device_put before the call), not inside the function.
     placed = [c for c in causes if c.kind == "sharding" and c.summary.startswith("input sharding changed on parameter")
               and graph.record.kind not in TRACED_KINDS]
-    where = call_site(graph) if outside or placed else None  # walks every instruction's stack: only when needed
+    # where the user's code ran the graph: torch_xla's sync line, or the line that called a jitted function
+    where = graph.trigger if outside or placed else None
     for cause in causes:
         if where is not None and any(cause is c for c in outside):
             cause.locations = [where]
