@@ -106,7 +106,12 @@ def _materialized(r) -> bool:
 
 def _plain(shape: str) -> str:
     """``f32[100]{0}`` -> ``f32[100]``: a computed output and the parameter it becomes may print other layouts."""
-    return shape.split("{", 1)[0]
+    from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
+
+    try:
+        return str(parse_shape(shape).without_layout())
+    except ShapeSyntaxError:
+        return shape
 
 
 def producer(graph: GraphSummary) -> str | None:
