@@ -51,6 +51,7 @@ REPORT_ENV = "HLODIFF_TENSORS_REPORT"
 COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
 JAX_LOG_ENV = "HLODIFF_JAX_LOG"
 XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
+READS_ENV = "HLODIFF_DEVICE_DATA_READS"
 
 _DUMP_TO_RE = re.compile(r"""(?:^|\s)--xla_dump_to(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
 _AS_TEXT_RE = re.compile(r"(?:^|\s)--xla_dump_hlo_as_text(?:=(\S+))?(?=\s|$)")

@@ -7,9 +7,10 @@ parallel loader's step-end sync) first append ``torch_xla._XLAC._xla_tensors_rep
 and not when the last compilation had more than ``HLODIFF_REPORT_MAX_OUTPUTS`` outputs; at every sync when the
 user set a save file), under one line::
 
-    ## SYNC <n> call=<k> trigger=sync api=<torch_xla.sync|xm.mark_step|torch_xla.compile>
+    ## SYNC <n> call=<k> trigger=sync api=<torch_xla.sync|xm.mark_step|torch_xla.compile> reads=<ids>
 
-(the separator of hlodiff's fixtures; ``hlodiff.dumps.tensors_report`` reads it).
+(the separator of hlodiff's fixtures; ``hlodiff.dumps.tensors_report`` reads it). ``reads`` lists the ids of the
+computed tensors whose device data the coming graph reads (:mod:`hlodiff.capture.reads`; graph boundaries).
 
 **What torch_xla 2.9 offers.** ``xm.mark_step()`` is ``torch_xla.sync()`` (it calls ``torch_xla.sync`` through the
 package attribute); ``torch_xla.compile`` and ``step`` call the module global ``torch_xla.torch_xla.sync``;
@@ -69,6 +70,9 @@ DEFAULT_MAX_OUTPUTS = 64
 for a 4-layer transformer step with ~150 outputs; 300 MB for 16 layers): above this many outputs in the latest
 compilation it is skipped (the XLA dump's HLO proto still carries every instruction's full stack)."""
 XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
+READS_ENV = "HLODIFF_DEVICE_DATA_READS"
+"""``1`` (``hlodiff record`` sets it): each report's header also says which computed tensors the coming graph reads
+(:mod:`hlodiff.capture.reads`, about 0.2 s per report); the pytest plugin, which draws no boundaries, leaves it off."""
 
 _STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
 _MARK = "__hlodiff_sync_hook__"  # set on functions this module made
@@ -215,8 +219,9 @@ class _HookState:
             k = self.calls
             self.calls += 1
             n = counter() if counter is not None else k
-            head = f"## SYNC {n} call={k} trigger=sync api={api}{note}\n"
             report = xlac._xla_tensors_report(self.threshold, device)
+            reads = _reads_words() if os.environ.get(READS_ENV, "").strip() == "1" else ""
+            head = f"## SYNC {n} call={k} trigger=sync api={api}{note}{reads}\n"
             os.makedirs(os.path.dirname(self.report_path) or ".", exist_ok=True)
             with open(self.report_path, "a", encoding="utf-8") as f:
                 size_before = f.tell()
@@ -490,6 +495,16 @@ def drop_added_xla_dump() -> bool:
 
 def _runlog():
     return _sibling("runlog")
+
+
+def _reads_words() -> str:
+    """`` reads=<ids>``: the computed tensors the coming graph reads (:mod:`hlodiff.capture.reads`), or nothing."""
+    try:
+        reads = _sibling("reads")
+        return reads.header_words(reads.device_data_reads())
+    except Exception as exc:  # never break the user's training for a boundary
+        _warn_once(f"device data reads unavailable: {type(exc).__name__}: {exc}")
+        return ""
 
 
 def _sibling(name: str):

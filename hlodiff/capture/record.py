@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, REPORT_NAME,
-                                 SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
+from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, READS_ENV,
+                                 REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
 from hlodiff.capture import supervise
 from hlodiff.errors import HlodiffError
 
@@ -66,6 +66,7 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
         clean_outputs(out)
     env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
     env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
+    env.setdefault(READS_ENV, "1")  # graph boundaries by identity; not in the pytest plugin (no boundaries there)
     return env
 
 

@@ -12,7 +12,9 @@ and parameters of the next, and stay alive in between. The live-tensor reports (
   computed (reading it gives it an IR value), so the listed ones are those the coming graph can take;
 * graph *m* has an entry parameter of the tensor's shape.
 
-A tensor id is counted as crossing when all hold. A tensor read by an earlier graph stays listed afterwards, so
+When the report ``hlodiff record`` took before graph *m* carries ``reads=`` (torch_xla's own list of the computed
+tensors whose device data graph *m* reads, :mod:`hlodiff.capture.reads`), that list decides, exactly, and a tensor
+crosses into every graph that reads it. Otherwise a tensor id is counted as crossing when all hold. A tensor read by an earlier graph stays listed afterwards, so
 each tensor crosses once, into the first later graph that takes it; a tensor read by several later graphs is
 counted at the first. When a report lists more candidates of one shape than graph *m* has parameters of that
 shape, the most recently computed are taken first (a backward graph reads what its own forward just produced);
@@ -89,6 +91,9 @@ def _is_device_data(tensor: LiveTensor) -> bool:
 
 def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],
               made_by: dict[int, LiveTensor], claimed: set[int], position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
+    reads = report.reads()
+    if reads is not None:
+        return _read(reads, producer, made_by, claimed, position)
     candidates: dict[str, list[LiveTensor]] = defaultdict(list)
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
@@ -108,6 +113,20 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
             claimed.add(tensor.id)
             out.append((producer[tensor.id], _boundary_tensor(tensor, shape, made_by, "listed")))
     out.extend(_inferred(report, graph, producer, made_by, claimed, position))
+    return out
+
+
+def _read(reads: frozenset[int], producer: dict[int, int], made_by: dict[int, LiveTensor], claimed: set[int],
+          position: int) -> list[tuple[int, BoundaryTensor]]:
+    """torch_xla's own record of the computed tensors the graph reads (``reads=`` from ``hlodiff record``): each
+    one an earlier graph computed crosses, into every graph that reads it (ids name one computed value each)."""
+    out = []
+    for tensor_id in sorted(reads):
+        source = producer.get(tensor_id)
+        if source is not None and source < position:
+            claimed.add(tensor_id)
+            tensor = made_by[tensor_id]
+            out.append((source, _boundary_tensor(tensor, _plain(tensor.shape_text), made_by, "read")))
     return out
 
 

@@ -153,7 +153,8 @@ class BoundaryTensor:
     """What computed it, from the report before the producing graph (``aten::relu``)."""
     location: SourceFrame | None = None
     evidence: str = "listed"
-    """``listed``: the later report lists the tensor id as device data; ``inferred``: a tensor only autograd
+    """``read``: torch_xla's own record says the later graph reads it (``reads=`` in a report ``hlodiff record``
+    took); ``listed``: the later report lists the tensor id as device data; ``inferred``: a tensor only autograd
     holds, matched to a parameter without a source line (see :mod:`hlodiff.cost.boundaries`)."""
 
     def to_json(self) -> dict:

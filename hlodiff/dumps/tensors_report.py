@@ -91,6 +91,18 @@ class SyncReport:
                 return v
         return None
 
+    def reads(self) -> frozenset[int] | None:
+        """Ids of the computed tensors whose device data the coming graph reads, from the header's ``reads=``
+        (``hlodiff record`` asks torch_xla for them, :mod:`hlodiff.capture.reads`); None when the header has
+        none or it is not a list of ids (a report printed by the user never has it)."""
+        value = self.get("reads")
+        if value is None:
+            return None
+        words = [w for w in value.split(",") if w]
+        if not all(w.removeprefix("-").isdigit() for w in words):
+            return None
+        return frozenset(int(w) for w in words if not w.startswith("-"))  # -1: data of no tensor (scalars)
+
 
 def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None, *,
                  ir: str = "all") -> Iterator[SyncReport]:
