@@ -119,6 +119,13 @@ def test_unknown_graph_ref_names_the_range():
     assert "no graph #9: there are 6 graphs (#0 to #5)" in result.output
 
 
+def test_graph_ref_that_is_not_a_number_says_so_not_no_such_file():
+    result = run("compare", BATCH + "#last", BATCH + "#0")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"{BATCH}: error: '#last' is not a graph number: name a graph as {BATCH}#N (#0 the first, #-1 the last)"]
+
+
 def test_dump_cut_mid_write_keeps_complete_graphs_with_a_warning(tmp_path):
     text = open(BATCH).read()
     cut = tmp_path / "graphs.hlo.0"

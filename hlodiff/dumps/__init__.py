@@ -82,7 +82,13 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
 def split_ref(ref: str) -> tuple[str, int | None]:
     """``"graphs.hlo.0#3"`` -> ``("graphs.hlo.0", 3)``; a plain path (even one containing ``#``) -> ``(path, None)``."""
     m = _REF_RE.match(ref)
-    if m is None or os.path.exists(ref):
+    if os.path.exists(ref):
+        return ref, None
+    if m is None:
+        head, hash_sign, tail = ref.rpartition("#")
+        if hash_sign and head and os.path.exists(head):  # a graph selector that is not a number: say that
+            raise HlodiffError(f"'#{tail}' is not a graph number: name a graph as {head}#N (#0 the first, #-1 the "
+                               "last)", path=head)
         return ref, None
     return m.group(1), int(m.group(2))
 
