@@ -241,6 +241,7 @@ def test_compare_carries_cost_deltas_and_names_the_new_loop_buffer_copies():
     line = next(c for c in cost["changes"] if "whole-buffer" in c)
     assert line.startswith(f"+2 whole-buffer copies of {shape} per iteration in %while")
     assert f"scan_buffer.py:{truth['loop_buffer_update_line']}" in line
+    assert [c for c in cost["changes"] if shape in c] == [line]  # told once, not again as plain copies in a loop
     # and the other way round they disappear
     back = compare_json(str(SCAN / "carry" / "dump") + "#0", str(SCAN / "scan_out" / "dump") + "#0")["cost"]
     assert back["delta"]["loop_buffer_copy_bytes_per_step"] == -expected

@@ -31,7 +31,8 @@ def _minus(b: int | float | None, a: int | float | None):
 
 def cost_delta(left: GraphCost, right: GraphCost) -> dict:
     """The ``cost`` object of ``compare --json``: ``left``/``right`` figures, ``delta`` (right - left), and
-    ``changes``: one sentence per copy group, loop-buffer copy or output shape that appeared or disappeared."""
+    ``changes``: one sentence per copy group, loop-buffer copy or output shape that appeared or disappeared (a
+    copy is told once: as a whole-buffer loop copy when it is one)."""
     figures = ("parameter_bytes", "output_bytes", "aliased_bytes", "peak_bytes", "copy_bytes_per_step",
                "loop_buffer_copy_bytes_per_step", "compile_seconds")
     a, b = _figures(left), _figures(right)
@@ -53,9 +54,16 @@ def _copy_key(c) -> tuple:
     return (c.shape, c.loop is not None)
 
 
+def _plain_copies(g: GraphCost) -> list:
+    """The copies not already told as whole-buffer loop copies (those get their own, more precise sentence)."""
+    in_loop_buffers = {name for lbc in g.loop_buffer_copies for name in lbc.copies}
+    return [c for c in g.copies if c.name not in in_loop_buffers]
+
+
 def _copy_changes(left: GraphCost, right: GraphCost) -> list[str]:
-    a = Counter(_copy_key(c) for c in left.copies)
-    b = Counter(_copy_key(c) for c in right.copies)
+    left_copies, right_copies = _plain_copies(left), _plain_copies(right)
+    a = Counter(_copy_key(c) for c in left_copies)
+    b = Counter(_copy_key(c) for c in right_copies)
     out = []
     for key in sorted(set(a) | set(b)):
         n = b[key] - a[key]
@@ -63,7 +71,7 @@ def _copy_changes(left: GraphCost, right: GraphCost) -> list[str]:
             continue
         shape, in_loop = key
         where = " per iteration in a loop" if in_loop else ""
-        sample = next(c for c in (right.copies if n > 0 else left.copies) if _copy_key(c) == key)
+        sample = next(c for c in (right_copies if n > 0 else left_copies) if _copy_key(c) == key)
         per_step = sample.bytes_per_step
         total = f" ({_mb(abs(n) * per_step)} per step)" if per_step is not None else ""
         out.append(f"{n:+d} cop{'y' if abs(n) == 1 else 'ies'} of {shape}{where}{total}")
