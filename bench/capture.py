@@ -8,6 +8,8 @@ step's time includes its execution) and the figures are medians:
 * steady step: median of steps 4-11 of a run, then the median over rounds;
 * compiling steps: steps 0 and 1 (AdamW's first step differs, so both compile), summed, median over rounds;
 * the step after the last compilation (step 2), where the capture takes its one live-tensor report;
+* ``flags`` (optional variant): the plain loop with ``XLA_IR_DEBUG=1 XLA_HLO_DEBUG=1`` only, the torch_xla settings
+  ``record`` uses for source lines: torch_xla then walks the whole Python stack for every traced IR node;
 * bytes: what the capture wrote (the record folder, the plugin's --hlodiff-dir) beside XLA's own dump of the same
   run (``--xla_dump_to --xla_dump_hlo_as_text``, the baseline variant ``xla_dump``).
 
@@ -99,6 +101,9 @@ def run_variant(variant: str, layers: int, work: Path, fast: bool) -> dict:
         cmd = [sys.executable, str(work / "train.py"), str(layers)]
     elif variant == "xla_dump":
         flags.append(f"--xla_dump_to={out} --xla_dump_hlo_as_text")
+        cmd = [sys.executable, str(work / "train.py"), str(layers)]
+    elif variant == "flags":  # torch_xla's own source-line flags, nothing of hlodiff: what record's lines cost
+        env.update(XLA_IR_DEBUG="1", XLA_HLO_DEBUG="1")
         cmd = [sys.executable, str(work / "train.py"), str(layers)]
     elif variant == "save_tensors":
         env.update(XLA_SAVE_TENSORS_FILE=str(out / "graphs.hlo"), XLA_SAVE_TENSORS_FMT="hlo")
