@@ -119,3 +119,25 @@ def test_quoted_and_unquoted_composite_attributes_are_one_value():
     assert canonicalize(parse_module(unquoted)).fingerprint == canonicalize(parse_module(quoted)).fingerprint
     other = body.format(attrs="{n = 2 : i32}")
     assert canonicalize(parse_module(unquoted)).fingerprint != canonicalize(parse_module(other)).fingerprint
+
+
+_ADD = "%add {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n"
+
+
+def test_operands_of_users_paired_bottom_up_pair_by_position_before_constants_pair_by_value():
+    # eval vs train (torch.nn.Dropout): the train graph adds a u64 seed constant 0 and another f32 0. The sum's add and
+    # reduce pair bottom-up (through the bias); the reduce's f32 0 must then pair with the reduce's f32 0, not with
+    # the seed by value alone, which reported a dtype change (f32 -> u64) no one made.
+    left = ("HloModule t\n" + _ADD + "ENTRY %e {\n  %p = f32[8] parameter(0)\n  %q = f32[8] parameter(1)\n"
+            "  %a = f32[8] add(%p, %q)\n  %z = f32[] constant(0)\n"
+            "  %r = f32[] reduce(%a, %z), dimensions={0}, to_apply=%add\n  ROOT %t = (f32[]) tuple(%r)\n}\n")
+    right = ("HloModule t\n" + _ADD + "ENTRY %e {\n  %p = f32[8] parameter(0)\n  %q = f32[8] parameter(1)\n"
+             "  %seed = u64[] constant(0)\n  %bits = u64[8] broadcast(%seed), dimensions={}\n"
+             "  %mask = f32[8] convert(%bits)\n  %zero = f32[] constant(0)\n"
+             "  %b = f32[8] broadcast(%zero), dimensions={}\n  %keep = f32[8] maximum(%mask, %b)\n"
+             "  %m = f32[8] multiply(%p, %keep)\n  %a = f32[8] add(%m, %q)\n  %z = f32[] constant(0)\n"
+             "  %r = f32[] reduce(%a, %z), dimensions={0}, to_apply=%add\n"
+             "  ROOT %t = (f32[], u64[8]) tuple(%r, %bits)\n}\n")
+    m = _match(left, right)
+    assert (m.l2r["a"], m.l2r["r"]) == ("a", "r")
+    assert m.l2r["z"] == "z"

@@ -53,6 +53,7 @@ def match_computations(left: CanonicalComputation, right: CanonicalComputation,
         m.add(left.root, right.root, "root")  # only if exact matching found neither a better partner
     match_top_down(m, left_order)
     match_bottom_up(m, left_order, right_order)
+    match_top_down(m, left_order)  # users paired bottom-up anchor their operands before any pairing by shape
     if match_leftovers(m, left_order, right_order):
         match_top_down(m, left_order)  # new pairs may anchor operands still unmatched
     return m
