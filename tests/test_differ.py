@@ -224,3 +224,19 @@ def test_canonical_graph_is_a_networkx_graph_with_operand_positions():
         assert g.has_edge(op, root)
         assert g.edges[op, root]["pos"] == cm.entry.operands[root].index(op) <= pos
     assert sorted(g.successors(cm.entry.operands[root][0])) == sorted(cm.entry.users(cm.entry.operands[root][0]))
+
+
+def test_a_long_tuple_change_shows_the_element_that_changed():
+    """A tuple parameter of twenty shapes whose eighteenth became bf16: both sides are cut to a line, around it."""
+    from hlodiff.hlo import parse_module
+
+    shapes = [f"f32[{i}]" for i in range(1, 21)]
+    text = ("HloModule t\nENTRY %e {{\n  %p = ({}) parameter(0)\n  %g = f32[20] get-tuple-element(%p), index=19\n"
+            "  ROOT %n = f32[20] negate(%g)\n}}\n")
+    changed = shapes[:17] + ["bf16[18]"] + shapes[18:]
+    diff = diff_modules(parse_module(text.format(", ".join(shapes))), parse_module(text.format(", ".join(changed))))
+    [cause] = diff.causes
+    assert cause.kind == "dtype"
+    before, after = cause.summary.split(": ", 1)[1].split(" -> ")
+    assert "f32[18]" in before and "bf16[18]" in after
+    assert len(before) <= 120 and len(after) <= 120

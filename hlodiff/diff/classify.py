@@ -120,7 +120,7 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
 
     def note(kind: str, a: str, b: str) -> None:
         kinds.append(kind)
-        details[kind] = (_short(a), _short(b))
+        details[kind] = _short_pair(a, b)
 
     if li.opcode != ri.opcode:
         note("opcode", li.opcode, ri.opcode)
@@ -183,3 +183,23 @@ def _differing_callees(lcm: CanonicalModule, rcm: CanonicalModule, li: Instructi
 def _short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _short_pair(a: str, b: str, limit: int = 120) -> tuple[str, str]:
+    """Both sides of a change, each cut to ``limit``, keeping the place where they first differ in view: a tuple
+    of forty shapes that changes in its thirtieth element shows that element, not only the first ones."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    if len(a) <= limit and len(b) <= limit:
+        return a, b
+    same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if same < limit - 40:
+        return _short(a, limit), _short(b, limit)
+    start = max(a.rfind(", ", 0, same), a.rfind("(", 0, same))
+    start = start + (2 if a.startswith(", ", start) else 1) if start >= 0 else same
+    return _window(a, start, limit), _window(b, start, limit)
+
+
+def _window(text: str, start: int, limit: int) -> str:
+    head = text[:24].rsplit(", ", 1)[0] + ", ..., "
+    body = text[start:start + limit - len(head) - 3]
+    return head + body + ("..." if start + len(body) < len(text) else "")
