@@ -413,3 +413,19 @@ def test_a_log_reached_by_two_spellings_counts_once(monkeypatch):
     (graph,) = doc["graphs"]
     assert graph["compile_seconds"] is not None
     assert doc["run"]["compile_seconds"] == pytest.approx(graph["compile_seconds"], abs=1e-3)
+
+
+def test_cost_of_one_graph_picked_out_says_whether_it_compiled_and_draws_no_boundaries():
+    """`cost PATH#N` of a cache hit said "1 graph, 1 compiled", and warned that the reports of the other graphs
+    describe no graph of the dump."""
+    dump = FIXTURES / "torch_xla" / "steady" / "graphs.hlo.0"
+    explained = json.loads(run("explain-recompile", "--json", str(dump)).output)
+    compiled = [g["compiled"] for g in explained["graphs"]]
+    hit, first = compiled.index(False), compiled.index(True)
+    for index in (hit, first):
+        result = run("cost", f"{dump}#{index}")
+        assert result.exit_code == 0, result.output
+        assert result.output.splitlines()[0] == f"1 graph, {int(compiled[index])} compiled"
+        doc = cost_json(f"{dump}#{index}")
+        assert [g["compiled"] for g in doc["graphs"]] == [compiled[index]]
+        assert doc["boundaries"] == [] and doc["warnings"] == []

@@ -26,17 +26,22 @@ from hlodiff.hlo.model import user_frame
 _SUFFIX = re.compile(r"\.\d+$")
 
 
-def cost_records(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None) -> list[GraphRecord]:
-    """The graphs named by ``paths`` (files, folders or ``PATH#N``), optimized stage first for dump folders."""
+def cost_records(paths: list[str], warnings: list[InputWarning], *,
+                 stage: str | None = None) -> tuple[list[GraphRecord], set[int]]:
+    """The graphs named by ``paths`` (files, folders or ``PATH#N``), optimized stage first for dump folders, and
+    the positions of those picked out as ``PATH#N``. A picked graph that repeats an earlier graph of its dump
+    (a cache hit) is marked so."""
     records: list[GraphRecord] = []
+    picked: set[int] = set()
     for path in paths:
         base, n = split_ref(path)
         chosen = stage if stage is not None else _default_stage(base)
         if n is not None:
+            picked.add(len(records))
             records.append(resolve_ref(path, warnings, stage=chosen))
         else:
             records.extend(iter_graphs(base, warnings, stage=chosen))
-    return records
+    return records, picked
 
 
 def _default_stage(path: str) -> str | None:
@@ -54,10 +59,29 @@ def _default_stage(path: str) -> str | None:
 
 
 
+def _repeats_earlier_graph(record: GraphRecord, stage: str | None) -> bool:
+    """A graph named as ``PATH#N`` is a cache hit when an earlier graph of its dump has its cache key (headers
+    only: no module is parsed)."""
+    key = record.cache_key()
+    if key is None:
+        return False
+    for earlier in iter_graphs(record.source, None, stage=stage):
+        if earlier.index >= record.index:
+            return False
+        if earlier.cache_key() == key:
+            return True
+    return False
+
+
 def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,
              compile_logs: list[str] = (), tensors_reports: list[str] = ()) -> RunCost:
-    records = cost_records(paths, warnings, stage=stage)
+    records, picked = cost_records(paths, warnings, stage=stage)
     graphs = graph_costs(records, warnings)
+    for position in picked:
+        record, graph = records[position], graphs[position]
+        if graph.compiled and _repeats_earlier_graph(record, stage if stage is not None
+                                                     else _default_stage(record.source)):
+            graph.compiled = False
     times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
     _attach_compile_times(records, graphs, times, warnings)
     run = RunCost(graphs)
@@ -69,7 +93,7 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     elif times.compilations:
         run.compile_seconds_source = "jax_log_compiles"
     run.families = _families(records, graphs)
-    if tensors_reports:
+    if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
         run.boundaries = find_boundaries(records, graphs, list(tensors_reports), warnings)
     return run
 
