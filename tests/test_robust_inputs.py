@@ -103,3 +103,21 @@ def test_dangling_module_link_in_a_dump_folder_is_a_warning(tmp_path):
     result = run("inspect", dump)
     assert result.exit_code == 0
     assert "module_0009.jit_step.before_optimizations.txt: warning: module file skipped" in result.stderr
+
+
+def test_a_dump_folder_shared_as_an_archive_says_to_extract_it(tmp_path):
+    import tarfile
+    import zipfile
+
+    folder = FIXTURES / "torch_xla" / "steady"
+    with tarfile.open(tmp_path / "run.tar.gz", "w:gz") as tar:
+        tar.add(folder, arcname="steady")
+    with zipfile.ZipFile(tmp_path / "run.zip", "w") as z:
+        z.write(folder / "graphs.hlo.0", "steady/graphs.hlo.0")
+    for name, how in (("run.tar.gz", "tar xf"), ("run.zip", "unzip")):
+        result = run("inspect", str(tmp_path / name))
+        assert result.exit_code == 2
+        kind = "tar" if name.startswith("run.tar") else "zip"
+        assert result.output.strip().splitlines() == [
+            f"{tmp_path / name}: error: not an HLO dump: a {kind} archive; extract it first ({how} FILE) and pass "
+            "the folder"]

@@ -74,6 +74,10 @@ def check_text(path: str, head: bytes) -> None:
     if b"\r" in head and b"\n" not in head.rstrip(b"\n"):
         raise HlodiffError("lines end with a bare CR (classic Mac line endings); convert them first, e.g. "
                            "tr '\\r' '\\n' < FILE > FILE.txt", path=path, line=1)
+    archive = _archive_kind(head)
+    if archive is not None:
+        raise HlodiffError(f"not an HLO dump: a {archive} archive; extract it first "
+                           f"({'tar xf' if archive == 'tar' else 'unzip'} FILE) and pass the folder", path=path)
     nul = head.find(b"\0")
     if nul >= 0:
         raise HlodiffError(f"not an HLO dump: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
@@ -103,6 +107,15 @@ def meaningful_lines(head: bytes, limit: int = 200) -> list[bytes]:
             if len(out) >= limit:
                 break
     return out
+
+
+def _archive_kind(head: bytes) -> str | None:
+    """A dump folder shared as an archive (gzip is already undone by the time the head is read)."""
+    if head[257:262] == b"ustar":
+        return "tar"
+    if head.startswith(b"PK\x03\x04"):
+        return "zip"
+    return None
 
 
 def _binary_hint(path: str) -> str:
