@@ -14,14 +14,15 @@ and parameters of the next, and stay alive in between. The live-tensor reports (
 
 When the report ``hlodiff record`` took before graph *m* carries ``reads=`` (torch_xla's own list of the computed
 tensors whose device data graph *m* reads, :mod:`hlodiff.capture.reads`), that list decides, exactly, and a tensor
-crosses into every graph that reads it. Otherwise a tensor id is counted as crossing when all hold. A tensor read by an earlier graph stays listed afterwards, so
-each tensor crosses once, into the first later graph that takes it; a tensor read by several later graphs is
-counted at the first. When a report lists more candidates of one shape than graph *m* has parameters of that
-shape, the most recently computed are taken first (a backward graph reads what its own forward just produced);
-candidates computed by one graph that still cannot be told apart are not claimed, and a warning says so (shape
-alone is not identity). Checked against torch_xla's own record of the device data each graph read
-(``fixtures/torch_xla/pipeline/*/truth.json``): every tensor named crosses where it is said to; tensors torch_xla
-does not list (autograd's saved transposed weights, accumulated gradients) are not named.
+crosses into every graph that reads it. Otherwise a tensor id is counted as crossing when all hold. A tensor read
+by an earlier graph stays listed afterwards, so each tensor crosses once, into the first later graph that takes
+it. When a report lists more candidates of one shape than graph *m* has parameters of that shape, the most
+recently computed are taken first (a backward graph reads what its own forward just produced); candidates
+computed by one graph that still cannot be told apart are not claimed, and a warning says so (shape alone is not
+identity). Checked against torch_xla's own record of the device data each graph read
+(``fixtures/torch_xla/pipeline/*/truth.json``; ``tests/test_record_boundaries.py`` for ``reads=``): every tensor
+named crosses where it is said to; without ``reads=``, accumulated gradients (listed like the same-shaped
+parameters) are not named.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def _is_device_data(tensor: LiveTensor) -> bool:
 
 
 def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],
-              made_by: dict[int, LiveTensor], claimed: set[int], position: int, warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
+              made_by: dict[int, LiveTensor], claimed: set[int], position: int,
+              warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
     reads = report.reads()
     if reads is not None:
         return _read(reads, producer, made_by, claimed, position)
