@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps._io import names_in
+from hlodiff.dumps.run_folder import is_xla_dump_folder
 
 _ORDINAL = re.compile(r"^(.*)\.(\d+)(\.gz)?$")
 _NUMBER = re.compile(r"(\d+)(?!.*\d)")  # the last number in a name
@@ -73,7 +74,7 @@ def _one_path(path: str) -> list[RankSpec]:
         if ordinals:
             return [RankSpec(o, (p,), f"ordinal suffix .{o} of {os.path.basename(path)}") for o, p in ordinals]
         return [RankSpec(0, (path,), "one dump: one rank")]
-    if not os.path.isdir(path) or _is_dump_folder(path):
+    if not os.path.isdir(path) or is_xla_dump_folder(path):
         return [RankSpec(0, (path,), "one dump: one rank")]
     saves = sorted((int(_ORDINAL.match(n).group(2)), os.path.join(path, n)) for n in names_in(path)
                    if _SAVE_FILE.search(n))
@@ -141,16 +142,12 @@ def _ordinal_files(base: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def _is_dump_folder(path: str) -> bool:
-    return any(n.startswith("module_") for n in names_in(path))
-
-
 def _holds_dump(folder: str) -> bool:
     """An XLA dump folder, a folder with a save-tensors file or a recording, or one with such a folder inside."""
     names = names_in(folder)
     if any(n.startswith("module_") or _SAVE_FILE.search(n) or n == "hlodiff-record.json" for n in names):
         return True
-    return any(os.path.isdir(os.path.join(folder, n)) and _is_dump_folder(os.path.join(folder, n)) for n in names)
+    return any(os.path.isdir(os.path.join(folder, n)) and is_xla_dump_folder(os.path.join(folder, n)) for n in names)
 
 
 def rank_dumps(spec: RankSpec) -> list[str]:

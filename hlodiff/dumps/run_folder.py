@@ -50,7 +50,7 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         if inner is not None:  # a run folder: read the dump inside, and the logs of both
             path = inner
         folder = path if os.path.isdir(path) else os.path.dirname(path)  # "" (not "."): no "./" on found paths
-        recorded = os.path.isdir(path) and not _has_hlo_files(path)
+        recorded = os.path.isdir(path) and not is_xla_dump_folder(path)
         if recorded:
             found = _recorded_dumps(path)
             if not found:
@@ -175,7 +175,7 @@ def dump_inside(folder: str) -> str | None:
     if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names):
         return None
     inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
-    dumps = [d for d in inner if _has_hlo_files(d) or _holds_recording(d)]
+    dumps = [d for d in inner if is_xla_dump_folder(d) or _holds_recording(d)]
     return dumps[0] if len(dumps) == 1 else None
 
 
@@ -183,8 +183,9 @@ def _holds_recording(folder: str) -> bool:
     return any(_SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names_in(folder))
 
 
-def _has_hlo_files(folder: str) -> bool:
-    return any(name.startswith("module_") for name in os.listdir(folder))
+def is_xla_dump_folder(folder: str) -> bool:
+    """A folder XLA dumped modules into (``module_NNNN.*`` files); an unreadable folder is not one."""
+    return any(name.startswith("module_") for name in names_in(folder))
 
 
 _SAVE_FILE = re.compile(r"graphs\.hlo\.\d+(\.gz)?$")
