@@ -79,3 +79,37 @@ def reorder_independent(module: Module, seed: int = 0) -> Module:
 
 def with_shape(shape: Shape, element_type: str) -> Shape:
     return Shape(element_type, shape.dims, shape.dynamic, shape.layout)
+
+
+# -- running fixture scripts under `hlodiff record` (tests/test_record_*.py) ---------------------------------------
+
+RECORD_SHIM = Path(__file__).resolve().parent / "data" / "record_shim" / "_common.py"
+
+
+def run_hlodiff(*args: str, cwd: Path | None = None, env=None):
+    """The installed ``hlodiff`` command in a subprocess (a recording runs a child Python of its own)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([str(Path(sys.executable).with_name("hlodiff")), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def script_under_record(work: Path, script: str) -> str:
+    """Copy ``fixtures/torch_xla/<script>.py`` into ``work/torch_xla/`` with the shim as its ``_common`` (the same code
+    and line numbers, no capture of its own); returns the path to run, relative to ``work``."""
+    import shutil
+
+    (work / "torch_xla").mkdir(exist_ok=True)
+    shutil.copy(FIXTURES / "torch_xla" / f"{script}.py", work / "torch_xla")
+    shutil.copy(RECORD_SHIM, work / "_common.py")
+    return f"torch_xla/{script}.py"
+
+
+def capture_free_env(**extra: str) -> dict[str, str]:
+    """This environment without any capture variable (XLA_*, PT_XLA_*, HLODIFF_*), on the CPU, plus ``extra``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
+    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", **extra)
+    return env

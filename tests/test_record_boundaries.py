@@ -12,25 +12,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHIM = REPO / "tests" / "data" / "record_shim" / "_common.py"
+from helpers import capture_free_env, run_hlodiff as hlodiff, script_under_record
 
 pytestmark = [pytest.mark.xla,
               pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")]
-
-
-def hlodiff(*args: str, cwd: Path | None = None, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).with_name("hlodiff")), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module", params=[("mb2", "compilations"), ("mb4", "every-sync")], ids=lambda p: "-".join(p))
@@ -39,13 +29,9 @@ def recorded(request, tmp_path_factory):
     ``record`` reports at the first sync and after compilations; ``HLODIFF_LIVE_TENSORS=every-sync`` at every sync."""
     variant, policy = request.param
     work = tmp_path_factory.mktemp(variant)
-    (work / "torch_xla").mkdir()
-    shutil.copy(REPO / "fixtures" / "torch_xla" / "pipeline.py", work / "torch_xla")
-    shutil.copy(SHIM, work / "_common.py")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
-    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", HLODIFF_LIVE_TENSORS=policy)
-    run = hlodiff("record", "--out", "run", "--", sys.executable, "torch_xla/pipeline.py", "--variant", variant,
-                  "--out", str(work / "scratch"), cwd=work, env=env)
+    script = script_under_record(work, "pipeline")
+    run = hlodiff("record", "--out", "run", "--", sys.executable, script, "--variant", variant,
+                  "--out", str(work / "scratch"), cwd=work, env=capture_free_env(HLODIFF_LIVE_TENSORS=policy))
     assert run.returncode == 0, run.stderr[-3000:]
     cost = hlodiff("cost", "--json", str(work / "run"))
     assert cost.returncode == 0, cost.stderr[-3000:]

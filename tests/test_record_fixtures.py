@@ -11,25 +11,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHIM = REPO / "tests" / "data" / "record_shim" / "_common.py"
+from helpers import FIXTURES, capture_free_env, run_hlodiff as hlodiff, script_under_record
 
 pytestmark = [pytest.mark.xla,
               pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")]
-
-
-def hlodiff(*args: str, cwd: Path | None = None, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).with_name("hlodiff")), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 def json_doc(stdout: str) -> dict:
@@ -44,16 +35,12 @@ def causes(doc: dict) -> list[tuple[int, list[tuple[str, list[tuple[str, int]]]]
 
 @pytest.mark.parametrize("scenario", ["metric_even_steps", "unbounded_growth", "lr_constant", "item_partial"])
 def test_recording_a_fixture_script_explains_it_like_the_fixture(tmp_path, scenario):
-    (tmp_path / "torch_xla").mkdir()
-    shutil.copy(REPO / "fixtures" / "torch_xla" / f"{scenario}.py", tmp_path / "torch_xla")
-    shutil.copy(SHIM, tmp_path / "_common.py")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
-    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2")
-    recorded = hlodiff("record", "--out", "run", "--json", "--", sys.executable, f"torch_xla/{scenario}.py",
-                       cwd=tmp_path, env=env)
+    script = script_under_record(tmp_path, scenario)
+    recorded = hlodiff("record", "--out", "run", "--json", "--", sys.executable, script, cwd=tmp_path,
+                       env=capture_free_env())
     assert recorded.returncode == 0, recorded.stderr[-3000:]
     new = json_doc(recorded.stdout)
-    old = json.loads(hlodiff("explain-recompile", "--json", str(REPO / "fixtures" / "torch_xla" / scenario)).stdout)
+    old = json.loads(hlodiff("explain-recompile", "--json", str(FIXTURES / "torch_xla" / scenario)).stdout)
 
     assert not list((tmp_path / "run").glob("graphs.hlo*"))  # no HLO for cache hits was written
     assert len(new["graphs"]) == len(old["graphs"])
