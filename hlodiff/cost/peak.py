@@ -6,7 +6,8 @@ A liveness walk over the entry computation in its printed order (the schedule, f
 * buffers are followed through views: ``bitcast`` and ``get-tuple-element`` allocate nothing, a ``tuple`` holds
   its elements' buffers (and allocates a table of pointers), a ``while`` updates its state in place;
 * a buffer is allocated where it is defined and freed after its last read; the program's parameters and its
-  outputs live throughout, a loop body's parameter (the loop state) only until its last read;
+  outputs live throughout, a loop body's parameter (the loop state) only until its last read; an output that
+  ``input_output_alias`` writes into a parameter's buffer (a donated input) takes no buffer of its own;
 * an instruction that can write in place (``dynamic-update-slice``, elementwise ops and fusions) takes over an
   operand buffer of its size whose last read it is;
 * a ``while``/``call``/``conditional`` adds what its callee needs beyond its parameters at that point;
@@ -18,6 +19,8 @@ Measured against XLA's ``Total bytes`` on every fixture module that has it: with
 
 from __future__ import annotations
 
+from hlodiff.errors import HlodiffError
+from hlodiff.hlo.attributes import parse_input_output_alias
 from hlodiff.hlo.model import Computation, Instruction, Module, Shape
 
 POINTER_BYTES = 8
@@ -33,14 +36,33 @@ get allocations of their exact size)."""
 def estimate_peak(module: Module) -> int:
     """hlodiff's peak-memory estimate of one execution of the module (see the module docstring)."""
     by_name = {c.name: c for c in module.computations}
-    return _peak(module.entry, by_name, frozenset(), entry=True) + _thread_local(module)
+    walk = _Buffers(module.entry, by_name, frozenset({module.entry.name}), True, _aliased_outputs(module))
+    return walk.sweep() + _thread_local(module)
+
+
+def _aliased_outputs(module: Module) -> list[tuple[int, ...]]:
+    """Output indices that ``input_output_alias`` writes into a parameter's buffer (donated inputs: torch_xla's
+    optimizer states and weights, JAX's ``donate_argnums``)."""
+    raw = module.attrs.get("input_output_alias")
+    if not raw:
+        return []
+    try:
+        return [alias.output_index for alias in parse_input_output_alias(raw)]
+    except HlodiffError:
+        return []
+
+
+_REDUCER_USERS = ("reduce", "reduce-window", "scatter", "select-and-scatter", "sort", "map", "all-reduce",
+                  "all-reduce-start", "reduce-scatter")
+"""Instructions whose ``to_apply`` is a reducer or comparator. A ``call`` also names its callee ``to_apply``, but
+that is a whole computation (XLA's CPU backend outlines parallel work into calls), counted by the walk itself."""
 
 
 def _thread_local(module: Module) -> int:
     """Scalars of reducers and comparators (``to_apply``): XLA gives each value its own small allocation."""
     names: set[str] = set()
     for _, inst in module.instructions():
-        raw = inst.attrs.get("to_apply")
+        raw = inst.attrs.get("to_apply") if inst.opcode in _REDUCER_USERS else None
         if raw:
             names.add(raw.strip().lstrip("%"))
     by_name = {c.name: c for c in module.computations}
@@ -62,7 +84,8 @@ class _Buffers:
     """Buffers of one computation: which instruction defines each, who reads it last, and which ones an
     instruction writes into instead of allocating (views and in-place updates)."""
 
-    def __init__(self, comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool):
+    def __init__(self, comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool,
+                 aliased: list[tuple[int, ...]] = ()):
         self.size: list[int] = []
         self.start: list[int] = []
         self.last: list[int] = []
@@ -95,6 +118,10 @@ class _Buffers:
             outputs.add(self.tables[comp.root.name])
         for b in outputs:
             self.last[b] = n
+        for index in aliased:  # written into the donated parameter's buffer, which is counted already
+            for b in _leaves(_subtree(values.get(comp.root.name), index)):
+                if self.start[b] >= 0 and b not in self.constants:
+                    self.size[b] = 0
         for b in range(len(self.size)):  # temporaries sit at aligned offsets
             if self.start[b] >= 0 and b not in outputs and b not in self.constants:
                 self.size[b] = -(-self.size[b] // TEMP_ALIGNMENT) * TEMP_ALIGNMENT
@@ -175,6 +202,14 @@ class _Buffers:
             peak = max(peak, live + self.extra.get(i, 0))
             live -= frees.get(i, 0)
         return peak
+
+
+def _subtree(tree, index: tuple[int, ...]):
+    for i in index:
+        if not isinstance(tree, tuple) or i >= len(tree):
+            return None
+        tree = tree[i]
+    return tree
 
 
 def _leaves(tree) -> list[int]:
