@@ -69,6 +69,11 @@ def test_recorded_boundaries_name_exactly_the_tensors_that_cross(recorded):
     assert want and want <= named(doc), sorted(want - named(doc))
     if len(reported) == len(probes):  # every sync reported: every crossing of the run
         assert truth_crossings(probes) <= named(doc)
+    # a graph that compiled with no report before it is said, since what crosses into or out of it is not named
+    unreported = [g["ref"] for g in doc["graphs"] if g["compiled"] and g["index"] not in reported]
+    said = [w for w in doc["warnings"] if "no live-tensor report before them" in w]
+    assert len(said) == (1 if unreported else 0)
+    assert all(ref in said[0] for ref in unreported[:4])
     assert all(t["evidence"] == "read" for b in doc["boundaries"] for t in b["tensors"]
                if int(b["to"].rsplit("#", 1)[1]) in reported)
 

@@ -49,10 +49,18 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
+    unreported: list[str] = []  # graphs that compiled with no report before them (record's policy misses some)
     for position, (record, graph) in enumerate(zip(records, graphs)):
         report = reports.get((record.source, record.index))
         if report is None:
+            if graph.compiled:
+                unreported.append(record.ref)
             continue
+        if report.get("reads") is not None and report.reads() is None:
+            warnings.append(InputWarning(
+                f"the live-tensor report before {record.ref} has a reads= that is not a list of tensor ids; ignored "
+                "(boundaries from the report's tensors instead)",
+                path=report_paths[0] if len(report_paths) == 1 else None, line=report.line or None))
         crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
         by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
         for source, tensor in crossing:
@@ -67,6 +75,13 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             for tensor in outputs:
                 producer[tensor.id] = position
                 made_by[tensor.id] = tensor
+    if unreported and any(r.reads() is not None for r in reports.values()):
+        shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
+        warnings.append(InputWarning(
+            f"{len(unreported)} compiled graph(s) have no live-tensor report before them ({shown}): tensors crossing "
+            "into or out of them are not named (hlodiff record reports at the first sync and after each "
+            "compilation; HLODIFF_LIVE_TENSORS=every-sync reports before every graph)",
+            path=report_paths[0] if len(report_paths) == 1 else None))
     return boundaries
 
 
@@ -96,6 +111,7 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
     reads = report.reads()
     if reads is not None:
         return _read(reads, producer, made_by, claimed, position)
+
     candidates: dict[str, list[LiveTensor]] = defaultdict(list)
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \

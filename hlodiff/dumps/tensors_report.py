@@ -45,6 +45,7 @@ from hlodiff.hlo.model import SourceFrame
 __all__ = ["IrNode", "IrOperand", "LiveTensor", "SyncReport", "iter_reports", "parse_ir_node", "parse_reports",
            "read_reports"]
 
+_ID_RE = re.compile(r"-?[0-9]{1,19}")  # a torch_xla tensor id (int64); ASCII digits only
 _SYNC_RE = re.compile(r"^## SYNC (\d+)\s*(.*)$")
 _TENSOR_RE = re.compile(r"^Tensor: id=(\d+), shape=(.*), device=([^,]*), ir_nodes=(\d+)\s*$")
 _END_BLANKS = 3
@@ -99,7 +100,7 @@ class SyncReport:
         if value is None:
             return None
         words = [w for w in value.split(",") if w]
-        if not all(w.removeprefix("-").isdigit() for w in words):
+        if not all(_ID_RE.fullmatch(w) for w in words):
             return None
         return frozenset(int(w) for w in words if not w.startswith("-"))  # -1: data of no tensor (scalars)
 
