@@ -240,3 +240,20 @@ def test_a_long_tuple_change_shows_the_element_that_changed():
     before, after = cause.summary.split(": ", 1)[1].split(" -> ")
     assert "f32[18]" in before and "bf16[18]" in after
     assert len(before) <= 120 and len(after) <= 120
+
+
+def test_a_long_attribute_change_without_separators_shows_where_it_differs():
+    """A backend_config JSON that differs only in its last key: both sides are cut just before that key, with
+    "..." where text was left out (a cut at a "(" inside a string once showed the same text on both sides)."""
+    from hlodiff.hlo import parse_module
+
+    config = ('{"name":"fused(matmul)","operation_queue_id":"0","wait_on_operation_queues":[],"some_config":'
+              '{"alpha_real":1,"beta":0,"dims":{"lhs":["1"],"rhs":["0"]},"precision":["DEFAULT","DEFAULT"],'
+              '"algorithm":"ALG_UNSET","epilogue":"%s"}}')
+    text = ("HloModule m\nENTRY main {\n  p0 = f32[10,20]{1,0} parameter(0)\n  ROOT cc = f32[10,20]{1,0} "
+            "custom-call(p0), custom_call_target=\"foo\", backend_config='%s'\n}\n")
+    diff = diff_modules(parse_module(text % (config % "DEFAULT")), parse_module(text % (config % "BIAS")))
+    [cause] = diff.causes
+    before, after = cause.summary.split(": ", 1)[1].split(" -> ")
+    assert before.startswith("...") and after.startswith("...")
+    assert '"epilogue":"DEFAULT"' in before and '"epilogue":"BIAS"' in after

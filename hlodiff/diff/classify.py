@@ -187,19 +187,21 @@ def _short(text: str, limit: int = 120) -> str:
 
 def _short_pair(a: str, b: str, limit: int = 120) -> tuple[str, str]:
     """Both sides of a change, each cut to ``limit``, keeping the place where they first differ in view: a tuple
-    of forty shapes that changes in its thirtieth element shows that element, not only the first ones."""
+    of forty shapes that changes in its thirtieth element shows that element, not only the first ones. The window
+    starts at the element (after ", ") holding the first difference when one is near, else a little before it,
+    and every cut is marked with "..."."""
     a, b = " ".join(a.split()), " ".join(b.split())
     if len(a) <= limit and len(b) <= limit:
         return a, b
     same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     if same < limit - 40:
         return _short(a, limit), _short(b, limit)
-    start = max(a.rfind(", ", 0, same), a.rfind("(", 0, same))
-    start = start + (2 if a.startswith(", ", start) else 1) if start >= 0 else same
+    start = a.rfind(", ", 0, same) + 2
+    if start < 2 or same - start > limit // 3:
+        start = max(0, same - 20)
     return _window(a, start, limit), _window(b, start, limit)
 
 
 def _window(text: str, start: int, limit: int) -> str:
-    head = text[:24].rsplit(", ", 1)[0] + ", ..., "
-    body = text[start:start + limit - len(head) - 3]
-    return head + body + ("..." if start + len(body) < len(text) else "")
+    body = text[start:start + limit - 6]
+    return "..." + body + ("..." if start + len(body) < len(text) else "")
