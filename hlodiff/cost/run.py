@@ -85,17 +85,31 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
     _attach_compile_times(records, graphs, times, warnings)
     run = RunCost(graphs)
-    run.compile_seconds = times.seconds()
-    if times.total_seconds is not None:
-        run.compile_seconds_source = "torch_xla CompileTime metric"
-    elif times.by_hash:
-        run.compile_seconds_source = "torch_xla CompileTime per compilation (compile_times.tsv)"
-    elif times.compilations:
-        run.compile_seconds_source = "jax_log_compiles"
+    run.compile_seconds, run.compile_seconds_source = _run_compile_seconds(graphs, times, bool(picked))
     run.families = _families(records, graphs)
     if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
         run.boundaries = find_boundaries(records, graphs, list(tensors_reports), warnings)
+    elif tensors_reports and len(picked) < len(records):
+        warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
+                                     "picked out as PATH#N"))
     return run
+
+
+def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:
+    """The run's compile seconds and where they come from. With graphs picked out as ``PATH#N`` only theirs add
+    up (torch_xla's ``CompileTime`` total is the whole run's: then none)."""
+    if times.total_seconds is not None:
+        source = "torch_xla CompileTime metric"
+    elif times.by_hash:
+        source = "torch_xla CompileTime per compilation (compile_times.tsv)"
+    elif times.compilations:
+        source = "jax_log_compiles"
+    else:
+        return None, None
+    if not picked:
+        return times.seconds(), source
+    own = [g.compile_seconds for g in graphs if g.compile_seconds is not None]
+    return (round(sum(own), 6), source) if own else (None, None)
 
 
 def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost]:
