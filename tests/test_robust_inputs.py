@@ -114,10 +114,17 @@ def test_a_dump_folder_shared_as_an_archive_says_to_extract_it(tmp_path):
         tar.add(folder, arcname="steady")
     with zipfile.ZipFile(tmp_path / "run.zip", "w") as z:
         z.write(folder / "graphs.hlo.0", "steady/graphs.hlo.0")
-    for name, how in (("run.tar.gz", "tar xf"), ("run.zip", "unzip")):
+    import bz2
+    import lzma
+
+    text = (folder / "graphs.hlo.0").read_bytes()
+    (tmp_path / "graphs.hlo.0.xz").write_bytes(lzma.compress(text))
+    (tmp_path / "graphs.hlo.0.bz2").write_bytes(bz2.compress(text))
+    expected = {"run.tar.gz": "a tar archive; extract it first (tar xf FILE) and pass the folder",
+                "run.zip": "a zip archive; extract it first (unzip FILE) and pass the folder",
+                "graphs.hlo.0.xz": "xz-compressed; decompress it first (xz -dk FILE)",
+                "graphs.hlo.0.bz2": "bzip2-compressed; decompress it first (bunzip2 -k FILE)"}
+    for name, says in expected.items():
         result = run("inspect", str(tmp_path / name))
         assert result.exit_code == 2
-        kind = "tar" if name.startswith("run.tar") else "zip"
-        assert result.output.strip().splitlines() == [
-            f"{tmp_path / name}: error: not an HLO dump: a {kind} archive; extract it first ({how} FILE) and pass "
-            "the folder"]
+        assert result.output.strip().splitlines() == [f"{tmp_path / name}: error: not an HLO dump: {says}"]

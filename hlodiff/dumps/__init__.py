@@ -33,7 +33,7 @@ __all__ = [
     "CompilationEvent", "ExecutionEvent", "iter_debug_events", "read_compilations",
 ]
 
-_REF_RE = re.compile(r"^(.*)#(-?\d+)$")
+_REF_RE = re.compile(r"^(.*)#(-?[0-9]{1,9})$")
 
 
 def detect_kind(path: str | os.PathLike[str]) -> str:

@@ -74,10 +74,9 @@ def check_text(path: str, head: bytes) -> None:
     if b"\r" in head and b"\n" not in head.rstrip(b"\n"):
         raise HlodiffError("lines end with a bare CR (classic Mac line endings); convert them first, e.g. "
                            "tr '\\r' '\\n' < FILE > FILE.txt", path=path, line=1)
-    archive = _archive_kind(head)
-    if archive is not None:
-        raise HlodiffError(f"not an HLO dump: a {archive} archive; extract it first "
-                           f"({'tar xf' if archive == 'tar' else 'unzip'} FILE) and pass the folder", path=path)
+    packed = _packed_kind(head)
+    if packed is not None:
+        raise HlodiffError(f"not an HLO dump: {packed}", path=path)
     nul = head.find(b"\0")
     if nul >= 0:
         raise HlodiffError(f"not an HLO dump: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
@@ -109,12 +108,16 @@ def meaningful_lines(head: bytes, limit: int = 200) -> list[bytes]:
     return out
 
 
-def _archive_kind(head: bytes) -> str | None:
-    """A dump folder shared as an archive (gzip is already undone by the time the head is read)."""
+def _packed_kind(head: bytes) -> str | None:
+    """A dump shared as an archive or in a compression hlodiff does not undo (gzip is undone before this)."""
     if head[257:262] == b"ustar":
-        return "tar"
-    if head.startswith(b"PK\x03\x04"):
-        return "zip"
+        return "a tar archive; extract it first (tar xf FILE) and pass the folder"
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "a zip archive; extract it first (unzip FILE) and pass the folder"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz-compressed; decompress it first (xz -dk FILE)"
+    if head.startswith(b"BZh") and head[4:10] == b"1AY&SY":
+        return "bzip2-compressed; decompress it first (bunzip2 -k FILE)"
     return None
 
 
