@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 KINDS = ("save_tensors", "xla_dump", "hlo_file", "executions")
 TRACED_KINDS = ("save_tensors", "executions")
+"""Kinds whose records are torch_xla executions: keyed by ``Graph Hash``, with the Python frames of the sync."""
 DUMPED_KINDS = ("xla_dump", "executions")
 """Kinds whose modules are files of an XLA dump folder (XLA's option, proto and memory files sit beside them)."""
-"""Kinds whose records are torch_xla executions: keyed by ``Graph Hash``, with the Python frames of the sync."""
 
 
 @dataclass(slots=True)
