@@ -44,19 +44,25 @@ def output_producers(module: Module) -> list[Instruction | None]:
     return out
 
 
-def aliased_bytes(module: Module) -> int:
-    """Bytes of the outputs that reuse a parameter's buffer (``input_output_alias`` in the module header)."""
+def aliased_output_indices(module: Module) -> list[tuple[int, ...]]:
+    """Output indices that ``input_output_alias`` (module header) writes into a parameter's buffer: donated inputs
+    (torch_xla's optimizer states and weights, JAX's ``donate_argnums``); none when the header has none or it
+    does not parse."""
     raw = module.attrs.get("input_output_alias")
     if not raw:
-        return 0
+        return []
     try:
-        aliases = parse_input_output_alias(raw)
+        return [alias.output_index for alias in parse_input_output_alias(raw)]
     except HlodiffError:
-        return 0
+        return []
+
+
+def aliased_bytes(module: Module) -> int:
+    """Bytes of the outputs that reuse a parameter's buffer (``input_output_alias`` in the module header)."""
     root = module.entry.root.shape
     total = 0
-    for alias in aliases:
-        shape = _subshape(root, alias.output_index)
+    for index in aliased_output_indices(module):
+        shape = _subshape(root, index)
         if shape is not None:
             total += shape.byte_size()
     return total

@@ -19,8 +19,7 @@ Measured against XLA's ``Total bytes`` on every fixture module that has it: with
 
 from __future__ import annotations
 
-from hlodiff.errors import HlodiffError
-from hlodiff.hlo.attributes import parse_input_output_alias
+from hlodiff.cost.memory import aliased_output_indices
 from hlodiff.hlo.model import Computation, Instruction, Module, Shape
 
 POINTER_BYTES = 8
@@ -36,20 +35,8 @@ get allocations of their exact size)."""
 def estimate_peak(module: Module) -> int:
     """hlodiff's peak-memory estimate of one execution of the module (see the module docstring)."""
     by_name = {c.name: c for c in module.computations}
-    walk = _Buffers(module.entry, by_name, frozenset({module.entry.name}), True, _aliased_outputs(module))
-    return walk.sweep() + _thread_local(module)
-
-
-def _aliased_outputs(module: Module) -> list[tuple[int, ...]]:
-    """Output indices that ``input_output_alias`` writes into a parameter's buffer (donated inputs: torch_xla's
-    optimizer states and weights, JAX's ``donate_argnums``)."""
-    raw = module.attrs.get("input_output_alias")
-    if not raw:
-        return []
-    try:
-        return [alias.output_index for alias in parse_input_output_alias(raw)]
-    except HlodiffError:
-        return []
+    return (_peak(module.entry, by_name, frozenset(), entry=True, aliased=aliased_output_indices(module))
+            + _thread_local(module))
 
 
 _REDUCER_USERS = ("reduce", "reduce-window", "scatter", "select-and-scatter", "sort", "map", "all-reduce",
@@ -70,13 +57,15 @@ def _thread_local(module: Module) -> int:
                for inst in by_name[name].instructions if inst.opcode != "constant")
 
 
-def _peak(comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool = False) -> int:
+def _peak(comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool = False,
+          aliased: list[tuple[int, ...]] = ()) -> int:
     """Peak live bytes while ``comp`` runs, including its parameters. A loop body's parameter is the loop state:
-    once read, its buffers take the next state, so they are released after their last read."""
+    once read, its buffers take the next state, so they are released after their last read. ``aliased``: the
+    entry's outputs written into donated parameters."""
     if comp.name in active:  # recursion is rejected by the parser; never loop here
         return 0
     active = active | {comp.name}
-    walk = _Buffers(comp, by_name, active, entry)
+    walk = _Buffers(comp, by_name, active, entry, aliased)
     return walk.sweep()
 
 
