@@ -29,13 +29,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
-from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
 from hlodiff.errors import InputWarning
-from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
+from hlodiff.hlo.shapes import byte_size_of, without_layout_text
 
 _DEVICE_DATA = "xla::device_data"
 
@@ -70,7 +69,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors))
         outputs = report.pending()
         if len(outputs) == graph.outputs.count:
-            graph.output_tensors = [{"output": i, "id": t.id, "shape": _plain(t.shape_text)}
+            graph.output_tensors = [{"output": i, "id": t.id, "shape": without_layout_text(t.shape_text)}
                                     for i, t in enumerate(outputs)]
             for tensor in outputs:
                 producer[tensor.id] = position
@@ -116,7 +115,7 @@ def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, produce
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
                 and _is_device_data(tensor):
-            candidates[_plain(tensor.shape_text)].append(tensor)
+            candidates[without_layout_text(tensor.shape_text)].append(tensor)
     slots = _parameter_slots(graph)
     out = []
     for shape, tensors in sorted(candidates.items()):
@@ -144,14 +143,14 @@ def _read(reads: frozenset[int], producer: dict[int, int], made_by: dict[int, Li
         if source is not None and source < position:
             claimed.add(tensor_id)
             tensor = made_by[tensor_id]
-            out.append((source, _boundary_tensor(tensor, _plain(tensor.shape_text), made_by, "read")))
+            out.append((source, _boundary_tensor(tensor, without_layout_text(tensor.shape_text), made_by, "read")))
     return out
 
 
 def _boundary_tensor(tensor: LiveTensor, shape: str, made_by: dict[int, LiveTensor], evidence: str):
     origin = made_by.get(tensor.id, tensor)
     root = origin.roots()[0] if origin.roots() else None
-    return BoundaryTensor(tensor.id, shape, _bytes(tensor.shape_text), root.op if root is not None else None,
+    return BoundaryTensor(tensor.id, shape, byte_size_of(tensor.shape_text), root.op if root is not None else None,
                           root.location if root is not None else None, evidence)
 
 
@@ -170,13 +169,13 @@ def _inferred(report: SyncReport, graph: GraphCost, producer: dict[int, int], ma
     listed = {t.id for t in report.tensors}
     for tensor in report.tensors:
         if _is_device_data(tensor):
-            free[_plain(tensor.shape_text)] -= 1
+            free[without_layout_text(tensor.shape_text)] -= 1
     groups: dict[str, dict[int, list[LiveTensor]]] = defaultdict(lambda: defaultdict(list))
     for tensor_id, source in producer.items():
         if tensor_id in listed or tensor_id in claimed or source >= position:
             continue
         tensor = made_by[tensor_id]
-        shape = _plain(tensor.shape_text)
+        shape = without_layout_text(tensor.shape_text)
         if not shape.endswith("[]"):  # scalars (losses, step counts, seeds) are too alike to infer
             groups[shape][source].append(tensor)
     out = []
@@ -221,17 +220,3 @@ def _parameter_slots(graph: GraphCost) -> dict[str, int]:
     for shape in graph.parameter_shapes:
         counts[shape] += 1
     return counts
-
-
-def _plain(shape_text: str) -> str:
-    try:
-        return str(parse_shape(shape_text).without_layout())
-    except ShapeSyntaxError:
-        return shape_text
-
-
-def _bytes(shape_text: str) -> int:
-    try:
-        return parse_shape(shape_text).byte_size()
-    except ShapeSyntaxError:
-        return 0

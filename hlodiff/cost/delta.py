@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hlodiff.cost.model import GraphCost
+from hlodiff.hlo.shapes import byte_size_of
 
 
 def _mb(n: int | None) -> str:
@@ -117,7 +118,7 @@ def _output_changes(left: GraphCost, right: GraphCost) -> list[str]:
         for shape in sorted(extra):
             same = sorted((o for o in mine if o[0] == shape), key=lambda o: (other[o] > 0, o[1]))
             items.extend(same[:extra[shape]])
-        nbytes = sum(_shape_bytes(shape) for shape, _ in items)
+        nbytes = sum(byte_size_of(shape) for shape, _ in items)
         listed = ", ".join(shape + (f" {op}" if op else "") for shape, op in items[:4]) + (", ..." if n > 4 else "")
         out.append(f"{n} output{'s' if n != 1 else ''} {verb} ({listed}; {_mb(nbytes)})")
     return out
@@ -126,12 +127,3 @@ def _output_changes(left: GraphCost, right: GraphCost) -> list[str]:
 def _outputs(g: GraphCost) -> list[tuple[str, str]]:
     ops = list(g.output_ops) + [None] * (len(g.output_shapes) - len(g.output_ops))
     return [(shape, op or "") for shape, op in zip(g.output_shapes, ops)]
-
-
-def _shape_bytes(text: str) -> int:
-    from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
-
-    try:
-        return parse_shape(text).byte_size()
-    except ShapeSyntaxError:
-        return 0

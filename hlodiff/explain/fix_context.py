@@ -15,6 +15,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.hlo.shapes import without_layout_text
 
 _CUT = "follows from the early read above: fix that and this goes too"
 
@@ -90,9 +91,9 @@ def _materialized(r) -> bool:
     if cm is None:
         return False
     insts = cm.entry.insts
-    removed = [_plain(str(insts[a].shape)) for c in r.causes if c.kind == "outputs"
+    removed = [without_layout_text(str(insts[a].shape)) for c in r.causes if c.kind == "outputs"
                for a, b in c.instructions if a is not None and b is None and a in insts]
-    added = [_plain(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
+    added = [without_layout_text(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
              if o.left is None and o.right is not None and o.right.opcode == "parameter"]
     if not removed or not added:
         return False
@@ -102,16 +103,6 @@ def _materialized(r) -> bool:
             return False
         left.remove(shape)
     return True
-
-
-def _plain(shape: str) -> str:
-    """``f32[100]{0}`` -> ``f32[100]``: a computed output and the parameter it becomes may print other layouts."""
-    from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
-
-    try:
-        return str(parse_shape(shape).without_layout())
-    except ShapeSyntaxError:
-        return shape
 
 
 def producer(graph: GraphSummary) -> str | None:

@@ -37,6 +37,23 @@ def parse_shape(text: str) -> Shape:
     return shape
 
 
+def without_layout_text(text: str) -> str:
+    """``f32[100]{0}`` -> ``f32[100]``: shapes of one value printed by different producers (a report, an output, the
+    parameter it becomes) may carry other layouts. Text that is not a shape is returned as given."""
+    try:
+        return str(parse_shape(text).without_layout())
+    except ShapeSyntaxError:
+        return text
+
+
+def byte_size_of(text: str) -> int:
+    """Bytes of the shape a text spells; 0 when it is not a shape."""
+    try:
+        return parse_shape(text).byte_size()
+    except ShapeSyntaxError:
+        return 0
+
+
 def parse_shape_at(text: str, pos: int) -> tuple[Shape, int]:
     """Parse one shape starting at ``pos`` (after optional white space); return it and the offset after it."""
     while pos < len(text) and text[pos] in " \t\r\n":
