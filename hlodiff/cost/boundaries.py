@@ -49,18 +49,24 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     unreported: list[str] = []  # graphs that compiled with no report before them (record's policy misses some)
+    any_reads = False
     for position, (record, graph) in enumerate(zip(records, graphs)):
         report = reports.get((record.source, record.index))
         if report is None:
             if graph.compiled:
                 unreported.append(record.ref)
             continue
-        if report.get("reads") is not None and report.reads() is None:
+        reads = report.reads()
+        any_reads = any_reads or reads is not None
+        if reads is None and report.get("reads") is not None:
             warnings.append(InputWarning(
                 f"the live-tensor report before {record.ref} has a reads= that is not a list of tensor ids; ignored "
                 "(boundaries from the report's tensors instead)",
                 path=report_paths[0] if len(report_paths) == 1 else None, line=report.line or None))
-        crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
+        if reads is not None:
+            crossing = _read(reads, producer, made_by, claimed, position)
+        else:
+            crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
         by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
         for source, tensor in crossing:
             by_source[source].append(tensor)
@@ -74,7 +80,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             for tensor in outputs:
                 producer[tensor.id] = position
                 made_by[tensor.id] = tensor
-    if unreported and any(r.reads() is not None for r in reports.values()):
+    if unreported and any_reads:
         shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
         warnings.append(InputWarning(
             f"{len(unreported)} compiled graph(s) have no live-tensor report before them ({shown}): tensors crossing "
@@ -107,10 +113,7 @@ def _is_device_data(tensor: LiveTensor) -> bool:
 def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],
               made_by: dict[int, LiveTensor], claimed: set[int], position: int,
               warnings: list[InputWarning]) -> list[tuple[int, BoundaryTensor]]:
-    reads = report.reads()
-    if reads is not None:
-        return _read(reads, producer, made_by, claimed, position)
-
+    """From a report without ``reads=``: listed tensors by id and parameter shape, then those autograd holds."""
     candidates: dict[str, list[LiveTensor]] = defaultdict(list)
     for tensor in report.tensors:
         if tensor.id in producer and producer[tensor.id] < position and tensor.id not in claimed \
