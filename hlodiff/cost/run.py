@@ -27,17 +27,16 @@ _SUFFIX = re.compile(r"\.\d+$")
 
 
 def cost_records(paths: list[str], warnings: list[InputWarning], *,
-                 stage: str | None = None) -> tuple[list[GraphRecord], set[int]]:
+                 stage: str | None = None) -> tuple[list[GraphRecord], dict[int, str | None]]:
     """The graphs named by ``paths`` (files, folders or ``PATH#N``), optimized stage first for dump folders, and
-    the positions of those picked out as ``PATH#N``. A picked graph that repeats an earlier graph of its dump
-    (a cache hit) is marked so."""
+    for those picked out as ``PATH#N`` their position and the stage they were read at."""
     records: list[GraphRecord] = []
-    picked: set[int] = set()
+    picked: dict[int, str | None] = {}
     for path in paths:
         base, n = split_ref(path)
         chosen = stage if stage is not None else _default_stage(base)
         if n is not None:
-            picked.add(len(records))
+            picked[len(records)] = chosen
             records.append(resolve_ref(path, warnings, stage=chosen))
         else:
             records.extend(iter_graphs(base, warnings, stage=chosen))
@@ -58,7 +57,6 @@ def _default_stage(path: str) -> str | None:
     return AFTER if any(f.stage.endswith(AFTER) for f in files) else None
 
 
-
 def _repeats_earlier_graph(record: GraphRecord, stage: str | None) -> bool:
     """A graph named as ``PATH#N`` is a cache hit when an earlier graph of its dump has its cache key (headers
     only: no module is parsed)."""
@@ -77,11 +75,9 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
              compile_logs: list[str] = (), tensors_reports: list[str] = ()) -> RunCost:
     records, picked = cost_records(paths, warnings, stage=stage)
     graphs = graph_costs(records, warnings)
-    for position in picked:
-        record, graph = records[position], graphs[position]
-        if graph.compiled and _repeats_earlier_graph(record, stage if stage is not None
-                                                     else _default_stage(record.source)):
-            graph.compiled = False
+    for position, chosen in picked.items():  # a picked cache hit did not compile
+        if graphs[position].compiled and _repeats_earlier_graph(records[position], chosen):
+            graphs[position].compiled = False
     times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
     _attach_compile_times(records, graphs, times, warnings)
     run = RunCost(graphs)
@@ -183,11 +179,8 @@ def side_inputs(paths: list[str], debug_logs: list[str],
     from hlodiff.dumps.run_folder import discover
 
     inputs = discover(paths, tensors_report, None)
-    logs = list(debug_logs)
-    if not logs:
-        for log in [*inputs.jax_logs, *logs_beside(inputs.paths)]:  # one file found twice (relative, absolute)
-            if os.path.realpath(log) not in {os.path.realpath(x) for x in logs}:
-                logs.append(log)
+    # a log found twice (by content and by name) is read once: read_compile_times keeps one per real path
+    logs = list(debug_logs) or [*inputs.jax_logs, *logs_beside(inputs.paths)]
     return inputs.paths, logs, inputs.tensors_reports
 
 
