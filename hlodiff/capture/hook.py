@@ -105,6 +105,7 @@ class _HookState:
         default_policy = "every-sync" if os.environ.get(SAVE_FILE_ENV) else "compilations"
         self.policy = os.environ.get(LIVE_TENSORS_ENV, "").strip() or default_policy
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
+        self.reads = os.environ.get(READS_ENV, "").strip() == "1"
         self.compiles_seen: int | None = None
         self.metrics = None  # torch_xla.debug.metrics, bound at install
         runlog = _runlog()
@@ -220,7 +221,7 @@ class _HookState:
             self.calls += 1
             n = counter() if counter is not None else k
             report = xlac._xla_tensors_report(self.threshold, device)
-            reads = _reads_words() if os.environ.get(READS_ENV, "").strip() == "1" else ""
+            reads = _reads_words() if self.reads else ""
             head = f"## SYNC {n} call={k} trigger=sync api={api}{note}{reads}\n"
             os.makedirs(os.path.dirname(self.report_path) or ".", exist_ok=True)
             with open(self.report_path, "a", encoding="utf-8") as f:
