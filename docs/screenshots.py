@@ -1,4 +1,4 @@
-"""Regenerate the report screenshots shown in the README, from real fixtures, in headless Chromium.
+"""Regenerate the report screenshots shown in docs/html.md, from real fixtures, in headless Chromium.
 
     python docs/screenshots.py
 

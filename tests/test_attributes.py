@@ -1,6 +1,6 @@
 """Typed attribute parsers (hlodiff.hlo.attributes) and constant literals (hlodiff.hlo.literal).
 
-Inputs are copied from the real dumps in /work/shared/corpus/hlo, or from XLA's own parser tests for forms the
+Inputs are copied from the real dumps in ../shared/corpus/hlo, or from XLA's own parser tests for forms the
 corpus lacks (maximal/unknown shardings, source_target_pairs, buffer_donor); one grammar rule per test. The corpus
 tests at the end run every parser over every attribute of every corpus file, and a Hypothesis test checks that
 mutated real values only ever raise HloParseError.
@@ -8,9 +8,7 @@ mutated real values only ever raise HloParseError.
 
 from __future__ import annotations
 
-import glob
 import math
-import os
 from functools import lru_cache
 
 import pytest
@@ -57,8 +55,7 @@ from hlodiff.hlo.attributes import (
 )
 from hlodiff.hlo.literal import parse_literal
 
-CORPUS = "/work/shared/corpus/hlo"
-MAXTEXT = os.path.join(CORPUS, "nv_maxtext_1n1g_jit_train_step_before_optimization.hlo")
+from conftest import CORPUS, need_shared  # ../shared/corpus/hlo: the whole-corpus tests skip without it
 
 
 # -- called computations ----------------------------------------------------------------------------------------
@@ -607,7 +604,8 @@ def test_parse_attribute_types_known_keys_and_keeps_unknown_text():
 def corpus_modules():
     from hlodiff.hlo.parser import parse_module
 
-    return [parse_module(open(p).read(), path=p) for p in sorted(glob.glob(os.path.join(CORPUS, "*.hlo")))]
+    paths = sorted(need_shared(CORPUS).glob("*.hlo"))
+    return [parse_module(p.read_text(), path=str(p)) for p in paths]
 
 
 @lru_cache(maxsize=1)
@@ -623,6 +621,7 @@ def corpus_values() -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_corpus_every_attribute_parses():
     failures = []
     counts: dict[str, int] = {}
@@ -640,6 +639,7 @@ def test_corpus_every_attribute_parses():
     assert counts["metadata"] > 2400 and counts["sharding"] > 100 and counts["replica_groups"] >= 6
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_corpus_typed_values_are_sensible():
     seen_iota_sharding = seen_iota_groups = False
     for module in corpus_modules():
@@ -665,6 +665,7 @@ def test_corpus_typed_values_are_sensible():
     assert seen_iota_sharding and seen_iota_groups
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_corpus_every_constant_parses():
     n = 0
     for module in corpus_modules():
@@ -711,6 +712,7 @@ def _only_parse_errors(parser, text: str) -> None:
         pass
 
 
+@pytest.mark.needs_shared(CORPUS)
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_corpus_values_raise_only_parse_errors(data):

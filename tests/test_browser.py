@@ -20,7 +20,8 @@ from browser import Browser, find_chromium
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CHROMIUM = find_chromium()
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="needs Chromium (headless browser tests): none found; apt-get install chromium")
 
 
 def _save(name: str) -> str:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, corpus_files
+from conftest import CORPUS, FIXTURES, SHARED, corpus_files, shared_params
 from hlodiff.hlo import format_module, parse_module
 
 CORPUS_FILES = corpus_files()
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_corpus_is_present():
     assert len(CORPUS_FILES) >= 18, "the shared corpus should be checked out beside this repo"
 
 
-@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", shared_params(CORPUS_FILES, CORPUS), ids=lambda p: getattr(p, "name", None))
 def test_corpus_file_parses_and_round_trips(path):
     text = path.read_text()
     module = parse_module(text, path=str(path))
@@ -39,6 +40,7 @@ def _count_instruction_statements(text: str) -> int:
     return count
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_maxtext_entry_and_sizes():
     path = next(p for p in CORPUS_FILES if p.name.startswith("nv_maxtext"))
     module = parse_module(path.read_text())
@@ -49,6 +51,7 @@ def test_maxtext_entry_and_sizes():
     assert root.opcode == "tuple" and root.is_root
 
 
+@pytest.mark.needs_shared(CORPUS)
 def test_fsdp_torch_xla_dump_keeps_sharding_and_frontend_attributes():
     path = next(p for p in CORPUS_FILES if p.name.startswith("sharding_fsdp"))
     module = parse_module(path.read_text())
@@ -59,7 +62,7 @@ def test_fsdp_torch_xla_dump_keeps_sharding_and_frontend_attributes():
 def _fixture_graphs():
     from hlodiff.dumps import iter_graphs
 
-    fixtures = ROOT / "fixtures"
+    fixtures = FIXTURES
     sources = sorted(fixtures.glob("torch_xla/*/graphs.hlo.0")) + [fixtures / "jax" / "recompile_shape" / "dump"]
     sources += sorted((fixtures / "big").glob("*.hlo.gz"))
     for source in sources:
@@ -76,12 +79,12 @@ def test_every_fixture_graph_parses_and_round_trips(record):
 
 # -- XLA's own parser tests and wild dumps (../shared/corpus/xla_parser, ../shared/corpus/wild) -------------------
 
-XLA_PARSER = ROOT.parent / "shared" / "corpus" / "xla_parser"
-WILD = ROOT.parent / "shared" / "corpus" / "wild"
+XLA_PARSER = SHARED / "corpus" / "xla_parser"
+WILD = SHARED / "corpus" / "wild"
 
 # Invalid modules hlodiff reads anyway: their fault is a semantic rule of one opcode that XLA's parser checks while
-# building the instruction and that a diff does not need (README, "What hlodiff leaves to XLA"). strict: the day one
-# of them is rejected, the list must shrink.
+# building the instruction and that a diff does not need (docs/limits.md, "Which HLO text hlodiff reads, and what it
+# leaves to XLA"). strict: the day one of them is rejected, the list must shrink.
 ACCEPTED_INVALID: dict[str, str] = {
     "test.CustomCallWithUnspecifiedVersion": "API_VERSION_UNSPECIFIED is accepted: AWS Neuron dumps print it",
     "test.ShapeMismatchInOperand": "typed operands' shapes are not compared with their definitions (parse speed)",
@@ -108,19 +111,22 @@ def _xla_case(row):
     return pytest.param(row, id=row["name"], marks=marks)
 
 
+@pytest.mark.needs_shared(XLA_PARSER / "MANIFEST.tsv")
 def test_xla_parser_corpus_is_present():
     assert len([r for r in MANIFEST if r["status"] == "valid"]) == 246
     assert len([r for r in MANIFEST if r["status"] == "invalid"]) == 90
 
 
-@pytest.mark.parametrize("row", [_xla_case(r) for r in MANIFEST if r["status"] == "valid"])
+@pytest.mark.parametrize("row", shared_params([_xla_case(r) for r in MANIFEST if r["status"] == "valid"],
+                                              XLA_PARSER / "MANIFEST.tsv"))
 def test_xla_valid_module_reads_with_xlas_instruction_count(row):
     path = XLA_PARSER / "valid" / (row["name"] + ".hlo")
     module = parse_module(path.read_text(), path=str(path))
     assert module.instruction_count() == int(row["xla_instructions"])
 
 
-@pytest.mark.parametrize("row", [_xla_case(r) for r in MANIFEST if r["status"] == "invalid"])
+@pytest.mark.parametrize("row", shared_params([_xla_case(r) for r in MANIFEST if r["status"] == "invalid"],
+                                              XLA_PARSER / "MANIFEST.tsv"))
 def test_xla_invalid_module_is_one_located_error(row):
     from hlodiff.errors import HloParseError
 
@@ -144,7 +150,7 @@ def _wild_valid() -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("name", _wild_valid())
+@pytest.mark.parametrize("name", shared_params(_wild_valid(), WILD / "SOURCES.md"))
 def test_wild_valid_file_reads(name):
     from hlodiff.dumps import iter_graphs
 
@@ -155,5 +161,6 @@ def test_wild_valid_file_reads(name):
         assert record.module().instruction_count() > 0
 
 
+@pytest.mark.needs_shared(WILD / "SOURCES.md")
 def test_wild_set_is_listed():
     assert len(_wild_valid()) >= 45

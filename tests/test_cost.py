@@ -124,8 +124,8 @@ def test_copies_inside_loops_count_per_iteration_and_per_step():
 
 
 def test_peak_estimate_is_within_ten_percent_of_xla_on_every_jax_fixture_module():
-    """The estimate's claim (README) is for JAX's modules; torch_xla's optimized CPU modules run high (README,
-    Performance), and there XLA's own figure is what cost reports (tests/test_debug_log_run.py)."""
+    """The estimate's claim (docs/commands.md, cost) is for JAX's modules; torch_xla's optimized CPU modules run
+    high (docs/performance.md), and there XLA's own figure is what cost reports (tests/test_debug_log_run.py)."""
     dumps = sorted({p.parent for p in (FIXTURES / "jax").rglob("*-memory-usage-report.txt")})
     checked = 0
     for dump in dumps:

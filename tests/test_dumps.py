@@ -22,7 +22,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
 
-from conftest import CORPUS, FIXTURES
+from conftest import CORPUS, FIXTURES, need_shared
 
 DATA = Path(__file__).resolve().parent / "data" / "dumps"
 TORCH = FIXTURES / "torch_xla"
@@ -426,10 +426,7 @@ def test_empty_folder(tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 
 def corpus(name: str) -> Path:
-    path = CORPUS / name
-    if not path.is_file():
-        pytest.skip(f"shared corpus file {name} not found")
-    return path
+    return need_shared(CORPUS / name)
 
 
 @pytest.mark.parametrize("name, start_line, module_name", [
@@ -450,9 +447,8 @@ def test_single_hlo_files(name, start_line, module_name):
 
 
 def test_every_corpus_file_is_read():
-    files = [p for p in CORPUS.glob("*.hlo")] if CORPUS.is_dir() else []
-    if not files:
-        pytest.skip("shared corpus not found")
+    files = sorted(need_shared(CORPUS).glob("*.hlo"))
+    assert files
     for path in files:
         records, warnings = scan(path)
         assert len(records) == 1 and warnings == [], path
@@ -602,9 +598,7 @@ def test_split_ref(tmp_path):
 def test_module_name_of_a_header_with_a_colon_is_the_parsers(name):
     """XLA's own parser tests write `HloModule comments:`: the dump reader records the name the parser gives
     (without the colon), which `inspect` prints and graph references use."""
-    path = CORPUS.parent / "xla_parser" / "valid" / f"test.{name}.hlo"
-    if not path.exists():
-        pytest.skip(f"XLA parser corpus not found at {path.parent}")
+    path = need_shared(CORPUS.parent / "xla_parser" / "valid" / f"test.{name}.hlo")
     (record,) = iter_graphs(path)
     assert re.search(r"^HloModule \S+:", path.read_text(), re.M)
     assert record.module_name == parse_module(path.read_text()).name and ":" not in record.module_name

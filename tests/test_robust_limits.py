@@ -20,7 +20,7 @@ from hlodiff.dumps._io import Limits
 
 MIB = 1024 * 1024
 RSS_BUDGET_MB = 200
-"""The documented memory budget for hostile input (README, "Limits")."""
+"""The documented memory budget for hostile input (docs/limits.md, "Bounded reading")."""
 
 HEADER = (b"[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n"
           b"  <module> (/home/user/project/train.py:16)\n\nRoot Hashes: (987fb93999e5ce7ae1459f2437f59ad)\n\n")

@@ -1,4 +1,4 @@
-"""What a graph costs, as typed records with their ``hlodiff.cost/1`` JSON (the key names are the README's).
+"""What a graph costs, as typed records with their ``hlodiff.cost/1`` JSON (the key names are docs/json.md's).
 
 Bytes are always computed from HLO shapes (packed sub-byte types, tuple leaves summed); a figure hlodiff could not
 know is ``None``/``null``, never a guess: a loop whose trip count is unknown has bytes per iteration only.

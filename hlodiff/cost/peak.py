@@ -14,7 +14,7 @@ A liveness walk over the entry computation in its printed order (the schedule, f
 * constants live for the whole program, reducers' scalars get their own small allocations, and temporaries sit
   at 64-byte boundaries.
 
-Measured against XLA's ``Total bytes`` on every fixture module that has it: within 5% (README, Performance).
+Measured against XLA's ``Total bytes`` on every fixture module that has it: within 5% (docs/performance.md).
 """
 
 from __future__ import annotations

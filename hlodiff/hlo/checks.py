@@ -6,7 +6,7 @@ such a module, so hlodiff refuses too, at the instruction, with XLA's words wher
 at the instructions of its opcode or attribute, so a module pays for the rules it uses.
 
 Rules XLA's *verifier* applies (operand shapes of every opcode, layouts against shapes, sharding against device
-counts) are left to XLA: see README.md, "What hlodiff leaves to XLA".
+counts) are left to XLA: see docs/limits.md, "Which HLO text hlodiff reads, and what it leaves to XLA".
 """
 
 from __future__ import annotations
