@@ -40,6 +40,9 @@ class GraphSummary:
     called it (:func:`call_site_in`)."""
     _canonical: CanonicalModule | None = field(default=None, repr=False)
     _module: Module | None = field(default=None, repr=False)
+    lines_from: str | None = None
+    """The ref of a later occurrence of this graph whose source lines were used: it compiled while torch_xla
+    recorded no lines (``hlodiff record --lines auto`` on a steady run, :mod:`hlodiff.capture.lines`)."""
 
     @property
     def ref(self) -> str:
@@ -72,7 +75,8 @@ class GraphSummary:
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
               keep: bool = False, parse_hits: bool = True,
               warnings: list[InputWarning] | None = None,
-              unread: list[GraphRecord] | None = None) -> list[GraphSummary]:
+              unread: list[GraphRecord] | None = None,
+              line_donors: Iterable[GraphRecord] = ()) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
@@ -82,12 +86,16 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     XLA dump folder that does not parse (written while the run was killed) is skipped with a warning when
     ``warnings`` is given, like a cut-off entry of a save-tensors file; the first record of each such module is
     appended to ``unread`` (it was compiled: a run with one cannot be called stable).
+
+    With ``keep``, a torch_xla graph that compiled while source lines were off takes its lines from a later
+    occurrence of its key that has them, or from ``line_donors`` (the same test run again with lines on).
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
     facts_by_text: dict[int, GraphSummary] = {}
     unknown: set[str] = set()  # opcodes already warned about
     unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
+    lineless = _Lineless(options) if keep else None
     bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -95,6 +103,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         if key is not None and record.kind == "xla_dump":
             key = f"{record.source}#{key}"
         known = first_by_key.get(key) if key is not None else None
+        if lineless is not None and known is not None:
+            lineless.offer(key, record)
         if known is not None and not parse_hits:
             summaries.append(CacheHit(record, known, known, keep=False))
             continue
@@ -133,8 +143,43 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         summary.cache_key, summary.compiled, summary.first_ref = cache_key, True, record.ref
         first_by_key[cache_key] = summary
         summaries.append(summary)
+        if lineless is not None:
+            lineless.note(summary, text)
     bar.close()
+    if lineless is not None:
+        for record in line_donors:
+            lineless.offer(record.cache_key(), record)
     return summaries
+
+
+class _Lineless:
+    """Compiled torch_xla graphs traced without source lines (op metadata but no ``source_file``), waiting for an
+    occurrence of their key that has them; the graph's parsed module is then swapped for that occurrence's."""
+
+    def __init__(self, options: Normalization):
+        self.options = options
+        self.waiting: dict[str, GraphSummary] = {}
+
+    def note(self, summary: GraphSummary, text: str) -> None:
+        if summary.record.kind in TRACED_KINDS and "source_file=" not in text and "op_type=" in text:
+            self.waiting[summary.cache_key] = summary
+
+    def offer(self, key: str | None, record: GraphRecord) -> None:
+        summary = self.waiting.get(key) if key is not None else None
+        if summary is None:
+            return
+        text = record.text()
+        if "source_file=" not in text:
+            return
+        try:
+            module = _parse(record, text)
+        except HloParseError:
+            return
+        if record.proto_path:
+            module.full_stacks = stacks_for(record.proto_path, None)
+        summary._module, summary._canonical = module, canonicalize(module, self.options)
+        summary.lines_from = record.ref
+        del self.waiting[key]
 
 
 def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:

@@ -30,6 +30,7 @@ from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
+from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.patterns import describe_pattern, headline_of
 from hlodiff.graph import Normalization
@@ -156,7 +157,8 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
                     warnings: list[InputWarning] | None = None,
-                    report_files: list[str] | None = None, jax_logs: list[str] | None = None) -> RunExplanation:
+                    report_files: list[str] | None = None, jax_logs: list[str] | None = None,
+                    line_donors: list[GraphRecord] = ()) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
@@ -165,11 +167,13 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     reports = reports or {}
     events = events or {}
     unread: list[GraphRecord] = []
-    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread)
+    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread,
+                       line_donors=line_donors)
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if report_files:
         reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
+    reports = borrow_later_reports(graphs, reports)
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
         g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
     families = group(graphs, partial)
