@@ -264,3 +264,43 @@ def test_env():
 ''')
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not any(p.name.startswith("hlodiff-") for p in pytester.path.iterdir())
+
+
+@needs_xla
+def test_a_failing_test_names_its_line_by_default_from_a_second_run(pytester):
+    """No option set: passing tests run without torch_xla's frame capture, and the failing one is run again with
+    it, so its message names the metric's line (hlodiff.testing.rerun)."""
+    pytester.makepyfile(test_loop='''
+import pytest
+from train import train
+
+def test_stable(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4)
+    rec.assert_stable(warmup=1)
+
+@pytest.mark.hlo_stable(warmup=1)
+def test_metric():
+    train(4, metric_every=2)
+''')
+    result = run(pytester, lines=False)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*at */train.py:{METRIC_LINE}*", "*source lines from a second run of this test*"])
+
+
+@needs_xla
+def test_a_test_that_must_not_run_twice_says_how_to_get_lines(pytester):
+    pytester.makepyfile(test_loop='''
+import pytest
+from train import train
+
+@pytest.mark.hlo_once
+def test_metric(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)
+    rec.assert_stable(warmup=1)
+''')
+    result = run(pytester, lines=False)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*this test is not run twice*hlodiff_source_lines=true*"])
+    assert f"train.py:{METRIC_LINE}" not in result.stdout.str()
