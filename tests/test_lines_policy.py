@@ -96,3 +96,24 @@ def test_record_lines_never_says_how_to_get_the_line(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "metric_late.py:35" not in done.stdout.split("fix:")[0]
     assert "--lines always" in done.stdout
+
+
+@pytest.mark.xla
+@pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
+def test_record_auto_with_a_save_file_takes_the_module_of_a_later_entry(tmp_path):
+    """With XLA_SAVE_TENSORS_FILE set by the user, every execution's HLO is written: the metric's graph compiled
+    without lines, and a later entry of the same hash, traced with lines on, supplies them."""
+    truth = json.loads((FIXTURES / "torch_xla" / "metric_late" / "truth.json").read_text())
+    script = script_under_record(tmp_path, "metric_late")
+    env = capture_free_env(XLA_SAVE_TENSORS_FILE=str(tmp_path / "mine.hlo"), XLA_SAVE_TENSORS_FMT="hlo")
+    done = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, script, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout[done.stdout.index('{\n  "schema"'):])
+    entries = (tmp_path / "mine.hlo.0").read_text().split("[ScheduleSyncTensorsGraph]")[1:]
+    metric = truth["compilations"][1]
+    assert "source_file=" not in entries[metric]  # compiled while lines were off
+    [recompilation] = doc["recompilations"]
+    assert recompilation["index"] == metric
+    cause = recompilation["causes"][0]
+    assert [(Path(loc["file"]).name, loc["line"]) for loc in cause["locations"]][:1] == [
+        (truth["user_file"], truth["user_line"])]

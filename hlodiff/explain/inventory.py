@@ -75,8 +75,7 @@ class GraphSummary:
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
               keep: bool = False, parse_hits: bool = True,
               warnings: list[InputWarning] | None = None,
-              unread: list[GraphRecord] | None = None,
-              line_donors: Iterable[GraphRecord] = ()) -> list[GraphSummary]:
+              unread: list[GraphRecord] | None = None) -> list[GraphSummary]:
     """Summaries in order.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
@@ -87,8 +86,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     ``warnings`` is given, like a cut-off entry of a save-tensors file; the first record of each such module is
     appended to ``unread`` (it was compiled: a run with one cannot be called stable).
 
-    With ``keep``, a torch_xla graph that compiled while source lines were off takes its lines from a later
-    occurrence of its key that has them, or from ``line_donors`` (the same test run again with lines on).
+    With ``keep``, a graph of a save-tensors file that compiled while source lines were off takes its module from
+    a later occurrence of its key that has them (``hlodiff record --lines auto``, :mod:`hlodiff.capture.lines`).
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
@@ -146,9 +145,6 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         if lineless is not None:
             lineless.note(summary, text)
     bar.close()
-    if lineless is not None:
-        for record in line_donors:
-            lineless.offer(record.cache_key(), record)
     return summaries
 
 

@@ -157,8 +157,7 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
 def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
                     warnings: list[InputWarning] | None = None,
-                    report_files: list[str] | None = None, jax_logs: list[str] | None = None,
-                    line_donors: list[GraphRecord] = ()) -> RunExplanation:
+                    report_files: list[str] | None = None, jax_logs: list[str] | None = None) -> RunExplanation:
     """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
@@ -167,8 +166,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     reports = reports or {}
     events = events or {}
     unread: list[GraphRecord] = []
-    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread,
-                       line_donors=line_donors)
+    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread)
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if report_files:
