@@ -184,7 +184,7 @@ def pytest_runtest_call(item):
                 error = err
     if error is None:
         return
-    outcome.force_exception(_with_lines(item, state, error))
+    outcome.force_exception(_with_lines(item, state, error).with_traceback(error.__traceback__))
 
 
 def _with_lines(item, state: _State, error: AssertionError) -> AssertionError:
