@@ -533,10 +533,14 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
+@click.option("--lines", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="When torch_xla records your source lines: auto = while the run warms up and whenever a graph "
+                   "compiles, off on steady steps (a graph that compiled without them gets them from its next "
+                   "occurrence); always; never.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @quiet_option
 @_guarded
-def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
+def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
 
     For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
@@ -563,7 +567,7 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
     from hlodiff.dumps.run_folder import discover
 
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
-    result = record_command(list(command), out_dir, **({"stdout": _stderr_fd()} if as_json else {}))
+    result = record_command(list(command), out_dir, lines=lines, **({"stdout": _stderr_fd()} if as_json else {}))
     if result.signals:
         import signal
 

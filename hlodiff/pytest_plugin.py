@@ -12,7 +12,9 @@ device. Two steps, both keeping every value the user set and undone at the end:
   them at import; they add source lines to the HLO metadata and frames to the live-tensor reports). Off by
   default because of what they cost under pytest: torch_xla then records the whole Python stack of every IR
   node it traces, and pytest's stack is some forty frames deep, so a 4-layer transformer step measured 1.5x its
-  plain time (the same flags cost nothing measurable in a script run by ``hlodiff record``);
+  plain time. Without it, a test that fails a stability check runs once more in a fresh process with lines on
+  (:mod:`hlodiff.testing.rerun`; ``@pytest.mark.hlo_once`` or ``hlodiff_rerun = false`` opt out), and the
+  failure message is that run's, with your lines;
 * after collection, only when some collected test uses ``hlo_graphs`` or ``@pytest.mark.hlo_stable``: the save
   file, the PT_XLA_DEBUG log and the live-tensor report hook, all read lazily by torch_xla.
 """
@@ -48,6 +50,9 @@ def pytest_addoption(parser) -> None:
     group.addoption("--hlodiff-dir", default=None,
                     help="where torch_xla's graphs, reports and debug log go (default: a temporary folder, "
                          "removed at the end; a folder given here is kept)")
+    parser.addini("hlodiff_rerun", type="bool", default=True,
+                  help="run a test whose graphs were not stable once more, in a fresh process with source lines "
+                       "on, so its failure names your lines (opt a test out with @pytest.mark.hlo_once)")
     parser.addini("hlodiff_source_lines", type="bool", default=False,
                   help="set XLA_IR_DEBUG/XLA_HLO_DEBUG before torch_xla is imported, so failures name your source "
                        "lines (costs about 1.5x per traced step under pytest)")
@@ -56,6 +61,8 @@ def pytest_addoption(parser) -> None:
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "hlo_stable(warmup=1): fail when the test compiles an XLA graph after "
                                        "its first `warmup` steps; the failure explains why")
+    config.addinivalue_line("markers", "hlo_once: never run this test a second time to name source lines in an "
+                                       "hlodiff stability failure")
     state = _State(config)
     setattr(config, _STATE_KEY, state)
     if (config.getini("hlodiff_source_lines") and "torch_xla" not in sys.modules
@@ -153,21 +160,57 @@ def pytest_runtest_call(item):
     __tracebackhide__ = True  # the marker's failure shows the test and the explanation, not this hook
     marker = item.get_closest_marker("hlo_stable")
     state = getattr(item.config, _STATE_KEY, None)
-    if marker is None or state is None or state.paths is None:
+    if state is None or state.paths is None:
         yield
         return
-    from hlodiff.capture.session import Recorder
-    from hlodiff.testing.recording import HloRecording
+    from hlodiff.testing.stability import HloStabilityError
 
-    recorder = Recorder(state.paths).start()
+    recorder = None
+    if marker is not None:
+        from hlodiff.capture.session import Recorder
+
+        recorder = Recorder(state.paths).start()
     outcome = yield
-    recording = HloRecording(recorder.stop(), state.snapshots, item, state.tmpdir)
-    if outcome.excinfo is None:
-        warmup = marker.kwargs.get("warmup", marker.args[0] if marker.args else 1)
-        try:
-            recording.assert_stable(warmup)
-        except AssertionError as err:
-            outcome.force_exception(err)
+    error = outcome.excinfo[1] if outcome.excinfo and isinstance(outcome.excinfo[1], HloStabilityError) else None
+    if recorder is not None:
+        from hlodiff.testing.recording import HloRecording
+
+        recording = HloRecording(recorder.stop(), state.snapshots, item, state.tmpdir)
+        if outcome.excinfo is None:
+            warmup = marker.kwargs.get("warmup", marker.args[0] if marker.args else 1)
+            try:
+                recording.assert_stable(warmup)
+            except AssertionError as err:
+                error = err
+    if error is None:
+        return
+    outcome.force_exception(_with_lines(item, state, error).with_traceback(error.__traceback__))
+
+
+def _with_lines(item, state: _State, error: AssertionError) -> AssertionError:
+    """The failure, its message from a second run of the test with source lines on where the plugin left them off
+    (:mod:`hlodiff.testing.rerun`)."""
+    from hlodiff.testing import rerun
+    from hlodiff.testing.stability import HloStabilityError
+
+    if rerun.in_rerun():
+        rerun.write_message(str(error))
+        return error
+    config = item.config
+    if config.getini("hlodiff_source_lines") or os.environ.get("XLA_IR_DEBUG", "0") not in ("", "0"):
+        return error
+    if not config.getini("hlodiff_rerun") or item.get_closest_marker("hlo_once"):
+        return HloStabilityError(f"{error}\n\n(source lines: this test is not run twice; run pytest with "
+                                 f"`-o hlodiff_source_lines=true` to name your lines)")
+    from hlodiff.capture.session import saved_env
+
+    message = rerun.rerun_with_lines(item.nodeid, str(config.rootpath), str(config.inipath or "") or None,
+                                     state.paths.env_added, saved_env(state.paths))
+    if message is None:
+        return HloStabilityError(f"{error}\n\n(source lines: a second run of this test with source lines on "
+                                 f"did not fail the same way)")
+    return HloStabilityError(f"{message}\n\n(source lines from a second run of this test, in a fresh process "
+                             f"with torch_xla's frame capture on; passing tests run without it)")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -140,12 +140,13 @@ def test_too_many(hlo_graphs):
         train(3, batches=[2, 3, 4])
     rec.assert_max_compilations(1)
 ''')
-    result = run(pytester, lines=False)  # the default: no source lines, and a hint saying how to get them
+    result = run(pytester, lines=False)  # the default: lines off, and the failing test run again with them
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*3 compilations, expected at most 1*",
                                  "*shape*changed*",
-                                 "*-o hlodiff_source_lines=true*"])
-    assert f"train.py:{DATA_LINE}" not in result.stdout.str()
+                                 f"*at */train.py:{DATA_LINE}*",
+                                 "*source lines from a second run of this test*"])
+    assert "CallInfo" not in result.stdout.str()  # the failure shows the test's line, not pytest's internals
 
 
 @needs_xla
@@ -264,3 +265,43 @@ def test_env():
 ''')
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not any(p.name.startswith("hlodiff-") for p in pytester.path.iterdir())
+
+
+@needs_xla
+def test_a_failing_test_names_its_line_by_default_from_a_second_run(pytester):
+    """No option set: passing tests run without torch_xla's frame capture, and the failing one is run again with
+    it, so its message names the metric's line (hlodiff.testing.rerun)."""
+    pytester.makepyfile(test_loop='''
+import pytest
+from train import train
+
+def test_stable(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4)
+    rec.assert_stable(warmup=1)
+
+@pytest.mark.hlo_stable(warmup=1)
+def test_metric():
+    train(4, metric_every=2)
+''')
+    result = run(pytester, lines=False)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*at */train.py:{METRIC_LINE}*", "*source lines from a second run of this test*"])
+
+
+@needs_xla
+def test_a_test_that_must_not_run_twice_says_how_to_get_lines(pytester):
+    pytester.makepyfile(test_loop='''
+import pytest
+from train import train
+
+@pytest.mark.hlo_once
+def test_metric(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)
+    rec.assert_stable(warmup=1)
+''')
+    result = run(pytester, lines=False)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*this test is not run twice*hlodiff_source_lines=true*"])
+    assert f"train.py:{METRIC_LINE}" not in result.stdout.str()

@@ -107,7 +107,11 @@ class _HookState:
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
         self.reads = os.environ.get(READS_ENV, "").strip() == "1"
         self.compiles_seen: int | None = None
+        self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
+        lines = _sibling("lines")
+        mode = lines.mode_from_env(os.environ)
+        self.lines = lines.LinesPolicy(mode) if mode else None
         runlog = _runlog()
         debug_file = os.environ.get(DEBUG_FILE_ENV, "")
         self.log = runlog.DebugLogCounter(os.path.abspath(debug_file)) if debug_file else None
@@ -131,7 +135,8 @@ class _HookState:
         token = None
         if self.active:
             try:
-                want = self._compiled_since_last_look() or self.report_next or self.policy == "every-sync"
+                want = (self._compiled_since_last_look() or self.report_next or self.policy == "every-sync"
+                        or (self.lines is not None and self.lines.watching))
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
                     token = self._write_report(api)
@@ -156,8 +161,35 @@ class _HookState:
         try:
             if self._compiled_since_last_look():
                 self.report_next = True
+            if self.lines is not None:
+                compiled, self.compiled_pending = self.compiled_pending, False
+                self.lines.after_sync(compiled, self._last_graph_hash())
+                self.apply_lines()
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
+
+    def apply_lines(self) -> None:
+        """Switch torch_xla's frame capture (``XLA_IR_DEBUG``) for the steps still to be traced, as the lines
+        policy says (:mod:`hlodiff.capture.lines`)."""
+        if self.lines is None:
+            return
+        import torch_xla
+
+        xlac = torch_xla._XLAC
+        if xlac._get_ir_debug() != self.lines.on:
+            xlac._set_ir_debug(self.lines.on)
+
+    def _last_graph_hash(self) -> str | None:
+        """The graph hash of what the sync just ran: the save-tensors file's newest entry, else the newest
+        execution of the PT_XLA_DEBUG_LEVEL=2 log."""
+        import torch_xla
+
+        save_file = self.save_file(torch_xla._XLAC._xla_get_default_device())
+        if save_file is not None:
+            entries = _runlog().save_entries(save_file)
+            entries.count()
+            return entries.last_hash
+        return self.log.update().last_executed if self.log is not None else None
 
     def _too_big(self) -> bool:
         """The latest compilation had more outputs than a report is worth (``HLODIFF_REPORT_MAX_OUTPUTS``)."""
@@ -185,7 +217,9 @@ class _HookState:
         self.compiles_seen = count
         if self.compile_times is not None:
             self.flush_compile_times()
-        return not first_look or count > 0
+        moved = not first_look or count > 0
+        self.compiled_pending = self.compiled_pending or moved
+        return moved
 
     def flush_compile_times(self) -> None:
         if self.compile_times is None or self.metrics is None:
@@ -395,6 +429,11 @@ def install_sync_hook(report_path: str | os.PathLike[str], *, nodes_threshold: i
         state.sync_code = replacement.__code__
         _warn_once("torch_xla.sync has an unexpected shape; using a plain wrapper (one extra frame in the "
                    "torch_xla stacks, and the debug log may name every cause 'user torch_xla.sync')")
+    try:
+        state.apply_lines()
+    except Exception as exc:
+        _warn_once(f"cannot switch torch_xla's source lines: {type(exc).__name__}: {exc}")
+        state.lines = None
     setattr(replacement, _MARK, True)
     replacement._hlodiff_original = original
     for owner in (module, torch_xla):

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, READS_ENV,
                                  REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
 from hlodiff.capture import supervise
+from hlodiff.capture.lines import LINES_ENV
 from hlodiff.errors import HlodiffError
 
 INJECT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inject")
@@ -59,21 +60,25 @@ def inject_pythonpath(existing: str | None) -> str:
 
 
 def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
-               cwd: str | os.PathLike[str] | None = None, clean: bool = True):
-    """The environment :func:`record_command` runs its command with (a ``CaptureEnv``: ``.paths`` is the manifest)."""
+               cwd: str | os.PathLike[str] | None = None, clean: bool = True, lines: str = "auto"):
+    """The environment :func:`record_command` runs its command with (a ``CaptureEnv``: ``.paths`` is the manifest).
+
+    ``lines`` says when torch_xla records source lines (:mod:`hlodiff.capture.lines`): ``auto`` while the run warms
+    up or compiles, ``always``, or ``never``."""
     out = os.path.abspath(os.fspath(out_dir))
     if clean:
         clean_outputs(out)
     env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
     env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
     env.setdefault(READS_ENV, "1")  # graph boundaries by identity; not in the pytest plugin (no boundaries there)
+    env[LINES_ENV] = lines
     return env
 
 
 def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
                    base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
                    cwd: str | os.PathLike[str] | None = None, clean: bool = True, grace: float | None = None,
-                   **popen_kwargs) -> RecordResult:
+                   lines: str = "auto", **popen_kwargs) -> RecordResult:
     """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``.
 
     ``clean`` first deletes what an earlier recording left in ``out_dir`` under hlodiff's own names (torch_xla and
@@ -89,7 +94,7 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     argv = tuple(os.fspath(a) for a in argv)
     if not argv:
         raise HlodiffError("no command to record (usage: hlodiff record [--out DIR] -- COMMAND ...)")
-    env = record_env(out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean)
+    env = record_env(out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, lines=lines)
     paths = env.paths
     paths.command = list(argv)
     paths.make_dirs()

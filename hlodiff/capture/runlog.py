@@ -32,6 +32,8 @@ _CHUNK = 1 << 20
 _EXECUTION_END = re.compile(rb"^(?:Unexpected )?Execution Analysis: -{8,}\r?$", re.M)
 _COMPILED_HASH = re.compile(rb"^Compilation Analysis:\s+Graph Hash: ([0-9a-fA-F]+)\r?$", re.M)
 _COMPILED_OUTPUTS = re.compile(rb"^Compilation Analysis:\s+Number of Graph Outputs: (\d+)\r?$", re.M)
+_EXECUTED_HASH = re.compile(rb"^(?:Unexpected )?Execution Analysis:\s+Graph Hash: ([0-9a-fA-F]+)\r?$", re.M)
+_ENTRY_HASH = re.compile(rb"^Graph Hash: ([0-9a-fA-F]+)\r?$", re.M)
 
 
 class DebugLogCounter:
@@ -45,6 +47,8 @@ class DebugLogCounter:
         self.compiled: list[str] = []
         self.last_outputs: int | None = None
         """``Number of Graph Outputs`` of the latest compilation (how big a live-tensor report would be)."""
+        self.last_executed: str | None = None
+        """The ``Graph Hash`` of the latest execution (what the latest sync ran)."""
         self.ident: tuple[int, int] | None = None
 
     def update(self) -> "DebugLogCounter":
@@ -70,6 +74,9 @@ class DebugLogCounter:
         outputs = _COMPILED_OUTPUTS.findall(buf, 0, cut)
         if outputs:
             self.last_outputs = int(outputs[-1])
+        executed = _EXECUTED_HASH.findall(buf, 0, cut)
+        if executed:
+            self.last_executed = executed[-1].decode("ascii")
 
 
 def scan_lines(path: str, offset: int, size: int, count) -> int:
@@ -146,6 +153,8 @@ class EntryCounter:
         self._offset = 0
         self._count = 0
         self._ident: tuple[int, int] | None = None
+        self.last_hash: str | None = None
+        """The ``Graph Hash`` of the newest entry read (what the latest sync executed)."""
 
     def count(self) -> int:
         with self._lock:
@@ -168,6 +177,9 @@ class EntryCounter:
 
     def _add(self, buf: bytes, cut: int) -> None:
         self._count += len(self._header.findall(buf, 0, cut))
+        hashes = _ENTRY_HASH.findall(buf, 0, cut)
+        if hashes:
+            self.last_hash = hashes[-1].decode("ascii")
 
 
 _COUNTERS: dict[str, EntryCounter] = {}
@@ -175,11 +187,16 @@ _COUNTERS: dict[str, EntryCounter] = {}
 
 def count_save_entries(path: str | os.PathLike[str]) -> int:
     """Number of entries in a torch_xla save-tensors file (0 when it does not exist); incremental per path."""
+    return save_entries(path).count()
+
+
+def save_entries(path: str | os.PathLike[str]) -> EntryCounter:
+    """The one :class:`EntryCounter` of a save-tensors file (call ``count()`` to bring it up to date)."""
     key = os.path.abspath(os.fspath(path))
     counter = _COUNTERS.get(key)
     if counter is None:
         counter = _COUNTERS.setdefault(key, EntryCounter(key))
-    return counter.count()
+    return counter
 
 
 _LOG_COUNTERS: dict = {}

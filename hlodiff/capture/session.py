@@ -81,6 +81,11 @@ def configure_process_env(out_dir: str | os.PathLike[str], *, xla_dump: bool = T
     return paths
 
 
+def saved_env(paths: CapturePaths) -> dict[str, str | None]:
+    """The values the variables :func:`configure_process_env` set had before it (None: unset)."""
+    return dict(_SAVED_ENV.get(paths.manifest_path, {}))
+
+
 def _runtime_started() -> bool:
     """Has torch_xla already created its XLA client (which reads ``XLA_FLAGS`` once)?"""
     torch_xla = sys.modules.get("torch_xla")

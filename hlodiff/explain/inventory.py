@@ -40,6 +40,9 @@ class GraphSummary:
     called it (:func:`call_site_in`)."""
     _canonical: CanonicalModule | None = field(default=None, repr=False)
     _module: Module | None = field(default=None, repr=False)
+    lines_from: str | None = None
+    """The ref of a later occurrence of this graph whose source lines were used: it compiled while torch_xla
+    recorded no lines (``hlodiff record --lines auto`` on a steady run, :mod:`hlodiff.capture.lines`)."""
 
     @property
     def ref(self) -> str:
@@ -82,12 +85,16 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     XLA dump folder that does not parse (written while the run was killed) is skipped with a warning when
     ``warnings`` is given, like a cut-off entry of a save-tensors file; the first record of each such module is
     appended to ``unread`` (it was compiled: a run with one cannot be called stable).
+
+    With ``keep``, a graph of a save-tensors file that compiled while source lines were off takes its module from
+    a later occurrence of its key that has them (``hlodiff record --lines auto``, :mod:`hlodiff.capture.lines`).
     """
     summaries: list[GraphSummary] = []
     first_by_key: dict[str, GraphSummary] = {}
     facts_by_text: dict[int, GraphSummary] = {}
     unknown: set[str] = set()  # opcodes already warned about
     unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
+    lineless = _Lineless(options) if keep else None
     bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -95,6 +102,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         if key is not None and record.kind == "xla_dump":
             key = f"{record.source}#{key}"
         known = first_by_key.get(key) if key is not None else None
+        if lineless is not None and known is not None:
+            lineless.offer(key, record)
         if known is not None and not parse_hits:
             summaries.append(CacheHit(record, known, known, keep=False))
             continue
@@ -133,8 +142,40 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
         summary.cache_key, summary.compiled, summary.first_ref = cache_key, True, record.ref
         first_by_key[cache_key] = summary
         summaries.append(summary)
+        if lineless is not None:
+            lineless.note(summary, text)
     bar.close()
     return summaries
+
+
+class _Lineless:
+    """Compiled torch_xla graphs traced without source lines (op metadata but no ``source_file``), waiting for an
+    occurrence of their key that has them; the graph's parsed module is then swapped for that occurrence's."""
+
+    def __init__(self, options: Normalization):
+        self.options = options
+        self.waiting: dict[str, GraphSummary] = {}
+
+    def note(self, summary: GraphSummary, text: str) -> None:
+        if summary.record.kind in TRACED_KINDS and "source_file=" not in text and "op_type=" in text:
+            self.waiting[summary.cache_key] = summary
+
+    def offer(self, key: str | None, record: GraphRecord) -> None:
+        summary = self.waiting.get(key) if key is not None else None
+        if summary is None:
+            return
+        text = record.text()
+        if "source_file=" not in text:
+            return
+        try:
+            module = _parse(record, text)
+        except HloParseError:
+            return
+        if record.proto_path:
+            module.full_stacks = stacks_for(record.proto_path, None)
+        summary._module, summary._canonical = module, canonicalize(module, self.options)
+        summary.lines_from = record.ref
+        del self.waiting[key]
 
 
 def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:

@@ -13,6 +13,7 @@ from hlodiff.dumps.report_alignment import Alignment, GraphOutputs, align_files,
 from hlodiff.dumps.tensors_report import SyncReport
 from hlodiff.errors import InputWarning
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.later_lines import lineless_hits
 
 
 def aligned_reports(report_paths: Sequence[str], graphs: Sequence[GraphSummary],
@@ -20,7 +21,7 @@ def aligned_reports(report_paths: Sequence[str], graphs: Sequence[GraphSummary],
     """``(reports, alignments)``: reports keyed like ``explain_records`` expects (dump path, entry index) for the
     compiled graphs whose every output has its tensor, and every alignment kept for those graphs."""
     dumps = _dumps(graphs)
-    wanted = {(g.record.source, g.record.index) for g in graphs if g.compiled}
+    wanted = {(g.record.source, g.record.index) for g in graphs if g.compiled} | lineless_hits(graphs)
     alignments = align_files(report_paths, dumps, wanted=wanted, warnings=warnings)
     reports: dict[tuple[str, int], SyncReport] = {}
     for key, alignment in alignments.items():

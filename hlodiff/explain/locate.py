@@ -104,6 +104,10 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
         return None
     record = graph.record
     if not has_source_metadata(graph):
+        if record.kind in TRACED_KINDS and has_op_metadata(graph):
+            return ("source lines were off whenever this graph ran (`hlodiff record --lines auto` records them "
+                    "while a run warms up or compiles, and takes a graph's lines from its next occurrence): rerun "
+                    "with `hlodiff record --lines always -- ...`")
         if record.kind in TRACED_KINDS:
             return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
                     "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
@@ -126,6 +130,13 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
                 "torch/torch_xla with no Python caller of yours")
     return ("no captured stack reaches your code: dump the HLO proto (XLA_FLAGS=--xla_dump_to=DIR "
             "--xla_dump_hlo_as_proto with XLA_HLO_DEBUG=1), whose stack_frame_index keeps full stacks")
+
+
+def has_op_metadata(graph: GraphSummary) -> bool:
+    """torch_xla wrote ``op_type`` metadata (``XLA_HLO_DEBUG`` was set) although it recorded no frames."""
+    cm = graph._canonical
+    return cm is not None and any("op_type=" in meta for _, inst in cm.module.instructions()
+                                  if (meta := inst.attrs.get("metadata")))
 
 
 def has_source_metadata(graph: GraphSummary) -> bool:

@@ -30,6 +30,7 @@ from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
+from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.patterns import describe_pattern, headline_of
 from hlodiff.graph import Normalization
@@ -170,6 +171,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if report_files:
         reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
+    reports = borrow_later_reports(graphs, reports)
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
         g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
     families = group(graphs, partial)

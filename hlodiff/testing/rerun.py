@@ -1,0 +1,65 @@
+"""A test whose graphs were not stable runs once more, in a fresh process with source lines on, so its failure
+message names the user's lines although passing tests never pay for them.
+
+Under pytest, torch_xla's frame capture (``XLA_IR_DEBUG``) costs about 1.5x per traced step (pytest's stack is
+some forty frames deep), so the plugin leaves it off. A graph's lines can only be had by tracing it again, and in
+the same process the second run's graphs are cache hits that no XLA dump writes again; a fresh process compiles
+them anew. The child is the same pytest on the one test id, with ``hlodiff_source_lines=true``; its plugin writes
+its stability message to :data:`MESSAGE_ENV`, which replaces the parent's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+MESSAGE_ENV = "HLODIFF_RERUN_MESSAGE"
+"""Set in the child: the file its stability failure message goes to (and: do not rerun again)."""
+TIMEOUT_S = 900
+
+
+def in_rerun() -> bool:
+    return bool(os.environ.get(MESSAGE_ENV))
+
+
+def write_message(message: str) -> None:
+    """In the child: hand the failure message to the parent."""
+    with open(os.environ[MESSAGE_ENV], "w", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(message)
+
+
+def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: dict[str, str],
+                     saved_env: dict[str, str | None]) -> str | None:
+    """Run ``nodeid`` again in a fresh pytest with source lines on; its stability message, or None when the
+    child did not fail the same way (it passed, or failed for another reason)."""
+    fd, message_path = tempfile.mkstemp(prefix="hlodiff-rerun-", suffix=".txt")
+    os.close(fd)
+    try:
+        args = [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:cacheprovider", "-o",
+                "hlodiff_source_lines=true", "--rootdir", rootdir]
+        if inifile:
+            args += ["-c", inifile]
+        subprocess.run(args, cwd=rootdir, env=_child_env(env_added, saved_env, message_path),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
+        with open(message_path, encoding="utf-8") as f:
+            return f.read() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+    finally:
+        os.unlink(message_path)
+
+
+def _child_env(env_added: dict[str, str], saved_env: dict[str, str | None], message_path: str) -> dict[str, str]:
+    """The parent's environment as the user set it: the capture variables this plugin added are taken back, so
+    the child arranges its own capture in a folder of its own."""
+    env = dict(os.environ)
+    for name in env_added:
+        before = saved_env.get(name)
+        if before is None:
+            env.pop(name, None)
+        else:
+            env[name] = before
+    env[MESSAGE_ENV] = message_path
+    return env
