@@ -8,6 +8,8 @@ step's time includes its execution) and the figures are medians:
 * steady step: median of steps 4-11 of a run, then the median over rounds;
 * compiling steps: steps 0 and 1 (AdamW's first step differs, so both compile), summed, median over rounds;
 * the step after the last compilation (step 2), where the capture takes its one live-tensor report;
+* ``record_always`` (optional variant): ``hlodiff record --lines always`` (source lines on every step; ``record``
+  is the default ``--lines auto``, which switches them off on steady steps);
 * ``flags`` (optional variant): the plain loop with ``XLA_IR_DEBUG=1 XLA_HLO_DEBUG=1`` only, the torch_xla settings
   ``record`` uses for source lines: torch_xla then walks the whole Python stack for every traced IR node;
 * bytes: what the capture wrote (the record folder, the plugin's --hlodiff-dir) beside XLA's own dump of the same
@@ -109,8 +111,9 @@ def run_variant(variant: str, layers: int, work: Path, fast: bool) -> dict:
         env.update(XLA_SAVE_TENSORS_FILE=str(out / "graphs.hlo"), XLA_SAVE_TENSORS_FMT="hlo")
         out.mkdir()
         cmd = [sys.executable, str(work / "train.py"), str(layers)]
-    elif variant == "record":
-        cmd = [sys.executable, "-m", "hlodiff.cli", "record", "--out", str(out), "--",
+    elif variant in ("record", "record_always"):  # --lines auto (the default) / always
+        lines = "always" if variant == "record_always" else "auto"
+        cmd = [sys.executable, "-m", "hlodiff.cli", "record", "--lines", lines, "--out", str(out), "--",
                sys.executable, str(work / "train.py"), str(layers)]
     elif variant == "plugin":
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hlodiff-dir", str(out),
