@@ -134,3 +134,79 @@ def has_source_metadata(graph: GraphSummary) -> bool:
         return False
     return any("source_file=" in meta or "stack_frame_id=" in meta
                for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
+
+
+def locate_reordered(causes: list[Cause], graph: GraphSummary) -> None:
+    """Give a ``reordered`` cause without a user line the stacks of its moved outputs' defining instructions (the
+    stack-frame table, or the HLO proto's full stacks): where those stacks meet is the line that ran the work in
+    another order. Live tensors, when a report fits, add theirs afterwards (:func:`locate_from_tensors`)."""
+    for cause in causes:
+        if cause.kind != "reordered" or cause.locations:
+            continue
+        names = [right for _, right in cause.instructions if right is not None]
+        stacks = instruction_stacks(graph, names)
+        others: list[list[SourceFrame]] = []
+        if len(stacks) == 1 and graph._canonical is not None:
+            # one output said to move (the others shifted around it): its stack meets theirs where they ran
+            others = instruction_stacks(graph, [n for n in graph._canonical.entry.outputs() if n not in names])
+        cause.locations = meeting_frames(stacks, others)[:4]
+
+
+def instruction_stacks(graph: GraphSummary, names: list[str]) -> list[list[SourceFrame]]:
+    """The Python stacks (innermost first) of the entry instructions ``names`` of ``graph``. An instruction with no
+    user frame of its own (a reshape or copy torch_xla adds before an output) takes the first stack with one among
+    its operands, nearest first."""
+    cm = graph._canonical
+    if cm is None:
+        return []
+    cc = cm.entry
+    stacks = []
+    for name in names:
+        stack = _nearest_stack(cm, cc, name)
+        if stack:
+            stacks.append(stack)
+    return stacks
+
+
+def _nearest_stack(cm, cc, name: str, limit: int = 64) -> list[SourceFrame]:
+    queue, seen = [name], {name}
+    for node in queue[:limit]:
+        inst = cc.insts.get(node)
+        if inst is None:
+            continue
+        frames = cm.frames(inst)
+        if user_frame(frames) is not None:
+            return frames
+        for op in cc.operands.get(node, ()):
+            if op not in seen:
+                seen.add(op)
+                queue.append(op)
+    return []
+
+
+def meeting_frames(stacks: list[list[SourceFrame]], others: list[list[SourceFrame]] = ()) -> list[SourceFrame]:
+    """Where the stacks of values made in another order meet, then where each was made: the innermost user frame
+    they all share (the line that runs the callbacks or iterates the dict, which decides their order) first, then
+    each stack's innermost user frame. A single stack meets ``others`` (the stacks of the values around it) at its
+    innermost user frame that one of them holds too. Empty when no stack reaches user code."""
+    user_stacks = [mine for s in stacks if (mine := [f for f in s if not f.is_library])]
+    if not user_stacks:
+        return []
+    found: list[SourceFrame] = []
+    if len(user_stacks) > 1:
+        shared = None
+        for outer in zip(*(reversed(s) for s in user_stacks)):  # outermost first
+            if len(set(outer)) != 1:
+                break
+            shared = outer[0]
+        if shared is not None:
+            found.append(shared)
+    elif others:
+        around = {f for s in others for f in s}
+        shared = next((f for f in user_stacks[0] if f in around), None)
+        if shared is not None:
+            found.append(shared)
+    for frame in sorted({s[0] for s in user_stacks}, key=lambda f: (f.file, f.line or 0)):
+        if frame not in found:
+            found.append(frame)
+    return found
