@@ -36,3 +36,92 @@ def test_reordered_outputs_take_the_proto_stacks_of_their_defining_instructions(
         first = cause["locations"][0]
         assert first["file"].endswith("/" + truth["user_file"]) and first["line"] == truth["user_line"]
         assert not cause.get("hint")
+
+
+def _project_copy(tmp_path, fixture, project):
+    """The fixture's run with its neutral ``/home/user/project`` paths pointing at ``project`` (where the script
+    really is), so the callers' source is on disk as on the user's machine. The protos keep the neutral paths, so
+    they are left out (the text dumps hold the same stack tables)."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(fixture, run)
+    for path in run.rglob("*"):
+        if path.suffix == ".pb":
+            path.unlink()
+        elif path.is_file() and path.name != "truth.json":
+            text = path.read_text(errors="replace")
+            if "/home/user/project" in text:
+                path.write_text(text.replace("/home/user/project", str(project)))
+    return run
+
+
+def _lead(doc: dict, kind: str) -> dict:
+    [recompilation] = doc["recompilations"]
+    cause = recompilation["causes"][0]
+    assert cause["kind"] == kind
+    return cause
+
+
+def _lines(cause: dict) -> list[tuple[str, int]]:
+    return [(loc["file"].rsplit("/", 1)[-1], loc["line"]) for loc in cause["locations"]]
+
+
+def test_a_jax_argument_is_located_at_the_call_before_the_use_inside_jit():
+    """`labels` turns int32 -> float32 outside jit: JAX's call site comes first, the first line inside jit that
+    reads the argument after it (the dumped script's source is not on this machine, as usual)."""
+    truth = _truth("jax", "arg_dtype_outside")
+    cause = _lead(_explain(str(FIXTURES / "jax" / "arg_dtype_outside")), truth["cause"])
+    name = truth["user_file"]
+    assert _lines(cause)[:2] == [(name, truth["call_line"]), (name, truth["use_line"])]
+    assert cause["locations"][0]["function"] == "train_step"
+    assert cause["stacks"][0][0]["line"] == truth["outer_line"]  # the call's own caller: the loop
+
+
+def test_the_line_that_made_a_jax_argument_comes_first_when_the_source_is_on_disk(tmp_path):
+    """With the script on disk, the line that made the float labels (`labels = labels * np.float32(1.0)`) leads:
+    it is the line to change; the call and the use follow."""
+    truth = _truth("jax", "arg_dtype_outside")
+    run = _project_copy(tmp_path, FIXTURES / "jax" / "arg_dtype_outside", FIXTURES / "jax")
+    cause = _lead(_explain(str(run)), truth["cause"])
+    name = truth["user_file"]
+    assert _lines(cause)[:3] == [(name, truth["user_line"]), (name, truth["call_line"]), (name, truth["use_line"])]
+
+
+def test_without_the_jax_log_the_call_comes_from_the_stack(tmp_path):
+    """Only the dump (no stderr.log): the call is the first frame outside the jitted function on the use's
+    stack."""
+    import shutil
+
+    truth = _truth("jax", "arg_dtype_outside")
+    shutil.copytree(FIXTURES / "jax" / "arg_dtype_outside" / "dump", tmp_path / "dump")
+    cause = _lead(_explain(str(tmp_path / "dump")), truth["cause"])
+    name = truth["user_file"]
+    assert _lines(cause)[:2] == [(name, truth["call_line"]), (name, truth["use_line"])]
+
+
+def test_argument_made_at_reads_the_callers_source():
+    from hlodiff.dumps.python_source import argument_made_at
+
+    truth = _truth("jax", "arg_dtype_outside")
+    script = str(FIXTURES / "jax" / "arg_dtype_outside.py")
+    call = truth["call_line"]
+    assert argument_made_at(script, call, "loss_fn", "labels") == truth["user_line"]  # the rebinding in the `if`
+    assert argument_made_at(script, call, "loss_fn", "x") == truth["user_line"] - 2  # `x, labels = load_batch()`
+    assert argument_made_at(script, call, "loss_fn", "w") is None  # a module global: not made in train_step
+    assert argument_made_at(script, truth["outer_line"], "train_step", "step") is not None  # the `for` target
+    assert argument_made_at("/nonexistent/train.py", call, "loss_fn", "labels") is None
+
+
+def test_argument_made_at_keyword_and_expression_arguments(tmp_path):
+    from hlodiff.dumps.python_source import argument_made_at
+
+    src = tmp_path / "train.py"
+    src.write_text("def run(f, batch):\n"
+                   "    y = batch['y']\n"
+                   "    y = y.astype('float32')\n"
+                   "    f(batch['x'], labels=y)\n"
+                   "    return f(batch['x'] * 2, y)\n")
+    assert argument_made_at(str(src), 4, "f", "labels") == 3
+    assert argument_made_at(str(src), 5, "f", "x", ["x", "labels"]) is None  # made on the call's own line
+    assert argument_made_at(str(src), 5, "f", "labels", ["x", "labels"]) == 3
