@@ -125,3 +125,19 @@ def test_argument_made_at_keyword_and_expression_arguments(tmp_path):
     assert argument_made_at(str(src), 4, "f", "labels") == 3
     assert argument_made_at(str(src), 5, "f", "x", ["x", "labels"]) is None  # made on the call's own line
     assert argument_made_at(str(src), 5, "f", "labels", ["x", "labels"]) == 3
+
+
+def test_a_python_int_slice_index_is_not_located_at_loss_backward():
+    """`h[:, step % 3]` on the model's output: the gradient's update-slice carries the index as a constant traced
+    by `select_backward` (no user frame; the gradient tensors were made at `loss.backward()`). Every cause is
+    located at the indexing line, from the live-tensor report and from the protos alike."""
+    truth = _truth("torch_xla", "slice_index_backward")
+    run = FIXTURES / "torch_xla" / "slice_index_backward"
+    for source in (run, run / "dump"):
+        doc = _explain(str(source))
+        assert len(doc["recompilations"]) == len(truth["compilations"]) - 1
+        for recompilation in doc["recompilations"]:
+            for cause in recompilation["causes"]:
+                lines = [loc["line"] for loc in cause["locations"]]
+                assert lines and lines[0] == truth["user_line"], (source, cause["kind"], lines)
+                assert truth["backward_line"] not in lines

@@ -54,6 +54,7 @@ def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummar
     the tensors are what the user kept (a gradient from ``loss.backward()`` has no instruction that names that
     line, even in a proto's full stack), so the run's answer does not depend on which capture gave the lines."""
     right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
+    locate_autograd(causes, left, right, backward_lines(right_tensors + left_tensors))
     if not right_tensors and not left_tensors:
         return
     added, removed = outputs_added_removed(diff)
@@ -74,6 +75,56 @@ def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummar
                     frames.append(frame)
                     lines.add((frame.file, frame.line))
         cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
+
+
+def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary,
+                    backward: frozenset[tuple[str, int]] = frozenset()) -> None:
+    """A change traced by autograd (a ``*_backward`` formula with no user frame: the gradient of a slice at a
+    Python int index carries that index too) is made where the forward op it differentiates is: it takes the user
+    lines of the forward causes of the same recompilation, not the gradient tensors' ``loss.backward()`` line. With
+    no forward cause located, the live tensors still give that line. ``backward``: the (file name, line) of the
+    live tensors' IR nodes traced in a ``*_backward`` function (HLO text keeps no function name)."""
+    traced = [c for c in causes if not c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"
+              and _traced_by_autograd(c, left, right, backward)]
+    if not traced:
+        return
+    forward = [f for c in causes if c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"
+               for f in c.locations]
+    for cause in traced:
+        cause.locations = list(dict.fromkeys(forward))[:4]
+
+
+def backward_lines(tensors: list[LiveTensor]) -> frozenset[tuple[str, int]]:
+    """(file name, line) of the frames and IR nodes the live tensors say were traced in a ``*_backward``
+    formula."""
+    frames = [f for t in tensors for f in (*t.frames, *(n.location for n in t.ir if n.location is not None))]
+    return frozenset((f.file.rsplit("/", 1)[-1], f.line) for f in frames
+                     if f.line is not None and f.function and f.function.endswith("_backward"))
+
+
+def _traced_by_autograd(cause: Cause, left: GraphSummary, right: GraphSummary,
+                        backward: frozenset[tuple[str, int]]) -> bool:
+    """Whether every instruction of the cause that has a stack was traced inside an autograd formula."""
+    seen = False
+    for side, graph in ((1, right), (0, left)):
+        cm = graph._canonical
+        if cm is None:
+            continue
+        for pair in cause.instructions[:16]:
+            inst = cm.entry.insts.get(pair[side]) if pair[side] is not None else None
+            frames = cm.frames(inst) if inst is not None else []
+            if not frames:
+                continue
+            if user_frame(frames) is not None or not any(_is_autograd(f, backward) for f in frames):
+                return False
+            seen = True
+    return seen
+
+
+def _is_autograd(frame: SourceFrame, backward: frozenset[tuple[str, int]]) -> bool:
+    if frame.function:
+        return frame.function.endswith("_backward") or "/torch/autograd/" in frame.file
+    return (frame.file.rsplit("/", 1)[-1], frame.line) in backward
 
 
 def outputs_fed_by(cause: Cause, graph: GraphSummary, *, side: int) -> list[int]:
