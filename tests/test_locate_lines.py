@@ -73,7 +73,7 @@ def test_a_jax_argument_is_located_at_the_call_before_the_use_inside_jit():
     truth = _truth("jax", "arg_dtype_outside")
     cause = _lead(_explain(str(FIXTURES / "jax" / "arg_dtype_outside")), truth["cause"])
     name = truth["user_file"]
-    assert _lines(cause)[:2] == [(name, truth["call_line"]), (name, truth["use_line"])]
+    assert _lines(cause)[:2] == [(name, truth["user_line"]), (name, truth["use_line"])]
     assert cause["locations"][0]["function"] == "train_step"
     assert cause["stacks"][0][0]["line"] == truth["outer_line"]  # the call's own caller: the loop
 
@@ -85,7 +85,7 @@ def test_the_line_that_made_a_jax_argument_comes_first_when_the_source_is_on_dis
     run = _project_copy(tmp_path, FIXTURES / "jax" / "arg_dtype_outside", FIXTURES / "jax")
     cause = _lead(_explain(str(run)), truth["cause"])
     name = truth["user_file"]
-    assert _lines(cause)[:3] == [(name, truth["user_line"]), (name, truth["call_line"]), (name, truth["use_line"])]
+    assert _lines(cause)[:3] == [(name, truth["made_line"]), (name, truth["user_line"]), (name, truth["use_line"])]
 
 
 def test_without_the_jax_log_the_call_comes_from_the_stack(tmp_path):
@@ -97,7 +97,7 @@ def test_without_the_jax_log_the_call_comes_from_the_stack(tmp_path):
     shutil.copytree(FIXTURES / "jax" / "arg_dtype_outside" / "dump", tmp_path / "dump")
     cause = _lead(_explain(str(tmp_path / "dump")), truth["cause"])
     name = truth["user_file"]
-    assert _lines(cause)[:2] == [(name, truth["call_line"]), (name, truth["use_line"])]
+    assert _lines(cause)[:2] == [(name, truth["user_line"]), (name, truth["use_line"])]
 
 
 def test_argument_made_at_reads_the_callers_source():
@@ -105,9 +105,9 @@ def test_argument_made_at_reads_the_callers_source():
 
     truth = _truth("jax", "arg_dtype_outside")
     script = str(FIXTURES / "jax" / "arg_dtype_outside.py")
-    call = truth["call_line"]
-    assert argument_made_at(script, call, "loss_fn", "labels") == truth["user_line"]  # the rebinding in the `if`
-    assert argument_made_at(script, call, "loss_fn", "x") == truth["user_line"] - 2  # `x, labels = load_batch()`
+    call = truth["user_line"]
+    assert argument_made_at(script, call, "loss_fn", "labels") == truth["made_line"]  # the rebinding in the `if`
+    assert argument_made_at(script, call, "loss_fn", "x") == truth["made_line"] - 2  # `x, labels = load_batch()`
     assert argument_made_at(script, call, "loss_fn", "w") is None  # a module global: not made in train_step
     assert argument_made_at(script, truth["outer_line"], "train_step", "step") is not None  # the `for` target
     assert argument_made_at("/nonexistent/train.py", call, "loss_fn", "labels") is None

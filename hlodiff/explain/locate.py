@@ -82,16 +82,21 @@ def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary
     """A change traced by autograd (a ``*_backward`` formula with no user frame: the gradient of a slice at a
     Python int index carries that index too) is made where the forward op it differentiates is: it takes the user
     lines of the forward causes of the same recompilation, not the gradient tensors' ``loss.backward()`` line. With
-    no forward cause located, the live tensors still give that line. ``backward``: the (file name, line) of the
-    live tensors' IR nodes traced in a ``*_backward`` function (HLO text keeps no function name)."""
+    no forward cause located, the live tensors still give that line. Such a cause follows the forward causes: it
+    moves after them, and its fix says so. ``backward``: the (file name, line) of the live tensors' frames and IR
+    nodes traced in a ``*_backward`` function (HLO text keeps no function name)."""
     traced = [c for c in causes if not c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"
               and _traced_by_autograd(c, left, right, backward)]
     if not traced:
         return
-    forward = [f for c in causes if c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"
-               for f in c.locations]
+    leads = [c for c in causes if c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"]
+    forward = [f for c in leads for f in c.locations]
     for cause in traced:
         cause.locations = list(dict.fromkeys(forward))[:4]
+        cause.fix = f"follows from the {leads[0].kind} change above: its gradient carries the same value"
+        cause.fix_is_final = True
+    # a gradient's change follows its forward op's: it goes after the causes it follows
+    causes[:] = [c for c in causes if not any(c is t for t in traced)] + traced
 
 
 def backward_lines(tensors: list[LiveTensor]) -> frozenset[tuple[str, int]]:
