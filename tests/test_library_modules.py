@@ -106,3 +106,22 @@ def _collect(node, located: set[str], library: set[str]) -> None:
     elif isinstance(node, list):
         for value in node:
             _collect(value, located, library)
+
+
+def test_an_installed_version_the_shipped_list_lacks_adds_its_modules(tmp_path, monkeypatch):
+    """A torch installed here in another version than the shipped list's: its RECORD's modules count too, read
+    from the file list without importing torch."""
+    info = tmp_path / "torch-9.9.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("torch/_brand_new/kernels.py,sha256=x,10\n"
+                                 "torch-9.9.0.dist-info/METADATA,sha256=y,20\n"
+                                 "../../bin/torchrun,sha256=z,30\n")
+    monkeypatch.setattr("sys.path", [str(tmp_path)])
+    library_modules.module_paths.cache_clear()
+    library_modules.top_level_names.cache_clear()
+    try:
+        assert library_modules._installed() == ["torch/_brand_new/kernels.py"]
+        assert library_modules.module_path_in("/src/pytorch/torch/_brand_new/kernels.py".split("/"))
+    finally:
+        library_modules.module_paths.cache_clear()
+        library_modules.top_level_names.cache_clear()

@@ -7,7 +7,8 @@ no module of jax. Only module paths inside a package folder count (``torch/_ops.
 
 The module lists come from two places, merged:
 
-* the file lists of those distributions installed where hlodiff runs (``importlib.metadata``, nothing imported),
+* the file lists (``RECORD``) of those distributions installed where hlodiff runs, in a version the shipped list
+  lacks (nothing imported),
 * ``library_modules.txt.gz`` beside this file, for when they are not installed here (the dump usually comes from
   another machine). ``tools/gen_library_modules.py`` writes it; its header names each distribution's version and
   source.
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import os
+import sys
 from pathlib import Path
 
 DISTRIBUTIONS = ("torch", "torch_xla", "jax", "jaxlib", "flax", "optax", "transformers", "torch_neuronx",
@@ -83,24 +86,31 @@ def _shipped() -> list[str]:
 
 
 def _installed() -> list[str]:
-    """Module paths of those distributions installed here in another version than the shipped list's; a file
-    list is read as text (``RECORD``), never by importing the library."""
-    import importlib.metadata as md
-
+    """Module paths of those distributions installed here in another version than the shipped list's, from the
+    ``RECORD`` file lists of their ``.dist-info`` folders on ``sys.path``: read as text, never by importing the
+    library (nor ``importlib.metadata``, whose import alone costs more than the whole lookup)."""
     shipped = shipped_versions()
     paths = []
-    for name in DISTRIBUTIONS:
+    for entry in dict.fromkeys(sys.path):
         try:
-            dist = md.distribution(name)
-            if shipped.get(name, ("",))[0] == dist.version:
-                continue
-            record = dist.read_text("RECORD") or ""
-        except (md.PackageNotFoundError, OSError, ValueError):
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
-        for line in record.splitlines():
-            text = line.split(",", 1)[0].replace("\\", "/")
-            if is_package_module(text):
-                paths.append(text)
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            dist, _, version = name[:-len(".dist-info")].partition("-")
+            dist = dist.lower().replace("-", "_").replace(".", "_")
+            if dist not in DISTRIBUTIONS or shipped.get(dist, ("",))[0] == version:
+                continue
+            try:
+                record = Path(entry or ".", name, "RECORD").read_text(errors="replace")
+            except OSError:
+                continue
+            for line in record.splitlines():
+                text = line.split(",", 1)[0].replace("\\", "/")
+                if is_package_module(text):
+                    paths.append(text)
     return paths
 
 
