@@ -141,3 +141,24 @@ def test_a_python_int_slice_index_is_not_located_at_loss_backward():
                 lines = [loc["line"] for loc in cause["locations"]]
                 assert lines and lines[0] == truth["user_line"], (source, cause["kind"], lines)
                 assert truth["backward_line"] not in lines
+
+
+def test_a_save_file_takes_the_stacks_of_the_xla_dump_protos_beside_it(tmp_path):
+    """graphs.hlo.0 and the XLA dump of the same run, no live-tensor report: the save file's HLO names only torch's
+    lines, the dump's protos (the same modules, instruction for instruction) hold the user's. The protos of
+    another run are not taken."""
+    import shutil
+
+    truth = _truth("torch_xla", "grad_norm_order")
+    folder = FIXTURES / "torch_xla" / "grad_norm_order"
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(folder / "graphs.hlo.0", run / "graphs.hlo.0")
+    alone = _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])
+    assert alone["locations"] == [] and alone["hint"]
+    shutil.copytree(FIXTURES / "torch_xla" / "slice_index_backward" / "dump", run / "dump")  # another run's
+    assert _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])["locations"] == []
+    shutil.rmtree(run / "dump")
+    shutil.copytree(folder / "dump", run / "dump")
+    cause = _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])
+    assert _lines(cause)[0] == (truth["user_file"], truth["user_line"]) and not cause["hint"]
