@@ -18,6 +18,8 @@ from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
 
+_TRIES = 3
+"""Protos of one id read per graph at most: a long run's dump must not be read once per graph."""
 _PROTO_RE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations\.hlo\.pb$")
 
 
@@ -40,9 +42,8 @@ class ProtosBeside:
         candidates = self._candidates(os.path.dirname(save_path) or ".").get(ident, [])
         if candidates:
             names = {inst.name for _, inst in module.instructions()}
-            for path in candidates:
-                if path in self._used:
-                    continue
+            unused = [path for path in candidates if path not in self._used]
+            for path in unused[:_TRIES]:  # the first unused one fits unless graphs are missing from the dump
                 stacks = stacks_for(path, warnings)
                 if stacks and set(stacks) <= names:
                     self._used.add(path)
