@@ -162,3 +162,19 @@ def test_a_save_file_takes_the_stacks_of_the_xla_dump_protos_beside_it(tmp_path)
     shutil.copytree(folder / "dump", run / "dump")
     cause = _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])
     assert _lines(cause)[0] == (truth["user_file"], truth["user_line"]) and not cause["hint"]
+
+
+def test_stacks_meet_where_one_line_dispatches_to_several_functions():
+    """The meeting line is a line that called different functions for the reordered values (callbacks), never a
+    `main()` they both merely ran under."""
+    from hlodiff.explain.locate import meeting_frames
+    from hlodiff.hlo.model import SourceFrame as F
+
+    run = "/home/user/project/run.py"
+    main_line, loop = F(run, 90, "<module>"), F(run, 40, "main")
+    mse, l1 = F(run, 10, "mse"), F(run, 14, "l1")
+    assert meeting_frames([[mse, loop, main_line], [l1, loop, main_line]]) == [loop, mse, l1]
+    train, evaluate = F(run, 50, "main"), F(run, 52, "main")
+    assert meeting_frames([[F(run, 20, "step"), train, main_line], [F(run, 30, "ev"), evaluate, main_line]]) == \
+        [F(run, 20, "step"), F(run, 30, "ev")]
+    assert meeting_frames([[mse, loop, main_line]], others=[[l1, loop, main_line]]) == [loop, mse]

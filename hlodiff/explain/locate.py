@@ -322,27 +322,36 @@ def _nearest_stack(cm, cc, name: str, limit: int = 64) -> list[SourceFrame]:
 
 def meeting_frames(stacks: list[list[SourceFrame]], others: list[list[SourceFrame]] = ()) -> list[SourceFrame]:
     """Where the stacks of values made in another order meet, then where each was made: the innermost user frame
-    they all share (the line that runs the callbacks or iterates the dict, which decides their order) first, then
-    each stack's innermost user frame. A single stack meets ``others`` (the stacks of the values around it) at its
-    innermost user frame that one of them holds too. Empty when no stack reaches user code."""
+    they all share, when it calls *different* functions for them (the line that runs the callbacks or iterates a
+    dict of modules, which decides their order; not a ``main()`` both merely run under) first, then each stack's
+    innermost user frame. A single stack meets ``others`` (the stacks of the values around it) the same way.
+    Empty when no stack reaches user code."""
     user_stacks = [mine for s in stacks if (mine := [f for f in s if not f.is_library])]
     if not user_stacks:
         return []
     found: list[SourceFrame] = []
     if len(user_stacks) > 1:
-        shared = None
-        for outer in zip(*(reversed(s) for s in user_stacks)):  # outermost first
-            if len(set(outer)) != 1:
-                break
-            shared = outer[0]
-        if shared is not None:
-            found.append(shared)
-    elif others:
-        around = {f for s in others for f in s}
-        shared = next((f for f in user_stacks[0] if f in around), None)
-        if shared is not None:
-            found.append(shared)
+        shared = _dispatch_frame(user_stacks)
+    else:
+        around = [mine for s in others if (mine := [f for f in s if not f.is_library])]
+        shared = next((d for s in around if (d := _dispatch_frame([user_stacks[0], s])) is not None), None)
+    if shared is not None:
+        found.append(shared)
     for frame in sorted({s[0] for s in user_stacks}, key=lambda f: (f.file, f.line or 0)):
         if frame not in found:
             found.append(frame)
     return found
+
+
+def _dispatch_frame(user_stacks: list[list[SourceFrame]]) -> SourceFrame | None:
+    """The innermost frame all stacks (innermost first) share, if the frames just inside it call different
+    functions: one line dispatching to several callables."""
+    depth = 0
+    for outer in zip(*(reversed(s) for s in user_stacks)):  # outermost first
+        if len(set(outer)) != 1:
+            break
+        depth += 1
+    if depth == 0:
+        return None
+    inner = {s[len(s) - depth - 1].function if len(s) > depth else None for s in user_stacks}
+    return user_stacks[0][len(user_stacks[0]) - depth] if len(inner) > 1 else None
