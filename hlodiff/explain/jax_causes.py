@@ -19,7 +19,7 @@ from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_
 from hlodiff.dumps.python_source import parameter_names
 from hlodiff.errors import InputWarning
 from hlodiff.explain.inventory import GraphSummary
-from hlodiff.explain.locate import lead_with_the_call
+from hlodiff.explain.argument_lines import lead_with_the_call
 
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
