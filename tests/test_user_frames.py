@@ -46,9 +46,12 @@ def test_the_jax_project_fixture_gets_its_user_line():
     [recompilation] = doc["recompilations"]
     cause = recompilation["causes"][0]
     assert cause["kind"] == truth["cause"]
-    # the use inside the jitted function is the location; the call that passed the short batch is on its stack
-    assert cause["locations"][0]["file"] == PROJECT_JAX and cause["locations"][0]["function"] == "loss_fn"
-    assert {"file": PROJECT_JAX, "line": truth["user_line"], "function": "<module>"} in cause["stacks"][0]
+    # the call that passed the short batch comes first (issue 19), then the use inside the jitted function, whose
+    # stack holds that call
+    call, use = cause["locations"][0], cause["locations"][1]
+    assert call == {"file": PROJECT_JAX, "line": truth["user_line"], "function": "<module>"}
+    assert use["file"] == PROJECT_JAX and use["function"] == "loss_fn"
+    assert call in cause["stacks"][1]
     assert not any(loc["file"] == PROJECT_JAX for loc in cause["library_locations"])
 
 

@@ -1,4 +1,4 @@
-"""Parameter names of a user's function, read from its source file when it is still on disk.
+"""A user's source file, read when it is still on disk: parameter names of a function, where an argument was made.
 
 JAX names a changed static argument only by its path in ``(args, kwargs)`` (``[0][1]``: positional argument 1);
 the user knows it as ``n_layers``. JAX's log says where the function is defined, so the name is one parse of that
@@ -31,3 +31,101 @@ def parameter_names(file: str, line: int | None) -> list[str] | None:
                 a = node.args
                 return [p.arg for p in a.posonlyargs + a.args]
     return None
+
+
+def argument_made_at(file: str, call_line: int | None, function: str, parameter: str,
+                     parameters: list[str] | None = None) -> int | None:
+    """The line that last assigned the variable passed as ``parameter`` of ``function`` in the call at
+    ``file:call_line``, before that call and in the same function body (``labels = labels * 1.0`` two lines above
+    ``loss_fn(w, x, labels)``); None when the source is not on disk, the call is not found there, or the argument
+    is no plain name (an expression is made on the call's own line). ``parameters``: the function's positional
+    parameter names, to map a positional argument to ``parameter``."""
+    tree = _parse(file)
+    if tree is None or call_line is None:
+        return None
+    scope, call = _call_on_line(tree, call_line, function)
+    if call is None:
+        return None
+    passed = next((k.value for k in call.keywords if k.arg == parameter), None)
+    if parameters is None:  # the jitted function defined in the calling file
+        parameters = next(([p.arg for p in n.args.posonlyargs + n.args.args] for n in ast.walk(tree)
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None)
+    if passed is None and parameters and parameter in parameters:
+        index = parameters.index(parameter)
+        if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+            passed = call.args[index]
+    if not isinstance(passed, ast.Name):
+        return None
+    return _last_assignment(scope, passed.id, call_line)
+
+
+def _parse(file: str) -> ast.Module | None:
+    try:
+        path = Path(file)
+        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+            return None
+        return ast.parse(path.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _call_on_line(tree: ast.Module, line: int, function: str) -> tuple[ast.AST, ast.Call | None]:
+    """The innermost function body holding a call that starts on ``line``, and the call: one of ``function`` by
+    name, else the line's outermost call (``train_step(w, batch)`` where ``train_step = jax.jit(loss_fn)``)."""
+    def called(node: ast.Call) -> str | None:
+        f = node.func
+        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+    named: tuple[ast.AST, ast.Call] | None = None
+    first: tuple[ast.AST, ast.Call] | None = None
+
+    def visit(scope: ast.AST, node: ast.AST) -> None:
+        nonlocal named, first
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if child.lineno <= line <= (child.end_lineno or child.lineno):
+                    visit(child, child)
+                continue
+            if isinstance(child, ast.Call) and child.lineno == line:
+                if named is None and called(child) == function:
+                    named = (scope, child)
+                if first is None:
+                    first = (scope, child)
+            visit(scope, child)
+
+    visit(tree, tree)
+    return named or first or (tree, None)
+
+
+def _last_assignment(scope: ast.AST, name: str, before: int) -> int | None:
+    """The last line before ``before`` in ``scope`` (not in nested functions or classes) that binds ``name``; the
+    ``def`` line when ``name`` is a parameter of the calling function and nothing rebinds it."""
+    best = None
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.arguments)):
+            continue
+        line = getattr(node, "lineno", None)
+        if line is not None and line < before and any(_binds(t, name) for t in _targets(node)):
+            best = max(best or 0, line)
+        stack.extend(ast.iter_child_nodes(node))
+    if best is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = scope.args
+        if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
+            return scope.lineno
+    return best
+
+
+def _targets(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars]
+    return []
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(target))

@@ -14,6 +14,7 @@ from hlodiff import _progress
 from hlodiff.dumps import GraphRecord, iter_graphs
 from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS
 from hlodiff.dumps.hlo_proto import stacks_for
+from hlodiff.dumps.proto_beside import ProtosBeside
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
@@ -95,6 +96,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     unknown: set[str] = set()  # opcodes already warned about
     unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
     lineless = _Lineless(options) if keep else None
+    beside = ProtosBeside()
     bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -130,6 +132,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 note_unknown_opcodes(module, warnings, unknown)
             if record.proto_path:
                 module.full_stacks = stacks_for(record.proto_path, warnings)
+            elif record.kind in TRACED_KINDS:  # a save file's graph: its proto may sit in an XLA dump beside it
+                module.full_stacks = beside.stacks(record.path, module, key, warnings)
             cm = canonicalize(module, options)
             facts = _summary(record, module, cm, keep)
             facts_by_text[hash(text)] = facts

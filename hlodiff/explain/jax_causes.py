@@ -19,6 +19,7 @@ from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_
 from hlodiff.dumps.python_source import parameter_names
 from hlodiff.errors import InputWarning
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.argument_lines import lead_with_the_call
 
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
@@ -91,15 +92,18 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
 
 def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> None:
     """JAX names the argument whose type changed (``* at xs, now bf16[...] and before f32[...]``): the graph's
-    cause on that entry parameter is the root and leads; the same change seen inside called computations (a scan
-    body's parameters) follows from it."""
+    cause on that entry parameter is the root and leads, located at JAX's call site and the line that made the
+    argument before the use inside jit; the same change seen inside called computations (a scan body's
+    parameters) follows from it."""
     for reason in reasons:
         name = re.compile(rf"parameter %{re.escape(reason.argument)}(?:\.\d+)?[:\s]")
         lead = next((c for c in r.causes if name.search(c.summary)), None)
         if lead is None:
             continue
         r.causes.remove(lead)
-        r.causes.insert(0, lead)  # its location stays where the function reads it; the call is on its stack
+        r.causes.insert(0, lead)
+        # where the argument enters: JAX's call site and the line that made it, then where the function reads it
+        lead_with_the_call(lead, miss.call_site, reason.argument, miss.function, miss.defined_at)
         lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
         for cause in r.causes[1:]:
             if cause.kind == lead.kind:

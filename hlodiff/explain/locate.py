@@ -4,6 +4,9 @@ HLO text keeps one Python frame per instruction (torch_xla) and that frame is of
 (``torch/optim/sgd.py``). The live tensors printed before the sync know the whole stack of the line that wrote
 them, so a cause is traced to the outputs its changed values feed (on the right graph, and on the left one for
 what was removed) and takes the innermost user frame of those tensors. The library frame stays as secondary.
+Before the tensors, the graph's own stacks (stack-frame table, HLO proto) place what the innermost frame cannot:
+reordered outputs where their stacks meet, a JAX argument at the line that made it and the call
+(:mod:`hlodiff.explain.argument_lines`), and a change traced by autograd at the forward causes' lines.
 When no source holds the line, the cause gets a ``hint`` naming the capture that would.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
+from hlodiff.explain.argument_lines import ARGUMENT_KINDS, changed_argument, jitted_function, lead_with_the_call
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame, user_frame
 
@@ -51,6 +55,7 @@ def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummar
     the tensors are what the user kept (a gradient from ``loss.backward()`` has no instruction that names that
     line, even in a proto's full stack), so the run's answer does not depend on which capture gave the lines."""
     right_tensors, left_tensors = output_tensors(right, reports), output_tensors(left, reports)
+    locate_autograd(causes, left, right, backward_lines(right_tensors + left_tensors))
     if not right_tensors and not left_tensors:
         return
     added, removed = outputs_added_removed(diff)
@@ -71,6 +76,61 @@ def locate_from_tensors(causes: list[Cause], diff: ModuleDiff, left: GraphSummar
                     frames.append(frame)
                     lines.add((frame.file, frame.line))
         cause.locations = sorted(frames, key=lambda f: (f.file, f.line or 0))[:4]
+
+
+def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary,
+                    backward: frozenset[tuple[str, int]] = frozenset()) -> None:
+    """A change traced by autograd (a ``*_backward`` formula with no user frame: the gradient of a slice at a
+    Python int index carries that index too) is made where the forward op it differentiates is: it takes the user
+    lines of the forward causes of the same recompilation, not the gradient tensors' ``loss.backward()`` line. With
+    no forward cause located, the live tensors still give that line. Such a cause follows the forward causes: it
+    moves after them, and its fix says so. ``backward``: the (file name, line) of the live tensors' frames and IR
+    nodes traced in a ``*_backward`` function (HLO text keeps no function name)."""
+    traced = [c for c in causes if not c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"
+              and _traced_by_autograd(c, left, right, backward)]
+    if not traced:
+        return
+    leads = [c for c in causes if c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"]
+    forward = [f for c in leads for f in c.locations]
+    for cause in traced:
+        cause.locations = list(dict.fromkeys(forward))[:4]
+        cause.fix = f"follows from the {leads[0].kind} change above: its gradient carries the same value"
+        cause.fix_is_final = True
+    # a gradient's change follows its forward op's: it goes after the causes it follows
+    causes[:] = [c for c in causes if not any(c is t for t in traced)] + traced
+
+
+def backward_lines(tensors: list[LiveTensor]) -> frozenset[tuple[str, int]]:
+    """(file name, line) of the frames and IR nodes the live tensors say were traced in a ``*_backward``
+    formula."""
+    frames = [f for t in tensors for f in (*t.frames, *(n.location for n in t.ir if n.location is not None))]
+    return frozenset((f.file.rsplit("/", 1)[-1], f.line) for f in frames
+                     if f.line is not None and f.function and f.function.endswith("_backward"))
+
+
+def _traced_by_autograd(cause: Cause, left: GraphSummary, right: GraphSummary,
+                        backward: frozenset[tuple[str, int]]) -> bool:
+    """Whether every instruction of the cause that has a stack was traced inside an autograd formula."""
+    seen = False
+    for side, graph in ((1, right), (0, left)):
+        cm = graph._canonical
+        if cm is None:
+            continue
+        for pair in cause.instructions[:16]:
+            inst = cm.entry.insts.get(pair[side]) if pair[side] is not None else None
+            frames = cm.frames(inst) if inst is not None else []
+            if not frames:
+                continue
+            if user_frame(frames) is not None or not any(_is_autograd(f, backward) for f in frames):
+                return False
+            seen = True
+    return seen
+
+
+def _is_autograd(frame: SourceFrame, backward: frozenset[tuple[str, int]]) -> bool:
+    if frame.function:
+        return frame.function.endswith("_backward") or "/torch/autograd/" in frame.file
+    return (frame.file.rsplit("/", 1)[-1], frame.line) in backward
 
 
 def outputs_fed_by(cause: Cause, graph: GraphSummary, *, side: int) -> list[int]:
@@ -145,3 +205,104 @@ def has_source_metadata(graph: GraphSummary) -> bool:
         return False
     return any("source_file=" in meta or "stack_frame_id=" in meta
                for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
+
+
+def locate_from_stacks(causes: list[Cause], graph: GraphSummary) -> None:
+    """Lines from the stacks the graph itself keeps (stack-frame table, HLO proto): reordered outputs where their
+    stacks meet; a JAX argument whose type or shape changed at the call that passed it (see
+    :func:`lead_with_the_call`). Live tensors, when a report fits, add theirs afterwards
+    (:func:`locate_from_tensors`); JAX's log, when given, names the call site (:mod:`hlodiff.explain.jax_causes`)."""
+    locate_reordered(causes, graph)
+    if graph.record.kind in TRACED_KINDS:
+        return
+    function = jitted_function(graph)
+    for cause in causes:
+        if cause.kind in ARGUMENT_KINDS:
+            argument = changed_argument(cause, graph)
+            if argument is not None:
+                lead_with_the_call(cause, None, argument, function)
+
+
+def locate_reordered(causes: list[Cause], graph: GraphSummary) -> None:
+    """Give a ``reordered`` cause without a user line the stacks of its moved outputs' defining instructions (the
+    stack-frame table, or the HLO proto's full stacks): where those stacks meet is the line that ran the work in
+    another order."""
+    for cause in causes:
+        if cause.kind != "reordered" or cause.locations:
+            continue
+        names = [right for _, right in cause.instructions if right is not None]
+        stacks = instruction_stacks(graph, names)
+        others: list[list[SourceFrame]] = []
+        if len(stacks) == 1 and graph._canonical is not None:
+            # one output said to move (the others shifted around it): its stack meets theirs where they ran
+            others = instruction_stacks(graph, [n for n in graph._canonical.entry.outputs() if n not in names])
+        cause.locations = meeting_frames(stacks, others)[:4]
+
+
+def instruction_stacks(graph: GraphSummary, names: list[str]) -> list[list[SourceFrame]]:
+    """The Python stacks (innermost first) of the entry instructions ``names`` of ``graph``. An instruction with no
+    user frame of its own (a reshape or copy torch_xla adds before an output) takes the first stack with one among
+    its operands, nearest first."""
+    cm = graph._canonical
+    if cm is None:
+        return []
+    cc = cm.entry
+    stacks = []
+    for name in names:
+        stack = _nearest_stack(cm, cc, name)
+        if stack:
+            stacks.append(stack)
+    return stacks
+
+
+def _nearest_stack(cm, cc, name: str, limit: int = 64) -> list[SourceFrame]:
+    queue, seen = [name], {name}
+    for node in queue[:limit]:
+        inst = cc.insts.get(node)
+        if inst is None:
+            continue
+        frames = cm.frames(inst)
+        if user_frame(frames) is not None:
+            return frames
+        for op in cc.operands.get(node, ()):
+            if op not in seen:
+                seen.add(op)
+                queue.append(op)
+    return []
+
+
+def meeting_frames(stacks: list[list[SourceFrame]], others: list[list[SourceFrame]] = ()) -> list[SourceFrame]:
+    """Where the stacks of values made in another order meet, then where each was made: the innermost user frame
+    they all share, when it calls *different* functions for them (the line that runs the callbacks or iterates a
+    dict of modules, which decides their order; not a ``main()`` both merely run under) first, then each stack's
+    innermost user frame. A single stack meets ``others`` (the stacks of the values around it) the same way.
+    Empty when no stack reaches user code."""
+    user_stacks = [mine for s in stacks if (mine := [f for f in s if not f.is_library])]
+    if not user_stacks:
+        return []
+    found: list[SourceFrame] = []
+    if len(user_stacks) > 1:
+        shared = _dispatch_frame(user_stacks)
+    else:
+        around = [mine for s in others if (mine := [f for f in s if not f.is_library])]
+        shared = next((d for s in around if (d := _dispatch_frame([user_stacks[0], s])) is not None), None)
+    if shared is not None:
+        found.append(shared)
+    for frame in sorted({s[0] for s in user_stacks}, key=lambda f: (f.file, f.line or 0)):
+        if frame not in found:
+            found.append(frame)
+    return found
+
+
+def _dispatch_frame(user_stacks: list[list[SourceFrame]]) -> SourceFrame | None:
+    """The innermost frame all stacks (innermost first) share, if the frames just inside it call different
+    functions: one line dispatching to several callables."""
+    depth = 0
+    for outer in zip(*(reversed(s) for s in user_stacks)):  # outermost first
+        if len(set(outer)) != 1:
+            break
+        depth += 1
+    if depth == 0:
+        return None
+    inner = {s[len(s) - depth - 1].function if len(s) > depth else None for s in user_stacks}
+    return user_stacks[0][len(user_stacks[0]) - depth] if len(inner) > 1 else None

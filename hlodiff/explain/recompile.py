@@ -25,8 +25,8 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
-from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, output_tensors,
-                                    outputs_added_removed)
+from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
+                                    output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
@@ -241,6 +241,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
+    locate_from_stacks(causes, graph)
     locate_from_tensors(causes, diff, closest, graph, reports)
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]

@@ -5,7 +5,9 @@ A frame is library code when its file lies
 * under a ``site-packages`` or ``dist-packages`` folder (pip, conda, Debian: where every installed distribution
   lives — torch, torch_xla, jax, flax alike),
 * in the interpreter's standard library (``.../lib/pythonX.Y/`` itself, not a project under it),
-* is synthetic (``<frozen importlib._bootstrap>``, ``<string>``), or
+* is synthetic (``<frozen importlib._bootstrap>``, ``<string>``),
+* ends in a module path of a known ML distribution (``.../pytorch/torch/nn/functional.py`` of a source checkout,
+  ``.../src/jax/jax/_src/api.py`` of an editable install): :mod:`hlodiff.hlo.library_modules`, or
 * under a root recorded at capture time: ``sys.prefix`` and the stdlib/site-packages paths of the interpreter that
   ran the program, and the folders of installed distributions (an editable install of a library outside
   ``site-packages``). ``hlodiff record`` writes them into its manifest (``library_roots``);
@@ -13,7 +15,8 @@ A frame is library code when its file lies
   too, which matter when the dump was captured on this machine.
 
 A user project folder named ``jax`` or ``torch`` (``/home/user/project/jax/train.py``) is user code: a path
-component that happens to be named like a package says nothing about where the file is installed. A bare or
+component that happens to be named like a package says nothing about where the file is installed, and
+``jax/train.py`` is no module of jax. A bare or
 relative file name (an IR ``location=`` tag keeps only ``train.py``) is user code too.
 """
 
@@ -25,6 +28,8 @@ import re
 import sys
 import sysconfig
 from typing import Iterable
+
+from hlodiff.hlo.library_modules import module_path_in
 
 _INSTALL_DIRS = ("site-packages", "dist-packages")
 _STDLIB_RE = re.compile(r"(^|/)lib(64)?/python\d+(\.\d+)?t?/[^/]+$|(^|/)lib(64)?/python\d+(\.\d+)?t?/"
@@ -67,6 +72,8 @@ def is_library_path(file: str) -> bool:
     if any(part in _INSTALL_DIRS for part in parts[:-1]):
         return True
     if _STDLIB_RE.search(path):
+        return True
+    if module_path_in(parts) is not None:
         return True
     return any(path == root or path.startswith(root + "/") for root in _roots)
 

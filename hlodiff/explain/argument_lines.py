@@ -1,0 +1,76 @@
+"""Where a JAX argument whose dtype or shape changed is made and enters the graph, before where it is used.
+
+The HLO's stacks hold the use inside the jitted function and, beyond it, the call that passed the argument; JAX's
+cache-miss log names that call too. The line to change is usually a little earlier: where the caller made the
+value (``labels = labels * 1.0``), which the caller's source says when it is still on disk.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.diff.model import Cause
+from hlodiff.dumps.python_source import argument_made_at, parameter_names
+from hlodiff.explain.inventory import GraphSummary
+from hlodiff.hlo.model import SourceFrame
+
+
+ARGUMENT_KINDS = frozenset({"dtype", "shape"})
+"""Cause kinds of a changed argument: made outside jit, passed at the call, used inside."""
+
+
+def jitted_function(graph: GraphSummary) -> str | None:
+    """The Python name of a JAX module's function (``jit_loss_fn`` -> ``loss_fn``)."""
+    name = graph.record.module_name or graph.name or ""
+    return name[4:] if name.startswith("jit_") and len(name) > 4 else None
+
+
+def changed_argument(cause: Cause, graph: GraphSummary) -> str | None:
+    """The argument name (JAX's ``op_name`` of an entry parameter, ``batch['x']`` -> ``batch``) of the first
+    entry parameter among the cause's instructions on the right graph."""
+    cm = graph._canonical
+    if cm is None:
+        return None
+    for _, right in cause.instructions:
+        inst = cm.entry.insts.get(right) if right is not None else None
+        if inst is not None and inst.opcode == "parameter":
+            op_name = cm.metadata(inst).op_name or ""
+            root = re.split(r"[\[.]", op_name, maxsplit=1)[0]
+            if root.isidentifier():
+                return root
+    return None
+
+
+def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | None, function: str | None,
+                       defined_at: SourceFrame | None = None) -> None:
+    """A JAX argument whose dtype or shape changed is made outside jit and enters the graph at the call: the line
+    that made it before the call first (when the caller's source is on disk), then the call (JAX's call site, else
+    the first frame outside the jitted function on the use's stack), then where the jitted function uses it."""
+    inside = list(cause.locations)
+    if call is None and inside and function:
+        call = _call_from_stack([inside[0], *cause.callers.get(inside[0], ())], function)
+    if call is None:
+        return
+    made = None
+    if argument and function and call.line is not None:
+        params = parameter_names(defined_at.file, defined_at.line) if defined_at is not None else None
+        line = argument_made_at(call.file, call.line, function, argument, params)
+        if line is not None and line != call.line:
+            made = SourceFrame(call.file, line, call.function)
+    entry = ([made] if made is not None else []) + [call]
+    lines = {(f.file, f.line) for f in entry}
+    uses = [f for f in inside if (f.file, f.line) not in lines]
+    above = next((c for f in inside if (c := cause.callers.get(f))), ())
+    outer = tuple(above[next((i + 1 for i, f in enumerate(above) if (f.file, f.line) == (call.file, call.line)),
+                             0):])
+    for frame in entry:
+        cause.callers[frame] = outer
+    cause.locations = entry + uses
+
+
+def _call_from_stack(stack: list[SourceFrame], function: str) -> SourceFrame | None:
+    """The first frame outside ``function`` (innermost first): the line that called the jitted function."""
+    last = max((i for i, f in enumerate(stack) if f.function == function), default=None)
+    if last is None or last + 1 >= len(stack):
+        return None
+    return stack[last + 1]

@@ -1,0 +1,120 @@
+"""Library code by package layout: a file whose path *ends* in a module path of a known ML distribution
+(``torch/nn/functional.py``, ``torch_xla/core/xla_model.py``, ``jax/_src/api.py``) is that library's code, wherever
+it lies: site-packages, an editable install, or a source checkout (``/home/u/pytorch/torch/nn/functional.py``).
+
+A user's folder named like a package stays user code: ``project/jax/train.py`` ends in ``jax/train.py``, which is
+no module of jax. Only module paths inside a package folder count (``torch/_ops.py``, not a top-level ``six.py``).
+
+The module lists come from two places, merged:
+
+* the file lists (``RECORD``) of those distributions installed where hlodiff runs, in a version the shipped list
+  lacks (nothing imported),
+* ``library_modules.txt.gz`` beside this file, for when they are not installed here (the dump usually comes from
+  another machine). ``fixtures/library_modules/gen_library_modules.py`` writes it; its header names each distribution's version and
+  source.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import sys
+from pathlib import Path
+
+DISTRIBUTIONS = ("torch", "torch_xla", "jax", "jaxlib", "flax", "optax", "transformers", "torch_neuronx",
+                 "neuronx_distributed")
+"""The distributions whose module paths are known (shipped list and installed file lists)."""
+
+DATA_FILE = Path(__file__).with_name("library_modules.txt.gz")
+
+
+@functools.lru_cache(maxsize=1)
+def module_paths() -> frozenset[str]:
+    """Every known module path, ``pkg/sub/mod.py``."""
+    paths = set(_shipped())
+    paths.update(_installed())
+    return frozenset(paths)
+
+
+@functools.lru_cache(maxsize=1)
+def top_level_names() -> frozenset[str]:
+    """The package folders module paths start with (``torch``, ``functorch``, ``torch_xla``, ``jax``, ...)."""
+    return frozenset(p.split("/", 1)[0] for p in module_paths())
+
+
+def module_path_in(parts: list[str]) -> str | None:
+    """The known module path a split file path ends in (``[..., 'torch', 'nn', 'functional.py']`` ->
+    ``torch/nn/functional.py``), else None. The match starts at a package folder's name and runs to the end."""
+    tops = top_level_names()
+    known = module_paths()
+    for i in range(len(parts) - 1):
+        if parts[i] in tops:
+            tail = "/".join(parts[i:])
+            if tail in known:
+                return tail
+    return None
+
+
+def shipped_versions() -> dict[str, tuple[str, str]]:
+    """``{distribution: (version, source)}`` from the shipped file's header (for ``--version``-like reports and
+    the tests that check each distribution is there)."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in _lines():
+        if not line.startswith("# "):
+            break
+        dist, version, source, _count = line[2:].split(" ")
+        found[dist] = (version, source)
+    return found
+
+
+def _lines() -> list[str]:
+    try:
+        return gzip.decompress(DATA_FILE.read_bytes()).decode().splitlines()
+    except OSError:
+        return []
+
+
+def _shipped() -> list[str]:
+    paths = []
+    for line in _lines():
+        if line.startswith("#") or "\t" not in line:
+            continue
+        folder, names = line.split("\t", 1)
+        paths.extend(f"{folder}/{name}.py" for name in names.split(" "))
+    return paths
+
+
+def _installed() -> list[str]:
+    """Module paths of those distributions installed here in another version than the shipped list's, from the
+    ``RECORD`` file lists of their ``.dist-info`` folders on ``sys.path``: read as text, never by importing the
+    library (nor ``importlib.metadata``, whose import alone costs more than the whole lookup)."""
+    shipped = shipped_versions()
+    paths = []
+    for entry in dict.fromkeys(sys.path):
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            dist, _, version = name[:-len(".dist-info")].partition("-")
+            dist = dist.lower().replace("-", "_").replace(".", "_")
+            if dist not in DISTRIBUTIONS or shipped.get(dist, ("",))[0] == version:
+                continue
+            try:
+                record = Path(entry or ".", name, "RECORD").read_text(errors="replace")
+            except OSError:
+                continue
+            for line in record.splitlines():
+                text = line.split(",", 1)[0].replace("\\", "/")
+                if is_package_module(text):
+                    paths.append(text)
+    return paths
+
+
+def is_package_module(path: str) -> bool:
+    """A ``.py`` inside a package folder of a distribution's file list (not a top-level file, a script or
+    metadata)."""
+    return path.endswith(".py") and "/" in path and not path.startswith(("..", "/")) and ".dist-info/" not in path
