@@ -51,19 +51,21 @@ def settle(cost: GraphCost, module: Module, record_kind: str | None, memory: Tor
 def torch_xla_peak(cost: GraphCost, module: Module, memory: TorchXlaMemory) -> tuple[int, int] | None:
     """torch_xla's peak (inputs + outputs - aliased + intermediates) and how far off its rounding can put it.
 
-    Inputs and outputs are allocations of the HLO's own shapes (the outputs' tuple adds a table of pointers), so
-    where the log's rounded figure agrees with those exact bytes within its rounding, the exact bytes are used;
-    only aliased and intermediate bytes, which the HLO cannot give, keep their rounding. On a small graph this is
-    the difference between a figure and its own error bar."""
+    Inputs and outputs are allocations of the HLO's own shapes (the outputs' tuple adds a table of pointers), and
+    an optimized module's header gives the aliasing exactly: where the log's rounded figure agrees with such exact
+    bytes within its rounding, the exact bytes are used; the rest (always the intermediates) keeps its rounding.
+    On a small graph this is the difference between a figure and its own error bar."""
     if memory.peak_bytes is None:
         return None
     table = POINTER_BYTES * cost.outputs.count if module.entry.root.shape.is_tuple else 0
-    rounding = 2 * memory.rounding_bytes
-    total = memory.intermediate_bytes - memory.aliased_bytes
-    for exact, logged in ((cost.parameters.bytes, memory.input_bytes), (cost.outputs.bytes + table,
-                                                                         memory.output_bytes)):
-        if abs(exact - logged) <= memory.rounding_bytes:
-            total += exact
+    exact_alias = cost.aliased_bytes if cost.aliased_source == "hlo" else None
+    rounding = memory.rounding_bytes  # the intermediates: no HLO figure to check them against
+    total = memory.intermediate_bytes
+    for sign, exact, logged in ((1, cost.parameters.bytes, memory.input_bytes),
+                                (1, cost.outputs.bytes + table, memory.output_bytes),
+                                (-1, exact_alias, memory.aliased_bytes)):
+        if exact is not None and abs(exact - logged) <= memory.rounding_bytes:
+            total += sign * exact
         else:
-            total, rounding = total + logged, rounding + memory.rounding_bytes
+            total, rounding = total + sign * logged, rounding + memory.rounding_bytes
     return max(0, total), rounding

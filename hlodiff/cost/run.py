@@ -228,14 +228,23 @@ def torch_xla_memory_beside(record: GraphRecord) -> TorchXlaMemory | None:
     """torch_xla's figures of the graph's compilation, from a PT_XLA_DEBUG log beside its dump (by graph hash)."""
     if not record.graph_hash:
         return None
+    try:
+        stamps = tuple(_stamp(p) for p in _logs_beside(record.source))
+    except OSError:
+        return None
+    return _memory_of_logs(stamps).get(record.graph_hash)
+
+
+@functools.lru_cache(maxsize=64)
+def _logs_beside(source: str) -> tuple[str, ...]:
+    """The PT_XLA_DEBUG logs found beside one dump, looked for once (every graph of a run shares them)."""
     from hlodiff.dumps.run_folder import discover
     from hlodiff.errors import HlodiffError
 
     try:
-        logs = discover([record.source], None, None).debug_logs
+        return tuple(discover([source], None, None).debug_logs)
     except (HlodiffError, OSError):
-        return None
-    return _memory_of_logs(tuple(_stamp(p) for p in logs)).get(record.graph_hash)
+        return ()
 
 
 def _stamp(path: str) -> tuple[str, int, int]:

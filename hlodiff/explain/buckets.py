@@ -15,7 +15,7 @@ the plan (what the plan saves). Powers of two are shown beside it.
 
 Not planned as buckets: a size that grows every execution without bound (a cache that grows each step) gets
 ``preallocate``: allocate the largest size seen once and mask; sizes that already fall on a few buckets (every one
-a multiple of 8, or each executed more than once, at most 8 of them: a run already padded to a plan's buckets)
+a multiple of 8, or spread apart and each reused, at most 8 of them: a run already padded to a plan's buckets)
 get ``expected``: one graph per bucket is what bucketing gives.
 """
 
@@ -30,6 +30,7 @@ MAX_BUCKETS = 12
 """The dynamic programme tries up to this many buckets: more is not a plan a user would type in."""
 ALIGNED = 8
 MAX_ALIGNED_VALUES = 8
+SPREAD = 1.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +154,16 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
 
 
 def already_bucketed(values: tuple[tuple[int, int], ...]) -> bool:
-    """A few sizes (at most 8) that are multiples of 8, or that each ran more than once: what padding to a few
-    buckets gives already (the run compiles one graph per bucket, and reuses it)."""
+    """A few sizes (at most 8) that look chosen rather than raw: all multiples of 8, or spread apart (each at
+    least 30 % above the one below) and each reused (executed more than once). What padding to a few buckets
+    gives: one graph per bucket, reused. Raw sizes are dense (5, 6, 7, ...) or seen once (a short last batch)."""
     if len(values) > MAX_ALIGNED_VALUES:
         return False
-    return all(v % ALIGNED == 0 for v, _ in values) or all(n >= 2 for _, n in values)
+    if all(v % ALIGNED == 0 for v, _ in values):
+        return True
+    sizes = [v for v, _ in values]
+    spread = all(b >= SPREAD * a for a, b in zip(sizes, sizes[1:]))
+    return spread and all(n >= 2 for _, n in values)
 
 
 def least_padding(values: tuple[tuple[int, int], ...]) -> tuple[list[tuple[int, float]], dict[int, tuple[int, ...]]]:
