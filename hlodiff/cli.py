@@ -471,7 +471,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 
         logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
         page = render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation),
-                          explanation_cost(explanation, warnings, logs))
+                          explanation_cost(explanation, warnings, logs, inputs.debug_logs or None))
         write_html(html_path, page, read)
     if as_json:
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)

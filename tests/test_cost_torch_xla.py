@@ -122,7 +122,8 @@ def test_compare_and_the_explain_report_use_the_same_figures(tmp_path):
     result = run("compare", f"{ref}#0", f"{ref}#2", "--json")
     cost = json.loads(result.output)["cost"]
     assert cost["peak_source"] == {"left": "torch_xla", "right": "torch_xla"}
-    assert cost["left"]["peak_bytes"] == graphs[0]["peak_bytes"] and cost["right"]["peak_bytes"] == graphs[2]["peak_bytes"]
+    assert cost["left"]["peak_bytes"] == graphs[0]["peak_bytes"]
+    assert cost["right"]["peak_bytes"] == graphs[2]["peak_bytes"]
     assert cost["delta"]["aliased_bytes"] == graphs[2]["aliased_bytes"] - graphs[0]["aliased_bytes"]
     text = run("compare", f"{ref}#0", f"{ref}#2").output
     assert "peak bytes" in text and "(torch_xla ±" in text
@@ -161,3 +162,16 @@ def test_a_cut_post_compilation_block_gives_no_figure():
     events = parse_debug_log(cut, warnings=warnings)
     assert memory_of(events[-1], "log") is None
     assert any("cut off" in w.message for w in warnings)
+
+
+def test_the_explain_report_reads_a_log_given_with_debug_log(tmp_path):
+    (tmp_path / "dump").mkdir()
+    (tmp_path / "logs").mkdir()
+    shutil.copy(FSDP / "plain" / "graphs.hlo.0", tmp_path / "dump" / "graphs.hlo.0")
+    shutil.copy(FSDP / "plain" / "pt_xla_debug.log", tmp_path / "logs" / "mine.log")
+    page = tmp_path / "run.html"
+    run("explain-recompile", str(tmp_path / "dump" / "graphs.hlo.0"), "--html", str(page))
+    assert "(torch_xla)" not in page.read_text() and "(estimate)" in page.read_text()
+    log = str(tmp_path / "logs" / "mine.log")
+    run("explain-recompile", str(tmp_path / "dump" / "graphs.hlo.0"), "--debug-log", log, "--html", str(page))
+    assert "(torch_xla)" in page.read_text()

@@ -207,11 +207,12 @@ def _is_debug_log(path: str) -> bool:
         return False
 
 
-def record_cost(record: GraphRecord, module=None) -> GraphCost:
+def record_cost(record: GraphRecord, module=None, debug_logs: list[str] | None = None) -> GraphCost:
     """The cost of one graph. A module of an XLA dump folder read before optimizations is costed on its
     optimized text when the folder has it (copies, loops and XLA's memory report are there). torch_xla's figures
-    come from the PT_XLA_DEBUG log found beside the graph's dump, as ``hlodiff cost`` finds it."""
-    memory = torch_xla_memory_beside(record)
+    come from ``debug_logs`` when given (the PT_XLA_DEBUG logs of the run), else from the one found beside the
+    graph's dump, as ``hlodiff cost`` finds it."""
+    memory = torch_xla_memory_beside(record, debug_logs)
     optimized = _optimized_sibling(record) if record.kind in DUMPED_KINDS else None
     if optimized is not None:
         path, _ = optimized
@@ -224,12 +225,14 @@ def record_cost(record: GraphRecord, module=None) -> GraphCost:
     return settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind, memory)
 
 
-def torch_xla_memory_beside(record: GraphRecord) -> TorchXlaMemory | None:
-    """torch_xla's figures of the graph's compilation, from a PT_XLA_DEBUG log beside its dump (by graph hash)."""
+def torch_xla_memory_beside(record: GraphRecord, debug_logs: list[str] | None = None) -> TorchXlaMemory | None:
+    """torch_xla's figures of the graph's compilation (by graph hash), from ``debug_logs`` or a PT_XLA_DEBUG log
+    beside its dump."""
     if not record.graph_hash:
         return None
     try:
-        stamps = tuple(_stamp(p) for p in _logs_beside(record.source))
+        logs = debug_logs if debug_logs is not None else _logs_beside(record.source)
+        stamps = tuple(_stamp(p) for p in logs)
     except OSError:
         return None
     return _memory_of_logs(stamps).get(record.graph_hash)
