@@ -252,7 +252,7 @@ def _graphs(sequence: list[str], dim: Dimension, others: list[Dimension], mappin
 
 
 def _powers_of_two(values, sequence, dim, others) -> dict:
-    mapping = {v: 1 << max(0, (v - 1).bit_length()) for v, _ in values}
+    mapping = {v: v if v <= 1 else 1 << (v - 1).bit_length() for v, _ in values}
     return {"buckets": sorted(set(mapping.values())), "graphs": _graphs(sequence, dim, others, mapping),
             "padded_fraction": round(_padded(mapping, values), 4)}
 
