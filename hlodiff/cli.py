@@ -471,7 +471,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 
         logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
         page = render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation),
-                          explanation_cost(explanation, warnings, logs))
+                          explanation_cost(explanation, warnings, logs, inputs.debug_logs or None))
         write_html(html_path, page, read)
     if as_json:
         click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
@@ -491,7 +491,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 @click.option("--debug-log", "debug_logs", multiple=True, type=click.Path(),
               help="Log with compile times: JAX's jax_log_compiles output, torch_xla's metrics report or the "
                    "compile_times.tsv of hlodiff record (repeatable; default: jax_log.txt, jax.log, metrics.txt, "
-                   "compile_times.tsv beside the dump).")
+                   "compile_times.tsv beside the dump); a PT_XLA_DEBUG log gives torch_xla's memory figures (default: "
+                   "the one beside the dump).")
 @click.option("--tensors-report", "tensors_report", type=click.Path(), default=None,
               help="Live-tensor reports, for the tensors crossing graph boundaries (default: tensors_report.txt "
                    "beside the dump).")
@@ -515,8 +516,8 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
     from hlodiff.render import json_out
 
     warnings: list[InputWarning] = []
-    dumps, logs, reports = side_inputs(list(paths), list(debug_logs), tensors_report)
-    run = run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports)
+    dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
+    run = run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)
     if as_json:
         click.echo(json_out.dumps(json_out.document("cost", run.to_json(), warnings)), nl=False)
     else:

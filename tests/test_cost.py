@@ -363,7 +363,8 @@ def test_terminal_report_names_the_copies_and_the_boundaries():
                      out)
     out = run("cost", str(PIPELINE / "mb2" / "graphs.hlo.0")).output
     boundaries = cost_json(str(PIPELINE / "mb2" / "graphs.hlo.0"))["boundaries"]
-    assert f"graph boundaries: {len(boundaries)}," in out and "(est.)" in out
+    # the PT_XLA_DEBUG log beside the save file gives torch_xla's own peak (tests/test_cost_torch_xla.py)
+    assert f"graph boundaries: {len(boundaries)}," in out and "(torch_xla)" in out
     assert "torch_xla CompileTime metric" in out
 
 

@@ -40,10 +40,13 @@ _DEVICE_DATA = "xla::device_data"
 
 
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
-                    warnings: list[InputWarning]) -> list[Boundary]:
+                    warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
+    """The boundaries, and whether they are exact: every report used carried ``reads=`` (else the tensors named
+    are those a printed report identifies, and what else crossed is not known)."""
     reports = _aligned(records, graphs, report_paths, warnings)
     if not reports:
-        return []
+        return [], True
+    exact = True
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
@@ -58,6 +61,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             continue
         reads = report.reads()
         any_reads = any_reads or reads is not None
+        exact = exact and reads is not None
         if reads is None and report.get("reads") is not None:
             warnings.append(InputWarning(
                 f"the live-tensor report before {record.ref} has a reads= that is not a list of tensor ids; ignored "
@@ -87,7 +91,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             "into or out of them are not named (hlodiff record reports at the first sync and after each "
             "compilation; HLODIFF_LIVE_TENSORS=every-sync reports before every graph)",
             path=report_paths[0] if len(report_paths) == 1 else None))
-    return boundaries
+    return boundaries, exact
 
 
 def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],

@@ -39,13 +39,26 @@ def cost_delta(left: GraphCost, right: GraphCost) -> dict:
     a, b = _figures(left), _figures(right)
     changes = _copy_changes(left, right) + _loop_buffer_changes(left, right) + _output_changes(left, right)
     return {"left": a, "right": b, "delta": {k: _minus(b[k], a[k]) for k in figures},
-            "peak_source": {"left": left.peak_source, "right": right.peak_source}, "changes": changes}
+            "peak_source": {"left": left.peak_source, "right": right.peak_source},
+            "aliased_source": {"left": left.aliased_source, "right": right.aliased_source},
+            "unknowns": _unknowns(left, right), "changes": changes}
+
+
+def _unknowns(left: GraphCost, right: GraphCost) -> list[dict]:
+    """Figures one side cannot give (their delta is null): once each, with the capture that gives them."""
+    seen = []
+    for u in (*left.unknowns, *right.unknowns):
+        if u.to_json() not in seen:
+            seen.append(u.to_json())
+    return seen
 
 
 def _figures(g: GraphCost) -> dict:
     lbc = [c.bytes_per_step for c in g.loop_buffer_copies]
     return {"parameter_bytes": g.parameters.bytes, "output_bytes": g.outputs.bytes, "aliased_bytes": g.aliased_bytes,
-            "peak_bytes": g.peak_bytes, "copy_bytes_per_step": g.copy_bytes_per_step(),
+            "aliased_rounding_bytes": g.aliased_rounding_bytes,
+            "peak_bytes": g.peak_bytes, "peak_rounding_bytes": g.peak_rounding_bytes,
+            "copy_bytes_per_step": g.copy_bytes_per_step(),
             "loop_buffer_copy_bytes_per_step": None if None in lbc else sum(lbc),
             "copies": len(g.copies), "loop_buffer_copies": sum(c.count for c in g.loop_buffer_copies),
             "compile_seconds": g.compile_seconds}

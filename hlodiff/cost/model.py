@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.hlo.model import SourceFrame
 
 
@@ -87,10 +88,25 @@ class Tally:
         return {"count": self.count, "bytes": self.bytes}
 
 
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A figure that what was captured cannot give (reported as ``None``, never as a smaller number), why, and the
+    capture that would give it."""
+
+    figure: str
+    reason: str
+    capture: str
+
+    def to_json(self) -> dict:
+        return {"figure": self.figure, "reason": self.reason, "capture": self.capture}
+
+
 @dataclass(slots=True)
 class GraphCost:
     """The cost figures of one graph. ``peak_source`` says whether ``peak_bytes`` is XLA's own figure (``xla``,
-    from the dump folder's side files) or hlodiff's liveness estimate (``estimate``)."""
+    from the dump folder's side files), torch_xla's (``torch_xla``, its Post Compilation Analysis) or hlodiff's
+    liveness estimate (``estimate``); ``aliased_source`` the same for ``aliased_bytes`` (``hlo``: the module
+    header; ``None`` with an entry in ``unknowns`` when it cannot be known; :mod:`hlodiff.cost.precedence`)."""
 
     ref: str
     index: int
@@ -98,7 +114,7 @@ class GraphCost:
     instructions: int
     parameters: Tally
     outputs: Tally
-    aliased_bytes: int
+    aliased_bytes: int | None
     peak_bytes: int
     peak_source: str
     estimated_peak_bytes: int
@@ -115,6 +131,25 @@ class GraphCost:
     """Shapes of the parameters with no source line, when other parameters have one (else None: no evidence)."""
     output_ops: list[str | None] = field(default_factory=list)
     output_tensors: list[dict] = field(default_factory=list)
+    aliased_source: str | None = "hlo"
+    torch_xla: TorchXlaMemory | None = None
+    """torch_xla's Post Compilation Analysis of this graph's compilation, when its PT_XLA_DEBUG log was read."""
+    unknowns: list[Unknown] = field(default_factory=list)
+    peak_rounding: int = 0
+    """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
+
+    @property
+    def peak_rounding_bytes(self) -> int | None:
+        """``peak_bytes`` is exact within this many bytes either way (0: XLA's own count; None: an estimate)."""
+        if self.peak_source == "torch_xla":
+            return self.peak_rounding
+        return 0 if self.peak_source == "xla" else None
+
+    @property
+    def aliased_rounding_bytes(self) -> int | None:
+        if self.aliased_source == "torch_xla" and self.torch_xla is not None:
+            return self.torch_xla.rounding_bytes
+        return 0 if self.aliased_source == "hlo" else None
 
     def copy_bytes_per_step(self) -> int | None:
         """Bytes all copies move in one execution; None when a loop's trip count is unknown."""
@@ -131,7 +166,10 @@ class GraphCost:
             "ref": self.ref, "index": self.index, "name": self.name, "instructions": self.instructions,
             "compiled": self.compiled,
             "parameters": self.parameters.to_json(), "outputs": self.outputs.to_json(),
-            "aliased_bytes": self.aliased_bytes, "peak_bytes": self.peak_bytes, "peak_source": self.peak_source,
+            "aliased_bytes": self.aliased_bytes, "aliased_source": self.aliased_source,
+            "aliased_rounding_bytes": self.aliased_rounding_bytes,
+            "peak_bytes": self.peak_bytes, "peak_source": self.peak_source,
+            "peak_rounding_bytes": self.peak_rounding_bytes,
             "estimated_peak_bytes": self.estimated_peak_bytes, "xla_live_peak_bytes": self.xla_live_peak_bytes,
             "copies": [c.to_json() for c in self.copies],
             "copy_bytes_per_step": self.copy_bytes_per_step(),
@@ -139,6 +177,8 @@ class GraphCost:
             "loops": list(self.loops),
             "compile_seconds": self.compile_seconds,
             "trigger": frame_json(self.trigger),
+            "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
+            "unknowns": [u.to_json() for u in self.unknowns],
         }
 
 
@@ -197,6 +237,13 @@ class FamilyGrowth:
                 "output_bytes": self.output_bytes}
 
 
+BOUNDARIES_UNKNOWN = Unknown(
+    "boundary_bytes",
+    "which device data each graph reads is not in a printed live-tensor report: tensors that look alike by shape "
+    "(accumulated gradients beside their parameters) cannot be told apart, so only the tensors it identifies are named",
+    "hlodiff record (its reports carry reads=, torch_xla's own list of the device data each graph reads)")
+
+
 @dataclass(slots=True)
 class RunCost:
     """Every graph of a run, the boundaries between them, and the run's compile time."""
@@ -206,13 +253,23 @@ class RunCost:
     families: list[FamilyGrowth] = field(default_factory=list)
     compile_seconds: float | None = None
     compile_seconds_source: str | None = None
+    boundaries_exact: bool = True
+    """False when some report had no ``reads=``: the tensors named are those a printed report identifies, and
+    the run's total crossing is not known (``run.boundary_bytes`` is null, ``unknowns`` says why)."""
+
+    @property
+    def unknowns(self) -> list[Unknown]:
+        return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
 
     def to_json(self) -> dict:
+        named = sum(b.bytes for b in self.boundaries)
         return {
             "graphs": [g.to_json() for g in self.graphs],
             "boundaries": [b.to_json() for b in self.boundaries],
+            "unknowns": [u.to_json() for u in self.unknowns],
             "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
                     "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,
-                    "boundary_bytes": sum(b.bytes for b in self.boundaries),
+                    "boundary_bytes": named if self.boundaries_exact else None,
+                    "named_boundary_bytes": named,
                     "families": [f.to_json() for f in self.families]},
         }

@@ -8,6 +8,7 @@ when that is all the folder has (and then peak memory is hlodiff's estimate).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import replace
@@ -15,6 +16,8 @@ from dataclasses import replace
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
+from hlodiff.cost.precedence import settle
+from hlodiff.cost.torch_xla_memory import TorchXlaMemory, read_torch_xla_memory
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_beside, read_compile_times
 from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
@@ -72,9 +75,10 @@ def _repeats_earlier_graph(record: GraphRecord, stage: str | None) -> bool:
 
 
 def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,
-             compile_logs: list[str] = (), tensors_reports: list[str] = ()) -> RunCost:
+             compile_logs: list[str] = (), tensors_reports: list[str] = (), debug_logs: list[str] = ()) -> RunCost:
+    """``debug_logs``: PT_XLA_DEBUG logs, for torch_xla's own memory figures of each compilation."""
     records, picked = cost_records(paths, warnings, stage=stage)
-    graphs = graph_costs(records, warnings)
+    graphs = graph_costs(records, warnings, read_torch_xla_memory(list(debug_logs), warnings))
     for position, chosen in picked.items():  # a picked cache hit did not compile
         if graphs[position].compiled and _repeats_earlier_graph(records[position], chosen):
             graphs[position].compiled = False
@@ -84,7 +88,7 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     run.compile_seconds, run.compile_seconds_source = _run_compile_seconds(graphs, times, bool(picked))
     run.families = _families(records, graphs)
     if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
-        run.boundaries = find_boundaries(records, graphs, list(tensors_reports), warnings)
+        run.boundaries, run.boundaries_exact = find_boundaries(records, graphs, list(tensors_reports), warnings)
     elif tensors_reports and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))
@@ -108,7 +112,11 @@ def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: b
     return (round(sum(own), 6), source) if own else (None, None)
 
 
-def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost]:
+def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
+                torch_xla: dict[str, TorchXlaMemory] | None = None) -> list[GraphCost]:
+    """One cost per record; ``torch_xla`` maps graph hashes to torch_xla's figures (:mod:`hlodiff.cost.precedence`
+    decides which figure wins)."""
+    torch_xla = torch_xla or {}
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
@@ -120,9 +128,11 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
                                trigger=_trigger(record)))
             continue
         xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-        cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
+        module = record.module()
+        cost = settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind,
+                      torch_xla.get(record.graph_hash or ""))
         cost.trigger = _trigger(record)
-        if record.kind in DUMPED_KINDS and xla is None:
+        if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
             estimated.append(record)
         if key[1] is not None:
             seen[key] = cost
@@ -172,30 +182,83 @@ def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[Famil
 
 
 def side_inputs(paths: list[str], debug_logs: list[str],
-                tensors_report: str | None) -> tuple[list[str], list[str], list[str]]:
-    """``(dumps, compile-time logs, live-tensor reports)``: a ``hlodiff record`` folder stands for its dumps; logs
-    and reports given explicitly win, else they are found beside the dumps (by name, and by content as
-    :func:`hlodiff.dumps.run_folder.discover` recognizes them)."""
+                tensors_report: str | None) -> tuple[list[str], list[str], list[str], list[str]]:
+    """``(dumps, compile-time logs, live-tensor reports, PT_XLA_DEBUG logs)``: a ``hlodiff record`` folder stands
+    for its dumps; logs and reports given explicitly win, else they are found beside the dumps (by name, and by
+    content as :func:`hlodiff.dumps.run_folder.discover` recognizes them). A PT_XLA_DEBUG log given with
+    ``--debug-log`` is read for memory figures too."""
     from hlodiff.dumps.run_folder import discover
 
     inputs = discover(paths, tensors_report, None)
     # a log found twice (by content and by name) is read once: read_compile_times keeps one per real path
     logs = list(debug_logs) or [*inputs.jax_logs, *logs_beside(inputs.paths)]
-    return inputs.paths, logs, inputs.tensors_reports
+    pt_logs = [p for p in debug_logs if _is_debug_log(p)] or list(inputs.debug_logs)
+    return inputs.paths, logs, inputs.tensors_reports, pt_logs
 
 
-def record_cost(record: GraphRecord, module=None) -> GraphCost:
+def _is_debug_log(path: str) -> bool:
+    """Whether a log given with ``--debug-log`` is a PT_XLA_DEBUG log (its first analysis line decides)."""
+    from hlodiff.dumps._io import decode, read_head
+    from hlodiff.errors import HlodiffError
+
+    try:
+        return "Compilation Analysis:" in decode(read_head(path, 64 * 1024))
+    except (HlodiffError, OSError):
+        return False
+
+
+def record_cost(record: GraphRecord, module=None, debug_logs: list[str] | None = None) -> GraphCost:
     """The cost of one graph. A module of an XLA dump folder read before optimizations is costed on its
-    optimized text when the folder has it (copies, loops and XLA's memory report are there)."""
+    optimized text when the folder has it (copies, loops and XLA's memory report are there). torch_xla's figures
+    come from ``debug_logs`` when given (the PT_XLA_DEBUG logs of the run), else from the one found beside the
+    graph's dump, as ``hlodiff cost`` finds it."""
+    memory = torch_xla_memory_beside(record, debug_logs)
     optimized = _optimized_sibling(record) if record.kind in DUMPED_KINDS else None
     if optimized is not None:
         path, _ = optimized
-        return module_cost(GraphRecord(path=path, index=record.index, kind="xla_dump", start_line=1,
-                                       source=record.source).module(),
-                           ref=record.ref, index=record.index, xla=read_xla_memory(path))
+        module = GraphRecord(path=path, index=record.index, kind="xla_dump", start_line=1,
+                             source=record.source).module()
+        return settle(module_cost(module, ref=record.ref, index=record.index, xla=read_xla_memory(path)), module,
+                      record.kind, memory)
     xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-    return module_cost(module if module is not None else record.module(), ref=record.ref, index=record.index,
-                       xla=xla)
+    module = module if module is not None else record.module()
+    return settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind, memory)
+
+
+def torch_xla_memory_beside(record: GraphRecord, debug_logs: list[str] | None = None) -> TorchXlaMemory | None:
+    """torch_xla's figures of the graph's compilation (by graph hash), from ``debug_logs`` or a PT_XLA_DEBUG log
+    beside its dump."""
+    if not record.graph_hash:
+        return None
+    try:
+        logs = debug_logs if debug_logs is not None else _logs_beside(record.source)
+        stamps = tuple(_stamp(p) for p in logs)
+    except OSError:
+        return None
+    return _memory_of_logs(stamps).get(record.graph_hash)
+
+
+@functools.lru_cache(maxsize=64)
+def _logs_beside(source: str) -> tuple[str, ...]:
+    """The PT_XLA_DEBUG logs found beside one dump, looked for once (every graph of a run shares them)."""
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.errors import HlodiffError
+
+    try:
+        return tuple(discover([source], None, None).debug_logs)
+    except (HlodiffError, OSError):
+        return ()
+
+
+def _stamp(path: str) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return os.path.realpath(path), st.st_mtime_ns, st.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _memory_of_logs(stamps: tuple[tuple[str, int, int], ...]) -> dict[str, TorchXlaMemory]:
+    """Read once per log version: ``compare`` over a sequence costs every pair from the same log."""
+    return read_torch_xla_memory([path for path, _, _ in stamps])
 
 
 def _optimized_sibling(record: GraphRecord) -> tuple[str, str] | None:

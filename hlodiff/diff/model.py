@@ -87,6 +87,8 @@ class Cause:
     callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
     """Per location, the user frames that called it, innermost first (a jitted function's call site and what
     called that): the location's stack, not locations of their own."""
+    plan: object | None = field(default=None, repr=False)
+    """A bucket plan for a size recompilation (:class:`hlodiff.explain.buckets.BucketPlan`), set by the run."""
 
     def to_json(self) -> dict:
         return {
@@ -97,6 +99,7 @@ class Cause:
             "stacks": [[_frame_json(g) for g in self.callers.get(f, ())] for f in self.locations],
             "instructions": [{"left": a, "right": b} for a, b in self.instructions],
             "fix": self.fix,
+            "plan": self.plan.to_json() if self.plan is not None else None,
             "hint": self.hint,
         }
 

@@ -29,6 +29,7 @@ from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
+from hlodiff.explain.buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
@@ -147,8 +148,9 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     explanation = explain_records(records, options, report_files=inputs.tensors_reports,
                                   events=_debug_events(inputs, warnings), warnings=warnings,
                                   jax_logs=getattr(inputs, "jax_logs", []))
-    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations],
-                             [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)])
+    time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
+    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], time_logs)
+    attach_plans(explanation, time_logs)
     if note:
         explanation.summary += f"; {note}"
     return explanation

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from hlodiff.cost.model import RunCost
+from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
 from hlodiff.render.terminal import Hanging, human_bytes
 
@@ -35,16 +35,57 @@ def render_cost(console: Console, run: RunCost) -> None:
     if one_source and graphs:
         console.print(f"in {escape(graphs[0].ref.rsplit('#', 1)[0])}", highlight=False)
     for g in graphs:
-        peak = _b(g.peak_bytes) + (" (xla)" if g.peak_source == "xla" else " (est.)")
         copies = f"{len(g.copies)}: {_b(g.copy_bytes_per_step())}" if g.copies else "-"
         table.add_row(escape(_short(g.ref) if one_source else g.ref), escape(g.name), f"{g.instructions:,}",
                       f"{g.parameters.count} ({_b(g.parameters.bytes)})", f"{g.outputs.count} ({_b(g.outputs.bytes)})",
-                      _b(g.aliased_bytes) if g.aliased_bytes else "-", peak, copies,
+                      _aliased(g), _peak(g), copies,
                       "hit" if not g.compiled else ("-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"))
     console.print(table)
+    _sources(console, run)
     _loop_buffer_copies(console, run)
     _boundaries(console, run)
     _families(console, run)
+
+
+_PEAK_MARK = {"xla": "xla", "torch_xla": "torch_xla", "estimate": "est."}
+_PEAK_WORDS = {"xla": "XLA's memory-usage report", "torch_xla": "torch_xla's Post Compilation Analysis (PT_XLA_DEBUG)",
+               "estimate": "hlodiff's estimate"}
+
+
+def _plus_minus(n: int | None) -> str:
+    return f" ±{human_bytes(n)}" if n else ""
+
+
+def _peak(g: GraphCost) -> str:
+    return f"{_b(g.peak_bytes)}{_plus_minus(g.peak_rounding_bytes)} ({_PEAK_MARK.get(g.peak_source, g.peak_source)})"
+
+
+def _aliased(g: GraphCost) -> str:
+    if g.aliased_bytes is None:
+        return "?"
+    return (_b(g.aliased_bytes) + _plus_minus(g.aliased_rounding_bytes)) if g.aliased_bytes else "-"
+
+
+def _sources(console: Console, run: RunCost) -> None:
+    """Where the peak figures come from (XLA > torch_xla > estimate), and the figures no capture given holds."""
+    counts: dict[str, int] = {}
+    for g in run.graphs:
+        if g.compiled:
+            counts[g.peak_source] = counts.get(g.peak_source, 0) + 1
+    if counts:
+        order = list(_PEAK_WORDS)
+        ranked = sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+        parts = [f"{_PEAK_WORDS.get(k, k)} for {n}" for k, n in ranked]
+        plural = "s" if sum(counts.values()) != 1 else ""
+        console.print(f"peak memory: {escape(', '.join(parts))} compiled graph{plural}", highlight=False)
+    unknown = {}
+    for g in run.graphs:
+        for u in g.unknowns:
+            unknown.setdefault(u, []).append(g.ref)
+    for u, refs in unknown.items():
+        console.print(Hanging(Text(f"{u.figure.replace('_', ' ')} unknown (?) for {len(refs)} graph"
+                                   f"{'s' if len(refs) != 1 else ''}: {u.reason}; given by {u.capture}"), 2),
+                      highlight=False)
 
 
 def _loop_buffer_copies(console: Console, run: RunCost) -> None:
@@ -65,8 +106,11 @@ def _loop_buffer_copies(console: Console, run: RunCost) -> None:
 def _boundaries(console: Console, run: RunCost) -> None:
     if not run.boundaries:
         return
-    console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, "
-                  f"{_b(sum(b.bytes for b in run.boundaries))} crossing", highlight=False)
+    named = _b(sum(b.bytes for b in run.boundaries))
+    crossing = f"{named} crossing" if run.boundaries_exact else f"{named} named crossing (the total is not known)"
+    console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, {crossing}", highlight=False)
+    for u in run.unknowns:
+        console.print(Hanging(Text(f"  {u.reason}; given by {u.capture}"), 4), highlight=False)
     for b in run.boundaries:
         tensors = ", ".join(f"id={t.id} {t.shape}" + (f" {t.ir_op}" if t.ir_op else "")
                             + (" (inferred)" if t.evidence == "inferred" else "") for t in b.tensors)
@@ -100,10 +144,25 @@ def render_cost_delta(console: Console, cost: dict) -> None:
     figures = [(k, v) for k, v in delta.items() if v and k != "compile_seconds"]
     if not figures and not cost["changes"]:
         return
-    parts = [f"{k.replace('_', ' ')} {'+' if v > 0 else '-'}{human_bytes(abs(v))}" for k, v in figures]
+    parts = [f"{k.replace('_', ' ')} {'+' if v > 0 else '-'}{human_bytes(abs(v))}{_delta_note(cost, k)}"
+             for k, v in figures]
     console.print(f"[bold]cost[/] (right - left): {escape('; '.join(parts)) or 'no byte change'}", highlight=False)
     for change in cost["changes"]:
         console.print(Hanging(Text(f"  {change}"), 4), highlight=False)
+    for u in cost.get("unknowns") or ():
+        console.print(Hanging(Text(f"  {u['figure'].replace('_', ' ')} unknown: {u['reason']}; given by "
+                                   f"{u['capture']}"), 4), highlight=False)
+
+
+def _delta_note(cost: dict, key: str) -> str:
+    """`` (torch_xla ±2.1 KiB)`` after a figure that is not XLA's own exact count."""
+    kind = key.removesuffix("_bytes")
+    sources = cost.get(f"{kind}_source") or {}
+    if kind not in ("peak", "aliased") or set(sources.values()) <= {"xla", "hlo"}:
+        return ""
+    rounding = sum((cost.get(side) or {}).get(f"{kind}_rounding_bytes") or 0 for side in ("left", "right"))
+    names = "/".join(dict.fromkeys(_PEAK_MARK.get(v, v) or "?" for v in sources.values()))
+    return f" ({names}{_plus_minus(rounding)})"
 
 
 def _short(ref: str) -> str:

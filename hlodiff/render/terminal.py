@@ -185,6 +185,11 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
         if cause.fix:
             console.print(Hanging(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), under + 5),
                           highlight=False)
+        if getattr(cause, "plan", None) is not None:
+            from hlodiff.render.plan import plan_text
+
+            console.print(Hanging(Text(f"{indent}{'':<10}{plan_text(cause.plan.to_json())}", style="green"),
+                                  under + 6), highlight=False)
 
 
 def _render_details(console: Console, diff: ModuleDiff) -> None:
@@ -235,6 +240,11 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     headline = getattr(explanation, "headline", None)
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
+        if getattr(headline.causes[0], "plan", None) is not None:
+            from hlodiff.render.plan import plan_text
+
+            console.print(Hanging(Text(plan_text(headline.causes[0].plan.to_json()), style="green"), 6),
+                          highlight=False)
     if len(explanation.patterns) > 1:
         for pattern in explanation.patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)

@@ -25,9 +25,11 @@ def explanation_pairs(explanation) -> dict[str, Pair]:
     return pairs
 
 
-def explanation_cost(explanation, warnings: list | None = None, logs: list[str] = ()) -> dict:
+def explanation_cost(explanation, warnings: list | None = None, logs: list[str] = (),
+                     debug_logs: list[str] | None = None) -> dict:
     """``hlodiff.cost/1`` graphs for the run's compiled graphs (already parsed: no second read of a big dump),
-    with compile seconds where ``logs`` (jax_log_compiles) have them. A graph whose cost cannot be computed is
+    with compile seconds where ``logs`` (jax_log_compiles) have them and torch_xla's memory figures from
+    ``debug_logs`` (default: the PT_XLA_DEBUG log beside each dump). A graph whose cost cannot be computed is
     left out with a warning; the report itself does not depend on it."""
     from hlodiff.cost.run import record_cost
     from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
@@ -41,7 +43,7 @@ def explanation_cost(explanation, warnings: list | None = None, logs: list[str] 
         if not g.compiled:
             continue
         try:
-            cost = record_cost(g.record, g._module).to_json()
+            cost = record_cost(g.record, g._module, debug_logs).to_json()
         except HlodiffError as err:
             if warnings is not None:
                 warnings.append(InputWarning(f"cost of {g.ref} left out of the HTML report: {err.message}",

@@ -38,13 +38,12 @@ def cost_section(cost_doc: dict | None) -> str:
             f"<tr><td>{esc(g.get('ref'))}</td>"
             f"<td class='num'>{esc(params.get('count', '-'))} ({esc(human_bytes(params.get('bytes')))})</td>"
             f"<td class='num'>{esc(outs.get('count', '-'))} ({esc(human_bytes(outs.get('bytes')))})</td>"
-            f"<td class='num'>{esc(human_bytes(g.get('aliased_bytes')))}</td>"
-            f"<td class='num'>{esc(human_bytes(peak) if peak is not None else '-')}"
-            f"{' (' + esc(g.get('peak_source')) + ')' if peak is not None and g.get('peak_source') else ''}</td>"
+            f"<td class='num'>{_figure(g, 'aliased')}</td>"
+            f"<td class='num'>{_figure(g, 'peak')}</td>"
             f"<td class='num'>{len(copies)} ({esc(human_bytes(sum(c.get('bytes') or 0 for c in copies)))})</td>"
             f"<td>{esc(loop_text) or '-'}</td>"
             f"<td class='num'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td></tr>")
-    out = [f"<h2 id='cost'>Cost</h2><table class='data'>{''.join(rows)}</table>"]
+    out = [f"<h2 id='cost'>Cost</h2><table class='data'>{''.join(rows)}</table>", _sources_note(cost_doc)]
     boundaries = cost_doc.get("boundaries") or []
     if boundaries:
         items = []
@@ -60,11 +59,45 @@ def cost_section(cost_doc: dict | None) -> str:
     return "\n".join(out)
 
 
+_SOURCE_WORDS = {"xla": "XLA's memory-usage report",
+                 "torch_xla": "torch_xla's Post Compilation Analysis (PT_XLA_DEBUG log)", "estimate": "hlodiff's estimate", "hlo": "the module's input_output_alias"}
+
+
+def _figure(g: dict, kind: str) -> str:
+    """A byte figure with its rounding (±) and, where it is not the HLO's own, its source; ``?`` when unknown."""
+    value = g.get(f"{kind}_bytes")
+    source = g.get(f"{kind}_source")
+    if value is None:
+        return "<span title='not known from what was captured'>?</span>" if kind == "aliased" else "-"
+    rounding = g.get(f"{kind}_rounding_bytes")
+    text = esc(human_bytes(value)) + (f" ±{esc(human_bytes(rounding))}" if rounding else "")
+    return text + (f" ({esc(source)})" if source and source != "hlo" else "")
+
+
+def _sources_note(cost_doc: dict) -> str:
+    """Which source gave the peak figures (XLA > torch_xla > estimate) and the figures no capture held."""
+    counts: dict[str, int] = {}
+    for g in cost_doc.get("graphs") or []:
+        counts[g.get("peak_source")] = counts.get(g.get("peak_source"), 0) + 1
+    parts = [f"{_SOURCE_WORDS.get(k, k)}: {n}" for k, n in counts.items() if k]
+    unknowns = {(u.get("figure"), u.get("reason"), u.get("capture")) for g in cost_doc.get("graphs") or []
+                for u in g.get("unknowns") or []}
+    unknowns |= {(u.get("figure"), u.get("reason"), u.get("capture")) for u in cost_doc.get("unknowns") or []}
+    items = "".join(f"<li>{esc(f)} unknown: {esc(r)}; given by {esc(c)}</li>" for f, r, c in sorted(unknowns))
+    return (f"<p class='dim'>peak memory from {esc('; '.join(parts))}</p>" if parts else "") + \
+        (f"<ul>{items}</ul>" if items else "")
+
+
 _FIGURES = (("parameter_bytes", "inputs", True), ("output_bytes", "outputs", True),
             ("aliased_bytes", "aliased", True), ("peak_bytes", "peak memory", True),
             ("copy_bytes_per_step", "copied per step", True),
             ("loop_buffer_copy_bytes_per_step", "loop-buffer copies per step", True), ("copies", "copies", False),
             ("loop_buffer_copies", "loop-buffer copies", False), ("compile_seconds", "compile seconds", False))
+
+
+def _rounding(side: dict, key: str) -> str:
+    rounding = side.get(key.replace("_bytes", "_rounding_bytes")) if key in ("peak_bytes", "aliased_bytes") else None
+    return f" ±{esc(human_bytes(rounding))}" if rounding else ""
 
 
 def cost_delta_section(delta) -> str:
@@ -88,14 +121,20 @@ def cost_delta_section(delta) -> str:
         shown = "-" if change is None else sign + (show(change) if not is_bytes or change >= 0
                                                    else "-" + human_bytes(-change))
         note = f" ({peak.get('left')} / {peak.get('right')})" if key == "peak_bytes" and peak else ""
-        rows.append(f"<tr><th>{esc(label)}{esc(note)}</th><td class='num'>{esc(show(left.get(key)))}</td>"
-                    f"<td class='num'>{esc(show(right.get(key)))}</td><td class='num'>{esc(shown)}</td></tr>")
+        aliased = delta.get("aliased_source") or {}
+        if key == "aliased_bytes" and set(aliased.values()) - {"hlo"}:
+            note = f" ({aliased.get('left') or 'unknown'} / {aliased.get('right') or 'unknown'})"
+        cells = [esc(show(side.get(key))) + _rounding(side, key) for side in (left, right)]
+        rows.append(f"<tr><th>{esc(label)}{esc(note)}</th><td class='num'>{cells[0]}</td>"
+                    f"<td class='num'>{cells[1]}</td><td class='num'>{esc(shown)}</td></tr>")
     table = ("<table class='data'><tr><th></th><th class='num'>left</th><th class='num'>right</th>"
              f"<th class='num'>change</th></tr>{''.join(rows)}</table>") if rows else ""
     if not changes and not any(v for v in diff.values() if isinstance(v, (int, float))):
         return (f"<details class='alike'><summary>cost: no change in inputs, outputs, memory or copies</summary>"
                 f"{table}</details>")
     out.append(table)
+    out.append("".join(f"<p class='dim'>{esc(u.get('figure'))} unknown: {esc(u.get('reason'))}; given by "
+                       f"{esc(u.get('capture'))}</p>" for u in delta.get("unknowns") or []))
     return "\n".join(out)
 
 

@@ -92,6 +92,10 @@ def _cause_html(cause: dict, sources: SourceLines) -> str:
     if fix:
         text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
         out.append(f"<div class='fix'><b>fix:</b> {esc(text)}</div>")
+    if cause.get("plan"):
+        from hlodiff.render.html.plan_view import plan_html
+
+        out.append(plan_html(cause["plan"]))
     locations = cause.get("locations") or []
     for frame in locations:
         out.append(f"<div class='loc'>at <code>{esc(frame_text(frame))}</code></div>")

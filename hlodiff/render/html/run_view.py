@@ -159,6 +159,7 @@ def graph_table(doc: dict, cost_doc: dict | None) -> str:
             peak = c.get("peak_bytes")
             row += (f"<td class='num'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td>"
                     f"<td class='num'>{esc(human_bytes(peak) if peak is not None else '-')}"
+                    f"{' ±' + esc(human_bytes(c['peak_rounding_bytes'])) if c.get('peak_rounding_bytes') else ''}"
                     f"{' (' + esc(c.get('peak_source')) + ')' if peak is not None and c.get('peak_source') else ''}"
                     "</td>")
         row += f"<td>{esc(short_frame(g.get('trigger')))}</td><td>{why}</td></tr>"

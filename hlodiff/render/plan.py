@@ -1,0 +1,36 @@
+"""The words of a bucket plan (``plan`` on a cause, :mod:`hlodiff.explain.buckets`), for the terminal and HTML."""
+
+from __future__ import annotations
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.0f} %" if fraction >= 0.01 or fraction == 0 else f"{fraction * 100:.1f} %"
+
+
+def _sizes(plan: dict) -> tuple[list[int], int]:
+    values = plan.get("values") or []
+    return [v["size"] for v in values], sum(v["executions"] for v in values)
+
+
+def plan_text(plan: dict) -> str:
+    """One line: what the run saw and what to pad to, beside powers of two."""
+    sizes, runs = _sizes(plan)
+    what = plan.get("dimension") or "a size"
+    unit = "executions" if (plan.get("cost_model") or {}).get("counts_from") == "executions" else \
+        "compilations (cache hits not captured)"
+    seen = f"{what} took {len(sizes)} values ({min(sizes)}–{max(sizes)}) over {runs} {unit}"
+    buckets = ", ".join(str(b) for b in plan.get("buckets") or [])
+    now, planned = plan.get("graphs_now"), plan.get("graphs_planned")
+    kind = plan.get("kind")
+    if kind == "preallocate":
+        return (f"plan: {seen}, a new larger one every time: preallocate the largest size seen ({buckets}) and "
+                f"mask → {planned} graph{'s' if planned != 1 else ''} instead of {now}")
+    if kind == "expected":
+        return f"plan: {seen}: already on {now} buckets ({buckets}): one graph per bucket is expected"
+    p2 = plan.get("powers_of_two") or {}
+    seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
+    saves = f"; saves {(now - planned) * seconds:.1f} s of compiling at {seconds:.2f} s per graph" \
+        if seconds and now and planned is not None and now > planned else ""
+    return (f"plan: {seen}: pad up to {buckets} → {planned} graph{'s' if planned != 1 else ''} instead of {now}, "
+            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work; powers of two: {p2.get('graphs')} graphs, "
+            f"{_pct(p2.get('padded_fraction') or 0.0)}{saves}")
