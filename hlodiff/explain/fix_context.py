@@ -9,6 +9,7 @@ cycle of a handful of variants (gradient accumulation) compiles each variant onc
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_name, producer_of
@@ -17,32 +18,24 @@ from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.shapes import without_layout_text
 
-_CUT = "follows from the early read above: fix that and this goes too"
-
-
-_EAGER = ("expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; create such arrays inside "
-          "the jitted function (or with one shape) if these compilations add up")
-
-
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
     """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
+    sizes = _family_sizes(recompilations)
     for r in recompilations:
         pattern = patterns.get(r.family.key, "")
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
         added = added_inputs(r.causes)
-        eager = pattern.startswith("eager op:")
+        ops = frozenset(producing_ops(r))
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
-            if eager:
-                cause.fix = _EAGER
-                continue
-            if cut and cause.kind != "partial":
-                cause.fix = _CUT
-                continue
             others = tuple(c.kind for c in r.causes if c is not cause)
-            cause.fix = fix_for(cause, replace(context, others=others, added_inputs=added))
+            run_sizes = sizes.get(r.family.key, ()) if cause.kind == "shape" else ()
+            cause.fix = fix_for(cause, replace(
+                context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
+                grows=_grows(run_sizes), buckets=_buckets(r, run_sizes, context.pattern),
+                library=_library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
 
@@ -63,9 +56,123 @@ def fix_context(r, pattern: str = "") -> FixContext:
         period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
-                      setup=name == "setup", period=period,
+                      setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
-                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r))
+                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
+                      hlo_identical=bool(r.diff is not None and r.diff.equal))
+
+
+# -- evidence the run holds ------------------------------------------------------------------------------------------
+
+# Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
+_OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
+             ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
+             ("normal", "randn"), ("constant_pad", "pad"))
+
+
+def producing_ops(r) -> set[str]:
+    """Ops that made what changed: the metadata of the changed instructions on both sides (torch_xla's
+    ``op_type="aten__topk"``, JAX's ``op_name="jit(f)/concatenate"``) and the IR of the live tensors behind added or
+    removed outputs."""
+    names: list[str] = []
+    sides = ((r.closest, "left"), (r.graph, "right"))
+    for cause in r.causes:
+        for change in cause.origins:
+            for graph, side in sides:
+                ref = getattr(change, side)
+                cm = getattr(graph, "_canonical", None) if graph is not None else None
+                if ref is None or cm is None or ref.computation not in cm.computations:
+                    continue
+                inst = cm.computations[ref.computation].insts.get(ref.name)
+                if inst is None:
+                    continue
+                meta = cm.metadata(inst)
+                names += [n for n in (meta.op_type, meta.op_name) if n]
+    for note in getattr(r, "tensors", ()):
+        names += [node.op for node in note.tensor.ir if getattr(node, "op", None)]
+    found = set()
+    for name in names:
+        low = name.lower()
+        found.update(op for key, op in _OP_NAMES if key in low)
+    return found
+
+
+_DIM = re.compile(r"\[([0-9,]*)\]")
+
+
+def _family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
+    """Per family, the size an input's changing dimension took at each compilation, in run order (``6, 7, 8``):
+    read from the first changed parameter of each recompilation's shape cause."""
+    seqs: dict[str, list[str]] = {}
+    for r in recompilations:
+        change = next((o for c in r.causes if c.kind == "shape" for o in c.origins
+                       if o.left is not None and o.right is not None and o.left.opcode == "parameter"), None)
+        if change is None:
+            continue
+        a, b = _dims(change.left.shape), _dims(change.right.shape)
+        if a is None or b is None or len(a) != len(b):
+            continue
+        axis = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+        if axis is None:
+            continue
+        seq = seqs.setdefault(r.family.key, [str(a[axis])])
+        seq.append(str(b[axis]))
+    return {k: tuple(v) for k, v in seqs.items()}
+
+
+def _dims(shape: str) -> list[int] | None:
+    m = _DIM.search(shape)
+    if not m:
+        return None
+    try:
+        return [int(x) for x in m.group(1).split(",") if x]
+    except ValueError:
+        return None
+
+
+def _grows(sizes: tuple[str, ...]) -> bool:
+    """At least three compilations, each larger than the last by the same step: a cache or history built up."""
+    if len(sizes) < 3:
+        return False
+    n = [int(x) for x in sizes]
+    steps = {b - a for a, b in zip(n, n[1:])}
+    return len(steps) == 1 and steps.pop() > 0
+
+
+def _buckets(r, sizes: tuple[str, ...], pattern: str) -> bool:
+    """A few sizes (at most four), compiled once each and seen again later: inputs already padded to buckets."""
+    if len(set(sizes)) < 2 or len(set(sizes)) > 4 or pattern not in ("alternating", "recurring", "periodic"):
+        return False
+    members = [g for g in r.family.members if not is_partial(g)]
+    return len(members) > len(r.family.compiled)
+
+
+def _library_step(cause, ctx: FixContext) -> str:
+    """The library file whose first step this change is (``torch/optim/adamw.py``), when only the family's first
+    graph differs (warm-up only) and every changed instruction's frames are library code."""
+    if not (ctx.first_recompilation and ctx.pattern == "warm-up only"):
+        return ""
+    files: list[str] = []
+    for change in cause.origins:
+        for ref in (change.left, change.right):
+            if ref is None or not ref.frames:
+                continue
+            if not all(f.is_library for f in ref.frames):
+                return ""
+            files.append(ref.frames[0].file)
+    if not files:
+        return ""
+    top = max(set(files), key=files.count)
+    return _package_path(top)
+
+
+def _package_path(file: str) -> str:
+    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
+    path = file.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return path.rsplit("/", 3)[-3:] and "/".join(path.rsplit("/", 3)[-3:])
 
 
 def place_made_tensors(recompilations) -> None:
