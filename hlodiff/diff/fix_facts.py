@@ -45,6 +45,7 @@ def evidence(cause: Cause, ctx) -> Evidence:
     args: dict[str, str] = {"kind": cause.kind}
     _context_facts(cause, ctx, facts, args)
     _origin_facts(cause, ctx, facts, args)
+    args["seen"] = f" ({args['values']})" if "values" in args else ""
     args.setdefault("values", "the values seen in this run")
     args.setdefault("count", "several")
     return Evidence(frozenset(facts), args)

@@ -45,12 +45,16 @@ RULES: tuple[FixRule, ...] = (
     _rule("eager_op", "*", "eager",
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
           "create such arrays inside the jitted function (or with one shape) if these compilations add up"),
+    _rule("cut_follows_mask", "*", "cut op:nonzero",
+          "follows from the mask index above: its kept count sets these sizes; fix that and this goes too",
+          unless="is:partial"),
     _rule("cut_follows", "*", "cut", "follows from the early read above: fix that and this goes too",
           unless="is:partial"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
-          "a data-dependent op ({op}) ran the graph early to learn its output size: keep the shape fixed instead "
-          "(torch.where(mask, x, 0), or multiply by the mask) so nothing needs the values before the sync"),
+          "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
+          "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
+          "multiply by the mask); nothing needs reading before the sync then"),
     _rule("partial_read", "partial", "",
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure"),
@@ -59,20 +63,20 @@ RULES: tuple[FixRule, ...] = (
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
           "instead (torch.where(mask, x, 0), or weight by the mask)"),
     _rule("shape_topk", "shape attribute", "op:topk",
-          "topk's k changes ({values}): each k is another shape; take topk with one fixed k (the largest) and mask "
+          "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
     _rule("shape_growing_cache", "shape", "grows op:cat",
-          "a tensor grows by concatenation every step ({values}; a cache or history built with cat): preallocate it "
+          "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
           "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "
-          "mask"),
+          "mask", unless="buckets"),
     _rule("shape_growing", "shape", "grows on_input",
-          "an input grows every step ({values}): preallocate it at its maximum size (a fixed-size cache or buffer) "
-          "and pass the current length as a tensor, masking the rest"),
+          "an input grows every step{seen}: preallocate it at its maximum size (a fixed-size cache or buffer) "
+          "and pass the current length as a tensor, masking the rest", unless="buckets"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
-          "an index list built in Python (torch.tensor(list)) changes length ({values}): pad it to a fixed length "
-          "and mask the padding, or bucket its length to a few sizes"),
+          "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes"),
     _rule("shape_buckets", "shape", "buckets on_input",
-          "expected: one graph per bucket -- the input takes {count} sizes that recur ({values}), each compiled once; "
+          "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
     _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
           "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"),

@@ -21,17 +21,18 @@ from hlodiff.hlo.shapes import without_layout_text
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
     """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
     sizes = _family_sizes(recompilations)
+    family_ops = _family_ops(recompilations)
     for r in recompilations:
         pattern = patterns.get(r.family.key, "")
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
         added = added_inputs(r.causes)
-        ops = frozenset(producing_ops(r))
+        ops = family_ops[id(r)]
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
             others = tuple(c.kind for c in r.causes if c is not cause)
-            run_sizes = sizes.get(r.family.key, ()) if cause.kind == "shape" else ()
+            run_sizes = sizes.get(r.family.key, ()) if cause.kind in ("shape", "attribute") else ()
             cause.fix = fix_for(cause, replace(
                 context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
                 grows=_grows(run_sizes), buckets=_buckets(r, run_sizes, context.pattern),
@@ -64,6 +65,23 @@ def fix_context(r, pattern: str = "") -> FixContext:
 
 # -- evidence the run holds ------------------------------------------------------------------------------------------
 
+def _family_ops(recompilations) -> dict[int, frozenset[str]]:
+    """Per recompilation (by id), the producing ops its comparison shows; a mask index seen anywhere in a family
+    counts for all of it: one root shows its op in some comparisons only (the first compares the rest of a step
+    with the early graph, where the index is one of many added instructions)."""
+    own: dict[int, set[str]] = {}
+    masked: set[str] = set()
+    for r in recompilations:
+        ops = producing_ops(r)
+        if "index_input" in ops:  # an integer index made outside the graph: by a mask's early run, or on the host
+            ops.add("nonzero" if any(c.kind == "partial" for c in r.causes) else "tensor_list")
+        if "nonzero" in ops:
+            masked.add(r.family.key)
+        own[id(r)] = ops
+    return {id(r): frozenset(own[id(r)] | ({"nonzero"} if r.family.key in masked else set()))
+            for r in recompilations}
+
+
 # Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
 _OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
              ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
@@ -75,6 +93,7 @@ def producing_ops(r) -> set[str]:
     ``op_type="aten__topk"``, JAX's ``op_name="jit(f)/concatenate"``) and the IR of the live tensors behind added or
     removed outputs."""
     names: list[str] = []
+    int_inputs = indexing = False
     sides = ((r.closest, "left"), (r.graph, "right"))
     for cause in r.causes:
         for change in cause.origins:
@@ -88,36 +107,79 @@ def producing_ops(r) -> set[str]:
                     continue
                 meta = cm.metadata(inst)
                 names += [n for n in (meta.op_type, meta.op_name) if n]
+                if ref.opcode == "parameter":  # device data: what the graph does with it says what it is
+                    comp = cm.computations[ref.computation]
+                    names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)]
+                if ref.opcode == "parameter" and ref.shape.startswith(_INDEX_TYPES) \
+                        and _feeds_indexing(cm, cm.computations[ref.computation], ref.name):
+                    int_inputs = indexing = True
     for note in getattr(r, "tensors", ()):
         names += [node.op for node in note.tensor.ir if getattr(node, "op", None)]
     found = set()
     for name in names:
         low = name.lower()
         found.update(op for key, op in _OP_NAMES if key in low)
+    if int_inputs and indexing:
+        found.add("index_input")
     return found
+
+
+_INDEX_TYPES = ("s64[", "s32[")
+
+
+def _feeds_indexing(cm, comp, name: str, depth: int = 8) -> bool:
+    """An integer input that reaches an indexing op (``aten__index``: gather with it as indices) within a few
+    steps of slices and reshapes: an index tensor made outside the graph."""
+    seen, frontier = {name}, [name]
+    for _ in range(depth):
+        nxt = []
+        for n in frontier:
+            for user in comp.users(n):
+                if user in seen:
+                    continue
+                seen.add(user)
+                if cm.metadata(comp.insts[user]).op_type in _INDEXING:
+                    return True
+                nxt.append(user)
+        frontier = nxt
+    return False
+_INDEXING = frozenset({"aten__index", "aten__index_select", "aten__gather", "aten__embedding",
+                       "aten__index_put"})
 
 
 _DIM = re.compile(r"\[([0-9,]*)\]")
 
 
 def _family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
-    """Per family, the size an input's changing dimension took at each compilation, in run order (``6, 7, 8``):
-    read from the first changed parameter of each recompilation's shape cause."""
-    seqs: dict[str, list[str]] = {}
+    """Per family, the size that changed took over its latest run of chained compilations, in run order
+    (``7, 8, 9, 10``: each recompilation starts from the size the one before ended at): read from the first changed
+    parameter of each recompilation's shape cause, else from a slice whose length changed."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
     for r in recompilations:
-        change = next((o for c in r.causes if c.kind == "shape" for o in c.origins
-                       if o.left is not None and o.right is not None and o.left.opcode == "parameter"), None)
-        if change is None:
-            continue
-        a, b = _dims(change.left.shape), _dims(change.right.shape)
-        if a is None or b is None or len(a) != len(b):
-            continue
-        axis = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
-        if axis is None:
-            continue
-        seq = seqs.setdefault(r.family.key, [str(a[axis])])
-        seq.append(str(b[axis]))
-    return {k: tuple(v) for k, v in seqs.items()}
+        changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
+                   if o.left is not None and o.right is not None]
+        change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
+            (o for o in changes if o.left.opcode == "slice"), None)
+        sizes = _changed_size(change) if change is not None else None
+        if sizes is not None:
+            pairs.setdefault(r.family.key, []).append(sizes)
+    found = {}
+    for key, seq in pairs.items():
+        chain = [seq[-1]]
+        for pair in reversed(seq[:-1]):
+            if pair[1] != chain[0][0] and not (len(set(p for q in seq for p in q)) <= 4):
+                break
+            chain.insert(0, pair)
+        found[key] = (chain[0][0], *(b for _, b in chain))
+    return found
+
+
+def _changed_size(change) -> tuple[str, str] | None:
+    a, b = _dims(change.left.shape), _dims(change.right.shape)
+    if a is None or b is None or len(a) != len(b):
+        return None
+    axis = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    return None if axis is None else (str(a[axis]), str(b[axis]))
 
 
 def _dims(shape: str) -> list[int] | None:

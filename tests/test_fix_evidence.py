@@ -1,0 +1,47 @@
+"""Fixes chosen from evidence, on real runs: each fixture made for a failure kind of issue 19 names, in its
+truth.json, the words the headline's fix must carry (`fix_must`) and the words no fix of the run may carry
+(`fix_must_not`: the stock advice the evidence contradicts, e.g. drop_last for an index list, "pad inputs" for a
+growing cache, `.item()` where nothing reads a value)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import FIXTURES
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.recompile import explain_run
+
+
+def _cases():
+    cases = []
+    for path in sorted(FIXTURES.glob("**/truth.json")):
+        t = json.loads(path.read_text())
+        if "fix_must" not in t:
+            continue
+        folder = path.parent
+        dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+        cases.append(pytest.param(dump, t, id=str(folder.relative_to(FIXTURES))))
+    return cases
+
+
+CASES = _cases()
+
+
+def test_every_failure_kind_has_its_fixture():
+    names = {c.id for c in CASES}
+    assert {"torch_xla/mask_index", "torch_xla/topk_k", "torch_xla/kv_cache", "torch_xla/collate_buckets",
+            "torch_xla/index_list"} <= names
+
+
+@pytest.mark.parametrize("dump, t", CASES)
+def test_headline_fix_fits_the_evidence(dump, t):
+    result = explain_run(discover([str(dump)], None, None), [])
+    head = result.headline.causes[0]
+    assert head.kind == t["cause"], (head.kind, head.summary)
+    for word in t["fix_must"]:
+        assert word in head.fix, (word, head.fix)
+    fixes = [c.fix for r in result.recompilations for c in r.causes]
+    wrong = [(word, fix) for fix in fixes for word in t["fix_must_not"] if word in fix]
+    assert wrong == []
