@@ -157,6 +157,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
 def _changed_facts(first: Change, facts: set[str], args: dict[str, str]) -> None:
     if first.left.opcode == "parameter":
         facts.add("on_input")
+        args["param"] = first.left.name.split(".", 1)[0]
     if _leading_dim_shrank(first):
         facts.add("leading_dim_shrank")
     values = _values(first)

@@ -96,7 +96,7 @@ RULES: tuple[FixRule, ...] = (
           "setup ran inside the first step: a pending cast of the model (`.to({torch_dtype})`) was folded into its "
           "graph: call torch_xla.sync() after building the model, before the loop"),
     _rule("dtype_input_int_float_jax", "dtype", "on_input jax int_float",
-          "argument arrives as {before} on some calls and {after} on others (an array made from Python ints, or "
+          "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python ints, or "
           "converted on some calls): create it with one dtype where it is made (jnp.asarray(x, dtype=jnp.{after}))"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
@@ -253,7 +253,7 @@ RULES: tuple[FixRule, ...] = (
           "each compile once); nothing to fix -- it must stay static (a Python `if` on it), do not make it traced"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static -- don't make it "
-          "traced: reduce the values it takes ({values}: pad to a few lengths, or bucket them)"),
+          "traced; reduce the values it takes (seen: {values}), e.g. pad to a few bucket sizes"),
     _rule("static_unused", "static_argument", "jax hlo_identical",
           "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
           "function's static arguments (read it outside), or fix its value"),

@@ -237,6 +237,39 @@ def _package_path(file: str) -> str:
     return path.rsplit("/", 3)[-3:] and "/".join(path.rsplit("/", 3)[-3:])
 
 
+def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]) -> str:
+    """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
+    values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
+    ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
+    context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
+                         hlo_identical=bool(r.diff is not None and r.diff.equal))
+    return fix_for(cause, context)
+
+
+def static_structure(r) -> str:
+    """What the graph's own causes say a static argument sets, in words for the fix; empty for values only."""
+    kinds = {c.kind for c in r.causes}
+    if "shape" in kinds or _trip_count_changed(r):
+        return "shapes and loop lengths"
+    if kinds & {"ops", "inputs", "outputs"}:
+        return "which ops are traced: a Python loop or branch on it"
+    if "attribute" in kinds:
+        return "slice bounds or dimensions"
+    return ""
+
+
+def _trip_count_changed(r) -> bool:
+    """A changed constant inside a while loop's condition: a loop count baked in (lax.scan's length,
+    fori_loop with Python bounds)."""
+    cm = getattr(r.graph, "_canonical", None)
+    if cm is None:
+        return False
+    conditions = {str(inst.attrs.get("condition", "")).lstrip("%") for comp in cm.computations.values()
+                  for inst in comp.insts.values() if inst.opcode == "while"}
+    return any(o.right is not None and o.right.computation in conditions
+               for c in r.causes if c.kind == "constant" for o in c.origins)
+
+
 def place_made_tensors(recompilations) -> None:
     """A tensor made before the loop and computed by the first step's graph (see ``FixContext.materialized``):
     the new input's first line is where the tensor was made (the removed output's line), before the line that

@@ -18,6 +18,7 @@ from hlodiff.diff.model import Cause
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
 from hlodiff.dumps.python_source import parameter_names
 from hlodiff.errors import InputWarning
+from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.inventory import GraphSummary
 
 _URL = re.compile(r"https?://\S+$")
@@ -31,6 +32,8 @@ class JaxCause:
 
     cause: Cause
     fix: str
+    argument: str = ""
+    values: tuple[str, ...] = ()
 
 
 def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: list[InputWarning] | None
@@ -68,7 +71,8 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
     if not made:
         return
     for jc in made:
-        jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
+        fix = static_argument_fix(jc.cause, r, jc.argument, jc.values) if jc.cause.kind == "static_argument" else jc.fix
+        jc.cause.fix, jc.cause.fix_is_final = fix, True
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
@@ -122,8 +126,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         arg, note = _argument_name(reason.argument, miss)
         return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "
                                                  f"{reason.now} ({said})", where),
-                        f"each value of static `{arg}` compiles again: pass it as a traced argument, keep it out "
-                        "of the jitted function, or fix its value")
+                        "", arg, tuple(v for v in (reason.before, reason.now) if v))  # chosen in merge_jax
     if reason.kind == "sharding":
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               where),
