@@ -134,6 +134,10 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if added and ("instructions removed" in cause.summary or ctx.second_step) and ctx.first_recompilation \
             and ctx.settles:
         facts.add("warmup")
+    library = _library_made_inputs(cause)
+    if library:
+        facts.add("library_inputs")
+        args.setdefault("library", library)
     made = _user_made_inputs(cause)
     if made:
         facts.add("user_made_inputs")
@@ -300,6 +304,27 @@ def _user_made_inputs(cause: Cause) -> str:
                 return ""
             lines.append(_short(mine[0]))
     return ", ".join(dict.fromkeys(lines))
+
+
+def _library_made_inputs(cause: Cause) -> str:
+    """The library file that made every added input (``torch/optim/adam.py``: optimizer state), empty when any
+    added input has a user frame or none has frames."""
+    files = []
+    for change in cause.origins:
+        if change.left is None and change.right is not None:
+            if not change.right.frames or not all(f.is_library for f in change.right.frames):
+                return ""
+            files.append(change.right.frames[0].file)
+    return package_path(max(set(files), key=files.count)) if files else ""
+
+
+def package_path(file: str) -> str:
+    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
+    path = file.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return "/".join(path.rsplit("/", 3)[-3:])
 
 
 def _short(frame) -> str:

@@ -173,6 +173,10 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input"),
+    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation",
+          "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
+          "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
+          "that the next step is a cache hit)", unless="user_made_inputs transposed_input"),
     _rule("inputs_cycle", "inputs", "added cycle",
           "the graphs cycle every {period} steps (gradient accumulation: grads created, accumulated, then the "
           "optimizer step): expected, each variant compiles once"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from hlodiff.diff.fix_facts import package_path
 from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_name, producer_of
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
@@ -225,16 +226,7 @@ def _library_step(cause, ctx: FixContext) -> str:
     if not files:
         return ""
     top = max(set(files), key=files.count)
-    return _package_path(top)
-
-
-def _package_path(file: str) -> str:
-    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
-    path = file.replace("\\", "/")
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.rsplit(marker, 1)[1]
-    return path.rsplit("/", 3)[-3:] and "/".join(path.rsplit("/", 3)[-3:])
+    return package_path(top)
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]) -> str:
