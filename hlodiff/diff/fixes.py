@@ -127,20 +127,28 @@ def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None
     for cause in causes:
         if cause.fix is None:
             others = tuple(c.kind for c in causes if c is not cause)
-            cause.fix = fix_for(cause, replace(context, others=others))
+            set_fix(cause, replace(context, others=others))
 
 
 def decide(cause: Cause, context: FixContext = FixContext()) -> FixChoice:
     """The fix rule for a cause in its context: the first row of the table that the evidence satisfies."""
     found: Evidence = evidence(cause, context)
-    for rule in RULES:
-        if rule.applies(cause.kind, found.facts):
-            return FixChoice(rule, found.args)
-    raise AssertionError("the fallback rule applies to every cause")  # pragma: no cover
+    return FixChoice(choose(cause.kind, found.facts), found.args)
+
+
+def choose(kind: str, facts: frozenset[str]) -> FixRule:
+    """The first row of the table for this kind whose needs hold and whose ``unless`` facts do not."""
+    return next(rule for rule in RULES if rule.applies(kind, facts))  # the last row applies to every cause
 
 
 def fix_for(cause: Cause, context: FixContext = FixContext()) -> str:
     return decide(cause, context).text
+
+
+def set_fix(cause: Cause, context: FixContext) -> None:
+    """Decide and record the fix on the cause: its text and the rule's name (``fix_rule`` in JSON)."""
+    choice = decide(cause, context)
+    cause.fix, cause.fix_rule = choice.text, choice.rule.name
 
 
 def added_inputs(causes: list[Cause]) -> frozenset[str]:

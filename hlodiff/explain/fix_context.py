@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from hlodiff.diff.fix_facts import package_path
-from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_name, producer_of
+from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
@@ -34,7 +34,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
                 continue
             others = tuple(c.kind for c in r.causes if c is not cause)
             run_sizes = sizes.get(r.family.key, ()) if cause.kind in ("shape", "attribute") else ()
-            cause.fix = fix_for(cause, replace(
+            set_fix(cause, replace(
                 context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
                 grows=_grows(run_sizes), buckets=_buckets(r, run_sizes, context.pattern),
                 library=_library_step(cause, context)))
@@ -229,13 +229,13 @@ def _library_step(cause, ctx: FixContext) -> str:
     return package_path(top)
 
 
-def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]) -> str:
+def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
                          hlo_identical=bool(r.diff is not None and r.diff.equal))
-    return fix_for(cause, context)
+    return decide(cause, context)
 
 
 def static_structure(r) -> str:

@@ -71,8 +71,10 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
     if not made:
         return
     for jc in made:
-        fix = static_argument_fix(jc.cause, r, jc.argument, jc.values) if jc.cause.kind == "static_argument" else jc.fix
-        jc.cause.fix, jc.cause.fix_is_final = fix, True
+        jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
+        if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values)
+            jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
@@ -87,6 +89,7 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
         head = leading[0]
         for cause in r.causes:
             cause.fix, cause.fix_is_final = f"follows from the {head.kind.replace('_', ' ')} change above", True
+            cause.fix_rule = None
         r.causes[0:0] = leading
         r.causes.extend(jc.cause for jc in made if jc.cause.kind not in _KEY_CHANGES)
     else:
@@ -109,6 +112,7 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> 
             if cause.kind == lead.kind:
                 cause.fix = f"follows from argument `{reason.argument}` above: its new type reaches this computation"
                 cause.fix_is_final = True
+                cause.fix_rule = None
         return
 
 
