@@ -32,7 +32,8 @@ CASES = _cases()
 def test_every_failure_kind_has_its_fixture():
     names = {c.id for c in CASES}
     assert {"torch_xla/mask_index", "torch_xla/topk_k", "torch_xla/kv_cache", "torch_xla/collate_buckets",
-            "torch_xla/index_list"} <= names
+            "torch_xla/index_list", "torch_xla/adamw_split", "torch_xla/offset_index", "torch_xla/bf16_switch",
+            "jax/scan_length", "jax/train_flag", "jax/dtype_int_input"} <= names
 
 
 @pytest.mark.parametrize("dump, t", CASES)

@@ -83,7 +83,8 @@ EXERCISED = {
     "ops_branch_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
-    "static_structure": "jax/scan_length", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
+    "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    "dtype_input_switched": "torch_xla/bf16_switch", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
 }
 
 

@@ -92,7 +92,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("dtype_jax_precision", "dtype", "jax changed_precision to_low_precision",
           "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
           "some calls only): pick one compute dtype for every call"),
-    _rule("dtype_setup_cast", "dtype", "on_input torch_xla first_recompilation settles library_made",
+    _rule("dtype_setup_cast", "dtype", "on_input torch_xla first_recompilation second_step settles library_made",
           "setup ran inside the first step: a pending cast of the model (`.to({torch_dtype})`) was folded into its "
           "graph: call torch_xla.sync() after building the model, before the loop"),
     _rule("dtype_input_int_float_jax", "dtype", "on_input jax int_float",
@@ -102,7 +102,7 @@ RULES: tuple[FixRule, ...] = (
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
-          "recompilation is its cost; otherwise give the input one dtype from the first step ({cast})"),
+          "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
     _rule("dtype_input", "dtype", "on_input",
           "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
     _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 
