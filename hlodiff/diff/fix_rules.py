@@ -65,6 +65,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_topk", "shape attribute", "op:topk",
           "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
+    _rule("shape_random_size", "shape", "op:randn",
+          "random values are drawn with a Python size that changes{seen} (torch.randn(n) / jax.random.normal with "
+          "a shape from Python): draw them at one fixed size and slice or mask inside the step"),
     _rule("shape_growing_cache", "shape", "grows op:cat",
           "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
           "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "

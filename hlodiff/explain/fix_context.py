@@ -86,7 +86,7 @@ def _family_ops(recompilations) -> dict[int, frozenset[str]]:
 # Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
 _OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
              ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
-             ("normal", "randn"), ("constant_pad", "pad"))
+             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"))
 
 
 def producing_ops(r) -> set[str]:
