@@ -46,3 +46,19 @@ def test_headline_fix_fits_the_evidence(dump, t):
     fixes = [c.fix for r in result.recompilations for c in r.causes]
     wrong = [(word, fix) for fix in fixes for word in t["fix_must_not"] if word in fix]
     assert wrong == []
+
+
+def test_a_scan_length_without_jax_s_log_is_still_required_static(tmp_path):
+    """Without JAX's cache-miss log only the graphs speak: the changed constant sits in the while loop's
+    condition (a baked trip count), so the fix reduces its values instead of tracing it, and the stacked outputs'
+    shapes follow from it rather than asking to pad arguments nobody changed."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "jax" / "scan_length" / "dump", tmp_path / "dump")
+    (r,) = explain_run(discover([str(tmp_path / "dump")], None, None), []).recompilations
+    head = r.causes[0]
+    assert head.kind == "constant" and head.fix_rule == "constant_static_structure"
+    assert "traced argument" not in head.fix and "reduce the values" in head.fix
+    shapes = [c for c in r.causes if c.kind == "shape" and c.fix_rule]
+    assert shapes and all(c.fix_rule == "shape_loop_length" for c in shapes if "parameter" in c.summary)
+    assert not any("pad arguments" in c.fix for c in r.causes)

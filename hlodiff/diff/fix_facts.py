@@ -15,7 +15,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
   ``hlo_identical``;
 * from the origins: ``on_input``, ``leading_dim_shrank``, ``special_values``, ``int_constant``, ``changed_precision``,
-  ``to_low_precision``, ``int_float``, ``library_made``, ``user_created``, ``added``, ``removed``, ``removed_only``,
+  ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made`` (frames in an ``optim`` package), ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``slice_attr``, ``slice_resized``, ``dims_attr``,
   ``donates_added_inputs``.
@@ -112,7 +112,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if removed and "added" not in cause.summary:
         facts.add("removed_only")
     if first is not None:
-        _changed_facts(first, facts, args)
+        _changed_facts(first, facts, args, ctx.entries)
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
     if opcodes and opcodes <= {"convert"}:
         facts.add("converts_only")
@@ -158,8 +158,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("donates_added_inputs")
 
 
-def _changed_facts(first: Change, facts: set[str], args: dict[str, str]) -> None:
-    if first.left.opcode == "parameter":
+def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str]) -> None:
+    if first.left.opcode == "parameter" and (not entries or first.left.computation in entries):
         facts.add("on_input")
         args["param"] = first.left.name.split(".", 1)[0]
     if _leading_dim_shrank(first):
@@ -184,6 +184,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str]) -> None
         facts.add("int_float")
     if _library_made(first):
         facts.add("library_made")
+    if any("/optim/" in f.file for s in (first.left, first.right) for f in s.frames):
+        facts.add("optimizer_made")
     args["torch_dtype"] = _TORCH.get(after, after)
     keep = after if "switched" in facts else before
     args["keep"] = _JNP.get(keep, keep)

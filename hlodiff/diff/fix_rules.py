@@ -59,6 +59,9 @@ RULES: tuple[FixRule, ...] = (
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure"),
     # -- shape --------------------------------------------------------------------------------------------------
+    _rule("shape_loop_length", "shape", "jax required_static",
+          "follows from the loop's trip count above: a scan stacks one row per iteration, so its outputs take the "
+          "loop's length", unless="on_input"),
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
           "instead (torch.where(mask, x, 0), or weight by the mask)"),
@@ -125,17 +128,21 @@ RULES: tuple[FixRule, ...] = (
           "follows its input"),
     # -- constant -----------------------------------------------------------------------------------------------
     _rule("constant_static_structure", "constant", "jax required_static",
-          "follows from the static argument: it must stay static (it sets the program's structure); reduce the "
-          "values it takes"),
+          "a Python value that sets the program's structure is baked in ({structure}): JAX needs it static, so "
+          "reduce the values it takes (pad to a few lengths) rather than tracing it"),
     _rule("constant_jax", "constant", "jax",
           "a Python value baked into the function changed (static argument, closure): pass it as a traced argument "
           "(a jnp array) instead of a Python constant"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
           "data: make it a device tensor every step (torch.tensor(i, device=device))"),
-    _rule("constant_lr_special", "constant", "special_values torch_xla",
+    _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
           "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
           "(torch.tensor(lr, device=device))"),
+    _rule("constant_float_special", "constant", "special_values torch_xla",
+          "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
+          "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
+          "one graph"),
     _rule("constant_torch", "constant", "torch_xla",
           "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
     _rule("constant_special", "constant", "special_values",

@@ -29,6 +29,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
         cut = any(c.kind == "partial" for c in r.causes)
         added = added_inputs(r.causes)
         ops = family_ops[id(r)]
+        loop = "a loop's trip count" if producer(r.graph) == "jax" and _trip_count_changed(r) else ""
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
@@ -37,7 +38,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
             set_fix(cause, replace(
                 context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
                 grows=_grows(run_sizes), buckets=_buckets(r, run_sizes, context.pattern),
-                library=_library_step(cause, context)))
+                library=_library_step(cause, context),
+                structure=loop))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
 
@@ -61,7 +63,12 @@ def fix_context(r, pattern: str = "") -> FixContext:
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
-                      hlo_identical=bool(r.diff is not None and r.diff.equal))
+                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+
+
+def _entries(r) -> frozenset[str]:
+    return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
+                     if g is not None and getattr(g, "_canonical", None) is not None)
 
 
 # -- evidence the run holds ------------------------------------------------------------------------------------------
@@ -234,8 +241,14 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
-                         hlo_identical=bool(r.diff is not None and r.diff.equal))
+                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
     return decide(cause, context)
+
+
+def _entries(r) -> frozenset[str]:
+    """The entry computations' names of both graphs: where a changed parameter is an argument of the program."""
+    return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
+                     if g is not None and getattr(g, "_canonical", None) is not None)
 
 
 def static_structure(r) -> str:
