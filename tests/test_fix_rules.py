@@ -68,7 +68,7 @@ EXERCISED = {
     "shape_growing_cache": "torch_xla/kv_cache", "shape_tensor_list": "torch_xla/index_list",
     "shape_buckets": "torch_xla/collate_buckets", "shape_last_batch_jax": "jax/user_project/run",
     "shape_last_batch": "torch_xla/batch_shape", "shape_input_jax": "jax/recompile_shape",
-    "shape_input": "torch_xla/hostile_names", "shape_python_size": "torch_xla/unbounded_growth",
+    "shape_input": "torch_xla/hostile_names",
     "dtype_jax_precision": "jax/dtype_reductions", "dtype_input_int_float_jax": "jax/dtype_int_input",
     "dtype_input": "torch_xla/dtype_input", "dtype_autocast": "torch_xla/autocast_late",
     "dtype_created": "torch_xla/dtype_zeros_like", "constant_lr_special": "torch_xla/lr_zero_one",
@@ -84,7 +84,8 @@ EXERCISED = {
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
-    "dtype_input_switched": "torch_xla/bf16_switch", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
+    "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
+    "ops_size_follows": "torch_xla/unbounded_growth", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
 }
 
 

@@ -17,7 +17,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input``, ``leading_dim_shrank``, ``special_values``, ``int_constant``, ``changed_precision``,
   ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made`` (frames in an ``optim`` package), ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``rewired``, ``converts_only``,
-  ``transpose_copy_only``, ``layout_ops_only``, ``slice_attr``, ``slice_resized``, ``dims_attr``,
+  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``dims_attr``,
   ``donates_added_inputs``.
 """
 
@@ -120,6 +120,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("transpose_copy_only")
     if opcodes and opcodes <= {"transpose", "copy", "bitcast", "reshape"}:
         facts.add("layout_ops_only")
+    if opcodes and opcodes <= {"broadcast", "reshape", "bitcast"}:
+        facts.add("broadcast_reshape_only")
     if _rewired(cause) or any("operands" in c.details for c in cause.origins):
         facts.add("rewired")
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]

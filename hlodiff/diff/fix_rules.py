@@ -78,6 +78,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_growing", "shape", "grows on_input",
           "an input grows every step{seen}: preallocate it at its maximum size (a fixed-size cache or buffer) "
           "and pass the current length as a tensor, masking the rest", unless="buckets"),
+    _rule("shape_grows_python", "shape", "grows",
+          "a size grows every step{seen}: a tensor is made with a size from Python (the step number, a length); "
+          "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
           "to a fixed length and mask the padded entries, or bucket its length to a few sizes"),
@@ -93,7 +96,8 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_input", "shape", "on_input",
           "pad inputs to a few fixed sizes (bucket sequence lengths, pad the batch)"),
     _rule("shape_python_size", "shape", "",
-          "a size follows a Python value that changes each step: keep sizes fixed (allocate the largest once, mask)"),
+          "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
+          "mask)"),
     # -- dtype --------------------------------------------------------------------------------------------------
     _rule("dtype_jax_precision", "dtype", "jax changed_precision to_low_precision",
           "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
@@ -213,6 +217,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_layout_follow", "ops", "layout_ops_only lead_change",
           "follows from the {lead} change: the tracer lays out the same values with other transposes or copies "
           "along with it"),
+    _rule("ops_size_follows", "ops", "grows broadcast_reshape_only",
+          "follows from the growing size: the tracer emits other broadcasts or reshapes for a size of 1 than for "
+          "larger sizes; fix the size and this goes too"),
     _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed"),

@@ -22,6 +22,7 @@ from hlodiff.hlo.shapes import without_layout_text
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
     """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
     sizes = _family_sizes(recompilations)
+    baked = _family_constants(recompilations)
     family_ops = _family_ops(recompilations)
     for r in recompilations:
         pattern = patterns.get(r.family.key, "")
@@ -35,9 +36,11 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
                 continue
             others = tuple(c.kind for c in r.causes if c is not cause)
             run_sizes = sizes.get(r.family.key, ()) if cause.kind in ("shape", "attribute") else ()
+            if cause.kind == "constant":
+                run_sizes = baked.get(r.family.key, ())
             set_fix(cause, replace(
                 context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
-                grows=_grows(run_sizes), buckets=_buckets(r, run_sizes, context.pattern),
+                grows=_grows(run_sizes or sizes.get(r.family.key, ())), buckets=_buckets(r, run_sizes, context.pattern),
                 library=_library_step(cause, context),
                 structure=loop))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
@@ -167,7 +170,8 @@ def _family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
         changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
                    if o.left is not None and o.right is not None]
         change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
-            (o for o in changes if o.left.opcode == "slice"), None)
+            (o for o in changes if o.left.opcode == "slice"), None) or next(
+            (o for o in changes if _changed_size(o) is not None), None)
         sizes = _changed_size(change) if change is not None else None
         if sizes is not None:
             pairs.setdefault(r.family.key, []).append(sizes)
@@ -180,6 +184,23 @@ def _family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
             chain.insert(0, pair)
         found[key] = (chain[0][0], *(b for _, b in chain))
     return found
+
+
+def _family_constants(recompilations) -> dict[str, tuple[str, ...]]:
+    """Per family, the values its changing constant was baked in with, in run order (``0, 1``: the values an
+    index offset or a learning rate took while torch_xla baked them; values passed in as inputs show no literal)."""
+    found: dict[str, list[str]] = {}
+    for r in recompilations:
+        change = next((o for c in r.causes if c.kind == "constant" for o in c.origins
+                       if o.left is not None and o.right is not None), None)
+        if change is None:
+            continue
+        seq = found.setdefault(r.family.key, [])
+        for key in ("literal", "value"):
+            for v in change.details.get(key, ()):
+                if v and v.strip() not in seq:
+                    seq.append(v.strip())
+    return {k: tuple(v) for k, v in found.items() if v}
 
 
 def _changed_size(change) -> tuple[str, str] | None:
