@@ -4,45 +4,44 @@ its family, and the family's pattern.
 The differ gives every cause a fix from the graphs alone; here it is chosen again with what the run knows. A short
 last batch is only "short" when it is the family's last graph; new inputs on the first recompilation of a family
 that then settles are an optimizer's warm-up; graphs that each ran once while the program set up need no fix; a
-cycle of a handful of variants (gradient accumulation) compiles each variant once.
+cycle of a handful of variants (gradient accumulation) compiles each variant once. What the run shows beyond the
+two graphs (the op that made a value, the sizes over the run, a library's first step) is read by
+:mod:`hlodiff.explain.fix_evidence`; the decision itself is :func:`hlodiff.diff.fixes.decide`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
-from hlodiff.diff.fix_facts import package_path
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
+from hlodiff.explain.fix_evidence import (buckets, family_constants, family_ops, family_sizes, grows, library_step,
+                                          static_structure, trip_count_changed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.shapes import without_layout_text
 
+
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
-    """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
-    sizes = _family_sizes(recompilations)
-    baked = _family_constants(recompilations)
-    family_ops = _family_ops(recompilations)
+    """Set ``fix`` (and ``fix_rule``) on every cause of every recompilation; ``patterns`` maps family keys to their
+    pattern line. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
+    sizes, baked = family_sizes(recompilations), family_constants(recompilations)
+    made_by = family_ops(recompilations)
     for r in recompilations:
-        pattern = patterns.get(r.family.key, "")
-        context = fix_context(r, pattern)
-        cut = any(c.kind == "partial" for c in r.causes)
-        added = added_inputs(r.causes)
-        ops = family_ops[id(r)]
-        loop = "a loop's trip count" if producer(r.graph) == "jax" and _trip_count_changed(r) else ""
+        context = replace(
+            fix_context(r, patterns.get(r.family.key, "")), cut=any(c.kind == "partial" for c in r.causes),
+            added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
+            structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
+        family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
-            others = tuple(c.kind for c in r.causes if c is not cause)
-            run_sizes = sizes.get(r.family.key, ()) if cause.kind in ("shape", "attribute") else ()
-            if cause.kind == "constant":
-                run_sizes = baked.get(r.family.key, ())
+            seen = (family_sizes_seen if cause.kind in ("shape", "attribute")
+                    else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             set_fix(cause, replace(
-                context, others=others, added_inputs=added, cut=cut, ops=ops, values=run_sizes,
-                grows=_grows(run_sizes or sizes.get(r.family.key, ())), buckets=_buckets(r, run_sizes, context.pattern),
-                library=_library_step(cause, context),
-                structure=loop))
+                context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
+                grows=grows(seen or family_sizes_seen), buckets=buckets(r, seen, context.pattern),
+                library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
 
@@ -69,194 +68,6 @@ def fix_context(r, pattern: str = "") -> FixContext:
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
 
 
-def _entries(r) -> frozenset[str]:
-    return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
-                     if g is not None and getattr(g, "_canonical", None) is not None)
-
-
-# -- evidence the run holds ------------------------------------------------------------------------------------------
-
-def _family_ops(recompilations) -> dict[int, frozenset[str]]:
-    """Per recompilation (by id), the producing ops its comparison shows; a mask index seen anywhere in a family
-    counts for all of it: one root shows its op in some comparisons only (the first compares the rest of a step
-    with the early graph, where the index is one of many added instructions)."""
-    own: dict[int, set[str]] = {}
-    masked: set[str] = set()
-    for r in recompilations:
-        ops = producing_ops(r)
-        if "index_input" in ops:  # an integer index made outside the graph: by a mask's early run, or on the host
-            ops.add("nonzero" if any(c.kind == "partial" for c in r.causes) else "tensor_list")
-        if "nonzero" in ops:
-            masked.add(r.family.key)
-        own[id(r)] = ops
-    return {id(r): frozenset(own[id(r)] | ({"nonzero"} if r.family.key in masked else set()))
-            for r in recompilations}
-
-
-# Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
-_OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
-             ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
-             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"))
-
-
-def producing_ops(r) -> set[str]:
-    """Ops that made what changed: the metadata of the changed instructions on both sides (torch_xla's
-    ``op_type="aten__topk"``, JAX's ``op_name="jit(f)/concatenate"``) and the IR of the live tensors behind added or
-    removed outputs."""
-    names: list[str] = []
-    int_inputs = indexing = False
-    sides = ((r.closest, "left"), (r.graph, "right"))
-    for cause in r.causes:
-        for change in cause.origins:
-            for graph, side in sides:
-                ref = getattr(change, side)
-                cm = getattr(graph, "_canonical", None) if graph is not None else None
-                if ref is None or cm is None or ref.computation not in cm.computations:
-                    continue
-                inst = cm.computations[ref.computation].insts.get(ref.name)
-                if inst is None:
-                    continue
-                meta = cm.metadata(inst)
-                names += [n for n in (meta.op_type, meta.op_name) if n]
-                if ref.opcode == "parameter":  # device data: what the graph does with it says what it is
-                    comp = cm.computations[ref.computation]
-                    names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)]
-                if ref.opcode == "parameter" and ref.shape.startswith(_INDEX_TYPES) \
-                        and _feeds_indexing(cm, cm.computations[ref.computation], ref.name):
-                    int_inputs = indexing = True
-    for note in getattr(r, "tensors", ()):
-        names += [node.op for node in note.tensor.ir if getattr(node, "op", None)]
-    found = set()
-    for name in names:
-        low = name.lower()
-        found.update(op for key, op in _OP_NAMES if key in low)
-    if int_inputs and indexing:
-        found.add("index_input")
-    return found
-
-
-_INDEX_TYPES = ("s64[", "s32[")
-
-
-def _feeds_indexing(cm, comp, name: str, depth: int = 8) -> bool:
-    """An integer input that reaches an indexing op (``aten__index``: gather with it as indices) within a few
-    steps of slices and reshapes: an index tensor made outside the graph."""
-    seen, frontier = {name}, [name]
-    for _ in range(depth):
-        nxt = []
-        for n in frontier:
-            for user in comp.users(n):
-                if user in seen:
-                    continue
-                seen.add(user)
-                if cm.metadata(comp.insts[user]).op_type in _INDEXING:
-                    return True
-                nxt.append(user)
-        frontier = nxt
-    return False
-_INDEXING = frozenset({"aten__index", "aten__index_select", "aten__gather", "aten__embedding",
-                       "aten__index_put"})
-
-
-_DIM = re.compile(r"\[([0-9,]*)\]")
-
-
-def _family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
-    """Per family, the size that changed took over its latest run of chained compilations, in run order
-    (``7, 8, 9, 10``: each recompilation starts from the size the one before ended at): read from the first changed
-    parameter of each recompilation's shape cause, else from a slice whose length changed."""
-    pairs: dict[str, list[tuple[str, str]]] = {}
-    for r in recompilations:
-        changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
-                   if o.left is not None and o.right is not None]
-        change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
-            (o for o in changes if o.left.opcode == "slice"), None) or next(
-            (o for o in changes if _changed_size(o) is not None), None)
-        sizes = _changed_size(change) if change is not None else None
-        if sizes is not None:
-            pairs.setdefault(r.family.key, []).append(sizes)
-    found = {}
-    for key, seq in pairs.items():
-        chain = [seq[-1]]
-        for pair in reversed(seq[:-1]):
-            if pair[1] != chain[0][0] and not (len(set(p for q in seq for p in q)) <= 4):
-                break
-            chain.insert(0, pair)
-        found[key] = (chain[0][0], *(b for _, b in chain))
-    return found
-
-
-def _family_constants(recompilations) -> dict[str, tuple[str, ...]]:
-    """Per family, the values its changing constant was baked in with, in run order (``0, 1``: the values an
-    index offset or a learning rate took while torch_xla baked them; values passed in as inputs show no literal)."""
-    found: dict[str, list[str]] = {}
-    for r in recompilations:
-        change = next((o for c in r.causes if c.kind == "constant" for o in c.origins
-                       if o.left is not None and o.right is not None), None)
-        if change is None:
-            continue
-        seq = found.setdefault(r.family.key, [])
-        for key in ("literal", "value"):
-            for v in change.details.get(key, ()):
-                if v and v.strip() not in seq:
-                    seq.append(v.strip())
-    return {k: tuple(v) for k, v in found.items() if v}
-
-
-def _changed_size(change) -> tuple[str, str] | None:
-    a, b = _dims(change.left.shape), _dims(change.right.shape)
-    if a is None or b is None or len(a) != len(b):
-        return None
-    axis = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
-    return None if axis is None else (str(a[axis]), str(b[axis]))
-
-
-def _dims(shape: str) -> list[int] | None:
-    m = _DIM.search(shape)
-    if not m:
-        return None
-    try:
-        return [int(x) for x in m.group(1).split(",") if x]
-    except ValueError:
-        return None
-
-
-def _grows(sizes: tuple[str, ...]) -> bool:
-    """At least three compilations, each larger than the last by the same step: a cache or history built up."""
-    if len(sizes) < 3:
-        return False
-    n = [int(x) for x in sizes]
-    steps = {b - a for a, b in zip(n, n[1:])}
-    return len(steps) == 1 and steps.pop() > 0
-
-
-def _buckets(r, sizes: tuple[str, ...], pattern: str) -> bool:
-    """A few sizes (at most four), compiled once each and seen again later: inputs already padded to buckets."""
-    if len(set(sizes)) < 2 or len(set(sizes)) > 4 or pattern not in ("alternating", "recurring", "periodic"):
-        return False
-    members = [g for g in r.family.members if not is_partial(g)]
-    return len(members) > len(r.family.compiled)
-
-
-def _library_step(cause, ctx: FixContext) -> str:
-    """The library file whose first step this change is (``torch/optim/adamw.py``), when only the family's first
-    graph differs (warm-up only) and every changed instruction's frames are library code."""
-    if not (ctx.first_recompilation and ctx.pattern == "warm-up only"):
-        return ""
-    files: list[str] = []
-    for change in cause.origins:
-        for ref in (change.left, change.right):
-            if ref is None or not ref.frames:
-                continue
-            if not all(f.is_library for f in ref.frames):
-                return ""
-            files.append(ref.frames[0].file)
-    if not files:
-        return ""
-    top = max(set(files), key=files.count)
-    return package_path(top)
-
-
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
@@ -270,30 +81,6 @@ def _entries(r) -> frozenset[str]:
     """The entry computations' names of both graphs: where a changed parameter is an argument of the program."""
     return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
                      if g is not None and getattr(g, "_canonical", None) is not None)
-
-
-def static_structure(r) -> str:
-    """What the graph's own causes say a static argument sets, in words for the fix; empty for values only."""
-    kinds = {c.kind for c in r.causes}
-    if "shape" in kinds or _trip_count_changed(r):
-        return "shapes and loop lengths"
-    if kinds & {"ops", "inputs", "outputs"}:
-        return "which ops are traced: a Python loop or branch on it"
-    if "attribute" in kinds:
-        return "slice bounds or dimensions"
-    return ""
-
-
-def _trip_count_changed(r) -> bool:
-    """A changed constant inside a while loop's condition: a loop count baked in (lax.scan's length,
-    fori_loop with Python bounds)."""
-    cm = getattr(r.graph, "_canonical", None)
-    if cm is None:
-        return False
-    conditions = {str(inst.attrs.get("condition", "")).lstrip("%") for comp in cm.computations.values()
-                  for inst in comp.insts.values() if inst.opcode == "while"}
-    return any(o.right is not None and o.right.computation in conditions
-               for c in r.causes if c.kind == "constant" for o in c.origins)
 
 
 def place_made_tensors(recompilations) -> None:
