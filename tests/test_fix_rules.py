@@ -85,7 +85,7 @@ EXERCISED = {
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
-    "ops_size_follows": "torch_xla/unbounded_growth", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
+    "ops_size_follows": "torch_xla/unbounded_growth", "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
 }
 
 

@@ -8,7 +8,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
   ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
   work removed), ``materialized``, ``cycle`` (period > 2), ``switched`` (the family changed once and stayed);
-* ``with:<kind>`` for every other cause of the same recompilation, ``lead_change``/``lead_other`` when one of them
+* ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
+  tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
   is a kind this cause can follow from;
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
 * ``grows`` (the size grew at every compilation), ``buckets`` (a few sizes that recur), ``library_first_step``,
@@ -61,6 +62,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "materialized", "hlo_identical"):
         if getattr(ctx, name):
             facts.add(name)
+    if ctx.transposed_input and cause.kind != "inputs":
+        facts.add("with:transposed_input")
     if ctx.pattern:
         facts.add(ctx.pattern.replace(" ", "_"))
     if ctx.period > 2:
@@ -131,7 +134,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
     else:
         args["shapes"] = "the tensors listed"
-    if _transposed_input(cause):
+    if transposed_input(cause):
         facts.add("transposed_input")
     if added and ("instructions removed" in cause.summary or ctx.second_step) and ctx.first_recompilation \
             and ctx.settles:
@@ -242,7 +245,7 @@ def _donates_added_inputs(cause: Cause, ctx) -> bool:
             and all(b in ctx.added_inputs for b in gained))
 
 
-def _transposed_input(cause: Cause) -> bool:
+def transposed_input(cause: Cause) -> bool:
     """One input added and one removed, same element type, same dimensions in another order: the same tensor
     handed over transposed."""
     added = [c.right.shape for c in cause.origins if c.left is None and c.right is not None]

@@ -212,7 +212,7 @@ RULES: tuple[FixRule, ...] = (
     # -- ops ----------------------------------------------------------------------------------------------------
     _rule("ops_converts_follow", "ops", "converts_only with:dtype",
           "follows from the dtype change: the converts come with it"),
-    _rule("ops_transposes_follow_inputs", "ops", "transpose_copy_only with:inputs",
+    _rule("ops_transposes_follow_inputs", "ops", "transpose_copy_only with:transposed_input",
           "follows from the inputs change: the transposes come with the transposed input"),
     _rule("ops_layout_follow", "ops", "layout_ops_only lead_change",
           "follows from the {lead} change: the tracer lays out the same values with other transposes or copies "
@@ -242,6 +242,9 @@ RULES: tuple[FixRule, ...] = (
           "an argument arrives with another memory layout on some calls: make it the same every call"),
     _rule("layout", "layout", "",
           "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"),
+    _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
+          "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
+          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix"),
     _rule("sharding_torch", "sharding", "torch_xla",
           "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
           "step"),

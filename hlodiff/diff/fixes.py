@@ -69,6 +69,8 @@ class FixContext:
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False
+    transposed_input: bool = False
+    """Another cause of the same recompilation is a tensor handed over transposed (its transposes follow it)."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
@@ -31,6 +32,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
         context = replace(
             fix_context(r, patterns.get(r.family.key, "")), cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
+            transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
