@@ -63,3 +63,23 @@ def test_a_scan_length_without_jax_s_log_is_still_required_static(tmp_path):
     shapes = [c for c in r.causes if c.kind == "shape" and c.fix_rule]
     assert shapes and all(c.fix_rule == "shape_loop_length" for c in shapes if "parameter" in c.summary)
     assert not any("pad arguments" in c.fix for c in r.causes)
+
+
+def test_growth_needs_three_sizes_each_larger_by_one_step():
+    from hlodiff.explain.fix_evidence import grows
+
+    assert grows(("7", "8", "9", "10"))
+    assert not grows(("8", "16", "32"))  # doubling buckets are not a cache growing by one token
+    assert not grows(("2", "3"))  # two sizes cannot show a trend
+    assert not grows(("6", "5", "3"))  # an index list that shrinks and grows at random
+
+
+def test_every_new_fixture_has_its_script_and_tagged_line():
+    """Each fixture here was made by its script: the script beside it exists and tags the truth's user line."""
+    for case in CASES:
+        folder = case.values[0].parent
+        script = folder.parent / f"{folder.name}.py"
+        t = case.values[1]
+        assert script.exists(), script
+        lines = script.read_text().splitlines()
+        assert lines[t["user_line"] - 1].rstrip().endswith("# RECOMPILE"), (script.name, t["user_line"])
