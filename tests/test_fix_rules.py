@@ -5,6 +5,7 @@ exercises are the ones that fixture's causes record (``fix_rule``), read from th
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -101,3 +102,19 @@ def test_real_runs_record_the_rows_they_exercise(fixture):
     assert set(RULES_BY_NAME) >= set(EXERCISED)
     wanted = {name for name, f in EXERCISED.items() if f == fixture}
     assert wanted <= _recorded_rules(fixture)
+
+
+_TORCH_WORDS = re.compile(r"\btorch\b|torch\.|autocast|DataLoader|\.item\(\)|xm\.|\.to\(device\)|index_select|"
+                          r"\bsync\b|device tensor|x\.float\(\)")
+_JAX_WORDS = re.compile(r"\bjnp\b|jax\.|\bjit\b|traced (array|argument|int)|static argument|donate_argnums|lax\.")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
+def test_on_each_row_s_evidence_the_fix_speaks_the_run_s_framework(rule):
+    """Whatever a row needs, a JAX run never gets torch's words and a torch_xla run never JAX's."""
+    kind = _kind(rule) if rule.kinds is not ANY else "a_kind_no_row_names"
+    for producer, foreign in (("jax", _TORCH_WORDS), ("torch_xla", _JAX_WORDS)):
+        other = "torch_xla" if producer == "jax" else "jax"
+        facts = (_facts(rule, kind) - {other}) | {producer}
+        chosen = choose(kind, facts)
+        assert not foreign.search(chosen.text), (producer, chosen.name)

@@ -44,7 +44,8 @@ RULES: tuple[FixRule, ...] = (
           "expected: each setup graph (initialisation, wrapping) ran once; nothing to fix"),
     _rule("eager_op", "*", "eager",
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
-          "create such arrays inside the jitted function (or with one shape) if these compilations add up"),
+          "create such arrays inside the jitted function (or with one shape) if these compilations add up",
+          unless="torch_xla"),
     _rule("cut_follows_mask", "*", "cut op:nonzero",
           "follows from the mask index above: its kept count sets these sizes; fix that and this goes too",
           unless="is:partial"),
@@ -57,20 +58,23 @@ RULES: tuple[FixRule, ...] = (
           "multiply by the mask); nothing needs reading before the sync then"),
     _rule("partial_read", "partial", "",
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
-          "xm.add_step_closure"),
+          "xm.add_step_closure", unless="jax"),
     # -- shape --------------------------------------------------------------------------------------------------
     _rule("shape_loop_length", "shape", "jax required_static",
           "follows from the loop's trip count above: a scan stacks one row per iteration, so its outputs take the "
           "loop's length", unless="on_input"),
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
-          "instead (torch.where(mask, x, 0), or weight by the mask)"),
+          "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
     _rule("shape_topk", "shape attribute", "op:topk",
           "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
+    _rule("shape_random_size_jax", "shape", "op:randn jax",
+          "random values are drawn with a shape from Python that changes{seen} (jax.random.normal(key, (n, ...))): "
+          "draw them at one fixed shape and mask"),
     _rule("shape_random_size", "shape", "op:randn",
-          "random values are drawn with a Python size that changes{seen} (torch.randn(n) / jax.random.normal with "
-          "a shape from Python): draw them at one fixed size and slice or mask inside the step"),
+          "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
+          "size and slice or mask inside the step"),
     _rule("shape_growing_cache", "shape", "grows op:cat",
           "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
           "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "
@@ -83,7 +87,7 @@ RULES: tuple[FixRule, ...] = (
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
-          "to a fixed length and mask the padded entries, or bucket its length to a few sizes"),
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -176,7 +180,7 @@ RULES: tuple[FixRule, ...] = (
           "at the same points every step, or keep the view lazy"),
     _rule("inputs_made_before_loop", "inputs", "materialized added",
           "expected once: a tensor made before the loop was computed by the first step's graph and is device data "
-          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)"),
+          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax"),
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
@@ -201,7 +205,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
           "step's graph and is device data from then on (call torch_xla.sync() right after creating it to keep it "
-          "out of the step)"),
+          "out of the step)", unless="jax"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
           "follows from the {lead} change: outputs changed type or shape with it"),
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP),
