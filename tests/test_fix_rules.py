@@ -63,7 +63,8 @@ def test_no_row_of_warm_up_or_buckets_asks_for_a_code_change():
 
 # Rows a real run exercises: the fixture, and the kind of the cause that records the row.
 EXERCISED = {
-    "setup_once": "torch_xla/setup_accumulate", "eager_op": "jax/debug_print", "cut_follows_mask": "torch_xla/mask_index",
+    "setup_once": "torch_xla/setup_accumulate", "eager_op": "jax/debug_print",
+    "cut_follows_mask": "torch_xla/mask_index",
     "cut_follows": "torch_xla/item_partial", "partial_mask_index": "torch_xla/mask_index",
     "partial_read": "torch_xla/print_partial", "shape_topk": "torch_xla/topk_k",
     "shape_growing_cache": "torch_xla/kv_cache", "shape_tensor_list": "torch_xla/index_list",
@@ -86,7 +87,9 @@ EXERCISED = {
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
-    "ops_size_follows": "torch_xla/unbounded_growth", "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument", "static_value": "jax/recompile_shape",
+    "ops_size_follows": "torch_xla/unbounded_growth",
+    "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",
+    "static_value": "jax/recompile_shape",
 }
 
 

@@ -15,11 +15,12 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``grows`` (the size grew at every compilation), ``buckets`` (a few sizes that recur), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
   ``hlo_identical``;
-* from the origins: ``on_input``, ``leading_dim_shrank``, ``special_values``, ``int_constant``, ``changed_precision``,
-  ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made`` (frames in an ``optim`` package), ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``rewired``, ``converts_only``,
-  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``dims_attr``,
-  ``donates_added_inputs``.
+* from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
+  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
+  (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
+  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
+  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``,
+  ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
 """
 
 from __future__ import annotations

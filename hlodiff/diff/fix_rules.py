@@ -110,8 +110,9 @@ RULES: tuple[FixRule, ...] = (
           "setup ran inside the first step: a pending cast of the model (`.to({torch_dtype})`) was folded into its "
           "graph: call torch_xla.sync() after building the model, before the loop"),
     _rule("dtype_input_int_float_jax", "dtype", "on_input jax int_float",
-          "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python ints, or "
-          "converted on some calls): create it with one dtype where it is made (jnp.asarray(x, dtype=jnp.{after}))"),
+          "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python "
+          "ints, or converted on some calls): create it with one dtype where it is made "
+          "(jnp.asarray(x, dtype=jnp.{after}))"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
