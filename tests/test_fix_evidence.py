@@ -34,7 +34,7 @@ def test_every_failure_kind_has_its_fixture():
     assert {"torch_xla/mask_index", "torch_xla/topk_k", "torch_xla/kv_cache", "torch_xla/collate_buckets",
             "torch_xla/index_list", "torch_xla/adamw_split", "torch_xla/offset_index", "torch_xla/bf16_switch",
             "torch_xla/fsdp_warmup", "torch_xla/spmd_warmup",
-            "jax/scan_length", "jax/train_flag", "jax/dtype_int_input"} <= names
+            "jax/scan_length", "jax/train_flag", "jax/dtype_int_input", "jax/closure_jit"} <= names
 
 
 @pytest.mark.parametrize("dump, t", CASES)

@@ -89,7 +89,8 @@ EXERCISED = {
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",
-    "static_value": "jax/recompile_shape",
+    "static_value": "jax/recompile_shape", "follows_new_function": "jax/closure_jit",
+    "cache_key_new_function": "jax/closure_jit",
 }
 
 

@@ -51,6 +51,10 @@ RULES: tuple[FixRule, ...] = (
           unless="is:partial"),
     _rule("cut_follows", "*", "cut", "follows from the early read above: fix that and this goes too",
           unless="is:partial"),
+    _rule("follows_new_function", "ops constant shape dtype attribute inputs outputs reordered layout",
+          "new_function jax",
+          "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
+          "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
@@ -292,6 +296,8 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_torch", "static_argument", "",
           "a Python value the graph depends on took a new value: pass it as a device tensor, or fix its value",
           unless="jax"),
+    _rule("cache_key_new_function", "cache_key", "jax new_function",
+          "create and jit the function once, outside the loop, and reuse it"),
     _rule("cache_key_jax", "cache_key", "jax",
           "the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
           "changed"),

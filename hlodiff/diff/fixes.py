@@ -69,6 +69,8 @@ class FixContext:
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False
+    new_function: bool = False
+    """JAX never saw the function object (created anew, e.g. jitted again every epoch over a closure)."""
     transposed_input: bool = False
     """Another cause of the same recompilation is a tensor handed over transposed (its transposes follow it)."""
     entries: frozenset[str] = frozenset()

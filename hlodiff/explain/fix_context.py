@@ -33,6 +33,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
             fix_context(r, patterns.get(r.family.key, "")), cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
+            new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:

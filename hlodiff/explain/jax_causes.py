@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
 from hlodiff.dumps.python_source import parameter_names
@@ -141,9 +142,11 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
         again = " on every call" if reason.kind == "redefined_function" else ""
         said = f'JAX: "{_quote(miss.text)}"'
-        return JaxCause(Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
-                                           f"is created anew{again} ({said})", where),
-                        "create and jit the function once, outside the loop, and reuse it")
+        cause = Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
+                                   f"is created anew{again} ({said})", where)
+        choice = decide(cause, FixContext(producer="jax", new_function=True))
+        cause.fix_rule = choice.rule.name
+        return JaxCause(cause, choice.text)
     if reason.kind == "pytree":
         return JaxCause(Cause("cache_key", f"the arguments' pytree structure changed ({said})", where),
                         "pass arguments with the same structure every call (same keys, same container types)")
