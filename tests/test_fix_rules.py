@@ -82,7 +82,7 @@ EXERCISED = {
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
     "ops_transposes_follow_inputs": "torch_xla/fsdp_linear/plain", "ops_layout_follow": "torch_xla/lr_warmup_zero",
     "ops_optimizer_warmup": "torch_xla/momentum_warmup", "ops_rewired": "torch_xla/task_order",
-    "ops_branch_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
+    "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",

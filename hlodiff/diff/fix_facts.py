@@ -14,7 +14,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
 * ``grows`` (the size grew at every compilation), ``buckets`` (a few sizes that recur), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
-  ``hlo_identical``, ``new_function`` (JAX never saw the function object);
+  ``hlo_identical``, ``new_function`` (JAX never saw the function object),
+  ``ops_use_new_inputs`` (the ops added read the inputs added);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
@@ -60,7 +61,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "hlo_identical", "new_function"):
+                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":

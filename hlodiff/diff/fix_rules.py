@@ -236,6 +236,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
+    _rule("ops_follow_new_argument_jax", "ops", "jax with:inputs ops_use_new_inputs",
+          "follows from the inputs change: the added ops read the new argument (a Python branch on whether it is "
+          "passed): pass it on every call, with a neutral value when unused", unless="removed"),
     _rule("ops_branch_jax", "ops", "jax",
           "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
     _rule("ops_branch", "ops", "",

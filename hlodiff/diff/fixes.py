@@ -69,6 +69,8 @@ class FixContext:
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False
+    ops_use_new_inputs: bool = False
+    """The operations added read the inputs added: they come with the new argument."""
     new_function: bool = False
     """JAX never saw the function object (created anew, e.g. jitted again every epoch over a closure)."""
     transposed_input: bool = False

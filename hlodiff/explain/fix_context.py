@@ -18,7 +18,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_n
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.fix_evidence import (buckets, family_constants, family_ops, family_sizes, grows, library_step,
-                                          static_structure, trip_count_changed)
+                                          ops_use_new_inputs, static_structure, trip_count_changed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -34,6 +34,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
+            ops_use_new_inputs=ops_use_new_inputs(r),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:

@@ -218,3 +218,28 @@ def trip_count_changed(r) -> bool:
                   for inst in comp.insts.values() if inst.opcode == "while"}
     return any(o.right is not None and o.right.computation in conditions
                for c in r.causes if c.kind == "constant" for o in c.origins)
+
+
+def ops_use_new_inputs(r) -> bool:
+    """Every operation an ``ops`` cause adds reads (within a few steps) a parameter an ``inputs`` cause added: the
+    new ops come with the new argument (``if "mask" in batch: x = x * batch["mask"]``), not on their own."""
+    cm = getattr(r.graph, "_canonical", None)
+    if cm is None:
+        return False
+    new_params = {(o.right.computation, o.right.name) for c in r.causes if c.kind == "inputs" for o in c.origins
+                  if o.left is None and o.right is not None and o.right.opcode == "parameter"}
+    added = [o.right for c in r.causes if c.kind == "ops" for o in c.origins if o.left is None and o.right is not None]
+    if not new_params or not added:
+        return False
+    reached: set[tuple[str, str]] = set()
+    for comp_name, name in new_params:
+        comp = cm.computations.get(comp_name)
+        if comp is None:
+            continue
+        frontier, seen = [name], {name}
+        for _ in range(8):
+            frontier = [u for n in frontier for u in comp.users(n) if u not in seen]
+            seen.update(frontier)
+        reached |= {(comp_name, n) for n in seen}
+    feeding = [a for a in added if (a.computation, a.name) in reached]
+    return bool(feeding) and len(feeding) * 2 >= len(added)
