@@ -70,7 +70,7 @@ EXERCISED = {
     "shape_growing_cache": "torch_xla/kv_cache", "shape_tensor_list": "torch_xla/index_list",
     "shape_buckets": "torch_xla/collate_buckets", "shape_last_batch_jax": "jax/user_project/run",
     "shape_last_batch": "torch_xla/batch_shape", "shape_input_jax": "jax/recompile_shape",
-    "shape_input": "torch_xla/hostile_names",
+    "shape_short_batch_once": "torch_xla/hostile_names",
     "dtype_jax_precision": "jax/dtype_reductions", "dtype_input_int_float_jax": "jax/dtype_int_input",
     "dtype_input": "torch_xla/dtype_input", "dtype_autocast": "torch_xla/autocast_late",
     "dtype_created": "torch_xla/dtype_zeros_like", "constant_lr_special": "torch_xla/lr_zero_one",

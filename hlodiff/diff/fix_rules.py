@@ -99,6 +99,9 @@ RULES: tuple[FixRule, ...] = (
           "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"),
     _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
           "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"),
+    _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
+          "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
+          "batch size (and mask the padding), or skip it"),
     _rule("shape_input_jax", "shape", "on_input jax",
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",
