@@ -82,6 +82,8 @@ class Cause:
     """One line: what to change in the user's code (or why nothing needs changing), specific to what was found."""
     hint: str | None = None
     """When no captured source holds the user's line: which capture would."""
+    fix_rule: str | None = None
+    """The name of the row of ``diff.fix_rules.RULES`` the fix came from; None when its maker wrote it."""
     fix_is_final: bool = field(default=False, repr=False)
     """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
     callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
@@ -99,6 +101,7 @@ class Cause:
             "stacks": [[_frame_json(g) for g in self.callers.get(f, ())] for f in self.locations],
             "instructions": [{"left": a, "right": b} for a, b in self.instructions],
             "fix": self.fix,
+            "fix_rule": self.fix_rule,
             "plan": self.plan.to_json() if self.plan is not None else None,
             "hint": self.hint,
         }

@@ -4,45 +4,48 @@ its family, and the family's pattern.
 The differ gives every cause a fix from the graphs alone; here it is chosen again with what the run knows. A short
 last batch is only "short" when it is the family's last graph; new inputs on the first recompilation of a family
 that then settles are an optimizer's warm-up; graphs that each ran once while the program set up need no fix; a
-cycle of a handful of variants (gradient accumulation) compiles each variant once.
+cycle of a handful of variants (gradient accumulation) compiles each variant once. What the run shows beyond the
+two graphs (the op that made a value, the sizes over the run, a library's first step) is read by
+:mod:`hlodiff.explain.fix_evidence`; the decision itself is :func:`hlodiff.diff.fixes.decide`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_name, producer_of
+from hlodiff.diff.fix_facts import transposed_input
+from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
+from hlodiff.explain.fix_evidence import (buckets, family_constants, family_ops, family_sizes, grows, library_step,
+                                          ops_use_new_inputs, static_structure, trip_count_changed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.shapes import without_layout_text
 
-_CUT = "follows from the early read above: fix that and this goes too"
-
-
-_EAGER = ("expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; create such arrays inside "
-          "the jitted function (or with one shape) if these compilations add up")
-
 
 def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
-    """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
+    """Set ``fix`` (and ``fix_rule``) on every cause of every recompilation; ``patterns`` maps family keys to their
+    pattern line. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
+    sizes, baked = family_sizes(recompilations), family_constants(recompilations)
+    made_by = family_ops(recompilations)
     for r in recompilations:
-        pattern = patterns.get(r.family.key, "")
-        context = fix_context(r, pattern)
-        cut = any(c.kind == "partial" for c in r.causes)
-        added = added_inputs(r.causes)
-        eager = pattern.startswith("eager op:")
+        context = replace(
+            fix_context(r, patterns.get(r.family.key, "")), cut=any(c.kind == "partial" for c in r.causes),
+            added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
+            transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
+            new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
+            ops_use_new_inputs=ops_use_new_inputs(r),
+            structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
+        family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
-            if eager:
-                cause.fix = _EAGER
-                continue
-            if cut and cause.kind != "partial":
-                cause.fix = _CUT
-                continue
-            others = tuple(c.kind for c in r.causes if c is not cause)
-            cause.fix = fix_for(cause, replace(context, others=others, added_inputs=added))
+            seen = (family_sizes_seen if cause.kind in ("shape", "attribute")
+                    else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
+            set_fix(cause, replace(
+                context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
+                grows=grows(seen or family_sizes_seen), buckets=buckets(r, seen, context.pattern),
+                library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
 
@@ -63,9 +66,25 @@ def fix_context(r, pattern: str = "") -> FixContext:
         period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
-                      setup=name == "setup", period=period,
+                      setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
-                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r))
+                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
+                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+
+
+def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
+    """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
+    values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
+    ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
+    context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
+                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+    return decide(cause, context)
+
+
+def _entries(r) -> frozenset[str]:
+    """The entry computations' names of both graphs: where a changed parameter is an argument of the program."""
+    return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
+                     if g is not None and getattr(g, "_canonical", None) is not None)
 
 
 def place_made_tensors(recompilations) -> None:

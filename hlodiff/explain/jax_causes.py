@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
 from hlodiff.dumps.python_source import parameter_names
 from hlodiff.errors import InputWarning
+from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.argument_lines import lead_with_the_call
 
@@ -32,6 +34,8 @@ class JaxCause:
 
     cause: Cause
     fix: str
+    argument: str = ""
+    values: tuple[str, ...] = ()
 
 
 def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: list[InputWarning] | None
@@ -70,6 +74,9 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
         return
     for jc in made:
         jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
+        if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values)
+            jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
@@ -84,6 +91,7 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
         head = leading[0]
         for cause in r.causes:
             cause.fix, cause.fix_is_final = f"follows from the {head.kind.replace('_', ' ')} change above", True
+            cause.fix_rule = None
         r.causes[0:0] = leading
         r.causes.extend(jc.cause for jc in made if jc.cause.kind not in _KEY_CHANGES)
     else:
@@ -109,6 +117,7 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> 
             if cause.kind == lead.kind:
                 cause.fix = f"follows from argument `{reason.argument}` above: its new type reaches this computation"
                 cause.fix_is_final = True
+                cause.fix_rule = None
         return
 
 
@@ -126,8 +135,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         arg, note = _argument_name(reason.argument, miss)
         return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "
                                                  f"{reason.now} ({said})", where),
-                        f"each value of static `{arg}` compiles again: pass it as a traced argument, keep it out "
-                        "of the jitted function, or fix its value")
+                        "", arg, tuple(v for v in (reason.before, reason.now) if v))  # chosen in merge_jax
     if reason.kind == "sharding":
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               where),
@@ -138,9 +146,11 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
         again = " on every call" if reason.kind == "redefined_function" else ""
         said = f'JAX: "{_quote(miss.text)}"'
-        return JaxCause(Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
-                                           f"is created anew{again} ({said})", where),
-                        "create and jit the function once, outside the loop, and reuse it")
+        cause = Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
+                                   f"is created anew{again} ({said})", where)
+        choice = decide(cause, FixContext(producer="jax", new_function=True))
+        cause.fix_rule = choice.rule.name
+        return JaxCause(cause, choice.text)
     if reason.kind == "pytree":
         return JaxCause(Cause("cache_key", f"the arguments' pytree structure changed ({said})", where),
                         "pass arguments with the same structure every call (same keys, same container types)")

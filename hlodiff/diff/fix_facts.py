@@ -1,0 +1,353 @@
+"""The evidence a fix is chosen from: typed facts about one cause and its run, as fact names plus the arguments the
+fix's words need.
+
+Facts from the cause itself (its origins: opcodes, shapes, literals, frames) are read here; facts only the run
+knows (the pattern, the values a size took over the run, the op that made a tensor, a library's first step) arrive
+in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``. Fact names:
+
+* producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
+  ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
+  work removed), ``materialized``, ``cycle`` (period > 2), ``switched`` (the family changed once and stayed);
+* ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
+  tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
+  is a kind this cause can follow from;
+* ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
+* ``grows`` (the size grew at every compilation), ``buckets`` (a few sizes that recur), ``library_first_step``,
+  ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
+  ``hlo_identical``, ``new_function`` (JAX never saw the function object),
+  ``ops_use_new_inputs`` (the ops added read the inputs added);
+* from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
+  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
+  (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
+  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
+  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``,
+  ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hlodiff.diff.model import Cause, Change
+
+_SPECIAL_SCALARS = {"0", "-0", "1", "-1", "0.0", "-0.0", "1.0", "-1.0", "true", "false"}
+_LEADS = ("dtype", "shape", "constant", "attribute", "ops", "static_argument", "layout", "outputs", "inputs")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a fix may rely on: fact names, and the arguments its words are filled in with."""
+
+    facts: frozenset[str]
+    args: dict[str, str] = field(default_factory=dict)
+
+
+def evidence(cause: Cause, ctx) -> Evidence:
+    facts: set[str] = {f"is:{cause.kind}"}
+    args: dict[str, str] = {"kind": cause.kind}
+    _context_facts(cause, ctx, facts, args)
+    _origin_facts(cause, ctx, facts, args)
+    args["seen"] = f" ({args['values']})" if "values" in args else ""
+    args.setdefault("values", "the values seen in this run")
+    args.setdefault("count", "several")
+    return Evidence(frozenset(facts), args)
+
+
+# -- the run --------------------------------------------------------------------------------------------------------
+
+
+def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
+    if ctx.producer:
+        facts.add(ctx.producer)
+    for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
+                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs"):
+        if getattr(ctx, name):
+            facts.add(name)
+    if ctx.transposed_input and cause.kind != "inputs":
+        facts.add("with:transposed_input")
+    if ctx.pattern:
+        facts.add(ctx.pattern.replace(" ", "_"))
+    if ctx.period > 2:
+        facts.add("cycle")
+        args["period"] = str(ctx.period)
+    facts.update(f"with:{k}" for k in ctx.others)
+    others = [k for k in ctx.others if k != cause.kind]
+    lead = next((k for k in _LEADS if k in others and k != "inputs"), None)
+    if lead is not None:
+        facts.add("lead_change")
+        args["lead"] = lead.replace("_", " ")
+    if others:
+        facts.add("lead_other")
+        args["other"] = others[0].replace("_", " ")
+    facts.update(f"op:{op}" for op in ctx.ops)
+    if ctx.ops:
+        args["op"] = ", ".join(sorted(ctx.ops))
+    if ctx.values:
+        args["values"] = _listed(ctx.values)
+        args["count"] = str(len(dict.fromkeys(ctx.values)))
+        if {v.lower() for v in ctx.values} <= {"true", "false"}:
+            facts.add("bool_values")
+    if ctx.grows:
+        facts.add("grows")
+    if ctx.buckets:
+        facts.add("buckets")
+    if ctx.library:
+        facts.add("library_first_step")
+        args["library"] = ctx.library
+    if ctx.structure:
+        facts.add("required_static")
+        args["structure"] = ctx.structure
+    args["arg"] = ctx.argument or "?"
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    unique = list(dict.fromkeys(values))
+    return ", ".join(unique[:6]) + (", ..." if len(unique) > 6 else "")
+
+
+# -- the cause's origins ----------------------------------------------------------------------------------------------
+
+
+def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
+    first = first_changed(cause)
+    added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
+    removed = "removed" in cause.summary
+    facts.update(name for name, on in (("added", added), ("removed", removed)) if on)
+    if removed and "added" not in cause.summary:
+        facts.add("removed_only")
+    if first is not None:
+        _changed_facts(first, facts, args, ctx.entries)
+    opcodes = {(c.right or c.left).opcode for c in cause.origins}
+    if opcodes and opcodes <= {"convert"}:
+        facts.add("converts_only")
+    if opcodes and opcodes <= {"transpose", "copy"}:
+        facts.add("transpose_copy_only")
+    if opcodes and opcodes <= {"transpose", "copy", "bitcast", "reshape"}:
+        facts.add("layout_ops_only")
+    if opcodes and opcodes <= {"broadcast", "reshape", "bitcast"}:
+        facts.add("broadcast_reshape_only")
+    if _rewired(cause) or any("operands" in c.details for c in cause.origins):
+        facts.add("rewired")
+    new = [c.right for c in cause.origins if c.left is None and c.right is not None]
+    if new and all(r.shape.split("{", 1)[0].endswith("[]") for r in new):
+        facts.add("scalar_inputs_only")
+    if new:
+        args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
+    else:
+        args["shapes"] = "the tensors listed"
+    if transposed_input(cause):
+        facts.add("transposed_input")
+    if added and ("instructions removed" in cause.summary or ctx.second_step) and ctx.first_recompilation \
+            and ctx.settles:
+        facts.add("warmup")
+    library = _library_made_inputs(cause)
+    if library:
+        facts.add("library_inputs")
+        args.setdefault("library", library)
+    made = _user_made_inputs(cause)
+    if made:
+        facts.add("user_made_inputs")
+        args["made"] = made
+    keys = {k.split(":", 1)[1] for c in cause.origins for k in c.kinds if k.startswith("attribute:")}
+    if keys & {"slice", "dynamic_slice_sizes"}:
+        facts.add("slice_attr")
+    if keys & {"dimensions", "sizes", "padding", "window"}:
+        facts.add("dims_attr")
+    if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
+           and c.left.opcode in ("slice", "dynamic-slice")):
+        facts.add("slice_resized")
+    where = _creation_sides(cause)
+    if where:
+        facts.add("user_created")
+    args["where"] = f"; {where}" if where else ""
+    if _donates_added_inputs(cause, ctx):
+        facts.add("donates_added_inputs")
+
+
+def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str]) -> None:
+    if first.left.opcode == "parameter" and (not entries or first.left.computation in entries):
+        facts.add("on_input")
+        args["param"] = first.left.name.split(".", 1)[0]
+    if _leading_dim_shrank(first):
+        facts.add("leading_dim_shrank")
+    values = _values(first)
+    moved = "opcode" in first.kinds  # between constant and parameter
+    if (moved and values & _SPECIAL_SCALARS) or (values and values <= _SPECIAL_SCALARS):
+        facts.add("special_values")
+    before, after = (_element(s.shape) for s in (first.left, first.right))
+    args["before"], args["after"] = _JNP.get(before, before), _JNP.get(after, after)
+    if first.left.opcode == "constant" or first.right.opcode == "constant":
+        const = first.left if first.left.opcode == "constant" else first.right
+        if _element(const.shape) in _INTS:
+            facts.add("int_constant")
+    if values and "values" not in args:
+        args["values"] = _listed(tuple(sorted(values)))
+    if _changed_precision(first):
+        facts.add("changed_precision")
+        if after in _LOW_NAMES:
+            facts.add("to_low_precision")
+    if (before in _INTS and after in _FLOATS) or (before in _FLOATS and after in _INTS):
+        facts.add("int_float")
+    if _library_made(first):
+        facts.add("library_made")
+    if any("/optim/" in f.file for s in (first.left, first.right) for f in s.frames):
+        facts.add("optimizer_made")
+    args["torch_dtype"] = _TORCH.get(after, after)
+    keep = after if "switched" in facts else before
+    args["keep"] = _JNP.get(keep, keep)
+    args["cast"] = _CAST.get(keep, f"x.to({_TORCH.get(keep, keep)})")
+
+
+_INTS = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
+_LOW_NAMES = {"bf16", "f16", "f8e4m3fn", "f8e5m2"}
+_FLOATS = {"f64", "f32"} | _LOW_NAMES
+_TORCH = {"bf16": "torch.bfloat16", "f16": "torch.float16", "f32": "torch.float32", "f64": "torch.float64",
+          "s32": "torch.int32", "s64": "torch.int64"}
+_JNP = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64", "s32": "int32", "s64": "int64",
+        "pred": "bool"}
+_CAST = {"f32": "x.float()", "f64": "x.double()", "bf16": "x.bfloat16()", "f16": "x.half()", "s64": "x.long()",
+         "s32": "x.int()"}
+
+
+def _element(shape: str) -> str:
+    return shape.split("[", 1)[0].strip("(")
+
+
+def first_changed(cause: Cause) -> Change | None:
+    return next((c for c in cause.origins if c.left is not None and c.right is not None), None)
+
+
+def _values(change: Change) -> set[str]:
+    found = set()
+    for key in ("literal", "value"):
+        found |= {v.strip() for v in change.details.get(key, ()) if v}
+    return found
+
+
+_MOVED = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast"))
+
+
+def _rewired(cause: Cause) -> bool:
+    """The same operations with their inputs combined in another order (`sum(d.values())` over a dict whose order
+    varies): every changed instruction differs in its operands only, and what appears or goes besides is layout
+    plumbing (a transpose placed elsewhere), no more of it than there are rewired instructions."""
+    changed = [c for c in cause.origins if c.side == "changed"]
+    moved = [c for c in cause.origins if c.side != "changed"]
+    return (bool(changed) and all(set(c.kinds) == {"operands"} for c in changed) and len(moved) <= len(changed)
+            and all((c.right or c.left).opcode in _MOVED for c in moved))
+
+
+def _donates_added_inputs(cause: Cause, ctx) -> bool:
+    """Donation was only gained, and only by parameters the recompiled graph added."""
+    if cause.kind != "aliasing":
+        return False
+    gained = [b for _, b in cause.instructions]
+    return (bool(gained) and "on the left only" not in cause.summary and "other outputs" not in cause.summary
+            and all(b in ctx.added_inputs for b in gained))
+
+
+def transposed_input(cause: Cause) -> bool:
+    """One input added and one removed, same element type, same dimensions in another order: the same tensor
+    handed over transposed."""
+    added = [c.right.shape for c in cause.origins if c.left is None and c.right is not None]
+    removed = [c.left.shape for c in cause.origins if c.right is None and c.left is not None]
+    if not added or len(added) != len(removed):
+        return False
+    return sorted(_array_key(s) for s in added) == sorted(_array_key(s) for s in removed) and added != removed
+
+
+_DIMS = re.compile(r"\[([^\]]*)\]")
+
+
+def _array_key(shape: str) -> tuple:
+    m = _DIMS.search(shape)
+    dims = sorted(m.group(1).split(",")) if m else []
+    return (shape.split("[", 1)[0], tuple(dims))
+
+
+_LOW = ("bf16[", "f16[", "f8")
+_FLOAT = ("f64[", "f32[") + _LOW
+
+
+def _changed_precision(change: Change) -> bool:
+    """Between two floating types: what autocast does to the values it touches (either way round)."""
+    return change.left.shape.startswith(_FLOAT) and change.right.shape.startswith(_FLOAT) and \
+        _element(change.left.shape) != _element(change.right.shape)
+
+
+def _library_made(change: Change) -> bool:
+    """Both sides' innermost frames are library code (torch's Module.to, nn.functional): no user line made it."""
+    frames = [s.frames[0] for s in (change.left, change.right) if s is not None and s.frames]
+    return bool(frames) and all(f.is_library for f in frames)
+
+
+def _creation_sides(cause: Cause) -> str | None:
+    """Where each side created the changed value, when a user line did (``f32 at t.py:10, bf16 at t.py:12``).
+
+    The first changed non-input with frames decides: a user frame there means the user's code built the value with
+    that dtype; a library frame (nn.functional under autocast) means an op was recast. None when no user line."""
+    if cause.kind != "dtype":
+        return None
+    for change in cause.origins:
+        if change.left is None or change.right is None or change.left.opcode == "parameter":
+            continue
+        sides = [(s.shape.split("[", 1)[0], s.frames[0]) for s in (change.left, change.right) if s.frames]
+        if not sides:
+            continue
+        if any(f.is_library for _, f in sides):
+            return None
+        if len(sides) == 2 and sides[0][1] != sides[1][1]:
+            return ", ".join(f"{t} at {_short(f)}" for t, f in sides)
+        return f"at {_short(sides[0][1])}"
+    return None
+
+
+def _user_made_inputs(cause: Cause) -> str:
+    """User lines that made the added inputs (``t.py:11``), empty when library code (an optimizer) made them."""
+    lines = []
+    for change in cause.origins:
+        if change.left is None and change.right is not None and change.right.frames:
+            mine = [f for f in change.right.frames if not f.is_library]
+            if len(mine) != len(change.right.frames) or not mine:
+                return ""
+            lines.append(_short(mine[0]))
+    return ", ".join(dict.fromkeys(lines))
+
+
+def _library_made_inputs(cause: Cause) -> str:
+    """The library file that made every added input (``torch/optim/adam.py``: optimizer state), empty when any
+    added input has a user frame or none has frames."""
+    files = []
+    for change in cause.origins:
+        if change.left is None and change.right is not None:
+            if not change.right.frames or not all(f.is_library for f in change.right.frames):
+                return ""
+            files.append(change.right.frames[0].file)
+    return package_path(max(set(files), key=files.count)) if files else ""
+
+
+def package_path(file: str) -> str:
+    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
+    path = file.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return "/".join(path.rsplit("/", 3)[-3:])
+
+
+def _short(frame) -> str:
+    name = frame.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if frame.line is None else f"{name}:{frame.line}"
+
+
+def _leading_dim_shrank(change: Change) -> bool:
+    a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
+    if not a or not b:
+        return False
+    try:
+        ld = [int(x) for x in a.group(1).split(",") if x]
+        rd = [int(x) for x in b.group(1).split(",") if x]
+    except ValueError:
+        return False
+    return bool(ld) and len(ld) == len(rd) and rd[0] < ld[0] and ld[1:] == rd[1:]

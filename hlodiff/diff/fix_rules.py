@@ -1,0 +1,319 @@
+"""The fix rules: one table, each row naming the cause kinds it answers, the evidence it needs, the evidence that
+rules it out, and the fix it gives.
+
+A row is chosen by :func:`hlodiff.diff.fixes.decide`: the first row (in table order) whose kind matches, whose
+``needs`` all hold and none of whose ``unless`` holds. Evidence is a set of fact names (see
+:mod:`hlodiff.diff.fix_facts` for what each one means and where it is read from); a row's ``text`` is filled in
+with the arguments the facts carry (``{lead}``, ``{cast}``, ``{library}``...). Order matters only between rows of
+one kind: specific evidence first, the rows that say what was seen and what to check last. ``tests/test_fix_rules.py``
+has one test per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ANY = frozenset({"*"})
+
+
+@dataclass(frozen=True, slots=True)
+class FixRule:
+    name: str
+    kinds: frozenset[str]
+    needs: frozenset[str]
+    text: str
+    unless: frozenset[str] = frozenset()
+
+    def applies(self, kind: str, facts: frozenset[str]) -> bool:
+        return ((self.kinds is ANY or kind in self.kinds) and self.needs <= facts
+                and not (self.unless & facts))
+
+
+def _rule(name: str, kinds: str, needs: str, text: str, unless: str = "") -> FixRule:
+    return FixRule(name, ANY if kinds == "*" else frozenset(kinds.split()), frozenset(needs.split()), text,
+                   frozenset(unless.split()))
+
+
+_LIBRARY_WARMUP = ("expected warm-up: {library}'s first step differs (it creates its state there), every later step "
+                   "reuses one graph; nothing to fix")
+
+# Columns: name, kinds ("*": any), needs (facts, space-separated), text, unless (facts).
+RULES: tuple[FixRule, ...] = (
+    # -- what the run's shape says before any kind: expected compilations ---------------------------------------
+    _rule("setup_once", "*", "setup",
+          "expected: each setup graph (initialisation, wrapping) ran once; nothing to fix"),
+    _rule("eager_op", "*", "eager",
+          "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
+          "create such arrays inside the jitted function (or with one shape) if these compilations add up",
+          unless="torch_xla"),
+    _rule("cut_follows_mask", "*", "cut op:nonzero",
+          "follows from the mask index above: its kept count sets these sizes; fix that and this goes too",
+          unless="is:partial"),
+    _rule("cut_follows", "*", "cut", "follows from the early read above: fix that and this goes too",
+          unless="is:partial"),
+    _rule("follows_new_function", "ops constant shape dtype attribute inputs outputs reordered layout",
+          "new_function jax",
+          "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
+          "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
+    # -- partial ------------------------------------------------------------------------------------------------
+    _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
+          "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
+          "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
+          "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_read", "partial", "",
+          "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
+          "xm.add_step_closure", unless="jax"),
+    # -- shape --------------------------------------------------------------------------------------------------
+    _rule("shape_loop_length", "shape", "jax required_static",
+          "follows from the loop's trip count above: a scan stacks one row per iteration, so its outputs take the "
+          "loop's length", unless="on_input"),
+    _rule("shape_mask_index", "shape", "op:nonzero",
+          "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
+          "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
+    _rule("shape_topk", "shape attribute", "op:topk",
+          "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
+          "the extra entries"),
+    _rule("shape_random_size_jax", "shape", "op:randn jax",
+          "random values are drawn with a shape from Python that changes{seen} (jax.random.normal(key, (n, ...))): "
+          "draw them at one fixed shape and mask"),
+    _rule("shape_random_size", "shape", "op:randn",
+          "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
+          "size and slice or mask inside the step"),
+    _rule("shape_growing_cache", "shape", "grows op:cat",
+          "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
+          "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "
+          "mask", unless="buckets"),
+    _rule("shape_growing", "shape", "grows on_input",
+          "an input grows every step{seen}: preallocate it at its maximum size (a fixed-size cache or buffer) "
+          "and pass the current length as a tensor, masking the rest", unless="buckets"),
+    _rule("shape_grows_python", "shape", "grows",
+          "a size grows every step{seen}: a tensor is made with a size from Python (the step number, a length); "
+          "allocate it at its maximum size once and mask the unused part", unless="buckets"),
+    _rule("shape_tensor_list", "shape", "op:tensor_list",
+          "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax"),
+    _rule("shape_buckets", "shape", "buckets on_input",
+          "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
+          "nothing to fix (fewer buckets mean fewer compilations)"),
+    _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
+          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"),
+    _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
+          "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"),
+    _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
+          "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
+          "batch size (and mask the padding), or skip it"),
+    _rule("shape_input_jax", "shape", "on_input jax",
+          "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
+    _rule("shape_input", "shape", "on_input",
+          "pad inputs to a few fixed sizes (bucket sequence lengths, pad the batch)"),
+    _rule("shape_python_size", "shape", "",
+          "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
+          "mask)"),
+    # -- dtype --------------------------------------------------------------------------------------------------
+    _rule("dtype_jax_precision", "dtype", "jax changed_precision to_low_precision",
+          "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
+          "some calls only): pick one compute dtype for every call"),
+    _rule("dtype_setup_cast", "dtype", "on_input torch_xla first_recompilation second_step settles library_made",
+          "setup ran inside the first step: a pending cast of the model (`.to({torch_dtype})`) was folded into its "
+          "graph: call torch_xla.sync() after building the model, before the loop"),
+    _rule("dtype_input_int_float_jax", "dtype", "on_input jax int_float",
+          "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python "
+          "ints, or converted on some calls): create it with one dtype where it is made "
+          "(jnp.asarray(x, dtype=jnp.{after}))"),
+    _rule("dtype_input_jax", "dtype", "on_input jax",
+          "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
+    _rule("dtype_input_switched", "dtype", "on_input switched",
+          "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
+          "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
+    _rule("dtype_input", "dtype", "on_input",
+          "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
+    _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 
+          "mixed precision (autocast) was switched on or off between steps: enable autocast from the first step, "
+          "or never", unless="user_created"),
+    _rule("dtype_precision", "dtype", "changed_precision jax",
+          "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
+          "some calls only): pick one compute dtype for every call", unless="user_created"),
+    _rule("dtype_precision_any", "dtype", "changed_precision",
+          "mixed precision (autocast) was switched on or off between steps: enable autocast from the first step, "
+          "or never", unless="user_created"),
+    _rule("dtype_created_jax", "dtype", "jax",
+          "an array is created with its own dtype (`dtype=` in `jnp.zeros_like`/`jnp.full_like`, a literal{where}): "
+          "let it follow its input's dtype"),
+    _rule("dtype_created", "dtype", "",
+          "a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`{where}): drop `dtype=` so it "
+          "follows its input"),
+    # -- constant -----------------------------------------------------------------------------------------------
+    _rule("constant_static_structure", "constant", "jax required_static",
+          "a Python value that sets the program's structure is baked in ({structure}): JAX needs it static, so "
+          "reduce the values it takes (pad to a few lengths) rather than tracing it"),
+    _rule("constant_jax", "constant", "jax",
+          "a Python value baked into the function changed (static argument, closure): pass it as a traced argument "
+          "(a jnp array) instead of a Python constant"),
+    _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
+          "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
+          "data: make it a device tensor every step (torch.tensor(i, device=device))"),
+    _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
+          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
+          "(torch.tensor(lr, device=device))"),
+    _rule("constant_float_special", "constant", "special_values torch_xla",
+          "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
+          "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
+          "one graph"),
+    _rule("constant_torch", "constant", "torch_xla",
+          "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
+    _rule("constant_special", "constant", "special_values",
+          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in as a constant: pass it as an "
+          "input (a device tensor or a traced array) instead"),
+    _rule("constant_any", "constant", "",
+          "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
+    # -- attribute ----------------------------------------------------------------------------------------------
+    _rule("slice_length", "attribute", "slice_attr slice_resized",
+          "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
+          "and mask, or bucket lengths to a few sizes"),
+    _rule("slice_bound_jax", "attribute", "slice_attr jax",
+          "a Python int is baked in as a slice bound (`x[:, i]`): index with a traced int (lax.dynamic_slice, "
+          "jnp.take)"),
+    _rule("slice_bound", "attribute", "slice_attr",
+          "a Python int is baked in as a slice bound (`x[:, i]`): index with a device tensor (torch.index_select)"),
+    _rule("attribute_dims", "attribute", "dims_attr",
+          "an op's dimensions follow a Python value that changes: keep them fixed across steps"),
+    _rule("attribute_any", "attribute", "",
+          "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
+    # -- inputs -------------------------------------------------------------------------------------------------
+    _rule("inputs_jax", "inputs", "jax",
+          "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
+          "call): pass the same arguments, with the same structure, every call"),
+    _rule("inputs_transposed", "inputs", "transposed_input",
+          "a tensor arrives transposed on some steps (a `.t()`/permute view materialized by an earlier sync): sync "
+          "at the same points every step, or keep the view lazy"),
+    _rule("inputs_made_before_loop", "inputs", "materialized added",
+          "expected once: a tensor made before the loop was computed by the first step's graph and is device data "
+          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax"),
+    _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
+          "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
+          "as an input)", unless="removed second_step"),
+    _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
+          "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
+          "fix (or create it before the loop and sync)"),
+    _rule("inputs_optimizer_warmup", "inputs", "added warmup",
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"),
+    _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
+          unless="user_made_inputs transposed_input"),
+    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation",
+          "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
+          "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
+          "that the next step is a cache hit)", unless="user_made_inputs transposed_input"),
+    _rule("inputs_cycle", "inputs", "added cycle",
+          "the graphs cycle every {period} steps (gradient accumulation: grads created, accumulated, then the "
+          "optimizer step): expected, each variant compiles once"),
+    _rule("inputs_seen", "inputs", "",
+          "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
+          "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
+    # -- outputs ------------------------------------------------------------------------------------------------
+    _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
+          "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
+          "step's graph and is device data from then on (call torch_xla.sync() right after creating it to keep it "
+          "out of the step)", unless="jax"),
+    _rule("outputs_follow", "outputs", "lead_change added removed",
+          "follows from the {lead} change: outputs changed type or shape with it"),
+    _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP),
+    _rule("outputs_jax", "outputs", "jax",
+          "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
+    _rule("outputs_some_steps", "outputs", "",
+          "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"),
+    # -- ops ----------------------------------------------------------------------------------------------------
+    _rule("ops_converts_follow", "ops", "converts_only with:dtype",
+          "follows from the dtype change: the converts come with it"),
+    _rule("ops_transposes_follow_inputs", "ops", "transpose_copy_only with:transposed_input",
+          "follows from the inputs change: the transposes come with the transposed input"),
+    _rule("ops_layout_follow", "ops", "layout_ops_only lead_change",
+          "follows from the {lead} change: the tracer lays out the same values with other transposes or copies "
+          "along with it"),
+    _rule("ops_size_follows", "ops", "grows broadcast_reshape_only",
+          "follows from the growing size: the tracer emits other broadcasts or reshapes for a size of 1 than for "
+          "larger sizes; fix the size and this goes too"),
+    _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
+          "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
+          "it created on the first (momentum, moments): nothing to fix", unless="removed"),
+    _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired"),
+    _rule("ops_rewired", "ops", "rewired",
+          "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
+          "iterate in one fixed order"),
+    _rule("ops_follow_new_argument_jax", "ops", "jax with:inputs ops_use_new_inputs",
+          "follows from the inputs change: the added ops read the new argument (a Python branch on whether it is "
+          "passed): pass it on every call, with a neutral value when unused", unless="removed"),
+    _rule("ops_branch_jax", "ops", "jax",
+          "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
+    _rule("ops_branch", "ops", "",
+          "the traced code takes another path on some steps (a Python `if`): run the same ops every step "
+          "(torch.where)"),
+    # -- the others -----------------------------------------------------------------------------------------------
+    _rule("reordered_follow", "reordered", "lead_other",
+          "follows from the {other} change: its values reach the outputs in another order"),
+    _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP),
+    _rule("reordered", "reordered", "",
+          "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"),
+    _rule("layout_jax", "layout", "jax",
+          "an argument arrives with another memory layout on some calls: make it the same every call"),
+    _rule("layout", "layout", "",
+          "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"),
+    _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
+          "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
+          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix"),
+    _rule("sharding_torch", "sharding", "torch_xla",
+          "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
+          "step"),
+    _rule("sharding", "sharding", "",
+          "an input or op is sharded differently between steps: mark the same sharding (mesh, spec) every time"),
+    _rule("aliasing_jax", "aliasing", "",
+          "donation was toggled between calls (donate_argnums, buffer donation): keep the donated arguments fixed",
+          unless="torch_xla"),
+    _rule("aliasing_warmup", "aliasing", "torch_xla donates_added_inputs first_recompilation settles",
+          "follows from the inputs change (warm-up): torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), and the new inputs (optimizer state, once it exists) are overwritten in "
+          "place: nothing to fix"),
+    _rule("aliasing_follow_inputs", "aliasing", "torch_xla donates_added_inputs",
+          "follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too"),
+    _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP),
+    _rule("aliasing_torch", "aliasing", "torch_xla",
+          "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
+          "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "
+          "changes it: update the same tensors in place every step"),
+    _rule("compile_options", "compile_options", "",
+          "the same graph was compiled with other options (XLA_FLAGS, compiler options): set them once, up front"),
+    _rule("weak_type_torch", "weak_type", "torch_xla",
+          "a Python scalar and a tensor were passed in turn: pass the same kind of value every step"),
+    _rule("weak_type", "weak_type", "",
+          "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"),
+    # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
+    _rule("static_flag", "static_argument", "jax bool_values",
+          "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
+          "each compile once); nothing to fix -- it must stay static (a Python `if` on it), do not make it traced"),
+    _rule("static_structure", "static_argument", "jax required_static",
+          "static `{arg}` sets the program's structure ({structure}), so it must stay static -- don't make it "
+          "traced; reduce the values it takes (seen: {values}), e.g. pad to a few bucket sizes"),
+    _rule("static_unused", "static_argument", "jax hlo_identical",
+          "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
+          "function's static arguments (read it outside), or fix its value"),
+    _rule("static_value", "static_argument", "jax",
+          "each value of static `{arg}` compiles again ({values}): pass it as a traced argument, keep it out of "
+          "the jitted function, or fix its value"),
+    _rule("static_torch", "static_argument", "",
+          "a Python value the graph depends on took a new value: pass it as a device tensor, or fix its value",
+          unless="jax"),
+    _rule("cache_key_new_function", "cache_key", "jax new_function",
+          "create and jit the function once, outside the loop, and reuse it"),
+    _rule("cache_key_jax", "cache_key", "jax",
+          "the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
+          "changed"),
+    _rule("cache_key", "cache_key", "",
+          "the HLO is identical: keep the function object, argument types and compile options the same between "
+          "calls"),
+    _rule("fallback", "*", "",
+          "what differs here ({kind}) changes between steps: check which Python value or tensor sets it, and keep it "
+          "the same on every step"),
+)
+
+RULES_BY_NAME = {r.name: r for r in RULES}
+assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"

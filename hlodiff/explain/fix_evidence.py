@@ -1,0 +1,245 @@
+"""The evidence a run holds beyond the two graphs of one recompilation, read for the fix rules: the op that made the
+changed value (metadata, the users of a changed input, the live tensors' IR), the sizes and baked values a family
+went through, whether those sizes grow or recur like buckets, whether a change lies in a library's first step, and
+what a JAX static argument sets in the graph (a loop's trip count, shapes, the ops traced).
+
+Pure readers of the explanation's recompilations; :mod:`hlodiff.explain.fix_context` puts what they find into a
+:class:`~hlodiff.diff.fixes.FixContext`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.diff.fix_facts import package_path
+from hlodiff.explain.families import is_partial
+
+
+def family_ops(recompilations) -> dict[int, frozenset[str]]:
+    """Per recompilation (by id), the producing ops its comparison shows; a mask index seen anywhere in a family
+    counts for all of it: one root shows its op in some comparisons only (the first compares the rest of a step
+    with the early graph, where the index is one of many added instructions)."""
+    own: dict[int, set[str]] = {}
+    masked: set[str] = set()
+    for r in recompilations:
+        ops = producing_ops(r)
+        if "index_input" in ops:  # an integer index made outside the graph: by a mask's early run, or on the host
+            ops.add("nonzero" if any(c.kind == "partial" for c in r.causes) else "tensor_list")
+        if "nonzero" in ops:
+            masked.add(r.family.key)
+        own[id(r)] = ops
+    return {id(r): frozenset(own[id(r)] | ({"nonzero"} if r.family.key in masked else set()))
+            for r in recompilations}
+
+
+# Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
+_OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
+             ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
+             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"))
+
+
+def producing_ops(r) -> set[str]:
+    """Ops that made what changed: the metadata of the changed instructions on both sides (torch_xla's
+    ``op_type="aten__topk"``, JAX's ``op_name="jit(f)/concatenate"``) and the IR of the live tensors behind added or
+    removed outputs."""
+    names: list[str] = []
+    int_inputs = indexing = False
+    sides = ((r.closest, "left"), (r.graph, "right"))
+    for cause in r.causes:
+        for change in cause.origins:
+            for graph, side in sides:
+                ref = getattr(change, side)
+                cm = getattr(graph, "_canonical", None) if graph is not None else None
+                if ref is None or cm is None or ref.computation not in cm.computations:
+                    continue
+                inst = cm.computations[ref.computation].insts.get(ref.name)
+                if inst is None:
+                    continue
+                meta = cm.metadata(inst)
+                names += [n for n in (meta.op_type, meta.op_name) if n]
+                if ref.opcode == "parameter":  # device data: what the graph does with it says what it is
+                    comp = cm.computations[ref.computation]
+                    names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)]
+                if ref.opcode == "parameter" and ref.shape.startswith(_INDEX_TYPES) \
+                        and _feeds_indexing(cm, cm.computations[ref.computation], ref.name):
+                    int_inputs = indexing = True
+    for note in getattr(r, "tensors", ()):
+        names += [node.op for node in note.tensor.ir if getattr(node, "op", None)]
+    found = set()
+    for name in names:
+        low = name.lower()
+        found.update(op for key, op in _OP_NAMES if key in low)
+    if int_inputs and indexing:
+        found.add("index_input")
+    return found
+
+
+_INDEX_TYPES = ("s64[", "s32[")
+
+
+def _feeds_indexing(cm, comp, name: str, depth: int = 8) -> bool:
+    """An integer input that reaches an indexing op (``aten__index``: gather with it as indices) within a few
+    steps of slices and reshapes: an index tensor made outside the graph."""
+    seen, frontier = {name}, [name]
+    for _ in range(depth):
+        nxt = []
+        for n in frontier:
+            for user in comp.users(n):
+                if user in seen:
+                    continue
+                seen.add(user)
+                if cm.metadata(comp.insts[user]).op_type in _INDEXING:
+                    return True
+                nxt.append(user)
+        frontier = nxt
+    return False
+_INDEXING = frozenset({"aten__index", "aten__index_select", "aten__gather", "aten__embedding",
+                       "aten__index_put"})
+
+
+_DIM = re.compile(r"\[([0-9,]*)\]")
+
+
+def family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
+    """Per family, the size that changed took over its latest run of chained compilations, in run order
+    (``7, 8, 9, 10``: each recompilation starts from the size the one before ended at): read from the first changed
+    parameter of each recompilation's shape cause, else from a slice whose length changed."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for r in recompilations:
+        changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
+                   if o.left is not None and o.right is not None]
+        change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
+            (o for o in changes if o.left.opcode == "slice"), None) or next(
+            (o for o in changes if _changed_size(o) is not None), None)
+        sizes = _changed_size(change) if change is not None else None
+        if sizes is not None:
+            pairs.setdefault(r.family.key, []).append(sizes)
+    found = {}
+    for key, seq in pairs.items():
+        chain = [seq[-1]]
+        for pair in reversed(seq[:-1]):
+            if pair[1] != chain[0][0] and not (len(set(p for q in seq for p in q)) <= 4):
+                break
+            chain.insert(0, pair)
+        found[key] = (chain[0][0], *(b for _, b in chain))
+    return found
+
+
+def family_constants(recompilations) -> dict[str, tuple[str, ...]]:
+    """Per family, the values its changing constant was baked in with, in run order (``0, 1``: the values an
+    index offset or a learning rate took while torch_xla baked them; values passed in as inputs show no literal)."""
+    found: dict[str, list[str]] = {}
+    for r in recompilations:
+        change = next((o for c in r.causes if c.kind == "constant" for o in c.origins
+                       if o.left is not None and o.right is not None), None)
+        if change is None:
+            continue
+        seq = found.setdefault(r.family.key, [])
+        for key in ("literal", "value"):
+            for v in change.details.get(key, ()):
+                if v and v.strip() not in seq:
+                    seq.append(v.strip())
+    return {k: tuple(v) for k, v in found.items() if v}
+
+
+def _changed_size(change) -> tuple[str, str] | None:
+    a, b = _dims(change.left.shape), _dims(change.right.shape)
+    if a is None or b is None or len(a) != len(b):
+        return None
+    axis = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    return None if axis is None else (str(a[axis]), str(b[axis]))
+
+
+def _dims(shape: str) -> list[int] | None:
+    m = _DIM.search(shape)
+    if not m:
+        return None
+    try:
+        return [int(x) for x in m.group(1).split(",") if x]
+    except ValueError:
+        return None
+
+
+def grows(sizes: tuple[str, ...]) -> bool:
+    """At least three compilations, each larger than the last by the same step: a cache or history built up."""
+    if len(sizes) < 3:
+        return False
+    n = [int(x) for x in sizes]
+    steps = {b - a for a, b in zip(n, n[1:])}
+    return len(steps) == 1 and steps.pop() > 0
+
+
+def buckets(r, sizes: tuple[str, ...], pattern: str) -> bool:
+    """A few sizes (at most four), compiled once each and seen again later: inputs already padded to buckets."""
+    if len(set(sizes)) < 2 or len(set(sizes)) > 4 or pattern not in ("alternating", "recurring", "periodic"):
+        return False
+    members = [g for g in r.family.members if not is_partial(g)]
+    return len(members) > len(r.family.compiled)
+
+
+def library_step(cause, ctx) -> str:
+    """The library file whose first step this change is (``torch/optim/adamw.py``), when only the family's first
+    graph differs (warm-up only) and every changed instruction's frames are library code."""
+    if not (ctx.first_recompilation and ctx.pattern == "warm-up only"):
+        return ""
+    files: list[str] = []
+    for change in cause.origins:
+        for ref in (change.left, change.right):
+            if ref is None or not ref.frames:
+                continue
+            if not all(f.is_library for f in ref.frames):
+                return ""
+            files.append(ref.frames[0].file)
+    if not files:
+        return ""
+    top = max(set(files), key=files.count)
+    return package_path(top)
+
+
+def static_structure(r) -> str:
+    """What the graph's own causes say a static argument sets, in words for the fix; empty for values only."""
+    kinds = {c.kind for c in r.causes}
+    if "shape" in kinds or trip_count_changed(r):
+        return "shapes and loop lengths"
+    if kinds & {"ops", "inputs", "outputs"}:
+        return "which ops are traced: a Python loop or branch on it"
+    if "attribute" in kinds:
+        return "slice bounds or dimensions"
+    return ""
+
+
+def trip_count_changed(r) -> bool:
+    """A changed constant inside a while loop's condition: a loop count baked in (lax.scan's length,
+    fori_loop with Python bounds)."""
+    cm = getattr(r.graph, "_canonical", None)
+    if cm is None:
+        return False
+    conditions = {str(inst.attrs.get("condition", "")).lstrip("%") for comp in cm.computations.values()
+                  for inst in comp.insts.values() if inst.opcode == "while"}
+    return any(o.right is not None and o.right.computation in conditions
+               for c in r.causes if c.kind == "constant" for o in c.origins)
+
+
+def ops_use_new_inputs(r) -> bool:
+    """Every operation an ``ops`` cause adds reads (within a few steps) a parameter an ``inputs`` cause added: the
+    new ops come with the new argument (``if "mask" in batch: x = x * batch["mask"]``), not on their own."""
+    cm = getattr(r.graph, "_canonical", None)
+    if cm is None:
+        return False
+    new_params = {(o.right.computation, o.right.name) for c in r.causes if c.kind == "inputs" for o in c.origins
+                  if o.left is None and o.right is not None and o.right.opcode == "parameter"}
+    added = [o.right for c in r.causes if c.kind == "ops" for o in c.origins if o.left is None and o.right is not None]
+    if not new_params or not added:
+        return False
+    reached: set[tuple[str, str]] = set()
+    for comp_name, name in new_params:
+        comp = cm.computations.get(comp_name)
+        if comp is None:
+            continue
+        frontier, seen = [name], {name}
+        for _ in range(8):
+            frontier = [u for n in frontier for u in comp.users(n) if u not in seen]
+            seen.update(frontier)
+        reached |= {(comp_name, n) for n in seen}
+    feeding = [a for a in added if (a.computation, a.name) in reached]
+    return bool(feeding) and len(feeding) * 2 >= len(added)

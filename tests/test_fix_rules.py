@@ -1,0 +1,124 @@
+"""The fix rule table, row by row: every row can be reached with exactly the evidence it names, each fact it needs
+is needed (without it another row answers), each fact in its ``unless`` rules it out; and the rows a real fixture
+exercises are the ones that fixture's causes record (``fix_rule``), read from the explanation's JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+from hlodiff.diff.fix_rules import ANY, RULES, RULES_BY_NAME
+from hlodiff.diff.fixes import FixChoice, choose
+from hlodiff.diff.model import CAUSE_KINDS
+
+
+def _kind(rule) -> str:
+    return sorted(rule.kinds)[0] if rule.kinds is not ANY else "ops"
+
+
+def _facts(rule, kind: str) -> frozenset[str]:
+    return frozenset(rule.needs | {f"is:{kind}"})
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
+def test_each_row_is_chosen_on_exactly_its_evidence(rule):
+    kinds = sorted(rule.kinds) if rule.kinds is not ANY else ["a_kind_no_row_names"] + (["ops"] if rule.needs else [])
+    for kind in kinds:
+        assert choose(kind, _facts(rule, kind)) is rule, (rule.name, kind)
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.needs], ids=[r.name for r in RULES if r.needs])
+def test_each_fact_a_row_needs_is_needed(rule):
+    kind = _kind(rule)
+    for fact in rule.needs:
+        assert choose(kind, _facts(rule, kind) - {fact}) is not rule, (rule.name, fact)
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.unless], ids=[r.name for r in RULES if r.unless])
+def test_contradicting_evidence_rules_a_row_out(rule):
+    kind = _kind(rule)
+    for fact in rule.unless:
+        assert choose(kind, _facts(rule, kind) | {fact}) is not rule, (rule.name, fact)
+
+
+def test_every_kind_has_an_answer_and_the_words_fill_in():
+    for kind in CAUSE_KINDS:
+        rule = choose(kind, frozenset({f"is:{kind}"}))
+        text = FixChoice(rule, {"kind": kind}).text
+        assert text and "{" not in text
+
+
+def test_no_row_of_warm_up_or_buckets_asks_for_a_code_change():
+    """Rows whose evidence says 'expected' never tell the user to change their code."""
+    expected = [r for r in RULES if r.text.startswith(("expected:", "expected warm-up"))]
+    assert len(expected) >= 8
+    for rule in expected:
+        assert "nothing to fix" in rule.text or "if these compilations add up" in rule.text, rule.name
+
+
+# Rows a real run exercises: the fixture, and the kind of the cause that records the row.
+EXERCISED = {
+    "setup_once": "torch_xla/setup_accumulate", "eager_op": "jax/debug_print",
+    "cut_follows_mask": "torch_xla/mask_index",
+    "cut_follows": "torch_xla/item_partial", "partial_mask_index": "torch_xla/mask_index",
+    "partial_read": "torch_xla/print_partial", "shape_topk": "torch_xla/topk_k",
+    "shape_growing_cache": "torch_xla/kv_cache", "shape_tensor_list": "torch_xla/index_list",
+    "shape_buckets": "torch_xla/collate_buckets", "shape_last_batch_jax": "jax/user_project/run",
+    "shape_last_batch": "torch_xla/batch_shape", "shape_input_jax": "jax/recompile_shape",
+    "shape_short_batch_once": "torch_xla/hostile_names",
+    "dtype_jax_precision": "jax/dtype_reductions", "dtype_input_int_float_jax": "jax/dtype_int_input",
+    "dtype_input": "torch_xla/dtype_input", "dtype_autocast": "torch_xla/autocast_late",
+    "dtype_created": "torch_xla/dtype_zeros_like", "constant_lr_special": "torch_xla/lr_zero_one",
+    "slice_length": "torch_xla/slice_length", "slice_bound": "torch_xla/slice_index", "inputs_jax": "jax/optional_key",
+    "inputs_transposed": "torch_xla/fsdp_linear/plain", "inputs_made_before_loop": "torch_xla/unsynced_init",
+    "inputs_follow_ops": "torch_xla/clip_later", "inputs_optimizer_warmup": "torch_xla/momentum_warmup",
+    "inputs_library_state": "torch_xla/adamw_split", "inputs_seen": "torch_xla/pipeline/mb2", "inputs_cycle": "torch_xla/setup_accumulate",
+    "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
+    "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
+    "ops_transposes_follow_inputs": "torch_xla/fsdp_linear/plain", "ops_layout_follow": "torch_xla/lr_warmup_zero",
+    "ops_optimizer_warmup": "torch_xla/momentum_warmup", "ops_rewired": "torch_xla/task_order",
+    "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
+    "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
+    "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
+    "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
+    "ops_size_follows": "torch_xla/unbounded_growth",
+    "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",
+    "static_value": "jax/recompile_shape", "follows_new_function": "jax/closure_jit",
+    "cache_key_new_function": "jax/closure_jit",
+}
+
+
+def _recorded_rules(fixture: str) -> set[str]:
+    folder = FIXTURES / fixture
+    dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", str(dump), "--json"]).output)
+    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+
+
+@pytest.mark.parametrize("fixture", sorted(set(EXERCISED.values())))
+def test_real_runs_record_the_rows_they_exercise(fixture):
+    assert set(RULES_BY_NAME) >= set(EXERCISED)
+    wanted = {name for name, f in EXERCISED.items() if f == fixture}
+    assert wanted <= _recorded_rules(fixture)
+
+
+_TORCH_WORDS = re.compile(r"\btorch\b|torch\.|autocast|DataLoader|\.item\(\)|xm\.|\.to\(device\)|index_select|"
+                          r"\bsync\b|device tensor|x\.float\(\)")
+_JAX_WORDS = re.compile(r"\bjnp\b|jax\.|\bjit\b|traced (array|argument|int)|static argument|donate_argnums|lax\.")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
+def test_on_each_row_s_evidence_the_fix_speaks_the_run_s_framework(rule):
+    """Whatever a row needs, a JAX run never gets torch's words and a torch_xla run never JAX's."""
+    kind = _kind(rule) if rule.kinds is not ANY else "a_kind_no_row_names"
+    for producer, foreign in (("jax", _TORCH_WORDS), ("torch_xla", _JAX_WORDS)):
+        other = "torch_xla" if producer == "jax" else "jax"
+        facts = (_facts(rule, kind) - {other}) | {producer}
+        chosen = choose(kind, facts)
+        assert not foreign.search(chosen.text), (producer, chosen.name)
