@@ -131,6 +131,16 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar (it is drawn on stderr only when that is a terminal).")
 
 
+def model_explorer_options(fn):
+    """--model-explorer and --model-explorer-out DIR: the two graphs and their diff in Model Explorer."""
+    fn = click.option("--model-explorer-out", "explorer_out", type=click.Path(file_okay=False), default=None,
+                      help="Write Model Explorer graph and node-data JSON files (graphs A and B, status, cause) to "
+                           "this folder.")(fn)
+    return click.option("--model-explorer", "explorer", is_flag=True,
+                        help="Show the two graphs and their diff in Model Explorer on 127.0.0.1 (needs the "
+                             "explorer extra); prints the URL, stops on Ctrl-C.")(fn)
+
+
 def rank_options(fn):
     """--jobs N and --scheduler ADDRESS: how several ranks' dumps are read (results identical either way)."""
     fn = click.option("--scheduler", metavar="ADDRESS", default=None,
@@ -198,12 +208,13 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report (the two graphs side by side) to this file.")
+@model_explorer_options
 @normalization_options
 @stage_option
 @quiet_option
 @_guarded
 def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str | None, no_normalize: tuple[str, ...],
-            ignore_layouts: bool, stage: str | None) -> None:
+            ignore_layouts: bool, stage: str | None, explorer: bool = False, explorer_out: str | None = None) -> None:
     """Compare two graphs, or each graph of one dump with the previous distinct one.
 
     A and B are files or PATH#N references (as `hlodiff inspect` numbers them). Exit status: 0 equal after
@@ -259,7 +270,15 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
             console = _console()
             terminal.render_diff(console, diff, left.ref, right.ref, verbose=verbose)
             render_cost_delta(console, cost)
+        if explorer or explorer_out:
+            from hlodiff.render.model_explorer_serve import show_diff
+            from hlodiff.render.write import Inputs
+
+            show_diff(diff, left.ref, right.ref, serve_it=explorer, out_dir=explorer_out, read=Inputs.of(list(refs)),
+                      echo=functools.partial(click.echo, err=True))
         sys.exit(0 if diff.equal and not diff.causes else 1)
+    if explorer or explorer_out:
+        raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")
     from hlodiff.explain.inventory import inventory
