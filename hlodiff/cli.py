@@ -241,6 +241,10 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         from hlodiff._runtime import collector_off_for_command
 
         collector_off_for_command()
+        if explorer:
+            from hlodiff.render.model_explorer_serve import model_explorer_module
+
+            model_explorer_module()  # the extra is missing: say so before the analysis, not after
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
         left_module, right_module = left.module(), right.module()
         unknown: set[str] = set()

@@ -121,6 +121,8 @@ def _own_layers(cm: CanonicalModule, cc: CanonicalComputation) -> dict[str, tupl
     cut = len(common_prefix(scoped)) if len(scoped) > 1 else 0
     out = {n: (p[cut:] if cut and p[:cut] == tuple(scoped[0][:cut]) else p) for n, p in paths.items()}
     out[cc.root] = ()
+    if cc is not cm.entry:  # a called computation's parameters are its top, not a layer of their own
+        out.update((n, ()) for n, inst in cc.insts.items() if inst.opcode == "parameter")
     return out
 
 
@@ -153,11 +155,36 @@ def side_views(diff: ModuleDiff) -> tuple[SideView, SideView]:
             left.status.setdefault((lc, lname), "only_left")
         for rname in cd.right.insts:
             right.status.setdefault((rc, rname), "only_right")
+    partner.update(_equal_callees(cds))
     for view, one_side in ((left, "only_left"), (right, "only_right")):
         _inherit(view, one_side)
     _assign_ids(left, right, partner)
     _causes(diff, left, right)
+    _partner_causes(left, right, partner)
     return left, right
+
+
+def _equal_callees(cds) -> dict[tuple[str, str], tuple[str, str]]:
+    """Instructions of equal computations called by matched instructions (a reduce's adder, an unchanged loop
+    body), paired by position: equal hashes mean the same instructions in the same order."""
+    lcm, rcm = cds[0].lcm, cds[0].rcm
+    done = {(cd.left.name, cd.right.name) for cd in cds}
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}
+    queue = deque((cd.left.insts[a], cd.right.insts[b]) for cd in cds for a, b in cd.matching.l2r.items())
+    while queue:
+        li, ri = queue.popleft()
+        for lc, rc in zip(li.called_computation_names(), ri.called_computation_names()):
+            if (lc, rc) in done or lc not in lcm.computations or rc not in rcm.computations \
+                    or lcm.computation_hashes.get(lc) != rcm.computation_hashes.get(rc):
+                continue
+            done.add((lc, rc))
+            lcc, rcc = lcm.computations[lc], rcm.computations[rc]
+            if len(lcc.insts) != len(rcc.insts):
+                continue
+            for (ln, la), (rn, ra) in zip(lcc.insts.items(), rcc.insts.items()):
+                pairs[(rc, rn)] = (lc, ln)
+                queue.append((la, ra))
+    return pairs
 
 
 def _inherit(view: SideView, one_side: str) -> None:
@@ -189,6 +216,17 @@ def _assign_ids(left: SideView, right: SideView, partner: dict) -> None:
         mate = partner.get(key)
         ids[key] = left.ids[mate] if mate in left.ids else (name if name not in taken else f"B:{name}")
     right.ids = ids
+
+
+def _partner_causes(left: SideView, right: SideView, partner: dict) -> None:
+    """A changed node whose side shows no cause near it (the root tuple of the side without the new output) takes
+    its partner's label."""
+    for rkey, lkey in partner.items():
+        a, b = left.cause.get(lkey), right.cause.get(rkey)
+        if a == NO_CAUSE and b is not None:
+            left.cause[lkey] = b
+        elif b == NO_CAUSE and a is not None:
+            right.cause[rkey] = a
 
 
 def _causes(diff: ModuleDiff, left: SideView, right: SideView) -> None:
@@ -291,8 +329,11 @@ def _graph(graph_id: str, view: SideView) -> dict:
             path = per_inst[name]
             status = view.status.get(key, "unchanged")
             if status != "unchanged":
+                kind = view.cause.get(key, NO_CAUSE).removesuffix(REGION)
                 for depth in range(1, len(path) + 1):
-                    marks.setdefault("/".join(path[:depth]), Counter())[status] += 1
+                    counts = marks.setdefault("/".join(path[:depth]), Counter())
+                    counts[status] += 1
+                    counts["cause:" + kind] += 1
             nodes.append(_node(view, cc, key, inst, "/".join(path), status))
     graph = {"id": graph_id, "nodes": nodes}
     if marks:
@@ -326,7 +367,10 @@ def _node(view: SideView, cc: CanonicalComputation, key: tuple[str, str], inst, 
 
 
 def _layer_summary(counts: Counter) -> str:
-    return ", ".join(f"{counts[s]} {STATUS_LABELS[s]}" for s in STATUSES if counts.get(s))
+    """``3 changed, 1 only in B (shape, outputs)``: what differs inside a layer and why."""
+    kinds = [k.removeprefix("cause:") for k in counts if k.startswith("cause:")]
+    kinds.sort(key=lambda k: (CAUSE_KINDS.index(k) if k in CAUSE_KINDS else len(CAUSE_KINDS), k))
+    return ", ".join(f"{counts[s]} {STATUS_LABELS[s]}" for s in STATUSES if counts.get(s)) + f" ({', '.join(kinds)})"
 
 
 def _layer_configs(marks: dict[str, Counter]) -> list[dict]:

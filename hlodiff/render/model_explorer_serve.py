@@ -27,15 +27,17 @@ def model_explorer_module():
         from model_explorer import server
     except ImportError:
         raise HlodiffError("--model-explorer needs Model Explorer: pip install 'hlodiff[explorer]' "
-                           "(or write the files with --model-explorer-out DIR for your own)") from None
+                           "(or write the files with --model-explorer-out DIR for your own)", path="hlodiff") from None
     return model_explorer, server
 
 
 def url_data(data: ExplorerInput, paths: dict[str, str]) -> dict:
     """What Model Explorer reads from its ``data=`` URL parameter: the graph file, both overlays (applied to the
-    models), and both panes (graph A left, graph B right)."""
-    return {"models": [{"url": paths["graph_a"]}, {"url": paths["graph_b"]}], "nodeData": [paths["status"], paths["cause"]],
-            "nodeDataTargets": ["", ""], "uiState": ui_state(data)}
+    models), both panes (graph A left, graph B right), and navigation synced by node id (a matched instruction has
+    one id on both sides)."""
+    return {"models": [{"url": paths["graph_a"]}, {"url": paths["graph_b"]}],
+            "nodeData": [paths["status"], paths["cause"]], "nodeDataTargets": ["", ""], "uiState": ui_state(data),
+            "sync": {"mode": "match_node_id"}}
 
 
 def serve(data: ExplorerInput, host: str = HOST, port: int = PORT) -> None:
