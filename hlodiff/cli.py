@@ -378,6 +378,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
+@model_explorer_options
+@click.option("--recompilation", "explorer_graph", type=int, metavar="N", default=None,
+              help="With --model-explorer(-out): show recompiled graph #N (default: the first recompilation).")
 @stage_option
 @rank_options
 @quiet_option
@@ -385,7 +388,8 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
                       jax_log: str | None, as_json: bool,
                       html_path: str | None, verbose: bool, stage: str | None, jobs: int | None,
-                      scheduler: str | None) -> None:
+                      scheduler: str | None, explorer: bool = False, explorer_out: str | None = None,
+                      explorer_graph: int | None = None) -> None:
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
     the closest earlier graph of its family and which line of your code caused it.
 
@@ -408,10 +412,13 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
 
     specs = find_ranks(list(paths))
     if is_job(specs):
+        if explorer or explorer_out:
+            raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
         _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
                      html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler)
     _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage, given=list(paths))
+             verbose=verbose, stage=stage, given=list(paths),
+             explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
@@ -468,7 +475,8 @@ def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | Non
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
-             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None) -> None:
+             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None,
+             explorer: tuple | None = None) -> None:
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled, or
     a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
     from hlodiff.explain.recompile import explain_run
@@ -501,6 +509,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     else:
         _warn(warnings)
         terminal.render_explanation(_console(), explanation, verbose=verbose)
+    if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
+        from hlodiff.render.model_explorer_serve import show_recompilation
+
+        show_recompilation(explanation, explorer[2], serve_it=explorer[0], out_dir=explorer[1], read=read,
+                           echo=functools.partial(click.echo, err=True))
     if exit_status is not None:
         n = len(explanation.recompilations)
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "

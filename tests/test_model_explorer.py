@@ -244,3 +244,57 @@ def test_files_load_into_model_explorers_python_classes(tmp_path):
         assert _subset(doc, json.loads(model.to_json_string()))
         assert all(isinstance(r["value"], str) and r["bgColor"].startswith("#")
                    for d in doc.values() for r in d["results"].values())
+
+
+# -- explain-recompile ----------------------------------------------------------------------------------------------
+
+METRIC = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
+
+
+def test_explain_recompile_shows_the_recompilation_beside_its_closest_earlier_graph(tmp_path):
+    out = tmp_path / "me"
+    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer-out", str(out)])
+    assert result.exit_code == 1, result.output
+    a = json.loads((out / FILES["graph_a"]).read_text())["graphs"][0]
+    status = json.loads((out / FILES["status"]).read_text())
+    cause = json.loads((out / FILES["cause"]).read_text())
+    # Graph #1 recompiled; its closest earlier graph is #0, which has the metric output #1 lacks.
+    assert a["id"] == f"A: {METRIC}#0" and set(status) == {a["id"], f"B: {METRIC}#1"}
+    gone = {k for k, r in status[a["id"]]["results"].items() if r["value"] == "only in A"}
+    # As many as compare counts in the entry computation, plus the reducers only those instructions call.
+    stats = json.loads(CliRunner().invoke(main, ["compare", f"{METRIC}#0", f"{METRIC}#1", "--json"]).stdout)["stats"]
+    nodes = {n["id"]: n for n in a["nodes"]}
+    entry_name = _attr(nodes["p0.1"], "computation")
+    entry = {k for k in gone if _attr(nodes[k], "computation") == entry_name}
+    callees = gone - entry
+    assert len(entry) == stats["only_left"] and callees
+    assert all(nodes[k]["namespace"] for k in callees)  # inside the layer of the reduce calling them
+    assert {cause[a["id"]]["results"][k]["value"] for k in gone} == {"outputs", "outputs (same region)"}
+
+
+def test_explain_recompile_with_a_graph_that_did_not_recompile_is_one_line(tmp_path):
+    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer-out", str(tmp_path / "me"),
+                                       "--recompilation", "3"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "hlodiff: error: --model-explorer: no graph #3 as a recompilation with a closest earlier graph to show "
+        "(recompiled graphs compared: #1)")
+    assert not (tmp_path / "me").exists()
+
+
+def test_a_jax_dtype_change_marks_the_reducers_that_changed(tmp_path):
+    """A real JAX dump (dtype_reductions: f32 -> bf16 input): every op shares jit(f), so that layer is dropped; each
+    reducer computation is a layer beside the reduce calling it, marked when its dtype changed."""
+    out = tmp_path / "me"
+    dump = str(FIXTURES / "jax" / "dtype_reductions" / "dump")
+    result = CliRunner().invoke(main, ["explain-recompile", dump, "--model-explorer-out", str(out)])
+    assert result.exit_code == 1, result.output
+    graph = json.loads((out / FILES["graph_b"]).read_text())["graphs"][0]
+    namespaces = {n["namespace"] for n in graph["nodes"]}
+    assert not any(ns.startswith("jit(") for ns in namespaces)
+    marked = graph["groupNodeAttributes"]
+    assert marked["parameters"] == {"hlodiff": "1 changed (dtype)"}
+    regions = [ns for ns in marked if ns.startswith("region_")]
+    assert regions and all(marked[ns]["hlodiff"].endswith("(dtype)") for ns in regions)
+    unmarked = {ns for ns in namespaces if ns.startswith("region_")} - set(regions)
+    assert unmarked  # reducers whose dtype stayed are not marked

@@ -246,6 +246,29 @@ def _causes(diff: ModuleDiff, left: SideView, right: SideView) -> None:
                 if view.status.get(key) not in (None, "unchanged") and key not in view.cause:
                     found[key] = _nearest_cause(view, cc, comp, name)
         view.cause.update(found)
+        _callee_causes(view)
+
+
+def _callee_causes(view: SideView) -> None:
+    """Instructions inside a computation called only by a differing instruction (the adder of a removed reduce)
+    have no cause near them in their own computation: they take their caller's."""
+    cm = view.cm
+    seen, queue = {cm.entry.name}, deque([cm.entry.name])
+    while queue:
+        cc = cm.computations[queue.popleft()]
+        for name, inst in cc.insts.items():
+            label = view.cause.get((cc.name, name))
+            for callee in inst.called_computation_names():
+                if callee not in cm.computations or callee in seen:
+                    continue
+                seen.add(callee)
+                queue.append(callee)
+                if label is None or label == NO_CAUSE:
+                    continue
+                inherited = label if label.endswith(REGION) else label + REGION
+                for inner in cm.computations[callee].insts:
+                    if view.cause.get((callee, inner)) == NO_CAUSE:
+                        view.cause[(callee, inner)] = inherited
 
 
 REGION = " (same region)"

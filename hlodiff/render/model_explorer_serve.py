@@ -78,3 +78,18 @@ def show_diff(diff, left_ref: str, right_ref: str, *, serve_it: bool, out_dir: s
              f"--node_data_paths={paths['status']},{paths['cause']}")
     if serve_it:
         serve(data)
+
+
+def show_recompilation(explanation, graph: int | None, *, serve_it: bool, out_dir: str | None, read=None,
+                       echo=print) -> None:
+    """``explain-recompile --model-explorer``: recompiled graph #``graph`` (default: the first recompilation)
+    beside the closest earlier graph of its family, the pair its causes were derived from."""
+    recompilations = [r for r in explanation.recompilations if r.diff is not None and r.diff.computations]
+    chosen = next((r for r in recompilations if graph is None or r.graph.record.index == graph), None)
+    if chosen is None:
+        numbers = ", ".join(f"#{r.graph.record.index}" for r in recompilations) or "none"
+        wanted = "a recompilation" if graph is None else f"graph #{graph} as a recompilation"
+        raise HlodiffError(f"--model-explorer: no {wanted} with a closest earlier graph to show (recompiled graphs "
+                           f"compared: {numbers})", path="hlodiff")
+    show_diff(chosen.diff, chosen.closest.ref, chosen.graph.ref, serve_it=serve_it, out_dir=out_dir, read=read,
+              echo=echo)
