@@ -298,3 +298,22 @@ def test_a_jax_dtype_change_marks_the_reducers_that_changed(tmp_path):
     assert regions and all(marked[ns]["hlodiff"].endswith("(dtype)") for ns in regions)
     unmarked = {ns for ns in namespaces if ns.startswith("region_")} - set(regions)
     assert unmarked  # reducers whose dtype stayed are not marked
+
+
+def test_jax_named_scopes_are_the_layers_and_only_the_changed_block_is_marked(tmp_path):
+    """fixtures/jax/named_scopes: a 4-block MLP under jax.named_scope; the second call gets block 2's weight in
+    bf16. Its layers are the blocks (with their mlp scope), and only block_2 (and the parameters) are marked."""
+    out = tmp_path / "me"
+    truth = json.loads((FIXTURES / "jax" / "named_scopes" / "truth.json").read_text())
+    result = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "jax" / "named_scopes" / "dump"),
+                                       "--model-explorer-out", str(out)])
+    assert result.exit_code == 1, result.output
+    for name in (FILES["graph_a"], FILES["graph_b"]):
+        graph = json.loads((out / name).read_text())["graphs"][0]
+        tops = {n["namespace"].split("/")[0] for n in graph["nodes"]}
+        assert {"block_0", "block_1", "block_2", "block_3", "head", "parameters"} <= tops
+        assert {n["namespace"] for n in graph["nodes"] if _attr(n, "op_name") == "jit(forward)/block_1/mlp/tanh"} \
+            == {"block_1/mlp"}
+        marked = graph["groupNodeAttributes"]
+        assert set(marked) == {truth["changed_scope"], truth["changed_scope"] + "/mlp", "parameters"}
+        assert all(summary["hlodiff"].endswith(f"({truth['cause']})") for summary in marked.values())

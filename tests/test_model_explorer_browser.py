@@ -50,7 +50,8 @@ PAGE_READY = 240.0  # seconds: Model Explorer processing and laying out both gra
 
 
 class Served:
-    """``hlodiff compare A B --model-explorer`` running in its own process group; stdout read by a thread."""
+    """``hlodiff compare A B --model-explorer`` running in its own process group; stdout and stderr read by threads
+    (the URL is on stderr: stdout holds the report alone)."""
 
     def __init__(self, args: list[str]) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -69,7 +70,7 @@ class Served:
     def url(self) -> str:
         deadline = time.monotonic() + SERVER_START
         while time.monotonic() < deadline:
-            found = next((line.strip() for line in self.lines if line.startswith("http://127.0.0.1:")), None)
+            found = next((line.strip() for line in self.err if line.startswith("http://127.0.0.1:")), None)
             if found:
                 return found
             if self.proc.poll() is not None:
@@ -159,7 +160,7 @@ def _expected(folder: Path, graph_file: str) -> tuple[int, dict[str, Counter]]:
 def test_big_pair_in_model_explorer(tmp_path):
     files = tmp_path / "files"
     served = Served(["compare", str(BIG / "transformer24.hlo.gz"), str(BIG / "transformer24_variant.hlo.gz"),
-                     "--model-explorer", "--model-explorer-out", str(files)])
+                     "--json", "--model-explorer", "--model-explorer-out", str(files)])
     try:
         url = served.url()
         data = json.loads(unquote(url.split("data=", 1)[1]))
@@ -194,5 +195,7 @@ def test_big_pair_in_model_explorer(tmp_path):
         assert only_b > 0
         assert served.interrupt() == 1  # compare's "different" status once Ctrl-C stops the server
         assert not served_folder.exists()  # the served copy of the files is removed
+        # Model Explorer's messages went to stderr: stdout is the --json document alone.
+        assert json.loads("".join(served.lines))["schema"] == "hlodiff.compare/1"
     finally:
         served.stop()

@@ -1,5 +1,5 @@
 """Serve a diff in Model Explorer (the ``explorer`` extra): write the JSON files, start its local server on
-127.0.0.1, print the URL, and wait until Ctrl-C.
+127.0.0.1, print the URL (on stderr, with Model Explorer's other messages), and wait until Ctrl-C.
 
 Only this module imports ``model_explorer``; reading and diffing never need it. Two choices differ from Model
 Explorer's defaults, both so that looking at a private dump sends nothing anywhere: no browser is opened (the URL
@@ -8,8 +8,10 @@ is printed), and its check for a newer version on pypi.org (at start and from th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import sys
 import tempfile
 from urllib.parse import quote
 
@@ -54,7 +56,8 @@ def serve(data: ExplorerInput, host: str = HOST, port: int = PORT) -> None:
         encoded = quote(json.dumps(url_data(data, paths)))
         config.to_url_param_value = lambda: encoded  # the same models and overlays, plus the two-pane layout
         server._check_new_version = _no_version_check
-        server.start(host=host, port=port, config=config, no_open_in_browser=True)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout keeps the report alone (compare --json stays JSON)
+            server.start(host=host, port=port, config=config, no_open_in_browser=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
