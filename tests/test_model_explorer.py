@@ -20,8 +20,8 @@ from hlodiff.cli import main
 from hlodiff.diff import diff_modules
 from hlodiff.graph import Normalization, canonicalize
 from hlodiff.hlo import parse_module
-from hlodiff.render.model_explorer import (CAUSE_COLORS, FILES, STATUS_COLORS, common_prefix, computation_layers,
-                                          explorer_input, layer_path)
+from hlodiff.render.model_explorer import CAUSE_COLORS, FILES, STATUS_COLORS, explorer_input
+from hlodiff.render.model_explorer_layers import common_prefix, computation_layers, layer_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 BATCH = str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
