@@ -128,11 +128,16 @@ def test_equal_modules_have_no_marked_layer_and_every_node_unchanged():
 
 
 def test_a_layer_name_with_regex_characters_is_matched_literally():
-    data = explorer_input(diff_modules(_module(), _module("bf16")), "a", "b")
-    config = data.graph_a["graphs"][0]["groupNodeConfigs"][0]
+    from collections import Counter as C
     import re
 
-    assert re.fullmatch(config["namespaceRegex"], "parameters") and not re.fullmatch(config["namespaceRegex"], "p")
+    from hlodiff.render.model_explorer import _layer_configs
+
+    configs = _layer_configs({"aten__add/aten__add.99": C(changed=1), "jit(f)/a|b": C(only_right=2)})
+    by_colour = {c["borderColor"]: re.compile(c["namespaceRegex"]) for c in configs}
+    assert by_colour["#e37400"].fullmatch("aten__add/aten__add.99")
+    assert not by_colour["#e37400"].fullmatch("aten__add/aten__addX99")
+    assert by_colour["#188038"].fullmatch("jit(f)/a|b") and not by_colour["#188038"].fullmatch("b")
 
 
 # -- the CLI -------------------------------------------------------------------------------------------------------
