@@ -134,6 +134,7 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
 def model_explorer_options(fn):
     """--model-explorer and --model-explorer-out DIR: the two graphs and their diff in Model Explorer."""
     fn = click.option("--model-explorer-out", "explorer_out", type=click.Path(file_okay=False), default=None,
+                      metavar="DIR",
                       help="Write Model Explorer graph and node-data JSON files (graphs A and B, status, cause) to "
                            "this folder.")(fn)
     return click.option("--model-explorer", "explorer", is_flag=True,
@@ -488,6 +489,10 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
                       *inputs.jax_logs])
     if html_path:
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
+    if explorer and explorer[0]:
+        from hlodiff.render.model_explorer_serve import model_explorer_module
+
+        model_explorer_module()  # the extra is missing: say so before the analysis
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
     body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,

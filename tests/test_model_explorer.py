@@ -188,7 +188,7 @@ def test_model_explorer_options_need_two_graphs(tmp_path):
 def test_model_explorer_without_the_extra_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "model_explorer", None)  # as if the explorer extra were not installed
     result = CliRunner().invoke(main, ["compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer"])
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and result.stdout == ""  # before the analysis: no report, then an error
     assert result.stderr.strip().splitlines()[-1] == (
         "hlodiff: error: --model-explorer needs Model Explorer: pip install 'hlodiff[explorer]' (or write the files "
         "with --model-explorer-out DIR for your own)")
@@ -322,3 +322,11 @@ def test_jax_named_scopes_are_the_layers_and_only_the_changed_block_is_marked(tm
         marked = graph["groupNodeAttributes"]
         assert set(marked) == {truth["changed_scope"], truth["changed_scope"] + "/mlp", "parameters"}
         assert all(summary["hlodiff"].endswith(f"({truth['cause']})") for summary in marked.values())
+
+
+def test_explain_recompile_model_explorer_without_the_extra_is_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "model_explorer", None)
+    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer"])
+    assert result.exit_code == 2 and result.stdout == ""  # said before the analysis, no report printed
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "hlodiff: error: --model-explorer needs Model Explorer: pip install 'hlodiff[explorer]'")
