@@ -131,6 +131,17 @@ quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar (it is drawn on stderr only when that is a terminal).")
 
 
+def model_explorer_options(fn):
+    """--model-explorer and --model-explorer-out DIR: the two graphs and their diff in Model Explorer."""
+    fn = click.option("--model-explorer-out", "explorer_out", type=click.Path(file_okay=False), default=None,
+                      metavar="DIR",
+                      help="Write Model Explorer graph and node-data JSON files (graphs A and B, status, cause) to "
+                           "this folder.")(fn)
+    return click.option("--model-explorer", "explorer", is_flag=True,
+                        help="Show the two graphs and their diff in Model Explorer on 127.0.0.1 (needs the "
+                             "explorer extra); prints the URL, stops on Ctrl-C.")(fn)
+
+
 def rank_options(fn):
     """--jobs N and --scheduler ADDRESS: how several ranks' dumps are read (results identical either way)."""
     fn = click.option("--scheduler", metavar="ADDRESS", default=None,
@@ -198,12 +209,13 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report (the two graphs side by side) to this file.")
+@model_explorer_options
 @normalization_options
 @stage_option
 @quiet_option
 @_guarded
 def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str | None, no_normalize: tuple[str, ...],
-            ignore_layouts: bool, stage: str | None) -> None:
+            ignore_layouts: bool, stage: str | None, explorer: bool = False, explorer_out: str | None = None) -> None:
     """Compare two graphs, or each graph of one dump with the previous distinct one.
 
     A and B are files or PATH#N references (as `hlodiff inspect` numbers them). Exit status: 0 equal after
@@ -230,6 +242,10 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         from hlodiff._runtime import collector_off_for_command
 
         collector_off_for_command()
+        if explorer:
+            from hlodiff.render.model_explorer_serve import model_explorer_module
+
+            model_explorer_module()  # the extra is missing: say so before the analysis, not after
         left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
         left_module, right_module = left.module(), right.module()
         unknown: set[str] = set()
@@ -259,7 +275,15 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
             console = _console()
             terminal.render_diff(console, diff, left.ref, right.ref, verbose=verbose)
             render_cost_delta(console, cost)
+        if explorer or explorer_out:
+            from hlodiff.render.model_explorer_serve import show_diff
+            from hlodiff.render.write import Inputs
+
+            show_diff(diff, left.ref, right.ref, serve_it=explorer, out_dir=explorer_out, read=Inputs.of(list(refs)),
+                      echo=functools.partial(click.echo, err=True))
         sys.exit(0 if diff.equal and not diff.causes else 1)
+    if explorer or explorer_out:
+        raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")
     from hlodiff.explain.inventory import inventory
@@ -355,6 +379,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
+@model_explorer_options
+@click.option("--recompilation", "explorer_graph", type=int, metavar="N", default=None,
+              help="With --model-explorer(-out): show recompiled graph #N (default: the first recompilation).")
 @stage_option
 @rank_options
 @quiet_option
@@ -362,7 +389,8 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
                       jax_log: str | None, as_json: bool,
                       html_path: str | None, verbose: bool, stage: str | None, jobs: int | None,
-                      scheduler: str | None) -> None:
+                      scheduler: str | None, explorer: bool = False, explorer_out: str | None = None,
+                      explorer_graph: int | None = None) -> None:
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
     the closest earlier graph of its family and which line of your code caused it.
 
@@ -385,10 +413,13 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
 
     specs = find_ranks(list(paths))
     if is_job(specs):
+        if explorer or explorer_out:
+            raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
         _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
                      html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler)
     _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage, given=list(paths))
+             verbose=verbose, stage=stage, given=list(paths),
+             explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
@@ -445,7 +476,8 @@ def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | Non
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
-             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None) -> None:
+             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None,
+             explorer: tuple | None = None) -> None:
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled, or
     a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
     from hlodiff.explain.recompile import explain_run
@@ -457,6 +489,10 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
                       *inputs.jax_logs])
     if html_path:
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
+    if explorer and explorer[0]:
+        from hlodiff.render.model_explorer_serve import model_explorer_module
+
+        model_explorer_module()  # the extra is missing: say so before the analysis
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
     body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
@@ -478,6 +514,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     else:
         _warn(warnings)
         terminal.render_explanation(_console(), explanation, verbose=verbose)
+    if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
+        from hlodiff.render.model_explorer_serve import show_recompilation
+
+        show_recompilation(explanation, explorer[2], serve_it=explorer[0], out_dir=explorer[1], read=read,
+                           echo=functools.partial(click.echo, err=True))
     if exit_status is not None:
         n = len(explanation.recompilations)
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
