@@ -15,9 +15,11 @@ import click
 from rich.console import Console
 
 from hlodiff import __version__
-from hlodiff.errors import HlodiffError, InputWarning, printable
+from hlodiff.errors import HlodiffError, InputWarning, printable, shown
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
+INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")
+"""The arguments naming input files, where ``-`` reads standard input."""
 
 
 def _console(stream=None) -> Console:
@@ -40,8 +42,10 @@ def _guarded(fn):
         try:
             from hlodiff.render.progress import progress_on_terminal
 
+            from hlodiff.dumps.stdin import spool_arguments
+
             with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
-                return fn(*args, **kwargs)
+                return fn(*args, **spool_arguments(kwargs, INPUTS))
         except HlodiffError as err:
             click.echo(err.one_line(), err=True)
             sys.exit(2)
@@ -95,6 +99,9 @@ class _OneLineGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("hlodiff: interrupted", err=True)
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `hlodiff`: the help, as --help prints it
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
         except click.ClickException as exc:
             click.echo(_usage_line(exc), err=True)
             sys.exit(exc.exit_code if not isinstance(exc, click.UsageError) else 2)
@@ -459,8 +466,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
-    body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
+    body = {**(extra or {}), "inputs": {"dumps": [shown(p) for p in inputs.paths],
+                                        "tensors_reports": [shown(p) for p in inputs.tensors_reports],
+                                        "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
                                         "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
                                                                          explanation.graphs if g.record.proto_path))},
             **explanation.to_json()}
@@ -498,6 +506,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 @json_option
 @click.option("--stage", metavar="STAGE", default=None,
               help="For XLA dump folders: which stage to read (default: the optimized modules when dumped).")
+@quiet_option
 @_guarded
 def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
          stage: str | None) -> None:
