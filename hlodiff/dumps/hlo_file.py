@@ -35,11 +35,12 @@ def looks_like_hlo(head: bytes) -> bool:
 
 
 class _Block:
-    __slots__ = ("index", "name", "start", "line", "end", "packer", "packed", "tail")
+    __slots__ = ("index", "name", "start", "line", "end", "last_line", "packer", "packed", "tail")
 
     def __init__(self, index: int, name: str | None, start: int, line: int, gz: bool):
         self.index, self.name, self.start, self.line = index, name, start, line
         self.end = start
+        self.last_line = line
         self.packer: Packer | None = Packer() if gz else None
         self.packed: bytes | None = None
         self.tail = b""
@@ -58,8 +59,8 @@ def scan_hlo_file(path: str, source: str | None = None,
     for block in _blocks(path, is_gzip(path), warnings):
         complete = _looks_whole(_tail(path, block))
         if not complete and warnings is not None:
-            warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off?)", path,
-                                         block.line))
+            warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off? it begins at "
+                                         f"line {block.line}, its text ends here)", path, block.last_line))
         packed, block.packed = block.packed, None
         yield GraphRecord(path=path, index=block.index, kind="hlo_file", start_line=block.line,
                           source=source or path, module_name=block.name, complete=complete,
@@ -79,6 +80,7 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
                 current = _Block(count, decode(m.group(1)), current.end, lineno, gz)
                 count += 1
             current.end += len(line)
+            current.last_line = lineno
             if current.packer is not None:
                 current.packer.append(line)
             if current.end - current.start > limits.graph_bytes:

@@ -169,6 +169,11 @@ def headline_of(families: list["Family"], patterns: list[str], recompilations):
 
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
 
+
+def pattern_kind(pattern: str) -> str:
+    """The name a described pattern starts with (``warm-up only``, ``alternating``...)."""
+    return pattern.split(":", 1)[0]
+
 # JAX primitives that user code commonly runs outside jit (array creation, casts, arithmetic on concrete arrays);
 # each such call compiles a one-op module named jit_<primitive> for its argument shapes and types.
 _EAGER_PRIMITIVES = frozenset((
