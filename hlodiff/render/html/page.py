@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 
 from hlodiff import __version__
 
@@ -70,7 +71,8 @@ ul.tensors{margin:.3em 0;padding-left:1.4em;font-size:.92em}
 table.sbs{border-collapse:collapse;width:100%;table-layout:fixed;
 font:12px/1.45 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;margin:.3em 0 1em}
 table.sbs td{vertical-align:top;padding:0 .4em;white-space:pre-wrap;word-break:break-all;border-left:1px solid #eee}
-table.sbs td.ln{width:4.2em;color:#9aa1ac;text-align:right;border-left:none;user-select:none}
+table.sbs td.ln{color:#9aa1ac;text-align:right;border-left:none;user-select:none;white-space:nowrap;
+word-break:normal;padding:0 .45em 0 0}
 table.sbs th{font:600 12px system-ui,sans-serif;text-align:left;background:var(--bg2);padding:.2em .4em}
 table.sbs tr.changed td.code{background:var(--chg)}
 table.sbs tr.only_left td.code.l,table.sbs tr.moved td.code.l{background:var(--del)}
@@ -80,6 +82,9 @@ table.sbs mark{background:var(--mark);border-radius:2px;padding:0 1px;outline:1p
 table.sbs td:target{outline:2px solid var(--acc);background:#e3ecff !important}
 table.sbs a.pair{color:inherit}table.sbs a.pair:hover{color:var(--acc)}
 .elided{color:#8a93a3;font-style:italic;background:#f0f2f5;border-radius:2px}
+details.whole>summary{cursor:pointer;color:var(--dim);font:11px system-ui,sans-serif;margin:.1em 0}
+details.whole[open]>summary{margin-bottom:.2em}
+.whole-text{max-height:24em;overflow-y:auto;border-top:1px dashed var(--line)}
 details.run>summary{cursor:pointer;color:var(--dim);font:12px system-ui,sans-serif;padding:.15em .4em;
 background:#fafbfc;list-style-position:inside}
 details.run table.sbs{margin:0}
@@ -113,6 +118,15 @@ without script). Everything else is plain HTML and works with script off."""
 def esc(text) -> str:
     """Escape any text from a dump or the user's files for element content and quoted attributes."""
     return html.escape("" if text is None else str(text), quote=True)
+
+
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def prose(text) -> str:
+    """Escape a sentence hlodiff wrote (a cause, a fix, a hint) and show its `code` spans as code: the terminal
+    prints the backticks, a page should not."""
+    return _INLINE_CODE.sub(r"<code>\1</code>", esc(text))
 
 
 def badge(kind: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import string
 
-from hlodiff.render.html.page import esc, frame_text, human_bytes, short_frame
+from hlodiff.render.html.page import esc, frame_text, human_bytes, prose, short_frame
 from hlodiff.render.html.recompile_view import recompilation_anchor
 
 MAX_STEPS = 400
@@ -17,11 +17,11 @@ MAX_STEPS = 400
 
 
 def run_header(doc: dict) -> str:
-    out = ["<h1>Why did this run compile again?</h1>", f"<p class='summary' id='summary'>{esc(doc.get('summary'))}</p>"]
+    out = ["<h1>Why did this run compile again?</h1>", f"<p class='summary' id='summary'>{prose(doc.get('summary'))}</p>"]
     headline = doc.get("headline") or {}
     if headline.get("fix"):
         where = f" (at <code>{esc(frame_text(headline['location']))}</code>)" if headline.get("location") else ""
-        out.append(f"<p class='fix head'><b>fix:</b> {esc(headline['fix'])}{where}</p>")
+        out.append(f"<p class='fix head'><b>fix:</b> {prose(headline['fix'])}{where}</p>")
     inputs = doc.get("inputs") or {}
     if inputs.get("dumps"):
         out.append("<p class='dim small'>read: " + esc(", ".join(inputs["dumps"]))
@@ -30,7 +30,7 @@ def run_header(doc: dict) -> str:
                    + (f"; PT_XLA_DEBUG log: {esc(', '.join(inputs['debug_logs']))}" if inputs.get("debug_logs")
                       else "") + "</p>")
     for hint in doc.get("hints") or []:
-        out.append(f"<p class='hint'>hint: {esc(hint)}</p>")
+        out.append(f"<p class='hint'>hint: {prose(hint)}</p>")
     for warning in doc.get("warnings") or []:
         out.append(f"<p class='hint'>warning: {esc(warning)}</p>")
     return "\n".join(out)
@@ -90,7 +90,7 @@ def timeline(doc: dict) -> str:
               "<span style='background:#dfe6f3'></span>cache hit; letters name each family's distinct graphs</p>")
     more = (f"<p class='cap'>{n_steps - shown} more steps not drawn (timeline cap {MAX_STEPS}); the JSON output "
             "lists every graph.</p>" if n_steps > shown else "")
-    pats = "".join(f"<li>{esc(p)}</li>" for p in patterns)
+    pats = "".join(f"<li>{prose(p)}</li>" for p in patterns)
     # An XLA dump holds compilations only: a column is a compilation of its function, not a training step.
     unit = "compilation" if dumped else "step"
     return (f"<h2 id='timeline'>Timeline: {n_steps} {unit}{'s' if n_steps != 1 else ''}, {len(families)} "
