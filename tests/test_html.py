@@ -57,7 +57,10 @@ class Dom(HTMLParser):
                 break
 
     def handle_data(self, data):
-        for el in self.stack:
+        """Text goes to every open element, except that a hidden tip's (class ``tip``: shown on hover or focus
+        only) goes to the tip alone: a cell's text is what the reader sees in it."""
+        tips = [i for i, el in enumerate(self.stack) if "tip" in (el["attrs"].get("class") or "").split()]
+        for el in self.stack[tips[-1] if tips else 0:]:
             el["text"] += data
         if self.stack and self.stack[-1]["tag"] == "script":
             self.scripts.append(data)
@@ -176,7 +179,10 @@ def test_big_pair_embeds_only_the_neighbourhoods_of_changes(tmp_path):
     assert re.search(r"[\d,]+ unchanged instructions not embedded", text)
     added = re.findall(r"<tr class='only_right'>", text)
     assert len(added) == 20  # the added output's 20 instructions, every one shown
-    assert "unchanged characters" in text  # the 1,700-output root tuple is cut around its changes
+    root = next(r for r in re.findall(r"<tr class='changed'>.*?</tr>", text) if "ROOT" in r)
+    shown = re.sub(r"<details class='whole'>.*?</details>", "", root)  # what shows before expanding
+    assert len(re.sub(r"<[^>]+>", "", shown)) < 3_000 < len(root)  # the 1,753-output tuple, 36,000 characters a side
+    assert re.search(r"<summary>whole line \([\d,]+ characters, [\d,]+ changes?\)</summary>", root)
 
 
 def test_source_line_text_shown_when_the_file_is_readable(tmp_path):

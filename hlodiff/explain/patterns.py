@@ -99,8 +99,7 @@ def _xla_dump_pattern(family: "Family", because: str) -> str:
     letters = _letters([g.fingerprint for g in members])
     sequence = ",".join(letters[:12]) + (",..." if len(members) > 12 else "")
     again = len(members) - len(set(letters))
-    same = (f"; {again} of them the same computation compiled again (the cache key changed outside the graph)"
-            if again else "")
+    same = f"; {again} of them the same HLO again: the cache key changed outside it" if again else ""
     return f"{len(members)} compilations of {family.label} ({sequence}){same}{because}"
 
 

@@ -318,8 +318,13 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
     interesting = [p for p in patterns if not p.startswith("steady")]
-    interesting.sort(key=lambda p: p.startswith("eager op"))  # JAX's eager compiles come after the real story
-    return head + (": " + "; ".join(interesting) if interesting else "")
+    # what needs attention first, then warm-up and setup, JAX's eager compiles last: the story in its order
+    interesting.sort(key=lambda p: 2 if p.startswith("eager op") else p.startswith(("warm-up only", "setup")))
+    if not interesting:
+        return head
+    # one pattern, the one to act on: the summary stays two lines; every pattern is listed under it
+    more = len(interesting) - 1
+    return head + ": " + interesting[0] + (f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,

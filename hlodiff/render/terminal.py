@@ -240,10 +240,13 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     headline = getattr(explanation, "headline", None)
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
-    if len(explanation.patterns) > 1:
-        for pattern in explanation.patterns:
+    from hlodiff.render.story import story_patterns, story_recompilations
+
+    patterns = story_patterns(explanation)
+    if len(patterns) > 1:
+        for pattern in patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
-    for r in explanation.recompilations:
+    for r in story_recompilations(explanation):
         console.print()
         closest = _short_ref(r.closest.ref) if r.closest else "-"
         head = Text(f"{r.graph.ref}", style="bold")

@@ -78,12 +78,13 @@ def timeline(doc: dict) -> str:
         for g in members:
             cells.setdefault(g.get("step", 0), []).append(g)
         pattern = patterns[k] if k < len(patterns) else ""
-        row = [f"<tr><th class='fam' title='{esc(family.get('label'))}'>{esc(family.get('label'))}</th>"]
+        label = esc(family.get("label"))
+        row = [f"<tr><th class='fam' tabindex='0'>{label}<span class='tip' role='tooltip'>{label}: "
+               f"{esc(pattern)}</span></th>"]
         for s in range(shown):
             row.append(_cell(s, cells.get(s), letters, recompiled, key))
         word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
-        row.append(f"<td class='dim' style='width:auto;text-align:left;padding-left:.6em;white-space:nowrap' "
-                   f"title='{esc(pattern)}'>{esc(word)}</td></tr>")
+        row.append(f"<td class='dim pattern'>{esc(word)}</td></tr>")
         rows.append("".join(row))
     legend = ("<p class='legend small dim'><span style='background:#c7302b'></span>recompiled (links to why)"
               "<span style='background:#2457c5'></span>first compilation of its family"
@@ -124,7 +125,10 @@ def _cell(step: int, graphs: list[dict] | None, letters: dict[str, str], recompi
         text = f"<a href='#{recompilation_anchor(rec)}'>{esc(text)}</a>"
     else:
         text = esc(text)
-    return f"<td class='{cls}' data-step='{step}' data-ref='{esc(graphs[0]['ref'])}' title='{esc(title)}'>{text}</td>"
+    # the details show on hover, click or keyboard focus (a bar at the foot of the window), not only in a tooltip
+    focus = "" if rec else " tabindex='0'"
+    return (f"<td class='{cls}' data-step='{step}' data-ref='{esc(graphs[0]['ref'])}'{focus}>{text}"
+            f"<span class='tip' role='tooltip'>{esc(title)}</span></td>")
 
 
 def graph_table(doc: dict, cost_doc: dict | None) -> str:
