@@ -263,3 +263,29 @@ def test_compare_report_shows_the_cost_of_the_difference(tmp_path):
     assert re.findall(r"<td class='num'>(.*?)</td>", row)[2] == f"-{fewer} B"
     quiet = report(tmp_path, "compare", _save("slice_index") + "#0", _save("slice_index") + "#1")
     assert "<summary>cost: no change in inputs, outputs, memory or copies</summary>" in quiet
+
+
+def test_code_in_causes_and_fixes_is_code_not_backticks(tmp_path):
+    dom = Dom(report(tmp_path, "explain-recompile", _save("dtype_zeros_like")))
+    prose = [el for el in dom.elements if (el["attrs"].get("class") or "").split()[:1] in (["fix"], ["cause"],
+                                                                                            ["summary"], ["hint"])]
+    assert prose and not [el["text"] for el in prose if "`" in el["text"]]
+    assert any(c["tag"] == "code" and c["text"] == "dtype=" for el in prose for c in el["children"])
+
+
+def test_gutter_fits_the_largest_line_number(tmp_path):
+    big = FIXTURES / "big"
+    text = report(tmp_path, "compare", str(big / "transformer24.hlo.gz"), str(big / "transformer24_variant.hlo.gz"))
+    numbers = [int(n) for n in re.findall(r"<td class='ln'>(\d+)</td>", text)]
+    digits = len(str(max(numbers)))
+    assert digits == 5 and re.search(rf"<col class='ln' style='width:calc\({digits}ch \+ \.9em\)'>", text)
+
+
+def test_timeline_steps_explain_themselves_without_a_tooltip(tmp_path):
+    dom = Dom(report(tmp_path, "explain-recompile", _save("metric_even_steps")))
+    cells = [el for el in dom.find("td") if "data-step" in el["attrs"]]
+    assert not [el for el in cells if "title" in el["attrs"]]
+    for el in cells:  # focusable (itself, or the link inside), with the step's details inside
+        tips = [c for c in el["children"] if "tip" in (c["attrs"].get("class") or "")]
+        assert len(tips) == 1 and f"step {el['attrs']['data-step']}:" in tips[0]["text"]
+        assert "tabindex" in el["attrs"] or any(c["tag"] == "a" for c in el["children"])

@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import replace
 
+from hlodiff import _progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
@@ -112,21 +113,10 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
-    for record in records:
-        key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
-        first = seen.get(key) if key[1] is not None else None
-        if first is not None:
-            out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                               trigger=_trigger(record)))
-            continue
-        xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-        cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
-        cost.trigger = _trigger(record)
-        if record.kind in DUMPED_KINDS and xla is None:
-            estimated.append(record)
-        if key[1] is not None:
-            seen[key] = cost
-        out.append(cost)
+    with _progress.task("costing graphs", len(records), "graphs") as bar:
+        for record in records:
+            _cost_one(record, seen, out, estimated)
+            bar.advance()
     if estimated:
         refs = ", ".join(r.ref for r in estimated[:3]) + (" ..." if len(estimated) > 3 else "")
         warnings.append(InputWarning(
@@ -134,6 +124,24 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
             f"hlodiff's estimate (dump the optimized module: XLA writes *-memory-usage-report.txt beside it)",
             path=estimated[0].source))
     return out
+
+
+def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost], estimated: list[GraphRecord]) -> None:
+    """One graph's cost appended to ``out``: a cache hit copies its first sighting's, the rest are parsed."""
+    key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
+    first = seen.get(key) if key[1] is not None else None
+    if first is not None:
+        out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
+                           trigger=_trigger(record)))
+        return
+    xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
+    cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
+    cost.trigger = _trigger(record)
+    if record.kind in DUMPED_KINDS and xla is None:
+        estimated.append(record)
+    if key[1] is not None:
+        seen[key] = cost
+    out.append(cost)
 
 
 def _trigger(record: GraphRecord):
