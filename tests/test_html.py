@@ -289,3 +289,10 @@ def test_timeline_steps_explain_themselves_without_a_tooltip(tmp_path):
         tips = [c for c in el["children"] if "tip" in (c["attrs"].get("class") or "")]
         assert len(tips) == 1 and f"step {el['attrs']['data-step']}:" in tips[0]["text"]
         assert "tabindex" in el["attrs"] or any(c["tag"] == "a" for c in el["children"])
+
+
+def test_a_jax_run_reads_in_story_order(tmp_path):
+    """The recompilation to act on (jit_f, a new argument shape) before the eager op's (jnp.ones outside jit)."""
+    text = report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "debug_print" / "dump"))
+    sections = re.findall(r"<h2>\S+#(\d+) recompiled", text)
+    assert sections == ["4", "3"]  # dump#4 is jit_f, dump#3 jit_broadcast_in_dim: run order would be 3, 4
