@@ -592,7 +592,7 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
 
             click.echo(dumps(unexplained(list(command), None, err.one_line())), nl=False)
         raise
-    def unexplained(message: str, signals: list[str] = ()) -> None:
+    def nothing_explained(message: str, signals: list[str] = ()) -> None:
         click.echo(f"hlodiff: {message}", err=True)
         if as_json:
             from hlodiff.render.json_out import dumps, unexplained
@@ -604,10 +604,10 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
         import signal
 
         names = [signal.Signals(s).name for s in result.signals]
-        unexplained(f"stopped by {', '.join(names)}: the command exited with status {result.exit_status}; the "
+        nothing_explained(f"stopped by {', '.join(names)}: the command exited with status {result.exit_status}; the "
                     f"capture is in {out_dir} (hlodiff explain-recompile {out_dir})", names)
     if not result.captured_graphs:
-        unexplained(f"the command produced no graph (it exited with status {result.exit_status}; nothing in "
+        nothing_explained(f"the command produced no graph (it exited with status {result.exit_status}; nothing in "
                     f"{out_dir} to explain: did it run a torch_xla or JAX step?)")
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
