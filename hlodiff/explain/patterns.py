@@ -220,6 +220,11 @@ def _called_from_user_code_only(graph, name: str) -> bool:
     return seen
 
 
+def leading_cause_text(family: "Family", recompilations) -> str:
+    """`` (outputs at train.py:10)``: the family's most common leading cause and its first line ("" if none)."""
+    return _because(family, recompilations)
+
+
 def _because(family: "Family", recompilations) -> str:
     """The family's most common leading cause and its first line, e.g. " (outputs at train.py:10)"."""
     r = leading(family, recompilations)
