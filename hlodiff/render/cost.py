@@ -40,7 +40,7 @@ def render_cost(console: Console, run: RunCost) -> None:
     _families(console, run)
 
 
-COST_COLUMNS = [Column("graph"), Column("module", shrink_to=12, drop=5), Column("instr", "right", drop=2),
+COST_COLUMNS = [Column("graph", shrink_to=16), Column("module", shrink_to=12, drop=5), Column("instr", "right", drop=2),
                 Column("params", "right", drop=4), Column("outputs", "right", drop=3),
                 Column("aliased", "right", drop=1), Column("peak", "right"), Column("copies/step", "right"),
                 Column("compile s", "right")]

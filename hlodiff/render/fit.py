@@ -2,9 +2,9 @@
 
 rich folds a cell that does not fit at any character: ``item_part`` / ``ial.py:36``, ``output`` / ``s``. A user
 reading that cannot copy the location, and a header split mid-word reads as two columns. Here a cell is never cut
-mid-token: a column too wide is first narrowed by shortening its tokens from the left (``…tial.py:36`` keeps the
-part that tells files and lines apart), then, if the table still does not fit, its least important columns are
-left out, and one dim line says which (``--json`` has everything).
+mid-token: when the table is too wide its least important columns are left out first (one dim line says which;
+``--json`` has everything), and only if the rest still does not fit are the long tokens of a column shortened from
+the left (``…tial.py:36`` keeps the part that tells files and lines apart).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def layout(columns: list[Column], rows: list[list[Text]], width: int) -> tuple[l
         return sum(ws[i] for i in kept) + SEPARATOR * (len(kept) - 1)
 
     droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop)
-    while total(floor) > width and droppable:
+    while total(natural) > width and droppable:  # a count left out reads better than a location cut short
         kept.remove(droppable.pop(0)[1])
     widths = list(natural)
     excess = total(widths) - width

@@ -122,7 +122,7 @@ def render_inventory(console: Console, summaries) -> None:
     table.print(console)
 
 
-INVENTORY_COLUMNS = [Column("graph"), Column("module", shrink_to=10, drop=4), Column("hash", drop=1),
+INVENTORY_COLUMNS = [Column("graph", shrink_to=16), Column("module", shrink_to=10, drop=4), Column("hash", drop=1),
                      Column("compiled", wrap=True), Column("instr", "right", drop=5),
                      Column("inputs", "right", drop=2), Column("outputs", "right", drop=3),
                      Column("trigger", shrink_to=14)]
