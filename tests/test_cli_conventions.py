@@ -21,9 +21,10 @@ SETUP = str(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
 BIG = FIXTURES / "big"
 
 
-def _cli(*args: str, stdin: bytes | None = None, columns: int = 80) -> subprocess.CompletedProcess:
+def _cli(*args: str, stdin: bytes | None = None, columns: int = 80, cwd=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], input=stdin, capture_output=True, env=env)
+    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], input=stdin, capture_output=True, env=env,
+                          cwd=cwd)
 
 
 def test_bare_hlodiff_prints_the_help():
@@ -54,6 +55,14 @@ def test_tables_fit_80_columns_without_splitting_a_location(command):
     assert "item_partial.py:36" in narrow or re.search(r"…\w*\.py:36", narrow)
     if set(headers) != wide_headers:
         assert "left out at 80 columns" in narrow  # a dropped column is said, never silent
+
+
+def test_references_of_two_dumps_stay_whole_at_80_columns():
+    item, steady = "fixtures/torch_xla/item_partial/graphs.hlo.0", "fixtures/torch_xla/steady/graphs.hlo.0"
+    out = _cli("inspect", item, steady, cwd=FIXTURES.parent).stdout.decode()
+    refs = [row[0] for row in _cells(out)]
+    assert refs[0] == item + "#0" and refs[-1].startswith(steady + "#")  # which dump a graph is from: kept whole
+    assert "left out at 80 columns" in out and all(len(line) <= 80 for line in out.splitlines() if "│" in line)
 
 
 def test_dash_reads_standard_input():

@@ -55,8 +55,8 @@ class FitTable:
         console.print(table)
         dropped = [c.header for i, c in enumerate(self.columns) if i not in kept]
         if dropped:
-            console.print(Text(f"(left out at {console.width} columns: {', '.join(dropped)}; a wider terminal or "
-                               f"--json shows them)", style="dim"), highlight=False)
+            console.print(Text(f"(left out at {console.width} columns: {', '.join(dropped)}; --json has them)",
+                               style="dim"), highlight=False)
 
 
 def _words(text: str) -> list[str]:
