@@ -182,6 +182,9 @@ def test_big_reports_stay_a_page_at_800_and_1400_px(browser, big_reports, name, 
         timeline = page.evaluate("(() => { const t = document.querySelector('.timeline');"
                                  " return [t.querySelectorAll('td[data-step]').length, t.clientWidth <= innerWidth]; })()")
         assert timeline == [60, True]
+        graphs = page.evaluate("(() => { const t = document.querySelector('h2#graphs ~ table.data');"
+                               " return [t.scrollWidth <= t.clientWidth, t.innerText.includes('long_run.py:37')]; })()")
+        assert graphs == [True, True]  # the compiled-graphs table, trigger column included, without scrolling
 
 
 @pytest.mark.parametrize("width", [800, 1400])

@@ -28,7 +28,8 @@ CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:var(--fg);background:#fff}
 main{max-width:1500px;margin:0 auto;padding:1.2em 2em 4em;overflow-wrap:break-word}
-@media (max-width:900px){main{padding:1em 1em 4em}}
+@media (max-width:900px){main{padding:1em 1em 4em}table.data .opt{display:none}
+table.data th,table.data td{padding:.2em .45em}}
 h1{font-size:1.45em;margin:.2em 0 .4em}h2{font-size:1.15em;margin:2.2em 0 .6em;padding-bottom:.2em;
 border-bottom:2px solid var(--line)}h3{font-size:1em;margin:1.4em 0 .4em}
 a{color:var(--acc);text-decoration:none}a:hover{text-decoration:underline}
@@ -42,6 +43,7 @@ overflow-x:auto}
 table.data th,table.data td{border-bottom:1px solid var(--line);padding:.2em .7em;text-align:left;
 vertical-align:top}table.data td.num,table.data th.num{text-align:right;font-variant-numeric:tabular-nums}
 table.data th{background:var(--bg2)}
+table.data td.num,table.data td.nw{white-space:nowrap}
 .timeline{overflow-x:auto;margin:.4em 0 .2em;padding-bottom:.3em}
 table.tl{border-collapse:separate;border-spacing:2px;font-size:.8em}
 table.tl th.fam{text-align:right;font-weight:600;padding-right:.6em;white-space:nowrap;max-width:min(28em,30vw);

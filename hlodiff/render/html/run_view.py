@@ -140,9 +140,12 @@ def graph_table(doc: dict, cost_doc: dict | None) -> str:
         if g.get("cache_hit_of"):
             hits[g["cache_hit_of"]] = hits.get(g["cache_hit_of"], 0) + 1
     with_cost = bool(cost)
-    head = ("<tr><th>graph</th><th class='num'>step</th><th>module</th><th class='num'>instructions</th>"
-            "<th class='num'>inputs</th><th class='num'>outputs</th><th class='num'>cache hits</th>"
-            + ("<th class='num'>compile</th><th class='num'>peak memory</th>" if with_cost else "")
+    sources = {g["ref"].rsplit("#", 1)[0] for g in graphs}
+    one = next(iter(sources)) if len(sources) == 1 else None  # then #N names a graph; the path is said once
+    # at 800 px the module name and the hit count give way (class opt), so the trigger and the why stay in view
+    head = ("<tr><th>graph</th><th class='num'>step</th><th class='opt'>module</th><th class='num'>instructions</th>"
+            "<th class='num'>inputs</th><th class='num'>outputs</th><th class='num opt'>cache hits</th>"
+            + ("<th class='num opt'>compile</th><th class='num'>peak memory</th>" if with_cost else "")
             + "<th>trigger</th><th>why</th></tr>")
     rows = [head]
     for g in graphs:
@@ -152,19 +155,21 @@ def graph_table(doc: dict, cost_doc: dict | None) -> str:
         rec = recompiled.get(g["ref"])
         why = (f"<a href='#{recompilation_anchor(rec)}'>" + esc(", ".join(dict.fromkeys(
             c.get("kind", "") for c in rec.get("causes") or []))) + "</a>") if rec else "<span class='dim'>first</span>"
-        row = (f"<tr><td>{esc(g['ref'])}</td><td class='num'>{esc(g.get('step', ''))}</td><td>{esc(g.get('name'))}</td>"
+        row = (f"<tr><td class='nw'>{esc(short_ref(g['ref']) if one else g['ref'])}</td><td class='num'>{esc(g.get('step', ''))}</td>"
+               f"<td class='opt'>{esc(g.get('name'))}</td>"
                f"<td class='num'>{g.get('instructions', 0):,}</td>"
                f"<td class='num'>{esc(params.get('count', '-'))} ({esc(human_bytes(params.get('bytes')))})</td>"
                f"<td class='num'>{esc(outs.get('count', '-'))} ({esc(human_bytes(outs.get('bytes')))})</td>"
-               f"<td class='num'>{hits.get(g['ref'], 0)}</td>")
+               f"<td class='num opt'>{hits.get(g['ref'], 0)}</td>")
         if with_cost:
             c = cost.get(g["ref"]) or {}
             seconds = c.get("compile_seconds")
             peak = c.get("peak_bytes")
-            row += (f"<td class='num'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td>"
+            row += (f"<td class='num opt'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td>"
                     f"<td class='num'>{esc(human_bytes(peak) if peak is not None else '-')}"
                     f"{' (' + esc(c.get('peak_source')) + ')' if peak is not None and c.get('peak_source') else ''}"
                     "</td>")
-        row += f"<td>{esc(short_frame(g.get('trigger')))}</td><td>{why}</td></tr>"
+        row += f"<td class='nw'>{esc(short_frame(g.get('trigger')))}</td><td>{why}</td></tr>"
         rows.append(row)
-    return (f"<h2 id='graphs'>Compiled graphs</h2><table class='data'>{''.join(rows)}</table>")
+    where = f"<p class='dim small'>in <code>{esc(one)}</code></p>" if one else ""
+    return f"<h2 id='graphs'>Compiled graphs</h2>{where}<table class='data'>{''.join(rows)}</table>"
