@@ -87,3 +87,14 @@ def counted_lines(lines: Iterator[bytes], bar: Task) -> Iterator[bytes]:
             bar.update(pos)
             shown = pos
         yield line
+
+
+BIG_GRAPH = 5_000
+"""Lines or instructions from which one graph's stages (parsing, normalizing, matching, costing) get bars of their
+own: a 30K-instruction pair takes seconds in each, while the many small graphs of a run stay under one bar."""
+
+
+def stage(label: str, size: int, total: float | None = None, unit: str = "") -> Task:
+    """A task for one stage of work on a single graph of ``size`` lines or instructions; silent below
+    :data:`BIG_GRAPH` (a run's hundreds of small graphs would only flicker)."""
+    return task(label, total, unit) if size >= BIG_GRAPH else Task(None)

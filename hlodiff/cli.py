@@ -15,9 +15,11 @@ import click
 from rich.console import Console
 
 from hlodiff import __version__
-from hlodiff.errors import HlodiffError, InputWarning, printable
+from hlodiff.errors import HlodiffError, InputWarning, printable, shown
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
+INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")
+"""The arguments naming input files, where ``-`` reads standard input."""
 
 
 def _console(stream=None) -> Console:
@@ -40,8 +42,10 @@ def _guarded(fn):
         try:
             from hlodiff.render.progress import progress_on_terminal
 
+            from hlodiff.dumps.stdin import spool_arguments
+
             with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
-                return fn(*args, **kwargs)
+                return fn(*args, **spool_arguments(kwargs, INPUTS))
         except HlodiffError as err:
             click.echo(err.one_line(), err=True)
             sys.exit(2)
@@ -95,6 +99,9 @@ class _OneLineGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("hlodiff: interrupted", err=True)
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `hlodiff`: the help, as --help prints it
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
         except click.ClickException as exc:
             click.echo(_usage_line(exc), err=True)
             sys.exit(exc.exit_code if not isinstance(exc, click.UsageError) else 2)
@@ -382,13 +389,17 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @model_explorer_options
 @click.option("--recompilation", "explorer_graph", type=int, metavar="N", default=None,
               help="With --model-explorer(-out): show recompiled graph #N (default: the first recompilation).")
+@click.option("--warmup", type=click.IntRange(min=0), default=None, metavar="N",
+              help="The first N steps are warm-up: recompilations in them are expected, later ones are not (as the "
+                   "pytest plugin's hlo_stable(warmup=N)). Default: a family that warms up then stays steady is "
+                   "expected.")
 @stage_option
 @rank_options
 @quiet_option
 @_guarded
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
                       jax_log: str | None, as_json: bool,
-                      html_path: str | None, verbose: bool, stage: str | None, jobs: int | None,
+                      html_path: str | None, verbose: bool, warmup: int | None, stage: str | None, jobs: int | None,
                       scheduler: str | None, explorer: bool = False, explorer_out: str | None = None,
                       explorer_graph: int | None = None) -> None:
     """Explain why a run compiled again: which graphs compiled, and for each recompilation what changed against
@@ -398,7 +409,8 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
     execution is read, cache hits too), a folder written by `hlodiff record`, or a run folder holding one of them.
     Several ranks' dumps (FILE.0 FILE.1 ..., the base name FILE, several dump folders, or a folder of rank*/
     folders) are explained rank by rank, with the steps where some ranks ran a graph the majority did not.
-    Exit status: 0 when nothing recompiled or diverged, 1 when something did, 2 on bad input.
+    Exit status: 0 when nothing unexpected compiled (warm-up, setup and JAX eager ops are expected; see
+    --warmup), 1 on an unexpected recompilation or a rank that diverged, 2 on bad input.
 
     \b
     Examples:
@@ -416,15 +428,16 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
         if explorer or explorer_out:
             raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
         _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
-                     html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler)
+                     html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler,
+                     warmup=warmup)
     _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage, given=list(paths),
+             verbose=verbose, stage=stage, given=list(paths), warmup=warmup,
              explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
                  stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None,
-                 exit_status: int | None = None) -> None:
+                 exit_status: int | None = None, warmup: int | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of the first diverging rank (else the first that
     recompiled, else the reference rank)."""
@@ -453,7 +466,9 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     if exit_status is not None:
         click.echo(f"hlodiff: exiting with the command's status {exit_status}", err=True)
         sys.exit(exit_status)
-    sys.exit(1 if job.divergence or any(r.explanation.recompilations for r in job.results) else 0)
+    from hlodiff.explain.verdict import exit_status as verdict
+
+    sys.exit(1 if job.divergence or any(verdict(r.explanation, warmup) for r in job.results) else 0)
 
 
 def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | None = None) -> None:
@@ -477,8 +492,8 @@ def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | Non
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
              extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None,
-             explorer: tuple | None = None) -> None:
-    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled, or
+             warmup: int | None = None, explorer: tuple | None = None) -> None:
+    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected recompiled, or
     a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
     from hlodiff.explain.recompile import explain_run
     from hlodiff.render import json_out, terminal
@@ -495,11 +510,15 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         model_explorer_module()  # the extra is missing: say so before the analysis
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
-    body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
+    body = {**(extra or {}), "inputs": {"dumps": [shown(p) for p in inputs.paths],
+                                        "tensors_reports": [shown(p) for p in inputs.tensors_reports],
+                                        "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
                                         "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
                                                                          explanation.graphs if g.record.proto_path))},
             **explanation.to_json()}
+    from hlodiff.explain.verdict import exit_status as verdict, unexpected
+
+    body["unexpected"] = [r.graph.ref for r in unexpected(explanation, warmup)]
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
@@ -524,7 +543,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
                    f"{exit_status}", err=True)
         sys.exit(exit_status)
-    sys.exit(1 if explanation.recompilations or explanation.unread else 0)
+    sys.exit(verdict(explanation, warmup))
 
 
 @main.command()
@@ -540,6 +559,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 @json_option
 @click.option("--stage", metavar="STAGE", default=None,
               help="For XLA dump folders: which stage to read (default: the optimized modules when dumped).")
+@quiet_option
 @_guarded
 def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
          stage: str | None) -> None:
@@ -609,18 +629,33 @@ def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, comma
     from hlodiff.dumps.run_folder import discover
 
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
-    result = record_command(list(command), out_dir, lines=lines, **({"stdout": _stderr_fd()} if as_json else {}))
+    try:
+        result = record_command(list(command), out_dir, lines=lines,
+                                **({"stdout": _stderr_fd()} if as_json else {}))
+    except HlodiffError as err:  # the command could not start: with --json, the error is the document
+        if as_json:
+            from hlodiff.render.json_out import dumps, unexplained
+
+            click.echo(dumps(unexplained(list(command), None, err.one_line())), nl=False)
+        raise
+
+    def nothing_explained(message: str, signals: list[str] = ()) -> None:
+        click.echo(f"hlodiff: {message}", err=True)
+        if as_json:
+            from hlodiff.render.json_out import dumps, unexplained
+
+            click.echo(dumps(unexplained(list(command), result.exit_status, message, signals)), nl=False)
+        sys.exit(result.exit_status)
+
     if result.signals:
         import signal
 
-        names = ", ".join(signal.Signals(s).name for s in result.signals)
-        click.echo(f"hlodiff: stopped by {names}: the command exited with status {result.exit_status}; the capture "
-                   f"is in {out_dir} (hlodiff explain-recompile {out_dir})", err=True)
-        sys.exit(result.exit_status)
+        names = [signal.Signals(s).name for s in result.signals]
+        nothing_explained(f"stopped by {', '.join(names)}: the command exited with status {result.exit_status}; the "
+                          f"capture is in {out_dir} (hlodiff explain-recompile {out_dir})", names)
     if not result.captured_graphs:
-        click.echo(f"hlodiff: the command produced no graph (it exited with status {result.exit_status}; nothing in "
-                   f"{out_dir} to explain: did it run a torch_xla or JAX step?)", err=True)
-        sys.exit(result.exit_status)
+        nothing_explained(f"the command produced no graph (it exited with status {result.exit_status}; nothing in "
+                          f"{out_dir} to explain: did it run a torch_xla or JAX step?)")
     if not result.ok:
         click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
                    err=True)
@@ -638,6 +673,10 @@ def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, comma
                      extra=extra, exit_status=result.exit_status)
     except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
         click.echo(err.one_line(), err=True)
+        if as_json:
+            from hlodiff.render.json_out import dumps, unexplained
+
+            click.echo(dumps(unexplained(list(command), result.exit_status, err.one_line())), nl=False)
         sys.exit(result.exit_status)
 
 

@@ -35,6 +35,20 @@ def _escape_one(m: re.Match) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+_SHOWN: dict[str, str] = {}
+
+
+def show_as(path: str, name: str) -> None:
+    """Name ``path`` as ``name`` in messages and graph references: a file hlodiff made for the user (standard input
+    copied to a temporary file) is reported as what the user typed (``-``)."""
+    _SHOWN[path] = name
+
+
+def shown(path: str) -> str:
+    """How messages name ``path`` (see :func:`show_as`)."""
+    return _SHOWN.get(path, path)
+
+
 class HlodiffError(Exception):
     """An input problem reported to the user as one line, located where possible."""
 
@@ -47,7 +61,7 @@ class HlodiffError(Exception):
 
     def location(self) -> str:
         """``path:line:col`` with the parts that are known."""
-        parts = [printable(self.path) if self.path else "<input>"]
+        parts = [printable(shown(self.path)) if self.path else "<input>"]
         if self.line is not None:
             parts.append(str(self.line))
             if self.col is not None:
@@ -75,7 +89,7 @@ class InputWarning:
     line: int | None = None
 
     def __str__(self) -> str:
-        where = printable(self.path) if self.path else "<input>"
+        where = printable(shown(self.path)) if self.path else "<input>"
         if self.line is not None:
             where += f":{self.line}"
         return f"{where}: warning: {printable(self.message)}"

@@ -143,3 +143,62 @@ def test_grouped_computations_render_once(browser, reports):
     notes = page.evaluate("[...document.querySelectorAll('p.note')].map(p => p.innerText)"
                           ".filter(t => t.includes('with the same change'))")
     assert len(notes) == 2 and notes[0].startswith("and 4 more computations with the same change: %region_")
+
+
+@pytest.fixture(scope="module")
+def big_reports(tmp_path_factory) -> dict[str, Path]:
+    """The biggest fixture pair's compare (33K instructions a side, a 1,753-output root tuple) and a 60-step run."""
+    out = tmp_path_factory.mktemp("big_reports")
+    big = FIXTURES / "big"
+    made = {"compare": out / "compare.html", "run": out / "run.html"}
+    for name, args in {"compare": ["compare", str(big / "transformer24.hlo.gz"), str(big / "transformer24_variant.hlo.gz")],
+                       "run": ["explain-recompile", _save("long_run")]}.items():
+        result = CliRunner().invoke(main, [*args, "--html", str(made[name])])
+        assert result.exit_code == 1, result.output
+    return made
+
+
+MAX_PAGE_HEIGHT = 4_000
+"""px: the compare page of the 33K-instruction pair was 16,900 px tall at 800 px when its root tuple was shown
+whole; cut around its changes it is about 2,400."""
+
+
+@pytest.mark.parametrize("width", [800, 1400])
+@pytest.mark.parametrize("name", ["compare", "run"])
+def test_big_reports_stay_a_page_at_800_and_1400_px(browser, big_reports, name, width):
+    page = browser.open(big_reports[name], width=width, height=900)
+    size = page.evaluate("({height: document.documentElement.scrollHeight,"
+                         " width: document.documentElement.scrollWidth, inner: innerWidth})")
+    assert size["width"] <= size["inner"], size  # nothing overflows the window sideways
+    assert size["height"] < MAX_PAGE_HEIGHT, size
+    wrapped = page.evaluate("[...document.querySelectorAll('td.ln')].filter(td => td.innerText &&"
+                            " td.scrollWidth > td.clientWidth + 1).length")
+    assert wrapped == 0  # every line number fits its gutter
+    if name == "compare":
+        whole = page.evaluate("""(() => { const d = document.querySelector('details.whole');
+            const before = document.documentElement.scrollHeight; d.open = true;
+            return [d.querySelector('.whole-text').innerText.length, before]; })()""")
+        assert whole[0] > 30_000  # the whole 36,000-character line is one click away
+    else:
+        timeline = page.evaluate("(() => { const t = document.querySelector('.timeline');"
+                                 " return [t.querySelectorAll('td[data-step]').length, t.clientWidth <= innerWidth]; })()")
+        assert timeline == [60, True]
+        graphs = page.evaluate("(() => { const t = document.querySelector('h2#graphs ~ table.data');"
+                               " return [t.scrollWidth <= t.clientWidth, t.innerText.includes('long_run.py:37')]; })()")
+        assert graphs == [True, True]  # the compiled-graphs table, trigger column included, without scrolling
+
+
+@pytest.mark.parametrize("width", [800, 1400])
+def test_step_details_show_on_focus_not_only_as_a_tooltip(browser, big_reports, width):
+    page = browser.open(big_reports["run"], width=width, height=900)
+    shown = page.evaluate("""(() => {
+        const td = document.querySelector('td.hit[data-step="7"]');
+        const tip = td.querySelector('.tip');
+        const hidden = getComputedStyle(tip).display === 'none';
+        td.focus();
+        const r = tip.getBoundingClientRect();
+        return [hidden, getComputedStyle(tip).display !== 'none', tip.innerText, r.left >= 0 && r.right <= innerWidth
+                && r.bottom <= innerHeight && r.top >= 0];
+    })()""")
+    assert shown[0] is True and shown[1] is True and shown[3] is True
+    assert shown[2].startswith("step 7:") and "cache hit of #1" in shown[2]

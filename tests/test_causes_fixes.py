@@ -275,7 +275,7 @@ def test_pattern_names_what_the_family_did(name, pattern):
 
 def test_same_hlo_compiled_again_shows_as_a_repeated_letter():
     result = explain(FIXTURES / "jax" / "donate_toggle" / "dump")
-    assert "(A,A); 1 of them the same computation compiled again" in result.patterns[0]
+    assert "(A,A); 1 of them the same HLO again" in result.patterns[0]
 
 
 def test_jax_eager_op_compiles_are_named_and_never_head_the_report():
@@ -289,7 +289,7 @@ def test_jax_eager_op_compiles_are_named_and_never_head_the_report():
                              for r in broadcast for c in r.causes)
     head, story = result.summary.split(": ", 1)
     assert head.endswith("2 recompilations (1 of them an eager op outside jit)")
-    assert story.index("jit_f") < story.index("eager op")
+    assert story.startswith("2 compilations of jit_f") and story.endswith("+1 more pattern below")
 
 
 def test_jax_s_own_functions_run_outside_jit_are_eager_compiles_too():

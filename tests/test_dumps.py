@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlodiff.dumps import GraphRecord, detect_kind, dump_stages, iter_graphs, resolve_ref, split_ref
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import HlodiffError, HloParseError, InputWarning
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
 
@@ -99,10 +99,12 @@ def _ordinal0_truth(truth: dict) -> tuple[list[dict], list[int]]:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_save_tensors_text_is_exactly_the_module(scenario):
     path = save_file(scenario)
-    lines = path.read_text().splitlines()
+    data = path.read_bytes()  # long_run stores it gzipped, as a user may: the reader goes by content
+    gz = data[:2] == b"\x1f\x8b"
+    lines = (gzip.decompress(data) if gz else data).decode().splitlines()
     for r in scan(path)[0]:
         text = r.text()
-        assert r.packed_text is None  # plain files are re-read by offset, not kept
+        assert (r.packed_text is None) != gz  # plain files are re-read by offset, gzip ones kept compressed
         assert lines[r.start_line - 2] == "## BEGIN_GRAPH"
         assert text.splitlines()[0] == lines[r.start_line - 1]
         assert text.startswith(f"HloModule {r.module_name}, entry_computation_layout=")
@@ -200,7 +202,9 @@ def test_cut_off_inside_a_graph(tmp_path):
     full = scan(src)[0]
     assert [r.graph_hash for r in records] == [r.graph_hash for r in full[:4]]
     header_line = data[:nth(data, b"[ScheduleSyncTensorsGraph]", 4)].count(b"\n") + 1
-    assert warnings == [InputWarning("graph 4 cut off mid-write; skipped", str(tmp_path / "graphs.hlo.0"), header_line)]
+    last_line = data[:cut_at].count(b"\n") + 1  # where the file now ends: what the user looks at
+    assert warnings == [InputWarning(f"graph 4 cut off mid-write (it begins at line {header_line}; the file ends "
+                                     "here); skipped", str(tmp_path / "graphs.hlo.0"), last_line)]
 
 
 def test_cut_off_inside_a_header(tmp_path):
@@ -209,7 +213,8 @@ def test_cut_off_inside_a_header(tmp_path):
     cut_at = nth(data, b"Root Hashes:", 5) + 20
     records, warnings = scan(cut_copy(src, tmp_path, cut_at))
     assert len(records) == 5 and all(r.complete for r in records)
-    assert [w.message for w in warnings] == ["graph 5 cut off mid-write; skipped"]
+    assert [w.message.split(" (")[0] for w in warnings] == ["graph 5 cut off mid-write"]
+    assert warnings[0].line == data[:cut_at].count(b"\n") + 1
 
 
 def test_cut_off_between_module_and_graph_hash_keeps_the_whole_module(tmp_path):
@@ -484,7 +489,11 @@ def test_cut_hlo_file_is_flagged(tmp_path):
     path = cut_copy(src, tmp_path, len(data) * 2 // 3, "cut.hlo")
     records, warnings = scan(path)
     assert not records[0].complete
-    assert warnings == [InputWarning("module 0 does not end with '}' (file cut off?)", str(path), 1)]
+    last_line = data[:len(data) * 2 // 3].count(b"\n") + 1
+    assert warnings == [InputWarning("module 0 does not end with '}' (file cut off? it begins at line 1, its text "
+                                     "ends here)", str(path), last_line)]
+    with pytest.raises(HloParseError, match=f"cut off: its text ends at line {last_line}"):
+        records[0].module()
 
 
 def test_truncated_gzip_stream_warns_and_keeps_what_was_read(tmp_path):

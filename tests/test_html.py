@@ -57,7 +57,10 @@ class Dom(HTMLParser):
                 break
 
     def handle_data(self, data):
-        for el in self.stack:
+        """Text goes to every open element, except that a hidden tip's (class ``tip``: shown on hover or focus
+        only) goes to the tip alone: a cell's text is what the reader sees in it."""
+        tips = [i for i, el in enumerate(self.stack) if "tip" in (el["attrs"].get("class") or "").split()]
+        for el in self.stack[tips[-1] if tips else 0:]:
             el["text"] += data
         if self.stack and self.stack[-1]["tag"] == "script":
             self.scripts.append(data)
@@ -176,7 +179,10 @@ def test_big_pair_embeds_only_the_neighbourhoods_of_changes(tmp_path):
     assert re.search(r"[\d,]+ unchanged instructions not embedded", text)
     added = re.findall(r"<tr class='only_right'>", text)
     assert len(added) == 20  # the added output's 20 instructions, every one shown
-    assert "unchanged characters" in text  # the 1,700-output root tuple is cut around its changes
+    root = next(r for r in re.findall(r"<tr class='changed'>.*?</tr>", text) if "ROOT" in r)
+    shown = re.sub(r"<details class='whole'>.*?</details>", "", root)  # what shows before expanding
+    assert len(re.sub(r"<[^>]+>", "", shown)) < 3_000 < len(root)  # the 1,753-output tuple, 36,000 characters a side
+    assert re.search(r"<summary>whole line \([\d,]+ characters, [\d,]+ changes?\)</summary>", root)
 
 
 def test_source_line_text_shown_when_the_file_is_readable(tmp_path):
@@ -257,3 +263,36 @@ def test_compare_report_shows_the_cost_of_the_difference(tmp_path):
     assert re.findall(r"<td class='num'>(.*?)</td>", row)[2] == f"-{fewer} B"
     quiet = report(tmp_path, "compare", _save("slice_index") + "#0", _save("slice_index") + "#1")
     assert "<summary>cost: no change in inputs, outputs, memory or copies</summary>" in quiet
+
+
+def test_code_in_causes_and_fixes_is_code_not_backticks(tmp_path):
+    dom = Dom(report(tmp_path, "explain-recompile", _save("dtype_zeros_like")))
+    prose = [el for el in dom.elements if (el["attrs"].get("class") or "").split()[:1] in (["fix"], ["cause"],
+                                                                                            ["summary"], ["hint"])]
+    assert prose and not [el["text"] for el in prose if "`" in el["text"]]
+    assert any(c["tag"] == "code" and c["text"] == "dtype=" for el in prose for c in el["children"])
+
+
+def test_gutter_fits_the_largest_line_number(tmp_path):
+    big = FIXTURES / "big"
+    text = report(tmp_path, "compare", str(big / "transformer24.hlo.gz"), str(big / "transformer24_variant.hlo.gz"))
+    numbers = [int(n) for n in re.findall(r"<td class='ln'>(\d+)</td>", text)]
+    digits = len(str(max(numbers)))
+    assert digits == 5 and re.search(rf"<col class='ln' style='width:calc\({digits}ch \+ \.9em\)'>", text)
+
+
+def test_timeline_steps_explain_themselves_without_a_tooltip(tmp_path):
+    dom = Dom(report(tmp_path, "explain-recompile", _save("metric_even_steps")))
+    cells = [el for el in dom.find("td") if "data-step" in el["attrs"]]
+    assert not [el for el in cells if "title" in el["attrs"]]
+    for el in cells:  # focusable (itself, or the link inside), with the step's details inside
+        tips = [c for c in el["children"] if "tip" in (c["attrs"].get("class") or "")]
+        assert len(tips) == 1 and f"step {el['attrs']['data-step']}:" in tips[0]["text"]
+        assert "tabindex" in el["attrs"] or any(c["tag"] == "a" for c in el["children"])
+
+
+def test_a_jax_run_reads_in_story_order(tmp_path):
+    """The recompilation to act on (jit_f, a new argument shape) before the eager op's (jnp.ones outside jit)."""
+    text = report(tmp_path, "explain-recompile", str(FIXTURES / "jax" / "debug_print" / "dump"))
+    sections = re.findall(r"<h2>\S+#(\d+) recompiled", text)
+    assert sections == ["4", "3"]  # dump#4 is jit_f, dump#3 jit_broadcast_in_dim: run order would be 3, 4

@@ -206,8 +206,10 @@ def test_a_recording_inside_a_run_folder_is_read_and_two_dumps_are_not_guessed(t
 
     record = FIXTURES / "torch_xla" / "record_adamw"
     out = CliRunner().invoke(main, ["explain-recompile", str(record), "--json"])
-    assert out.exit_code == 1, out.output
-    read = json.loads(out.output)["inputs"]
+    doc = json.loads(out.output)
+    assert doc["recompilations"] and doc["unexpected"] == []  # AdamW's warm-up step: recompiled, as expected
+    assert out.exit_code == 0, out.output
+    read = doc["inputs"]
     assert read["dumps"] == [str(record / "dump")]
     # the manifest names the report and the log; found by name and by content too, each is still read once
     assert read["tensors_reports"] == [str(record / "dump" / "tensors_report.txt")]

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import replace
 
+from hlodiff import _progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
@@ -120,23 +121,10 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
-    for record in records:
-        key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
-        first = seen.get(key) if key[1] is not None else None
-        if first is not None:
-            out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                               trigger=_trigger(record)))
-            continue
-        xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-        module = record.module()
-        cost = settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind,
-                      torch_xla.get(record.graph_hash or ""))
-        cost.trigger = _trigger(record)
-        if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
-            estimated.append(record)
-        if key[1] is not None:
-            seen[key] = cost
-        out.append(cost)
+    with _progress.task("costing graphs", len(records), "graphs") as bar:
+        for record in records:
+            _cost_one(record, seen, out, estimated, torch_xla)
+            bar.advance()
     if estimated:
         refs = ", ".join(r.ref for r in estimated[:3]) + (" ..." if len(estimated) > 3 else "")
         warnings.append(InputWarning(
@@ -144,6 +132,27 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
             f"hlodiff's estimate (dump the optimized module: XLA writes *-memory-usage-report.txt beside it)",
             path=estimated[0].source))
     return out
+
+
+def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost], estimated: list[GraphRecord],
+              torch_xla: dict[str, TorchXlaMemory]) -> None:
+    """One graph's cost appended to ``out``: a cache hit copies its first sighting's, the rest are parsed."""
+    key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
+    first = seen.get(key) if key[1] is not None else None
+    if first is not None:
+        out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
+                           trigger=_trigger(record)))
+        return
+    xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
+    module = record.module()
+    cost = settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind,
+                  torch_xla.get(record.graph_hash or ""))
+    cost.trigger = _trigger(record)
+    if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
+        estimated.append(record)
+    if key[1] is not None:
+        seen[key] = cost
+    out.append(cost)
 
 
 def _trigger(record: GraphRecord):

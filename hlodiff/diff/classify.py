@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff import _progress
 from hlodiff.diff.matchers import Matching, match_computations
 from hlodiff.diff.model import Change, InstructionRef
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
@@ -44,14 +45,17 @@ def classify_module(lcm: CanonicalModule, rcm: CanonicalModule) -> list[Computat
     seen: set[tuple[str, str]] = set()
     queue: list[tuple[CanonicalComputation, CanonicalComputation, tuple[str, str] | None]] = [
         (lcm.entry, rcm.entry, None)]
-    while queue:
-        left, right, caller = queue.pop(0)
-        if (left.name, right.name) in seen:
-            continue
-        seen.add((left.name, right.name))
-        cd = ComputationDiff(match_computations(left, right, lcm, rcm), lcm, rcm, caller=caller)
-        _classify(lcm, rcm, cd, queue)
-        results.append(cd)
+    size = len(lcm.entry.insts) + len(rcm.entry.insts)
+    with _progress.stage("matching instructions", size, unit="computations") as bar:
+        while queue:
+            left, right, caller = queue.pop(0)
+            if (left.name, right.name) in seen:
+                continue
+            seen.add((left.name, right.name))
+            cd = ComputationDiff(match_computations(left, right, lcm, rcm), lcm, rcm, caller=caller)
+            _classify(lcm, rcm, cd, queue)
+            results.append(cd)
+            bar.advance()
     return results
 
 

@@ -25,7 +25,7 @@ from hlodiff.dumps.manifest import is_execution_run
 from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
 from hlodiff.dumps.tensors_report import IrNode, IrOperand, LiveTensor, SyncReport, iter_reports, read_reports
 from hlodiff.dumps.xla_dump import list_dump_files, scan_xla_dump, stages_of
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import HlodiffError, InputWarning, shown
 
 __all__ = [
     "GraphRecord", "detect_kind", "dump_stages", "iter_graphs", "resolve_ref", "split_ref",
@@ -75,8 +75,8 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
     if kind == "executions":
         return scan_executions(p, warnings, stage=stage)
     if kind == "save_tensors":
-        return scan_save_tensors(p, p, warnings)
-    return scan_hlo_file(p, p, warnings)
+        return scan_save_tensors(p, shown(p), warnings)
+    return scan_hlo_file(p, shown(p), warnings)
 
 
 def split_ref(ref: str) -> tuple[str, int | None]:

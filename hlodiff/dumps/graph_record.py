@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hlodiff.dumps._io import LIMIT_VARIABLES, Limits, decode, limit_error
-from hlodiff.errors import HlodiffError
+from hlodiff.errors import HloParseError, HlodiffError
 from hlodiff.hlo.model import SourceFrame
 
 if TYPE_CHECKING:
@@ -94,9 +94,20 @@ class GraphRecord:
 
     def module(self) -> Module:
         """Parse the HLO text; errors point at lines of the original file."""
+        return self.parse(self.text())
+
+    def parse(self, text: str) -> Module:
+        """Parse this graph's ``text`` (read once by the caller); a graph cut off mid-write says where it ends."""
         from hlodiff.hlo.parser import parse_module  # lazy: scanning must not pay for the parser
 
-        return parse_module(self.text(), path=self.path, first_line=self.start_line)
+        try:
+            return parse_module(text, path=self.path, first_line=self.start_line)
+        except HloParseError as err:
+            if self.complete:
+                raise
+            end = self.start_line + text.rstrip("\n").count("\n")
+            raise HloParseError(f"{err.message} (the graph is cut off: its text ends at line {end})",
+                                path=err.path, line=err.line, col=err.col) from None
 
     def describe(self) -> str:
         """A short human description: ``graphs.hlo.0#3 (IrToHlo.72, hash 1f2e…)``."""

@@ -7,9 +7,11 @@ parser, so a block simply runs from its ``HloModule`` line to the next one. Line
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterator
 
+from hlodiff import _progress
 from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines,
                                meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
@@ -35,11 +37,12 @@ def looks_like_hlo(head: bytes) -> bool:
 
 
 class _Block:
-    __slots__ = ("index", "name", "start", "line", "end", "packer", "packed", "tail")
+    __slots__ = ("index", "name", "start", "line", "end", "last_line", "packer", "packed", "tail")
 
     def __init__(self, index: int, name: str | None, start: int, line: int, gz: bool):
         self.index, self.name, self.start, self.line = index, name, start, line
         self.end = start
+        self.last_line = line
         self.packer: Packer | None = Packer() if gz else None
         self.packed: bytes | None = None
         self.tail = b""
@@ -58,8 +61,8 @@ def scan_hlo_file(path: str, source: str | None = None,
     for block in _blocks(path, is_gzip(path), warnings):
         complete = _looks_whole(_tail(path, block))
         if not complete and warnings is not None:
-            warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off?)", path,
-                                         block.line))
+            warnings.append(InputWarning(f"module {block.index} does not end with '}}' (file cut off? it begins at "
+                                         f"line {block.line}, its text ends here)", path, block.last_line))
         packed, block.packed = block.packed, None
         yield GraphRecord(path=path, index=block.index, kind="hlo_file", start_line=block.line,
                           source=source or path, module_name=block.name, complete=complete,
@@ -71,14 +74,17 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
     limits = Limits.from_env()
     current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
     count = 0
-    with open_binary(path) as f:
-        for lineno, line in enumerate(lines(f, path, warnings, limits), 1):
+    total = None if gz else os.path.getsize(path)
+    with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
+        it = lines(f, path, warnings, limits)
+        for lineno, line in enumerate(_progress.counted_lines(it, bar) if bar.active else it, 1):
             if line[:1] in b"H\xef" and (m := _MODULE_RE.match(line.removeprefix(BOM))) is not None:
                 if count:
                     yield current.finish()
                 current = _Block(count, decode(m.group(1)), current.end, lineno, gz)
                 count += 1
             current.end += len(line)
+            current.last_line = lineno
             if current.packer is not None:
                 current.packer.append(line)
             if current.end - current.start > limits.graph_bytes:

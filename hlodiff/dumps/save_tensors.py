@@ -344,7 +344,8 @@ class _Scanner:
             self._cut(entry)
 
     def _cut(self, entry: _Entry) -> None:
-        self._warn(f"graph {entry.index} cut off mid-write; skipped", entry.line)
+        self._warn(f"graph {entry.index} cut off mid-write (it begins at line {entry.line}; the file ends here); "
+                   "skipped", self.lineno)
         self.entry = None
         self.state = _OUT
 

@@ -272,9 +272,7 @@ def call_site_in(cm: CanonicalModule) -> SourceFrame | None:
 
 
 def _parse(record: GraphRecord, text: str) -> Module:
-    from hlodiff.hlo.parser import parse_module
-
-    return parse_module(text, path=record.path, first_line=record.start_line)
+    return record.parse(text)
 
 
 def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: bool) -> GraphSummary:

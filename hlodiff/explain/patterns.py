@@ -99,8 +99,7 @@ def _xla_dump_pattern(family: "Family", because: str) -> str:
     letters = _letters([g.fingerprint for g in members])
     sequence = ",".join(letters[:12]) + (",..." if len(members) > 12 else "")
     again = len(members) - len(set(letters))
-    same = (f"; {again} of them the same computation compiled again (the cache key changed outside the graph)"
-            if again else "")
+    same = f"; {again} of them the same HLO again: the cache key changed outside it" if again else ""
     return f"{len(members)} compilations of {family.label} ({sequence}){same}{because}"
 
 
@@ -169,6 +168,11 @@ def headline_of(families: list["Family"], patterns: list[str], recompilations):
 
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
 
+
+def pattern_kind(pattern: str) -> str:
+    """The name a described pattern starts with (``warm-up only``, ``alternating``...)."""
+    return pattern.split(":", 1)[0]
+
 # JAX primitives that user code commonly runs outside jit (array creation, casts, arithmetic on concrete arrays);
 # each such call compiles a one-op module named jit_<primitive> for its argument shapes and types.
 _EAGER_PRIMITIVES = frozenset((
@@ -214,6 +218,11 @@ def _called_from_user_code_only(graph, name: str) -> bool:
                     return False
                 seen = True
     return seen
+
+
+def leading_cause_text(family: "Family", recompilations) -> str:
+    """`` (outputs at train.py:10)``: the family's most common leading cause and its first line ("" if none)."""
+    return _because(family, recompilations)
 
 
 def _because(family: "Family", recompilations) -> str:

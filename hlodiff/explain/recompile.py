@@ -33,7 +33,7 @@ from hlodiff.explain.buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
-from hlodiff.explain.patterns import describe_pattern, headline_of
+from hlodiff.explain.patterns import describe_pattern, headline_of, leading_cause_text
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import user_frame
 
@@ -322,9 +322,21 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], pa
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
-    interesting = [p for p in patterns if not p.startswith("steady")]
-    interesting.sort(key=lambda p: p.startswith("eager op"))  # JAX's eager compiles come after the real story
-    return head + (": " + "; ".join(interesting) if interesting else "")
+    interesting = [(f, p) for f, p in zip(families, patterns) if not p.startswith("steady")]
+    interesting.sort(key=lambda fp: fp[1].startswith("eager op"))  # JAX's eager compiles come after the real story
+    if not interesting:
+        return head
+    real = [fp for fp in interesting if not fp[1].startswith("eager op")]
+    if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
+        return head + ": " + "; ".join(_in_brief(f, p, recompilations) for f, p in real)
+    more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
+    return head + ": " + interesting[0][1] + (f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _in_brief(family: Family, pattern: str, recompilations: list[Recompilation]) -> str:
+    """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
+    word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
+    return f"{word + ': ' if word else ''}{family.label}{leading_cause_text(family, recompilations)}"
 
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,

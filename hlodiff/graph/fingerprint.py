@@ -14,6 +14,7 @@ import json
 import re
 
 
+from hlodiff import _progress
 from hlodiff._runtime import paused_gc
 from hlodiff.graph.canonical import (
     CanonicalComputation,
@@ -53,8 +54,11 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
             if report is not None:
                 cm.reports.append(report)
     shape_text = _shape_label(options, {})
-    for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
-        _hash_computation(cm, cc, shape_text)
+    size = sum(len(cc.insts) for cc in comps.values())
+    with _progress.stage("normalizing", size, size, "instructions") as bar:
+        for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
+            _hash_computation(cm, cc, shape_text)
+            bar.advance(len(cc.insts))
     for name, run in ORDER[2:]:  # the passes that decide what is compared
         if getattr(options, name):
             report = run(cm)

@@ -11,8 +11,10 @@ Every syntax problem raises :class:`HloParseError` with the file, line and colum
 
 from __future__ import annotations
 
+import os
 import re
 
+from hlodiff import _progress
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
@@ -77,7 +79,10 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
     original file even when the module was cut out of a larger dump.
     """
     with paused_gc():
-        return _Parser(text, path, first_line).parse()
+        parser = _Parser(text, path, first_line)
+        with _progress.stage(f"parsing {os.path.basename(path)}", len(parser.lines), len(parser.lines),
+                             "lines") as parser.bar:
+            return parser.parse()
 
 
 class _Parser:
@@ -92,6 +97,7 @@ class _Parser:
         self.anon_names: set[str] = set()
         self.nesting = 0  # depth of the nested instruction being read
         self.shapeless = False  # some instruction left its shape to inference
+        self.bar = _progress.Task(None)  # lines read, for a big module
 
     # -- errors ---------------------------------------------------------------------------------------------
 
@@ -123,6 +129,8 @@ class _Parser:
                 self._parse_table(module.stack_frames, stripped)
             else:
                 module.computations.append(self._parse_computation())
+                if self.bar.active:
+                    self.bar.update(self.i)
         if not module.computations:
             raise self.error("no computations found (expected 'ENTRY name {' or 'name (params) -> shape {')",
                              max(len(self.lines) - 1, 0))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
+from hlodiff.render.fit import Column, FitTable
 from hlodiff.render.terminal import Hanging, human_bytes
 
 
@@ -23,14 +23,7 @@ def render_cost(console: Console, run: RunCost) -> None:
     if run.compile_seconds is not None:
         head += f", {seconds_text(run.compile_seconds)} compiling ({escape(run.compile_seconds_source or '')})"
     console.print(head, highlight=False)
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    names = max((len(g.name or "") for g in graphs), default=0)
-    for column, justify in (("graph", "left"), ("module", "left"), ("instr", "right"), ("params", "right"),
-                            ("outputs", "right"), ("aliased", "right"), ("peak", "right"), ("copies/step", "right"),
-                            ("compile s", "right")):
-        # a module name folded mid-token (SyncTensorsGraph.2 / 58) reads as two names: keep it whole
-        table.add_column(column, justify=justify, overflow="fold", min_width=min(names, 28) if column == "module"
-                         else None)
+    table = FitTable(COST_COLUMNS)
     one_source = len({g.ref.rsplit("#", 1)[0] for g in graphs}) == 1
     if one_source and graphs:
         console.print(f"in {escape(graphs[0].ref.rsplit('#', 1)[0])}", highlight=False)
@@ -40,7 +33,7 @@ def render_cost(console: Console, run: RunCost) -> None:
                       f"{g.parameters.count} ({_b(g.parameters.bytes)})", f"{g.outputs.count} ({_b(g.outputs.bytes)})",
                       _aliased(g), _peak(g), copies,
                       "hit" if not g.compiled else ("-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"))
-    console.print(table)
+    table.print(console)
     _sources(console, run)
     _loop_buffer_copies(console, run)
     _boundaries(console, run)
@@ -88,6 +81,14 @@ def _sources(console: Console, run: RunCost) -> None:
                       highlight=False)
 
 
+COST_COLUMNS = [Column("graph", shrink_to=16), Column("module", shrink_to=12, drop=5), Column("instr", "right", drop=2),
+                Column("params", "right", drop=4), Column("outputs", "right", drop=3),
+                Column("aliased", "right", drop=1), Column("peak", "right"), Column("copies/step", "right"),
+                Column("compile s", "right")]
+"""``cost``'s columns; a module name is shortened from the left, never folded (``SyncTensorsGraph.2`` / ``58``
+reads as two names)."""
+
+
 def _loop_buffer_copies(console: Console, run: RunCost) -> None:
     rows = [(g, c) for g in run.graphs if g.compiled for c in g.loop_buffer_copies]
     if not rows:
@@ -125,17 +126,18 @@ def _families(console: Console, run: RunCost) -> None:
     if len(run.families) < 2 and not run.boundaries:
         return
     several = len({f.source for f in run.families}) > 1
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
-    columns = (("dump", "left"),) if several else ()
-    for column, justify in columns + (("where", "left"), ("graphs", "right"), ("compiled", "right"),
-                                      ("instr", "right"), ("param bytes", "right"), ("output bytes", "right")):
-        table.add_column(column, justify=justify, overflow="fold")
+    table = FitTable(([Column("dump", shrink_to=16)] if several else []) + FAMILY_COLUMNS)
     for f in run.families:
         cells = [escape(f.source)] if several else []
         table.add_row(*cells, escape(f.label), str(f.graphs), str(f.compiled), f"{f.instructions:,}",
                       _b(f.parameter_bytes), _b(f.output_bytes))
     console.print()
-    console.print(table)
+    table.print(console)
+
+
+FAMILY_COLUMNS = [Column("where", wrap=True, shrink_to=20), Column("graphs", "right"), Column("compiled", "right"),
+                  Column("instr", "right", drop=2), Column("param bytes", "right", wrap=True, drop=1),
+                  Column("output bytes", "right", wrap=True, drop=1)]
 
 
 def render_cost_delta(console: Console, cost: dict) -> None:

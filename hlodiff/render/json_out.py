@@ -21,3 +21,12 @@ def document(kind: str, body: dict, warnings=()) -> dict:
 
 def dumps(doc: dict) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def unexplained(command: list[str], exit_status: int | None, error: str, signals: list[str] = ()) -> dict:
+    """``record --json`` when there was nothing to explain (no graph, a signal, an unreadable capture): still a
+    document, with the command's status (``None`` when it could not start) and why, so a script reading stdout
+    never gets an empty file."""
+    return document("explain", {"command": command, "exit_status": exit_status, "signals": list(signals),
+                                "error": error, "summary": error, "graphs": [], "families": [],
+                                "recompilations": []})

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.errors import InputWarning, printable
+from hlodiff.render.fit import Column, FitTable
 from hlodiff.hlo.model import SourceFrame
 
 KIND_STYLE = {
@@ -97,13 +98,10 @@ def render_inventory(console: Console, summaries) -> None:
     if summarised:
         console.print(Text("(summarised: runs of cache hits are one row; --json lists every graph)", style="dim"),
                       highlight=False)
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column, justify in (("graph", "left"), ("module", "left"), ("hash", "left"), ("compiled", "left"),
-                            ("instr", "right"), ("inputs", "right"), ("outputs", "right"), ("trigger", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    table = FitTable(INVENTORY_COLUMNS)
     for row in rows:
         if isinstance(row, Elided):
-            table.add_row(f"... {row.rows:,} rows ({row.graphs:,} graphs) not shown", "", "", "", "", "", "", "")
+            table.add_row("...", "", "", f"{row.rows:,} rows ({row.graphs:,} graphs) not shown", "", "", "", "")
             continue
         s = row.first
         key = s.record.graph_hash or s.fingerprint
@@ -121,7 +119,14 @@ def render_inventory(console: Console, summaries) -> None:
             f"{s.outputs} ({human_bytes(s.output_bytes)})",
             escape(_short_frame(s.trigger)),
         )
-    console.print(table)
+    table.print(console)
+
+
+INVENTORY_COLUMNS = [Column("graph", shrink_to=16), Column("module", shrink_to=10, drop=4), Column("hash", drop=1),
+                     Column("compiled", wrap=True), Column("instr", "right", drop=5),
+                     Column("inputs", "right", drop=2), Column("outputs", "right", drop=3),
+                     Column("trigger", shrink_to=14)]
+"""``inspect``'s columns; at 80 columns the hash goes first (``--json`` and ``fingerprint`` print it whole)."""
 
 
 def _short_frame(frame: SourceFrame | None) -> str:
@@ -213,15 +218,15 @@ def _render_details(console: Console, diff: ModuleDiff) -> None:
                       highlight=False)
     if not diff.changes:
         return
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="changes", title_justify="left")
-    for column in ("status", "left", "right", "what"):
-        table.add_column(column, overflow="fold")
+    table = FitTable([Column("status", wrap=True), Column("left", wrap=True, shrink_to=16),
+                      Column("right", wrap=True, shrink_to=16), Column("what", wrap=True, shrink_to=16)],
+                     title="changes")
     for change in diff.changes:
         left = f"{change.left.opcode} %{change.left.name} {change.left.shape}" if change.left else ""
         right = f"{change.right.opcode} %{change.right.name} {change.right.shape}" if change.right else ""
         what = "; ".join(_change_detail(change, kind) for kind in change.kinds)
         table.add_row(change.side.replace("_", " "), escape(left), escape(right), escape(what))
-    console.print(table)
+    table.print(console)
 
 
 def _change_detail(change, kind: str) -> str:
@@ -245,10 +250,13 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
 
             console.print(Hanging(Text(plan_text(headline.causes[0].plan.to_json()), style="green"), 6),
                           highlight=False)
-    if len(explanation.patterns) > 1:
-        for pattern in explanation.patterns:
+    from hlodiff.render.story import story_patterns, story_recompilations
+
+    patterns = story_patterns(explanation)
+    if len(patterns) > 1:
+        for pattern in patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
-    for r in explanation.recompilations:
+    for r in story_recompilations(explanation):
         console.print()
         closest = _short_ref(r.closest.ref) if r.closest else "-"
         head = Text(f"{r.graph.ref}", style="bold")

@@ -4,7 +4,7 @@ its schema are present and nothing when the analysis did not run."""
 
 from __future__ import annotations
 
-from hlodiff.render.html.page import esc, human_bytes
+from hlodiff.render.html.page import esc, human_bytes, prose
 from hlodiff.render.html.recompile_view import causes_html
 from hlodiff.render.html.source import SourceLines
 
@@ -151,7 +151,7 @@ def ranks_section(doc: dict, sources: SourceLines) -> str:
         out.append("<table class='data'><tr><th>rank</th><th>dumps</th><th class='num'>graphs</th>"
                    f"<th class='num'>compilations</th></tr>{rows}</table>")
     for note in doc.get("rank_notes") or []:
-        out.append(f"<p class='hint'>{esc(note)}</p>")
+        out.append(f"<p class='hint'>{prose(note)}</p>")
     if divergence is not None and not divergence:
         out.append(f"<p>All {len(ranks)} ranks compiled the same graphs.</p>")
     for d in divergence or []:
@@ -159,6 +159,6 @@ def ranks_section(doc: dict, sources: SourceLines) -> str:
         out.append(f"<h3>step {esc(d.get('step'))}: rank{'s' if len(d.get('ranks') or []) != 1 else ''} "
                    f"{esc(which)} ran {esc(d.get('ref'))}; the majority ran {esc(d.get('majority_ref'))}</h3>")
         if d.get("summary"):
-            out.append(f"<p>{esc(d['summary'])}</p>")
+            out.append(f"<p>{prose(d['summary'])}</p>")
         out.append(causes_html(d.get("causes") or [], sources))
     return "\n".join(out)

@@ -16,8 +16,14 @@ from hlodiff.render.html.page import esc
 
 LONG_LINE_TOKENS = 400
 
-KEEP = 160
-"""Characters kept at each end of a long unchanged stretch of a line."""
+LONG_LINE = 480
+"""Characters from which a line is shown cut around its changes, the whole of it in an expander."""
+CONTEXT = 48
+"""Characters shown either side of a change in a cut line."""
+HEAD, TAIL = 96, 24
+"""Characters shown at the start (name, shape, opcode) and the end of a cut line."""
+SHOWN_CHANGES = 6
+"""Changes shown in a cut line; the others are counted in its elisions and shown by the expander."""
 
 _TOKEN = re.compile(r"%[\w.\-]+|[A-Za-z_][\w\-]*|\d+|\s+|.", re.S)
 
@@ -46,27 +52,84 @@ def mark_pair(left: str, right: str, rename: Callable[[str], str]) -> tuple[str,
 
 
 def plain(text: str) -> str:
-    """An unchanged line: escaped, with the middle of a very long one elided."""
+    """An unchanged line: escaped, a very long one cut to its ends with the whole in an expander."""
     return _render(tokens(text), [False] * len(tokens(text)))
 
 
 def _render(toks: list[str], marks: list[bool]) -> str:
-    """Tokens to HTML: marked runs in ``<mark>``, unmarked runs longer than :data:`KEEP` * 3 characters cut to
-    their ends (a 1,700-output root tuple would otherwise fill screens with text that did not change)."""
+    """Tokens to HTML, marked runs in ``<mark>``. A line longer than :data:`LONG_LINE` characters (a root tuple of
+    1,753 outputs is 36,000) is shown cut around its first changes, each with :data:`CONTEXT` characters either
+    side, and the whole line follows in an expander: the page stays a page, and nothing is lost."""
+    total = sum(len(t) for t in toks)
+    if total <= LONG_LINE:
+        return _runs(toks, marks)
+    keep = _kept(toks, marks, total)
+    out: list[str] = []
+    k = 0
+    while k < len(toks):
+        j = k
+        while j < len(toks) and keep[j] == keep[k]:
+            j += 1
+        if keep[k]:
+            out.append(_runs(toks[k:j], marks[k:j]))
+        else:
+            out.append(_elided(toks[k:j], marks[k:j]))
+        k = j
+    changes = _count_runs(marks)
+    what = f"{total:,} characters" + (f", {changes:,} change{'s' if changes != 1 else ''}" if changes else "")
+    return (f"{''.join(out)}<details class='whole'><summary>whole line ({what})</summary>"
+            f"<div class='whole-text'>{_runs(toks, marks)}</div></details>")
+
+
+def _kept(toks: list[str], marks: list[bool], total: int) -> list[bool]:
+    """Which tokens the cut line shows: its start (the instruction's name and opcode), its end, and the first
+    :data:`SHOWN_CHANGES` changes with their context (a long changed run by its two ends)."""
+    starts, pos = [], 0
+    for t in toks:
+        starts.append(pos)
+        pos += len(t)
+    spans = [(0, HEAD), (total - TAIL, total)]
+    for a, b in _char_runs(toks, marks, starts)[:SHOWN_CHANGES]:
+        if b - a > 2 * CONTEXT:
+            spans += [(a - CONTEXT, a + CONTEXT), (b - CONTEXT, b + CONTEXT)]
+        else:
+            spans.append((a - CONTEXT, b + CONTEXT))
+    return [any(s < start + len(t) and start < e for s, e in spans) for t, start in zip(toks, starts)]
+
+
+def _char_runs(toks: list[str], marks: list[bool], starts: list[int]) -> list[tuple[int, int]]:
+    """Character spans of the marked runs, in order."""
+    runs: list[tuple[int, int]] = []
+    for k, (t, m) in enumerate(zip(toks, marks)):
+        if not m:
+            continue
+        if runs and k and marks[k - 1]:
+            runs[-1] = (runs[-1][0], starts[k] + len(t))
+        else:
+            runs.append((starts[k], starts[k] + len(t)))
+    return runs
+
+
+def _count_runs(marks: list[bool]) -> int:
+    return sum(1 for k, m in enumerate(marks) if m and (k == 0 or not marks[k - 1]))
+
+
+def _elided(toks: list[str], marks: list[bool]) -> str:
+    n = sum(len(t) for t in toks)
+    changes = _count_runs(marks)
+    more = f", {changes:,} change{'s' if changes != 1 else ''}" if changes else ""
+    return f"<span class='elided'>…{n:,} characters{more}…</span>"
+
+
+def _runs(toks: list[str], marks: list[bool]) -> str:
+    """Tokens to HTML, each run of marked tokens in one ``<mark>``."""
     out: list[str] = []
     k = 0
     while k < len(toks):
         j = k
         while j < len(toks) and marks[j] == marks[k]:
             j += 1
-        run = "".join(toks[k:j])
-        if marks[k]:
-            out.append(f"<mark>{esc(run)}</mark>")
-        elif len(run) > 3 * KEEP:
-            cut = len(run) - 2 * KEEP
-            out.append(f"{esc(run[:KEEP])}<span class='elided' title='{cut:,} unchanged characters elided'>"
-                       f"…{cut:,} unchanged characters…</span>{esc(run[-KEEP:])}")
-        else:
-            out.append(esc(run))
+        run = esc("".join(toks[k:j]))
+        out.append(f"<mark>{run}</mark>" if marks[k] else run)
         k = j
     return "".join(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 
 from hlodiff import __version__
 
@@ -26,7 +27,9 @@ CSS = """
 --chg:#fff6d6;--acc:#2457c5}
 *{box-sizing:border-box}
 body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:var(--fg);background:#fff}
-main{max-width:1500px;margin:0 auto;padding:1.2em 2em 4em}
+main{max-width:1500px;margin:0 auto;padding:1.2em 2em 4em;overflow-wrap:break-word}
+@media (max-width:900px){main{padding:1em 1em 4em}table.data .opt{display:none}
+table.data th,table.data td{padding:.2em .45em}}
 h1{font-size:1.45em;margin:.2em 0 .4em}h2{font-size:1.15em;margin:2.2em 0 .6em;padding-bottom:.2em;
 border-bottom:2px solid var(--line)}h3{font-size:1em;margin:1.4em 0 .4em}
 a{color:var(--acc);text-decoration:none}a:hover{text-decoration:underline}
@@ -35,14 +38,22 @@ padding:.6em .9em;margin:.6em 0}
 .dim{color:var(--dim)}.small{font-size:.88em}.note{color:var(--dim);font-style:italic;margin:.3em 0}
 .hint{background:#fff8e1;border-left:4px solid #e0a800;padding:.3em .8em;margin:.4em 0}
 nav.toc{font-size:.92em;margin:.5em 0 1em}nav.toc a{margin-right:1.2em}
-table.data{border-collapse:collapse;font-size:.9em;margin:.4em 0}
+table.data,table.header-diff{border-collapse:collapse;font-size:.9em;margin:.4em 0;display:block;max-width:100%;
+overflow-x:auto}
 table.data th,table.data td{border-bottom:1px solid var(--line);padding:.2em .7em;text-align:left;
 vertical-align:top}table.data td.num,table.data th.num{text-align:right;font-variant-numeric:tabular-nums}
 table.data th{background:var(--bg2)}
+table.data td.num,table.data td.nw{white-space:nowrap}
 .timeline{overflow-x:auto;margin:.4em 0 .2em;padding-bottom:.3em}
 table.tl{border-collapse:separate;border-spacing:2px;font-size:.8em}
-table.tl th.fam{text-align:right;font-weight:600;padding-right:.6em;white-space:nowrap;max-width:28em;
+table.tl th.fam{text-align:right;font-weight:600;padding-right:.6em;white-space:nowrap;max-width:min(28em,30vw);
 overflow:hidden;text-overflow:ellipsis}
+table.tl td.pattern{width:auto;text-align:left;padding-left:.6em;white-space:nowrap;background:none}
+.tip{display:none}
+table.tl td:hover>.tip,table.tl td:focus-within>.tip,table.tl th:hover>.tip,table.tl th:focus>.tip{display:block;
+position:fixed;left:0;right:0;bottom:0;z-index:5;padding:.5em 2em;background:#1d2330;color:#fff;font:13px/1.4
+system-ui,sans-serif;text-align:left;white-space:normal;overflow-wrap:anywhere}
+table.tl td:focus,table.tl th:focus{outline:2px solid var(--acc);outline-offset:1px}
 table.tl th.step{color:var(--dim);font-weight:normal;min-width:1.9em}
 table.tl td{width:1.9em;height:1.9em;text-align:center;border-radius:3px;padding:0}
 table.tl td.empty{background:#fafbfc}
@@ -70,7 +81,8 @@ ul.tensors{margin:.3em 0;padding-left:1.4em;font-size:.92em}
 table.sbs{border-collapse:collapse;width:100%;table-layout:fixed;
 font:12px/1.45 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;margin:.3em 0 1em}
 table.sbs td{vertical-align:top;padding:0 .4em;white-space:pre-wrap;word-break:break-all;border-left:1px solid #eee}
-table.sbs td.ln{width:4.2em;color:#9aa1ac;text-align:right;border-left:none;user-select:none}
+table.sbs td.ln{color:#9aa1ac;text-align:right;border-left:none;user-select:none;white-space:nowrap;
+word-break:normal;padding:0 .45em 0 0}
 table.sbs th{font:600 12px system-ui,sans-serif;text-align:left;background:var(--bg2);padding:.2em .4em}
 table.sbs tr.changed td.code{background:var(--chg)}
 table.sbs tr.only_left td.code.l,table.sbs tr.moved td.code.l{background:var(--del)}
@@ -80,6 +92,9 @@ table.sbs mark{background:var(--mark);border-radius:2px;padding:0 1px;outline:1p
 table.sbs td:target{outline:2px solid var(--acc);background:#e3ecff !important}
 table.sbs a.pair{color:inherit}table.sbs a.pair:hover{color:var(--acc)}
 .elided{color:#8a93a3;font-style:italic;background:#f0f2f5;border-radius:2px}
+details.whole>summary{cursor:pointer;color:var(--dim);font:11px system-ui,sans-serif;margin:.1em 0}
+details.whole[open]>summary{margin-bottom:.2em}
+.whole-text{max-height:24em;overflow-y:auto;border-top:1px dashed var(--line)}
 details.run>summary{cursor:pointer;color:var(--dim);font:12px system-ui,sans-serif;padding:.15em .4em;
 background:#fafbfc;list-style-position:inside}
 details.run table.sbs{margin:0}
@@ -113,6 +128,15 @@ without script). Everything else is plain HTML and works with script off."""
 def esc(text) -> str:
     """Escape any text from a dump or the user's files for element content and quoted attributes."""
     return html.escape("" if text is None else str(text), quote=True)
+
+
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def prose(text) -> str:
+    """Escape a sentence hlodiff wrote (a cause, a fix, a hint) and show its `code` spans as code: the terminal
+    prints the backticks, a page should not."""
+    return _INLINE_CODE.sub(r"<code>\1</code>", esc(text))
 
 
 def badge(kind: str) -> str:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from hlodiff.graph.canonical import CanonicalModule
-from hlodiff.render.html.page import badge, esc, frame_text
+from hlodiff.render.html.page import badge, esc, frame_text, prose
 from hlodiff.render.html.side_by_side import render_pair
 from hlodiff.render.html.source import SourceLines
 
@@ -87,11 +87,11 @@ def _cause_html(cause: dict, sources: SourceLines) -> str:
     out: list[str] = []
     kind = cause.get("kind", "?")
     out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
-               f"{esc(cause.get('summary'))}</span>")
+               f"{prose(cause.get('summary'))}</span>")
     fix = cause.get("fix")
     if fix:
         text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
-        out.append(f"<div class='fix'><b>fix:</b> {esc(text)}</div>")
+        out.append(f"<div class='fix'><b>fix:</b> {prose(text)}</div>")
     if cause.get("plan"):
         from hlodiff.render.html.plan_view import plan_html
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import string
 
-from hlodiff.render.html.page import esc, frame_text, human_bytes, short_frame
+from hlodiff.render.html.page import esc, frame_text, human_bytes, prose, short_frame
 from hlodiff.render.html.recompile_view import recompilation_anchor
 
 MAX_STEPS = 400
@@ -17,11 +17,11 @@ MAX_STEPS = 400
 
 
 def run_header(doc: dict) -> str:
-    out = ["<h1>Why did this run compile again?</h1>", f"<p class='summary' id='summary'>{esc(doc.get('summary'))}</p>"]
+    out = ["<h1>Why did this run compile again?</h1>", f"<p class='summary' id='summary'>{prose(doc.get('summary'))}</p>"]
     headline = doc.get("headline") or {}
     if headline.get("fix"):
         where = f" (at <code>{esc(frame_text(headline['location']))}</code>)" if headline.get("location") else ""
-        out.append(f"<p class='fix head'><b>fix:</b> {esc(headline['fix'])}{where}</p>")
+        out.append(f"<p class='fix head'><b>fix:</b> {prose(headline['fix'])}{where}</p>")
     inputs = doc.get("inputs") or {}
     if inputs.get("dumps"):
         out.append("<p class='dim small'>read: " + esc(", ".join(inputs["dumps"]))
@@ -30,7 +30,7 @@ def run_header(doc: dict) -> str:
                    + (f"; PT_XLA_DEBUG log: {esc(', '.join(inputs['debug_logs']))}" if inputs.get("debug_logs")
                       else "") + "</p>")
     for hint in doc.get("hints") or []:
-        out.append(f"<p class='hint'>hint: {esc(hint)}</p>")
+        out.append(f"<p class='hint'>hint: {prose(hint)}</p>")
     for warning in doc.get("warnings") or []:
         out.append(f"<p class='hint'>warning: {esc(warning)}</p>")
     return "\n".join(out)
@@ -78,19 +78,20 @@ def timeline(doc: dict) -> str:
         for g in members:
             cells.setdefault(g.get("step", 0), []).append(g)
         pattern = patterns[k] if k < len(patterns) else ""
-        row = [f"<tr><th class='fam' title='{esc(family.get('label'))}'>{esc(family.get('label'))}</th>"]
+        label = esc(family.get("label"))
+        row = [f"<tr><th class='fam' tabindex='0'>{label}<span class='tip' role='tooltip'>{label}: "
+               f"{esc(pattern)}</span></th>"]
         for s in range(shown):
             row.append(_cell(s, cells.get(s), letters, recompiled, key))
         word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
-        row.append(f"<td class='dim' style='width:auto;text-align:left;padding-left:.6em;white-space:nowrap' "
-                   f"title='{esc(pattern)}'>{esc(word)}</td></tr>")
+        row.append(f"<td class='dim pattern'>{esc(word)}</td></tr>")
         rows.append("".join(row))
     legend = ("<p class='legend small dim'><span style='background:#c7302b'></span>recompiled (links to why)"
               "<span style='background:#2457c5'></span>first compilation of its family"
               "<span style='background:#dfe6f3'></span>cache hit; letters name each family's distinct graphs</p>")
     more = (f"<p class='cap'>{n_steps - shown} more steps not drawn (timeline cap {MAX_STEPS}); the JSON output "
             "lists every graph.</p>" if n_steps > shown else "")
-    pats = "".join(f"<li>{esc(p)}</li>" for p in patterns)
+    pats = "".join(f"<li>{prose(p)}</li>" for p in patterns)
     # An XLA dump holds compilations only: a column is a compilation of its function, not a training step.
     unit = "compilation" if dumped else "step"
     return (f"<h2 id='timeline'>Timeline: {n_steps} {unit}{'s' if n_steps != 1 else ''}, {len(families)} "
@@ -124,7 +125,10 @@ def _cell(step: int, graphs: list[dict] | None, letters: dict[str, str], recompi
         text = f"<a href='#{recompilation_anchor(rec)}'>{esc(text)}</a>"
     else:
         text = esc(text)
-    return f"<td class='{cls}' data-step='{step}' data-ref='{esc(graphs[0]['ref'])}' title='{esc(title)}'>{text}</td>"
+    # the details show on hover, click or keyboard focus (a bar at the foot of the window), not only in a tooltip
+    focus = "" if rec else " tabindex='0'"
+    return (f"<td class='{cls}' data-step='{step}' data-ref='{esc(graphs[0]['ref'])}'{focus}>{text}"
+            f"<span class='tip' role='tooltip'>{esc(title)}</span></td>")
 
 
 def graph_table(doc: dict, cost_doc: dict | None) -> str:
@@ -136,9 +140,12 @@ def graph_table(doc: dict, cost_doc: dict | None) -> str:
         if g.get("cache_hit_of"):
             hits[g["cache_hit_of"]] = hits.get(g["cache_hit_of"], 0) + 1
     with_cost = bool(cost)
-    head = ("<tr><th>graph</th><th class='num'>step</th><th>module</th><th class='num'>instructions</th>"
-            "<th class='num'>inputs</th><th class='num'>outputs</th><th class='num'>cache hits</th>"
-            + ("<th class='num'>compile</th><th class='num'>peak memory</th>" if with_cost else "")
+    sources = {g["ref"].rsplit("#", 1)[0] for g in graphs}
+    one = next(iter(sources)) if len(sources) == 1 else None  # then #N names a graph; the path is said once
+    # at 800 px the module name and the hit count give way (class opt), so the trigger and the why stay in view
+    head = ("<tr><th>graph</th><th class='num'>step</th><th class='opt'>module</th><th class='num'>instructions</th>"
+            "<th class='num'>inputs</th><th class='num'>outputs</th><th class='num opt'>cache hits</th>"
+            + ("<th class='num opt'>compile</th><th class='num'>peak memory</th>" if with_cost else "")
             + "<th>trigger</th><th>why</th></tr>")
     rows = [head]
     for g in graphs:
@@ -148,20 +155,22 @@ def graph_table(doc: dict, cost_doc: dict | None) -> str:
         rec = recompiled.get(g["ref"])
         why = (f"<a href='#{recompilation_anchor(rec)}'>" + esc(", ".join(dict.fromkeys(
             c.get("kind", "") for c in rec.get("causes") or []))) + "</a>") if rec else "<span class='dim'>first</span>"
-        row = (f"<tr><td>{esc(g['ref'])}</td><td class='num'>{esc(g.get('step', ''))}</td><td>{esc(g.get('name'))}</td>"
+        row = (f"<tr><td class='nw'>{esc(short_ref(g['ref']) if one else g['ref'])}</td><td class='num'>{esc(g.get('step', ''))}</td>"
+               f"<td class='opt'>{esc(g.get('name'))}</td>"
                f"<td class='num'>{g.get('instructions', 0):,}</td>"
                f"<td class='num'>{esc(params.get('count', '-'))} ({esc(human_bytes(params.get('bytes')))})</td>"
                f"<td class='num'>{esc(outs.get('count', '-'))} ({esc(human_bytes(outs.get('bytes')))})</td>"
-               f"<td class='num'>{hits.get(g['ref'], 0)}</td>")
+               f"<td class='num opt'>{hits.get(g['ref'], 0)}</td>")
         if with_cost:
             c = cost.get(g["ref"]) or {}
             seconds = c.get("compile_seconds")
             peak = c.get("peak_bytes")
-            row += (f"<td class='num'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td>"
+            row += (f"<td class='num opt'>{esc(f'{seconds:.2f} s' if isinstance(seconds, (int, float)) else '-')}</td>"
                     f"<td class='num'>{esc(human_bytes(peak) if peak is not None else '-')}"
                     f"{' ±' + esc(human_bytes(c['peak_rounding_bytes'])) if c.get('peak_rounding_bytes') else ''}"
                     f"{' (' + esc(c.get('peak_source')) + ')' if peak is not None and c.get('peak_source') else ''}"
                     "</td>")
-        row += f"<td>{esc(short_frame(g.get('trigger')))}</td><td>{why}</td></tr>"
+        row += f"<td class='nw'>{esc(short_frame(g.get('trigger')))}</td><td>{why}</td></tr>"
         rows.append(row)
-    return (f"<h2 id='graphs'>Compiled graphs</h2><table class='data'>{''.join(rows)}</table>")
+    where = f"<p class='dim small'>in <code>{esc(one)}</code></p>" if one else ""
+    return f"<h2 id='graphs'>Compiled graphs</h2>{where}<table class='data'>{''.join(rows)}</table>"

@@ -12,6 +12,7 @@ others named.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -204,7 +205,14 @@ def _visible(rows: list[Row]) -> list[bool]:
     return visible
 
 
+def _gutter(cd: ComputationDiff) -> int:
+    """Digits of the largest line number shown beside this pair: a 7-digit line of a 1 GB dump must not wrap."""
+    last = max((i.line or 0 for cc in (cd.left, cd.right) for i in cc.insts.values()), default=0)
+    return max(len(str(last)), 2)
+
+
 def _rows_html(cd: ComputationDiff, rows: list[Row], sid: str) -> str:
+    table = functools.partial(_table, digits=_gutter(cd))
     visible = _visible(rows)
     total_interesting = sum(1 for r in rows if r.interesting)
     last_visible = max((i for i, v in enumerate(visible) if v), default=-1)
@@ -241,7 +249,7 @@ def _rows_html(cd: ComputationDiff, rows: list[Row], sid: str) -> str:
             elif embedded[i]:
                 body = "".join(ctx.row(rows[k], k) for k in range(i, j))
                 out.append(f"<details class='run'><summary>{n:,} unchanged instruction{'s' if n != 1 else ''}"
-                           f"</summary>{_table(body)}</details>")
+                           f"</summary>{table(body)}</details>")
             else:
                 out.append(f"<p class='cap'>{n:,} unchanged instructions not embedded (only the neighbourhoods of "
                            f"changes are, to keep the page small)</p>")
@@ -250,13 +258,14 @@ def _rows_html(cd: ComputationDiff, rows: list[Row], sid: str) -> str:
         j = i
         while j < len(rows) and j not in run_at:
             j += 1
-        out.append(_table("".join(ctx.row(rows[k], k) for k in range(i, j)), header=not out))
+        out.append(table("".join(ctx.row(rows[k], k) for k in range(i, j)), header=not out))
         i = j
     return "\n".join(out)
 
 
-def _table(body: str, header: bool = False) -> str:
-    cols = "<colgroup><col style='width:4.2em'><col><col style='width:4.2em'><col></colgroup>"
+def _table(body: str, header: bool = False, digits: int = 4) -> str:
+    gutter = f"<col class='ln' style='width:calc({digits}ch + .9em)'>"
+    cols = f"<colgroup>{gutter}<col>{gutter}<col></colgroup>"
     head = "<tr><th></th><th>before (left)</th><th></th><th>after (right)</th></tr>" if header else ""
     return f"<table class='sbs'>{cols}{head}{body}</table>"
 

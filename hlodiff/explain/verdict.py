@@ -1,0 +1,34 @@
+"""Which recompilations of a run were unexpected: what ``explain-recompile``'s exit status says.
+
+A run that warms up (the first steps differ, then one graph for good), sets up (graphs that each ran once
+before the training loop) or runs JAX operations outside jit compiles more than once and is still healthy; a CI
+gate on the exit status must pass it. ``--warmup N`` states the warm-up the way the pytest plugin's
+``hlo_stable(warmup=N)`` does, in steps: then a recompilation in the first N steps is expected and one after
+them is not, whatever its pattern (setup and eager ops excepted: they are not steps of the loop).
+"""
+
+from __future__ import annotations
+
+from hlodiff.explain.patterns import pattern_kind
+from hlodiff.explain.recompile import Recompilation, RunExplanation
+from hlodiff.explain.steps import graph_steps
+
+EXPECTED = ("steady", "warm-up only", "setup", "eager op")
+"""Family patterns whose recompilations are expected when no ``--warmup`` is given."""
+EXPECTED_WITH_WARMUP = ("setup", "eager op")
+"""Family patterns whose recompilations stay expected whatever the ``--warmup``: not steps of the loop."""
+
+
+def unexpected(explanation: RunExplanation, warmup: int | None = None) -> list[Recompilation]:
+    """The recompilations that are not warm-up, setup or eager ops (``warmup``: the first N steps are warm-up)."""
+    kinds = {id(f): pattern_kind(p) for f, p in zip(explanation.families, explanation.patterns)}
+    if warmup is None:
+        return [r for r in explanation.recompilations if kinds.get(id(r.family)) not in EXPECTED]
+    steps = graph_steps(explanation.graphs, explanation.families)
+    return [r for r in explanation.recompilations
+            if kinds.get(id(r.family)) not in EXPECTED_WITH_WARMUP and steps.get(r.graph.ref, 0) >= warmup]
+
+
+def exit_status(explanation: RunExplanation, warmup: int | None = None) -> int:
+    """0 when nothing unexpected compiled, 1 when something did or a compiled module could not be read."""
+    return 1 if unexpected(explanation, warmup) or explanation.unread else 0

@@ -1,0 +1,107 @@
+"""CLI conventions a user meets in the first minutes: bare `hlodiff` helps, `-` is standard input, tables fit 80
+columns without splitting a location, exit statuses tell expected warm-up from a real recompilation, `record
+--json` always prints a document, progress shows on a terminal only."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import FIXTURES, run_hlodiff
+from test_progress import _run_on_terminal
+
+ITEM = str(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0")
+WARMUP = str(FIXTURES / "torch_xla" / "momentum_warmup" / "graphs.hlo.0")
+SETUP = str(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
+BIG = FIXTURES / "big"
+
+
+def _cli(*args: str, stdin: bytes | None = None, columns: int = 80, cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], input=stdin, capture_output=True, env=env,
+                          cwd=cwd)
+
+
+def test_bare_hlodiff_prints_the_help():
+    proc = _cli()
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and out.startswith("Usage: ") and "COMMAND [ARGS]" in out
+    assert "explain-recompile" in out and "\\n" not in out and "error" not in proc.stderr.decode()
+
+
+def _cells(text: str) -> list[list[str]]:
+    """The cells of each body row of the first table in ``text`` (rows drawn with │)."""
+    return [[c.strip() for c in line.split("│")] for line in text.splitlines() if "│" in line]
+
+
+@pytest.mark.parametrize("command", ["inspect", "cost"])
+def test_tables_fit_80_columns_without_splitting_a_location(command):
+    wide = _cli(command, ITEM, columns=200).stdout.decode()
+    narrow = _cli(command, ITEM, columns=80).stdout.decode()
+    assert all(len(line) <= 80 for line in narrow.splitlines() if "│" in line or "┃" in line)
+    whole = {c for row in _cells(wide) for c in row}
+    for row in _cells(narrow):
+        for cell in row:  # a whole cell of the wide table, whole words of one (wrapped), or its end after "…"
+            assert not cell or any(f" {cell} " in f" {w} " for w in whole) or (
+                cell.startswith("…") and any(w.endswith(cell[1:]) for w in whole)), cell
+    headers = [h.strip() for line in narrow.splitlines() if "┃" in line for h in line.split("┃")]
+    wide_headers = {h.strip() for line in wide.splitlines() if "┃" in line for h in line.split("┃")}
+    assert headers and set(headers) <= wide_headers  # no header cut in two ("output" / "s")
+    assert "item_partial.py:36" in narrow or re.search(r"…\w*\.py:36", narrow)
+    if set(headers) != wide_headers:
+        assert "left out at 80 columns" in narrow  # a dropped column is said, never silent
+
+
+def test_references_of_two_dumps_stay_whole_at_80_columns():
+    item, steady = "fixtures/torch_xla/item_partial/graphs.hlo.0", "fixtures/torch_xla/steady/graphs.hlo.0"
+    out = _cli("inspect", item, steady, cwd=FIXTURES.parent).stdout.decode()
+    refs = [row[0] for row in _cells(out)]
+    assert refs[0] == item + "#0" and refs[-1].startswith(steady + "#")  # which dump a graph is from: kept whole
+    assert "left out at 80 columns" in out and all(len(line) <= 80 for line in out.splitlines() if "│" in line)
+
+
+def test_dash_reads_standard_input():
+    data = open(ITEM, "rb").read()
+    piped = _cli("inspect", "-", stdin=data, columns=200)
+    named = _cli("inspect", ITEM, columns=200)
+    assert piped.returncode == 0
+    assert piped.stdout.decode().replace("7 graphs in -", "") == named.stdout.decode().replace(f"7 graphs in {ITEM}", "")
+    explained = json.loads(_cli("explain-recompile", "-", "--json", stdin=data).stdout)
+    assert explained["inputs"]["dumps"] == ["-"] and explained["recompilations"][0]["graph"] == "-#3"
+    broken = _cli("compare", "-", ITEM + "#0", stdin=b"HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  r = f32[2] nope(")
+    assert broken.returncode == 2 and broken.stderr.decode().startswith("-:5:")
+
+
+def test_exit_status_separates_expected_warm_up_from_a_recompilation():
+    assert _cli("explain-recompile", WARMUP, "-q").returncode == 0  # warm-up only: expected
+    assert _cli("explain-recompile", WARMUP, "--warmup", "0").returncode == 1  # no warm-up allowed
+    assert _cli("explain-recompile", WARMUP, "--warmup", "2").returncode == 0
+    one_off = _cli("explain-recompile", ITEM, "--json")
+    assert one_off.returncode == 1 and json.loads(one_off.stdout)["unexpected"] == [ITEM + "#3"]
+    assert _cli("explain-recompile", SETUP).returncode == 1  # setup is expected, its periodic loop is not
+    assert _cli("explain-recompile", "/nonexistent/graphs.hlo.0").returncode == 2
+
+
+def test_record_json_prints_a_document_when_nothing_was_captured(tmp_path):
+    proc = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, "-c", "print('no graphs')",
+                       cwd=tmp_path)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["exit_status"] == 0 and doc["graphs"] == []
+    assert "produced no graph" in doc["error"] and "no graphs" in proc.stderr
+    missing = run_hlodiff("record", "--out", "run2", "--json", "--", "no-such-command-hlodiff", cwd=tmp_path)
+    doc = json.loads(missing.stdout)
+    assert missing.returncode == 2 and doc["exit_status"] is None and "cannot run" in doc["error"]
+
+
+def test_compare_of_big_graphs_shows_progress_on_a_terminal_only():
+    left, right = str(BIG / "transformer24.hlo.gz"), str(BIG / "transformer24_variant.hlo.gz")
+    out, err = _run_on_terminal(["compare", left, right])  # the report, not --json: a pipe holds only 64 KB
+    assert b"parsing transformer24.hlo.gz" in err and b"matching instructions" in err
+    piped = subprocess.run([sys.executable, "-m", "hlodiff.cli", "compare", left, right],
+                           capture_output=True, env={**os.environ, "HLODIFF_PROGRESS_DELAY": "0"})
+    assert piped.stderr == b"" and out == piped.stdout
