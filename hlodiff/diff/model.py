@@ -84,6 +84,9 @@ class Cause:
     """When no captured source holds the user's line: which capture would."""
     fix_is_final: bool = field(default=False, repr=False)
     """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
+    reason: str | None = None
+    """For a cause read from a framework's own log: which of its reasons (JAX: ``redefined_function``,
+    ``never_seen``, ``pytree``, ...), as a typed fact the cause graph reads (a new function drags its ops)."""
     callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
     """Per location, the user frames that called it, innermost first (a jitted function's call site and what
     called that): the location's stack, not locations of their own."""

@@ -15,6 +15,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, fix_for, producer_from_
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.patterns import Pattern
 from hlodiff.hlo.shapes import without_layout_text
 
 _CUT = "follows from the early read above: fix that and this goes too"
@@ -24,14 +25,14 @@ _EAGER = ("expected: JAX compiles an operation run outside jit once per new shap
           "the jitted function (or with one shape) if these compilations add up")
 
 
-def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
-    """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern line."""
+def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
+    """Set ``fix`` on every cause of every recompilation; ``patterns`` maps family keys to their pattern."""
     for r in recompilations:
-        pattern = patterns.get(r.family.key, "")
+        pattern = patterns.get(r.family.key)
         context = fix_context(r, pattern)
         cut = any(c.kind == "partial" for c in r.causes)
         added = added_inputs(r.causes)
-        eager = pattern.startswith("eager op:")
+        eager = pattern is not None and pattern.name == "eager op"
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
@@ -50,17 +51,13 @@ def _follows(cause) -> bool:
     return bool(cause.fix) and cause.fix.startswith("follows from")
 
 
-def fix_context(r, pattern: str = "") -> FixContext:
+def fix_context(r, pattern: Pattern | None = None) -> FixContext:
     members = [g for g in r.family.members if not is_partial(g)]
     compiled = r.family.compiled
     settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
         and len(members) >= 3
-    name = pattern.split(":", 1)[0]
-    period = 0
-    if name == "alternating":
-        period = 2
-    elif name == "periodic":
-        period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
+    name = pattern.name if pattern is not None else ""
+    period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
                       setup=name == "setup", period=period,

@@ -31,7 +31,9 @@ from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
-from hlodiff.explain.patterns import describe_pattern, headline_of
+from hlodiff.explain.cause_graph import CauseGraph, Evidence, link
+from hlodiff.explain.patterns import Pattern, headline_of, pattern_of, pattern_text
+from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import user_frame
 
@@ -62,6 +64,8 @@ class Recompilation:
     diff: ModuleDiff | None
     tensors: list[TensorNote] = field(default_factory=list)
     debug: CompilationEvent | None = None
+    links: CauseGraph = field(default_factory=CauseGraph)
+    """What follows from what among ``causes`` (which are in its order, folded consequences left out)."""
 
     def to_json(self) -> dict:
         return {
@@ -71,7 +75,7 @@ class Recompilation:
             "family": self.family.label,
             "similarity": round(self.diff.similarity, 4) if self.diff else None,
             "hlo_identical": bool(self.diff.equal) if self.diff else False,
-            "causes": [c.to_json() for c in self.causes],
+            "causes": causes_json(self),
             "live_tensors": [t.to_json() for t in self.tensors],
             "debug": _debug_json(self.debug),
             "ignored": [i.to_json() for i in self.diff.ignored] if self.diff else [],
@@ -91,6 +95,10 @@ class RunExplanation:
     unread: list[str] = field(default_factory=list)
     """Refs of compiled modules that could not be read (cut off while a killed run wrote them): compilations that
     happened, with nothing to say about them."""
+    pattern_facts: list[Pattern] = field(default_factory=list)
+    """Per family (same order as ``families``), its pattern as facts; ``patterns`` holds them in words."""
+    stories: list[Story] = field(default_factory=list)
+    """Recompilations sharing a root, told once each."""
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps
@@ -101,12 +109,31 @@ class RunExplanation:
             "headline": _headline_json(self.headline),
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
-                          "compiled": [g.ref for g in f.compiled]} for f in self.families],
+                          "compiled": [g.ref for g in f.compiled],
+                          **({"pattern": p.to_json()} if p is not None else {})}
+                         for f, p in zip(self.families, _padded(self.pattern_facts, len(self.families)))],
             "patterns": self.patterns,
             "recompilations": [r.to_json() for r in self.recompilations],
+            "stories": [s.to_json() for s in self.stories],
             "hints": self.hints,
             "unread": self.unread,
         }
+
+
+def causes_json(r: Recompilation) -> list[dict]:
+    """Each cause with ``follows_from`` (indices into this list, and the rule that links them) and ``folded`` (the
+    layout-only consequences told within it); see docs/json-causes.md."""
+    nodes = r.links.nodes if [n.cause for n in r.links.nodes] == r.causes else None
+    if nodes is None:
+        return [{**c.to_json(), "follows_from": [], "folded": []} for c in r.causes]
+    return [{**n.cause.to_json(),
+             "follows_from": [{"cause": f.root, "kind": nodes[f.root].cause.kind, "rule": f.rule} for f in n.follows],
+             "folded": [{"kind": x.cause.kind, "summary": x.cause.summary, "rule": x.rule} for x in n.folded]}
+            for n in nodes]
+
+
+def _padded(items: list, n: int) -> list:
+    return list(items[:n]) + [None] * (n - len(items))
 
 
 def _headline_json(r: Recompilation | None) -> dict | None:
@@ -197,13 +224,33 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref))
     place_made_tensors(recompilations)
-    patterns = [describe_pattern(f, recompilations, families) for f in families]
-    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
-    patterns = [describe_pattern(f, recompilations, families) for f in families]  # leading causes may have moved
+    facts = [pattern_of(f, recompilations, families) for f in families]
+    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
+    for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
+        r.links = link(r.causes, _evidence(r))
+        r.causes[:] = r.links.causes
+    facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
+    patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
-    summary = _summary(graphs, recompilations, patterns, families) + _unread_note(unread)
+    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread)
+    from hlodiff.explain.steps import graph_steps
+
+    stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
-                          headline_of(families, patterns, recompilations), [r.ref for r in unread])
+                          headline_of(families, facts, recompilations), [r.ref for r in unread], facts, stories)
+
+
+def _evidence(r: Recompilation) -> Evidence:
+    left = r.closest._canonical if r.closest is not None else None
+    right = r.graph._canonical
+    return Evidence(left.entry if left is not None else None, right.entry if right is not None else None)
+
+
+def _real_story_first(recompilations: list[Recompilation], families: list[Family],
+                      facts: list[Pattern]) -> list[Recompilation]:
+    """JAX's eager-op compilations (a primitive run outside jit) after the real story."""
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    return sorted(recompilations, key=lambda r: r.family.key in eager)
 
 
 def _unread_note(unread: list[GraphRecord]) -> str:
@@ -308,18 +355,18 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
     return notes
 
 
-def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str],
+def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
              families: list[Family]) -> str:
     compiled = sum(1 for g in graphs if g.compiled)
     n = len(recompilations)
-    eager = {f.key for f, p in zip(families, patterns) if p.startswith("eager op")}
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     outside = sum(1 for r in recompilations if r.family.key in eager)
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
-    interesting = [p for p in patterns if not p.startswith("steady")]
-    interesting.sort(key=lambda p: p.startswith("eager op"))  # JAX's eager compiles come after the real story
-    return head + (": " + "; ".join(interesting) if interesting else "")
+    interesting = [p for p in facts if p.name != "steady"]
+    interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
+    return head + (": " + "; ".join(pattern_text(p) for p in interesting) if interesting else "")
 
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,

@@ -238,27 +238,34 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     if len(explanation.patterns) > 1:
         for pattern in explanation.patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
-    for r in explanation.recompilations:
-        console.print()
-        closest = _short_ref(r.closest.ref) if r.closest else "-"
-        head = Text(f"{r.graph.ref}", style="bold")
-        head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
-        if r.diff is not None:
-            head.append(f", {r.diff.similarity:.0%} alike", style="dim")
-        console.print(head, highlight=False)
-        kinds = [c.kind for c in r.causes]
-        under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
-        notes = {under: [_tensor_note(note) for note in r.tensors]}
-        render_causes(console, r.causes, notes=notes)  # live tensors under the outputs they explain
-        for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
-            console.print(line, highlight=False)
-        if r.debug is not None and r.debug.cause:
-            console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
-        if verbose and r.diff is not None:
-            _render_details(console, r.diff)
+    from hlodiff.render.story_view import render_stories
+
+    render_stories(console, explanation, render_recompilation, verbose=verbose)
     for hint in explanation.hints:
         console.print()
         console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)
+
+
+def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
+    """One recompilation in full: what it was compared with, its causes as a graph (roots first), live tensors."""
+    from hlodiff.render.story_view import alike_text, render_graph_causes
+
+    closest = _short_ref(r.closest.ref) if r.closest else "-"
+    head = Text(f"{r.graph.ref}", style="bold")
+    head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
+    if r.diff is not None:
+        head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
+    console.print(head, highlight=False)
+    kinds = [c.kind for c in r.causes]
+    under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
+    notes = {under: [_tensor_note(note) for note in r.tensors]}
+    render_graph_causes(console, r, render_causes, notes)  # live tensors under the outputs they explain
+    for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
+        console.print(line, highlight=False)
+    if r.debug is not None and r.debug.cause:
+        console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
+    if verbose and r.diff is not None:
+        _render_details(console, r.diff)
 
 
 def _tensor_note(note) -> Hanging:
