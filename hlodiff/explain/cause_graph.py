@@ -94,6 +94,9 @@ class Evidence:
     left: object | None = None
     right: object | None = None
 
+    def entry_names(self) -> set[str]:
+        return {cc.name for cc in (self.left, self.right) if cc is not None}
+
     def left_shape(self, name: str) -> str | None:
         inst = self.left.insts.get(name) if self.left is not None else None
         return str(inst.shape) if inst is not None else None
@@ -185,7 +188,11 @@ def _recreated(c: Cause, r: Cause, e: Evidence) -> bool:
 
 
 def _callee_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
-    return _input_origin(r) and bool(_computations(c)) and not (_computations(c) & _computations(r))
+    """The root changed an entry parameter (what the caller passes in) and the consequence is inside computations
+    the entry calls."""
+    entry = e.entry_names()
+    return (_input_origin(r) and bool(entry) and bool(_computations(r) & entry) and bool(_computations(c))
+            and not (_computations(c) & entry))
 
 
 def _plumbing_of_input(c: Cause, r: Cause, e: Evidence) -> bool:

@@ -236,7 +236,10 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
     if len(explanation.patterns) > 1:
-        for pattern in explanation.patterns:
+        facts = getattr(explanation, "pattern_facts", None) or []
+        eager = [len(facts) == len(explanation.patterns) and facts[k].name == "eager op"
+                 for k in range(len(explanation.patterns))]
+        for _, pattern in sorted(zip(eager, explanation.patterns), key=lambda ep: ep[0]):  # eager ops last
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
     from hlodiff.render.story_view import render_stories
 
