@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from hlodiff.hlo.model import SourceFrame
 
 CAUSE_KINDS = ("reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
-               "partial", "sharding", "aliasing", "compile_options", "weak_type", "static_argument", "cache_key")
+               "partial", "sharding", "aliasing", "compile_options", "weak_type", "static_argument", "cache_key",
+               "mode")
 """Every cause kind, in the order reports list them.
 
 The last five are causes outside the computation: the HLO may be identical while the module header
 (``aliasing``: ``input_output_alias``/``buffer_donor``), the compile options (``compile_options``) or the
 arguments' abstract values as JAX keys its cache (``weak_type``, ``static_argument``) differ; ``cache_key`` is a
-recompilation whose HLO is identical, with JAX's own reason quoted when its cache-miss log says one.
+recompilation whose HLO is identical, with JAX's own reason quoted when its cache-miss log says one. ``mode`` is a
+train step against an eval step of one helper (:mod:`hlodiff.explain.modes`).
 """
 
 

@@ -257,6 +257,8 @@ def _slice_resized(c: Cause, r: Cause, e: Evidence) -> bool:
 _PARTIAL_OK = GRAPH_KINDS | {"cache_key", "static_argument", "weak_type", "compile_options"}
 
 RULES: tuple[Rule, ...] = (
+    Rule("mode_switch", frozenset(GRAPH_KINDS), ("mode",), _always,
+         why="a train step against an eval step: dropout's random bits and the backward come or go with the mode"),
     Rule("early_read", frozenset(_PARTIAL_OK), ("partial",), _always,
          why="a step cut short by an early execution: the rest of it (outputs, inputs) differs because of the cut"),
     Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _always,

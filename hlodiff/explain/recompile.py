@@ -31,6 +31,7 @@ from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
+from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, link
 from hlodiff.explain.patterns import Pattern, headline_of, pattern_of, pattern_text
 from hlodiff.explain.stories import Story, tell
@@ -64,6 +65,8 @@ class Recompilation:
     diff: ModuleDiff | None
     tensors: list[TensorNote] = field(default_factory=list)
     debug: CompilationEvent | None = None
+    mode: ModeSwitch | None = None
+    """A train step against an eval step of one helper (the ``mode`` cause leads)."""
     links: CauseGraph = field(default_factory=CauseGraph)
     """What follows from what among ``causes`` (which are in its order, folded consequences left out)."""
 
@@ -77,6 +80,8 @@ class Recompilation:
             "hlo_identical": bool(self.diff.equal) if self.diff else False,
             "causes": causes_json(self),
             "live_tensors": [t.to_json() for t in self.tensors],
+            "mode": {"to": self.mode.to, "rng_ops": self.mode.rng_ops, "updates": self.mode.updates}
+            if self.mode else None,
             "debug": _debug_json(self.debug),
             "ignored": [i.to_json() for i in self.diff.ignored] if self.diff else [],
         }
@@ -215,6 +220,9 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates)
             bar.advance()
+            recompilation.mode = mode_switch(recompilation)
+            if recompilation.mode is not None:
+                recompilation.causes.insert(0, mode_cause(recompilation.mode))
             if id(graph) in remainder_of:
                 recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)]))
             recompilations.append(recompilation)

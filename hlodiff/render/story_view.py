@@ -80,7 +80,7 @@ def _consequences(console, nodes, index, render_causes, notes, depth: int) -> No
     pad = "  " + " " * 12 * depth
     console.print(Text(f"{' ' * (12 * depth)}with it:", style="dim"), highlight=False)
     for k in under:
-        render_causes(console, [nodes[k].cause], indent=pad, notes=notes)
+        render_causes(console, [nodes[k].cause], indent=pad, notes=notes, fixes=False)  # the root's fix is theirs
         _folded(console, nodes[k], pad)
         _consequences(console, nodes, k, render_causes, notes, depth + 1)
 

@@ -23,7 +23,7 @@ KIND_STYLE = {
     "reordered": "cyan", "shape": "magenta", "dtype": "magenta", "layout": "blue", "constant": "yellow",
     "attribute": "yellow", "inputs": "green", "outputs": "green", "ops": "red", "partial": "bright_red",
     "sharding": "blue", "aliasing": "cyan", "compile_options": "cyan", "weak_type": "magenta",
-    "static_argument": "yellow", "cache_key": "cyan",
+    "static_argument": "yellow", "cache_key": "cyan", "mode": "cyan",
 }
 
 
@@ -156,8 +156,9 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
 
 
 def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
-                  notes: dict[str, list] | None = None) -> None:
-    """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``)."""
+                  notes: dict[str, list] | None = None, fixes: bool = True) -> None:
+    """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``); without
+    ``fixes`` the fix lines are left out (a consequence's fix is its root's)."""
     for cause in causes:
         style = KIND_STYLE.get(cause.kind, "")
         line = Text(indent)
@@ -182,7 +183,7 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
         if cause.hint:
             console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
                           highlight=False)
-        if cause.fix:
+        if cause.fix and fixes:
             console.print(Hanging(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), under + 5),
                           highlight=False)
 

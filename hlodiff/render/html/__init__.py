@@ -63,8 +63,9 @@ def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) 
     recs = doc.get("recompilations") or []
     if not recs:
         body.append("<p>Nothing recompiled: every family compiled once.</p>")
-    for rec in recs:
-        body.append(recompilation_section(rec, pairs.get(rec["graph"]), sources, graphs.get(rec["graph"])))
+    from hlodiff.render.html.story_view import recompilation_sections
+
+    body.extend(recompilation_sections(doc, pairs, sources, graphs))
     body.append(cost_section(cost_doc))
     return page("hlodiff: " + (doc.get("summary") or "run"), [b for b in body if b])
 

@@ -81,7 +81,8 @@ def timeline(doc: dict) -> str:
         row = [f"<tr><th class='fam' title='{esc(family.get('label'))}'>{esc(family.get('label'))}</th>"]
         for s in range(shown):
             row.append(_cell(s, cells.get(s), letters, recompiled, key))
-        word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
+        word = (family.get("pattern") or {}).get("name") or ""
+        word = "" if word in ("compilations", "dump") else word  # no name of its own: the tooltip says it
         row.append(f"<td class='dim' style='width:auto;text-align:left;padding-left:.6em;white-space:nowrap' "
                    f"title='{esc(pattern)}'>{esc(word)}</td></tr>")
         rows.append("".join(row))
