@@ -103,6 +103,7 @@ class Cause:
             "instructions": [{"left": a, "right": b} for a, b in self.instructions],
             "fix": self.fix,
             "hint": self.hint,
+            "reason": self.reason,
         }
 
 

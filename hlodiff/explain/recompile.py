@@ -31,6 +31,7 @@ from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
+from hlodiff.explain.cuts import cut_reason, cut_words
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, link
 from hlodiff.explain.patterns import Pattern, headline_of, pattern_of, pattern_text
@@ -207,6 +208,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     families = group(graphs, partial)
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
+    by_ref = {g.ref: g for g in graphs if g.compiled}
     remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
@@ -224,7 +226,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
             if id(graph) in remainder_of:
-                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)]))
+                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
@@ -333,17 +335,20 @@ def _callers_of_this_execution(causes: list[Cause], graph: GraphSummary) -> None
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
     trigger = graph.trigger
     how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
+    reason = cut_reason(graph)
     summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
-               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, which reads a value "
-               f"(.item(), print, a Python condition on a tensor){how}")
-    return Cause("partial", summary, [trigger] if trigger else [])
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
+               f"{how}")
+    return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
 
 
-def _remainder_cause(cut: GraphSummary) -> Cause:
+def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
     trigger = cut.trigger
     where = f" at {trigger.file.rsplit('/', 1)[-1]}:{trigger.line}" if trigger and trigger.line else ""
-    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first): "
-                            "values it already computed are inputs or missing here", [trigger] if trigger else [])
+    reason = cut_reason(cut, compiled)
+    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
+                            f"because {cut_words(reason)}): values it already computed are inputs or missing here",
+                 [trigger] if trigger else [], reason=reason)
 
 
 def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, reports: dict) -> list[TensorNote]:
