@@ -31,6 +31,10 @@ PLUMBING_OPS = LAYOUT_OPS | {"broadcast", "convert", "reshape"}
 RECREATED = frozenset({"redefined_function", "never_seen"})
 """JAX reasons that say the function object itself was new (``Cause.reason``)."""
 
+KEY_REASONS = RECREATED | {"pytree", "tracing_context"}
+"""JAX reasons (``Cause.reason`` of a ``cache_key`` cause) that change what is traced: the graph's own differences
+follow from them (a new pytree brings new inputs, another matmul precision other ops)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Follows:
@@ -183,8 +187,13 @@ def _always(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
 
 
-def _recreated(c: Cause, r: Cause, e: Evidence) -> bool:
-    return r.reason in RECREATED
+def _key_reason(c: Cause, r: Cause, e: Evidence) -> bool:
+    return r.reason in KEY_REASONS and c.reason is None
+
+
+def _named_by_jax(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The same kind of change, seen by the graph comparison (no reason) and named by JAX (its argument)."""
+    return r.reason == c.kind and c.reason is None
 
 
 def _callee_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -263,8 +272,12 @@ RULES: tuple[Rule, ...] = (
          why="a step cut short by an early execution: the rest of it (outputs, inputs) differs because of the cut"),
     Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _always,
          why="a static argument or weak type JAX keys its cache on changed: the traced program follows from it"),
-    Rule("recreated_function", frozenset(GRAPH_KINDS), ("cache_key",), _recreated,
-         why="JAX saw a new function object: the ops that differ come from its new closed-over values"),
+    Rule("jax_key", frozenset(GRAPH_KINDS), ("cache_key",), _key_reason,
+         why="JAX saw a new function object (its new closed-over values change the ops), another pytree (new "
+             "inputs) or another tracing context: the graph's differences follow from it"),
+    Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
+         why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
+             "named"),
     Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
          why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
     Rule("slice_sets_length", frozenset({"shape"}), ("attribute",), _slice_resized,
