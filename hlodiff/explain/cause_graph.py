@@ -239,7 +239,7 @@ def _ops_on_new_state(c: Cause, r: Cause, e: Evidence) -> bool:
 def _donates_new_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
     gained = [b for _, b in c.instructions if b is not None]
     new = {p.name for p in _added_inputs(r)}
-    return bool(gained) and bool(new) and all(b in new for b in gained) and all(a is None for a, _ in c.instructions)
+    return bool(gained) and bool(new) and all(b in new for b in gained)
 
 
 def _outputs_became_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
