@@ -84,6 +84,8 @@ def test_a_recreated_function_leads_and_the_graph_change_follows_from_it():
     root = r.links.root.cause
     assert root.kind == expect["cause"] and root.reason in ("never_seen", "redefined_function")
     assert {(c, k) for c, k, _ in edges(r)} >= set(expect["follows"].items())
+    assert {rule for _, k, rule in edges(r) if k == "cache_key"} == {"jax_key"}
+    assert [f.line for f in root.locations] == [expect["user_line"]]
     assert "once" in root.fix and "lax.cond" not in root.fix
 
 
@@ -96,11 +98,12 @@ def test_an_argument_jax_names_leads_its_callees():
                         for n in rest)
 
 
-def test_a_changed_pytree_leads_the_inputs_it_brings():
+def test_a_changed_pytree_is_told_with_the_inputs_it_brings():
+    t = truth("jax", "optional_key")
     (r,) = [r for r in explain(FIXTURES / "jax" / "optional_key" / "dump").recompilations
             if r.family.label == "jit_forward"]
-    assert r.links.root.cause.kind == "cache_key" and r.links.root.cause.reason == "pytree"
-    assert ("inputs", "cache_key", "jax_key") in edges(r)
+    assert r.links.root.cause.kind == t["cause"]
+    assert ("cache_key", "inputs", "pytree_as_inputs") in edges(r) and ("ops", "inputs", "ops_on_new_state") in edges(r)
 
 
 def test_a_static_argument_leads_the_ops_it_changes():

@@ -31,9 +31,10 @@ PLUMBING_OPS = LAYOUT_OPS | {"broadcast", "convert", "reshape"}
 RECREATED = frozenset({"redefined_function", "never_seen"})
 """JAX reasons that say the function object itself was new (``Cause.reason``)."""
 
-KEY_REASONS = RECREATED | {"pytree", "tracing_context"}
+KEY_REASONS = RECREATED | {"tracing_context"}
 """JAX reasons (``Cause.reason`` of a ``cache_key`` cause) that change what is traced: the graph's own differences
-follow from them (a new pytree brings new inputs, another matmul precision other ops)."""
+follow from them (a new function's closed-over values, another matmul precision). Another pytree is not among them:
+the graph shows it as the inputs that came or went, which is where the user looks (rule ``pytree_as_inputs``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +80,9 @@ class CauseGraph:
     def root(self) -> CauseNode | None:
         return self.nodes[0] if self.nodes else None
 
-    def roots(self) -> list[int]:
-        return [i for i, n in enumerate(self.nodes) if n.is_root]
-
     def consequences(self, index: int) -> list[int]:
+        """Indices of the shown causes that follow directly from node ``index``."""
         return [i for i, n in enumerate(self.nodes) if any(f.root == index for f in n.follows)]
-
-    def follows_from(self, cause: Cause) -> list[Cause]:
-        node = next((n for n in self.nodes if n.cause is cause), None)
-        return [self.nodes[f.root].cause for f in node.follows] if node else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +186,10 @@ def _key_reason(c: Cause, r: Cause, e: Evidence) -> bool:
     return r.reason in KEY_REASONS and c.reason is None
 
 
+def _pytree(c: Cause, r: Cause, e: Evidence) -> bool:
+    return c.reason == "pytree"
+
+
 def _named_by_jax(c: Cause, r: Cause, e: Evidence) -> bool:
     """The same kind of change, seen by the graph comparison (no reason) and named by JAX (its argument)."""
     return r.reason == c.kind and c.reason is None
@@ -273,8 +272,11 @@ RULES: tuple[Rule, ...] = (
     Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _always,
          why="a static argument or weak type JAX keys its cache on changed: the traced program follows from it"),
     Rule("jax_key", frozenset(GRAPH_KINDS), ("cache_key",), _key_reason,
-         why="JAX saw a new function object (its new closed-over values change the ops), another pytree (new "
-             "inputs) or another tracing context: the graph's differences follow from it"),
+         why="JAX saw a new function object (its new closed-over values change the ops) or another tracing "
+             "context: the graph's differences follow from it"),
+    Rule("pytree_as_inputs", frozenset({"cache_key"}), ("inputs",), _pytree,
+         why="JAX's 'pytree structure changed' is the inputs the graph shows coming or going: one change, told "
+             "where the graph shows it"),
     Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
          why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
              "named"),

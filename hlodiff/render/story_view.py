@@ -70,11 +70,12 @@ def render_graph_causes(console: Console, r, render_causes, notes: dict) -> None
             continue
         render_causes(console, [node.cause], notes=notes)
         _folded(console, node, "  ")
-        _consequences(console, nodes, index, render_causes, notes, depth=1)
+        _consequences(console, r.links, index, render_causes, notes, depth=1)
 
 
-def _consequences(console, nodes, index, render_causes, notes, depth: int) -> None:
-    under = [k for k, n in enumerate(nodes) if any(f.root == index for f in n.follows)]
+def _consequences(console, graph, index, render_causes, notes, depth: int) -> None:
+    nodes = graph.nodes
+    under = graph.consequences(index)
     if not under:
         return
     pad = "  " + " " * 12 * depth
@@ -82,7 +83,7 @@ def _consequences(console, nodes, index, render_causes, notes, depth: int) -> No
     for k in under:
         render_causes(console, [nodes[k].cause], indent=pad, notes=notes, fixes=False)  # the root's fix is theirs
         _folded(console, nodes[k], pad)
-        _consequences(console, nodes, k, render_causes, notes, depth + 1)
+        _consequences(console, graph, k, render_causes, notes, depth + 1)
 
 
 def _folded(console: Console, node, indent: str) -> None:
