@@ -174,6 +174,12 @@ class ModuleDiff:
         total = self.stats.get("left_instructions", 0) + self.stats.get("right_instructions", 0)
         return 2 * self.stats.get("unchanged", 0) / total if total else 1.0
 
+    @property
+    def percent_alike(self) -> int:
+        """The similarity in whole percent as a report shows it: never 100 when anything differs (99 then)."""
+        percent = round(self.similarity * 100)
+        return min(percent, 99) if not self.equal else percent
+
     def to_json(self) -> dict:
         return {
             "equal": self.equal,

@@ -379,7 +379,7 @@ class _Aligner:
         diff = diff_canonical(self._cm(majority), self._cm(graph))
         what = (f"{_ran(graph)} another graph than" if kind == "different"
                 else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
-        summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.similarity:.0%} alike"
+        summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.percent_alike}% alike"
         return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
                           list(diff.causes), diff.similarity)
 
