@@ -193,3 +193,14 @@ def test_every_rule_is_exercised_by_a_test_here():
 
     source = inspect.getsource(sys.modules[__name__])
     assert all(f'"{rule.name}"' in source for rule in RULES)
+
+
+def test_a_rank_divergence_is_told_the_same_way():
+    """fsdp_linear: rank 1 (plain FSDP) against rank 0 (patched): at step 1 its transposes come with the weight it
+    receives transposed, folded into that input as in a recompilation."""
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
+                                               str(FIXTURES / "torch_xla" / "fsdp_linear")]).output)
+    folded = [(c["kind"], f["kind"], f["rule"]) for d in doc["divergence"] for c in d["causes"] for f in c["folded"]]
+    assert ("inputs", "ops", "layout_only") in folded
+    assert not any(c["kind"] == "ops" and not c["follows_from"] and "transpose" in c["summary"]
+                   for d in doc["divergence"] for c in d["causes"])

@@ -339,7 +339,8 @@ def _first_root(i: int, cause: Cause, causes: list[Cause], evidence: Evidence,
             continue
         for kind in rule.roots:
             for j, root in enumerate(causes):
-                if j == i or root.kind != kind or _descends(j, i, parent):
+                # a transpose/copy that only lays out values explains nothing: nothing follows from it
+                if j == i or root.kind != kind or _layout_only(root) or _descends(j, i, parent):
                     continue
                 if rule.holds(cause, root, evidence):
                     return j, rule
@@ -390,3 +391,16 @@ def _report_order(causes: list[Cause], parent: dict[int, tuple[int, Rule]]) -> l
     for i in roots:
         walk(i)
     return order
+
+
+def causes_json(causes: list[Cause], graph: CauseGraph) -> list[dict]:
+    """Each cause with ``follows_from`` (indices into this list, and the rule that links them) and ``folded`` (the
+    layout-only consequences told within it); see docs/json-causes.md. Causes the graph does not hold in this order
+    (a list changed after linking) are written as roots."""
+    nodes = graph.nodes if [n.cause for n in graph.nodes] == list(causes) else None
+    if nodes is None:
+        return [{**c.to_json(), "follows_from": [], "folded": []} for c in causes]
+    return [{**n.cause.to_json(),
+             "follows_from": [{"cause": f.root, "kind": nodes[f.root].cause.kind, "rule": f.rule} for f in n.follows],
+             "folded": [{"kind": x.cause.kind, "summary": x.cause.summary, "rule": x.rule} for x in n.folded]}
+            for n in nodes]

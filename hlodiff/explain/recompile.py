@@ -33,7 +33,7 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_reason, cut_words
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
-from hlodiff.explain.cause_graph import CauseGraph, Evidence, link
+from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, headline_of, pattern_of, pattern_text
 from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
@@ -79,7 +79,7 @@ class Recompilation:
             "family": self.family.label,
             "similarity": round(self.diff.similarity, 4) if self.diff else None,
             "hlo_identical": bool(self.diff.equal) if self.diff else False,
-            "causes": causes_json(self),
+            "causes": causes_json(self.causes, self.links),
             "live_tensors": [t.to_json() for t in self.tensors],
             "mode": {"to": self.mode.to, "rng_ops": self.mode.rng_ops, "updates": self.mode.updates}
             if self.mode else None,
@@ -124,18 +124,6 @@ class RunExplanation:
             "hints": self.hints,
             "unread": self.unread,
         }
-
-
-def causes_json(r: Recompilation) -> list[dict]:
-    """Each cause with ``follows_from`` (indices into this list, and the rule that links them) and ``folded`` (the
-    layout-only consequences told within it); see docs/json-causes.md."""
-    nodes = r.links.nodes if [n.cause for n in r.links.nodes] == r.causes else None
-    if nodes is None:
-        return [{**c.to_json(), "follows_from": [], "folded": []} for c in r.causes]
-    return [{**n.cause.to_json(),
-             "follows_from": [{"cause": f.root, "kind": nodes[f.root].cause.kind, "rule": f.rule} for f in n.follows],
-             "folded": [{"kind": x.cause.kind, "summary": x.cause.summary, "rule": x.rule} for x in n.folded]}
-            for n in nodes]
 
 
 def _padded(items: list, n: int) -> list:
