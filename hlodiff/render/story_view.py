@@ -97,7 +97,7 @@ def one_line(r, step: int | None) -> str:
     at = f" (step {step})" if step is not None else ""
     root = r.causes[0] if r.causes else None
     what = f"{root.kind}: {root.summary}" if root is not None else "no cause"
-    return f"{r.graph.ref}{at}: {what}"
+    return f"#{r.graph.ref.rsplit('#', 1)[-1]}{at}: {what}"
 
 
 def render_stories(console: Console, explanation, render_recompilation, *, verbose: bool = False) -> None:
