@@ -80,6 +80,10 @@ class CauseGraph:
     def root(self) -> CauseNode | None:
         return self.nodes[0] if self.nodes else None
 
+    def holds(self, causes: list[Cause]) -> bool:
+        """The graph's shown causes are exactly ``causes``, in this order (nothing changed the list since)."""
+        return len(causes) == len(self.nodes) and all(n.cause is c for n, c in zip(self.nodes, causes))
+
     def consequences(self, index: int) -> list[int]:
         """Indices of the shown causes that follow directly from node ``index``."""
         return [i for i, n in enumerate(self.nodes) if any(f.root == index for f in n.follows)]
@@ -397,7 +401,7 @@ def causes_json(causes: list[Cause], graph: CauseGraph) -> list[dict]:
     """Each cause with ``follows_from`` (indices into this list, and the rule that links them) and ``folded`` (the
     layout-only consequences told within it); see docs/json-causes.md. Causes the graph does not hold in this order
     (a list changed after linking) are written as roots."""
-    nodes = graph.nodes if [n.cause for n in graph.nodes] == list(causes) else None
+    nodes = graph.nodes if graph.holds(causes) else None
     if nodes is None:
         return [{**c.to_json(), "follows_from": [], "folded": []} for c in causes]
     return [{**n.cause.to_json(),

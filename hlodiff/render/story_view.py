@@ -61,7 +61,7 @@ def story_json_sentence(doc: dict) -> str:
 def render_graph_causes(console: Console, r, render_causes, notes: dict) -> None:
     """Roots first; what follows from a root is indented under it after ``with it:``; folded causes on one dim line
     under their root."""
-    nodes = r.links.nodes if [n.cause for n in r.links.nodes] == r.causes else None
+    nodes = r.links.nodes if r.links.holds(r.causes) else None
     if nodes is None:
         render_causes(console, r.causes, notes=notes)
         return
