@@ -204,3 +204,15 @@ def test_a_rank_divergence_is_told_the_same_way():
     assert ("inputs", "ops", "layout_only") in folded
     assert not any(c["kind"] == "ops" and not c["follows_from"] and "transpose" in c["summary"]
                    for d in doc["divergence"] for c in d["causes"])
+
+
+def test_what_cut_the_step_is_a_typed_fact():
+    """mask_cut: `logits[keep]` (no .item(), no print) cut every step; item_partial: a `.item()` did."""
+    t = truth("torch_xla", "mask_cut")
+    result = explain(FIXTURES / "torch_xla" / "mask_cut" / "graphs.hlo.0")
+    roots = [r.links.root.cause for r in result.recompilations]
+    assert roots and all(c.kind == t["cause"] and c.reason == t["cut"] for c in roots)
+    assert all(t["user_line"] in [f.line for f in c.locations] for c in roots)
+    assert ".item()" not in roots[0].summary and "boolean-mask" in roots[0].summary
+    (r,) = explain(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0").recompilations
+    assert r.links.root.cause.kind == "partial" and r.links.root.cause.reason == "read"
