@@ -9,6 +9,9 @@ while the program set up, before another family's steady steps: FSDP wrapping, i
 graph an early read like ``.item()`` ran, then the rest of the step), ``eager op`` (JAX: a primitive run outside
 jit, such as ``jnp.ones``, compiled once per shape it was called with; never the headline). XLA dump folders hold only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
+
+A pattern is a typed :class:`Pattern` (name, period, letters, ...): the fixes and the HTML decide on its fields,
+and :func:`pattern_text` words it, run-length once a sequence is long (``A×41, then B,A,B,...``).
 """
 
 from __future__ import annotations
