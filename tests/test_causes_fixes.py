@@ -91,8 +91,10 @@ def test_a_transpose_placed_otherwise_follows_from_the_baked_learning_rate():
     Python `if` to remove."""
     (r,) = explain(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0").recompilations
     assert r.causes[0].kind == "constant"
-    ops = next(c for c in r.causes if c.kind == "ops")
-    assert "(transpose)" in ops.summary and ops.fix.startswith("follows from the constant change")
+    # layout only: folded into the constant it follows from, not reported as a cause of its own
+    assert [c.kind for c in r.causes] == ["constant"]
+    (folded,) = r.links.root.folded
+    assert folded.cause.kind == "ops" and "(transpose)" in folded.cause.summary and folded.rule == "layout_only"
 
 
 def test_clipping_switched_on_later_heads_with_its_ops_at_the_clip_line():
@@ -423,7 +425,10 @@ def test_a_weight_handed_over_transposed_is_named_as_such():
     r = explain(FIXTURES / "torch_xla" / "fsdp_linear" / "plain" / "graphs.hlo.0").recompilations[0]
     kinds = {c.kind: c for c in r.causes}
     assert "arrives transposed" in kinds["inputs"].fix
-    assert kinds["ops"].fix.startswith("follows from the inputs change")
+    assert "ops" not in kinds  # the transposes are folded into the transposed input they come with
+    inputs = next(n for n in r.links.nodes if n.cause.kind == "inputs")
+    assert [(f.cause.kind, f.rule) for f in inputs.folded] == [("ops", "layout_only")]
+    assert "transpose" in inputs.folded[0].cause.summary
 
 
 def test_converts_that_come_with_a_dtype_change_follow_it():

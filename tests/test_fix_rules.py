@@ -80,7 +80,8 @@ EXERCISED = {
     "inputs_library_state": "torch_xla/adamw_split", "inputs_seen": "torch_xla/pipeline/mb2", "inputs_cycle": "torch_xla/setup_accumulate",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
-    "ops_transposes_follow_inputs": "torch_xla/fsdp_linear/plain", "ops_layout_follow": "torch_xla/lr_warmup_zero",
+    # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are
+    # layout-only consequences, folded into their root's line by the cause graph (no fix of their own is shown).
     "ops_optimizer_warmup": "torch_xla/momentum_warmup", "ops_rewired": "torch_xla/task_order",
     "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",

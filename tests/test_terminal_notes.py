@@ -17,10 +17,13 @@ def test_live_tensors_sit_between_the_outputs_cause_and_its_fix():
     out = CliRunner().invoke(main, ["explain-recompile", str(RUN / "graphs.hlo.0"), "--tensors-report",
                                     str(RUN / "tensors_report.txt")])
     lines = out.output.splitlines()
-    outputs = next(i for i, line in enumerate(lines) if line.startswith("  outputs"))
+    # the outputs follow from the early read: printed under it ("with it:"), indented
+    outputs = next(i for i, line in enumerate(lines) if line.lstrip().startswith("outputs "))
+    assert any(line.lstrip() == "with it:" for line in lines[:outputs])
     gone = [i for i, line in enumerate(lines) if "gone output" in line]
-    fix = next(i for i in range(outputs, len(lines)) if lines[i].lstrip().startswith("fix:"))
-    assert gone and all(outputs < i < fix for i in gone)
+    end = next((i for i in range(outputs + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    assert gone and all(outputs < i < end for i in gone)
+    assert not any(lines[i].lstrip().startswith("fix:") for i in range(outputs, end))  # the early read's fix is theirs
     texts = [lines[i] for i in gone]
     assert len(texts) == len(set(texts))  # each live tensor once
 

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from hlodiff.hlo.model import SourceFrame
 
 CAUSE_KINDS = ("reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
-               "partial", "sharding", "aliasing", "compile_options", "weak_type", "static_argument", "cache_key")
+               "partial", "sharding", "aliasing", "compile_options", "weak_type", "static_argument", "cache_key",
+               "mode")
 """Every cause kind, in the order reports list them.
 
 The last five are causes outside the computation: the HLO may be identical while the module header
 (``aliasing``: ``input_output_alias``/``buffer_donor``), the compile options (``compile_options``) or the
 arguments' abstract values as JAX keys its cache (``weak_type``, ``static_argument``) differ; ``cache_key`` is a
-recompilation whose HLO is identical, with JAX's own reason quoted when its cache-miss log says one.
+recompilation whose HLO is identical, with JAX's own reason quoted when its cache-miss log says one. ``mode`` is a
+train step against an eval step of one helper (:mod:`hlodiff.explain.modes`).
 """
 
 
@@ -86,6 +88,9 @@ class Cause:
     """The name of the row of ``diff.fix_rules.RULES`` the fix came from; None when its maker wrote it."""
     fix_is_final: bool = field(default=False, repr=False)
     """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
+    reason: str | None = None
+    """For a cause read from a framework's own log: which of its reasons (JAX: ``redefined_function``,
+    ``never_seen``, ``pytree``, ...), as a typed fact the cause graph reads (a new function drags its ops)."""
     callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
     """Per location, the user frames that called it, innermost first (a jitted function's call site and what
     called that): the location's stack, not locations of their own."""
@@ -104,6 +109,7 @@ class Cause:
             "fix_rule": self.fix_rule,
             "plan": self.plan.to_json() if self.plan is not None else None,
             "hint": self.hint,
+            "reason": self.reason,
         }
 
 
@@ -173,6 +179,12 @@ class ModuleDiff:
         """Share of instructions matched unchanged, over both sides (1.0 for equal modules)."""
         total = self.stats.get("left_instructions", 0) + self.stats.get("right_instructions", 0)
         return 2 * self.stats.get("unchanged", 0) / total if total else 1.0
+
+    @property
+    def percent_alike(self) -> int:
+        """The similarity in whole percent as a report shows it: never 100 when anything differs (99 then)."""
+        percent = round(self.similarity * 100)
+        return min(percent, 99) if not self.equal else percent
 
     def to_json(self) -> dict:
         return {

@@ -57,13 +57,38 @@ def is_partial(summary: GraphSummary, debug_cause: str | None = None) -> bool:
 def family_key(summary: GraphSummary) -> tuple[str, str]:
     record = summary.record
     if record.kind in TRACED_KINDS:
+        name = record.graph_name or ""
+        block = compile_block_line(record.frames or ())
+        if block is not None:  # torch_xla.compile/step syncs from its context manager: named by the user's line
+            where = f"{block.file}:{block.line}"
+            return f"{record.source}|{name}|{where}", f"{name + ' ' if name else ''}torch_xla.compile at {_short(block)}"
         trigger = summary.trigger
         where = f"{trigger.file}:{trigger.line}" if trigger else "?"
-        name = record.graph_name or ""
         label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
     return f"{record.source}|{name}", name
+
+
+_COMPILE_BLOCK = frozenset({"_compile", "_clear_pending_ops_before_compile"})
+_PLUMBING_FILES = ("contextlib.py", "functools.py")
+
+
+def compile_block_line(frames) -> SourceFrame | None:
+    """For a graph run by ``torch_xla.compile``/``torch_xla.step`` (its sync comes from the context manager's
+    ``_compile``): the user's line that entered the block or called the compiled function, the first frame past
+    torch_xla and the context-manager plumbing (``contextlib.py``), whether or not those read as library code
+    where the dump is read. None for a graph that is not run that way."""
+    for k, frame in enumerate(frames):
+        path = frame.file.replace("\\", "/")
+        if frame.function in _COMPILE_BLOCK and path.endswith("torch_xla/torch_xla.py"):
+            for outer in frames[k + 1:]:
+                p = outer.file.replace("\\", "/")
+                if "torch_xla/" in p or p.rsplit("/", 1)[-1] in _PLUMBING_FILES:
+                    continue
+                return outer
+            return None
+    return None
 
 
 def group(summaries: list[GraphSummary], partial: set[int]) -> list[Family]:

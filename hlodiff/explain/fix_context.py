@@ -20,17 +20,18 @@ from hlodiff.explain.families import is_partial
 from hlodiff.explain.fix_evidence import (buckets, family_constants, family_ops, family_sizes, grows, library_step,
                                           ops_use_new_inputs, static_structure, trip_count_changed)
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.patterns import Pattern
 from hlodiff.hlo.shapes import without_layout_text
 
 
-def apply_run_fixes(recompilations, patterns: dict[str, str]) -> None:
+def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     """Set ``fix`` (and ``fix_rule``) on every cause of every recompilation; ``patterns`` maps family keys to their
-    pattern line. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
+    pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
     sizes, baked = family_sizes(recompilations), family_constants(recompilations)
     made_by = family_ops(recompilations)
     for r in recompilations:
         context = replace(
-            fix_context(r, patterns.get(r.family.key, "")), cut=any(c.kind == "partial" for c in r.causes),
+            fix_context(r, patterns.get(r.family.key)), cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
@@ -53,17 +54,13 @@ def _follows(cause) -> bool:
     return bool(cause.fix) and cause.fix.startswith("follows from")
 
 
-def fix_context(r, pattern: str = "") -> FixContext:
+def fix_context(r, pattern: Pattern | None = None) -> FixContext:
     members = [g for g in r.family.members if not is_partial(g)]
     compiled = r.family.compiled
     settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
         and len(members) >= 3
-    name = pattern.split(":", 1)[0]
-    period = 0
-    if name == "alternating":
-        period = 2
-    elif name == "periodic":
-        period = int(pattern.split("repeats every ", 1)[1].split(" ", 1)[0])
+    name = pattern.name if pattern is not None else ""
+    period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
                       settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,

@@ -63,7 +63,11 @@ def merge_jax(r, compilation: JaxCompilation | None) -> None:
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
         reasons = [r for r in reasons if r.kind != "never_seen"]
     _lead_with_the_argument(r, [x for x in reasons if x.kind == "input_types" and x.argument], miss)
-    made = [jc for reason in reasons if (jc := _cause(reason, miss)) is not None]
+    made = []
+    for reason in reasons:
+        if (jc := _cause(reason, miss)) is not None:
+            jc.cause.reason = reason.kind  # typed: the cause graph reads it (a new function drags its ops)
+            made.append(jc)
     call_site = miss.call_site
     if call_site is not None:
         for cause in r.causes:

@@ -9,15 +9,19 @@ while the program set up, before another family's steady steps: FSDP wrapping, i
 graph an early read like ``.item()`` ran, then the rest of the step), ``eager op`` (JAX: a primitive run outside
 jit, such as ``jnp.ones``, compiled once per shape it was called with; never the headline). XLA dump folders hold only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
+
+A pattern is a typed :class:`Pattern` (name, period, letters, ...): the fixes and the HTML decide on its fields,
+and :func:`pattern_text` words it, run-length once a sequence is long (``A×41, then B,A,B,...``).
 """
 
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hlodiff.explain.families import is_partial
-from hlodiff.hlo.model import user_frame
+from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
@@ -26,58 +30,192 @@ MAX_PERIOD = 8
 """Longest period named as such: a handful of variants that recur. Longer cycles are described as recurring."""
 
 
+@dataclass(frozen=True, slots=True)
+class Because:
+    """The family's most common leading cause: its kind and first user line (None when it has none)."""
+
+    kind: str
+    location: SourceFrame | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """The shape of one family's compilations, as facts: what the renderers word and the fixes decide on.
+
+    ``name`` is one of :data:`PATTERN_NAMES`; ``letters`` names each member's distinct graph (A, B, ...) in run
+    order; ``period`` is set for ``alternating`` (2) and ``periodic``; ``at`` is the 0-based member index where a
+    ``switched``/``one-off`` happened; ``split_at`` the early read's line (``t.py:9``) of a ``split`` family.
+    """
+
+    name: str
+    family: str
+    graphs: int
+    compilations: int
+    letters: tuple[str, ...] = ()
+    variants: int = 0
+    period: int = 0
+    at: int = 0
+    split_at: str = ""
+    seen_again: int = 0
+    because: Because | None = None
+
+    @property
+    def benign(self) -> bool:
+        """Needs no attention: compiled once, a warm-up, the program's setup, or a JAX eager op."""
+        return self.name in _BENIGN
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "period": self.period or None, "letters": "".join(self.letters)
+                if all(len(x) == 1 for x in self.letters) else list(self.letters),
+                "runs": [[letter, n] for letter, n in runs(self.letters)]}
+
+
+PATTERN_NAMES = ("steady", "warm-up only", "setup", "split", "alternating", "periodic", "unbounded", "last only",
+                 "switched", "one-off", "recurring", "eager op", "dump", "compilations")
+"""Every pattern name; ``dump`` is an XLA dump folder's compilations (no cache hits to see), ``compilations`` a
+family none of the named shapes fits."""
+
+
+def runs(letters) -> list[tuple[str, int]]:
+    """Run-length groups: A,A,A,B -> [(A, 3), (B, 1)]."""
+    out: list[tuple[str, int]] = []
+    for letter in letters:
+        if out and out[-1][0] == letter:
+            out[-1] = (letter, out[-1][1] + 1)
+        else:
+            out.append((letter, 1))
+    return out
+
+
+SHOWN = 12
+"""Letters shown before a sequence is cut; a run of ``RUN`` or more of one letter is shown as ``A×41``."""
+RUN = 4
+
+
+def sequence_text(letters) -> str:
+    """``A,B,A,B``; long sequences run-length (``A×41, then B,A,B,...``) so what happens after a long run shows."""
+    letters = list(letters)
+    if len(letters) <= SHOWN:
+        return ",".join(letters)
+    parts: list[str] = []
+    shown = 0
+    for letter, n in runs(letters):
+        if shown >= SHOWN:
+            parts.append("...")
+            break
+        if n >= RUN:
+            parts.append(f"{letter}\u00d7{n}")
+            shown += 2
+        else:
+            parts.extend([letter] * n)
+            shown += n
+    text = ""
+    for k, part in enumerate(parts):
+        if k == 0:
+            text = part
+        elif "\u00d7" in parts[k - 1]:
+            text += ", then " + part
+        else:
+            text += ("," if "\u00d7" not in part else ", then ") + part
+    return text
+
+
+def pattern_text(p: Pattern) -> str:
+    """The pattern in words, e.g. ``alternating: sync at t.py:9 switches between 2 graphs (A,B,A,B) (ops at t.py:7)``."""
+    seq = sequence_text(p.letters)
+    because = because_text(p.because)
+    label, n = p.family, p.graphs
+    if p.name == "steady":
+        return f"steady: {label} compiled once in {n} graph{'s' if n != 1 else ''}"
+    if p.name == "eager op":
+        return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
+    if p.name == "dump":
+        same = f"; {p.seen_again} of them the same HLO again: the cache key changed outside it" if p.seen_again else ""
+        return f"{n} compilations of {label} ({seq}){same}{because}"
+    if p.name == "warm-up only":
+        first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"
+        return f"warm-up only: at {label} {first}, then steady ({seq}){because}"
+    if p.name == "setup":
+        return (f"setup: {n} graphs at {label} each ran once while the program set up, before the steady steps "
+                f"({seq}){because}")
+    if p.name == "split":
+        return (f"split: each step ({label}) is split in two by an early read at {p.split_at}: the same 2 graphs "
+                f"every step ({seq}){because}")
+    if p.name == "alternating":
+        return f"alternating: {label} switches between {p.variants} graphs ({seq}){because}"
+    if p.name == "periodic":
+        return f"periodic: {label} repeats every {p.period} graphs, {p.variants} variants ({seq}){because}"
+    if p.name == "unbounded":
+        return f"unbounded: a new graph every time at {label}, {n} compilations ({seq}){because}"
+    if p.name == "last only":
+        return f"last only: at {label} only the last graph differs ({seq}){because}"
+    if p.name == "switched":
+        return f"switched: at {label} from graph {p.at + 1} of {n} on ({seq}){because}"
+    if p.name == "one-off":
+        return f"one-off: at {label} graph {p.at + 1} of {n} differs once ({seq}){because}"
+    if p.name == "recurring":
+        return (f"recurring: {label} varies among {p.variants} graphs in no fixed order, {p.seen_again} of them seen "
+                f"again ({seq}){because}")
+    return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
+
+
+def because_text(because: Because | None) -> str:
+    if because is None:
+        return ""
+    where = because.location
+    at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
+    return f" ({because.kind}{at})"
+
+
 def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
+    return pattern_text(pattern_of(family, recompilations, families))
+
+
+def pattern_of(family: "Family", recompilations, families: list["Family"] | None = None) -> Pattern:
+    """Name the shape of a family's compilations (see the module docstring for each name)."""
     members = family.members
     n = len(members)
     because = _because(family, recompilations)
     compiled_at = [i for i, g in enumerate(members) if g.compiled]
+    base = dict(family=family.label, graphs=n, compilations=len(compiled_at), because=because)
     if len(compiled_at) <= 1:
-        return f"steady: {family.label} compiled once in {n} graph{'s' if n != 1 else ''}"
+        return Pattern("steady", **base)
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
+        letters = tuple(_letters([g.fingerprint for g in members]))
         if is_eager_op(family):
-            return (f"eager op: {family.label} compiled once per shape it was called with "
-                    f"({','.join(_letters([g.fingerprint for g in members])[:12])}){because}, outside jit: "
-                    f"not a step")
-        return _xla_dump_pattern(family, because)
+            return Pattern("eager op", letters=letters, **base)
+        return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)), **base)
     keys = [g.cache_key for g in members]
-    letters = _letters(keys)
-    sequence = ",".join(letters[:12]) + (",..." if n > 12 else "")
+    base["letters"] = tuple(_letters(keys))
+    base["variants"] = distinct = len(set(keys))
     last = compiled_at[-1]
-    distinct = len(set(keys))
     if compiled_at == list(range(last + 1)) and last <= 2 and len(set(keys[last:])) == 1 and n - last >= 2:
-        first = "the first graph differs" if last == 1 else f"the first {last} graphs differ"
-        return f"warm-up only: at {family.label} {first}, then steady ({sequence}){because}"
+        return Pattern("warm-up only", at=last, **base)
     if len(compiled_at) == n and families and _before_steady_work(family, families):
-        return (f"setup: {n} graphs at {family.label} each ran once while the program set up, before the steady "
-                f"steps ({sequence}){because}")
+        return Pattern("setup", **base)
     split = _split_by(members)
     if split is not None:
-        return (f"split: each step ({family.label}) is split in two by an early read at {split}: the same "
-                f"2 graphs every step ({sequence}){because}")
+        return Pattern("split", split_at=split, **base)
     period, offset = _period(keys)
     if period is not None and n - offset >= 2 * period:
-        if period == 2:
-            return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
-        return (f"periodic: {family.label} repeats every {period} graphs, {distinct} variants "
-                f"({sequence}){because}")
+        return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
     if len(compiled_at) == n and n >= 3:
-        return f"unbounded: a new graph every time at {family.label}, {n} compilations ({sequence}){because}"
+        return Pattern("unbounded", **base)
     if distinct == 2 and len(compiled_at) == 2 and n >= 3:
         switch = compiled_at[1]
         if switch == n - 1:
-            return f"last only: at {family.label} only the last graph differs ({sequence}){because}"
+            return Pattern("last only", at=switch, **base)
         if all(k == keys[switch] for k in keys[switch:]):
-            return f"switched: at {family.label} from graph {switch + 1} of {n} on ({sequence}){because}"
+            return Pattern("switched", at=switch, **base)
         if keys[switch + 1:] and all(k == keys[0] for k in keys[switch + 1:]) and keys.count(keys[switch]) == 1:
-            return f"one-off: at {family.label} graph {switch + 1} of {n} differs once ({sequence}){because}"
+            return Pattern("one-off", at=switch, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:
         if distinct == 2:
-            return f"alternating: {family.label} switches between {distinct} graphs ({sequence}){because}"
-        return (f"recurring: {family.label} varies among {distinct} graphs in no fixed order, {len(recurring)} of "
-                f"them seen again ({sequence}){because}")
-    return f"{len(compiled_at)} compilations in {n} graphs of {family.label} ({sequence}){because}"
+            return Pattern("alternating", period=2, **base)
+        return Pattern("recurring", seen_again=len(recurring), **base)
+    return Pattern("compilations", **base)
 
 
 def _split_by(members) -> str | None:
@@ -92,15 +230,6 @@ def _split_by(members) -> str | None:
         return None
     where = user_frame(cut[0].record.frames) if cut[0].record.frames else None
     return f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"
-
-
-def _xla_dump_pattern(family: "Family", because: str) -> str:
-    members = family.members
-    letters = _letters([g.fingerprint for g in members])
-    sequence = ",".join(letters[:12]) + (",..." if len(members) > 12 else "")
-    again = len(members) - len(set(letters))
-    same = f"; {again} of them the same HLO again: the cache key changed outside it" if again else ""
-    return f"{len(members)} compilations of {family.label} ({sequence}){same}{because}"
 
 
 def _period(keys: list[str]) -> tuple[int | None, int]:
@@ -155,10 +284,10 @@ def leading(family: "Family", recompilations):
     return next(r for r in mine if r.causes[0].kind == kind)
 
 
-def headline_of(families: list["Family"], patterns: list[str], recompilations):
+def headline_of(families: list["Family"], patterns: list[Pattern], recompilations):
     """The recompilation that heads the run's report: the leading one of the first family whose pattern needs
     attention (not steady, warm-up or setup), else of the first family that recompiled at all."""
-    ordered = sorted(zip(families, patterns), key=lambda fp: fp[1].split(":", 1)[0] in _BENIGN)
+    ordered = sorted(zip(families, patterns), key=lambda fp: fp[1].benign)
     for family, _ in ordered:
         r = leading(family, recompilations)
         if r is not None:
@@ -169,9 +298,13 @@ def headline_of(families: list["Family"], patterns: list[str], recompilations):
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
 
 
-def pattern_kind(pattern: str) -> str:
-    """The name a described pattern starts with (``warm-up only``, ``alternating``...)."""
-    return pattern.split(":", 1)[0]
+def pattern_names(explanation) -> dict[int, str]:
+    """``id(family)`` -> its pattern's name (``warm-up only``, ``alternating``, ``eager op``...), from the typed
+    facts; from the words' first part only for an explanation built without them (a report cut to some graphs)."""
+    facts = getattr(explanation, "pattern_facts", None) or []
+    if len(facts) == len(explanation.families):
+        return {id(f): p.name for f, p in zip(explanation.families, facts)}
+    return {id(f): p.split(":", 1)[0] for f, p in zip(explanation.families, explanation.patterns)}
 
 # JAX primitives that user code commonly runs outside jit (array creation, casts, arithmetic on concrete arrays);
 # each such call compiles a one-op module named jit_<primitive> for its argument shapes and types.
@@ -220,18 +353,10 @@ def _called_from_user_code_only(graph, name: str) -> bool:
     return seen
 
 
-def leading_cause_text(family: "Family", recompilations) -> str:
-    """`` (outputs at train.py:10)``: the family's most common leading cause and its first line ("" if none)."""
-    return _because(family, recompilations)
-
-
-def _because(family: "Family", recompilations) -> str:
-    """The family's most common leading cause and its first line, e.g. " (outputs at train.py:10)"."""
+def _because(family: "Family", recompilations) -> Because | None:
+    """The family's most common leading cause and its first line."""
     r = leading(family, recompilations)
     if r is None:
-        return ""
+        return None
     cause = r.causes[0]
-    kind = cause.kind
-    where = cause.locations[0] if cause.locations else None
-    at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
-    return f" ({kind}{at})"
+    return Because(cause.kind, cause.locations[0] if cause.locations else None)

@@ -24,6 +24,7 @@ from hlodiff.diff import diff_canonical
 from hlodiff.diff.model import Cause
 from hlodiff.errors import HlodiffError
 from hlodiff.explain.alignment import align
+from hlodiff.explain.cause_graph import CauseGraph, CauseNode, Evidence, causes_json, link
 from hlodiff.explain.families import family_key
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.parallel import RankResult
@@ -52,6 +53,8 @@ class Divergence:
     summary: str
     causes: list[Cause] = field(default_factory=list)
     similarity: float | None = None
+    links: CauseGraph = field(default_factory=CauseGraph)
+    """What follows from what among ``causes`` (see :mod:`hlodiff.explain.cause_graph`)."""
 
     def to_json(self) -> dict:
         return {
@@ -65,7 +68,7 @@ class Divergence:
             "family": self.family,
             "summary": self.summary,
             "similarity": round(self.similarity, 4) if self.similarity is not None else None,
-            "causes": [c.to_json() for c in self.causes],
+            "causes": causes_json(self.causes, self.links),
         }
 
 
@@ -132,6 +135,8 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
     aligner = _Aligner(sequences, reference, options)
     divergence, stopped = aligner.divergences()
     _add_causes_outside_the_graph(divergence, results)
+    for d in divergence:
+        _link(d, aligner.evidence(d))
     for rank, step in sorted(stopped.items()):
         have = len(sequences[rank])
         notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
@@ -165,6 +170,17 @@ STRUCTURAL = frozenset({"reordered", "shape", "dtype", "layout", "constant", "at
                         "partial", "sharding"})
 """Cause kinds read off the two graphs; the others (a JAX log's static argument or weak type, compile options)
 come from what the rank itself captured."""
+
+
+def _link(d: Divergence, evidence: Evidence) -> None:
+    """The same one step as for a recompilation, over the causes read off the two graphs: roots first, what
+    follows under them. Causes the rank's own captures lent (its JAX log's static argument, against its own previous
+    graph, not the majority's) are told after them as they are: they explain the rank's recompilation, not how its
+    graph differs from the majority's."""
+    graph = link([c for c in d.causes if c.kind in STRUCTURAL], evidence)
+    lent = tuple(CauseNode(c) for c in d.causes if c.kind not in STRUCTURAL)
+    d.links = CauseGraph(graph.nodes + lent)
+    d.causes[:] = d.links.causes
 
 
 def _add_causes_outside_the_graph(divergence: list[Divergence], results: list[RankResult]) -> None:
@@ -379,9 +395,14 @@ class _Aligner:
         diff = diff_canonical(self._cm(majority), self._cm(graph))
         what = (f"{_ran(graph)} another graph than" if kind == "different"
                 else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
-        summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.similarity:.0%} alike"
+        summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.percent_alike}% alike"
         return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
                           list(diff.causes), diff.similarity)
+
+    def evidence(self, d: Divergence) -> Evidence:
+        if d.majority is None or d.graph is None:
+            return Evidence()
+        return Evidence(self._cm(d.majority).entry, self._cm(d.graph).entry)
 
     def _cm(self, graph: GraphSummary):
         """Canonical module of a graph, parsed here (workers do not send modules back): by fingerprint, once."""

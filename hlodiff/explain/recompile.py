@@ -33,7 +33,11 @@ from hlodiff.explain.buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
-from hlodiff.explain.patterns import describe_pattern, headline_of, leading_cause_text
+from hlodiff.explain.cuts import cut_reason, cut_words
+from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
+from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
+from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
+from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import user_frame
 
@@ -64,6 +68,10 @@ class Recompilation:
     diff: ModuleDiff | None
     tensors: list[TensorNote] = field(default_factory=list)
     debug: CompilationEvent | None = None
+    mode: ModeSwitch | None = None
+    """A train step against an eval step of one helper (the ``mode`` cause leads)."""
+    links: CauseGraph = field(default_factory=CauseGraph)
+    """What follows from what among ``causes`` (which are in its order, folded consequences left out)."""
 
     def to_json(self) -> dict:
         return {
@@ -73,8 +81,10 @@ class Recompilation:
             "family": self.family.label,
             "similarity": round(self.diff.similarity, 4) if self.diff else None,
             "hlo_identical": bool(self.diff.equal) if self.diff else False,
-            "causes": [c.to_json() for c in self.causes],
+            "causes": causes_json(self.causes, self.links),
             "live_tensors": [t.to_json() for t in self.tensors],
+            "mode": {"to": self.mode.to, "rng_ops": self.mode.rng_ops, "updates": self.mode.updates}
+            if self.mode else None,
             "debug": _debug_json(self.debug),
             "ignored": [i.to_json() for i in self.diff.ignored] if self.diff else [],
         }
@@ -93,6 +103,10 @@ class RunExplanation:
     unread: list[str] = field(default_factory=list)
     """Refs of compiled modules that could not be read (cut off while a killed run wrote them): compilations that
     happened, with nothing to say about them."""
+    pattern_facts: list[Pattern] = field(default_factory=list)
+    """Per family (same order as ``families``), its pattern as facts; ``patterns`` holds them in words."""
+    stories: list[Story] = field(default_factory=list)
+    """Recompilations sharing a root, told once each."""
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps
@@ -103,12 +117,19 @@ class RunExplanation:
             "headline": _headline_json(self.headline),
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
-                          "compiled": [g.ref for g in f.compiled]} for f in self.families],
+                          "compiled": [g.ref for g in f.compiled],
+                          **({"pattern": p.to_json()} if p is not None else {})}
+                         for f, p in zip(self.families, _padded(self.pattern_facts, len(self.families)))],
             "patterns": self.patterns,
             "recompilations": [r.to_json() for r in self.recompilations],
+            "stories": [s.to_json() for s in self.stories],
             "hints": self.hints,
             "unread": self.unread,
         }
+
+
+def _padded(items: list, n: int) -> list:
+    return list(items[:n]) + [None] * (n - len(items))
 
 
 def _headline_json(r: Recompilation | None) -> dict | None:
@@ -179,6 +200,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     families = group(graphs, partial)
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
+    by_ref = {g.ref: g for g in graphs if g.compiled}
     remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
@@ -192,8 +214,11 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates)
             bar.advance()
+            recompilation.mode = mode_switch(recompilation)
+            if recompilation.mode is not None:
+                recompilation.causes.insert(0, mode_cause(recompilation.mode))
             if id(graph) in remainder_of:
-                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)]))
+                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
@@ -201,13 +226,33 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref))
     place_made_tensors(recompilations)
-    patterns = [describe_pattern(f, recompilations, families) for f in families]
-    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, patterns)})
-    patterns = [describe_pattern(f, recompilations, families) for f in families]  # leading causes may have moved
+    facts = [pattern_of(f, recompilations, families) for f in families]
+    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
+    for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
+        r.links = link(r.causes, _evidence(r))
+        r.causes[:] = r.links.causes
+    facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
+    patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
-    summary = _summary(graphs, recompilations, patterns, families) + _unread_note(unread)
+    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread)
+    from hlodiff.explain.steps import graph_steps
+
+    stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
-                          headline_of(families, patterns, recompilations), [r.ref for r in unread])
+                          headline_of(families, facts, recompilations), [r.ref for r in unread], facts, stories)
+
+
+def _evidence(r: Recompilation) -> Evidence:
+    left = r.closest._canonical if r.closest is not None else None
+    right = r.graph._canonical
+    return Evidence(left.entry if left is not None else None, right.entry if right is not None else None)
+
+
+def _real_story_first(recompilations: list[Recompilation], families: list[Family],
+                      facts: list[Pattern]) -> list[Recompilation]:
+    """JAX's eager-op compilations (a primitive run outside jit) after the real story."""
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    return sorted(recompilations, key=lambda r: r.family.key in eager)
 
 
 def _unread_note(unread: list[GraphRecord]) -> str:
@@ -283,17 +328,20 @@ def _callers_of_this_execution(causes: list[Cause], graph: GraphSummary) -> None
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
     trigger = graph.trigger
     how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
+    reason = cut_reason(graph)
     summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
-               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, which reads a value "
-               f"(.item(), print, a Python condition on a tensor){how}")
-    return Cause("partial", summary, [trigger] if trigger else [])
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
+               f"{how}")
+    return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
 
 
-def _remainder_cause(cut: GraphSummary) -> Cause:
+def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
     trigger = cut.trigger
     where = f" at {trigger.file.rsplit('/', 1)[-1]}:{trigger.line}" if trigger and trigger.line else ""
-    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first): "
-                            "values it already computed are inputs or missing here", [trigger] if trigger else [])
+    reason = cut_reason(cut, compiled)
+    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
+                            f"because {cut_words(reason)}): values it already computed are inputs or missing here",
+                 [trigger] if trigger else [], reason=reason)
 
 
 def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, reports: dict) -> list[TensorNote]:
@@ -313,30 +361,31 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
     return notes
 
 
-def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], patterns: list[str],
+def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
              families: list[Family]) -> str:
     compiled = sum(1 for g in graphs if g.compiled)
     n = len(recompilations)
-    eager = {f.key for f, p in zip(families, patterns) if p.startswith("eager op")}
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     outside = sum(1 for r in recompilations if r.family.key in eager)
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
-    interesting = [(f, p) for f, p in zip(families, patterns) if not p.startswith("steady")]
-    interesting.sort(key=lambda fp: fp[1].startswith("eager op"))  # JAX's eager compiles come after the real story
+    interesting = [p for p in facts if p.name != "steady"]
+    interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
         return head
-    real = [fp for fp in interesting if not fp[1].startswith("eager op")]
+    real = [p for p in interesting if p.name != "eager op"]
     if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
-        return head + ": " + "; ".join(_in_brief(f, p, recompilations) for f, p in real)
+        return head + ": " + "; ".join(_in_brief(p) for p in real)
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
-    return head + ": " + interesting[0][1] + (f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+    return head + ": " + pattern_text(interesting[0]) + (
+        f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _in_brief(family: Family, pattern: str, recompilations: list[Recompilation]) -> str:
+def _in_brief(p: Pattern) -> str:
     """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
-    word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
-    return f"{word + ': ' if word else ''}{family.label}{leading_cause_text(family, recompilations)}"
+    word = "" if p.name in ("dump", "compilations") else p.name
+    return f"{word + ': ' if word else ''}{p.family}{because_text(p.because)}"
 
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,

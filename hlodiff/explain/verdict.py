@@ -9,7 +9,7 @@ them is not, whatever its pattern (setup and eager ops excepted: they are not st
 
 from __future__ import annotations
 
-from hlodiff.explain.patterns import pattern_kind
+from hlodiff.explain.patterns import pattern_names
 from hlodiff.explain.recompile import Recompilation, RunExplanation
 from hlodiff.explain.steps import graph_steps
 
@@ -21,7 +21,7 @@ EXPECTED_WITH_WARMUP = ("setup", "eager op")
 
 def unexpected(explanation: RunExplanation, warmup: int | None = None) -> list[Recompilation]:
     """The recompilations that are not warm-up, setup or eager ops (``warmup``: the first N steps are warm-up)."""
-    kinds = {id(f): pattern_kind(p) for f, p in zip(explanation.families, explanation.patterns)}
+    kinds = pattern_names(explanation)
     if warmup is None:
         return [r for r in explanation.recompilations if kinds.get(id(r.family)) not in EXPECTED]
     steps = graph_steps(explanation.graphs, explanation.families)

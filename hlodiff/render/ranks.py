@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hlodiff.explain.ranks import position_word
+from hlodiff.render.story_view import render_graph_causes
 from hlodiff.render.terminal import Hanging, render_causes, render_explanation, render_inventory
 
 
@@ -66,7 +67,7 @@ def _divergence(console: Console, job) -> None:
                           highlight=False)
         for rank, ref in d.rank_refs[1:]:
             console.print(Hanging(Text(f"  {'':<10}rank {rank}: {ref}", style="dim"), 12), highlight=False)
-        render_causes(console, d.causes)
+        render_graph_causes(console, d, render_causes, {})
 
 
 def _group_title(job, rank: int) -> str:

@@ -3,29 +3,33 @@ operations (``jnp.ones`` outside jit, compiled once per shape: expected, not a s
 function that compiled once and ran once (``steady: jit_convert_element_type compiled once in 1 graph`` says
 nothing the counts do not).
 
-Only order and selection for the terminal report; the JSON keeps every pattern and recompilation in run order.
+Only order and selection for the terminal and HTML reports; the JSON keeps every pattern and recompilation in run
+order.
 """
 
 from __future__ import annotations
 
-from hlodiff.explain.patterns import pattern_kind
+from hlodiff.explain.patterns import pattern_names
 
 AFTER_THE_STORY = ("eager op",)
-"""Pattern kinds whose recompilations are told after the others."""
-
-
-def _kinds(explanation) -> dict[int, str]:
-    return {id(f): pattern_kind(p) for f, p in zip(explanation.families, explanation.patterns)}
+"""Pattern names whose recompilations are told after the others."""
 
 
 def story_patterns(explanation) -> list[str]:
-    """The family patterns worth a line, real recompilations first."""
-    shown = [(f, p) for f, p in zip(explanation.families, explanation.patterns)
-             if not (pattern_kind(p) == "steady" and len(f.members) <= 1)]
-    return [p for _, p in sorted(shown, key=lambda fp: pattern_kind(fp[1]) in AFTER_THE_STORY)]
+    """The family patterns worth a line, in words, real recompilations first."""
+    names = pattern_names(explanation)
+    shown = [(names.get(id(f)), p) for f, p in zip(explanation.families, explanation.patterns)
+             if not (names.get(id(f)) == "steady" and len(f.members) <= 1)]
+    return [p for name, p in sorted(shown, key=lambda np: np[0] in AFTER_THE_STORY)]
 
 
 def story_recompilations(explanation) -> list:
     """The recompilations in run order, those of eager operations after the rest."""
-    kinds = _kinds(explanation)
-    return sorted(explanation.recompilations, key=lambda r: kinds.get(id(r.family)) in AFTER_THE_STORY)
+    names = pattern_names(explanation)
+    return sorted(explanation.recompilations, key=lambda r: names.get(id(r.family)) in AFTER_THE_STORY)
+
+
+def told_last(explanation) -> set[str]:
+    """Refs of the recompilations told after the story (eager operations)."""
+    names = pattern_names(explanation)
+    return {r.graph.ref for r in explanation.recompilations if names.get(id(r.family)) in AFTER_THE_STORY}

@@ -24,7 +24,7 @@ KIND_STYLE = {
     "reordered": "cyan", "shape": "magenta", "dtype": "magenta", "layout": "blue", "constant": "yellow",
     "attribute": "yellow", "inputs": "green", "outputs": "green", "ops": "red", "partial": "bright_red",
     "sharding": "blue", "aliasing": "cyan", "compile_options": "cyan", "weak_type": "magenta",
-    "static_argument": "yellow", "cache_key": "cyan",
+    "static_argument": "yellow", "cache_key": "cyan", "mode": "cyan",
 }
 
 
@@ -161,8 +161,9 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
 
 
 def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
-                  notes: dict[str, list] | None = None) -> None:
-    """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``)."""
+                  notes: dict[str, list] | None = None, fixes: bool = True) -> None:
+    """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``); without
+    ``fixes`` the fix lines are left out (a consequence's fix is its root's)."""
     for cause in causes:
         style = KIND_STYLE.get(cause.kind, "")
         line = Text(indent)
@@ -187,7 +188,7 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
         if cause.hint:
             console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
                           highlight=False)
-        if cause.fix:
+        if cause.fix and fixes:
             console.print(Hanging(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), under + 5),
                           highlight=False)
         if getattr(cause, "plan", None) is not None:
@@ -250,33 +251,39 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
 
             console.print(Hanging(Text(plan_text(headline.causes[0].plan.to_json()), style="green"), 6),
                           highlight=False)
-    from hlodiff.render.story import story_patterns, story_recompilations
+    from hlodiff.render.story import story_patterns
+    from hlodiff.render.story_view import render_stories
 
     patterns = story_patterns(explanation)
     if len(patterns) > 1:
         for pattern in patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
-    for r in story_recompilations(explanation):
-        console.print()
-        closest = _short_ref(r.closest.ref) if r.closest else "-"
-        head = Text(f"{r.graph.ref}", style="bold")
-        head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
-        if r.diff is not None:
-            head.append(f", {r.diff.similarity:.0%} alike", style="dim")
-        console.print(head, highlight=False)
-        kinds = [c.kind for c in r.causes]
-        under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
-        notes = {under: [_tensor_note(note) for note in r.tensors]}
-        render_causes(console, r.causes, notes=notes)  # live tensors under the outputs they explain
-        for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
-            console.print(line, highlight=False)
-        if r.debug is not None and r.debug.cause:
-            console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
-        if verbose and r.diff is not None:
-            _render_details(console, r.diff)
+    render_stories(console, explanation, render_recompilation, verbose=verbose)
     for hint in explanation.hints:
         console.print()
         console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)
+
+
+def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
+    """One recompilation in full: what it was compared with, its causes as a graph (roots first), live tensors."""
+    from hlodiff.render.story_view import alike_text, render_graph_causes
+
+    closest = _short_ref(r.closest.ref) if r.closest else "-"
+    head = Text(f"{r.graph.ref}", style="bold")
+    head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
+    if r.diff is not None:
+        head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
+    console.print(head, highlight=False)
+    kinds = [c.kind for c in r.causes]
+    under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
+    notes = {under: [_tensor_note(note) for note in r.tensors]}
+    render_graph_causes(console, r, render_causes, notes)  # live tensors under the outputs they explain
+    for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
+        console.print(line, highlight=False)
+    if r.debug is not None and r.debug.cause:
+        console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
+    if verbose and r.diff is not None:
+        _render_details(console, r.diff)
 
 
 def _tensor_note(note) -> Hanging:

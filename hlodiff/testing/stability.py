@@ -46,7 +46,8 @@ class Stability:
             explanation = RunExplanation(explanation.graphs, explanation.families,
                                          [r for r in explanation.recompilations if r.graph.ref in wanted],
                                          explanation.summary, explanation.patterns, explanation.hints,
-                                         explanation.headline)
+                                         explanation.headline, explanation.unread, explanation.pattern_facts,
+                                         [s for s in explanation.stories if set(s.recompilations) <= wanted])
         buffer = io.StringIO()
         render_explanation(Console(file=buffer, width=100, color_system=None, highlight=False, soft_wrap=True),
                            explanation)

@@ -5,7 +5,6 @@ commands print, plus the canonical graphs for the side-by-side view.
 
 from __future__ import annotations
 
-from hlodiff.explain.patterns import pattern_kind
 from hlodiff.render.story import AFTER_THE_STORY
 from hlodiff.render.html.extras_view import cost_delta_section, cost_section, ranks_section
 from hlodiff.render.html.page import esc, page
@@ -67,10 +66,12 @@ def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) 
     recs = doc.get("recompilations") or []
     if not recs:
         body.append("<p>Nothing recompiled: every family compiled once.</p>")
-    eager = {f.get("label") for f, p in zip(doc.get("families") or [], doc.get("patterns") or [])
-             if pattern_kind(p) in AFTER_THE_STORY}
-    for rec in sorted(recs, key=lambda r: r.get("family") in eager):  # as the terminal: eager ops after the story
-        body.append(recompilation_section(rec, pairs.get(rec["graph"]), sources, graphs.get(rec["graph"])))
+    from hlodiff.render.html.story_view import recompilation_sections
+
+    eager = {f.get("label") for f in doc.get("families") or []
+             if ((f.get("pattern") or {}).get("name") if isinstance(f.get("pattern"), dict) else None)
+             in AFTER_THE_STORY}
+    body.extend(recompilation_sections(doc, pairs, sources, graphs, last_families=eager))
     body.append(cost_section(cost_doc))
     return page("hlodiff: " + (doc.get("summary") or "run"), [b for b in body if b])
 

@@ -68,6 +68,8 @@ text-align:center;margin-right:.6em;background:#e8eaee;color:#333}
 .k-amber{background:#ffedc2;color:#7a4a00}.k-green{background:#d8f3dc;color:#1b5e20}
 .k-red{background:#fddcdc;color:#8c1d18}
 details.alike>summary{cursor:pointer;color:var(--dim);font-size:.9em;margin:-.3em 0 .6em}
+.with{margin:.3em 0 .3em 1.4em;border-left:2px solid #dfe6f3;padding-left:.7em}
+.story{margin-top:1.6em;font-size:1.05em}
 section.recompile{border-top:3px solid var(--line);margin-top:2.5em}
 .cause{margin:.7em 0 .9em;padding:.5em .8em;border:1px solid var(--line);border-radius:5px;background:#fff}
 .cause .what{font-weight:600}

@@ -15,6 +15,7 @@ from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.render.html.page import badge, esc, frame_text, prose
 from hlodiff.render.html.side_by_side import render_pair
 from hlodiff.render.html.source import SourceLines
+from hlodiff.render.story_view import alike_text
 
 @dataclass(slots=True)
 class Pair:
@@ -35,7 +36,8 @@ def recompilation_section(rec: dict, pair: Pair | None, sources: SourceLines, gr
     graph = graph or {}
     step = graph.get("step")
     similarity = rec.get("similarity")
-    alike = f", {similarity:.0%} alike" if isinstance(similarity, (int, float)) else ""
+    alike = (f", {alike_text(similarity, bool(rec.get('hlo_identical')))}" if isinstance(similarity, (int, float))
+             else "")
     at_step = f" at step {step}" if step is not None else ""
     out = [f"<section class='recompile' id='{anchor}'>",
            f"<h2>{esc(rec.get('graph'))} recompiled{esc(at_step)}</h2>",
@@ -56,8 +58,38 @@ def recompilation_section(rec: dict, pair: Pair | None, sources: SourceLines, gr
 
 
 def causes_html(causes: list[dict], sources: SourceLines) -> str:
+    """Roots first; what follows from a root (``follows_from``) in a "with it:" block under it, and the layout-only
+    consequences folded into it on one line."""
     if not causes:
         return "<p class='note'>No cause: the graphs are equal after normalization.</p>"
+    if any("follows_from" in c for c in causes):
+        return "<div class='causes'>" + _tree_html(causes, None, sources) + "</div>"
+    return _list_html(causes, sources)
+
+
+def _tree_html(causes: list[dict], root: int | None, sources: SourceLines) -> str:
+    out = []
+    mine = [k for k, c in enumerate(causes) if [f.get("cause") for f in c.get("follows_from") or []][:1] ==
+            ([] if root is None else [root])]
+    for group in _alike([causes[k] for k in mine]):
+        for cause in group[:1]:
+            k = next(i for i in mine if causes[i] is cause)
+            out.append(_cause_html(cause, sources, close=False, fix=root is None))  # a consequence's fix is its root's
+            for folded in cause.get("folded") or []:
+                out.append(f"<div class='loc lib'>with it (layout only): {esc(folded.get('summary'))}</div>")
+            under = _tree_html(causes, k, sources)
+            if under:
+                out.append(f"<div class='with'><div class='dim small'>with it:</div>{under}</div>")
+            out.append("</div>")
+        if len(group) > 1:
+            rest = "".join(_cause_html(c, sources) for c in group[1:])
+            out.append(f"<details class='alike'><summary>and {len(group) - 1} more {esc(group[0].get('kind'))} "
+                       f"cause{'s' if len(group) > 2 else ''} like it (the same change in other computations)"
+                       f"</summary>{rest}</details>")
+    return "\n".join(out)
+
+
+def _list_html(causes: list[dict], sources: SourceLines) -> str:
     out = ["<div class='causes'>"]
     for group in _alike(causes):
         out.append(_cause_html(group[0], sources))
@@ -83,12 +115,12 @@ def _alike(causes: list[dict]) -> list[list[dict]]:
     return list(groups.values())
 
 
-def _cause_html(cause: dict, sources: SourceLines) -> str:
+def _cause_html(cause: dict, sources: SourceLines, close: bool = True, fix: bool = True) -> str:
     out: list[str] = []
     kind = cause.get("kind", "?")
     out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
                f"{prose(cause.get('summary'))}</span>")
-    fix = cause.get("fix")
+    fix = cause.get("fix") if fix else None
     if fix:
         text = fix if isinstance(fix, str) else fix.get("text") or fix.get("summary") or str(fix)
         out.append(f"<div class='fix'><b>fix:</b> {prose(text)}</div>")
@@ -108,7 +140,8 @@ def _cause_html(cause: dict, sources: SourceLines) -> str:
             out.append(f"<div class='loc lib'>in library code <code>{esc(frame_text(frame))}</code></div>")
         if not library:
             out.append("<div class='loc lib'>no source line in the dump for this change</div>")
-    out.append("</div>")
+    if close:
+        out.append("</div>")
     return "\n".join(out)
 
 

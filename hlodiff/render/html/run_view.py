@@ -83,7 +83,8 @@ def timeline(doc: dict) -> str:
                f"{esc(pattern)}</span></th>"]
         for s in range(shown):
             row.append(_cell(s, cells.get(s), letters, recompiled, key))
-        word = pattern.split(":", 1)[0] if ":" in pattern and len(pattern.split(":", 1)[0]) <= 16 else ""
+        word = (family.get("pattern") or {}).get("name") or ""
+        word = "" if word in ("compilations", "dump") else word  # no name of its own: the row's tip says it
         row.append(f"<td class='dim pattern'>{esc(word)}</td></tr>")
         rows.append("".join(row))
     legend = ("<p class='legend small dim'><span style='background:#c7302b'></span>recompiled (links to why)"

@@ -1,0 +1,410 @@
+"""What follows from what among one recompilation's causes: a cause graph, computed once, in one place.
+
+The differ reports every origin it finds, and a change in one place drags others with it: an input whose shape
+changed drags its users' broadcasts and converts, a function JAX saw for the first time drags every op its new
+closed-over values changed, a step cut short by an early read drags the outputs it no longer computes, and the
+tracer lays out the same values with another transpose along with almost any change. A user reads the first line
+and acts on it, so the root leads and what follows from it is said under it ("with it: ..."); a layout-only
+consequence (a transpose or copy that only comes with another change) is folded into its root.
+
+The relations are knowledge, so they are a table (:data:`RULES`), one row per relation, each with the evidence it
+needs, read from typed facts (kinds, origins' opcodes, the recompiled graph's operand edges), never from prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from hlodiff.diff.model import Cause
+
+GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
+                         "ops", "sharding", "aliasing"})
+"""Kinds seen in the computation (or its header): what a change of the cache key outside it can drag along."""
+
+LAYOUT_OPS = frozenset({"transpose", "copy", "bitcast"})
+"""Instructions that only lay out the same values: the tracer adds or moves them along with other changes."""
+
+PLUMBING_OPS = LAYOUT_OPS | {"broadcast", "convert", "reshape"}
+"""What a changed input's users add around it: broadcasts to the new shape, converts to the new type."""
+
+RECREATED = frozenset({"redefined_function", "never_seen"})
+"""JAX reasons that say the function object itself was new (``Cause.reason``)."""
+
+KEY_REASONS = RECREATED | {"tracing_context"}
+"""JAX reasons (``Cause.reason`` of a ``cache_key`` cause) that change what is traced: the graph's own differences
+follow from them (a new function's closed-over values, another matmul precision). Another pytree is not among them:
+the graph shows it as the inputs that came or went, which is where the user looks (rule ``pytree_as_inputs``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Follows:
+    """An edge of the graph: the cause follows from ``root`` (an index into :attr:`CauseGraph.nodes`) by ``rule``
+    (a name in :data:`RULES`)."""
+
+    root: int
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A layout-only consequence told within its root, not as a cause of its own."""
+
+    cause: Cause
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class CauseNode:
+    cause: Cause
+    follows: tuple[Follows, ...] = ()
+    folded: tuple[Folded, ...] = ()
+
+    @property
+    def is_root(self) -> bool:
+        return not self.follows
+
+
+@dataclass(frozen=True, slots=True)
+class CauseGraph:
+    """A recompilation's causes in report order: each root (the one with most evidence first), then what follows
+    from it; folded consequences hang on their root."""
+
+    nodes: tuple[CauseNode, ...] = ()
+
+    @property
+    def causes(self) -> list[Cause]:
+        return [n.cause for n in self.nodes]
+
+    @property
+    def root(self) -> CauseNode | None:
+        return self.nodes[0] if self.nodes else None
+
+    def holds(self, causes: list[Cause]) -> bool:
+        """The graph's shown causes are exactly ``causes``, in this order (nothing changed the list since)."""
+        return len(causes) == len(self.nodes) and all(n.cause is c for n, c in zip(self.nodes, causes))
+
+    def consequences(self, index: int) -> list[int]:
+        """Indices of the shown causes that follow directly from node ``index``."""
+        return [i for i, n in enumerate(self.nodes) if any(f.root == index for f in n.follows)]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the rules read besides the causes: the two graphs' entry computations (operand edges, output shapes),
+    when parsed (``hlodiff.graph.canonical`` computations)."""
+
+    left: object | None = None
+    right: object | None = None
+
+    def entry_names(self) -> set[str]:
+        return {cc.name for cc in (self.left, self.right) if cc is not None}
+
+    def left_shape(self, name: str) -> str | None:
+        inst = self.left.insts.get(name) if self.left is not None else None
+        return str(inst.shape) if inst is not None else None
+
+    def reads(self, users: set[str], inputs: set[str]) -> bool:
+        """Some instruction of ``users`` is computed from one of ``inputs`` (right side, bounded walk)."""
+        cc = self.right
+        if cc is None or not users or not inputs:
+            return False
+        stack, seen = [u for u in users if u in cc.insts], set()
+        while stack and len(seen) < 20_000:
+            node = stack.pop()
+            if node in inputs:
+                return True
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(cc.operands.get(node, ()))
+        return False
+
+
+# -- facts the rules read ----------------------------------------------------------------------------------------
+
+
+def _opcodes(cause: Cause) -> set[str]:
+    return {(c.right or c.left).opcode for c in cause.origins if (c.right or c.left) is not None}
+
+
+def _only(cause: Cause, allowed: frozenset[str]) -> bool:
+    ops = _opcodes(cause)
+    return bool(ops) and ops <= allowed
+
+
+def _layout_only(cause: Cause) -> bool:
+    """Every origin is a transpose/copy/bitcast appearing, going or moving: no value changed."""
+    return cause.kind == "layout" or (cause.kind == "ops" and _only(cause, LAYOUT_OPS))
+
+
+def _input_origin(cause: Cause) -> bool:
+    return any(c.left is not None and c.right is not None and c.left.opcode == "parameter" for c in cause.origins)
+
+
+def _computations(cause: Cause) -> set[str]:
+    return {(c.left or c.right).computation for c in cause.origins if (c.left or c.right) is not None}
+
+
+def _added(cause: Cause) -> list[str]:
+    return [b for a, b in cause.instructions if a is None and b is not None]
+
+
+def _removed(cause: Cause) -> list[str]:
+    return [a for a, b in cause.instructions if b is None and a is not None]
+
+
+def _added_inputs(cause: Cause) -> list:
+    return [c.right for c in cause.origins if c.left is None and c.right is not None and c.right.opcode == "parameter"]
+
+
+def _scalar(shape: str) -> bool:
+    return shape.split("{", 1)[0].endswith("[]")
+
+
+def _bare(shape: str) -> str:
+    return shape.split("{", 1)[0]
+
+
+# -- the rules ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``consequence`` kinds follow from ``roots`` kinds (tried in this order) when ``holds(consequence, root,
+    evidence)``; ``fold``: the consequence is told within its root."""
+
+    name: str
+    consequence: frozenset[str]
+    roots: tuple[str, ...]
+    holds: Callable[[Cause, Cause, Evidence], bool]
+    fold: bool = False
+    why: str = ""
+
+
+def _always(c: Cause, r: Cause, e: Evidence) -> bool:
+    return True
+
+
+def _key_reason(c: Cause, r: Cause, e: Evidence) -> bool:
+    return r.reason in KEY_REASONS and c.reason is None
+
+
+def _pytree(c: Cause, r: Cause, e: Evidence) -> bool:
+    return c.reason == "pytree"
+
+
+def _named_by_jax(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The same kind of change, seen by the graph comparison (no reason) and named by JAX (its argument)."""
+    return r.reason == c.kind and c.reason is None
+
+
+def _callee_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The root changed an entry parameter (what the caller passes in) and the consequence is inside computations
+    the entry calls."""
+    entry = e.entry_names()
+    return (_input_origin(r) and bool(entry) and bool(_computations(r) & entry) and bool(_computations(c))
+            and not (_computations(c) & entry))
+
+
+def _plumbing_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
+    return _input_origin(r) and _only(c, PLUMBING_OPS)
+
+
+def _converts(c: Cause, r: Cause, e: Evidence) -> bool:
+    return _only(c, frozenset({"convert"}))
+
+
+def _outputs_retyped(c: Cause, r: Cause, e: Evidence) -> bool:
+    return bool(_added(c)) and bool(_removed(c))
+
+
+def _not_layout(c: Cause, r: Cause, e: Evidence) -> bool:
+    return not _layout_only(r)
+
+
+def _reordered_with(c: Cause, r: Cause, e: Evidence) -> bool:
+    return not _layout_only(r) and r.kind != "reordered"
+
+
+def _scalar_for_new_ops(c: Cause, r: Cause, e: Evidence) -> bool:
+    new = _added_inputs(c)
+    return (bool(new) and all(_scalar(p.shape) for p in new) and not _removed(c) and bool(_added(r))
+            and (e.right is None or e.reads(set(_added(r)), {p.name for p in new})))
+
+
+def _ops_on_new_state(c: Cause, r: Cause, e: Evidence) -> bool:
+    new = _added_inputs(r)
+    return (bool(new) and not all(_scalar(p.shape) for p in new) and bool(_added(c)) and not _removed(c)
+            and e.reads(set(_added(c)), {p.name for p in new}))
+
+
+def _donates_new_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
+    gained = [b for _, b in c.instructions if b is not None]
+    new = {p.name for p in _added_inputs(r)}
+    return bool(gained) and bool(new) and all(b in new for b in gained)
+
+
+def _outputs_became_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
+    """Every output gone came back as an input of its shape: a tensor computed by the first step, data since."""
+    removed = _removed(c)
+    if _added(c) or not removed:
+        return False
+    new = [_bare(p.shape) for p in _added_inputs(r)]
+    shapes = [_bare(s) for name in removed if (s := e.left_shape(name)) is not None]
+    if not shapes or len(shapes) != len(removed):
+        return False
+    for shape in shapes:
+        if shape not in new:
+            return False
+        new.remove(shape)
+    return True
+
+
+def _slice_resized(c: Cause, r: Cause, e: Evidence) -> bool:
+    return any("shape" in o.kinds and any(k in o.kinds for k in ("attribute:slice", "attribute:dynamic_slice_sizes"))
+               for o in r.origins)
+
+
+_PARTIAL_OK = GRAPH_KINDS | {"cache_key", "static_argument", "weak_type", "compile_options"}
+
+RULES: tuple[Rule, ...] = (
+    Rule("mode_switch", frozenset(GRAPH_KINDS), ("mode",), _always,
+         why="a train step against an eval step: dropout's random bits and the backward come or go with the mode"),
+    Rule("early_read", frozenset(_PARTIAL_OK), ("partial",), _always,
+         why="a step cut short by an early execution: the rest of it (outputs, inputs) differs because of the cut"),
+    Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _always,
+         why="a static argument or weak type JAX keys its cache on changed: the traced program follows from it"),
+    Rule("jax_key", frozenset(GRAPH_KINDS), ("cache_key",), _key_reason,
+         why="JAX saw a new function object (its new closed-over values change the ops) or another tracing "
+             "context: the graph's differences follow from it"),
+    Rule("pytree_as_inputs", frozenset({"cache_key"}), ("inputs",), _pytree,
+         why="JAX's 'pytree structure changed' is the inputs the graph shows coming or going: one change, told "
+             "where the graph shows it"),
+    Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
+         why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
+             "named"),
+    Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
+         why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
+    Rule("slice_sets_length", frozenset({"shape"}), ("attribute",), _slice_resized,
+         why="a slice whose bounds changed its length sets the shapes of everything that uses it"),
+    Rule("layout_only", frozenset({"ops", "layout"}),
+         ("reordered", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "ops", "sharding"),
+         lambda c, r, e: _layout_only(c) and _not_layout(c, r, e), fold=True,
+         why="a transpose/copy that only comes with another change: the tracer lays out the same values otherwise"),
+    Rule("input_plumbing", frozenset({"ops"}), ("shape", "dtype"), _plumbing_of_input,
+         why="an input whose shape or type changed drags its users' broadcasts, reshapes and converts"),
+    Rule("converts_of_dtype", frozenset({"ops"}), ("dtype",), _converts,
+         why="a type change brings converts with it"),
+    Rule("outputs_retyped", frozenset({"outputs"}), ("dtype", "shape", "constant", "attribute", "ops"),
+         _outputs_retyped, why="outputs added and removed together: the same values with another type or shape"),
+    Rule("outputs_became_inputs", frozenset({"outputs"}), ("inputs",), _outputs_became_inputs,
+         why="a tensor the first step computed is device data from then on: its output went, an input came"),
+    Rule("scalar_for_new_ops", frozenset({"inputs"}), ("ops",), _scalar_for_new_ops,
+         why="new operations read a Python number, which torch_xla passes in as an input"),
+    Rule("ops_on_new_state", frozenset({"ops"}), ("inputs",), _ops_on_new_state,
+         why="new inputs (optimizer state, accumulators) bring the operations that update them"),
+    Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
+         why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
+    Rule("reordered_with", frozenset({"reordered"}),
+         ("ops", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "sharding"), _reordered_with,
+         why="outputs in another order because the values reaching them changed"),
+)
+"""One row per relation; a cause follows from the first (rule, root) that holds, in this order."""
+
+
+# -- building it -------------------------------------------------------------------------------------------------
+
+
+def link(causes: list[Cause], evidence: Evidence = Evidence()) -> CauseGraph:
+    """The cause graph of one recompilation's causes (in the order the analysis found them)."""
+    parent: dict[int, tuple[int, Rule]] = {}
+    for i, cause in enumerate(causes):
+        found = _first_root(i, cause, causes, evidence, parent)
+        if found is not None:
+            parent[i] = found
+    order = _report_order(causes, parent)
+    position = {old: new for new, old in enumerate(i for i in order if not _folded(i, parent))}
+    nodes: list[CauseNode] = []
+    for i in order:
+        if _folded(i, parent):
+            continue
+        folded = tuple(Folded(causes[j], rule.name) for j, (p, rule) in sorted(parent.items())
+                       if p == i and rule.fold)
+        follows = (Follows(position[_shown_root(i, parent)], parent[i][1].name),) if i in parent else ()
+        nodes.append(CauseNode(causes[i], follows, folded))
+    return CauseGraph(tuple(nodes))
+
+
+def _first_root(i: int, cause: Cause, causes: list[Cause], evidence: Evidence,
+                parent: dict[int, tuple[int, Rule]]) -> tuple[int, Rule] | None:
+    for rule in RULES:
+        if cause.kind not in rule.consequence:
+            continue
+        for kind in rule.roots:
+            for j, root in enumerate(causes):
+                # a transpose/copy that only lays out values explains nothing: nothing follows from it
+                if j == i or root.kind != kind or _layout_only(root) or _descends(j, i, parent):
+                    continue
+                if rule.holds(cause, root, evidence):
+                    return j, rule
+    return None
+
+
+def _descends(j: int, i: int, parent: dict[int, tuple[int, Rule]]) -> bool:
+    """``j`` already follows (directly or not) from ``i``: linking i under j would make a cycle."""
+    seen = set()
+    while j in parent and j not in seen:
+        seen.add(j)
+        j = parent[j][0]
+        if j == i:
+            return True
+    return False
+
+
+def _folded(i: int, parent: dict[int, tuple[int, Rule]]) -> bool:
+    return i in parent and parent[i][1].fold
+
+
+def _shown_root(i: int, parent: dict[int, tuple[int, Rule]]) -> int:
+    """The nearest ancestor that is itself shown (not folded)."""
+    j = parent[i][0]
+    while _folded(j, parent):
+        j = parent[j][0]
+    return j
+
+
+def _report_order(causes: list[Cause], parent: dict[int, tuple[int, Rule]]) -> list[int]:
+    """Roots by evidence (most causes following from them first, then as found), each followed by its own."""
+    children: dict[int, list[int]] = {}
+    for i, (p, _) in sorted(parent.items()):
+        children.setdefault(p, []).append(i)
+
+    def weight(i: int) -> int:
+        return sum(1 + weight(k) for k in children.get(i, ()))
+
+    roots = [i for i in range(len(causes)) if i not in parent]
+    roots.sort(key=lambda i: (-weight(i), i))
+    order: list[int] = []
+
+    def walk(i: int) -> None:
+        order.append(i)
+        for k in children.get(i, ()):
+            walk(k)
+
+    for i in roots:
+        walk(i)
+    return order
+
+
+def causes_json(causes: list[Cause], graph: CauseGraph) -> list[dict]:
+    """Each cause with ``follows_from`` (indices into this list, and the rule that links them) and ``folded`` (the
+    layout-only consequences told within it); see docs/json-causes.md. Causes the graph does not hold in this order
+    (a list changed after linking) are written as roots."""
+    nodes = graph.nodes if graph.holds(causes) else None
+    if nodes is None:
+        return [{**c.to_json(), "follows_from": [], "folded": []} for c in causes]
+    return [{**n.cause.to_json(),
+             "follows_from": [{"cause": f.root, "kind": nodes[f.root].cause.kind, "rule": f.rule} for f in n.follows],
+             "folded": [{"kind": x.cause.kind, "summary": x.cause.summary, "rule": x.rule} for x in n.folded]}
+            for n in nodes]

@@ -1,0 +1,133 @@
+"""Words for the cause graph and the stories, shared by the terminal, the HTML and the pytest plugin's message.
+
+A recompilation is told root first, with what follows from it under "with it:" and a layout-only consequence
+folded into its root's line; recompilations that share a root are one story: its values in one sentence, the lead
+recompilation in full, the others one line each.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from hlodiff.explain.stories import Story
+
+
+def alike_text(similarity: float, equal: bool) -> str:
+    """``97% alike``; never ``100%`` when anything differs (``>99% alike``)."""
+    if not equal and round(similarity * 100) >= 100:
+        return ">99% alike"
+    return f"{similarity:.0%} alike"
+
+
+def short(frame) -> str:
+    if frame is None:
+        return ""
+    name = frame.file.replace("\\", "/").rsplit("/", 1)[-1] if not isinstance(frame, dict) else \
+        str(frame.get("file") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    line = frame.line if not isinstance(frame, dict) else frame.get("line")
+    return f"{name}:{line}" if line is not None else name
+
+
+def story_sentence(story: Story) -> str:
+    """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``."""
+    where = f" at {short(story.location)}" if story.location is not None else ""
+    n = len(story.recompilations)
+    values = ", ".join(story.values)
+    if story.trend is not None:
+        how = "grows" if story.trend.by > 0 else "shrinks"
+        when = "every step" if story.trend.every_step else "each time"
+        return (f"the {story.what}{where} {how} by {abs(story.trend.by)} {when}: {values} - a new graph each time "
+                f"({n} recompilations, one root)")
+    if story.values and len(set(story.values)) > 1:
+        return f"{n} recompilations, one root ({story.kind}{where}): the {story.what} took {values}"
+    return f"{n} recompilations, one root ({story.kind}{where})"
+
+
+def story_json_sentence(doc: dict) -> str:
+    """:func:`story_sentence` from a ``stories[]`` entry of the JSON document (for the HTML)."""
+    from hlodiff.explain.stories import Trend
+    from hlodiff.hlo.model import SourceFrame
+
+    loc = doc.get("location")
+    frame = SourceFrame(loc.get("file", ""), loc.get("line"), loc.get("function")) if loc else None
+    trend = doc.get("trend")
+    return story_sentence(Story(doc.get("family", ""), doc.get("kind", ""), frame,
+                                tuple(doc.get("recompilations") or ()), doc.get("lead", ""),
+                                tuple(doc.get("values") or ()), doc.get("value_kind") or "",
+                                Trend(trend["by"], trend["every_step"]) if trend else None))
+
+
+def render_graph_causes(console: Console, r, render_causes, notes: dict) -> None:
+    """Roots first; what follows from a root is indented under it after ``with it:``; folded causes on one dim line
+    under their root."""
+    nodes = r.links.nodes if r.links.holds(r.causes) else None
+    if nodes is None:
+        render_causes(console, r.causes, notes=notes)
+        return
+    for index, node in enumerate(nodes):
+        if not node.is_root:
+            continue
+        render_causes(console, [node.cause], notes=notes)
+        _folded(console, node, "  ")
+        _consequences(console, r.links, index, render_causes, notes, depth=1)
+
+
+def _consequences(console, graph, index, render_causes, notes, depth: int) -> None:
+    nodes = graph.nodes
+    under = graph.consequences(index)
+    if not under:
+        return
+    pad = "  " + " " * 12 * depth
+    console.print(Text(f"{' ' * (12 * depth)}with it:", style="dim"), highlight=False)
+    for k in under:
+        render_causes(console, [nodes[k].cause], indent=pad, notes=notes, fixes=False)  # the root's fix is theirs
+        _folded(console, nodes[k], pad)
+        _consequences(console, graph, k, render_causes, notes, depth + 1)
+
+
+def _folded(console: Console, node, indent: str) -> None:
+    for folded in node.folded:
+        console.print(Text(f"{indent}{'':<10}with it (layout only): {folded.cause.summary}", style="dim"),
+                      highlight=False)
+
+
+def one_line(r, step: int | None) -> str:
+    """A story's other recompilation: ``#3 (step 3): shape changed on ... f32[3] -> f32[4]``."""
+    at = f" (step {step})" if step is not None else ""
+    root = r.causes[0] if r.causes else None
+    what = f"{root.kind}: {root.summary}" if root is not None else "no cause"
+    return f"#{r.graph.ref.rsplit('#', 1)[-1]}{at}: {what}"
+
+
+def render_stories(console: Console, explanation, render_recompilation, *, verbose: bool = False) -> None:
+    """Each story once: a lone recompilation in full; a shared root as its sentence, the lead in full, the others
+    one line each. Recompilations no story holds (a report cut to some graphs) are told in full, in run order."""
+    from hlodiff.explain.steps import graph_steps
+
+    recs = {r.graph.ref: r for r in explanation.recompilations}
+    stories = [s for s in getattr(explanation, "stories", ()) if all(ref in recs for ref in s.recompilations)]
+    told = {ref for s in stories for ref in s.recompilations}
+    steps = graph_steps(explanation.graphs, explanation.families) if any(
+        len(s.recompilations) > 1 for s in stories) else {}
+    from hlodiff.render.story import story_recompilations, told_last
+
+    last = told_last(explanation)
+    for r in story_recompilations(explanation):
+        if r.graph.ref not in told and r.graph.ref not in last:
+            console.print()
+            render_recompilation(console, r, verbose=verbose)
+    for story in sorted(stories, key=lambda s: s.lead in last):  # stories of eager ops after the rest
+        console.print()
+        if len(story.recompilations) > 1:
+            console.print(Text(f"story: {story_sentence(story)}", style="bold"), highlight=False)
+        render_recompilation(console, recs[story.lead], verbose=verbose)
+        others = [ref for ref in story.recompilations if ref != story.lead]
+        if others:
+            console.print(Text(f"  and {len(others)} more with this root:", style="dim"), highlight=False)
+        for ref in others:
+            console.print(Text(f"    {one_line(recs[ref], steps.get(ref))}"), highlight=False)
+    for r in story_recompilations(explanation):
+        if r.graph.ref not in told and r.graph.ref in last:
+            console.print()
+            render_recompilation(console, r, verbose=verbose)

@@ -1,0 +1,218 @@
+"""The cause graph (issue 19): each recompilation's root leads, what follows from it is linked by a named rule, and a
+layout-only consequence is folded into its root. Asserted on the typed graph (``Recompilation.links``) over real
+runs; the headline's kind and line come from each fixture's truth.json, and the new fixtures' truth.json also says
+which causes follow from which (``follows``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+from hlodiff.diff.model import Cause, Change, InstructionRef
+from hlodiff.dumps.run_folder import discover
+from hlodiff.explain.cause_graph import RULES, link
+from hlodiff.explain.recompile import explain_run
+
+
+def explain(path):
+    return explain_run(discover([str(path)], None, None), [])
+
+
+def truth(*parts) -> dict:
+    return json.loads((FIXTURES.joinpath(*parts) / "truth.json").read_text())
+
+
+def edges(r) -> set[tuple[str, str, str]]:
+    """(consequence kind, root kind, rule) for every shown edge and every folded cause."""
+    nodes = r.links.nodes
+    found = {(n.cause.kind, nodes[f.root].cause.kind, f.rule) for n in nodes for f in n.follows}
+    found |= {(x.cause.kind, n.cause.kind, x.rule) for n in nodes for x in n.folded}
+    return found
+
+
+# fixture -> (path under fixtures/, recompilation index, edges that must be there, kinds folded into the root)
+CASES = {
+    "lr_warmup_zero": ("torch_xla/lr_warmup_zero/graphs.hlo.0", 0, {("ops", "constant", "layout_only")}, {"ops"}),
+    "autocast_late": ("torch_xla/autocast_late/graphs.hlo.0", 0,
+                      {("outputs", "dtype", "outputs_retyped"), ("ops", "dtype", "converts_of_dtype")}, set()),
+    "item_partial": ("torch_xla/item_partial/graphs.hlo.0", 0, {("outputs", "partial", "early_read")}, set()),
+    "clip_later": ("torch_xla/clip_later/dump", 0, {("inputs", "ops", "scalar_for_new_ops")}, set()),
+    "momentum_warmup": ("torch_xla/momentum_warmup/graphs.hlo.0", 0, {("ops", "inputs", "ops_on_new_state")},
+                        set()),
+    "unsynced_init": ("torch_xla/unsynced_init/graphs.hlo.0", 0, {("outputs", "inputs", "outputs_became_inputs")},
+                      set()),
+    "record_adamw": ("torch_xla/record_adamw/dump", 0, {("aliasing", "inputs", "donates_new_inputs")}, set()),
+    "grad_norm_order": ("torch_xla/grad_norm_order/graphs.hlo.0", 0, {("reordered", "ops", "reordered_with")},
+                        set()),
+    "slice_length": ("torch_xla/slice_length/graphs.hlo.0", 0, {("shape", "attribute", "slice_sets_length")}, set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_root_leads_and_its_consequences_follow_from_it(name):
+    path, index, expected, folded = CASES[name]
+    t = truth("torch_xla", name) if (FIXTURES / "torch_xla" / name / "truth.json").exists() else \
+        truth(*path.split("/")[:-1])
+    result = explain(FIXTURES / path)
+    r = result.recompilations[index]
+    assert r.links.root.cause.kind == t["cause"] and r.causes[0] is r.links.root.cause
+    assert result.headline is not None and result.headline.causes[0].kind == t["cause"]
+    assert expected <= edges(r)
+    assert {x.cause.kind for x in r.links.root.folded} == folded
+    shown = {id(c) for c in r.causes}
+    assert not any(id(x.cause) in shown for n in r.links.nodes for x in n.folded)  # folded: not a cause of its own
+    for i, node in enumerate(r.links.nodes):  # consequences come after what they follow from
+        assert all(f.root < i for f in node.follows)
+
+
+def test_the_transposes_of_a_transposed_input_fold_into_it():
+    r = explain(FIXTURES / "torch_xla" / "fsdp_linear" / "plain" / "graphs.hlo.0").recompilations[0]
+    inputs = next(n for n in r.links.nodes if n.cause.kind == "inputs")
+    assert [(x.cause.kind, x.rule) for x in inputs.folded] == [("ops", "layout_only")]
+    assert "ops" not in {c.kind for c in r.causes}
+
+
+def test_a_recreated_function_leads_and_the_graph_change_follows_from_it():
+    """jax/recreated_closure: a closure re-jitted every epoch; the changed constant is its new closed-over lr."""
+    t = truth("jax", "recreated_closure")
+    (expect,) = t["recompiles"]
+    (r,) = explain(FIXTURES / "jax" / "recreated_closure" / "dump").recompilations
+    root = r.links.root.cause
+    assert root.kind == expect["cause"] and root.reason in ("never_seen", "redefined_function")
+    assert {(c, k) for c, k, _ in edges(r)} >= set(expect["follows"].items())
+    assert {rule for _, k, rule in edges(r) if k == "cache_key"} == {"jax_key"}
+    assert [f.line for f in root.locations] == [expect["user_line"]]
+    assert "once" in root.fix and "lax.cond" not in root.fix
+
+
+def test_an_argument_jax_names_leads_its_callees():
+    (r,) = [r for r in explain(FIXTURES / "jax" / "scan_dtype" / "dump").recompilations if r.family.label == "jit_f"]
+    root = r.links.root
+    assert root.cause.kind == "dtype" and "parameter %xs" in root.cause.summary
+    rest = r.links.nodes[1:]
+    assert rest and all(n.follows and n.follows[0].rule == "input_reaches_callee" and n.follows[0].root == 0
+                        for n in rest)
+
+
+def test_a_changed_pytree_is_told_with_the_inputs_it_brings():
+    t = truth("jax", "optional_key")
+    (r,) = [r for r in explain(FIXTURES / "jax" / "optional_key" / "dump").recompilations
+            if r.family.label == "jit_forward"]
+    assert r.links.root.cause.kind == t["cause"]
+    assert ("cache_key", "inputs", "pytree_as_inputs") in edges(r) and ("ops", "inputs", "ops_on_new_state") in edges(r)
+
+
+def test_a_static_argument_leads_the_ops_it_changes():
+    (r,) = explain(FIXTURES / "jax" / "static_argnum" / "dump").recompilations
+    assert r.links.root.cause.kind == "static_argument"
+    assert ("ops", "static_argument", "static_key") in edges(r)
+
+
+def test_the_sharding_jax_names_leads_the_same_change_the_graph_shows():
+    r = explain(FIXTURES / "jax" / "other_reasons" / "dump").recompilations[0]
+    assert r.links.root.cause.reason == "sharding" and ("sharding", "sharding", "named_by_jax") in edges(r)
+
+
+def test_train_and_eval_steps_are_recognised():
+    """fixtures/torch_xla/train_eval: one helper runs both; the eval step is a root of its own (kind ``mode``) at the
+    line that called the helper for eval, and the removed inputs, outputs and ops follow from it."""
+    t = truth("torch_xla", "train_eval")
+    result = explain(FIXTURES / "torch_xla" / "train_eval" / "graphs.hlo.0")
+    (r,) = result.recompilations
+    assert r.mode is not None and r.mode.to == "eval" and r.mode.rng_ops >= 1 and r.mode.updates >= 2
+    root = r.links.root.cause
+    assert root.kind == t["cause"] and [f.line for f in root.locations] == [t["user_line"]]
+    assert result.headline is r and "expected" in root.fix and "torch.where" not in root.fix
+    assert {(c, k) for c, k, _ in edges(r)} >= set(t["follows"].items())
+    assert {rule for _, k, rule in edges(r) if k == "mode"} == {"mode_switch"}
+    assert "eval step" in root.summary and "rng-bit-generator" in root.summary
+
+
+def test_train_steps_alone_are_not_called_a_mode_switch():
+    for name in ("metric_even_steps", "momentum_warmup", "steady", "item_partial"):
+        result = explain(FIXTURES / "torch_xla" / name / "graphs.hlo.0")
+        assert all(r.mode is None and all(c.kind != "mode" for c in r.causes) for r in result.recompilations), name
+
+
+def test_json_causes_say_what_they_follow_from():
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
+                                               str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")]).output)
+    (rec,) = doc["recompilations"]
+    kinds = [c["kind"] for c in rec["causes"]]
+    assert kinds[0] == "dtype" and rec["causes"][0]["follows_from"] == []
+    outputs = rec["causes"][kinds.index("outputs")]
+    assert outputs["follows_from"] == [{"cause": 0, "kind": "dtype", "rule": "outputs_retyped"}]
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
+                                               str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0")]).output)
+    (rec,) = doc["recompilations"]
+    assert [c["kind"] for c in rec["causes"]] == ["constant"]
+    (folded,) = rec["causes"][0]["folded"]
+    assert folded["kind"] == "ops" and folded["rule"] == "layout_only" and "transpose" in folded["summary"]
+
+
+def test_terminal_lists_consequences_under_their_root():
+    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")]).output
+    lines = out.splitlines()
+    root = next(i for i, line in enumerate(lines) if line.startswith("  dtype "))
+    with_it = next(i for i, line in enumerate(lines) if line.strip() == "with it:")
+    outputs = next(i for i, line in enumerate(lines) if line.lstrip().startswith("outputs "))
+    assert root < with_it < outputs and len(lines[outputs]) - len(lines[outputs].lstrip()) > 2
+    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0")]).output
+    assert "with it (layout only): 1 instruction added (transpose)" in out
+    assert not any(line.startswith("  ops ") for line in out.splitlines())
+
+
+# -- one rule at a time, on typed facts (a row of the table with no real fixture of its own) -------------------------
+
+
+def _ref(name, opcode, shape, computation="main"):
+    return InstructionRef(computation, name, opcode, shape)
+
+
+def test_an_input_whose_shape_changed_drags_its_users_broadcasts():
+    shape = Cause("shape", "input shape changed", origins=[Change(_ref("p0", "parameter", "f32[4,8]"),
+                                                                  _ref("p0", "parameter", "f32[2,8]"), ("shape",))])
+    ops = Cause("ops", "2 instructions added", instructions=[(None, "b1"), (None, "r1")],
+                origins=[Change(None, _ref("b1", "broadcast", "f32[2,8]")), Change(None, _ref("r1", "reshape", "f32[16]"))])
+    graph = link([ops, shape])
+    assert [n.cause.kind for n in graph.nodes] == ["shape", "ops"]
+    assert graph.nodes[1].follows[0].rule == "input_plumbing"
+    alone = link([ops])
+    assert alone.root.cause is ops and alone.root.is_root  # nothing to follow from: it stays a cause
+
+
+def test_every_rule_is_exercised_by_a_test_here():
+    """A rule of the table is knowledge: each one has a row above that shows it on a real run or, where no fixture
+    has it, on typed facts."""
+    import inspect
+    import sys
+
+    source = inspect.getsource(sys.modules[__name__])
+    assert all(f'"{rule.name}"' in source for rule in RULES)
+
+
+def test_a_rank_divergence_is_told_the_same_way():
+    """fsdp_linear: rank 1 (plain FSDP) against rank 0 (patched): at step 1 its transposes come with the weight it
+    receives transposed, folded into that input as in a recompilation."""
+    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
+                                               str(FIXTURES / "torch_xla" / "fsdp_linear")]).output)
+    folded = [(c["kind"], f["kind"], f["rule"]) for d in doc["divergence"] for c in d["causes"] for f in c["folded"]]
+    assert ("inputs", "ops", "layout_only") in folded
+    assert not any(c["kind"] == "ops" and not c["follows_from"] and "transpose" in c["summary"]
+                   for d in doc["divergence"] for c in d["causes"])
+
+
+def test_what_cut_the_step_is_a_typed_fact():
+    """mask_cut: `logits[keep]` (no .item(), no print) cut every step; item_partial: a `.item()` did."""
+    t = truth("torch_xla", "mask_cut")
+    result = explain(FIXTURES / "torch_xla" / "mask_cut" / "graphs.hlo.0")
+    roots = [r.links.root.cause for r in result.recompilations]
+    assert roots and all(c.kind == t["cause"] and c.reason == t["cut"] for c in roots)
+    assert all(t["user_line"] in [f.line for f in c.locations] for c in roots)
+    assert ".item()" not in roots[0].summary and "boolean-mask" in roots[0].summary
+    (r,) = explain(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0").recompilations
+    assert r.links.root.cause.kind == "partial" and r.links.root.cause.reason == "read"
