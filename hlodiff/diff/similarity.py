@@ -138,17 +138,41 @@ def _meta_key(cc: "CanonicalComputation", name: str) -> tuple | None:
     return meta.op_name, meta.source_file, meta.source_line
 
 
+def _op_name_key(cc: "CanonicalComputation", name: str) -> str | None:
+    raw = cc.insts[name].attrs.get("metadata")
+    return parse_metadata(raw).op_name if raw else None
+
+
+def _source_key(cc: "CanonicalComputation", name: str) -> tuple | None:
+    raw = cc.insts[name].attrs.get("metadata")
+    if not raw:
+        return None
+    meta = parse_metadata(raw)
+    return (meta.source_file, meta.source_line) if meta.source_line is not None else None
+
+
+def _sharding_key(cc: "CanonicalComputation", name: str) -> str | None:
+    raw = cc.insts[name].attrs.get("sharding")
+    return " ".join(raw.split()) if raw else None
+
+
 def _param_key(cc: "CanonicalComputation", name: str) -> int | None:
     return cc.insts[name].parameter_number
 
 
+_TIE_KEYS = (_meta_key, _op_name_key, _source_key, _sharding_key, _param_key)
+"""The properties equal candidates are paired by, most telling first: all of the metadata, then the op_name, the
+source line, the sharding alone (hlo_diff pairs a computation's parameters by these properties, not by position:
+its MatchComputationParams test), then the parameter number."""
+
+
 def tie_break(lcc: "CanonicalComputation", rcc: "CanonicalComputation", lefts: list[str],
               rights: list[str]) -> list[tuple[str, str]]:
-    """Pair equally good candidates: same metadata first (op_name, source file and line), then parameters by
-    number, then in order."""
+    """Pair equally good candidates by the properties of :data:`_TIE_KEYS`, then in order. A property decides
+    as soon as either side has a choice to make (one left parameter and three right ones of its shape)."""
     pairs: list[tuple[str, str]] = []
-    for key_of in (_meta_key, _param_key):
-        if len(lefts) < 2 or len(rights) < 2:
+    for key_of in _TIE_KEYS:
+        if not lefts or not rights or (len(lefts) < 2 and len(rights) < 2):
             break
         by_key: dict = {}
         for r in rights:
