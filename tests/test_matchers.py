@@ -147,7 +147,7 @@ def test_operands_of_users_paired_bottom_up_pair_by_position_before_constants_pa
 
 def _start(left: str, right: str):
     """A matching with nothing paired yet, and both sides' instructions operands first."""
-    from hlodiff.diff.matchers import Matching
+    from hlodiff.diff.mapping import Matching
     from hlodiff.graph.fingerprint import _postorder
 
     lcm, rcm = canonicalize(parse_module(left)), canonicalize(parse_module(right))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff.diff.matchers import Matching, match_computations
+from hlodiff.diff.mapping import Matching
+from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.hlo.attributes import CALL_KEYS

@@ -7,36 +7,18 @@
 4. leftovers: parameters and constants by shape and use, other instructions by opcode, shape and source line.
 
 Each matcher only adds pairs; an instruction is matched at most once. Where several candidates would do, the
-choice is made by content, then metadata, then position (:mod:`hlodiff.diff.similarity`).
+choice is made by content, then metadata, then position (:mod:`hlodiff.diff.similarity`). The pairs live in a
+:class:`~hlodiff.diff.mapping.Matching`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
+from hlodiff.diff.mapping import Matching
 from hlodiff.diff.similarity import assign_by_content, root_has_better_partner, tie_break
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.graph.fingerprint import _postorder
-
-
-@dataclass(slots=True)
-class Matching:
-    left: CanonicalComputation
-    right: CanonicalComputation
-    l2r: dict[str, str] = field(default_factory=dict)
-    r2l: dict[str, str] = field(default_factory=dict)
-    how: dict[str, str] = field(default_factory=dict)
-    left_module: CanonicalModule | None = None  # for fusion bodies; optional
-    right_module: CanonicalModule | None = None
-
-    def add(self, left: str, right: str, how: str) -> bool:
-        if left in self.l2r or right in self.r2l:
-            return False
-        self.l2r[left] = right
-        self.r2l[right] = left
-        self.how[left] = how
-        return True
 
 
 def match_computations(left: CanonicalComputation, right: CanonicalComputation,
