@@ -196,14 +196,16 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @click.argument("refs", nargs=-1, required=True)
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
+@click.option("--cost", "with_cost", is_flag=True,
+              help="Also say what the difference costs (bytes, copies, peak memory; always in --html).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report (the two graphs side by side) to this file.")
 @normalization_options
 @stage_option
 @quiet_option
 @_guarded
-def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str | None, no_normalize: tuple[str, ...],
-            ignore_layouts: bool, stage: str | None) -> None:
+def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool, html_path: str | None,
+            no_normalize: tuple[str, ...], ignore_layouts: bool, stage: str | None) -> None:
     """Compare two graphs, or each graph of one dump with the previous distinct one.
 
     A and B are files or PATH#N references (as `hlodiff inspect` numbers them). Exit status: 0 equal after
@@ -219,36 +221,19 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
     options = _normalization(no_normalize, ignore_layouts)
     warnings: list[InputWarning] = []
+    with_cost = with_cost or bool(html_path)
     if len(refs) == 2:
-        from hlodiff.diff import diff_canonical
-        from hlodiff.dumps import resolve_ref
-        from hlodiff.graph import canonicalize
+        from hlodiff.api import compare_refs
 
-        from hlodiff.cost.run import compare_cost
-        from hlodiff.hlo.opcodes import note_unknown_opcodes
-
-        from hlodiff._runtime import collector_off_for_command
-
-        collector_off_for_command()
-        left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
-        left_module, right_module = left.module(), right.module()
-        unknown: set[str] = set()
-        for module in (left_module, right_module):
-            note_unknown_opcodes(module, warnings, unknown)
-        from hlodiff.diff.compare import unrelated
-
-        if (why := unrelated(left_module, right_module)) is not None:
-            warnings.append(InputWarning(why, right.source))
-        lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
-        diff = diff_canonical(lcm, rcm)
-        cost = compare_cost(left, right, left_module, right_module)
-        body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
+        result = compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost, warnings=warnings)
+        body = result.to_json()
         if html_path:
             from hlodiff.render.html import Pair, render_compare, write_html
             from hlodiff.render.write import Inputs
 
             write_html(html_path, render_compare(json_out.document("compare", body, warnings),
-                                                 Pair(lcm, rcm, diff.computations)),
+                                                 Pair(result.left_canonical, result.right_canonical,
+                                                      result.diff.computations)),
                        Inputs.of(list(refs)))
         if as_json:
             click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
@@ -257,9 +242,10 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
             _warn(warnings)
             console = _console()
-            terminal.render_diff(console, diff, left.ref, right.ref, verbose=verbose)
-            render_cost_delta(console, cost)
-        sys.exit(0 if diff.equal and not diff.causes else 1)
+            terminal.render_diff(console, result.diff, result.left.ref, result.right.ref, verbose=verbose)
+            if result.cost is not None:
+                render_cost_delta(console, result.cost)
+        sys.exit(result.exit_code)
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")
     from hlodiff.explain.inventory import inventory
@@ -269,7 +255,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
     steps = consecutive(summaries)
     from hlodiff.cost.run import compare_cost
 
-    costs = [compare_cost(s.left.record, s.right.record) for s in steps]
+    costs = [compare_cost(s.left.record, s.right.record) if with_cost else None for s in steps]
     body = {"graphs": len(summaries),
             "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
                             for s, cost in zip(steps, costs)]}
