@@ -24,6 +24,9 @@ class Matching:
     how: dict[str, str] = field(default_factory=dict)
     left_module: CanonicalModule | None = None  # for fusion bodies; optional
     right_module: CanonicalModule | None = None
+    settled: set[str] = field(default_factory=set)
+    """Left instructions whose every operand position is decided (paired, or its right operand taken): pairs are
+    never undone, so the top-down matcher need not look at them again."""
 
     def add(self, left: str, right: str, how: str) -> bool:
         if left in self.l2r or right in self.r2l:

@@ -96,16 +96,18 @@ def _compatible(m: Matching, lname: str, rname: str) -> bool:
 
 def match_top_down(m: Matching, left_order: list[str]) -> None:
     """For each matched pair, users first, pair unmatched operands at the same positions."""
-    l2r, r2l = m.l2r, m.r2l
+    l2r, r2l, settled = m.l2r, m.r2l, m.settled
+    left_operands, right_operands = m.left.operands, m.right.operands
     for lname in reversed(left_order):
-        rname = m.l2r.get(lname)
-        if rname is None:
+        rname = l2r.get(lname)
+        if rname is None or lname in settled:
             continue
-        lops, rops = m.left.operands[lname], m.right.operands[rname]
+        lops, rops = left_operands[lname], right_operands[rname]
         if len(lops) != len(rops) and lname == m.left.root:
             continue  # outputs were added or removed: positions mean nothing
         free = [(lo, ro) for lo, ro in zip(lops, rops) if lo not in l2r and ro not in r2l]
         if not free:
+            settled.add(lname)
             continue
         if len(free) > 1 and len(lops) == len(rops):  # operands may have traded places: pair by content
             free = assign_by_content(m, [lo for lo, _ in free], [ro for _, ro in free])

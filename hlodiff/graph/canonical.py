@@ -79,6 +79,7 @@ class CanonicalComputation:
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
     _graph: "nx.DiGraph | None" = None
     _users: dict[str, list[str]] | None = None
+    _effects: list[str] | None = None
 
     @property
     def name(self) -> str:
@@ -214,7 +215,13 @@ def has_side_effect(inst: Instruction) -> bool:
 
 
 def side_effect_roots(cc: "CanonicalComputation") -> list[str]:
-    return [name for name, inst in cc.insts.items() if has_side_effect(inst)]
+    """Instructions with a side effect, found once per computation (no pass removes them: they are live)."""
+    if cc._effects is None:
+        effects = SIDE_EFFECTS
+        cc._effects = [name for name, inst in cc.insts.items()
+                       if inst.opcode in effects or (inst.attrs and "custom_call_has_side_effect" in inst.attrs
+                                                     and has_side_effect(inst))]
+    return cc._effects
 
 
 def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[str]:

@@ -149,8 +149,18 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     insts, operands = cc.insts, cc.operands
     order = topological_order(cc)
     blake2b = hashlib.blake2b
+    # Most instructions carry no attribute but metadata: their label is built inline (the same text _label makes).
+    plain = cm.options.names and cm.options.metadata
     for name in order:
-        labels[name] = text = _label(cm, insts[name], shape_text)
+        inst = insts[name]
+        attrs = inst.attrs
+        if plain and (not attrs or (len(attrs) == 1 and "metadata" in attrs)) and not inst.truncated_operands:
+            text = inst.opcode + "|" + shape_text(inst.shape)
+            if inst.literal is not None:
+                text = text + "|" + inst.literal
+        else:
+            text = _label(cm, inst, shape_text)
+        labels[name] = text
         ops = operands[name]
         # A stable digest, not hash(): it orders outputs for canonical parameter numbers, and hash() of str
         # changes from process to process.
