@@ -95,6 +95,9 @@ class _Parser:
         # Operands written with a shape ('f32[2] %x'), per instruction, until the computation is checked:
         # XLA refuses a declared shape that does not match the operand's own (ShapeMismatchInOperand).
         self.declared: list[tuple[Instruction, tuple[str | Shape | None, ...]]] = []
+        # The shape text each instruction of the computation being read was written with: an operand declared
+        # with the same text needs no check (torch_xla writes every operand so), only the others are kept.
+        self.shape_texts: dict[str, str] = {}
         self.declared_in: dict[int, list[tuple[Instruction, tuple[str | Shape | None, ...]]]] = {}
 
     # -- errors ---------------------------------------------------------------------------------------------
@@ -302,6 +305,7 @@ class _Parser:
         return (tuple(params), result), pos
 
     def _parse_body(self, comp: Computation) -> None:
+        self.shape_texts = {}
         while True:
             stripped = self._next_meaningful()
             if stripped is None:
@@ -357,6 +361,7 @@ class _Parser:
         shapes take a second step through the shape parser.
         """
         m = _LINE.match(line)
+        shape_text = None
         if m is not None:
             shape_text = m.group(3)
             shape = _shape_cache.get(shape_text)
@@ -385,6 +390,8 @@ class _Parser:
             name, root = m.group(2), m.group(1) is not None
         inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index,
                            len(line) - len(line.lstrip()) + 1)
+        if shape_text is not None:
+            self.shape_texts[name] = shape_text
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
             return None
         if end < len(line):
@@ -474,7 +481,11 @@ class _Parser:
         if _TYPED_OPERANDS.fullmatch(body) is not None:
             pairs = _TYPED_PAIR.findall(body)
             inst.operands = tuple(name for _, name in pairs)
-            self.declared.append((inst, tuple(shape for shape, _ in pairs)))
+            known = self.shape_texts
+            for shape, name in pairs:
+                if known.get(name) != shape:
+                    self.declared.append((inst, tuple(shape for shape, _ in pairs)))
+                    break
             return True
         names, shapes = [], []
         pos = 0
@@ -487,7 +498,8 @@ class _Parser:
         if pos != len(body):
             return False
         inst.operands = tuple(names)
-        if any(shapes):
+        known = self.shape_texts
+        if any(shape and known.get(name) != shape for shape, name in zip(shapes, names)):
             self.declared.append((inst, tuple(shapes)))
         return True
 
