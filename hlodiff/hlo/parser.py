@@ -648,7 +648,7 @@ class _Parser:
             if inst.name in defined:
                 raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
                                     path=self.path, line=inst.line, col=inst.col)
-            forward = forward or any(op not in defined for op in inst.operands)
+            forward = forward or not defined.issuperset(inst.operands)
             defined.add(inst.name)
             roots += inst.is_root
             if roots > 1 and inst.is_root:
