@@ -50,6 +50,7 @@ _LINE = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*(" + _ARRAY + r")\s+(
 # Operands printed with their shapes and a '%' on every name (torch_xla and older XLA).
 _TYPED_OPERANDS = re.compile(r"\s*" + _ARRAY + r"\s+%" + _NAME + r"(?:\s*,\s*" + _ARRAY + r"\s+%" + _NAME + r")*\s*")
 _OPERAND_NAME = re.compile(r"%?(" + _NAME + r")\s*")
+_PCT_NAME = re.compile(r"%(" + _NAME + r")")
 _TYPED_PAIR = re.compile(r"(" + _ARRAY + r")\s+%(" + _NAME + r")")
 _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -95,9 +96,9 @@ class _Parser:
         # Operands written with a shape ('f32[2] %x'), per instruction, until the computation is checked:
         # XLA refuses a declared shape that does not match the operand's own (ShapeMismatchInOperand).
         self.declared: list[tuple[Instruction, tuple[str | Shape | None, ...]]] = []
-        # The shape text each instruction of the computation being read was written with: an operand declared
-        # with the same text needs no check (torch_xla writes every operand so), only the others are kept.
-        self.shape_texts: dict[str, str] = {}
+        # How each instruction of the computation being read would be written as a typed operand ("f32[2]{0} %a"):
+        # an operand list written exactly so needs no check (torch_xla writes every operand so); others are kept.
+        self.typed_refs: dict[str, str] = {}
         self.declared_in: dict[int, list[tuple[Instruction, tuple[str | Shape | None, ...]]]] = {}
 
     # -- errors ---------------------------------------------------------------------------------------------
@@ -305,7 +306,7 @@ class _Parser:
         return (tuple(params), result), pos
 
     def _parse_body(self, comp: Computation) -> None:
-        self.shape_texts = {}
+        self.typed_refs = {}
         while True:
             stripped = self._next_meaningful()
             if stripped is None:
@@ -391,7 +392,7 @@ class _Parser:
         inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index,
                            len(line) - len(line.lstrip()) + 1)
         if shape_text is not None:
-            self.shape_texts[name] = shape_text
+            self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
             return None
         if end < len(line):
@@ -479,13 +480,15 @@ class _Parser:
             inst.operands = tuple(piece.strip().lstrip("%") for piece in body.split(","))
             return True
         if _TYPED_OPERANDS.fullmatch(body) is not None:
-            pairs = _TYPED_PAIR.findall(body)
-            inst.operands = tuple(name for _, name in pairs)
-            known = self.shape_texts
-            for shape, name in pairs:
-                if known.get(name) != shape:
-                    self.declared.append((inst, tuple(shape for shape, _ in pairs)))
-                    break
+            names = _PCT_NAME.findall(body)
+            inst.operands = tuple(names)
+            refs = self.typed_refs
+            if len(names) == 1:
+                written = refs.get(names[0]) == body.strip()
+            else:
+                written = ", ".join([refs.get(n, "") for n in names]) == body.strip()
+            if not written:  # a forward reference, other spacing or another shape: checked after the computation
+                self.declared.append((inst, tuple(shape for shape, _ in _TYPED_PAIR.findall(body))))
             return True
         names, shapes = [], []
         pos = 0
@@ -498,8 +501,8 @@ class _Parser:
         if pos != len(body):
             return False
         inst.operands = tuple(names)
-        known = self.shape_texts
-        if any(shape and known.get(name) != shape for shape, name in zip(shapes, names)):
+        refs = self.typed_refs
+        if any(shape and refs.get(name) != shape + " %" + name for shape, name in zip(shapes, names)):
             self.declared.append((inst, tuple(shapes)))
         return True
 
