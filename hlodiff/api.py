@@ -1,18 +1,24 @@
 """Library entry points that return a result: the CLI and the pytest plugin only choose how to show it.
 
 ``compare_refs("run/graphs.hlo.0#0", "run/graphs.hlo.0#5")`` reads, parses, normalizes and diffs two graphs and
-returns a :class:`Comparison`; nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
+returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains a run and returns an
+:class:`Explained`. Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
 estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hlodiff.diff.model import ModuleDiff
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.graph.canonical import CanonicalModule, Normalization
+
+if TYPE_CHECKING:  # explain/ is imported only when a run is explained
+    from hlodiff.dumps.run_folder import RunInputs
+    from hlodiff.explain.recompile import RunExplanation
 
 
 @dataclass(slots=True)
@@ -66,3 +72,44 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
 
         delta = compare_cost(left, right, left_module, right_module)
     return Comparison(left, right, lcm, rcm, diff, delta, warnings)
+
+
+@dataclass(slots=True)
+class Explained:
+    """A run explained: the inputs found (dumps, live-tensor reports, logs) and the explanation."""
+
+    inputs: "RunInputs"
+    explanation: "RunExplanation"
+    warnings: list[InputWarning] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when something compiled again or a compiled module could not be read, else 0."""
+        return 1 if self.explanation.recompilations or self.explanation.unread else 0
+
+    def to_json(self) -> dict:
+        """The body of the ``explain`` document: the inputs, then the explanation."""
+        inputs, explanation = self.inputs, self.explanation
+        protos = list(dict.fromkeys(g.record.proto_path for g in explanation.graphs if g.record.proto_path))
+        return {"inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
+                           "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs, "hlo_protos": protos},
+                **explanation.to_json()}
+
+
+def explain_inputs(inputs: "RunInputs", *, stage: str | None = None,
+                   warnings: list[InputWarning] | None = None) -> Explained:
+    """Explain the run whose inputs were already found (:func:`hlodiff.dumps.run_folder.discover`)."""
+    from hlodiff.explain.recompile import explain_run
+
+    warnings = [] if warnings is None else warnings
+    return Explained(inputs, explain_run(inputs, warnings, stage=stage), warnings)
+
+
+def explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
+                  jax_log: str | None = None, stage: str | None = None,
+                  warnings: list[InputWarning] | None = None) -> Explained:
+    """Why the run at ``paths`` compiled again: its dumps and, found beside them unless given, its live-tensor
+    reports and logs (one rank; several ranks go through :func:`hlodiff.explain.ranks.explain_job`)."""
+    from hlodiff.dumps.run_folder import discover
+
+    return explain_inputs(discover(list(paths), tensors_report, debug_log, jax_log), stage=stage, warnings=warnings)

@@ -434,7 +434,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
              extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None) -> None:
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something recompiled, or
     a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
-    from hlodiff.explain.recompile import explain_run
+    from hlodiff.api import explain_inputs
     from hlodiff.render import json_out, terminal
 
     from hlodiff.render.write import Inputs, check_output
@@ -444,12 +444,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     if html_path:
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
-    explanation = explain_run(inputs, warnings, stage=stage)
-    body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
-                                        "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
-                                        "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
-                                                                         explanation.graphs if g.record.proto_path))},
-            **explanation.to_json()}
+    result = explain_inputs(inputs, stage=stage, warnings=warnings)
+    explanation = result.explanation
+    body = {**(extra or {}), **result.to_json()}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
@@ -469,7 +466,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
                    f"{exit_status}", err=True)
         sys.exit(exit_status)
-    sys.exit(1 if explanation.recompilations or explanation.unread else 0)
+    sys.exit(result.exit_code)
 
 
 @main.command()

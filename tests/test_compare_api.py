@@ -30,3 +30,18 @@ def test_a_graph_is_reached_without_reading_what_follows_it(tmp_path, monkeypatc
     monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "4K")
     assert resolve_ref(f"{path}#1").index == 1  # the whole file is still refused by the scans that read it all
     assert resolve_ref(f"{path}#1").module().name == resolve_ref(f"{METRIC}#1").module().name
+
+
+def test_explain_paths_gives_what_explain_recompile_prints():
+    from click.testing import CliRunner
+
+    from hlodiff.api import explain_paths
+    from hlodiff.cli import main
+    import json
+
+    result = explain_paths([str(METRIC)])
+    cli = CliRunner().invoke(main, ["explain-recompile", str(METRIC), "--json"])
+    doc = json.loads(cli.stdout)
+    assert cli.exit_code == result.exit_code == 1
+    assert doc["inputs"] == result.to_json()["inputs"]
+    assert len(doc["recompilations"]) == len(result.explanation.recompilations) > 0
