@@ -94,7 +94,7 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
         if llabels[lname] == rlabels[rname] and not numbered:
             lops, rops = lops_of[lname], rops_of[rname]
             # Equal lengths (the common case): one list comparison instead of a generator per pair.
-            if [l2r_get(o) for o in lops] == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
+            if list(map(l2r_get, lops)) == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
                 continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
         if kinds:

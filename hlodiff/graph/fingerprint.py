@@ -164,8 +164,8 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
         ops = operands[name]
         # A stable digest, not hash(): it orders outputs for canonical parameter numbers, and hash() of str
         # changes from process to process.
-        if ops:
-            text = text + "(" + ",".join([anon[o] for o in ops]) + ")"
+        if ops:  # map, not a list comprehension: no function frame per node (Python 3.11)
+            text = text + "(" + ",".join(map(anon.__getitem__, ops)) + ")"
         anon[name] = blake2b(text.encode(), digest_size=8).hexdigest()
     if cc is cm.entry:
         cc.param_ids = canonical_ids(cc)
@@ -178,7 +178,7 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
             text += f"|#{param_ids[name]}"
         ops = operands[name]
         if ops:
-            text += "(" + ",".join([hashes[o] for o in ops]) + ")"
+            text += "(" + ",".join(map(hashes.__getitem__, ops)) + ")"
         hashes[name] = blake2b(text.encode(), digest_size=12).hexdigest()
     parts = [hashes[cc.root]]
     parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
