@@ -162,12 +162,16 @@ def test_a_constant_with_hundreds_of_digits_is_out_of_range(element_type):
 # -- issue 23: what XLA's parser reads and rejects, each from a test of XLA's own ---------------------------------
 
 def test_a_scalar_literal_fills_an_array_shaped_constant():
-    """XLA's parser fills every element of an array from one scalar (hlo_parser.cc, the dense-literal path; the
-    modules of hlo_diff's matcher tests write zeros this way: ``%c = f32[8,2048]{1,0} constant(0)``). XLA still
-    wants the nested form for complex types and arrays without elements (checked against jaxlib 0.10.2)."""
+    """XLA's parser fills every element of an array from one scalar (``%c = f32[8,2048]{1,0} constant(0)``);
+    hlo_diff's tests write constants so (hlo_computation_graph_matcher_test.cc, MatchComputationConstants:
+    ``c25 = bf16[1] constant(0.0)``). XLA still wants the nested form for complex types and arrays without
+    elements, and a value in range (each checked against jaxlib 0.10.2's parser)."""
     module = parse_module(_module("  ROOT %c = f32[8,2048]{1,0} constant(0)"))
     assert module.entry.root.shape.dims == (8, 2048) and module.entry.root.literal == "0"
     assert parse_module(format_module(module)) == module
+    hlo_diff = parse_module(_module('  c25 = bf16[1] constant(0.0), metadata={source_file="test.cc" source_line=42}\n'
+                                    "  ROOT n = bf16[1] negate(c25)", "HloModule module, is_scheduled=true"))
+    assert hlo_diff.entry.instructions[0].literal == "0.0"
     assert "out of range" in _error(_module("  ROOT c = s8[4]{0} constant(300)")).message
     assert "nested array in rank 1" in _error(_module("  ROOT c = c64[2]{0} constant(1)")).message
     assert "nested array in rank 1" in _error(_module("  ROOT c = f32[0]{0} constant(1)")).message

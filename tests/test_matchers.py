@@ -187,19 +187,18 @@ def test_exact_pairs_equal_subgraphs_only_where_the_pairing_is_unambiguous():
 
 
 def test_bottom_up_pairs_users_of_paired_operands_with_the_same_opcode():
-    """hlo_diff bottom_up_matcher_test.cc: a user of paired operands pairs with the right user of the same opcode
-    reading them at the same positions; a user of another opcode stays unpaired."""
+    """hlo_diff bottom_up_matcher_test.cc, GreedyLimitedCandidatesBottomUpMatcher: with the constants and add.0
+    paired, add.3 pairs through add.0 and add.4 through add.3; subtract.1 has only a user of another opcode (add.1)
+    across from it and stays unpaired."""
     from hlodiff.diff.matchers import match_bottom_up
 
-    text = ("HloModule m\n\nENTRY e {{\n  p0 = f32[4] parameter(0)\n  p1 = f32[4] parameter(1)\n"
-            "  s = f32[4] {op}(p0, p1)\n  ROOT t = (f32[4]) tuple(s)\n}}\n")
-    m, left_order, right_order = _start(text.format(op="multiply"), text.format(op="multiply").replace(
-        "  ROOT t", "  d = f32[4] divide(p0, p1)\n  ROOT t").replace("tuple(s)", "tuple(s, d)").replace(
-        "(f32[4]) tuple", "(f32[4], f32[4]) tuple"))
-    m.add("p0", "p0", "exact")
-    m.add("p1", "p1", "exact")
+    m, left_order, right_order = _start(_FIVE.format(mid="subtract.1", op="subtract"),
+                                        _FIVE.format(mid="add.1", op="add"))
+    for name in [f"constant.{i}" for i in range(5)] + ["add.0"]:
+        m.add(name, name, "manual")
     match_bottom_up(m, left_order, right_order)
-    assert m.l2r["s"] == "s" and "d" not in m.r2l
+    assert (m.l2r.get("add.3"), m.l2r.get("add.4")) == ("add.3", "add.4")
+    assert "subtract.1" not in m.l2r and "add.1" not in m.r2l
 
 
 def test_leftover_parameters_pair_by_properties_not_position():
