@@ -80,6 +80,7 @@ class CanonicalComputation:
     _graph: "nx.DiGraph | None" = None
     _users: dict[str, list[str]] | None = None
     _effects: list[str] | None = None
+    _params: list[str] | None = None
 
     @property
     def name(self) -> str:
@@ -112,7 +113,11 @@ class CanonicalComputation:
         return self._users[name]
 
     def parameters(self) -> list[str]:
-        return [n for n, inst in self.insts.items() if inst.opcode == "parameter"]
+        """Parameter names in text order, found once (no pass removes a parameter: they are the calling
+        convention). A new list each call: callers may sort or extend it."""
+        if self._params is None:
+            self._params = [n for n, inst in self.insts.items() if inst.opcode == "parameter"]
+        return list(self._params)
 
     def outputs(self) -> list[str]:
         """The computation's outputs: the root tuple's elements, or the root itself."""
