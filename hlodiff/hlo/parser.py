@@ -364,15 +364,14 @@ class _Parser:
         m = _LINE.match(line)
         shape_text = None
         if m is not None:
-            shape_text = m.group(3)
+            root_word, name, shape_text, opcode, body = m.groups()  # one call, not five
             shape = _shape_cache.get(shape_text)
             if shape is None:
                 try:
                     shape = parse_shape_at(shape_text, 0)[0]
                 except ShapeSyntaxError:
                     return None
-            opcode, body, end = m.group(4), m.group(5), m.end()
-            name, root = m.group(2), m.group(1) is not None
+            end, root = m.end(), root_word is not None
         else:
             m = _HEAD.match(line)
             if m is None:
@@ -389,8 +388,10 @@ class _Parser:
                 return None
             opcode, body, end = mo.group(1), mb.group(1), mb.end()
             name, root = m.group(2), m.group(1) is not None
-        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index,
-                           len(line) - len(line.lstrip()) + 1)
+        # The column of the first character, from the match (no stripped copy of a long line): ROOT, or the name
+        # and the '%' before it.
+        indent = m.start(1) if root else m.start(2) - (line[m.start(2) - 1:m.start(2)] == "%")
+        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index, indent + 1)
         if shape_text is not None:
             self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
