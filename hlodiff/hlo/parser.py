@@ -484,10 +484,10 @@ class _Parser:
             names = _PCT_NAME.findall(body)
             inst.operands = tuple(names)
             refs = self.typed_refs
-            if len(names) == 1:
-                written = refs.get(names[0]) == body.strip()
-            else:
-                written = ", ".join([refs.get(n, "") for n in names]) == body.strip()
+            try:
+                written = (refs[names[0]] if len(names) == 1 else ", ".join(map(refs.__getitem__, names))) == body
+            except KeyError:  # an operand defined later, or with a tuple shape
+                written = False
             if not written:  # a forward reference, other spacing or another shape: checked after the computation
                 self.declared.append((inst, tuple(shape for shape, _ in _TYPED_PAIR.findall(body))))
             return True
