@@ -251,3 +251,35 @@ def test_a_matched_pair_whose_operand_changed_shape_is_changed():
     changed = {(c.left.name, c.right.name): c.kinds for c in d.changes if c.side == "changed"}
     assert changed == {("parameter.0", "parameter.0"): ("element_type",), ("add.0", "add.0"): ("operand_shape",)}
     assert d.stats["unchanged"] == 1 and [c.kind for c in d.causes] == ["dtype"]
+
+
+_TRACED = """HloModule module, is_scheduled=true
+
+fused_computation0 {{
+  param_0 = f32[] parameter(0)
+  ROOT negate.0 = f32[] negate(param_0)
+}}
+
+fused_computation1 {{
+  param_1 = f32[] parameter(0)
+  ROOT abs.0 = f32[] abs(param_1)
+}}
+
+ENTRY entry {{
+  constant.0 = f32[] constant(0)
+  bitcast.0 = f32[] bitcast(constant.0)
+  copy.0 = f32[] copy(bitcast.0)
+  fusion.0 = f32[] fusion(bitcast.0), kind=kLoop, calls=fused_computation{a}
+  fusion.1 = f32[] fusion(copy.0), kind=kLoop, calls=fused_computation{b}
+  ROOT add.0 = f32[] add(fusion.0, fusion.1)
+}}
+"""
+
+
+def test_fusions_that_swapped_bodies_pair_by_what_they_compute():
+    """hlo_diff bottom_up_matcher_test.cc, GreedyLimitedCandidatesBottomUpMatcherHloValueTraced: the two fusions
+    read the same value (through a bitcast and a copy) and swapped their bodies; each pairs with the fusion that
+    computes what it computes (fusion.0 with fusion.1), not with the one at its position."""
+    m = _match(_TRACED.format(a="0", b="1"), _TRACED.format(a="1", b="0"))
+    assert (m.l2r["fusion.0"], m.l2r["fusion.1"]) == ("fusion.1", "fusion.0")
+    assert all(m.l2r[n] == n for n in ("constant.0", "bitcast.0", "copy.0", "add.0"))
