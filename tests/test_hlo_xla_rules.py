@@ -228,3 +228,9 @@ def test_writers_known_to_print_an_unspecified_api_version_are_read(prefix):
     text = _module(f'  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target="{prefix}Gelu", '
                    "api_version=API_VERSION_UNSPECIFIED")
     assert parse_module(text).entry.root.attrs["api_version"] == "API_VERSION_UNSPECIFIED"
+
+
+def test_a_declared_operand_shape_is_checked_in_a_statement_that_wraps():
+    text = _module("  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(f32[2]{0} p,\n                      f32[3] p)")
+    e = _error(text)
+    assert (e.line, e.col) == (6, 23) and "declared operand shape f32[3]" in e.message
