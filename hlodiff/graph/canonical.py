@@ -81,6 +81,7 @@ class CanonicalComputation:
     _users: dict[str, list[str]] | None = None
     _effects: list[str] | None = None
     _params: list[str] | None = None
+    _postorder: list[str] | None = None  # kept by hlodiff.graph.fingerprint once the hashes exist
 
     @property
     def name(self) -> str:

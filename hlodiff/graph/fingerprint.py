@@ -232,7 +232,18 @@ def _computation_order(cm: CanonicalModule) -> list[CanonicalComputation]:
 
 
 def _postorder(cc: CanonicalComputation) -> list[str]:
-    """Nodes in a deterministic depth-first post-order from the root, then any others by hash."""
+    """Nodes in a deterministic depth-first post-order from the root, then any others by hash. Computed once per
+    canonical computation (a graph of a run is matched against its predecessor and its successor, and printed);
+    callers do not change the list."""
+    if cc._postorder is not None:
+        return cc._postorder
+    order = _walk_postorder(cc)
+    if len(cc.hashes) == len(cc.insts):  # hashed: the order is final
+        cc._postorder = order
+    return order
+
+
+def _walk_postorder(cc: CanonicalComputation) -> list[str]:
     operands = cc.operands
     order: list[str] = []
     seen = {cc.root}
