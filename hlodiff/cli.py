@@ -214,6 +214,8 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @click.argument("refs", nargs=-1, required=True)
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
+@click.option("--cost", "with_cost", is_flag=True,
+              help="Also say what the difference costs (bytes, copies, peak memory; always in --html).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report (the two graphs side by side) to this file.")
 @model_explorer_options
@@ -221,8 +223,9 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @stage_option
 @quiet_option
 @_guarded
-def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str | None, no_normalize: tuple[str, ...],
-            ignore_layouts: bool, stage: str | None, explorer: bool = False, explorer_out: str | None = None) -> None:
+def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool, html_path: str | None,
+            no_normalize: tuple[str, ...], ignore_layouts: bool, stage: str | None, explorer: bool = False,
+            explorer_out: str | None = None) -> None:
     """Compare two graphs, or each graph of one dump with the previous distinct one.
 
     A and B are files or PATH#N references (as `hlodiff inspect` numbers them). Exit status: 0 equal after
@@ -238,40 +241,23 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
     options = _normalization(no_normalize, ignore_layouts)
     warnings: list[InputWarning] = []
+    with_cost = with_cost or bool(html_path)
     if len(refs) == 2:
-        from hlodiff.diff import diff_canonical
-        from hlodiff.dumps import resolve_ref
-        from hlodiff.graph import canonicalize
+        from hlodiff.api import compare_refs
 
-        from hlodiff.cost.run import compare_cost
-        from hlodiff.hlo.opcodes import note_unknown_opcodes
-
-        from hlodiff._runtime import collector_off_for_command
-
-        collector_off_for_command()
         if explorer:
             from hlodiff.render.model_explorer_serve import model_explorer_module
 
             model_explorer_module()  # the extra is missing: say so before the analysis, not after
-        left, right = (resolve_ref(r, warnings, stage=stage) for r in refs)
-        left_module, right_module = left.module(), right.module()
-        unknown: set[str] = set()
-        for module in (left_module, right_module):
-            note_unknown_opcodes(module, warnings, unknown)
-        from hlodiff.diff.compare import unrelated
-
-        if (why := unrelated(left_module, right_module)) is not None:
-            warnings.append(InputWarning(why, right.source))
-        lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
-        diff = diff_canonical(lcm, rcm)
-        cost = compare_cost(left, right, left_module, right_module)
-        body = {"left_ref": left.ref, "right_ref": right.ref, **diff.to_json(), "cost": cost}
+        result = compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost, warnings=warnings)
+        body = result.to_json()
         if html_path:
             from hlodiff.render.html import Pair, render_compare, write_html
             from hlodiff.render.write import Inputs
 
             write_html(html_path, render_compare(json_out.document("compare", body, warnings),
-                                                 Pair(lcm, rcm, diff.computations)),
+                                                 Pair(result.left_canonical, result.right_canonical,
+                                                      result.diff.computations)),
                        Inputs.of(list(refs)))
         if as_json:
             click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
@@ -280,15 +266,16 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
 
             _warn(warnings)
             console = _console()
-            terminal.render_diff(console, diff, left.ref, right.ref, verbose=verbose)
-            render_cost_delta(console, cost)
+            terminal.render_diff(console, result.diff, result.left.ref, result.right.ref, verbose=verbose)
+            if result.cost is not None:
+                render_cost_delta(console, result.cost)
         if explorer or explorer_out:
             from hlodiff.render.model_explorer_serve import show_diff
             from hlodiff.render.write import Inputs
 
-            show_diff(diff, left.ref, right.ref, serve_it=explorer, out_dir=explorer_out, read=Inputs.of(list(refs)),
-                      echo=functools.partial(click.echo, err=True))
-        sys.exit(0 if diff.equal and not diff.causes else 1)
+            show_diff(result.diff, result.left.ref, result.right.ref, serve_it=explorer, out_dir=explorer_out,
+                      read=Inputs.of(list(refs)), echo=functools.partial(click.echo, err=True))
+        sys.exit(result.exit_code)
     if explorer or explorer_out:
         raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
     if len(refs) != 1:
@@ -300,7 +287,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
     steps = consecutive(summaries)
     from hlodiff.cost.run import compare_cost
 
-    costs = [compare_cost(s.left.record, s.right.record) for s in steps]
+    costs = [compare_cost(s.left.record, s.right.record) if with_cost else None for s in steps]
     body = {"graphs": len(summaries),
             "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
                             for s, cost in zip(steps, costs)]}
@@ -495,7 +482,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
              warmup: int | None = None, explorer: tuple | None = None) -> None:
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected recompiled, or
     a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
-    from hlodiff.explain.recompile import explain_run
+    from hlodiff.api import explain_inputs
     from hlodiff.render import json_out, terminal
 
     from hlodiff.render.write import Inputs, check_output
@@ -509,16 +496,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 
         model_explorer_module()  # the extra is missing: say so before the analysis
     warnings: list[InputWarning] = []
-    explanation = explain_run(inputs, warnings, stage=stage)
-    body = {**(extra or {}), "inputs": {"dumps": [shown(p) for p in inputs.paths],
-                                        "tensors_reports": [shown(p) for p in inputs.tensors_reports],
-                                        "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
-                                        "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
-                                                                         explanation.graphs if g.record.proto_path))},
-            **explanation.to_json()}
-    from hlodiff.explain.verdict import exit_status as verdict, unexpected
-
-    body["unexpected"] = [r.graph.ref for r in unexpected(explanation, warmup)]
+    result = explain_inputs(inputs, stage=stage, warmup=warmup, warnings=warnings)
+    explanation = result.explanation
+    body = {**(extra or {}), **result.to_json()}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
@@ -543,7 +523,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
                    f"{exit_status}", err=True)
         sys.exit(exit_status)
-    sys.exit(verdict(explanation, warmup))
+    sys.exit(result.exit_code)
 
 
 @main.command()

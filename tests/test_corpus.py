@@ -85,10 +85,7 @@ WILD = SHARED / "corpus" / "wild"
 # Invalid modules hlodiff reads anyway: their fault is a semantic rule of one opcode that XLA's parser checks while
 # building the instruction and that a diff does not need (docs/limits.md, "Which HLO text hlodiff reads, and what it
 # leaves to XLA"). strict: the day one of them is rejected, the list must shrink.
-ACCEPTED_INVALID: dict[str, str] = {
-    "test.CustomCallWithUnspecifiedVersion": "API_VERSION_UNSPECIFIED is accepted: AWS Neuron dumps print it",
-    "test.ShapeMismatchInOperand": "typed operands' shapes are not compared with their definitions (parse speed)",
-}
+ACCEPTED_INVALID: dict[str, str] = {}
 
 
 def _manifest() -> list[dict[str, str]]:

@@ -224,7 +224,7 @@ def test_graph_count_grows_with_microbatches_and_one_graph_has_no_boundaries():
 
 
 def compare_json(a: str, b: str) -> dict:
-    result = run("compare", a, b, "--json")
+    result = run("compare", a, b, "--json", "--cost")
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.output)
 
@@ -374,7 +374,7 @@ def test_same_inputs_same_bytes():
 
 
 def test_compare_of_a_whole_dump_gives_each_change_its_cost():
-    result = run("compare", str(FSDP / "plain" / "graphs.hlo.0"), "--json")
+    result = run("compare", str(FSDP / "plain" / "graphs.hlo.0"), "--json", "--cost")
     doc = json.loads(result.output)
     assert doc["comparisons"]
     for comparison in doc["comparisons"]:
@@ -430,3 +430,13 @@ def test_cost_of_one_graph_picked_out_says_whether_it_compiled_and_draws_no_boun
         doc = cost_json(f"{dump}#{index}")
         assert [g["compiled"] for g in doc["graphs"]] == [compiled[index]]
         assert doc["boundaries"] == [] and doc["warnings"] == []
+
+
+def test_compare_computes_the_cost_only_when_asked():
+    """The cost delta is a fifth of a big comparison's work (issue 23): without --cost, compare --json says null and
+    the terminal report has no cost line; --html always carries it."""
+    a, b = str(SCAN / "scan_out" / "dump") + "#0", str(SCAN / "carry" / "dump") + "#0"
+    plain = run("compare", a, b, "--json")
+    assert json.loads(plain.stdout)["cost"] is None
+    assert "cost (right - left)" not in run("compare", a, b).stdout
+    assert "cost (right - left)" in run("compare", a, b, "--cost").stdout

@@ -157,3 +157,80 @@ def test_a_long_chain_of_shape_less_forward_references_is_inferred():
 def test_a_constant_with_hundreds_of_digits_is_out_of_range(element_type):
     e = _error(_module(f"  ROOT c = {element_type}[] constant(1{'0' * 400})"))
     assert "out of range" in e.message and e.line == 4
+
+
+# -- issue 23: what XLA's parser reads and rejects, each from a test of XLA's own ---------------------------------
+
+def test_a_scalar_literal_fills_an_array_shaped_constant():
+    """XLA's parser fills every element of an array from one scalar (``%c = f32[8,2048]{1,0} constant(0)``);
+    hlo_diff's tests write constants so (hlo_computation_graph_matcher_test.cc, MatchComputationConstants:
+    ``c25 = bf16[1] constant(0.0)``). XLA still wants the nested form for complex types and arrays without
+    elements, and a value in range (each checked against jaxlib 0.10.2's parser)."""
+    module = parse_module(_module("  ROOT %c = f32[8,2048]{1,0} constant(0)"))
+    assert module.entry.root.shape.dims == (8, 2048) and module.entry.root.literal == "0"
+    assert parse_module(format_module(module)) == module
+    hlo_diff = parse_module(_module('  c25 = bf16[1] constant(0.0), metadata={source_file="test.cc" source_line=42}\n'
+                                    "  ROOT n = bf16[1] negate(c25)", "HloModule module, is_scheduled=true"))
+    assert hlo_diff.entry.instructions[0].literal == "0.0"
+    assert "out of range" in _error(_module("  ROOT c = s8[4]{0} constant(300)")).message
+    assert "nested array in rank 1" in _error(_module("  ROOT c = c64[2]{0} constant(1)")).message
+    assert "nested array in rank 1" in _error(_module("  ROOT c = f32[0]{0} constant(1)")).message
+
+
+def test_lines_ending_in_a_bare_cr_read():
+    """hlo_parser_test.cc, SlashSlashCommentMacEolFormat: a module whose lines end in a bare CR, with // comments,
+    reads, and the instruction is found on its own line."""
+    text = ("HloModule slash_slash_comment:\r// Garbage\rENTRY c1 {\r// Foo bar\r"
+            "ROOT const1 = f32[1]{0} constant({12345}) // Something else\r}")
+    root = parse_module(text).entry.root
+    assert (root.name, root.literal, root.line) == ("const1", "{12345}", 5)
+
+
+def test_an_operand_declared_with_another_shape_is_rejected_at_the_declaration():
+    """hlo_parser_test.cc, ShapeMismatchInOperand: XLA refuses an operand written with a shape that is not its
+    definition's ("The declared operand shape f32[2,5]{1,0} is not compatible with the shape of the operand
+    instruction f32[2,2]{1,0}"), layouts aside."""
+    text = ("HloModule foobar\n\nENTRY %entrycomp (p: f32[2,2]) -> f32[2,2] {\n  %p = f32[2,2] parameter(0)\n"
+            "  %constant.1 = f32[2,2] constant({{1, 2}, {3, 4}})\n"
+            "  ROOT %add.1 = f32[2,2] add(f32[2,2] %p, f32[2,5] %constant.1)\n}\n")
+    e = _error(text)
+    assert (e.line, e.col) == (6, 43)  # XLA says 7:43: its test text starts with a newline
+    assert "declared operand shape f32[2,5]" in e.message and "operand instruction f32[2,2]" in e.message
+    # Layouts may differ (XLA compares shapes layout aside), and a tuple operand is compared element-wise.
+    ok = _module("  p = f32[2,2]{0,1} parameter(0)\n  t = (f32[2,2]{0,1}) tuple(f32[2,2]{0,1} %p)\n"
+                 "  ROOT a = f32[2,2]{1,0} get-tuple-element((f32[2,2]{1,0}) %t), index=0")
+    assert parse_module(ok).entry.root.operands == ("t",)
+    bad = _module("  p = f32[2] parameter(0)\n  t = (f32[2]) tuple(p)\n  ROOT a = f32[2] get-tuple-element((s32[2]) t), "
+                  "index=0")
+    assert "declared operand shape (s32[2])" in _error(bad).message
+
+
+def test_the_same_operand_twice_is_located_at_the_mismatching_use():
+    e = _error(_module("  p = f32[2,2]{1,0} parameter(0)\n  ROOT a = f32[2,2]{1,0} add(f32[2,2]{1,0} %p, f32[2,3]{1,0} %p)"))
+    assert (e.line, e.col) == (5, 48)
+
+
+def test_custom_call_with_unspecified_api_version_is_rejected():
+    """hlo_parser_test.cc, CustomCallWithUnspecifiedVersion: XLA refuses api_version=API_VERSION_UNSPECIFIED
+    ("Invalid API version")."""
+    text = ("HloModule custom_call\n\nENTRY %CustomCall () -> f32[1,2,3] {\n  %constant = f32[1]{0} constant({12345})\n"
+            "  ROOT %custom-call.1 = f32[1,2,3]{0,2,1} custom-call(f32[1]{0} %constant), custom_call_target=\"foo\", "
+            "api_version=API_VERSION_UNSPECIFIED\n}\n")
+    e = _error(text)
+    assert (e.line, e.col) == (5, 3) and "Invalid API version: API_VERSION_UNSPECIFIED" in e.message
+
+
+@pytest.mark.parametrize("prefix", sorted(__import__("hlodiff.hlo.checks", fromlist=["x"])
+                                          .UNSPECIFIED_API_VERSION_WRITERS))
+def test_writers_known_to_print_an_unspecified_api_version_are_read(prefix):
+    """One row per writer in the table: its custom-calls keep the version its XLA printed (AWS Neuron's dumps in
+    ../shared/corpus/neuron carry it on every custom-call)."""
+    text = _module(f'  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target="{prefix}Gelu", '
+                   "api_version=API_VERSION_UNSPECIFIED")
+    assert parse_module(text).entry.root.attrs["api_version"] == "API_VERSION_UNSPECIFIED"
+
+
+def test_a_declared_operand_shape_is_checked_in_a_statement_that_wraps():
+    text = _module("  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(f32[2]{0} p,\n                      f32[3] p)")
+    e = _error(text)
+    assert (e.line, e.col) == (6, 23) and "declared operand shape f32[3]" in e.message

@@ -141,3 +141,145 @@ def test_operands_of_users_paired_bottom_up_pair_by_position_before_constants_pa
     m = _match(left, right)
     assert (m.l2r["a"], m.l2r["r"]) == ("a", "r")
     assert m.l2r["z"] == "z"
+
+
+# -- one test per matcher, on the scenarios of hlo_diff's own tests (xla/hlo/tools/hlo_diff) ----------------------
+
+def _start(left: str, right: str):
+    """A matching with nothing paired yet, and both sides' instructions operands first."""
+    from hlodiff.diff.mapping import Matching
+    from hlodiff.graph.fingerprint import _postorder
+
+    lcm, rcm = canonicalize(parse_module(left)), canonicalize(parse_module(right))
+    m = Matching(lcm.entry, rcm.entry, left_module=lcm, right_module=rcm)
+    return m, _postorder(lcm.entry), _postorder(rcm.entry)
+
+
+_FIVE = ("HloModule module, is_scheduled=true\n\nENTRY entry {{\n" +
+         "".join(f"  constant.{i} = f32[] constant(0)\n" for i in range(5)) +
+         "  add.0 = f32[] add(constant.0, constant.1)\n  {mid} = f32[] {op}(constant.2, constant.3)\n"
+         "  add.3 = f32[] add(add.0, {mid})\n  add.4 = f32[] add(add.3, constant.4)\n}}\n")
+
+
+def test_top_down_stops_at_an_instruction_of_another_opcode():
+    """hlo_diff top_down_matcher_test.cc, GreedyTopDownMatcherStopAtUnmatchedType: from the paired roots, operands
+    pair downwards until an opcode differs (subtract.1 vs add.1); nothing below it is paired by position."""
+    from hlodiff.diff.matchers import match_top_down
+
+    m, left_order, _ = _start(_FIVE.format(mid="subtract.1", op="subtract"), _FIVE.format(mid="add.1", op="add"))
+    m.add("add.4", "add.4", "root")
+    match_top_down(m, left_order)
+    assert m.l2r == {"add.4": "add.4", "add.3": "add.3", "constant.4": "constant.4", "add.0": "add.0",
+                     "constant.0": "constant.0", "constant.1": "constant.1"}
+
+
+def test_exact_pairs_equal_subgraphs_only_where_the_pairing_is_unambiguous():
+    """hlo_diff exact_subgraph_matcher_test.cc: subgraphs with equal hashes pair, each node with its counterpart.
+    On GreedyTopDownMatcherStopAtUnmatchedType's modules, add.0 computes the same value as the right's add.1 (both
+    add two zeros): one left, two right candidates, so exact matching leaves it to the matchers that look at
+    users; subtract.1 has no equal at all. The five equal constants pair in order."""
+    from hlodiff.diff.matchers import match_exact
+
+    m, left_order, right_order = _start(_FIVE.format(mid="subtract.1", op="subtract"),
+                                        _FIVE.format(mid="add.1", op="add"))
+    match_exact(m, left_order, right_order)
+    assert m.l2r == {f"constant.{i}": f"constant.{i}" for i in range(5)}
+
+
+def test_bottom_up_pairs_users_of_paired_operands_with_the_same_opcode():
+    """hlo_diff bottom_up_matcher_test.cc, GreedyLimitedCandidatesBottomUpMatcher: with the constants and add.0
+    paired, add.3 pairs through add.0 and add.4 through add.3; subtract.1 has only a user of another opcode (add.1)
+    across from it and stays unpaired."""
+    from hlodiff.diff.matchers import match_bottom_up
+
+    m, left_order, right_order = _start(_FIVE.format(mid="subtract.1", op="subtract"),
+                                        _FIVE.format(mid="add.1", op="add"))
+    for name in [f"constant.{i}" for i in range(5)] + ["add.0"]:
+        m.add(name, name, "manual")
+    match_bottom_up(m, left_order, right_order)
+    assert (m.l2r.get("add.3"), m.l2r.get("add.4")) == ("add.3", "add.4")
+    assert "subtract.1" not in m.l2r and "add.1" not in m.r2l
+
+
+def test_leftover_parameters_pair_by_properties_not_position():
+    """hlo_diff hlo_computation_graph_matcher_test.cc, MatchComputationParams: parameters pair by shape, then by
+    op_name, source line and sharding, whatever their numbers: p24 (source line 42) goes with p15, not with the
+    first f32[10] parameter left over (p12 or p13)."""
+    left = ("HloModule module, is_scheduled=true\n\nENTRY entry {\n"
+            '  p21 = f32[10]{0} parameter(0), metadata={op_name="first-phase"}\n'
+            '  p22 = f32[10]{0:T(128)} parameter(1), metadata={op_name="first-phase.multiple-matches", '
+            'source_file="test.cc", source_line=43}\n'
+            "  p23 = f32[20]{0} parameter(2)\n"
+            '  p24 = f32[10]{0} parameter(3), metadata={source_file="test.cc", source_line=42}\n'
+            "  p25 = f32[10]{0} parameter(4), sharding={maximal device=1}\n"
+            "  p26 = f32[30]{0} parameter(5), sharding={maximal device=1}\n\n"
+            "  add21 = f32[10]{0} add(p21, p22)\n}\n")
+    right = ("HloModule module, is_scheduled=true\n\nENTRY entry {\n"
+             '  p11 = f32[10]{0} parameter(0), metadata={op_name="first-phase"}\n'
+             '  p12 = f32[10]{0} parameter(1), metadata={op_name="first-phase.multiple-matches"}\n'
+             '  p13 = f32[10]{0} parameter(2), metadata={op_name="first-phase.multiple-matches"}\n'
+             "  p14 = f32[20]{0} parameter(3)\n"
+             '  p15 = f32[10]{0} parameter(4), metadata={source_file="test.cc", source_line=42}\n'
+             "  p16 = f32[10]{0} parameter(5), sharding={maximal device=1}\n"
+             "  p17 = f32[30]{0} parameter(6)\n"
+             '  p18 = f32[10]{0:T(128)} parameter(7), metadata={source_file="test.cc", source_line=43}\n\n'
+             "  ROOT add22 = f32[10]{0} add(p11, p18)\n}\n")
+    m = _match(left, right)
+    assert m.l2r == {"p21": "p11", "p22": "p18", "p23": "p14", "p24": "p15", "p25": "p16", "p26": "p17",
+                     "add21": "add22"}
+
+
+def test_tie_break_pairs_one_candidate_among_several_by_source_line():
+    """The tie-break decides as soon as one side has a choice (one left parameter, three right ones)."""
+    from hlodiff.diff.similarity import tie_break
+
+    left = _params([("w", 10), ("u", 12)])
+    right = _params([("w", 10), ("a", 11), ("b", 12), ("c", 13)]).replace('op_name="b"', 'op_name="u"')
+    lcm, rcm = canonicalize(parse_module(left)), canonicalize(parse_module(right))
+    assert tie_break(lcm.entry, rcm.entry, ["u"], ["a", "b", "c"]) == [("u", "b")]
+
+
+def test_a_matched_pair_whose_operand_changed_shape_is_changed():
+    """hlo_diff hlo_diff_result_test.cc, MatchedDifferentShapeMarkAsChanged: parameter.0 went from f32 to f64;
+    it and its user add.0 are changed, parameter.1 is not."""
+    from hlodiff.diff import diff_modules
+
+    left = ("HloModule module, is_scheduled=true\n\nENTRY entry {\n  parameter.0 = f32[] parameter(0)\n"
+            "  parameter.1 = f32[] parameter(1)\n  add.0 = f32[] add(parameter.0, parameter.1)\n}\n")
+    right = left.replace("parameter.0 = f32[]", "parameter.0 = f64[]")
+    d = diff_modules(parse_module(left), parse_module(right))
+    changed = {(c.left.name, c.right.name): c.kinds for c in d.changes if c.side == "changed"}
+    assert changed == {("parameter.0", "parameter.0"): ("element_type",), ("add.0", "add.0"): ("operand_shape",)}
+    assert d.stats["unchanged"] == 1 and [c.kind for c in d.causes] == ["dtype"]
+
+
+_TRACED = """HloModule module, is_scheduled=true
+
+fused_computation0 {{
+  param_0 = f32[] parameter(0)
+  ROOT negate.0 = f32[] negate(param_0)
+}}
+
+fused_computation1 {{
+  param_1 = f32[] parameter(0)
+  ROOT abs.0 = f32[] abs(param_1)
+}}
+
+ENTRY entry {{
+  constant.0 = f32[] constant(0)
+  bitcast.0 = f32[] bitcast(constant.0)
+  copy.0 = f32[] copy(bitcast.0)
+  fusion.0 = f32[] fusion(bitcast.0), kind=kLoop, calls=fused_computation{a}
+  fusion.1 = f32[] fusion(copy.0), kind=kLoop, calls=fused_computation{b}
+  ROOT add.0 = f32[] add(fusion.0, fusion.1)
+}}
+"""
+
+
+def test_fusions_that_swapped_bodies_pair_by_what_they_compute():
+    """hlo_diff bottom_up_matcher_test.cc, GreedyLimitedCandidatesBottomUpMatcherHloValueTraced: the two fusions
+    read the same value (through a bitcast and a copy) and swapped their bodies; each pairs with the fusion that
+    computes what it computes (fusion.0 with fusion.1), not with the one at its position."""
+    m = _match(_TRACED.format(a="0", b="1"), _TRACED.format(a="1", b="0"))
+    assert (m.l2r["fusion.0"], m.l2r["fusion.1"]) == ("fusion.1", "fusion.0")
+    assert all(m.l2r[n] == n for n in ("constant.0", "bitcast.0", "copy.0", "add.0"))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlodiff import _progress
-from hlodiff.diff.matchers import Matching, match_computations
+from hlodiff.diff.mapping import Matching
+from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.hlo.attributes import CALL_KEYS
@@ -97,19 +98,40 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
         if llabels[lname] == rlabels[rname] and not numbered:
             lops, rops = lops_of[lname], rops_of[rname]
             # Equal lengths (the common case): one list comparison instead of a generator per pair.
-            if [l2r_get(o) for o in lops] == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
+            if list(map(l2r_get, lops)) == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
                 continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
         if kinds:
             cd.changes[(lname, rname)] = Change(ref(lcm, m.left, li), ref(rcm, m.right, ri), kinds, details)
         for lc, rc in _differing_callees(lcm, rcm, li, ri):
             queue.append((lcm.computations[lc], rcm.computations[rc], (m.left.name, lname)))
+    _mark_users_of_reshaped(lcm, rcm, cd)
     for lname, inst in m.left.insts.items():
         if lname not in m.l2r:
             cd.changes[(lname, None)] = Change(ref(lcm, m.left, inst), None)
     for rname, inst in m.right.insts.items():
         if rname not in m.r2l:
             cd.changes[(None, rname)] = Change(None, ref(rcm, m.right, inst))
+
+
+_RESHAPING = frozenset(("shape", "element_type", "layout"))
+
+
+def _mark_users_of_reshaped(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff) -> None:
+    """A matched user whose operand changed shape, type or layout reads other values even when it looks the same
+    (hlo_diff's MatchedDifferentShapeMarkAsChanged: ``add(p0, p1)`` is changed when ``p0`` went from f32 to f64).
+    Kind ``operand_shape``: a consequence, never a cause of its own."""
+    m = cd.matching
+    reshaped = [(lname, c) for (lname, _), c in cd.changes.items() if lname is not None and _RESHAPING & set(c.kinds)]
+    for lname, change in reshaped:
+        for user in m.left.users(lname):
+            ruser = m.l2r.get(user)
+            if ruser is None or (user, ruser) in cd.changes:
+                continue
+            li, ri = m.left.insts[user], m.right.insts[ruser]
+            detail = (f"{change.left.name}: {change.left.shape}", f"{change.right.name}: {change.right.shape}")
+            cd.changes[(user, ruser)] = Change(ref(lcm, m.left, li), ref(rcm, m.right, ri), ("operand_shape",),
+                                               {"operand_shape": detail})
 
 
 def _operands_agree(m: Matching, lname: str, rname: str) -> bool:

@@ -81,16 +81,25 @@ def _ignored(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff) ->
     if moved and lcm.options.parameter_order:
         ignored.append(Ignored("parameter_order",
                                f"parameter order: {moved} of {len(cd.left.parameters())} parameters numbered differently"))
-    m = cd.matching
-    renamed = sum(1 for a, b in m.l2r.items() if a != b)
+    renamed, meta = _renamed_and_metadata(cd, lcm.options.metadata)
     if renamed and lcm.options.names:
         ignored.append(Ignored("names", f"names: {renamed} matched instructions named differently"))
-    if lcm.options.metadata:
-        meta = sum(1 for a, b in m.l2r.items()
-                   if m.left.insts[a].attrs.get("metadata") != m.right.insts[b].attrs.get("metadata"))
-        if meta:
-            ignored.append(Ignored("metadata", f"metadata: differs on {meta} matched instructions"))
+    if meta:
+        ignored.append(Ignored("metadata", f"metadata: differs on {meta} matched instructions"))
     return ignored
+
+
+def _renamed_and_metadata(cd: ComputationDiff, count_metadata: bool) -> tuple[int, int]:
+    """How many matched pairs differ in name, and in metadata (when that is ignored): one walk over the pairs."""
+    m = cd.matching
+    linsts, rinsts = m.left.insts, m.right.insts
+    renamed = meta = 0
+    for a, b in m.l2r.items():
+        if a != b:
+            renamed += 1
+        if count_metadata and linsts[a].attrs.get("metadata") != rinsts[b].attrs.get("metadata"):
+            meta += 1
+    return renamed, meta
 
 
 def _stats(cd: ComputationDiff) -> dict[str, int]:

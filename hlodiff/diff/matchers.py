@@ -7,36 +7,18 @@
 4. leftovers: parameters and constants by shape and use, other instructions by opcode, shape and source line.
 
 Each matcher only adds pairs; an instruction is matched at most once. Where several candidates would do, the
-choice is made by content, then metadata, then position (:mod:`hlodiff.diff.similarity`).
+choice is made by content, then metadata, then position (:mod:`hlodiff.diff.similarity`). The pairs live in a
+:class:`~hlodiff.diff.mapping.Matching`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
+from hlodiff.diff.mapping import Matching
 from hlodiff.diff.similarity import assign_by_content, root_has_better_partner, tie_break
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.graph.fingerprint import _postorder
-
-
-@dataclass(slots=True)
-class Matching:
-    left: CanonicalComputation
-    right: CanonicalComputation
-    l2r: dict[str, str] = field(default_factory=dict)
-    r2l: dict[str, str] = field(default_factory=dict)
-    how: dict[str, str] = field(default_factory=dict)
-    left_module: CanonicalModule | None = None  # for fusion bodies; optional
-    right_module: CanonicalModule | None = None
-
-    def add(self, left: str, right: str, how: str) -> bool:
-        if left in self.l2r or right in self.r2l:
-            return False
-        self.l2r[left] = right
-        self.r2l[right] = left
-        self.how[left] = how
-        return True
 
 
 def match_computations(left: CanonicalComputation, right: CanonicalComputation,
@@ -114,16 +96,18 @@ def _compatible(m: Matching, lname: str, rname: str) -> bool:
 
 def match_top_down(m: Matching, left_order: list[str]) -> None:
     """For each matched pair, users first, pair unmatched operands at the same positions."""
-    l2r, r2l = m.l2r, m.r2l
+    l2r, r2l, settled = m.l2r, m.r2l, m.settled
+    left_operands, right_operands = m.left.operands, m.right.operands
     for lname in reversed(left_order):
-        rname = m.l2r.get(lname)
-        if rname is None:
+        rname = l2r.get(lname)
+        if rname is None or lname in settled:
             continue
-        lops, rops = m.left.operands[lname], m.right.operands[rname]
+        lops, rops = left_operands[lname], right_operands[rname]
         if len(lops) != len(rops) and lname == m.left.root:
             continue  # outputs were added or removed: positions mean nothing
         free = [(lo, ro) for lo, ro in zip(lops, rops) if lo not in l2r and ro not in r2l]
         if not free:
+            settled.add(lname)
             continue
         if len(free) > 1 and len(lops) == len(rops):  # operands may have traded places: pair by content
             free = assign_by_content(m, [lo for lo, _ in free], [ro for _, ro in free])

@@ -43,8 +43,9 @@ class Change:
     """A matched pair that differs, or an instruction present on one side only.
 
     ``kinds`` lists what differs: ``opcode``, ``shape``, ``element_type``, ``layout``, ``literal``,
-    ``attribute:<key>``, ``sharding``, ``operand_count``, ``operands``, ``parameter_number``; it is empty for
-    one-sided changes. ``details`` holds before/after text per kind, for summaries.
+    ``attribute:<key>``, ``sharding``, ``operand_count``, ``operands``, ``parameter_number``, ``operand_shape``
+    (an operand changed shape, type or layout: a consequence); it is empty for one-sided changes. ``details``
+    holds before/after text per kind, for summaries.
     """
 
     left: InstructionRef | None

@@ -14,19 +14,16 @@ Three questions, each answered the way XLA's hlo_diff answers it:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
+from hlodiff.diff.mapping import Matching
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.hlo.attributes import parse_metadata
-
-if TYPE_CHECKING:
-    from hlodiff.diff.matchers import Matching
-    from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 
 _MOVES = frozenset(("bitcast", "copy"))
 _MAX_THROUGH = 64
 
 
-def through_moves(cc: "CanonicalComputation", name: str) -> str:
+def through_moves(cc: CanonicalComputation, name: str) -> str:
     """The instruction whose value ``name`` carries, past ``bitcast``/``copy`` chains."""
     for _ in range(_MAX_THROUGH):
         inst = cc.insts[name]
@@ -37,7 +34,7 @@ def through_moves(cc: "CanonicalComputation", name: str) -> str:
     return name
 
 
-def score(m: "Matching", lname: str, rname: str) -> int:
+def score(m: Matching, lname: str, rname: str) -> int:
     """Content agreement of two candidates: same value (anonymous hash) past moves, inputs already paired,
     same opcode and shape, and for fusions the same body."""
     lv, rv = through_moves(m.left, lname), through_moves(m.right, rname)
@@ -59,7 +56,7 @@ def score(m: "Matching", lname: str, rname: str) -> int:
     return points
 
 
-def _body_agreement(m: "Matching", li, ri) -> int:
+def _body_agreement(m: Matching, li, ri) -> int:
     """Fusions: the same root opcode and a similar mix of opcodes in the fused computations."""
     lbody, rbody = _body(m.left_module, li), _body(m.right_module, ri)
     if lbody is None or rbody is None:
@@ -73,7 +70,7 @@ def _body_agreement(m: "Matching", li, ri) -> int:
     return (3 if lroot == rroot else 0) + (3 * shared) // total
 
 
-def _body(cm: "CanonicalModule | None", inst) -> "CanonicalComputation | None":
+def _body(cm: CanonicalModule | None, inst) -> CanonicalComputation | None:
     if cm is None:
         return None
     names = inst.called_computation_names()
@@ -83,7 +80,7 @@ def _body(cm: "CanonicalModule | None", inst) -> "CanonicalComputation | None":
 _MAX_SCORED = 16
 
 
-def assign_by_content(m: "Matching", lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
+def assign_by_content(m: Matching, lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
     """Pair two operand lists (same length) by best content score; position breaks ties.
 
     Greedy over all candidate pairs, best first, when the lists are a handful (an instruction's unmatched
@@ -108,7 +105,7 @@ def assign_by_content(m: "Matching", lefts: list[str], rights: list[str]) -> lis
     return pairs
 
 
-def _assign_by_value(m: "Matching", lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
+def _assign_by_value(m: Matching, lefts: list[str], rights: list[str]) -> list[tuple[str, str]]:
     """Pair operands that compute the same value (anonymous hash past moves), the rest by position."""
     by_value: dict[str, list[str]] = {}
     for ro in rights:
@@ -128,7 +125,7 @@ def _assign_by_value(m: "Matching", lefts: list[str], rights: list[str]) -> list
     return pairs
 
 
-def _meta_key(cc: "CanonicalComputation", name: str) -> tuple | None:
+def _meta_key(cc: CanonicalComputation, name: str) -> tuple | None:
     raw = cc.insts[name].attrs.get("metadata")
     if not raw:
         return None
@@ -138,17 +135,41 @@ def _meta_key(cc: "CanonicalComputation", name: str) -> tuple | None:
     return meta.op_name, meta.source_file, meta.source_line
 
 
-def _param_key(cc: "CanonicalComputation", name: str) -> int | None:
+def _op_name_key(cc: CanonicalComputation, name: str) -> str | None:
+    raw = cc.insts[name].attrs.get("metadata")
+    return parse_metadata(raw).op_name if raw else None
+
+
+def _source_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    raw = cc.insts[name].attrs.get("metadata")
+    if not raw:
+        return None
+    meta = parse_metadata(raw)
+    return (meta.source_file, meta.source_line) if meta.source_line is not None else None
+
+
+def _sharding_key(cc: CanonicalComputation, name: str) -> str | None:
+    raw = cc.insts[name].attrs.get("sharding")
+    return " ".join(raw.split()) if raw else None
+
+
+def _param_key(cc: CanonicalComputation, name: str) -> int | None:
     return cc.insts[name].parameter_number
 
 
-def tie_break(lcc: "CanonicalComputation", rcc: "CanonicalComputation", lefts: list[str],
+_TIE_KEYS = (_meta_key, _op_name_key, _source_key, _sharding_key, _param_key)
+"""The properties equal candidates are paired by, most telling first: all of the metadata, then the op_name, the
+source line, the sharding alone (hlo_diff pairs a computation's parameters by these properties, not by position:
+its MatchComputationParams test), then the parameter number."""
+
+
+def tie_break(lcc: CanonicalComputation, rcc: CanonicalComputation, lefts: list[str],
               rights: list[str]) -> list[tuple[str, str]]:
-    """Pair equally good candidates: same metadata first (op_name, source file and line), then parameters by
-    number, then in order."""
+    """Pair equally good candidates by the properties of :data:`_TIE_KEYS`, then in order. A property decides
+    as soon as either side has a choice to make (one left parameter and three right ones of its shape)."""
     pairs: list[tuple[str, str]] = []
-    for key_of in (_meta_key, _param_key):
-        if len(lefts) < 2 or len(rights) < 2:
+    for key_of in _TIE_KEYS:
+        if not lefts or not rights or (len(lefts) < 2 and len(rights) < 2):
             break
         by_key: dict = {}
         for r in rights:
@@ -172,7 +193,7 @@ def tie_break(lcc: "CanonicalComputation", rcc: "CanonicalComputation", lefts: l
     return pairs
 
 
-def root_has_better_partner(m: "Matching") -> bool:
+def root_has_better_partner(m: Matching) -> bool:
     """One root is identical to a non-root instruction of the other side (and the roots differ): exact matching
     pairs it there, and forcing the roots together would hide that."""
     lroot, rroot = m.left.root, m.right.root

@@ -97,18 +97,21 @@ def resolve_ref(ref: str, warnings: list[InputWarning] | None = None, *, stage: 
     """The graph a user named as ``PATH#N`` (``#-1`` is the last one). ``PATH`` alone is accepted when it holds
     exactly one graph."""
     path, n = split_ref(ref)
-    records = list(iter_graphs(path, warnings, stage=stage))
+    graphs = iter_graphs(path, warnings, stage=stage)
+    if n is not None and n >= 0:  # the scan stops at the graph asked for: what follows is not read
+        records = []
+        for record in graphs:
+            if record.index == n:
+                return record
+            records.append(record)
+        raise HlodiffError(_out_of_range(records, n), path=path)
+    records = list(graphs)
     if n is None:
         if len(records) == 1:
             return records[0]
         raise HlodiffError(f"holds {_count(records)}; name one as {path}#N", path=path)
-    if n < 0:
-        if -n <= len(records):
-            return records[n]
-    else:
-        for record in records:
-            if record.index == n:
-                return record
+    if -n <= len(records):
+        return records[n]
     raise HlodiffError(_out_of_range(records, n), path=path)
 
 

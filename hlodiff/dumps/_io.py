@@ -7,6 +7,7 @@ offset instead of holding it), and so that odd bytes in a path or a comment neve
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import zlib
@@ -71,9 +72,6 @@ def check_text(path: str, head: bytes) -> None:
     """Reject empty and binary files with the one-line error the CLI prints."""
     if not head:
         raise HlodiffError("empty file", path=path)
-    if b"\r" in head and b"\n" not in head.rstrip(b"\n"):
-        raise HlodiffError("lines end with a bare CR (classic Mac line endings); convert them first, e.g. "
-                           "tr '\\r' '\\n' < FILE > FILE.txt", path=path, line=1)
     packed = _packed_kind(head)
     if packed is not None:
         raise HlodiffError(f"not an HLO dump: {packed}", path=path)
@@ -235,7 +233,40 @@ def lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None,
         except (OSError, AttributeError, ValueError):
             compressed = 0
         budget = max(GZIP_FLOOR, compressed * limits.gzip_ratio)
+    if _bare_cr(f):
+        f = io.BufferedReader(_CrAsLf(f))  # type: ignore[arg-type]
     return _bounded_lines(f, path, warnings, limits, budget)
+
+
+def _bare_cr(f: BinaryIO) -> bool:
+    """Lines end in a bare CR (classic Mac), as XLA's parser accepts (its SlashSlashCommentMacEolFormat test)."""
+    peek = getattr(f, "peek", None)
+    head = peek(SNIFF_BYTES)[:SNIFF_BYTES] if peek is not None else b""
+    return b"\r" in head and b"\n" not in head
+
+
+_CR_TO_LF = bytes.maketrans(b"\r", b"\n")
+
+
+class _CrAsLf(io.RawIOBase):
+    """A file whose bare CRs read as LFs: one byte for one, so byte offsets into the file stay true (records
+    re-read their text by offset, and the parser reads a CR as a line end)."""
+
+    def __init__(self, f: BinaryIO):
+        self._f = f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self._f.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data.translate(_CR_TO_LF)
+        return n
+
+    def close(self) -> None:
+        super().close()
+        self._f.close()
 
 
 def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, limits: Limits,

@@ -79,6 +79,9 @@ class CanonicalComputation:
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
     _graph: "nx.DiGraph | None" = None
     _users: dict[str, list[str]] | None = None
+    _effects: list[str] | None = None
+    _params: list[str] | None = None
+    _postorder: list[str] | None = None  # kept by hlodiff.graph.fingerprint once the hashes exist
 
     @property
     def name(self) -> str:
@@ -111,7 +114,11 @@ class CanonicalComputation:
         return self._users[name]
 
     def parameters(self) -> list[str]:
-        return [n for n, inst in self.insts.items() if inst.opcode == "parameter"]
+        """Parameter names in text order, found once (no pass removes a parameter: they are the calling
+        convention). A new list each call: callers may sort or extend it."""
+        if self._params is None:
+            self._params = [n for n, inst in self.insts.items() if inst.opcode == "parameter"]
+        return list(self._params)
 
     def outputs(self) -> list[str]:
         """The computation's outputs: the root tuple's elements, or the root itself."""
@@ -214,7 +221,13 @@ def has_side_effect(inst: Instruction) -> bool:
 
 
 def side_effect_roots(cc: "CanonicalComputation") -> list[str]:
-    return [name for name, inst in cc.insts.items() if has_side_effect(inst)]
+    """Instructions with a side effect, found once per computation (no pass removes them: they are live)."""
+    if cc._effects is None:
+        effects = SIDE_EFFECTS
+        cc._effects = [name for name, inst in cc.insts.items()
+                       if inst.opcode in effects or (inst.attrs and "custom_call_has_side_effect" in inst.attrs
+                                                     and has_side_effect(inst))]
+    return cc._effects
 
 
 def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[str]:

@@ -153,13 +153,23 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     insts, operands = cc.insts, cc.operands
     order = topological_order(cc)
     blake2b = hashlib.blake2b
+    # Most instructions carry no attribute but metadata: their label is built inline (the same text _label makes).
+    plain = cm.options.names and cm.options.metadata
     for name in order:
-        labels[name] = text = _label(cm, insts[name], shape_text)
+        inst = insts[name]
+        attrs = inst.attrs
+        if plain and (not attrs or (len(attrs) == 1 and "metadata" in attrs)) and not inst.truncated_operands:
+            text = inst.opcode + "|" + shape_text(inst.shape)
+            if inst.literal is not None:
+                text = text + "|" + inst.literal
+        else:
+            text = _label(cm, inst, shape_text)
+        labels[name] = text
         ops = operands[name]
         # A stable digest, not hash(): it orders outputs for canonical parameter numbers, and hash() of str
         # changes from process to process.
-        if ops:
-            text = text + "(" + ",".join([anon[o] for o in ops]) + ")"
+        if ops:  # map, not a list comprehension: no function frame per node (Python 3.11)
+            text = text + "(" + ",".join(map(anon.__getitem__, ops)) + ")"
         anon[name] = blake2b(text.encode(), digest_size=8).hexdigest()
     if cc is cm.entry:
         cc.param_ids = canonical_ids(cc)
@@ -172,7 +182,7 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
             text += f"|#{param_ids[name]}"
         ops = operands[name]
         if ops:
-            text += "(" + ",".join([hashes[o] for o in ops]) + ")"
+            text += "(" + ",".join(map(hashes.__getitem__, ops)) + ")"
         hashes[name] = blake2b(text.encode(), digest_size=12).hexdigest()
     parts = [hashes[cc.root]]
     parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
@@ -226,7 +236,18 @@ def _computation_order(cm: CanonicalModule) -> list[CanonicalComputation]:
 
 
 def _postorder(cc: CanonicalComputation) -> list[str]:
-    """Nodes in a deterministic depth-first post-order from the root, then any others by hash."""
+    """Nodes in a deterministic depth-first post-order from the root, then any others by hash. Computed once per
+    canonical computation (a graph of a run is matched against its predecessor and its successor, and printed);
+    callers do not change the list."""
+    if cc._postorder is not None:
+        return cc._postorder
+    order = _walk_postorder(cc)
+    if len(cc.hashes) == len(cc.insts):  # hashed: the order is final
+        cc._postorder = order
+    return order
+
+
+def _walk_postorder(cc: CanonicalComputation) -> list[str]:
     operands = cc.operands
     order: list[str] = []
     seen = {cc.root}

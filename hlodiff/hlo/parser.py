@@ -42,7 +42,7 @@ _IOTA = r"\[[^\]]*\]<=\[[^\]]*\](?:T\([^()]*\))?"
 _VALUE = "(" + _STR + "|" + _B3 + "|" + _IOTA + r"|[^,\s{}\"()]+(?:\([^()]*\))?)"
 _ATTR = re.compile(r"\s*,\s*(" + _NAME + r")\s*=\s*" + _VALUE + r"\s*")
 _OPERAND_ITEM = re.compile(
-    r"\s*(?:(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))\s+)?%?(" + _NAME + r")\s*(?:,|$)"
+    r"\s*(?:([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))\s+)?%?(" + _NAME + r")\s*(?:,|$)"
 )
 _UNTYPED_OPERANDS = re.compile(r"\s*%?" + _NAME + r"\s*(?:,\s*%?" + _NAME + r"\s*)*")
 _ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
@@ -53,6 +53,7 @@ _LINE = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*(" + _ARRAY + r")\s+(
 _TYPED_OPERANDS = re.compile(r"\s*" + _ARRAY + r"\s+%" + _NAME + r"(?:\s*,\s*" + _ARRAY + r"\s+%" + _NAME + r")*\s*")
 _OPERAND_NAME = re.compile(r"%?(" + _NAME + r")\s*")
 _PCT_NAME = re.compile(r"%(" + _NAME + r")")
+_TYPED_PAIR = re.compile(r"(" + _ARRAY + r")\s+%(" + _NAME + r")")
 _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
@@ -98,6 +99,13 @@ class _Parser:
         self.nesting = 0  # depth of the nested instruction being read
         self.shapeless = False  # some instruction left its shape to inference
         self.bar = _progress.Task(None)  # lines read, for a big module
+        # Operands written with a shape ('f32[2] %x'), per instruction, until the computation is checked:
+        # XLA refuses a declared shape that does not match the operand's own (ShapeMismatchInOperand).
+        self.declared: list[tuple[Instruction, tuple[str | Shape | None, ...]]] = []
+        # How each instruction of the computation being read would be written as a typed operand ("f32[2]{0} %a"):
+        # an operand list written exactly so needs no check (torch_xla writes every operand so); others are kept.
+        self.typed_refs: dict[str, str] = {}
+        self.declared_in: dict[int, list[tuple[Instruction, tuple[str | Shape | None, ...]]]] = {}
 
     # -- errors ---------------------------------------------------------------------------------------------
 
@@ -306,6 +314,7 @@ class _Parser:
         return (tuple(params), result), pos
 
     def _parse_body(self, comp: Computation) -> None:
+        self.typed_refs = {}
         while True:
             stripped = self._next_meaningful()
             if stripped is None:
@@ -313,6 +322,9 @@ class _Parser:
                                  len(self.lines) - 1, 0)
             if stripped.startswith("}"):
                 self._close_computation(comp)
+                if self.declared:
+                    self.declared_in[id(comp)] = self.declared
+                    self.declared = []
                 return
             inst = self._instruction()
             if self.pending:
@@ -358,16 +370,16 @@ class _Parser:
         shapes take a second step through the shape parser.
         """
         m = _LINE.match(line)
+        shape_text = None
         if m is not None:
-            shape_text = m.group(3)
+            root_word, name, shape_text, opcode, body = m.groups()  # one call, not five
             shape = _shape_cache.get(shape_text)
             if shape is None:
                 try:
                     shape = parse_shape_at(shape_text, 0)[0]
                 except ShapeSyntaxError:
                     return None
-            opcode, body, end = m.group(4), m.group(5), m.end()
-            name, root = m.group(2), m.group(1) is not None
+            end, root = m.end(), root_word is not None
         else:
             m = _HEAD.match(line)
             if m is None:
@@ -384,8 +396,12 @@ class _Parser:
                 return None
             opcode, body, end = mo.group(1), mb.group(1), mb.end()
             name, root = m.group(2), m.group(1) is not None
-        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index,
-                           len(line) - len(line.lstrip()) + 1)
+        # The column of the first character, from the match (no stripped copy of a long line): ROOT, or the name
+        # and the '%' before it.
+        indent = m.start(1) if root else m.start(2) - (line[m.start(2) - 1:m.start(2)] == "%")
+        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index, indent + 1)
+        if shape_text is not None:
+            self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
             return None
         if end < len(line):
@@ -473,22 +489,35 @@ class _Parser:
             inst.operands = tuple(piece.strip().lstrip("%") for piece in body.split(","))
             return True
         if _TYPED_OPERANDS.fullmatch(body) is not None:
-            inst.operands = tuple(_PCT_NAME.findall(body))
+            names = _PCT_NAME.findall(body)
+            inst.operands = tuple(names)
+            refs = self.typed_refs
+            try:
+                written = (refs[names[0]] if len(names) == 1 else ", ".join(map(refs.__getitem__, names))) == body
+            except KeyError:  # an operand defined later, or with a tuple shape
+                written = False
+            if not written:  # a forward reference, other spacing or another shape: checked after the computation
+                self.declared.append((inst, tuple(shape for shape, _ in _TYPED_PAIR.findall(body))))
             return True
-        names = []
+        names, shapes = [], []
         pos = 0
         for m in _OPERAND_ITEM.finditer(body):
             if m.start() != pos:
                 return False
-            names.append(m.group(1))
+            names.append(m.group(2))
+            shapes.append(m.group(1))
             pos = m.end()
         if pos != len(body):
             return False
         inst.operands = tuple(names)
+        refs = self.typed_refs
+        if any(shape and refs.get(name) != shape + " %" + name for shape, name in zip(shapes, names)):
+            self.declared.append((inst, tuple(shapes)))
         return True
 
     def _slow_operands(self, inst: Instruction, body: str, text: str, start: int, offset: int) -> None:
-        names = []
+        names: list[str] = []
+        shapes: list[Shape | None] = []
         for piece, at in scan.split_top_level(body):
             stripped = piece.strip()
             m = _TRUNCATED.fullmatch(stripped)
@@ -496,10 +525,12 @@ class _Parser:
                 inst.truncated_operands += int(m.group(1))
                 continue
             where = offset + at + (len(piece) - len(piece.lstrip()))
-            names.append(self._operand(stripped, text, where, start))
+            names.append(self._operand(stripped, text, where, start, shapes))
         inst.operands = tuple(names)
+        if any(shape is not None for shape in shapes):
+            self.declared.append((inst, tuple(shapes)))
 
-    def _operand(self, piece: str, text: str, where: int, start: int) -> str:
+    def _operand(self, piece: str, text: str, where: int, start: int, shapes: list[Shape | None]) -> str:
         """One operand: ``[shape] name``, or a nested anonymous instruction ``[shape] opcode(operands)``,
         which becomes an instruction of its own placed before the one that uses it (as XLA does)."""
         shape: Shape | None = None
@@ -515,7 +546,9 @@ class _Parser:
             raise self.error_at(f"cannot read {piece[:40]!r} as an instruction name or a nested instruction",
                                 start, text, where + pos)
         if m.end() == len(piece):
+            shapes.append(shape)
             return m.group(1)
+        shapes.append(None)  # a nested instruction: its shape is its own, not a declaration
         if len(self.pending) >= _MAX_NESTED or self.nesting >= _MAX_NESTING:
             raise self.error_at(f"nested instructions more than {_MAX_NESTING} deep or {_MAX_NESTED} in one statement",
                                 start, text, where)
@@ -627,7 +660,7 @@ class _Parser:
             if inst.name in defined:
                 raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
                                     path=self.path, line=inst.line, col=inst.col)
-            forward = forward or any(op not in defined for op in inst.operands)
+            forward = forward or not defined.issuperset(inst.operands)
             defined.add(inst.name)
             roots += inst.is_root
             if roots > 1 and inst.is_root:
@@ -637,6 +670,9 @@ class _Parser:
                     raise HloParseError(f"parameter number {inst.parameter_number} is negative or used twice in "
                                         f"{comp.name!r}", path=self.path, line=inst.line, col=inst.col)
                 params.add(inst.parameter_number)
+        declared = self.declared_in.pop(id(comp), None)
+        if declared:
+            self._check_declared_shapes(comp, declared)
         if not forward:
             return  # every operand defined before its use: no cycle is possible
         for inst in comp.instructions:
@@ -647,17 +683,64 @@ class _Parser:
                                         path=self.path, line=line, col=col)
         self._check_acyclic(comp)
 
-    def _operand_position(self, inst: Instruction, operand: str) -> tuple[int, int]:
-        """Where ``operand`` is written in ``inst``'s operand list (the name the error is about), else the
-        instruction's own position. Looks at the statement's first few lines only (operands rarely wrap)."""
+    def _check_declared_shapes(self, comp: Computation, declared) -> None:
+        """An operand written with a shape must have that shape, layouts aside (XLA's ShapeUtil::Compatible):
+        the declared shape is read back from the shape table, so the common case is one identity test."""
+        by_name = comp.by_name()
+        for inst, shapes in declared:
+            for i, (operand, text) in enumerate(zip(inst.operands, shapes)):
+                if text is None:
+                    continue
+                want = text if isinstance(text, Shape) else _shape_cache.get(text)
+                if want is None:
+                    want = self._declared_shape(inst, operand, i, text)
+                got = by_name.get(operand)
+                if got is None or got.shape is None or got.shape is want or _same_shape(got.shape, want):
+                    continue
+                line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
+                col = self._declared_column(line, col)
+                raise HloParseError(f"The declared operand shape {want} is not compatible with the shape of the "
+                                    f"operand instruction {got.shape} ({operand!r} of {inst.name!r})",
+                                    path=self.path, line=line, col=col)
+
+    def _declared_shape(self, inst: Instruction, operand: str, i: int, text: str) -> Shape:
+        try:
+            shape, end = parse_shape_at(text, 0)
+            if end != len(text):
+                raise ShapeSyntaxError("unexpected text after the shape", end)
+            return shape
+        except ShapeSyntaxError as e:
+            line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
+            raise HloParseError(f"the shape declared for operand {operand!r}: {e}", path=self.path, line=line,
+                                col=self._declared_column(line, col)) from None
+
+    def _declared_column(self, line: int, col: int) -> int:
+        """The column of the array shape written just before the operand name at ``col`` (where XLA points), else
+        ``col`` (a tuple shape, or a name written without a shape)."""
+        index = line - self.first_line
+        if not 0 <= index < len(self.lines):
+            return col
+        before = self.lines[index][:col - 1].rstrip()
+        for pos in range(len(before) - 1, max(len(before) - 256, 0), -1):
+            if before[pos - 1] in " (," and ARRAY_SHAPE.fullmatch(before, pos) is not None:
+                return pos + 1
+        return col
+
+    def _operand_position(self, inst: Instruction, operand: str, nth: int = 0) -> tuple[int, int]:
+        """Where ``operand`` is written (its ``nth`` further use) in ``inst``'s operand list (the name the error is
+        about), else the instruction's own position. Looks at the statement's first few lines only (operands
+        rarely wrap)."""
         token = re.compile(r"(?<![\w.\-])%?" + re.escape(operand) + r"(?![\w.\-])")
         first = inst.line - self.first_line
         for index in range(max(first, 0), min(first + 4, len(self.lines))):
             text = self.lines[index]
             start = text.find("(", inst.col - 1 if index == first else 0)
-            m = token.search(text, start + 1) if start >= 0 or index != first else None
-            if m is not None:
-                return self.first_line + index, m.start() + 1
+            if start < 0 and index == first:
+                continue
+            for m in token.finditer(text, start + 1):
+                if nth == 0:
+                    return self.first_line + index, m.start() + 1
+                nth -= 1
         return inst.line, inst.col
 
     def _check_acyclic(self, comp: Computation) -> None:
@@ -690,6 +773,14 @@ def _back_edge(nodes, successors) -> tuple[str, str] | None:
                 state[nxt] = 1
                 stack.append((nxt, iter(successors(nxt))))
     return None
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    """Same element types and dimensions, layouts aside (XLA's ShapeUtil::Compatible), tuples element-wise."""
+    if a.tuple_shapes or b.tuple_shapes:
+        return (len(a.tuple_shapes) == len(b.tuple_shapes)
+                and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
+    return a.element_type == b.element_type and a.dims == b.dims
 
 
 def _callees(attrs: dict[str, str]) -> list[str]:

@@ -14,6 +14,8 @@ def run(cm: CanonicalModule) -> PassReport | None:
     dropped: Counter[str] = Counter()
     for cc in cm.computations.values():
         live = live_nodes(cc, side_effect_roots(cc))
+        if len(live) == len(cc.insts):  # the common case: nothing to drop, no second walk
+            continue
         for name, inst in list(cc.insts.items()):
             if name in live or inst.opcode == "parameter":
                 continue

@@ -34,14 +34,17 @@ def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
     first = sorted(range(len(root_ops)), key=lambda i: (cc.anon[root_ops[i]], i))
     stack = [root_ops[i] for i in reversed(first)]
     seen.add(cc.root)
+    params = set(cc.parameters())
+    operands = cc.operands
     while stack:
         name = stack.pop()
         if name in seen:
             continue
         seen.add(name)
-        if cc.insts[name].opcode == "parameter":
+        if name in params:
             ids[name] = len(ids)
-        stack.extend(reversed(cc.operands[name]))
+        # Operands already reached would be skipped when popped: not pushing them visits the same order.
+        stack.extend([op for op in reversed(operands[name]) if op not in seen])
     if cc.insts[cc.root].opcode == "parameter":
         ids[cc.root] = len(ids)
     unused = [n for n in cc.parameters() if n not in ids]

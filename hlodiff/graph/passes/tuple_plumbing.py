@@ -17,6 +17,10 @@ def run(cm: CanonicalModule) -> PassReport | None:
 
 
 def _fold(cc: CanonicalComputation) -> int:
+    insts, operands = cc.insts, cc.operands
+    if not any(inst.opcode == "get-tuple-element" and len(operands[name]) == 1
+               and insts[operands[name][0]].opcode == "tuple" for name, inst in insts.items()):
+        return 0  # most computations: nothing to fold, no users map
     users: dict[str, set[str]] = {name: set() for name in cc.operands}
     for name, ops in cc.operands.items():
         for op in ops:

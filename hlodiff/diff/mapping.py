@@ -1,0 +1,37 @@
+"""The pairs two computations' instructions form, as the matchers build them (hlo_diff's mappings).
+
+A module of its own so that the matchers (:mod:`hlodiff.diff.matchers`), the questions they ask about candidates
+(:mod:`hlodiff.diff.similarity`) and the classification (:mod:`hlodiff.diff.classify`) all depend on it and not
+on each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+
+
+@dataclass(slots=True)
+class Matching:
+    """Left name -> right name and back, with the matcher that made each pair (``how``: exact, top_down, ...).
+    An instruction is paired at most once: :meth:`add` refuses a second partner."""
+
+    left: CanonicalComputation
+    right: CanonicalComputation
+    l2r: dict[str, str] = field(default_factory=dict)
+    r2l: dict[str, str] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)
+    left_module: CanonicalModule | None = None  # for fusion bodies; optional
+    right_module: CanonicalModule | None = None
+    settled: set[str] = field(default_factory=set)
+    """Left instructions whose every operand position is decided (paired, or its right operand taken): pairs are
+    never undone, so the top-down matcher need not look at them again."""
+
+    def add(self, left: str, right: str, how: str) -> bool:
+        if left in self.l2r or right in self.r2l:
+            return False
+        self.l2r[left] = right
+        self.r2l[right] = left
+        self.how[left] = how
+        return True
