@@ -336,9 +336,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     _warn(warnings)
     for record, cm in rows:
         if show_text:
-            click.echo(f"// {record.ref}\n{normalized_text(cm)}")
+            click.echo(printable(f"// {record.ref}\n{normalized_text(cm)}", keep_lines=True))
         else:
-            click.echo(f"{cm.fingerprint}  {record.ref}")
+            click.echo(f"{cm.fingerprint}  {printable(record.ref)}")
 
 
 @main.command("explain-recompile")

@@ -13,6 +13,7 @@ import hashlib
 import html
 
 from hlodiff import __version__
+from hlodiff.errors import printable
 
 KIND_CLASS = {
     "reordered": "k-blue", "shape": "k-purple", "dtype": "k-purple", "layout": "k-blue", "constant": "k-amber",
@@ -112,7 +113,7 @@ without script). Everything else is plain HTML and works with script off."""
 
 def esc(text) -> str:
     """Escape any text from a dump or the user's files for element content and quoted attributes."""
-    return html.escape("" if text is None else str(text), quote=True)
+    return html.escape(printable("" if text is None else str(text), keep_lines=True), quote=True)
 
 
 def badge(kind: str) -> str:

@@ -1,0 +1,119 @@
+"""Fault injection: outputs onto nodes that are not files, hostile characters in a dump's metadata.
+
+Every node is made in a temporary folder (never a system path); a device node needs root and is skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import FIXTURES
+from hlodiff.cli import main
+
+METRIC = FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0"
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
+
+
+def one_error_line(result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert ": error: " in lines[0]
+    return lines[0]
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _socket(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    return s  # kept open by the caller so the node stays a live socket
+
+
+def _device(path):
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the numbers of /dev/null, made here in tmp
+
+
+@pytest.mark.parametrize("make, kind", [(_fifo, "FIFO"), (_socket, "socket"), (_device, "character device"),
+                                        (os.mkdir, "folder|directory")])
+def test_a_report_onto_a_node_that_is_not_a_file_is_refused_and_the_node_kept(tmp_path, make, kind):
+    target = tmp_path / "out.html"
+    keep = make(target)
+    before = os.stat(target)
+    result = run("explain-recompile", str(METRIC), "--html", str(target))
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert str(target) in line and re.search(kind, line)
+    after = os.stat(target)
+    assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html"]  # no temporary file left
+    if keep is not None:
+        keep.close()
+
+
+def test_a_report_through_a_symlink_to_a_fifo_is_refused(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink("pipe", tmp_path / "link.html")
+    result = run("compare", str(METRIC) + "#0", str(METRIC) + "#1", "--html", str(tmp_path / "link.html"))
+    assert result.exit_code == 2 and "FIFO" in one_error_line(result)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link.html")
+
+
+# -- hostile characters: lone surrogates and bidirectional controls in source_file --------------------------------
+
+HOSTILE_DIR = "/home/\\udc80\\u202eproject/"
+"""As the dump writes them: XLA's C escaping of a lone surrogate and of U+202E (right-to-left override)."""
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    path = tmp_path / "graphs.hlo.0"
+    path.write_text(METRIC.read_text().replace('source_file="/home/user/project/', f'source_file="{HOSTILE_DIR}'))
+    return path
+
+
+def _cli(*args, strict: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict" if strict else "utf-8", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], capture_output=True, env=env)
+
+
+def _assert_escaped(data: bytes) -> str:
+    text = data.decode("utf-8")  # valid UTF-8: no raw 0x80 byte
+    assert "\u202e" not in text
+    assert "\\udc80\\u202eproject" in text  # shown, escaped
+    return text
+
+
+def test_hostile_characters_are_escaped_on_a_strict_utf8_terminal(hostile):
+    proc = _cli("explain-recompile", "--verbose", str(hostile))
+    assert proc.returncode == 1, proc.stderr
+    _assert_escaped(proc.stdout)
+
+
+def test_hostile_characters_are_escaped_in_json(hostile):
+    proc = _cli("explain-recompile", "--json", str(hostile))
+    assert proc.returncode == 1, proc.stderr
+    _assert_escaped(proc.stdout.replace(b"\\\\", b"\\"))  # the escape text, JSON-encoded
+    assert json.loads(proc.stdout)["recompilations"]
+
+
+def test_hostile_characters_are_escaped_in_html(hostile, tmp_path):
+    report = tmp_path / "r.html"
+    proc = _cli("explain-recompile", str(hostile), "--html", str(report))
+    assert proc.returncode == 1, proc.stderr
+    _assert_escaped(report.read_bytes())
