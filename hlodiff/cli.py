@@ -527,16 +527,18 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hlodiff-run", show_default=True,
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the capture: xla_dump/, pt_xla_debug.log, compile_times.tsv, tensors_report.txt, "
-                   "jax.log and the manifest hlodiff-record.json.")
+                   "jax.log and the manifest hlodiff-record.json. Default: hlodiff-run, or hlodiff-run-2, -3... "
+                   "past earlier recordings (a recording is never replaced; a named --out that holds one is "
+                   "refused).")
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @quiet_option
 @_guarded
-def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
+def record(out_dir: str | None, as_json: bool, html_path: str | None, command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
 
     For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
@@ -564,6 +566,12 @@ def record(out_dir: str, as_json: bool, html_path: str | None, command: tuple[st
 
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
     result = record_command(list(command), out_dir, **({"stdout": _stderr_fd()} if as_json else {}))
+    if out_dir is None:  # the default folder, numbered past earlier recordings (never replaced)
+        out_dir = os.path.relpath(result.paths.out_dir)
+        if out_dir != "hlodiff-run":
+            click.echo(f"hlodiff: recorded into {out_dir} (hlodiff-run holds an earlier recording)", err=True)
+    for err in result.errors:  # e.g. the manifest on a full disk: named, and still the command's status
+        click.echo(err.one_line(), err=True)
     if result.signals:
         import signal
 

@@ -112,12 +112,26 @@ class CapturePaths:
         return cls(**kwargs)
 
     def write(self) -> str:
-        os.makedirs(self.out_dir, exist_ok=True)
+        """Write the manifest whole or not at all (a temporary file renamed over it): on a full disk the old
+        manifest, if any, stays as it was, no temporary file is left, and the error names the manifest."""
+        from hlodiff.errors import HlodiffError
+
+        text = json.dumps(self.to_json(), indent=2) + "\n"
         tmp = self.manifest_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=2)
-            f.write("\n")
-        os.replace(tmp, self.manifest_path)
+        try:
+            os.makedirs(self.out_dir, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())  # a full disk can surface only here (delayed allocation)
+            os.replace(tmp, self.manifest_path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise HlodiffError(f"cannot write the capture manifest: {exc.strerror or exc}",
+                               path=self.manifest_path) from None
         return self.manifest_path
 
 
