@@ -117,3 +117,62 @@ def test_hostile_characters_are_escaped_in_html(hostile, tmp_path):
     proc = _cli("explain-recompile", str(hostile), "--html", str(report))
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(report.read_bytes())
+
+
+# -- damage is local: NUL tails, over-long lines in side files ----------------------------------------------------
+
+CRASH_TAIL = b"\0" * 8192
+"""What a crash leaves at the end of a file on ext4/xfs: the size was written, the data blocks were not."""
+
+
+def _explain_json(*args) -> tuple[dict, str]:
+    result = run("explain-recompile", "--json", *args)
+    assert result.exit_code in (0, 1), result.output
+    doc = json.loads(result.stdout)
+    return doc, "\n".join([result.stderr, *doc["warnings"]])  # with --json, warnings are in the document
+
+
+def _story(doc: dict) -> list:
+    return [(r["graph"].rsplit("/", 1)[-1], [c["kind"] for c in r["causes"]]) for r in doc["recompilations"]]
+
+
+@pytest.mark.parametrize("fixture, damaged, args", [
+    ("torch_xla/lr_constant", "graphs.hlo.0", ["graphs.hlo.0"]),  # under 64 KB: the NULs are in the sniffed head
+    ("torch_xla/metric_even_steps", "graphs.hlo.0", ["graphs.hlo.0"]),
+    ("torch_xla/metric_even_steps", "pt_xla_debug.log", ["graphs.hlo.0", "--debug-log", "pt_xla_debug.log"]),
+    ("torch_xla/metric_even_steps", "tensors_report.txt", ["graphs.hlo.0", "--tensors-report", "tensors_report.txt"]),
+    ("jax/weak_type", "stderr.log", ["dump", "--jax-log", "stderr.log"]),
+    ("jax/weak_type", "dump/stderr.log", ["dump"]),  # found beside the dump by content
+])
+def test_a_nul_tail_is_a_warning_naming_the_file_and_everything_is_still_read(tmp_path, fixture, damaged, args):
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURES / fixture, folder)
+    if damaged == "dump/stderr.log":
+        shutil.copy(folder / "stderr.log", folder / damaged)
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        clean, _ = _explain_json(*args)
+        with open(damaged, "ab") as f:
+            f.write(CRASH_TAIL)
+        doc, stderr = _explain_json(*args)
+    finally:
+        os.chdir(old)
+    assert re.search(rf"{re.escape(damaged)}:\d+: warning: the file ends in NUL bytes", stderr), stderr
+    assert _story(doc) == _story(clean) and doc["graphs"] == clean["graphs"]
+
+
+def test_an_over_long_line_in_a_second_debug_log_is_a_warning_and_the_first_is_still_read(tmp_path, monkeypatch):
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURES / "torch_xla" / "metric_even_steps", folder)
+    clean, _ = _explain_json(str(folder))
+    log = (folder / "pt_xla_debug.log").read_text()
+    monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "64K")  # a 40 MB line in a real log, at test scale
+    (folder / "second_pt_xla_debug.log").write_text(log + "x" * 100_000 + "\n" + log)
+    doc, stderr = _explain_json(str(folder))
+    assert re.search(r"second_pt_xla_debug.log:\d+: warning: line too long .*the rest of this file is skipped", stderr)
+    assert _story(doc) == _story(clean)
