@@ -176,3 +176,49 @@ def test_an_over_long_line_in_a_second_debug_log_is_a_warning_and_the_first_is_s
     doc, stderr = _explain_json(str(folder))
     assert re.search(r"second_pt_xla_debug.log:\d+: warning: line too long .*the rest of this file is skipped", stderr)
     assert _story(doc) == _story(clean)
+
+
+def test_cost_skips_a_module_cut_mid_write_like_inspect_and_explain(tmp_path):
+    import shutil
+
+    dump = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "jax" / "weak_type" / "dump", dump)
+    cut = dump / "module_0002.jit_step.cpu_after_optimizations.txt"
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])  # the process was killed while XLA wrote it
+    result = run("cost", "--json", str(dump))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [g["ref"].rsplit("/", 1)[-1] for g in doc["graphs"]] == ["dump#0"]  # the whole module is still costed
+    assert any(re.search(rf"{cut.name}:\d+: warning: module 2 skipped", w) for w in doc["warnings"]), doc["warnings"]
+
+
+def _nested(depth: int, constant: float) -> str:
+    """A module whose entry calls a chain of ``depth`` computations (generated: the nesting is the rule tested)."""
+    lines = ["HloModule nested, entry_computation_layout={(f32[4]{0})->f32[4]{0}}", "",
+             "%c0 (p: f32[4]) -> f32[4] {", "  %p = f32[4]{0} parameter(0)", f"  %k = f32[] constant({constant})",
+             "  %b = f32[4]{0} broadcast(f32[] %k), dimensions={}",
+             "  ROOT %r = f32[4]{0} add(f32[4]{0} %p, f32[4]{0} %b)", "}", ""]
+    for i in range(1, depth):
+        lines += [f"%c{i} (p: f32[4]) -> f32[4] {{", "  %p = f32[4]{0} parameter(0)",
+                  f"  ROOT %r = f32[4]{{0}} call(f32[4]{{0}} %p), to_apply=%c{i - 1}", "}", ""]
+    lines += ["ENTRY %main (x: f32[4]) -> f32[4] {", "  %x = f32[4]{0} parameter(0)",
+              f"  ROOT %r = f32[4]{{0}} call(f32[4]{{0}} %x), to_apply=%c{depth - 1}", "}", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("depth", [250, 5000])
+def test_nesting_depth_is_the_same_in_every_command(tmp_path, depth):
+    a, b = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    a.write_text(_nested(depth, 1.0))
+    b.write_text(_nested(depth, 2.0))
+    both = tmp_path / "both.hlo"
+    both.write_text(a.read_text() + b.read_text())
+    assert run("inspect", str(a)).exit_code == 0
+    assert run("fingerprint", str(a)).exit_code == 0
+    assert run("cost", str(a)).exit_code == 0
+    compared = run("compare", "--json", str(a), str(b), "--html", str(tmp_path / "r.html"))
+    assert compared.exit_code == 1, compared.output
+    causes = json.loads(compared.stdout)["causes"]
+    assert [c["kind"] for c in causes] == ["constant"]
+    explained = run("explain-recompile", str(both))
+    assert explained.exit_code == 1 and "constant" in explained.stdout

@@ -20,7 +20,7 @@ from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_besi
 from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
-from hlodiff.errors import InputWarning
+from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.hlo.model import user_frame
 
 _SUFFIX = re.compile(r"\.\d+$")
@@ -75,6 +75,11 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
              compile_logs: list[str] = (), tensors_reports: list[str] = ()) -> RunCost:
     records, picked = cost_records(paths, warnings, stage=stage)
     graphs = graph_costs(records, warnings)
+    if None in graphs:  # damage is local: the other graphs are still costed
+        kept = [i for i, g in enumerate(graphs) if g is not None]
+        position = {old: new for new, old in enumerate(kept)}
+        picked = {position[i]: chosen for i, chosen in picked.items() if i in position}
+        records, graphs = [records[i] for i in kept], [graphs[i] for i in kept]
     for position, chosen in picked.items():  # a picked cache hit did not compile
         if graphs[position].compiled and _repeats_earlier_graph(records[position], chosen):
             graphs[position].compiled = False
@@ -108,7 +113,8 @@ def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: b
     return (round(sum(own), 6), source) if own else (None, None)
 
 
-def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost]:
+def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> list[GraphCost | None]:
+    """The cost of each record; None (with a warning) for a module of a dump folder that does not parse."""
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
@@ -119,8 +125,17 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
             out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                                trigger=_trigger(record)))
             continue
+        try:
+            module = record.module()
+        except HloParseError as err:  # a module of a dump folder cut mid-write: skipped, as inspect and explain do
+            if record.kind not in DUMPED_KINDS:
+                raise
+            warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}", path=err.path,
+                                         line=err.line))
+            out.append(None)
+            continue
         xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-        cost = module_cost(record.module(), ref=record.ref, index=record.index, xla=xla)
+        cost = module_cost(module, ref=record.ref, index=record.index, xla=xla)
         cost.trigger = _trigger(record)
         if record.kind in DUMPED_KINDS and xla is None:
             estimated.append(record)
