@@ -225,6 +225,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         from hlodiff.graph import canonicalize
 
         from hlodiff.cost.run import compare_cost
+        from hlodiff.hlo.escapes import note_bad_escapes
         from hlodiff.hlo.opcodes import note_unknown_opcodes
 
         from hlodiff._runtime import collector_off_for_command
@@ -235,6 +236,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, html_path: str 
         unknown: set[str] = set()
         for module in (left_module, right_module):
             note_unknown_opcodes(module, warnings, unknown)
+            note_bad_escapes(module, warnings)
         from hlodiff.diff.compare import unrelated
 
         if (why := unrelated(left_module, right_module)) is not None:
@@ -312,6 +314,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     """
     from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
     from hlodiff.graph import canonicalize, normalized_text
+    from hlodiff.hlo.escapes import note_bad_escapes
     from hlodiff.hlo.opcodes import note_unknown_opcodes
     from hlodiff.render import json_out
 
@@ -325,6 +328,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
         for record in records:
             module = record.module()
             note_unknown_opcodes(module, warnings, unknown)
+            note_bad_escapes(module, warnings)
             cm = canonicalize(module, options)
             rows.append((record, cm))
     if as_json:

@@ -222,3 +222,19 @@ def test_nesting_depth_is_the_same_in_every_command(tmp_path, depth):
     assert [c["kind"] for c in causes] == ["constant"]
     explained = run("explain-recompile", str(both))
     assert explained.exit_code == 1 and "constant" in explained.stdout
+
+
+@pytest.mark.parametrize("command", ["inspect", "explain-recompile", "cost", "compare", "fingerprint"])
+def test_a_bad_escape_in_source_file_is_a_warning_naming_the_file_and_line(tmp_path, command):
+    path = tmp_path / "graphs.hlo.0"
+    clean = (FIXTURES / "torch_xla" / "slice_length" / "graphs.hlo.0").read_text()
+    damaged = clean.replace('source_file="/home/user/', 'source_file="/home/\\euser/')
+    path.write_text(damaged)
+    first = damaged[: damaged.index("\\euser")].count("\n") + 1
+    result = run(command, str(path))
+    assert result.exit_code in (0, 1), result.output
+    assert f"{path}:{first}: warning: unknown escape" in result.stderr
+    assert "error" not in result.stderr
+    if command == "explain-recompile":
+        path.write_text(clean)
+        assert run(command, str(path)).stdout.splitlines()[0] == result.stdout.splitlines()[0]  # same story

@@ -21,6 +21,7 @@ from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
 from hlodiff.errors import HloParseError, InputWarning
+from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.model import user_frame
 
 _SUFFIX = re.compile(r"\.\d+$")
@@ -134,6 +135,7 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning]) -> lis
                                          line=err.line))
             out.append(None)
             continue
+        note_bad_escapes(module, warnings)
         xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
         cost = module_cost(module, ref=record.ref, index=record.index, xla=xla)
         cost.trigger = _trigger(record)

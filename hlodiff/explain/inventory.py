@@ -17,6 +17,7 @@ from hlodiff.dumps.hlo_proto import stacks_for
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
+from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.opcodes import note_unknown_opcodes
 
 
@@ -119,6 +120,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 continue
             if warnings is not None:
                 note_unknown_opcodes(module, warnings, unknown)
+                note_bad_escapes(module, warnings)
             if record.proto_path:
                 module.full_stacks = stacks_for(record.proto_path, warnings)
             cm = canonicalize(module, options)

@@ -52,11 +52,13 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "
                    "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def unescape(body: str) -> str:
+def unescape(body: str, *, strict: bool = True) -> str:
     """Undo C escaping (what XLA's printer applies to every string), e.g. ``\\'`` in JAX op names.
 
     Octal and ``\\x`` escapes are bytes (non-ASCII paths arrive as UTF-8 byte escapes), so when present the text
     is rebuilt as bytes and decoded as UTF-8; bytes that are not valid UTF-8 stay visible as ``\\xNN``.
+    ``strict=False`` keeps an unknown escape as written (``\\e``) instead of failing: for metadata, where one damaged
+    string must not cost the instruction its source line (the commands warn, :mod:`hlodiff.hlo.escapes`).
     """
     if "\\" not in body:
         return body
@@ -81,6 +83,8 @@ def unescape(body: str) -> str:
             parts.append(chr(code))
         elif char in _SIMPLE_ESCAPES:
             parts.append(_SIMPLE_ESCAPES[char])
+        elif not strict:
+            parts.append(m.group(0))
         else:
             raise _fail("string", f"unknown escape {m.group(0)!r}")
     parts.append(body[last:])
@@ -386,7 +390,7 @@ def _metadata_from_pairs(pairs: list[tuple[str, str]]) -> Metadata:
 def _metadata_str(key: str, value: str) -> str:
     if value[:1] != '"':
         raise _fail("metadata", f"{key} must be a quoted string")
-    return unescape(value[1:-1])
+    return unescape(value[1:-1], strict=False)
 
 
 def _metadata_int(key: str, value: str) -> int:

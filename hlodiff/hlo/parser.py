@@ -17,6 +17,7 @@ from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
 from hlodiff.hlo.attributes import CALL_KEYS, parse_buffer_donor, parse_input_output_alias, unescape
+from hlodiff.hlo.escapes import bad_escape_line
 from hlodiff.hlo.asyncs import check_and_wrap_asyncs
 from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
@@ -77,7 +78,9 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
     original file even when the module was cut out of a larger dump.
     """
     with paused_gc():
-        return _Parser(text, path, first_line).parse()
+        module = _Parser(text, path, first_line).parse()
+    module.bad_escape_line = bad_escape_line(text, first_line)
+    return module
 
 
 class _Parser:
