@@ -238,3 +238,27 @@ def test_a_bad_escape_in_source_file_is_a_warning_naming_the_file_and_line(tmp_p
     if command == "explain-recompile":
         path.write_text(clean)
         assert run(command, str(path)).stdout.splitlines()[0] == result.stdout.splitlines()[0]  # same story
+
+
+def _limited_memory(nbytes: int):
+    def apply():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+    return apply
+
+
+@pytest.mark.parametrize("command", ["inspect", "explain-recompile"])
+def test_a_sparse_proto_past_the_limit_is_skipped_with_a_warning_naming_it(tmp_path, command):
+    import shutil
+
+    dump = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "jax" / "weak_type" / "dump", dump)
+    proto = sorted(dump.glob("*before_optimizations.hlo.pb"))[0]
+    os.truncate(proto, 3 << 30)  # 3 GB, sparse: costs no disk
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-m", "hlodiff.cli", command, str(dump)], capture_output=True, text=True,
+                          env=env, preexec_fn=_limited_memory(1 << 30))  # never read whole under 1 GiB
+    assert proc.returncode in (0, 1), proc.stderr
+    assert f"{proto}: warning: HLO proto too big to read" in proc.stderr
+    assert "2 graphs" in proc.stdout  # the text stays the graph

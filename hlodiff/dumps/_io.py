@@ -174,6 +174,9 @@ class Limits:
     graph_bytes: int = 256 * MIB
     header_bytes: int = 4 * MIB
     blank_lines: int = 100_000
+    proto_bytes: int = 256 * MIB
+    """An HLO proto beside a module is optional (it lends stacks to the text): past this size it is skipped with a
+    warning instead of being decoded whole."""
     gzip_ratio: int = 100
     """A gzip file may decompress to ``gzip_ratio`` times its size (at least :data:`GZIP_FLOOR`): HLO text
     compresses about 10x; a bomb compresses 1000x."""
@@ -194,6 +197,7 @@ LIMIT_VARIABLES = {
     "graph_bytes": "HLODIFF_MAX_GRAPH_BYTES",
     "header_bytes": "HLODIFF_MAX_HEADER_BYTES",
     "blank_lines": "HLODIFF_MAX_BLANK_LINES",
+    "proto_bytes": "HLODIFF_MAX_PROTO_BYTES",
     "gzip_ratio": "HLODIFF_MAX_GZIP_RATIO",
 }
 _SUFFIX = {"": 1, "K": 1024, "M": MIB, "G": 1024 * MIB}
