@@ -262,3 +262,24 @@ def test_a_sparse_proto_past_the_limit_is_skipped_with_a_warning_naming_it(tmp_p
     assert proc.returncode in (0, 1), proc.stderr
     assert f"{proto}: warning: HLO proto too big to read" in proc.stderr
     assert "2 graphs" in proc.stdout  # the text stays the graph
+
+
+@pytest.mark.parametrize("node", ["module_0000.jit_step.cpu_after_optimizations-memory-usage-report.txt",
+                                  "module_0000.jit_step.before_optimizations.hlo.pb", "hlodiff-record.json",
+                                  "stderr2.log"])
+def test_a_fifo_under_a_side_files_name_is_never_opened(tmp_path, node):
+    """A FIFO blocks whoever opens it for reading: a side file under its name must be passed over, not waited
+    for (the run goes on, reading everything else)."""
+    import shutil
+
+    dump = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "jax" / "weak_type" / "dump", dump)
+    target = dump / node
+    if target.exists():
+        target.unlink()
+    os.mkfifo(target)
+    for command in ("inspect", "cost", "explain-recompile"):
+        proc = subprocess.run([sys.executable, "-m", "hlodiff.cli", command, str(dump)], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr
+        assert "2 graphs" in proc.stdout

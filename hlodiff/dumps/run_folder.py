@@ -157,8 +157,11 @@ def _manifest_library_roots(folder: str) -> None:
 
     from hlodiff.hlo.installed import add_library_roots
 
+    manifest = os.path.join(folder, "hlodiff-record.json")
+    if not os.path.isfile(manifest):  # absent, or a FIFO that would block the open
+        return
     try:
-        with open(os.path.join(folder, "hlodiff-record.json"), encoding="utf-8") as f:
+        with open(manifest, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return  # no manifest, or one read_manifest reports on
