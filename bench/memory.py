@@ -4,10 +4,10 @@
 
 Inputs, assembled under bench/out/memory/ (gitignored) from real fixtures:
 
-* ``jax-1M.log``: the JAX log of fixtures/jax/weak_type (JAX 0.10.2, ``JAX_EXPLAIN_CACHE_MISSES=1
+* ``jax/jax-1000000.log``: the JAX log of fixtures/jax/weak_type (JAX 0.10.2, ``JAX_EXPLAIN_CACHE_MISSES=1
   JAX_LOG_COMPILES=1``) repeated to ``--lines`` lines (a long run printing the same messages), explained with
   the fixture's dump: ``explain-recompile DUMP --jax-log jax-1M.log``. Target (issue 21): under 100 MB.
-* ``hits-40000.hlo.0``: ``--graphs`` entries of a save-tensors file, torch_xla's entry layout with the smallest
+* ``hits/hits-40000.hlo.0``: ``--graphs`` entries of a save-tensors file, torch_xla's entry layout with the smallest
   module a sync can give (one constant returned), all one cache key: every entry after the first is a cache hit.
   Target: ``explain-recompile`` under 200 MB.
 * a copy of fixtures/jax/weak_type/dump whose first ``.hlo.pb`` is a ``--proto-gb`` GB sparse file (no disk
@@ -39,8 +39,9 @@ print = functools.partial(print, flush=True)  # noqa: A001 - figures appear as t
 
 
 def build_jax_log(lines: int) -> Path:
-    target = OUT / f"jax-{lines}.log"
+    target = OUT / "jax" / f"jax-{lines}.log"  # each input in its own folder: a log is found beside a dump
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
         src = (JAX / "stderr.log").read_text()
         with open(target, "w") as f:
             for _ in range(lines // src.count("\n") + 1):
@@ -58,8 +59,9 @@ def tiny_entry(constant: int) -> str:
 
 
 def build_hits(graphs: int) -> Path:
-    target = OUT / f"hits-{graphs}.hlo.0"
+    target = OUT / "hits" / f"hits-{graphs}.hlo.0"
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
         entry = tiny_entry(0)
         with open(target, "w") as f:
             for _ in range(graphs):
@@ -104,6 +106,7 @@ def main() -> None:
     row("plain read", ["read", str(hits)])
     row("inspect", ["inspect", str(hits)])
     row("explain-recompile", ["explain-recompile", str(hits)])
+    row("explain-recompile --json", ["explain-recompile", "--json", str(hits)])
 
     dump = build_sparse_proto(args.proto_gb)
     print(f"\nXLA dump with a {args.proto_gb} GB sparse .hlo.pb: {dump.relative_to(REPO)}")

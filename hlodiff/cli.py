@@ -463,11 +463,12 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     warnings: list[InputWarning] = []
     explanation = explain_run(inputs, warnings, stage=stage)
+    # The document only for JSON or HTML: one dict per cache hit would double a 40,000-graph run's memory.
     body = {**(extra or {}), "inputs": {"dumps": inputs.paths, "tensors_reports": inputs.tensors_reports,
                                         "debug_logs": inputs.debug_logs, "jax_logs": inputs.jax_logs,
                                         "hlo_protos": list(dict.fromkeys(g.record.proto_path for g in
                                                                          explanation.graphs if g.record.proto_path))},
-            **explanation.to_json()}
+            **explanation.to_json()} if as_json or html_path else {}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
