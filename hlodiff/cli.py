@@ -569,6 +569,10 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, command: t
     from hlodiff.capture.record import record_command
     from hlodiff.dumps.run_folder import discover
 
+    if html_path:  # a FIFO, a device or a folder there is refused before the command runs, not after
+        from hlodiff.render.write import Inputs, check_output
+
+        check_output(html_path, Inputs(), "HTML report")
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
     result = record_command(list(command), out_dir, **({"stdout": _stderr_fd()} if as_json else {}))
     if out_dir is None:  # the default folder, numbered past earlier recordings (never replaced)

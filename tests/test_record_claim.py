@@ -119,3 +119,10 @@ def test_record_on_a_disk_already_full_is_an_error_naming_the_manifest(small_dis
     assert proc.returncode == 2
     assert "hlodiff-record.json: error: cannot write the capture manifest: No space left" in proc.stderr
     assert not (small_disk / "ran").exists() and not (out / "hlodiff-record.json.tmp").exists()
+
+
+def test_record_refuses_an_html_report_onto_a_fifo_before_running_the_command(tmp_path):
+    os.mkfifo(tmp_path / "report.html")
+    proc = hlodiff("record", "--out", "run", "--html", "report.html", "--", "sh", "-c", "touch ran", cwd=tmp_path)
+    assert proc.returncode == 2 and "FIFO" in proc.stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "run").exists()
