@@ -126,3 +126,11 @@ def test_record_refuses_an_html_report_onto_a_fifo_before_running_the_command(tm
     proc = hlodiff("record", "--out", "run", "--html", "report.html", "--", "sh", "-c", "touch ran", cwd=tmp_path)
     assert proc.returncode == 2 and "FIFO" in proc.stderr
     assert not (tmp_path / "ran").exists() and not (tmp_path / "run").exists()
+
+
+def test_a_folder_of_the_users_is_refused_and_left_as_it_was(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("x")
+    proc = hlodiff("record", "--out", "mine", "--", "true", cwd=tmp_path)
+    assert proc.returncode == 2 and "files hlodiff did not record" in proc.stderr
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]  # not even a lock file added

@@ -57,6 +57,9 @@ def claim(out_dir: str | None, argv: tuple[str, ...] = (), *, replace: bool = Fa
 
 
 def _claim_one(folder: str, argv: tuple[str, ...], *, replace: bool, named: bool) -> Claim:
+    if _foreign(folder):  # refused before the lock file is made: nothing is added to the user's folder
+        raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
+                           path=folder)
     try:
         os.makedirs(folder, exist_ok=True)
         fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -78,6 +81,15 @@ def _claim_one(folder: str, argv: tuple[str, ...], *, replace: bool, named: bool
                            f"'hlodiff explain-recompile {folder}', {hint}, or remove it first", path=folder)
     _note_holder(fd, argv)
     return held
+
+
+def _foreign(folder: str) -> bool:
+    """A non-empty folder that no recording ever claimed (no manifest, no lock file): the user's."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return bool(names) and MANIFEST_NAME not in names and LOCK_NAME not in names
 
 
 def _busy(folder: str) -> bool:
