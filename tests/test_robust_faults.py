@@ -283,3 +283,17 @@ def test_a_fifo_under_a_side_files_name_is_never_opened(tmp_path, node):
                               text=True, timeout=120)
         assert proc.returncode in (0, 1), proc.stderr
         assert "2 graphs" in proc.stdout
+
+
+def test_an_over_long_line_in_a_save_tensors_file_keeps_the_graphs_before_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "64K")  # a 40 MB garbage line in a real file, at test scale
+    parts = METRIC.read_bytes().split(b"## BEGIN_GRAPH\n")
+    parts[4] = b"x" * 100_000 + b"\n" + parts[4]  # inside graph #3's header
+    path = tmp_path / "graphs.hlo.0"
+    path.write_bytes(b"## BEGIN_GRAPH\n".join(parts))
+    line = path.read_bytes()[: path.read_bytes().index(b"x" * 100)].count(b"\n") + 1
+    for command in ("inspect", "explain-recompile", "cost"):
+        result = run(command, str(path))
+        assert result.exit_code in (0, 1), result.output
+        assert f"{path}:{line}: warning: line too long" in result.stderr
+        assert "3 graphs" in result.stdout
