@@ -74,6 +74,7 @@ def test_the_default_folder_is_numbered_past_earlier_recordings(tmp_path):
 
 def test_a_named_folder_holding_a_recording_is_refused_with_a_hint(tmp_path):
     assert hlodiff("record", "--out", "a", "--", "true", cwd=tmp_path).returncode == 0
+    assert not (tmp_path / "a" / ".hlodiff-record.lock").exists()  # a finished recording leaves no lock file
     before = (tmp_path / "a" / "hlodiff-record.json").read_bytes()
     again = hlodiff("record", "--out", "a", "--", "sh", "-c", "touch ran", cwd=tmp_path)
     assert again.returncode == 2

@@ -5,7 +5,8 @@ first run's capture; a second ``record`` into a folder that holds a finished rec
 
 * the folder is locked (``flock`` on ``.hlodiff-record.lock``, which holds the pid and command of its holder) from
   before anything is written until the command has ended and the manifest is final; a run that finds the lock taken
-  refuses, naming the running one. The lock goes away with its process, even killed: no stale lock to clear by hand.
+  refuses, naming the running one. The lock goes away with its process, even killed: no stale lock to clear by hand
+  (a killed run leaves the file, unlocked; a finished one removes it).
 * a folder holding a manifest (``hlodiff-record.json``, written when a recording starts) holds a recording: an
   ``--out`` the user named is refused with a hint; the default folder moves on to ``hlodiff-run-2``, ``-3``, ...
 """
@@ -32,7 +33,14 @@ class Claim:
     fd: int
 
     def release(self) -> None:
+        """Remove the lock file, then drop the lock: a finished recording leaves no lock file behind. (A run that
+        opened the file just before the unlink locks a file no longer in the folder; :func:`_claim_one` sees that
+        and tries again.)"""
         if self.fd >= 0:
+            try:
+                os.unlink(os.path.join(self.out_dir, LOCK_NAME))
+            except OSError:
+                pass
             os.close(self.fd)  # closing drops the flock
             self.fd = -1
 
@@ -60,20 +68,22 @@ def _claim_one(folder: str, argv: tuple[str, ...], *, replace: bool, named: bool
     if _foreign(folder):  # refused before the lock file is made: nothing is added to the user's folder
         raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
                            path=folder)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise HlodiffError(f"cannot use this folder for the recording: {exc.strerror or exc}",
-                           path=exc.filename or folder) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = _holder(fd)
-        os.close(fd)
-        raise HlodiffError(f"another hlodiff record is writing into this folder ({holder}); wait for it to end "
-                           "or choose another --out", path=folder) from None
-    held = Claim(folder, fd)
+    held = None
+    for _ in range(100):
+        fd = _open_lock(folder)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise HlodiffError(f"another hlodiff record is writing into this folder ({holder}); wait for it to end "
+                               "or choose another --out", path=folder) from None
+        if _still_there(folder, fd):
+            held = Claim(folder, fd)
+            break
+        os.close(fd)  # the lock file was removed by a run that just ended: lock the new one
+    if held is None:
+        raise HlodiffError("cannot take the folder's lock (it keeps being replaced)", path=folder)
     if holds_recording(folder) and not replace:
         held.release()
         hint = "choose another --out" if named else "give --out"
@@ -81,6 +91,25 @@ def _claim_one(folder: str, argv: tuple[str, ...], *, replace: bool, named: bool
                            f"'hlodiff explain-recompile {folder}', {hint}, or remove it first", path=folder)
     _note_holder(fd, argv)
     return held
+
+
+def _open_lock(folder: str) -> int:
+    try:
+        os.makedirs(folder, exist_ok=True)
+        return os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise HlodiffError(f"cannot use this folder for the recording: {exc.strerror or exc}",
+                           path=exc.filename or folder) from None
+
+
+def _still_there(folder: str, fd: int) -> bool:
+    """Whether the locked file is still the folder's lock file (not one unlinked by the run that held it)."""
+    try:
+        st = os.stat(os.path.join(folder, LOCK_NAME))
+    except OSError:
+        return False
+    here = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino)
 
 
 def _foreign(folder: str) -> bool:
