@@ -53,6 +53,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     from hlodiff.diff.compare import unrelated
     from hlodiff.dumps import resolve_ref
     from hlodiff.graph import canonicalize
+    from hlodiff.hlo.escapes import note_bad_escapes
     from hlodiff.hlo.opcodes import note_unknown_opcodes
 
     warnings = [] if warnings is None else warnings
@@ -62,6 +63,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     unknown: set[str] = set()
     for module in (left_module, right_module):
         note_unknown_opcodes(module, warnings, unknown)
+        note_bad_escapes(module, warnings)
     if (why := unrelated(left_module, right_module)) is not None:
         warnings.append(InputWarning(why, right.source))
     lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)

@@ -330,6 +330,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     """
     from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
     from hlodiff.graph import canonicalize, normalized_text
+    from hlodiff.hlo.escapes import note_bad_escapes
     from hlodiff.hlo.opcodes import note_unknown_opcodes
     from hlodiff.render import json_out
 
@@ -343,6 +344,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
         for record in records:
             module = record.module()
             note_unknown_opcodes(module, warnings, unknown)
+            note_bad_escapes(module, warnings)
             cm = canonicalize(module, options)
             rows.append((record, cm))
     if as_json:
@@ -354,9 +356,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     _warn(warnings)
     for record, cm in rows:
         if show_text:
-            click.echo(f"// {record.ref}\n{normalized_text(cm)}")
+            click.echo(printable(f"// {record.ref}\n{normalized_text(cm)}", keep_lines=True))
         else:
-            click.echo(f"{cm.fingerprint}  {record.ref}")
+            click.echo(f"{cm.fingerprint}  {printable(record.ref)}")
 
 
 @main.command("explain-recompile")
@@ -498,7 +500,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     warnings: list[InputWarning] = []
     result = explain_inputs(inputs, stage=stage, warmup=warmup, warnings=warnings)
     explanation = result.explanation
-    body = {**(extra or {}), **result.to_json()}
+    # The document only for JSON or HTML: one dict per cache hit would double a 40,000-graph run's memory.
+    body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
     if html_path:
         from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
@@ -569,9 +572,11 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hlodiff-run", show_default=True,
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the capture: xla_dump/, pt_xla_debug.log, compile_times.tsv, tensors_report.txt, "
-                   "jax.log and the manifest hlodiff-record.json.")
+                   "jax.log and the manifest hlodiff-record.json. Default: hlodiff-run, or hlodiff-run-2, -3... "
+                   "past earlier recordings (a recording is never replaced; a named --out that holds one is "
+                   "refused).")
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
@@ -582,7 +587,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @quiet_option
 @_guarded
-def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, command: tuple[str, ...]) -> None:
+def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str, command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
 
     For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
@@ -608,6 +613,10 @@ def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, comma
     from hlodiff.capture.record import record_command
     from hlodiff.dumps.run_folder import discover
 
+    if html_path:  # a FIFO, a device or a folder there is refused before the command runs, not after
+        from hlodiff.render.write import Inputs, check_output
+
+        check_output(html_path, Inputs(), "HTML report")
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
     try:
         result = record_command(list(command), out_dir, lines=lines,
@@ -618,6 +627,12 @@ def record(out_dir: str, as_json: bool, html_path: str | None, lines: str, comma
 
             click.echo(dumps(unexplained(list(command), None, err.one_line())), nl=False)
         raise
+    if out_dir is None:  # the default folder, numbered past earlier recordings (never replaced)
+        out_dir = os.path.relpath(result.paths.out_dir)
+        if out_dir != "hlodiff-run":
+            click.echo(f"hlodiff: recorded into {out_dir} (hlodiff-run holds an earlier recording)", err=True)
+    for err in result.errors:  # e.g. the manifest on a full disk: named, and still the command's status
+        click.echo(err.one_line(), err=True)
 
     def nothing_explained(message: str, signals: list[str] = ()) -> None:
         click.echo(f"hlodiff: {message}", err=True)

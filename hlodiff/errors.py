@@ -9,15 +9,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_KEEP_LINES_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_UNSAFE = "\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""Lone surrogates (an undecodable byte kept by ``surrogateescape``, or a ``\\udc80`` escape in a dump: UTF-8 cannot
+encode them, so they crash a strict writer or come out as raw invalid bytes) and bidirectional controls (U+202E
+reverses the text after it: a ``source_file`` could make a report read differently from what it says)."""
+_CONTROL_RE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_UNSAFE}]")
+_KEEP_LINES_RE = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
+"""Only the characters no output may carry raw (JSON escapes control characters itself)."""
 
 
 def printable(text: str, *, keep_lines: bool = False) -> str:
-    """``text`` with control characters written as escapes (``\\n``, ``\\x1b``).
+    """``text`` with control characters, lone surrogates and bidirectional controls written as escapes (``\\n``,
+    ``\\x1b``, ``\\udc80``, ``\\u202e``): the one escaping path of every text reaching a terminal, JSON or HTML.
 
     Paths and names come from dumps and from the user's file system: a newline in a file name must not split a
-    one-line error, and an ANSI sequence in a ``source_file`` must not recolour or retitle the user's terminal.
+    one-line error, an ANSI sequence or a right-to-left override in a ``source_file`` must not recolour, retitle or
+    reorder the user's terminal, and a lone surrogate must not crash a UTF-8 writer.
     ``keep_lines`` keeps newlines and tabs (for rendered multi-line output).
     """
     pattern = _KEEP_LINES_RE if keep_lines else _CONTROL_RE

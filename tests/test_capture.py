@@ -247,8 +247,10 @@ def test_record_plain_executable_and_module(tmp_path, capfd):
     assert save == ""  # no save file: its cost is paid at every step
     write(tmp_path / "pkg" / "__init__.py", "")
     write(tmp_path / "pkg" / "main.py", 'import sys\nprint("module ran", __name__, sys.argv[1:])\n')
+    with pytest.raises(HlodiffError, match="holds an earlier recording"):  # never replaced unless asked
+        record_command(["true"], tmp_path / "out", base_env=clean_env())
     result = record_command([sys.executable, "-m", "pkg.main", "x"], tmp_path / "out", cwd=tmp_path,
-                            base_env=clean_env())
+                            base_env=clean_env(), clean=True)
     assert result.ok and "module ran __main__ ['x']" in capfd.readouterr().out
 
 

@@ -228,3 +228,19 @@ def test_inspect_names_the_line_that_called_each_jitted_function():
     doc = json.loads(CliRunner().invoke(main, ["inspect", str(JAX / "weak_type"), "--json"]).output)
     assert [g["trigger"]["line"] for g in doc["graphs"]] == [31, _truth("weak_type")["user_line"]]
     assert all(g["trigger"]["file"].endswith("weak_type.py") for g in doc["graphs"])
+
+
+def test_a_long_log_keeps_only_what_can_join_a_dumped_module(tmp_path):
+    """Streamed with bounded state: a log repeating a run 5,000 times joins like the run itself, keeping the
+    compilations the dump's modules can join (not one object per line or per compilation)."""
+    src = (JAX / "weak_type" / "stderr.log").read_text()
+    long_log = tmp_path / "stderr.log"
+    long_log.write_text(src * 5000)
+    modules = _modules(JAX / "weak_type" / "dump")
+    wanted = {name: modules.count(name) for name in modules}
+    log = read_jax_log(str(long_log), [], wanted)
+    assert len(log.compilations) == len(modules) and log.cache_misses == []
+    assert log.miss_count == 10_000 and log.first_miss_line == 1
+    joined = join_modules(log, modules)
+    full = join_modules(read_jax_log(str(JAX / "weak_type" / "stderr.log")), modules)
+    assert [(c.cache_miss.kind, c.line) for c in joined] == [(c.cache_miss.kind, c.line) for c in full]

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, READS_ENV,
                                  REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
 from hlodiff.capture import supervise
+from hlodiff.capture.claim import LOCK_NAME, claim
 from hlodiff.capture.lines import LINES_ENV
 from hlodiff.errors import HlodiffError
 
@@ -37,6 +38,8 @@ class RecordResult:
     seconds: float
     signals: tuple[int, ...] = ()
     """Signals hlodiff received while the command ran and forwarded to its process group."""
+    errors: tuple[HlodiffError, ...] = ()
+    """What hlodiff could not write after the command ended (the manifest, on a full disk)."""
 
     @property
     def exit_status(self) -> int:
@@ -60,7 +63,7 @@ def inject_pythonpath(existing: str | None) -> str:
 
 
 def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
-               cwd: str | os.PathLike[str] | None = None, clean: bool = True, lines: str = "auto"):
+               cwd: str | os.PathLike[str] | None = None, clean: bool = False, lines: str = "auto"):
     """The environment :func:`record_command` runs its command with (a ``CaptureEnv``: ``.paths`` is the manifest).
 
     ``lines`` says when torch_xla records source lines (:mod:`hlodiff.capture.lines`): ``auto`` while the run warms
@@ -68,6 +71,8 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
     out = os.path.abspath(os.fspath(out_dir))
     if clean:
         clean_outputs(out)
+    else:
+        check_ours(out)
     env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
     env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
     env.setdefault(READS_ENV, "1")  # graph boundaries by identity; not in the pytest plugin (no boundaries there)
@@ -75,26 +80,40 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
     return env
 
 
-def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
+def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str] | None, *,
                    base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
-                   cwd: str | os.PathLike[str] | None = None, clean: bool = True, grace: float | None = None,
+                   cwd: str | os.PathLike[str] | None = None, clean: bool = False, grace: float | None = None,
                    lines: str = "auto", **popen_kwargs) -> RecordResult:
-    """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``.
+    """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``
+    (``None``: ``hlodiff-run``, or ``hlodiff-run-2``, ``-3``... past earlier recordings).
 
-    ``clean`` first deletes what an earlier recording left in ``out_dir`` under hlodiff's own names (torch_xla and
-    XLA append to existing files, which would mix two runs); files the user pointed elsewhere through the
-    environment are never deleted. The manifest ``<out_dir>/hlodiff-record.json`` is written before the command
-    starts and updated with its exit status when it ends. Extra keyword arguments go to ``subprocess.Popen``
-    (e.g. ``stdout=``); by default the command shares the caller's terminal. The command runs in its own process
-    group; SIGINT/SIGTERM/SIGHUP are forwarded to it, with SIGTERM then SIGKILL after ``grace`` seconds
-    (:mod:`hlodiff.capture.supervise`).
+    The folder is locked while the command runs (:mod:`hlodiff.capture.claim`): a second recording into it is
+    refused, naming the running one. A folder holding an earlier recording is refused too, unless ``clean``, which
+    first deletes what that recording wrote under hlodiff's own names (torch_xla and XLA append to existing files,
+    which would mix two runs); files the user pointed elsewhere through the environment are never deleted. The
+    manifest ``<out_dir>/hlodiff-record.json`` is written before the command starts and rewritten with its exit
+    status when it ends; when that last write fails (a full disk), the manifest is removed rather than left
+    describing a run still going, and the error is in ``RecordResult.errors``. Extra keyword arguments go to
+    ``subprocess.Popen`` (e.g. ``stdout=``); by default the command shares the caller's terminal. The command runs
+    in its own process group; SIGINT/SIGTERM/SIGHUP are forwarded to it, with SIGTERM then SIGKILL after
+    ``grace`` seconds (:mod:`hlodiff.capture.supervise`).
 
-    Raises :class:`HlodiffError` when the command cannot be started.
+    Raises :class:`HlodiffError` when the folder cannot be used or the command cannot be started.
     """
     argv = tuple(os.fspath(a) for a in argv)
     if not argv:
         raise HlodiffError("no command to record (usage: hlodiff record [--out DIR] -- COMMAND ...)")
-    env = record_env(out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, lines=lines)
+    held = claim(None if out_dir is None else os.fspath(out_dir), argv, replace=clean)
+    try:
+        return _record(argv, held.out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, grace=grace,
+                       lines=lines, **popen_kwargs)
+    finally:
+        held.release()
+
+
+def _record(argv: tuple[str, ...], out: str, *, base_env, xla_dump, cwd, clean, grace, lines,
+            **popen_kwargs) -> RecordResult:
+    env = record_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, lines=lines)
     paths = env.paths
     paths.command = list(argv)
     paths.make_dirs()
@@ -104,6 +123,7 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
         try:
             proc = supervise.start(argv, env=dict(env), cwd=cwd, **popen_kwargs)
         except OSError as exc:
+            _remove(paths.manifest_path)  # nothing ran: no recording here
             raise HlodiffError(f"cannot run the command: {exc.strerror or exc}", path=argv[0]) from None
         try:
             outcome = signals.wait(proc)
@@ -114,22 +134,42 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str], *,
     paths.signals = [signal.Signals(s).name for s in outcome.forwarded]
     paths.refresh()
     prune_xla_dump(paths)
-    paths.write()
-    return RecordResult(outcome.returncode, paths, argv, time.monotonic() - start, tuple(outcome.forwarded))
+    errors = []
+    try:
+        paths.write()
+    except HlodiffError as err:  # a full disk: no manifest rather than one saying the command is still running
+        _remove(paths.manifest_path)
+        errors.append(err)
+    return RecordResult(outcome.returncode, paths, argv, time.monotonic() - start, tuple(outcome.forwarded),
+                        tuple(errors))
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def check_ours(out_dir: str) -> None:
+    """Refuse a non-empty folder hlodiff did not record into: it is the user's, never mixed with a capture."""
+    if os.path.isdir(out_dir) and not os.path.isfile(os.path.join(out_dir, MANIFEST_NAME)) \
+            and any(n != LOCK_NAME for n in os.listdir(out_dir)):
+        raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
+                           path=out_dir)
 
 
 def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
     """Delete what an earlier recording wrote in ``out_dir`` under hlodiff's names; returns what was deleted.
 
     Only a folder hlodiff recorded into before (it holds the manifest) is cleaned; a non-empty folder without
-    one is the user's, and is refused rather than emptied.
+    one is the user's, and is refused rather than emptied. Callers hold the folder's lock (:func:`claim`), so
+    this never removes what a running capture wrote.
     """
     out = os.fspath(out_dir)
     if not os.path.isdir(out):
         return []
-    if os.listdir(out) and not os.path.isfile(os.path.join(out, MANIFEST_NAME)):
-        raise HlodiffError("this folder holds files hlodiff did not record; choose another --out or empty it",
-                           path=out)
+    check_ours(out)
     removed = []
     names = [DEBUG_LOG_NAME, REPORT_NAME, MANIFEST_NAME, COMPILE_TIMES_NAME, JAX_LOG_NAME]
     prefix = SAVE_BASENAME + "."

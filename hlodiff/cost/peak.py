@@ -33,10 +33,46 @@ get allocations of their exact size)."""
 
 
 def estimate_peak(module: Module) -> int:
-    """hlodiff's peak-memory estimate of one execution of the module (see the module docstring)."""
+    """hlodiff's peak-memory estimate of one execution of the module (see the module docstring).
+
+    Callees are walked before their callers, each once, without recursion: a chain of thousands of nested
+    ``call``/``while`` computations (which the parser reads) is estimated like any other module."""
     by_name = {c.name: c for c in module.computations}
-    return (_peak(module.entry, by_name, frozenset(), entry=True, aliased=aliased_output_indices(module))
+    peaks: dict[str, int] = {}
+    for comp in _callees_first(module.entry, by_name):
+        peaks[comp.name] = _Buffers(comp, by_name, peaks, False).sweep()
+    return (_Buffers(module.entry, by_name, peaks, True, aliased_output_indices(module)).sweep()
             + _thread_local(module))
+
+
+def _called(inst: Instruction) -> list[str]:
+    if inst.opcode == "while":
+        return [(inst.attr("body") or "").lstrip("%"), (inst.attr("condition") or "").lstrip("%")]
+    if inst.opcode in ("call", "conditional"):
+        return inst.called_computation_names()
+    return []
+
+
+def _callees_first(entry: Computation, by_name: dict[str, Computation]) -> list[Computation]:
+    """The computations ``entry`` reaches through ``while``/``call``/``conditional``, each after its own callees
+    (an explicit stack, not recursion; a cycle, which the parser rejects anyway, is cut where it closes)."""
+    order: list[Computation] = []
+    state: dict[str, int] = {entry.name: 1}  # 1: on the stack, 2: done
+    stack = [(entry, iter([n for inst in entry.instructions for n in _called(inst)]))]
+    while stack:
+        comp, pending = stack[-1]
+        for name in pending:
+            callee = by_name.get(name)
+            if callee is not None and name not in state:
+                state[name] = 1
+                stack.append((callee, iter([n for inst in callee.instructions for n in _called(inst)])))
+                break
+        else:
+            stack.pop()
+            state[comp.name] = 2
+            if comp is not entry:
+                order.append(comp)
+    return order
 
 
 _REDUCER_USERS = ("reduce", "reduce-window", "scatter", "select-and-scatter", "sort", "map", "all-reduce",
@@ -57,23 +93,14 @@ def _thread_local(module: Module) -> int:
                for inst in by_name[name].instructions if inst.opcode != "constant")
 
 
-def _peak(comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool = False,
-          aliased: list[tuple[int, ...]] = ()) -> int:
-    """Peak live bytes while ``comp`` runs, including its parameters. A loop body's parameter is the loop state:
-    once read, its buffers take the next state, so they are released after their last read. ``aliased``: the
-    entry's outputs written into donated parameters."""
-    if comp.name in active:  # recursion is rejected by the parser; never loop here
-        return 0
-    active = active | {comp.name}
-    walk = _Buffers(comp, by_name, active, entry, aliased)
-    return walk.sweep()
-
-
 class _Buffers:
     """Buffers of one computation: which instruction defines each, who reads it last, and which ones an
-    instruction writes into instead of allocating (views and in-place updates)."""
+    instruction writes into instead of allocating (views and in-place updates). ``peaks``: the peak live bytes
+    of each callee, walked before (its parameters included). A loop body's parameter is the loop state: once read,
+    its buffers take the next state, so they are released after their last read. ``aliased``: the entry's outputs
+    written into donated parameters."""
 
-    def __init__(self, comp: Computation, by_name: dict[str, Computation], active: frozenset[str], entry: bool,
+    def __init__(self, comp: Computation, by_name: dict[str, Computation], peaks: dict[str, int], entry: bool,
                  aliased: list[tuple[int, ...]] = ()):
         self.size: list[int] = []
         self.start: list[int] = []
@@ -97,7 +124,7 @@ class _Buffers:
                         last[b] = i
             values[inst.name] = self._define(i, inst, operands)
             if inst.opcode in ("while", "call", "conditional"):
-                self.extra[i] = _callee_extra(inst, by_name, active)
+                self.extra[i] = _callee_extra(inst, by_name, peaks)
         outputs = set(_leaves(values.get(comp.root.name)))
         if entry:  # the program's parameters belong to the caller: alive throughout
             for b in range(len(self.size)):
@@ -212,17 +239,13 @@ def _leaves(tree) -> list[int]:
     return out
 
 
-def _callee_extra(inst: Instruction, by_name: dict[str, Computation], active: frozenset[str]) -> int:
+def _callee_extra(inst: Instruction, by_name: dict[str, Computation], peaks: dict[str, int]) -> int:
     """Bytes a called computation needs beyond the operands it receives (a loop body's temporaries)."""
-    if inst.opcode == "while":
-        names = [(inst.attr("body") or "").lstrip("%"), (inst.attr("condition") or "").lstrip("%")]
-    else:
-        names = inst.called_computation_names()
     extra = 0
-    for name in names:
+    for name in _called(inst):
         callee = by_name.get(name)
         if callee is None:
             continue
         params = sum(p.shape.byte_size() for p in callee.parameters())
-        extra = max(extra, _peak(callee, by_name, active) - params)
+        extra = max(extra, peaks.get(name, 0) - params)
     return extra

@@ -24,7 +24,8 @@ from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_besi
 from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
-from hlodiff.errors import InputWarning
+from hlodiff.errors import HloParseError, InputWarning
+from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.model import user_frame
 
 _SUFFIX = re.compile(r"\.\d+$")
@@ -80,6 +81,11 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     """``debug_logs``: PT_XLA_DEBUG logs, for torch_xla's own memory figures of each compilation."""
     records, picked = cost_records(paths, warnings, stage=stage)
     graphs = graph_costs(records, warnings, read_torch_xla_memory(list(debug_logs), warnings))
+    if None in graphs:  # damage is local: the other graphs are still costed
+        kept = [i for i, g in enumerate(graphs) if g is not None]
+        position = {old: new for new, old in enumerate(kept)}
+        picked = {position[i]: chosen for i, chosen in picked.items() if i in position}
+        records, graphs = [records[i] for i in kept], [graphs[i] for i in kept]
     for position, chosen in picked.items():  # a picked cache hit did not compile
         if graphs[position].compiled and _repeats_earlier_graph(records[position], chosen):
             graphs[position].compiled = False
@@ -114,16 +120,16 @@ def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: b
 
 
 def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
-                torch_xla: dict[str, TorchXlaMemory] | None = None) -> list[GraphCost]:
-    """One cost per record; ``torch_xla`` maps graph hashes to torch_xla's figures (:mod:`hlodiff.cost.precedence`
-    decides which figure wins)."""
+                torch_xla: dict[str, TorchXlaMemory] | None = None) -> list[GraphCost | None]:
+    """One cost per record, None (with a warning) for a module of a dump folder that does not parse; ``torch_xla``
+    maps graph hashes to torch_xla's figures (:mod:`hlodiff.cost.precedence` decides which figure wins)."""
     torch_xla = torch_xla or {}
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
     with _progress.task("costing graphs", len(records), "graphs") as bar:
         for record in records:
-            _cost_one(record, seen, out, estimated, torch_xla)
+            _cost_one(record, seen, out, estimated, torch_xla, warnings)
             bar.advance()
     if estimated:
         refs = ", ".join(r.ref for r in estimated[:3]) + (" ..." if len(estimated) > 3 else "")
@@ -134,17 +140,27 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
     return out
 
 
-def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost], estimated: list[GraphRecord],
-              torch_xla: dict[str, TorchXlaMemory]) -> None:
-    """One graph's cost appended to ``out``: a cache hit copies its first sighting's, the rest are parsed."""
+def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], estimated: list[GraphRecord],
+              torch_xla: dict[str, TorchXlaMemory], warnings: list[InputWarning]) -> None:
+    """One graph's cost appended to ``out``: a cache hit copies its first sighting's, the rest are parsed; a module
+    of a dump folder cut mid-write is None with a warning (skipped, as inspect and explain do)."""
     key = (record.source, record.cache_key())  # each dump is its own run: its own compilations
     first = seen.get(key) if key[1] is not None else None
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                            trigger=_trigger(record)))
         return
+    try:
+        module = record.module()
+    except HloParseError as err:
+        if record.kind not in DUMPED_KINDS:
+            raise
+        warnings.append(InputWarning(f"module {record.module_number} skipped: {err.message}", path=err.path,
+                                     line=err.line))
+        out.append(None)
+        return
+    note_bad_escapes(module, warnings)
     xla = read_xla_memory(record.path) if record.kind in DUMPED_KINDS else None
-    module = record.module()
     cost = settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind,
                   torch_xla.get(record.graph_hash or ""))
     cost.trigger = _trigger(record)

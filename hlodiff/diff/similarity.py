@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hlodiff.diff.mapping import Matching
+from hlodiff.errors import HlodiffError
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.hlo.attributes import parse_metadata
 
@@ -129,7 +130,10 @@ def _meta_key(cc: CanonicalComputation, name: str) -> tuple | None:
     raw = cc.insts[name].attrs.get("metadata")
     if not raw:
         return None
-    meta = parse_metadata(raw)
+    try:
+        meta = parse_metadata(raw)
+    except HlodiffError:  # damaged metadata (a bad escape): the instruction is matched without it
+        return None
     if meta.op_name is None and meta.source_line is None:
         return None
     return meta.op_name, meta.source_file, meta.source_line

@@ -76,7 +76,7 @@ def check_text(path: str, head: bytes) -> None:
     if packed is not None:
         raise HlodiffError(f"not an HLO dump: {packed}", path=path)
     nul = head.find(b"\0")
-    if nul >= 0:
+    if nul >= 0 and not (nul > 0 and is_nul_tail(head[nul:])):  # a NUL tail is damage the readers skip, warning
         raise HlodiffError(f"not an HLO dump: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
     try:
         head.decode("utf-8")
@@ -172,6 +172,9 @@ class Limits:
     graph_bytes: int = 256 * MIB
     header_bytes: int = 4 * MIB
     blank_lines: int = 100_000
+    proto_bytes: int = 256 * MIB
+    """An HLO proto beside a module is optional (it lends stacks to the text): past this size it is skipped with a
+    warning instead of being decoded whole."""
     gzip_ratio: int = 100
     """A gzip file may decompress to ``gzip_ratio`` times its size (at least :data:`GZIP_FLOOR`): HLO text
     compresses about 10x; a bomb compresses 1000x."""
@@ -192,6 +195,7 @@ LIMIT_VARIABLES = {
     "graph_bytes": "HLODIFF_MAX_GRAPH_BYTES",
     "header_bytes": "HLODIFF_MAX_HEADER_BYTES",
     "blank_lines": "HLODIFF_MAX_BLANK_LINES",
+    "proto_bytes": "HLODIFF_MAX_PROTO_BYTES",
     "gzip_ratio": "HLODIFF_MAX_GZIP_RATIO",
 }
 _SUFFIX = {"": 1, "K": 1024, "M": MIB, "G": 1024 * MIB}
@@ -269,6 +273,25 @@ class _CrAsLf(io.RawIOBase):
         self._f.close()
 
 
+def is_nul_tail(data: bytes | str) -> bool:
+    """Whether ``data`` (from the first NUL byte on) is NUL padding alone: what a crash leaves at the end of a file
+    on ext4 or xfs (the size was updated, the data blocks were not)."""
+    return not data.strip(b"\0" if isinstance(data, bytes) else "\0")
+
+
+def nul_tail_warning(path: str, line: int) -> InputWarning:
+    return InputWarning("the file ends in NUL bytes from here (what a crash leaves behind): the text before them is "
+                        "used", path, line)
+
+
+def _only_nul_left(f: BinaryIO) -> bool:
+    """Read on (1 MiB at a time, nothing kept) and tell whether only NUL bytes are left."""
+    while chunk := f.read(MIB):
+        if chunk.strip(b"\0"):
+            return False
+    return True
+
+
 def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, limits: Limits,
                    budget: int | None) -> Iterator[bytes]:
     readline = f.readline
@@ -278,6 +301,13 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
         while line := readline(max_line + 1):
             lineno += 1
             n = len(line)
+            if line[-1:] != b"\n" and (nul := line.find(b"\0")) >= 0 and is_nul_tail(line[nul:]) \
+                    and (n <= max_line or _only_nul_left(f)):
+                if nul:
+                    yield line[:nul]  # the line the crash cut
+                if warnings is not None:
+                    warnings.append(nul_tail_warning(path, lineno))
+                return
             if n <= 2 and (line == b"\n" or line == b"\r\n"):
                 blanks += 1
                 if blanks > max_blank:
@@ -320,7 +350,20 @@ def raw_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]
     """:func:`text_lines` undecoded, for readers that skip most lines of multi-GB logs without decoding them."""
     check_readable(path)
     with open_binary(path) as f:
-        yield from lines(f, path, warnings)
+        yield from up_to_damage(lines(f, path, warnings), path, warnings)
+
+
+def up_to_damage(it: Iterator[bytes], path: str, warnings: list[InputWarning] | None) -> Iterator[bytes]:
+    """The lines of a side file up to where it cannot be read on (a line past its limit, a run of blank lines):
+    damage is local, so that is a warning naming the file and line and the lines before it are used, with every
+    other file of the run (with no warning list to report to, the error stands)."""
+    try:
+        yield from it
+    except HlodiffError as err:
+        if warnings is None:
+            raise
+        warnings.append(InputWarning(f"{err.message}; the rest of this file is skipped", err.path or path,
+                                     err.line))
 
 
 class Packer:

@@ -54,14 +54,22 @@ class ProtoModule:
 
 
 def read_hlo_proto(path: str) -> ProtoModule:
-    """Decode an HLO proto file; HlodiffError (one line) when it is not one."""
+    """Decode an HLO proto file; HlodiffError (one line) when it is not one, or when it is bigger than
+    ``HLODIFF_MAX_PROTO_BYTES`` (checked before reading: it is decoded whole)."""
+    from hlodiff.dumps._io import LIMIT_VARIABLES, Limits, limit_error
+
+    limit = Limits.from_env().proto_bytes
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            if os.fstat(f.fileno()).st_size > limit:
+                raise limit_error(path, None, "HLO proto too big to read", limit, LIMIT_VARIABLES["proto_bytes"])
+            data = f.read(limit + 1)
     except OSError as exc:
         raise HlodiffError(exc.strerror or str(exc), path=path) from None
     if not data:
         raise HlodiffError("empty file", path=path)
+    if len(data) > limit:  # grew while being read
+        raise limit_error(path, None, "HLO proto too big to read", limit, LIMIT_VARIABLES["proto_bytes"])
     container, module = _decode(data, path)
     return ProtoModule(path, container, module.name, _stacks(module, path), _aliases(module), _donors(module),
                        sum(len(c.instructions) for c in module.computations))
@@ -82,7 +90,8 @@ def stacks_for(proto_path: str, warnings: list[InputWarning] | None) -> dict[str
         return read_hlo_proto(proto_path).stacks
     except HlodiffError as err:
         if warnings is not None:
-            warnings.append(InputWarning(f"{err.message}; its stacks are not used", path=proto_path))
+            warnings.append(InputWarning(f"{err.message}; skipped: the text beside it is the graph, without the "
+                                         "proto's stacks", path=proto_path))
         return {}
 
 

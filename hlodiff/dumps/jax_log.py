@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from hlodiff.dumps._io import text_lines
 from hlodiff.errors import HlodiffError, InputWarning
@@ -118,23 +118,40 @@ class JaxLog:
     path: str
     compilations: list[JaxCompilation] = field(default_factory=list)
     cache_misses: list[JaxCacheMiss] = field(default_factory=list)
+    compiled_names: dict[str, int] = field(default_factory=dict)
+    """Module name of every compilation -> the line of its first one (kept even when the compilation is not)."""
+    miss_count: int = 0
+    first_miss_line: int | None = None
 
 
-def read_jax_log(path: str, warnings: list[InputWarning] | None = None) -> JaxLog:
-    """Read a log of JAX's cache-miss explanations and compile messages (plain or gzip), streaming."""
+MAX_MISS_LINES = 10_000
+"""Lines kept of one cache-miss message (real ones have a handful; the rest of a runaway one is not kept)."""
+
+
+def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
+                 wanted: Mapping[str, int] | None = None) -> JaxLog:
+    """Read a log of JAX's cache-miss explanations and compile messages (plain or gzip), streaming.
+
+    ``wanted`` (module name -> how many modules of that name the dump holds) bounds what is kept to what can join
+    a dumped module: the first that many compilations of each name, and no list of cache misses (their count
+    and first line only). A log of a million lines then costs the state of its distinct functions, not its size.
+    Without it, every compilation and cache miss is kept."""
     log = JaxLog(path)
     pending: dict[str, JaxCacheMiss] = {}
+    kept: dict[str, int] = {}
     block: list[str] | None = None
     block_line = 0
     lineno = 0
+    ordinal = 0
     for raw in text_lines(path, warnings):
         lineno += 1
         text = raw.rstrip("\r\n")
         if block is not None:
             if text.startswith("  "):
-                block.append(text)
+                if len(block) < MAX_MISS_LINES:
+                    block.append(text)
                 continue
-            _finish_miss(log, pending, block, block_line)
+            _finish_miss(log, pending, block, block_line, keep=wanted is None)
             block = None
         m = _MISS_RE.search(text)
         if m is not None:
@@ -142,12 +159,16 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None) -> JaxLo
             continue
         m = _COMPILE_RE.search(text)
         if m is not None:
-            function = _function_of(m.group(1))
-            log.compilations.append(JaxCompilation(function, module_name(m.group(1)), len(log.compilations),
-                                                   m.group(2), lineno, pending.pop(function, None)))
+            function, name = _function_of(m.group(1)), module_name(m.group(1))
+            miss = pending.pop(function, None)
+            log.compiled_names.setdefault(name, lineno)
+            if wanted is None or kept.get(name, 0) < wanted.get(name, 0):
+                kept[name] = kept.get(name, 0) + 1
+                log.compilations.append(JaxCompilation(function, name, ordinal, m.group(2), lineno, miss))
+            ordinal += 1
     if block is not None:
-        _finish_miss(log, pending, block, block_line)
-    if not log.compilations and not log.cache_misses and warnings is not None:
+        _finish_miss(log, pending, block, block_line, keep=wanted is None)
+    if not log.compiled_names and not log.miss_count and warnings is not None:
         warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
                                      "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
     return log
@@ -208,20 +229,19 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
     another run's, even when a few helpers (``jit_convert_element_type``) every JAX run compiles happen to join.
     (A dumped module without a compilation alone is no sign: ``jax.jit(f, compiler_options=...)`` compiles again
     with no second compile line.)"""
-    if not log.compilations:
-        if not log.cache_misses:
+    if not log.compiled_names:
+        if not log.miss_count:
             return None
-        n = len(log.cache_misses)
+        n = log.miss_count
         return InputWarning(f"{n} cache-miss explanation{'s' if n != 1 else ''} but no 'Compiling jit(...)' line "
                             "to join them to the dumped modules (capture with JAX_LOG_COMPILES=1 too); nothing "
-                            "joined", log.path, log.cache_misses[0].line)
-    foreign = sorted({c.module_name for c in log.compilations} - set(modules))
-    unjoined = sorted({n for n, c in zip(modules, joined) if c is None}
-                      - {c.module_name for c in log.compilations})
+                            "joined", log.path, log.first_miss_line)
+    foreign = sorted(set(log.compiled_names) - set(modules))
+    unjoined = sorted({n for n, c in zip(modules, joined) if c is None} - set(log.compiled_names))
     if not foreign or (any(joined) and not unjoined):
         return None
     names = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-    first = next(c.line for c in log.compilations if c.module_name in foreign)
+    first = min(log.compiled_names[name] for name in foreign)
     if not any(joined):
         return InputWarning(f"the JAX log compiles {names} but the dump holds none of them: a log of another run? "
                             "nothing joined", log.path, first)
@@ -232,9 +252,13 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
 
 # -- one cache-miss message ---------------------------------------------------------------------------------------
 
-def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int) -> None:
+def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int, keep: bool) -> None:
     miss = _parse_miss(block, line)
-    log.cache_misses.append(miss)
+    if keep:
+        log.cache_misses.append(miss)
+    log.miss_count += 1
+    if log.first_miss_line is None:
+        log.first_miss_line = line
     pending[miss.function] = miss
 
 

@@ -21,7 +21,7 @@ import re
 import zlib
 from typing import BinaryIO
 
-from hlodiff.dumps._io import GZIP_FLOOR, LIMIT_VARIABLES, Limits, limit_error
+from hlodiff.dumps._io import GZIP_FLOOR, LIMIT_VARIABLES, Limits, is_nul_tail, limit_error, nul_tail_warning
 from hlodiff.errors import InputWarning
 
 CHUNK = 4 << 20
@@ -72,6 +72,10 @@ class LineBuffer:
             if not self._fill():
                 line = self.buf[self.pos:]
                 self.pos = len(self.buf)
+                if (nul := line.find(b"\0")) >= 0 and is_nul_tail(line[nul:]):
+                    if self.warnings is not None:
+                        self.warnings.append(nul_tail_warning(self.path, self.lineno + 1))
+                    line = line[:nul]  # the line a crash cut, if any, without the padding after it
                 if line:
                     self._count(line)
                 return line

@@ -14,6 +14,8 @@ from typing import Mapping
 
 MANIFEST_NAME = "hlodiff-record.json"
 MANIFEST_VERSION = 1
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+"""A real manifest is a few KB; anything past this is not one (and is not read whole)."""
 CAPTURE_EXECUTIONS = "executions"
 """``capture`` value of a torch_xla run recorded cheaply: HLO only for compiled graphs (XLA dump), the sequence of
 executions from the ``PT_XLA_DEBUG_LEVEL=2`` log, live-tensor reports only around compilations."""
@@ -112,12 +114,26 @@ class CapturePaths:
         return cls(**kwargs)
 
     def write(self) -> str:
-        os.makedirs(self.out_dir, exist_ok=True)
+        """Write the manifest whole or not at all (a temporary file renamed over it): on a full disk the old
+        manifest, if any, stays as it was, no temporary file is left, and the error names the manifest."""
+        from hlodiff.errors import HlodiffError
+
+        text = json.dumps(self.to_json(), indent=2) + "\n"
         tmp = self.manifest_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=2)
-            f.write("\n")
-        os.replace(tmp, self.manifest_path)
+        try:
+            os.makedirs(self.out_dir, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())  # a full disk can surface only here (delayed allocation)
+            os.replace(tmp, self.manifest_path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise HlodiffError(f"cannot write the capture manifest: {exc.strerror or exc}",
+                               path=self.manifest_path) from None
         return self.manifest_path
 
 
@@ -131,6 +147,10 @@ def read_manifest(path: str | os.PathLike[str]) -> CapturePaths:
 
     p = os.fspath(path)
     manifest = os.path.join(p, MANIFEST_NAME) if os.path.isdir(p) else p
+    if os.path.exists(manifest) and not os.path.isfile(manifest):  # a FIFO or a device would block or never end
+        raise HlodiffError("capture manifest is not a regular file", path=manifest)
+    if os.path.isfile(manifest) and os.path.getsize(manifest) > MANIFEST_MAX_BYTES:
+        raise HlodiffError("capture manifest too big to be one", path=manifest)
     try:
         with open(manifest, encoding="utf-8") as f:
             data = json.load(f)

@@ -94,7 +94,7 @@ MAX_SNIFFED = 64
 
 def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str | None, str | None]) -> None:
     """Add the side channels of ``folder`` recognized by content (see the module docstring)."""
-    from hlodiff.dumps._io import decode, read_head
+    from hlodiff.dumps._io import decode, is_nul_tail, read_head
     from hlodiff.dumps.jax_log import looks_like_jax_log
 
     known = {_key(p) for p in (*inputs.paths, *inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs)}
@@ -112,8 +112,10 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
             head = decode(read_head(path, _SNIFF))
         except HlodiffError:
             continue  # unreadable: not ours to complain about, the user did not name it
-        if "\0" in head:
-            continue
+        if (nul := head.find("\0")) >= 0:
+            if nul == 0 or not is_nul_tail(head[nul:]):
+                continue  # binary
+            head = head[:nul]  # a NUL tail (a crash): the log is still read, and its reader warns where it ends
         if given[0] is None and _REPORT_LINE.search(head):
             inputs.tensors_reports.append(path)
         elif given[2] is None and looks_like_jax_log(head):
@@ -155,8 +157,11 @@ def _manifest_library_roots(folder: str) -> None:
 
     from hlodiff.hlo.installed import add_library_roots
 
+    manifest = os.path.join(folder, "hlodiff-record.json")
+    if not os.path.isfile(manifest):  # absent, or a FIFO that would block the open
+        return
     try:
-        with open(os.path.join(folder, "hlodiff-record.json"), encoding="utf-8") as f:
+        with open(manifest, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return  # no manifest, or one read_manifest reports on

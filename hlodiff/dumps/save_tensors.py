@@ -441,5 +441,16 @@ def scan_save_tensors(path: str, source: str | None = None,
     total = None if gz else os.path.getsize(path)
     with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
         it = lines(f, path, warnings)
-        yield from _Scanner(path, source or path, gz, warnings).run(_progress.counted_lines(it, bar) if bar.active
-                                                                   else it)
+        scanner = _Scanner(path, source or path, gz, warnings)
+        read = 0
+        try:
+            for record in scanner.run(_progress.counted_lines(it, bar) if bar.active else it):
+                read += 1
+                yield record
+        except HlodiffError as err:  # damage (a line past its limit, a header that never ends) after whole graphs
+            scanner._flush_pending()  # the last whole graph before it
+            if warnings is None or not (read or scanner.ready):
+                raise  # nothing read before: the damage is the whole story
+            yield from scanner.ready
+            warnings.append(InputWarning(f"{err.message}; the rest of this file is skipped (the graphs before "
+                                         "this line are read)", err.path or path, err.line))

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from hlodiff.dumps._io import check_readable, decode, open_binary, raw_lines
+from hlodiff.dumps._io import check_readable, decode, open_binary, raw_lines, up_to_damage
 from hlodiff.dumps.line_buffer import LineBuffer
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.lazy_ir import IrNode, IrOperand, parse_ir_node
@@ -116,7 +116,7 @@ def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | No
         return
     check_readable(p)
     with open_binary(p) as f:
-        yield from reader.run(reader.skipping(LineBuffer(f, p, warnings)))
+        yield from reader.run(up_to_damage(reader.skipping(LineBuffer(f, p, warnings)), p, warnings))
 
 
 def read_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None) -> list[SyncReport]:

@@ -72,8 +72,8 @@ def _int(digits: bytes) -> int:
 
 def _read(path: str) -> bytes | None:
     try:
-        if os.path.getsize(path) > _MAX_SIDE_FILE:
-            return None
+        if not os.path.isfile(path) or os.path.getsize(path) > _MAX_SIDE_FILE:
+            return None  # a FIFO or device under a side file's name would block the open or never end
         with open(path, "rb") as f:
             return f.read()
     except OSError:

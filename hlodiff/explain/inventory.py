@@ -18,6 +18,7 @@ from hlodiff.dumps.proto_beside import ProtosBeside
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
+from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.opcodes import note_unknown_opcodes
 
 
@@ -130,6 +131,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 continue
             if warnings is not None:
                 note_unknown_opcodes(module, warnings, unknown)
+                note_bad_escapes(module, warnings)
             if record.proto_path:
                 module.full_stacks = stacks_for(record.proto_path, warnings)
             elif record.kind in TRACED_KINDS:  # a save file's graph: its proto may sit in an XLA dump beside it

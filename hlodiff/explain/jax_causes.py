@@ -12,6 +12,7 @@ call site to causes that have no line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from hlodiff.diff.fixes import FixContext, decide
@@ -45,9 +46,10 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     if not paths or not dumped:
         return {}
     found: dict[str, JaxCompilation] = {}
+    names = [g.record.module_name or g.name for g in dumped]
+    wanted = Counter(name.rstrip("_") for name in names)  # bounded: only compilations a dumped module can join
     for path in paths:
-        log = read_jax_log(path, warnings)
-        names = [g.record.module_name or g.name for g in dumped]
+        log = read_jax_log(path, warnings, wanted)
         for graph, compilation in zip(dumped, join_modules(log, names, warnings)):
             if compilation is not None:
                 found.setdefault(graph.ref, compilation)

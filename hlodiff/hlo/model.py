@@ -303,6 +303,8 @@ class Module:
     """Instruction name -> full Python stack (innermost first) from the HLO proto dumped beside the text, for
     dumps whose text keeps only the innermost frame (torch_xla)."""
     unknown_opcodes: list[str] = field(default_factory=list, compare=False)  # read as written; worth a warning
+    bad_escape_line: int | None = field(default=None, compare=False)
+    """Line of the first unknown escape in a quoted string (:mod:`hlodiff.hlo.escapes`); worth a warning."""
 
     @property
     def entry(self) -> Computation:

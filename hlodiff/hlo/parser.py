@@ -19,6 +19,7 @@ from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
 from hlodiff.hlo.attributes import CALL_KEYS, parse_buffer_donor, parse_input_output_alias, unescape
+from hlodiff.hlo.escapes import bad_escape_line
 from hlodiff.hlo.asyncs import check_and_wrap_asyncs
 from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
@@ -83,7 +84,9 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
         parser = _Parser(text, path, first_line)
         with _progress.stage(f"parsing {os.path.basename(path)}", len(parser.lines), len(parser.lines),
                              "lines") as parser.bar:
-            return parser.parse()
+            module = parser.parse()
+    module.bad_escape_line = bad_escape_line(text, first_line)
+    return module
 
 
 class _Parser:

@@ -108,7 +108,9 @@ def progress_on_terminal(quiet: bool = False, console: Console | None = None) ->
         if not wanted(quiet):
             yield
             return
-        console = Console(file=sys.stderr)
+        from hlodiff.render.terminal import SafeConsole  # labels name files: escaped like every other text
+
+        console = SafeConsole(file=sys.stderr)
     elif quiet:
         yield
         return

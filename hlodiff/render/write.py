@@ -11,6 +11,7 @@ old one) behind.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -69,12 +70,26 @@ class Inputs:
         return (st.st_dev, st.st_ino) in self.inodes
 
 
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
 def check_output(path: str, inputs: Inputs, what: str = "report") -> None:
-    """Refuse (one-line error, exit 2) an output that is one of the inputs, or a folder."""
+    """Refuse (one-line error, exit 2) an output that is one of the inputs, a folder, or anything else that is not a
+    regular file (a FIFO, a socket, a device node: the report is renamed over its target, which would replace
+    ``/dev/null`` itself with a page). A new path or a regular file (through symlinks) is fine."""
     if inputs.holds(path):
         raise HlodiffError(f"refusing to write the {what} over a file this run reads; choose another path", path=path)
-    if os.path.isdir(path):
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # a new path (or one whose folder is missing: the write reports that, naming it)
+    if stat.S_ISDIR(mode):
         raise HlodiffError(f"cannot write the {what}: this is a folder; give a file name", path=path)
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "an unknown kind of file")
+        raise HlodiffError(f"refusing to write the {what} here: this is {kind}, not a regular file; give a file name",
+                           path=path)
 
 
 def write_text(path: str, text: str, inputs: Inputs, what: str = "report") -> None:
@@ -90,6 +105,7 @@ def write_text(path: str, text: str, inputs: Inputs, what: str = "report") -> No
             f.write(text)
         mode = 0o666 & ~_umask()
         os.chmod(tmp, mode)
+        check_output(path, inputs, what)  # again: a node made at the path while the report was written stays
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:

@@ -84,7 +84,7 @@ def _metadata_from_pairs(pairs: list[tuple[str, str]]) -> Metadata:
 def _metadata_str(key: str, value: str) -> str:
     if value[:1] != '"':
         raise fail("metadata", f"{key} must be a quoted string")
-    return unescape(value[1:-1])
+    return unescape(value[1:-1], strict=False)
 
 
 def _metadata_int(key: str, value: str) -> int:

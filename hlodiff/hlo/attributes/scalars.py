@@ -31,11 +31,13 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "
                    "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def unescape(body: str) -> str:
+def unescape(body: str, *, strict: bool = True) -> str:
     """Undo C escaping (what XLA's printer applies to every string), e.g. ``\\'`` in JAX op names.
 
     Octal and ``\\x`` escapes are bytes (non-ASCII paths arrive as UTF-8 byte escapes), so when present the text
     is rebuilt as bytes and decoded as UTF-8; bytes that are not valid UTF-8 stay visible as ``\\xNN``.
+    ``strict=False`` keeps an unknown escape as written (``\\e``) instead of failing: for metadata, where one damaged
+    string must not cost the instruction its source line (the commands warn, :mod:`hlodiff.hlo.escapes`).
     """
     if "\\" not in body:
         return body
@@ -60,6 +62,8 @@ def unescape(body: str) -> str:
             parts.append(chr(code))
         elif char in _SIMPLE_ESCAPES:
             parts.append(_SIMPLE_ESCAPES[char])
+        elif not strict:
+            parts.append(m.group(0))
         else:
             raise fail("string", f"unknown escape {m.group(0)!r}")
     parts.append(body[last:])

@@ -14,6 +14,7 @@ import html
 import re
 
 from hlodiff import __version__
+from hlodiff.errors import printable
 
 KIND_CLASS = {
     "reordered": "k-blue", "shape": "k-purple", "dtype": "k-purple", "layout": "k-blue", "constant": "k-amber",
@@ -129,7 +130,7 @@ without script). Everything else is plain HTML and works with script off."""
 
 def esc(text) -> str:
     """Escape any text from a dump or the user's files for element content and quoted attributes."""
-    return html.escape("" if text is None else str(text), quote=True)
+    return html.escape(printable("" if text is None else str(text), keep_lines=True), quote=True)
 
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
