@@ -119,13 +119,13 @@ def test_xla_report_beside_the_module_wins_over_torch_xla():
 def test_compare_and_the_explain_report_use_the_same_figures(tmp_path):
     ref = str(FSDP / "plain" / "graphs.hlo.0")
     graphs = cost_json(ref)["graphs"]
-    result = run("compare", f"{ref}#0", f"{ref}#2", "--json")
+    result = run("compare", f"{ref}#0", f"{ref}#2", "--json", "--cost")
     cost = json.loads(result.output)["cost"]
     assert cost["peak_source"] == {"left": "torch_xla", "right": "torch_xla"}
     assert cost["left"]["peak_bytes"] == graphs[0]["peak_bytes"]
     assert cost["right"]["peak_bytes"] == graphs[2]["peak_bytes"]
     assert cost["delta"]["aliased_bytes"] == graphs[2]["aliased_bytes"] - graphs[0]["aliased_bytes"]
-    text = run("compare", f"{ref}#0", f"{ref}#2").output
+    text = run("compare", f"{ref}#0", f"{ref}#2", "--cost").output
     assert "peak bytes" in text and "(torch_xla ±" in text
     html = tmp_path / "run.html"
     run("explain-recompile", str(FSDP / "plain"), "--html", str(html))

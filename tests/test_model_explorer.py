@@ -110,11 +110,15 @@ def test_a_dtype_flip_and_an_added_output_map_to_statuses_causes_and_marked_laye
     assert set(a) <= set(b) and {"a", "b", "r"} <= set(b)
     assert b["e"]["namespace"] == "block_1" and _attr(b["e"], "status") == "only in B"
     graph_b = data.graph_b["graphs"][0]
-    assert graph_b["groupNodeAttributes"] == {"block_1": {"hlodiff": "1 only in B (outputs)"},
+    # The convert reading y is marked changed too (its operand's type changed, as hlo_diff marks such a user), so
+    # block_0 holds a change of the dtype region; block_1 the added output.
+    assert sb["c"]["value"] == "changed" and cb["c"]["value"] == "dtype (same region)"
+    assert graph_b["groupNodeAttributes"] == {"block_0": {"hlodiff": "1 changed (dtype)"},
+                                              "block_1": {"hlodiff": "1 only in B (outputs)"},
                                               "parameters": {"hlodiff": "1 changed (dtype)"}}
     regexes = {c["borderColor"]: c["namespaceRegex"] for c in graph_b["groupNodeConfigs"]}
-    assert regexes == {"#188038": "^(?:block_1)$", "#e37400": "^(?:parameters)$"}
-    assert "block_0" not in json.dumps(graph_b["groupNodeConfigs"])
+    assert regexes == {"#188038": "^(?:block_1)$", "#e37400": "^(?:block_0|parameters)$"}
+    assert "attn" not in json.dumps(graph_b["groupNodeConfigs"])
     # Edges follow operands, by position.
     assert [(e["sourceNodeId"], e["targetNodeInputId"]) for e in b["m"]["incomingEdges"]] == [("x", "0"), ("c", "1")]
 
