@@ -123,3 +123,15 @@ def test_on_each_row_s_evidence_the_fix_speaks_the_run_s_framework(rule):
         facts = (_facts(rule, kind) - {other}) | {producer}
         chosen = choose(kind, facts)
         assert not foreign.search(chosen.text), (producer, chosen.name)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("hlodiff.diff.fix_rules", fromlist=["EXPECTED"]).EXPECTED))
+def test_a_row_called_expected_says_so_in_its_fix(name):
+    """explain-recompile exits 0 for a recompilation led by these rows: each one's fix must say it is expected."""
+    assert RULES_BY_NAME[name].text.startswith("expected")
+
+
+def test_every_row_whose_fix_says_expected_is_listed_as_expected():
+    from hlodiff.diff.fix_rules import EXPECTED
+
+    assert {r.name for r in RULES if r.text.startswith("expected")} == EXPECTED

@@ -310,6 +310,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key", "cache_key", "",
           "the HLO is identical: keep the function object, argument types and compile options the same between "
           "calls"),
+    _rule("mode_train_eval", "mode", "",
+          "expected: train and eval steps are two graphs, each compiled once; nothing to fix (keep each behind a "
+          "step function of its own so they stay apart)"),
     _rule("fallback", "*", "",
           "what differs here ({kind}) changes between steps: check which Python value or tensor sets it, and keep it "
           "the same on every step"),
@@ -317,3 +320,10 @@ RULES: tuple[FixRule, ...] = (
 
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
+
+EXPECTED = frozenset((
+    "setup_once", "eager_op", "shape_buckets", "inputs_made_before_loop", "inputs_user_warmup",
+    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "outputs_library_warmup",
+    "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval"))
+"""Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
+unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlodiff.diff.model import Cause
+from hlodiff.diff.fixes import FixContext, set_fix
 from hlodiff.explain.locate import outputs_added_removed
 from hlodiff.hlo.model import SourceFrame
 
@@ -92,7 +93,6 @@ def mode_cause(switch: ModeSwitch) -> Cause:
     else:
         summary = "a training step after eval steps (model.train()): " + " and ".join(gone) + " appear"
     cause = Cause("mode", summary, [switch.call] if switch.call is not None else [])
-    cause.fix = ("expected: train and eval steps are two graphs, each compiled once; nothing to fix (give each its "
-                 "own sync line or compiled function to keep them apart)")
+    set_fix(cause, FixContext())  # the table's mode row
     cause.fix_is_final = True
     return cause

@@ -1,7 +1,9 @@
 """Which recompilations of a run were unexpected: what ``explain-recompile``'s exit status says.
 
 A run that warms up (the first steps differ, then one graph for good), sets up (graphs that each ran once
-before the training loop) or runs JAX operations outside jit compiles more than once and is still healthy; a CI
+before the training loop), runs JAX operations outside jit, or whose recompilations the fix rules call expected
+(inputs already on a few buckets, train and eval steps, a library's first step) compiles more than once and is
+still healthy; a CI
 gate on the exit status must pass it. ``--warmup N`` states the warm-up the way the pytest plugin's
 ``hlo_stable(warmup=N)`` does, in steps: then a recompilation in the first N steps is expected and one after
 them is not, whatever its pattern (setup and eager ops excepted: they are not steps of the loop).
@@ -9,6 +11,7 @@ them is not, whatever its pattern (setup and eager ops excepted: they are not st
 
 from __future__ import annotations
 
+from hlodiff.diff.fix_rules import EXPECTED as EXPECTED_FIXES
 from hlodiff.explain.patterns import pattern_names
 from hlodiff.explain.recompile import Recompilation, RunExplanation
 from hlodiff.explain.steps import graph_steps
@@ -23,10 +26,18 @@ def unexpected(explanation: RunExplanation, warmup: int | None = None) -> list[R
     """The recompilations that are not warm-up, setup or eager ops (``warmup``: the first N steps are warm-up)."""
     kinds = pattern_names(explanation)
     if warmup is None:
-        return [r for r in explanation.recompilations if kinds.get(id(r.family)) not in EXPECTED]
+        return [r for r in explanation.recompilations
+                if kinds.get(id(r.family)) not in EXPECTED and not _expected_by_its_fix(r)]
     steps = graph_steps(explanation.graphs, explanation.families)
     return [r for r in explanation.recompilations
             if kinds.get(id(r.family)) not in EXPECTED_WITH_WARMUP and steps.get(r.graph.ref, 0) >= warmup]
+
+
+def _expected_by_its_fix(r: Recompilation) -> bool:
+    """The recompilation's root cause got a fix row that calls it expected (one graph per bucket, a library's
+    first step, train vs eval: :data:`hlodiff.diff.fix_rules.EXPECTED`): the headline says nothing to fix, and the
+    exit status agrees."""
+    return bool(r.causes) and r.causes[0].fix_rule in EXPECTED_FIXES
 
 
 def exit_status(explanation: RunExplanation, warmup: int | None = None) -> int:
