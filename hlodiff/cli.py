@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from hlodiff import __version__
-from hlodiff.errors import HlodiffError, InputWarning, printable, shown
+from hlodiff.errors import HlodiffError, InputWarning, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")

@@ -10,10 +10,9 @@ import re
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from helpers import FIXTURES
-from hlodiff.cli import main
+from test_cost import cost_json, run
 from hlodiff.cost.torch_xla_memory import ROUNDING_BYTES, gb_to_bytes, memory_of
 from hlodiff.dumps.debug_log import parse_debug_log
 from hlodiff.hlo.shapes import byte_size_of
@@ -24,14 +23,6 @@ RUNS = [FSDP / "plain", FSDP / "patched", *(PIPELINE / v for v in ("mb1", "mb2",
 DEBUG_LOG_RUN = FIXTURES / "torch_xla" / "debug_log_run"
 
 
-def run(*args: str):
-    return CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-
-
-def cost_json(*args: str) -> dict:
-    result = run("cost", *args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
 
 
 def xla_reports(folder) -> list[dict]:

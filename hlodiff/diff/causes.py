@@ -133,10 +133,16 @@ def _extended_outputs(cd: ComputationDiff, louts: list[str], routs: list[str], r
 
 def _depends_on(cc, start: str, target: str, limit: int = 10_000) -> bool:
     """Whether ``start`` is computed from ``target`` (bounded walk over operands)."""
-    stack, seen = [start], set()
+    return computed_from(cc, [start], {target}, limit)
+
+
+def computed_from(cc, starts, targets: set[str], limit: int = 10_000) -> bool:
+    """Whether one of ``starts`` is computed from one of ``targets``: a walk over operands, bounded to ``limit``
+    instructions (a 35K-instruction graph must not be walked whole for one question)."""
+    stack, seen = list(starts), set()
     while stack and len(seen) < limit:
         node = stack.pop()
-        if node == target:
+        if node in targets:
             return True
         if node in seen:
             continue

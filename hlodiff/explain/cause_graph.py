@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from hlodiff.diff.causes import computed_from
 from hlodiff.diff.model import Cause
 
 GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
@@ -109,16 +110,7 @@ class Evidence:
         cc = self.right
         if cc is None or not users or not inputs:
             return False
-        stack, seen = [u for u in users if u in cc.insts], set()
-        while stack and len(seen) < 20_000:
-            node = stack.pop()
-            if node in inputs:
-                return True
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.extend(cc.operands.get(node, ()))
-        return False
+        return computed_from(cc, [u for u in users if u in cc.insts], inputs, limit=20_000)
 
 
 # -- facts the rules read ----------------------------------------------------------------------------------------

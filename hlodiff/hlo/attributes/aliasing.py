@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
 from hlodiff.hlo.scan import group_end
 from hlodiff.hlo.attributes.cursor import Cursor

@@ -8,7 +8,7 @@ from math import prod
 
 from hlodiff.hlo.attributes.cursor import Cursor
 from hlodiff.hlo.attributes.metadata import Metadata, metadata_list_at
-from hlodiff.hlo.attributes.scalars import INT_RE, MAX_DEVICES, T, fail, short
+from hlodiff.hlo.attributes.scalars import INT_RE, MAX_DEVICES, fail, short
 
 
 def iota_devices(reshape: tuple[int, ...] | list[int], perm: tuple[int, ...] | list[int]) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hlodiff.render.story import AFTER_THE_STORY
 from hlodiff.render.html.extras_view import cost_delta_section, cost_section, ranks_section
 from hlodiff.render.html.page import esc, page
-from hlodiff.render.html.recompile_view import Pair, causes_html, graphs_html, recompilation_section
+from hlodiff.render.html.recompile_view import Pair, causes_html, graphs_html
 from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
 from hlodiff.render.html.source import SourceLines
 from hlodiff.render.write import Inputs, write_text

@@ -32,7 +32,6 @@ def cost_section(cost_doc: dict | None) -> str:
             f"{human_bytes(c.get('bytes_per_step'))}/step"
             + (f" at {c['location'].get('file', '')}:{c['location'].get('line', '')}"
                if isinstance(c.get("location"), dict) else "") for c in loops)
-        peak = g.get("peak_bytes")
         seconds = g.get("compile_seconds")
         rows.append(
             f"<tr><td>{esc(g.get('ref'))}</td>"
