@@ -10,7 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conftest import CORPUS
+from conftest import CORPUS, need_shared
 from hlodiff.cli import main
 from hlodiff.hlo import library_modules
 from hlodiff.hlo.model import SourceFrame
@@ -82,8 +82,7 @@ LIBRARY_FOLDERS = ("/pytorch/torch/", "/torch_xla/", "site-packages/", "/transfo
 
 @pytest.mark.parametrize("left,right", NEURON_PAIRS, ids=lambda name: name)
 def test_neuron_pairs_name_only_the_programs_own_files(left, right):
-    if not NEURON.is_dir():
-        pytest.skip(f"shared neuron corpus not found at {NEURON}")
+    need_shared(NEURON)
     result = CliRunner().invoke(main, ["compare", str(NEURON / f"{left}.hlo"), str(NEURON / f"{right}.hlo"), "--json"])
     assert result.exit_code == 1, result.output
     located: set[str] = set()
