@@ -298,8 +298,8 @@ def _creation_sides(cause: Cause) -> str | None:
         if any(f.is_library for _, f in sides):
             return None
         if len(sides) == 2 and sides[0][1] != sides[1][1]:
-            return ", ".join(f"{t} at {_short(f)}" for t, f in sides)
-        return f"at {_short(sides[0][1])}"
+            return ", ".join(f"{t} at {f.short()}" for t, f in sides)
+        return f"at {sides[0][1].short()}"
     return None
 
 
@@ -311,7 +311,7 @@ def _user_made_inputs(cause: Cause) -> str:
             mine = [f for f in change.right.frames if not f.is_library]
             if len(mine) != len(change.right.frames) or not mine:
                 return ""
-            lines.append(_short(mine[0]))
+            lines.append(mine[0].short())
     return ", ".join(dict.fromkeys(lines))
 
 
@@ -334,11 +334,6 @@ def package_path(file: str) -> str:
         if marker in path:
             return path.rsplit(marker, 1)[1]
     return "/".join(path.rsplit("/", 3)[-3:])
-
-
-def _short(frame) -> str:
-    name = frame.file.replace("\\", "/").rsplit("/", 1)[-1]
-    return name if frame.line is None else f"{name}:{frame.line}"
 
 
 def _leading_dim_shrank(change: Change) -> bool:

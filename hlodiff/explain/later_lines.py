@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.explain.locate import has_source_metadata
 
 
 def borrow_later_reports(graphs: Sequence, reports: dict) -> dict:
@@ -45,9 +46,7 @@ def lineless_hits(graphs: Sequence) -> set[tuple[str, int]]:
 
 
 def _has_lines(graph) -> bool:
-    cm = graph._canonical
-    return cm is None or any("source_file=" in meta for _, inst in cm.module.instructions()
-                             if (meta := inst.attrs.get("metadata")))
+    return graph._canonical is None or has_source_metadata(graph)  # unread: nothing to borrow for
 
 
 def _report_of(record, reports: dict):

@@ -163,7 +163,7 @@ def because_text(because: Because | None) -> str:
     if because is None:
         return ""
     where = because.location
-    at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where and where.line is not None else ""
+    at = f" at {where.short()}" if where and where.line is not None else ""
     return f" ({because.kind}{at})"
 
 

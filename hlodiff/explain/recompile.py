@@ -337,7 +337,7 @@ def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: Compilatio
 
 def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
     trigger = cut.trigger
-    where = f" at {trigger.file.rsplit('/', 1)[-1]}:{trigger.line}" if trigger and trigger.line else ""
+    where = f" at {trigger.short()}" if trigger and trigger.line else ""
     reason = cut_reason(cut, compiled)
     return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
                             f"because {cut_words(reason)}): values it already computed are inputs or missing here",

@@ -148,6 +148,11 @@ class SourceFrame:
             file = posixpath.normpath(file)
         return file if self.line is None else f"{file}:{self.line}"
 
+    def short(self) -> str:
+        """``train.py:12``: the file's name and the line (the name alone without a line), for one-line summaries."""
+        name = self.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return name if self.line is None else f"{name}:{self.line}"
+
     @property
     def is_library(self) -> bool:
         """A frame of installed code (torch, torch_xla, JAX, the stdlib, any installed package): secondary to the

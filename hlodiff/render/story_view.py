@@ -20,18 +20,9 @@ def alike_text(similarity: float, equal: bool) -> str:
     return f"{similarity:.0%} alike"
 
 
-def short(frame) -> str:
-    if frame is None:
-        return ""
-    name = frame.file.replace("\\", "/").rsplit("/", 1)[-1] if not isinstance(frame, dict) else \
-        str(frame.get("file") or "").replace("\\", "/").rsplit("/", 1)[-1]
-    line = frame.line if not isinstance(frame, dict) else frame.get("line")
-    return f"{name}:{line}" if line is not None else name
-
-
 def story_sentence(story: Story) -> str:
     """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``."""
-    where = f" at {short(story.location)}" if story.location is not None else ""
+    where = f" at {story.location.short()}" if story.location is not None else ""
     n = len(story.recompilations)
     values = ", ".join(story.values)
     if story.trend is not None:
