@@ -26,6 +26,7 @@ from hlodiff.graph.canonical import (
     side_effect_roots,
     topological_order,
 )
+from hlodiff.accel import native
 from hlodiff.graph.passes import ORDER
 from hlodiff.graph.passes.parameter_order import canonical_ids
 from hlodiff.errors import HloParseError
@@ -99,6 +100,7 @@ def _shape_label(options: Normalization, by_id: dict[int, str]):
         if not options.layouts:
             by_id[id(shape)] = text
         return text
+    text_of.by_id = by_id  # the accelerator looks plain shapes up itself
     return text_of
 
 
@@ -150,11 +152,39 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     from ``add(p0, p0)``.
     """
     labels, anon, hashes = cc.labels, cc.anon, cc.hashes
-    insts, operands = cc.insts, cc.operands
     order = topological_order(cc)
-    blake2b = hashlib.blake2b
     # Most instructions carry no attribute but metadata: their label is built inline (the same text _label makes).
     plain = cm.options.names and cm.options.metadata
+    if native is not None:
+        native.anon_hashes(order, cc.insts, cc.operands, plain, functools.partial(_label, cm, shape_text=shape_text),
+                           shape_text, shape_text.by_id, labels, anon)
+    else:
+        _anon_hashes(cm, cc, order, plain, shape_text)
+    if cc is cm.entry:
+        cc.param_ids = canonical_ids(cc)
+    else:  # callers pass operands by position: a called computation's parameter numbers are meaning
+        cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
+    if native is not None:
+        native.exact_hashes(order, labels, cc.operands, cc.param_ids, hashes)
+    else:
+        _exact_hashes(cc, order)
+    parts = [hashes[cc.root]]
+    parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
+    if not cm.options.parameter_order and cc is cm.entry:
+        parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
+    # What the root does not reach still counts when it has a side effect (a print's target, an outfeed), and
+    # everything does when dead code is kept. Most computations have neither: no second walk for them.
+    kept = cc.insts if not cm.options.dead_code else side_effect_roots(cc)
+    if kept:
+        live = live_nodes(cc)
+        parts.extend(sorted(hashes[n] for n in kept if n not in live))
+    cm.computation_hashes[cc.name] = _digest(";".join(parts))
+
+
+def _anon_hashes(cm: CanonicalModule, cc: CanonicalComputation, order: list[str], plain: bool, shape_text) -> None:
+    """Labels and anonymous hashes in operand-first order (the reference for ``_accel.anon_hashes``)."""
+    labels, anon, insts, operands = cc.labels, cc.anon, cc.insts, cc.operands
+    blake2b = hashlib.blake2b
     for name in order:
         inst = insts[name]
         attrs = inst.attrs
@@ -171,11 +201,13 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
         if ops:  # map, not a list comprehension: no function frame per node (Python 3.11)
             text = text + "(" + ",".join(map(anon.__getitem__, ops)) + ")"
         anon[name] = blake2b(text.encode(), digest_size=8).hexdigest()
-    if cc is cm.entry:
-        cc.param_ids = canonical_ids(cc)
-    else:  # callers pass operands by position: a called computation's parameter numbers are meaning
-        cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
-    param_ids = cc.param_ids
+
+
+def _exact_hashes(cc: CanonicalComputation, order: list[str]) -> None:
+    """Exact hashes: labels, canonical parameter numbers and operands' exact hashes (the reference for
+    ``_accel.exact_hashes``)."""
+    labels, hashes, operands, param_ids = cc.labels, cc.hashes, cc.operands, cc.param_ids
+    blake2b = hashlib.blake2b
     for name in order:
         text = labels[name]
         if name in param_ids:
@@ -184,18 +216,6 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
         if ops:
             text += "(" + ",".join(map(hashes.__getitem__, ops)) + ")"
         hashes[name] = blake2b(text.encode(), digest_size=12).hexdigest()
-    parts = [hashes[cc.root]]
-    parts.extend(sorted(f"{labels[p]}|#{cc.param_ids[p]}" for p in cc.parameters()))
-    if not cm.options.parameter_order and cc is cm.entry:
-        parts.append(",".join(sorted(f"{cc.param_ids[p]}={cc.insts[p].parameter_number}" for p in cc.parameters())))
-    # What the root does not reach still counts when it has a side effect (a print's target, an outfeed), and
-    # everything does when dead code is kept. Most computations have neither: no second walk for them.
-    kept = cc.insts if not cm.options.dead_code else side_effect_roots(cc)
-    if kept:
-        live = live_nodes(cc)
-        parts.extend(sorted(hashes[n] for n in kept if n not in live))
-    cm.computation_hashes[cc.name] = _digest(";".join(parts))
-
 
 def normalized_text(cm: CanonicalModule) -> str:
     """Readable text of the normalized module: canonical names, no metadata, callees first.

@@ -15,6 +15,7 @@ import os
 import re
 
 from hlodiff import _progress
+from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
@@ -319,6 +320,9 @@ class _Parser:
     def _parse_body(self, comp: Computation) -> None:
         self.typed_refs = {}
         while True:
+            if native is not None:  # the common lines in C; it stops at the first line it leaves to this parser
+                self.i = native.parse_lines(self.lines, self.i, self.first_line, self.typed_refs, _shape_cache,
+                                            Instruction, comp.instructions)
             stripped = self._next_meaningful()
             if stripped is None:
                 raise self.error(f"computation {comp.name!r} is not closed with '}}' (file cut off?)",

@@ -1,0 +1,814 @@
+/* hlodiff._accel: the optional compiled accelerator for the per-instruction hot loops.
+ *
+ * Everything here has a pure-Python twin that is the reference (hlodiff/graph/fingerprint.py,
+ * hlodiff/hlo/parser.py); hlodiff.accel picks this module when it was built and HLODIFF_PURE_PYTHON is not set.
+ * The functions return exactly what the Python code computes (tests/test_accel.py checks both ways on the
+ * corpus), and hand anything unusual back to the Python code instead of deciding it here.
+ *
+ * BLAKE2b is written from RFC 7693 (unkeyed, digest of 1-64 bytes), so that node hashes match hashlib's
+ * blake2b(..., digest_size=N).hexdigest() byte for byte: they are stored in users' snapshot files.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------------------
+ * BLAKE2b (RFC 7693)
+ */
+
+static const uint64_t B2B_IV[8] = {
+    0x6A09E667F3BCC908ULL, 0xBB67AE8584CAA73BULL, 0x3C6EF372FE94F82BULL, 0xA54FF53A5F1D36F1ULL,
+    0x510E527FADE682D1ULL, 0x9B05688C2B3E6C1FULL, 0x1F83D9ABFB41BD6BULL, 0x5BE0CD19137E2179ULL,
+};
+
+static const uint8_t B2B_SIGMA[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
+    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
+    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
+    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
+    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+};
+
+static inline uint64_t rotr64(uint64_t x, unsigned n) { return (x >> n) | (x << (64 - n)); }
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+#define B2B_G(a, b, c, d, x, y)         \
+    do {                                \
+        v[a] = v[a] + v[b] + (x);       \
+        v[d] = rotr64(v[d] ^ v[a], 32); \
+        v[c] = v[c] + v[d];             \
+        v[b] = rotr64(v[b] ^ v[c], 24); \
+        v[a] = v[a] + v[b] + (y);       \
+        v[d] = rotr64(v[d] ^ v[a], 16); \
+        v[c] = v[c] + v[d];             \
+        v[b] = rotr64(v[b] ^ v[c], 63); \
+    } while (0)
+
+static void b2b_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, int last) {
+    uint64_t v[16], m[16];
+    for (int i = 0; i < 8; i++) {
+        v[i] = h[i];
+        v[i + 8] = B2B_IV[i];
+    }
+    v[12] ^= t; /* messages here are far below 2^64 bytes: the high counter word stays 0 */
+    if (last) v[14] = ~v[14];
+    for (int i = 0; i < 16; i++) m[i] = load64(block + 8 * i);
+    for (int r = 0; r < 12; r++) {
+        const uint8_t *s = B2B_SIGMA[r];
+        B2B_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        B2B_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        B2B_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        B2B_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        B2B_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        B2B_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        B2B_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        B2B_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/* The hex digest (2 * outlen characters) of data, as hashlib.blake2b(data, digest_size=outlen).hexdigest(). */
+static void blake2b_hex(const uint8_t *data, size_t len, int outlen, char *hex) {
+    uint64_t h[8];
+    uint8_t block[128];
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 8; i++) h[i] = B2B_IV[i];
+    h[0] ^= 0x01010000ULL ^ (uint64_t)outlen;
+    uint64_t t = 0;
+    while (len > 128) {
+        t += 128;
+        b2b_compress(h, data, t, 0);
+        data += 128;
+        len -= 128;
+    }
+    memset(block, 0, sizeof block);
+    memcpy(block, data, len);
+    t += len;
+    b2b_compress(h, block, t, 1);
+    for (int i = 0; i < outlen; i++) {
+        uint8_t byte = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
+        hex[2 * i] = digits[byte >> 4];
+        hex[2 * i + 1] = digits[byte & 15];
+    }
+}
+
+static PyObject *hex_str(const char *hex, Py_ssize_t n) {
+    PyObject *s = PyUnicode_New(n, 127);
+    if (s == NULL) return NULL;
+    memcpy(PyUnicode_DATA(s), hex, (size_t)n);
+    return s;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * A growable byte buffer for the text that is hashed.
+ */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    char stack[4096];
+} Buf;
+
+static void buf_init(Buf *b) {
+    b->data = b->stack;
+    b->len = 0;
+    b->cap = sizeof b->stack;
+}
+
+static void buf_free(Buf *b) {
+    if (b->data != b->stack) PyMem_Free(b->data);
+}
+
+static int buf_put(Buf *b, const char *s, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap * 2;
+        while (cap < b->len + n) cap *= 2;
+        char *data = PyMem_Malloc(cap);
+        if (data == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(data, b->data, b->len);
+        buf_free(b);
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+static int buf_put_str(Buf *b, PyObject *s) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "expected str");
+        return -1;
+    }
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (u == NULL) return -1;
+    return buf_put(b, u, (size_t)n);
+}
+
+/* "(" + ",".join(table[op] for op in ops) + ")" when ops is not empty. */
+static int buf_put_operands(Buf *b, PyObject *ops, PyObject *table) {
+    PyObject *seq = PySequence_Fast(ops, "operands must be a sequence");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n > 0) {
+        PyObject **items = PySequence_Fast_ITEMS(seq);
+        rc = buf_put(b, "(", 1);
+        for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+            PyObject *h = PyDict_GetItemWithError(table, items[i]);
+            if (h == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, items[i]);
+                rc = -1;
+                break;
+            }
+            if (i && buf_put(b, ",", 1) < 0) rc = -1;
+            if (rc == 0) rc = buf_put_str(b, h);
+        }
+        if (rc == 0) rc = buf_put(b, ")", 1);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Node hashes (hlodiff.graph.fingerprint._hash_computation)
+ */
+
+static PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata;
+
+/* The label of an instruction that carries no attribute but metadata, or NULL with label_fn's result. */
+static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
+                            PyObject *shape_texts) {
+    if (plain) {
+        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        PyObject *trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
+        int simple = 0;
+        if (trunc != NULL) {
+            Py_ssize_t n = PyDict_Check(attrs) ? PyDict_GET_SIZE(attrs) : -1;
+            int no_trunc = PyObject_Not(trunc);
+            simple = no_trunc == 1 &&
+                     (n == 0 || (n == 1 && PyDict_GetItemWithError(attrs, s_metadata) != NULL));
+        }
+        Py_XDECREF(attrs);
+        Py_XDECREF(trunc);
+        if (PyErr_Occurred()) return NULL;
+        if (simple) {
+            PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+            PyObject *shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
+            PyObject *literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
+            PyObject *text = NULL;
+            if (literal != NULL) {
+                /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
+                PyObject *key = PyLong_FromVoidPtr(shape);
+                PyObject *st = key ? PyDict_GetItemWithError(shape_texts, key) : NULL;
+                Py_XINCREF(st);
+                if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
+                Py_XDECREF(key);
+                if (st != NULL) {
+                    if (literal == Py_None)
+                        text = PyUnicode_FromFormat("%U|%U", opcode, st);
+                    else
+                        text = PyUnicode_FromFormat("%U|%U|%U", opcode, st, literal);
+                    Py_DECREF(st);
+                }
+            }
+            Py_XDECREF(opcode);
+            Py_XDECREF(shape);
+            Py_XDECREF(literal);
+            return text;
+        }
+    }
+    return PyObject_CallOneArg(label_fn, inst);
+}
+
+static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
+    char hex[128];
+    blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
+    PyObject *h = hex_str(hex, 2 * size);
+    if (h == NULL) return -1;
+    int rc = PyDict_SetItem(dict, name, h);
+    Py_DECREF(h);
+    return rc;
+}
+
+static PyObject *anon_hashes(PyObject *self, PyObject *args) {
+    PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon;
+    int plain;
+    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
+                          &operands, &plain, &label_fn, &shape_text, &PyDict_Type, &shape_texts, &PyDict_Type,
+                          &labels, &PyDict_Type, &anon))
+        return NULL;
+    Buf b;
+    buf_init(&b);
+    Py_ssize_t n = PyList_GET_SIZE(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *inst = PyDict_GetItemWithError(insts, name);
+        PyObject *ops = inst ? PyDict_GetItemWithError(operands, name) : NULL;
+        if (ops == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts);
+        if (label == NULL) goto fail;
+        int rc = PyDict_SetItem(labels, name, label);
+        b.len = 0;
+        if (rc == 0) rc = buf_put_str(&b, label);
+        Py_DECREF(label);
+        if (rc < 0 || buf_put_operands(&b, ops, anon) < 0 || hash_into(anon, name, &b, 8) < 0) goto fail;
+    }
+    buf_free(&b);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
+static PyObject *exact_hashes(PyObject *self, PyObject *args) {
+    PyObject *order, *labels, *operands, *param_ids, *hashes;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &order, &PyDict_Type, &labels, &PyDict_Type,
+                          &operands, &PyDict_Type, &param_ids, &PyDict_Type, &hashes))
+        return NULL;
+    Buf b;
+    buf_init(&b);
+    Py_ssize_t n = PyList_GET_SIZE(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *label = PyDict_GetItemWithError(labels, name);
+        PyObject *ops = label ? PyDict_GetItemWithError(operands, name) : NULL;
+        if (ops == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        b.len = 0;
+        if (buf_put_str(&b, label) < 0) goto fail;
+        PyObject *pid = PyDict_GetItemWithError(param_ids, name);
+        if (pid != NULL) {
+            PyObject *text = PyObject_Str(pid);
+            int rc = text ? buf_put(&b, "|#", 2) : -1;
+            if (rc == 0) rc = buf_put_str(&b, text);
+            Py_XDECREF(text);
+            if (rc < 0) goto fail;
+        } else if (PyErr_Occurred()) {
+            goto fail;
+        }
+        if (buf_put_operands(&b, ops, hashes) < 0 || hash_into(hashes, name, &b, 12) < 0) goto fail;
+    }
+    buf_free(&b);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
+static PyObject *py_blake2b_hex(PyObject *self, PyObject *args) {
+    const char *data;
+    Py_ssize_t len;
+    int size;
+    if (!PyArg_ParseTuple(args, "y#i", &data, &len, &size)) return NULL;
+    if (size < 1 || size > 64) {
+        PyErr_SetString(PyExc_ValueError, "digest size must be 1..64");
+        return NULL;
+    }
+    char hex[128];
+    blake2b_hex((const uint8_t *)data, (size_t)len, size, hex);
+    return hex_str(hex, 2 * size);
+}
+
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Instruction lines (hlodiff.hlo.parser._Parser._parse_body with _fast_instruction)
+ *
+ * parse_lines reads instruction lines from lines[i] on and appends an Instruction per line to the computation's
+ * list, as the parser's fast path would. It takes only the lines it can read with no doubt: ASCII without control
+ * characters or comments, one statement per line, an array shape already in the parser's shape cache, operands
+ * untyped or typed exactly as their definitions would be written, attribute values of the kinds the fast path's
+ * expressions know. At any other line (and at the '}' that closes the computation) it returns that line's index,
+ * and the Python parser takes the line (with its checks and error messages), then hands back.
+ */
+
+static PyObject *name_cache; /* opcode and attribute-key texts, shared (they recur on every line) */
+
+static inline int is_ws(char c) { return c == ' ' || c == '\t'; }
+static inline int is_lower(char c) { return c >= 'a' && c <= 'z'; }
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int is_name(char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '.' || c == '-'; }
+
+static Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    while (pos < n && is_ws(p[pos])) pos++;
+    return pos;
+}
+
+static PyObject *ascii_str(const char *s, Py_ssize_t n) {
+    PyObject *o = PyUnicode_New(n, 127);
+    if (o == NULL) return NULL;
+    memcpy(PyUnicode_DATA(o), s, (size_t)n);
+    return o;
+}
+
+static PyObject *shared_str(const char *s, Py_ssize_t n) {
+    PyObject *o = ascii_str(s, n);
+    if (o == NULL) return NULL;
+    PyObject *known = PyDict_SetDefault(name_cache, o, o);
+    Py_XINCREF(known);
+    Py_DECREF(o);
+    return known;
+}
+
+/* An array shape "f32[2,3]{1,0}" at pos (the parser's _ARRAY): its end, or -1. */
+static Py_ssize_t array_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int *has_pct) {
+    if (pos >= n || !is_lower(p[pos])) return -1;
+    pos++;
+    while (pos < n && (is_lower(p[pos]) || is_digit(p[pos]))) pos++;
+    if (pos >= n || p[pos] != '[') return -1;
+    pos++;
+    while (pos < n && p[pos] != ']') {
+        if (p[pos] == '%') *has_pct = 1;
+        pos++;
+    }
+    if (pos >= n) return -1;
+    pos++;
+    if (pos < n && p[pos] == '{') {
+        Py_ssize_t q = pos + 1;
+        while (q < n && p[q] != '{' && p[q] != '}') {
+            if (p[q] == '%') *has_pct = 1;
+            q++;
+        }
+        /* A layout counts only when white space follows it (the expression backtracks otherwise, and then the
+           '{' where white space must be fails the line). */
+        if (q < n && p[q] == '}') return q + 1;
+    }
+    return pos;
+}
+
+/* A quoted string at pos (p[pos] == '"'): the offset after its closing quote, or -1. */
+static Py_ssize_t string_end(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    pos++;
+    while (pos < n) {
+        char c = p[pos];
+        if (c == '\\') {
+            if (pos + 1 >= n) return -1;
+            pos += 2;
+            continue;
+        }
+        if (c == '"') return pos + 1;
+        pos++;
+    }
+    return -1;
+}
+
+/* One attribute value (the parser's _VALUE: a string, braces nested up to four deep, an iota list, a bare word
+   with an optional parenthesized tail): its end, or -1. */
+static Py_ssize_t value_end(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    if (pos >= n) return -1;
+    char c = p[pos];
+    if (c == '"') return string_end(p, pos, n);
+    if (c == '{') {
+        int depth = 0;
+        while (pos < n) {
+            c = p[pos];
+            if (c == '{') {
+                if (++depth > 4) return -1;
+            } else if (c == '}') {
+                if (--depth == 0) return pos + 1;
+            } else if (c == '"') {
+                pos = string_end(p, pos, n);
+                if (pos < 0) return -1;
+                continue;
+            }
+            pos++;
+        }
+        return -1;
+    }
+    if (c == '[') { /* iota replica groups: [4,2]<=[8] or [2,4]<=[4,2]T(1,0) */
+        Py_ssize_t q = pos + 1;
+        while (q < n && p[q] != ']') q++;
+        if (q + 3 < n && p[q + 1] == '<' && p[q + 2] == '=' && p[q + 3] == '[') {
+            q += 4;
+            while (q < n && p[q] != ']') q++;
+            if (q < n) {
+                q++;
+                if (q + 1 < n && p[q] == 'T' && p[q + 1] == '(') {
+                    Py_ssize_t r = q + 2;
+                    while (r < n && p[r] != '(' && p[r] != ')') r++;
+                    if (r < n && p[r] == ')') q = r + 1;
+                }
+                return q;
+            }
+        }
+    }
+    Py_ssize_t start = pos;
+    while (pos < n) {
+        c = p[pos];
+        if (c == ',' || is_ws(c) || c == '{' || c == '}' || c == '"' || c == '(' || c == ')') break;
+        pos++;
+    }
+    if (pos == start) return -1;
+    if (pos < n && p[pos] == '(') {
+        Py_ssize_t r = pos + 1;
+        while (r < n && p[r] != '(' && p[r] != ')') r++;
+        if (r < n && p[r] == ')') pos = r + 1;
+    }
+    return pos;
+}
+
+/* ", key=value" pairs from pos to the end of the line into a new dict; NULL with no error set: not for here. */
+static PyObject *read_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    PyObject *attrs = PyDict_New();
+    if (attrs == NULL) return NULL;
+    while (1) {
+        pos = skip_ws(p, pos, n);
+        if (pos >= n) return attrs;
+        if (p[pos] != ',') goto defer;
+        pos = skip_ws(p, pos + 1, n);
+        Py_ssize_t key_start = pos;
+        while (pos < n && is_name(p[pos])) pos++;
+        if (pos == key_start) goto defer;
+        Py_ssize_t key_end = pos;
+        pos = skip_ws(p, pos, n);
+        if (pos >= n || p[pos] != '=') goto defer;
+        pos = skip_ws(p, pos + 1, n);
+        Py_ssize_t end = value_end(p, pos, n);
+        if (end < 0) goto defer;
+        PyObject *key = shared_str(p + key_start, key_end - key_start);
+        if (key == NULL) goto fail;
+        int dup = PyDict_Contains(attrs, key);
+        PyObject *value = dup == 0 ? ascii_str(p + pos, end - pos) : NULL;
+        int rc = value ? PyDict_SetItem(attrs, key, value) : -1;
+        Py_DECREF(key);
+        Py_XDECREF(value);
+        if (dup == 1) goto defer; /* the general path reports it with a position */
+        if (rc < 0) goto fail;
+        pos = end;
+    }
+defer:
+    Py_DECREF(attrs);
+    return NULL;
+fail:
+    Py_DECREF(attrs);
+    return NULL;
+}
+
+/* Untyped operands "%a, %b" (the parser's _UNTYPED_OPERANDS): a tuple of names; NULL with no error: not here. */
+static PyObject *untyped_operands(const char *p, Py_ssize_t pos, Py_ssize_t end) {
+    PyObject *names = PyList_New(0);
+    if (names == NULL) return NULL;
+    while (1) {
+        pos = skip_ws(p, pos, end);
+        if (pos < end && p[pos] == '%') pos++;
+        Py_ssize_t start = pos;
+        while (pos < end && is_name(p[pos])) pos++;
+        if (pos == start) goto defer;
+        PyObject *name = ascii_str(p + start, pos - start);
+        if (name == NULL || PyList_Append(names, name) < 0) {
+            Py_XDECREF(name);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(name);
+        pos = skip_ws(p, pos, end);
+        if (pos >= end) break;
+        if (p[pos] != ',') goto defer;
+        pos++;
+    }
+    PyObject *tuple = PyList_AsTuple(names);
+    Py_DECREF(names);
+    return tuple;
+defer:
+    Py_DECREF(names);
+    return NULL;
+}
+
+/* Typed operands written exactly as their definitions would be ("f32[2]{0} %a, f32[2]{0} %b"), the way torch_xla
+   writes every operand: a tuple of names. NULL with no error set when the list is written any other way (another
+   spacing, a forward reference, another shape): the parser then checks it against the definitions. */
+static PyObject *typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *typed_refs) {
+    PyObject *names = PyList_New(0);
+    if (names == NULL) return NULL;
+    Py_ssize_t body = pos;
+    Buf written;
+    buf_init(&written);
+    while (1) {
+        pos = skip_ws(p, pos, end);
+        int has_pct = 0;
+        Py_ssize_t shape_end = array_end(p, pos, end, &has_pct);
+        if (shape_end < 0 || has_pct || shape_end >= end || !is_ws(p[shape_end])) goto defer;
+        pos = skip_ws(p, shape_end, end);
+        if (pos >= end || p[pos] != '%') goto defer;
+        Py_ssize_t start = ++pos;
+        while (pos < end && is_name(p[pos])) pos++;
+        if (pos == start) goto defer;
+        PyObject *name = ascii_str(p + start, pos - start);
+        if (name == NULL) goto fail;
+        PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
+        int rc = ref ? PyList_Append(names, name) : -1;
+        if (rc == 0 && PyList_GET_SIZE(names) > 1) rc = buf_put(&written, ", ", 2);
+        if (rc == 0) rc = buf_put_str(&written, ref);
+        Py_DECREF(name);
+        if (rc < 0) {
+            if (ref == NULL && !PyErr_Occurred()) goto defer;
+            goto fail;
+        }
+        pos = skip_ws(p, pos, end);
+        if (pos >= end) break;
+        if (p[pos] != ',') goto defer;
+        pos++;
+    }
+    if ((Py_ssize_t)written.len != end - body || memcmp(written.data, p + body, written.len) != 0) goto defer;
+    buf_free(&written);
+    PyObject *tuple = PyList_AsTuple(names);
+    Py_DECREF(names);
+    return tuple;
+defer:
+    buf_free(&written);
+    Py_DECREF(names);
+    return NULL;
+fail:
+    buf_free(&written);
+    Py_DECREF(names);
+    return NULL;
+}
+
+/* " ".join(body.split()) for a body of ASCII without control characters. */
+static PyObject *joined_words(const char *p, Py_ssize_t pos, Py_ssize_t end) {
+    Buf b;
+    buf_init(&b);
+    while (1) {
+        pos = skip_ws(p, pos, end);
+        if (pos >= end) break;
+        Py_ssize_t start = pos;
+        while (pos < end && !is_ws(p[pos])) pos++;
+        if ((b.len && buf_put(&b, " ", 1) < 0) || buf_put(&b, p + start, (size_t)(pos - start)) < 0) {
+            buf_free(&b);
+            return NULL;
+        }
+    }
+    PyObject *s = ascii_str(b.data, (Py_ssize_t)b.len);
+    buf_free(&b);
+    return s;
+}
+
+/* Is the line one the fast path may read: ASCII, no control characters, no comment ("/ *" anywhere, as the
+   parser blanks those even inside strings; "//" outside a string). */
+static int plain_line(PyObject *line) {
+    if (!PyUnicode_IS_ASCII(line)) return 0;
+    const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    int in_string = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char c = p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return 0;
+        if (c == '/' && i + 1 < n && p[i + 1] == '*') return 0;
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '/' && i + 1 < n && p[i + 1] == '/') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One instruction line; NULL with no error set: the Python parser takes this line. */
+static PyObject *read_instruction(PyObject *line, long line_number, PyObject *typed_refs, PyObject *shapes,
+                                  PyObject *inst_type) {
+    const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    Py_ssize_t pos = skip_ws(p, 0, n), col = pos;
+    int root = 0;
+    if (n - pos > 4 && memcmp(p + pos, "ROOT", 4) == 0 && is_ws(p[pos + 4])) {
+        Py_ssize_t q = skip_ws(p, pos + 4, n);
+        if (q >= n || !(p[q] == '%' || is_name(p[q]))) return NULL;
+        root = 1;
+        pos = q;
+    }
+    int pct = pos < n && p[pos] == '%';
+    pos += pct;
+    Py_ssize_t name_start = pos;
+    while (pos < n && is_name(p[pos])) pos++;
+    if (pos == name_start) return NULL;
+    Py_ssize_t name_end = pos;
+    if (!root) col = name_start - pct;
+    pos = skip_ws(p, pos, n);
+    if (pos >= n || p[pos] != '=') return NULL;
+    pos = skip_ws(p, pos + 1, n);
+    Py_ssize_t shape_start = pos;
+    int has_pct = 0;
+    Py_ssize_t shape_end = array_end(p, pos, n, &has_pct);
+    if (shape_end < 0 || shape_end >= n || !is_ws(p[shape_end])) return NULL;
+    pos = skip_ws(p, shape_end, n);
+    Py_ssize_t op_start = pos;
+    if (pos >= n || !is_alpha(p[pos])) return NULL;
+    pos++;
+    while (pos < n && (is_alpha(p[pos]) || is_digit(p[pos]) || p[pos] == '_' || p[pos] == '-')) pos++;
+    Py_ssize_t op_end = pos;
+    if (pos >= n || p[pos] != '(') return NULL;
+    Py_ssize_t body = ++pos;
+    int depth = 0;
+    while (pos < n) { /* operands nest at most two levels of parentheses, as the fast expression allows */
+        if (p[pos] == '(') {
+            if (++depth > 2) return NULL;
+        } else if (p[pos] == ')') {
+            if (depth == 0) break;
+            depth--;
+        }
+        pos++;
+    }
+    if (pos >= n) return NULL;
+    Py_ssize_t body_end = pos, end = pos + 1;
+
+    PyObject *name = NULL, *shape_text = NULL, *opcode = NULL, *operands = NULL, *attrs = NULL, *literal = NULL;
+    PyObject *param = NULL, *ref = NULL, *result = NULL;
+    shape_text = ascii_str(p + shape_start, shape_end - shape_start);
+    if (shape_text == NULL) goto done;
+    PyObject *shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
+    if (shape == NULL) goto done; /* a shape not seen yet: the parser reads it (and caches it) */
+    name = ascii_str(p + name_start, name_end - name_start);
+    opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
+    if (opcode == NULL) goto done;
+    ref = PyUnicode_FromFormat("%U %%%U", shape_text, name);
+    if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
+
+    Py_ssize_t op_len = op_end - op_start;
+    if (op_len == 8 && memcmp(p + op_start, "constant", 8) == 0) {
+        literal = joined_words(p, body, body_end);
+        if (literal == NULL) goto done;
+    } else if (op_len == 9 && memcmp(p + op_start, "parameter", 9) == 0) {
+        Py_ssize_t a = skip_ws(p, body, body_end), b = body_end;
+        while (b > a && is_ws(p[b - 1])) b--;
+        if (b == a || b - a > 18) goto done;
+        long long number = 0;
+        for (Py_ssize_t k = a; k < b; k++) {
+            if (!is_digit(p[k])) goto done;
+            number = number * 10 + (p[k] - '0');
+        }
+        param = PyLong_FromLongLong(number);
+        if (param == NULL) goto done;
+    } else {
+        int typed = 0, blank = 1;
+        for (Py_ssize_t k = body; k < body_end; k++) {
+            if (p[k] == '[' || p[k] == '(') typed = 1;
+            if (!is_ws(p[k])) blank = 0;
+        }
+        if (blank)
+            operands = PyTuple_New(0);
+        else if (!typed)
+            operands = untyped_operands(p, body, body_end);
+        else
+            operands = typed_operands(p, body, body_end, typed_refs);
+        if (operands == NULL) goto done;
+    }
+    attrs = end < n ? read_attributes(p, end, n) : PyDict_New();
+    if (attrs == NULL) goto done;
+    if (operands == NULL) {
+        operands = PyTuple_New(0);
+        if (operands == NULL) goto done;
+    }
+    PyObject *line_no = PyLong_FromLong(line_number), *col_no = PyLong_FromSsize_t(col + 1);
+    if (line_no && col_no) {
+        PyObject *args[11] = {name, shape, opcode, operands, attrs, root ? Py_True : Py_False,
+                              literal ? literal : Py_None, param ? param : Py_None, NULL, line_no, col_no};
+        args[8] = PyLong_FromLong(0);
+        if (args[8] != NULL) {
+            result = PyObject_Vectorcall(inst_type, args, 11, NULL);
+            Py_DECREF(args[8]);
+        }
+    }
+    Py_XDECREF(line_no);
+    Py_XDECREF(col_no);
+done:
+    Py_XDECREF(shape_text);
+    Py_XDECREF(name);
+    Py_XDECREF(opcode);
+    Py_XDECREF(operands);
+    Py_XDECREF(attrs);
+    Py_XDECREF(literal);
+    Py_XDECREF(param);
+    Py_XDECREF(ref);
+    return result;
+}
+
+static PyObject *parse_lines(PyObject *self, PyObject *args) {
+    PyObject *lines, *typed_refs, *shapes, *inst_type, *out;
+    Py_ssize_t i;
+    long first_line;
+    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!", &PyList_Type, &lines, &i, &first_line, &PyDict_Type, &typed_refs,
+                          &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(lines);
+    for (; i < n; i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        if (!PyUnicode_Check(line) || !plain_line(line)) break;
+        const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(line), pos = skip_ws(p, 0, len);
+        if (pos == len) continue; /* blank */
+        if (p[pos] == '/' || p[pos] == '}') break; /* a comment line, or the computation's end: the parser's */
+        Py_ssize_t last = len;
+        while (last > 0 && is_ws(p[last - 1])) last--;
+        if (p[last - 1] == ',' || p[last - 1] == '=' || p[last - 1] == '{') break; /* continues, or a header */
+        PyObject *inst = read_instruction(line, first_line + (long)i, typed_refs, shapes, inst_type);
+        if (inst == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            break;
+        }
+        int rc = PyList_Append(out, inst);
+        Py_DECREF(inst);
+        if (rc < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Module
+ */
+
+static PyMethodDef methods[] = {
+    {"blake2b_hex", py_blake2b_hex, METH_VARARGS,
+     "blake2b_hex(data, size) -> hashlib.blake2b(data, digest_size=size).hexdigest()"},
+    {"anon_hashes", anon_hashes, METH_VARARGS,
+     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon): fill labels and "
+     "anonymous hashes in order, as fingerprint._hash_computation's first loop does"},
+    {"exact_hashes", exact_hashes, METH_VARARGS,
+     "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
+     "fingerprint._hash_computation's second loop does"},
+    {"parse_lines", parse_lines, METH_VARARGS,
+     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out) -> the index of the first line it "
+     "left to the Python parser; instructions read are appended to out"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "hlodiff._accel", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__accel(void) {
+    s_opcode = PyUnicode_InternFromString("opcode");
+    s_shape = PyUnicode_InternFromString("shape");
+    s_literal = PyUnicode_InternFromString("literal");
+    s_attrs = PyUnicode_InternFromString("attrs");
+    s_truncated = PyUnicode_InternFromString("truncated_operands");
+    s_metadata = PyUnicode_InternFromString("metadata");
+    name_cache = PyDict_New();
+    if (!s_opcode || !s_shape || !s_literal || !s_attrs || !s_truncated || !s_metadata || !name_cache) return NULL;
+    return PyModule_Create(&moduledef);
+}

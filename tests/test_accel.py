@@ -1,0 +1,188 @@
+"""The compiled accelerator (hlodiff/_accel.c) gives what the pure-Python code gives, on every real file.
+
+Each test reads or hashes the same input twice, once with the accelerator and once with it switched off (the
+modules' ``native`` set to ``None``, what ``HLODIFF_PURE_PYTHON=1`` or an install without a compiler gives), and
+compares everything a user could see: instructions field by field with their lines and columns, the errors with
+their positions, labels, node hashes, fingerprints and normalized texts. The oracle is the Python code, which the
+rest of the suite checks against XLA's verdicts and real runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT, SHARED, need_shared, shared_params
+from hlodiff import accel
+from hlodiff.errors import HloParseError
+from hlodiff.graph import canonicalize
+from hlodiff.graph.fingerprint import normalized_text
+from hlodiff.hlo import parse_module
+from hlodiff.hlo.shapes import _cache as shape_cache
+
+native = accel.native
+parser_module = importlib.import_module("hlodiff.hlo.parser")
+fingerprint_module = importlib.import_module("hlodiff.graph.fingerprint")
+needs_native = pytest.mark.skipif(native is None, reason="the accelerator was not built (no C compiler at install)")
+CORPUS_ROOT = SHARED / "corpus"
+
+
+def _corpus() -> list:
+    files = []
+    for sub in ("hlo", "wild", "neuron", "xla_parser/valid", "xla_parser/invalid"):
+        folder = CORPUS_ROOT / sub
+        if folder.is_dir():
+            files += sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in (".md", ".tsv", ".pb"))
+    return files
+
+
+def _fixture_texts() -> list:
+    texts = sorted(FIXTURES.glob("torch_xla/*/graphs.hlo.0")) + sorted(FIXTURES.glob("big/*.hlo.gz"))
+    return texts + sorted(FIXTURES.glob("jax/*/dump/*.txt"))[:200]
+
+
+def _read(path) -> str:
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _outcome(text: str, path: str, use_native: bool, monkeypatch) -> tuple:
+    """Everything parsing and canonicalizing ``text`` shows, with the accelerator on or off."""
+    monkeypatch.setattr(parser_module, "native", native if use_native else None)
+    monkeypatch.setattr(fingerprint_module, "native", native if use_native else None)
+    shape_cache.clear()  # each side finds its shapes from scratch (the fast path reads only cached shapes)
+    try:
+        module = parse_module(text, path=path)
+    except HloParseError as e:
+        return ("error", str(e), e.line, e.col)
+    insts = [(c.name, [(i.name, i.shape, i.opcode, i.operands, list(i.attrs.items()), i.is_root, i.literal,
+                        i.parameter_number, i.truncated_operands, i.line, i.col) for i in c.instructions])
+             for c in module.computations]
+    try:
+        cm = canonicalize(module)
+    except HloParseError as e:
+        return ("parsed", insts, "canonicalize error", str(e))
+    hashes = {name: (cc.labels, cc.anon, cc.hashes) for name, cc in cm.computations.items()}
+    return ("parsed", insts, cm.fingerprint, hashes, normalized_text(cm))
+
+
+@needs_native
+@pytest.mark.parametrize("path", shared_params(_corpus(), CORPUS_ROOT), ids=lambda p: getattr(p, "name", None))
+def test_corpus_file_reads_the_same_both_ways(path, monkeypatch):
+    text = _read(need_shared(path))
+    assert _outcome(text, str(path), True, monkeypatch) == _outcome(text, str(path), False, monkeypatch)
+
+
+@needs_native
+@pytest.mark.parametrize("path", _fixture_texts(), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_dump_reads_the_same_both_ways(path, monkeypatch):
+    text = _read(path)
+    assert _outcome(text, str(path), True, monkeypatch) == _outcome(text, str(path), False, monkeypatch)
+
+
+# Lines the fast path must leave to the Python parser, each next to the common line it follows. Small modules
+# written for one rule each; the outcome (instructions or error, with positions) must not depend on the path.
+_LINES = {
+    "typed operands": '  %add.3 = f32[2]{0} add(f32[2]{0} %a.1, f32[2]{0} %b.2), metadata={op_type="aten__add"}',
+    "other spacing": "  %add.3 = f32[2]{0} add(f32[2]{0}  %a.1, f32[2]{0} %b.2)",
+    "declared shape differs": "  %add.3 = f32[2]{0} add(f32[3]{0} %a.1, f32[2]{0} %b.2)",
+    "forward reference": "  %add.3 = f32[2]{0} add(f32[2]{0} %a.1, f32[2]{0} %later.9)",
+    "untyped": "  %add.3 = f32[2]{0} add(%a.1, b.2), sharding={replicated}",
+    "comment": "  %add.3 = f32[2]{0} add(%a.1, %b.2) /* a comment */",
+    "line comment": "  %add.3 = f32[2]{0} add(%a.1, %b.2) // a comment",
+    "slashes in a string": '  %add.3 = f32[2]{0} add(%a.1, %b.2), metadata={source_file="/home/user/t.py" source_line=3}',
+    "non-ASCII": '  %add.3 = f32[2]{0} add(%a.1, %b.2), metadata={source_file="/home/usér/t.py"}',
+    "duplicate attribute": "  %add.3 = f32[2]{0} add(%a.1, %b.2), sharding={replicated}, sharding={maximal device=0}",
+    "unknown attribute value": "  %add.3 = f32[2]{0} add(%a.1, %b.2), sharding=<<x>>",
+    "iota groups": "  %ar.3 = f32[2]{0} all-reduce(%a.1), replica_groups=[2,1]<=[2], to_apply=%sum",
+    "tuple shape": "  %t.3 = (f32[2]{0}, f32[2]{0}) tuple(%a.1, %b.2)",
+    "unseen shape": "  %c.3 = f32[7,7]{1,0} broadcast(%a.1), dimensions={}",
+    "parameter with spaces": "  %p.3 = f32[2]{0} parameter( 2 )",
+    "parameter not a number": "  %p.3 = f32[2]{0} parameter(x)",
+    "constant": "  %c.3 = f32[2]{0} constant({1,   2})",
+    "three nested parentheses": "  %c.3 = f32[2]{0} custom-call(%a.1), custom_call_target=\"f(g(h(x)))\"",
+    "tab": "\t%add.3 = f32[2]{0}\tadd(%a.1, %b.2)",
+    "form feed": "  %add.3 = f32[2]{0} add(%a.1,\f%b.2)",
+    "ROOT named ROOT": "  ROOT = f32[2]{0} add(%a.1, %b.2)",
+}
+
+
+def _module_with(line: str) -> str:
+    return "\n".join([
+        "HloModule m",
+        "",
+        "%sum (x: f32[], y: f32[]) -> f32[] {",
+        "  %x = f32[] parameter(0)",
+        "  %y = f32[] parameter(1)",
+        "  ROOT %s = f32[] add(f32[] %x, f32[] %y)",
+        "}",
+        "",
+        "ENTRY %main (a.1: f32[2], b.2: f32[2]) -> f32[2] {",
+        "  %a.1 = f32[2]{0} parameter(0)",
+        "  %b.2 = f32[2]{0} parameter(1)",
+        "  %later.9 = f32[2]{0} negate(f32[2]{0} %a.1)",
+        line,
+        "  ROOT %out.4 = f32[2]{0} add(f32[2]{0} %a.1, f32[2]{0} %b.2)",
+        "}",
+        "",
+    ])
+
+
+@needs_native
+@pytest.mark.parametrize("line", list(_LINES.values()), ids=list(_LINES))
+def test_odd_line_reads_the_same_both_ways(line, monkeypatch):
+    text = _module_with(line)
+    assert _outcome(text, "m.hlo", True, monkeypatch) == _outcome(text, "m.hlo", False, monkeypatch)
+
+
+@needs_native
+def test_fast_path_reads_torch_xla_lines_and_stops_where_it_must():
+    """The accelerator does its job: it takes a torch_xla line (typed operands, metadata with a path) and stops at
+    a line it leaves to the parser, returning that line's index."""
+    shape_cache.clear()
+    parse_module(_module_with(_LINES["typed operands"]))  # fills the shape cache as a first computation would
+    lines = [
+        '  %a.1 = f32[2]{0} parameter(0), metadata={source_file="/home/user/t.py" source_line=3}',
+        '  %n.2 = f32[2]{0} negate(f32[2]{0} %a.1), metadata={op_type="aten__neg" op_name="aten__neg"}',
+        "",
+        "  %t.3 = (f32[2]{0}) tuple(%n.2)",
+        "}",
+    ]
+    out: list = []
+    refs: dict = {}
+    stop = native.parse_lines(lines, 0, 10, refs, shape_cache, parser_module.Instruction, out)
+    assert stop == 3
+    assert [(i.name, i.opcode, i.operands, i.parameter_number, i.line, i.col) for i in out] == [
+        ("a.1", "parameter", (), 0, 10, 3), ("n.2", "negate", ("a.1",), None, 11, 3)]
+    assert out[1].attrs == {"metadata": '{op_type="aten__neg" op_name="aten__neg"}'}
+    assert native.parse_lines(lines, 4, 10, refs, shape_cache, parser_module.Instruction, []) == 4
+
+
+@needs_native
+@pytest.mark.parametrize("size", [0, 1, 111, 127, 128, 129, 255, 256, 257, 1000])
+@pytest.mark.parametrize("digest", [8, 12, 16, 64])
+def test_blake2b_matches_hashlib(size, digest):
+    data = hashlib.sha512(str(size).encode()).digest() * (size // 64 + 1)
+    data = data[:size]
+    assert native.blake2b_hex(data, digest) == hashlib.blake2b(data, digest_size=digest).hexdigest()
+
+
+def test_pure_python_switch_turns_the_accelerator_off():
+    """``HLODIFF_PURE_PYTHON=1`` runs the Python code (what an install without a compiler runs), and the CLI's
+    answer is the same byte for byte."""
+    pair = [str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0") + f"#{n}" for n in (1, 2)]
+    args = [sys.executable, "-m", "hlodiff.cli", "compare", *pair, "--json"]
+    probe = [sys.executable, "-c", "from hlodiff.accel import native; print(native is None)"]
+    env = {**os.environ, "HLODIFF_PURE_PYTHON": "1", "PYTHONPATH": str(ROOT)}
+    assert subprocess.run(probe, env=env, capture_output=True, text=True).stdout.strip() == "True"
+    pure = subprocess.run(args, env=env, capture_output=True, text=True)
+    env.pop("HLODIFF_PURE_PYTHON")
+    fast = subprocess.run(args, env=env, capture_output=True, text=True)
+    assert pure.returncode == fast.returncode and pure.returncode in (0, 1)
+    assert pure.stdout == fast.stdout and '"causes"' in pure.stdout
