@@ -781,6 +781,420 @@ static PyObject *parse_lines(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Walks over a computation's operand lists (hlodiff.graph.canonical / fingerprint / passes.parameter_order):
+ * operands maps each instruction name to the list of its operands' names.
+ */
+
+static PyObject *operands_of(PyObject *operands, PyObject *name) {
+    PyObject *ops = PyDict_GetItemWithError(operands, name);
+    if (ops == NULL && !PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+    if (ops != NULL && !PyList_Check(ops) && !PyTuple_Check(ops)) {
+        PyErr_SetString(PyExc_TypeError, "operand lists must be lists or tuples");
+        return NULL;
+    }
+    return ops; /* borrowed */
+}
+
+#define OPS_SIZE(o) (PyList_Check(o) ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o))
+#define OPS_ITEM(o, i) (PyList_Check(o) ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i))
+
+/* live_nodes: the roots and everything they depend on, as a set. */
+static PyObject *live(PyObject *self, PyObject *args) {
+    PyObject *roots, *operands;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &roots, &PyDict_Type, &operands)) return NULL;
+    PyObject *seen = PySet_New(roots);
+    PyObject *stack = seen ? PyList_GetSlice(roots, 0, PyList_GET_SIZE(roots)) : NULL;
+    if (stack == NULL) goto fail;
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *name = PyList_GET_ITEM(stack, top);
+        Py_INCREF(name);
+        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
+            Py_DECREF(name);
+            goto fail;
+        }
+        PyObject *ops = operands_of(operands, name);
+        Py_DECREF(name); /* still held by the operands dict's keys */
+        if (ops == NULL) goto fail;
+        for (Py_ssize_t k = 0; k < OPS_SIZE(ops); k++) {
+            PyObject *op = OPS_ITEM(ops, k);
+            int has = PySet_Contains(seen, op);
+            if (has < 0) goto fail;
+            if (!has && (PySet_Add(seen, op) < 0 || PyList_Append(stack, op) < 0)) goto fail;
+        }
+    }
+    Py_DECREF(stack);
+    return seen;
+fail:
+    Py_XDECREF(stack);
+    Py_XDECREF(seen);
+    return NULL;
+}
+
+/* _walk_postorder's walk: the post-order from root (operands in order) and the set of nodes reached. */
+static PyObject *postorder(PyObject *self, PyObject *args) {
+    PyObject *root, *operands;
+    if (!PyArg_ParseTuple(args, "OO!", &root, &PyDict_Type, &operands)) return NULL;
+    Py_ssize_t cap = 64, depth = 0;
+    PyObject **names = PyMem_Malloc(cap * sizeof(PyObject *));
+    Py_ssize_t *next = PyMem_Malloc(cap * sizeof(Py_ssize_t));
+    PyObject *order = PyList_New(0), *seen = PySet_New(NULL);
+    if (!names || !next || !order || !seen || PySet_Add(seen, root) < 0) goto fail;
+    names[0] = root; /* borrowed: every name is a key of operands, which outlives the walk */
+    next[0] = 0;
+    depth = 1;
+    while (depth) {
+        PyObject *name = names[depth - 1];
+        PyObject *ops = operands_of(operands, name);
+        if (ops == NULL) goto fail;
+        int pushed = 0;
+        while (next[depth - 1] < OPS_SIZE(ops)) {
+            PyObject *op = OPS_ITEM(ops, next[depth - 1]++);
+            int has = PySet_Contains(seen, op);
+            if (has < 0) goto fail;
+            if (!has) {
+                if (PySet_Add(seen, op) < 0) goto fail;
+                if (depth == cap) {
+                    cap *= 2;
+                    PyObject **n2 = PyMem_Realloc(names, cap * sizeof(PyObject *));
+                    if (n2 == NULL) goto fail;
+                    names = n2;
+                    Py_ssize_t *x2 = PyMem_Realloc(next, cap * sizeof(Py_ssize_t));
+                    if (x2 == NULL) goto fail;
+                    next = x2;
+                }
+                names[depth] = op;
+                next[depth] = 0;
+                depth++;
+                pushed = 1;
+                break;
+            }
+        }
+        if (!pushed) {
+            if (PyList_Append(order, name) < 0) goto fail;
+            depth--;
+        }
+    }
+    PyMem_Free(names);
+    PyMem_Free(next);
+    return Py_BuildValue("(NN)", order, seen);
+fail:
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    PyMem_Free(names);
+    PyMem_Free(next);
+    Py_XDECREF(order);
+    Py_XDECREF(seen);
+    return NULL;
+}
+
+/* canonical_ids' walk: pop names from stack; the first time a name is reached, number it when it is a
+   parameter, then push its operands not reached yet (last first). Fills ids; seen is updated. */
+static PyObject *number_params(PyObject *self, PyObject *args) {
+    PyObject *stack, *seen, *params, *operands, *ids;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &stack, &PySet_Type, &seen, &PySet_Type, &params,
+                          &PyDict_Type, &operands, &PyDict_Type, &ids))
+        return NULL;
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *name = PyList_GET_ITEM(stack, top);
+        Py_INCREF(name);
+        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) goto fail;
+        int has = PySet_Contains(seen, name);
+        if (has < 0) goto fail;
+        if (has) {
+            Py_DECREF(name);
+            continue;
+        }
+        if (PySet_Add(seen, name) < 0) goto fail;
+        int is_param = PySet_Contains(params, name);
+        if (is_param < 0) goto fail;
+        if (is_param) {
+            PyObject *number = PyLong_FromSsize_t(PyDict_GET_SIZE(ids));
+            int rc = number ? PyDict_SetItem(ids, name, number) : -1;
+            Py_XDECREF(number);
+            if (rc < 0) goto fail;
+        }
+        PyObject *ops = operands_of(operands, name);
+        if (ops == NULL) goto fail;
+        for (Py_ssize_t k = OPS_SIZE(ops) - 1; k >= 0; k--) {
+            PyObject *op = OPS_ITEM(ops, k);
+            int reached = PySet_Contains(seen, op);
+            if (reached < 0) goto fail;
+            if (!reached && PyList_Append(stack, op) < 0) goto fail;
+        }
+        Py_DECREF(name);
+        continue;
+    fail:
+        Py_DECREF(name);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* Whether every operand list names only instructions defined before it (the order XLA and the tracers print). */
+static PyObject *defined_before_use(PyObject *self, PyObject *args) {
+    PyObject *operands;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &operands)) return NULL;
+    PyObject *placed = PySet_New(NULL);
+    if (placed == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *ops;
+    int result = 1;
+    while (result == 1 && PyDict_Next(operands, &pos, &name, &ops)) {
+        if (!PyList_Check(ops) && !PyTuple_Check(ops)) {
+            PyErr_SetString(PyExc_TypeError, "operand lists must be lists or tuples");
+            result = -1;
+            break;
+        }
+        for (Py_ssize_t k = 0; k < OPS_SIZE(ops); k++) {
+            int has = PySet_Contains(placed, OPS_ITEM(ops, k));
+            if (has <= 0) {
+                result = has;
+                break;
+            }
+        }
+        if (result == 1 && PySet_Add(placed, name) < 0) result = -1;
+    }
+    Py_DECREF(placed);
+    if (result < 0) return NULL;
+    return PyBool_FromLong(result);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Matching and classification (hlodiff.diff): l2r and r2l map paired names both ways; how names the matcher.
+ */
+
+static int pair(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind, PyObject *l, PyObject *r) {
+    int a = PyDict_Contains(l2r, l), b = a == 0 ? PyDict_Contains(r2l, r) : a;
+    if (a < 0 || b < 0) return -1;
+    if (a || b) return 0;
+    if (PyDict_SetItem(l2r, l, r) < 0 || PyDict_SetItem(r2l, r, l) < 0 || PyDict_SetItem(how, l, kind) < 0)
+        return -1;
+    return 1;
+}
+
+/* matchers._match_equal_subgraphs: pair left and right, then their free operands at equal positions, down. */
+static PyObject *match_equal(PyObject *self, PyObject *args) {
+    PyObject *l2r, *r2l, *how, *lops_of, *rops_of, *left, *right, *kind;
+    int force;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOpO", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how,
+                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &left, &right, &force, &kind))
+        return NULL;
+    PyObject *stack = PyList_New(0);
+    if (stack == NULL) return NULL;
+    PyObject *first = PyTuple_Pack(2, left, right);
+    if (first == NULL || PyList_Append(stack, first) < 0) goto fail_first;
+    Py_DECREF(first);
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *item = PyList_GET_ITEM(stack, top);
+        Py_INCREF(item);
+        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        PyObject *l = PyTuple_GET_ITEM(item, 0), *r = PyTuple_GET_ITEM(item, 1);
+        int added = pair(l2r, r2l, how, kind, l, r);
+        if (added == 0 && force) {
+            PyObject *partner = PyDict_GetItemWithError(l2r, l);
+            if (partner == NULL && PyErr_Occurred()) added = -1;
+            else if (partner != NULL) {
+                int same = PyObject_RichCompareBool(partner, r, Py_EQ);
+                added = same < 0 ? -1 : same;
+            }
+        }
+        if (added <= 0) {
+            Py_DECREF(item);
+            if (added < 0) goto fail;
+            continue;
+        }
+        force = 0;
+        PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+        if (rops == NULL) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *lo = OPS_ITEM(lops, k), *ro = OPS_ITEM(rops, k);
+            int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+            if (a < 0 || b < 0) {
+                Py_DECREF(item);
+                goto fail;
+            }
+            if (a || b) continue;
+            PyObject *next = PyTuple_Pack(2, lo, ro);
+            if (next == NULL || PyList_Append(stack, next) < 0) {
+                Py_XDECREF(next);
+                Py_DECREF(item);
+                goto fail;
+            }
+            Py_DECREF(next);
+        }
+        Py_DECREF(item);
+    }
+    Py_DECREF(stack);
+    Py_RETURN_NONE;
+fail_first:
+    Py_XDECREF(first);
+fail:
+    Py_DECREF(stack);
+    return NULL;
+}
+
+/* matchers.match_top_down's walk: for each paired left name (users first) not yet settled, the operand pairs at
+   equal positions where neither side is paired; none: settled; some: handle(lname, rname, free) decides. */
+static PyObject *top_down(PyObject *self, PyObject *args) {
+    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type, &r2l,
+                          &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle))
+        return NULL;
+    for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
+        PyObject *l = PyList_GET_ITEM(order, i);
+        PyObject *r = PyDict_GetItemWithError(l2r, l);
+        if (r == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            continue;
+        }
+        int done = PySet_Contains(settled, l);
+        if (done < 0) return NULL;
+        if (done) continue;
+        Py_INCREF(l);
+        Py_INCREF(r);
+        PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+        PyObject *free = NULL;
+        int rc = rops ? 0 : -1;
+        if (rc == 0 && OPS_SIZE(lops) != OPS_SIZE(rops)) {
+            int is_root = PyObject_RichCompareBool(l, root, Py_EQ);
+            if (is_root < 0) rc = -1;
+            else if (is_root) rc = 1; /* outputs were added or removed: positions mean nothing */
+        }
+        if (rc == 0) free = PyList_New(0);
+        if (rc == 0 && free == NULL) rc = -1;
+        if (rc == 0) {
+            Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+            for (Py_ssize_t k = 0; rc == 0 && k < n; k++) {
+                PyObject *lo = OPS_ITEM(lops, k), *ro = OPS_ITEM(rops, k);
+                int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+                if (a < 0 || b < 0) rc = -1;
+                else if (!a && !b) {
+                    PyObject *t = PyTuple_Pack(2, lo, ro);
+                    if (t == NULL || PyList_Append(free, t) < 0) rc = -1;
+                    Py_XDECREF(t);
+                }
+            }
+            if (rc == 0) {
+                if (PyList_GET_SIZE(free) == 0) {
+                    if (PySet_Add(settled, l) < 0) rc = -1;
+                } else {
+                    PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
+                    if (res == NULL) rc = -1;
+                    Py_XDECREF(res);
+                }
+            }
+        }
+        Py_XDECREF(free);
+        Py_DECREF(l);
+        Py_DECREF(r);
+        if (rc < 0) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* classify._classify's filter: the pairs (in l2r's order) whose labels differ or whose operands are not paired
+   with each other position by position (over the shorter list, as zip does, when lengths differ). */
+static PyObject *unsettled_pairs(PyObject *self, PyObject *args) {
+    PyObject *l2r, *llabels, *rlabels, *lops_of, *rops_of;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyDict_Type, &l2r, &PyDict_Type, &llabels, &PyDict_Type, &rlabels,
+                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *l, *r;
+    while (PyDict_Next(l2r, &pos, &l, &r)) {
+        PyObject *a = PyDict_GetItemWithError(llabels, l), *b = a ? PyDict_GetItemWithError(rlabels, r) : NULL;
+        if (b == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a ? r : l);
+            goto fail;
+        }
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (same < 0) goto fail;
+        if (same) {
+            PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+            if (rops == NULL) goto fail;
+            Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+            for (Py_ssize_t k = 0; same && k < n; k++) {
+                PyObject *partner = PyDict_GetItemWithError(l2r, OPS_ITEM(lops, k));
+                if (partner == NULL) {
+                    if (PyErr_Occurred()) goto fail;
+                    same = 0;
+                    break;
+                }
+                same = PyObject_RichCompareBool(partner, OPS_ITEM(rops, k), Py_EQ);
+                if (same < 0) goto fail;
+            }
+            if (same) continue;
+        }
+        PyObject *t = PyTuple_Pack(2, l, r);
+        if (t == NULL || PyList_Append(out, t) < 0) {
+            Py_XDECREF(t);
+            goto fail;
+        }
+        Py_DECREF(t);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* CanonicalComputation.users: each name -> the names that use it, in operands' order, each user once. */
+static PyObject *users_of(PyObject *self, PyObject *args) {
+    PyObject *operands;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &operands)) return NULL;
+    PyObject *users = PyDict_New();
+    if (users == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *ops;
+    while (PyDict_Next(operands, &pos, &name, &ops)) {
+        PyObject *list = PyList_New(0);
+        int rc = list ? PyDict_SetItem(users, name, list) : -1;
+        Py_XDECREF(list);
+        if (rc < 0) goto fail;
+    }
+    pos = 0;
+    while (PyDict_Next(operands, &pos, &name, &ops)) {
+        if (!PyList_Check(ops) && !PyTuple_Check(ops)) {
+            PyErr_SetString(PyExc_TypeError, "operand lists must be lists or tuples");
+            goto fail;
+        }
+        Py_ssize_t n = OPS_SIZE(ops);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *op = OPS_ITEM(ops, k);
+            int repeat = 0; /* dict.fromkeys(ops): an operand used twice makes one entry */
+            for (Py_ssize_t j = 0; j < k && !repeat; j++) {
+                int eq = PyObject_RichCompareBool(OPS_ITEM(ops, j), op, Py_EQ);
+                if (eq < 0) goto fail;
+                repeat = eq;
+            }
+            if (repeat) continue;
+            PyObject *list = PyDict_GetItemWithError(users, op);
+            if (list == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, op);
+                goto fail;
+            }
+            if (PyList_Append(list, name) < 0) goto fail;
+        }
+    }
+    return users;
+fail:
+    Py_DECREF(users);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
  * Module
  */
 
@@ -796,6 +1210,21 @@ static PyMethodDef methods[] = {
     {"parse_lines", parse_lines, METH_VARARGS,
      "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out) -> the index of the first line it "
      "left to the Python parser; instructions read are appended to out"},
+    {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
+    {"postorder", postorder, METH_VARARGS,
+     "postorder(root, operands) -> (post-order list from root, operands in order; set of nodes reached)"},
+    {"number_params", number_params, METH_VARARGS,
+     "number_params(stack, seen, params, operands, ids): canonical_ids' depth-first numbering of parameters"},
+    {"defined_before_use", defined_before_use, METH_VARARGS,
+     "defined_before_use(operands) -> whether each operand list names only earlier instructions"},
+    {"match_equal", match_equal, METH_VARARGS,
+     "match_equal(l2r, r2l, how, left_operands, right_operands, left, right, force, kind): "
+     "matchers._match_equal_subgraphs"},
+    {"top_down", top_down, METH_VARARGS,
+     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle): match_top_down's walk"},
+    {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
+     "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
+    {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import importlib
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import pytest
 
 from conftest import FIXTURES, ROOT, SHARED, need_shared, shared_params
 from hlodiff import accel
+from hlodiff.diff import diff_canonical
+from hlodiff.dumps import iter_graphs
 from hlodiff.errors import HloParseError
 from hlodiff.graph import canonicalize
 from hlodiff.graph.fingerprint import normalized_text
@@ -52,10 +55,18 @@ def _read(path) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+def _switch(monkeypatch, on: bool) -> None:
+    """The accelerator on or off in every hlodiff module that uses it (each holds ``native`` from hlodiff.accel)."""
+    users = [mod for name, mod in sorted(sys.modules.items())
+             if name.startswith("hlodiff.") and name != "hlodiff.accel" and getattr(mod, "native", False) is native]
+    assert {parser_module, fingerprint_module} <= set(users)
+    for mod in users:
+        monkeypatch.setattr(mod, "native", native if on else None)
+
+
 def _outcome(text: str, path: str, use_native: bool, monkeypatch) -> tuple:
     """Everything parsing and canonicalizing ``text`` shows, with the accelerator on or off."""
-    monkeypatch.setattr(parser_module, "native", native if use_native else None)
-    monkeypatch.setattr(fingerprint_module, "native", native if use_native else None)
+    _switch(monkeypatch, use_native)
     shape_cache.clear()  # each side finds its shapes from scratch (the fast path reads only cached shapes)
     try:
         module = parse_module(text, path=path)
@@ -84,6 +95,40 @@ def test_corpus_file_reads_the_same_both_ways(path, monkeypatch):
 def test_fixture_dump_reads_the_same_both_ways(path, monkeypatch):
     text = _read(path)
     assert _outcome(text, str(path), True, monkeypatch) == _outcome(text, str(path), False, monkeypatch)
+
+
+def _diff_outcome(left_text: str, right_text: str, use_native: bool, monkeypatch) -> tuple:
+    """The diff of two modules as the CLI's JSON has it, and how each pair was matched."""
+    _switch(monkeypatch, use_native)
+    shape_cache.clear()
+    left, right = (canonicalize(parse_module(t)) for t in (left_text, right_text))
+    diff = diff_canonical(left, right)
+    matched = [(cd.matching.l2r, cd.matching.how) for cd in diff.computations]
+    return json.dumps(diff.to_json(), sort_keys=True), matched
+
+
+def _pairs() -> list:
+    """Consecutive graphs of every torch_xla fixture run, and the big transformer pair."""
+    pairs = []
+    for path in sorted(FIXTURES.glob("torch_xla/*/graphs.hlo.0")):
+        records = list(iter_graphs(path))[:4]
+        pairs += [pytest.param(a, b, id=f"{path.parent.name}#{a.index}-{b.index}")
+                  for a, b in zip(records, records[1:])]
+    return pairs
+
+
+@needs_native
+@pytest.mark.parametrize("left,right", _pairs())
+def test_fixture_pair_diffs_the_same_both_ways(left, right, monkeypatch):
+    texts = (left.text(), right.text())
+    assert _diff_outcome(*texts, True, monkeypatch) == _diff_outcome(*texts, False, monkeypatch)
+
+
+@needs_native
+def test_big_pair_diffs_the_same_both_ways(monkeypatch):
+    """The 33k-instruction pair: permuted parameters, reordered outputs, one more output."""
+    texts = [_read(FIXTURES / "big" / f"transformer24{v}.hlo.gz") for v in ("", "_variant")]
+    assert _diff_outcome(*texts, True, monkeypatch) == _diff_outcome(*texts, False, monkeypatch)
 
 
 # Lines the fast path must leave to the Python parser, each next to the common line it follows. Small modules

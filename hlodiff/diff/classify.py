@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff.accel import native
 from hlodiff import _progress
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
@@ -92,7 +93,11 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
     linsts, rinsts, llabels, rlabels = m.left.insts, m.right.insts, m.left.labels, m.right.labels
     lops_of, rops_of = m.left.operands, m.right.operands
     by_number = not lcm.options.parameter_order
-    for lname, rname in m.l2r.items():
+    if native is not None and not by_number:  # the pairs with equal labels and paired operands left out, in C
+        pairs = native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
+    else:
+        pairs = m.l2r.items()
+    for lname, rname in pairs:
         li, ri = linsts[lname], rinsts[rname]
         numbered = by_number and li.parameter_number != ri.parameter_number
         if llabels[lname] == rlabels[rname] and not numbered:

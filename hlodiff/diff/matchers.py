@@ -13,8 +13,10 @@ choice is made by content, then metadata, then position (:mod:`hlodiff.diff.simi
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
+from hlodiff.accel import native
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.similarity import assign_by_content, root_has_better_partner, tie_break
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
@@ -76,6 +78,9 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
 
 
 def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:
+    if native is not None:
+        native.match_equal(m.l2r, m.r2l, m.how, m.left.operands, m.right.operands, left, right, force, "exact")
+        return
     stack = [(left, right)]
     while stack:
         lname, rname = stack.pop()
@@ -98,6 +103,10 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
     """For each matched pair, users first, pair unmatched operands at the same positions."""
     l2r, r2l, settled = m.l2r, m.r2l, m.settled
     left_operands, right_operands = m.left.operands, m.right.operands
+    if native is not None:
+        native.top_down(left_order, l2r, r2l, settled, left_operands, right_operands, m.left.root,
+                        functools.partial(_pair_free_operands, m))
+        return
     for lname in reversed(left_order):
         rname = l2r.get(lname)
         if rname is None or lname in settled:
@@ -109,11 +118,17 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
         if not free:
             settled.add(lname)
             continue
-        if len(free) > 1 and len(lops) == len(rops):  # operands may have traded places: pair by content
-            free = assign_by_content(m, [lo for lo, _ in free], [ro for _, ro in free])
-        for lo, ro in free:
-            if lo not in m.l2r and ro not in m.r2l and _compatible(m, lo, ro):
-                m.add(lo, ro, "top_down")
+        _pair_free_operands(m, lname, rname, free)
+
+
+def _pair_free_operands(m: Matching, lname: str, rname: str, free: list[tuple[str, str]]) -> None:
+    """Pair a matched pair's operands that are free on both sides at equal positions (by content when several
+    may have traded places), each when compatible."""
+    if len(free) > 1 and len(m.left.operands[lname]) == len(m.right.operands[rname]):
+        free = assign_by_content(m, [lo for lo, _ in free], [ro for _, ro in free])
+    for lo, ro in free:
+        if lo not in m.l2r and ro not in m.r2l and _compatible(m, lo, ro):
+            m.add(lo, ro, "top_down")
 
 
 def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hlodiff.accel import native
 from hlodiff.hlo.attributes import CALL_KEYS, Metadata, called_computations, parse_metadata
 from hlodiff.hlo.model import Computation, Instruction, Module, SourceFrame
 from hlodiff.errors import HlodiffError
@@ -105,6 +106,8 @@ class CanonicalComputation:
 
     def users(self, name: str) -> list[str]:
         """Instructions that use ``name``, in text order (a plain map: lookups on 30k-node graphs are hot)."""
+        if self._users is None and native is not None:
+            self._users = native.users_of(self.operands)
         if self._users is None:
             users: dict[str, list[str]] = {n: [] for n in self.operands}
             for user, ops in self.operands.items():
@@ -174,20 +177,23 @@ def build_computation(comp: Computation) -> CanonicalComputation:
     return CanonicalComputation(comp, insts, operands, comp.root.name)
 
 
-def topological_order(cc: "CanonicalComputation") -> list[str]:
-    """Operands before users, every node once (a depth-first post-order over the operand lists)."""
-    operands = cc.operands
+def _defined_before_use(operands: dict[str, list[str]]) -> bool:
+    if native is not None:
+        return native.defined_before_use(operands)
     placed: set[str] = set()
     add = placed.add
     for name, ops in operands.items():
         for op in ops:
             if op not in placed:
-                break
-        else:
-            add(name)
-            continue
-        break
-    else:  # printed in definition order (what XLA and the tracers write): the walk would return that order
+                return False
+        add(name)
+    return True
+
+
+def topological_order(cc: "CanonicalComputation") -> list[str]:
+    """Operands before users, every node once (a depth-first post-order over the operand lists)."""
+    operands = cc.operands
+    if _defined_before_use(operands):  # printed so (what XLA and the tracers write): the walk returns that order
         return list(operands)
     order: list[str] = []
     placed = set()
@@ -232,6 +238,8 @@ def side_effect_roots(cc: "CanonicalComputation") -> list[str]:
 
 def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[str]:
     """The root (and ``extra_roots``) and everything they depend on."""
+    if native is not None:
+        return native.live([cc.root, *extra_roots], cc.operands)
     live = {cc.root, *extra_roots}
     stack = [cc.root, *extra_roots]
     operands = cc.operands

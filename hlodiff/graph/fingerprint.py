@@ -268,10 +268,20 @@ def _postorder(cc: CanonicalComputation) -> list[str]:
 
 
 def _walk_postorder(cc: CanonicalComputation) -> list[str]:
-    operands = cc.operands
+    if native is not None:
+        order, seen = native.postorder(cc.root, cc.operands)
+    else:
+        order, seen = _postorder_walk(cc.root, cc.operands)
+    rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.labels.get(n, ""), cc.hashes.get(n, "")))
+    return order + rest
+
+
+def _postorder_walk(root: str, operands: dict[str, list[str]]) -> tuple[list[str], set[str]]:
+    """Depth-first post-order from ``root`` (operands in order), and the nodes reached (the reference for
+    ``_accel.postorder``)."""
     order: list[str] = []
-    seen = {cc.root}
-    stack = [(cc.root, iter(operands[cc.root]))]  # each node with the operands it has still to visit
+    seen = {root}
+    stack = [(root, iter(operands[root]))]  # each node with the operands it has still to visit
     while stack:
         name, pending = stack[-1]
         for op in pending:
@@ -282,8 +292,7 @@ def _walk_postorder(cc: CanonicalComputation) -> list[str]:
         else:
             stack.pop()
             order.append(name)
-    rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.labels.get(n, ""), cc.hashes.get(n, "")))
-    return order + rest
+    return order, seen
 
 
 def _canonical_names(cc: CanonicalComputation) -> dict[str, str]:

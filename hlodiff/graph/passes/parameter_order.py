@@ -10,6 +10,7 @@ two modules differ (reported as ``reordered``).
 
 from __future__ import annotations
 
+from hlodiff.accel import native
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport
 
 
@@ -35,7 +36,23 @@ def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
     stack = [root_ops[i] for i in reversed(first)]
     seen.add(cc.root)
     params = set(cc.parameters())
-    operands = cc.operands
+    if native is not None:
+        native.number_params(stack, seen, params, cc.operands, ids)
+    else:
+        _number_params(stack, seen, params, cc.operands, ids)
+    if cc.insts[cc.root].opcode == "parameter":
+        ids[cc.root] = len(ids)
+    unused = [n for n in cc.parameters() if n not in ids]
+    unused.sort(key=lambda n: (str(cc.insts[n].shape), cc.insts[n].parameter_number or 0))
+    for name in unused:
+        ids[name] = len(ids)
+    return ids
+
+
+def _number_params(stack: list[str], seen: set[str], params: set[str], operands: dict[str, list[str]],
+                   ids: dict[str, int]) -> None:
+    """The walk itself (the reference for ``_accel.number_params``): pop, number a parameter the first time it
+    is reached, push operands not reached yet."""
     while stack:
         name = stack.pop()
         if name in seen:
@@ -45,10 +62,3 @@ def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
             ids[name] = len(ids)
         # Operands already reached would be skipped when popped: not pushing them visits the same order.
         stack.extend([op for op in reversed(operands[name]) if op not in seen])
-    if cc.insts[cc.root].opcode == "parameter":
-        ids[cc.root] = len(ids)
-    unused = [n for n in cc.parameters() if n not in ids]
-    unused.sort(key=lambda n: (str(cc.insts[n].shape), cc.insts[n].parameter_number or 0))
-    for name in unused:
-        ids[name] = len(ids)
-    return ids
