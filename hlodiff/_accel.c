@@ -193,49 +193,77 @@ static int buf_put_operands(Buf *b, PyObject *ops, PyObject *table) {
 
 static PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata;
 
-/* The label of an instruction that carries no attribute but metadata, or NULL with label_fn's result. */
+/* The label fingerprint._label makes, built here when the options are the defaults (names and metadata
+   ignored) and no attribute needs Python (a call's target hashes, frontend attributes holding braces, elided
+   operands); otherwise label_fn(inst) makes it. */
+static PyObject *s_frontend, *s_control_predecessors;
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
-                            PyObject *shape_texts) {
-    if (plain) {
-        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
-        PyObject *trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
-        int simple = 0;
-        if (trunc != NULL) {
-            Py_ssize_t n = PyDict_Check(attrs) ? PyDict_GET_SIZE(attrs) : -1;
-            int no_trunc = PyObject_Not(trunc);
-            simple = no_trunc == 1 &&
-                     (n == 0 || (n == 1 && PyDict_GetItemWithError(attrs, s_metadata) != NULL));
+                            PyObject *shape_texts, PyObject *call_keys) {
+    if (!plain) return PyObject_CallOneArg(label_fn, inst);
+    PyObject *attrs = NULL, *trunc = NULL, *opcode = NULL, *shape = NULL, *literal = NULL, *st = NULL;
+    PyObject *text = NULL;
+    int python = 0;
+    Buf b;
+    buf_init(&b);
+    attrs = PyObject_GetAttr(inst, s_attrs);
+    trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
+    if (trunc == NULL) goto done;
+    if (!PyDict_Check(attrs) || PyObject_IsTrue(trunc) != 0) {
+        python = 1;
+        goto done;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        int is_call = PySet_Contains(call_keys, key);
+        if (is_call < 0) goto done;
+        if (is_call || !PyUnicode_Check(value) || !PyUnicode_Check(key)) {
+            python = 1;
+            goto done;
         }
-        Py_XDECREF(attrs);
-        Py_XDECREF(trunc);
-        if (PyErr_Occurred()) return NULL;
-        if (simple) {
-            PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
-            PyObject *shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
-            PyObject *literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
-            PyObject *text = NULL;
-            if (literal != NULL) {
-                /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
-                PyObject *key = PyLong_FromVoidPtr(shape);
-                PyObject *st = key ? PyDict_GetItemWithError(shape_texts, key) : NULL;
-                Py_XINCREF(st);
-                if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
-                Py_XDECREF(key);
-                if (st != NULL) {
-                    if (literal == Py_None)
-                        text = PyUnicode_FromFormat("%U|%U", opcode, st);
-                    else
-                        text = PyUnicode_FromFormat("%U|%U|%U", opcode, st, literal);
-                    Py_DECREF(st);
+        if (PyUnicode_Compare(key, s_frontend) == 0) {
+            Py_ssize_t n;
+            const char *v = PyUnicode_AsUTF8AndSize(value, &n);
+            if (v == NULL) goto done;
+            for (Py_ssize_t k = 0; k + 1 < n; k++)
+                if (v[k] == '=' && (v[k + 1] == '{' || (v[k + 1] == '"' && k + 2 < n && v[k + 2] == '{'))) {
+                    python = 1;
+                    goto done;
                 }
-            }
-            Py_XDECREF(opcode);
-            Py_XDECREF(shape);
-            Py_XDECREF(literal);
-            return text;
         }
     }
-    return PyObject_CallOneArg(label_fn, inst);
+    opcode = PyObject_GetAttr(inst, s_opcode);
+    shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
+    literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
+    if (literal == NULL) goto done;
+    /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
+    PyObject *id = PyLong_FromVoidPtr(shape);
+    st = id ? PyDict_GetItemWithError(shape_texts, id) : NULL;
+    Py_XINCREF(st);
+    Py_XDECREF(id);
+    if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
+    if (st == NULL || buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
+    if (literal != Py_None && (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, literal) < 0)) goto done;
+    pos = 0;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        if (PyUnicode_Compare(key, s_metadata) == 0 || PyUnicode_Compare(key, s_control_predecessors) == 0)
+            continue;
+        if (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, key) < 0 || buf_put(&b, "=", 1) < 0 ||
+            buf_put_str(&b, value) < 0)
+            goto done;
+    }
+    text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+done:
+    buf_free(&b);
+    Py_XDECREF(attrs);
+    Py_XDECREF(trunc);
+    Py_XDECREF(opcode);
+    Py_XDECREF(shape);
+    Py_XDECREF(literal);
+    Py_XDECREF(st);
+    if (python && !PyErr_Occurred()) return PyObject_CallOneArg(label_fn, inst);
+    return text;
 }
 
 static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
@@ -249,11 +277,11 @@ static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
 }
 
 static PyObject *anon_hashes(PyObject *self, PyObject *args) {
-    PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon;
+    PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys;
     int plain;
-    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
                           &operands, &plain, &label_fn, &shape_text, &PyDict_Type, &shape_texts, &PyDict_Type,
-                          &labels, &PyDict_Type, &anon))
+                          &labels, &PyDict_Type, &anon, &PyFrozenSet_Type, &call_keys))
         return NULL;
     Buf b;
     buf_init(&b);
@@ -266,7 +294,7 @@ static PyObject *anon_hashes(PyObject *self, PyObject *args) {
             if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
             goto fail;
         }
-        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts);
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
         b.len = 0;
@@ -1194,6 +1222,58 @@ fail:
     return NULL;
 }
 
+/* parser._check_computation's loop: names defined once, one ROOT, parameter numbers distinct and not negative.
+   Returns whether some operand is used before its definition, or None when a rule is broken (the parser's loop
+   then finds it and says where). */
+static PyObject *s_name, *s_operands, *s_is_root, *s_parameter_number;
+
+static PyObject *names_in_order(PyObject *self, PyObject *args) {
+    PyObject *insts;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &insts)) return NULL;
+    PyObject *defined = PySet_New(NULL), *params = PySet_New(NULL);
+    int forward = 0, roots = 0, broken = 0, failed = 0;
+    if (!defined || !params) failed = 1;
+    for (Py_ssize_t i = 0; !failed && !broken && i < PyList_GET_SIZE(insts); i++) {
+        PyObject *inst = PyList_GET_ITEM(insts, i);
+        PyObject *name = PyObject_GetAttr(inst, s_name);
+        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
+        PyObject *root = ops ? PyObject_GetAttr(inst, s_is_root) : NULL;
+        PyObject *number = root ? PyObject_GetAttr(inst, s_parameter_number) : NULL;
+        if (number == NULL) failed = 1;
+        int has = failed ? -1 : PySet_Contains(defined, name);
+        if (has < 0) failed = 1;
+        else if (has) broken = 1;
+        if (!failed && !broken && !forward) {
+            if (!PyTuple_Check(ops) && !PyList_Check(ops)) broken = 1;
+            for (Py_ssize_t k = 0; !broken && k < OPS_SIZE(ops); k++) {
+                int in = PySet_Contains(defined, OPS_ITEM(ops, k));
+                if (in < 0) failed = 1;
+                if (in <= 0) forward = 1;
+                if (in <= 0) break;
+            }
+        }
+        if (!failed && !broken && PySet_Add(defined, name) < 0) failed = 1;
+        if (!failed && !broken && root == Py_True && ++roots > 1) broken = 1;
+        if (!failed && !broken && number != Py_None) {
+            long long v = PyLong_Check(number) ? PyLong_AsLongLong(number) : -1;
+            if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+            int dup = v < 0 ? 1 : PySet_Contains(params, number);
+            if (dup < 0) failed = 1;
+            else if (dup) broken = 1;
+            else if (PySet_Add(params, number) < 0) failed = 1;
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(ops);
+        Py_XDECREF(root);
+        Py_XDECREF(number);
+    }
+    Py_XDECREF(defined);
+    Py_XDECREF(params);
+    if (failed) return NULL;
+    if (broken) Py_RETURN_NONE;
+    return PyBool_FromLong(forward);
+}
+
 /* ---------------------------------------------------------------------------------------------------------
  * Module
  */
@@ -1202,7 +1282,8 @@ static PyMethodDef methods[] = {
     {"blake2b_hex", py_blake2b_hex, METH_VARARGS,
      "blake2b_hex(data, size) -> hashlib.blake2b(data, digest_size=size).hexdigest()"},
     {"anon_hashes", anon_hashes, METH_VARARGS,
-     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon): fill labels and "
+     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): fill "
+     "labels and "
      "anonymous hashes in order, as fingerprint._hash_computation's first loop does"},
     {"exact_hashes", exact_hashes, METH_VARARGS,
      "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
@@ -1225,6 +1306,8 @@ static PyMethodDef methods[] = {
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
      "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
+    {"names_in_order", names_in_order, METH_VARARGS,
+     "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1238,6 +1321,12 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_truncated = PyUnicode_InternFromString("truncated_operands");
     s_metadata = PyUnicode_InternFromString("metadata");
     name_cache = PyDict_New();
+    s_name = PyUnicode_InternFromString("name");
+    s_operands = PyUnicode_InternFromString("operands");
+    s_is_root = PyUnicode_InternFromString("is_root");
+    s_parameter_number = PyUnicode_InternFromString("parameter_number");
+    s_frontend = PyUnicode_InternFromString("frontend_attributes");
+    s_control_predecessors = PyUnicode_InternFromString("control-predecessors");
     if (!s_opcode || !s_shape || !s_literal || !s_attrs || !s_truncated || !s_metadata || !name_cache) return NULL;
     return PyModule_Create(&moduledef);
 }

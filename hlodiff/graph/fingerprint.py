@@ -157,7 +157,7 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     plain = cm.options.names and cm.options.metadata
     if native is not None:
         native.anon_hashes(order, cc.insts, cc.operands, plain, functools.partial(_label, cm, shape_text=shape_text),
-                           shape_text, shape_text.by_id, labels, anon)
+                           shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
     else:
         _anon_hashes(cm, cc, order, plain, shape_text)
     if cc is cm.entry:

@@ -659,6 +659,26 @@ class _Parser:
                                 path=self.path, line=inst.line, col=inst.col)
 
     def _check_computation(self, comp: Computation) -> None:
+        forward = native.names_in_order(comp.instructions) if native is not None else None
+        if forward is None:  # the loop below, which says where a rule is broken
+            forward = self._check_instruction_names(comp)
+        declared = self.declared_in.pop(id(comp), None)
+        if declared:
+            self._check_declared_shapes(comp, declared)
+        if not forward:
+            return  # every operand defined before its use: no cycle is possible
+        defined = {inst.name for inst in comp.instructions}
+        for inst in comp.instructions:
+            for operand in inst.operands:
+                if operand not in defined:
+                    line, col = self._operand_position(inst, operand)
+                    raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
+                                        path=self.path, line=line, col=col)
+        self._check_acyclic(comp)
+
+    def _check_instruction_names(self, comp: Computation) -> bool:
+        """Names defined once, one ROOT, distinct parameter numbers; whether an operand is used before its
+        definition."""
         defined: set[str] = set()
         forward = False
         roots = 0
@@ -677,18 +697,7 @@ class _Parser:
                     raise HloParseError(f"parameter number {inst.parameter_number} is negative or used twice in "
                                         f"{comp.name!r}", path=self.path, line=inst.line, col=inst.col)
                 params.add(inst.parameter_number)
-        declared = self.declared_in.pop(id(comp), None)
-        if declared:
-            self._check_declared_shapes(comp, declared)
-        if not forward:
-            return  # every operand defined before its use: no cycle is possible
-        for inst in comp.instructions:
-            for operand in inst.operands:
-                if operand not in defined:
-                    line, col = self._operand_position(inst, operand)
-                    raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
-                                        path=self.path, line=line, col=col)
-        self._check_acyclic(comp)
+        return forward
 
     def _check_declared_shapes(self, comp: Computation, declared) -> None:
         """An operand written with a shape must have that shape, layouts aside (XLA's ShapeUtil::Compatible):
