@@ -1275,6 +1275,136 @@ static PyObject *names_in_order(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Per-computation indexes (hlodiff.graph.canonical.build_computation and the facts passes look up once).
+ */
+
+static PyObject *s_custom_call_has_side_effect, *s_true, *s_parameter;
+
+/* build_computation's maps: name -> instruction, name -> list of operand names; and the parameters (text order)
+   and the instructions with a side effect (opcode in effects, or custom_call_has_side_effect="true"). */
+static PyObject *index_computation(PyObject *self, PyObject *args) {
+    PyObject *instructions, *effects;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &instructions, &PyFrozenSet_Type, &effects)) return NULL;
+    PyObject *insts = PyDict_New(), *operands = PyDict_New(), *params = PyList_New(0), *marked = PyList_New(0);
+    if (!insts || !operands || !params || !marked) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
+        PyObject *inst = PyList_GET_ITEM(instructions, i);
+        PyObject *name = PyObject_GetAttr(inst, s_name);
+        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
+        PyObject *opcode = ops ? PyObject_GetAttr(inst, s_opcode) : NULL;
+        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        PyObject *list = attrs ? PySequence_List(ops) : NULL;
+        int rc = list ? 0 : -1;
+        if (rc == 0) rc = PyDict_SetItem(insts, name, inst);
+        if (rc == 0) rc = PyDict_SetItem(operands, name, list);
+        if (rc == 0) {
+            int is_param = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_parameter) == 0;
+            if (is_param) rc = PyList_Append(params, name);
+            /* opcodes are plain str: a lookup cannot fail here */
+            int effect = PySet_Contains(effects, opcode);
+            if (effect < 0) rc = -1;
+            if (rc == 0 && !effect && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+                PyObject *v = PyDict_GetItemWithError(attrs, s_custom_call_has_side_effect);
+                if (v == NULL && PyErr_Occurred()) rc = -1;
+                else if (v != NULL) {
+                    int t = PyObject_RichCompareBool(v, s_true, Py_EQ);
+                    if (t < 0) rc = -1;
+                    effect = t > 0;
+                }
+            }
+            if (rc == 0 && effect) rc = PyList_Append(marked, name);
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(ops);
+        Py_XDECREF(opcode);
+        Py_XDECREF(attrs);
+        Py_XDECREF(list);
+        if (rc < 0) goto fail;
+    }
+    return Py_BuildValue("(NNNN)", insts, operands, params, marked);
+fail:
+    Py_XDECREF(insts);
+    Py_XDECREF(operands);
+    Py_XDECREF(params);
+    Py_XDECREF(marked);
+    return NULL;
+}
+
+/* The instructions (in order) whose attributes hold one of keys (the calls: to_apply, body, ...). */
+static PyObject *with_attribute(PyObject *self, PyObject *args) {
+    PyObject *instructions, *keys;
+    if (!PyArg_ParseTuple(args, "OO!", &instructions, &PyFrozenSet_Type, &keys)) return NULL;
+    PyObject *seq = PySequence_Fast(instructions, "instructions must be a sequence");
+    if (seq == NULL) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *inst = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        if (attrs == NULL) goto fail;
+        int hit = 0;
+        if (PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+            Py_ssize_t pos = 0;
+            PyObject *key, *value;
+            while (!hit && PyDict_Next(attrs, &pos, &key, &value)) {
+                hit = PySet_Contains(keys, key);
+                if (hit < 0) break;
+            }
+        }
+        Py_DECREF(attrs);
+        if (hit < 0 || (hit && PyList_Append(out, inst) < 0)) goto fail;
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* compare._renamed_and_metadata: how many pairs differ in name, and (when asked) in their metadata attribute. */
+static PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
+    PyObject *l2r, *linsts, *rinsts;
+    int count_metadata;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &l2r, &PyDict_Type, &linsts, &PyDict_Type, &rinsts,
+                          &count_metadata))
+        return NULL;
+    Py_ssize_t pos = 0, renamed = 0, meta = 0;
+    PyObject *a, *b;
+    while (PyDict_Next(l2r, &pos, &a, &b)) {
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (same < 0) return NULL;
+        renamed += !same;
+        if (!count_metadata) continue;
+        PyObject *li = PyDict_GetItemWithError(linsts, a), *ri = li ? PyDict_GetItemWithError(rinsts, b) : NULL;
+        if (ri == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? b : a);
+            return NULL;
+        }
+        PyObject *la = PyObject_GetAttr(li, s_attrs), *ra = la ? PyObject_GetAttr(ri, s_attrs) : NULL;
+        int differ = -1;
+        if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
+            PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
+            PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
+            if (!PyErr_Occurred()) {
+                if (lm == NULL || rm == NULL) differ = lm != rm;
+                else {
+                    int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
+                    differ = eq < 0 ? -1 : !eq;
+                }
+            }
+        } else if (ra != NULL) {
+            PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
+        }
+        Py_XDECREF(la);
+        Py_XDECREF(ra);
+        if (differ < 0) return NULL;
+        meta += differ;
+    }
+    return Py_BuildValue("(nn)", renamed, meta);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
  * Module
  */
 
@@ -1308,6 +1438,12 @@ static PyMethodDef methods[] = {
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
     {"names_in_order", names_in_order, METH_VARARGS,
      "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
+    {"index_computation", index_computation, METH_VARARGS,
+     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects)"},
+    {"with_attribute", with_attribute, METH_VARARGS,
+     "with_attribute(instructions, keys) -> the instructions whose attributes hold one of keys"},
+    {"renamed_and_metadata", renamed_and_metadata, METH_VARARGS,
+     "renamed_and_metadata(l2r, left_insts, right_insts, count_metadata) -> (renamed, metadata differences)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1321,6 +1457,9 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_truncated = PyUnicode_InternFromString("truncated_operands");
     s_metadata = PyUnicode_InternFromString("metadata");
     name_cache = PyDict_New();
+    s_custom_call_has_side_effect = PyUnicode_InternFromString("custom_call_has_side_effect");
+    s_true = PyUnicode_InternFromString("true");
+    s_parameter = PyUnicode_InternFromString("parameter");
     s_name = PyUnicode_InternFromString("name");
     s_operands = PyUnicode_InternFromString("operands");
     s_is_root = PyUnicode_InternFromString("is_root");

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
@@ -93,6 +94,8 @@ def _renamed_and_metadata(cd: ComputationDiff, count_metadata: bool) -> tuple[in
     """How many matched pairs differ in name, and in metadata (when that is ignored): one walk over the pairs."""
     m = cd.matching
     linsts, rinsts = m.left.insts, m.right.insts
+    if native is not None:
+        return native.renamed_and_metadata(m.l2r, linsts, rinsts, count_metadata)
     renamed = meta = 0
     for a, b in m.l2r.items():
         if a != b:

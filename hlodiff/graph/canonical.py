@@ -172,6 +172,11 @@ class CanonicalModule:
 
 
 def build_computation(comp: Computation) -> CanonicalComputation:
+    if native is not None:  # the maps, the parameters and the side effects in one walk
+        insts, operands, params, effects = native.index_computation(comp.instructions, SIDE_EFFECTS)
+        cc = CanonicalComputation(comp, insts, operands, comp.root.name)
+        cc._params, cc._effects = params, effects
+        return cc
     insts = {inst.name: inst for inst in comp.instructions}
     operands = {inst.name: list(inst.operands) for inst in comp.instructions}
     return CanonicalComputation(comp, insts, operands, comp.root.name)
@@ -268,7 +273,8 @@ def reachable_computations(module: Module) -> list[Computation]:
             continue
         state[comp.name] = 1
         stack.append((comp, True))
-        for inst in comp.instructions:
+        callers = native.with_attribute(comp.instructions, _CALL_KEYS) if native is not None else comp.instructions
+        for inst in callers:
             if not inst.attrs or _CALL_KEYS.isdisjoint(inst.attrs):
                 continue
             for callee in called_computations(inst.attrs):

@@ -640,7 +640,8 @@ class _Parser:
                 entry = comp
         calls: dict[str, list[tuple[str, Instruction]]] = {name: [] for name in names}
         for comp in module.computations:
-            for inst in comp.instructions:
+            callers = comp.instructions if native is None else native.with_attribute(comp.instructions, _CALL_KEYS)
+            for inst in callers:
                 if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
                     for callee in _callees(inst.attrs):
                         if callee not in names:
