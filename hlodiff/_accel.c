@@ -565,54 +565,134 @@ defer:
     return NULL;
 }
 
-/* Typed operands written exactly as their definitions would be ("f32[2]{0} %a, f32[2]{0} %b"), the way torch_xla
-   writes every operand: a tuple of names. NULL with no error set when the list is written any other way (another
-   spacing, a forward reference, another shape): the parser then checks it against the definitions. */
-static PyObject *typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *typed_refs) {
-    PyObject *names = PyList_New(0);
-    if (names == NULL) return NULL;
+/* A tuple shape "(f32[2]{0}, u32[])" at pos (p[pos] == '('), nesting at most max_depth parentheses: its end, or
+   -1. Quotes and comments never reach here (plain_line). */
+static Py_ssize_t paren_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int max_depth) {
+    int depth = 0;
+    for (; pos < n; pos++) {
+        if (p[pos] == '(') {
+            if (++depth > max_depth) return -1;
+        } else if (p[pos] == ')') {
+            if (--depth == 0) return pos + 1;
+        }
+    }
+    return -1;
+}
+
+static int append_text(PyObject *list, const char *s, Py_ssize_t n) {
+    PyObject *o = s ? ascii_str(s, n) : Py_NewRef(Py_None);
+    if (o == NULL) return -1;
+    int rc = PyList_Append(list, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+/* Typed operands "f32[2]{0} %a, f32[2]{0} %b" (the parser's _TYPED_OPERANDS): names and shape texts into the
+   lists. 1: written exactly as their definitions would be (typed_refs), the way torch_xla writes every operand;
+   2: read, but written otherwise (another spacing or shape, a forward reference): checked after the computation;
+   0: not this grammar; -1: error. */
+static int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *typed_refs, PyObject *names,
+                          PyObject *shapes) {
     Py_ssize_t body = pos;
     Buf written;
     buf_init(&written);
+    int exact = 1, rc = 1;
     while (1) {
         pos = skip_ws(p, pos, end);
         int has_pct = 0;
-        Py_ssize_t shape_end = array_end(p, pos, end, &has_pct);
-        if (shape_end < 0 || has_pct || shape_end >= end || !is_ws(p[shape_end])) goto defer;
+        Py_ssize_t shape_start = pos, shape_end = array_end(p, pos, end, &has_pct);
+        if (shape_end < 0 || has_pct || shape_end >= end || !is_ws(p[shape_end])) goto mismatch;
         pos = skip_ws(p, shape_end, end);
-        if (pos >= end || p[pos] != '%') goto defer;
+        if (pos >= end || p[pos] != '%') goto mismatch;
         Py_ssize_t start = ++pos;
         while (pos < end && is_name(p[pos])) pos++;
-        if (pos == start) goto defer;
+        if (pos == start) goto mismatch;
         PyObject *name = ascii_str(p + start, pos - start);
-        if (name == NULL) goto fail;
-        PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
-        int rc = ref ? PyList_Append(names, name) : -1;
-        if (rc == 0 && PyList_GET_SIZE(names) > 1) rc = buf_put(&written, ", ", 2);
-        if (rc == 0) rc = buf_put_str(&written, ref);
-        Py_DECREF(name);
-        if (rc < 0) {
-            if (ref == NULL && !PyErr_Occurred()) goto defer;
+        if (name == NULL || PyList_Append(names, name) < 0 ||
+            append_text(shapes, p + shape_start, shape_end - shape_start) < 0) {
+            Py_XDECREF(name);
             goto fail;
         }
+        if (exact) {
+            PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
+            if (ref == NULL && PyErr_Occurred()) {
+                Py_DECREF(name);
+                goto fail;
+            }
+            if (ref == NULL) exact = 0;
+            else if ((PyList_GET_SIZE(names) > 1 && buf_put(&written, ", ", 2) < 0) || buf_put_str(&written, ref) < 0) {
+                Py_DECREF(name);
+                goto fail;
+            }
+        }
+        Py_DECREF(name);
         pos = skip_ws(p, pos, end);
         if (pos >= end) break;
-        if (p[pos] != ',') goto defer;
+        if (p[pos] != ',') goto mismatch;
         pos++;
     }
-    if ((Py_ssize_t)written.len != end - body || memcmp(written.data, p + body, written.len) != 0) goto defer;
+    if (!exact || (Py_ssize_t)written.len != end - body || memcmp(written.data, p + body, written.len) != 0) rc = 2;
     buf_free(&written);
-    PyObject *tuple = PyList_AsTuple(names);
-    Py_DECREF(names);
-    return tuple;
-defer:
+    return rc;
+mismatch:
     buf_free(&written);
-    Py_DECREF(names);
-    return NULL;
+    return PyList_SetSlice(names, 0, PyList_GET_SIZE(names), NULL) < 0 ||
+           PyList_SetSlice(shapes, 0, PyList_GET_SIZE(shapes), NULL) < 0 ? -1 : 0;
 fail:
     buf_free(&written);
-    Py_DECREF(names);
-    return NULL;
+    return -1;
+}
+
+/* Operands some typed and some not, or typed with a tuple shape ("(u64[2]{0}, u32[2]{0}) %rng.3"): the parser's
+   _OPERAND_ITEM items, one after the other to the end. 1: read (names, and shape texts or None); 0: not this
+   grammar; -1: error. */
+static int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names, PyObject *shapes) {
+    while (1) {
+        pos = skip_ws(p, pos, end);
+        Py_ssize_t shape_start = pos, shape_end = -1;
+        int has_pct = 0;
+        if (pos < end && p[pos] == '(')
+            shape_end = paren_end(p, pos, end, 2);
+        else
+            shape_end = array_end(p, pos, end, &has_pct);
+        if (shape_end >= 0) {
+            if (has_pct || shape_end >= end || !is_ws(p[shape_end])) return 0;
+            pos = skip_ws(p, shape_end, end);
+        } else if (pos < end && p[pos] == '(') {
+            return 0;
+        }
+        if (pos < end && p[pos] == '%') pos++;
+        Py_ssize_t start = pos;
+        while (pos < end && is_name(p[pos])) pos++;
+        if (pos == start) return 0;
+        if (append_text(names, p + start, pos - start) < 0 ||
+            append_text(shapes, shape_end >= 0 ? p + shape_start : NULL, shape_end - shape_start) < 0)
+            return -1;
+        pos = skip_ws(p, pos, end);
+        if (pos >= end) return 1;
+        if (p[pos] != ',') return 0;
+        pos++;
+        if (pos == end) return 1; /* a last ',' ends the list (the expression's '(?:,|$)') */
+    }
+}
+
+/* Whether some typed item is written otherwise than its definition would be (typed_refs): then it is checked. */
+static int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(names); k++) {
+        PyObject *shape = PyList_GET_ITEM(shapes, k), *name = PyList_GET_ITEM(names, k);
+        if (shape == Py_None) continue;
+        PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
+        if (ref == NULL) {
+            if (PyErr_Occurred()) return -1;
+            return 1;
+        }
+        PyObject *want = PyUnicode_FromFormat("%U %%%U", shape, name);
+        if (want == NULL) return -1;
+        int eq = PyObject_RichCompareBool(ref, want, Py_EQ);
+        Py_DECREF(want);
+        if (eq <= 0) return eq < 0 ? -1 : 1;
+    }
+    return 0;
 }
 
 /* " ".join(body.split()) for a body of ASCII without control characters. */
@@ -661,7 +741,7 @@ static int plain_line(PyObject *line) {
 
 /* One instruction line; NULL with no error set: the Python parser takes this line. */
 static PyObject *read_instruction(PyObject *line, long line_number, PyObject *typed_refs, PyObject *shapes,
-                                  PyObject *inst_type) {
+                                  PyObject *inst_type, PyObject *declared) {
     const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
     Py_ssize_t n = PyUnicode_GET_LENGTH(line);
     Py_ssize_t pos = skip_ws(p, 0, n), col = pos;
@@ -683,15 +763,22 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
     if (pos >= n || p[pos] != '=') return NULL;
     pos = skip_ws(p, pos + 1, n);
     Py_ssize_t shape_start = pos;
-    int has_pct = 0;
-    Py_ssize_t shape_end = array_end(p, pos, n, &has_pct);
-    if (shape_end < 0 || shape_end >= n || !is_ws(p[shape_end])) return NULL;
+    int has_pct = 0, tuple_shape = pos < n && p[pos] == '(';
+    Py_ssize_t shape_end;
+    if (tuple_shape) { /* the parser's second form: a shape read by the shape parser, then the opcode */
+        shape_end = paren_end(p, pos, n, 64);
+        if (shape_end < 0) return NULL;
+    } else {
+        shape_end = array_end(p, pos, n, &has_pct);
+        if (shape_end < 0 || shape_end >= n || !is_ws(p[shape_end])) return NULL;
+    }
     pos = skip_ws(p, shape_end, n);
     Py_ssize_t op_start = pos;
     if (pos >= n || !is_alpha(p[pos])) return NULL;
     pos++;
     while (pos < n && (is_alpha(p[pos]) || is_digit(p[pos]) || p[pos] == '_' || p[pos] == '-')) pos++;
     Py_ssize_t op_end = pos;
+    if (tuple_shape) pos = skip_ws(p, pos, n);
     if (pos >= n || p[pos] != '(') return NULL;
     Py_ssize_t body = ++pos;
     int depth = 0;
@@ -708,7 +795,7 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
     Py_ssize_t body_end = pos, end = pos + 1;
 
     PyObject *name = NULL, *shape_text = NULL, *opcode = NULL, *operands = NULL, *attrs = NULL, *literal = NULL;
-    PyObject *param = NULL, *ref = NULL, *result = NULL;
+    PyObject *param = NULL, *ref = NULL, *result = NULL, *declared_shapes = NULL;
     shape_text = ascii_str(p + shape_start, shape_end - shape_start);
     if (shape_text == NULL) goto done;
     PyObject *shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
@@ -716,8 +803,10 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
     name = ascii_str(p + name_start, name_end - name_start);
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
     if (opcode == NULL) goto done;
-    ref = PyUnicode_FromFormat("%U %%%U", shape_text, name);
-    if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
+    if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser) */
+        ref = PyUnicode_FromFormat("%U %%%U", shape_text, name);
+        if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
+    }
 
     Py_ssize_t op_len = op_end - op_start;
     if (op_len == 8 && memcmp(p + op_start, "constant", 8) == 0) {
@@ -744,8 +833,22 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
             operands = PyTuple_New(0);
         else if (!typed)
             operands = untyped_operands(p, body, body_end);
-        else
-            operands = typed_operands(p, body, body_end, typed_refs);
+        else {
+            PyObject *names = PyList_New(0), *shapes = PyList_New(0);
+            int st = names && shapes ? typed_operands(p, body, body_end, typed_refs, names, shapes) : -1;
+            if (st == 0) {
+                st = operand_items(p, body, body_end, names, shapes);
+                if (st == 1) {
+                    int other = declared_otherwise(names, shapes, typed_refs);
+                    st = other < 0 ? -1 : (other ? 2 : 1);
+                }
+            }
+            if (st > 0) operands = PyList_AsTuple(names);
+            if (st == 2 && operands != NULL) declared_shapes = PyList_AsTuple(shapes);
+            Py_XDECREF(names);
+            Py_XDECREF(shapes);
+            if (st == 2 && declared_shapes == NULL) goto done;
+        }
         if (operands == NULL) goto done;
     }
     attrs = end < n ? read_attributes(p, end, n) : PyDict_New();
@@ -762,6 +865,11 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
         if (args[8] != NULL) {
             result = PyObject_Vectorcall(inst_type, args, 11, NULL);
             Py_DECREF(args[8]);
+            if (result != NULL && declared_shapes != NULL) { /* checked against the definitions at the '}' */
+                PyObject *entry = PyTuple_Pack(2, result, declared_shapes);
+                if (entry == NULL || PyList_Append(declared, entry) < 0) Py_CLEAR(result);
+                Py_XDECREF(entry);
+            }
         }
     }
     Py_XDECREF(line_no);
@@ -775,15 +883,16 @@ done:
     Py_XDECREF(literal);
     Py_XDECREF(param);
     Py_XDECREF(ref);
+    Py_XDECREF(declared_shapes);
     return result;
 }
 
 static PyObject *parse_lines(PyObject *self, PyObject *args) {
-    PyObject *lines, *typed_refs, *shapes, *inst_type, *out;
+    PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared;
     Py_ssize_t i;
     long first_line;
-    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!", &PyList_Type, &lines, &i, &first_line, &PyDict_Type, &typed_refs,
-                          &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out))
+    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!O!", &PyList_Type, &lines, &i, &first_line, &PyDict_Type, &typed_refs,
+                          &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out, &PyList_Type, &declared))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(lines);
     for (; i < n; i++) {
@@ -796,7 +905,7 @@ static PyObject *parse_lines(PyObject *self, PyObject *args) {
         Py_ssize_t last = len;
         while (last > 0 && is_ws(p[last - 1])) last--;
         if (p[last - 1] == ',' || p[last - 1] == '=' || p[last - 1] == '{') break; /* continues, or a header */
-        PyObject *inst = read_instruction(line, first_line + (long)i, typed_refs, shapes, inst_type);
+        PyObject *inst = read_instruction(line, first_line + (long)i, typed_refs, shapes, inst_type, declared);
         if (inst == NULL) {
             if (PyErr_Occurred()) return NULL;
             break;
@@ -1419,8 +1528,8 @@ static PyMethodDef methods[] = {
      "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
      "fingerprint._hash_computation's second loop does"},
     {"parse_lines", parse_lines, METH_VARARGS,
-     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out) -> the index of the first line it "
-     "left to the Python parser; instructions read are appended to out"},
+     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared) -> the index of the first "
+     "line it left to the Python parser; instructions read are appended to out, typed operands to check to declared"},
     {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
     {"postorder", postorder, METH_VARARGS,
      "postorder(root, operands) -> (post-order list from root, operands in order; set of nodes reached)"},

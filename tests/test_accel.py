@@ -155,6 +155,12 @@ _LINES = {
     "tab": "\t%add.3 = f32[2]{0}\tadd(%a.1, %b.2)",
     "form feed": "  %add.3 = f32[2]{0} add(%a.1,\f%b.2)",
     "ROOT named ROOT": "  ROOT = f32[2]{0} add(%a.1, %b.2)",
+    "tuple-typed operand": "  %g.3 = f32[2]{0} get-tuple-element((f32[2]{0}, f32[2]{0}) %tup.8), index=0",
+    "tuple operand declared wrong": "  %g.3 = f32[2]{0} get-tuple-element((f32[3]{0}, f32[2]{0}) %tup.8), index=0",
+    "mixed typed and untyped": "  %add.3 = f32[2]{0} add(f32[2]{0} %a.1, %b.2)",
+    "last comma": "  %add.3 = f32[2]{0} add(f32[2]{0} %a.1, %b.2,)",
+    "tuple result": "  %t.3 = (f32[2]{0}, (f32[2]{0}, s32[])) tuple(%a.1, %tup2.9)",
+    "tuple result, space before '('": "  %t.3 = (f32[2]{0}, f32[2]{0})tuple (%a.1, %b.2)",
 }
 
 
@@ -172,6 +178,10 @@ def _module_with(line: str) -> str:
         "  %a.1 = f32[2]{0} parameter(0)",
         "  %b.2 = f32[2]{0} parameter(1)",
         "  %later.9 = f32[2]{0} negate(f32[2]{0} %a.1)",
+        "  %tup.8 = (f32[2]{0}, f32[2]{0}) tuple(f32[2]{0} %a.1, f32[2]{0} %b.2)",
+        "  %s.7 = s32[] constant(1)",
+        "  %tup2.9 = (f32[2]{0}, s32[]) tuple(f32[2]{0} %a.1, s32[] %s.7)",
+        "  %g.6 = f32[2]{0} get-tuple-element((f32[2]{0}, f32[2]{0}) %tup.8), index=1",
         line,
         "  ROOT %out.4 = f32[2]{0} add(f32[2]{0} %a.1, f32[2]{0} %b.2)",
         "}",
@@ -201,12 +211,12 @@ def test_fast_path_reads_torch_xla_lines_and_stops_where_it_must():
     ]
     out: list = []
     refs: dict = {}
-    stop = native.parse_lines(lines, 0, 10, refs, shape_cache, parser_module.Instruction, out)
+    stop = native.parse_lines(lines, 0, 10, refs, shape_cache, parser_module.Instruction, out, [])
     assert stop == 3
     assert [(i.name, i.opcode, i.operands, i.parameter_number, i.line, i.col) for i in out] == [
         ("a.1", "parameter", (), 0, 10, 3), ("n.2", "negate", ("a.1",), None, 11, 3)]
     assert out[1].attrs == {"metadata": '{op_type="aten__neg" op_name="aten__neg"}'}
-    assert native.parse_lines(lines, 4, 10, refs, shape_cache, parser_module.Instruction, []) == 4
+    assert native.parse_lines(lines, 4, 10, refs, shape_cache, parser_module.Instruction, [], []) == 4
 
 
 @needs_native

@@ -322,7 +322,7 @@ class _Parser:
         while True:
             if native is not None:  # the common lines in C; it stops at the first line it leaves to this parser
                 self.i = native.parse_lines(self.lines, self.i, self.first_line, self.typed_refs, _shape_cache,
-                                            Instruction, comp.instructions)
+                                            Instruction, comp.instructions, self.declared)
             stripped = self._next_meaningful()
             if stripped is None:
                 raise self.error(f"computation {comp.name!r} is not closed with '}}' (file cut off?)",
@@ -395,6 +395,8 @@ class _Parser:
                 shape, pos = parse_shape_at(line, m.end())
             except ShapeSyntaxError:
                 return None
+            if shape.is_tuple and line[m.end()] == "(":  # a tuple shape read once, then found by its text
+                _shape_cache.setdefault(line[m.end():pos], shape)
             mo = _OPCODE.match(line, pos)
             if mo is None:
                 return None
@@ -725,7 +727,7 @@ class _Parser:
             shape, end = parse_shape_at(text, 0)
             if end != len(text):
                 raise ShapeSyntaxError("unexpected text after the shape", end)
-            return shape
+            return _shape_cache.setdefault(text, shape)  # tuple shapes recur (get-tuple-element operands)
         except ShapeSyntaxError as e:
             line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
             raise HloParseError(f"the shape declared for operand {operand!r}: {e}", path=self.path, line=line,
