@@ -1111,16 +1111,15 @@ static int pair(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind, PyO
 }
 
 /* matchers._match_equal_subgraphs: pair left and right, then their free operands at equal positions, down. */
-static PyObject *match_equal(PyObject *self, PyObject *args) {
-    PyObject *l2r, *r2l, *how, *lops_of, *rops_of, *left, *right, *kind;
-    int force;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOpO", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how,
-                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &left, &right, &force, &kind))
-        return NULL;
+static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *lops_of, PyObject *rops_of,
+                           PyObject *left, PyObject *right, int force, PyObject *kind) {
     PyObject *stack = PyList_New(0);
-    if (stack == NULL) return NULL;
+    if (stack == NULL) return -1;
     PyObject *first = PyTuple_Pack(2, left, right);
-    if (first == NULL || PyList_Append(stack, first) < 0) goto fail_first;
+    if (first == NULL || PyList_Append(stack, first) < 0) {
+        Py_XDECREF(first);
+        goto fail;
+    }
     Py_DECREF(first);
     while (PyList_GET_SIZE(stack)) {
         Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
@@ -1171,12 +1170,94 @@ static PyObject *match_equal(PyObject *self, PyObject *args) {
         Py_DECREF(item);
     }
     Py_DECREF(stack);
-    Py_RETURN_NONE;
-fail_first:
-    Py_XDECREF(first);
+    return 0;
 fail:
     Py_DECREF(stack);
+    return -1;
+}
+
+static PyObject *match_equal(PyObject *self, PyObject *args) {
+    PyObject *l2r, *r2l, *how, *lops_of, *rops_of, *left, *right, *kind;
+    int force;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOpO", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how,
+                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &left, &right, &force, &kind))
+        return NULL;
+    if (equal_subgraphs(l2r, r2l, how, lops_of, rops_of, left, right, force, kind) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Names grouped by their hash, in order: hash -> [names]. */
+static PyObject *group_by(PyObject *self, PyObject *args) {
+    PyObject *order, *hashes;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &order, &PyDict_Type, &hashes)) return NULL;
+    PyObject *groups = PyDict_New();
+    if (groups == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order); i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *h = PyDict_GetItemWithError(hashes, name);
+        if (h == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        PyObject *list = PyDict_GetItemWithError(groups, h);
+        if (list == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            list = PyList_New(0);
+            int rc = list ? PyDict_SetItem(groups, h, list) : -1;
+            Py_XDECREF(list); /* held by groups */
+            if (rc < 0) goto fail;
+        }
+        if (PyList_Append(list, name) < 0) goto fail;
+    }
+    return groups;
+fail:
+    Py_DECREF(groups);
     return NULL;
+}
+
+/* matchers.match_exact's walk, users first: a left name whose hash one right name alone shares (and no other
+   left name) is paired with it and the subgraphs below are paired; a hash several share goes to tied(name). */
+static PyObject *exact_walk(PyObject *self, PyObject *args) {
+    PyObject *order, *lanon, *rights_by, *lefts_by, *l2r, *r2l, *how, *lops_of, *rops_of, *kind, *tied;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
+                          &rights_by, &PyDict_Type, &lefts_by, &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type,
+                          &how, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &kind, &tied))
+        return NULL;
+    for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        int done = PyDict_Contains(l2r, name);
+        if (done < 0) return NULL;
+        if (done) continue;
+        PyObject *h = PyDict_GetItemWithError(lanon, name);
+        if (h == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            return NULL;
+        }
+        PyObject *rights = PyDict_GetItemWithError(rights_by, h);
+        if (rights == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            continue;
+        }
+        PyObject *lefts = PyDict_GetItemWithError(lefts_by, h);
+        if (lefts == NULL && PyErr_Occurred()) return NULL;
+        if (!PyList_Check(rights) || PyList_GET_SIZE(rights) == 0) continue;
+        if (PyList_GET_SIZE(rights) == 1 && lefts != NULL && PyList_Check(lefts) && PyList_GET_SIZE(lefts) == 1) {
+            PyObject *r = PyList_GET_ITEM(rights, 0);
+            int taken = PyDict_Contains(r2l, r);
+            if (taken < 0) return NULL;
+            if (!taken) {
+                Py_INCREF(r);
+                int rc = equal_subgraphs(l2r, r2l, how, lops_of, rops_of, name, r, 0, kind);
+                Py_DECREF(r);
+                if (rc < 0) return NULL;
+            }
+            continue;
+        }
+        PyObject *res = PyObject_CallFunctionObjArgs(tied, name, h, rights, NULL);
+        if (res == NULL) return NULL;
+        Py_DECREF(res);
+    }
+    Py_RETURN_NONE;
 }
 
 /* matchers.match_top_down's walk: for each paired left name (users first) not yet settled, the operand pairs at
@@ -1308,22 +1389,34 @@ static PyObject *users_of(PyObject *self, PyObject *args) {
             goto fail;
         }
         Py_ssize_t n = OPS_SIZE(ops);
+        PyObject *met = n > 8 ? PySet_New(NULL) : NULL; /* long lists (a root tuple): a set finds repeats */
+        if (n > 8 && met == NULL) goto fail;
         for (Py_ssize_t k = 0; k < n; k++) {
             PyObject *op = OPS_ITEM(ops, k);
             int repeat = 0; /* dict.fromkeys(ops): an operand used twice makes one entry */
-            for (Py_ssize_t j = 0; j < k && !repeat; j++) {
-                int eq = PyObject_RichCompareBool(OPS_ITEM(ops, j), op, Py_EQ);
-                if (eq < 0) goto fail;
-                repeat = eq;
+            if (met != NULL) {
+                repeat = PySet_Contains(met, op);
+                if (repeat == 0 && PySet_Add(met, op) < 0) repeat = -1;
+            } else {
+                for (Py_ssize_t j = 0; j < k && !repeat; j++) repeat = PyObject_RichCompareBool(OPS_ITEM(ops, j), op, Py_EQ);
+            }
+            if (repeat < 0) {
+                Py_XDECREF(met);
+                goto fail;
             }
             if (repeat) continue;
             PyObject *list = PyDict_GetItemWithError(users, op);
             if (list == NULL) {
                 if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, op);
+                Py_XDECREF(met);
                 goto fail;
             }
-            if (PyList_Append(list, name) < 0) goto fail;
+            if (PyList_Append(list, name) < 0) {
+                Py_XDECREF(met);
+                goto fail;
+            }
         }
+        Py_XDECREF(met);
     }
     return users;
 fail:
@@ -1540,6 +1633,10 @@ static PyMethodDef methods[] = {
     {"match_equal", match_equal, METH_VARARGS,
      "match_equal(l2r, r2l, how, left_operands, right_operands, left, right, force, kind): "
      "matchers._match_equal_subgraphs"},
+    {"group_by", group_by, METH_VARARGS, "group_by(order, hashes) -> hash -> names in order"},
+    {"exact_walk", exact_walk, METH_VARARGS,
+     "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, how, left_operands, right_operands, "
+     "kind, tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},
     {"top_down", top_down, METH_VARARGS,
      "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle): match_top_down's walk"},
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,

@@ -45,36 +45,50 @@ def match_computations(left: CanonicalComputation, right: CanonicalComputation,
 
 def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> None:
     """Pair nodes with equal subgraph hashes, users first, then descend through equal subgraphs positionally."""
-    by_hash: dict[str, list[str]] = defaultdict(list)
-    for name in right_order:
-        by_hash[m.right.anon[name]].append(name)
-    left_by_hash: dict[str, list[str]] = defaultdict(list)
-    for name in left_order:
-        left_by_hash[m.left.anon[name]].append(name)
+    by_hash, left_by_hash = _by_hash(right_order, m.right.anon), _by_hash(left_order, m.left.anon)
     partners: dict[str, str] = {}  # chosen among identical candidates, once per group
-    for name in reversed(left_order):  # users before operands
-        if name in m.l2r:
-            continue
-        h = m.left.anon[name]
-        rights = by_hash.get(h)
-        if not rights:
-            continue
-        if len(rights) == 1 and len(left_by_hash[h]) == 1:
-            if rights[0] not in m.r2l:
-                _match_equal_subgraphs(m, name, rights[0])
-            continue
+
+    def tied(name: str, h: str, rights: list[str]) -> None:
+        """A hash several nodes share: pair the group by tie-breaking, once, then this node with its partner."""
         partner = partners.get(name)
         if partner is None or partner in m.r2l:
             rights = [r for r in rights if r not in m.r2l]
             lefts = [n for n in left_by_hash[h] if n not in m.l2r]
             if not rights or len(rights) != len(lefts):
-                continue
+                return
             partners.update(tie_break(m.left, m.right, lefts, rights))
             partner = partners[name]
         _match_equal_subgraphs(m, name, partner)
+
+    if native is not None:
+        native.exact_walk(left_order, m.left.anon, by_hash, left_by_hash, m.l2r, m.r2l, m.how, m.left.operands,
+                          m.right.operands, "exact", tied)
+    else:
+        for name in reversed(left_order):  # users before operands
+            if name in m.l2r:
+                continue
+            h = m.left.anon[name]
+            rights = by_hash.get(h)
+            if not rights:
+                continue
+            if len(rights) == 1 and len(left_by_hash[h]) == 1:
+                if rights[0] not in m.r2l:
+                    _match_equal_subgraphs(m, name, rights[0])
+                continue
+            tied(name, h, rights)
     # The root pair may have equal hashes; descend through it too.
     if m.left.anon[m.left.root] == m.right.anon[m.right.root]:
         _match_equal_subgraphs(m, m.left.root, m.right.root, force=True)
+
+
+def _by_hash(order: list[str], hashes: dict[str, str]) -> dict[str, list[str]]:
+    """Names grouped by hash, each group in ``order``."""
+    if native is not None:
+        return native.group_by(order, hashes)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name in order:
+        groups[hashes[name]].append(name)
+    return groups
 
 
 def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:
