@@ -1607,6 +1607,171 @@ static PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Computation headers, attribute values and the parse-time rules' triage (hlodiff.hlo.parser, scan, checks).
+ */
+
+static inline int is_sp(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static inline int is_re_space(char c) { return is_sp(c) || c == '\f' || c == '\v'; }
+
+/* An array shape at pos (shapes.ARRAY_SHAPE) found in the shape cache: borrowed, with *end set; else NULL (no
+   error set when it is only not there). */
+static PyObject *cached_array(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, Py_ssize_t *end) {
+    int has_pct = 0;
+    Py_ssize_t e = array_end(p, pos, n, &has_pct);
+    if (e < 0) return NULL;
+    PyObject *key = ascii_str(p + pos, e - pos);
+    if (key == NULL) return NULL;
+    PyObject *shape = PyDict_GetItemWithError(shapes, key);
+    Py_DECREF(key);
+    *end = e;
+    return shape;
+}
+
+/* parser._signature for "(x: f32[], y: f32[]) -> f32[]" at pos (p[pos] == '('), when every shape is an array
+   shape already cached: ((params, result), end); None: the parser reads it (and says what is wrong). */
+static PyObject *signature(PyObject *self, PyObject *args) {
+    PyObject *text, *shapes;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "UnO!", &text, &pos, &PyDict_Type, &shapes)) return NULL;
+    if (!PyUnicode_IS_ASCII(text)) Py_RETURN_NONE;
+    const char *p = (const char *)PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *params = PyList_New(0);
+    if (params == NULL) return NULL;
+    pos++;
+    while (1) {
+        while (pos < n && is_sp(p[pos])) pos++;
+        if (pos < n && p[pos] == ')') {
+            pos++;
+            break;
+        }
+        if (PyList_GET_SIZE(params)) {
+            if (pos >= n || p[pos] != ',') goto defer;
+            pos++;
+            while (pos < n && is_sp(p[pos])) pos++;
+        }
+        if (pos < n && p[pos] == '%') pos++;
+        Py_ssize_t start = pos;
+        while (pos < n && is_name(p[pos])) pos++;
+        if (pos == start) goto defer;
+        Py_ssize_t name_end = pos;
+        while (pos < n && is_re_space(p[pos])) pos++;
+        if (pos >= n || p[pos] != ':') goto defer;
+        pos++;
+        while (pos < n && is_re_space(p[pos])) pos++;
+        while (pos < n && is_sp(p[pos])) pos++;
+        Py_ssize_t end;
+        PyObject *shape = cached_array(p, pos, n, shapes, &end);
+        if (shape == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            goto defer;
+        }
+        PyObject *name = ascii_str(p + start, name_end - start);
+        PyObject *item = name ? PyTuple_Pack(2, name, shape) : NULL;
+        Py_XDECREF(name);
+        if (item == NULL || PyList_Append(params, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+        pos = end;
+    }
+    while (pos < n && is_sp(p[pos])) pos++;
+    if (pos + 1 >= n || p[pos] != '-' || p[pos + 1] != '>') goto defer;
+    pos += 2;
+    while (pos < n && is_sp(p[pos])) pos++;
+    Py_ssize_t end;
+    PyObject *result = cached_array(p, pos, n, shapes, &end);
+    if (result == NULL) {
+        if (PyErr_Occurred()) goto fail;
+        goto defer;
+    }
+    PyObject *tuple = PyList_AsTuple(params);
+    Py_DECREF(params);
+    if (tuple == NULL) return NULL;
+    return Py_BuildValue("((NO)n)", tuple, result, end);
+defer:
+    Py_DECREF(params);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(params);
+    return NULL;
+}
+
+/* scan.value_end for ASCII text: the next comma outside brackets and strings from pos, or the end; -1 when
+   unbalanced; None for other text (the Python scanner reads it). */
+static PyObject *value_end_of(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "Un", &text, &pos)) return NULL;
+    if (!PyUnicode_IS_ASCII(text)) Py_RETURN_NONE;
+    const char *p = (const char *)PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    long depth = 0;
+    for (; pos < n; pos++) {
+        char c = p[pos];
+        if (c == '"') {
+            pos++;
+            while (pos < n && p[pos] != '"') pos += p[pos] == '\\' ? 2 : 1;
+            if (pos >= n) return PyLong_FromLong(-1);
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (--depth < 0) return PyLong_FromLong(-1);
+        } else if (c == ',' && depth == 0) {
+            return PyLong_FromSsize_t(pos);
+        }
+    }
+    return PyLong_FromSsize_t(depth == 0 ? n : -1);
+}
+
+/* checks.check_module's triage of one computation: the instructions a rule must look at (their opcode has a
+   rule, or they carry control-predecessors or result_accuracy), in order; the opcodes that are not plain XLA
+   ones (unknown, or async-) go into odd. */
+static PyObject *s_result_accuracy, *s_async_prefix;
+
+static PyObject *triage(PyObject *self, PyObject *args) {
+    PyObject *instructions, *ruled, *known, *odd;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &instructions, &PyDict_Type, &ruled, &PyFrozenSet_Type,
+                          &known, &PySet_Type, &odd))
+        return NULL;
+    PyObject *todo = PyList_New(0);
+    if (todo == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
+        PyObject *inst = PyList_GET_ITEM(instructions, i);
+        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        int rc = attrs ? 0 : -1, need = 0;
+        if (rc == 0) {
+            int has_rule = PyDict_Contains(ruled, opcode);
+            if (has_rule < 0) rc = -1;
+            else if (has_rule) need = 1;
+            else {
+                int plain = PySet_Contains(known, opcode);
+                if (plain < 0) rc = -1;
+                else if (!plain || (PyUnicode_Check(opcode) && PyUnicode_Tailmatch(opcode, s_async_prefix, 0, 6, -1) == 1)) {
+                    if (PySet_Add(odd, opcode) < 0) rc = -1;
+                }
+            }
+        }
+        if (rc == 0 && !need && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+            int a = PyDict_Contains(attrs, s_control_predecessors);
+            int b = a == 0 ? PyDict_Contains(attrs, s_result_accuracy) : a;
+            if (a < 0 || b < 0) rc = -1;
+            else need = a || b;
+        }
+        if (rc == 0 && need) rc = PyList_Append(todo, inst);
+        Py_XDECREF(opcode);
+        Py_XDECREF(attrs);
+        if (rc < 0) {
+            Py_DECREF(todo);
+            return NULL;
+        }
+    }
+    return todo;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
  * Module
  */
 
@@ -1650,6 +1815,11 @@ static PyMethodDef methods[] = {
      "with_attribute(instructions, keys) -> the instructions whose attributes hold one of keys"},
     {"renamed_and_metadata", renamed_and_metadata, METH_VARARGS,
      "renamed_and_metadata(l2r, left_insts, right_insts, count_metadata) -> (renamed, metadata differences)"},
+    {"signature", signature, METH_VARARGS,
+     "signature(text, pos, shapes) -> ((params, result), end) for a computation header, or None"},
+    {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
+    {"triage", triage, METH_VARARGS,
+     "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1663,6 +1833,8 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_truncated = PyUnicode_InternFromString("truncated_operands");
     s_metadata = PyUnicode_InternFromString("metadata");
     name_cache = PyDict_New();
+    s_result_accuracy = PyUnicode_InternFromString("result_accuracy");
+    s_async_prefix = PyUnicode_InternFromString("async-");
     s_custom_call_has_side_effect = PyUnicode_InternFromString("custom_call_has_side_effect");
     s_true = PyUnicode_InternFromString("true");
     s_parameter = PyUnicode_InternFromString("parameter");

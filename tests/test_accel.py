@@ -72,9 +72,11 @@ def _outcome(text: str, path: str, use_native: bool, monkeypatch) -> tuple:
         module = parse_module(text, path=path)
     except HloParseError as e:
         return ("error", str(e), e.line, e.col)
-    insts = [(c.name, [(i.name, i.shape, i.opcode, i.operands, list(i.attrs.items()), i.is_root, i.literal,
-                        i.parameter_number, i.truncated_operands, i.line, i.col) for i in c.instructions])
+    insts = [(c.name, c.signature, c.line, [(i.name, i.shape, i.opcode, i.operands, list(i.attrs.items()), i.is_root,
+                                             i.literal, i.parameter_number, i.truncated_operands, i.line, i.col)
+                                            for i in c.instructions])
              for c in module.computations]
+    insts.append(module)  # and everything else the module holds (header, tables, unknown opcodes), by equality
     try:
         cm = canonicalize(module)
     except HloParseError as e:

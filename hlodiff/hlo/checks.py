@@ -15,6 +15,7 @@ import math
 import re
 from typing import Callable
 
+from hlodiff.accel import native
 from hlodiff.errors import HloParseError
 from hlodiff.hlo.literal import parse_literal
 from hlodiff.hlo.model import Computation, Instruction, Module, Shape
@@ -88,7 +89,9 @@ def check_module(module: Module, path: str) -> set[str]:
         ctx.seen = seen
         _check_root_shape(comp, ctx)
         by_opcode = _BY_OPCODE
-        for inst in comp.instructions:
+        # The accelerator hands over only the instructions a rule looks at (and notes odd opcodes itself).
+        todo = comp.instructions if native is None else native.triage(comp.instructions, by_opcode, known, odd)
+        for inst in todo:
             rule = by_opcode.get(inst.opcode)
             if rule is not None:
                 rule(inst, ctx)

@@ -295,6 +295,8 @@ class _Parser:
         raise self.error("computation header without '{'", start, self._indent(start))
 
     def _signature(self, text: str, pos: int, start: int) -> tuple[tuple[tuple[tuple[str, Shape], ...], Shape], int]:
+        if native is not None and (read := native.signature(text, pos, _shape_cache)) is not None:
+            return read  # array shapes seen before, nothing unusual: read in C
         params: list[tuple[str, Shape]] = []
         pos += 1
         while True:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.accel import native
+
 STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = frozenset(")]}")
@@ -66,6 +68,8 @@ def group_end(text: str, pos: int) -> int:
 
 def value_end(text: str, pos: int) -> int:
     """End of a value starting at ``pos``: the next comma outside brackets, or the end; -1 when unbalanced."""
+    if native is not None and (end := native.value_end(text, pos)) is not None:
+        return end
     depth = 0
     try:
         for at, c in _tokens(text, pos):
