@@ -1,24 +1,64 @@
-"""Real modules for tests, and programmatic edits of them (never hand-written HLO)."""
+"""What the tests share: a fixture's truth, the CLI run in-process, real modules and programmatic edits of them
+(never hand-written HLO), and fixture scripts run under `hlodiff record`.
+
+One helper per need, so that a change in how the tests read a truth or run the CLI is made once: `truth_of` for a
+fixture's truth.json, `cli` for the click command run in-process, `cli_json` for its --json document. (The
+../shared corpus gate is in conftest.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
 from pathlib import Path
 
+from click.testing import CliRunner, Result
+
+from conftest import FIXTURES  # where the fixtures live is said once, beside the ../shared gate
+from hlodiff.cli import main
 from hlodiff.dumps import iter_graphs
 from hlodiff.hlo import format_module, parse_module
 from hlodiff.hlo.model import Module, Shape
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def truth_of(*parts: str | Path) -> dict:
+    """The truth.json of the fixture folder `FIXTURES/<parts...>` (or of an absolute folder, e.g. a fresh run).
+
+    A fixture script writes it from what the run itself recorded (torch_xla's metrics, the compile log, the lines it
+    ran), so a test's expectation comes from the run and not from the code under test."""
+    return json.loads(FIXTURES.joinpath(*parts, "truth.json").read_text())
+
+
+def cli(*args, columns: int = 200, env: dict[str, str] | None = None, cwd: Path | None = None,
+        codes: tuple[int, ...] | None = None) -> Result:
+    """The `hlodiff` click command run in-process on `args` (each passed through str()), named `hlodiff` in its
+    messages as the installed command is.
+
+    `columns` pins $COLUMNS, so that a table's layout does not depend on the terminal the tests run in; `env` adds
+    variables; `cwd` runs it from that directory (relative paths); `codes`, if given, are the exit codes the test
+    accepts (checked here, with the output as the message). `result.stdout` and `result.stderr` are apart,
+    `result.output` is both interleaved as a terminal shows them."""
+    command = [str(a) for a in args]
+    variables = {"COLUMNS": str(columns), **(env or {})}
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = CliRunner().invoke(main, command, env=variables, prog_name="hlodiff")
+    if codes is not None:
+        assert result.exit_code in codes, result.output
+    return result
+
+
+def cli_json(*args, codes: tuple[int, ...] | None = None, **options) -> dict:
+    """The document `hlodiff <args> --json` writes to stdout (the JSON contract: `--json > out.json`), options as
+    `cli`'s."""
+    return json.loads(cli(*args, "--json", codes=codes, **options).stdout)
 
 
 def scenario(name: str) -> tuple[list, dict]:
     """Graph records of a torch_xla fixture scenario and its truth.json."""
-    folder = FIXTURES / "torch_xla" / name
-    records = list(iter_graphs(folder / "graphs.hlo.0"))
-    return records, json.loads((folder / "truth.json").read_text())
+    records = list(iter_graphs(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
+    return records, truth_of("torch_xla", name)
 
 
 def reparse(module: Module) -> Module:
