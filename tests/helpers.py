@@ -2,8 +2,8 @@
 (never hand-written HLO), and fixture scripts run under `hlodiff record`.
 
 One helper per need, so that a change in how the tests read a truth or run the CLI is made once: `truth_of` for a
-fixture's truth.json, `cli` for the click command run in-process, `cli_json` for its --json document. (The
-../shared corpus gate is in conftest.py.)"""
+fixture's truth.json, `cli` for the click command run in-process, `cli_json` for its --json document, `xla_bytes`
+for the bytes of a shape as XLA sees them. (The ../shared corpus gate is in conftest.py.)"""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from conftest import FIXTURES  # where the fixtures live is said once, beside the ../shared gate
@@ -53,6 +54,19 @@ def cli_json(*args, codes: tuple[int, ...] | None = None, **options) -> dict:
     """The document `hlodiff <args> --json` writes to stdout (the JSON contract: `--json > out.json`), options as
     `cli`'s."""
     return json.loads(cli(*args, "--json", codes=codes, **options).stdout)
+
+
+def xla_bytes(shape: str) -> int:
+    """Bytes of an array shape (`f32[4,16]`, layout optional) as XLA reads it: XLA's own parser (jaxlib, the optional
+    `jax` extra; the calling test skips without it) gives the element type's numpy dtype and the dimensions, numpy
+    the element's size. The oracle for hlodiff's byte counts, which must not come from hlodiff's Shape.byte_size."""
+    import math
+
+    hlo = pytest.importorskip("jaxlib._hlo", reason="XLA's parser (jaxlib) is the byte-size oracle")
+    module = hlo.hlo_module_from_text(f"HloModule oracle\n\nENTRY e {{\n  ROOT p = {shape} parameter(0)\n}}\n")
+    (parsed,) = hlo.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape().parameter_shapes()
+    assert parsed.is_array(), shape
+    return parsed.numpy_dtype().itemsize * math.prod(parsed.dimensions())
 
 
 def scenario(name: str) -> tuple[list, dict]:
