@@ -11,10 +11,9 @@ import shutil
 
 import pytest
 
-from helpers import FIXTURES, cli, cli_json, truth_of
+from helpers import FIXTURES, cli, cli_json, truth_of, xla_bytes
 from hlodiff.cost.torch_xla_memory import ROUNDING_BYTES, gb_to_bytes, memory_of
 from hlodiff.dumps.debug_log import parse_debug_log
-from hlodiff.hlo.shapes import byte_size_of
 
 FSDP = FIXTURES / "torch_xla" / "fsdp_linear"
 PIPELINE = FIXTURES / "torch_xla" / "pipeline"
@@ -26,12 +25,13 @@ DEBUG_LOG_RUN = FIXTURES / "torch_xla" / "debug_log_run"
 
 def xla_reports(folder) -> list[dict]:
     """XLA's figures per compilation, from its memory-usage reports: the total, and the bytes of the parameters
-    an output is written into (allocations of a parameter that may live out), from their shapes."""
+    an output is written into (allocations of a parameter that may live out), from their shapes as XLA's parser
+    reads them (the report prints sizes rounded: 1.5KiB)."""
     out = []
     for path in sorted((folder / "xla_memory").glob("module_*-memory-usage-report.txt"),
                        key=lambda p: int(p.name.split(".")[0].split("_")[1])):
         text = path.read_text()
-        donated = {m.group(1): byte_size_of(m.group(2)) for m in re.finditer(  # each allocation is listed twice
+        donated = {m.group(1): xla_bytes(m.group(2)) for m in re.finditer(  # each allocation is listed twice
             r"allocation (\d+): size [^,]+, parameter \d+, shape \|([^|]+)\|[^\n]*maybe-live-out", text)}
         aliased = sum(donated.values())
         out.append({"total": int(re.search(r"^Total bytes used: (\d+)", text, re.M).group(1)), "aliased": aliased})
