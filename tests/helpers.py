@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import random
 from pathlib import Path
 
@@ -140,13 +141,27 @@ def with_shape(shape: Shape, element_type: str) -> Shape:
 RECORD_SHIM = Path(__file__).resolve().parent / "data" / "record_shim" / "_common.py"
 
 
-def run_hlodiff(*args: str, cwd: Path | None = None, env=None):
-    """The installed ``hlodiff`` command in a subprocess (a recording runs a child Python of its own)."""
+def run_hlodiff(*args, cwd: Path | None = None, env: dict[str, str] | None = None, columns: int | None = None,
+                stdin: bytes | None = None, text: bool = True):
+    """The installed ``hlodiff`` command in a fresh process, for what `cli` in-process cannot show: a recording's
+    child Python, standard input, the bytes written to a real pipe under an encoding, a terminal's width.
+
+    `env` is the whole environment (default: this one's); `columns` sets $COLUMNS on it; `stdin` is fed as bytes;
+    `text=False` gives stdout and stderr as bytes."""
     import subprocess
     import sys
 
-    return subprocess.run([str(Path(sys.executable).with_name("hlodiff")), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    variables = dict(os.environ if env is None else env)
+    if columns is not None:
+        variables["COLUMNS"] = str(columns)
+    command = [str(Path(sys.executable).with_name("hlodiff")), *map(str, args)]
+    return subprocess.run(command, cwd=cwd, env=variables,
+                          input=stdin, capture_output=True, text=text, timeout=600)
+
+
+def record_json(stdout: str) -> dict:
+    """The document `hlodiff record --json` prints after whatever the recorded script printed itself."""
+    return json.loads(stdout[stdout.index('{\n  "schema"'):])
 
 
 def script_under_record(work: Path, script: str) -> str:
@@ -162,8 +177,6 @@ def script_under_record(work: Path, script: str) -> str:
 
 def capture_free_env(**extra: str) -> dict[str, str]:
     """This environment without any capture variable (XLA_*, PT_XLA_*, HLODIFF_*), on the CPU, plus ``extra``."""
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
     env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", **extra)
     return env

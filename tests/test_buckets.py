@@ -7,15 +7,12 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import os
 import random
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, cli, cli_json, truth_of
+from helpers import FIXTURES, capture_free_env, cli, cli_json, run_hlodiff, truth_of
 from hlodiff.explain.buckets import knee, least_padding
 
 TORCH_XLA = FIXTURES / "torch_xla"
@@ -133,13 +130,9 @@ def test_recording_again_with_the_planned_buckets_compiles_what_the_plan_predict
     """The committed run's plan, applied by the script's own --buckets, under `hlodiff record`: the number of
     compilations is the plan's prediction, and the new run gets no new plan (its sizes are the buckets)."""
     [plan] = plans(cli_json("explain-recompile", SEQ / variant, codes=(0, 1)))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
-    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2")
-    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
-    proc = subprocess.run([hlodiff, "record", "-q", "--json", "--out", str(tmp_path / "run"), "--", sys.executable,
-                           str(TORCH_XLA / "seq_lengths.py"), "--inner", "--variant", variant, "--buckets",
-                           ",".join(map(str, plan["buckets"]))],
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = run_hlodiff("record", "-q", "--json", "--out", tmp_path / "run", "--", sys.executable,
+                       TORCH_XLA / "seq_lengths.py", "--inner", "--variant", variant, "--buckets",
+                       ",".join(map(str, plan["buckets"])), env=capture_free_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert sum(g["compiled"] for g in doc["graphs"]) == plan["graphs_planned"]

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, cli
+from helpers import FIXTURES, cli, run_hlodiff
 
 METRIC = FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0"
 
@@ -81,9 +81,8 @@ def hostile(tmp_path):
     return path
 
 
-def _cli(*args, strict: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict" if strict else "utf-8", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], capture_output=True, env=env)
+STRICT_UTF8 = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+"""A terminal that accepts only valid UTF-8: a raw surrogate escape written to it is an error, not a character."""
 
 
 def _assert_escaped(data: bytes) -> str:
@@ -94,13 +93,13 @@ def _assert_escaped(data: bytes) -> str:
 
 
 def test_hostile_characters_are_escaped_on_a_strict_utf8_terminal(hostile):
-    proc = _cli("explain-recompile", "--verbose", str(hostile))
+    proc = run_hlodiff("explain-recompile", "--verbose", str(hostile), env=STRICT_UTF8, columns=200, text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(proc.stdout)
 
 
 def test_hostile_characters_are_escaped_in_json(hostile):
-    proc = _cli("explain-recompile", "--json", str(hostile))
+    proc = run_hlodiff("explain-recompile", "--json", str(hostile), env=STRICT_UTF8, columns=200, text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(proc.stdout.replace(b"\\\\", b"\\"))  # the escape text, JSON-encoded
     assert json.loads(proc.stdout)["recompilations"]
@@ -108,7 +107,8 @@ def test_hostile_characters_are_escaped_in_json(hostile):
 
 def test_hostile_characters_are_escaped_in_html(hostile, tmp_path):
     report = tmp_path / "r.html"
-    proc = _cli("explain-recompile", str(hostile), "--html", str(report))
+    proc = run_hlodiff("explain-recompile", str(hostile), "--html", str(report), env=STRICT_UTF8, columns=200,
+                       text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(report.read_bytes())
 
