@@ -1,24 +1,79 @@
-"""Real modules for tests, and programmatic edits of them (never hand-written HLO)."""
+"""What the tests share: a fixture's truth, the CLI run in-process, real modules and programmatic edits of them
+(never hand-written HLO), and fixture scripts run under `hlodiff record`.
+
+One helper per need, so that a change in how the tests read a truth or run the CLI is made once: `truth_of` for a
+fixture's truth.json, `cli` for the click command run in-process, `cli_json` for its --json document, `xla_bytes`
+for the bytes of a shape as XLA sees them. (The ../shared corpus gate is in conftest.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import os
 import random
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner, Result
+
+from conftest import FIXTURES  # where the fixtures live is said once, beside the ../shared gate
+from hlodiff.cli import main
 from hlodiff.dumps import iter_graphs
 from hlodiff.hlo import format_module, parse_module
 from hlodiff.hlo.model import Module, Shape
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def truth_of(*parts: str | Path) -> dict:
+    """The truth.json of the fixture folder `FIXTURES/<parts...>` (or of an absolute folder, e.g. a fresh run).
+
+    A fixture script writes it from what the run itself recorded (torch_xla's metrics, the compile log, the lines it
+    ran), so a test's expectation comes from the run and not from the code under test."""
+    return json.loads(FIXTURES.joinpath(*parts, "truth.json").read_text())
+
+
+def cli(*args, columns: int = 200, env: dict[str, str] | None = None, cwd: Path | None = None,
+        codes: tuple[int, ...] | None = None) -> Result:
+    """The `hlodiff` click command run in-process on `args` (each passed through str()), named `hlodiff` in its
+    messages as the installed command is.
+
+    `columns` pins $COLUMNS, so that a table's layout does not depend on the terminal the tests run in; `env` adds
+    variables; `cwd` runs it from that directory (relative paths); `codes`, if given, are the exit codes the test
+    accepts (checked here, with the output as the message). `result.stdout` and `result.stderr` are apart,
+    `result.output` is both interleaved as a terminal shows them."""
+    command = [str(a) for a in args]
+    variables = {"COLUMNS": str(columns), **(env or {})}
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = CliRunner().invoke(main, command, env=variables, prog_name="hlodiff")
+    if codes is not None:
+        assert result.exit_code in codes, result.output
+    return result
+
+
+def cli_json(*args, codes: tuple[int, ...] | None = None, **options) -> dict:
+    """The document `hlodiff <args> --json` writes to stdout (the JSON contract: `--json > out.json`), options as
+    `cli`'s."""
+    return json.loads(cli(*args, "--json", codes=codes, **options).stdout)
+
+
+def xla_bytes(shape: str) -> int:
+    """Bytes of an array shape (`f32[4,16]`, layout optional) as XLA reads it: XLA's own parser (jaxlib, the optional
+    `jax` extra; the calling test skips without it) gives the element type's numpy dtype and the dimensions, numpy
+    the element's size. The oracle for hlodiff's byte counts, which must not come from hlodiff's Shape.byte_size."""
+    import math
+
+    hlo = pytest.importorskip("jaxlib._hlo", reason="XLA's parser (jaxlib) is the byte-size oracle")
+    module = hlo.hlo_module_from_text(f"HloModule oracle\n\nENTRY e {{\n  ROOT p = {shape} parameter(0)\n}}\n")
+    (parsed,) = hlo.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape().parameter_shapes()
+    assert parsed.is_array(), shape
+    return parsed.numpy_dtype().itemsize * math.prod(parsed.dimensions())
 
 
 def scenario(name: str) -> tuple[list, dict]:
     """Graph records of a torch_xla fixture scenario and its truth.json."""
-    folder = FIXTURES / "torch_xla" / name
-    records = list(iter_graphs(folder / "graphs.hlo.0"))
-    return records, json.loads((folder / "truth.json").read_text())
+    records = list(iter_graphs(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
+    return records, truth_of("torch_xla", name)
 
 
 def reparse(module: Module) -> Module:
@@ -86,13 +141,27 @@ def with_shape(shape: Shape, element_type: str) -> Shape:
 RECORD_SHIM = Path(__file__).resolve().parent / "data" / "record_shim" / "_common.py"
 
 
-def run_hlodiff(*args: str, cwd: Path | None = None, env=None):
-    """The installed ``hlodiff`` command in a subprocess (a recording runs a child Python of its own)."""
+def run_hlodiff(*args, cwd: Path | None = None, env: dict[str, str] | None = None, columns: int | None = None,
+                stdin: bytes | None = None, text: bool = True):
+    """The installed ``hlodiff`` command in a fresh process, for what `cli` in-process cannot show: a recording's
+    child Python, standard input, the bytes written to a real pipe under an encoding, a terminal's width.
+
+    `env` is the whole environment (default: this one's); `columns` sets $COLUMNS on it; `stdin` is fed as bytes;
+    `text=False` gives stdout and stderr as bytes."""
     import subprocess
     import sys
 
-    return subprocess.run([str(Path(sys.executable).with_name("hlodiff")), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    variables = dict(os.environ if env is None else env)
+    if columns is not None:
+        variables["COLUMNS"] = str(columns)
+    command = [str(Path(sys.executable).with_name("hlodiff")), *map(str, args)]
+    return subprocess.run(command, cwd=cwd, env=variables,
+                          input=stdin, capture_output=True, text=text, timeout=600)
+
+
+def record_json(stdout: str) -> dict:
+    """The document `hlodiff record --json` prints after whatever the recorded script printed itself."""
+    return json.loads(stdout[stdout.index('{\n  "schema"'):])
 
 
 def script_under_record(work: Path, script: str) -> str:
@@ -108,8 +177,6 @@ def script_under_record(work: Path, script: str) -> str:
 
 def capture_free_env(**extra: str) -> dict[str, str]:
     """This environment without any capture variable (XLA_*, PT_XLA_*, HLODIFF_*), on the CPU, plus ``extra``."""
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
     env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", **extra)
     return env

@@ -8,16 +8,13 @@ installs it where the machine allows).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json
 from browser import Browser, find_chromium
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CHROMIUM = find_chromium()
 
 pytestmark = pytest.mark.skipif(
@@ -45,7 +42,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         "grouped": ["explain-recompile", str(FIXTURES / "jax" / "dtype_reductions" / "dump")],
     }.items():
         made[name] = out / f"{name}.html"
-        result = CliRunner().invoke(main, [*args, "--html", str(made[name])])
+        result = cli(*args, "--html", str(made[name]))
         assert result.exit_code == 1, result.output
     return made
 
@@ -68,7 +65,7 @@ def test_cause_text_and_fix_as_the_reader_sees_them(browser, reports):
     cause = page.evaluate("document.querySelector('.cause').innerText")
     assert "outputs" in cause and "1 output removed (f32[])" in cause
     assert "/home/user/project/metric_even_steps.py:32" in cause
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", _save("metric_even_steps"), "--json"]).output)
+    doc = cli_json("explain-recompile", _save("metric_even_steps"))
     for c in doc["recompilations"][0]["causes"]:
         if c.get("fix"):
             assert f"fix: {c['fix']}" in cause
@@ -155,7 +152,7 @@ def big_reports(tmp_path_factory) -> dict[str, Path]:
     made = {"compare": out / "compare.html", "run": out / "run.html"}
     for name, args in {"compare": ["compare", str(big / "transformer24.hlo.gz"), str(big / "transformer24_variant.hlo.gz")],
                        "run": ["explain-recompile", _save("long_run")]}.items():
-        result = CliRunner().invoke(main, [*args, "--html", str(made[name])])
+        result = cli(*args, "--html", str(made[name]))
         assert result.exit_code == 1, result.output
     return made
 

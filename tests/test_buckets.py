@@ -7,27 +7,16 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import os
 import random
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, capture_free_env, cli, cli_json, run_hlodiff, truth_of
 from hlodiff.explain.buckets import knee, least_padding
 
 TORCH_XLA = FIXTURES / "torch_xla"
 SEQ = TORCH_XLA / "seq_lengths"
-
-
-def explain(path) -> dict:
-    result = CliRunner().invoke(main, ["explain-recompile", str(path), "--json"])
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)
 
 
 def plans(doc: dict) -> list[dict]:
@@ -76,8 +65,8 @@ def test_the_knee_is_where_more_buckets_stop_paying():
 
 @pytest.mark.parametrize("variant", ["seq", "list"])
 def test_varying_lengths_get_buckets_beside_powers_of_two(variant):
-    truth = json.loads((SEQ / variant / "truth.json").read_text())
-    doc = explain(SEQ / variant)
+    truth = truth_of(SEQ / variant)
+    doc = cli_json("explain-recompile", SEQ / variant, codes=(0, 1))
     [plan] = plans(doc)  # once per family, on its first size recompilation
     lengths = truth["lengths"]
     assert plan["kind"] == "buckets" and plan["graphs_now"] == truth["distinct_lengths"]
@@ -87,23 +76,22 @@ def test_varying_lengths_get_buckets_beside_powers_of_two(variant):
                                             / sum(lengths), 4)
     assert plan["powers_of_two"]["buckets"][-1] >= max(lengths)
     assert plan["cost_model"]["counts_from"] == "executions" and plan["cost_model"]["compile_seconds_per_graph"] > 0
-    text = CliRunner().invoke(main, ["explain-recompile", str(SEQ / variant)], env={"COLUMNS": "250"}).output
+    text = cli("explain-recompile", str(SEQ / variant), columns=250).output
     assert f"pad up to {', '.join(map(str, plan['buckets']))} → {plan['graphs_planned']} graphs instead of " \
            f"{plan['graphs_now']}" in text and "powers of two:" in text
 
 
 def test_a_short_last_batch_is_padded_to_the_full_batch():
-    [plan] = plans(explain(TORCH_XLA / "batch_shape"))
+    [plan] = plans(cli_json("explain-recompile", TORCH_XLA / "batch_shape", codes=(0, 1)))
     assert plan["kind"] == "buckets" and plan["buckets"] == [4] and plan["graphs_planned"] == 1
     assert {v["size"]: v["executions"] for v in plan["values"]} == {4: 5, 2: 1}
 
 
 def test_a_size_growing_every_step_is_preallocated_not_bucketed():
-    [plan] = plans(explain(TORCH_XLA / "unbounded_growth"))
+    [plan] = plans(cli_json("explain-recompile", TORCH_XLA / "unbounded_growth", codes=(0, 1)))
     assert plan["kind"] == "preallocate" and plan["graphs_planned"] == 1
     assert plan["buckets"] == [max(v["size"] for v in plan["values"])]
-    text = CliRunner().invoke(main, ["explain-recompile", str(TORCH_XLA / "unbounded_growth")],
-                              env={"COLUMNS": "250"}).output
+    text = cli("explain-recompile", str(TORCH_XLA / "unbounded_growth"), columns=250).output
     assert f"preallocate the largest size seen ({plan['buckets'][0]}) and mask" in text
 
 
@@ -120,17 +108,17 @@ def test_sizes_that_look_chosen_get_no_new_plan():
 @pytest.mark.parametrize("name", ["dtype_input", "lr_constant", "steady", "metric_even_steps", "debug_log_run",
                                   "record_adamw", "item_every_step", "momentum_warmup"])
 def test_no_plan_where_no_size_follows_the_data(name):
-    assert plans(explain(TORCH_XLA / name)) == []
+    assert plans(cli_json("explain-recompile", TORCH_XLA / name, codes=(0, 1))) == []
 
 
 def test_no_plan_for_jax_eager_ops_or_a_size_that_follows_a_static_argument():
-    doc = explain(FIXTURES / "jax" / "eager_init")
+    doc = cli_json("explain-recompile", FIXTURES / "jax" / "eager_init", codes=(0, 1))
     assert plans(doc) == []
 
 
 def test_the_html_report_draws_the_sizes_and_the_bucket_edges(tmp_path):
     page = tmp_path / "run.html"
-    CliRunner().invoke(main, ["explain-recompile", str(SEQ / "seq"), "--html", str(page)])
+    cli("explain-recompile", str(SEQ / "seq"), "--html", str(page))
     html = page.read_text()
     assert html.count("class='plan-chart'") == 1 and "<title>bucket 40</title>" in html
 
@@ -141,14 +129,10 @@ def test_the_html_report_draws_the_sizes_and_the_bucket_edges(tmp_path):
 def test_recording_again_with_the_planned_buckets_compiles_what_the_plan_predicts(tmp_path, variant):
     """The committed run's plan, applied by the script's own --buckets, under `hlodiff record`: the number of
     compilations is the plan's prediction, and the new run gets no new plan (its sizes are the buckets)."""
-    [plan] = plans(explain(SEQ / variant))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
-    env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2")
-    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
-    proc = subprocess.run([hlodiff, "record", "-q", "--json", "--out", str(tmp_path / "run"), "--", sys.executable,
-                           str(TORCH_XLA / "seq_lengths.py"), "--inner", "--variant", variant, "--buckets",
-                           ",".join(map(str, plan["buckets"]))],
-                          env=env, capture_output=True, text=True, timeout=600)
+    [plan] = plans(cli_json("explain-recompile", SEQ / variant, codes=(0, 1)))
+    proc = run_hlodiff("record", "-q", "--json", "--out", tmp_path / "run", "--", sys.executable,
+                       TORCH_XLA / "seq_lengths.py", "--inner", "--variant", variant, "--buckets",
+                       ",".join(map(str, plan["buckets"])), env=capture_free_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert sum(g["compiled"] for g in doc["graphs"]) == plan["graphs_planned"]

@@ -5,13 +5,10 @@ which causes follow from which (``follows``)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.cause_graph import RULES, link
@@ -20,10 +17,6 @@ from hlodiff.explain.recompile import explain_run
 
 def explain(path):
     return explain_run(discover([str(path)], None, None), [])
-
-
-def truth(*parts) -> dict:
-    return json.loads((FIXTURES.joinpath(*parts) / "truth.json").read_text())
 
 
 def edges(r) -> set[tuple[str, str, str]]:
@@ -55,8 +48,8 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_root_leads_and_its_consequences_follow_from_it(name):
     path, index, expected, folded = CASES[name]
-    t = truth("torch_xla", name) if (FIXTURES / "torch_xla" / name / "truth.json").exists() else \
-        truth(*path.split("/")[:-1])
+    t = truth_of("torch_xla", name) if (FIXTURES / "torch_xla" / name / "truth.json").exists() else \
+        truth_of(*path.split("/")[:-1])
     result = explain(FIXTURES / path)
     r = result.recompilations[index]
     assert r.links.root.cause.kind == t["cause"] and r.causes[0] is r.links.root.cause
@@ -78,7 +71,7 @@ def test_the_transposes_of_a_transposed_input_fold_into_it():
 
 def test_a_recreated_function_leads_and_the_graph_change_follows_from_it():
     """jax/recreated_closure: a closure re-jitted every epoch; the changed constant is its new closed-over lr."""
-    t = truth("jax", "recreated_closure")
+    t = truth_of("jax", "recreated_closure")
     (expect,) = t["recompiles"]
     (r,) = explain(FIXTURES / "jax" / "recreated_closure" / "dump").recompilations
     root = r.links.root.cause
@@ -99,7 +92,7 @@ def test_an_argument_jax_names_leads_its_callees():
 
 
 def test_a_changed_pytree_is_told_with_the_inputs_it_brings():
-    t = truth("jax", "optional_key")
+    t = truth_of("jax", "optional_key")
     (r,) = [r for r in explain(FIXTURES / "jax" / "optional_key" / "dump").recompilations
             if r.family.label == "jit_forward"]
     assert r.links.root.cause.kind == t["cause"]
@@ -120,7 +113,7 @@ def test_the_sharding_jax_names_leads_the_same_change_the_graph_shows():
 def test_train_and_eval_steps_are_recognised():
     """fixtures/torch_xla/train_eval: one helper runs both; the eval step is a root of its own (kind ``mode``) at the
     line that called the helper for eval, and the removed inputs, outputs and ops follow from it."""
-    t = truth("torch_xla", "train_eval")
+    t = truth_of("torch_xla", "train_eval")
     result = explain(FIXTURES / "torch_xla" / "train_eval" / "graphs.hlo.0")
     (r,) = result.recompilations
     assert r.mode is not None and r.mode.to == "eval" and r.mode.rng_ops >= 1 and r.mode.updates >= 2
@@ -139,15 +132,13 @@ def test_train_steps_alone_are_not_called_a_mode_switch():
 
 
 def test_json_causes_say_what_they_follow_from():
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
-                                               str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")]).output)
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0"))
     (rec,) = doc["recompilations"]
     kinds = [c["kind"] for c in rec["causes"]]
     assert kinds[0] == "dtype" and rec["causes"][0]["follows_from"] == []
     outputs = rec["causes"][kinds.index("outputs")]
     assert outputs["follows_from"] == [{"cause": 0, "kind": "dtype", "rule": "outputs_retyped"}]
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
-                                               str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0")]).output)
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0"))
     (rec,) = doc["recompilations"]
     assert [c["kind"] for c in rec["causes"]] == ["constant"]
     (folded,) = rec["causes"][0]["folded"]
@@ -155,13 +146,13 @@ def test_json_causes_say_what_they_follow_from():
 
 
 def test_terminal_lists_consequences_under_their_root():
-    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")]).output
+    out = cli("explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")).output
     lines = out.splitlines()
     root = next(i for i, line in enumerate(lines) if line.startswith("  dtype "))
     with_it = next(i for i, line in enumerate(lines) if line.strip() == "with it:")
     outputs = next(i for i, line in enumerate(lines) if line.lstrip().startswith("outputs "))
     assert root < with_it < outputs and len(lines[outputs]) - len(lines[outputs].lstrip()) > 2
-    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0")]).output
+    out = cli("explain-recompile", str(FIXTURES / "torch_xla" / "lr_warmup_zero" / "graphs.hlo.0")).output
     assert "with it (layout only): 1 instruction added (transpose)" in out
     assert not any(line.startswith("  ops ") for line in out.splitlines())
 
@@ -198,8 +189,7 @@ def test_every_rule_is_exercised_by_a_test_here():
 def test_a_rank_divergence_is_told_the_same_way():
     """fsdp_linear: rank 1 (plain FSDP) against rank 0 (patched): at step 1 its transposes come with the weight it
     receives transposed, folded into that input as in a recompilation."""
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json",
-                                               str(FIXTURES / "torch_xla" / "fsdp_linear")]).output)
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "fsdp_linear"))
     folded = [(c["kind"], f["kind"], f["rule"]) for d in doc["divergence"] for c in d["causes"] for f in c["folded"]]
     assert ("inputs", "ops", "layout_only") in folded
     assert not any(c["kind"] == "ops" and not c["follows_from"] and "transpose" in c["summary"]
@@ -208,7 +198,7 @@ def test_a_rank_divergence_is_told_the_same_way():
 
 def test_what_cut_the_step_is_a_typed_fact():
     """mask_cut: `logits[keep]` (no .item(), no print) cut every step; item_partial: a `.item()` did."""
-    t = truth("torch_xla", "mask_cut")
+    t = truth_of("torch_xla", "mask_cut")
     result = explain(FIXTURES / "torch_xla" / "mask_cut" / "graphs.hlo.0")
     roots = [r.links.root.cause for r in result.recompilations]
     assert roots and all(c.kind == t["cause"] and c.reason == t["cut"] for c in roots)

@@ -3,13 +3,10 @@ identical after normalization are reported as identical with their cause outside
 
 from __future__ import annotations
 
-import json
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff import diff_modules
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
@@ -41,13 +38,9 @@ def explain(path, **side):
     return explain_run(discover([str(path)], side.get("tensors"), side.get("debug")), warnings)
 
 
-def truth(*parts) -> dict:
-    return json.loads((FIXTURES.joinpath(*parts) / "truth.json").read_text())
-
-
 @pytest.mark.parametrize("name", sorted(TORCH_XLA_FIXES))
 def test_torch_xla_headline_has_true_kind_and_specific_fix(name):
-    t = truth("torch_xla", name)
+    t = truth_of("torch_xla", name)
     result = explain(FIXTURES / "torch_xla" / name / "graphs.hlo.0")
     first = result.recompilations[0]
     assert first.causes[0].kind == t["cause"]
@@ -79,7 +72,7 @@ def test_losses_summed_in_a_sampled_order_recur_in_no_fixed_order():
 def test_a_tensor_made_before_the_loop_is_placed_where_it_was_made():
     """The schedule the first step's graph computed comes back as an input: both causes are that one event, at
     the line that made it (where the sync goes), not a metric kept on some steps."""
-    t = truth("torch_xla", "unsynced_init")
+    t = truth_of("torch_xla", "unsynced_init")
     (r,) = explain(FIXTURES / "torch_xla" / "unsynced_init" / "graphs.hlo.0").recompilations
     inputs, outputs = (next(c for c in r.causes if c.kind == k) for k in ("inputs", "outputs"))
     assert inputs.locations[0].line == outputs.locations[0].line == t["user_line"]
@@ -100,7 +93,7 @@ def test_a_transpose_placed_otherwise_follows_from_the_baked_learning_rate():
 def test_clipping_switched_on_later_heads_with_its_ops_at_the_clip_line():
     """clip_grad_norm_ from step 3: its new ops lead (at the clip line, reached through the record's protos);
     the scalar input it reads follows from them, and is printed after them."""
-    t = truth("torch_xla", "clip_later")
+    t = truth_of("torch_xla", "clip_later")
     result = explain(FIXTURES / "torch_xla" / "clip_later" / "dump")
     (r,) = result.recompilations
     assert [c.kind for c in r.causes] == ["ops", "inputs"]
@@ -127,7 +120,7 @@ def test_consequences_point_at_the_leading_cause():
 
 
 def test_donation_toggle_is_aliasing_on_an_identical_graph():
-    t = truth("jax", "donate_toggle")
+    t = truth_of("jax", "donate_toggle")
     result = explain(FIXTURES / "jax" / "donate_toggle" / "dump")
     (r,) = result.recompilations
     assert r.diff.equal  # the computation is the same; only the header differs
@@ -141,7 +134,7 @@ def test_donation_toggle_is_aliasing_on_an_identical_graph():
 
 @pytest.mark.parametrize("name, fix", [("weak_type", "typed array"), ("static_argument", "static `log_every`")])
 def test_identical_hlo_gets_jax_reason_from_its_log(name, fix):
-    t = truth("jax", name)
+    t = truth_of("jax", name)
     result = explain(FIXTURES / "jax" / name / "dump")  # stderr.log beside the dump is found by content
     (r,) = result.recompilations
     assert r.diff.equal and t["recompiles"][0]["hlo_identical"] and r.to_json()["hlo_identical"]
@@ -163,7 +156,7 @@ def test_identical_hlo_without_jax_log_is_cache_key_never_reordered(name, tmp_pa
     assert [c.kind for c in r.causes] == ["cache_key"]
     assert "the HLO is identical after normalization" in r.causes[0].summary
     assert "JAX_EXPLAIN_CACHE_MISSES=1" in r.causes[0].fix
-    assert r.causes[0].locations[0].line == truth("jax", name)["user_line"]  # the call site, from the stacks
+    assert r.causes[0].locations[0].line == truth_of("jax", name)["user_line"]  # the call site, from the stacks
 
 
 def test_jax_log_of_another_run_joins_nothing_and_says_so():
@@ -186,21 +179,18 @@ def test_static_argument_heads_the_baked_constant_that_follows_from_it():
 
 def test_compare_reports_header_difference_of_identical_computations():
     dump = FIXTURES / "jax" / "donate_toggle" / "dump"
-    result = CliRunner().invoke(main, ["compare", f"{dump}#0", f"{dump}#1", "--json"])
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = cli_json("compare", f"{dump}#0", f"{dump}#1", codes=(1,))
     assert doc["equal"] is True
     assert [c["kind"] for c in doc["causes"]] == ["aliasing"]
     assert doc["causes"][0]["fix"] and "hint" in doc["causes"][0]
-    text = CliRunner().invoke(main, ["compare", f"{dump}#0", f"{dump}#1"]).output
+    text = cli("compare", f"{dump}#0", f"{dump}#1").output
     assert "same computation after normalization; the modules differ outside it" in text
     assert "fix: donation was toggled" in text
 
 
 def test_explain_json_carries_fix_and_hint_on_every_cause():
     path = FIXTURES / "torch_xla" / "lr_zero_one" / "graphs.hlo.0"
-    result = CliRunner().invoke(main, ["explain-recompile", str(path), "--json"])
-    doc = json.loads(result.output)
+    doc = cli_json("explain-recompile", str(path))
     causes = [c for r in doc["recompilations"] for c in r["causes"]]
     assert causes and all(c["fix"] for c in causes)
     assert all(("hint" in c) for c in causes)
@@ -252,7 +242,7 @@ def test_entry_layout_of_a_reordered_signature_is_not_a_layout_change():
 
 
 def test_setup_graphs_are_not_unbounded_and_accumulation_is_periodic():
-    t = truth("torch_xla", "setup_accumulate")
+    t = truth_of("torch_xla", "setup_accumulate")
     result = explain(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
     assert [g.record.index for g in result.graphs if g.compiled] == t["compilations"]
     setup, training = result.patterns
@@ -298,7 +288,7 @@ def test_jax_s_own_functions_run_outside_jit_are_eager_compiles_too():
     """jax.random.normal and `* 0.1` on concrete arrays of two shapes compile JAX's jit__normal and jit_multiply
     twice each, with only the caller's line in their stacks: eager compiles, not steps, and the report is headed by
     the train step's static argument (a reviewer's run was headed by 'a size follows a Python value')."""
-    t = truth("jax", "eager_init")
+    t = truth_of("jax", "eager_init")
     result = explain(FIXTURES / "jax" / "eager_init" / "dump")
     for name in ("jit__normal", "jit_multiply"):
         (pattern,) = [p for p in result.patterns if name + " " in p]
@@ -326,7 +316,7 @@ def test_per_parameter_option_lists_that_follow_the_signature_are_not_compile_op
 def test_an_argument_s_new_sharding_is_placed_at_the_call_not_inside_the_function():
     """The parameter's sharding is whatever the caller passed (device_put before the call): the HLO's sharding
     cause names the call line, where JAX's own explanation of the same change points too."""
-    t = truth("jax", "other_reasons")
+    t = truth_of("jax", "other_reasons")
     line = next(c["user_line"] for c in t["recompiles"] if c["cause"] == "sharding")
     r = next(r for r in explain(FIXTURES / "jax" / "other_reasons" / "dump").recompilations
              if r.family.label == "jit_f")
@@ -337,7 +327,7 @@ def test_an_argument_s_new_sharding_is_placed_at_the_call_not_inside_the_functio
 def test_the_argument_jax_names_leads_and_the_changes_inside_follow_from_it():
     """A bf16 `xs` reaches the scan body's parameters too: JAX names `xs`, so the entry parameter's change leads
     (with the call on its stack), and the same change inside called computations follows from it."""
-    t = truth("jax", "scan_dtype")
+    t = truth_of("jax", "scan_dtype")
     (r,) = [r for r in explain(FIXTURES / "jax" / "scan_dtype" / "dump").recompilations if r.family.label == "jit_f"]
     lead, *rest = r.causes
     assert lead.kind == "dtype" and "parameter %xs" in lead.summary and "JAX: argument `xs`" in lead.summary
@@ -347,16 +337,14 @@ def test_the_argument_jax_names_leads_and_the_changes_inside_follow_from_it():
 
 def test_compare_dump_stays_within_each_jitted_function():
     dump = FIXTURES / "jax" / "debug_print" / "dump"
-    doc = json.loads(CliRunner().invoke(main, ["compare", str(dump), "--json"]).output)
+    doc = cli_json("compare", str(dump))
     pairs = [(c["left"]["name"].split(".")[0], c["right"]["name"].split(".")[0]) for c in doc["comparisons"]]
     assert pairs == [("jit_broadcast_in_dim", "jit_broadcast_in_dim"), ("jit_f", "jit_f")]
 
 
 def test_compare_dump_reports_a_header_only_recompilation():
     dump = FIXTURES / "jax" / "donate_toggle" / "dump"
-    result = CliRunner().invoke(main, ["compare", str(dump), "--json"])
-    assert result.exit_code == 1
-    (comparison,) = json.loads(result.output)["comparisons"]
+    (comparison,) = cli_json("compare", str(dump), codes=(1,))["comparisons"]
     assert comparison["equal"] and [c["kind"] for c in comparison["causes"]] == ["aliasing"]
 
 
@@ -364,7 +352,7 @@ def _fixture_runs():
     """Every single-run fixture whose truth names a cause and a line, with the dump the user would pass."""
     cases = []
     for path in sorted(FIXTURES.glob("**/truth.json")):
-        t = json.loads(path.read_text())
+        t = truth_of(path.parent)
         folder = path.parent
         if not t.get("cause") or not t.get("user_line") or "ranks" in folder.name:
             continue
@@ -410,12 +398,12 @@ def test_a_cause_no_capture_places_names_the_capture_that_would(tmp_path):
     beside it holds the user's line. Without it, the cause says which capture to add."""
     folder = FIXTURES / "torch_xla" / "lr_zero_one"
     with_log = explain(folder / "graphs.hlo.0").recompilations[0].causes[0]
-    assert with_log.locations[0].line == truth("torch_xla", "lr_zero_one")["user_line"] and with_log.hint is None
+    assert with_log.locations[0].line == truth_of("torch_xla", "lr_zero_one")["user_line"] and with_log.hint is None
     (tmp_path / "graphs.hlo.0").write_bytes((folder / "graphs.hlo.0").read_bytes())
     alone = explain(tmp_path / "graphs.hlo.0").recompilations[0].causes[0]
     assert alone.locations == [] and alone.library_locations[0].file.endswith("torch/optim/sgd.py")
     assert "_xla_tensors_report" in alone.hint
-    text = CliRunner().invoke(main, ["explain-recompile", str(tmp_path / "graphs.hlo.0")]).output
+    text = cli("explain-recompile", str(tmp_path / "graphs.hlo.0")).output
     assert "line unknown: the HLO names only library frames here" in text
 
 
@@ -438,7 +426,7 @@ def test_converts_that_come_with_a_dtype_change_follow_it():
 
 
 def test_same_hlo_with_other_compiler_options_is_compile_options():
-    t = truth("jax", "compile_options")
+    t = truth_of("jax", "compile_options")
     result = explain(FIXTURES / "jax" / "compile_options" / "dump")
     (r,) = result.recompilations
     assert r.diff.equal and [c.kind for c in r.causes] == [t["cause"]]  # no bare cache_key beside it
@@ -450,7 +438,7 @@ def test_same_hlo_with_other_compiler_options_is_compile_options():
 
 
 def test_a_jit_created_anew_every_call_is_one_cause_quoting_jax():
-    t = truth("jax", "recreated_jit")
+    t = truth_of("jax", "recreated_jit")
     result = explain(FIXTURES / "jax" / "recreated_jit" / "dump")
     assert [r.graph.record.index for r in result.recompilations] == [1, 2, 3]
     for r in result.recompilations:

@@ -10,30 +10,23 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json
 
 BATCH = str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
 METRIC = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
 JAX_DUMP = str(FIXTURES / "jax" / "recompile_shape" / "dump")
 
 
-def run(*args: str):
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-    return result
-
-
 def test_version_and_help_have_examples():
-    assert run("--version").output.strip() == "hlodiff, version 0.1.0"
+    assert cli("--version").output.strip() == "hlodiff, version 0.1.0"
     for command in ("inspect", "compare", "fingerprint"):
-        out = run(command, "--help").output
+        out = cli(command, "--help").output
         assert "Example" in out and f"hlodiff {command}" in out
 
 
 def test_inspect_marks_compilations_and_cache_hits():
-    result = run("inspect", BATCH)
+    result = cli("inspect", BATCH)
     assert result.exit_code == 0
     assert "6 graphs in" in result.output and "2 compilations" in result.output
     assert result.output.count("hit of #0") == 4
@@ -41,8 +34,8 @@ def test_inspect_marks_compilations_and_cache_hits():
 
 
 def test_inspect_json_is_documented_shape_and_deterministic():
-    first = run("inspect", "--json", BATCH, JAX_DUMP)
-    second = run("inspect", "--json", BATCH, JAX_DUMP)
+    first = cli("inspect", "--json", BATCH, JAX_DUMP)
+    second = cli("inspect", "--json", BATCH, JAX_DUMP)
     assert first.exit_code == 0 and first.output == second.output
     doc = json.loads(first.output)
     assert doc["schema"] == "hlodiff.inspect/1"
@@ -55,22 +48,22 @@ def test_inspect_json_is_documented_shape_and_deterministic():
 
 
 def test_compare_two_refs_exit_status_like_diff():
-    same = run("compare", BATCH + "#0", BATCH + "#1")
+    same = cli("compare", BATCH + "#0", BATCH + "#1")
     assert same.exit_code == 0 and "equal after normalization" in same.output
-    different = run("compare", BATCH + "#4", BATCH + "#5")
+    different = cli("compare", BATCH + "#4", BATCH + "#5")
     assert different.exit_code == 1
     assert "shape" in different.output and "batch_shape.py:27" in different.output
 
 
 def test_compare_dump_reports_each_change_once():
-    result = run("compare", METRIC)
+    result = cli("compare", METRIC)
     assert result.exit_code == 1
     assert "6 graphs, 5 changes between consecutive graphs" in result.output
     assert result.output.count("1 output added") == 2 and result.output.count("1 output removed") == 3
 
 
 def test_compare_json_contract():
-    result = run("compare", "--json", METRIC + "#0", METRIC + "#1")
+    result = cli("compare", "--json", METRIC + "#0", METRIC + "#1")
     doc = json.loads(result.output)
     assert doc["schema"] == "hlodiff.compare/1"
     assert doc["equal"] is False
@@ -83,16 +76,16 @@ def test_compare_json_contract():
 
 
 def test_no_normalize_turns_a_pass_off():
-    result = run("compare", "--json", "--no-normalize", "dead-code", BATCH + "#0", BATCH + "#1")
+    result = cli("compare", "--json", "--no-normalize", "dead-code", BATCH + "#0", BATCH + "#1")
     doc = json.loads(result.output)
     assert doc["equal"] is True and not any(i["pass"] == "dead_code" for i in doc["ignored"])
 
 
 def test_fingerprint_equal_for_cache_hits_and_text_is_readable():
-    lines = run("fingerprint", BATCH).output.splitlines()
+    lines = cli("fingerprint", BATCH).output.splitlines()
     prints = [line.split()[0] for line in lines]
     assert len(set(prints[:5])) == 1 and prints[5] != prints[0]
-    text = run("fingerprint", "--text", BATCH + "#0").output
+    text = cli("fingerprint", "--text", BATCH + "#0").output
     assert "ENTRY %main {" in text and "metadata" not in text
 
 
@@ -106,7 +99,7 @@ def test_fingerprint_equal_for_cache_hits_and_text_is_readable():
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, make, expected):
     path = make(tmp_path)
-    result = run("inspect", str(path))
+    result = cli("inspect", str(path))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and re.search("(^|/)" + expected, lines[0]), result.output
@@ -114,13 +107,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, make, expected):
 
 
 def test_unknown_graph_ref_names_the_range():
-    result = run("compare", BATCH + "#9", BATCH + "#0")
+    result = cli("compare", BATCH + "#9", BATCH + "#0")
     assert result.exit_code == 2
     assert "no graph #9: there are 6 graphs (#0 to #5)" in result.output
 
 
 def test_graph_ref_that_is_not_a_number_says_so_not_no_such_file():
-    result = run("compare", BATCH + "#last", BATCH + "#0")
+    result = cli("compare", BATCH + "#last", BATCH + "#0")
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"{BATCH}: error: '#last' is not a graph number: name a graph as {BATCH}#N (#0 the first, #-1 the last)"]
@@ -131,7 +124,7 @@ def test_dump_cut_mid_write_keeps_complete_graphs_with_a_warning(tmp_path):
     cut = tmp_path / "graphs.hlo.0"
     cut.write_text(text[: text.rindex("## END_GRAPH") - 300])
     before = cut.read_bytes()
-    result = run("inspect", str(cut))
+    result = cli("inspect", str(cut))
     assert result.exit_code == 0
     assert "5 graphs" in result.output and "warning: graph 5 cut off mid-write" in result.output
     assert cut.read_bytes() == before  # input files are never modified
@@ -140,8 +133,8 @@ def test_dump_cut_mid_write_keeps_complete_graphs_with_a_warning(tmp_path):
 def test_gzip_dump_reads_like_the_plain_one(tmp_path):
     gz = tmp_path / "graphs.hlo.0.gz"
     gz.write_bytes(gzip.compress(open(BATCH, "rb").read()))
-    plain = json.loads(run("fingerprint", "--json", BATCH).output)["graphs"]
-    packed = json.loads(run("fingerprint", "--json", str(gz)).output)["graphs"]
+    plain = cli_json("fingerprint", BATCH)["graphs"]
+    packed = cli_json("fingerprint", str(gz))["graphs"]
     assert [g["fingerprint"] for g in plain] == [g["fingerprint"] for g in packed]
 
 
@@ -162,7 +155,7 @@ def test_record_refuses_a_folder_it_did_not_create(tmp_path):
     keep.parent.mkdir()
     keep.write_text("mine")
     (tmp_path / "graphs.hlo.0").write_text("mine too")
-    result = run("record", "--out", str(tmp_path), "--", "true")
+    result = cli("record", "--out", str(tmp_path), "--", "true")
     assert result.exit_code == 2 and "did not record" in result.output
     assert keep.read_text() == "mine" and (tmp_path / "graphs.hlo.0").read_text() == "mine too"
 
@@ -172,7 +165,7 @@ def test_pipes_are_refused_not_waited_on(tmp_path):
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    result = run("inspect", str(fifo))
+    result = cli("inspect", str(fifo))
     assert result.exit_code == 2 and "not a regular file" in result.output
 
 
@@ -183,7 +176,7 @@ def test_dump_folder_with_a_module_cut_mid_write_keeps_the_others(tmp_path):
     sh.copytree(JAX_DUMP, folder)
     last = folder / "module_0004.jit_step.before_optimizations.txt"
     last.write_text(last.read_text()[:900])
-    result = run("inspect", str(folder))
+    result = cli("inspect", str(folder))
     assert result.exit_code == 0
     assert "2 graphs" in result.output and "module 4 skipped" in result.output
 
@@ -194,7 +187,7 @@ def test_dump_folder_warns_when_a_module_falls_back_to_optimized_hlo(tmp_path):
     folder = tmp_path / "dump"
     sh.copytree(JAX_DUMP, folder)
     (folder / "module_0002.jit_step.before_optimizations.txt").write_text("")
-    result = run("explain-recompile", str(folder))
+    result = cli("explain-recompile", str(folder))
     assert "module 2 has no readable before_optimizations text; using cpu_after_optimizations" in result.output
 
 
@@ -202,13 +195,13 @@ def test_a_stray_latin1_byte_in_a_path_is_text_not_binary(tmp_path):
     data = open(BATCH, "rb").read().replace(b"/home/user/project/", b"/home/us\xe9r/project/", 1)
     path = tmp_path / "graphs.hlo.0"
     path.write_bytes(data)
-    result = run("inspect", str(path))
+    result = cli("inspect", str(path))
     assert result.exit_code == 0 and "6 graphs" in result.output
 
 
 def test_record_help_says_what_it_captures_and_its_exit_status():
     """`record --help` describes the capture record makes now, and that its status is the command's."""
-    text = " ".join(CliRunner().invoke(main, ["record", "--help"]).output.split())
+    text = " ".join(cli("record", "--help").output.split())
     for said in ("PT_XLA_DEBUG_LEVEL=2", "xla_dump/", "compile_times.tsv", "hlodiff-record.json",
                  "at the first sync and at the sync after each compilation", "Exit status: the command's own",
                  "With --json, stdout holds only the JSON document"):
@@ -218,9 +211,9 @@ def test_record_help_says_what_it_captures_and_its_exit_status():
 def test_compare_of_a_torch_xla_graph_and_a_jax_function_warns_that_they_are_unrelated():
     torch_graph = f"{FIXTURES / 'torch_xla' / 'steady' / 'graphs.hlo.0'}#0"
     jax_graph = f"{FIXTURES / 'jax' / 'weak_type' / 'dump'}#0"
-    result = CliRunner().invoke(main, ["compare", torch_graph, jax_graph, "--json"])
+    result = cli("compare", torch_graph, jax_graph, "--json")
     assert result.exit_code == 1
     (warning,) = json.loads(result.output)["warnings"]
     assert "different frameworks (torch_xla IrToHlo" in warning and "jax jit_step" in warning
-    same = CliRunner().invoke(main, ["compare", torch_graph, torch_graph.replace("#0", "#1"), "--json"])
+    same = cli("compare", torch_graph, torch_graph.replace("#0", "#1"), "--json")
     assert not any("different frameworks" in w for w in json.loads(same.output)["warnings"])

@@ -21,17 +21,11 @@ SETUP = str(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
 BIG = FIXTURES / "big"
 
 
-def _cli(*args: str, stdin: bytes | None = None, columns: int = 80, cwd=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], input=stdin, capture_output=True, env=env,
-                          cwd=cwd)
-
-
 def test_bare_hlodiff_prints_the_help():
-    proc = _cli()
-    out = proc.stdout.decode()
+    proc = run_hlodiff()
+    out = proc.stdout
     assert proc.returncode == 0 and out.startswith("Usage: ") and "COMMAND [ARGS]" in out
-    assert "explain-recompile" in out and "\\n" not in out and "error" not in proc.stderr.decode()
+    assert "explain-recompile" in out and "\\n" not in out and "error" not in proc.stderr
 
 
 def _cells(text: str) -> list[list[str]]:
@@ -41,8 +35,8 @@ def _cells(text: str) -> list[list[str]]:
 
 @pytest.mark.parametrize("command", ["inspect", "cost"])
 def test_tables_fit_80_columns_without_splitting_a_location(command):
-    wide = _cli(command, ITEM, columns=200).stdout.decode()
-    narrow = _cli(command, ITEM, columns=80).stdout.decode()
+    wide = run_hlodiff(command, ITEM, columns=200).stdout
+    narrow = run_hlodiff(command, ITEM, columns=80).stdout
     assert all(len(line) <= 80 for line in narrow.splitlines() if "│" in line or "┃" in line)
     whole = {c for row in _cells(wide) for c in row}
     for row in _cells(narrow):
@@ -59,7 +53,7 @@ def test_tables_fit_80_columns_without_splitting_a_location(command):
 
 def test_references_of_two_dumps_stay_whole_at_80_columns():
     item, steady = "fixtures/torch_xla/item_partial/graphs.hlo.0", "fixtures/torch_xla/steady/graphs.hlo.0"
-    out = _cli("inspect", item, steady, cwd=FIXTURES.parent).stdout.decode()
+    out = run_hlodiff("inspect", item, steady, cwd=FIXTURES.parent, columns=80).stdout
     refs = [row[0] for row in _cells(out)]
     assert refs[0] == item + "#0" and refs[-1].startswith(steady + "#")  # which dump a graph is from: kept whole
     assert "left out at 80 columns" in out and all(len(line) <= 80 for line in out.splitlines() if "│" in line)
@@ -67,24 +61,25 @@ def test_references_of_two_dumps_stay_whole_at_80_columns():
 
 def test_dash_reads_standard_input():
     data = open(ITEM, "rb").read()
-    piped = _cli("inspect", "-", stdin=data, columns=200)
-    named = _cli("inspect", ITEM, columns=200)
+    piped = run_hlodiff("inspect", "-", stdin=data, columns=200, text=False)
+    named = run_hlodiff("inspect", ITEM, columns=200, text=False)
     assert piped.returncode == 0
     assert piped.stdout.decode().replace("7 graphs in -", "") == named.stdout.decode().replace(f"7 graphs in {ITEM}", "")
-    explained = json.loads(_cli("explain-recompile", "-", "--json", stdin=data).stdout)
+    explained = json.loads(run_hlodiff("explain-recompile", "-", "--json", stdin=data, text=False).stdout)
     assert explained["inputs"]["dumps"] == ["-"] and explained["recompilations"][0]["graph"] == "-#3"
-    broken = _cli("compare", "-", ITEM + "#0", stdin=b"HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  r = f32[2] nope(")
+    broken = run_hlodiff("compare", "-", ITEM + "#0", text=False,
+                         stdin=b"HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  r = f32[2] nope(")
     assert broken.returncode == 2 and broken.stderr.decode().startswith("-:5:")
 
 
 def test_exit_status_separates_expected_warm_up_from_a_recompilation():
-    assert _cli("explain-recompile", WARMUP, "-q").returncode == 0  # warm-up only: expected
-    assert _cli("explain-recompile", WARMUP, "--warmup", "0").returncode == 1  # no warm-up allowed
-    assert _cli("explain-recompile", WARMUP, "--warmup", "2").returncode == 0
-    one_off = _cli("explain-recompile", ITEM, "--json")
+    assert run_hlodiff("explain-recompile", WARMUP, "-q").returncode == 0  # warm-up only: expected
+    assert run_hlodiff("explain-recompile", WARMUP, "--warmup", "0").returncode == 1  # no warm-up allowed
+    assert run_hlodiff("explain-recompile", WARMUP, "--warmup", "2").returncode == 0
+    one_off = run_hlodiff("explain-recompile", ITEM, "--json")
     assert one_off.returncode == 1 and json.loads(one_off.stdout)["unexpected"] == [ITEM + "#3"]
-    assert _cli("explain-recompile", SETUP).returncode == 1  # setup is expected, its periodic loop is not
-    assert _cli("explain-recompile", "/nonexistent/graphs.hlo.0").returncode == 2
+    assert run_hlodiff("explain-recompile", SETUP).returncode == 1  # setup is expected, its periodic loop is not
+    assert run_hlodiff("explain-recompile", "/nonexistent/graphs.hlo.0").returncode == 2
 
 
 def test_record_json_prints_a_document_when_nothing_was_captured(tmp_path):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from helpers import FIXTURES
+import json
+
+from helpers import FIXTURES, cli
 from hlodiff.api import compare_refs
 from hlodiff.dumps import resolve_ref
 
@@ -33,15 +35,11 @@ def test_a_graph_is_reached_without_reading_what_follows_it(tmp_path, monkeypatc
 
 
 def test_explain_paths_gives_what_explain_recompile_prints():
-    from click.testing import CliRunner
-
     from hlodiff.api import explain_paths
-    from hlodiff.cli import main
-    import json
 
     result = explain_paths([str(METRIC)])
-    cli = CliRunner().invoke(main, ["explain-recompile", str(METRIC), "--json"])
-    doc = json.loads(cli.stdout)
-    assert cli.exit_code == result.exit_code == 1
+    shown = cli("explain-recompile", str(METRIC), "--json")
+    doc = json.loads(shown.stdout)
+    assert shown.exit_code == result.exit_code == 1
     assert doc["inputs"] == result.to_json()["inputs"]
     assert len(doc["recompilations"]) == len(result.explanation.recompilations) > 0

@@ -4,15 +4,12 @@ tests/test_record_boundaries.py makes the same check on a real recording."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli_json, truth_of
 
 MB2 = FIXTURES / "torch_xla" / "pipeline" / "mb2"
 
@@ -28,20 +25,14 @@ def with_reads(tmp_path, reads_of) -> str:
     return str(folder / "graphs.hlo.0")
 
 
-def cost(path: str) -> dict:
-    result = CliRunner().invoke(main, ["cost", "--json", path])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
-
-
 def crossings(doc: dict) -> set[tuple[int, int, int]]:
     return {(int(b["from"].rsplit("#", 1)[1]), int(b["to"].rsplit("#", 1)[1]), t["id"])
             for b in doc["boundaries"] for t in b["tensors"]}
 
 
 def test_reads_name_every_crossing_the_script_recorded(tmp_path):
-    probes = json.loads((MB2 / "truth.json").read_text())["probes"]
-    doc = cost(with_reads(tmp_path, lambda n: ",".join(map(str, probes[n]["reads"]))))
+    probes = truth_of(MB2)["probes"]
+    doc = cli_json("cost", with_reads(tmp_path, lambda n: ",".join(map(str, probes[n]["reads"]))), codes=(0,))
     made = {i: p["entry"] for p in probes for i in p["computes"]}
     truth = {(made[i], p["entry"], i) for p in probes for i in p["reads"] if made.get(i, p["entry"]) < p["entry"]}
     assert truth and truth <= crossings(doc)
@@ -52,7 +43,7 @@ def test_reads_name_every_crossing_the_script_recorded(tmp_path):
 
 @pytest.mark.parametrize("bad", ["²", "9" * 5000, "abc", "--7", "1,x"])
 def test_a_reads_word_that_is_not_ids_is_ignored_with_a_warning(tmp_path, bad):
-    plain = cost(str(MB2 / "graphs.hlo.0"))
-    doc = cost(with_reads(tmp_path, lambda n: bad))
+    plain = cli_json("cost", str(MB2 / "graphs.hlo.0"), codes=(0,))
+    doc = cli_json("cost", with_reads(tmp_path, lambda n: bad), codes=(0,))
     assert crossings(doc) == crossings(plain)
     assert any("reads= that is not a list of tensor ids" in w for w in doc["warnings"])

@@ -5,28 +5,19 @@ Together they are read like a `hlodiff record` folder: every execution, cache hi
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
 import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import FIXTURES, cli_json, truth_of
 from hlodiff.dumps import detect_kind, iter_graphs
 from hlodiff.dumps.executions import log_beside
 
-from conftest import FIXTURES
 
 RUN = FIXTURES / "torch_xla" / "debug_log_run"
-TRUTH = json.loads((RUN / "truth.json").read_text())
-
-
-def explain_json(path) -> dict:
-    result = CliRunner().invoke(main, ["explain-recompile", str(path), "--json"])
-    assert result.exit_code == 1, result.output
-    return json.loads(result.output)
+TRUTH = truth_of(RUN)
 
 
 def test_the_log_beside_the_dump_gives_every_execution_and_the_alternation():
@@ -34,20 +25,20 @@ def test_the_log_beside_the_dump_gives_every_execution_and_the_alternation():
     assert detect_kind(RUN / "dump") == "executions"
     graphs = list(iter_graphs(RUN / "dump"))
     assert len(graphs) == TRUTH["steps"] and [g.index for g in graphs] == list(range(TRUTH["steps"]))
-    doc = explain_json(RUN / "dump")
+    doc = cli_json("explain-recompile", RUN / "dump", codes=(1,))
     assert f"alternating: sync at {TRUTH['user_file']}:{TRUTH['sync_line']}" in doc["summary"]
     assert "(A,B,A,B,A,B)" in doc["summary"]
     cause = doc["recompilations"][0]["causes"][0]
     assert cause["kind"] == TRUTH["cause"] and cause["fix"]
     assert TRUTH["user_line"] in [loc["line"] for loc in cause["locations"]]
-    assert explain_json(RUN) == doc  # the run folder stands for the dump inside it
+    assert cli_json("explain-recompile", RUN, codes=(1,)) == doc  # the run folder stands for the dump inside it
 
 
 def test_without_the_log_the_dump_shows_its_compilations_only(tmp_path):
     shutil.copytree(RUN / "dump", tmp_path / "dump")
     assert log_beside(str(tmp_path / "dump")) is None and detect_kind(tmp_path / "dump") == "xla_dump"
     assert len(list(iter_graphs(tmp_path / "dump"))) == 2
-    assert "(A,B,A,B,A,B)" not in explain_json(tmp_path / "dump")["summary"]
+    assert "(A,B,A,B,A,B)" not in cli_json("explain-recompile", tmp_path / "dump", codes=(1,))["summary"]
 
 
 def test_a_log_that_does_not_match_the_dump_is_not_joined(tmp_path):
@@ -59,7 +50,7 @@ def test_a_log_that_does_not_match_the_dump_is_not_joined(tmp_path):
     (tmp_path / "debug.log").write_text(text[:second])
     assert log_beside(str(tmp_path / "dump")) is None
     assert len(list(iter_graphs(tmp_path / "dump"))) == 2
-    explain_json(tmp_path / "dump")
+    cli_json("explain-recompile", tmp_path / "dump", codes=(1,))
     assert (tmp_path / "debug.log").read_text() == text[:second]  # inputs are never modified
 
 
@@ -79,7 +70,8 @@ def test_the_fixture_script_captures_the_same_run_again(tmp_path):
     proc = subprocess.run([sys.executable, str(FIXTURES / "torch_xla" / "debug_log_run.py"), "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    fresh, committed = explain_json(tmp_path), explain_json(RUN)
+    fresh = cli_json("explain-recompile", tmp_path, codes=(1,))
+    committed = cli_json("explain-recompile", RUN, codes=(1,))
     assert fresh["summary"].replace(str(tmp_path), "RUN") == committed["summary"].replace(str(RUN), "RUN")
 
 
@@ -91,9 +83,7 @@ def test_a_module_cut_off_by_a_killed_run_is_counted_not_fatal(tmp_path):
     (cut,) = (tmp_path / "run" / "dump").glob("module_0001.*before_optimizations.txt")
     text = cut.read_text()
     cut.write_text(text[:len(text) // 2])
-    result = CliRunner().invoke(main, ["explain-recompile", str(tmp_path / "run"), "--json"])
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = cli_json("explain-recompile", str(tmp_path / "run"), codes=(1,))
     assert doc["unread"] == [f"{tmp_path / 'run' / 'dump'}#1"]
     assert "1 more compilation whose HLO was cut off (module 1, not read)" in doc["summary"]
     assert len(doc["graphs"]) == TRUTH["steps"] // 2  # the executions of module 0
@@ -104,8 +94,7 @@ def test_a_module_cut_off_by_a_killed_run_is_counted_not_fatal(tmp_path):
 def test_a_recording_lends_its_protos_stacks_to_every_execution():
     """`hlodiff record` dumps HLO protos beside the text; a recording's executions read them like a dump folder's
     modules do (they were ignored, and causes inside torch said to dump the proto that was there)."""
-    doc = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "record_adamw"), "--json"])
-    protos = json.loads(doc.output)["inputs"]["hlo_protos"]
+    protos = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "record_adamw"))["inputs"]["hlo_protos"]
     assert [p.rsplit("/", 1)[1] for p in protos] == ["module_0000.SyncTensorsGraph.136.before_optimizations.hlo.pb",
                                                      "module_0001.SyncTensorsGraph.120.before_optimizations.hlo.pb"]
 
@@ -115,7 +104,7 @@ def test_cost_reads_the_optimized_modules_and_xla_s_total_of_torch_xla_s_xla():
     peak, marked xla, for the optimized module a dump with its debug log is costed on."""
     import re
 
-    doc = json.loads(CliRunner().invoke(main, ["cost", str(RUN), "--json"]).output)
+    doc = cli_json("cost", str(RUN))
     assert len(doc["graphs"]) == TRUTH["steps"] and not doc["warnings"]
     for graph in doc["graphs"][:2]:
         number = int(graph["ref"].rsplit("#", 1)[1])

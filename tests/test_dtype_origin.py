@@ -5,9 +5,8 @@ Inputs: real torch_xla runs, fixtures/torch_xla/{dtype_alternating,dtype_zeros_l
 
 from __future__ import annotations
 
-import json
 
-from helpers import FIXTURES
+from helpers import FIXTURES, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -20,7 +19,7 @@ def _first_cause(name):
 
 
 def test_a_buffer_made_with_dtype_at_one_line_is_not_autocast_even_when_precision_drops():
-    truth = json.loads((TORCH / "dtype_alternating" / "truth.json").read_text())
+    truth = truth_of(TORCH / "dtype_alternating")
     cause = _first_cause("dtype_alternating")
     assert cause.kind == "dtype"
     assert "autocast" not in cause.fix and "drop `dtype=`" in cause.fix
@@ -36,15 +35,10 @@ def test_autocast_still_named_when_library_code_recast_the_values():
 
 
 def test_compare_either_way_round_gives_the_same_fix_with_both_lines():
-    from click.testing import CliRunner
-
-    from hlodiff.cli import main
-
     save = str(TORCH / "dtype_alternating" / "graphs.hlo.0")
     fixes = []
     for a, b in (("#0", "#1"), ("#1", "#0")):
-        out = CliRunner().invoke(main, ["compare", save + a, save + b, "--json"])
-        assert out.exit_code == 1, out.output  # 1: the graphs differ
-        fixes.append([c["fix"] for c in json.loads(out.output)["causes"] if c["kind"] == "dtype"][0])
+        doc = cli_json("compare", save + a, save + b, codes=(1,))  # 1: the graphs differ
+        fixes.append([c["fix"] for c in doc["causes"] if c["kind"] == "dtype"][0])
     for fix in fixes:
         assert "drop `dtype=`" in fix and "dtype_alternating.py:30" in fix and "dtype_alternating.py:32" in fix

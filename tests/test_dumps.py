@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import truth_of
 from hlodiff.dumps import GraphRecord, detect_kind, dump_stages, iter_graphs, resolve_ref, split_ref
 from hlodiff.errors import HlodiffError, HloParseError, InputWarning
 from hlodiff.hlo import parse_module
@@ -73,7 +74,7 @@ def nth(data: bytes, needle: bytes, n: int) -> int:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_save_tensors_entries_match_truth(scenario):
     path = save_file(scenario)
-    truth = json.loads((path.parent / "truth.json").read_text())
+    truth = truth_of(path.parent)
     entries, compilations = _ordinal0_truth(truth)
     records, warnings = scan(path)
     assert warnings == []
@@ -115,7 +116,7 @@ def test_save_tensors_text_is_exactly_the_module(scenario):
 
 def test_save_tensors_header_fields():
     path = save_file("item_partial")
-    truth = json.loads((path.parent / "truth.json").read_text())
+    truth = truth_of(path.parent)
     for r, entry in zip(scan(path)[0], truth["entries"]):
         assert r.graph_name is None and r.output_sharding == () and r.module_number is None
         assert all(re.fullmatch(r"[0-9a-f]{1,32}", h) for h in r.root_hashes)
@@ -333,7 +334,7 @@ def test_scan_of_a_large_file_is_streaming(tmp_path):
 
 def test_jax_dump_default_stage_is_before_optimizations():
     dump = fixture("jax/recompile_shape/dump")
-    truth = json.loads((dump.parent / "truth.json").read_text())
+    truth = truth_of(dump.parent)
     records, warnings = scan(dump)
     assert warnings == []
     expected = [m for call in truth["modules"] for m in call["modules"]]

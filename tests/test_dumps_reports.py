@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 import gzip
-import json
 from pathlib import Path
 
 import pytest
 
+from helpers import truth_of
 from hlodiff.dumps import iter_graphs
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, parse_debug_log, \
     read_compilations
@@ -37,10 +37,6 @@ def scenario_file(scenario: str, name: str) -> Path:
     return path
 
 
-def truth(scenario: str) -> dict:
-    return json.loads(scenario_file(scenario, "truth.json").read_text())
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # live-tensor reports
 # ---------------------------------------------------------------------------------------------------------------
@@ -49,7 +45,7 @@ def truth(scenario: str) -> dict:
 def test_reports_follow_the_sync_separators(scenario):
     warnings: list[InputWarning] = []
     reports = read_reports(scenario_file(scenario, "tensors_report.txt"), warnings)
-    entries = {e["entry"]: e for e in truth(scenario)["entries"]}
+    entries = {e["entry"]: e for e in truth_of(TORCH / scenario)["entries"]}
     assert warnings == []
     # One report per entry, except entries torch_xla writes without the script printing a report first (mask_index:
     # the early graph's entry is written again inside the sync); each report names its entry's step and trigger.
@@ -95,7 +91,7 @@ def test_report_tensors_are_consistent(scenario):
 
 def test_report_frames_point_at_the_user_line():
     """lr_constant: the updated parameters' Frames: name the opt.step() line, the recompile's user_line."""
-    facts = truth("lr_constant")
+    facts = truth_of(TORCH / "lr_constant")
     reports = read_reports(scenario_file("lr_constant", "tensors_report.txt"))
     lines = {f.line for t in reports[1].tensors for f in t.frames if f.file.endswith("lr_constant.py")}
     assert facts["user_line"] in lines
@@ -221,7 +217,7 @@ def test_report_errors(tmp_path):
 def test_debug_log_compilations_match_truth(scenario):
     warnings: list[InputWarning] = []
     events = list(iter_debug_events(scenario_file(scenario, "pt_xla_debug.log"), warnings))
-    facts = truth(scenario)
+    facts = truth_of(TORCH / scenario)
     assert warnings == []
     assert all(isinstance(e, CompilationEvent) for e in events)  # level 1: compilations only
     compiled = [facts["entries"][i] for i in facts["compilations"]]

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -24,19 +22,15 @@ def explain(path: str, **side):
     return result
 
 
-def truth(name: str) -> dict:
-    return json.loads((FIXTURES / "torch_xla" / name / "truth.json").read_text())
-
-
 @pytest.mark.parametrize("name", TORCH_XLA)
 def test_compilations_are_exactly_the_true_ones(name):
     result = explain(str(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
-    assert [g.record.index for g in result.graphs if g.compiled] == truth(name)["compilations"]
+    assert [g.record.index for g in result.graphs if g.compiled] == truth_of("torch_xla", name)["compilations"]
 
 
 @pytest.mark.parametrize("name", TORCH_XLA)
 def test_each_recompilation_names_the_true_cause_and_line(name):
-    t = truth(name)
+    t = truth_of("torch_xla", name)
     result = explain(str(FIXTURES / "torch_xla" / name / "graphs.hlo.0"))
     assert [r.graph.record.index for r in result.recompilations] == t["compilations"][1:]
     first = result.recompilations[0]
@@ -49,7 +43,8 @@ def test_lr_line_needs_the_live_tensor_report(tmp_path):
     """The HLO only knows torch/optim/sgd.py; the report's stacks lead to the user's opt.step() line."""
     folder = FIXTURES / "torch_xla" / "lr_constant"
     with_reports = explain(str(folder / "graphs.hlo.0"))
-    assert with_reports.recompilations[0].causes[0].locations[0].line == truth("lr_constant")["user_line"]
+    line = truth_of("torch_xla", "lr_constant")["user_line"]
+    assert with_reports.recompilations[0].causes[0].locations[0].line == line
     alone = tmp_path / "graphs.hlo.0"
     alone.write_bytes((folder / "graphs.hlo.0").read_bytes())
     without = explain(str(alone))
@@ -63,7 +58,7 @@ def test_metric_output_traced_to_its_live_tensor():
     (note,) = result.recompilations[0].tensors
     doc = note.to_json()
     assert doc["side"] == "left" and doc["shape"] == "f32[]" and doc["ir_op"] == "aten::mean"
-    assert doc["frame"]["line"] == truth("metric_even_steps")["user_line"]
+    assert doc["frame"]["line"] == truth_of("torch_xla", "metric_even_steps")["user_line"]
     assert "alternating" in result.summary and "A,B,A,B,A,B" in result.summary
 
 
@@ -82,7 +77,7 @@ def test_warm_up_pattern_for_the_first_optimizer_step():
 
 
 def test_jax_dump_folder_recompilations():
-    t = json.loads((FIXTURES / "jax" / "recompile_shape" / "truth.json").read_text())
+    t = truth_of(FIXTURES / "jax" / "recompile_shape")
     result = explain(str(FIXTURES / "jax" / "recompile_shape" / "dump"))
     assert all(g.compiled for g in result.graphs) and len(result.graphs) == len(t["compilations"])
     for r, expected in zip(result.recompilations, t["recompiles"]):
@@ -104,7 +99,7 @@ def test_cache_hits_are_not_parsed():
 def test_cli_json_contract_and_html(tmp_path):
     page = tmp_path / "report.html"
     path = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
-    result = CliRunner().invoke(main, ["explain-recompile", path, "--json", "--html", str(page)])
+    result = cli("explain-recompile", path, "--json", "--html", str(page))
     assert result.exit_code == 1
     doc = json.loads(result.output)
     assert doc["schema"] == "hlodiff.explain/1"
@@ -123,7 +118,7 @@ def test_steady_run_exits_zero(tmp_path):
     first_five = src[: src.rindex("[ScheduleSyncTensorsGraph]")]
     path = tmp_path / "graphs.hlo.0"
     path.write_text(first_five)
-    result = CliRunner().invoke(main, ["explain-recompile", str(path)])
+    result = cli("explain-recompile", str(path))
     assert result.exit_code == 0, result.output
     assert "0 recompilations" in result.output
 
@@ -131,7 +126,7 @@ def test_steady_run_exits_zero(tmp_path):
 def test_torch_xla_dump_folder_families_ignore_module_numbers():
     """torch_xla dumps SyncTensorsGraph.10 then SyncTensorsGraph.15: one family, an added op on the output path."""
     folder = FIXTURES / "torch_xla" / "xla_dump_extra_op"
-    t = json.loads((folder / "truth.json").read_text())
+    t = truth_of(folder)
     result = explain(str(folder / "dump"))
     assert len(result.families) == 1 and len(result.graphs) == len(t["modules"])
     (r,) = result.recompilations
@@ -143,7 +138,7 @@ def test_torch_xla_dump_folder_families_ignore_module_numbers():
 def test_jax_side_effect_and_single_output_function():
     """jax.debug.print keeps its operand alive; a non-tuple root's shape change is the cause, at the call site."""
     folder = FIXTURES / "jax" / "debug_print"
-    t = json.loads((folder / "truth.json").read_text())
+    t = truth_of(folder)
     result = explain(str(folder / "dump"))
     (r,) = [r for r in result.recompilations if r.family.label == t["family"]]
     assert r.causes[0].kind == t["cause"]
@@ -156,7 +151,7 @@ def test_jax_side_effect_and_single_output_function():
 
 
 def test_print_mid_step_explains_both_halves_at_the_print_line():
-    t = truth("print_partial")
+    t = truth_of("torch_xla", "print_partial")
     result = explain(str(FIXTURES / "torch_xla" / "print_partial" / "graphs.hlo.0"))
     assert [r.graph.record.index for r in result.recompilations] == t["compilations"][1:]
     for r in result.recompilations:
@@ -166,7 +161,7 @@ def test_print_mid_step_explains_both_halves_at_the_print_line():
 
 
 def test_a_new_graph_every_step_is_unbounded_and_blamed_on_the_growing_shape():
-    t = truth("unbounded_growth")
+    t = truth_of("torch_xla", "unbounded_growth")
     result = explain(str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0"))
     assert result.summary.startswith(f"{t['steps']} graphs, {t['steps']} compilations")
     assert "unbounded" in result.summary and f"(shape at unbounded_growth.py:{t['user_line']})" in result.summary
@@ -181,7 +176,7 @@ def test_a_report_from_another_run_is_flagged_not_silently_dropped():
 
 
 def test_a_single_graph_reference_is_accepted():
-    result = CliRunner().invoke(main, ["inspect", "--json", str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
-                                       + "#5"])
+    result = cli("inspect", "--json", str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
+                                       + "#5")
     assert result.exit_code == 0
     assert [g["index"] for g in json.loads(result.output)["graphs"]] == [5]

@@ -3,27 +3,18 @@ runs are never told about donate_argnums, and donation that comes with the optim
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import FIXTURES, cli_json
 from hlodiff.diff.compare import diff_modules
 from hlodiff.hlo.parser import parse_module
 
-RUN = Path(__file__).resolve().parents[1] / "fixtures" / "torch_xla" / "record_adamw" / "dump"
-
-
-def _explain(*args: str, status: int = 1) -> dict:
-    result = CliRunner().invoke(main, [*args, "--json"])
-    assert result.exit_code == status, result.output
-    return json.loads(result.output)
+RUN = FIXTURES / "torch_xla" / "record_adamw" / "dump"
 
 
 def test_record_capture_warm_up_donation_follows_from_the_new_inputs():
     # a real `hlodiff record` folder (XLA dump + PT_XLA_DEBUG log); AdamW's warm-up is expected: exit status 0
-    doc = _explain("explain-recompile", str(RUN), status=0)
+    doc = cli_json("explain-recompile", str(RUN), codes=(0,))
     (r,) = doc["recompilations"]
     kinds = [c["kind"] for c in r["causes"]]
     assert kinds[0] == "inputs" and "aliasing" in kinds
@@ -35,7 +26,7 @@ def test_record_capture_warm_up_donation_follows_from_the_new_inputs():
 
 
 def test_compare_of_the_warm_up_pair_also_says_it_follows():
-    doc = _explain("compare", f"{RUN}#0", f"{RUN}#1")
+    doc = cli_json("compare", f"{RUN}#0", f"{RUN}#1", codes=(1,))
     (aliasing,) = [c for c in doc["causes"] if c["kind"] == "aliasing"]
     assert aliasing["fix"].startswith("follows from the inputs change")
     assert "donate_argnums" not in aliasing["fix"]

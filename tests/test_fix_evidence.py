@@ -5,11 +5,10 @@ growing cache, `.item()` where nothing reads a value)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from helpers import FIXTURES
+from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -17,7 +16,7 @@ from hlodiff.explain.recompile import explain_run
 def _cases():
     cases = []
     for path in sorted(FIXTURES.glob("**/truth.json")):
-        t = json.loads(path.read_text())
+        t = truth_of(path.parent)
         if "fix_must" not in t:
             continue
         folder = path.parent

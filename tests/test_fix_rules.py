@@ -4,14 +4,11 @@ exercises are the ones that fixture's causes record (``fix_rule``), read from th
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli_json
 from hlodiff.diff.fix_rules import ANY, RULES, RULES_BY_NAME
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.diff.model import CAUSE_KINDS
@@ -98,7 +95,7 @@ EXERCISED = {
 def _recorded_rules(fixture: str) -> set[str]:
     folder = FIXTURES / fixture
     dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", str(dump), "--json"]).output)
+    doc = cli_json("explain-recompile", str(dump))
     return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 

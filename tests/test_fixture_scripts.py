@@ -6,13 +6,13 @@ Marked ``xla``; skipped when torch_xla is not installed in the interpreter runni
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import truth_of
 
 ROOT = Path(__file__).resolve().parent.parent
 STEADY = ROOT / "fixtures" / "torch_xla" / "steady.py"
@@ -36,7 +36,7 @@ def steady_run(tmp_path_factory) -> Path:
 
 def test_save_file_has_one_entry_per_step(steady_run: Path):
     text = (steady_run / "graphs.hlo.0").read_text()
-    truth = json.loads((steady_run / "truth.json").read_text())
+    truth = truth_of(steady_run)
     assert len(re.findall(r"^## BEGIN_GRAPH$", text, re.M)) == truth["steps"] == 6
     assert len(re.findall(r"^## END_GRAPH$", text, re.M)) == 6
     hashes = re.findall(r"^Graph Hash: ([0-9a-f]+)$", text, re.M)
@@ -47,7 +47,7 @@ def test_save_file_has_one_entry_per_step(steady_run: Path):
 
 
 def test_truth_json(steady_run: Path):
-    truth = json.loads((steady_run / "truth.json").read_text())
+    truth = truth_of(steady_run)
     for key in ("scenario", "steps", "compilations", "cause", "user_file", "user_line", "notes"):
         assert key in truth
     assert truth["scenario"] == "steady"
@@ -70,8 +70,8 @@ def test_committed_steady_fixture_matches_a_fresh_run(steady_run: Path):
     committed = ROOT / "fixtures" / "torch_xla" / "steady"
     if not (committed / "graphs.hlo.0").exists():
         pytest.skip("committed fixture missing")
-    fresh = json.loads((steady_run / "truth.json").read_text())
-    old = json.loads((committed / "truth.json").read_text())
+    fresh = truth_of(steady_run)
+    old = truth_of(committed)
     if fresh.get("torch_xla_version") != old.get("torch_xla_version"):
         pytest.skip("different torch_xla version than the committed fixture")
     # torch_xla hashes the graph *before* hlodiff scrubs machine paths out of its metadata (XLA_HLO_DEBUG=1 puts

@@ -5,12 +5,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 from test_fuzz_parser import mutate, mutation
 
 SOURCES = [(FIXTURES / "torch_xla" / name / "graphs.hlo.0").read_text()
@@ -26,7 +24,7 @@ def test_mutated_dump_never_crashes_the_cli(index, steps, command):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "graphs.hlo.0"
         path.write_text(mutate(SOURCES[index], steps))
-        result = CliRunner().invoke(main, [command, str(path)])
+        result = cli(command, str(path))
         assert result.exit_code in (0, 1, 2), result.output
         assert "Traceback" not in result.output and "internal error" not in result.output
         if result.exit_code == 2:

@@ -4,14 +4,12 @@ proto, and protos that are not HLO."""
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 from google.protobuf import descriptor_pb2
 
-from hlodiff.cli import main
+from helpers import cli, cli_json
 from hlodiff.dumps import hlo_messages as hm
 from hlodiff.dumps import iter_graphs
 from hlodiff.dumps.hlo_proto import read_hlo_proto
@@ -133,7 +131,7 @@ def test_a_broken_proto_beside_the_text_is_a_warning_and_the_text_still_explains
     shutil.copytree(GRAD / "dump", dump)
     victim = _first_proto(dump)
     victim.write_bytes(victim.read_bytes()[:500])
-    result = CliRunner().invoke(main, ["explain-recompile", str(dump)], env={"COLUMNS": "200"})
+    result = cli("explain-recompile", str(dump))
     assert result.exit_code == 1, result.output
     assert "not an HLO proto" in result.output and "Traceback" not in result.output
 
@@ -144,10 +142,10 @@ def test_explain_recompile_names_the_user_line_from_the_proto_alone(tmp_path):
     shutil.copytree(GRAD / "dump", dump)
     [g0, g1] = list(iter_graphs(str(dump)))
     assert g0.proto_path and g1.proto_path
-    result = CliRunner().invoke(main, ["explain-recompile", str(dump)], env={"COLUMNS": "200"})
+    result = cli("explain-recompile", str(dump))
     assert result.exit_code == 1
     assert "grad_norm_order.py:36" in result.output
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", str(dump), "--json"]).output)
+    doc = cli_json("explain-recompile", str(dump))
     assert doc["inputs"]["hlo_protos"] == [g0.proto_path, g1.proto_path]
     assert doc["headline"]["location"]["line"] == 36
 
@@ -161,7 +159,7 @@ def _instructions(module):
 def test_a_folder_of_protos_only_says_what_to_add(tmp_path):
     for pb in (FIXTURES / "jax" / "weak_type" / "dump").glob("*.hlo.pb"):
         shutil.copy(pb, tmp_path / pb.name)
-    result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
+    result = cli("inspect", str(tmp_path))
     assert result.exit_code == 2
     assert "only HLO protos" in result.output and "--xla_dump_hlo_as_text" in result.output
     assert "Traceback" not in result.output

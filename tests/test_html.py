@@ -8,17 +8,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import FIXTURES, cli, truth_of
 
-from hlodiff.cli import main
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HOSTILE = '<script>alert("hlodiff")</script>.py'
 
 
@@ -28,7 +25,7 @@ def _save(name: str) -> str:
 
 def report(tmp_path: Path, *args: str) -> str:
     page = tmp_path / "report.html"
-    result = CliRunner().invoke(main, [*args, "--html", str(page)])
+    result = cli(*args, "--html", str(page))
     assert result.exit_code in (0, 1), result.output
     return page.read_text(encoding="utf-8")
 
@@ -194,7 +191,7 @@ def test_source_line_text_shown_when_the_file_is_readable(tmp_path):
     dump = tmp_path / "graphs.hlo.0"
     dump.write_text(Path(_save("batch_shape")).read_text().replace("/home/user/project", str(project)))
     text = report(tmp_path, "explain-recompile", str(dump))
-    truth = json.loads((FIXTURES / "torch_xla" / "batch_shape" / "truth.json").read_text())
+    truth = truth_of(FIXTURES / "torch_xla" / "batch_shape")
     line = (project / "batch_shape.py").read_text().splitlines()[truth["user_line"] - 1]
     assert f"<pre class='src'>{truth['user_line']}  {html.escape(line)}</pre>" in text
     assert "<pre class='src'>" not in report(tmp_path, "explain-recompile", _save("batch_shape"))
@@ -209,8 +206,8 @@ def test_same_inputs_same_bytes(tmp_path):
 @pytest.mark.parametrize("flag", ["--json", None])
 def test_html_does_not_change_stdout(tmp_path, flag):
     args = ["explain-recompile", _save("slice_index")] + ([flag] if flag else [])
-    plain = CliRunner().invoke(main, args)
-    with_html = CliRunner().invoke(main, [*args, "--html", str(tmp_path / "r.html")])
+    plain = cli(*args)
+    with_html = cli(*args, "--html", str(tmp_path / "r.html"))
     assert plain.output == with_html.output and plain.exit_code == with_html.exit_code == 1
 
 
@@ -250,7 +247,7 @@ def test_compare_html_never_replaces_an_input(tmp_path):
     left = tmp_path / "a.hlo.0"
     left.write_bytes(Path(_save("slice_index")).read_bytes())
     before = left.read_bytes()
-    result = CliRunner().invoke(main, ["compare", f"{left}#0", f"{left}#1", "--html", str(left)])
+    result = cli("compare", f"{left}#0", f"{left}#1", "--html", str(left))
     assert result.exit_code == 2 and "refusing to write the HTML report" in result.output
     assert left.read_bytes() == before
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import cli, cli_json, truth_of
 from hlodiff.dumps.jax_log import join_modules, module_name, read_jax_log
 from hlodiff.dumps.run_folder import discover
 from hlodiff.errors import InputWarning
@@ -17,10 +16,6 @@ from hlodiff.errors import InputWarning
 from conftest import FIXTURES
 
 JAX = FIXTURES / "jax"
-
-
-def _truth(scenario: str) -> dict:
-    return json.loads((JAX / scenario / "truth.json").read_text())
 
 
 def _modules(dump) -> list[str]:
@@ -33,7 +28,7 @@ def _modules(dump) -> list[str]:
     ("user_project/run", "input_types", "x", "f32[2,8]", "f32[4,8]"),
 ])
 def test_cache_miss_reasons_with_the_users_line(scenario, kind, argument, now, before):
-    truth = _truth(scenario)
+    truth = truth_of(JAX / scenario)
     warnings: list[InputWarning] = []
     log = read_jax_log(str(JAX / scenario / "stderr.log"), warnings)
     assert warnings == []
@@ -61,7 +56,7 @@ def test_join_modules_pairs_the_nth_module_with_the_nth_compilation():
     joined = join_modules(log, _modules(JAX / "recompile_shape" / "dump"))
     assert [c.cache_miss.kind for c in joined] == ["never_seen", "input_types", "static_argument"]
     assert [c.cache_miss.call_site.line for c in joined[1:]] == \
-        [r["user_line"] for r in _truth("recompile_shape")["recompiles"]]
+        [r["user_line"] for r in truth_of(JAX / "recompile_shape")["recompiles"]]
 
 
 def test_a_log_of_another_run_joins_nothing_and_says_so():
@@ -112,7 +107,7 @@ def test_jax_log_option_refuses_a_file_that_is_no_jax_log():
     """A torch_xla stdout log given as --jax-log: one line, exit 2, like --tensors-report with a wrong file."""
     torch_log = FIXTURES / "torch_xla" / "lr_zero_one" / "stdout.log"
     for dump in (JAX / "weak_type" / "dump", FIXTURES / "torch_xla" / "lr_zero_one" / "graphs.hlo.0"):
-        out = CliRunner().invoke(main, ["explain-recompile", str(dump), "--jax-log", str(torch_log)])
+        out = cli("explain-recompile", str(dump), "--jax-log", str(torch_log))
         assert out.exit_code == 2, out.output
         assert out.output == f"{torch_log}:1: error: not a JAX log: no 'TRACING CACHE MISS' or 'Compiling " \
                              "jit(...)' line (capture stderr with JAX_EXPLAIN_CACHE_MISSES=1 JAX_LOG_COMPILES=1)\n"
@@ -141,8 +136,8 @@ def test_jax_log_found_beside_a_dump_folder_by_content():
 
 
 def test_cli_lists_the_jax_log_in_json_inputs():
-    out = CliRunner().invoke(main, ["explain-recompile", str(JAX / "weak_type" / "dump"),
-                                    "--jax-log", str(JAX / "weak_type" / "stderr.log"), "--json"])
+    out = cli("explain-recompile", str(JAX / "weak_type" / "dump"),
+                                    "--jax-log", str(JAX / "weak_type" / "stderr.log"), "--json")
     assert out.exit_code == 1, out.output
     doc = json.loads(out.output)
     assert doc["inputs"]["jax_logs"] == [str(JAX / "weak_type" / "stderr.log")]
@@ -151,7 +146,7 @@ def test_cli_lists_the_jax_log_in_json_inputs():
 def test_jax_other_reasons_sharding_redefinition_and_context():
     """fixtures/jax/other_reasons: what JAX 0.10.2 prints for a sharding change, a jit re-created on every call,
     and a config context, on 4 CPU devices; every compilation joins its dumped module."""
-    truth = _truth("other_reasons")
+    truth = truth_of(JAX / "other_reasons")
     warnings: list[InputWarning] = []
     log = read_jax_log(str(JAX / "other_reasons" / "stderr.log"), warnings)
     joined = join_modules(log, _modules(JAX / "other_reasons" / "dump"), warnings)
@@ -191,13 +186,13 @@ def test_a_run_folder_stands_for_the_dump_inside_it_and_its_logs_are_read():
     run_dir = JAX / "weak_type"
     inputs = discover([str(run_dir)], None, None)
     assert inputs.paths == [str(run_dir / "dump")] and inputs.jax_logs == [str(run_dir / "stderr.log")]
-    by_run = CliRunner().invoke(main, ["explain-recompile", str(run_dir)])
-    by_dump = CliRunner().invoke(main, ["explain-recompile", str(run_dir / "dump")])
+    by_run = cli("explain-recompile", str(run_dir))
+    by_dump = cli("explain-recompile", str(run_dir / "dump"))
     assert by_run.exit_code == by_dump.exit_code == 1
     assert by_run.output == by_dump.output and "(weak_type at weak_type.py:" in by_run.output
-    listed = CliRunner().invoke(main, ["inspect", str(run_dir), "--json"])
+    listed = cli("inspect", str(run_dir), "--json")
     assert listed.exit_code == 0 and len(json.loads(listed.output)["graphs"]) == 2
-    pair = CliRunner().invoke(main, ["compare", f"{run_dir}#0", f"{run_dir}#1", "--json"])
+    pair = cli("compare", f"{run_dir}#0", f"{run_dir}#1", "--json")
     assert pair.exit_code in (0, 1) and json.loads(pair.output)["left_ref"] == f"{run_dir / 'dump'}#0"
 
 
@@ -205,7 +200,7 @@ def test_a_recording_inside_a_run_folder_is_read_and_two_dumps_are_not_guessed(t
     import shutil
 
     record = FIXTURES / "torch_xla" / "record_adamw"
-    out = CliRunner().invoke(main, ["explain-recompile", str(record), "--json"])
+    out = cli("explain-recompile", str(record), "--json")
     doc = json.loads(out.output)
     assert doc["recompilations"] and doc["unexpected"] == []  # AdamW's warm-up step: recompiled, as expected
     assert out.exit_code == 0, out.output
@@ -225,8 +220,8 @@ def test_a_recording_inside_a_run_folder_is_read_and_two_dumps_are_not_guessed(t
 def test_inspect_names_the_line_that_called_each_jitted_function():
     """JAX's stacks keep the user's frames: a compiled function's trigger is the outermost one its instructions
     share, the call (torch_xla's is the sync line); JAX's helpers with no frame of the user's have none."""
-    doc = json.loads(CliRunner().invoke(main, ["inspect", str(JAX / "weak_type"), "--json"]).output)
-    assert [g["trigger"]["line"] for g in doc["graphs"]] == [31, _truth("weak_type")["user_line"]]
+    doc = cli_json("inspect", str(JAX / "weak_type"))
+    assert [g["trigger"]["line"] for g in doc["graphs"]] == [31, truth_of(JAX / "weak_type")["user_line"]]
     assert all(g["trigger"]["file"].endswith("weak_type.py") for g in doc["graphs"])
 
 

@@ -6,11 +6,10 @@ and its JAX_EXPLAIN_CACHE_MISSES log.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 
-from helpers import FIXTURES
+from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -22,7 +21,7 @@ def _recompilation(folder):
 
 
 def test_the_static_argument_heads_and_the_ops_change_follows_from_it():
-    truth = json.loads((RUN / "truth.json").read_text())["recompiles"][0]
+    truth = truth_of(RUN)["recompiles"][0]
     r = _recompilation(RUN)
     head = r.causes[0]
     assert head.kind == "static_argument" and "2 -> 3" in head.summary

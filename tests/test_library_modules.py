@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import CORPUS, need_shared
-from hlodiff.cli import main
+from helpers import cli
 from hlodiff.hlo import library_modules
 from hlodiff.hlo.model import SourceFrame
 
@@ -83,7 +82,7 @@ LIBRARY_FOLDERS = ("/pytorch/torch/", "/torch_xla/", "site-packages/", "/transfo
 @pytest.mark.parametrize("left,right", NEURON_PAIRS, ids=lambda name: name)
 def test_neuron_pairs_name_only_the_programs_own_files(left, right):
     need_shared(NEURON)
-    result = CliRunner().invoke(main, ["compare", str(NEURON / f"{left}.hlo"), str(NEURON / f"{right}.hlo"), "--json"])
+    result = cli("compare", str(NEURON / f"{left}.hlo"), str(NEURON / f"{right}.hlo"), "--json")
     assert result.exit_code == 1, result.output
     located: set[str] = set()
     library: set[str] = set()

@@ -4,14 +4,13 @@ how a graph that compiled without them gets them from a later execution (hlodiff
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from hlodiff.capture.lines import STEADY_SYNCS, WAIT_SYNCS, LinesPolicy
-from helpers import FIXTURES, capture_free_env, run_hlodiff, script_under_record
+from helpers import FIXTURES, capture_free_env, record_json, run_hlodiff, script_under_record, truth_of
 
 
 def feed(policy: LinesPolicy, syncs: list[tuple[bool, str]]) -> list[bool]:
@@ -69,12 +68,12 @@ def test_always_and_never_do_not_switch(mode, expected):
 def test_record_auto_names_the_line_of_a_late_metric_from_its_next_occurrence(tmp_path):
     """fixtures/torch_xla/metric_late.py under `hlodiff record` (default --lines auto): the metric's graph compiles at
     step 5, after three steady steps, so without source lines; its cause still names the script's line."""
-    truth = json.loads((FIXTURES / "torch_xla" / "metric_late" / "truth.json").read_text())
+    truth = truth_of(FIXTURES / "torch_xla" / "metric_late")
     script = script_under_record(tmp_path, "metric_late")
     done = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, script, cwd=tmp_path,
                        env=capture_free_env())
     assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout[done.stdout.index('{\n  "schema"'):])
+    doc = record_json(done.stdout)
     modules = sorted((tmp_path / "run" / "xla_dump").glob("module_*.before_optimizations.txt"))
     assert len(modules) == len(truth["compilations"])
     assert "source_file=" in modules[0].read_text()  # warm-up: lines on
@@ -103,12 +102,12 @@ def test_record_lines_never_says_how_to_get_the_line(tmp_path):
 def test_record_auto_with_a_save_file_takes_the_module_of_a_later_entry(tmp_path):
     """With XLA_SAVE_TENSORS_FILE set by the user, every execution's HLO is written: the metric's graph compiled
     without lines, and a later entry of the same hash, traced with lines on, supplies them."""
-    truth = json.loads((FIXTURES / "torch_xla" / "metric_late" / "truth.json").read_text())
+    truth = truth_of(FIXTURES / "torch_xla" / "metric_late")
     script = script_under_record(tmp_path, "metric_late")
     env = capture_free_env(XLA_SAVE_TENSORS_FILE=str(tmp_path / "mine.hlo"), XLA_SAVE_TENSORS_FMT="hlo")
     done = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, script, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout[done.stdout.index('{\n  "schema"'):])
+    doc = record_json(done.stdout)
     entries = (tmp_path / "mine.hlo.0").read_text().split("[ScheduleSyncTensorsGraph]")[1:]
     metric = truth["compilations"][1]
     assert "source_file=" not in entries[metric]  # compiled while lines were off

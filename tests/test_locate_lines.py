@@ -3,33 +3,21 @@ each test reads the located line from the fixture's truth.json."""
 
 from __future__ import annotations
 
-import json
 
-from click.testing import CliRunner
 
+from helpers import cli_json, truth_of
 from conftest import FIXTURES
-from hlodiff.cli import main
-
-
-def _explain(*args: str) -> dict:
-    result = CliRunner().invoke(main, ["explain-recompile", *args, "--json"])
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)
-
-
-def _truth(*parts: str) -> dict:
-    return json.loads(FIXTURES.joinpath(*parts, "truth.json").read_text())
 
 
 def test_reordered_outputs_take_the_proto_stacks_of_their_defining_instructions():
     """Metric callbacks run in a shuffled order: a pure reordering whose HLO text names only torch's lines. The
     protos' stacks of the moved outputs meet at the line that runs the callbacks; that line comes first, never
     "no captured stack reaches your code"."""
-    truth = _truth("torch_xla", "metric_callbacks_order")
+    truth = truth_of("torch_xla", "metric_callbacks_order")
     dump = FIXTURES / "torch_xla" / "metric_callbacks_order" / "dump"
     text = next(dump.glob("module_0003*before_optimizations.txt")).read_text()
     assert f'{truth["user_file"]}" source_line={truth["user_line"]}' not in text  # the text alone cannot say it
-    doc = _explain(str(dump))
+    doc = cli_json("explain-recompile", str(dump), codes=(0, 1))
     assert len(doc["recompilations"]) == len(truth["compilations"]) - 1
     for recompilation in doc["recompilations"]:
         [cause] = [c for c in recompilation["causes"] if c["kind"] == truth["cause"]]
@@ -70,8 +58,9 @@ def _lines(cause: dict) -> list[tuple[str, int]]:
 def test_a_jax_argument_is_located_at_the_call_before_the_use_inside_jit():
     """`labels` turns int32 -> float32 outside jit: JAX's call site comes first, the first line inside jit that
     reads the argument after it (the dumped script's source is not on this machine, as usual)."""
-    truth = _truth("jax", "arg_dtype_outside")
-    cause = _lead(_explain(str(FIXTURES / "jax" / "arg_dtype_outside")), truth["cause"])
+    truth = truth_of("jax", "arg_dtype_outside")
+    doc = cli_json("explain-recompile", str(FIXTURES / "jax" / "arg_dtype_outside"), codes=(0, 1))
+    cause = _lead(doc, truth["cause"])
     name = truth["user_file"]
     assert _lines(cause)[:2] == [(name, truth["user_line"]), (name, truth["use_line"])]
     assert cause["locations"][0]["function"] == "train_step"
@@ -81,9 +70,9 @@ def test_a_jax_argument_is_located_at_the_call_before_the_use_inside_jit():
 def test_the_line_that_made_a_jax_argument_comes_first_when_the_source_is_on_disk(tmp_path):
     """With the script on disk, the line that made the float labels (`labels = labels * np.float32(1.0)`) leads:
     it is the line to change; the call and the use follow."""
-    truth = _truth("jax", "arg_dtype_outside")
+    truth = truth_of("jax", "arg_dtype_outside")
     run = _project_copy(tmp_path, FIXTURES / "jax" / "arg_dtype_outside", FIXTURES / "jax")
-    cause = _lead(_explain(str(run)), truth["cause"])
+    cause = _lead(cli_json("explain-recompile", str(run), codes=(0, 1)), truth["cause"])
     name = truth["user_file"]
     assert _lines(cause)[:3] == [(name, truth["made_line"]), (name, truth["user_line"]), (name, truth["use_line"])]
 
@@ -93,9 +82,9 @@ def test_without_the_jax_log_the_call_comes_from_the_stack(tmp_path):
     stack."""
     import shutil
 
-    truth = _truth("jax", "arg_dtype_outside")
+    truth = truth_of("jax", "arg_dtype_outside")
     shutil.copytree(FIXTURES / "jax" / "arg_dtype_outside" / "dump", tmp_path / "dump")
-    cause = _lead(_explain(str(tmp_path / "dump")), truth["cause"])
+    cause = _lead(cli_json("explain-recompile", str(tmp_path / "dump"), codes=(0, 1)), truth["cause"])
     name = truth["user_file"]
     assert _lines(cause)[:2] == [(name, truth["user_line"]), (name, truth["use_line"])]
 
@@ -103,7 +92,7 @@ def test_without_the_jax_log_the_call_comes_from_the_stack(tmp_path):
 def test_argument_made_at_reads_the_callers_source():
     from hlodiff.dumps.python_source import argument_made_at
 
-    truth = _truth("jax", "arg_dtype_outside")
+    truth = truth_of("jax", "arg_dtype_outside")
     script = str(FIXTURES / "jax" / "arg_dtype_outside.py")
     call = truth["user_line"]
     assert argument_made_at(script, call, "loss_fn", "labels") == truth["made_line"]  # the rebinding in the `if`
@@ -131,10 +120,10 @@ def test_a_python_int_slice_index_is_not_located_at_loss_backward():
     """`h[:, step % 3]` on the model's output: the gradient's update-slice carries the index as a constant traced
     by `select_backward` (no user frame; the gradient tensors were made at `loss.backward()`). Every cause is
     located at the indexing line, from the live-tensor report and from the protos alike."""
-    truth = _truth("torch_xla", "slice_index_backward")
+    truth = truth_of("torch_xla", "slice_index_backward")
     run = FIXTURES / "torch_xla" / "slice_index_backward"
     for source in (run, run / "dump"):
-        doc = _explain(str(source))
+        doc = cli_json("explain-recompile", str(source), codes=(0, 1))
         assert len(doc["recompilations"]) == len(truth["compilations"]) - 1
         for recompilation in doc["recompilations"]:
             for cause in recompilation["causes"]:
@@ -149,18 +138,19 @@ def test_a_save_file_takes_the_stacks_of_the_xla_dump_protos_beside_it(tmp_path)
     another run are not taken."""
     import shutil
 
-    truth = _truth("torch_xla", "grad_norm_order")
+    truth = truth_of("torch_xla", "grad_norm_order")
     folder = FIXTURES / "torch_xla" / "grad_norm_order"
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(folder / "graphs.hlo.0", run / "graphs.hlo.0")
-    alone = _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])
+    alone = _lead(cli_json("explain-recompile", str(run / "graphs.hlo.0"), codes=(0, 1)), truth["cause"])
     assert alone["locations"] == [] and alone["hint"]
     shutil.copytree(FIXTURES / "torch_xla" / "slice_index_backward" / "dump", run / "dump")  # another run's
-    assert _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])["locations"] == []
+    doc = cli_json("explain-recompile", str(run / "graphs.hlo.0"), codes=(0, 1))
+    assert _lead(doc, truth["cause"])["locations"] == []
     shutil.rmtree(run / "dump")
     shutil.copytree(folder / "dump", run / "dump")
-    cause = _lead(_explain(str(run / "graphs.hlo.0")), truth["cause"])
+    cause = _lead(cli_json("explain-recompile", str(run / "graphs.hlo.0"), codes=(0, 1)), truth["cause"])
     assert _lines(cause)[0] == (truth["user_file"], truth["user_line"]) and not cause["hint"]
 
 

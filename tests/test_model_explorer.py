@@ -14,16 +14,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff import diff_modules
 from hlodiff.graph import Normalization, canonicalize
 from hlodiff.hlo import parse_module
 from hlodiff.render.model_explorer import CAUSE_COLORS, FILES, STATUS_COLORS, explorer_input
 from hlodiff.render.model_explorer_layers import common_prefix, computation_layers, layer_path
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 BATCH = str(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
 
 
@@ -149,8 +147,8 @@ def test_a_layer_name_with_regex_characters_is_matched_literally():
 
 def _out(tmp_path, *args) -> tuple[object, Path]:
     out = tmp_path / "me"
-    result = CliRunner().invoke(main, ["compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer-out", str(out),
-                                       *args])
+    result = cli("compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer-out", str(out),
+                                       *args)
     return result, out
 
 
@@ -175,13 +173,12 @@ def test_model_explorer_out_writes_both_graphs_and_both_overlays(tmp_path):
 def test_model_explorer_out_is_deterministic(tmp_path):
     first, out = _out(tmp_path)
     texts = {p.name: p.read_bytes() for p in out.iterdir()}
-    CliRunner().invoke(main, ["compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer-out", str(out)])
+    cli("compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer-out", str(out))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == texts
 
 
 def test_model_explorer_options_need_two_graphs(tmp_path):
-    result = CliRunner().invoke(main, ["compare", BATCH, "--model-explorer-out", str(tmp_path / "x")],
-                                prog_name="hlodiff")
+    result = cli("compare", BATCH, "--model-explorer-out", str(tmp_path / "x"))
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         "hlodiff compare: error: --model-explorer and --model-explorer-out need two graphs (A B) "
@@ -191,7 +188,7 @@ def test_model_explorer_options_need_two_graphs(tmp_path):
 
 def test_model_explorer_without_the_extra_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "model_explorer", None)  # as if the explorer extra were not installed
-    result = CliRunner().invoke(main, ["compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer"])
+    result = cli("compare", f"{BATCH}#0", f"{BATCH}#5", "--model-explorer")
     assert result.exit_code == 2 and result.stdout == ""  # before the analysis: no report, then an error
     assert result.stderr.strip().splitlines()[-1] == (
         "hlodiff: error: --model-explorer needs Model Explorer: pip install 'hlodiff[explorer]' (or write the files "
@@ -204,7 +201,7 @@ def test_model_explorer_out_never_writes_over_an_input(tmp_path):
     dump = folder / FILES["graph_a"]
     dump.write_bytes(Path(BATCH).read_bytes())
     before = dump.read_bytes()
-    result = CliRunner().invoke(main, ["compare", f"{dump}#0", f"{dump}#5", "--model-explorer-out", str(folder)])
+    result = cli("compare", f"{dump}#0", f"{dump}#5", "--model-explorer-out", str(folder))
     assert result.exit_code == 2 and "refusing to write the Model Explorer file" in result.stderr
     assert dump.read_bytes() == before
 
@@ -262,7 +259,7 @@ METRIC = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
 
 def test_explain_recompile_shows_the_recompilation_beside_its_closest_earlier_graph(tmp_path):
     out = tmp_path / "me"
-    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer-out", str(out)])
+    result = cli("explain-recompile", METRIC, "--model-explorer-out", str(out))
     assert result.exit_code == 1, result.output
     a = json.loads((out / FILES["graph_a"]).read_text())["graphs"][0]
     status = json.loads((out / FILES["status"]).read_text())
@@ -271,7 +268,7 @@ def test_explain_recompile_shows_the_recompilation_beside_its_closest_earlier_gr
     assert a["id"] == f"A: {METRIC}#0" and set(status) == {a["id"], f"B: {METRIC}#1"}
     gone = {k for k, r in status[a["id"]]["results"].items() if r["value"] == "only in A"}
     # As many as compare counts in the entry computation, plus the reducers only those instructions call.
-    stats = json.loads(CliRunner().invoke(main, ["compare", f"{METRIC}#0", f"{METRIC}#1", "--json"]).stdout)["stats"]
+    stats = cli_json("compare", f"{METRIC}#0", f"{METRIC}#1")["stats"]
     nodes = {n["id"]: n for n in a["nodes"]}
     entry_name = _attr(nodes["p0.1"], "computation")
     entry = {k for k in gone if _attr(nodes[k], "computation") == entry_name}
@@ -282,8 +279,8 @@ def test_explain_recompile_shows_the_recompilation_beside_its_closest_earlier_gr
 
 
 def test_explain_recompile_with_a_graph_that_did_not_recompile_is_one_line(tmp_path):
-    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer-out", str(tmp_path / "me"),
-                                       "--recompilation", "3"])
+    result = cli("explain-recompile", METRIC, "--model-explorer-out", str(tmp_path / "me"),
+                                       "--recompilation", "3")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == (
         "hlodiff: error: --model-explorer: no graph #3 as a recompilation with a closest earlier graph to show "
@@ -296,7 +293,7 @@ def test_a_jax_dtype_change_marks_the_reducers_that_changed(tmp_path):
     reducer computation is a layer beside the reduce calling it, marked when its dtype changed."""
     out = tmp_path / "me"
     dump = str(FIXTURES / "jax" / "dtype_reductions" / "dump")
-    result = CliRunner().invoke(main, ["explain-recompile", dump, "--model-explorer-out", str(out)])
+    result = cli("explain-recompile", dump, "--model-explorer-out", str(out))
     assert result.exit_code == 1, result.output
     graph = json.loads((out / FILES["graph_b"]).read_text())["graphs"][0]
     namespaces = {n["namespace"] for n in graph["nodes"]}
@@ -313,9 +310,9 @@ def test_jax_named_scopes_are_the_layers_and_only_the_changed_block_is_marked(tm
     """fixtures/jax/named_scopes: a 4-block MLP under jax.named_scope; the second call gets block 2's weight in
     bf16. Its layers are the blocks (with their mlp scope), and only block_2 (and the parameters) are marked."""
     out = tmp_path / "me"
-    truth = json.loads((FIXTURES / "jax" / "named_scopes" / "truth.json").read_text())
-    result = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "jax" / "named_scopes" / "dump"),
-                                       "--model-explorer-out", str(out)])
+    truth = truth_of(FIXTURES / "jax" / "named_scopes")
+    result = cli("explain-recompile", str(FIXTURES / "jax" / "named_scopes" / "dump"),
+                                       "--model-explorer-out", str(out))
     assert result.exit_code == 1, result.output
     for name in (FILES["graph_a"], FILES["graph_b"]):
         graph = json.loads((out / name).read_text())["graphs"][0]
@@ -330,7 +327,7 @@ def test_jax_named_scopes_are_the_layers_and_only_the_changed_block_is_marked(tm
 
 def test_explain_recompile_model_explorer_without_the_extra_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "model_explorer", None)
-    result = CliRunner().invoke(main, ["explain-recompile", METRIC, "--model-explorer"])
+    result = cli("explain-recompile", METRIC, "--model-explorer")
     assert result.exit_code == 2 and result.stdout == ""  # said before the analysis, no report printed
     assert result.stderr.strip().splitlines()[-1].startswith(
         "hlodiff: error: --model-explorer needs Model Explorer: pip install 'hlodiff[explorer]'")

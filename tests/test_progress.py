@@ -9,18 +9,15 @@ import pty
 import select
 import subprocess
 import sys
-from pathlib import Path
 
-from click.testing import CliRunner
 from rich.console import Console
 
+from helpers import FIXTURES, cli
 from hlodiff._progress import listening
-from hlodiff.cli import main
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 from hlodiff.render.progress import TerminalProgress, wanted
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DUMP = str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0")
 
 
@@ -83,5 +80,5 @@ def test_quiet_draws_nothing_on_a_terminal():
 
 
 def test_cli_runner_output_has_no_bar():
-    result = CliRunner().invoke(main, ["inspect", DUMP])
+    result = cli("inspect", DUMP)
     assert "reading" not in result.output and result.exit_code == 0

@@ -4,15 +4,13 @@ the serial bytes. Inputs are the real multi-process runs under fixtures/jax/rank
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import cli, cli_json, truth_of
 from hlodiff.dumps.ranks import find_ranks
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -20,20 +18,6 @@ TORCH = FIX / "torch_xla" / "ranks_batch"
 JAX_STEADY = FIX / "jax" / "ranks_steady_2p"
 JAX_BATCH = FIX / "jax" / "ranks_batch_4p"
 JAX_STATIC = FIX / "jax" / "ranks_static_4p"
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, [str(a) for a in args], env={"COLUMNS": "200"})
-
-
-def doc(*args: str) -> dict:
-    result = run(*args, "--json")
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)
-
-
-def truth(folder: Path) -> dict:
-    return json.loads((folder / "truth.json").read_text())
 
 
 # -- recognising ranks ------------------------------------------------------------------------------------------------
@@ -63,8 +47,8 @@ def test_ranks_from_ordinals_base_name_and_folders(tmp_path):
 
 
 def test_torch_xla_ordinal_that_changed_its_batch_is_named_with_step_cause_and_line():
-    t = truth(TORCH)
-    d = doc("explain-recompile", TORCH / "graphs.hlo")
+    t = truth_of(TORCH)
+    d = cli_json("explain-recompile", TORCH / "graphs.hlo", codes=(0, 1))
     assert [r["rank"] for r in d["ranks"]] == [0, 1]
     (div,) = d["divergence"]
     assert div["ranks"] == t["diverging_ranks"] and div["step"] == t["diverging_step"]
@@ -81,10 +65,10 @@ def test_torch_xla_ordinal_that_changed_its_batch_is_named_with_step_cause_and_l
 
 @pytest.mark.parametrize("folder, kind", [(JAX_BATCH, "shape"), (JAX_STATIC, "constant")])
 def test_jax_rank_with_another_batch_or_static_argument_is_the_one_named(folder, kind):
-    t = truth(folder)
-    result = run("explain-recompile", folder)
+    t = truth_of(folder)
+    result = cli("explain-recompile", folder)
     assert result.exit_code == 1
-    d = doc("explain-recompile", folder)
+    d = cli_json("explain-recompile", folder, codes=(0, 1))
     (div,) = d["divergence"]
     assert div["ranks"] == t["diverging_ranks"] and div["majority_ranks"] == [0, 1, 3]
     assert div["kind"] == "extra"  # JAX dumps only what compiles: the rank compiled one module more
@@ -102,20 +86,20 @@ def test_jax_rank_with_another_batch_or_static_argument_is_the_one_named(folder,
 
 
 def test_steady_job_has_empty_divergence_and_one_line():
-    result = run("explain-recompile", JAX_STEADY)
+    result = cli("explain-recompile", JAX_STEADY)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == "all 2 ranks compiled the same graphs (4 each)"
-    d = doc("explain-recompile", JAX_STEADY)
+    d = cli_json("explain-recompile", JAX_STEADY, codes=(0, 1))
     assert d["divergence"] == [] and d["recompilations"] == []
     assert [(r["graphs"], r["compilations"]) for r in d["ranks"]] == [(4, 4), (4, 4)]
 
 
 def test_inspect_over_ranks_counts_compilations_per_rank():
-    d = doc("inspect", TORCH / "graphs.hlo")
+    d = cli_json("inspect", TORCH / "graphs.hlo", codes=(0, 1))
     assert [(r["rank"], r["graphs"], r["compilations"]) for r in d["ranks"]] == [(0, 6, 1), (1, 6, 2)]
     assert [g["rank"] for g in d["graphs"]] == [0] * 6 + [1] * 6
     assert [d["step"] for d in d["divergence"]] == [3]
-    assert "rank 1" in run("inspect", TORCH / "graphs.hlo").output
+    assert "rank 1" in cli("inspect", TORCH / "graphs.hlo").output
 
 
 # -- bad input --------------------------------------------------------------------------------------------------------
@@ -126,24 +110,24 @@ def test_a_rank_that_stopped_early_is_said_so(tmp_path):
     starts = [m.start() for m in re.finditer(r"^\[ScheduleSyncTensorsGraph\]$", text, re.M)]
     shutil.copy(TORCH / "graphs.hlo.0", tmp_path / "graphs.hlo.0")
     (tmp_path / "graphs.hlo.1").write_text(text[:starts[2]])  # the process died after step 1
-    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    d = cli_json("explain-recompile", tmp_path / "graphs.hlo", codes=(0, 1))
     assert d["ranks"][1]["stopped_early_at"] == 2
     (div,) = d["divergence"]
     assert (div["kind"], div["ranks"], div["step"]) == ("stopped", [1], 2)
     assert any("stopped after step 1 (crashed or killed early?)" in n for n in d["rank_notes"])
-    assert "it stopped early" in run("explain-recompile", tmp_path / "graphs.hlo").output
+    assert "it stopped early" in cli("explain-recompile", tmp_path / "graphs.hlo").output
 
 
 def test_a_folder_of_separate_runs_is_not_passed_off_as_ranks_that_diverged():
     """fixtures/torch_xla/fsdp_linear holds two runs of one script (plain/, patched/): ranks by folder order only,
     so the report says what the numbers rest on and how to read the runs instead. Numbered rank folders that
     diverge (rank0..rank3) get no such note."""
-    d = doc("explain-recompile", FIX / "torch_xla" / "fsdp_linear")
+    d = cli_json("explain-recompile", FIX / "torch_xla" / "fsdp_linear", codes=(0, 1))
     assert d["divergence"]
     (note,) = [n for n in d["rank_notes"] if "rank numbers come from" in n]
     assert "sorted order of the subfolders (patched, plain)" in note and "explain each on its own" in note
-    assert "explain each on its own" in run("explain-recompile", FIX / "torch_xla" / "fsdp_linear").output
-    numbered = doc("explain-recompile", JAX_BATCH)
+    assert "explain each on its own" in cli("explain-recompile", FIX / "torch_xla" / "fsdp_linear").output
+    numbered = cli_json("explain-recompile", JAX_BATCH, codes=(0, 1))
     assert numbered["divergence"] and not any("rank numbers come from" in n for n in numbered["rank_notes"])
 
 
@@ -152,7 +136,7 @@ def test_a_folder_of_separate_runs_is_not_passed_off_as_ranks_that_diverged():
     [FIX / "torch_xla" / "steady" / "graphs.hlo.0", JAX_STEADY / "rank0"],
 ])
 def test_dumps_of_two_jobs_are_refused_in_one_line(others):
-    result = run("explain-recompile", *others)
+    result = cli("explain-recompile", *others)
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "do not look like one job" in lines[0]
@@ -161,10 +145,10 @@ def test_dumps_of_two_jobs_are_refused_in_one_line(others):
 
 def test_a_single_rank_found_as_a_rank_says_there_is_nothing_to_compare(tmp_path):
     shutil.copy(TORCH / "graphs.hlo.1", tmp_path / "graphs.hlo.1")
-    result = run("explain-recompile", tmp_path / "graphs.hlo")
+    result = cli("explain-recompile", tmp_path / "graphs.hlo")
     assert result.exit_code == 1  # rank 1 still recompiled on its own
     assert "only one rank found (rank 1" in result.output
-    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    d = cli_json("explain-recompile", tmp_path / "graphs.hlo", codes=(0, 1))
     assert d["divergence"] == [] and [r["rank"] for r in d["ranks"]] == [1]
 
 
@@ -174,16 +158,16 @@ def test_a_single_rank_found_as_a_rank_says_there_is_nothing_to_compare(tmp_path
 def test_jobs_give_the_serial_bytes():
     for args in (("explain-recompile", JAX_BATCH), ("explain-recompile", JAX_BATCH, "--json"),
                  ("inspect", TORCH / "graphs.hlo", "--json")):
-        serial, parallel = run(*args, "--jobs", "1"), run(*args, "--jobs", "2")
+        serial, parallel = cli(*args, "--jobs", "1"), cli(*args, "--jobs", "2")
         assert serial.output == parallel.output and serial.exit_code == parallel.exit_code
 
 
 def test_dask_scheduler_gives_the_serial_bytes():
     distributed = pytest.importorskip("dask.distributed")
-    serial = run("explain-recompile", JAX_STATIC, "--json", "--jobs", "1")
+    serial = cli("explain-recompile", JAX_STATIC, "--json", "--jobs", "1")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        on_dask = run("explain-recompile", JAX_STATIC, "--json", "--scheduler", cluster.scheduler_address)
+        on_dask = cli("explain-recompile", JAX_STATIC, "--json", "--scheduler", cluster.scheduler_address)
     assert on_dask.exit_code == serial.exit_code == 1
     assert on_dask.output == serial.output
 
@@ -193,7 +177,7 @@ def test_the_majority_wins_even_against_rank_0(tmp_path):
     for src, dst in (("graphs.hlo.0", "graphs.hlo.0"), ("graphs.hlo.1", "graphs.hlo.1"),
                      ("graphs.hlo.1", "graphs.hlo.2")):
         shutil.copy(TORCH / src, tmp_path / dst)
-    d = doc("explain-recompile", tmp_path / "graphs.hlo")
+    d = cli_json("explain-recompile", tmp_path / "graphs.hlo", codes=(0, 1))
     assert d["reference_rank"] == 1 and d["rank_notes"] == []
     (div,) = d["divergence"]
     assert (div["step"], div["ranks"], div["majority_ranks"]) == (3, [0], [1, 2])
@@ -212,18 +196,18 @@ def test_alignment_pairs_a_changed_step_and_leaves_a_stopped_rank_its_tail():
 
 def test_local_dask_cluster_started_by_the_command_gives_the_serial_bytes():
     pytest.importorskip("dask.distributed")
-    serial = run("explain-recompile", JAX_STEADY, "--jobs", "1")
-    local = run("explain-recompile", JAX_STEADY, "--scheduler", "local", "--jobs", "1")
+    serial = cli("explain-recompile", JAX_STEADY, "--jobs", "1")
+    local = cli("explain-recompile", JAX_STEADY, "--scheduler", "local", "--jobs", "1")
     assert local.exit_code == serial.exit_code == 0
     assert local.output == serial.output
 
 
 def test_two_jax_ranks_have_no_majority_and_say_so():
     folder = FIX / "jax" / "ranks_static_2p"
-    d = doc("explain-recompile", folder)
+    d = cli_json("explain-recompile", folder, codes=(0, 1))
     assert d["rank_notes"] == ["with 2 ranks there is no majority: rank 0 is taken as the reference"]
     (div,) = d["divergence"]
-    assert div["ranks"] == truth(folder)["diverging_ranks"] == [1]
+    assert div["ranks"] == truth_of(folder)["diverging_ranks"] == [1]
     assert div["causes"][0]["kind"] == "constant"
 
 
@@ -254,8 +238,8 @@ def test_only_small_summaries_travel_back_from_a_worker():
 def test_jax_rank_cause_is_the_innermost_user_line_with_the_call_on_its_stack():
     """ranks_batch_4p: the short batch's shape change is located at the line inside `step` that uses it (loss_line);
     the call of `step` (user_line) and the script's `<module>` line are its stack, not further locations."""
-    t = truth(JAX_BATCH)
-    (div,) = doc("explain-recompile", JAX_BATCH)["divergence"]
+    t = truth_of(JAX_BATCH)
+    (div,) = cli_json("explain-recompile", JAX_BATCH, codes=(0, 1))["divergence"]
     cause = div["causes"][0]
     assert [loc["line"] for loc in cause["locations"]] == [t["loss_line"]]
     stack = [f["line"] for f in cause["stacks"][0]]
@@ -266,7 +250,7 @@ def test_jax_rank_cause_is_the_innermost_user_line_with_the_call_on_its_stack():
 def test_a_train_step_jitted_inside_a_function_is_a_step_not_an_eager_op():
     """ranks.py defines its jitted step inside main(): JAX's stacks name it main.<locals>.step, and it must still
     be recognised as the user's own function (it was called an eager op, 'not a step')."""
-    d = doc("explain-recompile", JAX_BATCH)
+    d = cli_json("explain-recompile", JAX_BATCH, codes=(0, 1))
     assert not any("eager op: jit_step" in p for p in d["patterns"]), d["patterns"]
     assert any(p.startswith("rank 2: 2 compilations of jit_step") for p in d["patterns"]), d["patterns"]
 
@@ -281,6 +265,6 @@ def test_files_of_two_runs_that_end_in_0_and_1_are_not_taken_for_one_run_s_ordin
     shutil.copy(pipeline / "mb2" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1")
     specs = find_ranks([str(tmp_path / "a" / "graphs.hlo.0"), str(tmp_path / "b" / "graphs.hlo.1")])
     assert not any(s.identified_by.startswith("ordinal suffix") for s in specs)
-    d = doc("explain-recompile", tmp_path / "a" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1")
+    d = cli_json("explain-recompile", tmp_path / "a" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1", codes=(0, 1))
     assert any("files that lie in different folders" in n and "explain each on its own" in n
                for n in d["rank_notes"]), d["rank_notes"]

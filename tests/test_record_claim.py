@@ -12,11 +12,9 @@ import uuid
 
 import pytest
 
-HLODIFF = [sys.executable, "-m", "hlodiff.cli"]
+from helpers import run_hlodiff as hlodiff
 
-
-def hlodiff(*args, cwd, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([*HLODIFF, *args], cwd=cwd, capture_output=True, text=True, **kwargs)
+HLODIFF = [sys.executable, "-m", "hlodiff.cli"]  # the recording that runs while another one starts
 
 
 def wait_for(path, proc, seconds: float = 60.0) -> None:

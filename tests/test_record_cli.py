@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+
+from helpers import run_hlodiff
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
 
@@ -35,12 +35,10 @@ for step in range(4):
 
 def test_record_captures_and_explains(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
-    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
     env = {**os.environ, "PJRT_DEVICE": "CPU"}
     for name in ("XLA_SAVE_TENSORS_FILE", "XLA_IR_DEBUG", "XLA_HLO_DEBUG", "PT_XLA_DEBUG_LEVEL"):
         env.pop(name, None)
-    proc = subprocess.run([hlodiff, "record", "--out", "run", "--json", "--", sys.executable, "train.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, "train.py", cwd=tmp_path, env=env)
     # the command's exit status (0), not hlodiff's verdict, which is in the JSON and on stderr
     assert proc.returncode == 0, proc.stderr
     assert "hlodiff: 1 recompilation; exiting with the command's status 0" in proc.stderr
@@ -57,19 +55,16 @@ def test_record_captures_and_explains(tmp_path):
     assert rec["debug"]["cause"] == "user torch_xla.sync"
     assert "alternating" in doc["summary"]
     # The folder stands on its own: explaining it again later gives the same answer.
-    again = subprocess.run([hlodiff, "explain-recompile", "run", "--json"], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=120)
+    again = run_hlodiff("explain-recompile", "run", "--json", cwd=tmp_path)
     assert json.loads(again.stdout)["recompilations"][0]["causes"] == doc["recompilations"][0]["causes"]
     assert (tmp_path / "train.py").read_text() == SCRIPT  # the user's script is never edited
 
 
 def test_record_follows_a_save_file_the_user_chose(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
-    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
     env = {**os.environ, "PJRT_DEVICE": "CPU", "XLA_SAVE_TENSORS_FILE": str(tmp_path / "mine.hlo"),
            "XLA_SAVE_TENSORS_FMT": "hlo"}
-    proc = subprocess.run([hlodiff, "record", "--out", "run", "--json", "--", sys.executable, "train.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = run_hlodiff("record", "--out", "run", "--json", "--", sys.executable, "train.py", cwd=tmp_path, env=env)
     doc = json.loads(proc.stdout)
     assert doc["inputs"]["dumps"] == [str(tmp_path / "mine.hlo.0")]
     assert doc["recompilations"][0]["causes"][0]["kind"] == "outputs"

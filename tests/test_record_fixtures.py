@@ -17,15 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, capture_free_env, run_hlodiff as hlodiff, script_under_record
+from helpers import FIXTURES, capture_free_env, record_json, run_hlodiff as hlodiff, script_under_record
 
 pytestmark = [pytest.mark.xla,
               pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")]
-
-
-def json_doc(stdout: str) -> dict:
-    """The JSON document at the end of stdout (the recorded script prints too)."""
-    return json.loads(stdout[stdout.index('{\n  "schema"'):])
 
 
 def causes(doc: dict) -> list[tuple[int, list[tuple[str, list[tuple[str, int]]]]]]:
@@ -39,7 +34,7 @@ def test_recording_a_fixture_script_explains_it_like_the_fixture(tmp_path, scena
     recorded = hlodiff("record", "--out", "run", "--json", "--", sys.executable, script, cwd=tmp_path,
                        env=capture_free_env())
     assert recorded.returncode == 0, recorded.stderr[-3000:]
-    new = json_doc(recorded.stdout)
+    new = record_json(recorded.stdout)
     old = json.loads(hlodiff("explain-recompile", "--json", str(FIXTURES / "torch_xla" / scenario)).stdout)
 
     assert not list((tmp_path / "run").glob("graphs.hlo*"))  # no HLO for cache hits was written

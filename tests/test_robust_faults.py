@@ -14,16 +14,10 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, run_hlodiff
 
 METRIC = FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0"
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
 
 
 def one_error_line(result) -> str:
@@ -55,7 +49,7 @@ def test_a_report_onto_a_node_that_is_not_a_file_is_refused_and_the_node_kept(tm
     target = tmp_path / "out.html"
     keep = make(target)
     before = os.stat(target)
-    result = run("explain-recompile", str(METRIC), "--html", str(target))
+    result = cli("explain-recompile", str(METRIC), "--html", str(target))
     assert result.exit_code == 2
     line = one_error_line(result)
     assert str(target) in line and re.search(kind, line)
@@ -69,7 +63,7 @@ def test_a_report_onto_a_node_that_is_not_a_file_is_refused_and_the_node_kept(tm
 def test_a_report_through_a_symlink_to_a_fifo_is_refused(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     os.symlink("pipe", tmp_path / "link.html")
-    result = run("compare", str(METRIC) + "#0", str(METRIC) + "#1", "--html", str(tmp_path / "link.html"))
+    result = cli("compare", str(METRIC) + "#0", str(METRIC) + "#1", "--html", str(tmp_path / "link.html"))
     assert result.exit_code == 2 and "FIFO" in one_error_line(result)
     assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link.html")
 
@@ -87,9 +81,8 @@ def hostile(tmp_path):
     return path
 
 
-def _cli(*args, strict: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict" if strict else "utf-8", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "hlodiff.cli", *args], capture_output=True, env=env)
+STRICT_UTF8 = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+"""A terminal that accepts only valid UTF-8: a raw surrogate escape written to it is an error, not a character."""
 
 
 def _assert_escaped(data: bytes) -> str:
@@ -100,13 +93,13 @@ def _assert_escaped(data: bytes) -> str:
 
 
 def test_hostile_characters_are_escaped_on_a_strict_utf8_terminal(hostile):
-    proc = _cli("explain-recompile", "--verbose", str(hostile))
+    proc = run_hlodiff("explain-recompile", "--verbose", str(hostile), env=STRICT_UTF8, columns=200, text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(proc.stdout)
 
 
 def test_hostile_characters_are_escaped_in_json(hostile):
-    proc = _cli("explain-recompile", "--json", str(hostile))
+    proc = run_hlodiff("explain-recompile", "--json", str(hostile), env=STRICT_UTF8, columns=200, text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(proc.stdout.replace(b"\\\\", b"\\"))  # the escape text, JSON-encoded
     assert json.loads(proc.stdout)["recompilations"]
@@ -114,7 +107,8 @@ def test_hostile_characters_are_escaped_in_json(hostile):
 
 def test_hostile_characters_are_escaped_in_html(hostile, tmp_path):
     report = tmp_path / "r.html"
-    proc = _cli("explain-recompile", str(hostile), "--html", str(report))
+    proc = run_hlodiff("explain-recompile", str(hostile), "--html", str(report), env=STRICT_UTF8, columns=200,
+                       text=False)
     assert proc.returncode == 1, proc.stderr
     _assert_escaped(report.read_bytes())
 
@@ -126,8 +120,7 @@ CRASH_TAIL = b"\0" * 8192
 
 
 def _explain_json(*args) -> tuple[dict, str]:
-    result = run("explain-recompile", "--json", *args)
-    assert result.exit_code in (0, 1), result.output
+    result = cli("explain-recompile", "--json", *args, codes=(0, 1))
     doc = json.loads(result.stdout)
     return doc, "\n".join([result.stderr, *doc["warnings"]])  # with --json, warnings are in the document
 
@@ -185,7 +178,7 @@ def test_cost_skips_a_module_cut_mid_write_like_inspect_and_explain(tmp_path):
     shutil.copytree(FIXTURES / "jax" / "weak_type" / "dump", dump)
     cut = dump / "module_0002.jit_step.cpu_after_optimizations.txt"
     cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])  # the process was killed while XLA wrote it
-    result = run("cost", "--json", str(dump))
+    result = cli("cost", "--json", str(dump))
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert [g["ref"].rsplit("/", 1)[-1] for g in doc["graphs"]] == ["dump#0"]  # the whole module is still costed
@@ -213,14 +206,14 @@ def test_nesting_depth_is_the_same_in_every_command(tmp_path, depth):
     b.write_text(_nested(depth, 2.0))
     both = tmp_path / "both.hlo"
     both.write_text(a.read_text() + b.read_text())
-    assert run("inspect", str(a)).exit_code == 0
-    assert run("fingerprint", str(a)).exit_code == 0
-    assert run("cost", str(a)).exit_code == 0
-    compared = run("compare", "--json", str(a), str(b), "--html", str(tmp_path / "r.html"))
+    assert cli("inspect", str(a)).exit_code == 0
+    assert cli("fingerprint", str(a)).exit_code == 0
+    assert cli("cost", str(a)).exit_code == 0
+    compared = cli("compare", "--json", str(a), str(b), "--html", str(tmp_path / "r.html"))
     assert compared.exit_code == 1, compared.output
     causes = json.loads(compared.stdout)["causes"]
     assert [c["kind"] for c in causes] == ["constant"]
-    explained = run("explain-recompile", str(both))
+    explained = cli("explain-recompile", str(both))
     assert explained.exit_code == 1 and "constant" in explained.stdout
 
 
@@ -231,13 +224,13 @@ def test_a_bad_escape_in_source_file_is_a_warning_naming_the_file_and_line(tmp_p
     damaged = clean.replace('source_file="/home/user/', 'source_file="/home/\\euser/')
     path.write_text(damaged)
     first = damaged[: damaged.index("\\euser")].count("\n") + 1
-    result = run(command, str(path))
+    result = cli(command, str(path))
     assert result.exit_code in (0, 1), result.output
     assert f"{path}:{first}: warning: unknown escape" in result.stderr
     assert "error" not in result.stderr
     if command == "explain-recompile":
         path.write_text(clean)
-        assert run(command, str(path)).stdout.splitlines()[0] == result.stdout.splitlines()[0]  # same story
+        assert cli(command, str(path)).stdout.splitlines()[0] == result.stdout.splitlines()[0]  # same story
 
 
 def _limited_memory(nbytes: int):
@@ -293,7 +286,7 @@ def test_an_over_long_line_in_a_save_tensors_file_keeps_the_graphs_before_it(tmp
     path.write_bytes(b"## BEGIN_GRAPH\n".join(parts))
     line = path.read_bytes()[: path.read_bytes().index(b"x" * 100)].count(b"\n") + 1
     for command in ("inspect", "explain-recompile", "cost"):
-        result = run(command, str(path))
+        result = cli(command, str(path))
         assert result.exit_code in (0, 1), result.output
         assert f"{path}:{line}: warning: line too long" in result.stderr
         assert "3 graphs" in result.stdout

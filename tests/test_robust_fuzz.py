@@ -17,12 +17,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json
 from test_fuzz_parser import mutate, mutation
 
 SAVE_FILES = [FIXTURES / "torch_xla" / name / "graphs.hlo.0" for name in ("metric_even_steps", "lr_constant")]
@@ -32,23 +30,14 @@ LIMITS = {"HLODIFF_MAX_LINE_BYTES": "64K", "HLODIFF_MAX_GRAPH_BYTES": "512K", "H
 RSS_GROWTH_MB = 150
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), env=LIMITS)
-
-
-def graphs_of(path: Path) -> list[dict]:
-    result = invoke("inspect", "--json", str(path))
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["graphs"]
-
-
 ORIGINAL = {}
 
 
 def original(index: int) -> list[tuple[int, str]]:
     """(index, fingerprint) of every graph of an unmodified source, computed once."""
     if index not in ORIGINAL:
-        ORIGINAL[index] = [(g["index"], g["fingerprint"]) for g in graphs_of(SAVE_FILES[index])]
+        graphs = cli_json("inspect", SAVE_FILES[index], codes=(0,), env=LIMITS)["graphs"]
+        ORIGINAL[index] = [(g["index"], g["fingerprint"]) for g in graphs]
     return ORIGINAL[index]
 
 
@@ -88,7 +77,7 @@ def check(path: Path, command: str) -> object:
     args = {"inspect": ["inspect", "--json"], "compare": ["compare", "--json"],
             "explain": ["explain-recompile", "--json", "--html", str(path.parent / "report.html")],
             "explain-over-input": ["explain-recompile", "--html", str(path)]}[command]
-    result = invoke(*args, str(path))
+    result = cli(*args, str(path), env=LIMITS)
     if measured:
         peak = _peak_and_current()[0]
         assert peak - start_rss < RSS_GROWTH_MB, f"{command}: RSS grew by {peak - start_rss} MB"

@@ -9,18 +9,12 @@ from __future__ import annotations
 import json
 import shutil
 
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 
 METRIC = FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0"
 JAX_DUMP = FIXTURES / "jax" / "recompile_shape" / "dump"
 JAX_MODULE = JAX_DUMP / "module_0002.jit_step.before_optimizations.txt"
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, [str(a) for a in args], env={"COLUMNS": "200"})
 
 
 def error_line(result) -> str:
@@ -36,7 +30,7 @@ def test_negative_dimension_is_a_located_error(tmp_path):
     lines[n] = lines[n].replace("f32[6,8]", "f32[-6,8]", 1)
     path = tmp_path / "neg.hlo"
     path.write_text("".join(lines))
-    result = run("inspect", path)
+    result = cli("inspect", path)
     assert result.exit_code == 2
     line = error_line(result)
     assert line.startswith(f"{path}:{n + 1}:") and "bad dimension '-6'" in line
@@ -48,7 +42,7 @@ BOM = b"\xef\xbb\xbf"
 def test_byte_order_mark_keeps_graph_zero_of_a_save_tensors_file(tmp_path):
     path = tmp_path / "graphs.hlo.0"
     path.write_bytes(BOM + METRIC.read_bytes())
-    with_bom, plain = run("inspect", "--json", path), run("inspect", "--json", METRIC)
+    with_bom, plain = cli("inspect", "--json", path), cli("inspect", "--json", METRIC)
     assert with_bom.exit_code == 0, with_bom.output
     got = [(g["index"], g["fingerprint"]) for g in json.loads(with_bom.stdout)["graphs"]]
     assert got == [(g["index"], g["fingerprint"]) for g in json.loads(plain.stdout)["graphs"]]
@@ -58,15 +52,15 @@ def test_byte_order_mark_keeps_graph_zero_of_a_save_tensors_file(tmp_path):
 def test_byte_order_mark_on_a_plain_hlo_file_and_a_dump_module(tmp_path):
     path = tmp_path / "module.hlo"
     path.write_bytes(BOM + JAX_MODULE.read_bytes())
-    result = run("fingerprint", path)
+    result = cli("fingerprint", path)
     assert result.exit_code == 0, result.output
-    assert result.stdout.split()[0] == run("fingerprint", JAX_MODULE).stdout.split()[0]
+    assert result.stdout.split()[0] == cli("fingerprint", JAX_MODULE).stdout.split()[0]
     dump = tmp_path / "dump"
     shutil.copytree(JAX_DUMP, dump)
     target = dump / JAX_MODULE.name
     target.write_bytes(BOM + target.read_bytes())
-    assert len(json.loads(run("inspect", "--json", dump).stdout)["graphs"]) == \
-        len(json.loads(run("inspect", "--json", JAX_DUMP).stdout)["graphs"])
+    assert len(json.loads(cli("inspect", "--json", dump).stdout)["graphs"]) == \
+        len(json.loads(cli("inspect", "--json", JAX_DUMP).stdout)["graphs"])
 
 
 def test_cr_only_line_endings_read_like_lf(tmp_path):
@@ -74,13 +68,13 @@ def test_cr_only_line_endings_read_like_lf(tmp_path):
     saved with classic Mac line endings reads as the same graphs, at the same lines."""
     path = tmp_path / "graphs.hlo.0"
     path.write_bytes(METRIC.read_bytes().replace(b"\n", b"\r"))
-    result = run("inspect", "--json", path)
+    result = cli("inspect", "--json", path)
     assert result.exit_code == 0, result.output
-    want = json.loads(run("inspect", "--json", METRIC).stdout)["graphs"]
+    want = json.loads(cli("inspect", "--json", METRIC).stdout)["graphs"]
     got = json.loads(result.stdout)["graphs"]
     assert [(g["fingerprint"], g["trigger"]) for g in got] == [(g["fingerprint"], g["trigger"]) for g in want]
     assert len(got) > 1
-    assert "equal after normalization" in run("compare", f"{path}#0", f"{METRIC}#0").stdout
+    assert "equal after normalization" in cli("compare", f"{path}#0", f"{METRIC}#0").stdout
 
 
 def test_unreadable_module_in_a_dump_folder_is_a_warning(tmp_path, monkeypatch):
@@ -97,7 +91,7 @@ def test_unreadable_module_in_a_dump_folder_is_a_warning(tmp_path, monkeypatch):
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(xla_dump, "open", failing_open, raising=False)
-    result = run("inspect", "--json", dump)
+    result = cli("inspect", "--json", dump)
     doc = json.loads(result.stdout)
     assert any(victim in w and "Permission denied" in w for w in doc["warnings"]), doc["warnings"]
 
@@ -106,7 +100,7 @@ def test_dangling_module_link_in_a_dump_folder_is_a_warning(tmp_path):
     dump = tmp_path / "dump"
     shutil.copytree(JAX_DUMP, dump)
     (dump / "module_0009.jit_step.before_optimizations.txt").symlink_to(tmp_path / "gone.txt")
-    result = run("inspect", dump)
+    result = cli("inspect", dump)
     assert result.exit_code == 0
     assert "module_0009.jit_step.before_optimizations.txt: warning: module file skipped" in result.stderr
 
@@ -131,6 +125,6 @@ def test_a_dump_folder_shared_as_an_archive_says_to_extract_it(tmp_path):
                 "graphs.hlo.0.xz": "xz-compressed; decompress it first (xz -dk FILE)",
                 "graphs.hlo.0.bz2": "bzip2-compressed; decompress it first (bunzip2 -k FILE)"}
     for name, says in expected.items():
-        result = run("inspect", str(tmp_path / name))
+        result = cli("inspect", str(tmp_path / name))
         assert result.exit_code == 2
         assert result.output.strip().splitlines() == [f"{tmp_path / name}: error: not an HLO dump: {says}"]

@@ -7,25 +7,11 @@ import os
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 
 METRIC_DIR = FIXTURES / "torch_xla" / "metric_even_steps"
 JAX_DUMP = FIXTURES / "jax" / "recompile_shape" / "dump"
-
-
-def run(*args: str, cwd=None):
-    runner = CliRunner()
-    if cwd is None:
-        return runner.invoke(main, list(args), env={"COLUMNS": "200"})
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return runner.invoke(main, list(args), env={"COLUMNS": "200"})
-    finally:
-        os.chdir(old)
 
 
 def digest(folder) -> dict[str, str]:
@@ -55,7 +41,7 @@ def test_html_report_never_replaces_an_input(run_dir, target):
     before = digest(run_dir)
     if target == "ABS":
         target = str(run_dir / "graphs.hlo.0")
-    result = run("explain-recompile", "graphs.hlo.0", "--html", target, cwd=run_dir)
+    result = cli("explain-recompile", "graphs.hlo.0", "--html", target, cwd=run_dir)
     assert result.exit_code == 2
     assert "refusing to write the HTML report over a file this run reads" in one_error_line(result)
     assert digest(run_dir) == before
@@ -67,7 +53,7 @@ def test_html_report_never_replaces_a_module_of_a_dump_folder(tmp_path):
     shutil.copytree(JAX_DUMP, dump)
     before = digest(dump)
     victim = sorted(dump.glob("module_*before_optimizations.txt"))[0]
-    result = run("explain-recompile", str(dump), "--html", str(victim))
+    result = cli("explain-recompile", str(dump), "--html", str(victim))
     assert result.exit_code == 2 and "refusing" in one_error_line(result)
     assert digest(dump) == before
 
@@ -75,14 +61,14 @@ def test_html_report_never_replaces_a_module_of_a_dump_folder(tmp_path):
 def test_html_report_is_written_atomically_beside_the_inputs(run_dir):
     report = run_dir / "report.html"
     report.write_text("old report")
-    result = run("explain-recompile", str(run_dir / "graphs.hlo.0"), "--html", str(report))
+    result = cli("explain-recompile", str(run_dir / "graphs.hlo.0"), "--html", str(report))
     assert result.exit_code == 1
     assert report.read_text().startswith("<!doctype html>")
     assert not [p for p in run_dir.iterdir() if p.name.startswith(".hlodiff-")]
 
 
 def test_html_report_into_a_missing_folder_is_one_line_and_leaves_nothing(run_dir):
-    result = run("explain-recompile", str(run_dir / "graphs.hlo.0"), "--html", str(run_dir / "nope" / "r.html"))
+    result = cli("explain-recompile", str(run_dir / "graphs.hlo.0"), "--html", str(run_dir / "nope" / "r.html"))
     assert result.exit_code == 2 and "cannot write the HTML report" in one_error_line(result)
 
 
@@ -94,7 +80,7 @@ def test_html_report_into_a_missing_folder_is_one_line_and_leaves_nothing(run_di
     (["inspect", "--no-such-option", "x"], "no-such-option"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, expected):
-    result = run(*args)
+    result = cli(*args)
     assert result.exit_code == 2
     line = one_error_line(result)
     assert expected in line and "Usage:" not in result.stderr
@@ -105,7 +91,7 @@ def test_unreadable_path_is_one_line(tmp_path):
     path = tmp_path / "graphs.hlo.0"
     shutil.copy(METRIC_DIR / "graphs.hlo.0", path)
     path.chmod(0)
-    result = run("inspect", str(path))
+    result = cli("inspect", str(path))
     assert result.exit_code == 2
     one_error_line(result)
 
@@ -113,7 +99,7 @@ def test_unreadable_path_is_one_line(tmp_path):
 def test_file_name_with_a_newline_stays_on_one_line(tmp_path):
     path = tmp_path / "bad\nname.hlo"
     path.write_text("this is not HLO\n")
-    result = run("inspect", str(path))
+    result = cli("inspect", str(path))
     assert result.exit_code == 2
     line = one_error_line(result)
     assert "bad\\nname.hlo" in line
@@ -128,7 +114,7 @@ def test_control_characters_from_a_dump_are_escaped_on_the_terminal(tmp_path):
     path = tmp_path / "graphs.hlo.0"
     path.write_text(_with_ansi((METRIC_DIR / "graphs.hlo.0").read_text()))
     for command in ("inspect", "explain-recompile"):
-        result = run(command, str(path))
+        result = cli(command, str(path))
         assert result.exit_code in (0, 1), result.output
         assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "\\x1b[31mmetric.py" in result.stdout

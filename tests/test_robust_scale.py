@@ -5,10 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 from hlodiff.dumps import iter_graphs
 
 TINY = FIXTURES / "torch_xla" / "print_partial" / "graphs.hlo.0"
@@ -33,7 +31,7 @@ def entries(graphs: int, keys: int) -> str:
 def test_inspect_table_summarises_runs_of_cache_hits(tmp_path):
     path = tmp_path / "graphs.hlo.0"
     path.write_text(entries(2500, 5))
-    result = CliRunner().invoke(main, ["inspect", str(path)], env={"COLUMNS": "200"})
+    result = cli("inspect", str(path))
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].startswith("2,500 graphs in") and lines[0].endswith("5 compilations")
@@ -46,7 +44,7 @@ def test_inspect_table_summarises_runs_of_cache_hits(tmp_path):
 def test_small_tables_still_list_every_graph(tmp_path):
     path = tmp_path / "graphs.hlo.0"
     path.write_text(entries(40, 5))
-    result = CliRunner().invoke(main, ["inspect", str(path)], env={"COLUMNS": "200"})
+    result = cli("inspect", str(path))
     assert "summarised" not in result.stdout and result.stdout.count("hit of #4") == 27
 
 
@@ -58,7 +56,7 @@ def test_each_recompilation_is_diffed_in_depth_once(tmp_path, monkeypatch):
     calls = []
     real = recompile.diff_canonical
     monkeypatch.setattr(recompile, "diff_canonical", lambda a, b: calls.append(1) or real(a, b))
-    result = CliRunner().invoke(main, ["explain-recompile", "--json", str(path)])
+    result = cli("explain-recompile", "--json", str(path))
     assert result.exit_code == 1
     import json
 

@@ -6,9 +6,8 @@ fixed-length window of fixtures/torch_xla/slice_index keeps its device-index fix
 
 from __future__ import annotations
 
-import json
 
-from helpers import FIXTURES
+from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -20,7 +19,7 @@ def _first(name):
 
 
 def test_the_slice_leads_and_the_shapes_follow_from_it():
-    truth = json.loads((TORCH / "slice_length" / "truth.json").read_text())
+    truth = truth_of(TORCH / "slice_length")
     r = _first("slice_length")
     assert [c.kind for c in r.causes[:2]] == ["attribute", "shape"]
     assert r.causes[0].locations[0].line == truth["user_line"]

@@ -6,9 +6,8 @@ and metric_even_steps (a real alternation) keep their patterns.
 
 from __future__ import annotations
 
-import json
 
-from helpers import FIXTURES
+from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 
@@ -20,7 +19,7 @@ def _run(name):
 
 
 def test_every_step_split_by_the_same_read_is_named_split_at_the_read():
-    truth = json.loads((TORCH / "item_every_step" / "truth.json").read_text())
+    truth = truth_of(TORCH / "item_every_step")
     result = _run("item_every_step")
     (pattern,) = result.patterns
     assert pattern.startswith("split: each step") and "alternating" not in result.summary

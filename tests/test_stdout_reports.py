@@ -8,11 +8,11 @@ Inputs: the real runs of fixtures/torch_xla/{grad_norm_order,autocast_late,lr_ze
 from __future__ import annotations
 
 import gzip
-import json
 import re
 
 import pytest
 
+from helpers import cli_json, truth_of
 from hlodiff.dumps.report_alignment import GraphOutputs, align_reports, shape_key
 from hlodiff.dumps.run_folder import discover
 from hlodiff.dumps.tensors_report import iter_reports, parse_reports, read_reports
@@ -23,10 +23,6 @@ from conftest import FIXTURES
 
 TORCH = FIXTURES / "torch_xla"
 STDOUT_SCENARIOS = ["grad_norm_order", "autocast_late", "lr_zero_one"]
-
-
-def _truth(scenario: str) -> dict:
-    return json.loads((TORCH / scenario / "truth.json").read_text())
 
 
 def _foreign_lines(text: str) -> list[str]:
@@ -42,7 +38,7 @@ def test_stdout_log_boundaries_are_found_without_headers(scenario):
     warnings: list[InputWarning] = []
     reports = read_reports(path, warnings)
     assert warnings == []  # the program's prints are not warnings
-    assert len(reports) == _truth(scenario)["steps"]  # one report printed before each sync
+    assert len(reports) == truth_of(TORCH / scenario)["steps"]  # one report printed before each sync
     assert [r.ordinal for r in reports] == list(range(len(reports)))
     lines = text.splitlines()
     for report in reports:
@@ -66,7 +62,7 @@ def test_report_boundary_inside_foreign_text_and_hlodiff_headers_mix():
     log = (TORCH / "autocast_late" / "stdout.log").read_text()
     tagged = (TORCH / "steady" / "tensors_report.txt").read_text()
     reports = parse_reports(log + tagged)
-    assert [r.sync for r in reports] == [None] * 4 + list(range(_truth("steady")["steps"] + 0))
+    assert [r.sync for r in reports] == [None] * 4 + list(range(truth_of(TORCH / "steady")["steps"] + 0))
 
 
 def test_threshold_report_aligns_as_a_subset_of_outputs():
@@ -99,7 +95,7 @@ def test_reports_align_with_the_executions_that_followed(scenario):
     graphs = summarize(collect_records(inputs.paths, warnings), keep=True, parse_hits=False)
     reports, alignments = aligned_reports(inputs.tensors_reports, graphs, warnings)
     compiled = [g for g in graphs if g.compiled]
-    assert [g.record.index for g in compiled] == _truth(scenario)["compilations"]
+    assert [g.record.index for g in compiled] == truth_of(TORCH / scenario)["compilations"]
     for graph in compiled:
         alignment = alignments[(graph.record.source, graph.record.index)]
         assert alignment.certain and alignment.how == "order"
@@ -168,7 +164,7 @@ def test_roots_only_reading_keeps_frames_and_root_ops():
 
 def test_explain_recompile_traces_a_torch_frame_to_the_users_line_through_the_stdout_log():
     """lr 0 then 1: the HLO names torch/optim/sgd.py; the live tensors printed to stdout name opt.step()."""
-    truth = _truth("lr_zero_one")
+    truth = truth_of(TORCH / "lr_zero_one")
     warnings: list[InputWarning] = []
     run = explain_run(discover([str(TORCH / "lr_zero_one" / "graphs.hlo.0")], None, None), warnings)
     first = run.recompilations[0]
@@ -180,22 +176,16 @@ def test_explain_recompile_traces_a_torch_frame_to_the_users_line_through_the_st
 
 def test_explain_recompile_run_dir_finds_the_stdout_log_by_content(tmp_path):
     """A run folder as users leave it: the save file and `python train.py > train.out`, under any name."""
-    from click.testing import CliRunner
-
-    from hlodiff.cli import main
-
     run = tmp_path / "run"
     run.mkdir()
     for name in ("graphs.hlo.0", "truth.json"):
         (run / name).write_bytes((TORCH / "autocast_late" / name).read_bytes())
     (run / "train.out").write_bytes((TORCH / "autocast_late" / "stdout.log").read_bytes())
     (run / "notes.txt").write_text("lr sweep, second try\n")  # sniffed, not a report: ignored
-    result = CliRunner().invoke(main, ["explain-recompile", str(run), "--json"])
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = cli_json("explain-recompile", str(run), codes=(1,))
     assert doc["inputs"]["tensors_reports"] == [str(run / "train.out")]
     assert doc["warnings"] == []
-    truth = _truth("autocast_late")
+    truth = truth_of(TORCH / "autocast_late")
     [recompilation] = doc["recompilations"]
     assert recompilation["live_tensors"]  # the outputs got their tensors from the stdout log
     dtype = next(c for c in recompilation["causes"] if c["kind"] == truth["cause"])
@@ -206,18 +196,12 @@ def test_explain_recompile_run_dir_finds_the_stdout_log_by_content(tmp_path):
 def test_a_log_kept_plain_and_gzipped_is_read_once_and_paths_print_as_typed(tmp_path, monkeypatch):
     """``stdout.log`` beside ``stdout.log.gz`` (a copy kept compressed): the plain one is read, once, with a warning
     (read twice, its reports would be aligned twice); run from the folder, paths print without ``./``."""
-    from click.testing import CliRunner
-
-    from hlodiff.cli import main
-
     src = TORCH / "autocast_late"
     (tmp_path / "graphs.hlo.0").write_bytes((src / "graphs.hlo.0").read_bytes())
     (tmp_path / "stdout.log").write_bytes((src / "stdout.log").read_bytes())
     (tmp_path / "stdout.log.gz").write_bytes(gzip.compress((src / "stdout.log").read_bytes()))
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["explain-recompile", "graphs.hlo.0", "--json"])
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = cli_json("explain-recompile", "graphs.hlo.0", codes=(1,))
     assert doc["inputs"]["tensors_reports"] == ["stdout.log"]
     assert doc["warnings"] == ["stdout.log.gz: warning: stdout.log is beside it: read that one only "
                                "(the same log compressed?)"]

@@ -4,14 +4,11 @@ anything differs; JAX's eager ops after the real story. Real runs from fixtures/
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.families import compile_block_line
 from hlodiff.explain.patterns import runs, sequence_text
@@ -27,16 +24,12 @@ def explain(path):
     return explain_run(discover([str(path)], None, None), [])
 
 
-def truth(*parts) -> dict:
-    return json.loads((FIXTURES.joinpath(*parts) / "truth.json").read_text())
-
-
 # -- stories -----------------------------------------------------------------------------------------------------
 
 
 def test_a_growing_size_is_one_story_with_its_values():
     """unbounded_growth: `torch.zeros(step + 1)` every step; every recompilation has its root at that line."""
-    t = truth("torch_xla", "unbounded_growth")
+    t = truth_of("torch_xla", "unbounded_growth")
     result = explain(GROWTH / "graphs.hlo.0")
     (story,) = result.stories
     compiled = [e["entry"] for e in t["entries"] if e["compiled"]]
@@ -47,7 +40,7 @@ def test_a_growing_size_is_one_story_with_its_values():
 
 
 def test_a_story_is_told_once_the_rest_one_line_each():
-    out = CliRunner().invoke(main, ["explain-recompile", str(GROWTH)]).output
+    out = cli("explain-recompile", str(GROWTH)).output
     assert out.count("recompiled (") == 1  # the lead in full
     assert re.search(r"story: the size at unbounded_growth\.py:23 grows by 1 every step: 2, 3, 4, 5 - a new graph "
                      r"each time", out)
@@ -56,7 +49,7 @@ def test_a_story_is_told_once_the_rest_one_line_each():
 
 
 def test_json_stories_reference_their_recompilations():
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json", str(GROWTH)]).output)
+    doc = cli_json("explain-recompile", str(GROWTH))
     (story,) = doc["stories"]
     refs = [r["graph"] for r in doc["recompilations"]]
     assert story["recompilations"] == refs and story["lead"] in refs
@@ -65,7 +58,7 @@ def test_json_stories_reference_their_recompilations():
 
 def test_html_groups_a_story(tmp_path):
     html = tmp_path / "r.html"
-    CliRunner().invoke(main, ["explain-recompile", str(GROWTH), "--html", str(html)])
+    cli("explain-recompile", str(GROWTH), "--html", str(html))
     text = html.read_text()
     assert text.count("class='story'") == 1 and "grows by 1 every step" in text
     assert text.count("The two graphs around each change") == 1  # the lead in full, the rest one line each
@@ -122,10 +115,10 @@ def test_long_patterns_are_run_length():
 
 
 def test_pattern_facts_are_typed_in_json():
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", "--json", str(FIXTURES / "torch_xla" /
-                                                                                   "setup_accumulate")]).output)
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" /
+                                                                                   "setup_accumulate"))
     patterns = {f["pattern"]["name"]: f["pattern"] for f in doc["families"]}
-    t = truth("torch_xla", "setup_accumulate")
+    t = truth_of("torch_xla", "setup_accumulate")
     assert patterns["periodic"]["period"] == t["patterns"]["periodic"]["period"]
     assert patterns["periodic"]["runs"][:3] == [["A", 1], ["B", 1], ["C", 1]]
 
@@ -135,14 +128,14 @@ def test_similarity_is_never_100_percent_when_anything_differs():
     assert alike_text(0.97, False) == "97% alike"
     result = explain(FIXTURES / "torch_xla" / "slice_index" / "graphs.hlo.0")
     (r,) = result.recompilations
-    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "slice_index")]).output
+    out = cli("explain-recompile", str(FIXTURES / "torch_xla" / "slice_index")).output
     assert not r.diff.equal and "100% alike" not in out
 
 
 def test_jax_eager_ops_come_after_the_real_story():
     result = explain(FIXTURES / "jax" / "scan_dtype" / "dump")
     assert result.stories[0].family == "jit_f" and all(s.family.startswith("jit_") for s in result.stories)
-    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "jax" / "scan_dtype" / "dump")]).output
+    out = cli("explain-recompile", str(FIXTURES / "jax" / "scan_dtype" / "dump")).output
     blocks = [line.split(" recompiled (")[1].split(")")[0] for line in out.splitlines() if " recompiled (" in line]
     assert blocks[0] == "jit_f" and len(blocks) > 1
     patterns = [line.strip() for line in out.splitlines() if line.startswith("  ") and "compil" in line

@@ -5,17 +5,15 @@ Input: the real torch_xla run of fixtures/torch_xla/item_partial (save file + te
 
 from __future__ import annotations
 
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 
 RUN = FIXTURES / "torch_xla" / "item_partial"
 
 
 def test_live_tensors_sit_between_the_outputs_cause_and_its_fix():
-    out = CliRunner().invoke(main, ["explain-recompile", str(RUN / "graphs.hlo.0"), "--tensors-report",
-                                    str(RUN / "tensors_report.txt")])
+    out = cli("explain-recompile", str(RUN / "graphs.hlo.0"), "--tensors-report",
+                                    str(RUN / "tensors_report.txt"))
     lines = out.output.splitlines()
     # the outputs follow from the early read: printed under it ("with it:"), indented
     outputs = next(i for i, line in enumerate(lines) if line.lstrip().startswith("outputs "))
@@ -30,5 +28,5 @@ def test_live_tensors_sit_between_the_outputs_cause_and_its_fix():
 
 def test_one_instruction_is_singular():
     """autocast_late's recompilation adds one convert: '1 instruction added', not '1 instructions'."""
-    out = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0")])
+    out = cli("explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0"))
     assert "1 instruction added (convert)" in out.output and "1 instructions" not in out.output

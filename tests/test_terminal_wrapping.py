@@ -7,12 +7,10 @@ Input: the real run of fixtures/torch_xla/slice_index.py (a slice bound baked in
 from __future__ import annotations
 
 import io
-import json
 
-from click.testing import CliRunner
 from rich.console import Console
 
-from hlodiff.cli import main
+from helpers import cli, cli_json
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 from hlodiff.render.terminal import render_explanation
@@ -23,14 +21,14 @@ DUMP = str(FIXTURES / "torch_xla" / "slice_index" / "graphs.hlo.0")
 
 
 def _fixes() -> list[str]:
-    doc = json.loads(CliRunner().invoke(main, ["explain-recompile", DUMP, "--json"]).output)
+    doc = cli_json("explain-recompile", DUMP)
     fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c.get("fix")]
     assert fixes and all(len(f) > 60 for f in fixes)
     return fixes
 
 
 def test_piped_output_keeps_a_long_cause_and_its_fix_on_one_line():
-    result = CliRunner().invoke(main, ["explain-recompile", DUMP], env={"COLUMNS": "60"})
+    result = cli("explain-recompile", DUMP, columns=60)
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     for fix in _fixes():

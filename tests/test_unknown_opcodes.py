@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from helpers import FIXTURES
-from hlodiff.cli import main
+from helpers import FIXTURES, cli
 
 MESSAGE = "unknown opcode(s) frobnicate: read as written (a newer XLA?)"
 
@@ -31,7 +29,7 @@ def dump(tmp_path):
 
 @pytest.mark.parametrize("command", ["inspect", "explain-recompile", "fingerprint"])
 def test_unknown_opcode_is_warned_once_in_the_json_warnings(dump, command):
-    result = CliRunner().invoke(main, [command, str(dump), "--json"])
+    result = cli(command, str(dump), "--json")
     assert result.exit_code in (0, 1), result.output
     doc = json.loads(result.output)
     said = [w for w in doc["warnings"] if "frobnicate" in w]
@@ -41,5 +39,5 @@ def test_unknown_opcode_is_warned_once_in_the_json_warnings(dump, command):
 
 def test_unknown_opcode_is_said_on_the_terminal_by_inspect_and_explain(dump):
     for command in ("inspect", "explain-recompile"):
-        result = CliRunner().invoke(main, [command, "-q", str(dump)])
+        result = cli(command, "-q", str(dump))
         assert result.output.count(MESSAGE) == 1, (command, result.output)

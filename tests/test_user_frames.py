@@ -8,9 +8,8 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
-from hlodiff.cli import main
+from helpers import cli, truth_of
 from hlodiff.dumps import iter_graphs
 from hlodiff.dumps.run_folder import discover
 from hlodiff.hlo import installed
@@ -39,9 +38,9 @@ def test_installed_location_decides(path, library):
 
 def test_the_jax_project_fixture_gets_its_user_line():
     """fixtures/jax/user_project/jax/train.py: every frame of the dumped HLO is user code, in text and proto."""
-    truth = json.loads((FIXTURES / "jax" / "user_project" / "run" / "truth.json").read_text())
-    result = CliRunner().invoke(main, ["explain-recompile", str(FIXTURES / "jax" / "user_project" / "run" / "dump"),
-                                       "--json"])
+    truth = truth_of(FIXTURES / "jax" / "user_project" / "run")
+    result = cli("explain-recompile", str(FIXTURES / "jax" / "user_project" / "run" / "dump"),
+                                       "--json")
     doc = json.loads(result.output)
     [recompilation] = doc["recompilations"]
     cause = recompilation["causes"][0]
