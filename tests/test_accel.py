@@ -19,7 +19,8 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SHARED, need_shared, shared_params
+from conftest import FIXTURES, SHARED, need_shared, shared_params
+from helpers import run_hlodiff
 from hlodiff import accel
 from hlodiff.diff import diff_canonical
 from hlodiff.dumps import iter_graphs
@@ -234,12 +235,10 @@ def test_pure_python_switch_turns_the_accelerator_off():
     """``HLODIFF_PURE_PYTHON=1`` runs the Python code (what an install without a compiler runs), and the CLI's
     answer is the same byte for byte."""
     pair = [str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0") + f"#{n}" for n in (1, 2)]
-    args = [sys.executable, "-m", "hlodiff.cli", "compare", *pair, "--json"]
     probe = [sys.executable, "-c", "from hlodiff.accel import native; print(native is None)"]
-    env = {**os.environ, "HLODIFF_PURE_PYTHON": "1", "PYTHONPATH": str(ROOT)}
-    assert subprocess.run(probe, env=env, capture_output=True, text=True).stdout.strip() == "True"
-    pure = subprocess.run(args, env=env, capture_output=True, text=True)
-    env.pop("HLODIFF_PURE_PYTHON")
-    fast = subprocess.run(args, env=env, capture_output=True, text=True)
+    pure_env = {**os.environ, "HLODIFF_PURE_PYTHON": "1"}
+    assert subprocess.run(probe, env=pure_env, capture_output=True, text=True).stdout.strip() == "True"
+    pure = run_hlodiff("compare", *pair, "--json", env=pure_env)
+    fast = run_hlodiff("compare", *pair, "--json")
     assert pure.returncode == fast.returncode and pure.returncode in (0, 1)
     assert pure.stdout == fast.stdout and '"causes"' in pure.stdout
