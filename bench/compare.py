@@ -153,7 +153,7 @@ def time_subprocess(cmd: list[str], runs: int, ok_codes=(0, 1)) -> float:
     return best_of(run, runs)[0]
 
 
-def time_cli(cmd: list[str], runs: int) -> tuple[float, float]:
+def time_cli(cmd: list[str], runs: int, extra_env: dict[str, str] | None = None) -> tuple[float, float]:
     """Best wall-clock and best CPU (user + sys of the child) seconds of ``cmd`` over ``runs``.
 
     On a shared machine the wall clock includes time spent waiting for a core; the CPU time does not, so both
@@ -164,7 +164,7 @@ def time_cli(cmd: list[str], runs: int) -> tuple[float, float]:
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env())
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**cli_env(), **(extra_env or {})})
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode not in (0, 1):
@@ -197,16 +197,23 @@ def cli_targets(cli: str, runs: int, tmp: Path) -> int:
     print(f"\n-- 1b. hlodiff compare A B --json through the CLI (best of {runs}; wall clock and CPU seconds of the "
           "process)")
     misses = 0
+    from hlodiff.accel import native
+
+    accelerated = native is not None
+    print(f"   compiled accelerator (hlodiff/_accel.c): {'built, in use' if accelerated else 'not built: pure Python'}")
     for layers, target in CLI_TARGETS.items():
         sub = tmp / f"cli{layers}"
         sub.mkdir(exist_ok=True)
         a, b = materialize(trace_dir(layers), sub, layers)
         n = instructions(a)
         t_diff = time_subprocess(["diff", "-u", str(a), str(b)], runs)
-        wall = cpu = x_wall = x_cpu = float("inf")
-        for _ in range(runs):  # interleaved: a burst of load falls on both
+        wall = cpu = x_wall = x_cpu = p_wall = p_cpu = float("inf")
+        for _ in range(runs):  # interleaved: a burst of load falls on all three
             w, c = time_cli([cli, "compare", str(a), str(b), "--json"], 1)
             wall, cpu = min(wall, w), min(cpu, c)
+            if accelerated:  # the same command with the compiled accelerator off (an install without a compiler)
+                w, c = time_cli([cli, "compare", str(a), str(b), "--json"], 1, {"HLODIFF_PURE_PYTHON": "1"})
+                p_wall, p_cpu = min(p_wall, w), min(p_cpu, c)
             xla = xla_parse_both(a, b)
             if xla is not None:
                 x_wall, x_cpu = min(x_wall, xla[0]), min(x_cpu, xla[1])
@@ -220,6 +227,9 @@ def cli_targets(cli: str, runs: int, tmp: Path) -> int:
             misses += not ok_x
             print(f"      XLA's parser reading both texts: {x_wall:.3f} s wall, {x_cpu:.3f} s CPU; hlodiff compare = "
                   f"{wall / x_wall:.2f}x (wall), {cpu / x_cpu:.2f}x (CPU)   {verdict(ok_x)} CPU <= {XLA_FACTOR:g}x XLA")
+            if p_cpu != float("inf"):
+                print(f"      pure Python (HLODIFF_PURE_PYTHON=1, no accelerator): {p_wall:.3f} s wall, {p_cpu:.3f} s "
+                      f"CPU = {p_cpu / x_cpu:.2f}x XLA (CPU)")
     return misses
 
 

@@ -12,8 +12,8 @@ import re
 from typing import Iterator
 
 from hlodiff import _progress
-from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines,
-                               meaningful_lines, open_binary)
+from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, SNIFF_BYTES, Limits, Packer, decode, is_gzip, limit_error,
+                               lines, meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.parser import _NAME as _HLO_NAME
@@ -72,6 +72,9 @@ def scan_hlo_file(path: str, source: str | None = None,
 def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterator[_Block]:
     """Split the file at ``HloModule`` lines; a file without any is one block from the first byte."""
     limits = Limits.from_env()
+    if not gz and (whole := _whole_file_blocks(path, limits)) is not None:
+        yield from whole
+        return
     current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
     count = 0
     total = None if gz else os.path.getsize(path)
@@ -91,6 +94,45 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
                 raise limit_error(path, lineno, f"module {current.index} is too big (its text never ends?)",
                                   limits.graph_bytes, LIMIT_VARIABLES["graph_bytes"])
     yield current.finish()
+
+
+# A module line anywhere in a file read whole: what _MODULE_RE finds at the start of a line (the BOM dropped), its
+# white space kept on that line.
+_MODULE_LINE_RE = re.compile(rb"^(?:" + BOM + rb")?HloModule[ \t\r\f\v]+(" + _HLO_NAME.encode() + rb")", re.M)
+_WHOLE_FILE_BYTES = 64 * 1024 * 1024
+
+
+def _whole_file_blocks(path: str, limits: Limits) -> list[_Block] | None:
+    """The blocks of a plain file small enough to read at once and clean enough that no line-by-line check could
+    fire (no NUL byte, fewer lines than the blank-line limit, smaller than a line or a graph may be, not bare-CR
+    lines): one read and a regular expression instead of a Python step per line, the same blocks as
+    :func:`_blocks` reads. ``None``: read it line by line."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    if size > min(_WHOLE_FILE_BYTES, limits.line_bytes, limits.graph_bytes):
+        return None
+    with open_binary(path) as f:
+        data = f.read(size + 1)
+    newlines = data.count(b"\n")
+    head = data[:SNIFF_BYTES]
+    if len(data) != size or b"\0" in data or newlines >= limits.blank_lines or (b"\r" in head and b"\n" not in head):
+        return None
+    with _progress.task(f"reading {os.path.basename(path)}", size, "bytes") as bar:
+        bar.update(size)
+    blocks: list[_Block] = []
+    current = _Block(0, None, 0, 1, False)  # lines before the first module belong to none (a bare module if none)
+    for count, m in enumerate(_MODULE_LINE_RE.finditer(data)):
+        lineno = data.count(b"\n", 0, m.start()) + 1
+        if count:
+            current.end, current.last_line = m.start(), lineno - 1
+            blocks.append(current)
+        current = _Block(count, decode(m.group(1)), m.start(), lineno, False)
+    current.end = size
+    current.last_line = max(current.line, newlines + (bool(data) and not data.endswith(b"\n")))
+    blocks.append(current)
+    return blocks
 
 
 def _tail(path: str, block: _Block) -> bytes:
