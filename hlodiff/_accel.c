@@ -401,6 +401,20 @@ static PyObject *shared_str(const char *s, Py_ssize_t n) {
     return known;
 }
 
+/* shape + " %" + name for ASCII texts (how an instruction is written as a typed operand). */
+static PyObject *typed_ref(PyObject *shape, PyObject *name) {
+    if (!PyUnicode_IS_ASCII(shape) || !PyUnicode_IS_ASCII(name)) return PyUnicode_FromFormat("%U %%%U", shape, name);
+    Py_ssize_t a = PyUnicode_GET_LENGTH(shape), b = PyUnicode_GET_LENGTH(name);
+    PyObject *o = PyUnicode_New(a + 2 + b, 127);
+    if (o == NULL) return NULL;
+    char *d = (char *)PyUnicode_DATA(o);
+    memcpy(d, PyUnicode_DATA(shape), (size_t)a);
+    d[a] = ' ';
+    d[a + 1] = '%';
+    memcpy(d + a + 2, PyUnicode_DATA(name), (size_t)b);
+    return o;
+}
+
 /* An array shape "f32[2,3]{1,0}" at pos (the parser's _ARRAY): its end, or -1. */
 static Py_ssize_t array_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int *has_pct) {
     if (pos >= n || !is_lower(p[pos])) return -1;
@@ -686,7 +700,7 @@ static int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed
             if (PyErr_Occurred()) return -1;
             return 1;
         }
-        PyObject *want = PyUnicode_FromFormat("%U %%%U", shape, name);
+        PyObject *want = typed_ref(shape, name);
         if (want == NULL) return -1;
         int eq = PyObject_RichCompareBool(ref, want, Py_EQ);
         Py_DECREF(want);
@@ -804,7 +818,7 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
     if (opcode == NULL) goto done;
     if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser) */
-        ref = PyUnicode_FromFormat("%U %%%U", shape_text, name);
+        ref = typed_ref(shape_text, name);
         if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
     }
 
@@ -1771,6 +1785,83 @@ static PyObject *triage(PyObject *self, PyObject *args) {
     return todo;
 }
 
+/* dead_code.run's candidates: the names (in order) neither in live nor parameters. */
+static PyObject *dead_names(PyObject *self, PyObject *args) {
+    PyObject *insts, *live;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &insts, &PySet_Type, &live)) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *inst;
+    while (PyDict_Next(insts, &pos, &name, &inst)) {
+        int alive = PySet_Contains(live, name);
+        if (alive < 0) goto fail;
+        if (alive) continue;
+        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        if (opcode == NULL) goto fail;
+        int param = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_parameter) == 0;
+        Py_DECREF(opcode);
+        if (!param && PyList_Append(out, name) < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* How many of the instructions (any iterable) carry the attribute key. */
+static PyObject *count_attribute(PyObject *self, PyObject *args) {
+    PyObject *instructions, *key;
+    if (!PyArg_ParseTuple(args, "OU", &instructions, &key)) return NULL;
+    PyObject *it = PyObject_GetIter(instructions);
+    if (it == NULL) return NULL;
+    Py_ssize_t count = 0;
+    PyObject *inst;
+    while ((inst = PyIter_Next(it)) != NULL) {
+        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        Py_DECREF(inst);
+        if (attrs == NULL) break;
+        int has = PyDict_Check(attrs) ? PyDict_Contains(attrs, key) : PySequence_Contains(attrs, key);
+        Py_DECREF(attrs);
+        if (has < 0) break;
+        count += has;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromSsize_t(count);
+}
+
+/* tuple_plumbing's question: does some get-tuple-element read a tuple instruction directly? */
+static PyObject *s_gte, *s_tuple;
+
+static PyObject *reads_tuple(PyObject *self, PyObject *args) {
+    PyObject *insts, *operands;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &insts, &PyDict_Type, &operands)) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *inst;
+    while (PyDict_Next(insts, &pos, &name, &inst)) {
+        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        if (opcode == NULL) return NULL;
+        int gte = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_gte) == 0;
+        Py_DECREF(opcode);
+        if (!gte) continue;
+        PyObject *ops = operands_of(operands, name);
+        if (ops == NULL) return NULL;
+        if (OPS_SIZE(ops) != 1) continue;
+        PyObject *source = PyDict_GetItemWithError(insts, OPS_ITEM(ops, 0));
+        if (source == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, OPS_ITEM(ops, 0));
+            return NULL;
+        }
+        PyObject *sop = PyObject_GetAttr(source, s_opcode);
+        if (sop == NULL) return NULL;
+        int tuple = PyUnicode_Check(sop) && PyUnicode_Compare(sop, s_tuple) == 0;
+        Py_DECREF(sop);
+        if (tuple) Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
  * Module
  */
@@ -1820,6 +1911,10 @@ static PyMethodDef methods[] = {
     {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
     {"triage", triage, METH_VARARGS,
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
+    {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},
+    {"count_attribute", count_attribute, METH_VARARGS, "count_attribute(instructions, key) -> how many carry key"},
+    {"reads_tuple", reads_tuple, METH_VARARGS,
+     "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1833,6 +1928,8 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_truncated = PyUnicode_InternFromString("truncated_operands");
     s_metadata = PyUnicode_InternFromString("metadata");
     name_cache = PyDict_New();
+    s_gte = PyUnicode_InternFromString("get-tuple-element");
+    s_tuple = PyUnicode_InternFromString("tuple");
     s_result_accuracy = PyUnicode_InternFromString("result_accuracy");
     s_async_prefix = PyUnicode_InternFromString("async-");
     s_custom_call_has_side_effect = PyUnicode_InternFromString("custom_call_has_side_effect");

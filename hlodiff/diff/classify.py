@@ -189,13 +189,20 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
 
 def _compare_shapes(ls: Shape, rs: Shape, *, ignore_layout: bool, note) -> None:
     lleaves, rleaves = list(ls.leaves()), list(rs.leaves())
+    texts: list[str] = []  # both shapes' text, made once (a root tuple of 1,700 outputs is long to print)
+
+    def noted(kind: str) -> None:
+        if not texts:
+            texts.extend((str(ls), str(rs)))
+        note(kind, *texts)
+
     if len(lleaves) != len(rleaves) or any(a.dims != b.dims or a.dynamic != b.dynamic
                                            for a, b in zip(lleaves, rleaves)):
-        note("shape", str(ls), str(rs))
+        noted("shape")
     if any(a.element_type != b.element_type for a, b in zip(lleaves, rleaves)):
-        note("element_type", str(ls), str(rs))
+        noted("element_type")
     if not ignore_layout and any(a.layout != b.layout for a, b in zip(lleaves, rleaves)):
-        note("layout", str(ls), str(rs))
+        noted("layout")
 
 
 def _callee_hashes(cm: CanonicalModule, inst: Instruction) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from hlodiff.accel import native
 from hlodiff.graph.canonical import CanonicalModule, PassReport, live_nodes, side_effect_roots
 
 def run(cm: CanonicalModule) -> PassReport | None:
@@ -16,10 +17,12 @@ def run(cm: CanonicalModule) -> PassReport | None:
         live = live_nodes(cc, side_effect_roots(cc))
         if len(live) == len(cc.insts):  # the common case: nothing to drop, no second walk
             continue
-        for name, inst in list(cc.insts.items()):
-            if name in live or inst.opcode == "parameter":
-                continue
-            cc.removed[name] = cc.insts.pop(name)
+        if native is not None:
+            dead = native.dead_names(cc.insts, live)
+        else:
+            dead = [name for name, inst in cc.insts.items() if name not in live and inst.opcode != "parameter"]
+        for name in dead:
+            inst = cc.removed[name] = cc.insts.pop(name)
             del cc.operands[name]
             dropped[inst.opcode] += 1
     total = sum(dropped.values())

@@ -6,6 +6,7 @@ not change what the program computes, so it must not make two graphs differ.
 
 from __future__ import annotations
 
+from hlodiff.accel import native
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport
 
 
@@ -18,8 +19,12 @@ def run(cm: CanonicalModule) -> PassReport | None:
 
 def _fold(cc: CanonicalComputation) -> int:
     insts, operands = cc.insts, cc.operands
-    if not any(inst.opcode == "get-tuple-element" and len(operands[name]) == 1
-               and insts[operands[name][0]].opcode == "tuple" for name, inst in insts.items()):
+    if native is not None:
+        folds = native.reads_tuple(insts, operands)
+    else:
+        folds = any(inst.opcode == "get-tuple-element" and len(operands[name]) == 1
+                    and insts[operands[name][0]].opcode == "tuple" for name, inst in insts.items())
+    if not folds:
         return 0  # most computations: nothing to fold, no users map
     users: dict[str, set[str]] = {name: set() for name in cc.operands}
     for name, ops in cc.operands.items():
