@@ -40,7 +40,7 @@ def _guarded(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            from hlodiff.render.progress import progress_on_terminal
+            from hlodiff.render.progress_bar import progress_on_terminal
 
             from hlodiff.dumps.stdin import spool_arguments
 

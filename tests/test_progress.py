@@ -14,11 +14,11 @@ from pathlib import Path
 from click.testing import CliRunner
 from rich.console import Console
 
-from hlodiff._progress import listening
+from hlodiff.progress import listening
 from hlodiff.cli import main
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
-from hlodiff.render.progress import TerminalProgress, wanted
+from hlodiff.render.progress_bar import TerminalProgress, wanted
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DUMP = str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0")

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Iterator
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines,
                                meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
@@ -75,9 +75,9 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
     current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
     count = 0
     total = None if gz else os.path.getsize(path)
-    with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
+    with open_binary(path) as f, progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
         it = lines(f, path, warnings, limits)
-        for lineno, line in enumerate(_progress.counted_lines(it, bar) if bar.active else it, 1):
+        for lineno, line in enumerate(progress.counted_lines(it, bar) if bar.active else it, 1):
             if line[:1] in b"H\xef" and (m := _MODULE_RE.match(line.removeprefix(BOM))) is not None:
                 if count:
                     yield current.finish()
