@@ -12,26 +12,12 @@ import os
 import sys
 
 import click
-from rich.console import Console
-
 from hlodiff import __version__
 from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")
 """The arguments naming input files, where ``-`` reads standard input."""
-
-
-def _console(stream=None) -> Console:
-    """On a terminal, lines wrap at its width (continuations keep their indent); piped or redirected, a line of the
-    report stays one line (grep and diff see whole causes), and only tables are laid out, at $COLUMNS or 120."""
-    from hlodiff.render.terminal import SafeConsole
-
-    stream = stream or sys.stdout
-    width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    tty = stream.isatty()
-    return SafeConsole(file=stream, width=width if width else (None if tty else 120), highlight=False,
-                       soft_wrap=not tty)
 
 
 def _guarded(fn):
@@ -69,6 +55,18 @@ def _print_json(kind: str, body: dict, warnings) -> None:
     from hlodiff.render import json_out
 
     click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
+
+
+def _show(as_json: bool, kind: str, body, warnings, render) -> None:
+    """The choice every command makes: the ``--json`` document (``body``, or a function making it) alone on
+    stdout, or the warnings on stderr and ``render(console)``'s report on stdout."""
+    if as_json:
+        _print_json(kind, body() if callable(body) else body, warnings)
+    else:
+        from hlodiff.render.reports import stdout_console
+
+        _warn(warnings)
+        render(stdout_console())
 
 
 def _print_unexplained(command: tuple[str, ...], exit_status: int | None, error: str, signals=()) -> None:
@@ -185,14 +183,13 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 
     result = inspect_paths(list(paths), stage=stage, jobs=jobs, scheduler=scheduler)
     if result.job is not None:
-        from hlodiff.render.ranks import render_job_inventory
+        from hlodiff.render.ranks import job_body, job_warnings, render_job_inventory
 
-        _print_job(result.job, as_json, "inspect", render_job_inventory)
-    elif as_json:
-        _print_json("inspect", result.to_json(), result.warnings)
+        _show(as_json, "inspect", lambda: job_body(result.job, "inspect"), job_warnings(result.job),
+              lambda console: render_job_inventory(console, result.job))
     else:
-        _warn(result.warnings)
-        terminal.render_inventory(_console(), result.summaries)
+        _show(as_json, "inspect", result.to_json, result.warnings,
+              lambda console: terminal.render_inventory(console, result.summaries))
 
 
 @main.command()
@@ -236,11 +233,8 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
         body = result.to_json()
         if html_path:
             reports.write_compare_html(html_path, result, body, list(refs))
-        if as_json:
-            _print_json("compare", body, result.warnings)
-        else:
-            _warn(result.warnings)
-            reports.render_comparison(_console(), result, verbose=verbose)
+        _show(as_json, "compare", body, result.warnings,
+              lambda console: reports.render_comparison(console, result, verbose=verbose))
         if explorer or explorer_out:
             from hlodiff.render.model_explorer_serve import show_diff
             from hlodiff.render.write import Inputs
@@ -256,11 +250,8 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
     body = sequence.to_json()
     if html_path:
         reports.write_sequence_html(html_path, sequence, body, list(refs))
-    if as_json:
-        _print_json("compare-sequence", body, sequence.warnings)
-    else:
-        _warn(sequence.warnings)
-        reports.render_sequence(_console(), sequence, verbose=verbose)
+    _show(as_json, "compare-sequence", body, sequence.warnings,
+          lambda console: reports.render_sequence(console, sequence, verbose=verbose))
     sys.exit(sequence.exit_code)
 
 
@@ -342,30 +333,37 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo --jobs 4       (every ordinal of a torch_xla run)
       hlodiff explain-recompile job/ --scheduler tcp://10.0.0.1:8786   (job/rank0/, job/rank1/, ... on Dask)
     """
+    _explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
+                   scheduler=scheduler, as_json=as_json, html_path=html_path, verbose=verbose, stage=stage,
+                   warmup=warmup, explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
+
+
+def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
+                   jax_log: str | None = None, jobs: int | None = None, scheduler: str | None = None, **how) -> None:
+    """Explain one run, or several ranks' dumps rank by rank; ``how``: the keywords of :func:`_explain`."""
     from hlodiff.api import job_specs
-    from hlodiff.dumps.run_folder import discover
 
-    specs = job_specs(list(paths))
-    if specs is not None:
-        if explorer or explorer_out:
-            raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
-        _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
-                     html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler,
-                     warmup=warmup)
-    _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage, given=list(paths), warmup=warmup,
-             explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
+    specs = job_specs(paths)
+    if specs is None:
+        from hlodiff.dumps.run_folder import discover
+
+        _explain(discover(paths, tensors_report, debug_log, jax_log), given=paths, **how)
+    if how.pop("explorer", None):
+        raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
+    _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
+                 scheduler=scheduler, **how)
 
 
-def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
-                 stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None,
-                 exit_status: int | None = None, warmup: int | None = None) -> None:
+def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None,
+                 verbose: bool = False, stage: str | None = None, jobs: int | None = None,
+                 scheduler: str | None = None, extra: dict | None = None, exit_status: int | None = None,
+                 warmup: int | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
     the first diverging rank (else the first that recompiled, else the reference rank)."""
     from hlodiff.api import job_exit_code
     from hlodiff.explain.ranks import explain_job
-    from hlodiff.render.ranks import render_job
+    from hlodiff.render.ranks import job_body, job_warnings, render_job
     from hlodiff.render.record import exit_note
     from hlodiff.render.reports import job_inputs, write_job_html
     from hlodiff.render.write import check_output
@@ -376,24 +374,12 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
                       jobs=jobs, scheduler=scheduler)
     if html_path:
         write_job_html(html_path, job, stage, job_inputs(specs, tensors_report, debug_log, jax_log))
-    _print_job(job, as_json, "explain", functools.partial(render_job, verbose=verbose), extra)
+    _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),
+          lambda console: render_job(console, job, verbose=verbose))
     if exit_status is not None:
         click.echo(exit_note(exit_status), err=True)
         sys.exit(exit_status)
     sys.exit(job_exit_code(job, warmup))
-
-
-def _print_job(job, as_json: bool, kind: str, render, extra: dict | None = None) -> None:
-    """A multi-rank document or report; every rank's warnings, in rank order, prefixed with the rank."""
-    from hlodiff.render.ranks import job_document, job_warnings
-
-    if as_json:
-        from hlodiff.render.json_out import dumps
-
-        click.echo(dumps(job_document(job, kind, extra)), nl=False)
-    else:
-        _warn(job_warnings(job))
-        render(_console(), job)
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
@@ -419,11 +405,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
     if html_path:
         write_run_html(html_path, result, body, read)
-    if as_json:
-        _print_json("explain", body, result.warnings)
-    else:
-        _warn(result.warnings)
-        terminal.render_explanation(_console(), result.explanation, verbose=verbose)
+    _show(as_json, "explain", body, result.warnings,
+          lambda console: terminal.render_explanation(console, result.explanation, verbose=verbose))
     if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
         from hlodiff.render.model_explorer_serve import show_recompilation
 
@@ -469,13 +452,9 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
     warnings: list[InputWarning] = []
     run = cost_paths(list(paths), debug_logs=list(debug_logs), tensors_report=tensors_report, stage=stage,
                      warnings=warnings)
-    if as_json:
-        _print_json("cost", run.to_json(), warnings)
-    else:
-        from hlodiff.render.cost import render_cost
+    from hlodiff.render.cost import render_cost
 
-        _warn(warnings)
-        render_cost(_console(), run)
+    _show(as_json, "cost", run.to_json, warnings, lambda console: render_cost(console, run))
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -517,9 +496,7 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
       hlodiff record --out runs/a -- python -m mypkg.train
       hlodiff explain-recompile runs/a          (explain a recorded folder again later)
     """
-    from hlodiff.api import job_specs
     from hlodiff.capture.record import record_command, stderr_fd
-    from hlodiff.dumps.run_folder import discover
     from hlodiff.render.record import record_notes
 
     if html_path:  # a FIFO, a device or a folder there is refused before the command runs, not after
@@ -540,16 +517,9 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
         if as_json:
             _print_unexplained(command, result.exit_status, notes.unexplained, notes.signals)
         sys.exit(result.exit_status)
-    extra = {"command": list(command), "exit_status": result.exit_status}
-    try:
-        specs = job_specs([notes.folder])
-        if specs is not None:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
-            _explain_job(specs, tensors_report=None, debug_log=None, jax_log=None, as_json=as_json,
-                         html_path=html_path, verbose=False, stage=None, jobs=None, scheduler=None, extra=extra,
-                         exit_status=result.exit_status)
-        else:
-            _explain(discover([notes.folder], None, None), as_json=as_json, html_path=html_path, given=[notes.folder],
-                     extra=extra, exit_status=result.exit_status)
+    try:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
+        _explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
+                       extra={"command": list(command), "exit_status": result.exit_status})
     except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
         click.echo(err.one_line(), err=True)
         if as_json:

@@ -105,16 +105,14 @@ def job_warnings(job) -> list:
     return [InputWarning(f"rank {r.spec.rank}: {w.message}", w.path, w.line) for r in job.results for w in r.warnings]
 
 
-def job_document(job, kind: str, extra: dict | None = None) -> dict:
-    """The ``--json`` document of ``inspect`` or ``explain`` over several ranks; an ``explain`` one names every
-    rank's inputs (and ``extra`` first: ``record``'s command and status)."""
-    from hlodiff.render import json_out
-
+def job_body(job, kind: str, extra: dict | None = None) -> dict:
+    """The ``--json`` document body of ``inspect`` or ``explain`` over several ranks; an ``explain`` one names
+    every rank's inputs (after ``extra``: ``record``'s command and status)."""
     if kind != "explain":
-        return json_out.document(kind, job_json(job), job_warnings(job))
+        return job_json(job)
     results = job.results
     inputs = {"dumps": [p for r in results for p in r.inputs.paths],
               "tensors_reports": [p for r in results for p in r.inputs.tensors_reports],
               "debug_logs": list(dict.fromkeys(p for r in results for p in r.inputs.debug_logs)),
               "jax_logs": [p for r in results for p in r.inputs.jax_logs]}
-    return json_out.document(kind, {**(extra or {}), "inputs": inputs, **job_json(job)}, job_warnings(job))
+    return {**(extra or {}), "inputs": inputs, **job_json(job)}

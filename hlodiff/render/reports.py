@@ -8,6 +8,8 @@ command that prints both computes it once.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Iterator
 
 from rich.console import Console
@@ -16,6 +18,18 @@ from hlodiff.errors import printable
 from hlodiff.render import json_out
 from hlodiff.render.terminal import render_diff
 from hlodiff.render.write import Inputs
+
+
+def stdout_console(stream=None) -> Console:
+    """On a terminal, lines wrap at its width (continuations keep their indent); piped or redirected, a line of the
+    report stays one line (grep and diff see whole causes), and only tables are laid out, at $COLUMNS or 120."""
+    from hlodiff.render.terminal import SafeConsole
+
+    stream = stream or sys.stdout
+    width = int(os.environ.get("COLUMNS", "0") or 0) or None
+    tty = stream.isatty()
+    return SafeConsole(file=stream, width=width if width else (None if tty else 120), highlight=False,
+                       soft_wrap=not tty)
 
 
 def render_comparison(console: Console, result, *, verbose: bool = False) -> None:
