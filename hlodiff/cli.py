@@ -8,10 +8,10 @@ like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff print
 from __future__ import annotations
 
 import functools
-import os
 import sys
 
 import click
+
 from hlodiff import __version__
 from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
