@@ -2,7 +2,9 @@
 
 ``compare_refs("run/graphs.hlo.0#0", "run/graphs.hlo.0#5")`` reads, parses, normalizes and diffs two graphs and
 returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains a run and returns an
-:class:`Explained`. Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
+:class:`Explained`. One entry point per command: :func:`inspect_paths`, :func:`compare_refs` (two graphs) and
+:func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
+:func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`. Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
 estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
@@ -16,9 +18,14 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning, shown
 from hlodiff.graph.canonical import CanonicalModule, Normalization
 
-if TYPE_CHECKING:  # explain/ is imported only when a run is explained
+if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
+    from hlodiff.cost.model import RunCost
+    from hlodiff.dumps.ranks import RankSpec
     from hlodiff.dumps.run_folder import RunInputs
+    from hlodiff.explain.inventory import GraphSummary
+    from hlodiff.explain.ranks import JobExplanation
     from hlodiff.explain.recompile import RunExplanation
+    from hlodiff.explain.sequence import Step
 
 
 @dataclass(slots=True)
@@ -129,3 +136,136 @@ def explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_
 
     return explain_inputs(discover(list(paths), tensors_report, debug_log, jax_log), stage=stage, warmup=warmup,
                           warnings=warnings)
+
+
+def job_specs(paths: list[str]) -> "list[RankSpec] | None":
+    """The ranks ``paths`` stand for when they are several ranks' dumps (the multi-rank report), else None (one
+    run: :func:`explain_paths`)."""
+    from hlodiff.dumps.ranks import find_ranks, is_job
+
+    specs = find_ranks(list(paths))
+    return specs if is_job(specs) else None
+
+
+def job_exit_code(job: "JobExplanation", warmup: int | None = None) -> int:
+    """1 when ranks diverged or a rank recompiled unexpectedly (as :attr:`Explained.exit_code` for each), else 0."""
+    from hlodiff.explain.verdict import exit_status
+
+    return 1 if job.divergence or any(exit_status(r.explanation, warmup) for r in job.results) else 0
+
+
+@dataclass(slots=True)
+class Inventory:
+    """What graphs dumps hold: one summary per graph, or (several ranks' dumps of one job) the job."""
+
+    summaries: "list[GraphSummary]"
+    warnings: list[InputWarning] = field(default_factory=list)
+    job: "JobExplanation | None" = None
+
+    def to_json(self) -> dict:
+        """The body of the one-run ``inspect`` document (a job's is :func:`hlodiff.render.ranks.job_document`)."""
+        return {"graphs": [s.to_json() for s in self.summaries]}
+
+
+def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | None = None,
+                  scheduler: str | None = None, warnings: list[InputWarning] | None = None) -> Inventory:
+    """The graphs under ``paths``; several ranks of one job are inventoried rank by rank (in parallel, ``jobs``
+    processes or a Dask ``scheduler``), unrelated dumps one after the other as for one run."""
+    warnings = [] if warnings is None else warnings
+    specs = job_specs(paths)
+    if specs is not None:
+        from hlodiff.explain.ranks import NotOneJobError, inspect_job
+
+        try:
+            return Inventory([], warnings, inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler))
+        except NotOneJobError:
+            pass  # unrelated dumps: listed one after the other, as for one run
+    from hlodiff.explain.inventory import inventory
+
+    return Inventory(inventory(list(paths), warnings, stage=stage), warnings)
+
+
+@dataclass(slots=True)
+class Sequence:
+    """``compare DUMP``: each graph against the previous distinct graph of its family, and (on request) what each
+    change costs."""
+
+    graphs: int
+    steps: "list[Step]"
+    costs: list[dict | None]
+    warnings: list[InputWarning] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no graph differs from the previous one of its family, else 1."""
+        return 0 if not self.steps else 1
+
+    def to_json(self) -> dict:
+        """The body of the ``compare-sequence`` document."""
+        return {"graphs": self.graphs,
+                "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
+                                for s, cost in zip(self.steps, self.costs)]}
+
+
+def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: str | None = None,
+                 cost: bool = False, warnings: list[InputWarning] | None = None) -> Sequence:
+    """Each graph of the dump ``ref`` against the previous distinct one of its family
+    (:mod:`hlodiff.explain.sequence`)."""
+    from hlodiff.explain.inventory import inventory
+    from hlodiff.explain.sequence import consecutive
+
+    warnings = [] if warnings is None else warnings
+    summaries = inventory([ref], warnings, options, stage=stage, keep=True)
+    steps = consecutive(summaries)
+    costs: list[dict | None] = [None] * len(steps)
+    if cost:
+        from hlodiff.cost.run import compare_cost
+
+        costs = [compare_cost(s.left.record, s.right.record) for s in steps]
+    return Sequence(len(summaries), steps, costs, warnings)
+
+
+@dataclass(slots=True)
+class Fingerprint:
+    """One graph's canonical form: its fingerprint is equal exactly when the normalized graphs are."""
+
+    record: GraphRecord
+    canonical: CanonicalModule
+
+    def to_json(self) -> dict:
+        cm = self.canonical
+        return {"ref": self.record.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,
+                "ignored": [{"pass": p.name, "summary": p.summary} for p in cm.reports]}
+
+
+def fingerprint_refs(refs: list[str], *, options: Normalization = Normalization(), stage: str | None = None,
+                     warnings: list[InputWarning] | None = None) -> list[Fingerprint]:
+    """Every graph of each dump in ``refs`` (or the one graph a ``PATH#N`` names), normalized."""
+    from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
+    from hlodiff.graph import canonicalize
+    from hlodiff.hlo.escapes import note_bad_escapes
+    from hlodiff.hlo.opcodes import note_unknown_opcodes
+
+    warnings = [] if warnings is None else warnings
+    out = []
+    unknown: set[str] = set()
+    for ref in refs:
+        _, n = split_ref(ref)
+        records = [resolve_ref(ref, warnings, stage=stage)] if n is not None else iter_graphs(ref, warnings, stage=stage)
+        for record in records:
+            module = record.module()
+            note_unknown_opcodes(module, warnings, unknown)
+            note_bad_escapes(module, warnings)
+            out.append(Fingerprint(record, canonicalize(module, options)))
+    return out
+
+
+def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: str | None = None,
+               stage: str | None = None, warnings: list[InputWarning] | None = None) -> "RunCost":
+    """What each graph of the run at ``paths`` costs; logs and live-tensor reports are found beside the dumps
+    unless given (:func:`hlodiff.cost.run.side_inputs`)."""
+    from hlodiff.cost.run import run_cost, side_inputs
+
+    warnings = [] if warnings is None else warnings
+    dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
+    return run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)

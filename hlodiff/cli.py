@@ -8,30 +8,16 @@ like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff print
 from __future__ import annotations
 
 import functools
-import os
 import sys
 
 import click
-from rich.console import Console
 
 from hlodiff import __version__
-from hlodiff.errors import HlodiffError, InputWarning, printable
+from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")
 """The arguments naming input files, where ``-`` reads standard input."""
-
-
-def _console(stream=None) -> Console:
-    """On a terminal, lines wrap at its width (continuations keep their indent); piped or redirected, a line of the
-    report stays one line (grep and diff see whole causes), and only tables are laid out, at $COLUMNS or 120."""
-    from hlodiff.render.terminal import SafeConsole
-
-    stream = stream or sys.stdout
-    width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    tty = stream.isatty()
-    return SafeConsole(file=stream, width=width if width else (None if tty else 120), highlight=False,
-                       soft_wrap=not tty)
 
 
 def _guarded(fn):
@@ -40,39 +26,22 @@ def _guarded(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            from hlodiff.render.progress import progress_on_terminal
+            from hlodiff.render.progress_bar import progress_on_terminal
 
             from hlodiff.dumps.stdin import spool_arguments
 
             with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
                 return fn(*args, **spool_arguments(kwargs, INPUTS))
-        except HlodiffError as err:
-            click.echo(err.one_line(), err=True)
-            sys.exit(2)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
         except BrokenPipeError:
             sys.stderr.close()
             sys.exit(0)
-        except KeyboardInterrupt:
-            click.echo("hlodiff: interrupted", err=True)
-            sys.exit(130)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
-            raise
-        except MemoryError:
-            click.echo("hlodiff: error: out of memory", err=True)
-            sys.exit(2)
-        except RecursionError:
-            click.echo("hlodiff: error: input nested too deeply to read", err=True)
-            sys.exit(2)
-        except OSError as exc:  # permissions, a folder that vanished, a disk that filled up
-            where = printable(str(exc.filename)) if exc.filename is not None else "hlodiff"
-            click.echo(f"{where}: error: {printable(str(exc.strerror or exc))}", err=True)
-            sys.exit(2)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-            if os.environ.get("HLODIFF_DEBUG"):
+        except BaseException as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            if (failure := failure_line(exc)) is None:
                 raise
-            click.echo(f"hlodiff: internal error: {type(exc).__name__}: {printable(str(exc))} "
-                       f"(a bug in hlodiff; rerun with HLODIFF_DEBUG=1 and report it)", err=True)
-            sys.exit(3)
+            click.echo(failure[0], err=True)
+            sys.exit(failure[1])
 
     return wrapper
 
@@ -80,6 +49,31 @@ def _guarded(fn):
 def _warn(warnings: list[InputWarning]) -> None:
     for warning in warnings:
         click.echo(str(warning), err=True)
+
+
+def _print_json(kind: str, body: dict, warnings) -> None:
+    from hlodiff.render import json_out
+
+    click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
+
+
+def _show(as_json: bool, kind: str, body, warnings, render) -> None:
+    """The choice every command makes: the ``--json`` document (``body``, or a function making it) alone on
+    stdout, or the warnings on stderr and ``render(console)``'s report on stdout."""
+    if as_json:
+        _print_json(kind, body() if callable(body) else body, warnings)
+    else:
+        from hlodiff.render.reports import stdout_console
+
+        _warn(warnings)
+        render(stdout_console())
+
+
+def _print_unexplained(command: tuple[str, ...], exit_status: int | None, error: str, signals=()) -> None:
+    """``record --json`` with nothing explained: still a document, naming why."""
+    from hlodiff.render.json_out import dumps, unexplained
+
+    click.echo(dumps(unexplained(list(command), exit_status, error, signals)), nl=False)
 
 
 def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
@@ -184,30 +178,18 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
       hlodiff inspect fixtures/torch_xla/batch_shape/graphs.hlo.0
       hlodiff inspect run/graphs.hlo          (every rank: graphs.hlo.0, graphs.hlo.1, ...)
     """
-    from hlodiff.dumps.ranks import find_ranks, is_job
-    from hlodiff.explain.inventory import inventory
-    from hlodiff.render import json_out, terminal
+    from hlodiff.api import inspect_paths
+    from hlodiff.render import terminal
 
-    specs = find_ranks(list(paths))
-    if is_job(specs):
-        from hlodiff.explain.ranks import NotOneJobError, inspect_job
-        from hlodiff.render.ranks import job_json, render_job_inventory
+    result = inspect_paths(list(paths), stage=stage, jobs=jobs, scheduler=scheduler)
+    if result.job is not None:
+        from hlodiff.render.ranks import job_body, job_warnings, render_job_inventory
 
-        try:
-            job = inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler)
-        except NotOneJobError:
-            job = None  # unrelated dumps: list them one after the other, as for one run
-        if job is not None:
-            _print_job(job, as_json, "inspect", job_json, render_job_inventory)
-            return
-    warnings: list[InputWarning] = []
-    summaries = inventory(list(paths), warnings, stage=stage)
-    if as_json:
-        click.echo(json_out.dumps(json_out.document("inspect", {"graphs": [s.to_json() for s in summaries]},
-                                                    warnings)), nl=False)
+        _show(as_json, "inspect", lambda: job_body(result.job, "inspect"), job_warnings(result.job),
+              lambda console: render_job_inventory(console, result.job))
     else:
-        _warn(warnings)
-        terminal.render_inventory(_console(), summaries)
+        _show(as_json, "inspect", result.to_json, result.warnings,
+              lambda console: terminal.render_inventory(console, result.summaries))
 
 
 @main.command()
@@ -237,38 +219,22 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
       hlodiff compare run/graphs.hlo.0 --json
       hlodiff compare a.hlo b.hlo --no-normalize parameter-order
     """
-    from hlodiff.render import json_out, terminal
+    from hlodiff import api
+    from hlodiff.render import reports
 
     options = _normalization(no_normalize, ignore_layouts)
-    warnings: list[InputWarning] = []
     with_cost = with_cost or bool(html_path)
     if len(refs) == 2:
-        from hlodiff.api import compare_refs
-
         if explorer:
             from hlodiff.render.model_explorer_serve import model_explorer_module
 
             model_explorer_module()  # the extra is missing: say so before the analysis, not after
-        result = compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost, warnings=warnings)
+        result = api.compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost)
         body = result.to_json()
         if html_path:
-            from hlodiff.render.html import Pair, render_compare, write_html
-            from hlodiff.render.write import Inputs
-
-            write_html(html_path, render_compare(json_out.document("compare", body, warnings),
-                                                 Pair(result.left_canonical, result.right_canonical,
-                                                      result.diff.computations)),
-                       Inputs.of(list(refs)))
-        if as_json:
-            click.echo(json_out.dumps(json_out.document("compare", body, warnings)), nl=False)
-        else:
-            from hlodiff.render.cost import render_cost_delta
-
-            _warn(warnings)
-            console = _console()
-            terminal.render_diff(console, result.diff, result.left.ref, result.right.ref, verbose=verbose)
-            if result.cost is not None:
-                render_cost_delta(console, result.cost)
+            reports.write_compare_html(html_path, result, body, list(refs))
+        _show(as_json, "compare", body, result.warnings,
+              lambda console: reports.render_comparison(console, result, verbose=verbose))
         if explorer or explorer_out:
             from hlodiff.render.model_explorer_serve import show_diff
             from hlodiff.render.write import Inputs
@@ -280,36 +246,13 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
         raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
     if len(refs) != 1:
         raise click.UsageError("give one dump, or two graphs (A B)")
-    from hlodiff.explain.inventory import inventory
-    from hlodiff.explain.sequence import consecutive
-
-    summaries = inventory([refs[0]], warnings, options, stage=stage, keep=True)
-    steps = consecutive(summaries)
-    from hlodiff.cost.run import compare_cost
-
-    costs = [compare_cost(s.left.record, s.right.record) if with_cost else None for s in steps]
-    body = {"graphs": len(summaries),
-            "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
-                            for s, cost in zip(steps, costs)]}
+    sequence = api.compare_dump(refs[0], options=options, stage=stage, cost=with_cost)
+    body = sequence.to_json()
     if html_path:
-        from hlodiff.render.html import Pair, render_sequence, write_html
-        from hlodiff.render.write import Inputs
-
-        pairs = [Pair(s.left._canonical, s.right._canonical, s.diff.computations)
-                 if s.left._canonical and s.right._canonical else None for s in steps]
-        write_html(html_path, render_sequence(json_out.document("compare-sequence", body, warnings), pairs),
-                   Inputs.of(list(refs)))
-    if as_json:
-        click.echo(json_out.dumps(json_out.document("compare-sequence", body, warnings)), nl=False)
-    else:
-        _warn(warnings)
-        console = _console()
-        console.print(f"{len(summaries)} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
-                      f"between consecutive graphs of each family", highlight=False)
-        for step in steps:
-            console.print()
-            terminal.render_diff(console, step.diff, step.left.ref, step.right.ref, verbose=verbose)
-    sys.exit(0 if not steps else 1)
+        reports.write_sequence_html(html_path, sequence, body, list(refs))
+    _show(as_json, "compare-sequence", body, sequence.warnings,
+          lambda console: reports.render_sequence(console, sequence, verbose=verbose))
+    sys.exit(sequence.exit_code)
 
 
 @main.command()
@@ -328,37 +271,18 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     Example:
       hlodiff fingerprint run/graphs.hlo.0 other_run/graphs.hlo.0#3
     """
-    from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
-    from hlodiff.graph import canonicalize, normalized_text
-    from hlodiff.hlo.escapes import note_bad_escapes
-    from hlodiff.hlo.opcodes import note_unknown_opcodes
-    from hlodiff.render import json_out
+    from hlodiff.api import fingerprint_refs
+    from hlodiff.render.reports import fingerprint_lines
 
-    options = _normalization(no_normalize, ignore_layouts)
     warnings: list[InputWarning] = []
-    rows = []
-    unknown: set[str] = set()
-    for path in paths:
-        _, n = split_ref(path)
-        records = [resolve_ref(path, warnings, stage=stage)] if n is not None else iter_graphs(path, warnings, stage=stage)
-        for record in records:
-            module = record.module()
-            note_unknown_opcodes(module, warnings, unknown)
-            note_bad_escapes(module, warnings)
-            cm = canonicalize(module, options)
-            rows.append((record, cm))
+    prints = fingerprint_refs(list(paths), options=_normalization(no_normalize, ignore_layouts), stage=stage,
+                              warnings=warnings)
     if as_json:
-        body = {"graphs": [{"ref": r.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,
-                            "ignored": [{"pass": p.name, "summary": p.summary} for p in cm.reports]}
-                           for r, cm in rows]}
-        click.echo(json_out.dumps(json_out.document("fingerprint", body, warnings)), nl=False)
+        _print_json("fingerprint", {"graphs": [p.to_json() for p in prints]}, warnings)
         return
     _warn(warnings)
-    for record, cm in rows:
-        if show_text:
-            click.echo(printable(f"// {record.ref}\n{normalized_text(cm)}", keep_lines=True))
-        else:
-            click.echo(f"{cm.fingerprint}  {printable(record.ref)}")
+    for line in fingerprint_lines(prints, show_text=show_text):
+        click.echo(line)
 
 
 @main.command("explain-recompile")
@@ -409,122 +333,89 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo --jobs 4       (every ordinal of a torch_xla run)
       hlodiff explain-recompile job/ --scheduler tcp://10.0.0.1:8786   (job/rank0/, job/rank1/, ... on Dask)
     """
-    from hlodiff.dumps.ranks import find_ranks, is_job
-    from hlodiff.dumps.run_folder import discover
-
-    specs = find_ranks(list(paths))
-    if is_job(specs):
-        if explorer or explorer_out:
-            raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
-        _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, as_json=as_json,
-                     html_path=html_path, verbose=verbose, stage=stage, jobs=jobs, scheduler=scheduler,
-                     warmup=warmup)
-    _explain(discover(list(paths), tensors_report, debug_log, jax_log), as_json=as_json, html_path=html_path,
-             verbose=verbose, stage=stage, given=list(paths), warmup=warmup,
-             explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
+    _explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
+                   scheduler=scheduler, as_json=as_json, html_path=html_path, verbose=verbose, stage=stage,
+                   warmup=warmup, explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
 
-def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None, verbose: bool,
-                 stage: str | None, jobs: int | None, scheduler: str | None, extra: dict | None = None,
-                 exit_status: int | None = None, warmup: int | None = None) -> None:
+def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
+                   jax_log: str | None = None, jobs: int | None = None, scheduler: str | None = None, **how) -> None:
+    """Explain one run, or several ranks' dumps rank by rank; ``how``: the keywords of :func:`_explain`."""
+    from hlodiff.api import job_specs
+
+    specs = job_specs(paths)
+    if specs is None:
+        from hlodiff.dumps.run_folder import discover
+
+        _explain(discover(paths, tensors_report, debug_log, jax_log), given=paths, **how)
+    if how.pop("explorer", None):
+        raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
+    _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
+                 scheduler=scheduler, **how)
+
+
+def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None,
+                 verbose: bool = False, stage: str | None = None, jobs: int | None = None,
+                 scheduler: str | None = None, extra: dict | None = None, exit_status: int | None = None,
+                 warmup: int | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
-    recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of the first diverging rank (else the first that
-    recompiled, else the reference rank)."""
+    recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
+    the first diverging rank (else the first that recompiled, else the reference rank)."""
+    from hlodiff.api import job_exit_code
     from hlodiff.explain.ranks import explain_job
-    from hlodiff.render.ranks import job_json, render_job
-    from hlodiff.render.write import Inputs, check_output
+    from hlodiff.render.ranks import job_body, job_warnings, render_job
+    from hlodiff.render.record import exit_note
+    from hlodiff.render.reports import job_inputs, write_job_html
+    from hlodiff.render.write import check_output
 
-    given = [p for spec in specs for p in spec.paths] + [p for p in (tensors_report, debug_log, jax_log) if p]
     if html_path:
-        check_output(html_path, Inputs.of(given), "HTML report")
+        check_output(html_path, job_inputs(specs, tensors_report, debug_log, jax_log), "HTML report")
     job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
                       jobs=jobs, scheduler=scheduler)
     if html_path:
-        from hlodiff.explain.recompile import explain_run
-        from hlodiff.render import json_out
-        from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
-
-        shown = job.html_rank()
-        explanation = explain_run(shown.inputs, [], stage=stage)
-        ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
-        doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
-                                            "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
-        write_html(html_path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)),
-                   Inputs.of(given))
-    _print_job(job, as_json, "explain", job_json, functools.partial(render_job, verbose=verbose), extra)
+        write_job_html(html_path, job, stage, job_inputs(specs, tensors_report, debug_log, jax_log))
+    _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),
+          lambda console: render_job(console, job, verbose=verbose))
     if exit_status is not None:
-        click.echo(f"hlodiff: exiting with the command's status {exit_status}", err=True)
+        click.echo(exit_note(exit_status), err=True)
         sys.exit(exit_status)
-    from hlodiff.explain.verdict import exit_status as verdict
-
-    sys.exit(1 if job.divergence or any(verdict(r.explanation, warmup) for r in job.results) else 0)
-
-
-def _print_job(job, as_json: bool, kind: str, to_json, render, extra: dict | None = None) -> None:
-    """A multi-rank document or report; every rank's warnings, in rank order, prefixed with the rank."""
-    from hlodiff.render import json_out
-
-    warnings = [InputWarning(f"rank {r.spec.rank}: {w.message}", w.path, w.line) for r in job.results
-                for w in r.warnings]
-    if as_json:
-        inputs = {"dumps": [p for r in job.results for p in r.inputs.paths]}
-        if kind == "explain":
-            inputs["tensors_reports"] = [p for r in job.results for p in r.inputs.tensors_reports]
-            inputs["debug_logs"] = list(dict.fromkeys(p for r in job.results for p in r.inputs.debug_logs))
-            inputs["jax_logs"] = [p for r in job.results for p in r.inputs.jax_logs]
-        body = {**(extra or {}), "inputs": inputs, **to_json(job)} if kind == "explain" else to_json(job)
-        click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
-    else:
-        _warn(warnings)
-        render(_console(), job)
+    sys.exit(job_exit_code(job, warmup))
 
 
 def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
              extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None,
              warmup: int | None = None, explorer: tuple | None = None) -> None:
-    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected recompiled, or
-    a compiled module could not be read (``exit_status``, when given, is the exit status instead and the verdict goes to stderr: ``record``)."""
+    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected
+    recompiled, or a compiled module could not be read (``exit_status``, when given, is the exit status instead
+    and the verdict goes to stderr: ``record``)."""
     from hlodiff.api import explain_inputs
-    from hlodiff.render import json_out, terminal
+    from hlodiff.render import terminal
+    from hlodiff.render.reports import run_inputs, write_run_html
+    from hlodiff.render.write import check_output
 
-    from hlodiff.render.write import Inputs, check_output
-
-    read = Inputs.of([*(given or ()), *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs,
-                      *inputs.jax_logs])
+    read = run_inputs(inputs, given or [])
     if html_path:
         check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
     if explorer and explorer[0]:
         from hlodiff.render.model_explorer_serve import model_explorer_module
 
         model_explorer_module()  # the extra is missing: say so before the analysis
-    warnings: list[InputWarning] = []
-    result = explain_inputs(inputs, stage=stage, warmup=warmup, warnings=warnings)
-    explanation = result.explanation
+    result = explain_inputs(inputs, stage=stage, warmup=warmup)
     # The document only for JSON or HTML: one dict per cache hit would double a 40,000-graph run's memory.
     body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
     if html_path:
-        from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
-
-        from hlodiff.dumps.compile_times import logs_beside
-
-        logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
-        page = render_run(json_out.document("explain", body, warnings), explanation_pairs(explanation),
-                          explanation_cost(explanation, warnings, logs, inputs.debug_logs or None))
-        write_html(html_path, page, read)
-    if as_json:
-        click.echo(json_out.dumps(json_out.document("explain", body, warnings)), nl=False)
-    else:
-        _warn(warnings)
-        terminal.render_explanation(_console(), explanation, verbose=verbose)
+        write_run_html(html_path, result, body, read)
+    _show(as_json, "explain", body, result.warnings,
+          lambda console: terminal.render_explanation(console, result.explanation, verbose=verbose))
     if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
         from hlodiff.render.model_explorer_serve import show_recompilation
 
-        show_recompilation(explanation, explorer[2], serve_it=explorer[0], out_dir=explorer[1], read=read,
+        show_recompilation(result.explanation, explorer[2], serve_it=explorer[0], out_dir=explorer[1], read=read,
                            echo=functools.partial(click.echo, err=True))
     if exit_status is not None:
-        n = len(explanation.recompilations)
-        click.echo(f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status "
-                   f"{exit_status}", err=True)
+        from hlodiff.render.record import exit_note
+
+        click.echo(exit_note(exit_status, len(result.explanation.recompilations)), err=True)
         sys.exit(exit_status)
     sys.exit(result.exit_code)
 
@@ -556,19 +447,14 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
       hlodiff cost run/graphs.hlo.0 --tensors-report run/tensors_report.txt
       hlodiff cost /tmp/jax_dump --debug-log jax.log --json
     """
-    from hlodiff.cost.run import run_cost, side_inputs
-    from hlodiff.render import json_out
+    from hlodiff.api import cost_paths
 
     warnings: list[InputWarning] = []
-    dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
-    run = run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)
-    if as_json:
-        click.echo(json_out.dumps(json_out.document("cost", run.to_json(), warnings)), nl=False)
-    else:
-        from hlodiff.render.cost import render_cost
+    run = cost_paths(list(paths), debug_logs=list(debug_logs), tensors_report=tensors_report, stage=stage,
+                     warnings=warnings)
+    from hlodiff.render.cost import render_cost
 
-        _warn(warnings)
-        render_cost(_console(), run)
+    _show(as_json, "cost", run.to_json, warnings, lambda console: render_cost(console, run))
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -610,8 +496,8 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
       hlodiff record --out runs/a -- python -m mypkg.train
       hlodiff explain-recompile runs/a          (explain a recorded folder again later)
     """
-    from hlodiff.capture.record import record_command
-    from hlodiff.dumps.run_folder import discover
+    from hlodiff.capture.record import record_command, stderr_fd
+    from hlodiff.render.record import record_notes
 
     if html_path:  # a FIFO, a device or a folder there is refused before the command runs, not after
         from hlodiff.render.write import Inputs, check_output
@@ -619,69 +505,26 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
         check_output(html_path, Inputs(), "HTML report")
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
     try:
-        result = record_command(list(command), out_dir, lines=lines,
-                                **({"stdout": _stderr_fd()} if as_json else {}))
+        result = record_command(list(command), out_dir, lines=lines, **({"stdout": stderr_fd()} if as_json else {}))
     except HlodiffError as err:  # the command could not start: with --json, the error is the document
         if as_json:
-            from hlodiff.render.json_out import dumps, unexplained
-
-            click.echo(dumps(unexplained(list(command), None, err.one_line())), nl=False)
+            _print_unexplained(command, None, err.one_line())
         raise
-    if out_dir is None:  # the default folder, numbered past earlier recordings (never replaced)
-        out_dir = os.path.relpath(result.paths.out_dir)
-        if out_dir != "hlodiff-run":
-            click.echo(f"hlodiff: recorded into {out_dir} (hlodiff-run holds an earlier recording)", err=True)
-    for err in result.errors:  # e.g. the manifest on a full disk: named, and still the command's status
-        click.echo(err.one_line(), err=True)
-
-    def nothing_explained(message: str, signals: list[str] = ()) -> None:
-        click.echo(f"hlodiff: {message}", err=True)
+    notes = record_notes(result, out_dir)
+    for line in notes.lines:
+        click.echo(line, err=True)
+    if notes.unexplained is not None:
         if as_json:
-            from hlodiff.render.json_out import dumps, unexplained
-
-            click.echo(dumps(unexplained(list(command), result.exit_status, message, signals)), nl=False)
+            _print_unexplained(command, result.exit_status, notes.unexplained, notes.signals)
         sys.exit(result.exit_status)
-
-    if result.signals:
-        import signal
-
-        names = [signal.Signals(s).name for s in result.signals]
-        nothing_explained(f"stopped by {', '.join(names)}: the command exited with status {result.exit_status}; the "
-                          f"capture is in {out_dir} (hlodiff explain-recompile {out_dir})", names)
-    if not result.captured_graphs:
-        nothing_explained(f"the command produced no graph (it exited with status {result.exit_status}; nothing in "
-                          f"{out_dir} to explain: did it run a torch_xla or JAX step?)")
-    if not result.ok:
-        click.echo(f"hlodiff: the command exited with status {result.exit_status}; explaining what it captured",
-                   err=True)
-    extra = {"command": list(command), "exit_status": result.exit_status}
-    from hlodiff.dumps.ranks import find_ranks, is_job
-
-    try:
-        specs = find_ranks([out_dir])
-        if is_job(specs):  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
-            _explain_job(specs, tensors_report=None, debug_log=None, jax_log=None, as_json=as_json,
-                         html_path=html_path, verbose=False, stage=None, jobs=None, scheduler=None, extra=extra,
-                         exit_status=result.exit_status)
-        else:
-            _explain(discover([out_dir], None, None), as_json=as_json, html_path=html_path, given=[out_dir],
-                     extra=extra, exit_status=result.exit_status)
+    try:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
+        _explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
+                       extra={"command": list(command), "exit_status": result.exit_status})
     except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
         click.echo(err.one_line(), err=True)
         if as_json:
-            from hlodiff.render.json_out import dumps, unexplained
-
-            click.echo(dumps(unexplained(list(command), result.exit_status, err.one_line())), nl=False)
+            _print_unexplained(command, result.exit_status, err.one_line())
         sys.exit(result.exit_status)
-
-
-def _stderr_fd() -> int:
-    """hlodiff's stderr as a file descriptor for a child (fd 2 when sys.stderr is not a real file, e.g. in tests)."""
-    try:
-        sys.stderr.flush()
-        return sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -101,3 +101,26 @@ class InputWarning:
         if self.line is not None:
             where += f":{self.line}"
         return f"{where}: warning: {printable(self.message)}"
+
+
+def failure_line(exc: BaseException) -> tuple[str, int] | None:
+    """The one stderr line and exit status a command ends with on ``exc``, never a traceback: bad input or a
+    resource gone (a file, memory, the recursion limit) exits 2, an interrupt 130, a bug in hlodiff 3. None: let
+    it propagate (not an error, or ``HLODIFF_DEBUG`` is set and a bug's traceback is wanted)."""
+    import os
+
+    if isinstance(exc, HlodiffError):
+        return exc.one_line(), 2
+    if isinstance(exc, KeyboardInterrupt):
+        return "hlodiff: interrupted", 130
+    if isinstance(exc, MemoryError):
+        return "hlodiff: error: out of memory", 2
+    if isinstance(exc, RecursionError):
+        return "hlodiff: error: input nested too deeply to read", 2
+    if isinstance(exc, OSError):  # permissions, a folder that vanished, a disk that filled up
+        where = printable(str(exc.filename)) if exc.filename is not None else "hlodiff"
+        return f"{where}: error: {printable(str(exc.strerror or exc))}", 2
+    if isinstance(exc, Exception) and not os.environ.get("HLODIFF_DEBUG"):
+        return (f"hlodiff: internal error: {type(exc).__name__}: {printable(str(exc))} "
+                f"(a bug in hlodiff; rerun with HLODIFF_DEBUG=1 and report it)"), 3
+    return None

@@ -13,10 +13,10 @@ import sys
 from rich.console import Console
 
 from helpers import FIXTURES, cli
-from hlodiff._progress import listening
+from hlodiff.progress import listening
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
-from hlodiff.render.progress import TerminalProgress, wanted
+from hlodiff.render.progress_bar import TerminalProgress, wanted
 
 DUMP = str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0")
 

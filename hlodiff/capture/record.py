@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -54,6 +55,21 @@ class RecordResult:
     def captured_graphs(self) -> bool:
         """The command wrote an XLA dump or a save-tensors file (else there is nothing to explain)."""
         return bool(self.paths.xla_dump or self.paths.save_tensors_file or self.paths.save_tensors_files())
+
+    @property
+    def signal_names(self) -> list[str]:
+        """The forwarded signals by name (``SIGINT``), in the order they came."""
+        return [signal.Signals(s).name for s in self.signals]
+
+
+def stderr_fd() -> int:
+    """hlodiff's stderr as a file descriptor for a child (``record --json`` sends the command's stdout there, so
+    that stdout holds the document alone); fd 2 when sys.stderr is not a real file (e.g. in tests)."""
+    try:
+        sys.stderr.flush()
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
 
 
 def inject_pythonpath(existing: str | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
 from hlodiff.cost.loops import contexts
 from hlodiff.cost.memory import aliased_bytes, output_producers, output_shapes, outputs, parameters
@@ -15,7 +15,7 @@ from hlodiff.hlo.model import Module
 
 def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory | None = None) -> GraphCost:
     """Cost figures of a parsed module; ``xla`` is XLA's own memory report for it, when the dump has one."""
-    with _progress.stage("counting copies and memory", module.instruction_count()):
+    with progress.stage("counting copies and memory", module.instruction_count()):
         ctxs, loops = contexts(module)
         where = SourceLocator(module)
         estimate = estimate_peak(module)

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import replace
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
@@ -127,7 +127,7 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
     seen: dict[tuple[str, str | None], GraphCost] = {}
     out = []
     estimated = []
-    with _progress.task("costing graphs", len(records), "graphs") as bar:
+    with progress.task("costing graphs", len(records), "graphs") as bar:
         for record in records:
             _cost_one(record, seen, out, estimated, torch_xla, warnings)
             bar.advance()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlodiff.accel import native
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
@@ -48,7 +48,7 @@ def classify_module(lcm: CanonicalModule, rcm: CanonicalModule) -> list[Computat
     queue: list[tuple[CanonicalComputation, CanonicalComputation, tuple[str, str] | None]] = [
         (lcm.entry, rcm.entry, None)]
     size = len(lcm.entry.insts) + len(rcm.entry.insts)
-    with _progress.stage("matching instructions", size, unit="computations") as bar:
+    with progress.stage("matching instructions", size, unit="computations") as bar:
         while queue:
             left, right, caller = queue.pop(0)
             if (left.name, right.name) in seen:

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Iterator
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, SNIFF_BYTES, Limits, Packer, decode, is_gzip, limit_error,
                                lines, meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
@@ -78,9 +78,9 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
     current = _Block(0, None, 0, 1, gz)  # the lines before the first HloModule: a bare module if nothing follows
     count = 0
     total = None if gz else os.path.getsize(path)
-    with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
+    with open_binary(path) as f, progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
         it = lines(f, path, warnings, limits)
-        for lineno, line in enumerate(_progress.counted_lines(it, bar) if bar.active else it, 1):
+        for lineno, line in enumerate(progress.counted_lines(it, bar) if bar.active else it, 1):
             if line[:1] in b"H\xef" and (m := _MODULE_RE.match(line.removeprefix(BOM))) is not None:
                 if count:
                     yield current.finish()
@@ -119,7 +119,7 @@ def _whole_file_blocks(path: str, limits: Limits) -> list[_Block] | None:
     head = data[:SNIFF_BYTES]
     if len(data) != size or b"\0" in data or newlines >= limits.blank_lines or (b"\r" in head and b"\n" not in head):
         return None
-    with _progress.task(f"reading {os.path.basename(path)}", size, "bytes") as bar:
+    with progress.task(f"reading {os.path.basename(path)}", size, "bytes") as bar:
         bar.update(size)
     blocks: list[_Block] = []
     current = _Block(0, None, 0, 1, False)  # lines before the first module belong to none (a bare module if none)

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.dumps._io import BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines, open_binary
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
@@ -439,12 +439,12 @@ def scan_save_tensors(path: str, source: str | None = None,
     an entry skipped with a warning leaves a gap rather than renumbering the ones after it."""
     gz = is_gzip(path)
     total = None if gz else os.path.getsize(path)
-    with open_binary(path) as f, _progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
+    with open_binary(path) as f, progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
         it = lines(f, path, warnings)
         scanner = _Scanner(path, source or path, gz, warnings)
         read = 0
         try:
-            for record in scanner.run(_progress.counted_lines(it, bar) if bar.active else it):
+            for record in scanner.run(progress.counted_lines(it, bar) if bar.active else it):
                 read += 1
                 yield record
         except HlodiffError as err:  # damage (a line past its limit, a header that never ends) after whole graphs

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.dumps import GraphRecord, iter_graphs
 from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS
 from hlodiff.dumps.hlo_proto import stacks_for
@@ -98,7 +98,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
     lineless = _Lineless(options) if keep else None
     beside = ProtosBeside()
-    bar = _progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
+    bar = progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
         key = record.cache_key()

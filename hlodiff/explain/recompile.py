@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff import _progress
+from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
 from hlodiff.dumps import GraphRecord
@@ -204,7 +204,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
                     if i + 1 < len(graphs) and i + 1 not in partial}
     recompilations = []
-    bar = _progress.task("comparing recompilations", sum(max(len(f.compiled) - 1, 0) for f in families),
+    bar = progress.task("comparing recompilations", sum(max(len(f.compiled) - 1, 0) for f in families),
                          "graphs")
     candidates = Candidates()
     for family in families:

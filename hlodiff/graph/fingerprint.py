@@ -14,7 +14,7 @@ import json
 import re
 
 
-from hlodiff import _progress
+from hlodiff import progress as _progress
 from hlodiff._runtime import paused_gc
 from hlodiff.graph.canonical import (
     CanonicalComputation,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from hlodiff import _progress
+from hlodiff import progress as _progress
 from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError

@@ -96,3 +96,23 @@ def job_json(job) -> dict:
     else:
         body["graphs"] = [{"rank": r.spec.rank, **g.to_json()} for r in job.results for g in r.graphs]
     return body
+
+
+def job_warnings(job) -> list:
+    """Every rank's warnings, in rank order, each prefixed with its rank."""
+    from hlodiff.errors import InputWarning
+
+    return [InputWarning(f"rank {r.spec.rank}: {w.message}", w.path, w.line) for r in job.results for w in r.warnings]
+
+
+def job_body(job, kind: str, extra: dict | None = None) -> dict:
+    """The ``--json`` document body of ``inspect`` or ``explain`` over several ranks; an ``explain`` one names
+    every rank's inputs (after ``extra``: ``record``'s command and status)."""
+    if kind != "explain":
+        return job_json(job)
+    results = job.results
+    inputs = {"dumps": [p for r in results for p in r.inputs.paths],
+              "tensors_reports": [p for r in results for p in r.inputs.tensors_reports],
+              "debug_logs": list(dict.fromkeys(p for r in results for p in r.inputs.debug_logs)),
+              "jax_logs": [p for r in results for p in r.inputs.jax_logs]}
+    return {**(extra or {}), "inputs": inputs, **job_json(job)}

@@ -30,6 +30,31 @@ def write_message(message: str) -> None:
         f.write(message)
 
 
+def with_lines(error: AssertionError, *, nodeid: str, rootdir: str, inifile: str | None, lines_on: bool,
+               rerun: bool, paths) -> AssertionError:
+    """The stability failure ``error``, its message from a second run of the test with source lines on where the
+    plugin left them off (``lines_on``: they were on; ``rerun``: the ini and the test allow a second run;
+    ``paths``: the plugin's capture, whose variables the child takes back)."""
+    from hlodiff.testing.stability import HloStabilityError
+
+    if in_rerun():
+        write_message(str(error))
+        return error
+    if lines_on or os.environ.get("XLA_IR_DEBUG", "0") not in ("", "0"):
+        return error
+    if not rerun:
+        return HloStabilityError(f"{error}\n\n(source lines: this test is not run twice; run pytest with "
+                                 f"`-o hlodiff_source_lines=true` to name your lines)")
+    from hlodiff.capture.session import saved_env
+
+    message = rerun_with_lines(nodeid, rootdir, inifile, paths.env_added, saved_env(paths))
+    if message is None:
+        return HloStabilityError(f"{error}\n\n(source lines: a second run of this test with source lines on "
+                                 f"did not fail the same way)")
+    return HloStabilityError(f"{message}\n\n(source lines from a second run of this test, in a fresh process "
+                             f"with torch_xla's frame capture on; passing tests run without it)")
+
+
 def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: dict[str, str],
                      saved_env: dict[str, str | None]) -> str | None:
     """Run ``nodeid`` again in a fresh pytest with source lines on; its stability message, or None when the

@@ -1,8 +1,10 @@
-"""Progress of long work, reported where the work is done and drawn by whoever listens.
+"""Reporting progress of long work: the tasks work opens and the listener that may draw them.
 
-The layers that read and compare (``dumps/``, ``explain/``) may not import ``render/``; they call :func:`task`
-here, which costs nothing when no listener is installed (the library default, tests, pipes). The CLI installs
-the terminal bar from :mod:`hlodiff.render.progress` only when stderr is a terminal and ``-q`` was not given.
+This is the layer-neutral side of progress. The layers that read and compare (``hlo/``, ``dumps/``, ``graph/``,
+``diff/``, ``explain/``, ``cost/``) may not import ``render/``; they call :func:`task` or :func:`stage` here, which
+cost nothing when no listener is installed (the library default, tests, pipes). Drawing is someone else's job: the
+CLI installs the terminal bar from :mod:`hlodiff.render.progress_bar` only when stderr is a terminal and ``-q`` was
+not given.
 """
 
 from __future__ import annotations

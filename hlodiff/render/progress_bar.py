@@ -16,7 +16,7 @@ from typing import Iterator
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-from hlodiff._progress import listening
+from hlodiff.progress import listening
 
 DELAY = 0.4
 """Seconds a command runs before a bar appears (``HLODIFF_PROGRESS_DELAY`` overrides it)."""
@@ -30,7 +30,7 @@ def _delay() -> float:
 
 
 class TerminalProgress:
-    """A :class:`hlodiff._progress.Listener` drawing rich bars; the live display starts on the first update
+    """A :class:`hlodiff.progress.Listener` drawing rich bars; the live display starts on the first update
     after :data:`DELAY`."""
 
     def __init__(self, console: Console, delay: float | None = None) -> None:

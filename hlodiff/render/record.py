@@ -1,0 +1,52 @@
+"""What ``hlodiff record`` says on stderr around the explanation of its capture, and why it explains nothing.
+
+The command's exit status stays the command's own, so hlodiff's verdict and notes go to stderr (and, with
+``--json``, into the document: :func:`hlodiff.render.json_out.unexplained` when there is nothing to explain).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class RecordNotes:
+    """The notes after the command ended, in the order they are printed."""
+
+    folder: str
+    """The capture folder as the user typed it, or (hlodiff chose it) relative to the working folder."""
+    lines: list[str] = field(default_factory=list)
+    unexplained: str | None = None
+    """Why nothing is explained (a signal stopped the command, or it produced no graph); None: explain it."""
+    signals: list[str] = field(default_factory=list)
+    """The names of the signals forwarded to the command."""
+
+
+def record_notes(result, out_dir: str | None) -> RecordNotes:
+    """The notes on a :class:`hlodiff.capture.record.RecordResult` (``out_dir``: the ``--out`` given, if any)."""
+    notes = RecordNotes(out_dir if out_dir is not None else os.path.relpath(result.paths.out_dir))
+    if out_dir is None and notes.folder != "hlodiff-run":  # numbered past earlier recordings (never replaced)
+        notes.lines.append(f"hlodiff: recorded into {notes.folder} (hlodiff-run holds an earlier recording)")
+    notes.lines += [err.one_line() for err in result.errors]  # e.g. the manifest on a full disk
+    status, folder = result.exit_status, notes.folder
+    if result.signals:
+        notes.signals = result.signal_names
+        notes.unexplained = (f"stopped by {', '.join(notes.signals)}: the command exited with status {status}; the "
+                             f"capture is in {folder} (hlodiff explain-recompile {folder})")
+    elif not result.captured_graphs:
+        notes.unexplained = (f"the command produced no graph (it exited with status {status}; nothing in {folder} "
+                             f"to explain: did it run a torch_xla or JAX step?)")
+    if notes.unexplained is not None:
+        notes.lines.append(f"hlodiff: {notes.unexplained}")
+    elif not result.ok:
+        notes.lines.append(f"hlodiff: the command exited with status {status}; explaining what it captured")
+    return notes
+
+
+def exit_note(status: int, recompilations: int | None = None) -> str:
+    """The verdict line: record exits with the command's status, not hlodiff's."""
+    if recompilations is None:  # several ranks: their verdict is in the report
+        return f"hlodiff: exiting with the command's status {status}"
+    n = recompilations
+    return f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status {status}"

@@ -1,0 +1,119 @@
+"""A command's result shown: the terminal report or the HTML file, for the results of :mod:`hlodiff.api`.
+
+``cli.py`` calls one entry point of :mod:`hlodiff.api` and then one function here (or in :mod:`.terminal`,
+:mod:`.cost`, :mod:`.ranks`); the ``--json`` documents are the results' ``to_json`` bodies wrapped by
+:func:`hlodiff.render.json_out.document`. The HTML writers take the body the ``--json`` document is made of, so a
+command that prints both computes it once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterator
+
+from rich.console import Console
+
+from hlodiff.errors import printable
+from hlodiff.render import json_out
+from hlodiff.render.terminal import render_diff
+from hlodiff.render.write import Inputs
+
+
+def stdout_console(stream=None) -> Console:
+    """On a terminal, lines wrap at its width (continuations keep their indent); piped or redirected, a line of the
+    report stays one line (grep and diff see whole causes), and only tables are laid out, at $COLUMNS or 120."""
+    from hlodiff.render.terminal import SafeConsole
+
+    stream = stream or sys.stdout
+    width = int(os.environ.get("COLUMNS", "0") or 0) or None
+    tty = stream.isatty()
+    return SafeConsole(file=stream, width=width if width else (None if tty else 120), highlight=False,
+                       soft_wrap=not tty)
+
+
+def render_comparison(console: Console, result, *, verbose: bool = False) -> None:
+    """``compare A B``: the diff, then what it costs when that was asked for."""
+    render_diff(console, result.diff, result.left.ref, result.right.ref, verbose=verbose)
+    if result.cost is not None:
+        from hlodiff.render.cost import render_cost_delta
+
+        render_cost_delta(console, result.cost)
+
+
+def render_sequence(console: Console, sequence, *, verbose: bool = False) -> None:
+    """``compare DUMP``: how many graphs and changes, then each change's diff."""
+    steps = sequence.steps
+    console.print(f"{sequence.graphs} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
+                  f"between consecutive graphs of each family", highlight=False)
+    for step in steps:
+        console.print()
+        render_diff(console, step.diff, step.left.ref, step.right.ref, verbose=verbose)
+
+
+def fingerprint_lines(prints, *, show_text: bool = False) -> Iterator[str]:
+    """``fingerprint``: ``FINGERPRINT  REF`` per graph, or (``--text``) each normalized module under its ref."""
+    from hlodiff.graph import normalized_text
+
+    for p in prints:
+        if show_text:
+            yield printable(f"// {p.record.ref}\n{normalized_text(p.canonical)}", keep_lines=True)
+        else:
+            yield f"{p.canonical.fingerprint}  {printable(p.record.ref)}"
+
+
+def write_compare_html(path: str, result, body: dict, refs: list[str]) -> None:
+    """``compare A B --html``: the two graphs side by side, from the ``compare`` document."""
+    from hlodiff.render.html import Pair, render_compare, write_html
+
+    write_html(path, render_compare(json_out.document("compare", body, result.warnings),
+                                    Pair(result.left_canonical, result.right_canonical, result.diff.computations)),
+               Inputs.of(refs))
+
+
+def write_sequence_html(path: str, sequence, body: dict, refs: list[str]) -> None:
+    """``compare DUMP --html``: one section per change, each with its two graphs where both were kept."""
+    from hlodiff.render.html import Pair, render_sequence as sequence_page, write_html
+
+    pairs = [Pair(s.left._canonical, s.right._canonical, s.diff.computations)
+             if s.left._canonical and s.right._canonical else None for s in sequence.steps]
+    write_html(path, sequence_page(json_out.document("compare-sequence", body, sequence.warnings), pairs),
+               Inputs.of(refs))
+
+
+def run_inputs(inputs, given: list[str] = ()) -> Inputs:
+    """Everything an explanation reads (the paths given, the dumps, reports and logs found beside them): no
+    report may be written over one of them."""
+    return Inputs.of([*given, *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs])
+
+
+def write_run_html(path: str, result, body: dict, read: Inputs) -> None:
+    """``explain-recompile --html``: the run report, with each compiled graph's cost (compile seconds from the
+    logs given or found beside the dumps). A graph whose cost cannot be computed adds a warning."""
+    from hlodiff.dumps.compile_times import logs_beside
+    from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
+
+    inputs, explanation = result.inputs, result.explanation
+    logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
+    page = render_run(json_out.document("explain", body, result.warnings), explanation_pairs(explanation),
+                      explanation_cost(explanation, result.warnings, logs, inputs.debug_logs or None))
+    write_html(path, page, read)
+
+
+def job_inputs(specs, *side: str | None) -> Inputs:
+    """Every rank's dumps and the side files given (``None`` for one not given)."""
+    return Inputs.of([p for spec in specs for p in spec.paths] + [p for p in side if p])
+
+
+def write_job_html(path: str, job, stage: str | None, read: Inputs) -> None:
+    """``explain-recompile --html`` over ranks: the report of the rank worth a page (the first that diverged, else
+    the first that recompiled, else the reference), with the ranks and their divergence."""
+    from hlodiff.explain.recompile import explain_run
+    from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
+
+    shown = job.html_rank()
+    explanation = explain_run(shown.inputs, [], stage=stage)  # again, keeping the graphs the side-by-side views need
+    ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
+    doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
+                                        "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
+    write_html(path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)), read)
