@@ -14,7 +14,7 @@ import json
 import re
 
 
-from hlodiff import progress as _progress
+from hlodiff import progress
 from hlodiff._runtime import paused_gc
 from hlodiff.graph.canonical import (
     CanonicalComputation,
@@ -56,7 +56,7 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
                 cm.reports.append(report)
     shape_text = _shape_label(options, {})
     size = sum(len(cc.insts) for cc in comps.values())
-    with _progress.stage("normalizing", size, size, "instructions") as bar:
+    with progress.stage("normalizing", size, size, "instructions") as bar:
         for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
             _hash_computation(cm, cc, shape_text)
             bar.advance(len(cc.insts))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from hlodiff import progress as _progress
+from hlodiff import progress
 from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
@@ -83,7 +83,7 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
     """
     with paused_gc():
         parser = _Parser(text, path, first_line)
-        with _progress.stage(f"parsing {os.path.basename(path)}", len(parser.lines), len(parser.lines),
+        with progress.stage(f"parsing {os.path.basename(path)}", len(parser.lines), len(parser.lines),
                              "lines") as parser.bar:
             module = parser.parse()
     module.bad_escape_line = bad_escape_line(text, first_line)
@@ -102,7 +102,7 @@ class _Parser:
         self.anon_names: set[str] = set()
         self.nesting = 0  # depth of the nested instruction being read
         self.shapeless = False  # some instruction left its shape to inference
-        self.bar = _progress.Task(None)  # lines read, for a big module
+        self.bar = progress.Task(None)  # lines read, for a big module
         # Operands written with a shape ('f32[2] %x'), per instruction, until the computation is checked:
         # XLA refuses a declared shape that does not match the operand's own (ShapeMismatchInOperand).
         self.declared: list[tuple[Instruction, tuple[str | Shape | None, ...]]] = []
