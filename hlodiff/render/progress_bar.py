@@ -11,12 +11,13 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING, Iterator
 
 from hlodiff.progress import listening
+
+if TYPE_CHECKING:  # rich is imported when a bar is drawn: piped and --json runs never load it
+    from rich.console import Console
+    from rich.progress import Progress
 
 DELAY = 0.4
 """Seconds a command runs before a bar appears (``HLODIFF_PROGRESS_DELAY`` overrides it)."""
@@ -65,6 +66,8 @@ class TerminalProgress:
         if self.progress is None:
             if time.monotonic() - self.began < self.delay:
                 return
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                                      TextColumn("{task.fields[amount]}"), TimeElapsedColumn(),
                                      console=self.console, transient=True)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterator
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Iterator
 
 from hlodiff.errors import printable
 from hlodiff.render import json_out
-from hlodiff.render.terminal import render_diff
 from hlodiff.render.write import Inputs
+
+if TYPE_CHECKING:  # rich is imported where a report is drawn: a --json run never loads it
+    from rich.console import Console
 
 
 def stdout_console(stream=None) -> Console:
@@ -34,6 +34,8 @@ def stdout_console(stream=None) -> Console:
 
 def render_comparison(console: Console, result, *, verbose: bool = False) -> None:
     """``compare A B``: the diff, then what it costs when that was asked for."""
+    from hlodiff.render.terminal import render_diff
+
     render_diff(console, result.diff, result.left.ref, result.right.ref, verbose=verbose)
     if result.cost is not None:
         from hlodiff.render.cost import render_cost_delta
@@ -43,6 +45,8 @@ def render_comparison(console: Console, result, *, verbose: bool = False) -> Non
 
 def render_sequence(console: Console, sequence, *, verbose: bool = False) -> None:
     """``compare DUMP``: how many graphs and changes, then each change's diff."""
+    from hlodiff.render.terminal import render_diff
+
     steps = sequence.steps
     console.print(f"{sequence.graphs} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
                   f"between consecutive graphs of each family", highlight=False)
