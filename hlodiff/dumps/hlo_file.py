@@ -96,9 +96,9 @@ def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterato
     yield current.finish()
 
 
-# A module line anywhere in a file read whole: what _MODULE_RE finds at the start of a line (the BOM dropped), its
-# white space kept on that line.
-_MODULE_LINE_RE = re.compile(rb"^(?:" + BOM + rb")?HloModule[ \t\r\f\v]+(" + _HLO_NAME.encode() + rb")", re.M)
+# A module line in a file read whole: what _MODULE_RE finds at the start of a line (the BOM dropped), its white
+# space kept on that line.
+_MODULE_AT_RE = re.compile(rb"HloModule[ \t\r\f\v]+(" + _HLO_NAME.encode() + rb")")
 _WHOLE_FILE_BYTES = 64 * 1024 * 1024
 
 
@@ -123,16 +123,29 @@ def _whole_file_blocks(path: str, limits: Limits) -> list[_Block] | None:
         bar.update(size)
     blocks: list[_Block] = []
     current = _Block(0, None, 0, 1, False)  # lines before the first module belong to none (a bare module if none)
-    for count, m in enumerate(_MODULE_LINE_RE.finditer(data)):
-        lineno = data.count(b"\n", 0, m.start()) + 1
+    for count, (start, m) in enumerate(_module_lines(data)):
+        lineno = data.count(b"\n", 0, start) + 1
         if count:
-            current.end, current.last_line = m.start(), lineno - 1
+            current.end, current.last_line = start, lineno - 1
             blocks.append(current)
-        current = _Block(count, decode(m.group(1)), m.start(), lineno, False)
+        current = _Block(count, decode(m.group(1)), start, lineno, False)
     current.end = size
     current.last_line = max(current.line, newlines + (bool(data) and not data.endswith(b"\n")))
     blocks.append(current)
     return blocks
+
+
+def _module_lines(data: bytes) -> Iterator[tuple[int, re.Match]]:
+    """Each module line's start offset and its match: a find for the word, then the match where it starts a line
+    (a regular expression anchored at every line start walks every byte of a 7 MB module)."""
+    at = data.find(b"HloModule")
+    while at >= 0:
+        start = at - len(BOM) if at >= len(BOM) and data[at - len(BOM):at] == BOM else at
+        if start == 0 or data[start - 1] == 0x0A:
+            m = _MODULE_AT_RE.match(data, at)
+            if m is not None:
+                yield start, m
+        at = data.find(b"HloModule", at + 9)
 
 
 def _tail(path: str, block: _Block) -> bytes:
