@@ -728,17 +728,13 @@ static PyObject *joined_words(const char *p, Py_ssize_t pos, Py_ssize_t end) {
     return s;
 }
 
-/* Is the line one the fast path may read: ASCII, no control characters, no comment ("/ *" anywhere, as the
-   parser blanks those even inside strings; "//" outside a string). */
-static int plain_line(PyObject *line) {
-    if (!PyUnicode_IS_ASCII(line)) return 0;
-    const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+/* Is the line (its block comments blanked) one the fast path may read: no control characters, no "//" comment
+   outside a string. */
+static int plain_line(const char *p, Py_ssize_t n) {
     int in_string = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         char c = p[i];
         if ((c < 0x20 && c != '\t') || c == 0x7f) return 0;
-        if (c == '/' && i + 1 < n && p[i + 1] == '*') return 0;
         if (in_string) {
             if (c == '\\')
                 i++;
@@ -753,11 +749,13 @@ static int plain_line(PyObject *line) {
     return 1;
 }
 
+static PyObject *read_shape(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, PyObject *parse_array,
+                            PyObject *shape_type, Py_ssize_t *end, int depth);
+
 /* One instruction line; NULL with no error set: the Python parser takes this line. */
-static PyObject *read_instruction(PyObject *line, long line_number, PyObject *typed_refs, PyObject *shapes,
-                                  PyObject *inst_type, PyObject *declared) {
-    const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number, PyObject *typed_refs,
+                                  PyObject *shapes, PyObject *inst_type, PyObject *declared, PyObject *parse_array,
+                                  PyObject *shape_type) {
     Py_ssize_t pos = skip_ws(p, 0, n), col = pos;
     int root = 0;
     if (n - pos > 4 && memcmp(p + pos, "ROOT", 4) == 0 && is_ws(p[pos + 4])) {
@@ -779,40 +777,63 @@ static PyObject *read_instruction(PyObject *line, long line_number, PyObject *ty
     Py_ssize_t shape_start = pos;
     int has_pct = 0, tuple_shape = pos < n && p[pos] == '(';
     Py_ssize_t shape_end;
+    PyObject *tuple = NULL; /* a tuple result shape read here (not found by its text) */
     if (tuple_shape) { /* the parser's second form: a shape read by the shape parser, then the opcode */
         shape_end = paren_end(p, pos, n, 64);
-        if (shape_end < 0) return NULL;
+        PyObject *text = shape_end < 0 ? NULL : ascii_str(p + pos, shape_end - pos);
+        PyObject *known = text ? PyDict_GetItemWithError(shapes, text) : NULL;
+        Py_XDECREF(text);
+        if (known == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            tuple = read_shape(p, pos, n, shapes, parse_array, shape_type, &shape_end, 0);
+            if (tuple == NULL) return NULL;
+        }
     } else {
         shape_end = array_end(p, pos, n, &has_pct);
         if (shape_end < 0 || shape_end >= n || !is_ws(p[shape_end])) return NULL;
     }
     pos = skip_ws(p, shape_end, n);
     Py_ssize_t op_start = pos;
-    if (pos >= n || !is_alpha(p[pos])) return NULL;
+    if (pos >= n || !is_alpha(p[pos])) {
+        Py_XDECREF(tuple);
+        return NULL;
+    }
     pos++;
     while (pos < n && (is_alpha(p[pos]) || is_digit(p[pos]) || p[pos] == '_' || p[pos] == '-')) pos++;
     Py_ssize_t op_end = pos;
     if (tuple_shape) pos = skip_ws(p, pos, n);
-    if (pos >= n || p[pos] != '(') return NULL;
+    if (pos >= n || p[pos] != '(') {
+        Py_XDECREF(tuple);
+        return NULL;
+    }
     Py_ssize_t body = ++pos;
     int depth = 0;
     while (pos < n) { /* operands nest at most two levels of parentheses, as the fast expression allows */
         if (p[pos] == '(') {
-            if (++depth > 2) return NULL;
+            if (++depth > 2) break;
         } else if (p[pos] == ')') {
             if (depth == 0) break;
             depth--;
         }
         pos++;
     }
-    if (pos >= n) return NULL;
+    if (pos >= n || p[pos] != ')') {
+        Py_XDECREF(tuple);
+        return NULL;
+    }
     Py_ssize_t body_end = pos, end = pos + 1;
 
     PyObject *name = NULL, *shape_text = NULL, *opcode = NULL, *operands = NULL, *attrs = NULL, *literal = NULL;
     PyObject *param = NULL, *ref = NULL, *result = NULL, *declared_shapes = NULL;
     shape_text = ascii_str(p + shape_start, shape_end - shape_start);
     if (shape_text == NULL) goto done;
-    PyObject *shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
+    PyObject *shape = tuple;
+    if (tuple != NULL) { /* found by its text from now on, as the parser does */
+        shape = PyDict_SetDefault(shapes, shape_text, tuple);
+        if (shape == NULL) goto done;
+    } else {
+        shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
+    }
     if (shape == NULL) goto done; /* a shape not seen yet: the parser reads it (and caches it) */
     name = ascii_str(p + name_start, name_end - name_start);
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
@@ -898,37 +919,72 @@ done:
     Py_XDECREF(param);
     Py_XDECREF(ref);
     Py_XDECREF(declared_shapes);
+    Py_XDECREF(tuple);
     return result;
 }
 
+/* The line with its block comments replaced by as many spaces (parser._blank_comments' first step: every
+   slash-star ... star-slash, inside strings too, so columns stay); into b. */
+static int blank_block_comments(const char *p, Py_ssize_t n, Buf *b) {
+    b->len = 0;
+    if (buf_put(b, p, (size_t)n) < 0) return -1;
+    char *d = b->data;
+    Py_ssize_t k = 0;
+    while (k + 1 < n) {
+        if (d[k] == '/' && d[k + 1] == '*') {
+            Py_ssize_t close = k + 2;
+            while (close + 1 < n && !(d[close] == '*' && d[close + 1] == '/')) close++;
+            if (close + 1 >= n) break; /* not closed on this line: left as it is */
+            memset(d + k, ' ', (size_t)(close + 2 - k));
+            k = close + 2;
+        } else {
+            k++;
+        }
+    }
+    return 0;
+}
+
 static PyObject *parse_lines(PyObject *self, PyObject *args) {
-    PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared;
+    PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared, *parse_array, *shape_type;
     Py_ssize_t i;
     long first_line;
-    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!O!", &PyList_Type, &lines, &i, &first_line, &PyDict_Type, &typed_refs,
-                          &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out, &PyList_Type, &declared))
+    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!O!OO", &PyList_Type, &lines, &i, &first_line, &PyDict_Type,
+                          &typed_refs, &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out, &PyList_Type, &declared,
+                          &parse_array, &shape_type))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(lines);
+    Buf blanked;
+    buf_init(&blanked);
     for (; i < n; i++) {
         PyObject *line = PyList_GET_ITEM(lines, i);
-        if (!PyUnicode_Check(line) || !plain_line(line)) break;
+        if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line)) break;
         const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
         Py_ssize_t len = PyUnicode_GET_LENGTH(line), pos = skip_ws(p, 0, len);
         if (pos == len) continue; /* blank */
         if (p[pos] == '/' || p[pos] == '}') break; /* a comment line, or the computation's end: the parser's */
+        if (memchr(p, '/', (size_t)len) != NULL) {
+            if (blank_block_comments(p, len, &blanked) < 0) goto fail;
+            p = blanked.data;
+        }
+        if (!plain_line(p, len)) break;
         Py_ssize_t last = len;
         while (last > 0 && is_ws(p[last - 1])) last--;
-        if (p[last - 1] == ',' || p[last - 1] == '=' || p[last - 1] == '{') break; /* continues, or a header */
-        PyObject *inst = read_instruction(line, first_line + (long)i, typed_refs, shapes, inst_type, declared);
+        if (last == 0 || p[last - 1] == ',' || p[last - 1] == '=' || p[last - 1] == '{') break; /* continues */
+        PyObject *inst = read_instruction(p, len, first_line + (long)i, typed_refs, shapes, inst_type, declared,
+                                          parse_array, shape_type);
         if (inst == NULL) {
-            if (PyErr_Occurred()) return NULL;
+            if (PyErr_Occurred()) goto fail;
             break;
         }
         int rc = PyList_Append(out, inst);
         Py_DECREF(inst);
-        if (rc < 0) return NULL;
+        if (rc < 0) goto fail;
     }
+    buf_free(&blanked);
     return PyLong_FromSsize_t(i);
+fail:
+    buf_free(&blanked);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -1627,15 +1683,101 @@ static PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
 static inline int is_sp(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 static inline int is_re_space(char c) { return is_sp(c) || c == '\f' || c == '\v'; }
 
-/* An array shape at pos (shapes.ARRAY_SHAPE) found in the shape cache: borrowed, with *end set; else NULL (no
-   error set when it is only not there). */
-static PyObject *cached_array(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, Py_ssize_t *end) {
+/* One shape at pos as shapes.parse_shape_at reads it (white space first; tuples with comments between
+   elements; arrays found in the shape cache, or read once by parse_array(text, 0), which caches them); NULL with no
+   error set for anything else (a buffer shape, a syntax error): the Python reader takes it and says what is wrong. */
+static PyObject *s_tuple_shapes;
+
+static PyObject *read_shape(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, PyObject *parse_array,
+                            PyObject *shape_type, Py_ssize_t *end, int depth) {
+    while (pos < n && is_sp(p[pos])) pos++;
+    if (pos >= n) return NULL;
+    if (p[pos] == '(') {
+        if (depth > 64) return NULL;
+        PyObject *elements = PyList_New(0);
+        if (elements == NULL) return NULL;
+        pos++;
+        while (1) {
+            while (pos < n) { /* white space and comments, as _skip_space_and_comments */
+                if (is_sp(p[pos])) {
+                    pos++;
+                } else if (pos + 1 < n && p[pos] == '/' && p[pos + 1] == '*') {
+                    Py_ssize_t close = pos + 2;
+                    while (close + 1 < n && !(p[close] == '*' && p[close + 1] == '/')) close++;
+                    if (close + 1 >= n) goto not_here;
+                    pos = close + 2;
+                } else {
+                    break;
+                }
+            }
+            if (pos < n && p[pos] == ')') {
+                pos++;
+                break;
+            }
+            if (PyList_GET_SIZE(elements)) {
+                if (pos >= n || p[pos] != ',') goto not_here;
+                pos++;
+                while (pos < n) {
+                    if (is_sp(p[pos])) {
+                        pos++;
+                    } else if (pos + 1 < n && p[pos] == '/' && p[pos + 1] == '*') {
+                        Py_ssize_t close = pos + 2;
+                        while (close + 1 < n && !(p[close] == '*' && p[close + 1] == '/')) close++;
+                        if (close + 1 >= n) goto not_here;
+                        pos = close + 2;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            Py_ssize_t e;
+            PyObject *element = read_shape(p, pos, n, shapes, parse_array, shape_type, &e, depth + 1);
+            if (element == NULL) goto not_here;
+            int rc = PyList_Append(elements, element);
+            Py_DECREF(element);
+            if (rc < 0) goto not_here;
+            pos = e;
+        }
+        PyObject *items = PyList_AsTuple(elements);
+        Py_DECREF(elements);
+        if (items == NULL) return NULL;
+        PyObject *kind = PyUnicode_FromString("tuple");
+        PyObject *pargs = kind ? PyTuple_Pack(1, kind) : NULL;
+        PyObject *kwargs = pargs ? PyDict_New() : NULL;
+        PyObject *shape = NULL;
+        if (kwargs != NULL && PyDict_SetItem(kwargs, s_tuple_shapes, items) == 0)
+            shape = PyObject_Call(shape_type, pargs, kwargs);
+        Py_XDECREF(kind);
+        Py_XDECREF(pargs);
+        Py_XDECREF(kwargs);
+        Py_DECREF(items);
+        *end = pos;
+        return shape;
+    not_here:
+        Py_DECREF(elements);
+        return NULL;
+    }
     int has_pct = 0;
     Py_ssize_t e = array_end(p, pos, n, &has_pct);
     if (e < 0) return NULL;
     PyObject *key = ascii_str(p + pos, e - pos);
     if (key == NULL) return NULL;
     PyObject *shape = PyDict_GetItemWithError(shapes, key);
+    Py_XINCREF(shape);
+    if (shape == NULL && !PyErr_Occurred()) {
+        PyObject *read = PyObject_CallFunction(parse_array, "On", key, (Py_ssize_t)0);
+        if (read == NULL) { /* not an element type XLA knows, or another syntax error: the parser says so */
+            PyErr_Clear();
+        } else {
+            if (PyTuple_Check(read) && PyTuple_GET_SIZE(read) == 2 &&
+                PyLong_AsSsize_t(PyTuple_GET_ITEM(read, 1)) == e - pos) {
+                shape = PyTuple_GET_ITEM(read, 0);
+                Py_INCREF(shape);
+            }
+            if (PyErr_Occurred()) PyErr_Clear();
+            Py_DECREF(read);
+        }
+    }
     Py_DECREF(key);
     *end = e;
     return shape;
@@ -1644,9 +1786,9 @@ static PyObject *cached_array(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObj
 /* parser._signature for "(x: f32[], y: f32[]) -> f32[]" at pos (p[pos] == '('), when every shape is an array
    shape already cached: ((params, result), end); None: the parser reads it (and says what is wrong). */
 static PyObject *signature(PyObject *self, PyObject *args) {
-    PyObject *text, *shapes;
+    PyObject *text, *shapes, *parse_array, *shape_type;
     Py_ssize_t pos;
-    if (!PyArg_ParseTuple(args, "UnO!", &text, &pos, &PyDict_Type, &shapes)) return NULL;
+    if (!PyArg_ParseTuple(args, "UnO!OO", &text, &pos, &PyDict_Type, &shapes, &parse_array, &shape_type)) return NULL;
     if (!PyUnicode_IS_ASCII(text)) Py_RETURN_NONE;
     const char *p = (const char *)PyUnicode_1BYTE_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -1673,9 +1815,8 @@ static PyObject *signature(PyObject *self, PyObject *args) {
         if (pos >= n || p[pos] != ':') goto defer;
         pos++;
         while (pos < n && is_re_space(p[pos])) pos++;
-        while (pos < n && is_sp(p[pos])) pos++;
         Py_ssize_t end;
-        PyObject *shape = cached_array(p, pos, n, shapes, &end);
+        PyObject *shape = read_shape(p, pos, n, shapes, parse_array, shape_type, &end, 0);
         if (shape == NULL) {
             if (PyErr_Occurred()) goto fail;
             goto defer;
@@ -1683,6 +1824,7 @@ static PyObject *signature(PyObject *self, PyObject *args) {
         PyObject *name = ascii_str(p + start, name_end - start);
         PyObject *item = name ? PyTuple_Pack(2, name, shape) : NULL;
         Py_XDECREF(name);
+        Py_DECREF(shape);
         if (item == NULL || PyList_Append(params, item) < 0) {
             Py_XDECREF(item);
             goto fail;
@@ -1693,17 +1835,19 @@ static PyObject *signature(PyObject *self, PyObject *args) {
     while (pos < n && is_sp(p[pos])) pos++;
     if (pos + 1 >= n || p[pos] != '-' || p[pos + 1] != '>') goto defer;
     pos += 2;
-    while (pos < n && is_sp(p[pos])) pos++;
     Py_ssize_t end;
-    PyObject *result = cached_array(p, pos, n, shapes, &end);
+    PyObject *result = read_shape(p, pos, n, shapes, parse_array, shape_type, &end, 0);
     if (result == NULL) {
         if (PyErr_Occurred()) goto fail;
         goto defer;
     }
     PyObject *tuple = PyList_AsTuple(params);
     Py_DECREF(params);
-    if (tuple == NULL) return NULL;
-    return Py_BuildValue("((NO)n)", tuple, result, end);
+    if (tuple == NULL) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return Py_BuildValue("((NN)n)", tuple, result, end);
 defer:
     Py_DECREF(params);
     Py_RETURN_NONE;
@@ -1877,7 +2021,8 @@ static PyMethodDef methods[] = {
      "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
      "fingerprint._hash_computation's second loop does"},
     {"parse_lines", parse_lines, METH_VARARGS,
-     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared) -> the index of the first "
+     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared, parse_shape_at, Shape) -> "
+     "the index of the first "
      "line it left to the Python parser; instructions read are appended to out, typed operands to check to declared"},
     {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
     {"postorder", postorder, METH_VARARGS,
@@ -1907,7 +2052,8 @@ static PyMethodDef methods[] = {
     {"renamed_and_metadata", renamed_and_metadata, METH_VARARGS,
      "renamed_and_metadata(l2r, left_insts, right_insts, count_metadata) -> (renamed, metadata differences)"},
     {"signature", signature, METH_VARARGS,
-     "signature(text, pos, shapes) -> ((params, result), end) for a computation header, or None"},
+     "signature(text, pos, shapes, parse_shape_at, Shape) -> ((params, result), end) for a computation header, "
+     "or None"},
     {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
     {"triage", triage, METH_VARARGS,
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
@@ -1928,6 +2074,7 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_truncated = PyUnicode_InternFromString("truncated_operands");
     s_metadata = PyUnicode_InternFromString("metadata");
     name_cache = PyDict_New();
+    s_tuple_shapes = PyUnicode_InternFromString("tuple_shapes");
     s_gte = PyUnicode_InternFromString("get-tuple-element");
     s_tuple = PyUnicode_InternFromString("tuple");
     s_result_accuracy = PyUnicode_InternFromString("result_accuracy");

@@ -164,6 +164,12 @@ _LINES = {
     "last comma": "  %add.3 = f32[2]{0} add(f32[2]{0} %a.1, %b.2,)",
     "tuple result": "  %t.3 = (f32[2]{0}, (f32[2]{0}, s32[])) tuple(%a.1, %tup2.9)",
     "tuple result, space before '('": "  %t.3 = (f32[2]{0}, f32[2]{0})tuple (%a.1, %b.2)",
+    "index comment in a tuple": "  %t.3 = (f32[2]{0}, /*index=1*/f32[2]{0}) tuple(f32[2]{0} %a.1, f32[2]{0} %b.2)",
+    "block comment inside a string": '  %add.3 = f32[2]{0} add(%a.1, %b.2), metadata={op_name="a/*b*/c"}',
+    "unterminated block comment": "  %add.3 = f32[2]{0} add(%a.1, %b.2) /* never closed",
+    "line comment after a block comment": "  %add.3 = f32[2]{0} add(%a.1, /* b */ %b.2) // end",
+    "unknown element type in a tuple": "  %t.3 = (f32[2]{0}, q7[2]{0}) tuple(%a.1, %b.2)",
+    "buffer in a tuple": "  %t.3 = (f32[2]{0}, b(f32[2]{0})) tuple(%a.1, %b.2)",
 }
 
 
@@ -201,25 +207,30 @@ def test_odd_line_reads_the_same_both_ways(line, monkeypatch):
 
 @needs_native
 def test_fast_path_reads_torch_xla_lines_and_stops_where_it_must():
-    """The accelerator does its job: it takes a torch_xla line (typed operands, metadata with a path) and stops at
-    a line it leaves to the parser, returning that line's index."""
+    """The accelerator does its job: it takes torch_xla's lines (typed operands, metadata with a path, a tuple with
+    index comments) and stops at a line it leaves to the parser (a statement continued on the next line),
+    returning that line's index."""
     shape_cache.clear()
     parse_module(_module_with(_LINES["typed operands"]))  # fills the shape cache as a first computation would
     lines = [
         '  %a.1 = f32[2]{0} parameter(0), metadata={source_file="/home/user/t.py" source_line=3}',
         '  %n.2 = f32[2]{0} negate(f32[2]{0} %a.1), metadata={op_type="aten__neg" op_name="aten__neg"}',
         "",
-        "  %t.3 = (f32[2]{0}) tuple(%n.2)",
+        "  %t.3 = (f32[2]{0}, /*index=1*/f32[2]{0}) tuple(f32[2]{0} %n.2, f32[2]{0} %a.1)",
+        "  %m.4 = f32[2]{0} multiply(%a.1,",
+        "      %n.2)",
         "}",
     ]
     out: list = []
     refs: dict = {}
-    stop = native.parse_lines(lines, 0, 10, refs, shape_cache, parser_module.Instruction, out, [])
-    assert stop == 3
+    args = (refs, shape_cache, parser_module.Instruction, out, [], parser_module.parse_shape_at, parser_module.Shape)
+    assert native.parse_lines(lines, 0, 10, *args) == 4
     assert [(i.name, i.opcode, i.operands, i.parameter_number, i.line, i.col) for i in out] == [
-        ("a.1", "parameter", (), 0, 10, 3), ("n.2", "negate", ("a.1",), None, 11, 3)]
+        ("a.1", "parameter", (), 0, 10, 3), ("n.2", "negate", ("a.1",), None, 11, 3),
+        ("t.3", "tuple", ("n.2", "a.1"), None, 13, 3)]
     assert out[1].attrs == {"metadata": '{op_type="aten__neg" op_name="aten__neg"}'}
-    assert native.parse_lines(lines, 4, 10, refs, shape_cache, parser_module.Instruction, [], []) == 4
+    assert str(out[2].shape) == "(f32[2]{0}, f32[2]{0})"
+    assert native.parse_lines(lines, 6, 10, *args) == 6  # the computation's end is the parser's
 
 
 @needs_native

@@ -295,7 +295,7 @@ class _Parser:
         raise self.error("computation header without '{'", start, self._indent(start))
 
     def _signature(self, text: str, pos: int, start: int) -> tuple[tuple[tuple[tuple[str, Shape], ...], Shape], int]:
-        if native is not None and (read := native.signature(text, pos, _shape_cache)) is not None:
+        if native is not None and (read := native.signature(text, pos, _shape_cache, parse_shape_at, Shape)) is not None:
             return read  # array shapes seen before, nothing unusual: read in C
         params: list[tuple[str, Shape]] = []
         pos += 1
@@ -324,7 +324,7 @@ class _Parser:
         while True:
             if native is not None:  # the common lines in C; it stops at the first line it leaves to this parser
                 self.i = native.parse_lines(self.lines, self.i, self.first_line, self.typed_refs, _shape_cache,
-                                            Instruction, comp.instructions, self.declared)
+                                            Instruction, comp.instructions, self.declared, parse_shape_at, Shape)
             stripped = self._next_meaningful()
             if stripped is None:
                 raise self.error(f"computation {comp.name!r} is not closed with '}}' (file cut off?)",
