@@ -16,16 +16,28 @@ import re
 from typing import Iterator
 
 from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_error, read_head
-from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events, read_compilations
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
-from hlodiff.dumps.jax_log import looks_like_jax_log
-from hlodiff.dumps.executions import log_beside, scan_executions
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.manifest import is_execution_run
 from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
-from hlodiff.dumps.tensors_report import IrNode, IrOperand, LiveTensor, SyncReport, iter_reports, read_reports
-from hlodiff.dumps.xla_dump import list_dump_files, scan_xla_dump, stages_of
 from hlodiff.errors import HlodiffError, InputWarning, shown
+
+# Names re-exported from the readers of folders, logs and live-tensor reports, imported on first use: a file
+# of HLO text (what `compare A B` reads) needs none of them.
+_LAZY = {
+    "CompilationEvent": "debug_log", "ExecutionEvent": "debug_log", "iter_debug_events": "debug_log",
+    "read_compilations": "debug_log", "IrNode": "tensors_report", "IrOperand": "tensors_report",
+    "LiveTensor": "tensors_report", "SyncReport": "tensors_report", "iter_reports": "tensors_report",
+    "read_reports": "tensors_report",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hlodiff.dumps' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"hlodiff.dumps.{module}"), name)
 
 __all__ = [
     "GraphRecord", "detect_kind", "dump_stages", "iter_graphs", "resolve_ref", "split_ref",
@@ -41,6 +53,9 @@ def detect_kind(path: str | os.PathLike[str]) -> str:
     torch_xla capture, or an XLA dump with its PT_XLA_DEBUG_LEVEL=2 log beside it: :mod:`hlodiff.dumps.executions`) or ``"hlo_file"``; a one-line :class:`HlodiffError` for anything else."""
     p = os.fspath(path)
     if os.path.isdir(p):
+        from hlodiff.dumps.executions import log_beside
+        from hlodiff.dumps.manifest import is_execution_run
+
         return "executions" if is_execution_run(p) or log_beside(p) else "xla_dump"
     if not os.path.exists(p):
         raise missing_path_error(p)
@@ -71,8 +86,12 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
         p = dump_inside(p) or p  # a run folder stands for the one dump inside it
     kind = detect_kind(p)  # eagerly: a bad path fails at this call, not at the first next()
     if kind == "xla_dump":
+        from hlodiff.dumps.xla_dump import scan_xla_dump
+
         return scan_xla_dump(p, warnings, stage=stage)
     if kind == "executions":
+        from hlodiff.dumps.executions import scan_executions
+
         return scan_executions(p, warnings, stage=stage)
     if kind == "save_tensors":
         return scan_save_tensors(p, shown(p), warnings)
@@ -117,6 +136,8 @@ def resolve_ref(ref: str, warnings: list[InputWarning] | None = None, *, stage: 
 
 def dump_stages(path: str | os.PathLike[str]) -> list[str]:
     """The stages present in an XLA dump folder, in pipeline order (for ``--stage`` help and errors)."""
+    from hlodiff.dumps.xla_dump import list_dump_files, stages_of
+
     return stages_of(list_dump_files(os.fspath(path)))
 
 
@@ -146,6 +167,8 @@ def _why_not(head: bytes) -> str:
     if b"Compilation Analysis: " in head or b"Execution Analysis: " in head:
         return ("this is a PT_XLA_DEBUG log (a side input: give the dump it describes, --debug-log for the log; "
                 "a PT_XLA_DEBUG_LEVEL=2 log beside an --xla_dump_to folder is joined to it by itself)")
+    from hlodiff.dumps.jax_log import looks_like_jax_log
+
     if first.startswith(b"Finished tracing") or looks_like_jax_log(head.decode("utf-8", "replace")):
         return "this is a JAX compile log (hlodiff reads it as a side input, --jax-log, not as a graph)"
     if first.startswith((b"module @", b"module {", b"func.func")):
