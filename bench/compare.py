@@ -200,7 +200,7 @@ def cli_targets(cli: str, runs: int, tmp: Path) -> int:
     from hlodiff.accel import native
 
     accelerated = native is not None
-    print(f"   compiled accelerator (hlodiff/_accel.c): {'built, in use' if accelerated else 'not built: pure Python'}")
+    print(f"   compiled accelerator (hlodiff/_accel_c/): {'built, in use' if accelerated else 'not built: pure Python'}")
     for layers, target in CLI_TARGETS.items():
         sub = tmp / f"cli{layers}"
         sub.mkdir(exist_ok=True)

@@ -1,6 +1,6 @@
 """The optional compiled accelerator, or ``None``.
 
-``hlodiff/_accel.c`` runs the per-instruction hot loops of parsing and hashing in C when the install could compile
+``hlodiff/_accel_c/`` runs the per-instruction hot loops of parsing and hashing in C when the install could compile
 it (``setup.py`` builds it with ``optional=True``). Every function in it has a pure-Python twin that stays the
 reference and the fallback; results are the same either way (``tests/test_accel.py`` runs both on the corpus).
 ``HLODIFF_PURE_PYTHON=1`` turns the accelerator off, to compare or to rule it out.

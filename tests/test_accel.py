@@ -1,4 +1,4 @@
-"""The compiled accelerator (hlodiff/_accel.c) gives what the pure-Python code gives, on every real file.
+"""The compiled accelerator (hlodiff/_accel_c/) gives what the pure-Python code gives, on every real file.
 
 Each test reads or hashes the same input twice, once with the accelerator and once with it switched off (the
 modules' ``native`` set to ``None``, what ``HLODIFF_PURE_PYTHON=1`` or an install without a compiler gives), and
@@ -40,7 +40,7 @@ needs_native = pytest.mark.skipif(native is None and not ACCEL_REQUIRED,
 
 
 def test_accelerator_built_where_required():
-    """A build of hlodiff/_accel.c that failed is silent at install (the extension is optional): CI says so."""
+    """A build of hlodiff/_accel_c/ that failed is silent at install (the extension is optional): CI says so."""
     if not ACCEL_REQUIRED:
         pytest.skip("HLODIFF_REQUIRE_ACCEL is not set (only .ci/run requires the accelerator)")
     assert native is not None, "hlodiff._accel was not built: see the build log of pip install"

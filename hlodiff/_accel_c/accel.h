@@ -1,0 +1,115 @@
+/* Shared declarations of hlodiff._accel's sources (hlodiff/_accel_c/): the byte buffer, character classes,
+ * interned attribute names and the functions one source calls in another. See module.c for what the accelerator
+ * is and the rule every function follows.
+ */
+#ifndef HLODIFF_ACCEL_H
+#define HLODIFF_ACCEL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A growable byte buffer (buffer.c). */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    char stack[4096];
+} Buf;
+
+/* Operand lists are lists or tuples. */
+#define OPS_SIZE(o) (PyList_Check(o) ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o))
+#define OPS_ITEM(o, i) (PyList_Check(o) ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i))
+
+/* Character classes of the ASCII text the fast paths read. */
+static inline int is_ws(char c) { return c == ' ' || c == '\t'; }
+static inline int is_lower(char c) { return c >= 'a' && c <= 'z'; }
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int is_name(char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '.' || c == '-'; }
+static inline int is_sp(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static inline int is_re_space(char c) { return is_sp(c) || c == '\f' || c == '\v'; }
+
+/* Interned names, set up in module.c. */
+extern PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata, *s_frontend,
+    *s_control_predecessors, *s_name, *s_operands, *s_is_root, *s_parameter_number, *s_custom_call_has_side_effect,
+    *s_true, *s_parameter, *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple;
+
+/* Opcode and attribute-key texts, shared (they recur on every line): text.c's shared_str. */
+extern PyObject *name_cache;
+
+/* blake2b.c */
+void blake2b_hex(const uint8_t *data, size_t len, int outlen, char *hex);
+PyObject *hex_str(const char *hex, Py_ssize_t n);
+
+/* buffer.c */
+void buf_init(Buf *b);
+void buf_free(Buf *b);
+int buf_put(Buf *b, const char *s, size_t n);
+int buf_put_str(Buf *b, PyObject *s);
+int buf_put_operands(Buf *b, PyObject *ops, PyObject *table);
+
+/* hashes.c */
+PyObject *anon_hashes(PyObject *self, PyObject *args);
+PyObject *exact_hashes(PyObject *self, PyObject *args);
+PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
+
+/* text.c */
+Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
+PyObject *ascii_str(const char *s, Py_ssize_t n);
+PyObject *shared_str(const char *s, Py_ssize_t n);
+PyObject *typed_ref(PyObject *shape, PyObject *name);
+Py_ssize_t array_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int *has_pct);
+Py_ssize_t paren_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int max_depth);
+Py_ssize_t string_end(const char *p, Py_ssize_t pos, Py_ssize_t n);
+int append_text(PyObject *list, const char *s, Py_ssize_t n);
+PyObject *joined_words(const char *p, Py_ssize_t pos, Py_ssize_t end);
+
+/* attributes.c */
+Py_ssize_t value_end(const char *p, Py_ssize_t pos, Py_ssize_t n);
+PyObject *read_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n);
+PyObject *value_end_of(PyObject *self, PyObject *args);
+
+/* operands.c */
+PyObject *untyped_operands(const char *p, Py_ssize_t pos, Py_ssize_t end);
+int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *typed_refs, PyObject *names, PyObject *shapes);
+int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names, PyObject *shapes);
+int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs);
+
+/* lines.c */
+PyObject *parse_lines(PyObject *self, PyObject *args);
+
+/* shapes.c */
+PyObject *read_shape(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, PyObject *parse_array, PyObject *shape_type, Py_ssize_t *end, int depth);
+PyObject *signature(PyObject *self, PyObject *args);
+
+/* checks.c */
+PyObject *names_in_order(PyObject *self, PyObject *args);
+PyObject *triage(PyObject *self, PyObject *args);
+
+/* walks.c */
+PyObject *operands_of(PyObject *operands, PyObject *name);
+PyObject *live(PyObject *self, PyObject *args);
+PyObject *postorder(PyObject *self, PyObject *args);
+PyObject *number_params(PyObject *self, PyObject *args);
+PyObject *defined_before_use(PyObject *self, PyObject *args);
+
+/* index.c */
+PyObject *index_computation(PyObject *self, PyObject *args);
+PyObject *with_attribute(PyObject *self, PyObject *args);
+
+/* passes.c */
+PyObject *dead_names(PyObject *self, PyObject *args);
+PyObject *count_attribute(PyObject *self, PyObject *args);
+PyObject *reads_tuple(PyObject *self, PyObject *args);
+
+/* matching.c */
+PyObject *match_equal(PyObject *self, PyObject *args);
+PyObject *group_by(PyObject *self, PyObject *args);
+PyObject *exact_walk(PyObject *self, PyObject *args);
+PyObject *top_down(PyObject *self, PyObject *args);
+PyObject *unsettled_pairs(PyObject *self, PyObject *args);
+PyObject *users_of(PyObject *self, PyObject *args);
+PyObject *renamed_and_metadata(PyObject *self, PyObject *args);
+
+#endif

@@ -1,0 +1,98 @@
+/* The parser's checks that walk every instruction: names and roots (parser._check_computation) and which
+ * instructions a parse-time rule must look at (checks.check_module).
+ */
+#include "accel.h"
+
+/* parser._check_computation's loop: names defined once, one ROOT, parameter numbers distinct and not negative.
+   Returns whether some operand is used before its definition, or None when a rule is broken (the parser's loop
+   then finds it and says where). */
+PyObject *names_in_order(PyObject *self, PyObject *args) {
+    PyObject *insts;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &insts)) return NULL;
+    PyObject *defined = PySet_New(NULL), *params = PySet_New(NULL);
+    int forward = 0, roots = 0, broken = 0, failed = 0;
+    if (!defined || !params) failed = 1;
+    for (Py_ssize_t i = 0; !failed && !broken && i < PyList_GET_SIZE(insts); i++) {
+        PyObject *inst = PyList_GET_ITEM(insts, i);
+        PyObject *name = PyObject_GetAttr(inst, s_name);
+        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
+        PyObject *root = ops ? PyObject_GetAttr(inst, s_is_root) : NULL;
+        PyObject *number = root ? PyObject_GetAttr(inst, s_parameter_number) : NULL;
+        if (number == NULL) failed = 1;
+        int has = failed ? -1 : PySet_Contains(defined, name);
+        if (has < 0) failed = 1;
+        else if (has) broken = 1;
+        if (!failed && !broken && !forward) {
+            if (!PyTuple_Check(ops) && !PyList_Check(ops)) broken = 1;
+            for (Py_ssize_t k = 0; !broken && k < OPS_SIZE(ops); k++) {
+                int in = PySet_Contains(defined, OPS_ITEM(ops, k));
+                if (in < 0) failed = 1;
+                if (in <= 0) forward = 1;
+                if (in <= 0) break;
+            }
+        }
+        if (!failed && !broken && PySet_Add(defined, name) < 0) failed = 1;
+        if (!failed && !broken && root == Py_True && ++roots > 1) broken = 1;
+        if (!failed && !broken && number != Py_None) {
+            long long v = PyLong_Check(number) ? PyLong_AsLongLong(number) : -1;
+            if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+            int dup = v < 0 ? 1 : PySet_Contains(params, number);
+            if (dup < 0) failed = 1;
+            else if (dup) broken = 1;
+            else if (PySet_Add(params, number) < 0) failed = 1;
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(ops);
+        Py_XDECREF(root);
+        Py_XDECREF(number);
+    }
+    Py_XDECREF(defined);
+    Py_XDECREF(params);
+    if (failed) return NULL;
+    if (broken) Py_RETURN_NONE;
+    return PyBool_FromLong(forward);
+}
+
+/* checks.check_module's triage of one computation: the instructions a rule must look at (their opcode has a
+   rule, or they carry control-predecessors or result_accuracy), in order; the opcodes that are not plain XLA
+   ones (unknown, or async-) go into odd. */
+PyObject *triage(PyObject *self, PyObject *args) {
+    PyObject *instructions, *ruled, *known, *odd;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &instructions, &PyDict_Type, &ruled, &PyFrozenSet_Type,
+                          &known, &PySet_Type, &odd))
+        return NULL;
+    PyObject *todo = PyList_New(0);
+    if (todo == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
+        PyObject *inst = PyList_GET_ITEM(instructions, i);
+        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        int rc = attrs ? 0 : -1, need = 0;
+        if (rc == 0) {
+            int has_rule = PyDict_Contains(ruled, opcode);
+            if (has_rule < 0) rc = -1;
+            else if (has_rule) need = 1;
+            else {
+                int plain = PySet_Contains(known, opcode);
+                if (plain < 0) rc = -1;
+                else if (!plain || (PyUnicode_Check(opcode) && PyUnicode_Tailmatch(opcode, s_async_prefix, 0, 6, -1) == 1)) {
+                    if (PySet_Add(odd, opcode) < 0) rc = -1;
+                }
+            }
+        }
+        if (rc == 0 && !need && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+            int a = PyDict_Contains(attrs, s_control_predecessors);
+            int b = a == 0 ? PyDict_Contains(attrs, s_result_accuracy) : a;
+            if (a < 0 || b < 0) rc = -1;
+            else need = a || b;
+        }
+        if (rc == 0 && need) rc = PyList_Append(todo, inst);
+        Py_XDECREF(opcode);
+        Py_XDECREF(attrs);
+        if (rc < 0) {
+            Py_DECREF(todo);
+            return NULL;
+        }
+    }
+    return todo;
+}

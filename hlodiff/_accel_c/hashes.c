@@ -1,0 +1,168 @@
+/* Node labels and Merkle hashes (hlodiff.graph.fingerprint._hash_computation's two loops).
+ */
+#include "accel.h"
+
+/* The label fingerprint._label makes, built here when the options are the defaults (names and metadata
+   ignored) and no attribute needs Python (a call's target hashes, frontend attributes holding braces, elided
+   operands); otherwise label_fn(inst) makes it. */
+static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
+                            PyObject *shape_texts, PyObject *call_keys) {
+    if (!plain) return PyObject_CallOneArg(label_fn, inst);
+    PyObject *attrs = NULL, *trunc = NULL, *opcode = NULL, *shape = NULL, *literal = NULL, *st = NULL;
+    PyObject *text = NULL;
+    int python = 0;
+    Buf b;
+    buf_init(&b);
+    attrs = PyObject_GetAttr(inst, s_attrs);
+    trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
+    if (trunc == NULL) goto done;
+    if (!PyDict_Check(attrs) || PyObject_IsTrue(trunc) != 0) {
+        python = 1;
+        goto done;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        int is_call = PySet_Contains(call_keys, key);
+        if (is_call < 0) goto done;
+        if (is_call || !PyUnicode_Check(value) || !PyUnicode_Check(key)) {
+            python = 1;
+            goto done;
+        }
+        if (PyUnicode_Compare(key, s_frontend) == 0) {
+            Py_ssize_t n;
+            const char *v = PyUnicode_AsUTF8AndSize(value, &n);
+            if (v == NULL) goto done;
+            for (Py_ssize_t k = 0; k + 1 < n; k++)
+                if (v[k] == '=' && (v[k + 1] == '{' || (v[k + 1] == '"' && k + 2 < n && v[k + 2] == '{'))) {
+                    python = 1;
+                    goto done;
+                }
+        }
+    }
+    opcode = PyObject_GetAttr(inst, s_opcode);
+    shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
+    literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
+    if (literal == NULL) goto done;
+    /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
+    PyObject *id = PyLong_FromVoidPtr(shape);
+    st = id ? PyDict_GetItemWithError(shape_texts, id) : NULL;
+    Py_XINCREF(st);
+    Py_XDECREF(id);
+    if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
+    if (st == NULL || buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
+    if (literal != Py_None && (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, literal) < 0)) goto done;
+    pos = 0;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        if (PyUnicode_Compare(key, s_metadata) == 0 || PyUnicode_Compare(key, s_control_predecessors) == 0)
+            continue;
+        if (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, key) < 0 || buf_put(&b, "=", 1) < 0 ||
+            buf_put_str(&b, value) < 0)
+            goto done;
+    }
+    text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+done:
+    buf_free(&b);
+    Py_XDECREF(attrs);
+    Py_XDECREF(trunc);
+    Py_XDECREF(opcode);
+    Py_XDECREF(shape);
+    Py_XDECREF(literal);
+    Py_XDECREF(st);
+    if (python && !PyErr_Occurred()) return PyObject_CallOneArg(label_fn, inst);
+    return text;
+}
+
+static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
+    char hex[128];
+    blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
+    PyObject *h = hex_str(hex, 2 * size);
+    if (h == NULL) return -1;
+    int rc = PyDict_SetItem(dict, name, h);
+    Py_DECREF(h);
+    return rc;
+}
+
+PyObject *anon_hashes(PyObject *self, PyObject *args) {
+    PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys;
+    int plain;
+    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
+                          &operands, &plain, &label_fn, &shape_text, &PyDict_Type, &shape_texts, &PyDict_Type,
+                          &labels, &PyDict_Type, &anon, &PyFrozenSet_Type, &call_keys))
+        return NULL;
+    Buf b;
+    buf_init(&b);
+    Py_ssize_t n = PyList_GET_SIZE(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *inst = PyDict_GetItemWithError(insts, name);
+        PyObject *ops = inst ? PyDict_GetItemWithError(operands, name) : NULL;
+        if (ops == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
+        if (label == NULL) goto fail;
+        int rc = PyDict_SetItem(labels, name, label);
+        b.len = 0;
+        if (rc == 0) rc = buf_put_str(&b, label);
+        Py_DECREF(label);
+        if (rc < 0 || buf_put_operands(&b, ops, anon) < 0 || hash_into(anon, name, &b, 8) < 0) goto fail;
+    }
+    buf_free(&b);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
+PyObject *exact_hashes(PyObject *self, PyObject *args) {
+    PyObject *order, *labels, *operands, *param_ids, *hashes;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &order, &PyDict_Type, &labels, &PyDict_Type,
+                          &operands, &PyDict_Type, &param_ids, &PyDict_Type, &hashes))
+        return NULL;
+    Buf b;
+    buf_init(&b);
+    Py_ssize_t n = PyList_GET_SIZE(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *label = PyDict_GetItemWithError(labels, name);
+        PyObject *ops = label ? PyDict_GetItemWithError(operands, name) : NULL;
+        if (ops == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        b.len = 0;
+        if (buf_put_str(&b, label) < 0) goto fail;
+        PyObject *pid = PyDict_GetItemWithError(param_ids, name);
+        if (pid != NULL) {
+            PyObject *text = PyObject_Str(pid);
+            int rc = text ? buf_put(&b, "|#", 2) : -1;
+            if (rc == 0) rc = buf_put_str(&b, text);
+            Py_XDECREF(text);
+            if (rc < 0) goto fail;
+        } else if (PyErr_Occurred()) {
+            goto fail;
+        }
+        if (buf_put_operands(&b, ops, hashes) < 0 || hash_into(hashes, name, &b, 12) < 0) goto fail;
+    }
+    buf_free(&b);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
+PyObject *py_blake2b_hex(PyObject *self, PyObject *args) {
+    const char *data;
+    Py_ssize_t len;
+    int size;
+    if (!PyArg_ParseTuple(args, "y#i", &data, &len, &size)) return NULL;
+    if (size < 1 || size > 64) {
+        PyErr_SetString(PyExc_ValueError, "digest size must be 1..64");
+        return NULL;
+    }
+    char hex[128];
+    blake2b_hex((const uint8_t *)data, (size_t)len, size, hex);
+    return hex_str(hex, 2 * size);
+}

@@ -1,0 +1,85 @@
+/* Per-computation indexes (hlodiff.graph.canonical.build_computation, reachable_computations).
+ */
+#include "accel.h"
+
+/* build_computation's maps: name -> instruction, name -> list of operand names; and the parameters (text order)
+   and the instructions with a side effect (opcode in effects, or custom_call_has_side_effect="true"). */
+PyObject *index_computation(PyObject *self, PyObject *args) {
+    PyObject *instructions, *effects;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &instructions, &PyFrozenSet_Type, &effects)) return NULL;
+    PyObject *insts = PyDict_New(), *operands = PyDict_New(), *params = PyList_New(0), *marked = PyList_New(0);
+    if (!insts || !operands || !params || !marked) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
+        PyObject *inst = PyList_GET_ITEM(instructions, i);
+        PyObject *name = PyObject_GetAttr(inst, s_name);
+        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
+        PyObject *opcode = ops ? PyObject_GetAttr(inst, s_opcode) : NULL;
+        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        PyObject *list = attrs ? PySequence_List(ops) : NULL;
+        int rc = list ? 0 : -1;
+        if (rc == 0) rc = PyDict_SetItem(insts, name, inst);
+        if (rc == 0) rc = PyDict_SetItem(operands, name, list);
+        if (rc == 0) {
+            int is_param = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_parameter) == 0;
+            if (is_param) rc = PyList_Append(params, name);
+            /* opcodes are plain str: a lookup cannot fail here */
+            int effect = PySet_Contains(effects, opcode);
+            if (effect < 0) rc = -1;
+            if (rc == 0 && !effect && PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+                PyObject *v = PyDict_GetItemWithError(attrs, s_custom_call_has_side_effect);
+                if (v == NULL && PyErr_Occurred()) rc = -1;
+                else if (v != NULL) {
+                    int t = PyObject_RichCompareBool(v, s_true, Py_EQ);
+                    if (t < 0) rc = -1;
+                    effect = t > 0;
+                }
+            }
+            if (rc == 0 && effect) rc = PyList_Append(marked, name);
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(ops);
+        Py_XDECREF(opcode);
+        Py_XDECREF(attrs);
+        Py_XDECREF(list);
+        if (rc < 0) goto fail;
+    }
+    return Py_BuildValue("(NNNN)", insts, operands, params, marked);
+fail:
+    Py_XDECREF(insts);
+    Py_XDECREF(operands);
+    Py_XDECREF(params);
+    Py_XDECREF(marked);
+    return NULL;
+}
+
+/* The instructions (in order) whose attributes hold one of keys (the calls: to_apply, body, ...). */
+PyObject *with_attribute(PyObject *self, PyObject *args) {
+    PyObject *instructions, *keys;
+    if (!PyArg_ParseTuple(args, "OO!", &instructions, &PyFrozenSet_Type, &keys)) return NULL;
+    PyObject *seq = PySequence_Fast(instructions, "instructions must be a sequence");
+    if (seq == NULL) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *inst = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        if (attrs == NULL) goto fail;
+        int hit = 0;
+        if (PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {
+            Py_ssize_t pos = 0;
+            PyObject *key, *value;
+            while (!hit && PyDict_Next(attrs, &pos, &key, &value)) {
+                hit = PySet_Contains(keys, key);
+                if (hit < 0) break;
+            }
+        }
+        Py_DECREF(attrs);
+        if (hit < 0 || (hit && PyList_Append(out, inst) < 0)) goto fail;
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    return NULL;
+}

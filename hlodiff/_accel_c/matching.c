@@ -1,0 +1,368 @@
+/* Matching and classification (hlodiff.diff): l2r and r2l map paired names both ways; how names the matcher.
+ */
+#include "accel.h"
+
+static int pair(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind, PyObject *l, PyObject *r) {
+    int a = PyDict_Contains(l2r, l), b = a == 0 ? PyDict_Contains(r2l, r) : a;
+    if (a < 0 || b < 0) return -1;
+    if (a || b) return 0;
+    if (PyDict_SetItem(l2r, l, r) < 0 || PyDict_SetItem(r2l, r, l) < 0 || PyDict_SetItem(how, l, kind) < 0)
+        return -1;
+    return 1;
+}
+
+/* matchers._match_equal_subgraphs: pair left and right, then their free operands at equal positions, down. */
+static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *lops_of, PyObject *rops_of,
+                           PyObject *left, PyObject *right, int force, PyObject *kind) {
+    PyObject *stack = PyList_New(0);
+    if (stack == NULL) return -1;
+    PyObject *first = PyTuple_Pack(2, left, right);
+    if (first == NULL || PyList_Append(stack, first) < 0) {
+        Py_XDECREF(first);
+        goto fail;
+    }
+    Py_DECREF(first);
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *item = PyList_GET_ITEM(stack, top);
+        Py_INCREF(item);
+        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        PyObject *l = PyTuple_GET_ITEM(item, 0), *r = PyTuple_GET_ITEM(item, 1);
+        int added = pair(l2r, r2l, how, kind, l, r);
+        if (added == 0 && force) {
+            PyObject *partner = PyDict_GetItemWithError(l2r, l);
+            if (partner == NULL && PyErr_Occurred()) added = -1;
+            else if (partner != NULL) {
+                int same = PyObject_RichCompareBool(partner, r, Py_EQ);
+                added = same < 0 ? -1 : same;
+            }
+        }
+        if (added <= 0) {
+            Py_DECREF(item);
+            if (added < 0) goto fail;
+            continue;
+        }
+        force = 0;
+        PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+        if (rops == NULL) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *lo = OPS_ITEM(lops, k), *ro = OPS_ITEM(rops, k);
+            int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+            if (a < 0 || b < 0) {
+                Py_DECREF(item);
+                goto fail;
+            }
+            if (a || b) continue;
+            PyObject *next = PyTuple_Pack(2, lo, ro);
+            if (next == NULL || PyList_Append(stack, next) < 0) {
+                Py_XDECREF(next);
+                Py_DECREF(item);
+                goto fail;
+            }
+            Py_DECREF(next);
+        }
+        Py_DECREF(item);
+    }
+    Py_DECREF(stack);
+    return 0;
+fail:
+    Py_DECREF(stack);
+    return -1;
+}
+
+PyObject *match_equal(PyObject *self, PyObject *args) {
+    PyObject *l2r, *r2l, *how, *lops_of, *rops_of, *left, *right, *kind;
+    int force;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOpO", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how,
+                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &left, &right, &force, &kind))
+        return NULL;
+    if (equal_subgraphs(l2r, r2l, how, lops_of, rops_of, left, right, force, kind) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Names grouped by their hash, in order: hash -> [names]. */
+PyObject *group_by(PyObject *self, PyObject *args) {
+    PyObject *order, *hashes;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &order, &PyDict_Type, &hashes)) return NULL;
+    PyObject *groups = PyDict_New();
+    if (groups == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order); i++) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        PyObject *h = PyDict_GetItemWithError(hashes, name);
+        if (h == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            goto fail;
+        }
+        PyObject *list = PyDict_GetItemWithError(groups, h);
+        if (list == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            list = PyList_New(0);
+            int rc = list ? PyDict_SetItem(groups, h, list) : -1;
+            Py_XDECREF(list); /* held by groups */
+            if (rc < 0) goto fail;
+        }
+        if (PyList_Append(list, name) < 0) goto fail;
+    }
+    return groups;
+fail:
+    Py_DECREF(groups);
+    return NULL;
+}
+
+/* matchers.match_exact's walk, users first: a left name whose hash one right name alone shares (and no other
+   left name) is paired with it and the subgraphs below are paired; a hash several share goes to tied(name). */
+PyObject *exact_walk(PyObject *self, PyObject *args) {
+    PyObject *order, *lanon, *rights_by, *lefts_by, *l2r, *r2l, *how, *lops_of, *rops_of, *kind, *tied;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
+                          &rights_by, &PyDict_Type, &lefts_by, &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type,
+                          &how, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &kind, &tied))
+        return NULL;
+    for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        PyObject *name = PyList_GET_ITEM(order, i);
+        int done = PyDict_Contains(l2r, name);
+        if (done < 0) return NULL;
+        if (done) continue;
+        PyObject *h = PyDict_GetItemWithError(lanon, name);
+        if (h == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            return NULL;
+        }
+        PyObject *rights = PyDict_GetItemWithError(rights_by, h);
+        if (rights == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            continue;
+        }
+        PyObject *lefts = PyDict_GetItemWithError(lefts_by, h);
+        if (lefts == NULL && PyErr_Occurred()) return NULL;
+        if (!PyList_Check(rights) || PyList_GET_SIZE(rights) == 0) continue;
+        if (PyList_GET_SIZE(rights) == 1 && lefts != NULL && PyList_Check(lefts) && PyList_GET_SIZE(lefts) == 1) {
+            PyObject *r = PyList_GET_ITEM(rights, 0);
+            int taken = PyDict_Contains(r2l, r);
+            if (taken < 0) return NULL;
+            if (!taken) {
+                Py_INCREF(r);
+                int rc = equal_subgraphs(l2r, r2l, how, lops_of, rops_of, name, r, 0, kind);
+                Py_DECREF(r);
+                if (rc < 0) return NULL;
+            }
+            continue;
+        }
+        PyObject *res = PyObject_CallFunctionObjArgs(tied, name, h, rights, NULL);
+        if (res == NULL) return NULL;
+        Py_DECREF(res);
+    }
+    Py_RETURN_NONE;
+}
+
+/* matchers.match_top_down's walk: for each paired left name (users first) not yet settled, the operand pairs at
+   equal positions where neither side is paired; none: settled; some: handle(lname, rname, free) decides. */
+PyObject *top_down(PyObject *self, PyObject *args) {
+    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type, &r2l,
+                          &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle))
+        return NULL;
+    for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
+        PyObject *l = PyList_GET_ITEM(order, i);
+        PyObject *r = PyDict_GetItemWithError(l2r, l);
+        if (r == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            continue;
+        }
+        int done = PySet_Contains(settled, l);
+        if (done < 0) return NULL;
+        if (done) continue;
+        Py_INCREF(l);
+        Py_INCREF(r);
+        PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+        PyObject *free = NULL;
+        int rc = rops ? 0 : -1;
+        if (rc == 0 && OPS_SIZE(lops) != OPS_SIZE(rops)) {
+            int is_root = PyObject_RichCompareBool(l, root, Py_EQ);
+            if (is_root < 0) rc = -1;
+            else if (is_root) rc = 1; /* outputs were added or removed: positions mean nothing */
+        }
+        if (rc == 0) free = PyList_New(0);
+        if (rc == 0 && free == NULL) rc = -1;
+        if (rc == 0) {
+            Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+            for (Py_ssize_t k = 0; rc == 0 && k < n; k++) {
+                PyObject *lo = OPS_ITEM(lops, k), *ro = OPS_ITEM(rops, k);
+                int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+                if (a < 0 || b < 0) rc = -1;
+                else if (!a && !b) {
+                    PyObject *t = PyTuple_Pack(2, lo, ro);
+                    if (t == NULL || PyList_Append(free, t) < 0) rc = -1;
+                    Py_XDECREF(t);
+                }
+            }
+            if (rc == 0) {
+                if (PyList_GET_SIZE(free) == 0) {
+                    if (PySet_Add(settled, l) < 0) rc = -1;
+                } else {
+                    PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
+                    if (res == NULL) rc = -1;
+                    Py_XDECREF(res);
+                }
+            }
+        }
+        Py_XDECREF(free);
+        Py_DECREF(l);
+        Py_DECREF(r);
+        if (rc < 0) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* classify._classify's filter: the pairs (in l2r's order) whose labels differ or whose operands are not paired
+   with each other position by position (over the shorter list, as zip does, when lengths differ). */
+PyObject *unsettled_pairs(PyObject *self, PyObject *args) {
+    PyObject *l2r, *llabels, *rlabels, *lops_of, *rops_of;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyDict_Type, &l2r, &PyDict_Type, &llabels, &PyDict_Type, &rlabels,
+                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *l, *r;
+    while (PyDict_Next(l2r, &pos, &l, &r)) {
+        PyObject *a = PyDict_GetItemWithError(llabels, l), *b = a ? PyDict_GetItemWithError(rlabels, r) : NULL;
+        if (b == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a ? r : l);
+            goto fail;
+        }
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (same < 0) goto fail;
+        if (same) {
+            PyObject *lops = operands_of(lops_of, l), *rops = lops ? operands_of(rops_of, r) : NULL;
+            if (rops == NULL) goto fail;
+            Py_ssize_t n = OPS_SIZE(lops) < OPS_SIZE(rops) ? OPS_SIZE(lops) : OPS_SIZE(rops);
+            for (Py_ssize_t k = 0; same && k < n; k++) {
+                PyObject *partner = PyDict_GetItemWithError(l2r, OPS_ITEM(lops, k));
+                if (partner == NULL) {
+                    if (PyErr_Occurred()) goto fail;
+                    same = 0;
+                    break;
+                }
+                same = PyObject_RichCompareBool(partner, OPS_ITEM(rops, k), Py_EQ);
+                if (same < 0) goto fail;
+            }
+            if (same) continue;
+        }
+        PyObject *t = PyTuple_Pack(2, l, r);
+        if (t == NULL || PyList_Append(out, t) < 0) {
+            Py_XDECREF(t);
+            goto fail;
+        }
+        Py_DECREF(t);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* CanonicalComputation.users: each name -> the names that use it, in operands' order, each user once. */
+PyObject *users_of(PyObject *self, PyObject *args) {
+    PyObject *operands;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &operands)) return NULL;
+    PyObject *users = PyDict_New();
+    if (users == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *ops;
+    while (PyDict_Next(operands, &pos, &name, &ops)) {
+        PyObject *list = PyList_New(0);
+        int rc = list ? PyDict_SetItem(users, name, list) : -1;
+        Py_XDECREF(list);
+        if (rc < 0) goto fail;
+    }
+    pos = 0;
+    while (PyDict_Next(operands, &pos, &name, &ops)) {
+        if (!PyList_Check(ops) && !PyTuple_Check(ops)) {
+            PyErr_SetString(PyExc_TypeError, "operand lists must be lists or tuples");
+            goto fail;
+        }
+        Py_ssize_t n = OPS_SIZE(ops);
+        PyObject *met = n > 8 ? PySet_New(NULL) : NULL; /* long lists (a root tuple): a set finds repeats */
+        if (n > 8 && met == NULL) goto fail;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *op = OPS_ITEM(ops, k);
+            int repeat = 0; /* dict.fromkeys(ops): an operand used twice makes one entry */
+            if (met != NULL) {
+                repeat = PySet_Contains(met, op);
+                if (repeat == 0 && PySet_Add(met, op) < 0) repeat = -1;
+            } else {
+                for (Py_ssize_t j = 0; j < k && !repeat; j++) repeat = PyObject_RichCompareBool(OPS_ITEM(ops, j), op, Py_EQ);
+            }
+            if (repeat < 0) {
+                Py_XDECREF(met);
+                goto fail;
+            }
+            if (repeat) continue;
+            PyObject *list = PyDict_GetItemWithError(users, op);
+            if (list == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, op);
+                Py_XDECREF(met);
+                goto fail;
+            }
+            if (PyList_Append(list, name) < 0) {
+                Py_XDECREF(met);
+                goto fail;
+            }
+        }
+        Py_XDECREF(met);
+    }
+    return users;
+fail:
+    Py_DECREF(users);
+    return NULL;
+}
+
+/* compare._renamed_and_metadata: how many pairs differ in name, and (when asked) in their metadata attribute. */
+PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
+    PyObject *l2r, *linsts, *rinsts;
+    int count_metadata;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &l2r, &PyDict_Type, &linsts, &PyDict_Type, &rinsts,
+                          &count_metadata))
+        return NULL;
+    Py_ssize_t pos = 0, renamed = 0, meta = 0;
+    PyObject *a, *b;
+    while (PyDict_Next(l2r, &pos, &a, &b)) {
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (same < 0) return NULL;
+        renamed += !same;
+        if (!count_metadata) continue;
+        PyObject *li = PyDict_GetItemWithError(linsts, a), *ri = li ? PyDict_GetItemWithError(rinsts, b) : NULL;
+        if (ri == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? b : a);
+            return NULL;
+        }
+        PyObject *la = PyObject_GetAttr(li, s_attrs), *ra = la ? PyObject_GetAttr(ri, s_attrs) : NULL;
+        int differ = -1;
+        if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
+            PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
+            PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
+            if (!PyErr_Occurred()) {
+                if (lm == NULL || rm == NULL) differ = lm != rm;
+                else {
+                    int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
+                    differ = eq < 0 ? -1 : !eq;
+                }
+            }
+        } else if (ra != NULL) {
+            PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
+        }
+        Py_XDECREF(la);
+        Py_XDECREF(ra);
+        if (differ < 0) return NULL;
+        meta += differ;
+    }
+    return Py_BuildValue("(nn)", renamed, meta);
+}

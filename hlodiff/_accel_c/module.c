@@ -1,0 +1,101 @@
+/* hlodiff._accel: the optional compiled accelerator for the per-instruction hot loops of parsing, hashing and
+ * matching. This file holds the module's table of functions and its set-up; each part is a file of its own here
+ * (lines, operands, attributes, shapes and checks for the parser; hashes and blake2b for fingerprints; walks,
+ * index and passes for canonical graphs; matching for the differ).
+ *
+ * Every function has a pure-Python twin that is the reference (hlodiff/hlo/parser.py, hlodiff/graph/,
+ * hlodiff/diff/); hlodiff.accel picks this module when it was built and HLODIFF_PURE_PYTHON is not set. The
+ * functions return exactly what the Python code computes (tests/test_accel.py checks both ways on the corpus), and
+ * hand anything unusual back to the Python code instead of deciding it here.
+ */
+#include "accel.h"
+
+PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata, *s_frontend, *s_control_predecessors,
+    *s_name, *s_operands, *s_is_root, *s_parameter_number, *s_custom_call_has_side_effect, *s_true, *s_parameter,
+    *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple, *name_cache;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Module
+ */
+
+static PyMethodDef methods[] = {
+    {"blake2b_hex", py_blake2b_hex, METH_VARARGS,
+     "blake2b_hex(data, size) -> hashlib.blake2b(data, digest_size=size).hexdigest()"},
+    {"anon_hashes", anon_hashes, METH_VARARGS,
+     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): fill "
+     "labels and "
+     "anonymous hashes in order, as fingerprint._hash_computation's first loop does"},
+    {"exact_hashes", exact_hashes, METH_VARARGS,
+     "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
+     "fingerprint._hash_computation's second loop does"},
+    {"parse_lines", parse_lines, METH_VARARGS,
+     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared, parse_shape_at, Shape) -> "
+     "the index of the first "
+     "line it left to the Python parser; instructions read are appended to out, typed operands to check to declared"},
+    {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
+    {"postorder", postorder, METH_VARARGS,
+     "postorder(root, operands) -> (post-order list from root, operands in order; set of nodes reached)"},
+    {"number_params", number_params, METH_VARARGS,
+     "number_params(stack, seen, params, operands, ids): canonical_ids' depth-first numbering of parameters"},
+    {"defined_before_use", defined_before_use, METH_VARARGS,
+     "defined_before_use(operands) -> whether each operand list names only earlier instructions"},
+    {"match_equal", match_equal, METH_VARARGS,
+     "match_equal(l2r, r2l, how, left_operands, right_operands, left, right, force, kind): "
+     "matchers._match_equal_subgraphs"},
+    {"group_by", group_by, METH_VARARGS, "group_by(order, hashes) -> hash -> names in order"},
+    {"exact_walk", exact_walk, METH_VARARGS,
+     "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, how, left_operands, right_operands, "
+     "kind, tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},
+    {"top_down", top_down, METH_VARARGS,
+     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle): match_top_down's walk"},
+    {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
+     "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
+    {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
+    {"names_in_order", names_in_order, METH_VARARGS,
+     "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
+    {"index_computation", index_computation, METH_VARARGS,
+     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects)"},
+    {"with_attribute", with_attribute, METH_VARARGS,
+     "with_attribute(instructions, keys) -> the instructions whose attributes hold one of keys"},
+    {"renamed_and_metadata", renamed_and_metadata, METH_VARARGS,
+     "renamed_and_metadata(l2r, left_insts, right_insts, count_metadata) -> (renamed, metadata differences)"},
+    {"signature", signature, METH_VARARGS,
+     "signature(text, pos, shapes, parse_shape_at, Shape) -> ((params, result), end) for a computation header, "
+     "or None"},
+    {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
+    {"triage", triage, METH_VARARGS,
+     "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
+    {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},
+    {"count_attribute", count_attribute, METH_VARARGS, "count_attribute(instructions, key) -> how many carry key"},
+    {"reads_tuple", reads_tuple, METH_VARARGS,
+     "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "hlodiff._accel", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__accel(void) {
+    s_opcode = PyUnicode_InternFromString("opcode");
+    s_shape = PyUnicode_InternFromString("shape");
+    s_literal = PyUnicode_InternFromString("literal");
+    s_attrs = PyUnicode_InternFromString("attrs");
+    s_truncated = PyUnicode_InternFromString("truncated_operands");
+    s_metadata = PyUnicode_InternFromString("metadata");
+    name_cache = PyDict_New();
+    s_tuple_shapes = PyUnicode_InternFromString("tuple_shapes");
+    s_gte = PyUnicode_InternFromString("get-tuple-element");
+    s_tuple = PyUnicode_InternFromString("tuple");
+    s_result_accuracy = PyUnicode_InternFromString("result_accuracy");
+    s_async_prefix = PyUnicode_InternFromString("async-");
+    s_custom_call_has_side_effect = PyUnicode_InternFromString("custom_call_has_side_effect");
+    s_true = PyUnicode_InternFromString("true");
+    s_parameter = PyUnicode_InternFromString("parameter");
+    s_name = PyUnicode_InternFromString("name");
+    s_operands = PyUnicode_InternFromString("operands");
+    s_is_root = PyUnicode_InternFromString("is_root");
+    s_parameter_number = PyUnicode_InternFromString("parameter_number");
+    s_frontend = PyUnicode_InternFromString("frontend_attributes");
+    s_control_predecessors = PyUnicode_InternFromString("control-predecessors");
+    if (!s_opcode || !s_shape || !s_literal || !s_attrs || !s_truncated || !s_metadata || !name_cache) return NULL;
+    return PyModule_Create(&moduledef);
+}
