@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import re
 
-_BAD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[^0-7xuUntrabfv\\'\"?]")
-"""A backslash (after an even run of escaped backslashes) followed by a character no C escape starts with."""
+_BACKSLASHES = re.compile(r"\\+")
+_ESCAPE_STARTS = frozenset("01234567xuUntrabfv\\'\"?")
+"""The characters a C escape starts with (after its backslash)."""
 
 
 def bad_escape_line(text: str, first_line: int = 1) -> int | None:
-    """The file line of the first unknown escape in ``text`` (which begins on ``first_line``), or None."""
+    """The file line of the first unknown escape in ``text`` (which begins on ``first_line``), or None: a run of
+    backslashes of odd length (pairs escape each other) followed by a character no C escape starts with. Runs are
+    found by a literal scan (a pattern with a look-behind tried at every position took 12 ms of a 0.6 MB parse)."""
     if "\\" not in text:
         return None
-    m = _BAD_ESCAPE.search(text)
-    if m is None:
-        return None
-    return first_line + text.count("\n", 0, m.start())
+    n = len(text)
+    for m in _BACKSLASHES.finditer(text):
+        end = m.end()
+        if (end - m.start()) % 2 and end < n and text[end] not in _ESCAPE_STARTS:
+            return first_line + text.count("\n", 0, m.start())
+    return None
 
 
 def note_bad_escapes(module, warnings: list) -> None:
