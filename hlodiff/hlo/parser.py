@@ -6,6 +6,10 @@ almost every line XLA and PyTorch/XLA print. Statements that span lines, or whos
 expressions allow, are joined and decomposed by a bracket- and string-aware scanner instead. Attribute values are
 kept as text (see :mod:`hlodiff.hlo.model`); shapes are parsed and interned.
 
+The common lines are read by the optional compiled accelerator when it was built (:mod:`hlodiff.accel`), which
+hands every line it is not sure of back to this code. What XLA rejects once a module is read (names defined twice,
+cycles, declared operand shapes) is checked by :mod:`hlodiff.hlo.name_checks`.
+
 Every syntax problem raises :class:`HloParseError` with the file, line and column.
 """
 
@@ -19,18 +23,18 @@ from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.errors import HloParseError
 from hlodiff.hlo import scan
-from hlodiff.hlo.attributes import CALL_KEYS, parse_buffer_donor, parse_input_output_alias, unescape
+from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias, unescape
 from hlodiff.hlo.escapes import bad_escape_line
 from hlodiff.hlo.asyncs import check_and_wrap_asyncs
 from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
 from hlodiff.hlo.opcodes import async_shorthand
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
+from hlodiff.hlo.name_checks import NameChecks
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
-_CALL_KEYS = frozenset(CALL_KEYS)
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
 _OPCODE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*\(")
 # An operand list with up to two levels of nested parentheses (tuple-typed operands, complex literals).
@@ -57,7 +61,6 @@ _OPERAND_NAME = re.compile(r"%?(" + _NAME + r")\s*")
 _PCT_NAME = re.compile(r"%(" + _NAME + r")")
 _TYPED_PAIR = re.compile(r"(" + _ARRAY + r")\s+%(" + _NAME + r")")
 _TRUNCATED = re.compile(r"\.\.\.\s*\(\s*\+\s*(\d+)\s*\)")
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
 _MAX_HEAD_LINES = 1000
 _MAX_NESTED = 200  # nested anonymous instructions per statement: hand-written modules have a few
@@ -90,7 +93,7 @@ def parse_module(text: str, *, path: str = "<string>", first_line: int = 1) -> M
     return module
 
 
-class _Parser:
+class _Parser(NameChecks):
     def __init__(self, text: str, path: str, first_line: int):
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -204,10 +207,10 @@ class _Parser:
             if self.i >= len(self.lines):
                 raise self.error("unexpected end of input inside a statement (unbalanced brackets?)", start,
                                  self._indent(start))
-            line = _blank_comments(self.lines[self.i])
+            line = scan.blank_comments(self.lines[self.i])
             self.i += 1
             parts.append(line)
-            depth += _depth_change(line)
+            depth += scan.depth_change(line)
             if depth < 0:
                 raise self.error("unbalanced closing bracket", self.i - 1, len(line.rstrip()) - 1)
             tail = line.rstrip()
@@ -272,7 +275,7 @@ class _Parser:
         pos = m.end()
         if pos < len(text) and text[pos] == "(":
             comp.signature, pos = self._signature(text, pos, start)
-        pos = _skip_space(text, pos)
+        pos = scan.skip_space(text, pos)
         if pos >= len(text) or text[pos] != "{" or text[pos + 1:].strip():
             raise self.error_at("expected '{' to open the computation body", start, text, pos)
         self._parse_body(comp)
@@ -281,13 +284,13 @@ class _Parser:
     def _computation_head(self) -> tuple[str, int]:
         """A computation header may wrap across lines; it ends with the line that ends in '{'."""
         start = self.i
-        first = _blank_comments(self.lines[start])
+        first = scan.blank_comments(self.lines[start])
         if _COMP_START.match(first) is None:
             raise self.error("expected 'HloModule', or a computation such as 'ENTRY name {'", start,
                              self._indent(start))
         parts = []
         while self.i < len(self.lines) and self.i - start < _MAX_HEAD_LINES:
-            line = _blank_comments(self.lines[self.i])
+            line = scan.blank_comments(self.lines[self.i])
             self.i += 1
             parts.append(line)
             if line.rstrip().endswith("{"):
@@ -300,20 +303,20 @@ class _Parser:
         params: list[tuple[str, Shape]] = []
         pos += 1
         while True:
-            pos = _skip_space(text, pos)
+            pos = scan.skip_space(text, pos)
             if pos < len(text) and text[pos] == ")":
                 pos += 1
                 break
             if params:
                 if pos >= len(text) or text[pos] != ",":
                     raise self.error_at("expected ',' or ')' in computation parameters", start, text, pos)
-                pos = _skip_space(text, pos + 1)
+                pos = scan.skip_space(text, pos + 1)
             m = _PARAM_DECL.match(text, pos)
             if m is None:
                 raise self.error_at("expected 'name: shape' in computation parameters", start, text, pos)
             shape, pos = self._shape(text, m.end(), start)
             params.append((m.group(1), shape))
-        pos = _skip_space(text, pos)
+        pos = scan.skip_space(text, pos)
         if not text.startswith("->", pos):
             raise self.error_at("expected '->' and the result shape", start, text, pos)
         result, pos = self._shape(text, pos + 2, start)
@@ -342,7 +345,7 @@ class _Parser:
             comp.instructions.append(inst)
 
     def _close_computation(self, comp: Computation) -> None:
-        line = _blank_comments(self.lines[self.i])
+        line = scan.blank_comments(self.lines[self.i])
         start = self.i
         self.i += 1
         pos = line.index("}") + 1
@@ -363,7 +366,7 @@ class _Parser:
             raise self.error("missing '}' before this line: the previous computation is not closed", start,
                              self._indent(start))
         if "/" in line:
-            line = _blank_comments(line)
+            line = scan.blank_comments(line)
         if line.rstrip()[-1:] not in (",", "="):
             inst = self._fast_instruction(line, start)
             if inst is not None:
@@ -457,7 +460,7 @@ class _Parser:
 
     def _optional_shape(self, text: str, pos: int, start: int) -> tuple[Shape | None, int]:
         """The result shape, or ``None`` when the opcode follows directly (XLA infers the shape then)."""
-        pos = _skip_space(text, pos)
+        pos = scan.skip_space(text, pos)
         if pos < len(text) and text[pos] != "(" and not text.startswith("b(", pos) \
                 and _OPCODE.match(text, pos) is not None:
             return None, pos
@@ -468,7 +471,7 @@ class _Parser:
         """``opcode(operands)`` at ``pos``: the instruction (attributes not read) and the offset of its ')'."""
         mo = _OPCODE.match(text, pos)
         if mo is None:
-            raise self.error_at("expected an opcode followed by '('", start, text, _skip_space(text, pos))
+            raise self.error_at("expected an opcode followed by '('", start, text, scan.skip_space(text, pos))
         close = scan.closing(text, mo.end() - 1)
         if close < 0:
             raise self.error_at("unbalanced '(' in operand list", start, text, mo.end() - 1)
@@ -551,7 +554,7 @@ class _Parser:
                 shape, pos = parse_shape_at(piece, 0)
             except ShapeSyntaxError as e:
                 raise self.error_at(str(e), start, text, where + e.offset) from None
-            pos = _skip_space(piece, pos)
+            pos = scan.skip_space(piece, pos)
         m = _OPERAND_NAME.match(piece, pos)
         if m is None or (m.end() != len(piece) and piece[m.end()] != "("):
             raise self.error_at(f"cannot read {piece[:40]!r} as an instruction name or a nested instruction",
@@ -592,13 +595,13 @@ class _Parser:
         attrs: dict[str, str] = {}
         end = len(text.rstrip())
         while True:
-            pos = _skip_space(text, pos)
+            pos = scan.skip_space(text, pos)
             if pos >= end:
                 return attrs
             if text[pos] != ",":
                 raise self.error_at(f"expected ',' before the next attribute, found {text[pos:pos + 20]!r}",
                                     start, text, pos)
-            pos = _skip_space(text, pos + 1)
+            pos = scan.skip_space(text, pos + 1)
             m = _ATTR_KEY.match(text, pos)
             if m is None:
                 raise self.error_at("expected an attribute 'key=value'", start, text, pos)
@@ -623,237 +626,3 @@ class _Parser:
             return parse_shape_at(text, pos)
         except ShapeSyntaxError as e:
             raise self.error_at(str(e), start, text, e.offset) from None
-
-    def _check_names(self, module: Module) -> None:
-        """What XLA itself rejects: names, roots, parameters and calls that do not add up, and cycles."""
-        self._check_computations(module)
-        for comp in module.computations:
-            self._check_computation(comp)
-
-    def _check_computations(self, module: Module) -> None:
-        names: dict[str, Computation] = {}
-        entry: Computation | None = None
-        for comp in module.computations:
-            if comp.name in names:
-                raise self.error(f"computation {comp.name!r} defined twice", comp.line - self.first_line)
-            names[comp.name] = comp
-            if comp.is_entry:
-                if entry is not None:
-                    raise self.error(f"a second ENTRY computation {comp.name!r} (the first is {entry.name!r})",
-                                     comp.line - self.first_line)
-                entry = comp
-        calls: dict[str, list[tuple[str, Instruction]]] = {name: [] for name in names}
-        for comp in module.computations:
-            callers = comp.instructions if native is None else native.with_attribute(comp.instructions, _CALL_KEYS)
-            for inst in callers:
-                if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
-                    for callee in _callees(inst.attrs):
-                        if callee not in names:
-                            raise HloParseError(f"{inst.name!r} calls computation {callee!r}, which is not defined",
-                                                path=self.path, line=inst.line, col=inst.col)
-                        calls[comp.name].append((callee, inst))
-        self._check_no_recursion(calls)
-
-    def _check_no_recursion(self, calls: dict[str, list[tuple[str, Instruction]]]) -> None:
-        """HLO has no recursion: a computation may not call itself, directly or not."""
-        edge = _back_edge(calls, lambda name: [callee for callee, _ in calls[name]])
-        if edge is not None:
-            name, callee = edge
-            inst = next(inst for c, inst in calls[name] if c == callee)
-            raise HloParseError(f"computation {callee!r} calls itself (through {inst.name!r} in {name!r})",
-                                path=self.path, line=inst.line, col=inst.col)
-
-    def _check_computation(self, comp: Computation) -> None:
-        forward = native.names_in_order(comp.instructions) if native is not None else None
-        if forward is None:  # the loop below, which says where a rule is broken
-            forward = self._check_instruction_names(comp)
-        declared = self.declared_in.pop(id(comp), None)
-        if declared:
-            self._check_declared_shapes(comp, declared)
-        if not forward:
-            return  # every operand defined before its use: no cycle is possible
-        defined = {inst.name for inst in comp.instructions}
-        for inst in comp.instructions:
-            for operand in inst.operands:
-                if operand not in defined:
-                    line, col = self._operand_position(inst, operand)
-                    raise HloParseError(f"operand {operand!r} of {inst.name!r} is not defined in {comp.name!r}",
-                                        path=self.path, line=line, col=col)
-        self._check_acyclic(comp)
-
-    def _check_instruction_names(self, comp: Computation) -> bool:
-        """Names defined once, one ROOT, distinct parameter numbers; whether an operand is used before its
-        definition."""
-        defined: set[str] = set()
-        forward = False
-        roots = 0
-        params: set[int] = set()
-        for inst in comp.instructions:
-            if inst.name in defined:
-                raise HloParseError(f"instruction {inst.name!r} defined twice in {comp.name!r}",
-                                    path=self.path, line=inst.line, col=inst.col)
-            forward = forward or not defined.issuperset(inst.operands)
-            defined.add(inst.name)
-            roots += inst.is_root
-            if roots > 1 and inst.is_root:
-                raise HloParseError(f"a second ROOT in {comp.name!r}", path=self.path, line=inst.line, col=inst.col)
-            if inst.parameter_number is not None:
-                if inst.parameter_number < 0 or inst.parameter_number in params:
-                    raise HloParseError(f"parameter number {inst.parameter_number} is negative or used twice in "
-                                        f"{comp.name!r}", path=self.path, line=inst.line, col=inst.col)
-                params.add(inst.parameter_number)
-        return forward
-
-    def _check_declared_shapes(self, comp: Computation, declared) -> None:
-        """An operand written with a shape must have that shape, layouts aside (XLA's ShapeUtil::Compatible):
-        the declared shape is read back from the shape table, so the common case is one identity test."""
-        by_name = comp.by_name()
-        for inst, shapes in declared:
-            for i, (operand, text) in enumerate(zip(inst.operands, shapes)):
-                if text is None:
-                    continue
-                want = text if isinstance(text, Shape) else _shape_cache.get(text)
-                if want is None:
-                    want = self._declared_shape(inst, operand, i, text)
-                got = by_name.get(operand)
-                if got is None or got.shape is None or got.shape is want or _same_shape(got.shape, want):
-                    continue
-                line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
-                col = self._declared_column(line, col)
-                raise HloParseError(f"The declared operand shape {want} is not compatible with the shape of the "
-                                    f"operand instruction {got.shape} ({operand!r} of {inst.name!r})",
-                                    path=self.path, line=line, col=col)
-
-    def _declared_shape(self, inst: Instruction, operand: str, i: int, text: str) -> Shape:
-        try:
-            shape, end = parse_shape_at(text, 0)
-            if end != len(text):
-                raise ShapeSyntaxError("unexpected text after the shape", end)
-            return _shape_cache.setdefault(text, shape)  # tuple shapes recur (get-tuple-element operands)
-        except ShapeSyntaxError as e:
-            line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
-            raise HloParseError(f"the shape declared for operand {operand!r}: {e}", path=self.path, line=line,
-                                col=self._declared_column(line, col)) from None
-
-    def _declared_column(self, line: int, col: int) -> int:
-        """The column of the array shape written just before the operand name at ``col`` (where XLA points), else
-        ``col`` (a tuple shape, or a name written without a shape)."""
-        index = line - self.first_line
-        if not 0 <= index < len(self.lines):
-            return col
-        before = self.lines[index][:col - 1].rstrip()
-        for pos in range(len(before) - 1, max(len(before) - 256, 0), -1):
-            if before[pos - 1] in " (," and ARRAY_SHAPE.fullmatch(before, pos) is not None:
-                return pos + 1
-        return col
-
-    def _operand_position(self, inst: Instruction, operand: str, nth: int = 0) -> tuple[int, int]:
-        """Where ``operand`` is written (its ``nth`` further use) in ``inst``'s operand list (the name the error is
-        about), else the instruction's own position. Looks at the statement's first few lines only (operands
-        rarely wrap)."""
-        token = re.compile(r"(?<![\w.\-])%?" + re.escape(operand) + r"(?![\w.\-])")
-        first = inst.line - self.first_line
-        for index in range(max(first, 0), min(first + 4, len(self.lines))):
-            text = self.lines[index]
-            start = text.find("(", inst.col - 1 if index == first else 0)
-            if start < 0 and index == first:
-                continue
-            for m in token.finditer(text, start + 1):
-                if nth == 0:
-                    return self.first_line + index, m.start() + 1
-                nth -= 1
-        return inst.line, inst.col
-
-    def _check_acyclic(self, comp: Computation) -> None:
-        by_name = {inst.name: inst for inst in comp.instructions}
-        edge = _back_edge(by_name, lambda name: by_name[name].operands)
-        if edge is not None:
-            name, op = edge
-            inst = by_name[op]
-            raise HloParseError(f"instruction {op!r} depends on itself (a cycle through {name!r})",
-                                path=self.path, line=inst.line, col=inst.col)
-
-
-def _back_edge(nodes, successors) -> tuple[str, str] | None:
-    """The first edge (from, to) that closes a cycle, in a depth-first walk over ``nodes``; ``None`` if acyclic."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    for start in nodes:
-        if state.get(start):
-            continue
-        state[start] = 1
-        stack = [(start, iter(successors(start)))]
-        while stack:
-            name, edges = stack[-1]
-            nxt = next(edges, None)
-            if nxt is None:
-                state[name] = 2
-                stack.pop()
-            elif state.get(nxt) == 1:
-                return name, nxt
-            elif not state.get(nxt):
-                state[nxt] = 1
-                stack.append((nxt, iter(successors(nxt))))
-    return None
-
-
-def _same_shape(a: Shape, b: Shape) -> bool:
-    """Same element types and dimensions, layouts aside (XLA's ShapeUtil::Compatible), tuples element-wise."""
-    if a.tuple_shapes or b.tuple_shapes:
-        return (len(a.tuple_shapes) == len(b.tuple_shapes)
-                and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
-    return a.element_type == b.element_type and a.dims == b.dims
-
-
-def _callees(attrs: dict[str, str]) -> list[str]:
-    """Computation names in call attributes (a plain regex: the typed parser is too slow for every module)."""
-    return [name for key in CALL_KEYS if key in attrs for name in _CALLEE.findall(attrs[key])]
-
-
-_CALLEE = re.compile(r"%?([A-Za-z0-9_.\-]+)")
-
-
-# -- scanning helpers -----------------------------------------------------------------------------------------
-
-def _blank_comments(line: str) -> str:
-    """Replace ``/* */`` and trailing ``//`` comments outside strings by spaces (columns stay where they were)."""
-    if "/*" in line:
-        line = _COMMENT.sub(lambda m: " " * len(m.group(0)), line)
-    if "//" in line:
-        cut = _comment_start(line)
-        if cut >= 0:
-            line = line[:cut]
-    return line
-
-
-def _comment_start(line: str) -> int:
-    in_string = False
-    i = 0
-    n = len(line)
-    while i < n:
-        c = line[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c == "/" and line.startswith("//", i):
-            return i
-        i += 1
-    return -1
-
-
-def _depth_change(line: str) -> int:
-    """Net bracket depth of a line, ignoring brackets inside strings."""
-    if '"' not in line:
-        return (line.count("(") + line.count("[") + line.count("{")
-                - line.count(")") - line.count("]") - line.count("}"))
-    return _depth_change(scan.STRING.sub("", line).replace('"', ""))
-
-
-def _skip_space(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in " \t\r\n":
-        pos += 1
-    return pos

@@ -129,3 +129,53 @@ class TokenStream:
 
     def error(self, reason: str) -> Exception:
         raise NotImplementedError
+
+
+# -- lines of a dump -------------------------------------------------------------------------------------------
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+
+
+def blank_comments(line: str) -> str:
+    """Replace ``/* */`` and trailing ``//`` comments outside strings by spaces (columns stay where they were)."""
+    if "/*" in line:
+        line = _BLOCK_COMMENT.sub(lambda m: " " * len(m.group(0)), line)
+    if "//" in line:
+        cut = comment_start(line)
+        if cut >= 0:
+            line = line[:cut]
+    return line
+
+
+def comment_start(line: str) -> int:
+    in_string = False
+    i = 0
+    n = len(line)
+    while i < n:
+        c = line[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "/" and line.startswith("//", i):
+            return i
+        i += 1
+    return -1
+
+
+def depth_change(line: str) -> int:
+    """Net bracket depth of a line, ignoring brackets inside strings."""
+    if '"' not in line:
+        return (line.count("(") + line.count("[") + line.count("{")
+                - line.count(")") - line.count("]") - line.count("}"))
+    return depth_change(STRING.sub("", line).replace('"', ""))
+
+
+def skip_space(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
