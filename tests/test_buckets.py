@@ -140,3 +140,27 @@ def test_recording_again_with_the_planned_buckets_compiles_what_the_plan_predict
     assert plans(doc) == []
     shape_causes = [c for r in doc["recompilations"] for c in r["causes"] if c["kind"] == "shape"]
     assert shape_causes and all(c["fix"].startswith("expected: one graph per bucket") for c in shape_causes)
+
+
+def test_one_verdict_for_sizes_serves_the_plan_and_the_fix():
+    """Growth, sizes already on buckets, or sizes to bucket: the one test the plan and the fix share."""
+    from hlodiff.explain.buckets import verdict
+
+    assert verdict(((8, 1), (9, 1), (10, 1)), [8, 9, 10], "executions") == "preallocate"
+    assert verdict(((8, 1), (9, 1), (10, 1)), [8, 9, 10], "compilations") == "buckets"  # no executions: no growth
+    assert verdict(((16, 3), (32, 3)), [16, 32, 16, 32, 16, 32], "executions") == "expected"
+    assert verdict(((5, 2), (6, 3), (7, 2)), [5, 6, 7, 5, 6, 6, 7], "executions") == "buckets"
+
+
+@pytest.mark.parametrize("name", ["collate_buckets", "batch_shape", "kv_cache", "unbounded_growth", "slice_length"])
+def test_fix_and_plan_never_disagree_about_buckets(name):
+    """A cause whose fix calls its sizes already bucketed ("expected: one graph per bucket") gets no plan, and no
+    plan says "already on buckets" under a fix that asks to pad: both come from the one verdict."""
+    doc = cli_json("explain-recompile", FIXTURES / "torch_xla" / name, codes=(0, 1))
+    causes = [c for r in doc["recompilations"] for c in r["causes"] if c["kind"] in ("shape", "attribute")]
+    assert causes
+    for cause in causes:
+        plan = cause.get("plan")
+        assert plan is None or plan["kind"] != "expected", (cause["fix_rule"], plan)
+        if cause["fix_rule"] == "shape_buckets":
+            assert plan is None

@@ -12,7 +12,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
   is a kind this cause can follow from;
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
-* ``grows`` (the size grew at every compilation), ``buckets`` (a few sizes that recur), ``library_first_step``,
+* ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
+  bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added);

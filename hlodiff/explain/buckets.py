@@ -136,12 +136,12 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
                   counts_from=counts_from, compile_seconds_per_graph=compile_seconds,
                   powers_of_two=_powers_of_two(values, sequence, dim, others),
                   other_sizes=tuple(o.label for o in others))
-    if _grows(seen) and counts_from == "executions":
+    if verdict(values, seen, counts_from) == "preallocate":
         top = values[-1][0]
         everything = {v: top for v, _ in values}
         return BucketPlan(kind="preallocate", buckets=(top,), graphs_planned=_graphs(sequence, dim, others, everything),
                           padded_fraction=_padded(everything, values), **common)
-    if already_bucketed(values):
+    if verdict(values, seen, counts_from) == "expected":
         same = {v: v for v, _ in values}
         return BucketPlan(kind="expected", buckets=tuple(v for v, _ in values),
                           graphs_planned=_graphs(sequence, dim, others, same), padded_fraction=0.0, **common)
@@ -151,6 +151,50 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
     mapping = _mapping(buckets, values)
     return BucketPlan(kind="buckets", buckets=buckets, graphs_planned=_graphs(sequence, dim, others, mapping),
                       padded_fraction=_padded(mapping, values), curve=tuple(curve), **common)
+
+
+def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: str) -> str:
+    """What a size that varies over a family calls for, the one test the plan and the fix share (the fix says
+    "expected: one graph per bucket" exactly when the plan would be ``expected``): ``preallocate`` when every
+    execution brings a new, larger size, ``expected`` when the sizes are already on a few buckets, else
+    ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order."""
+    if _grows(seen) and counts_from == "executions":
+        return "preallocate"
+    return "expected" if already_bucketed(values) else "buckets"
+
+
+def family_verdicts(recompilations) -> dict[str, str]:
+    """Per family whose recompilations change a size: :func:`verdict` over its executions, from the sizes the
+    changed parameter (or slice, or first changed dimension) took in each compiled graph. Read from the causes,
+    before any fix or plan is chosen, so that both use it."""
+    from hlodiff.explain.fix_evidence import changed_sizes
+
+    by_family: dict[str, tuple[object, dict[str, int]]] = {}
+    for r in recompilations:
+        sizes = changed_sizes(r)
+        if sizes is None or r.closest is None:
+            continue
+        family, size_of = by_family.setdefault(r.family.key, (r.family, {}))
+        try:
+            size_of.setdefault(r.closest.cache_key, int(sizes[0]))
+            size_of[r.graph.cache_key] = int(sizes[1])
+        except ValueError:
+            continue
+    found = {}
+    for key, (family, size_of) in by_family.items():
+        seen = [size_of[g.cache_key] for g in family.members if g.cache_key in size_of]
+        counts = Counter(seen)
+        if len(counts) >= 2:
+            found[key] = verdict(tuple(sorted(counts.items())), seen, _counts_from(family))
+    return found
+
+
+def _counts_from(family) -> str:
+    from hlodiff.dumps.graph_record import TRACED_KINDS
+    from hlodiff.dumps.executions import KIND as EXECUTIONS
+
+    every = all(g.record.kind in (*TRACED_KINDS, EXECUTIONS) for g in family.members)
+    return "executions" if every else "compilations"
 
 
 def already_bucketed(values: tuple[tuple[int, int], ...]) -> bool:
@@ -296,9 +340,6 @@ def _nothing_to_fix(cause) -> bool:
 
 
 def family_plan(family, recompilations, seconds: dict[str, float]) -> BucketPlan | None:
-    from hlodiff.dumps.graph_record import TRACED_KINDS
-    from hlodiff.dumps.executions import KIND as EXECUTIONS
-
     compiled = family.compiled
     modules = {g.cache_key: g._module for g in compiled if g._module is not None}
     dims = parameter_dimensions(modules) if len(modules) == len(compiled) else []
@@ -309,11 +350,9 @@ def family_plan(family, recompilations, seconds: dict[str, float]) -> BucketPlan
         return None
     dims.sort(key=lambda d: -len(set(d.by_key.values())))
     sequence = [g.cache_key for g in family.members]
-    every = all(g.record.kind in (*TRACED_KINDS, EXECUTIONS) for g in family.members)
     known = [seconds[g.ref] for g in compiled if g.ref in seconds]
     per_graph = round(sum(known) / len(known), 6) if known else None
-    return plan_for(dims[0], sequence, counts_from="executions" if every else "compilations",
-                    compile_seconds=per_graph, others=dims[1:])
+    return plan_for(dims[0], sequence, counts_from=_counts_from(family), compile_seconds=per_graph, others=dims[1:])
 
 
 def _shape_pairs(recompilations) -> list[tuple]:

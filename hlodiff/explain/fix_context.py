@@ -17,7 +17,8 @@ from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.fix_evidence import (buckets, family_constants, family_ops, family_sizes, grows, library_step,
+from hlodiff.explain.buckets import family_verdicts
+from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, grows, library_step,
                                           ops_use_new_inputs, static_structure, trip_count_changed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
@@ -28,6 +29,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     """Set ``fix`` (and ``fix_rule``) on every cause of every recompilation; ``patterns`` maps family keys to their
     pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
     sizes, baked = family_sizes(recompilations), family_constants(recompilations)
+    bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
     made_by = family_ops(recompilations)
     for r in recompilations:
         context = replace(
@@ -45,7 +47,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             set_fix(cause, replace(
                 context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
-                grows=grows(seen or family_sizes_seen), buckets=buckets(r, seen, context.pattern),
+                grows=grows(seen or family_sizes_seen), buckets=r.family.key in bucketed,
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 

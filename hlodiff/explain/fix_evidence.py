@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.fix_facts import package_path
-from hlodiff.explain.families import is_partial
 
 
 def family_ops(recompilations) -> dict[int, frozenset[str]]:
@@ -106,12 +105,7 @@ def family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
     parameter of each recompilation's shape cause, else from a slice whose length changed."""
     pairs: dict[str, list[tuple[str, str]]] = {}
     for r in recompilations:
-        changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
-                   if o.left is not None and o.right is not None]
-        change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
-            (o for o in changes if o.left.opcode == "slice"), None) or next(
-            (o for o in changes if _changed_size(o) is not None), None)
-        sizes = _changed_size(change) if change is not None else None
+        sizes = changed_sizes(r)
         if sizes is not None:
             pairs.setdefault(r.family.key, []).append(sizes)
     found = {}
@@ -123,6 +117,17 @@ def family_sizes(recompilations) -> dict[str, tuple[str, ...]]:
             chain.insert(0, pair)
         found[key] = (chain[0][0], *(b for _, b in chain))
     return found
+
+
+def changed_sizes(r) -> tuple[str, str] | None:
+    """The size that changed in a recompilation, before and after: of the first changed parameter of its shape
+    or attribute causes, else of a slice whose length changed, else of the first changed shape."""
+    changes = [o for c in r.causes if c.kind in ("shape", "attribute") for o in c.origins
+               if o.left is not None and o.right is not None]
+    change = next((o for o in changes if o.left.opcode == "parameter"), None) or next(
+        (o for o in changes if o.left.opcode == "slice"), None) or next(
+        (o for o in changes if _changed_size(o) is not None), None)
+    return _changed_size(change) if change is not None else None
 
 
 def family_constants(recompilations) -> dict[str, tuple[str, ...]]:
@@ -167,14 +172,6 @@ def grows(sizes: tuple[str, ...]) -> bool:
     n = [int(x) for x in sizes]
     steps = {b - a for a, b in zip(n, n[1:])}
     return len(steps) == 1 and steps.pop() > 0
-
-
-def buckets(r, sizes: tuple[str, ...], pattern: str) -> bool:
-    """A few sizes (at most four), compiled once each and seen again later: inputs already padded to buckets."""
-    if len(set(sizes)) < 2 or len(set(sizes)) > 4 or pattern not in ("alternating", "recurring", "periodic"):
-        return False
-    members = [g for g in r.family.members if not is_partial(g)]
-    return len(members) > len(r.family.compiled)
 
 
 def library_step(cause, ctx) -> str:
