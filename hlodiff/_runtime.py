@@ -33,3 +33,17 @@ def collector_off_for_command() -> None:
     modules being compared): each phase pauses it anyway, and between phases it would walk both parsed modules
     again for nothing (0.15 s of comparing two 33k-instruction modules). Reference counting still frees memory."""
     gc.disable()
+
+
+@contextmanager
+def sparse_collections(threshold: int = 20_000):
+    """Run the cyclic collector less often while a long analysis builds up objects it keeps (a summary per graph of a
+    run): with the default threshold (700 allocations) the collector walked the growing heap so often that explaining
+    8,000 distinct graphs spent a quarter of its time in it. Garbage cycles are still collected, only in fewer, larger
+    batches (peak memory within 1 % on that run)."""
+    old = gc.get_threshold()
+    gc.set_threshold(threshold, 20, 20)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)

@@ -30,10 +30,14 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
     sizes, baked = family_sizes(recompilations), family_constants(recompilations)
     bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
+    growing = {key: grows(seq) for key, seq in sizes.items()}  # once per family: the values are the family's
+    growing_baked = {key: grows(seq) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    runs = family_runs(recompilations)
     for r in recompilations:
         context = replace(
-            fix_context(r, patterns.get(r.family.key)), cut=any(c.kind == "partial" for c in r.causes),
+            fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
+            cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
@@ -45,9 +49,11 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                 continue
             seen = (family_sizes_seen if cause.kind in ("shape", "attribute")
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
+            growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
+                      else growing_baked.get(r.family.key, False))
             set_fix(cause, replace(
                 context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
-                grows=grows(seen or family_sizes_seen), buckets=r.family.key in bucketed,
+                grows=growth, buckets=r.family.key in bucketed,
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
@@ -56,9 +62,21 @@ def _follows(cause) -> bool:
     return bool(cause.fix) and cause.fix.startswith("follows from")
 
 
-def fix_context(r, pattern: Pattern | None = None) -> FixContext:
-    members = [g for g in r.family.members if not is_partial(g)]
-    compiled = r.family.compiled
+def family_runs(recompilations) -> dict[int, tuple[list, list]]:
+    """Per family (by identity): its whole graphs (not cut by an early read) and its compiled ones, found once."""
+    runs: dict[int, tuple[list, list]] = {}
+    for r in recompilations:
+        if id(r.family) not in runs:
+            runs[id(r.family)] = ([g for g in r.family.members if not is_partial(g)], r.family.compiled)
+    return runs
+
+
+def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
+                compiled: list | None = None) -> FixContext:
+    """``members`` (the family's whole graphs) and ``compiled`` may be given when known: a family of thousands of
+    recompilations would otherwise walk all its graphs for each of them."""
+    members = [g for g in r.family.members if not is_partial(g)] if members is None else members
+    compiled = r.family.compiled if compiled is None else compiled
     settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
         and len(members) >= 3
     name = pattern.name if pattern is not None else ""
@@ -90,8 +108,9 @@ def place_made_tensors(recompilations) -> None:
     """A tensor made before the loop and computed by the first step's graph (see ``FixContext.materialized``):
     the new input's first line is where the tensor was made (the removed output's line), before the line that
     first read it, since that is where the sync goes. Run before the patterns name each family's leading line."""
+    runs = family_runs(recompilations)
     for r in recompilations:
-        if fix_context(r).materialized:
+        if fix_context(r, None, *runs[id(r.family)]).materialized:
             _made_before_the_loop(r.causes)
 
 

@@ -133,17 +133,17 @@ def changed_sizes(r) -> tuple[str, str] | None:
 def family_constants(recompilations) -> dict[str, tuple[str, ...]]:
     """Per family, the values its changing constant was baked in with, in run order (``0, 1``: the values an
     index offset or a learning rate took while torch_xla baked them; values passed in as inputs show no literal)."""
-    found: dict[str, list[str]] = {}
+    found: dict[str, dict[str, None]] = {}  # values in first-seen order (a dict: membership in constant time)
     for r in recompilations:
         change = next((o for c in r.causes if c.kind == "constant" for o in c.origins
                        if o.left is not None and o.right is not None), None)
         if change is None:
             continue
-        seq = found.setdefault(r.family.key, [])
+        seq = found.setdefault(r.family.key, {})
         for key in ("literal", "value"):
             for v in change.details.get(key, ()):
-                if v and v.strip() not in seq:
-                    seq.append(v.strip())
+                if v:
+                    seq.setdefault(v.strip(), None)
     return {k: tuple(v) for k, v in found.items() if v}
 
 

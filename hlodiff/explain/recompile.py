@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff._runtime import sparse_collections
 from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
@@ -166,9 +167,10 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    explanation = explain_records(records, options, report_files=inputs.tensors_reports,
-                                  events=_debug_events(inputs, warnings), warnings=warnings,
-                                  jax_logs=getattr(inputs, "jax_logs", []))
+    with sparse_collections():
+        explanation = explain_records(records, options, report_files=inputs.tensors_reports,
+                                      events=_debug_events(inputs, warnings), warnings=warnings,
+                                      jax_logs=getattr(inputs, "jax_logs", []))
     time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], time_logs)
     attach_plans(explanation, time_logs)
