@@ -1,6 +1,6 @@
 """Bounded reads: peak RSS of hlodiff on inputs that grow without bound, beside a plain read of the same file.
 
-    python bench/memory.py [--lines 1000000] [--graphs 40000] [--proto-gb 3]
+    python bench/memory.py [--lines 1000000] [--graphs 40000] [--distinct 40000] [--proto-gb 3]
 
 Inputs, assembled under bench/out/memory/ (gitignored) from real fixtures:
 
@@ -10,6 +10,9 @@ Inputs, assembled under bench/out/memory/ (gitignored) from real fixtures:
 * ``hits/hits-40000.hlo.0``: ``--graphs`` entries of a save-tensors file, torch_xla's entry layout with the smallest
   module a sync can give (one constant returned), all one cache key: every entry after the first is a cache hit.
   Target: ``explain-recompile`` under 200 MB.
+* ``distinct/distinct-40000.hlo.0``: ``--distinct`` entries of the same smallest module, each returning another
+  constant: every entry is a compilation of one family (a recompilation each). It took over 10 minutes before
+  2026-11-26 (work per recompilation that walked the whole family); explained in seconds now.
 * a copy of fixtures/jax/weak_type/dump whose first ``.hlo.pb`` is a ``--proto-gb`` GB sparse file (no disk
   used): ``inspect`` and ``explain-recompile`` skip it past HLODIFF_MAX_PROTO_BYTES instead of reading it whole.
 
@@ -69,6 +72,16 @@ def build_hits(graphs: int) -> Path:
     return target
 
 
+def build_distinct(graphs: int) -> Path:
+    target = OUT / "distinct" / f"distinct-{graphs}.hlo.0"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w") as f:
+            for i in range(graphs):
+                f.write(tiny_entry(i))
+    return target
+
+
 def build_sparse_proto(gb: int) -> Path:
     dump = OUT / f"sparse-proto-{gb}g"
     if dump.exists():
@@ -88,6 +101,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--graphs", type=int, default=40_000)
+    ap.add_argument("--distinct", type=int, default=40_000)
     ap.add_argument("--proto-gb", type=int, default=3)
     args = ap.parse_args()
     header("memory: bounded reads")
@@ -107,6 +121,13 @@ def main() -> None:
     row("inspect", ["inspect", str(hits)])
     row("explain-recompile", ["explain-recompile", str(hits)])
     row("explain-recompile --json", ["explain-recompile", "--json", str(hits)])
+
+    distinct = build_distinct(args.distinct)
+    print(f"\nsave-tensors: {distinct.relative_to(REPO)} ({distinct.stat().st_size / 1e6:,.0f} MB, {args.distinct:,} "
+          f"graphs, each a compilation)")
+    row("plain read", ["read", str(distinct)])
+    row("explain-recompile", ["explain-recompile", str(distinct)])
+    row("explain-recompile --json", ["explain-recompile", "--json", str(distinct)])
 
     dump = build_sparse_proto(args.proto_gb)
     print(f"\nXLA dump with a {args.proto_gb} GB sparse .hlo.pb: {dump.relative_to(REPO)}")
