@@ -89,6 +89,7 @@ PyObject *triage(PyObject *self, PyObject *args);
 
 /* walks.c */
 PyObject *operands_of(PyObject *operands, PyObject *name);
+PyObject *pop_last(PyObject *stack);
 PyObject *live(PyObject *self, PyObject *args);
 PyObject *postorder(PyObject *self, PyObject *args);
 PyObject *number_params(PyObject *self, PyObject *args);

@@ -83,6 +83,15 @@ static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
     return rc;
 }
 
+/* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
+static int node_entries(PyObject *first, PyObject *second, PyObject *name, PyObject **a, PyObject **b) {
+    *a = PyDict_GetItemWithError(first, name);
+    *b = *a ? PyDict_GetItemWithError(second, name) : NULL;
+    if (*b != NULL) return 0;
+    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+    return -1;
+}
+
 PyObject *anon_hashes(PyObject *self, PyObject *args) {
     PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys;
     int plain;
@@ -94,13 +103,8 @@ PyObject *anon_hashes(PyObject *self, PyObject *args) {
     buf_init(&b);
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *name = PyList_GET_ITEM(order, i);
-        PyObject *inst = PyDict_GetItemWithError(insts, name);
-        PyObject *ops = inst ? PyDict_GetItemWithError(operands, name) : NULL;
-        if (ops == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
-            goto fail;
-        }
+        PyObject *name = PyList_GET_ITEM(order, i), *inst, *ops;
+        if (node_entries(insts, operands, name, &inst, &ops) < 0) goto fail;
         PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
@@ -125,13 +129,8 @@ PyObject *exact_hashes(PyObject *self, PyObject *args) {
     buf_init(&b);
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *name = PyList_GET_ITEM(order, i);
-        PyObject *label = PyDict_GetItemWithError(labels, name);
-        PyObject *ops = label ? PyDict_GetItemWithError(operands, name) : NULL;
-        if (ops == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
-            goto fail;
-        }
+        PyObject *name = PyList_GET_ITEM(order, i), *label, *ops;
+        if (node_entries(labels, operands, name, &label, &ops) < 0) goto fail;
         b.len = 0;
         if (buf_put_str(&b, label) < 0) goto fail;
         PyObject *pid = PyDict_GetItemWithError(param_ids, name);

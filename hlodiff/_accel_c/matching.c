@@ -23,13 +23,8 @@ static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject
     }
     Py_DECREF(first);
     while (PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        PyObject *item = PyList_GET_ITEM(stack, top);
-        Py_INCREF(item);
-        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
-            Py_DECREF(item);
-            goto fail;
-        }
+        PyObject *item = pop_last(stack);
+        if (item == NULL) goto fail;
         PyObject *l = PyTuple_GET_ITEM(item, 0), *r = PyTuple_GET_ITEM(item, 1);
         int added = pair(l2r, r2l, how, kind, l, r);
         if (added == 0 && force) {

@@ -2,6 +2,24 @@
  */
 #include "accel.h"
 
+/* White space and block comments from pos (shapes._skip_space_and_comments): the offset after them, or -1 for a
+   comment that never closes. */
+static Py_ssize_t skip_space_and_comments(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    while (pos < n) {
+        if (is_sp(p[pos])) {
+            pos++;
+        } else if (pos + 1 < n && p[pos] == '/' && p[pos + 1] == '*') {
+            Py_ssize_t close = pos + 2;
+            while (close + 1 < n && !(p[close] == '*' && p[close + 1] == '/')) close++;
+            if (close + 1 >= n) return -1;
+            pos = close + 2;
+        } else {
+            break;
+        }
+    }
+    return pos;
+}
+
 /* One shape at pos as shapes.parse_shape_at reads it (white space first; tuples with comments between
    elements; arrays found in the shape cache, or read once by parse_array(text, 0), which caches them); NULL with no
    error set for anything else (a buffer shape, a syntax error): the Python reader takes it and says what is wrong. */
@@ -15,37 +33,16 @@ PyObject *read_shape(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shap
         if (elements == NULL) return NULL;
         pos++;
         while (1) {
-            while (pos < n) { /* white space and comments, as _skip_space_and_comments */
-                if (is_sp(p[pos])) {
-                    pos++;
-                } else if (pos + 1 < n && p[pos] == '/' && p[pos + 1] == '*') {
-                    Py_ssize_t close = pos + 2;
-                    while (close + 1 < n && !(p[close] == '*' && p[close + 1] == '/')) close++;
-                    if (close + 1 >= n) goto not_here;
-                    pos = close + 2;
-                } else {
-                    break;
-                }
-            }
+            pos = skip_space_and_comments(p, pos, n);
+            if (pos < 0) goto not_here;
             if (pos < n && p[pos] == ')') {
                 pos++;
                 break;
             }
             if (PyList_GET_SIZE(elements)) {
                 if (pos >= n || p[pos] != ',') goto not_here;
-                pos++;
-                while (pos < n) {
-                    if (is_sp(p[pos])) {
-                        pos++;
-                    } else if (pos + 1 < n && p[pos] == '/' && p[pos + 1] == '*') {
-                        Py_ssize_t close = pos + 2;
-                        while (close + 1 < n && !(p[close] == '*' && p[close + 1] == '/')) close++;
-                        if (close + 1 >= n) goto not_here;
-                        pos = close + 2;
-                    } else {
-                        break;
-                    }
-                }
+                pos = skip_space_and_comments(p, pos + 1, n);
+                if (pos < 0) goto not_here;
             }
             Py_ssize_t e;
             PyObject *element = read_shape(p, pos, n, shapes, parse_array, shape_type, &e, depth + 1);

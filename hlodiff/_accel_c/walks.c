@@ -13,6 +13,18 @@ PyObject *operands_of(PyObject *operands, PyObject *name) {
     return ops; /* borrowed */
 }
 
+/* The last item of a list used as a stack, removed from it (a new reference), or NULL with an error set. */
+PyObject *pop_last(PyObject *stack) {
+    Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+    PyObject *item = PyList_GET_ITEM(stack, top);
+    Py_INCREF(item);
+    if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
+        Py_DECREF(item);
+        return NULL;
+    }
+    return item;
+}
+
 /* live_nodes: the roots and everything they depend on, as a set. */
 PyObject *live(PyObject *self, PyObject *args) {
     PyObject *roots, *operands;
@@ -21,13 +33,8 @@ PyObject *live(PyObject *self, PyObject *args) {
     PyObject *stack = seen ? PyList_GetSlice(roots, 0, PyList_GET_SIZE(roots)) : NULL;
     if (stack == NULL) goto fail;
     while (PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        PyObject *name = PyList_GET_ITEM(stack, top);
-        Py_INCREF(name);
-        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
-            Py_DECREF(name);
-            goto fail;
-        }
+        PyObject *name = pop_last(stack);
+        if (name == NULL) goto fail;
         PyObject *ops = operands_of(operands, name);
         Py_DECREF(name); /* still held by the operands dict's keys */
         if (ops == NULL) goto fail;
@@ -110,10 +117,8 @@ PyObject *number_params(PyObject *self, PyObject *args) {
                           &PyDict_Type, &operands, &PyDict_Type, &ids))
         return NULL;
     while (PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        PyObject *name = PyList_GET_ITEM(stack, top);
-        Py_INCREF(name);
-        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) goto fail;
+        PyObject *name = pop_last(stack);
+        if (name == NULL) return NULL;
         int has = PySet_Contains(seen, name);
         if (has < 0) goto fail;
         if (has) {
