@@ -278,15 +278,30 @@ def test_a_fifo_under_a_side_files_name_is_never_opened(tmp_path, node):
         assert "2 graphs" in proc.stdout
 
 
-def test_an_over_long_line_in_a_save_tensors_file_keeps_the_graphs_before_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "64K")  # a 40 MB garbage line in a real file, at test scale
+@pytest.mark.parametrize("where,gz", [("body", False), ("header", False), ("body", True)],
+                         ids=["in a graph's HLO", "in a graph's header", "in a gzip file"])
+def test_an_over_long_line_in_a_save_tensors_file_costs_only_its_graph(tmp_path, monkeypatch, where, gz):
+    """A line past the limit (a 40 MB constant printed on one line, at test scale) is read past without being
+    kept: the graph it is in is skipped with a warning naming the line, every graph before and after it is read."""
+    import gzip as gzip_module
+
+    monkeypatch.setenv("HLODIFF_MAX_LINE_BYTES", "64K")
     parts = METRIC.read_bytes().split(b"## BEGIN_GRAPH\n")
-    parts[4] = b"x" * 100_000 + b"\n" + parts[4]  # inside graph #3's header
+    long_line = b"x" * 100_000 + b"\n"
+    if where == "body":
+        parts[4] = long_line + parts[4]  # the first line of graph #3's HLO
+    else:
+        head = parts[3].rindex(b"TensorsGraphInfo:")
+        parts[3] = parts[3][:head] + long_line + parts[3][head:]  # in graph #3's header
+    data = b"## BEGIN_GRAPH\n".join(parts)
+    line = data[: data.index(b"x" * 100)].count(b"\n") + 1
     path = tmp_path / "graphs.hlo.0"
-    path.write_bytes(b"## BEGIN_GRAPH\n".join(parts))
-    line = path.read_bytes()[: path.read_bytes().index(b"x" * 100)].count(b"\n") + 1
+    path.write_bytes(gzip_module.compress(data) if gz else data)
     for command in ("inspect", "explain-recompile", "cost"):
         result = cli(command, str(path))
         assert result.exit_code in (0, 1), result.output
         assert f"{path}:{line}: warning: line too long" in result.stderr
-        assert "3 graphs" in result.stdout
+        assert "graph 3 is skipped (the graphs after it are read)" in result.stderr
+        assert "5 graphs" in result.stdout
+    table = cli("inspect", str(path)).stdout
+    assert "#2 " in table and "#4 " in table and "#3 " not in table

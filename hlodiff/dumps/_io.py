@@ -221,14 +221,28 @@ def _human(n: int) -> str:
     return f"{n:,}"
 
 
+class OverlongLine(bytes):
+    """What :func:`lines` yields, with ``skip_long``, in place of a line longer than ``line_bytes``: its content is
+    not kept (empty), ``size`` is how many bytes it had (so offsets after it stay right), ``lineno`` and ``error``
+    (the located "line too long") say where. A reader that knows which graph the line is in skips only that one."""
+
+    size: int
+    lineno: int
+    error: HlodiffError
+
+
 def lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None,
-          limits: Limits | None = None) -> Iterator[bytes]:
+          limits: Limits | None = None, *, skip_long: bool = False) -> Iterator[bytes]:
     """The binary lines of an open dump, within :class:`Limits`: a line longer than ``line_bytes``, more than
     ``blank_lines`` blank lines in a row, or gzip data expanding past its ratio stop the scan with a located error
     as soon as they are seen (nothing unbounded is ever held).
 
     A gzip stream that ends early (a dump copied while being compressed) or holds corrupt data stops the
-    iteration with a warning instead of an exception: what was read is good."""
+    iteration with a warning instead of an exception: what was read is good.
+
+    ``skip_long``: a line longer than ``line_bytes`` but shorter than ``graph_bytes`` is read past (nothing of it
+    kept) and stands as an :class:`OverlongLine`, so that the damage costs the graph it is in, not the rest of the
+    file; a longer one is still the located error."""
     limits = limits or Limits.from_env()
     budget = None
     if isinstance(f, gzip.GzipFile):
@@ -239,7 +253,7 @@ def lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None,
         budget = max(GZIP_FLOOR, compressed * limits.gzip_ratio)
     if _bare_cr(f):
         f = io.BufferedReader(_CrAsLf(f))  # type: ignore[arg-type]
-    return _bounded_lines(f, path, warnings, limits, budget)
+    return _bounded_lines(f, path, warnings, limits, budget, skip_long)
 
 
 def _bare_cr(f: BinaryIO) -> bool:
@@ -293,7 +307,7 @@ def _only_nul_left(f: BinaryIO) -> bool:
 
 
 def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, limits: Limits,
-                   budget: int | None) -> Iterator[bytes]:
+                   budget: int | None, skip_long: bool = False) -> Iterator[bytes]:
     readline = f.readline
     max_line, max_blank = limits.line_bytes, limits.blank_lines
     lineno = blanks = total = 0
@@ -318,7 +332,10 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
                 if n > max_line:
                     error = limit_error(path, lineno, "line too long", max_line, LIMIT_VARIABLES["line_bytes"])
                     error.col = max_line + 1  # where the limit was hit
-                    raise error
+                    if not skip_long:
+                        raise error
+                    line = _read_past(readline, line, max_line, limits.graph_bytes, error, lineno)
+                    n = line.size
             if budget is not None:
                 total += n
                 if total > budget:
@@ -328,6 +345,22 @@ def _bounded_lines(f: BinaryIO, path: str, warnings: list[InputWarning] | None, 
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if warnings is not None:
             warnings.append(InputWarning(f"gzip data cut off or corrupt ({exc}); read up to here", path, lineno))
+
+
+def _read_past(readline, head: bytes, max_line: int, most: int, error: HlodiffError, lineno: int) -> OverlongLine:
+    """Read the rest of an over-long line (``max_line + 1`` bytes at a time, nothing kept) up to ``most`` bytes in
+    all; a line longer than that is the error (a 10 GB line is not a graph's damage but the whole file's)."""
+    size, last = len(head), head
+    while last[-1:] != b"\n":
+        last = readline(max_line + 1)
+        if not last:
+            break
+        size += len(last)
+        if size > most:
+            raise error
+    skipped = OverlongLine()
+    skipped.size, skipped.lineno, skipped.error = size, lineno, error
+    return skipped
 
 
 def check_readable(path: str) -> None:

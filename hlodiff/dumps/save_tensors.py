@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from hlodiff import progress
-from hlodiff.dumps._io import BOM, LIMIT_VARIABLES, Limits, Packer, decode, is_gzip, limit_error, lines, open_binary
+from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, OverlongLine, Packer, decode, is_gzip, limit_error, lines,
+                               open_binary)
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
@@ -95,6 +96,8 @@ class _Entry:
     sharding: list[str] = field(default_factory=list)
     in_frames: bool = False
     complete: bool = True
+    overlong: OverlongLine | None = None
+    """A line of the entry longer than the limit (read past, not kept): the entry is skipped, the next ones are read."""
 
 
 class _Scanner:
@@ -121,6 +124,8 @@ class _Scanner:
         self.ready: list[GraphRecord] = []
         self.shared = _Shared()
         self.frames_seen: dict[str, SourceFrame | None] = {}
+        self.recorded = 0
+        self.overlong_error: HlodiffError | None = None  # the first over-long line that cost a graph
 
     # -- driving ------------------------------------------------------------------------------------------------
 
@@ -133,6 +138,10 @@ class _Scanner:
                 break
             self.lineno += 1
             self.pos += len(line)
+            if type(line) is OverlongLine:
+                self.pos += line.size
+                self._overlong(line)
+                continue
             if self.lineno == 1 and line.startswith(BOM):
                 line = line[len(BOM):]  # offsets above count it; the header below must not see it
             if line.endswith(b"\n") or not self._partial_last_line(line):
@@ -142,6 +151,13 @@ class _Scanner:
                 self.ready.clear()
         self._finish_file()
         yield from self.ready
+
+    def _overlong(self, line: OverlongLine) -> None:
+        """A line past the limit: the entry it belongs to is skipped when it ends; between entries, nothing is lost."""
+        if self.entry is not None and self.state is _HEAD:
+            self.entry.overlong = self.entry.overlong or line
+        else:
+            self._warn(f"{line.error.message}: skipped", line.lineno)
 
     def _partial_last_line(self, line: bytes) -> bool:
         """A last line without its newline was cut mid-write; True when it needs no further handling."""
@@ -253,6 +269,12 @@ class _Scanner:
         first = True
         limit = pos + self.limits.graph_bytes
         for line in it:
+            if type(line) is OverlongLine:  # the graph is skipped when it ends; the lines after it still count
+                entry.overlong = entry.overlong or line
+                lineno += 1
+                pos += line.size
+                first = False
+                continue
             if line[:1] in _BODY_SPECIAL:
                 if line.startswith(b"ENTRY"):
                     entry.saw_entry = True
@@ -326,6 +348,9 @@ class _Scanner:
 
     def _finish_entry(self, entry: _Entry, complete: bool = True) -> None:
         self._flush_pending()
+        if entry.overlong is not None:
+            self._skip_overlong(entry)
+            return
         entry.complete = complete
         self.pending = entry
         self.entry = None
@@ -343,7 +368,17 @@ class _Scanner:
         else:
             self._cut(entry)
 
+    def _skip_overlong(self, entry: _Entry) -> None:
+        line = entry.overlong
+        self.overlong_error = self.overlong_error or line.error
+        self._warn(f"{line.error.message}: graph {entry.index} is skipped (the graphs after it are read)", line.lineno)
+        self.entry = None
+        self.state = _OUT
+
     def _cut(self, entry: _Entry) -> None:
+        if entry.overlong is not None:
+            self._skip_overlong(entry)
+            return
         self._warn(f"graph {entry.index} cut off mid-write (it begins at line {entry.line}; the file ends here); "
                    "skipped", self.lineno)
         self.entry = None
@@ -367,6 +402,7 @@ class _Scanner:
         if entry is None:
             return
         self.pending = None
+        self.recorded += 1
         self.ready.append(self._record(entry))
 
     def _record(self, entry: _Entry) -> GraphRecord:
@@ -392,6 +428,8 @@ class _Scanner:
         self._flush_pending()
         if self.count == 0:
             raise HlodiffError("no graphs found in this save-tensors file", path=self.path)
+        if self.recorded == 0 and self.overlong_error is not None:
+            raise self.overlong_error  # no graph read at all: the over-long line is the whole story
 
     def _warn(self, message: str, line: int | None = None) -> None:
         self.warned += 1
@@ -440,7 +478,7 @@ def scan_save_tensors(path: str, source: str | None = None,
     gz = is_gzip(path)
     total = None if gz else os.path.getsize(path)
     with open_binary(path) as f, progress.task(f"reading {os.path.basename(path)}", total, "bytes") as bar:
-        it = lines(f, path, warnings)
+        it = lines(f, path, warnings, skip_long=True)
         scanner = _Scanner(path, source or path, gz, warnings)
         read = 0
         try:
