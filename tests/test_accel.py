@@ -263,3 +263,20 @@ def test_pure_python_switch_turns_the_accelerator_off():
     fast = run_hlodiff("compare", *pair, "--json")
     assert pure.returncode == fast.returncode and pure.returncode in (0, 1)
     assert pure.stdout == fast.stdout and '"causes"' in pure.stdout
+
+
+@pytest.mark.parametrize("use_native", [True, False], ids=["accelerator", "pure Python"])
+def test_long_tuple_shapes_are_not_kept_by_their_text(use_native, monkeypatch):
+    """The shape cache keeps short tuple texts (get-tuple-element operands recur) but not a root tuple of hundreds
+    of outputs, which differs from module to module: a run of thousands of distinct modules would grow it without
+    bound."""
+    if use_native and native is None and not ACCEL_REQUIRED:
+        pytest.skip("the accelerator was not built (no C compiler at install)")
+    from hlodiff.hlo.shapes import CACHED_TUPLE_TEXT
+
+    _switch(monkeypatch, use_native)
+    shape_cache.clear()
+    module = parse_module(_read(FIXTURES / "big" / "transformer24.hlo.gz"))
+    assert len(str(module.entry.root.shape)) > 10 * CACHED_TUPLE_TEXT  # the case: a root tuple of 875 outputs
+    assert max(map(len, shape_cache)) <= CACHED_TUPLE_TEXT
+    assert any(key.startswith("(") for key in shape_cache)  # short tuples are still found by their text

@@ -17,6 +17,9 @@ typedef struct {
     char stack[4096];
 } Buf;
 
+/* Tuple shapes longer than this are not cached by their text (hlodiff.hlo.shapes.CACHED_TUPLE_TEXT). */
+#define CACHED_TUPLE_TEXT 256
+
 /* Operand lists are lists or tuples. */
 #define OPS_SIZE(o) (PyList_Check(o) ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o))
 #define OPS_ITEM(o, i) (PyList_Check(o) ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i))

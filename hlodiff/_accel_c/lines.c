@@ -106,7 +106,9 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
     shape_text = ascii_str(p + shape_start, shape_end - shape_start);
     if (shape_text == NULL) goto done;
     PyObject *shape = tuple;
-    if (tuple != NULL) { /* found by its text from now on, as the parser does */
+    if (tuple != NULL && shape_end - shape_start > CACHED_TUPLE_TEXT) {
+        shape = tuple; /* a long tuple (a root of many outputs) is not cached, as the parser does not cache it */
+    } else if (tuple != NULL) { /* found by its text from now on, as the parser does */
         shape = PyDict_SetDefault(shapes, shape_text, tuple);
         if (shape == NULL) goto done;
     } else {

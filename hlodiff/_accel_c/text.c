@@ -14,9 +14,18 @@ PyObject *ascii_str(const char *s, Py_ssize_t n) {
     return o;
 }
 
+#define MAX_SHARED_NAMES 4096 /* opcodes and attribute keys are a few hundred; hostile text must not grow this */
+
 PyObject *shared_str(const char *s, Py_ssize_t n) {
     PyObject *o = ascii_str(s, n);
     if (o == NULL) return NULL;
+    if (PyDict_GET_SIZE(name_cache) >= MAX_SHARED_NAMES) {
+        PyObject *known = PyDict_GetItemWithError(name_cache, o);
+        if (known == NULL) return PyErr_Occurred() ? (Py_DECREF(o), NULL) : o;
+        Py_INCREF(known);
+        Py_DECREF(o);
+        return known;
+    }
     PyObject *known = PyDict_SetDefault(name_cache, o, o);
     Py_XINCREF(known);
     Py_DECREF(o);

@@ -15,6 +15,9 @@ _LAYOUT_ITEM = re.compile(r"T((?:\([^()]*\))+)|E\((\d+)\)|S\((\d+)\)|([A-Z#*]+(?
 _TILE = re.compile(r"\(([^()]*)\)")
 
 _cache: dict[str, Shape] = {}
+CACHED_TUPLE_TEXT = 256
+"""Tuple shapes are found by their text up to this length (a get-tuple-element's operand, an rng's result); a root
+tuple of a thousand outputs is long and differs from module to module, so caching it would only grow the cache."""
 
 
 class ShapeSyntaxError(ValueError):
