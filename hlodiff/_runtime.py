@@ -47,3 +47,30 @@ def sparse_collections(threshold: int = 20_000):
         yield
     finally:
         gc.set_threshold(*old)
+
+
+def silence_stdout() -> None:
+    """The reader closed the pipe (``hlodiff inspect ... | head``): what is left to print goes to /dev/null, so that
+    neither the rest of the report nor the interpreter's last flush fails, and the command's exit status stands
+    (a failed flush at exit would turn it into 1 or 120, a wrong verdict for a script with ``set -o pipefail``)."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def flush_stdout() -> None:
+    """Flush the report now, while a closed pipe can still be told from a failure."""
+    import sys
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except (OSError, ValueError, AttributeError):
+        pass

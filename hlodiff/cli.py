@@ -13,6 +13,7 @@ import sys
 import click
 
 from hlodiff import __version__
+from hlodiff._runtime import flush_stdout, silence_stdout
 from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
@@ -31,11 +32,16 @@ def _guarded(fn):
             from hlodiff.dumps.stdin import spool_arguments
 
             with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
-                return fn(*args, **spool_arguments(kwargs, INPUTS))
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
+                result = fn(*args, **spool_arguments(kwargs, INPUTS))
+            flush_stdout()
+            return result
+        except (click.exceptions.Exit, click.ClickException):
             raise
-        except BrokenPipeError:
-            sys.stderr.close()
+        except SystemExit:
+            flush_stdout()  # the command's status stands when the reader closed the pipe early
+            raise
+        except BrokenPipeError:  # closed while the report was printed outside _show: nothing failed
+            silence_stdout()
             sys.exit(0)
         except BaseException as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if (failure := failure_line(exc)) is None:
@@ -59,14 +65,18 @@ def _print_json(kind: str, body: dict, warnings) -> None:
 
 def _show(as_json: bool, kind: str, body, warnings, render) -> None:
     """The choice every command makes: the ``--json`` document (``body``, or a function making it) alone on
-    stdout, or the warnings on stderr and ``render(console)``'s report on stdout."""
-    if as_json:
-        _print_json(kind, body() if callable(body) else body, warnings)
-    else:
-        from hlodiff.render.reports import stdout_console
+    stdout, or the warnings on stderr and ``render(console)``'s report on stdout. A reader that closes the pipe
+    early (``| head``) ends the printing, not the command: its exit status is still the verdict."""
+    try:
+        if as_json:
+            _print_json(kind, body() if callable(body) else body, warnings)
+        else:
+            from hlodiff.render.reports import stdout_console
 
-        _warn(warnings)
-        render(stdout_console())
+            _warn(warnings)
+            render(stdout_console())
+    except BrokenPipeError:
+        silence_stdout()
 
 
 def _print_unexplained(command: tuple[str, ...], exit_status: int | None, error: str, signals=()) -> None:

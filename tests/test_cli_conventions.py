@@ -9,9 +9,11 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from helpers import FIXTURES, run_hlodiff
 from test_progress import _run_on_terminal
 
@@ -100,3 +102,21 @@ def test_compare_of_big_graphs_shows_progress_on_a_terminal_only():
     piped = subprocess.run([sys.executable, "-m", "hlodiff.cli", "compare", left, right],
                            capture_output=True, env={**os.environ, "HLODIFF_PROGRESS_DELAY": "0"})
     assert piped.stderr == b"" and out == piped.stdout
+
+
+@pytest.mark.parametrize("args,status", [
+    (["inspect", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0"], 0),
+    (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0"], 1),
+    (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0", "--warmup", "2"], 0),
+    (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0", "--warmup", "2", "--json"], 0),
+], ids=["inspect", "explain", "explain --warmup", "explain --json"])
+def test_a_reader_closing_the_pipe_early_leaves_the_exit_status_alone(args, status):
+    """``hlodiff ... | head`` under ``set -o pipefail``: the status is still the command's verdict (it was 1, rich's
+    and click's answer to a broken pipe, which reads as "something recompiled"), and nothing is printed on stderr."""
+    command = [str(Path(sys.executable).with_name("hlodiff")), *args]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # what `head -c 10` does
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == status
+    assert err == b""

@@ -6,6 +6,8 @@ pure function of the inputs (no timestamps, no dict-order surprises).
 
 from __future__ import annotations
 
+import sys
+
 from typing import Iterable
 
 from rich.cells import cell_len
@@ -39,6 +41,22 @@ class SafeConsole(Console):
         return super()._render_buffer(
             seg if seg.control else Segment(printable(seg.text, keep_lines=True), seg.style, seg.control)
             for seg in buffer)
+
+    def on_broken_pipe(self) -> None:
+        """The reader closed the pipe (``| head``): stop printing, quietly. Rich's default exits with status 1, which
+        a script would read as "something recompiled"; the command's own status must stand."""
+        from hlodiff._runtime import silence_stdout
+
+        self.quiet = True
+        if _is_stdout(self.file):
+            silence_stdout()
+
+
+def _is_stdout(stream) -> bool:
+    try:
+        return stream.fileno() == sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 class Hanging:
