@@ -137,7 +137,7 @@ def main() -> None:
 
 stage_option = click.option("--stage", metavar="STAGE", default=None,
                             help="For XLA dump folders: which stage to read (default before_optimizations).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schema in the README).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print a JSON document (schemas: docs/json.md).")
 quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar (it is drawn on stderr only when that is a terminal).")
 
@@ -400,7 +400,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     and the verdict goes to stderr: ``record``)."""
     from hlodiff.api import explain_inputs
     from hlodiff.render import terminal
-    from hlodiff.render.reports import run_inputs, write_run_html
+    from hlodiff.render.reports import render_warmup_verdict, run_inputs, write_run_html
     from hlodiff.render.write import check_output
 
     read = run_inputs(inputs, given or [])
@@ -415,8 +415,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
     if html_path:
         write_run_html(html_path, result, body, read)
-    _show(as_json, "explain", body, result.warnings,
-          lambda console: terminal.render_explanation(console, result.explanation, verbose=verbose))
+    def render(console) -> None:
+        terminal.render_explanation(console, result.explanation, verbose=verbose)
+        render_warmup_verdict(console, result)
+
+    _show(as_json, "explain", body, result.warnings, render)
     if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
         from hlodiff.render.model_explorer_serve import show_recompilation
 
@@ -432,8 +435,9 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--debug-log", "debug_logs", multiple=True, type=click.Path(),
-              help="Log with compile times: JAX's jax_log_compiles output, torch_xla's metrics report or the "
+@click.option("--debug-log", "--jax-log", "debug_logs", multiple=True, type=click.Path(),
+              help="Log with compile times (--jax-log for a JAX log, as explain-recompile names it; either name "
+                   "takes any of them): JAX's jax_log_compiles output, torch_xla's metrics report or the "
                    "compile_times.tsv of hlodiff record (repeatable; default: jax_log.txt, jax.log, metrics.txt, "
                    "compile_times.tsv beside the dump); a PT_XLA_DEBUG log gives torch_xla's memory figures (default: "
                    "the one beside the dump).")
@@ -455,7 +459,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
     \b
     Examples:
       hlodiff cost run/graphs.hlo.0 --tensors-report run/tensors_report.txt
-      hlodiff cost /tmp/jax_dump --debug-log jax.log --json
+      hlodiff cost /tmp/jax_dump --jax-log jax.log --json
     """
     from hlodiff.api import cost_paths
 

@@ -84,9 +84,10 @@ def _ignored(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff) ->
                                f"parameter order: {moved} of {len(cd.left.parameters())} parameters numbered differently"))
     renamed, meta = _renamed_and_metadata(cd, lcm.options.metadata)
     if renamed and lcm.options.names:
-        ignored.append(Ignored("names", f"names: {renamed} matched instructions named differently"))
+        ignored.append(Ignored("names", f"names: {renamed} matched instruction{'s' if renamed != 1 else ''} named "
+                                        "differently"))
     if meta:
-        ignored.append(Ignored("metadata", f"metadata: differs on {meta} matched instructions"))
+        ignored.append(Ignored("metadata", f"metadata: differs on {meta} matched instruction{'s' if meta != 1 else ''}"))
     return ignored
 
 

@@ -106,7 +106,8 @@ class GraphRecord:
             if self.complete:
                 raise
             end = self.start_line + text.rstrip("\n").count("\n")
-            raise HloParseError(f"{err.message} (the graph is cut off: its text ends at line {end})",
+            message = err.message.removesuffix(" (file cut off?)")  # the guess is now known: say it once
+            raise HloParseError(f"{message} (the graph is cut off: its text ends at line {end})",
                                 path=err.path, line=err.line, col=err.col) from None
 
     def describe(self) -> str:

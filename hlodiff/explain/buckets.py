@@ -89,6 +89,7 @@ def parameter_dimensions(modules: dict[str, Module]) -> list[Dimension]:
     first = next(iter(shapes.values()), None)
     if first is None or any(len(s) != len(first) for s in shapes.values()):
         return []
+    names = [p.name for p in next(iter(modules.values())).entry.parameters()]  # as the causes name them: %p3.5
     groups: dict[tuple, list[str]] = {}
     for position, shape in enumerate(first):
         if shape.is_tuple or any(s[position].is_tuple or s[position].element_type != shape.element_type
@@ -98,7 +99,7 @@ def parameter_dimensions(modules: dict[str, Module]) -> list[Dimension]:
             values = tuple((key, s[position].dims[axis]) for key, s in shapes.items())
             if len({v for _, v in values}) > 1:
                 dims = ",".join("N" if a == axis else str(d) for a, d in enumerate(shape.dims))
-                groups.setdefault(values, []).append(f"dim {axis} of parameter {position} "
+                groups.setdefault(values, []).append(f"dim {axis} of parameter {position} %{names[position]} "
                                                       f"({shape.element_type}[{dims}])")
     return [Dimension(labels[0], dict(values), tuple(labels[1:])) for values, labels in groups.items()]
 

@@ -16,6 +16,9 @@ def plan_text(plan: dict) -> str:
     """One line: what the run saw and what to pad to, beside powers of two."""
     sizes, runs = _sizes(plan)
     what = plan.get("dimension") or "a size"
+    together = plan.get("together") or []
+    if together:  # the same size in other inputs: name them, the cause above may name one of those
+        what += f" (and {', '.join(together[:2])}{', ...' if len(together) > 2 else ''}, always the same)"
     unit = "executions" if (plan.get("cost_model") or {}).get("counts_from") == "executions" else \
         "compilations (cache hits not captured)"
     seen = f"{what} took {len(sizes)} values ({min(sizes)}–{max(sizes)}) over {runs} {unit}"

@@ -48,7 +48,8 @@ def render_sequence(console: Console, sequence, *, verbose: bool = False) -> Non
     from hlodiff.render.terminal import render_diff
 
     steps = sequence.steps
-    console.print(f"{sequence.graphs} graphs, {len(steps)} change{'s' if len(steps) != 1 else ''} "
+    console.print(f"{sequence.graphs} graph{'s' if sequence.graphs != 1 else ''}, {len(steps)} "
+                  f"change{'s' if len(steps) != 1 else ''} "
                   f"between consecutive graphs of each family", highlight=False)
     for step in steps:
         console.print()
@@ -121,3 +122,18 @@ def write_job_html(path: str, job, stage: str | None, read: Inputs) -> None:
     doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
                                         "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
     write_html(path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)), read)
+
+
+def render_warmup_verdict(console: Console, explained) -> None:
+    """With ``--warmup N``, the last line says what the exit status says: how many recompilations fall after the
+    first N steps (unexpected) and how many are expected, which the report above does not tell apart."""
+    if explained.warmup is None:
+        return
+    n, unexpected = len(explained.explanation.recompilations), len(explained.unexpected)
+    head = (f"--warmup {explained.warmup}: "
+            + (f"{unexpected} unexpected recompilation{'s' if unexpected != 1 else ''}" if unexpected
+               else "no unexpected recompilation") + f" after the first {explained.warmup} step{'s' if explained.warmup != 1 else ''}")
+    expected = n - unexpected
+    tail = f"; {expected} expected (warm-up, setup or JAX eager ops)" if expected else ""
+    console.print()
+    console.print(head + tail, highlight=False)
