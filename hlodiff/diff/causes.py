@@ -107,7 +107,8 @@ def _outputs(cd: ComputationDiff) -> tuple[list[Cause], list[tuple[int, int]], s
     if moved:
         causes.append(Cause(
             "reordered",
-            f"same computation, {len(moved)} output{'s' if len(moved) != 1 else ''} in another order: "
+            f"same computation, outputs in another order: {len(moved)} of {len(mapping)} moved (the rest keep "
+            "their order): "
             + ", ".join(f"{i}->{j}" for i, j in moved[:8]) + (" ..." if len(moved) > 8 else ""),
             instructions=[(louts[i], routs[j]) for i, j in moved]))
     return causes, mapping, absorbed
