@@ -43,7 +43,6 @@ extern PyObject *name_cache;
 
 /* blake2b.c */
 void blake2b_hex(const uint8_t *data, size_t len, int outlen, char *hex);
-PyObject *hex_str(const char *hex, Py_ssize_t n);
 
 /* buffer.c */
 void buf_init(Buf *b);

@@ -107,9 +107,9 @@ PyObject *value_end_of(PyObject *self, PyObject *args) {
     for (; pos < n; pos++) {
         char c = p[pos];
         if (c == '"') {
-            pos++;
-            while (pos < n && p[pos] != '"') pos += p[pos] == '\\' ? 2 : 1;
-            if (pos >= n) return PyLong_FromLong(-1);
+            pos = string_end(p, pos, n);
+            if (pos < 0) return PyLong_FromLong(-1);
+            pos--; /* on the closing quote: the loop steps past it */
         } else if (c == '(' || c == '[' || c == '{') {
             depth++;
         } else if (c == ')' || c == ']' || c == '}') {

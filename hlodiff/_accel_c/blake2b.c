@@ -90,10 +90,3 @@ void blake2b_hex(const uint8_t *data, size_t len, int outlen, char *hex) {
         hex[2 * i + 1] = digits[byte & 15];
     }
 }
-
-PyObject *hex_str(const char *hex, Py_ssize_t n) {
-    PyObject *s = PyUnicode_New(n, 127);
-    if (s == NULL) return NULL;
-    memcpy(PyUnicode_DATA(s), hex, (size_t)n);
-    return s;
-}

@@ -76,7 +76,7 @@ done:
 static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
     char hex[128];
     blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
-    PyObject *h = hex_str(hex, 2 * size);
+    PyObject *h = ascii_str(hex, 2 * size);
     if (h == NULL) return -1;
     int rc = PyDict_SetItem(dict, name, h);
     Py_DECREF(h);
@@ -163,5 +163,5 @@ PyObject *py_blake2b_hex(PyObject *self, PyObject *args) {
     }
     char hex[128];
     blake2b_hex((const uint8_t *)data, (size_t)len, size, hex);
-    return hex_str(hex, 2 * size);
+    return ascii_str(hex, 2 * size);
 }
