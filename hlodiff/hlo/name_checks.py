@@ -14,7 +14,7 @@ from hlodiff.accel import native
 from hlodiff.errors import HloParseError
 from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.model import Computation, Instruction, Module, Shape
-from hlodiff.hlo.shapes import ARRAY_SHAPE, CACHED_TUPLE_TEXT, ShapeSyntaxError, parse_shape_at
+from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _CALL_KEYS = frozenset(CALL_KEYS)
@@ -129,9 +129,7 @@ class NameChecks:
             shape, end = parse_shape_at(text, 0)
             if end != len(text):
                 raise ShapeSyntaxError("unexpected text after the shape", end)
-            if len(text) > CACHED_TUPLE_TEXT:
-                return shape
-            return _shape_cache.setdefault(text, shape)  # tuple shapes recur (get-tuple-element operands)
+            return remember(text, shape)  # tuple shapes recur (get-tuple-element operands)
         except ShapeSyntaxError as e:
             line, col = self._operand_position(inst, operand, inst.operands[:i].count(operand))
             raise HloParseError(f"the shape declared for operand {operand!r}: {e}", path=self.path, line=line,

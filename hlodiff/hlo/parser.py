@@ -31,7 +31,7 @@ from hlodiff.hlo.infer import infer_shapes
 from hlodiff.hlo.opcodes import async_shorthand
 from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.name_checks import NameChecks
-from hlodiff.hlo.shapes import ARRAY_SHAPE, CACHED_TUPLE_TEXT, ShapeSyntaxError, parse_shape_at
+from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
@@ -401,8 +401,7 @@ class _Parser(NameChecks):
             except ShapeSyntaxError:
                 return None
             if shape.is_tuple and line[m.end()] == "(":  # a tuple shape read once, then found by its text
-                if pos - m.end() <= CACHED_TUPLE_TEXT:
-                    _shape_cache.setdefault(line[m.end():pos], shape)
+                remember(line[m.end():pos], shape)
             mo = _OPCODE.match(line, pos)
             if mo is None:
                 return None

@@ -20,6 +20,14 @@ CACHED_TUPLE_TEXT = 256
 tuple of a thousand outputs is long and differs from module to module, so caching it would only grow the cache."""
 
 
+def remember(text: str, shape: Shape) -> Shape:
+    """``shape``, read from ``text``, found by that text from now on when it is short enough
+    (:data:`CACHED_TUPLE_TEXT`); the shape already cached for the text, if any."""
+    if len(text) > CACHED_TUPLE_TEXT:
+        return shape
+    return _cache.setdefault(text, shape)
+
+
 class ShapeSyntaxError(ValueError):
     """Raised with an offset relative to the start of the shape text."""
 
