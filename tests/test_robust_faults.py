@@ -305,3 +305,35 @@ def test_an_over_long_line_in_a_save_tensors_file_costs_only_its_graph(tmp_path,
         assert "5 graphs" in result.stdout
     table = cli("inspect", str(path)).stdout
     assert "#2 " in table and "#4 " in table and "#3 " not in table
+
+
+def test_a_stray_log_quoting_the_debug_log_is_skipped_with_a_warning_and_the_run_is_explained(tmp_path):
+    """A file of grepped 'Compilation Analysis:' lines beside a save file is not the run's debug log: it is named
+    in a warning and the run is explained from the real log beside it, as without the stray file."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURES / "torch_xla" / "metric_even_steps", folder)
+    clean, _ = _explain_json(str(folder / "graphs.hlo.0"))
+    quoted = [line for line in (folder / "pt_xla_debug.log").read_text().splitlines()
+              if "Compilation Cause" in line or "user torch_xla.sync" in line][:4]
+    (folder / "notes.log").write_text("\n".join(quoted) + "\n")
+    doc, stderr = _explain_json(str(folder / "graphs.hlo.0"))
+    assert re.search(r"notes\.log: warning: .*no PT_XLA_DEBUG analysis block", stderr), stderr
+    assert _story(doc) == _story(clean) and doc["graphs"] == clean["graphs"]
+
+
+@pytest.mark.parametrize("written", [b"", b"HloMo"])
+def test_a_module_file_cut_before_its_first_line_is_named_by_every_command(tmp_path, written):
+    """An optimized module XLA had only begun writing (empty, or half its first line) is named in a warning by
+    cost and explain-recompile, which go on with the other modules."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURES / "jax" / "recompile_shape", folder)
+    cut = folder / "dump" / "module_0004.jit_step.cpu_after_optimizations.txt"
+    cut.write_bytes(written)
+    for command in ("cost", "explain-recompile"):
+        result = cli(command, str(folder / "dump"), codes=(0, 1))
+        assert re.search(r"module_0004\.jit_step\.cpu_after_optimizations\.txt:1: warning: skipped: the file ends "
+                         r"before its 'HloModule' line", result.stderr), (command, result.stderr)

@@ -88,6 +88,8 @@ SIDE_NAME = re.compile(r"\.(log|txt|out|err)(\.gz)?$")
 """Names a program's redirected output goes to (sniffed by content; any of them may be gzip)."""
 _SNIFF = 1 << 20
 _REPORT_LINE = re.compile(r"^Tensor: id=\d+, shape=", re.M)
+_DEBUG_BLOCK = re.compile(r"^(?:Unexpected )?(?:Compilation|Execution) Analysis: =+\s*$", re.M)
+"""The first line of a block torch_xla writes: what the debug-log reader needs to find at least once."""
 MAX_SNIFFED = 64
 """At most this many candidate files are opened per folder (a dump beside a home folder full of logs)."""
 
@@ -121,6 +123,10 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
         elif given[2] is None and looks_like_jax_log(head):
             inputs.jax_logs.append(path)
         elif given[1] is None and "Compilation Analysis:" in head:
+            if not _DEBUG_BLOCK.search(head):  # grep output, notes quoting the log: not a log to read
+                inputs.warnings.append(InputWarning("has 'Compilation Analysis:' lines but no PT_XLA_DEBUG analysis "
+                                                    "block; not read as the run's debug log", path))
+                continue
             inputs.debug_logs.append(path)
         else:
             continue

@@ -98,10 +98,21 @@ def _read_dump_file(path: str, number: int, rest: str,
         return None
     m = _MODULE_RE.match(first.removeprefix(BOM))
     if m is None:
+        if warnings is not None and _cut_before_module_line(first, rest):
+            warnings.append(InputWarning("skipped: the file ends before its 'HloModule' line "
+                                         "(cut off, or still being written)", path=path, line=1))
         return None
     name = decode(m.group(1))
     stage = _stage(rest, name)
     return DumpFile(path, number, name, stage) if stage else None
+
+
+def _cut_before_module_line(first: bytes, rest: str) -> bool:
+    """A module file XLA had only begun to write: named for a stage XLA dumps, holding at most a prefix of its first
+    line. Other ``module_*.txt`` files that are not HLO (XLA writes several) stay silently ignored."""
+    if _KNOWN_STAGE_RE.search(rest) is None:
+        return False
+    return b"HloModule ".startswith(first.removeprefix(BOM))
 
 
 def _stage(rest: str, name: str) -> str | None:
