@@ -121,10 +121,15 @@ class Explained:
 def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int | None = None,
                    warnings: list[InputWarning] | None = None) -> Explained:
     """Explain the run whose inputs were already found (:func:`hlodiff.dumps.run_folder.discover`)."""
+    from hlodiff.dumps.source_paths import forget_missing, missing_source_hint
     from hlodiff.explain.recompile import explain_run
 
     warnings = [] if warnings is None else warnings
-    return Explained(inputs, explain_run(inputs, warnings, stage=stage), warnings, warmup)
+    forget_missing()
+    explanation = explain_run(inputs, warnings, stage=stage)
+    if (hint := missing_source_hint()) is not None:
+        explanation.hints.append(hint)
+    return Explained(inputs, explanation, warnings, warmup)
 
 
 def explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,

@@ -162,6 +162,22 @@ def rank_options(fn):
                         help="Worker processes reading ranks in parallel (default: the CPU count).")(fn)
 
 
+def _source_map(ctx, param, values):
+    from hlodiff.dumps.source_paths import use_source_map
+
+    try:
+        use_source_map(values)
+    except HlodiffError as exc:
+        raise click.BadParameter(exc.message) from None
+    return values
+
+
+source_map_option = click.option(
+    "--source-map", "source_map", multiple=True, metavar="OLD=NEW", expose_value=False, callback=_source_map,
+    help="Read the user's sources recorded under OLD from NEW (repeatable; a capture copied off the machine that "
+         "made it).")
+
+
 def normalization_options(fn):
     """--no-normalize PASS (repeatable) and --ignore-layouts, shared by the commands that compare graphs."""
     fn = click.option("--ignore-layouts", is_flag=True, help="Also ignore layouts such as {1,0}.")(fn)
@@ -172,6 +188,7 @@ def normalization_options(fn):
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @json_option
+@source_map_option
 @stage_option
 @rank_options
 @quiet_option
@@ -205,6 +222,7 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @main.command()
 @click.argument("refs", nargs=-1, required=True)
 @json_option
+@source_map_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction and the mappings.")
 @click.option("--cost", "with_cost", is_flag=True,
               help="Also say what the difference costs (bytes, copies, peak memory; always in --html).")
@@ -268,6 +286,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @json_option
+@source_map_option
 @click.option("--text", "show_text", is_flag=True, help="Print the normalized module text instead of fingerprints.")
 @normalization_options
 @stage_option
@@ -306,6 +325,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
               help="JAX_EXPLAIN_CACHE_MISSES=1 / JAX_LOG_COMPILES=1 output (default: found beside the dump by "
                    "content).")
 @json_option
+@source_map_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every changed instruction.")
@@ -445,6 +465,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
               help="Live-tensor reports, for the tensors crossing graph boundaries (default: tensors_report.txt "
                    "beside the dump).")
 @json_option
+@source_map_option
 @click.option("--stage", metavar="STAGE", default=None,
               help="For XLA dump folders: which stage to read (default: the optimized modules when dumped).")
 @quiet_option

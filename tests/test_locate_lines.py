@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 
-from helpers import cli_json, truth_of
+from helpers import cli, cli_json, truth_of
 from conftest import FIXTURES
 
 
@@ -168,3 +168,27 @@ def test_stacks_meet_where_one_line_dispatches_to_several_functions():
     assert meeting_frames([[F(run, 20, "step"), train, main_line], [F(run, 30, "ev"), evaluate, main_line]]) == \
         [F(run, 20, "step"), F(run, 30, "ev")]
     assert meeting_frames([[mse, loop, main_line]], others=[[l1, loop, main_line]]) == [loop, mse]
+
+
+def test_source_map_points_a_copied_capture_at_the_sources_where_they_are_now():
+    """The capture names /home/user/project/...; with --source-map to where the script is now, the line that made
+    the argument leads, as when the capture is read on the machine that made it. Without it, a hint names the
+    missing source and the option."""
+    truth = truth_of("jax", "arg_dtype_outside")
+    run = str(FIXTURES / "jax" / "arg_dtype_outside")
+    name = truth["user_file"]
+    mapped = cli_json("explain-recompile", run, "--source-map", f"/home/user/project={FIXTURES / 'jax'}",
+                      codes=(0, 1))
+    assert _lines(_lead(mapped, truth["cause"]))[:3] == [(name, truth["made_line"]), (name, truth["user_line"]),
+                                                         (name, truth["use_line"])]
+    assert not any("source not found" in h for h in mapped["hints"])
+    plain = cli_json("explain-recompile", run, codes=(0, 1))
+    assert _lines(_lead(plain, truth["cause"]))[0] == (name, truth["user_line"])
+    assert any(f"/home/user/project/{name}" in h and "--source-map /home/user/project=DIR" in h
+               for h in plain["hints"]), plain["hints"]
+
+
+def test_a_source_map_without_new_is_a_usage_error():
+    result = cli("explain-recompile", str(FIXTURES / "jax" / "arg_dtype_outside"), "--source-map", "/home/user",
+                 codes=(2,))
+    assert "--source-map takes OLD=NEW" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from hlodiff.dumps.source_paths import note_missing, where_now
+
 _MAX_BYTES = 2_000_000
 
 
@@ -17,12 +19,8 @@ def parameter_names(file: str, line: int | None) -> list[str] | None:
     """Positional parameter names of the function defined (or decorated) at ``file:line``; None when unknown."""
     if line is None:
         return None
-    try:
-        path = Path(file)
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
-            return None
-        tree = ast.parse(path.read_text(errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+    tree = _parse(file)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -60,9 +58,13 @@ def argument_made_at(file: str, call_line: int | None, function: str, parameter:
 
 
 def _parse(file: str) -> ast.Module | None:
+    """The module at ``file`` where it is now (``--source-map``); None, noted as missing, when it is not there."""
     try:
-        path = Path(file)
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+        path = Path(where_now(file))
+        if not path.is_file():
+            note_missing(file)
+            return None
+        if path.stat().st_size > _MAX_BYTES:
             return None
         return ast.parse(path.read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from hlodiff.dumps.source_paths import where_now
+
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
@@ -29,6 +31,7 @@ class SourceLines:
 
 
 def _read(path: str) -> list[str] | None:
+    path = where_now(path)
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > MAX_SOURCE_BYTES:
             return None
