@@ -8,9 +8,11 @@ tuple's bookkeeping, and instructions added around an origin (the converts of a 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 
-from hlodiff.diff.classify import ComputationDiff
+from hlodiff.diff.classify import ComputationDiff, ref
+from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
 from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, ops_cause,
                                    origin_cause)
@@ -263,7 +265,13 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
     """Sort a region's changes into origins by kind; one-sided instructions join the region's leading origin."""
     found: dict[str, list[Change]] = defaultdict(list)
     one_sided: list[Change] = []
+    explained: set[Key] = set()
+    for split in split_constants(cd, changes, functools.partial(_side_ref, cd)):
+        found["constant"].append(split.change)  # a shared constant changed in one block: a value, not new ops
+        explained.update(split.explained)
     for key, change in changes.items():
+        if key in explained:
+            continue
         if change.side != "changed":
             one_sided.append(change)
             continue
@@ -282,6 +290,11 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
     for kind, items in found.items():
         origins[kind].extend(items)
     return [k for k in CAUSE_KINDS if found.get(k)]
+
+
+def _side_ref(cd: ComputationDiff, side: str, name: str):
+    cm, cc = (cd.lcm, cd.left) if side == "left" else (cd.rcm, cd.right)
+    return ref(cm, cc, cc.insts[name])
 
 
 def _region(computation: str, members: list[Change], kinds: list[str]) -> Region:

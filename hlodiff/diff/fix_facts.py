@@ -78,6 +78,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if lead is not None:
         facts.add("lead_change")
         args["lead"] = lead.replace("_", " ")
+    if cause.kind == "reordered":  # a baked value that changed never reorders outputs (explain/cause_graph.py)
+        others = [k for k in others if k != "constant"]
     if others:
         facts.add("lead_other")
         args["other"] = others[0].replace("_", " ")

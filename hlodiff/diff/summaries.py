@@ -54,6 +54,8 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
                 "sharding": "sharding"}[kind]
         where = "input" if first.left.opcode == "parameter" else ""
         summary = f"{where + ' ' if where else ''}{noun} changed on {_describe(first)}"
+    if "used_by" in first.details:  # a shared constant changed for one of its users (diff/shared_constants.py)
+        summary += f" used by {first.details['used_by'][1]}"
     if what and what in first.details:
         a, b = first.details[what]
         summary += f": {a} -> {b}"

@@ -299,8 +299,9 @@ RULES: tuple[Rule, ...] = (
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("reordered_with", frozenset({"reordered"}),
-         ("ops", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "sharding"), _reordered_with,
-         why="outputs in another order because the values reaching them changed"),
+         ("ops", "inputs", "shape", "dtype", "attribute", "outputs", "sharding"), _reordered_with,
+         why="outputs in another order because the values reaching them changed (a baked value that changed "
+             "leaves the program's structure, its output order included, as it was: never a root here)"),
 )
 """One row per relation; a cause follows from the first (rule, root) that holds, in this order."""
 
