@@ -286,8 +286,10 @@ def leading(family: "Family", recompilations):
 
 def headline_of(families: list["Family"], patterns: list[Pattern], recompilations):
     """The recompilation that heads the run's report: the leading one of the first family whose pattern needs
-    attention (not steady, warm-up or setup), else of the first family that recompiled at all."""
-    ordered = sorted(zip(families, patterns), key=lambda fp: fp[1].benign)
+    attention (not steady, warm-up or setup), else of the first family that recompiled at all. JAX's eager ops
+    never head it: they are not the user's step, and a run whose step compiled once has no headline."""
+    ordered = sorted(((f, p) for f, p in zip(families, patterns) if p.name != "eager op"),
+                     key=lambda fp: fp[1].benign)
     for family, _ in ordered:
         r = leading(family, recompilations)
         if r is not None:
