@@ -135,6 +135,20 @@ def ratio(a: int | float, b: int | float) -> float | None:
     return r if math.isfinite(r) else None
 
 
+def value_text(value: Number) -> str:
+    """One value as the canonical literal text prints it (the inverse of :func:`number`, for values read from an
+    HLO proto): ``1.0`` -> ``1``, ``True`` -> ``true``, ``(1+2j)`` -> ``(1,2)``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, complex):
+        return f"({value_text(value.real)},{value_text(value.imag)})"
+    if math.isnan(value):
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+    return _float_text(value)
+
+
 def parse_literal(raw: str, element_type: str | None = None) -> Literal:
     """Parse the text between ``constant(`` and ``)``.
 
