@@ -1,0 +1,89 @@
+"""Constants the text prints as `{...}`: read from the protos beside it, or equality is unknown, never "equal".
+
+arange_window (fixtures/torch_xla/arange_window.py) compiles four graphs that differ only in the values of an
+s64[64] arange constant. Its save file hides them; its dump's protos hold them. A copy of the save file alone
+(the capture most users have) must not be called equal, nor told as identical HLO; the dump must show the change
+at the arange line.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import FIXTURES, cli, cli_json, truth_of
+
+RUN = FIXTURES / "torch_xla" / "arange_window"
+TRUTH = truth_of("torch_xla", "arange_window")
+
+
+@pytest.fixture
+def text_only(tmp_path: Path) -> Path:
+    """The run as captured with the save file only (no XLA dump beside it)."""
+    for name in ("graphs.hlo.0", "pt_xla_debug.log", "tensors_report.txt"):
+        shutil.copy(RUN / name, tmp_path / name)
+    return tmp_path
+
+
+def _fix_words_hold(text: str, must_hint: bool) -> None:
+    low = text.lower()
+    for word in TRUTH["fix_must"] + (TRUTH["hidden_hint_must"] if must_hint else []):
+        assert word.lower() in low, word
+    for word in TRUTH["fix_must_not"]:
+        assert word.lower() not in low, word
+
+
+def test_text_only_compare_says_unknown_not_equal(text_only):
+    save = text_only / "graphs.hlo.0"
+    doc = cli_json("compare", f"{save}#0", f"{save}#1", codes=(1,))
+    assert doc["equal"] is False and doc["equality"] == "unknown" and doc["hidden_constants"] == 1
+    (cause,) = doc["causes"]
+    assert cause["kind"] == "constant" and cause["locations"][0]["line"] == TRUTH["user_line"]
+    _fix_words_hold(cause["fix"], must_hint=True)
+    assert "equal after normalization" not in cli("compare", f"{save}#0", f"{save}#1").output
+
+
+def test_text_only_explain_names_the_constant_line_and_the_capture(text_only):
+    doc = cli_json("explain-recompile", text_only, codes=(1,))
+    assert len(doc["recompilations"]) == len(TRUTH["compilations"]) - 1
+    for r in doc["recompilations"]:
+        kinds = [c["kind"] for c in r["causes"]]
+        assert kinds[0] == "constant" and "cache_key" not in kinds, kinds
+        assert r["causes"][0]["locations"][0]["line"] == TRUTH["user_line"]
+        _fix_words_hold(r["causes"][0]["fix"], must_hint=True)
+
+
+def test_text_only_fingerprint_warns_that_equal_prints_may_differ(text_only):
+    save = text_only / "graphs.hlo.0"
+    result = cli("fingerprint", save, codes=(0,))
+    assert "{...}" in result.stderr and "xla_dump_hlo_as_proto" in result.stderr
+    doc = cli_json("fingerprint", save, codes=(0,))
+    assert all(g["hidden_constants"] == 1 for g in doc["graphs"])
+    assert len({g["fingerprint"] for g in doc["graphs"]}) == 1  # the text alone cannot tell them apart
+
+
+@pytest.mark.parametrize("where", ["dump", "."])
+def test_protos_beside_give_the_values(where):
+    """The XLA dump (protos beside its text), and the save file with that dump beside it."""
+    doc = cli_json("explain-recompile", RUN / where, codes=(0, 1))
+    assert len(doc["recompilations"]) == len(TRUTH["compilations"]) - 1
+    for r in doc["recompilations"]:
+        cause = r["causes"][0]
+        assert cause["kind"] == "constant" and cause["locations"][0]["line"] == TRUTH["user_line"]
+        assert "{...}" not in cause["summary"] and "unknown" not in cause["summary"]
+        _fix_words_hold(cause["fix"], must_hint=False)
+
+
+def test_dump_compare_and_fingerprint_see_the_values():
+    doc = cli_json("compare", RUN / "dump", codes=(1,))
+    changes = doc["comparisons"]
+    assert len(changes) == len(TRUTH["compilations"]) - 1
+    assert all(c["equality"] == "different" and c["hidden_constants"] == 0 for c in changes)
+    first = changes[0]["causes"][0]["instructions"]
+    assert first, changes[0]
+    prints = cli_json("fingerprint", RUN / "dump", codes=(0,))["graphs"]
+    assert len(prints) == len(TRUTH["compilations"])
+    assert len({g["fingerprint"] for g in prints}) == len(prints)  # the values tell the four graphs apart
+
