@@ -100,3 +100,14 @@ def test_the_generator_changes_values_over_the_steps():
                    for seed in range(3)]
     assert all(changed)
     assert FIXTURES in run.folder.parents
+
+
+def test_value_lists_know_booleans_in_either_spelling():
+    """HLO prints `true`, JAX's cache-miss log `True` (a static `train` flag): both are booleans, whose fix says one
+    graph per value is expected (fixtures/jax/train_flag)."""
+    from hlodiff.diff.fix_facts import _values_facts
+
+    assert _values_facts(("True", "False"))[2] and _values_facts(("true", "false"))[2]
+    assert not _values_facts(("1", "0"))[2]
+    doc = cli_json("explain-recompile", FIXTURES / "jax" / "train_flag", codes=(0, 1))
+    assert "nothing to fix" in doc["recompilations"][0]["causes"][0]["fix"]

@@ -121,7 +121,7 @@ def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
         return known[1]
     unique = list(dict.fromkeys(values))
     answer = (", ".join(unique[:6]) + (", ..." if len(unique) > 6 else ""), str(len(unique)),
-              all(isinstance(number(v), bool) for v in unique))
+              all(isinstance(number(v.lower()), bool) for v in unique))  # JAX's log prints True
     if len(_VALUES_SEEN) > 256:
         _VALUES_SEEN.clear()
     _VALUES_SEEN[id(values)] = (values, answer)
