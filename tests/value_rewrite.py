@@ -14,6 +14,7 @@ modules); protos beside it keep the original values, as a dump edited by hand wo
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -73,10 +74,10 @@ _FLOAT_MAX = {"f16": 65504.0, "bf16": 3.38e38, "f32": 3.4028234e38, "f8e4m3fn": 
               "f8e5m2": 57344.0, "f8e4m3fnuz": 240.0, "f8e5m2fnuz": 57344.0, "f8e4m3b11fnuz": 30.0}
 
 
-def _fit(element_type: str, value: str, rng: random.Random) -> str:
-    """The value, or the type's largest when it does not fit (most of the time: one copy in twenty keeps an
-    out-of-range value, which must give a located error)."""
-    if rng.random() < 0.05:
+def _fit(element_type: str, value: str, plan: dict) -> str:
+    """The value, or the type's largest when it does not fit (one copy in ten keeps out-of-range values, which
+    must give a located error)."""
+    if plan["out_of_range"]:
         return value
     kind = _kind(element_type)
     if kind in "su" and element_type[1:].isdigit():
@@ -120,7 +121,7 @@ def _plan(rng: random.Random) -> dict:
                  "u": rng.choice([(0, 8), (2 ** 64 - 8, 1), (10 ** 30, 10 ** 29)])},
         "cycle": {"float": rng.sample(_FLOATS, 3), "s": rng.sample(_INTS, 2),
                   "u": rng.sample([v for v in _INTS if not v.startswith("-")], 2)},
-        "sizes": rng.random() < 0.5, "size_pool": rng.sample(_SIZES, 3),
+        "sizes": rng.random() < 0.5, "size_pool": rng.sample(_SIZES, 3), "out_of_range": rng.random() < 0.1,
     }
 
 
@@ -132,7 +133,7 @@ def rewrite_module(text: str, module: int, rng: random.Random, plan: dict, old_s
         site += 1
         if site % plan["stride"] != plan["offset"]:
             return m.group(0)
-        value = _fit(m.group(1), _value(_kind(m.group(1)), rng, module, plan), rng)
+        value = _fit(m.group(1), _value(_kind(m.group(1)), rng, module, plan), plan)
         return f"{m.group(1)}[]{m.group(2) or ''} constant({value})"
 
     text = _SCALAR_CONSTANT.sub(constant, text)
@@ -165,7 +166,9 @@ def rewrite_copy(run: Run, dest: Path, seed: int) -> Run:
     shutil.copytree(run.folder, folder, ignore=shutil.ignore_patterns("*.mlir", "*.ll", "*.o"))
     copy = Run(folder, folder / run.dump.relative_to(run.folder))
     files = [copy.dump] if copy.dump.is_file() else sorted(p for p in copy.dump.iterdir() if p.suffix == ".txt")
-    texts = {p: p.read_text(errors="replace") for p in files}
+    packed = {p for p in files if p.read_bytes()[:2] == b"\x1f\x8b"}  # a gzipped save file (long runs)
+    texts = {p: (gzip.decompress(p.read_bytes()).decode() if p in packed else p.read_text(errors="replace"))
+             for p in files}
     old_size = _common_size(list(texts.values())) if plan["sizes"] else None
     module = 0
     for path, text in texts.items():
@@ -176,7 +179,10 @@ def rewrite_copy(run: Run, dest: Path, seed: int) -> Run:
                 part = rewrite_module(part, module, rng, plan, old_size)
                 module += 1
             out.append(part)
-        path.write_text("".join(out))
+        if path in packed:
+            path.write_bytes(gzip.compress("".join(out).encode(), mtime=0))
+        else:
+            path.write_text("".join(out))
     return copy
 
 
