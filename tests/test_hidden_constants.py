@@ -87,3 +87,22 @@ def test_dump_compare_and_fingerprint_see_the_values():
     assert len(prints) == len(TRUTH["compilations"])
     assert len({g["fingerprint"] for g in prints}) == len(prints)  # the values tell the four graphs apart
 
+
+
+def test_one_dump_file_named_alone_reads_its_proto():
+    """`compare a.txt b.txt` on two modules of the dump: the protos beside them give the values."""
+    first, second = sorted((RUN / "dump").glob("module_*.before_optimizations.txt"))[:2]
+    doc = cli_json("compare", first, second, codes=(1,))
+    assert doc["equality"] == "different" and doc["causes"][0]["kind"] == "constant"
+    assert "{...}" not in doc["causes"][0]["summary"]
+    assert cli_json("compare", first, first, codes=(0,))["equality"] == "equal"
+
+
+def test_values_on_one_side_only_are_unknown_not_a_value_change(text_only):
+    """The dump's module (values from its proto) against the save file's graph (values hidden): the text cannot
+    say whether the values changed, so no "value changed {...} -> {0,1,...}"."""
+    first = sorted((RUN / "dump").glob("module_*.before_optimizations.txt"))[1]
+    doc = cli_json("compare", first, f"{text_only / 'graphs.hlo.0'}#1", codes=(1,))
+    assert doc["equality"] == "unknown"
+    (cause,) = doc["causes"]
+    assert "unknown" in cause["summary"] and not any("literal" in c["kinds"] for c in doc["changes"])

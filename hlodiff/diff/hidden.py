@@ -13,27 +13,22 @@ from __future__ import annotations
 from hlodiff.diff.classify import ComputationDiff, ref
 from hlodiff.diff.model import Cause, Change
 from hlodiff.diff.summaries import change_stacks, key_sort, locations
-
-ELIDED = "..."
-"""What an elided literal's text holds (``{...}``); a filled one holds values only."""
+from hlodiff.hlo.literal import elided
 
 CAPTURE = ("XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text --xla_dump_hlo_as_proto' (or `hlodiff record`), "
            "then run hlodiff on DIR")
 """The capture that keeps the values: the HLO protos hold every constant's data."""
 
 
-def is_hidden(literal: str | None) -> bool:
-    return bool(literal) and ELIDED in literal
-
-
 def hidden_changes(cds: list[ComputationDiff]) -> list[Change]:
-    """Matched constants whose values both sides elide: the pairs the text cannot say are equal."""
+    """Matched constants whose values a side elides: the pairs the text cannot say are equal (or different: a
+    side whose values came from a proto against one whose text hides them)."""
     found = []
     for cd in cds:
         m = cd.matching
         for lname, rname in m.l2r.items():
             li, ri = m.left.insts[lname], m.right.insts[rname]
-            if li.opcode == ri.opcode == "constant" and is_hidden(li.literal) and is_hidden(ri.literal):
+            if li.opcode == ri.opcode == "constant" and (elided(li.literal) or elided(ri.literal)):
                 found.append(Change(ref(cd.lcm, m.left, li), ref(cd.rcm, m.right, ri), ("literal",),
                                     {"literal": (li.literal, ri.literal)}))
     found.sort(key=lambda c: key_sort((c.left.name, c.right.name)))
@@ -62,4 +57,4 @@ def hidden_values_cause(changes: list[Change]) -> Cause:
 
 def hidden_count(module) -> int:
     """Constants of a module whose values its text elides (for ``fingerprint``: its hash cannot cover them)."""
-    return sum(1 for _, inst in module.instructions() if inst.opcode == "constant" and is_hidden(inst.literal))
+    return sum(1 for _, inst in module.instructions() if inst.opcode == "constant" and elided(inst.literal))

@@ -135,6 +135,11 @@ def ratio(a: int | float, b: int | float) -> float | None:
     return r if math.isfinite(r) else None
 
 
+def elided(text: str | None) -> bool:
+    """Whether a constant's text leaves values out (``{...}``): nothing can be said about them from the text."""
+    return bool(text) and "..." in text
+
+
 def value_text(value: Number) -> str:
     """One value as the canonical literal text prints it (the inverse of :func:`number`, for values read from an
     HLO proto): ``1.0`` -> ``1``, ``True`` -> ``true``, ``(1+2j)`` -> ``(1,2)``."""
