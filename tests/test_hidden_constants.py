@@ -106,3 +106,28 @@ def test_values_on_one_side_only_are_unknown_not_a_value_change(text_only):
     assert doc["equality"] == "unknown"
     (cause,) = doc["causes"]
     assert "unknown" in cause["summary"] and not any("literal" in c["kinds"] for c in doc["changes"])
+
+
+def test_proto_values_of_every_declared_type_are_written_as_the_text_would_print_them():
+    """Each array field of XLA's LiteralProto (its field numbers checked on arange_window's real s64 protos above)
+    gives values; packed 16-bit floats and bytes are unpacked; f8 is not declared and stays hidden."""
+    import struct
+
+    from hlodiff.dumps import hlo_messages as hm
+    from hlodiff.dumps.hlo_proto import _literal_values, _nested
+
+    lit_cls = hm.HloModuleProto().computations.add().instructions.add().literal.__class__
+    cases = [
+        (dict(f32s=[1.5, -0.0, float("inf")]), (1.5, -0.0, float("inf"))),
+        (dict(preds=[True, False]), (True, False)),
+        (dict(u64s=[2 ** 64 - 1, 0]), (2 ** 64 - 1, 0)),
+        (dict(c64s=[1.0, -2.0, 0.5, 0.0]), (complex(1, -2), complex(0.5, 0))),
+        (dict(bf16s=struct.pack("<2H", 0x3FC0, 0xC000)), (1.5, -2.0)),   # bf16: the top half of an f32
+        (dict(f16s=struct.pack("<2e", 0.25, -8.0)), (0.25, -8.0)),
+        (dict(s8s=bytes([0xFF, 0x01])), (-1, 1)),
+    ]
+    for fields, expected in cases:
+        assert _literal_values(lit_cls(**fields)) == expected, fields
+    assert _literal_values(lit_cls()) is None
+    assert _nested((1, 2, 3, 4, 5, 6), (2, 3)) == "{{1,2,3},{4,5,6}}"
+    assert _nested((1.0, float("nan"), True), (3,)) == "{1,nan,true}"
