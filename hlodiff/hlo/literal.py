@@ -6,7 +6,7 @@ canonical ``text`` and compares by it alone: integers in decimal (``0x1F`` is ``
 fraction (``1.0`` is ``1``), other floats as the shortest round-trip ``repr``, ``nan``/``-nan``/``nan(0x..)`` and
 ``inf``/``-inf`` spelled one way, no spaces. Elided constants (``{...}``) keep ``...`` in their text: two elided
 constants compare equal as *text* because nothing more is known about them, and ``elided`` says so: whoever
-asks whether two graphs are equal must treat an elided constant as unknown (see ``hlodiff.graph.hidden``).
+asks whether two graphs are equal must treat an elided constant as unknown (see ``hlodiff.diff.hidden``).
 
 The same reader gives value analysis its numbers: :func:`number` turns one printed scalar (``1.2``, ``-3.5e-05``,
 ``nan``, ``-inf``, ``-0``, a 40-digit integer, ``true``, ``(1, -2)``) into a typed Python value, and
