@@ -239,7 +239,10 @@ class Fingerprint:
 
     def to_json(self) -> dict:
         cm = self.canonical
+        from hlodiff.diff.hidden import hidden_count
+
         return {"ref": self.record.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,
+                "hidden_constants": hidden_count(cm.module),
                 "ignored": [{"pass": p.name, "summary": p.summary} for p in cm.reports]}
 
 
@@ -262,7 +265,25 @@ def fingerprint_refs(refs: list[str], *, options: Normalization = Normalization(
             note_unknown_opcodes(module, warnings, unknown)
             note_bad_escapes(module, warnings)
             out.append(Fingerprint(record, canonicalize(module, options)))
+    _warn_hidden(out, warnings)
     return out
+
+
+def _warn_hidden(prints: list[Fingerprint], warnings: list[InputWarning]) -> None:
+    """A fingerprint hashes a constant's text: for a ``{...}`` one, two graphs of one fingerprint may still differ
+    in its values. Said once per dump, with the capture that keeps the values."""
+    from hlodiff.diff.hidden import CAPTURE, hidden_count
+
+    by_source: dict[str, int] = {}
+    for p in prints:
+        n = hidden_count(p.canonical.module)
+        if n:
+            by_source[p.record.source] = by_source.get(p.record.source, 0) + 1
+    for source, graphs in by_source.items():
+        warnings.append(InputWarning(
+            f"{graphs} graph{'s' if graphs != 1 else ''} hold constants printed as {{...}}: their fingerprints "
+            f"cannot cover those values, so graphs with one fingerprint may still differ (equality unknown); to "
+            f"see the values capture with {CAPTURE}", source))
 
 
 def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: str | None = None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from hlodiff.hlo.attributes import parse_backend_config
 from hlodiff.errors import HlodiffError
+from hlodiff.hlo.literal import integer
 from hlodiff.hlo.model import Computation, Instruction, Module
 
 _CONTROL_CALLS = ("call", "conditional", "async-start")
@@ -143,10 +144,7 @@ def _index(inst: Instruction) -> int | None:
 
 
 def _int_literal(inst: Instruction) -> int | None:
-    try:
-        return int((inst.literal or "").strip())
-    except ValueError:
-        return None
+    return integer(inst.literal or "")
 
 
 def _init_constant(inst: Instruction, k: int | None, caller: Computation) -> int | None:

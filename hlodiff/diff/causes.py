@@ -17,6 +17,7 @@ from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
 from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, ops_cause,
                                    origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
+from hlodiff.hlo.literal import ratio, real, size
 
 _CALL_KEYS = frozenset(CALL_KEYS)
 
@@ -340,16 +341,14 @@ def _elements(shape_text: str) -> int:
 
 def _dims(shape_text: str) -> list[int]:
     inner = shape_text.partition("[")[2].partition("]")[0]
-    return [int(x.lstrip("<=")) for x in inner.split(",") if x.strip().lstrip("<=").isdigit()]
+    return [n for x in inner.split(",") if (n := size(x)) is not None]
 
 
 def _value_ratio(change: Change) -> float | None:
     a, b = change.details.get("literal", ("", ""))
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
-        return None
-    return round(x / y, 9) if y else None
+    x, y = real(a), real(b)
+    r = ratio(x, y) if x is not None and y is not None else None
+    return round(r, 9) if r is not None else None
 
 
 def _regions(cd: ComputationDiff, changes: dict[Key, Change]) -> list[list[Key]]:

@@ -16,6 +16,7 @@ from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.hlo.attributes import CALL_KEYS
+from hlodiff.hlo.literal import elided
 from hlodiff.hlo.model import Instruction, Shape
 
 _CALL_KEYS = frozenset(CALL_KEYS)
@@ -159,7 +160,8 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
             if inst.literal is not None:
                 details["value"] = (li.literal or "", ri.literal or "")
     _compare_shapes(li.shape, ri.shape, ignore_layout=lcm.options.layouts, note=note)
-    if li.opcode == ri.opcode and li.literal != ri.literal:
+    if li.opcode == ri.opcode and li.literal != ri.literal and not (elided(li.literal) or elided(ri.literal)):
+        # (values hidden on a side are neither equal nor different: diff.hidden says so)
         note("literal", li.literal or "", ri.literal or "")
     if li.opcode == ri.opcode == "parameter" and not lcm.options.parameter_order \
             and li.parameter_number != ri.parameter_number:

@@ -8,6 +8,7 @@ from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
 from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
 from hlodiff.diff.header import header_causes
+from hlodiff.diff.hidden import hidden_changes, hidden_values_cause
 from hlodiff.diff.model import Cause, Ignored, ModuleDiff
 from hlodiff.graph.canonical import CanonicalModule, Normalization
 from hlodiff.graph.fingerprint import canonicalize
@@ -24,12 +25,16 @@ def diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
 
 
 def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
-    equal = lcm.fingerprint == rcm.fingerprint
+    equal = same_computation = lcm.fingerprint == rcm.fingerprint
     cds = classify_module(lcm, rcm)
     causes, output_mapping, regions = derive_causes(cds) if not equal else ([], _identity_outputs(cds[0]), [])
+    hidden = hidden_changes(cds) if equal or not causes else []
+    if hidden:  # equal as printed, not as compiled: never "equal" on values the dump hides
+        equal = False
+        causes = [hidden_values_cause(hidden)]
     if not equal and not causes:
         causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
-    causes += header_causes(lcm.module, rcm.module, same_computation=equal)
+    causes += header_causes(lcm.module, rcm.module, same_computation=same_computation)
     apply_fixes(causes, FixContext(producer=producer_of(rcm.module)))
     entry = cds[0]
     return ModuleDiff(
@@ -46,6 +51,7 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
         stats=_stats(entry),
         regions=regions,
         computations=cds,
+        hidden_constants=len(hidden),
     )
 
 

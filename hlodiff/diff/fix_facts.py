@@ -31,8 +31,15 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause, Change
+from hlodiff.hlo.literal import number, size
 
-_SPECIAL_SCALARS = {"0", "-0", "1", "-1", "0.0", "-0.0", "1.0", "-1.0", "true", "false"}
+
+def _special(text: str) -> bool:
+    """A scalar of exactly 0, 1 or -1 (in any notation: ``1``, ``1.0``, ``1e0``, ``-0``) or a boolean."""
+    value = number(text)
+    return isinstance(value, bool) or (isinstance(value, (int, float)) and value in (0, 1, -1))
+
+
 _LEADS = ("dtype", "shape", "constant", "attribute", "ops", "static_argument", "layout", "outputs", "inputs")
 
 
@@ -116,7 +123,7 @@ def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
         return known[1]
     unique = list(dict.fromkeys(values))
     answer = (", ".join(unique[:6]) + (", ..." if len(unique) > 6 else ""), str(len(unique)),
-              {v.lower() for v in unique} <= {"true", "false"})
+              all(isinstance(number(v.lower()), bool) for v in unique))  # JAX's log prints True
     if len(_VALUES_SEEN) > 256:
         _VALUES_SEEN.clear()
     _VALUES_SEEN[id(values)] = (values, answer)
@@ -190,7 +197,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         facts.add("leading_dim_shrank")
     values = _values(first)
     moved = "opcode" in first.kinds  # between constant and parameter
-    if (moved and values & _SPECIAL_SCALARS) or (values and values <= _SPECIAL_SCALARS):
+    special = {v for v in values if _special(v)}
+    if (moved and special) or (values and special == values):
         facts.add("special_values")
     before, after = (_element(s.shape) for s in (first.left, first.right))
     args["before"], args["after"] = _JNP.get(before, before), _JNP.get(after, after)
@@ -357,9 +365,8 @@ def _leading_dim_shrank(change: Change) -> bool:
     a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
     if not a or not b:
         return False
-    try:
-        ld = [int(x) for x in a.group(1).split(",") if x]
-        rd = [int(x) for x in b.group(1).split(",") if x]
-    except ValueError:
+    ld = [size(x) for x in a.group(1).split(",") if x]
+    rd = [size(x) for x in b.group(1).split(",") if x]
+    if None in ld or None in rd:
         return False
     return bool(ld) and len(ld) == len(rd) and rd[0] < ld[0] and ld[1:] == rd[1:]

@@ -162,6 +162,9 @@ class ModuleDiff:
     stats: dict[str, int] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
     computations: list = field(default_factory=list, repr=False, compare=False)
+    hidden_constants: int = 0
+    """Matched constants whose values both texts elide (``{...}``) in graphs otherwise equal: then ``equal`` is
+    False and ``equality`` is "unknown" (:mod:`hlodiff.diff.hidden`)."""
     """The matched computation pairs behind it (``diff.classify.ComputationDiff``): the matching itself, kept
     so a report can lay the two graphs side by side without matching them again. Process-local: it holds whole
     canonical graphs, so it is neither serialized nor pickled (results sent back by worker processes stay small)."""
@@ -190,6 +193,8 @@ class ModuleDiff:
     def to_json(self) -> dict:
         return {
             "equal": self.equal,
+            "equality": "unknown" if self.hidden_constants else "equal" if self.equal else "different",
+            "hidden_constants": self.hidden_constants,
             "left": {"name": self.left_name, "fingerprint": self.left_fingerprint},
             "right": {"name": self.right_name, "fingerprint": self.right_fingerprint},
             "causes": [c.to_json() for c in self.causes],

@@ -93,8 +93,15 @@ class GraphRecord:
         return None
 
     def module(self) -> Module:
-        """Parse the HLO text; errors point at lines of the original file."""
-        return self.parse(self.text())
+        """Parse the HLO text; errors point at lines of the original file. The values of constants the text
+        elides (``{...}``) are read from the HLO proto beside it, when there is one."""
+        text = self.text()
+        module = self.parse(text)
+        if self.proto_path and "{...}" in text:
+            from hlodiff.dumps.hlo_proto import fill_elided, values_for
+
+            fill_elided(module, values_for(self.proto_path, None))
+        return module
 
     def parse(self, text: str) -> Module:
         """Parse this graph's ``text`` (read once by the caller); a graph cut off mid-write says where it ends."""

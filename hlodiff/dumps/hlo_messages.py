@@ -19,6 +19,7 @@ _PACKAGE = "hlodiff.xla"
 _F = descriptor_pb2.FieldDescriptorProto
 
 _STRING, _INT64, _INT32, _BOOL, _MESSAGE = _F.TYPE_STRING, _F.TYPE_INT64, _F.TYPE_INT32, _F.TYPE_BOOL, _F.TYPE_MESSAGE
+_UINT32, _UINT64, _FLOAT, _DOUBLE, _BYTES = _F.TYPE_UINT32, _F.TYPE_UINT64, _F.TYPE_FLOAT, _F.TYPE_DOUBLE, _F.TYPE_BYTES
 _ONE, _MANY = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
 
 # message name -> [(field name, number, type, label, message type name or None)]
@@ -33,6 +34,16 @@ _MESSAGES: dict[str, list[tuple]] = {
         ("metadata", 7, _MESSAGE, _ONE, "OpMetadata"), ("parameter_number", 9, _INT64, _ONE, None),
         ("id", 35, _INT64, _ONE, None), ("operand_ids", 36, _INT64, _MANY, None),
         ("called_computation_ids", 38, _INT64, _MANY, None),
+        ("literal", 8, _MESSAGE, _ONE, "LiteralProto"),
+    ],
+    # A constant's values (xla_data.proto): the text prints a large one as {...}; the proto keeps them all.
+    "LiteralProto": [
+        ("preds", 2, _BOOL, _MANY, None), ("u8s", 3, _BYTES, _ONE, None), ("s32s", 4, _INT32, _MANY, None),
+        ("s64s", 5, _INT64, _MANY, None), ("u32s", 6, _UINT32, _MANY, None), ("u64s", 7, _UINT64, _MANY, None),
+        ("f32s", 8, _FLOAT, _MANY, None), ("f64s", 9, _DOUBLE, _MANY, None),
+        ("tuple_literals", 10, _MESSAGE, _MANY, "LiteralProto"), ("f16s", 11, _BYTES, _ONE, None),
+        ("c64s", 12, _FLOAT, _MANY, None), ("bf16s", 13, _BYTES, _ONE, None), ("s8s", 15, _BYTES, _ONE, None),
+        ("u16s", 16, _BYTES, _ONE, None), ("s16s", 17, _BYTES, _ONE, None), ("c128s", 18, _DOUBLE, _MANY, None),
     ],
     "HloComputationProto": [
         ("name", 1, _STRING, _ONE, None), ("instructions", 2, _MESSAGE, _MANY, "HloInstructionProto"),

@@ -19,12 +19,15 @@ Stack frame ids are 1-based everywhere in the proto, 0 meaning "none"; ``parent_
 from __future__ import annotations
 
 import os
+import struct
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from google.protobuf.message import DecodeError
 
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.hlo.model import SourceFrame
+from hlodiff.hlo.literal import value_text
+from hlodiff.hlo.model import Module, SourceFrame
 
 CONTAINERS = ("HloProto", "HloModuleProto", "HloSnapshot")
 
@@ -51,6 +54,9 @@ class ProtoModule:
     aliases: tuple[AliasEntry, ...] = ()
     buffer_donors: tuple[tuple[int, tuple[int, ...]], ...] = ()
     instructions: int = 0
+    constants: dict[str, tuple] = field(default_factory=dict)
+    """Constant name -> its values, flat in the literal's order, for constants with more than one value: the text
+    prints those as ``{...}`` past a few elements; the proto keeps every value."""
 
 
 def read_hlo_proto(path: str) -> ProtoModule:
@@ -72,7 +78,22 @@ def read_hlo_proto(path: str) -> ProtoModule:
         raise limit_error(path, None, "HLO proto too big to read", limit, LIMIT_VARIABLES["proto_bytes"])
     container, module = _decode(data, path)
     return ProtoModule(path, container, module.name, _stacks(module, path), _aliases(module), _donors(module),
-                       sum(len(c.instructions) for c in module.computations))
+                       sum(len(c.instructions) for c in module.computations), _constants(module))
+
+
+def read_cached(path: str) -> ProtoModule:
+    """:func:`read_hlo_proto`, read once per file version: its stacks and its constants' values are asked for by
+    different readers of one graph."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return read_hlo_proto(path)  # says why, in one line
+    return _read_once(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=16)
+def _read_once(path: str, _mtime: int, _size: int) -> ProtoModule:
+    return read_hlo_proto(path)
 
 
 def proto_beside(text_path: str) -> str | None:
@@ -87,7 +108,7 @@ def stacks_for(proto_path: str, warnings: list[InputWarning] | None) -> dict[str
     """The stacks of a proto beside a text module; a proto that cannot be read is a warning (the text still
     stands on its own)."""
     try:
-        return read_hlo_proto(proto_path).stacks
+        return read_cached(proto_path).stacks
     except HlodiffError as err:
         if warnings is not None:
             warnings.append(InputWarning(f"{err.message}; skipped: the text beside it is the graph, without the "
@@ -171,3 +192,88 @@ def _aliases(module) -> tuple[AliasEntry, ...]:
 
 def _donors(module) -> tuple[tuple[int, tuple[int, ...]], ...]:
     return tuple((e.parameter_number, tuple(e.parameter_shape_index)) for e in module.buffer_donor.entries)
+
+
+# -- constants' values ----------------------------------------------------------------------------------------------
+
+def values_for(proto_path: str, warnings: list[InputWarning] | None) -> dict[str, tuple]:
+    """The constants' values of a proto beside a text module (see :attr:`ProtoModule.constants`); a proto that
+    cannot be read is a warning, as in :func:`stacks_for` (only one of the two readers warns)."""
+    try:
+        return read_cached(proto_path).constants
+    except HlodiffError:
+        return {}
+
+
+def fill_elided(module: Module, values: dict[str, tuple]) -> int:
+    """Write the proto's values into the text module's elided constants (``constant({...})``), as the text would
+    print them in full; returns how many were filled. A constant whose value count does not fit its shape is left
+    elided (another module's proto): the graph then says its values are hidden rather than show wrong ones."""
+    filled = 0
+    if not values:
+        return 0
+    for _, inst in module.instructions():
+        if inst.opcode != "constant" or not inst.literal or "..." not in inst.literal:
+            continue
+        found = values.get(inst.name)
+        dims = inst.shape.dims
+        if found is None or inst.shape.tuple_shapes or any(inst.shape.dynamic or ()):
+            continue
+        count = 1
+        for d in dims:
+            count *= d
+        if count != len(found) or count > _MAX_FILLED:
+            continue
+        inst.literal = _nested(found, tuple(dims))
+        filled += 1
+    return filled
+
+
+_MAX_FILLED = 1 << 20
+"""Largest constant whose values are written out (a million elements: a few MB of text)."""
+
+_PACKED = {"u8s": "B", "s8s": "b", "u16s": "H", "s16s": "h", "f16s": "e"}
+
+
+def _constants(module) -> dict[str, tuple]:
+    found: dict[str, tuple] = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode == "constant" and inst.HasField("literal"):
+                values = _literal_values(inst.literal)
+                if values is not None and len(values) > 1:
+                    found[inst.name] = values
+    return found
+
+
+def _literal_values(lit) -> tuple | None:
+    """The one array field a literal fills, as Python values; None for tuples and types not declared (f8, s4)."""
+    if lit.tuple_literals:
+        return None
+    for name in ("preds", "s32s", "s64s", "u32s", "u64s", "f32s", "f64s"):
+        values = getattr(lit, name)
+        if values:
+            return tuple(bool(v) for v in values) if name == "preds" else tuple(values)
+    for name in ("c64s", "c128s"):
+        values = getattr(lit, name)
+        if values:
+            return tuple(complex(a, b) for a, b in zip(values[::2], values[1::2]))
+    for name, code in _PACKED.items():
+        raw = getattr(lit, name)
+        if raw:
+            size = struct.calcsize(code)
+            return struct.unpack(f"<{len(raw) // size}{code}", raw[:len(raw) - len(raw) % size])
+    raw = lit.bf16s
+    if raw:  # the high half of an f32
+        return tuple(struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw) - 1, 2))
+    return None
+
+
+def _nested(values: tuple, dims: tuple[int, ...]) -> str:
+    """``{{1,2},{3,4}}`` for dims (2, 2), in the literal text's notation (row-major)."""
+    if not dims:
+        return value_text(values[0])
+    if len(dims) == 1:
+        return "{" + ",".join(value_text(v) for v in values) + "}"
+    step = len(values) // dims[0] if dims[0] else 0
+    return "{" + ",".join(_nested(values[k * step:(k + 1) * step], dims[1:]) for k in range(dims[0])) + "}"

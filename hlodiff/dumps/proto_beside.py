@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from hlodiff.dumps.hlo_proto import stacks_for
+from hlodiff.dumps.hlo_proto import stacks_for, values_for
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
 
@@ -30,6 +30,8 @@ class ProtosBeside:
         self._by_folder: dict[str, dict[str, list[str]]] = {}
         self._used: set[str] = set()
         self._by_key: dict[str, dict[str, tuple[SourceFrame, ...]]] = {}
+        self._path_by_key: dict[str, str | None] = {}
+        self._last: str | None = None
 
     def stacks(self, save_path: str, module: Module, key: str | None,
                warnings: list[InputWarning] | None) -> dict[str, tuple[SourceFrame, ...]]:
@@ -38,6 +40,7 @@ class ProtosBeside:
         if key is not None and key in self._by_key:
             return self._by_key[key]
         found: dict[str, tuple[SourceFrame, ...]] = {}
+        self._last = None
         ident = module.name.rsplit(".", 1)[-1]
         candidates = self._candidates(os.path.dirname(save_path) or ".").get(ident, [])
         if candidates:
@@ -48,10 +51,18 @@ class ProtosBeside:
                 if stacks and set(stacks) <= names:
                     self._used.add(path)
                     found = stacks
+                    self._last = path
                     break
         if key is not None:
             self._by_key[key] = found
+            self._path_by_key[key] = self._last
         return found
+
+    def values(self, key: str | None) -> dict[str, tuple]:
+        """The constants' values of the proto the last :meth:`stacks` call matched (by ``key`` for a graph seen
+        before): what the save file's text prints as ``{...}``."""
+        path = self._path_by_key.get(key) if key is not None else self._last
+        return values_for(path, None) if path else {}
 
     def _candidates(self, folder: str) -> dict[str, list[str]]:
         """Protos of the folder and its direct subfolders, by module id, in module-number order."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hlodiff.hlo.literal import size
 from hlodiff.hlo.model import Module
 
 MAX_BUCKETS = 12
@@ -176,11 +177,11 @@ def family_verdicts(recompilations) -> dict[str, str]:
         if sizes is None or r.closest is None:
             continue
         family, size_of = by_family.setdefault(r.family.key, (r.family, {}))
-        try:
-            size_of.setdefault(r.closest.cache_key, int(sizes[0]))
-            size_of[r.graph.cache_key] = int(sizes[1])
-        except ValueError:
+        before, after = size(sizes[0]), size(sizes[1])
+        if before is None or after is None:
             continue
+        size_of.setdefault(r.closest.cache_key, before)
+        size_of[r.graph.cache_key] = after
     found = {}
     for key, (family, size_of) in by_family.items():
         seen = [size_of[g.cache_key] for g in family.members if g.cache_key in size_of]

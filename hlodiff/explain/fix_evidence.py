@@ -9,9 +9,11 @@ Pure readers of the explanation's recompilations; :mod:`hlodiff.explain.fix_cont
 
 from __future__ import annotations
 
+import math
 import re
 
 from hlodiff.diff.fix_facts import package_path
+from hlodiff.hlo.literal import real, size
 
 
 def family_ops(recompilations) -> dict[int, frozenset[str]]:
@@ -159,19 +161,23 @@ def _dims(shape: str) -> list[int] | None:
     m = _DIM.search(shape)
     if not m:
         return None
-    try:
-        return [int(x) for x in m.group(1).split(",") if x]
-    except ValueError:
-        return None
+    dims = [size(x) for x in m.group(1).split(",") if x]
+    return None if None in dims else dims
 
 
 def grows(sizes: tuple[str, ...]) -> bool:
-    """At least three compilations, each larger than the last by the same step: a cache or history built up."""
+    """At least three compilations, each larger than the last by the same step: a cache or history built up.
+    ``sizes`` are printed sizes or baked values (``1.2, 1.4, 1.6``: a ramped float, its steps equal to rounding);
+    a value that is no ordered finite number (nan, inf, true, an array) is no growth."""
     if len(sizes) < 3:
         return False
-    n = [int(x) for x in sizes]
-    steps = {b - a for a, b in zip(n, n[1:])}
-    return len(steps) == 1 and steps.pop() > 0
+    n = [real(x) for x in sizes]
+    if any(v is None or (isinstance(v, float) and not math.isfinite(v)) for v in n):
+        return False
+    steps = [b - a for a, b in zip(n, n[1:])]
+    if all(isinstance(v, int) for v in n):  # exact, and no float conversion of a huge integer
+        return steps[0] > 0 and len(set(steps)) == 1
+    return steps[0] > 0 and all(abs(s - steps[0]) <= 1e-6 * abs(steps[0]) for s in steps)
 
 
 def library_step(cause, ctx) -> str:

@@ -13,13 +13,16 @@ from typing import Iterable
 from hlodiff import progress
 from hlodiff.dumps import GraphRecord, iter_graphs
 from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS
-from hlodiff.dumps.hlo_proto import stacks_for
+from hlodiff.dumps.hlo_proto import fill_elided, stacks_for, values_for
 from hlodiff.dumps.proto_beside import ProtosBeside
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
 from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.opcodes import note_unknown_opcodes
+
+_ELIDED = "{...}"
+"""How XLA's text prints a constant whose values it leaves out."""
 
 
 @dataclass(slots=True)
@@ -114,7 +117,8 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
             continue
         text = record.text()
         facts = facts_by_text.get(hash(text))
-        if facts is None or keep:
+        if facts is None or keep or (_ELIDED in text and (record.proto_path or record.kind in TRACED_KINDS)):
+            # (one text, two graphs, when the values of its {...} constants are in protos that differ)
             try:
                 module = _parse(record, text)
             except HloParseError as err:
@@ -134,8 +138,12 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
                 note_bad_escapes(module, warnings)
             if record.proto_path:
                 module.full_stacks = stacks_for(record.proto_path, warnings)
+                if _ELIDED in text:
+                    fill_elided(module, values_for(record.proto_path, None))
             elif record.kind in TRACED_KINDS:  # a save file's graph: its proto may sit in an XLA dump beside it
                 module.full_stacks = beside.stacks(record.path, module, key, warnings)
+                if _ELIDED in text:
+                    fill_elided(module, beside.values(key))
             cm = canonicalize(module, options)
             facts = _summary(record, module, cm, keep)
             facts_by_text[hash(text)] = facts

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from hlodiff.diff.model import Cause
+from hlodiff.hlo.literal import integer, size
 from hlodiff.hlo.model import SourceFrame
 
 
@@ -122,11 +123,8 @@ def _dims(shape: str) -> list[str] | None:
 
 
 def _trend(values: tuple[str, ...], steps: list[int | None]) -> Trend | None:
-    try:
-        numbers = [int(v.lstrip("<=")) for v in values]
-    except ValueError:
-        return None
-    if len(numbers) < 3:
+    numbers = [size(v) if v.lstrip().startswith("<=") else integer(v) for v in values]
+    if None in numbers or len(numbers) < 3:
         return None
     deltas = {b - a for a, b in zip(numbers, numbers[1:])}
     if len(deltas) != 1 or 0 in deltas:

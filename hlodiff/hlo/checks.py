@@ -17,7 +17,7 @@ from typing import Callable
 
 from hlodiff.accel import native
 from hlodiff.errors import HloParseError
-from hlodiff.hlo.literal import parse_literal
+from hlodiff.hlo.literal import number, parse_literal
 from hlodiff.hlo.model import Computation, Instruction, Module, Shape
 from hlodiff.hlo.opcodes import OPCODES
 
@@ -37,7 +37,6 @@ _ACCURACY = re.compile(r"\{\s*(?:mode\s*=\s*(?:highest|default)|tolerance\s*=\s*
 _PADDING = re.compile(r"-?\d+_-?\d+(?:_-?\d+)?(?:x-?\d+_-?\d+(?:_-?\d+)?)*")
 _WINDOW_PAD = re.compile(r"\bpad=(\S+)")
 _WINDOW_PAD_VALUE = re.compile(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
-_PLAIN_INT = re.compile(r"-?\d+")
 _PLAIN_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _NAN_PAYLOAD = re.compile(r"nan\(0x([0-9a-fA-F]+)\)")
 _CTRL_NAME = re.compile(r"%?([A-Za-z0-9_.\-]+)")
@@ -133,8 +132,8 @@ def _constant(inst: Instruction, ctx: _Context) -> None:
     if key in ctx.seen:
         return
     ctx.seen[key] = True
-    if not shape.dims and _PLAIN_NUMBER.fullmatch(raw):  # the common scalar: no need for the literal parser
-        value = int(raw) if _PLAIN_INT.fullmatch(raw) else float(raw)
+    value = number(raw) if not shape.dims and _PLAIN_NUMBER.fullmatch(raw) else None
+    if value is not None:  # the common scalar, read by the one conversion value analysis uses too (cached)
         _check_range(inst, ctx, shape.element_type, (value,), raw)
         return
     try:

@@ -5,7 +5,14 @@ the differ must tell "same value, printed differently" from "different value". E
 canonical ``text`` and compares by it alone: integers in decimal (``0x1F`` is ``31``), integral floats without a
 fraction (``1.0`` is ``1``), other floats as the shortest round-trip ``repr``, ``nan``/``-nan``/``nan(0x..)`` and
 ``inf``/``-inf`` spelled one way, no spaces. Elided constants (``{...}``) keep ``...`` in their text: two elided
-constants compare equal because nothing more is known about them, and ``elided`` says so.
+constants compare equal as *text* because nothing more is known about them, and ``elided`` says so: whoever
+asks whether two graphs are equal must treat an elided constant as unknown (see ``hlodiff.diff.hidden``).
+
+The same reader gives value analysis its numbers: :func:`number` turns one printed scalar (``1.2``, ``-3.5e-05``,
+``nan``, ``-inf``, ``-0``, a 40-digit integer, ``true``, ``(1, -2)``) into a typed Python value, and
+:func:`real` / :func:`size` narrow it to what ordering and arithmetic need. Every place that reads a printed value
+as a number (growth, buckets, schedules, value lists, plans, loop bounds) goes through them, so a value the
+literal reader accepts never crashes the analysis, and one it rejects is ``None`` there, not an exception.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hlodiff.errors import HloParseError
@@ -34,6 +42,8 @@ _SCALAR_RE = re.compile(
     r"|((?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))"
 )
 _EXACT_FLOAT_LIMIT = 2.0 ** 53
+_MAX_SCALAR_TEXT = 10_000
+"""Longer text is no scalar (the longest integer Python reads, 4,300 digits, fits twice)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,78 @@ class _Scalar:
 
 
 _ELIDED = _Scalar(None, "...")
+
+
+Number = int | float | bool | complex
+"""What a printed scalar is: ``bool`` for ``true``/``false``, ``int`` for integers of any size, ``float`` for
+every float type (f64 down to f8: XLA prints them all in decimal), ``complex`` for ``(re, im)``."""
+
+
+@lru_cache(maxsize=8192)
+def number(text: str) -> Number | None:
+    """The typed value of one printed scalar (a constant's text, a value in a cause's details), or ``None`` when
+    the text is not a single number: an array, an elided ``{...}``, a tuple, or not a literal at all. Cached:
+    a run of thousands of recompilations prints the same few values again and again."""
+    if len(text) > _MAX_SCALAR_TEXT or text.lstrip().startswith("{"):
+        return None  # an array (or no number at all): not parsed in full only to be dropped
+    try:
+        lit = parse_literal(text)
+    except HloParseError:
+        return None
+    return lit.values[0] if lit.is_scalar and len(lit.values) == 1 else None
+
+
+def real(text: str) -> int | float | None:
+    """:func:`number` when it is an ordered, finite-or-infinite real: ``None`` for booleans, complex numbers and
+    nan (none of them has an order a growth or a ratio can use)."""
+    value = number(text)
+    if isinstance(value, bool) or isinstance(value, complex) or value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def integer(text: str) -> int | None:
+    """:func:`number` when it is an integer (``8``, ``-3``, a huge ``u64``); floats, even integral ones, are not:
+    a loop bound or an index printed as ``2.0`` is not an integer constant."""
+    value = number(text)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def size(text: str) -> int | None:
+    """A dimension as printed in a shape (``8``, ``<=8`` for a bounded dynamic size), or ``None`` (``?``)."""
+    value = integer(text.strip().removeprefix("<="))
+    return value if value is not None and value >= 0 else None
+
+
+def ratio(a: int | float, b: int | float) -> float | None:
+    """``a / b`` when it is a finite float; ``None`` for ``b == 0``, a quotient that overflows a float (two huge
+    integers) or an infinite or nan one."""
+    try:
+        r = a / b
+    except (ZeroDivisionError, OverflowError):
+        return None
+    return r if math.isfinite(r) else None
+
+
+def elided(text: str | None) -> bool:
+    """Whether a constant's text leaves values out (``{...}``): nothing can be said about them from the text."""
+    return bool(text) and "..." in text
+
+
+def value_text(value: Number) -> str:
+    """One value as the canonical literal text prints it (the inverse of :func:`number`, for values read from an
+    HLO proto): ``1.0`` -> ``1``, ``True`` -> ``true``, ``(1+2j)`` -> ``(1,2)``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, complex):
+        return f"({value_text(value.real)},{value_text(value.imag)})"
+    if math.isnan(value):
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+    return _float_text(value)
 
 
 def parse_literal(raw: str, element_type: str | None = None) -> Literal:
