@@ -7,7 +7,7 @@ broadcast in one block) but adds an operation: that stays an ops change.
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 
 import pytest
 
@@ -15,8 +15,18 @@ from conftest import ROOT
 from helpers import cli_json
 
 jax = pytest.importorskip("jax", reason="lowering the block pair needs the jax extra")
-sys.path.insert(0, str(ROOT / "bench"))
-from gen_jax_blocks import step_of  # noqa: E402
+
+
+def _generator():
+    """bench/gen_jax_blocks.py loaded from its file: putting bench/ on sys.path would shadow the standard library's
+    ``html`` with bench/html.py for every later test."""
+    spec = importlib.util.spec_from_file_location("gen_jax_blocks", ROOT / "bench" / "gen_jax_blocks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+step_of = _generator().step_of
 
 
 def _lower(fn, path):
