@@ -1,0 +1,120 @@
+"""compare-runs on real pairs of runs against one persistent cache (issue 35): each pair's truth.json, written by
+the fixture script from JAX's monitoring events / torch_xla's metrics counters before hlodiff read the pair, says
+per program of run B what happened (verdict, reason, line) and what the fix must and must not say."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from helpers import FIXTURES, cli, cli_json, truth_of
+
+PAIRS = sorted(p.parent for p in FIXTURES.glob("*/cache_*/truth.json"))
+
+
+def _id(folder) -> str:
+    return str(folder.relative_to(FIXTURES))
+
+
+def _run(folder, *extra, codes=None):
+    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), *extra, codes=codes)
+
+
+def test_every_pair_is_here():
+    assert {_id(p) for p in PAIRS} >= {"jax/cache_hit", "jax/cache_threshold", "jax/cache_xla_flag",
+                                       "jax/cache_seed", "jax/cache_late", "torch_xla/cache_reload",
+                                       "torch_xla/cache_seed"}
+
+
+@pytest.mark.parametrize("folder", PAIRS, ids=_id)
+def test_exit_status_and_headline_follow_the_truth(folder):
+    t = truth_of(folder)
+    doc = _run(folder, codes=(t["exit_status"],))
+    if t["headline"] is None:
+        assert doc["headline"] is None and doc["recompiled"] == 0
+        assert "loaded all" in doc["summary"]
+    else:
+        assert (doc["headline"]["verdict"], doc["headline"]["reason"]) == (t["headline"]["verdict"],
+                                                                           t["headline"]["reason"])
+    assert doc["schema"] == "hlodiff.compare-runs/1" and doc["framework"] == t["framework"]
+
+
+@pytest.mark.parametrize("folder", PAIRS, ids=_id)
+def test_each_program_of_run_b_gets_its_verdict(folder):
+    t = truth_of(folder)
+    doc = _run(folder, codes=(t["exit_status"],))
+    got = {c["program"]: c for c in doc["compilations"]}
+    for p in t["programs"]:
+        c = got[p.get("module") or p["graph_hash"]]
+        assert (c["verdict"], c["reason"]) == (p["verdict"], p["reason"]), c["text"]
+        for word in p.get("fix_must", ()):
+            assert word in c["fix"], (word, c["fix"])
+        for word in p.get("fix_must_not", ()):
+            assert word not in (c["fix"] or ""), (word, c["fix"])
+        if "user_line" in p:
+            location = c["cause"]["location"]
+            assert location["file"].endswith(t["user_file"]) and location["line"] == p["user_line"]
+
+
+def test_threshold_names_the_threshold_and_the_compile_time():
+    folder = FIXTURES / "jax" / "cache_threshold"
+    doc = _run(folder, codes=(1,))
+    step = next(c for c in doc["compilations"] if c["program"] == "jit_step")
+    assert step["threshold"] == 1.0 and 0 < step["measured"] < 1.0
+    assert step["key_a"] == step["key_b"] and step["entry_in_cache"] is False  # the cache stayed empty
+    assert "jax_persistent_cache_min_compile_time_secs (1.00 s)" in doc["summary"]
+    assert doc["compile_seconds"] > 0 and doc["headline"]["count"] == 2
+
+
+def test_xla_flag_names_the_flag_and_both_values():
+    doc = _run(FIXTURES / "jax" / "cache_xla_flag", codes=(1,))
+    for c in doc["compilations"]:
+        assert c["key_a"] != c["key_b"]
+        assert {"source": "debug_options", "name": "xla_cpu_enable_fast_math", "a": None, "b": "true"} in \
+            c["differences"]
+    assert "--xla_cpu_enable_fast_math is true in run B, not set in run A" in doc["summary"]
+
+
+def test_terminal_report_leads_with_the_reason_and_the_fix():
+    result = cli("compare-runs", str(FIXTURES / "jax" / "cache_seed" / "run_a"),
+                 str(FIXTURES / "jax" / "cache_seed" / "run_b"), codes=(1,))
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("run B compiled 1 of the 2 programs run A had compiled again")
+    assert "cache_pairs.py:92" in lines[0] and lines[1].startswith("fix: ")
+    assert any("jit_evaluate" in line and "loaded from the cache" in line for line in lines)
+
+
+def test_the_cache_folder_given_decides_whether_the_entry_is_there(tmp_path):
+    """A real cache folder (not a listing) is read by its entry names: with A's entries in it, B's miss of the same
+    key says the entry is there; an empty folder says it is not."""
+    folder = FIXTURES / "jax" / "cache_hit"
+    t = truth_of(folder)
+    cache = tmp_path / "jax_cache"
+    cache.mkdir()
+    empty = _run(folder, "--cache", str(cache), codes=(t["exit_status"],))
+    assert [c["entry_in_cache"] for c in empty["compilations"]] == [False, False]
+    for line in (folder / "run_a" / "cache_listing.txt").read_text().split("\n"):
+        if line:
+            (cache / line.split()[1]).write_bytes(b"x")
+    full = _run(folder, "--cache", str(cache))
+    assert [c["entry_in_cache"] for c in full["compilations"]] == [True, True]
+
+
+def test_bad_input_is_one_line_and_status_2(tmp_path):
+    result = cli("compare-runs", str(tmp_path / "nothing"), str(FIXTURES / "jax" / "cache_hit" / "run_b"),
+                 codes=(2,))
+    assert result.stderr.count("\n") == 1 and "nothing" in result.stderr
+    listing = tmp_path / "listing.txt"
+    listing.write_text("hello world\n")
+    result = cli("compare-runs", str(FIXTURES / "jax" / "cache_hit" / "run_a"),
+                 str(FIXTURES / "jax" / "cache_hit" / "run_b"), "--cache", str(listing), codes=(2,))
+    assert "listing.txt:1" in result.stderr and "not a compilation cache listing" in result.stderr
+
+
+def test_a_run_without_its_jax_log_is_refused(tmp_path):
+    run_a = tmp_path / "run_a"
+    shutil.copytree(FIXTURES / "jax" / "cache_hit" / "run_a", run_a)
+    (run_a / "stderr.log").unlink()
+    result = cli("compare-runs", str(run_a), str(FIXTURES / "jax" / "cache_hit" / "run_b"), codes=(2,))
+    assert "JAX_LOG_COMPILES=1" in result.stderr
