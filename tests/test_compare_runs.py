@@ -4,6 +4,7 @@ per program of run B what happened (verdict, reason, line) and what the fix must
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -118,3 +119,38 @@ def test_a_run_without_its_jax_log_is_refused(tmp_path):
     (run_a / "stderr.log").unlink()
     result = cli("compare-runs", str(run_a), str(FIXTURES / "jax" / "cache_hit" / "run_b"), codes=(2,))
     assert "JAX_LOG_COMPILES=1" in result.stderr
+
+
+PROGRAM = """import jax, jax.numpy as jnp, numpy as np
+@jax.jit
+def f(x):
+    return jnp.tanh(x).sum()
+print(f(np.ones((4, 8), np.float32)))
+"""
+
+
+def test_two_recordings_stand_alone(tmp_path):
+    """`record` notes the cache settings it sees, the framework versions and, after the run, the cache's entries:
+    two recordings against one cache compare without any cache folder given, and the second one hit."""
+    import sys
+
+    from helpers import capture_free_env, run_hlodiff
+
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    cache = tmp_path / "cache"
+    env = capture_free_env(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(cache),
+                           JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
+    for run in ("a", "b"):
+        proc = run_hlodiff("record", "-q", "--out", f"run_{run}", "--", sys.executable, "prog.py", cwd=tmp_path,
+                           env=env)
+        assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "run_a" / "hlodiff-record.json").read_text())
+    import jax
+
+    assert manifest["versions"]["jax"] == jax.__version__
+    assert manifest["cache_settings"] == {"JAX_COMPILATION_CACHE_DIR": str(cache),
+                                          "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
+    assert sorted(manifest["cache_entries"]) == sorted(p.name for p in cache.iterdir())
+    doc = cli_json("compare-runs", str(tmp_path / "run_a"), str(tmp_path / "run_b"), codes=(0,))
+    assert [(c["program"], c["verdict"], c["entry_in_cache"]) for c in doc["compilations"]] == \
+        [("jit_f", "hit", True)]

@@ -183,6 +183,14 @@ def read_cache_folder(path: str, warnings: list[InputWarning] | None = None) -> 
     return folder
 
 
+def cache_from_entries(path: str, entries: dict[str, int]) -> CacheFolder:
+    """The cache as a ``hlodiff record`` manifest noted it after the run (``cache_entries``)."""
+    folder = CacheFolder(path, listing=True)
+    for name, size in sorted(entries.items()):
+        _add_entry(folder, name, size)
+    return folder
+
+
 def _add_entry(folder: CacheFolder, name: str, size: int | None) -> None:
     if (m := _JAX_ENTRY_RE.match(name)) is not None:
         if m.group(2) == "cache" or m.group(1) not in folder.entries:

@@ -25,14 +25,15 @@ from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside,
-                                         read_cache_folder, read_jax_cache_log, read_torch_cache_facts,
-                                         torch_side_files)
+                                         cache_from_entries, read_cache_folder, read_jax_cache_log,
+                                         read_torch_cache_facts, torch_side_files)
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
-           "no_cache", "entry_missing", "not_loadable", "xla_flag", "compile_option", "elided_constants", "unknown")
+           "no_cache", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version", "elided_constants",
+           "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind)."""
 LOADED_STAGE = "after_optimizations"
 """XLA dumps a program JAX loaded from the cache as ``module_N.NAME.after_optimizations.txt`` (no platform prefix,
@@ -51,6 +52,8 @@ class Run:
     compiled_hashes: set[str] | None = None
     """torch_xla: the graph hashes its PT_XLA_DEBUG log says compiled (None without a log)."""
     cache: CacheFolder | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
 
 
 @dataclass(slots=True)
@@ -158,10 +161,26 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         if inputs.debug_logs:
             run.compiled_hashes = {e.graph_hash for d in inputs.debug_logs for e in read_compilations(d, warnings)
                                    if e.graph_hash}
+    manifest = _manifest(path)
+    if manifest is not None:
+        run.versions = dict(manifest.versions)
     where = cache or cache_beside(inputs.paths[0])
     if where is not None:
         run.cache = read_cache_folder(where, warnings)
+    elif manifest is not None and manifest.cache_entries:
+        run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
     return run
+
+
+def _manifest(path: str):
+    """The ``hlodiff record`` manifest of a run folder (or of the folder holding the dump), if any."""
+    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    for where in (folder, os.path.dirname(os.path.normpath(folder))):
+        if os.path.isfile(os.path.join(where, MANIFEST_NAME)):
+            return read_manifest(where)
+    return None
 
 
 # -- the comparison -------------------------------------------------------------------------------------------------
@@ -208,12 +227,12 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         if c.lookup == "hit":
             v.verdict = "hit"
         elif a_c is not None:
-            _jax_miss(v, c, a_c, run_b, warnings)
+            _jax_miss(v, c, a_c, run_a, run_b, warnings)
         verdicts.append(v)
     return verdicts
 
 
-def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_b: Run,
+def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, run_b: Run,
               warnings: list[InputWarning]) -> None:
     same_hlo = _same_hlo(v.a_record, v.b_record)
     if b.lookup is None and same_hlo is not False:
@@ -231,7 +250,11 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_b: Run,
         return
     v.verdict = "miss_key_differs"
     v.differences = option_differences(v.a_record, v.b_record)
-    if v.differences:
+    versions = version_differences(run_a.versions, run_b.versions)
+    if versions:  # a new jaxlib is a cold cache whatever the options say: it leads
+        v.differences[:0] = versions
+        v.reason = "version"
+    elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source == "debug_options" else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():
         v.reason = "elided_constants"
@@ -376,6 +399,11 @@ def option_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[Key
         names.add(short)
         out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
     return out
+
+
+def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:
+    """Framework versions both recordings noted and that differ."""
+    return [KeyDifference("versions", name, a[name], b[name]) for name in a if name in b and a[name] != b[name]]
 
 
 def _one(values: tuple[str, ...] | None) -> str | None:

@@ -33,6 +33,8 @@ CACHE_FIXES: dict[str, str] = {
                     "can)",
     "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
+    "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
+               "pin {name} to one version for the runs that share it",
     "elided_constants": "dump with --xla_dump_hlo_as_proto to see the constants, and pass arrays as arguments "
                         "instead of closing over them",
     "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
@@ -67,6 +69,9 @@ def why_text(v: Verdict) -> str:
             more = f" (and {len(v.differences) - 1} more)" if len(v.differences) > 1 else ""
             return (f"the same HLO under another cache key: {what}{d.name} is {_value(d.b)} in run B, "
                     f"{_value(d.a)} in run A{more}")
+        if r == "version" and v.differences:
+            d = v.differences[0]
+            return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
         if r == "elided_constants":
             return ("another cache key; the HLO texts are the same but XLA's text dump elides large constants "
                     "(constant({...})), which may differ")
