@@ -53,6 +53,8 @@ def test_each_program_of_run_b_gets_its_verdict(folder):
             assert word in c["fix"], (word, c["fix"])
         for word in p.get("fix_must_not", ()):
             assert word not in (c["fix"] or ""), (word, c["fix"])
+        if p.get("reason") == "cache_configured_late":  # the call to move after the configuration
+            assert c["called_at"]["line"] == p["call_line"]
         if "user_line" in p:
             location = c["cause"]["location"]
             assert location["file"].endswith(t["user_file"]) and location["line"] == p["user_line"]
@@ -81,7 +83,7 @@ def test_terminal_report_leads_with_the_reason_and_the_fix():
     result = cli("compare-runs", str(FIXTURES / "jax" / "cache_seed" / "run_a"),
                  str(FIXTURES / "jax" / "cache_seed" / "run_b"), codes=(1,))
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("run B compiled 1 of the 2 programs run A had compiled again")
+    assert lines[0].startswith("run B compiled again 1 of the 2 programs run A had compiled")
     assert "cache_pairs.py:92" in lines[0] and lines[1].startswith("fix: ")
     assert any("jit_evaluate" in line and "loaded from the cache" in line for line in lines)
 

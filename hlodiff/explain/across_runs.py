@@ -29,6 +29,7 @@ from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCache
                                          read_torch_cache_facts, torch_side_files)
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
@@ -48,6 +49,8 @@ class Run:
     framework: str
     records: list[GraphRecord]
     jax_log: JaxCacheLog | None = None
+    call_sites: list[SourceFrame | None] = field(default_factory=list)
+    """JAX: per compilation of the log (by ordinal), the user's line JAX named in its cache-miss message."""
     torch: TorchCacheFacts | None = None
     compiled_hashes: set[str] | None = None
     """torch_xla: the graph hashes its PT_XLA_DEBUG log says compiled (None without a log)."""
@@ -96,6 +99,8 @@ class Verdict:
     """Whether the cache folder (as B found it) holds the entry; None when no folder or listing was read."""
     detail: str | None = None
     """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
+    called_at: SourceFrame | None = None
+    """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
 
     @property
     def recompiled(self) -> bool:
@@ -152,7 +157,13 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         "torch_xla" if records[0].kind != "xla_dump" else "jax")
     run = Run(path, framework, records)
     if inputs.jax_logs:
+        from hlodiff.dumps.jax_log import read_jax_log
+
         run.jax_log = read_jax_cache_log(inputs.jax_logs[0], warnings)
+        sites: dict[int, SourceFrame | None] = {
+            c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None
+            for c in read_jax_log(inputs.jax_logs[0]).compilations}
+        run.call_sites = [sites.get(i) for i in range(len(run.jax_log.compilations))]
     if framework == "torch_xla":
         from hlodiff.dumps.debug_log import read_compilations
 
@@ -214,6 +225,7 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         a = seen_a.get(c.module_name, [])
         a_c = a[n] if n < len(a) else None
         v = Verdict(c.module_name, "new", b=c, a=a_c, key_b=c.key, key_a=a_c.key if a_c else None)
+        v.called_at = run_b.call_sites[c.ordinal] if c.ordinal < len(run_b.call_sites) else None
         if c.lookup != "hit":
             k = compiled_count_b.get(c.module_name, 0)
             compiled_count_b[c.module_name] = k + 1
@@ -290,7 +302,7 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
     unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
     verdicts = []
     for position, rec in enumerate(first_b):
-        v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec)
+        v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec, called_at=user_frame(rec.frames))
         if cache is not None and rec.graph_hash:
             v.entry_in_cache = cache.has(rec.graph_hash)
         compiled = run_b.compiled_hashes is None or rec.graph_hash in run_b.compiled_hashes

@@ -44,6 +44,13 @@ CACHE_FIXES: dict[str, str] = {
 }
 
 
+def label(v: Verdict) -> str:
+    """The program as the user knows it: JAX's module name, or a torch_xla graph by its sync line."""
+    if v.program.startswith("jit") or v.called_at is None or v.b_record is None or v.b_record.kind == "xla_dump":
+        return v.program[:24]
+    return f"graph {v.program[:8]} (sync at {_short(v.called_at)})"
+
+
 def reason_text(v: Verdict) -> str:
     """What happened to one compilation of B, from its evidence."""
     if v.verdict == "hit":
@@ -89,8 +96,9 @@ def why_text(v: Verdict) -> str:
     if r == "cache_disabled":
         return f"{same}, never written: the cache was disabled or not initialized"
     if r == "cache_configured_late":
-        return ("no cache was configured yet when it compiled, so none was looked at (later compilations of the "
-                "run did use one)")
+        at = f" (called at {_short(v.called_at)})" if v.called_at is not None else ""
+        return (f"no cache was configured yet when it compiled{at}, so none was looked at (later compilations of "
+                "the run did use one)")
     if r == "no_cache":
         return "run B never looked at a persistent cache"
     if r == "entry_missing":
@@ -126,16 +134,26 @@ def summary_text(result: AcrossRuns) -> str:
     seconds = sum(v.seconds or 0.0 for v in again)
     cost = f" ({seconds:.2f} s of compilation)" if any(v.seconds is not None for v in again) else ""
     verdict, reason, group = result.groups()[0]
-    lead = _group_text(verdict, reason, group)
-    return (f"run B compiled {len(again)} of the {len(shared)} program{'s' if len(shared) != 1 else ''} run A had "
-            f"compiled again{cost}; {lead}{tail}")
+    what = (f"the {'one program' if len(shared) == 1 else f'{len(shared)} programs'} run A had compiled"
+            if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs run A had compiled")
+    lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
+    return f"run B compiled again {what}{cost}; {lead}{tail}"
 
 
-def _group_text(verdict: str, reason: str | None, group: list[Verdict]) -> str:
+def _group_text(verdict: str, reason: str | None, group: list[Verdict], whole: bool = False) -> str:
+    """One reason and the programs it explains (``whole``: all of B's recompilations, said without a count)."""
     n = len(group)
-    names = ", ".join(v.program[:16] for v in group[:3]) + (", ..." if n > 3 else "")
+    names = ", ".join(label(v) for v in group[:3]) + (", ..." if n > 3 else "")
+    why = why_text(group[0])
+    measured = [v.measured for v in group if v.measured is not None]
+    if reason == "below_compile_time" and len(measured) > 1:  # one threshold, each program's own time
+        why = (f"the same HLO and key, never written: run A compiled each in {min(measured):.2f}-"
+               f"{max(measured):.2f} s, under jax_persistent_cache_min_compile_time_secs "
+               f"({group[0].threshold:.2f} s)")
+    if whole:
+        return f"{names}: {why}"
     cost = f", {_seconds(group):.2f} s" if _seconds(group) is not None else ""
-    return f"{n} of them ({names}{cost}): {why_text(group[0])}"
+    return f"{n} of them ({names}{cost}): {why}"
 
 
 def render(console: Console, result: AcrossRuns) -> None:
@@ -148,9 +166,9 @@ def render(console: Console, result: AcrossRuns) -> None:
         for verdict, reason, group in groups[1:]:
             console.print(Text(f"  also: {_group_text(verdict, reason, group)}"), highlight=False)
     console.print()
-    width = max((len(v.program[:24]) for v in result.verdicts), default=8)
+    width = max((len(label(v)) for v in result.verdicts), default=8)
     for v in result.verdicts:
-        line = Text(f"  {v.program[:24]:<{width}}  ")
+        line = Text(f"  {label(v):<{width}}  ")
         style = "green" if v.verdict == "hit" else ("" if v.verdict == "new" else "red")
         line.append(reason_text(v), style=style)
         if v.seconds is not None and v.verdict != "hit":
@@ -159,7 +177,7 @@ def render(console: Console, result: AcrossRuns) -> None:
     for verdict, reason, group in groups[1:]:
         fix = fix_text(group[0])
         if fix:
-            console.print(Text(f"fix ({group[0].program[:24]}): {fix}", style="green"), highlight=False)
+            console.print(Text(f"fix ({label(group[0])}): {fix}", style="green"), highlight=False)
 
 
 def document_body(result: AcrossRuns) -> dict:
@@ -189,7 +207,8 @@ def document_body(result: AcrossRuns) -> dict:
 def _verdict_json(v: Verdict) -> dict:
     where = v.cause.locations[0] if v.cause is not None and v.cause.locations else None
     return {
-        "program": v.program, "verdict": v.verdict, "reason": v.reason,
+        "program": v.program, "label": label(v), "verdict": v.verdict, "reason": v.reason,
+        "called_at": v.called_at.to_json() if v.called_at is not None else None,
         "ref_a": v.a_record.ref if v.a_record is not None else None,
         "ref_b": v.b_record.ref if v.b_record is not None else None,
         "compile_seconds": v.seconds, "key_a": v.key_a, "key_b": v.key_b, "entry_in_cache": v.entry_in_cache,
