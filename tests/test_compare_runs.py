@@ -156,3 +156,26 @@ def test_two_recordings_stand_alone(tmp_path):
     doc = cli_json("compare-runs", str(tmp_path / "run_a"), str(tmp_path / "run_b"), codes=(0,))
     assert [(c["program"], c["verdict"], c["entry_in_cache"]) for c in doc["compilations"]] == \
         [("jit_f", "hit", True)]
+
+
+def test_a_listing_made_with_ls_l_or_find_reads_as_the_folder(tmp_path):
+    """The cache as users list it: `ls -l DIR` (size in the fifth column, a date after it) or
+    `find DIR -type f -printf '%s %f\\n'`; both give the entries and sizes of the folder itself."""
+    import subprocess
+
+    from hlodiff.dumps.compile_cache import read_cache_folder
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sizes = {}
+    for line in (FIXTURES / "jax" / "cache_hit" / "run_a" / "cache_listing.txt").read_text().splitlines():
+        size, name = line.split()
+        (cache / name).write_bytes(b"\0" * int(size))
+        sizes[name[: -len("-cache")]] = int(size)
+    (tmp_path / "ls.txt").write_text(subprocess.run(["ls", "-l", str(cache)], capture_output=True,
+                                                    text=True, check=True).stdout)
+    (tmp_path / "find.txt").write_text(subprocess.run(["find", str(cache), "-type", "f", "-printf", "%s %f\\n"],
+                                                      capture_output=True, text=True, check=True).stdout)
+    assert read_cache_folder(str(cache)).entries == sizes
+    assert read_cache_folder(str(tmp_path / "ls.txt")).entries == sizes
+    assert read_cache_folder(str(tmp_path / "find.txt")).entries == sizes

@@ -53,6 +53,7 @@ _COUNTER_RE = re.compile(r"^Counter: (\S+)\s*$")
 _VALUE_RE = re.compile(r"^\s+Value: (\d+)\s*$")
 _JAX_ENTRY_RE = re.compile(r"^(.+-[0-9a-f]{64})-(cache|atime)$")
 _TORCH_ENTRY_RE = re.compile(r"^\d{20,}$")
+_LS_LONG_RE = re.compile(r"^[-dlbcps][-rwxsStT]{9}[.+@]?$")
 
 NOT_WRITTEN = ("compile_time", "entry_size", "host_callbacks", "cache_disabled")
 """Why JAX did not write an entry (``CacheCompilation.not_written``)."""
@@ -175,7 +176,10 @@ def read_cache_folder(path: str, warnings: list[InputWarning] | None = None) -> 
             continue
         lines += 1
         name = os.path.basename(words[-1])
-        size = next((int(w) for w in reversed(words[:-1]) if w.isdigit()), None)
+        if _LS_LONG_RE.match(words[0]) and len(words) >= 9:  # ls -l: mode, links, owner, group, SIZE, date...
+            size = int(words[4]) if words[4].isdigit() else None
+        else:  # SIZE NAME (find -printf, du -b)
+            size = int(words[0]) if len(words) > 1 and words[0].isdigit() else None
         _add_entry(folder, name, size)
     if lines and not folder.entries:
         raise HlodiffError("not a compilation cache listing: no line ends with a JAX entry name (jit_f-<sha256>-cache) "
