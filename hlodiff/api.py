@@ -298,7 +298,8 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
     """Why run B (``run_b``: a run folder, JAX dump folder or torch_xla save file, with its logs beside it)
     compiled what run A had compiled; ``cache``: the cache folder or a listing of it (default: found beside the
     runs)."""
-    from hlodiff.explain.across_runs import compare_runs, read_run
+    from hlodiff.dumps.cached_run import read_run
+    from hlodiff.explain.across_runs import compare_runs
 
     warnings = [] if warnings is None else warnings
     first, second = read_run(run_a, cache, warnings), read_run(run_b, cache, warnings)

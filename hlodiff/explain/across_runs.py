@@ -20,13 +20,11 @@ Facts only; :mod:`hlodiff.render.across_runs` says them in words.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside,
-                                         cache_from_entries, read_cache_folder, read_jax_cache_log,
-                                         read_torch_cache_facts, torch_side_files)
+from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
+from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -36,27 +34,6 @@ REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_di
            "no_cache", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version", "elided_constants",
            "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind)."""
-LOADED_STAGE = "after_optimizations"
-"""XLA dumps a program JAX loaded from the cache as ``module_N.NAME.after_optimizations.txt`` (no platform prefix,
-no ``before_optimizations``): it never compiled it."""
-
-
-@dataclass(slots=True)
-class Run:
-    """One run's capture: its graphs and what it says about the cache."""
-
-    path: str
-    framework: str
-    records: list[GraphRecord]
-    jax_log: JaxCacheLog | None = None
-    call_sites: list[SourceFrame | None] = field(default_factory=list)
-    """JAX: per compilation of the log (by ordinal), the user's line JAX named in its cache-miss message."""
-    torch: TorchCacheFacts | None = None
-    compiled_hashes: set[str] | None = None
-    """torch_xla: the graph hashes its PT_XLA_DEBUG log says compiled (None without a log)."""
-    cache: CacheFolder | None = None
-    versions: dict[str, str] = field(default_factory=dict)
-    """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
 
 
 @dataclass(slots=True)
@@ -134,66 +111,6 @@ class AcrossRuns:
         return [(verdict, reason, vs) for (verdict, reason), vs in order]
 
 
-# -- reading one run ----------------------------------------------------------------------------------------------
-
-def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
-    """A run folder (a JAX dump folder and its stderr, a torch_xla save file and its logs, a ``record`` folder)."""
-    from hlodiff.dumps import iter_graphs
-    from hlodiff.dumps.run_folder import discover
-
-    if not os.path.exists(path):
-        raise HlodiffError("no such run folder or dump", path=path)
-    inputs = discover([path], None, None, None)
-    warnings.extend(inputs.warnings)
-    records: list[GraphRecord] = []
-    found: list[InputWarning] = []
-    for dump in inputs.paths:
-        records.extend(iter_graphs(dump, found))
-    # A program loaded from the cache is dumped after optimizations only: that is the evidence, not a problem.
-    warnings.extend(w for w in found if not (w.path or "").endswith("." + LOADED_STAGE + ".txt"))
-    if not records:
-        raise HlodiffError("no graph found in this run", path=path)
-    framework = "jax" if records[0].kind == "xla_dump" and inputs.jax_logs else (
-        "torch_xla" if records[0].kind != "xla_dump" else "jax")
-    run = Run(path, framework, records)
-    if inputs.jax_logs:
-        from hlodiff.dumps.jax_log import read_jax_log
-
-        run.jax_log = read_jax_cache_log(inputs.jax_logs[0], warnings)
-        sites: dict[int, SourceFrame | None] = {
-            c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None
-            for c in read_jax_log(inputs.jax_logs[0]).compilations}
-        run.call_sites = [sites.get(i) for i in range(len(run.jax_log.compilations))]
-    if framework == "torch_xla":
-        from hlodiff.dumps.debug_log import read_compilations
-
-        sides = sorted({f for p in inputs.paths for f in torch_side_files(p)})
-        run.torch = read_torch_cache_facts(sides, warnings)
-        if inputs.debug_logs:
-            run.compiled_hashes = {e.graph_hash for d in inputs.debug_logs for e in read_compilations(d, warnings)
-                                   if e.graph_hash}
-    manifest = _manifest(path)
-    if manifest is not None:
-        run.versions = dict(manifest.versions)
-    where = cache or cache_beside(inputs.paths[0])
-    if where is not None:
-        run.cache = read_cache_folder(where, warnings)
-    elif manifest is not None and manifest.cache_entries:
-        run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
-    return run
-
-
-def _manifest(path: str):
-    """The ``hlodiff record`` manifest of a run folder (or of the folder holding the dump), if any."""
-    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
-
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    for where in (folder, os.path.dirname(os.path.normpath(folder))):
-        if os.path.isfile(os.path.join(where, MANIFEST_NAME)):
-            return read_manifest(where)
-    return None
-
-
 # -- the comparison -------------------------------------------------------------------------------------------------
 
 def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> AcrossRuns:
@@ -214,7 +131,7 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         missing = run_b.path if run_b.jax_log is None else run_a.path
         raise HlodiffError("no JAX log beside this run: capture stderr with JAX_LOG_COMPILES=1 "
                            "JAX_EXPLAIN_CACHE_MISSES=1 (the cache's hits and misses are only said there)", path=missing)
-    compiled_a, compiled_b = _compiled_modules(run_a), _compiled_modules(run_b)
+    compiled_a, compiled_b = compiled_modules(run_a), compiled_modules(run_b)
     seen_a = _by_name(run_a.jax_log.compilations)
     count: dict[str, int] = {}
     compiled_count_b: dict[str, int] = {}
@@ -229,11 +146,11 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         if c.lookup != "hit":
             k = compiled_count_b.get(c.module_name, 0)
             compiled_count_b[c.module_name] = k + 1
-            v.b_record = _nth(compiled_b, c.module_name, k)
+            v.b_record = nth_module(compiled_b, c.module_name, k)
             v.seconds = c.compile_seconds
         if a_c is not None and a_c.lookup != "hit":
             k = sum(1 for x in a[:n] if x.lookup != "hit")
-            v.a_record = _nth(compiled_a, c.module_name, k)
+            v.a_record = nth_module(compiled_a, c.module_name, k)
         if cache is not None and c.key is not None:
             v.entry_in_cache = cache.has(c.key)
         if c.lookup == "hit":
@@ -332,20 +249,6 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
 
 
 # -- evidence helpers -------------------------------------------------------------------------------------------------
-
-def _compiled_modules(run: Run) -> dict[str, list[GraphRecord]]:
-    """Dumped modules XLA compiled (not the ones JAX loaded from the cache), by module name, in order."""
-    out: dict[str, list[GraphRecord]] = {}
-    for r in run.records:
-        if r.kind == "xla_dump" and r.stage != LOADED_STAGE and r.module_name:
-            out.setdefault(r.module_name.rstrip("_"), []).append(r)
-    return out
-
-
-def _nth(modules: dict[str, list[GraphRecord]], name: str, n: int) -> GraphRecord | None:
-    found = modules.get(name.rstrip("_"), [])
-    return found[n] if n < len(found) else None
-
 
 def _by_name(compilations: list[CacheCompilation]) -> dict[str, list[CacheCompilation]]:
     out: dict[str, list[CacheCompilation]] = {}
