@@ -24,6 +24,7 @@ def _run(folder, *extra, codes=None):
 
 def test_every_pair_is_here():
     assert {_id(p) for p in PAIRS} >= {"jax/cache_hit", "jax/cache_threshold", "jax/cache_xla_flag",
+                                       "jax/cache_xla_flag_keylog",
                                        "jax/cache_seed", "jax/cache_late", "torch_xla/cache_reload",
                                        "torch_xla/cache_seed"}
 
@@ -53,6 +54,9 @@ def test_each_program_of_run_b_gets_its_verdict(folder):
             assert word in c["fix"], (word, c["fix"])
         for word in p.get("fix_must_not", ()):
             assert word not in (c["fix"] or ""), (word, c["fix"])
+        if "key_components" in p:  # JAX's own hashes of the key's inputs, read by the script from both logs
+            assert c["key_components"] == p["key_components"]
+            assert c["differences"][0] == {"source": "XLA_FLAGS", "name": p["flag"], "a": None, "b": "true"}
         if p.get("reason") == "cache_configured_late":  # the call to move after the configuration
             assert c["called_at"]["line"] == p["call_line"]
         if "user_line" in p:

@@ -48,6 +48,8 @@ _SIZE_RE = re.compile(r"Not writing persistent cache entry with key '([^']+)' si
                       r"less than threshold \((\d+) bytes\)")
 _CALLBACK_RE = re.compile(r"Not writing persistent cache entry for '([^']+)' because it uses host callbacks")
 _DISABLED_RE = re.compile(r"Not writing persistent cache entry with key '([^']+)' since cache is disabled")
+_KEY_PART_RE = re.compile(r"get_cache_key hash of serialized (.+?): ([0-9a-f]{64})\s*$")
+_KEY_FLAG_RE = re.compile(r"(?<!Not )Including XLA flag in cache key: (\S+)\s*$")
 _DESERIALIZE_RE = re.compile(r"Failed to deserialize executable: (.*?)\s*$")
 _COUNTER_RE = re.compile(r"^Counter: (\S+)\s*$")
 _VALUE_RE = re.compile(r"^\s+Value: (\d+)\s*$")
@@ -83,6 +85,11 @@ class CacheCompilation:
     compile_seconds: float | None = None
     cache_line: int | None = None
     """The line of the hit or miss message."""
+    key_parts: dict[str, str] = field(default_factory=dict)
+    """With JAX's cache-key debug log (``JAX_DEBUG_LOG_MODULES=jax._src.cache_key``): the hash of each input of
+    the key (``computation``, ``jax_lib version``, ``XLA flags``, ``compile_options``, ``accelerator_config``...)."""
+    key_flags: list[str] = field(default_factory=list)
+    """With that log: the XLA flags JAX hashed into the key (``--xla_cpu_enable_fast_math=true``)."""
 
 
 @dataclass(slots=True)
@@ -115,6 +122,9 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
             if c is not None:
                 c.compile_seconds = float(m.group(2))
             continue
+        if "get_cache_key" in text or "in cache key" in text:
+            _key_debug(text, log.compilations[-1] if log.compilations else None, open_by_name)
+            continue
         if "ersistent" not in text and "PERSISTENT" not in text:
             continue
         for rx, lookup in ((_HIT_RE, "hit"), (_MISS_RE, "miss")):
@@ -134,6 +144,16 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
         elif (m := _DISABLED_RE.search(text)) is not None and (c := by_key.get(m.group(1))) is not None:
             c.written, c.not_written = False, "cache_disabled"
     return log
+
+
+def _key_debug(text: str, last: CacheCompilation | None, still_open: dict[str, CacheCompilation]) -> None:
+    """A cache-key debug line belongs to the compilation computing its key: the last one opened, still open."""
+    if last is None or still_open.get(last.module_name) is not last:
+        return
+    if (m := _KEY_PART_RE.search(text)) is not None:
+        last.key_parts.setdefault(m.group(1), m.group(2))  # JAX's debug handler may print each line twice
+    elif (m := _KEY_FLAG_RE.search(text)) is not None and m.group(1) not in last.key_flags:
+        last.key_flags.append(m.group(1))
 
 
 # -- the cache folder -----------------------------------------------------------------------------------------------

@@ -72,6 +72,8 @@ class Verdict:
     differences: list[KeyDifference] = field(default_factory=list)
     cause: Cause | None = None
     """``miss_hlo_differs``: the leading cause of the graph diff (kind, line, fix)."""
+    key_components: list[str] = field(default_factory=list)
+    """The inputs of the key whose hashes differ between A and B (JAX's cache-key debug log, when captured)."""
     entry_in_cache: bool | None = None
     """Whether the cache folder (as B found it) holds the entry; None when no folder or listing was read."""
     detail: str | None = None
@@ -164,6 +166,10 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
 def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, run_b: Run,
               warnings: list[InputWarning]) -> None:
     same_hlo = _same_hlo(v.a_record, v.b_record)
+    if a.key_parts and b.key_parts:
+        v.key_components = [name for name, value in b.key_parts.items() if a.key_parts.get(name) != value]
+        if "computation" in v.key_components and same_hlo is None:
+            same_hlo = False  # JAX hashed another computation: the HLO differs, whether or not it was dumped
     if b.lookup is None and same_hlo is not False:
         v.verdict = "miss_same_key"
         v.reason = "cache_configured_late" if run_b.jax_log.looked_up else "no_cache"
@@ -178,13 +184,14 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.reason = v.cause.kind if v.cause is not None else "unknown"
         return
     v.verdict = "miss_key_differs"
-    v.differences = option_differences(v.a_record, v.b_record)
+    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record)
+    v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
     if versions:  # a new jaxlib is a cold cache whatever the options say: it leads
         v.differences[:0] = versions
         v.reason = "version"
     elif v.differences:
-        v.reason = "xla_flag" if v.differences[0].source == "debug_options" else "compile_option"
+        v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():
         v.reason = "elided_constants"
     else:
@@ -314,6 +321,16 @@ def option_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[Key
         names.add(short)
         out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
     return out
+
+
+def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
+    """The XLA flags JAX hashed into one key and not the other (its cache-key debug log), by flag name."""
+    def split(flags):
+        return dict((f.lstrip("-").partition("=")[0], f.partition("=")[2] or "true") for f in flags)
+
+    left, right = split(a), split(b)
+    return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
+            for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
 
 
 def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:

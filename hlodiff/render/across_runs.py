@@ -74,8 +74,9 @@ def why_text(v: Verdict) -> str:
             d = v.differences[0]
             what = "XLA flag --" if r == "xla_flag" else "compile option "
             more = f" (and {len(v.differences) - 1} more)" if len(v.differences) > 1 else ""
+            inputs = f"; the key's inputs that differ: {', '.join(v.key_components)}" if v.key_components else ""
             return (f"the same HLO under another cache key: {what}{d.name} is {_value(d.b)} in run B, "
-                    f"{_value(d.a)} in run A{more}")
+                    f"{_value(d.a)} in run A{more}{inputs}")
         if r == "version" and v.differences:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
@@ -211,7 +212,8 @@ def _verdict_json(v: Verdict) -> dict:
         "called_at": v.called_at.to_json() if v.called_at is not None else None,
         "ref_a": v.a_record.ref if v.a_record is not None else None,
         "ref_b": v.b_record.ref if v.b_record is not None else None,
-        "compile_seconds": v.seconds, "key_a": v.key_a, "key_b": v.key_b, "entry_in_cache": v.entry_in_cache,
+        "compile_seconds": v.seconds, "key_a": v.key_a, "key_b": v.key_b, "key_components": v.key_components,
+        "entry_in_cache": v.entry_in_cache,
         "threshold": v.threshold, "measured": v.measured,
         "differences": [d.to_json() for d in v.differences],
         "cause": None if v.cause is None else {"kind": v.cause.kind, "summary": v.cause.summary,
