@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from hlodiff.dumps.compile_cache import (CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside, cache_from_entries,
+from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside, cache_from_entries,
                                          read_cache_folder, read_jax_cache_log, read_torch_cache_facts,
                                          torch_side_files)
 from hlodiff.dumps.graph_record import GraphRecord
@@ -55,8 +55,9 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     warnings.extend(w for w in found if not (w.path or "").endswith("." + LOADED_STAGE + ".txt"))
     if not records:
         raise HlodiffError("no graph found in this run", path=path)
-    framework = "jax" if records[0].kind == "xla_dump" and inputs.jax_logs else (
-        "torch_xla" if records[0].kind != "xla_dump" else "jax")
+    torch_names = ("SyncTensorsGraph", "IrToHlo")
+    framework = "jax" if records[0].kind == "xla_dump" and not (records[0].module_name or "").startswith(
+        torch_names) else "torch_xla"
     run = Run(path, framework, records)
     if inputs.jax_logs:
         from hlodiff.dumps.jax_log import read_jax_log
@@ -66,6 +67,11 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
             c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None
             for c in read_jax_log(inputs.jax_logs[0]).compilations}
         run.call_sites = [sites.get(i) for i in range(len(run.jax_log.compilations))]
+    elif framework == "jax":
+        run.jax_log = dump_compilations(records)
+        warnings.append(InputWarning("no JAX log here (stderr with JAX_LOG_COMPILES=1 JAX_EXPLAIN_CACHE_MISSES=1): "
+                                     "hits and misses read from the dump alone, without the cache's keys or why an "
+                                     "entry was not written", path=path))
     if framework == "torch_xla":
         from hlodiff.dumps.debug_log import read_compilations
 
@@ -94,6 +100,19 @@ def _manifest(path: str):
         if os.path.isfile(os.path.join(where, MANIFEST_NAME)):
             return read_manifest(where)
     return None
+
+
+def dump_compilations(records: list[GraphRecord]) -> JaxCacheLog:
+    """A JAX run captured without its log: one compilation per dumped module, in module order; a module XLA
+    dumped only after optimizations was loaded from the cache (``lookup == "hit"``), the others compiled with
+    nothing known of the cache (``lookup == "unknown"``)."""
+    log = JaxCacheLog("", from_dump=True)
+    for record in records:
+        if record.kind == "xla_dump" and record.module_name:
+            name = record.module_name.rstrip("_")
+            log.compilations.append(CacheCompilation(name, name, len(log.compilations), 0,
+                                                     lookup="hit" if record.stage == LOADED_STAGE else "unknown"))
+    return log
 
 
 def compiled_modules(run: Run) -> dict[str, list[GraphRecord]]:

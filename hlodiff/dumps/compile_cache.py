@@ -65,7 +65,8 @@ NOT_WRITTEN = ("compile_time", "entry_size", "host_callbacks", "cache_disabled")
 class CacheCompilation:
     """One ``Compiling jit(f)`` of a JAX log and what the persistent cache did for it.
 
-    ``lookup`` is ``hit``, ``miss`` or None (no cache was looked at); ``written`` True / False / None (not said);
+    ``lookup`` is ``hit``, ``miss``, None (no cache was looked at) or ``unknown`` (read from a dump without the
+    log: compiled, nothing known of the cache); ``written`` True / False / None (not said);
     ``not_written`` one of :data:`NOT_WRITTEN`; ``compile_seconds`` JAX's ``Finished XLA compilation`` time (a
     load from the cache when ``lookup == "hit"``); ``threshold`` and ``measured`` the two numbers of the
     compile-time or entry-size message. ``ordinal`` counts compilations of the log from 0, ``line`` is the
@@ -96,11 +97,13 @@ class CacheCompilation:
 class JaxCacheLog:
     path: str
     compilations: list[CacheCompilation] = field(default_factory=list)
+    from_dump: bool = False
+    """Made from a dump folder for a run captured without its log (:func:`hlodiff.dumps.cached_run.dump_compilations`)."""
 
     @property
     def looked_up(self) -> bool:
         """Whether any compilation of the run looked at a persistent cache."""
-        return any(c.lookup is not None for c in self.compilations)
+        return any(c.lookup in ("hit", "miss") for c in self.compilations)
 
 
 def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) -> JaxCacheLog:

@@ -129,10 +129,6 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> Across
 
 def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                   warnings: list[InputWarning]) -> list[Verdict]:
-    if run_b.jax_log is None or run_a.jax_log is None:
-        missing = run_b.path if run_b.jax_log is None else run_a.path
-        raise HlodiffError("no JAX log beside this run: capture stderr with JAX_LOG_COMPILES=1 "
-                           "JAX_EXPLAIN_CACHE_MISSES=1 (the cache's hits and misses are only said there)", path=missing)
     compiled_a, compiled_b = compiled_modules(run_a), compiled_modules(run_b)
     seen_a = _by_name(run_a.jax_log.compilations)
     count: dict[str, int] = {}
@@ -182,6 +178,10 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.verdict = "miss_hlo_differs"
         v.cause = _graph_cause(v.a_record, v.b_record, warnings)
         v.reason = v.cause.kind if v.cause is not None else "unknown"
+        return
+    if not v.differences and (a.key is None or b.key is None) and same_hlo and not version_differences(
+            run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record):
+        v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
     v.verdict = "miss_key_differs"
     found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.explain.across_runs import AcrossRuns, Verdict
 
 CACHE_FIXES: dict[str, str] = {
@@ -107,6 +108,9 @@ def why_text(v: Verdict) -> str:
     if r == "not_loadable":
         why = f" ({v.detail})" if v.detail else ""
         return f"{same}: the entry run A wrote was found but could not be loaded{why}"
+    if isinstance(v.b, CacheCompilation) and v.b.lookup == "unknown":
+        return ("the same HLO and options; without the JAX logs nothing says whether run A wrote it (capture stderr "
+                "with JAX_EXPLAIN_CACHE_MISSES=1)")
     return f"{same}: nothing captured says why run A's entry was not there"
 
 
