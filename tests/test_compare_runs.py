@@ -5,6 +5,7 @@ per program of run B what happened (verdict, reason, line) and what the fix must
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import shutil
 
 import pytest
@@ -198,3 +199,47 @@ def test_a_listing_made_with_ls_l_or_find_reads_as_the_folder(tmp_path):
     assert read_cache_folder(str(cache)).entries == sizes
     assert read_cache_folder(str(tmp_path / "ls.txt")).entries == sizes
     assert read_cache_folder(str(tmp_path / "find.txt")).entries == sizes
+
+
+TORCH_PROGRAM = """import sys
+import torch, torch_xla
+import torch_xla.runtime as xr
+xr.initialize_cache(sys.argv[1], readonly=False)
+dev = torch_xla.device()
+w = torch.ones(4, 4, device=dev)
+x = torch.ones(2, 8, device=dev)
+loss = torch.tanh(x[:, 0:4] @ w.T).sum()
+torch_xla.sync()
+print(loss.item())
+"""
+
+
+def test_two_torch_xla_recordings_with_their_stderr(tmp_path):
+    """`hlodiff record` of the same torch_xla program twice against one cache, stderr kept in each recording's
+    folder: run B compiled the graph again, and what torch_xla printed decides the reason (on the CPU it cannot
+    deserialize the entry run A wrote)."""
+    import subprocess
+    import sys
+
+    from helpers import capture_free_env
+
+    (tmp_path / "prog.py").write_text(TORCH_PROGRAM)
+    hlodiff = str(Path(sys.executable).with_name("hlodiff"))
+    env = capture_free_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")  # torch_xla's warnings at the default level, as users see them
+    for run in ("run_a", "run_b"):
+        with open(tmp_path / f"{run}.err", "w") as err:
+            subprocess.run([hlodiff, "record", "-q", "--out", run, "--", sys.executable, "prog.py",
+                            str(tmp_path / "cache")], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                           check=True, timeout=600)
+        (tmp_path / f"{run}.err").rename(tmp_path / run / "stderr.log")
+    failed = "Failed to deserialize executable" in (tmp_path / "run_b" / "stderr.log").read_text()
+    doc = cli_json("compare-runs", str(tmp_path / "run_a"), str(tmp_path / "run_b"), "--cache",
+                   str(tmp_path / "cache"), codes=(1,) if failed else (0,))
+    (only,) = doc["compilations"]
+    assert doc["framework"] == "torch_xla" and only["entry_in_cache"] is True
+    if failed:
+        assert (only["verdict"], only["reason"], doc["recompiled"]) == ("miss_same_key", "not_loadable", 1)
+        assert "deserialize" in only["fix"] and "JAX" not in only["fix"]
+    else:  # a backend that loads it: a hit
+        assert only["verdict"] == "hit"

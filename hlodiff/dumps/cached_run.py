@@ -75,7 +75,7 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     if framework == "torch_xla":
         from hlodiff.dumps.debug_log import read_compilations
 
-        sides = sorted({f for p in inputs.paths for f in torch_side_files(p)})
+        sides = sorted({f for p in [*inputs.paths, path] for f in torch_side_files(p)})  # and the folder given
         run.torch = read_torch_cache_facts(sides, warnings)
         if inputs.debug_logs:
             run.compiled_hashes = {e.graph_hash for d in inputs.debug_logs for e in read_compilations(d, warnings)

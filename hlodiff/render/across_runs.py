@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import AcrossRuns, Verdict
 
 CACHE_FIXES: dict[str, str] = {
@@ -42,6 +43,10 @@ CACHE_FIXES: dict[str, str] = {
                    "notes the versions of each run",
     "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
                "folder's listing",
+    "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
+                         "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
+                         "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
+                         "--cache",
 }
 
 
@@ -111,6 +116,9 @@ def why_text(v: Verdict) -> str:
     if isinstance(v.b, CacheCompilation) and v.b.lookup == "unknown":
         return ("the same HLO and options; without the JAX logs nothing says whether run A wrote it (capture stderr "
                 "with JAX_EXPLAIN_CACHE_MISSES=1)")
+    if v.entry_in_cache:
+        return (f"{same}: its entry is in the cache folder, yet run B compiled it (it could not load it, or did not "
+                "look: its stderr and metrics say which)")
     return f"{same}: nothing captured says why run A's entry was not there"
 
 
@@ -122,6 +130,8 @@ def fix_text(v: Verdict) -> str | None:
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
         reason = "unknown_key"
+    elif reason == "unknown" and isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump":
+        reason = "unknown_torch_xla"
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
     d = v.differences[0] if v.differences else None
     return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?")
