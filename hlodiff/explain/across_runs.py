@@ -245,7 +245,7 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 else:
                     v.reason = "unknown"
         elif compiled and unmatched_a:
-            v.a = v.a_record = unmatched_a.pop(0)
+            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
             v.verdict = "miss_hlo_differs"
             v.cause = _graph_cause(v.a_record, rec, warnings)
             v.reason = v.cause.kind if v.cause is not None else "unknown"
@@ -253,6 +253,21 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
             v.verdict = "hit"
         verdicts.append(v)
     return verdicts
+
+
+def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:
+    """Which of A's graphs not seen in B a new graph of B stands for: the first synced from the same user line
+    (the same graph family), else the first left."""
+    where = _sync_line(rec)
+    for i, candidate in enumerate(candidates):
+        if where is not None and _sync_line(candidate) == where:
+            return i
+    return 0
+
+
+def _sync_line(rec: GraphRecord) -> tuple[str, int | None] | None:
+    frame = user_frame(rec.frames)
+    return None if frame is None else (frame.file, frame.line)
 
 
 # -- evidence helpers -------------------------------------------------------------------------------------------------
