@@ -179,7 +179,7 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.cause = _graph_cause(v.a_record, v.b_record, warnings)
         v.reason = v.cause.kind if v.cause is not None else "unknown"
         return
-    if not v.differences and (a.key is None or b.key is None) and same_hlo and not version_differences(
+    if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record):
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return

@@ -89,6 +89,9 @@ def why_text(v: Verdict) -> str:
         if r == "elided_constants":
             return ("another cache key; the HLO texts are the same but XLA's text dump elides large constants "
                     "(constant({...})), which may differ")
+        if v.a_record is None or v.b_record is None:
+            return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
+                    "before optimizations and only the keys can be compared")
         return ("the same HLO under another cache key; the dumped options are the same, so an input of the key "
                 "not captured differs (JAX/jaxlib version, platform, devices)")
     same = "the same HLO and key"
@@ -114,7 +117,9 @@ def why_text(v: Verdict) -> str:
         why = f" ({v.detail})" if v.detail else ""
         return f"{same}: the entry run A wrote was found but could not be loaded{why}"
     if isinstance(v.b, CacheCompilation) and v.b.lookup == "unknown":
-        return ("the same HLO and options; without the JAX logs nothing says whether run A wrote it (capture stderr "
+        same_program = "the same HLO and options" if v.a_record is not None and v.b_record is not None else \
+            "compiled in run B"
+        return (f"{same_program}; without the JAX logs nothing says whether run A wrote it (capture stderr "
                 "with JAX_EXPLAIN_CACHE_MISSES=1)")
     if v.entry_in_cache:
         return (f"{same}: its entry is in the cache folder, yet run B compiled it (it could not load it, or did not "
