@@ -81,7 +81,12 @@ def test_xla_flag_names_the_flag_and_both_values():
         assert c["key_a"] != c["key_b"]
         assert {"source": "debug_options", "name": "xla_cpu_enable_fast_math", "a": None, "b": "true"} in \
             c["differences"]
-    assert "--xla_cpu_enable_fast_math is true in run B, not set in run A" in doc["summary"]
+    assert "XLA option xla_cpu_enable_fast_math is true in run B, not set in run A" in doc["summary"]
+    # the dump's debug_options cannot tell XLA_FLAGS from jax.jit(compiler_options=...): the fix names both
+    assert "XLA_FLAGS" in doc["headline"]["fix"] and "compiler_options" in doc["headline"]["fix"]
+    keylog = _run(FIXTURES / "jax" / "cache_xla_flag_keylog", codes=(1,))  # JAX's key log names XLA_FLAGS itself
+    assert "XLA flag --xla_cpu_enable_fast_math is true in run B" in keylog["summary"]
+    assert "compiler_options" not in keylog["headline"]["fix"]
 
 
 def test_terminal_report_leads_with_the_reason_and_the_fix():

@@ -34,6 +34,8 @@ CACHE_FIXES: dict[str, str] = {
                     "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
                     "can)",
     "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
+    "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
+                        "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
@@ -78,7 +80,7 @@ def why_text(v: Verdict) -> str:
     if v.verdict == "miss_key_differs":
         if r in ("xla_flag", "compile_option") and v.differences:
             d = v.differences[0]
-            what = "XLA flag --" if r == "xla_flag" else "compile option "
+            what = {"XLA_FLAGS": "XLA flag --", "debug_options": "XLA option "}.get(d.source, "compile option ")
             more = f" (and {len(v.differences) - 1} more)" if len(v.differences) > 1 else ""
             inputs = f"; the key's inputs that differ: {', '.join(v.key_components)}" if v.key_components else ""
             return (f"the same HLO under another cache key: {what}{d.name} is {_value(d.b)} in run B, "
@@ -137,8 +139,10 @@ def fix_text(v: Verdict) -> str | None:
         reason = "unknown_key"
     elif reason == "unknown" and isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump":
         reason = "unknown_torch_xla"
-    template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
     d = v.differences[0] if v.differences else None
+    if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
+        reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
+    template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
     return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?")
 
 
