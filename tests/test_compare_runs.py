@@ -26,6 +26,7 @@ def _run(folder, *extra, codes=None):
 def test_every_pair_is_here():
     assert {_id(p) for p in PAIRS} >= {"jax/cache_hit", "jax/cache_threshold", "jax/cache_xla_flag",
                                        "jax/cache_xla_flag_keylog", "jax/cache_entry_size", "jax/cache_callback",
+                                       "jax/cache_no_cache",
                                        "jax/cache_seed", "jax/cache_late", "torch_xla/cache_reload",
                                        "torch_xla/cache_seed"}
 
