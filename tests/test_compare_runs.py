@@ -207,6 +207,28 @@ def test_a_listing_made_with_ls_l_or_find_reads_as_the_folder(tmp_path):
     assert read_cache_folder(str(tmp_path / "find.txt")).entries == sizes
 
 
+def test_two_recordings_with_two_cache_folders(tmp_path):
+    """Run B pointed at another cache folder (a relative path from another directory, a container's $HOME).
+    Observed with JAX 0.10.2: JAX writes the cache folder into the compile options
+    (xla_gpu_per_fusion_autotune_cache_dir, on the CPU too), so the key differs; both folders are named."""
+    import sys
+
+    from helpers import capture_free_env, run_hlodiff
+
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    for run, cache in (("run_a", "cache_a"), ("run_b", "cache_b")):
+        env = capture_free_env(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / cache),
+                               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
+        proc = run_hlodiff("record", "-q", "--out", run, "--", sys.executable, "prog.py", cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+    doc = cli_json("compare-runs", str(tmp_path / "run_a"), str(tmp_path / "run_b"), codes=(1,))
+    (only,) = doc["compilations"]
+    assert (only["verdict"], only["reason"]) == ("miss_key_differs", "other_cache_folder")
+    assert only["key_a"] != only["key_b"]
+    assert only["differences"][0]["a"] == str(tmp_path / "cache_a")
+    assert str(tmp_path / "cache_a") in only["fix"] and str(tmp_path / "cache_b") in only["fix"]
+
+
 TORCH_PROGRAM = """import sys
 import torch, torch_xla
 import torch_xla.runtime as xr

@@ -35,6 +35,8 @@ class Run:
     """torch_xla: the graph hashes its PT_XLA_DEBUG log says compiled (None without a log)."""
     cache: CacheFolder | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    cache_dir: str | None = None
+    """The cache folder the run's environment named (a ``hlodiff record`` manifest's ``cache_settings``)."""
     """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
 
 
@@ -83,6 +85,8 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     manifest = _manifest(path)
     if manifest is not None:
         run.versions = dict(manifest.versions)
+        settings = manifest.cache_settings
+        run.cache_dir = settings.get("JAX_COMPILATION_CACHE_DIR") or settings.get("XLA_PERSISTENT_CACHE_PATH")
     where = cache or cache_beside(inputs.paths[0])
     if where is not None:
         run.cache = read_cache_folder(where, warnings)

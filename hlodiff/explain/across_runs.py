@@ -31,8 +31,8 @@ from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
-           "no_cache", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version", "elided_constants",
-           "unknown")
+           "no_cache", "other_cache_folder", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
+           "elided_constants", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind)."""
 
 
@@ -172,7 +172,7 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         return
     if b.key is not None and b.key == a.key:
         v.verdict = "miss_same_key"
-        _never_written(v, a, b)
+        _never_written(v, a, b, run_a, run_b)
         return
     if same_hlo is False:
         v.verdict = "miss_hlo_differs"
@@ -187,9 +187,15 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
     found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record)
     v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
+    folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
     if versions:  # a new jaxlib is a cold cache whatever the options say: it leads
         v.differences[:0] = versions
         v.reason = "version"
+    elif folders:  # JAX writes the cache folder into the compile options: another folder, another key
+        d = folders[0]
+        v.differences.remove(d)
+        v.differences.insert(0, KeyDifference(d.source, "cache folder", _folder(d.a), _folder(d.b)))
+        v.reason = "other_cache_folder"
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():
@@ -198,9 +204,12 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.reason = "unknown"
 
 
-def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation) -> None:
+def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: Run, run_b: Run) -> None:
     """The same key in both runs, compiled twice: why A's entry was not there for B."""
-    if a.not_written is not None:
+    if a.written and run_a.cache_dir and run_b.cache_dir and run_a.cache_dir != run_b.cache_dir:
+        v.reason = "other_cache_folder"
+        v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
+    elif a.not_written is not None:
         v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
             a.not_written, a.not_written)
         v.threshold, v.measured = a.threshold, a.measured
@@ -346,6 +355,21 @@ def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
     left, right = split(a), split(b)
     return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
             for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
+
+
+CACHE_FOLDER_OPTIONS = ("xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file")
+"""Debug options JAX sets under the persistent cache folder (``jax_persistent_cache_enable_xla_caches``, on the
+CPU too), which the key hashes with the other compile options: observed with JAX 0.10.2, two folders give two keys
+for one program."""
+
+
+def _folder(value: str | None) -> str | None:
+    """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
+    if value is None:
+        return None
+    path = value.strip().strip('"')
+    head, _, tail = path.rstrip("/").rpartition("/")
+    return head if tail in CACHE_FOLDER_OPTIONS and head else path
 
 
 def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:

@@ -29,6 +29,7 @@ CACHE_FIXES: dict[str, str] = {
     "cache_configured_late": "set jax_compilation_cache_dir before the first JAX operation (before the first array "
                              "or jit call), e.g. JAX_COMPILATION_CACHE_DIR in the environment",
     "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir)",
+    "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
     "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
                     "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
@@ -85,6 +86,10 @@ def why_text(v: Verdict) -> str:
             inputs = f"; the key's inputs that differ: {', '.join(v.key_components)}" if v.key_components else ""
             return (f"the same HLO under another cache key: {what}{d.name} is {_value(d.b)} in run B, "
                     f"{_value(d.a)} in run A{more}{inputs}")
+        if r == "other_cache_folder" and v.differences:
+            d = v.differences[0]
+            return (f"another cache key: run B's cache folder is {_value(d.b)}, run A's {_value(d.a)} (JAX writes the "
+                    "folder into the compile options it hashes: xla_gpu_per_fusion_autotune_cache_dir)")
         if r == "version" and v.differences:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
@@ -113,6 +118,9 @@ def why_text(v: Verdict) -> str:
                 "the run did use one)")
     if r == "no_cache":
         return "run B never looked at a persistent cache"
+    if r == "other_cache_folder" and v.differences:
+        d = v.differences[0]
+        return f"{same}: run A wrote it to {d.a}, but run B's cache folder is {d.b}"
     if r == "entry_missing":
         return f"{same}: run A wrote it, but the cache run B read has no such entry"
     if r == "not_loadable":
