@@ -4,7 +4,8 @@
 returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains a run and returns an
 :class:`Explained`. One entry point per command: :func:`inspect_paths`, :func:`compare_refs` (two graphs) and
 :func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
-:func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`. Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
+:func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
+across a persistent cache). Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
 estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs t
     from hlodiff.cost.model import RunCost
     from hlodiff.dumps.ranks import RankSpec
     from hlodiff.dumps.run_folder import RunInputs
+    from hlodiff.explain.across_runs import AcrossRuns
     from hlodiff.explain.inventory import GraphSummary
     from hlodiff.explain.ranks import JobExplanation
     from hlodiff.explain.recompile import RunExplanation
@@ -295,3 +297,36 @@ def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: 
     warnings = [] if warnings is None else warnings
     dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
     return run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)
+
+
+@dataclass(slots=True)
+class RunsCompared:
+    """``compare-runs``: each compilation of run B against run A across a persistent cache
+    (:mod:`hlodiff.explain.across_runs`)."""
+
+    result: "AcrossRuns"
+    warnings: list[InputWarning] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when run B compiled something run A had compiled, else 0."""
+        return self.result.exit_code
+
+    def to_json(self) -> dict:
+        """The body of the ``compare-runs`` document (docs/json.md)."""
+        from hlodiff.render.across_runs import document_body
+
+        return document_body(self.result)
+
+
+def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
+                       warnings: list[InputWarning] | None = None) -> RunsCompared:
+    """Why run B (``run_b``: a run folder, JAX dump folder or torch_xla save file, with its logs beside it)
+    compiled what run A had compiled; ``cache``: the cache folder or a listing of it (default: found beside the
+    runs)."""
+    from hlodiff.dumps.cached_run import read_run
+    from hlodiff.explain.across_runs import compare_runs
+
+    warnings = [] if warnings is None else warnings
+    first, second = read_run(run_a, cache, warnings), read_run(run_b, cache, warnings)
+    return RunsCompared(compare_runs(first, second, warnings), warnings)

@@ -132,6 +132,7 @@ def main() -> None:
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
       hlodiff compare graphs.hlo.0#0 graphs.hlo.0#5
       hlodiff cost graphs.hlo.0               memory, copies, boundaries, compile time
+      hlodiff compare-runs run_a/ run_b/      why run B compiled what run A had cached
     """
 
 
@@ -490,6 +491,41 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
     from hlodiff.render.cost import render_cost
 
     _show(as_json, "cost", run.to_json, warnings, lambda console: render_cost(console, run))
+
+
+@main.command("compare-runs")
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path())
+@click.option("--cache", "cache", type=click.Path(), default=None,
+              help="The persistent cache folder, or a listing of it (ls -l DIR > listing.txt) (default: "
+                   "cache_listing.txt or a cache/ folder found in or beside the runs).")
+@json_option
+@quiet_option
+@_guarded
+def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> None:
+    """Why run B compiled what run A had compiled, across a persistent compilation cache (JAX's
+    jax_compilation_cache_dir, torch_xla's initialize_cache).
+
+    RUN_A and RUN_B are the two runs' captures: a JAX dump folder (--xla_dump_to) with the run's stderr
+    (JAX_LOG_COMPILES=1 JAX_EXPLAIN_CACHE_MISSES=1) beside it, a torch_xla save-tensors file with its
+    PT_XLA_DEBUG log and metrics report, or a folder holding one. Each compilation of B is a cache hit, a miss
+    with the same HLO and key (never written: under the compile-time or size threshold, no cache configured yet;
+    or not loadable), a miss because the key differs (the XLA flag or option), or a miss because the HLO differs
+    (what changed, your line, the fix). Exit status: 0 when every program run A had compiled was loaded, 1 when
+    run B compiled one again, 2 on bad input.
+
+    \b
+    Examples:
+      hlodiff compare-runs fixtures/jax/cache_threshold/run_a fixtures/jax/cache_threshold/run_b
+      hlodiff compare-runs yesterday/ today/ --cache ~/.cache/jax --json
+    """
+    from hlodiff.api import compare_runs_paths
+    from hlodiff.render.across_runs import render
+
+    warnings: list[InputWarning] = []
+    result = compare_runs_paths(run_a, run_b, cache=cache, warnings=warnings)
+    _show(as_json, "compare-runs", result.to_json, warnings, lambda console: render(console, result.result))
+    sys.exit(result.exit_code)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

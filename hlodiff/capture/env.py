@@ -86,6 +86,9 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
     env = CaptureEnv(base)
     paths = CapturePaths(out_dir=out)
     env.paths = paths
+    from hlodiff.capture.run_facts import cache_settings, versions
+
+    paths.versions, paths.cache_settings = versions(), cache_settings(base)  # a recording stands alone
 
     def choose(name: str, value: str) -> tuple[str, bool]:
         """The user's non-empty value, or ours; True when ours."""

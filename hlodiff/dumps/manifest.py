@@ -57,6 +57,13 @@ class CapturePaths:
     signals: list[str] = field(default_factory=list)
     """Signals ``hlodiff record`` received while the command ran and forwarded to it (``["SIGTERM"]``)."""
     version: int = MANIFEST_VERSION
+    versions: dict[str, str] = field(default_factory=dict)
+    """Installed framework versions when the recording started (``{"jax": "0.10.2", "jaxlib": ...}``)."""
+    cache_settings: dict[str, str] = field(default_factory=dict)
+    """Persistent-cache variables (and ``XLA_FLAGS``) as the user's environment set them."""
+    cache_entries: dict[str, int] = field(default_factory=dict)
+    """After the run: name -> bytes of each file in the cache folder named by ``cache_settings`` (at most
+    :data:`MAX_CACHE_ENTRIES`), so ``compare-runs`` can tell which entries the run left."""
 
     @property
     def manifest_path(self) -> str:
@@ -87,6 +94,7 @@ class CapturePaths:
                 setattr(self, key, None)
         if self.xla_dump is not None and not (os.path.isdir(self.xla_dump) and os.listdir(self.xla_dump)):
             self.xla_dump = None
+        self.cache_entries = _cache_entries(self.cache_settings)
 
     def make_dirs(self) -> None:
         """Create the folders the outputs go to: torch_xla silently writes nothing when a folder is missing."""
@@ -135,6 +143,29 @@ class CapturePaths:
             raise HlodiffError(f"cannot write the capture manifest: {exc.strerror or exc}",
                                path=self.manifest_path) from None
         return self.manifest_path
+
+
+MAX_CACHE_ENTRIES = 10_000
+_CACHE_DIR_VARIABLES = ("JAX_COMPILATION_CACHE_DIR", "XLA_PERSISTENT_CACHE_PATH")
+
+
+def _cache_entries(settings: Mapping[str, str]) -> dict[str, int]:
+    """The files of the persistent cache folders the settings name (a local folder only), with their sizes."""
+    entries: dict[str, int] = {}
+    for name in _CACHE_DIR_VARIABLES:
+        folder = os.path.expanduser(settings.get(name, ""))
+        if not folder or "://" in folder or not os.path.isdir(folder):
+            continue
+        try:
+            names = sorted(os.listdir(folder))[:MAX_CACHE_ENTRIES]
+        except OSError:
+            continue
+        for entry in names:
+            try:
+                entries[entry] = os.path.getsize(os.path.join(folder, entry))
+            except OSError:
+                continue
+    return entries
 
 
 _PATH_FIELDS = ("save_tensors_base", "save_tensors_file", "debug_log", "tensors_report", "xla_dump", "compile_times",

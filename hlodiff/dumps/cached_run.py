@@ -1,0 +1,133 @@
+"""One run's capture as ``compare-runs`` reads it: its graphs, what its logs say about the persistent cache, the
+cache folder as the run left it, and what a ``hlodiff record`` manifest noted (versions). Everything here is read
+from disk; :mod:`hlodiff.explain.across_runs` compares two of them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside, cache_from_entries,
+                                         read_cache_folder, read_jax_cache_log, read_torch_cache_facts,
+                                         torch_side_files)
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.hlo.model import SourceFrame
+
+LOADED_STAGE = "after_optimizations"
+"""XLA dumps a program JAX loaded from the cache as ``module_N.NAME.after_optimizations.txt`` (no platform prefix,
+no ``before_optimizations``): it never compiled it."""
+
+
+@dataclass(slots=True)
+class Run:
+    """One run's capture: its graphs and what it says about the cache."""
+
+    path: str
+    framework: str
+    records: list[GraphRecord]
+    jax_log: JaxCacheLog | None = None
+    call_sites: list[SourceFrame | None] = field(default_factory=list)
+    """JAX: per compilation of the log (by ordinal), the user's line JAX named in its cache-miss message."""
+    torch: TorchCacheFacts | None = None
+    compiled_hashes: set[str] | None = None
+    """torch_xla: the graph hashes its PT_XLA_DEBUG log says compiled (None without a log)."""
+    cache: CacheFolder | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    cache_dir: str | None = None
+    """The cache folder the run's environment named (a ``hlodiff record`` manifest's ``cache_settings``)."""
+    """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
+
+
+def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
+    """A run folder (a JAX dump folder and its stderr, a torch_xla save file and its logs, a ``record`` folder)."""
+    from hlodiff.dumps import iter_graphs
+    from hlodiff.dumps.run_folder import discover
+
+    if not os.path.exists(path):
+        raise HlodiffError("no such run folder or dump", path=path)
+    inputs = discover([path], None, None, None)
+    warnings.extend(inputs.warnings)
+    records: list[GraphRecord] = []
+    found: list[InputWarning] = []
+    for dump in inputs.paths:
+        records.extend(iter_graphs(dump, found))
+    # A program loaded from the cache is dumped after optimizations only: that is the evidence, not a problem.
+    warnings.extend(w for w in found if not (w.path or "").endswith("." + LOADED_STAGE + ".txt"))
+    if not records:
+        raise HlodiffError("no graph found in this run", path=path)
+    torch_names = ("SyncTensorsGraph", "IrToHlo")
+    framework = "jax" if records[0].kind == "xla_dump" and not (records[0].module_name or "").startswith(
+        torch_names) else "torch_xla"
+    run = Run(path, framework, records)
+    if inputs.jax_logs:
+        from hlodiff.dumps.jax_log import read_jax_log
+
+        run.jax_log = read_jax_cache_log(inputs.jax_logs[0], warnings)
+        sites: dict[int, SourceFrame | None] = {
+            c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None
+            for c in read_jax_log(inputs.jax_logs[0]).compilations}
+        run.call_sites = [sites.get(i) for i in range(len(run.jax_log.compilations))]
+    elif framework == "jax":
+        run.jax_log = dump_compilations(records)
+        warnings.append(InputWarning("no JAX log here (stderr with JAX_LOG_COMPILES=1 JAX_EXPLAIN_CACHE_MISSES=1): "
+                                     "hits and misses read from the dump alone, without the cache's keys or why an "
+                                     "entry was not written", path=path))
+    if framework == "torch_xla":
+        from hlodiff.dumps.debug_log import read_compilations
+
+        sides = sorted({f for p in [*inputs.paths, path] for f in torch_side_files(p)})  # and the folder given
+        run.torch = read_torch_cache_facts(sides, warnings)
+        if inputs.debug_logs:
+            run.compiled_hashes = {e.graph_hash for d in inputs.debug_logs for e in read_compilations(d, warnings)
+                                   if e.graph_hash}
+    manifest = _manifest(path)
+    if manifest is not None:
+        run.versions = dict(manifest.versions)
+        settings = manifest.cache_settings
+        run.cache_dir = settings.get("JAX_COMPILATION_CACHE_DIR") or settings.get("XLA_PERSISTENT_CACHE_PATH")
+    where = cache or cache_beside(inputs.paths[0])
+    if where is not None:
+        run.cache = read_cache_folder(where, warnings)
+    elif manifest is not None and manifest.cache_entries:
+        run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
+    return run
+
+
+def _manifest(path: str):
+    """The ``hlodiff record`` manifest of a run folder (or of the folder holding the dump), if any."""
+    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    for where in (folder, os.path.dirname(os.path.normpath(folder))):
+        if os.path.isfile(os.path.join(where, MANIFEST_NAME)):
+            return read_manifest(where)
+    return None
+
+
+def dump_compilations(records: list[GraphRecord]) -> JaxCacheLog:
+    """A JAX run captured without its log: one compilation per dumped module, in module order; a module XLA
+    dumped only after optimizations was loaded from the cache (``lookup == "hit"``), the others compiled with
+    nothing known of the cache (``lookup == "unknown"``)."""
+    log = JaxCacheLog("", from_dump=True)
+    for record in records:
+        if record.kind == "xla_dump" and record.module_name:
+            name = record.module_name.rstrip("_")
+            log.compilations.append(CacheCompilation(name, name, len(log.compilations), 0,
+                                                     lookup="hit" if record.stage == LOADED_STAGE else "unknown"))
+    return log
+
+
+def compiled_modules(run: Run) -> dict[str, list[GraphRecord]]:
+    """Dumped modules XLA compiled (not the ones JAX loaded from the cache), by module name, in order."""
+    out: dict[str, list[GraphRecord]] = {}
+    for r in run.records:
+        if r.kind == "xla_dump" and r.stage != LOADED_STAGE and r.module_name:
+            out.setdefault(r.module_name.rstrip("_"), []).append(r)
+    return out
+
+
+def nth_module(modules: dict[str, list[GraphRecord]], name: str, n: int) -> GraphRecord | None:
+    found = modules.get(name.rstrip("_"), [])
+    return found[n] if n < len(found) else None

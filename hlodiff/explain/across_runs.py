@@ -1,0 +1,381 @@
+"""Why run B compiled what run A had compiled, across a persistent compilation cache.
+
+Each compilation of B is paired with its counterpart in A (JAX: the same jitted function, n-th compilation with
+n-th; torch_xla: the graph with the same hash, else the compiled graph at the same position), then given one
+verdict from the evidence both runs left:
+
+* ``hit``: B loaded it from the cache (JAX logged a persistent-cache hit; XLA dumped only the loaded program).
+* ``miss_same_key``: the same HLO and the same key, yet compiled: the entry was never written or not usable. Why
+  comes from the evidence: A's compile time under ``jax_persistent_cache_min_compile_time_secs``, its size
+  under the entry-size threshold, host callbacks, no cache configured yet when it compiled, an entry missing from
+  the cache folder, an entry found that torch_xla could not load.
+* ``miss_key_differs``: the same HLO, another key: the exact option that differs between the dumped options.
+* ``miss_hlo_differs``: another HLO: the usual graph diff (:func:`hlodiff.explain.recompile.explain_records`),
+  its cause, the user's line and its fix.
+* ``new``: A never compiled it (nothing to reuse); not a failure of the cache.
+
+Facts only; :mod:`hlodiff.render.across_runs` says them in words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from hlodiff.diff.model import Cause
+from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
+from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.hlo.model import SourceFrame, user_frame
+
+VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
+REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
+           "no_cache", "other_cache_folder", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
+           "elided_constants", "unknown")
+"""Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind)."""
+
+
+@dataclass(slots=True)
+class KeyDifference:
+    """One compile option that differs: ``source`` the dump file it was read from (``debug_options``,
+    ``compile_options.textproto``), ``name`` the field, ``a`` / ``b`` the values (None: not set, XLA's default)."""
+
+    source: str
+    name: str
+    a: str | None
+    b: str | None
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "name": self.name, "a": self.a, "b": self.b}
+
+
+@dataclass(slots=True)
+class Verdict:
+    """One compilation of B: what happened and the evidence for it."""
+
+    program: str
+    """JAX: the module name (``jit_step``); torch_xla: the graph hash."""
+    verdict: str
+    reason: str | None = None
+    b: CacheCompilation | GraphRecord | None = None
+    a: CacheCompilation | GraphRecord | None = None
+    b_record: GraphRecord | None = None
+    a_record: GraphRecord | None = None
+    seconds: float | None = None
+    """B's compile seconds (JAX's ``Finished XLA compilation``) when it compiled."""
+    threshold: float | None = None
+    measured: float | None = None
+    """The threshold and A's (or B's) measured value behind ``below_compile_time`` / ``below_entry_size``."""
+    key_a: str | None = None
+    key_b: str | None = None
+    differences: list[KeyDifference] = field(default_factory=list)
+    cause: Cause | None = None
+    """``miss_hlo_differs``: the leading cause of the graph diff (kind, line, fix)."""
+    key_components: list[str] = field(default_factory=list)
+    """The inputs of the key whose hashes differ between A and B (JAX's cache-key debug log, when captured)."""
+    entry_in_cache: bool | None = None
+    """Whether the cache folder (as B found it) holds the entry; None when no folder or listing was read."""
+    detail: str | None = None
+    """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
+    called_at: SourceFrame | None = None
+    """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+
+    @property
+    def recompiled(self) -> bool:
+        """B compiled something A had compiled."""
+        return self.verdict not in ("hit", "new")
+
+
+@dataclass(slots=True)
+class AcrossRuns:
+    run_a: Run
+    run_b: Run
+    verdicts: list[Verdict]
+    warnings: list[InputWarning] = field(default_factory=list)
+
+    @property
+    def recompiled(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.recompiled]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when B compiled something A had compiled, else 0."""
+        return 1 if self.recompiled else 0
+
+    def groups(self) -> list[tuple[str, str | None, list[Verdict]]]:
+        """B's recompilations by (verdict, reason), the reason explaining most of them first (then the most
+        compile seconds, then the first seen)."""
+        grouped: dict[tuple[str, str | None], list[Verdict]] = {}
+        for v in self.recompiled:
+            grouped.setdefault((v.verdict, v.reason), []).append(v)
+        order = sorted(grouped.items(), key=lambda kv: (-len(kv[1]), -sum(v.seconds or 0.0 for v in kv[1])))
+        return [(verdict, reason, vs) for (verdict, reason), vs in order]
+
+
+# -- the comparison -------------------------------------------------------------------------------------------------
+
+def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> AcrossRuns:
+    """Every compilation of B with its verdict against A."""
+    if run_a.framework != run_b.framework:
+        raise HlodiffError(f"run A is a {run_a.framework} run and run B a {run_b.framework} run", path=run_b.path)
+    cache = run_a.cache or run_b.cache  # what B found: A's listing is the cache as A left it
+    if run_a.framework == "jax":
+        verdicts = _jax_verdicts(run_a, run_b, cache, warnings)
+    else:
+        verdicts = _torch_verdicts(run_a, run_b, cache, warnings)
+    return AcrossRuns(run_a, run_b, verdicts, warnings)
+
+
+def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
+                  warnings: list[InputWarning]) -> list[Verdict]:
+    compiled_a, compiled_b = compiled_modules(run_a), compiled_modules(run_b)
+    seen_a = _by_name(run_a.jax_log.compilations)
+    count: dict[str, int] = {}
+    compiled_count_b: dict[str, int] = {}
+    verdicts = []
+    for c in run_b.jax_log.compilations:
+        n = count.get(c.module_name, 0)
+        count[c.module_name] = n + 1
+        a = seen_a.get(c.module_name, [])
+        a_c = a[n] if n < len(a) else None
+        v = Verdict(c.module_name, "new", b=c, a=a_c, key_b=c.key, key_a=a_c.key if a_c else None)
+        v.called_at = run_b.call_sites[c.ordinal] if c.ordinal < len(run_b.call_sites) else None
+        if c.lookup != "hit":
+            k = compiled_count_b.get(c.module_name, 0)
+            compiled_count_b[c.module_name] = k + 1
+            v.b_record = nth_module(compiled_b, c.module_name, k)
+            v.seconds = c.compile_seconds
+        if a_c is not None and a_c.lookup != "hit":
+            k = sum(1 for x in a[:n] if x.lookup != "hit")
+            v.a_record = nth_module(compiled_a, c.module_name, k)
+        if cache is not None and c.key is not None:
+            v.entry_in_cache = cache.has(c.key)
+        if c.lookup == "hit":
+            v.verdict = "hit"
+        elif a_c is not None:
+            _jax_miss(v, c, a_c, run_a, run_b, warnings)
+        verdicts.append(v)
+    return verdicts
+
+
+def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, run_b: Run,
+              warnings: list[InputWarning]) -> None:
+    same_hlo = _same_hlo(v.a_record, v.b_record)
+    if a.key_parts and b.key_parts:
+        v.key_components = [name for name, value in b.key_parts.items() if a.key_parts.get(name) != value]
+        if "computation" in v.key_components and same_hlo is None:
+            same_hlo = False  # JAX hashed another computation: the HLO differs, whether or not it was dumped
+    if b.lookup is None and same_hlo is not False:
+        v.verdict = "miss_same_key"
+        v.reason = "cache_configured_late" if run_b.jax_log.looked_up else "no_cache"
+        return
+    if b.key is not None and b.key == a.key:
+        v.verdict = "miss_same_key"
+        _never_written(v, a, b, run_a, run_b)
+        return
+    if same_hlo is False:
+        v.verdict = "miss_hlo_differs"
+        v.cause = _graph_cause(v.a_record, v.b_record, warnings)
+        v.reason = v.cause.kind if v.cause is not None else "unknown"
+        return
+    if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
+            run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record):
+        v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
+        return
+    v.verdict = "miss_key_differs"
+    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record)
+    v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
+    versions = version_differences(run_a.versions, run_b.versions)
+    folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
+    if versions:  # a new jaxlib is a cold cache whatever the options say: it leads
+        v.differences[:0] = versions
+        v.reason = "version"
+    elif folders:  # JAX writes the cache folder into the compile options: another folder, another key
+        d = folders[0]
+        v.differences.remove(d)
+        v.differences.insert(0, KeyDifference(d.source, "cache folder", _folder(d.a), _folder(d.b)))
+        v.reason = "other_cache_folder"
+    elif v.differences:
+        v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
+    elif v.b_record is not None and "constant({...})" in v.b_record.text():
+        v.reason = "elided_constants"
+    else:
+        v.reason = "unknown"
+
+
+def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: Run, run_b: Run) -> None:
+    """The same key in both runs, compiled twice: why A's entry was not there for B."""
+    if a.written and run_a.cache_dir and run_b.cache_dir and run_a.cache_dir != run_b.cache_dir:
+        v.reason = "other_cache_folder"
+        v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
+    elif a.not_written is not None:
+        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
+            a.not_written, a.not_written)
+        v.threshold, v.measured = a.threshold, a.measured
+    elif a.lookup is None:
+        v.reason = "cache_configured_late"
+    elif a.written and v.entry_in_cache is False:
+        v.reason = "entry_missing"
+    elif b.not_written is not None:  # A said nothing: B's own reason is the same threshold
+        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
+            b.not_written, b.not_written)
+        v.threshold, v.measured = b.threshold, b.measured
+    elif v.entry_in_cache is False:
+        v.reason = "entry_missing"
+    else:
+        v.reason = "unknown"
+
+
+def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
+                    warnings: list[InputWarning]) -> list[Verdict]:
+    first_a = _first_sightings(run_a.records)
+    first_b = _first_sightings(run_b.records)
+    hashes_a = {r.graph_hash: r for r in first_a}
+    unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
+    verdicts = []
+    for position, rec in enumerate(first_b):
+        v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec, called_at=user_frame(rec.frames))
+        if cache is not None and rec.graph_hash:
+            v.entry_in_cache = cache.has(rec.graph_hash)
+        compiled = run_b.compiled_hashes is None or rec.graph_hash in run_b.compiled_hashes
+        if rec.graph_hash in hashes_a:
+            v.a = v.a_record = hashes_a[rec.graph_hash]
+            if not compiled:
+                v.verdict = "hit"
+            else:
+                v.verdict = "miss_same_key"
+                failures = run_b.torch.deserialize_failures if run_b.torch else []
+                if failures or (run_b.torch and run_b.torch.counter("PersistentCacheDeserializeFailure")):
+                    v.reason = "not_loadable"
+                    v.detail = failures[0][2] if failures else None
+                elif v.entry_in_cache is False:
+                    v.reason = "entry_missing"
+                else:
+                    v.reason = "unknown"
+        elif compiled and unmatched_a:
+            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
+            v.verdict = "miss_hlo_differs"
+            v.cause = _graph_cause(v.a_record, rec, warnings)
+            v.reason = v.cause.kind if v.cause is not None else "unknown"
+        elif not compiled:
+            v.verdict = "hit"
+        verdicts.append(v)
+    return verdicts
+
+
+def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:
+    """Which of A's graphs not seen in B a new graph of B stands for: the first synced from the same user line
+    (the same graph family), else the first left."""
+    where = _sync_line(rec)
+    for i, candidate in enumerate(candidates):
+        if where is not None and _sync_line(candidate) == where:
+            return i
+    return 0
+
+
+def _sync_line(rec: GraphRecord) -> tuple[str, int | None] | None:
+    frame = user_frame(rec.frames)
+    return None if frame is None else (frame.file, frame.line)
+
+
+# -- evidence helpers -------------------------------------------------------------------------------------------------
+
+def _by_name(compilations: list[CacheCompilation]) -> dict[str, list[CacheCompilation]]:
+    out: dict[str, list[CacheCompilation]] = {}
+    for c in compilations:
+        out.setdefault(c.module_name, []).append(c)
+    return out
+
+
+def _first_sightings(records: list[GraphRecord]) -> list[GraphRecord]:
+    seen: set = set()
+    out = []
+    for r in records:
+        key = r.graph_hash or r.index
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def _same_hlo(a: GraphRecord | None, b: GraphRecord | None) -> bool | None:
+    """Whether the two modules are one program after normalization; None when one is not dumped."""
+    if a is None or b is None:
+        return None
+    from hlodiff.graph import canonicalize
+
+    return canonicalize(a.module()).fingerprint == canonicalize(b.module()).fingerprint
+
+
+def _graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[InputWarning]) -> Cause | None:
+    """The leading cause of the graph diff between A's program and B's, with its line and fix, from the same
+    analysis ``explain-recompile`` runs (B's program is put in A's family, as the next compilation of it)."""
+    if a is None or b is None:
+        return None
+    from hlodiff.explain.recompile import explain_records
+
+    # One family needs one source; the module number keeps B's program a compilation of its own (XLA numbers
+    # each run's modules from 0, and a dump folder's compilations are told apart by their numbers).
+    number = None if b.module_number is None else 1_000_000 + b.module_number
+    moved = dataclasses.replace(b, source=a.source, index=a.index + 1, module_number=number)
+    explanation = explain_records([a, moved], warnings=warnings)
+    for r in explanation.recompilations:
+        if r.causes:
+            return r.causes[0]
+    return None
+
+
+def option_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``)."""
+    if a is None or b is None:
+        return []
+    from hlodiff.dumps.module_options import module_options
+
+    left, right = module_options(a) or {}, module_options(b) or {}
+    out: list[KeyDifference] = []
+    names: set[str] = set()
+    for key in sorted(set(left) | set(right), key=lambda k: (not k.startswith("debug_options:"), k)):
+        if left.get(key) == right.get(key):
+            continue
+        source, _, name = key.partition(":")
+        short = name.rsplit(".", 1)[-1]
+        if short in names:  # debug_options repeated inside compile_options.textproto: said once
+            continue
+        names.add(short)
+        out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
+    return out
+
+
+def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
+    """The XLA flags JAX hashed into one key and not the other (its cache-key debug log), by flag name."""
+    def split(flags):
+        return dict((f.lstrip("-").partition("=")[0], f.partition("=")[2] or "true") for f in flags)
+
+    left, right = split(a), split(b)
+    return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
+            for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
+
+
+CACHE_FOLDER_OPTIONS = ("xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file")
+"""Debug options JAX sets under the persistent cache folder (``jax_persistent_cache_enable_xla_caches``, on the
+CPU too), which the key hashes with the other compile options: observed with JAX 0.10.2, two folders give two keys
+for one program."""
+
+
+def _folder(value: str | None) -> str | None:
+    """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
+    if value is None:
+        return None
+    path = value.strip().strip('"')
+    head, _, tail = path.rstrip("/").rpartition("/")
+    return head if tail in CACHE_FOLDER_OPTIONS and head else path
+
+
+def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:
+    """Framework versions both recordings noted and that differ."""
+    return [KeyDifference("versions", name, a[name], b[name]) for name in a if name in b and a[name] != b[name]]
+
+
+def _one(values: tuple[str, ...] | None) -> str | None:
+    return None if not values else ", ".join(values)
