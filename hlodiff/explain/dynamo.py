@@ -1,0 +1,313 @@
+"""Dynamo's recompilations joined to the XLA graphs, told as the user of ``torch.compile(backend="openxla")`` sees
+them.
+
+Two levels compile in such a program: Dynamo traces the Python function into an FX graph (guarded: a failed guard
+means a new trace, compile id ``0/1``), and torch_xla's bridge compiles each FX graph, and the syncs it does on its
+own, to XLA. What changed for Dynamo is in Dynamo's log (:mod:`hlodiff.dumps.dynamo_log`); what changed in the
+graphs is in the XLA dump. This module takes the reason from Dynamo's log (the failed guard, at the user's call of
+the compiled function) and the difference from the graphs, and says which level paid:
+
+* a Dynamo recompilation whose XLA graph was already compiled (torch_xla passes Python scalars as device data):
+  only Dynamo paid;
+* XLA compilations with no Dynamo recompilation behind them: the bridge's own graphs (the backward, its syncs while
+  compiling, its warm-up): expected;
+* graph breaks: a finding of their own (how many, why, the user's line), never a recompilation.
+
+Facts are typed here; the words of the fixes are rows of :mod:`hlodiff.diff.fix_rules` (kinds ``shape``, ``dtype``,
+``python_value``, ``mode``, ``guard``, ``graph_break`` with the fact ``dynamo``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.fixes import FixChoice, choose
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
+from hlodiff.errors import InputWarning
+from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.hlo.model import SourceFrame
+
+_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
+                   r"(?P<expected>\d+), actual (?P<actual>\d+)")
+_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
+_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
+
+
+@dataclass(slots=True)
+class DynamoRecompile:
+    """One Dynamo recompilation in the user's terms."""
+
+    compile_id: str
+    function: str | None
+    kind: str
+    """``shape``, ``dtype``, ``python_value``, ``mode`` or ``guard`` (any other failed guard)."""
+    guard: GuardFailure
+    location: SourceFrame | None
+    """The user's line: the call of the compiled function (TORCH_TRACE), else the guard's own line, else the
+    function's definition (TORCH_LOGS text holds no call stack)."""
+    subject: str | None = None
+    """The tensor or Python name the guard is about (``feats``, ``temperature``)."""
+    xla: str | None = None
+    """``compiled``: XLA compiled a new graph for it; ``cache_hit``: XLA reused a graph (only Dynamo paid);
+    None: not known (no XLA side read)."""
+    difference: str | None = None
+    """What changed in the XLA graphs, from hlodiff's comparison of them (the leading cause's summary)."""
+    difference_graph: str | None = None
+    fix: str | None = None
+    fix_rule: str | None = None
+    facts: frozenset[str] = frozenset({"dynamo"})
+    """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
+    seen: str = ""
+    """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
+
+    @property
+    def expected(self) -> bool:
+        return self.fix_rule in EXPECTED
+
+    def to_json(self) -> dict:
+        return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
+                "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
+                "location": self.location.to_json() if self.location else None, "xla": self.xla,
+                "difference": self.difference, "difference_graph": self.difference_graph,
+                "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}
+
+
+@dataclass(slots=True)
+class GraphBreakFinding:
+    """The graph breaks at one user line: how many, why, and how to remove them."""
+
+    reason: str
+    explanation: str | None
+    location: SourceFrame | None
+    call: SourceFrame | None
+    count: int
+    graphs: int
+    """How many graphs Dynamo made of the function (the pieces around the breaks)."""
+    fix: str | None = None
+    fix_rule: str | None = None
+
+    kind = "graph_break"
+
+    def to_json(self) -> dict:
+        return {"reason": self.reason, "explanation": self.explanation,
+                "location": self.location.to_json() if self.location else None,
+                "call": self.call.to_json() if self.call else None, "count": self.count, "graphs": self.graphs,
+                "fix": self.fix, "fix_rule": self.fix_rule}
+
+
+@dataclass(slots=True)
+class DynamoFindings:
+    logs: list[str]
+    compiles: list[DynamoCompile] = field(default_factory=list)
+    recompiles: list[DynamoRecompile] = field(default_factory=list)
+    graph_breaks: list[GraphBreakFinding] = field(default_factory=list)
+    bridge_compilations: list[str] = field(default_factory=list)
+    """Refs of XLA graphs compiled by the bridge (Dynamo's graphs, their backward, the bridge's own syncs)."""
+    bridge_recompilations: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations in the bridge's families: told by Dynamo's reason, not as XLA's own."""
+    cache_hits: int = 0
+    """Dynamo recompilations that found their XLA graph compiled already (only Dynamo paid)."""
+
+    @property
+    def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
+        unexpected = [r for r in self.recompiles if not r.expected]
+        if unexpected:
+            return unexpected[0]
+        if self.graph_breaks:
+            return self.graph_breaks[0]
+        return self.recompiles[0] if self.recompiles else None
+
+    @property
+    def unexpected(self) -> list[DynamoRecompile]:
+        return [r for r in self.recompiles if not r.expected]
+
+    def sentence(self) -> str:
+        """One line for the top of the report."""
+        functions = sorted({c.function for c in self.compiles if c.function and not c.resume})
+        what = ", ".join(functions) or "the compiled function"
+        n = len(self.recompiles)
+        parts = [f"Dynamo compiled {what} {len([c for c in self.compiles if not c.resume]) or 1} time"
+                 f"{'s' if len([c for c in self.compiles if not c.resume]) != 1 else ''}"]
+        if n:
+            head = self.recompiles[0]
+            where = f" at {head.location.short()}" if head.location else ""
+            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+        if self.cache_hits:
+            parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
+        if self.graph_breaks:
+            count = sum(b.count for b in self.graph_breaks)
+            b = self.graph_breaks[0]
+            parts.append(f"{count} graph break{'s' if count != 1 else ''}"
+                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})")
+        if self.bridge_compilations:
+            k = len(self.bridge_compilations)
+            parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict:
+        head = self.headline
+        return {"logs": self.logs, "compiles": [c.to_json() for c in self.compiles],
+                "recompiles": [r.to_json() for r in self.recompiles],
+                "graph_breaks": [b.to_json() for b in self.graph_breaks],
+                "bridge_compilations": self.bridge_compilations,
+                "bridge_recompilations": self.bridge_recompilations,
+                "cache_hits": self.cache_hits,
+                "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
+                "unexpected": [r.compile_id for r in self.unexpected]}
+
+
+# -- reading and merging the logs -------------------------------------------------------------------------------------
+
+
+def read_logs(paths: list[str], warnings: list[InputWarning]) -> DynamoLog | None:
+    """All Dynamo logs given or found, merged by compile id: a TORCH_TRACE log first (it holds the call stacks),
+    a TORCH_LOGS text log fills what it lacks."""
+    logs = [read_dynamo_log(p, warnings) for p in paths]
+    logs.sort(key=lambda log: log.form != "trace")
+    if not logs:
+        return None
+    merged = DynamoLog(logs[0].path, logs[0].form)
+    for log in logs:
+        for c in log.compiles:
+            have = next((m for m in merged.compiles if m.compile_id == c.compile_id), None)
+            if have is None:
+                merged.compiles.append(c)
+                continue
+            have.function = have.function or c.function
+            have.definition = have.definition or c.definition
+            have.call = have.call or c.call
+            have.failures = have.failures or c.failures
+        if not merged.graph_breaks:
+            merged.graph_breaks = list(log.graph_breaks)
+    merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
+    return merged
+
+
+# -- the join --------------------------------------------------------------------------------------------------------
+
+
+def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> DynamoFindings:
+    """Dynamo's compiles and breaks, joined to the explanation's XLA graphs (``events``: PT_XLA_DEBUG compilations
+    by graph hash)."""
+    found = DynamoFindings(paths, list(log.compiles))
+    cause_of = {h: e.cause for h, e in events.items()}
+    bridge = [g for g in explanation.graphs if g.compiled and bridge_run(g.record.frames,
+                                                                         cause_of.get(g.record.graph_hash))]
+    found.bridge_compilations = [g.ref for g in bridge]
+    bridge_refs = set(found.bridge_compilations)
+    xla_recompiles = [r for r in explanation.recompilations if r.graph.ref in bridge_refs]
+    found.bridge_recompilations = [r.graph.ref for r in xla_recompiles]
+    traced = [c for c in log.compiles if not c.resume]
+    # Dynamo graphs that reached XLA as a compilation "dynamo is compiling a FX graph": fewer than Dynamo's compiles
+    # (forward graphs; AOTAutograd's backward compiles later, with its own) means XLA reused graphs.
+    fx = sum(1 for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or ""))
+    backward = _has_backward(bridge, cause_of)
+    dynamo_graphs = len(traced) * (2 if backward else 1)
+    found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
+    calls = [c for c in log.compiles if c.recompiled]
+    unjoined = list(xla_recompiles)
+    for position, c in enumerate(calls):
+        r = _recompile(c, log, position == len(calls) - 1)
+        _join_difference(r, unjoined)
+        found.recompiles.append(r)
+    # the last recompilations are the ones XLA found in its cache (new graphs come first: the cache only grows)
+    for r in found.recompiles[len(found.recompiles) - found.cache_hits:] if found.cache_hits else ():
+        r.xla = "cache_hit"
+    for r in found.recompiles:
+        if r.xla is None and fx:
+            r.xla = "compiled"
+        _fix(r)
+    found.graph_breaks = _breaks(log)
+    return found
+
+
+def _has_backward(bridge, cause_of) -> bool:
+    """AOTAutograd's backward graph is compiled by the bridge too: its stacks pass through the backward wrapper."""
+    return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
+
+
+def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
+    failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
+    kind, subject, seen, facts = _classify(failure.guard)
+    if last and "leading_dim_shrank" in facts:
+        facts.add("last_call")
+    location = c.call or failure.source or c.definition
+    return DynamoRecompile(c.compile_id, c.function, kind, failure, location, subject, facts=frozenset(facts),
+                           seen=seen)
+
+
+def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
+    facts: set[str] = {"dynamo"}
+    if (m := _SIZE.search(guard)) is not None:
+        expected, actual = int(m.group("expected")), int(m.group("actual"))
+        if m.group("dim") == "0" and actual < expected:
+            facts.add("leading_dim_shrank")
+        return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
+    if (m := _DTYPE.search(guard)) is not None:
+        seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
+        return "dtype", m.group("name"), seen, facts
+    if _MODE.search(guard) is not None:
+        return "mode", None, guard, facts
+    if (m := _VALUE.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts
+    return "guard", None, guard, facts
+
+
+def _dtype(name: str) -> str:
+    return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
+            "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
+
+
+def _join_difference(r: DynamoRecompile, xla_recompiles: list) -> None:
+    """The first XLA recompilation not yet joined that shows this guard's change in the graphs (consumed)."""
+    want = {"shape": ("shape",), "dtype": ("dtype",), "python_value": ("constant", "inputs"),
+            "mode": ("mode", "ops", "outputs", "inputs")}.get(r.kind, ())
+    for x in xla_recompiles:
+        lead = next((c for c in x.causes if c.kind in want), None)
+        if lead is not None:
+            r.difference, r.difference_graph = lead.summary, x.graph.ref
+            r.xla = "compiled"
+            xla_recompiles.remove(x)  # one XLA recompilation shows one Dynamo recompilation
+            return
+
+
+def _fix(r: DynamoRecompile) -> None:
+    rule = choose(r.kind, r.facts)
+    args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
+            "tensor": r.subject or "an argument"}
+    r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
+    by_line: dict[tuple, list[GraphBreak]] = {}
+    for b in log.graph_breaks:
+        key = (b.at.file, b.at.line) if b.at else (b.reason,)
+        by_line.setdefault(key, []).append(b)
+    resumes = sum(1 for c in log.compiles if c.resume)
+    found = []
+    for group in by_line.values():
+        first = group[0]
+        graphs = 1 + max(resumes, len(group))
+        facts = {"dynamo"}
+        if "print" in (first.explanation or "") or "`print`" in first.reason:
+            facts.add("op:print")
+        rule = choose("graph_break", frozenset(facts))
+        seen = str(graphs) if "op:print" in facts else first.reason
+        finding = GraphBreakFinding(first.reason, first.explanation, first.at, first.call, len(group), graphs)
+        finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
+        found.append(finding)
+    return found
+
+
+def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
+                   warnings: list[InputWarning]) -> DynamoFindings | None:
+    """The findings for a run with Dynamo logs, or None when none were given or found."""
+    if not dynamo_logs:
+        return None
+    log = read_logs(dynamo_logs, warnings)
+    if log is None or (not log.compiles and not log.graph_breaks):
+        return None
+    return findings(log, dynamo_logs, explanation, events)
