@@ -44,9 +44,9 @@ def test_headline_kind_line_fix_and_exit_status_follow_the_truth(name):
     assert where is not None and where["file"].endswith(truth["user_file"])
     assert where["line"] in {truth["user_line"], truth.get("origin_line")}, where
     fix = head["fix"] or ""
-    for word in truth["fix_must"]:
+    for word in truth["dynamo_fix_must"]:
         assert word in fix, (word, fix)
-    for word in truth["fix_must_not"]:
+    for word in truth["dynamo_fix_must_not"]:
         assert word not in fix, (word, fix)
 
 
