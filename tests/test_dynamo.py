@@ -13,7 +13,7 @@ from hlodiff.diff.fix_rules import RULES_BY_NAME
 from hlodiff.dumps.dynamo_log import read_dynamo_log
 from hlodiff.hlo.model import SourceFrame
 
-DYNAMO = ["dynamo_batch", "dynamo_bf16", "dynamo_float", "dynamo_print", "dynamo_train_eval", "dynamo_steady",
+DYNAMO = ["dynamo_batch", "dynamo_bf16", "dynamo_float", "dynamo_print", "dynamo_train_eval", "dynamo_steady", "dynamo_record",
           "dynamo_xla_compile"]
 LIBRARY = ("site-packages", "torch_xla/", "torch/", "hlodiff/")
 

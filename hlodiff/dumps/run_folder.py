@@ -66,7 +66,8 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
             candidate = side.get(name) or os.path.join(folder, name)
-            if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target}:
+            if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target} \
+                    and os.path.getsize(candidate) > 0:  # record's hook saw no sync (a torch.compile run): none
                 target.append(candidate)
         _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
         if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
