@@ -153,6 +153,8 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
             log.compiles += part.compiles
             log.graph_breaks += part.graph_breaks
         return log
+    if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
+        return DynamoLog(path, "text")
     lines = list(text_lines(path, warnings))
     structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in lines[:50])
     log = _read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
