@@ -250,8 +250,6 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
 
 
 def _read_trace(path: str, lines: list[str], warnings: list[InputWarning] | None) -> DynamoLog:
-    log = DynamoLog(path, "trace")
-    names: dict[int, str] = {}
     records: list[tuple[int, dict, list[str]]] = []
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
@@ -273,6 +271,15 @@ def _read_trace(path: str, lines: list[str], warnings: list[InputWarning] | None
             continue
         if isinstance(record, dict):
             records.append((lineno, record, []))
+    return log_of_records(path, records, warnings)
+
+
+def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
+                   warnings: list[InputWarning] | None = None) -> DynamoLog:
+    """Typed events from structured-log records (line number, the record, its payload lines): read from a
+    TORCH_TRACE file, or caught in the process by :mod:`hlodiff.capture.dynamo_watch`."""
+    log = DynamoLog(path, "trace")
+    names: dict[int, str] = {}
     for lineno, record, payload in records:
         if not record:
             continue
@@ -286,7 +293,7 @@ def _read_trace(path: str, lines: list[str], warnings: list[InputWarning] | None
             c.log_line = c.log_line or lineno
             stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
             stack = [f for f in stack if f is not None]
-            c.call = next((f for f in stack if not f.is_library), None)
+            c.call = _call_site(stack)
             if stack and c.definition is None:
                 c.definition = stack[-1]
         elif "compilation_metrics" in record:
@@ -320,6 +327,16 @@ def _read_trace(path: str, lines: list[str], warnings: list[InputWarning] | None
                     log.graph_breaks.append(brk)
     log.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return log
+
+
+def _call_site(stack: list[SourceFrame]) -> SourceFrame | None:
+    """The user's call of the compiled function: the innermost user frame that hands over to torch's wrappers (the
+    stack is outermost first: pytest or the script, the user's loop line, torch's wrappers, the compiled function
+    last)."""
+    for i in range(len(stack) - 2, -1, -1):
+        if not stack[i].is_library and stack[i + 1].is_library:
+            return stack[i]
+    return None
 
 
 def _compile_id(record: dict) -> str | None:

@@ -224,6 +224,15 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     return found
 
 
+def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
+    """Dynamo's recompilations alone, each with its kind and fix (no XLA side: the pytest plugin's check)."""
+    calls = [c for c in log.compiles if c.recompiled]
+    found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    for r in found:
+        _fix(r)
+    return found
+
+
 def _has_backward(bridge, cause_of) -> bool:
     """AOTAutograd's backward graph is compiled by the bridge too: its stacks pass through the backward wrapper."""
     return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
