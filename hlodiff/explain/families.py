@@ -67,7 +67,7 @@ def family_key(summary: GraphSummary) -> tuple[str, str]:
         where = f"{trigger.file}:{trigger.line}" if trigger else "?"
         label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
         if trigger is not None and trigger.is_library and bridge_run(record.frames):  # issue 31: no library line
-            label = f"{name + ' ' if name else ''}run by torch.compile's XLA bridge"
+            label = f"{name + ' ' if name else ''}torch.compile (XLA bridge)"
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
     return f"{record.source}|{name}", name
