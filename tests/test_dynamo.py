@@ -200,3 +200,13 @@ def test_any_other_guard_and_any_other_break_get_the_general_rows():
     kind, _, _, facts = _classify("___check_obj_id(L['self'].cfg, 140000)")
     assert kind == "guard" and choose(kind, frozenset(facts)).name == "dynamo_guard"
     assert choose("graph_break", frozenset({"dynamo"})).name == "dynamo_graph_break"
+
+
+@pytest.mark.parametrize("name", ["dynamo_batch", "dynamo_bf16", "dynamo_train_eval"])
+def test_the_graph_difference_shown_is_the_graph_the_recompilation_compiled(name):
+    """The first Dynamo compile's graphs (forward, backward, the bridge's syncs) come first; the recompilation's
+    graph is the bridge's last compilation, not the backward compared with the forward."""
+    doc, _ = _run(name)
+    dyn = doc["dynamo"]
+    (r,) = dyn["recompiles"]
+    assert r["xla"] == "compiled" and r["difference_graph"] == dyn["bridge_compilations"][-1]

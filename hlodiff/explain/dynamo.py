@@ -208,14 +208,17 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     dynamo_graphs = len(traced) * (2 if backward else 1)
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
-    unjoined = list(xla_recompiles)
-    for position, c in enumerate(calls):
-        r = _recompile(c, log, position == len(calls) - 1)
-        _join_difference(r, unjoined)
-        found.recompiles.append(r)
-    # the last recompilations are the ones XLA found in its cache (new graphs come first: the cache only grows)
-    for r in found.recompiles[len(found.recompiles) - found.cache_hits:] if found.cache_hits else ():
+    found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
+    # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
+    # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
+    paid = len(found.recompiles) - found.cache_hits
+    for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
+    for r, x in zip(found.recompiles[:paid], xla_recompiles[max(0, len(xla_recompiles) - paid):] if paid > 0 else []):
+        lead = x.causes[0] if x.causes else None
+        r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
+        r.xla = "compiled"
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
@@ -268,19 +271,6 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
 def _dtype(name: str) -> str:
     return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
-
-
-def _join_difference(r: DynamoRecompile, xla_recompiles: list) -> None:
-    """The first XLA recompilation not yet joined that shows this guard's change in the graphs (consumed)."""
-    want = {"shape": ("shape",), "dtype": ("dtype",), "python_value": ("constant", "inputs"),
-            "mode": ("mode", "ops", "outputs", "inputs")}.get(r.kind, ())
-    for x in xla_recompiles:
-        lead = next((c for c in x.causes if c.kind in want), None)
-        if lead is not None:
-            r.difference, r.difference_graph = lead.summary, x.graph.ref
-            r.xla = "compiled"
-            xla_recompiles.remove(x)  # one XLA recompilation shows one Dynamo recompilation
-            return
 
 
 def _fix(r: DynamoRecompile) -> None:
