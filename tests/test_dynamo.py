@@ -210,3 +210,37 @@ def test_the_graph_difference_shown_is_the_graph_the_recompilation_compiled(name
     dyn = doc["dynamo"]
     (r,) = dyn["recompiles"]
     assert r["xla"] == "compiled" and r["difference_graph"] == dyn["bridge_compilations"][-1]
+
+
+def test_a_text_log_alone_says_which_line_it_could_name(tmp_path):
+    """TORCH_LOGS text holds no call stack: the headline is the compiled function's definition (batch) or the line
+    the guard names (a Python float), and the report says TORCH_TRACE would name the call."""
+    for name, located, line in (("dynamo_batch", "definition", 30), ("dynamo_float", "guard", 31)):
+        run = tmp_path / name
+        shutil.copytree(FIXTURES / "torch_xla" / name / "dump", run / "dump")
+        shutil.copy(FIXTURES / "torch_xla" / name / "debug.log", run / "debug.log")
+        shutil.copy(FIXTURES / "torch_xla" / name / "stderr.log", run / "stderr.log")
+        doc = cli_json("explain-recompile", str(run / "dump"), codes=(1,))
+        assert doc["headline"]["location"]["line"] == line
+        assert doc["dynamo"]["recompiles"][0]["located"] == located
+        out = cli("explain-recompile", str(run / "dump"), codes=(1,)).stdout
+        assert "a TORCH_TRACE log (TORCH_TRACE=DIR) records the call" in out
+
+
+def test_records_the_reader_does_not_use_are_skipped_unparsed(tmp_path):
+    """A full TORCH_TRACE log is mostly FX graphs and timing events (payload lines after a tab); only the records
+    the reader uses are parsed, and an unused record's payload never leaks into the next record."""
+    trace = FIXTURES / "torch_xla" / "dynamo_batch" / "trace" / "dedicated_log_torch_trace.log"
+    lines = trace.read_text().splitlines(keepends=True)
+    noise = ('V1126 19:04:16.100000 10392 torch/_dynamo/output_graph.py:1989] {"dynamo_output_graph": {"sizes": '
+             '{}}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "0"}\n'
+             '\t[\n\t"0/0: not a guard, part of a graph"\n\t]\n')
+    at = next(i for i, line in enumerate(lines) if '"recompile_reasons"' in line)
+    full = tmp_path / "dedicated_log_torch_trace.log"
+    full.write_text("".join(lines[:at]) + noise + noise.replace("{\"dynamo_output_graph\": {\"sizes\": {}}", "{cut")
+                    + "".join(lines[at:]))
+    warnings = []
+    log = read_dynamo_log(str(full), warnings)
+    assert [[f.guard for f in c.failures] for c in log.recompiles] == \
+        [["tensor 'feats' size mismatch at index 0. expected 8, actual 4"]]
+    assert warnings == []  # a record the reader does not use costs nothing, even cut ('{cut'): never parsed

@@ -17,10 +17,12 @@ is the anchor for *why* Dynamo compiled again; :mod:`hlodiff.explain.dynamo` joi
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
 from hlodiff.errors import InputWarning
@@ -155,8 +157,10 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
         return log
     if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
         return DynamoLog(path, "text")
-    lines = list(text_lines(path, warnings))
-    structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in lines[:50])
+    stream = text_lines(path, warnings)  # streamed: a TORCH_TRACE log of a real model is mostly FX graphs
+    head = list(itertools.islice(stream, 50))
+    structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
+    lines = itertools.chain(head, stream)
     log = _read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
     if not log.compiles and not log.graph_breaks and warnings is not None:
         warnings.append(InputWarning("no Dynamo recompilation or graph break here (not a TORCH_LOGS=recompiles,"
@@ -167,7 +171,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
 # -- TORCH_LOGS text -------------------------------------------------------------------------------------------------
 
 
-def _read_text(path: str, lines: list[str], warnings: list[InputWarning] | None) -> DynamoLog:
+def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
     for lineno, raw in enumerate(lines, start=1):
@@ -249,25 +253,39 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
 # -- TORCH_TRACE structured log ----------------------------------------------------------------------------------------
 
 
-def _read_trace(path: str, lines: list[str], warnings: list[InputWarning] | None) -> DynamoLog:
+_WANTED = ('{"str"', '{"dynamo_start"', '{"compilation_metrics"')
+_WANTED_ARTIFACTS = ('"recompile_reasons"', '"dynamo_graph_break_reason"')
+
+
+def _wanted(body: str) -> bool:
+    """A record this reader uses, told from its first bytes (the rest, mostly FX graphs, is never parsed)."""
+    return body.startswith(_WANTED) or (body.startswith('{"artifact"') and any(a in body for a in _WANTED_ARTIFACTS))
+
+
+def _read_trace(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     records: list[tuple[int, dict, list[str]]] = []
+    keep = False
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         if text.startswith("\t"):
-            if records:
+            if keep and records:
                 records[-1][2].append(text[1:])
             continue
+        keep = False
         prefix = _PREFIX.match(text)
         if prefix is None:
             continue
         body = text[prefix.end():]
+        if body.startswith("{") and not _wanted(body):
+            continue
+        keep = True
         try:
             record = json.loads(body)
         except ValueError:
             if warnings is not None:
                 warnings.append(InputWarning("a structured-log record that is not JSON (cut?); skipped", path,
                                              lineno))
-            records.append((lineno, {}, []))  # its payload lines are dropped with it
+            keep = False  # its payload lines are dropped with it
             continue
         if isinstance(record, dict):
             records.append((lineno, record, []))

@@ -62,6 +62,9 @@ class DynamoRecompile:
     """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
     seen: str = ""
     """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
+    located: str | None = None
+    """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
+    guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
 
     @property
     def expected(self) -> bool:
@@ -70,7 +73,8 @@ class DynamoRecompile:
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
                 "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
-                "location": self.location.to_json() if self.location else None, "xla": self.xla,
+                "location": self.location.to_json() if self.location else None, "located": self.located,
+                "xla": self.xla,
                 "difference": self.difference, "difference_graph": self.difference_graph,
                 "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}
 
@@ -247,8 +251,9 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
     location = c.call or failure.source or c.definition
+    located = "call" if c.call else "guard" if failure.source else "definition" if c.definition else None
     return DynamoRecompile(c.compile_id, c.function, kind, failure, location, subject, facts=frozenset(facts),
-                           seen=seen)
+                           seen=seen, located=located)
 
 
 def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:

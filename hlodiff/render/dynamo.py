@@ -27,6 +27,10 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        style="dim"), 12), highlight=False)
         if r.fix:
             console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        if r.located in ("guard", "definition"):
+            what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
+            console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
+                                       "records the call that recompiled", style="yellow"), 8), highlight=False)
     for b in dynamo.graph_breaks:
         where = f" at {b.location.where}" if b.location else ""
         console.print(Text(f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)",
