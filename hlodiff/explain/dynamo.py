@@ -306,6 +306,26 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
     return found
 
 
+BRIDGE_HINT = ("the graph's frames end in torch.compile's XLA bridge; Dynamo's log names your line (above)")
+"""For a cause of the bridge's XLA graphs with no user line: where the line is (a live-tensor report would not
+reach it: the bridge's stacks never leave torch)."""
+
+
+def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
+    """The bridge's XLA recompilations are told by Dynamo's reason: their causes point there, and the run's hint to
+    capture live-tensor reports (which cannot reach lines through the bridge) goes when only they lack a line."""
+    told = set(found.bridge_recompilations)
+    unknown = [r for r in explanation.recompilations if any(not c.locations for c in r.causes)]
+    for r in explanation.recompilations:
+        if r.graph.ref in told:
+            for cause in r.causes:
+                if not cause.locations:
+                    cause.hint = BRIDGE_HINT
+    if unknown and all(r.graph.ref in told for r in unknown):
+        explanation.hints[:] = [h for h in explanation.hints if "--tensors-report" not in h
+                                and not h.startswith("source lines unknown")]
+
+
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs, or None when none were given or found."""
@@ -314,4 +334,6 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     log = read_logs(dynamo_logs, warnings)
     if log is None or (not log.compiles and not log.graph_breaks):
         return None
-    return findings(log, dynamo_logs, explanation, events)
+    found = findings(log, dynamo_logs, explanation, events)
+    quiet_bridge_hints(explanation, found)
+    return found
