@@ -25,12 +25,7 @@ def _run(name: str, *extra: str) -> tuple[dict, int]:
     return json.loads(result.stdout), result.exit_code
 
 
-XLA_COMPILE_LINE = pytest.mark.xfail(strict=True, reason="torch_xla.compile (no Dynamo): the shape cause is placed at the "
-                                     "first line using the input inside the step (26), not the call or the batch")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=XLA_COMPILE_LINE) if n == "dynamo_xla_compile" else n
-                                  for n in DYNAMO])
+@pytest.mark.parametrize("name", DYNAMO)
 def test_headline_kind_line_fix_and_exit_status_follow_the_truth(name):
     truth = truth_of("torch_xla", name)
     doc, status = _run(name)

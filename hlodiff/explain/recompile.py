@@ -35,7 +35,7 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_reason, cut_words
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_run, place_inputs_at_compiled_call
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
@@ -325,6 +325,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_from_stacks(causes, graph)
     locate_from_tensors(causes, diff, closest, graph, reports)
+    place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
     # An argument's sharding is chosen by the caller (device_put before the call), not inside the function.
