@@ -239,3 +239,13 @@ def test_records_the_reader_does_not_use_are_skipped_unparsed(tmp_path):
     assert [[f.guard for f in c.failures] for c in log.recompiles] == \
         [["tensor 'feats' size mismatch at index 0. expected 8, actual 4"]]
     assert warnings == []  # a record the reader does not use costs nothing, even cut ('{cut'): never parsed
+
+
+def test_each_compile_id_owns_the_xla_graphs_compiled_for_it():
+    """dynamo_float: 0/0 compiled the graph with 1.0 baked in, 0/1 the graph taking the value as data, 0/2 and 0/3
+    found it compiled (torch and torch_xla counted 4 Dynamo graphs and 2 XLA compilations)."""
+    truth = truth_of("torch_xla", "dynamo_float")
+    doc, _ = _run("dynamo_float")
+    owned = doc["dynamo"]["xla_graphs"]
+    assert [len(owned.get(f"0/{k}", [])) for k in range(4)] == [1, 1, 0, 0]
+    assert sum(len(v) for v in owned.values()) == truth["facts"]["xla_uncached_compile"]

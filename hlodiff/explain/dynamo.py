@@ -114,6 +114,8 @@ class DynamoFindings:
     """Refs of XLA recompilations in the bridge's families: told by Dynamo's reason, not as XLA's own."""
     cache_hits: int = 0
     """Dynamo recompilations that found their XLA graph compiled already (only Dynamo paid)."""
+    xla_graphs: dict[str, list[str]] = field(default_factory=dict)
+    """Per Dynamo compile id, the XLA graphs the bridge compiled for it (joined by compile order)."""
 
     @property
     def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
@@ -158,7 +160,7 @@ class DynamoFindings:
                 "graph_breaks": [b.to_json() for b in self.graph_breaks],
                 "bridge_compilations": self.bridge_compilations,
                 "bridge_recompilations": self.bridge_recompilations,
-                "cache_hits": self.cache_hits,
+                "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
 
@@ -227,8 +229,24 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         if r.xla is None and fx:
             r.xla = "compiled"
         _fix(r)
+    found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
     return found
+
+
+def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> dict[str, list[str]]:
+    """The bridge's XLA compilations cut in compile order at each paired recompilation's graph: the first Dynamo
+    compile owns what comes before the first cut, each recompilation XLA paid for what follows its own; a cache
+    hit owns none."""
+    if not traced:
+        return {}
+    owned: dict[str, list[str]] = {c.compile_id: [] for c in traced}
+    cuts = {r.difference_graph: r.compile_id for r in found.recompiles if r.difference_graph}
+    owner = traced[0].compile_id
+    for ref in found.bridge_compilations:
+        owner = cuts.get(ref, owner)
+        owned.setdefault(owner, []).append(ref)
+    return owned
 
 
 def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
