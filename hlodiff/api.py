@@ -100,13 +100,21 @@ class Explained:
         """The recompilations that are not warm-up, setup or JAX eager ops (:mod:`hlodiff.explain.verdict`)."""
         from hlodiff.explain.verdict import unexpected
 
-        return unexpected(self.explanation, self.warmup)
+        found = unexpected(self.explanation, self.warmup)
+        dynamo = getattr(self.explanation, "dynamo", None)
+        if dynamo is not None:  # issue 31: the bridge's XLA recompilations are judged by Dynamo's reason
+            told = set(dynamo.bridge_recompilations)
+            found = [r for r in found if r.graph.ref not in told]
+        return found
 
     @property
     def exit_code(self) -> int:
         """1 when something unexpected compiled again or a compiled module could not be read, else 0."""
         from hlodiff.explain.verdict import exit_status
 
+        dynamo = getattr(self.explanation, "dynamo", None)
+        if dynamo is not None:  # issue 31: Dynamo's unexpected recompilations, and XLA's outside the bridge
+            return 1 if self.unexpected or dynamo.unexpected or self.explanation.unread else 0
         return exit_status(self.explanation, self.warmup)
 
     def to_json(self) -> dict:
@@ -116,6 +124,7 @@ class Explained:
         return {"inputs": {"dumps": [shown(p) for p in inputs.paths],
                            "tensors_reports": [shown(p) for p in inputs.tensors_reports],
                            "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
+                           "dynamo_logs": [shown(p) for p in getattr(inputs, "dynamo_logs", [])],
                            "hlo_protos": protos},
                 **explanation.to_json(), "unexpected": [r.graph.ref for r in self.unexpected]}
 
@@ -135,14 +144,14 @@ def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int
 
 
 def explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
-                  jax_log: str | None = None, stage: str | None = None, warmup: int | None = None,
-                  warnings: list[InputWarning] | None = None) -> Explained:
+                  jax_log: str | None = None, dynamo_log: str | None = None, stage: str | None = None,
+                  warmup: int | None = None, warnings: list[InputWarning] | None = None) -> Explained:
     """Why the run at ``paths`` compiled again: its dumps and, found beside them unless given, its live-tensor
     reports and logs (one rank; several ranks go through :func:`hlodiff.explain.ranks.explain_job`)."""
     from hlodiff.dumps.run_folder import discover
 
-    return explain_inputs(discover(list(paths), tensors_report, debug_log, jax_log), stage=stage, warmup=warmup,
-                          warnings=warnings)
+    return explain_inputs(discover(list(paths), tensors_report, debug_log, jax_log, dynamo_log), stage=stage,
+                          warmup=warmup, warnings=warnings)
 
 
 def job_specs(paths: list[str]) -> "list[RankSpec] | None":

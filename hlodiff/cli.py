@@ -17,7 +17,7 @@ from hlodiff._runtime import flush_stdout, silence_stdout
 from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
-INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs")
+INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs", "dynamo_log")
 """The arguments naming input files, where ``-`` reads standard input."""
 
 
@@ -325,6 +325,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @click.option("--jax-log", "jax_log", type=click.Path(), default=None,
               help="JAX_EXPLAIN_CACHE_MISSES=1 / JAX_LOG_COMPILES=1 output (default: found beside the dump by "
                    "content).")
+@click.option("--dynamo-log", "dynamo_log", type=click.Path(), default=None,
+              help="TORCH_LOGS=recompiles,graph_breaks output (stderr or a file) or a TORCH_TRACE folder/log of a "
+                   "torch.compile run (default: found beside the dump by content).")
 @json_option
 @source_map_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
@@ -342,7 +345,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @quiet_option
 @_guarded
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
-                      jax_log: str | None, as_json: bool,
+                      jax_log: str | None, dynamo_log: str | None, as_json: bool,
                       html_path: str | None, verbose: bool, warmup: int | None, stage: str | None, jobs: int | None,
                       scheduler: str | None, explorer: bool = False, explorer_out: str | None = None,
                       explorer_graph: int | None = None) -> None:
@@ -364,13 +367,14 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo --jobs 4       (every ordinal of a torch_xla run)
       hlodiff explain-recompile job/ --scheduler tcp://10.0.0.1:8786   (job/rank0/, job/rank1/, ... on Dask)
     """
-    _explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
-                   scheduler=scheduler, as_json=as_json, html_path=html_path, verbose=verbose, stage=stage,
+    _explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
+                   dynamo_log=dynamo_log, jobs=jobs, scheduler=scheduler, as_json=as_json, html_path=html_path, verbose=verbose, stage=stage,
                    warmup=warmup, explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
 
 def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
-                   jax_log: str | None = None, jobs: int | None = None, scheduler: str | None = None, **how) -> None:
+                   jax_log: str | None = None, dynamo_log: str | None = None, jobs: int | None = None,
+                   scheduler: str | None = None, **how) -> None:
     """Explain one run, or several ranks' dumps rank by rank; ``how``: the keywords of :func:`_explain`."""
     from hlodiff.api import job_specs
 
@@ -378,7 +382,7 @@ def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug
     if specs is None:
         from hlodiff.dumps.run_folder import discover
 
-        _explain(discover(paths, tensors_report, debug_log, jax_log), given=paths, **how)
+        _explain(discover(paths, tensors_report, debug_log, jax_log, dynamo_log), given=paths, **how)
     if how.pop("explorer", None):
         raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
     _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,

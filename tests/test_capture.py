@@ -81,8 +81,10 @@ def test_capture_env_defaults(tmp_path):
     assert "HLODIFF_XLA_DUMP_ADDED" not in env  # torch_xla keeps the dump: it is where compiled HLO comes from
     assert paths.save_tensors_file is None
     assert paths.xla_dump == str(out / "xla_dump") and paths.user_set == {} and paths.warnings == []
+    assert env["TORCH_TRACE"] == str(out / "torch_trace")  # Dynamo's structured log (issue 31)
     assert sorted(paths.owned) == sorted(str(out / n) for n in ("pt_xla_debug.log", "tensors_report.txt",
-                                                                "compile_times.tsv", "jax.log", "xla_dump"))
+                                                                "compile_times.tsv", "jax.log", "xla_dump",
+                                                                "torch_trace"))
     # the manifest: relative inside the folder, so the folder can move
     raw = json.loads((out / "hlodiff-record.json").read_text())
     assert raw["capture"] == "executions" and raw["xla_dump"] == "xla_dump" and raw["out_dir"] == "."

@@ -14,6 +14,9 @@ variable                       hlodiff's value                   read by
 ``HLODIFF_TENSORS_REPORT``     ``<out>/tensors_report.txt``      hlodiff's sync hook (:mod:`hlodiff.capture.hook`)
 ``XLA_FLAGS`` (appended)       ``--xla_dump_to=<out>/xla_dump    XLA (JAX, and every XLA compile of torch_xla too)
                                --xla_dump_hlo_as_text``
+``TORCH_TRACE``                ``<out>/torch_trace``             torch.compile (Dynamo): compile ids, failed guards,
+                                                                 graph breaks (issue 31); written only when Dynamo
+                                                                 compiles, so a lazy or JAX program pays nothing
 =============================  ================================  =================================================
 
 A value the user already set (non-empty) is kept, and the manifest records where the files really go. For
@@ -62,6 +65,10 @@ class CaptureEnv(dict):
     """The full environment (a ``dict[str, str]`` for ``subprocess``), with the manifest as ``.paths``."""
 
     paths: CapturePaths
+
+
+TORCH_TRACE_NAME = "torch_trace"
+"""The TORCH_TRACE folder inside a recording: found there by :mod:`hlodiff.dumps.run_folder` (issue 31)."""
 
 
 def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] | None = None,
@@ -146,6 +153,10 @@ def capture_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] 
     paths.jax_log = resolve(jax_log)
     if ours:
         owned.append(paths.jax_log)
+
+    trace, ours = choose("TORCH_TRACE", os.path.join(out, TORCH_TRACE_NAME))  # issue 31: Dynamo's own log
+    if ours:
+        owned.append(resolve(trace))
 
     if xla_dump:
         owned += _add_dump_flags(base, env, paths, resolve)

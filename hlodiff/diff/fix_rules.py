@@ -55,6 +55,32 @@ RULES: tuple[FixRule, ...] = (
           "new_function jax",
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
+    # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
+    _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
+          "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
+          "or pad it to the full batch (torch._dynamo.mark_dynamic would spare Dynamo's retrace, but torch_xla "
+          "still compiles one XLA graph per size)", unless="jax"),
+    _rule("dynamo_shape", "shape", "dynamo",
+          "{function} is called with new sizes ({seen}): each size is a new Dynamo specialisation (torch_xla turns "
+          "automatic dynamic shapes off); pad or bucket to a few fixed sizes (torch._dynamo.mark_dynamic spares "
+          "Dynamo's retrace, not XLA's compile per size)", unless="jax"),
+    _rule("dynamo_dtype", "dtype", "dynamo",
+          "{function} receives {tensor} as {seen}: give it one dtype on every step (cast where it is made, or "
+          "from the first step on)", unless="jax"),
+    _rule("dynamo_python_value", "python_value", "dynamo",
+          "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),
+    _rule("dynamo_mode", "mode", "dynamo",
+          "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
+    _rule("dynamo_guard", "guard", "dynamo",
+          "Dynamo compiled {function} again because a guard failed ({seen}): keep that value the same from call "
+          "to call, or pass it as a tensor", unless="jax"),
+    _rule("dynamo_graph_break_print", "graph_break", "dynamo op:print",
+          "print() inside the compiled function splits it into {seen} graphs on every call: remove it, or print "
+          "outside the compiled function (after the call)", unless="jax"),
+    _rule("dynamo_graph_break", "graph_break", "dynamo",
+          "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
+          "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
@@ -324,6 +350,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "outputs_library_warmup",
-    "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval"))
+    "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "dynamo_mode"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

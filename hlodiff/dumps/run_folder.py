@@ -34,10 +34,12 @@ class RunInputs:
     debug_logs: list[str] = field(default_factory=list)
     jax_logs: list[str] = field(default_factory=list)
     warnings: list[InputWarning] = field(default_factory=list)
+    dynamo_logs: list[str] = field(default_factory=list)
+    """TORCH_LOGS (recompiles, graph_breaks) text and TORCH_TRACE structured logs (issue 31)."""
 
 
 def discover(paths: list[str], tensors_report: str | None, debug_log: str | None,
-             jax_log: str | None = None) -> RunInputs:
+             jax_log: str | None = None, dynamo_log: str | None = None) -> RunInputs:
     """Side channels given explicitly, else found beside the dump: by hlodiff's names first (as ``hlodiff record``
     lays them out), then by content.
 
@@ -64,7 +66,8 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         for name, target, given in (("tensors_report.txt", inputs.tensors_reports, tensors_report),
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
             candidate = side.get(name) or os.path.join(folder, name)
-            if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target}:
+            if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target} \
+                    and os.path.getsize(candidate) > 0:  # record's hook saw no sync (a torch.compile run): none
                 target.append(candidate)
         _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
         if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
@@ -81,6 +84,10 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
 
         check_jax_log(jax_log)
         inputs.jax_logs = [jax_log]
+    if dynamo_log:  # issue 31: given explicitly, it replaces what was found
+        if not os.path.exists(dynamo_log):
+            raise HlodiffError("no such file or folder", path=dynamo_log)
+        inputs.dynamo_logs = [dynamo_log]
     return inputs
 
 
@@ -128,9 +135,31 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
                                                     "block; not read as the run's debug log", path))
                 continue
             inputs.debug_logs.append(path)
+        elif _dynamo_head(head):
+            inputs.dynamo_logs.append(path)
         else:
             continue
         known.add(_key(path))
+    _dynamo_trace_folders(folder, names, inputs, known)
+
+
+def _dynamo_head(head: str) -> bool:
+    from hlodiff.dumps.dynamo_log import looks_like_dynamo_log
+
+    return looks_like_dynamo_log(head)
+
+
+def _dynamo_trace_folders(folder: str, names: list[str], inputs: RunInputs, known: set[str]) -> None:
+    """A TORCH_TRACE folder beside the dump (``TORCH_TRACE=run/trace``): its structured logs (issue 31)."""
+    from hlodiff.dumps.dynamo_log import trace_files
+
+    for name in names:
+        sub = os.path.join(folder, name)
+        if name.startswith("module_") or not os.path.isdir(sub) or _key(sub) in known:
+            continue
+        if trace_files(sub):
+            inputs.dynamo_logs.append(sub)
+            known.add(_key(sub))
 
 
 def _key(path: str) -> str:

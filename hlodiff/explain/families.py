@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -65,6 +66,8 @@ def family_key(summary: GraphSummary) -> tuple[str, str]:
         trigger = summary.trigger
         where = f"{trigger.file}:{trigger.line}" if trigger else "?"
         label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
+        if trigger is not None and trigger.is_library and bridge_run(record.frames):  # issue 31: no library line
+            label = f"{name + ' ' if name else ''}torch.compile (XLA bridge)"
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
     return f"{record.source}|{name}", name

@@ -35,6 +35,7 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_reason, cut_words
+from hlodiff.explain.dynamo_bridge import bridge_run, place_inputs_at_compiled_call
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
@@ -108,6 +109,17 @@ class RunExplanation:
     """Per family (same order as ``families``), its pattern as facts; ``patterns`` holds them in words."""
     stories: list[Story] = field(default_factory=list)
     """Recompilations sharing a root, told once each."""
+    dynamo: "DynamoFindings | None" = None
+    """Dynamo's side of a torch.compile run (issue 31: :mod:`hlodiff.explain.dynamo`); None without its log."""
+
+    @property
+    def xla_headline(self) -> Recompilation | None:
+        """The headline of the graphs alone; with Dynamo's log, not a recompilation of the bridge's graphs (Dynamo's
+        reason tells those, issue 31)."""
+        told = self.dynamo.bridge_recompilations if self.dynamo is not None else ()
+        if self.headline is not None and self.headline.graph.ref in told:
+            return None
+        return self.headline
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps
@@ -115,7 +127,7 @@ class RunExplanation:
         steps = graph_steps(self.graphs, self.families)
         return {
             "summary": self.summary,
-            "headline": _headline_json(self.headline),
+            "headline": _dynamo_headline_json(self.dynamo) or _headline_json(self.xla_headline),
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled],
@@ -126,11 +138,23 @@ class RunExplanation:
             "stories": [s.to_json() for s in self.stories],
             "hints": self.hints,
             "unread": self.unread,
+            "dynamo": self.dynamo.to_json() if self.dynamo is not None else None,
         }
 
 
 def _padded(items: list, n: int) -> list:
     return list(items[:n]) + [None] * (n - len(items))
+
+
+def _dynamo_headline_json(dynamo) -> dict | None:
+    """issue 31: with Dynamo's log, the headline is its failed guard (or graph break) at the user's line."""
+    head = dynamo.headline if dynamo is not None else None
+    if head is None:
+        return None
+    return {"graph": getattr(head, "difference_graph", None), "kind": head.kind,
+            "location": head.location.to_json() if head.location else None, "fix": head.fix,
+            "guard": getattr(getattr(head, "guard", None), "guard", None),
+            "compile_id": getattr(head, "compile_id", None)}
 
 
 def _headline_json(r: Recompilation | None) -> dict | None:
@@ -167,10 +191,17 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
+    events = _debug_events(inputs, warnings)
     with sparse_collections():
         explanation = explain_records(records, options, report_files=inputs.tensors_reports,
-                                      events=_debug_events(inputs, warnings), warnings=warnings,
+                                      events=events, warnings=warnings,
                                       jax_logs=getattr(inputs, "jax_logs", []))
+    if getattr(inputs, "dynamo_logs", None):  # issue 31: Dynamo's reason leads, joined to the graphs
+        from hlodiff.explain.dynamo import explain_dynamo
+
+        explanation.dynamo = explain_dynamo(inputs.dynamo_logs, explanation, events, warnings)
+        if explanation.dynamo is not None:
+            explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
     time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], time_logs)
     attach_plans(explanation, time_logs)
@@ -197,8 +228,10 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     if report_files:
         reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
     reports = borrow_later_reports(graphs, reports)
+    # issue 31: a graph the Dynamo bridge ran (compiling or calling a torch.compile graph) is never a cut step
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
-        g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
+        g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None) and not bridge_run(
+        g.record.frames, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
     families = group(graphs, partial)
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
@@ -292,6 +325,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_from_stacks(causes, graph)
     locate_from_tensors(causes, diff, closest, graph, reports)
+    place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
     # An argument's sharding is chosen by the caller (device_put before the call), not inside the function.

@@ -262,6 +262,11 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     """Run summary first, then one block per recompilation: what it was compared with, causes, live tensors."""
     console.print(Text(explanation.summary, style="bold"), highlight=False)
     headline = getattr(explanation, "headline", None)
+    if getattr(explanation, "dynamo", None) is not None:  # issue 31: Dynamo's guard leads, its fix with it
+        from hlodiff.render.dynamo import render_dynamo
+
+        render_dynamo(console, explanation.dynamo)
+        headline = explanation.xla_headline
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
         if getattr(headline.causes[0], "plan", None) is not None:

@@ -70,15 +70,20 @@ class PluginSession:
 
     def start_recorder(self):
         """A recorder of what torch_xla runs from now on (:class:`hlodiff.capture.session.Recorder`)."""
+        from hlodiff.capture.dynamo_watch import DynamoWatch
         from hlodiff.capture.session import Recorder
 
-        return Recorder(self.paths).start()
+        recorder = Recorder(self.paths).start()
+        recorder.dynamo_watch = DynamoWatch().start()  # issue 31: Dynamo's recompilations in this test
+        return recorder
 
     def recording(self, recorder, node):
         """What ``recorder`` saw, as the :class:`hlodiff.testing.recording.HloRecording` of the test ``node``."""
         from hlodiff.testing.recording import HloRecording
 
-        return HloRecording(recorder.stop(), self.snapshots, node, self.tmpdir)
+        watch = getattr(recorder, "dynamo_watch", None)
+        return HloRecording(recorder.stop(), self.snapshots, node, self.tmpdir,
+                            dynamo=watch.stop() if watch is not None else None)
 
     def stability_failure(self, node, marker, recorder, excinfo) -> AssertionError | None:
         """The stability failure of a test: the one it raised, or (``@hlo_stable(warmup=N)``, the test passed)

@@ -19,8 +19,10 @@ class HloRecording:
     hide a recompilation depending on test order.)
     """
 
-    def __init__(self, capture, snapshots=None, node=None, temporary: str | None = None):
+    def __init__(self, capture, snapshots=None, node=None, temporary: str | None = None, dynamo=None):
         self._capture = capture  # hlodiff.capture.session.Recording
+        self.dynamo = dynamo
+        """Dynamo's events inside the block (:class:`hlodiff.dumps.dynamo_log.DynamoLog`), None without torch."""
         self._snapshots = snapshots
         self._node = node
         self._temporary = temporary  # the capture folder when it is removed at the end of the session
@@ -55,7 +57,11 @@ class HloRecording:
         """Fail when a graph compiles after the first ``warmup`` steps; the message explains why."""
         __tracebackhide__ = True
         try:
-            self.stability.assert_stable(warmup)
+            if self.dynamo is not None and self.dynamo.compiles:  # issue 31: a torch.compile'd function
+                _assert_dynamo_stable(self.dynamo)
+                self.stability.assert_stable(warmup, excuse=_run_by_the_bridge)
+            else:
+                self.stability.assert_stable(warmup)
         except HloStabilityError as err:
             raise self._for_the_reader(err) from None
 
@@ -84,6 +90,32 @@ class HloRecording:
 
     def report(self) -> str:
         return self.stability.report()
+
+
+def _assert_dynamo_stable(log) -> None:
+    """Fail when Dynamo compiled a function again for a reason that is not expected (one graph per mode is):
+    the message is the guard Dynamo printed, at the user's line, with its fix."""
+    __tracebackhide__ = True
+    from hlodiff.explain.dynamo import recompiles_of
+
+    bad = [r for r in recompiles_of(log) if not r.expected]
+    if not bad:
+        return
+    lines = [f"Dynamo recompiled {len(bad)} time{'s' if len(bad) != 1 else ''}:"]
+    for r in bad:
+        where = f" at {r.location.where}" if r.location else ""
+        lines.append(f"  {r.function or 'the compiled function'} ({r.compile_id}){where}: {r.guard.guard}")
+        if r.fix:
+            lines.append(f"    fix: {r.fix}")
+    raise HloStabilityError("\n".join(lines))
+
+
+def _run_by_the_bridge(graph) -> bool:
+    """An XLA graph torch_xla's Dynamo bridge compiled (its forward, backward, own syncs): Dynamo's check
+    above judges those."""
+    from hlodiff.explain.dynamo_bridge import bridge_run
+
+    return bridge_run(graph.record.frames)
 
 
 SOURCE_LINES_HINT = ("source lines unknown: the plugin leaves XLA_IR_DEBUG/XLA_HLO_DEBUG off (under pytest they "

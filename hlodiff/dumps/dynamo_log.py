@@ -1,0 +1,371 @@
+"""TorchDynamo's own account of a run: which frames it compiled (compile ids ``0/0``, ``0/1``...), which guard failed
+before each recompilation, and where the graph broke. Read from either of the two things users capture:
+
+* ``TORCH_LOGS=recompiles,graph_breaks`` text (stderr, or a file it went to), lines like
+  ``V1126 19:04:16.483000 10392 torch/_dynamo/guards.py:4181] [0/1] [__recompiles] Recompiling function forward in
+  FILE:LINE`` / ``triggered by the following guard failure(s):`` / ``- 0/0: tensor 'feats' size mismatch ...``, and
+  ``[__graph_breaks] Graph break in user code at FILE:LINE`` / ``Graph Break Reason: ...`` / ``User code traceback:``;
+* a ``TORCH_TRACE`` structured log (what tlparse reads): one JSON record per line after the glog prefix, payload lines
+  indented by a tab after it; a ``str`` table of file names, ``dynamo_start`` (the call stack, the user's call of the
+  compiled function outermost), ``compilation_metrics`` (compile id, function, file, first line), the
+  ``recompile_reasons`` artifact (a JSON list of failed guards) and ``dynamo_graph_break_reason`` (the same text as
+  the graph-break log).
+
+The reader keeps typed facts only (no words of hlodiff's); a damaged line costs itself and a warning. The Dynamo log
+is the anchor for *why* Dynamo compiled again; :mod:`hlodiff.explain.dynamo` joins it to the XLA graphs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from hlodiff.dumps._io import text_lines
+from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import SourceFrame
+
+_PREFIX = re.compile(r"^[VIWEDC]\d{4} [\d:.]+ +\d+ (?P<src>[^\]]*)\] ")
+_TEXT = re.compile(r"\[(?P<cid>\d+/\d+)(?:_\d+)?\] \[__(?P<channel>recompiles|recompiles_verbose|graph_breaks)\] "
+                   r"?(?P<body>.*)$")
+_RECOMPILING = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)\s*$")
+_FAILURE = re.compile(r"^\s*- (?:(?P<against>\d+/\d+): )?(?P<guard>.*?)\s*$")
+_GUARD_COMMENT = re.compile(r"\s{2,}# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<fn>\S+)\s*$")
+_BREAK_AT = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at "
+                       r"(?P<file>.+):(?P<line>\d+)\s*$")
+_FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+SNIFF_MARKS = ("[__recompiles]", "[__graph_breaks]", "[__recompiles_verbose]", '{"dynamo_start"',
+               '{"compilation_metrics"', '"recompile_reasons"')
+"""Text that only Dynamo's logs hold: a file whose head has one is read as a Dynamo log."""
+TRACE_PREFIX = "dedicated_log_torch_trace"
+"""How ``TORCH_TRACE`` names its files (one per process/rank) in the folder it was given."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardFailure:
+    """One failed guard as Dynamo printed it: against which earlier compile (``0/0``), the guard's text, and the
+    user's source line the guard came from when Dynamo names it (Python values: ``temperature == 1.0  # ...``)."""
+
+    against: str | None
+    guard: str
+    source: SourceFrame | None = None
+
+    def to_json(self) -> dict:
+        return {"against": self.against, "guard": self.guard,
+                "source": self.source.to_json() if self.source else None}
+
+
+@dataclass(slots=True)
+class DynamoCompile:
+    """One Dynamo compilation (a compile id): its frame, the function it compiled, and what failed before it."""
+
+    compile_id: str
+    function: str | None = None
+    definition: SourceFrame | None = None
+    """Where the compiled function is defined (``forward`` at its ``def`` line)."""
+    call: SourceFrame | None = None
+    """The user's call of the compiled function (the outermost user frame of ``dynamo_start``'s stack)."""
+    failures: list[GuardFailure] = field(default_factory=list)
+    resume: bool = False
+    """Dynamo's resume function after a graph break (``torch_dynamo_resume_in_forward_at_30``), not a new frame."""
+    log_line: int | None = None
+
+    @property
+    def frame(self) -> int:
+        return int(self.compile_id.split("/")[0])
+
+    @property
+    def attempt(self) -> int:
+        return int(self.compile_id.split("/")[1])
+
+    @property
+    def recompiled(self) -> bool:
+        """A later compile of a frame Dynamo already compiled: what a failed guard set off."""
+        return self.attempt > 0
+
+    def to_json(self) -> dict:
+        return {"compile_id": self.compile_id, "function": self.function,
+                "definition": self.definition.to_json() if self.definition else None,
+                "call": self.call.to_json() if self.call else None,
+                "failures": [f.to_json() for f in self.failures], "resume": self.resume}
+
+
+@dataclass(slots=True)
+class GraphBreak:
+    """A graph break: its reason (Dynamo's first line and explanation), where in the user's code, who called."""
+
+    compile_id: str
+    reason: str
+    explanation: str | None = None
+    at: SourceFrame | None = None
+    call: SourceFrame | None = None
+    duplicate: bool = False
+    """Dynamo's repeat of a break it already reported in full (``user stack suppressed``)."""
+    log_line: int | None = None
+
+    def to_json(self) -> dict:
+        return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
+                "at": self.at.to_json() if self.at else None, "call": self.call.to_json() if self.call else None}
+
+
+@dataclass(slots=True)
+class DynamoLog:
+    path: str
+    form: str  # "text" (TORCH_LOGS) or "trace" (TORCH_TRACE)
+    compiles: list[DynamoCompile] = field(default_factory=list)
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+
+    def compile(self, compile_id: str) -> DynamoCompile:
+        for c in self.compiles:
+            if c.compile_id == compile_id:
+                return c
+        c = DynamoCompile(compile_id)
+        self.compiles.append(c)
+        return c
+
+    @property
+    def recompiles(self) -> list[DynamoCompile]:
+        return [c for c in self.compiles if c.recompiled]
+
+
+def looks_like_dynamo_log(head: str) -> bool:
+    return any(mark in head for mark in SNIFF_MARKS)
+
+
+def trace_files(folder: str) -> list[str]:
+    """The structured logs in a ``TORCH_TRACE`` folder."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if n.startswith(TRACE_PREFIX)
+            and os.path.isfile(os.path.join(folder, n))]
+
+
+def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> DynamoLog:
+    """Read a TORCH_LOGS text log or a TORCH_TRACE structured log (decided by content), or a TORCH_TRACE folder."""
+    if os.path.isdir(path):
+        files = trace_files(path)
+        log = DynamoLog(path, "trace")
+        for f in files:
+            part = read_dynamo_log(f, warnings)
+            log.compiles += part.compiles
+            log.graph_breaks += part.graph_breaks
+        return log
+    if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
+        return DynamoLog(path, "text")
+    stream = text_lines(path, warnings)  # streamed: a TORCH_TRACE log of a real model is mostly FX graphs
+    head = list(itertools.islice(stream, 50))
+    structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
+    lines = itertools.chain(head, stream)
+    log = _read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
+    if not log.compiles and not log.graph_breaks and warnings is not None:
+        warnings.append(InputWarning("no Dynamo recompilation or graph break here (not a TORCH_LOGS=recompiles,"
+                                     "graph_breaks or TORCH_TRACE log?); ignored", path, 1))
+    return log
+
+
+# -- TORCH_LOGS text -------------------------------------------------------------------------------------------------
+
+
+def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
+    log = DynamoLog(path, "text")
+    blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
+    for lineno, raw in enumerate(lines, start=1):
+        text = raw.rstrip("\r\n")
+        prefix = _PREFIX.match(text)
+        m = _TEXT.search(text, prefix.end() if prefix else 0)
+        if m is None:
+            continue
+        cid, channel, body = m.group("cid"), m.group("channel"), m.group("body")
+        starts = (channel.startswith("recompiles") and _RECOMPILING.search(body)) or \
+                 (channel == "graph_breaks" and _BREAK_AT.search(body))
+        if starts or not blocks or blocks[-1][0] != cid or blocks[-1][1] != channel:
+            blocks.append((cid, channel, lineno, [body]))
+        else:
+            blocks[-1][3].append(body)
+    for cid, channel, lineno, bodies in blocks:
+        if channel.startswith("recompiles"):
+            _recompile_block(log, cid, lineno, bodies, path, warnings)
+        else:
+            brk = _break_block(cid, lineno, bodies)
+            if brk is None:
+                if warnings is not None:
+                    warnings.append(InputWarning("a graph-break record without its 'Graph break in user code at' "
+                                                 "line (cut?); skipped", path, lineno))
+                continue
+            log.graph_breaks.append(brk)
+    return log
+
+
+def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], path: str,
+                     warnings: list[InputWarning] | None) -> None:
+    m = _RECOMPILING.search(bodies[0])
+    if m is None:
+        if warnings is not None:
+            warnings.append(InputWarning("a recompile record without its 'Recompiling function' line (cut?); "
+                                         "skipped", path, lineno))
+        return
+    c = log.compile(cid)
+    c.function, c.log_line = m.group("fn"), lineno
+    c.definition = SourceFrame(m.group("file"), int(m.group("line")), m.group("fn"))
+    for body in bodies[1:]:
+        f = _FAILURE.match(body)
+        if f is not None and body.lstrip().startswith("- "):
+            c.failures.append(_failure(f.group("against"), f.group("guard")))
+
+
+def _failure(against: str | None, text: str) -> GuardFailure:
+    comment = _GUARD_COMMENT.search(text)
+    if comment is None:
+        return GuardFailure(against, text.strip())
+    source = SourceFrame(comment.group("file"), int(comment.group("line")), comment.group("fn"))
+    return GuardFailure(against, text[:comment.start()].strip(), source)
+
+
+def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
+    m = _BREAK_AT.search(bodies[0])
+    if m is None:
+        return None
+    reason, explanation = "", None
+    frames: list[SourceFrame] = []
+    for body in bodies[1:]:
+        stripped = body.strip()
+        if stripped.startswith("Graph Break Reason:"):
+            reason = stripped.split(":", 1)[1].strip()
+        elif stripped.startswith("Explanation:") and explanation is None:
+            explanation = stripped.split(":", 1)[1].strip()
+        elif (f := _FILE_LINE.match(body)) is not None:
+            frames.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
+        elif stripped.startswith("Traceback (most recent call last)"):
+            break  # Dynamo's own traceback follows: not the user's frames
+    at = SourceFrame(m.group("file"), int(m.group("line")))
+    inner = next((f for f in reversed(frames) if f.file == at.file and f.line == at.line), None)
+    call = next((f for f in frames if not f.is_library), None)
+    return GraphBreak(cid, reason or "graph break", explanation, inner or at,
+                      call if call is not None and call != (inner or at) else None,
+                      duplicate="suppressed" in bodies[0], log_line=lineno)
+
+
+# -- TORCH_TRACE structured log ----------------------------------------------------------------------------------------
+
+
+_WANTED = ('{"str"', '{"dynamo_start"', '{"compilation_metrics"')
+_WANTED_ARTIFACTS = ('"recompile_reasons"', '"dynamo_graph_break_reason"')
+
+
+def _wanted(body: str) -> bool:
+    """A record this reader uses, told from its first bytes (the rest, mostly FX graphs, is never parsed)."""
+    return body.startswith(_WANTED) or (body.startswith('{"artifact"') and any(a in body for a in _WANTED_ARTIFACTS))
+
+
+def _read_trace(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
+    records: list[tuple[int, dict, list[str]]] = []
+    keep = False
+    for lineno, raw in enumerate(lines, start=1):
+        text = raw.rstrip("\r\n")
+        if text.startswith("\t"):
+            if keep and records:
+                records[-1][2].append(text[1:])
+            continue
+        keep = False
+        prefix = _PREFIX.match(text)
+        if prefix is None:
+            continue
+        body = text[prefix.end():]
+        if body.startswith("{") and not _wanted(body):
+            continue
+        keep = True
+        try:
+            record = json.loads(body)
+        except ValueError:
+            if warnings is not None:
+                warnings.append(InputWarning("a structured-log record that is not JSON (cut?); skipped", path,
+                                             lineno))
+            keep = False  # its payload lines are dropped with it
+            continue
+        if isinstance(record, dict):
+            records.append((lineno, record, []))
+    return log_of_records(path, records, warnings)
+
+
+def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
+                   warnings: list[InputWarning] | None = None) -> DynamoLog:
+    """Typed events from structured-log records (line number, the record, its payload lines): read from a
+    TORCH_TRACE file, or caught in the process by :mod:`hlodiff.capture.dynamo_watch`."""
+    log = DynamoLog(path, "trace")
+    names: dict[int, str] = {}
+    for lineno, record, payload in records:
+        if not record:
+            continue
+        cid = _compile_id(record)
+        if "str" in record:
+            entry = record["str"]
+            if isinstance(entry, list) and len(entry) == 2:
+                names[int(entry[1])] = str(entry[0])
+        elif "dynamo_start" in record and cid:
+            c = log.compile(cid)
+            c.log_line = c.log_line or lineno
+            stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
+            stack = [f for f in stack if f is not None]
+            c.call = _call_site(stack)
+            if stack and c.definition is None:
+                c.definition = stack[-1]
+        elif "compilation_metrics" in record:
+            m = record["compilation_metrics"]
+            cid = m.get("compile_id") or cid
+            if not cid:
+                continue
+            c = log.compile(cid)
+            c.function = m.get("co_name") or c.function
+            c.resume = bool(c.function and c.function.startswith("torch_dynamo_resume_in_"))
+            if m.get("co_filename") and m.get("co_firstlineno") is not None:
+                c.definition = SourceFrame(m["co_filename"], int(m["co_firstlineno"]), c.function)
+        elif "artifact" in record and cid:
+            name = record["artifact"].get("name")
+            if name == "recompile_reasons":
+                try:
+                    reasons = json.loads("\n".join(payload))
+                except ValueError:
+                    if warnings is not None:
+                        warnings.append(InputWarning("recompile reasons cut off; skipped", path, lineno))
+                    continue
+                c = log.compile(cid)
+                for reason in reasons if isinstance(reasons, list) else []:
+                    against, _, guard = str(reason).partition(": ")
+                    if not re.fullmatch(r"\d+/\d+", against):
+                        against, guard = None, str(reason)
+                    c.failures.append(_failure(against, guard))
+            elif name == "dynamo_graph_break_reason":
+                brk = _break_block(cid, lineno, payload)
+                if brk is not None:
+                    log.graph_breaks.append(brk)
+    log.compiles.sort(key=lambda c: (c.frame, c.attempt))
+    return log
+
+
+def _call_site(stack: list[SourceFrame]) -> SourceFrame | None:
+    """The user's call of the compiled function: the innermost user frame that hands over to torch's wrappers (the
+    stack is outermost first: pytest or the script, the user's loop line, torch's wrappers, the compiled function
+    last)."""
+    for i in range(len(stack) - 2, -1, -1):
+        if not stack[i].is_library and stack[i + 1].is_library:
+            return stack[i]
+    return None
+
+
+def _compile_id(record: dict) -> str | None:
+    if "frame_id" in record and "frame_compile_id" in record:
+        return f"{record['frame_id']}/{record['frame_compile_id']}"
+    return None
+
+
+def _stack_frame(entry: dict, names: dict[int, str]) -> SourceFrame | None:
+    try:
+        file = names.get(int(entry["filename"]), str(entry["filename"]))
+        return SourceFrame(file, int(entry["line"]), entry.get("name"))
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -1,0 +1,357 @@
+"""Dynamo's recompilations joined to the XLA graphs, told as the user of ``torch.compile(backend="openxla")`` sees
+them.
+
+Two levels compile in such a program: Dynamo traces the Python function into an FX graph (guarded: a failed guard
+means a new trace, compile id ``0/1``), and torch_xla's bridge compiles each FX graph, and the syncs it does on its
+own, to XLA. What changed for Dynamo is in Dynamo's log (:mod:`hlodiff.dumps.dynamo_log`); what changed in the
+graphs is in the XLA dump. This module takes the reason from Dynamo's log (the failed guard, at the user's call of
+the compiled function) and the difference from the graphs, and says which level paid:
+
+* a Dynamo recompilation whose XLA graph was already compiled (torch_xla passes Python scalars as device data):
+  only Dynamo paid;
+* XLA compilations with no Dynamo recompilation behind them: the bridge's own graphs (the backward, its syncs while
+  compiling, its warm-up): expected;
+* graph breaks: a finding of their own (how many, why, the user's line), never a recompilation.
+
+Facts are typed here; the words of the fixes are rows of :mod:`hlodiff.diff.fix_rules` (kinds ``shape``, ``dtype``,
+``python_value``, ``mode``, ``guard``, ``graph_break`` with the fact ``dynamo``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.fixes import FixChoice, choose
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
+from hlodiff.errors import InputWarning
+from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.hlo.model import SourceFrame
+
+_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
+                   r"(?P<expected>\d+), actual (?P<actual>\d+)")
+_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
+_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
+
+
+@dataclass(slots=True)
+class DynamoRecompile:
+    """One Dynamo recompilation in the user's terms."""
+
+    compile_id: str
+    function: str | None
+    kind: str
+    """``shape``, ``dtype``, ``python_value``, ``mode`` or ``guard`` (any other failed guard)."""
+    guard: GuardFailure
+    location: SourceFrame | None
+    """The user's line: the call of the compiled function (TORCH_TRACE), else the guard's own line, else the
+    function's definition (TORCH_LOGS text holds no call stack)."""
+    subject: str | None = None
+    """The tensor or Python name the guard is about (``feats``, ``temperature``)."""
+    xla: str | None = None
+    """``compiled``: XLA compiled a new graph for it; ``cache_hit``: XLA reused a graph (only Dynamo paid);
+    None: not known (no XLA side read)."""
+    difference: str | None = None
+    """What changed in the XLA graphs, from hlodiff's comparison of them (the leading cause's summary)."""
+    difference_graph: str | None = None
+    fix: str | None = None
+    fix_rule: str | None = None
+    facts: frozenset[str] = frozenset({"dynamo"})
+    """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
+    seen: str = ""
+    """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
+    located: str | None = None
+    """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
+    guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
+
+    @property
+    def expected(self) -> bool:
+        return self.fix_rule in EXPECTED
+
+    def to_json(self) -> dict:
+        return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
+                "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
+                "location": self.location.to_json() if self.location else None, "located": self.located,
+                "xla": self.xla,
+                "difference": self.difference, "difference_graph": self.difference_graph,
+                "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}
+
+
+@dataclass(slots=True)
+class GraphBreakFinding:
+    """The graph breaks at one user line: how many, why, and how to remove them."""
+
+    reason: str
+    explanation: str | None
+    location: SourceFrame | None
+    call: SourceFrame | None
+    count: int
+    graphs: int
+    """How many graphs Dynamo made of the function (the pieces around the breaks)."""
+    fix: str | None = None
+    fix_rule: str | None = None
+
+    kind = "graph_break"
+
+    def to_json(self) -> dict:
+        return {"reason": self.reason, "explanation": self.explanation,
+                "location": self.location.to_json() if self.location else None,
+                "call": self.call.to_json() if self.call else None, "count": self.count, "graphs": self.graphs,
+                "fix": self.fix, "fix_rule": self.fix_rule}
+
+
+@dataclass(slots=True)
+class DynamoFindings:
+    logs: list[str]
+    compiles: list[DynamoCompile] = field(default_factory=list)
+    recompiles: list[DynamoRecompile] = field(default_factory=list)
+    graph_breaks: list[GraphBreakFinding] = field(default_factory=list)
+    bridge_compilations: list[str] = field(default_factory=list)
+    """Refs of XLA graphs compiled by the bridge (Dynamo's graphs, their backward, the bridge's own syncs)."""
+    bridge_recompilations: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations in the bridge's families: told by Dynamo's reason, not as XLA's own."""
+    cache_hits: int = 0
+    """Dynamo recompilations that found their XLA graph compiled already (only Dynamo paid)."""
+    xla_graphs: dict[str, list[str]] = field(default_factory=dict)
+    """Per Dynamo compile id, the XLA graphs the bridge compiled for it (joined by compile order)."""
+
+    @property
+    def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
+        unexpected = [r for r in self.recompiles if not r.expected]
+        if unexpected:
+            return unexpected[0]
+        if self.graph_breaks:
+            return self.graph_breaks[0]
+        return self.recompiles[0] if self.recompiles else None
+
+    @property
+    def unexpected(self) -> list[DynamoRecompile]:
+        return [r for r in self.recompiles if not r.expected]
+
+    def sentence(self) -> str:
+        """One line for the top of the report."""
+        functions = sorted({c.function for c in self.compiles if c.function and not c.resume})
+        what = ", ".join(functions) or "the compiled function"
+        n = len(self.recompiles)
+        parts = [f"Dynamo compiled {what} {len([c for c in self.compiles if not c.resume]) or 1} time"
+                 f"{'s' if len([c for c in self.compiles if not c.resume]) != 1 else ''}"]
+        if n:
+            head = self.recompiles[0]
+            where = f" at {head.location.short()}" if head.location else ""
+            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+        if self.cache_hits:
+            parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
+        if self.graph_breaks:
+            count = sum(b.count for b in self.graph_breaks)
+            b = self.graph_breaks[0]
+            parts.append(f"{count} graph break{'s' if count != 1 else ''}"
+                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})")
+        if self.bridge_compilations:
+            k = len(self.bridge_compilations)
+            parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict:
+        head = self.headline
+        return {"logs": self.logs, "compiles": [c.to_json() for c in self.compiles],
+                "recompiles": [r.to_json() for r in self.recompiles],
+                "graph_breaks": [b.to_json() for b in self.graph_breaks],
+                "bridge_compilations": self.bridge_compilations,
+                "bridge_recompilations": self.bridge_recompilations,
+                "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
+                "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
+                "unexpected": [r.compile_id for r in self.unexpected]}
+
+
+# -- reading and merging the logs -------------------------------------------------------------------------------------
+
+
+def read_logs(paths: list[str], warnings: list[InputWarning]) -> DynamoLog | None:
+    """All Dynamo logs given or found, merged by compile id: a TORCH_TRACE log first (it holds the call stacks),
+    a TORCH_LOGS text log fills what it lacks."""
+    logs = [read_dynamo_log(p, warnings) for p in paths]
+    logs.sort(key=lambda log: log.form != "trace")
+    if not logs:
+        return None
+    merged = DynamoLog(logs[0].path, logs[0].form)
+    for log in logs:
+        for c in log.compiles:
+            have = next((m for m in merged.compiles if m.compile_id == c.compile_id), None)
+            if have is None:
+                merged.compiles.append(c)
+                continue
+            have.function = have.function or c.function
+            have.definition = have.definition or c.definition
+            have.call = have.call or c.call
+            have.failures = have.failures or c.failures
+        if not merged.graph_breaks:
+            merged.graph_breaks = list(log.graph_breaks)
+    merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
+    return merged
+
+
+# -- the join --------------------------------------------------------------------------------------------------------
+
+
+def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> DynamoFindings:
+    """Dynamo's compiles and breaks, joined to the explanation's XLA graphs (``events``: PT_XLA_DEBUG compilations
+    by graph hash)."""
+    found = DynamoFindings(paths, list(log.compiles))
+    cause_of = {h: e.cause for h, e in events.items()}
+    bridge = [g for g in explanation.graphs if g.compiled and bridge_run(g.record.frames,
+                                                                         cause_of.get(g.record.graph_hash))]
+    found.bridge_compilations = [g.ref for g in bridge]
+    bridge_refs = set(found.bridge_compilations)
+    xla_recompiles = [r for r in explanation.recompilations if r.graph.ref in bridge_refs]
+    found.bridge_recompilations = [r.graph.ref for r in xla_recompiles]
+    traced = [c for c in log.compiles if not c.resume]
+    # Dynamo graphs that reached XLA as a compilation "dynamo is compiling a FX graph": fewer than Dynamo's compiles
+    # (forward graphs; AOTAutograd's backward compiles later, with its own) means XLA reused graphs.
+    fx = sum(1 for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or ""))
+    backward = _has_backward(bridge, cause_of)
+    dynamo_graphs = len(traced) * (2 if backward else 1)
+    found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
+    calls = [c for c in log.compiles if c.recompiled]
+    found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
+    # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
+    # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
+    paid = len(found.recompiles) - found.cache_hits
+    for r in found.recompiles[paid:]:
+        r.xla = "cache_hit"
+    for r, x in zip(found.recompiles[:paid], xla_recompiles[max(0, len(xla_recompiles) - paid):] if paid > 0 else []):
+        lead = x.causes[0] if x.causes else None
+        r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
+        r.xla = "compiled"
+    for r in found.recompiles:
+        if r.xla is None and fx:
+            r.xla = "compiled"
+        _fix(r)
+    found.xla_graphs = _graphs_by_compile(found, traced)
+    found.graph_breaks = _breaks(log)
+    return found
+
+
+def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> dict[str, list[str]]:
+    """The bridge's XLA compilations cut in compile order at each paired recompilation's graph: the first Dynamo
+    compile owns what comes before the first cut, each recompilation XLA paid for what follows its own; a cache
+    hit owns none."""
+    if not traced:
+        return {}
+    owned: dict[str, list[str]] = {c.compile_id: [] for c in traced}
+    cuts = {r.difference_graph: r.compile_id for r in found.recompiles if r.difference_graph}
+    owner = traced[0].compile_id
+    for ref in found.bridge_compilations:
+        owner = cuts.get(ref, owner)
+        owned.setdefault(owner, []).append(ref)
+    return owned
+
+
+def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
+    """Dynamo's recompilations alone, each with its kind and fix (no XLA side: the pytest plugin's check)."""
+    calls = [c for c in log.compiles if c.recompiled]
+    found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    for r in found:
+        _fix(r)
+    return found
+
+
+def _has_backward(bridge, cause_of) -> bool:
+    """AOTAutograd's backward graph is compiled by the bridge too: its stacks pass through the backward wrapper."""
+    return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
+
+
+def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
+    failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
+    kind, subject, seen, facts = _classify(failure.guard)
+    if last and "leading_dim_shrank" in facts:
+        facts.add("last_call")
+    location = c.call or failure.source or c.definition
+    located = "call" if c.call else "guard" if failure.source else "definition" if c.definition else None
+    return DynamoRecompile(c.compile_id, c.function, kind, failure, location, subject, facts=frozenset(facts),
+                           seen=seen, located=located)
+
+
+def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
+    facts: set[str] = {"dynamo"}
+    if (m := _SIZE.search(guard)) is not None:
+        expected, actual = int(m.group("expected")), int(m.group("actual"))
+        if m.group("dim") == "0" and actual < expected:
+            facts.add("leading_dim_shrank")
+        return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
+    if (m := _DTYPE.search(guard)) is not None:
+        seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
+        return "dtype", m.group("name"), seen, facts
+    if _MODE.search(guard) is not None:
+        return "mode", None, guard, facts
+    if (m := _VALUE.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts
+    return "guard", None, guard, facts
+
+
+def _dtype(name: str) -> str:
+    return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
+            "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
+
+
+def _fix(r: DynamoRecompile) -> None:
+    rule = choose(r.kind, r.facts)
+    args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
+            "tensor": r.subject or "an argument"}
+    r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
+    by_line: dict[tuple, list[GraphBreak]] = {}
+    for b in log.graph_breaks:
+        key = (b.at.file, b.at.line) if b.at else (b.reason,)
+        by_line.setdefault(key, []).append(b)
+    resumes = sum(1 for c in log.compiles if c.resume)
+    found = []
+    for group in by_line.values():
+        first = group[0]
+        graphs = 1 + max(resumes, len(group))
+        facts = {"dynamo"}
+        if "print" in (first.explanation or "") or "`print`" in first.reason:
+            facts.add("op:print")
+        rule = choose("graph_break", frozenset(facts))
+        seen = str(graphs) if "op:print" in facts else first.reason
+        finding = GraphBreakFinding(first.reason, first.explanation, first.at, first.call, len(group), graphs)
+        finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
+        found.append(finding)
+    return found
+
+
+BRIDGE_HINT = ("the graph's frames end in torch.compile's XLA bridge; Dynamo's log names your line (above)")
+"""For a cause of the bridge's XLA graphs with no user line: where the line is (a live-tensor report would not
+reach it: the bridge's stacks never leave torch)."""
+
+
+def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
+    """The bridge's XLA recompilations are told by Dynamo's reason: their causes point there, and the run's hint to
+    capture live-tensor reports (which cannot reach lines through the bridge) goes when only they lack a line."""
+    told = set(found.bridge_recompilations)
+    unknown = [r for r in explanation.recompilations if any(not c.locations for c in r.causes)]
+    for r in explanation.recompilations:
+        if r.graph.ref in told:
+            for cause in r.causes:
+                if not cause.locations:
+                    cause.hint = BRIDGE_HINT
+    if unknown and all(r.graph.ref in told for r in unknown):
+        explanation.hints[:] = [h for h in explanation.hints if "--tensors-report" not in h
+                                and not h.startswith("source lines unknown")]
+
+
+def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
+                   warnings: list[InputWarning]) -> DynamoFindings | None:
+    """The findings for a run with Dynamo logs, or None when none were given or found."""
+    if not dynamo_logs:
+        return None
+    log = read_logs(dynamo_logs, warnings)
+    if log is None or (not log.compiles and not log.graph_breaks):
+        return None
+    found = findings(log, dynamo_logs, explanation, events)
+    quiet_bridge_hints(explanation, found)
+    return found

@@ -1,0 +1,47 @@
+"""Graphs torch_xla's Dynamo bridge runs on its own (``torch.compile(backend="openxla")``).
+
+While Dynamo compiles and calls a graph, ``torch_xla/_dynamo/dynamo_bridge.py`` syncs pending tensors, executes the
+FX graph once to compile it, and runs the compiled graph on every call. torch_xla's debug log then says "most likely
+user code trying to access tensor value before torch_xla.sync" and the stacks it records end inside the bridge,
+AOTAutograd and Dynamo (torch_xla keeps only 8 frames): an execution with no sync frame, which for a lazy program
+means an early ``.item()``. Here it means nothing of the kind, so such graphs are never a cut step, and no frame of
+theirs is ever the user's line.
+"""
+
+from __future__ import annotations
+
+BRIDGE_PARTS = ("torch_xla/_dynamo/", "torch/_dynamo/", "torch/_functorch/_aot_autograd/",
+                "torch/_dynamo/backends/torchxla.py")
+"""Files whose presence in a stack says the graph was run by Dynamo's machinery, not by a read in user code."""
+BRIDGE_CAUSES = ("dynamo is compiling", "dynamo is executing", "when dynamo processing")
+"""torch_xla's own words (PT_XLA_DEBUG) for graphs the bridge compiles and runs."""
+
+
+def is_bridge_frame(frame) -> bool:
+    path = frame.file.replace("\\", "/")
+    return any(part in path for part in BRIDGE_PARTS)
+
+
+def bridge_run(frames, debug_cause: str | None = None) -> bool:
+    """The graph was compiled or executed by the Dynamo bridge (its stack passes through it, or torch_xla's
+    debug log says so)."""
+    if debug_cause and any(words in debug_cause for words in BRIDGE_CAUSES):
+        return True
+    return any(is_bridge_frame(f) for f in frames or ())
+
+
+def place_inputs_at_compiled_call(causes, graph) -> None:
+    """A graph run by ``torch_xla.compile`` whose input changed shape or dtype: the input came from the call of the
+    compiled step (the loader's batch passed in), so that call leads the cause's locations, as a jitted function's
+    call site does for JAX; the line inside the step that first used it stays after it."""
+    from hlodiff.explain.families import compile_block_line
+
+    call = compile_block_line(graph.record.frames or ())
+    if call is None or call.is_library:
+        return
+    for cause in causes:
+        first = cause.origins[0] if cause.origins else None
+        left = getattr(first, "left", None)
+        if cause.kind in ("shape", "dtype") and getattr(left, "opcode", None) == "parameter" \
+                and call not in cause.locations:
+            cause.locations.insert(0, call)

@@ -1,0 +1,49 @@
+"""The words for Dynamo's side of a torch.compile run (issue 31): the failed guard at the user's line, what changed
+in the XLA graphs under it, the fix, graph breaks on their own, and which XLA compilations were the bridge's own."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+
+
+def render_dynamo(console: Console, dynamo) -> None:
+    """The Dynamo block, printed under the run's summary (the summary already begins with Dynamo's sentence)."""
+    from hlodiff.render.terminal import Hanging  # the terminal's hanging indent (imported late: it imports us)
+
+    for r in dynamo.recompiles:
+        where = f" at {r.location.where}" if r.location else ""
+        head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({r.compile_id}){where}", style="bold")
+        console.print(head, highlight=False)
+        console.print(Hanging(Text(f"  guard     {r.guard.guard}"
+                                   f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"), 12),
+                      highlight=False)
+        if r.difference:
+            console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
+                          highlight=False)
+        if r.xla == "cache_hit":
+            console.print(Hanging(Text("  graphs    XLA found this graph compiled already: only Dynamo paid",
+                                       style="dim"), 12), highlight=False)
+        if r.fix:
+            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        if r.located in ("guard", "definition"):
+            what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
+            console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
+                                       "records the call that recompiled", style="yellow"), 8), highlight=False)
+    for b in dynamo.graph_breaks:
+        where = f" at {b.location.where}" if b.location else ""
+        console.print(Text(f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)",
+                           style="bold"), highlight=False)
+        if b.explanation:
+            console.print(Hanging(Text(f"  {b.explanation}", style="dim"), 2), highlight=False)
+        if b.call is not None:
+            console.print(Hanging(Text(f"  called from {b.call.where}", style="dim"), 2), highlight=False)
+        if b.fix:
+            console.print(Hanging(Text(f"  fix: {b.fix}", style="green"), 7), highlight=False)
+    if dynamo.bridge_compilations and not dynamo.unexpected:
+        k = len(dynamo.bridge_compilations)
+        console.print(Hanging(Text(f"expected: {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge "
+                                   "(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); Dynamo "
+                                   "recompiled nothing unexpected", style="dim"), 10), highlight=False)
+    console.print()
