@@ -32,6 +32,8 @@ WRONG_NOW = {
     "torch_xla/ema_every4": "EMA every 4th step headed as a train/eval 'mode' story with no line",
     "torch_xla/freeze_backbone": "requires_grad_(False) at step 3 told 'train and eval steps ... nothing to fix', "
                                  "exit 0, no line",
+    "torch_xla/inner_loop_count": "a Python loop unrolled 1, 2, 3 times told 'combined in another order: iterate "
+                                  "in one fixed order', no line",
     "torch_xla/if_loss_spike": "Python if on the loss told 'read it after the sync / add_step_closure', not "
                                "torch.where",
     "torch_xla/label_smoothing_on": "label smoothing switched on: no line, fix 'a Python if: torch.where'",
@@ -39,6 +41,7 @@ WRONG_NOW = {
     "torch_xla/random_crop": "three crop sizes that recur told 'an input grows every step: preallocate'",
     "torch_xla/stochastic_depth": "block skipped at random told 'train and eval steps ... nothing to fix', exit 0, "
                                   "pattern 'alternating' for A,A,B,B,A,B,A,B",
+    "torch_xla/trim_padding": "crash: ValueError int('{...}') on an elided constant (issue 30 items 1, 7)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
