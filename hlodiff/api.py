@@ -269,3 +269,90 @@ def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: 
     warnings = [] if warnings is None else warnings
     dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
     return run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)
+
+
+POLL_SECONDS = 0.25
+"""How often a followed capture is looked at: a recompilation is told within about this much of being written."""
+
+
+def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
+               interval: float = POLL_SECONDS) -> list[InputWarning]:
+    """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
+    :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
+
+    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`), or after
+    ``until_idle`` seconds in which no followed file grew (the capture is then read as it is, half-written
+    lines included, since nobody is writing them any more). Ctrl-C stops it like ``stop``."""
+    import time
+
+    from hlodiff.explain.live import LiveRun
+
+    run = LiveRun(path, stage=stage)
+    last_change = time.monotonic()
+    sizes = None
+    try:
+        while True:
+            for event in run.poll():
+                emit(event)
+            now_sizes = _sizes(run.follower.files())
+            if now_sizes != sizes:
+                sizes, last_change = now_sizes, time.monotonic()
+            if stop is not None and stop():
+                break
+            if until_idle is not None and time.monotonic() - last_change >= until_idle:
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+    for event in run.close():
+        emit(event)
+    return run.warnings
+
+
+def _sizes(paths: list[str]) -> tuple:
+    import os
+
+    out = []
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p))))
+            else:
+                out.append(os.path.getsize(p))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def live_monitor(emit, *, interval: float = POLL_SECONDS):
+    """For ``hlodiff record --live``: a function taking the recording's folder and returning a context manager
+    that follows it in a thread while the command runs (``emit`` gets each event), and on leaving reads the rest
+    and stops. Analysis errors never reach the command: the live lines just stop, the final report follows."""
+    import threading
+    from contextlib import contextmanager
+
+    @contextmanager
+    def monitor(folder: str):
+        done = threading.Event()
+
+        def follow() -> None:
+            try:
+                watch_path(folder, emit, stop=done.is_set, interval=interval)
+            except Exception as exc:  # noqa: BLE001 - the command runs on; the report at exit still comes
+                emit_error(exc)
+
+        def emit_error(exc: Exception) -> None:
+            try:
+                emit(exc)
+            except Exception:  # noqa: BLE001
+                pass
+
+        thread = threading.Thread(target=follow, name="hlodiff-live", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=60)
+
+    return monitor

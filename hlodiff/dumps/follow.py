@@ -1,0 +1,349 @@
+"""Follow a capture while the run still writes it: each :meth:`poll` returns the graphs that became complete since
+the previous one, in run order, reading only what was appended (``hlodiff record``'s live lines, ``hlodiff watch``).
+
+What can be followed (:func:`follower_for`):
+
+* a ``hlodiff record`` folder, or an XLA dump folder with a ``PT_XLA_DEBUG_LEVEL=2`` log beside it: the log's
+  ``Execution Analysis`` blocks are the executions (cache hits too), the dump's module *k* the HLO of the *k*-th
+  compilation (as :mod:`hlodiff.dumps.executions` pairs them after the run);
+* an XLA dump folder alone: each module is a compilation;
+* a save-tensors file: each entry is an execution;
+* a ``PT_XLA_DEBUG`` log alone: compilations and executions without HLO (:attr:`Follower.events` only).
+
+**Half-written input is never damage.** A log is read up to the end of its last *closed* block (a block's closing
+``====`` line), a save-tensors file up to its last ``## END_GRAPH`` line; what follows waits for the next poll. A
+module of a dump folder alone is taken once a later module exists, or once its size stayed the same for one poll
+and its text ends with the closing ``}`` of a computation; with a log, once its compilation's ``Post Compilation
+Analysis`` (written after XLA compiled it) is in the log. :meth:`Follower.close` (the writer is done) takes what is
+left as it is.
+
+Memory: the followers keep offsets, the compiled modules' records (one per compilation) and nothing per cache hit.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass, field
+
+from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, parse_debug_log
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.manifest import MANIFEST_NAME
+from hlodiff.errors import HlodiffError, InputWarning
+
+_CLOSED_BLOCK = re.compile(rb"^(?:Execution|Post Compilation|Unexpected Execution) Analysis: -{8,}\r?\n"
+                           rb"(?:Execution|Post Compilation|Unexpected Execution) Analysis: ={8,}\r?\n", re.M)
+_END_GRAPH = re.compile(rb"^## END_GRAPH\r?\n", re.M)
+_MODULE_NAME = re.compile(r"^module_(\d+)\.")
+
+
+@dataclass(slots=True)
+class Follower:
+    """The common state: where the run is read from, what was read, the warnings of what was read."""
+
+    source: str
+    warnings: list[InputWarning] = field(default_factory=list)
+    events: dict[str, CompilationEvent] = field(default_factory=dict)
+    """Graph hash -> the ``PT_XLA_DEBUG`` compilation, when a log is followed (torch_xla's cause and frames)."""
+    closed: bool = False
+
+    def poll(self) -> list[GraphRecord]:  # pragma: no cover - every follower overrides it
+        raise NotImplementedError
+
+    def close(self) -> list[GraphRecord]:
+        """The writer is done: whatever is left counts as written."""
+        self.closed = True
+        return self.poll()
+
+    def files(self) -> list[str]:
+        """The files whose growth means news (the idle timer of ``watch`` looks at their sizes)."""
+        return []
+
+
+def _grown(path: str, offset: int) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return offset
+
+
+def _read(path: str, start: int, end: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(end - start)
+    except OSError:
+        return b""
+
+
+class _Log:
+    """A growing ``PT_XLA_DEBUG`` log read block by block: :meth:`new_events` parses the blocks closed since the
+    last call (line numbers are the file's)."""
+
+    def __init__(self, path: str, warnings: list[InputWarning]):
+        self.path, self.warnings = path, warnings
+        self.offset = 0
+        self.lines = 0
+
+    def new_events(self, closed: bool) -> list:
+        size = _grown(self.path, self.offset)
+        if size <= self.offset:
+            return []
+        data = _read(self.path, self.offset, size)
+        cut = len(data) if closed else 0
+        if not closed:
+            for m in _CLOSED_BLOCK.finditer(data):
+                cut = m.end()
+        if cut == 0:
+            return []
+        chunk = data[:cut].decode("utf-8", "replace")
+        events = parse_debug_log(chunk, path=self.path, warnings=self.warnings)
+        for e in events:
+            e.line += self.lines
+        self.offset += cut
+        self.lines += chunk.count("\n")
+        return events
+
+
+def _module_files(dump: str) -> dict[int, list]:
+    """Module number -> its HLO files (:class:`hlodiff.dumps.xla_dump.DumpFile`), listed now."""
+    from hlodiff.dumps.xla_dump import list_dump_files
+
+    out: dict[int, list] = {}
+    try:
+        files = list_dump_files(dump)
+    except HlodiffError:
+        return out
+    for f in files:
+        out.setdefault(f.module_number, []).append(f)
+    return out
+
+
+def _chosen(files: list, stage: str | None):
+    from hlodiff.dumps.xla_dump import select
+
+    chosen = select(files, stage)
+    return chosen[0] if chosen else None
+
+
+class ExecutionsFollower(Follower):
+    """A recording (or a dump folder with its ``PT_XLA_DEBUG_LEVEL=2`` log): one record per execution."""
+
+    def __init__(self, source: str, log: str, dump: str, stage: str | None = None):
+        Follower.__init__(self, source)
+        self.log = _Log(log, self.warnings)
+        self.dump, self.stage = dump, stage
+        self.compilations: list[CompilationEvent] = []
+        self.modules: dict[str, GraphRecord] = {}  # graph hash -> the module of its compilation
+        self.waiting: list[ExecutionEvent] = []  # executions whose module is not in the dump yet
+        self.index = 0
+        self.paired = 0
+
+    def files(self) -> list[str]:
+        return [self.log.path]
+
+    def poll(self) -> list[GraphRecord]:
+        for event in self.log.new_events(self.closed):
+            if isinstance(event, CompilationEvent):
+                self.compilations.append(event)
+                if event.graph_hash:
+                    self.events.setdefault(event.graph_hash, event)
+            else:
+                self.waiting.append(event)
+        self._pair_modules()
+        out = []
+        while self.waiting:
+            event = self.waiting[0]
+            module = self.modules.get(event.graph_hash or "")
+            if module is None:
+                if not self.closed and self.paired < len(self.compilations):
+                    break  # its module is still being written
+                self.warnings.append(InputWarning(
+                    f"execution {self.index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
+                    "(compiled before the capture started?); skipped", self.log.path, event.line))
+                self.waiting.pop(0)
+                self.index += 1
+                continue
+            self.waiting.pop(0)
+            out.append(GraphRecord(path=module.path, index=self.index, kind="executions", start_line=1,
+                                   source=self.source, graph_name=event.graph_name, frames=event.frames,
+                                   graph_hash=event.graph_hash, module_number=module.module_number,
+                                   module_name=module.module_name, stage=module.stage,
+                                   proto_path=module.proto_path))
+            self.index += 1
+        return out
+
+    def _pair_modules(self) -> None:
+        """The k-th compilation of the log is the k-th module of the dump (its files are complete by the time the
+        log says the compilation ended)."""
+        from hlodiff.dumps.hlo_proto import proto_beside
+
+        if self.paired >= len(self.compilations):
+            return
+        by_number = _module_files(self.dump)
+        numbers = sorted(by_number)
+        for k in range(self.paired, min(len(self.compilations), len(numbers))):
+            chosen = _chosen(by_number[numbers[k]], self.stage)
+            event = self.compilations[k]
+            if chosen is None:
+                break
+            self.paired = k + 1
+            record = GraphRecord(path=chosen.path, index=k, kind="xla_dump", start_line=1, source=self.dump,
+                                 module_number=chosen.module_number, module_name=chosen.module_name,
+                                 stage=chosen.stage, proto_path=proto_beside(chosen.path))
+            self.modules[event.graph_hash or f"#{k}"] = record
+
+
+class DumpFollower(Follower):
+    """An XLA dump folder alone: one record per module (each one is a compilation)."""
+
+    def __init__(self, dump: str, stage: str | None = None):
+        Follower.__init__(self, dump)
+        self.stage = stage
+        self.done: set[int] = set()
+        self.sizes: dict[str, int] = {}
+        self.index = 0
+
+    def files(self) -> list[str]:
+        return [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        from hlodiff.dumps.hlo_proto import proto_beside
+
+        by_number = _module_files(self.source)
+        numbers = sorted(n for n in by_number if n not in self.done)
+        out = []
+        for position, number in enumerate(numbers):
+            chosen = _chosen(by_number[number], self.stage)
+            if chosen is None:
+                continue
+            later = position + 1 < len(numbers)
+            if not (self.closed or later or self._settled(chosen.path)):
+                break  # modules are taken in order: a later one waits for this one
+            self.done.add(number)
+            out.append(GraphRecord(path=chosen.path, index=self.index, kind="xla_dump", start_line=1,
+                                   source=self.source, module_number=number, module_name=chosen.module_name,
+                                   stage=chosen.stage, proto_path=proto_beside(chosen.path)))
+            self.index += 1
+        return out
+
+    def _settled(self, path: str) -> bool:
+        """Same size as at the previous poll, and the text ends with a computation's closing brace."""
+        size = _grown(path, -1)
+        before, self.sizes[path] = self.sizes.get(path), size
+        if size <= 0 or before != size:
+            return False
+        tail = _read(path, max(0, size - 64), size).rstrip()
+        return tail.endswith(b"}")
+
+
+class SaveTensorsFollower(Follower):
+    """A save-tensors file: one record per entry, read up to its last ``## END_GRAPH``."""
+
+    def __init__(self, path: str):
+        Follower.__init__(self, path)
+        self.offset = 0
+        self.lines = 0
+        self.index = 0
+
+    def files(self) -> list[str]:
+        return [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        from hlodiff.dumps._io import lines
+        from hlodiff.dumps.save_tensors import _Scanner
+
+        size = _grown(self.source, self.offset)
+        if size <= self.offset:
+            return []
+        data = _read(self.source, self.offset, size)
+        cut = len(data) if self.closed else 0
+        if not self.closed:
+            for m in _END_GRAPH.finditer(data):
+                cut = m.end()
+        if cut == 0:
+            return []
+        chunk = data[:cut]
+        records = []
+        if chunk.strip():
+            scanner = _Scanner(self.source, self.source, False, self.warnings)
+            try:
+                records = list(scanner.run(lines(io.BytesIO(chunk), self.source, self.warnings, skip_long=True)))
+            except HlodiffError as err:  # damage in whole entries (not a half-written one): said once, read past
+                self.warnings.append(InputWarning(err.message, err.path or self.source,
+                                                  (err.line or 0) + self.lines or None))
+        for r in records:  # the chunk's numbering, shifted to the file's
+            r.byte_offset += self.offset
+            r.start_line += self.lines
+            r.index = self.index
+            self.index += 1
+        self.offset += cut
+        self.lines += chunk.count(b"\n")
+        return records
+
+
+class LogFollower(Follower):
+    """A ``PT_XLA_DEBUG`` log alone: its events, no HLO (``watch`` says what torch_xla said, without a diff)."""
+
+    def __init__(self, path: str):
+        Follower.__init__(self, path)
+        self.log = _Log(path, self.warnings)
+        self.new: list = []
+
+    def files(self) -> list[str]:
+        return [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        for event in self.log.new_events(self.closed):
+            if isinstance(event, CompilationEvent) and event.graph_hash:
+                self.events.setdefault(event.graph_hash, event)
+            self.new.append(event)
+        return []
+
+    def take_events(self) -> list:
+        out, self.new = self.new, []
+        return out
+
+
+def follower_for(path: str, stage: str | None = None) -> Follower:
+    """The follower of what ``path`` is (see the module docstring); a folder may still be empty (the run has not
+    started writing). Raises :class:`HlodiffError` for a path that is none of them."""
+    from hlodiff.dumps.manifest import read_manifest
+
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, MANIFEST_NAME)):
+            paths = read_manifest(path)
+            if paths.save_tensors_file and not paths.xla_dump:
+                return SaveTensorsFollower(paths.save_tensors_file)
+            if paths.debug_log and paths.xla_dump:
+                return ExecutionsFollower(path, paths.debug_log, paths.xla_dump, stage)
+            if paths.xla_dump:
+                return DumpFollower(paths.xla_dump, stage)
+            raise HlodiffError("this recording names neither an XLA dump nor a save-tensors file", path=path)
+        inner = os.path.join(path, "xla_dump")
+        dump = inner if os.path.isdir(inner) else path
+        log = _log_in(path) or _log_in(os.path.dirname(os.path.abspath(dump)))
+        if log is not None:
+            return ExecutionsFollower(path, log, dump, stage)
+        return DumpFollower(dump, stage)
+    if not os.path.exists(path):
+        raise HlodiffError("no such file or folder", path=path)
+    head = _read(path, 0, 1 << 16)
+    if b"Analysis: " in head:
+        return LogFollower(path)
+    return SaveTensorsFollower(path)
+
+
+def _log_in(folder: str) -> str | None:
+    """A ``PT_XLA_DEBUG_LEVEL=2`` log in ``folder`` (one holding ``Execution Analysis`` blocks)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    for name in names:
+        p = os.path.join(folder, name)
+        if name.endswith((".log", ".txt")) and not _MODULE_NAME.match(name) and os.path.isfile(p):
+            if b"Execution Analysis: " in _read(p, 0, 1 << 20):
+                return p
+    return None
