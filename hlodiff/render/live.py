@@ -31,7 +31,7 @@ def _where(event: LiveEvent) -> str:
 def _fix(event: LiveEvent) -> str:
     t = event.told
     if t is not None and t.waits:
-        return "; fix: told once the next steps show whether the new size stays or this was a short last batch"
+        return "; fix: told once the next steps show whether the new size stays"
     return f"; fix: {t.fix}" if t is not None and t.fix else ""
 
 

@@ -1,0 +1,232 @@
+"""Recompilations told while the job runs (issue 33): `record --live` and `hlodiff watch`.
+
+The real-job tests run fixtures/torch_xla/live_batch_change.py (batch 4 -> 2 rows at step 4, then a pause after
+each step) and time each line as it arrives: the recompilation's line must come within 2 s of its module file being
+written (the graph captured: the module's mtime) and long before the job ends. The expectations are the fixture's
+truth.json (written by the script from what it ran, before hlodiff was run on it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from helpers import capture_free_env, cli, truth_of
+
+SCRIPT = FIXTURES / "torch_xla" / "live_batch_change.py"
+ROOT = Path(__file__).resolve().parents[1]
+SLEEP = "0.8"  # per step after the change: the job runs ~5 s past the recompilation
+needs_torch_xla = pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
+
+
+def _hlodiff(*args) -> list[str]:
+    """This tree's hlodiff in a fresh process (PYTHONPATH below), whether or not the console script is installed."""
+    return [sys.executable, "-c", "import sys; sys.argv[0] = 'hlodiff'; from hlodiff.cli import main; main()",
+            *map(str, args)]
+
+
+def _env() -> dict[str, str]:
+    env = capture_free_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
+def _timed(stream, into: list) -> threading.Thread:
+    """Read ``stream`` line by line in a thread, keeping (wall-clock time, line) for each."""
+    def read():
+        for raw in iter(stream.readline, b""):
+            into.append((time.time(), raw.decode("utf-8", "replace").rstrip("\n")))
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def _module_time(dump: Path, number: int) -> float:
+    """When XLA wrote the module of compilation ``number`` (the graph captured)."""
+    files = sorted(dump.glob(f"module_{number:04d}.*.before_optimizations.txt"))
+    assert files, sorted(p.name for p in dump.iterdir())
+    return files[0].stat().st_mtime
+
+
+def _first(lines: list, needle: str) -> tuple[float, str]:
+    found = [(t, line) for t, line in lines if needle in line]
+    assert found, "\n".join(line for _, line in lines)
+    return found[0]
+
+
+def _last_fix(lines: list[str], step: int) -> str:
+    """The last live word on the story of ``step``: its first line or a later update."""
+    told = [line for line in lines if line.startswith("hlodiff: ") and (
+        f"step {step} recompiled (" in line or f"step {step}, now that" in line)]
+    assert told, lines
+    return told[-1].split("; fix: ", 1)[1]
+
+
+def _record(tmp_path: Path, stderr_to_file: bool):
+    truth = truth_of("torch_xla", "live_batch_change")
+    err_file = tmp_path / "stderr.log"
+    command = _hlodiff("record", "--out", tmp_path / "run", "--", sys.executable, SCRIPT, "--inner", "--sleep", SLEEP)
+    out_lines: list = []
+    err_lines: list = []
+    with open(err_file, "wb") as err_sink:
+        proc = subprocess.Popen(command, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+                                stderr=err_sink if stderr_to_file else subprocess.PIPE)
+        readers = [_timed(proc.stdout, out_lines)]
+        if stderr_to_file:
+            seen = 0
+            while proc.poll() is None:  # a job log followed as `tail -f` would: new lines stamped when they land
+                time.sleep(0.05)
+                text = err_file.read_bytes().decode("utf-8", "replace")
+                new = text[:text.rfind("\n") + 1].splitlines()
+                err_lines += [(time.time(), line) for line in new[seen:]]
+                seen = len(new)
+            proc.wait(timeout=300)
+            err_lines += [(time.time(), line) for line in err_file.read_text().splitlines()[seen:]]
+        else:
+            readers.append(_timed(proc.stderr, err_lines))
+            proc.wait(timeout=300)
+        for r in readers:
+            r.join(timeout=30)
+    return truth, proc.returncode, out_lines, err_lines, tmp_path / "run" / "xla_dump"
+
+
+@pytest.mark.xla
+@needs_torch_xla
+@pytest.mark.parametrize("stderr_to_file", [False, True], ids=["stderr-pipe", "stderr-file"])
+def test_record_tells_the_recompilation_while_the_job_runs(tmp_path, stderr_to_file):
+    truth, status, out, err, dump = _record(tmp_path, stderr_to_file)
+    text = [line for _, line in err]
+    assert status == 0, "\n".join(text[-40:])
+    step = truth["recompiled_step"]
+    captured = _module_time(dump, 1)  # the second compilation is the recompilation
+    at, line = _first(err, f"step {step} recompiled (")
+    ended = _first(out, f"step {truth['steps'] - 1} done")[0]
+    print(f"graph captured -> line on stderr ({'file' if stderr_to_file else 'pipe'}): {at - captured:.2f} s; "
+          f"line before the job's last step: {ended - at:.2f} s")
+    assert at - captured < 2.0, (at - captured, line)
+    assert ended - at > 3.0, "the line came near the end of the job, not while it ran"
+    # the line: the step, the root cause, the user's line; a fix resting on the future is not claimed
+    assert f"{truth['cause']} at {truth['user_file']}:{truth['user_line']}" in line, line
+    for word in truth["fix_must_not"]:
+        assert word not in line, line
+    # the command's own output passes through untouched and in order
+    assert [x for _, x in out if x.endswith(" done")] == [f"step {k} done" for k in range(truth["steps"])]
+    # at exit: the full report on stderr (not a terminal here), the exit status the command's
+    report = text[text.index(next(x for x in text if " recompilation" in x and x.startswith(f"{truth['steps']} graphs"))):]
+    assert any("recompiled" in x and "closest earlier graph" in x for x in report), report
+    final_fix = next(x for x in report if x.startswith("fix: ")).removeprefix("fix: ")
+    assert text[-1] == "hlodiff: 1 recompilation; exiting with the command's status 0"
+    # the last live word is the final report's
+    live_fix = _last_fix(text[:text.index(report[0])], step)
+    assert live_fix == final_fix
+    for word in truth["fix_must"]:
+        assert word in final_fix
+    for word in truth["fix_must_not"]:
+        assert word not in final_fix
+
+
+@pytest.mark.xla
+@needs_torch_xla
+def test_watch_follows_a_capture_made_by_hand(tmp_path):
+    """An XLA dump folder and a PT_XLA_DEBUG_LEVEL=2 log written by a job run without hlodiff, watched while the
+    job runs (started once the job has written its first step, as a user would)."""
+    truth = truth_of("torch_xla", "live_batch_change")
+    run = tmp_path / "run"
+    (run / "dump").mkdir(parents=True)
+    env = capture_free_env(XLA_FLAGS=f"--xla_dump_to={run / 'dump'}", XLA_HLO_DEBUG="1", XLA_IR_DEBUG="1",
+                           PT_XLA_DEBUG_LEVEL="2", PT_XLA_DEBUG_FILE=str(run / "debug.log"))
+    job_out: list = []
+    job = subprocess.Popen([sys.executable, str(SCRIPT), "--inner", "--sleep", SLEEP], cwd=tmp_path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    job_reader = _timed(job.stdout, job_out)
+    deadline = time.time() + 120
+    while not any(x == "step 0 done" for _, x in job_out) and time.time() < deadline:
+        time.sleep(0.05)
+    watched: list = []
+    watch = subprocess.Popen(_hlodiff("watch", run / "dump", "--until-idle", "3"), cwd=tmp_path, env=_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watch_reader = _timed(watch.stdout, watched)
+    job.wait(timeout=300)
+    watch.wait(timeout=120)
+    job_reader.join(timeout=30)
+    watch_reader.join(timeout=30)
+    assert job.returncode == 0 and watch.returncode == 0, watch.stderr.read().decode()[-2000:]
+    at, line = _first(watched, f"step {truth['recompiled_step']} recompiled (")
+    captured = _module_time(run / "dump", 1)
+    ended = _first(job_out, f"step {truth['steps'] - 1} done")[0]
+    print(f"watch: graph captured -> line: {at - captured:.2f} s; before the job's last step: {ended - at:.2f} s")
+    assert at - captured < 2.0 and ended - at > 3.0
+    assert f"{truth['cause']} at {truth['user_file']}:{truth['user_line']}" in line, line
+    assert not any(x.startswith("hlodiff: warning") or "error" in x for _, x in watched)
+
+
+def test_watch_json_lines_on_the_recorded_fixture():
+    """--json: one object per line; the recompilation's event carries the truth's step, kind, line and fix."""
+    truth = truth_of("torch_xla", "live_batch_change")
+    result = cli("watch", FIXTURES / "torch_xla" / "live_batch_change" / "dump", "--until-idle", "0", "--json")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert all(e["schema"] == "hlodiff.live/1" for e in events)
+    told = [e for e in events if e["event"] in ("recompiled", "update")]
+    assert told[0]["event"] == "recompiled" and told[0]["step"] == truth["recompiled_step"]
+    cause = told[-1]["cause"]
+    assert cause["kind"] == truth["cause"]
+    assert (Path(cause["location"]["file"]).name, cause["location"]["line"]) == (truth["user_file"],
+                                                                                   truth["user_line"])
+    assert all(w in cause["fix"] for w in truth["fix_must"])
+    assert not any(w in (e["cause"]["fix"] or "") for e in told for w in truth["fix_must_not"])
+
+
+def _grow(src: Path, dst: Path, cut: int) -> None:
+    data = src.read_bytes()
+    dst.write_bytes(data[:cut])
+
+
+@pytest.mark.parametrize("kind", ["save-tensors", "debug-log"])
+def test_half_written_input_is_read_again_when_complete(tmp_path, kind):
+    """A writer caught mid-entry (mid-block): nothing reported, no warning; the rest read once it is written."""
+    from hlodiff.dumps.follow import follower_for
+
+    if kind == "save-tensors":
+        src = FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0"
+        dst = tmp_path / "graphs.hlo.0"
+        marker, total = b"## END_GRAPH", 6
+    else:
+        src = FIXTURES / "torch_xla" / "live_batch_change" / "dump" / "pt_xla_debug.log"
+        dst = tmp_path / "pt_xla_debug.log"
+        marker, total = b"Execution Analysis: Graph Info", 10
+    data = src.read_bytes()
+    cuts = [0]
+    at = data.find(marker)
+    while at != -1:
+        cuts.append(at + len(marker) // 2)  # in the middle of the line that closes (or opens) a block
+        at = data.find(marker, at + 1)
+    dst.write_bytes(data[:cuts[1]])
+    follower = follower_for(str(dst))
+    seen = 0
+    for cut in cuts[1:]:
+        _grow(src, dst, cut)
+        got = follower.poll()
+        if kind == "debug-log":
+            got = follower.take_events()
+        seen += len(got)
+        assert not follower.warnings, [str(w) for w in follower.warnings]
+    _grow(src, dst, len(data))
+    got = follower.poll() if kind == "save-tensors" else (follower.poll(), follower.take_events())[1]
+    seen += len(got)
+    seen += len(follower.close()) if kind == "save-tensors" else (follower.close(), len(follower.take_events()))[1]
+    assert not follower.warnings
+    if kind == "save-tensors":
+        assert seen == total == len(truth_of("torch_xla", "batch_shape")["entries"])
+    else:  # 10 executions and 2 compilations
+        assert seen == truth_of("torch_xla", "live_batch_change")["steps"] + 2
+
+
