@@ -36,6 +36,8 @@ _CLOSED_BLOCK = re.compile(rb"^(?:Execution|Post Compilation|Unexpected Executio
                            rb"(?:Execution|Post Compilation|Unexpected Execution) Analysis: ={8,}\r?\n", re.M)
 _END_GRAPH = re.compile(rb"^## END_GRAPH\r?\n", re.M)
 _MODULE_NAME = re.compile(r"^module_(\d+)\.")
+_TORCH_XLA_MODULES = ("SyncTensorsGraph", "IrToHlo")
+_SAVE_FILE = re.compile(r"^graphs\.hlo\.\d+(\.gz)?$")
 
 
 @dataclass(slots=True)
@@ -139,11 +141,18 @@ class ExecutionsFollower(Follower):
         self.waiting: list[ExecutionEvent] = []  # executions whose module is not in the dump yet
         self.index = 0
         self.paired = 0
+        self.modules_only: DumpFollower | None = None
+        """A recording of a program that is not torch_xla (JAX): no log will come, each module is a compilation."""
 
     def files(self) -> list[str]:
-        return [self.log.path]
+        return [self.log.path, self.dump]
 
     def poll(self) -> list[GraphRecord]:
+        if self.modules_only is None and not self.compilations and self._not_torch_xla():
+            self.modules_only = DumpFollower(self.dump, self.stage)
+        if self.modules_only is not None:
+            self.modules_only.closed = self.closed
+            return self.modules_only.poll()
         for event in self.log.new_events(self.closed):
             if isinstance(event, CompilationEvent):
                 self.compilations.append(event)
@@ -173,6 +182,15 @@ class ExecutionsFollower(Follower):
                                    proto_path=module.proto_path))
             self.index += 1
         return out
+
+    def _not_torch_xla(self) -> bool:
+        """The dump's first module is not torch_xla's (``SyncTensorsGraph.N``, ``IrToHlo.N``): a JAX program run
+        under ``record``, whose log never comes."""
+        by_number = _module_files(self.dump)
+        if not by_number:
+            return False
+        first = by_number[min(by_number)][0]
+        return not first.module_name.startswith(_TORCH_XLA_MODULES)
 
     def _pair_modules(self) -> None:
         """The k-th compilation of the log is the k-th module of the dump (its files are complete by the time the
@@ -283,6 +301,33 @@ class SaveTensorsFollower(Follower):
         return records
 
 
+class GzipFollower(Follower):
+    """A gzip-compressed save-tensors file: a gzip stream cannot be read at an offset, so it is read whole once it
+    stopped growing for one poll (or is closed)."""
+
+    def __init__(self, path: str):
+        Follower.__init__(self, path)
+        self.size: int | None = None
+        self.done = False
+
+    def files(self) -> list[str]:
+        return [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        from hlodiff.dumps import iter_graphs
+
+        size = _grown(self.source, -1)
+        settled, self.size = size == self.size, size
+        if self.done or not (settled or self.closed):
+            return []
+        self.done = True
+        try:
+            return list(iter_graphs(self.source, self.warnings))
+        except HlodiffError as err:
+            self.warnings.append(InputWarning(err.message, err.path or self.source, err.line))
+            return []
+
+
 class LogFollower(Follower):
     """A ``PT_XLA_DEBUG`` log alone: its events, no HLO (``watch`` says what torch_xla said, without a diff)."""
 
@@ -321,15 +366,28 @@ def follower_for(path: str, stage: str | None = None) -> Follower:
             if paths.xla_dump:
                 return DumpFollower(paths.xla_dump, stage)
             raise HlodiffError("this recording names neither an XLA dump nor a save-tensors file", path=path)
-        inner = os.path.join(path, "xla_dump")
-        dump = inner if os.path.isdir(inner) else path
-        log = _log_in(path) or _log_in(os.path.dirname(os.path.abspath(dump)))
+        from hlodiff.dumps.run_folder import dump_inside
+
+        saved = sorted(n for n in os.listdir(path) if _SAVE_FILE.match(n))
+        if saved:
+            return _file_follower(os.path.join(path, saved[0]))
+        inner = dump_inside(path)
+        if inner is not None and os.path.isfile(os.path.join(inner, MANIFEST_NAME)):
+            return follower_for(inner, stage)
+        dump = inner or path
+        log = _log_in(dump) or _log_in(os.path.dirname(os.path.abspath(dump)))
         if log is not None:
             return ExecutionsFollower(path, log, dump, stage)
         return DumpFollower(dump, stage)
     if not os.path.exists(path):
         raise HlodiffError("no such file or folder", path=path)
+    return _file_follower(path)
+
+
+def _file_follower(path: str) -> Follower:
     head = _read(path, 0, 1 << 16)
+    if head.startswith(b"\x1f\x8b"):
+        return GzipFollower(path)
     if b"Analysis: " in head:
         return LogFollower(path)
     return SaveTensorsFollower(path)

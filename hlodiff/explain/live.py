@@ -57,7 +57,9 @@ class LiveEvent:
     """One thing that became true while the run ran.
 
     ``kind``: ``compiled`` (a family's first graph), ``expected`` (a recompilation the final report would call
-    warm-up, setup or expected: counted, not shouted), ``recompiled`` (the first of a story: told in full),
+    warm-up, setup or expected: counted, not shouted), ``pending`` (a family compiled again on its second step:
+    an optimizer's warm-up if the next steps reuse the graph; the next execution decides, with an ``update`` or a
+    ``recompiled``), ``recompiled`` (the first of a story: told in full),
     ``repeat`` (another recompilation of a story already told), ``update`` (a story's words changed now that more
     of the run is known), ``unread`` (a compiled module that could not be read), ``log`` (a ``PT_XLA_DEBUG``
     compilation seen without its HLO).
@@ -76,11 +78,13 @@ class LiveEvent:
     """``repeat``/``update``: the step of the story's first recompilation."""
     graphs: int = 0
     """Graphs read so far (executions, cache hits included)."""
+    expected: bool = False
+    """The recompilation is one the final report calls expected (warm-up, setup, one graph per bucket)."""
 
     def to_json(self) -> dict:
         t = self.told
         return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
-                "story": self.story, "count": self.count, "first_step": self.of_step, "graphs_so_far": self.graphs,
+                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step, "graphs_so_far": self.graphs,
                 "cause": None if t is None else {
                     "kind": t.kind, "summary": t.summary,
                     "location": t.location.to_json() if t.location else None, "fix": t.fix,
@@ -104,6 +108,7 @@ class _Family:
     told: Told | None = None
     story: int | None = None
     expected: bool = False
+    pending: bool = False
     steps: int = 0
 
 
@@ -172,19 +177,21 @@ class LiveExplainer:
             family = self.families[fkey] = _Family(fkey, label)
         step = self._step(summary, is_partial(summary, self._debug_cause(record)))
         family.recent.append(record)
+        family.steps += 1
         if known is not None:
             family.hits_since += 1
-            if family.latest is not None and family.hits_since >= family.next_look:
+            if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
                 family.next_look *= 2
                 return self._look_again(family)
             return []
         self.compilations += 1
         first_of_family = not family.compiled
+        earlier = self._look_again(family) if family.pending else []  # settled by what came next: this graph
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
         family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
-        return self._tell(family, record, step)
+        return earlier + self._tell(family, record, step)
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
@@ -224,52 +231,26 @@ class LiveExplainer:
         return ours, id(ours) not in shouted
 
     def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
+        """A new recompilation: expected ones counted in one line, a family's first one on its second step
+        (an optimizer's warm-up, if the next steps reuse the graph) held as ``pending`` until its next execution
+        shows whether it settles, the others told in full (or as one more of a story already told)."""
         found = self._explain(family, record)
         if found is None:
             return [LiveEvent("unread", step, record.ref, family.label, graphs=self.graphs)]
         recompilation, expected = found
         told = _told(recompilation, running=True)
-        family.told, family.expected = told, expected
+        family.told, family.expected, family.story, family.pending = told, expected, None, False
         if expected:
             self.expected += 1
-            family.story = None
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
-                              graphs=self.graphs)]
-        skey = (family.key, told.location.file if told.location else None,
-                told.location.line if told.location else told.kind)
-        story = self.stories.get(skey)
-        if story is None:
-            story = self.stories[skey] = _Story(len(self.stories), step, told=told)
-            family.story = story.number
-            return [LiveEvent("recompiled", step, record.ref, family.label, told, story.number,
-                              graphs=self.graphs)]
-        story.count += 1
-        family.story = story.number
-        return [LiveEvent("repeat", step, record.ref, family.label, told, story.number, story.count,
-                          story.first_step, graphs=self.graphs)]
+                              expected=True, graphs=self.graphs)]
+        if family.steps == 2 and len(family.compiled) == 2:  # compiled, then compiled again at once
+            family.pending = True
+            return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
+        return [self._story_event(family, record, told)]
 
-    def _look_again(self, family: _Family, running: bool = True) -> list[LiveEvent]:
-        record = family.latest
-        found = self._explain(family, record) if record is not None else None
-        if found is None or family.told is None:
-            return []
-        recompilation, expected = found
-        told = _told(recompilation, running=running)
-        was_expected = family.expected
-        if told.key() == family.told.key() and expected == was_expected and told.waits == family.told.waits:
-            return []
-        family.told, family.expected = told, expected
-        if expected:
-            return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
-                              of_step=family.latest_step, graphs=self.graphs, count=0)]
-        if was_expected:  # it was counted as expected and is not: told in full now
-            self.expected = max(0, self.expected - 1)
-            event = self._tell_story(family, record, told)
-            return [event]
-        return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
-                          of_step=family.latest_step, graphs=self.graphs)]
-
-    def _tell_story(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
+    def _story_event(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
+        """The first of a story (told in full) or one more of a story already told (a count)."""
         skey = (family.key, told.location.file if told.location else None,
                 told.location.line if told.location else told.kind)
         story = self.stories.get(skey)
@@ -282,6 +263,32 @@ class LiveExplainer:
         family.story = story.number
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
+
+    def _look_again(self, family: _Family, running: bool = True) -> list[LiveEvent]:
+        """The family's newest recompilation with what is known now: an event only when its words changed."""
+        record = family.latest
+        found = self._explain(family, record) if record is not None else None
+        if found is None or family.told is None:
+            return []
+        recompilation, expected = found
+        told = _told(recompilation, running=running)
+        pending, family.pending = family.pending, False
+        if not pending and told.key() == family.told.key() and expected == family.expected \
+                and told.waits == family.told.waits:
+            return []
+        was_expected = family.expected
+        family.told, family.expected = told, expected
+        if expected:
+            if pending or not was_expected:
+                self.expected += 1
+            return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
+                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs)]
+        if was_expected:
+            self.expected = max(0, self.expected - 1)
+        if family.story is None:  # held (pending) or counted as expected until now: told in full now
+            return [self._story_event(family, record, told)]
+        return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
+                          of_step=family.latest_step, graphs=self.graphs)]
 
 
 def _told(recompilation, running: bool = False) -> Told:

@@ -47,13 +47,16 @@ def lines(event: LiveEvent) -> list[str]:
     if kind == "expected":
         return [f"{PREFIX}step {event.step}: expected recompilation ({_where(event)}; {event.count} so far): "
                 f"{t.fix or t.summary}"]
+    if kind == "pending":
+        return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
+                "a warm-up if the next steps reuse it (told at the next step)"]
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
         return [f"{PREFIX}step {event.step} recompiled again: same story as step {event.of_step} ({_where(event)}), "
                 f"{event.count} times so far{_fix(event)}"]
     if kind == "update":
-        if event.story is None:
+        if event.expected:
             return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected ({_where(event)}): "
                     f"{t.fix or t.summary}"]
         return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
