@@ -32,9 +32,35 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
 
-_CLOSED_BLOCK = re.compile(rb"^(?:Execution|Post Compilation|Unexpected Execution) Analysis: -{8,}\r?\n"
-                           rb"(?:Execution|Post Compilation|Unexpected Execution) Analysis: ={8,}\r?\n", re.M)
-_END_GRAPH = re.compile(rb"^## END_GRAPH\r?\n", re.M)
+_CLOSER = b" Analysis: ========"
+_RULE = re.compile(rb"^[\w ]+ Analysis: -{8,}\r?\n$")
+_END_GRAPH = b"## END_GRAPH\n"
+
+
+def _after_last_closed_block(data: bytes) -> int:
+    """The offset just past the last closed analysis block of log bytes (0: none): a ``... Analysis: ====`` line
+    that follows a ``... Analysis: ----`` line (an opening ``====`` line follows anything else). Searched from the
+    end: the cost is that of the last block, not of the whole chunk."""
+    pos = data.rfind(_CLOSER)
+    while pos != -1:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        if end == -1:  # the line is still being written
+            pos = data.rfind(_CLOSER, 0, start)
+            continue
+        before = data.rfind(b"\n", 0, max(0, start - 1)) + 1
+        if start and _RULE.match(data, before, start):
+            return end + 1
+        pos = data.rfind(_CLOSER, 0, start)
+    return 0
+
+
+def _after_last_graph(data: bytes) -> int:
+    """The offset just past the last ``## END_GRAPH`` line of save-tensors bytes (0: none)."""
+    pos = data.rfind(b"\n" + _END_GRAPH)
+    if pos != -1:
+        return pos + 1 + len(_END_GRAPH)
+    return len(_END_GRAPH) if data.startswith(_END_GRAPH) else 0
 _MODULE_NAME = re.compile(r"^module_(\d+)\.")
 _TORCH_XLA_MODULES = ("SyncTensorsGraph", "IrToHlo")
 _SAVE_FILE = re.compile(r"^graphs\.hlo\.\d+(\.gz)?$")
@@ -93,10 +119,7 @@ class _Log:
         if size <= self.offset:
             return []
         data = _read(self.path, self.offset, size)
-        cut = len(data) if closed else 0
-        if not closed:
-            for m in _CLOSED_BLOCK.finditer(data):
-                cut = m.end()
+        cut = len(data) if closed else _after_last_closed_block(data)
         if cut == 0:
             return []
         chunk = data[:cut].decode("utf-8", "replace")
@@ -276,10 +299,7 @@ class SaveTensorsFollower(Follower):
         if size <= self.offset:
             return []
         data = _read(self.source, self.offset, size)
-        cut = len(data) if self.closed else 0
-        if not self.closed:
-            for m in _END_GRAPH.finditer(data):
-                cut = m.end()
+        cut = len(data) if self.closed else _after_last_graph(data)
         if cut == 0:
             return []
         chunk = data[:cut]
