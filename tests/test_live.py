@@ -192,41 +192,43 @@ def _grow(src: Path, dst: Path, cut: int) -> None:
 
 @pytest.mark.parametrize("kind", ["save-tensors", "debug-log"])
 def test_half_written_input_is_read_again_when_complete(tmp_path, kind):
-    """A writer caught mid-entry (mid-block): nothing reported, no warning; the rest read once it is written."""
+    """A writer caught mid-entry (mid-block), again and again: each poll reads every entry (execution) finished
+    before the cut, none after it, and never warns; the rest is read once it is written."""
+    from hlodiff.dumps.debug_log import ExecutionEvent
     from hlodiff.dumps.follow import follower_for
 
     if kind == "save-tensors":
         src = FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0"
-        dst = tmp_path / "graphs.hlo.0"
-        marker, total = b"## END_GRAPH", 6
+        marker, total = b"## END_GRAPH", len(truth_of("torch_xla", "batch_shape")["entries"])
     else:
         src = FIXTURES / "torch_xla" / "live_batch_change" / "dump" / "pt_xla_debug.log"
-        dst = tmp_path / "pt_xla_debug.log"
-        marker, total = b"Execution Analysis: Graph Info", 10
+        marker, total = b"Execution Analysis: Graph Info", truth_of("torch_xla", "live_batch_change")["steps"]
+    dst = tmp_path / src.name
     data = src.read_bytes()
-    cuts = [0]
+    cuts = []
     at = data.find(marker)
     while at != -1:
-        cuts.append(at + len(marker) // 2)  # in the middle of the line that closes (or opens) a block
+        cuts.append(at + len(marker) // 2)  # in the middle of the line that closes (or opens) the k-th unit
         at = data.find(marker, at + 1)
-    dst.write_bytes(data[:cuts[1]])
+    assert len(cuts) == total
+    dst.write_bytes(data[:cuts[0]])
     follower = follower_for(str(dst))
-    seen = 0
-    for cut in cuts[1:]:
-        _grow(src, dst, cut)
+
+    def read() -> int:
         got = follower.poll()
         if kind == "debug-log":
-            got = follower.take_events()
-        seen += len(got)
+            got = [e for e in follower.take_events() if isinstance(e, ExecutionEvent)]
+        return len(got)
+
+    seen = 0
+    for k, cut in enumerate(cuts):
+        dst.write_bytes(data[:cut])
+        seen += read()
+        assert seen == k, f"{seen} read with {k} finished before the cut"
         assert not follower.warnings, [str(w) for w in follower.warnings]
-    _grow(src, dst, len(data))
-    got = follower.poll() if kind == "save-tensors" else (follower.poll(), follower.take_events())[1]
-    seen += len(got)
-    seen += len(follower.close()) if kind == "save-tensors" else (follower.close(), len(follower.take_events()))[1]
-    assert not follower.warnings
-    if kind == "save-tensors":
-        assert seen == total == len(truth_of("torch_xla", "batch_shape")["entries"])
-    else:  # 10 executions and 2 compilations
-        assert seen == truth_of("torch_xla", "live_batch_change")["steps"] + 2
+    dst.write_bytes(data)
+    seen += read()
+    assert seen == total and not follower.warnings
+
 
 

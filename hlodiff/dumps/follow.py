@@ -33,7 +33,7 @@ from hlodiff.dumps.manifest import MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
 
 _CLOSER = b" Analysis: ========"
-_RULE = re.compile(rb"^[\w ]+ Analysis: -{8,}\r?\n$")
+_RULE = re.compile(rb"[\w ]+ Analysis: -{8,}\r?\n")  # matched at a line start
 _END_GRAPH = b"## END_GRAPH\n"
 
 
