@@ -324,7 +324,10 @@ class LiveRun:
                 reports.append(os.path.join(folder, name))
         self.report_files = reports
         self.explainer = LiveExplainer(events=self.follower.events, warnings=self.follower.warnings)
-        import hlodiff.explain.recompile  # noqa: F401 - imported now, not when the first recompilation is told
+        # Imported now, while the job starts, not when the first recompilation is told: the differ imports
+        # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
+        import networkx  # noqa: F401
+        import hlodiff.explain.recompile  # noqa: F401
         import hlodiff.explain.verdict  # noqa: F401
         self.log_steps = 0
         self.log_seen: set[str] = set()
