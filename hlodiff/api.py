@@ -281,8 +281,9 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
     :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
 
     Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`), or after
-    ``until_idle`` seconds in which no followed file grew (the capture is then read as it is, half-written
-    lines included, since nobody is writing them any more). Ctrl-C stops it like ``stop``."""
+    ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may take a
+    while to start; the capture is then read as it is, half-written lines included, since nobody is writing them
+    any more). Ctrl-C stops it like ``stop``."""
     import time
 
     from hlodiff.explain.live import LiveRun
@@ -290,6 +291,7 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
     run = LiveRun(path, stage=stage)
     last_change = time.monotonic()
     sizes = None
+    started = False  # the idle clock runs from the first thing written: a job may take a while to start
     try:
         while True:
             for event in run.poll():
@@ -297,9 +299,10 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
             now_sizes = _sizes(run.follower.files())
             if now_sizes != sizes:
                 sizes, last_change = now_sizes, time.monotonic()
+                started = started or _written(now_sizes)
             if stop is not None and stop():
                 break
-            if until_idle is not None and time.monotonic() - last_change >= until_idle:
+            if until_idle is not None and started and time.monotonic() - last_change >= until_idle:
                 break
             time.sleep(interval)
     except KeyboardInterrupt:
@@ -307,6 +310,11 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
     for event in run.close():
         emit(event)
     return run.warnings
+
+
+def _written(sizes: tuple) -> bool:
+    """Something was written: a file with bytes, or a folder with an entry."""
+    return any(bool(s) for s in sizes)
 
 
 def _sizes(paths: list[str]) -> tuple:

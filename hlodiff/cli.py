@@ -559,7 +559,8 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
 @main.command()
 @click.argument("path", type=click.Path())
 @click.option("--until-idle", "until_idle", type=float, default=None, metavar="SECONDS",
-              help="Stop once nothing was written for this many seconds (default: follow until Ctrl-C).")
+              help="Stop once nothing was written for this many seconds, counted from the first thing written "
+                   "(default: follow until Ctrl-C).")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per event on stdout (JSON Lines, see docs/json.md), for dashboards.")
 @click.option("--stage", metavar="STAGE", default=None,

@@ -137,23 +137,20 @@ def test_record_tells_the_recompilation_while_the_job_runs(tmp_path, stderr_to_f
 @needs_torch_xla
 def test_watch_follows_a_capture_made_by_hand(tmp_path):
     """An XLA dump folder and a PT_XLA_DEBUG_LEVEL=2 log written by a job run without hlodiff, watched while the
-    job runs (started once the job has written its first step, as a user would)."""
+    job runs: watch is started on the empty dump folder first (the log beside it is found once it appears)."""
     truth = truth_of("torch_xla", "live_batch_change")
     run = tmp_path / "run"
     (run / "dump").mkdir(parents=True)
     env = capture_free_env(XLA_FLAGS=f"--xla_dump_to={run / 'dump'}", XLA_HLO_DEBUG="1", XLA_IR_DEBUG="1",
                            PT_XLA_DEBUG_LEVEL="2", PT_XLA_DEBUG_FILE=str(run / "debug.log"))
+    watched: list = []
+    watch = subprocess.Popen(_hlodiff("watch", run / "dump", "--until-idle", "8"), cwd=tmp_path, env=_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watch_reader = _timed(watch.stdout, watched)
     job_out: list = []
     job = subprocess.Popen([sys.executable, str(SCRIPT), "--inner", "--sleep", SLEEP], cwd=tmp_path, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     job_reader = _timed(job.stdout, job_out)
-    deadline = time.time() + 120
-    while not any(x == "step 0 done" for _, x in job_out) and time.time() < deadline:
-        time.sleep(0.05)
-    watched: list = []
-    watch = subprocess.Popen(_hlodiff("watch", run / "dump", "--until-idle", "3"), cwd=tmp_path, env=_env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    watch_reader = _timed(watch.stdout, watched)
     job.wait(timeout=300)
     watch.wait(timeout=120)
     job_reader.join(timeout=30)

@@ -321,6 +321,52 @@ class SaveTensorsFollower(Follower):
         return records
 
 
+class UndecidedFollower(Follower):
+    """A folder with no log of executions yet: ``watch`` started before the job wrote much. torch_xla writes the
+    first module as it compiles and the log's first ``Execution Analysis`` block right after, so the folder is
+    looked at again at each poll: a log appears (cache hits and steps will be seen), or :data:`LOG_WAIT` seconds
+    pass after the first module without one (a JAX dump, a log not written: each module is a compilation)."""
+
+    LOG_WAIT = 2.0
+
+    def __init__(self, path: str, stage: str | None):
+        Follower.__init__(self, path)
+        self.stage = stage
+        self.inner: Follower | None = None
+        self.first_module_at: float | None = None
+
+    def files(self) -> list[str]:
+        return self.inner.files() if self.inner is not None else [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        if self.inner is None:
+            self._decide()
+        if self.inner is None:
+            return []
+        self.inner.closed = self.closed
+        return self.inner.poll()
+
+    def _decide(self) -> None:
+        import time
+
+        found = follower_for(self.source, self.stage, wait=False)
+        found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
+        if isinstance(getattr(found, "log", None), _Log):
+            found.log.warnings = self.warnings
+        if not isinstance(found, DumpFollower):
+            self.inner = found
+            return
+        if not _module_files(found.source):
+            if self.closed:
+                self.inner = found
+            return
+        now = time.monotonic()
+        if self.first_module_at is None:
+            self.first_module_at = now
+        if self.closed or now - self.first_module_at >= self.LOG_WAIT:
+            self.inner = found
+
+
 class GzipFollower(Follower):
     """A gzip-compressed save-tensors file: a gzip stream cannot be read at an offset, so it is read whole once it
     stopped growing for one poll (or is closed)."""
@@ -371,9 +417,10 @@ class LogFollower(Follower):
         return out
 
 
-def follower_for(path: str, stage: str | None = None) -> Follower:
+def follower_for(path: str, stage: str | None = None, *, wait: bool = True) -> Follower:
     """The follower of what ``path`` is (see the module docstring); a folder may still be empty (the run has not
-    started writing). Raises :class:`HlodiffError` for a path that is none of them."""
+    started writing: with ``wait``, it is decided once it has a log or modules). Raises :class:`HlodiffError` for
+    a path that is none of them."""
     from hlodiff.dumps.manifest import read_manifest
 
     if os.path.isdir(path):
@@ -398,7 +445,7 @@ def follower_for(path: str, stage: str | None = None) -> Follower:
         log = _log_in(dump) or _log_in(os.path.dirname(os.path.abspath(dump)))
         if log is not None:
             return ExecutionsFollower(path, log, dump, stage)
-        return DumpFollower(dump, stage)
+        return UndecidedFollower(path, stage) if wait else DumpFollower(dump, stage)
     if not os.path.exists(path):
         raise HlodiffError("no such file or folder", path=path)
     return _file_follower(path)

@@ -45,8 +45,8 @@ def lines(event: LiveEvent) -> list[str]:
         return [f"{PREFIX}step {event.step}: {event.graph} compiled, but its HLO could not be read (yet); "
                 "explained at exit"]
     if kind == "expected":
-        return [f"{PREFIX}step {event.step}: expected recompilation ({_where(event)}; {event.count} so far): "
-                f"{t.fix or t.summary}"]
+        return [f"{PREFIX}step {event.step}: expected recompilation ({event.count} so far): {_where(event)}"
+                f"{_fix(event) or f': {t.summary}'}"]
     if kind == "pending":
         return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
@@ -57,8 +57,8 @@ def lines(event: LiveEvent) -> list[str]:
                 f"{event.count} times so far{_fix(event)}"]
     if kind == "update":
         if event.expected:
-            return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected ({_where(event)}): "
-                    f"{t.fix or t.summary}"]
+            return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected, {_where(event)}"
+                    f"{_fix(event) or f': {t.summary}'}"]
         return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
     head = (f"{PREFIX}step {event.step} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
