@@ -6,9 +6,10 @@ Two captures are written under bench/out/live/ (gitignored) the way a run writes
 follower (:mod:`hlodiff.dumps.follow`) and a :class:`hlodiff.explain.live.LiveExplainer` read them in the same
 process: what ``hlodiff record`` captures (a ``PT_XLA_DEBUG_LEVEL=2`` log, a block per execution, and an XLA dump,
 a module per compilation; ``--capture record``) and a save-tensors file (an entry per execution;
-``--capture save-tensors``). The graph is a real torch_xla training step (fixtures/torch_xla/slice_index, entry 1, 9 KB, with
-its sync frames); every ``--every`` graphs one integer constant of it changes (a new cache key: a recompilation with one
-real cause), the other graphs are cache hits.
+``--capture save-tensors``). The graph is a real torch_xla training step (fixtures/torch_xla/slice_index, entry 1,
+9 KB, with its sync frames); every ``--every`` graphs one integer constant of it changes (a new cache key: a
+recompilation with one real cause), the other graphs are cache hits. The log blocks follow the layout of the
+fixtures' real logs.
 
 At each checkpoint the script prints, against the number of graphs so far:
 

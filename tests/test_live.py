@@ -120,7 +120,8 @@ def test_record_tells_the_recompilation_while_the_job_runs(tmp_path, stderr_to_f
     # the command's own output passes through untouched and in order
     assert [x for _, x in out if x.endswith(" done")] == [f"step {k} done" for k in range(truth["steps"])]
     # at exit: the full report on stderr (not a terminal here), the exit status the command's
-    report = text[text.index(next(x for x in text if " recompilation" in x and x.startswith(f"{truth['steps']} graphs"))):]
+    summary = next(x for x in text if x.startswith(f"{truth['steps']} graphs") and " recompilation" in x)
+    report = text[text.index(summary):]
     assert any("recompiled" in x and "closest earlier graph" in x for x in report), report
     final_fix = next(x for x in report if x.startswith("fix: ")).removeprefix("fix: ")
     assert text[-1] == "hlodiff: 1 recompilation; exiting with the command's status 0"

@@ -84,11 +84,13 @@ class LiveEvent:
     def to_json(self) -> dict:
         t = self.told
         return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
-                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step, "graphs_so_far": self.graphs,
+                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
+                "graphs_so_far": self.graphs,
                 "cause": None if t is None else {
                     "kind": t.kind, "summary": t.summary,
                     "location": t.location.to_json() if t.location else None, "fix": t.fix,
-                    "fix_waits_for_next_steps": t.waits, "closest": t.closest, "similarity": None if t.similarity is None else round(t.similarity, 4),
+                    "fix_waits_for_next_steps": t.waits, "closest": t.closest,
+                    "similarity": None if t.similarity is None else round(t.similarity, 4),
                     "more": [{"kind": k, "summary": s, "location": loc.to_json() if loc else None}
                              for k, s, loc in t.more]}}
 
@@ -310,19 +312,12 @@ class LiveRun:
     made true; :meth:`close` (the writer is done) reads the rest and looks at each story once more."""
 
     def __init__(self, path: str, *, stage: str | None = None):
-        import os
-
         from hlodiff.dumps.follow import LogFollower, follower_for
 
         self.path = path
         self.follower = follower_for(path, stage)
         self.log_only = isinstance(self.follower, LogFollower)
-        reports = []
-        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-        for name in ("tensors_report.txt",):
-            if os.path.isfile(os.path.join(folder, name)) or os.path.isdir(folder):
-                reports.append(os.path.join(folder, name))
-        self.report_files = reports
+        self.report_files = [_report_beside(path)]
         self.explainer = LiveExplainer(events=self.follower.events, warnings=self.follower.warnings)
         # Imported now, while the job starts, not when the first recompilation is told: the differ imports
         # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
@@ -372,3 +367,18 @@ class LiveRun:
             out.append(LiveEvent("compiled" if first else "log", self.log_steps, event.graph_hash or "?", label,
                                  None if first else told, graphs=self.log_steps))
         return out
+
+
+def _report_beside(path: str) -> str:
+    """Where the live-tensor reports of the capture at ``path`` are (or will be): the manifest's, else
+    ``tensors_report.txt`` in the folder (beside the file). They place added or removed outputs at their lines."""
+    import os
+
+    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
+
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
+        report = read_manifest(folder).tensors_report
+        if report:
+            return report
+    return os.path.join(folder, "tensors_report.txt")

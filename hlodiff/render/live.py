@@ -3,7 +3,7 @@ command runs, and what ``hlodiff watch`` prints (or, with ``--json``, one JSON o
 
 One line per recompilation, readable in a job log among the job's own output, each starting ``hlodiff:``::
 
-    hlodiff: step 4 recompiled (sync at train.py:14): shape at train.py:10: input shape changed on parameter ...; fix: ...
+    hlodiff: step 4 recompiled (sync at train.py:14): shape at train.py:10: input shape changed ...; fix: ...
 
 under the first recompilation of a story a few indented lines (the other causes, the closest earlier graph), and
 for the next ones of the same story one line with the count. Expected recompilations (warm-up, setup, one graph
