@@ -230,3 +230,40 @@ def test_half_written_input_is_read_again_when_complete(tmp_path, kind):
 
 
 
+
+
+def _watched(*parts: str) -> list[str]:
+    result = cli("watch", FIXTURES.joinpath(*parts), "--until-idle", "0")
+    assert result.exit_code == 0, result.output
+    return result.stdout.splitlines()
+
+
+def test_a_warm_up_is_counted_not_shouted():
+    """AdamW creates its state on step 1 (record_adamw's truth): one quiet line, then 'expected' once the next step
+    reuses the graph; no block, no 'recompiled' line."""
+    truth = truth_of("torch_xla", "record_adamw")
+    lines = _watched("torch_xla", "record_adamw", "dump")
+    assert not any("recompiled (" in line or line.startswith("hlodiff:   ") for line in lines), lines
+    where = f"{truth['cause']} at {truth['user_file']}:{truth['user_line']}"
+    assert len(lines) == 2 and all(where in line for line in lines), lines
+    assert "a warm-up if the next steps reuse it" in lines[0]
+    assert "now that more of the run is known: expected" in lines[1] and "nothing to fix" in lines[1]
+
+
+def test_a_story_is_told_once_then_counted():
+    """The KV cache grows every decoding step (kv_cache's truth: a recompilation per step at one line): the first
+    recompilation of the story in full, each next one in one line with the count; the last word is the fix the
+    truth wants."""
+    truth = truth_of("torch_xla", "kv_cache")
+    lines = _watched("torch_xla", "kv_cache")
+    where = f"{truth['cause']} at {truth['user_file']}:{truth['user_line']}"
+    told = [line for line in lines if where in line]
+    full = [line for line in told if " recompiled (" in line]
+    repeats = [line for line in told if " recompiled again: " in line]
+    assert len(full) == 1 and len(told) == len(full) + len(repeats) + sum("compiled a second graph" in x for x in told)
+    assert [int(line.split("), ", 1)[1].split(" times", 1)[0]) for line in repeats] == list(
+        range(2, len(repeats) + 2))
+    # compilations [0, 1, ...]: the family's first graph and, held, its second; every later one is told
+    assert len(full) + len(repeats) == len(truth["compilations"]) - 2
+    last_fix = told[-1].split("; fix: ", 1)[1]
+    assert all(w in last_fix for w in truth["fix_must"]) and not any(w in last_fix for w in truth["fix_must_not"])
