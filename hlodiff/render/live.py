@@ -36,7 +36,12 @@ def _fix(event: LiveEvent) -> str:
 
 
 def lines(event: LiveEvent) -> list[str]:
-    """The lines of one event (none for a family's first graph: compiling once is what a run does)."""
+    """The lines of one event (none for a family's first graph: compiling once is what a run does), with anything
+    unprintable in paths or names escaped (a job log must not get terminal control codes from a file name)."""
+    return [printable(line) for line in _lines(event)]
+
+
+def _lines(event: LiveEvent) -> list[str]:
     t = event.told
     kind = event.kind
     if kind == "compiled":
@@ -67,7 +72,7 @@ def lines(event: LiveEvent) -> list[str]:
     if t.closest:
         alike = f", {t.similarity:.0%} alike" if t.similarity is not None else ""
         out.append(f"{PREFIX}  against {t.closest}{alike}; the full report at exit")
-    return [printable(line) for line in out]
+    return out
 
 
 def json_line(event: LiveEvent) -> str:
