@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
 from hlodiff.hlo.model import SourceFrame
@@ -178,6 +178,8 @@ class LiveExplainer:
         if family is None:
             family = self.families[fkey] = _Family(fkey, label)
         step = self._step(summary, is_partial(summary, self._debug_cause(record)))
+        if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
+            step = family.steps
         family.recent.append(record)
         family.steps += 1
         if known is not None:
@@ -246,7 +248,9 @@ class LiveExplainer:
             self.expected += 1
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
-        if family.steps == 2 and len(family.compiled) == 2:  # compiled, then compiled again at once
+        if family.steps == 2 and len(family.compiled) == 2 and record.kind in TRACED_KINDS:
+            # compiled, then compiled again at once; the next execution says whether it settles (a dump of
+            # compilations alone shows no cache hits: nothing would settle it before the end)
             family.pending = True
             return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
         return [self._story_event(family, record, told)]
