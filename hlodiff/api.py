@@ -4,8 +4,11 @@
 returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains a run and returns an
 :class:`Explained`. One entry point per command: :func:`inspect_paths`, :func:`compare_refs` (two graphs) and
 :func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
-:func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`. Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
-estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
+:func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`watch_path` (a capture
+followed while it is written, ``watch``) and :func:`live_monitor` (the same inside ``record --live``). Nothing
+here prints (the live entries hand each event to a callback). The cost delta (both graphs' bytes, copies and
+peak-memory estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of
+the work.
 """
 
 from __future__ import annotations

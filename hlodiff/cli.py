@@ -127,7 +127,8 @@ def main() -> None:
 
     \b
     Start with:
-      hlodiff record -- python train.py       run it with everything captured, then explain
+      hlodiff record -- python train.py       run it with everything captured, told live, then explain
+      hlodiff watch run/dump                  tell recompilations while a job writes its capture
       hlodiff explain-recompile graphs.hlo.0  why the run compiled again, at which line of yours
       hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
@@ -563,8 +564,7 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
                    "(default: follow until Ctrl-C).")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per event on stdout (JSON Lines, see docs/json.md), for dashboards.")
-@click.option("--stage", metavar="STAGE", default=None,
-              help="For XLA dump folders: which stage to read (default: before_optimizations).")
+@stage_option
 @_guarded
 def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None) -> None:
     """Follow a capture while a run writes it, and tell each recompilation as it becomes true: the lines
