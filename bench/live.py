@@ -129,7 +129,7 @@ class ExecutionsRun:
     def __init__(self, keys: int):
         import shutil
 
-        from hlodiff.dumps.follow import ExecutionsFollower
+        from hlodiff.dumps.follow_dump import ExecutionsFollower
 
         self.folder = OUT / "record"
         shutil.rmtree(self.folder, ignore_errors=True)
