@@ -267,3 +267,17 @@ def test_a_story_is_told_once_then_counted():
     assert len(full) + len(repeats) == len(truth["compilations"]) - 2
     last_fix = told[-1].split("; fix: ", 1)[1]
     assert all(w in last_fix for w in truth["fix_must"]) and not any(w in last_fix for w in truth["fix_must_not"])
+
+
+@pytest.mark.xla
+@needs_torch_xla
+def test_record_no_live_keeps_quiet_until_the_report(tmp_path):
+    """--no-live: no line while the job runs; the report at exit, on stderr, as with --live."""
+    truth = truth_of("torch_xla", "live_batch_change")
+    proc = subprocess.run(_hlodiff("record", "--no-live", "--out", tmp_path / "run", "--", sys.executable, SCRIPT,
+                                   "--inner"), cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == [f"step {k} done" for k in range(truth["steps"])]
+    assert not any(line.startswith("hlodiff: step") for line in proc.stderr.splitlines())
+    assert f"{truth['cause']}" in proc.stderr and f"{truth['user_file']}:{truth['user_line']}" in proc.stderr
+    assert proc.stderr.splitlines()[-1] == "hlodiff: 1 recompilation; exiting with the command's status 0"
