@@ -137,6 +137,8 @@ class LiveExplainer:
         self.graphs = 0
         self.step = 0
         self.compilations = 0
+        self.failures: list[str] = []
+        """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
     # -- feeding ---------------------------------------------------------------------------------------------------
 
@@ -227,6 +229,9 @@ class LiveExplainer:
             explanation = explain_records(window, report_files=self.report_files, events=events,
                                           warnings=[])
         except HlodiffError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - one graph's analysis failing must not end the live lines
+            self.failures.append(f"{record.ref}: {type(exc).__name__}: {exc}")
             return None
         ours = next((r for r in explanation.recompilations if r.graph.ref == record.ref), None)
         if ours is None:

@@ -47,8 +47,8 @@ def _lines(event: LiveEvent) -> list[str]:
     if kind == "compiled":
         return []
     if kind == "unread":
-        return [f"{PREFIX}step {event.step}: {event.graph} compiled, but its HLO could not be read (yet); "
-                "explained at exit"]
+        return [f"{PREFIX}step {event.step}: {event.graph} compiled, but it could not be read or explained now; "
+                "the report at exit says more"]
     if kind == "expected":
         return [f"{PREFIX}step {event.step}: expected recompilation ({event.count} so far): {_where(event)}"
                 f"{_fix(event) or f': {t.summary}'}"]
