@@ -36,6 +36,9 @@ from hlodiff.errors import HlodiffError, InputWarning
 _CLOSER = b" Analysis: ========"
 _RULE = re.compile(rb"[\w ]+ Analysis: -{8,}\r?\n")  # matched at a line start
 _END_GRAPH = b"## END_GRAPH\n"
+_BEGIN_GRAPH = b"## BEGIN_GRAPH"
+_SHARDING_BEGIN = b"#OUTPUT_SHARDING_BEGIN"
+_SHARDING_END = b"#OUTPUT_SHARDING_END"
 
 
 def _after_last_closed_block(data: bytes) -> int:
@@ -57,11 +60,26 @@ def _after_last_closed_block(data: bytes) -> int:
 
 
 def _after_last_graph(data: bytes) -> int:
-    """The offset just past the last ``## END_GRAPH`` line of save-tensors bytes (0: none)."""
+    """The offset just past the last whole entry of save-tensors bytes (0: none): past its ``## END_GRAPH`` line,
+    and past its ``#OUTPUT_SHARDING_END`` when an output-sharding block follows. torch_xla writes that block after
+    the compilation, so an entry whose HLO is sharded (``sharding=``) and has no closed block yet waits (it is
+    whole once its block closes or the next entry starts): read early, its outputs' sharding would be lost."""
     pos = data.rfind(b"\n" + _END_GRAPH)
-    if pos != -1:
-        return pos + 1 + len(_END_GRAPH)
-    return len(_END_GRAPH) if data.startswith(_END_GRAPH) else 0
+    if pos == -1:
+        return len(_END_GRAPH) if data.startswith(_END_GRAPH) else 0
+    end = pos + 1 + len(_END_GRAPH)
+    rest = data[end:].lstrip()
+    if rest.startswith(_SHARDING_BEGIN):
+        closed = data.find(_SHARDING_END, end)
+        if closed != -1:
+            return data.find(b"\n", closed) + 1 or len(data)
+    elif rest or data.rfind(b"sharding=", data.rfind(_BEGIN_GRAPH, 0, pos) + 1, pos) == -1:
+        return end  # something else follows (the next entry's start), or the graph is not sharded
+    start = data.rfind(_BEGIN_GRAPH, 0, pos)  # wait for this entry's block: cut before the entry
+    header = data.rfind(b"\n[", 0, start)
+    return header + 1 if header != -1 else 0
+
+
 _MODULE_NAME = re.compile(r"^module_(\d+)\.")
 _SAVE_FILE = re.compile(r"^graphs\.hlo\.\d+(\.gz)?$")
 
