@@ -5,8 +5,10 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :class:`Explained`. One entry point per command: :func:`inspect_paths`, :func:`compare_refs` (two graphs) and
 :func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
-across a persistent cache). Nothing here prints. The cost delta (both graphs' bytes, copies and peak-memory
-estimate) is computed only when asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
+across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
+:func:`live_monitor` (the same inside ``record --live``). Nothing here prints (the live entries hand each event to
+a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when asked for
+(``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
 from __future__ import annotations
@@ -339,3 +341,98 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
     warnings = [] if warnings is None else warnings
     first, second = read_run(run_a, cache, warnings), read_run(run_b, cache, warnings)
     return RunsCompared(compare_runs(first, second, warnings), warnings)
+
+
+POLL_SECONDS = 0.25
+"""How often a followed capture is looked at: a recompilation is told within about this much of being written."""
+
+
+def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
+               interval: float = POLL_SECONDS) -> list[InputWarning]:
+    """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
+    :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
+
+    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`), or after
+    ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may take a
+    while to start; the capture is then read as it is, half-written lines included, since nobody is writing them
+    any more). Ctrl-C stops it like ``stop``."""
+    import time
+
+    from hlodiff.explain.live import LiveRun
+
+    run = LiveRun(path, stage=stage)
+    last_change = time.monotonic()
+    sizes = None
+    started = False  # the idle clock runs from the first thing written: a job may take a while to start
+    try:
+        while True:
+            for event in run.poll():
+                emit(event)
+            now_sizes = _sizes(run.follower.files())
+            if now_sizes != sizes:
+                sizes, last_change = now_sizes, time.monotonic()
+                started = started or _written(now_sizes)
+            if stop is not None and stop():
+                break
+            if until_idle is not None and started and time.monotonic() - last_change >= until_idle:
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+    for event in run.close():
+        emit(event)
+    return run.warnings
+
+
+def _written(sizes: tuple) -> bool:
+    """Something was written: a file with bytes, or a folder with an entry."""
+    return any(bool(s) for s in sizes)
+
+
+def _sizes(paths: list[str]) -> tuple:
+    import os
+
+    out = []
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p))))
+            else:
+                out.append(os.path.getsize(p))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def live_monitor(emit, *, interval: float = POLL_SECONDS):
+    """For ``hlodiff record --live``: a function taking the recording's folder and returning a context manager
+    that follows it in a thread while the command runs (``emit`` gets each event), and on leaving reads the rest
+    and stops. Analysis errors never reach the command: the live lines just stop, the final report follows."""
+    import threading
+    from contextlib import contextmanager
+
+    @contextmanager
+    def monitor(folder: str):
+        done = threading.Event()
+
+        def follow() -> None:
+            try:
+                watch_path(folder, emit, stop=done.is_set, interval=interval)
+            except Exception as exc:  # noqa: BLE001 - the command runs on; the report at exit still comes
+                emit_error(exc)
+
+        def emit_error(exc: Exception) -> None:
+            try:
+                emit(exc)
+            except Exception:  # noqa: BLE001
+                pass
+
+        thread = threading.Thread(target=follow, name="hlodiff-live", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=60)
+
+    return monitor

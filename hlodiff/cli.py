@@ -63,10 +63,11 @@ def _print_json(kind: str, body: dict, warnings) -> None:
     click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
 
 
-def _show(as_json: bool, kind: str, body, warnings, render) -> None:
+def _show(as_json: bool, kind: str, body, warnings, render, stream=None) -> None:
     """The choice every command makes: the ``--json`` document (``body``, or a function making it) alone on
-    stdout, or the warnings on stderr and ``render(console)``'s report on stdout. A reader that closes the pipe
-    early (``| head``) ends the printing, not the command: its exit status is still the verdict."""
+    stdout, or the warnings on stderr and ``render(console)``'s report on stdout (``stream``: ``record`` puts it on
+    stderr, beside its live lines, out of the command's own stdout). A reader that closes the pipe early
+    (``| head``) ends the printing, not the command: its exit status is still the verdict."""
     try:
         if as_json:
             _print_json(kind, body() if callable(body) else body, warnings)
@@ -74,7 +75,7 @@ def _show(as_json: bool, kind: str, body, warnings, render) -> None:
             from hlodiff.render.reports import stdout_console
 
             _warn(warnings)
-            render(stdout_console())
+            render(stdout_console(stream))
     except BrokenPipeError:
         silence_stdout()
 
@@ -126,7 +127,8 @@ def main() -> None:
 
     \b
     Start with:
-      hlodiff record -- python train.py       run it with everything captured, then explain
+      hlodiff record -- python train.py       run it with everything captured, told live, then explain
+      hlodiff watch run/dump                  tell recompilations while a job writes its capture
       hlodiff explain-recompile graphs.hlo.0  why the run compiled again, at which line of yours
       hlodiff inspect graphs.hlo.0            what graphs a run produced, which compiled
       hlodiff compare graphs.hlo.0            each graph against the previous distinct one
@@ -410,7 +412,8 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     if html_path:
         write_job_html(html_path, job, stage, job_inputs(specs, tensors_report, debug_log, jax_log))
     _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),
-          lambda console: render_job(console, job, verbose=verbose))
+          lambda console: render_job(console, job, verbose=verbose),
+          stream=sys.stderr if exit_status is not None else None)
     if exit_status is not None:
         click.echo(exit_note(exit_status), err=True)
         sys.exit(exit_status)
@@ -444,7 +447,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         terminal.render_explanation(console, result.explanation, verbose=verbose)
         render_warmup_verdict(console, result)
 
-    _show(as_json, "explain", body, result.warnings, render)
+    _show(as_json, "explain", body, result.warnings, render, stream=sys.stderr if exit_status is not None else None)
     if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
         from hlodiff.render.model_explorer_serve import show_recompilation
 
@@ -545,10 +548,15 @@ def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> No
               help="When torch_xla records your source lines: auto = while the run warms up and whenever a graph "
                    "compiles, off on steady steps (a graph that compiled without them gets them from its next "
                    "occurrence); always; never.")
+@click.option("--live/--no-live", default=True, show_default=True,
+              help="While the command runs, tell each recompilation on stderr as soon as its graph is captured: "
+                   "one line (step, root cause, your line, the fix), a few more under the first of a story, a count "
+                   "for the next ones; expected ones (warm-up) in one short line.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @quiet_option
 @_guarded
-def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str, command: tuple[str, ...]) -> None:
+def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str, live: bool,
+           command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
 
     For torch_xla, at near-zero cost on cache hits: the HLO of each graph that compiles (XLA's dump, text and
@@ -558,7 +566,8 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
     (an XLA_SAVE_TENSORS_FILE you set is read instead of the dump).
 
     With --json, stdout holds only the JSON document: the command's own stdout goes to stderr (with its stderr),
-    so `hlodiff record --json -- cmd > out.json` works.
+    so `hlodiff record --json -- cmd > out.json` works. The explanation (without --json) goes to stderr, after
+    the live lines (--live, the default), whether stderr is a terminal, a file or a pipe.
 
     Exit status: the command's own (128+N when it was killed by signal N); hlodiff's verdict is on stderr and in
     the JSON (for a 0/1 verdict in a script, run hlodiff explain-recompile on the folder afterwards).
@@ -580,7 +589,14 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
         check_output(html_path, Inputs(), "HTML report")
     # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
     try:
-        result = record_command(list(command), out_dir, lines=lines, **({"stdout": stderr_fd()} if as_json else {}))
+        monitor = None
+        if live:
+            from hlodiff.api import live_monitor
+            from hlodiff.render.live import echo_event
+
+            monitor = live_monitor(echo_event)
+        result = record_command(list(command), out_dir, lines=lines, monitor=monitor,
+                                **({"stdout": stderr_fd()} if as_json else {}))
     except HlodiffError as err:  # the command could not start: with --json, the error is the document
         if as_json:
             _print_unexplained(command, None, err.one_line())
@@ -600,6 +616,36 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
         if as_json:
             _print_unexplained(command, result.exit_status, err.one_line())
         sys.exit(result.exit_status)
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@click.option("--until-idle", "until_idle", type=float, default=None, metavar="SECONDS",
+              help="Stop once nothing was written for this many seconds, counted from the first thing written "
+                   "(default: follow until Ctrl-C).")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per event on stdout (JSON Lines, see docs/json.md), for dashboards.")
+@stage_option
+@_guarded
+def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None) -> None:
+    """Follow a capture while a run writes it, and tell each recompilation as it becomes true: the lines
+    `hlodiff record` prints live, for a capture made by hand (a cluster job writing to shared storage).
+
+    PATH is a folder `hlodiff record` writes, an XLA dump folder (with its PT_XLA_DEBUG_LEVEL=2 log beside it,
+    cache hits are seen too), a save-tensors file or a PT_XLA_DEBUG log. A module or log line half written when
+    read is read again when complete. Stops on Ctrl-C or --until-idle; exit status 0 (2 on bad input).
+
+    \b
+    Examples:
+      hlodiff watch /shared/job42/dump --until-idle 600
+      hlodiff watch hlodiff-run --json | tee events.jsonl
+    """
+    from hlodiff.api import watch_path
+    from hlodiff.render.live import echo_event, echo_json
+
+    warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout),
+                          until_idle=until_idle, stage=stage)
+    _warn(warnings)
 
 
 if __name__ == "__main__":  # pragma: no cover

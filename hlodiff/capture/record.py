@@ -12,6 +12,7 @@ Output is not captured: the command's stdout/stderr are the caller's (``hlodiff 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -99,7 +100,7 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
 def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str] | None, *,
                    base_env: Mapping[str, str] | None = None, xla_dump: bool = True,
                    cwd: str | os.PathLike[str] | None = None, clean: bool = False, grace: float | None = None,
-                   lines: str = "auto", **popen_kwargs) -> RecordResult:
+                   lines: str = "auto", monitor=None, **popen_kwargs) -> RecordResult:
     """Run ``argv`` writing the save-tensors file, debug log, live-tensor reports and XLA dump into ``out_dir``
     (``None``: ``hlodiff-run``, or ``hlodiff-run-2``, ``-3``... past earlier recordings).
 
@@ -114,6 +115,10 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str] | None, 
     in its own process group; SIGINT/SIGTERM/SIGHUP are forwarded to it, with SIGTERM then SIGKILL after
     ``grace`` seconds (:mod:`hlodiff.capture.supervise`).
 
+    ``monitor``, when given, is called with the folder and returns a context manager held while the command runs
+    (``record --live`` follows the capture in a thread: :func:`hlodiff.api.live_monitor`); it is left before the
+    manifest is rewritten, so it has read everything the command wrote.
+
     Raises :class:`HlodiffError` when the folder cannot be used or the command cannot be started.
     """
     argv = tuple(os.fspath(a) for a in argv)
@@ -122,12 +127,12 @@ def record_command(argv: Sequence[str], out_dir: str | os.PathLike[str] | None, 
     held = claim(None if out_dir is None else os.fspath(out_dir), argv, replace=clean)
     try:
         return _record(argv, held.out_dir, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, grace=grace,
-                       lines=lines, **popen_kwargs)
+                       lines=lines, monitor=monitor, **popen_kwargs)
     finally:
         held.release()
 
 
-def _record(argv: tuple[str, ...], out: str, *, base_env, xla_dump, cwd, clean, grace, lines,
+def _record(argv: tuple[str, ...], out: str, *, base_env, xla_dump, cwd, clean, grace, lines, monitor=None,
             **popen_kwargs) -> RecordResult:
     env = record_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, clean=clean, lines=lines)
     paths = env.paths
@@ -142,7 +147,8 @@ def _record(argv: tuple[str, ...], out: str, *, base_env, xla_dump, cwd, clean, 
             _remove(paths.manifest_path)  # nothing ran: no recording here
             raise HlodiffError(f"cannot run the command: {exc.strerror or exc}", path=argv[0]) from None
         try:
-            outcome = signals.wait(proc)
+            with (monitor(out) if monitor is not None else contextlib.nullcontext()):
+                outcome = signals.wait(proc)
         except BaseException:
             supervise.stop_group(proc)  # hlodiff is failing: never leave the command running on its own
             raise

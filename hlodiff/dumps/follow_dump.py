@@ -1,0 +1,228 @@
+"""Following an XLA dump folder while a run writes it (:mod:`hlodiff.dumps.follow` has the why): with its
+``PT_XLA_DEBUG_LEVEL=2`` log (:class:`ExecutionsFollower`, one record per execution), alone
+(:class:`DumpFollower`, one record per module), or not yet known (:class:`UndecidedFollower`: ``watch`` started
+before the job wrote its log).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent
+from hlodiff.dumps.follow import Follower, _Log, _grown, _read, follower_for
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.errors import InputWarning
+
+_TORCH_XLA_MODULES = ("SyncTensorsGraph", "IrToHlo")
+
+
+_KNOWN_FILES: dict[str, object] = {}
+"""Path -> its :class:`~hlodiff.dumps.xla_dump.DumpFile` (or None: not HLO), so that each poll opens only the
+files that are new since the last one; a file that could not be read yet is not remembered."""
+
+
+def _module_files(dump: str) -> dict[int, list]:
+    """Module number -> its HLO files (:class:`hlodiff.dumps.xla_dump.DumpFile`), in stage order, listed now; a
+    module file is opened once (to read its ``HloModule`` line), at the first poll that sees it."""
+    from hlodiff.dumps.xla_dump import DumpFile, _NAME_RE, _NOT_HLO_SUFFIXES, _read_dump_file
+
+    out: dict[int, list] = {}
+    try:
+        entries = list(os.scandir(dump))
+    except OSError:
+        return out
+    for entry in entries:
+        m = _NAME_RE.match(entry.name)
+        if m is None or "thunk" in entry.name or m.group(2).endswith(_NOT_HLO_SUFFIXES):
+            continue
+        if entry.path not in _KNOWN_FILES:
+            if not entry.is_file() or b"\n" not in _read(entry.path, 0, 1 << 16):
+                continue  # its HloModule line is not whole yet: looked at again next time
+            if len(_KNOWN_FILES) > 1 << 16:
+                _KNOWN_FILES.clear()
+            _KNOWN_FILES[entry.path] = _read_dump_file(entry.path, int(m.group(1)), m.group(2))
+        found = _KNOWN_FILES[entry.path]
+        if found is not None:
+            out.setdefault(found.module_number, []).append(found)
+    for files in out.values():
+        files.sort(key=DumpFile.order)
+    return out
+
+
+def _chosen(files: list, stage: str | None):
+    from hlodiff.dumps.xla_dump import select
+
+    chosen = select(files, stage)
+    return chosen[0] if chosen else None
+
+
+class ExecutionsFollower(Follower):
+    """A recording (or a dump folder with its ``PT_XLA_DEBUG_LEVEL=2`` log): one record per execution."""
+
+    def __init__(self, source: str, log: str, dump: str, stage: str | None = None):
+        Follower.__init__(self, source)
+        self.log = _Log(log, self.warnings)
+        self.dump, self.stage = dump, stage
+        self.compilations: list[CompilationEvent] = []
+        self.modules: dict[str, GraphRecord] = {}  # graph hash -> the module of its compilation
+        self.waiting: list[ExecutionEvent] = []  # executions whose module is not in the dump yet
+        self.index = 0
+        self.paired = 0
+        self.modules_only: DumpFollower | None = None
+        """A recording of a program that is not torch_xla (JAX): no log will come, each module is a compilation."""
+
+    def files(self) -> list[str]:
+        return [self.log.path, self.dump]
+
+    def poll(self) -> list[GraphRecord]:
+        if self.modules_only is None and not self.compilations and self._not_torch_xla():
+            self.modules_only = DumpFollower(self.dump, self.stage)
+        if self.modules_only is not None:
+            self.modules_only.closed = self.closed
+            return self.modules_only.poll()
+        for event in self.log.new_events(self.closed):
+            if isinstance(event, CompilationEvent):
+                self.compilations.append(event)
+                if event.graph_hash:
+                    self.events.setdefault(event.graph_hash, event)
+            else:
+                self.waiting.append(event)
+        self._pair_modules()
+        out = []
+        while self.waiting:
+            event = self.waiting[0]
+            module = self.modules.get(event.graph_hash or "")
+            if module is None:
+                if not self.closed and self.paired < len(self.compilations):
+                    break  # its module is still being written
+                self.warnings.append(InputWarning(
+                    f"execution {self.index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
+                    "(compiled before the capture started?); skipped", self.log.path, event.line))
+                self.waiting.pop(0)
+                self.index += 1
+                continue
+            self.waiting.pop(0)
+            out.append(GraphRecord(path=module.path, index=self.index, kind="executions", start_line=1,
+                                   source=self.source, graph_name=event.graph_name, frames=event.frames,
+                                   graph_hash=event.graph_hash, module_number=module.module_number,
+                                   module_name=module.module_name, stage=module.stage,
+                                   proto_path=module.proto_path))
+            self.index += 1
+        return out
+
+    def _not_torch_xla(self) -> bool:
+        """The dump's first module is not torch_xla's (``SyncTensorsGraph.N``, ``IrToHlo.N``): a JAX program run
+        under ``record``, whose log never comes."""
+        by_number = _module_files(self.dump)
+        if not by_number:
+            return False
+        first = by_number[min(by_number)][0]
+        return not first.module_name.startswith(_TORCH_XLA_MODULES)
+
+    def _pair_modules(self) -> None:
+        """The k-th compilation of the log is the k-th module of the dump (its files are complete by the time the
+        log says the compilation ended)."""
+        from hlodiff.dumps.hlo_proto import proto_beside
+
+        if self.paired >= len(self.compilations):
+            return
+        by_number = _module_files(self.dump)
+        numbers = sorted(by_number)
+        for k in range(self.paired, min(len(self.compilations), len(numbers))):
+            chosen = _chosen(by_number[numbers[k]], self.stage)
+            event = self.compilations[k]
+            if chosen is None:
+                break
+            self.paired = k + 1
+            record = GraphRecord(path=chosen.path, index=k, kind="xla_dump", start_line=1, source=self.dump,
+                                 module_number=chosen.module_number, module_name=chosen.module_name,
+                                 stage=chosen.stage, proto_path=proto_beside(chosen.path))
+            self.modules[event.graph_hash or f"#{k}"] = record
+
+
+class DumpFollower(Follower):
+    """An XLA dump folder alone: one record per module (each one is a compilation)."""
+
+    def __init__(self, dump: str, stage: str | None = None):
+        Follower.__init__(self, dump)
+        self.stage = stage
+        self.done: set[int] = set()
+        self.sizes: dict[str, int] = {}
+        self.index = 0
+
+    def files(self) -> list[str]:
+        return [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        from hlodiff.dumps.hlo_proto import proto_beside
+
+        by_number = _module_files(self.source)
+        numbers = sorted(n for n in by_number if n not in self.done)
+        out = []
+        for position, number in enumerate(numbers):
+            chosen = _chosen(by_number[number], self.stage)
+            if chosen is None:
+                continue
+            later = position + 1 < len(numbers)
+            if not (self.closed or later or self._settled(chosen.path)):
+                break  # modules are taken in order: a later one waits for this one
+            self.done.add(number)
+            out.append(GraphRecord(path=chosen.path, index=self.index, kind="xla_dump", start_line=1,
+                                   source=self.source, module_number=number, module_name=chosen.module_name,
+                                   stage=chosen.stage, proto_path=proto_beside(chosen.path)))
+            self.index += 1
+        return out
+
+    def _settled(self, path: str) -> bool:
+        """Same size as at the previous poll, and the text ends with a computation's closing brace."""
+        size = _grown(path, -1)
+        before, self.sizes[path] = self.sizes.get(path), size
+        if size <= 0 or before != size:
+            return False
+        tail = _read(path, max(0, size - 64), size).rstrip()
+        return tail.endswith(b"}")
+
+
+class UndecidedFollower(Follower):
+    """A folder with no log of executions yet: ``watch`` started before the job wrote much. torch_xla writes the
+    first module as it compiles and the log's first ``Execution Analysis`` block right after, so the folder is
+    looked at again at each poll: a log appears (cache hits and steps will be seen), or :data:`LOG_WAIT` seconds
+    pass after the first module without one (a JAX dump, a log not written: each module is a compilation)."""
+
+    LOG_WAIT = 2.0
+
+    def __init__(self, path: str, stage: str | None):
+        Follower.__init__(self, path)
+        self.stage = stage
+        self.inner: Follower | None = None
+        self.first_module_at: float | None = None
+
+    def files(self) -> list[str]:
+        return self.inner.files() if self.inner is not None else [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        if self.inner is None:
+            self._decide()
+        if self.inner is None:
+            return []
+        self.inner.closed = self.closed
+        return self.inner.poll()
+
+    def _decide(self) -> None:
+        found = follower_for(self.source, self.stage, wait=False)
+        found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
+        if isinstance(getattr(found, "log", None), _Log):
+            found.log.warnings = self.warnings
+        if not isinstance(found, DumpFollower):
+            self.inner = found
+            return
+        if not _module_files(found.source):
+            if self.closed:
+                self.inner = found
+            return
+        now = time.monotonic()
+        if self.first_module_at is None:
+            self.first_module_at = now
+        if self.closed or now - self.first_module_at >= self.LOG_WAIT:
+            self.inner = found

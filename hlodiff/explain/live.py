@@ -1,0 +1,393 @@
+"""Explain a run while it runs: each graph that arrives is analysed against what is known so far, and the
+recompilations come out as typed events (``hlodiff record``'s live lines, ``hlodiff watch``).
+
+**Incremental, bounded.** A cache hit costs a dictionary lookup and a place in its family's recent window. A
+compilation is explained by the same analysis as the final report (:func:`hlodiff.explain.recompile.explain_records`)
+over a bounded window of its family: the family's last :data:`~hlodiff.explain.candidates.POOL` compiled graphs
+(the candidates the final report compares with) and its last :data:`RECENT` executions. So the cost of a new graph
+does not grow with the run, and memory holds one record per compilation plus the windows.
+
+**The final story is the live one, completed.** What a window can say depends on what came after: a batch that
+is short at the newest step reads as "the last batch" until the next steps show the size stayed. So each family's
+newest recompilation is looked at again as its cache hits come in (after 1, 2, 4, 8, ... hits: a logarithmic
+number of times) and when the run ends; if its root, line or fix changed, an ``update`` event says so. The last word
+on each story is then the final report's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.candidates import POOL
+from hlodiff.hlo.model import SourceFrame
+
+RECENT = 32
+"""Executions of a family kept for its patterns (alternation, buckets that recur, a batch that stayed short)."""
+
+NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
+"""Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
+newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
+
+
+@dataclass(slots=True)
+class Told:
+    """What an event says about one recompilation: its root cause and where, the fix, the other causes."""
+
+    kind: str
+    summary: str
+    location: SourceFrame | None
+    fix: str | None
+    more: list[tuple[str, str, SourceFrame | None]] = field(default_factory=list)
+    """The causes after the root: (kind, summary, first location)."""
+    closest: str | None = None
+    similarity: float | None = None
+    waits: bool = False
+    """The fix is not told yet: it rests on what the next steps show (:data:`NEEDS_THE_END`)."""
+
+    def key(self) -> tuple:
+        where = (self.location.file, self.location.line) if self.location else None
+        return (self.kind, where, self.fix)
+
+
+@dataclass(slots=True)
+class LiveEvent:
+    """One thing that became true while the run ran.
+
+    ``kind``: ``compiled`` (a family's first graph), ``expected`` (a recompilation the final report would call
+    warm-up, setup or expected: counted, not shouted), ``pending`` (a family compiled again on its second step:
+    an optimizer's warm-up if the next steps reuse the graph; the next execution decides, with an ``update`` or a
+    ``recompiled``), ``recompiled`` (the first of a story: told in full),
+    ``repeat`` (another recompilation of a story already told), ``update`` (a story's words changed now that more
+    of the run is known), ``unread`` (a compiled module that could not be read), ``log`` (a ``PT_XLA_DEBUG``
+    compilation seen without its HLO).
+    """
+
+    kind: str
+    step: int
+    graph: str
+    family: str
+    told: Told | None = None
+    story: int | None = None
+    """The story's number (0-based, in the order stories were first told)."""
+    count: int = 1
+    """``repeat``: recompilations of the story so far; ``expected``: expected recompilations so far."""
+    of_step: int | None = None
+    """``repeat``/``update``: the step of the story's first recompilation."""
+    graphs: int = 0
+    """Graphs read so far (executions, cache hits included)."""
+    expected: bool = False
+    """The recompilation is one the final report calls expected (warm-up, setup, one graph per bucket)."""
+
+    def to_json(self) -> dict:
+        t = self.told
+        return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
+                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
+                "graphs_so_far": self.graphs,
+                "cause": None if t is None else {
+                    "kind": t.kind, "summary": t.summary,
+                    "location": t.location.to_json() if t.location else None, "fix": t.fix,
+                    "fix_waits_for_next_steps": t.waits, "closest": t.closest,
+                    "similarity": None if t.similarity is None else round(t.similarity, 4),
+                    "more": [{"kind": k, "summary": s, "location": loc.to_json() if loc else None}
+                             for k, s, loc in t.more]}}
+
+
+@dataclass(slots=True)
+class _Family:
+    key: str
+    label: str
+    compiled: deque = field(default_factory=lambda: deque(maxlen=POOL))
+    """The records of its last POOL compilations (first occurrences of their keys)."""
+    recent: deque = field(default_factory=lambda: deque(maxlen=RECENT))
+    hits_since: int = 0
+    next_look: int = 1
+    latest: GraphRecord | None = None
+    """The newest recompilation's record, looked at again as hits come in."""
+    latest_step: int = 0
+    told: Told | None = None
+    story: int | None = None
+    expected: bool = False
+    pending: bool = False
+    steps: int = 0
+
+
+@dataclass(slots=True)
+class _Story:
+    number: int
+    first_step: int
+    count: int = 1
+    told: Told | None = None
+
+
+class LiveExplainer:
+    """Feed it records in run order (:meth:`feed`); it returns the events each one made true."""
+
+    def __init__(self, *, report_files: list[str] | None = None, events: dict | None = None,
+                 warnings: list[InputWarning] | None = None):
+        self.report_files = list(report_files or [])
+        self.events = events if events is not None else {}
+        self.warnings = warnings if warnings is not None else []
+        self.families: dict[str, _Family] = {}
+        self.first: dict[str, object] = {}  # cache key -> summary of the graph that compiled it
+        self.stories: dict[tuple, _Story] = {}
+        self.expected = 0
+        self.graphs = 0
+        self.step = 0
+        self.compilations = 0
+        self.failures: list[str] = []
+        """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
+
+    # -- feeding ---------------------------------------------------------------------------------------------------
+
+    def feed(self, records) -> list[LiveEvent]:
+        out: list[LiveEvent] = []
+        for record in records:
+            out += self._one(record)
+        return out
+
+    def finish(self) -> list[LiveEvent]:
+        """The run ended: each family's newest recompilation looked at with everything known."""
+        out: list[LiveEvent] = []
+        for family in self.families.values():
+            if family.latest is not None:
+                out += self._look_again(family, running=False)
+        return out
+
+    def _one(self, record: GraphRecord) -> list[LiveEvent]:
+        from hlodiff.explain.families import family_key, is_partial
+        from hlodiff.explain.inventory import CacheHit, summarize
+
+        self.graphs += 1
+        key = record.cache_key()
+        if key is not None and record.kind == "xla_dump":
+            key = f"{record.source}#{key}"
+        known = self.first.get(key) if key is not None else None
+        if known is not None:
+            summary = CacheHit(record, known, known, keep=False)
+        else:
+            unread: list[GraphRecord] = []
+            found = summarize([record], keep=False, warnings=self.warnings, unread=unread)
+            if not found:
+                return [LiveEvent("unread", self._step(None), record.ref, "", graphs=self.graphs)] if unread else []
+            summary = found[0]
+            if key is not None:
+                self.first[key] = summary
+        fkey, label = family_key(summary)
+        family = self.families.get(fkey)
+        if family is None:
+            family = self.families[fkey] = _Family(fkey, label)
+        step = self._step(summary, is_partial(summary, self._debug_cause(record)))
+        if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
+            step = family.steps
+        family.recent.append(record)
+        family.steps += 1
+        if known is not None:
+            family.hits_since += 1
+            if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
+                family.next_look *= 2
+                return self._look_again(family)
+            return []
+        self.compilations += 1
+        first_of_family = not family.compiled
+        earlier = self._look_again(family) if family.pending else []  # settled by what came next: this graph
+        family.compiled.append(record)
+        if first_of_family:
+            return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
+        family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
+        return earlier + self._tell(family, record, step)
+
+    def _step(self, summary, partial: bool = False) -> int:
+        step = self.step
+        if summary is not None and not partial:
+            self.step += 1
+        return step
+
+    def _debug_cause(self, record: GraphRecord) -> str | None:
+        event = self.events.get(record.graph_hash or "")
+        return event.cause if event is not None else None
+
+    # -- explaining ------------------------------------------------------------------------------------------------
+
+    def _window(self, family: _Family) -> list[GraphRecord]:
+        seen: dict[int, GraphRecord] = {}
+        for r in (*family.compiled, *family.recent):
+            seen.setdefault(r.index, r)
+        return [seen[i] for i in sorted(seen)]
+
+    def _explain(self, family: _Family, record: GraphRecord):
+        """(the recompilation of ``record`` in its family's window, whether it is expected), or None."""
+        from hlodiff.explain.recompile import explain_records
+        from hlodiff.explain.verdict import unexpected
+
+        window = self._window(family)
+        events = {r.graph_hash: self.events[r.graph_hash] for r in window
+                  if r.graph_hash and r.graph_hash in self.events}
+        try:
+            explanation = explain_records(window, report_files=self.report_files, events=events,
+                                          warnings=[])
+        except HlodiffError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - one graph's analysis failing must not end the live lines
+            self.failures.append(f"{record.ref}: {type(exc).__name__}: {exc}")
+            return None
+        ours = next((r for r in explanation.recompilations if r.graph.ref == record.ref), None)
+        if ours is None:
+            return None
+        shouted = {id(r) for r in unexpected(explanation)}
+        return ours, id(ours) not in shouted
+
+    def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
+        """A new recompilation: expected ones counted in one line, a family's first one on its second step
+        (an optimizer's warm-up, if the next steps reuse the graph) held as ``pending`` until its next execution
+        shows whether it settles, the others told in full (or as one more of a story already told)."""
+        found = self._explain(family, record)
+        if found is None:
+            return [LiveEvent("unread", step, record.ref, family.label, graphs=self.graphs)]
+        recompilation, expected = found
+        told = _told(recompilation, running=True)
+        family.told, family.expected, family.story, family.pending = told, expected, None, False
+        if expected:
+            self.expected += 1
+            return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
+                              expected=True, graphs=self.graphs)]
+        if family.steps == 2 and len(family.compiled) == 2 and record.kind in TRACED_KINDS:
+            # compiled, then compiled again at once; the next execution says whether it settles (a dump of
+            # compilations alone shows no cache hits: nothing would settle it before the end)
+            family.pending = True
+            return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
+        return [self._story_event(family, record, told)]
+
+    def _story_event(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
+        """The first of a story (told in full) or one more of a story already told (a count)."""
+        skey = (family.key, told.location.file if told.location else None,
+                told.location.line if told.location else told.kind)
+        story = self.stories.get(skey)
+        if story is None:
+            story = self.stories[skey] = _Story(len(self.stories), family.latest_step, told=told)
+            family.story = story.number
+            return LiveEvent("recompiled", family.latest_step, record.ref, family.label, told, story.number,
+                             graphs=self.graphs)
+        story.count += 1
+        family.story = story.number
+        return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
+                         story.first_step, graphs=self.graphs)
+
+    def _look_again(self, family: _Family, running: bool = True) -> list[LiveEvent]:
+        """The family's newest recompilation with what is known now: an event only when its words changed."""
+        record = family.latest
+        found = self._explain(family, record) if record is not None else None
+        if found is None or family.told is None:
+            return []
+        recompilation, expected = found
+        told = _told(recompilation, running=running)
+        pending, family.pending = family.pending, False
+        if not pending and told.key() == family.told.key() and expected == family.expected \
+                and told.waits == family.told.waits:
+            return []
+        was_expected = family.expected
+        family.told, family.expected = told, expected
+        if expected:
+            if pending or not was_expected:
+                self.expected += 1
+            return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
+                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs)]
+        if was_expected:
+            self.expected = max(0, self.expected - 1)
+        if family.story is None:  # held (pending) or counted as expected until now: told in full now
+            return [self._story_event(family, record, told)]
+        return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
+                          of_step=family.latest_step, graphs=self.graphs)]
+
+
+def _told(recompilation, running: bool = False) -> Told:
+    causes = recompilation.causes
+    if not causes:
+        return Told("unknown", "no difference found against the closest earlier graph", None, None,
+                    closest=recompilation.closest.ref if recompilation.closest else None)
+    root = causes[0]
+    more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
+    diff = recompilation.diff
+    waits = running and root.fix_rule in NEEDS_THE_END
+    return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else root.fix,
+                more, recompilation.closest.ref if recompilation.closest else None,
+                diff.similarity if diff is not None else None, waits)
+
+
+class LiveRun:
+    """A followed capture and its explainer: :meth:`poll` reads what the run appended and returns the events it
+    made true; :meth:`close` (the writer is done) reads the rest and looks at each story once more."""
+
+    def __init__(self, path: str, *, stage: str | None = None):
+        from hlodiff.dumps.follow import LogFollower, follower_for
+
+        self.path = path
+        self.follower = follower_for(path, stage)
+        self.log_only = isinstance(self.follower, LogFollower)
+        self.report_files = [_report_beside(path)]
+        self.explainer = LiveExplainer(events=self.follower.events, warnings=self.follower.warnings)
+        # Imported now, while the job starts, not when the first recompilation is told: the differ imports
+        # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
+        import networkx  # noqa: F401
+        import hlodiff.explain.recompile  # noqa: F401
+        import hlodiff.explain.verdict  # noqa: F401
+        self.log_steps = 0
+        self.log_seen: set[str] = set()
+
+    @property
+    def warnings(self) -> list[InputWarning]:
+        return self.follower.warnings
+
+    def poll(self) -> list[LiveEvent]:
+        records = self.follower.poll()
+        return self._after(records)
+
+    def close(self) -> list[LiveEvent]:
+        events = self._after(self.follower.close())
+        return events + self.explainer.finish()
+
+    def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
+        import os
+
+        self.explainer.report_files = [p for p in self.report_files if os.path.isfile(p)]
+        if self.log_only:
+            return self._log_events()
+        return self.explainer.feed(records)
+
+    def _log_events(self) -> list[LiveEvent]:
+        """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
+        from hlodiff.dumps.debug_log import CompilationEvent
+        from hlodiff.hlo.model import user_frame
+
+        out = []
+        for event in self.follower.take_events():
+            if not isinstance(event, CompilationEvent):
+                self.log_steps += 1
+                continue
+            where = user_frame(event.frames) or (event.frames[0] if event.frames else None)
+            label = f"sync at {where.short()}" if where else "unknown line"
+            first = label not in self.log_seen
+            self.log_seen.add(label)
+            told = Told("unknown", f"torch_xla compiled graph {event.graph_hash} ({event.cause}); the log has no "
+                        "HLO, so what changed is unknown (capture with hlodiff record, or add an XLA dump)",
+                        where, None)
+            out.append(LiveEvent("compiled" if first else "log", self.log_steps, event.graph_hash or "?", label,
+                                 None if first else told, graphs=self.log_steps))
+        return out
+
+
+def _report_beside(path: str) -> str:
+    """Where the live-tensor reports of the capture at ``path`` are (or will be): the manifest's, else
+    ``tensors_report.txt`` in the folder (beside the file). They place added or removed outputs at their lines."""
+    import os
+
+    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
+
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
+        report = read_manifest(folder).tensors_report
+        if report:
+            return report
+    return os.path.join(folder, "tensors_report.txt")

@@ -1,0 +1,110 @@
+"""The words of the live events (:mod:`hlodiff.explain.live`): what ``hlodiff record`` writes on stderr while the
+command runs, and what ``hlodiff watch`` prints (or, with ``--json``, one JSON object per line).
+
+One line per recompilation, readable in a job log among the job's own output, each starting ``hlodiff:``::
+
+    hlodiff: step 4 recompiled (sync at train.py:14): shape at train.py:10: input shape changed ...; fix: ...
+
+under the first recompilation of a story a few indented lines (the other causes, the closest earlier graph), and
+for the next ones of the same story one line with the count. Expected recompilations (warm-up, setup, one graph
+per bucket) get one short line with their count, never a block.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hlodiff.errors import printable
+from hlodiff.explain.live import LiveEvent
+
+PREFIX = "hlodiff: "
+
+
+def _where(event: LiveEvent) -> str:
+    t = event.told
+    if t is None:
+        return ""
+    at = f" at {t.location.short()}" if t.location else " (line unknown)"
+    return f"{t.kind}{at}"
+
+
+def _fix(event: LiveEvent) -> str:
+    t = event.told
+    if t is not None and t.waits:
+        return "; fix: told once the next steps show whether the new size stays"
+    return f"; fix: {t.fix}" if t is not None and t.fix else ""
+
+
+def lines(event: LiveEvent) -> list[str]:
+    """The lines of one event (none for a family's first graph: compiling once is what a run does), with anything
+    unprintable in paths or names escaped (a job log must not get terminal control codes from a file name)."""
+    return [printable(line) for line in _lines(event)]
+
+
+def _lines(event: LiveEvent) -> list[str]:
+    t = event.told
+    kind = event.kind
+    if kind == "compiled":
+        return []
+    if kind == "unread":
+        return [f"{PREFIX}step {event.step}: {event.graph} compiled, but it could not be read or explained now; "
+                "the report at exit says more"]
+    if kind == "expected":
+        return [f"{PREFIX}step {event.step}: expected recompilation ({event.count} so far): {_where(event)}"
+                f"{_fix(event) or f': {t.summary}'}"]
+    if kind == "pending":
+        return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
+                "a warm-up if the next steps reuse it (told at the next step)"]
+    if kind == "log":
+        return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
+    if kind == "repeat":
+        return [f"{PREFIX}step {event.step} recompiled again: same story as step {event.of_step} ({_where(event)}), "
+                f"{event.count} times so far{_fix(event)}"]
+    if kind == "update":
+        if event.expected:
+            return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected, {_where(event)}"
+                    f"{_fix(event) or f': {t.summary}'}"]
+        return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
+    head = (f"{PREFIX}step {event.step} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    out = [head]
+    for k, summary, loc in t.more:
+        out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
+    if t.closest:
+        alike = f", {t.similarity:.0%} alike" if t.similarity is not None else ""
+        out.append(f"{PREFIX}  against {t.closest}{alike}; the full report at exit")
+    return out
+
+
+def json_line(event: LiveEvent) -> str:
+    """One JSON object on one line (JSON Lines): the event's :meth:`~LiveEvent.to_json`."""
+    return json.dumps({"schema": "hlodiff.live/1", **event.to_json()}, sort_keys=False, ensure_ascii=False)
+
+
+def echo_event(event, stream=None) -> None:
+    """Write an event's lines at once (one write, flushed: a job log gets whole lines, in order with the
+    command's own output). An exception (the live analysis failed) is one line, and the report at exit follows."""
+    import sys
+
+    stream = stream or sys.stderr
+    if isinstance(event, BaseException):
+        text = f"{PREFIX}live lines stopped ({type(event).__name__}: {event}); the report at exit follows\n"
+    else:
+        text = "".join(f"{line}\n" for line in lines(event))
+    if not text:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def echo_json(event, stream=None) -> None:
+    """One JSON line per event on stdout (``watch --json``)."""
+    import sys
+
+    if isinstance(event, BaseException):
+        return
+    stream = stream or sys.stdout
+    stream.write(json_line(event) + "\n")
+    stream.flush()
