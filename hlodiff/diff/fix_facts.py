@@ -62,7 +62,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs"):
+                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":
@@ -100,6 +100,34 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("required_static")
         args["structure"] = ctx.structure
     args["arg"] = ctx.argument or "?"
+    for name in ("updated_in_place", "updates_removed"):
+        if getattr(ctx, name, False):
+            facts.add(name)
+    if getattr(ctx, "graph_grows", ()):
+        facts.add("graph_grows")
+        counts = ctx.graph_grows
+        args["counts"] = ", ".join(str(n) for n in counts[:5]) + (", ..." if len(counts) > 5 else "")
+    args["first_step"] = str(ctx.variant_steps[0]) if getattr(ctx, "variant_steps", ()) else "this step"
+    args["steps"] = _steps_text(getattr(ctx, "variant_steps", ()))
+    args["line"] = _user_line(cause)
+
+
+def _steps_text(steps: tuple[int, ...]) -> str:
+    """``steps 1, 3, 4 and 7`` (the first eight), or ``some steps`` when unknown."""
+    if not steps:
+        return "some steps"
+    shown = [str(s) for s in steps[:8]]
+    if len(steps) > 8:
+        return "steps " + ", ".join(shown) + ", ..."
+    return ("step " + shown[0]) if len(shown) == 1 else "steps " + ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _user_line(cause: Cause) -> str:
+    """The cause's first user frame as ``file.py:N`` (basename), else ``the line shown``."""
+    for f in cause.locations:
+        if not getattr(f, "is_library", False) and f.line is not None:
+            return f"{f.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{f.line}"
+    return "the line shown"
 
 
 _VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}

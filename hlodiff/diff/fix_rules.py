@@ -55,6 +55,11 @@ RULES: tuple[FixRule, ...] = (
           "new_function jax",
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
+    _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
+          "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
+          "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
+          "traces the earlier ones again: detach it where it is carried (h = h.detach()) -- see {line}",
+          unless="grows"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
@@ -180,6 +185,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
+    _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
+          "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a periodic "
+          "update at {line}): a Python `if` on the step decides it and each variant is another graph; update them "
+          "every step, or run the update as a step of its own (torch_xla.sync() before it) so the training graph "
+          "stays one", unless="jax"),
+    _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
+          "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
+          "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
+          "(torch.where, or multiply by a 0/1 mask)", unless="jax cycle"),
     _rule("inputs_jax", "inputs", "jax",
           "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
           "call): pass the same arguments, with the same structure, every call"),
@@ -188,21 +202,21 @@ RULES: tuple[FixRule, ...] = (
           "at the same points every step, or keep the view lazy"),
     _rule("inputs_made_before_loop", "inputs", "materialized added",
           "expected once: a tensor made before the loop was computed by the first step's graph and is device data "
-          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax"),
+          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax comes_back"),
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
-          "fix (or create it before the loop and sync)"),
+          "fix (or create it before the loop and sync)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
-          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"),
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)", unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
-          unless="user_made_inputs transposed_input"),
+          unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation",
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
-          "that the next step is a cache hit)", unless="user_made_inputs transposed_input"),
+          "that the next step is a cache hit)", unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_cycle", "inputs", "added cycle",
           "the graphs cycle every {period} steps (gradient accumulation: grads created, accumulated, then the "
           "optimizer step): expected, each variant compiles once"),
@@ -213,10 +227,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
           "step's graph and is device data from then on (call torch_xla.sync() right after creating it to keep it "
-          "out of the step)", unless="jax"),
+          "out of the step)", unless="jax comes_back"),
+    _rule("outputs_frozen", "outputs", "updates_removed switched",
+          "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
+          "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
+          "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
           "follows from the {lead} change: outputs changed type or shape with it"),
-    _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP),
+    _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
     _rule("outputs_some_steps", "outputs", "",
@@ -234,8 +252,8 @@ RULES: tuple[FixRule, ...] = (
           "larger sizes; fix the size and this goes too"),
     _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
-          "it created on the first (momentum, moments): nothing to fix", unless="removed"),
-    _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired"),
+          "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
+    _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
@@ -250,7 +268,7 @@ RULES: tuple[FixRule, ...] = (
     # -- the others -----------------------------------------------------------------------------------------------
     _rule("reordered_follow", "reordered", "lead_other",
           "follows from the {other} change: its values reach the outputs in another order"),
-    _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP),
+    _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("reordered", "reordered", "",
           "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"),
     _rule("layout_jax", "layout", "jax",
@@ -259,7 +277,7 @@ RULES: tuple[FixRule, ...] = (
           "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"),
     _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
           "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
-          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix"),
+          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix", unless="comes_back"),
     _rule("sharding_torch", "sharding", "torch_xla",
           "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
           "step"),
@@ -271,11 +289,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("aliasing_warmup", "aliasing", "torch_xla donates_added_inputs first_recompilation settles",
           "follows from the inputs change (warm-up): torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), and the new inputs (optimizer state, once it exists) are overwritten in "
-          "place: nothing to fix"),
+          "place: nothing to fix", unless="comes_back"),
     _rule("aliasing_follow_inputs", "aliasing", "torch_xla donates_added_inputs",
           "follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too"),
-    _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP),
+    _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("aliasing_torch", "aliasing", "torch_xla",
           "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
           "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "

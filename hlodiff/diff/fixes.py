@@ -75,6 +75,20 @@ class FixContext:
     """JAX never saw the function object (created anew, e.g. jitted again every epoch over a closure)."""
     transposed_input: bool = False
     """Another cause of the same recompilation is a tensor handed over transposed (its transposes follow it)."""
+    comes_back: bool = False
+    """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
+    warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    variant_steps: tuple[int, ...] = ()
+    """Positions (0-based, among the family's whole graphs: the steps of a one-sync loop) where this graph ran."""
+    graph_grows: tuple[int, ...] = ()
+    """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
+    compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
+    updated_in_place: bool = False
+    """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
+    on these steps only (an EMA of the weights, a periodic update)."""
+    updates_removed: bool = False
+    """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
+    the model stopped training (frozen)."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

@@ -161,7 +161,17 @@ def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: s
     ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order."""
     if _grows(seen) and counts_from == "executions":
         return "preallocate"
+    if counts_from == "executions" and not comes_back(seen):
+        return "buckets"  # sizes that never come back (8 then 6 for good) are no buckets, whatever their values
     return "expected" if already_bucketed(values) else "buckets"
+
+
+def comes_back(seen: list[int]) -> bool:
+    """Some size is executed again after another size ran (8, 16, 8): the run itself shows the sizes recur. A size
+    that changed once and stayed (8, 8, 8, 6, 6, 6) never comes back: one switch, not a set of buckets; "expected"
+    needs the strongest evidence, the same values coming back."""
+    runs = [v for i, v in enumerate(seen) if i == 0 or seen[i - 1] != v]
+    return len(runs) > len(set(runs))
 
 
 def family_verdicts(recompilations) -> dict[str, str]:

@@ -18,8 +18,9 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_n
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, grows, library_step,
-                                          ops_use_new_inputs, static_structure, trip_count_changed)
+from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, graph_grows, grows,
+                                          library_step, ops_use_new_inputs, static_structure, trip_count_changed,
+                                          updated_in_place, updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
 from hlodiff.hlo.shapes import without_layout_text
@@ -41,7 +42,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
-            ops_use_new_inputs=ops_use_new_inputs(r),
+            ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
+            updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -77,8 +79,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     recompilations would otherwise walk all its graphs for each of them."""
     members = [g for g in r.family.members if not is_partial(g)] if members is None else members
     compiled = r.family.compiled if compiled is None else compiled
-    settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
-        and len(members) >= 3
+    settles = len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
@@ -86,7 +87,24 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
-                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
+                      comes_back=_comes_back(members, r), variant_steps=tuple(
+                          i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+
+
+def _comes_back(members: list, r) -> bool:
+    """The graph compared with (``closest``) runs again after this graph first ran: A,B,A."""
+    if r.closest is None:
+        return False
+    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
+    return at is not None and any(g.cache_key == r.closest.cache_key for g in members[at + 1:])
+
+
+def _stays(members: list, graph) -> bool:
+    """From ``graph`` on, every whole graph of the family is ``graph`` again: the earlier graph never comes back
+    (warm-up). Ending on ``graph`` is not enough: a block skipped at random (A,B,A,B,B) also ends on either."""
+    at = next((i for i, g in enumerate(members) if g.cache_key == graph.cache_key), None)
+    return at is not None and all(g.cache_key == graph.cache_key for g in members[at:])
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
