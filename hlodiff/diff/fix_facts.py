@@ -100,7 +100,13 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("required_static")
         args["structure"] = ctx.structure
     args["arg"] = ctx.argument or "?"
-    for name in ("updated_in_place", "updates_removed"):
+    if getattr(ctx, "read_sets_trace", 0) >= 2:
+        facts.add("read_sets_trace")
+        args["after_read"] = str(ctx.read_sets_trace)
+    if getattr(ctx, "keywords", ""):
+        facts.add("keyword_call")
+        args["keywords"] = ctx.keywords
+    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "graph_grows", ()):

@@ -65,6 +65,11 @@ RULES: tuple[FixRule, ...] = (
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
           "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_read_sets_size", "partial", "read_sets_trace",
+          "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
+          "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
+          "give that size a fixed length (pad to the maximum and mask), or round it up to a few buckets",
+          unless="op:nonzero jax"),
     _rule("partial_read", "partial", "",
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure", unless="jax"),
@@ -308,6 +313,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_flag", "static_argument", "jax bool_values",
           "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` on it), do not make it traced"),
+    _rule("static_slice_start", "static_argument", "jax slice_start",
+          "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
+          "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",
+          unless="required_static"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static -- don't make it "
           "traced; reduce the values it takes (seen: {values}), e.g. pad to a few bucket sizes"),
@@ -322,6 +331,14 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     _rule("cache_key_new_function", "cache_key", "jax new_function",
           "create and jit the function once, outside the loop, and reuse it"),
+    _rule("cache_key_keyword", "cache_key", "jax keyword_call",
+          "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
+          "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    _rule("cache_key_pytree", "cache_key", "jax pytree",
+          "pass arguments with the same structure every call (same keys, same container types)"),
+    _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
+          "the same trace compiled again with the same compiler options: the arguments live on another device or "
+          "sharding than before (jax.device_put, a mesh): place them on one device (or one sharding) every call"),
     _rule("cache_key_jax", "cache_key", "jax",
           "the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
           "changed"),

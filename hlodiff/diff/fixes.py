@@ -89,6 +89,17 @@ class FixContext:
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
+    keywords: str = ""
+    """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
+    pytree: bool = False
+    """JAX said the arguments' pytree structure changed."""
+    placement: bool = False
+    """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
+    slice_start: bool = False
+    """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    read_sets_trace: int = 0
+    """How many different whole graphs compiled right after an early read of this family (two or more: the value
+    read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

@@ -18,8 +18,9 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_n
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, graph_grows, grows,
-                                          library_step, ops_use_new_inputs, static_structure, trip_count_changed,
+from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, graph_grows,
+                                          graphs_after_reads, grows,
+                                          library_step, ops_use_new_inputs, slice_start_only, static_structure, trip_count_changed,
                                           updated_in_place, updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
@@ -44,6 +45,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            read_sets_trace=graphs_after_reads(r.family),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -112,7 +114,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
-                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
+                         slice_start=slice_start_only(r))
     return decide(cause, context)
 
 

@@ -201,8 +201,32 @@ def static_structure(r) -> str:
     if kinds & {"ops", "inputs", "outputs"}:
         return "which ops are traced: a Python loop or branch on it"
     if "attribute" in kinds:
-        return "slice bounds or dimensions"
+        return "" if slice_start_only(r) else "slice bounds or dimensions"
     return ""
+
+
+def slice_start_only(r) -> bool:
+    """Every changed attribute is a slice's bounds, each moved without changing its length (``[0:4]`` ->
+    ``[4:8]``): a window's start baked in. ``lax.dynamic_slice`` with a traced start makes it one graph."""
+    found = False
+    for c in r.causes:
+        if c.kind != "attribute":
+            continue
+        for o in c.origins:
+            if o.left is None or o.right is None or set(o.kinds) != {"attribute:slice"}:
+                return False
+            before, after = o.details.get("attribute:slice", ("", ""))
+            if _slice_lengths(before) != _slice_lengths(after) or not _slice_lengths(before):
+                return False
+            found = True
+    return found
+
+
+_BOUNDS = re.compile(r"\[(-?\d+):(-?\d+)(?::(\d+))?\]")
+
+
+def _slice_lengths(text: str) -> tuple[int, ...]:
+    return tuple(int(b) - int(a) for a, b, _ in _BOUNDS.findall(text or ""))
 
 
 def trip_count_changed(r) -> bool:
@@ -312,3 +336,15 @@ def _dims_key(shape: str) -> tuple:
     matches its parameter."""
     m = _DIM.search(shape)
     return (shape.split("[", 1)[0], tuple(sorted(m.group(1).split(","))) if m else ())
+
+
+def graphs_after_reads(family) -> int:
+    """Distinct compiled whole graphs that ran right after an early read (a cut graph) of the family. One: the read
+    cuts the step at the same point every time (move it after the sync). Two or more: the value read changes what
+    is traced next (a size or a branch taken from it), which no moving of the read removes."""
+    from hlodiff.explain.families import is_partial
+
+    members = family.members
+    keys = {g.cache_key for prev, g in zip(members, members[1:])
+            if is_partial(prev) and not is_partial(g) and g.compiled}
+    return len(keys)

@@ -225,8 +225,9 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)
+    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
-        merge_jax(r, joined.get(r.graph.ref))
+        merge_jax(r, joined.get(r.graph.ref), explained=explained)
     place_made_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
