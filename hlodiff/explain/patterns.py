@@ -286,13 +286,24 @@ def leading(family: "Family", recompilations):
 
 def headline_of(families: list["Family"], patterns: list[Pattern], recompilations):
     """The recompilation that heads the run's report: the leading one of the first family whose pattern needs
-    attention (not steady, warm-up or setup), else of the first family that recompiled at all."""
-    ordered = sorted(zip(families, patterns), key=lambda fp: fp[1].benign)
-    for family, _ in ordered:
+    attention (not steady, warm-up or setup) and whose root is not called expected by its fix, else of the first
+    family that recompiled at all. An expected story (warm-up, buckets, train/eval) never heads the report while an
+    unexpected one waits further down (issue 30: an expected warm-up headed a real int32/int64 flip)."""
+    from hlodiff.diff.fix_rules import EXPECTED
+
+    def expected(r) -> bool:
+        return bool(r.causes) and r.causes[0].fix_rule in EXPECTED
+
+    found = []
+    for family, pattern in zip(families, patterns):
         r = leading(family, recompilations)
-        if r is not None:
-            return r
-    return None
+        if r is None:
+            continue
+        if expected(r):  # an expected story never hides an unexpected one of its own family
+            r = next((o for o in recompilations if o.family is family and o.causes and not expected(o)), r)
+        found.append((pattern.benign or expected(r), r))
+    ordered = sorted(found, key=lambda br: br[0])  # stable: run order among equals
+    return ordered[0][1] if ordered else None
 
 
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
