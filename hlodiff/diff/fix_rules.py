@@ -243,7 +243,8 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
     _rule("outputs_some_steps", "outputs", "",
-          "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"),
+          "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
+          "metric, a log): compute it every step, or read it after the sync"),
     # -- ops ----------------------------------------------------------------------------------------------------
     _rule("ops_converts_follow", "ops", "converts_only with:dtype",
           "follows from the dtype change: the converts come with it"),
@@ -268,8 +269,8 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_branch_jax", "ops", "jax",
           "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
     _rule("ops_branch", "ops", "",
-          "the traced code takes another path on some steps (a Python `if`): run the same ops every step "
-          "(torch.where)"),
+          "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
+          "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
     # -- the others -----------------------------------------------------------------------------------------------
     _rule("reordered_follow", "reordered", "lead_other",
           "follows from the {other} change: its values reach the outputs in another order"),
@@ -349,8 +350,8 @@ RULES: tuple[FixRule, ...] = (
           "expected: train and eval steps are two graphs, each compiled once; nothing to fix (keep each behind a "
           "step function of its own so they stay apart)"),
     _rule("fallback", "*", "",
-          "what differs here ({kind}) changes between steps: check which Python value or tensor sets it, and keep it "
-          "the same on every step"),
+          "what differs here ({kind}, at {line}) changes between steps (this graph ran on {steps}): check which Python "
+          "value or tensor sets it, and keep it the same on every step"),
 )
 
 RULES_BY_NAME = {r.name: r for r in RULES}
