@@ -73,3 +73,49 @@ def test_headline_line_is_the_decision(folder, dump):
     head = result.headline.causes[0]
     lines = [f.line for f in head.locations if f.file.endswith(t["user_file"])]
     assert lines and lines[0] in t["look"]["lines"], (lines, t["look"]["lines"])
+
+
+def _unscrubbed(tmp_path, folder):
+    """The fixture as it was before its paths were scrubbed: the script and its capture in one folder, every
+    ``/home/user/project`` in the text files pointing there again (the protos, whose strings carry their length,
+    are left out: a text dump is what many users keep)."""
+    import shutil
+
+    here = tmp_path / "project"
+    here.mkdir()
+    shutil.copy(folder.parent / f"{folder.name}.py", here)
+    shutil.copytree(folder, here / folder.name, ignore=shutil.ignore_patterns("*.pb"))
+    for path in (here / folder.name).rglob("*"):
+        if path.is_file() and path.suffix in (".txt", ".log", ".0", "") and "debug_options" not in path.name:
+            text = path.read_text(errors="replace")
+            if "/home/user/project" in text:
+                path.write_text(text.replace("/home/user/project", str(here)))
+    return here / folder.name
+
+
+@pytest.mark.parametrize("name, decision", [("torch_xla/look_stochastic_depth", "if not skip:"),
+                                            ("torch_xla/look_frozen_backbone", "requires_grad_(False)"),
+                                            ("jax/look_device_put", "jax.device_put((w0, x0), devices[1])")])
+def test_with_the_source_on_disk_the_line_is_the_decision(tmp_path, name, decision):
+    """A branch, a freeze or a placement traces nothing, so no capture holds its line; the user's file does. With
+    the script on disk (as on the user's machine) the headline's first line is the `if`, the requires_grad_, the
+    device_put; the dumps' own lines follow it."""
+    folder = _unscrubbed(tmp_path, FIXTURES / name)
+    dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+    head = _explain(folder, dump).headline.causes[0]
+    source = (folder.parent / f"{folder.name}.py").read_text().splitlines()
+    first = head.locations[0]
+    assert first.file.startswith(str(tmp_path)) and decision in source[first.line - 1], (first, head.locations)
+    assert first.line in truth_of(FIXTURES / name)["look"]["lines"]
+
+
+@pytest.mark.parametrize("name, words", [("torch_xla/look_stochastic_depth", "the `if`"),
+                                         ("torch_xla/look_frozen_backbone", "requires_grad_(False)"),
+                                         ("jax/look_device_put", "jax.device_put")])
+def test_without_the_source_a_hint_names_the_decision(name, words):
+    """The committed fixtures' paths are scrubbed (the source is not there): the nearest user frame stays, and a
+    hint says which line to look for and why no capture holds it."""
+    folder = FIXTURES / name
+    dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+    head = _explain(folder, dump).headline.causes[0]
+    assert head.locations and head.hint and words in head.hint and "no capture" in head.hint, head.hint

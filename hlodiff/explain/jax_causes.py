@@ -189,8 +189,6 @@ def _placed_elsewhere(r) -> None:
         if cause.kind == "cache_key" and not cause.fix_is_final:
             choice = decide(cause, FixContext(producer="jax", hlo_identical=True, placement=True))
             cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
-            cause.hint = cause.hint or ("the call that placed the arguments is not in the dump; "
-                                        "hlodiff record (JAX_LOG_COMPILES) would show the call site")
 
 
 def _quote(text: str, limit: int = 160) -> str:

@@ -25,6 +25,7 @@ from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
+from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
@@ -234,6 +235,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
+    place_decisions(recompilations)  # the `if`, requires_grad_, device_put: from the source when it is on disk
     facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
