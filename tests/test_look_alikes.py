@@ -29,8 +29,6 @@ CASES = _cases()
 
 # Where the run's captures cannot reach what the truth asks, and why: strict xfails, so a fix shows up as a pass.
 NOT_YET = {
-    ("kind", "torch_xla/look_host_size"): "each rest-of-step is compared with the read's own graph (0% alike), so the "
-                                          "root is the cut (partial); the slice size is only seen between rests",
     ("line", "torch_xla/look_stochastic_depth"): "the `if` that skips the block traces nothing: no frame holds it",
     ("line", "torch_xla/look_frozen_backbone"): "requires_grad_(False) traces nothing: no frame holds it",
     ("line", "jax/look_device_put"): "JAX reuses the first call's trace and logs no miss: no stack of this call",

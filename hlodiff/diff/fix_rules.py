@@ -177,6 +177,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
+    _rule("slice_length_from_read", "attribute", "slice_resized read_sets_trace",
+          "a slice's length comes from a value read to the host earlier in the step (int(t.max()), .item(): "
+          "{after_read} different graphs followed the read): every new length compiles again, and reading it later "
+          "changes nothing: pad to a fixed length and mask, or round the length up to a few buckets",
+          unless="op:nonzero jax"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),

@@ -220,7 +220,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
-            if id(graph) in remainder_of:
+            if id(graph) in remainder_of and not _same_cut(remainder_of, graph, recompilation.closest, by_ref):
                 recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
             recompilations.append(recompilation)
     bar.close()
@@ -338,6 +338,16 @@ def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: Compilatio
                f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
                f"{how}")
     return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
+
+
+def _same_cut(remainder_of: dict, graph: GraphSummary, closest: GraphSummary | None,
+              compiled: dict[str, GraphSummary]) -> bool:
+    """Both graphs finish a step that the same read cut short (``int(lengths.max())`` each step): the cut explains
+    nothing of their difference, which comes from the value read (a slice's length taken from it). A mask's early
+    run (a data-dependent cut) keeps its story: the cut is what decides the size there."""
+    cut, before = remainder_of.get(id(graph)), remainder_of.get(id(closest)) if closest is not None else None
+    return (cut is not None and before is not None and cut.cache_key == before.cache_key
+            and cut_reason(cut, compiled) == "read")
 
 
 def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
