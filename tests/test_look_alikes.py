@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, truth_of
+from helpers import FIXTURES, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.recompile import explain_run
 from hlodiff.explain.verdict import exit_status
@@ -117,3 +117,26 @@ def test_without_the_source_a_hint_names_the_decision(name, words):
     dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
     head = _explain(folder, dump).headline.causes[0]
     assert head.locations and head.hint and words in head.hint and "no capture" in head.hint, head.hint
+
+
+def _planned_runs():
+    cases = []
+    for name in ("torch_xla/collate_buckets", "torch_xla/index_list", "torch_xla/look_batch_once",
+                 "torch_xla/look_multiscale", "torch_xla/batch_shape", "torch_xla/kv_cache", "torch_xla/seq_lengths/seq"):
+        folder = FIXTURES / name
+        dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+        cases.append(pytest.param(dump, id=name))
+    return cases
+
+
+@pytest.mark.parametrize("dump", _planned_runs())
+def test_one_answer_the_fix_and_the_bucket_plan_agree(dump):
+    """A plan is attached where the fix asks for a change; it must never call the sizes expected there (issue 30:
+    'pad it to a fixed length' beside a plan that said 'expected'), and a fix called expected carries no plan."""
+    from hlodiff.diff.fix_rules import EXPECTED
+
+    doc = cli_json("explain-recompile", str(dump))
+    planned = [c for r in doc["recompilations"] for c in r["causes"] if c.get("plan")]
+    for cause in planned:
+        assert (cause["plan"]["kind"] == "expected") == (cause["fix_rule"] in EXPECTED), (cause["plan"]["kind"],
+                                                                                          cause["fix_rule"])

@@ -101,7 +101,7 @@ RULES: tuple[FixRule, ...] = (
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
-          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax"),
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -116,6 +116,9 @@ RULES: tuple[FixRule, ...] = (
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",
           "pad inputs to a few fixed sizes (bucket sequence lengths, pad the batch)"),
+    _rule("shape_buckets_inner", "shape", "buckets",
+          "expected: one graph per bucket -- the size takes {count} values that recur{seen}, each compiled once; "
+          "nothing to fix (fewer buckets mean fewer compilations)"),
     _rule("shape_python_size", "shape", "",
           "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
           "mask)"),
@@ -363,7 +366,7 @@ RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
-    "setup_once", "eager_op", "shape_buckets", "inputs_made_before_loop", "inputs_user_warmup",
+    "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
