@@ -140,3 +140,14 @@ def test_one_answer_the_fix_and_the_bucket_plan_agree(dump):
     for cause in planned:
         assert (cause["plan"]["kind"] == "expected") == (cause["fix_rule"] in EXPECTED), (cause["plan"]["kind"],
                                                                                           cause["fix_rule"])
+
+
+def test_an_index_that_takes_0_1_and_2_is_not_called_0_or_1():
+    """slice_index_backward bakes `step % 3` (0, 1, 2) into the backward's constant: torch_xla's special scalars
+    are 0 and 1 only, so a fix saying 'a Python int of 0 or 1 ... other values are passed as device data' is wrong
+    there; the constant follows the slice, and its own fix names the int and the index."""
+    folder = FIXTURES / "torch_xla" / "slice_index_backward"
+    result = _explain(folder, folder / "graphs.hlo.0")
+    constants = [c for r in result.recompilations for c in r.causes if c.kind == "constant"]
+    assert constants and all("0 or 1" not in c.fix and c.fix_rule != "constant_int_special" for c in constants)
+    assert result.headline.causes[0].kind == "attribute"

@@ -49,6 +49,8 @@ def evidence(cause: Cause, ctx) -> Evidence:
     args: dict[str, str] = {"kind": cause.kind}
     _context_facts(cause, ctx, facts, args)
     _origin_facts(cause, ctx, facts, args)
+    if ctx.values and "special_values" in facts and not {v.strip() for v in ctx.values} <= _SPECIAL_SCALARS:
+        facts.discard("special_values")  # 0, 1 and 2 were baked in: not torch_xla's special scalars, an int changing
     args["seen"] = f" ({args['values']})" if "values" in args else ""
     args.setdefault("values", "the values seen in this run")
     args.setdefault("count", "several")

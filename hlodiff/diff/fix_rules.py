@@ -172,6 +172,9 @@ RULES: tuple[FixRule, ...] = (
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
           "one graph"),
+    _rule("constant_int_torch", "constant", "int_constant torch_xla",
+          "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
+          "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
     _rule("constant_torch", "constant", "torch_xla",
           "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
     _rule("constant_special", "constant", "special_values",
