@@ -138,6 +138,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
+    _rule("dtype_input_stays", "dtype", "on_input stays",
+          "an input switches from {before} to {after} and stays (the earlier type never comes back): if that switch "
+          "is deliberate, this one recompilation is its cost; otherwise give it one dtype from the first step "
+          "(`.to({torch_dtype})` before the loop)", unless="jax"),
     _rule("dtype_input", "dtype", "on_input",
           "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
     _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 

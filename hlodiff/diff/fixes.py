@@ -78,6 +78,9 @@ class FixContext:
     comes_back: bool = False
     """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
     warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    stays: bool = False
+    """The graph compared with never runs again once this one ran, and the family ran on after it: a one-time
+    switch that stayed (whatever the family's pattern is called)."""
     variant_steps: tuple[int, ...] = ()
     """Positions (0-based, among the family's whole graphs: the steps of a one-sync loop) where this graph ran."""
     graph_grows: tuple[int, ...] = ()

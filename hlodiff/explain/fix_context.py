@@ -90,7 +90,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                      comes_back=_comes_back(members, r), variant_steps=tuple(
+                      comes_back=_comes_back(members, r), stays=_switch_stays(members, r), variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
 
 
@@ -100,6 +100,13 @@ def _comes_back(members: list, r) -> bool:
         return False
     at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
     return at is not None and any(g.cache_key == r.closest.cache_key for g in members[at + 1:])
+
+
+def _switch_stays(members: list, r) -> bool:
+    """The earlier graph never runs again after this one first ran, and the family ran on after it."""
+    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
+    return (r.closest is not None and at is not None and at + 1 < len(members)
+            and not any(g.cache_key == r.closest.cache_key for g in members[at + 1:]))
 
 
 def _stays(members: list, graph) -> bool:
