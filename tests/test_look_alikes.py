@@ -151,3 +151,16 @@ def test_an_index_that_takes_0_1_and_2_is_not_called_0_or_1():
     constants = [c for r in result.recompilations for c in r.causes if c.kind == "constant"]
     assert constants and all("0 or 1" not in c.fix and c.fix_rule != "constant_int_special" for c in constants)
     assert result.headline.causes[0].kind == "attribute"
+
+
+def test_a_cycle_seen_once_and_begun_again_is_periodic():
+    """offset_index bakes `step % 3` (A,B,C,A,B): a cycle of three, seen once in full and begun again, is told as
+    periodic with its period, not as sizes 'in no fixed order' (issue 30: a queue pointer that wraps)."""
+    from hlodiff.explain.patterns import pattern_of
+
+    folder = FIXTURES / "torch_xla" / "offset_index"
+    result = _explain(folder, folder / "graphs.hlo.0")
+    (family,) = [f for f in result.families if len(f.compiled) > 1]
+    p = pattern_of(family, result.recompilations, result.families)
+    assert (p.name, p.period) == ("periodic", 3)
+    assert "no fixed order" not in result.summary

@@ -197,7 +197,7 @@ def pattern_of(family: "Family", recompilations, families: list["Family"] | None
     if split is not None:
         return Pattern("split", split_at=split, **base)
     period, offset = _period(keys)
-    if period is not None and n - offset >= 2 * period:
+    if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
     if len(compiled_at) == n and n >= 3:
         return Pattern("unbounded", **base)
@@ -218,6 +218,12 @@ def pattern_of(family: "Family", recompilations, families: list["Family"] | None
     return Pattern("compilations", **base)
 
 
+def _wraps(tail: list[str], period: int) -> bool:
+    """A cycle seen once in full and begun again (A,B,C,A,B; a queue pointer that wraps every 8 steps): each graph
+    of the cycle distinct, and at least two of them already came back in the same order."""
+    return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
+
+
 def _split_by(members) -> str | None:
     """Where every step is the same cut-short pair (a graph an early read ran, then the rest of the step): the
     line of that read (``t.py:9``), else None. Not "alternating": nothing switches, each step runs both graphs."""
@@ -234,11 +240,12 @@ def _split_by(members) -> str | None:
 
 def _period(keys: list[str]) -> tuple[int | None, int]:
     """The smallest period (2..MAX_PERIOD) the sequence settles into after at most two warm-up graphs, and where
-    it starts; a period must hold at least two distinct graphs."""
+    it starts; a period must hold at least two distinct graphs. Periods longer than half the sequence are tried
+    too (a cycle seen once and begun again): :func:`pattern_of` decides whether enough of it was seen."""
     n = len(keys)
     for offset in range(0, min(3, n)):
         tail = keys[offset:]
-        for p in range(2, min(MAX_PERIOD, len(tail) // 2) + 1):
+        for p in range(2, min(MAX_PERIOD, max(len(tail) // 2, len(tail) - 2)) + 1):
             if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
                 return p, offset
     return None, 0
