@@ -238,8 +238,10 @@ RULES: tuple[FixRule, ...] = (
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
           "that the next step is a cache hit)", unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_cycle", "inputs", "added cycle",
-          "the graphs cycle every {period} steps (gradient accumulation: grads created, accumulated, then the "
-          "optimizer step): expected, each variant compiles once"),
+          "the graphs cycle every {period} steps (as gradient accumulation does: grads created, accumulated, then "
+          "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
+          "cost; to make it one graph, accumulate into buffers made before the loop (zeros, then add_ every step) "
+          "so every step traces the same ops"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
