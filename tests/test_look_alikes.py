@@ -164,3 +164,15 @@ def test_a_cycle_seen_once_and_begun_again_is_periodic():
     p = pattern_of(family, result.recompilations, result.families)
     assert (p.name, p.period) == ("periodic", 3)
     assert "no fixed order" not in result.summary
+
+
+def test_one_cast_for_one_story():
+    """Every recompilation of a dtype story casts back to the type the run began with (issue 30: x.int() for one
+    recompilation and x.long() for the next of one problem): the family's first type decides the cast."""
+    from hlodiff.diff.fixes import FixContext, decide
+
+    folder = FIXTURES / "torch_xla" / "dtype_input"
+    cause = next(c for r in _explain(folder, folder / "graphs.hlo.0").recompilations for c in r.causes
+                 if c.kind == "dtype")
+    assert "x.long()" in decide(cause, FixContext(producer="torch_xla", first_type="s64")).text
+    assert "x.int()" in decide(cause, FixContext(producer="torch_xla", first_type="s32")).text

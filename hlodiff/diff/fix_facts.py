@@ -108,7 +108,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays"):
+    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "graph_grows", ()):
@@ -168,7 +168,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if removed and "added" not in cause.summary:
         facts.add("removed_only")
     if first is not None:
-        _changed_facts(first, facts, args, ctx.entries)
+        _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
     if opcodes and opcodes <= {"convert"}:
         facts.add("converts_only")
@@ -216,7 +216,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("donates_added_inputs")
 
 
-def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str]) -> None:
+def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str],
+                   first_type: str = "") -> None:
     if first.left.opcode == "parameter" and (not entries or first.left.computation in entries):
         facts.add("on_input")
         args["param"] = first.left.name.split(".", 1)[0]
@@ -246,6 +247,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         facts.add("optimizer_made")
     args["torch_dtype"] = _TORCH.get(after, after)
     keep = after if "switched" in facts else before
+    if first_type and "switched" not in facts and "stays" not in facts:
+        keep = first_type  # the type the run started with: one cast for the whole story
     args["keep"] = _JNP.get(keep, keep)
     args["cast"] = _CAST.get(keep, f"x.to({_TORCH.get(keep, keep)})")
 

@@ -233,10 +233,14 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)", unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
-    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation",
+    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation short_run",
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
           "that the next step is a cache hit)", unless="user_made_inputs transposed_input comes_back"),
+    _rule("inputs_library_state_kept", "inputs", "added library_inputs second_step first_recompilation",
+          "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
+          "({shapes}); the first step's graph never comes back; nothing to fix",
+          unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_cycle", "inputs", "added cycle",
           "the graphs cycle every {period} steps (as gradient accumulation does: grads created, accumulated, then "
           "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
@@ -376,7 +380,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "outputs_library_warmup",
+    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept", "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -78,6 +78,11 @@ class FixContext:
     comes_back: bool = False
     """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
     warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    short_run: bool = False
+    """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
+    first_type: str = ""
+    """The element type the family's first graph had where a dtype changed (``s64``): one cast for every
+    recompilation of one story, not x.int() for one and x.long() for the next."""
     stays: bool = False
     """The graph compared with never runs again once this one ran, and the family ran on after it: a one-time
     switch that stayed (whatever the family's pattern is called)."""

@@ -19,7 +19,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, graph_grows,
-                                          graphs_after_reads, grows,
+                                          family_first_types, graphs_after_reads, grows,
                                           library_step, ops_use_new_inputs, slice_start_only, static_structure, trip_count_changed,
                                           updated_in_place, updates_removed)
 from hlodiff.explain.inventory import GraphSummary
@@ -35,6 +35,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     growing = {key: grows(seq) for key, seq in sizes.items()}  # once per family: the values are the family's
     growing_baked = {key: grows(seq) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
     for r in recompilations:
         context = replace(
@@ -45,7 +46,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
-            read_sets_trace=graphs_after_reads(r.family),
+            read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -90,7 +91,8 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                      comes_back=_comes_back(members, r), stays=_switch_stays(members, r), variant_steps=tuple(
+                      comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
+                      short_run=len(members) <= 2, variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
 
 

@@ -348,3 +348,17 @@ def graphs_after_reads(family) -> int:
     keys = {g.cache_key for prev, g in zip(members, members[1:])
             if is_partial(prev) and not is_partial(g) and g.compiled}
     return len(keys)
+
+
+def family_first_types(recompilations) -> dict[str, str]:
+    """Per family, the element type its first dtype change started from (``s64`` of ``s64[4] -> s32[4]``): the type
+    the run began with, which every recompilation of the story casts back to."""
+    found: dict[str, str] = {}
+    for r in recompilations:
+        if r.family.key in found:
+            continue
+        change = next((o for c in r.causes if c.kind == "dtype" for o in c.origins
+                       if o.left is not None and o.right is not None), None)
+        if change is not None:
+            found[r.family.key] = change.left.shape.split("[", 1)[0].strip("(")
+    return found

@@ -42,6 +42,10 @@ def mode_switch(r) -> ModeSwitch | None:
     diff, left, right = r.diff, r.closest, r.graph
     if diff is None or diff.equal or left is None or left._canonical is None or right._canonical is None:
         return None
+    from hlodiff.explain.fix_context import producer
+
+    if producer(right) == "jax":  # JAX's train/eval is a static flag or another function, told by its own rows
+        return None
     added, removed = outputs_added_removed(diff)
     if added and removed or not (added or removed):
         return None
