@@ -50,7 +50,8 @@ def test_the_look_alike_families_have_their_runs():
     names = {c.id for c in CASES}
     assert {"torch_xla/look_stochastic_depth", "torch_xla/look_frozen_backbone", "torch_xla/look_ema",
             "torch_xla/look_batch_once", "torch_xla/look_multiscale", "torch_xla/look_host_size",
-            "torch_xla/look_rnn_carry", "jax/look_device_put", "jax/look_static_slice", "jax/look_kwarg"} <= names
+            "torch_xla/look_rnn_carry", "jax/look_device_put", "jax/look_static_slice", "jax/look_kwarg",
+            "jax/look_token_list", "torch_xla/look_warmup_hides"} <= names
 
 
 @pytest.mark.parametrize("folder, dump", [_known("kind", c) for c in CASES])
@@ -176,3 +177,4 @@ def test_one_cast_for_one_story():
                  if c.kind == "dtype")
     assert "x.long()" in decide(cause, FixContext(producer="torch_xla", first_type="s64")).text
     assert "x.int()" in decide(cause, FixContext(producer="torch_xla", first_type="s32")).text
+
