@@ -334,14 +334,14 @@ RULES: tuple[FixRule, ...] = (
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
     _rule("static_flag", "static_argument", "jax bool_values",
           "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
-          "each compile once); nothing to fix -- it must stay static (a Python `if` on it), do not make it traced"),
+          "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
     _rule("static_slice_start", "static_argument", "jax slice_start",
           "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
           "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",
           unless="required_static"),
     _rule("static_structure", "static_argument", "jax required_static",
-          "static `{arg}` sets the program's structure ({structure}), so it must stay static -- don't make it "
-          "traced; reduce the values it takes (seen: {values}), e.g. pad to a few bucket sizes"),
+          "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
+          "takes (seen: {values}), e.g. pad to a few bucket sizes"),
     _rule("static_unused", "static_argument", "jax hlo_identical",
           "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
           "function's static arguments (read it outside), or fix its value"),
