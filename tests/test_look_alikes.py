@@ -123,7 +123,8 @@ def test_without_the_source_a_hint_names_the_decision(name, words):
 def _planned_runs():
     cases = []
     for name in ("torch_xla/collate_buckets", "torch_xla/index_list", "torch_xla/look_batch_once",
-                 "torch_xla/look_multiscale", "torch_xla/batch_shape", "torch_xla/kv_cache", "torch_xla/seq_lengths/seq"):
+                 "torch_xla/look_multiscale", "torch_xla/batch_shape", "torch_xla/kv_cache",
+                 "torch_xla/seq_lengths/seq"):
         folder = FIXTURES / name
         dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
         cases.append(pytest.param(dump, id=name))

@@ -206,10 +206,10 @@ RULES: tuple[FixRule, ...] = (
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
-          "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a periodic "
-          "update at {line}): a Python `if` on the step decides it and each variant is another graph; update them "
-          "every step, or run the update as a step of its own (torch_xla.sync() before it) so the training graph "
-          "stays one", unless="jax"),
+          "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
+          "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
+          "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
+          "training graph stays one", unless="jax"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
@@ -222,7 +222,8 @@ RULES: tuple[FixRule, ...] = (
           "at the same points every step, or keep the view lazy"),
     _rule("inputs_made_before_loop", "inputs", "materialized added",
           "expected once: a tensor made before the loop was computed by the first step's graph and is device data "
-          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax comes_back"),
+          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)",
+          unless="jax comes_back"),
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
@@ -230,7 +231,8 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
-          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)", unless="comes_back"),
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
+          unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation short_run",
@@ -380,7 +382,8 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept", "outputs_library_warmup",
+    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
+    "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -196,11 +196,11 @@ def family_verdicts(recompilations) -> dict[str, str]:
         seen = [size_of[g.cache_key] for g in family.members if g.cache_key in size_of]
         counts = Counter(seen)
         if len(counts) >= 2:
-            found[key] = verdict(tuple(sorted(counts.items())), seen, _counts_from(family))
+            found[key] = verdict(tuple(sorted(counts.items())), seen, counts_from_of(family))
     return found
 
 
-def _counts_from(family) -> str:
+def counts_from_of(family) -> str:
     from hlodiff.dumps.graph_record import TRACED_KINDS
     from hlodiff.dumps.executions import KIND as EXECUTIONS
 
@@ -363,7 +363,7 @@ def family_plan(family, recompilations, seconds: dict[str, float]) -> BucketPlan
     sequence = [g.cache_key for g in family.members]
     known = [seconds[g.ref] for g in compiled if g.ref in seconds]
     per_graph = round(sum(known) / len(known), 6) if known else None
-    return plan_for(dims[0], sequence, counts_from=_counts_from(family), compile_seconds=per_graph, others=dims[1:])
+    return plan_for(dims[0], sequence, counts_from=counts_from_of(family), compile_seconds=per_graph, others=dims[1:])
 
 
 def _shape_pairs(recompilations) -> list[tuple]:

@@ -17,11 +17,11 @@ from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.buckets import _counts_from, family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, graph_grows,
-                                          family_first_types, graphs_after_reads, grows,
-                                          library_step, ops_use_new_inputs, slice_start_only, static_structure, trip_count_changed,
-                                          updated_in_place, updates_removed)
+from hlodiff.explain.buckets import counts_from_of, family_verdicts
+from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
+                                          graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
+                                          slice_start_only, static_structure, trip_count_changed, updated_in_place,
+                                          updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
 from hlodiff.hlo.shapes import without_layout_text
@@ -34,7 +34,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
     # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
     # growth: 5, 7, 9 compiled while 5, 5, 7, 5, 9, 7 ran; the bucket plan's verdict reads it the same way.
-    seen_all = {r.family.key: _counts_from(r.family) == "executions" for r in recompilations}
+    seen_all = {r.family.key: counts_from_of(r.family) == "executions" for r in recompilations}
     growing = {key: grows(seq) and seen_all.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
