@@ -10,7 +10,9 @@ stays and a hint says which line to look for and why no capture shows it.
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import calls_named, enclosing_if
+from functools import lru_cache
+
+from hlodiff.dumps import python_source
 from hlodiff.hlo.model import SourceFrame
 
 BRANCH_ROWS = frozenset({"traced_some_steps", "ops_branch"})
@@ -23,10 +25,25 @@ PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 
 
 def place_decisions(recompilations) -> None:
-    """Put the decision's line first in each recompilation's root cause where the source shows it, else a hint."""
-    for r in recompilations:
-        if r.causes:
-            _place(r.causes[0])
+    """Put the decision's line first in each recompilation's root cause where the source shows it, else a hint.
+    A run of thousands of recompilations asks about a few lines: each file is parsed once per question."""
+    try:
+        for r in recompilations:
+            if r.causes:
+                _place(r.causes[0])
+    finally:
+        enclosing_if.cache_clear()
+        calls_named.cache_clear()
+
+
+@lru_cache(maxsize=256)
+def enclosing_if(file: str, line: int) -> int | None:
+    return python_source.enclosing_if(file, line)
+
+
+@lru_cache(maxsize=64)
+def calls_named(file: str, names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(python_source.calls_named(file, names))
 
 
 def _place(cause) -> None:
@@ -55,6 +72,7 @@ def _place(cause) -> None:
 
 def _nearest(lines: list[int], line: int, after: bool = False) -> int | None:
     """The decision line closest before ``line`` (``after``: the first one after it first, then the last before)."""
+    lines = list(lines)
     if not lines:
         return None
     if after:
