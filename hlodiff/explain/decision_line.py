@@ -31,6 +31,7 @@ def place_decisions(recompilations) -> None:
         for r in recompilations:
             if r.causes:
                 _place(r.causes[0])
+                _read_first(r)
     finally:
         enclosing_if.cache_clear()
         calls_named.cache_clear()
@@ -44,6 +45,16 @@ def enclosing_if(file: str, line: int) -> int | None:
 @lru_cache(maxsize=64)
 def calls_named(file: str, names: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(python_source.calls_named(file, names))
+
+
+def _read_first(r) -> None:
+    """A size or slice set by a value read early in the step (both graphs finish a step cut by the same read): the
+    read's line is the decision (``int(lengths.max())``, ``scores.tolist()``); the traced lines follow it."""
+    read = getattr(r, "read_at", None)
+    root = r.causes[0]
+    if read is None or read.line is None or root.kind not in ("shape", "attribute"):
+        return
+    root.locations = [read] + [f for f in root.locations if (f.file, f.line) != (read.file, read.line)]
 
 
 def _place(cause) -> None:

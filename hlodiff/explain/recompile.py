@@ -41,7 +41,7 @@ from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
 from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
-from hlodiff.hlo.model import user_frame
+from hlodiff.hlo.model import SourceFrame, user_frame
 
 
 
@@ -74,6 +74,9 @@ class Recompilation:
     """A train step against an eval step of one helper (the ``mode`` cause leads)."""
     links: CauseGraph = field(default_factory=CauseGraph)
     """What follows from what among ``causes`` (which are in its order, folded consequences left out)."""
+    read_at: SourceFrame | None = None
+    """Both this graph and the one it is compared with finish a step cut by the same early read, at this line: the
+    value read decides what differs (``x[:, :int(lengths.max())]``), so the read is the line of the decision."""
 
     def to_json(self) -> dict:
         return {
@@ -220,8 +223,11 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
-            if id(graph) in remainder_of and not _same_cut(remainder_of, graph, recompilation.closest, by_ref):
-                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
+            if id(graph) in remainder_of:
+                if _same_cut(remainder_of, graph, recompilation.closest, by_ref):
+                    recompilation.read_at = remainder_of[id(graph)].trigger
+                else:
+                    recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
