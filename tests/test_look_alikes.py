@@ -179,3 +179,19 @@ def test_one_cast_for_one_story():
     assert "x.long()" in decide(cause, FixContext(producer="torch_xla", first_type="s64")).text
     assert "x.int()" in decide(cause, FixContext(producer="torch_xla", first_type="s32")).text
 
+
+
+def test_a_jax_log_that_cannot_be_matched_is_not_asked_for_again(tmp_path):
+    """JAX's log captured with JAX_EXPLAIN_CACHE_MISSES=1 alone has no 'Compiling jit(...)' lines, so its
+    explanations cannot be matched to the dumped modules; the fix must not tell the user to rerun with the flag they
+    already used, but say what matching needs (look_kwarg's log, its Compiling lines left out)."""
+    import shutil
+
+    folder = FIXTURES / "jax" / "look_kwarg"
+    shutil.copytree(folder / "dump", tmp_path / "dump")
+    lines = (folder / "stderr.log").read_text().splitlines(keepends=True)
+    (tmp_path / "explain.log").write_text("".join(l for l in lines if "Compiling" not in l))
+    result = explain_run(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), [])
+    head = result.headline.causes[0]
+    assert head.fix_rule == "cache_key_log_unjoined" and "JAX_LOG_COMPILES=1" in head.fix, head.fix
+    assert "rerun with JAX_EXPLAIN_CACHE_MISSES=1" not in head.fix

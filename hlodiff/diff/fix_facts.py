@@ -108,7 +108,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run"):
+    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
+                 "log_unjoined"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "graph_grows", ()):

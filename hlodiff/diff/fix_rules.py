@@ -363,6 +363,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
           "the same trace compiled again with the same compiler options: the arguments live on another device or "
           "sharding than before (jax.device_put, a mesh): place them on one device (or one sharding) every call"),
+    _rule("cache_key_log_unjoined", "cache_key", "jax hlo_identical log_unjoined",
+          "the HLO is identical, and JAX's log could not be matched to these modules (matching needs its "
+          "'Compiling jit(...)' lines): read its TRACING CACHE MISS lines for this function, or capture again with "
+          "JAX_LOG_COMPILES=1 beside JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record does both) so hlodiff names the "
+          "argument"),
     _rule("cache_key_jax", "cache_key", "jax",
           "the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
           "changed"),

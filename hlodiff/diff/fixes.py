@@ -99,6 +99,8 @@ class FixContext:
     the model stopped training (frozen)."""
     keywords: str = ""
     """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
+    log_unjoined: bool = False
+    """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
     pytree: bool = False
     """JAX said the arguments' pytree structure changed."""
     placement: bool = False

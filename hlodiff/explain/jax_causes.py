@@ -56,13 +56,16 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     return found
 
 
-def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False) -> None:
+def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False) -> None:
     """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
-    explains JAX's cache misses (then a compilation without one reused its trace)."""
+    explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
+    given but none of its compilations could be matched to a dumped module."""
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
         if compilation is not None or explained:
             _placed_elsewhere(r)
+        elif log_given:
+            _log_not_joined(r)
         return
     reasons = list(miss.reasons)
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
@@ -177,6 +180,16 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
 # JAX's words when one call passes an argument by keyword and another positionally: the positional tuple's length
 # changes and the keyword dict gains (or loses) the names.
 _KEYWORDS = re.compile(r"input path \[1\], now <class 'dict'>.*?key sets: \{([^}]*)\}", re.S)
+
+
+def _log_not_joined(r) -> None:
+    """The user gave JAX's log, but it holds no ``Compiling jit(...)`` lines to match its explanations to the dumped
+    modules (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES=1): "rerun with JAX_EXPLAIN_CACHE_MISSES" would ask
+    for what was given. The table's row says what is missing instead."""
+    for cause in r.causes:
+        if cause.kind == "cache_key" and not cause.fix_is_final and r.diff is not None and r.diff.equal:
+            choice = decide(cause, FixContext(producer="jax", hlo_identical=True, log_unjoined=True))
+            cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
 
 
 def _placed_elsewhere(r) -> None:

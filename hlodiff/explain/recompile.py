@@ -234,7 +234,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
     joined = jax_compilations(jax_logs or [], graphs, warnings)
     explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
-        merge_jax(r, joined.get(r.graph.ref), explained=explained)
+        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(jax_logs) and not joined)
     place_made_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
