@@ -42,6 +42,9 @@ CASES = {
     "grad_norm_order": ("torch_xla/grad_norm_order/graphs.hlo.0", 0, {("reordered", "ops", "reordered_with")},
                         set()),
     "slice_length": ("torch_xla/slice_length/graphs.hlo.0", 0, {("shape", "attribute", "slice_sets_length")}, set()),
+    # the backward of `h[:, step % 3]` (select_backward) carries the same index as a constant: one index, at the slice
+    "slice_index_backward": ("torch_xla/slice_index_backward/graphs.hlo.0", 0,
+                             {("constant", "attribute", "slice_index_in_backward")}, set()),
 }
 
 

@@ -89,6 +89,12 @@ EXERCISED = {
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",
     "static_value": "jax/recompile_shape", "follows_new_function": "jax/closure_jit",
     "cache_key_new_function": "jax/closure_jit",
+    # issue 30's look-alikes: each row that tells a look-alike apart, on its real run
+    "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
+    "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
+    "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
+    "shape_input": "torch_xla/look_batch_once", "static_slice_start": "jax/look_static_slice",
+    "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
 }
 
 

@@ -56,6 +56,8 @@ def evidence(cause: Cause, ctx) -> Evidence:
     args: dict[str, str] = {"kind": cause.kind}
     _context_facts(cause, ctx, facts, args)
     _origin_facts(cause, ctx, facts, args)
+    if ctx.values and "special_values" in facts and not all(_special(v.strip()) for v in ctx.values):
+        facts.discard("special_values")  # 0, 1 and 2 were baked in: not torch_xla's special scalars, an int changing
     args["seen"] = f" ({args['values']})" if "values" in args else ""
     args.setdefault("values", "the values seen in this run")
     args.setdefault("count", "several")
@@ -69,7 +71,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs"):
+                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":
@@ -109,6 +111,41 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("required_static")
         args["structure"] = ctx.structure
     args["arg"] = ctx.argument or "?"
+    if getattr(ctx, "read_sets_trace", 0) >= 2:
+        facts.add("read_sets_trace")
+        args["after_read"] = str(ctx.read_sets_trace)
+    if getattr(ctx, "keywords", ""):
+        facts.add("keyword_call")
+        args["keywords"] = ctx.keywords
+    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
+                 "log_unjoined"):
+        if getattr(ctx, name, False):
+            facts.add(name)
+    if getattr(ctx, "graph_grows", ()):
+        facts.add("graph_grows")
+        counts = ctx.graph_grows
+        args["counts"] = ", ".join(str(n) for n in counts[:5]) + (", ..." if len(counts) > 5 else "")
+    args["first_step"] = str(ctx.variant_steps[0]) if getattr(ctx, "variant_steps", ()) else "this step"
+    args["steps"] = _steps_text(getattr(ctx, "variant_steps", ()))
+    args["line"] = _user_line(cause)
+
+
+def _steps_text(steps: tuple[int, ...]) -> str:
+    """``steps 1, 3, 4 and 7`` (the first eight), or ``some steps`` when unknown."""
+    if not steps:
+        return "some steps"
+    shown = [str(s) for s in steps[:8]]
+    if len(steps) > 8:
+        return "steps " + ", ".join(shown) + ", ..."
+    return ("step " + shown[0]) if len(shown) == 1 else "steps " + ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _user_line(cause: Cause) -> str:
+    """The cause's first user frame as ``file.py:N`` (basename), else ``the line shown``."""
+    for f in cause.locations:
+        if not getattr(f, "is_library", False) and f.line is not None:
+            return f"{f.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{f.line}"
+    return "the line shown"
 
 
 _VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}
@@ -141,7 +178,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if removed and "added" not in cause.summary:
         facts.add("removed_only")
     if first is not None:
-        _changed_facts(first, facts, args, ctx.entries)
+        _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
     if opcodes and opcodes <= {"convert"}:
         facts.add("converts_only")
@@ -189,7 +226,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("donates_added_inputs")
 
 
-def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str]) -> None:
+def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str],
+                   first_type: str = "") -> None:
     if first.left.opcode == "parameter" and (not entries or first.left.computation in entries):
         facts.add("on_input")
         args["param"] = first.left.name.split(".", 1)[0]
@@ -220,6 +258,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         facts.add("optimizer_made")
     args["torch_dtype"] = _TORCH.get(after, after)
     keep = after if "switched" in facts else before
+    if first_type and "switched" not in facts and "stays" not in facts:
+        keep = first_type  # the type the run started with: one cast for the whole story
     args["keep"] = _JNP.get(keep, keep)
     args["cast"] = _CAST.get(keep, f"x.to({_TORCH.get(keep, keep)})")
 

@@ -81,11 +81,21 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break", "graph_break", "dynamo",
           "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
           "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),
+    _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
+          "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
+          "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
+          "traces the earlier ones again: detach it where it is carried (h = h.detach()) -- see {line}",
+          unless="grows"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
           "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_read_sets_size", "partial", "read_sets_trace",
+          "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
+          "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
+          "give that size a fixed length (pad to the maximum and mask), or round it up to a few buckets",
+          unless="op:nonzero jax"),
     _rule("partial_read", "partial", "",
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure", unless="jax"),
@@ -117,7 +127,7 @@ RULES: tuple[FixRule, ...] = (
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
-          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax"),
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -132,6 +142,9 @@ RULES: tuple[FixRule, ...] = (
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",
           "pad inputs to a few fixed sizes (bucket sequence lengths, pad the batch)"),
+    _rule("shape_buckets_inner", "shape", "buckets",
+          "expected: one graph per bucket -- the size takes {count} values that recur{seen}, each compiled once; "
+          "nothing to fix (fewer buckets mean fewer compilations)"),
     _rule("shape_python_size", "shape", "",
           "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
           "mask)"),
@@ -151,6 +164,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
+    _rule("dtype_input_stays", "dtype", "on_input stays",
+          "an input switches from {before} to {after} and stays (the earlier type never comes back): if that switch "
+          "is deliberate, this one recompilation is its cost; otherwise give it one dtype from the first step "
+          "(`.to({torch_dtype})` before the loop)", unless="jax"),
     _rule("dtype_input", "dtype", "on_input",
           "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
     _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 
@@ -185,6 +202,9 @@ RULES: tuple[FixRule, ...] = (
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
           "one graph"),
+    _rule("constant_int_torch", "constant", "int_constant torch_xla",
+          "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
+          "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
     _rule("constant_torch", "constant", "torch_xla",
           "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
     _rule("constant_special", "constant", "special_values",
@@ -193,6 +213,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
+    _rule("slice_length_from_read", "attribute", "slice_resized read_sets_trace",
+          "a slice's length comes from a value read to the host earlier in the step (int(t.max()), .item(): "
+          "{after_read} different graphs followed the read): every new length compiles again, and reading it later "
+          "changes nothing: pad to a fixed length and mask, or round the length up to a few buckets",
+          unless="op:nonzero jax"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),
@@ -206,6 +231,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
+    _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
+          "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
+          "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
+          "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
+          "training graph stays one", unless="jax"),
+    _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
+          "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
+          "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
+          "(torch.where, or multiply by a 0/1 mask)", unless="jax cycle"),
     _rule("inputs_jax", "inputs", "jax",
           "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
           "call): pass the same arguments, with the same structure, every call"),
@@ -214,24 +248,32 @@ RULES: tuple[FixRule, ...] = (
           "at the same points every step, or keep the view lazy"),
     _rule("inputs_made_before_loop", "inputs", "materialized added",
           "expected once: a tensor made before the loop was computed by the first step's graph and is device data "
-          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)", unless="jax"),
+          "from then on (call torch_xla.sync() right after creating it to keep it out of the step)",
+          unless="jax comes_back"),
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
-          "fix (or create it before the loop and sync)"),
+          "fix (or create it before the loop and sync)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
-          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)"),
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
+          unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
-          unless="user_made_inputs transposed_input"),
-    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation",
+          unless="user_made_inputs transposed_input comes_back"),
+    _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation short_run",
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
-          "that the next step is a cache hit)", unless="user_made_inputs transposed_input"),
+          "that the next step is a cache hit)", unless="user_made_inputs transposed_input comes_back"),
+    _rule("inputs_library_state_kept", "inputs", "added library_inputs second_step first_recompilation",
+          "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
+          "({shapes}); the first step's graph never comes back; nothing to fix",
+          unless="user_made_inputs transposed_input comes_back"),
     _rule("inputs_cycle", "inputs", "added cycle",
-          "the graphs cycle every {period} steps (gradient accumulation: grads created, accumulated, then the "
-          "optimizer step): expected, each variant compiles once"),
+          "the graphs cycle every {period} steps (as gradient accumulation does: grads created, accumulated, then "
+          "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
+          "cost; to make it one graph, accumulate into buffers made before the loop (zeros, then add_ every step) "
+          "so every step traces the same ops"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
@@ -239,14 +281,19 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
           "step's graph and is device data from then on (call torch_xla.sync() right after creating it to keep it "
-          "out of the step)", unless="jax"),
+          "out of the step)", unless="jax comes_back"),
+    _rule("outputs_frozen", "outputs", "updates_removed switched",
+          "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
+          "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
+          "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
           "follows from the {lead} change: outputs changed type or shape with it"),
-    _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP),
+    _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
     _rule("outputs_some_steps", "outputs", "",
-          "a value is kept on some steps only (a metric, a log): compute it every step, or read it after the sync"),
+          "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
+          "metric, a log): compute it every step, or read it after the sync"),
     # -- ops ----------------------------------------------------------------------------------------------------
     _rule("ops_converts_follow", "ops", "converts_only with:dtype",
           "follows from the dtype change: the converts come with it"),
@@ -260,8 +307,8 @@ RULES: tuple[FixRule, ...] = (
           "larger sizes; fix the size and this goes too"),
     _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
-          "it created on the first (momentum, moments): nothing to fix", unless="removed"),
-    _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired"),
+          "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
+    _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
@@ -271,12 +318,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_branch_jax", "ops", "jax",
           "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
     _rule("ops_branch", "ops", "",
-          "the traced code takes another path on some steps (a Python `if`): run the same ops every step "
-          "(torch.where)"),
+          "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
+          "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
     # -- the others -----------------------------------------------------------------------------------------------
     _rule("reordered_follow", "reordered", "lead_other",
           "follows from the {other} change: its values reach the outputs in another order"),
-    _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP),
+    _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("reordered", "reordered", "",
           "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"),
     _rule("layout_jax", "layout", "jax",
@@ -285,7 +332,7 @@ RULES: tuple[FixRule, ...] = (
           "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"),
     _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
           "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
-          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix"),
+          "as inputs sharded like its parameters, and the inputs renumber; nothing to fix", unless="comes_back"),
     _rule("sharding_torch", "sharding", "torch_xla",
           "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
           "step"),
@@ -297,11 +344,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("aliasing_warmup", "aliasing", "torch_xla donates_added_inputs first_recompilation settles",
           "follows from the inputs change (warm-up): torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), and the new inputs (optimizer state, once it exists) are overwritten in "
-          "place: nothing to fix"),
+          "place: nothing to fix", unless="comes_back"),
     _rule("aliasing_follow_inputs", "aliasing", "torch_xla donates_added_inputs",
           "follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too"),
-    _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP),
+    _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("aliasing_torch", "aliasing", "torch_xla",
           "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
           "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "
@@ -315,10 +362,14 @@ RULES: tuple[FixRule, ...] = (
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
     _rule("static_flag", "static_argument", "jax bool_values",
           "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
-          "each compile once); nothing to fix -- it must stay static (a Python `if` on it), do not make it traced"),
+          "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
+    _rule("static_slice_start", "static_argument", "jax slice_start",
+          "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
+          "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",
+          unless="required_static"),
     _rule("static_structure", "static_argument", "jax required_static",
-          "static `{arg}` sets the program's structure ({structure}), so it must stay static -- don't make it "
-          "traced; reduce the values it takes (seen: {values}), e.g. pad to a few bucket sizes"),
+          "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
+          "takes (seen: {values}), e.g. pad to a few bucket sizes"),
     _rule("static_unused", "static_argument", "jax hlo_identical",
           "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
           "function's static arguments (read it outside), or fix its value"),
@@ -330,6 +381,19 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     _rule("cache_key_new_function", "cache_key", "jax new_function",
           "create and jit the function once, outside the loop, and reuse it"),
+    _rule("cache_key_keyword", "cache_key", "jax keyword_call",
+          "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
+          "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    _rule("cache_key_pytree", "cache_key", "jax pytree",
+          "pass arguments with the same structure every call (same keys, same container types)"),
+    _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
+          "the same trace compiled again with the same compiler options: the arguments live on another device or "
+          "sharding than before (jax.device_put, a mesh): place them on one device (or one sharding) every call"),
+    _rule("cache_key_log_unjoined", "cache_key", "jax hlo_identical log_unjoined",
+          "the HLO is identical, and JAX's log could not be matched to these modules (matching needs its "
+          "'Compiling jit(...)' lines): read its TRACING CACHE MISS lines for this function, or capture again with "
+          "JAX_LOG_COMPILES=1 beside JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record does both) so hlodiff names the "
+          "argument"),
     _rule("cache_key_jax", "cache_key", "jax",
           "the HLO is identical: rerun with JAX_EXPLAIN_CACHE_MISSES=1 (hlodiff record) to see which argument "
           "changed"),
@@ -340,16 +404,17 @@ RULES: tuple[FixRule, ...] = (
           "expected: train and eval steps are two graphs, each compiled once; nothing to fix (keep each behind a "
           "step function of its own so they stay apart)"),
     _rule("fallback", "*", "",
-          "what differs here ({kind}) changes between steps: check which Python value or tensor sets it, and keep it "
-          "the same on every step"),
+          "what differs here ({kind}, at {line}) changes between steps (this graph ran on {steps}): check which Python "
+          "value or tensor sets it, and keep it the same on every step"),
 )
 
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
-    "setup_once", "eager_op", "shape_buckets", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "outputs_library_warmup",
+    "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
+    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
+    "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an

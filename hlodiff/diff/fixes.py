@@ -75,6 +75,41 @@ class FixContext:
     """JAX never saw the function object (created anew, e.g. jitted again every epoch over a closure)."""
     transposed_input: bool = False
     """Another cause of the same recompilation is a tensor handed over transposed (its transposes follow it)."""
+    comes_back: bool = False
+    """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
+    warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    short_run: bool = False
+    """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
+    first_type: str = ""
+    """The element type the family's first graph had where a dtype changed (``s64``): one cast for every
+    recompilation of one story, not x.int() for one and x.long() for the next."""
+    stays: bool = False
+    """The graph compared with never runs again once this one ran, and the family ran on after it: a one-time
+    switch that stayed (whatever the family's pattern is called)."""
+    variant_steps: tuple[int, ...] = ()
+    """Positions (0-based, among the family's whole graphs: the steps of a one-sync loop) where this graph ran."""
+    graph_grows: tuple[int, ...] = ()
+    """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
+    compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
+    updated_in_place: bool = False
+    """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
+    on these steps only (an EMA of the weights, a periodic update)."""
+    updates_removed: bool = False
+    """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
+    the model stopped training (frozen)."""
+    keywords: str = ""
+    """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
+    log_unjoined: bool = False
+    """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
+    pytree: bool = False
+    """JAX said the arguments' pytree structure changed."""
+    placement: bool = False
+    """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
+    slice_start: bool = False
+    """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    read_sets_trace: int = 0
+    """How many different whole graphs compiled right after an early read of this family (two or more: the value
+    read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

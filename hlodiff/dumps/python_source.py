@@ -131,3 +131,47 @@ def _targets(node: ast.AST) -> list[ast.AST]:
 
 def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(target))
+
+
+def enclosing_if(file: str, line: int | None) -> int | None:
+    """The line of the innermost ``if`` whose body or ``else`` holds ``file:line``, in the same function: the Python
+    decision that traced (or skipped) that line. A branch traces nothing itself, so no capture holds its line; the
+    source on disk does. None when the file is not on disk or no ``if`` encloses the line."""
+    tree = _parse(file)
+    if tree is None or line is None:
+        return None
+    best: int | None = None
+
+    def visit(node: ast.AST) -> None:
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if start is None or end is None or not start <= line <= end:
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                best = None  # a nested function: only its own branches count
+            if isinstance(child, ast.If) and child.test.end_lineno is not None and line > child.test.end_lineno:
+                best = child.lineno
+            visit(child)
+
+    visit(tree)
+    return best
+
+
+def calls_named(file: str, names: tuple[str, ...]) -> list[int]:
+    """Lines of the calls to any of ``names`` (``requires_grad_``, ``device_put``) and of assignments to an
+    attribute of those names (``p.requires_grad = False``), in line order; empty when the file is not on disk."""
+    tree = _parse(file)
+    if tree is None:
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in names:
+                found.add(node.lineno)
+        elif isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Attribute) and t.attr in names for t in node.targets):
+                found.add(node.lineno)
+    return sorted(found)

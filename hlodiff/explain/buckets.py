@@ -126,7 +126,7 @@ def changed_dimension(pairs: list[tuple[str, str, object, object]]) -> Dimension
 
 
 def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_seconds: float | None,
-             others: list[Dimension] = ()) -> BucketPlan | None:
+             others: list[Dimension] = (), data_sized: bool = False) -> BucketPlan | None:
     """The plan for ``dim`` over the family's executions (``sequence``: the cache key of each, in run order)."""
     seen = [dim.by_key[k] for k in sequence if k in dim.by_key]
     counts = Counter(seen)
@@ -138,12 +138,12 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
                   counts_from=counts_from, compile_seconds_per_graph=compile_seconds,
                   powers_of_two=_powers_of_two(values, sequence, dim, others),
                   other_sizes=tuple(o.label for o in others))
-    if verdict(values, seen, counts_from) == "preallocate":
+    if verdict(values, seen, counts_from, data_sized) == "preallocate":
         top = values[-1][0]
         everything = {v: top for v, _ in values}
         return BucketPlan(kind="preallocate", buckets=(top,), graphs_planned=_graphs(sequence, dim, others, everything),
                           padded_fraction=_padded(everything, values), **common)
-    if verdict(values, seen, counts_from) == "expected":
+    if verdict(values, seen, counts_from, data_sized) == "expected":
         same = {v: v for v, _ in values}
         return BucketPlan(kind="expected", buckets=tuple(v for v, _ in values),
                           graphs_planned=_graphs(sequence, dim, others, same), padded_fraction=0.0, **common)
@@ -155,14 +155,28 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
                       padded_fraction=_padded(mapping, values), curve=tuple(curve), **common)
 
 
-def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: str) -> str:
+def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: str, data_sized: bool = False) -> str:
     """What a size that varies over a family calls for, the one test the plan and the fix share (the fix says
     "expected: one graph per bucket" exactly when the plan would be ``expected``): ``preallocate`` when every
     execution brings a new, larger size, ``expected`` when the sizes are already on a few buckets, else
-    ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order."""
+    ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order;
+    ``data_sized``: the size comes from the data (an index list made on the host, a mask's count: 6 and 4 classes
+    present), where sizes that recur are the data's, not buckets, unless every one is padded (a multiple of 8)."""
     if _grows(seen) and counts_from == "executions":
         return "preallocate"
+    if counts_from == "executions" and not comes_back(seen):
+        return "buckets"  # sizes that never come back (8 then 6 for good) are no buckets, whatever their values
+    if data_sized:  # a size a host list or the data sets (bincount, a mask's count): only padded sizes are buckets
+        return "expected" if all(v % ALIGNED == 0 for v, _ in values) else "buckets"
     return "expected" if already_bucketed(values) else "buckets"
+
+
+def comes_back(seen: list[int]) -> bool:
+    """Some size is executed again after another size ran (8, 16, 8): the run itself shows the sizes recur. A size
+    that changed once and stayed (8, 8, 8, 6, 6, 6) never comes back: one switch, not a set of buckets; "expected"
+    needs the strongest evidence, the same values coming back."""
+    runs = [v for i, v in enumerate(seen) if i == 0 or seen[i - 1] != v]
+    return len(runs) > len(set(runs))
 
 
 def family_verdicts(recompilations) -> dict[str, str]:
@@ -171,6 +185,7 @@ def family_verdicts(recompilations) -> dict[str, str]:
     before any fix or plan is chosen, so that both use it."""
     from hlodiff.explain.fix_evidence import changed_sizes
 
+    data_sized = data_sized_families(recompilations)
     by_family: dict[str, tuple[object, dict[str, int]]] = {}
     for r in recompilations:
         sizes = changed_sizes(r)
@@ -187,11 +202,12 @@ def family_verdicts(recompilations) -> dict[str, str]:
         seen = [size_of[g.cache_key] for g in family.members if g.cache_key in size_of]
         counts = Counter(seen)
         if len(counts) >= 2:
-            found[key] = verdict(tuple(sorted(counts.items())), seen, _counts_from(family))
+            found[key] = verdict(tuple(sorted(counts.items())), seen, counts_from_of(family),
+                                 key in data_sized)
     return found
 
 
-def _counts_from(family) -> str:
+def counts_from_of(family) -> str:
     from hlodiff.dumps.graph_record import TRACED_KINDS
     from hlodiff.dumps.executions import KIND as EXECUTIONS
 
@@ -318,6 +334,7 @@ def attach_plans(explanation, logs: list[str] = ()) -> None:
     size (the plan covers the whole family). ``logs``: compile-time logs (compile seconds per graph, reported
     beside the plan)."""
     seconds = _compile_seconds(explanation.graphs, logs)
+    data_sized = data_sized_families(explanation.recompilations)
     by_family: dict[str, list] = {}
     for r in explanation.recompilations:
         if any(c.kind in PLANNED_KINDS for c in r.causes):
@@ -327,7 +344,7 @@ def attach_plans(explanation, logs: list[str] = ()) -> None:
         if not recompilations or all(_nothing_to_fix(c) for r in recompilations for c in r.causes
                                      if c.kind in PLANNED_KINDS):
             continue
-        plan = family_plan(family, recompilations, seconds)
+        plan = family_plan(family, recompilations, seconds, data_sized)
         if plan is None:
             continue
         cause = next(c for r in recompilations for c in r.causes  # once per family: the others would repeat it
@@ -341,7 +358,8 @@ def _nothing_to_fix(cause) -> bool:
     return bool(cause.fix) and cause.fix.startswith(("expected", "follows from"))
 
 
-def family_plan(family, recompilations, seconds: dict[str, float]) -> BucketPlan | None:
+def family_plan(family, recompilations, seconds: dict[str, float],
+                data_sized: set[str] | None = None) -> BucketPlan | None:
     compiled = family.compiled
     modules = {g.cache_key: g._module for g in compiled if g._module is not None}
     dims = parameter_dimensions(modules) if len(modules) == len(compiled) else []
@@ -354,7 +372,22 @@ def family_plan(family, recompilations, seconds: dict[str, float]) -> BucketPlan
     sequence = [g.cache_key for g in family.members]
     known = [seconds[g.ref] for g in compiled if g.ref in seconds]
     per_graph = round(sum(known) / len(known), 6) if known else None
-    return plan_for(dims[0], sequence, counts_from=_counts_from(family), compile_seconds=per_graph, others=dims[1:])
+    return plan_for(dims[0], sequence, counts_from=counts_from_of(family), compile_seconds=per_graph, others=dims[1:],
+                    data_sized=family.key in (data_sized_families(recompilations) if data_sized is None
+                                              else data_sized))
+
+
+DATA_OPS = frozenset({"tensor_list", "nonzero"})
+"""Producing ops (:func:`hlodiff.explain.fix_evidence.family_ops`) whose output size follows the data."""
+
+
+def data_sized_families(recompilations) -> set[str]:
+    """Keys of the families whose changing size a data-dependent op made (an index list made on the host,
+    ``torch.bincount``, a boolean mask)."""
+    from hlodiff.explain.fix_evidence import family_ops
+
+    ops = family_ops(recompilations)
+    return {r.family.key for r in recompilations if ops.get(id(r), frozenset()) & DATA_OPS}
 
 
 def _shape_pairs(recompilations) -> list[tuple]:

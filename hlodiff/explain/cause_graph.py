@@ -258,6 +258,34 @@ def _slice_resized(c: Cause, r: Cause, e: Evidence) -> bool:
                for o in r.origins)
 
 
+def _slice_index_constant(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The constant took the values the slice's start took (``0 -> 1`` beside ``[0:1] -> [1:2]``): the backward of
+    ``x[:, i]`` (select_backward) carries the same Python int as a constant; one index, told at the slice."""
+    change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
+    literal = change.details.get("literal") if change is not None else None
+    if not literal or len(literal) != 2:
+        return False
+    try:
+        before, after = (int(str(v).strip()) for v in literal)
+    except ValueError:
+        return False
+    for o in r.origins:
+        bounds = o.details.get("attribute:slice")
+        if not bounds or len(bounds) != 2:
+            continue
+        starts = [_starts(b) for b in bounds]
+        moved = [(a, b) for a, b in zip(*starts) if a != b]
+        if moved and all(pair == (before, after) for pair in moved):
+            return True
+    return False
+
+
+def _starts(text: str) -> list[int]:
+    import re
+
+    return [int(a) for a, _ in re.findall(r"\[(-?\d+):(-?\d+)", text or "")]
+
+
 _PARTIAL_OK = GRAPH_KINDS | {"cache_key", "static_argument", "weak_type", "compile_options"}
 
 RULES: tuple[Rule, ...] = (
@@ -278,6 +306,9 @@ RULES: tuple[Rule, ...] = (
              "named"),
     Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
          why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
+    Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,
+         why="the backward of a slice `x[:, i]` carries the same Python int as a constant: one index, told at the "
+             "slice"),
     Rule("slice_sets_length", frozenset({"shape"}), ("attribute",), _slice_resized,
          why="a slice whose bounds changed its length sets the shapes of everything that uses it"),
     Rule("layout_only", frozenset({"ops", "layout"}),

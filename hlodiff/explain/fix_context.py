@@ -17,9 +17,11 @@ from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.buckets import family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_ops, family_sizes, grows, library_step,
-                                          ops_use_new_inputs, static_structure, trip_count_changed)
+from hlodiff.explain.buckets import counts_from_of, family_verdicts
+from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
+                                          graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
+                                          slice_start_only, static_structure, trip_count_changed, updated_in_place,
+                                          updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
 from hlodiff.hlo.shapes import without_layout_text
@@ -30,9 +32,13 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
     sizes, baked = family_sizes(recompilations), family_constants(recompilations)
     bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
-    growing = {key: grows(seq) for key, seq in sizes.items()}  # once per family: the values are the family's
+    # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
+    # growth: 5, 7, 9 compiled while 5, 5, 7, 5, 9, 7 ran; the bucket plan's verdict reads it the same way.
+    seen_all = {r.family.key: counts_from_of(r.family) == "executions" for r in recompilations}
+    growing = {key: grows(seq) and seen_all.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
     for r in recompilations:
         context = replace(
@@ -41,7 +47,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
-            ops_use_new_inputs=ops_use_new_inputs(r),
+            ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
+            updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -77,8 +85,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     recompilations would otherwise walk all its graphs for each of them."""
     members = [g for g in r.family.members if not is_partial(g)] if members is None else members
     compiled = r.family.compiled if compiled is None else compiled
-    settles = len(compiled) == 2 and bool(members) and members[-1].cache_key == r.graph.cache_key \
-        and len(members) >= 3
+    settles = len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
@@ -86,7 +93,32 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
-                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+                      hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
+                      comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
+                      short_run=len(members) <= 2, variant_steps=tuple(
+                          i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+
+
+def _comes_back(members: list, r) -> bool:
+    """The graph compared with (``closest``) runs again after this graph first ran: A,B,A."""
+    if r.closest is None:
+        return False
+    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
+    return at is not None and any(g.cache_key == r.closest.cache_key for g in members[at + 1:])
+
+
+def _switch_stays(members: list, r) -> bool:
+    """The earlier graph never runs again after this one first ran, and the family ran on after it."""
+    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
+    return (r.closest is not None and at is not None and at + 1 < len(members)
+            and not any(g.cache_key == r.closest.cache_key for g in members[at + 1:]))
+
+
+def _stays(members: list, graph) -> bool:
+    """From ``graph`` on, every whole graph of the family is ``graph`` again: the earlier graph never comes back
+    (warm-up). Ending on ``graph`` is not enough: a block skipped at random (A,B,A,B,B) also ends on either."""
+    at = next((i for i, g in enumerate(members) if g.cache_key == graph.cache_key), None)
+    return at is not None and all(g.cache_key == graph.cache_key for g in members[at:])
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
@@ -94,7 +126,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
-                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r))
+                         hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
+                         slice_start=slice_start_only(r))
     return decide(cause, context)
 
 

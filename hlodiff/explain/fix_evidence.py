@@ -207,8 +207,32 @@ def static_structure(r) -> str:
     if kinds & {"ops", "inputs", "outputs"}:
         return "which ops are traced: a Python loop or branch on it"
     if "attribute" in kinds:
-        return "slice bounds or dimensions"
+        return "" if slice_start_only(r) else "slice bounds or dimensions"
     return ""
+
+
+def slice_start_only(r) -> bool:
+    """Every changed attribute is a slice's bounds, each moved without changing its length (``[0:4]`` ->
+    ``[4:8]``): a window's start baked in. ``lax.dynamic_slice`` with a traced start makes it one graph."""
+    found = False
+    for c in r.causes:
+        if c.kind != "attribute":
+            continue
+        for o in c.origins:
+            if o.left is None or o.right is None or set(o.kinds) != {"attribute:slice"}:
+                return False
+            before, after = o.details.get("attribute:slice", ("", ""))
+            if _slice_lengths(before) != _slice_lengths(after) or not _slice_lengths(before):
+                return False
+            found = True
+    return found
+
+
+_BOUNDS = re.compile(r"\[(-?\d+):(-?\d+)(?::(\d+))?\]")
+
+
+def _slice_lengths(text: str) -> tuple[int, ...]:
+    return tuple(int(b) - int(a) for a, b, _ in _BOUNDS.findall(text or ""))
 
 
 def trip_count_changed(r) -> bool:
@@ -246,3 +270,101 @@ def ops_use_new_inputs(r) -> bool:
         reached |= {(comp_name, n) for n in seen}
     feeding = [a for a in added if (a.computation, a.name) in reached]
     return bool(feeding) and len(feeding) * 2 >= len(added)
+
+
+def graph_grows(members: list, compiled: list) -> tuple[int, ...]:
+    """Instruction counts of the compiled graphs when every whole graph of the family compiled (no cache hit), at
+    least three, each larger than the one before: the traced history grows with the step (a state carried from
+    step to step keeps its autograd graph). Empty otherwise."""
+    if len(compiled) < 3 or len(members) != len(compiled):
+        return ()
+    counts = tuple(g.instructions for g in compiled)
+    return counts if all(b > a for a, b in zip(counts, counts[1:])) else ()
+
+
+def _output_shapes(graph, positions) -> list[str]:
+    cm = getattr(graph, "_canonical", None)
+    if cm is None:
+        return []
+    outputs = cm.entry.outputs()
+    return [str(cm.entry.insts[outputs[j]].shape).split("{", 1)[0] for j in positions if j < len(outputs)]
+
+
+def updated_in_place(r) -> bool:
+    """Every non-scalar input added comes back as an added output of its shape, and user lines made the inputs
+    (not an optimizer's or autograd's state): tensors read and rewritten on these steps only (an EMA)."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if r.diff is None or r.diff.equal:
+        return False
+    added_out, removed_out = outputs_added_removed(r.diff)
+    new_inputs = [o.right for c in r.causes if c.kind == "inputs" for o in c.origins
+                  if o.left is None and o.right is not None and o.right.opcode == "parameter"
+                  and not o.right.shape.split("{", 1)[0].endswith("[]")]
+    if not added_out or removed_out:
+        return False
+    if not new_inputs:  # tensors the other graph already held: its outputs, rewritten here, are all weight-shaped
+        cm = getattr(r.graph, "_canonical", None)
+        params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()} if cm is not None else set()
+        outs = _output_shapes(r.graph, added_out)
+        return len(outs) >= 2 and all(_dims_key(o) in params and not o.endswith("[]") for o in outs) and any(
+            not f.is_library for c in r.causes if c.kind == "outputs" for f in c.locations)
+    if any(not o.frames or all(f.is_library for f in o.frames) for o in new_inputs):
+        return False
+    outs = _output_shapes(r.graph, added_out)
+    for shape in (i.shape.split("{", 1)[0] for i in new_inputs):
+        if shape not in outs:
+            return False
+        outs.remove(shape)
+    return True
+
+
+def updates_removed(r) -> bool:
+    """Only outputs went (none added), two or more, at least half of them shaped like a non-scalar parameter of the
+    earlier graph (the rest are the backward's intermediates): the gradients and updated weights of parameters that
+    stopped training."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if r.diff is None or r.diff.equal or r.closest is None or getattr(r.closest, "_canonical", None) is None:
+        return False
+    added_out, removed_out = outputs_added_removed(r.diff)
+    if added_out or len(removed_out) < 2:
+        return False
+    cm = r.closest._canonical
+    params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()
+              if not str(p.shape).split("{", 1)[0].endswith("[]")}
+    like = [s for s in _output_shapes(r.closest, removed_out) if _dims_key(s) in params]
+    return len(like) >= 2 and 2 * len(like) >= len(removed_out)
+
+
+def _dims_key(shape: str) -> tuple:
+    """Element type and sorted dimensions: a gradient kept transposed (``f32[8,16]`` of an ``f32[16,8]`` weight)
+    matches its parameter."""
+    m = _DIM.search(shape)
+    return (shape.split("[", 1)[0], tuple(sorted(m.group(1).split(","))) if m else ())
+
+
+def graphs_after_reads(family) -> int:
+    """Distinct compiled whole graphs that ran right after an early read (a cut graph) of the family. One: the read
+    cuts the step at the same point every time (move it after the sync). Two or more: the value read changes what
+    is traced next (a size or a branch taken from it), which no moving of the read removes."""
+    from hlodiff.explain.families import is_partial
+
+    members = family.members
+    keys = {g.cache_key for prev, g in zip(members, members[1:])
+            if is_partial(prev) and not is_partial(g) and g.compiled}
+    return len(keys)
+
+
+def family_first_types(recompilations) -> dict[str, str]:
+    """Per family, the element type its first dtype change started from (``s64`` of ``s64[4] -> s32[4]``): the type
+    the run began with, which every recompilation of the story casts back to."""
+    found: dict[str, str] = {}
+    for r in recompilations:
+        if r.family.key in found:
+            continue
+        change = next((o for c in r.causes if c.kind == "dtype" for o in c.origins
+                       if o.left is not None and o.right is not None), None)
+        if change is not None:
+            found[r.family.key] = change.left.shape.split("[", 1)[0].strip("(")
+    return found

@@ -56,10 +56,16 @@ def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: lis
     return found
 
 
-def merge_jax(r, compilation: JaxCompilation | None) -> None:
-    """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named."""
+def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False) -> None:
+    """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
+    explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
+    given but none of its compilations could be matched to a dumped module."""
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
+        if compilation is not None or explained:
+            _placed_elsewhere(r)
+        elif log_given:
+            _log_not_joined(r)
         return
     reasons = list(miss.reasons)
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
@@ -158,13 +164,44 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "pytree":
-        return JaxCause(Cause("cache_key", f"the arguments' pytree structure changed ({said})", where),
-                        "pass arguments with the same structure every call (same keys, same container types)")
+        cause = Cause("cache_key", f"the arguments' pytree structure changed ({said})", where)
+        keywords = _KEYWORDS.search(miss.text or "")
+        choice = decide(cause, FixContext(producer="jax", pytree=True,
+                                          keywords=keywords.group(1) if keywords else ""))
+        cause.fix_rule = choice.rule.name
+        return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
         return JaxCause(Cause("cache_key", f"the tracing context changed ({said})", where),
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
+
+
+# JAX's words when one call passes an argument by keyword and another positionally: the positional tuple's length
+# changes and the keyword dict gains (or loses) the names.
+_KEYWORDS = re.compile(r"input path \[1\], now <class 'dict'>.*?key sets: \{([^}]*)\}", re.S)
+
+
+def _log_not_joined(r) -> None:
+    """The user gave JAX's log, but it holds no ``Compiling jit(...)`` lines to match its explanations to the dumped
+    modules (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES=1): "rerun with JAX_EXPLAIN_CACHE_MISSES" would ask
+    for what was given. The table's row says what is missing instead."""
+    for cause in r.causes:
+        if cause.kind == "cache_key" and not cause.fix_is_final and r.diff is not None and r.diff.equal:
+            choice = decide(cause, FixContext(producer="jax", hlo_identical=True, log_unjoined=True))
+            cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
+
+
+def _placed_elsewhere(r) -> None:
+    """JAX compiled again with the same HLO, the same compiler options and no tracing cache miss although its
+    misses were being explained: the trace was reused and only what lies below it changed, the devices or the
+    sharding the committed arguments live on (``jax.device_put`` onto another device). The table's row says so."""
+    if r.diff is None or not r.diff.equal or any(c.kind == "compile_options" for c in r.causes):
+        return
+    for cause in r.causes:
+        if cause.kind == "cache_key" and not cause.fix_is_final:
+            choice = decide(cause, FixContext(producer="jax", hlo_identical=True, placement=True))
+            cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
 
 
 def _quote(text: str, limit: int = 160) -> str:

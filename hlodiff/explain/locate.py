@@ -95,7 +95,7 @@ def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary
     for cause in traced:
         cause.locations = list(dict.fromkeys(forward))[:4]
         cause.fix = f"follows from the {leads[0].kind} change above: its gradient carries the same value"
-        cause.fix_is_final = True
+        cause.fix_is_final, cause.fix_rule = True, None  # written here, not by a row of the table
     # a gradient's change follows its forward op's: it goes after the causes it follows
     causes[:] = [c for c in causes if not any(c is t for t in traced)] + traced
 

@@ -17,6 +17,9 @@ from hlodiff.explain.locate import outputs_added_removed
 from hlodiff.hlo.model import SourceFrame
 
 RNG_OPS = frozenset({"rng-bit-generator", "rng", "rng-get-and-update-state"})
+BACKWARD_OPS = frozenset({"dot", "convolution"})
+"""A backward computes the weights' gradients with matmuls or convolutions of its own; elementwise work alone on the
+larger side (an EMA's ``mul_``/``add_`` of the weights) is an update on some steps, not a training step."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +36,15 @@ class ModeSwitch:
 
 def mode_switch(r) -> ModeSwitch | None:
     """The recompilation is a train step against an eval step of the same family (or the reverse), by evidence:
-    one side has no outputs and no operations of its own, the other has the random bits dropout draws and/or
-    outputs shaped like its parameters (the backward and the update)."""
+    one side has no outputs and no operations of its own, the other has the random bits dropout draws or the
+    matmuls of a backward, and outputs shaped like its parameters (the backward and the update). Outputs shaped
+    like parameters alone are an EMA or another periodic update, not an eval step."""
     diff, left, right = r.diff, r.closest, r.graph
     if diff is None or diff.equal or left is None or left._canonical is None or right._canonical is None:
+        return None
+    from hlodiff.explain.fix_context import producer
+
+    if producer(right) == "jax":  # JAX's train/eval is a static flag or another function, told by its own rows
         return None
     added, removed = outputs_added_removed(diff)
     if added and removed or not (added or removed):
@@ -50,8 +58,11 @@ def mode_switch(r) -> ModeSwitch | None:
     if only_smaller or any(c.side == "changed" and "opcode" in c.kinds for c in diff.changes):
         return None
     rng = sum(1 for c in only_train if (c.left or c.right).opcode in RNG_OPS)
+    backward = any((c.left or c.right).opcode in BACKWARD_OPS for c in only_train)
     updates = _updates(train, removed if to == "eval" else added)
-    if updates < 2 or (rng == 0 and not _all_removed_are_updates(train, removed if to == "eval" else added)):
+    if updates < 2 or not (rng or backward):
+        return None  # no random bits and no matmul only one side has: no backward, e.g. an EMA updated every 4th step
+    if rng == 0 and not _all_removed_are_updates(train, removed if to == "eval" else added):
         return None
     return ModeSwitch(to, rng, updates, _call_site(left, right))
 

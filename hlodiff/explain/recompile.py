@@ -25,6 +25,7 @@ from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
+from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
@@ -41,7 +42,7 @@ from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
 from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
-from hlodiff.hlo.model import user_frame
+from hlodiff.hlo.model import SourceFrame, user_frame
 
 
 
@@ -74,6 +75,9 @@ class Recompilation:
     """A train step against an eval step of one helper (the ``mode`` cause leads)."""
     links: CauseGraph = field(default_factory=CauseGraph)
     """What follows from what among ``causes`` (which are in its order, folded consequences left out)."""
+    read_at: SourceFrame | None = None
+    """Both this graph and the one it is compared with finish a step cut by the same early read, at this line: the
+    value read decides what differs (``x[:, :int(lengths.max())]``), so the read is the line of the decision."""
 
     def to_json(self) -> dict:
         return {
@@ -253,19 +257,24 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
             if id(graph) in remainder_of:
-                recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
+                if _same_cut(remainder_of, graph, recompilation.closest, by_ref):
+                    recompilation.read_at = remainder_of[id(graph)].trigger
+                else:
+                    recompilation.causes.insert(0, _remainder_cause(remainder_of[id(graph)], by_ref))
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
     joined = jax_compilations(jax_logs or [], graphs, warnings)
+    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
-        merge_jax(r, joined.get(r.graph.ref))
+        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(jax_logs) and not joined)
     place_made_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
+    place_decisions(recompilations)  # the `if`, requires_grad_, device_put: from the source when it is on disk
     facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
@@ -369,6 +378,16 @@ def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: Compilatio
                f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
                f"{how}")
     return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
+
+
+def _same_cut(remainder_of: dict, graph: GraphSummary, closest: GraphSummary | None,
+              compiled: dict[str, GraphSummary]) -> bool:
+    """Both graphs finish a step that the same read cut short (``int(lengths.max())`` each step): the cut explains
+    nothing of their difference, which comes from the value read (a slice's length taken from it). A mask's early
+    run (a data-dependent cut) keeps its story: the cut is what decides the size there."""
+    cut, before = remainder_of.get(id(graph)), remainder_of.get(id(closest)) if closest is not None else None
+    return (cut is not None and before is not None and cut.cache_key == before.cache_key
+            and cut_reason(cut, compiled) == "read")
 
 
 def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:

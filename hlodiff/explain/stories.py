@@ -77,9 +77,18 @@ def _story(members: list, steps: dict[str, int]) -> Story:
     root = lead.causes[0]
     what, values = _values([r.causes[0] for r in members if r.causes[0].kind == kind])
     told = [r for r in members if r.causes[0].kind == kind]
+    trend = _trend(values, [steps.get(r.graph.ref) for r in told]) if len(told) >= 2 else None
+    if trend is not None and _comes_back(members[0].family):
+        trend = None  # 0, 1, 2 then 0, 1 again (step % 3): a cycle, not a value that grows
     return Story(members[0].family.label, kind, root.locations[0] if root.locations else None,
-                 tuple(r.graph.ref for r in members), lead.graph.ref, values, what,
-                 _trend(values, [steps.get(r.graph.ref) for r in told]) if len(told) >= 2 else None)
+                 tuple(r.graph.ref for r in members), lead.graph.ref, values, what, trend)
+
+
+def _comes_back(family) -> bool:
+    """A graph of the family runs again after another one ran: its values recur, whatever their order so far."""
+    keys = [g.cache_key for g in getattr(family, "members", ())]
+    runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+    return len(runs) > len(set(runs))
 
 
 def _values(roots: list[Cause]) -> tuple[str, tuple[str, ...]]:

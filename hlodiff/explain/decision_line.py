@@ -1,0 +1,94 @@
+"""The line of the decision: where the user's Python chose what this step traces, not only where the traced ops are.
+
+A block skipped at random, a backbone frozen at step 3, arguments placed on another device: the ops a capture
+records come from the lines that run (the block's call, the loss), while the choice was made by a line that traces
+nothing (the ``if``, ``requires_grad_(False)``, ``jax.device_put``). No capture holds such a line; the user's source
+file does, when it is still on disk. For the fix rows that name such a decision, the decision's line goes first in
+the root cause's locations (the traced lines stay after it); when the source is not on disk, the nearest user frame
+stays and a hint says which line to look for and why no capture shows it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from hlodiff.dumps import python_source
+from hlodiff.hlo.model import SourceFrame
+
+BRANCH_ROWS = frozenset({"traced_some_steps", "ops_branch"})
+"""Rows whose story is a Python ``if`` choosing per step which ops are traced: the decision is the ``if``. (A value
+kept on some steps, an EMA updated on some: the line that keeps or updates it is what to change, it stays first.)"""
+FREEZE_ROWS = frozenset({"outputs_frozen"})
+"""Rows whose story is parameters frozen: the decision is ``requires_grad_`` / ``.requires_grad =``."""
+PLACEMENT_ROWS = frozenset({"cache_key_placement"})
+"""Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
+
+
+def place_decisions(recompilations) -> None:
+    """Put the decision's line first in each recompilation's root cause where the source shows it, else a hint.
+    A run of thousands of recompilations asks about a few lines: each file is parsed once per question."""
+    try:
+        for r in recompilations:
+            if r.causes:
+                _place(r.causes[0])
+                _read_first(r)
+    finally:
+        enclosing_if.cache_clear()
+        calls_named.cache_clear()
+
+
+@lru_cache(maxsize=256)
+def enclosing_if(file: str, line: int) -> int | None:
+    return python_source.enclosing_if(file, line)
+
+
+@lru_cache(maxsize=64)
+def calls_named(file: str, names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(python_source.calls_named(file, names))
+
+
+def _read_first(r) -> None:
+    """A size or slice set by a value read early in the step (both graphs finish a step cut by the same read): the
+    read's line is the decision (``int(lengths.max())``, ``scores.tolist()``); the traced lines follow it."""
+    read = getattr(r, "read_at", None)
+    root = r.causes[0]
+    if read is None or read.line is None or root.kind not in ("shape", "attribute"):
+        return
+    root.locations = [read] + [f for f in root.locations if (f.file, f.line) != (read.file, read.line)]
+
+
+def _place(cause) -> None:
+    rule = cause.fix_rule or ""
+    mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
+    if mine is None or rule not in BRANCH_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
+        return
+    if rule in BRANCH_ROWS:
+        line, what = enclosing_if(mine.file, mine.line), f"the `if` that decides whether line {mine.line} is traced"
+    elif rule in FREEZE_ROWS:
+        lines = calls_named(mine.file, ("requires_grad_", "requires_grad"))
+        line, what = _nearest(lines, mine.line), "the requires_grad_(False) (or .requires_grad = False) line"
+    else:
+        lines = calls_named(mine.file, ("device_put",))
+        line, what = _nearest(lines, mine.line, after=True), "the jax.device_put that placed the arguments"
+    if line is None:
+        if not cause.hint:
+            cause.hint = (f"{what} traces nothing, so no capture holds its line: look for it near "
+                          f"{mine.short()} (hlodiff reads it from the source when the file is on disk)")
+        return
+    if line == mine.line:
+        return
+    decision = SourceFrame(mine.file, line, mine.function)
+    cause.locations = [decision] + [f for f in cause.locations if f != decision]
+
+
+def _nearest(lines: list[int], line: int, after: bool = False) -> int | None:
+    """The decision line closest before ``line`` (``after``: the first one after it first, then the last before)."""
+    lines = list(lines)
+    if not lines:
+        return None
+    if after:
+        later = [n for n in lines if n > line]
+        if later:
+            return later[0]
+    earlier = [n for n in lines if n < line]
+    return earlier[-1] if earlier else lines[0]
