@@ -29,8 +29,6 @@ WRONG_NOW = {
     "torch_xla/bn_cumulative": "crash: ValueError int('0.5') on BatchNorm's baked momentum 1/n (issue 30 item 1)",
     "torch_xla/center_no_detach": "carried state without detach told 'sync at the same points'; line is the "
                                   "sync's neighbour, not the centre update",
-    "torch_xla/dropout_ramp": "dropout ramped from p=0.0 told 'a Python if: torch.where'; no word of dropout",
-    "torch_xla/ema_every4": "EMA every 4th step headed as a train/eval 'mode' story with no line",
     "torch_xla/freeze_backbone": "requires_grad_(False) at step 3 told 'train and eval steps ... nothing to fix', "
                                  "exit 0, no line",
     "torch_xla/inner_loop_count": "a Python loop unrolled 1, 2, 3 times told 'combined in another order: iterate "
@@ -47,10 +45,7 @@ WRONG_NOW = {
     "jax/jax_config_identity": "fix never says the static config object is compared by identity",
     "jax/jax_device_roundrobin": "device_put on another device told 'set compiler_options / XLA_FLAGS the same', "
                                  "no line",
-    "jax/jax_kwarg_call": "fix 'same keys, same container types' never names keyword vs positional",
     "jax/jax_lazy_momentum": "fix does not say to create the momentum state before the loop",
-    "jax/jax_window_static_start": "a static slice start told 'must stay static ... pad to a few bucket sizes' "
-                                   "(lax.dynamic_slice is the fix)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
