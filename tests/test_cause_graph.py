@@ -134,6 +134,21 @@ def test_train_steps_alone_are_not_called_a_mode_switch():
         assert all(r.mode is None and all(c.kind != "mode" for c in r.causes) for r in result.recompilations), name
 
 
+@pytest.mark.parametrize("scenario, inputs", [
+    ("stochastic_depth", ["graphs.hlo.0", "--tensors-report", "stdout.log", "--debug-log", "debug.log"]),
+    ("freeze_backbone", ["record"]),  # captured by `hlodiff record`
+])
+def test_a_step_that_still_updates_weights_is_not_an_eval_step(scenario, inputs):
+    """Look-alikes of train/eval (fixtures/scenarios/torch_xla): a block skipped by random.random() < p, a backbone
+    frozen with requires_grad_(False). Their smaller step loses a backward and some updates but still updates the
+    other weights: never 'an eval step ... nothing to fix', and the run exits 1."""
+    folder = FIXTURES / "scenarios" / "torch_xla" / scenario
+    args = [a if a.startswith("-") else str(folder / a) for a in inputs]
+    doc = cli_json("explain-recompile", *args, codes=(1,))
+    assert doc["headline"]["kind"] != "mode" and "nothing to fix" not in doc["headline"]["fix"], doc["headline"]
+    assert all(c["kind"] != "mode" for r in doc["recompilations"] for c in r["causes"])
+
+
 def test_json_causes_say_what_they_follow_from():
     doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "autocast_late" / "graphs.hlo.0"))
     (rec,) = doc["recompilations"]

@@ -64,6 +64,8 @@ def mode_switch(r) -> ModeSwitch | None:
         return None  # no random bits and no matmul only one side has: no backward, e.g. an EMA updated every 4th step
     if rng == 0 and not _all_removed_are_updates(train, removed if to == "eval" else added):
         return None
+    if _updates(smaller, list(range(len(smaller._canonical.entry.outputs())))):
+        return None  # the smaller step still updates weights: part of the model skipped or frozen, not an eval step
     return ModeSwitch(to, rng, updates, _call_site(left, right))
 
 
