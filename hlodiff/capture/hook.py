@@ -182,6 +182,8 @@ class _HookState:
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
                 self.lines.after_sync(compiled, graph_hash)
+                if self.policy == "boundaries" and not self.steady:
+                    self.lines.on = True  # frames tell a backward's tensors from a forward's (roles) and give lines
                 self.apply_lines()
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")

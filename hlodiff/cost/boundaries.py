@@ -58,7 +58,11 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     unreported: list[str] = []  # graphs that compiled with no report before them (record's policy misses some)
     repeats = 0  # cache hits with no report: the run was steady and record stopped reporting
     any_reads = False
+    source_of_run = None
     for position, (record, graph) in enumerate(zip(records, graphs)):
+        if record.source != source_of_run:  # each dump is its own run: tensor ids start again
+            source_of_run = record.source
+            producer, made_by, claimed = {}, {}, set()
         report = reports.get((record.source, record.index))
         if report is None:
             exact = False
@@ -97,7 +101,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
         for tensor in (*outputs, *(t for t in report.tensors if t.id in clones)):
             producer[tensor.id] = position
             made_by[tensor.id] = tensor
-        phases[position] = graph_phase([*outputs, *(t for t in report.tensors if t.id in clones)])
+        phases[position] = graph.phase = graph_phase([*outputs, *(t for t in report.tensors if t.id in clones)])
     if unreported and any_reads:
         shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
         warnings.append(InputWarning(

@@ -135,6 +135,8 @@ class GraphCost:
     torch_xla: TorchXlaMemory | None = None
     """torch_xla's Post Compilation Analysis of this graph's compilation, when its PT_XLA_DEBUG log was read."""
     unknowns: list[Unknown] = field(default_factory=list)
+    phase: str | None = None
+    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`)."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
 
@@ -178,6 +180,7 @@ class GraphCost:
             "compile_seconds": self.compile_seconds,
             "trigger": frame_json(self.trigger),
             "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
+            "phase": self.phase,
             "unknowns": [u.to_json() for u in self.unknowns],
         }
 
@@ -287,11 +290,20 @@ class RunCost:
     def unknowns(self) -> list[Unknown]:
         return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
 
+    def pipeline(self) -> dict:
+        """Per step, bytes held across boundaries by role, per dump; and growth between dumps
+        (:mod:`hlodiff.cost.pipeline`)."""
+        from hlodiff.cost.pipeline import growth, pipeline_runs
+
+        runs = pipeline_runs(self.graphs, self.boundaries)
+        return {"runs": [r.to_json() for r in runs], "growth": growth(runs)}
+
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)
         return {
             "graphs": [g.to_json() for g in self.graphs],
             "boundaries": [b.to_json() for b in self.boundaries],
+            "pipeline": self.pipeline(),
             "unknowns": [u.to_json() for u in self.unknowns],
             "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
                     "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,
