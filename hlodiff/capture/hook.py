@@ -117,6 +117,7 @@ class _HookState:
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
         self.recent: list[tuple[str | None, bool]] = []  # (graph hash, compiled) of the latest syncs (boundaries)
         self.steady = False
+        self.reported_last = False  # the sync just done had a report before it
         self.compiles_seen: int | None = None
         self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
@@ -152,6 +153,7 @@ class _HookState:
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
                     token = self._write_report(api)
+                self.reported_last = token is not None
             except Exception as exc:  # never break the user's training for a report
                 _warn_once(f"live-tensor report failed: {type(exc).__name__}: {exc}")
         stack.append(token)
@@ -182,8 +184,9 @@ class _HookState:
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
                 self.lines.after_sync(compiled, graph_hash)
-                if self.policy == "boundaries" and not self.steady:
+                if self.policy == "boundaries" and not self.steady and self.reported_last:
                     self.lines.on = True  # frames tell a backward's tensors from a forward's (roles) and give lines
+                    # (not when reports are skipped as too big: then no boundary is recorded and lines cost 1.2x)
                 self.apply_lines()
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
