@@ -13,8 +13,11 @@ SITE = "/usr/lib/python3.11/site-packages"
 USER = SourceFrame("/home/user/project/train.py", 12, "<module>")
 
 
-def tensor(*frames: SourceFrame, ops=("aten::mm",)) -> LiveTensor:
-    ir = tuple(IrNode(i, "f32[4]", op, (), None, i == len(ops) - 1, None) for i, op in enumerate(ops))
+def tensor(*frames: SourceFrame, ops=("aten::mm",), root_located=True) -> LiveTensor:
+    """A report entry; its root node has a location when traced with source lines (the frames' innermost)."""
+    last = len(ops) - 1
+    ir = tuple(IrNode(i, "f32[4]", op, (), frames[0] if frames and root_located and i == last else None, i == last,
+                      None) for i, op in enumerate(ops))
     return LiveTensor(7, "f32[4]{0}", "CPU:0", len(ops), tuple(frames), ir)
 
 
@@ -68,6 +71,13 @@ def test_custom_autograd_function_forward_is_not_a_backward():
 def test_phase_without_frames():
     assert tensor_phase(tensor(ops=("xla::device_data", "aten::threshold_backward"))) == BACKWARD
     assert tensor_phase(tensor(ops=("aten::mm",))) is None
+
+
+def test_frames_of_an_older_node_do_not_make_a_forward():
+    """Traced without lines, the root has no location and the frames printed are an older node's: no phase."""
+    assert tensor_phase(tensor(USER, root_located=False)) is None
+    optimizer = SourceFrame(f"{SITE}/torch/optim/sgd.py", 90, "_single_tensor_sgd")
+    assert tensor_phase(tensor(optimizer, USER, root_located=False)) == OPTIMIZER
 
 
 def test_graph_phase_is_the_latest():

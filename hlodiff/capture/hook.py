@@ -71,7 +71,8 @@ syncs before them and nothing compiled meanwhile: the run is steady and what cro
 A compilation starts it again. Until then every graph's inputs and outputs are named (issue 32)."""
 STEADY_MIN_SYNCS = 24
 """... and at least this many syncs repeat (a microbatch loop of up to 11 forward/backward pairs inside a step is
-not taken for the step's period)."""
+not taken for the step's period); a run whose every sync runs the same graph (one graph per step) is steady after
+four."""
 MAX_OUTPUTS_ENV = "HLODIFF_REPORT_MAX_OUTPUTS"
 DEFAULT_MAX_OUTPUTS = 64
 """A report prints every pending tensor's whole IR, so it grows with outputs x graph size (about 34 MB, seconds,
@@ -117,7 +118,6 @@ class _HookState:
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
         self.recent: list[tuple[str | None, bool]] = []  # (graph hash, compiled) of the latest syncs (boundaries)
         self.steady = False
-        self.reported_last = False  # the sync just done had a report before it
         self.compiles_seen: int | None = None
         self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
@@ -153,7 +153,6 @@ class _HookState:
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
                     token = self._write_report(api)
-                self.reported_last = token is not None
             except Exception as exc:  # never break the user's training for a report
                 _warn_once(f"live-tensor report failed: {type(exc).__name__}: {exc}")
         stack.append(token)
@@ -184,9 +183,6 @@ class _HookState:
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
                 self.lines.after_sync(compiled, graph_hash)
-                if self.policy == "boundaries" and not self.steady and self.reported_last:
-                    self.lines.on = True  # frames tell a backward's tensors from a forward's (roles) and give lines
-                    # (not when reports are skipped as too big: then no boundary is recorded and lines cost 1.2x)
                 self.apply_lines()
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
@@ -380,7 +376,7 @@ def _repeats(recent: list[tuple[str | None, bool]]) -> bool:
     hashes are known. The floor keeps a microbatch loop inside one step (forward, backward, forward, backward...)
     from passing for a steady run before its step's optimizer graph has been seen."""
     for period in range(1, PERIOD_MAX + 1):
-        size = max(2 * period, STEADY_MIN_SYNCS)
+        size = 4 if period == 1 else max(2 * period, STEADY_MIN_SYNCS)  # one graph per step: nothing in between
         if len(recent) < size:
             return False
         window = recent[-size:]

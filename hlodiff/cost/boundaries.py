@@ -31,7 +31,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
-from hlodiff.cost.roles import BACKWARD, FORWARD, graph_phase, role_of
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
@@ -114,7 +114,33 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             f"{repeats} graph(s) ran after the run repeated itself and have no live-tensor report: what crossed "
             "into them is not named (their steps repeat the steps named; HLODIFF_LIVE_TENSORS=every-sync records "
             "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
-    return _with_roles(boundaries, graphs, phases, made_by), exact
+    keys = [(r.source, r.cache_key()) for r in records]
+    return _with_roles(boundaries, graphs, phases, made_by, keys), exact
+
+
+def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
+                  keys: list) -> None:
+    """Phases for graphs traced without source lines (``record --lines auto`` turns them off once the run looks
+    steady): a cache hit takes the phase of the graph it repeats; a graph that reads what a backward computed and
+    is no backward itself is the optimizer's step; one whose outputs a backward reads is a forward."""
+    by_key: dict = {}
+    for position, phase in phases.items():
+        if phase is not None and keys[position][1] is not None:
+            by_key.setdefault(keys[position], phase)
+    for position, phase in list(phases.items()):
+        if phase is None and keys[position][1] is not None:
+            phases[position] = by_key.get(keys[position])
+    for position, phase in list(phases.items()):
+        if phase is not None:
+            continue
+        sources = {phases.get(b.source_phase) for b in boundaries if b.target_phase == position}
+        targets = {phases.get(b.target_phase) for b in boundaries if b.source_phase == position}
+        if BACKWARD in sources:
+            phases[position] = OPTIMIZER
+        elif BACKWARD in targets:
+            phases[position] = FORWARD
+    for position, phase in phases.items():
+        graphs[position].phase = phase
 
 
 def _ids(value: str | None) -> set[int]:
@@ -125,8 +151,9 @@ def _ids(value: str | None) -> set[int]:
 
 
 def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
-                made_by: dict[int, LiveTensor]) -> list[Boundary]:
+                made_by: dict[int, LiveTensor], keys: list) -> list[Boundary]:
     """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it."""
+    _infer_phases(boundaries, graphs, phases, keys)
     read_by_model: set[int] = set()
     for b in boundaries:
         if phases.get(b.target_phase) in (FORWARD, BACKWARD):

@@ -52,15 +52,22 @@ ROLE_RULES: tuple[tuple[str | None, str | None, str], ...] = (
 
 
 def tensor_phase(tensor: LiveTensor) -> str | None:
-    """The phase that traced a tensor, from its frames, else from its IR; None when neither tells."""
+    """The phase that traced a tensor, from its frames, else from its IR; None when neither tells.
+
+    torch_xla prints the frames of the last node in post order that has any: the root's own when it was traced
+    with source lines, else an older node's. So frames that name the optimizer or a backward decide either way
+    (nothing later comes from an earlier phase's op), but forward-looking frames count only when the root has its
+    own location; an op named ``*_backward`` in the IR marks a backward (autograd's engine runs the backward on its
+    own thread, where torch_xla records no frames)."""
     frames = [(f.file.replace("\\", "/"), f.function) for f in tensor.frames]
     for marker, function, phase in PHASE_FRAMES:
         if any(marker in file and (function is None or name == function) for file, name in frames):
             return phase
-    if frames:
-        return FORWARD
     if any(node.op.endswith("_backward") for node in tensor.ir):
         return BACKWARD
+    roots = [node for node in tensor.ir if node.is_root]
+    if frames and (not tensor.ir or any(node.location is not None for node in roots)):
+        return FORWARD
     return None
 
 
