@@ -130,11 +130,16 @@ def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: d
     for position, phase in list(phases.items()):
         if phase is None and keys[position][1] is not None:
             phases[position] = by_key.get(keys[position])
+    into: dict[int, set[int]] = defaultdict(set)  # graph position -> positions it reads from
+    out_of: dict[int, set[int]] = defaultdict(set)
+    for b in boundaries:  # (positions still stand in the phase fields here)
+        into[b.target_phase].add(b.source_phase)
+        out_of[b.source_phase].add(b.target_phase)
     for position, phase in list(phases.items()):
         if phase is not None:
             continue
-        sources = {phases.get(b.source_phase) for b in boundaries if b.target_phase == position}
-        targets = {phases.get(b.target_phase) for b in boundaries if b.source_phase == position}
+        sources = {phases.get(p) for p in into[position]}
+        targets = {phases.get(p) for p in out_of[position]}
         if BACKWARD in sources:
             phases[position] = OPTIMIZER
         elif BACKWARD in targets:
