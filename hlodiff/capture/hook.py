@@ -62,8 +62,17 @@ DEBUG_FILE_ENV = "PT_XLA_DEBUG_FILE"
 COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
 JAX_LOG_ENV = "HLODIFF_JAX_LOG"
 LIVE_TENSORS_ENV = "HLODIFF_LIVE_TENSORS"
-"""When to take a live-tensor report: ``compilations`` (default: the first sync, and the sync after each
-compilation), ``every-sync``, or ``off``."""
+"""When to take a live-tensor report: ``compilations`` (the first sync, and the sync after each compilation),
+``boundaries`` (every sync until the run repeats itself, see :data:`PERIOD_MAX`; the default when
+``HLODIFF_DEVICE_DATA_READS=1``, as ``hlodiff record`` sets it), ``every-sync``, or ``off``."""
+PERIOD_MAX = 64
+"""``boundaries`` stops reporting once the graphs of the last P syncs (P <= this) ran, in the same order, the P
+syncs before them and nothing compiled meanwhile: the run is steady and what crosses between its graphs repeats.
+A compilation starts it again. Until then every graph's inputs and outputs are named (issue 32)."""
+STEADY_MIN_SYNCS = 24
+"""... and at least this many syncs repeat (a microbatch loop of up to 11 forward/backward pairs inside a step is
+not taken for the step's period); a run whose every sync runs the same graph (one graph per step) is steady after
+four."""
 MAX_OUTPUTS_ENV = "HLODIFF_REPORT_MAX_OUTPUTS"
 DEFAULT_MAX_OUTPUTS = 64
 """A report prints every pending tensor's whole IR, so it grows with outputs x graph size (about 34 MB, seconds,
@@ -102,10 +111,13 @@ class _HookState:
         self.compile_codes: tuple = ()
         self.active = True
         self.report_next = True  # the first sync's graph is new
-        default_policy = "every-sync" if os.environ.get(SAVE_FILE_ENV) else "compilations"
+        self.reads = os.environ.get(READS_ENV, "").strip() == "1"
+        default_policy = ("every-sync" if os.environ.get(SAVE_FILE_ENV) else
+                          "boundaries" if self.reads else "compilations")
         self.policy = os.environ.get(LIVE_TENSORS_ENV, "").strip() or default_policy
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
-        self.reads = os.environ.get(READS_ENV, "").strip() == "1"
+        self.recent: list[tuple[str | None, bool]] = []  # (graph hash, compiled) of the latest syncs (boundaries)
+        self.steady = False
         self.compiles_seen: int | None = None
         self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
@@ -136,6 +148,7 @@ class _HookState:
         if self.active:
             try:
                 want = (self._compiled_since_last_look() or self.report_next or self.policy == "every-sync"
+                        or (self.policy == "boundaries" and not self.steady)
                         or (self.lines is not None and self.lines.watching))
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
@@ -159,14 +172,29 @@ class _HookState:
             except OSError:
                 pass
         try:
-            if self._compiled_since_last_look():
+            compiled_now = self._compiled_since_last_look()
+            if compiled_now:
                 self.report_next = True
+            graph_hash = None
+            if self.lines is not None or self.policy == "boundaries":
+                graph_hash = self._last_graph_hash()
+            if self.policy == "boundaries":
+                self._note_for_boundaries(graph_hash, compiled_now)
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
-                self.lines.after_sync(compiled, self._last_graph_hash())
+                self.lines.after_sync(compiled, graph_hash)
                 self.apply_lines()
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
+
+    def _note_for_boundaries(self, graph_hash: str | None, compiled: bool) -> None:
+        """One sync done (its graph's hash, whether it compiled): is the run now repeating itself?"""
+        recent = self.recent
+        if recent and recent[-1][0] == graph_hash and graph_hash is not None and not compiled and self.steady:
+            return  # a sync with nothing to run leaves the hash as it was; steady stays steady
+        recent.append((graph_hash, compiled))
+        del recent[:-max(2 * PERIOD_MAX, STEADY_MIN_SYNCS)]
+        self.steady = _repeats(recent)
 
     def apply_lines(self) -> None:
         """Switch torch_xla's frame capture (``XLA_IR_DEBUG``) for the steps still to be traced, as the lines
@@ -341,6 +369,22 @@ def _frame_neutral_sync(original, state: _HookState):
     fn.__module__ = original.__module__
     fn.__wrapped__ = original
     return fn
+
+
+def _repeats(recent: list[tuple[str | None, bool]]) -> bool:
+    """The last ``max(2P, STEADY_MIN_SYNCS)`` syncs ran graphs that repeat with a period P, none compiled, and their
+    hashes are known. The floor keeps a microbatch loop inside one step (forward, backward, forward, backward...)
+    from passing for a steady run before its step's optimizer graph has been seen."""
+    for period in range(1, PERIOD_MAX + 1):
+        size = 4 if period == 1 else max(2 * period, STEADY_MIN_SYNCS)  # one graph per step: nothing in between
+        if len(recent) < size:
+            return False
+        window = recent[-size:]
+        if any(compiled or h is None for h, compiled in window):
+            return False  # inside every longer window too
+        if all(window[i][0] == window[i + period][0] for i in range(size - period)):
+            return True
+    return False
 
 
 def _marker_before_master(code) -> bool:

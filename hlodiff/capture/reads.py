@@ -8,11 +8,18 @@ torch_xla keeps the identity anyway: each device data handle carries the id of t
 ``tensors`` reads. Tensor ids are never reused, and an in-place update gives the tensor a new id, so an id read here
 names exactly one computed value.
 
-Python has no list of live XLA tensors, so the garbage collector's list of objects is searched for those with
-pending IR (``XLAData: None`` in torch_xla's debug info). That costs about 0.2 s with torch imported, which is why
-it runs only when the hook takes a report (the first sync and the sync after a compilation). Tensors that only
-autograd holds (saved for backward) have no Python object and are not searched; the device data they alone read
-is missed (the reads are then a subset, never wrong).
+Python has no list of live XLA tensors, so the garbage collector's list of objects is searched for XLA tensors,
+and each one's ``.grad`` is added (a gradient the backward computed has no Python object until asked for: without
+it a backward graph's reads, the activations it takes from its forward, were never found). Those
+``_check_tensor_need_materialization`` says need computing are the roots. That costs 0.1-0.4 s with torch
+imported, which is why it runs only when the hook takes a report (:mod:`hlodiff.capture.hook` says when).
+Tensors that only autograd holds (saved for backward) have no Python object and are not searched; the device data
+they alone read is missed (the reads are then a subset, never wrong): on the fixtures of issue 32 the roots reach
+every entry parameter.
+
+A clone of device data (SGD's first momentum buffer is ``clone(grad)``) is an output of the coming graph whose IR
+is a lone ``device_data()``, so the report lists it like data; ``clones=`` names those (its IR reads another
+tensor's data, and it has none of its own).
 
 Standard library only at import time, like the hook that loads it.
 """
@@ -20,34 +27,79 @@ Standard library only at import time, like the hook that loads it.
 from __future__ import annotations
 
 
-def device_data_reads() -> list[int]:
-    """Ids of the tensors whose device data the pending graph of every Python-visible XLA tensor reads, sorted."""
+def device_data_reads() -> tuple[list[int], list[int]]:
+    """``(reads, clones)``: ids of the tensors whose device data the pending graph of every Python-visible XLA tensor
+    reads, and ids of the Python-visible tensors that are clones of device data (outputs the report lists as data);
+    both sorted."""
     import gc
 
     import torch
     import torch_xla
 
     xlac = torch_xla._XLAC
-    pending = [obj for obj in gc.get_objects() if _is_pending_xla_tensor(torch, xlac, obj)]
+    xla = [obj for obj in gc.get_objects() if _is_xla_tensor(torch, obj)]
+    roots, seen = [], set()
+    for tensor in xla:
+        for candidate in (tensor, _grad(tensor)):
+            if candidate is not None and id(candidate) not in seen:
+                seen.add(id(candidate))
+                roots.append(candidate)
+    try:
+        need = xlac._check_tensor_need_materialization(roots)
+    except Exception:  # a tensor that refuses: ask one by one
+        need = [_needs(xlac, t) for t in roots]
+    pending = [t for t, n in zip(roots, need) if n]
+    clones = sorted({i for t, n in zip(roots, need) if not n for i in _clone_id(xlac, t)})
     if not pending:
-        return []
+        return [], clones
     ids, handles = xlac._get_tensors_xla_device_data_node(pending)
-    del handles, pending  # tensors wrapping the same buffers: drop them before the sync
-    return sorted({int(i) for i in ids if int(i) >= 0})  # -1: data no tensor was computed for (scalars, seeds)
+    del handles, pending, roots, xla  # tensors wrapping the same buffers: drop them before the sync
+    return sorted({int(i) for i in ids if int(i) >= 0}), clones  # -1: data no tensor was computed for
 
 
-def _is_pending_xla_tensor(torch, xlac, obj) -> bool:
+def _grad(tensor):
+    """The tensor's ``.grad``: a gradient the backward just computed is held by autograd, and only reachable here
+    (its Python object exists once someone asks for it)."""
+    try:
+        grad = tensor.grad if tensor.is_leaf else None
+    except Exception:
+        return None
+    return grad if grad is not None and grad.device.type == "xla" else None
+
+
+def _needs(xlac, tensor) -> bool:
+    try:
+        return bool(xlac._check_tensor_need_materialization([tensor])[0])
+    except Exception:
+        return False
+
+
+def _clone_id(xlac, tensor) -> list[int]:
+    """``[id]`` when the tensor is a clone of device data (torch_xla computes it as an output of the coming graph,
+    yet its IR is one ``device_data()``, so the report lists it like data): its IR reads the data of another
+    tensor and it holds no data of its own."""
+    try:
+        info = xlac._get_xla_tensor_debug_info(tensor)
+        if "\nXLAData: None" not in info or "xla::device_data" not in info:
+            return []
+        own = int(xlac._xla_get_tensor_id(tensor))
+        ids, _ = xlac._get_tensors_xla_device_data_node([tensor])
+    except Exception:
+        return []
+    return [own] if len(ids) == 1 and 0 <= int(ids[0]) != own else []
+
+
+def _is_xla_tensor(torch, obj) -> bool:
     if not issubclass(type(obj), torch.Tensor):  # type(), not isinstance: that would ask deprecated objects
         return False                               # for __class__, and they warn
     try:
-        if obj.device.type != "xla":
-            return False
-        info = xlac._get_xla_tensor_debug_info(obj)
-    except Exception:  # a tensor subclass or a proxy that refuses: not one the sync computes
+        return obj.device.type == "xla"
+    except Exception:  # a tensor subclass or a proxy that refuses
         return False
-    return "\nXLAData: None" in info and "\nIR: None" not in info
 
 
-def header_words(reads: list[int]) -> str:
-    """The ``reads=`` word of a ``## SYNC`` header (``hlodiff.dumps.tensors_report`` reads it back)."""
-    return " reads=" + ",".join(str(i) for i in reads)
+def header_words(found: tuple[list[int], list[int]]) -> str:
+    """The ``reads=`` and ``clones=`` words of a ``## SYNC`` header (``hlodiff.dumps.tensors_report`` reads them
+    back)."""
+    reads, clones = found
+    return " reads=" + ",".join(str(i) for i in reads) + (" clones=" + ",".join(map(str, clones)) if clones else "")

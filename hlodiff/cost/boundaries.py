@@ -28,12 +28,15 @@ parameters) are not named.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
 from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import byte_size_of, without_layout_text
 
 _DEVICE_DATA = "xla::device_data"
@@ -41,8 +44,8 @@ _DEVICE_DATA = "xla::device_data"
 
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
                     warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
-    """The boundaries, and whether they are exact: every report used carried ``reads=`` (else the tensors named
-    are those a printed report identifies, and what else crossed is not known)."""
+    """The boundaries, and whether they are exact: every graph had a report with ``reads=`` before it (else the
+    tensors named are those a printed report identifies, and what else crossed is not known)."""
     reports = _aligned(records, graphs, report_paths, warnings)
     if not reports:
         return [], True
@@ -51,13 +54,22 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
+    phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer
     unreported: list[str] = []  # graphs that compiled with no report before them (record's policy misses some)
+    repeats = 0  # cache hits with no report: the run was steady and record stopped reporting
     any_reads = False
+    source_of_run = None
     for position, (record, graph) in enumerate(zip(records, graphs)):
+        if record.source != source_of_run:  # each dump is its own run: tensor ids start again
+            source_of_run = record.source
+            producer, made_by, claimed = {}, {}, set()
         report = reports.get((record.source, record.index))
         if report is None:
+            exact = False
             if graph.compiled:
                 unreported.append(record.ref)
+            else:
+                repeats += 1
             continue
         reads = report.reads()
         any_reads = any_reads or reads is not None
@@ -76,28 +88,100 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             by_source[source].append(tensor)
         for source in sorted(by_source):
             tensors = sorted(by_source[source], key=lambda t: t.id)
-            boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors))
+            boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors, source_phase=source,
+                                       target_phase=position))  # positions for now: phases once all are known
         outputs = report.pending()
         if len(outputs) == graph.outputs.count:
             graph.output_tensors = [{"output": i, "id": t.id, "shape": without_layout_text(t.shape_text)}
                                     for i, t in enumerate(outputs)]
-            for tensor in outputs:
-                producer[tensor.id] = position
-                made_by[tensor.id] = tensor
+        # every tensor with pending IR is an output (torch_xla computes them all), and so is a clone of device data
+        # (clones=, which the report lists like data); when they do not add up to the graph's outputs some output
+        # is not named, but those named are still exact
+        clones = _ids(report.get("clones")) if reads is not None else set()
+        for tensor in (*outputs, *(t for t in report.tensors if t.id in clones)):
+            producer[tensor.id] = position
+            made_by[tensor.id] = tensor
+        phases[position] = graph.phase = graph_phase([*outputs, *(t for t in report.tensors if t.id in clones)])
     if unreported and any_reads:
         shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
         warnings.append(InputWarning(
             f"{len(unreported)} compiled graph(s) have no live-tensor report before them ({shown}): tensors crossing "
-            "into or out of them are not named (hlodiff record reports at the first sync and after each "
-            "compilation; HLODIFF_LIVE_TENSORS=every-sync reports before every graph)",
+            "into or out of them are not named (hlodiff record reports at every sync until the run repeats "
+            "itself; HLODIFF_LIVE_TENSORS=every-sync reports before every graph)",
             path=report_paths[0] if len(report_paths) == 1 else None))
-    return boundaries, exact
+    if repeats and any_reads:
+        warnings.append(InputWarning(
+            f"{repeats} graph(s) ran after the run repeated itself and have no live-tensor report: what crossed "
+            "into them is not named (their steps repeat the steps named; HLODIFF_LIVE_TENSORS=every-sync records "
+            "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
+    keys = [(r.source, r.cache_key()) for r in records]
+    return _with_roles(boundaries, graphs, phases, made_by, keys), exact
+
+
+def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
+                  keys: list) -> None:
+    """Phases for graphs traced without source lines (``record --lines auto`` turns them off once the run looks
+    steady): a cache hit takes the phase of the graph it repeats; a graph that reads what a backward computed and
+    is no backward itself is the optimizer's step; one whose outputs a backward reads is a forward."""
+    by_key: dict = {}
+    for position, phase in phases.items():
+        if phase is not None and keys[position][1] is not None:
+            by_key.setdefault(keys[position], phase)
+    for position, phase in list(phases.items()):
+        if phase is None and keys[position][1] is not None:
+            phases[position] = by_key.get(keys[position])
+    into: dict[int, set[int]] = defaultdict(set)  # graph position -> positions it reads from
+    out_of: dict[int, set[int]] = defaultdict(set)
+    for b in boundaries:  # (positions still stand in the phase fields here)
+        into[b.target_phase].add(b.source_phase)
+        out_of[b.source_phase].add(b.target_phase)
+    for position, phase in list(phases.items()):
+        if phase is not None:
+            continue
+        sources = {phases.get(p) for p in into[position]}
+        targets = {phases.get(p) for p in out_of[position]}
+        if BACKWARD in sources:
+            phases[position] = OPTIMIZER
+        elif BACKWARD in targets:
+            phases[position] = FORWARD
+    for position, phase in phases.items():
+        graphs[position].phase = phase
+
+
+def _ids(value: str | None) -> set[int]:
+    if not value:
+        return set()
+    words = value.split(",")
+    return {int(w) for w in words if w.isdigit()}
+
+
+def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
+                made_by: dict[int, LiveTensor], keys: list) -> list[Boundary]:
+    """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it."""
+    _infer_phases(boundaries, graphs, phases, keys)
+    read_by_model: set[int] = set()
+    for b in boundaries:
+        if phases.get(b.target_phase) in (FORWARD, BACKWARD):
+            read_by_model.update(t.id for t in b.tensors)
+    out = []
+    for b in boundaries:
+        made_in, read_in = phases.get(b.source_phase), phases.get(b.target_phase)
+        tensors = []
+        for t in b.tensors:
+            role = role_of(made_in, read_in, t.id in read_by_model) if made_in and read_in else None
+            origin = made_by.get(t.id)
+            line = user_frame(origin.frames) if origin is not None and origin.frames else None
+            tensors.append(replace(t, role=role, user_line=line))
+        out.append(Boundary(b.source, b.target, tensors, source_phase=made_in, target_phase=read_in))
+    return out
 
 
 def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
              warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
     """The report printed before each torch_xla execution, matched and checked by the readers' aligner (reports
-    with or without ``## SYNC`` headers); only matches whose tensors map onto the outputs one to one are used."""
+    with or without ``## SYNC`` headers); only matches whose tensors map onto the outputs one to one are used, and
+    the reports ``hlodiff record`` took (their header numbers the execution and carries ``reads=``): a clone of
+    device data is an output the report lists as data, so their shapes need not map one to one."""
     dumps: dict[str, list[GraphOutputs]] = {}
     for record, graph in zip(records, graphs):
         if record.kind in TRACED_KINDS:
@@ -107,7 +191,8 @@ def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: 
         return {}
     alignments = align_files(report_paths, list(dumps.items()), warnings=warnings)
     return {key: a.report for key, a in alignments.items()
-            if a.certain and a.outputs == tuple(range(len(a.outputs)))}
+            if (a.certain and a.outputs == tuple(range(len(a.outputs))))
+            or (a.how == "sync header" and a.report.reads() is not None)}
 
 
 def _is_device_data(tensor: LiveTensor) -> bool:

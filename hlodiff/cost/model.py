@@ -135,6 +135,8 @@ class GraphCost:
     torch_xla: TorchXlaMemory | None = None
     """torch_xla's Post Compilation Analysis of this graph's compilation, when its PT_XLA_DEBUG log was read."""
     unknowns: list[Unknown] = field(default_factory=list)
+    phase: str | None = None
+    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`)."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
 
@@ -178,6 +180,7 @@ class GraphCost:
             "compile_seconds": self.compile_seconds,
             "trigger": frame_json(self.trigger),
             "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
+            "phase": self.phase,
             "unknowns": [u.to_json() for u in self.unknowns],
         }
 
@@ -196,10 +199,16 @@ class BoundaryTensor:
     """``read``: torch_xla's own record says the later graph reads it (``reads=`` in a report ``hlodiff record``
     took); ``listed``: the later report lists the tensor id as device data; ``inferred``: a tensor only autograd
     holds, matched to a parameter without a source line (see :mod:`hlodiff.cost.boundaries`)."""
+    role: str | None = None
+    """``activation`` | ``gradient`` | ``parameter`` | ``optimizer_state`` | ``other`` (:mod:`hlodiff.cost.roles`);
+    None when the phase of the graph that made it or reads it is not known."""
+    user_line: SourceFrame | None = None
+    """The user's line that created it: the innermost frame outside installed code of the tensor's ``Frames:``."""
 
     def to_json(self) -> dict:
-        return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "ir_op": self.ir_op,
-                "location": frame_json(self.location), "evidence": self.evidence}
+        return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "role": self.role, "ir_op": self.ir_op,
+                "location": frame_json(self.location), "user_line": frame_json(self.user_line),
+                "evidence": self.evidence}
 
 
 @dataclass(slots=True)
@@ -214,9 +223,29 @@ class Boundary:
     def bytes(self) -> int:
         return sum(t.bytes for t in self.tensors)
 
+    source_phase: str | None = None
+    target_phase: str | None = None
+    """``forward`` | ``backward`` | ``optimizer`` (None: not known), :func:`hlodiff.cost.roles.graph_phase`."""
+
+    def by_role(self) -> dict[str, Tally]:
+        return roles_tally(self.tensors)
+
     def to_json(self) -> dict:
-        return {"from": self.source, "to": self.target, "tensors": [t.to_json() for t in self.tensors],
-                "bytes": self.bytes}
+        return {"from": self.source, "to": self.target, "from_phase": self.source_phase,
+                "to_phase": self.target_phase, "count": len(self.tensors), "bytes": self.bytes,
+                "roles": {role: t.to_json() for role, t in self.by_role().items()},
+                "tensors": [t.to_json() for t in self.tensors]}
+
+
+def roles_tally(tensors) -> dict[str, Tally]:
+    """Count and bytes per role (``unknown`` for a tensor without one), in a fixed role order."""
+    out: dict[str, list[int]] = {}
+    for t in tensors:
+        row = out.setdefault(t.role or "unknown", [0, 0])
+        row[0] += 1
+        row[1] += t.bytes
+    order = ("activation", "gradient", "parameter", "optimizer_state", "other", "unknown")
+    return {role: Tally(*out[role]) for role in order if role in out}
 
 
 @dataclass(slots=True)
@@ -261,11 +290,20 @@ class RunCost:
     def unknowns(self) -> list[Unknown]:
         return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
 
+    def pipeline(self) -> dict:
+        """Per step, bytes held across boundaries by role, per dump; and growth between dumps
+        (:mod:`hlodiff.cost.pipeline`)."""
+        from hlodiff.cost.pipeline import growth, pipeline_runs
+
+        runs = pipeline_runs(self.graphs, self.boundaries)
+        return {"runs": [r.to_json() for r in runs], "growth": growth(runs)}
+
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)
         return {
             "graphs": [g.to_json() for g in self.graphs],
             "boundaries": [b.to_json() for b in self.boundaries],
+            "pipeline": self.pipeline(),
             "unknowns": [u.to_json() for u in self.unknowns],
             "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
                     "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,

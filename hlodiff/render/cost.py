@@ -113,13 +113,49 @@ def _boundaries(console: Console, run: RunCost) -> None:
     for u in run.unknowns:
         console.print(Hanging(Text(f"  {u.reason}; given by {u.capture}"), 4), highlight=False)
     for b in run.boundaries:
-        tensors = ", ".join(f"id={t.id} {t.shape}" + (f" {t.ir_op}" if t.ir_op else "")
-                            + (" (inferred)" if t.evidence == "inferred" else "") for t in b.tensors)
         same = b.source.rsplit("#", 1)[0] == b.target.rsplit("#", 1)[0]
         source, target = (_short(b.source), _short(b.target)) if same else (b.source, b.target)
+        if b.source_phase and b.target_phase:
+            source, target = f"{source} ({b.source_phase})", f"{target} ({b.target_phase})"
+        roles = ", ".join(f"{t.count} {role.replace('_', ' ')} {_b(t.bytes)}" for role, t in b.by_role().items()
+                          if role != "unknown")
         console.print(Hanging(Text.from_markup(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
-                                               f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)} "
-                                               f"({escape(tensors)})"), 4), highlight=False)
+                                               f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)}"
+                                               + (f": {escape(roles)}" if roles else "")), 4), highlight=False)
+        for t in b.tensors[:SHOWN_TENSORS]:
+            where = f" at {t.user_line.short()}" if t.user_line is not None else ""
+            console.print(Hanging(Text(f"      id={t.id} {t.shape} {t.role or ''}{' (inferred)' if t.evidence == 'inferred' else ''}"
+                                       f"{' ' + t.ir_op if t.ir_op else ''}{where}"), 8), highlight=False)
+        if len(b.tensors) > SHOWN_TENSORS:
+            console.print(f"      and {len(b.tensors) - SHOWN_TENSORS} more (--json lists every one)", highlight=False)
+    _pipeline(console, run)
+
+
+SHOWN_TENSORS = 8
+"""Tensors listed per boundary in the terminal (a layer stack hands hundreds of gradients to the optimizer)."""
+
+
+def _pipeline(console: Console, run: RunCost) -> None:
+    """Per step: bytes held across boundaries by role (each tensor once); growth between runs."""
+    from hlodiff.cost.pipeline import growth, pipeline_runs
+
+    runs = pipeline_runs(run.graphs, run.boundaries)
+    if not runs:
+        return
+    console.print("\n[bold]held across graph boundaries, per step[/] (each tensor once)", highlight=False)
+    for r in runs:
+        for s in r.steps:
+            phases = ", ".join(f"{n} {p}" for p, n in s.phases.items())
+            roles = ", ".join(f"{role.replace('_', ' ')} {_b(t.bytes)}" for role, t in s.roles.items())
+            note = "" if s.complete else f" (only {s.reported} of {len(s.graphs)} graphs recorded: at least)"
+            console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graphs: {phases}): "
+                                       f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
+                                  4), highlight=False)
+    for g in growth(runs):
+        roles = ", ".join(f"{role.replace('_', ' ')} {_b(a)} -> {_b(b)}" for role, (a, b) in g["roles"].items())
+        console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "
+                                   f"{g['forward_graphs'][1]}, held {_b(g['bytes'][0])} -> {_b(g['bytes'][1])}"
+                                   + (f" (x{g['ratio']})" if g["ratio"] else "") + f": {roles}"), 4), highlight=False)
 
 
 def _families(console: Console, run: RunCost) -> None:

@@ -1,0 +1,110 @@
+"""The pipeline story of a run: per training step, the bytes held across graph boundaries by role, and how that
+grows from one run to another (``hlodiff cost RUN_A RUN_B``: the same program with 1, 2, 4 microbatches).
+
+A step ends with an optimizer graph (the phase :mod:`hlodiff.cost.roles` gives each graph from its report); a run
+without one is one step. A tensor that crosses into several graphs (a parameter read by every forward and
+backward of the next step) is held once: ``bytes`` counts each tensor once, in the step of the first graph that
+reads it, and ``crossing_bytes`` every edge, as the boundaries list them. Only boundaries are counted; a step
+whose graphs were not all reported (``reported`` < ``graphs``) is a lower bound and says so (``complete``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.cost.model import Boundary, GraphCost, Tally, roles_tally
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
+
+
+@dataclass(slots=True)
+class PipelineStep:
+    step: int
+    graphs: list[str]
+    phases: dict[str, int]
+    reported: int
+    tensors: int = 0
+    bytes: int = 0
+    crossing_bytes: int = 0
+    roles: dict[str, Tally] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.reported == len(self.graphs)
+
+    def to_json(self) -> dict:
+        return {"step": self.step, "graphs": len(self.graphs), "first": self.graphs[0], "last": self.graphs[-1],
+                "forward_graphs": self.phases.get(FORWARD, 0), "backward_graphs": self.phases.get(BACKWARD, 0),
+                "optimizer_graphs": self.phases.get(OPTIMIZER, 0), "reported": self.reported,
+                "complete": self.complete, "tensors": self.tensors, "bytes": self.bytes,
+                "crossing_bytes": self.crossing_bytes,
+                "roles": {role: t.to_json() for role, t in self.roles.items()}}
+
+
+@dataclass(slots=True)
+class PipelineRun:
+    source: str
+    steps: list[PipelineStep]
+
+    def last_complete(self) -> PipelineStep | None:
+        done = [s for s in self.steps if s.complete]
+        return done[-1] if done else None
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "steps": [s.to_json() for s in self.steps]}
+
+
+def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[PipelineRun]:
+    """One :class:`PipelineRun` per dump that has graph phases (i.e. reports were read); [] when none has."""
+    by_source: dict[str, list[GraphCost]] = {}
+    for g in graphs:
+        by_source.setdefault(g.ref.rsplit("#", 1)[0], []).append(g)
+    into: dict[str, list[Boundary]] = {}
+    for b in boundaries:
+        into.setdefault(b.target, []).append(b)
+    out = []
+    for source, members in by_source.items():
+        if all(g.phase is None for g in members):
+            continue
+        steps: list[PipelineStep] = []
+        current: PipelineStep | None = None
+        seen: set[int] = set()  # tensor ids already held (counted once, in the first step that reads them)
+        for g in members:
+            if current is None:
+                current = PipelineStep(len(steps), [], {}, 0)
+                steps.append(current)
+            current.graphs.append(g.ref)
+            if g.phase is not None:
+                current.phases[g.phase] = current.phases.get(g.phase, 0) + 1
+                current.reported += 1
+            for b in into.get(g.ref, ()):
+                current.crossing_bytes += b.bytes
+                fresh = [t for t in b.tensors if t.id not in seen]
+                seen.update(t.id for t in fresh)
+                current.tensors += len(fresh)
+                current.bytes += sum(t.bytes for t in fresh)
+                for role, tally in roles_tally(fresh).items():
+                    old = current.roles.get(role, Tally(0, 0))
+                    current.roles[role] = Tally(old.count + tally.count, old.bytes + tally.bytes)
+            if g.phase == OPTIMIZER:
+                current = None
+        out.append(PipelineRun(source, steps))
+    return out
+
+
+def growth(runs: list[PipelineRun]) -> list[dict]:
+    """Each later run's last complete step beside the first run's: forward graphs per step (the microbatches) and
+    bytes by role. Empty with fewer than two runs that have a complete step."""
+    bases = [(r, r.last_complete()) for r in runs]
+    bases = [(r, s) for r, s in bases if s is not None]
+    if len(bases) < 2:
+        return []
+    (first, a), out = bases[0], []
+    for run, b in bases[1:]:
+        roles = sorted(set(a.roles) | set(b.roles))
+        out.append({"from": first.source, "to": run.source, "from_step": a.step, "to_step": b.step,
+                    "forward_graphs": [a.phases.get(FORWARD, 0), b.phases.get(FORWARD, 0)],
+                    "bytes": [a.bytes, b.bytes],
+                    "ratio": round(b.bytes / a.bytes, 3) if a.bytes else None,
+                    "roles": {role: [a.roles.get(role, Tally(0, 0)).bytes, b.roles.get(role, Tally(0, 0)).bytes]
+                              for role in roles}})
+    return out

@@ -1,0 +1,88 @@
+"""The role of a tensor crossing between graphs, one test per row of hlodiff/cost/roles.py's tables (issue 32)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hlodiff.cost.roles import (BACKWARD, FORWARD, OPTIMIZER, PHASE_FRAMES, ROLE_RULES, graph_phase, role_of,
+                                tensor_phase)
+from hlodiff.dumps.tensors_report import IrNode, LiveTensor
+from hlodiff.hlo.model import SourceFrame
+
+SITE = "/usr/lib/python3.11/site-packages"
+USER = SourceFrame("/home/user/project/train.py", 12, "<module>")
+
+
+def tensor(*frames: SourceFrame, ops=("aten::mm",), root_located=True) -> LiveTensor:
+    """A report entry; its root node has a location when traced with source lines (the frames' innermost)."""
+    last = len(ops) - 1
+    ir = tuple(IrNode(i, "f32[4]", op, (), frames[0] if frames and root_located and i == last else None, i == last,
+                      None) for i, op in enumerate(ops))
+    return LiveTensor(7, "f32[4]{0}", "CPU:0", len(ops), tuple(frames), ir)
+
+
+# what each row means in a real program (the rows must not drift from what they are for)
+MEANING = {
+    (FORWARD, BACKWARD): "activation",
+    (BACKWARD, BACKWARD): "gradient",
+    (BACKWARD, OPTIMIZER): "gradient",
+    (OPTIMIZER, FORWARD): "parameter",
+    (OPTIMIZER, BACKWARD): "parameter",
+    (OPTIMIZER, OPTIMIZER): "optimizer_state",
+    (FORWARD, FORWARD): "other",
+}
+
+
+@pytest.mark.parametrize("row", ROLE_RULES, ids=lambda r: f"{r[0]}->{r[1]}")
+def test_each_role_rule(row):
+    made_in, read_in, role = row
+    assert MEANING[(made_in, read_in)] == role
+    assert role_of(made_in, read_in) == role
+
+
+def test_every_rule_is_covered():
+    assert {(a, b) for a, b, _ in ROLE_RULES} == set(MEANING)
+
+
+def test_optimizer_output_a_forward_also_reads_is_a_parameter():
+    """The weights SGD wrote cross into the next optimizer step too; that step is not what makes them state."""
+    assert role_of(OPTIMIZER, OPTIMIZER, read_by_model=True) == "parameter"
+    assert role_of(OPTIMIZER, OPTIMIZER, read_by_model=False) == "optimizer_state"
+
+
+def test_a_pair_no_row_names_is_other():
+    assert role_of(BACKWARD, FORWARD) == "other"
+    assert role_of(FORWARD, OPTIMIZER) == "other"
+
+
+@pytest.mark.parametrize("row", PHASE_FRAMES, ids=lambda r: f"{r[0]}{r[1] or ''}")
+def test_each_phase_frame_rule(row):
+    marker, function, phase = row
+    frame = SourceFrame(f"{SITE}{marker}{'' if marker.endswith('.py') else 'x.py'}", 10, function or "step")
+    assert tensor_phase(tensor(frame, USER)) == phase
+
+
+def test_custom_autograd_function_forward_is_not_a_backward():
+    """A custom autograd.Function's forward runs through torch/autograd/function.py: still the forward."""
+    frame = SourceFrame(f"{SITE}/torch/autograd/function.py", 575, "apply")
+    assert tensor_phase(tensor(frame, USER)) == FORWARD
+
+
+def test_phase_without_frames():
+    assert tensor_phase(tensor(ops=("xla::device_data", "aten::threshold_backward"))) == BACKWARD
+    assert tensor_phase(tensor(ops=("aten::mm",))) is None
+
+
+def test_frames_of_an_older_node_do_not_make_a_forward():
+    """Traced without lines, the root has no location and the frames printed are an older node's: no phase."""
+    assert tensor_phase(tensor(USER, root_located=False)) is None
+    optimizer = SourceFrame(f"{SITE}/torch/optim/sgd.py", 90, "_single_tensor_sgd")
+    assert tensor_phase(tensor(optimizer, USER, root_located=False)) == OPTIMIZER
+
+
+def test_graph_phase_is_the_latest():
+    forward = tensor(USER)
+    backward = tensor(SourceFrame(f"{SITE}/torch/_tensor.py", 625, "backward"), USER)
+    assert graph_phase([forward, backward]) == BACKWARD
+    assert graph_phase([forward]) == FORWARD
+    assert graph_phase([tensor()]) is None
