@@ -24,8 +24,6 @@ _spec.loader.exec_module(score)
 # What hlodiff gets wrong today, one row per scenario (torch_xla: its first try, the code of 9f7255a, unchanged on
 # main at 9c20620; docs/accuracy.md). Rows of an engine folder this checkout does not have yet are not used.
 WRONG_NOW = {
-    "torch_xla/batch_rampup": "a batch size switched once (4 -> 8) is told 'expected: one graph per bucket, "
-                              "nothing to fix', exit 0",
     "torch_xla/bn_cumulative": "crash: ValueError int('0.5') on BatchNorm's baked momentum 1/n (issue 30 item 1)",
     "torch_xla/center_no_detach": "carried state without detach told 'sync at the same points'; line is the "
                                   "sync's neighbour, not the centre update",

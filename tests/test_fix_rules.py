@@ -93,7 +93,8 @@ EXERCISED = {
     "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
     "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
     "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
-    "shape_input": "torch_xla/look_batch_once", "static_slice_start": "jax/look_static_slice",
+    "shape_input": "torch_xla/dynamo_batch", "shape_input_switched": "torch_xla/look_batch_once",
+    "static_slice_start": "jax/look_static_slice",
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
 }
 

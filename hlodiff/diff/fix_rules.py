@@ -138,6 +138,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
           "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
           "batch size (and mask the padding), or skip it"),
+    _rule("shape_input_switched", "shape", "on_input switched",
+          "the input's size changed once{seen} and stayed there: each size compiled once; keep one batch size from "
+          "the start (pad the first batches to the same size, or accumulate gradients to one fixed batch size) if "
+          "this compilation matters"),
     _rule("shape_input_jax", "shape", "on_input jax",
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",
