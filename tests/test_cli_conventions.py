@@ -74,6 +74,18 @@ def test_dash_reads_standard_input():
     assert broken.returncode == 2 and broken.stderr.decode().startswith("-:5:")
 
 
+def test_compare_ends_its_process_quickly_with_everything_written_and_cleaned_up(tmp_path):
+    """``compare`` leaves without freeing its graphs one object at a time: the whole document still arrives, the
+    status is the verdict, and standard input's temporary copy is still removed."""
+    data = open(ITEM, "rb").read()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    piped = run_hlodiff("compare", "--json", "--", "-#0", "-#3", stdin=data, env=env, text=False)
+    named = run_hlodiff("compare", ITEM + "#0", ITEM + "#3", "--json", text=False)
+    assert piped.returncode == named.returncode == 1 and piped.stderr == b""
+    assert json.loads(piped.stdout)["causes"] == json.loads(named.stdout)["causes"] != []
+    assert list(tmp_path.glob("hlodiff-stdin-*")) == []
+
+
 def test_exit_status_separates_expected_warm_up_from_a_recompilation():
     assert run_hlodiff("explain-recompile", WARMUP, "-q").returncode == 0  # warm-up only: expected
     assert run_hlodiff("explain-recompile", WARMUP, "--warmup", "0").returncode == 1  # no warm-up allowed
@@ -109,7 +121,8 @@ def test_compare_of_big_graphs_shows_progress_on_a_terminal_only():
     (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0"], 1),
     (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0", "--warmup", "2"], 0),
     (["explain-recompile", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0", "--warmup", "2", "--json"], 0),
-], ids=["inspect", "explain", "explain --warmup", "explain --json"])
+    (["compare", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0#0", "fixtures/torch_xla/metric_even_steps/graphs.hlo.0#0"], 0),
+], ids=["inspect", "explain", "explain --warmup", "explain --json", "compare"])
 def test_a_reader_closing_the_pipe_early_leaves_the_exit_status_alone(args, status):
     """``hlodiff ... | head`` under ``set -o pipefail``: the status is still the command's verdict (it was 1, rich's
     and click's answer to a broken pipe, which reads as "something recompiled"), and nothing is printed on stderr."""

@@ -59,3 +59,17 @@ def test_damaged_or_odd_files_take_the_line_by_line_scan(text, tmp_path):
     path = tmp_path / "m.hlo"
     path.write_bytes(text.encode())
     assert hlo_file._whole_file_blocks(str(path), Limits.from_env()) is None
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_more_lines_than_the_blank_line_limit_still_read_at_once(newline, tmp_path, monkeypatch):
+    """A big unrolled module has more lines than the blank-line limit; only a run of blank lines that long sends the
+    file to the line-by-line scan (which reports the limit at its line)."""
+    monkeypatch.setenv("HLODIFF_MAX_BLANK_LINES", "5")
+    body = "".join(f"  c{i} = f32[] constant({i}){newline}" for i in range(40))
+    text = f"HloModule m{newline}{newline}ENTRY main {{{newline}{body}  ROOT r = f32[] constant(0){newline}}}{newline}"
+    path = tmp_path / "m.hlo"
+    path.write_bytes(text.encode())
+    assert hlo_file._whole_file_blocks(str(path), Limits.from_env()) is not None
+    path.write_bytes(text.replace(f"{newline}}}", newline * 6 + "}").encode())
+    assert hlo_file._whole_file_blocks(str(path), Limits.from_env()) is None

@@ -147,7 +147,7 @@ def _pair_free_operands(m: Matching, lname: str, rname: str, free: list[tuple[st
 
 def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) -> None:
     """Pair unmatched users of matched operands when opcodes agree; best operand agreement wins."""
-    position = {name: i for i, name in enumerate(right_order)}
+    position = None  # right_order's positions, built once a tie needs them (most calls pair nothing)
     for lname in left_order:
         if lname in m.l2r:
             continue
@@ -164,6 +164,8 @@ def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) 
                 score = candidates.get(ruser, 0) + (2 if pos < len(rops) and rops[pos] == ro else 1)
                 candidates[ruser] = score
         if candidates:
+            if position is None:
+                position = {name: i for i, name in enumerate(right_order)}
             best = max(candidates, key=lambda r: (candidates[r] + (m.right.insts[r].shape == linst.shape),
                                                   -position[r]))
             m.add(lname, best, "bottom_up")
@@ -175,15 +177,20 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
     Returns how many pairs it added.
     """
     added = 0
+    # The unmatched, in order, once: each key's pass then walks these few, not both whole computations.
+    left_free = [name for name in left_order if name not in m.l2r]
+    right_free = None
     for key in (_param_key, _param_dims_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
         rights: dict[tuple, list[str]] = defaultdict(list)
-        for name in left_order:
+        for name in left_free:
             if name not in m.l2r and (k := key(m.left, name)) is not None:
                 lefts[k].append(name)
         if not lefts:
             continue
-        for name in right_order:
+        if right_free is None:
+            right_free = [name for name in right_order if name not in m.r2l]
+        for name in right_free:
             if name not in m.r2l and (k := key(m.right, name)) is not None:
                 rights[k].append(name)
         for k, names in lefts.items():

@@ -47,7 +47,8 @@ def score(m: Matching, lname: str, rname: str) -> int:
         points += 4
         if li.opcode == "fusion":
             points += _body_agreement(m, li, ri)
-    if li.shape.without_layout() == ri.shape.without_layout():
+    ls, rs = li.shape, ri.shape
+    if ls == rs or ls.without_layout() == rs.without_layout():  # equal shapes first: no layout-free copies made
         points += 2
     rops = {through_moves(m.right, o) for o in m.right.operands[rv]}
     for lo in m.left.operands[lv]:

@@ -272,6 +272,8 @@ def _walk_postorder(cc: CanonicalComputation) -> list[str]:
         order, seen = native.postorder(cc.root, cc.operands)
     else:
         order, seen = _postorder_walk(cc.root, cc.operands)
+    if len(seen) == len(cc.insts):  # the root reaches everything (most computations): nothing else to order
+        return order
     rest = sorted((n for n in cc.insts if n not in seen), key=lambda n: (cc.labels.get(n, ""), cc.hashes.get(n, "")))
     return order + rest
 
