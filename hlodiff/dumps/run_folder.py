@@ -212,6 +212,12 @@ def dump_inside(folder: str) -> str | None:
     dump of its own, or none or several dump subfolders (several are ranks or separate runs: see
     :mod:`hlodiff.dumps.ranks`)."""
     names = names_in(folder)
+    if MANIFEST_NAME in names and not any(n.startswith("module_") or _SAVE_FILE.match(n) for n in names):
+        from hlodiff.dumps.manifest import recorded_processes
+
+        processes = recorded_processes(folder)  # one process of a launcher captured (issue 36): its folder
+        if len(processes) == 1:
+            return os.path.join(folder, os.path.relpath(processes[0]["path"], os.path.abspath(folder)))
     if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names):
         return None
     inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
