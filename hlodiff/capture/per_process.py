@@ -95,9 +95,9 @@ def choose_folder(environ, pid: int) -> tuple[str | None, dict]:
     return (os.path.join(parent_dir, f"pid{pid}") if parent_dir else f"pid{pid}"), facts
 
 
-def redirect(environ=None, pid: int | None = None) -> str | None:
+def redirect(environ=None, pid: int | None = None, *, arm: bool = True) -> str | None:
     """At interpreter start: point this process's capture variables at its own folder (see the module
-    docstring) and arm the folder's creation; returns the folder chosen (None: not under ``hlodiff record``)."""
+    docstring) and (``arm``) the folder's creation; returns the folder chosen (None: not under ``hlodiff record``)."""
     environ = os.environ if environ is None else environ
     pid = os.getpid() if pid is None else pid
     sub, facts = choose_folder(environ, pid)
@@ -114,7 +114,7 @@ def redirect(environ=None, pid: int | None = None) -> str | None:
                 environ[name] = value.replace(old_prefix, new_prefix)
     environ[DIR_ENV] = sub
     environ[OWNER_ENV] = str(pid)
-    if sub:
+    if sub and arm:
         _arm(root, new_dir, facts)
     return sub
 
