@@ -91,6 +91,34 @@ def test_explain_names_the_diverging_rank(recorded):
     assert "without a compilation before it" not in proc.stderr and "pairing them in order" not in proc.stderr
 
 
+JAX_FIXTURE = FIXTURE.parents[1] / "jax" / "launch_distributed.py"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax not installed")
+def test_jax_distributed_job_ranks_by_process_id(tmp_path):
+    """No launcher variable names the workers at start: folders by process id, ranks by jax.distributed."""
+    truth = truth_of("jax", "launch_distributed")
+    shutil.copy(JAX_FIXTURE, tmp_path / JAX_FIXTURE.name)
+    proc = run_hlodiff("record", "--out", "rec", "--", sys.executable, JAX_FIXTURE.name, cwd=tmp_path,
+                       env=capture_free_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads((tmp_path / "rec" / "hlodiff-record.json").read_text())
+    assert sorted(p["rank"] for p in run["processes"]) == list(range(truth["ranks"]))
+    for p in run["processes"]:
+        assert p["folder"] == f"pid{p['pid']}" and p["identified_by"].startswith(f"jax.distributed process_id={p['rank']}")
+    # the launcher never imported JAX: only the workers' folders
+    assert sorted(p.name for p in (tmp_path / "rec").iterdir()) == sorted(
+        ["hlodiff-record.json", *(p["folder"] for p in run["processes"])])
+    explained = run_hlodiff("explain-recompile", "rec", "--json", cwd=tmp_path)
+    assert explained.returncode == truth["exit_status"], explained.stderr
+    (div,) = json.loads(explained.stdout)["divergence"]
+    assert div["ranks"] == truth["diverging_ranks"]
+    cause = div["causes"][0]
+    assert cause["kind"] == truth["cause"]
+    assert truth["loss_line"] in [loc["line"] for loc in cause["locations"]]
+    assert "rank 1 diverged" in proc.stderr and f"{truth['user_file']}:{truth['user_line']}" in proc.stderr
+
+
 LAUNCHER = """\
 import os, subprocess, sys
 procs = [subprocess.Popen([sys.executable, "-c", "import json; print('worker', %d)" % r],

@@ -161,10 +161,50 @@ def make_folder(root: str, folder: str, facts: dict) -> None:
     data["process"] = facts
     data["processes"] = []
     data["returncode"] = None
+    _write_json(folder, data)
+    if facts.get("rank") is None:
+        import atexit
+
+        atexit.register(_note_rank_at_exit, folder)
+
+
+def _write_json(folder: str, data: dict) -> None:
     tmp = os.path.join(folder, MANIFEST_NAME + f".{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2, sort_keys=True)
     os.replace(tmp, os.path.join(folder, MANIFEST_NAME))
+
+
+def framework_rank() -> tuple[int | None, str]:
+    """The rank the program gave itself after it started: JAX's process id once ``jax.distributed.initialize``
+    ran (a launcher that passes it on the command line sets no variable hlodiff could read at start)."""
+    distributed = sys.modules.get("jax._src.distributed")
+    state = getattr(distributed, "global_state", None)
+    if state is not None and getattr(state, "coordinator_address", None) is not None:
+        process_id = _int(getattr(state, "process_id", None))
+        if process_id is not None:
+            return process_id, f"jax.distributed process_id={process_id}"
+    return None, ""
+
+
+def _note_rank_at_exit(folder: str) -> None:
+    """At interpreter exit: a process started without a rank writes the one its framework gave it into its
+    manifest (its folder keeps its process-id name)."""
+    try:
+        rank, how = framework_rank()
+        if rank is None:
+            return
+        with open(os.path.join(folder, MANIFEST_NAME), encoding="utf-8") as f:
+            data = json.load(f)
+        process = data.get("process") or {}
+        if process.get("rank") is not None:
+            return
+        process["rank"] = rank
+        process["identified_by"] = f"{how}, process id {process.get('pid')}"
+        data["process"] = process
+        _write_json(folder, data)
+    except Exception:
+        pass  # never fail the user's exit; the process is numbered by its folder
 
 
 # -- after the command (hlodiff record, with hlodiff importable) ----------------------------------------------------
