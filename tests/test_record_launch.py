@@ -91,6 +91,18 @@ def test_explain_names_the_diverging_rank(recorded):
     assert "without a compilation before it" not in proc.stderr and "pairing them in order" not in proc.stderr
 
 
+@needs_torchrun
+def test_inspect_by_rank_and_cost_asks_for_one(recorded):
+    work, _ = recorded
+    inspected = run_hlodiff("inspect", "rec", cwd=work)
+    assert inspected.returncode == 0 and "rank 1" in inspected.stdout and "rank0/" in inspected.stdout
+    cost = run_hlodiff("cost", "rec", cwd=work)
+    assert cost.returncode == 2
+    assert cost.stderr.strip().splitlines()[-1] == ("rec: error: a recording of 2 processes, one folder each "
+                                                    "(rec/rank0, rec/rank1): give one of them")
+    assert run_hlodiff("cost", "rec/rank1", cwd=work).returncode == 0
+
+
 JAX_FIXTURE = FIXTURE.parents[1] / "jax" / "launch_distributed.py"
 
 
@@ -121,7 +133,7 @@ def test_jax_distributed_job_ranks_by_process_id(tmp_path):
 
 LAUNCHER = """\
 import os, subprocess, sys
-procs = [subprocess.Popen([sys.executable, "-c", "import json; print('worker', %d)" % r],
+procs = [subprocess.Popen([sys.executable, "-c", "import os; os.write(1, b'worker %d' + bytes([10]))" % r],
                           env=dict(os.environ, RANK=str(r), WORLD_SIZE="2")) for r in range(2)]
 sys.exit(max(p.wait() for p in procs))
 """
