@@ -181,3 +181,18 @@ def test_redirect_moves_hlodiff_paths_only(tmp_path):
     assert env["PT_XLA_DEBUG_FILE"] == f"{root}/rank1/pt_xla_debug.log"
     assert env["HLODIFF_TENSORS_REPORT"] == "/elsewhere/report.txt"  # the user's own path
     assert env[per_process.DIR_ENV] == "rank1" and env[per_process.OWNER_ENV] == "5"  # what its children start from
+
+
+def test_clean_removes_the_processes_captures_only(tmp_path):
+    from hlodiff.capture.record import clean_outputs
+
+    run = tmp_path / "rec"
+    for folder in ("rank0", "rank1", "restart1/rank1"):
+        (run / folder / "xla_dump").mkdir(parents=True)
+        (run / folder / "xla_dump" / "module_0000.x.txt").write_text("HloModule x")
+        (run / folder / "pt_xla_debug.log").write_text("log")
+        (run / folder / "hlodiff-record.json").write_text("{}")
+    (run / "hlodiff-record.json").write_text("{}")
+    (run / "rank1" / "notes.txt").write_text("the user's")  # not hlodiff's: kept, with its folder
+    clean_outputs(run)
+    assert sorted(str(p.relative_to(run)) for p in run.rglob("*")) == ["rank1", "rank1/notes.txt"]
