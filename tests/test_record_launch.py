@@ -196,3 +196,25 @@ def test_clean_removes_the_processes_captures_only(tmp_path):
     (run / "rank1" / "notes.txt").write_text("the user's")  # not hlodiff's: kept, with its folder
     clean_outputs(run)
     assert sorted(str(p.relative_to(run)) for p in run.rglob("*")) == ["rank1", "rank1/notes.txt"]
+
+
+def test_a_restarted_rank_is_read_from_its_latest_attempt(tmp_path):
+    from hlodiff.dumps.ranks import find_ranks
+
+    run = tmp_path / "rec"
+    entries = [{"folder": "rank0", "rank": 0, "pid": 10, "identified_by": "RANK=0", "captured": True},
+               {"folder": "rank1", "rank": 1, "pid": 11, "identified_by": "RANK=1", "captured": True},
+               {"folder": "restart1/rank0", "rank": 0, "pid": 20, "identified_by": "RANK=0, attempt 2",
+                "captured": True, "restart": 1},
+               {"folder": "restart1/rank1", "rank": 1, "pid": 21, "identified_by": "RANK=1, attempt 2",
+                "captured": True, "restart": 1},
+               {"folder": "pid30", "rank": None, "pid": 30, "identified_by": "process id 30", "captured": True},
+               {"folder": "pid31", "rank": None, "pid": 31, "identified_by": "process id 31", "captured": False}]
+    for e in entries:
+        (run / e["folder"]).mkdir(parents=True)
+        (run / e["folder"] / "hlodiff-record.json").write_text("{}")
+    (run / "hlodiff-record.json").write_text(json.dumps({"version": 1, "processes": entries}))
+    specs = find_ranks([str(run)])
+    assert [(s.rank, Path(s.paths[0]).relative_to(run).as_posix()) for s in specs] == [
+        (0, "restart1/rank0"), (1, "restart1/rank1"), (2, "pid30")]  # pid31 captured nothing: not a rank
+    assert specs[1].identified_by == "RANK=1, attempt 2, recorded in restart1/rank1/" and specs[1].own_folder

@@ -86,6 +86,7 @@ def choose_folder(environ, pid: int) -> tuple[str | None, dict]:
         if owner is None or os.path.basename(parent_dir) != f"rank{rank}":
             if restart > 0:
                 facts["restart"] = restart
+                facts["identified_by"] = f"{how}, attempt {restart + 1} (TORCHELASTIC_RESTART_COUNT={restart})"
             return name, facts
         # a child of rank R's own process (a spawned data-loader worker inherits RANK): inside rank R's folder
     if owner is None:
