@@ -103,6 +103,29 @@ def test_inspect_by_rank_and_cost_asks_for_one(recorded):
     assert run_hlodiff("cost", "rec/rank1", cwd=work).returncode == 0
 
 
+SPAWN_FIXTURE = FIXTURE.parent / "launch_spawn.py"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
+def test_torch_xla_launch_threads_read_by_ordinal(tmp_path):
+    """torch_xla.launch on the CPU: one worker process, a thread per device; each ordinal's save file is a rank."""
+    truth = truth_of("torch_xla", "launch_spawn")
+    shutil.copy(SPAWN_FIXTURE, tmp_path / SPAWN_FIXTURE.name)
+    proc = run_hlodiff("record", "--out", "rec", "--", sys.executable, SPAWN_FIXTURE.name, cwd=tmp_path,
+                       env=capture_free_env(CPU_NUM_DEVICES="2"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (worker,) = json.loads((tmp_path / "rec" / "hlodiff-record.json").read_text())["processes"]
+    saves = sorted(p.name for p in (tmp_path / "rec" / worker["folder"]).glob("graphs.hlo.*"))
+    assert saves == [f"graphs.hlo.{i}" for i in range(truth["ranks"])]
+    explained = run_hlodiff("explain-recompile", "rec", "--json", cwd=tmp_path)
+    assert explained.returncode == truth["exit_status"], explained.stderr
+    (div,) = json.loads(explained.stdout)["divergence"]
+    assert div["ranks"] == truth["diverging_ranks"] and div["step"] == truth["diverging_step"]
+    cause = div["causes"][0]
+    assert cause["kind"] == truth["cause"] and cause["locations"][0]["line"] == truth["user_line"]
+    assert "rank 1 diverged" in proc.stderr
+
+
 JAX_FIXTURE = FIXTURE.parents[1] / "jax" / "launch_distributed.py"
 
 

@@ -40,7 +40,7 @@ DIR_ENV = "HLODIFF_PROCESS_DIR"
 OWNER_ENV = "HLODIFF_PROCESS_OWNER"
 """The pid of that ancestor: a process seeing another pid here is a child of a capturing process."""
 REDIRECTED = ("PT_XLA_DEBUG_FILE", "HLODIFF_TENSORS_REPORT", "HLODIFF_COMPILE_TIMES", "HLODIFF_JAX_LOG",
-              "TORCH_TRACE", "XLA_FLAGS", "HLODIFF_XLA_DUMP_ADDED")
+              "TORCH_TRACE", "XLA_FLAGS", "HLODIFF_XLA_DUMP_ADDED", "XLA_SAVE_TENSORS_FILE")
 """The variables whose paths under the run folder move to the process's folder."""
 MANIFEST_NAME = "hlodiff-record.json"  # as hlodiff.dumps.manifest (this module must import without hlodiff)
 TRIGGERS = ("torch_xla", "jax", "jaxlib")
@@ -69,6 +69,14 @@ def rank_of(environ) -> tuple[int | None, str]:
         if value is not None and value >= 0:
             return value, f"{name}={value} as the launcher set it"
     return None, ""
+
+
+def device_threads(environ) -> int:
+    """The number of CPU devices torch_xla runs as threads of one process (``torch_xla.launch``/``xmp.spawn``
+    with ``PJRT_DEVICE=CPU CPU_NUM_DEVICES=N``), 0 when not so: their graphs share one process, so no folder of
+    their own can part them; only torch_xla's save file is written per device (``graphs.hlo.<ordinal>``)."""
+    n = _int(environ.get("CPU_NUM_DEVICES"))
+    return n if n is not None and n > 1 and environ.get("PJRT_DEVICE", "").upper() == "CPU" else 0
 
 
 def choose_folder(environ, pid: int) -> tuple[str | None, dict]:

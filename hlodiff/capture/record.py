@@ -91,7 +91,20 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
         clean_outputs(out)
     else:
         check_ours(out)
-    env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
+    base = dict(os.environ if base_env is None else base_env)
+    threads = per_process.device_threads(base)
+    if threads:  # one process, one thread per device: only torch_xla's save file is written per device
+        base["XLA_SAVE_TENSORS_FILE"] = os.path.join(out, SAVE_BASENAME)
+        base.setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
+    env = capture_env(out, base_env=base, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
+    if threads:
+        for name in ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT"):
+            if env.paths.user_set.get(name) == env.get(name) and not (base_env or os.environ).get(name):
+                del env.paths.user_set[name]
+                env.paths.env_added[name] = env[name]
+        env.paths.warnings.append(f"CPU_NUM_DEVICES={threads}: torch_xla runs its devices as threads of one "
+                                  "process, so each device's graphs are read from its own save file "
+                                  "(graphs.hlo.<ordinal>, every execution; costlier per step)")
     env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
     env.setdefault(READS_ENV, "1")  # graph boundaries by identity; not in the pytest plugin (no boundaries there)
     env[LINES_ENV] = lines

@@ -79,6 +79,8 @@ def _one_path(path: str) -> list[RankSpec]:
     processes = _recorded_processes(path)
     if len(processes) > 1:
         return processes
+    if len(processes) == 1 and not any(_SAVE_FILE.search(n) for n in names_in(path)):
+        return _one_path(processes[0].paths[0])  # one process's capture: its ordinals, or one run
     saves = sorted((int(_ORDINAL.match(n).group(2)), os.path.join(path, n)) for n in names_in(path)
                    if _SAVE_FILE.search(n))
     if len(saves) > 1:
