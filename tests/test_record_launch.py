@@ -188,6 +188,13 @@ def test_folder_choice(env, folder, rank):
     assert chosen == folder and facts["rank"] == rank and facts["pid"] == 42
 
 
+@pytest.mark.parametrize("name, size_name, who", per_process.RANK_VARIABLES)
+def test_each_launcher_variable_names_the_rank(name, size_name, who):
+    assert per_process.choose_folder({per_process.ROOT_ENV: "/run", name: "2", size_name: "4"}, 9)[0] == "rank2"
+    assert per_process.choose_folder({per_process.ROOT_ENV: "/run", name: "0", size_name: "1"}, 9)[0] == ""
+    assert per_process.choose_folder({per_process.ROOT_ENV: "/run", name: "x", size_name: "4"}, 9)[0] == ""
+
+
 def test_not_under_record_nothing_changes():
     env = {"XLA_FLAGS": "--xla_dump_to=/run/xla_dump", "RANK": "1", "WORLD_SIZE": "2"}
     changed = dict(env)

@@ -11,9 +11,10 @@ decides at interpreter start, in the injected ``sitecustomize`` and before torch
 folder it captures into:
 
 * the first Python process of the run, without a rank: the run folder itself (the layout of a one-process run);
-* a process with a rank (``RANK``, else ``LOCAL_RANK``, as launchers set them, with ``WORLD_SIZE`` or
-  ``LOCAL_WORLD_SIZE`` above 1): ``rank<R>/`` (``restart<N>/rank<R>/`` when torchrun restarted its workers:
-  ``TORCHELASTIC_RESTART_COUNT``, the earlier attempt's capture kept beside);
+* a process with a rank (``RANK``, else ``LOCAL_RANK``, ``SLURM_PROCID``, ``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``
+  as launchers set them: :data:`RANK_VARIABLES`; with the job's size above 1): ``rank<R>/``
+  (``restart<N>/rank<R>/`` when torchrun restarted its workers: ``TORCHELASTIC_RESTART_COUNT``, the earlier
+  attempt's capture kept beside);
 * any other process started below a process already capturing: ``pid<P>/`` inside its parent's folder.
 
 It rewrites, in its own environment (so its children start from it), the paths hlodiff chose for the debug log,
@@ -54,20 +55,30 @@ def _int(value):
         return None
 
 
+RANK_VARIABLES = (
+    # (rank variable, job-size variable, who sets them)
+    ("RANK", "WORLD_SIZE", "torchrun, accelerate, torch.distributed launchers"),
+    ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "torchrun (one host)"),
+    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM srun"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI mpirun"),
+    ("PMI_RANK", "PMI_SIZE", "MPICH / Intel MPI mpirun"),
+)
+"""Where launchers put a process's rank, in the order they are trusted (the first one set wins)."""
+
+
 def rank_of(environ) -> tuple[int | None, str]:
     """The rank a launcher gave this process, and the words saying how it is known; (None, "") without one.
 
-    A rank counts only in a job of several processes (``WORLD_SIZE``/``LOCAL_WORLD_SIZE`` above 1, or unset): a
-    one-process job keeps the one-process layout."""
-    world = _int(environ.get("WORLD_SIZE"))
-    if world is None:
-        world = _int(environ.get("LOCAL_WORLD_SIZE"))
-    if world is not None and world <= 1:
-        return None, ""
-    for name in ("RANK", "LOCAL_RANK"):
+    A rank counts only in a job of several processes (its job-size variable above 1, or unset): a one-process job
+    keeps the one-process layout."""
+    for name, size_name, _who in RANK_VARIABLES:
         value = _int(environ.get(name))
-        if value is not None and value >= 0:
-            return value, f"{name}={value} as the launcher set it"
+        if value is None or value < 0:
+            continue
+        size = _int(environ.get(size_name))
+        if size is not None and size <= 1:
+            return None, ""
+        return value, f"{name}={value} as the launcher set it"
     return None, ""
 
 
