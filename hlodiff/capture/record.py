@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAME, MANIFEST_NAME, READS_ENV,
                                  REPORT_NAME, SAVE_BASENAME, XLA_DUMP_NAME, CapturePaths, capture_env)
-from hlodiff.capture import supervise
+from hlodiff.capture import per_process, supervise
 from hlodiff.capture.claim import LOCK_NAME, claim
 from hlodiff.capture.lines import LINES_ENV
 from hlodiff.errors import HlodiffError
@@ -55,7 +55,8 @@ class RecordResult:
     @property
     def captured_graphs(self) -> bool:
         """The command wrote an XLA dump or a save-tensors file (else there is nothing to explain)."""
-        return bool(self.paths.xla_dump or self.paths.save_tensors_file or self.paths.save_tensors_files())
+        return bool(self.paths.xla_dump or self.paths.save_tensors_file or self.paths.save_tensors_files()
+                    or any(p.get("captured") for p in self.paths.processes))
 
     @property
     def signal_names(self) -> list[str]:
@@ -90,10 +91,26 @@ def record_env(out_dir: str | os.PathLike[str], *, base_env: Mapping[str, str] |
         clean_outputs(out)
     else:
         check_ours(out)
-    env = capture_env(out, base_env=base_env, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
+    base = dict(os.environ if base_env is None else base_env)
+    threads = per_process.device_threads(base)
+    if threads:  # one process, one thread per device: only torch_xla's save file is written per device
+        base["XLA_SAVE_TENSORS_FILE"] = os.path.join(out, SAVE_BASENAME)
+        base.setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
+    env = capture_env(out, base_env=base, xla_dump=xla_dump, cwd=cwd, write_manifest=False)
+    if threads:
+        for name in ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT"):
+            if env.paths.user_set.get(name) == env.get(name) and not (base_env or os.environ).get(name):
+                del env.paths.user_set[name]
+                env.paths.env_added[name] = env[name]
+        env.paths.warnings.append(f"CPU_NUM_DEVICES={threads}: torch_xla runs its devices as threads of one "
+                                  "process, so each device's graphs are read from its own save file "
+                                  "(graphs.hlo.<ordinal>, every execution; costlier per step)")
     env["PYTHONPATH"] = inject_pythonpath(env.get("PYTHONPATH"))
     env.setdefault(READS_ENV, "1")  # graph boundaries by identity; not in the pytest plugin (no boundaries there)
     env[LINES_ENV] = lines
+    env[per_process.ROOT_ENV] = out  # each process of a launcher captures into a folder of its own (issue 36)
+    for name in (per_process.DIR_ENV, per_process.OWNER_ENV):  # a recording inside a recorded run starts afresh
+        env.pop(name, None)
     return env
 
 
@@ -156,6 +173,7 @@ def _record(argv: tuple[str, ...], out: str, *, base_env, xla_dump, cwd, clean, 
     paths.signals = [signal.Signals(s).name for s in outcome.forwarded]
     paths.refresh()
     prune_xla_dump(paths)
+    paths.processes = per_process.collect(paths)
     errors = []
     try:
         paths.write()
@@ -205,6 +223,15 @@ def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
     if os.path.isdir(dump) and not os.path.islink(dump):
         shutil.rmtree(dump)
         removed.append(dump)
+    for folder in reversed(per_process.process_folders(out)):  # the processes' own captures (issue 36)
+        removed += clean_outputs(folder)
+        try:
+            os.rmdir(folder)  # only when nothing but hlodiff's files was in it
+            parent = os.path.dirname(folder)
+            if parent != out and not os.listdir(parent):
+                os.rmdir(parent)  # restart<N>/
+        except OSError:
+            pass
     return removed
 
 

@@ -64,6 +64,12 @@ class CapturePaths:
     cache_entries: dict[str, int] = field(default_factory=dict)
     """After the run: name -> bytes of each file in the cache folder named by ``cache_settings`` (at most
     :data:`MAX_CACHE_ENTRIES`), so ``compare-runs`` can tell which entries the run left."""
+    processes: list[dict] = field(default_factory=list)
+    """In a run's manifest: the processes that captured into folders of their own (issue 36, a launcher's workers),
+    ``{"folder": "rank1", "rank": 1, "pid": ..., "identified_by": "RANK=1 as the launcher set it", "captured"}``;
+    written by :func:`hlodiff.capture.per_process.collect`, read by :mod:`hlodiff.dumps.ranks`."""
+    process: dict | None = None
+    """In a process's own manifest: its pid, rank and how the rank was known (``processes`` lists it)."""
 
     @property
     def manifest_path(self) -> str:
@@ -170,6 +176,27 @@ def _cache_entries(settings: Mapping[str, str]) -> dict[str, int]:
 
 _PATH_FIELDS = ("save_tensors_base", "save_tensors_file", "debug_log", "tensors_report", "xla_dump", "compile_times",
                 "jax_log")
+
+
+def recorded_processes(folder: str | os.PathLike[str]) -> list[dict]:
+    """The processes a run's manifest lists whose folder holds a capture, each with ``path`` (absolute) added;
+    [] for a folder without a manifest or one recorded by a single process."""
+    manifest = os.path.join(os.fspath(folder), MANIFEST_NAME)
+    if not os.path.isfile(manifest) or os.path.getsize(manifest) > MANIFEST_MAX_BYTES:
+        return []
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return []
+    found = []
+    for entry in data.get("processes") or [] if isinstance(data, dict) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str) or not entry.get("captured"):
+            continue
+        path = os.path.normpath(os.path.join(os.path.abspath(os.fspath(folder)), entry["folder"]))
+        if os.path.isfile(os.path.join(path, MANIFEST_NAME)):
+            found.append({**entry, "path": path})
+    return found
 
 
 def read_manifest(path: str | os.PathLike[str]) -> CapturePaths:

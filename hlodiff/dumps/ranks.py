@@ -76,6 +76,11 @@ def _one_path(path: str) -> list[RankSpec]:
         return [RankSpec(0, (path,), "one dump: one rank")]
     if not os.path.isdir(path) or is_xla_dump_folder(path):
         return [RankSpec(0, (path,), "one dump: one rank")]
+    processes = _recorded_processes(path)
+    if len(processes) > 1:
+        return processes
+    if len(processes) == 1 and not any(_SAVE_FILE.search(n) for n in names_in(path)):
+        return _one_path(processes[0].paths[0])  # one process's capture: its ordinals, or one run
     saves = sorted((int(_ORDINAL.match(n).group(2)), os.path.join(path, n)) for n in names_in(path)
                    if _SAVE_FILE.search(n))
     if len(saves) > 1:
@@ -87,6 +92,31 @@ def _one_path(path: str) -> list[RankSpec]:
         subfolders.sort(key=_natural)
         return _numbered(subfolders, "subfolder")
     return [RankSpec(0, (path,), "one dump: one rank")]
+
+
+def _recorded_processes(path: str) -> list[RankSpec]:
+    """The processes ``hlodiff record`` captured one folder each (a launcher's workers, issue 36), numbered by the
+    rank the launcher gave them; processes without one follow, in folder order. Their folders are spelled from
+    ``path`` as the user typed it."""
+    from hlodiff.dumps.manifest import recorded_processes
+
+    found = recorded_processes(path)
+    ranked = [e for e in found if isinstance(e.get("rank"), int)]
+    taken = {e["rank"] for e in ranked}
+    if len(taken) != len(ranked):  # two attempts of one rank (a restarted worker): the latest attempt counts
+        latest = {}
+        for e in sorted(ranked, key=lambda e: e.get("restart") or 0):
+            latest[e["rank"]] = e
+        ranked = list(latest.values())
+    specs = [RankSpec(e["rank"], (os.path.join(path, e["folder"]),),
+                      f"{e.get('identified_by') or 'rank'}, recorded in {e['folder']}/", True) for e in ranked]
+    following = max(taken, default=-1) + 1
+    for e in sorted((e for e in found if not isinstance(e.get("rank"), int)), key=lambda e: _natural(e["folder"])):
+        specs.append(RankSpec(following, (os.path.join(path, e["folder"]),),
+                              f"{e.get('identified_by') or 'a process'}: numbered after the ranks "
+                              f", recorded in {e['folder']}/", True))
+        following += 1
+    return sorted(specs, key=lambda r: r.rank)
 
 
 def _numbered(paths: list[str], what: str) -> list[RankSpec]:

@@ -56,6 +56,7 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
         if recorded:
             found = _recorded_dumps(path)
             if not found:
+                _one_process_at_a_time(path)
                 raise HlodiffError("no dump here: expected graphs.hlo.N or an xla_dump folder", path=path)
             inputs.paths.extend(found)
         else:
@@ -212,11 +213,29 @@ def dump_inside(folder: str) -> str | None:
     dump of its own, or none or several dump subfolders (several are ranks or separate runs: see
     :mod:`hlodiff.dumps.ranks`)."""
     names = names_in(folder)
+    if MANIFEST_NAME in names and not any(n.startswith("module_") or _SAVE_FILE.match(n) for n in names):
+        from hlodiff.dumps.manifest import recorded_processes
+
+        processes = recorded_processes(folder)  # one process of a launcher captured (issue 36): its folder
+        if len(processes) == 1:
+            return os.path.join(folder, os.path.relpath(processes[0]["path"], os.path.abspath(folder)))
     if any(n.startswith("module_") or _SAVE_FILE.match(n) or n == MANIFEST_NAME for n in names):
         return None
     inner = [os.path.join(folder, n) for n in names if os.path.isdir(os.path.join(folder, n))]
     dumps = [d for d in inner if is_xla_dump_folder(d) or _holds_recording(d)]
     return dumps[0] if len(dumps) == 1 else None
+
+
+def _one_process_at_a_time(folder: str) -> None:
+    """A recording of a launcher's processes (issue 36) given to a command that reads one run: say which folders
+    to give instead."""
+    from hlodiff.dumps.manifest import recorded_processes
+
+    processes = recorded_processes(folder)
+    if len(processes) > 1:
+        names = ", ".join(os.path.join(folder, p["folder"]) for p in processes[:4])
+        raise HlodiffError(f"a recording of {len(processes)} processes, one folder each ({names}"
+                           f"{', ...' if len(processes) > 4 else ''}): give one of them", path=folder)
 
 
 def _holds_recording(folder: str) -> bool:

@@ -57,6 +57,27 @@ def _load_hook():
     return module
 
 
+def _per_process():
+    """Under ``hlodiff record``: this process's capture goes to a folder of its own (a launcher's workers each
+    get theirs; ``hlodiff.capture.per_process``), decided before anything reads the capture variables."""
+    if not os.environ.get("HLODIFF_RECORD_ROOT"):
+        return
+    try:
+        try:
+            from hlodiff.capture import per_process
+        except ImportError:
+            from importlib.util import module_from_spec, spec_from_file_location
+
+            spec = spec_from_file_location("hlodiff_capture_per_process",
+                                           os.path.join(os.path.dirname(_HERE), "per_process.py"))
+            per_process = module_from_spec(spec)
+            spec.loader.exec_module(per_process)
+        per_process.redirect()
+    except Exception as exc:
+        sys.stderr.write("hlodiff: warning: no capture folder of its own for this process: %s: %s\n"
+                         % (type(exc).__name__, exc))
+
+
 def _arm():
     report = os.environ.get("HLODIFF_TENSORS_REPORT", "")
     jax_log = os.environ.get("HLODIFF_JAX_LOG", "")
@@ -72,5 +93,6 @@ def _arm():
         sys.stderr.write("hlodiff: warning: sync hook not armed: %s: %s\n" % (type(exc).__name__, exc))
 
 
+_per_process()
 _arm()
 _chained = _chain()
