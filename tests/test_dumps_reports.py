@@ -71,7 +71,9 @@ def test_report_tensors_are_consistent(scenario):
             assert all(o.node < n.index for n in t.ir for o in n.operands)  # post order
             assert t.roots() and t.roots()[-1] is t.ir[-1] and t.ir[-1].root_index == 0
             assert all(n.attr("xla_shape") for n in t.ir)
-            assert t.frames
+            if not t.frames:  # data torch_xla holds with no Python frame at all (look_rnn_carry: the carried state)
+                assert len(t.ir) == 1 and t.ir[0].op == "xla::device_data" and t.ir[0].location is None
+                continue
             if t.frames[0].function.endswith("_backward"):  # written by an autograd formula: no Python caller
                 assert all(f.is_library for f in t.frames)
                 continue

@@ -70,7 +70,7 @@ def test_metric(hlo_graphs):
         "*outputs*removed*",
         f"*at */train.py:{METRIC_LINE}*",
         f"*live tensor id=* f32[] aten::mean from */train.py:{METRIC_LINE}*",  # under its outputs cause
-        "*fix: a value is kept on some steps only*compute it every step*",
+        "*fix: *a value is kept on some steps only*compute it every step*",
     ])
 
 
