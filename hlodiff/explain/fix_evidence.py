@@ -14,6 +14,7 @@ import re
 
 from hlodiff.diff.fix_facts import package_path
 from hlodiff.hlo.literal import real, size
+from hlodiff.hlo.shapes import without_layout_text
 
 
 def family_ops(recompilations) -> dict[int, frozenset[str]]:
@@ -287,7 +288,7 @@ def _output_shapes(graph, positions) -> list[str]:
     if cm is None:
         return []
     outputs = cm.entry.outputs()
-    return [str(cm.entry.insts[outputs[j]].shape).split("{", 1)[0] for j in positions if j < len(outputs)]
+    return [without_layout_text(str(cm.entry.insts[outputs[j]].shape)) for j in positions if j < len(outputs)]
 
 
 def updated_in_place(r) -> bool:
@@ -300,7 +301,7 @@ def updated_in_place(r) -> bool:
     added_out, removed_out = outputs_added_removed(r.diff)
     new_inputs = [o.right for c in r.causes if c.kind == "inputs" for o in c.origins
                   if o.left is None and o.right is not None and o.right.opcode == "parameter"
-                  and not o.right.shape.split("{", 1)[0].endswith("[]")]
+                  and not without_layout_text(o.right.shape).endswith("[]")]
     if not added_out or removed_out:
         return False
     if not new_inputs:  # tensors the other graph already held: its outputs, rewritten here, are all weight-shaped
@@ -312,7 +313,7 @@ def updated_in_place(r) -> bool:
     if any(not o.frames or all(f.is_library for f in o.frames) for o in new_inputs):
         return False
     outs = _output_shapes(r.graph, added_out)
-    for shape in (i.shape.split("{", 1)[0] for i in new_inputs):
+    for shape in (without_layout_text(i.shape) for i in new_inputs):
         if shape not in outs:
             return False
         outs.remove(shape)
@@ -332,7 +333,7 @@ def updates_removed(r) -> bool:
         return False
     cm = r.closest._canonical
     params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()
-              if not str(p.shape).split("{", 1)[0].endswith("[]")}
+              if not without_layout_text(str(p.shape)).endswith("[]")}
     like = [s for s in _output_shapes(r.closest, removed_out) if _dims_key(s) in params]
     return len(like) >= 2 and 2 * len(like) >= len(removed_out)
 
