@@ -40,6 +40,10 @@ def _special(text: str) -> bool:
     return isinstance(value, bool) or (isinstance(value, (int, float)) and value in (0, 1, -1))
 
 
+NEVER_REORDERS = frozenset({"constant"})
+"""Cause kinds that leave the program's structure, its output order included, as it was (a baked value that changed):
+a reordering never follows from them, in the fix words here and in the cause graph (explain/cause_graph.py)."""
+
 _LEADS = ("dtype", "shape", "constant", "attribute", "ops", "static_argument", "layout", "outputs", "inputs")
 
 
@@ -87,8 +91,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if lead is not None:
         facts.add("lead_change")
         args["lead"] = lead.replace("_", " ")
-    if cause.kind == "reordered":  # a baked value that changed never reorders outputs (explain/cause_graph.py)
-        others = [k for k in others if k != "constant"]
+    if cause.kind == "reordered":
+        others = [k for k in others if k not in NEVER_REORDERS]
     if others:
         facts.add("lead_other")
         args["other"] = others[0].replace("_", " ")

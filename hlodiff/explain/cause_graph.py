@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from hlodiff.diff.causes import computed_from
+from hlodiff.diff.fix_facts import NEVER_REORDERS
 from hlodiff.diff.model import Cause
 
 GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
@@ -330,9 +331,10 @@ RULES: tuple[Rule, ...] = (
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("reordered_with", frozenset({"reordered"}),
-         ("ops", "inputs", "shape", "dtype", "attribute", "outputs", "sharding"), _reordered_with,
-         why="outputs in another order because the values reaching them changed (a baked value that changed "
-             "leaves the program's structure, its output order included, as it was: never a root here)"),
+         tuple(k for k in ("ops", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "sharding")
+               if k not in NEVER_REORDERS), _reordered_with,
+         why="outputs in another order because the values reaching them changed (never a changed baked value: "
+             "diff.fix_facts.NEVER_REORDERS)"),
 )
 """One row per relation; a cause follows from the first (rule, root) that holds, in this order."""
 
