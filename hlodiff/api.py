@@ -134,12 +134,13 @@ class Explained:
 def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int | None = None,
                    warnings: list[InputWarning] | None = None) -> Explained:
     """Explain the run whose inputs were already found (:func:`hlodiff.dumps.run_folder.discover`)."""
+    from hlodiff.dumps.evidence import read_run
     from hlodiff.dumps.source_paths import forget_missing, missing_source_hint
     from hlodiff.explain.recompile import explain_run
 
     warnings = [] if warnings is None else warnings
     forget_missing()
-    explanation = explain_run(inputs, warnings, stage=stage)
+    explanation = explain_run(read_run(inputs, warnings, stage=stage), warnings)
     if (hint := missing_source_hint()) is not None:
         explanation.hints.append(hint)
     return Explained(inputs, explanation, warnings, warmup)
@@ -149,7 +150,7 @@ def explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_
                   jax_log: str | None = None, dynamo_log: str | None = None, stage: str | None = None,
                   warmup: int | None = None, warnings: list[InputWarning] | None = None) -> Explained:
     """Why the run at ``paths`` compiled again: its dumps and, found beside them unless given, its live-tensor
-    reports and logs (one rank; several ranks go through :func:`hlodiff.explain.ranks.explain_job`)."""
+    reports and logs (one rank; several ranks go through :func:`hlodiff.jobs.explain_job`)."""
     from hlodiff.dumps.run_folder import discover
 
     return explain_inputs(discover(list(paths), tensors_report, debug_log, jax_log, dynamo_log), stage=stage,
@@ -192,15 +193,18 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
     warnings = [] if warnings is None else warnings
     specs = job_specs(paths)
     if specs is not None:
-        from hlodiff.explain.ranks import NotOneJobError, inspect_job
+        from hlodiff.explain.ranks import NotOneJobError
+        from hlodiff.jobs import inspect_job
 
         try:
             return Inventory([], warnings, inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler))
         except NotOneJobError:
             pass  # unrelated dumps: listed one after the other, as for one run
+    from hlodiff.dumps.evidence import GraphProtos, collect_records
     from hlodiff.explain.inventory import inventory
 
-    return Inventory(inventory(list(paths), warnings, stage=stage), warnings)
+    return Inventory(inventory(collect_records(list(paths), warnings, stage=stage), warnings, protos=GraphProtos()),
+                     warnings)
 
 
 @dataclass(slots=True)
@@ -229,11 +233,13 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
                  cost: bool = False, warnings: list[InputWarning] | None = None) -> Sequence:
     """Each graph of the dump ``ref`` against the previous distinct one of its family
     (:mod:`hlodiff.explain.sequence`)."""
+    from hlodiff.dumps.evidence import GraphProtos, collect_records
     from hlodiff.explain.inventory import inventory
     from hlodiff.explain.sequence import consecutive
 
     warnings = [] if warnings is None else warnings
-    summaries = inventory([ref], warnings, options, stage=stage, keep=True)
+    summaries = inventory(collect_records([ref], warnings, stage=stage), warnings, options, keep=True,
+                          protos=GraphProtos())
     steps = consecutive(summaries)
     costs: list[dict | None] = [None] * len(steps)
     if cost:
@@ -352,13 +358,13 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
     """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
     :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
 
-    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`), or after
-    ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may take a
-    while to start; the capture is then read as it is, half-written lines included, since nobody is writing them
-    any more). Ctrl-C stops it like ``stop``."""
+    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`hlodiff.live_run.LiveRun.close`),
+    or after ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may
+    take a while to start; the capture is then read as it is, half-written lines included, since nobody is writing
+    them any more). Ctrl-C stops it like ``stop``."""
     import time
 
-    from hlodiff.explain.live import LiveRun
+    from hlodiff.live_run import LiveRun
 
     run = LiveRun(path, stage=stage)
     last_change = time.monotonic()

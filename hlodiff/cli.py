@@ -426,7 +426,7 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
     the first diverging rank (else the first that recompiled, else the reference rank)."""
     from hlodiff.api import job_exit_code
-    from hlodiff.explain.ranks import explain_job
+    from hlodiff.jobs import explain_job
     from hlodiff.render.ranks import job_body, job_warnings, render_job
     from hlodiff.render.record import exit_note
     from hlodiff.render.reports import job_inputs, write_job_html

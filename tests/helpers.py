@@ -180,3 +180,13 @@ def capture_free_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "PT_XLA", "HLODIFF_"))}
     env.update(PJRT_DEVICE="CPU", TF_CPP_MIN_LOG_LEVEL="2", **extra)
     return env
+
+
+def explained(inputs, warnings: list | None = None):
+    """The explanation of the run found at ``inputs`` (:func:`hlodiff.dumps.run_folder.discover`'s result): its
+    evidence read (:func:`hlodiff.dumps.evidence.read_run`), then analysed, as ``explain-recompile`` does."""
+    from hlodiff.dumps.evidence import read_run
+    from hlodiff.explain.recompile import explain_run
+
+    warnings = [] if warnings is None else warnings
+    return explain_run(read_run(inputs, warnings), warnings)

@@ -57,7 +57,7 @@ def test_job_specs_and_exit_code_for_several_ranks():
     assert api.job_specs([str(BATCH)]) is None
     specs = api.job_specs([str(RANKS)])
     assert [s.rank for s in specs] == [0, 1]
-    from hlodiff.explain.ranks import explain_job
+    from hlodiff.jobs import explain_job
 
     status, doc = _cli("explain-recompile", str(RANKS))
     assert api.job_exit_code(explain_job(specs)) == status == 1 and doc["divergence"]

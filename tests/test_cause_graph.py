@@ -12,11 +12,11 @@ from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.cause_graph import RULES, link
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 
 def explain(path):
-    return explain_run(discover([str(path)], None, None), [])
+    return explained(discover([str(path)], None, None), [])
 
 
 def edges(r) -> set[tuple[str, str, str]]:

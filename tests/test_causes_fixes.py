@@ -9,7 +9,7 @@ import pytest
 from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff import diff_modules
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.hlo import parse_module
 
 # What the fix must say for each real scenario: the word a user needs to act on.
@@ -35,7 +35,7 @@ TORCH_XLA_FIXES = {
 
 def explain(path, **side):
     warnings = []
-    return explain_run(discover([str(path)], side.get("tensors"), side.get("debug")), warnings)
+    return explained(discover([str(path)], side.get("tensors"), side.get("debug")), warnings)
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_XLA_FIXES))
@@ -163,7 +163,7 @@ def test_jax_log_of_another_run_joins_nothing_and_says_so():
     warnings = []
     inputs = discover([str(FIXTURES / "jax" / "donate_toggle" / "dump")], None, None,
                       str(FIXTURES / "jax" / "weak_type" / "stderr.log"))
-    result = explain_run(inputs, warnings)
+    result = explained(inputs, warnings)
     assert [c.kind for c in result.recompilations[0].causes] == ["aliasing"]
     assert any("nothing joined" in str(w) for w in warnings)
 

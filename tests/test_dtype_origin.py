@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from helpers import FIXTURES, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 TORCH = FIXTURES / "torch_xla"
 
 
 def _first_cause(name):
-    run = explain_run(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
+    run = explained(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
     return run.recompilations[0].causes[0]
 
 

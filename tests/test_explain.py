@@ -8,7 +8,7 @@ import pytest
 
 from helpers import FIXTURES, cli, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype_zeros_like", "item_partial", "dtype_input",
              "print_partial",
@@ -17,7 +17,7 @@ TORCH_XLA = ["steady", "slice_index", "batch_shape", "metric_even_steps", "dtype
 
 def explain(path: str, **side):
     warnings = []
-    result = explain_run(discover([path], side.get("tensors"), side.get("debug")), warnings)
+    result = explained(discover([path], side.get("tensors"), side.get("debug")), warnings)
     assert warnings == []
     return result
 

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 
 def _cases():
@@ -38,7 +38,7 @@ def test_every_failure_kind_has_its_fixture():
 
 @pytest.mark.parametrize("dump, t", CASES)
 def test_headline_fix_fits_the_evidence(dump, t):
-    result = explain_run(discover([str(dump)], None, None), [])
+    result = explained(discover([str(dump)], None, None), [])
     head = result.headline.causes[0]
     assert head.kind == t["cause"], (head.kind, head.summary)
     for word in t["fix_must"]:
@@ -55,7 +55,7 @@ def test_a_scan_length_without_jax_s_log_is_still_required_static(tmp_path):
     import shutil
 
     shutil.copytree(FIXTURES / "jax" / "scan_length" / "dump", tmp_path / "dump")
-    (r,) = explain_run(discover([str(tmp_path / "dump")], None, None), []).recompilations
+    (r,) = explained(discover([str(tmp_path / "dump")], None, None), []).recompilations
     head = r.causes[0]
     assert head.kind == "constant" and head.fix_rule == "constant_static_structure"
     assert "traced argument" not in head.fix and "reduce the values" in head.fix

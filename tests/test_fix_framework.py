@@ -14,7 +14,7 @@ import pytest
 from helpers import FIXTURES
 from hlodiff.diff import diff_modules
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.hlo import parse_module
 
 TORCH_WORDS = re.compile(r"\btorch\b|torch\.|autocast|DataLoader|\.item\(\)|xm\.|mark_step|\.to\(device\)|"
@@ -32,7 +32,7 @@ def _runs(framework: str) -> list[Path]:
 
 
 def _texts(path: Path) -> list[str]:
-    result = explain_run(discover([str(path)], None, None), [])
+    result = explained(discover([str(path)], None, None), [])
     return [t for r in result.recompilations for c in r.causes for t in (c.fix, c.hint) if t]
 
 

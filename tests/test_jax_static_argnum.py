@@ -11,13 +11,13 @@ import shutil
 
 from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 RUN = FIXTURES / "jax" / "static_argnum"
 
 
 def _recompilation(folder):
-    return explain_run(discover([str(folder / "dump")], None, None), []).recompilations[0]
+    return explained(discover([str(folder / "dump")], None, None), []).recompilations[0]
 
 
 def test_the_static_argument_heads_and_the_ops_change_follows_from_it():

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import FIXTURES, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.explain.verdict import exit_status
 
 
@@ -43,7 +43,7 @@ def _known(what: str, case):
 
 def _explain(folder, dump):
     jax_log = folder / "stderr.log"
-    return explain_run(discover([str(dump)], None, None, str(jax_log) if jax_log.exists() else None), [])
+    return explained(discover([str(dump)], None, None, str(jax_log) if jax_log.exists() else None), [])
 
 
 def test_the_look_alike_families_have_their_runs():
@@ -191,7 +191,7 @@ def test_a_jax_log_that_cannot_be_matched_is_not_asked_for_again(tmp_path):
     shutil.copytree(folder / "dump", tmp_path / "dump")
     lines = (folder / "stderr.log").read_text().splitlines(keepends=True)
     (tmp_path / "explain.log").write_text("".join(l for l in lines if "Compiling" not in l))
-    result = explain_run(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), [])
+    result = explained(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), [])
     head = result.headline.causes[0]
     assert head.fix_rule == "cache_key_log_unjoined" and "JAX_LOG_COMPILES=1" in head.fix, head.fix
     assert "rerun with JAX_EXPLAIN_CACHE_MISSES=1" not in head.fix

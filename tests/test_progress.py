@@ -15,7 +15,7 @@ from rich.console import Console
 from helpers import FIXTURES, cli
 from hlodiff.progress import listening
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.render.progress_bar import TerminalProgress, wanted
 
 DUMP = str(FIXTURES / "torch_xla" / "unbounded_growth" / "graphs.hlo.0")
@@ -26,7 +26,7 @@ def test_bars_for_reading_and_comparing_on_a_terminal_console():
     console = Console(file=buffer, force_terminal=True, width=120)
     bars = TerminalProgress(console, delay=0)
     with listening(bars):
-        explanation = explain_run(discover([DUMP], None, None), [])
+        explanation = explained(discover([DUMP], None, None), [])
     bars.close()
     drawn = buffer.getvalue()
     assert "reading graphs.hlo.0" in drawn and "reading graphs" in drawn

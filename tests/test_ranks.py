@@ -216,7 +216,8 @@ def test_only_small_summaries_travel_back_from_a_worker():
     import pickle
     import pickletools
 
-    from hlodiff.explain.parallel import RankTask, explain_rank
+    from hlodiff.explain.parallel import RankTask
+    from hlodiff.jobs import explain_rank
 
     for spec in find_ranks([str(TORCH / "graphs.hlo")]) + find_ranks([str(JAX_BATCH)])[2:3]:
         result = explain_rank(RankTask(spec))

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 TORCH = FIXTURES / "torch_xla"
 
 
 def _first(name):
-    return explain_run(discover([str(TORCH / name / "graphs.hlo.0")], None, None), []).recompilations[0]
+    return explained(discover([str(TORCH / name / "graphs.hlo.0")], None, None), []).recompilations[0]
 
 
 def test_the_slice_leads_and_the_shapes_follow_from_it():

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from helpers import FIXTURES, truth_of
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 TORCH = FIXTURES / "torch_xla"
 
 
 def _run(name):
-    return explain_run(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
+    return explained(discover([str(TORCH / name / "graphs.hlo.0")], None, None), [])
 
 
 def test_every_step_split_by_the_same_read_is_named_split_at_the_read():

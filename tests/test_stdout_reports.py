@@ -17,7 +17,7 @@ from hlodiff.dumps.report_alignment import GraphOutputs, align_reports, shape_ke
 from hlodiff.dumps.run_folder import discover
 from hlodiff.dumps.tensors_report import iter_reports, parse_reports, read_reports
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 
 from conftest import FIXTURES
 
@@ -88,12 +88,13 @@ def test_reports_align_with_the_executions_that_followed(scenario):
     """Each report describes the save-file entry of the sync after it: its pending tensors are the outputs."""
     inputs = discover([str(TORCH / scenario / "graphs.hlo.0")], None, None)
     assert inputs.tensors_reports == [str(TORCH / scenario / "stdout.log")]  # found by content, not by name
-    from hlodiff.explain.inventory import collect_records, summarize
+    from hlodiff.dumps.evidence import GraphProtos, Run, collect_records
+    from hlodiff.explain.inventory import summarize
     from hlodiff.explain.live_tensors import aligned_reports
 
     warnings: list[InputWarning] = []
-    graphs = summarize(collect_records(inputs.paths, warnings), keep=True, parse_hits=False)
-    reports, alignments = aligned_reports(inputs.tensors_reports, graphs, warnings)
+    graphs = summarize(collect_records(inputs.paths, warnings), keep=True, parse_hits=False, protos=GraphProtos())
+    reports, alignments = aligned_reports(Run(inputs=inputs), graphs, warnings)
     compiled = [g for g in graphs if g.compiled]
     assert [g.record.index for g in compiled] == truth_of(TORCH / scenario)["compilations"]
     for graph in compiled:
@@ -166,7 +167,7 @@ def test_explain_recompile_traces_a_torch_frame_to_the_users_line_through_the_st
     """lr 0 then 1: the HLO names torch/optim/sgd.py; the live tensors printed to stdout name opt.step()."""
     truth = truth_of(TORCH / "lr_zero_one")
     warnings: list[InputWarning] = []
-    run = explain_run(discover([str(TORCH / "lr_zero_one" / "graphs.hlo.0")], None, None), warnings)
+    run = explained(discover([str(TORCH / "lr_zero_one" / "graphs.hlo.0")], None, None), warnings)
     first = run.recompilations[0]
     assert first.causes[0].kind == truth["cause"]
     assert [(f.file.rsplit("/", 1)[-1], f.line) for f in first.causes[0].locations] == \

@@ -12,7 +12,7 @@ from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.families import compile_block_line
 from hlodiff.explain.patterns import runs, sequence_text
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.hlo.model import SourceFrame
 from hlodiff.render.story_view import alike_text
 from hlodiff.testing.stability import HloStabilityError, check_path
@@ -21,7 +21,7 @@ GROWTH = FIXTURES / "torch_xla" / "unbounded_growth"
 
 
 def explain(path):
-    return explain_run(discover([str(path)], None, None), [])
+    return explained(discover([str(path)], None, None), [])
 
 
 # -- stories -----------------------------------------------------------------------------------------------------

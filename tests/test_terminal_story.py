@@ -11,14 +11,14 @@ from rich.console import Console
 
 from helpers import FIXTURES
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.render.terminal import render_explanation
 
 JAX_RUNS = sorted(p.parent.name for p in (FIXTURES / "jax").glob("*/dump"))
 
 
 def _report(name: str, width: int = 100) -> list[str]:
-    explanation = explain_run(discover([str(FIXTURES / "jax" / name / "dump")], None, None), [])
+    explanation = explained(discover([str(FIXTURES / "jax" / name / "dump")], None, None), [])
     out = io.StringIO()
     render_explanation(Console(file=out, width=width, color_system=None), explanation)
     return out.getvalue().splitlines()

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from helpers import cli, cli_json
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.recompile import explain_run
+from helpers import explained
 from hlodiff.render.terminal import render_explanation
 
 from conftest import FIXTURES
@@ -39,7 +39,7 @@ def test_piped_output_keeps_a_long_cause_and_its_fix_on_one_line():
 def test_terminal_wraps_a_long_fix_under_its_own_text():
     buffer = io.StringIO()
     console = Console(file=buffer, width=60, color_system=None, highlight=False, soft_wrap=False)
-    render_explanation(console, explain_run(discover([DUMP], None, None), []))
+    render_explanation(console, explained(discover([DUMP], None, None), []))
     lines = buffer.getvalue().splitlines()
     assert all(len(line.rstrip()) <= 60 for line in lines)
     for fix in _fixes():

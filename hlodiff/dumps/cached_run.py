@@ -39,6 +39,13 @@ class Run:
     """The cache folder the run's environment named (a ``hlodiff record`` manifest's ``cache_settings``)."""
     """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
 
+    def module_options(self, record: GraphRecord) -> dict[str, tuple[str, ...]] | None:
+        """The compile options XLA wrote beside one of the run's dumped modules, flattened (None without them):
+        read when asked, for the modules compared only."""
+        from hlodiff.dumps.module_options import module_options
+
+        return module_options(record)
+
 
 def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     """A run folder (a JAX dump folder and its stderr, a torch_xla save file and its logs, a ``record`` folder)."""

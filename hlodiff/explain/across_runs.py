@@ -180,11 +180,13 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.reason = v.cause.kind if v.cause is not None else "unknown"
         return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
-            run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record):
+            run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
+                                                                        run_b.module_options):
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
     v.verdict = "miss_key_differs"
-    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record)
+    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record,
+                                                                            run_b.module_options)
     v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
     folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
@@ -326,12 +328,11 @@ def _graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[In
     return None
 
 
-def option_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
-    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``)."""
+def option_differences(a: GraphRecord | None, b: GraphRecord | None, module_options) -> list[KeyDifference]:
+    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``);
+    ``module_options``: the runs' evidence of them (:meth:`hlodiff.dumps.cached_run.Run.module_options`)."""
     if a is None or b is None:
         return []
-    from hlodiff.dumps.module_options import module_options
-
     left, right = module_options(a) or {}, module_options(b) or {}
     out: list[KeyDifference] = []
     names: set[str] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.python_source import argument_made_at, parameter_names
+from hlodiff.dumps.evidence import SourceLines
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -42,10 +42,11 @@ def changed_argument(cause: Cause, graph: GraphSummary) -> str | None:
 
 
 def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | None, function: str | None,
-                       defined_at: SourceFrame | None = None) -> None:
+                       defined_at: SourceFrame | None = None, *, sources: SourceLines) -> None:
     """A JAX argument whose dtype or shape changed is made outside jit and enters the graph at the call: the line
     that made it before the call first (when the caller's source is on disk), then the call (JAX's call site, else
-    the first frame outside the jitted function on the use's stack), then where the jitted function uses it."""
+    the first frame outside the jitted function on the use's stack), then where the jitted function uses it.
+    ``sources``: the run's Python files (:class:`hlodiff.dumps.evidence.SourceLines`)."""
     inside = list(cause.locations)
     if call is None and inside and function:
         call = _call_from_stack([inside[0], *cause.callers.get(inside[0], ())], function)
@@ -53,8 +54,8 @@ def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | N
         return
     made = None
     if argument and function and call.line is not None:
-        params = parameter_names(defined_at.file, defined_at.line) if defined_at is not None else None
-        line = argument_made_at(call.file, call.line, function, argument, params)
+        params = sources.parameter_names(defined_at.file, defined_at.line) if defined_at is not None else None
+        line = sources.argument_made_at(call.file, call.line, function, argument, params)
         if line is not None and line != call.line:
             made = SourceFrame(call.file, line, call.function)
     entry = ([made] if made is not None else []) + [call]

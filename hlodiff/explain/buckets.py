@@ -329,11 +329,11 @@ def _grows(seen: list[int]) -> bool:
 PLANNED_KINDS = ("shape",)
 
 
-def attach_plans(explanation, logs: list[str] = ()) -> None:
+def attach_plans(explanation, run=None) -> None:
     """Set ``plan`` on the ``shape`` cause of the first recompilation of every family whose graphs differ by a
-    size (the plan covers the whole family). ``logs``: compile-time logs (compile seconds per graph, reported
-    beside the plan)."""
-    seconds = _compile_seconds(explanation.graphs, logs)
+    size (the plan covers the whole family). ``run``: the run's evidence, whose compile-time logs give the compile
+    seconds per graph reported beside the plan (:meth:`hlodiff.dumps.evidence.Run.compile_seconds`)."""
+    seconds = _compile_seconds(explanation.graphs, run)
     data_sized = data_sized_families(explanation.recompilations)
     by_family: dict[str, list] = {}
     for r in explanation.recompilations:
@@ -414,10 +414,8 @@ def _shape_pairs(recompilations) -> list[tuple]:
     return pairs
 
 
-def _compile_seconds(graphs, logs: list[str]) -> dict[str, float]:
-    if not logs:
+def _compile_seconds(graphs, run) -> dict[str, float]:
+    if run is None or not run.time_logs:
         return {}
-    from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
-
-    found = compile_seconds([g.record for g in graphs], [g.compiled for g in graphs], read_compile_times(list(logs)))
+    found = run.compile_seconds([g.record for g in graphs], [g.compiled for g in graphs])
     return {graphs[i].ref: s for i, s in found.items()}

@@ -7,7 +7,7 @@ many of the compilations were recompilations, without pretending to split it.
 
 from __future__ import annotations
 
-from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
+from hlodiff.dumps.evidence import Run
 from hlodiff.explain.inventory import GraphSummary
 
 
@@ -20,14 +20,14 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms" if seconds >= 0.001 else f"{seconds * 1e3:.2f} ms"
 
 
-def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], logs: list[str]) -> str | None:
-    """One clause for the run summary, or None when no log has compile times."""
-    if not logs:
+def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], run: Run) -> str | None:
+    """One clause for the run summary, or None when no log of the run has compile times."""
+    times = run.compile_times()
+    if times is None:
         return None
-    times = read_compile_times(logs)  # no warnings: a JAX log of cache misses only is fine here
     if times.compilations or times.by_hash:
         records = [g.record for g in graphs]
-        seconds = compile_seconds(records, [g.compiled for g in graphs], times)
+        seconds = run.compile_seconds(records, [g.compiled for g in graphs])
         if seconds:
             position = {g.ref: i for i, g in enumerate(graphs)}
             total = sum(seconds.values())

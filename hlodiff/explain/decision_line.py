@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from hlodiff.dumps import python_source
+from hlodiff.dumps.evidence import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
 BRANCH_ROWS = frozenset({"traced_some_steps", "ops_branch"})
@@ -24,13 +24,14 @@ PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
 
-def place_decisions(recompilations) -> None:
-    """Put the decision's line first in each recompilation's root cause where the source shows it, else a hint.
-    A run of thousands of recompilations asks about a few lines: each file is parsed once per question."""
+def place_decisions(recompilations, sources: SourceLines) -> None:
+    """Put the decision's line first in each recompilation's root cause where the source shows it (``sources``: the
+    run's Python files), else a hint. A run of thousands of recompilations asks about a few lines: each file is
+    parsed once per question."""
     try:
         for r in recompilations:
             if r.causes:
-                _place(r.causes[0])
+                _place(r.causes[0], sources)
                 _read_first(r)
     finally:
         enclosing_if.cache_clear()
@@ -38,13 +39,13 @@ def place_decisions(recompilations) -> None:
 
 
 @lru_cache(maxsize=256)
-def enclosing_if(file: str, line: int) -> int | None:
-    return python_source.enclosing_if(file, line)
+def enclosing_if(sources: SourceLines, file: str, line: int) -> int | None:
+    return sources.enclosing_if(file, line)
 
 
 @lru_cache(maxsize=64)
-def calls_named(file: str, names: tuple[str, ...]) -> tuple[int, ...]:
-    return tuple(python_source.calls_named(file, names))
+def calls_named(sources: SourceLines, file: str, names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(sources.calls_named(file, names))
 
 
 def _read_first(r) -> None:
@@ -57,18 +58,19 @@ def _read_first(r) -> None:
     root.locations = [read] + [f for f in root.locations if (f.file, f.line) != (read.file, read.line)]
 
 
-def _place(cause) -> None:
+def _place(cause, sources: SourceLines) -> None:
     rule = cause.fix_rule or ""
     mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
     if mine is None or rule not in BRANCH_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
         return
     if rule in BRANCH_ROWS:
-        line, what = enclosing_if(mine.file, mine.line), f"the `if` that decides whether line {mine.line} is traced"
+        line = enclosing_if(sources, mine.file, mine.line)
+        what = f"the `if` that decides whether line {mine.line} is traced"
     elif rule in FREEZE_ROWS:
-        lines = calls_named(mine.file, ("requires_grad_", "requires_grad"))
+        lines = calls_named(sources, mine.file, ("requires_grad_", "requires_grad"))
         line, what = _nearest(lines, mine.line), "the requires_grad_(False) (or .requires_grad = False) line"
     else:
-        lines = calls_named(mine.file, ("device_put",))
+        lines = calls_named(sources, mine.file, ("device_put",))
         line, what = _nearest(lines, mine.line, after=True), "the jax.device_put that placed the arguments"
     if line is None:
         if not cause.hint:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.hlo.model import SourceFrame
@@ -168,10 +168,11 @@ class DynamoFindings:
 # -- reading and merging the logs -------------------------------------------------------------------------------------
 
 
-def read_logs(paths: list[str], warnings: list[InputWarning]) -> DynamoLog | None:
-    """All Dynamo logs given or found, merged by compile id: a TORCH_TRACE log first (it holds the call stacks),
-    a TORCH_LOGS text log fills what it lacks."""
-    logs = [read_dynamo_log(p, warnings) for p in paths]
+def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
+    """All Dynamo logs given or found (read by the run's evidence, :meth:`hlodiff.dumps.evidence.Run.read_dynamo`),
+    merged by compile id: a TORCH_TRACE log first (it holds the call stacks), a TORCH_LOGS text log fills what it
+    lacks."""
+    logs = list(logs)
     logs.sort(key=lambda log: log.form != "trace")
     if not logs:
         return None
@@ -345,11 +346,12 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
 
 
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
-                   warnings: list[InputWarning]) -> DynamoFindings | None:
-    """The findings for a run with Dynamo logs, or None when none were given or found."""
+                   warnings: list[InputWarning], logs: list[DynamoLog] = ()) -> DynamoFindings | None:
+    """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
+    were given or found."""
     if not dynamo_logs:
         return None
-    log = read_logs(dynamo_logs, warnings)
+    log = read_logs(logs)
     if log is None or (not log.compiles and not log.graph_breaks):
         return None
     found = findings(log, dynamo_logs, explanation, events)

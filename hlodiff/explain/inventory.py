@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from hlodiff import progress
-from hlodiff.dumps import GraphRecord, iter_graphs
-from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS
-from hlodiff.dumps.hlo_proto import fill_elided, stacks_for, values_for
-from hlodiff.dumps.proto_beside import ProtosBeside
+from hlodiff.dumps.evidence import GraphProtos, NoProtos
+from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS, GraphRecord
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
@@ -80,8 +78,9 @@ class GraphSummary:
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
               keep: bool = False, parse_hits: bool = True,
               warnings: list[InputWarning] | None = None,
-              unread: list[GraphRecord] | None = None) -> list[GraphSummary]:
-    """Summaries in order.
+              unread: list[GraphRecord] | None = None, protos: GraphProtos = NoProtos()) -> list[GraphSummary]:
+    """Summaries in order; ``protos`` (the run's, :meth:`hlodiff.dumps.evidence.Run.protos`) lends each parsed graph
+    its full stacks and the values of its ``{...}`` constants.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
     graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
@@ -99,8 +98,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
     facts_by_text: dict[int, GraphSummary] = {}
     unknown: set[str] = set()  # opcodes already warned about
     unreadable: set[str] = set()  # module files of dump folders that did not parse (cut off by a killed process)
-    lineless = _Lineless(options) if keep else None
-    beside = ProtosBeside()
+    lineless = _Lineless(options, protos) if keep else None
     bar = progress.task("reading graphs", len(records) if isinstance(records, (list, tuple)) else None, "graphs")
     for record in records:
         bar.advance()
@@ -136,14 +134,7 @@ def summarize(records: Iterable[GraphRecord], options: Normalization = Normaliza
             if warnings is not None:
                 note_unknown_opcodes(module, warnings, unknown)
                 note_bad_escapes(module, warnings)
-            if record.proto_path:
-                module.full_stacks = stacks_for(record.proto_path, warnings)
-                if _ELIDED in text:
-                    fill_elided(module, values_for(record.proto_path, None))
-            elif record.kind in TRACED_KINDS:  # a save file's graph: its proto may sit in an XLA dump beside it
-                module.full_stacks = beside.stacks(record.path, module, key, warnings)
-                if _ELIDED in text:
-                    fill_elided(module, beside.values(key))
+            protos.complete(record, module, key, text, warnings)
             cm = canonicalize(module, options)
             facts = _summary(record, module, cm, keep)
             facts_by_text[hash(text)] = facts
@@ -166,8 +157,9 @@ class _Lineless:
     """Compiled torch_xla graphs traced without source lines (op metadata but no ``source_file``), waiting for an
     occurrence of their key that has them; the graph's parsed module is then swapped for that occurrence's."""
 
-    def __init__(self, options: Normalization):
+    def __init__(self, options: Normalization, protos: GraphProtos):
         self.options = options
+        self.protos = protos
         self.waiting: dict[str, GraphSummary] = {}
 
     def note(self, summary: GraphSummary, text: str) -> None:
@@ -186,7 +178,7 @@ class _Lineless:
         except HloParseError:
             return
         if record.proto_path:
-            module.full_stacks = stacks_for(record.proto_path, None)
+            module.full_stacks = self.protos.stacks(record)
         summary._module, summary._canonical = module, canonicalize(module, self.options)
         summary.lines_from = record.ref
         del self.waiting[key]
@@ -308,21 +300,8 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
     )
 
 
-def inventory(paths: list[str], warnings: list[InputWarning], options: Normalization = Normalization(), *,
-              stage: str | None = None, keep: bool = False) -> list[GraphSummary]:
-    """Summaries of every graph under ``paths`` (files or dump folders), in the order given."""
-    return summarize(collect_records(paths, warnings, stage=stage), options, keep=keep, warnings=warnings)
-
-
-def collect_records(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None
-                    ) -> list[GraphRecord]:
-    """The graphs of each path in order; a ``PATH#N`` reference stands for that one graph."""
-    from hlodiff.dumps import resolve_ref, split_ref
-
-    records: list[GraphRecord] = []
-    for path in paths:
-        if split_ref(path)[1] is not None:
-            records.append(resolve_ref(path, warnings, stage=stage))
-        else:
-            records.extend(iter_graphs(path, warnings, stage=stage))
-    return records
+def inventory(records: list[GraphRecord], warnings: list[InputWarning], options: Normalization = Normalization(), *,
+              keep: bool = False, protos: GraphProtos = NoProtos()) -> list[GraphSummary]:
+    """Summaries of every graph of a run's ``records`` (:func:`hlodiff.dumps.evidence.collect_records`), in
+    order."""
+    return summarize(records, options, keep=keep, warnings=warnings, protos=protos)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason, join_modules, read_jax_log
-from hlodiff.dumps.python_source import parameter_names
+from hlodiff.dumps.evidence import NoSources, Run, SourceLines
+from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.inventory import GraphSummary
@@ -39,27 +39,29 @@ class JaxCause:
     values: tuple[str, ...] = ()
 
 
-def jax_compilations(paths: list[str], graphs: list[GraphSummary], warnings: list[InputWarning] | None
+def jax_compilations(run: Run, graphs: list[GraphSummary], warnings: list[InputWarning] | None
                      ) -> dict[str, JaxCompilation]:
-    """Graph ref -> the JAX compilation that produced it, for the XLA dump modules of the run."""
+    """Graph ref -> the JAX compilation that produced it, for the XLA dump modules of the run (from its JAX
+    logs)."""
     dumped = [g for g in graphs if g.record.kind == "xla_dump"]
-    if not paths or not dumped:
+    if not run.jax_logs or not dumped:
         return {}
     found: dict[str, JaxCompilation] = {}
     names = [g.record.module_name or g.name for g in dumped]
     wanted = Counter(name.rstrip("_") for name in names)  # bounded: only compilations a dumped module can join
-    for path in paths:
-        log = read_jax_log(path, warnings, wanted)
-        for graph, compilation in zip(dumped, join_modules(log, names, warnings)):
+    for joined in run.jax_joined(names, wanted, warnings):
+        for graph, compilation in zip(dumped, joined):
             if compilation is not None:
                 found.setdefault(graph.ref, compilation)
     return found
 
 
-def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False) -> None:
+def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False,
+              sources: SourceLines = NoSources()) -> None:
     """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
     explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
-    given but none of its compilations could be matched to a dumped module."""
+    given but none of its compilations could be matched to a dumped module; ``sources``: the run's Python files
+    (an argument's name and the line that made it)."""
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
         if compilation is not None or explained:
@@ -70,10 +72,10 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     reasons = list(miss.reasons)
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
         reasons = [r for r in reasons if r.kind != "never_seen"]
-    _lead_with_the_argument(r, [x for x in reasons if x.kind == "input_types" and x.argument], miss)
+    _lead_with_the_argument(r, [x for x in reasons if x.kind == "input_types" and x.argument], miss, sources)
     made = []
     for reason in reasons:
-        if (jc := _cause(reason, miss)) is not None:
+        if (jc := _cause(reason, miss, sources)) is not None:
             jc.cause.reason = reason.kind  # typed: the cause graph reads it (a new function drags its ops)
             made.append(jc)
     call_site = miss.call_site
@@ -110,7 +112,7 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         r.causes.extend(jc.cause for jc in made)
 
 
-def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> None:
+def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sources: SourceLines) -> None:
     """JAX names the argument whose type changed (``* at xs, now bf16[...] and before f32[...]``): the graph's
     cause on that entry parameter is the root and leads, located at JAX's call site and the line that made the
     argument before the use inside jit; the same change seen inside called computations (a scan body's
@@ -123,7 +125,7 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> 
         r.causes.remove(lead)
         r.causes.insert(0, lead)
         # where the argument enters: JAX's call site and the line that made it, then where the function reads it
-        lead_with_the_call(lead, miss.call_site, reason.argument, miss.function, miss.defined_at)
+        lead_with_the_call(lead, miss.call_site, reason.argument, miss.function, miss.defined_at, sources=sources)
         lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
         for cause in r.causes[1:]:
             if cause.kind == lead.kind:
@@ -133,7 +135,7 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss) -> 
         return
 
 
-def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
+def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCause | None:
     quote = _cut(_URL.sub("", reason.text.strip()), 140)
     where = [miss.call_site] if miss.call_site is not None else []
     said = f'JAX: "{quote}"'
@@ -144,7 +146,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss) -> JaxCause | None:
                         f"pass `{arg}` with one type every call: always a typed array (jnp.float32(x)) or always a "
                         "Python scalar")
     if reason.kind == "static_argument":
-        arg, note = _argument_name(reason.argument, miss)
+        arg, note = _argument_name(reason.argument, miss, sources)
         return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "
                                                  f"{reason.now} ({said})", where),
                         "", arg, tuple(v for v in (reason.before, reason.now) if v))  # chosen in merge_jax
@@ -227,7 +229,8 @@ def _weak(text: str | None) -> str:
     return f"a weakly typed {base} (a Python scalar)" if weak else f"a typed {base}"
 
 
-def _argument_name(path: str | None, miss: JaxCacheMiss | None = None) -> tuple[str, str]:
+def _argument_name(path: str | None, miss: JaxCacheMiss | None = None,
+                   sources: SourceLines = NoSources()) -> tuple[str, str]:
     """The argument's name and a note: ``[1]['log_every']`` -> (``log_every``, ""); ``[0][1]`` (positional
     argument 1) -> (``n_layers``, `` (argnum 1)``) when the function's source is on disk, else (``argnum 1``, "")."""
     if not path:
@@ -240,7 +243,7 @@ def _argument_name(path: str | None, miss: JaxCacheMiss | None = None) -> tuple[
         return path, ""
     index = int(m.group(1))
     defined = miss.defined_at if miss is not None else None
-    params = parameter_names(defined.file, defined.line) if defined is not None else None
+    params = sources.parameter_names(defined.file, defined.line) if defined is not None else None
     if params and index < len(params):
         return params[index], f" (argnum {index})"
     return f"argnum {index}", ""

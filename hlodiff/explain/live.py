@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
@@ -123,12 +124,14 @@ class _Story:
 
 
 class LiveExplainer:
-    """Feed it records in run order (:meth:`feed`); it returns the events each one made true."""
+    """Feed it records in run order (:meth:`feed`); it returns the events each one made true.
 
-    def __init__(self, *, report_files: list[str] | None = None, events: dict | None = None,
-                 warnings: list[InputWarning] | None = None):
-        self.report_files = list(report_files or [])
-        self.events = events if events is not None else {}
+    ``run`` is the evidence as it grows (:class:`hlodiff.dumps.evidence.Run`: its PT_XLA_DEBUG events and
+    live-tensor reports as the follower reads them); each compilation fed is added to it, and each is explained
+    over a window of it (:meth:`Run.window`) with the same side sources as the final report."""
+
+    def __init__(self, run: Run | None = None, *, warnings: list[InputWarning] | None = None):
+        self.run = run if run is not None else Run()
         self.warnings = warnings if warnings is not None else []
         self.families: dict[str, _Family] = {}
         self.first: dict[str, object] = {}  # cache key -> summary of the graph that compiled it
@@ -169,10 +172,11 @@ class LiveExplainer:
             summary = CacheHit(record, known, known, keep=False)
         else:
             unread: list[GraphRecord] = []
-            found = summarize([record], keep=False, warnings=self.warnings, unread=unread)
+            found = summarize([record], keep=False, warnings=self.warnings, unread=unread, protos=self.run.protos())
             if not found:
                 return [LiveEvent("unread", self._step(None), record.ref, "", graphs=self.graphs)] if unread else []
             summary = found[0]
+            self.run.add([record])  # the run's evidence grows by its compilations (hits repeat one of them)
             if key is not None:
                 self.first[key] = summary
         fkey, label = family_key(summary)
@@ -205,6 +209,11 @@ class LiveExplainer:
             self.step += 1
         return step
 
+    @property
+    def events(self) -> dict:
+        """PT_XLA_DEBUG compilations read so far, by graph hash."""
+        return self.run.events
+
     def _debug_cause(self, record: GraphRecord) -> str | None:
         event = self.events.get(record.graph_hash or "")
         return event.cause if event is not None else None
@@ -223,11 +232,8 @@ class LiveExplainer:
         from hlodiff.explain.verdict import unexpected
 
         window = self._window(family)
-        events = {r.graph_hash: self.events[r.graph_hash] for r in window
-                  if r.graph_hash and r.graph_hash in self.events}
         try:
-            explanation = explain_records(window, report_files=self.report_files, events=events,
-                                          warnings=[])
+            explanation = explain_records(self.run.window(window), warnings=[])
         except HlodiffError:
             return None
         except Exception as exc:  # noqa: BLE001 - one graph's analysis failing must not end the live lines
@@ -314,80 +320,3 @@ def _told(recompilation, running: bool = False) -> Told:
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else root.fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
                 diff.similarity if diff is not None else None, waits)
-
-
-class LiveRun:
-    """A followed capture and its explainer: :meth:`poll` reads what the run appended and returns the events it
-    made true; :meth:`close` (the writer is done) reads the rest and looks at each story once more."""
-
-    def __init__(self, path: str, *, stage: str | None = None):
-        from hlodiff.dumps.follow import LogFollower, follower_for
-
-        self.path = path
-        self.follower = follower_for(path, stage)
-        self.log_only = isinstance(self.follower, LogFollower)
-        self.report_files = [_report_beside(path)]
-        self.explainer = LiveExplainer(events=self.follower.events, warnings=self.follower.warnings)
-        # Imported now, while the job starts, not when the first recompilation is told: the differ imports
-        # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
-        import networkx  # noqa: F401
-        import hlodiff.explain.recompile  # noqa: F401
-        import hlodiff.explain.verdict  # noqa: F401
-        self.log_steps = 0
-        self.log_seen: set[str] = set()
-
-    @property
-    def warnings(self) -> list[InputWarning]:
-        return self.follower.warnings
-
-    def poll(self) -> list[LiveEvent]:
-        records = self.follower.poll()
-        return self._after(records)
-
-    def close(self) -> list[LiveEvent]:
-        events = self._after(self.follower.close())
-        return events + self.explainer.finish()
-
-    def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
-        import os
-
-        self.explainer.report_files = [p for p in self.report_files if os.path.isfile(p)]
-        if self.log_only:
-            return self._log_events()
-        return self.explainer.feed(records)
-
-    def _log_events(self) -> list[LiveEvent]:
-        """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
-        from hlodiff.dumps.debug_log import CompilationEvent
-        from hlodiff.hlo.model import user_frame
-
-        out = []
-        for event in self.follower.take_events():
-            if not isinstance(event, CompilationEvent):
-                self.log_steps += 1
-                continue
-            where = user_frame(event.frames) or (event.frames[0] if event.frames else None)
-            label = f"sync at {where.short()}" if where else "unknown line"
-            first = label not in self.log_seen
-            self.log_seen.add(label)
-            told = Told("unknown", f"torch_xla compiled graph {event.graph_hash} ({event.cause}); the log has no "
-                        "HLO, so what changed is unknown (capture with hlodiff record, or add an XLA dump)",
-                        where, None)
-            out.append(LiveEvent("compiled" if first else "log", self.log_steps, event.graph_hash or "?", label,
-                                 None if first else told, graphs=self.log_steps))
-        return out
-
-
-def _report_beside(path: str) -> str:
-    """Where the live-tensor reports of the capture at ``path`` are (or will be): the manifest's, else
-    ``tensors_report.txt`` in the folder (beside the file). They place added or removed outputs at their lines."""
-    import os
-
-    from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
-
-    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    if os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
-        report = read_manifest(folder).tensors_report
-        if report:
-            return report
-    return os.path.join(folder, "tensors_report.txt")

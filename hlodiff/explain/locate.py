@@ -12,6 +12,7 @@ When no source holds the line, the cause gets a ``hint`` naming the capture that
 
 from __future__ import annotations
 
+from hlodiff.dumps.evidence import SourceLines
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
@@ -207,7 +208,7 @@ def has_source_metadata(graph: GraphSummary) -> bool:
                for _, inst in cm.module.instructions() if (meta := inst.attrs.get("metadata")))
 
 
-def locate_from_stacks(causes: list[Cause], graph: GraphSummary) -> None:
+def locate_from_stacks(causes: list[Cause], graph: GraphSummary, sources: SourceLines) -> None:
     """Lines from the stacks the graph itself keeps (stack-frame table, HLO proto): reordered outputs where their
     stacks meet; a JAX argument whose type or shape changed at the call that passed it (see
     :func:`lead_with_the_call`). Live tensors, when a report fits, add theirs afterwards
@@ -220,7 +221,7 @@ def locate_from_stacks(causes: list[Cause], graph: GraphSummary) -> None:
         if cause.kind in ARGUMENT_KINDS:
             argument = changed_argument(cause, graph)
             if argument is not None:
-                lead_with_the_call(cause, None, argument, function)
+                lead_with_the_call(cause, None, argument, function, sources=sources)
 
 
 def locate_reordered(causes: list[Cause], graph: GraphSummary) -> None:

@@ -10,13 +10,17 @@ wrote beside the module) and otherwise says so plainly.
 from __future__ import annotations
 
 from hlodiff.diff.model import Cause, ModuleDiff
-from hlodiff.dumps.module_options import module_options
+from typing import Callable
+
+from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 
-def option_causes(left: GraphSummary, right: GraphSummary) -> list[Cause]:
-    """A ``compile_options`` cause when the option files beside two XLA dump modules differ."""
+def option_causes(left: GraphSummary, right: GraphSummary,
+                  module_options: Callable[[GraphRecord], dict | None]) -> list[Cause]:
+    """A ``compile_options`` cause when the option files beside two XLA dump modules differ (``module_options``:
+    the run's, :meth:`hlodiff.dumps.evidence.Run.module_options`)."""
     lopts, ropts = module_options(left.record), module_options(right.record)
     if lopts is None or ropts is None:
         return []

@@ -2,7 +2,8 @@
 (``--scheduler ADDRESS``, ``--scheduler local``).
 
 Each rank is independent until the ranks are compared, so one task reads one rank's dumps, explains (or
-inventories) that rank, and returns a :class:`RankResult` from which the parsed modules have been dropped: only
+inventories) that rank (the task functions are the entry layer's, :mod:`hlodiff.jobs`: they read the rank's
+evidence, then analyse it), and returns a :class:`RankResult` from which the parsed modules have been dropped: only
 small summaries travel back (graph facts, causes, diffs' instruction lists), never HLO modules. The serial path
 runs the very same task function in this process and drops the same things, and results are put back in rank
 order, so ``--jobs 1``, ``--jobs N`` and Dask give the same bytes.
@@ -18,8 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from hlodiff.dumps.ranks import RankSpec, rank_dumps
-from hlodiff.dumps.run_folder import RunInputs, discover
+from hlodiff.dumps.ranks import RankSpec
+from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.graph import Normalization
 
@@ -53,45 +54,6 @@ class RankResult:
         if self.error is not None:
             message, path, line, col = self.error
             raise HlodiffError(message, path=path, line=line, col=col)
-
-
-def rank_inputs(task: RankTask) -> RunInputs:
-    """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
-    folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
-    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log)
-    if not task.spec.own_folder and task.tensors_report is None:
-        inputs.tensors_reports = []
-    return inputs
-
-
-def explain_rank(task: RankTask) -> RankResult:
-    """explain-recompile for one rank, as if its dumps had been given alone."""
-    from hlodiff.explain.recompile import explain_run
-
-    warnings: list[InputWarning] = []
-    inputs = RunInputs(list(task.spec.paths))
-    try:
-        inputs = rank_inputs(task)
-        explanation = explain_run(inputs, warnings, task.options, stage=task.stage)
-    except HlodiffError as err:
-        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
-    lighten(explanation.graphs)
-    return RankResult(task.spec, inputs, explanation=explanation, warnings=warnings)
-
-
-def inspect_rank(task: RankTask) -> RankResult:
-    """inspect for one rank: its graphs, compilations counted within the rank."""
-    from hlodiff.explain.inventory import inventory
-
-    warnings: list[InputWarning] = []
-    inputs = RunInputs(list(task.spec.paths))
-    try:
-        inputs = RunInputs(rank_dumps(task.spec))
-        graphs = inventory(inputs.paths, warnings, task.options, stage=task.stage)
-    except HlodiffError as err:
-        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
-    lighten(graphs)
-    return RankResult(task.spec, inputs, graphs=graphs, warnings=warnings)
 
 
 def lighten(graphs) -> None:

@@ -461,26 +461,3 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
 
 def _one_rank_summary(result: RankResult) -> str:
     return f"1 rank ({result.spec.identified_by})"
-
-
-# -- entry points ----------------------------------------------------------------------------------------------------
-
-
-def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
-                tensors_report: str | None = None, debug_log: str | None = None, jax_log: str | None = None,
-                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
-    """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
-    from hlodiff.explain.parallel import RankTask, explain_rank, run_tasks
-
-    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log) for s in specs]
-    return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
-
-
-def inspect_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
-                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
-    """inspect over several ranks: each rank's graphs, compilations counted within the rank, and where the
-    ranks' graph sequences diverge."""
-    from hlodiff.explain.parallel import RankTask, inspect_rank, run_tasks
-
-    tasks = [RankTask(s, stage, options) for s in specs]
-    return compare_ranks(run_tasks(inspect_rank, tasks, jobs=jobs, scheduler=scheduler), options)

@@ -14,23 +14,21 @@ from hlodiff._runtime import sparse_collections
 from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
-from hlodiff.dumps import GraphRecord
-from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.dumps.run_folder import RunInputs
-from hlodiff.dumps.debug_log import CompilationEvent, read_compilations
+from hlodiff.dumps.debug_log import CompilationEvent
+from hlodiff.dumps.evidence import Run
+from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
-from hlodiff.explain.inventory import GraphSummary, collect_records, summarize
+from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
-from hlodiff.dumps.compile_times import logs_beside
 from hlodiff.explain.buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -189,48 +187,46 @@ def _debug_json(event: CompilationEvent | None) -> dict | None:
 # -- analysis ---------------------------------------------------------------------------------------------------------
 
 
-def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normalization = Normalization(), *,
-                stage: str | None = None) -> RunExplanation:
-    warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
-    records = collect_records(inputs.paths, warnings, stage=stage)
-    if not records:
-        raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    events = _debug_events(inputs, warnings)
+def explain_run(run: Run, warnings: list[InputWarning], options: Normalization = Normalization()) -> RunExplanation:
+    """The whole explanation of one run's evidence (:func:`hlodiff.dumps.evidence.read_run`): the graphs, then
+    Dynamo's side of it when its log is there, then what compiling cost."""
     with sparse_collections():
-        explanation = explain_records(records, options, report_files=inputs.tensors_reports,
-                                      events=events, warnings=warnings,
-                                      jax_logs=getattr(inputs, "jax_logs", []))
-    if getattr(inputs, "dynamo_logs", None):  # issue 31: Dynamo's reason leads, joined to the graphs
+        explanation = explain_records(run, options, warnings=warnings)
+    if run.dynamo_logs:  # issue 31: Dynamo's reason leads, joined to the graphs
         from hlodiff.explain.dynamo import explain_dynamo
 
-        explanation.dynamo = explain_dynamo(inputs.dynamo_logs, explanation, events, warnings)
+        explanation.dynamo = explain_dynamo(run.dynamo_logs, explanation, run.events, warnings,
+                                            logs=run.read_dynamo(warnings))
         if explanation.dynamo is not None:
             explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
-    time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
-    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], time_logs)
-    attach_plans(explanation, time_logs)
+    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run)
+    attach_plans(explanation, run)
     if note:
         explanation.summary += f"; {note}"
     return explanation
 
 
-def explain_records(records: list[GraphRecord], options: Normalization = Normalization(), *,
+def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
                     reports: dict | None = None, events: dict[str, CompilationEvent] | None = None,
-                    warnings: list[InputWarning] | None = None,
-                    report_files: list[str] | None = None, jax_logs: list[str] | None = None) -> RunExplanation:
-    """The analysis proper, over records from anywhere (a whole dump, or the entries one test produced).
+                    warnings: list[InputWarning] | None = None) -> RunExplanation:
+    """The analysis proper, over a run's evidence (or bare records, the entries one test produced: their protos and
+    option files are still read from beside them, nothing else).
 
     ``reports`` maps (save file, entry index) to live-tensor reports, ``events`` graph hashes to PT_XLA_DEBUG
-    compilations; ``report_files`` are report files (or stdout logs holding reports) aligned with the graphs here.
+    compilations (both added to the run's own); the run's report files are aligned with the graphs here.
     """
-    reports = reports or {}
-    events = events or {}
+    if not isinstance(run, Run):
+        run = Run(list(run))
+    records = run.records
+    reports = {**run.reports, **(reports or {})}
+    events = {**run.events, **(events or {})}
     unread: list[GraphRecord] = []
-    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread)
+    graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread,
+                       protos=run.protos())
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
-    if report_files:
-        reports = {**reports, **aligned_reports(report_files, graphs, warnings)[0]}
+    if run.report_files:
+        reports = {**reports, **aligned_reports(run, graphs, warnings)[0]}
     reports = borrow_later_reports(graphs, reports)
     # issue 31: a graph the Dynamo bridge ran (compiling or calling a torch.compile graph) is never a cut step
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
@@ -251,7 +247,7 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
         for position, graph in enumerate(compiled[1:], start=1):
             earlier = compiled[max(0, position - POOL):position]  # a bounded slice: linear in compilations
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
-                                         candidates)
+                                         candidates, run)
             bar.advance()
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
@@ -264,20 +260,21 @@ def explain_records(records: list[GraphRecord], options: Normalization = Normali
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
-    joined = jax_compilations(jax_logs or [], graphs, warnings)
+    joined = jax_compilations(run, graphs, warnings)
     explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
-        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(jax_logs) and not joined)
+        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
+                  sources=run.sources)
     place_made_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
-    place_decisions(recompilations)  # the `if`, requires_grad_, device_put: from the source when it is on disk
+    place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
     facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
     patterns = [pattern_text(p) for p in facts]
-    hints = _hints(graphs, recompilations, reports, reports_given=bool(report_files))
+    hints = _hints(graphs, recompilations, reports, reports_given=bool(run.report_files))
     summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread)
     from hlodiff.explain.steps import graph_steps
 
@@ -309,20 +306,12 @@ def _unread_note(unread: list[GraphRecord]) -> str:
 
 
 
-def _debug_events(inputs: RunInputs, warnings: list[InputWarning]) -> dict[str, CompilationEvent]:
-    events: dict[str, CompilationEvent] = {}
-    for log in inputs.debug_logs:
-        for event in read_compilations(log, warnings):
-            if event.graph_hash:
-                events.setdefault(event.graph_hash, event)
-    return events
-
-
 def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Family, partial: bool,
-                 reports: dict, events: dict[str, CompilationEvent], candidates: Candidates) -> Recompilation:
+                 reports: dict, events: dict[str, CompilationEvent], candidates: Candidates, run: Run
+                 ) -> Recompilation:
     closest = candidates.closest(graph, earlier)  # ranked by cheap signatures; only the winner is diffed
     diff = diff_canonical(closest._canonical, graph._canonical)
-    options = option_causes(closest, graph)
+    options = option_causes(closest, graph, run.module_options)
     causes = list(diff.causes) if not diff.equal else same_computation_causes(diff, closest, graph, options)
     causes += options
     if diff.equal:
@@ -332,7 +321,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
-    locate_from_stacks(causes, graph)
+    locate_from_stacks(causes, graph, run.sources)
     locate_from_tensors(causes, diff, closest, graph, reports)
     place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.

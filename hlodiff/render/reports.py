@@ -113,11 +113,13 @@ def job_inputs(specs, *side: str | None) -> Inputs:
 def write_job_html(path: str, job, stage: str | None, read: Inputs) -> None:
     """``explain-recompile --html`` over ranks: the report of the rank worth a page (the first that diverged, else
     the first that recompiled, else the reference), with the ranks and their divergence."""
+    from hlodiff.dumps.evidence import read_run
     from hlodiff.explain.recompile import explain_run
     from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
     shown = job.html_rank()
-    explanation = explain_run(shown.inputs, [], stage=stage)  # again, keeping the graphs the side-by-side views need
+    again: list = []  # again, keeping the graphs the side-by-side views need
+    explanation = explain_run(read_run(shown.inputs, again, stage=stage), again)
     ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
     doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
                                         "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from hlodiff.errors import InputWarning
 from hlodiff.dumps.run_folder import RunInputs, discover
+from hlodiff.dumps.evidence import read_run
 from hlodiff.explain.recompile import RunExplanation, explain_run
 from hlodiff.explain.steps import graph_steps
 from hlodiff.render.terminal import render_explanation
@@ -83,7 +84,7 @@ def check_path(path: str | os.PathLike, *, tensors_report: str | None = None,
     """Read a dump (save-tensors file, XLA dump folder, or `hlodiff record` folder) for the checks below."""
     warnings: list[InputWarning] = []
     inputs: RunInputs = discover([os.fspath(path)], tensors_report, debug_log)
-    return stability_of(explain_run(inputs, warnings))
+    return stability_of(explain_run(read_run(inputs, warnings), warnings))
 
 
 def assert_stable(path: str | os.PathLike, warmup: int = 1, **side) -> None:

@@ -1,0 +1,76 @@
+"""Several ranks of one job: the entry layer's rank tasks, which read one rank's evidence (``dumps/``) and analyse
+it (``explain/``), and the two job entry points built on them.
+
+A task runs in this process, in a worker process or on a Dask worker (:func:`hlodiff.explain.parallel.run_tasks`),
+so it is a plain module-level function of a pickled :class:`~hlodiff.explain.parallel.RankTask`. Reading happens
+here, not in ``explain/``: each rank's :class:`~hlodiff.dumps.evidence.Run` is built by
+:func:`~hlodiff.dumps.evidence.read_run` and handed to :func:`~hlodiff.explain.recompile.explain_run`, and the ranks'
+results are compared by :func:`hlodiff.explain.ranks.compare_ranks`.
+"""
+
+from __future__ import annotations
+
+from hlodiff.dumps.ranks import rank_dumps
+from hlodiff.dumps.run_folder import RunInputs, discover
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.parallel import RankResult, RankTask, lighten, run_tasks
+from hlodiff.explain.ranks import JobExplanation, compare_ranks
+from hlodiff.graph import Normalization
+
+
+def rank_inputs(task: RankTask) -> RunInputs:
+    """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
+    folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
+    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log)
+    if not task.spec.own_folder and task.tensors_report is None:
+        inputs.tensors_reports = []
+    return inputs
+
+
+def explain_rank(task: RankTask) -> RankResult:
+    """explain-recompile for one rank, as if its dumps had been given alone."""
+    from hlodiff.dumps.evidence import read_run
+    from hlodiff.explain.recompile import explain_run
+
+    warnings: list[InputWarning] = []
+    inputs = RunInputs(list(task.spec.paths))
+    try:
+        inputs = rank_inputs(task)
+        explanation = explain_run(read_run(inputs, warnings, stage=task.stage), warnings, task.options)
+    except HlodiffError as err:
+        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
+    lighten(explanation.graphs)
+    return RankResult(task.spec, inputs, explanation=explanation, warnings=warnings)
+
+
+def inspect_rank(task: RankTask) -> RankResult:
+    """inspect for one rank: its graphs, compilations counted within the rank."""
+    from hlodiff.dumps.evidence import GraphProtos, collect_records
+    from hlodiff.explain.inventory import inventory
+
+    warnings: list[InputWarning] = []
+    inputs = RunInputs(list(task.spec.paths))
+    try:
+        inputs = RunInputs(rank_dumps(task.spec))
+        graphs = inventory(collect_records(inputs.paths, warnings, stage=task.stage), warnings, task.options,
+                           protos=GraphProtos())
+    except HlodiffError as err:
+        return RankResult(task.spec, inputs, warnings=warnings, error=(err.message, err.path, err.line, err.col))
+    lighten(graphs)
+    return RankResult(task.spec, inputs, graphs=graphs, warnings=warnings)
+
+
+def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
+                tensors_report: str | None = None, debug_log: str | None = None, jax_log: str | None = None,
+                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
+    """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
+    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log) for s in specs]
+    return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
+
+
+def inspect_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
+                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
+    """inspect over several ranks: each rank's graphs, compilations counted within the rank, and where the
+    ranks' graph sequences diverge."""
+    tasks = [RankTask(s, stage, options) for s in specs]
+    return compare_ranks(run_tasks(inspect_rank, tasks, jobs=jobs, scheduler=scheduler), options)
