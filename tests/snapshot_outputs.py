@@ -8,7 +8,8 @@ that keeps behaviour leaves them byte for byte equal::
 
 Each run of ``fixtures/torch_xla``, ``fixtures/jax``, ``fixtures/scenarios/*`` (and the dumps of ``../shared/scenarios``
 when present) goes through ``explain-recompile`` (terminal and ``--json``), ``compare`` (``--json``), ``cost
---json``; a pair of runs (``run_a``, ``run_b``) through ``compare-runs`` (terminal and ``--json``) and each run alone.
+--json``, ``inspect --json``; a pair of runs (``run_a``, ``run_b``) through ``compare-runs`` (terminal and
+``--json``) and each run alone.
 The commands run in this one process through click's runner (as the tests' ``cli`` helper does), from the repository
 root with relative paths, so the outputs name no machine path and the whole corpus takes a minute, not an hour.
 """
@@ -48,7 +49,8 @@ def commands(run: Path) -> list[tuple[str, list[str]]]:
     save = ROOT / run / "graphs.hlo.0"
     dump = str(run / "graphs.hlo.0") if save.is_file() else target
     return [("explain", ["explain-recompile", target]), ("explain.json", ["explain-recompile", target, "--json"]),
-            ("compare.json", ["compare", dump, "--json"]), ("cost.json", ["cost", target, "--json"])]
+            ("compare.json", ["compare", dump, "--json"]), ("cost.json", ["cost", target, "--json"]),
+            ("inspect.json", ["inspect", target, "--json"])]
 
 
 def main(out: str) -> int:
