@@ -50,7 +50,7 @@ def commands(run: Path) -> list[tuple[str, list[str]]]:
     dump = str(run / "graphs.hlo.0") if save.is_file() else target
     return [("explain", ["explain-recompile", target]), ("explain.json", ["explain-recompile", target, "--json"]),
             ("compare.json", ["compare", dump, "--json"]), ("cost.json", ["cost", target, "--json"]),
-            ("inspect.json", ["inspect", target, "--json"])]
+            ("inspect.json", ["inspect", dump, "--json"])]
 
 
 def main(out: str) -> int:
