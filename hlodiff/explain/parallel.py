@@ -1,4 +1,4 @@
-"""Read and summarise ranks in parallel: worker processes on this machine (``--jobs N``) or a Dask cluster
+"""Summarise ranks in parallel: worker processes on this machine (``--jobs N``) or a Dask cluster
 (``--scheduler ADDRESS``, ``--scheduler local``).
 
 Each rank is independent until the ranks are compared, so one task reads one rank's dumps, explains (or
