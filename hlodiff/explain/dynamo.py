@@ -346,7 +346,7 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
 
 
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
-                   warnings: list[InputWarning], logs: list[DynamoLog] = ()) -> DynamoFindings | None:
+                   warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
     were given or found."""
     if not dynamo_logs:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from hlodiff import progress
-from hlodiff.dumps.evidence import GraphProtos, NoProtos
+from hlodiff.dumps.evidence import GraphProtos
 from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS, GraphRecord
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
@@ -78,9 +78,9 @@ class GraphSummary:
 def summarize(records: Iterable[GraphRecord], options: Normalization = Normalization(), *,
               keep: bool = False, parse_hits: bool = True,
               warnings: list[InputWarning] | None = None,
-              unread: list[GraphRecord] | None = None, protos: GraphProtos = NoProtos()) -> list[GraphSummary]:
-    """Summaries in order; ``protos`` (the run's, :meth:`hlodiff.dumps.evidence.Run.protos`) lends each parsed graph
-    its full stacks and the values of its ``{...}`` constants.
+              unread: list[GraphRecord] | None = None, protos: GraphProtos) -> list[GraphSummary]:
+    """Summaries in order; ``protos`` (the run's, :meth:`hlodiff.dumps.evidence.Run.protos`; ``NoProtos()`` for
+    evidence in memory) lends each parsed graph its full stacks and the values of its ``{...}`` constants.
 
     Text that repeats byte for byte is parsed once, and only its facts are remembered (a 1 GB dump of 250
     graphs must not hold 250 parsed modules). ``keep`` holds on to the parsed and canonical modules of compiled
@@ -301,7 +301,7 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
 
 
 def inventory(records: list[GraphRecord], warnings: list[InputWarning], options: Normalization = Normalization(), *,
-              keep: bool = False, protos: GraphProtos = NoProtos()) -> list[GraphSummary]:
+              keep: bool = False, protos: GraphProtos) -> list[GraphSummary]:
     """Summaries of every graph of a run's ``records`` (:func:`hlodiff.dumps.evidence.collect_records`), in
     order."""
     return summarize(records, options, keep=keep, warnings=warnings, protos=protos)

@@ -56,8 +56,8 @@ def jax_compilations(run: Run, graphs: list[GraphSummary], warnings: list[InputW
     return found
 
 
-def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False,
-              sources: SourceLines = NoSources()) -> None:
+def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False, *,
+              sources: SourceLines) -> None:
     """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
     explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
     given but none of its compilations could be matched to a dumped module; ``sources``: the run's Python files
