@@ -157,11 +157,60 @@ PyObject *exact_walk(PyObject *self, PyObject *args) {
 }
 
 /* matchers.match_top_down's walk: for each paired left name (users first) not yet settled, the operand pairs at
-   equal positions where neither side is paired; none: settled; some: handle(lname, rname, free) decides. */
+   equal positions where neither side is paired; none: settled; one (or lists of other lengths): paired here when
+   compatible; several that may have traded places: handle(lname, rname, free) decides by content. */
+/* matchers._compatible: the same opcode, a parameter against a constant, or the same anonymous hash. 1, 0, or -1
+   with an error (KeyError for a name not in the maps, as the Python code raises). */
+static int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo,
+                      PyObject *ro) {
+    PyObject *li = PyDict_GetItemWithError(linsts, lo), *ri = li ? PyDict_GetItemWithError(rinsts, ro) : NULL;
+    if (ri == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? ro : lo);
+        return -1;
+    }
+    PyObject *lop = PyObject_GetAttr(li, s_opcode), *rop = lop ? PyObject_GetAttr(ri, s_opcode) : NULL;
+    int ok = -1;
+    if (rop != NULL) {
+        ok = PyObject_RichCompareBool(lop, rop, Py_EQ);
+        if (ok == 0 && PyUnicode_Check(lop) && PyUnicode_Check(rop)) {
+            int lp = PyUnicode_Compare(lop, s_parameter) == 0, rp = PyUnicode_Compare(rop, s_parameter) == 0;
+            int lc = PyUnicode_Compare(lop, s_constant) == 0, rc = PyUnicode_Compare(rop, s_constant) == 0;
+            ok = (lp && rc) || (lc && rp);
+        }
+    }
+    Py_XDECREF(lop);
+    Py_XDECREF(rop);
+    if (ok != 0) return ok;
+    PyObject *a = PyDict_GetItemWithError(lanon, lo), *b = a ? PyDict_GetItemWithError(ranon, ro) : NULL;
+    if (b == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a ? ro : lo);
+        return -1;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* matchers._pair_free_operands where no choice is to be made (one free pair, or operand lists of other lengths):
+   each pair in order, when both are still free and compatible. */
+static int pair_in_place(PyObject *free, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
+                         PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(free); k++) {
+        PyObject *t = PyList_GET_ITEM(free, k), *lo = PyTuple_GET_ITEM(t, 0), *ro = PyTuple_GET_ITEM(t, 1);
+        int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+        if (a < 0 || b < 0) return -1;
+        if (a || b) continue;
+        int ok = compatible(linsts, rinsts, lanon, ranon, lo, ro);
+        if (ok < 0 || (ok && pair(l2r, r2l, how, kind, lo, ro) < 0)) return -1;
+    }
+    return 0;
+}
+
 PyObject *top_down(PyObject *self, PyObject *args) {
-    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type, &r2l,
-                          &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle))
+    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle, *how, *linsts, *rinsts, *lanon, *ranon;
+    PyObject *kind;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOO!O!O!O!O!O", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type,
+                          &r2l, &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle,
+                          &PyDict_Type, &how, &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &PyDict_Type, &lanon,
+                          &PyDict_Type, &ranon, &kind))
         return NULL;
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
         if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
@@ -201,6 +250,8 @@ PyObject *top_down(PyObject *self, PyObject *args) {
             if (rc == 0) {
                 if (PyList_GET_SIZE(free) == 0) {
                     if (PySet_Add(settled, l) < 0) rc = -1;
+                } else if (PyList_GET_SIZE(free) == 1 || OPS_SIZE(lops) != OPS_SIZE(rops)) {
+                    rc = pair_in_place(free, l2r, r2l, how, kind, linsts, rinsts, lanon, ranon);
                 } else {
                     PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
                     if (res == NULL) rc = -1;
