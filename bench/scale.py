@@ -1,6 +1,6 @@
 """Scale: many graphs, many compilations. Time and peak RSS of explain-recompile beside inspect and a plain read.
 
-    python bench/scale.py [--tiny 1000000] [--big 200] [--keys 20] [--only tiny|big]
+    python bench/scale.py [--tiny 1000000] [--big 200] [--keys 20] [--blocks 200 --blocks-keys 5] [--only tiny|big|blocks]
 
 Two save-tensors files are assembled under bench/out/scale/ (gitignored), from real torch_xla traces:
 
