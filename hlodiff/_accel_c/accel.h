@@ -36,7 +36,7 @@ static inline int is_re_space(char c) { return is_sp(c) || c == '\f' || c == '\v
 /* Interned names, set up in module.c. */
 extern PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata, *s_frontend,
     *s_control_predecessors, *s_name, *s_operands, *s_is_root, *s_parameter_number, *s_custom_call_has_side_effect,
-    *s_true, *s_parameter, *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple;
+    *s_true, *s_parameter, *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple, *s_constant;
 
 /* Opcode and attribute-key texts, shared (they recur on every line): text.c's shared_str. */
 extern PyObject *name_cache;
@@ -60,6 +60,8 @@ PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
 Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
 PyObject *ascii_str(const char *s, Py_ssize_t n);
 PyObject *shared_str(const char *s, Py_ssize_t n);
+extern PyObject *known_names;
+PyObject *operand_name(const char *s, Py_ssize_t n);
 PyObject *typed_ref(PyObject *shape, PyObject *name);
 Py_ssize_t array_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int *has_pct);
 Py_ssize_t paren_end(const char *p, Py_ssize_t pos, Py_ssize_t n, int max_depth);

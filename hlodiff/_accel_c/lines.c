@@ -180,6 +180,9 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         if (args[8] != NULL) {
             result = PyObject_Vectorcall(inst_type, args, 11, NULL);
             Py_DECREF(args[8]);
+            /* operands of later lines share this name's object (text.c's operand_name); only once the line is
+               read here: a line left to the parser gets its own instruction */
+            if (result != NULL && known_names != NULL && PyDict_SetItem(known_names, name, name) < 0) Py_CLEAR(result);
             if (result != NULL && declared_shapes != NULL) { /* checked against the definitions at the '}' */
                 PyObject *entry = PyTuple_Pack(2, result, declared_shapes);
                 if (entry == NULL || PyList_Append(declared, entry) < 0) Py_CLEAR(result);
@@ -225,16 +228,19 @@ static int blank_block_comments(const char *p, Py_ssize_t n, Buf *b) {
 }
 
 PyObject *parse_lines(PyObject *self, PyObject *args) {
-    PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared, *parse_array, *shape_type;
+    PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared, *parse_array, *shape_type, *names = NULL;
     Py_ssize_t i;
     long first_line;
-    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!O!OO", &PyList_Type, &lines, &i, &first_line, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "O!nlO!O!OO!O!OO|O!", &PyList_Type, &lines, &i, &first_line, &PyDict_Type,
                           &typed_refs, &PyDict_Type, &shapes, &inst_type, &PyList_Type, &out, &PyList_Type, &declared,
-                          &parse_array, &shape_type))
+                          &parse_array, &shape_type, &PyDict_Type, &names))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(lines);
     Buf blanked;
     buf_init(&blanked);
+    PyObject *outer = known_names; /* the computation's names so far, for operands to share (text.c) */
+    known_names = names;
+    Py_XINCREF(known_names);
     for (; i < n; i++) {
         PyObject *line = PyList_GET_ITEM(lines, i);
         if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line)) break;
@@ -261,8 +267,12 @@ PyObject *parse_lines(PyObject *self, PyObject *args) {
         if (rc < 0) goto fail;
     }
     buf_free(&blanked);
+    Py_XDECREF(known_names);
+    known_names = outer;
     return PyLong_FromSsize_t(i);
 fail:
     buf_free(&blanked);
+    Py_XDECREF(known_names);
+    known_names = outer;
     return NULL;
 }

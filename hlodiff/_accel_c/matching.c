@@ -157,11 +157,233 @@ PyObject *exact_walk(PyObject *self, PyObject *args) {
 }
 
 /* matchers.match_top_down's walk: for each paired left name (users first) not yet settled, the operand pairs at
-   equal positions where neither side is paired; none: settled; some: handle(lname, rname, free) decides. */
+   equal positions where neither side is paired; none: settled; one (or lists of other lengths): paired here when
+   compatible; several that may have traded places: handle(lname, rname, free) decides by content. */
+/* matchers._compatible: the same opcode, a parameter against a constant, or the same anonymous hash. 1, 0, or -1
+   with an error (KeyError for a name not in the maps, as the Python code raises). */
+static int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo,
+                      PyObject *ro) {
+    PyObject *li = PyDict_GetItemWithError(linsts, lo), *ri = li ? PyDict_GetItemWithError(rinsts, ro) : NULL;
+    if (ri == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? ro : lo);
+        return -1;
+    }
+    PyObject *lop = PyObject_GetAttr(li, s_opcode), *rop = lop ? PyObject_GetAttr(ri, s_opcode) : NULL;
+    int ok = -1;
+    if (rop != NULL) {
+        ok = PyObject_RichCompareBool(lop, rop, Py_EQ);
+        if (ok == 0 && PyUnicode_Check(lop) && PyUnicode_Check(rop)) {
+            int lp = PyUnicode_Compare(lop, s_parameter) == 0, rp = PyUnicode_Compare(rop, s_parameter) == 0;
+            int lc = PyUnicode_Compare(lop, s_constant) == 0, rc = PyUnicode_Compare(rop, s_constant) == 0;
+            ok = (lp && rc) || (lc && rp);
+        }
+    }
+    Py_XDECREF(lop);
+    Py_XDECREF(rop);
+    if (ok != 0) return ok;
+    PyObject *a = PyDict_GetItemWithError(lanon, lo), *b = a ? PyDict_GetItemWithError(ranon, ro) : NULL;
+    if (b == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a ? ro : lo);
+        return -1;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* matchers._pair_free_operands where no choice is to be made (one free pair, or operand lists of other lengths):
+   each pair in order, when both are still free and compatible. */
+static int pair_in_place(PyObject *free, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
+                         PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(free); k++) {
+        PyObject *t = PyList_GET_ITEM(free, k), *lo = PyTuple_GET_ITEM(t, 0), *ro = PyTuple_GET_ITEM(t, 1);
+        int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+        if (a < 0 || b < 0) return -1;
+        if (a || b) continue;
+        int ok = compatible(linsts, rinsts, lanon, ranon, lo, ro);
+        if (ok < 0 || (ok && pair(l2r, r2l, how, kind, lo, ro) < 0)) return -1;
+    }
+    return 0;
+}
+
+/* similarity.through_moves: the instruction whose value name carries, past bitcast/copy chains (borrowed
+   reference; NULL with an error). */
+static PyObject *through_moves(PyObject *insts, PyObject *ops_of, PyObject *name) {
+    for (int step = 0; step < 64; step++) {
+        PyObject *inst = PyDict_GetItemWithError(insts, name);
+        if (inst == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+            return NULL;
+        }
+        PyObject *ops = operands_of(ops_of, name);
+        if (ops == NULL) return NULL;
+        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        if (opcode == NULL) return NULL;
+        int move = PyUnicode_Check(opcode) &&
+                   (PyUnicode_CompareWithASCIIString(opcode, "bitcast") == 0 ||
+                    PyUnicode_CompareWithASCIIString(opcode, "copy") == 0);
+        Py_DECREF(opcode);
+        if (!move || OPS_SIZE(ops) != 1) return name;
+        name = OPS_ITEM(ops, 0);
+    }
+    return name;
+}
+
+/* The two sides' maps the content score reads. */
+typedef struct {
+    PyObject *linsts, *rinsts, *lops_of, *rops_of, *lanon, *ranon, *l2r;
+} Sides;
+
+/* similarity.score for two candidates; -2: a fusion pair (its bodies are compared in Python: the caller hands the
+   whole choice back); -1: error. */
+static long content_score(Sides *sd, PyObject *lname, PyObject *rname) {
+    PyObject *lv = through_moves(sd->linsts, sd->lops_of, lname);
+    PyObject *rv = lv ? through_moves(sd->rinsts, sd->rops_of, rname) : NULL;
+    if (rv == NULL) return -1;
+    PyObject *a = PyDict_GetItemWithError(sd->lanon, lv), *b = a ? PyDict_GetItemWithError(sd->ranon, rv) : NULL;
+    if (b == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, a ? rv : lv);
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(a, b, Py_EQ);
+    if (same < 0) return -1;
+    if (same) return 100;
+    PyObject *li = PyDict_GetItemWithError(sd->linsts, lv), *ri = li ? PyDict_GetItemWithError(sd->rinsts, rv) : NULL;
+    if (ri == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? rv : lv);
+        return -1;
+    }
+    long points = 0;
+    PyObject *lop = PyObject_GetAttr(li, s_opcode), *rop = lop ? PyObject_GetAttr(ri, s_opcode) : NULL;
+    int eq = rop ? PyObject_RichCompareBool(lop, rop, Py_EQ) : -1;
+    int fusion = eq > 0 && PyUnicode_Check(lop) && PyUnicode_CompareWithASCIIString(lop, "fusion") == 0;
+    Py_XDECREF(lop);
+    Py_XDECREF(rop);
+    if (eq < 0) return -1;
+    if (fusion) return -2;
+    if (eq) points += 4;
+    PyObject *ls = PyObject_GetAttr(li, s_shape), *rs = ls ? PyObject_GetAttr(ri, s_shape) : NULL;
+    int shape_eq = rs ? PyObject_RichCompareBool(ls, rs, Py_EQ) : -1;
+    if (shape_eq == 0) { /* equal without their layouts, as Shape.without_layout compares them */
+        PyObject *lw = PyObject_CallMethod(ls, "without_layout", NULL);
+        PyObject *rw = lw ? PyObject_CallMethod(rs, "without_layout", NULL) : NULL;
+        shape_eq = rw ? PyObject_RichCompareBool(lw, rw, Py_EQ) : -1;
+        Py_XDECREF(lw);
+        Py_XDECREF(rw);
+    }
+    Py_XDECREF(ls);
+    Py_XDECREF(rs);
+    if (shape_eq < 0) return -1;
+    if (shape_eq) points += 2;
+    PyObject *lops = operands_of(sd->lops_of, lv), *rops = lops ? operands_of(sd->rops_of, rv) : NULL;
+    if (rops == NULL) return -1;
+    Py_ssize_t nr = OPS_SIZE(rops);
+    PyObject *rmoved[64];
+    PyObject *rset = NULL; /* long operand lists: a set, as the Python code's */
+    if (nr > 64) {
+        rset = PySet_New(NULL);
+        if (rset == NULL) return -1;
+    }
+    for (Py_ssize_t k = 0; k < nr; k++) {
+        PyObject *t = through_moves(sd->rinsts, sd->rops_of, OPS_ITEM(rops, k));
+        if (t == NULL || (rset != NULL && PySet_Add(rset, t) < 0)) {
+            Py_XDECREF(rset);
+            return -1;
+        }
+        if (rset == NULL) rmoved[k] = t;
+    }
+    for (Py_ssize_t k = 0; k < OPS_SIZE(lops); k++) {
+        PyObject *t = through_moves(sd->linsts, sd->lops_of, OPS_ITEM(lops, k));
+        if (t == NULL) goto fail;
+        PyObject *partner = PyDict_GetItemWithError(sd->l2r, t);
+        if (partner == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            continue;
+        }
+        PyObject *pt = through_moves(sd->rinsts, sd->rops_of, partner);
+        if (pt == NULL) goto fail;
+        int in = 0;
+        if (rset != NULL) {
+            in = PySet_Contains(rset, pt);
+        } else {
+            for (Py_ssize_t q = 0; q < nr && !in; q++) in = PyObject_RichCompareBool(rmoved[q], pt, Py_EQ);
+        }
+        if (in < 0) goto fail;
+        if (in) points += 8;
+    }
+    Py_XDECREF(rset);
+    return points;
+fail:
+    Py_XDECREF(rset);
+    return -1;
+}
+
+typedef struct {
+    long score, near, first; /* -abs(i - j), -i */
+    PyObject *lo, *ro;
+} Candidate;
+
+static int by_candidate_desc(const void *x, const void *y) {
+    const Candidate *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    if (a->near != b->near) return a->near > b->near ? -1 : 1;
+    if (a->first != b->first) return a->first > b->first ? -1 : 1;
+    int c = PyUnicode_Compare(a->lo, b->lo);
+    if (c == 0) c = PyUnicode_Compare(a->ro, b->ro);
+    return -c;
+}
+
+#define MAX_SCORED 16 /* similarity._MAX_SCORED */
+
+/* _pair_free_operands with similarity.assign_by_content for 2..MAX_SCORED free pairs: candidates sorted best
+   first by (score, -|i - j|, -i, left, right), greedy, then each pair when still free and compatible.
+   1: done; 0: not here (a fusion pair, a longer list, or names that are not str): the Python code decides;
+   -1: error. */
+static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject *how, PyObject *kind) {
+    Py_ssize_t n = PyList_GET_SIZE(free);
+    if (n < 2 || n > MAX_SCORED) return 0;
+    Candidate cand[MAX_SCORED * MAX_SCORED];
+    Py_ssize_t c = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *lo = PyTuple_GET_ITEM(PyList_GET_ITEM(free, i), 0);
+        if (!PyUnicode_Check(lo)) return 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *ro = PyTuple_GET_ITEM(PyList_GET_ITEM(free, j), 1);
+            if (!PyUnicode_Check(ro)) return 0;
+            long score = content_score(sd, lo, ro);
+            if (score == -2) return 0;
+            if (score < 0) return -1;
+            cand[c++] = (Candidate){score, -(i > j ? i - j : j - i), -i, lo, ro};
+        }
+    }
+    qsort(cand, (size_t)c, sizeof(Candidate), by_candidate_desc);
+    PyObject *used_l[MAX_SCORED], *used_r[MAX_SCORED], *pairs[MAX_SCORED][2];
+    Py_ssize_t used = 0;
+    for (Py_ssize_t k = 0; k < c && used < n; k++) {
+        int taken = 0;
+        for (Py_ssize_t q = 0; q < used && !taken; q++)
+            taken = PyUnicode_Compare(used_l[q], cand[k].lo) == 0 || PyUnicode_Compare(used_r[q], cand[k].ro) == 0;
+        if (taken) continue;
+        used_l[used] = pairs[used][0] = cand[k].lo;
+        used_r[used] = pairs[used][1] = cand[k].ro;
+        used++;
+    }
+    for (Py_ssize_t k = 0; k < used; k++) {
+        PyObject *lo = pairs[k][0], *ro = pairs[k][1];
+        int a = PyDict_Contains(sd->l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
+        if (a < 0 || b < 0) return -1;
+        if (a || b) continue;
+        int ok = compatible(sd->linsts, sd->rinsts, sd->lanon, sd->ranon, lo, ro);
+        if (ok < 0 || (ok && pair(sd->l2r, r2l, how, kind, lo, ro) < 0)) return -1;
+    }
+    return 1;
+}
+
 PyObject *top_down(PyObject *self, PyObject *args) {
-    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type, &r2l,
-                          &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle))
+    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle, *how, *linsts, *rinsts, *lanon, *ranon;
+    PyObject *kind;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOO!O!O!O!O!O", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type,
+                          &r2l, &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle,
+                          &PyDict_Type, &how, &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &PyDict_Type, &lanon,
+                          &PyDict_Type, &ranon, &kind))
         return NULL;
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
         if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
@@ -201,10 +423,18 @@ PyObject *top_down(PyObject *self, PyObject *args) {
             if (rc == 0) {
                 if (PyList_GET_SIZE(free) == 0) {
                     if (PySet_Add(settled, l) < 0) rc = -1;
+                } else if (PyList_GET_SIZE(free) == 1 || OPS_SIZE(lops) != OPS_SIZE(rops)) {
+                    rc = pair_in_place(free, l2r, r2l, how, kind, linsts, rinsts, lanon, ranon);
                 } else {
-                    PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
-                    if (res == NULL) rc = -1;
-                    Py_XDECREF(res);
+                    Sides sd = {linsts, rinsts, lops_of, rops_of, lanon, ranon, l2r};
+                    rc = assign_by_content(free, &sd, r2l, how, kind);
+                    if (rc == 0) { /* a choice the Python code makes (fusions, long lists) */
+                        PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
+                        if (res == NULL) rc = -1;
+                        Py_XDECREF(res);
+                    } else {
+                        rc = rc < 0 ? -1 : 0;
+                    }
                 }
             }
         }

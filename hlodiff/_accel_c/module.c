@@ -12,7 +12,7 @@
 
 PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata, *s_frontend, *s_control_predecessors,
     *s_name, *s_operands, *s_is_root, *s_parameter_number, *s_custom_call_has_side_effect, *s_true, *s_parameter,
-    *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple, *name_cache;
+    *s_tuple_shapes, *s_result_accuracy, *s_async_prefix, *s_gte, *s_tuple, *s_constant, *name_cache;
 
 /* ---------------------------------------------------------------------------------------------------------
  * Module
@@ -29,7 +29,7 @@ static PyMethodDef methods[] = {
      "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
      "fingerprint._hash_computation's second loop does"},
     {"parse_lines", parse_lines, METH_VARARGS,
-     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared, parse_shape_at, Shape) -> "
+     "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared, parse_shape_at, Shape[, names]) -> "
      "the index of the first "
      "line it left to the Python parser; instructions read are appended to out, typed operands to check to declared"},
     {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
@@ -47,7 +47,8 @@ static PyMethodDef methods[] = {
      "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, how, left_operands, right_operands, "
      "kind, tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},
     {"top_down", top_down, METH_VARARGS,
-     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle): match_top_down's walk"},
+     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle, how, left_insts, "
+     "right_insts, left_anon, right_anon, kind): match_top_down's walk"},
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
      "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
@@ -90,6 +91,7 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_custom_call_has_side_effect = PyUnicode_InternFromString("custom_call_has_side_effect");
     s_true = PyUnicode_InternFromString("true");
     s_parameter = PyUnicode_InternFromString("parameter");
+    s_constant = PyUnicode_InternFromString("constant");
     s_name = PyUnicode_InternFromString("name");
     s_operands = PyUnicode_InternFromString("operands");
     s_is_root = PyUnicode_InternFromString("is_root");

@@ -12,7 +12,7 @@ PyObject *untyped_operands(const char *p, Py_ssize_t pos, Py_ssize_t end) {
         Py_ssize_t start = pos;
         while (pos < end && is_name(p[pos])) pos++;
         if (pos == start) goto defer;
-        PyObject *name = ascii_str(p + start, pos - start);
+        PyObject *name = operand_name(p + start, pos - start);
         if (name == NULL || PyList_Append(names, name) < 0) {
             Py_XDECREF(name);
             Py_DECREF(names);
@@ -52,7 +52,7 @@ int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *type
         Py_ssize_t start = ++pos;
         while (pos < end && is_name(p[pos])) pos++;
         if (pos == start) goto mismatch;
-        PyObject *name = ascii_str(p + start, pos - start);
+        PyObject *name = operand_name(p + start, pos - start);
         if (name == NULL || PyList_Append(names, name) < 0 ||
             append_text(shapes, p + shape_start, shape_end - shape_start) < 0) {
             Py_XDECREF(name);
@@ -110,7 +110,10 @@ int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names
         Py_ssize_t start = pos;
         while (pos < end && is_name(p[pos])) pos++;
         if (pos == start) return 0;
-        if (append_text(names, p + start, pos - start) < 0 ||
+        PyObject *name = operand_name(p + start, pos - start);
+        int rc = name ? PyList_Append(names, name) : -1;
+        Py_XDECREF(name);
+        if (rc < 0 ||
             append_text(shapes, shape_end >= 0 ? p + shape_start : NULL, shape_end - shape_start) < 0)
             return -1;
         pos = skip_ws(p, pos, end);

@@ -32,6 +32,22 @@ PyObject *shared_str(const char *s, Py_ssize_t n) {
     return known;
 }
 
+/* The instruction names parse_lines has read so far in its call (name -> the same object), or NULL outside it.
+   An operand naming one of them gets that very object: equal either way, but every later dict lookup of the
+   operand (hashes, walks, matching: on every node's operands) then finds its key by identity instead of reading
+   and comparing another string, and the text of the name is held once. */
+PyObject *known_names = NULL;
+
+PyObject *operand_name(const char *s, Py_ssize_t n) {
+    PyObject *o = ascii_str(s, n);
+    if (o == NULL || known_names == NULL) return o;
+    PyObject *known = PyDict_GetItemWithError(known_names, o);
+    if (known == NULL) return PyErr_Occurred() ? (Py_DECREF(o), NULL) : o;
+    Py_INCREF(known);
+    Py_DECREF(o);
+    return known;
+}
+
 /* shape + " %" + name for ASCII texts (how an instruction is written as a typed operand). */
 PyObject *typed_ref(PyObject *shape, PyObject *name) {
     if (!PyUnicode_IS_ASCII(shape) || !PyUnicode_IS_ASCII(name)) return PyUnicode_FromFormat("%U %%%U", shape, name);

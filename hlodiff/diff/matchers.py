@@ -118,8 +118,11 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
     l2r, r2l, settled = m.l2r, m.r2l, m.settled
     left_operands, right_operands = m.left.operands, m.right.operands
     if native is not None:
+        # One free pair (most of them), or lists of other lengths: paired in C as _pair_free_operands would; the
+        # callback decides where several operands may have traded places.
         native.top_down(left_order, l2r, r2l, settled, left_operands, right_operands, m.left.root,
-                        functools.partial(_pair_free_operands, m))
+                        functools.partial(_pair_free_operands, m), m.how, m.left.insts, m.right.insts, m.left.anon,
+                        m.right.anon, "top_down")
         return
     for lname in reversed(left_order):
         rname = l2r.get(lname)

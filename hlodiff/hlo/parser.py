@@ -324,10 +324,18 @@ class _Parser(NameChecks):
 
     def _parse_body(self, comp: Computation) -> None:
         self.typed_refs = {}
+        # The computation's names (name -> the object): the accelerator gives an operand the very object of the
+        # instruction it names, so later name-keyed lookups of operands compare by identity (issue 34).
+        known: dict[str, str] = {}
         while True:
             if native is not None:  # the common lines in C; it stops at the first line it leaves to this parser
+                for inst in comp.instructions[len(known):]:  # the lines this parser read since: the same
+                    if inst.operands:
+                        inst.operands = tuple([known.get(op, op) for op in inst.operands])
+                    known.setdefault(inst.name, inst.name)
                 self.i = native.parse_lines(self.lines, self.i, self.first_line, self.typed_refs, _shape_cache,
-                                            Instruction, comp.instructions, self.declared, parse_shape_at, Shape)
+                                            Instruction, comp.instructions, self.declared, parse_shape_at, Shape,
+                                            known)
             stripped = self._next_meaningful()
             if stripped is None:
                 raise self.error(f"computation {comp.name!r} is not closed with '}}' (file cut off?)",
