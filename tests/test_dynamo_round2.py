@@ -101,3 +101,23 @@ def test_guard_forms_dynamo_prints_are_read_as_what_they_guard(guard, kind, fact
 def test_warmup_applies_to_dynamo_recompilations_by_the_call_their_xla_graph_ran_at(path, warmup, status):
     args = ["--warmup", str(warmup)] if warmup is not None else []
     assert cli("explain-recompile", str(FIXTURES / path), "-q", *args, codes=(0, 1)).exit_code == status
+
+
+def test_a_plus_dynamo_log_is_read_without_its_recompiles_channel():
+    """TORCH_LOGS=+dynamo prints no recompile reasons: the failed guard is the one of compile F/K-1 that F/K no
+    longer holds in Dynamo's guard trees, and the stack of 'torchdynamo start compiling' gives the user's call."""
+    from hlodiff.dumps.dynamo_log import read_dynamo_log
+
+    log = read_dynamo_log(str(SCENARIOS / "dyn_global_scale_plus" / "stderr.log"))
+    recompiled = [c for c in log.compiles if c.recompiled]
+    assert len(recompiled) == 5
+    assert recompiled[0].failures[0].guard == "G['LOSS_SCALE'] == 1.0" and recompiled[0].failures[0].against == "0/0"
+    assert (recompiled[0].call.line, recompiled[0].call.function) == (21, "<module>")
+    doc, status = _explain("dyn_global_scale_plus")
+    assert status == 1 and doc["headline"]["location"]["line"] == 21 and "tensor" in doc["headline"]["fix"]
+
+
+def test_the_recompile_limit_dynamo_hit_is_told():
+    doc, _ = _explain("dyn_cache_limit")
+    assert doc["dynamo"]["limit_hits"] == [{"compile_id": "0/8", "limit": 8}]
+    assert "recompile limit (8) at 0/8" in doc["summary"] and "compiled warm_loss 8 times" in doc["summary"]

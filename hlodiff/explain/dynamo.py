@@ -128,6 +128,8 @@ class DynamoFindings:
     for them all; ``xla_size_graphs`` lists the graphs."""
     xla_size_graphs: list[str] = field(default_factory=list)
     traced: bool = False
+    limit_hits: list[tuple[str, int]] = field(default_factory=list)
+    """Where Dynamo hit its recompile limit (compile id, limit): later calls of that frame ran without Dynamo."""
     """A TORCH_TRACE log was read (it records the caller of a compiled nn.Module, not of a compiled function)."""
 
     @property
@@ -163,8 +165,9 @@ class DynamoFindings:
         n = len(self.recompiles)
         # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
         attempts: dict[int, int] = {}
+        gave_up = {cid for cid, _ in self.limit_hits}  # the attempt that hit the limit compiled nothing
         for c in self.compiles:
-            if not c.resume:
+            if not c.resume and c.compile_id not in gave_up:
                 attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
         times = sum(attempts.values()) or 1
         parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}"]
@@ -172,6 +175,10 @@ class DynamoFindings:
             head = self.recompiles[0]
             where = f" at {head.location.short()}" if head.location else ""
             parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+        for cid, limit in self.limit_hits:
+            fn = next((c.function for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function), None)
+            parts.append(f"Dynamo hit its recompile limit ({limit}) at {cid}: later calls of {fn or 'the function'} "
+                         "ran without Dynamo (eagerly, op by op)")
         if self.cache_hits:
             parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
         if self.xla_sizes:
@@ -196,6 +203,7 @@ class DynamoFindings:
                 "bridge_compilations": self.bridge_compilations,
                 "bridge_recompilations": self.bridge_recompilations,
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
+                "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
@@ -224,6 +232,7 @@ def read_logs(paths: list[str], warnings: list[InputWarning]) -> DynamoLog | Non
             have.failures = have.failures or c.failures
         if not merged.graph_breaks:
             merged.graph_breaks = list(log.graph_breaks)
+        merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
 
@@ -455,9 +464,9 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     if not dynamo_logs:
         return None
     log = read_logs(dynamo_logs, warnings)
-    if log is None or (not log.compiles and not log.graph_breaks):
+    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
         return None
     found = findings(log, dynamo_logs, explanation, events)
-    found.traced = log.form == "trace"
+    found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     return found
