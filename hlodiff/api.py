@@ -170,9 +170,8 @@ def job_specs(paths: list[str]) -> "list[RankSpec] | None":
 
 def job_exit_code(job: "JobExplanation", warmup: int | None = None) -> int:
     """1 when ranks diverged or a rank recompiled unexpectedly (as :attr:`Explained.exit_code` for each), else 0."""
-    from hlodiff.explain.verdict import exit_status
-
-    return 1 if job.divergence or any(exit_status(r.explanation, warmup) for r in job.results) else 0
+    return 1 if job.divergence or any(Explained(r.inputs, r.explanation, [], warmup).exit_code
+                                      for r in job.results) else 0
 
 
 @dataclass(slots=True)

@@ -121,3 +121,21 @@ def test_the_recompile_limit_dynamo_hit_is_told():
     doc, _ = _explain("dyn_cache_limit")
     assert doc["dynamo"]["limit_hits"] == [{"compile_id": "0/8", "limit": 8}]
     assert "recompile limit (8) at 0/8" in doc["summary"] and "compiled warm_loss 8 times" in doc["summary"]
+
+
+def test_a_multi_rank_run_gives_each_rank_its_own_torch_trace_file(tmp_path):
+    """--dynamo-log naming a TORCH_TRACE folder of several ranks (dedicated_log_torch_trace_rank_N_*.log): each rank
+    reads its own file. Rank 0 ran the short last batch (dynamo_batch), rank 1 the steady loop (dynamo_steady)."""
+    import shutil
+
+    for rank, name in ((0, "dynamo_batch"), (1, "dynamo_steady")):
+        shutil.copytree(FIXTURES / "torch_xla" / name / "dump", tmp_path / "run" / f"rank{rank}" / "dump")
+        (tmp_path / "trace").mkdir(exist_ok=True)
+        (trace,) = (FIXTURES / "torch_xla" / name / "trace").glob("*.log")
+        shutil.copy(trace, tmp_path / "trace" / f"dedicated_log_torch_trace_rank_{rank}_x.log")
+    result = cli("explain-recompile", str(tmp_path / "run"), "--dynamo-log", str(tmp_path / "trace"), "--json",
+                 codes=(0, 1))
+    ranks = json.loads(result.stdout)["ranks"]
+    assert "size mismatch at index 0. expected 8, actual 4" in ranks[0]["summary"]
+    assert ranks[1]["summary"].startswith("Dynamo compiled loss_fn 1 time") and "mismatch" not in ranks[1]["summary"]
+    assert result.exit_code == 1

@@ -36,6 +36,8 @@ class RankTask:
     tensors_report: str | None = None
     debug_log: str | None = None
     jax_log: str | None = None
+    dynamo_log: str | None = None
+    """``--dynamo-log``: a TORCH_LOGS file, or a TORCH_TRACE folder whose per-rank files are dealt out by rank."""
 
 
 @dataclass(slots=True)
@@ -58,10 +60,24 @@ class RankResult:
 def rank_inputs(task: RankTask) -> RunInputs:
     """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
     folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
-    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log)
+    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log,
+                      rank_dynamo_log(task.dynamo_log, task.spec.rank))
     if not task.spec.own_folder and task.tensors_report is None:
         inputs.tensors_reports = []
     return inputs
+
+
+def rank_dynamo_log(path: str | None, rank: int) -> str | None:
+    """A TORCH_TRACE folder of a multi-rank run holds one file per rank (``..._rank_N_...``): the rank's own; any
+    other log is every rank's as given."""
+    import re
+
+    from hlodiff.dumps.dynamo_log import trace_files
+
+    if not path or not os.path.isdir(path):
+        return path
+    mine = [f for f in trace_files(path) if re.search(rf"_rank_{rank}(?:_|\.)", os.path.basename(f))]
+    return mine[0] if len(mine) == 1 else path
 
 
 def explain_rank(task: RankTask) -> RankResult:
@@ -167,7 +183,7 @@ def _absolute(task: RankTask) -> RankTask:
 
     spec = replace(task.spec, paths=tuple(os.path.abspath(p) for p in task.spec.paths))
     return replace(task, spec=spec, tensors_report=fix(task.tensors_report), debug_log=fix(task.debug_log),
-                   jax_log=fix(task.jax_log))
+                   jax_log=fix(task.jax_log), dynamo_log=fix(task.dynamo_log))
 
 
 def _gather(client, fn, tasks: list[RankTask]) -> list[RankResult]:

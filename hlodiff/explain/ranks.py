@@ -468,11 +468,12 @@ def _one_rank_summary(result: RankResult) -> str:
 
 def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
                 tensors_report: str | None = None, debug_log: str | None = None, jax_log: str | None = None,
-                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
+                jobs: int | None = None, scheduler: str | None = None,
+                dynamo_log: str | None = None) -> JobExplanation:
     """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
     from hlodiff.explain.parallel import RankTask, explain_rank, run_tasks
 
-    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log) for s in specs]
+    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log, dynamo_log) for s in specs]
     return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
 
 
