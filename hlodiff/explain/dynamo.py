@@ -160,7 +160,8 @@ class DynamoFindings:
 
     def sentence(self) -> str:
         """One line for the top of the report."""
-        functions = sorted({c.function for c in self.compiles if c.function and not c.resume})
+        functions = sorted({c.function for c in self.compiles if c.function and not c.resume}) or sorted(
+            {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
         what = ", ".join(functions) or "the compiled function"
         n = len(self.recompiles)
         # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
