@@ -139,3 +139,20 @@ def test_a_multi_rank_run_gives_each_rank_its_own_torch_trace_file(tmp_path):
     assert "size mismatch at index 0. expected 8, actual 4" in ranks[0]["summary"]
     assert ranks[1]["summary"].startswith("Dynamo compiled loss_fn 1 time") and "mismatch" not in ranks[1]["summary"]
     assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("name, status, kind", [("dynamo_steady", 0, None), ("dynamo_train_eval", 0, None),
+                                                ("dynamo_batch", 1, "shape"), ("dynamo_bf16", 1, "dtype")])
+def test_without_dynamo_s_log_the_bridge_s_own_graphs_are_not_a_python_if(name, status, kind, tmp_path):
+    """An XLA dump and torch_xla's debug log of a torch.compile run, no Dynamo log: the forward and backward the bridge runs in turn (and its warm-up
+    variants) differ in ops and inputs; they are not told as a Python `if`. A new input size or dtype stays told,
+    and the summary says Dynamo's log is missing."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "torch_xla" / name / "dump", tmp_path / "dump")  # the dump and the PT_XLA_DEBUG
+    shutil.copy(FIXTURES / "torch_xla" / name / "debug.log", tmp_path / "pt_xla_debug.log")  # log, no Dynamo log
+    result = cli("explain-recompile", str(tmp_path / "dump"), "--json", codes=(0, 1))
+    doc = json.loads(result.stdout)
+    assert result.exit_code == status, doc["summary"]
+    assert (doc["headline"] or {}).get("kind") == kind
+    assert doc["dynamo"]["no_log"] and doc["summary"].startswith("torch.compile run without Dynamo's log")

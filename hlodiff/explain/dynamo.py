@@ -129,6 +129,8 @@ class DynamoFindings:
     xla_size_graphs: list[str] = field(default_factory=list)
     traced: bool = False
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
+    no_log: bool = False
+    """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
     """Where Dynamo hit its recompile limit (compile id, limit): later calls of that frame ran without Dynamo."""
     """A TORCH_TRACE log was read (it records the caller of a compiled nn.Module, not of a compiled function)."""
 
@@ -160,6 +162,11 @@ class DynamoFindings:
 
     def sentence(self) -> str:
         """One line for the top of the report."""
+        if self.no_log:
+            k = len(self.bridge_compilations)
+            return (f"torch.compile run without Dynamo's log (TORCH_LOGS=recompiles,graph_breaks or TORCH_TRACE=DIR "
+                    f"says whether Dynamo retraced); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's "
+                    "Dynamo bridge")
         functions = sorted({c.function for c in self.compiles if c.function and not c.resume}) or sorted(
             {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
         what = ", ".join(functions) or "the compiled function"
@@ -206,6 +213,7 @@ class DynamoFindings:
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
+                "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
 
@@ -463,11 +471,40 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs, or None when none were given or found."""
     if not dynamo_logs:
-        return None
+        return bridge_without_log(explanation, events)
     log = read_logs(dynamo_logs, warnings)
     if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
         return None
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
+    quiet_bridge_hints(explanation, found)
+    return found
+
+
+SAME_PROGRAM = 0.5
+"""A recompilation at least this alike its closest earlier graph is that program at another size or dtype; a
+forward and its backward share far less (7-20 % on the Dynamo fixtures, 80 % and more for a new size)."""
+
+
+def _mostly_alike(r) -> bool:
+    diff = getattr(r, "diff", None)
+    return diff is not None and diff.similarity >= SAME_PROGRAM
+
+
+def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
+    """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
+    the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
+    its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
+    Those are the bridge's own; a new input size or dtype of a graph mostly alike the earlier one stays XLA's story
+    (a retrace or a dynamic size, which only Dynamo's log tells apart), and the sentence says the log is missing. None for a run with no bridge graph."""
+    cause_of = {h: e.cause for h, e in events.items()}
+    if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
+               for g in explanation.graphs):
+        return None
+    found = findings(DynamoLog("", "none"), [], explanation, events)
+    sized = {r.graph.ref for r in explanation.recompilations
+             if r.causes and r.causes[0].kind in ("shape", "dtype") and _mostly_alike(r)}
+    found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in sized]
+    found.no_log = True
     quiet_bridge_hints(explanation, found)
     return found

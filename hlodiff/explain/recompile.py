@@ -200,12 +200,11 @@ def explain_run(inputs: RunInputs, warnings: list[InputWarning], options: Normal
         explanation = explain_records(records, options, report_files=inputs.tensors_reports,
                                       events=events, warnings=warnings,
                                       jax_logs=getattr(inputs, "jax_logs", []))
-    if getattr(inputs, "dynamo_logs", None):  # issue 31: Dynamo's reason leads, joined to the graphs
-        from hlodiff.explain.dynamo import explain_dynamo
+    from hlodiff.explain.dynamo import explain_dynamo  # issue 31: Dynamo's reason leads, joined to the graphs
 
-        explanation.dynamo = explain_dynamo(inputs.dynamo_logs, explanation, events, warnings)
-        if explanation.dynamo is not None:
-            explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
+    explanation.dynamo = explain_dynamo(getattr(inputs, "dynamo_logs", None) or [], explanation, events, warnings)
+    if explanation.dynamo is not None:
+        explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
     time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], time_logs)
     attach_plans(explanation, time_logs)

@@ -56,7 +56,9 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  fix: {b.fix}", style="green"), 7), highlight=False)
     if dynamo.bridge_compilations and not dynamo.unexpected:
         k = len(dynamo.bridge_compilations)
+        tail = ("without Dynamo's log, whether Dynamo retraced is not known: capture TORCH_LOGS=recompiles,"
+                "graph_breaks" if dynamo.no_log else "Dynamo recompiled nothing unexpected")
         console.print(Hanging(Text(f"expected: {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge "
-                                   "(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); Dynamo "
-                                   "recompiled nothing unexpected", style="dim"), 10), highlight=False)
+                                   f"(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); {tail}",
+                                   style="dim"), 10), highlight=False)
     console.print()
