@@ -156,3 +156,16 @@ def test_without_dynamo_s_log_the_bridge_s_own_graphs_are_not_a_python_if(name, 
     assert result.exit_code == status, doc["summary"]
     assert (doc["headline"] or {}).get("kind") == kind
     assert doc["dynamo"]["no_log"] and doc["summary"].startswith("torch.compile run without Dynamo's log")
+
+
+@pytest.mark.parametrize("name", ["dyn_list_len", "dyn_dict_keys", "dyn_dynamic_true"])
+def test_without_dynamo_s_log_a_changed_program_is_still_told(name, tmp_path):
+    """The look-alike of the bridge's forward/backward pair: a retrace XLA compiled (more inputs, another size) is
+    the same program changed, mostly alike its earlier graph: still unexpected without Dynamo's log."""
+    import shutil
+
+    shutil.copytree(SCENARIOS / name / "dump", tmp_path / "dump")
+    shutil.copy(SCENARIOS / name / "pt_xla_debug.log", tmp_path / "pt_xla_debug.log")
+    result = cli("explain-recompile", str(tmp_path / "dump"), "--json", codes=(0, 1))
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 1 and doc["headline"] is not None and doc["dynamo"]["no_log"], doc["summary"]

@@ -482,8 +482,8 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
 
 
 SAME_PROGRAM = 0.5
-"""A recompilation at least this alike its closest earlier graph is that program at another size or dtype; a
-forward and its backward share far less (7-20 % on the Dynamo fixtures, 80 % and more for a new size)."""
+"""A recompilation at least this alike its closest earlier graph is that program changed; a forward and its
+backward share far less (6-20 % on the Dynamo fixtures and scenarios; 62-94 % for a new size, input or branch)."""
 
 
 def _mostly_alike(r) -> bool:
@@ -495,15 +495,15 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
     the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
     its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
-    Those are the bridge's own; a new input size or dtype of a graph mostly alike the earlier one stays XLA's story
-    (a retrace or a dynamic size, which only Dynamo's log tells apart), and the sentence says the log is missing. None for a run with no bridge graph."""
+    Those, far from their closest earlier graph (another program), are the bridge's own; a graph mostly alike an
+    earlier one is that program changed (a new size, dtype, input or branch: a Dynamo retrace or a dynamic size,
+    which only Dynamo's log tells apart) and stays XLA's story; the sentence says the log is missing. None for a run with no bridge graph."""
     cause_of = {h: e.cause for h, e in events.items()}
     if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
                for g in explanation.graphs):
         return None
     found = findings(DynamoLog("", "none"), [], explanation, events)
-    sized = {r.graph.ref for r in explanation.recompilations
-             if r.causes and r.causes[0].kind in ("shape", "dtype") and _mostly_alike(r)}
+    sized = {r.graph.ref for r in explanation.recompilations if r.causes and _mostly_alike(r)}
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in sized]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
