@@ -116,7 +116,7 @@ class Explained:
 
         dynamo = getattr(self.explanation, "dynamo", None)
         if dynamo is not None:  # issue 31: Dynamo's unexpected recompilations, and XLA's outside the bridge
-            from hlodiff.explain.dynamo import call_positions  # --warmup N: XLA graphs that ran before call N
+            from hlodiff.explain.dynamo_xla import call_positions  # --warmup N: XLA graphs that ran before call N
 
             late = dynamo.unexpected_after(self.warmup, call_positions(self.explanation))
             return 1 if self.unexpected or late or self.explanation.unread else 0

@@ -287,63 +287,14 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
             r.xla = "compiled"
         if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
             r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
-        _fix(r)
-    found.xla_sizes = _xla_sizes(found, traced, xla_recompiles, log)
-    found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and _sized(x, found)]
+        choose_fix(r)
+    from hlodiff.explain.dynamo_xla import sized, xla_sizes
+
+    found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
+    found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
     return found
-
-
-def call_positions(explanation) -> dict[str, int]:
-    """XLA graph ref -> its position in its family: the bridge runs a compiled function's graph once per call, so
-    the position is the call it ran at, or later when a family holds more than one graph per call (never earlier:
-    --warmup then excuses less, never more). The run's step numbers do not serve: the bridge's executions have no
-    sync of their own."""
-    return {g.ref: i for family in explanation.families for i, g in enumerate(family.members)}
-
-
-def _xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles, log: DynamoLog) -> list:
-    """The bridge's XLA recompilations whose leading cause is a new input size and that no Dynamo recompilation
-    explains (none paired with them, and Dynamo recompiled nothing for a size): Dynamo traced a symbolic size once,
-    torch_xla compiles every concrete one. The bridge's own warm-up variants differ in ops and inputs, not sizes."""
-    if any(r.kind == "shape" for r in found.recompiles) or not traced:
-        return []
-    sized = [x for x in xla_recompiles if _sized(x, found)]
-    if not sized:
-        return []
-    first = traced[0]
-    sizes = []
-    for x in sized:
-        lead = x.causes[0]
-        summary = lead.summary or ""
-        change = summary.split(": ", 1)[-1].split(" (", 1)[0] if ": " in summary else summary
-        sizes.append(re.sub(r"\{[^{}]*\}", "", change))  # the layouts say nothing here
-    seen = ", ".join(dict.fromkeys(sizes))
-    user = next((loc for x in sized for loc in x.causes[0].locations if not loc.is_library), None)
-    location = first.call or user or first.definition
-    r = DynamoRecompile(first.compile_id, first.function, "shape",
-                        GuardFailure(None, "no guard failed: Dynamo's graph has a symbolic size, XLA compiled a new "
-                                           "concrete one"), location,
-                        facts=frozenset({"dynamo", "xla_per_size"}), seen=seen,
-                        located="call" if first.call else None if user else "definition" if location else None)
-    r.xla, r.difference, r.difference_graph, r.difference_kind = "compiled", sized[0].causes[0].summary, \
-        sized[0].graph.ref, "shape"
-    _fix(r)
-    return [r]
-
-
-def _sized(x, found: DynamoFindings) -> bool:
-    """An XLA recompilation of the bridge led by a new input size and paired with no Dynamo recompilation."""
-    paired = {r.difference_graph for r in found.recompiles if r.difference_graph}
-    return x.graph.ref not in paired and bool(x.causes) and x.causes[0].kind == "shape" and _on_input(x.causes[0])
-
-
-def _on_input(cause) -> bool:
-    """The cause's first origin is a parameter of the graph (an input's size), not an op inside it."""
-    first = cause.origins[0] if cause.origins else None
-    left = getattr(first, "left", None) or getattr(first, "right", None)
-    return getattr(left, "opcode", None) == "parameter"
 
 
 def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> dict[str, list[str]]:
@@ -366,7 +317,7 @@ def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     calls = [c for c in log.compiles if c.recompiled]
     found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     for r in found:
-        _fix(r)
+        choose_fix(r)
     return found
 
 
@@ -417,7 +368,7 @@ def _dtype(name: str) -> str:
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
 
 
-def _fix(r: DynamoRecompile) -> None:
+def choose_fix(r: DynamoRecompile) -> None:
     rule = choose(r.kind, r.facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
             "tensor": r.subject or "an argument"}
@@ -471,40 +422,13 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs, or None when none were given or found."""
     if not dynamo_logs:
+        from hlodiff.explain.dynamo_xla import bridge_without_log
+
         return bridge_without_log(explanation, events)
     log = read_logs(dynamo_logs, warnings)
     if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
         return None
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
-    quiet_bridge_hints(explanation, found)
-    return found
-
-
-SAME_PROGRAM = 0.5
-"""A recompilation at least this alike its closest earlier graph is that program changed; a forward and its
-backward share far less (6-20 % on the Dynamo fixtures and scenarios; 62-94 % for a new size, input or branch)."""
-
-
-def _mostly_alike(r) -> bool:
-    diff = getattr(r, "diff", None)
-    return diff is not None and diff.similarity >= SAME_PROGRAM
-
-
-def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
-    """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
-    the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
-    its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
-    Those, far from their closest earlier graph (another program), are the bridge's own; a graph mostly alike an
-    earlier one is that program changed (a new size, dtype, input or branch: a Dynamo retrace or a dynamic size,
-    which only Dynamo's log tells apart) and stays XLA's story; the sentence says the log is missing. None for a run with no bridge graph."""
-    cause_of = {h: e.cause for h, e in events.items()}
-    if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
-               for g in explanation.graphs):
-        return None
-    found = findings(DynamoLog("", "none"), [], explanation, events)
-    sized = {r.graph.ref for r in explanation.recompilations if r.causes and _mostly_alike(r)}
-    found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in sized]
-    found.no_log = True
     quiet_bridge_hints(explanation, found)
     return found
