@@ -116,7 +116,10 @@ class Explained:
 
         dynamo = getattr(self.explanation, "dynamo", None)
         if dynamo is not None:  # issue 31: Dynamo's unexpected recompilations, and XLA's outside the bridge
-            return 1 if self.unexpected or dynamo.unexpected or self.explanation.unread else 0
+            from hlodiff.explain.dynamo_xla import call_positions  # --warmup N: XLA graphs that ran before call N
+
+            late = dynamo.unexpected_after(self.warmup, call_positions(self.explanation))
+            return 1 if self.unexpected or late or self.explanation.unread else 0
         return exit_status(self.explanation, self.warmup)
 
     def to_json(self) -> dict:
@@ -168,9 +171,8 @@ def job_specs(paths: list[str]) -> "list[RankSpec] | None":
 
 def job_exit_code(job: "JobExplanation", warmup: int | None = None) -> int:
     """1 when ranks diverged or a rank recompiled unexpectedly (as :attr:`Explained.exit_code` for each), else 0."""
-    from hlodiff.explain.verdict import exit_status
-
-    return 1 if job.divergence or any(exit_status(r.explanation, warmup) for r in job.results) else 0
+    return 1 if job.divergence or any(Explained(r.inputs, r.explanation, [], warmup).exit_code
+                                      for r in job.results) else 0
 
 
 @dataclass(slots=True)

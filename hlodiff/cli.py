@@ -415,13 +415,13 @@ def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug
     if how.pop("explorer", None):
         raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
     _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
-                 scheduler=scheduler, **how)
+                 scheduler=scheduler, dynamo_log=dynamo_log, **how)
 
 
 def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None,
                  verbose: bool = False, stage: str | None = None, jobs: int | None = None,
                  scheduler: str | None = None, extra: dict | None = None, exit_status: int | None = None,
-                 warmup: int | None = None) -> None:
+                 warmup: int | None = None, dynamo_log: str | None = None) -> None:
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
     the first diverging rank (else the first that recompiled, else the reference rank)."""
@@ -435,7 +435,7 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     if html_path:
         check_output(html_path, job_inputs(specs, tensors_report, debug_log, jax_log), "HTML report")
     job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
-                      jobs=jobs, scheduler=scheduler)
+                      jobs=jobs, scheduler=scheduler, dynamo_log=dynamo_log)
     if html_path:
         write_job_html(html_path, job, stage, job_inputs(specs, tensors_report, debug_log, jax_log))
     _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),

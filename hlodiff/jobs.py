@@ -10,6 +10,8 @@ results are compared by :func:`hlodiff.explain.ranks.compare_ranks`.
 
 from __future__ import annotations
 
+import os
+
 from hlodiff.dumps.ranks import rank_dumps
 from hlodiff.dumps.run_folder import RunInputs, discover
 from hlodiff.errors import HlodiffError, InputWarning
@@ -21,10 +23,24 @@ from hlodiff.graph import Normalization
 def rank_inputs(task: RankTask) -> RunInputs:
     """The rank's dumps and side files. A live-tensor report is one device's: it is used only when the rank has a
     folder of its own (ordinals sharing a folder cannot tell whose report lies beside them)."""
-    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log)
+    inputs = discover(rank_dumps(task.spec), task.tensors_report, task.debug_log, task.jax_log,
+                      rank_dynamo_log(task.dynamo_log, task.spec.rank))
     if not task.spec.own_folder and task.tensors_report is None:
         inputs.tensors_reports = []
     return inputs
+
+
+def rank_dynamo_log(path: str | None, rank: int) -> str | None:
+    """A TORCH_TRACE folder of a multi-rank run holds one file per rank (``..._rank_N_...``): the rank's own; any
+    other log is every rank's as given."""
+    import re
+
+    from hlodiff.dumps.dynamo_log import trace_files
+
+    if not path or not os.path.isdir(path):
+        return path
+    mine = [f for f in trace_files(path) if re.search(rf"_rank_{rank}(?:_|\.)", os.path.basename(f))]
+    return mine[0] if len(mine) == 1 else path
 
 
 def explain_rank(task: RankTask) -> RankResult:
@@ -62,9 +78,10 @@ def inspect_rank(task: RankTask) -> RankResult:
 
 def explain_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),
                 tensors_report: str | None = None, debug_log: str | None = None, jax_log: str | None = None,
-                jobs: int | None = None, scheduler: str | None = None) -> JobExplanation:
+                jobs: int | None = None, scheduler: str | None = None,
+                dynamo_log: str | None = None) -> JobExplanation:
     """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
-    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log) for s in specs]
+    tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log, dynamo_log) for s in specs]
     return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
 
 

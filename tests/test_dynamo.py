@@ -151,7 +151,8 @@ def test_the_dynamo_log_given_explicitly_is_read(tmp_path):
     log = tmp_path / "elsewhere.txt"
     shutil.copy(FIXTURES / "torch_xla" / "dynamo_bf16" / "stderr.log", log)
     alone = cli_json("explain-recompile", str(run / "dump"), codes=(1,))
-    assert alone["dynamo"] is None
+    assert alone["dynamo"]["no_log"] and not alone["dynamo"]["compiles"]  # the bridge's graphs, Dynamo unknown
+    assert alone["headline"]["kind"] == "dtype"  # the new dtype stays XLA's story
     given = cli_json("explain-recompile", str(run / "dump"), "--dynamo-log", str(log), codes=(1,))
     assert given["headline"]["kind"] == "dtype" and "BFloat16" in given["headline"]["guard"]
     assert given["inputs"]["dynamo_logs"] == [str(log)]

@@ -56,6 +56,34 @@ RULES: tuple[FixRule, ...] = (
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
     # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
+    # Dynamo, round 2: what the failed guard is about, read from the guard's form and the XLA side joined to it
+    _rule("dynamo_xla_per_size", "shape", "dynamo xla_per_size",
+          "Dynamo traced {function} once with a symbolic size, but torch_xla compiles one XLA graph per concrete size "
+          "({seen}): dynamic shapes stop at the bridge; pad to a few fixed sizes (buckets) so each compiles once",
+          unless="jax"),
+    _rule("dynamo_int_sets_shape", "python_value", "dynamo python_int sets_shape",
+          "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
+          "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
+          "fixed sizes)", unless="jax"),
+    _rule("dynamo_python_flag", "python_value", "dynamo python_flag",
+          "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
+          "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",
+          unless="jax"),
+    _rule("dynamo_container_length", "guard", "dynamo container_length",
+          "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
+          "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
+    _rule("dynamo_dict_keys", "guard", "dynamo dict_keys",
+          "the dict {tensor} has the key {seen} on some calls only: Dynamo traces {function} once per set of keys; "
+          "pass the same keys on every call (always pass {seen}, with a neutral value such as a mask of ones)",
+          unless="jax"),
+    _rule("dynamo_requires_grad", "guard", "dynamo requires_grad",
+          "{tensor} arrives with requires_grad set on some calls only: Dynamo traces {function} once per setting "
+          "(with and without its gradient); give it the same requires_grad on every call, or compute input "
+          "gradients in a function compiled on its own", unless="jax"),
+    _rule("dynamo_graph_break_item", "graph_break", "dynamo op:item",
+          "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
+          "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "
+          "so it stays in the graph, or move the read out of the compiled function", unless="jax"),
     _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (torch._dynamo.mark_dynamic would spare Dynamo's retrace, but torch_xla "
@@ -420,6 +448,6 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode"))
+    "dynamo_mode", "dynamo_python_flag"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -38,7 +38,8 @@ _BREAK_AT = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate
                        r"(?P<file>.+):(?P<line>\d+)\s*$")
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
 SNIFF_MARKS = ("[__recompiles]", "[__graph_breaks]", "[__recompiles_verbose]", '{"dynamo_start"',
-               '{"compilation_metrics"', '"recompile_reasons"')
+               '{"compilation_metrics"', '"recompile_reasons"', "torchdynamo start compiling", "[__guards]",
+               "torch._dynamo hit config.")
 """Text that only Dynamo's logs hold: a file whose head has one is read as a Dynamo log."""
 TRACE_PREFIX = "dedicated_log_torch_trace"
 """How ``TORCH_TRACE`` names its files (one per process/rank) in the folder it was given."""
@@ -117,6 +118,8 @@ class DynamoLog:
     form: str  # "text" (TORCH_LOGS) or "trace" (TORCH_TRACE)
     compiles: list[DynamoCompile] = field(default_factory=list)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
+    limit_hits: list[tuple[str, int]] = field(default_factory=list)
+    """``(compile id, limit)``: Dynamo hit its recompile limit there; later calls of that frame run without it."""
 
     def compile(self, compile_id: str) -> DynamoCompile:
         for c in self.compiles:
@@ -154,6 +157,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
             part = read_dynamo_log(f, warnings)
             log.compiles += part.compiles
             log.graph_breaks += part.graph_breaks
+            log.limit_hits += part.limit_hits
         return log
     if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
         return DynamoLog(path, "text")
@@ -162,7 +166,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
     structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
     lines = itertools.chain(head, stream)
     log = _read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
-    if not log.compiles and not log.graph_breaks and warnings is not None:
+    if not log.compiles and not log.graph_breaks and not log.limit_hits and warnings is not None:
         warnings.append(InputWarning("no Dynamo recompilation or graph break here (not a TORCH_LOGS=recompiles,"
                                      "graph_breaks or TORCH_TRACE log?); ignored", path, 1))
     return log
@@ -174,11 +178,15 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
 def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
+    from hlodiff.dumps.dynamo_guards import VerboseReader
+
+    verbose = VerboseReader(_failure)
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         prefix = _PREFIX.match(text)
         m = _TEXT.search(text, prefix.end() if prefix else 0)
         if m is None:
+            verbose.line(text, prefix, lineno, log)
             continue
         cid, channel, body = m.group("cid"), m.group("channel"), m.group("body")
         starts = (channel.startswith("recompiles") and _RECOMPILING.search(body)) or \
@@ -198,6 +206,7 @@ def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
                                                  "line (cut?); skipped", path, lineno))
                 continue
             log.graph_breaks.append(brk)
+    verbose.finish(log)
     return log
 
 

@@ -34,6 +34,9 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
+_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) == (?P<value>\d+)$")
+_DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
+_REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
 
 
 @dataclass(slots=True)
@@ -56,6 +59,9 @@ class DynamoRecompile:
     difference: str | None = None
     """What changed in the XLA graphs, from hlodiff's comparison of them (the leading cause's summary)."""
     difference_graph: str | None = None
+    difference_kind: str | None = None
+    """The kind of the leading cause of that difference; ``shape`` when any of its causes is a new size (the
+    XLA graph took another size)."""
     fix: str | None = None
     fix_rule: str | None = None
     facts: frozenset[str] = frozenset({"dynamo"})
@@ -116,10 +122,21 @@ class DynamoFindings:
     """Dynamo recompilations that found their XLA graph compiled already (only Dynamo paid)."""
     xla_graphs: dict[str, list[str]] = field(default_factory=dict)
     """Per Dynamo compile id, the XLA graphs the bridge compiled for it (joined by compile order)."""
+    xla_sizes: list[DynamoRecompile] = field(default_factory=list)
+    """XLA recompilations for new input sizes with no Dynamo recompilation behind them: Dynamo traced once with a
+    symbolic size (``dynamic=True``, ``mark_dynamic``) and the bridge compiles each concrete size. One finding
+    for them all; ``xla_size_graphs`` lists the graphs."""
+    xla_size_graphs: list[str] = field(default_factory=list)
+    traced: bool = False
+    limit_hits: list[tuple[str, int]] = field(default_factory=list)
+    no_log: bool = False
+    """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
+    """Where Dynamo hit its recompile limit (compile id, limit): later calls of that frame ran without Dynamo."""
+    """A TORCH_TRACE log was read (it records the caller of a compiled nn.Module, not of a compiled function)."""
 
     @property
     def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
-        unexpected = [r for r in self.recompiles if not r.expected]
+        unexpected = self.unexpected
         if unexpected:
             return unexpected[0]
         if self.graph_breaks:
@@ -128,21 +145,54 @@ class DynamoFindings:
 
     @property
     def unexpected(self) -> list[DynamoRecompile]:
-        return [r for r in self.recompiles if not r.expected]
+        return [r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
+
+    def unexpected_after(self, warmup: int | None, steps: dict[str, int]) -> list[DynamoRecompile]:
+        """The unexpected ones past ``--warmup N`` (``steps``: XLA graph ref -> call, :func:`call_positions`). A
+        recompilation is warm-up only when every XLA graph it compiled ran before call N; one whose XLA graph was a cache hit has no step
+        in the dump and stays unexpected (hlodiff cannot place it, so it does not excuse it)."""
+        if warmup is None:
+            return self.unexpected
+        late = []
+        for r in self.unexpected:
+            refs = self.xla_size_graphs if r in self.xla_sizes else [r.difference_graph] if r.difference_graph else []
+            if not refs or any(steps.get(ref, warmup) >= warmup for ref in refs):
+                late.append(r)
+        return late
 
     def sentence(self) -> str:
         """One line for the top of the report."""
-        functions = sorted({c.function for c in self.compiles if c.function and not c.resume})
+        if self.no_log:
+            k = len(self.bridge_compilations)
+            return (f"torch.compile run without Dynamo's log (TORCH_LOGS=recompiles,graph_breaks or TORCH_TRACE=DIR "
+                    f"says whether Dynamo retraced); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's "
+                    "Dynamo bridge")
+        functions = sorted({c.function for c in self.compiles if c.function and not c.resume}) or sorted(
+            {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
         what = ", ".join(functions) or "the compiled function"
         n = len(self.recompiles)
-        parts = [f"Dynamo compiled {what} {len([c for c in self.compiles if not c.resume]) or 1} time"
-                 f"{'s' if len([c for c in self.compiles if not c.resume]) != 1 else ''}"]
+        # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
+        attempts: dict[int, int] = {}
+        gave_up = {cid for cid, _ in self.limit_hits}  # the attempt that hit the limit compiled nothing
+        for c in self.compiles:
+            if not c.resume and c.compile_id not in gave_up:
+                attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
+        times = sum(attempts.values()) or 1
+        parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}"]
         if n:
             head = self.recompiles[0]
             where = f" at {head.location.short()}" if head.location else ""
             parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+        for cid, limit in self.limit_hits:
+            fn = next((c.function for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function), None)
+            parts.append(f"Dynamo hit its recompile limit ({limit}) at {cid}: later calls of {fn or 'the function'} "
+                         "ran without Dynamo (eagerly, op by op)")
         if self.cache_hits:
             parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
+        if self.xla_sizes:
+            k = len(self.xla_size_graphs)
+            parts.append(f"{k} XLA recompilation{'s' if k != 1 else ''} for new sizes Dynamo traced once "
+                         f"({self.xla_sizes[0].seen})")
         if self.graph_breaks:
             count = sum(b.count for b in self.graph_breaks)
             b = self.graph_breaks[0]
@@ -161,6 +211,9 @@ class DynamoFindings:
                 "bridge_compilations": self.bridge_compilations,
                 "bridge_recompilations": self.bridge_recompilations,
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
+                "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
+                "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
+                "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
 
@@ -189,6 +242,7 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
             have.failures = have.failures or c.failures
         if not merged.graph_breaks:
             merged.graph_breaks = list(log.graph_breaks)
+        merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
 
@@ -225,11 +279,20 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     for r, x in zip(found.recompiles[:paid], xla_recompiles[max(0, len(xla_recompiles) - paid):] if paid > 0 else []):
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
+        r.difference_kind = lead.kind if lead else None
+        if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
+            r.difference_kind = "shape"
         r.xla = "compiled"
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
-        _fix(r)
+        if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
+            r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
+        choose_fix(r)
+    from hlodiff.explain.dynamo_xla import sized, xla_sizes
+
+    found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
+    found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
     return found
@@ -255,7 +318,7 @@ def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     calls = [c for c in log.compiles if c.recompiled]
     found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     for r in found:
-        _fix(r)
+        choose_fix(r)
     return found
 
 
@@ -287,8 +350,17 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "dtype", m.group("name"), seen, facts
     if _MODE.search(guard) is not None:
         return "mode", None, guard, facts
+    if (m := _REQUIRES_GRAD.search(guard)) is not None:
+        return "guard", m.group("name"), guard, facts | {"requires_grad"}
+    if (m := _LENGTH.match(guard.strip())) is not None:
+        return "guard", m.group("name"), f"len({m.group('name')}) was {m.group('value')}", facts | {"container_length"}
+    if (m := _DICT_KEY.match(guard.strip())) is not None:
+        return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
     if (m := _VALUE.match(guard.strip())) is not None:
-        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts
+        value = m.group("value")
+        facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
+                  else "python_float")
+        return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
 
 
@@ -297,7 +369,7 @@ def _dtype(name: str) -> str:
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
 
 
-def _fix(r: DynamoRecompile) -> None:
+def choose_fix(r: DynamoRecompile) -> None:
     rule = choose(r.kind, r.facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
             "tensor": r.subject or "an argument"}
@@ -317,6 +389,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
         facts = {"dynamo"}
         if "print" in (first.explanation or "") or "`print`" in first.reason:
             facts.add("op:print")
+        elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
+            facts.add("op:item")
         rule = choose("graph_break", frozenset(facts))
         seen = str(graphs) if "op:print" in facts else first.reason
         finding = GraphBreakFinding(first.reason, first.explanation, first.at, first.call, len(group), graphs)
@@ -350,10 +424,13 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
     were given or found."""
     if not dynamo_logs:
-        return None
+        from hlodiff.explain.dynamo_xla import bridge_without_log
+
+        return bridge_without_log(explanation, events)
     log = read_logs(logs)
-    if log is None or (not log.compiles and not log.graph_breaks):
+    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
         return None
     found = findings(log, dynamo_logs, explanation, events)
+    found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     return found

@@ -37,6 +37,8 @@ class RankTask:
     tensors_report: str | None = None
     debug_log: str | None = None
     jax_log: str | None = None
+    dynamo_log: str | None = None
+    """``--dynamo-log``: a TORCH_LOGS file, or a TORCH_TRACE folder whose per-rank files are dealt out by rank."""
 
 
 @dataclass(slots=True)
@@ -129,7 +131,7 @@ def _absolute(task: RankTask) -> RankTask:
 
     spec = replace(task.spec, paths=tuple(os.path.abspath(p) for p in task.spec.paths))
     return replace(task, spec=spec, tensors_report=fix(task.tensors_report), debug_log=fix(task.debug_log),
-                   jax_log=fix(task.jax_log))
+                   jax_log=fix(task.jax_log), dynamo_log=fix(task.dynamo_log))
 
 
 def _gather(client, fn, tasks: list[RankTask]) -> list[RankResult]:

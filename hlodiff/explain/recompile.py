@@ -192,13 +192,12 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     Dynamo's side of it when its log is there, then what compiling cost."""
     with sparse_collections():
         explanation = explain_records(run, options, warnings=warnings)
-    if run.dynamo_logs:  # issue 31: Dynamo's reason leads, joined to the graphs
-        from hlodiff.explain.dynamo import explain_dynamo
+    from hlodiff.explain.dynamo import explain_dynamo  # issue 31: Dynamo's reason leads, joined to the graphs
 
-        explanation.dynamo = explain_dynamo(run.dynamo_logs, explanation, run.events, warnings,
-                                            logs=run.read_dynamo(warnings))
-        if explanation.dynamo is not None:
-            explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
+    explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
+                                        logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
+    if explanation.dynamo is not None:
+        explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run)
     attach_plans(explanation, run)
     if note:

@@ -27,10 +27,23 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        style="dim"), 12), highlight=False)
         if r.fix:
             console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
-        if r.located in ("guard", "definition"):
+        if r.located == "definition" and dynamo.traced:  # the trace was read: it holds no caller of a function
+            console.print(Hanging(Text("  hint: the line above is in the compiled function: Dynamo's trace records "
+                                       "the caller of a compiled nn.Module, not of a compiled function; the call of "
+                                       f"{r.function or 'it'} in your loop is where the value changed",
+                                       style="yellow"), 8), highlight=False)
+        elif r.located in ("guard", "definition"):
             what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
             console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
                                        "records the call that recompiled", style="yellow"), 8), highlight=False)
+    for r in dynamo.xla_sizes:  # Dynamo traced a symbolic size once; XLA compiled each concrete one
+        where = f" at {r.location.where}" if r.location else ""
+        console.print(Text(f"XLA recompiled {r.function or 'the compiled function'} for new sizes ({r.compile_id}, "
+                           f"traced once by Dynamo){where}", style="bold"), highlight=False)
+        console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
+                      highlight=False)
+        if r.fix:
+            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
     for b in dynamo.graph_breaks:
         where = f" at {b.location.where}" if b.location else ""
         console.print(Text(f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)",
@@ -43,7 +56,9 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  fix: {b.fix}", style="green"), 7), highlight=False)
     if dynamo.bridge_compilations and not dynamo.unexpected:
         k = len(dynamo.bridge_compilations)
+        tail = ("without Dynamo's log, whether Dynamo retraced is not known: capture TORCH_LOGS=recompiles,"
+                "graph_breaks" if dynamo.no_log else "Dynamo recompiled nothing unexpected")
         console.print(Hanging(Text(f"expected: {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge "
-                                   "(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); Dynamo "
-                                   "recompiled nothing unexpected", style="dim"), 10), highlight=False)
+                                   f"(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); {tail}",
+                                   style="dim"), 10), highlight=False)
     console.print()

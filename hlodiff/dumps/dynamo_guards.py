@@ -1,0 +1,105 @@
+"""Dynamo's verbose forms, read for :mod:`hlodiff.dumps.dynamo_log`: ``TORCH_LOGS=+dynamo`` (or ``guards``) prints
+no recompiles channel, only each compile's start with the user's stack and each compile's guard tree; and the
+warning Dynamo prints when it hits its recompile limit. The failed guard is recovered by comparing the guard trees
+of two successive compiles of a frame, in the words the recompiles channel uses."""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.hlo.model import SourceFrame
+
+_FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_CID = re.compile(r"\[(?P<cid>\d+/\d+)(?:_\d+)?\] (?P<body>.*)$")
+_START = re.compile(r"^torchdynamo start compiling (?P<fn>\S+) (?P<file>.+):(?P<line>\d+), stack")
+_GUARD_LEAF = re.compile(r"^\[__guards\] [| ]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_LIMIT = re.compile(r"^torch\._dynamo hit config\.(?P<name>recompile_limit|cache_size_limit) \((?P<limit>\d+)\)")
+
+
+class VerboseReader:
+    """What ``TORCH_LOGS=+dynamo`` (or ``guards``) prints instead of the recompiles channel: each compile's start
+    with the user's stack (``[0/1] torchdynamo start compiling f FILE:LINE, stack ...`` then ``File ...`` lines) and
+    each compile's guard tree (``[__guards] | +- EQUALS_MATCH: G['scale'] == 1.0  # ...``); and the warning
+    Dynamo prints when it hits its recompile limit. Without a recompiles record, the guard that failed before
+    compile F/K is the one of F/K-1 that F/K no longer holds (Dynamo tried the newest entry first)."""
+
+    def __init__(self, failure):
+        self.failure = failure  # dynamo_log's GuardFailure maker (a guard's text and its source comment)
+        self.stacks: dict[str, list[SourceFrame]] = {}
+        self.starts: dict[str, tuple[str, SourceFrame]] = {}
+        self.guards: dict[str, list[tuple[str, str]]] = {}
+        self.open: str | None = None
+
+    def line(self, text: str, prefix, lineno: int, log) -> None:
+        m = _CID.search(text, prefix.end() if prefix else 0)
+        if m is None:
+            return
+        cid, body = m.group("cid"), m.group("body")
+        if (start := _START.match(body)) is not None:
+            self.starts[cid] = (start.group("fn"), SourceFrame(start.group("file"), int(start.group("line")),
+                                                               start.group("fn")))
+            self.stacks[cid], self.open = [], cid
+        elif self.open == cid and (f := _FILE_LINE.match(body)) is not None:
+            self.stacks[cid].append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
+        elif (g := _GUARD_LEAF.match(body)) is not None:
+            self.guards.setdefault(cid, []).append((g.group("kind"), g.group("guard").strip()))
+        elif (limit := _LIMIT.match(body)) is not None:
+            log.limit_hits.append((cid, int(limit.group("limit"))))
+
+    def finish(self, log) -> None:
+        for cid, (fn, definition) in self.starts.items():
+            have = next((c for c in log.compiles if c.compile_id == cid), None)
+            c = have or log.compile(cid)
+            c.function, c.definition = c.function or fn, c.definition or definition
+            users = [f for f in self.stacks.get(cid, []) if not f.is_library]
+            c.call = c.call or (users[-1] if users else None)
+            c.resume = fn.startswith("torch_dynamo_resume_in_")
+            if c.recompiled and not c.failures:
+                frame, attempt = cid.split("/")
+                before = f"{frame}/{int(attempt) - 1}"
+                failed = _failed_guard(self.guards.get(before, []), self.guards.get(cid, []))
+                if failed is not None:
+                    c.failures.append(self.failure(before, failed))
+        log.compiles.sort(key=lambda c: (c.frame, c.attempt))
+
+
+_GUARD_ORDER = ("TENSOR_MATCH", "EQUALS_MATCH", "LENGTH_CHECK", "DICT_CONTAINS", "DICT_KEYS_MATCH", "TYPE_MATCH",
+                "ID_MATCH", "GLOBAL_STATE")
+_CHECK_TENSOR = re.compile(r"^check_tensor\((?P<source>[^,]+), \w+, DispatchKeySet\([^)]*\), torch\.(?P<dtype>\w+), "
+                           r"device=[^,]+, requires_grad=(?P<grad>True|False), size=\[(?P<size>[^\]]*)\]")
+_TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", "float64": "Double", "int64": "Long",
+                 "int32": "Int", "bool": "Bool"}
+
+
+def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str | None:
+    """The guard of the earlier compile the later one no longer holds, in the recompiles channel's words where it
+    has them (a tensor's size, dtype or requires_grad; a local ``L['n']`` named ``n``)."""
+    now = {g for _, g in after}
+    gone = [(k, g) for k, g in before if g not in now]
+    if not gone:
+        return None
+    gone.sort(key=lambda kg: _GUARD_ORDER.index(kg[0]) if kg[0] in _GUARD_ORDER else len(_GUARD_ORDER))
+    kind, guard = gone[0]
+    code, _, comment = guard.partition("  # ")
+    code = code.strip()
+    if kind == "TENSOR_MATCH" and (old := _CHECK_TENSOR.match(code)) is not None:
+        new = next((m for _, g in after if (m := _CHECK_TENSOR.match(g.partition("  # ")[0].strip())) is not None
+                    and m.group("source") == old.group("source")), None)
+        name = _local(old.group("source"))
+        if new is not None:
+            if old.group("dtype") != new.group("dtype"):
+                return (f"tensor '{name}' dtype mismatch. expected {_TORCH_DTYPES.get(old.group('dtype'), old.group('dtype'))}"
+                        f", actual {_TORCH_DTYPES.get(new.group('dtype'), new.group('dtype'))}")
+            if old.group("grad") != new.group("grad"):
+                return f"tensor '{name}' requires_grad mismatch. expected requires_grad={int(old.group('grad') == 'True')}"
+            a, b = old.group("size").split(", "), new.group("size").split(", ")
+            for i, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    return f"tensor '{name}' size mismatch at index {i}. expected {x}, actual {y}"
+    text = re.sub(r"\bL\['(\w+)'\]", r"\1", code)
+    return f"{text}  # {comment}" if comment else text
+
+
+def _local(source: str) -> str:
+    m = re.fullmatch(r"L\['(\w+)'\]", source.strip())
+    return m.group(1) if m else source.strip()
