@@ -167,7 +167,7 @@ class DynamoFindings:
             return (f"torch.compile run without Dynamo's log (TORCH_LOGS=recompiles,graph_breaks or TORCH_TRACE=DIR "
                     f"says whether Dynamo retraced); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's "
                     "Dynamo bridge")
-        functions = sorted({c.function for c in self.compiles if c.function and not c.resume}) or sorted(
+        functions = sorted({compiled_name(c) for c in self.compiles if c.function and not c.resume}) or sorted(
             {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
         what = ", ".join(functions) or "the compiled function"
         n = len(self.recompiles)
@@ -184,7 +184,8 @@ class DynamoFindings:
             where = f" at {head.location.short()}" if head.location else ""
             parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
         for cid, limit in self.limit_hits:
-            fn = next((c.function for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function), None)
+            fn = next((compiled_name(c) for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function),
+                      None)
             parts.append(f"Dynamo hit its recompile limit ({limit}) at {cid}: later calls of {fn or 'the function'} "
                          "ran without Dynamo (eagerly, op by op)")
         if self.cache_hits:
@@ -283,6 +284,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
             r.difference_kind = "shape"
         r.xla = "compiled"
+        if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
+            r.location = next((f for c in x.causes for f in c.locations if not f.is_library), None)
+            r.located = "xla" if r.location is not None else r.located
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
@@ -332,10 +336,26 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     kind, subject, seen, facts = _classify(failure.guard)
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
-    location = c.call or failure.source or c.definition
-    located = "call" if c.call else "guard" if failure.source else "definition" if c.definition else None
-    return DynamoRecompile(c.compile_id, c.function, kind, failure, location, subject, facts=frozenset(facts),
-                           seen=seen, located=located)
+    definition = None if wrapped_module(c) else c.definition
+    location = c.call or failure.source or definition
+    located = ("call" if c.call else "guard" if failure.source else "definition" if definition
+               else "wrapper" if wrapped_module(c) else None)
+    return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
+                           facts=frozenset(facts), seen=seen, located=located)
+
+
+def wrapped_module(c: DynamoCompile) -> bool:
+    """Dynamo names library code, never a line of the user's, when its log gives a library definition: torch's own
+    wrapper when an ``nn.Module`` was compiled (``torch.compile(model)``: ``inner`` in
+    ``torch/_dynamo/external_utils.py``), or a library function compiled as it is."""
+    return c.definition is not None and c.definition.is_library
+
+
+def compiled_name(c: DynamoCompile) -> str | None:
+    """What the user compiled, in their terms: their nn.Module when Dynamo names only torch's wrapper of it."""
+    if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
+        return "your nn.Module (torch.compile(model))"
+    return c.function
 
 
 def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:

@@ -32,6 +32,17 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "the caller of a compiled nn.Module, not of a compiled function; the call of "
                                        f"{r.function or 'it'} in your loop is where the value changed",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
+            console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
+                                       "source lines); Dynamo's log names only torch's wrapper of the compiled module: "
+                                       "a TORCH_TRACE log (TORCH_TRACE=DIR) or `hlodiff record` records the call",
+                                       style="yellow"), 8), highlight=False)
+        elif r.located == "wrapper":  # TORCH_LOGS names torch's wrapper of a compiled nn.Module, no line of the user's
+            console.print(Hanging(Text("  hint: Dynamo's log names only library code here (torch's wrapper of a "
+                                       "compiled module), not a line of yours: it is called with the new input in "
+                                       "your loop; a TORCH_TRACE log (TORCH_TRACE=DIR) or `hlodiff record` records "
+                                       "that call",
+                                       style="yellow"), 8), highlight=False)
         elif r.located in ("guard", "definition"):
             what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
             console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
