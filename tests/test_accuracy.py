@@ -35,7 +35,7 @@ WRONG_NOW = {
     "torch_xla/random_crop": "fix_any: an input grows every step (24, 28, 32): preallocate it at its maximu...",
     "torch_xla/stochastic_depth": "pattern: alternating",
     "torch_xla/trim_padding": "kind: attribute",
-    "torch_xla/review_grad_accum": "line: no location; fix_any: the ops of the line shown (and the parameters t...",
+    "torch_xla/review_grad_accum": "line: no location",
     "torch_xla/review_last_batch": "fix_any: expected: one graph per bucket -- the input takes 2 sizes that recu...",
     "torch_xla/review_pytest_last": "fix_any: random values are drawn with a Python size that changes (1, 4) (to...",
     "jax/review_seq_len": "line: no location",

@@ -240,6 +240,11 @@ RULES: tuple[FixRule, ...] = (
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
           "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
           "training graph stays one", unless="jax"),
+    _rule("accumulation_cycle", "inputs ops outputs", "cycle optimizer_in_cycle",
+          "expected: gradient accumulation: the graphs cycle every {period} steps with the optimizer's step (grads "
+          "created, accumulated, then the update), each variant compiled once; nothing to fix "
+          "(optional: zero_grad(set_to_none=False) makes the first micro-batch's graph the same as the others)",
+          unless="jax"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
@@ -417,7 +422,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode"))

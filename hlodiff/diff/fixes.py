@@ -78,6 +78,9 @@ class FixContext:
     comes_back: bool = False
     """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
     warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    optimizer_in_cycle: bool = False
+    """The family cycles (``period`` > 2) and some of its graphs run an optimizer's update the others lack (ops
+    whose frames are in an ``optim`` package): the optimizer steps every few graphs, as gradient accumulation does."""
     short_run: bool = False
     """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
     first_type: str = ""

@@ -16,6 +16,7 @@ from dataclasses import replace
 from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
@@ -40,6 +41,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     made_by = family_ops(recompilations)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
+    accumulating = {key: optimizer_in_cycle([r for r in recompilations if r.family.key == key],
+                                            pattern.period, runs[id(fam)][0])
+                    for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     for r in recompilations:
         context = replace(
             fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
@@ -49,6 +53,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
@@ -64,6 +69,15 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                 grows=growth, buckets=r.family.key in bucketed,
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def _families_with_patterns(recompilations, patterns: dict[str, Pattern]):
+    """(key, pattern, family) once per family of ``recompilations`` that has a pattern."""
+    seen = {}
+    for r in recompilations:
+        if r.family.key not in seen and patterns.get(r.family.key) is not None:
+            seen[r.family.key] = (r.family.key, patterns[r.family.key], r.family)
+    return list(seen.values())
 
 
 def _follows(cause) -> bool:

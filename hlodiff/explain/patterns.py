@@ -248,6 +248,25 @@ def _period(keys: list[str]) -> tuple[int | None, int]:
         for p in range(2, min(MAX_PERIOD, max(len(tail) // 2, len(tail) - 2)) + 1):
             if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
                 return p, offset
+    return _period_after_first_cycle(keys)
+
+
+def _period_after_first_cycle(keys: list[str]) -> tuple[int | None, int]:
+    """A cycle whose first round holds graphs that never come back (A,B,B,C, then A,B,B,D for good: gradient
+    accumulation whose first optimizer step also creates the momentum buffers): periodic from the end of the first
+    round on, seen twice in full after it, and every graph of the first round that differs from the next round's
+    ran only that once (a warm-up variant, not a graph that recurs out of turn). Returns (period, where it
+    settles), or (None, 0)."""
+    n = len(keys)
+    for p in range(2, MAX_PERIOD + 1):
+        if n - p < 2 * p:
+            break
+        tail = keys[p:]
+        if len(set(tail[:p])) < 2 or any(tail[i] != tail[i + p] for i in range(len(tail) - p)):
+            continue
+        differ = [i for i in range(p) if keys[i] != keys[i + p]]
+        if differ and all(keys.count(keys[i]) == 1 for i in differ):
+            return p, differ[-1] + 1
     return None, 0
 
 

@@ -1,0 +1,48 @@
+"""The new-user review of 2026-11-26 (docs/accuracy.md, "Review round"): what hlodiff told wrong on ordinary
+programs, each asserted on the reviewer's real run (fixtures/scenarios/*/review_*) beside the look-alikes that
+share its evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import FIXTURES, cli, cli_json
+from hlodiff.explain.patterns import _period
+
+SCEN = FIXTURES / "scenarios"
+
+
+def _headline(doc):
+    return doc["headline"] or {}
+
+
+# -- F0: textbook gradient accumulation ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("letters, period", [
+    ("ABBCABBDABBDABBD", 4),   # momentum buffers created on the first optimizer step: C once, then D for good
+    ("ABCABCABC", 3),          # no warm-up variant: periodic from the start
+])
+def test_a_cycle_whose_first_round_has_a_one_time_graph_is_periodic(letters, period):
+    assert _period(list(letters))[0] == period
+
+
+@pytest.mark.parametrize("letters", [
+    "ABBCABBDABBDABBC",  # C comes back: a graph that recurs out of turn, not a warm-up variant
+    "ABBCABBD",          # one round after the first: too little to call a period
+])
+def test_a_first_round_graph_that_comes_back_or_too_few_rounds_is_no_period(letters):
+    assert _period(list(letters))[0] is None
+
+
+def test_gradient_accumulation_is_expected_not_a_python_if():
+    res = cli("explain-recompile", str(SCEN / "torch_xla" / "review_grad_accum"), codes=(0,))
+    first, fix = res.stdout.splitlines()[:2]
+    assert "periodic:" in first and "every 4 graphs" in first
+    assert fix.startswith("fix: expected: gradient accumulation") and "nothing to fix" in fix
+    assert "torch.where" not in res.stdout and "decides per step" not in res.stdout
+
+
+def test_a_block_skipped_at_random_still_needs_a_fix():
+    """Its two graphs also both hand back gradients and differ by optimizer ops: not accumulation."""
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "stochastic_depth" / "graphs.hlo.0"), codes=(1,))
+    assert "accumulation" not in _headline(doc)["fix"]
