@@ -36,7 +36,6 @@ WRONG_NOW = {
     "torch_xla/stochastic_depth": "pattern: alternating",
     "torch_xla/trim_padding": "kind: attribute",
     "torch_xla/review_grad_accum": "line: no location",
-    "torch_xla/review_last_batch": "fix_any: expected: one graph per bucket -- the input takes 2 sizes that recu...",
     "torch_xla/review_pytest_last": "fix_any: random values are drawn with a Python size that changes (1, 4) (to...",
     "jax/review_seq_len": "line: no location",
     "jax/jax_config_identity": "fix_any: static `cfg` took a new value (<__main__.ModelConfig object at 0x000...",

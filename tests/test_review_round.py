@@ -46,3 +46,26 @@ def test_a_block_skipped_at_random_still_needs_a_fix():
     """Its two graphs also both hand back gradients and differ by optimizer ops: not accumulation."""
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "stochastic_depth" / "graphs.hlo.0"), codes=(1,))
     assert "accumulation" not in _headline(doc)["fix"]
+
+
+# -- F2: a short last batch that recurs every epoch ------------------------------------------------------------------
+
+@pytest.mark.parametrize("seen, item, yes", [
+    ([32, 32, 32, 4, 32, 32, 32, 4], 4, True),     # two epochs of 100 samples in batches of 32
+    ([32, 32, 32, 4, 32, 32, 32, 4, 32], 4, True),  # the run stopped mid-epoch
+    ([32, 4, 32, 4], 4, False),                    # two sizes that alternate: buckets or two tasks as well
+    ([32, 32, 4, 32, 32, 32, 4], 4, False),        # irregular: no fixed round
+    ([8, 16, 32, 8, 16, 32], 32, False),           # three sizes: buckets
+])
+def test_a_size_that_closes_every_round_is_a_last_batch(seen, item, yes):
+    from hlodiff.explain.buckets import closes_each_round
+
+    assert closes_each_round(seen, item) is yes
+
+
+@pytest.mark.parametrize("name", ["review_last_batch", "review_last_batch_1epoch"])
+def test_a_short_last_batch_gets_one_verdict_for_one_epoch_or_many(name):
+    res = cli("explain-recompile", str(SCEN / "torch_xla" / name), codes=(1,))
+    fix = res.stdout.splitlines()[1]
+    assert "drop_last=True" in fix and "last batch" in fix
+    assert "nothing to fix" not in res.stdout and "one graph per bucket" not in res.stdout

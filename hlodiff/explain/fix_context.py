@@ -18,7 +18,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_n
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.buckets import counts_from_of, family_verdicts
+from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
@@ -109,8 +109,15 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
-                      short_run=len(members) <= 2, variant_steps=tuple(
+                      short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
+                      variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+
+
+def _last_of_each_round(members: list, graph, period: int) -> bool:
+    """The family runs two graphs, ``graph`` exactly at the end of every full round of ``period`` graphs and
+    nowhere else (A,A,A,B,A,A,A,B, a run cut mid-round included): the last batch of each epoch."""
+    return period >= 2 and closes_each_round([g.cache_key for g in members], graph.cache_key)
 
 
 def _comes_back(members: list, r) -> bool:
