@@ -69,3 +69,24 @@ def test_a_short_last_batch_gets_one_verdict_for_one_epoch_or_many(name):
     fix = res.stdout.splitlines()[1]
     assert "drop_last=True" in fix and "last batch" in fix
     assert "nothing to fix" not in res.stdout and "one graph per bucket" not in res.stdout
+
+
+# -- F5/F9: JAX's own eager modules are not the user's recompilations -------------------------------------------------
+
+def test_jit_stage_of_jnp_asarray_outside_jit_is_an_eager_op_not_the_headline():
+    """`jnp.asarray(list)` outside jit compiles JAX's identity module jit_stage once per length (the `stage` row of
+    the eager-primitive table)."""
+    doc = cli_json("explain-recompile", str(SCEN / "jax" / "review_seq_len"), codes=(1,))
+    names = {f["label"]: f["pattern"]["name"] for f in doc["families"]}
+    assert names["jit_stage"] == "eager op"
+    head = doc["summary"].split("\n")[0]
+    assert "jit_embed_loss" in head and "jit_stage" not in head.split(";")[0]
+    assert _headline(doc)["location"]["line"] == 17
+    assert not any("XLA_HLO_DEBUG" in h or "hlodiff record" in h for h in doc.get("hints", []))
+
+
+def test_a_steady_jax_run_names_its_step_before_the_eager_ops():
+    res = cli("explain-recompile", str(SCEN / "jax" / "review_steady"), codes=(0,))
+    head = res.stdout.splitlines()[0]
+    assert "0 recompilations of the jitted functions: steady: jit_step compiled once" in head
+    assert "3 more compilations of eager ops outside jit" in head and "jit__normal" not in head

@@ -355,7 +355,7 @@ _EAGER_PRIMITIVES = frozenset((
     "not", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum", "pad",
     "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add", "scatter_add", "clamp", "copy",
     "copy_p", "rem", "floor", "ceil", "round", "erf", "sin", "cos", "random_bits", "random_seed", "random_wrap",
-    "random_unwrap", "threefry2x32", "slice", "split", "sort",
+    "random_unwrap", "threefry2x32", "slice", "split", "sort", "stage",
 ))
 _EAGER_MAX_INSTRUCTIONS = 12
 
