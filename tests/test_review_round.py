@@ -90,3 +90,11 @@ def test_a_steady_jax_run_names_its_step_before_the_eager_ops():
     head = res.stdout.splitlines()[0]
     assert "0 recompilations of the jitted functions: steady: jit_step compiled once" in head
     assert "3 more compilations of eager ops outside jit" in head and "jit__normal" not in head
+
+
+# -- F1: a graph an early read cut short is no eval step -------------------------------------------------------------
+
+def test_the_rest_of_a_step_cut_by_a_mask_is_not_a_training_step_after_eval():
+    res = cli("explain-recompile", str(SCEN / "torch_xla" / "review_bool_index" / "record"), codes=(1,))
+    assert "eval" not in res.stdout and "model.train()" not in res.stdout
+    assert "torch.where(mask" in res.stdout.splitlines()[1]
