@@ -36,7 +36,6 @@ WRONG_NOW = {
     "torch_xla/stochastic_depth": "pattern: alternating",
     "torch_xla/trim_padding": "kind: attribute",
     "torch_xla/review_grad_accum": "line: no location",
-    "torch_xla/review_pytest_last": "fix_any: random values are drawn with a Python size that changes (1, 4) (to...",
     "jax/jax_config_identity": "fix_any: static `cfg` took a new value (<__main__.ModelConfig object at 0x000...",
     "jax/jax_device_roundrobin": "kind: compile_options; line: no location; fix_any: compile with one set of op...",
     "jax/jax_lazy_momentum": "fix_any: the function takes other arguments on some calls (optional pytree le...",

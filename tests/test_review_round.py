@@ -98,3 +98,20 @@ def test_the_rest_of_a_step_cut_by_a_mask_is_not_a_training_step_after_eval():
     res = cli("explain-recompile", str(SCEN / "torch_xla" / "review_bool_index" / "record"), codes=(1,))
     assert "eval" not in res.stdout and "model.train()" not in res.stdout
     assert "torch.where(mask" in res.stdout.splitlines()[1]
+
+
+# -- F6: a last batch drawn with torch.randn, and sizes that are XLA's packing ---------------------------------------
+
+def test_a_random_last_batch_gets_the_last_batch_fix_without_xla_s_rng_dims():
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "review_pytest_last" / "record"), codes=(1,))
+    head = _headline(doc)
+    assert head["fix"].startswith("the last batch is short") and "drop_last=True" in head["fix"]
+    assert "(1, 4)" not in head["fix"] and "random values" not in head["fix"]
+
+
+def test_random_sizes_that_change_every_step_keep_the_random_size_fix():
+    """The row needs the `last only` pattern: a size drawn anew each step is still told to draw at one size."""
+    from hlodiff.diff.fixes import choose
+
+    assert choose("shape", frozenset({"is:shape", "op:randn"})).name == "shape_random_size"
+    assert choose("shape", frozenset({"is:shape", "op:randn", "last_only"})).name == "shape_random_last_batch"

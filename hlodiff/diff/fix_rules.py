@@ -112,6 +112,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_size_jax", "shape", "op:randn jax",
           "random values are drawn with a shape from Python that changes{seen} (jax.random.normal(key, (n, ...))): "
           "draw them at one fixed shape and mask"),
+    _rule("shape_random_last_batch", "shape", "op:randn last_only",
+          "the last batch is short{seen} (only the last step's batch, made at the line shown, has fewer rows): "
+          "keep it at the full batch size (pad it and mask the padding), or drop it as DataLoader(drop_last=True) "
+          "does", unless="jax"),
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
