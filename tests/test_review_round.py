@@ -115,3 +115,57 @@ def test_random_sizes_that_change_every_step_keep_the_random_size_fix():
 
     assert choose("shape", frozenset({"is:shape", "op:randn"})).name == "shape_random_size"
     assert choose("shape", frozenset({"is:shape", "op:randn", "last_only"})).name == "shape_random_last_batch"
+
+
+# -- F3 (its torch_xla part): the random-seed update is bookkeeping, not a branch ------------------------------------
+
+_SEED = """HloModule SyncTensorsGraph.1, entry_computation_layout={{(s64[], f32[4]{{0}})->(s64[], f32[4]{{0}})}}
+
+ENTRY %main (p0.1: s64[], p1.2: f32[4]) -> (s64[], f32[4]) {{
+  %p0.1 = s64[] parameter(0)
+  %p1.2 = f32[4]{{0}} parameter(1)
+  %constant.3 = s64[] constant({mul})
+  %multiply.4 = s64[] multiply(%constant.3, %p0.1)
+  %constant.5 = s64[] constant({inc})
+  %add.6 = s64[] add(%constant.5, %multiply.4)
+  {second}
+  %exponential.9 = f32[4]{{0}} exponential(%p1.2)
+  ROOT %tuple.10 = (s64[], f32[4]{{0}}) tuple(%{root}, %exponential.9)
+}}
+"""
+_TWICE = """%constant.7 = s64[] constant({mul})
+  %multiply.8 = s64[] multiply(%constant.7, %add.6)
+  %constant.11 = s64[] constant({inc})
+  %add.12 = s64[] add(%constant.11, %multiply.8)"""
+
+
+def _seed_graphs(mul="214013", inc="2531011"):
+    from types import SimpleNamespace
+
+    from hlodiff.diff.compare import diff_canonical
+    from hlodiff.graph import canonicalize
+    from hlodiff.hlo import parse_module
+
+    once = _SEED.format(mul=mul, inc=inc, second="", root="add.6")
+    twice = _SEED.format(mul=mul, inc=inc, second=_TWICE.format(mul=mul, inc=inc), root="add.12")
+    left, right = (canonicalize(parse_module(t)) for t in (once, twice))
+    diff = diff_canonical(left, right)
+    r = SimpleNamespace(closest=SimpleNamespace(_canonical=left), graph=SimpleNamespace(_canonical=right))
+    return r, diff
+
+
+def test_one_random_draw_more_is_torch_xla_s_seed_update():
+    from hlodiff.explain.rng_seed import seed_update_only
+
+    r, diff = _seed_graphs()
+    (cause,) = [c for c in diff.causes if c.kind == "ops"]
+    assert seed_update_only(r, cause)
+
+
+def test_the_same_integer_ops_with_other_constants_are_not_the_seed_update():
+    """A user's int64 arithmetic (`step * 3 + 1`) that appears on some steps is no bookkeeping."""
+    from hlodiff.explain.rng_seed import seed_update_only
+
+    r, diff = _seed_graphs(mul="3", inc="1")
+    (cause,) = [c for c in diff.causes if c.kind == "ops"]
+    assert not seed_update_only(r, cause)

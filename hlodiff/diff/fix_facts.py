@@ -124,7 +124,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
+    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
                  "log_unjoined"):
         if getattr(ctx, name, False):
             facts.add(name)

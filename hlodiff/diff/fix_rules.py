@@ -311,6 +311,10 @@ RULES: tuple[FixRule, ...] = (
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),
     # -- ops ----------------------------------------------------------------------------------------------------
+    _rule("ops_rng_seed", "ops", "rng_seed_update",
+          "follows from the number of random draws in this graph: torch_xla advances its random seed once per draw "
+          "(seed * 214013 + 2531011), so a graph holding one draw more or fewer has these instructions more or fewer; "
+          "no branch of your code decides them", unless="jax"),
     _rule("ops_converts_follow", "ops", "converts_only with:dtype",
           "follows from the dtype change: the converts come with it"),
     _rule("ops_transposes_follow_inputs", "ops", "transpose_copy_only with:transposed_input",

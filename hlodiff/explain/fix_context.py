@@ -25,6 +25,7 @@ from hlodiff.explain.fix_evidence import (family_constants, family_first_types, 
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
+from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
 
@@ -66,7 +67,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                       else growing_baked.get(r.family.key, False))
             set_fix(cause, replace(
                 context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
-                grows=growth, buckets=r.family.key in bucketed,
+                grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
