@@ -169,3 +169,26 @@ def test_the_same_integer_ops_with_other_constants_are_not_the_seed_update():
     r, diff = _seed_graphs(mul="3", inc="1")
     (cause,) = [c for c in diff.causes if c.kind == "ops"]
     assert not seed_update_only(r, cause)
+
+
+# -- F7: compare DUMP agrees with explain-recompile ------------------------------------------------------------------
+
+def test_compare_dump_takes_explain_s_fix_and_compares_each_new_graph_once():
+    """metric_even_steps alternates A,B,A,B,A,B: one comparison, and its fix is the one explain-recompile gives."""
+    metric = str(FIXTURES / "torch_xla" / "metric_even_steps" / "graphs.hlo.0")
+    compared = cli_json("compare", metric, codes=(1,))["comparisons"]
+    explained = cli_json("explain-recompile", metric, codes=(1,))
+    assert len(compared) == 1
+    fixes = {c["fix"] for c in compared[0]["causes"]}
+    assert _headline(explained)["fix"] in fixes
+
+
+def test_compare_dump_drops_a_run_guess_it_has_no_answer_for():
+    from hlodiff.diff.model import Cause
+    from hlodiff.explain.compare_fixes import adopt_run_fixes
+    from types import SimpleNamespace
+
+    cause = Cause("ops", "2 instructions added", fix="... Python code decides per step ...", fix_rule="ops_branch")
+    step = SimpleNamespace(right=SimpleNamespace(ref="d#3"), diff=SimpleNamespace(causes=[cause]))
+    adopt_run_fixes([step], [])
+    assert cause.fix is None
