@@ -192,3 +192,17 @@ def test_compare_dump_drops_a_run_guess_it_has_no_answer_for():
     step = SimpleNamespace(right=SimpleNamespace(ref="d#3"), diff=SimpleNamespace(causes=[cause]))
     adopt_run_fixes([step], [])
     assert cause.fix is None
+
+
+# -- F1 (live lines): the fix told while the run goes agrees with the report at exit ----------------------------------
+
+def test_live_lines_see_the_mask_s_cut_and_give_the_headline_s_fix():
+    record = str(SCEN / "torch_xla" / "review_bool_index" / "record")
+    watched = cli("watch", record, "--until-idle", "0", "--json")
+    import json
+
+    told = [json.loads(line) for line in watched.stdout.splitlines()]
+    fixes = [e["cause"]["fix"] for e in told if e["event"] in ("recompiled", "repeat", "update") and e["cause"]["fix"]]
+    final = _headline(cli_json("explain-recompile", record, codes=(1,)))["fix"]
+    assert fixes and all(f == final for f in fixes)
+    assert not any("made on the host" in f for f in fixes)
