@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hlodiff.diff.model import ModuleDiff
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.errors import InputWarning, shown
+from hlodiff.errors import HlodiffError, InputWarning, shown
 from hlodiff.graph.canonical import CanonicalModule, Normalization
 
 if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
@@ -243,12 +243,31 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
     summaries = inventory(collect_records([ref], warnings, stage=stage), warnings, options, keep=True,
                           protos=GraphProtos())
     steps = consecutive(summaries)
+    if steps:
+        _adopt_explain_fixes(ref, steps, stage)
     costs: list[dict | None] = [None] * len(steps)
     if cost:
         from hlodiff.cost.run import compare_cost
 
         costs = [compare_cost(s.left.record, s.right.record) for s in steps]
     return Sequence(len(summaries), steps, costs, warnings)
+
+
+def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
+    """The fixes ``explain-recompile`` gives the same recompilations (:mod:`hlodiff.explain.compare_fixes`)."""
+    from hlodiff.dumps import split_ref
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.explain.compare_fixes import adopt_run_fixes
+    from hlodiff.explain.recompile import explain_run
+
+    path, n = split_ref(ref)
+    recompilations = []
+    if n is None:
+        try:
+            recompilations = explain_run(discover([path], None, None), [], stage=stage).recompilations
+        except HlodiffError:
+            pass
+    adopt_run_fixes(steps, recompilations)
 
 
 @dataclass(slots=True)

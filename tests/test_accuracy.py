@@ -35,6 +35,7 @@ WRONG_NOW = {
     "torch_xla/random_crop": "fix_any: an input grows every step (24, 28, 32): preallocate it at its maximu...",
     "torch_xla/stochastic_depth": "pattern: alternating",
     "torch_xla/trim_padding": "kind: attribute",
+    "torch_xla/review_grad_accum": "line: no location",
     "jax/jax_config_identity": "fix_any: static `cfg` took a new value (<__main__.ModelConfig object at 0x000...",
     "jax/jax_device_roundrobin": "kind: compile_options; line: no location; fix_any: compile with one set of op...",
     "jax/jax_lazy_momentum": "fix_any: the function takes other arguments on some calls (optional pytree le...",

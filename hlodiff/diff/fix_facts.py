@@ -7,7 +7,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 
 * producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
   ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
-  work removed), ``materialized``, ``cycle`` (period > 2), ``switched`` (the family changed once and stayed);
+  work removed), ``materialized``, ``cycle`` (period > 2), ``optimizer_in_cycle`` (an optimizer's update on some graphs of
+  the cycle only: gradient accumulation), ``last_each_round`` (the recompiled graph closes every round of the
+  period and only there: the last batch of each epoch), ``switched`` (the family changed once and stayed);
 * ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
   tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
   is a kind this cause can follow from;
@@ -84,6 +86,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add(ctx.pattern.replace(" ", "_"))
     if ctx.period > 2:
         facts.add("cycle")
+    if ctx.period:
         args["period"] = str(ctx.period)
     facts.update(f"with:{k}" for k in ctx.others)
     others = [k for k in ctx.others if k != cause.kind]
@@ -121,7 +124,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
+    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
                  "log_unjoined"):
         if getattr(ctx, name, False):
             facts.add(name)

@@ -140,6 +140,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_size_jax", "shape", "op:randn jax",
           "random values are drawn with a shape from Python that changes{seen} (jax.random.normal(key, (n, ...))): "
           "draw them at one fixed shape and mask"),
+    _rule("shape_random_last_batch", "shape", "op:randn last_only",
+          "the last batch is short{seen} (only the last step's batch, made at the line shown, has fewer rows): "
+          "keep it at the full batch size (pad it and mask the padding), or drop it as DataLoader(drop_last=True) "
+          "does", unless="jax"),
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
@@ -156,6 +160,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
           "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+    _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
+          "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
+          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)", unless="jax"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -268,6 +275,11 @@ RULES: tuple[FixRule, ...] = (
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
           "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
           "training graph stays one", unless="jax"),
+    _rule("accumulation_cycle", "inputs ops outputs", "cycle optimizer_in_cycle",
+          "expected: gradient accumulation: the graphs cycle every {period} steps with the optimizer's step (grads "
+          "created, accumulated, then the update), each variant compiled once; nothing to fix "
+          "(optional: zero_grad(set_to_none=False) makes the first micro-batch's graph the same as the others)",
+          unless="jax"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
@@ -327,6 +339,10 @@ RULES: tuple[FixRule, ...] = (
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),
     # -- ops ----------------------------------------------------------------------------------------------------
+    _rule("ops_rng_seed", "ops", "rng_seed_update",
+          "follows from the number of random draws in this graph: torch_xla advances its random seed once per draw "
+          "(seed * 214013 + 2531011), so a graph holding one draw more or fewer has these instructions more or fewer; "
+          "no branch of your code decides them", unless="jax"),
     _rule("ops_converts_follow", "ops", "converts_only with:dtype",
           "follows from the dtype change: the converts come with it"),
     _rule("ops_transposes_follow_inputs", "ops", "transpose_copy_only with:transposed_input",
@@ -445,7 +461,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag"))

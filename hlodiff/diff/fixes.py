@@ -78,6 +78,15 @@ class FixContext:
     comes_back: bool = False
     """The graph this one was compared with runs again after it (A,B,A): the change is no one-time switch or
     warm-up, whatever the family's last graph is. Contradicts every "expected once" row."""
+    rng_seed_update: bool = False
+    """The cause's instructions are torch_xla's random-seed update (``seed * 214013 + 2531011``) and nothing else:
+    one random draw more or fewer in the graph (:mod:`hlodiff.explain.rng_seed`)."""
+    last_each_round: bool = False
+    """The family repeats one graph and, at the end of every round of its period only, this one (A,A,A,B,A,A,A,B):
+    the last batch of each epoch."""
+    optimizer_in_cycle: bool = False
+    """The family cycles (``period`` > 2) and some of its graphs run an optimizer's update the others lack (ops
+    whose frames are in an ``optim`` package): the optimizer steps every few graphs, as gradient accumulation does."""
     short_run: bool = False
     """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
     first_type: str = ""

@@ -166,9 +166,28 @@ def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: s
         return "preallocate"
     if counts_from == "executions" and not comes_back(seen):
         return "buckets"  # sizes that never come back (8 then 6 for good) are no buckets, whatever their values
+    if counts_from == "executions" and closes_each_round(seen, min(seen)):
+        return "buckets"  # 32,32,32,4 every epoch: a short last batch that recurs, not a size chosen as a bucket
     if data_sized:  # a size a host list or the data sets (bincount, a mask's count): only padded sizes are buckets
         return "expected" if all(v % ALIGNED == 0 for v, _ in values) else "buckets"
     return "expected" if already_bucketed(values) else "buckets"
+
+
+MIN_ROUND = 3
+"""Shortest round (batches per epoch) read as an epoch whose last batch is short; two sizes that merely alternate
+(A,B,A,B) may as well be two buckets or two tasks."""
+
+
+def closes_each_round(seen: list, item) -> bool:
+    """``item`` runs exactly at the end of every full round of a fixed length (at least :data:`MIN_ROUND`) and
+    nowhere else, one other value filling the rest (32,32,32,4,32,32,32,4, a run cut mid-round included): the last
+    batch of each epoch, the same evidence whether the run held one epoch or many."""
+    if len(set(seen)) != 2 or item not in seen:
+        return False
+    at = [i for i, v in enumerate(seen) if v == item]
+    period = at[0] + 1
+    return (period >= MIN_ROUND and len(at) >= 2 and len(at) == len(seen) // period
+            and all((i + 1) % period == 0 for i in at))
 
 
 def comes_back(seen: list[int]) -> bool:

@@ -16,14 +16,16 @@ from dataclasses import replace
 from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.buckets import counts_from_of, family_verdicts
+from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.patterns import Pattern
+from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
 
@@ -40,6 +42,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     made_by = family_ops(recompilations)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
+    accumulating = {key: optimizer_in_cycle([r for r in recompilations if r.family.key == key],
+                                            pattern.period, runs[id(fam)][0])
+                    for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     for r in recompilations:
         context = replace(
             fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
@@ -49,21 +54,42 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
             if cause.fix_is_final:
                 continue
-            seen = (family_sizes_seen if cause.kind in ("shape", "attribute")
+            seen = (family_sizes_seen if cause.kind in ("shape", "attribute") and not _packed_random_bits(cause)
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
                       else growing_baked.get(r.family.key, False))
             set_fix(cause, replace(
                 context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
-                grows=growth, buckets=r.family.key in bucketed,
+                grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def _families_with_patterns(recompilations, patterns: dict[str, Pattern]):
+    """(key, pattern, family) once per family of ``recompilations`` that has a pattern."""
+    seen = {}
+    for r in recompilations:
+        if r.family.key not in seen and patterns.get(r.family.key) is not None:
+            seen[r.family.key] = (r.family.key, patterns[r.family.key], r.family)
+    return list(seen.values())
+
+
+_RNG_BITS = frozenset({"rng-bit-generator", "rng-get-and-update-state"})
+
+
+def _packed_random_bits(cause) -> bool:
+    """The size change is first seen on XLA's random bits (torch.randn(2, 8) draws u32[1,2,8], one row u32[1,4,2]):
+    their dims and the broadcasts after them are XLA's packing, not the user's sizes, so the fix quotes none
+    (review F6: "(1, 4)" for batches of 2 and 1)."""
+    first = next((o for o in cause.origins if o.left is not None and o.right is not None), None)
+    return first is not None and first.left.opcode in _RNG_BITS
 
 
 def _follows(cause) -> bool:
@@ -95,8 +121,15 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
-                      short_run=len(members) <= 2, variant_steps=tuple(
+                      short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
+                      variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+
+
+def _last_of_each_round(members: list, graph, period: int) -> bool:
+    """The family runs two graphs, ``graph`` exactly at the end of every full round of ``period`` graphs and
+    nowhere else (A,A,A,B,A,A,A,B, a run cut mid-round included): the last batch of each epoch."""
+    return period >= 2 and closes_each_round([g.cache_key for g in members], graph.cache_key)
 
 
 def _comes_back(members: list, r) -> bool:

@@ -140,6 +140,10 @@ class LiveExplainer:
         self.graphs = 0
         self.step = 0
         self.compilations = 0
+        self.cut_before: dict[str, GraphRecord] = {}
+        """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
+        explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
+        self._last_cut: GraphRecord | None = None
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -183,7 +187,11 @@ class LiveExplainer:
         family = self.families.get(fkey)
         if family is None:
             family = self.families[fkey] = _Family(fkey, label)
-        step = self._step(summary, is_partial(summary, self._debug_cause(record)))
+        cut = is_partial(summary, self._debug_cause(record))
+        if self._last_cut is not None and not cut:
+            self.cut_before[record.ref] = self._last_cut
+        self._last_cut = record if cut else None
+        step = self._step(summary, cut)
         if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
             step = family.steps
         family.recent.append(record)
@@ -224,6 +232,9 @@ class LiveExplainer:
         seen: dict[int, GraphRecord] = {}
         for r in (*family.compiled, *family.recent):
             seen.setdefault(r.index, r)
+            before = self.cut_before.get(r.ref)
+            if before is not None:
+                seen.setdefault(before.index, before)
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: _Family, record: GraphRecord):

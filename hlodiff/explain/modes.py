@@ -46,6 +46,10 @@ def mode_switch(r) -> ModeSwitch | None:
 
     if producer(right) == "jax":  # JAX's train/eval is a static flag or another function, told by its own rows
         return None
+    from hlodiff.explain.families import is_partial
+
+    if is_partial(left) or is_partial(right):  # a graph an early read cut short is part of a step, no eval step:
+        return None                            # the rest of the step "gains" the backward (review F1)
     added, removed = outputs_added_removed(diff)
     if added and removed or not (added or removed):
         return None

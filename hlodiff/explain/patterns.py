@@ -248,6 +248,25 @@ def _period(keys: list[str]) -> tuple[int | None, int]:
         for p in range(2, min(MAX_PERIOD, max(len(tail) // 2, len(tail) - 2)) + 1):
             if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
                 return p, offset
+    return _period_after_first_cycle(keys)
+
+
+def _period_after_first_cycle(keys: list[str]) -> tuple[int | None, int]:
+    """A cycle whose first round holds graphs that never come back (A,B,B,C, then A,B,B,D for good: gradient
+    accumulation whose first optimizer step also creates the momentum buffers): periodic from the end of the first
+    round on, seen twice in full after it, and every graph of the first round that differs from the next round's
+    ran only that once (a warm-up variant, not a graph that recurs out of turn). Returns (period, where it
+    settles), or (None, 0)."""
+    n = len(keys)
+    for p in range(2, MAX_PERIOD + 1):
+        if n - p < 2 * p:
+            break
+        tail = keys[p:]
+        if len(set(tail[:p])) < 2 or any(tail[i] != tail[i + p] for i in range(len(tail) - p)):
+            continue
+        differ = [i for i in range(p) if keys[i] != keys[i + p]]
+        if differ and all(keys.count(keys[i]) == 1 for i in differ):
+            return p, differ[-1] + 1
     return None, 0
 
 
@@ -336,7 +355,7 @@ _EAGER_PRIMITIVES = frozenset((
     "not", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum", "pad",
     "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add", "scatter_add", "clamp", "copy",
     "copy_p", "rem", "floor", "ceil", "round", "erf", "sin", "cos", "random_bits", "random_seed", "random_wrap",
-    "random_unwrap", "threefry2x32", "slice", "split", "sort",
+    "random_unwrap", "threefry2x32", "slice", "split", "sort", "stage",
 ))
 _EAGER_MAX_INSTRUCTIONS = 12
 

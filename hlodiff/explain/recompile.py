@@ -413,6 +413,8 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
+    if outside and outside == n:
+        return _eager_only(graphs, facts, families, outside)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
@@ -423,6 +425,23 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
     return head + ": " + pattern_text(interesting[0]) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int) -> str:
+    """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
+    user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
+    with "3 recompilations" of JAX's own internals and never named the train step)."""
+    compiled = sum(1 for g in graphs if g.compiled)
+    from hlodiff.explain.patterns import is_eager_op
+
+    steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
+    head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
+            f"{'s' if compiled != 1 else ''}, 0 recompilations of the jitted functions")
+    if steady:
+        shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
+        head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
+    return (head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit (JAX's own "
+            f"operations, once per new shape: not steps) listed below")
 
 
 def _in_brief(p: Pattern) -> str:
@@ -440,6 +459,10 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
+    from hlodiff.explain.fix_context import producer
+
+    if all(producer(r.graph) == "jax" for r in unknown):
+        return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
     if not any(has_source_metadata(r.graph) for r in unknown):
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")

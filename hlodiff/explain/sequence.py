@@ -26,7 +26,8 @@ class Step:
 
 
 def consecutive(summaries: list[GraphSummary]) -> list[Step]:
-    """Compare each graph whose normalized form differs from the previous graph of its family, in run order.
+    """Compare each graph whose normalized form differs from the previous graph of its family and was not seen
+    earlier in it, in run order.
 
     Graphs equal after normalization to their predecessor (cache hits, or a retrace with other numbering) are
     skipped: there is nothing to explain between them, unless both are XLA dump modules (each one a compilation)
@@ -38,7 +39,13 @@ def consecutive(summaries: list[GraphSummary]) -> list[Step]:
     steps: list[Step] = []
     for family in group(summaries, partial):
         previous: GraphSummary | None = None
+        seen: set = set()
         for summary in family.members:
+            again = summary.fingerprint in seen and not _recompiled(summary)
+            seen.add(summary.fingerprint)
+            if again:  # a graph of the family already compared (A,B,A,B: the third is B's cache hit of A): nothing
+                previous = summary  # new to explain (review F7: 16 graphs of 2 distinct ones gave 15 blocks)
+                continue
             if previous is not None and (summary.fingerprint != previous.fingerprint or _recompiled(summary)):
                 diff = diff_canonical(previous._canonical, summary._canonical)
                 if not diff.equal or diff.causes:

@@ -50,7 +50,7 @@ def render_sequence(console: Console, sequence, *, verbose: bool = False) -> Non
     steps = sequence.steps
     console.print(f"{sequence.graphs} graph{'s' if sequence.graphs != 1 else ''}, {len(steps)} "
                   f"change{'s' if len(steps) != 1 else ''} "
-                  f"between consecutive graphs of each family", highlight=False)
+                  f"(each new graph against the previous distinct graph of its family)", highlight=False)
     for step in steps:
         console.print()
         render_diff(console, step.diff, step.left.ref, step.right.ref, verbose=verbose)

@@ -104,7 +104,7 @@ def render_sequence(doc: dict, pairs: list[Pair | None]) -> str:
     sources = SourceLines()
     comparisons = doc.get("comparisons") or []
     body = [f"<h1>{doc.get('graphs', 0)} graphs, {len(comparisons)} change{'s' if len(comparisons) != 1 else ''} "
-            "between consecutive graphs of each family</h1>"]
+            "(each new graph against the previous distinct graph of its family)</h1>"]
     if comparisons:
         body.append("<nav class='toc'>" + "".join(f"<a href='#change-{k}'>{esc(c.get('right_ref'))}</a>"
                                                   for k, c in enumerate(comparisons[:40])) + "</nav>")

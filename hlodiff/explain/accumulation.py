@@ -1,0 +1,49 @@
+"""Gradient accumulation told apart from a Python `if`: a cycle whose graphs all run a backward, the optimizer's
+update on some of them only.
+
+A textbook accumulation loop (``loss.backward()`` every micro-batch, ``opt.step()`` every k-th, a sync per
+micro-batch) makes a family that cycles through a few graphs: grads created, accumulated, then accumulated and
+applied, and on the first optimizer step once more with its state created. Those graphs differ by inputs and ops
+the optimizer and the accumulation bring, which on their own read like "code traced on some steps only". The
+evidence that it is accumulation, not an `if`: the family is periodic with a period above 2 (two graphs that
+alternate are as often a block skipped at random, whose graphs also both run the optimizer), some of its recompilations add ops whose
+frames are in an ``optim`` package (the update), and every whole graph of the family hands back tensors shaped
+like its parameters (the gradients), so no graph of the cycle is an eval step or a skipped block.
+"""
+
+from __future__ import annotations
+
+from hlodiff.explain.modes import _updates
+
+
+def _optimizer_ops(r) -> bool:
+    """A cause of the recompilation has an origin whose Python frames are in an ``optim`` package."""
+    for cause in r.causes:
+        for o in cause.origins:
+            for side in (o.left, o.right):
+                if side is not None and any("/optim/" in f.file for f in side.frames):
+                    return True
+    return False
+
+
+def _hands_back_gradients(graph) -> bool:
+    """At least two of the graph's outputs are shaped like its parameters (gradients of a weight and a bias)."""
+    canonical = getattr(graph, "_canonical", None)
+    if canonical is None:
+        return False
+    return _updates(graph, list(range(len(canonical.entry.outputs())))) >= 2
+
+
+def optimizer_in_cycle(recompilations, period: int, members: list) -> bool:
+    """The family of ``recompilations`` (all of one family) cycles with ``period`` >= 2, some recompilation adds
+    optimizer ops, and each distinct graph of its whole graphs (``members``; one that was parsed, the compiled
+    one) hands back gradients."""
+    if period < 2 or not members:
+        return False
+    if not any(_optimizer_ops(r) for r in recompilations):
+        return False
+    loaded: dict[str, object] = {}
+    for g in members:
+        if g.cache_key not in loaded or getattr(loaded[g.cache_key], "_canonical", None) is None:
+            loaded[g.cache_key] = g
+    return all(_hands_back_gradients(g) for g in loaded.values())

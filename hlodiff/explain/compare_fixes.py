@@ -1,0 +1,32 @@
+"""``compare DUMP``'s fixes from the run's own explanation, so the two commands never disagree (review F7).
+
+The differ alone gives each cause a fix from two graphs; several rows of the fix table then guess what the run
+would show ("this graph ran on some steps: a value kept on some steps only"). ``explain-recompile`` knows the run:
+an early read that split every step, an optimizer's warm-up, JAX's eager ops. Here each compared pair takes the fix
+``explain-recompile`` gave the same recompilation's cause of the same kind; a cause it has no such answer for keeps
+only a fix that rests on the two graphs, never one of the rows below that claims what the run did.
+"""
+
+from __future__ import annotations
+
+RUN_GUESSES = frozenset({"outputs_some_steps", "ops_branch", "traced_some_steps", "inputs_seen", "ops_branch_jax"})
+"""Rows whose words claim how the run went (which steps ran which graph, a Python `if`) from two graphs alone."""
+
+
+def adopt_run_fixes(steps, recompilations) -> None:
+    """Set each step's causes' ``fix``/``fix_rule`` from ``recompilations`` (explain's, same dump), by the
+    recompiled graph's ref and the cause's kind; drop the run-guessing fixes it has no answer for."""
+    by_right = {r.graph.ref: r for r in recompilations}
+    for step in steps:
+        r = by_right.get(step.right.ref)
+        for cause in step.diff.causes:
+            known = next((c for c in r.causes if c.kind == cause.kind and c.fix), None) if r is not None else None
+            if known is not None and known.fix.startswith("follows from") and r.causes and r.causes[0].fix \
+                    and r.causes[0].kind not in {c.kind for c in step.diff.causes}:
+                # the root it follows from is not among the pair's causes (an early read's cut is a fact of the
+                # run, not of the two graphs): its fix is the one to follow
+                cause.fix, cause.fix_rule = r.causes[0].fix, r.causes[0].fix_rule
+            elif known is not None:
+                cause.fix, cause.fix_rule = known.fix, known.fix_rule
+            elif cause.fix_rule in RUN_GUESSES:
+                cause.fix, cause.fix_rule = None, None
