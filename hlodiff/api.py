@@ -256,6 +256,7 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
 def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
     """The fixes ``explain-recompile`` gives the same recompilations (:mod:`hlodiff.explain.compare_fixes`)."""
     from hlodiff.dumps import split_ref
+    from hlodiff.dumps.evidence import read_run
     from hlodiff.dumps.run_folder import discover
     from hlodiff.explain.compare_fixes import adopt_run_fixes
     from hlodiff.explain.recompile import explain_run
@@ -264,7 +265,9 @@ def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
     recompilations = []
     if n is None:
         try:
-            recompilations = explain_run(discover([path], None, None), [], stage=stage).recompilations
+            quiet: list = []  # compare reports its own warnings; explain's reading of the same files says them again
+            recompilations = explain_run(read_run(discover([path], None, None), quiet, stage=stage),
+                                         quiet).recompilations
         except HlodiffError:
             pass
     adopt_run_fixes(steps, recompilations)
