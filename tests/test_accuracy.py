@@ -27,15 +27,19 @@ _spec.loader.exec_module(score)
 WRONG_NOW = {
     "torch_xla/bn_cumulative": "fix_any: a Python number baked into the graph changes: pass it as a device te...",
     "torch_xla/center_no_detach": "line: center_no_detach.py:17",
+    "torch_xla/checkpoint_toggle": "line: no location (only library frames: the recomputed ops run in the "
+                                   "backward); fix_any: the generic 'Python code decides per step' fallback, "
+                                   "never naming checkpointing",
     "torch_xla/freeze_backbone": "line: freeze_backbone.py:17",
     "torch_xla/if_loss_spike": "fix_any: the value read early at if_loss_spike.py:14 (int(t.max()), .item()) ...",
     "torch_xla/inner_loop_count": "line: no location; fix_any: the same tensors are combined in another order (p...",
     "torch_xla/label_smoothing_on": "line: no location; fix_any: the ops traced at the line shown differ from the ...",
     "torch_xla/loss_history": "kind: ops; fix_none: says detach",
-    "torch_xla/random_crop": "fix_any: an input grows every step (24, 28, 32): preallocate it at its maximu...",
-    "torch_xla/stochastic_depth": "pattern: alternating",
+    "torch_xla/teacher_forcing": "kind: attribute; fix_any: a Python int is baked in as a slice bound (`x[:, i]`) "
+                                 "(the per-position choice between a target slice and an argmax)",
     "torch_xla/trim_padding": "kind: attribute",
-    "jax/jax_config_identity": "fix_any: static `cfg` took a new value (<__main__.ModelConfig object at 0x000...",
+    "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
+                                 "the capture's source is not on disk)",
     "jax/jax_device_roundrobin": "kind: compile_options; line: no location; fix_any: compile with one set of op...",
     "jax/jax_lazy_momentum": "fix_any: the function takes other arguments on some calls (optional pytree le...",
 }

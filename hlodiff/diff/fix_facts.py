@@ -15,13 +15,17 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
+  ``prng_key`` (a dtype change from or to a typed PRNG key), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
+  types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
-  ``ops_use_new_inputs`` (the ops added read the inputs added);
+  ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
+  ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
-  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``,
+  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
+  changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
 """
 
@@ -104,6 +108,11 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["values"], args["count"] = listed, count
         if booleans:
             facts.add("bool_values")
+        unique = set(ctx.values)
+        if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
+            facts.add("identity_values")
+        elif len(unique) >= 2 and _equal_numbers(unique):
+            facts.add("type_only_values")
     if ctx.grows:
         facts.add("grows")
     if ctx.buckets:
@@ -122,7 +131,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
     for name in ("updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
-                 "log_unjoined"):
+                 "log_unjoined", "inputs_repeat"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "graph_grows", ()):
@@ -155,6 +164,20 @@ def _user_line(cause: Cause) -> str:
 _VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}
 
 
+_PRNG_KEY = re.compile(r"\bkey<\w+>")
+"""JAX's dtype of a typed PRNG key (``key<fry>``): one of the two types a changed argument had."""
+_OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
+"""Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
+
+
+def _equal_numbers(values: set[str]) -> bool:
+    """Different texts of one number (``0`` and ``0.0``, ``1`` and ``True``): equal, only their types differ."""
+    numbers = [number(v.strip().lower()) for v in values]
+    if any(not isinstance(n, (bool, int, float)) for n in numbers):
+        return False
+    return all(n == numbers[0] for n in numbers[1:])
+
+
 def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
     """The values as listed in a fix, how many there are, whether they are booleans. Every cause of a family shares
     one tuple of values (2,000 sizes in a run of 2,000 recompilations): worked out once per tuple, found again by
@@ -179,6 +202,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     removed = "removed" in cause.summary
     facts.update(name for name, on in (("added", added), ("removed", removed)) if on)
+    if cause.kind == "dtype" and _PRNG_KEY.search(cause.summary):
+        facts.add("prng_key")
     if removed and "added" not in cause.summary:
         facts.add("removed_only")
     if first is not None:
@@ -219,6 +244,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("slice_attr")
     if keys & {"dimensions", "sizes", "padding", "window"}:
         facts.add("dims_attr")
+    if any(_window_moves(c.details.get("attribute:slice")) for c in cause.origins):
+        facts.add("slice_window")
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
            and c.left.opcode in ("slice", "dynamic-slice")):
         facts.add("slice_resized")
@@ -228,6 +255,25 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     args["where"] = f"; {where}" if where else ""
     if _donates_added_inputs(cause, ctx):
         facts.add("donates_added_inputs")
+
+
+_RANGE = re.compile(r"\[(-?\d+):(-?\d+)(?::\d+)?\]")
+
+
+def _window_moves(detail: tuple[str, str] | None) -> bool:
+    """A slice (``{[0:4], [5:7]}`` -> ``{[0:4], [0:7]}``) whose length changed on a dimension where it does not
+    start at 0 on both sides: a window or box placed and sized per step (a crop, a CutMix patch), not a prefix
+    ``x[:n]`` (start 0) and not an index ``x[i]`` (length 1 on both sides)."""
+    if not detail:
+        return False
+    left, right = (_RANGE.findall(t) for t in detail)
+    if len(left) != len(right):
+        return False
+    for (a0, a1), (b0, b1) in zip(left, right):
+        la, lb = int(a1) - int(a0), int(b1) - int(b0)
+        if la != lb and (int(a0) != 0 or int(b0) != 0):
+            return True
+    return False
 
 
 def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str],

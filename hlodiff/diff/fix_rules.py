@@ -153,6 +153,10 @@ RULES: tuple[FixRule, ...] = (
           "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
           "mask)"),
     # -- dtype --------------------------------------------------------------------------------------------------
+    _rule("dtype_prng_key_jax", "dtype", "jax prng_key",
+          "`{arg}` is a typed PRNG key (jax.random.key) on some calls and raw uint32 key data on others (a key "
+          "restored from a checkpoint, a library's legacy PRNGKey): use one key type on every call -- wrap raw "
+          "data with jax.random.wrap_key_data, or unwrap with jax.random.key_data everywhere"),
     _rule("dtype_jax_precision", "dtype", "jax changed_precision to_low_precision",
           "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
           "some calls only): pick one compute dtype for every call"),
@@ -222,6 +226,11 @@ RULES: tuple[FixRule, ...] = (
           "{after_read} different graphs followed the read): every new length compiles again, and reading it later "
           "changes nothing: pad to a fixed length and mask, or round the length up to a few buckets",
           unless="op:nonzero jax"),
+    _rule("slice_window", "attribute", "slice_attr slice_window",
+          "a slice's start and length both follow Python ints: a window or box placed and sized per step (a random "
+          "crop, a CutMix patch), and every new box compiles again: cut it on the host before .to(device), or keep "
+          "the full size and select the box with a mask made on the device (comparisons with torch.arange, "
+          "torch.where)", unless="jax"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),
@@ -240,6 +249,11 @@ RULES: tuple[FixRule, ...] = (
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
           "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
           "training graph stays one", unless="jax"),
+    _rule("loop_count_inputs", "inputs ops outputs", "inputs_repeat comes_back",
+          "the graph of {steps} runs the same computation on more or fewer inputs of the same shapes: a Python loop "
+          "traces one pass per item and its count changes (an accumulation group whose last one is short, a list "
+          "of varying length); keep the count fixed (whole groups only: drop the remainder, or pad it with "
+          "zero-weight items), or accept one graph per count", unless="jax"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
@@ -367,6 +381,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_flag", "static_argument", "jax bool_values",
           "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
+    _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
+          "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
+          "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "
+          "the cache: build it once and reuse it, or give its class __eq__ and __hash__ (a frozen dataclass)"),
+    _rule("static_type_only", "static_argument", "jax type_only_values",
+          "static `{arg}` took one value in different types ({values}): JAX keys a static argument on its type too, "
+          "so each type compiles again: pass one type on every call (e.g. float(x)), or pass it as a traced argument"),
     _rule("static_slice_start", "static_argument", "jax slice_start",
           "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
           "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",

@@ -107,6 +107,9 @@ class FixContext:
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    inputs_repeat: bool = False
+    """The inputs one graph lacks are more of the same: non-scalars shaped like inputs both graphs keep (a Python
+    loop over a list whose length changes: micro-batches of an accumulation group)."""
     read_sets_trace: int = 0
     """How many different whole graphs compiled right after an early read of this family (two or more: the value
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""

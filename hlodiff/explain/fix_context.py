@@ -19,7 +19,8 @@ from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
-                                          graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
+                                          graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
+                                          ops_use_new_inputs,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
@@ -35,8 +36,10 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
     # growth: 5, 7, 9 compiled while 5, 5, 7, 5, 9, 7 ran; the bucket plan's verdict reads it the same way.
     seen_all = {r.family.key: counts_from_of(r.family) == "executions" for r in recompilations}
-    growing = {key: grows(seq) and seen_all.get(key, True) for key, seq in sizes.items()}
-    growing_baked = {key: grows(seq) for key, seq in baked.items()}
+    # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
+    onward = {r.family.key: _never_returns(r.family) for r in recompilations}
+    growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
+    growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
@@ -48,6 +51,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
+            inputs_repeat=inputs_repeat(r),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
@@ -64,6 +68,20 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                 grows=growth, buckets=r.family.key in bucketed,
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def _never_returns(family) -> bool:
+    """No whole graph of the family runs again once a later one first ran (A,A,B,B,C: yes; A,B,A,C: no)."""
+    first: dict[str, int] = {}
+    latest = -1
+    for g in family.members:
+        if is_partial(g):
+            continue
+        at = first.setdefault(g.cache_key, len(first))
+        if at < latest:
+            return False
+        latest = at
+    return True
 
 
 def _follows(cause) -> bool:
