@@ -40,8 +40,6 @@ WRONG_NOW = {
     "torch_xla/trim_padding": "kind: attribute",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",
-    "jax/jax_device_roundrobin": "kind: compile_options; line: no location; fix_any: compile with one set of op...",
-    "jax/jax_lazy_momentum": "fix_any: the function takes other arguments on some calls (optional pytree le...",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

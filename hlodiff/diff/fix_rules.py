@@ -258,6 +258,11 @@ RULES: tuple[FixRule, ...] = (
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
           "(torch.where, or multiply by a 0/1 mask)", unless="jax cycle"),
+    _rule("inputs_jax_lazy_state", "inputs", "jax none_leaf added",
+          "an argument was None on the first call and an array from then on (state created lazily on the first "
+          "step, such as a momentum that starts as None): create it before the loop (jnp.zeros of its shape) so "
+          "every call passes the same structure; as it is, this costs one extra compilation, once",
+          unless="comes_back"),
     _rule("inputs_jax", "inputs", "jax",
           "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
           "call): pass the same arguments, with the same structure, every call"),

@@ -107,6 +107,9 @@ class FixContext:
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    none_leaf: bool = False
+    """JAX said a pytree leaf of the arguments was ``None`` on the other call (state created lazily, ``m = None``
+    before the first step)."""
     inputs_repeat: bool = False
     """The inputs one graph lacks are more of the same: non-scalars shaped like inputs both graphs keep (a Python
     loop over a list whose length changes: micro-batches of an accumulation group)."""
