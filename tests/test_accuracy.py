@@ -35,8 +35,6 @@ WRONG_NOW = {
     "torch_xla/inner_loop_count": "line: no location; fix_any: the same tensors are combined in another order (p...",
     "torch_xla/label_smoothing_on": "line: no location; fix_any: the ops traced at the line shown differ from the ...",
     "torch_xla/loss_history": "kind: ops; fix_none: says detach",
-    "torch_xla/teacher_forcing": "kind: attribute; fix_any: a Python int is baked in as a slice bound (`x[:, i]`) "
-                                 "(the per-position choice between a target slice and an argmax)",
     "torch_xla/trim_padding": "kind: attribute",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",

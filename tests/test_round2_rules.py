@@ -41,6 +41,7 @@ def _head_rule(path: str) -> str | None:
 @pytest.mark.parametrize("path, rule", [
     ("scenarios/torch_xla/accum_tail", "loop_count_inputs"),
     ("scenarios/torch_xla/cutmix_box", "slice_window"),
+    ("scenarios/torch_xla/teacher_forcing", "ops_branch"),  # its slices, paired otherwise, follow from the ops
     ("scenarios/jax/jax_config_identity", "static_identity"),
     ("scenarios/jax/jax_static_int_float", "static_type_only"),
     ("scenarios/jax/jax_key_type", "dtype_prng_key_jax"),
@@ -58,6 +59,8 @@ def test_each_new_row_heads_the_run_it_was_made_for(path, rule):
     # a prefix x[:n] and an index x[i] are slices whose bounds move without a box's start and size both moving
     ("torch_xla/slice_length", "slice_window"), ("torch_xla/slice_index", "slice_window"),
     ("torch_xla/look_host_size", "slice_window"),
+    # a slice whose bound really moved (x[:, i]) takes a bound the other graph never slices
+    ("torch_xla/slice_index", "slice_rearranged"), ("torch_xla/slice_length", "slice_rearranged"),
     # an object hashed on an attribute: default repr as well, but its program changes with the value
     ("scenarios/jax/jax_method_hash", "static_identity"),
     # an optional leaf that comes and goes is no lazily created state; real compiler options stay options

@@ -221,6 +221,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
+    _rule("slice_rearranged", "attribute", "slice_attr slices_rearranged with:ops",
+          "follows from the ops change: both graphs take the same slices (each bound is seen on both sides), "
+          "arranged otherwise by the ops that changed"),
     _rule("slice_length_from_read", "attribute", "slice_resized read_sets_trace",
           "a slice's length comes from a value read to the host earlier in the step (int(t.max()), .item(): "
           "{after_read} different graphs followed the read): every new length compiles again, and reading it later "

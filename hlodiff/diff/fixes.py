@@ -107,6 +107,9 @@ class FixContext:
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    slices_rearranged: bool = False
+    """Every slice whose bounds look changed takes bounds the other graph also slices (from an operand of the same
+    shape): paired across another arrangement, no bound changed."""
     none_leaf: bool = False
     """JAX said a pytree leaf of the arguments was ``None`` on the other call (state created lazily, ``m = None``
     before the first step)."""

@@ -313,6 +313,39 @@ def _scalar_shape(shape: str) -> bool:
     return shape.endswith("[]") or "[" not in shape
 
 
+def slices_rearranged(r) -> bool:
+    """Every slice whose bounds look changed takes bounds that the other graph also slices out of an operand of
+    the same shape (``tgt[:, 0]``, ``tgt[:, 2]`` in both graphs, paired otherwise because the ops around them
+    changed): no bound changed, the slices were only matched across a different arrangement."""
+    pairs = [(o.left, o.right) for c in r.causes if c.kind == "attribute" for o in c.origins
+             if o.left is not None and o.right is not None and "attribute:slice" in o.kinds]
+    if not pairs or r.closest is None:
+        return False
+    left_cm, right_cm = getattr(r.closest, "_canonical", None), getattr(r.graph, "_canonical", None)
+    if left_cm is None or right_cm is None:
+        return False
+    left_all, right_all = _slice_keys(left_cm), _slice_keys(right_cm)
+    for left, right in pairs:
+        lk, rk = _slice_key(left_cm, left), _slice_key(right_cm, right)
+        if lk is None or rk is None or lk not in right_all or rk not in left_all:
+            return False
+    return True
+
+
+def _slice_key(cm, ref) -> tuple[str, str] | None:
+    comp = cm.computations.get(ref.computation)
+    inst = comp.insts.get(ref.name) if comp is not None else None
+    if inst is None or not inst.operands or inst.operands[0] not in comp.insts:
+        return None
+    return str(comp.insts[inst.operands[0]].shape.without_layout()), inst.attrs.get("slice", "")
+
+
+def _slice_keys(cm) -> set[tuple[str, str]]:
+    return {(str(comp.insts[i.operands[0]].shape.without_layout()), i.attrs.get("slice", ""))
+            for comp in cm.computations.values() for i in comp.insts.values()
+            if i.opcode == "slice" and i.operands and i.operands[0] in comp.insts}
+
+
 def graph_grows(members: list, compiled: list) -> tuple[int, ...]:
     """Instruction counts of the compiled graphs when every whole graph of the family compiled (no cache hit), at
     least three, each larger than the one before: the traced history grows with the step (a state carried from
