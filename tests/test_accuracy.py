@@ -27,9 +27,8 @@ _spec.loader.exec_module(score)
 WRONG_NOW = {
     "torch_xla/bn_cumulative": "fix_any: a Python number baked into the graph changes: pass it as a device te...",
     "torch_xla/center_no_detach": "line: center_no_detach.py:17",
-    "torch_xla/checkpoint_toggle": "line: no location (only library frames: the recomputed ops run in the "
-                                   "backward); fix_any: the generic 'Python code decides per step' fallback, "
-                                   "never naming checkpointing",
+    "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
+                                   "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/freeze_backbone": "line: freeze_backbone.py:17",
     "torch_xla/if_loss_spike": "fix_any: the value read early at if_loss_spike.py:14 (int(t.max()), .item()) ...",
     "torch_xla/inner_loop_count": "line: no location; fix_any: the same tensors are combined in another order (p...",

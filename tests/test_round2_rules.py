@@ -45,6 +45,7 @@ def _head_rule(path: str) -> str | None:
     ("scenarios/jax/jax_config_identity", "static_identity"),
     ("scenarios/jax/jax_static_int_float", "static_type_only"),
     ("scenarios/jax/jax_key_type", "dtype_prng_key_jax"),
+    ("scenarios/torch_xla/checkpoint_toggle", "ops_checkpointing"),
     ("scenarios/jax/jax_lazy_momentum", "inputs_jax_lazy_state"),
     ("scenarios/jax/jax_device_roundrobin", "cache_key_placement"),
 ])
@@ -64,6 +65,8 @@ def test_each_new_row_heads_the_run_it_was_made_for(path, rule):
     # an object hashed on an attribute: default repr as well, but its program changes with the value
     ("scenarios/jax/jax_method_hash", "static_identity"),
     # an optional leaf that comes and goes is no lazily created state; real compiler options stay options
+    # FSDP's graphs hold optimization barriers on both sides: its warm-up is no checkpointing switched on
+    ("torch_xla/fsdp_warmup", "ops_checkpointing"),
     ("jax/optional_key", "inputs_jax_lazy_state"), ("jax/compile_options", "cache_key_placement"),
 ])
 def test_look_alikes_of_the_new_rows_get_another_answer(path, not_rule):

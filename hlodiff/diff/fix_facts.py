@@ -19,7 +19,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``slices_rearranged`` (the slice bounds
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
@@ -210,6 +210,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
+    if "opt-barrier" in {(c.right or c.left).opcode for c in cause.origins if c.left is None or c.right is None}:
+        facts.add("barrier_one_side")
     if opcodes and opcodes <= {"convert"}:
         facts.add("converts_only")
     if opcodes and opcodes <= {"transpose", "copy"}:

@@ -335,6 +335,11 @@ RULES: tuple[FixRule, ...] = (
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
+    _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
+          "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
+          "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
+          "checkpointing) is on for some steps only: decide it before the first step and keep it the same",
+          unless="jax"),
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
