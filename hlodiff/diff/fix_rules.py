@@ -340,6 +340,12 @@ RULES: tuple[FixRule, ...] = (
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
           "checkpointing) is on for some steps only: decide it before the first step and keep it the same",
           unless="jax"),
+    _rule("ops_switched_on", "ops", "switched added",
+          "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
+          "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "
+          "smoothing, dropout raised from 0); "
+          "use the same setting from the first step (switch it with a value, e.g. a weight of 0.0, not by leaving "
+          "ops out), or accept this one compilation", unless="jax removed_only rewired"),
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
