@@ -30,7 +30,6 @@ WRONG_NOW = {
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/freeze_backbone": "line: freeze_backbone.py:17",
-    "torch_xla/if_loss_spike": "fix_any: the value read early at if_loss_spike.py:14 (int(t.max()), .item()) ...",
     "torch_xla/inner_loop_count": "line: no location; fix_any: the same tensors are combined in another order (p...",
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
     "torch_xla/loss_history": "kind: ops; fix_none: says detach",

@@ -46,6 +46,8 @@ def _head_rule(path: str) -> str | None:
     ("scenarios/jax/jax_static_int_float", "static_type_only"),
     ("scenarios/jax/jax_key_type", "dtype_prng_key_jax"),
     ("scenarios/torch_xla/checkpoint_toggle", "ops_checkpointing"),
+    ("scenarios/torch_xla/if_loss_spike", "partial_read_sets_branch"),
+    ("torch_xla/clip_later", "ops_switched_on"),
     ("scenarios/jax/jax_lazy_momentum", "inputs_jax_lazy_state"),
     ("scenarios/jax/jax_device_roundrobin", "cache_key_placement"),
 ])
@@ -67,6 +69,11 @@ def test_each_new_row_heads_the_run_it_was_made_for(path, rule):
     # an optional leaf that comes and goes is no lazily created state; real compiler options stay options
     # FSDP's graphs hold optimization barriers on both sides: its warm-up is no checkpointing switched on
     ("torch_xla/fsdp_warmup", "ops_checkpointing"),
+    # a value read early that sets a size (x[:, :int(lengths.max())]) is no branch: its whole graphs differ in sizes
+    ("torch_xla/look_host_size", "partial_read_sets_branch"), ("scenarios/torch_xla/trim_padding",
+                                                               "partial_read_sets_branch"),
+    # a block skipped at random comes back (no switch); a frozen backbone loses ops rather than gains them
+    ("torch_xla/look_stochastic_depth", "ops_switched_on"), ("torch_xla/look_frozen_backbone", "ops_switched_on"),
     ("jax/optional_key", "inputs_jax_lazy_state"), ("jax/compile_options", "cache_key_placement"),
 ])
 def test_look_alikes_of_the_new_rows_get_another_answer(path, not_rule):

@@ -91,6 +91,11 @@ RULES: tuple[FixRule, ...] = (
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
           "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_read_sets_branch", "partial", "read_sets_trace read_branch",
+          "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
+          "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
+          "compute both branches on the device and choose with torch.where(cond, a, b): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "

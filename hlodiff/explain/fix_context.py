@@ -41,6 +41,11 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
+    whole_kinds: dict[str, set[str]] = {}
+    for r in recompilations:
+        if r.causes and not any(c.kind == "partial" for c in r.causes):
+            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
     for r in recompilations:
@@ -55,6 +60,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
+            read_branch=_only_ops(whole_kinds.get(r.family.key, set())),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -83,6 +89,11 @@ def _never_returns(family) -> bool:
             return False
         latest = at
     return True
+
+
+def _only_ops(kinds: set[str]) -> bool:
+    """The whole graphs differ in which ops run, never in a size: what a value read early decided was a branch."""
+    return "ops" in kinds and not kinds & {"shape", "attribute", "dtype", "constant"}
 
 
 def _follows(cause) -> bool:
