@@ -30,7 +30,8 @@ WRONG_NOW = {
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/freeze_backbone": "line: freeze_backbone.py:17",
-    "torch_xla/inner_loop_count": "line: no location; fix_any: the same tensors are combined in another order (p...",
+    "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
+                                  "frames; the second names line 16)",
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
     "torch_xla/loss_history": "kind: ops; fix_none: says detach",
     "torch_xla/trim_padding": "kind: attribute",

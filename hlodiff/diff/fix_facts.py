@@ -19,7 +19,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
-  ``read_branch`` (the graphs after an early read differ in ops only),
+  ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
+  recompilation adds about the same block of ops, never back: a loop unrolled once more),
   ``none_leaf`` (JAX: a leaf was None on the other call), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
@@ -136,6 +137,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "log_unjoined", "inputs_repeat", "none_leaf", "slices_rearranged", "read_branch"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "block_repeats", ""):
+        facts.add("block_repeats")
+        args["added_each"] = ctx.block_repeats
     if getattr(ctx, "graph_grows", ()):
         facts.add("graph_grows")
         counts = ctx.graph_grows

@@ -345,6 +345,12 @@ RULES: tuple[FixRule, ...] = (
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
           "checkpointing) is on for some steps only: decide it before the first step and keep it the same",
           unless="jax"),
+    _rule("ops_loop_unrolled", "ops", "block_repeats",
+          "each new graph traces about the same block of ops once more ({added_each} instructions added) and the "
+          "earlier graphs never come back: a Python loop whose iteration count grows in stages (a curriculum of "
+          "refinement steps, a longer unrolled sequence) is unrolled once more each time; keep the iteration count "
+          "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
+          "fori_loop / while_loop)", unless="jax"),
     _rule("ops_switched_on", "ops", "switched added",
           "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
           "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "

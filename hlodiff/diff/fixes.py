@@ -107,6 +107,9 @@ class FixContext:
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    block_repeats: str = ""
+    """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
+    the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""
     read_branch: bool = False
     """The family's whole graphs (no early read in them) differ only in which ops run, never in a size: a value
     read early chose a branch (``if loss > 4:``), not a length."""

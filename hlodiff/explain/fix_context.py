@@ -41,6 +41,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    repeats = {key: _block_repeats([r for r in recompilations if r.family.key == key])
+               for key in {r.family.key for r in recompilations}}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
@@ -60,7 +62,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
-            read_branch=_only_ops(whole_kinds.get(r.family.key, set())),
+            read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -89,6 +91,32 @@ def _never_returns(family) -> bool:
             return False
         latest = at
     return True
+
+
+def _block_repeats(family_recompilations) -> str:
+    """``45, 44``: a family whose every recompilation only adds ops (no inputs, no outputs, nothing removed), about
+    the same number each time, and whose earlier graphs never come back while each graph ran more than once: a
+    Python loop unrolled once more at each stage. Empty otherwise. (A layer unfrozen adds outputs; a history
+    carried compiles every step; a block skipped at random comes back.)"""
+    if len(family_recompilations) < 2:
+        return ""
+    family = family_recompilations[0].family
+    members = [g for g in family.members if not is_partial(g)]
+    if len(family.compiled) >= len(members) or not _never_returns(family):
+        return ""
+    counts = []
+    for r in family_recompilations:
+        kinds = {c.kind for c in r.causes} - {"aliasing"}
+        if kinds != {"ops"}:
+            return ""
+        added = sum(1 for c in r.causes for a, _ in c.instructions if a is None)
+        removed = sum(1 for c in r.causes for _, b in c.instructions if b is None)
+        if added < 4 or removed * 10 > added:
+            return ""
+        counts.append(added)
+    if max(counts) > 1.2 * min(counts):
+        return ""
+    return ", ".join(str(n) for n in counts)
 
 
 def _only_ops(kinds: set[str]) -> bool:
