@@ -33,7 +33,7 @@ WRONG_NOW = {
     "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
                                   "frames; the second names line 16)",
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
-    "torch_xla/loss_history": "kind: ops; fix_none: says detach",
+    "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     "torch_xla/trim_padding": "kind: attribute",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",

@@ -49,6 +49,7 @@ def _head_rule(path: str) -> str | None:
     ("scenarios/torch_xla/if_loss_spike", "partial_read_sets_branch"),
     ("torch_xla/clip_later", "ops_switched_on"),
     ("scenarios/torch_xla/inner_loop_count", "ops_loop_unrolled"),
+    ("scenarios/torch_xla/loss_history", "history_list_joined"),
     ("scenarios/jax/jax_lazy_momentum", "inputs_jax_lazy_state"),
     ("scenarios/jax/jax_device_roundrobin", "cache_key_placement"),
 ])
@@ -77,7 +78,10 @@ def test_each_new_row_heads_the_run_it_was_made_for(path, rule):
     # layers unfrozen in stages add outputs too; a history carried compiles every step; a one-time switch adds once
     ("scenarios/torch_xla/ulmfit_unfreeze", "ops_loop_unrolled"), ("scenarios/torch_xla/loss_history",
                                                                     "ops_loop_unrolled"),
-    ("torch_xla/unbounded_growth", "ops_loop_unrolled"), ("scenarios/torch_xla/label_smoothing_on",
+    ("torch_xla/unbounded_growth", "ops_loop_unrolled"),
+    # a hidden state carried without detach grows the graph too, without a join of one more item
+    ("torch_xla/look_rnn_carry", "history_list_joined"), ("scenarios/torch_xla/center_no_detach",
+                                                          "history_list_joined"), ("scenarios/torch_xla/label_smoothing_on",
                                                           "ops_loop_unrolled"),
     ("torch_xla/look_stochastic_depth", "ops_switched_on"), ("torch_xla/look_frozen_backbone", "ops_switched_on"),
     ("jax/optional_key", "inputs_jax_lazy_state"), ("jax/compile_options", "cache_key_placement"),

@@ -21,7 +21,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
@@ -215,6 +215,9 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
+    if any("operand_count" in c.kinds and c.left is not None and c.left.opcode == "concatenate"
+           for c in cause.origins):
+        facts.add("join_grows")
     if "opt-barrier" in {(c.right or c.left).opcode for c in cause.origins if c.left is None or c.right is None}:
         facts.add("barrier_one_side")
     if opcodes and opcodes <= {"convert"}:

@@ -81,6 +81,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break", "graph_break", "dynamo",
           "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
           "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),
+    _rule("history_list_joined", "ops", "graph_grows join_grows torch_xla",
+          "the graph grows at every step ({counts} instructions) because a list of tensors joined in the step "
+          "(torch.stack / torch.cat of a history) holds one more item each step: keep a running value instead (a "
+          "sum and a count as tensors, updated in place) or a fixed-size buffer written in place with a length "
+          "mask -- see {line}", unless="grows"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
