@@ -50,6 +50,7 @@ def _head_rule(path: str) -> str | None:
     ("torch_xla/clip_later", "ops_switched_on"),
     ("scenarios/torch_xla/inner_loop_count", "ops_loop_unrolled"),
     ("scenarios/torch_xla/loss_history", "history_list_joined"),
+    ("scenarios/torch_xla/bn_cumulative", "constant_cumulative_average"),
     ("scenarios/jax/jax_lazy_momentum", "inputs_jax_lazy_state"),
     ("scenarios/jax/jax_device_roundrobin", "cache_key_placement"),
 ])
@@ -95,6 +96,14 @@ def test_window_moves_only_for_a_box_placed_and_sized_per_step():
     assert not _window_moves(("{[0:4], [0:9]}", "{[0:4], [0:12]}"))      # x[:, :n]: a prefix
     assert not _window_moves(("{[0:4], [3:4]}", "{[0:4], [5:6]}"))       # x[:, i]: an index
     assert not _window_moves(None)
+
+
+def test_reciprocal_counts_are_a_cumulative_average_weight_only():
+    from hlodiff.diff.fix_facts import _reciprocal_counts
+    assert _reciprocal_counts(("0", "1", "0.5", "0.333333343", "0.25", "0.2"))
+    assert not _reciprocal_counts(("2", "1.7", "1.4", "1.1"))         # an annealed temperature
+    assert not _reciprocal_counts(("0.5", "0.25", "0.125"))            # halved: 1/2, 1/4, 1/8 skip counts
+    assert not _reciprocal_counts(("0.5", "0.333333343"))              # two values are no sequence
 
 
 def test_equal_numbers_and_identity_reprs():

@@ -15,7 +15,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
-  ``prng_key`` (a dtype change from or to a typed PRNG key), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
+  ``prng_key`` (a dtype change from or to a typed PRNG key), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
@@ -111,6 +111,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["values"], args["count"] = listed, count
         if booleans:
             facts.add("bool_values")
+        if _reciprocal_counts(ctx.values):
+            facts.add("reciprocal_counts")
         unique = set(ctx.values)
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
@@ -174,6 +176,23 @@ _PRNG_KEY = re.compile(r"\bkey<\w+>")
 """JAX's dtype of a typed PRNG key (``key<fry>``): one of the two types a changed argument had."""
 _OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 """Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
+
+
+def _reciprocal_counts(values: tuple[str, ...]) -> bool:
+    """``0.5, 0.333333343, 0.25, 0.2``: 1/n for n counting up by one, three or more: the weight of a cumulative
+    average (BatchNorm's momentum=None passes 1/num_batches_tracked; a running mean updated with 1/step)."""
+    ns = []
+    for v in dict.fromkeys(values):
+        x = number(v.strip())
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and x in (0, 1):
+            continue  # 1 is 1/1; 0 the weight before the first count (BatchNorm starts from 0.0)
+        if not isinstance(x, float) or not 0 < x < 1:
+            return False
+        n = round(1 / x)
+        if abs(1 / x - n) > 1e-3 * n:
+            return False
+        ns.append(n)
+    return len(ns) >= 3 and all(b == a + 1 for a, b in zip(ns, ns[1:]))
 
 
 def _equal_numbers(values: set[str]) -> bool:

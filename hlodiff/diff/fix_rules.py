@@ -204,6 +204,11 @@ RULES: tuple[FixRule, ...] = (
           "a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`{where}): drop `dtype=` so it "
           "follows its input"),
     # -- constant -----------------------------------------------------------------------------------------------
+    _rule("constant_cumulative_average", "constant", "reciprocal_counts",
+          "the baked value is 1/n with n counting up ({values}): the weight of a cumulative average, a new number "
+          "every step (BatchNorm with momentum=None passes 1/num_batches_tracked; a running mean updated with "
+          "1/step): give it a fixed weight (BatchNorm momentum=0.1, an exponential average), or pass n in as a "
+          "tensor"),
     _rule("constant_static_structure", "constant", "jax required_static",
           "a Python value that sets the program's structure is baked in ({structure}): JAX needs it static, so "
           "reduce the values it takes (pad to a few lengths) rather than tracing it"),
