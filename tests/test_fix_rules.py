@@ -80,7 +80,8 @@ EXERCISED = {
     # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are
     # layout-only consequences, folded into their root's line by the cause graph (no fix of their own is shown).
     "ops_optimizer_warmup": "torch_xla/momentum_warmup", "ops_rewired": "torch_xla/task_order",
-    "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/clip_later",
+    "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/xla_dump_extra_op",
+    "ops_switched_on": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",

@@ -17,13 +17,20 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
+  ``prng_key`` (a dtype change from or to a typed PRNG key), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
+  types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
-  ``ops_use_new_inputs`` (the ops added read the inputs added);
+  ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
+  ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
+  recompilation adds about the same block of ops, never back: a loop unrolled once more),
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
+  seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
-  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``,
+  ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
+  changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
 """
 
@@ -107,6 +114,13 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["values"], args["count"] = listed, count
         if booleans:
             facts.add("bool_values")
+        if _reciprocal_counts(ctx.values):
+            facts.add("reciprocal_counts")
+        unique = set(ctx.values)
+        if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
+            facts.add("identity_values")
+        elif len(unique) >= 2 and _equal_numbers(unique):
+            facts.add("type_only_values")
     if ctx.grows:
         facts.add("grows")
     if ctx.buckets:
@@ -124,10 +138,14 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed", "slice_start", "placement", "pytree", "stays", "short_run",
-                 "log_unjoined"):
+    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
+                 "slice_start", "placement", "pytree", "stays", "short_run", "log_unjoined", "inputs_repeat",
+                 "none_leaf", "slices_rearranged", "read_branch"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "block_repeats", ""):
+        facts.add("block_repeats")
+        args["added_each"] = ctx.block_repeats
     if getattr(ctx, "graph_grows", ()):
         facts.add("graph_grows")
         counts = ctx.graph_grows
@@ -158,6 +176,37 @@ def _user_line(cause: Cause) -> str:
 _VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}
 
 
+_PRNG_KEY = re.compile(r"\bkey<\w+>")
+"""JAX's dtype of a typed PRNG key (``key<fry>``): one of the two types a changed argument had."""
+_OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
+"""Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
+
+
+def _reciprocal_counts(values: tuple[str, ...]) -> bool:
+    """``0.5, 0.333333343, 0.25, 0.2``: 1/n for n counting up by one, three or more: the weight of a cumulative
+    average (BatchNorm's momentum=None passes 1/num_batches_tracked; a running mean updated with 1/step)."""
+    ns = []
+    for v in dict.fromkeys(values):
+        x = number(v.strip())
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and x in (0, 1):
+            continue  # 1 is 1/1; 0 the weight before the first count (BatchNorm starts from 0.0)
+        if not isinstance(x, float) or not 0 < x < 1:
+            return False
+        n = round(1 / x)
+        if abs(1 / x - n) > 1e-3 * n:
+            return False
+        ns.append(n)
+    return len(ns) >= 3 and all(b == a + 1 for a, b in zip(ns, ns[1:]))
+
+
+def _equal_numbers(values: set[str]) -> bool:
+    """Different texts of one number (``0`` and ``0.0``, ``1`` and ``True``): equal, only their types differ."""
+    numbers = [number(v.strip().lower()) for v in values]
+    if any(not isinstance(n, (bool, int, float)) for n in numbers):
+        return False
+    return all(n == numbers[0] for n in numbers[1:])
+
+
 def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
     """The values as listed in a fix, how many there are, whether they are booleans. Every cause of a family shares
     one tuple of values (2,000 sizes in a run of 2,000 recompilations): worked out once per tuple, found again by
@@ -182,11 +231,18 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
     removed = "removed" in cause.summary
     facts.update(name for name, on in (("added", added), ("removed", removed)) if on)
+    if cause.kind == "dtype" and _PRNG_KEY.search(cause.summary):
+        facts.add("prng_key")
     if removed and "added" not in cause.summary:
         facts.add("removed_only")
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
+    if any("operand_count" in c.kinds and c.left is not None and c.left.opcode == "concatenate"
+           for c in cause.origins):
+        facts.add("join_grows")
+    if "opt-barrier" in {(c.right or c.left).opcode for c in cause.origins if c.left is None or c.right is None}:
+        facts.add("barrier_one_side")
     if opcodes and opcodes <= {"convert"}:
         facts.add("converts_only")
     if opcodes and opcodes <= {"transpose", "copy"}:
@@ -222,6 +278,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("slice_attr")
     if keys & {"dimensions", "sizes", "padding", "window"}:
         facts.add("dims_attr")
+    if any(_window_moves(c.details.get("attribute:slice")) for c in cause.origins):
+        facts.add("slice_window")
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
            and c.left.opcode in ("slice", "dynamic-slice")):
         facts.add("slice_resized")
@@ -231,6 +289,25 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     args["where"] = f"; {where}" if where else ""
     if _donates_added_inputs(cause, ctx):
         facts.add("donates_added_inputs")
+
+
+_RANGE = re.compile(r"\[(-?\d+):(-?\d+)(?::\d+)?\]")
+
+
+def _window_moves(detail: tuple[str, str] | None) -> bool:
+    """A slice (``{[0:4], [5:7]}`` -> ``{[0:4], [0:7]}``) whose length changed on a dimension where it does not
+    start at 0 on both sides: a window or box placed and sized per step (a crop, a CutMix patch), not a prefix
+    ``x[:n]`` (start 0) and not an index ``x[i]`` (length 1 on both sides)."""
+    if not detail:
+        return False
+    left, right = (_RANGE.findall(t) for t in detail)
+    if len(left) != len(right):
+        return False
+    for (a0, a1), (b0, b1) in zip(left, right):
+        la, lb = int(a1) - int(a0), int(b1) - int(b0)
+        if la != lb and (int(a0) != 0 or int(b0) != 0):
+            return True
+    return False
 
 
 def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries: frozenset[str],

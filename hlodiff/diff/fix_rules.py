@@ -109,6 +109,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break", "graph_break", "dynamo",
           "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
           "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),
+    _rule("history_list_joined", "ops", "graph_grows join_grows torch_xla",
+          "the graph grows at every step ({counts} instructions) because a list of tensors joined in the step "
+          "(torch.stack / torch.cat of a history) holds one more item each step: keep a running value instead (a "
+          "sum and a count as tensors, updated in place) or a fixed-size buffer written in place with a length "
+          "mask -- see {line}", unless="grows"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
@@ -119,6 +124,11 @@ RULES: tuple[FixRule, ...] = (
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
           "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_read_sets_branch", "partial", "read_sets_trace read_branch",
+          "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
+          "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
+          "compute both branches on the device and choose with torch.where(cond, a, b): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
@@ -188,6 +198,10 @@ RULES: tuple[FixRule, ...] = (
           "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
           "mask)"),
     # -- dtype --------------------------------------------------------------------------------------------------
+    _rule("dtype_prng_key_jax", "dtype", "jax prng_key",
+          "`{arg}` is a typed PRNG key (jax.random.key) on some calls and raw uint32 key data on others (a key "
+          "restored from a checkpoint, a library's legacy PRNGKey): use one key type on every call -- wrap raw "
+          "data with jax.random.wrap_key_data, or unwrap with jax.random.key_data everywhere"),
     _rule("dtype_jax_precision", "dtype", "jax changed_precision to_low_precision",
           "values switch between f32 and a lower precision between calls (a dtype policy or `.astype` applied on "
           "some calls only): pick one compute dtype for every call"),
@@ -225,6 +239,11 @@ RULES: tuple[FixRule, ...] = (
           "a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`{where}): drop `dtype=` so it "
           "follows its input"),
     # -- constant -----------------------------------------------------------------------------------------------
+    _rule("constant_cumulative_average", "constant", "reciprocal_counts",
+          "the baked value is 1/n with n counting up ({values}): the weight of a cumulative average, a new number "
+          "every step (BatchNorm with momentum=None passes 1/num_batches_tracked; a running mean updated with "
+          "1/step): give it a fixed weight (BatchNorm momentum=0.1, an exponential average), or pass n in as a "
+          "tensor"),
     _rule("constant_static_structure", "constant", "jax required_static",
           "a Python value that sets the program's structure is baked in ({structure}): JAX needs it static, so "
           "reduce the values it takes (pad to a few lengths) rather than tracing it"),
@@ -252,11 +271,19 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
+    _rule("slice_rearranged", "attribute", "slice_attr slices_rearranged with:ops",
+          "follows from the ops change: both graphs take the same slices (each bound is seen on both sides), "
+          "arranged otherwise by the ops that changed"),
     _rule("slice_length_from_read", "attribute", "slice_resized read_sets_trace",
           "a slice's length comes from a value read to the host earlier in the step (int(t.max()), .item(): "
           "{after_read} different graphs followed the read): every new length compiles again, and reading it later "
           "changes nothing: pad to a fixed length and mask, or round the length up to a few buckets",
           unless="op:nonzero jax"),
+    _rule("slice_window", "attribute", "slice_attr slice_window",
+          "a slice's start and length both follow Python ints: a window or box placed and sized per step (a random "
+          "crop, a CutMix patch), and every new box compiles again: cut it on the host before .to(device), or keep "
+          "the full size and select the box with a mask made on the device (comparisons with torch.arange, "
+          "torch.where)", unless="jax"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),
@@ -280,10 +307,20 @@ RULES: tuple[FixRule, ...] = (
           "created, accumulated, then the update), each variant compiled once; nothing to fix "
           "(optional: zero_grad(set_to_none=False) makes the first micro-batch's graph the same as the others)",
           unless="jax"),
+    _rule("loop_count_inputs", "inputs ops outputs", "inputs_repeat comes_back",
+          "the graph of {steps} runs the same computation on more or fewer inputs of the same shapes: a Python loop "
+          "traces one pass per item and its count changes (an accumulation group whose last one is short, a list "
+          "of varying length); keep the count fixed (whole groups only: drop the remainder, or pad it with "
+          "zero-weight items), or accept one graph per count", unless="jax"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
           "(torch.where, or multiply by a 0/1 mask)", unless="jax cycle"),
+    _rule("inputs_jax_lazy_state", "inputs", "jax none_leaf added",
+          "an argument was None on the first call and an array from then on (state created lazily on the first "
+          "step, such as a momentum that starts as None): create it before the loop (jnp.zeros of its shape) so "
+          "every call passes the same structure; as it is, this costs one extra compilation, once",
+          unless="comes_back"),
     _rule("inputs_jax", "inputs", "jax",
           "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
           "call): pass the same arguments, with the same structure, every call"),
@@ -357,6 +394,23 @@ RULES: tuple[FixRule, ...] = (
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
+    _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
+          "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
+          "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
+          "checkpointing) is on for some steps only: decide it before the first step and keep it the same",
+          unless="jax"),
+    _rule("ops_loop_unrolled", "ops", "block_repeats",
+          "each new graph traces about the same block of ops once more ({added_each} instructions added) and the "
+          "earlier graphs never come back: a Python loop whose iteration count grows in stages (a curriculum of "
+          "refinement steps, a longer unrolled sequence) is unrolled once more each time; keep the iteration count "
+          "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
+          "fori_loop / while_loop)", unless="jax"),
+    _rule("ops_switched_on", "ops", "switched added",
+          "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
+          "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "
+          "smoothing, dropout raised from 0); "
+          "use the same setting from the first step (switch it with a value, e.g. a weight of 0.0, not by leaving "
+          "ops out), or accept this one compilation", unless="jax removed_only rewired"),
     _rule("ops_rewired", "ops", "rewired",
           "the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): "
           "iterate in one fixed order"),
@@ -411,6 +465,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_flag", "static_argument", "jax bool_values",
           "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
+    _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
+          "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
+          "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "
+          "the cache: build it once and reuse it, or give its class __eq__ and __hash__ (a frozen dataclass)"),
+    _rule("static_type_only", "static_argument", "jax type_only_values",
+          "static `{arg}` took one value in different types ({values}): JAX keys a static argument on its type too, "
+          "so each type compiles again: pass one type on every call (e.g. float(x)), or pass it as a traced argument"),
     _rule("static_slice_start", "static_argument", "jax slice_start",
           "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
           "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",

@@ -116,6 +116,21 @@ class FixContext:
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
+    block_repeats: str = ""
+    """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
+    the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""
+    read_branch: bool = False
+    """The family's whole graphs (no early read in them) differ only in which ops run, never in a size: a value
+    read early chose a branch (``if loss > 4:``), not a length."""
+    slices_rearranged: bool = False
+    """Every slice whose bounds look changed takes bounds the other graph also slices (from an operand of the same
+    shape): paired across another arrangement, no bound changed."""
+    none_leaf: bool = False
+    """JAX said a pytree leaf of the arguments was ``None`` on the other call (state created lazily, ``m = None``
+    before the first step)."""
+    inputs_repeat: bool = False
+    """The inputs one graph lacks are more of the same: non-scalars shaped like inputs both graphs keep (a Python
+    loop over a list whose length changes: micro-batches of an accumulation group)."""
     read_sets_trace: int = 0
     """How many different whole graphs compiled right after an early read of this family (two or more: the value
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""

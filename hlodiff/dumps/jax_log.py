@@ -297,14 +297,20 @@ def _item(section: str, item: str, text: str) -> JaxReason:
         weak_now, weak_before = _WEAK_RE.search(now), _WEAK_RE.search(before)
         if weak_now and weak_before and weak_now.group(1) != weak_before.group(1):
             kind = "weak_type"
-        elif _SHARDING_HINT.search(now + before):
-            kind = "sharding"
+        elif _SHARDING_HINT.search(now + before) and _type_part(now) == _type_part(before):
+            kind = "sharding"  # the same type placed otherwise; another type with the same placement is a type
         else:
             kind = "input_types"
         return JaxReason(kind, m.group(1), now, before, text)
     if section.startswith("Tracing context") and (m := _CONTEXT_ITEM_RE.match(item)) is not None:
         return JaxReason("tracing_context", m.group(1), m.group(2), m.group(3), text)
     return JaxReason(_section_kind(section), None, None, None, text)
+
+
+def _type_part(text: str) -> str:
+    """``u32[2]({})`` -> ``u32[2]``, ``f32[4@d,4]({...})`` -> ``f32[4,4]``: the type JAX prints, without the
+    sharding it prints after it and on the dimensions (``@d``: sharded along mesh axis d)."""
+    return re.sub(r"@(\([^)]*\)|\w+)", "", text.split("(", 1)[0]).strip()
 
 
 def _section_reason(section: str) -> JaxReason:

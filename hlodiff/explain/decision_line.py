@@ -31,6 +31,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
     try:
         for r in recompilations:
             if r.causes:
+                _traced_first(r)
                 _place(r.causes[0], sources)
                 _read_first(r)
     finally:
@@ -46,6 +47,18 @@ def enclosing_if(sources: SourceLines, file: str, line: int) -> int | None:
 @lru_cache(maxsize=64)
 def calls_named(sources: SourceLines, file: str, names: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(sources.calls_named(file, names))
+
+
+def _traced_first(r) -> None:
+    """Ops traced on some steps only, told through the parameters they read (an ``inputs`` root): the line that
+    traces those ops is where the decision is made, not the optimizer's line that also reads the parameters."""
+    root = r.causes[0]
+    if root.fix_rule != "traced_some_steps" or root.kind == "ops":
+        return
+    ops = next((c for c in r.causes if c.kind == "ops"), None)
+    mine = next((f for f in (ops.locations if ops else ()) if not f.is_library and f.line is not None), None)
+    if mine is not None:
+        root.locations = [mine] + [f for f in root.locations if f != mine]
 
 
 def _read_first(r) -> None:

@@ -20,7 +20,8 @@ from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
-                                          graph_grows, graphs_after_reads, grows, library_step, ops_use_new_inputs,
+                                          graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
+                                          ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
@@ -37,9 +38,18 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
     # growth: 5, 7, 9 compiled while 5, 5, 7, 5, 9, 7 ran; the bucket plan's verdict reads it the same way.
     seen_all = {r.family.key: counts_from_of(r.family) == "executions" for r in recompilations}
-    growing = {key: grows(seq) and seen_all.get(key, True) for key, seq in sizes.items()}
-    growing_baked = {key: grows(seq) for key, seq in baked.items()}
+    # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
+    onward = {r.family.key: _never_returns(r.family) for r in recompilations}
+    growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
+    growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    repeats = {key: _block_repeats([r for r in recompilations if r.family.key == key])
+               for key in {r.family.key for r in recompilations}}
+    # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
+    whole_kinds: dict[str, set[str]] = {}
+    for r in recompilations:
+        if r.causes and not any(c.kind == "partial" for c in r.causes):
+            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
     accumulating = {key: optimizer_in_cycle([r for r in recompilations if r.family.key == key],
@@ -53,9 +63,12 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
+            inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
+            none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
+            read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -90,6 +103,51 @@ def _packed_random_bits(cause) -> bool:
     (review F6: "(1, 4)" for batches of 2 and 1)."""
     first = next((o for o in cause.origins if o.left is not None and o.right is not None), None)
     return first is not None and first.left.opcode in _RNG_BITS
+
+
+def _never_returns(family) -> bool:
+    """No whole graph of the family runs again once a later one first ran (A,A,B,B,C: yes; A,B,A,C: no)."""
+    first: dict[str, int] = {}
+    latest = -1
+    for g in family.members:
+        if is_partial(g):
+            continue
+        at = first.setdefault(g.cache_key, len(first))
+        if at < latest:
+            return False
+        latest = at
+    return True
+
+
+def _block_repeats(family_recompilations) -> str:
+    """``45, 44``: a family whose every recompilation only adds ops (no inputs, no outputs, nothing removed), about
+    the same number each time, and whose earlier graphs never come back while each graph ran more than once: a
+    Python loop unrolled once more at each stage. Empty otherwise. (A layer unfrozen adds outputs; a history
+    carried compiles every step; a block skipped at random comes back.)"""
+    if len(family_recompilations) < 2:
+        return ""
+    family = family_recompilations[0].family
+    members = [g for g in family.members if not is_partial(g)]
+    if len(family.compiled) >= len(members) or not _never_returns(family):
+        return ""
+    counts = []
+    for r in family_recompilations:
+        kinds = {c.kind for c in r.causes} - {"aliasing"}
+        if kinds != {"ops"}:
+            return ""
+        added = sum(1 for c in r.causes for a, _ in c.instructions if a is None)
+        removed = sum(1 for c in r.causes for _, b in c.instructions if b is None)
+        if added < 4 or removed * 10 > added:
+            return ""
+        counts.append(added)
+    if max(counts) > 1.2 * min(counts):
+        return ""
+    return ", ".join(str(n) for n in counts)
+
+
+def _only_ops(kinds: set[str]) -> bool:
+    """The whole graphs differ in which ops run, never in a size: what a value read early decided was a branch."""
+    return "ops" in kinds and not kinds & {"shape", "attribute", "dtype", "constant"}
 
 
 def _follows(cause) -> bool:

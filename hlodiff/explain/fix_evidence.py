@@ -250,14 +250,23 @@ def trip_count_changed(r) -> bool:
 
 def ops_use_new_inputs(r) -> bool:
     """Every operation an ``ops`` cause adds reads (within a few steps) a parameter an ``inputs`` cause added: the
-    new ops come with the new argument (``if "mask" in batch: x = x * batch["mask"]``), not on their own."""
-    cm = getattr(r.graph, "_canonical", None)
+    new ops come with the new argument (``if "mask" in batch: x = x * batch["mask"]``), not on their own. The same
+    read the other way: the ops the recompiled graph lost read the parameters it lost (a loss term traced only when
+    its labels are in the batch, seen from a step without them)."""
+    return _ops_read_params(r, added=True) or _ops_read_params(r, added=False)
+
+
+def _ops_read_params(r, added: bool) -> bool:
+    graph = r.graph if added else r.closest
+    cm = getattr(graph, "_canonical", None) if graph is not None else None
     if cm is None:
         return False
-    new_params = {(o.right.computation, o.right.name) for c in r.causes if c.kind == "inputs" for o in c.origins
-                  if o.left is None and o.right is not None and o.right.opcode == "parameter"}
-    added = [o.right for c in r.causes if c.kind == "ops" for o in c.origins if o.left is None and o.right is not None]
-    if not new_params or not added:
+    def side(o):
+        return (o.right if o.left is None else None) if added else (o.left if o.right is None else None)
+    new_params = {(x.computation, x.name) for c in r.causes if c.kind == "inputs" for o in c.origins
+                  if (x := side(o)) is not None and x.opcode == "parameter"}
+    ops = [x for c in r.causes if c.kind == "ops" for o in c.origins if (x := side(o)) is not None]
+    if not new_params or not ops:
         return False
     reached: set[tuple[str, str]] = set()
     for comp_name, name in new_params:
@@ -269,8 +278,72 @@ def ops_use_new_inputs(r) -> bool:
             frontier = [u for n in frontier for u in comp.users(n) if u not in seen]
             seen.update(frontier)
         reached |= {(comp_name, n) for n in seen}
-    feeding = [a for a in added if (a.computation, a.name) in reached]
-    return bool(feeding) and len(feeding) * 2 >= len(added)
+    feeding = [a for a in ops if (a.computation, a.name) in reached]
+    return bool(feeding) and len(feeding) * 2 >= len(ops)
+
+
+def inputs_repeat(r) -> bool:
+    """The inputs one graph has and the other lacks are more of the same: none is a scalar and each has the shape
+    (layout aside) of an input both graphs keep. A Python loop over a list whose length changes traces the same
+    computation once more per item (micro-batches of an accumulation group, the short group at an epoch's end),
+    unlike a block skipped, a head whose labels are absent or a state created (gradients accumulated, optimizer
+    moments): those inputs are weights or state, which the graph also returns, updated."""
+    for added in (True, False):
+        graph, other = (r.graph, r.closest) if added else (r.closest, r.graph)
+        cm = getattr(graph, "_canonical", None) if graph is not None else None
+        if cm is None or other is None:
+            continue
+        changed = [x for c in r.causes if c.kind == "inputs" for o in c.origins
+                   if (x := (o.right if o.left is None else None) if added else (o.left if o.right is None else None))
+                   is not None and x.opcode == "parameter"]
+        if not changed:
+            continue
+        names = {x.name for x in changed}
+        # weights, gradients and optimizer state come back as outputs of their shapes; a data batch never does
+        outputs = {str(cm.entry.insts[n].shape.without_layout()) for n in cm.entry.outputs() if n in cm.entry.insts}
+        kept = {str(i.shape.without_layout()) for i in cm.entry.insts.values()
+                if i.opcode == "parameter" and i.name not in names} - outputs
+        shapes = [without_layout_text(x.shape) for x in changed]
+        if all(not _scalar_shape(sh) and sh in kept for sh in shapes):
+            return True
+    return False
+
+
+def _scalar_shape(shape: str) -> bool:
+    return shape.endswith("[]") or "[" not in shape
+
+
+def slices_rearranged(r) -> bool:
+    """Every slice whose bounds look changed takes bounds that the other graph also slices out of an operand of
+    the same shape (``tgt[:, 0]``, ``tgt[:, 2]`` in both graphs, paired otherwise because the ops around them
+    changed): no bound changed, the slices were only matched across a different arrangement."""
+    pairs = [(o.left, o.right) for c in r.causes if c.kind == "attribute" for o in c.origins
+             if o.left is not None and o.right is not None and "attribute:slice" in o.kinds]
+    if not pairs or r.closest is None:
+        return False
+    left_cm, right_cm = getattr(r.closest, "_canonical", None), getattr(r.graph, "_canonical", None)
+    if left_cm is None or right_cm is None:
+        return False
+    left_all, right_all = _slice_keys(left_cm), _slice_keys(right_cm)
+    for left, right in pairs:
+        lk, rk = _slice_key(left_cm, left), _slice_key(right_cm, right)
+        if lk is None or rk is None or lk not in right_all or rk not in left_all:
+            return False
+    return True
+
+
+def _slice_key(cm, ref) -> tuple[str, str] | None:
+    comp = cm.computations.get(ref.computation)
+    inst = comp.insts.get(ref.name) if comp is not None else None
+    if inst is None or not inst.operands or inst.operands[0] not in comp.insts:
+        return None
+    return str(comp.insts[inst.operands[0]].shape.without_layout()), inst.attrs.get("slice", "")
+
+
+def _slice_keys(cm) -> set[tuple[str, str]]:
+    return {(str(comp.insts[i.operands[0]].shape.without_layout()), i.attrs.get("slice", ""))
+            for comp in cm.computations.values() for i in comp.insts.values()
+            if i.opcode == "slice" and i.operands and i.operands[0] in comp.insts}
 
 
 def graph_grows(members: list, compiled: list) -> tuple[int, ...]:

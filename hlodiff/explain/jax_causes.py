@@ -27,6 +27,8 @@ from hlodiff.explain.argument_lines import lead_with_the_call
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
 _KEY_CHANGES = frozenset({"static_argument", "weak_type"})
+_PRNG_KEY = re.compile(r"\bkey<\w+>")
+"""JAX's dtype of a typed PRNG key (``key<fry>``, ``key<rbg>``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +100,16 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
             if not jc.cause.summary.startswith("the HLO is identical"):
                 jc.cause.summary = "the HLO is identical; " + jc.cause.summary
         r.causes[0:0] = [jc.cause for jc in made]
-    elif any(jc.cause.kind in _KEY_CHANGES for jc in made):
+    elif any(jc.cause.kind in _KEY_CHANGES or jc.cause.fix_rule == "dtype_prng_key_jax" for jc in made):
         # A static argument (or weak type) changed and the graph with it: the traced program follows from the
         # argument, so JAX's reason leads and the graph's causes say what they follow from.
-        leading = [jc.cause for jc in made if jc.cause.kind in _KEY_CHANGES]
+        leading = [jc.cause for jc in made if jc.cause.kind in _KEY_CHANGES or jc.cause.fix_rule == "dtype_prng_key_jax"]
         head = leading[0]
         for cause in r.causes:
             cause.fix, cause.fix_is_final = f"follows from the {head.kind.replace('_', ' ')} change above", True
             cause.fix_rule = None
         r.causes[0:0] = leading
-        r.causes.extend(jc.cause for jc in made if jc.cause.kind not in _KEY_CHANGES)
+        r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
         r.causes.extend(jc.cause for jc in made)
 
@@ -154,6 +156,13 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               where),
                         "place the argument with the same sharding every call (jax.device_put with one NamedSharding)")
+    if reason.kind == "input_types" and _PRNG_KEY.search(f"{reason.now} {reason.before}"):
+        # a typed key (key<fry>[]) lowers to the same u32 words as raw key data: the HLO hardly shows the change
+        arg = reason.argument or "an argument"
+        cause = Cause("dtype", f"argument `{arg}` is now {reason.now}, before {reason.before} ({said})", where)
+        choice = decide(cause, FixContext(producer="jax", argument=arg))
+        cause.fix_rule = choice.rule.name
+        return JaxCause(cause, choice.text)
     if reason.kind in _GRAPH_SHOWS:
         return None
     if reason.kind in ("never_seen", "redefined_function"):

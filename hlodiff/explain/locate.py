@@ -92,6 +92,8 @@ def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary
     if not traced:
         return
     leads = [c for c in causes if c.locations and c.kind not in OUTSIDE_KINDS and c.kind != "partial"]
+    if not leads:  # no forward cause located: the gradient's own frames (the live tensors) stand
+        return
     forward = [f for c in leads for f in c.locations]
     for cause in traced:
         cause.locations = list(dict.fromkeys(forward))[:4]

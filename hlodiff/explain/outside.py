@@ -9,6 +9,7 @@ wrote beside the module) and otherwise says so plainly.
 
 from __future__ import annotations
 
+from hlodiff.diff.fixes import FixContext, decide, producer_from_name
 from hlodiff.diff.model import Cause, ModuleDiff
 from typing import Callable
 
@@ -31,6 +32,8 @@ def option_causes(left: GraphSummary, right: GraphSummary,
         return []
     parts = [f"{k.split(':', 1)[1]} {_values(lopts.get(k))} -> {_values(ropts.get(k))}" for k in keys[:4]]
     more = f" (+{len(keys) - 4} more)" if len(keys) > 4 else ""
+    if all(any(field in k for field in PLACEMENT_FIELDS) for k in keys):
+        return [_placement_cause(right, "; ".join(parts) + more)]
     files = sorted({k.split(":", 1)[0] for k in keys})
     names = ", ".join(f"`{k.split(':', 1)[1].rsplit('.', 1)[-1]}`" for k in keys[:3])
     cause = Cause("compile_options", f"compiled with other options ({', '.join(files)}): " + "; ".join(parts) + more)
@@ -38,6 +41,20 @@ def option_causes(left: GraphSummary, right: GraphSummary,
                  "compiler_options / XLA_FLAGS the same for every jit of this function, or not at all)")
     cause.fix_is_final = True
     return [cause]
+
+
+PLACEMENT_FIELDS = ("device_assignment",)
+"""Option fields that record where the program runs: the framework fills them from the devices the arguments
+live on (``jax.device_put`` onto another device), no user sets them as an option."""
+
+
+def _placement_cause(right: GraphSummary, what: str) -> Cause:
+    cause = Cause("cache_key", f"the HLO and the options the user can set are the same; only the devices the "
+                               f"program runs on differ ({what})")
+    choice = decide(cause, FixContext(producer=producer_from_name(right.name or ""), hlo_identical=True,
+                                      placement=True))
+    cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
+    return cause
 
 
 def same_computation_causes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary,

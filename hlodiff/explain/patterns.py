@@ -211,9 +211,7 @@ def pattern_of(family: "Family", recompilations, families: list["Family"] | None
             return Pattern("one-off", at=switch, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
-    if len(recurring) >= 2 and switches >= 3:
-        if distinct == 2:
-            return Pattern("alternating", period=2, **base)
+    if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B
         return Pattern("recurring", seen_again=len(recurring), **base)
     return Pattern("compilations", **base)
 
