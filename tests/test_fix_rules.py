@@ -74,7 +74,8 @@ EXERCISED = {
     "slice_length": "torch_xla/slice_length", "slice_bound": "torch_xla/slice_index", "inputs_jax": "jax/optional_key",
     "inputs_transposed": "torch_xla/fsdp_linear/plain", "inputs_made_before_loop": "torch_xla/unsynced_init",
     "inputs_follow_ops": "torch_xla/clip_later", "inputs_optimizer_warmup": "torch_xla/momentum_warmup",
-    "inputs_library_state": "torch_xla/adamw_split", "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
+    "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
+    "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
     # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are

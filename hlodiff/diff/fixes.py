@@ -89,6 +89,9 @@ class FixContext:
     whose frames are in an ``optim`` package): the optimizer steps every few graphs, as gradient accumulation does."""
     short_run: bool = False
     """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
+    compilations_only: bool = False
+    """The capture holds the family's compilations only (an XLA dump folder without executions): whether later
+    steps reused a graph cannot be seen in it, however long the run was."""
     first_type: str = ""
     """The element type the family's first graph had where a dtype changed (``s64``): one cast for every
     recompilation of one story, not x.int() for one and x.long() for the next."""

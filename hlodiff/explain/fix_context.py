@@ -179,7 +179,8 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
-                      short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
+                      short_run=len(members) <= 2, compilations_only=counts_from_of(r.family) != "executions",
+                      last_each_round=_last_of_each_round(members, r.graph, period),
                       variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
 
