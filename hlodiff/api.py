@@ -130,8 +130,22 @@ class Explained:
                            "tensors_reports": [shown(p) for p in inputs.tensors_reports],
                            "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
                            "dynamo_logs": [shown(p) for p in getattr(inputs, "dynamo_logs", [])],
-                           "hlo_protos": protos},
+                           "hlo_protos": [_as_given(p, inputs.paths) for p in protos]},
                 **explanation.to_json(), "unexpected": [r.graph.ref for r in self.unexpected]}
+
+
+def _as_given(path: str, given: list[str]) -> str:
+    """A file found beside what the user gave, spelled from it (``run/dump/m.hlo.pb`` for ``run``), so the JSON is
+    the same on every machine (review F12: the protos were absolute while the dumps were as given)."""
+    import os
+
+    for g in given:
+        base = g if os.path.isdir(g) else os.path.dirname(g)
+        absolute = os.path.abspath(base or ".")
+        if os.path.abspath(path).startswith(absolute + os.sep):
+            shown_base = shown(g) if os.path.isdir(g) else os.path.dirname(shown(g))
+            return os.path.join(shown_base, os.path.relpath(os.path.abspath(path), absolute))
+    return shown(path)
 
 
 def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int | None = None,
