@@ -6,9 +6,15 @@ and its evaluation graph), no torch_xla needed."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import sys
+
+import pytest
 
 from conftest import FIXTURES
+from helpers import capture_free_env, run_hlodiff as hlodiff
 
 from hlodiff.capture import hook
 
@@ -38,7 +44,13 @@ def _state(tmp_path, monkeypatch, log, name):
     state.counter_value = lambda counter: compiles[0] if counter == "UncachedCompile" else 0
     state.apply_lines = lambda: None
     state.reports = []
-    state._write_report = lambda api: state.reports.append(state.syncs) or None
+
+    def write_report(api):  # what the real one returns: the count to compare after the sync (which reads the log)
+        state.reports.append(state.syncs)
+        counter, _ = state._counter("xla:0")
+        return counter, counter(), 0, -1
+
+    state._write_report = write_report
     return state
 
 
@@ -78,9 +90,46 @@ def test_the_fast_path_moves_the_state_as_the_general_path_and_leaves_it_at_the_
         slow.quiet = False  # the reference never takes the fast path
         assert _facts(fast) == _facts(slow), n
     assert fast.reports == slow.reports
-    # steady after 24 syncs: no report, the fast path on every sync, until the eval graph runs twice (sync 61
-    # differs from the sync a period before: the general path, and reports again from the next sync)
+    # steady after 24 syncs: no report from then on; the fast path on every sync once a period of syncs without a
+    # report has left its blocks to compare with (a report's own count reads the block), until the eval graph runs
+    # twice (sync 61 differs from the sync a period before: the general path, and reports again from the next)
     assert fast.reports[:24] == list(range(24)) and not set(range(24, 62)) & set(fast.reports)
-    assert set(range(24, 62)) <= set(taken) and 62 in fast.reports
+    assert set(range(27, 62)) <= set(taken) and 62 in fast.reports
     assert compile_at + 1 in fast.reports  # a compilation: the next sync reports
     assert fast.steady and fast.quiet and taken[-1] == len(sequence) - 1  # steady again, on the fast path
+
+
+PIPELINE = """
+import torch, torch_xla
+dev = torch_xla.device()
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 40), torch.nn.ReLU(), torch.nn.Linear(40, 8)).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+x, y = torch.randn(8, 16).to(dev), torch.randn(8, 8).to(dev)
+for step in range(40):
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    torch_xla.sync()
+    loss.backward()
+    torch_xla.sync()
+    opt.step()
+    torch_xla.sync()
+"""
+
+
+@pytest.mark.xla
+@pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")
+def test_record_stops_reporting_once_a_real_forward_backward_optimizer_loop_repeats(tmp_path):
+    """A real loop under record's defaults: every sync reported while it warms up, none once its three graphs
+    repeat (the steady sync's only cost is the cheap check), and cost says the later graphs repeat the named ones."""
+    (tmp_path / "loop.py").write_text(PIPELINE)
+    run = hlodiff("record", "--out", "run", "--no-live", "--", sys.executable, "loop.py", cwd=tmp_path,
+                  env=capture_free_env())
+    assert run.returncode == 0, run.stderr[-3000:]
+    headers = [int(n) for n in re.findall(r"^## SYNC (\d+) .*reads=", (tmp_path / "run" / "tensors_report.txt")
+                                          .read_text(), re.M)]
+    assert headers == list(range(len(headers)))  # from the first sync on, without a gap...
+    assert 24 <= len(headers) <= 60  # ...until the run repeats (after its warm-up compilations), of 120 syncs
+    doc = json.loads(hlodiff("cost", "--json", str(tmp_path / "run")).stdout)
+    assert len(doc["graphs"]) == 120
+    assert any("ran after the run repeated itself" in w for w in doc["warnings"])

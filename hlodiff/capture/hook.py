@@ -120,6 +120,7 @@ class _HookState:
         self.steady = False
         self.period: int | None = None  # the period the latest syncs repeat with (steady), else None
         self.save_count: int | None = None  # entries of the save file after the latest sync
+        self.executions_seen: int | None = None  # executions of the debug log after the latest sync
         self.blocks: list = []  # per sync: (the log bytes it appended, executions, graph hash) or None
         self.quiet = False  # the next sync may take the fast path (see _note_block)
         self.keep = max(2 * PERIOD_MAX, STEADY_MIN_SYNCS)  # syncs kept in ``recent``
@@ -250,6 +251,7 @@ class _HookState:
             block = self.blocks[-self.period]
             if block is None or not self.log.take_repeat(*block):
                 return False
+            self.executions_seen = self.log.executions
             self._note_for_boundaries(block[2], False, True)
             if self.lines is not None:
                 self.lines.steady_sync()
@@ -304,8 +306,9 @@ class _HookState:
             return entries.last_hash, ran
         if self.log is None:
             return None, True
-        log = self.log.update()
-        return log.last_executed, log.last_delta > 0
+        log = self.log.update()  # (the report's own count may have read the block already: compare the counts)
+        ran, self.executions_seen = log.executions != self.executions_seen, log.executions
+        return log.last_executed, ran
 
     def _too_big(self) -> bool:
         """The latest compilation had more outputs than a report is worth (``HLODIFF_REPORT_MAX_OUTPUTS``)."""
