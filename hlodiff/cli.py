@@ -503,10 +503,13 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
 @source_map_option
 @click.option("--stage", metavar="STAGE", default=None,
               help="For XLA dump folders: which stage to read (default: the optimized modules when dumped).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write an HTML report: each run's step as its graphs with the bytes crossing between them "
+                   "(by role), the single-graph alternative beside, every graph's figures.")
 @quiet_option
 @_guarded
 def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
-         stage: str | None) -> None:
+         stage: str | None, html_path: str | None = None) -> None:
     """What each graph costs: parameter, output and aliased bytes, peak memory, copies (per loop iteration and
     per step), loop-buffer copies, compile seconds; and the tensors crossing from one graph to the next.
 
@@ -524,6 +527,10 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
                      warnings=warnings)
     from hlodiff.render.cost import render_cost
 
+    if html_path:
+        from hlodiff.render.reports import write_cost_html
+
+        write_cost_html(html_path, run, warnings, [*paths, *debug_logs, *([tensors_report] if tensors_report else [])])
     _show(as_json, "cost", run.to_json, warnings, lambda console: render_cost(console, run))
 
 

@@ -124,3 +124,24 @@ def test_reports_printed_by_hand_name_only_what_they_identify(variant):
     assert doc["run"]["boundary_bytes"] is None
     (unknown,) = doc["unknowns"]
     assert unknown["figure"] == "boundary_bytes" and "hlodiff record" in unknown["capture"]
+
+
+def test_cost_html_puts_every_boundary_into_the_step_on_an_edge_with_its_exact_bytes(recordings, tmp_path):
+    """The drawing of the last complete step of a recorded run (record's reports: every boundary exact): one edge
+    per boundary into the step's graphs, each titled with its tensor count and bytes from the run's own truth."""
+    import html
+    import re
+
+    from hlodiff.render.html.page import human_bytes
+
+    folder, truth = recordings("mb2")
+    page = tmp_path / "cost.html"
+    assert hlodiff("cost", str(folder), "--html", str(page)).returncode == 0
+    svg = re.search(r"<svg class='pipeline'.*?</svg>", page.read_text(), re.S).group(0)
+    titles = [html.unescape(t) for t in re.findall(r"<title>(.*?)</title>", svg)]
+    last_step = range(5, 10)  # mb2: 5 graphs a step (2 forward, 2 backward, the optimizer), 2 steps
+    into = [b for b in truth["boundaries"] if b["to"] in last_step]
+    assert len(titles) == len(into)
+    for b in into:
+        edge = re.compile(rf"#{b['from']} -> \S+#{b['to']}: {b['count']} tensors, {re.escape(human_bytes(b['bytes']))}:")
+        assert sum(1 for t in titles if edge.search(t)) == 1, b

@@ -118,9 +118,18 @@ class _HookState:
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
         self.recent: list[tuple[str | None, bool]] = []  # (graph hash, compiled) of the latest syncs (boundaries)
         self.steady = False
+        self.period: int | None = None  # the period the latest syncs repeat with (steady), else None
+        self.save_count: int | None = None  # entries of the save file after the latest sync
+        self.executions_seen: int | None = None  # executions of the debug log after the latest sync
+        self.blocks: list = []  # per sync: (the log bytes it appended, executions, graph hash) or None
+        self.quiet = False  # the next sync may take the fast path (see _note_block)
+        self.keep = max(2 * PERIOD_MAX, STEADY_MIN_SYNCS)  # syncs kept in ``recent``
         self.compiles_seen: int | None = None
         self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
+        self.save_base: str | None = None  # the save file's base path, "" without one (looked up at first use)
+        self.counter_value = None  # torch_xla's counter reader (the C function itself when it has one)
+        self.ir_debug: bool | None = None  # what apply_lines last set (None: not known yet)
         lines = _sibling("lines")
         mode = lines.mode_from_env(os.environ)
         self.lines = lines.LinesPolicy(mode) if mode else None
@@ -132,18 +141,32 @@ class _HookState:
 
     # The save file torch_xla writes: XLA_SAVE_TENSORS_FILE plus the ordinal of the device being synced (torch_xla
     # reads the variable once per thread, at its first save; it is expected not to change during the run).
-    def save_file(self, device: str) -> str | None:
-        base = os.environ.get(SAVE_FILE_ENV, "")
+    def save_file(self, device: str | None = None) -> str | None:
+        """None without a save file (looked up once: torch_xla too reads the variable once, at its first save)."""
+        base = self.save_base
+        if base is None:
+            base = self.save_base = os.path.abspath(os.environ[SAVE_FILE_ENV]) if os.environ.get(SAVE_FILE_ENV) \
+                else ""
         if not base:
             return None
-        ordinal = device.rpartition(":")[2]
-        return save_tensors_path(os.path.abspath(base), int(ordinal) if ordinal.isdigit() else 0)
+        if device is None:
+            import torch_xla
 
-    def before(self, api: str) -> None:
+            device = torch_xla._XLAC._xla_get_default_device()
+        ordinal = device.rpartition(":")[2]
+        return save_tensors_path(base, int(ordinal) if ordinal.isdigit() else 0)
+
+    def before(self, api: str | None = None) -> None:
         """Just before the step marker: write ``## SYNC n`` and the report when the coming graph is likely new
-        (every sync when the user asked for a save file); remember how to take it back."""
+        (every sync when the user asked for a save file); remember how to take it back. ``api`` (which entry point
+        called ``sync``) is looked up only when a report is written: a steady sync pays for nothing it does not
+        use (issue 32: the hook runs at every sync)."""
         stack = self._stack()
         stack.clear()  # syncs do not nest: a token left here is from a step marker that raised (its report stays)
+        if self.quiet and not self.report_next and self.counter_value("UncachedCompile") == self.compiles_seen:
+            stack.append(None)  # steady and nothing compiled: no report (what the general path decides, cheaply)
+            return
+        self.quiet = False  # what this sync does is decided in full, after it too
         token = None
         if self.active:
             try:
@@ -152,7 +175,7 @@ class _HookState:
                         or (self.lines is not None and self.lines.watching))
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
-                    token = self._write_report(api)
+                    token = self._write_report(api or self.caller_api())
             except Exception as exc:  # never break the user's training for a report
                 _warn_once(f"live-tensor report failed: {type(exc).__name__}: {exc}")
         stack.append(token)
@@ -162,6 +185,9 @@ class _HookState:
         sync compiled, note the compile time and report at the next sync (its graph is likely new too)."""
         stack = self._stack()
         token = stack.pop() if stack else None
+        if token is None and self.quiet and self._repeated():
+            return
+        self.quiet = False
         if token is not None:
             counter, n, size_before, size_after = token
             try:
@@ -175,49 +201,114 @@ class _HookState:
             compiled_now = self._compiled_since_last_look()
             if compiled_now:
                 self.report_next = True
-            graph_hash = None
+            graph_hash, ran = None, True
             if self.lines is not None or self.policy == "boundaries":
-                graph_hash = self._last_graph_hash()
+                graph_hash, ran = self._last_graph_hash()
             if self.policy == "boundaries":
-                self._note_for_boundaries(graph_hash, compiled_now)
+                self._note_for_boundaries(graph_hash, compiled_now, ran)
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
                 self.lines.after_sync(compiled, graph_hash)
                 self.apply_lines()
+            self._note_block(graph_hash)
         except Exception as exc:
             _warn_once(f"compile bookkeeping failed: {type(exc).__name__}: {exc}")
 
-    def _note_for_boundaries(self, graph_hash: str | None, compiled: bool) -> None:
-        """One sync done (its graph's hash, whether it compiled): is the run now repeating itself?"""
+    # -- the steady fast path (issue 32: record's hook runs at every sync, and a step of a few ms has several) -----
+    #
+    # Once the run repeats itself with period P (``steady``) and record's policy takes no report, what the general
+    # path does after a sync is: read the debug log's new execution block, take its graph hash, see that it is
+    # the hash of P syncs before, count one quiet sync for the lines policy. A steady sync appends to the log the
+    # very bytes the sync P syncs before appended (same execution cause, graph hash, counts, Python frames), so
+    # the fast path compares bytes instead of parsing them: one fstat, one read, one comparison, and the state
+    # moves exactly as the general path would move it. Anything else (a compilation, a report asked for, other
+    # bytes, a save file, lines being watched) takes the general path.
+
+    def _note_block(self, graph_hash: str | None) -> None:
+        """Keep what this sync appended to the log (when it was one whole execution block and nothing compiled),
+        and whether the next sync may take the fast path."""
+        log = self.log
+        block = None
+        if log is not None and self.save_base == "" and log.last_delta == 1 and log.last_read is not None \
+                and graph_hash is not None and log.last_executed == graph_hash \
+                and b"Compilation Analysis" not in log.last_read:
+            block = (log.last_read, 1, graph_hash)
+        blocks = self.blocks
+        blocks.append(block)
+        if len(blocks) > PERIOD_MAX + 1:
+            del blocks[0]
+        period = self.period
+        self.quiet = bool(self.active and self.policy == "boundaries" and self.steady and period
+                          and not self.report_next and len(blocks) > period and blocks[-period] is not None
+                          and (self.lines is None or self.lines.settled))
+
+    def _repeated(self) -> bool:
+        """The fast path after a sync: True when the sync appended the block of P syncs before and nothing
+        compiled (the state is then moved as the general path would); False sends the sync to the general path."""
+        try:
+            if self.counter_value("UncachedCompile") != self.compiles_seen:
+                return False
+            block = self.blocks[-self.period]
+            if block is None or not self.log.take_repeat(*block):
+                return False
+            self.executions_seen = self.log.executions
+            self._note_for_boundaries(block[2], False, True)
+            if self.lines is not None:
+                self.lines.steady_sync()
+            blocks = self.blocks
+            blocks.append(block)
+            if len(blocks) > PERIOD_MAX + 1:
+                del blocks[0]
+            self.quiet = self.steady and blocks[-self.period] is not None
+            return True
+        except Exception:
+            return False
+
+    def _note_for_boundaries(self, graph_hash: str | None, compiled: bool, ran: bool = True) -> None:
+        """One sync done (its graph's hash, whether it compiled, whether it executed anything): is the run now
+        repeating itself? A sync with nothing to run is no graph of the period. (Until 2026-11-26 such a sync was
+        told by its hash equal to the previous one's, which also dropped a graph run twice in a row: a period
+        like forward+backward, forward+backward, optimizer never looked steady for long, and was reported.)"""
+        if not ran and not compiled:
+            return
         recent = self.recent
-        if recent and recent[-1][0] == graph_hash and graph_hash is not None and not compiled and self.steady:
-            return  # a sync with nothing to run leaves the hash as it was; steady stays steady
         recent.append((graph_hash, compiled))
-        del recent[:-max(2 * PERIOD_MAX, STEADY_MIN_SYNCS)]
-        self.steady = _repeats(recent)
+        if len(recent) > self.keep:
+            del recent[0]
+        period = self.period
+        if period and not compiled and graph_hash is not None and len(recent) > period \
+                and recent[-1 - period][0] == graph_hash:
+            return  # still the period found: one comparison per steady sync, not a search over every period
+        self.period = _period(recent)
+        self.steady = self.period is not None
 
     def apply_lines(self) -> None:
         """Switch torch_xla's frame capture (``XLA_IR_DEBUG``) for the steps still to be traced, as the lines
         policy says (:mod:`hlodiff.capture.lines`)."""
-        if self.lines is None:
-            return
+        if self.lines is None or self.ir_debug == self.lines.on:
+            return  # set by us already: no call into torch_xla on a sync that changes nothing
         import torch_xla
 
         xlac = torch_xla._XLAC
         if xlac._get_ir_debug() != self.lines.on:
             xlac._set_ir_debug(self.lines.on)
+        self.ir_debug = self.lines.on
 
-    def _last_graph_hash(self) -> str | None:
-        """The graph hash of what the sync just ran: the save-tensors file's newest entry, else the newest
-        execution of the PT_XLA_DEBUG_LEVEL=2 log."""
-        import torch_xla
-
-        save_file = self.save_file(torch_xla._XLAC._xla_get_default_device())
+    def _last_graph_hash(self) -> tuple[str | None, bool]:
+        """The graph hash of what the sync just ran (the save-tensors file's newest entry, else the newest
+        execution of the PT_XLA_DEBUG_LEVEL=2 log), and whether it ran anything (the entries or executions
+        grew; True when neither is known)."""
+        save_file = self.save_file()
         if save_file is not None:
             entries = _runlog().save_entries(save_file)
-            entries.count()
-            return entries.last_hash
-        return self.log.update().last_executed if self.log is not None else None
+            count = entries.count()
+            ran, self.save_count = count != self.save_count, count
+            return entries.last_hash, ran
+        if self.log is None:
+            return None, True
+        log = self.log.update()  # (the report's own count may have read the block already: compare the counts)
+        ran, self.executions_seen = log.executions != self.executions_seen, log.executions
+        return log.last_executed, ran
 
     def _too_big(self) -> bool:
         """The latest compilation had more outputs than a report is worth (``HLODIFF_REPORT_MAX_OUTPUTS``)."""
@@ -238,7 +329,7 @@ class _HookState:
         """Did torch_xla compile since the last look (``UncachedCompile`` moved)? Writes the compile times."""
         if self.metrics is None:
             return False
-        count = self.metrics.counter_value("UncachedCompile") or 0
+        count = self.counter_value("UncachedCompile") or 0
         if count == self.compiles_seen:
             return False
         first_look = self.compiles_seen is None
@@ -310,24 +401,34 @@ class _HookState:
 # -- proxies (frame-neutral mode) ---------------------------------------------------------------------------------
 
 class _Proxy:
-    """Delegates every attribute to a module except a few, whose lookup runs a callback first."""
+    """Delegates every attribute to a module except a few, whose lookup runs a callback first.
 
-    __slots__ = ("_hlodiff_target", "_hlodiff_hooks")
+    ``fixed`` attributes are set on the proxy itself, so their lookup never reaches ``__getattr__`` (a Python call):
+    ``sync`` looks up nine attributes through the proxies at every sync. ``cache=True`` keeps every other attribute
+    after its first lookup: only for ``torch_xla._XLAC``, whose functions are C builtins nobody replaces."""
 
-    def __init__(self, target, hooks):
+    def __init__(self, target, hooks, fixed=None, cache=False):
         object.__setattr__(self, "_hlodiff_target", target)
         object.__setattr__(self, "_hlodiff_hooks", hooks)
+        object.__setattr__(self, "_hlodiff_cache", cache)
+        for name, value in (fixed or {}).items():
+            object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         hook = self._hlodiff_hooks.get(name)
         if hook is not None:
             return hook(name)
-        return getattr(self._hlodiff_target, name)
+        value = getattr(self._hlodiff_target, name)
+        if self._hlodiff_cache and not name.startswith("__"):
+            object.__setattr__(self, name, value)
+        return value
 
     def __setattr__(self, name, value):
+        self.__dict__.pop(name, None)
         setattr(self._hlodiff_target, name, value)
 
     def __delattr__(self, name):
+        self.__dict__.pop(name, None)
         delattr(self._hlodiff_target, name)
 
     def __repr__(self):
@@ -348,15 +449,15 @@ def _frame_neutral_sync(original, state: _HookState):
         return None
 
     def on_step_marker(name):
-        state.before(state.caller_api())
+        state.before()
         return getattr(torch_xla_mod._XLAC, name)
 
     def on_master(name):
         state.after()
         return getattr(xm_mod, name)
 
-    xlac_proxy = _Proxy(torch_xla_mod._XLAC, {"_xla_step_marker": on_step_marker})
-    torch_xla_proxy = _Proxy(torch_xla_mod, {"_XLAC": lambda name: xlac_proxy})
+    xlac_proxy = _Proxy(torch_xla_mod._XLAC, {"_xla_step_marker": on_step_marker}, cache=True)
+    torch_xla_proxy = _Proxy(torch_xla_mod, {}, fixed={"_XLAC": xlac_proxy})
     xm_proxy = _Proxy(xm_mod, {"is_master_ordinal": on_master})
     new_globals = dict(real_globals)  # sync only reads module globals (sys, xu, torch_xla, xm)
     new_globals["torch_xla"] = torch_xla_proxy
@@ -375,16 +476,22 @@ def _repeats(recent: list[tuple[str | None, bool]]) -> bool:
     """The last ``max(2P, STEADY_MIN_SYNCS)`` syncs ran graphs that repeat with a period P, none compiled, and their
     hashes are known. The floor keeps a microbatch loop inside one step (forward, backward, forward, backward...)
     from passing for a steady run before its step's optimizer graph has been seen."""
+    return _period(recent) is not None
+
+
+def _period(recent: list[tuple[str | None, bool]]) -> int | None:
+    """The smallest period P with which the latest syncs repeat (see :func:`_repeats`), or None. Once found, each
+    later sync only has to equal the one P syncs before it (:meth:`_HookState._note_for_boundaries`)."""
     for period in range(1, PERIOD_MAX + 1):
         size = 4 if period == 1 else max(2 * period, STEADY_MIN_SYNCS)  # one graph per step: nothing in between
         if len(recent) < size:
-            return False
+            return None
         window = recent[-size:]
         if any(compiled or h is None for h, compiled in window):
-            return False  # inside every longer window too
+            return None  # inside every longer window too
         if all(window[i][0] == window[i + period][0] for i in range(size - period)):
-            return True
-    return False
+            return period
+    return None
 
 
 def _marker_before_master(code) -> bool:
@@ -408,7 +515,7 @@ def _plain_wrapper(original, state: _HookState):
             return original(*args, **kwargs)
         state.tls.depth = depth + 1
         try:
-            state.before(state.caller_api())
+            state.before()
             try:
                 return original(*args, **kwargs)
             finally:
@@ -449,6 +556,7 @@ def install_sync_hook(report_path: str | os.PathLike[str], *, nodes_threshold: i
         import torch_xla.debug.metrics as metrics
 
         state.metrics = metrics
+        state.counter_value = getattr(torch_xla._XLAC, "_xla_counter_value", None) or metrics.counter_value
         atexit.register(_flush_at_exit, state)  # compilations after the last sync (an .item() at the end)
     except Exception as exc:
         _warn_once(f"torch_xla metrics unavailable: no compile times ({type(exc).__name__}: {exc})")

@@ -70,6 +70,18 @@ class LinesPolicy:
             self.expected[index + (index - previous)] = graph_hash
 
     @property
+    def settled(self) -> bool:
+        """Nothing to watch for: a quiet sync changes no decision, only the counts (:meth:`steady_sync`)."""
+        return not self.lineless and not self.expected and (self.mode != "auto" or not self.on)
+
+    def steady_sync(self) -> None:
+        """What :meth:`after_sync` does for a sync that compiled nothing while :attr:`settled` (lines stay off
+        in ``auto``: ``quiet`` only grows), without looking at the graph."""
+        self.syncs += 1
+        if self.mode == "auto":
+            self.quiet += 1
+
+    @property
     def watching(self) -> bool:
         """The next sync may run a graph that compiled without lines: worth a live-tensor report (with lines)."""
         return bool(self.on and self.lineless and (self.syncs <= self.wait_until or self.syncs in self.expected))

@@ -293,10 +293,11 @@ class RunCost:
     def pipeline(self) -> dict:
         """Per step, bytes held across boundaries by role, per dump; and growth between dumps
         (:mod:`hlodiff.cost.pipeline`)."""
-        from hlodiff.cost.pipeline import growth, pipeline_runs
+        from hlodiff.cost.pipeline import growth, pipeline_runs, single_graph_beside
 
         runs = pipeline_runs(self.graphs, self.boundaries)
-        return {"runs": [r.to_json() for r in runs], "growth": growth(runs)}
+        return {"runs": [r.to_json() for r in runs], "growth": growth(runs),
+                "single_graph": single_graph_beside(runs, self.graphs, self.boundaries_exact)}
 
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)

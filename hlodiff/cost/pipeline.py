@@ -91,9 +91,22 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
     return out
 
 
+def split_runs(runs: list[PipelineRun]) -> list[PipelineRun]:
+    """The runs whose last complete step is several graphs (forward, backward, optimizer synced apart)."""
+    return [r for r in runs if (s := r.last_complete()) is not None and len(s.graphs) > 1]
+
+
+def single_graph_runs(runs: list[PipelineRun]) -> list[PipelineRun]:
+    """The runs whose every complete step is one graph: a program's single-graph alternative."""
+    return [r for r in runs if r.last_complete() is not None and all(len(s.graphs) == 1 for s in r.steps if s.complete)]
+
+
 def growth(runs: list[PipelineRun]) -> list[dict]:
     """Each later run's last complete step beside the first run's: forward graphs per step (the microbatches) and
-    bytes by role. Empty with fewer than two runs that have a complete step."""
+    bytes by role. Empty with fewer than two runs that have a complete step. When split runs are given, runs of
+    one graph per step are not among them (they are the single-graph alternative: :func:`single_graph_beside`)."""
+    if split_runs(runs):
+        runs = split_runs(runs)
     bases = [(r, r.last_complete()) for r in runs]
     bases = [(r, s) for r, s in bases if s is not None]
     if len(bases) < 2:
@@ -107,4 +120,36 @@ def growth(runs: list[PipelineRun]) -> list[dict]:
                     "ratio": round(b.bytes / a.bytes, 3) if a.bytes else None,
                     "roles": {role: [a.roles.get(role, Tally(0, 0)).bytes, b.roles.get(role, Tally(0, 0)).bytes]
                               for role in roles}})
+    return out
+
+
+def single_graph_beside(runs: list[PipelineRun], graphs: list[GraphCost], exact: bool = True) -> list[dict]:
+    """A split run's bytes held across boundaries beside its single-graph alternative's peak, when both are at
+    hand: among the runs given together (``hlodiff cost SPLIT SINGLE``), each run whose last complete step is
+    several graphs, set beside each run whose every complete step is one graph, by their last complete steps.
+    That the two runs are one program is the user's word (hlodiff cannot tell two programs apart by their
+    graphs); what each figure is and where it comes from is stated. Empty when either kind is missing.
+    ``exact`` False (some report printed by hand): ``held_bytes`` names what the reports identify, a lower bound
+    (``held_exact``)."""
+    by_ref = {g.ref: g for g in graphs}
+    out = []
+    for split in split_runs(runs):
+        step = split.last_complete()
+        peaks = [by_ref[ref].peak_bytes for ref in step.graphs if ref in by_ref]
+        largest = max(step.graphs, key=lambda ref: by_ref[ref].peak_bytes if ref in by_ref else -1)
+        for single in single_graph_runs(runs):
+            other = single.last_complete()
+            g = by_ref.get(other.graphs[0])
+            if g is None:
+                continue
+            out.append({"split": split.source, "split_step": step.step, "split_graphs": len(step.graphs),
+                        "held_bytes": step.bytes, "held_tensors": step.tensors, "held_exact": exact,
+                        "roles": {role: t.bytes for role, t in step.roles.items()},
+                        "split_peak_bytes": max(peaks) if len(peaks) == len(step.graphs) else None,
+                        "split_peak_graph": largest if len(peaks) == len(step.graphs) else None,
+                        "split_peak_source": by_ref[largest].peak_source if largest in by_ref else None,
+                        "split_peak_rounding_bytes": by_ref[largest].peak_rounding_bytes if largest in by_ref else None,
+                        "single": single.source, "single_step": other.step, "single_graph": g.ref,
+                        "single_peak_bytes": g.peak_bytes, "single_peak_source": g.peak_source,
+                        "single_peak_rounding_bytes": g.peak_rounding_bytes})
     return out

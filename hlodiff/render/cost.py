@@ -137,7 +137,7 @@ SHOWN_TENSORS = 8
 
 def _pipeline(console: Console, run: RunCost) -> None:
     """Per step: bytes held across boundaries by role (each tensor once); growth between runs."""
-    from hlodiff.cost.pipeline import growth, pipeline_runs
+    from hlodiff.cost.pipeline import growth, pipeline_runs, single_graph_beside
 
     runs = pipeline_runs(run.graphs, run.boundaries)
     if not runs:
@@ -151,6 +151,14 @@ def _pipeline(console: Console, run: RunCost) -> None:
             console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graphs: {phases}): "
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
                                   4), highlight=False)
+    for g in single_graph_beside(runs, run.graphs, run.boundaries_exact):
+        held = _b(g["held_bytes"]) + ("" if g["held_exact"] else " named (at least)")
+        peak = (f"; its largest graph's peak {_b(g['split_peak_bytes'])} ({g['split_peak_source']}"
+                f"{_plus_minus(g['split_peak_rounding_bytes'])})" if g["split_peak_bytes"] is not None else "")
+        console.print(Hanging(Text(
+            f"  {g['split']} step {g['split_step']} ({g['split_graphs']} graphs): {held} held across boundaries"
+            f"{peak}; beside it the single graph {g['single_graph']}: peak {_b(g['single_peak_bytes'])} "
+            f"({g['single_peak_source']}{_plus_minus(g['single_peak_rounding_bytes'])})"), 4), highlight=False)
     for g in growth(runs):
         roles = ", ".join(f"{role.replace('_', ' ')} {_b(a)} -> {_b(b)}" for role, (a, b) in g["roles"].items())
         console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "

@@ -139,3 +139,13 @@ def render_warmup_verdict(console: Console, explained) -> None:
     tail = f"; {expected} expected (warm-up, setup or JAX eager ops)" if expected else ""
     console.print()
     console.print(head + tail, highlight=False)
+
+
+def write_cost_html(path: str, run, warnings: list, paths: list[str]) -> None:  # paths: every input named
+    """``cost --html``: the step as graphs with the bytes on the edges between them, the single-graph
+    alternative beside, every graph's figures (:mod:`hlodiff.render.html.pipeline_view`)."""
+    from hlodiff.render.html import write_html
+    from hlodiff.render.html.pipeline_view import render_cost_page
+
+    write_html(path, render_cost_page(json_out.document("cost", run.to_json(), warnings)), Inputs.of(paths))
+
