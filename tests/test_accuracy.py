@@ -42,9 +42,6 @@ WRONG_NOW = {
     # bridge), so the line is the function's first line
     "dynamo/dyn_dynamic_true": "line: dyn_dynamic_true.py:13 (no call line in the capture)",
     "dynamo/dyn_requires_grad": "line: dyn_requires_grad.py:14 (no call line in the capture)",
-    # hlodiff record's report hook (capture/reads.py) keeps a tensor alive at the syncs it reports, so the last
-    # optimizer graph, after the reports stop, has one output fewer: a recompilation the recorder made
-    "dynamo/dyn_print_outside_control": "exit: 1 (the last sync's graph differs at capture/reads.py:48)",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",
 }

@@ -40,7 +40,10 @@ def device_data_reads() -> tuple[list[int], list[int]]:
     xla = [obj for obj in gc.get_objects() if _is_xla_tensor(torch, obj)]
     roots, seen = [], set()
     for tensor in xla:
-        for candidate in (tensor, _grad(tensor)):
+        # a view's IR is made when it is first asked for (torch_xla rebuilds it from its base lazily): asking here
+        # would trace it into the coming graph at this line, and the graphs of reported syncs would differ from the
+        # others (the recorder's own recompilation). Its base is asked instead, when Python sees it.
+        for candidate in ((None if _is_view(tensor) else tensor), _grad(tensor)):
             if candidate is not None and id(candidate) not in seen:
                 seen.add(id(candidate))
                 roots.append(candidate)
@@ -55,6 +58,13 @@ def device_data_reads() -> tuple[list[int], list[int]]:
     ids, handles = xlac._get_tensors_xla_device_data_node(pending)
     del handles, pending, roots, xla  # tensors wrapping the same buffers: drop them before the sync
     return sorted({int(i) for i in ids if int(i) >= 0}), clones  # -1: data no tensor was computed for
+
+
+def _is_view(tensor) -> bool:
+    try:
+        return bool(tensor._is_view())
+    except Exception:
+        return False
 
 
 def _grad(tensor):
