@@ -1,0 +1,34 @@
+"""`hlodiff record` must never change the program it watches. Its boundary reads ask torch_xla which device data the
+coming graph reads (`hlodiff/capture/reads.py`); asking about a view traced the view's IR into that graph at the
+hook's line, so the graphs of the syncs it reported differed from the rest, and a steady torch.compile loop
+recompiled once the reports stopped (scenario dynamo/dyn_print_outside_control exited 1 under record). Run live:
+the steady loop under `record` compiles no graph whose stack names hlodiff, and exits 0."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+
+import pytest
+
+from helpers import FIXTURES, capture_free_env, run_hlodiff
+
+pytestmark = [pytest.mark.xla,
+              pytest.mark.skipif(importlib.util.find_spec("torch_xla") is None, reason="torch_xla not installed")]
+
+SCENARIO = FIXTURES / "scenarios" / "dynamo"
+
+
+def test_a_steady_compiled_loop_under_record_stays_steady(tmp_path):
+    for name in ("dyn_print_outside_control.py", "_report.py"):
+        shutil.copy(SCENARIO / name, tmp_path / name)
+    out = tmp_path / "rec"
+    done = run_hlodiff("record", "--out", out, "--no-live", "--", sys.executable, "dyn_print_outside_control.py",
+                       cwd=tmp_path, env=capture_free_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    hlo = "".join(p.read_text(errors="replace") for p in (out / "xla_dump").glob("*before_optimizations.txt"))
+    assert hlo and "hlodiff/capture" not in hlo  # no op of any compiled graph was traced by the recorder
+    explained = run_hlodiff("explain-recompile", out, env=capture_free_env())
+    assert explained.returncode == 0, explained.stdout[:2000]
+    assert "reads.py" not in explained.stdout
