@@ -137,6 +137,9 @@ class GraphCost:
     unknowns: list[Unknown] = field(default_factory=list)
     phase: str | None = None
     """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`)."""
+    first_ref: str | None = None
+    """For a cache hit, the graph it repeats (its first sighting in the run): the same program, so the same phase
+    where no report came before this one."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
 

@@ -144,13 +144,22 @@ def _pipeline(console: Console, run: RunCost) -> None:
         return
     console.print("\n[bold]held across graph boundaries, per step[/] (each tensor once)", highlight=False)
     for r in runs:
+        quiet = [s for s in r.steps if s.reported == 0]
         for s in r.steps:
+            if s.reported == 0:  # after the run repeated itself: told once, below
+                continue
             phases = ", ".join(f"{n} {p}" for p, n in s.phases.items())
             roles = ", ".join(f"{role.replace('_', ' ')} {_b(t.bytes)}" for role, t in s.roles.items())
             note = "" if s.complete else f" (only {s.reported} of {len(s.graphs)} graphs recorded: at least)"
             console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graphs: {phases}): "
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
                                   4), highlight=False)
+        if quiet:
+            which = f"step {quiet[0].step}" if len(quiet) == 1 else f"steps {quiet[0].step}-{quiet[-1].step}"
+            console.print(Hanging(Text(f"  {r.source} {which} ({sum(len(s.graphs) for s in quiet)} graphs): no report "
+                                       "before them (the run had repeated itself: they repeat the steps above; "
+                                       "HLODIFF_LIVE_TENSORS=every-sync records every graph)", style="dim"), 4),
+                          highlight=False)
     for g in single_graph_beside(runs, run.graphs, run.boundaries_exact):
         held = _b(g["held_bytes"]) + ("" if g["held_exact"] else " named (at least)")
         peak = (f"; its largest graph's peak {_b(g['split_peak_bytes'])} ({g['split_peak_source']}"
