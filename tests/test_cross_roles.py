@@ -50,6 +50,14 @@ def test_optimizer_output_a_forward_also_reads_is_a_parameter():
     assert role_of(OPTIMIZER, OPTIMIZER, read_by_model=False) == "optimizer_state"
 
 
+def test_an_optimizer_output_an_nn_parameter_held_is_a_parameter():
+    """A whole step in one graph (the forward cut off by `.item()` before it) reads the weights and the momenta
+    alike, as an optimizer graph: the weights are told apart by the ids `nn.Parameter` objects held (record's
+    `params=`); what no parameter held, read by the optimizer alone, stays state (review F8)."""
+    assert role_of(OPTIMIZER, OPTIMIZER, is_parameter=True) == "parameter"
+    assert role_of(OPTIMIZER, OPTIMIZER, is_parameter=False) == "optimizer_state"
+
+
 def test_a_pair_no_row_names_is_other():
     assert role_of(BACKWARD, FORWARD) == "other"
     assert role_of(FORWARD, OPTIMIZER) == "other"

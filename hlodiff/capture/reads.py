@@ -27,10 +27,11 @@ Standard library only at import time, like the hook that loads it.
 from __future__ import annotations
 
 
-def device_data_reads() -> tuple[list[int], list[int]]:
-    """``(reads, clones)``: ids of the tensors whose device data the pending graph of every Python-visible XLA tensor
-    reads, and ids of the Python-visible tensors that are clones of device data (outputs the report lists as data);
-    both sorted."""
+def device_data_reads() -> tuple[list[int], list[int], list[int]]:
+    """``(reads, clones, params)``: ids of the tensors whose device data the pending graph of every Python-visible
+    XLA tensor reads, ids of the Python-visible tensors that are clones of device data (outputs the report lists as
+    data), and the ids the model's ``nn.Parameter`` objects hold now (an optimizer's update gives a parameter its new
+    id before the sync: the graph computes that id, the next graph reads it); all sorted."""
     import gc
 
     import torch
@@ -38,6 +39,7 @@ def device_data_reads() -> tuple[list[int], list[int]]:
 
     xlac = torch_xla._XLAC
     xla = [obj for obj in gc.get_objects() if _is_xla_tensor(torch, obj)]
+    params = sorted({i for t in xla if issubclass(type(t), torch.nn.Parameter) for i in _tensor_id(xlac, t)})
     roots, seen = [], set()
     for tensor in xla:
         # a view's IR is made when it is first asked for (torch_xla rebuilds it from its base lazily): asking here
@@ -54,10 +56,17 @@ def device_data_reads() -> tuple[list[int], list[int]]:
     pending = [t for t, n in zip(roots, need) if n]
     clones = sorted({i for t, n in zip(roots, need) if not n for i in _clone_id(xlac, t)})
     if not pending:
-        return [], clones
+        return [], clones, params
     ids, handles = xlac._get_tensors_xla_device_data_node(pending)
     del handles, pending, roots, xla  # tensors wrapping the same buffers: drop them before the sync
-    return sorted({int(i) for i in ids if int(i) >= 0}), clones  # -1: data no tensor was computed for
+    return sorted({int(i) for i in ids if int(i) >= 0}), clones, params  # -1: data no tensor was computed for
+
+
+def _tensor_id(xlac, tensor) -> list[int]:
+    try:
+        return [int(xlac._xla_get_tensor_id(tensor))]
+    except Exception:
+        return []
 
 
 def _is_view(tensor) -> bool:
@@ -108,8 +117,9 @@ def _is_xla_tensor(torch, obj) -> bool:
         return False
 
 
-def header_words(found: tuple[list[int], list[int]]) -> str:
-    """The ``reads=`` and ``clones=`` words of a ``## SYNC`` header (``hlodiff.dumps.tensors_report`` reads them
-    back)."""
-    reads, clones = found
-    return " reads=" + ",".join(str(i) for i in reads) + (" clones=" + ",".join(map(str, clones)) if clones else "")
+def header_words(found: tuple[list[int], list[int], list[int]]) -> str:
+    """The ``reads=``, ``clones=`` and ``params=`` words of a ``## SYNC`` header (``hlodiff.dumps.tensors_report``
+    reads them back)."""
+    reads, clones, params = found
+    return (" reads=" + ",".join(str(i) for i in reads) + (" clones=" + ",".join(map(str, clones)) if clones else "")
+            + (" params=" + ",".join(map(str, params)) if params else ""))

@@ -52,6 +52,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     exact = True
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
+    parameters: set[int] = set()  # ids an nn.Parameter held when record reported (params=)
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer
@@ -98,6 +99,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
         # (clones=, which the report lists like data); when they do not add up to the graph's outputs some output
         # is not named, but those named are still exact
         clones = _ids(report.get("clones")) if reads is not None else set()
+        parameters.update(_ids(report.get("params")))
         for tensor in (*outputs, *(t for t in report.tensors if t.id in clones)):
             producer[tensor.id] = position
             made_by[tensor.id] = tensor
@@ -115,7 +117,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             "into them is not named (their steps repeat the steps named; HLODIFF_LIVE_TENSORS=every-sync records "
             "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
     keys = [(r.source, r.cache_key()) for r in records]
-    return _with_roles(boundaries, graphs, phases, made_by, keys), exact
+    return _with_roles(boundaries, graphs, phases, made_by, keys, parameters), exact
 
 
 def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
@@ -156,7 +158,7 @@ def _ids(value: str | None) -> set[int]:
 
 
 def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
-                made_by: dict[int, LiveTensor], keys: list) -> list[Boundary]:
+                made_by: dict[int, LiveTensor], keys: list, parameters: set[int] = frozenset()) -> list[Boundary]:
     """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it."""
     _infer_phases(boundaries, graphs, phases, keys)
     read_by_model: set[int] = set()
@@ -168,7 +170,7 @@ def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dic
         made_in, read_in = phases.get(b.source_phase), phases.get(b.target_phase)
         tensors = []
         for t in b.tensors:
-            role = role_of(made_in, read_in, t.id in read_by_model) if made_in and read_in else None
+            role = role_of(made_in, read_in, t.id in read_by_model, t.id in parameters) if made_in and read_in else None
             origin = made_by.get(t.id)
             line = user_frame(origin.frames) if origin is not None and origin.frames else None
             tensors.append(replace(t, role=role, user_line=line))

@@ -77,10 +77,13 @@ def graph_phase(outputs: list[LiveTensor]) -> str | None:
     return max(phases, key=_ORDER.__getitem__) if phases else None
 
 
-def role_of(made_in: str | None, read_in: str | None, read_by_model: bool = False) -> str:
+def role_of(made_in: str | None, read_in: str | None, read_by_model: bool = False,
+            is_parameter: bool = False) -> str:
     """The role of a tensor made in phase ``made_in`` and read by a graph of phase ``read_in``; ``read_by_model``:
-    some forward or backward graph reads the same tensor too (then an optimizer's output is a parameter)."""
-    if made_in == OPTIMIZER and read_by_model:
+    some forward or backward graph reads the same tensor too (then an optimizer's output is a parameter);
+    ``is_parameter``: an ``nn.Parameter`` held it when ``hlodiff record`` reported (``params=``), which settles it
+    where the phases cannot (a whole step in one graph reads the weights and the momenta alike)."""
+    if made_in == OPTIMIZER and (read_by_model or is_parameter):
         return PARAMETER
     for source, target, role in ROLE_RULES:
         if source == made_in and (target is None or target == read_in):
