@@ -68,3 +68,15 @@ def test_record_follows_a_save_file_the_user_chose(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["inputs"]["dumps"] == [str(tmp_path / "mine.hlo.0")]
     assert doc["recompilations"][0]["causes"][0]["kind"] == "outputs"
+
+
+def test_the_exit_line_says_when_the_recompilations_were_expected():
+    """A steady run's warm-up (Adam's state on step 1) must not read like a failing run's recompilation at the end of
+    `record` (review F11): the line says which were expected."""
+    from hlodiff.render.record import exit_note
+
+    assert exit_note(0, 1, 0) == "hlodiff: 1 recompilation (expected); exiting with the command's status 0"
+    assert exit_note(0, 2, 0) == "hlodiff: 2 recompilations (all expected); exiting with the command's status 0"
+    assert exit_note(0, 3, 1) == "hlodiff: 3 recompilations (1 unexpected); exiting with the command's status 0"
+    assert exit_note(1, 1, 1) == "hlodiff: 1 recompilation; exiting with the command's status 1"
+    assert exit_note(0, 0, 0) == "hlodiff: 0 recompilations; exiting with the command's status 0"

@@ -44,9 +44,15 @@ def record_notes(result, out_dir: str | None) -> RecordNotes:
     return notes
 
 
-def exit_note(status: int, recompilations: int | None = None) -> str:
-    """The verdict line: record exits with the command's status, not hlodiff's."""
+def exit_note(status: int, recompilations: int | None = None, unexpected: int | None = None) -> str:
+    """The verdict line: record exits with the command's status, not hlodiff's; it says how many recompilations
+    were expected (a warm-up) so a steady run does not read as a failing one."""
     if recompilations is None:  # several ranks: their verdict is in the report
         return f"hlodiff: exiting with the command's status {status}"
     n = recompilations
-    return f"hlodiff: {n} recompilation{'s' if n != 1 else ''}; exiting with the command's status {status}"
+    count = f"{n} recompilation{'s' if n != 1 else ''}"
+    if n and unexpected == 0:
+        count += " (expected)" if n == 1 else " (all expected)"
+    elif n and unexpected is not None and unexpected < n:
+        count += f" ({unexpected} unexpected)"
+    return f"hlodiff: {count}; exiting with the command's status {status}"
