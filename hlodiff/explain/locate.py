@@ -178,14 +178,15 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
     if cause.kind == "compile_options":
         return ("compiler options are set where the function is jitted (jax.jit(..., compiler_options=...)), in "
                 "XLA_FLAGS or the environment: no capture records that line")
-    if cause.kind in OUTSIDE_KINDS and record.kind not in TRACED_KINDS:
+    from hlodiff.diff.fixes import producer_from_name
+
+    jax = producer_from_name(graph.name or record.module_name or "") == "jax"
+    if cause.kind in OUTSIDE_KINDS and record.kind not in TRACED_KINDS and jax:  # a torch_xla dump folder is not JAX
         return "rerun with JAX_EXPLAIN_CACHE_MISSES=1 (`hlodiff record` keeps its log): JAX names the call site"
     if record.kind in TRACED_KINDS and not has_reports:
         return ("the HLO names only library frames here: print torch_xla._XLAC._xla_tensors_report(0, str(device)) "
                 "before each sync (or use `hlodiff record`), whose stacks reach your line")
-    from hlodiff.diff.fixes import producer_from_name
-
-    if producer_from_name(graph.name or record.module_name or "") == "jax":
+    if jax:
         return ("JAX keeps no stack of yours for these instructions: they are inside a library function (the "
                 "call site, when another cause names it, is your line)")
     if record.proto_path:
