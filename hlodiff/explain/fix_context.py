@@ -37,14 +37,17 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
     # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
     # growth: 5, 7, 9 compiled while 5, 5, 7, 5, 9, 7 ran; the bucket plan's verdict reads it the same way.
-    seen_all = {r.family.key: counts_from_of(r.family) == "executions" for r in recompilations}
+    families = {r.family.key: r.family for r in recompilations}
+    of_family: dict[str, list] = {}  # each family's recompilations, in order: grouped once, not filtered per family
+    for r in recompilations:
+        of_family.setdefault(r.family.key, []).append(r)
+    seen_all = {key: counts_from_of(family) == "executions" for key, family in families.items()}
     # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
-    onward = {r.family.key: _never_returns(r.family) for r in recompilations}
+    onward = {key: _never_returns(family) for key, family in families.items()}
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
-    repeats = {key: _block_repeats([r for r in recompilations if r.family.key == key])
-               for key in {r.family.key for r in recompilations}}
+    repeats = {key: _block_repeats(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
@@ -52,8 +55,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
     first_types = family_first_types(recompilations)
     runs = family_runs(recompilations)
-    accumulating = {key: optimizer_in_cycle([r for r in recompilations if r.family.key == key],
-                                            pattern.period, runs[id(fam)][0])
+    accumulating = {key: optimizer_in_cycle(of_family[key], pattern.period, runs[id(fam)][0])
                     for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     for r in recompilations:
         context = replace(
@@ -66,6 +68,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            compilations_only=not seen_all.get(r.family.key, True),
             optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
@@ -179,8 +182,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
-                      short_run=len(members) <= 2, compilations_only=counts_from_of(r.family) != "executions",
-                      last_each_round=_last_of_each_round(members, r.graph, period),
+                      short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
                       variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
 
