@@ -53,7 +53,9 @@ def _guarded(fn):
 
 
 def _warn(warnings: list[InputWarning]) -> None:
-    for warning in warnings:
+    from hlodiff.errors import unique
+
+    for warning in unique(warnings):
         click.echo(str(warning), err=True)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 _UNSAFE = "\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """Lone surrogates (an undecodable byte kept by ``surrogateescape``, or a ``\\udc80`` escape in a dump: UTF-8 cannot
@@ -101,6 +102,22 @@ class InputWarning:
         if self.line is not None:
             where += f":{self.line}"
         return f"{where}: warning: {printable(self.message)}"
+
+
+def unique(warnings: Iterable[InputWarning]) -> list[InputWarning]:
+    """Each warning once, in order: two readers of one file (a recording's debug log read for its executions and
+    for its compilations, once by the manifest's path and once by the folder's) find the same damage, and a user
+    shown it twice wonders whether two files are cut."""
+    import os
+
+    seen: set[tuple] = set()
+    out = []
+    for w in warnings:
+        key = (os.path.realpath(w.path) if w.path else None, w.line, w.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(w)
+    return out
 
 
 def failure_line(exc: BaseException) -> tuple[str, int] | None:

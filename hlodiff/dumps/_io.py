@@ -68,16 +68,16 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def check_text(path: str, head: bytes) -> None:
+def check_text(path: str, head: bytes, what: str = "an HLO dump") -> None:
     """Reject empty and binary files with the one-line error the CLI prints."""
     if not head:
         raise HlodiffError("empty file", path=path)
     packed = _packed_kind(head)
     if packed is not None:
-        raise HlodiffError(f"not an HLO dump: {packed}", path=path)
+        raise HlodiffError(f"not {what}: {packed}", path=path)
     nul = head.find(b"\0")
     if nul >= 0 and not (nul > 0 and is_nul_tail(head[nul:])):  # a NUL tail is damage the readers skip, warning
-        raise HlodiffError(f"not an HLO dump: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
+        raise HlodiffError(f"not {what}: binary data (NUL byte at offset {nul}){_binary_hint(path)}", path=path)
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -86,7 +86,7 @@ def check_text(path: str, head: bytes) -> None:
         text = head.decode("utf-8", "replace")
         bad = text.count("\ufffd") + sum(1 for c in text if c < " " and c not in "\t\n\r\f")
         if bad > max(8, len(text) // 100):
-            message = f"not an HLO dump: binary data (invalid UTF-8 at offset {exc.start})"
+            message = f"not {what}: binary data (invalid UTF-8 at offset {exc.start})"
             raise HlodiffError(message, path=path) from None
 
 
@@ -369,7 +369,23 @@ def check_readable(path: str) -> None:
         raise missing_path_error(path)
     if not os.path.isfile(path):
         raise HlodiffError("not a regular file (a pipe or a device?)", path=path)
-    check_text(path, read_head(path))
+    check_text(path, read_head(path), "a text log")
+
+
+def found_text_files(paths: list[str], warnings: list[InputWarning] | None) -> list[str]:
+    """The side files hlodiff found itself (by name, beside a dump) that can be read as text. A file the user did
+    not name costs only itself: an empty one (the stderr of a run that warned about nothing) is no evidence and
+    is passed over in silence, a binary or unreadable one with a warning; the dump is still explained."""
+    kept = []
+    for path in paths:
+        try:
+            check_readable(path)
+        except HlodiffError as err:
+            if err.message != "empty file" and warnings is not None:
+                warnings.append(InputWarning(f"{err.message}; not read", err.path or path, err.line))
+            continue
+        kept.append(path)
+    return kept
 
 
 def text_lines(path: str, warnings: list[InputWarning] | None) -> Iterator[str]:

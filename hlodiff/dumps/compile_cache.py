@@ -34,7 +34,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from hlodiff.dumps._io import names_in, text_lines
+from hlodiff.dumps._io import found_text_files, names_in, text_lines
 from hlodiff.errors import HlodiffError, InputWarning
 
 _COMPILING_RE = re.compile(r"Compiling (\S+) with global shapes and types")
@@ -286,6 +286,7 @@ def read_torch_cache_facts(paths: list[str], warnings: list[InputWarning] | None
 def torch_side_files(run: str) -> list[str]:
     """Text files in a torch_xla run folder that may hold the metrics report or C++ warnings."""
     folder = run if os.path.isdir(run) else os.path.dirname(run) or "."
-    return [os.path.join(folder, n) for n in names_in(folder)
-            if re.search(r"\.(log|txt|out|err)$", n) and os.path.isfile(os.path.join(folder, n))
-            and not n.startswith(("graphs.hlo", "tensors_report", "cache_listing"))]
+    names = [os.path.join(folder, n) for n in names_in(folder)
+             if re.search(r"\.(log|txt|out|err)$", n) and os.path.isfile(os.path.join(folder, n))
+             and not n.startswith(("graphs.hlo", "tensors_report", "cache_listing"))]
+    return found_text_files(names, None)  # any *.log beside the run: an empty or binary one is none of ours

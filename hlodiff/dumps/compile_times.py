@@ -124,7 +124,12 @@ def _read_one(path: str, times: CompileTimes, warnings: list[InputWarning] | Non
             tsv = True
             continue
         if tsv:
-            _tsv_row(line, times, path, lineno)
+            try:
+                _tsv_row(line, times, path, lineno)
+            except HlodiffError as err:  # one damaged row costs its own sample (an unknown time), not the run
+                if warnings is None:
+                    raise
+                warnings.append(InputWarning(f"{err.message}; row skipped", path, lineno))
             continue
         m = _JAX_RE.search(line)
         if m:
@@ -194,15 +199,17 @@ LOG_NAMES = ("metrics.txt", "jax_log.txt", "jax.log", "compile_times.tsv")
 def logs_beside(paths: list[str]) -> list[str]:
     """Compile-time logs sitting beside the given dumps (save files, dump folders, ``PATH#N`` refs)."""
     found: list[str] = []
+    seen: set[str] = set()
     for path in paths:
         base = re.sub(r"#-?\d+$", "", path) if not os.path.exists(path) else path
         # a folder (an XLA dump, a `record` folder) holds its logs; a file's logs sit beside it, and so do an
         # XLA dump folder's when it lies inside a run folder (run/xla_dump beside run/jax.log)
-        folders = [os.path.abspath(base)] if os.path.isdir(base) else []
-        folders.append(os.path.dirname(os.path.abspath(base)))
+        folders = [base] if os.path.isdir(base) else []
+        folders.append(os.path.dirname(os.path.normpath(base)))  # spelled as given: warnings name it so
         for folder in folders:
             for name in LOG_NAMES:
                 candidate = os.path.join(folder, name)
-                if os.path.isfile(candidate) and candidate not in found:
+                if os.path.isfile(candidate) and os.path.abspath(candidate) not in seen:
+                    seen.add(os.path.abspath(candidate))
                     found.append(candidate)
     return found

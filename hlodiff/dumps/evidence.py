@@ -153,6 +153,9 @@ class Run:
     on_disk: bool = True
     """Protos and compile-option files are read from beside the records' paths (False: evidence built in memory,
     nothing is read)."""
+    late_warnings: list[InputWarning] | None = None
+    """Where a side source read at the analysis's first question reports damage it found (the list ``read_run``
+    was given, printed after the analysis); None: such damage is an error."""
     _times: object = None
 
     # -- the graphs ---------------------------------------------------------------------------------------------
@@ -228,7 +231,10 @@ class Run:
         if self._times is None:
             from hlodiff.dumps.compile_times import read_compile_times
 
-            self._times = read_compile_times(list(self.time_logs))  # no warnings: a log of cache misses is fine
+            seen: list[InputWarning] | None = None if self.late_warnings is None else []
+            self._times = read_compile_times(list(self.time_logs), seen)
+            if seen:  # damage (a row that is no number) is told; a log of cache misses without times is fine
+                self.late_warnings.extend(w for w in seen if w.line is not None)
         return self._times
 
     def compile_seconds(self, records: list[GraphRecord], compiled: list[bool]) -> dict[int, float]:
@@ -246,6 +252,7 @@ def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | No
     """The run at ``inputs``: its graphs read (each text stays in its file until parsed), its PT_XLA_DEBUG
     compilations read; the other side sources are read when the analysis asks for them. What finding and reading
     noticed goes to ``warnings``, in that order. No graph at all is an error naming the first dump."""
+    from hlodiff.dumps._io import found_text_files
     from hlodiff.dumps.compile_times import logs_beside
 
     warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
@@ -253,8 +260,8 @@ def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | No
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
     events = debug_events(inputs.debug_logs, warnings)
-    time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
-    return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines())
+    time_logs = [*getattr(inputs, "jax_logs", []), *found_text_files(logs_beside(inputs.paths), warnings)]
+    return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines(), late_warnings=warnings)
 
 
 def debug_events(logs: Iterable[str], warnings: list[InputWarning] | None) -> dict[str, "CompilationEvent"]:

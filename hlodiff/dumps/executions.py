@@ -79,12 +79,28 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
             _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
                             "(compiled before the capture started?); skipped", debug_log, event.line)
             continue
-        yield GraphRecord(path=module.path, index=index, kind=KIND, start_line=module.start_line, source=source,
-                          graph_name=event.graph_name, frames=event.frames, graph_hash=event.graph_hash,
-                          module_number=module.module_number, module_name=module.module_name, stage=module.stage,
-                          complete=module.complete, byte_offset=module.byte_offset,
-                          byte_length=module.byte_length, packed_text=module.packed_text,
-                          proto_path=module.proto_path)
+        yield _record(module, index, source, event)
+    unlogged = modules[len(log.compilations):]
+    if unlogged and log.executions and end is None:
+        # The log stops before the dump does (the process was killed while writing it, or the file was cut): the
+        # modules it never reached were still compiled. Damage is local: they follow its last execution, as
+        # compilations only, rather than vanish with the log's tail.
+        _warn(warnings, f"the PT_XLA_DEBUG log ends before the XLA dump's last {len(unlogged)} "
+                        f"module{'s' if len(unlogged) > 1 else ''} (cut off?): read after its last execution, as "
+                        "compilations only (their cache hits are not known)", debug_log)
+        for index, module in enumerate(unlogged, start=max(first, len(sequence))):
+            yield _record(module, index, source, None)
+
+
+def _record(module: GraphRecord, index: int, source: str,
+            event: CompilationEvent | ExecutionEvent | None) -> GraphRecord:
+    """The record of one execution (``event``) of a dumped module; without an event, a compilation the log missed."""
+    return GraphRecord(path=module.path, index=index, kind=KIND, start_line=module.start_line, source=source,
+                       graph_name=event.graph_name if event else None, frames=event.frames if event else None,
+                       graph_hash=event.graph_hash if event else None, module_number=module.module_number,
+                       module_name=module.module_name, stage=module.stage, complete=module.complete,
+                       byte_offset=module.byte_offset, byte_length=module.byte_length,
+                       packed_text=module.packed_text, proto_path=module.proto_path)
 
 
 def _sources(folder: str) -> tuple[str, str]:
@@ -100,7 +116,9 @@ def _sources(folder: str) -> tuple[str, str]:
         raise HlodiffError("this recording has no PT_XLA_DEBUG log (the sequence of executions)", path=folder)
     if not paths.xla_dump or not os.path.isdir(paths.xla_dump):
         raise HlodiffError("this recording has no XLA dump folder (the HLO of compiled graphs)", path=folder)
-    return paths.debug_log, paths.xla_dump
+    from hlodiff.dumps.run_folder import as_typed
+
+    return as_typed(paths.debug_log, folder), as_typed(paths.xla_dump, folder)
 
 
 _MODULE_FILE = re.compile(r"^module_(\d+)\..+\.txt$")

@@ -214,6 +214,9 @@ def read_manifest(path: str | os.PathLike[str]) -> CapturePaths:
             data = json.load(f)
     except FileNotFoundError:
         raise HlodiffError(f"no {MANIFEST_NAME} here (not a folder written by 'hlodiff record')", path=p) from None
+    except json.JSONDecodeError as exc:  # a cut or hand-edited manifest: where, as for any other input
+        raise HlodiffError(f"unreadable capture manifest: {exc.msg}", path=manifest, line=exc.lineno,
+                           col=exc.colno) from None
     except (OSError, ValueError) as exc:
         raise HlodiffError(f"unreadable capture manifest: {exc}", path=manifest) from None
     if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:

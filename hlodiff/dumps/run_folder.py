@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from hlodiff.dumps._io import names_in
+from hlodiff.dumps._io import found_text_files, names_in
 from hlodiff.dumps.manifest import CAPTURE_EXECUTIONS, MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
 
@@ -68,7 +68,7 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
                                     ("pt_xla_debug.log", inputs.debug_logs, debug_log)):
             candidate = side.get(name) or os.path.join(folder, name)
             if given is None and os.path.isfile(candidate) and _key(candidate) not in {_key(t) for t in target} \
-                    and os.path.getsize(candidate) > 0:  # record's hook saw no sync (a torch.compile run): none
+                    and found_text_files([candidate], inputs.warnings):  # empty: record saw no sync (torch.compile)
                 target.append(candidate)
         _sniff_folder(folder, inputs, given=(tensors_report, debug_log, jax_log))
         if os.path.isdir(path) and not recorded:  # an XLA dump folder: the run's logs sit beside it
@@ -175,11 +175,11 @@ def _manifest_side_files(folder: str) -> dict[str, str]:
     from hlodiff.dumps.manifest import read_manifest
 
     paths = read_manifest(folder)
-    return {name: _as_typed(p, folder) for name, p in (("tensors_report.txt", paths.tensors_report),
+    return {name: as_typed(p, folder) for name, p in (("tensors_report.txt", paths.tensors_report),
                                                        ("pt_xla_debug.log", paths.debug_log)) if p}
 
 
-def _as_typed(path: str, folder: str) -> str:
+def as_typed(path: str, folder: str) -> str:
     """A path the manifest holds, spelled from the folder as the user typed it when it lies inside it (so a file
     found there by name and by content is seen as one file, and reports name it as the user knows it)."""
     inside = os.path.relpath(os.path.abspath(path), os.path.abspath(folder or "."))

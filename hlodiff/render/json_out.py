@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 
 from hlodiff import __version__
-from hlodiff.errors import UNSAFE_RE, printable
+from hlodiff.errors import UNSAFE_RE, printable, unique
 
 SCHEMA_VERSION = 1
 
 
 def document(kind: str, body: dict, warnings=()) -> dict:
     return {"schema": f"hlodiff.{kind}/{SCHEMA_VERSION}", "hlodiff_version": __version__, **body,
-            "warnings": [str(w) for w in warnings]}
+            "warnings": [str(w) for w in unique(warnings)]}
 
 
 def dumps(doc: dict) -> str:

@@ -95,7 +95,9 @@ def frame_text(frame: SourceFrame | None) -> str:
 
 
 def render_warnings(console: Console, warnings: Iterable[InputWarning]) -> None:
-    for warning in warnings:
+    from hlodiff.errors import unique
+
+    for warning in unique(warnings):
         console.print(Text(str(warning), style="yellow"), highlight=False)
 
 
