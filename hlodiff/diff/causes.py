@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from hlodiff.diff.classify import ComputationDiff, ref
 from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
-from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, ops_cause,
-                                   origin_cause)
+from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, new_work,
+                                   ops_cause, origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.literal import ratio, real, size
 
@@ -249,7 +249,7 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
             continue
         if kind == "inputs":
             causes[kind] = inputs_cause(items, context)
-        elif kind == "ops" and all(c.side != "changed" for c in items):
+        elif kind == "ops" and (all(c.side != "changed" for c in items) or new_work(items)):
             causes[kind] = ops_cause(items, context)
         else:
             causes[kind] = origin_cause(kind, items, context)

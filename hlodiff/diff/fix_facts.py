@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause, Change
+from hlodiff.diff.summaries import MOVED_OPCODES, new_work
 from hlodiff.hlo.literal import number, size
 
 
@@ -226,6 +227,13 @@ def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
 # -- the cause's origins ----------------------------------------------------------------------------------------------
 
 
+SETTING_LAYERS = ("torch/nn/modules/", "torch/nn/functional.py")
+"""Library code whose traced ops follow the layer's own settings (GELU's ``approximate``, dropout's ``p``, a
+module's ``training`` flag): ops that differ there and nowhere in the user's code come from a setting. Not the
+optimizer's code (its first step creates state), nor the dispatcher's frames (``torch/_ops.py``), which any op
+reaches."""
+
+
 def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
     first = first_changed(cause)
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
@@ -237,6 +245,13 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("removed_only")
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
+    if cause.kind == "ops" and not cause.locations and cause.library_locations:
+        where = cause.library_locations[0]
+        computing = any(c.side != "changed" and (c.left or c.right).opcode not in MOVED_OPCODES
+                        for c in cause.origins)  # not a transpose placed elsewhere: other arithmetic
+        if computing and package_path(where.file).startswith(SETTING_LAYERS):
+            facts.add("library_ops")  # traced inside a layer's own code, and no line of the user's is on them
+            args["library_call"] = f"{package_path(where.file)}:{where.line}"
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
     if any("operand_count" in c.kinds and c.left is not None and c.left.opcode == "concatenate"
            for c in cause.origins):
@@ -251,7 +266,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("layout_ops_only")
     if opcodes and opcodes <= {"broadcast", "reshape", "bitcast"}:
         facts.add("broadcast_reshape_only")
-    if _rewired(cause) or any("operands" in c.details for c in cause.origins):
+    if _rewired(cause) or (any("operands" in c.details for c in cause.origins) and not new_work(cause.origins)):
         facts.add("rewired")
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]
     if new and all(r.shape.split("{", 1)[0].endswith("[]") for r in new):
@@ -374,7 +389,7 @@ def _values(change: Change) -> set[str]:
     return found
 
 
-_MOVED = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast"))
+_MOVED = MOVED_OPCODES
 
 
 def _rewired(cause: Cause) -> bool:

@@ -425,6 +425,11 @@ RULES: tuple[FixRule, ...] = (
           "passed): pass it on every call, with a neutral value when unused", unless="removed"),
     _rule("ops_branch_jax", "ops", "jax",
           "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
+    _rule("ops_library_setting", "ops", "library_ops",
+          "the ops that differ were traced inside library code ({library_call}) and carry no line of yours: that "
+          "call ran with another argument, option or mode in the other graph (approximate= on GELU, a dropout "
+          "probability, train() vs eval()); find the call that reaches it and keep its settings the same",
+          unless="jax"),
     _rule("ops_branch", "ops", "",
           "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
           "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),

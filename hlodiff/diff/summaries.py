@@ -91,14 +91,30 @@ def inputs_cause(changes: list[Change], context: str) -> Cause:
                  callers=callers(stacks))
 
 
+MOVED_OPCODES = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast"))
+"""Layout plumbing: what appears or goes when the same values are only wired another way."""
+
+
+def new_work(changes: list[Change]) -> bool:
+    """Operations appear or go besides instructions that only read their operands in another order: the
+    computation itself changed (erf replaced by tanh), and the rewired instructions are where it joins the rest,
+    not the story."""
+    changed = [c for c in changes if c.side == "changed"]
+    return (any(c.side != "changed" and (c.left or c.right).opcode not in MOVED_OPCODES for c in changes)
+            and all(set(c.kinds) == {"operands"} for c in changed))
+
+
 def ops_cause(changes: list[Change], context: str) -> Cause:
-    added = Counter(c.right.opcode for c in changes if c.right is not None)
-    removed = Counter(c.left.opcode for c in changes if c.left is not None)
+    added = Counter(c.right.opcode for c in changes if c.left is None)
+    removed = Counter(c.left.opcode for c in changes if c.right is None)
+    rewired = sum(1 for c in changes if c.side == "changed")
     parts = []
     for counter, verb in ((added, "added"), (removed, "removed")):
         if counter:
             n = sum(counter.values())
             parts.append(f"{n} instruction{'s' if n != 1 else ''} {verb} ({_opcodes(counter)})")
+    if rewired:
+        parts.append(f"{rewired} instruction{'s' if rewired != 1 else ''} reading them in another order")
     stacks = change_stacks(changes)
     user, library = locations(stacks)
     return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),
