@@ -166,6 +166,13 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
     if cause.locations:
         return None
     record = graph.record
+    from hlodiff.diff.fixes import producer_from_name
+
+    producer = producer_from_name(graph.name or record.module_name or "")
+    jax = producer == "jax"
+    if not has_source_metadata(graph) and jax:
+        return ("JAX wrote no source line into this module: an operation JAX ran itself, outside your jitted "
+                "functions (jnp.asarray, a device_put's staging); JAX records no caller for it")
     if not has_source_metadata(graph):
         if record.kind in TRACED_KINDS and has_op_metadata(graph):
             return ("source lines were off whenever this graph ran (`hlodiff record --lines auto` records them "
@@ -174,13 +181,12 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
         if record.kind in TRACED_KINDS:
             return ("the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1 "
                     "(`hlodiff record -- python train.py` sets them and captures live-tensor reports)")
+        if producer == "torch_xla":
+            return "the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 XLA_IR_DEBUG=1"
         return "the HLO has no source metadata: rerun with XLA_HLO_DEBUG=1 (torch_xla) or a JAX that dumps stack frames"
     if cause.kind == "compile_options":
         return ("compiler options are set where the function is jitted (jax.jit(..., compiler_options=...)), in "
                 "XLA_FLAGS or the environment: no capture records that line")
-    from hlodiff.diff.fixes import producer_from_name
-
-    jax = producer_from_name(graph.name or record.module_name or "") == "jax"
     if cause.kind in OUTSIDE_KINDS and record.kind not in TRACED_KINDS and jax:  # a torch_xla dump folder is not JAX
         return "rerun with JAX_EXPLAIN_CACHE_MISSES=1 (`hlodiff record` keeps its log): JAX names the call site"
     if record.kind in TRACED_KINDS and not has_reports:
