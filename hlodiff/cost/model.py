@@ -136,10 +136,11 @@ class GraphCost:
     """torch_xla's Post Compilation Analysis of this graph's compilation, when its PT_XLA_DEBUG log was read."""
     unknowns: list[Unknown] = field(default_factory=list)
     phase: str | None = None
-    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`)."""
-    first_ref: str | None = None
-    """For a cache hit, the graph it repeats (its first sighting in the run): the same program, so the same phase
-    where no report came before this one."""
+    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`), or the
+    report of another sighting of the same program (a cache hit with no report before it repeats a graph that had
+    one)."""
+    reported: bool = False
+    """A live-tensor report came before this graph (what crossed into it is named)."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
 

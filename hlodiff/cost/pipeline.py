@@ -68,7 +68,6 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
         steps: list[PipelineStep] = []
         current: PipelineStep | None = None
         seen: set[int] = set()  # tensor ids already held (counted once, in the first step that reads them)
-        phase_of = {g.ref: g.phase for g in members if g.phase is not None}
         for g in members:
             if current is None:
                 current = PipelineStep(len(steps), [], {}, 0)
@@ -76,7 +75,7 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
             current.graphs.append(g.ref)
             if g.phase is not None:
                 current.phases[g.phase] = current.phases.get(g.phase, 0) + 1
-                current.reported += 1
+            current.reported += g.reported
             for b in into.get(g.ref, ()):
                 current.crossing_bytes += b.bytes
                 fresh = [t for t in b.tensors if t.id not in seen]
@@ -86,9 +85,9 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
                 for role, tally in roles_tally(fresh).items():
                     old = current.roles.get(role, Tally(0, 0))
                     current.roles[role] = Tally(old.count + tally.count, old.bytes + tally.bytes)
-            # a graph with no report before it (the run had repeated) is the program it repeats: its optimizer
-            # graph still ends a step, so later steps are not lumped into one
-            if (g.phase or phase_of.get(g.first_ref)) == OPTIMIZER:
+            # a graph with no report before it (the run had repeated) has its program's phase (the boundaries'
+            # inference): its optimizer graph still ends a step, so later steps are not lumped into one
+            if g.phase == OPTIMIZER:
                 current = None
         out.append(PipelineRun(source, steps))
     return out

@@ -148,7 +148,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     first = seen.get(key) if key[1] is not None else None
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                           trigger=_trigger(record), first_ref=first.ref))
+                           trigger=_trigger(record)))
         return
     try:
         module = record.module()
