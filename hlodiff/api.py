@@ -204,7 +204,8 @@ class Inventory:
 
 def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | None = None,
                   scheduler: str | None = None, warnings: list[InputWarning] | None = None) -> Inventory:
-    """The graphs under ``paths``; several ranks of one job are inventoried rank by rank (in parallel, ``jobs``
+    """The graphs under ``paths`` (whatever :func:`explain_paths` accepts: dumps, ``PATH#N``, a ``hlodiff record``
+    folder, a run folder holding a dump and its logs); several ranks of one job are inventoried rank by rank (in parallel, ``jobs``
     processes or a Dask ``scheduler``), unrelated dumps one after the other as for one run."""
     warnings = [] if warnings is None else warnings
     specs = job_specs(paths)
@@ -216,11 +217,13 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
             return Inventory([], warnings, inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler))
         except NotOneJobError:
             pass  # unrelated dumps: listed one after the other, as for one run
-    from hlodiff.dumps.evidence import GraphProtos, collect_records
+    from hlodiff.dumps.evidence import read_graphs
+    from hlodiff.dumps.run_folder import discover
     from hlodiff.explain.inventory import inventory
 
-    return Inventory(inventory(collect_records(list(paths), warnings, stage=stage), warnings, protos=GraphProtos()),
-                     warnings)
+    # the inputs explain-recompile finds (a record folder, a run folder with its dump inside), their graphs only
+    run = read_graphs(discover(list(paths), None, None), warnings, stage=stage)
+    return Inventory(inventory(run.records, warnings, protos=run.protos()), warnings)
 
 
 @dataclass(slots=True)
