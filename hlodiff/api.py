@@ -136,7 +136,11 @@ class Explained:
 
 def _as_given(path: str, given: list[str]) -> str:
     """A file found beside what the user gave, spelled from it (``run/dump/m.hlo.pb`` for ``run``), so the JSON is
-    the same on every machine (review F12: the protos were absolute while the dumps were as given)."""
+    the same on every machine (review F12: the protos were absolute while the dumps were as given).
+
+    Spelled here, at the edge, not by the record-folder reader: a recording's module and proto paths come from its
+    manifest, resolved to absolute paths, and the reader's warnings name them (``module 1 skipped`` at the module
+    file's line, a proto that cannot be read); spelling them as given there would change those warnings' paths."""
     import os
 
     for g in given:
