@@ -17,6 +17,7 @@ from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
+from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory, read_torch_xla_memory
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
@@ -96,6 +97,7 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     run.families = _families(records, graphs)
     if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
         run.boundaries, run.boundaries_exact = find_boundaries(records, graphs, list(tensors_reports), warnings)
+        run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
     elif tensors_reports and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))

@@ -137,11 +137,9 @@ SHOWN_TENSORS = 8
 
 def _pipeline(console: Console, run: RunCost) -> None:
     """Per step: bytes held across boundaries by role (each tensor once); growth between runs."""
-    from hlodiff.cost.pipeline import growth, pipeline_runs, single_graph_beside
-
-    runs = pipeline_runs(run.graphs, run.boundaries)
-    if not runs:
+    if not run.pipeline.runs:
         return
+    runs = run.pipeline.runs
     console.print("\n[bold]held across graph boundaries, per step[/] (each tensor once)", highlight=False)
     for r in runs:
         quiet = [s for s in r.steps if s.reported == 0]
@@ -160,7 +158,7 @@ def _pipeline(console: Console, run: RunCost) -> None:
                                        "before them (the run had repeated itself: they repeat the steps above; "
                                        "HLODIFF_LIVE_TENSORS=every-sync records every graph)", style="dim"), 4),
                           highlight=False)
-    for g in single_graph_beside(runs, run.graphs, run.boundaries_exact):
+    for g in run.pipeline.single_graph:
         held = _b(g["held_bytes"]) + ("" if g["held_exact"] else " named (at least)")
         peak = (f"; its largest graph's peak {_b(g['split_peak_bytes'])} ({g['split_peak_source']}"
                 f"{_plus_minus(g['split_peak_rounding_bytes'])})" if g["split_peak_bytes"] is not None else "")
@@ -168,7 +166,7 @@ def _pipeline(console: Console, run: RunCost) -> None:
             f"  {g['split']} step {g['split_step']} ({g['split_graphs']} graphs): {held} held across boundaries"
             f"{peak}; beside it the single graph {g['single_graph']}: peak {_b(g['single_peak_bytes'])} "
             f"({g['single_peak_source']}{_plus_minus(g['single_peak_rounding_bytes'])})"), 4), highlight=False)
-    for g in growth(runs):
+    for g in run.pipeline.growth:
         roles = ", ".join(f"{role.replace('_', ' ')} {_b(a)} -> {_b(b)}" for role, (a, b) in g["roles"].items())
         console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "
                                    f"{g['forward_graphs'][1]}, held {_b(g['bytes'][0])} -> {_b(g['bytes'][1])}"
