@@ -220,6 +220,24 @@ def test_each_training_graph_ends_its_step_though_its_program_first_ran_without_
     assert [s["first"].rsplit("#", 1)[1] for s in steps if s["complete"]] == ["1"]  # #4 shares its step with #3
 
 
+def test_steps_without_a_report_are_named_apart_from_the_steps_told():
+    """live_batch_change: record reported the first steps, stopped once the run repeated itself, and reported again
+    when the batch size changed (step 5 compiled); the steps with no report are named in one line, and a step told
+    on its own line is not inside a span of that line."""
+    run = FIXTURES / "torch_xla" / "live_batch_change" / "dump"
+    steps = cli_json("cost", str(run), codes=(0,))["pipeline"]["runs"][0]["steps"]
+    quiet = [s["step"] for s in steps if s["reported"] == 0]
+    told = [s["step"] for s in steps if s["reported"]]
+    headers = [int(line.split()[2]) for line in (run / "tensors_report.txt").read_text().splitlines()
+               if line.startswith("## SYNC")]  # the executions record reported before: one graph per step here
+    assert told == headers == [0, 1, 5] and quiet == [2, 3, 4, 6, 7, 8, 9]
+    lines = cli("cost", str(run), codes=(0,)).output.splitlines()
+    assert [line.split(" step ")[1].split(" ")[0] for line in lines if " step " in line and "B in" in line] == \
+        ["0", "1", "5"]
+    (line,) = [line for line in lines if "no report before them" in line]
+    assert " steps 2-4, 6-9 (7 graphs)" in line
+
+
 def test_compare_carries_cost_deltas_and_names_the_new_loop_buffer_copies():
     truth = truth_of(SCAN / "carry")
     shape = "f32[" + ",".join(map(str, truth["buffer_shape"])) + "]"

@@ -153,7 +153,7 @@ def _pipeline(console: Console, run: RunCost) -> None:
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
                                   4), highlight=False)
         if quiet:
-            which = f"step {quiet[0].step}" if len(quiet) == 1 else f"steps {quiet[0].step}-{quiet[-1].step}"
+            which = ("step " if len(quiet) == 1 else "steps ") + _spans([s.step for s in quiet])
             console.print(Hanging(Text(f"  {r.source} {which} ({sum(len(s.graphs) for s in quiet)} graphs): no report "
                                        "before them (the run had repeated itself: they repeat the steps above; "
                                        "HLODIFF_LIVE_TENSORS=every-sync records every graph)", style="dim"), 4),
@@ -171,6 +171,17 @@ def _pipeline(console: Console, run: RunCost) -> None:
         console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "
                                    f"{g['forward_graphs'][1]}, held {_b(g['bytes'][0])} -> {_b(g['bytes'][1])}"
                                    + (f" (x{g['ratio']})" if g["ratio"] else "") + f": {roles}"), 4), highlight=False)
+
+
+def _spans(numbers: list[int]) -> str:
+    """``2-4, 6-9`` for [2, 3, 4, 6, 7, 8, 9]: a step told above is not inside a span said to have no report."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _families(console: Console, run: RunCost) -> None:
