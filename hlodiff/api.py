@@ -136,7 +136,11 @@ class Explained:
 
 def _as_given(path: str, given: list[str]) -> str:
     """A file found beside what the user gave, spelled from it (``run/dump/m.hlo.pb`` for ``run``), so the JSON is
-    the same on every machine (review F12: the protos were absolute while the dumps were as given)."""
+    the same on every machine (review F12: the protos were absolute while the dumps were as given).
+
+    Spelled here, at the edge, not by the record-folder reader: a recording's module and proto paths come from its
+    manifest, resolved to absolute paths, and the reader's warnings name them (``module 1 skipped`` at the module
+    file's line, a proto that cannot be read); spelling them as given there would change those warnings' paths."""
     import os
 
     for g in given:
@@ -204,7 +208,8 @@ class Inventory:
 
 def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | None = None,
                   scheduler: str | None = None, warnings: list[InputWarning] | None = None) -> Inventory:
-    """The graphs under ``paths``; several ranks of one job are inventoried rank by rank (in parallel, ``jobs``
+    """The graphs under ``paths`` (whatever :func:`explain_paths` accepts: dumps, ``PATH#N``, a ``hlodiff record``
+    folder, a run folder holding a dump and its logs); several ranks of one job are inventoried rank by rank (in parallel, ``jobs``
     processes or a Dask ``scheduler``), unrelated dumps one after the other as for one run."""
     warnings = [] if warnings is None else warnings
     specs = job_specs(paths)
@@ -216,11 +221,13 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
             return Inventory([], warnings, inspect_job(specs, stage=stage, jobs=jobs, scheduler=scheduler))
         except NotOneJobError:
             pass  # unrelated dumps: listed one after the other, as for one run
-    from hlodiff.dumps.evidence import GraphProtos, collect_records
+    from hlodiff.dumps.evidence import read_graphs
+    from hlodiff.dumps.run_folder import discover
     from hlodiff.explain.inventory import inventory
 
-    return Inventory(inventory(collect_records(list(paths), warnings, stage=stage), warnings, protos=GraphProtos()),
-                     warnings)
+    # the inputs explain-recompile finds (a record folder, a run folder with its dump inside), their graphs only
+    run = read_graphs(discover(list(paths), None, None), warnings, stage=stage)
+    return Inventory(inventory(run.records, warnings, protos=run.protos()), warnings)
 
 
 @dataclass(slots=True)

@@ -227,8 +227,9 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
             scheduler: str | None) -> None:
     """List the graphs in dumps: size, inputs, outputs, trigger line, and which ones compiled.
 
-    PATH is a torch_xla save-tensors file (graphs.hlo.0, also .gz), an XLA --xla_dump_to folder, or an HLO
-    text file. Each graph gets a reference PATH#N that other commands accept.
+    PATH is a torch_xla save-tensors file (graphs.hlo.0, also .gz), an XLA --xla_dump_to folder, an HLO
+    text file, a `hlodiff record` folder or a run folder holding one of those (as explain-recompile takes it).
+    Each graph gets a reference PATH#N that other commands accept.
 
     \b
     Example:

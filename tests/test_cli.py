@@ -47,6 +47,20 @@ def test_inspect_json_is_documented_shape_and_deterministic():
     assert [g["kind"] for g in graphs[6:]] == ["xla_dump"] * 3 and all(g["compiled"] for g in graphs[6:])
 
 
+def test_inspect_takes_the_run_folder_explain_recompile_takes(tmp_path):
+    """A run folder (the save file with its logs beside it, as the README's capture by hand lays it out) is what
+    explain-recompile is pointed at; inspect lists its graphs as it lists the save file's. A folder holding no
+    dump stays a one-line error."""
+    run = FIXTURES / "torch_xla" / "metric_even_steps"
+    assert cli("explain-recompile", str(run)).exit_code in (0, 1)
+    folder = cli_json("inspect", str(run), codes=(0,))
+    assert folder["graphs"] == cli_json("inspect", METRIC, codes=(0,))["graphs"]
+    assert [g["compiled"] for g in folder["graphs"]] == [True, True, False, False, False, False]
+    (tmp_path / "notes.txt").write_text("no dump here\n")
+    empty = cli("inspect", str(tmp_path))
+    assert empty.exit_code == 2 and empty.output.count("\n") == 1 and "error:" in empty.output
+
+
 def test_compare_two_refs_exit_status_like_diff():
     same = cli("compare", BATCH + "#0", BATCH + "#1")
     assert same.exit_code == 0 and "equal after normalization" in same.output
@@ -96,7 +110,7 @@ def test_fingerprint_equal_for_cache_hits_and_text_is_readable():
     (lambda d: _write(d / "bin.hlo", bytes(range(256)) * 4), r"bin\.hlo(:\d+)?: error: "),
     (lambda d: _write(d / "broken.hlo", b"HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] add(a, a\n"),
      r"broken\.hlo:5:\d+: error: "),
-    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", r"emptydir: error: no HLO"),
+    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", r"emptydir: error: no dump here"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, make, expected):
     path = make(tmp_path)

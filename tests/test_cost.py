@@ -203,6 +203,41 @@ def test_graph_count_grows_with_microbatches_and_one_graph_has_no_boundaries():
     assert counts == {"mb1": steps * 3, "mb2": steps * 5, "mb4": steps * 9, "onegraph": steps}
 
 
+def test_each_training_graph_ends_its_step_though_its_program_first_ran_without_a_report():
+    """eval_own_sync.py: 9 training steps, each one graph (forward, backward and SGD's update, one sync), and a
+    validation graph after steps 2, 5 and 8 (its own sync): 12 graphs. record stopped reporting once the run
+    repeated itself, and the first training graph ran before any report. Every training graph is the same
+    program, an optimizer graph, so each ends a pipeline step (a validation graph joins the step after it), and
+    a step's ``reported`` counts the reports record wrote (the ``## SYNC`` headers), not the graphs given a phase."""
+    run = FIXTURES / "scenarios" / "torch_xla" / "eval_own_sync" / "record"
+    doc = cli_json("cost", str(run), codes=(0,))
+    assert [g["phase"] for g in doc["graphs"]].count("optimizer") == 9
+    steps = doc["pipeline"]["runs"][0]["steps"]
+    assert [s["graphs"] for s in steps] == [1, 1, 1, 2, 1, 1, 2, 1, 1, 1]  # the last: validation, no update after
+    assert [s["optimizer_graphs"] for s in steps] == [1] * 9 + [0]
+    headers = [line for line in (run / "tensors_report.txt").read_text().splitlines() if line.startswith("## SYNC")]
+    assert sum(s["reported"] for s in steps) == len(headers) == 2  # before executions 1 and 4 (## SYNC 1, 4)
+    assert [s["first"].rsplit("#", 1)[1] for s in steps if s["complete"]] == ["1"]  # #4 shares its step with #3
+
+
+def test_steps_without_a_report_are_named_apart_from_the_steps_told():
+    """live_batch_change: record reported the first steps, stopped once the run repeated itself, and reported again
+    when the batch size changed (step 5 compiled); the steps with no report are named in one line, and a step told
+    on its own line is not inside a span of that line."""
+    run = FIXTURES / "torch_xla" / "live_batch_change" / "dump"
+    steps = cli_json("cost", str(run), codes=(0,))["pipeline"]["runs"][0]["steps"]
+    quiet = [s["step"] for s in steps if s["reported"] == 0]
+    told = [s["step"] for s in steps if s["reported"]]
+    headers = [int(line.split()[2]) for line in (run / "tensors_report.txt").read_text().splitlines()
+               if line.startswith("## SYNC")]  # the executions record reported before: one graph per step here
+    assert told == headers == [0, 1, 5] and quiet == [2, 3, 4, 6, 7, 8, 9]
+    lines = cli("cost", str(run), codes=(0,)).output.splitlines()
+    assert [line.split(" step ")[1].split(" ")[0] for line in lines if " step " in line and "B in" in line] == \
+        ["0", "1", "5"]
+    (line,) = [line for line in lines if "no report before them" in line]
+    assert " steps 2-4, 6-9 (7 graphs)" in line
+
+
 def test_compare_carries_cost_deltas_and_names_the_new_loop_buffer_copies():
     truth = truth_of(SCAN / "carry")
     shape = "f32[" + ",".join(map(str, truth["buffer_shape"])) + "]"

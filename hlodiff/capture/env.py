@@ -49,7 +49,7 @@ XLA_DUMP_NAME = "xla_dump"
 COMPILE_TIMES_NAME = "compile_times.tsv"
 JAX_LOG_NAME = "jax.log"
 
-# Same names as in hook.py (which must stay importable without hlodiff).
+# Same names as in hook.py and sync_reports.py (which must stay importable without hlodiff).
 REPORT_ENV = "HLODIFF_TENSORS_REPORT"
 COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
 JAX_LOG_ENV = "HLODIFF_JAX_LOG"

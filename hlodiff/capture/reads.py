@@ -12,7 +12,7 @@ Python has no list of live XLA tensors, so the garbage collector's list of objec
 and each one's ``.grad`` is added (a gradient the backward computed has no Python object until asked for: without
 it a backward graph's reads, the activations it takes from its forward, were never found). Those
 ``_check_tensor_need_materialization`` says need computing are the roots. That costs 0.1-0.4 s with torch
-imported, which is why it runs only when the hook takes a report (:mod:`hlodiff.capture.hook` says when).
+imported, which is why it runs only when the hook takes a report (:mod:`hlodiff.capture.sync_reports` says when).
 Tensors that only autograd holds (saved for backward) have no Python object and are not searched; the device data
 they alone read is missed (the reads are then a subset, never wrong): on the fixtures of issue 32 the roots reach
 every entry parameter.

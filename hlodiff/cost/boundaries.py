@@ -55,7 +55,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
     parameters: set[int] = set()  # ids an nn.Parameter held when record reported (params=)
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
-    phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer
+    phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer (reported graphs)
     unreported: list[str] = []  # graphs that compiled with no report before them (record's policy misses some)
     repeats = 0  # cache hits with no report: the run was steady and record stopped reporting
     any_reads = False
@@ -72,6 +72,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
             else:
                 repeats += 1
             continue
+        graph.reported = True
         reads = report.reads()
         any_reads = any_reads or reads is not None
         exact = exact and reads is not None
@@ -122,32 +123,46 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_
 
 def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
                   keys: list) -> None:
-    """Phases for graphs traced without source lines (``record --lines auto`` turns them off once the run looks
-    steady): a cache hit takes the phase of the graph it repeats; a graph that reads what a backward computed and
-    is no backward itself is the optimizer's step; one whose outputs a backward reads is a forward."""
-    by_key: dict = {}
-    for position, phase in phases.items():
-        if phase is not None and keys[position][1] is not None:
-            by_key.setdefault(keys[position], phase)
-    for position, phase in list(phases.items()):
-        if phase is None and keys[position][1] is not None:
-            phases[position] = by_key.get(keys[position])
+    """Phases for the graphs no report tells, by one rule for both kinds: graphs traced without source lines
+    (``record --lines auto`` turns them off once the run looks steady) and graphs with no report before them
+    (record stops reporting once the run repeats itself). A graph is the program of its cache key, so it takes the
+    phase a sighting of that program was told (:func:`_same_program`); a graph that reads what a backward computed
+    and is no backward itself is the optimizer's step; one whose outputs a backward reads is a forward; and what
+    the boundaries tell of a program reaches its other sightings the same way. ``phases`` keeps reported graphs
+    only (the roles of the tensors crossing read it); every graph's ``phase`` is set."""
+    every = [phases.get(position) for position in range(len(graphs))]
+    _same_program(every, keys)
     into: dict[int, set[int]] = defaultdict(set)  # graph position -> positions it reads from
     out_of: dict[int, set[int]] = defaultdict(set)
     for b in boundaries:  # (positions still stand in the phase fields here)
         into[b.target_phase].add(b.source_phase)
         out_of[b.source_phase].add(b.target_phase)
-    for position, phase in list(phases.items()):
-        if phase is not None:
+    for position in phases:  # only a reported graph has boundaries
+        if every[position] is not None:
             continue
-        sources = {phases.get(p) for p in into[position]}
-        targets = {phases.get(p) for p in out_of[position]}
+        sources = {every[p] for p in into[position]}
+        targets = {every[p] for p in out_of[position]}
         if BACKWARD in sources:
-            phases[position] = OPTIMIZER
+            every[position] = OPTIMIZER
         elif BACKWARD in targets:
-            phases[position] = FORWARD
-    for position, phase in phases.items():
-        graphs[position].phase = phase
+            every[position] = FORWARD
+    _same_program(every, keys)
+    for position, graph in enumerate(graphs):
+        graph.phase = every[position]
+        if position in phases:
+            phases[position] = every[position]
+
+
+def _same_program(phases: list[str | None], keys: list) -> None:
+    """Each graph with no phase takes the first phase told of its program (the same cache key in the same dump: a
+    cache hit runs the program it repeats); a graph with no cache key is a program of its own."""
+    told: dict = {}
+    for position, phase in enumerate(phases):
+        if phase is not None and keys[position][1] is not None:
+            told.setdefault(keys[position], phase)
+    for position, phase in enumerate(phases):
+        if phase is None and keys[position][1] is not None:
+            phases[position] = told.get(keys[position])
 
 
 def _ids(value: str | None) -> set[int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.hlo.model import SourceFrame
 
@@ -136,10 +137,11 @@ class GraphCost:
     """torch_xla's Post Compilation Analysis of this graph's compilation, when its PT_XLA_DEBUG log was read."""
     unknowns: list[Unknown] = field(default_factory=list)
     phase: str | None = None
-    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`)."""
-    first_ref: str | None = None
-    """For a cache hit, the graph it repeats (its first sighting in the run): the same program, so the same phase
-    where no report came before this one."""
+    """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`), or the
+    report of another sighting of the same program (a cache hit with no report before it repeats a graph that had
+    one)."""
+    reported: bool = False
+    """A live-tensor report came before this graph (what crossed into it is named)."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
 
@@ -277,6 +279,59 @@ BOUNDARIES_UNKNOWN = Unknown(
 
 
 @dataclass(slots=True)
+class PipelineStep:
+    """One training step of a dump (:mod:`hlodiff.cost.pipeline` says where steps end and what is counted)."""
+
+    step: int
+    graphs: list[str]
+    phases: dict[str, int]
+    reported: int
+    tensors: int = 0
+    bytes: int = 0
+    crossing_bytes: int = 0
+    roles: dict[str, Tally] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.reported == len(self.graphs)
+
+    def to_json(self) -> dict:
+        return {"step": self.step, "graphs": len(self.graphs), "first": self.graphs[0], "last": self.graphs[-1],
+                "forward_graphs": self.phases.get(FORWARD, 0), "backward_graphs": self.phases.get(BACKWARD, 0),
+                "optimizer_graphs": self.phases.get(OPTIMIZER, 0), "reported": self.reported,
+                "complete": self.complete, "tensors": self.tensors, "bytes": self.bytes,
+                "crossing_bytes": self.crossing_bytes,
+                "roles": {role: t.to_json() for role, t in self.roles.items()}}
+
+
+@dataclass(slots=True)
+class PipelineRun:
+    source: str
+    steps: list[PipelineStep]
+
+    def last_complete(self) -> PipelineStep | None:
+        done = [s for s in self.steps if s.complete]
+        return done[-1] if done else None
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "steps": [s.to_json() for s in self.steps]}
+
+
+@dataclass(slots=True)
+class Pipeline:
+    """The pipeline story of what ``hlodiff cost`` was given, computed by :func:`hlodiff.cost.pipeline.pipeline`:
+    each dump's steps, growth between the dumps, and a split run beside its single-graph alternative (``cost
+    --json``'s ``pipeline``, the terminal's per-step lines)."""
+
+    runs: list[PipelineRun] = field(default_factory=list)
+    growth: list[dict] = field(default_factory=list)
+    single_graph: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"runs": [r.to_json() for r in self.runs], "growth": self.growth, "single_graph": self.single_graph}
+
+
+@dataclass(slots=True)
 class RunCost:
     """Every graph of a run, the boundaries between them, and the run's compile time."""
 
@@ -288,26 +343,20 @@ class RunCost:
     boundaries_exact: bool = True
     """False when some report had no ``reads=``: the tensors named are those a printed report identifies, and
     the run's total crossing is not known (``run.boundary_bytes`` is null, ``unknowns`` says why)."""
+    pipeline: Pipeline = field(default_factory=Pipeline)
+    """Per step, bytes held across boundaries by role, per dump; growth between dumps
+    (:func:`hlodiff.cost.pipeline.pipeline`, computed with the boundaries; empty when none were drawn)."""
 
     @property
     def unknowns(self) -> list[Unknown]:
         return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
-
-    def pipeline(self) -> dict:
-        """Per step, bytes held across boundaries by role, per dump; and growth between dumps
-        (:mod:`hlodiff.cost.pipeline`)."""
-        from hlodiff.cost.pipeline import growth, pipeline_runs, single_graph_beside
-
-        runs = pipeline_runs(self.graphs, self.boundaries)
-        return {"runs": [r.to_json() for r in runs], "growth": growth(runs),
-                "single_graph": single_graph_beside(runs, self.graphs, self.boundaries_exact)}
 
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)
         return {
             "graphs": [g.to_json() for g in self.graphs],
             "boundaries": [b.to_json() for b in self.boundaries],
-            "pipeline": self.pipeline(),
+            "pipeline": self.pipeline.to_json(),
             "unknowns": [u.to_json() for u in self.unknowns],
             "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
                     "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,

@@ -10,47 +10,15 @@ whose graphs were not all reported (``reported`` < ``graphs``) is a lower bound 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from hlodiff.cost.model import Boundary, GraphCost, Tally, roles_tally
+from hlodiff.cost.model import Boundary, GraphCost, Pipeline, PipelineRun, PipelineStep, Tally, roles_tally
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 
 
-@dataclass(slots=True)
-class PipelineStep:
-    step: int
-    graphs: list[str]
-    phases: dict[str, int]
-    reported: int
-    tensors: int = 0
-    bytes: int = 0
-    crossing_bytes: int = 0
-    roles: dict[str, Tally] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        return self.reported == len(self.graphs)
-
-    def to_json(self) -> dict:
-        return {"step": self.step, "graphs": len(self.graphs), "first": self.graphs[0], "last": self.graphs[-1],
-                "forward_graphs": self.phases.get(FORWARD, 0), "backward_graphs": self.phases.get(BACKWARD, 0),
-                "optimizer_graphs": self.phases.get(OPTIMIZER, 0), "reported": self.reported,
-                "complete": self.complete, "tensors": self.tensors, "bytes": self.bytes,
-                "crossing_bytes": self.crossing_bytes,
-                "roles": {role: t.to_json() for role, t in self.roles.items()}}
-
-
-@dataclass(slots=True)
-class PipelineRun:
-    source: str
-    steps: list[PipelineStep]
-
-    def last_complete(self) -> PipelineStep | None:
-        done = [s for s in self.steps if s.complete]
-        return done[-1] if done else None
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "steps": [s.to_json() for s in self.steps]}
+def pipeline(graphs: list[GraphCost], boundaries: list[Boundary], exact: bool = True) -> Pipeline:
+    """The pipeline story of costed ``graphs`` whose phases and ``boundaries`` are known (``exact``: as
+    :func:`single_graph_beside`)."""
+    runs = pipeline_runs(graphs, boundaries)
+    return Pipeline(runs, growth(runs), single_graph_beside(runs, graphs, exact))
 
 
 def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[PipelineRun]:
@@ -68,7 +36,6 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
         steps: list[PipelineStep] = []
         current: PipelineStep | None = None
         seen: set[int] = set()  # tensor ids already held (counted once, in the first step that reads them)
-        phase_of = {g.ref: g.phase for g in members if g.phase is not None}
         for g in members:
             if current is None:
                 current = PipelineStep(len(steps), [], {}, 0)
@@ -76,7 +43,7 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
             current.graphs.append(g.ref)
             if g.phase is not None:
                 current.phases[g.phase] = current.phases.get(g.phase, 0) + 1
-                current.reported += 1
+            current.reported += g.reported
             for b in into.get(g.ref, ()):
                 current.crossing_bytes += b.bytes
                 fresh = [t for t in b.tensors if t.id not in seen]
@@ -86,9 +53,9 @@ def pipeline_runs(graphs: list[GraphCost], boundaries: list[Boundary]) -> list[P
                 for role, tally in roles_tally(fresh).items():
                     old = current.roles.get(role, Tally(0, 0))
                     current.roles[role] = Tally(old.count + tally.count, old.bytes + tally.bytes)
-            # a graph with no report before it (the run had repeated) is the program it repeats: its optimizer
-            # graph still ends a step, so later steps are not lumped into one
-            if (g.phase or phase_of.get(g.first_ref)) == OPTIMIZER:
+            # a graph with no report before it (the run had repeated) has its program's phase (the boundaries'
+            # inference): its optimizer graph still ends a step, so later steps are not lumped into one
+            if g.phase == OPTIMIZER:
                 current = None
         out.append(PipelineRun(source, steps))
     return out

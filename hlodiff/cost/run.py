@@ -17,6 +17,7 @@ from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
+from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory, read_torch_xla_memory
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
@@ -96,6 +97,7 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     run.families = _families(records, graphs)
     if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
         run.boundaries, run.boundaries_exact = find_boundaries(records, graphs, list(tensors_reports), warnings)
+        run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
     elif tensors_reports and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))
@@ -148,7 +150,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     first = seen.get(key) if key[1] is not None else None
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                           trigger=_trigger(record), first_ref=first.ref))
+                           trigger=_trigger(record)))
         return
     try:
         module = record.module()

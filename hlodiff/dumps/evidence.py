@@ -256,12 +256,22 @@ def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | No
     from hlodiff.dumps.compile_times import logs_beside
 
     warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
-    records = collect_records(inputs.paths, warnings, stage=stage)
-    if not records:
+    run = read_graphs(inputs, warnings, stage=stage)
+    if not run.records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    events = debug_events(inputs.debug_logs, warnings)
-    time_logs = [*getattr(inputs, "jax_logs", []), *found_text_files(logs_beside(inputs.paths), warnings)]
-    return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines(), late_warnings=warnings)
+    run.events = debug_events(inputs.debug_logs, warnings)
+    run.time_logs = [*getattr(inputs, "jax_logs", []), *found_text_files(logs_beside(inputs.paths), warnings)]
+    run.sources = sources or SourceLines()
+    run.late_warnings = warnings
+    return run
+
+
+def read_graphs(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | None = None) -> Run:
+    """The run at ``inputs`` for its graphs alone (``inspect``): the same dumps :func:`read_run` reads, found in
+    the same inputs (a ``hlodiff record`` folder, a run folder holding a save file or a dump folder), in run order;
+    the side files are named in ``inputs`` and left unread. A dump cut before its first graph was complete is a run
+    of no graph (the reader warned)."""
+    return Run(collect_records(inputs.paths, warnings, stage=stage), inputs)
 
 
 def debug_events(logs: Iterable[str], warnings: list[InputWarning] | None) -> dict[str, "CompilationEvent"]:

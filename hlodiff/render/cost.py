@@ -137,11 +137,9 @@ SHOWN_TENSORS = 8
 
 def _pipeline(console: Console, run: RunCost) -> None:
     """Per step: bytes held across boundaries by role (each tensor once); growth between runs."""
-    from hlodiff.cost.pipeline import growth, pipeline_runs, single_graph_beside
-
-    runs = pipeline_runs(run.graphs, run.boundaries)
-    if not runs:
+    if not run.pipeline.runs:
         return
+    runs = run.pipeline.runs
     console.print("\n[bold]held across graph boundaries, per step[/] (each tensor once)", highlight=False)
     for r in runs:
         quiet = [s for s in r.steps if s.reported == 0]
@@ -155,12 +153,12 @@ def _pipeline(console: Console, run: RunCost) -> None:
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
                                   4), highlight=False)
         if quiet:
-            which = f"step {quiet[0].step}" if len(quiet) == 1 else f"steps {quiet[0].step}-{quiet[-1].step}"
+            which = ("step " if len(quiet) == 1 else "steps ") + _spans([s.step for s in quiet])
             console.print(Hanging(Text(f"  {r.source} {which} ({sum(len(s.graphs) for s in quiet)} graphs): no report "
                                        "before them (the run had repeated itself: they repeat the steps above; "
                                        "HLODIFF_LIVE_TENSORS=every-sync records every graph)", style="dim"), 4),
                           highlight=False)
-    for g in single_graph_beside(runs, run.graphs, run.boundaries_exact):
+    for g in run.pipeline.single_graph:
         held = _b(g["held_bytes"]) + ("" if g["held_exact"] else " named (at least)")
         peak = (f"; its largest graph's peak {_b(g['split_peak_bytes'])} ({g['split_peak_source']}"
                 f"{_plus_minus(g['split_peak_rounding_bytes'])})" if g["split_peak_bytes"] is not None else "")
@@ -168,11 +166,22 @@ def _pipeline(console: Console, run: RunCost) -> None:
             f"  {g['split']} step {g['split_step']} ({g['split_graphs']} graphs): {held} held across boundaries"
             f"{peak}; beside it the single graph {g['single_graph']}: peak {_b(g['single_peak_bytes'])} "
             f"({g['single_peak_source']}{_plus_minus(g['single_peak_rounding_bytes'])})"), 4), highlight=False)
-    for g in growth(runs):
+    for g in run.pipeline.growth:
         roles = ", ".join(f"{role.replace('_', ' ')} {_b(a)} -> {_b(b)}" for role, (a, b) in g["roles"].items())
         console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "
                                    f"{g['forward_graphs'][1]}, held {_b(g['bytes'][0])} -> {_b(g['bytes'][1])}"
                                    + (f" (x{g['ratio']})" if g["ratio"] else "") + f": {roles}"), 4), highlight=False)
+
+
+def _spans(numbers: list[int]) -> str:
+    """``2-4, 6-9`` for [2, 3, 4, 6, 7, 8, 9]: a step told above is not inside a span said to have no report."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _families(console: Console, run: RunCost) -> None:
