@@ -103,6 +103,16 @@ class InputWarning:
         return f"{where}: warning: {printable(self.message)}"
 
 
+@dataclass(frozen=True)
+class GraphCutOff(InputWarning):
+    """A warning that is also evidence: graph ``index`` of the save-tensors file ``source`` was cut off mid-write
+    (the run was killed, or the file or its gzip stream was cut), so it was not read. Like a cut module of a dump
+    folder, it is a graph that ran and nothing can be said about (review F10)."""
+
+    source: str = ""
+    index: int = 0
+
+
 def failure_line(exc: BaseException) -> tuple[str, int] | None:
     """The one stderr line and exit status a command ends with on ``exc``, never a traceback: bad input or a
     resource gone (a file, memory, the recursion limit) exits 2, an interrupt 130, a bug in hlodiff 3. None: let

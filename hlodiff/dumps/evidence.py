@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
 
 if TYPE_CHECKING:
@@ -154,6 +154,8 @@ class Run:
     """Protos and compile-option files are read from beside the records' paths (False: evidence built in memory,
     nothing is read)."""
     _times: object = None
+    cut: list[GraphCutOff] = field(default_factory=list)
+    """Graphs of a save-tensors file cut off mid-write, not read (review F10: they ran, nothing is known of them)."""
 
     # -- the graphs ---------------------------------------------------------------------------------------------
 
@@ -249,12 +251,14 @@ def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | No
     from hlodiff.dumps.compile_times import logs_beside
 
     warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
+    before = len(warnings)
     records = collect_records(inputs.paths, warnings, stage=stage)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
+    cut = [w for w in warnings[before:] if isinstance(w, GraphCutOff)]
     events = debug_events(inputs.debug_logs, warnings)
     time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
-    return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines())
+    return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines(), cut=cut)
 
 
 def debug_events(logs: Iterable[str], warnings: list[InputWarning] | None) -> dict[str, "CompilationEvent"]:

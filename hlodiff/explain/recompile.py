@@ -26,6 +26,7 @@ from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
+from hlodiff.explain.jax_functions import function_splits
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
@@ -133,6 +134,7 @@ class RunExplanation:
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled],
+                          **({"another_function": f.split.to_json()} if f.split is not None else {}),
                           **({"pattern": p.to_json()} if p is not None else {})}
                          for f, p in zip(self.families, _padded(self.pattern_facts, len(self.families)))],
             "patterns": self.patterns,
@@ -231,7 +233,10 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
         g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None) and not bridge_run(
         g.record.frames, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
-    families = group(graphs, partial)
+    cut_sources = {c.source for c in run.cut}  # their sequences stop where the file was cut (review F10)
+    joined = jax_compilations(run, graphs, warnings)
+    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
+    families = group(graphs, partial, function_splits(graphs, joined, explained))  # review F5: one name, 2 functions
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
     by_ref = {g.ref: g for g in graphs if g.compiled}
@@ -259,27 +264,26 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
-    joined = jax_compilations(run, graphs, warnings)
-    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
                   sources=run.sources)
     place_made_tensors(recompilations)
-    facts = [pattern_of(f, recompilations, families) for f in families]
+    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
-    facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
+    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]  # leading causes may have moved
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(run.report_files))
-    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread)
+    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread) + _cut_note(run.cut)
     from hlodiff.explain.steps import graph_steps
 
     stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
-                          headline_of(families, facts, recompilations), [r.ref for r in unread], facts, stories)
+                          headline_of(families, facts, recompilations),
+                          [r.ref for r in unread] + [f"{c.source}#{c.index}" for c in run.cut], facts, stories)
 
 
 def _evidence(r: Recompilation) -> Evidence:
@@ -293,6 +297,16 @@ def _real_story_first(recompilations: list[Recompilation], families: list[Family
     """JAX's eager-op compilations (a primitive run outside jit) after the real story."""
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     return sorted(recompilations, key=lambda r: r.family.key in eager)
+
+
+def _cut_note(cut) -> str:
+    """A save-tensors file cut off mid-graph says so where a cut dump module does (review F10): the graph ran
+    (compiled or not, its hash is lost with it) and nothing can be said of it."""
+    if not cut:
+        return ""
+    shown = ", ".join(f"#{c.index}" for c in cut)
+    return (f"; and {len(cut)} more graph{'s' if len(cut) != 1 else ''} cut off mid-write ({shown}, not read: "
+            "the file ends inside it)")
 
 
 def _unread_note(unread: list[GraphRecord]) -> str:
