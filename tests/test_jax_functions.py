@@ -50,14 +50,24 @@ def test_two_functions_named_step_in_two_files_are_two_families():
 
 
 def test_without_the_log_functions_in_other_files_still_split(tmp_path):
-    """Only the dump: the two `step`s' own frames lie in two files (safe to split); the two lambdas' lie in one
-    file, which is not enough to tell two functions from one that recompiled: they stay one family."""
+    """Only the dump: the two `step`s' own frames lie in two files, the two lambdas' on two lines (a lambda is one
+    expression): two functions each, nothing recompiled."""
     shutil.copytree(SCEN / "jax_two_steps" / "dump", tmp_path / "dump")
-    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(0, 1))
+    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(0,))
     step = _families(doc, "jit_step")
-    assert [f.get("another_function", {}).get("reason") for f in step] == [None, "body_file"]
-    assert not [r for r in doc["recompilations"] if r["family"].startswith("jit_step")]
-    assert len(_families(doc, "jit__lambda")) == 1
+    assert [f.get("another_function", {}).get("reason") for f in step] == [None, "own_frames"]
+    assert step[1]["another_function"]["where"]["file"].endswith("_jax_finetune_step.py")
+    lambdas = _families(doc, "jit__lambda")
+    assert [f.get("another_function", {}).get("where", {}).get("line") for f in lambdas] == [None, 20]
+    assert doc["headline"] is None
+
+
+def test_without_the_log_a_lambda_recreated_on_one_line_stays_one_family(tmp_path):
+    """Look-alike: recreated_jit jits a new lambda on the same line every call; its frames share the line."""
+    shutil.copytree(FIXTURES / "jax" / "recreated_jit" / "dump", tmp_path / "dump")
+    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(1,))
+    (family,) = _families(doc, "jit__lambda")
+    assert len(family["compiled"]) == 4 and "another_function" not in family
 
 
 def test_the_forward_traced_inside_its_gradient_is_not_told_as_a_recompilation():

@@ -22,8 +22,9 @@ Evidence that a module compiles another function than the earlier modules of its
   function with the same arguments gives the same program, so this one was traced earlier inside another (a
   ``@jax.jit`` forward first traced inside ``jax.jit(jax.grad(forward))``). A donation or compile-option change
   (same arguments, same results) stays.
-* ``body_file`` (no log): the module's own frames (those of the function it is named after) lie in files that
-  none of an earlier function's frames of the name lie in: another function of the same name.
+* ``own_frames`` (no log): the module's own frames (those of the function it is named after) lie in files that
+  none of an earlier function's frames of the name lie in: another function of the same name. A ``<lambda>`` is
+  one expression, so its frames lie on its own line(s): lambdas whose frames share no line are two lambdas.
 
 Functions the log identifies as one (``for step defined at ...``) join the function first called from that line,
 else the latest of that definition.
@@ -37,7 +38,7 @@ from hlodiff.dumps.jax_log import JaxCompilation
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
-SPLIT_REASONS = ("defined_at", "new_object", "traced_inside", "body_file")
+SPLIT_REASONS = ("defined_at", "new_object", "traced_inside", "own_frames")
 """Every :attr:`FunctionSplit.reason`."""
 
 
@@ -56,7 +57,7 @@ class FunctionSplit:
                 "where": self.where.to_json() if self.where is not None else None}
 
     def label(self, name: str) -> str:
-        at = f" {'defined' if self.reason in ('defined_at', 'body_file') else 'called'} at {self.where.short()}" \
+        at = f" {'defined' if self.reason in ('defined_at', 'own_frames') else 'called'} at {self.where.short()}" \
             if self.where is not None else ""
         return f"{name} (another function of this name{at})"
 
@@ -145,8 +146,8 @@ def _split_of(graph: GraphSummary, compilation: JaxCompilation | None, explained
         return FunctionSplit(index, "new_object", miss.call_site)
     if explained and compilation is not None:
         return FunctionSplit(index, "traced_inside", _caller(graph) or graph.trigger)
-    files = sorted(_body_files(graph))
-    return FunctionSplit(index, "body_file", SourceFrame(files[0], None) if files else None)
+    first = min(_body_files(graph), default=None)
+    return FunctionSplit(index, "own_frames", SourceFrame(*first) if first is not None else None)
 
 
 def _traced_inside(graph: GraphSummary, compilation: JaxCompilation, previous: GraphSummary,
@@ -186,12 +187,14 @@ def _caller(graph: GraphSummary) -> SourceFrame | None:
 
 
 def _body_files(graph: GraphSummary) -> frozenset:
-    """Files of the frames of the function the module is named after (``jit_step`` -> ``step``)."""
+    """Where the function the module is named after has frames (``jit_step`` -> ``step``): ``(file, None)`` per
+    file, or ``(file, line)`` per line for a ``<lambda>`` (one expression: its frames are its own lines)."""
     table = graph._module.stack_frames
     wanted = _function_names(graph)
     ids = {i for i, fn in table.function_names.items() if fn in wanted}
-    return frozenset(table.file_names.get(loc.file_name_id, "") for loc in table.file_locations.values()
-                     if loc.function_name_id in ids)
+    by_line = "<lambda>" in wanted
+    return frozenset((table.file_names.get(loc.file_name_id, ""), loc.line if by_line else None)
+                     for loc in table.file_locations.values() if loc.function_name_id in ids)
 
 
 def _defined_at(compilation: JaxCompilation | None) -> SourceFrame | None:
