@@ -24,10 +24,10 @@ This module is the boundary: it may read (it is ``dumps/``); the analysis import
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
+from hlodiff.dumps.graph_record import LOADED_STAGE, TRACED_KINDS, GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
@@ -251,14 +251,47 @@ def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | No
     from hlodiff.dumps.compile_times import logs_beside
 
     warnings.extend(getattr(inputs, "warnings", ()))  # what finding the side files noticed (a log kept twice)
-    before = len(warnings)
-    records = collect_records(inputs.paths, warnings, stage=stage)
+    found: list[InputWarning] = []
+    records = collect_records(inputs.paths, found, stage=stage)
+    if stage is None and any(r.kind == "xla_dump" and r.stage == LOADED_STAGE for r in records):
+        records, again = _all_optimized(inputs.paths, records)
+        found = again + [w for w in found if isinstance(w, GraphCutOff) or not _stage_fallback(w)]
+    warnings.extend(found)
     if not records:
         raise HlodiffError("no complete graph found", path=inputs.paths[0] if inputs.paths else None)
-    cut = [w for w in warnings[before:] if isinstance(w, GraphCutOff)]
+    cut = [w for w in found if isinstance(w, GraphCutOff)]
     events = debug_events(inputs.debug_logs, warnings)
     time_logs = [*getattr(inputs, "jax_logs", []), *logs_beside(inputs.paths)]
     return Run(records, inputs, events, time_logs=time_logs, sources=sources or SourceLines(), cut=cut)
+
+
+def _all_optimized(paths: list[str], records: list[GraphRecord]) -> tuple[list[GraphRecord], list[InputWarning]]:
+    """A dump holding programs JAX loaded from its persistent compilation cache: XLA dumps such a program after
+    optimizations only (``module_N.NAME.after_optimizations.txt``, as ``compare-runs`` reads it), so comparing it
+    with the unoptimized text of a compiled module would mostly show XLA's rewrites. Each compiled module is
+    read at its optimized stage too where the dump kept it (else as it is), and the run says so once."""
+    found: list[InputWarning] = []
+    optimized = {(r.source, r.module_number): r for r in collect_records(paths, found, stage="after_optimizations")
+                 if r.kind == "xla_dump"}
+    out = [replace(optimized[(r.source, r.module_number)], index=r.index)  # its place in the run, as read first
+           if r.kind == "xla_dump" and (r.source, r.module_number) in optimized else r for r in records]
+    loaded = [r for r in out if r.kind == "xla_dump" and r.stage == LOADED_STAGE]
+    unoptimized = sum(1 for r in out if r.kind == "xla_dump" and not r.stage.endswith(LOADED_STAGE))
+    n = len(loaded)
+    also = (f"; {unoptimized} compiled module{'s' if unoptimized != 1 else ''} kept no optimized text and "
+            f"{'are' if unoptimized != 1 else 'is'} compared before optimizations") if unoptimized else ""
+    found = [w for w in found if not isinstance(w, GraphCutOff)]  # the first read's (save files) are kept
+    found.insert(0, InputWarning(
+        f"{n} module{'s' if n != 1 else ''} ({', '.join(str(r.module_number) for r in loaded[:4])}"
+        f"{', ...' if n > 4 else ''}) {'were' if n != 1 else 'was'} loaded from a persistent compilation cache, "
+        f"not compiled: XLA dumped only {'their' if n != 1 else 'its'} optimized HLO, so modules are compared "
+        f"after optimizations{also}", loaded[0].source if loaded else None))
+    return out, found
+
+
+def _stage_fallback(warning: InputWarning) -> bool:
+    """The default read's note that a module had no unoptimized text (a loaded program: said once instead)."""
+    return "has no readable before_optimizations text" in warning.message
 
 
 def debug_events(logs: Iterable[str], warnings: list[InputWarning] | None) -> dict[str, "CompilationEvent"]:

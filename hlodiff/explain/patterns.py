@@ -60,6 +60,8 @@ class Pattern:
     split_at: str = ""
     seen_again: int = 0
     because: Because | None = None
+    loaded: int = 0
+    """Of the family's programs, how many were loaded from a persistent compilation cache, not compiled."""
 
     @property
     def benign(self) -> bool:
@@ -136,6 +138,9 @@ def pattern_text(p: Pattern) -> str:
         return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
     if p.name == "dump":
         same = f"; {p.seen_again} of them the same HLO again: the cache key changed outside it" if p.seen_again else ""
+        if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
+            return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
+                    f"{n - p.loaded} compiled{same}{because}")
         return f"{n} compilations of {label} ({seq}){same}{because}"
     if p.name == "warm-up only":
         first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"

@@ -8,7 +8,7 @@ Only compiled graphs are parsed: cache hits share their compiled graph's facts, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hlodiff._runtime import sparse_collections
 from hlodiff import progress
@@ -27,6 +27,7 @@ from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.jax_functions import function_splits
+from hlodiff.explain.cache_loads import loaded_clause, loaded_refs
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
@@ -114,6 +115,8 @@ class RunExplanation:
     """Recompilations sharing a root, told once each."""
     dynamo: "DynamoFindings | None" = None
     """Dynamo's side of a torch.compile run (issue 31: :mod:`hlodiff.explain.dynamo`); None without its log."""
+    loaded: list[str] = field(default_factory=list)
+    """Refs of the programs loaded from a persistent compilation cache, not compiled (:mod:`.cache_loads`)."""
 
     @property
     def xla_headline(self) -> Recompilation | None:
@@ -142,6 +145,7 @@ class RunExplanation:
             "stories": [s.to_json() for s in self.stories],
             "hints": self.hints,
             "unread": self.unread,
+            "loaded_from_cache": self.loaded,
             "dynamo": self.dynamo.to_json() if self.dynamo is not None else None,
         }
 
@@ -200,7 +204,8 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
-    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run)
+    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run,
+                             set(explanation.loaded))
     attach_plans(explanation, run)
     if note:
         explanation.summary += f"; {note}"
@@ -236,6 +241,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     cut_sources = {c.source for c in run.cut}  # their sequences stop where the file was cut (review F10)
     joined = jax_compilations(run, graphs, warnings)
     explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
+    loaded = loaded_refs(graphs, joined)  # programs a persistent cache gave: not compilations
     families = group(graphs, partial, function_splits(graphs, joined, explained))  # review F5: one name, 2 functions
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
@@ -275,15 +281,18 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]  # leading causes may have moved
+    if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
+        facts = [replace(p, loaded=sum(1 for g in f.members if g.ref in loaded)) for f, p in zip(families, facts)]
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(run.report_files))
-    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread) + _cut_note(run.cut)
+    summary = _summary(graphs, recompilations, facts, families, loaded) + _unread_note(unread) + _cut_note(run.cut)
     from hlodiff.explain.steps import graph_steps
 
     stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
                           headline_of(families, facts, recompilations),
-                          [r.ref for r in unread] + [f"{c.source}#{c.index}" for c in run.cut], facts, stories)
+                          [r.ref for r in unread] + [f"{c.source}#{c.index}" for c in run.cut], facts, stories,
+                          loaded=[g.ref for g in graphs if g.ref in loaded])
 
 
 def _evidence(r: Recompilation) -> Evidence:
@@ -419,16 +428,19 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
 
 
 def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
-             families: list[Family]) -> str:
-    compiled = sum(1 for g in graphs if g.compiled)
+             families: list[Family], loaded: set[str] = frozenset()) -> str:
+    """The run in one line; programs loaded from a persistent cache are counted apart, never as compilations
+    (nor as recompilations: a family's second program loaded compiled nothing)."""
+    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
+    recompilations = [r for r in recompilations if r.graph.ref not in loaded]
     n = len(recompilations)
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     outside = sum(1 for r in recompilations if r.family.key in eager)
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
+            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
     if outside and outside == n:
-        return _eager_only(graphs, facts, families, outside)
+        return _eager_only(graphs, facts, families, outside, loaded)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
@@ -441,16 +453,17 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int) -> str:
+def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int,
+                loaded: set[str] = frozenset()) -> str:
     """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
     user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
     with "3 recompilations" of JAX's own internals and never named the train step)."""
-    compiled = sum(1 for g in graphs if g.compiled)
+    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
     from hlodiff.explain.patterns import is_eager_op
 
     steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}, 0 recompilations of the jitted functions")
+            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, 0 recompilations of the jitted functions")
     if steady:
         shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
         head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
