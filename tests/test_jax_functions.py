@@ -97,3 +97,25 @@ def test_one_function_recompiling_stays_one_family(fixture, family, compiled):
     found = _families(doc, family)
     assert len(found) == 1 and len(found[0]["compiled"]) == compiled
     assert "another_function" not in found[0]
+
+
+def test_without_the_log_a_gradient_and_its_forward_are_told_as_seen(tmp_path):
+    """Only the dump: the two jit_loss modules have the same arguments, other results and other call lines, and
+    their own frames lie on the same lines: two functions of one name or one with a static argument. The story
+    says what was seen and how to tell, not 'return the same outputs every call'."""
+    shutil.copytree(SCEN / "jax_grad_and_forward" / "dump", tmp_path / "dump")
+    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(1,))
+    fix = doc["headline"]["fix"]
+    assert fix.startswith("seen: jit_loss called from jax_grad_and_forward.py:27 (the earlier one from "
+                          "jax_grad_and_forward.py:24) compiled again for the same arguments")
+    assert "jax.grad" in fix and "static argument" in fix and "JAX_EXPLAIN_CACHE_MISSES=1" in fix
+    assert "return the same outputs" not in fix
+
+
+def test_without_the_log_a_static_argument_called_from_one_line_keeps_its_story(tmp_path):
+    """Look-alike: jax_static_topk's k changes the results for the same arguments, but every call is from one
+    line: one function recompiling, told as before."""
+    shutil.copytree(SCEN / "jax_static_topk" / "dump", tmp_path / "dump")
+    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(1,))
+    assert not doc["headline"]["fix"].startswith("seen:")
+    assert not any(c["fix"] and c["fix"].startswith("seen:") for r in doc["recompilations"] for c in r["causes"])

@@ -28,6 +28,11 @@ Evidence that a module compiles another function than the earlier modules of its
 
 Functions the log identifies as one (``for step defined at ...``) join the function first called from that line,
 else the latest of that definition.
+
+Without a log, a user function compiled again for the very arguments of the previous module of its name, with
+other results, from another call line, is either a gradient beside its forward or a static argument: nothing in
+the dump tells which, so the story says what was seen and how to tell (:class:`SameNameDoubt`) instead of
+choosing; the modules stay one family.
 """
 
 from __future__ import annotations
@@ -178,12 +183,15 @@ def _caller(graph: GraphSummary) -> SourceFrame | None:
     the module's stacks (JAX's call site, where the whole-program trigger is the outermost line)."""
     table = graph._module.stack_frames
     wanted = _function_names(graph)
+    outside: list[SourceFrame] = []  # chains without the function (a transformed call: jvp of it), deepest first
     for frame_id in sorted(table.frames):
         chain = table.resolve(frame_id)
         inside = [k for k, f in enumerate(chain) if f.function in wanted]
         if inside and inside[-1] + 1 < len(chain):
             return chain[inside[-1] + 1]
-    return None
+        if not inside and chain and len(chain) > len(outside):
+            outside = chain
+    return outside[0] if outside else None
 
 
 def _body_files(graph: GraphSummary) -> frozenset:
@@ -204,3 +212,53 @@ def _defined_at(compilation: JaxCompilation | None) -> SourceFrame | None:
 
 def _where(frame: SourceFrame) -> tuple:
     return frame.file, frame.line
+
+
+@dataclass(frozen=True, slots=True)
+class SameNameDoubt:
+    """Without a JAX log: a module compiled for the very arguments of the previous one of its name, with other
+    results, called from another line. One function recompiling (a static argument) and two functions of one
+    name (``jax.jit(jax.grad(f))`` beside ``jax.jit(f)``) both fit; only JAX's log tells them apart, so the
+    story says what was seen instead of choosing."""
+
+    called_at: SourceFrame | None
+    before_called_at: SourceFrame | None
+    arguments: tuple[str, ...]
+    results_before: str
+    results_now: str
+
+    def fix(self, name: str) -> str:
+        at = (f" called from {self.called_at.short()} (the earlier one from {self.before_called_at.short()})"
+              if self.called_at is not None and self.before_called_at is not None else "")
+        return (f"seen: {name}{at} compiled again for the same arguments ({', '.join(self.arguments)}) with other "
+                f"results ({self.results_before} -> {self.results_now}): either two functions of this name (jax.jit "
+                "of a function and of its jax.grad / value_and_grad, nothing recompiled) or one function whose "
+                "static argument changed; JAX's log tells which: rerun with JAX_EXPLAIN_CACHE_MISSES=1 "
+                "JAX_LOG_COMPILES=1 (stderr beside the dump)")
+
+
+def same_name_doubts(families, joined: dict[str, JaxCompilation], explained: bool) -> dict[str, SameNameDoubt]:
+    """Graph ref -> :class:`SameNameDoubt`, for JAX dump modules read without a log (see its docstring)."""
+    out: dict[str, SameNameDoubt] = {}
+    if explained or joined:
+        return out
+    for family in families:
+        compiled = [g for g in family.compiled if g.record.kind == "xla_dump" and g._module is not None
+                    and (g.record.module_name or "").startswith("jit_")]
+        for before, now in zip(compiled, compiled[1:]):
+            (args_before, res_before), (args_now, res_now) = _signature(before), _signature(now)
+            if not (_body_files(before) and _body_files(now)):  # JAX's own (an eager op): shapes are static
+                continue
+            here, there = _caller(now), _caller(before)
+            if args_before == args_now and res_before != res_now and here is not None and there is not None \
+                    and (here.file, here.line) != (there.file, there.line):
+                out[now.ref] = SameNameDoubt(here, there, tuple(_short(a) for a in args_now), _short(res_before),
+                                             _short(res_now))
+    return out
+
+
+def _short(shape: str) -> str:
+    """``f32[8,4]{1,0}`` -> ``f32[8,4]``: the layout says nothing a user compares here."""
+    import re
+
+    return re.sub(r"\{[0-9,]*\}", "", shape)

@@ -26,7 +26,7 @@ from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
-from hlodiff.explain.jax_functions import function_splits
+from hlodiff.explain.jax_functions import function_splits, same_name_doubts
 from hlodiff.explain.cache_loads import loaded_clause, loaded_refs
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
@@ -280,6 +280,11 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
+    for r in recompilations:
+        if r.graph.ref in doubts and r.causes:
+            lead = r.causes[0]
+            lead.fix, lead.fix_is_final, lead.fix_rule = doubts[r.graph.ref].fix(r.family.module_name), True, None
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]  # leading causes may have moved
     if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
         facts = [replace(p, loaded=sum(1 for g in f.members if g.ref in loaded)) for f, p in zip(families, facts)]
