@@ -285,7 +285,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         if r.graph.ref in doubts and r.causes:
             lead = r.causes[0]
             lead.fix, lead.fix_is_final, lead.fix_rule = doubts[r.graph.ref].fix(r.family.module_name), True, None
-    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]  # leading causes may have moved
+    # leading causes may have moved
+    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
         facts = [replace(p, loaded=sum(1 for g in f.members if g.ref in loaded)) for f, p in zip(families, facts)]
     patterns = [pattern_text(p) for p in facts]
