@@ -227,14 +227,16 @@ class SameNameDoubt:
     results_before: str
     results_now: str
 
-    def fix(self, name: str) -> str:
+    def fix(self, name: str, log_given: bool = False) -> str:
+        """The words; ``log_given``: a JAX log is in the capture (``hlodiff record`` writes one) but was not joined
+        here (a live line, before the run's end): no "rerun with" then."""
         at = (f" called from {self.called_at.short()} (the earlier one from {self.before_called_at.short()})"
               if self.called_at is not None and self.before_called_at is not None else "")
         return (f"seen: {name}{at} compiled again for the same arguments ({', '.join(self.arguments)}) with other "
                 f"results ({self.results_before} -> {self.results_now}): either two functions of this name (jax.jit "
                 "of a function and of its jax.grad / value_and_grad, nothing recompiled) or one function whose "
-                "static argument changed; JAX's log tells which: rerun with JAX_EXPLAIN_CACHE_MISSES=1 "
-                "JAX_LOG_COMPILES=1 (stderr beside the dump)")
+                "static argument changed; JAX's log tells which" + ("" if log_given else
+                ": rerun with JAX_EXPLAIN_CACHE_MISSES=1 JAX_LOG_COMPILES=1 (stderr beside the dump)"))
 
 
 def same_name_doubts(families, joined: dict[str, JaxCompilation], explained: bool) -> dict[str, SameNameDoubt]:

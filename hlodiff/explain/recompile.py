@@ -284,7 +284,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
             lead = r.causes[0]
-            lead.fix, lead.fix_is_final, lead.fix_rule = doubts[r.graph.ref].fix(r.family.module_name), True, None
+            words = doubts[r.graph.ref].fix(r.family.module_name, log_given=bool(run.jax_logs))
+            lead.fix, lead.fix_is_final, lead.fix_rule = words, True, None
     # leading causes may have moved
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
