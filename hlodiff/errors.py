@@ -104,6 +104,16 @@ class InputWarning:
         return f"{where}: warning: {printable(self.message)}"
 
 
+@dataclass(frozen=True)
+class GraphCutOff(InputWarning):
+    """A warning that is also evidence: graph ``index`` of the save-tensors file ``source`` was cut off mid-write
+    (the run was killed, or the file or its gzip stream was cut), so it was not read. Like a cut module of a dump
+    folder, it is a graph that ran and nothing can be said about (review F10)."""
+
+    source: str = ""
+    index: int = 0
+
+
 def unique(warnings: Iterable[InputWarning]) -> list[InputWarning]:
     """Each warning once, in order: two readers of one file (a recording's debug log read for its executions and
     for its compilations, once by the manifest's path and once by the folder's) find the same damage, and a user

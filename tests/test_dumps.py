@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from helpers import truth_of
 from hlodiff.dumps import GraphRecord, detect_kind, dump_stages, iter_graphs, resolve_ref, split_ref
-from hlodiff.errors import HlodiffError, HloParseError, InputWarning
+from hlodiff.errors import GraphCutOff, HlodiffError, HloParseError, InputWarning
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
 
@@ -204,8 +204,9 @@ def test_cut_off_inside_a_graph(tmp_path):
     assert [r.graph_hash for r in records] == [r.graph_hash for r in full[:4]]
     header_line = data[:nth(data, b"[ScheduleSyncTensorsGraph]", 4)].count(b"\n") + 1
     last_line = data[:cut_at].count(b"\n") + 1  # where the file now ends: what the user looks at
-    assert warnings == [InputWarning(f"graph 4 cut off mid-write (it begins at line {header_line}; the file ends "
-                                     "here); skipped", str(tmp_path / "graphs.hlo.0"), last_line)]
+    assert warnings == [GraphCutOff(f"graph 4 cut off mid-write (it begins at line {header_line}; the file ends "
+                                    "here); skipped", str(tmp_path / "graphs.hlo.0"), last_line,
+                                    source=str(tmp_path / "graphs.hlo.0"), index=4)]  # a warning and evidence
 
 
 def test_cut_off_inside_a_header(tmp_path):

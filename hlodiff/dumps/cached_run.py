@@ -15,9 +15,7 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
-LOADED_STAGE = "after_optimizations"
-"""XLA dumps a program JAX loaded from the cache as ``module_N.NAME.after_optimizations.txt`` (no platform prefix,
-no ``before_optimizations``): it never compiled it."""
+from hlodiff.dumps.graph_record import LOADED_STAGE  # noqa: E402  (here since compare-runs came first)
 
 
 @dataclass(slots=True)

@@ -24,12 +24,12 @@ This module is the boundary: it may read (it is ``dumps/``); the analysis import
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
+from hlodiff.dumps.graph_record import LOADED_STAGE, TRACED_KINDS, GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
 
 if TYPE_CHECKING:
@@ -157,6 +157,8 @@ class Run:
     """Where a side source read at the analysis's first question reports damage it found (the list ``read_run``
     was given, printed after the analysis); None: such damage is an error."""
     _times: object = None
+    cut: list[GraphCutOff] = field(default_factory=list)
+    """Graphs of a save-tensors file cut off mid-write, not read (review F10: they ran, nothing is known of them)."""
 
     # -- the graphs ---------------------------------------------------------------------------------------------
 
@@ -270,8 +272,43 @@ def read_graphs(inputs: RunInputs, warnings: list[InputWarning], *, stage: str |
     """The run at ``inputs`` for its graphs alone (``inspect``): the same dumps :func:`read_run` reads, found in
     the same inputs (a ``hlodiff record`` folder, a run folder holding a save file or a dump folder), in run order;
     the side files are named in ``inputs`` and left unread. A dump cut before its first graph was complete is a run
-    of no graph (the reader warned)."""
-    return Run(collect_records(inputs.paths, warnings, stage=stage), inputs)
+    of no graph (the reader warned); a save file's graph cut mid-write is kept as evidence (``cut``)."""
+    found: list[InputWarning] = []
+    records = collect_records(inputs.paths, found, stage=stage)
+    if stage is None and any(r.kind == "xla_dump" and r.stage == LOADED_STAGE for r in records):
+        records, again = _all_optimized(inputs.paths, records)
+        found = again + [w for w in found if isinstance(w, GraphCutOff) or not _stage_fallback(w)]
+    warnings.extend(found)
+    return Run(records, inputs, cut=[w for w in found if isinstance(w, GraphCutOff)])
+
+
+def _all_optimized(paths: list[str], records: list[GraphRecord]) -> tuple[list[GraphRecord], list[InputWarning]]:
+    """A dump holding programs JAX loaded from its persistent compilation cache: XLA dumps such a program after
+    optimizations only (``module_N.NAME.after_optimizations.txt``, as ``compare-runs`` reads it), so comparing it
+    with the unoptimized text of a compiled module would mostly show XLA's rewrites. Each compiled module is
+    read at its optimized stage too where the dump kept it (else as it is), and the run says so once."""
+    found: list[InputWarning] = []
+    optimized = {(r.source, r.module_number): r for r in collect_records(paths, found, stage="after_optimizations")
+                 if r.kind == "xla_dump"}
+    out = [replace(optimized[(r.source, r.module_number)], index=r.index)  # its place in the run, as read first
+           if r.kind == "xla_dump" and (r.source, r.module_number) in optimized else r for r in records]
+    loaded = [r for r in out if r.kind == "xla_dump" and r.stage == LOADED_STAGE]
+    unoptimized = sum(1 for r in out if r.kind == "xla_dump" and not r.stage.endswith(LOADED_STAGE))
+    n = len(loaded)
+    also = (f"; {unoptimized} compiled module{'s' if unoptimized != 1 else ''} kept no optimized text and "
+            f"{'are' if unoptimized != 1 else 'is'} compared before optimizations") if unoptimized else ""
+    found = [w for w in found if not isinstance(w, GraphCutOff)]  # the first read's (save files) are kept
+    found.insert(0, InputWarning(
+        f"{n} module{'s' if n != 1 else ''} ({', '.join(str(r.module_number) for r in loaded[:4])}"
+        f"{', ...' if n > 4 else ''}) {'were' if n != 1 else 'was'} loaded from a persistent compilation cache, "
+        f"not compiled: XLA dumped only {'their' if n != 1 else 'its'} optimized HLO, so modules are compared "
+        f"after optimizations{also}", loaded[0].source if loaded else None))
+    return out, found
+
+
+def _stage_fallback(warning: InputWarning) -> bool:
+    """The default read's note that a module had no unoptimized text (a loaded program: said once instead)."""
+    return "has no readable before_optimizations text" in warning.message
 
 
 def debug_events(logs: Iterable[str], warnings: list[InputWarning] | None) -> dict[str, "CompilationEvent"]:

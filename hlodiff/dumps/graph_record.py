@@ -19,6 +19,9 @@ TRACED_KINDS = ("save_tensors", "executions")
 """Kinds whose records are torch_xla executions: keyed by ``Graph Hash``, with the Python frames of the sync."""
 DUMPED_KINDS = ("xla_dump", "executions")
 """Kinds whose modules are files of an XLA dump folder (XLA's option, proto and memory files sit beside them)."""
+LOADED_STAGE = "after_optimizations"
+"""XLA dumps a program JAX loaded from its persistent compilation cache as ``module_N.NAME.after_optimizations.txt``
+(no platform prefix, no ``before_optimizations``): it never compiled it. A record of that stage was loaded."""
 
 
 @dataclass(slots=True)

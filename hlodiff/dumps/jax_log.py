@@ -26,7 +26,7 @@ miss nor a compilation is not a JAX log: a warning, never an error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from hlodiff.dumps._io import text_lines
@@ -38,6 +38,7 @@ _CALLSITE_RE = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
 _NEVER_SEEN_RE = re.compile(r"^\s{4}(\S+) id=\d+(?: defined at (.*))?$")
 _FOR_RE = re.compile(r"^\s{2}for (\S+)(?: defined at (.*))?$")
 _ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
+_CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
 _WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
 _TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
@@ -108,6 +109,9 @@ class JaxCompilation:
     arguments: str
     line: int
     cache_miss: JaxCacheMiss | None
+    loaded: bool = False
+    """JAX loaded the program from its persistent compilation cache (``Persistent compilation cache hit for
+    'jit_step'`` after this ``Compiling`` line): nothing was compiled."""
 
 
 @dataclass(slots=True)
@@ -157,6 +161,10 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         if m is not None:
             block, block_line = [text[m.start():]], lineno
             continue
+        m = _CACHE_HIT_RE.search(text)
+        if m is not None:
+            _mark_loaded(log, m.group(1))
+            continue
         m = _COMPILE_RE.search(text)
         if m is not None:
             function, name = _function_of(m.group(1)), module_name(m.group(1))
@@ -172,6 +180,15 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
                                      "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
     return log
+
+
+def _mark_loaded(log: JaxLog, name: str) -> None:
+    """The latest compilation of module ``name`` was a load from the persistent cache (JAX prints the hit between
+    its ``Compiling`` and ``Finished XLA compilation`` lines)."""
+    for k in range(len(log.compilations) - 1, -1, -1):
+        if log.compilations[k].module_name == name.rstrip("_"):
+            log.compilations[k] = replace(log.compilations[k], loaded=True)
+            return
 
 
 def check_jax_log(path: str) -> None:

@@ -43,7 +43,7 @@ from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, OverlongLine, Packe
                                open_binary)
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
 _HEADER_RE = re.compile(rb"^\[(\w+)\]\s*$")
@@ -380,7 +380,7 @@ class _Scanner:
             self._skip_overlong(entry)
             return
         self._warn(f"graph {entry.index} cut off mid-write (it begins at line {entry.line}; the file ends here); "
-                   "skipped", self.lineno)
+                   "skipped", self.lineno, cut=entry.index)
         self.entry = None
         self.state = _OUT
 
@@ -431,7 +431,11 @@ class _Scanner:
         if self.recorded == 0 and self.overlong_error is not None:
             raise self.overlong_error  # no graph read at all: the over-long line is the whole story
 
-    def _warn(self, message: str, line: int | None = None) -> None:
+    def _warn(self, message: str, line: int | None = None, cut: int | None = None) -> None:
+        if cut is not None and self.warnings is not None:  # evidence as well as a warning: never dropped
+            self.warnings.append(GraphCutOff(message, self.path, line if line is not None else self.lineno,
+                                             source=self.source, index=cut))
+            return
         self.warned += 1
         if self.warned > MAX_WARNINGS:
             if self.warned == MAX_WARNINGS + 1 and self.warnings is not None:

@@ -20,8 +20,11 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms" if seconds >= 0.001 else f"{seconds * 1e3:.2f} ms"
 
 
-def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], run: Run) -> str | None:
-    """One clause for the run summary, or None when no log of the run has compile times."""
+def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary], run: Run,
+                      loaded: set[str] = frozenset()) -> str | None:
+    """One clause for the run summary, or None when no log of the run has compile times. ``loaded``: refs of
+    programs loaded from a persistent cache (:mod:`hlodiff.explain.cache_loads`): JAX logs a load's seconds as
+    a compilation's, so they are told apart, never added to the compile time."""
     times = run.compile_times()
     if times is None:
         return None
@@ -30,16 +33,22 @@ def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary]
         seconds = run.compile_seconds(records, [g.compiled for g in graphs])
         if seconds:
             position = {g.ref: i for i, g in enumerate(graphs)}
-            total = sum(seconds.values())
-            if total <= 0:  # times logged as 0.0 (rounded, or normalized as in the fixtures): nothing to say
+            if sum(seconds.values()) <= 0:  # times logged as 0.0 (rounded, or normalized): nothing to say
                 return None
+            loading = sum(seconds.get(position[ref], 0.0) for ref in loaded if ref in position)
+            total = sum(s for i, s in seconds.items() if graphs[i].ref not in loaded)
+            recompiled = [g for g in recompiled if g.ref not in loaded]
             again = sum(seconds.get(position[g.ref], 0.0) for g in recompiled)
             n = len(recompiled)
             source = "jax_log_compiles" if times.compilations else "torch_xla CompileTime"
+            load = (f"; loading {len(loaded)} program{'s' if len(loaded) != 1 else ''} from the persistent cache "
+                    f"took {seconds_text(loading)}") if loaded else ""
+            if n == 0 and loaded and total <= 0:
+                return f"nothing compiled{load} ({source})"
             if n == 0:
-                return f"compiling took {seconds_text(total)} ({source})"
+                return f"compiling took {seconds_text(total)} ({source}){load}"
             return (f"recompilation{'s' if n != 1 else ''} cost {seconds_text(again)} of {seconds_text(total)} "
-                    f"compiling ({source})")
+                    f"compiling ({source}){load}")
     if times.total_seconds is not None:
         count = times.total_count or 0
         n = len(recompiled)

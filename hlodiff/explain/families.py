@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
+
+if TYPE_CHECKING:
+    from hlodiff.explain.jax_functions import FunctionSplit
 
 _SYNC_FUNCTIONS = frozenset({"sync", "mark_step", "_mark_step", "step", "__next__", "next", "wait_device_ops",
                              "_run_step_closures", "_xla_sync_multi", "sync_multi"})
@@ -32,6 +36,13 @@ class Family:
     key: str
     label: str
     members: list[GraphSummary] = field(default_factory=list)
+    split: "FunctionSplit | None" = None
+    """For a JAX module of another function than the first of its name (review F5): why it is another."""
+
+    @property
+    def module_name(self) -> str:
+        """The label without the words that tell a split family apart (``jit_step``)."""
+        return self.label if self.split is None else self.label.split(" (", 1)[0]
 
     @property
     def compiled(self) -> list[GraphSummary]:
@@ -55,7 +66,9 @@ def is_partial(summary: GraphSummary, debug_cause: str | None = None) -> bool:
     return not any(is_sync_frame(f) for f in record.frames)
 
 
-def family_key(summary: GraphSummary) -> tuple[str, str]:
+def family_key(summary: GraphSummary, splits: Mapping[str, FunctionSplit] | None = None) -> tuple[str, str]:
+    """The family a graph belongs to, and its label. ``splits``: JAX modules that compile another function than
+    the first of their name (:func:`hlodiff.explain.jax_functions.function_splits`) get a family of their own."""
     record = summary.record
     if record.kind in TRACED_KINDS:
         name = record.graph_name or ""
@@ -70,6 +83,9 @@ def family_key(summary: GraphSummary) -> tuple[str, str]:
             label = f"{name + ' ' if name else ''}torch.compile (XLA bridge)"
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
+    split = splits.get(summary.ref) if splits else None
+    if split is not None:
+        return f"{record.source}|{name}|function {split.index}", split.label(name)
     return f"{record.source}|{name}", name
 
 
@@ -94,17 +110,18 @@ def compile_block_line(frames) -> SourceFrame | None:
     return None
 
 
-def group(summaries: list[GraphSummary], partial: set[int]) -> list[Family]:
+def group(summaries: list[GraphSummary], partial: set[int],
+          splits: Mapping[str, FunctionSplit] | None = None) -> list[Family]:
     """Families in order of first appearance; partial graphs (by position in ``summaries``) join the next full
-    graph's family, or their own when no full graph follows."""
+    graph's family, or their own when no full graph follows. ``splits``: see :func:`family_key`."""
     families: dict[str, Family] = {}
     pending: list[GraphSummary] = []
     for position, summary in enumerate(summaries):
         if position in partial:
             pending.append(summary)
             continue
-        key, label = family_key(summary)
-        family = families.setdefault(key, Family(key, label))
+        key, label = family_key(summary, splits)
+        family = families.setdefault(key, Family(key, label, split=splits.get(summary.ref) if splits else None))
         family.members.extend(pending)
         family.members.append(summary)
         pending = []

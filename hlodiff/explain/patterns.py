@@ -7,7 +7,9 @@ turned on), ``last only`` (the last graph differs: a short final batch), ``setup
 while the program set up, before another family's steady steps: FSDP wrapping, initialisation), and
 ``unbounded`` (a new graph every time, to the end of the run), ``split`` (every step is the same pair: the
 graph an early read like ``.item()`` ran, then the rest of the step), ``eager op`` (JAX: a primitive run outside
-jit, such as ``jnp.ones``, compiled once per shape it was called with; never the headline). XLA dump folders hold only compilations; there the
+jit, such as ``jnp.ones``, compiled once per shape it was called with; never the headline), ``cut short`` (the graphs
+of a save-tensors file cut off mid-graph, too few to name how the run goes on: review F10). XLA dump folders hold
+only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
 
 A pattern is a typed :class:`Pattern` (name, period, letters, ...): the fixes and the HTML decide on its fields,
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Collection
 
 from hlodiff.explain.families import is_partial
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -58,6 +60,8 @@ class Pattern:
     split_at: str = ""
     seen_again: int = 0
     because: Because | None = None
+    loaded: int = 0
+    """Of the family's programs, how many were loaded from a persistent compilation cache, not compiled."""
 
     @property
     def benign(self) -> bool:
@@ -71,7 +75,7 @@ class Pattern:
 
 
 PATTERN_NAMES = ("steady", "warm-up only", "setup", "split", "alternating", "periodic", "unbounded", "last only",
-                 "switched", "one-off", "recurring", "eager op", "dump", "compilations")
+                 "switched", "one-off", "recurring", "eager op", "dump", "compilations", "cut short")
 """Every pattern name; ``dump`` is an XLA dump folder's compilations (no cache hits to see), ``compilations`` a
 family none of the named shapes fits."""
 
@@ -125,12 +129,18 @@ def pattern_text(p: Pattern) -> str:
     seq = sequence_text(p.letters)
     because = because_text(p.because)
     label, n = p.family, p.graphs
+    if p.name == "cut short":
+        return (f"cut short: {n} graph{'s' if n != 1 else ''} of {label} read before the file was cut off ({seq})"
+                f"{because}; too few to name a pattern")
     if p.name == "steady":
         return f"steady: {label} compiled once in {n} graph{'s' if n != 1 else ''}"
     if p.name == "eager op":
         return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
     if p.name == "dump":
         same = f"; {p.seen_again} of them the same HLO again: the cache key changed outside it" if p.seen_again else ""
+        if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
+            return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
+                    f"{n - p.loaded} compiled{same}{because}")
         return f"{n} compilations of {label} ({seq}){same}{because}"
     if p.name == "warm-up only":
         first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"
@@ -171,8 +181,34 @@ def describe_pattern(family: "Family", recompilations, families: list["Family"] 
     return pattern_text(pattern_of(family, recompilations, families))
 
 
-def pattern_of(family: "Family", recompilations, families: list["Family"] | None = None) -> Pattern:
-    """Name the shape of a family's compilations (see the module docstring for each name)."""
+def pattern_of(family: "Family", recompilations, families: list["Family"] | None = None,
+               cut: Collection[str] = ()) -> Pattern:
+    """Name the shape of a family's compilations (see the module docstring for each name). ``cut``: sources
+    (save-tensors files) cut off mid-graph; a family read from one shows only the beginning of its sequence, and
+    a name that rests on how the sequence goes on is not given (:func:`_cut_short`)."""
+    pattern = _pattern_of(family, recompilations, families)
+    if cut and any(g.record.source in cut for g in family.members):
+        return _cut_short(pattern, family)
+    return pattern
+
+
+def _cut_short(pattern: Pattern, family: "Family") -> Pattern:
+    """Review F10: a sequence cut off (A,B,B,A,B of a period-3 run) is not evidence of how the run goes on.
+    Kept: ``steady``, ``split`` and a period seen at least twice in full (what was read shows it); any other name
+    (warm-up then steady, switched, last only, one-off, unbounded, recurring in no order, ...) claims the end of a
+    run that was not read, so the family is told as ``cut short``: what was seen, and no name."""
+    if pattern.name in ("steady", "split", "eager op", "dump"):
+        return pattern
+    if pattern.name in ("alternating", "periodic"):
+        keys = [g.cache_key for g in family.members]
+        period, offset = _period(keys)
+        if period is not None and len(keys) - offset >= 2 * period:
+            return pattern
+    return Pattern("cut short", pattern.family, pattern.graphs, pattern.compilations, pattern.letters,
+                   pattern.variants, because=pattern.because)
+
+
+def _pattern_of(family: "Family", recompilations, families: list["Family"] | None = None) -> Pattern:
     members = family.members
     n = len(members)
     because = _because(family, recompilations)
@@ -363,9 +399,9 @@ def is_eager_op(family: "Family") -> bool:
     (``jit_broadcast_in_dim``), or a function of JAX's own run eagerly (``jit__normal`` from ``jax.random.normal``,
     ``jit_multiply`` from ``x * 0.1`` on a concrete array). JAX keeps only user frames in a module's stacks, so a
     function of the user's shows up in them by name; one of JAX's shows only its caller."""
-    if not family.label.startswith("jit_"):
+    if not family.module_name.startswith("jit_"):
         return False
-    name = family.label.removeprefix("jit_")
+    name = family.module_name.removeprefix("jit_")
     if name in _EAGER_PRIMITIVES and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members):
         return True
     compiled = [g for g in family.members if g.compiled]

@@ -8,7 +8,7 @@ Only compiled graphs are parsed: cache hits share their compiled graph's facts, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hlodiff._runtime import sparse_collections
 from hlodiff import progress
@@ -26,6 +26,8 @@ from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
+from hlodiff.explain.jax_functions import function_splits, same_name_doubts
+from hlodiff.explain.cache_loads import loaded_clause, loaded_refs
 from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
@@ -113,6 +115,8 @@ class RunExplanation:
     """Recompilations sharing a root, told once each."""
     dynamo: "DynamoFindings | None" = None
     """Dynamo's side of a torch.compile run (issue 31: :mod:`hlodiff.explain.dynamo`); None without its log."""
+    loaded: list[str] = field(default_factory=list)
+    """Refs of the programs loaded from a persistent compilation cache, not compiled (:mod:`.cache_loads`)."""
 
     @property
     def xla_headline(self) -> Recompilation | None:
@@ -133,6 +137,7 @@ class RunExplanation:
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled],
+                          **({"another_function": f.split.to_json()} if f.split is not None else {}),
                           **({"pattern": p.to_json()} if p is not None else {})}
                          for f, p in zip(self.families, _padded(self.pattern_facts, len(self.families)))],
             "patterns": self.patterns,
@@ -140,6 +145,7 @@ class RunExplanation:
             "stories": [s.to_json() for s in self.stories],
             "hints": self.hints,
             "unread": self.unread,
+            "loaded_from_cache": self.loaded,
             "dynamo": self.dynamo.to_json() if self.dynamo is not None else None,
         }
 
@@ -198,7 +204,8 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
-    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run)
+    note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run,
+                             set(explanation.loaded))
     attach_plans(explanation, run)
     if note:
         explanation.summary += f"; {note}"
@@ -231,7 +238,11 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
         g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None) and not bridge_run(
         g.record.frames, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
-    families = group(graphs, partial)
+    cut_sources = {c.source for c in run.cut}  # their sequences stop where the file was cut (review F10)
+    joined = jax_compilations(run, graphs, warnings)
+    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
+    loaded = loaded_refs(graphs, joined)  # programs a persistent cache gave: not compilations
+    families = group(graphs, partial, function_splits(graphs, joined, explained))  # review F5: one name, 2 functions
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
     by_ref = {g.ref: g for g in graphs if g.compiled}
@@ -259,27 +270,36 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
             recompilations.append(recompilation)
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
-    joined = jax_compilations(run, graphs, warnings)
-    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
                   sources=run.sources)
     place_made_tensors(recompilations)
-    facts = [pattern_of(f, recompilations, families) for f in families]
+    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
-    facts = [pattern_of(f, recompilations, families) for f in families]  # leading causes may have moved
+    doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
+    for r in recompilations:
+        if r.graph.ref in doubts and r.causes:
+            lead = r.causes[0]
+            words = doubts[r.graph.ref].fix(r.family.module_name, log_given=bool(run.jax_logs))
+            lead.fix, lead.fix_is_final, lead.fix_rule = words, True, None
+    # leading causes may have moved
+    facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
+    if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
+        facts = [replace(p, loaded=sum(1 for g in f.members if g.ref in loaded)) for f, p in zip(families, facts)]
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(run.report_files))
-    summary = _summary(graphs, recompilations, facts, families) + _unread_note(unread)
+    summary = _summary(graphs, recompilations, facts, families, loaded) + _unread_note(unread) + _cut_note(run.cut)
     from hlodiff.explain.steps import graph_steps
 
     stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
-                          headline_of(families, facts, recompilations), [r.ref for r in unread], facts, stories)
+                          headline_of(families, facts, recompilations),
+                          [r.ref for r in unread] + [f"{c.source}#{c.index}" for c in run.cut], facts, stories,
+                          loaded=[g.ref for g in graphs if g.ref in loaded])
 
 
 def _evidence(r: Recompilation) -> Evidence:
@@ -293,6 +313,16 @@ def _real_story_first(recompilations: list[Recompilation], families: list[Family
     """JAX's eager-op compilations (a primitive run outside jit) after the real story."""
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     return sorted(recompilations, key=lambda r: r.family.key in eager)
+
+
+def _cut_note(cut) -> str:
+    """A save-tensors file cut off mid-graph says so where a cut dump module does (review F10): the graph ran
+    (compiled or not, its hash is lost with it) and nothing can be said of it."""
+    if not cut:
+        return ""
+    shown = ", ".join(f"#{c.index}" for c in cut)
+    return (f"; and {len(cut)} more graph{'s' if len(cut) != 1 else ''} cut off mid-write ({shown}, not read: "
+            "the file ends inside it)")
 
 
 def _unread_note(unread: list[GraphRecord]) -> str:
@@ -405,16 +435,19 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
 
 
 def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
-             families: list[Family]) -> str:
-    compiled = sum(1 for g in graphs if g.compiled)
+             families: list[Family], loaded: set[str] = frozenset()) -> str:
+    """The run in one line; programs loaded from a persistent cache are counted apart, never as compilations
+    (nor as recompilations: a family's second program loaded compiled nothing)."""
+    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
+    recompilations = [r for r in recompilations if r.graph.ref not in loaded]
     n = len(recompilations)
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     outside = sum(1 for r in recompilations if r.family.key in eager)
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}, {n} recompilation{'s' if n != 1 else ''}"
+            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, {n} recompilation{'s' if n != 1 else ''}"
             + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
     if outside and outside == n:
-        return _eager_only(graphs, facts, families, outside)
+        return _eager_only(graphs, facts, families, outside, loaded)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
@@ -427,16 +460,17 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int) -> str:
+def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int,
+                loaded: set[str] = frozenset()) -> str:
     """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
     user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
     with "3 recompilations" of JAX's own internals and never named the train step)."""
-    compiled = sum(1 for g in graphs if g.compiled)
+    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
     from hlodiff.explain.patterns import is_eager_op
 
     steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}, 0 recompilations of the jitted functions")
+            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, 0 recompilations of the jitted functions")
     if steady:
         shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
         head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
