@@ -69,6 +69,13 @@ RULES: tuple[FixRule, ...] = (
           "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
           "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",
           unless="jax"),
+    # Dynamo, round 3: a module container that grows, sizes the user already padded to buckets
+    _rule("dynamo_module_container", "guard", "dynamo container_length module_container",
+          "expected: {tensor} holds another number of submodules ({seen}): Dynamo traces {function} once per depth "
+          "and each depth compiles once; nothing to fix (a model grown in stages: one graph per stage)", unless="jax"),
+    _rule("dynamo_shape_buckets", "shape", "dynamo buckets",
+          "expected: one graph per bucket -- {function} is called with padded sizes that recur ({seen}), each "
+          "compiled once by Dynamo and by XLA; nothing to fix (fewer buckets mean fewer compilations)", unless="jax"),
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -531,6 +538,6 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode", "dynamo_python_flag"))
+    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

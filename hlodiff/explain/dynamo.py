@@ -34,7 +34,11 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
-_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) == (?P<value>\d+)$")
+_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
+"""A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
+2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
+failed entry was compiled for."""
+_MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
 
@@ -62,6 +66,9 @@ class DynamoRecompile:
     difference_kind: str | None = None
     """The kind of the leading cause of that difference; ``shape`` when any of its causes is a new size (the
     XLA graph took another size)."""
+    difference_rule: str | None = None
+    """The fix row hlodiff chose for that leading cause from the graphs alone (``shape_buckets``: the sizes recur,
+    each compiled once)."""
     fix: str | None = None
     fix_rule: str | None = None
     facts: frozenset[str] = frozenset({"dynamo"})
@@ -127,6 +134,9 @@ class DynamoFindings:
     symbolic size (``dynamic=True``, ``mark_dynamic``) and the bridge compiles each concrete size. One finding
     for them all; ``xla_size_graphs`` lists the graphs."""
     xla_size_graphs: list[str] = field(default_factory=list)
+    first_call_syncs: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
+    compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
     traced: bool = False
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
@@ -214,6 +224,7 @@ class DynamoFindings:
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
+                "first_call_syncs": self.first_call_syncs,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
@@ -281,24 +292,29 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
+        r.difference_rule = lead.fix_rule if lead else None
         if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
             r.difference_kind = "shape"
         r.xla = "compiled"
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
             r.location = next((f for c in x.causes for f in c.locations if not f.is_library), None)
             r.located = "xla" if r.location is not None else r.located
+    from hlodiff.explain.dynamo_xla import padded_buckets, sized, xla_sizes
+
+    padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
         if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
             r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
         choose_fix(r)
-    from hlodiff.explain.dynamo_xla import sized, xla_sizes
-
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
+    from hlodiff.explain.dynamo_xla import first_call_syncs
+
+    found.first_call_syncs = first_call_syncs(explanation, found)
     return found
 
 
@@ -373,7 +389,11 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
     if (m := _LENGTH.match(guard.strip())) is not None:
-        return "guard", m.group("name"), f"len({m.group('name')}) was {m.group('value')}", facts | {"container_length"}
+        name = m.group("name")
+        if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
+            facts.add("module_container")
+            name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
+        return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
     if (m := _VALUE.match(guard.strip())) is not None:

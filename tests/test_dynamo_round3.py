@@ -1,0 +1,135 @@
+"""Dynamo, round 3 (docs/accuracy.md): torch.compile(backend="openxla") runs whose truths were written first
+(fixtures/scenarios/dynamo/). Each new reading is checked on the real run whose evidence chooses it and on the real
+look-alikes that share that evidence: a module list that grows vs a Python list whose length varies; padded sizes
+the user bucketed vs raw sizes (a batch of 4 and 6, lengths 16/24/20); without Dynamo's log, the forward an eval
+or no_grad step compiles vs an input that now requires grad; the first step's sync cut by the bridge vs a sync
+graph that changes for good."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from helpers import FIXTURES, cli
+from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
+from hlodiff.explain.dynamo import DynamoRecompile, choose_fix, recompiles_of
+from hlodiff.explain.dynamo_xla import padded_buckets
+
+SCENARIOS = FIXTURES / "scenarios" / "dynamo"
+
+
+def _explain(target) -> tuple[dict, int]:
+    result = cli("explain-recompile", str(target), "--json", codes=(0, 1))
+    return json.loads(result.stdout), result.exit_code
+
+
+def _rules(doc: dict) -> set[str]:
+    dynamo = doc["dynamo"] or {}
+    return {r["fix_rule"] for r in dynamo.get("recompiles", []) + dynamo.get("xla_sizes", [])}
+
+
+ROWS = {"dynamo_module_container": "dyn_modulelist_grow", "dynamo_shape_buckets": "dyn_bucket_control"}
+
+
+@pytest.mark.parametrize("row, name", sorted(ROWS.items()))
+def test_each_row_heads_the_real_run_whose_evidence_chooses_it(row, name):
+    doc, status = _explain(SCENARIOS / name)
+    assert row in RULES_BY_NAME and row in EXPECTED
+    assert doc["headline"]["fix"].startswith("expected") and row in _rules(doc), doc["summary"]
+    assert "as a tensor" not in doc["headline"]["fix"] and "pad or bucket" not in doc["headline"]["fix"]
+    truth = json.loads((SCENARIOS / f"{name}.truth.json").read_text())
+    assert status in truth["exit"]
+
+
+def test_a_module_list_s_length_is_read_from_the_form_torch_prints():
+    """torch 2.9 prints a ModuleList's failed length as `len(self._modules['blocks']._modules) != 2`: a container
+    length of submodules, told as `self.blocks`; a Python list argument (`len(crops) == 2`) stays data."""
+    guard = "len(self._modules['blocks']._modules) != 2"
+    log = DynamoLog("x", "text", [DynamoCompile("0/0"), DynamoCompile("0/1", "forward",
+                                                                       failures=[GuardFailure("0/0", guard)])])
+    (r,) = recompiles_of(log)
+    assert (r.kind, r.subject, r.fix_rule) == ("guard", "self.blocks", "dynamo_module_container")
+    assert "len(self.blocks) was 2" in r.fix
+    log.compiles[1].failures = [GuardFailure("0/0", "len(crops) == 2")]
+    (r,) = recompiles_of(log)
+    assert r.fix_rule == "dynamo_container_length" and not r.expected
+
+
+def test_a_python_list_whose_length_varies_stays_unexpected():
+    doc, status = _explain(SCENARIOS / "dyn_list_len")
+    assert status == 1 and _rules(doc) == {"dynamo_container_length"}
+
+
+@pytest.mark.parametrize("name", ["dyn_auto_dynamic", "dyn_module_logs_only", "dyn_int_shape/record",
+                                  "dyn_mark_dynamic/record", "dyn_dynamic_true"])
+def test_raw_sizes_are_no_buckets_even_when_they_recur(name):
+    """Sizes the data sets (lengths 16/24/20, batches of 4 and 6, an int 4/6/8) recur too, and the graphs alone
+    call some of them buckets: only sizes all padded to a multiple of 8 are the user's buckets."""
+    doc, status = _explain(SCENARIOS / name)
+    assert status == 1 and "dynamo_shape_buckets" not in _rules(doc), doc["summary"]
+    assert not doc["headline"]["fix"].startswith("expected")
+
+
+def _shape(cid: str, expected: int, actual: int, rule: str | None, xla: str = "compiled") -> DynamoRecompile:
+    r = DynamoRecompile(cid, "encode", "shape",
+                        GuardFailure("0/0", f"tensor 'tokens' size mismatch at index 1. expected {expected}, "
+                                            f"actual {actual}"), None, "tokens", xla=xla, difference_rule=rule)
+    return r
+
+
+@pytest.mark.parametrize("members, bucketed", [
+    ([(16, 32, "shape_buckets")], True),
+    ([(16, 32, "shape_buckets"), (32, 64, "shape_buckets_inner")], True),
+    ([(16, 20, "shape_buckets")], False),  # 20 is no padded size
+    ([(16, 32, "shape_input")], False),  # the graphs say the sizes do not recur
+    ([(16, 32, "shape_buckets"), (32, 64, "shape_input")], False),
+])
+def test_padded_buckets_needs_every_size_padded_and_the_graphs_to_agree(members, bucketed):
+    recompiles = [_shape(f"0/{i + 1}", a, b, rule) for i, (a, b, rule) in enumerate(members)]
+    padded_buckets(recompiles)
+    for r in recompiles:
+        choose_fix(r)
+        assert (r.fix_rule == "dynamo_shape_buckets") is bucketed, r.fix
+        assert r.expected is bucketed
+
+
+def test_a_cache_hit_alone_never_makes_buckets():
+    r = _shape("0/1", 16, 32, None, xla="cache_hit")
+    padded_buckets([r])
+    choose_fix(r)
+    assert r.fix_rule == "dynamo_shape"
+
+
+def _without_log(name: str, tmp_path) -> tuple[dict, int]:
+    shutil.copytree(SCENARIOS / name / "dump", tmp_path / "dump")
+    shutil.copy(SCENARIOS / name / "pt_xla_debug.log", tmp_path / "pt_xla_debug.log")
+    return _explain(tmp_path / "dump")
+
+
+@pytest.mark.parametrize("name", ["dyn_train_eval_dump", "dyn_no_grad_metric"])
+def test_without_dynamo_s_log_an_eval_or_no_grad_forward_is_the_bridge_s_own(name, tmp_path):
+    """The forward an eval / no_grad step compiles returns fewer values than the training forward (no tensors
+    saved for a backward): one graph per mode, not a changed program; exit 0, no headline."""
+    doc, status = _without_log(name, tmp_path)
+    assert status == 0 and doc["headline"] is None and doc["dynamo"]["no_log"], doc["summary"]
+
+
+def test_without_dynamo_s_log_an_input_that_now_requires_grad_stays_told(tmp_path):
+    """The look-alike: requires_grad_ from step 2 makes the forward return more (what its backward needs): outputs
+    added, still a changed program, exit 1."""
+    doc, status = _without_log("dyn_requires_grad", tmp_path)
+    assert status == 1 and doc["headline"] is not None, doc["summary"]
+
+
+def test_the_first_step_s_sync_cut_by_the_bridge_is_warm_up_and_a_switched_one_is_not():
+    """dyn_train_eval_dump: the optimizer step's sync graph differs on step 0 only (the bridge synced while it
+    compiled): listed in first_call_syncs, not unexpected. dyn_attr_switch: the sync graph changes for good when
+    the aux head comes in (switched): still unexpected."""
+    doc, status = _explain(SCENARIOS / "dyn_train_eval_dump")
+    syncs = doc["dynamo"]["first_call_syncs"]
+    assert status == 0 and len(syncs) == 1 and syncs[0] not in doc["unexpected"]
+    doc, _ = _explain(SCENARIOS / "dyn_attr_switch")
+    assert not doc["dynamo"]["first_call_syncs"] and doc["unexpected"]
