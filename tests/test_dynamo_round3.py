@@ -133,3 +133,25 @@ def test_the_first_step_s_sync_cut_by_the_bridge_is_warm_up_and_a_switched_one_i
     assert status == 0 and len(syncs) == 1 and syncs[0] not in doc["unexpected"]
     doc, _ = _explain(SCENARIOS / "dyn_attr_switch")
     assert not doc["dynamo"]["first_call_syncs"] and doc["unexpected"]
+
+
+def test_the_bridge_graph_joined_to_a_dynamo_recompilation_takes_its_fix_from_dynamo():
+    """dyn_tensor_or_float: sigma a float, then a tensor input: the joined XLA graph only multiplies in another
+    order, which the graphs alone tell as "iterate in one fixed order". It follows from Dynamo's failed guard. The
+    look-alike with no Dynamo recompilation behind its XLA sizes (dynamic=True) keeps the graphs' own story."""
+    doc, _ = _explain(SCENARIOS / "dyn_tensor_or_float")
+    (joined,) = [r for r in doc["recompilations"] if r["graph"] == doc["dynamo"]["recompiles"][0]["difference_graph"]]
+    assert all(c["fix"].startswith("follows from Dynamo's recompilation 0/1") for c in joined["causes"])
+    assert "fixed order" not in json.dumps(joined)
+    doc, _ = _explain(SCENARIOS / "dyn_dynamic_true")
+    assert not any("follows from Dynamo" in (c["fix"] or "") for r in doc["recompilations"] for c in r["causes"])
+
+
+def test_a_compiled_optimizer_step_is_not_called_a_module_and_its_cache_hits_are_counted_among_its_recompiles():
+    """torch.compile(opt.step) reaches Dynamo through torch's wrapper `inner` as a compiled nn.Module does: the
+    summary claims neither; its library frames reach XLA as fewer graphs than Dynamo compiled, and the summary said
+    "4 of them" of 2 recompilations."""
+    doc, status = _explain(SCENARIOS / "dyn_sched_lr")
+    assert status == 1 and "nn.Module" not in doc["summary"], doc["summary"]
+    assert doc["dynamo"]["cache_hits"] <= len(doc["dynamo"]["recompiles"]) == 2
+    assert "2 of them found the XLA graph compiled already" in doc["summary"]

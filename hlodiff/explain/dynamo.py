@@ -285,6 +285,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
     # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
     # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
+    # never more cache hits than recompilations: a compiled library method (torch.compile(opt.step)) breaks into
+    # frames whose compiles reach XLA as fewer graphs than the count above assumes (dyn_sched_lr: 4 of 2)
+    found.cache_hits = min(found.cache_hits, len(found.recompiles))
     paid = len(found.recompiles) - found.cache_hits
     for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
@@ -368,9 +371,11 @@ def wrapped_module(c: DynamoCompile) -> bool:
 
 
 def compiled_name(c: DynamoCompile) -> str | None:
-    """What the user compiled, in their terms: their nn.Module when Dynamo names only torch's wrapper of it."""
+    """What the user compiled, in their terms, when Dynamo names only torch's wrapper of it (``inner`` in
+    ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
+    (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "your nn.Module (torch.compile(model))"
+        return "your compiled module or method (torch's wrapper of it)"
     return c.function
 
 
@@ -459,6 +464,22 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
                                 and not h.startswith("source lines unknown")]
 
 
+def follow_dynamo(explanation, found: DynamoFindings) -> None:
+    """The bridge's XLA recompilation joined to a Dynamo recompilation shows what the retrace changed in the graph
+    (a float that became a tensor input reorders a multiply, a new length adds ops); the graphs alone would give it
+    a fix of its own ("iterate in one fixed order"), a story about the bridge's graph instead of the user's code.
+    Its causes follow from Dynamo's failed guard, whose fix is the one to apply."""
+    joined = {r.difference_graph: r for r in found.recompiles if r.difference_graph}
+    for x in explanation.recompilations:
+        r = joined.get(x.graph.ref)
+        if r is None:
+            continue
+        for cause in x.causes:
+            cause.fix = (f"follows from Dynamo's recompilation {r.compile_id} above (its failed guard: "
+                         f"{r.guard.guard}): its fix applies")
+            cause.fix_rule = None
+
+
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
@@ -473,4 +494,5 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
+    follow_dynamo(explanation, found)
     return found
