@@ -127,12 +127,34 @@ def test_without_dynamo_s_log_an_input_that_now_requires_grad_stays_told(tmp_pat
 def test_the_first_step_s_sync_cut_by_the_bridge_is_warm_up_and_a_switched_one_is_not():
     """dyn_train_eval_dump: the optimizer step's sync graph differs on step 0 only (the bridge synced while it
     compiled): listed in first_call_syncs, not unexpected. dyn_attr_switch: the sync graph changes for good when
-    the aux head comes in (switched): still unexpected."""
+    the aux head comes in (switched): no first-call sync."""
     doc, status = _explain(SCENARIOS / "dyn_train_eval_dump")
     syncs = doc["dynamo"]["first_call_syncs"]
     assert status == 0 and len(syncs) == 1 and syncs[0] not in doc["unexpected"]
     doc, _ = _explain(SCENARIOS / "dyn_attr_switch")
-    assert not doc["dynamo"]["first_call_syncs"] and doc["unexpected"]
+    assert not doc["dynamo"]["first_call_syncs"]
+
+
+@pytest.mark.parametrize("name", ["dyn_attr_switch", "dyn_modulelist_grow"])
+def test_the_step_around_an_expected_retrace_changes_with_it(name):
+    """The aux head switched on, a block added: Dynamo's recompilation is expected, and the optimizer's sync graph
+    that now updates the new parameters changed in the same step, for good: expected with it, exit 0, its fix
+    says so (not "a value is kept on some steps only")."""
+    doc, status = _explain(SCENARIOS / name)
+    follows = doc["dynamo"]["follows_expected"]
+    assert status == 0 and follows and not doc["unexpected"], doc["summary"]
+    causes = [c for r in doc["recompilations"] if r["graph"] in follows for c in r["causes"]]
+    assert causes and all(c["fix"].startswith("follows from Dynamo's expected recompilation") for c in causes)
+
+
+def test_the_same_sync_change_beside_an_unexpected_retrace_stays_unexpected(tmp_path):
+    """The look-alike: dyn_attr_switch's run with Dynamo's log saying a float changed (self.scale == 0.5) instead
+    of the flag: the retrace is unexpected, so the sync graph that changed with it is not excused."""
+    shutil.copytree(SCENARIOS / "dyn_attr_switch", tmp_path / "run")
+    log = tmp_path / "run" / "stderr.log"
+    log.write_text(log.read_text().replace("self.use_aux == False", "self.scale == 0.5"))
+    doc, status = _explain(tmp_path / "run")
+    assert status == 1 and not doc["dynamo"]["follows_expected"] and doc["unexpected"], doc["summary"]
 
 
 def test_the_bridge_graph_joined_to_a_dynamo_recompilation_takes_its_fix_from_dynamo():

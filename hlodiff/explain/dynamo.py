@@ -134,6 +134,9 @@ class DynamoFindings:
     symbolic size (``dynamic=True``, ``mark_dynamic``) and the bridge compiles each concrete size. One finding
     for them all; ``xla_size_graphs`` lists the graphs."""
     xla_size_graphs: list[str] = field(default_factory=list)
+    follows_expected: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations outside the bridge that changed with Dynamo's expected recompilations (the step
+    around the compiled call, in the step the bridge compiled the new graph): expected with them."""
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
@@ -224,7 +227,7 @@ class DynamoFindings:
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
-                "first_call_syncs": self.first_call_syncs,
+                "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
@@ -495,4 +498,13 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     follow_dynamo(explanation, found)
+    from hlodiff.explain.dynamo_xla import follows_expected
+
+    found.follows_expected = follows_expected(explanation, found)
+    for x in explanation.recompilations:
+        if x.graph.ref in found.follows_expected:
+            for cause in x.causes:
+                cause.fix = ("follows from Dynamo's expected recompilation above: the step around the compiled "
+                             "call changed with it, each version compiled once; nothing to fix")
+                cause.fix_rule = None
     return found

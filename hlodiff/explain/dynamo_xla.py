@@ -132,6 +132,33 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
             if kinds.get(id(r.family)) == "warm-up only" and not any(g.ref in bridge for g in r.family.members)]
 
 
+def follows_expected(explanation, found: DynamoFindings) -> list[str]:
+    """XLA recompilations outside the bridge that come with Dynamo's expected recompilations: every Dynamo
+    recompilation is expected (a flag switched, a model grown), the eager graph changed in a step where the bridge
+    compiled a new graph too (between it and its family's previous graph), and the change is kept (no later graph
+    of its family goes back to an earlier one). The step around the compiled call changed with it: the optimizer
+    now updates the aux head's or the new block's parameters (dyn_attr_switch, dyn_modulelist_grow)."""
+    if not found.recompiles or any(not r.expected for r in found.recompiles):
+        return []
+    bridge, rebuilt = set(found.bridge_compilations), set(found.bridge_recompilations)
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    out = []
+    for r in explanation.recompilations:
+        members = r.family.members
+        if r.graph.ref in bridge or any(g.ref in bridge for g in members):
+            continue
+        i = at.get(r.graph.ref)
+        before = [at[g.ref] for g in members if at.get(g.ref, i) < i]
+        if i is None or not before:
+            continue
+        between = explanation.graphs[max(before) + 1:i]
+        earlier = {g.cache_key for g in members if at[g.ref] < i}
+        later = [g.cache_key for g in members if at[g.ref] > i]
+        if any(g.ref in rebuilt for g in between) and not any(k in earlier for k in later):
+            out.append(r.graph.ref)
+    return out
+
+
 def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
     the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
