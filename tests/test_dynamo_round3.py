@@ -167,6 +167,11 @@ def test_the_bridge_graph_joined_to_a_dynamo_recompilation_takes_its_fix_from_dy
     assert "fixed order" not in json.dumps(joined)
     doc, _ = _explain(SCENARIOS / "dyn_dynamic_true")
     assert not any("follows from Dynamo" in (c["fix"] or "") for r in doc["recompilations"] for c in r["causes"])
+    # a joined graph telling the guard's own kind of change (a new batch size seen from both sides) keeps its story
+    doc, _ = _explain(FIXTURES / "torch_xla" / "dynamo_batch")
+    joined = {r["difference_graph"] for r in doc["dynamo"]["recompiles"]}
+    kept = [c for r in doc["recompilations"] if r["graph"] in joined for c in r["causes"]]
+    assert kept and kept[0]["kind"] == "shape" and not kept[0]["fix"].startswith("follows from Dynamo")
 
 
 def test_a_compiled_optimizer_step_is_not_called_a_module_and_its_cache_hits_are_counted_among_its_recompiles():

@@ -471,11 +471,13 @@ def follow_dynamo(explanation, found: DynamoFindings) -> None:
     """The bridge's XLA recompilation joined to a Dynamo recompilation shows what the retrace changed in the graph
     (a float that became a tensor input reorders a multiply, a new length adds ops); the graphs alone would give it
     a fix of its own ("iterate in one fixed order"), a story about the bridge's graph instead of the user's code.
-    Its causes follow from Dynamo's failed guard, whose fix is the one to apply."""
+    Its causes follow from Dynamo's failed guard, whose fix is the one to apply. A graph whose leading cause is of
+    the guard's own kind (a new size seen from both sides: torch_xla/dynamo_batch) keeps its story: it tells the same
+    change."""
     joined = {r.difference_graph: r for r in found.recompiles if r.difference_graph}
     for x in explanation.recompilations:
         r = joined.get(x.graph.ref)
-        if r is None:
+        if r is None or (x.causes and x.causes[0].kind == r.kind):
             continue
         for cause in x.causes:
             cause.fix = (f"follows from Dynamo's recompilation {r.compile_id} above (its failed guard: "
