@@ -182,3 +182,21 @@ def test_a_compiled_optimizer_step_is_not_called_a_module_and_its_cache_hits_are
     assert status == 1 and "nn.Module" not in doc["summary"], doc["summary"]
     assert doc["dynamo"]["cache_hits"] <= len(doc["dynamo"]["recompiles"]) == 2
     assert "2 of them found the XLA graph compiled already" in doc["summary"]
+
+
+def test_a_graph_break_inside_torch_s_code_is_placed_at_the_user_s_call():
+    """torch.compile(opt.step): Dynamo breaks inside torch (the optimizer's own graph_break(), the scheduler's
+    wrapper it skips). The finding's line is the user's call, the library frame is named as what was seen, and the
+    fix never asks to move a line of torch's out of the compiled function. Breaks at the user's own print and
+    .item() keep their rows and lines."""
+    doc, _ = _explain(SCENARIOS / "dyn_sched_lr")
+    breaks = doc["dynamo"]["graph_breaks"]
+    assert breaks and all(b["fix_rule"] == "dynamo_graph_break_library" for b in breaks)
+    assert all(b["location"]["file"].endswith("dyn_sched_lr.py") and b["location"]["line"] == 17 for b in breaks)
+    assert "site-packages" not in doc["summary"].split("graph break", 1)[1].split(";")[0]
+    assert not any("move it out" in b["fix"] for b in breaks)
+    for name, row, line in (("dyn_print_break", "dynamo_graph_break_print", 16),
+                            ("dyn_item_branch", "dynamo_graph_break_item", 14)):
+        doc, _ = _explain(SCENARIOS / name)
+        (b,) = doc["dynamo"]["graph_breaks"]
+        assert (b["fix_rule"], b["location"]["line"]) == (row, line)

@@ -113,6 +113,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break_print", "graph_break", "dynamo op:print",
           "print() inside the compiled function splits it into {seen} graphs on every call: remove it, or print "
           "outside the compiled function (after the call)", unless="jax"),
+    _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
+          "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
+          "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
+          unless="jax op:print op:item"),
     _rule("dynamo_graph_break", "graph_break", "dynamo",
           "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
           "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),

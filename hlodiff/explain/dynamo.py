@@ -439,9 +439,16 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
+        location = first.at
+        if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
+            # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
+            # skips): no line of the user's breaks it; their call is the line, the library frame is what was seen
+            facts.add("in_library")
+            location = first.call
         rule = choose("graph_break", frozenset(facts))
-        seen = str(graphs) if "op:print" in facts else first.reason
-        finding = GraphBreakFinding(first.reason, first.explanation, first.at, first.call, len(group), graphs)
+        seen = (str(graphs) if "op:print" in facts
+                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts else first.reason)
+        finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
         found.append(finding)
     return found
