@@ -105,7 +105,7 @@ class Explained:
         found = unexpected(self.explanation, self.warmup)
         dynamo = getattr(self.explanation, "dynamo", None)
         if dynamo is not None:  # issue 31: the bridge's XLA recompilations are judged by Dynamo's reason
-            told = set(dynamo.bridge_recompilations)
+            told = set(dynamo.bridge_recompilations) | set(dynamo.first_call_syncs) | set(dynamo.follows_expected)
             found = [r for r in found if r.graph.ref not in told]
         return found
 

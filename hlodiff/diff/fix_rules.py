@@ -69,6 +69,13 @@ RULES: tuple[FixRule, ...] = (
           "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
           "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",
           unless="jax"),
+    # Dynamo, round 3: a module container that grows, sizes the user already padded to buckets
+    _rule("dynamo_module_container", "guard", "dynamo container_length module_container",
+          "expected: {tensor} holds another number of submodules ({seen}): Dynamo traces {function} once per depth "
+          "and each depth compiles once; nothing to fix (a model grown in stages: one graph per stage)", unless="jax"),
+    _rule("dynamo_shape_buckets", "shape", "dynamo buckets",
+          "expected: one graph per bucket -- {function} is called with padded sizes that recur ({seen}), each "
+          "compiled once by Dynamo and by XLA; nothing to fix (fewer buckets mean fewer compilations)", unless="jax"),
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -106,6 +113,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break_print", "graph_break", "dynamo op:print",
           "print() inside the compiled function splits it into {seen} graphs on every call: remove it, or print "
           "outside the compiled function (after the call)", unless="jax"),
+    _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
+          "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
+          "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
+          unless="jax op:print op:item"),
     _rule("dynamo_graph_break", "graph_break", "dynamo",
           "Dynamo cannot trace this ({seen}) and splits the function there on every call: move it out of the "
           "compiled function, or replace it with tensor code Dynamo traces", unless="jax"),
@@ -536,6 +547,6 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode", "dynamo_python_flag"))
+    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -34,7 +34,11 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
-_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) == (?P<value>\d+)$")
+_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
+"""A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
+2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
+failed entry was compiled for."""
+_MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
 
@@ -62,6 +66,9 @@ class DynamoRecompile:
     difference_kind: str | None = None
     """The kind of the leading cause of that difference; ``shape`` when any of its causes is a new size (the
     XLA graph took another size)."""
+    difference_rule: str | None = None
+    """The fix row hlodiff chose for that leading cause from the graphs alone (``shape_buckets``: the sizes recur,
+    each compiled once)."""
     fix: str | None = None
     fix_rule: str | None = None
     facts: frozenset[str] = frozenset({"dynamo"})
@@ -127,6 +134,12 @@ class DynamoFindings:
     symbolic size (``dynamic=True``, ``mark_dynamic``) and the bridge compiles each concrete size. One finding
     for them all; ``xla_size_graphs`` lists the graphs."""
     xla_size_graphs: list[str] = field(default_factory=list)
+    follows_expected: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations outside the bridge that changed with Dynamo's expected recompilations (the step
+    around the compiled call, in the step the bridge compiled the new graph): expected with them."""
+    first_call_syncs: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
+    compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
     traced: bool = False
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
@@ -214,6 +227,7 @@ class DynamoFindings:
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
+                "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
@@ -274,6 +288,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
     # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
     # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
+    # never more cache hits than recompilations: a compiled library method (torch.compile(opt.step)) breaks into
+    # frames whose compiles reach XLA as fewer graphs than the count above assumes (dyn_sched_lr: 4 of 2)
+    found.cache_hits = min(found.cache_hits, len(found.recompiles))
     paid = len(found.recompiles) - found.cache_hits
     for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
@@ -281,24 +298,29 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
+        r.difference_rule = lead.fix_rule if lead else None
         if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
             r.difference_kind = "shape"
         r.xla = "compiled"
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
             r.location = next((f for c in x.causes for f in c.locations if not f.is_library), None)
             r.located = "xla" if r.location is not None else r.located
+    from hlodiff.explain.dynamo_xla import padded_buckets, sized, xla_sizes
+
+    padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
         if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
             r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
         choose_fix(r)
-    from hlodiff.explain.dynamo_xla import sized, xla_sizes
-
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
+    from hlodiff.explain.dynamo_xla import first_call_syncs
+
+    found.first_call_syncs = first_call_syncs(explanation, found)
     return found
 
 
@@ -352,9 +374,11 @@ def wrapped_module(c: DynamoCompile) -> bool:
 
 
 def compiled_name(c: DynamoCompile) -> str | None:
-    """What the user compiled, in their terms: their nn.Module when Dynamo names only torch's wrapper of it."""
+    """What the user compiled, in their terms, when Dynamo names only torch's wrapper of it (``inner`` in
+    ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
+    (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "your nn.Module (torch.compile(model))"
+        return "your compiled module or method (torch's wrapper of it)"
     return c.function
 
 
@@ -373,7 +397,11 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
     if (m := _LENGTH.match(guard.strip())) is not None:
-        return "guard", m.group("name"), f"len({m.group('name')}) was {m.group('value')}", facts | {"container_length"}
+        name = m.group("name")
+        if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
+            facts.add("module_container")
+            name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
+        return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
     if (m := _VALUE.match(guard.strip())) is not None:
@@ -411,9 +439,16 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
+        location = first.at
+        if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
+            # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
+            # skips): no line of the user's breaks it; their call is the line, the library frame is what was seen
+            facts.add("in_library")
+            location = first.call
         rule = choose("graph_break", frozenset(facts))
-        seen = str(graphs) if "op:print" in facts else first.reason
-        finding = GraphBreakFinding(first.reason, first.explanation, first.at, first.call, len(group), graphs)
+        seen = (str(graphs) if "op:print" in facts
+                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts else first.reason)
+        finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
         found.append(finding)
     return found
@@ -439,6 +474,24 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
                                 and not h.startswith("source lines unknown")]
 
 
+def follow_dynamo(explanation, found: DynamoFindings) -> None:
+    """The bridge's XLA recompilation joined to a Dynamo recompilation shows what the retrace changed in the graph
+    (a float that became a tensor input reorders a multiply, a new length adds ops); the graphs alone would give it
+    a fix of its own ("iterate in one fixed order"), a story about the bridge's graph instead of the user's code.
+    Its causes follow from Dynamo's failed guard, whose fix is the one to apply. A graph whose leading cause is of
+    the guard's own kind (a new size seen from both sides: torch_xla/dynamo_batch) keeps its story: it tells the same
+    change."""
+    joined = {r.difference_graph: r for r in found.recompiles if r.difference_graph}
+    for x in explanation.recompilations:
+        r = joined.get(x.graph.ref)
+        if r is None or (x.causes and x.causes[0].kind == r.kind):
+            continue
+        for cause in x.causes:
+            cause.fix = (f"follows from Dynamo's recompilation {r.compile_id} above (its failed guard: "
+                         f"{r.guard.guard}): its fix applies")
+            cause.fix_rule = None
+
+
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
@@ -453,4 +506,14 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
+    follow_dynamo(explanation, found)
+    from hlodiff.explain.dynamo_xla import follows_expected
+
+    found.follows_expected = follows_expected(explanation, found)
+    for x in explanation.recompilations:
+        if x.graph.ref in found.follows_expected:
+            for cause in x.causes:
+                cause.fix = ("follows from Dynamo's expected recompilation above: the step around the compiled "
+                             "call changed with it, each version compiled once; nothing to fix")
+                cause.fix_rule = None
     return found

@@ -50,6 +50,37 @@ def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles
     return [r]
 
 
+BUCKET_ROWS = ("shape_buckets", "shape_buckets_inner")
+"""The rows hlodiff gives an XLA size recompilation whose sizes recur, each compiled once
+(:func:`hlodiff.explain.buckets.verdict`)."""
+
+
+def padded_buckets(recompiles: list[DynamoRecompile]) -> None:
+    """Dynamo's size recompilations of one tensor dimension that are the user's own buckets get the fact
+    ``buckets``: every size Dynamo's guards name is padded (a multiple of 8, the test :mod:`hlodiff.explain.buckets`
+    applies to sizes the data sets: raw lengths such as 20 or a batch of 6 are not), and the XLA graphs say those
+    sizes recur, each compiled once (the XLA recompilation joined to each was told ``shape_buckets``). Sizes XLA
+    never compiled (a cache hit) or told otherwise leave the dimension unexpected."""
+    from hlodiff.explain.buckets import ALIGNED, MAX_ALIGNED_VALUES
+    from hlodiff.explain.dynamo import _SIZE
+
+    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
+    for r in recompiles:
+        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
+        if m is not None:
+            groups.setdefault((m.group("name"), m.group("dim")), []).append(
+                (r, int(m.group("expected")), int(m.group("actual"))))
+    for (name, dim), members in groups.items():
+        sizes = sorted({v for _, a, b in members for v in (a, b)})
+        told = [r.difference_rule for r, _, _ in members if r.xla == "compiled"]
+        if (len(sizes) > MAX_ALIGNED_VALUES or any(v % ALIGNED for v in sizes) or not told
+                or any(rule not in BUCKET_ROWS for rule in told)):
+            continue
+        for r, _, _ in members:
+            r.facts = r.facts | {"buckets"}
+            r.seen = f"dim {dim} of {name}: {', '.join(map(str, sizes))}"
+
+
 def sized(x, found: DynamoFindings) -> bool:
     """An XLA recompilation of the bridge led by a new input size and paired with no Dynamo recompilation."""
     paired = {r.difference_graph for r in found.recompiles if r.difference_graph}
@@ -73,6 +104,61 @@ def _mostly_alike(r) -> bool:
     return diff is not None and diff.similarity >= SAME_PROGRAM
 
 
+def inference_variant(r) -> bool:
+    """The graph is an earlier one returning fewer values, nothing else: outputs removed only, with the
+    instructions computing only them. A bridge graph like that is AOTAutograd's forward without the tensors it
+    saves for the backward (grad off, eval: Dynamo compiles one graph per grad mode): one graph per mode, not a
+    changed program. Outputs *added* only stay a changed program: an input that now requires grad makes the
+    forward save more for its backward (dyn_requires_grad), which the dump alone cannot tell from a training
+    forward after a validation that ran first."""
+    if not r.causes or any(c.kind != "outputs" for c in r.causes):
+        return False
+    pairs = [p for c in r.causes for p in c.instructions]
+    return bool(pairs) and all(b is None for _, b in pairs)
+
+
+def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
+    """XLA recompilations outside the bridge in a family whose first graph alone differs (``warm-up only``) in a
+    run the bridge compiled graphs for: the step of the first compiled call, which torch_xla's bridge cuts with
+    syncs of its own while it compiles (a tensor it materialises then is device data on that step only, an output
+    on every later one); every later step reuses one graph. Expected, as any warm-up, whatever its fix row says."""
+    from hlodiff.explain.patterns import pattern_names
+
+    bridge = set(found.bridge_compilations)
+    if not bridge:
+        return []
+    kinds = pattern_names(explanation)
+    return [r.graph.ref for r in explanation.recompilations
+            if kinds.get(id(r.family)) == "warm-up only" and not any(g.ref in bridge for g in r.family.members)]
+
+
+def follows_expected(explanation, found: DynamoFindings) -> list[str]:
+    """XLA recompilations outside the bridge that come with Dynamo's expected recompilations: every Dynamo
+    recompilation is expected (a flag switched, a model grown), the eager graph changed in a step where the bridge
+    compiled a new graph too (between it and its family's previous graph), and the change is kept (no later graph
+    of its family goes back to an earlier one). The step around the compiled call changed with it: the optimizer
+    now updates the aux head's or the new block's parameters (dyn_attr_switch, dyn_modulelist_grow)."""
+    if not found.recompiles or any(not r.expected for r in found.recompiles):
+        return []
+    bridge, rebuilt = set(found.bridge_compilations), set(found.bridge_recompilations)
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    out = []
+    for r in explanation.recompilations:
+        members = r.family.members
+        if r.graph.ref in bridge or any(g.ref in bridge for g in members):
+            continue
+        i = at.get(r.graph.ref)
+        before = [at[g.ref] for g in members if at.get(g.ref, i) < i]
+        if i is None or not before:
+            continue
+        between = explanation.graphs[max(before) + 1:i]
+        earlier = {g.cache_key for g in members if at[g.ref] < i}
+        later = [g.cache_key for g in members if at[g.ref] > i]
+        if any(g.ref in rebuilt for g in between) and not any(k in earlier for k in later):
+            out.append(r.graph.ref)
+    return out
+
+
 def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
     the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
@@ -85,7 +171,8 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
                for g in explanation.graphs):
         return None
     found = findings(DynamoLog("", "none"), [], explanation, events)
-    changed = {r.graph.ref for r in explanation.recompilations if r.causes and _mostly_alike(r)}
+    changed = {r.graph.ref for r in explanation.recompilations
+               if r.causes and _mostly_alike(r) and not inference_variant(r)}
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
