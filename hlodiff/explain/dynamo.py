@@ -222,7 +222,7 @@ class DynamoFindings:
         rest = [_in_brief(p) for f, p in zip(explanation.families, explanation.pattern_facts)
                 if p.name != "steady" and not all(of_family.get(id(f), [False]))]
         k = sum(1 for r in explanation.recompilations if r.graph.ref in told)
-        return (f"{head.group(0)} ({k} of them by the bridge, for Dynamo's graphs above)"
+        return (f"{head.group(0)} ({k} by the bridge)"
                 + (": " + "; ".join(rest) if rest else ""))
 
     def to_json(self) -> dict:
