@@ -46,3 +46,19 @@ def test_equal_work_on_two_ranks_keeps_the_lowest_rank_as_reference():
     head = res.stdout.splitlines()[0]
     assert head.startswith("2 ranks: rank 1 differs from rank 0"), head
     assert "from the majority" not in head and "note: the command" not in res.stdout
+
+
+def test_jax_launcher_leads_with_the_user_s_program_and_the_uneven_shard():
+    """J14 (fixtures/jax/review2_launch): 2 jax.distributed workers, rank 1's shard has 15 rows; the divergence
+    section leads with jit_local_step (not the eager jit_stage of jnp.asarray) and says what to do with the data."""
+    case = FIXTURES / "jax" / "review2_launch"
+    truth = truth_of(case)
+    out = cli("explain-recompile", str(case / "record"), codes=(truth["exit_status"],)).stdout
+    assert out.startswith(f"2 ranks: rank {truth['diverging_rank']} differs from rank 0")
+    blocks = [b for b in out.split("\n\n") if b.startswith("compilation ")]
+    assert blocks and f"({truth['first_divergence_program']})" in blocks[0].splitlines()[0]
+    assert all(s in blocks[0] for s in truth["shapes"]) and f"{truth['user_file']}:{truth['user_line']}" in blocks[0]
+    fix = next(line for line in blocks[0].splitlines() if line.strip().startswith("fix:"))
+    assert any(w in fix for w in truth["fix_any"]), fix
+    for words in truth["must_not_mention"]:
+        assert words not in out, words

@@ -140,6 +140,7 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
             notes.append(why)
     aligner = _Aligner(sequences, reference, options)
     divergence, stopped = aligner.divergences()
+    divergence.sort(key=_eager_divergence)  # stable: the user's own programs first (review F13, J14)
     _add_causes_outside_the_graph(divergence, results)
     for d in divergence:
         _link(d, aligner.evidence(d))
@@ -153,6 +154,17 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
     notes.extend(_collective_failure(divergence, command_status))
     return JobExplanation(results, reference, same_as, divergence, stopped,
                           _job_summary(results, sequences, divergence, reference, two), notes)
+
+
+def _eager_divergence(d: Divergence) -> bool:
+    """A divergence in a JAX operation run outside jit (``jnp.asarray`` of a shard of another size: ``jit_stage``)
+    is told after those of the user's jitted functions: it follows from the same data and is no program of theirs."""
+    from types import SimpleNamespace
+
+    from hlodiff.explain.patterns import is_eager_op
+
+    graphs = [g for g in (d.graph, d.majority) if g is not None]
+    return bool(graphs) and is_eager_op(SimpleNamespace(label=d.family, members=graphs))
 
 
 def _two_rank_reference(sequences: dict[int, list[GraphSummary]], tied: int) -> tuple[int, str]:
@@ -471,8 +483,13 @@ class _Aligner:
                               f"{_ran(graph)}",
                               [Cause("ops", f"a graph of {family} that no other rank ran")])
         diff = diff_canonical(self._cm(majority), self._cm(graph))
-        what = (f"{_ran(graph)} another graph than" if kind == "different"
-                else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
+        if len(self.sequences) == 2:  # no majority with 2 ranks (review F7)
+            other = _ranks_text(majority_ranks)
+            what = (f"{_ran(graph)} another graph than" if kind == "different"
+                    else f"{_ran(graph)} an extra graph {other} did not; closest graph of {other}:")
+        else:
+            what = (f"{_ran(graph)} another graph than" if kind == "different"
+                    else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
         summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.percent_alike}% alike"
         return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
                           list(diff.causes), diff.similarity)
