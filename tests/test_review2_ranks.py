@@ -44,7 +44,7 @@ def test_equal_work_on_two_ranks_keeps_the_lowest_rank_as_reference():
     rank with the extra graph is still the one named, and no collective note without a failed command."""
     res = cli("explain-recompile", str(FIXTURES / "jax" / "ranks_static_2p"), codes=(1,))
     head = res.stdout.splitlines()[0]
-    assert head.startswith("2 ranks: rank 1 differs from rank 0"), head
+    assert head.startswith("2 ranks: rank 1 diverged from rank 0"), head
     assert "from the majority" not in head and "note: the command" not in res.stdout
 
 
@@ -54,7 +54,7 @@ def test_jax_launcher_leads_with_the_user_s_program_and_the_uneven_shard():
     case = FIXTURES / "jax" / "review2_launch"
     truth = truth_of(case)
     out = cli("explain-recompile", str(case / "record"), codes=(truth["exit_status"],)).stdout
-    assert out.startswith(f"2 ranks: rank {truth['diverging_rank']} differs from rank 0")
+    assert out.startswith(f"2 ranks: rank {truth['diverging_rank']} diverged from rank 0")
     blocks = [b for b in out.split("\n\n") if b.startswith("compilation ")]
     assert blocks and f"({truth['first_divergence_program']})" in blocks[0].splitlines()[0]
     assert all(s in blocks[0] for s in truth["shapes"]) and f"{truth['user_file']}:{truth['user_line']}" in blocks[0]

@@ -550,7 +550,7 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
     word = position_word(divergence[0].majority or divergence[0].graph)
     plural = "s" if len(steps) != 1 else ""
     if two:  # no majority with 2 ranks (review F7)
-        return (f"{n} ranks: {_ranks_text(ranks)} differs from rank {reference} at {len(steps)} {word}{plural} "
+        return (f"{n} ranks: {_ranks_text(ranks)} diverged from rank {reference} at {len(steps)} {word}{plural} "
                 f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
                 f"reference rank {reference}")
     return (f"{n} ranks: {_ranks_text(ranks)} diverged from the majority at {len(steps)} {word}{plural} "
