@@ -82,7 +82,34 @@ def explain_job(specs, *, stage: str | None = None, options: Normalization = Nor
                 dynamo_log: str | None = None) -> JobExplanation:
     """explain-recompile over several ranks: each rank explained on its own (in parallel), then compared."""
     tasks = [RankTask(s, stage, options, tensors_report, debug_log, jax_log, dynamo_log) for s in specs]
-    return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options)
+    return compare_ranks(run_tasks(explain_rank, tasks, jobs=jobs, scheduler=scheduler), options,
+                         command_status=recorded_status(specs))
+
+
+def recorded_status(specs) -> int | None:
+    """The exit status ``hlodiff record`` wrote for the command that made these ranks' captures (the manifest
+    in a rank's folder or up to two folders above it), or None when no recording says (a capture made by hand)."""
+    import json
+
+    from hlodiff.dumps.manifest import MANIFEST_NAME
+
+    seen: set[str] = set()
+    for spec in specs:
+        for path in spec.paths[:1]:
+            folder = os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path)
+            for _ in range(3):
+                manifest = os.path.join(folder, MANIFEST_NAME)
+                if manifest not in seen and os.path.isfile(manifest):
+                    seen.add(manifest)
+                    try:
+                        with open(manifest, encoding="utf-8") as f:
+                            status = json.load(f).get("returncode")
+                    except (OSError, ValueError, AttributeError):
+                        status = None
+                    if isinstance(status, int):
+                        return status
+                folder = os.path.dirname(folder)
+    return None
 
 
 def inspect_job(specs, *, stage: str | None = None, options: Normalization = Normalization(),

@@ -95,7 +95,7 @@ def test_terminal_report_leads_with_the_reason_and_the_fix():
                  str(FIXTURES / "jax" / "cache_seed" / "run_b"), codes=(1,))
     lines = result.stdout.splitlines()
     line = truth_of("jax", "cache_seed")["programs"][0]["user_line"]
-    assert lines[0].startswith("run B compiled again 1 of the 2 programs run A had compiled")
+    assert lines[0].startswith("run_b compiled again 1 of the 2 programs run_a had compiled")  # the folders as named
     assert f"cache_pairs.py:{line}" in lines[0] and lines[1].startswith("fix: ")
     assert any("jit_evaluate" in line and "loaded from the cache" in line for line in lines)
 

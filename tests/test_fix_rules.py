@@ -63,7 +63,7 @@ EXERCISED = {
     "setup_once": "torch_xla/setup_accumulate", "eager_op": "jax/debug_print",
     "cut_follows_mask": "torch_xla/mask_index",
     "cut_follows": "torch_xla/item_partial", "partial_mask_index": "torch_xla/mask_index",
-    "partial_read": "torch_xla/print_partial", "shape_topk": "torch_xla/topk_k",
+    "partial_read": "torch_xla/print_partial", "partial_library_read": "scenarios/torch_xla/review2_clip_nonfinite", "shape_topk": "torch_xla/topk_k",
     "shape_growing_cache": "torch_xla/kv_cache", "shape_tensor_list": "torch_xla/index_list",
     "shape_buckets": "torch_xla/collate_buckets", "shape_last_batch_jax": "jax/user_project/run",
     "shape_last_batch": "torch_xla/batch_shape", "shape_input_jax": "jax/recompile_shape",
@@ -95,7 +95,8 @@ EXERCISED = {
     "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
     "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
     "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
-    "shape_input": "torch_xla/dynamo_batch", "shape_input_switched": "torch_xla/look_batch_once",
+    "shape_input": "scenarios/torch_xla/random_crop",  # dynamo_batch's is Dynamo's now (review F5)
+    "dynamo_bridge_follows": "torch_xla/dynamo_batch", "shape_input_switched": "torch_xla/look_batch_once",
     "static_slice_start": "jax/look_static_slice",
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
 }

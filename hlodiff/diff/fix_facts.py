@@ -23,7 +23,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``across_ranks`` (two ranks' graphs at one step),
+  ``library_read`` (a library function made the early read:
+  :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
@@ -31,7 +33,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
-  ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
+  ``dims_attr``, ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
+  ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause, Change
 from hlodiff.diff.summaries import MOVED_OPCODES, new_work
 from hlodiff.hlo.literal import number, size
@@ -136,12 +140,17 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
         args["after_read"] = str(ctx.read_sets_trace)
+    if getattr(ctx, "library_read", ""):
+        row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
+        if row is not None:
+            facts.add("library_read")
+            args.update(read_call=row.call, read_what=row.reads, read_fix=row.fix)
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "log_unjoined", "inputs_repeat",
-                 "none_leaf", "slices_rearranged", "read_branch"):
+                 "none_leaf", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "block_repeats", ""):
@@ -293,6 +302,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("slice_attr")
     if keys & {"dimensions", "sizes", "padding", "window"}:
         facts.add("dims_attr")
+    if keys and keys <= _PRECISION_KEYS:
+        facts.add("precision_attr")  # review F9: a matmul precision setting, no Python value of the program
     if any(_window_moves(c.details.get("attribute:slice")) for c in cause.origins):
         facts.add("slice_window")
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
@@ -363,6 +374,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
     args["cast"] = _CAST.get(keep, f"x.to({_TORCH.get(keep, keep)})")
 
 
+_PRECISION_KEYS = frozenset({"operand_precision", "algorithm"})
+"""Attributes a matmul precision setting writes on dot/convolution (``precision=``, jax_default_matmul_precision)."""
 _INTS = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
 _LOW_NAMES = {"bf16", "f16", "f8e4m3fn", "f8e5m2"}
 _FLOATS = {"f64", "f32"} | _LOW_NAMES

@@ -51,12 +51,40 @@ RULES: tuple[FixRule, ...] = (
           unless="is:partial"),
     _rule("cut_follows", "*", "cut", "follows from the early read above: fix that and this goes too",
           unless="is:partial"),
+    # -- two ranks at one step (the divergence section), not two steps (review 2026-11-27 F7) -----------------------
+    _rule("ranks_value_on_some_ranks_xla", "outputs ops", "across_ranks torch_xla",
+          "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank, such as "
+          "`if xm.is_master_ordinal():`): compute it on every rank (use it where you need it), or read it in "
+          "xm.add_step_closure; ranks that run different graphs wait for each other in their collectives",
+          unless="lead_change"),
+    _rule("ranks_value_on_some_ranks", "outputs ops", "across_ranks",
+          "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank or process "
+          "index): compute it on every rank, so every rank runs the same graph; ranks that run different graphs "
+          "wait for each other in their collectives", unless="lead_change torch_xla"),
+    _rule("ranks_uneven_data", "shape", "across_ranks on_input",
+          "{ranks} gets inputs of another size than {others}: the data does not split evenly over the "
+          "ranks (a short last batch on some): pad the shard or drop the remainder so every rank runs the same "
+          "shapes"),
     _rule("follows_new_function", "ops constant shape dtype attribute inputs outputs reordered layout",
           "new_function jax",
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
     # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
     # Dynamo, round 2: what the failed guard is about, read from the guard's form and the XLA side joined to it
+    # review 2026-11-27 F5: an XLA recompilation of the bridge's graphs when Dynamo's log is read is no cause of the
+    # user's own: a new Dynamo graph is new XLA graphs, and the bridge syncs the call's inputs around it
+    _rule("dynamo_bridge_follows_expected", "*", "dynamo bridge_graph follows_dynamo dynamo_expected",
+          "expected: follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each "
+          "new Dynamo graph to XLA graphs of its own; nothing to fix", unless="jax"),
+    _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
+          "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
+          "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
+    _rule("dynamo_bridge_beside_recompile", "*", "dynamo bridge_graph dynamo_unexpected",
+          "a graph torch_xla's Dynamo bridge compiles on its own (the sync of the call's inputs, a backward): it "
+          "changes with what Dynamo traces and what the call receives; act on Dynamo's recompilation above", unless="jax"),
+    _rule("dynamo_bridge_own", "*", "dynamo bridge_graph",
+          "expected: torch_xla's Dynamo bridge compiles graphs of its own (Dynamo's first graph, its backward, the "
+          "sync of the call's inputs), each once; nothing to fix", unless="jax"),
     _rule("dynamo_xla_per_size", "shape", "dynamo xla_per_size",
           "Dynamo traced {function} once with a symbolic size, but torch_xla compiles one XLA graph per concrete size "
           "({seen}): dynamic shapes stop at the bridge; pad to a few fixed sizes (buckets) so each compiles once",
@@ -76,6 +104,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_shape_buckets", "shape", "dynamo buckets",
           "expected: one graph per bucket -- {function} is called with padded sizes that recur ({seen}), each "
           "compiled once by Dynamo and by XLA; nothing to fix (fewer buckets mean fewer compilations)", unless="jax"),
+    _rule("dynamo_optional_none", "guard", "dynamo optional_none",
+          "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
+          "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -135,6 +166,9 @@ RULES: tuple[FixRule, ...] = (
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
           "multiply by the mask); nothing needs reading before the sync then"),
+    _rule("partial_library_read", "partial", "library_read torch_xla",
+          "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
+          "cannot be moved after the sync: {read_fix}"),
     _rule("partial_read_sets_branch", "partial", "read_sets_trace read_branch",
           "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
           "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
@@ -305,6 +339,12 @@ RULES: tuple[FixRule, ...] = (
           "a Python int is baked in as a slice bound (`x[:, i]`): index with a device tensor (torch.index_select)"),
     _rule("attribute_dims", "attribute", "dims_attr",
           "an op's dimensions follow a Python value that changes: keep them fixed across steps"),
+    _rule("attribute_matmul_precision_jax", "attribute", "precision_attr jax",
+          "the matmul precision differs (operand_precision on dot: jax_default_matmul_precision, "
+          "JAX_DEFAULT_MATMUL_PRECISION, or precision= on the op): use the same setting for both"),
+    _rule("attribute_matmul_precision", "attribute", "precision_attr",
+          "the matmul precision differs (operand_precision on dot: a precision setting or precision= on the op): "
+          "use the same setting for both", unless="jax"),
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
@@ -547,6 +587,7 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets"))
+    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
+    "dynamo_bridge_follows_expected", "dynamo_bridge_own"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

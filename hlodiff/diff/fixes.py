@@ -137,6 +137,11 @@ class FixContext:
     read_sets_trace: int = 0
     """How many different whole graphs compiled right after an early read of this family (two or more: the value
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
+    across_ranks: bool = False
+    """The two graphs are two ranks' at one step (the divergence section), not two steps of one rank."""
+    library_read: str = ""
+    """The row of :data:`hlodiff.diff.library_reads.LIBRARY_READS` whose library function made every early read of
+    this family (torch_xla's clip_grad_norm_ checking the norm): the user's code reads nothing. Empty otherwise."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

@@ -21,7 +21,7 @@ import itertools
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
@@ -224,7 +224,19 @@ def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], p
     for body in bodies[1:]:
         f = _FAILURE.match(body)
         if f is not None and body.lstrip().startswith("- "):
-            c.failures.append(_failure(f.group("against"), f.group("guard")))
+            c.failures.append(_whole_path(_failure(f.group("against"), f.group("guard")), c.definition))
+
+
+def _whole_path(failure: GuardFailure, definition: SourceFrame) -> GuardFailure:
+    """torch prints a guard's source file cut to its last characters (``mp/review2/t.py`` for
+    ``/tmp/review2/t.py``, review F5); the function's definition, two lines above in the same record, names the
+    whole path: a cut path that ends the definition's is that file."""
+    src = failure.source
+    if src is None or src.file.startswith("/") or src.file == definition.file:
+        return failure
+    if definition.file.replace("\\", "/").endswith(src.file.replace("\\", "/")):
+        return replace(failure, source=SourceFrame(definition.file, src.line, src.function))
+    return failure
 
 
 def _failure(against: str | None, text: str) -> GuardFailure:

@@ -40,6 +40,7 @@ _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 failed entry was compiled for."""
 _MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
+_NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
 
 
@@ -217,6 +218,26 @@ class DynamoFindings:
             parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         return "; ".join(parts)
 
+    def xla_summary(self, explanation) -> str:
+        """The XLA side of the report's first line. The bridge's recompilations that Dynamo's story tells
+        (:func:`bridge_consequences`) are counted, not told again family by family (review F5: one-line headlines of
+        600-900 characters, their patterns read as causes of their own)."""
+        text = explanation.summary
+        told = set(self.bridge_recompilations) - set(self.xla_size_graphs)
+        head = re.match(r"\d+ graphs?, \d+ compilations?, \d+ recompilations?", text)
+        if self.no_log or not told or head is None:
+            return text
+        from hlodiff.explain.recompile import _in_brief
+
+        of_family: dict[int, list[bool]] = {}
+        for r in explanation.recompilations:
+            of_family.setdefault(id(r.family), []).append(r.graph.ref in told)
+        rest = [_in_brief(p) for f, p in zip(explanation.families, explanation.pattern_facts)
+                if p.name != "steady" and not all(of_family.get(id(f), [False]))]
+        k = sum(1 for r in explanation.recompilations if r.graph.ref in told)
+        return (f"{head.group(0)} ({k} by the bridge)"
+                + (": " + "; ".join(rest) if rest else ""))
+
     def to_json(self) -> dict:
         head = self.headline
         return {"logs": self.logs, "compiles": [c.to_json() for c in self.compiles],
@@ -270,8 +291,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     by graph hash)."""
     found = DynamoFindings(paths, list(log.compiles))
     cause_of = {h: e.cause for h, e in events.items()}
-    bridge = [g for g in explanation.graphs if g.compiled and bridge_run(g.record.frames,
-                                                                         cause_of.get(g.record.graph_hash))]
+    bridge = [g for g in explanation.graphs if g.compiled and (bridge_run(g.record.frames,
+                                                                          cause_of.get(g.record.graph_hash))
+                                                               or _bridge_ops(g))]
     found.bridge_compilations = [g.ref for g in bridge]
     bridge_refs = set(found.bridge_compilations)
     xla_recompiles = [r for r in explanation.recompilations if r.graph.ref in bridge_refs]
@@ -322,6 +344,23 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
 
     found.first_call_syncs = first_call_syncs(explanation, found)
     return found
+
+
+def _bridge_ops(g) -> bool:
+    """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
+    a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
+    module = g._module
+    if g.record.frames or module is None:
+        return False
+    sources = {m.group(1).replace("\\", "/") for comp in module.computations for ins in comp.instructions
+               if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None}
+    # an FX graph the bridge runs dispatches every op through torch's OpOverload (torch/_ops.py); eager user code
+    # names the user's file
+    return any("torch_xla/_dynamo/" in f for f in sources) or (
+        bool(sources) and all(f.endswith("/torch/_ops.py") for f in sources))
+
+
+_SOURCE_FILE = re.compile(r'source_file="([^"]*)"')
 
 
 def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> dict[str, list[str]]:
@@ -402,6 +441,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("module_container")
             name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
         return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
+    if (m := _NONE.match(guard.strip())) is not None:
+        return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
     if (m := _VALUE.match(guard.strip())) is not None:
@@ -506,6 +547,7 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
+    bridge_consequences(explanation, found)
     follow_dynamo(explanation, found)
     from hlodiff.explain.dynamo_xla import follows_expected
 
@@ -517,3 +559,33 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                              "call changed with it, each version compiled once; nothing to fix")
                 cause.fix_rule = None
     return found
+
+
+def bridge_consequences(explanation, found: DynamoFindings) -> None:
+    """The fixes of the bridge's XLA recompilations, once Dynamo's log says what Dynamo did (review F5: a dtype
+    cast, a metric and gradient accumulation were told for graphs the bridge made). A graph the bridge compiled
+    for a Dynamo recompilation follows from it; one it compiled for Dynamo's first graph (its backward, the sync
+    of the call's inputs) is the bridge's own. Sizes Dynamo traced once and XLA compiles per size keep their own
+    finding (``xla_sizes``): there the XLA graphs are the story."""
+    told = set(found.bridge_recompilations) - set(found.xla_size_graphs)
+    if not told:
+        return
+    owner = {ref: cid for cid, refs in found.xla_graphs.items() for ref in refs}
+    by_id = {r.compile_id: r for r in found.recompiles}
+    unexpected = any(not r.expected for r in found.recompiles)
+    position = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    for r in explanation.recompilations:
+        if r.graph.ref not in told:
+            continue
+        dyn = by_id.get(owner.get(r.graph.ref))
+        if dyn is not None and position.get(r.graph.ref, 0) < position.get(dyn.difference_graph, len(position)):
+            dyn = None  # before the graph XLA compiled for it: the first compile's (a TORCH_LOGS log omits 0/0)
+        facts = {"dynamo", "bridge_graph"}
+        if dyn is not None:
+            facts |= {"follows_dynamo"} | ({"dynamo_expected"} if dyn.expected else set())
+        elif unexpected:
+            facts.add("dynamo_unexpected")
+        args = {"cid": dyn.compile_id if dyn else "?", "guard": dyn.guard.guard if dyn else "?"}
+        for cause in r.causes:
+            rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))
+            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name

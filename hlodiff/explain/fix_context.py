@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlodiff.diff.fix_facts import transposed_input
+from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.accumulation import optimizer_in_cycle
@@ -54,6 +55,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
         if r.causes and not any(c.kind == "partial" for c in r.causes):
             whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
     first_types = family_first_types(recompilations)
+    library_reads = {key: family_library_read(family) for key, family in families.items()}
     runs = family_runs(recompilations)
     accumulating = {key: optimizer_in_cycle(of_family[key], pattern.period, runs[id(fam)][0])
                     for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
@@ -70,7 +72,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             compilations_only=not seen_all.get(r.family.key, True),
             optimizer_in_cycle=accumulating.get(r.family.key, False),
-            read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
+            read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
@@ -86,6 +88,19 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                 grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def family_library_read(family) -> str:
+    """The name of the library read (:mod:`hlodiff.diff.library_reads`) that made every early read of the family,
+    or "" when any early read is the user's own (or no stack says). Review F10: torch_xla's clip_grad_norm_."""
+    rows = set()
+    for g in family.members:
+        if g.record.frames and is_partial(g):
+            row = library_read(g.record.frames)
+            if row is None:
+                return ""
+            rows.add(row.name)
+    return min(rows) if len(rows) == 1 else ""
 
 
 def _families_with_patterns(recompilations, patterns: dict[str, Pattern]):

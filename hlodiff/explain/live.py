@@ -23,6 +23,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
+from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.hlo.model import SourceFrame
 
 RECENT = 32
@@ -51,6 +52,12 @@ class Told:
     def key(self) -> tuple:
         where = (self.location.file, self.location.line) if self.location else None
         return (self.kind, where, self.fix)
+
+
+BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
+               "call's inputs): why Dynamo traced again is in Dynamo's log, told in the report at exit")
+"""The live fix of a recompilation of the bridge's graphs: the graphs alone cannot say which Dynamo decision made
+them, and the words of a user's own sync (a cast, a metric, accumulation) do not apply."""
 
 
 @dataclass(slots=True)
@@ -314,7 +321,10 @@ class LiveExplainer:
         if was_expected:
             self.expected = max(0, self.expected - 1)
         if family.story is None:  # held (pending) or counted as expected until now: told in full now
-            return [self._story_event(family, record, told)]
+            event = self._story_event(family, record, told)
+            if pending:  # told after later steps' lines (review F5: step 2, 3, then 1): say it is a late word
+                event.of_step = family.latest_step
+            return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
 
@@ -328,6 +338,9 @@ def _told(recompilation, running: bool = False) -> Told:
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
     waits = running and root.fix_rule in NEEDS_THE_END
-    return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else root.fix,
+    fix = root.fix
+    if bridge_run(recompilation.graph.record.frames):
+        fix = BRIDGE_LIVE  # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why
+    return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
                 diff.similarity if diff is not None else None, waits)

@@ -58,6 +58,8 @@ class Pattern:
     period: int = 0
     at: int = 0
     split_at: str = ""
+    parts: int = 0
+    """``split``: how many graphs each step is cut into (2: one early read; 3: two reads, e.g. isnan then isinf)."""
     seen_again: int = 0
     because: Because | None = None
     loaded: int = 0
@@ -149,6 +151,9 @@ def pattern_text(p: Pattern) -> str:
         return (f"setup: {n} graphs at {label} each ran once while the program set up, before the steady steps "
                 f"({seq}){because}")
     if p.name == "split":
+        if p.parts > 2:
+            return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by {p.parts - 1} early "
+                    f"reads at {p.split_at}: the same {p.parts} graphs every step ({seq}){because}")
         return (f"split: each step ({label}) is split in two by an early read at {p.split_at}: the same 2 graphs "
                 f"every step ({seq}){because}")
     if p.name == "alternating":
@@ -229,9 +234,9 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         return Pattern("warm-up only", at=last, **base)
     if len(compiled_at) == n and families and _before_steady_work(family, families):
         return Pattern("setup", **base)
-    split = _split_by(members)
+    split, parts = _split_by(members)
     if split is not None:
-        return Pattern("split", split_at=split, **base)
+        return Pattern("split", split_at=split, parts=parts, **base)
     period, offset = _period(keys)
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
@@ -258,18 +263,26 @@ def _wraps(tail: list[str], period: int) -> bool:
     return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
 
 
-def _split_by(members) -> str | None:
-    """Where every step is the same cut-short pair (a graph an early read ran, then the rest of the step): the
-    line of that read (``t.py:9``), else None. Not "alternating": nothing switches, each step runs both graphs."""
-    if len(members) < 4 or len(members) % 2:
-        return None
-    cut, rest = members[0::2], members[1::2]
-    if not all(is_partial(g) for g in cut) or any(is_partial(g) for g in rest):
-        return None
-    if len({g.cache_key for g in cut}) != 1 or len({g.cache_key for g in rest}) != 1:
-        return None
-    where = user_frame(cut[0].record.frames) if cut[0].record.frames else None
-    return f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"
+_PARTS = {3: "three", 4: "four"}
+
+
+def _split_by(members) -> tuple[str | None, int]:
+    """Where every step is the same cut-short group (graphs early reads ran, then the rest of the step): the line
+    of the first read (``t.py:9``) and how many graphs a step is cut into, else (None, 0). Not "alternating" or
+    "periodic": nothing switches, each step runs the same graphs (review F10: isnan then isinf read inside
+    clip_grad_norm_, three graphs a step)."""
+    for k in (2, 3, 4):
+        if len(members) < 2 * k or len(members) % k:
+            continue
+        groups = [members[i:i + k] for i in range(0, len(members), k)]
+        if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
+            continue
+        if any(len({grp[j].cache_key for grp in groups}) != 1 for j in range(k)):
+            continue
+        cut = groups[0][0]
+        where = user_frame(cut.record.frames) if cut.record.frames else None
+        return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k
+    return None, 0
 
 
 def _period(keys: list[str]) -> tuple[int | None, int]:

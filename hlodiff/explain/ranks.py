@@ -118,8 +118,10 @@ def _graphs(result: RankResult) -> list[GraphSummary]:
     return result.explanation.graphs if result.explanation is not None else result.graphs
 
 
-def compare_ranks(results: list[RankResult], options: Normalization = Normalization()) -> JobExplanation:
-    """The divergence section over ranks already summarised (explained or inventoried), in rank order."""
+def compare_ranks(results: list[RankResult], options: Normalization = Normalization(),
+                  command_status: int | None = None) -> JobExplanation:
+    """The divergence section over ranks already summarised (explained or inventoried), in rank order;
+    ``command_status``: the recorded command's exit status, when a recording says (a job that died)."""
     sequences = {r.spec.rank: _graphs(r) for r in results}
     keys = {rank: tuple(g.fingerprint for g in graphs) for rank, graphs in sequences.items()}
     notes: list[str] = []
@@ -130,21 +132,109 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
     _check_one_job(results, sequences)
     reference = _reference(keys)
     same_as = _same_as(keys)
-    if len(results) == 2 and keys[results[0].spec.rank] != keys[results[1].spec.rank]:
+    two = len(results) == 2 and keys[results[0].spec.rank] != keys[results[1].spec.rank]
+    if two:
+        reference, why = _two_rank_reference(sequences, reference)
         notes.append(f"with 2 ranks there is no majority: rank {reference} is taken as the reference")
+        if why:
+            notes.append(why)
     aligner = _Aligner(sequences, reference, options)
     divergence, stopped = aligner.divergences()
+    divergence.sort(key=_eager_divergence)  # stable: the user's own programs first (review F13, J14)
     _add_causes_outside_the_graph(divergence, results)
     for d in divergence:
         _link(d, aligner.evidence(d))
+        _rank_fixes(d)
     for rank, step in sorted(stopped.items()):
         have = len(sequences[rank])
         notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
                      f"{len(sequences[reference])}: it stopped after step {step - 1} (crashed or killed early?); "
                      "its missing steps are not compared")
     notes.extend(_guessed_numbers(results, divergence))
+    notes.extend(_collective_failure(divergence, command_status))
     return JobExplanation(results, reference, same_as, divergence, stopped,
-                          _job_summary(results, sequences, divergence, reference), notes)
+                          _job_summary(results, sequences, divergence, reference, two), notes)
+
+
+def _eager_divergence(d: Divergence) -> bool:
+    """A divergence in a JAX operation run outside jit (``jnp.asarray`` of a shard of another size: ``jit_stage``)
+    is told after those of the user's jitted functions: it follows from the same data and is no program of theirs."""
+    from types import SimpleNamespace
+
+    from hlodiff.explain.patterns import is_eager_op
+
+    graphs = [g for g in (d.graph, d.majority) if g is not None]
+    return bool(graphs) and is_eager_op(SimpleNamespace(label=d.family, members=graphs))
+
+
+def _two_rank_reference(sequences: dict[int, list[GraphSummary]], tied: int) -> tuple[int, str]:
+    """Of 2 ranks that differ, the one doing less (fewer instructions over its graphs) is the reference, so the rank
+    named is the one that computes something more, or compiles graphs more (review F7: rank 0 alone computed a
+    metric under ``if xm.is_master_ordinal()``, and "rank 1 diverged" sent the user to the wrong rank). Equal work
+    (another size, the same ops): ``tied``, the lowest rank."""
+    if len({len(graphs) for graphs in sequences.values()}) != 1:
+        return tied, ""  # one rank ran more graphs (or stopped early): the sequences say who differs
+    work = {rank: sum(g.instructions for g in graphs) for rank, graphs in sequences.items()}
+    if len(set(work.values())) == 1:
+        return tied, ""
+    less = min(work, key=lambda r: (work[r], r))
+    more = max(work, key=lambda r: (work[r], -r))
+    return less, (f"rank {more} runs more than rank {less} ({work[more]} instructions over its graphs against "
+                  f"{work[less]}): rank {more} is the one that does something the other does not")
+
+
+_COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+                          "all-reduce-start", "all-gather-start", "collective-permute-start"})
+
+
+def _collective_failure(divergence: list[Divergence], status: int | None) -> list[str]:
+    """The recorded command failed and the diverging graphs hold collectives: ranks running different programs
+    wait for each other in them (review F7: the all-reduce's rendezvous timed out); say so, with what the graphs
+    show. Nothing when the command succeeded, its status is unknown, or no collective is in the graphs."""
+    if not divergence or status in (None, 0):
+        return []
+    found: set[str] = set()
+    for d in divergence:
+        for g in (d.graph, d.majority):
+            if g is None:
+                continue
+            try:
+                module = g.record.module()
+            except Exception:  # noqa: BLE001 - a graph that cannot be read again adds no evidence here
+                continue
+            found |= {inst.opcode for _, inst in module.instructions() if inst.opcode in _COLLECTIVES}
+    if not found:
+        return []
+    how = f"was killed by signal {-status}" if status < 0 else f"ended with status {status}"
+    return [f"the command {how}, and the graphs the ranks ran differently hold collectives ({', '.join(sorted(found))}): "
+            "ranks that run different graphs wait for each other in them (a hang, a rendezvous timeout), so this "
+            "divergence is the likely cause: make every rank run the same graph"]
+
+
+_RANK_RULES = ("ranks_",)
+
+
+def _rank_fixes(d: Divergence) -> None:
+    """The fix of a divergence's causes, chosen with what the comparison is: two ranks at one step, not two steps
+    (review F7: "kept on some steps only" for a metric computed on the master rank only). Only the rows written
+    for ranks replace a fix; the others stay as the differ chose them."""
+    from hlodiff.diff.fixes import FixContext, decide, producer_from_name
+
+    graph = d.graph or d.majority
+    producer = producer_from_name(graph.name or graph.record.module_name or "") if graph is not None else None
+    ranks = ", ".join(str(r) for r in d.ranks)
+    for cause in d.causes:
+        if cause.kind not in STRUCTURAL or cause.fix_is_final:
+            continue
+        choice = decide(cause, FixContext(producer=producer, across_ranks=True,
+                                          others=tuple(c.kind for c in d.causes if c is not cause)))
+        if choice.rule.name.startswith(_RANK_RULES):
+            choice.args["ranks"] = f"rank {ranks}" if len(d.ranks) == 1 else f"ranks {ranks}"
+            others = d.majority_ranks
+            choice.args["others"] = _ranks_text(others) if others else "the other ranks"
+            choice.args["others_not"] = (f"{_ranks_text(others)} {'does' if len(others) == 1 else 'do'} not"
+                                         if others else "the other ranks do not")
+            cause.fix, cause.fix_rule = choice.text, choice.rule.name
 
 
 def _guessed_numbers(results: list[RankResult], divergence: list[Divergence]) -> list[str]:
@@ -393,8 +483,13 @@ class _Aligner:
                               f"{_ran(graph)}",
                               [Cause("ops", f"a graph of {family} that no other rank ran")])
         diff = diff_canonical(self._cm(majority), self._cm(graph))
-        what = (f"{_ran(graph)} another graph than" if kind == "different"
-                else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
+        if len(self.sequences) == 2:  # no majority with 2 ranks (review F7)
+            other = _ranks_text(majority_ranks)
+            what = (f"{_ran(graph)} another graph than" if kind == "different"
+                    else f"{_ran(graph)} an extra graph {other} did not; closest graph of {other}:")
+        else:
+            what = (f"{_ran(graph)} another graph than" if kind == "different"
+                    else f"{_ran(graph)} an extra graph the majority did not; closest majority graph:")
         summary = f"{_ranks_text(ranks)} {what} {majority.ref} ({family}), {diff.percent_alike}% alike"
         return Divergence(step, kind, ranks, majority_ranks, majority, graph, refs, family, summary,
                           list(diff.causes), diff.similarity)
@@ -444,7 +539,7 @@ def _ranks_text(ranks: list[int]) -> str:
 
 
 def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSummary]],
-                 divergence: list[Divergence], reference: int) -> str:
+                 divergence: list[Divergence], reference: int, two: bool = False) -> str:
     n = len(results)
     if not divergence:
         counts = sorted({len(g) for g in sequences.values()})
@@ -454,6 +549,10 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
     steps = sorted({d.step for d in divergence})
     word = position_word(divergence[0].majority or divergence[0].graph)
     plural = "s" if len(steps) != 1 else ""
+    if two:  # no majority with 2 ranks (review F7)
+        return (f"{n} ranks: {_ranks_text(ranks)} diverged from rank {reference} at {len(steps)} {word}{plural} "
+                f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
+                f"reference rank {reference}")
     return (f"{n} ranks: {_ranks_text(ranks)} diverged from the majority at {len(steps)} {word}{plural} "
             f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
             f"reference rank {reference}")

@@ -203,7 +203,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
-        explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.summary}"
+        explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations], run,
                              set(explanation.loaded))
     attach_plans(explanation, run)

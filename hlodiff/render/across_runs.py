@@ -154,22 +154,31 @@ def fix_text(v: Verdict) -> str | None:
     return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?")
 
 
+def run_names(result: AcrossRuns) -> tuple[str, str]:
+    """The two runs as the user named them (their folders' names; the paths given when both names are the same),
+    not "run A" and "run B" (review F9: runD was called "run B")."""
+    a, b = (str(r.path).rstrip("/\\") for r in (result.run_a, result.run_b))
+    short = tuple(p.replace("\\", "/").rsplit("/", 1)[-1] or p for p in (a, b))
+    return short if short[0] != short[1] else (a, b)
+
+
 def summary_text(result: AcrossRuns) -> str:
+    name_a, name_b = run_names(result)
     shared = [v for v in result.verdicts if v.verdict != "new"]
     again = result.recompiled
     new = len(result.verdicts) - len(shared)
-    tail = f"; {new} program{'s' if new != 1 else ''} run A never compiled" if new else ""
+    tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
-        return (f"run B loaded all {hits} program{'s' if hits != 1 else ''} run A had compiled from the "
+        return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
                 f"persistent cache{tail}")
     seconds = sum(v.seconds or 0.0 for v in again)
     cost = f" ({seconds:.2f} s of compilation)" if any(v.seconds is not None for v in again) else ""
     verdict, reason, group = result.groups()[0]
-    what = (f"the {'one program' if len(shared) == 1 else f'{len(shared)} programs'} run A had compiled"
-            if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs run A had compiled")
+    what = (f"the {'one program' if len(shared) == 1 else f'{len(shared)} programs'} {name_a} had compiled"
+            if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs {name_a} had compiled")
     lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
-    return f"run B compiled again {what}{cost}; {lead}{tail}"
+    return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
 
 
 def _group_text(verdict: str, reason: str | None, group: list[Verdict], whole: bool = False) -> str:

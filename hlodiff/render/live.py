@@ -65,7 +65,8 @@ def _lines(event: LiveEvent) -> list[str]:
             return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected, {_where(event)}"
                     f"{_fix(event) or f': {t.summary}'}"]
         return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
-    head = (f"{PREFIX}step {event.step} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    late = ", now that more of the run is known," if event.of_step is not None else ""
+    head = (f"{PREFIX}step {event.step}{late} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")

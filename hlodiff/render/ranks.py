@@ -63,7 +63,8 @@ def _divergence(console: Console, job) -> None:
         head.append(d.summary)
         console.print(head, highlight=False)
         if d.majority_ranks:
-            console.print(Hanging(Text(f"  {'':<10}majority: {_ranks(d.majority_ranks)}", style="dim"), 22),
+            word = "reference" if len(job.results) == 2 else "majority"  # no majority with 2 ranks (review F7)
+            console.print(Hanging(Text(f"  {'':<10}{word}: {_ranks(d.majority_ranks)}", style="dim"), 22),
                           highlight=False)
         for rank, ref in d.rank_refs[1:]:
             console.print(Hanging(Text(f"  {'':<10}rank {rank}: {ref}", style="dim"), 12), highlight=False)

@@ -1,0 +1,63 @@
+"""Host reads made by a library, not by the user: a step cut short by a read inside torch or torch_xla.
+
+An early execution's stack names where the value was read. When its innermost frames are a library function known
+to read a tensor on the host (``total_norm.isnan()`` in a Python ``if``), "read it after the sync" is advice the user
+cannot follow: the read is not in their code. Each row names the function, what it reads, and the one change the
+user can make at their call (new-user review 2026-11-27, F10). ``tests/test_library_reads.py`` has one test per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryRead:
+    name: str
+    file: str
+    """The end of the library file's path (``torch_xla/_patched_functions.py``)."""
+    functions: frozenset[str]
+    """Functions of that file whose frame makes the read (the innermost library frame of the stack)."""
+    call: str
+    """The call as the user wrote it."""
+    reads: str
+    """What it reads on the host, in words."""
+    fix: str
+    """What the user can change at their call."""
+
+
+def _row(name: str, file: str, functions: str, call: str, reads: str, fix: str) -> LibraryRead:
+    return LibraryRead(name, file, frozenset(functions.split()), call, reads, fix)
+
+
+LIBRARY_READS: tuple[LibraryRead, ...] = (
+    _row("clip_grad_norm_nonfinite_xla", "torch_xla/_patched_functions.py", "clip_grad_norm_",
+         "clip_grad_norm_(..., error_if_nonfinite=True)",
+         "torch_xla's clip_grad_norm_ checks the norm on the host (total_norm.isnan() or total_norm.isinf()) "
+         "when error_if_nonfinite=True",
+         "pass error_if_nonfinite=False (check the norm after the sync, or in xm.add_step_closure, if you need it)"),
+    _row("clip_grad_norm_nonfinite", "torch/nn/utils/clip_grad.py", "_get_total_norm clip_grad_norm_",
+         "clip_grad_norm_(..., error_if_nonfinite=True)",
+         "torch's clip_grad_norm_ checks the norm on the host (isnan or isinf in a Python `if`) when "
+         "error_if_nonfinite=True",
+         "pass error_if_nonfinite=False (check the norm after the sync, or in xm.add_step_closure, if you need it)"),
+    _row("grad_scaler_found_inf", "torch/amp/grad_scaler.py", "_maybe_opt_step",
+         "GradScaler.step(optimizer)",
+         "GradScaler.step reads found_inf on the host (.item()) to decide whether to skip the optimizer step",
+         "use a sync-free optimizer from torch_xla.amp.syncfree (syncfree.SGD, syncfree.Adam, syncfree.AdamW), "
+         "which skips the step on the device"),
+)
+
+
+def library_read(frames) -> LibraryRead | None:
+    """The row whose function made the read: the innermost library frames of an early execution's stack (before
+    the first frame of the user's code) are searched for a row's file and function. None when the stack starts in
+    the user's code (the user's own read) or names no row."""
+    for frame in frames or ():
+        if not frame.is_library:
+            return None
+        path = frame.file.replace("\\", "/")
+        for row in LIBRARY_READS:
+            if path.endswith("/" + row.file) and frame.function in row.functions:
+                return row
+    return None

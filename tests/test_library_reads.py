@@ -1,0 +1,61 @@
+"""The library host reads table (hlodiff/diff/library_reads.py): one test per row, on the stack an early execution
+records (innermost frame first, as torch_xla's debug log and save-tensors file print it), and the user's own read
+beside it (review 2026-11-27, F10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from helpers import cli_json
+from hlodiff.diff.library_reads import LIBRARY_READS, library_read
+from hlodiff.hlo.model import SourceFrame
+
+SITE = "/usr/lib/python3.11/site-packages"
+USER = SourceFrame("/home/user/project/train.py", 14, "<module>")
+
+# each row: the innermost library frames a real stack of that call shows (file, line, function)
+STACKS = {
+    "clip_grad_norm_nonfinite_xla": [(f"{SITE}/torch_xla/_patched_functions.py", 51, "clip_grad_norm_")],
+    "clip_grad_norm_nonfinite": [(f"{SITE}/torch/nn/utils/clip_grad.py", 110, "_get_total_norm"),
+                                 (f"{SITE}/torch/nn/utils/clip_grad.py", 44, "_no_grad_wrapper"),
+                                 (f"{SITE}/torch/nn/utils/clip_grad.py", 220, "clip_grad_norm_")],
+    "grad_scaler_found_inf": [(f"{SITE}/torch/amp/grad_scaler.py", 356, "_maybe_opt_step"),
+                              (f"{SITE}/torch/amp/grad_scaler.py", 461, "step")],
+}
+
+
+def test_every_row_has_its_stack():
+    assert set(STACKS) == {r.name for r in LIBRARY_READS}
+
+
+@pytest.mark.parametrize("row", LIBRARY_READS, ids=[r.name for r in LIBRARY_READS])
+def test_each_row_names_the_library_read_on_its_stack(row):
+    frames = [SourceFrame(*f) for f in STACKS[row.name]] + [USER]
+    assert library_read(frames) is row
+    # the user's own read (their line innermost) is theirs, even when the library call is further out
+    assert library_read([USER] + frames) is None
+    # another function of the same file makes no read the row knows
+    other = [SourceFrame(f.file, f.line, "something_else") for f in frames[:-1]] + [USER]
+    assert library_read(other) is None
+    assert row.fix and row.call and row.reads
+
+
+def test_a_step_split_by_torch_xla_s_clip_grad_norm_gets_the_flag_not_read_it_later():
+    """The real run (fixtures/scenarios/torch_xla/review2_clip_nonfinite): three graphs a step, cut by the isnan and
+    isinf reads inside torch_xla's patched clip_grad_norm_: a split, and the fix is the flag at the user's call."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/torch_xla/review2_clip_nonfinite/graphs.hlo.0"),
+                   codes=(1,))
+    head = doc["headline"]
+    assert doc["patterns"][0].startswith("split:") and "split in three" in doc["patterns"][0]
+    assert "error_if_nonfinite=False" in head["fix"] and head["location"]["line"] == 14
+    assert "read it after the sync" not in head["fix"]
+
+
+@pytest.mark.parametrize("fixture", ["torch_xla/item_partial", "torch_xla/print_partial"])
+def test_a_user_s_own_early_read_keeps_the_read_later_fix(fixture):
+    """Look-alikes: the user's .item()/print cut the step; no library row may claim it."""
+    folder = FIXTURES / fixture
+    doc = cli_json("explain-recompile", str(folder / "graphs.hlo.0"), codes=(0, 1))
+    fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"]]
+    assert fixes and not any("error_if_nonfinite" in f or "library call cuts" in f for f in fixes)
