@@ -95,8 +95,8 @@ EXERCISED = {
     "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
     "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
     "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
-    "shape_input": "scenarios/torch_xla/random_crop",  # dynamo_batch's is Dynamo's now (review F5)
-    "dynamo_bridge_follows": "torch_xla/dynamo_batch", "shape_input_switched": "torch_xla/look_batch_once",
+    "shape_input": "torch_xla/dynamo_batch",  # the joined graph tells the guard's own change: its own story
+    "dynamo_bridge_follows": "scenarios/dynamo/dyn_tensor_or_float", "shape_input_switched": "torch_xla/look_batch_once",
     "static_slice_start": "jax/look_static_slice",
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
 }

@@ -527,6 +527,8 @@ def follow_dynamo(explanation, found: DynamoFindings) -> None:
         r = joined.get(x.graph.ref)
         if r is None or (x.causes and x.causes[0].kind == r.kind):
             continue
+        if any((c.fix_rule or "").startswith("dynamo_bridge") for c in x.causes):
+            continue  # told by the bridge's rows already (bridge_consequences)
         for cause in x.causes:
             cause.fix = (f"follows from Dynamo's recompilation {r.compile_id} above (its failed guard: "
                          f"{r.guard.guard}): its fix applies")
@@ -574,9 +576,13 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
     by_id = {r.compile_id: r for r in found.recompiles}
     unexpected = any(not r.expected for r in found.recompiles)
     position = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    joined = {d.difference_graph: d for d in found.recompiles if d.difference_graph}
     for r in explanation.recompilations:
         if r.graph.ref not in told:
             continue
+        same = joined.get(r.graph.ref)
+        if same is not None and r.causes and r.causes[0].kind == same.kind:
+            continue  # the joined graph tells the guard's own change (a new size seen from both sides): its story
         dyn = by_id.get(owner.get(r.graph.ref))
         if dyn is not None and position.get(r.graph.ref, 0) < position.get(dyn.difference_graph, len(position)):
             dyn = None  # before the graph XLA compiled for it: the first compile's (a TORCH_LOGS log omits 0/0)
