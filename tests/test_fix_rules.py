@@ -100,6 +100,7 @@ EXERCISED = {
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
     # round 3: a running total restarted from 0.0 each epoch (its look-alikes: tests/test_round3_rules.py)
     "carried_total_restart": "scenarios/torch_xla/running_loss_epoch",
+    "inputs_module_warmup": "scenarios/torch_xla/lazy_linear_control",
 }
 
 

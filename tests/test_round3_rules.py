@@ -70,6 +70,27 @@ def test_the_exit_status_of_a_restarted_total_is_zero():
         assert cli("explain-recompile", *_argv(path), codes=(0, 1)).exit_code == 0, path
 
 
+def _head_rule(path: str) -> str | None:
+    doc = _doc(path)
+    head = doc.get("headline")
+    for r in doc["recompilations"]:
+        if head and r["graph"] == head.get("graph") and r["causes"]:
+            return r["causes"][0]["fix_rule"]
+    return None
+
+
+def test_weights_made_in_the_first_step_are_a_module_warm_up():
+    """lazy_linear_control: LazyLinear's dry run puts the weights' initialization (torch.nn.init) into step 0's
+    graph; it was told 'the optimizer creates its state on the first step' (plain SGD has none)."""
+    assert _head_rule("scenarios/torch_xla/lazy_linear_control") == "inputs_module_warmup"
+
+
+@pytest.mark.parametrize("path", ["torch_xla/momentum_warmup", "scenarios/torch_xla/onecycle_adam_control",
+                                  "torch_xla/record_adamw", "torch_xla/adamw_split", "torch_xla/unsynced_init"])
+def test_optimizer_state_and_unsynced_tensors_keep_their_warm_up(path):
+    assert "inputs_module_warmup" not in _rules(_doc(path))
+
+
 # -- record: CPU devices as threads, asked for by the program itself ------------------------------------------------
 
 def test_a_launch_worker_with_device_threads_writes_a_save_file_per_device(tmp_path):

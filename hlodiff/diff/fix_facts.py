@@ -30,7 +30,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
+  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``module_made_inputs`` (every added input made
+  in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
@@ -272,6 +273,9 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if library:
         facts.add("library_inputs")
         args.setdefault("library", library)
+        if library.startswith("torch/nn/"):  # a module's parameters (torch/nn/modules/linear.py), not optimizer state
+            facts.add("module_made_inputs")
+            args.setdefault("made", library)
     made = _user_made_inputs(cause)
     if made:
         facts.add("user_made_inputs")

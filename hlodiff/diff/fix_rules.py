@@ -345,6 +345,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
+    _rule("inputs_module_warmup", "inputs", "added warmup module_made_inputs",
+          "expected warm-up: the model's weights are created on the device inside the first step's graph ({made}: a "
+          "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
+          "nothing to fix (or sync once after building the model)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
           unless="comes_back"),
@@ -539,6 +543,7 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode", "dynamo_python_flag", "carried_total_restart"))
+    "dynamo_mode", "dynamo_python_flag", "carried_total_restart",
+    "inputs_module_warmup"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""
