@@ -155,3 +155,26 @@ def test_uneven_shards_on_two_device_threads_are_told_rank_by_rank():
 def test_a_job_where_nothing_recompiled_has_no_headline():
     doc = cli_json("explain-recompile", str(FIXTURES / "jax" / "ranks_steady_2p"), codes=(0, 1))
     assert "ranks" in doc and doc["headline"] is None
+
+
+# -- the line of an input grown by concatenation -------------------------------------------------------------------
+
+def _head_line(path: str) -> tuple[str, int] | None:
+    loc = (_doc(path)["headline"] or {}).get("location") or {}
+    return (loc["file"].rsplit("/", 1)[-1], loc["line"]) if loc else None
+
+
+def test_ids_grown_by_cat_are_placed_at_the_cat():
+    """hf_generate_no_cache: input_ids one token longer every step; the graph reads them in the model's forward
+    (line 19, told first before) and grows them with torch.cat (line 31), the line to change."""
+    assert _head_line("scenarios/torch_xla/hf_generate_no_cache") == ("hf_generate_no_cache.py", 31)
+
+
+@pytest.mark.parametrize("fixture", ["kv_cache", "batch_shape"])
+def test_a_cache_grown_by_cat_and_a_batch_without_one_keep_their_lines(fixture):
+    """kv_cache's shape was already told at its torch.cat (line 34); batch_shape's last batch has no concatenation
+    and keeps the line that made it."""
+    from helpers import truth_of
+
+    truth = truth_of("torch_xla", fixture)
+    assert _head_line(f"torch_xla/{fixture}") == (truth["user_file"], truth["user_line"])
