@@ -19,12 +19,13 @@ from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
-from hlodiff.explain.fix_evidence import (carried_scalar, family_constants, family_first_types, family_ops, family_sizes,
+from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
