@@ -44,6 +44,7 @@ REDIRECTED = ("PT_XLA_DEBUG_FILE", "HLODIFF_TENSORS_REPORT", "HLODIFF_COMPILE_TI
               "TORCH_TRACE", "XLA_FLAGS", "HLODIFF_XLA_DUMP_ADDED", "XLA_SAVE_TENSORS_FILE")
 """The variables whose paths under the run folder move to the process's folder."""
 MANIFEST_NAME = "hlodiff-record.json"  # as hlodiff.dumps.manifest (this module must import without hlodiff)
+SAVE_BASENAME = "graphs.hlo"  # as hlodiff.capture.env
 TRIGGERS = ("torch_xla", "jax", "jaxlib")
 """Importing one of these makes the process's folder and manifest."""
 
@@ -134,6 +135,13 @@ def redirect(environ=None, pid: int | None = None, *, arm: bool = True) -> str |
                 environ[name] = value.replace(old_prefix, new_prefix)
     environ[DIR_ENV] = sub
     environ[OWNER_ENV] = str(pid)
+    threads = device_threads(environ)
+    if sub and threads and not environ.get("XLA_SAVE_TENSORS_FILE", "").strip():
+        # torch_xla.launch's worker, its devices threads of this one process, in a program that set
+        # CPU_NUM_DEVICES itself (after `record` chose the capture): only the save file parts the devices
+        environ["XLA_SAVE_TENSORS_FILE"] = os.path.join(new_dir, SAVE_BASENAME)
+        environ.setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
+        facts["device_threads"] = threads
     if sub and arm:
         _arm(root, new_dir, facts)
     return sub
@@ -177,6 +185,13 @@ def make_folder(root: str, folder: str, facts: dict) -> None:
     except (OSError, ValueError):
         data = {}
     facts = dict(facts)
+    threads = facts.pop("device_threads", 0)
+    if threads:  # what record.py writes when CPU_NUM_DEVICES is set before the run: the devices' save files
+        data.update(capture="save_tensors", save_tensors_base=SAVE_BASENAME, save_tensors_file=None,
+                    save_tensors_fmt="hlo", xla_dump=None)
+        data["warnings"] = list(data.get("warnings") or []) + [
+            f"CPU_NUM_DEVICES={threads} (set by the program): torch_xla runs its devices as threads of one "
+            "process, so each device's graphs are read from its own save file (graphs.hlo.<ordinal>)"]
     facts["argv"] = list(getattr(sys, "argv", []) or [])
     data["process"] = facts
     data["processes"] = []

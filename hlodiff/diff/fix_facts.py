@@ -26,11 +26,15 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``none_leaf`` (JAX: a leaf was None on the other call), ``across_ranks`` (two ranks' graphs at one step),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
-  seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over more items);
+  seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
+  more items),
+  ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
+  output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
+  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``module_made_inputs`` (every added input made
+  in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
@@ -149,6 +153,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
+                 "carried_scalar",
                  "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "log_unjoined", "inputs_repeat",
                  "none_leaf", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
@@ -293,6 +298,9 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if library:
         facts.add("library_inputs")
         args.setdefault("library", library)
+        if library.startswith("torch/nn/"):  # a module's parameters (torch/nn/modules/linear.py), not optimizer state
+            facts.add("module_made_inputs")
+            args.setdefault("made", library)
     made = _user_made_inputs(cause)
     if made:
         facts.add("user_made_inputs")

@@ -283,6 +283,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("dtype_created", "dtype", "",
           "a tensor is created with its own dtype (`dtype=` in `zeros_like`/`full_like`{where}): drop `dtype=` so it "
           "follows its input"),
+    # round 3: a running value (a total, a count) restarted from 0.0 or torch.zeros at the top of a loop and carried
+    # from step to step: the loop's first step bakes the start value, later steps read the previous result
+    _rule("carried_total_restart", "constant inputs", "carried_scalar torch_xla",
+          "expected: a running value (a total, a count) at {line} starts again from a Python number or torch.zeros "
+          "at the top of a loop and is carried from step to step: the loop's first step traces its start value as "
+          "a constant, the next steps read the previous step's result as device data; two graphs, each compiled "
+          "once and reused every round; nothing to fix (to make it one graph, create it once before the loop and "
+          "sync it, so every step reads device data)"),
     # -- constant -----------------------------------------------------------------------------------------------
     _rule("constant_cumulative_average", "constant", "reciprocal_counts",
           "the baked value is 1/n with n counting up ({values}): the weight of a cumulative average, a new number "
@@ -388,6 +396,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
+    _rule("inputs_module_warmup", "inputs", "added warmup module_made_inputs",
+          "expected warm-up: the model's weights are created on the device inside the first step's graph ({made}: a "
+          "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
+          "nothing to fix (or sync once after building the model)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
           unless="comes_back"),
@@ -588,6 +600,6 @@ EXPECTED = frozenset((
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
-    "dynamo_bridge_follows_expected", "dynamo_bridge_own"))
+    "dynamo_bridge_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -103,6 +103,9 @@ class FixContext:
     graph_grows: tuple[int, ...] = ()
     """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
     compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
+    carried_scalar: bool = False
+    """One scalar made at a user line is a constant 0 (or absent) on one graph and device data on the other, and
+    flows into a scalar output: a running value (a total, a count) restarted at the top of a loop."""
     updated_in_place: bool = False
     """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
     on these steps only (an EMA of the weights, a periodic update)."""

@@ -26,6 +26,7 @@ from hlodiff.explain.fix_evidence import (family_constants, family_first_types, 
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
@@ -69,7 +70,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
-            updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
+            updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
             compilations_only=not seen_all.get(r.family.key, True),
             optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),

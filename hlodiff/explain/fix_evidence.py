@@ -442,3 +442,4 @@ def family_first_types(recompilations) -> dict[str, str]:
         if change is not None:
             found[r.family.key] = change.left.shape.split("[", 1)[0].strip("(")
     return found
+

@@ -20,6 +20,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
+from hlodiff.explain.grown_lines import place_grown_tensors
 from hlodiff.explain.families import Family, group, is_partial
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
@@ -274,6 +275,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
                   sources=run.sources)
     place_made_tensors(recompilations)
+    place_grown_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order

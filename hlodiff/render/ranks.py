@@ -94,6 +94,11 @@ def job_json(job) -> dict:
             body[key] = [{"rank": rank, **item} for rank, doc in parts for item in doc[key]]
         body["patterns"] = [f"rank {rank}: {p}" for rank, doc in parts for p in doc["patterns"]]
         body["hints"] = list(dict.fromkeys(h for _, doc in parts for h in doc["hints"]))
+        # the job's headline: the headline of the rank worth reading first (the first that diverged, else the
+        # first that recompiled), tagged with its rank; null when that rank's own run has none
+        lead = job.html_rank().spec.rank
+        head = next((doc.get("headline") for rank, doc in parts if rank == lead), None)
+        body["headline"] = {"rank": lead, **head} if head else None
     else:
         body["graphs"] = [{"rank": r.spec.rank, **g.to_json()} for r in job.results for g in r.graphs]
     return body
