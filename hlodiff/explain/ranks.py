@@ -169,10 +169,18 @@ def _eager_divergence(d: Divergence) -> bool:
 def _two_rank_reference(sequences: dict[int, list[GraphSummary]], tied: int) -> tuple[int, str]:
     """Of 2 ranks that differ, the one doing less (fewer instructions over its graphs) is the reference, so the rank
     named is the one that computes something more, or compiles graphs more (review F7: rank 0 alone computed a
-    metric under ``if xm.is_master_ordinal()``, and "rank 1 diverged" sent the user to the wrong rank). Equal work
-    (another size, the same ops): ``tied``, the lowest rank."""
+    metric under ``if xm.is_master_ordinal()``, and "rank 1 diverged" sent the user to the wrong rank). Before the
+    work, the compilations: a rank that compiled again where the other did not is the one whose program changed
+    (round 3's spawn_uneven_shard: rank 1's short last batch is less work, and its own graph). Equal work (another
+    size, the same ops): ``tied``, the lowest rank."""
     if len({len(graphs) for graphs in sequences.values()}) != 1:
         return tied, ""  # one rank ran more graphs (or stopped early): the sequences say who differs
+    compiled = {rank: sum(1 for g in graphs if g.compiled) for rank, graphs in sequences.items()}
+    if len(set(compiled.values())) > 1:  # one rank compiled again where the other did not: its program changed
+        fewer = min(compiled, key=lambda r: (compiled[r], r))
+        more = max(compiled, key=lambda r: (compiled[r], -r))
+        return fewer, (f"rank {more} compiled more graphs than rank {fewer} ({compiled[more]} against "
+                       f"{compiled[fewer]}): rank {more} is the one whose program changed")
     work = {rank: sum(g.instructions for g in graphs) for rank, graphs in sequences.items()}
     if len(set(work.values())) == 1:
         return tied, ""
