@@ -80,6 +80,13 @@ int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *type
 int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names, PyObject *shapes);
 int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs);
 
+/* instances.c: Instruction objects through their slots */
+#define INST_FIELDS 11
+int register_instruction_type(PyObject *type);
+PyObject *register_instruction(PyObject *self, PyObject *type);
+PyObject *inst_attr(PyObject *inst, PyObject *key);
+PyObject *inst_new(PyObject *type, PyObject *const *args);
+
 /* lines.c */
 PyObject *parse_lines(PyObject *self, PyObject *args);
 

@@ -13,8 +13,8 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     int python = 0;
     Buf b;
     buf_init(&b);
-    attrs = PyObject_GetAttr(inst, s_attrs);
-    trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
+    attrs = inst_attr(inst, s_attrs);
+    trunc = attrs ? inst_attr(inst, s_truncated) : NULL;
     if (trunc == NULL) goto done;
     if (!PyDict_Check(attrs) || PyObject_IsTrue(trunc) != 0) {
         python = 1;
@@ -40,9 +40,9 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
                 }
         }
     }
-    opcode = PyObject_GetAttr(inst, s_opcode);
-    shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
-    literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
+    opcode = inst_attr(inst, s_opcode);
+    shape = opcode ? inst_attr(inst, s_shape) : NULL;
+    literal = shape ? inst_attr(inst, s_literal) : NULL;
     if (literal == NULL) goto done;
     /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
     PyObject *id = PyLong_FromVoidPtr(shape);

@@ -11,10 +11,10 @@ PyObject *index_computation(PyObject *self, PyObject *args) {
     if (!insts || !operands || !params || !marked) goto fail;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
         PyObject *inst = PyList_GET_ITEM(instructions, i);
-        PyObject *name = PyObject_GetAttr(inst, s_name);
-        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
-        PyObject *opcode = ops ? PyObject_GetAttr(inst, s_opcode) : NULL;
-        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        PyObject *name = inst_attr(inst, s_name);
+        PyObject *ops = name ? inst_attr(inst, s_operands) : NULL;
+        PyObject *opcode = ops ? inst_attr(inst, s_opcode) : NULL;
+        PyObject *attrs = opcode ? inst_attr(inst, s_attrs) : NULL;
         PyObject *list = attrs ? PySequence_List(ops) : NULL;
         int rc = list ? 0 : -1;
         if (rc == 0) rc = PyDict_SetItem(insts, name, inst);
@@ -62,7 +62,7 @@ PyObject *with_attribute(PyObject *self, PyObject *args) {
     if (out == NULL) goto fail;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
         PyObject *inst = PySequence_Fast_GET_ITEM(seq, i);
-        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        PyObject *attrs = inst_attr(inst, s_attrs);
         if (attrs == NULL) goto fail;
         int hit = 0;
         if (PyDict_Check(attrs) && PyDict_GET_SIZE(attrs)) {

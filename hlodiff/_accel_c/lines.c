@@ -178,7 +178,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
                               literal ? literal : Py_None, param ? param : Py_None, NULL, line_no, col_no};
         args[8] = PyLong_FromLong(0);
         if (args[8] != NULL) {
-            result = PyObject_Vectorcall(inst_type, args, 11, NULL);
+            result = inst_new(inst_type, args);
             Py_DECREF(args[8]);
             /* operands of later lines share this name's object (text.c's operand_name); only once the line is
                read here: a line left to the parser gets its own instruction */

@@ -68,6 +68,8 @@ static PyMethodDef methods[] = {
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
     {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},
     {"count_attribute", count_attribute, METH_VARARGS, "count_attribute(instructions, key) -> how many carry key"},
+    {"register_instruction", register_instruction, METH_O,
+     "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
      "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
     {NULL, NULL, 0, NULL},
