@@ -5,9 +5,16 @@
 /* The label fingerprint._label makes, built here when the options are the defaults (names and metadata
    ignored) and no attribute needs Python (a call's target hashes, frontend attributes holding braces, elided
    operands); otherwise label_fn(inst) makes it. */
+/* Labels of bare nodes (no literal, no attribute but metadata), by opcode then shape text; bounded, so that a
+   long run of many modules cannot grow it without end. */
+#define LABEL_CACHE_OPCODES 1024
+#define LABEL_CACHE_SHAPES 4096
+static PyObject *label_cache;
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
                             PyObject *shape_texts, PyObject *call_keys) {
     if (!plain) return PyObject_CallOneArg(label_fn, inst);
+    if (label_cache == NULL && (label_cache = PyDict_New()) == NULL) return NULL;
     PyObject *attrs = NULL, *trunc = NULL, *opcode = NULL, *shape = NULL, *literal = NULL, *st = NULL;
     PyObject *text = NULL;
     int python = 0;
@@ -50,7 +57,23 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     Py_XINCREF(st);
     Py_XDECREF(id);
     if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
-    if (st == NULL || buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
+    if (st == NULL) goto done;
+    int bare = literal == Py_None; /* no literal and (below) no attribute the label shows */
+    pos = 0;
+    while (bare && PyDict_Next(attrs, &pos, &key, &value))
+        if (PyUnicode_Compare(key, s_metadata) != 0 && PyUnicode_Compare(key, s_control_predecessors) != 0) bare = 0;
+    PyObject *by_shape = NULL;
+    if (bare) { /* "opcode|shape": one shared string per pair (hundreds of thousands of nodes, a few hundred pairs) */
+        by_shape = PyDict_GetItemWithError(label_cache, opcode);
+        if (by_shape == NULL && PyErr_Occurred()) goto done;
+        text = by_shape ? PyDict_GetItemWithError(by_shape, st) : NULL;
+        if (text != NULL) {
+            Py_INCREF(text);
+            goto done;
+        }
+        if (PyErr_Occurred()) goto done;
+    }
+    if (buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
     if (literal != Py_None && (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, literal) < 0)) goto done;
     pos = 0;
     while (PyDict_Next(attrs, &pos, &key, &value)) {
@@ -61,6 +84,18 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
             goto done;
     }
     text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+    if (text != NULL && bare && PyDict_GET_SIZE(label_cache) < LABEL_CACHE_OPCODES) {
+        if (by_shape == NULL) {
+            by_shape = PyDict_New();
+            if (by_shape == NULL || PyDict_SetItem(label_cache, opcode, by_shape) < 0) {
+                Py_XDECREF(by_shape);
+                Py_CLEAR(text);
+                goto done;
+            }
+            Py_DECREF(by_shape); /* held by label_cache */
+        }
+        if (PyDict_GET_SIZE(by_shape) < LABEL_CACHE_SHAPES && PyDict_SetItem(by_shape, st, text) < 0) Py_CLEAR(text);
+    }
 done:
     buf_free(&b);
     Py_XDECREF(attrs);
