@@ -80,6 +80,13 @@ int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *type
 int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names, PyObject *shapes);
 int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs);
 
+/* names.c: strings found by their bytes */
+PyObject *shared_find(const char *s, Py_ssize_t n);
+int shared_add(PyObject *str);
+void names_bind(PyObject *dict);
+PyObject *names_find(PyObject *dict, const char *s, Py_ssize_t n);
+int names_add(PyObject *dict, PyObject *str);
+
 /* instances.c: Instruction objects through their slots */
 #define INST_FIELDS 11
 int register_instruction_type(PyObject *type);
