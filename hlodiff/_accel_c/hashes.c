@@ -119,12 +119,10 @@ static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
 }
 
 /* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
-static int node_entries(PyObject *first, PyObject *second, PyObject *name, PyObject **a, PyObject **b) {
-    *a = PyDict_GetItemWithError(first, name);
-    *b = *a ? PyDict_GetItemWithError(second, name) : NULL;
-    if (*b != NULL) return 0;
-    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
-    return -1;
+static int node_entries(Cursor *first, Cursor *second, PyObject *name, PyObject **a, PyObject **b) {
+    *a = cursor_get(first, name);
+    *b = *a ? cursor_get(second, name) : NULL;
+    return *b != NULL ? 0 : -1;
 }
 
 PyObject *anon_hashes(PyObject *self, PyObject *args) {
@@ -136,10 +134,11 @@ PyObject *anon_hashes(PyObject *self, PyObject *args) {
         return NULL;
     Buf b;
     buf_init(&b);
+    Cursor at_inst = {insts, 0}, at_ops = {operands, 0};
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(order, i), *inst, *ops;
-        if (node_entries(insts, operands, name, &inst, &ops) < 0) goto fail;
+        if (node_entries(&at_inst, &at_ops, name, &inst, &ops) < 0) goto fail;
         PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
@@ -162,10 +161,11 @@ PyObject *exact_hashes(PyObject *self, PyObject *args) {
         return NULL;
     Buf b;
     buf_init(&b);
+    Cursor at_label = {labels, 0}, at_ops = {operands, 0}; /* labels were filled in this order */
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(order, i), *label, *ops;
-        if (node_entries(labels, operands, name, &label, &ops) < 0) goto fail;
+        if (node_entries(&at_label, &at_ops, name, &label, &ops) < 0) goto fail;
         b.len = 0;
         if (buf_put_str(&b, label) < 0) goto fail;
         PyObject *pid = PyDict_GetItemWithError(param_ids, name);
