@@ -137,6 +137,7 @@ PyObject *defined_before_use(PyObject *self, PyObject *args);
 /* index.c */
 PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
+PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */
 PyObject *dead_names(PyObject *self, PyObject *args);

@@ -68,6 +68,7 @@ static PyMethodDef methods[] = {
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
     {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},
     {"count_attribute", count_attribute, METH_VARARGS, "count_attribute(instructions, key) -> how many carry key"},
+    {"unpaired", unpaired, METH_VARARGS, "unpaired(order, paired) -> [name for name in order if name not in paired]"},
     {"register_instruction", register_instruction, METH_O,
      "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
