@@ -7,9 +7,9 @@
    operands); otherwise label_fn(inst) makes it. */
 /* Labels of bare nodes (no literal, no attribute but metadata), by opcode then shape text; bounded, so that a
    long run of many modules cannot grow it without end. */
-#define LABEL_CACHE_OPCODES 1024
-#define LABEL_CACHE_SHAPES 4096
+#define LABEL_CACHE_SIZE 16384 /* labels in all: a real module has a few hundred pairs */
 static PyObject *label_cache;
+static Py_ssize_t label_cache_size;
 
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
                             PyObject *shape_texts, PyObject *call_keys) {
@@ -84,7 +84,7 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
             goto done;
     }
     text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
-    if (text != NULL && bare && PyDict_GET_SIZE(label_cache) < LABEL_CACHE_OPCODES) {
+    if (text != NULL && bare && label_cache_size < LABEL_CACHE_SIZE) {
         if (by_shape == NULL) {
             by_shape = PyDict_New();
             if (by_shape == NULL || PyDict_SetItem(label_cache, opcode, by_shape) < 0) {
@@ -94,7 +94,10 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
             }
             Py_DECREF(by_shape); /* held by label_cache */
         }
-        if (PyDict_GET_SIZE(by_shape) < LABEL_CACHE_SHAPES && PyDict_SetItem(by_shape, st, text) < 0) Py_CLEAR(text);
+        if (PyDict_SetItem(by_shape, st, text) < 0)
+            Py_CLEAR(text);
+        else
+            label_cache_size++;
     }
 done:
     buf_free(&b);
