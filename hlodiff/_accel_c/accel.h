@@ -33,6 +33,27 @@ static inline int is_name(char c) { return is_alpha(c) || is_digit(c) || c == '_
 static inline int is_sp(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 static inline int is_re_space(char c) { return is_sp(c) || c == '\f' || c == '\v'; }
 
+/* A dict read in the order of a list of its keys (most often its own order: a computation's maps are built in
+   text order, and text order is operand-first): cursor_get takes the next entry when its key is the very name
+   asked, so the walk reads the entries one after another instead of probing the table at random; any other name
+   is looked up. Borrowed value, or NULL with KeyError (or the lookup's error) set. */
+typedef struct {
+    PyObject *dict;
+    Py_ssize_t pos;
+} Cursor;
+
+static inline PyObject *cursor_get(Cursor *c, PyObject *name) {
+    Py_ssize_t pos = c->pos;
+    PyObject *key, *value;
+    if (PyDict_Next(c->dict, &pos, &key, &value) && key == name) {
+        c->pos = pos;
+        return value;
+    }
+    value = PyDict_GetItemWithError(c->dict, name);
+    if (value == NULL && !PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
+    return value;
+}
+
 /* Interned names, set up in module.c. */
 extern PyObject *s_opcode, *s_shape, *s_literal, *s_attrs, *s_truncated, *s_metadata, *s_frontend,
     *s_control_predecessors, *s_name, *s_operands, *s_is_root, *s_parameter_number, *s_custom_call_has_side_effect,
@@ -80,6 +101,20 @@ int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *type
 int operand_items(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *names, PyObject *shapes);
 int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs);
 
+/* names.c: strings found by their bytes */
+PyObject *shared_find(const char *s, Py_ssize_t n);
+int shared_add(PyObject *str);
+void names_bind(PyObject *dict);
+PyObject *names_find(PyObject *dict, const char *s, Py_ssize_t n);
+int names_add(PyObject *dict, PyObject *str);
+
+/* instances.c: Instruction objects through their slots */
+#define INST_FIELDS 11
+int register_instruction_type(PyObject *type);
+PyObject *register_instruction(PyObject *self, PyObject *type);
+PyObject *inst_attr(PyObject *inst, PyObject *key);
+PyObject *inst_new(PyObject *type, PyObject *const *args);
+
 /* lines.c */
 PyObject *parse_lines(PyObject *self, PyObject *args);
 
@@ -102,6 +137,7 @@ PyObject *defined_before_use(PyObject *self, PyObject *args);
 /* index.c */
 PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
+PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */
 PyObject *dead_names(PyObject *self, PyObject *args);

@@ -14,10 +14,10 @@ PyObject *names_in_order(PyObject *self, PyObject *args) {
     if (!defined || !params) failed = 1;
     for (Py_ssize_t i = 0; !failed && !broken && i < PyList_GET_SIZE(insts); i++) {
         PyObject *inst = PyList_GET_ITEM(insts, i);
-        PyObject *name = PyObject_GetAttr(inst, s_name);
-        PyObject *ops = name ? PyObject_GetAttr(inst, s_operands) : NULL;
-        PyObject *root = ops ? PyObject_GetAttr(inst, s_is_root) : NULL;
-        PyObject *number = root ? PyObject_GetAttr(inst, s_parameter_number) : NULL;
+        PyObject *name = inst_attr(inst, s_name);
+        PyObject *ops = name ? inst_attr(inst, s_operands) : NULL;
+        PyObject *root = ops ? inst_attr(inst, s_is_root) : NULL;
+        PyObject *number = root ? inst_attr(inst, s_parameter_number) : NULL;
         if (number == NULL) failed = 1;
         int has = failed ? -1 : PySet_Contains(defined, name);
         if (has < 0) failed = 1;
@@ -65,8 +65,8 @@ PyObject *triage(PyObject *self, PyObject *args) {
     if (todo == NULL) return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
         PyObject *inst = PyList_GET_ITEM(instructions, i);
-        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
-        PyObject *attrs = opcode ? PyObject_GetAttr(inst, s_attrs) : NULL;
+        PyObject *opcode = inst_attr(inst, s_opcode);
+        PyObject *attrs = opcode ? inst_attr(inst, s_attrs) : NULL;
         int rc = attrs ? 0 : -1, need = 0;
         if (rc == 0) {
             int has_rule = PyDict_Contains(ruled, opcode);

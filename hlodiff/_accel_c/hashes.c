@@ -5,16 +5,23 @@
 /* The label fingerprint._label makes, built here when the options are the defaults (names and metadata
    ignored) and no attribute needs Python (a call's target hashes, frontend attributes holding braces, elided
    operands); otherwise label_fn(inst) makes it. */
+/* Labels of bare nodes (no literal, no attribute but metadata), by opcode then shape text; bounded, so that a
+   long run of many modules cannot grow it without end. */
+#define LABEL_CACHE_SIZE 16384 /* labels in all: a real module has a few hundred pairs */
+static PyObject *label_cache;
+static Py_ssize_t label_cache_size;
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
                             PyObject *shape_texts, PyObject *call_keys) {
     if (!plain) return PyObject_CallOneArg(label_fn, inst);
+    if (label_cache == NULL && (label_cache = PyDict_New()) == NULL) return NULL;
     PyObject *attrs = NULL, *trunc = NULL, *opcode = NULL, *shape = NULL, *literal = NULL, *st = NULL;
     PyObject *text = NULL;
     int python = 0;
     Buf b;
     buf_init(&b);
-    attrs = PyObject_GetAttr(inst, s_attrs);
-    trunc = attrs ? PyObject_GetAttr(inst, s_truncated) : NULL;
+    attrs = inst_attr(inst, s_attrs);
+    trunc = attrs ? inst_attr(inst, s_truncated) : NULL;
     if (trunc == NULL) goto done;
     if (!PyDict_Check(attrs) || PyObject_IsTrue(trunc) != 0) {
         python = 1;
@@ -40,9 +47,9 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
                 }
         }
     }
-    opcode = PyObject_GetAttr(inst, s_opcode);
-    shape = opcode ? PyObject_GetAttr(inst, s_shape) : NULL;
-    literal = shape ? PyObject_GetAttr(inst, s_literal) : NULL;
+    opcode = inst_attr(inst, s_opcode);
+    shape = opcode ? inst_attr(inst, s_shape) : NULL;
+    literal = shape ? inst_attr(inst, s_literal) : NULL;
     if (literal == NULL) goto done;
     /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
     PyObject *id = PyLong_FromVoidPtr(shape);
@@ -50,7 +57,23 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     Py_XINCREF(st);
     Py_XDECREF(id);
     if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
-    if (st == NULL || buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
+    if (st == NULL) goto done;
+    int bare = literal == Py_None; /* no literal and (below) no attribute the label shows */
+    pos = 0;
+    while (bare && PyDict_Next(attrs, &pos, &key, &value))
+        if (PyUnicode_Compare(key, s_metadata) != 0 && PyUnicode_Compare(key, s_control_predecessors) != 0) bare = 0;
+    PyObject *by_shape = NULL;
+    if (bare) { /* "opcode|shape": one shared string per pair (hundreds of thousands of nodes, a few hundred pairs) */
+        by_shape = PyDict_GetItemWithError(label_cache, opcode);
+        if (by_shape == NULL && PyErr_Occurred()) goto done;
+        text = by_shape ? PyDict_GetItemWithError(by_shape, st) : NULL;
+        if (text != NULL) {
+            Py_INCREF(text);
+            goto done;
+        }
+        if (PyErr_Occurred()) goto done;
+    }
+    if (buf_put_str(&b, opcode) < 0 || buf_put(&b, "|", 1) < 0 || buf_put_str(&b, st) < 0) goto done;
     if (literal != Py_None && (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, literal) < 0)) goto done;
     pos = 0;
     while (PyDict_Next(attrs, &pos, &key, &value)) {
@@ -61,6 +84,21 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
             goto done;
     }
     text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+    if (text != NULL && bare && label_cache_size < LABEL_CACHE_SIZE) {
+        if (by_shape == NULL) {
+            by_shape = PyDict_New();
+            if (by_shape == NULL || PyDict_SetItem(label_cache, opcode, by_shape) < 0) {
+                Py_XDECREF(by_shape);
+                Py_CLEAR(text);
+                goto done;
+            }
+            Py_DECREF(by_shape); /* held by label_cache */
+        }
+        if (PyDict_SetItem(by_shape, st, text) < 0)
+            Py_CLEAR(text);
+        else
+            label_cache_size++;
+    }
 done:
     buf_free(&b);
     Py_XDECREF(attrs);
@@ -84,12 +122,10 @@ static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
 }
 
 /* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
-static int node_entries(PyObject *first, PyObject *second, PyObject *name, PyObject **a, PyObject **b) {
-    *a = PyDict_GetItemWithError(first, name);
-    *b = *a ? PyDict_GetItemWithError(second, name) : NULL;
-    if (*b != NULL) return 0;
-    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
-    return -1;
+static int node_entries(Cursor *first, Cursor *second, PyObject *name, PyObject **a, PyObject **b) {
+    *a = cursor_get(first, name);
+    *b = *a ? cursor_get(second, name) : NULL;
+    return *b != NULL ? 0 : -1;
 }
 
 PyObject *anon_hashes(PyObject *self, PyObject *args) {
@@ -101,10 +137,11 @@ PyObject *anon_hashes(PyObject *self, PyObject *args) {
         return NULL;
     Buf b;
     buf_init(&b);
+    Cursor at_inst = {insts, 0}, at_ops = {operands, 0};
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(order, i), *inst, *ops;
-        if (node_entries(insts, operands, name, &inst, &ops) < 0) goto fail;
+        if (node_entries(&at_inst, &at_ops, name, &inst, &ops) < 0) goto fail;
         PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
@@ -127,10 +164,11 @@ PyObject *exact_hashes(PyObject *self, PyObject *args) {
         return NULL;
     Buf b;
     buf_init(&b);
+    Cursor at_label = {labels, 0}, at_ops = {operands, 0}; /* labels were filled in this order */
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(order, i), *label, *ops;
-        if (node_entries(labels, operands, name, &label, &ops) < 0) goto fail;
+        if (node_entries(&at_label, &at_ops, name, &label, &ops) < 0) goto fail;
         b.len = 0;
         if (buf_put_str(&b, label) < 0) goto fail;
         PyObject *pid = PyDict_GetItemWithError(param_ids, name);

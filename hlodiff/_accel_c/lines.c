@@ -178,11 +178,13 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
                               literal ? literal : Py_None, param ? param : Py_None, NULL, line_no, col_no};
         args[8] = PyLong_FromLong(0);
         if (args[8] != NULL) {
-            result = PyObject_Vectorcall(inst_type, args, 11, NULL);
+            result = inst_new(inst_type, args);
             Py_DECREF(args[8]);
             /* operands of later lines share this name's object (text.c's operand_name); only once the line is
                read here: a line left to the parser gets its own instruction */
-            if (result != NULL && known_names != NULL && PyDict_SetItem(known_names, name, name) < 0) Py_CLEAR(result);
+            if (result != NULL && known_names != NULL &&
+                (PyDict_SetItem(known_names, name, name) < 0 || names_add(known_names, name) < 0))
+                Py_CLEAR(result);
             if (result != NULL && declared_shapes != NULL) { /* checked against the definitions at the '}' */
                 PyObject *entry = PyTuple_Pack(2, result, declared_shapes);
                 if (entry == NULL || PyList_Append(declared, entry) < 0) Py_CLEAR(result);
@@ -241,6 +243,7 @@ PyObject *parse_lines(PyObject *self, PyObject *args) {
     PyObject *outer = known_names; /* the computation's names so far, for operands to share (text.c) */
     known_names = names;
     Py_XINCREF(known_names);
+    if (names != NULL) names_bind(names); /* names.c mirrors the names this call reads */
     for (; i < n; i++) {
         PyObject *line = PyList_GET_ITEM(lines, i);
         if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line)) break;
@@ -267,11 +270,13 @@ PyObject *parse_lines(PyObject *self, PyObject *args) {
         if (rc < 0) goto fail;
     }
     buf_free(&blanked);
+    names_bind(NULL); /* the table lives for this call only: nothing is held once the module is read */
     Py_XDECREF(known_names);
     known_names = outer;
     return PyLong_FromSsize_t(i);
 fail:
     buf_free(&blanked);
+    names_bind(NULL);
     Py_XDECREF(known_names);
     known_names = outer;
     return NULL;

@@ -168,7 +168,7 @@ static int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObj
         if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? ro : lo);
         return -1;
     }
-    PyObject *lop = PyObject_GetAttr(li, s_opcode), *rop = lop ? PyObject_GetAttr(ri, s_opcode) : NULL;
+    PyObject *lop = inst_attr(li, s_opcode), *rop = lop ? inst_attr(ri, s_opcode) : NULL;
     int ok = -1;
     if (rop != NULL) {
         ok = PyObject_RichCompareBool(lop, rop, Py_EQ);
@@ -215,7 +215,7 @@ static PyObject *through_moves(PyObject *insts, PyObject *ops_of, PyObject *name
         }
         PyObject *ops = operands_of(ops_of, name);
         if (ops == NULL) return NULL;
-        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        PyObject *opcode = inst_attr(inst, s_opcode);
         if (opcode == NULL) return NULL;
         int move = PyUnicode_Check(opcode) &&
                    (PyUnicode_CompareWithASCIIString(opcode, "bitcast") == 0 ||
@@ -252,7 +252,7 @@ static long content_score(Sides *sd, PyObject *lname, PyObject *rname) {
         return -1;
     }
     long points = 0;
-    PyObject *lop = PyObject_GetAttr(li, s_opcode), *rop = lop ? PyObject_GetAttr(ri, s_opcode) : NULL;
+    PyObject *lop = inst_attr(li, s_opcode), *rop = lop ? inst_attr(ri, s_opcode) : NULL;
     int eq = rop ? PyObject_RichCompareBool(lop, rop, Py_EQ) : -1;
     int fusion = eq > 0 && PyUnicode_Check(lop) && PyUnicode_CompareWithASCIIString(lop, "fusion") == 0;
     Py_XDECREF(lop);
@@ -260,7 +260,7 @@ static long content_score(Sides *sd, PyObject *lname, PyObject *rname) {
     if (eq < 0) return -1;
     if (fusion) return -2;
     if (eq) points += 4;
-    PyObject *ls = PyObject_GetAttr(li, s_shape), *rs = ls ? PyObject_GetAttr(ri, s_shape) : NULL;
+    PyObject *ls = inst_attr(li, s_shape), *rs = ls ? inst_attr(ri, s_shape) : NULL;
     int shape_eq = rs ? PyObject_RichCompareBool(ls, rs, Py_EQ) : -1;
     if (shape_eq == 0) { /* equal without their layouts, as Shape.without_layout compares them */
         PyObject *lw = PyObject_CallMethod(ls, "without_layout", NULL);
@@ -569,7 +569,7 @@ PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
             if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? b : a);
             return NULL;
         }
-        PyObject *la = PyObject_GetAttr(li, s_attrs), *ra = la ? PyObject_GetAttr(ri, s_attrs) : NULL;
+        PyObject *la = inst_attr(li, s_attrs), *ra = la ? inst_attr(ri, s_attrs) : NULL;
         int differ = -1;
         if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
             PyObject *lm = PyDict_GetItemWithError(la, s_metadata);

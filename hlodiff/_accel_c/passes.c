@@ -14,7 +14,7 @@ PyObject *dead_names(PyObject *self, PyObject *args) {
         int alive = PySet_Contains(live, name);
         if (alive < 0) goto fail;
         if (alive) continue;
-        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        PyObject *opcode = inst_attr(inst, s_opcode);
         if (opcode == NULL) goto fail;
         int param = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_parameter) == 0;
         Py_DECREF(opcode);
@@ -35,7 +35,7 @@ PyObject *count_attribute(PyObject *self, PyObject *args) {
     Py_ssize_t count = 0;
     PyObject *inst;
     while ((inst = PyIter_Next(it)) != NULL) {
-        PyObject *attrs = PyObject_GetAttr(inst, s_attrs);
+        PyObject *attrs = inst_attr(inst, s_attrs);
         Py_DECREF(inst);
         if (attrs == NULL) break;
         int has = PyDict_Check(attrs) ? PyDict_Contains(attrs, key) : PySequence_Contains(attrs, key);
@@ -55,7 +55,7 @@ PyObject *reads_tuple(PyObject *self, PyObject *args) {
     Py_ssize_t pos = 0;
     PyObject *name, *inst;
     while (PyDict_Next(insts, &pos, &name, &inst)) {
-        PyObject *opcode = PyObject_GetAttr(inst, s_opcode);
+        PyObject *opcode = inst_attr(inst, s_opcode);
         if (opcode == NULL) return NULL;
         int gte = PyUnicode_Check(opcode) && PyUnicode_Compare(opcode, s_gte) == 0;
         Py_DECREF(opcode);
@@ -68,7 +68,7 @@ PyObject *reads_tuple(PyObject *self, PyObject *args) {
             if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, OPS_ITEM(ops, 0));
             return NULL;
         }
-        PyObject *sop = PyObject_GetAttr(source, s_opcode);
+        PyObject *sop = inst_attr(source, s_opcode);
         if (sop == NULL) return NULL;
         int tuple = PyUnicode_Check(sop) && PyUnicode_Compare(sop, s_tuple) == 0;
         Py_DECREF(sop);

@@ -17,6 +17,11 @@ PyObject *ascii_str(const char *s, Py_ssize_t n) {
 #define MAX_SHARED_NAMES 4096 /* opcodes and attribute keys are a few hundred; hostile text must not grow this */
 
 PyObject *shared_str(const char *s, Py_ssize_t n) {
+    PyObject *found = shared_find(s, n); /* names.c: without making a string first */
+    if (found != NULL) {
+        Py_INCREF(found);
+        return found;
+    }
     PyObject *o = ascii_str(s, n);
     if (o == NULL) return NULL;
     if (PyDict_GET_SIZE(name_cache) >= MAX_SHARED_NAMES) {
@@ -29,6 +34,7 @@ PyObject *shared_str(const char *s, Py_ssize_t n) {
     PyObject *known = PyDict_SetDefault(name_cache, o, o);
     Py_XINCREF(known);
     Py_DECREF(o);
+    if (known != NULL && shared_add(known) < 0) Py_CLEAR(known);
     return known;
 }
 
@@ -39,6 +45,11 @@ PyObject *shared_str(const char *s, Py_ssize_t n) {
 PyObject *known_names = NULL;
 
 PyObject *operand_name(const char *s, Py_ssize_t n) {
+    PyObject *found = names_find(known_names, s, n); /* names.c: the names this call's lines defined */
+    if (found != NULL) {
+        Py_INCREF(found);
+        return found;
+    }
     PyObject *o = ascii_str(s, n);
     if (o == NULL || known_names == NULL) return o;
     PyObject *known = PyDict_GetItemWithError(known_names, o);

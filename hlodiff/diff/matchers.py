@@ -151,9 +151,8 @@ def _pair_free_operands(m: Matching, lname: str, rname: str, free: list[tuple[st
 def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) -> None:
     """Pair unmatched users of matched operands when opcodes agree; best operand agreement wins."""
     position = None  # right_order's positions, built once a tie needs them (most calls pair nothing)
-    for lname in left_order:
-        if lname in m.l2r:
-            continue
+    # Only the names unpaired at the start: a pass pairs each left name only when it reaches it.
+    for lname in _unpaired(left_order, m.l2r):
         linst = m.left.insts[lname]
         candidates: dict[str, int] = {}
         for pos, lo in enumerate(m.left.operands[lname]):
@@ -181,7 +180,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
     """
     added = 0
     # The unmatched, in order, once: each key's pass then walks these few, not both whole computations.
-    left_free = [name for name in left_order if name not in m.l2r]
+    left_free = _unpaired(left_order, m.l2r)
     right_free = None
     for key in (_param_key, _param_dims_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
@@ -192,7 +191,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
         if not lefts:
             continue
         if right_free is None:
-            right_free = [name for name in right_order if name not in m.r2l]
+            right_free = _unpaired(right_order, m.r2l)
         for name in right_free:
             if name not in m.r2l and (k := key(m.right, name)) is not None:
                 rights[k].append(name)
@@ -203,6 +202,13 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
             for lname, rname in tie_break(m.left, m.right, names, others):
                 added += m.add(lname, rname, "leftover")
     return added
+
+
+def _unpaired(order: list[str], paired: dict[str, str]) -> list[str]:
+    """The names of ``order`` not in ``paired``, in order."""
+    if native is not None:
+        return native.unpaired(order, paired)
+    return [name for name in order if name not in paired]
 
 
 def _param_key(cc: CanonicalComputation, name: str) -> tuple | None:

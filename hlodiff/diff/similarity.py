@@ -205,5 +205,6 @@ def root_has_better_partner(m: Matching) -> bool:
     lhash, rhash = m.left.anon[lroot], m.right.anon[rroot]
     if lhash == rhash:
         return False
-    return (any(h == rhash for n, h in m.left.anon.items() if n != lroot)
-            or any(h == lhash for n, h in m.right.anon.items() if n != rroot))
+    # Each root's own hash differs from the other root's, so searching all values is searching the non-roots
+    # (a containment test runs in C: 217K hashes a side on the 300K pair).
+    return rhash in m.left.anon.values() or lhash in m.right.anon.values()

@@ -34,6 +34,9 @@ from hlodiff.hlo.name_checks import NameChecks
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
+if native is not None:  # the accelerator reads instructions' fields at their slots (set up once, not per line)
+    native.register_instruction(Instruction)
+
 _NAME = r"[A-Za-z0-9_.\-]+"
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
 _OPCODE = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*\(")

@@ -1,0 +1,98 @@
+/* Strings found by their bytes (text.c's shared_str and operand_name).
+ *
+ * Looking a name of the text up in a dict needs a str object first: every operand, opcode and attribute key of
+ * every line made a string, hashed it, found the shared one and freed the new one again. A table keyed by the
+ * bytes finds the shared object without making one. Tables hold strong references; a miss takes the dict path
+ * as before, so the result is the same object the dict would give.
+ */
+#include "accel.h"
+
+typedef struct {
+    uint64_t hash;
+    PyObject *str; /* strong reference, ASCII */
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t cap, used;
+} Table;
+
+static uint64_t bytes_hash(const char *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static PyObject *table_find(Table *t, const char *s, Py_ssize_t n) {
+    if (t->cap == 0) return NULL;
+    uint64_t h = bytes_hash(s, n);
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        Slot *e = &t->slots[i];
+        if (e->str == NULL) return NULL;
+        if (e->hash == h && PyUnicode_GET_LENGTH(e->str) == n && memcmp(PyUnicode_DATA(e->str), s, (size_t)n) == 0)
+            return e->str;
+    }
+}
+
+static void table_clear(Table *t) {
+    for (size_t i = 0; i < t->cap; i++) Py_XDECREF(t->slots[i].str);
+    PyMem_Free(t->slots);
+    t->slots = NULL;
+    t->cap = t->used = 0;
+}
+
+static int table_put(Table *t, uint64_t h, PyObject *str) {
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (t->slots[i].str == NULL) {
+            t->slots[i].hash = h;
+            t->slots[i].str = str;
+            t->used++;
+            return 0;
+        }
+    }
+}
+
+/* Add an ASCII str (not there yet); 0, or -1 with MemoryError. */
+static int table_add(Table *t, PyObject *str) {
+    if (!PyUnicode_IS_ASCII(str)) return 0; /* never looked up by bytes: the readers take ASCII lines only */
+    if (2 * (t->used + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        Slot *old = t->slots, *slots = PyMem_Calloc(cap, sizeof(Slot));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        size_t old_cap = t->cap;
+        t->slots = slots;
+        t->cap = cap;
+        t->used = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].str != NULL) table_put(t, old[i].hash, old[i].str);
+        PyMem_Free(old);
+    }
+    Py_INCREF(str);
+    return table_put(t, bytes_hash((const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str)), str);
+}
+
+/* name_cache's strings (opcodes, attribute keys): for the life of the process, as name_cache. */
+static Table shared;
+
+PyObject *shared_find(const char *s, Py_ssize_t n) { return table_find(&shared, s, n); }
+int shared_add(PyObject *str) { return table_add(&shared, str); }
+
+/* The names the known_names dict holds, while owner is that dict (held, so its address is not reused). */
+static Table names;
+static PyObject *owner;
+
+void names_bind(PyObject *dict) {
+    if (dict == owner) return;
+    table_clear(&names);
+    Py_XINCREF(dict);
+    Py_XSETREF(owner, dict);
+}
+
+PyObject *names_find(PyObject *dict, const char *s, Py_ssize_t n) {
+    return dict != NULL && dict == owner ? table_find(&names, s, n) : NULL;
+}
+
+int names_add(PyObject *dict, PyObject *str) { return dict != NULL && dict == owner ? table_add(&names, str) : 0; }
