@@ -124,6 +124,9 @@ class GraphCost:
     loops: list[dict] = field(default_factory=list)
     compile_seconds: float | None = None
     compiled: bool = True
+    loaded: bool = False
+    """A program JAX loaded from its persistent compilation cache (XLA dumped it after optimizations only): run,
+    not compiled; ``compile_seconds`` is then the load's time."""
     xla_live_peak_bytes: int | None = None
     trigger: SourceFrame | None = None
     output_shapes: list[str] = field(default_factory=list)
@@ -171,7 +174,7 @@ class GraphCost:
     def to_json(self) -> dict:
         return {
             "ref": self.ref, "index": self.index, "name": self.name, "instructions": self.instructions,
-            "compiled": self.compiled,
+            "compiled": self.compiled, "loaded_from_cache": self.loaded,
             "parameters": self.parameters.to_json(), "outputs": self.outputs.to_json(),
             "aliased_bytes": self.aliased_bytes, "aliased_source": self.aliased_source,
             "aliased_rounding_bytes": self.aliased_rounding_bytes,
@@ -340,6 +343,8 @@ class RunCost:
     families: list[FamilyGrowth] = field(default_factory=list)
     compile_seconds: float | None = None
     compile_seconds_source: str | None = None
+    load_seconds: float | None = None
+    """Seconds spent loading programs from a persistent compilation cache (not in ``compile_seconds``)."""
     boundaries_exact: bool = True
     """False when some report had no ``reads=``: the tensors named are those a printed report identifies, and
     the run's total crossing is not known (``run.boundary_bytes`` is null, ``unknowns`` says why)."""
@@ -359,7 +364,9 @@ class RunCost:
             "pipeline": self.pipeline.to_json(),
             "unknowns": [u.to_json() for u in self.unknowns],
             "run": {"graphs": len(self.graphs), "compiled": sum(1 for g in self.graphs if g.compiled),
+                    "loaded_from_cache": sum(1 for g in self.graphs if g.loaded),
                     "compile_seconds": self.compile_seconds, "compile_seconds_source": self.compile_seconds_source,
+                    "load_seconds": self.load_seconds,
                     "boundary_bytes": named if self.boundaries_exact else None,
                     "named_boundary_bytes": named,
                     "families": [f.to_json() for f in self.families]},

@@ -22,7 +22,7 @@ from hlodiff.cost.precedence import settle
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory, read_torch_xla_memory
 from hlodiff.dumps import iter_graphs, resolve_ref, split_ref
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_beside, read_compile_times
-from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
+from hlodiff.dumps.graph_record import DUMPED_KINDS, LOADED_STAGE, GraphRecord
 from hlodiff.dumps.xla_dump import AFTER, list_dump_files
 from hlodiff.dumps.xla_memory import read_xla_memory
 from hlodiff.errors import HloParseError, InputWarning
@@ -90,10 +90,16 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
     for position, chosen in picked.items():  # a picked cache hit did not compile
         if graphs[position].compiled and _repeats_earlier_graph(records[position], chosen):
             graphs[position].compiled = False
+    for record, graph in zip(records, graphs):  # the dump's own word: only its optimized text exists
+        graph.loaded = graph.compiled and record.kind == "xla_dump" and record.stage == LOADED_STAGE
     times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
     _attach_compile_times(records, graphs, times, warnings)
     run = RunCost(graphs)
     run.compile_seconds, run.compile_seconds_source = _run_compile_seconds(graphs, times, bool(picked))
+    loads = [g.compile_seconds for g in graphs if g.loaded and g.compile_seconds is not None]
+    if loads and run.compile_seconds is not None:  # JAX logs a load as a compilation: its seconds are the load's
+        run.load_seconds = round(sum(loads), 6)
+        run.compile_seconds = round(max(run.compile_seconds - run.load_seconds, 0.0), 6)
     run.families = _families(records, graphs)
     if tensors_reports and not picked:  # boundaries are between the graphs of a run, not of a few picked out
         run.boundaries, run.boundaries_exact = find_boundaries(records, graphs, list(tensors_reports), warnings)

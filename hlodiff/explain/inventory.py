@@ -12,7 +12,7 @@ from typing import Iterable
 
 from hlodiff import progress
 from hlodiff.dumps.evidence import GraphProtos
-from hlodiff.dumps.graph_record import DUMPED_KINDS, TRACED_KINDS, GraphRecord
+from hlodiff.dumps.graph_record import DUMPED_KINDS, LOADED_STAGE, TRACED_KINDS, GraphRecord
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.graph import CanonicalModule, Normalization, canonicalize
 from hlodiff.hlo.model import Module, SourceFrame, user_frame
@@ -51,6 +51,12 @@ class GraphSummary:
     def ref(self) -> str:
         return self.record.ref
 
+    @property
+    def loaded(self) -> bool:
+        """A program JAX loaded from its persistent compilation cache: XLA dumped it after optimizations only
+        (the dump's own word; :mod:`hlodiff.explain.cache_loads` adds the JAX log's)."""
+        return self.compiled and self.record.kind == "xla_dump" and self.record.stage == LOADED_STAGE
+
     def to_json(self) -> dict:
         r = self.record
         return {
@@ -66,6 +72,7 @@ class GraphSummary:
             "cache_key": self.cache_key,
             "fingerprint": self.fingerprint,
             "compiled": self.compiled,
+            "loaded_from_cache": self.loaded,
             "cache_hit_of": None if self.compiled else self.first_ref,
             "instructions": self.instructions,
             "parameters": {"count": self.parameters, "bytes": self.parameter_bytes},
@@ -235,6 +242,12 @@ class CacheHit:
     @property
     def ref(self) -> str:
         return self.record.ref
+
+    @property
+    def loaded(self) -> bool:
+        """A program JAX loaded from its persistent compilation cache: XLA dumped it after optimizations only
+        (the dump's own word; :mod:`hlodiff.explain.cache_loads` adds the JAX log's)."""
+        return self.compiled and self.record.kind == "xla_dump" and self.record.stage == LOADED_STAGE
 
     to_json = GraphSummary.to_json
 

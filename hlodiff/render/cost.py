@@ -16,12 +16,25 @@ def _b(n: int | None) -> str:
     return "?" if n is None else human_bytes(n)
 
 
+def _compile_cell(g) -> str:
+    """A cache hit, a program loaded from the persistent cache (with its load time), or its compile seconds."""
+    if not g.compiled:
+        return "hit"
+    seconds = "-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"
+    return f"loaded {seconds}" if g.loaded else seconds
+
+
 def render_cost(console: Console, run: RunCost) -> None:
     graphs = run.graphs
-    compiled = sum(1 for g in graphs if g.compiled)
+    loaded = sum(1 for g in graphs if g.loaded)
+    compiled = sum(1 for g in graphs if g.compiled) - loaded
     head = f"[bold]{len(graphs)} graph{'s' if len(graphs) != 1 else ''}[/], {compiled} compiled"
+    if loaded:
+        head += f", {loaded} loaded from the persistent cache"
     if run.compile_seconds is not None:
         head += f", {seconds_text(run.compile_seconds)} compiling ({escape(run.compile_seconds_source or '')})"
+    if run.load_seconds is not None:
+        head += f", {seconds_text(run.load_seconds)} loading"
     console.print(head, highlight=False)
     table = FitTable(COST_COLUMNS)
     one_source = len({g.ref.rsplit("#", 1)[0] for g in graphs}) == 1
@@ -32,7 +45,7 @@ def render_cost(console: Console, run: RunCost) -> None:
         table.add_row(escape(_short(g.ref) if one_source else g.ref), escape(g.name), f"{g.instructions:,}",
                       f"{g.parameters.count} ({_b(g.parameters.bytes)})", f"{g.outputs.count} ({_b(g.outputs.bytes)})",
                       _aliased(g), _peak(g), copies,
-                      "hit" if not g.compiled else ("-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"))
+                      _compile_cell(g))
     table.print(console)
     _sources(console, run)
     _loop_buffer_copies(console, run)

@@ -108,12 +108,14 @@ def render_inventory(console: Console, summaries) -> None:
     """The ``hlodiff inspect`` table: one row a graph, compilations marked (summarised past a few thousand)."""
     from hlodiff.render.inventory_rows import Elided, table_rows
 
-    compiled = sum(1 for s in summaries if s.compiled)
+    loaded = sum(1 for s in summaries if s.loaded)
+    compiled = sum(1 for s in summaries if s.compiled) - loaded
     sources = sorted({s.record.source for s in summaries})
     one_source = len(sources) == 1
     where = f" in {escape(sources[0])}" if one_source else ""
+    also = f", {loaded:,} loaded from the persistent cache" if loaded else ""
     console.print(f"[bold]{len(summaries):,} graph{'s' if len(summaries) != 1 else ''}[/]{where}, "
-                  f"{compiled:,} compilation{'s' if compiled != 1 else ''}", highlight=False)
+                  f"{compiled:,} compilation{'s' if compiled != 1 else ''}{also}", highlight=False)
     rows, summarised = table_rows(summaries)
     if summarised:
         console.print(Text("(summarised: runs of cache hits are one row; --json lists every graph)", style="dim"),
@@ -133,7 +135,7 @@ def render_inventory(console: Console, summaries) -> None:
             escape(ref),
             escape(s.name),
             key[:12],
-            "[green]yes[/]" if s.compiled else (f"{row.count:,} hits of {first}" if row.count > 1 else f"hit of {first}"),
+            ("loaded" if s.loaded else "[green]yes[/]") if s.compiled else (f"{row.count:,} hits of {first}" if row.count > 1 else f"hit of {first}"),
             f"{s.instructions:,}",
             f"{s.parameters} ({human_bytes(s.parameter_bytes)})",
             f"{s.outputs} ({human_bytes(s.output_bytes)})",
