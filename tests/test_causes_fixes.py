@@ -354,7 +354,8 @@ def _fixture_runs():
     for path in sorted(FIXTURES.glob("**/truth.json")):
         t = truth_of(path.parent)
         folder = path.parent
-        if not t.get("cause") or not t.get("user_line") or "ranks" in folder.name or "look" in t or t.get("ranks"):
+        if (not t.get("cause") or not t.get("user_line") or "ranks" in folder.name or "look" in t or t.get("ranks")
+                or t.get("launcher")):
             # a look-alike's truth lists the kinds and lines it accepts (tests/test_look_alikes.py); a launcher's
             # ranks are recorded by tests/test_record_launch.py, with no single dump here
             continue
