@@ -76,6 +76,7 @@ EXERCISED = {
     "inputs_follow_ops": "torch_xla/clip_later", "inputs_optimizer_warmup": "torch_xla/momentum_warmup",
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
     "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
+    "inputs_state_dumped": "scenarios/torch_xla/review2_ckpt_dump",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
     # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are

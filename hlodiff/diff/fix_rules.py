@@ -348,6 +348,13 @@ RULES: tuple[FixRule, ...] = (
           "({shapes}); nothing to fix if later steps reuse this graph (a dump holds compilations only, not the steps "
           "that reused them: PT_XLA_DEBUG_LEVEL=2 or `hlodiff record` shows them)",
           unless="user_made_inputs transposed_input comes_back"),
+    _rule("inputs_state_dumped", "inputs",
+          "added only_added second_step first_recompilation last_in_family compilations_only",
+          "expected warm-up: the first step creates tensors that every later step reads ({shapes}; for example gradients kept "
+          "by zero_grad(set_to_none=False), or an optimizer's state); this graph only adds them and their updates to "
+          "the first, nothing it computed became an input; nothing to fix if later steps reuse this graph (a dump "
+          "holds compilations only, not the steps that reused them: PT_XLA_DEBUG_LEVEL=2 or `hlodiff record` shows "
+          "them)", unless="jax transposed_input comes_back"),
     _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation short_run",
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
@@ -528,7 +535,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag"))

@@ -19,7 +19,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.accumulation import optimizer_in_cycle
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
+from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
@@ -68,7 +68,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
-            compilations_only=not seen_all.get(r.family.key, True),
+            compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
