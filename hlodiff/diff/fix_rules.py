@@ -338,7 +338,8 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
-          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (in the "
+          "pytest plugin, count that step as warm-up too: warmup=2)",
           unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
