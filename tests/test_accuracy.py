@@ -44,6 +44,12 @@ WRONG_NOW = {
     "dynamo/dyn_requires_grad": "line: dyn_requires_grad.py:14 (no call line in the capture)",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",
+    # new-user review 2 (F3): an XLA dump's text keeps no stack for parameters and only torch's innermost frame for
+    # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
+    "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
+    "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
+    "torch_xla/review2_moco_queue": "line: review2_moco_queue.py:19 (the reader of the queue, not its cat at :24)",
+    "torch_xla/review2_multitask_rr": "kind: dtype; fix_any: a tensor is created with its own dtype",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -77,6 +77,8 @@ EXERCISED = {
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
     "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
     "inputs_state_dumped": "scenarios/torch_xla/review2_ckpt_dump",
+    "ops_optimizer_setting": "scenarios/torch_xla/review2_wd_off",
+    "inputs_follow_ops_removed": "scenarios/torch_xla/review2_wd_off",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
     # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are

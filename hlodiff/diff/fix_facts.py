@@ -28,7 +28,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
+  ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``in_optimizer`` (every changed instruction has a frame
+  in an ``optim`` package), ``user_made_inputs``, ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
@@ -256,6 +257,12 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]
     if new and all(r.shape.split("{", 1)[0].endswith("[]") for r in new):
         facts.add("scalar_inputs_only")
+    gone = [c.left for c in cause.origins if c.right is None and c.left is not None]
+    if gone and not new and all(g.shape.split("{", 1)[0].endswith("[]") for g in gone):
+        facts.add("scalar_inputs_removed")
+    sides = [s for c in cause.origins for s in (c.left, c.right) if s is not None]
+    if sides and all(any("/optim/" in f.file for f in s.frames) for s in sides):
+        facts.add("in_optimizer")
     if new:
         args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
     else:

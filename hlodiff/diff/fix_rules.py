@@ -334,6 +334,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
+    _rule("inputs_follow_ops_removed", "inputs", "with:ops scalar_inputs_removed",
+          "follows from the ops change: the operations removed read this number (torch_xla passes a Python scalar "
+          "in as an input)", unless="jax"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
@@ -419,6 +422,11 @@ RULES: tuple[FixRule, ...] = (
           "refinement steps, a longer unrolled sequence) is unrolled once more each time; keep the iteration count "
           "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
           "fori_loop / while_loop)", unless="jax"),
+    _rule("ops_optimizer_setting", "ops", "stays in_optimizer",
+          "from step {first_step} on, the optimizer's update at {line} traces other ops and keeps them: a "
+          "hyperparameter of the optimizer changed once (torch leaves a term out when its value is 0, such as "
+          "weight_decay, and traces it when it is not): one more compilation, expected if intended; to avoid it, "
+          "keep the setting on the same side of 0 from the first step", unless="jax first_recompilation comes_back"),
     _rule("ops_switched_on", "ops", "switched added",
           "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
           "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "

@@ -172,7 +172,8 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     recompilations would otherwise walk all its graphs for each of them."""
     members = [g for g in r.family.members if not is_partial(g)] if members is None else members
     compiled = r.family.compiled if compiled is None else compiled
-    settles = len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)
+    settles = (len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)) or (
+        len(compiled) > 2 and compiled[1] is r.graph and _settles_first(members, r.graph))
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
@@ -206,6 +207,18 @@ def _switch_stays(members: list, r) -> bool:
     at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
     return (r.closest is not None and at is not None and at + 1 < len(members)
             and not any(g.cache_key == r.closest.cache_key for g in members[at + 1:]))
+
+
+def _settles_first(members: list, graph) -> bool:
+    """``graph`` (the family's second compiled graph) runs again right after its first run, and no graph seen
+    before it ever runs again (A,B,B,B,C,C: B settled the warm-up; a later change, C, is a story of its own). A
+    one-sync-per-step family only: the steps are the graphs. Review 2, F2: a change at step 4 turned AdamW's
+    warm-up at step 1 into 'sync at the same points every step'."""
+    keys = [g.cache_key for g in members]
+    at = keys.index(graph.cache_key) if graph.cache_key in keys else None
+    if at is None or at + 1 >= len(keys) or keys[at + 1] != graph.cache_key:
+        return False
+    return not set(keys[:at]) & set(keys[at:])
 
 
 def _stays(members: list, graph) -> bool:
