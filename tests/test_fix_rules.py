@@ -77,6 +77,7 @@ EXERCISED = {
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
     "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
     "inputs_state_dumped": "scenarios/torch_xla/review2_ckpt_dump",
+    "rotation_paths": "scenarios/torch_xla/review2_multitask_rr/record", "rotation_follows": "scenarios/torch_xla/review2_multitask_rr/record",
     "ops_optimizer_setting": "scenarios/torch_xla/review2_wd_off",
     "inputs_follow_ops_removed": "scenarios/torch_xla/review2_wd_off",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
@@ -107,6 +108,7 @@ EXERCISED = {
 def _recorded_rules(fixture: str) -> set[str]:
     folder = FIXTURES / fixture
     dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+    dump = dump if dump.exists() else folder  # a `hlodiff record` folder
     doc = cli_json("explain-recompile", str(dump))
     return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 

@@ -140,7 +140,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "log_unjoined", "inputs_repeat",
+                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "log_unjoined", "inputs_repeat",
                  "none_leaf", "slices_rearranged", "read_branch"):
         if getattr(ctx, name, False):
             facts.add(name)

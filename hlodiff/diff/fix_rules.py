@@ -55,6 +55,16 @@ RULES: tuple[FixRule, ...] = (
           "new_function jax",
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
+    # review 2, F1: a fixed rotation of code paths (tasks round-robin), each compiled once; what changes with the
+    # path (another loss's types and sizes) follows from it
+    _rule("rotation_follows", "dtype shape constant attribute", "rotation with:ops",
+          "follows from the ops change: each code path of the rotation traces its own values (another loss, another "
+          "head: other types and sizes)", unless="jax"),
+    _rule("rotation_paths", "ops inputs outputs", "rotation",
+          "expected by design: the step runs one of {period} code paths in a fixed rotation (a Python choice such "
+          "as tasks or heads visited round-robin), each compiled once and reused every round (earlier graphs that "
+          "never come back are its warm-up, e.g. while gradients are first created); nothing to fix; for one graph, "
+          "run every path (all heads) every step and weight their losses", unless="jax"),
     # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
     # Dynamo, round 2: what the failed guard is about, read from the guard's form and the XLA side joined to it
     _rule("dynamo_xla_per_size", "shape", "dynamo xla_per_size",
@@ -544,7 +554,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag"))

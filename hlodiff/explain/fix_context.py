@@ -16,7 +16,7 @@ from dataclasses import replace
 from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.accumulation import optimizer_in_cycle
+from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
@@ -57,6 +57,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     runs = family_runs(recompilations)
     accumulating = {key: optimizer_in_cycle(of_family[key], pattern.period, runs[id(fam)][0])
                     for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
+    rotating = {key: rotation(runs[id(fam)][0], pattern.period, accumulating.get(key, False))
+                for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     for r in recompilations:
         context = replace(
             fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
@@ -69,7 +71,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
-            optimizer_in_cycle=accumulating.get(r.family.key, False),
+            optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
