@@ -48,7 +48,6 @@ WRONG_NOW = {
     # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
     "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
     "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
-    "torch_xla/review2_moco_queue": "line: review2_moco_queue.py:19 (the reader of the queue, not its cat at :24)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

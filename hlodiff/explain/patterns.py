@@ -310,7 +310,15 @@ def leading(family: "Family", recompilations):
     mine = [r for r in mine if r.causes[0].fix_rule not in EXPECTED] or mine
     kinds = [r.causes[0].kind for r in mine]
     kind = max(set(kinds), key=lambda k: (kinds.count(k), -kinds.index(k)))
-    return next(r for r in mine if r.causes[0].kind == kind)
+    # of that kind, the first at the most common root line: a queue that grows from its second step on is told at
+    # the line that grows it, not at the reader its first step changed (review 2, F11)
+    of_kind = [r for r in mine if r.causes[0].kind == kind]
+    if kind != "shape":  # a size is told where it keeps changing; other kinds at their first recompilation
+        return of_kind[0]
+    lines = [(r.causes[0].locations[0].file, r.causes[0].locations[0].line) if r.causes[0].locations else None
+             for r in of_kind]
+    line = max(set(lines), key=lambda x: (lines.count(x), -lines.index(x)))
+    return of_kind[lines.index(line)]
 
 
 def headline_of(families: list["Family"], patterns: list[Pattern], recompilations):
