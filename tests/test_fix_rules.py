@@ -77,6 +77,7 @@ EXERCISED = {
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
     "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
     "inputs_state_dumped": "scenarios/torch_xla/review2_ckpt_dump",
+    "inputs_follow_growth": "scenarios/torch_xla/review2_moco_queue/record",
     "rotation_paths": "scenarios/torch_xla/review2_multitask_rr/record", "rotation_follows": "scenarios/torch_xla/review2_multitask_rr/record",
     "ops_optimizer_setting": "scenarios/torch_xla/review2_wd_off",
     "inputs_follow_ops_removed": "scenarios/torch_xla/review2_wd_off",

@@ -344,6 +344,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
+    _rule("inputs_follow_growth", "inputs", "added with:shape grows",
+          "follows from the growing size: the tensor that grows is handed from one step to the next, and from this "
+          "step on it arrives as an input ({shapes}); fix the growth and this goes too", unless="jax comes_back"),
     _rule("inputs_follow_ops_removed", "inputs", "with:ops scalar_inputs_removed",
           "follows from the ops change: the operations removed read this number (torch_xla passes a Python scalar "
           "in as an input)", unless="jax"),
