@@ -59,9 +59,14 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                     for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     rotating = {key: rotation(runs[id(fam)][0], pattern.period, accumulating.get(key, False))
                 for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
+    closest_of = {id(r.graph): r.closest for r in recompilations}
     for r in recompilations:
+        members, compiled = runs[id(r.family)]
+        base = fix_context(r, patterns.get(r.family.key), members, compiled)
         context = replace(
-            fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
+            base, settles=base.settles or (len(compiled) > 2 and compiled[1] is r.graph
+                                           and closest_of.get(id(compiled[2])) is r.graph
+                                           and _settles_first(members, r.graph)),
             cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
@@ -174,8 +179,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     recompilations would otherwise walk all its graphs for each of them."""
     members = [g for g in r.family.members if not is_partial(g)] if members is None else members
     compiled = r.family.compiled if compiled is None else compiled
-    settles = (len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)) or (
-        len(compiled) > 2 and compiled[1] is r.graph and _settles_first(members, r.graph))
+    settles = len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
@@ -213,9 +217,9 @@ def _switch_stays(members: list, r) -> bool:
 
 def _settles_first(members: list, graph) -> bool:
     """``graph`` (the family's second compiled graph) runs again right after its first run, and no graph seen
-    before it ever runs again (A,B,B,B,C,C: B settled the warm-up; a later change, C, is a story of its own). A
-    one-sync-per-step family only: the steps are the graphs. Review 2, F2: a change at step 4 turned AdamW's
-    warm-up at step 1 into 'sync at the same points every step'."""
+    before it ever runs again (A,B,B,B,C,C: B settled the warm-up; a later change, C, is a story of its own, and the
+    caller checks that C was compared with B: it changed B, not a new round starting over from A). Review 2, F2: a
+    change at step 4 turned AdamW's warm-up at step 1 into 'sync at the same points every step'."""
     keys = [g.cache_key for g in members]
     at = keys.index(graph.cache_key) if graph.cache_key in keys else None
     if at is None or at + 1 >= len(keys) or keys[at + 1] != graph.cache_key:

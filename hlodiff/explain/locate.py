@@ -314,7 +314,7 @@ def _dispatch_frame(user_stacks: list[list[SourceFrame]]) -> SourceFrame | None:
 
 def locate_carried(causes: list[Cause], graph: GraphSummary, members: list[GraphSummary],
                    earlier: list[GraphSummary]) -> None:
-    """An input that appeared or changed shape is, in a loop, usually what the step before handed back: when every
+    """An input that changed shape is, in a loop, usually what the step before handed back: when every
     output of the family's previous graph with the new input's shape was made at one user line, that line leads the
     cause's locations (review 2, F11: a queue grown by ``torch.cat`` at :24 was placed at its reader, :18). The
     readers stay listed after it."""
@@ -330,7 +330,7 @@ def locate_carried(causes: list[Cause], graph: GraphSummary, members: list[Graph
     pc = twin._canonical.entry
     outs = pc.outputs()
     for cause in causes:
-        if cause.kind not in ("shape", "inputs"):
+        if cause.kind != "shape":  # a size handed on; an added input (a scalar, a view) has too many look-alikes
             continue
         params = [r for _, r in cause.instructions if r is not None and r in cm.entry.insts
                   and cm.entry.insts[r].opcode == "parameter"]
