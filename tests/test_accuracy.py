@@ -56,6 +56,10 @@ WRONG_NOW = {
                                     "no headline)",
     "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
                                  "the capture's source is not on disk)",
+    # new-user review 2 (F3): an XLA dump's text keeps no stack for parameters and only torch's innermost frame for
+    # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
+    "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
+    "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

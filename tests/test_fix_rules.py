@@ -76,6 +76,11 @@ EXERCISED = {
     "inputs_follow_ops": "torch_xla/clip_later", "inputs_optimizer_warmup": "torch_xla/momentum_warmup",
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
     "inputs_seen": "torch_xla/pipeline/mb2", "accumulation_cycle": "torch_xla/setup_accumulate",
+    "inputs_state_dumped": "scenarios/torch_xla/review2_ckpt_dump",
+    "inputs_follow_growth": "scenarios/torch_xla/review2_moco_queue/record",
+    "rotation_paths": "scenarios/torch_xla/review2_multitask_rr/record", "rotation_follows": "scenarios/torch_xla/review2_multitask_rr/record",
+    "ops_optimizer_setting": "scenarios/torch_xla/review2_wd_off",
+    "inputs_follow_ops_removed": "scenarios/torch_xla/review2_wd_off",
     "outputs_made_before_loop": "torch_xla/unsynced_init", "outputs_follow": "torch_xla/autocast_late",
     "outputs_some_steps": "torch_xla/metric_even_steps", "ops_converts_follow": "torch_xla/autocast_late",
     # ops_transposes_follow_inputs and ops_layout_follow: on fsdp_linear and lr_warmup_zero those transposes are
@@ -108,6 +113,7 @@ EXERCISED = {
 def _recorded_rules(fixture: str) -> set[str]:
     folder = FIXTURES / fixture
     dump = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder / "dump"
+    dump = dump if dump.exists() else folder  # a `hlodiff record` folder
     doc = cli_json("explain-recompile", str(dump))
     return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 

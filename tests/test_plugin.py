@@ -305,3 +305,52 @@ def test_metric(hlo_graphs):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*this test is not run twice*hlodiff_source_lines=true*"])
     assert f"train.py:{METRIC_LINE}" not in result.stdout.str()
+
+
+@needs_xla
+def test_adam_warm_up_failing_warmup_1_says_to_use_warmup_2(pytester):
+    """Review 2, F8: Adam's first step creates its state, so its second step compiles another graph; a check with
+    warmup=1 fails, and its message must name the setting that passes (warmup=2), not only 'nothing to fix'. A
+    metric on some steps (not a warm-up) gets no such advice."""
+    pytester.makepyfile(test_adam='''
+import pytest
+import torch
+import torch_xla
+from train import train
+
+
+def adam(steps):
+    device = torch_xla.device()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(steps):
+        model(torch.randn(4, 8, device=device)).pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad()
+        torch_xla.sync()
+
+
+def test_adam_warmup_1(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        adam(4)
+    rec.assert_stable(warmup=1)
+
+
+@pytest.mark.hlo_stable(warmup=2)
+def test_adam_warmup_2():
+    adam(4)
+
+
+def test_metric(hlo_graphs):
+    with hlo_graphs.record() as rec:
+        train(4, metric_every=2)
+    rec.assert_stable(warmup=1)
+''')
+    result = run(pytester, lines=False)
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    adam_part, metric_part = out.split("test_metric", 1)[0], out.split("_ test_metric _", 1)[-1]
+    assert "assert_stable(warmup=2) or @pytest.mark.hlo_stable(warmup=2)" in adam_part
+    assert "nothing to fix (warmup=1)" not in out
+    assert "warmup=2" not in metric_part.split("short test summary")[0]

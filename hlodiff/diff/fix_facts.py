@@ -33,7 +33,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``user_made_inputs``, ``module_made_inputs`` (every added input made
+  ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``in_optimizer`` (every changed instruction has a frame
+  in an ``optim`` package), ``user_made_inputs``, ``module_made_inputs`` (every added input made
   in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
@@ -154,7 +155,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "log_unjoined", "inputs_repeat",
+                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "log_unjoined", "inputs_repeat",
                  "none_leaf", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
             facts.add(name)
@@ -285,6 +286,12 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]
     if new and all(r.shape.split("{", 1)[0].endswith("[]") for r in new):
         facts.add("scalar_inputs_only")
+    gone = [c.left for c in cause.origins if c.right is None and c.left is not None]
+    if gone and not new and all(g.shape.split("{", 1)[0].endswith("[]") for g in gone):
+        facts.add("scalar_inputs_removed")
+    sides = [s for c in cause.origins for s in (c.left, c.right) if s is not None]
+    if sides and all(any("/optim/" in f.file for f in s.frames) for s in sides):
+        facts.add("in_optimizer")
     if new:
         args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
     else:

@@ -69,6 +69,16 @@ RULES: tuple[FixRule, ...] = (
           "new_function jax",
           "follows from the function created anew (JAX never saw it): the values it closes over are baked in and "
           "change what is traced; jit it once and pass such values as arguments", unless="is:cache_key"),
+    # review 2, F1: a fixed rotation of code paths (tasks round-robin), each compiled once; what changes with the
+    # path (another loss's types and sizes) follows from it
+    _rule("rotation_follows", "dtype shape constant attribute", "rotation with:ops",
+          "follows from the ops change: each code path of the rotation traces its own values (another loss, another "
+          "head: other types and sizes)", unless="jax"),
+    _rule("rotation_paths", "ops inputs outputs", "rotation",
+          "expected by design: the step runs one of {period} code paths in a fixed rotation (a Python choice such "
+          "as tasks or heads visited round-robin), each compiled once and reused every round (earlier graphs that "
+          "never come back are its warm-up, e.g. while gradients are first created); nothing to fix; for one graph, "
+          "run every path (all heads) every step and weight their losses", unless="jax"),
     # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
     # Dynamo, round 2: what the failed guard is about, read from the guard's form and the XLA side joined to it
     # review 2026-11-27 F5: an XLA recompilation of the bridge's graphs when Dynamo's log is read is no cause of the
@@ -393,6 +403,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_follow_ops", "inputs", "with:ops scalar_inputs_only",
           "follows from the ops change: the new operations read this number (torch_xla passes a Python scalar in "
           "as an input)", unless="removed second_step"),
+    _rule("inputs_follow_growth", "inputs", "added with:shape grows",
+          "follows from the growing size: the tensor that grows is handed from one step to the next, and from this "
+          "step on it arrives as an input ({shapes}); fix the growth and this goes too", unless="jax comes_back"),
+    _rule("inputs_follow_ops_removed", "inputs", "with:ops scalar_inputs_removed",
+          "follows from the ops change: the operations removed read this number (torch_xla passes a Python scalar "
+          "in as an input)", unless="jax"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
@@ -401,7 +417,8 @@ RULES: tuple[FixRule, ...] = (
           "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
           "nothing to fix (or sync once after building the model)", unless="comes_back"),
     _rule("inputs_optimizer_warmup", "inputs", "added warmup",
-          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (warmup=1)",
+          "expected warm-up: the optimizer creates its state on the first step; nothing to fix (in the "
+          "pytest plugin, count that step as warm-up too: warmup=2)",
           unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
@@ -411,6 +428,13 @@ RULES: tuple[FixRule, ...] = (
           "({shapes}); nothing to fix if later steps reuse this graph (a dump holds compilations only, not the steps "
           "that reused them: PT_XLA_DEBUG_LEVEL=2 or `hlodiff record` shows them)",
           unless="user_made_inputs transposed_input comes_back"),
+    _rule("inputs_state_dumped", "inputs",
+          "added only_added second_step first_recompilation last_in_family compilations_only",
+          "expected warm-up: the first step creates tensors that every later step reads ({shapes}; for example gradients kept "
+          "by zero_grad(set_to_none=False), or an optimizer's state); this graph only adds them and their updates to "
+          "the first, nothing it computed became an input; nothing to fix if later steps reuse this graph (a dump "
+          "holds compilations only, not the steps that reused them: PT_XLA_DEBUG_LEVEL=2 or `hlodiff record` shows "
+          "them)", unless="jax transposed_input comes_back"),
     _rule("inputs_library_state", "inputs", "added library_inputs second_step first_recompilation short_run",
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); nothing to fix if later steps reuse this graph (this run is too short to show it: check "
@@ -474,6 +498,11 @@ RULES: tuple[FixRule, ...] = (
           "refinement steps, a longer unrolled sequence) is unrolled once more each time; keep the iteration count "
           "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
           "fori_loop / while_loop)", unless="jax"),
+    _rule("ops_optimizer_setting", "ops", "stays in_optimizer",
+          "from step {first_step} on, the optimizer's update at {line} traces other ops and keeps them: a "
+          "hyperparameter of the optimizer changed once (torch leaves a term out when its value is 0, such as "
+          "weight_decay, and traces it when it is not): one more compilation, expected if intended; to avoid it, "
+          "keep the setting on the same side of 0 from the first step", unless="jax first_recompilation comes_back"),
     _rule("ops_switched_on", "ops", "switched added",
           "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
           "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "
@@ -596,7 +625,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths",
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",

@@ -87,6 +87,13 @@ class FixContext:
     optimizer_in_cycle: bool = False
     """The family cycles (``period`` > 2) and some of its graphs run an optimizer's update the others lack (ops
     whose frames are in an ``optim`` package): the optimizer steps every few graphs, as gradient accumulation does."""
+    rotation: bool = False
+    """The family settled into a cycle of three or more distinct graphs, each once per round, with the optimizer's
+    update in every one: a fixed rotation of code paths (tasks round-robin), not accumulation."""
+    only_added: bool = False
+    """The recompiled graph only gained (inputs, instructions, outputs) over the graph compared with and lost
+    nothing: no value the earlier graph computed became an input (an early sync removes the ops that computed it).
+    State created on the first step and read from then on (gradients kept by ``zero_grad(set_to_none=False)``)."""
     short_run: bool = False
     """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
     compilations_only: bool = False

@@ -46,4 +46,36 @@ def optimizer_in_cycle(recompilations, period: int, members: list) -> bool:
     for g in members:
         if g.cache_key not in loaded or getattr(loaded[g.cache_key], "_canonical", None) is None:
             loaded[g.cache_key] = g
-    return all(_hands_back_gradients(g) for g in loaded.values())
+    if not all(_hands_back_gradients(g) for g in loaded.values()):
+        return False
+    # the update on some graphs of the settled cycle only: where every graph of the last round runs it, the
+    # optimizer steps every step and the cycle is something else (tasks visited round-robin; review 2, F1)
+    updates = [_runs_update(loaded[k]) for k in dict.fromkeys(g.cache_key for g in members[-period:])]
+    return None in updates or not all(updates)
+
+
+def _runs_update(graph) -> bool | None:
+    """The graph has an instruction whose frames are in an ``optim`` package; None when no instruction of it has
+    frames (a capture without source lines cannot tell)."""
+    cm = getattr(graph, "_canonical", None)
+    if cm is None:
+        return None
+    framed = False
+    for inst in cm.entry.insts.values():
+        frames = cm.frames(inst)
+        if frames:
+            framed = True
+            if any("/optim/" in f.file for f in frames):
+                return True
+    return False if framed else None
+
+
+def rotation(members: list, period: int, accumulating: bool) -> bool:
+    """The family settles into a cycle of ``period`` >= 3 distinct graphs, each once per round (D,E,F,D,E,F), the
+    last round seen whole at least twice, and it is no gradient accumulation: the step runs one of a few code paths
+    in a fixed rotation (tasks or heads visited round-robin), each compiled once and then reused."""
+    if period < 3 or accumulating or len(members) < 2 * period:
+        return False
+    keys = [g.cache_key for g in members]
+    last, before = keys[-period:], keys[-2 * period:-period]
+    return len(set(last)) == period and last == before

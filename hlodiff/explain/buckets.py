@@ -107,15 +107,21 @@ def parameter_dimensions(modules: dict[str, Module]) -> list[Dimension]:
 
 def changed_dimension(pairs: list[tuple[str, str, object, object]]) -> Dimension | None:
     """A size inside the graphs (not an input): from the shape causes, ``(left key, right key, left shape, right
-    shape)`` of the first changed instruction of each recompilation; the first axis that differs."""
+    shape)`` of the first changed instruction of each recompilation; the first axis that differs. The same axis of
+    a tensor of the same rank and type each time, or none: sizes of different tensors are no one dimension."""
     by_key: dict[str, int] = {}
     label = None
+    kinds: set[tuple] = set()
     for left_key, right_key, left, right in pairs:
         if left is None or right is None or left.is_tuple or right.is_tuple or len(left.dims) != len(right.dims):
             continue
         axes = [a for a, (x, y) in enumerate(zip(left.dims, right.dims)) if x != y]
         if len(axes) != 1:
             continue
+        what = (axes[0], len(right.dims), right.element_type)
+        if kinds and what not in kinds:
+            return None  # another axis of another tensor each time: no one size to plan (review 2, F11)
+        kinds.add(what)
         by_key.setdefault(left_key, left.dims[axes[0]])
         by_key[right_key] = right.dims[axes[0]]
         label = label or f"dim {axes[0]} of {right.element_type}[...] inside the graph"

@@ -17,10 +17,10 @@ from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.accumulation import optimizer_in_cycle
+from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
-from hlodiff.explain.fix_evidence import (family_constants, family_first_types, family_ops, family_sizes,
+from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
@@ -60,9 +60,16 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
     runs = family_runs(recompilations)
     accumulating = {key: optimizer_in_cycle(of_family[key], pattern.period, runs[id(fam)][0])
                     for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
+    rotating = {key: rotation(runs[id(fam)][0], pattern.period, accumulating.get(key, False))
+                for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
+    closest_of = {id(r.graph): r.closest for r in recompilations}
     for r in recompilations:
+        members, compiled = runs[id(r.family)]
+        base = fix_context(r, patterns.get(r.family.key), members, compiled)
         context = replace(
-            fix_context(r, patterns.get(r.family.key), *runs[id(r.family)]),
+            base, settles=base.settles or (len(compiled) > 2 and compiled[1] is r.graph
+                                           and closest_of.get(id(compiled[2])) is r.graph
+                                           and _settles_first(members, r.graph)),
             cut=any(c.kind == "partial" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
@@ -71,8 +78,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
             none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
-            compilations_only=not seen_all.get(r.family.key, True),
-            optimizer_in_cycle=accumulating.get(r.family.key, False),
+            compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
+            optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
@@ -222,6 +229,18 @@ def _switch_stays(members: list, r) -> bool:
     at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
     return (r.closest is not None and at is not None and at + 1 < len(members)
             and not any(g.cache_key == r.closest.cache_key for g in members[at + 1:]))
+
+
+def _settles_first(members: list, graph) -> bool:
+    """``graph`` (the family's second compiled graph) runs again right after its first run, and no graph seen
+    before it ever runs again (A,B,B,B,C,C: B settled the warm-up; a later change, C, is a story of its own, and the
+    caller checks that C was compared with B: it changed B, not a new round starting over from A). Review 2, F2: a
+    change at step 4 turned AdamW's warm-up at step 1 into 'sync at the same points every step'."""
+    keys = [g.cache_key for g in members]
+    at = keys.index(graph.cache_key) if graph.cache_key in keys else None
+    if at is None or at + 1 >= len(keys) or keys[at + 1] != graph.cache_key:
+        return False
+    return not set(keys[:at]) & set(keys[at:])
 
 
 def _stays(members: list, graph) -> bool:

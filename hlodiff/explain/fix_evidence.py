@@ -256,6 +256,16 @@ def ops_use_new_inputs(r) -> bool:
     return _ops_read_params(r, added=True) or _ops_read_params(r, added=False)
 
 
+def only_added(r) -> bool:
+    """Every change of the recompilation adds (an input, an instruction, an output) and none removes: the earlier
+    graph is contained in this one. A value synced early on some steps is the other way round: the ops that
+    computed it are gone where it arrives as an input (review 2, F3: SGD's grads created on step 0, then added into)."""
+    changes = [(c.left, c.right) for cause in r.causes for c in cause.origins]
+    changes += [pair for cause in r.causes for pair in cause.instructions]
+    return bool(changes) and all(right is not None for _, right in changes) and any(
+        left is None for left, _ in changes)
+
+
 def _ops_read_params(r, added: bool) -> bool:
     graph = r.graph if added else r.closest
     cm = getattr(graph, "_canonical", None) if graph is not None else None

@@ -316,3 +316,38 @@ def _dispatch_frame(user_stacks: list[list[SourceFrame]]) -> SourceFrame | None:
         return None
     inner = {s[len(s) - depth - 1].function if len(s) > depth else None for s in user_stacks}
     return user_stacks[0][len(user_stacks[0]) - depth] if len(inner) > 1 else None
+
+
+def locate_carried(causes: list[Cause], graph: GraphSummary, members: list[GraphSummary],
+                   earlier: list[GraphSummary]) -> None:
+    """An input that changed shape is, in a loop, usually what the step before handed back: when every
+    output of the family's previous graph with the new input's shape was made at one user line, that line leads the
+    cause's locations (review 2, F11: a queue grown by ``torch.cat`` at :24 was placed at its reader, :18). The
+    readers stay listed after it."""
+    cm = graph._canonical
+    at = next((i for i, g in enumerate(members) if g is graph), 0)
+    if cm is None or at == 0:
+        return
+    prev = members[at - 1]
+    twin = prev if getattr(prev, "_canonical", None) is not None else next(
+        (g for g in reversed(earlier) if g.cache_key == prev.cache_key and getattr(g, "_canonical", None)), None)
+    if twin is None:
+        return
+    pc = twin._canonical.entry
+    outs = pc.outputs()
+    for cause in causes:
+        if cause.kind != "shape":  # a size handed on; an added input (a scalar, a view) has too many look-alikes
+            continue
+        params = [r for _, r in cause.instructions if r is not None and r in cm.entry.insts
+                  and cm.entry.insts[r].opcode == "parameter"]
+        for name in params[:1]:
+            shape = str(cm.entry.insts[name].shape).split("{", 1)[0]
+            same = [o for o in outs if str(pc.insts[o].shape).split("{", 1)[0] == shape]
+            frames = [user_frame(s) for s in instruction_stacks(twin, same)] if same else []
+            lines = {(f.file, f.line) for f in frames if f is not None}
+            if len(lines) != 1 or None in frames or len(frames) != len(same):
+                continue  # outputs of that shape made at several lines (or by library code only): no one maker
+            frame = frames[0]
+            if frame is not None:
+                cause.locations = [frame] + [f for f in cause.locations
+                                             if (f.file, f.line) != (frame.file, frame.line)][:3]

@@ -29,7 +29,7 @@ from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax
 from hlodiff.explain.jax_functions import function_splits, same_name_doubts
 from hlodiff.explain.cache_loads import loaded_clause, loaded_refs
-from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_from_tensors, locate_from_stacks,
+from hlodiff.explain.locate import (OUTSIDE_KINDS, has_source_metadata, hint_for, locate_carried, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.buckets import attach_plans
@@ -354,6 +354,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_from_stacks(causes, graph, run.sources)
     locate_from_tensors(causes, diff, closest, graph, reports)
+    locate_carried(causes, graph, family.members, earlier)
     place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]

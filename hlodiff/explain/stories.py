@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlodiff.diff.fix_rules import EXPECTED as EXPECTED_FIXES
 from hlodiff.diff.model import Cause
 from hlodiff.hlo.literal import integer, size
 from hlodiff.hlo.model import SourceFrame
@@ -65,9 +66,12 @@ def tell(recompilations, steps: dict[str, int]) -> list[Story]:
 
 
 def _key(r) -> tuple:
+    """Family, root line (or kind), and whether the root's fix calls it expected: an optimizer's warm-up and a later
+    change inside the same `opt.step()` line share a line, not a root (review 2, F2)."""
     root = r.causes[0]
     where = root.locations[0] if root.locations else None
-    return (r.family.key, (where.file, where.line) if where is not None else root.kind)
+    return (r.family.key, (where.file, where.line) if where is not None else root.kind,
+            root.fix_rule in EXPECTED_FIXES)
 
 
 def _story(members: list, steps: dict[str, int]) -> Story:

@@ -13,6 +13,7 @@ from hlodiff.dumps.run_folder import RunInputs, discover
 from hlodiff.dumps.evidence import read_run
 from hlodiff.explain.recompile import RunExplanation, explain_run
 from hlodiff.explain.steps import graph_steps
+from hlodiff.explain.verdict import unexpected
 from hlodiff.render.terminal import render_explanation
 
 
@@ -66,7 +67,25 @@ class Stability:
             first = "" if any(r.graph is g for r in self.explanation.recompilations) else \
                 " (the first graph of its family: nothing earlier to compare with)"
             lines.append(f"  {g.ref} at step {self.steps[g.ref]}{first}")
+        enough = self.warmup_needed(late)
+        if enough:
+            lines.append(f"hlodiff calls these the program's warm-up (expected, nothing to fix in the code): its "
+                         f"first {enough} steps warm up, so the check needs warmup={enough}: "
+                         f"assert_stable(warmup={enough}) or @pytest.mark.hlo_stable(warmup={enough})")
         raise HloStabilityError("\n".join(lines) + "\n\n" + self.report(late))
+
+    def warmup_needed(self, late: list) -> int:
+        """The ``warmup`` that would pass when every late graph is a recompilation the explanation calls expected
+        (an optimizer's first step: Adam's state makes its second step another graph), else 0. The failure then
+        tells the user the setting to use instead of an explanation that says 'nothing to fix' under a failing
+        check (review 2, F8)."""
+        recompiled = {id(r.graph): r for r in self.explanation.recompilations}
+        if not late or any(id(g) not in recompiled for g in late):
+            return 0
+        wrong = {id(r.graph) for r in unexpected(self.explanation)}
+        if any(id(g) in wrong for g in late):
+            return 0
+        return max(self.steps[g.ref] for g in late) + 1
 
     def assert_max_compilations(self, n: int) -> None:
         __tracebackhide__ = True
