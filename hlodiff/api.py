@@ -261,7 +261,7 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
     from hlodiff.explain.sequence import consecutive
 
     warnings = [] if warnings is None else warnings
-    summaries = inventory(collect_records([ref], warnings, stage=stage), warnings, options, keep=True,
+    summaries = inventory(collect_records(_dumps_of(ref), warnings, stage=stage), warnings, options, keep=True,
                           protos=GraphProtos())
     steps = consecutive(summaries)
     if steps:
@@ -272,6 +272,21 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
 
         costs = [compare_cost(s.left.record, s.right.record) for s in steps]
     return Sequence(len(summaries), steps, costs, warnings)
+
+
+def _dumps_of(ref: str) -> list[str]:
+    """The dumps a path stands for: a run folder (a save file or a dump folder with its logs, a ``record`` folder)
+    is read as ``explain-recompile`` and ``inspect`` read it (review 2, F12: ``compare`` and ``fingerprint``
+    refused what the other commands read); a file, a dump folder or a ``PATH#N`` is itself."""
+    import os
+
+    from hlodiff.dumps import split_ref
+    from hlodiff.dumps.run_folder import discover
+
+    path, n = split_ref(ref)
+    if n is not None or not os.path.isdir(path):
+        return [ref]
+    return discover([path], None, None).paths
 
 
 def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
@@ -323,7 +338,8 @@ def fingerprint_refs(refs: list[str], *, options: Normalization = Normalization(
     unknown: set[str] = set()
     for ref in refs:
         _, n = split_ref(ref)
-        records = [resolve_ref(ref, warnings, stage=stage)] if n is not None else iter_graphs(ref, warnings, stage=stage)
+        records = [resolve_ref(ref, warnings, stage=stage)] if n is not None else \
+            [r for path in _dumps_of(ref) for r in iter_graphs(path, warnings, stage=stage)]
         for record in records:
             module = record.module()
             note_unknown_opcodes(module, warnings, unknown)
