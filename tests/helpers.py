@@ -190,3 +190,16 @@ def explained(inputs, warnings: list | None = None):
 
     warnings = [] if warnings is None else warnings
     return explain_run(read_run(inputs, warnings), warnings)
+
+
+def capture_argv(path: str) -> list[str]:
+    """What a user passes for a capture under ``fixtures/`` (score.py's layout: a save file, a ``record`` folder, a
+    run folder with its logs), or a fixture's dump folder."""
+    folder = FIXTURES / path
+    if (folder / "graphs.hlo.0").exists():
+        return [str(folder / "graphs.hlo.0")]
+    if (folder / "record").is_dir():
+        return [str(folder / "record")]
+    if (folder / "pt_xla_debug.log").exists() or (folder / "stderr.log").exists():
+        return [str(folder)]
+    return [str(folder / "dump")]

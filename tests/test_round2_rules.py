@@ -9,23 +9,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import capture_argv as _argv, cli_json
 from hlodiff.diff.fix_facts import _OBJECT_REPR, _equal_numbers, _window_moves
 from hlodiff.dumps.jax_log import _type_part
 
 SCEN = FIXTURES / "scenarios"
 
 
-def _argv(path: str) -> list[str]:
-    """What a user passes for a capture (score.py's layout), or a fixture's dump."""
-    folder = FIXTURES / path
-    if (folder / "graphs.hlo.0").exists():
-        return [str(folder / "graphs.hlo.0")]
-    if (folder / "record").is_dir():
-        return [str(folder / "record")]
-    if (folder / "pt_xla_debug.log").exists() or (folder / "stderr.log").exists():
-        return [str(folder)]
-    return [str(folder / "dump")]
 
 
 def _head_rule(path: str) -> str | None:

@@ -16,21 +16,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import capture_argv as _argv, cli_json
 from hlodiff.capture import per_process
 
 SCEN = FIXTURES / "scenarios"
 
 
-def _argv(path: str) -> list[str]:
-    folder = FIXTURES / path
-    if (folder / "graphs.hlo.0").exists():
-        return [str(folder / "graphs.hlo.0")]
-    if (folder / "record").is_dir():
-        return [str(folder / "record")]
-    if (folder / "pt_xla_debug.log").exists() or (folder / "stderr.log").exists():
-        return [str(folder)]
-    return [str(folder / "dump")]
 
 
 def _doc(path: str) -> dict:
