@@ -486,7 +486,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     if exit_status is not None:
         from hlodiff.render.record import exit_note
 
-        click.echo(exit_note(exit_status, len(result.explanation.recompilations), len(result.unexpected)), err=True)
+        click.echo(exit_note(exit_status, len(result.explanation.recompilations), len(result.unexpected),
+                             result.dynamo_counts), err=True)
         sys.exit(exit_status)
     sys.exit(result.exit_code)
 

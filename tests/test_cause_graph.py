@@ -102,6 +102,17 @@ def test_a_changed_pytree_is_told_with_the_inputs_it_brings():
     assert ("cache_key", "inputs", "pytree_as_inputs") in edges(r) and ("ops", "inputs", "ops_on_new_state") in edges(r)
 
 
+def test_a_list_one_item_longer_leads_the_ops_and_the_count_that_read_it():
+    """Review 3, F1b: JAX says a list argument changed length; the scalar input that came is an argument, not a
+    Python number new ops read (``scalar_for_new_ops`` is torch_xla's): the concatenate and the mean's divisor
+    follow from it."""
+    (r, *_) = explain(FIXTURES / "scenarios" / "jax" / "review3_list_arg").recompilations
+    assert r.links.root.cause.kind == "inputs"
+    assert {("ops", "inputs", "ops_on_new_arguments"), ("constant", "inputs", "ops_on_new_arguments"),
+            ("cache_key", "inputs", "pytree_as_inputs")} <= edges(r)
+    assert not any(rule == "scalar_for_new_ops" for *_, rule in edges(r))
+
+
 def test_a_static_argument_leads_the_ops_it_changes():
     (r,) = explain(FIXTURES / "jax" / "static_argnum" / "dump").recompilations
     assert r.links.root.cause.kind == "static_argument"

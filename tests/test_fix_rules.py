@@ -107,6 +107,8 @@ EXERCISED = {
     # round 3: a running total restarted from 0.0 each epoch (its look-alikes: tests/test_round3_rules.py)
     "carried_total_restart": "scenarios/torch_xla/running_loss_epoch",
     "inputs_module_warmup": "scenarios/torch_xla/lazy_linear_control",
+    # review 3, F1b: a Python list passed to jit one item longer each call, and what follows from it
+    "inputs_jax_list_length": "scenarios/jax/review3_list_arg", "follows_list_length_jax": "scenarios/jax/review3_list_arg",
 }
 
 

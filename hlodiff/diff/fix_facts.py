@@ -159,6 +159,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "none_leaf", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "list_length", ""):
+        facts.add("list_length")
+        args["container"], args["lengths"] = ctx.list_length.split(":", 1)
     if getattr(ctx, "block_repeats", ""):
         facts.add("block_repeats")
         args["added_each"] = ctx.block_repeats

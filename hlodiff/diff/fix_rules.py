@@ -51,6 +51,10 @@ RULES: tuple[FixRule, ...] = (
           unless="is:partial"),
     _rule("cut_follows", "*", "cut", "follows from the early read above: fix that and this goes too",
           unless="is:partial"),
+    # -- JAX: a Python list argument that changed length (review 3, F1b): the graph's ops follow from its items ----
+    _rule("follows_list_length_jax", "ops constant", "jax list_length",
+          "follows from the {container} above changing length ({lengths}): the ops that read its items, and the "
+          "count baked in with them (a mean's divisor), change with it; fix the {container} and this goes too"),
     # -- two ranks at one step (the divergence section), not two steps (review 2026-11-27 F7) -----------------------
     _rule("ranks_value_on_some_ranks_xla", "outputs ops", "across_ranks torch_xla",
           "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank, such as "
@@ -117,6 +121,21 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_optional_none", "guard", "dynamo optional_none",
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
+    _rule("dynamo_module_hooks", "guard", "dynamo module_hooks",
+          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards a "
+          "compiled module's hooks (skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
+          "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
+          "to a list) while compiled code runs", unless="jax"),
+    _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
+          "the global `{tensor}` is a Python list or tuple whose length changes between calls ({seen}): the "
+          "compiled code reads it (or a hook run inside it appends to it), so Dynamo traces {function} once per "
+          "length; do not grow it inside the compiled code (collect outside the compiled call), or keep it out of "
+          "what is compiled (torch._dynamo.disable on the function that appends)", unless="jax module_container"),
+    _rule("dynamo_global_truth", "guard", "dynamo global_truth",
+          "the global `{tensor}` went from empty (or false) to not, or back, between calls ({seen}): the compiled "
+          "code reads it (or a hook run inside it changes it), so Dynamo traces {function} again; do not change it "
+          "while compiled code runs (no appending to it from a hook), or read it outside the compiled call",
+          unless="jax"),
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -385,6 +404,10 @@ RULES: tuple[FixRule, ...] = (
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
           "(torch.where, or multiply by a 0/1 mask)", unless="jax cycle"),
+    _rule("inputs_jax_list_length", "inputs", "jax list_length",
+          "a Python {container} passed to the jitted function changed length ({lengths}): JAX traces each length as "
+          "another argument structure and compiles again, once per length; pass one fixed-size array instead (a "
+          "preallocated buffer and a count of the items in use), not a Python {container}"),
     _rule("inputs_jax_lazy_state", "inputs", "jax none_leaf added",
           "an argument was None on the first call and an array from then on (state created lazily on the first "
           "step, such as a momentum that starts as None): create it before the loop (jnp.zeros of its shape) so "

@@ -125,6 +125,9 @@ class FixContext:
     """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
     pytree: bool = False
     """JAX said the arguments' pytree structure changed."""
+    list_length: str = ""
+    """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
+    a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""
     placement: bool = False
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
     slice_start: bool = False

@@ -13,7 +13,7 @@ needs, read from typed facts (kinds, origins' opcodes, the recompiled graph's op
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from hlodiff.diff.causes import computed_from
@@ -98,6 +98,9 @@ class Evidence:
 
     left: object | None = None
     right: object | None = None
+    arguments_restructured: bool = False
+    """JAX said the arguments' pytree structure changed (a ``cache_key`` cause with reason ``pytree``): a scalar
+    input that came is an argument the caller passed (one more list item), not a Python number new ops read."""
 
     def entry_names(self) -> set[str]:
         return {cc.name for cc in (self.left, self.right) if cc is not None}
@@ -222,8 +225,20 @@ def _reordered_with(c: Cause, r: Cause, e: Evidence) -> bool:
 
 def _scalar_for_new_ops(c: Cause, r: Cause, e: Evidence) -> bool:
     new = _added_inputs(c)
-    return (bool(new) and all(_scalar(p.shape) for p in new) and not _removed(c) and bool(_added(r))
+    return (not e.arguments_restructured and bool(new) and all(_scalar(p.shape) for p in new) and not _removed(c) and bool(_added(r))
             and (e.right is None or e.reads(set(_added(r)), {p.name for p in new})))
+
+
+def _ops_on_new_arguments(c: Cause, r: Cause, e: Evidence) -> bool:
+    """JAX re-traced because the caller passed another argument structure (review 3, F1b: a Python list one item
+    longer each call): the ops that read the new arguments, and the values baked from their count (a mean's
+    divisor), follow from the arguments the graph shows coming."""
+    new = {p.name for p in _added_inputs(r)}
+    if not (e.arguments_restructured and new):
+        return False
+    if c.kind == "constant":
+        return not _input_origin(c)
+    return bool(_added(c)) and (e.right is None or e.reads(set(_added(c)), new))
 
 
 def _ops_on_new_state(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -328,6 +343,9 @@ RULES: tuple[Rule, ...] = (
          why="new operations read a Python number, which torch_xla passes in as an input"),
     Rule("ops_on_new_state", frozenset({"ops"}), ("inputs",), _ops_on_new_state,
          why="new inputs (optimizer state, accumulators) bring the operations that update them"),
+    Rule("ops_on_new_arguments", frozenset({"ops", "constant"}), ("inputs",), _ops_on_new_arguments,
+         why="JAX saw another argument structure (a longer list): the ops reading the new arguments and the values "
+             "baked from their count follow from the arguments that came"),
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("reordered_with", frozenset({"reordered"}),
@@ -345,6 +363,8 @@ RULES: tuple[Rule, ...] = (
 def link(causes: list[Cause], evidence: Evidence = Evidence()) -> CauseGraph:
     """The cause graph of one recompilation's causes (in the order the analysis found them)."""
     parent: dict[int, tuple[int, Rule]] = {}
+    if any(c.kind == "cache_key" and c.reason == "pytree" for c in causes):
+        evidence = replace(evidence, arguments_restructured=True)
     for i, cause in enumerate(causes):
         found = _first_root(i, cause, causes, evidence, parent)
         if found is not None:

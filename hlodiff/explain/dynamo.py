@@ -41,6 +41,14 @@ failed entry was compiled for."""
 _MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
 _NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
+_HOOKS = re.compile(r"(?P<name>[\w.\[\]'\"]+?)\._(?P<which>(?:forward|forward_pre|backward|backward_pre)_hooks)\b")
+"""A guard on an nn.Module's hook dict (``not fn._forward_hooks``, ``len(L['self']._forward_pre_hooks) == 1``):
+Dynamo guards a compiled module's hooks when ``skip_nnmodule_hook_guards`` is off (review 3, F4)."""
+_GLOBAL = re.compile(r"^G\[")
+"""A name Dynamo reads from the module's globals (``G['__import___main__'].acts``): no argument of the call."""
+_GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
+"""A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
+_IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
 
 
@@ -435,8 +443,15 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "mode", None, guard, facts
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
+    if (m := _HOOKS.search(guard)) is not None:
+        return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
+    if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
+        return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
     if (m := _LENGTH.match(guard.strip())) is not None:
         name = m.group("name")
+        if _GLOBAL.match(name):
+            facts.add("global_name")
+            name = _global(name)
         if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
             facts.add("module_container")
             name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
@@ -451,6 +466,11 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
                   else "python_float")
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
+
+
+def _global(name: str) -> str:
+    """``G['__import___main__'].acts`` -> ``acts``: the user's global, as their script names it."""
+    return _IMPORTED.sub("", name)
 
 
 def _dtype(name: str) -> str:

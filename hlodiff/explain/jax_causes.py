@@ -75,6 +75,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     if any(r.kind == "redefined_function" for r in reasons):  # one cause: a function created anew each call
         reasons = [r for r in reasons if r.kind != "never_seen"]
     _lead_with_the_argument(r, [x for x in reasons if x.kind == "input_types" and x.argument], miss, sources)
+    if any(x.kind == "pytree" for x in reasons):
+        _arguments_at_the_call(r, miss, sources)
     made = []
     for reason in reasons:
         if (jc := _cause(reason, miss, sources)) is not None:
@@ -112,6 +114,18 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
         r.causes.extend(jc.cause for jc in made)
+
+
+def _arguments_at_the_call(r, miss: JaxCacheMiss, sources: SourceLines) -> None:
+    """JAX says the arguments' structure changed (a list one item longer, a dict with another key) and the graph
+    shows inputs that came or went: the caller made that structure, so the inputs are located at the call first,
+    then where the jitted function reads them (review 3, F1b: the list passed at the call, not the `jnp.array` of
+    it inside)."""
+    if miss.call_site is None:
+        return
+    for cause in r.causes:
+        if cause.kind == "inputs" and cause.locations:
+            lead_with_the_call(cause, miss.call_site, None, miss.function, miss.defined_at, sources=sources)
 
 
 def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sources: SourceLines) -> None:
@@ -169,8 +183,11 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
         again = " on every call" if reason.kind == "redefined_function" else ""
         said = f'JAX: "{_quote(miss.text)}"'
-        cause = Cause("cache_key", f"JAX had never seen this function object: `{miss.function}`{defined} "
-                                   f"is created anew{again} ({said})", where)
+        # JAX names the function the object wraps: a `functools.partial` (or a `jax.jit`) of a function defined
+        # once is as new as a function redefined (review 3, F6), so the words claim neither
+        cause = Cause("cache_key", f"JAX had never seen this function object: an object for `{miss.function}`"
+                                   f"{defined} is created anew{again} (the function redefined, or a "
+                                   f"`functools.partial` or `jax.jit` of it made again) ({said})", where)
         choice = decide(cause, FixContext(producer="jax", new_function=True))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)

@@ -59,6 +59,12 @@ BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, 
 """The live fix of a recompilation of the bridge's graphs: the graphs alone cannot say which Dynamo decision made
 them, and the words of a user's own sync (a cast, a metric, accumulation) do not apply."""
 
+JAX_KEY_LIVE = ("the HLO is identical: JAX's cache key changed outside it; which argument or function changed is in "
+                "JAX's cache-miss log (JAX_EXPLAIN_CACHE_MISSES=1, which hlodiff record sets), quoted in the report "
+                "at exit")
+"""The live fix of a JAX recompilation with the same HLO: the log that names the reason is read at the end, so the
+live line points there, never "rerun with JAX_EXPLAIN_CACHE_MISSES=1" under a record that set it (review 3, F7)."""
+
 
 @dataclass(slots=True)
 class LiveEvent:
@@ -341,6 +347,8 @@ def _told(recompilation, running: bool = False) -> Told:
     fix = root.fix
     if bridge_run(recompilation.graph.record.frames):
         fix = BRIDGE_LIVE  # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why
+    elif root.fix_rule == "cache_key_jax":
+        fix = JAX_KEY_LIVE
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
                 diff.similarity if diff is not None else None, waits)

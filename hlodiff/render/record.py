@@ -44,15 +44,24 @@ def record_notes(result, out_dir: str | None) -> RecordNotes:
     return notes
 
 
-def exit_note(status: int, recompilations: int | None = None, unexpected: int | None = None) -> str:
+def exit_note(status: int, recompilations: int | None = None, unexpected: int | None = None,
+              dynamo: tuple[int, int] | None = None) -> str:
     """The verdict line: record exits with the command's status, not hlodiff's; it says how many recompilations
-    were expected (a warm-up) so a steady run does not read as a failing one."""
+    were expected (a warm-up) so a steady run does not read as a failing one. ``dynamo``: Dynamo's recompilations
+    and how many are unexpected (:attr:`hlodiff.api.Explained.dynamo_counts`), counted first: a torch.compile run
+    whose XLA graphs were all cache hits still recompiled (a CI job greps this line)."""
     if recompilations is None:  # several ranks: their verdict is in the report
         return f"hlodiff: exiting with the command's status {status}"
-    n = recompilations
+    count = _counted(recompilations, unexpected)
+    if dynamo is not None:
+        count = f"{_counted(*dynamo)} by Dynamo; XLA: {count}"
+    return f"hlodiff: {count}; exiting with the command's status {status}"
+
+
+def _counted(n: int, unexpected: int | None) -> str:
     count = f"{n} recompilation{'s' if n != 1 else ''}"
     if n and unexpected == 0:
         count += " (expected)" if n == 1 else " (all expected)"
     elif n and unexpected is not None and unexpected < n:
         count += f" ({unexpected} unexpected)"
-    return f"hlodiff: {count}; exiting with the command's status {status}"
+    return count
