@@ -107,6 +107,8 @@ EXERCISED = {
     # round 3: a running total restarted from 0.0 each epoch (its look-alikes: tests/test_round3_rules.py)
     "carried_total_restart": "scenarios/torch_xla/running_loss_epoch",
     "inputs_module_warmup": "scenarios/torch_xla/lazy_linear_control",
+    # review 3: a batch gaining a key every 3rd step (F2)
+    "inputs_cycle_data": "scenarios/torch_xla/review3_collate_key/record",
 }
 
 
