@@ -71,11 +71,11 @@ def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause |
         parts.append(f"{_count(lost)} donated on the left only ({_describe(lost, lparams)})")
     if not parts:  # same parameters, other outputs or alias kinds
         parts.append("the same parameters are aliased to other outputs")
-    instructions = sorted({(lparams[n].name if n in lparams else None,
-                            rparams[m].name if (m := l2r.get(n)) in rparams else None) for n in lost}
-                          | {(lparams[r2l[n]].name if r2l.get(n) in lparams else None,
-                              rparams[n].name if n in rparams else None) for n in gained_right},
-                          key=lambda k: (k[0] or "", k[1] or ""))
+    pairs = [(n, (lparams[n].name if n in lparams else None, rparams[m].name if (m := l2r.get(n)) in rparams else None))
+             for n in lost]
+    pairs += [(n, (lparams[r2l[n]].name if r2l.get(n) in lparams else None, rparams[n].name if n in rparams else None))
+              for n in gained_right]  # in parameter-number order, as the header lists them
+    instructions = list(dict.fromkeys(pair for _, pair in sorted(pairs, key=lambda p: p[0])))
     return Cause("aliasing", "buffer donation differs (input_output_alias/buffer_donor in the module header): "
                  + "; ".join(parts), instructions=instructions)
 
