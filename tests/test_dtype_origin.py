@@ -42,3 +42,16 @@ def test_compare_either_way_round_gives_the_same_fix_with_both_lines():
         fixes.append([c["fix"] for c in doc["causes"] if c["kind"] == "dtype"][0])
     for fix in fixes:
         assert "drop `dtype=`" in fix and "dtype_alternating.py:30" in fix and "dtype_alternating.py:32" in fix
+
+
+def test_autocast_on_some_steps_is_autocast_in_explain_and_compare_alike():
+    # review 3, F1: the diff leads with a bf16 scalar of the backward whose only frame is `opt.step()` (:12); the
+    # converts library code made (torch/nn/modules/linear.py, xla__cast) say autocast recast the forward, called at :9
+    run = FIXTURES / "scenarios" / "torch_xla" / "review3_autocast" / "record"
+    doc = cli_json("explain-recompile", str(run), codes=(1,))
+    (cause,) = doc["recompilations"][0]["causes"]
+    assert cause["kind"] == "dtype" and cause["fix_rule"] == "dtype_autocast"
+    assert (cause["locations"][0]["file"].endswith("review3_autocast.py"), cause["locations"][0]["line"]) == (True, 9)
+    assert "dtype=" not in doc["headline"]["fix"] and "autocast" in doc["headline"]["fix"]
+    pair = cli_json("compare", f"{run}#0", f"{run}#1", codes=(1,))
+    assert [c["fix_rule"] for c in pair["causes"]] == ["dtype_autocast"]

@@ -50,3 +50,26 @@ def test_torch_xla_donation_toggle_says_what_torch_xla_does():
     jax = diff_modules(parse_module("HloModule jit_step\n" + _BODY),
                        parse_module("HloModule jit_step, buffer_donor={ (0, {}) }\n" + _BODY)).causes[0]
     assert "donate_argnums" in jax.fix  # JAX users do choose donation
+
+
+def _aliasing_causes(path: str, codes=(1,)) -> list[str]:
+    doc = cli_json("explain-recompile", path, codes=codes)
+    return [c["summary"] for r in doc["recompilations"] for c in r["causes"] if c["kind"] == "aliasing"]
+
+
+def test_an_added_input_that_renumbers_the_donated_parameters_is_no_donation_change():
+    # review 3, F3: the batch gains key "w" (an f32[4,1] input at number 0); bias and weight are donated on both sides,
+    # as parameters 1, 2 on the left and 2, 3 on the right: the parameter matching says they are the same tensors
+    run = FIXTURES / "scenarios" / "torch_xla" / "review3_collate_key" / "record"
+    assert _aliasing_causes(str(run)) == []
+    doc = cli_json("compare", f"{run}#0", f"{run}#2", codes=(1,))
+    assert not [c for c in doc["causes"] if c["kind"] == "aliasing"]
+    assert any(c["kind"] == "inputs" for c in doc["causes"])
+
+
+def test_donation_of_removed_inputs_is_named_by_the_removed_tensors():
+    # the depth head's bias and weight (f32[1], f32[1,32]) are donated on the left and absent on the right; the
+    # classifier head (f32[5], f32[5,32]) is donated on both sides under other numbers and is not named
+    (summary,) = _aliasing_causes(str(FIXTURES / "scenarios" / "torch_xla" / "multitask_missing_key"))
+    assert "donated on the left only" in summary and "right only" not in summary
+    assert "f32[1]{0}" in summary and "f32[1,32]{1,0}" in summary and "f32[5" not in summary

@@ -109,6 +109,8 @@ EXERCISED = {
     "inputs_module_warmup": "scenarios/torch_xla/lazy_linear_control",
     # review 3, F1b: a Python list passed to jit one item longer each call, and what follows from it
     "inputs_jax_list_length": "scenarios/jax/review3_list_arg", "follows_list_length_jax": "scenarios/jax/review3_list_arg",
+    # review 3: a batch gaining a key every 3rd step (F2)
+    "inputs_cycle_data": "scenarios/torch_xla/review3_collate_key/record",
 }
 
 

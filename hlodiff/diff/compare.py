@@ -34,9 +34,10 @@ def _diff_canonical(lcm: CanonicalModule, rcm: CanonicalModule) -> ModuleDiff:
         causes = [hidden_values_cause(hidden)]
     if not equal and not causes:
         causes = [Cause("ops", "the normalized graphs differ, but no single change explains it")]
-    causes += header_causes(lcm.module, rcm.module, same_computation=same_computation)
-    apply_fixes(causes, FixContext(producer=producer_of(rcm.module)))
     entry = cds[0]
+    causes += header_causes(lcm.module, rcm.module, same_computation=same_computation,
+                            parameter_mapping=_parameter_mapping(entry))
+    apply_fixes(causes, FixContext(producer=producer_of(rcm.module)))
     return ModuleDiff(
         left_name=lcm.module.name,
         right_name=rcm.module.name,

@@ -39,7 +39,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
   ``dims_attr``, ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
-  ``donates_added_inputs``; ``is:<kind>`` names the cause's own kind.
+  ``donates_added_inputs``, ``library_casts`` (torch_xla: converts between floating types made by library code came
+  with a dtype change, on one side only: autocast's casts, :mod:`hlodiff.diff.autocast`); ``is:<kind>`` names the cause's own kind.
 """
 
 from __future__ import annotations
@@ -328,6 +329,9 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
            and c.left.opcode in ("slice", "dynamic-slice")):
         facts.add("slice_resized")
     where = _creation_sides(cause)
+    if cause.library_casts and "torch_xla" in facts:
+        facts.add("library_casts")  # library code recast values (autocast): the user's line made no dtype of its own
+        where = None
     if where:
         facts.add("user_created")
     args["where"] = f"; {where}" if where else ""

@@ -466,6 +466,14 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: {library} creates its state on its first step and passes it in as inputs from then on "
           "({shapes}); the first step's graph never comes back; nothing to fix",
           unless="user_made_inputs transposed_input comes_back"),
+    # review 3 F2: a cycle whose added inputs the user's own line made (a batch dict gaining a key every 3rd step)
+    # and whose added ops read them is the data's structure, not gradient accumulation (that is
+    # accumulation_cycle, with the optimizer's update on some graphs of the cycle only)
+    _rule("inputs_cycle_data", "inputs", "added cycle user_made_inputs ops_use_new_inputs",
+          "a tensor ({shapes}) made at {made} is an input on {steps} only, and the ops that read it are traced only "
+          "then: the data has another structure on those steps (a key or field present in some batches only): give "
+          "every batch the same keys (a neutral value when one is missing, such as a weight of ones) so every step "
+          "traces the same ops", unless="jax optimizer_in_cycle"),
     _rule("inputs_cycle", "inputs", "added cycle",
           "the graphs cycle every {period} steps (as gradient accumulation does: grads created, accumulated, then "
           "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "

@@ -22,11 +22,14 @@ _CONFIG = ("replica_count", "num_partitions", "frontend_attributes", "allow_spmd
            "is_scheduled")
 
 
-def header_causes(left: Module, right: Module, *, same_computation: bool) -> list[Cause]:
+def header_causes(left: Module, right: Module, *, same_computation: bool,
+                  parameter_mapping: list[tuple[int, int]] | None = None) -> list[Cause]:
     """Causes from the header. ``same_computation``: the normalized graphs are equal, so every header difference
-    is an origin; otherwise only differences the graph cannot explain (donation, replicas, partitions) count."""
+    is an origin; otherwise only differences the graph cannot explain (donation, replicas, partitions) count.
+    ``parameter_mapping``: (left number, right number) of the entry parameters the graph comparison matched, so
+    that donation is compared tensor by tensor, not by a number an added input shifted."""
     causes: list[Cause] = []
-    aliasing = _aliasing_cause(left, right)
+    aliasing = _aliasing_cause(left, right, dict(parameter_mapping or ()))
     if aliasing is not None:
         causes.append(aliasing)
     lay, ray = left.attrs.get("entry_computation_layout"), right.attrs.get("entry_computation_layout")
@@ -43,23 +46,36 @@ def header_causes(left: Module, right: Module, *, same_computation: bool) -> lis
     return causes
 
 
-def _aliasing_cause(left: Module, right: Module) -> Cause | None:
-    """Donated parameters on each side; a parameter donated on one side only is the cause, named with its shape."""
+def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause | None:
+    """Donated parameters on each side; a parameter donated on one side only is the cause, named with its shape.
+
+    A left parameter the graph comparison matched stands for its right partner (review 3, F3: an input added at
+    number 0 shifts every donated number by one while the same tensors are donated); one without a partner is an
+    input the right lacks."""
     ldonated, rdonated = _donated(left), _donated(right)
     if ldonated is None or rdonated is None or ldonated == rdonated:
         return None
     lparams, rparams = _params(left), _params(right)
-    gained = sorted(set(rdonated) - set(ldonated))
-    lost = sorted(set(ldonated) - set(rdonated))
+    if not l2r:  # nothing matched (a header compared alone): numbers are all there is
+        l2r = {n: n for n in set(ldonated) | set(rdonated)}
+    r2l = {r: l for l, r in l2r.items()}
+    as_right = {l2r[n] for n in ldonated if n in l2r}  # a left parameter without a partner is an input removed
+    if as_right == set(rdonated) and len(as_right) == len(ldonated) and any(l2r[n] != n for n in ldonated):
+        return None  # the same tensors donated, renumbered: what they alias moved with the graph's own changes
+    gained_right = sorted(set(rdonated) - as_right)
+    lost = sorted(n for n in ldonated if l2r.get(n) not in rdonated)
     parts = []
-    if gained:
-        parts.append(f"{_count(gained)} donated on the right only ({_describe(gained, rparams)})")
+    if gained_right:
+        parts.append(f"{_count(gained_right)} donated on the right only ({_describe(gained_right, rparams)})")
     if lost:
         parts.append(f"{_count(lost)} donated on the left only ({_describe(lost, lparams)})")
     if not parts:  # same parameters, other outputs or alias kinds
         parts.append("the same parameters are aliased to other outputs")
-    instructions = [(lparams[n].name if n in lparams else None, rparams[n].name if n in rparams else None)
-                    for n in sorted(set(gained) | set(lost))]
+    pairs = [(n, (lparams[n].name if n in lparams else None, rparams[m].name if (m := l2r.get(n)) in rparams else None))
+             for n in lost]
+    pairs += [(n, (lparams[r2l[n]].name if r2l.get(n) in lparams else None, rparams[n].name if n in rparams else None))
+              for n in gained_right]  # in parameter-number order, as the header lists them
+    instructions = list(dict.fromkeys(pair for _, pair in sorted(pairs, key=lambda p: p[0])))
     return Cause("aliasing", "buffer donation differs (input_output_alias/buffer_donor in the module header): "
                  + "; ".join(parts), instructions=instructions)
 

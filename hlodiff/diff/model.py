@@ -95,6 +95,9 @@ class Cause:
     callers: dict[SourceFrame, tuple[SourceFrame, ...]] = field(default_factory=dict, repr=False)
     """Per location, the user frames that called it, innermost first (a jitted function's call site and what
     called that): the location's stack, not locations of their own."""
+    library_casts: int = field(default=0, repr=False)
+    """How many converts between floating types library code made came with a dtype change, on one side only
+    (autocast's casts: :mod:`hlodiff.diff.autocast`); 0 when none or not a dtype cause."""
     plan: object | None = field(default=None, repr=False)
     """A bucket plan for a size recompilation (:class:`hlodiff.explain.buckets.BucketPlan`), set by the run."""
 
