@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause, Change
-from hlodiff.diff.summaries import MOVED_OPCODES, new_work
+from hlodiff.diff.summaries import MOVED_OPCODES, computes_anew, new_work
 from hlodiff.hlo.literal import number, size
 
 
@@ -266,9 +266,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     if cause.kind == "ops" and not cause.locations and cause.library_locations:
         where = cause.library_locations[0]
-        computing = any(c.side != "changed" and (c.left or c.right).opcode not in MOVED_OPCODES
-                        for c in cause.origins)  # not a transpose placed elsewhere: other arithmetic
-        if computing and package_path(where.file).startswith(SETTING_LAYERS):
+        if computes_anew(cause.origins) and package_path(where.file).startswith(SETTING_LAYERS):
             facts.add("library_ops")  # traced inside a layer's own code, and no line of the user's is on them
             args["library_call"] = f"{package_path(where.file)}:{where.line}"
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
@@ -424,9 +422,6 @@ def _values(change: Change) -> set[str]:
     return found
 
 
-_MOVED = MOVED_OPCODES
-
-
 def _rewired(cause: Cause) -> bool:
     """The same operations with their inputs combined in another order (`sum(d.values())` over a dict whose order
     varies): every changed instruction differs in its operands only, and what appears or goes besides is layout
@@ -434,7 +429,7 @@ def _rewired(cause: Cause) -> bool:
     changed = [c for c in cause.origins if c.side == "changed"]
     moved = [c for c in cause.origins if c.side != "changed"]
     return (bool(changed) and all(set(c.kinds) == {"operands"} for c in changed) and len(moved) <= len(changed)
-            and all((c.right or c.left).opcode in _MOVED for c in moved))
+            and all((c.right or c.left).opcode in MOVED_OPCODES for c in moved))
 
 
 def _donates_added_inputs(cause: Cause, ctx) -> bool:

@@ -95,13 +95,16 @@ MOVED_OPCODES = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast
 """Layout plumbing: what appears or goes when the same values are only wired another way."""
 
 
+def computes_anew(changes: list[Change]) -> bool:
+    """Some instruction that appears or goes is arithmetic, not layout plumbing (a transpose placed elsewhere)."""
+    return any(c.side != "changed" and (c.left or c.right).opcode not in MOVED_OPCODES for c in changes)
+
+
 def new_work(changes: list[Change]) -> bool:
     """Operations appear or go besides instructions that only read their operands in another order: the
     computation itself changed (erf replaced by tanh), and the rewired instructions are where it joins the rest,
     not the story."""
-    changed = [c for c in changes if c.side == "changed"]
-    return (any(c.side != "changed" and (c.left or c.right).opcode not in MOVED_OPCODES for c in changes)
-            and all(set(c.kinds) == {"operands"} for c in changed))
+    return computes_anew(changes) and all(set(c.kinds) == {"operands"} for c in changes if c.side == "changed")
 
 
 def ops_cause(changes: list[Change], context: str) -> Cause:
