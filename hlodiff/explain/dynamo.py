@@ -535,26 +535,6 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
                                 and not h.startswith("source lines unknown")]
 
 
-def follow_dynamo(explanation, found: DynamoFindings) -> None:
-    """The bridge's XLA recompilation joined to a Dynamo recompilation shows what the retrace changed in the graph
-    (a float that became a tensor input reorders a multiply, a new length adds ops); the graphs alone would give it
-    a fix of its own ("iterate in one fixed order"), a story about the bridge's graph instead of the user's code.
-    Its causes follow from Dynamo's failed guard, whose fix is the one to apply. A graph whose leading cause is of
-    the guard's own kind (a new size seen from both sides: torch_xla/dynamo_batch) keeps its story: it tells the same
-    change."""
-    joined = {r.difference_graph: r for r in found.recompiles if r.difference_graph}
-    for x in explanation.recompilations:
-        r = joined.get(x.graph.ref)
-        if r is None or (x.causes and x.causes[0].kind == r.kind):
-            continue
-        if any((c.fix_rule or "").startswith("dynamo_bridge") for c in x.causes):
-            continue  # told by the bridge's rows already (bridge_consequences)
-        for cause in x.causes:
-            cause.fix = (f"follows from Dynamo's recompilation {r.compile_id} above (its failed guard: "
-                         f"{r.guard.guard}): its fix applies")
-            cause.fix_rule = None
-
-
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
@@ -570,7 +550,6 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     bridge_consequences(explanation, found)
-    follow_dynamo(explanation, found)
     from hlodiff.explain.dynamo_xla import follows_expected
 
     found.follows_expected = follows_expected(explanation, found)
