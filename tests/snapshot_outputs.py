@@ -6,8 +6,8 @@ that keeps behaviour leaves them byte for byte equal::
     PYTHONPATH=. python tests/snapshot_outputs.py /tmp/house_before
     PYTHONPATH=. python tests/snapshot_outputs.py /tmp/house_after && diff -r /tmp/house_before /tmp/house_after
 
-Each run of ``fixtures/torch_xla``, ``fixtures/jax``, ``fixtures/scenarios/*`` (and the dumps of ``../shared/scenarios``
-when present) goes through ``explain-recompile`` (terminal and ``--json``), ``compare`` (``--json``), ``cost
+Each run of ``fixtures/torch_xla``, ``fixtures/jax``, ``fixtures/scenarios/{torch_xla,jax,dynamo}`` (and the dumps of
+``../shared/scenarios`` when present) goes through ``explain-recompile`` (terminal and ``--json``), ``compare`` (``--json``), ``cost
 --json``, ``inspect --json``; a pair of runs (``run_a``, ``run_b``) through ``compare-runs`` (terminal and
 ``--json``) and each run alone.
 The commands run in this one process through click's runner (as the tests' ``cli`` helper does), from the repository
@@ -30,7 +30,8 @@ SHARED = ROOT.parent / "shared" / "scenarios"
 def runs() -> list[Path]:
     """Fixture folders holding one run (or a pair ``run_a``/``run_b``), relative to the repository root."""
     found: list[Path] = []
-    for parent in ("fixtures/torch_xla", "fixtures/jax", "fixtures/scenarios/torch_xla", "fixtures/scenarios/jax"):
+    for parent in ("fixtures/torch_xla", "fixtures/jax", "fixtures/scenarios/torch_xla", "fixtures/scenarios/jax",
+                   "fixtures/scenarios/dynamo"):
         base = ROOT / parent
         if base.is_dir():
             found += [p.relative_to(ROOT) for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith("_")]
