@@ -6,6 +6,7 @@ from disk; :mod:`hlodiff.explain.across_runs` compares two of them.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps.compile_cache import (CacheCompilation, CacheFolder, JaxCacheLog, TorchCacheFacts, cache_beside, cache_from_entries,
@@ -34,6 +35,9 @@ class Run:
     cache: CacheFolder | None = None
     versions: dict[str, str] = field(default_factory=dict)
     cache_dir: str | None = None
+    platform: str | None = None
+    """The XLA backend that compiled the run's dumped modules (``cpu`` from ``*.cpu_after_optimizations.txt``), None
+    when the capture does not say (a save-tensors file, a dump of loaded modules only)."""
     """The cache folder the run's environment named (a ``hlodiff record`` manifest's ``cache_settings``)."""
     """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
 
@@ -65,7 +69,7 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     torch_names = ("SyncTensorsGraph", "IrToHlo")
     framework = "jax" if records[0].kind == "xla_dump" and not (records[0].module_name or "").startswith(
         torch_names) else "torch_xla"
-    run = Run(path, framework, records)
+    run = Run(path, framework, records, platform=dump_platform(records))
     if inputs.jax_logs:
         from hlodiff.dumps.jax_log import read_jax_log
 
@@ -98,6 +102,23 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
     elif manifest is not None and manifest.cache_entries:
         run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
     return run
+
+
+_BACKEND_DUMP = re.compile(r"^module_\d+\..+\.([a-z]+)_after_optimizations\.txt$")
+
+
+def dump_platform(records: list[GraphRecord]) -> str | None:
+    """The backend XLA names in the file of each compiled module's optimized HLO (``module_0000.X.cpu_after_
+    optimizations.txt``; a module loaded from a cache has a bare ``after_optimizations.txt``), when the dump
+    folders of ``records`` (a dump read alone, or joined with torch_xla's debug log) hold one backend only."""
+    found: set[str] = set()
+    for folder in sorted({os.path.dirname(r.path) for r in records if r.path.endswith("optimizations.txt")}):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found.update(m.group(1) for n in names if (m := _BACKEND_DUMP.match(n)) is not None)
+    return found.pop() if len(found) == 1 else None
 
 
 def _manifest(path: str):

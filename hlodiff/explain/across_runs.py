@@ -20,6 +20,7 @@ Facts only; :mod:`hlodiff.render.across_runs` says them in words.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
@@ -32,8 +33,21 @@ from hlodiff.hlo.model import SourceFrame, user_frame
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
            "no_cache", "other_cache_folder", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
-           "elided_constants", "unknown")
-"""Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind)."""
+           "elided_constants", "device_count", "unknown")
+"""Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
+``device_count`` when the two programs were built for another number of devices)."""
+
+CANNOT_DESERIALIZE = {
+    ("torch_xla", "cpu"): "torch_xla's CPU client cannot deserialize a cached executable ('Deserializing "
+                          "serialized executable not supported', observed with torch_xla 2.9)",
+}
+"""(framework, backend) whose persistent cache entries cannot be loaded: a program of the same hash compiled again
+while its entry was in the cache is not loadable, even when run B's stderr and metrics were not kept (or its C++
+warnings were silenced by TF_CPP_MIN_LOG_LEVEL)."""
+
+DEVICE_COUNT_ATTRIBUTES = ("num_partitions", "replica_count")
+"""Module-header attributes that count the devices a program was built for (SPMD partitions, replicas): another
+value in run B is another machine's program, whatever sharding difference the graph diff then shows."""
 
 
 @dataclass(slots=True)
@@ -169,15 +183,15 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
     if b.lookup is None and same_hlo is not False:
         v.verdict = "miss_same_key"
         v.reason = "cache_configured_late" if run_b.jax_log.looked_up else "no_cache"
+        if v.reason == "cache_configured_late" and v.called_at is None and v.b_record is not None:
+            v.called_at = program_frame(v.b_record)  # an eager op: JAX names no call site, its HLO does
         return
     if b.key is not None and b.key == a.key:
         v.verdict = "miss_same_key"
         _never_written(v, a, b, run_a, run_b)
         return
     if same_hlo is False:
-        v.verdict = "miss_hlo_differs"
-        v.cause = _graph_cause(v.a_record, v.b_record, warnings)
-        v.reason = v.cause.kind if v.cause is not None else "unknown"
+        _hlo_differs(v, warnings)
         return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
@@ -253,17 +267,60 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                     v.detail = failures[0][2] if failures else None
                 elif v.entry_in_cache is False:
                     v.reason = "entry_missing"
+                elif v.entry_in_cache and (run_b.framework, run_b.platform) in CANNOT_DESERIALIZE:
+                    v.reason = "not_loadable"
+                    v.detail = CANNOT_DESERIALIZE[(run_b.framework, run_b.platform)]
                 else:
                     v.reason = "unknown"
         elif compiled and unmatched_a:
             v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
-            v.verdict = "miss_hlo_differs"
-            v.cause = _graph_cause(v.a_record, rec, warnings)
-            v.reason = v.cause.kind if v.cause is not None else "unknown"
+            _hlo_differs(v, warnings)
         elif not compiled:
             v.verdict = "hit"
         verdicts.append(v)
     return verdicts
+
+
+def program_frame(rec: GraphRecord) -> SourceFrame | None:
+    """The first user line the program's instructions name (their metadata's stack), in entry order."""
+    from hlodiff.graph import canonicalize
+
+    module = rec.module()
+    canonical = canonicalize(module)
+    for inst in module.entry.instructions:
+        frame = user_frame(canonical.frames(inst))
+        if frame is not None:
+            return frame
+    return user_frame(rec.frames)
+
+
+def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
+    """Another program in B: the graph diff's leading cause, unless the two were built for another number of
+    devices (then the cause, a sharding or shape difference, is that count's consequence and keeps the line)."""
+    v.verdict = "miss_hlo_differs"
+    v.cause = _graph_cause(v.a_record, v.b_record, warnings)
+    v.reason = v.cause.kind if v.cause is not None else "unknown"
+    counts = device_count_differences(v.a_record, v.b_record)
+    if counts:
+        v.reason, v.differences = "device_count", counts
+
+
+def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The module-header device counts (:data:`DEVICE_COUNT_ATTRIBUTES`) that differ between A's and B's program
+    (an attribute left out is 1, XLA's default)."""
+    if a is None or b is None:
+        return []
+    heads = [_header_attributes(r) for r in (a, b)]
+    return [KeyDifference("module", name, heads[0].get(name, "1"), heads[1].get(name, "1"))
+            for name in DEVICE_COUNT_ATTRIBUTES if heads[0].get(name, "1") != heads[1].get(name, "1")]
+
+
+def _header_attributes(rec: GraphRecord) -> dict[str, str]:
+    """``name=<int>`` attributes of the ``HloModule`` line of a dumped program."""
+    for line in rec.text().splitlines():
+        if line.startswith("HloModule "):
+            return dict(re.findall(r"\b(\w+)=(\d+)\b", line))
+    return {}
 
 
 def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.across_runs import AcrossRuns, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, AcrossRuns, Verdict
 
 CACHE_FIXES: dict[str, str] = {
     "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
@@ -37,6 +37,9 @@ CACHE_FIXES: dict[str, str] = {
     "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
     "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
                         "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
+    "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
+                    "own program and cache entry; expected when the runs had different machines, else run both on "
+                    "the same number of devices (the mesh over jax.devices())",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
@@ -51,6 +54,11 @@ CACHE_FIXES: dict[str, str] = {
                          "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
                          "--cache",
 }
+
+
+LOCATED_AT_CALL = frozenset({"cache_configured_late"})
+"""Reasons whose headline is located at the user's line that compiled the program (the operation run before the
+cache was configured); the others are settings (a threshold, a flag), not a line, or take their cause's line."""
 
 
 def label(v: Verdict) -> str:
@@ -73,11 +81,15 @@ def why_text(v: Verdict) -> str:
     """Why a compilation of B did not come from the cache (the part after "compiled again")."""
     r = v.reason
     if v.verdict == "miss_hlo_differs":
+        built = ""
+        if r == "device_count" and v.differences:
+            d = v.differences[0]
+            built = f": built for {d.b} devices, run A's for {d.a} ({d.name})"
         if v.cause is None:
-            return "its HLO differs from run A's"
+            return f"its HLO differs from run A's{built}"
         where = v.cause.locations[0] if v.cause.locations else None
         at = f" at {_short(where)}" if where is not None else ""
-        return f"its HLO differs from run A's ({v.cause.kind}{at}: {v.cause.summary})"
+        return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary})"
     if v.verdict == "miss_key_differs":
         if r in ("xla_flag", "compile_option") and v.differences:
             d = v.differences[0]
@@ -123,6 +135,8 @@ def why_text(v: Verdict) -> str:
         return f"{same}: run A wrote it to {d.a}, but run B's cache folder is {d.b}"
     if r == "entry_missing":
         return f"{same}: run A wrote it, but the cache run B read has no such entry"
+    if r == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():  # known of the backend, not logged
+        return f"{same}: its entry is in the cache folder, and this backend cannot load it: {v.detail}"
     if r == "not_loadable":
         why = f" ({v.detail})" if v.detail else ""
         return f"{same}: the entry run A wrote was found but could not be loaded{why}"
@@ -140,7 +154,7 @@ def why_text(v: Verdict) -> str:
 def fix_text(v: Verdict) -> str | None:
     if v.verdict in ("hit", "new"):
         return None
-    if v.verdict == "miss_hlo_differs":
+    if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
@@ -229,6 +243,8 @@ def document_body(result: AcrossRuns) -> dict:
         verdict, reason, group = groups[0]
         first = group[0]
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
+        if where is None and reason in LOCATED_AT_CALL:
+            where = first.called_at
         headline = {"verdict": verdict, "reason": reason, "count": len(group),
                     "compile_seconds": _seconds(group), "programs": [v.program for v in group],
                     "location": where.to_json() if where is not None else None, "fix": fix_text(first)}
