@@ -1,0 +1,158 @@
+"""The first finding of ``hlodiff cost``: the one thing a user must read before the table of figures.
+
+The table says what every graph costs; a user asks what to change. Four findings name a line to change and what
+it costs, each from evidence the run's own files hold (none is a guess from sizes):
+
+* ``donation_unusable``: a parameter was donated but no output could take its buffer (the module header's
+  ``buffer_donor`` with no ``input_output_alias`` for it): the user asked for donation and did not get it.
+* ``loop_buffer_copy``: a loop-carried buffer copied whole every iteration (:mod:`hlodiff.cost.copies`, paxml#17).
+* ``held_across_graphs``: activations (forward -> backward) or gradients (backward -> optimizer) one graph hands the
+  next within a step, because something ended a graph in the middle of the step (a sync, or a value read); the
+  parameters and optimizer state a step hands the next step are no finding (one graph per step hands them on too),
+  nor gradients accumulated from one micro-batch graph to the next (accumulation's own design).
+* ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
+  new are held together (:mod:`hlodiff.cost.donation`).
+
+When several are present, :data:`PRECEDENCE` orders them; within a kind the most bytes wins (per step for copies,
+held for the rest). Typed facts only: the words are in :mod:`hlodiff.render.cost_headline`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.cost.model import GraphCost, RunCost, frame_json
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
+from hlodiff.hlo.model import SourceFrame
+
+PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "not_donated")
+"""Which finding heads when several are present: a donation asked for and lost is a plain defect with a plain fix;
+a copy per iteration costs time every step; held tensors and undonated state cost memory."""
+
+HELD_ROLES = {("activation", FORWARD, BACKWARD), ("gradient", BACKWARD, OPTIMIZER)}
+"""(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
+step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
+
+SYNC_FUNCTIONS = {("torch_xla.py", "sync"): "sync", ("xla_model.py", "mark_step"): "sync",
+                  ("xla_model.py", "optimizer_step"): "sync", ("torch_xla.py", "step"): "sync",
+                  ("xla_model.py", "save"): "save"}
+"""torch_xla's own frames on an execution's stack that say the user asked for the graph's end: (file name,
+function) -> how. An execution whose stack has none of them was forced by a read (``.item()``, ``.cpu()``,
+``print(t)``), which runs in C++ and leaves only the user's frame."""
+
+
+@dataclass(slots=True)
+class CostHeadline:
+    """The first finding. ``graph``: the ref it is about (for ``held_across_graphs``, the graph whose end made the
+    crossing); ``bytes``: held (memory) or per step (copies); ``location``: the user's line to change."""
+
+    kind: str
+    graph: str
+    bytes: int
+    location: SourceFrame | None
+    count: int = 1
+    """Tensors held, arrays not donated, copies per iteration."""
+    role: str | None = None
+    """``held_across_graphs``: ``activation`` or ``gradient``."""
+    cut: str | None = None
+    """``held_across_graphs``: ``sync`` (an explicit sync ended the graph), ``save``, ``read`` (a value read forced
+    it), None (not known)."""
+    mismatch: str | None = None
+    """``donation_unusable``: ``dtype`` | ``shape`` | None (:class:`hlodiff.cost.donation.UnusableDonation`)."""
+    shapes: list[str] = field(default_factory=list)
+    """The arrays concerned (donated / copied / held / not donated), largest first, at most 4."""
+    closest: str | None = None
+    """``donation_unusable``: the output that differs from the donated array in ``mismatch`` only."""
+    loop: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "graph": self.graph, "bytes": self.bytes, "location": frame_json(self.location),
+                "count": self.count, "role": self.role, "cut": self.cut, "mismatch": self.mismatch,
+                "closest": self.closest, "loop": self.loop, "shapes": list(self.shapes)}
+
+
+def sync_call(frames) -> str | None:
+    """How an execution was asked for (:data:`SYNC_FUNCTIONS`), ``read`` when its stack has only the user's frames,
+    None when there is no stack."""
+    if not frames:
+        return None
+    for f in frames:
+        key = ((f.file or "").rsplit("/", 1)[-1], f.function)
+        if key in SYNC_FUNCTIONS:
+            return SYNC_FUNCTIONS[key]
+    return "read"
+
+
+def cost_headline(run: RunCost) -> CostHeadline | None:
+    """The first finding of the run, or None when nothing costly crosses or is copied."""
+    found = {kind: best for kind, best in ((k, _FINDERS[k](run)) for k in PRECEDENCE) if best is not None}
+    return next((found[k] for k in PRECEDENCE if k in found), None)
+
+
+def _compiled(run: RunCost) -> list[GraphCost]:
+    return [g for g in run.graphs if g.compiled]
+
+
+def _where(g: GraphCost) -> SourceFrame | None:
+    """The user's line that ran a graph: JAX's call site, else the sync that ran it."""
+    return g.called_at or g.trigger
+
+
+def _unusable(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        if not g.unusable_donations:
+            continue
+        total = sum(u.bytes for u in g.unusable_donations)
+        if best is None or total > best.bytes:
+            first = max(g.unusable_donations, key=lambda u: u.bytes)
+            best = CostHeadline("donation_unusable", g.ref, total, _where(g), len(g.unusable_donations),
+                                mismatch=first.mismatch, closest=first.closest,
+                                shapes=[u.shape for u in sorted(g.unusable_donations, key=lambda u: -u.bytes)][:4])
+    return best
+
+
+def _loop_copies(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        for c in g.loop_buffer_copies:
+            per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
+            if best is None or per_step > best.bytes:
+                best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
+                                    loop=c.loop)
+    return best
+
+
+def _held(run: RunCost) -> CostHeadline | None:
+    by_ref = {g.ref: g for g in run.graphs}
+    best = None
+    for b in run.boundaries:
+        tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES]
+        if not tensors:
+            continue
+        total = sum(t.bytes for t in tensors)
+        if best is not None and total <= best.bytes:
+            continue
+        source = by_ref.get(b.source)
+        role = max({t.role for t in tensors}, key=lambda r: sum(t.bytes for t in tensors if t.role == r))
+        best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
+                            len(tensors), role=role, cut=source.sync_call if source else None,
+                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4])
+    return best
+
+
+def _undonated(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        if not g.undonated:
+            continue
+        total = sum(u.bytes for u in g.undonated)
+        if best is None or total > best.bytes:
+            located = next((u.location for u in g.undonated if u.location is not None), None)
+            best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
+                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4])
+    return best
+
+
+_FINDERS = {"donation_unusable": _unusable, "loop_buffer_copy": _loop_copies, "held_across_graphs": _held,
+            "not_donated": _undonated}
