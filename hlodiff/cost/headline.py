@@ -29,7 +29,8 @@ PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "no
 """Which finding heads when several are present: a donation asked for and lost is a plain defect with a plain fix;
 a copy per iteration costs time every step; held tensors and undonated state cost memory."""
 
-HELD_ROLES = {("activation", FORWARD, BACKWARD), ("gradient", BACKWARD, OPTIMIZER)}
+HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZER),
+              ("gradient", BACKWARD, OPTIMIZER)}
 """(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
 step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
 
