@@ -110,8 +110,8 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     undonated: list[Undonated] = []
     taken: set[int] = set(aliased_params)
     for k, (shape, producer) in enumerate(zip(outs, producers)):
-        if flat_index[k] in aliased_outputs or producer is None:
-            continue
+        if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
+            continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
         param = _replaced_parameter(producer, shape, module, by_number, taken)
         if param is None:
             continue

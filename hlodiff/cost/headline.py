@@ -34,6 +34,27 @@ HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZ
 """(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
 step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
 
+FRAMEWORK_PREFIXES = (("jit_", "jax"), ("pjit_", "jax"), ("xmap_", "jax"), ("SyncTensorsGraph", "torch_xla"),
+                      ("IrToHlo", "torch_xla"))
+"""Module-name prefixes -> the framework that traced the module (JAX names a module after the jitted function,
+torch_xla after its sync)."""
+
+
+def framework_of(module_name: str) -> str | None:
+    return next((fw for prefix, fw in FRAMEWORK_PREFIXES if module_name.startswith(prefix)), None)
+
+
+UNDONATED_FRAMEWORKS = frozenset(("jax",))
+"""Where a step's undonated replacement is a finding: JAX donates only what ``donate_argnums`` names, so a step
+returning new state holds old and new unless the user donates. torch_xla donates by itself every tensor updated in
+place (the optimizers' way); an output it did not alias is a new tensor the user's code still holds (``err`` of
+``err = (pred - y) ** 2`` kept in a variable, computed from the batch's ``y``), no replaced state."""
+
+ACCUMULATION = ("gradient", BACKWARD, BACKWARD)
+"""Gradients one backward graph hands the next: accumulation with a sync per micro-batch (pytorch/xla#1367), the
+sync bounding each graph by design. In such a run the last micro-batch's graph, which also steps the optimizer
+(its phase is the latest), reads the accumulated gradients too: that hop is the same design, no finding."""
+
 SYNC_FUNCTIONS = {("torch_xla.py", "sync"): "sync", ("xla_model.py", "mark_step"): "sync",
                   ("xla_model.py", "optimizer_step"): "sync", ("torch_xla.py", "step"): "sync",
                   ("xla_model.py", "save"): "save"}
@@ -65,9 +86,12 @@ class CostHeadline:
     closest: str | None = None
     """``donation_unusable``: the output that differs from the donated array in ``mismatch`` only."""
     loop: str | None = None
+    framework: str | None = None
+    """``jax`` | ``torch_xla`` | None, from the module's name (:data:`FRAMEWORK_PREFIXES`): the fix differs."""
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "graph": self.graph, "bytes": self.bytes, "location": frame_json(self.location),
+        return {"kind": self.kind, "graph": self.graph, "framework": self.framework, "bytes": self.bytes,
+                "location": frame_json(self.location),
                 "count": self.count, "role": self.role, "cut": self.cut, "mismatch": self.mismatch,
                 "closest": self.closest, "loop": self.loop, "shapes": list(self.shapes)}
 
@@ -87,7 +111,11 @@ def sync_call(frames) -> str | None:
 def cost_headline(run: RunCost) -> CostHeadline | None:
     """The first finding of the run, or None when nothing costly crosses or is copied."""
     found = {kind: best for kind, best in ((k, _FINDERS[k](run)) for k in PRECEDENCE) if best is not None}
-    return next((found[k] for k in PRECEDENCE if k in found), None)
+    head = next((found[k] for k in PRECEDENCE if k in found), None)
+    if head is not None:
+        graph = next((g for g in run.graphs if g.ref == head.graph), None)
+        head.framework = framework_of(graph.name) if graph is not None else None
+    return head
 
 
 def _compiled(run: RunCost) -> list[GraphCost]:
@@ -126,9 +154,12 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
 
 def _held(run: RunCost) -> CostHeadline | None:
     by_ref = {g.ref: g for g in run.graphs}
+    accumulating = {_dump(b.source) for b in run.boundaries
+                    if any((t.role, b.source_phase, b.target_phase) == ACCUMULATION for t in b.tensors)}
     best = None
     for b in run.boundaries:
-        tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES]
+        tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
+                   and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)]
         if not tensors:
             continue
         total = sum(t.bytes for t in tensors)
@@ -142,10 +173,14 @@ def _held(run: RunCost) -> CostHeadline | None:
     return best
 
 
+def _dump(ref: str) -> str:
+    return ref.rsplit("#", 1)[0]
+
+
 def _undonated(run: RunCost) -> CostHeadline | None:
     best = None
     for g in _compiled(run):
-        if not g.undonated:
+        if not g.undonated or framework_of(g.name) not in UNDONATED_FRAMEWORKS:
             continue
         total = sum(u.bytes for u in g.undonated)
         if best is None or total > best.bytes:

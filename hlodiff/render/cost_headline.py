@@ -60,6 +60,10 @@ def fix(h: CostHeadline) -> str:
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
     if h.kind == "not_donated":
+        if h.framework == "torch_xla":
+            return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
+                    "rebinding new tensors, and keep no other reference to the old ones: torch_xla then donates "
+                    "their buffers to the outputs")
         return ("donate the inputs the step replaces (jax.jit(..., donate_argnums=...)) and do not use them after "
                 "the call, so that the outputs are written into their buffers")
     return ""
