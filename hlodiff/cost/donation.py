@@ -112,6 +112,8 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     for k, (shape, producer) in enumerate(zip(outs, producers)):
         if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
             continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
+        if _through_views(producer, module).opcode == "parameter":
+            continue  # the input itself handed back (JAX's device_put stage): nothing computed
         param = _replaced_parameter(producer, shape, module, by_number, taken)
         if param is None:
             continue
@@ -132,6 +134,13 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
 def _number(param: Instruction, position: int) -> int:
     """The parameter's number (``parameter(3)``), else its position."""
     return param.parameter_number if param.parameter_number is not None else position
+
+
+def _through_views(inst: Instruction, module: Module) -> Instruction:
+    insts = module.entry.by_name()
+    while inst.opcode in ("bitcast", "copy") and inst.operands and inst.operands[0] in insts:
+        inst = insts[inst.operands[0]]
+    return inst
 
 
 def _flat_indices(module: Module) -> list[tuple[int, ...]]:
