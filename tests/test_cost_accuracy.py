@@ -23,8 +23,9 @@ WRONG_NOW = {
     # the truth's design was wrong (written before hlodiff ran, kept as written): in torch_xla 2.9 `.item()`
     # executes the loss alone and leaves the gradients pending, so the step's graph recomputes the forward and
     # backward; no gradient crosses (record's report before that graph reads only the weights and the batch).
-    # hlodiff's null headline is right about what crosses, and silent about the forward run twice a step
-    "cost/xla_item_mid_step": "kind/line/fix: no headline (the truth wants gradients held across graphs at :16)",
+    # hlodiff tells what happens instead (a read inside the step, its work computed again), at the truth's line,
+    # with the truth's fix; only the kind differs
+    "cost/xla_item_mid_step": "kind: read_in_step (the truth wants held_across_graphs)",
 }
 
 CASES = score_cost.cost_cases()

@@ -191,7 +191,7 @@ def test_gradients_into_the_optimizer_of_an_accumulating_run_are_no_finding():
 def test_precedence_orders_the_findings():
     """Every kind the finders make is in the table, once; a donation asked for and lost heads."""
     assert sorted(PRECEDENCE) == sorted({"donation_unusable", "loop_buffer_copy", "held_across_graphs",
-                                         "not_donated"})
+                                         "read_in_step", "not_donated"})
     from hlodiff.cost.donation import Undonated, UnusableDonation
 
     g = _graph("run#0", name="jit_step", undonated=[Undonated(1, 0, "f32[64]", 256)],
@@ -242,3 +242,55 @@ def test_a_run_with_nothing_costly_opens_with_its_counts():
     assert out.startswith("1 graph, 1 compiled")
     doc = cli_json("cost", str(FIXTURES / "jax" / "scan_buffer" / "scan_out"), codes=(0,))
     assert doc["headline"] is None
+
+
+# ---- a value read inside the step (hlodiff/cost/reads.py) ----------------------------------------------------
+
+READ_AT = SourceFrame("/home/user/project/train.py", 16, "<module>")
+DOT = ("dot", "f32[16,128]")
+
+
+def _step_pairs(n: int, read_ops=None, step_ops=None, first="read", then="sync"):
+    graphs = []
+    for i in range(n):
+        graphs.append(_graph(f"run#{2 * i}", name="SyncTensorsGraph.82", trigger=READ_AT, sync_call=first,
+                             heavy_ops=dict(read_ops or {DOT: 1})))
+        graphs.append(_graph(f"run#{2 * i + 1}", name="SyncTensorsGraph.174", trigger=SYNC_AT, sync_call=then,
+                             heavy_ops=dict(step_ops or {DOT: 1, ("dot", "f32[128,32]"): 1})))
+    return graphs
+
+
+def test_a_read_before_the_sync_every_step_heads_with_its_line():
+    head = cost_headline(RunCost(_step_pairs(3)))
+    assert (head.kind, head.location, head.then_at, head.times, head.recomputed, head.cut) == \
+        ("read_in_step", READ_AT, SYNC_AT, 3, True, "read")
+
+
+def test_a_read_whose_work_the_step_does_not_repeat_says_no_recomputation():
+    head = cost_headline(RunCost(_step_pairs(2, step_ops={("dot", "f32[4,4]"): 1})))
+    assert head.kind == "read_in_step" and head.recomputed is False
+
+
+def test_a_read_once_is_no_finding():
+    """A loss printed at the end of an epoch costs one execution, not one per step."""
+    assert cost_headline(RunCost(_step_pairs(1))) is None
+
+
+@pytest.mark.parametrize("first", ["sync", "save", "compiled", None])
+def test_graphs_the_user_or_torch_compile_asked_for_are_no_read(first):
+    assert cost_headline(RunCost(_step_pairs(3, first=first))) is None
+
+
+def test_a_read_after_the_sync_runs_no_graph_and_is_no_finding():
+    """xla_one_sync_control reads the loss after the sync: the value is there, nothing executes (no read graph)."""
+    graphs = [_graph(f"run#{i}", name="SyncTensorsGraph.1", trigger=SYNC_AT, sync_call="sync") for i in range(4)]
+    assert cost_headline(RunCost(graphs)) is None
+
+
+def test_reads_in_step_on_real_captures():
+    """if_loss_spike's `if loss > 4.0` reads the loss every step, before the step's sync; the step's graph runs the
+    forward again."""
+    doc = cli_json("cost", str(FIXTURES / "scenarios" / "torch_xla" / "if_loss_spike"), codes=(0,))
+    head = doc["headline"]
+    assert (head["kind"], head["location"]["line"], head["recomputed"]) == ("read_in_step", 14, True)
+    assert "add_step_closure" in head["fix"]

@@ -1,6 +1,6 @@
 """The first finding of ``hlodiff cost``: the one thing a user must read before the table of figures.
 
-The table says what every graph costs; a user asks what to change. Four findings name a line to change and what
+The table says what every graph costs; a user asks what to change. Five findings name a line to change and what
 it costs, each from evidence the run's own files hold (none is a guess from sizes):
 
 * ``donation_unusable``: a parameter was donated but no output could take its buffer (the module header's
@@ -10,6 +10,8 @@ it costs, each from evidence the run's own files hold (none is a guess from size
   next within a step, because something ended a graph in the middle of the step (a sync, or a value read); the
   parameters and optimizer state a step hands the next step are no finding (one graph per step hands them on too),
   nor gradients accumulated from one micro-batch graph to the next (accumulation's own design).
+* ``read_in_step``: a value read inside the step (``loss.item()`` before ``opt.step()``) executes a graph of its
+  own every step, and the step's graph often computes that work again (:mod:`hlodiff.cost.reads`).
 * ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
   new are held together (:mod:`hlodiff.cost.donation`).
 
@@ -22,12 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlodiff.cost.model import GraphCost, RunCost, frame_json
+from hlodiff.cost.reads import reads_in_step
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.hlo.model import SourceFrame
 
-PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "not_donated")
+PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "read_in_step", "not_donated")
 """Which finding heads when several are present: a donation asked for and lost is a plain defect with a plain fix;
-a copy per iteration costs time every step; held tensors and undonated state cost memory."""
+a copy per iteration costs time every step; held tensors cost memory; a read inside the step costs an execution
+(and often the work again) every step; undonated state costs memory the user opted out of saving."""
 
 HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZER),
               ("gradient", BACKWARD, OPTIMIZER)}
@@ -57,10 +61,11 @@ sync bounding each graph by design. In such a run the last micro-batch's graph, 
 
 SYNC_FUNCTIONS = {("torch_xla.py", "sync"): "sync", ("xla_model.py", "mark_step"): "sync",
                   ("xla_model.py", "optimizer_step"): "sync", ("torch_xla.py", "step"): "sync",
-                  ("xla_model.py", "save"): "save"}
-"""torch_xla's own frames on an execution's stack that say the user asked for the graph's end: (file name,
-function) -> how. An execution whose stack has none of them was forced by a read (``.item()``, ``.cpu()``,
-``print(t)``), which runs in C++ and leaves only the user's frame."""
+                  ("xla_model.py", "save"): "save", ("dynamo_bridge.py", "optimized_mod"): "compiled"}
+"""torch_xla's own frames on an execution's stack that say how the graph was asked for: (file name, function) ->
+``sync`` / ``save`` (the user ended it), ``compiled`` (torch.compile's bridge ran a compiled graph). An execution
+whose stack has none of them was forced by a read (``.item()``, ``.cpu()``, ``print(t)``, ``if t > 0``), which
+runs in C++ and leaves only the caller's frames."""
 
 
 @dataclass(slots=True)
@@ -87,13 +92,20 @@ class CostHeadline:
     """``donation_unusable``: the output that differs from the donated array in ``mismatch`` only."""
     loop: str | None = None
     framework: str | None = None
+    times: int = 1
+    """How often the finding's program (the same crossing, the same read) ran in the run."""
+    recomputed: bool | None = None
+    """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
+    then_at: SourceFrame | None = None
+    """``read_in_step``: the sync that ends the step after the read."""
     """``jax`` | ``torch_xla`` | None, from the module's name (:data:`FRAMEWORK_PREFIXES`): the fix differs."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "framework": self.framework, "bytes": self.bytes,
                 "location": frame_json(self.location),
                 "count": self.count, "role": self.role, "cut": self.cut, "mismatch": self.mismatch,
-                "closest": self.closest, "loop": self.loop, "shapes": list(self.shapes)}
+                "closest": self.closest, "loop": self.loop, "shapes": list(self.shapes), "times": self.times,
+                "recomputed": self.recomputed, "then_at": frame_json(self.then_at)}
 
 
 def sync_call(frames) -> str | None:
@@ -166,11 +178,24 @@ def _held(run: RunCost) -> CostHeadline | None:
         if best is not None and total <= best.bytes:
             continue
         source = by_ref.get(b.source)
+        times = sum(1 for o in run.boundaries if by_ref.get(o.source) is not None and source is not None
+                    and by_ref[o.source].name == source.name and _dump(o.source) == _dump(b.source)
+                    and any((t.role, o.source_phase, o.target_phase) in HELD_ROLES for t in o.tensors))
         role = max({t.role for t in tensors}, key=lambda r: sum(t.bytes for t in tensors if t.role == r))
         best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
-                            len(tensors), role=role, cut=source.sync_call if source else None,
+                            len(tensors), role=role, cut=source.sync_call if source else None, times=times,
                             shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4])
     return best
+
+
+def _read_in_step(run: RunCost) -> CostHeadline | None:
+    found = reads_in_step(run.graphs)
+    if not found:
+        return None
+    r = found[0]
+    read = next(g for g in run.graphs if g.ref == r.read)
+    return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
+                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at)
 
 
 def _dump(ref: str) -> str:
@@ -191,4 +216,4 @@ def _undonated(run: RunCost) -> CostHeadline | None:
 
 
 _FINDERS = {"donation_unusable": _unusable, "loop_buffer_copy": _loop_copies, "held_across_graphs": _held,
-            "not_donated": _undonated}
+            "read_in_step": _read_in_step, "not_donated": _undonated}

@@ -155,6 +155,8 @@ class GraphCost:
     sync_call: str | None = None
     """How the execution was asked for: ``sync``, ``save``, ``read`` (:func:`hlodiff.cost.headline.sync_call`)."""
     called_at: SourceFrame | None = None
+    heavy_ops: dict | None = field(default=None, repr=False)
+    """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""
     """The user's line that called the jitted function (JAX's cache-miss call site), when a JAX log gives it."""
 
     @property

@@ -34,7 +34,12 @@ def summary(h: CostHeadline) -> str:
                 "gradient": "gradients"}.get(h.role or "", "tensors")
         ended = {"sync": "a sync", "save": "a save", "read": "a value read"}.get(h.cut or "", "something")
         return (f"{_plural(h.count, 'tensor')} ({what}, {human_bytes(h.bytes)}) cross from {h.graph} to the next "
-                f"graph every step: {ended}{_at(h)} ends a graph in the middle of the step")
+                f"graph ({_times(h.times)} in this run): {ended}{_at(h)} ends a graph in the middle of the step")
+    if h.kind == "read_in_step":
+        then = f" at {h.then_at.short()}" if h.then_at is not None else ""
+        again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
+        return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
+                f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated":
         return (f"{h.graph} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
                 f"into buffers of their own: old and new are held together")
@@ -59,6 +64,9 @@ def fix(h: CostHeadline) -> str:
                     "graph")
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
+    if h.kind == "read_in_step":
+        return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
+                "graph has computed it), so that each step is one graph")
     if h.kind == "not_donated":
         if h.framework == "torch_xla":
             return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
@@ -67,6 +75,10 @@ def fix(h: CostHeadline) -> str:
         return ("donate the inputs the step replaces (jax.jit(..., donate_argnums=...)) and do not use them after "
                 "the call, so that the outputs are written into their buffers")
     return ""
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def headline_json(h: CostHeadline | None) -> dict | None:
@@ -90,4 +102,4 @@ def render_headline(console: Console, run: RunCost) -> None:
 
 
 def _at_tail(h: CostHeadline) -> str:
-    return "" if h.kind == "held_across_graphs" else _at(h)
+    return "" if h.kind in ("held_across_graphs", "read_in_step") else _at(h)
