@@ -91,21 +91,24 @@ class CostHeadline:
     closest: str | None = None
     """``donation_unusable``: the output that differs from the donated array in ``mismatch`` only."""
     loop: str | None = None
+    """``loop_buffer_copy``: the while loop whose body copies the buffer."""
+    module: str | None = None
+    """The graph's module name (``jit_train_step``, ``SyncTensorsGraph.95``)."""
     framework: str | None = None
+    """``jax`` | ``torch_xla`` | None, from the module's name (:data:`FRAMEWORK_PREFIXES`): the fix differs."""
     times: int = 1
     """How often the finding's program (the same crossing, the same read) ran in the run."""
     recomputed: bool | None = None
     """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
     then_at: SourceFrame | None = None
     """``read_in_step``: the sync that ends the step after the read."""
-    """``jax`` | ``torch_xla`` | None, from the module's name (:data:`FRAMEWORK_PREFIXES`): the fix differs."""
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "graph": self.graph, "framework": self.framework, "bytes": self.bytes,
-                "location": frame_json(self.location),
-                "count": self.count, "role": self.role, "cut": self.cut, "mismatch": self.mismatch,
-                "closest": self.closest, "loop": self.loop, "shapes": list(self.shapes), "times": self.times,
-                "recomputed": self.recomputed, "then_at": frame_json(self.then_at)}
+        return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
+                "bytes": self.bytes, "location": frame_json(self.location), "count": self.count, "role": self.role,
+                "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
+                "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
+                "then_at": frame_json(self.then_at)}
 
 
 def sync_call(frames) -> str | None:
@@ -127,6 +130,7 @@ def cost_headline(run: RunCost) -> CostHeadline | None:
     if head is not None:
         graph = next((g for g in run.graphs if g.ref == head.graph), None)
         head.framework = framework_of(graph.name) if graph is not None else None
+        head.module = graph.name if graph is not None else None
     return head
 
 

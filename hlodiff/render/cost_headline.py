@@ -19,13 +19,18 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
+def _graph(h: CostHeadline) -> str:
+    """``jit_train_step (run/dump#7)``: JAX names the function; torch_xla's module names say nothing more."""
+    return f"{h.module} ({h.graph})" if h.framework == "jax" and h.module else h.graph
+
+
 def summary(h: CostHeadline) -> str:
     shapes = ", ".join(h.shapes)
     if h.kind == "donation_unusable":
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
         return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
-                f"{h.graph}{why}; the donation is dropped and old and new values are both held")
+                f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
@@ -41,7 +46,7 @@ def summary(h: CostHeadline) -> str:
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated":
-        return (f"{h.graph} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
+        return (f"{_graph(h)} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
                 f"into buffers of their own: old and new are held together")
     return h.kind
 
