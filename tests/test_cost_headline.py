@@ -294,3 +294,11 @@ def test_reads_in_step_on_real_captures():
     head = doc["headline"]
     assert (head["kind"], head["location"]["line"], head["recomputed"]) == ("read_in_step", 14, True)
     assert "add_step_closure" in head["fix"]
+
+
+def test_the_html_report_opens_with_the_same_finding(tmp_path):
+    page = tmp_path / "cost.html"
+    cli("cost", str(FIXTURES / "jax" / "scan_buffer" / "carry"), "--html", str(page), "-q")
+    text = page.read_text()
+    assert "<b>first:</b> a loop-carried buffer f32[6,2,4,32,16] is copied whole" in text
+    assert "scan_buffer.py:73" in text and "<b>fix:</b> emit each iteration" in text

@@ -25,6 +25,12 @@ def _graph(h: CostHeadline) -> str:
 
 
 def summary(h: CostHeadline) -> str:
+    """One sentence with the user's line (held and read findings name it inside; the others at the end)."""
+    text = _sentence(h)
+    return text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+
+
+def _sentence(h: CostHeadline) -> str:
     shapes = ", ".join(h.shapes)
     if h.kind == "donation_unusable":
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
@@ -101,10 +107,6 @@ def render_headline(console: Console, run: RunCost) -> None:
     h = cost_headline(run)
     if h is None:
         return
-    console.print(Hanging(Text.assemble(("first: ", "bold"), summary(h) + _at_tail(h)), 2), highlight=False)
+    console.print(Hanging(Text.assemble(("first: ", "bold"), summary(h)), 2), highlight=False)
     console.print(Hanging(Text.assemble(("fix: ", "bold"), fix(h)), 2), highlight=False)
     console.print()
-
-
-def _at_tail(h: CostHeadline) -> str:
-    return "" if h.kind in ("held_across_graphs", "read_in_step") else _at(h)
