@@ -109,12 +109,14 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     producers = output_producers(module) if root.shape.is_tuple else [root]
     undonated: list[Undonated] = []
     taken: set[int] = set(aliased_params)
+    entry = module.entry.by_name()  # once per module: a torch_xla step has thousands of outputs
+    comps = {c.name: c for c in module.computations}
     for k, (shape, producer) in enumerate(zip(outs, producers)):
         if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
             continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
-        if _through_views(producer, module).opcode == "parameter":
+        if _through_views(producer, entry).opcode == "parameter":
             continue  # the input itself handed back (JAX's device_put stage): nothing computed
-        param = _replaced_parameter(producer, shape, module, by_number, taken)
+        param = _replaced_parameter(producer, shape, entry, comps, by_number, taken)
         if param is None:
             continue
         taken.add(param)
@@ -136,8 +138,7 @@ def _number(param: Instruction, position: int) -> int:
     return param.parameter_number if param.parameter_number is not None else position
 
 
-def _through_views(inst: Instruction, module: Module) -> Instruction:
-    insts = module.entry.by_name()
+def _through_views(inst: Instruction, insts: dict[str, Instruction]) -> Instruction:
     while inst.opcode in ("bitcast", "copy") and inst.operands and inst.operands[0] in insts:
         inst = insts[inst.operands[0]]
     return inst
@@ -161,15 +162,13 @@ def _flat_indices(module: Module) -> list[tuple[int, ...]]:
     return out
 
 
-def _replaced_parameter(producer: Instruction, shape, module: Module, by_number: dict[int, Instruction],
-                        taken: set[int]) -> int | None:
+def _replaced_parameter(producer: Instruction, shape, entry: dict[str, Instruction], comps: dict,
+                        by_number: dict[int, Instruction], taken: set[int]) -> int | None:
     """The number of the parameter of ``shape`` whose new value ``producer`` computes, or None: the first entry
     parameter of that exact shape reached from ``producer`` through elementwise arithmetic alone (into a fusion's
     computation and back out through its operands; a multi-output fusion's ``get-tuple-element`` follows its own
     output)."""
     want = shape.without_layout()
-    entry = module.entry.by_name()
-    comps = {c.name: c for c in module.computations}
     for number in _elementwise_reads(producer, want, entry, entry, comps, None, 0):
         if number in by_number and number not in taken:
             return number
@@ -205,20 +204,28 @@ def _elementwise_reads(inst: Instruction | None, want, insts: dict, entry: dict,
         if source is not None and source.opcode == "fusion" and index is not None and index.isdigit():
             called = comps.get((source.attrs.get("calls") or "").lstrip("%"))
             if called is not None and called.root.opcode == "tuple" and int(index) < len(called.root.operands):
-                inner = called.by_name()
+                inner = _names(called, comps)
                 yield from _elementwise_reads(inner.get(called.root.operands[int(index)]), want, inner, entry,
                                               comps, source, depth + 1)
         return
     if inst.opcode == "fusion" and fusion is None:
         called = comps.get((inst.attrs.get("calls") or "").lstrip("%"))
         if called is not None:
-            inner = called.by_name()
+            inner = _names(called, comps)
             yield from _elementwise_reads(called.root, want, inner, entry, comps, inst, depth + 1)
         return
     if inst.opcode not in UPDATE_OPCODES or inst.opcode == "fusion":
         return
     for name in inst.operands:
         yield from _elementwise_reads(insts.get(name), want, insts, entry, comps, fusion, depth + 1)
+
+
+def _names(comp, comps: dict) -> dict[str, Instruction]:
+    """A fused computation's instructions by name, built once per module walk (kept in ``comps``)."""
+    key = ("#names", comp.name)
+    if key not in comps:
+        comps[key] = comp.by_name()
+    return comps[key]
 
 
 def _why_no_output(shape, outs) -> tuple[str | None, str | None]:
