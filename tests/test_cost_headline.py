@@ -302,3 +302,12 @@ def test_the_html_report_opens_with_the_same_finding(tmp_path):
     text = page.read_text()
     assert "<b>first:</b> a loop-carried buffer f32[6,2,4,32,16] is copied whole" in text
     assert "scan_buffer.py:73" in text and "<b>fix:</b> emit each iteration" in text
+
+
+@pytest.mark.parametrize("cut,words", [("sync", "one sync per step"), ("read", "add_step_closure"),
+                                       ("save", "save after the step's sync"), (None, "one sync per step")])
+def test_the_held_fix_follows_what_ended_the_graph(cut, words):
+    from hlodiff.render.cost_headline import fix
+
+    h = CostHeadline("held_across_graphs", "run#0", 64, SYNC_AT, role="activation", cut=cut)
+    assert words in fix(h)

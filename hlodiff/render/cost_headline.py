@@ -73,6 +73,8 @@ def fix(h: CostHeadline) -> str:
         if h.cut == "read":
             return ("read the value after the step's sync, or in xm.add_step_closure, so that the whole step is one "
                     "graph")
+        if h.cut == "save":
+            return "save after the step's sync (xm.save syncs what it saves), so that the whole step is one graph"
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
     if h.kind == "read_in_step":
