@@ -311,3 +311,29 @@ def test_the_held_fix_follows_what_ended_the_graph(cut, words):
 
     h = CostHeadline("held_across_graphs", "run#0", 64, SYNC_AT, role="activation", cut=cut)
     assert words in fix(h)
+
+
+def test_a_gradient_with_weight_decay_is_no_undonated_state():
+    """fixtures/jax/grad_weight_decay: `jax.grad` of a loss with L2 decay reads the weight elementwise, like an
+    update, but JAX's op_name marks it reverse-mode (`transpose(jvp())`); the caller keeps the weight."""
+    folder = FIXTURES / "jax" / "grad_weight_decay"
+    doc = cli_json("cost", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=(0,))
+    assert doc["headline"] is None
+    step = [g for g in doc["graphs"] if g["name"] == "jit_loss_fn"]
+    assert step and step[0]["undonated"] == []
+
+
+def test_the_same_update_outside_autodiff_is_undonated_state():
+    """The row's other side: `w - lr * g` in a jitted step (jax_adam_no_donate) is the weight's new value."""
+    folder = FIXTURES / "scenarios" / "cost" / "jax_adam_no_donate"
+    doc = cli_json("cost", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=(0,))
+    assert (doc["headline"]["kind"], doc["headline"]["count"], doc["headline"]["location"]["line"]) == \
+        ("not_donated", 6, 34)
+
+
+@pytest.mark.parametrize("marker", __import__("hlodiff.cost.donation", fromlist=["x"]).GRADIENT_OP_MARKERS)
+def test_each_gradient_marker_keeps_an_elementwise_read_of_the_weight_out(marker):
+    text = ("HloModule jit_grad\n\nENTRY main {\n  w = f32[4,2] parameter(0)\n  d = f32[4,2] parameter(1)\n"
+            f"  ROOT g = f32[4,2] add(d, w), metadata={{op_name=\"jit(loss)/{marker}())/add_any\"}}\n}}\n")
+    assert _facts(text) == ([], [])
+    assert _facts(text.replace(marker, "sub"))[0] != []  # the same arithmetic outside autodiff is an update

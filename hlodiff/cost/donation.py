@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from hlodiff.cost.memory import output_producers, output_shapes
 from hlodiff.cost.source import SourceLocator
 from hlodiff.errors import HlodiffError
-from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias
+from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias, parse_metadata
 from hlodiff.hlo.model import Instruction, Module, SourceFrame
 
 UPDATE_OPCODES = frozenset((
@@ -81,6 +81,12 @@ class UnusableDonation:
                 "closest": self.closest}
 
 
+GRADIENT_OP_MARKERS = ("transpose(jvp",)
+"""Words of JAX's ``op_name`` metadata that mark reverse-mode autodiff (``jit(loss)/transpose(jvp())/add_any``): an
+output computed there is a gradient, even when it reads its weight elementwise (weight decay folded into the loss:
+``g + 2 * wd * w``); the caller keeps the weight, so it is no replaced input."""
+
+
 def is_jax_own_module(name: str) -> bool:
     """``jit_tanh``, ``jit_stage``, ``jit__mean``: a module JAX compiled for an operation run eagerly."""
     if not name.startswith("jit_"):
@@ -116,6 +122,8 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
             continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
         if _through_views(producer, entry).opcode == "parameter":
             continue  # the input itself handed back (JAX's device_put stage): nothing computed
+        if _is_gradient(producer, entry, comps):
+            continue
         param = _replaced_parameter(producer, shape, entry, comps, by_number, taken)
         if param is None:
             continue
@@ -136,6 +144,33 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
 def _number(param: Instruction, position: int) -> int:
     """The parameter's number (``parameter(3)``), else its position."""
     return param.parameter_number if param.parameter_number is not None else position
+
+
+def _is_gradient(producer: Instruction, entry: dict[str, Instruction], comps: dict) -> bool:
+    """The output is computed by reverse-mode autodiff (:data:`GRADIENT_OP_MARKERS` in its op_name, or in the
+    op_name of the fused instruction a multi-output fusion gives it)."""
+    inst = producer
+    if inst.opcode == "get-tuple-element" and inst.operands:
+        source = entry.get(inst.operands[0])
+        index = inst.attrs.get("index")
+        if source is not None and source.opcode == "fusion":
+            called = comps.get((source.attrs.get("calls") or "").lstrip("%"))
+            if (called is not None and called.root.opcode == "tuple" and index is not None and index.isdigit()
+                    and int(index) < len(called.root.operands)):
+                inst = _names(called, comps).get(called.root.operands[int(index)]) or source
+            else:
+                inst = source
+    return any(m in _op_name(inst) for m in GRADIENT_OP_MARKERS)
+
+
+def _op_name(inst: Instruction) -> str:
+    raw = inst.attrs.get("metadata")
+    if not raw:
+        return ""
+    try:
+        return parse_metadata(raw).op_name or ""
+    except HlodiffError:
+        return ""
 
 
 def _through_views(inst: Instruction, insts: dict[str, Instruction]) -> Instruction:
