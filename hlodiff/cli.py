@@ -535,7 +535,9 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
         from hlodiff.render.reports import write_cost_html
 
         write_cost_html(html_path, run, warnings, [*paths, *debug_logs, *([tensors_report] if tensors_report else [])])
-    _show(as_json, "cost", run.to_json, warnings, lambda console: render_cost(console, run))
+    from hlodiff.render.cost_headline import cost_document
+
+    _show(as_json, "cost", lambda: cost_document(run), warnings, lambda console: render_cost(console, run))
 
 
 @main.command("compare-runs")

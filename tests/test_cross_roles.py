@@ -25,6 +25,7 @@ def tensor(*frames: SourceFrame, ops=("aten::mm",), root_located=True) -> LiveTe
 MEANING = {
     (FORWARD, BACKWARD): "activation",
     (BACKWARD, BACKWARD): "gradient",
+    (FORWARD, OPTIMIZER): "activation",
     (BACKWARD, OPTIMIZER): "gradient",
     (OPTIMIZER, FORWARD): "parameter",
     (OPTIMIZER, BACKWARD): "parameter",
@@ -60,7 +61,7 @@ def test_an_optimizer_output_an_nn_parameter_held_is_a_parameter():
 
 def test_a_pair_no_row_names_is_other():
     assert role_of(BACKWARD, FORWARD) == "other"
-    assert role_of(FORWARD, OPTIMIZER) == "other"
+    assert role_of(OPTIMIZER, None) == "other"
 
 
 @pytest.mark.parametrize("row", PHASE_FRAMES, ids=lambda r: f"{r[0]}{r[1] or ''}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hlodiff import progress
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
+from hlodiff.cost.donation import donation_facts
+from hlodiff.cost.reads import heavy_ops
 from hlodiff.cost.loops import contexts
 from hlodiff.cost.memory import aliased_bytes, output_producers, output_shapes, outputs, parameters
 from hlodiff.cost.peak import estimate_peak
@@ -19,6 +21,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         ctxs, loops = contexts(module)
         where = SourceLocator(module)
         estimate = estimate_peak(module)
+        undonated, unusable = donation_facts(module, where)
     return GraphCost(
         ref=ref or module.path, index=index, name=module.name, instructions=module.instruction_count(),
         parameters=parameters(module), outputs=outputs(module), aliased_bytes=aliased_bytes(module),
@@ -33,6 +36,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         parameter_shapes=[str(p.shape.without_layout()) for p in module.entry.parameters()],
         parameters_without_source=_without_source(module, where),
         output_ops=_output_ops(module, where),
+        undonated=undonated, unusable_donations=unusable, heavy_ops=heavy_ops(module),
     )
 
 

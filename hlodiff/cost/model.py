@@ -147,6 +147,17 @@ class GraphCost:
     """A live-tensor report came before this graph (what crossed into it is named)."""
     peak_rounding: int = 0
     """How far the rounding of torch_xla's figures can put ``peak_bytes`` off, either way (``torch_xla`` only)."""
+    undonated: list = field(default_factory=list)
+    """Outputs that are a parameter's new value in a buffer of their own (:mod:`hlodiff.cost.donation`), judged only
+    where the module header tells the aliasing (``aliased_source == "hlo"``)."""
+    unusable_donations: list = field(default_factory=list)
+    """Donated parameters no output took (:class:`hlodiff.cost.donation.UnusableDonation`)."""
+    sync_call: str | None = None
+    """How the execution was asked for: ``sync``, ``save``, ``read`` (:func:`hlodiff.cost.headline.sync_call`)."""
+    called_at: SourceFrame | None = None
+    heavy_ops: dict | None = field(default=None, repr=False)
+    """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""
+    """The user's line that called the jitted function (JAX's cache-miss call site), when a JAX log gives it."""
 
     @property
     def peak_rounding_bytes(self) -> int | None:
@@ -190,6 +201,9 @@ class GraphCost:
             "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
             "phase": self.phase,
             "unknowns": [u.to_json() for u in self.unknowns],
+            "undonated": [u.to_json() for u in self.undonated] if self.aliased_source == "hlo" else None,
+            "unusable_donations": [u.to_json() for u in self.unusable_donations],
+            "called_at": frame_json(self.called_at),
         }
 
 

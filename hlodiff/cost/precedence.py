@@ -40,6 +40,8 @@ def settle(cost: GraphCost, module: Module, record_kind: str | None, memory: Tor
         cost.unknowns.append(DONATION_UNKNOWN)
     else:
         cost.aliased_source = "hlo"
+    if cost.aliased_source != "hlo":  # the header does not tell the donation: no update is judged undonated
+        cost.undonated = []
     if cost.peak_source != "xla" and memory is not None:
         peak = torch_xla_peak(cost, module, memory)
         if peak is not None:

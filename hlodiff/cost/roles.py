@@ -40,6 +40,9 @@ backward entry points mark a backward: a custom ``autograd.Function``'s forward 
 ROLE_RULES: tuple[tuple[str | None, str | None, str], ...] = (
     # (phase that made it, phase of the graph reading it: None = any, role)
     (FORWARD, BACKWARD, ACTIVATION),          # saved by autograd for the backward that reads it
+    (FORWARD, OPTIMIZER, ACTIVATION),         # ... read by a graph running the backward and the optimizer's step
+                                              # (its phase is the latest): an optimizer step alone reads no
+                                              # forward output (pytorch/xla#6347: a sync after the forward only)
     (BACKWARD, BACKWARD, GRADIENT),           # accumulated by the next microbatch's backward
     (BACKWARD, OPTIMIZER, GRADIENT),          # consumed by the optimizer's step
     (OPTIMIZER, FORWARD, PARAMETER),          # the updated weights the next step's forward reads

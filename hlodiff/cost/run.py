@@ -16,6 +16,7 @@ from dataclasses import replace
 from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
+from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
@@ -94,6 +95,7 @@ def run_cost(paths: list[str], warnings: list[InputWarning], *, stage: str | Non
         graph.loaded = graph.compiled and record.kind == "xla_dump" and record.stage == LOADED_STAGE
     times = read_compile_times(list(compile_logs), warnings) if compile_logs else CompileTimes()
     _attach_compile_times(records, graphs, times, warnings)
+    _attach_call_sites(records, graphs, list(compile_logs))
     run = RunCost(graphs)
     run.compile_seconds, run.compile_seconds_source = _run_compile_seconds(graphs, times, bool(picked))
     loads = [g.compile_seconds for g in graphs if g.loaded and g.compile_seconds is not None]
@@ -156,7 +158,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     first = seen.get(key) if key[1] is not None else None
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                           trigger=_trigger(record)))
+                           trigger=_trigger(record), sync_call=sync_call(record.frames)))
         return
     try:
         module = record.module()
@@ -172,6 +174,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     cost = settle(module_cost(module, ref=record.ref, index=record.index, xla=xla), module, record.kind,
                   torch_xla.get(record.graph_hash or ""))
     cost.trigger = _trigger(record)
+    cost.sync_call = sync_call(record.frames)
     if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
         estimated.append(record)
     if key[1] is not None:
@@ -188,6 +191,30 @@ def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], t
     seconds = compile_seconds(records, [g.compiled for g in graphs], times, warnings)
     for position, value in seconds.items():
         graphs[position].compile_seconds = value
+
+
+def _attach_call_sites(records: list[GraphRecord], graphs: list[GraphCost], logs: list[str]) -> None:
+    """Each JAX module's call site (the user's line that called the jitted function), from the cache misses of a
+    JAX log among ``logs``: the HLO names no such line, and it is where ``donate_argnums`` is decided."""
+    from hlodiff.dumps.jax_log import join_modules, looks_like_jax_log, read_jax_log
+
+    dumped = [i for i, r in enumerate(records) if r.kind in DUMPED_KINDS and graphs[i].compiled]
+    if not dumped:
+        return
+    for path in logs:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if not looks_like_jax_log(head):
+            continue
+        joined = join_modules(read_jax_log(path), [graphs[i].name for i in dumped])
+        for i, compilation in zip(dumped, joined):
+            miss = compilation.cache_miss if compilation is not None else None
+            if miss is not None and miss.call_site is not None and graphs[i].called_at is None:
+                graphs[i].called_at = miss.call_site
+        return
 
 
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
+from hlodiff.render.cost_headline import render_headline
 from hlodiff.render.fit import Column, FitTable
 from hlodiff.render.terminal import Hanging, human_bytes
 
@@ -35,6 +36,7 @@ def render_cost(console: Console, run: RunCost) -> None:
         head += f", {seconds_text(run.compile_seconds)} compiling ({escape(run.compile_seconds_source or '')})"
     if run.load_seconds is not None:
         head += f", {seconds_text(run.load_seconds)} loading"
+    render_headline(console, run)
     console.print(head, highlight=False)
     table = FitTable(COST_COLUMNS)
     one_source = len({g.ref.rsplit("#", 1)[0] for g in graphs}) == 1

@@ -147,5 +147,7 @@ def write_cost_html(path: str, run, warnings: list, paths: list[str]) -> None:  
     from hlodiff.render.html import write_html
     from hlodiff.render.html.pipeline_view import render_cost_page
 
-    write_html(path, render_cost_page(json_out.document("cost", run.to_json(), warnings)), Inputs.of(paths))
+    from hlodiff.render.cost_headline import cost_document
+
+    write_html(path, render_cost_page(json_out.document("cost", cost_document(run), warnings)), Inputs.of(paths))
 

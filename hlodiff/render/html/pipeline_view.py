@@ -32,6 +32,10 @@ def render_cost_page(doc: dict) -> str:
                   f"{human_bytes(run.get('named_boundary_bytes'))} named crossing between graphs (the total is not "
                   "known)"))
     body = ["<h1>What each graph costs, and what it hands the next</h1>", f"<p class='summary'>{esc(summary)}</p>"]
+    head = doc.get("headline")
+    if head:  # the first finding, as the terminal opens with it (hlodiff/render/cost_headline.py)
+        body.append(f"<p class='summary'><b>first:</b> {esc(head.get('summary'))}</p>"
+                    f"<p class='summary'><b>fix:</b> {esc(head.get('fix'))}</p>")
     for u in doc.get("unknowns") or []:
         body.append(f"<p class='hint'>{esc(u.get('figure'))} unknown: {esc(u.get('reason'))}; given by "
                     f"{esc(u.get('capture'))}</p>")

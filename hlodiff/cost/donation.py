@@ -1,0 +1,276 @@
+"""Which inputs a graph replaces without giving their buffers to the outputs, and which donations it could not use.
+
+A step that returns new parameters or optimizer state, computed from the old ones, holds both while it runs and
+until the caller drops the old: the memory of that state doubles (JAX without ``donate_argnums``: elixir-nx/axon#645,
+keras-core#888). And a donated input that no output can take (no output has its shape and dtype) is dropped with
+at most a warning (jax-ml/jax#9237): the user asked for donation and did not get it.
+
+The evidence is the optimized module alone: the header's ``input_output_alias`` (outputs written into a parameter's
+buffer) and ``buffer_donor`` (parameters donated with no output chosen), and, for an output aliasing nothing, the
+instruction computing it. An output *replaces* a parameter only when that instruction is elementwise arithmetic (or
+a fusion of it) reading the parameter itself, of the output's exact shape: ``p - lr * g``, ``0.9 * m + 0.1 * g``,
+``acc + g``. A gradient shaped like its weight is computed from activations, not read from the weight, so it is no
+replacement (the weight is still needed); a copy of a parameter (JAX's ``jit_stage``, a ``device_put``) is none.
+Only modules whose aliasing the header tells are judged (``aliased_source == "hlo"``: a JAX module or an optimized
+torch_xla module; torch_xla's saved graphs are traced before it decides what to donate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hlodiff.cost.memory import output_producers, output_shapes
+from hlodiff.cost.source import SourceLocator
+from hlodiff.errors import HlodiffError
+from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias, parse_metadata
+from hlodiff.hlo.model import Instruction, Module, SourceFrame
+
+UPDATE_OPCODES = frozenset((
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "select", "clamp", "negate",
+    "convert", "sqrt", "rsqrt", "exp", "log", "tanh", "power", "abs",
+))
+"""Instructions whose output is an elementwise function of their operands: reading a parameter of the output's
+shape, the output is that parameter's new value (``p - lr * g``). A fusion is followed into its computation (XLA
+fuses the update's arithmetic into one loop); a broadcast or a reduction ends the walk (a gradient read from
+activations is no update of its weight)."""
+
+JAX_OWN_MODULES = frozenset((
+    "stage", "convert_element_type", "broadcast_in_dim", "add", "sub", "subtract", "mul", "multiply", "div",
+    "divide", "neg", "negative", "tanh", "exp", "log", "sqrt", "pow", "integer_pow", "abs", "maximum", "minimum",
+    "matmul", "dot_general", "reshape", "transpose", "concatenate", "copy", "where", "select_n", "clip",
+    "true_divide", "square",
+))
+"""JAX modules compiled for one operation run outside the user's jit (``jit_tanh`` for ``jnp.tanh(x)`` on a
+concrete array, ``jit_stage`` for a ``device_put``), named ``jit_<operation>``; JAX's own helper functions are
+named with a leading underscore (``jit__reduce_sum``, ``jit__mean``). Such an eager op's input usually lives on in
+the user's code: not donating it is no finding."""
+
+
+@dataclass(frozen=True, slots=True)
+class Undonated:
+    """Output ``output`` (flat index) is the new value of parameter ``parameter``, in a buffer of its own."""
+
+    parameter: int
+    output: int
+    shape: str
+    bytes: int
+    location: SourceFrame | None = None
+    """The user's line of the update (the instruction computing the output), when the module names one."""
+
+    def to_json(self) -> dict:
+        from hlodiff.cost.model import frame_json
+
+        return {"parameter": self.parameter, "output": self.output, "shape": self.shape, "bytes": self.bytes,
+                "location": frame_json(self.location)}
+
+
+@dataclass(frozen=True, slots=True)
+class UnusableDonation:
+    """Parameter ``parameter`` was donated (``buffer_donor``) but no output aliases it. ``mismatch`` says why no
+    output could take it when one output differs in one respect only: ``dtype`` (same dimensions, another element
+    type: ``closest`` is that output's shape) or ``shape`` (same type, other dimensions); None otherwise."""
+
+    parameter: int
+    shape: str
+    bytes: int
+    mismatch: str | None = None
+    closest: str | None = None
+
+    def to_json(self) -> dict:
+        return {"parameter": self.parameter, "shape": self.shape, "bytes": self.bytes, "mismatch": self.mismatch,
+                "closest": self.closest}
+
+
+GRADIENT_OP_MARKERS = ("transpose(jvp",)
+"""Words of JAX's ``op_name`` metadata that mark reverse-mode autodiff (``jit(loss)/transpose(jvp())/add_any``): an
+output computed there is a gradient, even when it reads its weight elementwise (weight decay folded into the loss:
+``g + 2 * wd * w``); the caller keeps the weight, so it is no replaced input."""
+
+
+def is_jax_own_module(name: str) -> bool:
+    """``jit_tanh``, ``jit_stage``, ``jit__mean``: a module JAX compiled for an operation run eagerly."""
+    if not name.startswith("jit_"):
+        return False
+    rest = name.removeprefix("jit_")
+    return rest.startswith("_") or rest in JAX_OWN_MODULES
+
+
+def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated], list[UnusableDonation]]:
+    """(updates written into new buffers, donations no output took) of one module whose header tells its aliasing."""
+    if is_jax_own_module(module.name):
+        return [], []
+    try:
+        raw = module.attrs.get("input_output_alias")
+        aliases = parse_input_output_alias(raw) if raw else ()
+        donors = parse_buffer_donor(module.attrs["buffer_donor"]) if module.attrs.get("buffer_donor") else ()
+    except HlodiffError:
+        return [], []
+    params = module.entry.parameters()
+    by_number = {_number(p, i): p for i, p in enumerate(params)}
+    aliased_params = {a.parameter for a in aliases if not a.parameter_index}
+    aliased_outputs = {a.output_index for a in aliases}
+    outs = output_shapes(module)
+    flat_index = _flat_indices(module)
+    root = module.entry.root
+    producers = output_producers(module) if root.shape.is_tuple else [root]
+    undonated: list[Undonated] = []
+    taken: set[int] = set(aliased_params)
+    entry = module.entry.by_name()  # once per module: a torch_xla step has thousands of outputs
+    comps = {c.name: c for c in module.computations}
+    for k, (shape, producer) in enumerate(zip(outs, producers)):
+        if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
+            continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
+        if _through_views(producer, entry).opcode == "parameter":
+            continue  # the input itself handed back (JAX's device_put stage): nothing computed
+        if _is_gradient(producer, entry, comps):
+            continue
+        param = _replaced_parameter(producer, shape, entry, comps, by_number, taken)
+        if param is None:
+            continue
+        taken.add(param)
+        undonated.append(Undonated(param, k, str(shape.without_layout()), shape.byte_size(),
+                                   where.frame(producer)))
+    unusable = []
+    for d in donors:
+        p = by_number.get(d.parameter)
+        if p is None or d.parameter in aliased_params or d.parameter_index or p.shape.is_tuple:
+            continue
+        mismatch, closest = _why_no_output(p.shape, outs)
+        unusable.append(UnusableDonation(d.parameter, str(p.shape.without_layout()), p.shape.byte_size(),
+                                         mismatch, closest))
+    return undonated, unusable
+
+
+def _number(param: Instruction, position: int) -> int:
+    """The parameter's number (``parameter(3)``), else its position."""
+    return param.parameter_number if param.parameter_number is not None else position
+
+
+def _is_gradient(producer: Instruction, entry: dict[str, Instruction], comps: dict) -> bool:
+    """The output is computed by reverse-mode autodiff (:data:`GRADIENT_OP_MARKERS` in its op_name, or in the
+    op_name of the fused instruction a multi-output fusion gives it)."""
+    inst = producer
+    if inst.opcode == "get-tuple-element" and inst.operands:
+        source = entry.get(inst.operands[0])
+        index = inst.attrs.get("index")
+        if source is not None and source.opcode == "fusion":
+            called = comps.get((source.attrs.get("calls") or "").lstrip("%"))
+            if (called is not None and called.root.opcode == "tuple" and index is not None and index.isdigit()
+                    and int(index) < len(called.root.operands)):
+                inst = _names(called, comps).get(called.root.operands[int(index)]) or source
+            else:
+                inst = source
+    return any(m in _op_name(inst) for m in GRADIENT_OP_MARKERS)
+
+
+def _op_name(inst: Instruction) -> str:
+    raw = inst.attrs.get("metadata")
+    if not raw:
+        return ""
+    try:
+        return parse_metadata(raw).op_name or ""
+    except HlodiffError:
+        return ""
+
+
+def _through_views(inst: Instruction, insts: dict[str, Instruction]) -> Instruction:
+    while inst.opcode in ("bitcast", "copy") and inst.operands and inst.operands[0] in insts:
+        inst = insts[inst.operands[0]]
+    return inst
+
+
+def _flat_indices(module: Module) -> list[tuple[int, ...]]:
+    """The ``input_output_alias`` index of each flat output: ``()`` for an array ROOT, ``(k,)`` for a tuple's."""
+    root = module.entry.root.shape
+    if not root.is_tuple:
+        return [()]
+    out: list[tuple[int, ...]] = []
+
+    def walk(shape, prefix):
+        if shape.is_tuple:
+            for i, s in enumerate(shape.tuple_shapes):
+                walk(s, prefix + (i,))
+        else:
+            out.append(prefix)
+
+    walk(root, ())
+    return out
+
+
+def _replaced_parameter(producer: Instruction, shape, entry: dict[str, Instruction], comps: dict,
+                        by_number: dict[int, Instruction], taken: set[int]) -> int | None:
+    """The number of the parameter of ``shape`` whose new value ``producer`` computes, or None: the first entry
+    parameter of that exact shape reached from ``producer`` through elementwise arithmetic alone (into a fusion's
+    computation and back out through its operands; a multi-output fusion's ``get-tuple-element`` follows its own
+    output)."""
+    want = shape.without_layout()
+    for number in _elementwise_reads(producer, want, entry, entry, comps, None, 0):
+        if number in by_number and number not in taken:
+            return number
+    return None
+
+
+_MAX_DEPTH = 12
+
+
+def _elementwise_reads(inst: Instruction | None, want, insts: dict, entry: dict, comps: dict,
+                       fusion: Instruction | None, depth: int):
+    """Entry parameter numbers of shape ``want`` read by ``inst`` through elementwise ops (in ``insts``: the entry,
+    or the fused computation of ``fusion``)."""
+    if inst is None or depth > _MAX_DEPTH:
+        return
+    while inst is not None and inst.opcode in ("bitcast", "copy") and inst.operands:
+        inst = insts.get(inst.operands[0])
+    if inst is None:
+        return
+    if inst.opcode == "parameter":
+        if fusion is None:
+            if inst.shape.without_layout() == want and inst.parameter_number is not None:
+                yield inst.parameter_number
+        elif inst.parameter_number is not None and inst.parameter_number < len(fusion.operands):
+            outer = entry.get(fusion.operands[inst.parameter_number])
+            yield from _elementwise_reads(outer, want, entry, entry, comps, None, depth + 1)
+        return
+    if inst.shape.is_tuple or tuple(inst.shape.dims) != tuple(want.dims):
+        return
+    if inst.opcode == "get-tuple-element" and fusion is None and inst.operands:
+        source = insts.get(inst.operands[0])
+        index = inst.attrs.get("index")
+        if source is not None and source.opcode == "fusion" and index is not None and index.isdigit():
+            called = comps.get((source.attrs.get("calls") or "").lstrip("%"))
+            if called is not None and called.root.opcode == "tuple" and int(index) < len(called.root.operands):
+                inner = _names(called, comps)
+                yield from _elementwise_reads(inner.get(called.root.operands[int(index)]), want, inner, entry,
+                                              comps, source, depth + 1)
+        return
+    if inst.opcode == "fusion" and fusion is None:
+        called = comps.get((inst.attrs.get("calls") or "").lstrip("%"))
+        if called is not None:
+            inner = _names(called, comps)
+            yield from _elementwise_reads(called.root, want, inner, entry, comps, inst, depth + 1)
+        return
+    if inst.opcode not in UPDATE_OPCODES or inst.opcode == "fusion":
+        return
+    for name in inst.operands:
+        yield from _elementwise_reads(insts.get(name), want, insts, entry, comps, fusion, depth + 1)
+
+
+def _names(comp, comps: dict) -> dict[str, Instruction]:
+    """A fused computation's instructions by name, built once per module walk (kept in ``comps``)."""
+    key = ("#names", comp.name)
+    if key not in comps:
+        comps[key] = comp.by_name()
+    return comps[key]
+
+
+def _why_no_output(shape, outs) -> tuple[str | None, str | None]:
+    bare = shape.without_layout()
+    for o in outs:
+        o = o.without_layout()
+        if o.dims == bare.dims and o.element_type != bare.element_type:
+            return "dtype", str(o)
+    for o in outs:
+        o = o.without_layout()
+        if o.element_type == bare.element_type and o.dims != bare.dims and o.byte_size() == bare.byte_size():
+            return "shape", str(o)
+    return None, None

@@ -1,0 +1,223 @@
+"""The first finding of ``hlodiff cost``: the one thing a user must read before the table of figures.
+
+The table says what every graph costs; a user asks what to change. Five findings name a line to change and what
+it costs, each from evidence the run's own files hold (none is a guess from sizes):
+
+* ``donation_unusable``: a parameter was donated but no output could take its buffer (the module header's
+  ``buffer_donor`` with no ``input_output_alias`` for it): the user asked for donation and did not get it.
+* ``loop_buffer_copy``: a loop-carried buffer copied whole every iteration (:mod:`hlodiff.cost.copies`, paxml#17).
+* ``held_across_graphs``: activations (forward -> backward) or gradients (backward -> optimizer) one graph hands the
+  next within a step, because something ended a graph in the middle of the step (a sync, or a value read); the
+  parameters and optimizer state a step hands the next step are no finding (one graph per step hands them on too),
+  nor gradients accumulated from one micro-batch graph to the next (accumulation's own design).
+* ``read_in_step``: a value read inside the step (``loss.item()`` before ``opt.step()``) executes a graph of its
+  own every step, and the step's graph often computes that work again (:mod:`hlodiff.cost.reads`).
+* ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
+  new are held together (:mod:`hlodiff.cost.donation`).
+
+When several are present, :data:`PRECEDENCE` orders them; within a kind the most bytes wins (per step for copies,
+held for the rest). Typed facts only: the words are in :mod:`hlodiff.render.cost_headline`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.cost.model import GraphCost, RunCost, frame_json
+from hlodiff.cost.reads import reads_in_step
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
+from hlodiff.hlo.model import SourceFrame
+
+PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "read_in_step", "not_donated")
+"""Which finding heads when several are present: a donation asked for and lost is a plain defect with a plain fix;
+a copy per iteration costs time every step; held tensors cost memory; a read inside the step costs an execution
+(and often the work again) every step; undonated state costs memory the user opted out of saving."""
+
+HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZER),
+              ("gradient", BACKWARD, OPTIMIZER)}
+"""(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
+step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
+
+FRAMEWORK_PREFIXES = (("jit_", "jax"), ("pjit_", "jax"), ("xmap_", "jax"), ("SyncTensorsGraph", "torch_xla"),
+                      ("IrToHlo", "torch_xla"))
+"""Module-name prefixes -> the framework that traced the module (JAX names a module after the jitted function,
+torch_xla after its sync)."""
+
+
+def framework_of(module_name: str) -> str | None:
+    return next((fw for prefix, fw in FRAMEWORK_PREFIXES if module_name.startswith(prefix)), None)
+
+
+UNDONATED_FRAMEWORKS = frozenset(("jax",))
+"""Where a step's undonated replacement is a finding: JAX donates only what ``donate_argnums`` names, so a step
+returning new state holds old and new unless the user donates. torch_xla donates by itself every tensor updated in
+place (the optimizers' way); an output it did not alias is a new tensor the user's code still holds (``err`` of
+``err = (pred - y) ** 2`` kept in a variable, computed from the batch's ``y``), no replaced state."""
+
+ACCUMULATION = ("gradient", BACKWARD, BACKWARD)
+"""Gradients one backward graph hands the next: accumulation with a sync per micro-batch (pytorch/xla#1367), the
+sync bounding each graph by design. In such a run the last micro-batch's graph, which also steps the optimizer
+(its phase is the latest), reads the accumulated gradients too: that hop is the same design, no finding."""
+
+SYNC_FUNCTIONS = {("torch_xla.py", "sync"): "sync", ("xla_model.py", "mark_step"): "sync",
+                  ("xla_model.py", "optimizer_step"): "sync", ("torch_xla.py", "step"): "sync",
+                  ("xla_model.py", "save"): "save", ("dynamo_bridge.py", "optimized_mod"): "compiled"}
+"""torch_xla's own frames on an execution's stack that say how the graph was asked for: (file name, function) ->
+``sync`` / ``save`` (the user ended it), ``compiled`` (torch.compile's bridge ran a compiled graph). An execution
+whose stack has none of them was forced by a read (``.item()``, ``.cpu()``, ``print(t)``, ``if t > 0``), which
+runs in C++ and leaves only the caller's frames."""
+
+
+@dataclass(slots=True)
+class CostHeadline:
+    """The first finding. ``graph``: the ref it is about (for ``held_across_graphs``, the graph whose end made the
+    crossing); ``bytes``: held (memory) or per step (copies); ``location``: the user's line to change."""
+
+    kind: str
+    graph: str
+    bytes: int
+    location: SourceFrame | None
+    count: int = 1
+    """Tensors held, arrays not donated, copies per iteration."""
+    role: str | None = None
+    """``held_across_graphs``: ``activation`` or ``gradient``."""
+    cut: str | None = None
+    """``held_across_graphs``: ``sync`` (an explicit sync ended the graph), ``save``, ``read`` (a value read forced
+    it), None (not known)."""
+    mismatch: str | None = None
+    """``donation_unusable``: ``dtype`` | ``shape`` | None (:class:`hlodiff.cost.donation.UnusableDonation`)."""
+    shapes: list[str] = field(default_factory=list)
+    """The arrays concerned (donated / copied / held / not donated), largest first, at most 4."""
+    closest: str | None = None
+    """``donation_unusable``: the output that differs from the donated array in ``mismatch`` only."""
+    loop: str | None = None
+    """``loop_buffer_copy``: the while loop whose body copies the buffer."""
+    module: str | None = None
+    """The graph's module name (``jit_train_step``, ``SyncTensorsGraph.95``)."""
+    framework: str | None = None
+    """``jax`` | ``torch_xla`` | None, from the module's name (:data:`FRAMEWORK_PREFIXES`): the fix differs."""
+    times: int = 1
+    """How often the finding's program (the same crossing, the same read) ran in the run."""
+    recomputed: bool | None = None
+    """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
+    then_at: SourceFrame | None = None
+    """``read_in_step``: the sync that ends the step after the read."""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
+                "bytes": self.bytes, "location": frame_json(self.location), "count": self.count, "role": self.role,
+                "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
+                "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
+                "then_at": frame_json(self.then_at)}
+
+
+def sync_call(frames) -> str | None:
+    """How an execution was asked for (:data:`SYNC_FUNCTIONS`), ``read`` when its stack has only the user's frames,
+    None when there is no stack."""
+    if not frames:
+        return None
+    for f in frames:
+        key = ((f.file or "").rsplit("/", 1)[-1], f.function)
+        if key in SYNC_FUNCTIONS:
+            return SYNC_FUNCTIONS[key]
+    return "read"
+
+
+def cost_headline(run: RunCost) -> CostHeadline | None:
+    """The first finding of the run, or None when nothing costly crosses or is copied."""
+    found = {kind: best for kind, best in ((k, _FINDERS[k](run)) for k in PRECEDENCE) if best is not None}
+    head = next((found[k] for k in PRECEDENCE if k in found), None)
+    if head is not None:
+        graph = next((g for g in run.graphs if g.ref == head.graph), None)
+        head.framework = framework_of(graph.name) if graph is not None else None
+        head.module = graph.name if graph is not None else None
+    return head
+
+
+def _compiled(run: RunCost) -> list[GraphCost]:
+    return [g for g in run.graphs if g.compiled]
+
+
+def _where(g: GraphCost) -> SourceFrame | None:
+    """The user's line that ran a graph: JAX's call site, else the sync that ran it."""
+    return g.called_at or g.trigger
+
+
+def _unusable(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        if not g.unusable_donations:
+            continue
+        total = sum(u.bytes for u in g.unusable_donations)
+        if best is None or total > best.bytes:
+            first = max(g.unusable_donations, key=lambda u: u.bytes)
+            best = CostHeadline("donation_unusable", g.ref, total, _where(g), len(g.unusable_donations),
+                                mismatch=first.mismatch, closest=first.closest,
+                                shapes=[u.shape for u in sorted(g.unusable_donations, key=lambda u: -u.bytes)][:4])
+    return best
+
+
+def _loop_copies(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        for c in g.loop_buffer_copies:
+            per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
+            if best is None or per_step > best.bytes:
+                best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
+                                    loop=c.loop)
+    return best
+
+
+def _held(run: RunCost) -> CostHeadline | None:
+    by_ref = {g.ref: g for g in run.graphs}
+    accumulating = {_dump(b.source) for b in run.boundaries
+                    if any((t.role, b.source_phase, b.target_phase) == ACCUMULATION for t in b.tensors)}
+    best = None
+    for b in run.boundaries:
+        tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
+                   and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)]
+        if not tensors:
+            continue
+        total = sum(t.bytes for t in tensors)
+        if best is not None and total <= best.bytes:
+            continue
+        source = by_ref.get(b.source)
+        times = sum(1 for o in run.boundaries if by_ref.get(o.source) is not None and source is not None
+                    and by_ref[o.source].name == source.name and _dump(o.source) == _dump(b.source)
+                    and any((t.role, o.source_phase, o.target_phase) in HELD_ROLES for t in o.tensors))
+        role = max({t.role for t in tensors}, key=lambda r: sum(t.bytes for t in tensors if t.role == r))
+        best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
+                            len(tensors), role=role, cut=source.sync_call if source else None, times=times,
+                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4])
+    return best
+
+
+def _read_in_step(run: RunCost) -> CostHeadline | None:
+    found = reads_in_step(run.graphs)
+    if not found:
+        return None
+    r = found[0]
+    read = next(g for g in run.graphs if g.ref == r.read)
+    return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
+                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at)
+
+
+def _dump(ref: str) -> str:
+    return ref.rsplit("#", 1)[0]
+
+
+def _undonated(run: RunCost) -> CostHeadline | None:
+    best = None
+    for g in _compiled(run):
+        if not g.undonated or framework_of(g.name) not in UNDONATED_FRAMEWORKS:
+            continue
+        total = sum(u.bytes for u in g.undonated)
+        if best is None or total > best.bytes:
+            located = next((u.location for u in g.undonated if u.location is not None), None)
+            best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
+                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4])
+    return best
+
+
+_FINDERS = {"donation_unusable": _unusable, "loop_buffer_copy": _loop_copies, "held_across_graphs": _held,
+            "read_in_step": _read_in_step, "not_donated": _undonated}

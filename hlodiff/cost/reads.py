@@ -1,0 +1,63 @@
+"""A value read inside the step: torch_xla executes what the read needs as a graph of its own, every step.
+
+``loss.item()`` (``.cpu()``, ``print(t)``) between the backward and ``opt.step()`` runs the pending computation the
+value needs at once (pytorch/xla#1777: "calling loss.item() at every step ... will execute the forward"); the other
+pending tensors (the gradients) stay pending, so the step's own graph computes that work again. Evidence, from the
+run's executions alone: a graph asked for by a read (no torch_xla sync function on its stack,
+:func:`hlodiff.cost.headline.sync_call`) followed by a graph the step's sync ran, the pair recurring; and whether the
+second graph computes the first one's work again: every heavy operation of the read's graph (:data:`HEAVY_OPCODES`,
+by opcode and result shape, in any computation) is among the second graph's. Fusion decisions differ from graph to
+graph, the matrix products and convolutions they fuse around do not.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from hlodiff.hlo.model import Module, SourceFrame
+
+HEAVY_OPCODES = frozenset(("dot", "convolution"))
+"""Operations whose presence in both graphs says the same work is done twice (a forward's matmuls)."""
+
+
+def heavy_ops(module: Module) -> Counter:
+    """(opcode, result shape) of every heavy operation of the module, fused or not."""
+    return Counter((inst.opcode, str(inst.shape.without_layout())) for comp in module.computations
+                   for inst in comp.instructions if inst.opcode in HEAVY_OPCODES)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadInStep:
+    """``read`` (a ref) was executed for a value read at ``location``, then ``then`` by the step's sync; ``times``:
+    how often the same program pair ran; ``recomputed``: ``then`` computes the read graph's heavy work again."""
+
+    read: str
+    then: str
+    location: SourceFrame | None
+    times: int
+    recomputed: bool
+    sync_at: SourceFrame | None = None
+
+
+def reads_in_step(graphs) -> list[ReadInStep]:
+    """Each recurring (read graph, sync graph) pair of programs, most frequent first; pairs seen once are left out
+    (a read at the end of an epoch costs once)."""
+    pairs: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for i in range(len(graphs) - 1):
+        a, b = graphs[i], graphs[i + 1]
+        if a.ref.rsplit("#", 1)[0] != b.ref.rsplit("#", 1)[0]:
+            continue
+        if a.sync_call == "read" and b.sync_call in ("sync", "save"):
+            pairs.setdefault((a.name, b.name), []).append((i, i + 1))
+    out = []
+    for seen in pairs.values():
+        if len(seen) < 2:
+            continue
+        i, j = seen[0]
+        a, b = graphs[i], graphs[j]
+        mine, theirs = a.heavy_ops or Counter(), b.heavy_ops or Counter()
+        recomputed = bool(mine) and all(theirs.get(k, 0) >= n for k, n in mine.items())
+        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger))
+    out.sort(key=lambda r: -r.times)
+    return out

@@ -1,0 +1,114 @@
+"""The words of ``hlodiff cost``'s first finding (:mod:`hlodiff.cost.headline`): a summary and a fix, for the
+terminal's first block and the ``"headline"`` of ``cost --json``."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from hlodiff.cost.headline import CostHeadline, cost_headline
+from hlodiff.cost.model import RunCost
+from hlodiff.render.terminal import Hanging, human_bytes
+
+
+def _at(h: CostHeadline) -> str:
+    return f" at {h.location.short()}" if h.location is not None else ""
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _graph(h: CostHeadline) -> str:
+    """``jit_train_step (run/dump#7)``: JAX names the function; torch_xla's module names say nothing more."""
+    return f"{h.module} ({h.graph})" if h.framework == "jax" and h.module else h.graph
+
+
+def summary(h: CostHeadline) -> str:
+    """One sentence with the user's line (held and read findings name it inside; the others at the end)."""
+    text = _sentence(h)
+    return text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+
+
+def _sentence(h: CostHeadline) -> str:
+    shapes = ", ".join(h.shapes)
+    if h.kind == "donation_unusable":
+        why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
+               "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
+        return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
+                f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
+    if h.kind == "loop_buffer_copy":
+        return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
+                f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
+    if h.kind == "held_across_graphs":
+        what = {"activation": "activations saved for the backward",
+                "gradient": "gradients"}.get(h.role or "", "tensors")
+        ended = {"sync": "a sync", "save": "a save", "read": "a value read"}.get(h.cut or "", "something")
+        return (f"{_plural(h.count, 'tensor')} ({what}, {human_bytes(h.bytes)}) cross from {h.graph} to the next "
+                f"graph ({_times(h.times)} in this run): {ended}{_at(h)} ends a graph in the middle of the step")
+    if h.kind == "read_in_step":
+        then = f" at {h.then_at.short()}" if h.then_at is not None else ""
+        again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
+        return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
+                f"{_times(h.times)} in this run{again}")
+    if h.kind == "not_donated":
+        return (f"{_graph(h)} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
+                f"into buffers of their own: old and new are held together")
+    return h.kind
+
+
+def fix(h: CostHeadline) -> str:
+    if h.kind == "donation_unusable":
+        if h.mismatch == "dtype":
+            return (f"return the donated array in the dtype it came in (cast after the step, outside the jitted "
+                    f"function), so that an output of the same shape and dtype can take its buffer; or donate only "
+                    f"what an output replaces")
+        if h.mismatch == "shape":
+            return "return the donated array with the shape it came in, or donate only what an output replaces"
+        return "donate only arguments that an output of the same shape and dtype replaces"
+    if h.kind == "loop_buffer_copy":
+        return ("emit each iteration's slice as a scan output (ys) and let scan stack them, instead of carrying the "
+                "buffer through the loop; or write the slice in the buffer's own layout")
+    if h.kind == "held_across_graphs":
+        if h.cut == "read":
+            return ("read the value after the step's sync, or in xm.add_step_closure, so that the whole step is one "
+                    "graph")
+        if h.cut == "save":
+            return "save after the step's sync (xm.save syncs what it saves), so that the whole step is one graph"
+        return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
+                "that these tensors stay inside one graph")
+    if h.kind == "read_in_step":
+        return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
+                "graph has computed it), so that each step is one graph")
+    if h.kind == "not_donated":
+        if h.framework == "torch_xla":
+            return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
+                    "rebinding new tensors, and keep no other reference to the old ones: torch_xla then donates "
+                    "their buffers to the outputs")
+        return ("donate the inputs the step replaces (jax.jit(..., donate_argnums=...)) and do not use them after "
+                "the call, so that the outputs are written into their buffers")
+    return ""
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def headline_json(h: CostHeadline | None) -> dict | None:
+    if h is None:
+        return None
+    return {**h.to_json(), "summary": summary(h), "fix": fix(h)}
+
+
+def cost_document(run: RunCost) -> dict:
+    """``cost --json``'s body: the headline first, then the figures (:meth:`RunCost.to_json`)."""
+    return {"headline": headline_json(cost_headline(run)), **run.to_json()}
+
+
+def render_headline(console: Console, run: RunCost) -> None:
+    h = cost_headline(run)
+    if h is None:
+        return
+    console.print(Hanging(Text.assemble(("first: ", "bold"), summary(h)), 2), highlight=False)
+    console.print(Hanging(Text.assemble(("fix: ", "bold"), fix(h)), 2), highlight=False)
+    console.print()
