@@ -90,6 +90,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_bridge_follows_expected", "*", "dynamo bridge_graph follows_dynamo dynamo_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each "
           "new Dynamo graph to XLA graphs of its own; nothing to fix", unless="jax"),
+    _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
+          "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
+          "changed with it, each version compiled once; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
           "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
           "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
@@ -660,6 +663,6 @@ EXPECTED = frozenset((
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
-    "dynamo_bridge_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
+    "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

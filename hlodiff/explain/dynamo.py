@@ -324,7 +324,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     paid = len(found.recompiles) - found.cache_hits
     for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
-    for r, x in zip(found.recompiles[:paid], xla_recompiles[max(0, len(xla_recompiles) - paid):] if paid > 0 else []):
+    from hlodiff.explain.dynamo_xla import paired_graphs
+
+    for r, x in zip(found.recompiles[:paid], paired_graphs(explanation, bridge_refs, xla_recompiles, paid)):
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
@@ -553,12 +555,18 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     from hlodiff.explain.dynamo_xla import follows_expected
 
     found.follows_expected = follows_expected(explanation, found)
+    position = {g.ref: i for i, g in enumerate(explanation.graphs)}
     for x in explanation.recompilations:
-        if x.graph.ref in found.follows_expected:
-            for cause in x.causes:
-                cause.fix = ("follows from Dynamo's expected recompilation above: the step around the compiled "
-                             "call changed with it, each version compiled once; nothing to fix")
-                cause.fix_rule = None
+        if x.graph.ref not in found.follows_expected:
+            continue
+        # the Dynamo recompilation whose XLA graph came last before this one (the one the step changed with)
+        before = [r for r in found.recompiles if r.difference_graph
+                  and position.get(r.difference_graph, len(position)) < position.get(x.graph.ref, 0)]
+        dyn = before[-1] if before else found.recompiles[-1]
+        args = {"cid": dyn.compile_id, "guard": dyn.guard.guard}
+        for cause in x.causes:
+            rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
+            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
     return found
 
 

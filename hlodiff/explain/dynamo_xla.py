@@ -50,6 +50,36 @@ def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles
     return [r]
 
 
+def paired_graphs(explanation, bridge_refs: set[str], xla_recompiles: list, paid: int) -> list:
+    """The bridge's XLA recompilation to join to each of the last ``paid`` Dynamo recompilations, in order. A Dynamo
+    (re)compile of a training call compiles a forward and, at ``backward()``, its backward, both before the step's
+    own sync: the bridge's recompilations between two of the user's syncs are one Dynamo compile's, and its first
+    is the forward the guard changed (dyn_modulelist_grow: 0/1 compiled #8 and #10, 0/2 #16 and #18; one graph
+    each took 0/1 to #16). The group of the bridge's first graph is Dynamo's first compile's (its backward is
+    already a recompilation of a family: dyn_global_cfg's #2). A no_grad call compiles the forward alone, a group of one. When fewer groups than
+    recompilations are seen (two frames recompiled in one step) the last ``paid`` recompilations are taken one
+    each, as before. The bridge's stacks are cut at 8 frames, so a backward is never told by its own frames."""
+    if paid <= 0:
+        return []
+    one_each = xla_recompiles[max(0, len(xla_recompiles) - paid):]
+    user_keys = {g.cache_key for g in explanation.graphs if g.compiled and g.ref not in bridge_refs}
+    wanted = {x.graph.ref: x for x in xla_recompiles}
+    groups: list[list] = [[]]
+    first = None  # the group of the bridge's first graph: Dynamo's first compile (its backward is a recompilation)
+    for g in explanation.graphs:
+        if g.cache_key in user_keys and g.ref not in bridge_refs:
+            groups.append([])
+            continue
+        if first is None and g.ref in bridge_refs:
+            first = len(groups) - 1
+        if g.ref in wanted:
+            groups[-1].append(wanted[g.ref])
+    groups = [group for i, group in enumerate(groups) if group and i != first]
+    if len(groups) < paid:
+        return one_each
+    return [group[0] for group in groups[len(groups) - paid:]]
+
+
 BUCKET_ROWS = ("shape_buckets", "shape_buckets_inner")
 """The rows hlodiff gives an XLA size recompilation whose sizes recur, each compiled once
 (:func:`hlodiff.explain.buckets.verdict`)."""
