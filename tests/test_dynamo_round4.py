@@ -60,3 +60,88 @@ def test_the_step_that_follows_an_expected_retrace_is_a_row_of_the_table():
     assert status == 0 and fixes == {"expected: follows from Dynamo's recompilation 0/1 above (self.use_aux == "
                                      "False): the step around the compiled call changed with it, each version "
                                      "compiled once; nothing to fix"}
+
+
+# -- the blind round's rows, each on the real run whose evidence chooses it and on its look-alikes ---------------------
+
+from hlodiff.dumps.dynamo_guards import _failed_guard  # noqa: E402
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, _failure  # noqa: E402
+from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
+
+
+@pytest.mark.parametrize("guard, kind, facts, rule", [
+    ("mode == 'train'", "python_value", {"python_string"}, "dynamo_python_string"),
+    ('task == "cls"', "python_value", {"python_string"}, "dynamo_python_string"),
+    ("GLOBAL_STATE changed: autocast ", "mode", {"autocast"}, "dynamo_autocast"),
+    # look-alikes: a float and an int by value, grad mode, a module's training flag
+    ("cfg.margin == 0.5", "python_value", {"python_float"}, "dynamo_python_value"),
+    ("self.step == 0", "python_value", {"python_int"}, "dynamo_python_value"),
+    ("GLOBAL_STATE changed: grad_mode ", "mode", set(), "dynamo_mode"),
+    ("fn._modules['1'].training == True", "mode", set(), "dynamo_mode"),
+])
+def test_guard_forms_of_round_4_and_their_look_alikes(guard, kind, facts, rule):
+    log = DynamoLog("x", "text", [DynamoCompile("0/0"), DynamoCompile("0/1", "f", failures=[GuardFailure("0/0", guard)])])
+    (r,) = recompiles_of(log)
+    assert r.kind == kind and facts <= r.facts and r.fix_rule == rule, (r.kind, r.facts, r.fix_rule)
+    assert ("autocast" in r.facts) == ("autocast" in facts) and ("python_string" in r.facts) == ("python_string" in facts)
+
+
+@pytest.mark.parametrize("name, rule, status, words", [
+    ("dyn_mode_string", "dynamo_python_string", 0, "once per value"),
+    ("dyn_task_limit", "dynamo_python_string_limit", 1, "recompile limit (4) is below the number of values"),
+    ("dyn_autocast_steps", "dynamo_autocast", 0, "torch.autocast is enabled on some calls only"),
+    ("dyn_eval_mode", "dynamo_mode", 0, "one graph per mode"),
+    # look-alikes: numbers past the limit stay "a tensor", never "raise the limit"; grad mode stays dynamo_mode
+    ("dyn_cache_limit", "dynamo_python_value", 1, "pass it as a tensor"),
+    ("dyn_step_attr", "dynamo_python_value", 1, "pass it as a tensor"),
+    ("dyn_no_grad_metric", "dynamo_mode", 0, "one graph per mode"),
+])
+def test_each_round_4_row_heads_its_real_run_and_not_its_look_alikes(name, rule, status, words):
+    doc, code = _explain(SCENARIOS / name)
+    head = doc["dynamo"]["headline"]
+    assert code == status and head["fix_rule"] == rule and words in doc["headline"]["fix"], doc["summary"]
+    assert (rule in EXPECTED) == (status == 0)
+    if rule == "dynamo_python_value":
+        assert "limit" not in doc["headline"]["fix"]
+
+
+def test_a_guard_comment_followed_by_dynamo_s_hint_is_still_the_guard_s_line():
+    """torch 2.9 ends an nn.Module int attribute's guard with (HINT: ...): the guard is `self.step == 0`, its
+    line the read in the forward (dyn_step_attr.py:20), not the function's def."""
+    text = ("self.step == 0      # w = min(1.0, self.step / 10)  # USE: read  # p/dyn_step_attr.py:20 in forward "
+            "(HINT: torch.compile considers integer attributes of the nn.Module to be static.)")
+    failure = _failure("0/0", text)
+    assert failure.guard == "self.step == 0" and failure.source.line == 20
+    doc, _ = _explain(SCENARIOS / "dyn_step_attr")
+    assert doc["headline"]["location"]["line"] == 20 and doc["headline"]["kind"] == "python_value"
+
+
+def test_a_builtins_dict_dynamo_renumbers_is_no_failed_guard():
+    """Dynamo numbers G['__builtins_dict___N'] anew per compile: the same ID_MATCH on `iter` is no failure, so the
+    Dropout's training flag is (dyn_eval_mode, TORCH_LOGS=+dynamo)."""
+    before = [("ID_MATCH", "___check_obj_id(G['__builtins_dict___0']['iter'], 1396)  # return iter(x)  # c.py:239 in f"),
+              ("TRUE_MATCH", "L['fn']._modules['1'].training == True  # F.dropout(...)  # nn/modules/dropout.py:73 in forward")]
+    after = [("ID_MATCH", "___check_obj_id(G['__builtins_dict___2']['iter'], 1396)  # return iter(x)  # c.py:239 in f"),
+             ("FALSE_MATCH", "L['fn']._modules['1'].training == False  # F.dropout(...)  # nn/modules/dropout.py:73 in forward")]
+    assert _failed_guard(before, after).startswith("fn._modules['1'].training == True")
+    # a different object behind the same renumbered name still fails
+    after[0] = ("ID_MATCH", "___check_obj_id(G['__builtins_dict___2']['iter'], 9999)  # return iter(x)  # c.py:239 in f")
+    after[1] = before[1]
+    assert _failed_guard(before, after).startswith("___check_obj_id(G['__builtins_dict___0']['iter'], 1396)")
+
+
+def test_the_sync_that_alternates_with_autocast_follows_it_and_not_beside_another_mode(tmp_path):
+    """dyn_autocast_steps: the step's sync graph takes one variant per precision (A,A,B,C,B,C) and follows the
+    expected autocast retrace: exit 0. The same run with Dynamo's log saying grad mode changed instead keeps it
+    unexpected (grad mode leaves the eager code's dtypes alone)."""
+    import shutil
+
+    doc, status = _explain(SCENARIOS / "dyn_autocast_steps")
+    assert status == 0 and len(doc["dynamo"]["follows_expected"]) == 2 and not doc["unexpected"]
+    assert _index(doc["dynamo"]["recompiles"][0]["difference_graph"]) == 4  # its forward, not the input sync #13
+    shutil.copytree(SCENARIOS / "dyn_autocast_steps", tmp_path / "run")
+    for log in [tmp_path / "run" / "stderr.log", *(tmp_path / "run" / "trace").iterdir()]:
+        log.write_text(log.read_text().replace("GLOBAL_STATE changed: autocast", "GLOBAL_STATE changed: grad_mode"))
+    doc, status = _explain(tmp_path / "run")
+    assert doc["dynamo"]["headline"]["fix_rule"] == "dynamo_mode"
+    assert status == 1 and not doc["dynamo"]["follows_expected"] and doc["unexpected"], doc["summary"]

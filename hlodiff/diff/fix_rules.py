@@ -110,6 +110,20 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo, round 4: a string guarded by value, autocast on some calls only
+    _rule("dynamo_python_string_limit", "python_value", "dynamo python_string limit_hit",
+          "{tensor} is a Python string ({seen}): Dynamo traces {function} once per value, and its recompile limit "
+          "({limit}) is below the number of values, so the later ones run without Dynamo (eagerly); raise "
+          "torch._dynamo.config.recompile_limit (cache_size_limit) to the number of values, or index one shared "
+          "graph by a task number kept in a tensor", unless="jax"),
+    _rule("dynamo_python_string", "python_value", "dynamo python_string",
+          "expected: {tensor} is a Python string ({seen}): Dynamo traces {function} once per value and compiles "
+          "each once; nothing to fix (a string cannot become a tensor; if new values keep coming, map them to a "
+          "few fixed ones)", unless="jax"),
+    _rule("dynamo_autocast", "mode", "dynamo autocast",
+          "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
+          "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
+          "(or never) for one graph", unless="jax"),
     _rule("dynamo_python_flag", "python_value", "dynamo python_flag",
           "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
           "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",
@@ -663,6 +677,7 @@ EXPECTED = frozenset((
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
+    "dynamo_python_string", "dynamo_autocast",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

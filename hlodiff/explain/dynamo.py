@@ -33,6 +33,9 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
+"""A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
+graph per name; a string can never be a tensor."""
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
 _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 """A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
@@ -87,6 +90,8 @@ class DynamoRecompile:
     located: str | None = None
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
+    limit: int | None = None
+    """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
 
     @property
     def expected(self) -> bool:
@@ -315,6 +320,12 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
     found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
+    limits = {cid.split("/")[0]: n for cid, n in log.limit_hits}
+    for r in found.recompiles:
+        if r.compile_id.split("/")[0] in limited:  # this frame ran past Dynamo's recompile limit
+            r.facts = r.facts | {"limit_hit"}
+            r.limit = limits[r.compile_id.split("/")[0]]
     # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
     # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
     # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
@@ -441,7 +452,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
         return "dtype", m.group("name"), seen, facts
-    if _MODE.search(guard) is not None:
+    if (m := _MODE.search(guard)) is not None:
+        if (m.group("what") or "").startswith("autocast"):
+            facts.add("autocast")  # torch.autocast on for some calls only (GLOBAL_STATE changed: autocast)
         return "mode", None, guard, facts
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
@@ -462,6 +475,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
+    if (m := _STRING.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
     if (m := _VALUE.match(guard.strip())) is not None:
         value = m.group("value")
         facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
@@ -483,7 +498,7 @@ def _dtype(name: str) -> str:
 def choose_fix(r: DynamoRecompile) -> None:
     rule = choose(r.kind, r.facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
-            "tensor": r.subject or "an argument"}
+            "tensor": r.subject or "an argument", "limit": str(r.limit) if r.limit is not None else "8"}
     r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
 
 
