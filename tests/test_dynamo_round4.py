@@ -145,3 +145,18 @@ def test_the_sync_that_alternates_with_autocast_follows_it_and_not_beside_anothe
     doc, status = _explain(tmp_path / "run")
     assert doc["dynamo"]["headline"]["fix_rule"] == "dynamo_mode"
     assert status == 1 and not doc["dynamo"]["follows_expected"] and doc["unexpected"], doc["summary"]
+
+
+@pytest.mark.parametrize("name, hits", [("dyn_global_cfg", 2), ("dyn_global_scale", 4), ("dyn_closure_temp", 2),
+                                        ("dyn_cache_limit", 7), ("dyn_step_attr", 6)])
+def test_a_text_log_s_missing_first_compile_is_counted_and_the_limit_s_attempt_is_not(name, hits):
+    """A TORCH_LOGS=recompiles log names 0/1.. only; Dynamo compiled 0/0 too, and the attempt that hit the recompile
+    limit compiled nothing. Counting both right, the XLA cache hits are as many as the recompilations XLA did not
+    compile for (dyn_global_cfg: 5 Dynamo compiles, 3 forward graphs; it was told 1 hit and 0/1 joined to #6, its
+    backward, instead of #4)."""
+    doc, _ = _explain(SCENARIOS / name)
+    dynamo = doc["dynamo"]
+    assert dynamo["cache_hits"] == hits
+    assert sum(r["xla"] == "cache_hit" for r in dynamo["recompiles"]) == hits
+    if name == "dyn_global_cfg":
+        assert _index(dynamo["recompiles"][0]["difference_graph"]) == 4

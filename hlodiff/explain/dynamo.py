@@ -316,7 +316,12 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     # (forward graphs; AOTAutograd's backward compiles later, with its own) means XLA reused graphs.
     fx = sum(1 for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or ""))
     backward = _has_backward(bridge, cause_of)
-    dynamo_graphs = len(traced) * (2 if backward else 1)
+    # a TORCH_LOGS=recompiles log names only the recompilations: frame F's first compile F/0 is there all the same
+    # (dyn_global_cfg: 5 compiles, not 4); the attempt that hit the recompile limit compiled nothing
+    gave_up = {cid for cid, _ in log.limit_hits}
+    firsts = {c.frame for c in traced if c.recompiled} - {c.frame for c in traced if not c.recompiled}
+    made = sum(1 for c in traced if c.compile_id not in gave_up) + len(firsts)
+    dynamo_graphs = made * (2 if backward else 1)
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
     found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
