@@ -75,7 +75,12 @@ from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
     ("GLOBAL_STATE changed: autocast ", "mode", {"autocast"}, "dynamo_autocast"),
     # look-alikes: a float and an int by value, grad mode, a module's training flag
     ("cfg.margin == 0.5", "python_value", {"python_float"}, "dynamo_python_value"),
-    ("self.step == 0", "python_value", {"python_int"}, "dynamo_python_value"),
+    ("self.step == 0", "python_value", {"python_int", "module_attribute"}, "dynamo_module_number"),
+    ("L['self'].scale == 0.5", "python_value", {"python_float", "module_attribute"}, "dynamo_module_number"),
+    ("self.use_aux == False", "python_value", {"python_flag", "module_attribute"}, "dynamo_python_flag"),
+    ("accum == 1", "python_value", {"python_int"}, "dynamo_python_value"),
+    ("self.param_groups[0]['lr'] == 0.1", "python_value", {"python_float"}, "dynamo_python_value"),
+    ("self._modules['head'].temperature == 2.0", "python_value", {"module_attribute"}, "dynamo_module_number"),
     ("GLOBAL_STATE changed: grad_mode ", "mode", set(), "dynamo_mode"),
     ("fn._modules['1'].training == True", "mode", set(), "dynamo_mode"),
 ])
@@ -83,7 +88,8 @@ def test_guard_forms_of_round_4_and_their_look_alikes(guard, kind, facts, rule):
     log = DynamoLog("x", "text", [DynamoCompile("0/0"), DynamoCompile("0/1", "f", failures=[GuardFailure("0/0", guard)])])
     (r,) = recompiles_of(log)
     assert r.kind == kind and facts <= r.facts and r.fix_rule == rule, (r.kind, r.facts, r.fix_rule)
-    assert ("autocast" in r.facts) == ("autocast" in facts) and ("python_string" in r.facts) == ("python_string" in facts)
+    for fact in ("autocast", "python_string", "module_attribute"):
+        assert (fact in r.facts) == (fact in facts), fact
 
 
 @pytest.mark.parametrize("name, rule, status, words", [
@@ -93,7 +99,8 @@ def test_guard_forms_of_round_4_and_their_look_alikes(guard, kind, facts, rule):
     ("dyn_eval_mode", "dynamo_mode", 0, "one graph per mode"),
     # look-alikes: numbers past the limit stay "a tensor", never "raise the limit"; grad mode stays dynamo_mode
     ("dyn_cache_limit", "dynamo_python_value", 1, "pass it as a tensor"),
-    ("dyn_step_attr", "dynamo_python_value", 1, "pass it as a tensor"),
+    ("dyn_step_attr", "dynamo_module_number", 1, "keep it in a tensor instead (a buffer"),
+    ("dyn_sched_lr", "dynamo_python_value", 1, "pass it as a tensor"),
     ("dyn_no_grad_metric", "dynamo_mode", 0, "one graph per mode"),
 ])
 def test_each_round_4_row_heads_its_real_run_and_not_its_look_alikes(name, rule, status, words):
@@ -101,7 +108,7 @@ def test_each_round_4_row_heads_its_real_run_and_not_its_look_alikes(name, rule,
     head = doc["dynamo"]["headline"]
     assert code == status and head["fix_rule"] == rule and words in doc["headline"]["fix"], doc["summary"]
     assert (rule in EXPECTED) == (status == 0)
-    if rule == "dynamo_python_value":
+    if rule in ("dynamo_python_value", "dynamo_module_number"):
         assert "limit" not in doc["headline"]["fix"]
 
 

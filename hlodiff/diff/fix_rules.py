@@ -124,6 +124,11 @@ RULES: tuple[FixRule, ...] = (
           "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
           "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
           "(or never) for one graph", unless="jax"),
+    _rule("dynamo_module_number", "python_value", "dynamo module_attribute",
+          "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
+          "module's int and float attributes by value and traces {function} again for each; keep it in a tensor "
+          "instead (a buffer made with register_buffer, updated in place) so one graph serves every value",
+          unless="jax python_flag sets_shape python_string"),
     _rule("dynamo_python_flag", "python_value", "dynamo python_flag",
           "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
           "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",

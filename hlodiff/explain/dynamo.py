@@ -33,6 +33,10 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
+"""A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
+nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item of a container on ``self``
+(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute."""
 _STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
 """A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
 graph per name; a string can never be a tensor."""
@@ -486,6 +490,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         value = m.group("value")
         facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
                   else "python_float")
+        if _MODULE_ATTRIBUTE.match(m.group("name")):
+            facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
 
