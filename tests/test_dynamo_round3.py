@@ -144,7 +144,8 @@ def test_the_step_around_an_expected_retrace_changes_with_it(name):
     follows = doc["dynamo"]["follows_expected"]
     assert status == 0 and follows and not doc["unexpected"], doc["summary"]
     causes = [c for r in doc["recompilations"] if r["graph"] in follows for c in r["causes"]]
-    assert causes and all(c["fix"].startswith("follows from Dynamo's expected recompilation") for c in causes)
+    assert causes and all(c["fix"].startswith("expected: follows from Dynamo's recompilation 0/")
+                          and c["fix_rule"] == "dynamo_step_follows_expected" for c in causes)
 
 
 def test_the_same_sync_change_beside_an_unexpected_retrace_stays_unexpected(tmp_path):

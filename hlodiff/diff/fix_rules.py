@@ -90,6 +90,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_bridge_follows_expected", "*", "dynamo bridge_graph follows_dynamo dynamo_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each "
           "new Dynamo graph to XLA graphs of its own; nothing to fix", unless="jax"),
+    _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
+          "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
+          "changed with it, each version compiled once; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
           "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
           "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
@@ -107,6 +110,25 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo, round 4: a string guarded by value, autocast on some calls only
+    _rule("dynamo_python_string_limit", "python_value", "dynamo python_string limit_hit",
+          "{tensor} is a Python string ({seen}): Dynamo traces {function} once per value, and its recompile limit "
+          "({limit}) is below the number of values, so the later ones run without Dynamo (eagerly); raise "
+          "torch._dynamo.config.recompile_limit (cache_size_limit) to the number of values, or index one shared "
+          "graph by a task number kept in a tensor", unless="jax"),
+    _rule("dynamo_python_string", "python_value", "dynamo python_string",
+          "expected: {tensor} is a Python string ({seen}): Dynamo traces {function} once per value and compiles "
+          "each once; nothing to fix (a string cannot become a tensor; if new values keep coming, map them to a "
+          "few fixed ones)", unless="jax"),
+    _rule("dynamo_autocast", "mode", "dynamo autocast",
+          "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
+          "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
+          "(or never) for one graph", unless="jax"),
+    _rule("dynamo_module_number", "python_value", "dynamo module_attribute",
+          "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
+          "module's int and float attributes by value and traces {function} again for each; keep it in a tensor "
+          "instead (a buffer made with register_buffer, updated in place) so one graph serves every value",
+          unless="jax python_flag sets_shape python_string"),
     _rule("dynamo_python_flag", "python_value", "dynamo python_flag",
           "expected: {tensor} is a Python flag ({seen}): Dynamo traces one graph per setting and compiles each once; "
           "nothing to fix (keep it a Python value, its branch needs it; set from the first step, it spares one compile)",
@@ -660,6 +682,7 @@ EXPECTED = frozenset((
     "outputs_library_warmup",
     "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
-    "dynamo_bridge_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
+    "dynamo_python_string", "dynamo_autocast",
+    "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

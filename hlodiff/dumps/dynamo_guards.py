@@ -63,8 +63,11 @@ class VerboseReader:
         log.compiles.sort(key=lambda c: (c.frame, c.attempt))
 
 
-_GUARD_ORDER = ("TENSOR_MATCH", "EQUALS_MATCH", "LENGTH_CHECK", "DICT_CONTAINS", "DICT_KEYS_MATCH", "TYPE_MATCH",
-                "ID_MATCH", "GLOBAL_STATE")
+_GUARD_ORDER = ("TENSOR_MATCH", "EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "LENGTH_CHECK", "DICT_CONTAINS",
+                "DICT_KEYS_MATCH", "TYPE_MATCH", "ID_MATCH", "GLOBAL_STATE")
+_RENUMBERED = re.compile(r"(__builtins_dict___)\d+")
+"""Names Dynamo numbers anew in every compile (``G['__builtins_dict___0']['iter']`` then ``___2``): the same guard
+on the same object, no failure (dyn_eval_mode: it hid the module's ``training == True``)."""
 _CHECK_TENSOR = re.compile(r"^check_tensor\((?P<source>[^,]+), \w+, DispatchKeySet\([^)]*\), torch\.(?P<dtype>\w+), "
                            r"device=[^,]+, requires_grad=(?P<grad>True|False), size=\[(?P<size>[^\]]*)\]")
 _TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", "float64": "Double", "int64": "Long",
@@ -74,8 +77,8 @@ _TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", 
 def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str | None:
     """The guard of the earlier compile the later one no longer holds, in the recompiles channel's words where it
     has them (a tensor's size, dtype or requires_grad; a local ``L['n']`` named ``n``)."""
-    now = {g for _, g in after}
-    gone = [(k, g) for k, g in before if g not in now]
+    now = {_RENUMBERED.sub(r"\1", g) for _, g in after}
+    gone = [(k, g) for k, g in before if _RENUMBERED.sub(r"\1", g) not in now]
     if not gone:
         return None
     gone.sort(key=lambda kg: _GUARD_ORDER.index(kg[0]) if kg[0] in _GUARD_ORDER else len(_GUARD_ORDER))

@@ -33,6 +33,13 @@ _SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index 
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
+"""A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
+nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item of a container on ``self``
+(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute."""
+_STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
+"""A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
+graph per name; a string can never be a tensor."""
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
 _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 """A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
@@ -87,6 +94,8 @@ class DynamoRecompile:
     located: str | None = None
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
+    limit: int | None = None
+    """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
 
     @property
     def expected(self) -> bool:
@@ -311,10 +320,21 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     # (forward graphs; AOTAutograd's backward compiles later, with its own) means XLA reused graphs.
     fx = sum(1 for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or ""))
     backward = _has_backward(bridge, cause_of)
-    dynamo_graphs = len(traced) * (2 if backward else 1)
+    # a TORCH_LOGS=recompiles log names only the recompilations: frame F's first compile F/0 is there all the same
+    # (dyn_global_cfg: 5 compiles, not 4); the attempt that hit the recompile limit compiled nothing
+    gave_up = {cid for cid, _ in log.limit_hits}
+    firsts = {c.frame for c in traced if c.recompiled} - {c.frame for c in traced if not c.recompiled}
+    made = sum(1 for c in traced if c.compile_id not in gave_up) + len(firsts)
+    dynamo_graphs = made * (2 if backward else 1)
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
     found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
+    limits = {cid.split("/")[0]: n for cid, n in log.limit_hits}
+    for r in found.recompiles:
+        if r.compile_id.split("/")[0] in limited:  # this frame ran past Dynamo's recompile limit
+            r.facts = r.facts | {"limit_hit"}
+            r.limit = limits[r.compile_id.split("/")[0]]
     # XLA reused graphs for the last ones (new graphs come first: its cache only grows), and the bridge's XLA
     # recompilations in compile order belong to the Dynamo recompilations that compiled: the last that many
     # (the first bridge graphs are the first Dynamo compile's forward, backward and syncs)
@@ -324,7 +344,9 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     paid = len(found.recompiles) - found.cache_hits
     for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
-    for r, x in zip(found.recompiles[:paid], xla_recompiles[max(0, len(xla_recompiles) - paid):] if paid > 0 else []):
+    from hlodiff.explain.dynamo_xla import paired_graphs
+
+    for r, x in zip(found.recompiles[:paid], paired_graphs(explanation, bridge_refs, xla_recompiles, paid)):
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
@@ -439,7 +461,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
         return "dtype", m.group("name"), seen, facts
-    if _MODE.search(guard) is not None:
+    if (m := _MODE.search(guard)) is not None:
+        if (m.group("what") or "").startswith("autocast"):
+            facts.add("autocast")  # torch.autocast on for some calls only (GLOBAL_STATE changed: autocast)
         return "mode", None, guard, facts
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
@@ -460,10 +484,14 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
+    if (m := _STRING.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
     if (m := _VALUE.match(guard.strip())) is not None:
         value = m.group("value")
         facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
                   else "python_float")
+        if _MODULE_ATTRIBUTE.match(m.group("name")):
+            facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
 
@@ -481,7 +509,7 @@ def _dtype(name: str) -> str:
 def choose_fix(r: DynamoRecompile) -> None:
     rule = choose(r.kind, r.facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
-            "tensor": r.subject or "an argument"}
+            "tensor": r.subject or "an argument", "limit": str(r.limit) if r.limit is not None else "8"}
     r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
 
 
@@ -553,12 +581,18 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     from hlodiff.explain.dynamo_xla import follows_expected
 
     found.follows_expected = follows_expected(explanation, found)
+    position = {g.ref: i for i, g in enumerate(explanation.graphs)}
     for x in explanation.recompilations:
-        if x.graph.ref in found.follows_expected:
-            for cause in x.causes:
-                cause.fix = ("follows from Dynamo's expected recompilation above: the step around the compiled "
-                             "call changed with it, each version compiled once; nothing to fix")
-                cause.fix_rule = None
+        if x.graph.ref not in found.follows_expected:
+            continue
+        # the Dynamo recompilation whose XLA graph came last before this one (the one the step changed with)
+        before = [r for r in found.recompiles if r.difference_graph
+                  and position.get(r.difference_graph, len(position)) < position.get(x.graph.ref, 0)]
+        dyn = before[-1] if before else found.recompiles[-1]
+        args = {"cid": dyn.compile_id, "guard": dyn.guard.guard}
+        for cause in x.causes:
+            rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
+            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
     return found
 
 

@@ -50,6 +50,39 @@ def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles
     return [r]
 
 
+def paired_graphs(explanation, bridge_refs: set[str], xla_recompiles: list, paid: int) -> list:
+    """The bridge's XLA recompilation to join to each of the last ``paid`` Dynamo recompilations, in order. A Dynamo
+    (re)compile of a training call compiles a forward and, at ``backward()``, its backward, both before the step's
+    own sync: the bridge's recompilations between two of the user's syncs are one Dynamo compile's, and its first
+    is the forward the guard changed (dyn_modulelist_grow: 0/1 compiled #8 and #10, 0/2 #16 and #18; one graph
+    each took 0/1 to #16). The group of the bridge's first graph is Dynamo's first compile's (its backward is
+    already a recompilation of a family: dyn_global_cfg's #2). The recompilations XLA paid for come first (its
+    cache only grows), so the first groups after it are theirs; later groups are the bridge's own (the sync of a
+    call's inputs whose pending ops changed: dyn_autocast_steps' #9 and #13, where the last group took 0/1 to #13
+    instead of its forward #4). A no_grad call compiles the forward alone, a group of one. When fewer groups than
+    recompilations are seen (two frames recompiled in one step) the last ``paid`` recompilations are taken one
+    each, as before. The bridge's stacks are cut at 8 frames, so a backward is never told by its own frames."""
+    if paid <= 0:
+        return []
+    one_each = xla_recompiles[max(0, len(xla_recompiles) - paid):]
+    user_keys = {g.cache_key for g in explanation.graphs if g.compiled and g.ref not in bridge_refs}
+    wanted = {x.graph.ref: x for x in xla_recompiles}
+    groups: list[list] = [[]]
+    first = None  # the group of the bridge's first graph: Dynamo's first compile (its backward is a recompilation)
+    for g in explanation.graphs:
+        if g.cache_key in user_keys and g.ref not in bridge_refs:
+            groups.append([])
+            continue
+        if first is None and g.ref in bridge_refs:
+            first = len(groups) - 1
+        if g.ref in wanted:
+            groups[-1].append(wanted[g.ref])
+    groups = [group for i, group in enumerate(groups) if group and i != first]
+    if len(groups) < paid:
+        return one_each
+    return [group[0] for group in groups[:paid]]
+
+
 BUCKET_ROWS = ("shape_buckets", "shape_buckets_inner")
 """The rows hlodiff gives an XLA size recompilation whose sizes recur, each compiled once
 (:func:`hlodiff.explain.buckets.verdict`)."""
@@ -156,7 +189,26 @@ def follows_expected(explanation, found: DynamoFindings) -> list[str]:
         later = [g.cache_key for g in members if at[g.ref] > i]
         if any(g.ref in rebuilt for g in between) and not any(k in earlier for k in later):
             out.append(r.graph.ref)
+        elif _autocast_variant(r, found, at):
+            out.append(r.graph.ref)
     return out
+
+
+def _autocast_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
+    """torch.autocast switched on some calls only (Dynamo's expected ``autocast`` retrace): the eager code around
+    the call (the loss's cast, backward, the optimizer) runs in the other precision too, so the step's sync graph
+    takes one variant per setting and alternates with it (dyn_autocast_steps: A,A,B,C,B,C, its first graph the
+    first call's cut step). It follows when it holds no more variants than Dynamo compiled graphs, plus that
+    first one, and its first change comes after Dynamo's first retrace's graph. A family with more variants, or
+    one that changed before Dynamo retraced, is not explained by it."""
+    if not any("autocast" in d.facts for d in found.recompiles):
+        return False
+    keys = {g.cache_key for g in r.family.members}
+    first_retrace = min((at.get(d.difference_graph, len(at)) for d in found.recompiles if d.difference_graph),
+                        default=None)
+    changes = [at.get(g.ref, 0) for g in r.family.members[1:] if g.compiled]
+    return (first_retrace is not None and min(changes, default=at.get(r.graph.ref, 0)) > first_retrace
+            and len(keys) <= len(found.recompiles) + 2)
 
 
 def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
