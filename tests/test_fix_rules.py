@@ -111,6 +111,9 @@ EXERCISED = {
     "inputs_jax_list_length": "scenarios/jax/review3_list_arg", "follows_list_length_jax": "scenarios/jax/review3_list_arg",
     # review 3: a batch gaining a key every 3rd step (F2)
     "inputs_cycle_data": "scenarios/torch_xla/review3_collate_key/record",
+    # round 4: torch_xla SPMD's second-step annotations (its look-alike, the replayed unsharded batch, is a
+    # sharding cause of the same run)
+    "ops_spmd_annotation_warmup": "scenarios/torch_xla/spmd_replay_unsharded",
 }
 
 
