@@ -450,3 +450,16 @@ def test_a_jit_created_anew_every_call_is_one_cause_quoting_jax():
         assert cause.kind == "cache_key" and "created anew on every call" in cause.summary
         assert 'JAX: "never seen function: <lambda>' in cause.summary
         assert cause.locations[0].line == t["user_line"] and "outside the loop" in cause.fix
+
+
+def test_a_pmapped_step_is_the_user_s_program_not_an_eager_op():
+    """Round 4, jax_pmap_last_batch: JAX 0.10 traces a pmapped function through shard_map under its own wrapper's
+    name (jit__fun), so no stack names the user's function; its operations sit on several lines of the user's
+    train_step, where an eager op (jit__normal above) has one caller line. The last batch's new per-device size
+    heads the report (shape at the call), not 'nothing recompiled'."""
+    folder = FIXTURES / "scenarios" / "jax" / "jax_pmap_last_batch"
+    result = explain(folder / "dump")
+    assert not any(p.startswith("eager op: jit__fun") for p in result.patterns)
+    assert result.headline is not None and result.headline.family.label == "jit__fun"
+    assert result.headline.causes[0].kind == "shape"
+    assert any(p.startswith("eager op: jit_broadcast_in_dim") for p in result.patterns)  # JAX's own still are

@@ -111,6 +111,9 @@ EXERCISED = {
     "inputs_jax_list_length": "scenarios/jax/review3_list_arg", "follows_list_length_jax": "scenarios/jax/review3_list_arg",
     # review 3: a batch gaining a key every 3rd step (F2)
     "inputs_cycle_data": "scenarios/torch_xla/review3_collate_key/record",
+    # round 4: torch_xla SPMD's second-step annotations (its look-alike, the replayed unsharded batch, is a
+    # sharding cause of the same run)
+    "ops_spmd_annotation_warmup": "scenarios/torch_xla/spmd_replay_unsharded",
 }
 
 
@@ -155,3 +158,23 @@ def test_every_row_whose_fix_says_expected_is_listed_as_expected():
     from hlodiff.diff.fix_rules import EXPECTED
 
     assert {r.name for r in RULES if r.text.startswith("expected")} == EXPECTED
+
+
+def _one_sided(*ops):
+    from hlodiff.diff.model import Cause, Change, InstructionRef
+
+    return Cause("ops", "instructions added", origins=[
+        Change(None, InstructionRef("main", f"i{n}", opcode, "f32[4]", target=target)) for n, (opcode, target)
+        in enumerate(ops)])
+
+
+def test_only_sharding_annotations_and_layout_ops_make_the_spmd_fact():
+    """Round 4: SPMD's second-step annotations (custom-call Sharding, a transpose) are the fact; a custom-call of
+    another target (a kernel), an op of real work, or a changed pair next to them is not."""
+    from hlodiff.diff.fix_facts import _sharding_annotations_only
+
+    assert _sharding_annotations_only(_one_sided(("custom-call", "Sharding"), ("custom-call", "Sharding"),
+                                                 ("transpose", "")))
+    assert not _sharding_annotations_only(_one_sided(("custom-call", "Sharding"), ("custom-call", "lapack_sgetrf")))
+    assert not _sharding_annotations_only(_one_sided(("custom-call", "Sharding"), ("multiply", "")))
+    assert not _sharding_annotations_only(_one_sided(("transpose", ""), ("copy", "")))

@@ -29,3 +29,13 @@ def test_every_step_split_by_the_same_read_is_named_split_at_the_read():
 def test_a_real_alternation_and_a_one_off_cut_keep_their_names():
     assert _run("metric_even_steps").patterns[0].startswith("alternating:")
     assert not _run("item_partial").patterns[0].startswith("split:")
+
+
+def test_a_step_split_every_step_whose_first_step_warms_up_is_split_after_the_first():
+    """Round 4, amp_gradscaler: GradScaler.step reads found_inf every step (A,B,A,C,A,C...: the update graph of
+    step 0 bakes the growth tracker's 0, later ones read it): split, told from the second step on; not
+    alternating."""
+    folder = FIXTURES / "scenarios" / "torch_xla" / "amp_gradscaler"
+    (pattern,) = explained(discover([str(folder)], None, None), []).patterns
+    assert pattern.startswith("split: each step") and "every step after the first (A,B,A,C,A,C" in pattern
+    assert "early read at amp_gradscaler.py:18" in pattern

@@ -66,7 +66,8 @@ def ref(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> Ins
     frames = cm.frames(inst)
     if not frames and inst.opcode in ("parameter", "constant") and inst.name in cc.insts:
         frames = _frames_from_users(cm, cc, inst.name)
-    return InstructionRef(cc.name, inst.name, inst.opcode, str(inst.shape), tuple(frames), inst.line)
+    target = inst.attrs.get("custom_call_target", "").strip('"') if inst.opcode == "custom-call" else ""
+    return InstructionRef(cc.name, inst.name, inst.opcode, str(inst.shape), tuple(frames), inst.line, target)
 
 
 def _frames_from_users(cm: CanonicalModule, cc: CanonicalComputation, name: str) -> list:

@@ -33,7 +33,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
-  ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``in_optimizer`` (every changed instruction has a frame
+  ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
+  custom-calls and layout ops appear or go), ``in_optimizer`` (every changed instruction has a frame
   in an ``optim`` package), ``user_made_inputs``, ``module_made_inputs`` (every added input made
   in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
@@ -253,6 +254,18 @@ optimizer's code (its first step creates state), nor the dispatcher's frames (``
 reaches."""
 
 
+def _sharding_annotations_only(cause: Cause) -> bool:
+    """Every instruction that appears or goes is an SPMD sharding annotation (``custom-call`` with
+    ``custom_call_target="Sharding"``) or layout plumbing, and at least one is an annotation: torch_xla's SPMD
+    annotates the tensors it updated with their sharding from the second step on; no work of the user's changed."""
+    sides = [c.right or c.left for c in cause.origins if c.left is None or c.right is None]
+    if len(sides) != len(cause.origins):
+        return False
+    calls = [s for s in sides if s.opcode == "custom-call"]
+    return bool(calls) and all(s.target == "Sharding" for s in calls) and all(
+        s.opcode in ("custom-call", "transpose", "copy", "bitcast", "reshape") for s in sides)
+
+
 def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
     first = first_changed(cause)
     added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
@@ -283,6 +296,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("layout_ops_only")
     if opcodes and opcodes <= {"broadcast", "reshape", "bitcast"}:
         facts.add("broadcast_reshape_only")
+    if _sharding_annotations_only(cause):
+        facts.add("sharding_annotations_only")
     if _rewired(cause) or (any("operands" in c.details for c in cause.origins) and not new_work(cause.origins)):
         facts.add("rewired")
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]

@@ -536,6 +536,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_size_follows", "ops", "grows broadcast_reshape_only",
           "follows from the growing size: the tracer emits other broadcasts or reshapes for a size of 1 than for "
           "larger sizes; fix the size and this goes too"),
+    _rule("ops_spmd_annotation_warmup", "ops", "sharding_annotations_only torch_xla second_step first_recompilation",
+          "expected warm-up: from the second step on torch_xla's SPMD annotates the tensors the first step updated "
+          "(the parameters) with their sharding (only `Sharding` custom-calls and layout ops appear); every later "
+          "step reuses the graph; nothing to fix", unless="jax"),
     _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
@@ -680,7 +684,7 @@ EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths",
     "outputs_library_warmup",
-    "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
     "dynamo_python_string", "dynamo_autocast",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))

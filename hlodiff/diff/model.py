@@ -33,6 +33,7 @@ class InstructionRef:
     shape: str
     frames: tuple[SourceFrame, ...] = ()
     position: int = 0  # index in its computation as printed: orders reports like the dump reads
+    target: str = ""  # a custom-call's custom_call_target ("Sharding": an SPMD annotation, not work)
 
     def to_json(self) -> dict:
         return {"computation": self.computation, "name": self.name, "opcode": self.opcode, "shape": self.shape}

@@ -46,7 +46,8 @@ class Pattern:
 
     ``name`` is one of :data:`PATTERN_NAMES`; ``letters`` names each member's distinct graph (A, B, ...) in run
     order; ``period`` is set for ``alternating`` (2) and ``periodic``; ``at`` is the 0-based member index where a
-    ``switched``/``one-off`` happened; ``split_at`` the early read's line (``t.py:9``) of a ``split`` family.
+    ``switched``/``one-off`` happened (``split``: 1 when the first step's group differs, a warm-up); ``split_at``
+    the early read's line (``t.py:9``) of a ``split`` family.
     """
 
     name: str
@@ -151,11 +152,12 @@ def pattern_text(p: Pattern) -> str:
         return (f"setup: {n} graphs at {label} each ran once while the program set up, before the steady steps "
                 f"({seq}){because}")
     if p.name == "split":
+        every = "every step after the first" if p.at else "every step"
         if p.parts > 2:
             return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by {p.parts - 1} early "
-                    f"reads at {p.split_at}: the same {p.parts} graphs every step ({seq}){because}")
+                    f"reads at {p.split_at}: the same {p.parts} graphs {every} ({seq}){because}")
         return (f"split: each step ({label}) is split in two by an early read at {p.split_at}: the same 2 graphs "
-                f"every step ({seq}){because}")
+                f"{every} ({seq}){because}")
     if p.name == "alternating":
         return f"alternating: {label} switches between {p.variants} graphs ({seq}){because}"
     if p.name == "periodic":
@@ -234,9 +236,9 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         return Pattern("warm-up only", at=last, **base)
     if len(compiled_at) == n and families and _before_steady_work(family, families):
         return Pattern("setup", **base)
-    split, parts = _split_by(members)
+    split, parts, first = _split_by(members)
     if split is not None:
-        return Pattern("split", split_at=split, parts=parts, **base)
+        return Pattern("split", split_at=split, parts=parts, at=first, **base)
     period, offset = _period(keys)
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
@@ -266,23 +268,26 @@ def _wraps(tail: list[str], period: int) -> bool:
 _PARTS = {3: "three", 4: "four"}
 
 
-def _split_by(members) -> tuple[str | None, int]:
+def _split_by(members) -> tuple[str | None, int, int]:
     """Where every step is the same cut-short group (graphs early reads ran, then the rest of the step): the line
-    of the first read (``t.py:9``) and how many graphs a step is cut into, else (None, 0). Not "alternating" or
-    "periodic": nothing switches, each step runs the same graphs (review F10: isnan then isinf read inside
-    clip_grad_norm_, three graphs a step)."""
-    for k in (2, 3, 4):
-        if len(members) < 2 * k or len(members) % k:
-            continue
-        groups = [members[i:i + k] for i in range(0, len(members), k)]
-        if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
-            continue
-        if any(len({grp[j].cache_key for grp in groups}) != 1 for j in range(k)):
-            continue
-        cut = groups[0][0]
-        where = user_frame(cut.record.frames) if cut.record.frames else None
-        return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k
-    return None, 0
+    of the first read (``t.py:9``), how many graphs a step is cut into, and the step from which the groups are the
+    same (0, or 1 when the first step's group warms up: GradScaler's growth tracker starts as a baked 0), else
+    (None, 0, 0). Not "alternating" or "periodic": nothing switches, each step runs the same graphs (review F10:
+    isnan then isinf read inside clip_grad_norm_, three graphs a step)."""
+    for first in (0, 1):
+        for k in (2, 3, 4):
+            if len(members) < (2 + first) * k or len(members) % k:
+                continue
+            groups = [members[i:i + k] for i in range(0, len(members), k)]
+            if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
+                continue
+            if any(len({grp[j].cache_key for grp in groups[first:]}) != 1 for j in range(k)):
+                continue
+            cut = groups[0][0]
+            where = user_frame(cut.record.frames) if cut.record.frames else None
+            return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
+                first
+    return None, 0, 0
 
 
 def _period(keys: list[str]) -> tuple[int | None, int]:
@@ -435,13 +440,16 @@ def is_eager_op(family: "Family") -> bool:
 
 
 def _called_from_user_code_only(graph, name: str) -> bool:
-    """Some instruction has a stack, and no frame of any stack is the jitted function itself (``name``, as JAX
-    spells it in the module name: ``_lambda`` for ``<lambda>``)."""
+    """Some instruction has a stack, no frame of any stack is the jitted function itself (``name``, as JAX
+    spells it in the module name: ``_lambda`` for ``<lambda>``), and every stack starts at one user line: an
+    eager call is one line of the user's, while a user function traced under a wrapper of JAX's own name
+    (``jit__fun`` from ``jax.pmap``, which traces the user's function through shard_map) has its operations on
+    the several lines of that function."""
     cm = graph._canonical
     if cm is None:
         return False
     wanted = {name, name.rstrip("_"), "<lambda>" if name.strip("_") == "lambda" else name}
-    seen = False
+    lines = set()
     for comp in cm.module.computations:
         for inst in comp.instructions:
             frames = cm.frames(inst)
@@ -449,8 +457,10 @@ def _called_from_user_code_only(graph, name: str) -> bool:
                 # JAX records qualified names: main.<locals>.train_step, Trainer.step
                 if any(f.function and f.function.rsplit(".", 1)[-1] in wanted for f in frames):
                     return False
-                seen = True
-    return seen
+                lines.add((frames[0].file, frames[0].line))
+                if len(lines) > 1:
+                    return False
+    return bool(lines)
 
 
 def _because(family: "Family", recompilations) -> Because | None:
