@@ -29,7 +29,8 @@ class LiveRun:
         self.report_files = [_report_beside(path)]
         # the evidence grows as the follower reads: its PT_XLA_DEBUG events are the run's, its reports are added
         # once they exist
-        self.run = Run(inputs=RunInputs([path]), events=self.follower.events)
+        self.run = LiveEvidence(inputs=RunInputs([path]), events=self.follower.events)
+        self.jax_folders = _beside(path)
         self.explainer = LiveExplainer(self.run, warnings=self.follower.warnings)
         # Imported now, while the job starts, not when the first recompilation is told: the differ imports
         # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
@@ -53,6 +54,8 @@ class LiveRun:
 
     def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
         self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p)]
+        if not self.run.inputs.jax_logs and any(r.kind == "xla_dump" for r in records):
+            self.run.inputs.jax_logs = _jax_log_in(self.jax_folders)
         if self.log_only:
             return self._log_events()
         return self.explainer.feed(records)
@@ -77,6 +80,94 @@ class LiveRun:
             out.append(LiveEvent("compiled" if first else "log", self.log_steps, event.graph_hash or "?", label,
                                  None if first else told, graphs=self.log_steps))
         return out
+
+
+class LiveEvidence(Run):
+    """The growing run's evidence, whose windows (:meth:`window`) join their JAX modules to the JAX log as the
+    whole run does: the *n*-th dumped module of a name is the *n*-th compilation of that name in the log, counted
+    from the run's first module, which a window of a family's last graphs no longer holds (joined over the window
+    alone, its first module would take the name's first compilation). The log is read again when a module came
+    since the last join (a JAX log holds compilations only: it grows with them, not with the steps)."""
+
+    def __init__(self, *args, **kwargs):
+        Run.__init__(self, *args, **kwargs)
+        self.joined: dict[str, object] = {}  # a module's path -> its compilation in the log (None: not in it)
+        self.joined_at: tuple = ()
+        """(modules, the logs' sizes) at the last join: read again when either changed."""
+
+    def window(self, records: list[GraphRecord]) -> Run:
+        window = Run.window(self, records)
+        if not self.jax_logs:
+            return window
+        self._join()
+        return _JoinedWindow(window, self.joined)
+
+    def _join(self) -> None:
+        from hlodiff.dumps.jax_log import join_modules, read_jax_log
+
+        from hlodiff.errors import HlodiffError
+
+        dumped = [r for r in self.records if r.kind == "xla_dump"]
+        sizes = tuple(os.path.getsize(p) if os.path.isfile(p) else -1 for p in self.jax_logs)
+        if (len(dumped), sizes) == self.joined_at:
+            return
+        self.joined_at = (len(dumped), sizes)
+        names = [r.module_name or "" for r in dumped]
+        for path in self.jax_logs:
+            try:
+                log = read_jax_log(path, [])
+            except HlodiffError:  # a line still being written that reads as damage: joined at the next read
+                continue
+            for record, compilation in zip(dumped, join_modules(log, names)):
+                if compilation is not None:
+                    self.joined[record.path] = compilation
+
+
+class _JoinedWindow(Run):
+    """A window whose JAX modules keep the compilations the whole run joined them to."""
+
+    def __init__(self, window: Run, joined: dict):
+        Run.__init__(self, window.records, window.inputs, window.events, window.reports, window.time_logs,
+                     window.sources, window.on_disk)
+        self.joined = joined
+
+    def jax_joined(self, names, wanted, warnings):
+        dumped = [r for r in self.records if r.kind == "xla_dump"]
+        by_name = {}
+        for r in dumped:  # the window's records in order; the analysis asks in its summaries' order (the same)
+            by_name.setdefault(r.module_name or "", []).append(self.joined.get(r.path))
+        seen: dict[str, int] = {}
+        out = []
+        for name in names:
+            k = seen.get(name, 0)
+            seen[name] = k + 1
+            found = by_name.get(name, [])
+            out.append(found[k] if k < len(found) else None)
+        return [out]
+
+
+def _beside(path: str) -> list[str]:
+    """The folders a JAX log of the capture at ``path`` may be in: the folder, and the one holding it (a dump
+    folder's run folder), as ``explain-recompile`` looks."""
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return [folder, os.path.dirname(os.path.normpath(os.path.abspath(folder)))]
+
+
+def _jax_log_in(folders: list[str]) -> list[str]:
+    """A JAX compile log (``JAX_LOG_COMPILES``/``JAX_EXPLAIN_CACHE_MISSES`` output) in ``folders``, found by
+    content as ``explain-recompile`` finds it: [] while none is written yet."""
+    from hlodiff.dumps.follow import _read
+    from hlodiff.dumps.jax_log import looks_like_jax_log
+    from hlodiff.dumps._io import names_in
+    from hlodiff.dumps.run_folder import SIDE_NAME
+
+    for folder in folders:
+        for name in names_in(folder):
+            p = os.path.join(folder, name)
+            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
+                    and os.path.isfile(p) and looks_like_jax_log(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
+                return [p]
+    return []
 
 
 def _report_beside(path: str) -> str:

@@ -221,8 +221,12 @@ class LiveExplainer:
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
+        before = (family.latest, family.latest_step, family.hits_since, family.next_look)
         family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
-        return earlier + self._tell(family, record, step)
+        told = self._tell(family, record, step)
+        if told and told[0].kind == "compiled":  # another function of the name: the name's story stays as it was
+            family.latest, family.latest_step, family.hits_since, family.next_look = before
+        return earlier + told
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
@@ -251,7 +255,10 @@ class LiveExplainer:
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: _Family, record: GraphRecord):
-        """(the recompilation of ``record`` in its family's window, whether it is expected), or None."""
+        """(the recompilation of ``record`` in its family's window, whether it is expected), or None; or, for a
+        JAX module that compiles another function than the earlier modules of its name (the final report's family
+        split, :mod:`hlodiff.explain.jax_functions`), that function's :class:`~hlodiff.explain.families.Family`:
+        its first compilation, not a recompilation."""
         from hlodiff.explain.recompile import explain_records
         from hlodiff.explain.verdict import unexpected
 
@@ -265,7 +272,9 @@ class LiveExplainer:
             return None
         ours = next((r for r in explanation.recompilations if r.graph.ref == record.ref), None)
         if ours is None:
-            return None
+            first = next((f for f in explanation.families if f.split is not None and f.compiled
+                          and f.compiled[0].ref == record.ref), None)
+            return first  # JAX: the first module of another function of the name (review F5), or None
         shouted = {id(r) for r in unexpected(explanation)}
         return ours, id(ours) not in shouted
 
@@ -276,6 +285,8 @@ class LiveExplainer:
         found = self._explain(family, record)
         if found is None:
             return [LiveEvent("unread", step, record.ref, family.label, graphs=self.graphs)]
+        if not isinstance(found, tuple):
+            return [LiveEvent("compiled", step, record.ref, found.label, graphs=self.graphs)]
         recompilation, expected = found
         told = _told(recompilation, running=True)
         family.told, family.expected, family.story, family.pending = told, expected, None, False
@@ -309,7 +320,7 @@ class LiveExplainer:
         """The family's newest recompilation with what is known now: an event only when its words changed."""
         record = family.latest
         found = self._explain(family, record) if record is not None else None
-        if found is None or family.told is None:
+        if not isinstance(found, tuple) or family.told is None:
             return []
         recompilation, expected = found
         told = _told(recompilation, running=running)
