@@ -37,6 +37,8 @@ class LiveRun:
         import networkx  # noqa: F401
         import hlodiff.explain.recompile  # noqa: F401
         import hlodiff.explain.verdict  # noqa: F401
+        self.bridge_seen = False
+        self.dynamo_sizes: tuple = ()
         self.log_steps = 0
         self.log_seen: set[str] = set()
 
@@ -50,15 +52,39 @@ class LiveRun:
 
     def close(self) -> list[LiveEvent]:
         events = self._after(self.follower.close())
+        if not self.log_only:
+            events += self._dynamo([], final=True)
         return events + self.explainer.finish()
 
     def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
-        self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p)]
+        # an empty one is no report yet (record under torch.compile may see no sync at all): read as one, it is an
+        # error, and every graph of the run would be told as unread (the report at exit skips it too)
+        self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p) and os.path.getsize(p)]
+        if not self.run.inputs.tensors_reports and records:
+            self.run.inputs.tensors_reports = _report_in(self.jax_folders[:1])
         if not self.run.inputs.jax_logs and any(r.kind == "xla_dump" for r in records):
             self.run.inputs.jax_logs = _jax_log_in(self.jax_folders)
         if self.log_only:
             return self._log_events()
-        return self.explainer.feed(records)
+        events = self.explainer.feed(records)
+        return events + self._dynamo(records)
+
+    def _dynamo(self, records: list[GraphRecord], final: bool = False) -> list[LiveEvent]:
+        """Dynamo's lines: its log is looked for once the bridge's graphs appear, and read again when it grew."""
+        from hlodiff.explain.dynamo_bridge import bridge_run
+
+        if not self.run.inputs.dynamo_logs:
+            if not any(bridge_run(r.frames) for r in records) and not (final and self.bridge_seen):
+                return []
+            self.bridge_seen = True
+            self.run.inputs.dynamo_logs = _dynamo_logs(self.path)
+            if not self.run.inputs.dynamo_logs:
+                return []
+        sizes = _sizes(self.run.inputs.dynamo_logs)
+        if sizes == self.dynamo_sizes and not final:
+            return []
+        self.dynamo_sizes = sizes
+        return self.explainer.look_at_dynamo(final)
 
     def _log_events(self) -> list[LiveEvent]:
         """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
@@ -166,6 +192,46 @@ def _jax_log_in(folders: list[str]) -> list[str]:
             p = os.path.join(folder, name)
             if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
                     and os.path.isfile(p) and looks_like_jax_log(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
+                return [p]
+    return []
+
+
+def _dynamo_logs(path: str) -> list[str]:
+    """Dynamo's logs (TORCH_LOGS text, a TORCH_TRACE folder) found beside the capture by content, as
+    ``explain-recompile`` finds them: [] while none is written yet."""
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.errors import HlodiffError
+
+    try:
+        return list(discover([path], None, None).dynamo_logs)
+    except HlodiffError:
+        return []
+
+
+def _sizes(paths: list[str]) -> tuple:
+    """The sizes of files, and of a folder's files (TORCH_TRACE): a change means the log grew."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p) if e.is_file())))
+        else:
+            out.append(os.path.getsize(p) if os.path.isfile(p) else -1)
+    return tuple(out)
+
+
+def _report_in(folders: list[str]) -> list[str]:
+    """Live-tensor reports found by content in ``folders`` (a program's stdout holding ``_xla_tensors_report``
+    printed before each sync, beside a save-tensors file), as ``explain-recompile`` finds them: [] while none is
+    written yet."""
+    from hlodiff.dumps._io import names_in
+    from hlodiff.dumps.follow import _read
+    from hlodiff.dumps.run_folder import _REPORT_LINE, SIDE_NAME
+
+    for folder in folders:
+        for name in names_in(folder):
+            p = os.path.join(folder, name)
+            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
+                    and os.path.isfile(p) and _REPORT_LINE.search(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
                 return [p]
     return []
 

@@ -21,18 +21,17 @@ _spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES /
 live = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(live)
 
-_BRIDGE = "live: the bridge's graphs are told without Dynamo's log (read at exit only)"
 LIVE_WRONG_NOW = {
     'torch_xla/accum_tail': 'fix_any: a value computed in the graph on some steps is device data (an input) on others: check which tensor (the tensors listed) is synced or read before this ',
     'torch_xla/batch_rampup': 'fix_none: says bucket sequence',
-    'torch_xla/bn_cumulative': "fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure; agrees: report: constant at ['bn_cumula",
+    'torch_xla/bn_cumulative': 'fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure',
     'torch_xla/center_no_detach': 'line: center_no_detach.py:17',
     'torch_xla/checkpoint_toggle': 'line: no location',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17',
     'torch_xla/if_loss_spike': 'fix_any: the graph grows at every step (37, 68, 71 instructions) and every step compiles: a tensor carried from one step into the next keeps its whole autograd ',
     'torch_xla/inner_loop_count': 'line: no location; fix_any: the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): iterate in one fixed order',
     'torch_xla/label_smoothing_on': 'line: no location; fix_any: the ops that differ were traced inside library code (torch/nn/functional.py:3458) and carry no line of yours: that call ran with ano',
-    'torch_xla/lazy_linear_control': "line: no location; agrees: report: inputs at ['lazy_linear_control.py', 15]; live: inputs at None",
+    'torch_xla/lazy_linear_control': "agrees: report: inputs at ['lazy_linear_control.py', 15]; live: inputs at None",
     'torch_xla/loss_history': 'kind: ops',
     'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21',
     'torch_xla/review2_ckpt_dump': 'line: no location',
@@ -42,39 +41,22 @@ LIVE_WRONG_NOW = {
     'torch_xla/review2_wd_off': "fix_any: the ops traced at review2_wd_off.py:17 differ from the other graph's (this graph ran on step 4): Python code decides per step what is traced (a Python ",
     'torch_xla/review3_collate_key': 'fix_any: a value computed in the graph on some steps is device data (an input) on others: check which tensor (f32[4,1]) is synced or read before this step on so',
     'torch_xla/review_grad_accum': "line: no location; fix_any: the ops traced at the line shown differ from the other graph's (this graph ran on step 3): Python code decides per step what is trac",
-    'torch_xla/stochastic_depth': 'line: no location',
     'torch_xla/trim_padding': 'kind: attribute',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
     'torch_xla/wd_from_zero': "fix_any: the ops traced at wd_from_zero.py:19 differ from the other graph's (this graph ran on step 3): Python code decides per step what is traced (a Python `i",
     'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
     'jax/jax_mask_outside': 'fix_none: says last batch',
-    'dynamo/dyn_attr_switch': _BRIDGE,
-    'dynamo/dyn_auto_dynamic': _BRIDGE,
-    'dynamo/dyn_bucket_control': _BRIDGE,
-    'dynamo/dyn_cache_limit': _BRIDGE,
-    'dynamo/dyn_closure_temp': _BRIDGE,
-    'dynamo/dyn_dict_keys': _BRIDGE,
-    'dynamo/dyn_dynamic_true': _BRIDGE,
-    'dynamo/dyn_global_cfg': _BRIDGE,
-    'dynamo/dyn_global_scale': _BRIDGE,
-    'dynamo/dyn_global_scale_plus': _BRIDGE,
-    'dynamo/dyn_int_shape': _BRIDGE,
-    'dynamo/dyn_item_branch': _BRIDGE,
-    'dynamo/dyn_list_len': _BRIDGE,
-    'dynamo/dyn_mark_dynamic': _BRIDGE,
-    'dynamo/dyn_module_logs_only': _BRIDGE,
-    'dynamo/dyn_modulelist_grow': _BRIDGE,
-    'dynamo/dyn_no_grad_metric': _BRIDGE,
-    'dynamo/dyn_numpy_float64': _BRIDGE,
-    'dynamo/dyn_print_break': _BRIDGE,
-    'dynamo/dyn_print_outside_control': _BRIDGE,
-    'dynamo/dyn_requires_grad': _BRIDGE,
-    'dynamo/dyn_sched_lr': _BRIDGE,
-    'dynamo/dyn_tensor_or_float': _BRIDGE,
-    'dynamo/dyn_train_eval_dump': _BRIDGE,
-    'dynamo/review2_dyn_nograd_eval': _BRIDGE,
-    'dynamo/review2_dyn_optional_mask': _BRIDGE,
-    'dynamo/review3_hook_guard': _BRIDGE,
+    'dynamo/dyn_attr_switch': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 3): a value is kept on some steps only (a metric",
+    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15; fix_none: says mark_dynamic',
+    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
+    'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13',
+    'dynamo/dyn_modulelist_grow': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
+    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14',
+    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
+    'dynamo/dyn_print_break': 'fix_any: Dynamo cannot trace this (graph break) and splits the function there on every call: move it out of the compiled function, or replace it with tensor cod',
+    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
+    'dynamo/dyn_train_eval_dump': "kind: outputs; line: dyn_train_eval_dump.py:18; fix_any: the graph's outputs differ at dyn_train_eval_dump.py:18 (this graph ran on steps 1 and 2): a value is k",
+    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
@@ -126,6 +108,28 @@ def test_jax_gradient_beside_its_forward_is_not_shouted_live():
     said = _lines("jax/jax_grad_and_forward")
     assert not any(" recompiled" in x for x in said), said
     assert not any("could not be read or explained" in x for x in said), said
+
+
+def test_dynamo_live_line_names_the_guard_from_its_log():
+    # a global float read in the compiled function: Dynamo's log names the guard; the live line tells it at the
+    # user's line with the report's fix, once, then counts; the bridge's graphs are counted, not told as a story
+    said = _lines("dynamo/dyn_global_scale")
+    told = [x for x in said if " recompiled (Dynamo scaled_loss)" in x]
+    assert len(told) == 1 and "python_value at dyn_global_scale.py:14" in told[0] and "tensor" in told[0], said
+    assert any("same story as step" in x for x in said), said
+    assert not any("recompiled (torch.compile (XLA bridge))" in x for x in said), said
+
+
+def test_dynamo_control_shouts_nothing_live():
+    # the loss printed after the sync, outside the compiled function: the bridge's second graph is its own
+    said = _lines("dynamo/dyn_print_outside_control")
+    assert not any(" recompiled" in x for x in said), said
+
+
+def test_dynamo_graph_break_is_one_line_at_the_users_line():
+    said = _lines("dynamo/dyn_item_branch")
+    assert [x for x in said if "graph break" in x and "dyn_item_branch.py:14" in x], said
+    assert not any(" recompiled" in x for x in said), said
 
 
 def test_jax_two_functions_of_one_name_leave_no_unread_graph():

@@ -24,6 +24,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
 from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.hlo.model import SourceFrame
 
 RECENT = 32
@@ -76,7 +77,9 @@ class LiveEvent:
     ``recompiled``), ``recompiled`` (the first of a story: told in full),
     ``repeat`` (another recompilation of a story already told), ``update`` (a story's words changed now that more
     of the run is known), ``unread`` (a compiled module that could not be read), ``log`` (a ``PT_XLA_DEBUG``
-    compilation seen without its HLO).
+    compilation seen without its HLO), ``follows`` (a recompilation of torch_xla's Dynamo bridge that follows from
+    what Dynamo did: counted, as the report at exit tells it by Dynamo's reason), ``graph_break`` (a graph break
+    Dynamo's log names: :mod:`hlodiff.explain.live_dynamo`).
     """
 
     kind: str
@@ -124,6 +127,8 @@ class _Family:
     told: Told | None = None
     story: int | None = None
     expected: bool = False
+    follows: bool = False
+    """Its newest recompilation follows from what Dynamo did (counted; Dynamo's line tells why)."""
     pending: bool = False
     steps: int = 0
 
@@ -157,6 +162,10 @@ class LiveExplainer:
         """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
         explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
         self._last_cut: GraphRecord | None = None
+        from hlodiff.explain.live_dynamo import LiveDynamo
+
+        self.dynamo = LiveDynamo(failures=[])
+        """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -175,6 +184,14 @@ class LiveExplainer:
             if family.latest is not None:
                 out += self._look_again(family, running=False)
         return out
+
+    def look_at_dynamo(self, final: bool = False) -> list[LiveEvent]:
+        """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
+        tells them (:mod:`hlodiff.explain.live_dynamo`)."""
+        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final)
+        self.failures += self.dynamo.failures
+        self.dynamo.failures.clear()
+        return events
 
     def _one(self, record: GraphRecord) -> list[LiveEvent]:
         from hlodiff.explain.families import family_key, is_partial
@@ -200,7 +217,9 @@ class LiveExplainer:
         family = self.families.get(fkey)
         if family is None:
             family = self.families[fkey] = _Family(fkey, label)
-        cut = is_partial(summary, self._debug_cause(record))
+        # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
+        cut = is_partial(summary, self._debug_cause(record)) and not bridge_run(record.frames,
+                                                                                 self._debug_cause(record))
         if self._last_cut is not None and not cut:
             self.cut_before[record.ref] = self._last_cut
         self._last_cut = record if cut else None
@@ -255,10 +274,11 @@ class LiveExplainer:
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: _Family, record: GraphRecord):
-        """(the recompilation of ``record`` in its family's window, whether it is expected), or None; or, for a
-        JAX module that compiles another function than the earlier modules of its name (the final report's family
-        split, :mod:`hlodiff.explain.jax_functions`), that function's :class:`~hlodiff.explain.families.Family`:
-        its first compilation, not a recompilation."""
+        """(the recompilation of ``record`` in its family's window, whether it is expected, whether it follows from
+        what Dynamo did), or None; or, for a graph the window's report puts first in a family of its own (a JAX
+        module that compiles another function than the earlier modules of its name: the report's family split,
+        :mod:`hlodiff.explain.jax_functions`), that :class:`~hlodiff.explain.families.Family`: its first
+        compilation, not a recompilation."""
         from hlodiff.explain.recompile import explain_records
         from hlodiff.explain.verdict import unexpected
 
@@ -272,11 +292,25 @@ class LiveExplainer:
             return None
         ours = next((r for r in explanation.recompilations if r.graph.ref == record.ref), None)
         if ours is None:
-            first = next((f for f in explanation.families if f.split is not None and f.compiled
-                          and f.compiled[0].ref == record.ref), None)
-            return first  # JAX: the first module of another function of the name (review F5), or None
+            # the first compilation of a family of the report's own (JAX: another function of the name, review
+            # F5; a graph the report groups apart from the live family's name), or None
+            return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
-        return ours, id(ours) not in shouted
+        return ours, id(ours) not in shouted, self._follows(explanation, record)
+
+    def _follows(self, explanation, record: GraphRecord) -> bool:
+        """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's
+        own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
+        it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo_xla.bridge_without_log`: far
+        from their closest graph, another program of the bridge)."""
+        if not bridge_run(record.frames, self._debug_cause(record)):
+            return False
+        if self.run.dynamo_logs:
+            return True
+        from hlodiff.explain.dynamo_xla import bridge_without_log
+
+        found = bridge_without_log(explanation, self.run.events)
+        return found is not None and record.ref in found.bridge_recompilations
 
     def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
@@ -287,9 +321,14 @@ class LiveExplainer:
             return [LiveEvent("unread", step, record.ref, family.label, graphs=self.graphs)]
         if not isinstance(found, tuple):
             return [LiveEvent("compiled", step, record.ref, found.label, graphs=self.graphs)]
-        recompilation, expected = found
-        told = _told(recompilation, running=True)
-        family.told, family.expected, family.story, family.pending = told, expected, None, False
+        recompilation, expected, follows = found
+        told = _told(recompilation, running=True, dynamo_log=bool(self.run.dynamo_logs))
+        family.told, family.expected, family.story, family.pending = told, expected or follows, None, False
+        family.follows = follows
+        if follows:  # counted: Dynamo's line (or the report at exit) tells why
+            self.expected += 1
+            return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
+                              expected=True, graphs=self.graphs)]
         if expected:
             self.expected += 1
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
@@ -322,9 +361,18 @@ class LiveExplainer:
         found = self._explain(family, record) if record is not None else None
         if not isinstance(found, tuple) or family.told is None:
             return []
-        recompilation, expected = found
-        told = _told(recompilation, running=running)
+        recompilation, expected, follows = found
+        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs))
         pending, family.pending = family.pending, False
+        if follows:
+            was, family.follows, family.told, family.expected = family.follows, True, told, True
+            if was:
+                return []
+            self.expected += 1
+            kind = "follows" if pending or family.story is None else "update"
+            return [LiveEvent(kind, family.latest_step, record.ref, family.label, told, family.story,
+                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs)]
+        family.follows = False
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
@@ -346,7 +394,7 @@ class LiveExplainer:
                           of_step=family.latest_step, graphs=self.graphs)]
 
 
-def _told(recompilation, running: bool = False) -> Told:
+def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Told:
     causes = recompilation.causes
     if not causes:
         return Told("unknown", "no difference found against the closest earlier graph", None, None,
@@ -357,7 +405,9 @@ def _told(recompilation, running: bool = False) -> Told:
     waits = running and root.fix_rule in NEEDS_THE_END
     fix = root.fix
     if bridge_run(recompilation.graph.record.frames):
-        fix = BRIDGE_LIVE  # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why
+        # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
+        # once it is read: hlodiff.explain.live_dynamo)
+        fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
     elif root.fix_rule == "cache_key_jax":
         fix = JAX_KEY_LIVE
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,

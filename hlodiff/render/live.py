@@ -55,6 +55,11 @@ def _lines(event: LiveEvent) -> list[str]:
     if kind == "pending":
         return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
+    if kind == "follows":
+        return [f"{PREFIX}step {event.step}: the Dynamo bridge compiled again ({event.count} counted so far): "
+                f"{_where(event)}{_fix(event)}"]
+    if kind == "graph_break":
+        return [f"{PREFIX}step {event.step}: {event.family}: {_where(event)}: {t.summary}{_fix(event)}"]
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
