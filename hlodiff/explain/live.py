@@ -34,6 +34,13 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch"})
+"""Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
+`if`"): on a family's first recompilation the window has two graphs, and the report at exit replaces these with
+what the steps show (accumulation's short group, a setting switched once, a key present on some batches). With
+executions followed (cache hits seen), such a fix waits for the next steps; a dump of compilations alone (JAX)
+tells it at once, since no hit would settle it before the end."""
+
 
 @dataclass(slots=True)
 class Told:
@@ -236,7 +243,10 @@ class LiveExplainer:
             return []
         self.compilations += 1
         first_of_family = not family.compiled
-        earlier = self._look_again(family) if family.pending else []  # settled by what came next: this graph
+        # settled by what came next (this graph), or a fix still waiting: told before the family moves on, or the
+        # story it belongs to would never get one
+        waiting = family.told is not None and family.told.waits and family.latest is not None
+        earlier = self._look_again(family, running=not waiting) if family.pending or waiting else []
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
@@ -402,7 +412,8 @@ def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Tol
     root = causes[0]
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
-    waits = running and root.fix_rule in NEEDS_THE_END
+    waits = running and (root.fix_rule in NEEDS_THE_END or (
+        root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
     if bridge_run(recompilation.graph.record.frames):
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line

@@ -31,7 +31,9 @@ def _where(event: LiveEvent) -> str:
 def _fix(event: LiveEvent) -> str:
     t = event.told
     if t is not None and t.waits:
-        return "; fix: told once the next steps show whether the new size stays"
+        if t.kind == "shape":
+            return "; fix: told once the next steps show whether the new size stays"
+        return "; fix: told once the next steps show whether it comes back"
     return f"; fix: {t.fix}" if t is not None and t.fix else ""
 
 
