@@ -172,6 +172,8 @@ class LiveExplainer:
         from hlodiff.explain.live_dynamo import LiveDynamo
 
         self.dynamo = LiveDynamo(failures=[])
+        self.bridge_seen = False
+        """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
@@ -225,8 +227,9 @@ class LiveExplainer:
         if family is None:
             family = self.families[fkey] = _Family(fkey, label)
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
-        cut = is_partial(summary, self._debug_cause(record)) and not bridge_run(record.frames,
-                                                                                 self._debug_cause(record))
+        bridge = bridge_run(record.frames, self._debug_cause(record))
+        self.bridge_seen = self.bridge_seen or bridge
+        cut = is_partial(summary, self._debug_cause(record)) and not bridge
         if self._last_cut is not None and not cut:
             self.cut_before[record.ref] = self._last_cut
         self._last_cut = record if cut else None
@@ -314,7 +317,9 @@ class LiveExplainer:
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo_xla.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
         if not bridge_run(record.frames, self._debug_cause(record)):
-            return False
+            # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
+            # over the whole run: a Dynamo run's compilations only)
+            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run)
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo_xla import bridge_without_log

@@ -83,15 +83,23 @@ class LiveDynamo:
                                      expected=expected))
         return out
 
-    def _findings(self, run):
+    def around_the_call(self, run) -> set[str]:
+        """Refs of XLA recompilations outside the bridge that the report tells as following from Dynamo: the step
+        around the compiled call changed with Dynamo's expected recompilation (``follows_expected``), or the first
+        compiled call's step cut by the bridge's own syncs (``first_call_syncs``); with or without Dynamo's log."""
+        found = self._findings(run, without_log=True)
+        return set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+
+    def _findings(self, run, without_log: bool = False):
         from hlodiff.explain.dynamo import explain_dynamo
         from hlodiff.explain.recompile import explain_records
 
-        if not run.dynamo_logs or not run.records:
+        if not (run.dynamo_logs or without_log) or not run.records:
             return None
         try:
             explanation = explain_records(run.window(list(run.records)), warnings=[])
-            return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=run.read_dynamo([]))
+            logs = run.read_dynamo([]) if run.dynamo_logs else []
+            return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
         except HlodiffError:
             return None  # a line still being written: read again at the next look
         except Exception as exc:  # noqa: BLE001 - the live lines go on; the report at exit says it again
