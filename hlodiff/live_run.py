@@ -13,7 +13,8 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.errors import InputWarning
-from hlodiff.explain.live import LiveEvent, LiveExplainer, Told
+from hlodiff.explain.live import LiveExplainer
+from hlodiff.explain.live_events import LiveEvent, Told
 
 
 class LiveRun:

@@ -144,7 +144,7 @@ def test_jax_two_functions_of_one_name_leave_no_unread_graph():
 
 def _event(kind, graph="run#2", told_kind="shape", line=7, fix="pad the batch to a fixed length", expected=False,
            story=0):
-    from hlodiff.explain.live import LiveEvent, Told
+    from hlodiff.explain.live_events import LiveEvent, Told
     from hlodiff.hlo.model import SourceFrame
 
     told = Told(told_kind, "what changed", SourceFrame("/x/train.py", line, "<module>"), fix)

@@ -42,7 +42,7 @@ class LiveDynamo:
     def look(self, run, step: int, graphs: int, first_story: int, final: bool = False) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``first_story``: the number the
         next new story takes)."""
-        from hlodiff.explain.live import LiveEvent
+        from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
         if found is None:
@@ -118,7 +118,7 @@ def _items(found):
 
 
 def _told_of(item):
-    from hlodiff.explain.live import Told
+    from hlodiff.explain.live_events import Told
 
     if item.kind == "graph_break":
         summary = f"graph break ({item.count}x): {item.reason}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from hlodiff.errors import printable
-from hlodiff.explain.live import LiveEvent
+from hlodiff.explain.live_events import LiveEvent
 
 PREFIX = "hlodiff: "
 
