@@ -5,8 +5,8 @@ run's order, a LiveRun polled after each piece) and its live events scored again
 docs/accuracy.md, "The live story"). What the live lines get wrong today is listed in LIVE_WRONG_NOW as strict
 xfails (`python fixtures/scenarios/score_live.py --xfail-table` prints today's rows).
 
-The JAX scenarios run in every test run (about 16 s); torch_xla and Dynamo (about 40 s more) with
-HLODIFF_LIVE_SCORE_ALL=1, which the integrator sets before a merge."""
+The JAX scenarios run in every test run (the file takes about 25 s on a shared 2-core machine); torch_xla and Dynamo
+(25-100 s more, with the machine's load) with HLODIFF_LIVE_SCORE_ALL=1, which the integrator sets before a merge."""
 
 from __future__ import annotations
 
