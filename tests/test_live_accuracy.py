@@ -45,7 +45,6 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15; fix_none: says mark_dynamic',
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13',
-    'dynamo/dyn_modulelist_grow': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
     'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14',
     'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
     'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',

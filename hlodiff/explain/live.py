@@ -288,6 +288,11 @@ class LiveExplainer:
             # compilations alone shows no cache hits: nothing would settle it before the end)
             family.pending = True
             return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
+        if self.bridge_seen and record.kind in TRACED_KINDS and not bridge_run(record.frames):
+            # torch.compile run, the step around a compiled call: whether it follows from what Dynamo did is known
+            # once Dynamo's message is in its log, by the next execution at the latest; held silently till then
+            family.pending = True
+            return []
         return [self._story_event(family, record, told)]
 
     def _story_event(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
@@ -352,10 +357,11 @@ def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Tol
     root = causes[0]
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
-    waits = running and (root.fix_rule in NEEDS_THE_END or (
+    bridge = bridge_run(recompilation.graph.record.frames)
+    waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
-    if bridge_run(recompilation.graph.record.frames):
+    if bridge:
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
         # once it is read: hlodiff.explain.live_dynamo)
         fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
