@@ -13,7 +13,8 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.errors import InputWarning
-from hlodiff.explain.live import LiveEvent, LiveExplainer, Told
+from hlodiff.explain.live import LiveExplainer
+from hlodiff.explain.live_events import LiveEvent, Told
 
 
 class LiveRun:
@@ -29,13 +30,16 @@ class LiveRun:
         self.report_files = [_report_beside(path)]
         # the evidence grows as the follower reads: its PT_XLA_DEBUG events are the run's, its reports are added
         # once they exist
-        self.run = Run(inputs=RunInputs([path]), events=self.follower.events)
+        self.run = LiveEvidence(inputs=RunInputs([path]), events=self.follower.events)
+        self.jax_folders = _beside(path)
         self.explainer = LiveExplainer(self.run, warnings=self.follower.warnings)
         # Imported now, while the job starts, not when the first recompilation is told: the differ imports
         # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
         import networkx  # noqa: F401
         import hlodiff.explain.recompile  # noqa: F401
         import hlodiff.explain.verdict  # noqa: F401
+        self.bridge_seen = False
+        self.dynamo_sizes: tuple = ()
         self.log_steps = 0
         self.log_seen: set[str] = set()
 
@@ -49,13 +53,39 @@ class LiveRun:
 
     def close(self) -> list[LiveEvent]:
         events = self._after(self.follower.close())
+        if not self.log_only:
+            events += self._dynamo([], final=True)
         return events + self.explainer.finish()
 
     def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
-        self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p)]
+        # an empty one is no report yet (record under torch.compile may see no sync at all): read as one, it is an
+        # error, and every graph of the run would be told as unread (the report at exit skips it too)
+        self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p) and os.path.getsize(p)]
+        if not self.run.inputs.tensors_reports and records:
+            self.run.inputs.tensors_reports = _report_in(self.jax_folders[:1])
+        if not self.run.inputs.jax_logs and any(r.kind == "xla_dump" for r in records):
+            self.run.inputs.jax_logs = _jax_log_in(self.jax_folders)
         if self.log_only:
             return self._log_events()
-        return self.explainer.feed(records)
+        events = self.explainer.feed(records)
+        return events + self._dynamo(records)
+
+    def _dynamo(self, records: list[GraphRecord], final: bool = False) -> list[LiveEvent]:
+        """Dynamo's lines: its log is looked for once the bridge's graphs appear, and read again when it grew."""
+        from hlodiff.explain.dynamo_bridge import bridge_run
+
+        if not self.run.inputs.dynamo_logs:
+            if not any(bridge_run(r.frames) for r in records) and not (final and self.bridge_seen):
+                return []
+            self.bridge_seen = True
+            self.run.inputs.dynamo_logs = _dynamo_logs(self.path)
+            if not self.run.inputs.dynamo_logs:
+                return []
+        sizes = _sizes(self.run.inputs.dynamo_logs)
+        if sizes == self.dynamo_sizes and not final:
+            return []
+        self.dynamo_sizes = sizes
+        return self.explainer.look_at_dynamo(final)
 
     def _log_events(self) -> list[LiveEvent]:
         """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
@@ -77,6 +107,134 @@ class LiveRun:
             out.append(LiveEvent("compiled" if first else "log", self.log_steps, event.graph_hash or "?", label,
                                  None if first else told, graphs=self.log_steps))
         return out
+
+
+class LiveEvidence(Run):
+    """The growing run's evidence, whose windows (:meth:`window`) join their JAX modules to the JAX log as the
+    whole run does: the *n*-th dumped module of a name is the *n*-th compilation of that name in the log, counted
+    from the run's first module, which a window of a family's last graphs no longer holds (joined over the window
+    alone, its first module would take the name's first compilation). The log is read again when a module came
+    since the last join (a JAX log holds compilations only: it grows with them, not with the steps)."""
+
+    def __init__(self, *args, **kwargs):
+        Run.__init__(self, *args, **kwargs)
+        self.joined: dict[str, object] = {}  # a module's path -> its compilation in the log (None: not in it)
+        self.joined_at: tuple = ()
+        """(modules, the logs' sizes) at the last join: read again when either changed."""
+
+    def window(self, records: list[GraphRecord]) -> Run:
+        window = Run.window(self, records)
+        if not self.jax_logs:
+            return window
+        self._join()
+        return _JoinedWindow(window, self.joined)
+
+    def _join(self) -> None:
+        from hlodiff.dumps.jax_log import join_modules, read_jax_log
+
+        from hlodiff.errors import HlodiffError
+
+        dumped = [r for r in self.records if r.kind == "xla_dump"]
+        sizes = tuple(os.path.getsize(p) if os.path.isfile(p) else -1 for p in self.jax_logs)
+        if (len(dumped), sizes) == self.joined_at:
+            return
+        self.joined_at = (len(dumped), sizes)
+        names = [r.module_name or "" for r in dumped]
+        for path in self.jax_logs:
+            try:
+                log = read_jax_log(path, [])
+            except HlodiffError:  # a line still being written that reads as damage: joined at the next read
+                continue
+            for record, compilation in zip(dumped, join_modules(log, names)):
+                if compilation is not None:
+                    self.joined[record.path] = compilation
+
+
+class _JoinedWindow(Run):
+    """A window whose JAX modules keep the compilations the whole run joined them to."""
+
+    def __init__(self, window: Run, joined: dict):
+        Run.__init__(self, window.records, window.inputs, window.events, window.reports, window.time_logs,
+                     window.sources, window.on_disk)
+        self.joined = joined
+
+    def jax_joined(self, names, wanted, warnings):
+        dumped = [r for r in self.records if r.kind == "xla_dump"]
+        by_name = {}
+        for r in dumped:  # the window's records in order; the analysis asks in its summaries' order (the same)
+            by_name.setdefault(r.module_name or "", []).append(self.joined.get(r.path))
+        seen: dict[str, int] = {}
+        out = []
+        for name in names:
+            k = seen.get(name, 0)
+            seen[name] = k + 1
+            found = by_name.get(name, [])
+            out.append(found[k] if k < len(found) else None)
+        return [out]
+
+
+def _beside(path: str) -> list[str]:
+    """The folders a JAX log of the capture at ``path`` may be in: the folder, and the one holding it (a dump
+    folder's run folder), as ``explain-recompile`` looks."""
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return [folder, os.path.dirname(os.path.normpath(os.path.abspath(folder)))]
+
+
+def _jax_log_in(folders: list[str]) -> list[str]:
+    """A JAX compile log (``JAX_LOG_COMPILES``/``JAX_EXPLAIN_CACHE_MISSES`` output) in ``folders``, found by
+    content as ``explain-recompile`` finds it: [] while none is written yet."""
+    from hlodiff.dumps.follow import _read
+    from hlodiff.dumps.jax_log import looks_like_jax_log
+    from hlodiff.dumps._io import names_in
+    from hlodiff.dumps.run_folder import SIDE_NAME
+
+    for folder in folders:
+        for name in names_in(folder):
+            p = os.path.join(folder, name)
+            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
+                    and os.path.isfile(p) and looks_like_jax_log(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
+                return [p]
+    return []
+
+
+def _dynamo_logs(path: str) -> list[str]:
+    """Dynamo's logs (TORCH_LOGS text, a TORCH_TRACE folder) found beside the capture by content, as
+    ``explain-recompile`` finds them: [] while none is written yet."""
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.errors import HlodiffError
+
+    try:
+        return list(discover([path], None, None).dynamo_logs)
+    except HlodiffError:
+        return []
+
+
+def _sizes(paths: list[str]) -> tuple:
+    """The sizes of files, and of a folder's files (TORCH_TRACE): a change means the log grew."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p) if e.is_file())))
+        else:
+            out.append(os.path.getsize(p) if os.path.isfile(p) else -1)
+    return tuple(out)
+
+
+def _report_in(folders: list[str]) -> list[str]:
+    """Live-tensor reports found by content in ``folders`` (a program's stdout holding ``_xla_tensors_report``
+    printed before each sync, beside a save-tensors file), as ``explain-recompile`` finds them: [] while none is
+    written yet."""
+    from hlodiff.dumps._io import names_in
+    from hlodiff.dumps.follow import _read
+    from hlodiff.dumps.run_folder import _REPORT_LINE, SIDE_NAME
+
+    for folder in folders:
+        for name in names_in(folder):
+            p = os.path.join(folder, name)
+            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
+                    and os.path.isfile(p) and _REPORT_LINE.search(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
+                return [p]
+    return []
 
 
 def _report_beside(path: str) -> str:

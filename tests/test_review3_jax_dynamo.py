@@ -8,6 +8,7 @@ written expectations) were committed before hlodiff read them."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -118,9 +119,16 @@ def test_a_function_object_made_anew_names_the_wrapper_too():
     assert "created anew on every call" in summary and "functools.partial" in summary
 
 
-def test_the_live_line_of_an_identical_hlo_does_not_ask_to_rerun_with_what_record_sets():
-    """F7: live lines are told before JAX's log is read; they point to the log, never to a rerun."""
+def test_the_live_line_of_an_identical_hlo_does_not_ask_to_rerun_with_what_record_sets(tmp_path):
+    """F7: a live line never asks to rerun with JAX_EXPLAIN_CACHE_MISSES. With JAX's log beside the dump (read as
+    it grows, live story round of 2026-11-27) it gives the report's fix from JAX's reason; with the dump alone it
+    points to the log the report at exit reads."""
     result = cli("watch", FIXTURES / "jax" / "recreated_jit" / "dump", "--until-idle", "0")
     told = [line for line in result.stdout.splitlines() if "cache_key" in line]
+    assert told and not any("rerun with JAX_EXPLAIN_CACHE_MISSES" in line for line in told)
+    assert all("create and jit the function once" in line for line in told if "; fix: " in line)
+    shutil.copytree(FIXTURES / "jax" / "recreated_jit" / "dump", tmp_path / "dump")
+    alone = cli("watch", tmp_path / "dump", "--until-idle", "0")
+    told = [line for line in alone.stdout.splitlines() if "cache_key" in line]
     assert told and not any("rerun with JAX_EXPLAIN_CACHE_MISSES" in line for line in told)
     assert all("cache-miss log" in line for line in told if "; fix: " in line)

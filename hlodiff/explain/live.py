@@ -24,7 +24,8 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.hlo.model import SourceFrame
+from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
+from hlodiff.explain.live_events import LiveEvent, Told
 
 RECENT = 32
 """Executions of a family kept for its patterns (alternation, buckets that recur, a batch that stayed short)."""
@@ -33,25 +34,12 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
-
-@dataclass(slots=True)
-class Told:
-    """What an event says about one recompilation: its root cause and where, the fix, the other causes."""
-
-    kind: str
-    summary: str
-    location: SourceFrame | None
-    fix: str | None
-    more: list[tuple[str, str, SourceFrame | None]] = field(default_factory=list)
-    """The causes after the root: (kind, summary, first location)."""
-    closest: str | None = None
-    similarity: float | None = None
-    waits: bool = False
-    """The fix is not told yet: it rests on what the next steps show (:data:`NEEDS_THE_END`)."""
-
-    def key(self) -> tuple:
-        where = (self.location.file, self.location.line) if self.location else None
-        return (self.kind, where, self.fix)
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch"})
+"""Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
+`if`"): on a family's first recompilation the window has two graphs, and the report at exit replaces these with
+what the steps show (accumulation's short group, a setting switched once, a key present on some batches). With
+executions followed (cache hits seen), such a fix waits for the next steps; a dump of compilations alone (JAX)
+tells it at once, since no hit would settle it before the end."""
 
 
 BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
@@ -64,49 +52,6 @@ JAX_KEY_LIVE = ("the HLO is identical: JAX's cache key changed outside it; which
                 "at exit")
 """The live fix of a JAX recompilation with the same HLO: the log that names the reason is read at the end, so the
 live line points there, never "rerun with JAX_EXPLAIN_CACHE_MISSES=1" under a record that set it (review 3, F7)."""
-
-
-@dataclass(slots=True)
-class LiveEvent:
-    """One thing that became true while the run ran.
-
-    ``kind``: ``compiled`` (a family's first graph), ``expected`` (a recompilation the final report would call
-    warm-up, setup or expected: counted, not shouted), ``pending`` (a family compiled again on its second step:
-    an optimizer's warm-up if the next steps reuse the graph; the next execution decides, with an ``update`` or a
-    ``recompiled``), ``recompiled`` (the first of a story: told in full),
-    ``repeat`` (another recompilation of a story already told), ``update`` (a story's words changed now that more
-    of the run is known), ``unread`` (a compiled module that could not be read), ``log`` (a ``PT_XLA_DEBUG``
-    compilation seen without its HLO).
-    """
-
-    kind: str
-    step: int
-    graph: str
-    family: str
-    told: Told | None = None
-    story: int | None = None
-    """The story's number (0-based, in the order stories were first told)."""
-    count: int = 1
-    """``repeat``: recompilations of the story so far; ``expected``: expected recompilations so far."""
-    of_step: int | None = None
-    """``repeat``/``update``: the step of the story's first recompilation."""
-    graphs: int = 0
-    """Graphs read so far (executions, cache hits included)."""
-    expected: bool = False
-    """The recompilation is one the final report calls expected (warm-up, setup, one graph per bucket)."""
-
-    def to_json(self) -> dict:
-        t = self.told
-        return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
-                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
-                "graphs_so_far": self.graphs,
-                "cause": None if t is None else {
-                    "kind": t.kind, "summary": t.summary,
-                    "location": t.location.to_json() if t.location else None, "fix": t.fix,
-                    "fix_waits_for_next_steps": t.waits, "closest": t.closest,
-                    "similarity": None if t.similarity is None else round(t.similarity, 4),
-                    "more": [{"kind": k, "summary": s, "location": loc.to_json() if loc else None}
-                             for k, s, loc in t.more]}}
 
 
 @dataclass(slots=True)
@@ -124,6 +69,8 @@ class _Family:
     told: Told | None = None
     story: int | None = None
     expected: bool = False
+    follows: bool = False
+    """Its newest recompilation follows from what Dynamo did (counted; Dynamo's line tells why)."""
     pending: bool = False
     steps: int = 0
 
@@ -157,6 +104,12 @@ class LiveExplainer:
         """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
         explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
         self._last_cut: GraphRecord | None = None
+        from hlodiff.explain.live_dynamo import LiveDynamo
+
+        self.dynamo = LiveDynamo(failures=[])
+        self.bridge_seen = False
+        """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
+        """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -175,6 +128,14 @@ class LiveExplainer:
             if family.latest is not None:
                 out += self._look_again(family, running=False)
         return out
+
+    def look_at_dynamo(self, final: bool = False) -> list[LiveEvent]:
+        """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
+        tells them (:mod:`hlodiff.explain.live_dynamo`)."""
+        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final)
+        self.failures += self.dynamo.failures
+        self.dynamo.failures.clear()
+        return events
 
     def _one(self, record: GraphRecord) -> list[LiveEvent]:
         from hlodiff.explain.families import family_key, is_partial
@@ -200,7 +161,10 @@ class LiveExplainer:
         family = self.families.get(fkey)
         if family is None:
             family = self.families[fkey] = _Family(fkey, label)
-        cut = is_partial(summary, self._debug_cause(record))
+        # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
+        bridge = bridge_run(record.frames, self._debug_cause(record))
+        self.bridge_seen = self.bridge_seen or bridge
+        cut = is_partial(summary, self._debug_cause(record)) and not bridge
         if self._last_cut is not None and not cut:
             self.cut_before[record.ref] = self._last_cut
         self._last_cut = record if cut else None
@@ -217,12 +181,19 @@ class LiveExplainer:
             return []
         self.compilations += 1
         first_of_family = not family.compiled
-        earlier = self._look_again(family) if family.pending else []  # settled by what came next: this graph
+        # settled by what came next (this graph), or a fix still waiting: told before the family moves on, or the
+        # story it belongs to would never get one
+        waiting = family.told is not None and family.told.waits and family.latest is not None
+        earlier = self._look_again(family, running=not waiting) if family.pending or waiting else []
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
+        before = (family.latest, family.latest_step, family.hits_since, family.next_look)
         family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
-        return earlier + self._tell(family, record, step)
+        told = self._tell(family, record, step)
+        if told and told[0].kind == "compiled":  # another function of the name: the name's story stays as it was
+            family.latest, family.latest_step, family.hits_since, family.next_look = before
+        return earlier + told
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
@@ -251,7 +222,11 @@ class LiveExplainer:
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: _Family, record: GraphRecord):
-        """(the recompilation of ``record`` in its family's window, whether it is expected), or None."""
+        """(the recompilation of ``record`` in its family's window, whether it is expected, whether it follows from
+        what Dynamo did), or None; or, for a graph the window's report puts first in a family of its own (a JAX
+        module that compiles another function than the earlier modules of its name: the report's family split,
+        :mod:`hlodiff.explain.jax_functions`), that :class:`~hlodiff.explain.families.Family`: its first
+        compilation, not a recompilation."""
         from hlodiff.explain.recompile import explain_records
         from hlodiff.explain.verdict import unexpected
 
@@ -265,9 +240,27 @@ class LiveExplainer:
             return None
         ours = next((r for r in explanation.recompilations if r.graph.ref == record.ref), None)
         if ours is None:
-            return None
+            # the first compilation of a family of the report's own (JAX: another function of the name, review
+            # F5; a graph the report groups apart from the live family's name), or None
+            return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
-        return ours, id(ours) not in shouted
+        return ours, id(ours) not in shouted, self._follows(explanation, record)
+
+    def _follows(self, explanation, record: GraphRecord) -> bool:
+        """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's
+        own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
+        it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo_xla.bridge_without_log`: far
+        from their closest graph, another program of the bridge)."""
+        if not bridge_run(record.frames, self._debug_cause(record)):
+            # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
+            # over the whole run: a Dynamo run's compilations only)
+            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run)
+        if self.run.dynamo_logs:
+            return True
+        from hlodiff.explain.dynamo_xla import bridge_without_log
+
+        found = bridge_without_log(explanation, self.run.events)
+        return found is not None and record.ref in found.bridge_recompilations
 
     def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
@@ -276,9 +269,16 @@ class LiveExplainer:
         found = self._explain(family, record)
         if found is None:
             return [LiveEvent("unread", step, record.ref, family.label, graphs=self.graphs)]
-        recompilation, expected = found
-        told = _told(recompilation, running=True)
-        family.told, family.expected, family.story, family.pending = told, expected, None, False
+        if not isinstance(found, tuple):
+            return [LiveEvent("compiled", step, record.ref, found.label, graphs=self.graphs)]
+        recompilation, expected, follows = found
+        told = _told(recompilation, running=True, dynamo_log=bool(self.run.dynamo_logs))
+        family.told, family.expected, family.story, family.pending = told, expected or follows, None, False
+        family.follows = follows
+        if follows:  # counted: Dynamo's line (or the report at exit) tells why
+            self.expected += 1
+            return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
+                              expected=True, graphs=self.graphs)]
         if expected:
             self.expected += 1
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
@@ -288,6 +288,11 @@ class LiveExplainer:
             # compilations alone shows no cache hits: nothing would settle it before the end)
             family.pending = True
             return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
+        if self.bridge_seen and record.kind in TRACED_KINDS and not bridge_run(record.frames):
+            # torch.compile run, the step around a compiled call: whether it follows from what Dynamo did is known
+            # once Dynamo's message is in its log, by the next execution at the latest; held silently till then
+            family.pending = True
+            return []
         return [self._story_event(family, record, told)]
 
     def _story_event(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
@@ -309,11 +314,20 @@ class LiveExplainer:
         """The family's newest recompilation with what is known now: an event only when its words changed."""
         record = family.latest
         found = self._explain(family, record) if record is not None else None
-        if found is None or family.told is None:
+        if not isinstance(found, tuple) or family.told is None:
             return []
-        recompilation, expected = found
-        told = _told(recompilation, running=running)
+        recompilation, expected, follows = found
+        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs))
         pending, family.pending = family.pending, False
+        if follows:
+            was, family.follows, family.told, family.expected = family.follows, True, told, True
+            if was:
+                return []
+            self.expected += 1
+            kind = "follows" if pending or family.story is None else "update"
+            return [LiveEvent(kind, family.latest_step, record.ref, family.label, told, family.story,
+                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs)]
+        family.follows = False
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
@@ -335,7 +349,7 @@ class LiveExplainer:
                           of_step=family.latest_step, graphs=self.graphs)]
 
 
-def _told(recompilation, running: bool = False) -> Told:
+def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Told:
     causes = recompilation.causes
     if not causes:
         return Told("unknown", "no difference found against the closest earlier graph", None, None,
@@ -343,10 +357,14 @@ def _told(recompilation, running: bool = False) -> Told:
     root = causes[0]
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
-    waits = running and root.fix_rule in NEEDS_THE_END
+    bridge = bridge_run(recompilation.graph.record.frames)
+    waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
+        root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
-    if bridge_run(recompilation.graph.record.frames):
-        fix = BRIDGE_LIVE  # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why
+    if bridge:
+        # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
+        # once it is read: hlodiff.explain.live_dynamo)
+        fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
     elif root.fix_rule == "cache_key_jax":
         fix = JAX_KEY_LIVE
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,

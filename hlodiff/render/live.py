@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from hlodiff.errors import printable
-from hlodiff.explain.live import LiveEvent
+from hlodiff.explain.live_events import LiveEvent
 
 PREFIX = "hlodiff: "
 
@@ -31,7 +31,9 @@ def _where(event: LiveEvent) -> str:
 def _fix(event: LiveEvent) -> str:
     t = event.told
     if t is not None and t.waits:
-        return "; fix: told once the next steps show whether the new size stays"
+        if t.kind == "shape":
+            return "; fix: told once the next steps show whether the new size stays"
+        return "; fix: told once the next steps show whether it comes back"
     return f"; fix: {t.fix}" if t is not None and t.fix else ""
 
 
@@ -55,6 +57,11 @@ def _lines(event: LiveEvent) -> list[str]:
     if kind == "pending":
         return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
+    if kind == "follows":
+        return [f"{PREFIX}step {event.step}: the Dynamo bridge compiled again ({event.count} counted so far): "
+                f"{_where(event)}{_fix(event)}"]
+    if kind == "graph_break":
+        return [f"{PREFIX}step {event.step}: {event.family}: {_where(event)}: {t.summary}{_fix(event)}"]
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":

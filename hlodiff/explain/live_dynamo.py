@@ -1,0 +1,133 @@
+"""Dynamo's story while a ``torch.compile(backend="openxla")`` run goes: its recompilations and graph breaks, told
+live from Dynamo's log as the report at exit tells them (:func:`hlodiff.explain.dynamo.explain_dynamo`).
+
+The XLA graphs alone cannot say why Dynamo traced again (a failed guard on a Python float, a list's length, a hook);
+Dynamo's log can. Without it, the live lines tell the bridge's graphs by their XLA difference and point to the report
+at exit (:data:`hlodiff.explain.live.BRIDGE_LIVE`). With it, each Dynamo recompilation (and each size XLA compiled
+for a symbolic one, each graph break) gets its own line, with the same kind, line and fix as the report, and the
+bridge's XLA recompilations are counted as following from it.
+
+**Cost.** Dynamo's findings join its compile ids to the bridge's XLA graphs by compile order, so they are computed
+over every compilation of the run so far (not a window), each time Dynamo's log grew: a run's Dynamo recompilations
+are bounded by Dynamo's recompile limit (8 per frame by default), and the bridge compiles a graph per Dynamo graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.errors import HlodiffError
+
+BRIDGE_FOLLOWS = ("a graph torch_xla's Dynamo bridge compiled: it follows from what Dynamo did, told on its own "
+                  "line from Dynamo's log")
+"""The live fix of a recompilation of the bridge's graphs once Dynamo's log is read."""
+
+UNNAMED = "a guard failed (Dynamo's log names none)"
+"""What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
+run goes on, the guard's lines may still be on their way (told at the next look, or at the end as they are)."""
+
+
+@dataclass(slots=True)
+class LiveDynamo:
+    """What was told of Dynamo's findings so far: per finding (a compile id, a size, a graph break's line), the
+    words told and whether they were expected, so that a look again says only what changed."""
+
+    told: dict[str, tuple] = field(default_factory=dict)
+    stories: dict[str, int] = field(default_factory=dict)
+    first_step: dict[str, int] = field(default_factory=dict)
+    by_where: dict[tuple, list] = field(default_factory=dict)
+    """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
+    failures: list[str] = field(default_factory=list)
+
+    def look(self, run, step: int, graphs: int, first_story: int, final: bool = False) -> list:
+        """The events Dynamo's log now makes true (``run``: the growing evidence; ``first_story``: the number the
+        next new story takes)."""
+        from hlodiff.explain.live_events import LiveEvent
+
+        found = self._findings(run)
+        if found is None:
+            return []
+        out = []
+        for key, item, expected, family in _items(found):
+            if not final and (item.location is None or item.location.is_library
+                              or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
+                continue  # the message is still being written: its guard and the user's line come with the next lines
+            told = _told_of(item)
+            was = self.told.get(key)
+            now = (told.key(), expected)
+            if was == now:
+                continue
+            self.told[key] = now
+            if key not in self.stories:
+                where = (item.kind, told.location.file if told.location else None,
+                         told.location.line if told.location else None, expected)
+                same = self.by_where.get(where)
+                if same is not None and item.kind != "graph_break":  # one more of a story told: a count
+                    self.stories[key] = same[0]
+                    same[1] += 1
+                    self.first_step[key] = step
+                    out.append(LiveEvent("expected" if expected else "repeat", step, key, family, told, same[0],
+                                         same[1], same[2], graphs=graphs, expected=expected))
+                    continue
+                self.stories[key] = first_story + len(self.by_where)
+                self.by_where[where] = [self.stories[key], 1, step]
+                kind = "graph_break" if item.kind == "graph_break" else ("expected" if expected else "recompiled")
+            else:
+                kind = "update"
+            if kind == "update":
+                out.append(LiveEvent(kind, self.first_step[key], key, family, told, self.stories[key],
+                                     of_step=self.first_step[key], graphs=graphs, expected=expected))
+            else:
+                self.first_step[key] = step
+                out.append(LiveEvent(kind, step, key, family, told, self.stories[key], graphs=graphs,
+                                     expected=expected))
+        return out
+
+    def around_the_call(self, run) -> set[str]:
+        """Refs of XLA recompilations outside the bridge that the report tells as following from Dynamo: the step
+        around the compiled call changed with Dynamo's expected recompilation (``follows_expected``), or the first
+        compiled call's step cut by the bridge's own syncs (``first_call_syncs``); with or without Dynamo's log."""
+        found = self._findings(run, without_log=True)
+        return set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+
+    def _findings(self, run, without_log: bool = False):
+        from hlodiff.explain.dynamo import explain_dynamo
+        from hlodiff.explain.recompile import explain_records
+
+        if not (run.dynamo_logs or without_log) or not run.records:
+            return None
+        try:
+            explanation = explain_records(run.window(list(run.records)), warnings=[])
+            logs = run.read_dynamo([]) if run.dynamo_logs else []
+            return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
+        except HlodiffError:
+            return None  # a line still being written: read again at the next look
+        except Exception as exc:  # noqa: BLE001 - the live lines go on; the report at exit says it again
+            self.failures.append(f"Dynamo: {type(exc).__name__}: {exc}")
+            return None
+
+
+def _items(found):
+    """(key, finding, expected, family label) for each finding the report would tell, in the report's order."""
+    for r in [*found.recompiles, *found.xla_sizes]:
+        key = f"dynamo {r.compile_id}" if r in found.recompiles else f"dynamo sizes {r.compile_id}"
+        yield key, r, r.expected, f"Dynamo {r.function or 'compiled function'}"
+    for b in found.graph_breaks:
+        where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
+        yield f"dynamo break {where}", b, True, "Dynamo graph break"
+
+
+def _told_of(item):
+    from hlodiff.explain.live_events import Told
+
+    if item.kind == "graph_break":
+        summary = f"graph break ({item.count}x): {item.reason}"
+    elif item.guard.guard.startswith("no guard failed"):
+        summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"
+        if item.seen:
+            summary += f" ({item.seen})"
+    else:
+        summary = f"Dynamo traced {item.function or 'the compiled function'} again: guard `{item.guard.guard}` failed"
+        if item.seen:
+            summary += f" ({item.seen})"
+    return Told(item.kind, summary, item.location, item.fix)

@@ -1,0 +1,74 @@
+"""The live story's typed events (:class:`LiveEvent`) and what one says about a recompilation (:class:`Told`):
+made by :mod:`hlodiff.explain.live` and :mod:`hlodiff.explain.live_dynamo`, worded by :mod:`hlodiff.render.live`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.hlo.model import SourceFrame
+
+
+@dataclass(slots=True)
+class Told:
+    """What an event says about one recompilation: its root cause and where, the fix, the other causes."""
+
+    kind: str
+    summary: str
+    location: SourceFrame | None
+    fix: str | None
+    more: list[tuple[str, str, SourceFrame | None]] = field(default_factory=list)
+    """The causes after the root: (kind, summary, first location)."""
+    closest: str | None = None
+    similarity: float | None = None
+    waits: bool = False
+    """The fix is not told yet: it rests on what the next steps show (:data:`hlodiff.explain.live.NEEDS_THE_END`,
+    :data:`hlodiff.explain.live.NEEDS_MORE_STEPS`)."""
+
+    def key(self) -> tuple:
+        where = (self.location.file, self.location.line) if self.location else None
+        return (self.kind, where, self.fix)
+
+
+@dataclass(slots=True)
+class LiveEvent:
+    """One thing that became true while the run ran.
+
+    ``kind``: ``compiled`` (a family's first graph), ``expected`` (a recompilation the final report would call
+    warm-up, setup or expected: counted, not shouted), ``pending`` (a family compiled again on its second step:
+    an optimizer's warm-up if the next steps reuse the graph; the next execution decides, with an ``update`` or a
+    ``recompiled``), ``recompiled`` (the first of a story: told in full),
+    ``repeat`` (another recompilation of a story already told), ``update`` (a story's words changed now that more
+    of the run is known), ``unread`` (a compiled module that could not be read), ``log`` (a ``PT_XLA_DEBUG``
+    compilation seen without its HLO), ``follows`` (a recompilation of torch_xla's Dynamo bridge that follows from
+    what Dynamo did: counted, as the report at exit tells it by Dynamo's reason), ``graph_break`` (a graph break
+    Dynamo's log names: :mod:`hlodiff.explain.live_dynamo`).
+    """
+
+    kind: str
+    step: int
+    graph: str
+    family: str
+    told: Told | None = None
+    story: int | None = None
+    """The story's number (0-based, in the order stories were first told)."""
+    count: int = 1
+    """``repeat``: recompilations of the story so far; ``expected``: expected recompilations so far."""
+    of_step: int | None = None
+    """``repeat``/``update``: the step of the story's first recompilation."""
+    graphs: int = 0
+    """Graphs read so far (executions, cache hits included)."""
+    expected: bool = False
+    """The recompilation is one the final report calls expected (warm-up, setup, one graph per bucket)."""
+
+    def to_json(self) -> dict:
+        t = self.told
+        return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
+                "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
+                "graphs_so_far": self.graphs,
+                "cause": None if t is None else {
+                    "kind": t.kind, "summary": t.summary,
+                    "location": t.location.to_json() if t.location else None, "fix": t.fix,
+                    "fix_waits_for_next_steps": t.waits, "closest": t.closest,
+                    "similarity": None if t.similarity is None else round(t.similarity, 4),
+                    "more": [{"kind": k, "summary": s, "location": loc.to_json() if loc else None}
+                             for k, s, loc in t.more]}}
