@@ -4,11 +4,14 @@
 
 Each TREE is a folder holding an ``hlodiff/`` package (a ``git archive`` of a commit, with its compiled
 ``_accel*.so`` copied in); each runs as a fresh CLI process with ``PYTHONPATH=TREE``, its bytecode written once
-beforehand (as after ``pip install``). Every round runs XLA's C++ parser (jaxlib ``hlo_module_from_text``, in a
-child process) on both texts of each pair, then each tree, in alternating order round by round, so that load from
-other processes falls on all of them. CPU seconds (user + system) and peak RSS of each child come from ``wait4``.
-Printed: per round, then minima, medians and the median of the per-round ratios to XLA; peak RSS beside the
-texts' size. The machine is shared: compare ratios within rounds, not absolute times across runs.
+beforehand (as after ``pip install``), and runs in that folder: ``python -m`` puts the working folder first on
+``sys.path``, before ``PYTHONPATH``, so a CLI started from a checkout would import the checkout's hlodiff whatever
+the tree (before 2026-11-27 04:30 this script ran every tree from the caller's folder). Every round runs XLA's
+C++ parser (jaxlib ``hlo_module_from_text``, in a child process) on both texts of each pair, then each tree, in
+alternating order round by round, so that load from other processes falls on all of them. CPU seconds (user +
+system) and peak RSS of each child come from ``wait4``. Printed: per round, then minima, medians and the median of
+the per-round ratios to XLA; peak RSS beside the texts' size. The machine is shared: compare ratios within rounds,
+not absolute times across runs.
 
 Pairs: ``17K`` is the 12-layer torch_xla pair (``bench/compare.py``'s, decompressed to ``bench/out/``), ``300K``
 the unrolled JAX pair of ``bench/gen_jax_blocks.py`` (6,800 blocks). Both must have been generated already
@@ -44,9 +47,9 @@ def plain(path: Path) -> Path:
     return out
 
 
-def child(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """CPU seconds, peak RSS in bytes and stdout of one child process."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def child(cmd: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, int, str]:
+    """CPU seconds, peak RSS in bytes and stdout of one child process, run in ``cwd``."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     out = proc.stdout.read()
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
@@ -67,13 +70,13 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", default="17K,300K")
     ap.add_argument("--pure", action="store_true", help="HLODIFF_PURE_PYTHON=1 for every tree")
     args = ap.parse_args(argv)
-    trees, pairs = args.trees.split(","), args.pairs.split(",")
+    trees, pairs = [str(Path(t).resolve()) for t in args.trees.split(",")], args.pairs.split(",")
     files = {p: tuple(plain(f) for f in PAIRS[p]) for p in pairs}
     cpu = {(p, t): [] for p in pairs for t in [*trees, "xla"]}
     rss = {(p, t): [] for p in pairs for t in trees}
     outputs: dict[tuple[str, str], set[str]] = {(p, t): set() for p in pairs for t in trees}
     for tree in trees:  # bytecode written once
-        child([sys.executable, "-m", "hlodiff.cli", "--version"], tree_env(tree, False))
+        child([sys.executable, "-m", "hlodiff.cli", "--version"], tree_env(tree, False), cwd=tree)
     for r in range(args.rounds):
         order = trees if r % 2 == 0 else trees[::-1]
         for p in pairs:
@@ -82,7 +85,7 @@ def main(argv=None) -> int:
                                                         capture_output=True, text=True, check=True).stdout))
             for tree in order:
                 seconds, peak, out = child([sys.executable, "-m", "hlodiff.cli", "compare", str(a), str(b), "--json"],
-                                           tree_env(tree, args.pure))
+                                           tree_env(tree, args.pure), cwd=tree)
                 cpu[(p, tree)].append(seconds)
                 rss[(p, tree)].append(peak)
                 outputs[(p, tree)].add(out)

@@ -82,33 +82,52 @@ PyObject *match_equal(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* Names grouped by their hash, in order: hash -> [names]. */
+/* Names grouped by their hash, in order: hash -> the name when it alone has the hash (nearly every node of a big
+   graph: 217K of them a side at 300K), else [names in order]. A one-element list per node was 2 x 217K list objects
+   made and freed for the one question the walk asks of most groups: which single name is it? */
 PyObject *group_by(PyObject *self, PyObject *args) {
     PyObject *order, *hashes;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &order, &PyDict_Type, &hashes)) return NULL;
     PyObject *groups = PyDict_New();
     if (groups == NULL) return NULL;
+    Cursor at_hash = {hashes, 0}; /* hashes were filled in an order close to this one */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order); i++) {
         PyObject *name = PyList_GET_ITEM(order, i);
-        PyObject *h = PyDict_GetItemWithError(hashes, name);
-        if (h == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, name);
-            goto fail;
+        PyObject *h = cursor_get(&at_hash, name);
+        if (h == NULL) goto fail;
+        PyObject *had = PyDict_SetDefault(groups, h, name);
+        if (had == NULL) goto fail;
+        if (had == name) continue; /* the first name of this hash */
+        if (PyList_Check(had)) {
+            if (PyList_Append(had, name) < 0) goto fail;
+            continue;
         }
-        PyObject *list = PyDict_GetItemWithError(groups, h);
-        if (list == NULL) {
-            if (PyErr_Occurred()) goto fail;
-            list = PyList_New(0);
-            int rc = list ? PyDict_SetItem(groups, h, list) : -1;
-            Py_XDECREF(list); /* held by groups */
-            if (rc < 0) goto fail;
-        }
-        if (PyList_Append(list, name) < 0) goto fail;
+        PyObject *list = PyList_New(2); /* the second name: the group becomes a list */
+        if (list == NULL) goto fail;
+        Py_INCREF(had);
+        Py_INCREF(name);
+        PyList_SET_ITEM(list, 0, had);
+        PyList_SET_ITEM(list, 1, name);
+        int rc = PyDict_SetItem(groups, h, list);
+        Py_DECREF(list);
+        if (rc < 0) goto fail;
     }
     return groups;
 fail:
     Py_DECREF(groups);
     return NULL;
+}
+
+/* A group of group_by: its size, and its only name when it has one (borrowed). */
+static Py_ssize_t group_size(PyObject *group, PyObject **only) {
+    *only = NULL;
+    if (group == NULL) return 0;
+    if (PyList_Check(group)) {
+        if (PyList_GET_SIZE(group) == 1) *only = PyList_GET_ITEM(group, 0);
+        return PyList_GET_SIZE(group);
+    }
+    *only = group;
+    return 1;
 }
 
 /* matchers.match_exact's walk, users first: a left name whose hash one right name alone shares (and no other
@@ -136,9 +155,10 @@ PyObject *exact_walk(PyObject *self, PyObject *args) {
         }
         PyObject *lefts = PyDict_GetItemWithError(lefts_by, h);
         if (lefts == NULL && PyErr_Occurred()) return NULL;
-        if (!PyList_Check(rights) || PyList_GET_SIZE(rights) == 0) continue;
-        if (PyList_GET_SIZE(rights) == 1 && lefts != NULL && PyList_Check(lefts) && PyList_GET_SIZE(lefts) == 1) {
-            PyObject *r = PyList_GET_ITEM(rights, 0);
+        PyObject *r, *l;
+        Py_ssize_t nr = group_size(rights, &r), nl = group_size(lefts, &l);
+        if (nr == 0) continue;
+        if (nr == 1 && nl == 1) {
             int taken = PyDict_Contains(r2l, r);
             if (taken < 0) return NULL;
             if (!taken) {

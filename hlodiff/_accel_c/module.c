@@ -42,7 +42,8 @@ static PyMethodDef methods[] = {
     {"match_equal", match_equal, METH_VARARGS,
      "match_equal(l2r, r2l, how, left_operands, right_operands, left, right, force, kind): "
      "matchers._match_equal_subgraphs"},
-    {"group_by", group_by, METH_VARARGS, "group_by(order, hashes) -> hash -> names in order"},
+    {"group_by", group_by, METH_VARARGS,
+     "group_by(order, hashes) -> hash -> the name when one has it, else [names in order]"},
     {"exact_walk", exact_walk, METH_VARARGS,
      "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, how, left_operands, right_operands, "
      "kind, tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},

@@ -104,8 +104,9 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
         numbered = by_number and li.parameter_number != ri.parameter_number
         if llabels[lname] == rlabels[rname] and not numbered:
             lops, rops = lops_of[lname], rops_of[rname]
-            # Equal lengths (the common case): one list comparison instead of a generator per pair.
-            if list(map(l2r_get, lops)) == rops if len(lops) == len(rops) else _operands_agree(m, lname, rname):
+            # Equal lengths (the common case): one tuple comparison instead of a generator per pair (operand lists
+            # are tuples: tuple(rops) is rops itself).
+            if tuple(map(l2r_get, lops)) == tuple(rops) if len(lops) == len(rops) else _operands_agree(m, lname, rname):
                 continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
         if kinds:

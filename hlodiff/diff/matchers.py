@@ -52,8 +52,8 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
         """A hash several nodes share: pair the group by tie-breaking, once, then this node with its partner."""
         partner = partners.get(name)
         if partner is None or partner in m.r2l:
-            rights = [r for r in rights if r not in m.r2l]
-            lefts = [n for n in left_by_hash[h] if n not in m.l2r]
+            rights = [r for r in _names(rights) if r not in m.r2l]
+            lefts = [n for n in _names(left_by_hash[h]) if n not in m.l2r]
             if not rights or len(rights) != len(lefts):
                 return
             partners.update(tie_break(m.left, m.right, lefts, rights))
@@ -81,14 +81,20 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
         _match_equal_subgraphs(m, m.left.root, m.right.root, force=True)
 
 
-def _by_hash(order: list[str], hashes: dict[str, str]) -> dict[str, list[str]]:
-    """Names grouped by hash, each group in ``order``."""
+def _by_hash(order: list[str], hashes: dict[str, str]) -> dict[str, list[str] | str]:
+    """Names grouped by hash, each group in ``order``; the accelerator's groups of one name are that name (most
+    nodes of a big graph have a hash of their own: no list made per node), read through :func:`_names`."""
     if native is not None:
         return native.group_by(order, hashes)
     groups: dict[str, list[str]] = defaultdict(list)
     for name in order:
         groups[hashes[name]].append(name)
     return groups
+
+
+def _names(group: list[str] | str) -> list[str]:
+    """The names of a group of :func:`_by_hash`."""
+    return [group] if isinstance(group, str) else group
 
 
 def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:

@@ -23,8 +23,6 @@ import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from google.protobuf.message import DecodeError
-
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.literal import value_text
 from hlodiff.hlo.model import Module, SourceFrame
@@ -119,6 +117,8 @@ def stacks_for(proto_path: str, warnings: list[InputWarning] | None) -> dict[str
 # -- decoding -----------------------------------------------------------------------------------------------------
 
 def _decode(data: bytes, path: str):
+    from google.protobuf.message import DecodeError  # here: a comparison of two text files never decodes a proto
+
     from hlodiff.dumps import hlo_messages as hm
 
     for container in CONTAINERS:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import sys
-import tempfile
 
 from hlodiff.errors import HlodiffError, show_as
 
@@ -33,6 +31,9 @@ def spool(values: list[str], stream=None) -> list[str]:
     if hasattr(stream, "isatty") and stream.isatty():
         raise HlodiffError("'-' reads standard input, but it is a terminal: pipe a dump in (cmd < graphs.hlo.0)",
                            path=STDIN)
+    import shutil  # here, not at the top: every command imports this module, few read standard input
+    import tempfile
+
     folder = tempfile.mkdtemp(prefix="hlodiff-stdin-")
     atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "stdin")

@@ -65,13 +65,14 @@ class PassReport:
 class CanonicalComputation:
     """A computation as a graph, plus the per-node facts the passes and the differ share.
 
-    ``operands`` is the source of truth (passes rewrite it); :attr:`graph` is built from it on first use, after
-    the passes, because fingerprinting alone never needs it and most called computations are never diffed.
+    ``operands`` is the source of truth (passes rewrite it); its values are the instructions' own operand tuples
+    (no copy per node: passes replace an entry, never change one); :attr:`graph` is built from it on first use,
+    after the passes, because fingerprinting alone never needs it and most called computations are never diffed.
     """
 
     computation: Computation
     insts: dict[str, Instruction]
-    operands: dict[str, list[str]]
+    operands: dict[str, tuple[str, ...]]
     root: str
     param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
     hashes: dict[str, str] = field(default_factory=dict)  # exact Merkle hash of each node's subgraph
@@ -178,7 +179,7 @@ def build_computation(comp: Computation) -> CanonicalComputation:
         cc._params, cc._effects = params, effects
         return cc
     insts = {inst.name: inst for inst in comp.instructions}
-    operands = {inst.name: list(inst.operands) for inst in comp.instructions}
+    operands = {inst.name: tuple(inst.operands) for inst in comp.instructions}
     return CanonicalComputation(comp, insts, operands, comp.root.name)
 
 

@@ -9,9 +9,13 @@ Hashes are BLAKE2 digests of text, so they are stable across processes and machi
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
+
+try:  # what hashlib.blake2b is, without loading OpenSSL's module at start-up (hashlib imports _hashlib)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b as _blake2b
 
 
 from hlodiff import progress
@@ -74,7 +78,7 @@ def fingerprint(module: Module, options: Normalization = Normalization()) -> str
 
 
 def _digest(text: str, size: int = 12) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+    return _blake2b(text.encode(), digest_size=size).hexdigest()
 
 
 def label(cm: CanonicalModule, cc: CanonicalComputation, inst: Instruction) -> str:
@@ -184,7 +188,7 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
 def _anon_hashes(cm: CanonicalModule, cc: CanonicalComputation, order: list[str], plain: bool, shape_text) -> None:
     """Labels and anonymous hashes in operand-first order (the reference for ``_accel.anon_hashes``)."""
     labels, anon, insts, operands = cc.labels, cc.anon, cc.insts, cc.operands
-    blake2b = hashlib.blake2b
+    blake2b = _blake2b
     for name in order:
         inst = insts[name]
         attrs = inst.attrs
@@ -207,7 +211,7 @@ def _exact_hashes(cc: CanonicalComputation, order: list[str]) -> None:
     """Exact hashes: labels, canonical parameter numbers and operands' exact hashes (the reference for
     ``_accel.exact_hashes``)."""
     labels, hashes, operands, param_ids = cc.labels, cc.hashes, cc.operands, cc.param_ids
-    blake2b = hashlib.blake2b
+    blake2b = _blake2b
     for name in order:
         text = labels[name]
         if name in param_ids:

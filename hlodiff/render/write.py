@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -100,6 +99,8 @@ def write_text(path: str, text: str, inputs: Inputs, what: str = "report") -> No
     folder = os.path.dirname(path)
     tmp = None
     try:
+        import tempfile  # here: every report imports this module, few write a file
+
         fd, tmp = tempfile.mkstemp(prefix=".hlodiff-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

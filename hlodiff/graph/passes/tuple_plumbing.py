@@ -43,7 +43,7 @@ def _fold(cc: CanonicalComputation) -> int:
         except (ValueError, IndexError):
             continue
         for user in users.pop(name):
-            cc.operands[user] = [element if op == name else op for op in cc.operands[user]]
+            cc.operands[user] = tuple([element if op == name else op for op in cc.operands[user]])
             users[element].add(user)
         users[source].discard(name)
         if cc.root == name:
