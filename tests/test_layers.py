@@ -124,3 +124,31 @@ def test_every_exception_is_still_needed():
     """An entry of ``ALLOWED`` whose file no longer touches the disk goes."""
     for name in ALLOWED:
         assert problems(PACKAGE.parent / name), f"{name} reads nothing now: drop it from ALLOWED"
+
+
+def test_a_run_s_cost_is_computed_from_its_evidence_with_no_file_opened():
+    """The cost layer on evidence alone: pipeline/mb2's graphs copied into memory with the side evidence read from
+    its folder (torch_xla's figures from the PT_XLA_DEBUG log, compile times from metrics.txt) cost what the run
+    on disk costs, with opening a file refused while they are costed."""
+    import dataclasses
+
+    from conftest import FIXTURES
+    from test_evidence import in_memory, no_files
+
+    from hlodiff.cost.run import run_cost
+    from hlodiff.dumps.cost_evidence import read_cost_run, side_inputs
+
+    folder = FIXTURES / "torch_xla" / "pipeline" / "mb2"
+    dumps, logs, _, pt_logs = side_inputs([str(folder)], [], None)
+    on_disk = read_cost_run(dumps, [], compile_logs=logs, debug_logs=pt_logs)  # no reports: aligning them reads
+    in_memory_run = dataclasses.replace(on_disk, records=in_memory(folder / "graphs.hlo.0"))
+    with no_files():
+        from_memory = run_cost(in_memory_run, [])
+    from_disk = run_cost(on_disk, [])
+
+    def figures(run):
+        return [(g.index, g.compiled, g.peak_source, g.peak_bytes, g.compile_seconds) for g in run.graphs]
+
+    assert figures(from_memory) == figures(from_disk)
+    assert {g.peak_source for g in from_memory.graphs} == {"torch_xla"}  # the log's figures were evidence
+    assert from_memory.compile_seconds == from_disk.compile_seconds is not None
