@@ -6,9 +6,10 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
 across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
-:func:`live_monitor` (the same inside ``record --live``). Nothing here prints (the live entries hand each event to
-a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when asked for
-(``cost=True``): on a 33k-instruction pair it is a fifth of the work.
+:func:`live_monitor` (the same inside ``record --live``); what an HTML report shows beyond the documents is read by
+:func:`page_sources`, :func:`run_page_costs` and :func:`rank_page`. Nothing here prints (the live entries hand each
+event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
+asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
 from __future__ import annotations
@@ -440,6 +441,8 @@ class RankPage:
 
 
 def rank_page(job: "JobExplanation", stage: str | None = None) -> RankPage:
+    """The page of a job over ranks: the rank read and explained again (the job's tasks kept no graph), its costs'
+    evidence and the source lines its document cites, for :func:`hlodiff.render.reports.write_job_html`."""
     from hlodiff.dumps.evidence import read_run
     from hlodiff.explain.recompile import explain_run
 
