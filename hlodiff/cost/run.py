@@ -1,4 +1,6 @@
-"""The cost of a whole run: every graph of the dumps given, XLA's side files, compile times, boundaries.
+"""The cost of a whole run: every graph of the dumps given, XLA's side files, compile times, boundaries, from the
+run's evidence (:mod:`hlodiff.dumps.cost_evidence` reads it; nothing here opens a file but the graphs' own text,
+parsed when costed).
 
 A graph whose cache key was seen before (a torch_xla cache hit) is not parsed again: its figures are those of
 the graph it repeats. For XLA dump folders the optimized module (``*_after_optimizations``) is read by default,
