@@ -28,6 +28,7 @@ PURE = {
     ("hlodiff.dumps", "split_ref"): "splits PATH#N into its parts, reads nothing",
     ("hlodiff.dumps.compile_times", "compile_seconds"): "joins compile times already read to records already read",
     ("hlodiff.dumps.report_alignment", "shape_key"): "normalizes a shape's text, reads nothing",
+    ("hlodiff.dumps.jax_log", "join_modules"): "joins a JAX log already read to the dumped modules' names",
     ("hlodiff.dumps.cached_run", "compiled_modules"): "groups a read run's records by module name",
     ("hlodiff.dumps.cached_run", "nth_module"): "a lookup in the dict compiled_modules returned",
 }

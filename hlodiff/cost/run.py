@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
@@ -30,6 +30,9 @@ from hlodiff.dumps.xla_memory import XlaMemory
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.hlo.escapes import note_bad_escapes
 from hlodiff.hlo.model import user_frame
+
+if TYPE_CHECKING:
+    from hlodiff.dumps.jax_log import JaxLog
 
 _SUFFIX = re.compile(r"\.\d+$")
 
@@ -54,7 +57,7 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
     times = evidence.times
     warnings.extend(evidence.time_warnings)
     _attach_compile_times(records, graphs, times, warnings)
-    _attach_call_sites(records, graphs, list(compile_logs))
+    _attach_call_sites(records, graphs, evidence.jax_log)
     run = RunCost(graphs)
     run.compile_seconds, run.compile_seconds_source = _run_compile_seconds(graphs, times, bool(picked))
     loads = [g.compile_seconds for g in graphs if g.loaded and g.compile_seconds is not None]
@@ -156,28 +159,20 @@ def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], t
         graphs[position].compile_seconds = value
 
 
-def _attach_call_sites(records: list[GraphRecord], graphs: list[GraphCost], logs: list[str]) -> None:
-    """Each JAX module's call site (the user's line that called the jitted function), from the cache misses of a
-    JAX log among ``logs``: the HLO names no such line, and it is where ``donate_argnums`` is decided."""
-    from hlodiff.dumps.jax_log import join_modules, looks_like_jax_log, read_jax_log
+def _attach_call_sites(records: list[GraphRecord], graphs: list[GraphCost], log: "JaxLog | None") -> None:
+    """Each JAX module's call site (the user's line that called the jitted function), from the cache misses of the
+    run's JAX log (read into the evidence): the HLO names no such line, and it is where ``donate_argnums`` is
+    decided."""
+    from hlodiff.dumps.jax_log import join_modules
 
     dumped = [i for i, r in enumerate(records) if r.kind in DUMPED_KINDS and graphs[i].compiled]
-    if not dumped:
+    if not dumped or log is None:
         return
-    for path in logs:
-        try:
-            with open(path, "rb") as f:
-                head = f.read(1 << 16).decode("utf-8", "replace")
-        except OSError:
-            continue
-        if not looks_like_jax_log(head):
-            continue
-        joined = join_modules(read_jax_log(path), [graphs[i].name for i in dumped])
-        for i, compilation in zip(dumped, joined):
-            miss = compilation.cache_miss if compilation is not None else None
-            if miss is not None and miss.call_site is not None and graphs[i].called_at is None:
-                graphs[i].called_at = miss.call_site
-        return
+    joined = join_modules(log, [graphs[i].name for i in dumped])
+    for i, compilation in zip(dumped, joined):
+        miss = compilation.cache_miss if compilation is not None else None
+        if miss is not None and miss.call_site is not None and graphs[i].called_at is None:
+            graphs[i].called_at = miss.call_site
 
 
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:

@@ -1,9 +1,10 @@
 """What a cost is computed from, read here so ``cost/`` reads no file: a run's graphs and side files for ``hlodiff
 cost`` (:class:`CostRun`), one graph's for ``compare --cost`` and the HTML report (:class:`GraphCostEvidence`).
 
-Side files of a cost: the compile-time logs (JAX's log, torch_xla's metrics report, ``compile_times.tsv``),
-PT_XLA_DEBUG logs (torch_xla's memory figures per graph hash), XLA's memory reports beside each dumped module, the
-optimized text of a module read before optimizations, and the live-tensor reports the boundaries are drawn from.
+Side files of a cost: the compile-time logs (JAX's log, torch_xla's metrics report, ``compile_times.tsv``; JAX's
+log also names each dumped module's call site), PT_XLA_DEBUG logs (torch_xla's memory figures per graph hash),
+XLA's memory reports beside each dumped module, the optimized text of a module read before optimizations, and the
+live-tensor reports the boundaries are drawn from.
 Each is read once, by the entry layer (``api.py``), in the order the cost always read them, so the warnings the
 readers append come in the order they always came; the live-tensor reports are aligned when the boundaries ask
 (:meth:`CostRun.align_reports`), as :class:`hlodiff.dumps.evidence.Run` aligns them for the explanation.
@@ -24,6 +25,7 @@ from hlodiff.dumps.xla_memory import XlaMemory, read_xla_memory
 from hlodiff.errors import HlodiffError, InputWarning
 
 if TYPE_CHECKING:
+    from hlodiff.dumps.jax_log import JaxLog
     from hlodiff.dumps.report_alignment import Alignment, GraphOutputs
 
 
@@ -75,6 +77,8 @@ class CostRun:
     time_warnings: tuple[InputWarning, ...] = ()
     report_files: tuple[str, ...] = ()
     """Live-tensor reports, for the boundaries between the graphs."""
+    jax_log: "JaxLog | None" = None
+    """The first JAX log among the compile-time logs, for each dumped module's call site (its cache misses)."""
 
     def xla_memory(self, record: GraphRecord) -> XlaMemory | None:
         return self.xla.get(record.path)
@@ -92,14 +96,31 @@ def read_cost_run(paths: list[str], warnings: list[InputWarning], *, stage: str 
                   debug_logs: Sequence[str] = ()) -> CostRun:
     """The graphs named by ``paths`` (files, folders or ``PATH#N``; the optimized stage of dump folders first) and
     their side files: ``debug_logs`` are PT_XLA_DEBUG logs, for torch_xla's own memory figures of each
-    compilation; ``compile_logs`` hold compile times."""
+    compilation; ``compile_logs`` hold compile times, and the first JAX log among them the call sites of the
+    dumped modules."""
     records, picked = cost_records(paths, warnings, stage=stage)
     torch_xla = read_torch_xla_memory(list(debug_logs), warnings)
     xla = {r.path: read_xla_memory(r.path) for r in records if r.kind in DUMPED_KINDS}
     repeats = frozenset(p for p, chosen in picked.items() if _repeats_earlier_graph(records[p], chosen))
     told: list[InputWarning] = []
     times = read_compile_times(list(compile_logs), told) if compile_logs else CompileTimes()
-    return CostRun(records, picked, repeats, torch_xla, xla, times, tuple(told), tuple(tensors_reports))
+    jax_log = _first_jax_log(compile_logs) if any(r.kind in DUMPED_KINDS for r in records) else None
+    return CostRun(records, picked, repeats, torch_xla, xla, times, tuple(told), tuple(tensors_reports), jax_log)
+
+
+def _first_jax_log(logs: Sequence[str]) -> "JaxLog | None":
+    """The first of ``logs`` that reads like a JAX compile log (its head decides), read."""
+    from hlodiff.dumps.jax_log import looks_like_jax_log, read_jax_log
+
+    for path in logs:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if looks_like_jax_log(head):
+            return read_jax_log(path)
+    return None
 
 
 def cost_records(paths: list[str], warnings: list[InputWarning], *,
