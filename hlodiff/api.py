@@ -6,9 +6,10 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :func:`compare_dump` (each graph of one dump), :func:`fingerprint_refs`, :func:`explain_paths` (one run) and
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
 across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
-:func:`live_monitor` (the same inside ``record --live``). Nothing here prints (the live entries hand each event to
-a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when asked for
-(``cost=True``): on a 33k-instruction pair it is a fifth of the work.
+:func:`live_monitor` (the same inside ``record --live``); what an HTML report shows beyond the documents is read by
+:func:`page_sources`, :func:`run_page_costs` and :func:`rank_page`. Nothing here prints (the live entries hand each
+event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
+asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from hlodiff.graph.canonical import CanonicalModule, Normalization
 
 if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
     from hlodiff.cost.model import RunCost
+    from hlodiff.dumps.cost_evidence import RunGraphsCost
+    from hlodiff.dumps.python_source import SourceText
     from hlodiff.dumps.ranks import RankSpec
     from hlodiff.dumps.run_folder import RunInputs
     from hlodiff.explain.across_runs import AcrossRuns
@@ -82,8 +85,10 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     delta = None
     if cost:
         from hlodiff.cost.run import compare_cost
+        from hlodiff.dumps.cost_evidence import graph_cost_evidence
 
-        delta = compare_cost(left, right, left_module, right_module)
+        delta = compare_cost(graph_cost_evidence(left, compile_time=True),
+                             graph_cost_evidence(right, compile_time=True), left_module, right_module)
     return Comparison(left, right, lcm, rcm, diff, delta, warnings)
 
 
@@ -282,8 +287,10 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
     costs: list[dict | None] = [None] * len(steps)
     if cost:
         from hlodiff.cost.run import compare_cost
+        from hlodiff.dumps.cost_evidence import graph_cost_evidence
 
-        costs = [compare_cost(s.left.record, s.right.record) for s in steps]
+        costs = [compare_cost(graph_cost_evidence(s.left.record, compile_time=True),
+                              graph_cost_evidence(s.right.record, compile_time=True)) for s in steps]
     return Sequence(len(summaries), steps, costs, warnings)
 
 
@@ -382,12 +389,70 @@ def _warn_hidden(prints: list[Fingerprint], warnings: list[InputWarning]) -> Non
 def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: str | None = None,
                stage: str | None = None, warnings: list[InputWarning] | None = None) -> "RunCost":
     """What each graph of the run at ``paths`` costs; logs and live-tensor reports are found beside the dumps
-    unless given (:func:`hlodiff.cost.run.side_inputs`)."""
-    from hlodiff.cost.run import run_cost, side_inputs
+    unless given (:func:`hlodiff.dumps.cost_evidence.side_inputs`), and read with the graphs before the costing
+    (:func:`hlodiff.dumps.cost_evidence.read_cost_run`)."""
+    from hlodiff.cost.run import run_cost
+    from hlodiff.dumps.cost_evidence import read_cost_run, side_inputs
 
     warnings = [] if warnings is None else warnings
     dumps, logs, reports, pt_logs = side_inputs(list(paths), list(debug_logs), tensors_report)
-    return run_cost(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports, debug_logs=pt_logs)
+    evidence = read_cost_run(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports,
+                             debug_logs=pt_logs)
+    return run_cost(evidence, warnings)
+
+
+def page_sources(*docs: dict) -> "SourceText":
+    """The user's source lines an HTML report made from the documents ``docs`` cites, read
+    (:func:`hlodiff.dumps.python_source.page_source_text`)."""
+    from hlodiff.dumps.python_source import page_source_text
+
+    return page_source_text(*docs)
+
+
+def page_costs(explanation: "RunExplanation", logs: list[str] = (),
+               debug_logs: list[str] | None = None) -> "RunGraphsCost":
+    """The cost evidence of an explained run's compiled graphs, for its HTML report: compile seconds from ``logs``,
+    torch_xla's memory figures from ``debug_logs`` (default: the PT_XLA_DEBUG log beside each dump)."""
+    from hlodiff.dumps.cost_evidence import run_graphs_cost
+
+    graphs = explanation.graphs
+    return run_graphs_cost([g.record for g in graphs], [g.compiled for g in graphs], logs, debug_logs)
+
+
+def run_page_costs(result: Explained) -> "RunGraphsCost":
+    """``explain-recompile --html``: each compiled graph's cost evidence, compile seconds from the logs given or
+    found beside the dumps."""
+    from hlodiff.dumps.compile_times import logs_beside
+
+    inputs = result.inputs
+    return page_costs(result.explanation, [*inputs.jax_logs, *logs_beside(inputs.paths)], inputs.debug_logs or None)
+
+
+@dataclass(slots=True)
+class RankPage:
+    """``explain-recompile --html`` over ranks: the rank worth a page (the first that diverged, else the first that
+    recompiled, else the reference) explained again, keeping the graphs the side-by-side views need; ``body`` its
+    ``explain`` document with the ranks and their divergence."""
+
+    body: dict
+    explanation: "RunExplanation"
+    costs: "RunGraphsCost"
+    sources: "SourceText"
+
+
+def rank_page(job: "JobExplanation", stage: str | None = None) -> RankPage:
+    """The page of a job over ranks: the rank read and explained again (the job's tasks kept no graph), its costs'
+    evidence and the source lines its document cites, for :func:`hlodiff.render.reports.write_job_html`."""
+    from hlodiff.dumps.evidence import read_run
+    from hlodiff.explain.recompile import explain_run
+
+    shown = job.html_rank()
+    again: list = []  # again, keeping the graphs the side-by-side views need
+    explanation = explain_run(read_run(shown.inputs, again, stage=stage), again)
+    ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
+    body = {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
+            "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks}
+    return RankPage(body, explanation, page_costs(explanation), page_sources(body))
 
 
 @dataclass(slots=True)

@@ -291,7 +291,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
         result = api.compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost)
         body = result.to_json()
         if html_path:
-            reports.write_compare_html(html_path, result, body, list(refs))
+            reports.write_compare_html(html_path, result, body, list(refs), api.page_sources(body))
         _show(as_json, "compare", body, result.warnings,
               lambda console: reports.render_comparison(console, result, verbose=verbose))
         if explorer or explorer_out:
@@ -309,7 +309,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
     sequence = api.compare_dump(refs[0], options=options, stage=stage, cost=with_cost)
     body = sequence.to_json()
     if html_path:
-        reports.write_sequence_html(html_path, sequence, body, list(refs))
+        reports.write_sequence_html(html_path, sequence, body, list(refs), api.page_sources(body))
     _show(as_json, "compare-sequence", body, sequence.warnings,
           lambda console: reports.render_sequence(console, sequence, verbose=verbose))
     _leave_quickly.asked = True
@@ -428,7 +428,7 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
     the first diverging rank (else the first that recompiled, else the reference rank)."""
-    from hlodiff.api import job_exit_code
+    from hlodiff.api import job_exit_code, rank_page
     from hlodiff.jobs import explain_job
     from hlodiff.render.ranks import job_body, job_warnings, render_job
     from hlodiff.render.record import exit_note
@@ -440,7 +440,7 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
                       jobs=jobs, scheduler=scheduler, dynamo_log=dynamo_log)
     if html_path:
-        write_job_html(html_path, job, stage, job_inputs(specs, tensors_report, debug_log, jax_log))
+        write_job_html(html_path, rank_page(job, stage), job_inputs(specs, tensors_report, debug_log, jax_log))
     _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),
           lambda console: render_job(console, job, verbose=verbose),
           stream=sys.stderr if exit_status is not None else None)
@@ -456,7 +456,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected
     recompiled, or a compiled module could not be read (``exit_status``, when given, is the exit status instead
     and the verdict goes to stderr: ``record``)."""
-    from hlodiff.api import explain_inputs
+    from hlodiff.api import explain_inputs, page_sources, run_page_costs
     from hlodiff.render import terminal
     from hlodiff.render.reports import render_warmup_verdict, run_inputs, write_run_html
     from hlodiff.render.write import check_output
@@ -472,7 +472,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     # The document only for JSON or HTML: one dict per cache hit would double a 40,000-graph run's memory.
     body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
     if html_path:
-        write_run_html(html_path, result, body, read)
+        write_run_html(html_path, result, body, read, run_page_costs(result), page_sources(body))
     def render(console) -> None:
         terminal.render_explanation(console, result.explanation, verbose=verbose)
         render_warmup_verdict(console, result)

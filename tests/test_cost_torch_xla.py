@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from helpers import FIXTURES, cli, cli_json, truth_of, xla_bytes
-from hlodiff.cost.torch_xla_memory import ROUNDING_BYTES, gb_to_bytes, memory_of
+from hlodiff.dumps.torch_xla_memory import ROUNDING_BYTES, gb_to_bytes, memory_of
 from hlodiff.dumps.debug_log import parse_debug_log
 
 FSDP = FIXTURES / "torch_xla" / "fsdp_linear"

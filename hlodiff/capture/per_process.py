@@ -258,7 +258,7 @@ def process_folders(root: str) -> list[str]:
 def collect(paths) -> list[dict]:
     """After the command: complete each process's manifest (outputs really written, LLVM IR pruned, the command's
     status) and return the entries listed in the run's manifest (``{"folder", "rank", "pid", "identified_by"}``)."""
-    from hlodiff.capture.record import prune_xla_dump
+    from hlodiff.capture.prune import prune_xla_dump
     from hlodiff.dumps.manifest import read_manifest
     from hlodiff.errors import HlodiffError
 

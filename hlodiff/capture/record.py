@@ -26,6 +26,7 @@ from hlodiff.capture.env import (COMPILE_TIMES_NAME, DEBUG_LOG_NAME, JAX_LOG_NAM
 from hlodiff.capture import per_process, supervise
 from hlodiff.capture.claim import LOCK_NAME, claim
 from hlodiff.capture.lines import LINES_ENV
+from hlodiff.capture.prune import prune_xla_dump
 from hlodiff.errors import HlodiffError
 
 INJECT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inject")
@@ -233,25 +234,3 @@ def clean_outputs(out_dir: str | os.PathLike[str]) -> list[str]:
         except OSError:
             pass
     return removed
-
-
-_NOT_HLO_SUFFIXES = (".ll", ".o", ".mlir")
-
-
-def prune_xla_dump(paths: CapturePaths) -> int:
-    """Delete the LLVM IR, object files and MLIR that XLA's CPU compiler writes beside each module in the dump
-    hlodiff chose (never in a dump folder the user named): hlodiff reads only the HLO text and protos. Returns the
-    bytes freed."""
-    dump = paths.xla_dump
-    if not dump or dump not in paths.owned or not os.path.isdir(dump):
-        return 0
-    freed = 0
-    for name in os.listdir(dump):
-        p = os.path.join(dump, name)
-        if name.endswith(_NOT_HLO_SUFFIXES) and os.path.isfile(p) and not os.path.islink(p):
-            try:
-                freed += os.path.getsize(p)
-                os.unlink(p)
-            except OSError:
-                pass
-    return freed

@@ -140,7 +140,7 @@ def cleanup(paths: CapturePaths | None = None, *, restore_env: bool = True, keep
                 os.environ[name] = before
     removed: list[str] = []
     if keep_files:
-        from hlodiff.capture.record import prune_xla_dump
+        from hlodiff.capture.prune import prune_xla_dump
 
         prune_xla_dump(paths)  # LLVM IR, objects, MLIR beside the HLO: hlodiff never reads them
         if _CONFIGURED is paths:

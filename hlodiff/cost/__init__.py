@@ -1,7 +1,8 @@
 """What a graph and a difference cost: memory, copies (in loops: per iteration and per step), the tensors that
-cross from one graph to the next, compile time. Beside ``explain/``: reads ``hlo/`` and ``dumps/`` only.
+cross from one graph to the next, compile time. Beside ``explain/``: imports ``hlo/`` and ``dumps/``'s evidence, reads no file.
 
-:func:`run_cost` is the ``hlodiff cost`` command's library entry; :func:`module_cost` the cost of one parsed
+:func:`run_cost` costs a run's evidence (``hlodiff.dumps.cost_evidence.read_cost_run``; ``hlodiff.api.cost_paths``
+is the ``hlodiff cost`` command's library entry, reading and costing); :func:`module_cost` the cost of one parsed
 module; :func:`cost_delta` what changed between two graphs' costs (``compare --json``'s ``cost`` object).
 """
 

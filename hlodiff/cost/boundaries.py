@@ -29,24 +29,30 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
-from hlodiff.dumps.report_alignment import GraphOutputs, align_files, shape_key
+from hlodiff.dumps.report_alignment import GraphOutputs, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import byte_size_of, without_layout_text
 
+if TYPE_CHECKING:
+    from hlodiff.dumps.cost_evidence import CostRun
+
 _DEVICE_DATA = "xla::device_data"
 
 
-def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
+def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidence: "CostRun",
                     warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
     """The boundaries, and whether they are exact: every graph had a report with ``reads=`` before it (else the
-    tensors named are those a printed report identifies, and what else crossed is not known)."""
-    reports = _aligned(records, graphs, report_paths, warnings)
+    tensors named are those a printed report identifies, and what else crossed is not known). ``evidence``: the
+    run's live-tensor reports, aligned when asked (:meth:`hlodiff.dumps.cost_evidence.CostRun.align_reports`)."""
+    report_paths = list(evidence.report_files)
+    reports = _aligned(records, graphs, evidence, warnings)
     if not reports:
         return [], True
     exact = True
@@ -193,7 +199,7 @@ def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dic
     return out
 
 
-def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: list[str],
+def _aligned(records: list[GraphRecord], graphs: list[GraphCost], source: "CostRun",
              warnings: list[InputWarning]) -> dict[tuple[str, int], SyncReport]:
     """The report printed before each torch_xla execution, matched and checked by the readers' aligner (reports
     with or without ``## SYNC`` headers); only matches whose tensors map onto the outputs one to one are used, and
@@ -206,7 +212,7 @@ def _aligned(records: list[GraphRecord], graphs: list[GraphCost], report_paths: 
             dumps.setdefault(record.source, []).append(GraphOutputs((record.source, record.index), shapes))
     if not dumps:
         return {}
-    alignments = align_files(report_paths, list(dumps.items()), warnings=warnings)
+    alignments = source.align_reports(list(dumps.items()), None, warnings)
     return {key: a.report for key, a in alignments.items()
             if (a.certain and a.outputs == tuple(range(len(a.outputs))))
             or (a.how == "sync header" and a.report.reads() is not None)}

@@ -6,12 +6,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from hlodiff.render.hanging import Hanging
 
 
 def render_dynamo(console: Console, dynamo) -> None:
     """The Dynamo block, printed under the run's summary (the summary already begins with Dynamo's sentence)."""
-    from hlodiff.render.terminal import Hanging  # the terminal's hanging indent (imported late: it imports us)
-
     for r in dynamo.recompiles:
         where = f" at {r.location.where}" if r.location else ""
         head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({r.compile_id}){where}", style="bold")

@@ -67,22 +67,25 @@ def fingerprint_lines(prints, *, show_text: bool = False) -> Iterator[str]:
             yield f"{p.canonical.fingerprint}  {printable(p.record.ref)}"
 
 
-def write_compare_html(path: str, result, body: dict, refs: list[str]) -> None:
-    """``compare A B --html``: the two graphs side by side, from the ``compare`` document."""
+def write_compare_html(path: str, result, body: dict, refs: list[str], sources) -> None:
+    """``compare A B --html``: the two graphs side by side, from the ``compare`` document; ``sources``: the lines it
+    cites (:func:`hlodiff.api.page_sources`)."""
     from hlodiff.render.html import Pair, render_compare, write_html
 
     write_html(path, render_compare(json_out.document("compare", body, result.warnings),
-                                    Pair(result.left_canonical, result.right_canonical, result.diff.computations)),
+                                    Pair(result.left_canonical, result.right_canonical, result.diff.computations),
+                                    sources=sources),
                Inputs.of(refs))
 
 
-def write_sequence_html(path: str, sequence, body: dict, refs: list[str]) -> None:
+def write_sequence_html(path: str, sequence, body: dict, refs: list[str], sources) -> None:
     """``compare DUMP --html``: one section per change, each with its two graphs where both were kept."""
     from hlodiff.render.html import Pair, render_sequence as sequence_page, write_html
 
     pairs = [Pair(s.left._canonical, s.right._canonical, s.diff.computations)
              if s.left._canonical and s.right._canonical else None for s in sequence.steps]
-    write_html(path, sequence_page(json_out.document("compare-sequence", body, sequence.warnings), pairs),
+    write_html(path, sequence_page(json_out.document("compare-sequence", body, sequence.warnings), pairs,
+                                   sources=sources),
                Inputs.of(refs))
 
 
@@ -92,16 +95,15 @@ def run_inputs(inputs, given: list[str] = ()) -> Inputs:
     return Inputs.of([*given, *inputs.paths, *inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs])
 
 
-def write_run_html(path: str, result, body: dict, read: Inputs) -> None:
-    """``explain-recompile --html``: the run report, with each compiled graph's cost (compile seconds from the
-    logs given or found beside the dumps). A graph whose cost cannot be computed adds a warning."""
-    from hlodiff.dumps.compile_times import logs_beside
+def write_run_html(path: str, result, body: dict, read: Inputs, costs, sources) -> None:
+    """``explain-recompile --html``: the run report, with each compiled graph's cost (``costs``:
+    :func:`hlodiff.api.run_page_costs`; compile seconds from the logs given or found beside the dumps) and the
+    lines it cites (``sources``). A graph whose cost cannot be computed adds a warning."""
     from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
-    inputs, explanation = result.inputs, result.explanation
-    logs = [*inputs.jax_logs, *logs_beside(inputs.paths)]
+    explanation = result.explanation
     page = render_run(json_out.document("explain", body, result.warnings), explanation_pairs(explanation),
-                      explanation_cost(explanation, result.warnings, logs, inputs.debug_logs or None))
+                      explanation_cost(explanation, costs, result.warnings), sources=sources)
     write_html(path, page, read)
 
 
@@ -110,20 +112,14 @@ def job_inputs(specs, *side: str | None) -> Inputs:
     return Inputs.of([p for spec in specs for p in spec.paths] + [p for p in side if p])
 
 
-def write_job_html(path: str, job, stage: str | None, read: Inputs) -> None:
-    """``explain-recompile --html`` over ranks: the report of the rank worth a page (the first that diverged, else
-    the first that recompiled, else the reference), with the ranks and their divergence."""
-    from hlodiff.dumps.evidence import read_run
-    from hlodiff.explain.recompile import explain_run
+def write_job_html(path: str, page, read: Inputs) -> None:
+    """``explain-recompile --html`` over ranks: the report of the rank worth a page, with the ranks and their
+    divergence (``page``: :func:`hlodiff.api.rank_page`)."""
     from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
-    shown = job.html_rank()
-    again: list = []  # again, keeping the graphs the side-by-side views need
-    explanation = explain_run(read_run(shown.inputs, again, stage=stage), again)
-    ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
-    doc = json_out.document("explain", {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
-                                        "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks})
-    write_html(path, render_run(doc, explanation_pairs(explanation), explanation_cost(explanation)), read)
+    doc = json_out.document("explain", page.body)
+    write_html(path, render_run(doc, explanation_pairs(page.explanation),
+                                explanation_cost(page.explanation, page.costs), sources=page.sources), read)
 
 
 def render_warmup_verdict(console: Console, explained) -> None:

@@ -10,16 +10,15 @@ import sys
 
 from typing import Iterable
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
-from rich.table import Table
 from rich.text import Text
 
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.errors import InputWarning, printable
 from hlodiff.render.fit import Column, FitTable
+from hlodiff.render.hanging import Hanging
 from hlodiff.hlo.model import SourceFrame
 
 KIND_STYLE = {
@@ -57,26 +56,6 @@ def _is_stdout(stream) -> bool:
         return stream.fileno() == sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):
         return False
-
-
-class Hanging:
-    """A report line whose continuation lines start ``hang`` columns in, under its own text (``fix: ...`` wrapped
-    on a narrow terminal stays a block beside the cause, not text at column 0). Piped, the console does not wrap
-    (``no_wrap``) and this is the plain line."""
-
-    def __init__(self, text: Text, hang: int) -> None:
-        self.text, self.hang = text, hang
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if options.no_wrap or cell_len(self.text.plain) <= options.max_width or options.max_width <= self.hang + 8:
-            yield self.text
-            return
-        head, body = self.text.divide([self.hang])
-        grid = Table.grid()
-        grid.add_column(width=self.hang, no_wrap=True)
-        grid.add_column()
-        grid.add_row(head, body)
-        yield grid
 
 
 def human_bytes(n: int) -> str:

@@ -5,13 +5,18 @@ commands print, plus the canonical graphs for the side-by-side view.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from hlodiff.dumps.python_source import SourceText
 from hlodiff.render.story import AFTER_THE_STORY
 from hlodiff.render.html.extras_view import cost_delta_section, cost_section, ranks_section
 from hlodiff.render.html.page import esc, page
 from hlodiff.render.html.recompile_view import Pair, causes_html, graphs_html
 from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
-from hlodiff.render.html.source import SourceLines
 from hlodiff.render.write import Inputs, write_text
+
+if TYPE_CHECKING:
+    from hlodiff.dumps.cost_evidence import RunGraphsCost
 
 __all__ = ["Pair", "explanation_cost", "explanation_pairs", "render_compare", "render_run", "render_sequence", "write_html"]
 
@@ -26,25 +31,22 @@ def explanation_pairs(explanation) -> dict[str, Pair]:
     return pairs
 
 
-def explanation_cost(explanation, warnings: list | None = None, logs: list[str] = (),
-                     debug_logs: list[str] | None = None) -> dict:
+def explanation_cost(explanation, evidence: "RunGraphsCost", warnings: list | None = None) -> dict:
     """``hlodiff.cost/1`` graphs for the run's compiled graphs (already parsed: no second read of a big dump),
-    with compile seconds where ``logs`` (jax_log_compiles) have them and torch_xla's memory figures from
-    ``debug_logs`` (default: the PT_XLA_DEBUG log beside each dump). A graph whose cost cannot be computed is
-    left out with a warning; the report itself does not depend on it."""
+    from ``evidence`` (:func:`hlodiff.dumps.cost_evidence.run_graphs_cost`: compile seconds where the logs have
+    them, torch_xla's and XLA's memory figures). A graph whose cost cannot be computed is left out with a warning;
+    the report itself does not depend on it."""
     from hlodiff.cost.run import record_cost
-    from hlodiff.dumps.compile_times import compile_seconds, read_compile_times
     from hlodiff.errors import HlodiffError, InputWarning
 
     graphs = explanation.graphs
-    seconds = compile_seconds([g.record for g in graphs], [g.compiled for g in graphs],
-                              read_compile_times(list(logs))) if logs else {}
+    seconds = evidence.seconds
     costs = []
     for position, g in enumerate(graphs):
         if not g.compiled:
             continue
         try:
-            cost = record_cost(g.record, g._module, debug_logs).to_json()
+            cost = record_cost(evidence.graphs[position], g._module).to_json()
         except HlodiffError as err:
             if warnings is not None:
                 warnings.append(InputWarning(f"cost of {g.ref} left out of the HTML report: {err.message}",
@@ -56,9 +58,9 @@ def explanation_cost(explanation, warnings: list | None = None, logs: list[str] 
     return {"graphs": costs}
 
 
-def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) -> str:
-    """The run report from an ``hlodiff.explain/1`` document."""
-    sources = SourceLines()
+def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None, *, sources: SourceText) -> str:
+    """The run report from an ``hlodiff.explain/1`` document; ``sources``: the lines it cites
+    (:func:`hlodiff.dumps.python_source.page_source_text`)."""
     graphs = {g["ref"]: g for g in doc.get("graphs") or []}
     extra = ([("cost", "cost")] if cost_doc and cost_doc.get("graphs") else []) + \
         ([("ranks", "ranks")] if doc.get("ranks") or doc.get("divergence") else [])
@@ -76,9 +78,8 @@ def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None) 
     return page("hlodiff: " + (doc.get("summary") or "run"), [b for b in body if b])
 
 
-def render_compare(doc: dict, pair: Pair | None) -> str:
+def render_compare(doc: dict, pair: Pair | None, *, sources: SourceText) -> str:
     """The recompilation view for two graphs, from an ``hlodiff.compare/1`` document."""
-    sources = SourceLines()
     left, right = doc.get("left_ref", "left"), doc.get("right_ref", "right")
     stats = doc.get("stats") or {}
     verdict = ("equal after normalization" if doc.get("equal")
@@ -99,9 +100,8 @@ def render_compare(doc: dict, pair: Pair | None) -> str:
     return page(f"hlodiff: {left} -> {right}", [b for b in body if b])
 
 
-def render_sequence(doc: dict, pairs: list[Pair | None]) -> str:
+def render_sequence(doc: dict, pairs: list[Pair | None], *, sources: SourceText) -> str:
     """``compare DUMP``: each graph against the previous distinct one of its family, one section each."""
-    sources = SourceLines()
     comparisons = doc.get("comparisons") or []
     body = [f"<h1>{doc.get('graphs', 0)} graphs, {len(comparisons)} change{'s' if len(comparisons) != 1 else ''} "
             "(each new graph against the previous distinct graph of its family)</h1>"]

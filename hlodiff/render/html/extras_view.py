@@ -4,9 +4,9 @@ its schema are present and nothing when the analysis did not run."""
 
 from __future__ import annotations
 
+from hlodiff.dumps.python_source import SourceText
 from hlodiff.render.html.page import esc, human_bytes, prose
 from hlodiff.render.html.recompile_view import causes_html
-from hlodiff.render.html.source import SourceLines
 
 
 def _num(value, unit: str = "") -> str:
@@ -137,7 +137,7 @@ def cost_delta_section(delta) -> str:
     return "\n".join(out)
 
 
-def ranks_section(doc: dict, sources: SourceLines) -> str:
+def ranks_section(doc: dict, sources: SourceText) -> str:
     ranks = doc.get("ranks") or []
     divergence = doc.get("divergence")
     if not ranks and not divergence:

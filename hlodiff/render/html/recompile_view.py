@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hlodiff.dumps.python_source import SourceText
 from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.render.html.page import badge, esc, frame_text, prose
 from hlodiff.render.html.side_by_side import render_pair
-from hlodiff.render.html.source import SourceLines
 from hlodiff.render.story_view import alike_text
 
 @dataclass(slots=True)
@@ -30,7 +30,7 @@ def recompilation_anchor(rec: dict) -> str:
     return f"recompile-{rec.get('index', 0)}"
 
 
-def recompilation_section(rec: dict, pair: Pair | None, sources: SourceLines, graph: dict | None) -> str:
+def recompilation_section(rec: dict, pair: Pair | None, sources: SourceText, graph: dict | None) -> str:
     """``graph`` is the recompiled graph's entry of the explain document (step, trigger, sizes)."""
     anchor = recompilation_anchor(rec)
     graph = graph or {}
@@ -57,7 +57,7 @@ def recompilation_section(rec: dict, pair: Pair | None, sources: SourceLines, gr
     return "\n".join(p for p in out if p)
 
 
-def causes_html(causes: list[dict], sources: SourceLines) -> str:
+def causes_html(causes: list[dict], sources: SourceText) -> str:
     """Roots first; what follows from a root (``follows_from``) in a "with it:" block under it, and the layout-only
     consequences folded into it on one line."""
     if not causes:
@@ -67,7 +67,7 @@ def causes_html(causes: list[dict], sources: SourceLines) -> str:
     return _list_html(causes, sources)
 
 
-def _tree_html(causes: list[dict], root: int | None, sources: SourceLines) -> str:
+def _tree_html(causes: list[dict], root: int | None, sources: SourceText) -> str:
     out = []
     mine = [k for k, c in enumerate(causes) if [f.get("cause") for f in c.get("follows_from") or []][:1] ==
             ([] if root is None else [root])]
@@ -89,7 +89,7 @@ def _tree_html(causes: list[dict], root: int | None, sources: SourceLines) -> st
     return "\n".join(out)
 
 
-def _list_html(causes: list[dict], sources: SourceLines) -> str:
+def _list_html(causes: list[dict], sources: SourceText) -> str:
     out = ["<div class='causes'>"]
     for group in _alike(causes):
         out.append(_cause_html(group[0], sources))
@@ -115,7 +115,7 @@ def _alike(causes: list[dict]) -> list[list[dict]]:
     return list(groups.values())
 
 
-def _cause_html(cause: dict, sources: SourceLines, close: bool = True, fix: bool = True) -> str:
+def _cause_html(cause: dict, sources: SourceText, close: bool = True, fix: bool = True) -> str:
     out: list[str] = []
     kind = cause.get("kind", "?")
     out.append(f"<div class='cause' data-kind='{esc(kind)}'>{badge(kind)}<span class='what'>"
