@@ -1,0 +1,132 @@
+"""New-user review 4 (docs/reviews/2026-11-27-new-user-4.md): what the user noticed in the lines after the headline,
+asserted on the real captures of the review's programs (fixtures/scenarios/*/rev4_*, captured by
+fixtures/scenarios/capture.py). The headlines are scored by tests/test_accuracy.py from the truths; these tests hold
+the secondary lines, `compare` and `cost` to what the reviewer expected (/work/notes/review4/expectations.md)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import FIXTURES
+from helpers import cli
+
+SCEN = FIXTURES / "scenarios"
+
+
+def _out(*args, columns: int = 200) -> str:
+    return cli(*args, columns=columns, codes=(0, 1)).stdout
+
+
+# -- F1: compare DUMP on a growing torch.stack(history) ------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F1: not fixed yet")
+def test_f1_compare_dump_leads_with_the_running_value_fix():
+    """Each pair of the growing history: the first fix a user reads is the running value (the stack's fix), never
+    'index with a device tensor' (the constant is mean()'s divisor) or 'h = h.detach()' (the code detaches)."""
+    text = _out("compare", SCEN / "torch_xla" / "rev4_history" / "dump")
+    pairs = text.split("\n\n")[1:]
+    assert len(pairs) == 4, text
+    for pair in pairs:
+        fixes = re.findall(r"fix: (.*)", pair)
+        assert fixes and "running value" in fixes[0], pair
+        assert "h.detach()" not in pair and "index_select" not in pair, pair
+
+
+@pytest.mark.xfail(strict=True, reason="review 4 F1: not fixed yet")
+def test_f1_explain_tells_the_divisor_under_the_stack():
+    """explain-recompile on the same run: the constant 1 -> 2 (the mean's divisor) follows from the stack that grew;
+    it is no second root with an index fix."""
+    text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_history")
+    assert "index_select" not in text, text
+
+
+# -- F2: compare A B on a Python-int slice offset ------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F2: not fixed yet")
+def test_f2_compare_pair_does_not_claim_only_0_and_1_are_baked():
+    """The offset of `cache[:, pos] = k` is baked for every value (the run compiled for 2 and 3 too): a pair 0 -> 1
+    must not say other values are passed as device data; it still says to make the position a device tensor."""
+    kv = SCEN / "torch_xla" / "rev4_kvcache" / "graphs.hlo.0"
+    text = _out("compare", f"{kv}#0", f"{kv}#1")
+    assert "0 or 1" not in text and "other values are passed" not in text, text
+    assert "device tensor" in text, text
+
+
+# -- F3: tensors made before the loop, computed in step 0's graph --------------------------------------------------
+
+@pytest.mark.parametrize("run", ["rev4_kvcache/graphs.hlo.0", "rev4_lr_float"])
+@pytest.mark.xfail(strict=True, reason="review 4 F3: not fixed yet")
+def test_f3_setup_in_step_0_is_no_python_if(run):
+    """Step 0 also computed the tensors created before the loop (t3: cache/tok at :7-:8; t7: w at :7): the details
+    must not send the user to a Python `if` or to syncing at the same points; there is no `if` in either program."""
+    text = _out("explain-recompile", SCEN / "torch_xla" / run)
+    assert "a Python `if`" not in text, text
+    assert "sync at the same points" not in text, text
+
+
+# -- F5: sharding drags the compile options ------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F5: not fixed yet")
+def test_f5_compile_options_from_the_sharding_do_not_ask_for_xla_flags():
+    """num_partitions 1 -> 4 and computation_count follow from the sharded argument; the user never set XLA_FLAGS."""
+    text = _out("explain-recompile", SCEN / "jax" / "rev4_sharding")
+    assert "sharding" in text.splitlines()[0], text
+    assert "XLA_FLAGS" not in text, text
+
+
+# -- F6: .item() clipping: the detail explains the data-dependent recompilation ---------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F6: not fixed yet")
+def test_f6_detail_leads_with_the_data_dependent_recompilation():
+    """A,B,A,C,...: B (#1) is the first tail after the .item(), C (#3) the step where clipping was not taken. The
+    first detailed section is C against B, the recompilation the headline's 'different graphs followed the read'
+    means."""
+    text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_item_clip" / "record")
+    first = next(line for line in text.splitlines() if " recompiled " in line)
+    assert "record#3 recompiled" in first, text
+
+
+# -- F7: cost piped ------------------------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F7: not fixed yet")
+def test_f7_cost_at_120_columns_keeps_the_aliasing_column():
+    """Piped (120 columns), the table still says what is aliased: a step without donation shows it."""
+    text = _out("cost", SCEN / "jax" / "rev4_nodonate" / "dump", columns=120)
+    assert "left out" not in text or "aliased" not in text.split("left out", 1)[1].splitlines()[0], text
+    assert "aliased" in text, text
+
+
+# -- F8: wording -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
+def test_f8_no_recompilation_wording_for_eager_ops():
+    """'0 recompilations of the jitted functions': the eager ops' sections are not called 'recompiled' and no
+    'recompilations cost' is given beside 0 recompilations."""
+    text = _out("explain-recompile", SCEN / "jax" / "rev4_nodonate")
+    assert "recompilations cost" not in text.splitlines()[0], text
+    assert "recompiled (jit_broadcast_in_dim)" not in text, text
+
+
+@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
+def test_f8_graph_numbers_agree_between_headline_and_details():
+    text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_seqlen")
+    said = re.search(r"graph (\d+) of \d+", text.splitlines()[0])
+    section = re.search(r"dump#(\d+) recompiled", text)
+    assert said and section, text
+    assert said.group(1) == section.group(1), text
+
+
+@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
+def test_f8_plural_of_one_graph():
+    text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_seqlen")
+    assert not re.search(r"\b1 graphs\b", text), text
+
+
+@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
+def test_f8_static_argument_fix_names_every_value():
+    """temperature took 1.0, 0.8, 0.6, 0.4 (each compiled): the fix lists them all, not two of four."""
+    text = _out("explain-recompile", SCEN / "jax" / "rev4_static_temp")
+    fix = next(line for line in text.splitlines() if line.startswith("fix:"))
+    assert "0.6" in fix and ("0.4" in fix or "0.3999" in fix), fix
