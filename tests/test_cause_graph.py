@@ -205,6 +205,28 @@ def test_an_input_whose_shape_changed_drags_its_users_broadcasts():
     assert alone.root.cause is ops and alone.root.is_root  # nothing to follow from: it stays a cause
 
 
+def test_a_joined_lists_count_follows_from_the_join_on_a_real_run():
+    """rev4_history (review 4, F1): `torch.stack(history).mean()`: the constant 1 -> 2 is the mean's divisor, the
+    list's length: it follows from the concatenate that grew from 1 to 2 operands ("count_of_joined")."""
+    r = explain(FIXTURES / "scenarios" / "torch_xla" / "rev4_history").recompilations[0]
+    assert ("constant", "ops", "count_of_joined") in edges(r)
+    assert r.links.root.cause.kind == "ops"
+
+
+def test_a_constant_that_does_not_count_the_join_stays_a_cause_of_its_own():
+    """The look-alike: a baked int changing beside a join that grew by another count (an index 0 -> 1 while a
+    concatenate went from 2 to 3 operands) is no divisor of that join: it keeps its own fix."""
+    def pair(literal, count):
+        const = Cause("constant", "constant value changed", origins=[Change(
+            _ref("c1", "constant", "s32[]"), _ref("c1", "constant", "s32[]"), ("literal",), {"literal": literal})])
+        ops = Cause("ops", "concatenate changed", origins=[Change(
+            _ref("cat", "concatenate", "f32[2]"), _ref("cat", "concatenate", "f32[3]"), ("shape", "operand_count"),
+            {"operand_count": count})])
+        return link([const, ops])
+    assert pair(("2", "3"), ("2", "3")).nodes[1].follows[0].rule == "count_of_joined"
+    assert all(n.is_root for n in pair(("0", "1"), ("2", "3")).nodes)
+
+
 def test_every_rule_is_exercised_by_a_test_here():
     """A rule of the table is knowledge: each one has a row above that shows it on a real run or, where no fixture
     has it, on typed facts."""

@@ -21,7 +21,6 @@ def _out(*args, columns: int = 200) -> str:
 
 # -- F1: compare DUMP on a growing torch.stack(history) ------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F1: not fixed yet")
 def test_f1_compare_dump_leads_with_the_running_value_fix():
     """Each pair of the growing history: the first fix a user reads is the running value (the stack's fix), never
     'index with a device tensor' (the constant is mean()'s divisor) or 'h = h.detach()' (the code detaches)."""
@@ -34,7 +33,6 @@ def test_f1_compare_dump_leads_with_the_running_value_fix():
         assert "h.detach()" not in pair and "index_select" not in pair, pair
 
 
-@pytest.mark.xfail(strict=True, reason="review 4 F1: not fixed yet")
 def test_f1_explain_tells_the_divisor_under_the_stack():
     """explain-recompile on the same run: the constant 1 -> 2 (the mean's divisor) follows from the stack that grew;
     it is no second root with an index fix."""

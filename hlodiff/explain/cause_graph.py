@@ -296,6 +296,27 @@ def _slice_index_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     return False
 
 
+def _int_pair(pair) -> tuple[int, int] | None:
+    if not pair or len(pair) != 2:
+        return None
+    try:
+        return int(str(pair[0]).strip()), int(str(pair[1]).strip())
+    except ValueError:
+        return None
+
+
+def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The constant took the values the join's operand count took (``1 -> 2`` beside a concatenate of 1, then 2
+    operands): the count of a list joined in the step (``torch.stack(history).mean()`` divides by it), baked from
+    the list's length (review 4, F1). The join is the change; the count comes with it."""
+    change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
+    values = _int_pair(change.details.get("literal")) if change is not None else None
+    if values is None or values[0] == values[1]:
+        return False
+    return any((o.right or o.left).opcode == "concatenate" and _int_pair(o.details.get("operand_count")) == values
+               for o in r.origins if (o.right or o.left) is not None)
+
+
 def _starts(text: str) -> list[int]:
     import re
 
@@ -325,6 +346,9 @@ RULES: tuple[Rule, ...] = (
     Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,
          why="the backward of a slice `x[:, i]` carries the same Python int as a constant: one index, told at the "
              "slice"),
+    Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
+         why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
+             "constant (a mean's divisor): one change, told at the join"),
     Rule("slice_sets_length", frozenset({"shape"}), ("attribute",), _slice_resized,
          why="a slice whose bounds changed its length sets the shapes of everything that uses it"),
     Rule("layout_only", frozenset({"ops", "layout"}),
