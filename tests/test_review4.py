@@ -42,7 +42,6 @@ def test_f1_explain_tells_the_divisor_under_the_stack():
 
 # -- F2: compare A B on a Python-int slice offset ------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F2: not fixed yet")
 def test_f2_compare_pair_does_not_claim_only_0_and_1_are_baked():
     """The offset of `cache[:, pos] = k` is baked for every value (the run compiled for 2 and 3 too): a pair 0 -> 1
     must not say other values are passed as device data; it still says to make the position a device tensor."""
@@ -50,6 +49,41 @@ def test_f2_compare_pair_does_not_claim_only_0_and_1_are_baked():
     text = _out("compare", f"{kv}#0", f"{kv}#1")
     assert "0 or 1" not in text and "other values are passed" not in text, text
     assert "device tensor" in text, text
+
+
+_SLICED = """HloModule m{n}, entry_computation_layout={{(f32[8,16]{{1,0}})->f32[1,16]{{1,0}}}}
+
+ENTRY %main (p0: f32[8,16]) -> f32[1,16] {{
+  %p0 = f32[8,16]{{1,0}} parameter(0)
+  %i = s64[] constant({i})
+  %z = s64[] constant(0)
+  ROOT %ds = f32[1,16]{{1,0}} dynamic-slice(f32[8,16]{{1,0}} %p0, s64[] %i, s64[] %z), dynamic_slice_sizes={{1,16}}
+}}
+"""
+_SCALED = """HloModule m{n}, entry_computation_layout={{(f32[8,16]{{1,0}})->f32[8,16]{{1,0}}}}
+
+ENTRY %main (p0: f32[8,16]) -> f32[8,16] {{
+  %p0 = f32[8,16]{{1,0}} parameter(0)
+  %i = f32[] constant({i})
+  %b = f32[8,16]{{1,0}} broadcast(f32[] %i), dimensions={{}}
+  ROOT %m = f32[8,16]{{1,0}} multiply(f32[8,16]{{1,0}} %p0, f32[8,16]{{1,0}} %b)
+}}
+"""
+
+
+@pytest.mark.parametrize("module, rule", [(_SLICED, "constant_any"), (_SCALED, "constant_special")])
+def test_f2_a_start_index_is_baked_for_every_value_a_scale_of_0_or_1_is_special(tmp_path, module, rule):
+    """The rows of diff.classify.INDEX_OPERANDS on one rule's small modules: a constant 0 -> 1 that starts a
+    dynamic-slice (as dynamic-update-slice on rev4_kvcache above) is an index, baked whatever its value; the
+    look-alike, a 0 -> 1 scale in arithmetic, keeps torch_xla's special-scalar story."""
+    from helpers import cli_json
+    a, b = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    a.write_text(module.format(n=0, i=0)), b.write_text(module.format(n=1, i=1))
+    doc = cli_json("compare", a, b, codes=(1,))
+    (cause,) = [c for c in doc["diff"]["causes"] if c["kind"] == "constant"] if "diff" in doc else \
+        [c for c in doc["causes"] if c["kind"] == "constant"]
+    assert cause["fix_rule"] == rule, cause
+    assert ("0 or 1" in cause["fix"]) == (module is _SCALED), cause
 
 
 # -- F3: tensors made before the loop, computed in step 0's graph --------------------------------------------------

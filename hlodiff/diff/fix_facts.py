@@ -31,6 +31,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
+  ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``in_optimizer`` (every changed instruction has a frame
@@ -368,6 +369,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
     special = {v for v in values if _special(v)}
     if (moved and special) or (values and special == values):
         facts.add("special_values")
+    if "index_of" in first.details:
+        facts.add("slice_index")
     before, after = (_element(s.shape) for s in (first.left, first.right))
     args["before"], args["after"] = _JNP.get(before, before), _JNP.get(after, after)
     if first.left.opcode == "constant" or first.right.opcode == "constant":

@@ -334,14 +334,14 @@ RULES: tuple[FixRule, ...] = (
           "(a jnp array) instead of a Python constant"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
-          "data: make it a device tensor every step (torch.tensor(i, device=device))"),
+          "data: make it a device tensor every step (torch.tensor(i, device=device))", unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
           "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
           "(torch.tensor(lr, device=device))"),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
-          "one graph"),
+          "one graph", unless="slice_index"),
     _rule("constant_int_torch", "constant", "int_constant torch_xla",
           "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
           "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
@@ -349,7 +349,7 @@ RULES: tuple[FixRule, ...] = (
           "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
     _rule("constant_special", "constant", "special_values",
           "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in as a constant: pass it as an "
-          "input (a device tensor or a traced array) instead"),
+          "input (a device tensor or a traced array) instead", unless="slice_index"),
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
