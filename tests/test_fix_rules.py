@@ -111,6 +111,8 @@ EXERCISED = {
     "inputs_jax_list_length": "scenarios/jax/review3_list_arg", "follows_list_length_jax": "scenarios/jax/review3_list_arg",
     # review 3: a batch gaining a key every 3rd step (F2)
     "inputs_cycle_data": "scenarios/torch_xla/review3_collate_key/record",
+    # review 4, F3: tensors made before the loop, computed by the first step's graph and updated by every step
+    "inputs_made_first_step": "scenarios/torch_xla/rev4_kvcache", "ops_made_first_step": "scenarios/torch_xla/rev4_kvcache",
 }
 
 

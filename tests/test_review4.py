@@ -89,13 +89,13 @@ def test_f2_a_start_index_is_baked_for_every_value_a_scale_of_0_or_1_is_special(
 # -- F3: tensors made before the loop, computed in step 0's graph --------------------------------------------------
 
 @pytest.mark.parametrize("run", ["rev4_kvcache/graphs.hlo.0", "rev4_lr_float"])
-@pytest.mark.xfail(strict=True, reason="review 4 F3: not fixed yet")
 def test_f3_setup_in_step_0_is_no_python_if(run):
     """Step 0 also computed the tensors created before the loop (t3: cache/tok at :7-:8; t7: w at :7): the details
     must not send the user to a Python `if` or to syncing at the same points; there is no `if` in either program."""
     text = _out("explain-recompile", SCEN / "torch_xla" / run)
     assert "a Python `if`" not in text, text
     assert "sync at the same points" not in text, text
+    assert "expected once: the first step's graph also computed" in text, text
 
 
 # -- F5: sharding drags the compile options ------------------------------------------------------------------------
