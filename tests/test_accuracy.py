@@ -25,8 +25,6 @@ _spec.loader.exec_module(score)
 # docs/accuracy.md), as `score.py --xfail-table` prints it. Rows of an engine folder this checkout does not have
 # yet are not used.
 WRONG_NOW = {
-    # new-user review 4 (F4): the short last batch is made at :14, the headline names opt.step() at :17
-    "torch_xla/rev4_lastbatch": "line: rev4_lastbatch.py:17",
     # new-user review 4: 4 calls, 4 temperatures, 4 compilations: the reviewer says every call (unbounded)
     "jax/rev4_static_temp": "pattern: 4 compilations of jit_sample_logits (A,B,C,D) (not unbounded)",
     "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "

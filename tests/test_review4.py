@@ -98,6 +98,16 @@ def test_f3_setup_in_step_0_is_no_python_if(run):
     assert "expected once: the first step's graph also computed" in text, text
 
 
+# -- F4: the short last batch ----------------------------------------------------------------------------------------
+
+def test_f4_the_short_batch_is_placed_where_it_is_made_not_at_a_weight_of_its_shape():
+    """Batches f32[4,8], f32[4,8], f32[2,8] into a Linear(8, 2) whose weight is f32[2,8] too: the previous step's
+    updated weight (made at :17, opt.step()) has the short batch's shape, but it is the weight's new value; the
+    line is the batch's, :14."""
+    text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_lastbatch" / "record")
+    assert "(shape at rev4_lastbatch.py:14)" in text.splitlines()[0], text
+
+
 # -- F5: sharding drags the compile options ------------------------------------------------------------------------
 
 @pytest.mark.xfail(strict=True, reason="review 4 F5: not fixed yet")

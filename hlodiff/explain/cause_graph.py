@@ -346,9 +346,6 @@ RULES: tuple[Rule, ...] = (
     Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,
          why="the backward of a slice `x[:, i]` carries the same Python int as a constant: one index, told at the "
              "slice"),
-    Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
-         why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
-             "constant (a mean's divisor): one change, told at the join"),
     Rule("slice_sets_length", frozenset({"shape"}), ("attribute",), _slice_resized,
          why="a slice whose bounds changed its length sets the shapes of everything that uses it"),
     Rule("layout_only", frozenset({"ops", "layout"}),
@@ -370,6 +367,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ops_on_new_arguments", frozenset({"ops", "constant"}), ("inputs",), _ops_on_new_arguments,
          why="JAX saw another argument structure (a longer list): the ops reading the new arguments and the values "
              "baked from their count follow from the arguments that came"),
+    Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
+         why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
+             "constant (a mean's divisor): one change, told at the join"),
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("reordered_with", frozenset({"reordered"}),
