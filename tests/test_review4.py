@@ -110,7 +110,6 @@ def test_f4_the_short_batch_is_placed_where_it_is_made_not_at_a_weight_of_its_sh
 
 # -- F5: sharding drags the compile options ------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F5: not fixed yet")
 def test_f5_compile_options_from_the_sharding_do_not_ask_for_xla_flags():
     """num_partitions 1 -> 4 and computation_count follow from the sharded argument; the user never set XLA_FLAGS."""
     text = _out("explain-recompile", SCEN / "jax" / "rev4_sharding")

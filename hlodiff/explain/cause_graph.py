@@ -341,6 +341,11 @@ RULES: tuple[Rule, ...] = (
     Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
          why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
              "named"),
+    Rule("options_of_sharding", frozenset({"compile_options"}), ("sharding",),
+         lambda c, r, e: c.reason == "partitioning",
+         why="an argument placed with another sharding makes JAX compile for another partition count and devices "
+             "(num_partitions, computation_count, replica_device_ids: diff.header.PARTITIONING): options no user "
+             "set, following from the sharding"),
     Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
          why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
     Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,
