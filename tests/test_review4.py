@@ -131,7 +131,6 @@ def test_f6_detail_leads_with_the_data_dependent_recompilation():
 
 # -- F7: cost piped ------------------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F7: not fixed yet")
 def test_f7_cost_at_120_columns_keeps_the_aliasing_column():
     """Piped (120 columns), the table still says what is aliased: a step without donation shows it."""
     text = _out("cost", SCEN / "jax" / "rev4_nodonate" / "dump", columns=120)
