@@ -158,7 +158,6 @@ def test_f8_graph_numbers_agree_between_headline_and_details():
     assert said.group(1) == section.group(1), text
 
 
-@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
 def test_f8_plural_of_one_graph():
     text = _out("explain-recompile", SCEN / "torch_xla" / "rev4_seqlen")
     assert not re.search(r"\b1 graphs\b", text), text
