@@ -140,13 +140,13 @@ def test_f7_cost_at_120_columns_keeps_the_aliasing_column():
 
 # -- F8: wording -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
 def test_f8_no_recompilation_wording_for_eager_ops():
     """'0 recompilations of the jitted functions': the eager ops' sections are not called 'recompiled' and no
     'recompilations cost' is given beside 0 recompilations."""
     text = _out("explain-recompile", SCEN / "jax" / "rev4_nodonate")
     assert "recompilations cost" not in text.splitlines()[0], text
     assert "recompiled (jit_broadcast_in_dim)" not in text, text
+    assert "compiled for another shape (jit_broadcast_in_dim)" in text, text
 
 
 @pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
