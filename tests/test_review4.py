@@ -163,7 +163,6 @@ def test_f8_plural_of_one_graph():
     assert not re.search(r"\b1 graphs\b", text), text
 
 
-@pytest.mark.xfail(strict=True, reason="review 4 F8: not fixed yet")
 def test_f8_static_argument_fix_names_every_value():
     """temperature took 1.0, 0.8, 0.6, 0.4 (each compiled): the fix lists them all, not two of four."""
     text = _out("explain-recompile", SCEN / "jax" / "rev4_static_temp")
