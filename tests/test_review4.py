@@ -119,7 +119,6 @@ def test_f5_compile_options_from_the_sharding_do_not_ask_for_xla_flags():
 
 # -- F6: .item() clipping: the detail explains the data-dependent recompilation ---------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 4 F6: not fixed yet")
 def test_f6_detail_leads_with_the_data_dependent_recompilation():
     """A,B,A,C,...: B (#1) is the first tail after the .item(), C (#3) the step where clipping was not taken. The
     first detailed section is C against B, the recompilation the headline's 'different graphs followed the read'
