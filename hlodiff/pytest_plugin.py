@@ -99,7 +99,7 @@ def pytest_runtest_call(item):
                                   inifile=str(config.inipath or "") or None,
                                   lines_on=config.getini("hlodiff_source_lines"),
                                   rerun=config.getini("hlodiff_rerun") and not item.get_closest_marker("hlo_once"),
-                                  paths=session.paths)
+                                  paths=session.paths, keep_dir=config.getoption("hlodiff_dir"))
     outcome.force_exception(error_with_lines.with_traceback(error.__traceback__))
 
 

@@ -205,6 +205,56 @@ def test_an_input_whose_shape_changed_drags_its_users_broadcasts():
     assert alone.root.cause is ops and alone.root.is_root  # nothing to follow from: it stays a cause
 
 
+def test_a_joined_lists_count_follows_from_the_join_on_a_real_run():
+    """rev4_history (review 4, F1): `torch.stack(history).mean()`: the constant 1 -> 2 is the mean's divisor, the
+    list's length: it follows from the concatenate that grew from 1 to 2 operands ("count_of_joined")."""
+    r = explain(FIXTURES / "scenarios" / "torch_xla" / "rev4_history").recompilations[0]
+    assert ("constant", "ops", "count_of_joined") in edges(r)
+    assert r.links.root.cause.kind == "ops"
+
+
+def test_a_constant_that_does_not_count_the_join_stays_a_cause_of_its_own():
+    """The look-alike: a baked int changing beside a join that grew by another count (an index 0 -> 1 while a
+    concatenate went from 2 to 3 operands) is no divisor of that join: it keeps its own fix."""
+    def pair(literal, count):
+        const = Cause("constant", "constant value changed", origins=[Change(
+            _ref("c1", "constant", "s32[]"), _ref("c1", "constant", "s32[]"), ("literal",), {"literal": literal})])
+        ops = Cause("ops", "concatenate changed", origins=[Change(
+            _ref("cat", "concatenate", "f32[2]"), _ref("cat", "concatenate", "f32[3]"), ("shape", "operand_count"),
+            {"operand_count": count})])
+        return link([const, ops])
+    assert pair(("2", "3"), ("2", "3")).nodes[1].follows[0].rule == "count_of_joined"
+    assert all(n.is_root for n in pair(("0", "1"), ("2", "3")).nodes)
+
+
+def test_options_jax_fills_from_a_sharding_follow_from_it_on_a_real_run():
+    """rev4_sharding (review 4, F5): x sharded over 4 devices: num_partitions 1 -> 4 (header) and the compile
+    options' device assignment follow from the sharding ("options_of_sharding"); none is a root of its own."""
+    r = explain(FIXTURES / "scenarios" / "jax" / "rev4_sharding").recompilations[0]
+    assert ("compile_options", "sharding", "options_of_sharding") in edges(r)
+    assert all(n.follows for n in r.links.nodes if n.cause.kind == "compile_options")
+
+
+@pytest.mark.parametrize("field", sorted(__import__("hlodiff.diff.header", fromlist=["PARTITIONING"]).PARTITIONING))
+def test_each_partitioning_field_alone_follows_a_sharding_another_option_does_not(field):
+    """The rows of diff.header.PARTITIONING, one at a time, through the compile options beside a dump; the
+    look-alike, an option a user sets (xla_cpu_enable_fast_math), stays a cause of its own with its fix."""
+    from types import SimpleNamespace
+
+    from hlodiff.explain.outside import option_causes
+
+    def causes(key):
+        left, right = SimpleNamespace(record="l", name="jit_f"), SimpleNamespace(record="r", name="jit_f")
+        opts = {"l": {f"compile_options.textproto:executable_build_options.{key}": ("1",)},
+                "r": {f"compile_options.textproto:executable_build_options.{key}": ("4",)}}
+        (c,) = option_causes(left, right, opts.get)
+        sharding = Cause("sharding", "input sharding changed")
+        return link([sharding, c])
+
+    assert causes(field).nodes[1].follows[0].rule == "options_of_sharding"
+    assert all(n.is_root for n in causes("debug_options.xla_cpu_enable_fast_math").nodes)
+
+
 def test_every_rule_is_exercised_by_a_test_here():
     """A rule of the table is knowledge: each one has a row above that shows it on a real run or, where no fixture
     has it, on typed facts."""

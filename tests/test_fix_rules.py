@@ -114,6 +114,8 @@ EXERCISED = {
     # round 4: torch_xla SPMD's second-step annotations (its look-alike, the replayed unsharded batch, is a
     # sharding cause of the same run)
     "ops_spmd_annotation_warmup": "scenarios/torch_xla/spmd_replay_unsharded",
+    # review 4, F3: tensors made before the loop, computed by the first step's graph and updated by every step
+    "inputs_made_first_step": "scenarios/torch_xla/rev4_kvcache", "ops_made_first_step": "scenarios/torch_xla/rev4_kvcache",
 }
 
 

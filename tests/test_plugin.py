@@ -290,6 +290,30 @@ def test_metric():
 
 
 @needs_xla
+def test_the_second_run_with_lines_is_kept_under_hlodiff_dir(pytester):
+    """--hlodiff-dir keeps the first run's capture, which has no lines (the plugin leaves them off); the second run
+    (lines on) is kept beside it, named in the message, and explain-recompile on it names the metric's line (review
+    4, F4: "line unknown" on the kept folder while the failure message named lines)."""
+    from helpers import cli
+
+    pytester.makepyfile(test_loop='''
+import pytest
+from train import train
+
+@pytest.mark.hlo_stable(warmup=1)
+def test_metric():
+    train(4, metric_every=2)
+''')
+    folder = pytester.path / "kept"
+    result = run(pytester, "--hlodiff-dir", str(folder), lines=False)
+    result.assert_outcomes(failed=1)
+    lines = folder / "with-lines" / "test_metric"
+    result.stdout.fnmatch_lines([f"*its capture, with lines: {lines}*"])
+    out = cli("explain-recompile", lines, codes=(1,)).stdout
+    assert f"train.py:{METRIC_LINE}" in out, out
+
+
+@needs_xla
 def test_a_test_that_must_not_run_twice_says_how_to_get_lines(pytester):
     pytester.makepyfile(test_loop='''
 import pytest

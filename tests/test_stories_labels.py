@@ -136,7 +136,9 @@ def test_jax_eager_ops_come_after_the_real_story():
     result = explain(FIXTURES / "jax" / "scan_dtype" / "dump")
     assert result.stories[0].family == "jit_f" and all(s.family.startswith("jit_") for s in result.stories)
     out = cli("explain-recompile", str(FIXTURES / "jax" / "scan_dtype" / "dump")).output
-    blocks = [line.split(" recompiled (")[1].split(")")[0] for line in out.splitlines() if " recompiled (" in line]
+    import re  # an eager op's section says "compiled for another shape" (review 4, F8)
+    blocks = [m.group(1) for line in out.splitlines()
+              if (m := re.search(r" (?:recompiled|compiled for another shape) \(([^)]*)\)", line))]
     assert blocks[0] == "jit_f" and len(blocks) > 1
     patterns = [line.strip() for line in out.splitlines() if line.startswith("  ") and "compil" in line
                 and not line.startswith("   ")]

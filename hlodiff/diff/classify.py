@@ -142,6 +142,20 @@ def _mark_users_of_reshaped(lcm: CanonicalModule, rcm: CanonicalModule, cd: Comp
                                                {"operand_shape": detail})
 
 
+INDEX_OPERANDS = {"dynamic-slice": 1, "dynamic-update-slice": 2}
+"""Opcodes whose operands from this position on are start indices: a Python int there (``x[:, i]``,
+``cache[:, pos] = k``) is baked for every value, not only torch_xla's special scalars 0 and 1."""
+
+
+def _indexes(cc, name: str) -> str | None:
+    """The opcode of a user that takes ``name`` as a start index (:data:`INDEX_OPERANDS`), else None."""
+    for user in cc.users(name):
+        first = INDEX_OPERANDS.get(cc.insts[user].opcode)
+        if first is not None and name in cc.operands[user][first:]:
+            return cc.insts[user].opcode
+    return None
+
+
 def _operands_agree(m: Matching, lname: str, rname: str) -> bool:
     return all(m.l2r.get(lo) == ro for lo, ro in zip(m.left.operands[lname], m.right.operands[rname]))
 
@@ -165,6 +179,8 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
     if li.opcode == ri.opcode and li.literal != ri.literal and not (elided(li.literal) or elided(ri.literal)):
         # (values hidden on a side are neither equal nor different: diff.hidden says so)
         note("literal", li.literal or "", ri.literal or "")
+        if (user := _indexes(m.right, rname)) is not None:
+            details["index_of"] = ("", user)  # a slice's start: baked whatever its value (review 4, F2)
     if li.opcode == ri.opcode == "parameter" and not lcm.options.parameter_order \
             and li.parameter_number != ri.parameter_number:
         note("parameter_number", str(li.parameter_number), str(ri.parameter_number))

@@ -7,7 +7,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 
 * producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
   ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
-  work removed), ``materialized``, ``cycle`` (period > 2), ``optimizer_in_cycle`` (an optimizer's update on some graphs of
+  work removed), ``materialized``, ``first_step_made`` (FixContext.first_step_made), ``cycle`` (period > 2), ``optimizer_in_cycle`` (an optimizer's update on some graphs of
   the cycle only: gradient accumulation), ``last_each_round`` (the recompiled graph closes every round of the
   period and only there: the last batch of each epoch), ``switched`` (the family changed once and stayed);
 * ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
@@ -31,6 +31,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
+  ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
@@ -96,7 +97,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
+                 "materialized", "first_step_made", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":
@@ -383,6 +384,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
     special = {v for v in values if _special(v)}
     if (moved and special) or (values and special == values):
         facts.add("special_values")
+    if "index_of" in first.details:
+        facts.add("slice_index")
     before, after = (_element(s.shape) for s in (first.left, first.right))
     args["before"], args["after"] = _JNP.get(before, before), _JNP.get(after, after)
     if first.left.opcode == "constant" or first.right.opcode == "constant":

@@ -356,14 +356,14 @@ RULES: tuple[FixRule, ...] = (
           "(a jnp array) instead of a Python constant"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
-          "data: make it a device tensor every step (torch.tensor(i, device=device))"),
+          "data: make it a device tensor every step (torch.tensor(i, device=device))", unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
           "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
           "(torch.tensor(lr, device=device))"),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
-          "one graph"),
+          "one graph", unless="slice_index"),
     _rule("constant_int_torch", "constant", "int_constant torch_xla",
           "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
           "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
@@ -371,7 +371,7 @@ RULES: tuple[FixRule, ...] = (
           "a Python number baked into the graph changes: pass it as a device tensor (torch.tensor(v, device=device))"),
     _rule("constant_special", "constant", "special_values",
           "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in as a constant: pass it as an "
-          "input (a device tensor or a traced array) instead"),
+          "input (a device tensor or a traced array) instead", unless="slice_index"),
     _rule("constant_any", "constant", "",
           "a Python number baked into the graph changes: pass it as an input (a device tensor or a traced array)"),
     # -- attribute ----------------------------------------------------------------------------------------------
@@ -501,6 +501,10 @@ RULES: tuple[FixRule, ...] = (
           "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
           "cost; to make it one graph, accumulate into buffers made before the loop (zeros, then add_ every step) "
           "so every step traces the same ops"),
+    _rule("inputs_made_first_step", "inputs", "first_step_made added",
+          "expected once: the first step's graph also computed tensors the program made before the loop ({shapes}: "
+          "zeros, a random init) and from the second step on they are device data; nothing to fix (call "
+          "torch_xla.sync() right after creating them to keep them out of the first step)", unless="jax comes_back"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
@@ -579,6 +583,11 @@ RULES: tuple[FixRule, ...] = (
           "call ran with another argument, option or mode in the other graph (approximate= on GELU, a dropout "
           "probability, train() vs eval()); find the call that reaches it and keep its settings the same",
           unless="jax"),
+    _rule("ops_made_first_step", "ops", "first_step_made",
+          "expected once: the first step's graph also computed the tensors the program made before the loop (zeros, "
+          "a random init), which the later steps read as inputs, so the ops traced at {line} differ once; nothing "
+          "to fix",
+          unless="jax comes_back"),
     _rule("ops_branch", "ops", "",
           "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
           "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
@@ -687,6 +696,7 @@ EXPECTED = frozenset((
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
     "dynamo_python_string", "dynamo_autocast",
-    "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart", "inputs_module_warmup"))
+    "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
+    "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -46,6 +46,11 @@ class FixContext:
     materialized: bool = False
     """On the second step, every output the first graph had and this one lacks came back as an input of its
     shape: a tensor made before the loop was computed by the first step's sync, and is device data since."""
+    first_step_made: bool = False
+    """On the second step, with the first graph never back: every input added is shaped like an output the first
+    graph computed (not one it passed through): tensors made before the loop (zeros, a random init), computed by the
+    first step's sync and device data since, which the step keeps updating (so no output went, unlike
+    ``materialized``)."""
     eager: bool = False
     """A JAX operation run outside jit (``jit_broadcast_in_dim``): compiled once per shape, not a step."""
     cut: bool = False

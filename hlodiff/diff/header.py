@@ -22,6 +22,20 @@ _CONFIG = ("replica_count", "num_partitions", "frontend_attributes", "allow_spmd
            "is_scheduled")
 
 
+PARTITIONING = frozenset({
+    "num_partitions",                                  # module header: the SPMD partition count
+    "computation_count",                               # compile_options: device_assignment's shape
+    "replica_device_ids",                              # compile_options: the devices the program runs on
+    "allow_spmd_sharding_propagation_to_parameters",   # compile_options: set per argument from their shardings
+    "allow_spmd_sharding_propagation_to_output",
+    "use_spmd_partitioning",
+})
+"""Option fields JAX (and PJRT) fill in from the arguments' shardings, which no user sets by hand: when only these
+differ beside a changed input sharding, they follow from it (cause-graph row ``options_of_sharding``; review 4,
+F5: 'set XLA_FLAGS once' for num_partitions 1 -> 4 sent the user to a flag they never set). A compile_options
+cause whose changed fields are all here carries ``reason="partitioning"``."""
+
+
 def header_causes(left: Module, right: Module, *, same_computation: bool,
                   parameter_mapping: list[tuple[int, int]] | None = None) -> list[Cause]:
     """Causes from the header. ``same_computation``: the normalized graphs are equal, so every header difference
@@ -42,7 +56,8 @@ def header_causes(left: Module, right: Module, *, same_computation: bool,
         changed = [k for k in changed if k in ("replica_count", "num_partitions")]
     if changed:
         parts = [f"{k} {_short(left.attrs.get(k))} -> {_short(right.attrs.get(k))}" for k in changed]
-        causes.append(Cause("compile_options", "module header: " + "; ".join(parts)))
+        causes.append(Cause("compile_options", "module header: " + "; ".join(parts),
+                            reason="partitioning" if all(k in PARTITIONING for k in changed) else None))
     return causes
 
 

@@ -296,6 +296,27 @@ def _slice_index_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     return False
 
 
+def _int_pair(pair) -> tuple[int, int] | None:
+    if not pair or len(pair) != 2:
+        return None
+    try:
+        return int(str(pair[0]).strip()), int(str(pair[1]).strip())
+    except ValueError:
+        return None
+
+
+def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The constant took the values the join's operand count took (``1 -> 2`` beside a concatenate of 1, then 2
+    operands): the count of a list joined in the step (``torch.stack(history).mean()`` divides by it), baked from
+    the list's length (review 4, F1). The join is the change; the count comes with it."""
+    change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
+    values = _int_pair(change.details.get("literal")) if change is not None else None
+    if values is None or values[0] == values[1]:
+        return False
+    return any((o.right or o.left).opcode == "concatenate" and _int_pair(o.details.get("operand_count")) == values
+               for o in r.origins if (o.right or o.left) is not None)
+
+
 def _starts(text: str) -> list[int]:
     import re
 
@@ -320,6 +341,11 @@ RULES: tuple[Rule, ...] = (
     Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
          why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
              "named"),
+    Rule("options_of_sharding", frozenset({"compile_options"}), ("sharding",),
+         lambda c, r, e: c.reason == "partitioning",
+         why="an argument placed with another sharding makes JAX compile for another partition count and devices "
+             "(num_partitions, computation_count, replica_device_ids: diff.header.PARTITIONING): options no user "
+             "set, following from the sharding"),
     Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
          why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
     Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,
@@ -346,6 +372,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ops_on_new_arguments", frozenset({"ops", "constant"}), ("inputs",), _ops_on_new_arguments,
          why="JAX saw another argument structure (a longer list): the ops reading the new arguments and the values "
              "baked from their count follow from the arguments that came"),
+    Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
+         why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
+             "constant (a mean's divisor): one change, told at the join"),
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("reordered_with", frozenset({"reordered"}),

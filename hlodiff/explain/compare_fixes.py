@@ -30,3 +30,26 @@ def adopt_run_fixes(steps, recompilations) -> None:
                 cause.fix, cause.fix_rule = known.fix, known.fix_rule
             elif cause.fix_rule in RUN_GUESSES:
                 cause.fix, cause.fix_rule = None, None
+        if r is not None:
+            _follow_explain_order(step.diff.causes, r)
+
+
+def _follow_explain_order(causes: list, r) -> None:
+    """The pair's causes in the order of explain's cause graph, roots first; a cause explain tells under a root
+    that is also among the pair's says so instead of a fix of its own (review 4, F1: on a growing
+    `torch.stack(history)`, the mean's divisor and the new input led with 'index with a device tensor' and
+    'h = h.detach()' before the running value). Only kinds explain's graph shows once each are reordered."""
+    nodes = r.links.nodes
+    kinds = [n.cause.kind for n in nodes]
+    if not nodes or len(set(kinds)) != len(kinds):
+        return
+    place = {k: i for i, k in enumerate(kinds)}
+    present = {c.kind for c in causes}
+    for cause in causes:
+        node = nodes[place[cause.kind]] if cause.kind in place else None
+        if node is None or not node.follows:
+            continue
+        root = nodes[node.follows[0].root].cause.kind
+        if root in present and root != cause.kind:
+            cause.fix, cause.fix_rule = f"follows from the {root} change above", None
+    causes.sort(key=lambda c: place.get(c.kind, len(place)))

@@ -218,6 +218,8 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
+                      first_step_made=len(members) > 1 and members[1] is r.graph and not _comes_back(members, r)
+                      and _first_step_made(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
                       short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
@@ -316,6 +318,27 @@ def _materialized(r) -> bool:
         if shape not in left:
             return False
         left.remove(shape)
+    return True
+
+
+def _first_step_made(r) -> bool:
+    """Every input this graph added is shaped like an output the closest (first) graph computed, shape for shape,
+    and that output was no parameter passed through: the first step computed those tensors (review 4, F3: a KV cache
+    and a token made before the decode loop; a weight's random init), which the later steps read as data."""
+    cm = r.closest._canonical if r.closest is not None else None
+    if cm is None:
+        return False
+    insts = cm.entry.insts
+    made = [without_layout_text(str(insts[n].shape)) for n in cm.entry.outputs()
+            if n in insts and insts[n].opcode != "parameter"]
+    added = [without_layout_text(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
+             if o.left is None and o.right is not None and o.right.opcode == "parameter"]
+    if not added:
+        return False
+    for shape in added:
+        if shape not in made:
+            return False
+        made.remove(shape)
     return True
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
@@ -58,8 +58,26 @@ def jax_compilations(run: Run, graphs: list[GraphSummary], warnings: list[InputW
     return found
 
 
+def static_values(recompilations, joined: dict) -> dict[tuple, tuple[str, ...]]:
+    """(family key, JAX's argument text) -> every value the static argument took over the run, in order (the first
+    call's, then each cache miss's new one): a fix names the run's values, not one recompilation's pair (review 4,
+    F8: a temperature schedule 1.0, 0.8, 0.6, 0.4 told as "(1.0, 0.8)")."""
+    seen: dict[tuple, list[str]] = {}
+    for r in recompilations:
+        compilation = joined.get(r.graph.ref)
+        miss = compilation.cache_miss if compilation is not None else None
+        for reason in (miss.reasons if miss is not None else ()):
+            if reason.kind != "static_argument":
+                continue
+            values = seen.setdefault((r.family.key, reason.argument), [])
+            for v in (reason.before, reason.now):
+                if v and v not in values:
+                    values.append(v)
+    return {k: tuple(v) for k, v in seen.items()}
+
+
 def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False, *,
-              sources: SourceLines) -> None:
+              sources: SourceLines, run_values: dict[tuple, tuple[str, ...]] | None = None) -> None:
     """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
     explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
     given but none of its compilations could be matched to a dumped module; ``sources``: the run's Python files
@@ -80,6 +98,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     made = []
     for reason in reasons:
         if (jc := _cause(reason, miss, sources)) is not None:
+            if reason.kind == "static_argument" and run_values:
+                jc = replace(jc, values=run_values.get((r.family.key, reason.argument)) or jc.values)
             jc.cause.reason = reason.kind  # typed: the cause graph reads it (a new function drags its ops)
             made.append(jc)
     call_site = miss.call_site

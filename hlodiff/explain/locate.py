@@ -342,6 +342,11 @@ def locate_carried(causes: list[Cause], graph: GraphSummary, members: list[Graph
                   and cm.entry.insts[r].opcode == "parameter"]
         for name in params[:1]:
             shape = str(cm.entry.insts[name].shape).split("{", 1)[0]
+            if any(p != name and str(cm.entry.insts[p].shape).split("{", 1)[0] == shape
+                   for p in cm.entry.parameters()):
+                # another input has that shape (review 4, F4: a short batch f32[2,8] beside a Linear(8, 2)
+                # weight): the previous step's output of that shape is that input's new value, not this one's
+                continue
             same = [o for o in outs if str(pc.insts[o].shape).split("{", 1)[0] == shape]
             frames = [user_frame(s) for s in instruction_stacks(twin, same)] if same else []
             lines = {(f.file, f.line) for f in frames if f is not None}

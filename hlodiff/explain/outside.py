@@ -10,6 +10,7 @@ wrote beside the module) and otherwise says so plainly.
 from __future__ import annotations
 
 from hlodiff.diff.fixes import FixContext, decide, producer_from_name
+from hlodiff.diff.header import PARTITIONING
 from hlodiff.diff.model import Cause, ModuleDiff
 from typing import Callable
 
@@ -36,7 +37,8 @@ def option_causes(left: GraphSummary, right: GraphSummary,
         return [_placement_cause(right, "; ".join(parts) + more)]
     files = sorted({k.split(":", 1)[0] for k in keys})
     names = ", ".join(f"`{k.split(':', 1)[1].rsplit('.', 1)[-1]}`" for k in keys[:3])
-    cause = Cause("compile_options", f"compiled with other options ({', '.join(files)}): " + "; ".join(parts) + more)
+    cause = Cause("compile_options", f"compiled with other options ({', '.join(files)}): " + "; ".join(parts) + more,
+                  reason="partitioning" if all(k.rsplit(".", 1)[-1] in PARTITIONING for k in keys) else None)
     cause.fix = (f"compile with one set of options: {names} differ{'s' if len(keys) == 1 else ''} (set "
                  "compiler_options / XLA_FLAGS the same for every jit of this function, or not at all)")
     cause.fix_is_final = True

@@ -65,6 +65,9 @@ class Pattern:
     because: Because | None = None
     loaded: int = 0
     """Of the family's programs, how many were loaded from a persistent compilation cache, not compiled."""
+    at_ref: str = ""
+    """``#N``, the number the dump (and the detail below the headline) gives the graph at ``at``: "graph 4 of 6"
+    counts the family's graphs from 1, the dump its graphs from 0 (review 4, F8), so the words give both."""
 
     @property
     def benign(self) -> bool:
@@ -167,9 +170,11 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "last only":
         return f"last only: at {label} only the last graph differs ({seq}){because}"
     if p.name == "switched":
-        return f"switched: at {label} from graph {p.at + 1} of {n} on ({seq}){because}"
+        ref = f" ({p.at_ref})" if p.at_ref else ""
+        return f"switched: at {label} from graph {p.at + 1} of {n}{ref} on ({seq}){because}"
     if p.name == "one-off":
-        return f"one-off: at {label} graph {p.at + 1} of {n} differs once ({seq}){because}"
+        ref = f" ({p.at_ref})" if p.at_ref else ""
+        return f"one-off: at {label} graph {p.at + 1} of {n}{ref} differs once ({seq}){because}"
     if p.name == "recurring":
         return (f"recurring: {label} varies among {p.variants} graphs in no fixed order, {p.seen_again} of them seen "
                 f"again ({seq}){because}")
@@ -248,10 +253,11 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         switch = compiled_at[1]
         if switch == n - 1:
             return Pattern("last only", at=switch, **base)
+        ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
         if all(k == keys[switch] for k in keys[switch:]):
-            return Pattern("switched", at=switch, **base)
+            return Pattern("switched", at=switch, at_ref=ref, **base)
         if keys[switch + 1:] and all(k == keys[0] for k in keys[switch + 1:]) and keys.count(keys[switch]) == 1:
-            return Pattern("one-off", at=switch, **base)
+            return Pattern("one-off", at=switch, at_ref=ref, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B

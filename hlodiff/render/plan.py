@@ -35,5 +35,6 @@ def plan_text(plan: dict) -> str:
     saves = f"; saves {(now - planned) * seconds:.1f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
     return (f"plan: {seen}: pad up to {buckets} → {planned} graph{'s' if planned != 1 else ''} instead of {now}, "
-            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work; powers of two: {p2.get('graphs')} graphs, "
+            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work; powers of two: {p2.get('graphs')} "
+            f"graph{'s' if p2.get('graphs') != 1 else ''}, "
             f"{_pct(p2.get('padded_fraction') or 0.0)}{saves}")

@@ -108,7 +108,15 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         if r.graph.ref not in told and r.graph.ref not in last:
             console.print()
             render_recompilation(console, r, verbose=verbose)
-    for story in sorted(stories, key=lambda s: s.lead in last):  # stories of eager ops after the rest
+    def _cut_tail(story) -> bool:
+        # the rest of a step an early read cut, against the step's first part (review 4, F6): two parts of one
+        # step, which the headline already tells; a recompilation of a part by another variant of it says more
+        root = recs[story.lead].causes[0] if recs[story.lead].causes else None
+        return root is not None and root.kind == "partial"
+
+    cut_last = any(not _cut_tail(s) for s in stories)
+    # stories of eager ops after the rest; a cut step's two parts after the recompilations of a part
+    for story in sorted(stories, key=lambda s: (s.lead in last, cut_last and _cut_tail(s))):
         console.print()
         if len(story.recompilations) > 1:
             console.print(Text(f"story: {story_sentence(story)}", style="bold"), highlight=False)

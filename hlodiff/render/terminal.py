@@ -276,7 +276,10 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
 
     closest = _short_ref(r.closest.ref) if r.closest else "-"
     head = Text(f"{r.graph.ref}", style="bold")
-    head.append(f" recompiled ({r.family.label}); closest earlier graph {closest}", style="")
+    # an eager op outside jit compiles once per shape: the headline calls these "not steps" (review 4, F8)
+    verb = "compiled for another shape" if r.causes and all(c.fix_rule == "eager_op" for c in r.causes) \
+        else "recompiled"
+    head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
     console.print(head, highlight=False)

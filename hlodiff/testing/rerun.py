@@ -31,10 +31,12 @@ def write_message(message: str) -> None:
 
 
 def with_lines(error: AssertionError, *, nodeid: str, rootdir: str, inifile: str | None, lines_on: bool,
-               rerun: bool, paths) -> AssertionError:
+               rerun: bool, paths, keep_dir: str | None = None) -> AssertionError:
     """The stability failure ``error``, its message from a second run of the test with source lines on where the
     plugin left them off (``lines_on``: they were on; ``rerun``: the ini and the test allow a second run;
-    ``paths``: the plugin's capture, whose variables the child takes back)."""
+    ``paths``: the plugin's capture, whose variables the child takes back; ``keep_dir``: the user's
+    ``--hlodiff-dir``, where the second run's capture is kept too, in a folder of its own: review 4, F4, the kept
+    capture was the first, line-less one, so ``explain-recompile`` on it said "line unknown")."""
     from hlodiff.testing.stability import HloStabilityError
 
     if in_rerun():
@@ -47,16 +49,24 @@ def with_lines(error: AssertionError, *, nodeid: str, rootdir: str, inifile: str
                                  f"`-o hlodiff_source_lines=true` to name your lines)")
     from hlodiff.capture.session import saved_env
 
-    message = rerun_with_lines(nodeid, rootdir, inifile, paths.env_added, saved_env(paths))
+    kept = lines_folder(keep_dir, nodeid) if keep_dir else None
+    message = rerun_with_lines(nodeid, rootdir, inifile, paths.env_added, saved_env(paths), kept)
     if message is None:
         return HloStabilityError(f"{error}\n\n(source lines: a second run of this test with source lines on "
                                  f"did not fail the same way)")
+    where = f"; its capture, with lines: {kept}" if kept else ""
     return HloStabilityError(f"{message}\n\n(source lines from a second run of this test, in a fresh process "
-                             f"with torch_xla's frame capture on; passing tests run without it)")
+                             f"with torch_xla's frame capture on; passing tests run without it{where})")
+
+
+def lines_folder(keep_dir: str, nodeid: str) -> str:
+    """The folder under ``--hlodiff-dir`` that keeps a test's second run (source lines on): one per test id."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in nodeid.split("::")[-1]) or "test"
+    return os.path.join(os.path.abspath(keep_dir), "with-lines", name)
 
 
 def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: dict[str, str],
-                     saved_env: dict[str, str | None]) -> str | None:
+                     saved_env: dict[str, str | None], keep: str | None = None) -> str | None:
     """Run ``nodeid`` again in a fresh pytest with source lines on; its stability message, or None when the
     child did not fail the same way (it passed, or failed for another reason)."""
     fd, message_path = tempfile.mkstemp(prefix="hlodiff-rerun-", suffix=".txt")
@@ -66,6 +76,8 @@ def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: 
                 "hlodiff_source_lines=true", "--rootdir", rootdir]
         if inifile:
             args += ["-c", inifile]
+        if keep:
+            args += ["--hlodiff-dir", keep]
         subprocess.run(args, cwd=rootdir, env=_child_env(env_added, saved_env, message_path),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
         with open(message_path, encoding="utf-8") as f:
