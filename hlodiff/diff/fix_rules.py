@@ -158,6 +158,26 @@ RULES: tuple[FixRule, ...] = (
           "code reads it (or a hook run inside it changes it), so Dynamo traces {function} again; do not change it "
           "while compiled code runs (no appending to it from a hook), or read it outside the compiled call",
           unless="jax"),
+    # Dynamo, round 5: a compiled optimizer step's groups, a tensor's type or dispatch keys, an object's class
+    _rule("dynamo_optimizer_groups", "guard", "dynamo container_length optimizer_groups",
+          "expected: the optimizer has another number of parameter groups ({seen}; opt.add_param_group): Dynamo "
+          "traces the compiled step once per number of groups and compiles each once; nothing to fix (or add "
+          "every group before the first compiled step)", unless="jax"),
+    _rule("dynamo_tensor_type", "guard", "dynamo tensor_type",
+          "{tensor} is a tensor of another type on some calls ({seen}: an nn.Parameter or another tensor subclass "
+          "on some calls, a plain tensor on others): Dynamo guards a tensor argument's exact type and traces "
+          "{function} once per type; pass the same type on every call (a plain tensor, e.g. w.view_as(w) where "
+          "the nn.Parameter itself was passed), or accept one graph per type", unless="jax"),
+    _rule("dynamo_inference_tensor", "guard", "dynamo inference_tensor",
+          "{tensor} is an inference tensor on some calls (made under torch.inference_mode(): no autograd dispatch "
+          "keys) and a normal tensor on others: Dynamo guards a tensor's dispatch keys and traces {function} once "
+          "for each; make the inputs outside torch.inference_mode (torch.no_grad() there instead), or run every "
+          "call under inference_mode, or accept one graph for each", unless="jax"),
+    _rule("dynamo_object_type", "guard", "dynamo object_type",
+          "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
+          "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
+          "head per task); if a number arrives as an int on some calls and a float on others, give it one type",
+          unless="jax"),
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -173,6 +193,11 @@ RULES: tuple[FixRule, ...] = (
           "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
           "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "
           "so it stays in the graph, or move the read out of the compiled function", unless="jax"),
+    _rule("dynamo_shape_limit", "shape", "dynamo limit_hit",
+          "{function} is called with new sizes ({seen}) past Dynamo's recompile limit ({limit}): each size is a new "
+          "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
+          "compiling an XLA graph per size); pad or bucket to a few fixed sizes so each compiles once (a higher "
+          "limit or dynamic shapes would still leave XLA one graph per size)", unless="jax buckets"),
     _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (torch._dynamo.mark_dynamic would spare Dynamo's retrace, but torch_xla "
@@ -513,6 +538,13 @@ RULES: tuple[FixRule, ...] = (
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
           "step's graph and is device data from then on (call torch_xla.sync() right after creating it to keep it "
           "out of the step)", unless="jax comes_back"),
+    # Dynamo round 5 (dyn_ema_global_control): tensors made before the loop on the device (copy.deepcopy of a model
+    # on the device is pending ops) that the first step's sync computes and no later graph of it reads
+    _rule("outputs_made_before_loop_unread", "outputs", "removed_only settles second_step torch_xla",
+          "expected warm-up: the first step's graph also computed tensors made before the loop (a model copied or "
+          "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
+          "torch_xla.sync() right after making them to keep them out of the first step)",
+          unless="jax comes_back"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
@@ -695,7 +727,8 @@ EXPECTED = frozenset((
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
-    "dynamo_python_string", "dynamo_autocast",
+    "dynamo_python_string", "dynamo_autocast", "dynamo_optimizer_groups", "dynamo_object_type",
+    "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an

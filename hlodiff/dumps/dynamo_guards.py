@@ -70,6 +70,7 @@ _RENUMBERED = re.compile(r"(__builtins_dict___)\d+")
 on the same object, no failure (dyn_eval_mode: it hid the module's ``training == True``)."""
 _CHECK_TENSOR = re.compile(r"^check_tensor\((?P<source>[^,]+), \w+, DispatchKeySet\([^)]*\), torch\.(?P<dtype>\w+), "
                            r"device=[^,]+, requires_grad=(?P<grad>True|False), size=\[(?P<size>[^\]]*)\]")
+_TYPE_ID = re.compile(r"^___check_type_id\((?P<source>[^,]+), (?P<id>\d+)\)$")
 _TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", "float64": "Double", "int64": "Long",
                  "int32": "Int", "bool": "Bool"}
 
@@ -82,6 +83,15 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
     if not gone:
         return None
     gone.sort(key=lambda kg: _GUARD_ORDER.index(kg[0]) if kg[0] in _GUARD_ORDER else len(_GUARD_ORDER))
+    ids = {m.group("source"): m.group("id") for k, g in after if k == "TYPE_MATCH"
+           and (m := _TYPE_ID.match(g.partition("  # ")[0].strip())) is not None}
+    for k, g in gone:
+        # an object of another class (a task's head): Dynamo checks its type before any guard under it, so the
+        # type is what failed, not the first of its old attributes' guards (dyn_head_per_task)
+        if k == "TYPE_MATCH" and (m := _TYPE_ID.match(g.partition("  # ")[0].strip())) is not None \
+                and ids.get(m.group("source"), m.group("id")) != m.group("id"):
+            gone = [(k, g)]
+            break
     kind, guard = gone[0]
     code, _, comment = guard.partition("  # ")
     code = code.strip()

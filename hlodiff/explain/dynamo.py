@@ -57,6 +57,12 @@ _GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$
 """A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
 _IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
+# Dynamo round 5: a tensor argument's exact type (an nn.Parameter, then a plain tensor: torch 2.9 prints the guard
+# with a stray quote), its dispatch keys (an inference tensor has no Autograd key), an object's class
+_TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor type, '? ?but found (?P<found><class '[^']+'>)")
+_DISPATCH = re.compile(r"tensor '(?P<name>[^']+)' dispatch key set mismatch\. expected DispatchKeySet\((?P<expected>[^)]*)\), "
+                       r"actual DispatchKeySet\((?P<actual>[^)]*)\)")
+_TYPE_ID = re.compile(r"^___check_type_id\((?P<name>[^,()]+), \d+\)$")
 
 
 @dataclass(slots=True)
@@ -170,8 +176,11 @@ class DynamoFindings:
         unexpected = self.unexpected
         if unexpected:
             return unexpected[0]
-        if self.graph_breaks:
-            return self.graph_breaks[0]
+        # a break inside library code (the optimizer's own graph_break()) asks nothing of the user: an expected
+        # recompilation of theirs says more (dyn_unfreeze_group: a compiled opt.step after add_param_group)
+        mine = [b for b in self.graph_breaks if b.fix_rule != "dynamo_graph_break_library"]
+        if mine or (self.graph_breaks and not self.recompiles):
+            return (mine or self.graph_breaks)[0]
         return self.recompiles[0] if self.recompiles else None
 
     @property
@@ -431,6 +440,13 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     location = c.call or failure.source or definition
     located = ("call" if c.call else "guard" if failure.source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)
+    if location is not None and location.is_library and not c.call:
+        # Dynamo compiled library code (torch.compile(opt.step): torch's step in sgd.py) and its guard names a
+        # library line; the user's line that reached it is the one the graph breaks' tracebacks share, if one
+        users = {(b.call.file, b.call.line): b.call for b in log.graph_breaks
+                 if b.call is not None and not b.call.is_library}
+        if len(users) == 1:
+            location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
                            facts=frozenset(facts), seen=seen, located=located)
 
@@ -467,6 +483,15 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "mode", None, guard, facts
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
+    if (m := _TENSOR_TYPE.search(guard)) is not None:
+        return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
+            facts | {"tensor_type"}
+    if (m := _DISPATCH.search(guard)) is not None:
+        if ("Autograd" in m.group("expected")) != ("Autograd" in m.group("actual")):
+            facts.add("inference_tensor")  # made under torch.inference_mode() on one side only
+        return "guard", m.group("name"), guard.strip(), facts
+    if (m := _TYPE_ID.match(guard.strip())) is not None:
+        return "guard", _global(m.group("name")), guard.strip(), facts | {"object_type"}
     if (m := _HOOKS.search(guard)) is not None:
         return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
     if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
@@ -479,6 +504,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
             facts.add("module_container")
             name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
+        if name.endswith(".param_groups"):  # a compiled optimizer step's groups (opt.add_param_group)
+            facts.add("optimizer_groups")
         return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
     if (m := _NONE.match(guard.strip())) is not None:
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}

@@ -200,8 +200,10 @@ def _autocast_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
     takes one variant per setting and alternates with it (dyn_autocast_steps: A,A,B,C,B,C, its first graph the
     first call's cut step). It follows when it holds no more variants than Dynamo compiled graphs, plus that
     first one, and its first change comes after Dynamo's first retrace's graph. A family with more variants, or
-    one that changed before Dynamo retraced, is not explained by it."""
-    if not any("autocast" in d.facts for d in found.recompiles):
+    one that changed before Dynamo retraced, is not explained by it. Round 5: a task's head of another class on
+    alternate calls (``object_type``, dyn_head_per_task) makes the step alternate the same way (the optimizer
+    updates the parameters that got gradients)."""
+    if not any("autocast" in d.facts or "object_type" in d.facts for d in found.recompiles):
         return False
     keys = {g.cache_key for g in r.family.members}
     first_retrace = min((at.get(d.difference_graph, len(at)) for d in found.recompiles if d.difference_graph),
