@@ -454,10 +454,6 @@ def family_first_types(recompilations) -> dict[str, str]:
     return found
 
 
-def _dims(shape: str) -> str:
-    return shape.split("[", 1)[1].split("]", 1)[0] if "[" in shape else ""
-
-
 def device_cast(r, change) -> str:
     """The element type a torch_xla program casts a changed input to on the line that moved it to the device
     (``torch.from_numpy(b).to(dev).float()``), or "": on the side where the input has the other type, a ``convert``
@@ -477,7 +473,8 @@ def device_cast(r, change) -> str:
         for o in one_sided:
             ref = o.left if side == "left" else o.right
             if (ref is not None and ref.opcode == "convert" and ref.shape.split("[", 1)[0] == target
-                    and _dims(ref.shape) == _dims(mine.shape) and ref.frames and mine.frames
+                    and _dims(mine.shape) is not None and _dims(ref.shape) == _dims(mine.shape) and ref.frames
+                    and mine.frames
                     and (ref.frames[0].file, ref.frames[0].line) == (mine.frames[0].file, mine.frames[0].line)):
                 return target
     return ""
