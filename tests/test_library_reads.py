@@ -22,6 +22,8 @@ STACKS = {
                                  (f"{SITE}/torch/nn/utils/clip_grad.py", 220, "clip_grad_norm_")],
     "grad_scaler_found_inf": [(f"{SITE}/torch/amp/grad_scaler.py", 356, "_maybe_opt_step"),
                               (f"{SITE}/torch/amp/grad_scaler.py", 461, "step")],
+    "distribution_validate_args": [(f"{SITE}/torch/distributions/distribution.py", 76, "__init__"),
+                                   (f"{SITE}/torch/distributions/normal.py", 66, "__init__")],
 }
 
 
@@ -59,3 +61,21 @@ def test_a_user_s_own_early_read_keeps_the_read_later_fix(fixture):
     doc = cli_json("explain-recompile", str(folder / "graphs.hlo.0"), codes=(0, 1))
     fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"]]
     assert fixes and not any("error_if_nonfinite" in f or "library call cuts" in f for f in fixes)
+
+
+def test_a_step_split_by_torch_distributions_validation_gets_validate_args_false():
+    """Round 5 (fixtures/scenarios/torch_xla/dist_validate_args): Normal(mu, std) on device tensors validates its
+    parameters in __init__ and the target in log_prob, every step: a split whose fix is validate_args=False at the
+    user's Normal(...) line, not "read it after the sync" (the user reads nothing)."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/torch_xla/dist_validate_args"), codes=(1,))
+    head = doc["headline"]
+    assert doc["patterns"][0].startswith("split:")
+    assert "validate_args=False" in head["fix"] and head["location"]["line"] in (15, 16)
+    assert "read it after the sync" not in head["fix"]
+
+
+def test_the_sample_check_of_log_prob_is_the_same_row():
+    """log_prob's sample check (Distribution._validate_sample) is the row's other function."""
+    frames = [SourceFrame(f"{SITE}/torch/distributions/distribution.py", 321, "_validate_sample"),
+              SourceFrame(f"{SITE}/torch/distributions/normal.py", 89, "log_prob"), USER]
+    assert library_read(frames).name == "distribution_validate_args"

@@ -180,6 +180,19 @@ def test_one_cast_for_one_story():
     assert "x.int()" in decide(cause, FixContext(producer="torch_xla", first_type="s32")).text
 
 
+def test_the_cast_is_the_type_the_program_converts_the_input_to_on_its_own_line():
+    """Round 5 (fixtures/scenarios/torch_xla/noise_aug_float64): float64 NumPy noise makes most batches f64, and
+    `.to(dev).float()` converts them on the device at the same line; the run starts with an f64 batch, but the
+    program works in f32: the cast is x.float(), never x.double(). Look-alikes keep the first type: dtype_input
+    (no device cast: x.float() from its first type) and bf16_switch (a switch that stays)."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios" / "torch_xla" / "noise_aug_float64"), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "dtype" and "x.float()" in head["fix"] and "double" not in head["fix"]
+    for name, cast in (("dtype_input", "x.float()"), ("bf16_switch", "torch.bfloat16")):
+        doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / name / "graphs.hlo.0"), codes=(0, 1))
+        assert cast in doc["headline"]["fix"], name
+
+
 
 def test_a_jax_log_that_cannot_be_matched_is_not_asked_for_again(tmp_path):
     """JAX's log captured with JAX_EXPLAIN_CACHE_MISSES=1 alone has no 'Compiling jit(...)' lines, so its

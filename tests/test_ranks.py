@@ -269,3 +269,15 @@ def test_files_of_two_runs_that_end_in_0_and_1_are_not_taken_for_one_run_s_ordin
     d = cli_json("explain-recompile", tmp_path / "a" / "graphs.hlo.0", tmp_path / "b" / "graphs.hlo.1", codes=(0, 1))
     assert any("files that lie in different folders" in n and "explain each on its own" in n
                for n in d["rank_notes"]), d["rank_notes"]
+
+
+def test_a_rank_that_diverged_by_running_fewer_graphs_leaves_the_headline_to_the_rank_that_split():
+    """Round 5 (fixtures/scenarios/torch_xla/rank0_item_log): only rank 0 reads loss.item() mid-step, so its step
+    is split in two graphs and rank 1 runs one. With 2 ranks there is no majority: steady rank 1 is the one that
+    "diverged" (it ran no graph where rank 0 ran two), and the job's headline was null although rank 0's split is
+    the story. The headline is now rank 0's: partial at the .item() line."""
+    doc = cli_json("explain-recompile", FIX / "scenarios" / "torch_xla" / "rank0_item_log" / "record", codes=(1,))
+    assert [d["ranks"] for d in doc["divergence"]][0] == [1]
+    head = doc["headline"]
+    assert head["rank"] == 0 and head["kind"] == "partial" and head["location"]["line"] == 25
+    assert "add_step_closure" in head["fix"]

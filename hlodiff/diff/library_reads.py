@@ -46,6 +46,15 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "GradScaler.step reads found_inf on the host (.item()) to decide whether to skip the optimizer step",
          "use a sync-free optimizer from torch_xla.amp.syncfree (syncfree.SGD, syncfree.Adam, syncfree.AdamW), "
          "which skips the step on the device"),
+    # round 5 (dist_validate_args): a Distribution built on device tensors checks its parameters in __init__ and
+    # each sample in log_prob (_validate_sample) with a Python `if` on the constraint's result: validate_args is on
+    # by default since torch 1.8 (pytorch/pytorch#53763)
+    _row("distribution_validate_args", "torch/distributions/distribution.py", "__init__ _validate_sample",
+         "torch.distributions.<Distribution>(...) / .log_prob(value) (validate_args on by default)",
+         "torch.distributions checks the distribution's parameters and samples on the host (a constraint's "
+         "check read in a Python `if`) while validate_args is on, the default",
+         "pass validate_args=False to the distribution (or call "
+         "torch.distributions.Distribution.set_default_validate_args(False) once before training)"),
 )
 
 

@@ -450,6 +450,32 @@ def family_first_types(recompilations) -> dict[str, str]:
         change = next((o for c in r.causes if c.kind == "dtype" for o in c.origins
                        if o.left is not None and o.right is not None), None)
         if change is not None:
-            found[r.family.key] = change.left.shape.split("[", 1)[0].strip("(")
+            found[r.family.key] = device_cast(r, change) or change.left.shape.split("[", 1)[0].strip("(")
     return found
+
+
+def device_cast(r, change) -> str:
+    """The element type a torch_xla program casts a changed input to on the line that moved it to the device
+    (``torch.from_numpy(b).to(dev).float()``), or "": on the side where the input has the other type, a ``convert``
+    of the input's dimensions to exactly the type the input has on the other side appears on that side only, made
+    at the input's own line. The program then works in that type, and the cast to keep is it, not the type the run
+    happened to start with (round 5, noise_aug_float64: float64 NumPy noise on most batches, `.float()` on the device;
+    the first graph's f64 made the advice "x.double()"). A promotion inside the computation (bf16 weights times an
+    f32 rate) is made at another line and is not this."""
+    from hlodiff.explain.fix_context import producer  # fix_context imports this module
+
+    if producer(r.graph) != "torch_xla" or change.left.opcode != "parameter" or change.right.opcode != "parameter":
+        return ""
+    changes = r.diff.changes if r.diff is not None else [o for c in r.causes for o in c.origins]
+    one_sided = [o for o in changes if (o.left is None) != (o.right is None)]
+    for mine, other, side in ((change.left, change.right, "left"), (change.right, change.left, "right")):
+        target = other.shape.split("[", 1)[0].strip("(")
+        for o in one_sided:
+            ref = o.left if side == "left" else o.right
+            if (ref is not None and ref.opcode == "convert" and ref.shape.split("[", 1)[0] == target
+                    and _dims(mine.shape) is not None and _dims(ref.shape) == _dims(mine.shape) and ref.frames
+                    and mine.frames
+                    and (ref.frames[0].file, ref.frames[0].line) == (mine.frames[0].file, mine.frames[0].line)):
+                return target
+    return ""
 

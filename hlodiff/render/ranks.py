@@ -95,9 +95,14 @@ def job_json(job) -> dict:
         body["patterns"] = [f"rank {rank}: {p}" for rank, doc in parts for p in doc["patterns"]]
         body["hints"] = list(dict.fromkeys(h for _, doc in parts for h in doc["hints"]))
         # the job's headline: the headline of the rank worth reading first (the first that diverged, else the
-        # first that recompiled), tagged with its rank; null when that rank's own run has none
+        # first that recompiled), tagged with its rank. A rank that diverged by running *fewer* graphs (steady,
+        # no headline of its own) leaves the story to the rank whose extra graphs made the difference: the first
+        # rank with a headline (round 5, rank0_item_log: with 2 ranks and no majority, the steady rank 1 was
+        # "diverged" and the job's headline was null while rank 0's step was split by an early read)
         lead = job.html_rank().spec.rank
         head = next((doc.get("headline") for rank, doc in parts if rank == lead), None)
+        if not head:
+            lead, head = next(((rank, doc["headline"]) for rank, doc in parts if doc.get("headline")), (lead, None))
         body["headline"] = {"rank": lead, **head} if head else None
     else:
         body["graphs"] = [{"rank": r.spec.rank, **g.to_json()} for r in job.results for g in r.graphs]
