@@ -22,6 +22,7 @@ live = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(live)
 
 LIVE_WRONG_NOW = {
+    'torch_xla/amp_gradscaler': 'kind: constant; line: no location; fix_any: a Python int of 0 or 1 (an index, a counter: 0) is baked in, other values are passed as device data: make it a devic',
     'torch_xla/batch_rampup': 'fix_none: says bucket sequence',
     'torch_xla/bn_cumulative': 'fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure',
     'torch_xla/center_no_detach': 'line: center_no_detach.py:17',
@@ -38,17 +39,26 @@ LIVE_WRONG_NOW = {
     'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19; fix_any: a size follows a Python value that changes each step (1, 9, 16): keep sizes fixed (allocate the largest once, mask)',
     'torch_xla/review2_multitask_rr': 'fix_any: a value computed in the graph on some steps is device data (an input) on others: check which tensor (f32[1], f32[5], f32[1,32], f32[5,32]) is synced or',
     'torch_xla/review_grad_accum': 'line: no location; fix_none: says 0/1 mask, decides per step, random, torch.where',
+    'torch_xla/spmd_replay_unsharded': 'line: no location',
     'torch_xla/trim_padding': 'kind: attribute',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
+    'torch_xla/warmup_from_zero': 'line: no location',
     'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
+    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
     'jax/jax_mask_outside': 'fix_none: says last batch',
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15; fix_none: says mark_dynamic',
+    'dynamo/dyn_autocast_steps': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13',
+    'dynamo/dyn_eval_mode': "fix_any: Dynamo compiled your compiled module or method (torch's wrapper of it) again because a guard failed (check_tensor(args[0], Tensor, DispatchKeySet(XLA, ",
+    'dynamo/dyn_mode_string': 'fix_any: Dynamo compiled forward again because a guard failed (check_tensor(x, Tensor, DispatchKeySet(XLA, BackendSelect, Functionalize, ADInplaceOrView, Autogr',
     'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14',
     'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
     'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
+    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26; fix_any: the graphs cycle every 6 steps (as gradient accumulation does: grads created, accumulated, then the optimizer',
     'dynamo/dyn_train_eval_dump': "kind: outputs; line: dyn_train_eval_dump.py:18; fix_any: the graph's outputs differ at dyn_train_eval_dump.py:18 (this graph ran on steps 1 and 2): a value is k",
+    'dynamo/dyn_transpose_control': "quiet: recompiled outputs: the graph's outputs differ at dyn_transpose_control.py:17 (this graph ran on steps 1 and 2): a value is kept on some steps only (a me",
+    'dynamo/dyn_varargs_len': "line: no location; fix_any: a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the call's inputs): why Dynamo traced a",
     'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15',
 }
 
