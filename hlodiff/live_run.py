@@ -8,6 +8,7 @@ grows with them (the follower's PT_XLA_DEBUG events and the live-tensor reports 
 from __future__ import annotations
 
 import os
+import re
 
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import GraphRecord
@@ -42,6 +43,10 @@ class LiveRun:
         self.dynamo_sizes: tuple = ()
         self.log_steps = 0
         self.log_seen: set[str] = set()
+        from hlodiff.explain.live_dynamo import GuardTrees
+
+        self.trees = GuardTrees()
+        self.tree_read: dict[str, int] = {}  # a text log -> the offset read up to (its whole lines)
 
     @property
     def warnings(self) -> list[InputWarning]:
@@ -85,7 +90,28 @@ class LiveRun:
         if sizes == self.dynamo_sizes and not final:
             return []
         self.dynamo_sizes = sizes
-        return self.explainer.look_at_dynamo(final)
+        self._read_trees()
+        return self.explainer.look_at_dynamo(final, self.trees)
+
+    def _read_trees(self) -> None:
+        """Which guard trees Dynamo's text logs have written in full (:class:`~hlodiff.explain.live_dynamo.
+        GuardTrees`): the new whole lines of each log, read once."""
+        from hlodiff.dumps.follow import _read
+
+        for p in self.run.inputs.dynamo_logs:
+            if not os.path.isfile(p):
+                continue
+            start = self.tree_read.get(p, 0)
+            size = os.path.getsize(p)
+            if size <= start:
+                continue
+            data = _read(p, start, size)
+            end = data.rfind(b"\n") + 1
+            self.tree_read[p] = start + end
+            for m in _GUARD_LINE.finditer(data[:end]):
+                self.trees.used = True
+                if m.group("latency"):
+                    self.trees.complete.add(m.group("cid").decode())
 
     def _log_events(self) -> list[LiveEvent]:
         """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
@@ -171,6 +197,10 @@ class _JoinedWindow(Run):
             found = by_name.get(name, [])
             out.append(found[k] if k < len(found) else None)
         return [out]
+
+
+_GUARD_LINE = re.compile(rb"\[(?P<cid>\d+/\d+)\] \[__guards\] (?P<latency>Guard eval latency)?")
+"""A line of a compile's guard tree in Dynamo's verbose log; its last one gives the guards' evaluation time."""
 
 
 def _beside(path: str) -> list[str]:

@@ -291,3 +291,49 @@ def test_record_no_live_keeps_quiet_until_the_report(tmp_path):
     assert not any(line.startswith("hlodiff: step") for line in proc.stderr.splitlines())
     assert f"{truth['cause']}" in proc.stderr and f"{truth['user_file']}:{truth['user_line']}" in proc.stderr
     assert proc.stderr.splitlines()[-1] == "hlodiff: 1 recompilation; exiting with the command's status 0"
+
+
+def test_a_compilation_read_before_its_post_block_gives_no_false_warning(tmp_path):
+    # review 5, F7 (p02, a real PT_XLA_DEBUG log): a poll that came between a Compilation Analysis block and its
+    # Post Compilation Analysis read them apart, and the Post block "had no compilation before it" (a false warning
+    # at the end of watch); the compilation now waits for its Post block, and both are read together
+    from hlodiff.dumps.debug_log import CompilationEvent
+    from hlodiff.dumps.follow import LogFollower
+
+    text = (FIXTURES / "torch_xla" / "review5_p02w" / "debug.log").read_bytes()
+    post = text.index(b"Post Compilation Analysis: ====")
+    log = tmp_path / "debug.log"
+    log.write_bytes(text[:post])  # the compilation closed, its Post block not written yet
+    follower = LogFollower(str(log))
+    follower.poll()
+    assert not [e for e in follower.take_events() if isinstance(e, CompilationEvent)]
+    log.write_bytes(text)
+    follower.poll()
+    follower.close()
+    first = next(e for e in follower.take_events() if isinstance(e, CompilationEvent))
+    assert not follower.warnings, [str(w) for w in follower.warnings]
+    assert first.line == 2 and "Graph input size" in first.post_compilation
+
+
+def test_record_under_spmd_threads_follows_the_save_file_it_asked_for(tmp_path):
+    # review 5, F5 (p13, a real `hlodiff record` of torch_xla SPMD on CPU_NUM_DEVICES=4): record asks for the save
+    # file (graphs.hlo.<ordinal>) and its manifest, while the command runs, also names an XLA dump that stays empty;
+    # the live run followed the dump and told nothing. It follows the save file, as the report at exit reads it.
+    import shutil
+
+    from hlodiff.dumps.follow import SaveTensorsFollower
+    from hlodiff.live_run import LiveRun
+    from hlodiff.render.live import lines
+
+    folder = tmp_path / "p13rec"
+    shutil.copytree(FIXTURES / "torch_xla" / "review5_p13rec", folder)
+    manifest = json.loads((folder / "hlodiff-record.json").read_text())
+    assert manifest["capture"] == "save_tensors"
+    manifest["xla_dump"] = "xla_dump"  # as record wrote it before the command started (pruned at the end)
+    (folder / "xla_dump").mkdir()
+    (folder / "hlodiff-record.json").write_text(json.dumps(manifest))
+    live = LiveRun(str(folder))
+    assert isinstance(live.follower, SaveTensorsFollower)
+    said = [x for e in live.poll() + live.close() for x in lines(e)]
+    told = [x for x in said if " recompiled (" in x]
+    assert told and "sharding at p13_spmd.py:18" in told[0], said  # the report's headline (script: p13_spmd.py)

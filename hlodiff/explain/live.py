@@ -129,10 +129,11 @@ class LiveExplainer:
                 out += self._look_again(family, running=False)
         return out
 
-    def look_at_dynamo(self, final: bool = False) -> list[LiveEvent]:
+    def look_at_dynamo(self, final: bool = False, trees=None) -> list[LiveEvent]:
         """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
-        tells them (:mod:`hlodiff.explain.live_dynamo`)."""
-        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final)
+        tells them (:mod:`hlodiff.explain.live_dynamo`). ``trees``: the guard trees the log has written so far
+        (:class:`~hlodiff.explain.live_dynamo.GuardTrees`), read by the glue."""
+        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final, trees)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events
@@ -254,13 +255,22 @@ class LiveExplainer:
         if not bridge_run(record.frames, self._debug_cause(record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only)
-            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run)
+            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo_xla import bridge_without_log
 
         found = bridge_without_log(explanation, self.run.events)
         return found is not None and record.ref in found.bridge_recompilations
+
+    def _held(self) -> list[GraphRecord]:
+        """The run's compilations and the executions its families still hold (their recent windows), in run order:
+        what the report's whole-run findings see of the steps, bounded (:data:`RECENT` per family)."""
+        seen: dict[int, GraphRecord] = {r.index: r for r in self.run.records}
+        for family in self.families.values():
+            for r in family.recent:
+                seen.setdefault(r.index, r)
+        return [seen[i] for i in sorted(seen)]
 
     def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
@@ -288,6 +298,13 @@ class LiveExplainer:
             # compilations alone shows no cache hits: nothing would settle it before the end)
             family.pending = True
             return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
+        if self.bridge_seen and record.kind in TRACED_KINDS and bridge_run(record.frames) \
+                and not self.run.dynamo_logs:
+            # a graph of the bridge recompiled before Dynamo's log was found: why Dynamo traced again comes with
+            # its log (each bridge recompilation then follows from it, as the report at exit tells it); held
+            # silently till then, told as it is at the end if no log comes (dyn_varargs_len)
+            family.pending = True
+            return []
         if self.bridge_seen and record.kind in TRACED_KINDS and not bridge_run(record.frames):
             # torch.compile run, the step around a compiled call: whether it follows from what Dynamo did is known
             # once Dynamo's message is in its log, by the next execution at the latest; held silently till then

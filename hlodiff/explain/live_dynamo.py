@@ -28,6 +28,24 @@ run goes on, the guard's lines may still be on their way (told at the next look,
 
 
 @dataclass(slots=True)
+class GuardTrees:
+    """How far Dynamo's verbose log (``TORCH_LOGS=+dynamo``: no recompiles record) has written its compiles' guard
+    trees. There the failed guard is recovered by comparing a compile's tree with the one before
+    (:mod:`hlodiff.dumps.dynamo_guards`); while the newer tree is still being written, every guard it has not
+    printed yet looks gone, and the first one (a tensor's ``check_tensor``) would be told as the failure, with the
+    fix "keep that value the same ... or pass it as a tensor" (dyn_mode_string, dyn_eval_mode). So such a
+    recompilation is told once its tree is complete (Dynamo ends each with ``Guard eval latency``), or at the end."""
+
+    used: bool = False
+    """The log prints guard trees (``[__guards]`` lines)."""
+    complete: set[str] = field(default_factory=set)
+    """Compile ids (``0/1``) whose tree is written in full."""
+
+    def waits(self, compile_id: str) -> bool:
+        return self.used and compile_id not in self.complete
+
+
+@dataclass(slots=True)
 class LiveDynamo:
     """What was told of Dynamo's findings so far: per finding (a compile id, a size, a graph break's line), the
     words told and whether they were expected, so that a look again says only what changed."""
@@ -39,9 +57,10 @@ class LiveDynamo:
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
 
-    def look(self, run, step: int, graphs: int, first_story: int, final: bool = False) -> list:
+    def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
+             trees: GuardTrees | None = None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``first_story``: the number the
-        next new story takes)."""
+        next new story takes; ``trees``: how far the guard trees are written, when the log prints them)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
@@ -52,6 +71,9 @@ class LiveDynamo:
             if not final and (item.location is None or item.location.is_library
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
+            if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
+                    and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
+                continue  # its guard tree is still being written: the guard that failed is not known yet
             told = _told_of(item)
             was = self.told.get(key)
             now = (told.key(), expected)
@@ -83,21 +105,24 @@ class LiveDynamo:
                                      expected=expected))
         return out
 
-    def around_the_call(self, run) -> set[str]:
+    def around_the_call(self, run, records=None) -> set[str]:
         """Refs of XLA recompilations outside the bridge that the report tells as following from Dynamo: the step
         around the compiled call changed with Dynamo's expected recompilation (``follows_expected``), or the first
-        compiled call's step cut by the bridge's own syncs (``first_call_syncs``); with or without Dynamo's log."""
-        found = self._findings(run, without_log=True)
+        compiled call's step cut by the bridge's own syncs (``first_call_syncs``); with or without Dynamo's log.
+        ``records``: the run's compilations and the executions still held (the families' recent windows): a family
+        that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
+        (dyn_eval_mode: its first compiled call's step, A then B reused)."""
+        found = self._findings(run, without_log=True, records=records)
         return set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
 
-    def _findings(self, run, without_log: bool = False):
+    def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
         from hlodiff.explain.recompile import explain_records
 
         if not (run.dynamo_logs or without_log) or not run.records:
             return None
         try:
-            explanation = explain_records(run.window(list(run.records)), warnings=[])
+            explanation = explain_records(run.window(list(records or run.records)), warnings=[])
             logs = run.read_dynamo([]) if run.dynamo_logs else []
             return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
         except HlodiffError:
