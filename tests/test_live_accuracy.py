@@ -67,11 +67,22 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
     'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
     'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26; fix_any: the graphs cycle every 6 steps (as gradient accumulation does: grads created, accumulated, then the optimizer',
+    # merged today after the live branch (first live try of their scenarios; the report at exit is scored apart)
+    'torch_xla/rev4_item_clip': "agrees: report: partial at ['rev4_item_clip.py', 14]; live: ops at ['rev4_item_clip.py', 16]",
+    'dynamo/dyn_head_per_task': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 1): a value is kept on some steps only (a metric",
+    'dynamo/dyn_inference_tensors': 'line: no location',
+    'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17',
+    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15; fix_none: says mark_dynamic',
+    'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_any: Dynamo splits the compiled call inside library code (Call to `torch._dynamo.graph_break()`, at optimizer.py:81), not at a line of yo',
+    # review 4's first-step row (an expected once at :15, the step around the compiled call) is told live at step 9,
+    # before Dynamo's grad-mode recompilation at :20 that the report at exit leads with
+    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
 CASES = [c for c in live.score.local_cases() if c["argv"] is not None and c["id"].split("/")[0] in ENGINES]
-SKIPPED = {"torch_xla/spawn_uneven_shard", "jax/jax_ranks_uneven"}  # a launcher's ranks: told at exit, not live
+SKIPPED = {"torch_xla/spawn_uneven_shard", "jax/jax_ranks_uneven", "torch_xla/rank0_item_log",
+           "jax/jax_ranks_pad_longest"}  # a launcher's ranks: told at exit, not live
 
 
 def _param(case):

@@ -527,9 +527,10 @@ RULES: tuple[FixRule, ...] = (
           "cost; to make it one graph, accumulate into buffers made before the loop (zeros, then add_ every step) "
           "so every step traces the same ops"),
     _rule("inputs_made_first_step", "inputs", "first_step_made added",
-          "expected once: the first step's graph also computed tensors the program made before the loop ({shapes}: "
-          "zeros, a random init) and from the second step on they are device data; nothing to fix (call "
-          "torch_xla.sync() right after creating them to keep them out of the first step)", unless="jax comes_back"),
+          "expected once: the first step's graph also computed tensors ({shapes}) that the later steps read as "
+          "device data: tensors made before the loop (zeros, an initial value) or state an optimizer creates on its "
+          "first step; nothing to fix (call torch_xla.sync() right after creating tensors before the loop to keep "
+          "them out of the first step)", unless="jax comes_back"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
@@ -617,7 +618,7 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     _rule("ops_made_first_step", "ops", "first_step_made",
           "expected once: the first step's graph also computed the tensors the program made before the loop (zeros, "
-          "a random init), which the later steps read as inputs, so the ops traced at {line} differ once; nothing "
+          "an initial value), which the later steps read as inputs, so the ops traced at {line} differ once; nothing "
           "to fix",
           unless="jax comes_back"),
     _rule("ops_branch", "ops", "",
