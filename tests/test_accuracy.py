@@ -79,12 +79,8 @@ WRONG_NOW = {
     "torch_xla/warmup_from_zero": "line: no location (HLO text: only torch/optim/sgd.py:375 on the baked lr)",
     "torch_xla/spmd_replay_unsharded": "line: no location (HLO text: the replicated input's users are in "
                                        "torch/nn/functional.py; the level-1 log names only the sync)",
-    # new-user review 5 (first try): F1, record's headline is AdamW's first-step state ('inputs at :29', 'sync at
-    # the same points every step'); F6, p04's rationale names Adam's two steps as the read's two branches; F2, the
-    # same dump limit as review3_list_arg (compilations only: 'unbounded' is not in the capture)
-    "torch_xla/rev5_partial_batch_record": "kind: inputs; line: rev5_partial_batch_record.py:29 (AdamW's first "
-                                           "step taken for the story)",
-    "torch_xla/rev5_item_clip_adam": "fix_none: says 2 different graphs followed the read",
+    # new-user review 5 (F2): the same dump limit as review3_list_arg (compilations only: 'unbounded' is not in the
+    # capture); the line is right (:15 from the capture alone, :17 with the script on disk)
     "jax/rev5_generate_concat": "pattern: 5 compilations of jit_forward (A,B,C,D,E) (a dump: the truth names it "
                                 "unbounded)",
 }
