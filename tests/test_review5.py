@@ -45,6 +45,7 @@ def test_library_code_outside_the_state_makers_called_from_a_user_line_made_the_
 def test_record_of_adamw_with_a_short_last_batch_leads_with_the_batch_not_adam_s_state():
     out = cli("explain-recompile", str(SCEN / "torch_xla/rev5_partial_batch_record/record")).output
     head = out.split("\n\n", 1)[0]
+    assert "2 recompilations (1 of them an expected warm-up)" in head  # F6: counted apart, as its block says
     assert "(shape at rev5_partial_batch_record.py:26)" in head
     assert "drop_last=True" in head and "sync at the same points" not in out
     assert "expected warm-up: torch/optim/adam.py creates its state" in out
@@ -105,6 +106,11 @@ logits = forward(params, ids)
 ])
 def test_argument_made_at_follows_a_loop_carried_value(tmp_path, source, call_line, made):
     assert _made_at(tmp_path, source, call_line) == made
+
+
+def test_a_run_without_a_warm_up_counts_none():
+    out = cli("explain-recompile", str(SCEN / "jax/rev5_generate_concat")).output
+    assert "warm-up" not in out.splitlines()[0]
 
 
 def test_jax_generate_concat_names_the_concatenate_not_the_initial_prompt():
