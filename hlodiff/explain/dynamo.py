@@ -457,7 +457,7 @@ def compiled_name(c: DynamoCompile) -> str | None:
     ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
     (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "your compiled module or method (torch's wrapper of it)"
+        return "the module or method you compiled"  # review 5 F8: torch's wrapper is no name of the user's
     return c.function
 
 
