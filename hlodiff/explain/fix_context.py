@@ -214,7 +214,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
-                      settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
+                      settles=settles, first_recompilation=_first_recompilation(compiled, r.graph),
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
@@ -223,6 +223,15 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
                       variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+
+
+def _first_recompilation(compiled: list, graph) -> bool:
+    """The family's second compiled graph, or its second compiled whole graph when an early read cuts every step
+    (A cut, B whole, then C: Adam's first step and its later steps behind a `.item()`, review 5 F6)."""
+    if len(compiled) > 1 and compiled[1] is graph:
+        return True
+    whole = [g for g in compiled if not is_partial(g)]
+    return len(whole) > 1 and len(whole) < len(compiled) and whole[1] is graph
 
 
 def _last_of_each_round(members: list, graph, period: int) -> bool:
