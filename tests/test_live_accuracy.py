@@ -56,6 +56,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/trim_padding': 'kind: attribute',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
     'torch_xla/warmup_from_zero': 'line: no location',
+    # review 5 (p04 by hand): live, Adam's first-step warm-up is told first (the split at :14 is the report's story)
+    'torch_xla/rev5_item_clip_adam': 'kind: inputs; line: no location; fix_any: expected warm-up: torch/optim/adam.py creates its state on its first step and passes it in as inputs from then on (f32',
     'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
     'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
     'jax/jax_mask_outside': 'fix_none: says last batch',

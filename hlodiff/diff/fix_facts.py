@@ -527,15 +527,33 @@ def _user_made_inputs(cause: Cause) -> str:
     return ", ".join(dict.fromkeys(lines))
 
 
+STATE_MAKERS = (
+    ("torch/optim/", "an optimizer's state (Adam's exp_avg, exp_avg_sq, step) is created by its first step()"),
+)
+"""Library folders whose code creates state on its first call that every later call reads as inputs: an added
+input made there is that library's warm-up even when the stack reaches the user's call below it (a live-tensor
+report's stack: ``adam.py:447`` called from ``train.py:29 opt.step()``), review 5 F1. Other library code called
+from a user line (``F.pad`` in a user's collate) made the user's own value, so it must name a folder here."""
+
+
+def _state_maker(file: str) -> bool:
+    path = file.replace("\\", "/")
+    return any(folder in path for folder, _ in STATE_MAKERS)
+
+
 def _library_made_inputs(cause: Cause) -> str:
     """The library file that made every added input (``torch/optim/adam.py``: optimizer state), empty when any
-    added input has a user frame or none has frames."""
+    added input has a user frame or none has frames. A user frame below the library's (its caller: ``opt.step()``)
+    is allowed when the innermost frame is in a :data:`STATE_MAKERS` folder."""
     files = []
     for change in cause.origins:
         if change.left is None and change.right is not None:
-            if not change.right.frames or not all(f.is_library for f in change.right.frames):
+            frames = change.right.frames
+            if not frames or not frames[0].is_library:
                 return ""
-            files.append(change.right.frames[0].file)
+            if not all(f.is_library for f in frames) and not _state_maker(frames[0].file):
+                return ""
+            files.append(frames[0].file)
     return package_path(max(set(files), key=files.count)) if files else ""
 
 

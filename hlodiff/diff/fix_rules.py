@@ -288,12 +288,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_grows_python", "shape", "grows",
           "a size grows every step{seen}: a tensor is made with a size from Python (the step number, a length); "
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
-    _rule("shape_tensor_list", "shape", "op:tensor_list",
-          "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
-          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+    # review 5 F8: a DataLoader batch of token ids is an index tensor too; its epoch's short last batch is the
+    # stronger evidence (drop_last), so this row comes first
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
           "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)", unless="jax"),
+    _rule("shape_tensor_list", "shape", "op:tensor_list",
+          "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
+          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),

@@ -58,7 +58,40 @@ def argument_made_at(file: str, call_line: int | None, function: str, parameter:
             passed = call.args[index]
     if not isinstance(passed, ast.Name):
         return None
-    return _last_assignment(scope, passed.id, call_line)
+    return _loop_carried(scope, passed.id, call_line) or _last_assignment(scope, passed.id, call_line)
+
+
+def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
+    """The line after the call, in the innermost loop around it, that rebinds ``name`` for the next iteration
+    (``ids = jnp.concatenate([ids, nxt], axis=1)`` below ``forward(params, ids)``), when nothing in that loop rebinds
+    it before the call: from the second iteration on, that line made the argument, not the one before the loop
+    (review 5, F2). None outside a loop, or when the loop body makes the value before the call (a prompt per
+    iteration)."""
+    loop = None
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and \
+                node.body[0].lineno <= call_line <= (node.end_lineno or node.lineno):
+            loop = node  # deeper loops are pushed later, popped after: the innermost wins
+        stack.extend(ast.iter_child_nodes(node))
+    if loop is None:
+        return None
+    start = loop.body[0].lineno
+    lines = []
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                break
+            line = getattr(node, "lineno", None)
+            if line is not None and line != call_line and any(_binds(t, name) for t in _targets(node)):
+                lines.append(line)
+    if any(start <= line < call_line for line in lines):
+        return None
+    after = [line for line in lines if line > call_line]
+    return max(after) if after else None
 
 
 def _parse(file: str) -> ast.Module | None:

@@ -431,13 +431,23 @@ def _has_backward(bridge, cause_of) -> bool:
     return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
 
 
+def _absolute(source: SourceFrame | None, definition: SourceFrame | None) -> SourceFrame | None:
+    """A guard's source as Dynamo's trace prints it, relative to a folder above the script
+    (``notes/review5/scripts/t.py:10``), made whole from the compiled function's definition in the same file
+    (``/work/notes/review5/scripts/t.py``): the printed path is the user's to open (review 5, F4)."""
+    if source is None or definition is None or not source.file or source.file.startswith("/") \
+            or ":" in source.file[:3] or not definition.file.endswith("/" + source.file):
+        return source
+    return SourceFrame(definition.file, source.line, source.function)
+
+
 def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
     kind, subject, seen, facts = _classify(failure.guard)
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
     definition = None if wrapped_module(c) else c.definition
-    location = c.call or failure.source or definition
+    location = c.call or _absolute(failure.source, c.definition) or definition
     located = ("call" if c.call else "guard" if failure.source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)
     if location is not None and location.is_library and not c.call:
@@ -463,7 +473,7 @@ def compiled_name(c: DynamoCompile) -> str | None:
     ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
     (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "your compiled module or method (torch's wrapper of it)"
+        return "the module or method you compiled"  # review 5 F8: torch's wrapper is no name of the user's
     return c.function
 
 

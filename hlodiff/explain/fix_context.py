@@ -214,7 +214,7 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
-                      settles=settles, first_recompilation=len(compiled) > 1 and compiled[1] is r.graph,
+                      settles=settles, first_recompilation=_first_recompilation(compiled, r.graph),
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
@@ -227,10 +227,26 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
 
 
+def _first_recompilation(compiled: list, graph) -> bool:
+    """The family's second compiled graph, or its second compiled whole graph when an early read cuts every step
+    (A cut, B whole, then C: Adam's first step and its later steps behind a `.item()`, review 5 F6)."""
+    if len(compiled) > 1 and compiled[1] is graph:
+        return True
+    whole = [g for g in compiled if not is_partial(g)]
+    return len(whole) > 1 and len(whole) < len(compiled) and whole[1] is graph
+
+
 def _last_of_each_round(members: list, graph, period: int) -> bool:
     """The family runs two graphs, ``graph`` exactly at the end of every full round of ``period`` graphs and
-    nowhere else (A,A,A,B,A,A,A,B, a run cut mid-round included): the last batch of each epoch."""
-    return period >= 2 and closes_each_round([g.cache_key for g in members], graph.cache_key)
+    nowhere else (A,A,A,B,A,A,A,B, a run cut mid-round included): the last batch of each epoch. A first graph
+    that never comes back (an optimizer's first step creating its state: W,A,B,A,A,B) stands for the graph after
+    it, so the warm-up does not hide the epoch's short last batch (review 5, F1/F8)."""
+    keys = [g.cache_key for g in members]
+    if period >= 2 and closes_each_round(keys, graph.cache_key):
+        return True
+    if len(keys) > 3 and keys[0] not in keys[1:] and graph.cache_key not in (keys[0], keys[1]):
+        return closes_each_round([keys[1]] + keys[1:], graph.cache_key)
+    return False
 
 
 def _comes_back(members: list, r) -> bool:

@@ -450,9 +450,14 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
     n = len(recompilations)
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     outside = sum(1 for r in recompilations if r.family.key in eager)
+    # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
+    warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
+               (r.causes[0].fix or "").startswith("expected warm-up"))
+    asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
+        + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
     head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
             f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, {n} recompilation{'s' if n != 1 else ''}"
-            + (f" ({outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit)" if outside else ""))
+            + (f" ({'; '.join(asides)})" if asides else ""))
     if outside and outside == n:
         return _eager_only(graphs, facts, families, outside, loaded)
     interesting = [p for p in facts if p.name != "steady"]

@@ -42,6 +42,11 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "your loop; a TORCH_TRACE log (TORCH_TRACE=DIR) or `hlodiff record` records "
                                        "that call",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "guard" and dynamo.traced:  # the trace was read: it names the compiled frame, no caller
+            console.print(Hanging(Text("  hint: the line above is the line its guard names; the TORCH_TRACE log read "
+                                       "here records only the compiled function's own frame, not the call that "
+                                       f"passed the new value: the call of {r.function or 'it'} in your loop is where "
+                                       "the value changed", style="yellow"), 8), highlight=False)
         elif r.located in ("guard", "definition"):
             what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
             console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "

@@ -282,6 +282,8 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
+    if r.causes and (r.causes[0].fix or "").startswith("expected"):  # review 5 F6: says so before its cause does
+        head.append("; expected", style="")
     console.print(head, highlight=False)
     kinds = [c.kind for c in r.causes]
     under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
