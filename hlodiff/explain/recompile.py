@@ -486,8 +486,7 @@ def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list
     if steady:
         shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
         head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
-    return (head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit (JAX's own "
-            f"operations, once per new shape: not steps) listed below")
+    return head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit below"
 
 
 def _in_brief(p: Pattern) -> str:
