@@ -500,7 +500,7 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
-    from hlodiff.explain.fix_context import producer
+    from hlodiff.explain.producer import producer
 
     if all(producer(r.graph) == "jax" for r in unknown):
         return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
