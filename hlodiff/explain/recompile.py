@@ -21,7 +21,7 @@ from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
-from hlodiff.explain.families import Family, group, is_partial
+from hlodiff.explain.families import Family, group, is_partial, place_inputs_at_compiled_call
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
@@ -37,7 +37,7 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_reason, cut_words
-from hlodiff.explain.dynamo_bridge import bridge_run, place_inputs_at_compiled_call
+from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
