@@ -42,6 +42,7 @@ from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
 from hlodiff.explain.patterns import Pattern, _in_brief, headline_of, pattern_of, pattern_text
+from hlodiff.explain.producer import producer
 from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -494,8 +495,6 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
-    from hlodiff.explain.producer import producer
-
     if all(producer(r.graph) == "jax" for r in unknown):
         return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
     if not any(has_source_metadata(r.graph) for r in unknown):
