@@ -26,54 +26,19 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass, field
+import time
 
-from hlodiff.dumps.debug_log import CompilationEvent, parse_debug_log
+from hlodiff.dumps.debug_log import CompilationEvent
+from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, _module_files
+from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import CAPTURE_SAVE_TENSORS, MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
 
-_CLOSER = b" Analysis: ========"
-_RULE = re.compile(rb"[\w ]+ Analysis: -{8,}\r?\n")  # matched at a line start
 _END_GRAPH = b"## END_GRAPH\n"
 _BEGIN_GRAPH = b"## BEGIN_GRAPH"
 _SHARDING_BEGIN = b"#OUTPUT_SHARDING_BEGIN"
 _SHARDING_END = b"#OUTPUT_SHARDING_END"
-
-
-def _after_last_closed_block(data: bytes) -> int:
-    """The offset just past the last closed analysis block of log bytes (0: none): a ``... Analysis: ====`` line
-    that follows a ``... Analysis: ----`` line (an opening ``====`` line follows anything else). Searched from the
-    end: the cost is that of the last block, not of the whole chunk."""
-    pos = data.rfind(_CLOSER)
-    while pos != -1:
-        start = data.rfind(b"\n", 0, pos) + 1
-        end = data.find(b"\n", pos)
-        if end == -1:  # the line is still being written
-            pos = data.rfind(_CLOSER, 0, start)
-            continue
-        before = data.rfind(b"\n", 0, max(0, start - 1)) + 1
-        if start and _RULE.match(data, before, start):
-            return end + 1
-        pos = data.rfind(_CLOSER, 0, start)
-    return 0
-
-
-_COMPILATION_OPEN = re.compile(rb"^Compilation Analysis: ={8,}\r?$", re.M)
-
-
-def _before_its_post(data: bytes, cut: int) -> int:
-    """``cut``, or the start of the last block before it when that block is a ``Compilation Analysis``: its ``Post
-    Compilation Analysis`` (written once XLA compiled the graph) is still to come, and read in the next chunk alone
-    it would have no compilation before it (review 5, F7: a false warning at the end of ``watch``). The two are
-    read together at the next poll."""
-    if cut == 0:
-        return 0
-    closer = data.rfind(b"\n", 0, cut - 1) + 1
-    if not data.startswith(b"Compilation Analysis: ", closer):
-        return cut
-    starts = [m.start() for m in _COMPILATION_OPEN.finditer(data, 0, closer)]  # its opening line
-    return _after_last_closed_block(data[:starts[-1]]) if starts else cut
 
 
 def _after_last_graph(data: bytes) -> int:
@@ -99,75 +64,6 @@ def _after_last_graph(data: bytes) -> int:
 
 _MODULE_NAME = re.compile(r"^module_(\d+)\.")
 _SAVE_FILE = re.compile(r"^graphs\.hlo\.\d+(\.gz)?$")
-
-
-@dataclass(slots=True)
-class Follower:
-    """The common state: where the run is read from, what was read, the warnings of what was read."""
-
-    source: str
-    warnings: list[InputWarning] = field(default_factory=list)
-    events: dict[str, CompilationEvent] = field(default_factory=dict)
-    """Graph hash -> the ``PT_XLA_DEBUG`` compilation, when a log is followed (torch_xla's cause and frames)."""
-    closed: bool = False
-
-    def poll(self) -> list[GraphRecord]:  # pragma: no cover - every follower overrides it
-        raise NotImplementedError
-
-    def close(self) -> list[GraphRecord]:
-        """The writer is done: whatever is left counts as written."""
-        self.closed = True
-        return self.poll()
-
-    def files(self) -> list[str]:
-        """The files whose growth means news (the idle timer of ``watch`` looks at their sizes)."""
-        return []
-
-
-def _grown(path: str, offset: int) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return offset
-
-
-def _read(path: str, start: int, end: int) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            return f.read(end - start)
-    except OSError:
-        return b""
-
-
-class _Log:
-    """A growing ``PT_XLA_DEBUG`` log read block by block: :meth:`new_events` parses the blocks closed since the
-    last call (line numbers are the file's)."""
-
-    def __init__(self, path: str, warnings: list[InputWarning]):
-        self.path, self.warnings = path, warnings
-        self.offset = 0
-        self.lines = 0
-
-    def new_events(self, closed: bool) -> list:
-        size = _grown(self.path, self.offset)
-        if size <= self.offset:
-            return []
-        data = _read(self.path, self.offset, size)
-        cut = len(data) if closed else _before_its_post(data, _after_last_closed_block(data))
-        if cut == 0:
-            return []
-        chunk = data[:cut].decode("utf-8", "replace")
-        said = len(self.warnings)
-        events = parse_debug_log(chunk, path=self.path, warnings=self.warnings)
-        for e in events:
-            e.line += self.lines
-        for w in self.warnings[said:]:  # the chunk's numbering, shifted to the file's
-            if w.line is not None:
-                w.line += self.lines
-        self.offset += cut
-        self.lines += chunk.count("\n")
-        return events
 
 
 class SaveTensorsFollower(Follower):
@@ -262,11 +158,54 @@ class LogFollower(Follower):
         return out
 
 
+class UndecidedFollower(Follower):
+    """A folder with no log of executions yet: ``watch`` started before the job wrote much. torch_xla writes the
+    first module as it compiles and the log's first ``Execution Analysis`` block right after, so the folder is
+    looked at again at each poll: a log appears (cache hits and steps will be seen), or :data:`LOG_WAIT` seconds
+    pass after the first module without one (a JAX dump, a log not written: each module is a compilation)."""
+
+    LOG_WAIT = 2.0
+
+    def __init__(self, path: str, stage: str | None):
+        Follower.__init__(self, path)
+        self.stage = stage
+        self.inner: Follower | None = None
+        self.first_module_at: float | None = None
+
+    def files(self) -> list[str]:
+        return self.inner.files() if self.inner is not None else [self.source]
+
+    def poll(self) -> list[GraphRecord]:
+        if self.inner is None:
+            self._decide()
+        if self.inner is None:
+            return []
+        self.inner.closed = self.closed
+        return self.inner.poll()
+
+    def _decide(self) -> None:
+        found = follower_for(self.source, self.stage, wait=False)
+        found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
+        if isinstance(getattr(found, "log", None), _Log):
+            found.log.warnings = self.warnings
+        if not isinstance(found, DumpFollower):
+            self.inner = found
+            return
+        if not _module_files(found.source):
+            if self.closed:
+                self.inner = found
+            return
+        now = time.monotonic()
+        if self.first_module_at is None:
+            self.first_module_at = now
+        if self.closed or now - self.first_module_at >= self.LOG_WAIT:
+            self.inner = found
+
+
 def follower_for(path: str, stage: str | None = None, *, wait: bool = True) -> Follower:
     """The follower of what ``path`` is (see the module docstring); a folder may still be empty (the run has not
     started writing: with ``wait``, it is decided once it has a log or modules). Raises :class:`HlodiffError` for
     a path that is none of them."""
-    from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, UndecidedFollower
     from hlodiff.dumps.manifest import read_manifest
 
     if os.path.isdir(path):

@@ -1,16 +1,15 @@
 """Following an XLA dump folder while a run writes it (:mod:`hlodiff.dumps.follow` has the why): with its
 ``PT_XLA_DEBUG_LEVEL=2`` log (:class:`ExecutionsFollower`, one record per execution), alone
-(:class:`DumpFollower`, one record per module), or not yet known (:class:`UndecidedFollower`: ``watch`` started
-before the job wrote its log).
+(:class:`DumpFollower`, one record per module), or not yet known (:class:`~hlodiff.dumps.follow.UndecidedFollower`,
+beside :func:`~hlodiff.dumps.follow.follower_for` which it asks again: ``watch`` started before the job wrote its log).
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent
-from hlodiff.dumps.follow import Follower, _Log, _grown, _read, follower_for
+from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 
@@ -182,47 +181,3 @@ class DumpFollower(Follower):
             return False
         tail = _read(path, max(0, size - 64), size).rstrip()
         return tail.endswith(b"}")
-
-
-class UndecidedFollower(Follower):
-    """A folder with no log of executions yet: ``watch`` started before the job wrote much. torch_xla writes the
-    first module as it compiles and the log's first ``Execution Analysis`` block right after, so the folder is
-    looked at again at each poll: a log appears (cache hits and steps will be seen), or :data:`LOG_WAIT` seconds
-    pass after the first module without one (a JAX dump, a log not written: each module is a compilation)."""
-
-    LOG_WAIT = 2.0
-
-    def __init__(self, path: str, stage: str | None):
-        Follower.__init__(self, path)
-        self.stage = stage
-        self.inner: Follower | None = None
-        self.first_module_at: float | None = None
-
-    def files(self) -> list[str]:
-        return self.inner.files() if self.inner is not None else [self.source]
-
-    def poll(self) -> list[GraphRecord]:
-        if self.inner is None:
-            self._decide()
-        if self.inner is None:
-            return []
-        self.inner.closed = self.closed
-        return self.inner.poll()
-
-    def _decide(self) -> None:
-        found = follower_for(self.source, self.stage, wait=False)
-        found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
-        if isinstance(getattr(found, "log", None), _Log):
-            found.log.warnings = self.warnings
-        if not isinstance(found, DumpFollower):
-            self.inner = found
-            return
-        if not _module_files(found.source):
-            if self.closed:
-                self.inner = found
-            return
-        now = time.monotonic()
-        if self.first_module_at is None:
-            self.first_module_at = now
-        if self.closed or now - self.first_module_at >= self.LOG_WAIT:
-            self.inner = found

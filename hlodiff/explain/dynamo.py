@@ -20,17 +20,16 @@ Facts are typed here; the words of the fixes are rows of :mod:`hlodiff.diff.fix_
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.hlo.model import SourceFrame
+from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
+                                          compiled_name, wrapped_module)
+from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
+                                        padded_buckets, paired_graphs, sized, xla_sizes)
 
-_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
-                   r"(?P<expected>\d+), actual (?P<actual>\d+)")
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
 _MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
@@ -63,221 +62,6 @@ _TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor ty
 _DISPATCH = re.compile(r"tensor '(?P<name>[^']+)' dispatch key set mismatch\. expected DispatchKeySet\((?P<expected>[^)]*)\), "
                        r"actual DispatchKeySet\((?P<actual>[^)]*)\)")
 _TYPE_ID = re.compile(r"^___check_type_id\((?P<name>[^,()]+), \d+\)$")
-
-
-@dataclass(slots=True)
-class DynamoRecompile:
-    """One Dynamo recompilation in the user's terms."""
-
-    compile_id: str
-    function: str | None
-    kind: str
-    """``shape``, ``dtype``, ``python_value``, ``mode`` or ``guard`` (any other failed guard)."""
-    guard: GuardFailure
-    location: SourceFrame | None
-    """The user's line: the call of the compiled function (TORCH_TRACE), else the guard's own line, else the
-    function's definition (TORCH_LOGS text holds no call stack)."""
-    subject: str | None = None
-    """The tensor or Python name the guard is about (``feats``, ``temperature``)."""
-    xla: str | None = None
-    """``compiled``: XLA compiled a new graph for it; ``cache_hit``: XLA reused a graph (only Dynamo paid);
-    None: not known (no XLA side read)."""
-    difference: str | None = None
-    """What changed in the XLA graphs, from hlodiff's comparison of them (the leading cause's summary)."""
-    difference_graph: str | None = None
-    difference_kind: str | None = None
-    """The kind of the leading cause of that difference; ``shape`` when any of its causes is a new size (the
-    XLA graph took another size)."""
-    difference_rule: str | None = None
-    """The fix row hlodiff chose for that leading cause from the graphs alone (``shape_buckets``: the sizes recur,
-    each compiled once)."""
-    fix: str | None = None
-    fix_rule: str | None = None
-    facts: frozenset[str] = frozenset({"dynamo"})
-    """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
-    seen: str = ""
-    """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
-    located: str | None = None
-    """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
-    guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
-    limit: int | None = None
-    """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
-
-    @property
-    def expected(self) -> bool:
-        return self.fix_rule in EXPECTED
-
-    def to_json(self) -> dict:
-        return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
-                "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
-                "location": self.location.to_json() if self.location else None, "located": self.located,
-                "xla": self.xla,
-                "difference": self.difference, "difference_graph": self.difference_graph,
-                "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}
-
-
-@dataclass(slots=True)
-class GraphBreakFinding:
-    """The graph breaks at one user line: how many, why, and how to remove them."""
-
-    reason: str
-    explanation: str | None
-    location: SourceFrame | None
-    call: SourceFrame | None
-    count: int
-    graphs: int
-    """How many graphs Dynamo made of the function (the pieces around the breaks)."""
-    fix: str | None = None
-    fix_rule: str | None = None
-
-    kind = "graph_break"
-
-    def to_json(self) -> dict:
-        return {"reason": self.reason, "explanation": self.explanation,
-                "location": self.location.to_json() if self.location else None,
-                "call": self.call.to_json() if self.call else None, "count": self.count, "graphs": self.graphs,
-                "fix": self.fix, "fix_rule": self.fix_rule}
-
-
-@dataclass(slots=True)
-class DynamoFindings:
-    logs: list[str]
-    compiles: list[DynamoCompile] = field(default_factory=list)
-    recompiles: list[DynamoRecompile] = field(default_factory=list)
-    graph_breaks: list[GraphBreakFinding] = field(default_factory=list)
-    bridge_compilations: list[str] = field(default_factory=list)
-    """Refs of XLA graphs compiled by the bridge (Dynamo's graphs, their backward, the bridge's own syncs)."""
-    bridge_recompilations: list[str] = field(default_factory=list)
-    """Refs of XLA recompilations in the bridge's families: told by Dynamo's reason, not as XLA's own."""
-    cache_hits: int = 0
-    """Dynamo recompilations that found their XLA graph compiled already (only Dynamo paid)."""
-    xla_graphs: dict[str, list[str]] = field(default_factory=dict)
-    """Per Dynamo compile id, the XLA graphs the bridge compiled for it (joined by compile order)."""
-    xla_sizes: list[DynamoRecompile] = field(default_factory=list)
-    """XLA recompilations for new input sizes with no Dynamo recompilation behind them: Dynamo traced once with a
-    symbolic size (``dynamic=True``, ``mark_dynamic``) and the bridge compiles each concrete size. One finding
-    for them all; ``xla_size_graphs`` lists the graphs."""
-    xla_size_graphs: list[str] = field(default_factory=list)
-    follows_expected: list[str] = field(default_factory=list)
-    """Refs of XLA recompilations outside the bridge that changed with Dynamo's expected recompilations (the step
-    around the compiled call, in the step the bridge compiled the new graph): expected with them."""
-    first_call_syncs: list[str] = field(default_factory=list)
-    """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
-    compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
-    traced: bool = False
-    limit_hits: list[tuple[str, int]] = field(default_factory=list)
-    no_log: bool = False
-    """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
-    """Where Dynamo hit its recompile limit (compile id, limit): later calls of that frame ran without Dynamo."""
-    """A TORCH_TRACE log was read (it records the caller of a compiled nn.Module, not of a compiled function)."""
-
-    @property
-    def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
-        unexpected = self.unexpected
-        if unexpected:
-            return unexpected[0]
-        # a break inside library code (the optimizer's own graph_break()) asks nothing of the user: an expected
-        # recompilation of theirs says more (dyn_unfreeze_group: a compiled opt.step after add_param_group)
-        mine = [b for b in self.graph_breaks if b.fix_rule != "dynamo_graph_break_library"]
-        if mine or (self.graph_breaks and not self.recompiles):
-            return (mine or self.graph_breaks)[0]
-        return self.recompiles[0] if self.recompiles else None
-
-    @property
-    def unexpected(self) -> list[DynamoRecompile]:
-        return [r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
-
-    def unexpected_after(self, warmup: int | None, steps: dict[str, int]) -> list[DynamoRecompile]:
-        """The unexpected ones past ``--warmup N`` (``steps``: XLA graph ref -> call, :func:`call_positions`). A
-        recompilation is warm-up only when every XLA graph it compiled ran before call N; one whose XLA graph was a cache hit has no step
-        in the dump and stays unexpected (hlodiff cannot place it, so it does not excuse it)."""
-        if warmup is None:
-            return self.unexpected
-        late = []
-        for r in self.unexpected:
-            refs = self.xla_size_graphs if r in self.xla_sizes else [r.difference_graph] if r.difference_graph else []
-            if not refs or any(steps.get(ref, warmup) >= warmup for ref in refs):
-                late.append(r)
-        return late
-
-    def sentence(self) -> str:
-        """One line for the top of the report."""
-        if self.no_log:
-            k = len(self.bridge_compilations)
-            return (f"torch.compile run without Dynamo's log (TORCH_LOGS=recompiles,graph_breaks or TORCH_TRACE=DIR "
-                    f"says whether Dynamo retraced); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's "
-                    "Dynamo bridge")
-        functions = sorted({compiled_name(c) for c in self.compiles if c.function and not c.resume}) or sorted(
-            {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
-        what = ", ".join(functions) or "the compiled function"
-        n = len(self.recompiles)
-        # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
-        attempts: dict[int, int] = {}
-        gave_up = {cid for cid, _ in self.limit_hits}  # the attempt that hit the limit compiled nothing
-        for c in self.compiles:
-            if not c.resume and c.compile_id not in gave_up:
-                attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
-        times = sum(attempts.values()) or 1
-        parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}"]
-        if n:
-            head = self.recompiles[0]
-            where = f" at {head.location.short()}" if head.location else ""
-            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
-        for cid, limit in self.limit_hits:
-            fn = next((compiled_name(c) for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function),
-                      None)
-            parts.append(f"Dynamo hit its recompile limit ({limit}) at {cid}: later calls of {fn or 'the function'} "
-                         "ran without Dynamo (eagerly, op by op)")
-        if self.cache_hits:
-            parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
-        if self.xla_sizes:
-            k = len(self.xla_size_graphs)
-            parts.append(f"{k} XLA recompilation{'s' if k != 1 else ''} for new sizes Dynamo traced once "
-                         f"({self.xla_sizes[0].seen})")
-        if self.graph_breaks:
-            count = sum(b.count for b in self.graph_breaks)
-            b = self.graph_breaks[0]
-            parts.append(f"{count} graph break{'s' if count != 1 else ''}"
-                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})")
-        if self.bridge_compilations:
-            k = len(self.bridge_compilations)
-            parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
-        return "; ".join(parts)
-
-    def xla_summary(self, explanation) -> str:
-        """The XLA side of the report's first line. The bridge's recompilations that Dynamo's story tells
-        (:func:`bridge_consequences`) are counted, not told again family by family (review F5: one-line headlines of
-        600-900 characters, their patterns read as causes of their own)."""
-        text = explanation.summary
-        told = set(self.bridge_recompilations) - set(self.xla_size_graphs)
-        head = re.match(r"\d+ graphs?, \d+ compilations?, \d+ recompilations?", text)
-        if self.no_log or not told or head is None:
-            return text
-        from hlodiff.explain.recompile import _in_brief
-
-        of_family: dict[int, list[bool]] = {}
-        for r in explanation.recompilations:
-            of_family.setdefault(id(r.family), []).append(r.graph.ref in told)
-        rest = [_in_brief(p) for f, p in zip(explanation.families, explanation.pattern_facts)
-                if p.name != "steady" and not all(of_family.get(id(f), [False]))]
-        k = sum(1 for r in explanation.recompilations if r.graph.ref in told)
-        return (f"{head.group(0)} ({k} by the bridge)"
-                + (": " + "; ".join(rest) if rest else ""))
-
-    def to_json(self) -> dict:
-        head = self.headline
-        return {"logs": self.logs, "compiles": [c.to_json() for c in self.compiles],
-                "recompiles": [r.to_json() for r in self.recompiles],
-                "graph_breaks": [b.to_json() for b in self.graph_breaks],
-                "bridge_compilations": self.bridge_compilations,
-                "bridge_recompilations": self.bridge_recompilations,
-                "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
-                "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
-                "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
-                "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
-                "no_log": self.no_log,
-                "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
-                "unexpected": [r.compile_id for r in self.unexpected]}
 
 
 # -- reading and merging the logs -------------------------------------------------------------------------------------
@@ -353,8 +137,6 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     paid = len(found.recompiles) - found.cache_hits
     for r in found.recompiles[paid:]:
         r.xla = "cache_hit"
-    from hlodiff.explain.dynamo_xla import paired_graphs
-
     for r, x in zip(found.recompiles[:paid], paired_graphs(explanation, bridge_refs, xla_recompiles, paid)):
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
@@ -366,8 +148,6 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
             r.location = next((f for c in x.causes for f in c.locations if not f.is_library), None)
             r.located = "xla" if r.location is not None else r.located
-    from hlodiff.explain.dynamo_xla import padded_buckets, sized, xla_sizes
-
     padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:
@@ -379,8 +159,6 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
-    from hlodiff.explain.dynamo_xla import first_call_syncs
-
     found.first_call_syncs = first_call_syncs(explanation, found)
     return found
 
@@ -461,22 +239,6 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
                            facts=frozenset(facts), seen=seen, located=located)
 
 
-def wrapped_module(c: DynamoCompile) -> bool:
-    """Dynamo names library code, never a line of the user's, when its log gives a library definition: torch's own
-    wrapper when an ``nn.Module`` was compiled (``torch.compile(model)``: ``inner`` in
-    ``torch/_dynamo/external_utils.py``), or a library function compiled as it is."""
-    return c.definition is not None and c.definition.is_library
-
-
-def compiled_name(c: DynamoCompile) -> str | None:
-    """What the user compiled, in their terms, when Dynamo names only torch's wrapper of it (``inner`` in
-    ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
-    (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
-    if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "the module or method you compiled"  # review 5 F8: torch's wrapper is no name of the user's
-    return c.function
-
-
 def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     facts: set[str] = {"dynamo"}
     if (m := _SIZE.search(guard)) is not None:
@@ -543,13 +305,6 @@ def _dtype(name: str) -> str:
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
 
 
-def choose_fix(r: DynamoRecompile) -> None:
-    rule = choose(r.kind, r.facts)
-    args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
-            "tensor": r.subject or "an argument", "limit": str(r.limit) if r.limit is not None else "8"}
-    r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
-
-
 def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
     by_line: dict[tuple, list[GraphBreak]] = {}
     for b in log.graph_breaks:
@@ -600,13 +355,31 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
                                 and not h.startswith("source lines unknown")]
 
 
+def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
+    """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
+    the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
+    its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
+    Those, far from their closest earlier graph (another program), are the bridge's own; a graph mostly alike an
+    earlier one is that program changed (a new size, dtype, input or branch: a Dynamo retrace or a dynamic size,
+    which only Dynamo's log tells apart) and stays XLA's story; the sentence says the log is missing. None for a run with no bridge graph."""
+    cause_of = {h: e.cause for h, e in events.items()}
+    if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
+               for g in explanation.graphs):
+        return None
+    found = findings(DynamoLog("", "none"), [], explanation, events)
+    changed = {r.graph.ref for r in explanation.recompilations
+               if r.causes and _mostly_alike(r) and not inference_variant(r)}
+    found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
+    found.no_log = True
+    quiet_bridge_hints(explanation, found)
+    return found
+
+
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                    warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
     were given or found."""
     if not dynamo_logs:
-        from hlodiff.explain.dynamo_xla import bridge_without_log
-
         return bridge_without_log(explanation, events)
     log = read_logs(logs)
     if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
@@ -615,8 +388,6 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     bridge_consequences(explanation, found)
-    from hlodiff.explain.dynamo_xla import follows_expected
-
     found.follows_expected = follows_expected(explanation, found)
     position = {g.ref: i for i, g in enumerate(explanation.graphs)}
     for x in explanation.recompilations:

@@ -29,19 +29,3 @@ def bridge_run(frames, debug_cause: str | None = None) -> bool:
         return True
     return any(is_bridge_frame(f) for f in frames or ())
 
-
-def place_inputs_at_compiled_call(causes, graph) -> None:
-    """A graph run by ``torch_xla.compile`` whose input changed shape or dtype: the input came from the call of the
-    compiled step (the loader's batch passed in), so that call leads the cause's locations, as a jitted function's
-    call site does for JAX; the line inside the step that first used it stays after it."""
-    from hlodiff.explain.families import compile_block_line
-
-    call = compile_block_line(graph.record.frames or ())
-    if call is None or call.is_library:
-        return
-    for cause in causes:
-        first = cause.origins[0] if cause.origins else None
-        left = getattr(first, "left", None)
-        if cause.kind in ("shape", "dtype") and getattr(left, "opcode", None) == "parameter" \
-                and call not in cause.locations:
-            cause.locations.insert(0, call)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
-from hlodiff.explain.dynamo import DynamoFindings, DynamoRecompile, choose_fix, findings, quiet_bridge_hints
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
+from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, choose_fix
 
 
 def call_positions(explanation) -> dict[str, int]:
@@ -95,7 +94,6 @@ def padded_buckets(recompiles: list[DynamoRecompile]) -> None:
     sizes recur, each compiled once (the XLA recompilation joined to each was told ``shape_buckets``). Sizes XLA
     never compiled (a cache hit) or told otherwise leave the dimension unexpected."""
     from hlodiff.explain.buckets import ALIGNED, MAX_ALIGNED_VALUES
-    from hlodiff.explain.dynamo import _SIZE
 
     groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
     for r in recompiles:
@@ -212,22 +210,3 @@ def _autocast_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
     return (first_retrace is not None and min(changes, default=at.get(r.graph.ref, 0)) > first_retrace
             and len(keys) <= len(found.recompiles) + 2)
 
-
-def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
-    """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
-    the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
-    its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
-    Those, far from their closest earlier graph (another program), are the bridge's own; a graph mostly alike an
-    earlier one is that program changed (a new size, dtype, input or branch: a Dynamo retrace or a dynamic size,
-    which only Dynamo's log tells apart) and stays XLA's story; the sentence says the log is missing. None for a run with no bridge graph."""
-    cause_of = {h: e.cause for h, e in events.items()}
-    if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
-               for g in explanation.graphs):
-        return None
-    found = findings(DynamoLog("", "none"), [], explanation, events)
-    changed = {r.graph.ref for r in explanation.recompilations
-               if r.causes and _mostly_alike(r) and not inference_variant(r)}
-    found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
-    found.no_log = True
-    quiet_bridge_hints(explanation, found)
-    return found

@@ -17,8 +17,7 @@ from dataclasses import replace
 
 from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.library_reads import library_read
-from hlodiff.diff.fixes import FixContext, added_inputs, decide, producer_from_name, producer_of, set_fix
-from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
@@ -27,9 +26,9 @@ from hlodiff.explain.fix_evidence import (only_added, family_constants, family_f
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
-from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.patterns import Pattern
+from hlodiff.explain.producer import producer
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -357,13 +356,3 @@ def _first_step_made(r) -> bool:
         made.remove(shape)
     return True
 
-
-def producer(graph: GraphSummary) -> str | None:
-    """``torch_xla`` or ``jax`` from how the graph was dumped and named; None when unknown."""
-    record = graph.record
-    if record.kind in TRACED_KINDS:
-        return "torch_xla"
-    found = producer_from_name(graph.name or record.module_name or "")
-    if found is None and graph._canonical is not None:
-        found = producer_of(graph._canonical.module)
-    return found

@@ -13,6 +13,7 @@ import math
 import re
 
 from hlodiff.diff.fix_facts import package_path
+from hlodiff.explain.producer import producer
 from hlodiff.hlo.literal import real, size
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -465,8 +466,6 @@ def device_cast(r, change) -> str:
     happened to start with (round 5, noise_aug_float64: float64 NumPy noise on most batches, `.float()` on the device;
     the first graph's f64 made the advice "x.double()"). A promotion inside the computation (bf16 weights times an
     f32 rate) is made at another line and is not this."""
-    from hlodiff.explain.fix_context import producer  # fix_context imports this module
-
     if producer(r.graph) != "torch_xla" or change.left.opcode != "parameter" or change.right.opcode != "parameter":
         return ""
     changes = r.diff.changes if r.diff is not None else [o for c in r.causes for o in c.origins]

@@ -250,7 +250,7 @@ class LiveExplainer:
     def _follows(self, explanation, record: GraphRecord) -> bool:
         """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
-        it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo_xla.bridge_without_log`: far
+        it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
         if not bridge_run(record.frames, self._debug_cause(record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
@@ -258,7 +258,7 @@ class LiveExplainer:
             return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
-        from hlodiff.explain.dynamo_xla import bridge_without_log
+        from hlodiff.explain.dynamo import bridge_without_log
 
         found = bridge_without_log(explanation, self.run.events)
         return found is not None and record.ref in found.bridge_recompilations

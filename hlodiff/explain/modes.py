@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from hlodiff.diff.model import Cause
 from hlodiff.diff.fixes import FixContext, set_fix
+from hlodiff.explain.families import is_partial
 from hlodiff.explain.locate import outputs_added_removed
+from hlodiff.explain.producer import producer
 from hlodiff.hlo.model import SourceFrame
 
 RNG_OPS = frozenset({"rng-bit-generator", "rng", "rng-get-and-update-state"})
@@ -42,12 +44,8 @@ def mode_switch(r) -> ModeSwitch | None:
     diff, left, right = r.diff, r.closest, r.graph
     if diff is None or diff.equal or left is None or left._canonical is None or right._canonical is None:
         return None
-    from hlodiff.explain.fix_context import producer
-
     if producer(right) == "jax":  # JAX's train/eval is a static flag or another function, told by its own rows
         return None
-    from hlodiff.explain.families import is_partial
-
     if is_partial(left) or is_partial(right):  # a graph an early read cut short is part of a step, no eval step:
         return None                            # the rest of the step "gains" the backward (review F1)
     added, removed = outputs_added_removed(diff)

@@ -189,6 +189,12 @@ def because_text(because: Because | None) -> str:
     return f" ({because.kind}{at})"
 
 
+def _in_brief(p: Pattern) -> str:
+    """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
+    word = "" if p.name in ("dump", "compilations") else p.name
+    return f"{word + ': ' if word else ''}{p.family}{because_text(p.because)}"
+
+
 def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
     return pattern_text(pattern_of(family, recompilations, families))
 

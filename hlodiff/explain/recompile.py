@@ -21,7 +21,7 @@ from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
-from hlodiff.explain.families import Family, group, is_partial
+from hlodiff.explain.families import Family, group, is_partial, place_inputs_at_compiled_call
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
@@ -37,10 +37,12 @@ from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_reason, cut_words
-from hlodiff.explain.dynamo_bridge import bridge_run, place_inputs_at_compiled_call
+from hlodiff.explain.dynamo import explain_dynamo
+from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
-from hlodiff.explain.patterns import Pattern, because_text, headline_of, pattern_of, pattern_text
+from hlodiff.explain.patterns import Pattern, _in_brief, headline_of, pattern_of, pattern_text
+from hlodiff.explain.producer import producer
 from hlodiff.explain.stories import Story, tell
 from hlodiff.graph import Normalization
 from hlodiff.hlo.model import SourceFrame, user_frame
@@ -199,8 +201,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     Dynamo's side of it when its log is there, then what compiling cost."""
     with sparse_collections():
         explanation = explain_records(run, options, warnings=warnings)
-    from hlodiff.explain.dynamo import explain_dynamo  # issue 31: Dynamo's reason leads, joined to the graphs
-
+    # issue 31: Dynamo's reason leads, joined to the graphs
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
@@ -489,12 +490,6 @@ def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list
     return head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit below"
 
 
-def _in_brief(p: Pattern) -> str:
-    """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
-    word = "" if p.name in ("dump", "compilations") else p.name
-    return f"{word + ': ' if word else ''}{p.family}{because_text(p.because)}"
-
-
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,
            reports_given: bool = False) -> list[str]:
     hints = []
@@ -504,8 +499,6 @@ def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], repo
     unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
     if not unknown:
         return hints
-    from hlodiff.explain.fix_context import producer
-
     if all(producer(r.graph) == "jax" for r in unknown):
         return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
     if not any(has_source_metadata(r.graph) for r in unknown):
