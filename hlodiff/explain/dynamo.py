@@ -29,6 +29,7 @@ from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile
                                           compiled_name, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
+from hlodiff.hlo.model import SourceFrame
 
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
