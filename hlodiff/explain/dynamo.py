@@ -29,7 +29,7 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.hlo.model import SourceFrame
 
-_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
+_SIZE = re.compile(r"tensor '(?P<name>.+?)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
@@ -473,6 +473,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         expected, actual = int(m.group("expected")), int(m.group("actual"))
         if m.group("dim") == "0" and actual < expected:
             facts.add("leading_dim_shrank")
+        if "._parameters[" in m.group("name"):  # a module's parameter (self._modules['head']._parameters['bias'])
+            facts.add("parameter_shape")  # the module was replaced or resized between calls, not an input's size
         return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
