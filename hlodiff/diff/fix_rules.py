@@ -151,8 +151,10 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
           "the global `{tensor}` is a Python list or tuple whose length changes between calls ({seen}): the "
           "compiled code reads it (or a hook run inside it appends to it), so Dynamo traces {function} once per "
-          "length; do not grow it inside the compiled code (collect outside the compiled call), or keep it out of "
-          "what is compiled (torch._dynamo.disable on the function that appends)", unless="jax module_container"),
+          "length; if compiled code grows it, collect outside the compiled call or keep the appending function "
+          "out of what is compiled (torch._dynamo.disable); if your loop appends to it and the compiled code reads "
+          "it (a memory bank, a history), keep the items in a preallocated tensor of fixed size written in place "
+          "(a ring buffer with a count or a mask) and read that", unless="jax module_container"),
     _rule("dynamo_global_truth", "guard", "dynamo global_truth",
           "the global `{tensor}` went from empty (or false) to not, or back, between calls ({seen}): the compiled "
           "code reads it (or a hook run inside it changes it), so Dynamo traces {function} again; do not change it "
@@ -193,6 +195,12 @@ RULES: tuple[FixRule, ...] = (
           "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
           "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "
           "so it stays in the graph, or move the read out of the compiled function", unless="jax"),
+    # Dynamo, round 6: a replaced module's parameter, a short batch that recurs (not the run's last call)
+    _rule("dynamo_parameter_shape", "shape", "dynamo parameter_shape",
+          "expected: a parameter of the compiled module changed shape ({seen}): the module (or a submodule such as a "
+          "head) was replaced or resized between calls, so Dynamo traces {function} again for the new shape and "
+          "XLA compiles it once; nothing to fix when that happens once (or build it at its final size from the "
+          "start); if it keeps changing, keep one module and mask what is unused", unless="jax"),
     _rule("dynamo_shape_limit", "shape", "dynamo limit_hit",
           "{function} is called with new sizes ({seen}) past Dynamo's recompile limit ({limit}): each size is a new "
           "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
@@ -200,12 +208,17 @@ RULES: tuple[FixRule, ...] = (
           "limit or dynamic shapes would still leave XLA one graph per size)", unless="jax buckets"),
     _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
-          "or pad it to the full batch (torch._dynamo.mark_dynamic would spare Dynamo's retrace, but torch_xla "
-          "still compiles one XLA graph per size)", unless="jax"),
+          "or pad it to the full batch (dynamic shapes would spare Dynamo's retrace, but torch_xla still "
+          "compiles one XLA graph per size)", unless="jax"),
+    _rule("dynamo_shape_short_batch", "shape", "dynamo leading_dim_shrank",
+          "a batch is smaller than the one before ({seen}): Dynamo compiles {function} again for it and XLA "
+          "compiles a graph for that size; if it is a DataLoader's last batch of an epoch (the dataset not a "
+          "multiple of the batch size), use DataLoader(drop_last=True) or pad it to the full batch; otherwise pad "
+          "or bucket to a few fixed sizes", unless="jax last_call"),
     _rule("dynamo_shape", "shape", "dynamo",
           "{function} is called with new sizes ({seen}): each size is a new Dynamo specialisation (torch_xla turns "
-          "automatic dynamic shapes off); pad or bucket to a few fixed sizes (torch._dynamo.mark_dynamic spares "
-          "Dynamo's retrace, not XLA's compile per size)", unless="jax"),
+          "automatic dynamic shapes off); pad or bucket to a few fixed sizes (dynamic shapes would spare Dynamo's "
+          "retrace, not XLA's compile per size)", unless="jax"),
     _rule("dynamo_dtype", "dtype", "dynamo",
           "{function} receives {tensor} as {seen}: give it one dtype on every step (cast where it is made, or "
           "from the first step on)", unless="jax"),
@@ -729,7 +742,7 @@ EXPECTED = frozenset((
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
-    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets",
+    "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_optimizer_groups", "dynamo_object_type",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",

@@ -246,6 +246,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         expected, actual = int(m.group("expected")), int(m.group("actual"))
         if m.group("dim") == "0" and actual < expected:
             facts.add("leading_dim_shrank")
+        if "._parameters[" in m.group("name"):  # a module's parameter (self._modules['head']._parameters['bias'])
+            facts.add("parameter_shape")  # the module was replaced or resized between calls, not an input's size
         return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"

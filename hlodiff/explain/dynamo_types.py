@@ -18,7 +18,7 @@ from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
 from hlodiff.explain.patterns import _in_brief
 from hlodiff.hlo.model import SourceFrame
 
-_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
+_SIZE = re.compile(r"tensor '(?P<name>.+?)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 
 
