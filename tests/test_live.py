@@ -327,7 +327,7 @@ def test_record_under_spmd_threads_follows_the_save_file_it_asked_for(tmp_path):
     from hlodiff.render.live import lines
 
     folder = tmp_path / "p13rec"
-    shutil.copytree(FIXTURES / "torch_xla" / "review5_p13rec", folder)
+    shutil.copytree(FIXTURES / "torch_xla" / "review5_p13rec" / "record", folder)
     manifest = json.loads((folder / "hlodiff-record.json").read_text())
     assert manifest["capture"] == "save_tensors"
     manifest["xla_dump"] = "xla_dump"  # as record wrote it before the command started (pruned at the end)
