@@ -67,9 +67,9 @@ class LiveRun:
         # error, and every graph of the run would be told as unread (the report at exit skips it too)
         self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p) and os.path.getsize(p)]
         if not self.run.inputs.tensors_reports and records:
-            self.run.inputs.tensors_reports = _report_in(self.jax_folders[:1])
+            self.run.inputs.tensors_reports = _found_in(self.jax_folders[:1], "tensors_reports")
         if not self.run.inputs.jax_logs and any(r.kind == "xla_dump" for r in records):
-            self.run.inputs.jax_logs = _jax_log_in(self.jax_folders)
+            self.run.inputs.jax_logs = _found_in(self.jax_folders, "jax_logs")
         if self.log_only:
             return self._log_events()
         events = self.explainer.feed(records)
@@ -210,20 +210,16 @@ def _beside(path: str) -> list[str]:
     return [folder, os.path.dirname(os.path.normpath(os.path.abspath(folder)))]
 
 
-def _jax_log_in(folders: list[str]) -> list[str]:
-    """A JAX compile log (``JAX_LOG_COMPILES``/``JAX_EXPLAIN_CACHE_MISSES`` output) in ``folders``, found by
-    content as ``explain-recompile`` finds it: [] while none is written yet."""
-    from hlodiff.dumps.follow import _read
-    from hlodiff.dumps.jax_log import looks_like_jax_log
-    from hlodiff.dumps._io import names_in
-    from hlodiff.dumps.run_folder import SIDE_NAME
+def _found_in(folders: list[str], kind: str) -> list[str]:
+    """The first side file of ``kind`` (a :class:`RunInputs` field: ``jax_logs``, ``tensors_reports``) found by
+    content in ``folders``, as ``explain-recompile`` finds it (:func:`~hlodiff.dumps.run_folder.side_files_in`),
+    a plain file only (a compressed one is no growing log): [] while none is written yet."""
+    from hlodiff.dumps.run_folder import side_files_in
 
     for folder in folders:
-        for name in names_in(folder):
-            p = os.path.join(folder, name)
-            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
-                    and os.path.isfile(p) and looks_like_jax_log(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
-                return [p]
+        found = [p for p in getattr(side_files_in(folder), kind) if not p.endswith(".gz")]
+        if found:
+            return found[:1]
     return []
 
 
@@ -248,23 +244,6 @@ def _sizes(paths: list[str]) -> tuple:
         else:
             out.append(os.path.getsize(p) if os.path.isfile(p) else -1)
     return tuple(out)
-
-
-def _report_in(folders: list[str]) -> list[str]:
-    """Live-tensor reports found by content in ``folders`` (a program's stdout holding ``_xla_tensors_report``
-    printed before each sync, beside a save-tensors file), as ``explain-recompile`` finds them: [] while none is
-    written yet."""
-    from hlodiff.dumps._io import names_in
-    from hlodiff.dumps.follow import _read
-    from hlodiff.dumps.run_folder import _REPORT_LINE, SIDE_NAME
-
-    for folder in folders:
-        for name in names_in(folder):
-            p = os.path.join(folder, name)
-            if SIDE_NAME.search(name) and not name.startswith("module_") and not name.endswith(".gz") \
-                    and os.path.isfile(p) and _REPORT_LINE.search(_read(p, 0, 1 << 20).decode("utf-8", "replace")):
-                return [p]
-    return []
 
 
 def _report_beside(path: str) -> str:

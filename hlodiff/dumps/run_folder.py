@@ -102,6 +102,14 @@ MAX_SNIFFED = 64
 """At most this many candidate files are opened per folder (a dump beside a home folder full of logs)."""
 
 
+def side_files_in(folder: str) -> RunInputs:
+    """The side channels of one folder recognized by content, as :func:`discover` recognizes them: a growing run's
+    folder is asked again at each poll until its live-tensor report or JAX log appears (:mod:`hlodiff.live_run`)."""
+    inputs = RunInputs([])
+    _sniff_folder(folder, inputs, given=(None, None, None))
+    return inputs
+
+
 def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str | None, str | None]) -> None:
     """Add the side channels of ``folder`` recognized by content (see the module docstring)."""
     from hlodiff.dumps._io import decode, is_nul_tail, read_head
