@@ -8,7 +8,6 @@ grows with them (the follower's PT_XLA_DEBUG events and the live-tensor reports 
 from __future__ import annotations
 
 import os
-import re
 
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import GraphRecord
@@ -96,6 +95,7 @@ class LiveRun:
     def _read_trees(self) -> None:
         """Which guard trees Dynamo's text logs have written in full (:class:`~hlodiff.explain.live_dynamo.
         GuardTrees`): the new whole lines of each log, read once."""
+        from hlodiff.dumps.dynamo_guards import guard_tree_lines
         from hlodiff.dumps.follow import _read
 
         for p in self.run.inputs.dynamo_logs:
@@ -108,10 +108,10 @@ class LiveRun:
             data = _read(p, start, size)
             end = data.rfind(b"\n") + 1
             self.tree_read[p] = start + end
-            for m in _GUARD_LINE.finditer(data[:end]):
+            for cid, ends_tree in guard_tree_lines(data[:end]):
                 self.trees.used = True
-                if m.group("latency"):
-                    self.trees.complete.add(m.group("cid").decode())
+                if ends_tree:
+                    self.trees.complete.add(cid)
 
     def _log_events(self) -> list[LiveEvent]:
         """A log without HLO: each compilation after the first of its frames, as torch_xla told it."""
@@ -197,10 +197,6 @@ class _JoinedWindow(Run):
             found = by_name.get(name, [])
             out.append(found[k] if k < len(found) else None)
         return [out]
-
-
-_GUARD_LINE = re.compile(rb"\[(?P<cid>\d+/\d+)\] \[__guards\] (?P<latency>Guard eval latency)?")
-"""A line of a compile's guard tree in Dynamo's verbose log; its last one gives the guards' evaluation time."""
 
 
 def _beside(path: str) -> list[str]:

@@ -13,7 +13,16 @@ _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P
 _CID = re.compile(r"\[(?P<cid>\d+/\d+)(?:_\d+)?\] (?P<body>.*)$")
 _START = re.compile(r"^torchdynamo start compiling (?P<fn>\S+) (?P<file>.+):(?P<line>\d+), stack")
 _GUARD_LEAF = re.compile(r"^\[__guards\] [| ]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_TREE_LINE = re.compile(rb"\[(?P<cid>\d+/\d+)\] \[__guards\] (?P<latency>Guard eval latency)?")
 _LIMIT = re.compile(r"^torch\._dynamo hit config\.(?P<name>recompile_limit|cache_size_limit) \((?P<limit>\d+)\)")
+
+
+def guard_tree_lines(data: bytes):
+    """``(compile id, whether the line ends its tree)`` for each guard-tree line of ``data`` (whole lines of a
+    verbose log): Dynamo ends each compile's tree with ``Guard eval latency``, so a live reader knows which trees it
+    holds in full."""
+    for m in _TREE_LINE.finditer(data):
+        yield m.group("cid").decode(), m.group("latency") is not None
 
 
 class VerboseReader:
