@@ -488,96 +488,30 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
     return RunsCompared(compare_runs(first, second, warnings), warnings)
 
 
-POLL_SECONDS = 0.25
-"""How often a followed capture is looked at: a recompilation is told within about this much of being written."""
-
-
 def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
-               interval: float = POLL_SECONDS) -> list[InputWarning]:
-    """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
-    :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
+               interval: float | None = None) -> list[InputWarning]:
+    """Follow the capture at ``path`` while a run writes it (``hlodiff watch``), calling ``emit(event)`` for each
+    live event; returns the warnings of what was read. The polling loop is the live run's glue and lives beside it:
+    :func:`hlodiff.live_run.watch_path` says when it stops."""
+    from hlodiff.live_run import watch_path as follow
 
-    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`hlodiff.live_run.LiveRun.close`),
-    or after ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may
-    take a while to start; the capture is then read as it is, half-written lines included, since nobody is writing
-    them any more). Ctrl-C stops it like ``stop``."""
-    import time
-
-    from hlodiff.live_run import LiveRun
-
-    run = LiveRun(path, stage=stage)
-    last_change = time.monotonic()
-    sizes = None
-    started = False  # the idle clock runs from the first thing written: a job may take a while to start
-    try:
-        while True:
-            for event in run.poll():
-                emit(event)
-            now_sizes = _sizes(run.follower.files())
-            if now_sizes != sizes:
-                sizes, last_change = now_sizes, time.monotonic()
-                started = started or _written(now_sizes)
-            if stop is not None and stop():
-                break
-            if until_idle is not None and started and time.monotonic() - last_change >= until_idle:
-                break
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        pass
-    for event in run.close():
-        emit(event)
-    return run.warnings
+    return follow(path, emit, until_idle=until_idle, stage=stage, stop=stop,
+                  **({} if interval is None else {"interval": interval}))
 
 
-def _written(sizes: tuple) -> bool:
-    """Something was written: a file with bytes, or a folder with an entry."""
-    return any(bool(s) for s in sizes)
+def live_monitor(emit, *, interval: float | None = None):
+    """For ``hlodiff record --live``: what follows the recording's folder in a thread while the command runs
+    (:func:`hlodiff.live_run.live_monitor`)."""
+    from hlodiff.live_run import live_monitor as monitor
+
+    return monitor(emit, **({} if interval is None else {"interval": interval}))
 
 
-def _sizes(paths: list[str]) -> tuple:
-    import os
+def __getattr__(name: str):
+    """``POLL_SECONDS`` stays importable from here; it is read from :mod:`hlodiff.live_run` only when asked for, so
+    importing the library does not import the live path."""
+    if name == "POLL_SECONDS":
+        from hlodiff.live_run import POLL_SECONDS
 
-    out = []
-    for p in paths:
-        try:
-            if os.path.isdir(p):
-                out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p))))
-            else:
-                out.append(os.path.getsize(p))
-        except OSError:
-            out.append(None)
-    return tuple(out)
-
-
-def live_monitor(emit, *, interval: float = POLL_SECONDS):
-    """For ``hlodiff record --live``: a function taking the recording's folder and returning a context manager
-    that follows it in a thread while the command runs (``emit`` gets each event), and on leaving reads the rest
-    and stops. Analysis errors never reach the command: the live lines just stop, the final report follows."""
-    import threading
-    from contextlib import contextmanager
-
-    @contextmanager
-    def monitor(folder: str):
-        done = threading.Event()
-
-        def follow() -> None:
-            try:
-                watch_path(folder, emit, stop=done.is_set, interval=interval)
-            except Exception as exc:  # noqa: BLE001 - the command runs on; the report at exit still comes
-                emit_error(exc)
-
-        def emit_error(exc: Exception) -> None:
-            try:
-                emit(exc)
-            except Exception:  # noqa: BLE001
-                pass
-
-        thread = threading.Thread(target=follow, name="hlodiff-live", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join(timeout=60)
-
-    return monitor
+        return POLL_SECONDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

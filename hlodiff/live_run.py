@@ -2,7 +2,8 @@
 (:mod:`hlodiff.dumps.follow`) and the live story's analysis (:class:`hlodiff.explain.live.LiveExplainer`), which
 reads nothing itself. Each poll hands the new graphs to the explainer, whose :class:`~hlodiff.dumps.evidence.Run`
 grows with them (the follower's PT_XLA_DEBUG events and the live-tensor reports once they are written).
-``hlodiff watch`` and ``record --live`` run it through :func:`hlodiff.api.watch_path`.
+``hlodiff watch`` and ``record --live`` run it through :func:`watch_path` and :func:`live_monitor` below (the
+polling loop; :mod:`hlodiff.api` hands them on).
 """
 
 from __future__ import annotations
@@ -232,13 +233,17 @@ def _dynamo_logs(path: str) -> list[str]:
 
 
 def _sizes(paths: list[str]) -> tuple:
-    """The sizes of files, and of a folder's files (TORCH_TRACE): a change means the log grew."""
+    """The sizes of files, and of a folder's entries (a dump folder, TORCH_TRACE): a change means something grew.
+    A file gone or replaced while it is looked at (a writer rotating it) counts as None, not as an error."""
     out = []
     for p in paths:
-        if os.path.isdir(p):
-            out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p) if e.is_file())))
-        else:
-            out.append(os.path.getsize(p) if os.path.isfile(p) else -1)
+        try:
+            if os.path.isdir(p):
+                out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p))))
+            else:
+                out.append(os.path.getsize(p))
+        except OSError:
+            out.append(None)
     return tuple(out)
 
 
@@ -253,3 +258,84 @@ def _report_beside(path: str) -> str:
         if report:
             return report
     return os.path.join(folder, "tensors_report.txt")
+
+
+# -- following a capture: the polling loop of `hlodiff watch` and `record --live` ---------------------------------
+
+
+POLL_SECONDS = 0.25
+"""How often a followed capture is looked at: a recompilation is told within about this much of being written."""
+
+
+def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
+               interval: float = POLL_SECONDS) -> list[InputWarning]:
+    """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
+    :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
+
+    Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`),
+    or after ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may
+    take a while to start; the capture is then read as it is, half-written lines included, since nobody is writing
+    them any more). Ctrl-C stops it like ``stop``."""
+    import time
+
+    run = LiveRun(path, stage=stage)
+    last_change = time.monotonic()
+    sizes = None
+    started = False  # the idle clock runs from the first thing written: a job may take a while to start
+    try:
+        while True:
+            for event in run.poll():
+                emit(event)
+            now_sizes = _sizes(run.follower.files())
+            if now_sizes != sizes:
+                sizes, last_change = now_sizes, time.monotonic()
+                started = started or _written(now_sizes)
+            if stop is not None and stop():
+                break
+            if until_idle is not None and started and time.monotonic() - last_change >= until_idle:
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+    for event in run.close():
+        emit(event)
+    return run.warnings
+
+
+def _written(sizes: tuple) -> bool:
+    """Something was written: a file with bytes, or a folder with an entry."""
+    return any(bool(s) for s in sizes)
+
+
+def live_monitor(emit, *, interval: float = POLL_SECONDS):
+    """For ``hlodiff record --live``: a function taking the recording's folder and returning a context manager
+    that follows it in a thread while the command runs (``emit`` gets each event), and on leaving reads the rest
+    and stops. Analysis errors never reach the command: the live lines just stop, the final report follows."""
+    import threading
+    from contextlib import contextmanager
+
+    @contextmanager
+    def monitor(folder: str):
+        done = threading.Event()
+
+        def follow() -> None:
+            try:
+                watch_path(folder, emit, stop=done.is_set, interval=interval)
+            except Exception as exc:  # noqa: BLE001 - the command runs on; the report at exit still comes
+                emit_error(exc)
+
+        def emit_error(exc: Exception) -> None:
+            try:
+                emit(exc)
+            except Exception:  # noqa: BLE001
+                pass
+
+        thread = threading.Thread(target=follow, name="hlodiff-live", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=60)
+
+    return monitor

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.cost.donation import JAX_OWN_MODULES, UPDATE_OPCODES, donation_facts, is_jax_own_module
+from hlodiff.cost.donation import UPDATE_OPCODES, donation_facts, is_jax_own_module
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost, RunCost, Tally
@@ -111,12 +111,6 @@ def test_a_donation_an_output_took_is_fine():
             "ENTRY main {\n  p0 = f32[4,2] parameter(0)\n  p1 = f32[4,2] parameter(1)\n"
             "  ROOT r = f32[4,2] subtract(p0, p1)\n}\n")
     assert _facts(text) == ([], [])
-
-
-@pytest.mark.parametrize("name", sorted(JAX_OWN_MODULES))
-def test_each_jax_own_module_is_not_judged(name):
-    assert is_jax_own_module(f"jit_{name}")
-    assert _facts(_module("subtract", name=f"jit_{name}")) == ([], [])
 
 
 def test_jax_private_helpers_and_user_functions():

@@ -23,6 +23,7 @@ from hlodiff.cost.memory import output_producers, output_shapes
 from hlodiff.cost.source import SourceLocator
 from hlodiff.errors import HlodiffError
 from hlodiff.hlo.attributes import parse_buffer_donor, parse_input_output_alias, parse_metadata
+from hlodiff.hlo.jax_eager_ops import NAMES as EAGER_OP_NAMES
 from hlodiff.hlo.model import Instruction, Module, SourceFrame
 
 UPDATE_OPCODES = frozenset((
@@ -33,18 +34,6 @@ UPDATE_OPCODES = frozenset((
 shape, the output is that parameter's new value (``p - lr * g``). A fusion is followed into its computation (XLA
 fuses the update's arithmetic into one loop); a broadcast or a reduction ends the walk (a gradient read from
 activations is no update of its weight)."""
-
-JAX_OWN_MODULES = frozenset((
-    "stage", "convert_element_type", "broadcast_in_dim", "add", "sub", "subtract", "mul", "multiply", "div",
-    "divide", "neg", "negative", "tanh", "exp", "log", "sqrt", "pow", "integer_pow", "abs", "maximum", "minimum",
-    "matmul", "dot_general", "reshape", "transpose", "concatenate", "copy", "where", "select_n", "clip",
-    "true_divide", "square",
-))
-"""JAX modules compiled for one operation run outside the user's jit (``jit_tanh`` for ``jnp.tanh(x)`` on a
-concrete array, ``jit_stage`` for a ``device_put``), named ``jit_<operation>``; JAX's own helper functions are
-named with a leading underscore (``jit__reduce_sum``, ``jit__mean``). Such an eager op's input usually lives on in
-the user's code: not donating it is no finding."""
-
 
 @dataclass(frozen=True, slots=True)
 class Undonated:
@@ -88,11 +77,13 @@ output computed there is a gradient, even when it reads its weight elementwise (
 
 
 def is_jax_own_module(name: str) -> bool:
-    """``jit_tanh``, ``jit_stage``, ``jit__mean``: a module JAX compiled for an operation run eagerly."""
+    """``jit_tanh``, ``jit_stage``, ``jit__mean``: a module JAX compiled for an operation run eagerly (a name of
+    :mod:`hlodiff.hlo.jax_eager_ops`, or one of JAX's private helpers). Such an eager op's input usually lives on in
+    the user's code: not donating it is no finding."""
     if not name.startswith("jit_"):
         return False
     rest = name.removeprefix("jit_")
-    return rest.startswith("_") or rest in JAX_OWN_MODULES
+    return rest.startswith("_") or rest in EAGER_OP_NAMES
 
 
 def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated], list[UnusableDonation]]:

@@ -269,12 +269,12 @@ def _sharding_annotations_only(cause: Cause) -> bool:
 
 def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
     first = first_changed(cause)
-    added = any(c.right is not None and c.left is None for c in cause.origins) or "added" in cause.summary
-    removed = "removed" in cause.summary
+    added = any(c.right is not None and c.left is None for c in cause.origins) or cause.added
+    removed = cause.removed
     facts.update(name for name, on in (("added", added), ("removed", removed)) if on)
-    if cause.kind == "dtype" and _PRNG_KEY.search(cause.summary):
+    if cause.kind == "dtype" and any(_PRNG_KEY.search(str(t)) for t in cause.element_types or ()):
         facts.add("prng_key")
-    if removed and "added" not in cause.summary:
+    if removed and not cause.added:
         facts.add("removed_only")
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
@@ -316,7 +316,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         args["shapes"] = "the tensors listed"
     if transposed_input(cause):
         facts.add("transposed_input")
-    if added and ("instructions removed" in cause.summary or ctx.second_step) and ctx.first_recompilation \
+    if added and (cause.instructions_removed or ctx.second_step) and ctx.first_recompilation \
             and ctx.settles:
         facts.add("warmup")
     library = _library_made_inputs(cause)
@@ -455,8 +455,7 @@ def _donates_added_inputs(cause: Cause, ctx) -> bool:
     if cause.kind != "aliasing":
         return False
     gained = [b for _, b in cause.instructions]
-    return (bool(gained) and "on the left only" not in cause.summary and "other outputs" not in cause.summary
-            and all(b in ctx.added_inputs for b in gained))
+    return bool(gained) and not cause.removed and all(b in ctx.added_inputs for b in gained)
 
 
 def transposed_input(cause: Cause) -> bool:

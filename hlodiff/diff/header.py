@@ -92,7 +92,7 @@ def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause |
               for n in gained_right]  # in parameter-number order, as the header lists them
     instructions = list(dict.fromkeys(pair for _, pair in sorted(pairs, key=lambda p: p[0])))
     return Cause("aliasing", "buffer donation differs (input_output_alias/buffer_donor in the module header): "
-                 + "; ".join(parts), instructions=instructions)
+                 + "; ".join(parts), instructions=instructions, added=bool(gained_right), removed=bool(lost))
 
 
 def _donated(module: Module) -> dict[int, str] | None:

@@ -101,6 +101,26 @@ class Cause:
     (autocast's casts: :mod:`hlodiff.diff.autocast`); 0 when none or not a dtype cause."""
     plan: object | None = field(default=None, repr=False)
     """A bucket plan for a size recompilation (:class:`hlodiff.explain.buckets.BucketPlan`), set by the run."""
+    added: bool = field(default=False, repr=False)
+    """Something is on the right side only (inputs, outputs, instructions, donated parameters): set where the
+    summary counts them, so that analysis reads this fact and the words can change. Not in ``to_json``."""
+    removed: bool = field(default=False, repr=False)
+    """Something is on the left side only (inputs, outputs, instructions, donated parameters)."""
+    instructions_removed: int = field(default=0, repr=False)
+    """How many instructions of the left graph the cause (or the ops it absorbed) removed."""
+    named: "Change | None" = field(default=None, repr=False)
+    """The origin the summary names (its first one, a parameter before what it feeds): the instruction a reader
+    is pointed at, e.g. the entry parameter of the argument JAX says changed."""
+    element_types: tuple[str, str] | None = field(default=None, repr=False)
+    """For a dtype cause: the element types before and now (HLO's or JAX's text, e.g. ``key<fry>[]``)."""
+    baked_value: str | None = field(default=None, repr=False)
+    """For a constant the left graph baked where the right takes an input parameter: the literal it baked."""
+    hlo_identical: bool = field(default=False, repr=False)
+    """Both graphs are equal after normalization: the cause lies outside the HLO (its summary says so first)."""
+    none_leaf: bool = field(default=False, repr=False)
+    """JAX's pytree reason: a leaf was None on one of the two calls."""
+    list_length: str = field(default="", repr=False)
+    """JAX's pytree reason: an argument's list (tuple) changed length, as ``"list:1 -> 2"`` (before -> now)."""
 
     def to_json(self) -> dict:
         return {

@@ -24,6 +24,7 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
     first = changes[0]
     if kind == "ops" and first.side != "changed":
         first = next(c for c in changes if c.side == "changed")
+    baked = None
     what = {"shape": "shape", "dtype": "element_type", "layout": "layout", "constant": "literal",
             "sharding": "sharding"}.get(kind)
     if kind == "attribute":
@@ -32,7 +33,8 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
         summary = f"{', '.join(keys)} changed on {_describe(first)}"
     elif kind == "constant" and "opcode" in first.kinds:
         if first.left.opcode == "constant":
-            summary = (f"the value {first.details.get('value', ('?',))[0]} ({first.left.shape}) was baked into the "
+            baked = first.details.get('value', ('?',))[0]
+            summary = (f"the value {baked} ({first.left.shape}) was baked into the "
                        f"left graph as a constant; on the right it is an input parameter")
         else:
             summary = (f"an input parameter ({first.left.shape}) on the left became the constant "
@@ -64,7 +66,8 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
     stacks = change_stacks(changes)
     user, library = locations(stacks)
     return Cause(kind, summary + context, user, instructions(changes), library, origins=changes,
-                 callers=callers(stacks))
+                 callers=callers(stacks), named=first, baked_value=baked,
+                 element_types=first.details.get("element_type") if kind == "dtype" else None)
 
 
 def _origin_order(change: Change) -> tuple:
@@ -88,7 +91,7 @@ def inputs_cause(changes: list[Change], context: str) -> Cause:
     stacks = change_stacks(changes)
     user, library = locations(stacks)
     return Cause("inputs", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),
-                 callers=callers(stacks))
+                 callers=callers(stacks), added=bool(added), removed=bool(removed))
 
 
 MOVED_OPCODES = frozenset(("transpose", "copy", "bitcast", "reshape", "broadcast"))
@@ -121,7 +124,8 @@ def ops_cause(changes: list[Change], context: str) -> Cause:
     stacks = change_stacks(changes)
     user, library = locations(stacks)
     return Cause("ops", "; ".join(parts) + context, user, instructions(changes), library, origins=list(changes),
-                 callers=callers(stacks))
+                 callers=callers(stacks), added=bool(added), removed=bool(removed),
+                 instructions_removed=sum(removed.values()))
 
 
 def absorb(cause: Cause, changes: list[Change]) -> None:
@@ -133,6 +137,8 @@ def absorb(cause: Cause, changes: list[Change]) -> None:
     if removed:
         bits.append(f"{removed} instruction{'s' if removed != 1 else ''} removed")
     cause.summary += f"; with it: {', '.join(bits)}"
+    cause.added, cause.removed = cause.added or bool(added), cause.removed or bool(removed)
+    cause.instructions_removed += removed
     cause.instructions = sorted(set(cause.instructions) | set(instructions(changes)), key=key_sort)
 
 

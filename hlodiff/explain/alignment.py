@@ -1,6 +1,6 @@
 """Align two runs' graph sequences step by step: which graph of one faces which graph of the other.
 
-Used to line ranks up against the majority (:mod:`hlodiff.explain.ranks`): keys are canonical fingerprints, so two
+Used to line ranks up against the majority (:mod:`hlodiff.explain.divergence`): keys are canonical fingerprints, so two
 ranks that ran the same graphs align one to one, and a rank that ran another graph, an extra one, or stopped early
 shows up as a substitution, an insertion or a gap at the end.
 """

@@ -207,8 +207,8 @@ class DynamoFindings:
         600-900 characters, their patterns read as causes of their own)."""
         text = explanation.summary
         told = set(self.bridge_recompilations) - set(self.xla_size_graphs)
-        head = re.match(r"\d+ graphs?, \d+ compilations?, \d+ recompilations?", text)
-        if self.no_log or not told or head is None:
+        counts = getattr(explanation, "counts", None)
+        if self.no_log or not told or counts is None or counts.loaded:
             return text
         of_family: dict[int, list[bool]] = {}
         for r in explanation.recompilations:
@@ -216,7 +216,7 @@ class DynamoFindings:
         rest = [_in_brief(p) for f, p in zip(explanation.families, explanation.pattern_facts)
                 if p.name != "steady" and not all(of_family.get(id(f), [False]))]
         k = sum(1 for r in explanation.recompilations if r.graph.ref in told)
-        return (f"{head.group(0)} ({k} by the bridge)"
+        return (f"{counts.head()} ({k} by the bridge)"
                 + (": " + "; ".join(rest) if rest else ""))
 
     def to_json(self) -> dict:

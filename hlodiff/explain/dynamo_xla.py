@@ -31,10 +31,9 @@ def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles
     first = traced[0]
     sizes = []
     for x in grown:
-        lead = x.causes[0]
-        summary = lead.summary or ""
-        change = summary.split(": ", 1)[-1].split(" (", 1)[0] if ": " in summary else summary
-        sizes.append(re.sub(r"\{[^{}]*\}", "", change))  # the layouts say nothing here
+        named = x.causes[0].named
+        before, now = named.details.get("shape", ("?", "?")) if named is not None else ("?", "?")
+        sizes.append(re.sub(r"\{[^{}]*\}", "", f"{before} -> {now}"))  # the layouts say nothing here
     seen = ", ".join(dict.fromkeys(sizes))
     user = next((loc for x in grown for loc in x.causes[0].locations if not loc.is_library), None)
     location = first.call or user or first.definition

@@ -11,7 +11,6 @@ two graphs (the op that made a value, the sizes over the run, a library's first 
 
 from __future__ import annotations
 
-import re
 
 from dataclasses import replace
 
@@ -77,7 +76,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
             inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
-            none_leaf=any(c.reason == "pytree" and "NoneType" in c.summary for c in r.causes),
+            none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
@@ -100,16 +99,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
 
-_LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")
-
-
 def list_length(causes) -> str:
     """``"list:1 -> 2"`` when JAX's pytree reason says an argument's list (tuple) changed length, else ""."""
-    for c in causes:
-        m = _LENGTHS.search(c.summary) if c.reason == "pytree" else None
-        if m is not None:
-            return f"{m.group(1)}:{m.group(3)} -> {m.group(2)}"
-    return ""
+    return next((c.list_length for c in causes if c.reason == "pytree" and c.list_length), "")
 
 
 def family_library_read(family) -> str:

@@ -119,8 +119,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
         for jc in made:
-            if not jc.cause.summary.startswith("the HLO is identical"):
-                jc.cause.summary = "the HLO is identical; " + jc.cause.summary
+            if not jc.cause.hlo_identical:
+                jc.cause.summary, jc.cause.hlo_identical = "the HLO is identical; " + jc.cause.summary, True
         r.causes[0:0] = [jc.cause for jc in made]
     elif any(jc.cause.kind in _KEY_CHANGES or jc.cause.fix_rule == "dtype_prng_key_jax" for jc in made):
         # A static argument (or weak type) changed and the graph with it: the traced program follows from the
@@ -154,8 +154,8 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
     argument before the use inside jit; the same change seen inside called computations (a scan body's
     parameters) follows from it."""
     for reason in reasons:
-        name = re.compile(rf"parameter %{re.escape(reason.argument)}(?:\.\d+)?[:\s]")
-        lead = next((c for c in r.causes if name.search(c.summary)), None)
+        name = re.compile(rf"{re.escape(reason.argument)}(?:\.\d+)?")
+        lead = next((c for c in r.causes if _names_parameter(c, name)), None)
         if lead is None:
             continue
         r.causes.remove(lead)
@@ -169,6 +169,12 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
                 cause.fix_is_final = True
                 cause.fix_rule = None
         return
+
+
+def _names_parameter(cause, name: re.Pattern) -> bool:
+    """The cause names a parameter of that name (JAX's argument; ``x.1`` for ``x`` in a called computation)."""
+    side = cause.named.right or cause.named.left if cause.named is not None else None
+    return side is not None and side.opcode == "parameter" and name.fullmatch(side.name) is not None
 
 
 def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCause | None:
@@ -193,7 +199,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
     if reason.kind == "input_types" and _PRNG_KEY.search(f"{reason.now} {reason.before}"):
         # a typed key (key<fry>[]) lowers to the same u32 words as raw key data: the HLO hardly shows the change
         arg = reason.argument or "an argument"
-        cause = Cause("dtype", f"argument `{arg}` is now {reason.now}, before {reason.before} ({said})", where)
+        cause = Cause("dtype", f"argument `{arg}` is now {reason.now}, before {reason.before} ({said})", where,
+                      element_types=(reason.before, reason.now))
         choice = decide(cause, FixContext(producer="jax", argument=arg))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
@@ -212,7 +219,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "pytree":
-        cause = Cause("cache_key", f"the arguments' pytree structure changed ({said})", where)
+        cause = Cause("cache_key", f"the arguments' pytree structure changed ({said})", where,
+                      none_leaf="NoneType" in reason.text, list_length=_list_length(reason.text))
         keywords = _KEYWORDS.search(miss.text or "")
         choice = decide(cause, FixContext(producer="jax", pytree=True,
                                           keywords=keywords.group(1) if keywords else ""))
@@ -223,6 +231,15 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
+
+
+_LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")
+
+
+def _list_length(text: str) -> str:
+    """``"list:1 -> 2"`` when JAX's pytree reason says an argument's list (tuple) changed length, else ""."""
+    m = _LENGTHS.search(text)
+    return f"{m.group(1)}:{m.group(3)} -> {m.group(2)}" if m is not None else ""
 
 
 # JAX's words when one call passes an argument by keyword and another positionally: the positional tuple's length

@@ -76,7 +76,7 @@ def same_computation_causes(diff: ModuleDiff, left: GraphSummary, right: GraphSu
                                                                         "metadata"))
         detail = f" (they differ only in {what})" if what else ""
         causes.append(Cause("cache_key", "the HLO is identical after normalization" + detail
-                            + "; the recompilation came from the cache key, not from the graph"))
+                            + "; the recompilation came from the cache key, not from the graph", hlo_identical=True))
     return causes
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection
 
 from hlodiff.explain.families import is_partial
+from hlodiff.hlo.jax_eager_ops import PRIMITIVES
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
@@ -423,18 +424,9 @@ def pattern_names(explanation) -> dict[int, str]:
         return {id(f): p.name for f, p in zip(explanation.families, facts)}
     return {id(f): p.split(":", 1)[0] for f, p in zip(explanation.families, explanation.patterns)}
 
-# JAX primitives that user code commonly runs outside jit (array creation, casts, arithmetic on concrete arrays);
-# each such call compiles a one-op module named jit_<primitive> for its argument shapes and types.
-_EAGER_PRIMITIVES = frozenset((
-    "broadcast_in_dim", "convert_element_type", "iota", "reshape", "squeeze", "expand_dims", "concatenate",
-    "transpose", "add", "sub", "mul", "div", "neg", "max", "min", "pow", "integer_pow", "exp", "log", "sqrt",
-    "rsqrt", "tanh", "logistic", "abs", "sign", "select_n", "eq", "ne", "lt", "le", "gt", "ge", "and", "or",
-    "not", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum", "pad",
-    "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add", "scatter_add", "clamp", "copy",
-    "copy_p", "rem", "floor", "ceil", "round", "erf", "sin", "cos", "random_bits", "random_seed", "random_wrap",
-    "random_unwrap", "threefry2x32", "slice", "split", "sort", "stage",
-))
+
 _EAGER_MAX_INSTRUCTIONS = 12
+"""A primitive's eager module holds its one op and the parameters and plumbing around it: no more than this."""
 
 
 def is_eager_op(family: "Family") -> bool:
@@ -445,7 +437,7 @@ def is_eager_op(family: "Family") -> bool:
     if not family.module_name.startswith("jit_"):
         return False
     name = family.module_name.removeprefix("jit_")
-    if name in _EAGER_PRIMITIVES and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members):
+    if name in PRIMITIVES and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members):
         return True
     compiled = [g for g in family.members if g.compiled]
     return bool(compiled) and all(_called_from_user_code_only(g, name) for g in compiled)

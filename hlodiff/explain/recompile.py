@@ -99,6 +99,23 @@ class Recompilation:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class RunCounts:
+    """The counts the run's summary opens with, typed so that a report restating them (Dynamo's XLA side) need not
+    read the sentence: graphs, compilations, programs loaded from a persistent cache, and the recompilations the
+    summary states (0 when every one was an eager op outside jit)."""
+
+    graphs: int
+    compiled: int
+    loaded: int
+    recompilations: int
+
+    def head(self) -> str:
+        g, c, n = self.graphs, self.compiled, self.recompilations
+        return (f"{g} graph{'s' if g != 1 else ''}, {c} compilation{'s' if c != 1 else ''}"
+                f"{loaded_clause(self.loaded)}, {n} recompilation{'s' if n != 1 else ''}")
+
+
 @dataclass(slots=True)
 class RunExplanation:
     graphs: list[GraphSummary]
@@ -120,6 +137,8 @@ class RunExplanation:
     """Dynamo's side of a torch.compile run (issue 31: :mod:`hlodiff.explain.dynamo`); None without its log."""
     loaded: list[str] = field(default_factory=list)
     """Refs of the programs loaded from a persistent compilation cache, not compiled (:mod:`.cache_loads`)."""
+    counts: RunCounts | None = None
+    """The counts ``summary`` opens with; None for an explanation not made by :func:`explain_records`."""
 
     @property
     def xla_headline(self) -> Recompilation | None:
@@ -299,14 +318,15 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         facts = [replace(p, loaded=sum(1 for g in f.members if g.ref in loaded)) for f, p in zip(families, facts)]
     patterns = [pattern_text(p) for p in facts]
     hints = _hints(graphs, recompilations, reports, reports_given=bool(run.report_files))
-    summary = _summary(graphs, recompilations, facts, families, loaded) + _unread_note(unread) + _cut_note(run.cut)
+    counts = _counts(graphs, recompilations, facts, families, loaded)
+    summary = _summary(counts, recompilations, facts, families, loaded) + _unread_note(unread) + _cut_note(run.cut)
     from hlodiff.explain.steps import graph_steps
 
     stories = tell(_real_story_first(recompilations, families, facts), graph_steps(graphs, families))
     return RunExplanation(graphs, families, recompilations, summary, patterns, hints,
                           headline_of(families, facts, recompilations),
                           [r.ref for r in unread] + [f"{c.source}#{c.index}" for c in run.cut], facts, stories,
-                          loaded=[g.ref for g in graphs if g.ref in loaded])
+                          loaded=[g.ref for g in graphs if g.ref in loaded], counts=counts)
 
 
 def _evidence(r: Recompilation) -> Evidence:
@@ -352,8 +372,8 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     causes += options
     if diff.equal:
         for cause in causes:
-            if cause.kind in OUTSIDE_KINDS | {"layout"} and not cause.summary.startswith("the HLO is identical"):
-                cause.summary = "the HLO is identical; " + cause.summary
+            if cause.kind in OUTSIDE_KINDS | {"layout"} and not cause.hlo_identical:
+                cause.summary, cause.hlo_identical = "the HLO is identical; " + cause.summary, True
     if partial:
         causes.insert(0, _partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
@@ -364,8 +384,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
     # An argument's sharding is chosen by the caller (device_put before the call), not inside the function.
-    placed = [c for c in causes if c.kind == "sharding" and c.summary.startswith("input sharding changed on parameter")
-              and graph.record.kind not in TRACED_KINDS]
+    placed = [c for c in causes if c.kind == "sharding" and _on_a_parameter(c) and graph.record.kind not in TRACED_KINDS]
     # where the user's code ran the graph: torch_xla's sync line, or the line that called a jitted function
     where = graph.trigger if outside or placed else None
     for cause in causes:
@@ -394,6 +413,14 @@ def _callers_of_this_execution(causes: list[Cause], graph: GraphSummary) -> None
             at = next((i for i, f in enumerate(frames) if f.file == loc.file and f.function == loc.function), None)
             if at is not None:
                 cause.callers[loc] = tuple(f for f in frames[at + 1:] if not f.is_library)
+
+
+def _on_a_parameter(cause: Cause) -> bool:
+    """The graph's own cause names an entry parameter whose sharding changed (an input's, placed by the caller)."""
+    named = cause.named
+    side = named.right or named.left if named is not None else None
+    return side is not None and named.left is not None and named.left.opcode == "parameter" \
+        and side.opcode == "parameter"
 
 
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
@@ -442,25 +469,38 @@ def _tensor_notes(diff: ModuleDiff, left: GraphSummary, right: GraphSummary, rep
     return notes
 
 
-def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
-             families: list[Family], loaded: set[str] = frozenset()) -> str:
-    """The run in one line; programs loaded from a persistent cache are counted apart, never as compilations
-    (nor as recompilations: a family's second program loaded compiled nothing)."""
+def _counts(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
+            families: list[Family], loaded: set[str] = frozenset()) -> RunCounts:
+    """Programs loaded from a persistent cache are counted apart, never as compilations (nor as recompilations: a
+    family's second program loaded compiled nothing); eager ops outside jit are no recompilation of the user's."""
     compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
+    n = sum(1 for r in recompilations if r.graph.ref not in loaded)
+    outside = _outside(recompilations, facts, families, loaded)
+    return RunCounts(len(graphs), compiled, len(loaded), 0 if outside and outside == n else n)
+
+
+def _outside(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
+             loaded: set[str]) -> int:
+    """How many compiled recompilations are JAX's eager ops outside jit."""
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    return sum(1 for r in recompilations if r.graph.ref not in loaded and r.family.key in eager)
+
+
+def _summary(counts: RunCounts, recompilations: list[Recompilation], facts: list[Pattern],
+             families: list[Family], loaded: set[str] = frozenset()) -> str:
+    """The run in one line: its counts, then its patterns in brief."""
     recompilations = [r for r in recompilations if r.graph.ref not in loaded]
     n = len(recompilations)
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
-    outside = sum(1 for r in recompilations if r.family.key in eager)
+    outside = _outside(recompilations, facts, families, loaded)
     # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                (r.causes[0].fix or "").startswith("expected warm-up"))
     asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
         + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
-    head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, {n} recompilation{'s' if n != 1 else ''}"
-            + (f" ({'; '.join(asides)})" if asides else ""))
+    head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
-        return _eager_only(graphs, facts, families, outside, loaded)
+        return _eager_only(counts, facts, families, outside)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
@@ -473,17 +513,14 @@ def _summary(graphs: list[GraphSummary], recompilations: list[Recompilation], fa
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list[Family], outside: int,
-                loaded: set[str] = frozenset()) -> str:
+def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int) -> str:
     """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
     user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
     with "3 recompilations" of JAX's own internals and never named the train step)."""
-    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
     from hlodiff.explain.patterns import is_eager_op
 
     steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
-    head = (f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}, {compiled} compilation"
-            f"{'s' if compiled != 1 else ''}{loaded_clause(len(loaded))}, 0 recompilations of the jitted functions")
+    head = counts.head() + " of the jitted functions"
     if steady:
         shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
         head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"

@@ -10,7 +10,6 @@ data, is multiplied into the step, never summed into a scalar output, so it is n
 
 from __future__ import annotations
 
-import re
 
 from hlodiff.hlo.literal import real
 from hlodiff.hlo.shapes import without_layout_text
@@ -75,9 +74,8 @@ def carried_scalar(r) -> bool:
 
 
 def _zero_constant(r, ref) -> bool:
-    """The other side's constant is the value 0 (its literal in the constant cause's words: 'the value 0')."""
+    """The other side's constant is the value 0 (the literal the constant cause says the left graph baked)."""
     for cause in r.causes:
         if cause.kind == "constant" and any(o.left is ref or o.right is ref for o in cause.origins):
-            value = re.search(r"the value (\S+)", cause.summary)
-            return value is not None and real(value.group(1)) == 0
+            return cause.baked_value is not None and real(cause.baked_value) == 0
     return False
