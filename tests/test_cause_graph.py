@@ -285,3 +285,31 @@ def test_what_cut_the_step_is_a_typed_fact():
     assert ".item()" not in roots[0].summary and "boolean-mask" in roots[0].summary
     (r,) = explain(FIXTURES / "torch_xla" / "item_partial" / "graphs.hlo.0").recompilations
     assert r.links.root.cause.kind == "partial" and r.links.root.cause.reason == "read"
+
+
+def test_a_code_path_that_arranges_the_same_sizes_otherwise_follows_from_its_outputs():
+    """Round 6, attn_weights_logging: nn.MultiheadAttention asked for its weights every third step. The step without
+    them drops an output and takes scaled_dot_product_attention's path, whose broadcasts hold the same elements in
+    other dimensions (f32[8,10,8] -> f32[4,2,10,8]): rule "sizes_rearranged" makes that shape change follow from
+    the outputs, which lead. Look-alikes, on typed facts: a size that really changed (element count), an argument
+    of the program whose dimensions changed, and outputs retyped (added and removed) keep the shape a root."""
+    run = explain(FIXTURES / "scenarios" / "torch_xla" / "attn_weights_logging")
+    (r,) = run.recompilations
+    assert r.links.root.cause.kind == "outputs"
+    assert ("shape", "outputs", "sizes_rearranged") in edges(r)
+
+    def shape_cause(left: str, right: str, opcode: str = "broadcast") -> Cause:
+        a, b = InstructionRef("main", "b.1", opcode, left), InstructionRef("main", "b.1", opcode, right)
+        return Cause("shape", "shape changed", origins=[Change(a, b, ("shape",))])
+
+    def outputs(added: bool, removed: bool) -> Cause:
+        return Cause("outputs", "outputs differ",
+                     instructions=([(None, "o.2")] if added else []) + ([("o.1", None)] if removed else []))
+
+    def rule_of(shape: Cause, root: Cause) -> list[str]:
+        return [f.rule for n in link([root, shape]).nodes for f in n.follows]
+
+    assert rule_of(shape_cause("f32[8,10,8]", "f32[4,2,10,8]"), outputs(False, True)) == ["sizes_rearranged"]
+    assert rule_of(shape_cause("f32[8,10,8]", "f32[6,10,8]"), outputs(False, True)) == []   # a size changed
+    assert rule_of(shape_cause("f32[8,16]", "f32[16,8]", "parameter"), outputs(False, True)) == []  # an argument
+    assert "sizes_rearranged" not in rule_of(shape_cause("f32[8,10,8]", "f32[4,2,10,8]"), outputs(True, True))

@@ -23,7 +23,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``across_ranks`` (two ranks' graphs at one step),
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``state_returned`` (every input gained comes back as an
+  output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
@@ -159,7 +160,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "carried_scalar",
                  "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "log_unjoined", "inputs_repeat",
-                 "none_leaf", "slices_rearranged", "read_branch", "across_ranks"):
+                 "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "list_length", ""):

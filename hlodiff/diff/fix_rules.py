@@ -470,11 +470,15 @@ RULES: tuple[FixRule, ...] = (
           "a Python {container} passed to the jitted function changed length ({lengths}): JAX traces each length as "
           "another argument structure and compiles again, once per length; pass one fixed-size array instead (a "
           "preallocated buffer and a count of the items in use), not a Python {container}"),
-    _rule("inputs_jax_lazy_state", "inputs", "jax none_leaf added",
+    _rule("inputs_jax_lazy_state", "inputs", "jax none_leaf added state_returned",
           "an argument was None on the first call and an array from then on (state created lazily on the first "
           "step, such as a momentum that starts as None): create it before the loop (jnp.zeros of its shape) so "
           "every call passes the same structure; as it is, this costs one extra compilation, once",
           unless="comes_back"),
+    _rule("inputs_jax_optional_none", "inputs", "jax none_leaf",
+          "an argument is None on some calls and an array on others (an optional argument left out when it is not "
+          "needed, such as a mask when nothing is padded): JAX traces each as another argument structure; always "
+          "pass an array (an all-true mask, zeros) so every call has the same structure"),
     _rule("inputs_jax", "inputs", "jax",
           "the function takes other arguments on some calls (optional pytree leaves, state created on the first "
           "call): pass the same arguments, with the same structure, every call"),

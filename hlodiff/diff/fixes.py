@@ -148,7 +148,10 @@ class FixContext:
     shape): paired across another arrangement, no bound changed."""
     none_leaf: bool = False
     """JAX said a pytree leaf of the arguments was ``None`` on the other call (state created lazily, ``m = None``
-    before the first step)."""
+    before the first step, or an optional argument left out: ``mask=None`` when nothing is padded)."""
+    state_returned: bool = False
+    """Every input the recompiled graph gained comes back as an output of its shape: state the step carries from
+    call to call (a momentum created on the first step), not an argument the caller passes in fresh (a mask)."""
     inputs_repeat: bool = False
     """The inputs one graph lacks are more of the same: non-scalars shaped like inputs both graphs keep (a Python
     loop over a list whose length changes: micro-batches of an accumulation group)."""

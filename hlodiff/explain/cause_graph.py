@@ -19,6 +19,7 @@ from typing import Callable
 from hlodiff.diff.causes import computed_from
 from hlodiff.diff.fix_facts import NEVER_REORDERS
 from hlodiff.diff.model import Cause
+from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
 
 GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
                          "ops", "sharding", "aliasing"})
@@ -317,6 +318,26 @@ def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
                for o in r.origins if (o.right or o.left) is not None)
 
 
+def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
+    """Every instruction whose shape changed keeps its element count (``f32[8,10,8] -> f32[4,2,10,8]``: the same
+    values with heads split out), none is an argument of the program, and the root only adds or only removes
+    outputs (a value kept on some steps only, not the same outputs retyped): another code path arranged the same
+    sizes otherwise (nn.MultiheadAttention with or without its weights), no size followed a Python value."""
+    if r.kind == "outputs" and _added(r) and _removed(r):
+        return False
+    pairs = [(o.left, o.right) for o in c.origins if "shape" in o.kinds and o.left is not None and o.right is not None]
+    if not pairs or any(a.opcode == "parameter" or b.opcode == "parameter" for a, b in pairs):
+        return False
+    for a, b in pairs:
+        try:
+            left, right = parse_shape(a.shape), parse_shape(b.shape)
+        except ShapeSyntaxError:
+            return False
+        if left.is_tuple or right.is_tuple or left.dims == right.dims or left.num_elements() != right.num_elements():
+            return False
+    return True
+
+
 def _starts(text: str) -> list[int]:
     import re
 
@@ -361,6 +382,10 @@ RULES: tuple[Rule, ...] = (
          why="an input whose shape or type changed drags its users' broadcasts, reshapes and converts"),
     Rule("converts_of_dtype", frozenset({"ops"}), ("dtype",), _converts,
          why="a type change brings converts with it"),
+    Rule("sizes_rearranged", frozenset({"shape"}), ("outputs", "ops"), _sizes_rearranged,
+         why="instructions inside the step whose dimensions changed but not their element count, beside outputs "
+             "or ops that came or went: another code path (attention with or without its weights) arranged the "
+             "same values otherwise; the path is the change, told where its outputs or ops differ"),
     Rule("outputs_retyped", frozenset({"outputs"}), ("dtype", "shape", "constant", "attribute", "ops"),
          _outputs_retyped, why="outputs added and removed together: the same values with another type or shape"),
     Rule("outputs_became_inputs", frozenset({"outputs"}), ("inputs",), _outputs_became_inputs,

@@ -21,7 +21,7 @@ from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
-                                          graph_grows, graphs_after_reads, grows, inputs_repeat, library_step,
+                                          graph_grows, graphs_after_reads, grows, inputs_repeat, library_step, state_returned,
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
@@ -75,7 +75,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), graph_grows=graph_grows(*runs[id(r.family)]),
-            inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r),
+            inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),

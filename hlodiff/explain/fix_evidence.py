@@ -320,6 +320,23 @@ def inputs_repeat(r) -> bool:
     return False
 
 
+def state_returned(r) -> bool:
+    """Every input the recompiled graph gained comes back as one of its outputs of that shape (layout aside): state
+    the step threads from call to call (a momentum that was None on the first call, returned updated), not an
+    argument the caller makes fresh each call (a mask passed on some batches only, never returned)."""
+    cm = getattr(r.graph, "_canonical", None)
+    gained = [without_layout_text(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
+              if o.left is None and o.right is not None and o.right.opcode == "parameter"]
+    if cm is None or not gained:
+        return False
+    outputs = [str(cm.entry.insts[n].shape.without_layout()) for n in cm.entry.outputs() if n in cm.entry.insts]
+    for shape in gained:
+        if shape not in outputs:
+            return False
+        outputs.remove(shape)
+    return True
+
+
 def _scalar_shape(shape: str) -> bool:
     return shape.endswith("[]") or "[" not in shape
 

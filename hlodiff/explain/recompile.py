@@ -21,6 +21,7 @@ from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
+from hlodiff.explain.after_sync import read_after_sync
 from hlodiff.explain.families import Family, group, is_partial, place_inputs_at_compiled_call
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
@@ -261,7 +262,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     # issue 31: a graph the Dynamo bridge ran (compiling or calling a torch.compile graph) is never a cut step
     partial = Positions(len(graphs), (i for i, g in enumerate(graphs) if is_partial(
         g, events[g.record.graph_hash].cause if g.record.graph_hash in events else None) and not bridge_run(
-        g.record.frames, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)))
+        g.record.frames, events[g.record.graph_hash].cause if g.record.graph_hash in events else None)
+        and not (i and read_after_sync(graphs[i - 1], g))))  # round 6: a metric read after the sync, no cut
     cut_sources = {c.source for c in run.cut}  # their sequences stop where the file was cut (review F10)
     joined = jax_compilations(run, graphs, warnings)
     explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
