@@ -32,7 +32,7 @@ from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
-           "no_cache", "other_cache_folder", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
+           "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
            "elided_constants", "device_count", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
 ``device_count`` when the two programs were built for another number of devices)."""
@@ -44,6 +44,11 @@ CANNOT_DESERIALIZE = {
 """(framework, backend) whose persistent cache entries cannot be loaded: a program of the same hash compiled again
 while its entry was in the cache is not loadable, even when run B's stderr and metrics were not kept (or its C++
 warnings were silenced by TF_CPP_MIN_LOG_LEVEL)."""
+
+NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "below_entry_size",
+                       "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
+"""Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
+(the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
 
 DEVICE_COUNT_ATTRIBUTES = ("num_partitions", "replica_count")
 """Module-header attributes that count the devices a program was built for (SPMD partitions, replicas): another
@@ -94,6 +99,9 @@ class Verdict:
     """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
     called_at: SourceFrame | None = None
     """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+    state_shapes: bool = False
+    """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
+    returns updated (weights, optimizer state): another model, not another input."""
 
     @property
     def recompiled(self) -> bool:
@@ -198,9 +206,14 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
                                                                         run_b.module_options):
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
+    _key_differs(v, run_a, run_b, a.key_flags, b.key_flags)
+
+
+def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b: list[str]) -> None:
+    """The same program under another key (JAX's cache key, torch_xla's graph hash): which input of the key
+    differs, from the flags JAX hashed (its cache-key debug log), the dumped compile options, the versions."""
     v.verdict = "miss_key_differs"
-    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record,
-                                                                            run_b.module_options)
+    found = flag_differences(flags_a, flags_b) + option_differences(v.a_record, v.b_record, run_b.module_options)
     v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
     folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
@@ -226,17 +239,15 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
         v.reason = "other_cache_folder"
         v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
     elif a.not_written is not None:
-        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
-            a.not_written, a.not_written)
-        v.threshold, v.measured = a.threshold, a.measured
+        v.reason = NOT_WRITTEN_REASONS.get(a.not_written, a.not_written)
+        v.threshold, v.measured, v.detail = a.threshold, a.measured, a.error
     elif a.lookup is None:
         v.reason = "cache_configured_late"
     elif a.written and v.entry_in_cache is False:
         v.reason = "entry_missing"
     elif b.not_written is not None:  # A said nothing: B's own reason is the same threshold
-        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
-            b.not_written, b.not_written)
-        v.threshold, v.measured = b.threshold, b.measured
+        v.reason = NOT_WRITTEN_REASONS.get(b.not_written, b.not_written)
+        v.threshold, v.measured, v.detail = b.threshold, b.measured, b.error
     elif v.entry_in_cache is False:
         v.reason = "entry_missing"
     else:
@@ -274,7 +285,10 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                     v.reason = "unknown"
         elif compiled and unmatched_a:
             v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
-            _hlo_differs(v, warnings)
+            if _same_hlo(v.a_record, v.b_record):  # another hash, one program: what else the hash covers differs
+                _key_differs(v, run_a, run_b, [], [])
+            else:
+                _hlo_differs(v, warnings)
         elif not compiled:
             v.verdict = "hit"
         verdicts.append(v)
@@ -303,6 +317,34 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
     counts = device_count_differences(v.a_record, v.b_record)
     if counts:
         v.reason, v.differences = "device_count", counts
+    elif v.reason == "shape":
+        v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
+
+
+def parameter_shape_differences(a: GraphRecord | None,
+                                b: GraphRecord | None) -> tuple[list[KeyDifference], bool]:
+    """The entry parameters whose shapes differ between A's program and B's (by parameter number), and whether
+    every one of them is state the step returns updated (each shape is among its program's outputs, in A and in B:
+    a model's weights, optimizer state), i.e. another model rather than another batch."""
+    if a is None or b is None:
+        return [], False
+    sides = [_entry_shapes(r) for r in (a, b)]
+    found = [KeyDifference("parameter", name, old, sides[1][0][n][1])
+             for n, (name, old) in sorted(sides[0][0].items())
+             if n in sides[1][0] and sides[1][0][n][1] != old]
+    state = bool(found) and all(d.a in sides[0][1] and d.b in sides[1][1] for d in found)
+    return found, state
+
+
+def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str]]:
+    """``({parameter number: (name, shape)}, {output shapes})`` of a program's entry, shapes without layout."""
+    entry = next((c for c in rec.module().computations if c.is_entry), None)
+    if entry is None:
+        return {}, set()
+    params = {i.parameter_number: (i.name, str(i.shape.without_layout())) for i in entry.instructions
+              if i.opcode == "parameter" and i.parameter_number is not None}
+    outputs = {str(leaf.without_layout()) for leaf in entry.root.shape.leaves()}
+    return params, outputs
 
 
 def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
@@ -324,8 +366,12 @@ def _header_attributes(rec: GraphRecord) -> dict[str, str]:
 
 
 def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:
-    """Which of A's graphs not seen in B a new graph of B stands for: the first synced from the same user line
-    (the same graph family), else the first left."""
+    """Which of A's graphs not seen in B a new graph of B stands for: the first that is the same program (the hash
+    covers more than the HLO: XLA_FLAGS), else the first synced from the same user line (the same graph family),
+    else the first left."""
+    for i, candidate in enumerate(candidates):
+        if _same_hlo(candidate, rec):
+            return i
     where = _sync_line(rec)
     for i, candidate in enumerate(candidates):
         if where is not None and _sync_line(candidate) == where:
