@@ -69,6 +69,10 @@ WRONG_NOW = {
     # compilation"; the truth is not edited after hlodiff ran (docs/accuracy.md)
     "runs/runs_threshold": "fix_none: says before the first (the threshold fix: 'in both runs, before the first "
                            "compilation')",
+    # compare-runs round 2 (blind): torch_xla's HLO text keeps only torch's innermost frame, and a parameter has no
+    # metadata at all: the weights whose shapes changed name no user line (the model's construction or call); only
+    # a proto dump's stacks (mode b-proto, `hlodiff record`) would place them
+    "runs/runs_torch_width": "line: no location",
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "
