@@ -66,16 +66,25 @@ def test_lookalike_below_the_entry_size_threshold_stays_below_entry_size():
     assert "min_entry_size" in head["fix"] and "max_size" not in head["fix"]
 
 
-def test_write_error_is_write_failed(tmp_path):
-    """JAX's own warning when the cache's file system refuses the write (compiler.py's _cache_write), here in place
-    of the size warning of a real run: the error is quoted and the folder's writability is the fix."""
+def test_write_error_is_write_failed():
+    """A cache folder the process cannot write (runs_cache_readonly): JAX logs 'Writing ...' then warns 'Error
+    writing persistent compilation cache entry for ...: PermissionError'; the error is quoted and the folder's
+    writability is the fix, not an eviction."""
+    head = _compare(RUNS / "runs_cache_readonly")["headline"]
+    assert (head["verdict"], head["reason"], head["count"]) == ("miss_same_key", "write_failed", 2)
+    assert "Permission denied" in head["fix"] and "writable" in head["fix"] and "evict" not in head["fix"]
+
+
+def test_lookalike_write_error_in_place_of_the_size_warning(tmp_path):
+    """JAX's write error in place of runs_cache_max_size's size warning: the train step's reason follows the
+    warning, not the size setting."""
     folder = _copy("runs_cache_max_size", tmp_path)
     _edit_stderr(folder, "exceeds the maximum cache size",
                  "/usr/lib/python3.11/site-packages/jax/_src/compiler.py:834: UserWarning: Error writing persistent "
-                 "compilation cache entry for 'jit_train_step': PermissionError: [Errno 13] Permission denied")
+                 "compilation cache entry for 'jit_train_step': OSError: [Errno 28] No space left on device")
     head = _compare(folder)["headline"]
-    assert (head["verdict"], head["reason"]) == ("miss_same_key", "write_failed")
-    assert "Permission denied" in head["fix"] and "writable" in head["fix"]
+    assert (head["reason"], head["programs"]) == ("write_failed", ["jit_train_step"])
+    assert "No space left" in head["fix"] and "max_size" not in head["fix"]
 
 
 # -- torch_xla: another graph hash, the same HLO -------------------------------------------------------------------
