@@ -20,7 +20,6 @@ Facts only; :mod:`hlodiff.render.across_runs` says them in words.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
@@ -28,6 +27,10 @@ from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
 from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
+                                             KeyDifference, cache_folder, device_count_differences,
+                                             flag_differences, option_differences, parameter_shape_differences,
+                                             version_differences)
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -50,23 +53,7 @@ NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "belo
 """Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
 (the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
 
-DEVICE_COUNT_ATTRIBUTES = ("num_partitions", "replica_count")
-"""Module-header attributes that count the devices a program was built for (SPMD partitions, replicas): another
-value in run B is another machine's program, whatever sharding difference the graph diff then shows."""
 
-
-@dataclass(slots=True)
-class KeyDifference:
-    """One compile option that differs: ``source`` the dump file it was read from (``debug_options``,
-    ``compile_options.textproto``), ``name`` the field, ``a`` / ``b`` the values (None: not set, XLA's default)."""
-
-    source: str
-    name: str
-    a: str | None
-    b: str | None
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "name": self.name, "a": self.a, "b": self.b}
 
 
 @dataclass(slots=True)
@@ -223,7 +210,7 @@ def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b
     elif folders:  # JAX writes the cache folder into the compile options: another folder, another key
         d = folders[0]
         v.differences.remove(d)
-        v.differences.insert(0, KeyDifference(d.source, "cache folder", _folder(d.a), _folder(d.b)))
+        v.differences.insert(0, KeyDifference(d.source, "cache folder", cache_folder(d.a), cache_folder(d.b)))
         v.reason = "other_cache_folder"
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
@@ -260,6 +247,15 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
     first_b = _first_sightings(run_b.records)
     hashes_a = {r.graph_hash: r for r in first_a}
     unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
+    fingerprints: dict[int, str] = {}
+
+    def fingerprint(rec: GraphRecord) -> str:  # each program normalized once, however many it is paired against
+        if id(rec) not in fingerprints:
+            from hlodiff.graph import canonicalize
+
+            fingerprints[id(rec)] = canonicalize(rec.module()).fingerprint
+        return fingerprints[id(rec)]
+
     verdicts = []
     for position, rec in enumerate(first_b):
         v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec, called_at=user_frame(rec.frames))
@@ -284,8 +280,8 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 else:
                     v.reason = "unknown"
         elif compiled and unmatched_a:
-            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
-            if _same_hlo(v.a_record, v.b_record):  # another hash, one program: what else the hash covers differs
+            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a, fingerprint))
+            if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
                 _key_differs(v, run_a, run_b, [], [])
             else:
                 _hlo_differs(v, warnings)
@@ -321,56 +317,12 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
 
 
-def parameter_shape_differences(a: GraphRecord | None,
-                                b: GraphRecord | None) -> tuple[list[KeyDifference], bool]:
-    """The entry parameters whose shapes differ between A's program and B's (by parameter number), and whether
-    every one of them is state the step returns updated (each shape is among its program's outputs, in A and in B:
-    a model's weights, optimizer state), i.e. another model rather than another batch."""
-    if a is None or b is None:
-        return [], False
-    sides = [_entry_shapes(r) for r in (a, b)]
-    found = [KeyDifference("parameter", name, old, sides[1][0][n][1])
-             for n, (name, old) in sorted(sides[0][0].items())
-             if n in sides[1][0] and sides[1][0][n][1] != old]
-    state = bool(found) and all(d.a in sides[0][1] and d.b in sides[1][1] for d in found)
-    return found, state
-
-
-def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str]]:
-    """``({parameter number: (name, shape)}, {output shapes})`` of a program's entry, shapes without layout."""
-    entry = next((c for c in rec.module().computations if c.is_entry), None)
-    if entry is None:
-        return {}, set()
-    params = {i.parameter_number: (i.name, str(i.shape.without_layout())) for i in entry.instructions
-              if i.opcode == "parameter" and i.parameter_number is not None}
-    outputs = {str(leaf.without_layout()) for leaf in entry.root.shape.leaves()}
-    return params, outputs
-
-
-def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
-    """The module-header device counts (:data:`DEVICE_COUNT_ATTRIBUTES`) that differ between A's and B's program
-    (an attribute left out is 1, XLA's default)."""
-    if a is None or b is None:
-        return []
-    heads = [_header_attributes(r) for r in (a, b)]
-    return [KeyDifference("module", name, heads[0].get(name, "1"), heads[1].get(name, "1"))
-            for name in DEVICE_COUNT_ATTRIBUTES if heads[0].get(name, "1") != heads[1].get(name, "1")]
-
-
-def _header_attributes(rec: GraphRecord) -> dict[str, str]:
-    """``name=<int>`` attributes of the ``HloModule`` line of a dumped program."""
-    for line in rec.text().splitlines():
-        if line.startswith("HloModule "):
-            return dict(re.findall(r"\b(\w+)=(\d+)\b", line))
-    return {}
-
-
-def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:
+def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:
     """Which of A's graphs not seen in B a new graph of B stands for: the first that is the same program (the hash
     covers more than the HLO: XLA_FLAGS), else the first synced from the same user line (the same graph family),
     else the first left."""
     for i, candidate in enumerate(candidates):
-        if _same_hlo(candidate, rec):
+        if fingerprint(candidate) == fingerprint(rec):
             return i
     where = _sync_line(rec)
     for i, candidate in enumerate(candidates):
@@ -429,57 +381,3 @@ def _graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[In
         if r.causes:
             return r.causes[0]
     return None
-
-
-def option_differences(a: GraphRecord | None, b: GraphRecord | None, module_options) -> list[KeyDifference]:
-    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``);
-    ``module_options``: the runs' evidence of them (:meth:`hlodiff.dumps.cached_run.Run.module_options`)."""
-    if a is None or b is None:
-        return []
-    left, right = module_options(a) or {}, module_options(b) or {}
-    out: list[KeyDifference] = []
-    names: set[str] = set()
-    for key in sorted(set(left) | set(right), key=lambda k: (not k.startswith("debug_options:"), k)):
-        if left.get(key) == right.get(key):
-            continue
-        source, _, name = key.partition(":")
-        short = name.rsplit(".", 1)[-1]
-        if short in names:  # debug_options repeated inside compile_options.textproto: said once
-            continue
-        names.add(short)
-        out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
-    return out
-
-
-def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
-    """The XLA flags JAX hashed into one key and not the other (its cache-key debug log), by flag name."""
-    def split(flags):
-        return dict((f.lstrip("-").partition("=")[0], f.partition("=")[2] or "true") for f in flags)
-
-    left, right = split(a), split(b)
-    return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
-            for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
-
-
-CACHE_FOLDER_OPTIONS = ("xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file")
-"""Debug options JAX sets under the persistent cache folder (``jax_persistent_cache_enable_xla_caches``, on the
-CPU too), which the key hashes with the other compile options: observed with JAX 0.10.2, two folders give two keys
-for one program."""
-
-
-def _folder(value: str | None) -> str | None:
-    """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
-    if value is None:
-        return None
-    path = value.strip().strip('"')
-    head, _, tail = path.rstrip("/").rpartition("/")
-    return head if tail in CACHE_FOLDER_OPTIONS and head else path
-
-
-def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:
-    """Framework versions both recordings noted and that differ."""
-    return [KeyDifference("versions", name, a[name], b[name]) for name in a if name in b and a[name] != b[name]]
-
-
-def _one(values: tuple[str, ...] | None) -> str | None:
-    return None if not values else ", ".join(values)
