@@ -136,11 +136,13 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
         if "get_cache_key" in text or "in cache key" in text:
             _key_debug(text, log.compilations[-1] if log.compilations else None, open_by_name)
             continue
-        if (m := _TOO_LARGE_RE.search(text)) is not None and (c := by_key.get(m.group(1))) is not None:
+        if "Cache value for key" in text and (m := _TOO_LARGE_RE.search(text)) is not None and (
+                c := by_key.get(m.group(1))) is not None:
             c.written, c.not_written = False, "cache_size"  # warned after "Writing ...": nothing was written
             c.measured, c.threshold = float(m.group(2)), float(m.group(3))
             continue
-        if (m := _WRITE_ERROR_RE.search(text)) is not None and (c := last_by_name.get(m.group(1))) is not None:
+        if "Error writing" in text and (m := _WRITE_ERROR_RE.search(text)) is not None and (
+                c := last_by_name.get(m.group(1))) is not None:
             c.written, c.not_written, c.error = False, "write_error", m.group(2)
             continue
         if "ersistent" not in text and "PERSISTENT" not in text:
