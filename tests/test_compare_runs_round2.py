@@ -10,6 +10,7 @@ from pathlib import Path
 from helpers import FIXTURES, cli_json
 from hlodiff.dumps import iter_graphs
 from hlodiff.explain.across_runs import NOT_WRITTEN_REASONS, parameter_shape_differences
+from hlodiff.explain.run_differences import WIDE_TYPES, wide_type_differences
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
 
 RUNS = FIXTURES / "scenarios" / "runs"
@@ -32,7 +33,8 @@ def _edit_stderr(folder: Path, old: str, new: str) -> None:
 def test_table_rows_are_the_ones_tested():
     assert NOT_WRITTEN_REASONS == {"compile_time": "below_compile_time", "entry_size": "below_entry_size",
                                    "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
-    assert set(GRAPH_FIXES) == {"state_shape", "input_shape"}
+    assert set(GRAPH_FIXES) == {"state_shape", "input_shape", "x64"}
+    assert WIDE_TYPES == {"s64": "s32", "u64": "u32", "f64": "f32", "c128": "c64"}
     assert {"exceeds_cache_size", "write_failed", "xla_debug_option_torch_xla", "unknown_key_torch_xla"} <= set(
         CACHE_FIXES)
 
@@ -154,3 +156,32 @@ def test_lookalike_parameter_not_returned_is_an_input(tmp_path):
     b = _step(2).replace("f32[8,4]", "f32[16,4]")
     diffs, state = parameter_shape_differences(_module(tmp_path, "a", _step(2)), _module(tmp_path, "b", b))
     assert [(d.name, d.a, d.b) for d in diffs] == [("x", "f32[8,4]", "f32[16,4]")] and not state
+
+
+# -- GRAPH_FIXES: x64 ------------------------------------------------------------------------------------------------
+
+def test_64_bit_types_in_one_run_only_name_x64():
+    """JAX_ENABLE_X64=1 in run B: accuracy's argmax index is s64 there, s32 in run A. The fix names the setting
+    itself (the scenario's file name, runs_x64.py, must not be what says it)."""
+    head = _compare(RUNS / "runs_x64")["headline"]
+    assert (head["verdict"], head["reason"]) == ("miss_hlo_differs", "dtype")
+    fix = head["fix"].replace("runs_x64.py", "")
+    assert "jax_enable_x64" in fix and "run B" in fix and "follow its input" not in fix
+
+
+def _typed(ty: str) -> str:
+    return (f"ENTRY %main (x: f32[4]) -> {ty}[4] {{\n  %x = f32[4]{{0}} parameter(0)\n"
+            f"  ROOT %c = {ty}[4]{{0}} convert(%x)\n}}\n")
+
+
+def test_each_wide_type_is_told(tmp_path):
+    for n, (wide, narrow) in enumerate(sorted(WIDE_TYPES.items())):
+        a, b = _module(tmp_path, f"a{n}", _typed(narrow)), _module(tmp_path, f"b{n}", _typed(wide))
+        assert [(d.a, d.b) for d in wide_type_differences(a, b)] == [(None, wide)]
+        assert [(d.a, d.b) for d in wide_type_differences(b, a)] == [(wide, None)]
+
+
+def test_lookalike_other_types_are_no_x64(tmp_path):
+    """f32 -> bf16 (a cast the user wrote, autocast): not what x64 switches; the graph diff's own fix stays."""
+    a, b = _module(tmp_path, "a", _typed("s32")), _module(tmp_path, "b", _typed("bf16"))
+    assert wide_type_differences(a, b) == []

@@ -30,7 +30,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
                                              KeyDifference, cache_folder, device_count_differences,
                                              flag_differences, option_differences, parameter_shape_differences,
-                                             version_differences)
+                                             version_differences, wide_type_differences)
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -186,7 +186,7 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         _never_written(v, a, b, run_a, run_b)
         return
     if same_hlo is False:
-        _hlo_differs(v, warnings)
+        _hlo_differs(v, warnings, jax=True)
         return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
@@ -284,7 +284,7 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
             if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
                 _key_differs(v, run_a, run_b, [], [])
             else:
-                _hlo_differs(v, warnings)
+                _hlo_differs(v, warnings, jax=False)
         elif not compiled:
             v.verdict = "hit"
         verdicts.append(v)
@@ -304,7 +304,7 @@ def program_frame(rec: GraphRecord) -> SourceFrame | None:
     return user_frame(rec.frames)
 
 
-def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
+def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
     """Another program in B: the graph diff's leading cause, unless the two were built for another number of
     devices (then the cause, a sharding or shape difference, is that count's consequence and keeps the line)."""
     v.verdict = "miss_hlo_differs"
@@ -315,6 +315,8 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
         v.reason, v.differences = "device_count", counts
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
+    elif v.reason == "dtype" and jax:  # what jax_enable_x64 switches (a torch_xla float64 is the user's tensor)
+        v.differences = wide_type_differences(v.a_record, v.b_record)
 
 
 def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:

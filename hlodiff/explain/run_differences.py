@@ -57,6 +57,32 @@ def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str
     return params, outputs
 
 
+WIDE_TYPES = {"s64": "s32", "u64": "u32", "f64": "f32", "c128": "c64"}
+"""64-bit element types and their 32-bit counterparts: what ``jax_enable_x64`` switches JAX's defaults between
+(integer indices, Python floats), so a program that gains only these between two runs of one script was traced with
+x64 on in one run and off in the other."""
+
+
+def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The 64-bit element types (:data:`WIDE_TYPES`) only one of the two programs uses, when every element type
+    the programs do not share is one of them or its 32-bit counterpart, and one side only has wide types of its
+    own: ``[KeyDifference("element_types", "64-bit types", A's, B's)]`` (None on the other side), else empty."""
+    if a is None or b is None:
+        return []
+    types = [_element_types(r) for r in (a, b)]
+    only = [types[0] - types[1], types[1] - types[0]]
+    wide = [o & set(WIDE_TYPES) for o in only]
+    if not (only[0] | only[1]) <= set(WIDE_TYPES) | set(WIDE_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
+        return []  # another type than x64 switches, or 64-bit types of its own on both sides (or neither)
+    return [KeyDifference("element_types", "64-bit types", ", ".join(sorted(wide[0])) or None,
+                          ", ".join(sorted(wide[1])) or None)]
+
+
+def _element_types(rec: GraphRecord) -> set[str]:
+    return {leaf.element_type for c in rec.module().computations for i in c.instructions
+            for leaf in i.shape.leaves()}
+
+
 def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
     """The module-header device counts (:data:`DEVICE_COUNT_ATTRIBUTES`) that differ between A's and B's program
     (an attribute left out is 1, XLA's default)."""

@@ -72,9 +72,13 @@ GRAPH_FIXES: dict[str, str] = {
     "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
+           "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
+           "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
 }
 """Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
-run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs."""
+run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
+64-bit types in one run only."""
 
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
@@ -185,6 +189,10 @@ def fix_text(v: Verdict) -> str | None:
         more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
             name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
+    if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
+        d = v.differences[0]
+        side, types = ("B", d.b) if d.b else ("A", d.a)
+        return GRAPH_FIXES["x64"].format(side=side, types=types)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
