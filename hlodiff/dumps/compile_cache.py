@@ -48,6 +48,9 @@ _SIZE_RE = re.compile(r"Not writing persistent cache entry with key '([^']+)' si
                       r"less than threshold \((\d+) bytes\)")
 _CALLBACK_RE = re.compile(r"Not writing persistent cache entry for '([^']+)' because it uses host callbacks")
 _DISABLED_RE = re.compile(r"Not writing persistent cache entry with key '([^']+)' since cache is disabled")
+_TOO_LARGE_RE = re.compile(r"Cache value for key '([^']+)' of size (\d+) bytes exceeds the maximum cache size of "
+                           r"(\d+) bytes")
+_WRITE_ERROR_RE = re.compile(r"Error writing persistent compilation cache entry for '([^']+)': (.*?)\s*$")
 _KEY_PART_RE = re.compile(r"get_cache_key hash of serialized (.+?): ([0-9a-f]{64})\s*$")
 _KEY_FLAG_RE = re.compile(r"(?<!Not )Including XLA flag in cache key: (\S+)\s*$")
 _DESERIALIZE_RE = re.compile(r"Failed to deserialize executable: (.*?)\s*$")
@@ -57,8 +60,10 @@ _JAX_ENTRY_RE = re.compile(r"^(.+-[0-9a-f]{64})-(cache|atime)$")
 _TORCH_ENTRY_RE = re.compile(r"^\d{20,}$")
 _LS_LONG_RE = re.compile(r"^[-dlbcps][-rwxsStT]{9}[.+@]?$")
 
-NOT_WRITTEN = ("compile_time", "entry_size", "host_callbacks", "cache_disabled")
-"""Why JAX did not write an entry (``CacheCompilation.not_written``)."""
+NOT_WRITTEN = ("compile_time", "entry_size", "host_callbacks", "cache_disabled", "cache_size", "write_error")
+"""Why JAX did not write an entry (``CacheCompilation.not_written``): the last two after its "Writing ..." line,
+from the warnings JAX's cache raised (an entry larger than ``jax_compilation_cache_max_size``, an error of the
+file system)."""
 
 
 @dataclass(slots=True)
@@ -84,6 +89,8 @@ class CacheCompilation:
     threshold: float | None = None
     measured: float | None = None
     compile_seconds: float | None = None
+    error: str | None = None
+    """``not_written == "write_error"``: the error JAX warned of (``PermissionError: ...``)."""
     cache_line: int | None = None
     """The line of the hit or miss message."""
     key_parts: dict[str, str] = field(default_factory=dict)
@@ -113,12 +120,13 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
     log = JaxCacheLog(path)
     open_by_name: dict[str, CacheCompilation] = {}
     by_key: dict[str, CacheCompilation] = {}
+    last_by_name: dict[str, CacheCompilation] = {}  # a warning may come after "Finished XLA compilation"
     for lineno, raw in enumerate(text_lines(path, warnings), 1):
         text = raw.rstrip("\r\n")
         if (m := _COMPILING_RE.search(text)) is not None:
             c = CacheCompilation(m.group(1), module_name(m.group(1)), len(log.compilations), lineno)
             log.compilations.append(c)
-            open_by_name[c.module_name] = c
+            open_by_name[c.module_name] = last_by_name[c.module_name] = c
             continue
         if (m := _FINISHED_RE.search(text)) is not None:
             c = open_by_name.pop(module_name(m.group(1)), None)
@@ -127,6 +135,15 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
             continue
         if "get_cache_key" in text or "in cache key" in text:
             _key_debug(text, log.compilations[-1] if log.compilations else None, open_by_name)
+            continue
+        if "Cache value for key" in text and (m := _TOO_LARGE_RE.search(text)) is not None and (
+                c := by_key.get(m.group(1))) is not None:
+            c.written, c.not_written = False, "cache_size"  # warned after "Writing ...": nothing was written
+            c.measured, c.threshold = float(m.group(2)), float(m.group(3))
+            continue
+        if "Error writing" in text and (m := _WRITE_ERROR_RE.search(text)) is not None and (
+                c := last_by_name.get(m.group(1))) is not None:
+            c.written, c.not_written, c.error = False, "write_error", m.group(2)
             continue
         if "ersistent" not in text and "PERSISTENT" not in text:
             continue

@@ -22,6 +22,11 @@ _IGNORED = ("xla_dump_to", "xla_dump_", "device_ordinal", "xla_detailed_logging"
 detailed logging off for later compilations of a run)."""
 
 
+DUMPED_KINDS = ("xla_dump", "executions")
+"""Records read from a module file of an XLA dump folder: a dump read alone, or joined with torch_xla's debug log
+(each execution points at its module's file, with the options beside it)."""
+
+
 def module_options(record: GraphRecord) -> dict[str, tuple[str, ...]] | None:
     """Flattened options of an XLA dump module, keyed ``file:field.path``; None when none were written."""
     prefix = _prefix(record)
@@ -50,7 +55,7 @@ def module_options(record: GraphRecord) -> dict[str, tuple[str, ...]] | None:
 
 def _prefix(record: GraphRecord) -> str | None:
     """``DIR/module_0004.jit_step`` for ``DIR/module_0004.jit_step.before_optimizations.txt``."""
-    if record.kind != "xla_dump" or not record.stage:
+    if record.kind not in DUMPED_KINDS or not record.stage:
         return None
     tail = f".{record.stage}.txt"
     if not record.path.endswith(tail):

@@ -20,7 +20,6 @@ Facts only; :mod:`hlodiff.render.across_runs` says them in words.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
@@ -28,11 +27,15 @@ from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
 from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
+                                             KeyDifference, cache_folder, device_count_differences,
+                                             flag_differences, option_differences, parameter_shape_differences,
+                                             version_differences, wide_type_differences)
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
-           "no_cache", "other_cache_folder", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
+           "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
            "elided_constants", "device_count", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
 ``device_count`` when the two programs were built for another number of devices)."""
@@ -45,23 +48,12 @@ CANNOT_DESERIALIZE = {
 while its entry was in the cache is not loadable, even when run B's stderr and metrics were not kept (or its C++
 warnings were silenced by TF_CPP_MIN_LOG_LEVEL)."""
 
-DEVICE_COUNT_ATTRIBUTES = ("num_partitions", "replica_count")
-"""Module-header attributes that count the devices a program was built for (SPMD partitions, replicas): another
-value in run B is another machine's program, whatever sharding difference the graph diff then shows."""
+NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "below_entry_size",
+                       "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
+"""Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
+(the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
 
 
-@dataclass(slots=True)
-class KeyDifference:
-    """One compile option that differs: ``source`` the dump file it was read from (``debug_options``,
-    ``compile_options.textproto``), ``name`` the field, ``a`` / ``b`` the values (None: not set, XLA's default)."""
-
-    source: str
-    name: str
-    a: str | None
-    b: str | None
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "name": self.name, "a": self.a, "b": self.b}
 
 
 @dataclass(slots=True)
@@ -94,6 +86,9 @@ class Verdict:
     """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
     called_at: SourceFrame | None = None
     """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+    state_shapes: bool = False
+    """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
+    returns updated (weights, optimizer state): another model, not another input."""
 
     @property
     def recompiled(self) -> bool:
@@ -191,16 +186,21 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         _never_written(v, a, b, run_a, run_b)
         return
     if same_hlo is False:
-        _hlo_differs(v, warnings)
+        _hlo_differs(v, warnings, jax=True)
         return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
                                                                         run_b.module_options):
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
+    _key_differs(v, run_a, run_b, a.key_flags, b.key_flags)
+
+
+def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b: list[str]) -> None:
+    """The same program under another key (JAX's cache key, torch_xla's graph hash): which input of the key
+    differs, from the flags JAX hashed (its cache-key debug log), the dumped compile options, the versions."""
     v.verdict = "miss_key_differs"
-    found = flag_differences(a.key_flags, b.key_flags) + option_differences(v.a_record, v.b_record,
-                                                                            run_b.module_options)
+    found = flag_differences(flags_a, flags_b) + option_differences(v.a_record, v.b_record, run_b.module_options)
     v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
     folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
@@ -210,7 +210,7 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
     elif folders:  # JAX writes the cache folder into the compile options: another folder, another key
         d = folders[0]
         v.differences.remove(d)
-        v.differences.insert(0, KeyDifference(d.source, "cache folder", _folder(d.a), _folder(d.b)))
+        v.differences.insert(0, KeyDifference(d.source, "cache folder", cache_folder(d.a), cache_folder(d.b)))
         v.reason = "other_cache_folder"
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
@@ -226,17 +226,15 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
         v.reason = "other_cache_folder"
         v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
     elif a.not_written is not None:
-        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
-            a.not_written, a.not_written)
-        v.threshold, v.measured = a.threshold, a.measured
+        v.reason = NOT_WRITTEN_REASONS.get(a.not_written, a.not_written)
+        v.threshold, v.measured, v.detail = a.threshold, a.measured, a.error
     elif a.lookup is None:
         v.reason = "cache_configured_late"
     elif a.written and v.entry_in_cache is False:
         v.reason = "entry_missing"
     elif b.not_written is not None:  # A said nothing: B's own reason is the same threshold
-        v.reason = {"compile_time": "below_compile_time", "entry_size": "below_entry_size"}.get(
-            b.not_written, b.not_written)
-        v.threshold, v.measured = b.threshold, b.measured
+        v.reason = NOT_WRITTEN_REASONS.get(b.not_written, b.not_written)
+        v.threshold, v.measured, v.detail = b.threshold, b.measured, b.error
     elif v.entry_in_cache is False:
         v.reason = "entry_missing"
     else:
@@ -249,6 +247,15 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
     first_b = _first_sightings(run_b.records)
     hashes_a = {r.graph_hash: r for r in first_a}
     unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
+    fingerprints: dict[int, str] = {}
+
+    def fingerprint(rec: GraphRecord) -> str:  # each program normalized once, however many it is paired against
+        if id(rec) not in fingerprints:
+            from hlodiff.graph import canonicalize
+
+            fingerprints[id(rec)] = canonicalize(rec.module()).fingerprint
+        return fingerprints[id(rec)]
+
     verdicts = []
     for position, rec in enumerate(first_b):
         v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec, called_at=user_frame(rec.frames))
@@ -273,8 +280,11 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 else:
                     v.reason = "unknown"
         elif compiled and unmatched_a:
-            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a))
-            _hlo_differs(v, warnings)
+            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a, fingerprint))
+            if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
+                _key_differs(v, run_a, run_b, [], [])
+            else:
+                _hlo_differs(v, warnings, jax=False)
         elif not compiled:
             v.verdict = "hit"
         verdicts.append(v)
@@ -294,7 +304,7 @@ def program_frame(rec: GraphRecord) -> SourceFrame | None:
     return user_frame(rec.frames)
 
 
-def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
+def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
     """Another program in B: the graph diff's leading cause, unless the two were built for another number of
     devices (then the cause, a sharding or shape difference, is that count's consequence and keeps the line)."""
     v.verdict = "miss_hlo_differs"
@@ -303,29 +313,19 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning]) -> None:
     counts = device_count_differences(v.a_record, v.b_record)
     if counts:
         v.reason, v.differences = "device_count", counts
+    elif v.reason == "shape":
+        v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
+    elif v.reason == "dtype" and jax:  # what jax_enable_x64 switches (a torch_xla float64 is the user's tensor)
+        v.differences = wide_type_differences(v.a_record, v.b_record)
 
 
-def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
-    """The module-header device counts (:data:`DEVICE_COUNT_ATTRIBUTES`) that differ between A's and B's program
-    (an attribute left out is 1, XLA's default)."""
-    if a is None or b is None:
-        return []
-    heads = [_header_attributes(r) for r in (a, b)]
-    return [KeyDifference("module", name, heads[0].get(name, "1"), heads[1].get(name, "1"))
-            for name in DEVICE_COUNT_ATTRIBUTES if heads[0].get(name, "1") != heads[1].get(name, "1")]
-
-
-def _header_attributes(rec: GraphRecord) -> dict[str, str]:
-    """``name=<int>`` attributes of the ``HloModule`` line of a dumped program."""
-    for line in rec.text().splitlines():
-        if line.startswith("HloModule "):
-            return dict(re.findall(r"\b(\w+)=(\d+)\b", line))
-    return {}
-
-
-def _counterpart(rec: GraphRecord, candidates: list[GraphRecord]) -> int:
-    """Which of A's graphs not seen in B a new graph of B stands for: the first synced from the same user line
-    (the same graph family), else the first left."""
+def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:
+    """Which of A's graphs not seen in B a new graph of B stands for: the first that is the same program (the hash
+    covers more than the HLO: XLA_FLAGS), else the first synced from the same user line (the same graph family),
+    else the first left."""
+    for i, candidate in enumerate(candidates):
+        if fingerprint(candidate) == fingerprint(rec):
+            return i
     where = _sync_line(rec)
     for i, candidate in enumerate(candidates):
         if where is not None and _sync_line(candidate) == where:
@@ -383,57 +383,3 @@ def _graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[In
         if r.causes:
             return r.causes[0]
     return None
-
-
-def option_differences(a: GraphRecord | None, b: GraphRecord | None, module_options) -> list[KeyDifference]:
-    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``);
-    ``module_options``: the runs' evidence of them (:meth:`hlodiff.dumps.cached_run.Run.module_options`)."""
-    if a is None or b is None:
-        return []
-    left, right = module_options(a) or {}, module_options(b) or {}
-    out: list[KeyDifference] = []
-    names: set[str] = set()
-    for key in sorted(set(left) | set(right), key=lambda k: (not k.startswith("debug_options:"), k)):
-        if left.get(key) == right.get(key):
-            continue
-        source, _, name = key.partition(":")
-        short = name.rsplit(".", 1)[-1]
-        if short in names:  # debug_options repeated inside compile_options.textproto: said once
-            continue
-        names.add(short)
-        out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
-    return out
-
-
-def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
-    """The XLA flags JAX hashed into one key and not the other (its cache-key debug log), by flag name."""
-    def split(flags):
-        return dict((f.lstrip("-").partition("=")[0], f.partition("=")[2] or "true") for f in flags)
-
-    left, right = split(a), split(b)
-    return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
-            for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
-
-
-CACHE_FOLDER_OPTIONS = ("xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file")
-"""Debug options JAX sets under the persistent cache folder (``jax_persistent_cache_enable_xla_caches``, on the
-CPU too), which the key hashes with the other compile options: observed with JAX 0.10.2, two folders give two keys
-for one program."""
-
-
-def _folder(value: str | None) -> str | None:
-    """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
-    if value is None:
-        return None
-    path = value.strip().strip('"')
-    head, _, tail = path.rstrip("/").rpartition("/")
-    return head if tail in CACHE_FOLDER_OPTIONS and head else path
-
-
-def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:
-    """Framework versions both recordings noted and that differ."""
-    return [KeyDifference("versions", name, a[name], b[name]) for name in a if name in b and a[name] != b[name]]
-
-
-def _one(values: tuple[str, ...] | None) -> str | None:
-    return None if not values else ", ".join(values)

@@ -22,6 +22,10 @@ CACHE_FIXES: dict[str, str] = {
                           "compilation",
     "below_entry_size": "write small entries too: jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1) "
                         "in both runs",
+    "exceeds_cache_size": "raise jax_compilation_cache_max_size above the entry's size ({measured} bytes; it is "
+                          "{threshold} bytes for the whole cache), or set it to -1 (no limit), in both runs",
+    "write_failed": "run A could not write the entry ({detail}): make the cache folder writable (permissions, free "
+                    "space, not a read-only mount) for the run that fills it",
     "host_callbacks": "JAX never caches a program with host callbacks (jax.debug.print, breakpoint, io_callback): "
                       "leave them out of the jitted function in runs meant to reuse the cache",
     "cache_disabled": "the cache was disabled or failed to initialize when it compiled: check "
@@ -40,6 +44,8 @@ CACHE_FIXES: dict[str, str] = {
     "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
                     "own program and cache entry; expected when the runs had different machines, else run both on "
                     "the same number of devices (the mesh over jax.devices())",
+    "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
+                                  "(--{name}); torch_xla's graph hash, its cache key, changes with it",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
@@ -47,6 +53,8 @@ CACHE_FIXES: dict[str, str] = {
                         "instead of closing over them",
     "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
                    "notes the versions of each run",
+    "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
+                             "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
     "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
                "folder's listing",
     "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
@@ -54,6 +62,23 @@ CACHE_FIXES: dict[str, str] = {
                          "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
                          "--cache",
 }
+
+
+GRAPH_FIXES: dict[str, str] = {
+    "state_shape": "the step's state has other shapes ({name}: {a} in run A, {b} in run B: parameters the step "
+                   "updates and returns, a model's weights or optimizer state): another model is another program "
+                   "and cache entry, so this is expected after changing the model; build it with the same sizes in "
+                   "both runs to reuse the cache",
+    "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
+                   "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
+                   "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
+           "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
+           "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
+}
+"""Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
+run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
+64-bit types in one run only."""
 
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
@@ -120,6 +145,11 @@ def why_text(v: Verdict) -> str:
     if r == "below_entry_size":
         return (f"{same}, never written: its entry ({v.measured:.0f} bytes) is under "
                 f"jax_persistent_cache_min_entry_size_bytes ({v.threshold:.0f} bytes)")
+    if r == "exceeds_cache_size":
+        return (f"{same}, never written: its entry ({v.measured:.0f} bytes) is larger than the whole cache "
+                f"(jax_compilation_cache_max_size, {v.threshold:.0f} bytes); JAX warned and dropped it")
+    if r == "write_failed":
+        return f"{same}, never written: writing it failed ({v.detail})"
     if r == "host_callbacks":
         return f"{same}, never written: it uses host callbacks"
     if r == "cache_disabled":
@@ -154,18 +184,28 @@ def why_text(v: Verdict) -> str:
 def fix_text(v: Verdict) -> str | None:
     if v.verdict in ("hit", "new"):
         return None
+    if v.verdict == "miss_hlo_differs" and v.reason == "shape" and v.differences:
+        d = v.differences[0]
+        more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
+        return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
+            name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
+    if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
+        d = v.differences[0]
+        side, types = ("B", d.b) if d.b else ("A", d.a)
+        return GRAPH_FIXES["x64"].format(side=side, types=types)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
         reason = "unknown_key"
-    elif reason == "unknown" and isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump":
-        reason = "unknown_torch_xla"
     d = v.differences[0] if v.differences else None
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
+    if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
+        reason = f"{reason}_torch_xla"  # a torch_xla run: its own words where JAX's would mislead
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
-    return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?")
+    return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?",
+                           measured=_number(v.measured), threshold=_number(v.threshold), detail=v.detail or "?")
 
 
 def run_names(result: AcrossRuns) -> tuple[str, str]:
@@ -281,6 +321,10 @@ def _verdict_json(v: Verdict) -> dict:
 def _seconds(group: list[Verdict]) -> float | None:
     known = [v.seconds for v in group if v.seconds is not None]
     return round(sum(known), 6) if known else None
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}"
 
 
 def _value(value: str | None) -> str:

@@ -1,0 +1,155 @@
+"""What differs between run A's program and run B's beyond their graphs: the inputs of a cache key (the XLA flags
+JAX hashed, the compile options XLA dumped beside each module, framework versions, the cache folder JAX writes into
+the options) and the module's shape facts (the device count a program was built for, which parameters changed
+shape and whether they are state the step returns). :mod:`hlodiff.explain.across_runs` turns them into verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hlodiff.dumps.graph_record import GraphRecord
+
+
+@dataclass(slots=True)
+class KeyDifference:
+    """One compile option that differs: ``source`` the dump file it was read from (``debug_options``,
+    ``compile_options.textproto``), ``name`` the field, ``a`` / ``b`` the values (None: not set, XLA's default)."""
+
+    source: str
+    name: str
+    a: str | None
+    b: str | None
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "name": self.name, "a": self.a, "b": self.b}
+
+
+DEVICE_COUNT_ATTRIBUTES = ("num_partitions", "replica_count")
+"""Module-header attributes that count the devices a program was built for (SPMD partitions, replicas): another
+value in run B is another machine's program, whatever sharding difference the graph diff then shows."""
+
+
+def parameter_shape_differences(a: GraphRecord | None,
+                                b: GraphRecord | None) -> tuple[list[KeyDifference], bool]:
+    """The entry parameters whose shapes differ between A's program and B's (by parameter number), and whether
+    every one of them is state the step returns updated (each shape is among its program's outputs, in A and in B:
+    a model's weights, optimizer state), i.e. another model rather than another batch."""
+    if a is None or b is None:
+        return [], False
+    sides = [_entry_shapes(r) for r in (a, b)]
+    found = [KeyDifference("parameter", name, old, sides[1][0][n][1])
+             for n, (name, old) in sorted(sides[0][0].items())
+             if n in sides[1][0] and sides[1][0][n][1] != old]
+    state = bool(found) and all(d.a in sides[0][1] and d.b in sides[1][1] for d in found)
+    return found, state
+
+
+def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str]]:
+    """``({parameter number: (name, shape)}, {output shapes})`` of a program's entry, shapes without layout."""
+    entry = next((c for c in rec.module().computations if c.is_entry), None)
+    if entry is None:
+        return {}, set()
+    params = {i.parameter_number: (i.name, str(i.shape.without_layout())) for i in entry.instructions
+              if i.opcode == "parameter" and i.parameter_number is not None}
+    outputs = {str(leaf.without_layout()) for leaf in entry.root.shape.leaves()}
+    return params, outputs
+
+
+WIDE_TYPES = {"s64": "s32", "u64": "u32", "f64": "f32", "c128": "c64"}
+"""64-bit element types and their 32-bit counterparts: what ``jax_enable_x64`` switches JAX's defaults between
+(integer indices, Python floats), so a program that gains only these between two runs of one script was traced with
+x64 on in one run and off in the other."""
+
+
+def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The 64-bit element types (:data:`WIDE_TYPES`) only one of the two programs uses, when every element type
+    the programs do not share is one of them or its 32-bit counterpart, and one side only has wide types of its
+    own: ``[KeyDifference("element_types", "64-bit types", A's, B's)]`` (None on the other side), else empty."""
+    if a is None or b is None:
+        return []
+    types = [_element_types(r) for r in (a, b)]
+    only = [types[0] - types[1], types[1] - types[0]]
+    wide = [o & set(WIDE_TYPES) for o in only]
+    if not (only[0] | only[1]) <= set(WIDE_TYPES) | set(WIDE_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
+        return []  # another type than x64 switches, or 64-bit types of its own on both sides (or neither)
+    return [KeyDifference("element_types", "64-bit types", ", ".join(sorted(wide[0])) or None,
+                          ", ".join(sorted(wide[1])) or None)]
+
+
+def _element_types(rec: GraphRecord) -> set[str]:
+    return {leaf.element_type for c in rec.module().computations for i in c.instructions
+            for leaf in i.shape.leaves()}
+
+
+def device_count_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The module-header device counts (:data:`DEVICE_COUNT_ATTRIBUTES`) that differ between A's and B's program
+    (an attribute left out is 1, XLA's default)."""
+    if a is None or b is None:
+        return []
+    heads = [_header_attributes(r) for r in (a, b)]
+    return [KeyDifference("module", name, heads[0].get(name, "1"), heads[1].get(name, "1"))
+            for name in DEVICE_COUNT_ATTRIBUTES if heads[0].get(name, "1") != heads[1].get(name, "1")]
+
+
+def _header_attributes(rec: GraphRecord) -> dict[str, str]:
+    """``name=<int>`` attributes of the ``HloModule`` line of a dumped program."""
+    for line in rec.text().splitlines():
+        if line.startswith("HloModule "):
+            return dict(re.findall(r"\b(\w+)=(\d+)\b", line))
+    return {}
+
+
+def option_differences(a: GraphRecord | None, b: GraphRecord | None, module_options) -> list[KeyDifference]:
+    """The compile options that differ between two dumped modules (XLA flags first, from ``debug_options``);
+    ``module_options``: the runs' evidence of them (:meth:`hlodiff.dumps.cached_run.Run.module_options`)."""
+    if a is None or b is None:
+        return []
+    left, right = module_options(a) or {}, module_options(b) or {}
+    out: list[KeyDifference] = []
+    names: set[str] = set()
+    for key in sorted(set(left) | set(right), key=lambda k: (not k.startswith("debug_options:"), k)):
+        if left.get(key) == right.get(key):
+            continue
+        source, _, name = key.partition(":")
+        short = name.rsplit(".", 1)[-1]
+        if short in names:  # debug_options repeated inside compile_options.textproto: said once
+            continue
+        names.add(short)
+        out.append(KeyDifference(source, short, _one(left.get(key)), _one(right.get(key))))
+    return out
+
+
+def flag_differences(a: list[str], b: list[str]) -> list[KeyDifference]:
+    """The XLA flags JAX hashed into one key and not the other (its cache-key debug log), by flag name."""
+    def split(flags):
+        return dict((f.lstrip("-").partition("=")[0], f.partition("=")[2] or "true") for f in flags)
+
+    left, right = split(a), split(b)
+    return [KeyDifference("XLA_FLAGS", name, left.get(name), right.get(name))
+            for name in sorted(set(left) | set(right)) if left.get(name) != right.get(name)]
+
+
+CACHE_FOLDER_OPTIONS = ("xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file")
+"""Debug options JAX sets under the persistent cache folder (``jax_persistent_cache_enable_xla_caches``, on the
+CPU too), which the key hashes with the other compile options: observed with JAX 0.10.2, two folders give two keys
+for one program."""
+
+
+def cache_folder(value: str | None) -> str | None:
+    """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
+    if value is None:
+        return None
+    path = value.strip().strip('"')
+    head, _, tail = path.rstrip("/").rpartition("/")
+    return head if tail in CACHE_FOLDER_OPTIONS and head else path
+
+
+def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDifference]:
+    """Framework versions both recordings noted and that differ."""
+    return [KeyDifference("versions", name, a[name], b[name]) for name in a if name in b and a[name] != b[name]]
+
+
+def _one(values: tuple[str, ...] | None) -> str | None:
+    return None if not values else ", ".join(values)
