@@ -24,9 +24,6 @@ _spec.loader.exec_module(live)
 # Of today's new scenarios (2026-11-27, live5), these stay wrong live:
 # - torch_xla/warmup_from_zero, torch_xla/spmd_replay_unsharded: no line, as the report at exit (its WRONG_NOW:
 #   the HLO names only library frames); the live line agrees with the report.
-# - torch_xla/amp_gradscaler: the report puts the GradScaler's cut step (#0, read at :18) in the family of the sync
-#   at :21 (one family A,B,A,C,...) and tells #1 as `partial`; live families are keyed when a graph arrives, so #0
-#   is a family of its own and the first story is #2 against #1 (`constant`).
 # - jax/jax_layerdrop_static: live repeats carry each graph's own fix, which the report's rows choose per graph
 #   (static_structure on dump#9, #11, #12: "pad to a few bucket sizes"); the report at exit shows the story's first.
 # - dynamo/dyn_autocast_steps: the step around the call at :19 changed with Dynamo's autocast retrace, which the
@@ -35,13 +32,14 @@ _spec.loader.exec_module(live)
 #   the report's limit fix (an update); but the first step run eagerly past the limit (step 16, `inputs`) is shouted
 #   before the limit's line is in the replayed log.
 LIVE_WRONG_NOW = {
-    'torch_xla/amp_gradscaler': 'kind: constant; line: no location; fix_any: a Python int of 0 or 1 (an index, a counter: 0) is baked in, other values are passed as device data: make it a devic',
     'torch_xla/batch_rampup': 'fix_none: says bucket sequence',
-    'torch_xla/bn_cumulative': 'fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure',
+    # the momentum fix rests on the baked 1/n values of 3 steps; step 0's cut is told first (the report's row #1,
+    # which its cause graph later folds under the constant root), and steps 0-1's rows say "pad ... buckets" live
+    # as they do in the report's per-graph rows (partial_read_sets_size: "5 different graphs followed the read")
+    'torch_xla/bn_cumulative': 'fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure; fix_none: says bucket, pad',
     'torch_xla/center_no_detach': 'line: center_no_detach.py:17',
     'torch_xla/checkpoint_toggle': 'line: no location',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17',
-    'torch_xla/if_loss_spike': 'fix_any: the graph grows at every step (37, 68, 71 instructions) and every step compiles: a tensor carried from one step into the next keeps its whole autograd ',
     'torch_xla/inner_loop_count': 'line: no location; fix_any: the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): iterate in one fixed order',
     'torch_xla/label_smoothing_on': 'line: no location; fix_any: the ops that differ were traced inside library code (torch/nn/functional.py:3458) and carry no line of yours: that call ran with ano',
     'torch_xla/lazy_linear_control': "agrees: report: inputs at ['lazy_linear_control.py', 15]; live: inputs at None",
@@ -53,11 +51,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/review2_multitask_rr': 'fix_any: a value computed in the graph on some steps is device data (an input) on others: check which tensor (f32[1], f32[5], f32[1,32], f32[5,32]) is synced or',
     'torch_xla/review_grad_accum': 'line: no location; fix_none: says 0/1 mask, decides per step, random, torch.where',
     'torch_xla/spmd_replay_unsharded': 'line: no location',
-    'torch_xla/trim_padding': 'kind: attribute',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
     'torch_xla/warmup_from_zero': 'line: no location',
-    # review 5 (p04 by hand): live, Adam's first-step warm-up is told first (the split at :14 is the report's story)
-    'torch_xla/rev5_item_clip_adam': 'kind: inputs; line: no location; fix_any: expected warm-up: torch/optim/adam.py creates its state on its first step and passes it in as inputs from then on (f32',
     'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
     'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
     'jax/jax_mask_outside': 'fix_none: says last batch',
@@ -70,7 +65,6 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
     'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26; fix_any: the graphs cycle every 6 steps (as gradient accumulation does: grads created, accumulated, then the optimizer',
     # merged today after the live branch (first live try of their scenarios; the report at exit is scored apart)
-    'torch_xla/rev4_item_clip': "agrees: report: partial at ['rev4_item_clip.py', 14]; live: ops at ['rev4_item_clip.py', 16]",
     'dynamo/dyn_head_per_task': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 1): a value is kept on some steps only (a metric",
     'dynamo/dyn_inference_tensors': 'line: no location',
     'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17',
