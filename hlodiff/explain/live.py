@@ -30,6 +30,14 @@ from hlodiff.explain.live_events import LiveEvent, Told
 RECENT = 32
 """Executions of a family kept for its patterns (alternation, buckets that recur, a batch that stayed short)."""
 
+SETTLED = 8
+"""Cache hits after a family's newest recompilation that settle a fix waiting for the next steps: it did not come
+back, and the fallback is what the steps show (told then, not only at the end of a long run)."""
+
+DEFERRED = 4
+"""Recompilations of a family whose waiting fix is put off at most while it compiles again (the oldest is then told
+with what is known)."""
+
 HELD_CUTS = 16
 """Cut graphs held at most while waiting for the graph that ends their step (a run whose steps are all cut, with
 no sync, would otherwise tell nothing before its end)."""
@@ -38,11 +46,14 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
-NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "partial_read"})
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "partial_read", "shape_input", "shape_python_size"})
 """Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
-`if`"): on a family's first recompilation the window has two graphs, and the report at exit replaces these with
-what the steps show (accumulation's short group, a setting switched once, a key present on some batches). With
-executions followed (cache hits seen), such a fix waits for the next steps; a dump of compilations alone (JAX)
+`if`", "read it after the sync", "pad inputs to a few fixed sizes", "a size follows a Python value"): on a family's
+first recompilations the window has two or three graphs, and the report at exit replaces these with what the steps
+show (accumulation's short group, a setting switched once, a size that stayed or grows, tasks in rotation, a second
+graph after the read). With executions followed (cache hits seen), such a fix waits for the next steps: while the
+family compiles again it stays put off (up to :data:`DEFERRED` recompilations), and it is told once a step reused a
+graph and the steps say more, after :data:`SETTLED` cache hits, or at the end. A dump of compilations alone (JAX)
 tells it at once, since no hit would settle it before the end."""
 
 
@@ -79,8 +90,8 @@ class _Family:
     steps: int = 0
     full: int = 0
     """Its graphs that end a step (a cut graph is part of the step the next of them ends)."""
-    deferred: "_Latest | None" = None
-    """A recompilation whose fix waits, put off while the newest one (its second step) settles."""
+    deferred: list = field(default_factory=list)
+    """Earlier recompilations whose fix waits (:class:`_Latest`), put off while the family compiles again."""
 
 
 @dataclass(slots=True)
@@ -263,20 +274,20 @@ class LiveExplainer:
                 return []
             if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
                 family.next_look *= 2
-                return self._look_again(family)
+                return self._look_again(family, settled=family.hits_since >= SETTLED)
             return []
         self.compilations += 1
         first_of_family = not family.compiled
-        # settled by what came next (this graph), or a fix still waiting: told before the family moves on, or the
-        # story it belongs to would never get one
+        # a family's second step compiled again (pending): settled by what came next, this graph
+        earlier = self._look_again_one(family, running=True) if family.pending and family.latest is not None else []
+        # a fix still waiting for the next steps: with executions followed, put off while the family compiles again
+        # (no step has reused a graph yet: a warm-up, tasks in rotation, a second graph after an early read that is
+        # an optimizer's warm-up), told at its next cache hit or the end (the oldest past DEFERRED, now); else told
+        # before the family moves on, or the story it belongs to would never get one
         waiting = family.told is not None and family.told.waits and family.latest is not None
-        # the family's second step compiled again: whether that is a warm-up (an optimizer's state) is known at the
-        # next step; a fix still waiting is put off till then when the newest one waits for it too (read against a
-        # warm-up, a second graph after an early read looks like the read deciding what is traced:
-        # rev5_item_clip_adam), else told now
-        defer = waiting and not family.pending and family.deferred is None and record.kind in TRACED_KINDS \
-            and family.full == (1 if held.cut else 2)
-        earlier = self._look_again(family, running=not waiting) if (family.pending or waiting) and not defer else []
+        defer = waiting and record.kind in TRACED_KINDS
+        if waiting and not defer:
+            earlier += self._look_again_one(family, running=False)
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=held.graphs)]
@@ -285,14 +296,11 @@ class LiveExplainer:
         told = self._tell(family, record, step, held.cut)
         if told and told[0].kind == "compiled":  # another function of the name: the name's story stays as it was
             before.put(family)
-            return (self._look_again_one(family, running=False) if defer else earlier) + told
-        if defer and family.pending or defer and family.expected:
-            family.deferred = before  # told with the newest one, once the next step settled it
-        elif defer:
-            newest = _Latest.of(family)
-            before.put(family)
-            earlier = self._look_again_one(family, running=False)
-            newest.put(family)
+            return earlier + told
+        if defer:
+            family.deferred.append(before)
+            if len(family.deferred) > DEFERRED:
+                earlier += self._look_deferred(family, 1)
         return earlier + told
 
     def _step(self, summary, partial: bool = False) -> int:
@@ -426,25 +434,35 @@ class LiveExplainer:
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
 
-    def _look_again(self, family: _Family, running: bool = True) -> list[LiveEvent]:
+    def _look_again(self, family: _Family, running: bool = True, settled: bool = False) -> list[LiveEvent]:
         """The family's newest recompilation with what is known now: an event only when its words changed (and
-        first, a recompilation whose waiting fix was put off while the newest one's step settles)."""
-        out: list[LiveEvent] = []
-        if family.deferred is not None:
-            newest, earlier = _Latest.of(family), family.deferred
-            family.deferred = None
-            earlier.put(family)
-            out = self._look_again_one(family, running=False)
-            newest.put(family)
-        return out + self._look_again_one(family, running)
+        first, the recompilations whose waiting fix was put off while the family compiled again)."""
+        return (self._look_deferred(family, len(family.deferred), running, settled)
+                + self._look_again_one(family, running, settled))
 
-    def _look_again_one(self, family: _Family, running: bool) -> list[LiveEvent]:
+    def _look_deferred(self, family: _Family, count: int, running: bool = False,
+                       settled: bool = False) -> list[LiveEvent]:
+        """The ``count`` oldest put-off recompilations looked at again: their fixes told now, or (``running``)
+        once the steps settle them; those still waiting stay put off."""
+        out: list[LiveEvent] = []
+        newest = _Latest.of(family)
+        kept = []
+        for earlier in family.deferred[:count]:
+            earlier.put(family)
+            out += self._look_again_one(family, running, settled)
+            if family.told is not None and family.told.waits:
+                kept.append(_Latest.of(family))
+        family.deferred[:count] = kept
+        newest.put(family)
+        return out
+
+    def _look_again_one(self, family: _Family, running: bool, settled: bool = False) -> list[LiveEvent]:
         record = family.latest
         found = self._explain(family, record) if record is not None else None
         if not isinstance(found, tuple) or family.told is None:
             return []
         recompilation, expected, follows = found
-        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs))
+        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs), settled=settled)
         pending, family.pending = family.pending, False
         if follows:
             was, family.follows, family.told, family.expected = family.follows, True, told, True
@@ -476,7 +494,9 @@ class LiveExplainer:
                           of_step=family.latest_step, graphs=self.graphs)]
 
 
-def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Told:
+def _told(recompilation, running: bool = False, dynamo_log: bool = False, settled: bool = False) -> Told:
+    """What is told of a recompilation: while the run goes on (``running``), a fix that rests on the steps to come
+    waits (:data:`NEEDS_THE_END`; :data:`NEEDS_MORE_STEPS` until the family's steps ``settled`` it)."""
     causes = recompilation.causes
     if not causes:
         return Told("unknown", "no difference found against the closest earlier graph", None, None,
@@ -486,7 +506,7 @@ def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Tol
     diff = recompilation.diff
     bridge = bridge_run(recompilation.graph.record.frames)
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
-        root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
+        not settled and root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
     if bridge:
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
