@@ -217,3 +217,25 @@ def test_dynamo_guard_tree_still_being_written_is_not_told_as_a_tensor_guard():
     told = [x for x in said if "Dynamo forward" in x or "dyn_mode_string.py:30" in x]
     assert told and not any("check_tensor" in x or "as a tensor" in x for x in told), said
     assert any("expected" in x and "mode is a Python string" in x for x in told), said
+
+
+def test_a_cut_step_is_told_in_the_family_of_the_sync_that_ends_it():
+    # `if gnorm.item() > 1.0:` cuts each step at :14; the report puts the cut graph in the family of the sync at
+    # :19 and tells the step's rest as `partial` at the read, whose fix (torch.where) needs the next step's graph.
+    # Live, the cut graph waits for its step's sync and joins that family; the story block says it may change
+    said = _lines("torch_xla/rev4_item_clip")
+    told = [x for x in said if " recompiled (" in x]
+    assert told and "partial at rev4_item_clip.py:14" in told[0], said
+    fixes = [x.split("; fix: ", 1)[1] for x in said if "; fix: " in x and "told once" not in x]
+    assert fixes and "torch.where" in fixes[0] and not any("read it after the sync" in f for f in fixes), said
+    assert any("a later line may revise it" in x for x in said), said
+
+
+def test_a_waiting_fix_stays_put_off_while_its_family_compiles_again():
+    # three tasks in rotation: steps 1-5 each compile (gradients created task by task) before the rotation repeats;
+    # the fallback "sync at the same points" would be told as each step compiles again. It waits, and the first
+    # fix told is the report's: one graph per task, by design
+    said = _lines("torch_xla/review2_multitask_rr")
+    assert not any("sync at the same points" in x for x in said), said
+    fixes = [x for x in said if "; fix: " in x and "told once" not in x]
+    assert fixes and "by design" in fixes[0] and "step 1," in fixes[0], said
