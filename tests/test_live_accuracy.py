@@ -52,7 +52,6 @@ LIVE_WRONG_NOW = {
     'torch_xla/spmd_replay_unsharded': 'line: no location',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
     'torch_xla/warmup_from_zero': 'line: no location',
-    'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
     'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
     'jax/jax_mask_outside': 'fix_none: says last batch',
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15',
