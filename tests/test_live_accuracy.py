@@ -21,59 +21,60 @@ _spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES /
 live = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(live)
 
-# Of today's new scenarios (2026-11-27, live5), these stay wrong live:
-# - torch_xla/warmup_from_zero, torch_xla/spmd_replay_unsharded: no line, as the report at exit (its WRONG_NOW:
-#   the HLO names only library frames); the live line agrees with the report.
-# - jax/jax_layerdrop_static: live repeats carry each graph's own fix, which the report's rows choose per graph
-#   (static_structure on dump#9, #11, #12: "pad to a few bucket sizes"); the report at exit shows the story's first.
-# - dynamo/dyn_autocast_steps: the step around the call at :19 changed with Dynamo's autocast retrace, which the
-#   replayed Dynamo log names only later (it grows in proportion to the pieces): told before it, as `outputs`.
-# - dynamo/dyn_task_limit: the string guard is expected until Dynamo hits its recompile limit (0/4), then told with
-#   the report's limit fix (an update); but the first step run eagerly past the limit (step 16, `inputs`) is shouted
-#   before the limit's line is in the replayed log.
+# What stays wrong live (2026-11-27, live3), by cause (docs/accuracy.md, "The live story", round 3):
 LIVE_WRONG_NOW = {
-    # the momentum fix rests on the baked 1/n values of 3 steps; step 0's cut is told first, with the fix of the
-    # report's own row #1 (partial_read_sets_size: "2 different graphs followed the read ... pad ... buckets"),
-    # which the report's cause graph later folds under the constant root
-    'torch_xla/bn_cumulative': 'fix_any: the value read early at bn_cumulative.py:15 ... decides what is traced next (no momentum); fix_none: says bucket, pad',
-    'torch_xla/center_no_detach': 'line: center_no_detach.py:17',
-    'torch_xla/checkpoint_toggle': 'line: no location',
-    'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17',
-    'torch_xla/inner_loop_count': 'line: no location; fix_any: the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): iterate in one fixed order',
-    'torch_xla/label_smoothing_on': 'line: no location',  # as at exit (WRONG_NOW): the smoothing ops carry only library frames
-    'torch_xla/loss_history': 'kind: ops',
-    'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21',
-    'torch_xla/review2_ckpt_dump': 'line: no location',
-    'torch_xla/review2_ckpt_level1': 'line: no location',
-    # step 1's recompilation (the queue becomes an input, the logits widen at :19) is told at :19; the report's cause
-    # graph folds it under the root the later steps show (the cat at :24 grows 8, 16, 24), which step 1 cannot
-    'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19',
-    'torch_xla/review_grad_accum': 'line: no location; fix_none: says 0/1 mask, decides per step, random, torch.where',
-    'torch_xla/spmd_replay_unsharded': 'line: no location',
-    'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
-    'torch_xla/warmup_from_zero': 'line: no location',
-    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
-    'jax/jax_mask_outside': 'fix_none: says last batch',
-    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15',
-    'dynamo/dyn_autocast_steps': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
-    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
-    'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13',
-    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14',
-    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
-    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
-    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26; fix_any: the graphs cycle every 6 steps (as gradient accumulation does: grads created, accumulated, then the optimizer',
-    # merged today after the live branch (first live try of their scenarios; the report at exit is scored apart)
-    'dynamo/dyn_head_per_task': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 1): a value is kept on some steps only (a metric",
-    'dynamo/dyn_inference_tensors': 'line: no location',
-    'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17',
-    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15',
-    'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19',
-    'dynamo/dyn_kv_cat': 'line: dyn_kv_cat.py:16',
-    'dynamo/dyn_last_batch_static': 'line: dyn_last_batch_static.py:16',
-    'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_any: Dynamo splits the compiled call inside library code (Call to `torch._dynamo.graph_break()`, at optimizer.py:81), not at a line of yo',
-    # review 4's first-step row (an expected once at :15, the step around the compiled call) is told live at step 9,
-    # before Dynamo's grad-mode recompilation at :20 that the report at exit leads with
-    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15',
+    # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
+    #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
+    'torch_xla/center_no_detach': 'line: center_no_detach.py:17 (as at exit)',
+    'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
+    'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
+    'torch_xla/label_smoothing_on': 'line: no location (as at exit: the smoothing ops carry library frames only)',
+    'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
+    'torch_xla/review2_ckpt_dump': 'line: no location (as at exit: HLO text, no user frame)',
+    'torch_xla/review2_ckpt_level1': 'line: no location (as at exit: HLO text, no user frame)',
+    'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
+    'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
+    'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
+    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15 (as at exit: no call line in the capture)',
+    'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
+    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14 (as at exit: no call line in the capture)',
+    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15 (as at exit: no call line in a TORCH_LOGS text log)',
+    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (as at exit: no call line in the capture)',
+    'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
+    'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
+    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15 (as at exit: no call line in a TORCH_LOGS log)',
+    'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
+    'dynamo/dyn_kv_cat': 'line: dyn_kv_cat.py:16 (as at exit: the def, one line above the cat)',
+    'dynamo/dyn_last_batch_static': 'line: dyn_last_batch_static.py:16 (as at exit: no call line in the log)',
+    # ... and, live, a fix told from fewer steps than the report's: inner_loop_count's step 2 reads as operands
+    # combined in another order (the unrolled block shows at step 4), review_grad_accum's step 3 as ops traced on
+    # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
+    # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
+    'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
+    'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
+    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (as at exit); fix_any: "pad" before sizes recur',
+    # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
+    #    (its headline shows the story's first only).
+    'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
+                               'buckets" (the report\'s rows #1-#3 too); momentum needs 3 steps of 1/n',
+    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad (static_structure on the report\'s rows #9, #11, #12)',
+    'jax/jax_mask_outside': 'fix_none: says last batch (the report\'s own row for dump#6, the run\'s last graph)',
+    # 3. The first line comes before the steps that decide it: the report folds step 1 under a root the later steps
+    #    show (moco: the cat at :24 grows 8, 16, 24), or places it by them (multitask: the genexpr at :19)
+    'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19 (step 1 told before the growth at :24 shows)',
+    'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21 (moves to :19 once the steps are known)',
+    # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
+    #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
+    #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's
+    #    compiles by order), so the step around the call is told before the line that explains it
+    'dynamo/dyn_autocast_steps': 'kind: outputs; line: no location (step 11 told before the autocast line arrives)',
+    'dynamo/dyn_head_per_task': 'kind: outputs; line: no location (step 7 told before the head-class guard arrives)',
+    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26 (the eager step 16 told before the limit)',
+    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15 (an expected first-step '
+                                      'line at step 9 before the grad-mode line at :20)',
+    # 5. The first word rule: a graph break in library code (optimizer.py) at step 1 is the first word when nothing
+    #    is shouted; the report leads with the expected param-group guard at step 15
+    'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_none: says optimizer.py (the library graph break first)',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
