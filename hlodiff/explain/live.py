@@ -42,6 +42,7 @@ HELD_CUTS = 16
 """Cut graphs held at most while waiting for the graph that ends their step (a run whose steps are all cut, with
 no sync, would otherwise tell nothing before its end)."""
 
+
 @dataclass(slots=True)
 class _Family:
     key: str
