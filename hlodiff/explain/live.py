@@ -38,9 +38,10 @@ DEFERRED = 4
 """Recompilations of a family whose waiting fix is put off at most while it compiles again (the oldest is then told
 with what is known)."""
 
-HELD_CUTS = 16
-"""Cut graphs held at most while waiting for the graph that ends their step (a run whose steps are all cut, with
-no sync, would otherwise tell nothing before its end)."""
+HELD_CUTS = 4
+"""Cut graphs held at most while waiting for the graph that ends their step: a step with more early reads, or a run
+whose steps all end in a read (`print(loss.item())`, no sync) with a new graph each time, is told at most this
+many graphs late (a run of such steps that repeats a graph is told one step late: the same graph held twice)."""
 
 
 @dataclass(slots=True)
