@@ -65,7 +65,9 @@ class LiveRun:
     def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
         # an empty one is no report yet (record under torch.compile may see no sync at all): read as one, it is an
         # error, and every graph of the run would be told as unread (the report at exit skips it too)
-        self.run.inputs.tensors_reports = [p for p in self.report_files if os.path.isfile(p) and os.path.getsize(p)]
+        beside = [p for p in self.report_files if os.path.isfile(p) and os.path.getsize(p)]
+        if beside or not self.run.inputs.tensors_reports:  # once found by content, kept (a poll without new
+            self.run.inputs.tensors_reports = beside          # graphs, the last one at close, must not drop it)
         if not self.run.inputs.tensors_reports and records:
             self.run.inputs.tensors_reports = _found_in(self.jax_folders[:1], "tensors_reports")
         if not self.run.inputs.jax_logs and any(r.kind == "xla_dump" for r in records):

@@ -338,3 +338,13 @@ def test_record_under_spmd_threads_follows_the_save_file_it_asked_for(tmp_path):
     said = [x for e in live.poll() + live.close() for x in lines(e)]
     told = [x for x in said if " recompiled (" in x]
     assert told and "sharding at p13_spmd.py:18" in told[0], said  # the report's headline (script: p13_spmd.py)
+
+
+def test_every_fix_rule_the_live_lines_wait_on_is_a_row_of_the_table():
+    # the waiting sets name rows of hlodiff.diff.fix_rules by name: a row renamed there would silently stop waiting
+    # (and a live line tell a fallback fix before the steps show the report's)
+    from hlodiff.diff.fix_rules import RULES
+    from hlodiff.explain.live_told import NEEDS_MORE_STEPS, NEEDS_THE_END
+
+    names = {r.name for r in RULES}
+    assert NEEDS_THE_END | NEEDS_MORE_STEPS <= names, sorted((NEEDS_THE_END | NEEDS_MORE_STEPS) - names)

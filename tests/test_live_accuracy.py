@@ -21,73 +21,63 @@ _spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES /
 live = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(live)
 
-# Of today's new scenarios (2026-11-27, live5), these stay wrong live:
-# - torch_xla/warmup_from_zero, torch_xla/spmd_replay_unsharded: no line, as the report at exit (its WRONG_NOW:
-#   the HLO names only library frames); the live line agrees with the report.
-# - torch_xla/amp_gradscaler: the report puts the GradScaler's cut step (#0, read at :18) in the family of the sync
-#   at :21 (one family A,B,A,C,...) and tells #1 as `partial`; live families are keyed when a graph arrives, so #0
-#   is a family of its own and the first story is #2 against #1 (`constant`).
-# - jax/jax_layerdrop_static: live repeats carry each graph's own fix, which the report's rows choose per graph
-#   (static_structure on dump#9, #11, #12: "pad to a few bucket sizes"); the report at exit shows the story's first.
-# - dynamo/dyn_autocast_steps: the step around the call at :19 changed with Dynamo's autocast retrace, which the
-#   replayed Dynamo log names only later (it grows in proportion to the pieces): told before it, as `outputs`.
-# - dynamo/dyn_task_limit: the string guard is expected until Dynamo hits its recompile limit (0/4), then told with
-#   the report's limit fix (an update); but the first step run eagerly past the limit (step 16, `inputs`) is shouted
-#   before the limit's line is in the replayed log.
+# What stays wrong live (2026-11-27, live3), by cause (docs/accuracy.md, "The live story", round 3):
 LIVE_WRONG_NOW = {
-    'torch_xla/amp_gradscaler': 'kind: constant; line: no location; fix_any: a Python int of 0 or 1 (an index, a counter: 0) is baked in, other values are passed as device data: make it a devic',
-    'torch_xla/batch_rampup': 'fix_none: says bucket sequence',
-    'torch_xla/bn_cumulative': 'fix_any: a value read before the sync (.item(), print) cut the step: read it after the sync, or use xm.add_step_closure',
-    'torch_xla/center_no_detach': 'line: center_no_detach.py:17',
-    'torch_xla/checkpoint_toggle': 'line: no location',
-    'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17',
-    'torch_xla/if_loss_spike': 'fix_any: the graph grows at every step (37, 68, 71 instructions) and every step compiles: a tensor carried from one step into the next keeps its whole autograd ',
-    'torch_xla/inner_loop_count': 'line: no location; fix_any: the same tensors are combined in another order (parameters, grads or a dict iterated in varying order): iterate in one fixed order',
-    'torch_xla/label_smoothing_on': 'line: no location; fix_any: the ops that differ were traced inside library code (torch/nn/functional.py:3458) and carry no line of yours: that call ran with ano',
-    'torch_xla/lazy_linear_control': "agrees: report: inputs at ['lazy_linear_control.py', 15]; live: inputs at None",
-    'torch_xla/loss_history': 'kind: ops',
-    'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21',
-    'torch_xla/review2_ckpt_dump': 'line: no location',
-    'torch_xla/review2_ckpt_level1': 'line: no location',
-    'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19; fix_any: a size follows a Python value that changes each step (1, 9, 16): keep sizes fixed (allocate the largest once, mask)',
-    'torch_xla/review2_multitask_rr': 'fix_any: a value computed in the graph on some steps is device data (an input) on others: check which tensor (f32[1], f32[5], f32[1,32], f32[5,32]) is synced or',
-    'torch_xla/review_grad_accum': 'line: no location; fix_none: says 0/1 mask, decides per step, random, torch.where',
-    'torch_xla/spmd_replay_unsharded': 'line: no location',
-    'torch_xla/trim_padding': 'kind: attribute',
-    'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19',
-    'torch_xla/warmup_from_zero': 'line: no location',
-    # review 5 (p04 by hand): live, Adam's first-step warm-up is told first (the split at :14 is the report's story)
-    'torch_xla/rev5_item_clip_adam': 'kind: inputs; line: no location; fix_any: expected warm-up: torch/optim/adam.py creates its state on its first step and passes it in as inputs from then on (f32',
-    'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
-    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
-    'jax/jax_mask_outside': 'fix_none: says last batch',
-    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15',
-    'dynamo/dyn_autocast_steps': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
-    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
-    'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13',
-    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14',
-    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15',
-    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14',
-    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26; fix_any: the graphs cycle every 6 steps (as gradient accumulation does: grads created, accumulated, then the optimizer',
-    # merged today after the live branch (first live try of their scenarios; the report at exit is scored apart)
-    'torch_xla/rev4_item_clip': "agrees: report: partial at ['rev4_item_clip.py', 14]; live: ops at ['rev4_item_clip.py', 16]",
-    'dynamo/dyn_head_per_task': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 1): a value is kept on some steps only (a metric",
-    'dynamo/dyn_inference_tensors': 'line: no location',
-    'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17',
-    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15',
-    'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19',
-    'dynamo/dyn_kv_cat': 'line: dyn_kv_cat.py:16',
-    'dynamo/dyn_last_batch_static': 'line: dyn_last_batch_static.py:16',
-    'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_any: Dynamo splits the compiled call inside library code (Call to `torch._dynamo.graph_break()`, at optimizer.py:81), not at a line of yo',
-    # review 4's first-step row (an expected once at :15, the step around the compiled call) is told live at step 9,
-    # before Dynamo's grad-mode recompilation at :20 that the report at exit leads with
-    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15',
-    # round 6 (blind): plateau_sched_read's cut graph (ReduceLROnPlateau's float(loss)) arrives before the debug log
-    # lines that make it a cut, so live puts it in the sync's family and reads 77, 165, 195 instructions as growth,
-    # then SGD's momentum warm-up (the report at exit: partial at :17, split); spmd_last_batch has no line, as at
-    # exit (its WRONG_NOW); jax_unique_classes' last compilation (3 classes after 5 and 6) is told as a short last
-    # batch once the replay ends (a dump holds compilations only; the report's headline is the first recompilation)
-    'torch_xla/plateau_sched_read': 'kind: inputs; line: plateau_sched_read.py:16; fix_any: the graph grows at every step (77, 165, 195 instructions) and every step compiles: a tensor carried from ',
+    # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
+    #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
+    'torch_xla/center_no_detach': 'line: center_no_detach.py:17 (as at exit)',
+    'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
+    'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
+    'torch_xla/label_smoothing_on': 'line: no location (as at exit: the smoothing ops carry library frames only)',
+    'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
+    'torch_xla/review2_ckpt_dump': 'line: no location (as at exit: HLO text, no user frame)',
+    'torch_xla/review2_ckpt_level1': 'line: no location (as at exit: HLO text, no user frame)',
+    'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
+    'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
+    'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
+    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15 (as at exit: no call line in the capture)',
+    'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
+    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14 (as at exit: no call line in the capture)',
+    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15 (as at exit: no call line in a TORCH_LOGS text log)',
+    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (as at exit: no call line in the capture)',
+    'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
+    'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
+    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15 (as at exit: no call line in a TORCH_LOGS log)',
+    'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
+    'dynamo/dyn_kv_cat': 'line: dyn_kv_cat.py:16 (as at exit: the def, one line above the cat)',
+    'dynamo/dyn_last_batch_static': 'line: dyn_last_batch_static.py:16 (as at exit: no call line in the log)',
+    # ... and, live, a fix told from fewer steps than the report's: inner_loop_count's step 2 reads as operands
+    # combined in another order (the unrolled block shows at step 4), review_grad_accum's step 3 as ops traced on
+    # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
+    # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
+    'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
+    'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
+    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (as at exit); fix_any: "pad" before sizes recur',
+    # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
+    #    (its headline shows the story's first only).
+    'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
+                               'buckets" (the report\'s rows #1-#3 too); momentum needs 3 steps of 1/n',
+    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad (static_structure on the report\'s rows #9, #11, #12)',
+    'jax/jax_mask_outside': 'fix_none: says last batch (the report\'s own row for dump#6, the run\'s last graph)',
+    # 3. The first line comes before the steps that decide it: the report folds step 1 under a root the later steps
+    #    show (moco: the cat at :24 grows 8, 16, 24), or places it by them (multitask: the genexpr at :19)
+    'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19 (step 1 told before the growth at :24 shows)',
+    'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21 (moves to :19 once the steps are known)',
+    # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
+    #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
+    #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's
+    #    compiles by order), so the step around the call is told before the line that explains it
+    'dynamo/dyn_autocast_steps': 'kind: outputs; line: no location (step 11 told before the autocast line arrives)',
+    'dynamo/dyn_head_per_task': 'kind: outputs; line: no location (step 7 told before the head-class guard arrives)',
+    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26 (the eager step 16 told before the limit)',
+    'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15 (an expected first-step '
+                                      'line at step 9 before the grad-mode line at :20)',
+    # 5. The first word rule: a graph break in library code (optimizer.py) at step 1 is the first word when nothing
+    #    is shouted; the report leads with the expected param-group guard at step 15
+    'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_none: says optimizer.py (the library graph break first)',
+    # round 6 (blind): spmd_last_batch has no line, as at exit (its WRONG_NOW); jax_unique_classes' last compilation
+    # (3 classes after 5 and 6) is told as a short last batch once the replay ends (a dump holds compilations only;
+    # the report's headline is the first recompilation)
     'torch_xla/spmd_last_batch': 'line: no location',
     'jax/jax_unique_classes': 'fix_none: says last batch',
 }
@@ -231,3 +221,25 @@ def test_dynamo_guard_tree_still_being_written_is_not_told_as_a_tensor_guard():
     told = [x for x in said if "Dynamo forward" in x or "dyn_mode_string.py:30" in x]
     assert told and not any("check_tensor" in x or "as a tensor" in x for x in told), said
     assert any("expected" in x and "mode is a Python string" in x for x in told), said
+
+
+def test_a_cut_step_is_told_in_the_family_of_the_sync_that_ends_it():
+    # `if gnorm.item() > 1.0:` cuts each step at :14; the report puts the cut graph in the family of the sync at
+    # :19 and tells the step's rest as `partial` at the read, whose fix (torch.where) needs the next step's graph.
+    # Live, the cut graph waits for its step's sync and joins that family; the story block says it may change
+    said = _lines("torch_xla/rev4_item_clip")
+    told = [x for x in said if " recompiled (" in x]
+    assert told and "partial at rev4_item_clip.py:14" in told[0], said
+    fixes = [x.split("; fix: ", 1)[1] for x in said if "; fix: " in x and "told once" not in x]
+    assert fixes and "torch.where" in fixes[0] and not any("read it after the sync" in f for f in fixes), said
+    assert any("a later line may revise it" in x for x in said), said
+
+
+def test_a_waiting_fix_stays_put_off_while_its_family_compiles_again():
+    # three tasks in rotation: steps 1-5 each compile (gradients created task by task) before the rotation repeats;
+    # the fallback "sync at the same points" would be told as each step compiles again. It waits, and the first
+    # fix told is the report's: one graph per task, by design
+    said = _lines("torch_xla/review2_multitask_rr")
+    assert not any("sync at the same points" in x for x in said), said
+    fixes = [x for x in said if "; fix: " in x and "told once" not in x]
+    assert fixes and "by design" in fixes[0] and "step 1," in fixes[0], said

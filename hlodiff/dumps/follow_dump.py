@@ -10,7 +10,7 @@ import os
 
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent
 from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
-from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.graph_record import LOADED_STAGE, GraphRecord
 from hlodiff.errors import InputWarning
 
 _TORCH_XLA_MODULES = ("SyncTensorsGraph", "IrToHlo")
@@ -149,6 +149,10 @@ class DumpFollower(Follower):
         self.done: set[int] = set()
         self.sizes: dict[str, int] = {}
         self.index = 0
+        self.optimized = False
+        """A program JAX loaded from its persistent cache was seen (dumped after optimizations only): each later
+        module is read at its optimized stage where the dump keeps it, as the report at exit reads the whole dump
+        (:func:`hlodiff.dumps.evidence.read_run`), so that they compare with it and not with XLA's rewrites."""
 
     def files(self) -> list[str]:
         return [self.source]
@@ -164,6 +168,13 @@ class DumpFollower(Follower):
             if chosen is None:
                 continue
             later = position + 1 < len(numbers)
+            if self.stage is None and chosen.stage == LOADED_STAGE:
+                self.optimized = True
+            if self.stage is None and self.optimized:
+                optimized = _chosen(by_number[number], LOADED_STAGE)
+                if optimized is None and not (self.closed or later):
+                    break  # compiled, its optimized text not written yet
+                chosen = optimized or chosen
             if not (self.closed or later or self._settled(chosen.path)):
                 break  # modules are taken in order: a later one waits for this one
             self.done.add(number)

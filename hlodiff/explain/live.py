@@ -24,34 +24,24 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import LiveEvent, Told
+from hlodiff.explain.live_told import told_of as _told
 
 RECENT = 32
 """Executions of a family kept for its patterns (alternation, buckets that recur, a batch that stayed short)."""
 
-NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
-"""Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
-newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
+SETTLED = 8
+"""Cache hits after a family's newest recompilation that settle a fix waiting for the next steps: it did not come
+back, and the fallback is what the steps show (told then, not only at the end of a long run)."""
 
-NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch"})
-"""Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
-`if`"): on a family's first recompilation the window has two graphs, and the report at exit replaces these with
-what the steps show (accumulation's short group, a setting switched once, a key present on some batches). With
-executions followed (cache hits seen), such a fix waits for the next steps; a dump of compilations alone (JAX)
-tells it at once, since no hit would settle it before the end."""
+DEFERRED = 4
+"""Recompilations of a family whose waiting fix is put off at most while it compiles again (the oldest is then told
+with what is known)."""
 
-
-BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
-               "call's inputs): why Dynamo traced again is in Dynamo's log, told in the report at exit")
-"""The live fix of a recompilation of the bridge's graphs: the graphs alone cannot say which Dynamo decision made
-them, and the words of a user's own sync (a cast, a metric, accumulation) do not apply."""
-
-JAX_KEY_LIVE = ("the HLO is identical: JAX's cache key changed outside it; which argument or function changed is in "
-                "JAX's cache-miss log (JAX_EXPLAIN_CACHE_MISSES=1, which hlodiff record sets), quoted in the report "
-                "at exit")
-"""The live fix of a JAX recompilation with the same HLO: the log that names the reason is read at the end, so the
-live line points there, never "rerun with JAX_EXPLAIN_CACHE_MISSES=1" under a record that set it (review 3, F7)."""
+HELD_CUTS = 4
+"""Cut graphs held at most while waiting for the graph that ends their step: a step with more early reads, or a run
+whose steps all end in a read (`print(loss.item())`, no sync) with a new graph each time, is told at most this
+many graphs late (a run of such steps that repeats a graph is told one step late: the same graph held twice)."""
 
 
 @dataclass(slots=True)
@@ -73,6 +63,46 @@ class _Family:
     """Its newest recompilation follows from what Dynamo did (counted; Dynamo's line tells why)."""
     pending: bool = False
     steps: int = 0
+    full: int = 0
+    """Its graphs that end a step (a cut graph is part of the step the next of them ends)."""
+    deferred: list = field(default_factory=list)
+    """Earlier recompilations whose fix waits (:class:`_Latest`), put off while the family compiles again."""
+
+
+@dataclass(slots=True)
+class _Latest:
+    """What a family says of its newest recompilation (its state while another one is looked at)."""
+
+    record: GraphRecord | None
+    step: int
+    told: Told | None
+    story: int | None
+    expected: bool
+    follows: bool
+    pending: bool
+
+    @classmethod
+    def of(cls, f: _Family) -> "_Latest":
+        return cls(f.latest, f.latest_step, f.told, f.story, f.expected, f.follows, f.pending)
+
+    def put(self, f: _Family) -> None:
+        f.latest, f.latest_step, f.told, f.story = self.record, self.step, self.told, self.story
+        f.expected, f.follows, f.pending = self.expected, self.follows, self.pending
+
+
+@dataclass(slots=True)
+class _Held:
+    """A graph read and summarized, placed in its family now or, cut short by an early read, once the graph that
+    ends its step comes (:meth:`LiveExplainer._one`)."""
+
+    record: GraphRecord
+    summary: object
+    hit: bool
+    cut: bool
+    step: int
+    graphs: int
+    key: str | None = None
+    """Its cache key (a graph held twice: a new step began without a sync)."""
 
 
 @dataclass(slots=True)
@@ -104,6 +134,8 @@ class LiveExplainer:
         """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
         explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
         self._last_cut: GraphRecord | None = None
+        self._cuts: list[_Held] = []
+        """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
         from hlodiff.explain.live_dynamo import LiveDynamo
 
         self.dynamo = LiveDynamo(failures=[])
@@ -123,7 +155,7 @@ class LiveExplainer:
 
     def finish(self) -> list[LiveEvent]:
         """The run ended: each family's newest recompilation looked at with everything known."""
-        out: list[LiveEvent] = []
+        out: list[LiveEvent] = self._flush_cuts(every=True)
         for family in self.families.values():
             if family.latest is not None:
                 out += self._look_again(family, running=False)
@@ -158,10 +190,6 @@ class LiveExplainer:
             self.run.add([record])  # the run's evidence grows by its compilations (hits repeat one of them)
             if key is not None:
                 self.first[key] = summary
-        fkey, label = family_key(summary)
-        family = self.families.get(fkey)
-        if family is None:
-            family = self.families[fkey] = _Family(fkey, label)
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
@@ -170,30 +198,84 @@ class LiveExplainer:
             self.cut_before[record.ref] = self._last_cut
         self._last_cut = record if cut else None
         step = self._step(summary, cut)
+        held = _Held(record, summary, known is not None, cut, step, self.graphs, key)
+        own = family_key(summary)
+        if cut:
+            # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
+            # step (the sync's), known when that graph comes; held till then. The same graph already held (or more
+            # than HELD_CUTS of them) means no sync ended their step: the earlier ones keep families of their own,
+            # as the report gives them when no graph that ends a step follows
+            again = key is not None and any(h.key == key for h in self._cuts)
+            out = self._flush_cuts(key if again else None) if again or len(self._cuts) >= HELD_CUTS else []
+            self._cuts.append(held)
+            return out
+        out: list[LiveEvent] = []
+        for waiting in self._cuts:
+            out += self._place(waiting, own)
+        self._cuts.clear()
+        return out + self._place(held, own)
+
+    def _flush_cuts(self, upto: str | None = None, every: bool = False) -> list[LiveEvent]:
+        """Held cut graphs placed in families of their own (no graph that ends their step came): ``every`` one (at
+        the end), those up to and including the first of cache key ``upto``, or else the oldest ones past
+        :data:`HELD_CUTS`."""
+        from hlodiff.explain.families import family_key
+
+        out: list[LiveEvent] = []
+        while self._cuts:
+            waiting = self._cuts.pop(0)
+            out += self._place(waiting, family_key(waiting.summary))
+            if not every and (waiting.key == upto if upto is not None else len(self._cuts) < HELD_CUTS):
+                break
+        return out
+
+    def _place(self, held: "_Held", own: tuple[str, str]) -> list[LiveEvent]:
+        """One graph in its family (``own``: its key and label): a cache hit's place in the window (and a look
+        again when one is due), or a compilation told."""
+        record, step = held.record, held.step
+        fkey, label = own
+        family = self.families.get(fkey)
+        if family is None:
+            family = self.families[fkey] = _Family(fkey, label)
         if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
             step = family.steps
         family.recent.append(record)
         family.steps += 1
-        if known is not None:
+        if not held.cut:
+            family.full += 1
+        if held.hit:
             family.hits_since += 1
+            if held.cut:  # the middle of a step: looked at again once the graph that ends it is placed
+                return []
             if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
                 family.next_look *= 2
-                return self._look_again(family)
+                return self._look_again(family, settled=family.hits_since >= SETTLED)
             return []
         self.compilations += 1
         first_of_family = not family.compiled
-        # settled by what came next (this graph), or a fix still waiting: told before the family moves on, or the
-        # story it belongs to would never get one
+        # a family's second step compiled again (pending): settled by what came next, this graph
+        earlier = self._look_again_one(family, running=True) if family.pending and family.latest is not None else []
+        # a fix still waiting for the next steps: with executions followed, put off while the family compiles again
+        # (no step has reused a graph yet: a warm-up, tasks in rotation, a second graph after an early read that is
+        # an optimizer's warm-up), told at its next cache hit or the end (the oldest past DEFERRED, now); else told
+        # before the family moves on, or the story it belongs to would never get one
         waiting = family.told is not None and family.told.waits and family.latest is not None
-        earlier = self._look_again(family, running=not waiting) if family.pending or waiting else []
+        defer = waiting and record.kind in TRACED_KINDS
+        if waiting and not defer:
+            earlier += self._look_again_one(family, running=False)
         family.compiled.append(record)
         if first_of_family:
-            return [LiveEvent("compiled", step, record.ref, label, graphs=self.graphs)]
-        before = (family.latest, family.latest_step, family.hits_since, family.next_look)
+            return [LiveEvent("compiled", step, record.ref, label, graphs=held.graphs)]
+        before = _Latest.of(family)
         family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
-        told = self._tell(family, record, step)
+        told = self._tell(family, record, step, held.cut)
         if told and told[0].kind == "compiled":  # another function of the name: the name's story stays as it was
-            family.latest, family.latest_step, family.hits_since, family.next_look = before
+            before.put(family)
+            return earlier + told
+        if defer:
+            family.deferred.append(before)
+            if len(family.deferred) > DEFERRED:
+                earlier += self._look_deferred(family, 1)
         return earlier + told
 
     def _step(self, summary, partial: bool = False) -> int:
@@ -272,7 +354,7 @@ class LiveExplainer:
                 seen.setdefault(r.index, r)
         return [seen[i] for i in sorted(seen)]
 
-    def _tell(self, family: _Family, record: GraphRecord, step: int) -> list[LiveEvent]:
+    def _tell(self, family: _Family, record: GraphRecord, step: int, cut: bool = False) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
         (an optimizer's warm-up, if the next steps reuse the graph) held as ``pending`` until its next execution
         shows whether it settles, the others told in full (or as one more of a story already told)."""
@@ -293,7 +375,7 @@ class LiveExplainer:
             self.expected += 1
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
-        if family.steps == 2 and len(family.compiled) == 2 and record.kind in TRACED_KINDS:
+        if family.full == (1 if cut else 2) and record.kind in TRACED_KINDS:
             # compiled, then compiled again at once; the next execution says whether it settles (a dump of
             # compilations alone shows no cache hits: nothing would settle it before the end)
             family.pending = True
@@ -327,14 +409,35 @@ class LiveExplainer:
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
 
-    def _look_again(self, family: _Family, running: bool = True) -> list[LiveEvent]:
-        """The family's newest recompilation with what is known now: an event only when its words changed."""
+    def _look_again(self, family: _Family, running: bool = True, settled: bool = False) -> list[LiveEvent]:
+        """The family's newest recompilation with what is known now: an event only when its words changed (and
+        first, the recompilations whose waiting fix was put off while the family compiled again)."""
+        return (self._look_deferred(family, len(family.deferred), running, settled)
+                + self._look_again_one(family, running, settled))
+
+    def _look_deferred(self, family: _Family, count: int, running: bool = False,
+                       settled: bool = False) -> list[LiveEvent]:
+        """The ``count`` oldest put-off recompilations looked at again: their fixes told now, or (``running``)
+        once the steps settle them; those still waiting stay put off."""
+        out: list[LiveEvent] = []
+        newest = _Latest.of(family)
+        kept = []
+        for earlier in family.deferred[:count]:
+            earlier.put(family)
+            out += self._look_again_one(family, running, settled)
+            if family.told is not None and family.told.waits:
+                kept.append(_Latest.of(family))
+        family.deferred[:count] = kept
+        newest.put(family)
+        return out
+
+    def _look_again_one(self, family: _Family, running: bool, settled: bool = False) -> list[LiveEvent]:
         record = family.latest
         found = self._explain(family, record) if record is not None else None
         if not isinstance(found, tuple) or family.told is None:
             return []
         recompilation, expected, follows = found
-        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs))
+        told = _told(recompilation, running=running, dynamo_log=bool(self.run.dynamo_logs), settled=settled)
         pending, family.pending = family.pending, False
         if follows:
             was, family.follows, family.told, family.expected = family.follows, True, told, True
@@ -364,26 +467,3 @@ class LiveExplainer:
             return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
-
-
-def _told(recompilation, running: bool = False, dynamo_log: bool = False) -> Told:
-    causes = recompilation.causes
-    if not causes:
-        return Told("unknown", "no difference found against the closest earlier graph", None, None,
-                    closest=recompilation.closest.ref if recompilation.closest else None)
-    root = causes[0]
-    more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
-    diff = recompilation.diff
-    bridge = bridge_run(recompilation.graph.record.frames)
-    waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
-        root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
-    fix = root.fix
-    if bridge:
-        # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
-        # once it is read: hlodiff.explain.live_dynamo)
-        fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
-    elif root.fix_rule == "cache_key_jax":
-        fix = JAX_KEY_LIVE
-    return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
-                more, recompilation.closest.ref if recompilation.closest else None,
-                diff.similarity if diff is not None else None, waits)

@@ -3,7 +3,7 @@ live from Dynamo's log as the report at exit tells them (:func:`hlodiff.explain.
 
 The XLA graphs alone cannot say why Dynamo traced again (a failed guard on a Python float, a list's length, a hook);
 Dynamo's log can. Without it, the live lines tell the bridge's graphs by their XLA difference and point to the report
-at exit (:data:`hlodiff.explain.live.BRIDGE_LIVE`). With it, each Dynamo recompilation (and each size XLA compiled
+at exit (:data:`hlodiff.explain.live_told.BRIDGE_LIVE`). With it, each Dynamo recompilation (and each size XLA compiled
 for a symbolic one, each graph break) gets its own line, with the same kind, line and fix as the report, and the
 bridge's XLA recompilations are counted as following from it.
 

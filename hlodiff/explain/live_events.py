@@ -21,8 +21,8 @@ class Told:
     closest: str | None = None
     similarity: float | None = None
     waits: bool = False
-    """The fix is not told yet: it rests on what the next steps show (:data:`hlodiff.explain.live.NEEDS_THE_END`,
-    :data:`hlodiff.explain.live.NEEDS_MORE_STEPS`)."""
+    """The fix is not told yet: it rests on what the next steps show (:data:`hlodiff.explain.live_told.NEEDS_THE_END`,
+    :data:`hlodiff.explain.live_told.NEEDS_MORE_STEPS`)."""
 
     def key(self) -> tuple:
         where = (self.location.file, self.location.line) if self.location else None

@@ -19,6 +19,10 @@ from hlodiff.explain.live_events import LiveEvent
 
 PREFIX = "hlodiff: "
 
+SO_FAR = "from the steps so far: a later line may revise it, the full report at exit has the last word"
+"""Under a story's first line: the live words are what the steps so far show (a reader new to the live lines
+learns there that a ``now that more of the run is known`` line may follow, and where the last word is)."""
+
 
 def _where(event: LiveEvent) -> str:
     t = event.told
@@ -79,7 +83,7 @@ def _lines(event: LiveEvent) -> list[str]:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
     if t.closest:
         alike = f", {t.similarity:.0%} alike" if t.similarity is not None else ""
-        out.append(f"{PREFIX}  against {t.closest}{alike}; the full report at exit")
+        out.append(f"{PREFIX}  against {t.closest}{alike}; {SO_FAR}")
     return out
 
 

@@ -1,0 +1,64 @@
+"""What a live line tells of a recompilation (:class:`~hlodiff.explain.live_events.Told`) and when its fix waits for
+the steps to come: the rules as data (:data:`NEEDS_THE_END`, :data:`NEEDS_MORE_STEPS`) and the live words that
+stand in for a fix the report at exit gives from logs read at the end (:data:`BRIDGE_LIVE`, :data:`JAX_KEY_LIVE`).
+:mod:`hlodiff.explain.live` decides when to look again; this module, what is said each time."""
+
+from __future__ import annotations
+
+from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
+from hlodiff.explain.live_events import Told
+
+NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
+"""Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
+newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
+
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "ops_library_setting", "partial_read", "shape_input",
+                              "shape_python_size"})
+"""Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
+`if`", "a library call ran with another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
+size follows a Python value"): on a family's first recompilations the window has two or three graphs, and the report
+at exit replaces these with what the steps show (accumulation's short group, a setting switched once, a size that
+stayed or grows, tasks in rotation, a second graph after the read). With executions followed (cache hits seen), such
+a fix waits for the next steps: while the family compiles again it stays put off (up to
+:data:`~hlodiff.explain.live.DEFERRED` recompilations), and it is told once a step reused a graph and the steps say
+more, after :data:`~hlodiff.explain.live.SETTLED` cache hits, or at the end. A dump of compilations alone (JAX)
+tells it at once, since no hit would settle it before the end."""
+
+
+BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
+               "call's inputs): why Dynamo traced again is in Dynamo's log, told in the report at exit")
+"""The live fix of a recompilation of the bridge's graphs: the graphs alone cannot say which Dynamo decision made
+them, and the words of a user's own sync (a cast, a metric, accumulation) do not apply."""
+
+JAX_KEY_LIVE = ("the HLO is identical: JAX's cache key changed outside it; which argument or function changed is in "
+                "JAX's cache-miss log (JAX_EXPLAIN_CACHE_MISSES=1, which hlodiff record sets), quoted in the report "
+                "at exit")
+"""The live fix of a JAX recompilation with the same HLO: the log that names the reason is read at the end, so the
+live line points there, never "rerun with JAX_EXPLAIN_CACHE_MISSES=1" under a record that set it (review 3, F7)."""
+
+
+def told_of(recompilation, running: bool = False, dynamo_log: bool = False, settled: bool = False) -> Told:
+    """What is told of a recompilation: while the run goes on (``running``), a fix that rests on the steps to come
+    waits (:data:`NEEDS_THE_END`; :data:`NEEDS_MORE_STEPS` until the family's steps ``settled`` it)."""
+    causes = recompilation.causes
+    if not causes:
+        return Told("unknown", "no difference found against the closest earlier graph", None, None,
+                    closest=recompilation.closest.ref if recompilation.closest else None)
+    root = causes[0]
+    more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
+    diff = recompilation.diff
+    bridge = bridge_run(recompilation.graph.record.frames)
+    waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
+        not settled and root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
+    fix = root.fix
+    if bridge:
+        # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
+        # once it is read: hlodiff.explain.live_dynamo)
+        fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
+    elif root.fix_rule == "cache_key_jax":
+        fix = JAX_KEY_LIVE
+    return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
+                more, recompilation.closest.ref if recompilation.closest else None,
+                diff.similarity if diff is not None else None, waits)
