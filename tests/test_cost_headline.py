@@ -10,6 +10,7 @@ from helpers import cli, cli_json
 from hlodiff.cost.donation import JAX_OWN_MODULES, UPDATE_OPCODES, donation_facts, is_jax_own_module
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
+from hlodiff.cost.reads import read_follows_sync
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost, RunCost, Tally
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.source import SourceLocator
@@ -285,6 +286,51 @@ def test_a_read_after_the_sync_runs_no_graph_and_is_no_finding():
     """xla_one_sync_control reads the loss after the sync: the value is there, nothing executes (no read graph)."""
     graphs = [_graph(f"run#{i}", name="SyncTensorsGraph.1", trigger=SYNC_AT, sync_call="sync") for i in range(4)]
     assert cost_headline(RunCost(graphs)) is None
+
+
+LOOP = "/home/user/project/train.py"
+
+
+def _stacked(n: int, read_line: int, sync_line: int, step_ops=None):
+    """Executions of a loop that syncs at ``sync_line`` and reads a value at ``read_line`` (one module frame)."""
+    graphs = _step_pairs(n, step_ops=step_ops)
+    for g in graphs:
+        line = read_line if g.sync_call == "read" else sync_line
+        g.trigger = SourceFrame(LOOP, line, "<module>")
+        g.stack = (g.trigger,)
+    return graphs
+
+
+def test_a_metric_read_below_the_sync_that_redoes_nothing_is_no_finding():
+    """xla_metric_after_sync_control: `.item()` of an accuracy of the logits below the step's sync; its small graph
+    is followed by the next step's sync only because the loop goes round."""
+    assert cost_headline(RunCost(_stacked(3, 19, 18, step_ops={("dot", "f32[4,4]"): 1}))) is None
+
+
+def test_a_read_below_a_sync_at_the_top_of_the_loop_that_runs_the_step_early_heads():
+    """`for ...: sync(); ...; loss.item()`: the read runs the step's forward, the next sync computes it again."""
+    head = cost_headline(RunCost(_stacked(3, 19, 12)))
+    assert (head.kind, head.location.line, head.recomputed) == ("read_in_step", 19, True)
+
+
+def test_a_cheap_read_above_the_sync_still_heads():
+    head = cost_headline(RunCost(_stacked(3, 12, 18, step_ops={("dot", "f32[4,4]"): 1})))
+    assert (head.kind, head.recomputed) == ("read_in_step", False)
+
+
+@pytest.mark.parametrize("read, sync, after", [
+    ([(LOOP, 19, "<module>")], [(LOOP, 18, "<module>")], True),
+    ([(LOOP, 17, "<module>")], [(LOOP, 22, "<module>")], False),
+    # a helper called below the sync reads: the loop's frames part at lines 30 > 18
+    ([("/home/user/project/metrics.py", 5, "accuracy"), (LOOP, 30, "<module>")], [(LOOP, 18, "<module>")], True),
+    # the same helper called above the sync
+    ([("/home/user/project/metrics.py", 5, "accuracy"), (LOOP, 10, "<module>")], [(LOOP, 18, "<module>")], False),
+    # no frame in common: unknown, so not "after"
+    ([("/home/user/project/a.py", 9, "f")], [("/home/user/project/b.py", 3, "g")], False),
+    ([], [(LOOP, 18, "<module>")], False),
+])
+def test_read_follows_sync_compares_lines_where_the_stacks_part(read, sync, after):
+    assert read_follows_sync(tuple(SourceFrame(*f) for f in read), tuple(SourceFrame(*f) for f in sync)) is after
 
 
 def test_reads_in_step_on_real_captures():

@@ -157,6 +157,9 @@ class GraphCost:
     called_at: SourceFrame | None = None
     heavy_ops: dict | None = field(default=None, repr=False)
     """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""
+    stack: tuple = field(default=(), repr=False)
+    """The user's frames of the execution's stack, innermost first (:mod:`hlodiff.cost.reads` orders a read and a
+    sync by them; not in JSON)."""
     """The user's line that called the jitted function (JAX's cache-miss call site), when a JAX log gives it."""
 
     @property
