@@ -7,7 +7,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.cost.donation import JAX_OWN_MODULES, UPDATE_OPCODES, donation_facts, is_jax_own_module
+from hlodiff.cost.donation import JAX_OWN_MODULES, UPDATE_OPCODES, Undonated, donation_facts, is_jax_own_module
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
 from hlodiff.cost.reads import read_follows_sync
@@ -16,6 +16,7 @@ from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.source import SourceLocator
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
+from hlodiff.render.cost_headline import headline_json
 
 UNARY = {"negate", "convert", "sqrt", "rsqrt", "exp", "log", "tanh", "abs"}
 
@@ -56,10 +57,42 @@ def test_a_gradient_shaped_like_its_weight_is_no_replacement():
     assert _facts(text) == ([], [])
 
 
-def test_a_copy_of_an_input_is_no_replacement():
-    """JAX's device_put stage (`jit_stage`) and any user function returning its input: nothing computed."""
-    text = "HloModule jit_keep\n\nENTRY main {\n  p0 = f32[4,2] parameter(0)\n  ROOT c = f32[4,2] copy(p0)\n}\n"
+def _keep(name: str = "jit_keep", header: str = "", root: str = "f32[4,2] copy(p0)") -> str:
+    return f"HloModule {name}{header}\n\nENTRY main {{\n  p0 = f32[4,2] parameter(0)\n  ROOT c = {root}\n}}\n"
+
+
+def test_an_input_handed_back_undonated_is_copied_every_call():
+    """An eval step's `return state, metrics` (jax_eval_returns_state): nothing computed, but the output is a copy
+    of the input in a buffer of its own, both held."""
+    undonated, unusable = _facts(_keep())
+    assert [(u.parameter, u.shape, u.bytes, u.unchanged) for u in undonated] == [(0, "f32[4,2]", 32, True)]
+    assert unusable == []
+
+
+@pytest.mark.parametrize("text", [
+    _keep(name="jit_stage"),                                                 # JAX's device_put: not the user's
+    _keep(header=", input_output_alias={ {}: (0, {}, may-alias) }"),          # donated: handed back in place
+    _keep(root="f32[8] bitcast(p0)"),                                        # a reshape: not the input unchanged
+])
+def test_no_unchanged_input_where_nothing_is_copied_back_as_it_came(text):
     assert _facts(text) == ([], [])
+
+
+def test_a_step_returning_its_inputs_unchanged_heads_with_return_only():
+    g = _graph("run#0", name="jit_eval_step",
+               undonated=[Undonated(0, 0, "f32[32,512]", 65536, unchanged=True),
+                          Undonated(1, 1, "f32[512,1]", 2048, unchanged=True)])
+    doc = headline_json(cost_headline(RunCost([g])))
+    assert (doc["kind"], doc["unchanged"], doc["count"]) == ("not_donated", 2, 2)
+    assert "unchanged" in doc["summary"] and "return only" in doc["fix"] and "donate_argnums" in doc["fix"]
+
+
+def test_computed_and_unchanged_inputs_together_keep_the_donation_fix():
+    g = _graph("run#0", name="jit_train_step",
+               undonated=[Undonated(0, 0, "f32[16,16]", 1024), Undonated(1, 1, "f32[16,16]", 1024, unchanged=True)])
+    doc = headline_json(cost_headline(RunCost([g])))
+    assert "1 input unchanged" in doc["summary"] and "return only" not in doc["fix"]
+    assert "donate_argnums" in doc["fix"]
 
 
 def test_a_scalar_output_is_no_evidence():

@@ -11,6 +11,9 @@ instruction computing it. An output *replaces* a parameter only when that instru
 a fusion of it) reading the parameter itself, of the output's exact shape: ``p - lr * g``, ``0.9 * m + 0.1 * g``,
 ``acc + g``. A gradient shaped like its weight is computed from activations, not read from the weight, so it is no
 replacement (the weight is still needed); a copy of a parameter (JAX's ``jit_stage``, a ``device_put``) is none.
+An output that is a parameter itself (through views and copies), unaliased, is the input handed back unchanged
+(an eval step's ``return state, metrics``): nothing is computed, but XLA must give the output a buffer of its own,
+so it copies the input on every call and both are held; JAX's own ``jit_stage`` (a ``device_put``) is not judged.
 Only modules whose aliasing the header tells are judged (``aliased_source == "hlo"``: a JAX module or an optimized
 torch_xla module; torch_xla's saved graphs are traced before it decides what to donate).
 """
@@ -38,7 +41,7 @@ JAX_OWN_MODULES = frozenset((
     "stage", "convert_element_type", "broadcast_in_dim", "add", "sub", "subtract", "mul", "multiply", "div",
     "divide", "neg", "negative", "tanh", "exp", "log", "sqrt", "pow", "integer_pow", "abs", "maximum", "minimum",
     "matmul", "dot_general", "reshape", "transpose", "concatenate", "copy", "where", "select_n", "clip",
-    "true_divide", "square",
+    "true_divide", "square", "squeeze", "expand_dims", "slice", "dynamic_slice", "gather",
 ))
 """JAX modules compiled for one operation run outside the user's jit (``jit_tanh`` for ``jnp.tanh(x)`` on a
 concrete array, ``jit_stage`` for a ``device_put``), named ``jit_<operation>``; JAX's own helper functions are
@@ -56,12 +59,15 @@ class Undonated:
     bytes: int
     location: SourceFrame | None = None
     """The user's line of the update (the instruction computing the output), when the module names one."""
+    unchanged: bool = False
+    """The output is the parameter itself, handed back unchanged (``return state, metrics``): nothing is computed,
+    yet without donation XLA copies it into a new buffer on every call and both are held."""
 
     def to_json(self) -> dict:
         from hlodiff.cost.model import frame_json
 
         return {"parameter": self.parameter, "output": self.output, "shape": self.shape, "bytes": self.bytes,
-                "location": frame_json(self.location)}
+                "location": frame_json(self.location), "unchanged": self.unchanged}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +126,16 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     for k, (shape, producer) in enumerate(zip(outs, producers)):
         if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
             continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
-        if _through_views(producer, entry).opcode == "parameter":
-            continue  # the input itself handed back (JAX's device_put stage): nothing computed
+        source = _through_views(producer, entry)
+        if source.opcode == "parameter":
+            # the input handed back unchanged, undonated: XLA copies it into a buffer of its own every call
+            number = source.parameter_number
+            if (number is not None and number in by_number and number not in taken
+                    and source.shape.without_layout() == shape.without_layout()):
+                taken.add(number)
+                undonated.append(Undonated(number, k, str(shape.without_layout()), shape.byte_size(), None,
+                                           unchanged=True))
+            continue
         if _is_gradient(producer, entry, comps):
             continue
         param = _replaced_parameter(producer, shape, entry, comps, by_number, taken)

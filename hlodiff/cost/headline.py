@@ -102,13 +102,15 @@ class CostHeadline:
     """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
     then_at: SourceFrame | None = None
     """``read_in_step``: the sync that ends the step after the read."""
+    unchanged: int = 0
+    """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
                 "bytes": self.bytes, "location": frame_json(self.location), "count": self.count, "role": self.role,
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
-                "then_at": frame_json(self.then_at)}
+                "then_at": frame_json(self.then_at), "unchanged": self.unchanged}
 
 
 def sync_call(frames) -> str | None:
@@ -215,7 +217,8 @@ def _undonated(run: RunCost) -> CostHeadline | None:
         if best is None or total > best.bytes:
             located = next((u.location for u in g.undonated if u.location is not None), None)
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
-                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4])
+                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4],
+                                unchanged=sum(1 for u in g.undonated if u.unchanged))
     return best
 
 

@@ -51,7 +51,14 @@ def _sentence(h: CostHeadline) -> str:
         again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
+    if h.kind == "not_donated" and h.unchanged == h.count:
+        return (f"{_graph(h)} returns {_plural(h.count, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}): "
+                f"undonated, each is copied into a buffer of its own on every call and old and new are held together")
     if h.kind == "not_donated":
+        if h.unchanged:
+            return (f"{_graph(h)} returns new values of {_plural(h.count - h.unchanged, 'input')} and "
+                    f"{_plural(h.unchanged, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}), each in a buffer "
+                    f"of its own: old and new are held together")
         return (f"{_graph(h)} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
                 f"into buffers of their own: old and new are held together")
     return h.kind
@@ -80,6 +87,9 @@ def fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step":
         return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
                 "graph has computed it), so that each step is one graph")
+    if h.kind == "not_donated" and h.unchanged == h.count and h.framework != "torch_xla":
+        return ("return only what the function computes (the caller still holds the arrays it passed in), or donate "
+                "them (jax.jit(..., donate_argnums=...)) so that the outputs take their buffers instead of copies")
     if h.kind == "not_donated":
         if h.framework == "torch_xla":
             return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
