@@ -37,6 +37,10 @@ def _sentence(h: CostHeadline) -> str:
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
         return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                 f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
+    if h.kind == "loop_buffer_copy" and h.shift:
+        return (f"a loop-carried buffer {shapes} is shifted whole to append a row, every iteration of %{h.loop} in "
+                f"{h.graph} ({_plural(h.count, 'whole copy', 'whole copies')} an iteration, {human_bytes(h.bytes)} "
+                f"per step)")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
@@ -73,6 +77,10 @@ def fix(h: CostHeadline) -> str:
         if h.mismatch == "shape":
             return "return the donated array with the shape it came in, or donate only what an output replaces"
         return "donate only arguments that an output of the same shape and dtype replaces"
+    if h.kind == "loop_buffer_copy" and h.shift:
+        return ("keep it as a ring buffer: write the new row in place with buf.at[i % n].set(row) (a "
+                "dynamic_update_slice) and fold the rotation into the index where it is read, instead of "
+                "concatenating a shifted copy every iteration")
     if h.kind == "loop_buffer_copy":
         return ("emit each iteration's slice as a scan output (ys) and let scan stack them, instead of carrying the "
                 "buffer through the loop; or write the slice in the buffer's own layout")
