@@ -288,3 +288,30 @@ def _why_no_output(shape, outs) -> tuple[str | None, str | None]:
         if o.element_type == bare.element_type and o.dims != bare.dims and o.byte_size() == bare.byte_size():
             return "shape", str(o)
     return None, None
+
+
+def told_unusable(graph, arrays: tuple[str, ...]) -> list[UnusableDonation]:
+    """The graph's unusable donations, with the arrays JAX's log said it could not donate (``f32[256,32]``) that
+    the module's header did not show (JAX drops a donation no output matches before XLA sees it: no
+    ``buffer_donor``). Each is matched to a parameter of that shape not already listed, first come first."""
+    from hlodiff.hlo.shapes import parse_shape
+
+    found = list(graph.unusable_donations)
+    known = [u.shape for u in found]
+    used = {u.parameter for u in found}
+    try:
+        outs = [parse_shape(o) for o in graph.output_shapes]
+    except HlodiffError:
+        outs = []
+    for array in arrays:
+        if array in known:
+            known.remove(array)  # the header told this one already
+            continue
+        number = next((k for k, shape in enumerate(graph.parameter_shapes) if shape == array and k not in used), None)
+        if number is None:
+            continue
+        used.add(number)
+        shape = parse_shape(array)
+        mismatch, closest = _why_no_output(shape, outs)
+        found.append(UnusableDonation(number, array, shape.byte_size(), mismatch, closest))
+    return found

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Mapping
 from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
+from hlodiff.cost.donation import told_unusable
 from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
@@ -180,6 +181,8 @@ def _attach_call_sites(records: list[GraphRecord], graphs: list[GraphCost], log:
         miss = compilation.cache_miss if compilation is not None else None
         if miss is not None and miss.call_site is not None and graphs[i].called_at is None:
             graphs[i].called_at = miss.call_site
+        if compilation is not None and compilation.unusable_donations:
+            graphs[i].unusable_donations = told_unusable(graphs[i], compilation.unusable_donations)
 
 
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:

@@ -41,6 +41,19 @@ _ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
 _WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
+_UNUSABLE_RE = re.compile(r"Some donated buffers were not usable: (.*)")
+_JAX_ARRAY_RE = re.compile(r"\b([a-z]+[0-9a-z_]*)\[([0-9, ]*)\]")
+_FINISHED_RE = re.compile(r"Finished XLA compilation of ")
+
+JAX_DTYPES = {
+    "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+    "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bool": "pred", "complex64": "c64", "complex128": "c128",
+    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
+}
+"""JAX's dtype names (as its warnings print arrays: ``float32[256,32]``) -> XLA's element types (``f32[256,32]``),
+so that an array JAX names can be found among a module's parameters."""
 _TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
 _PYTREE_ITEM_RE = re.compile(r"^at input path (.*?), now (.*) and before (.*), so (.*)$")
 _CONTEXT_ITEM_RE = re.compile(r"^(\S+) differs: now (.*) and before (.*)$")
@@ -112,6 +125,10 @@ class JaxCompilation:
     loaded: bool = False
     """JAX loaded the program from its persistent compilation cache (``Persistent compilation cache hit for
     'jit_step'`` after this ``Compiling`` line): nothing was compiled."""
+    unusable_donations: tuple[str, ...] = ()
+    """Arrays JAX said it could not donate while compiling this (``UserWarning: Some donated buffers were not
+    usable: float32[256,32], ...``), in XLA's spelling (``f32[256,32]``): donated arguments no output matches, which
+    the optimized module may not mention at all (no ``buffer_donor`` for them)."""
 
 
 @dataclass(slots=True)
@@ -147,6 +164,8 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
     block_line = 0
     lineno = 0
     ordinal = 0
+    compiling: int | None = None  # the kept compilation whose XLA compilation has not finished yet
+    unusable: tuple[str, ...] = ()  # a warning printed before its Compiling line
     for raw in text_lines(path, warnings):
         lineno += 1
         text = raw.rstrip("\r\n")
@@ -165,6 +184,18 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         if m is not None:
             _mark_loaded(log, m.group(1))
             continue
+        m = _UNUSABLE_RE.search(text)
+        if m is not None:
+            arrays = unusable_arrays(m.group(1))
+            if compiling is not None:
+                c = log.compilations[compiling]
+                log.compilations[compiling] = replace(c, unusable_donations=c.unusable_donations + arrays)
+            else:
+                unusable += arrays
+            continue
+        if _FINISHED_RE.search(text):
+            compiling = None
+            continue
         m = _COMPILE_RE.search(text)
         if m is not None:
             function, name = _function_of(m.group(1)), module_name(m.group(1))
@@ -172,7 +203,12 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
             log.compiled_names.setdefault(name, lineno)
             if wanted is None or kept.get(name, 0) < wanted.get(name, 0):
                 kept[name] = kept.get(name, 0) + 1
-                log.compilations.append(JaxCompilation(function, name, ordinal, m.group(2), lineno, miss))
+                log.compilations.append(JaxCompilation(function, name, ordinal, m.group(2), lineno, miss,
+                                                       unusable_donations=unusable))
+                compiling = len(log.compilations) - 1
+            else:
+                compiling = None
+            unusable = ()
             ordinal += 1
     if block is not None:
         _finish_miss(log, pending, block, block_line, keep=wanted is None)
@@ -180,6 +216,13 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
                                      "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
     return log
+
+
+def unusable_arrays(text: str) -> tuple[str, ...]:
+    """``float32[256,32], ShapedArray(int32[8])`` -> ``("f32[256,32]", "s32[8]")`` (:data:`JAX_DTYPES`; a dtype
+    not in the table is kept as JAX spells it)."""
+    return tuple(f"{JAX_DTYPES.get(dtype, dtype)}[{dims.replace(' ', '')}]"
+                 for dtype, dims in _JAX_ARRAY_RE.findall(text))
 
 
 def _mark_loaded(log: JaxLog, name: str) -> None:

@@ -35,6 +35,10 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "donation_unusable":
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
+        if not why:
+            return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
+                    f"{_graph(h)}: no output has the shape and dtype of {'it' if h.count == 1 else 'them'}, so the "
+                    f"donation is dropped (JAX warns 'Some donated buffers were not usable')")
         return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                 f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
     if h.kind == "loop_buffer_copy" and h.shift:
@@ -76,7 +80,8 @@ def fix(h: CostHeadline) -> str:
                     f"what an output replaces")
         if h.mismatch == "shape":
             return "return the donated array with the shape it came in, or donate only what an output replaces"
-        return "donate only arguments that an output of the same shape and dtype replaces"
+        return ("donate only arguments that an output of the same shape and dtype replaces (the state the step "
+                "returns anew); leave the others, such as the batch, out of donate_argnums")
     if h.kind == "loop_buffer_copy" and h.shift:
         return ("keep it as a ring buffer: write the new row in place with buf.at[i % n].set(row) (a "
                 "dynamic_update_slice) and fold the rotation into the index where it is read, instead of "
