@@ -10,7 +10,8 @@ from conftest import FIXTURES
 from helpers import cli_json
 from hlodiff.cost.donation import UnusableDonation, told_unusable
 from hlodiff.cost.model import GraphCost, Tally
-from hlodiff.dumps.jax_log import JAX_DTYPES, read_jax_log, unusable_arrays
+from hlodiff.dumps.jax_arrays import JAX_DTYPES, unusable_arrays
+from hlodiff.dumps.jax_log import read_jax_log
 from hlodiff.hlo.shapes import parse_shape
 
 CASES = FIXTURES / "scenarios" / "cost"

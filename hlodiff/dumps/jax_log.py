@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from hlodiff.dumps._io import text_lines
+from hlodiff.dumps.jax_arrays import unusable_arrays
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
@@ -42,18 +43,7 @@ _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
 _WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
 _UNUSABLE_RE = re.compile(r"Some donated buffers were not usable: (.*)")
-_JAX_ARRAY_RE = re.compile(r"\b([a-z]+[0-9a-z_]*)\[([0-9, ]*)\]")
 _FINISHED_RE = re.compile(r"Finished XLA compilation of ")
-
-JAX_DTYPES = {
-    "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
-    "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "bool": "pred", "complex64": "c64", "complex128": "c128",
-    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
-}
-"""JAX's dtype names (as its warnings print arrays: ``float32[256,32]``) -> XLA's element types (``f32[256,32]``),
-so that an array JAX names can be found among a module's parameters."""
 _TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
 _PYTREE_ITEM_RE = re.compile(r"^at input path (.*?), now (.*) and before (.*), so (.*)$")
 _CONTEXT_ITEM_RE = re.compile(r"^(\S+) differs: now (.*) and before (.*)$")
@@ -216,13 +206,6 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
                                      "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
     return log
-
-
-def unusable_arrays(text: str) -> tuple[str, ...]:
-    """``float32[256,32], ShapedArray(int32[8])`` -> ``("f32[256,32]", "s32[8]")`` (:data:`JAX_DTYPES`; a dtype
-    not in the table is kept as JAX spells it)."""
-    return tuple(f"{JAX_DTYPES.get(dtype, dtype)}[{dims.replace(' ', '')}]"
-                 for dtype, dims in _JAX_ARRAY_RE.findall(text))
 
 
 def _mark_loaded(log: JaxLog, name: str) -> None:
