@@ -37,7 +37,7 @@ def _sentence(h: CostHeadline) -> str:
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
         if not why:
             return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
-                    f"{_graph(h)}: no output has the shape and dtype of {'it' if h.count == 1 else 'them'}, so the "
+                    f"{_graph(h)}: no output has {'its' if h.count == 1 else 'their'} shape and dtype, so the "
                     f"donation is dropped (JAX warns 'Some donated buffers were not usable')")
         return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                 f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
