@@ -7,14 +7,16 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.cost.donation import UPDATE_OPCODES, donation_facts, is_jax_own_module
+from hlodiff.cost.donation import UPDATE_OPCODES, Undonated, donation_facts, is_jax_own_module
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
+from hlodiff.cost.reads import read_follows_sync
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost, RunCost, Tally
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.source import SourceLocator
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.model import SourceFrame
+from hlodiff.render.cost_headline import headline_json
 
 UNARY = {"negate", "convert", "sqrt", "rsqrt", "exp", "log", "tanh", "abs"}
 
@@ -55,10 +57,42 @@ def test_a_gradient_shaped_like_its_weight_is_no_replacement():
     assert _facts(text) == ([], [])
 
 
-def test_a_copy_of_an_input_is_no_replacement():
-    """JAX's device_put stage (`jit_stage`) and any user function returning its input: nothing computed."""
-    text = "HloModule jit_keep\n\nENTRY main {\n  p0 = f32[4,2] parameter(0)\n  ROOT c = f32[4,2] copy(p0)\n}\n"
+def _keep(name: str = "jit_keep", header: str = "", root: str = "f32[4,2] copy(p0)") -> str:
+    return f"HloModule {name}{header}\n\nENTRY main {{\n  p0 = f32[4,2] parameter(0)\n  ROOT c = {root}\n}}\n"
+
+
+def test_an_input_handed_back_undonated_is_copied_every_call():
+    """An eval step's `return state, metrics` (jax_eval_returns_state): nothing computed, but the output is a copy
+    of the input in a buffer of its own, both held."""
+    undonated, unusable = _facts(_keep())
+    assert [(u.parameter, u.shape, u.bytes, u.unchanged) for u in undonated] == [(0, "f32[4,2]", 32, True)]
+    assert unusable == []
+
+
+@pytest.mark.parametrize("text", [
+    _keep(name="jit_stage"),                                                 # JAX's device_put: not the user's
+    _keep(header=", input_output_alias={ {}: (0, {}, may-alias) }"),          # donated: handed back in place
+    _keep(root="f32[8] bitcast(p0)"),                                        # a reshape: not the input unchanged
+])
+def test_no_unchanged_input_where_nothing_is_copied_back_as_it_came(text):
     assert _facts(text) == ([], [])
+
+
+def test_a_step_returning_its_inputs_unchanged_heads_with_return_only():
+    g = _graph("run#0", name="jit_eval_step",
+               undonated=[Undonated(0, 0, "f32[32,512]", 65536, unchanged=True),
+                          Undonated(1, 1, "f32[512,1]", 2048, unchanged=True)])
+    doc = headline_json(cost_headline(RunCost([g])))
+    assert (doc["kind"], doc["unchanged"], doc["count"]) == ("not_donated", 2, 2)
+    assert "unchanged" in doc["summary"] and "return only" in doc["fix"] and "donate_argnums" in doc["fix"]
+
+
+def test_computed_and_unchanged_inputs_together_keep_the_donation_fix():
+    g = _graph("run#0", name="jit_train_step",
+               undonated=[Undonated(0, 0, "f32[16,16]", 1024), Undonated(1, 1, "f32[16,16]", 1024, unchanged=True)])
+    doc = headline_json(cost_headline(RunCost([g])))
+    assert "1 input unchanged" in doc["summary"] and "return only" not in doc["fix"]
+    assert "donate_argnums" in doc["fix"]
 
 
 def test_a_scalar_output_is_no_evidence():
@@ -279,6 +313,51 @@ def test_a_read_after_the_sync_runs_no_graph_and_is_no_finding():
     """xla_one_sync_control reads the loss after the sync: the value is there, nothing executes (no read graph)."""
     graphs = [_graph(f"run#{i}", name="SyncTensorsGraph.1", trigger=SYNC_AT, sync_call="sync") for i in range(4)]
     assert cost_headline(RunCost(graphs)) is None
+
+
+LOOP = "/home/user/project/train.py"
+
+
+def _stacked(n: int, read_line: int, sync_line: int, step_ops=None):
+    """Executions of a loop that syncs at ``sync_line`` and reads a value at ``read_line`` (one module frame)."""
+    graphs = _step_pairs(n, step_ops=step_ops)
+    for g in graphs:
+        line = read_line if g.sync_call == "read" else sync_line
+        g.trigger = SourceFrame(LOOP, line, "<module>")
+        g.stack = (g.trigger,)
+    return graphs
+
+
+def test_a_metric_read_below_the_sync_that_redoes_nothing_is_no_finding():
+    """xla_metric_after_sync_control: `.item()` of an accuracy of the logits below the step's sync; its small graph
+    is followed by the next step's sync only because the loop goes round."""
+    assert cost_headline(RunCost(_stacked(3, 19, 18, step_ops={("dot", "f32[4,4]"): 1}))) is None
+
+
+def test_a_read_below_a_sync_at_the_top_of_the_loop_that_runs_the_step_early_heads():
+    """`for ...: sync(); ...; loss.item()`: the read runs the step's forward, the next sync computes it again."""
+    head = cost_headline(RunCost(_stacked(3, 19, 12)))
+    assert (head.kind, head.location.line, head.recomputed) == ("read_in_step", 19, True)
+
+
+def test_a_cheap_read_above_the_sync_still_heads():
+    head = cost_headline(RunCost(_stacked(3, 12, 18, step_ops={("dot", "f32[4,4]"): 1})))
+    assert (head.kind, head.recomputed) == ("read_in_step", False)
+
+
+@pytest.mark.parametrize("read, sync, after", [
+    ([(LOOP, 19, "<module>")], [(LOOP, 18, "<module>")], True),
+    ([(LOOP, 17, "<module>")], [(LOOP, 22, "<module>")], False),
+    # a helper called below the sync reads: the loop's frames part at lines 30 > 18
+    ([("/home/user/project/metrics.py", 5, "accuracy"), (LOOP, 30, "<module>")], [(LOOP, 18, "<module>")], True),
+    # the same helper called above the sync
+    ([("/home/user/project/metrics.py", 5, "accuracy"), (LOOP, 10, "<module>")], [(LOOP, 18, "<module>")], False),
+    # no frame in common: unknown, so not "after"
+    ([("/home/user/project/a.py", 9, "f")], [("/home/user/project/b.py", 3, "g")], False),
+    ([], [(LOOP, 18, "<module>")], False),
+])
+def test_read_follows_sync_compares_lines_where_the_stacks_part(read, sync, after):
+    assert read_follows_sync(tuple(SourceFrame(*f) for f in read), tuple(SourceFrame(*f) for f in sync)) is after
 
 
 def test_reads_in_step_on_real_captures():

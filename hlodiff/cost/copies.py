@@ -77,14 +77,16 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         if not updates or root.operands[k] not in lineage:
             continue
         whole = inst.shape.num_elements()
+        shifts = {u.name for u in updates if _shifts(u, by_name)}
         copies = [lineage[n] for n in sorted(lineage, key=_order(body))
-                  if _is_whole_copy(lineage[n], whole, by_name)]
+                  if n in shifts or _is_whole_copy(lineage[n], whole, by_name)]
         if not copies:
             continue
         location = next((f for f in (where.frame(c) for c in copies) if f is not None), None) \
             or next((f for f in (where.frame(u) for u in updates) if f is not None), None) or where.frame(loop)
         found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
-                                    inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location))
+                                    inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location,
+                                    shift=bool(shifts)))
     return found
 
 
@@ -94,8 +96,8 @@ def _order(body: Computation):
 
 
 def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: dict[str, Computation]):
-    """Values holding the whole carried buffer in this iteration (``start`` and what views, copies or updates it
-    in place), and the in-place updates among them."""
+    """Values holding the whole carried buffer in this iteration (``start`` and what views, copies, updates it in
+    place or shifts it), and the updates (in place, or shifts) among them."""
     whole = start.shape.num_elements()
     lineage = {start.name: start}
     updates = []
@@ -103,11 +105,19 @@ def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: d
     while todo:
         value = todo.pop()
         for user in users.get(value.name, []):
+            if user.opcode == "slice" and not user.shape.is_tuple:
+                for join in users.get(user.name, []):  # concatenate(slice(buf), new): an unfused shift
+                    if (join.opcode in SHIFT_OPCODES and join.name not in lineage and not join.shape.is_tuple
+                            and join.shape.num_elements() == whole):
+                        lineage[join.name] = join
+                        updates.append(join)
+                        todo.append(join)
+                continue
             if user.name in lineage or user.shape.is_tuple or user.shape.num_elements() != whole:
                 continue
             if user.opcode in _VIEW_OPCODES:
                 pass
-            elif _updates_in_place(user, value.name, by_name):
+            elif _updates_in_place(user, value.name, by_name) or _shifts_buffer(user, value.name, by_name):
                 updates.append(user)
             elif user.opcode == "fusion" and _fused_copy(user, by_name):
                 pass
@@ -136,6 +146,50 @@ def _updates_in_place(inst: Instruction, buffer: str, by_name: dict[str, Computa
     if target.opcode != "parameter" or target.parameter_number is None:
         return False
     return target.parameter_number < len(inst.operands) and inst.operands[target.parameter_number] == buffer
+
+
+SHIFT_OPCODES = ("concatenate",)
+"""Roots of a value that rewrites the carried buffer whole from a slice of itself: ``jnp.concatenate([buf[1:],
+new[None]])`` (a rolling window, a shift register), ``jnp.roll`` (two slices joined). Each iteration moves every
+row to append one: a whole copy in all but name, where a ring buffer would write one row in place."""
+
+
+def _shifts_buffer(inst: Instruction, buffer: str, by_name: dict[str, Computation]) -> bool:
+    """A fusion rooted at a :data:`SHIFT_OPCODES` op joining a slice of its operand ``buffer`` with other values
+    (the unfused form is followed from the slice, in :func:`_lineage`)."""
+    if inst.opcode != "fusion":
+        return False
+    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    if fused is None:
+        return False
+    f_insts = fused.by_name()
+    node = _through_bitcasts(fused.root, f_insts)
+    if node.opcode not in SHIFT_OPCODES:
+        return False
+    return _joins_slice_of(node, f_insts, lambda n: (
+        n.opcode == "parameter" and n.parameter_number is not None and n.parameter_number < len(inst.operands)
+        and inst.operands[n.parameter_number] == buffer))
+
+
+def _joins_slice_of(concat: Instruction, insts: dict[str, Instruction], is_buffer) -> bool:
+    """One operand of ``concat`` is a ``slice`` of the buffer (``is_buffer`` tells it, through bitcasts)."""
+    for name in concat.operands:
+        node = insts.get(name)
+        if node is None:
+            continue
+        node = _through_bitcasts(node, insts)
+        if node.opcode == "slice" and node.operands and node.operands[0] in insts \
+                and is_buffer(_through_bitcasts(insts[node.operands[0]], insts)):
+            return True
+    return False
+
+
+def _shifts(inst: Instruction, by_name: dict[str, Computation]) -> bool:
+    """Whether an update found in a lineage is a shift (rewrites the buffer whole) rather than an in-place write."""
+    if inst.opcode in SHIFT_OPCODES:
+        return True
+    fused = by_name.get((inst.attr("calls") or "").lstrip("%")) if inst.opcode == "fusion" else None
+    return fused is not None and _through_bitcasts(fused.root, fused.by_name()).opcode in SHIFT_OPCODES
 
 
 def _through_bitcasts(node: Instruction, insts: dict[str, Instruction]) -> Instruction:

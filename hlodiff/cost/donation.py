@@ -11,6 +11,9 @@ instruction computing it. An output *replaces* a parameter only when that instru
 a fusion of it) reading the parameter itself, of the output's exact shape: ``p - lr * g``, ``0.9 * m + 0.1 * g``,
 ``acc + g``. A gradient shaped like its weight is computed from activations, not read from the weight, so it is no
 replacement (the weight is still needed); a copy of a parameter (JAX's ``jit_stage``, a ``device_put``) is none.
+An output that is a parameter itself (through views and copies), unaliased, is the input handed back unchanged
+(an eval step's ``return state, metrics``): nothing is computed, but XLA must give the output a buffer of its own,
+so it copies the input on every call and both are held; JAX's own ``jit_stage`` (a ``device_put``) is not judged.
 Only modules whose aliasing the header tells are judged (``aliased_source == "hlo"``: a JAX module or an optimized
 torch_xla module; torch_xla's saved graphs are traced before it decides what to donate).
 """
@@ -45,12 +48,15 @@ class Undonated:
     bytes: int
     location: SourceFrame | None = None
     """The user's line of the update (the instruction computing the output), when the module names one."""
+    unchanged: bool = False
+    """The output is the parameter itself, handed back unchanged (``return state, metrics``): nothing is computed,
+    yet without donation XLA copies it into a new buffer on every call and both are held."""
 
     def to_json(self) -> dict:
         from hlodiff.cost.model import frame_json
 
         return {"parameter": self.parameter, "output": self.output, "shape": self.shape, "bytes": self.bytes,
-                "location": frame_json(self.location)}
+                "location": frame_json(self.location), "unchanged": self.unchanged}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +117,16 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     for k, (shape, producer) in enumerate(zip(outs, producers)):
         if flat_index[k] in aliased_outputs or producer is None or not shape.dims:
             continue  # a scalar matches every scalar operand (a learning rate, a divisor): no evidence
-        if _through_views(producer, entry).opcode == "parameter":
-            continue  # the input itself handed back (JAX's device_put stage): nothing computed
+        source = _through_views(producer, entry)
+        if source.opcode == "parameter":
+            # the input handed back unchanged, undonated: XLA copies it into a buffer of its own every call
+            number = source.parameter_number
+            if (number is not None and number in by_number and number not in taken
+                    and source.shape.without_layout() == shape.without_layout()):
+                taken.add(number)
+                undonated.append(Undonated(number, k, str(shape.without_layout()), shape.byte_size(), None,
+                                           unchanged=True))
+            continue
         if _is_gradient(producer, entry, comps):
             continue
         param = _replaced_parameter(producer, shape, entry, comps, by_number, taken)
@@ -265,3 +279,30 @@ def _why_no_output(shape, outs) -> tuple[str | None, str | None]:
         if o.element_type == bare.element_type and o.dims != bare.dims and o.byte_size() == bare.byte_size():
             return "shape", str(o)
     return None, None
+
+
+def told_unusable(graph, arrays: tuple[str, ...]) -> list[UnusableDonation]:
+    """The graph's unusable donations, with the arrays JAX's log said it could not donate (``f32[256,32]``) that
+    the module's header did not show (JAX drops a donation no output matches before XLA sees it: no
+    ``buffer_donor``). Each is matched to a parameter of that shape not already listed, first come first."""
+    from hlodiff.hlo.shapes import parse_shape
+
+    found = list(graph.unusable_donations)
+    known = [u.shape for u in found]
+    used = {u.parameter for u in found}
+    try:
+        outs = [parse_shape(o) for o in graph.output_shapes]
+    except HlodiffError:
+        outs = []
+    for array in arrays:
+        if array in known:
+            known.remove(array)  # the header told this one already
+            continue
+        number = next((k for k, shape in enumerate(graph.parameter_shapes) if shape == array and k not in used), None)
+        if number is None:
+            continue
+        used.add(number)
+        shape = parse_shape(array)
+        mismatch, closest = _why_no_output(shape, outs)
+        found.append(UnusableDonation(number, array, shape.byte_size(), mismatch, closest))
+    return found

@@ -102,13 +102,18 @@ class CostHeadline:
     """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
     then_at: SourceFrame | None = None
     """``read_in_step``: the sync that ends the step after the read."""
+    shift: bool = False
+    """``loop_buffer_copy``: the body shifts the buffer whole (a rolling window by ``concatenate``)."""
+    unchanged: int = 0
+    """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
                 "bytes": self.bytes, "location": frame_json(self.location), "count": self.count, "role": self.role,
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
-                "then_at": frame_json(self.then_at)}
+                "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
+                "shift": self.shift}
 
 
 def sync_call(frames) -> str | None:
@@ -164,7 +169,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
-                                    loop=c.loop)
+                                    loop=c.loop, shift=c.shift)
     return best
 
 
@@ -215,7 +220,8 @@ def _undonated(run: RunCost) -> CostHeadline | None:
         if best is None or total > best.bytes:
             located = next((u.location for u in g.undonated if u.location is not None), None)
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
-                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4])
+                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4],
+                                unchanged=sum(1 for u in g.undonated if u.unchanged))
     return best
 
 

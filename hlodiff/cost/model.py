@@ -53,7 +53,7 @@ class Copy:
 @dataclass(frozen=True, slots=True)
 class LoopBufferCopy:
     """A loop-carried buffer updated in place by ``dynamic-update-slice`` and yet copied whole every iteration
-    (paxml#17): ``count`` whole copies of ``shape`` per iteration of ``loop``."""
+    (paxml#17), or shifted whole (``shift``): ``count`` whole copies of ``shape`` per iteration of ``loop``."""
 
     loop: str
     shape: str
@@ -63,6 +63,10 @@ class LoopBufferCopy:
     tuple_index: int
     copies: tuple[str, ...]
     location: SourceFrame | None = None
+    shift: bool = False
+    """The body rewrites the buffer whole from a slice of itself (``concatenate([buf[1:], new])``, a rolling
+    window; :data:`hlodiff.cost.copies.SHIFT_OPCODES`): the shift is among ``copies``, and the fix is a ring
+    buffer written in place, not scan outputs."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -75,7 +79,8 @@ class LoopBufferCopy:
     def to_json(self) -> dict:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
-                "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies)}
+                "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
+                "shift": self.shift}
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +162,9 @@ class GraphCost:
     called_at: SourceFrame | None = None
     heavy_ops: dict | None = field(default=None, repr=False)
     """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""
+    stack: tuple = field(default=(), repr=False)
+    """The user's frames of the execution's stack, innermost first (:mod:`hlodiff.cost.reads` orders a read and a
+    sync by them; not in JSON)."""
     """The user's line that called the jitted function (JAX's cache-miss call site), when a JAX log gives it."""
 
     @property

@@ -40,9 +40,25 @@ class ReadInStep:
     sync_at: SourceFrame | None = None
 
 
+def read_follows_sync(read_stack, sync_stack) -> bool:
+    """Whether the read comes after the sync in the code that runs both: in the outermost frame where their stacks
+    part (the same function, e.g. the training loop), the read's line is below the sync's. A read below the step's
+    sync reads what the step computed (the metric of the step just run), and the next step's sync follows it only
+    because the loop goes round. Stacks innermost first; False when they share no frame."""
+    for r, s in zip(reversed(read_stack), reversed(sync_stack)):
+        if (r.file, r.function) != (s.file, s.function) or r.line is None or s.line is None:
+            return False
+        if r.line != s.line:
+            return r.line > s.line
+    return False
+
+
 def reads_in_step(graphs) -> list[ReadInStep]:
     """Each recurring (read graph, sync graph) pair of programs, most frequent first; pairs seen once are left out
-    (a read at the end of an epoch costs once)."""
+    (a read at the end of an epoch costs once), and so are reads below the step's sync (:func:`read_follows_sync`)
+    whose graph the sync's does not compute again (a metric of the logits the step computed: the read costs a small
+    graph, nothing is done twice). A read below a sync whose work the next graph repeats is kept: with the sync at
+    the top of the loop, the read at the bottom runs the step's work early."""
     pairs: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for i in range(len(graphs) - 1):
         a, b = graphs[i], graphs[i + 1]
@@ -58,6 +74,8 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         a, b = graphs[i], graphs[j]
         mine, theirs = a.heavy_ops or Counter(), b.heavy_ops or Counter()
         recomputed = bool(mine) and all(theirs.get(k, 0) >= n for k, n in mine.items())
+        if not recomputed and read_follows_sync(a.stack, b.stack):
+            continue  # the read follows the step's sync and redoes none of its work: a read after the step
         out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger))
     out.sort(key=lambda r: -r.times)
     return out

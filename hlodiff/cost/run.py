@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Mapping
 from hlodiff import progress
 from hlodiff.cost.boundaries import find_boundaries
 from hlodiff.cost.graph_cost import module_cost
+from hlodiff.cost.donation import told_unusable
 from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
@@ -124,7 +125,8 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     first = seen.get(key) if key[1] is not None else None
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
-                           trigger=_trigger(record), sync_call=sync_call(record.frames)))
+                           trigger=_trigger(record), sync_call=sync_call(record.frames),
+                           stack=_user_stack(record)))
         return
     try:
         module = record.module()
@@ -141,6 +143,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
                   torch_xla.get(record.graph_hash or ""))
     cost.trigger = _trigger(record)
     cost.sync_call = sync_call(record.frames)
+    cost.stack = _user_stack(record)
     if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
         estimated.append(record)
     if key[1] is not None:
@@ -150,6 +153,11 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
 
 def _trigger(record: GraphRecord):
     return user_frame(record.frames) if record.frames else None
+
+
+def _user_stack(record: GraphRecord) -> tuple:
+    """The user's frames (outside installed libraries) of the execution's stack, innermost first."""
+    return tuple(f for f in record.frames or () if not f.is_library)
 
 
 def _attach_compile_times(records: list[GraphRecord], graphs: list[GraphCost], times: CompileTimes,
@@ -173,6 +181,8 @@ def _attach_call_sites(records: list[GraphRecord], graphs: list[GraphCost], log:
         miss = compilation.cache_miss if compilation is not None else None
         if miss is not None and miss.call_site is not None and graphs[i].called_at is None:
             graphs[i].called_at = miss.call_site
+        if compilation is not None and compilation.unusable_donations:
+            graphs[i].unusable_donations = told_unusable(graphs[i], compilation.unusable_donations)
 
 
 def _families(records: list[GraphRecord], graphs: list[GraphCost]) -> list[FamilyGrowth]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from hlodiff.dumps._io import text_lines
+from hlodiff.dumps.jax_arrays import unusable_arrays
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.hlo.model import SourceFrame
 
@@ -41,6 +42,8 @@ _ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
 _WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
+_UNUSABLE_RE = re.compile(r"Some donated buffers were not usable: (.*)")
+_FINISHED_RE = re.compile(r"Finished XLA compilation of ")
 _TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
 _PYTREE_ITEM_RE = re.compile(r"^at input path (.*?), now (.*) and before (.*), so (.*)$")
 _CONTEXT_ITEM_RE = re.compile(r"^(\S+) differs: now (.*) and before (.*)$")
@@ -112,6 +115,10 @@ class JaxCompilation:
     loaded: bool = False
     """JAX loaded the program from its persistent compilation cache (``Persistent compilation cache hit for
     'jit_step'`` after this ``Compiling`` line): nothing was compiled."""
+    unusable_donations: tuple[str, ...] = ()
+    """Arrays JAX said it could not donate while compiling this (``UserWarning: Some donated buffers were not
+    usable: float32[256,32], ...``), in XLA's spelling (``f32[256,32]``): donated arguments no output matches, which
+    the optimized module may not mention at all (no ``buffer_donor`` for them)."""
 
 
 @dataclass(slots=True)
@@ -147,6 +154,8 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
     block_line = 0
     lineno = 0
     ordinal = 0
+    compiling: int | None = None  # the kept compilation whose XLA compilation has not finished yet
+    unusable: tuple[str, ...] = ()  # a warning printed before its Compiling line
     for raw in text_lines(path, warnings):
         lineno += 1
         text = raw.rstrip("\r\n")
@@ -165,6 +174,18 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
         if m is not None:
             _mark_loaded(log, m.group(1))
             continue
+        m = _UNUSABLE_RE.search(text)
+        if m is not None:
+            arrays = unusable_arrays(m.group(1))
+            if compiling is not None:
+                c = log.compilations[compiling]
+                log.compilations[compiling] = replace(c, unusable_donations=c.unusable_donations + arrays)
+            else:
+                unusable += arrays
+            continue
+        if _FINISHED_RE.search(text):
+            compiling = None
+            continue
         m = _COMPILE_RE.search(text)
         if m is not None:
             function, name = _function_of(m.group(1)), module_name(m.group(1))
@@ -172,7 +193,12 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
             log.compiled_names.setdefault(name, lineno)
             if wanted is None or kept.get(name, 0) < wanted.get(name, 0):
                 kept[name] = kept.get(name, 0) + 1
-                log.compilations.append(JaxCompilation(function, name, ordinal, m.group(2), lineno, miss))
+                log.compilations.append(JaxCompilation(function, name, ordinal, m.group(2), lineno, miss,
+                                                       unusable_donations=unusable))
+                compiling = len(log.compilations) - 1
+            else:
+                compiling = None
+            unusable = ()
             ordinal += 1
     if block is not None:
         _finish_miss(log, pending, block, block_line, keep=wanted is None)

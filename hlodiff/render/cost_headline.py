@@ -35,8 +35,16 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "donation_unusable":
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
+        if not why:
+            return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
+                    f"{_graph(h)}: no output has {'its' if h.count == 1 else 'their'} shape and dtype, so the "
+                    f"donation is dropped (JAX warns 'Some donated buffers were not usable')")
         return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                 f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
+    if h.kind == "loop_buffer_copy" and h.shift:
+        return (f"a loop-carried buffer {shapes} is shifted whole to append a row, every iteration of %{h.loop} in "
+                f"{h.graph} ({_plural(h.count, 'whole copy', 'whole copies')} an iteration, {human_bytes(h.bytes)} "
+                f"per step)")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
@@ -51,7 +59,14 @@ def _sentence(h: CostHeadline) -> str:
         again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
+    if h.kind == "not_donated" and h.unchanged == h.count:
+        return (f"{_graph(h)} returns {_plural(h.count, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}): "
+                f"undonated, each is copied into a buffer of its own on every call and old and new are held together")
     if h.kind == "not_donated":
+        if h.unchanged:
+            return (f"{_graph(h)} returns new values of {_plural(h.count - h.unchanged, 'input')} and "
+                    f"{_plural(h.unchanged, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}), each in a buffer "
+                    f"of its own: old and new are held together")
         return (f"{_graph(h)} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
                 f"into buffers of their own: old and new are held together")
     return h.kind
@@ -65,7 +80,12 @@ def fix(h: CostHeadline) -> str:
                     f"what an output replaces")
         if h.mismatch == "shape":
             return "return the donated array with the shape it came in, or donate only what an output replaces"
-        return "donate only arguments that an output of the same shape and dtype replaces"
+        return ("donate only arguments that an output of the same shape and dtype replaces (the state the step "
+                "returns anew); leave the others, such as the batch, out of donate_argnums")
+    if h.kind == "loop_buffer_copy" and h.shift:
+        return ("keep it as a ring buffer: write the new row in place with buf.at[i % n].set(row) (a "
+                "dynamic_update_slice) and fold the rotation into the index where it is read, instead of "
+                "concatenating a shifted copy every iteration")
     if h.kind == "loop_buffer_copy":
         return ("emit each iteration's slice as a scan output (ys) and let scan stack them, instead of carrying the "
                 "buffer through the loop; or write the slice in the buffer's own layout")
@@ -80,6 +100,9 @@ def fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step":
         return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
                 "graph has computed it), so that each step is one graph")
+    if h.kind == "not_donated" and h.unchanged == h.count and h.framework != "torch_xla":
+        return ("return only what the function computes (the caller still holds the arrays it passed in), or donate "
+                "them (jax.jit(..., donate_argnums=...)) so that the outputs take their buffers instead of copies")
     if h.kind == "not_donated":
         if h.framework == "torch_xla":
             return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
