@@ -74,6 +74,21 @@ static PyMethodDef methods[] = {
      "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
      "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
+    {"graph_index", graph_index, METH_VARARGS,
+     "graph_index(operands) -> a computation's graph as integer arrays (a capsule), or None when an operand names "
+     "no instruction"},
+    {"index_ordered", index_ordered, METH_O, "index_ordered(ix) -> whether every operand is defined before its user"},
+    {"index_live_count", index_live_count, METH_VARARGS,
+     "index_live_count(ix, roots) -> len(live(roots, operands)) over the index"},
+    {"index_postorder", index_postorder, METH_VARARGS,
+     "index_postorder(ix, root) -> postorder(root, operands)'s list, over the index"},
+    {"index_number_params", index_number_params, METH_VARARGS,
+     "index_number_params(ix, stack, root, params, ids): number_params with seen = {root}, over the index"},
+    {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
+     "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): anon_hashes "
+     "over an operand-first index"},
+    {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
+     "exact_hashes_ix(ix, labels, param_ids, hashes): exact_hashes over an operand-first index"},
     {NULL, NULL, 0, NULL},
 };
 
