@@ -338,6 +338,8 @@ def test_graph_index_walks_as_the_dict_walks(operands):
         assert native.index_live_count(index, roots) == len(native.live(list(roots), operands))
     for root in operands:
         assert native.index_postorder(index, _fresh(root)) == native.postorder(root, operands)[0]
+    users = native.users_of(operands)
+    assert native.index_users(index) == users and list(native.index_users(index)) == list(users)
     params = {"a", "p", "e"}
     ids_dict, ids_index = {}, {}
     native.number_params(["c", "p"], {"d"}, set(params), operands, ids_dict)
@@ -346,22 +348,31 @@ def test_graph_index_walks_as_the_dict_walks(operands):
     assert native.graph_index({"a": ("missing",)}) is None  # the dict walks raise their KeyError instead
     with pytest.raises(KeyError):
         native.index_postorder(index, "missing")
+    native.index_compact(index)  # without its table of names: the same answers
+    for root in operands:
+        assert native.index_postorder(index, root) == native.index_postorder(index, _fresh(root)) \
+            == native.postorder(root, operands)[0]
+    with pytest.raises(KeyError):
+        native.index_postorder(index, "missing")
 
 
 @needs_native
 def test_passes_that_rewrite_operands_drop_the_index(monkeypatch):
     """Tuple plumbing and dead code change operand lists after the index may exist: it is made again from them."""
+    from hlodiff.graph import canonical
     from hlodiff.graph.canonical import build_computation, graph_index
     from hlodiff.graph.passes import dead_code, tuple_plumbing
+
+    monkeypatch.setattr(canonical, "INDEX_MIN", 0)  # an index for this small computation too
 
     text = ("HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n"
             "  %unused = f32[2] negate(f32[2] %p)\n  %t = (f32[2], f32[2]) tuple(f32[2] %p, f32[2] %p)\n"
             "  %g = f32[2] get-tuple-element((f32[2], f32[2]) %t), index=1\n  ROOT %r = f32[2] add(f32[2] %g, f32[2] %p)\n}\n")
     module = parse_module(text)
     cc = build_computation(module.entry)
-    graph_index(cc)
+    assert graph_index(cc) is not None
     cm = type("CM", (), {"computations": {cc.name: cc}})()
     assert dead_code.run(cm).count == 1 and cc._index is None
-    graph_index(cc)
+    assert graph_index(cc) is not None
     assert tuple_plumbing.run(cm).count == 1 and cc._index is None
     assert cm.computations[cc.name].operands["r"] == ("p", "p")

@@ -43,7 +43,11 @@ static inline size_t slot_of(const GraphIx *g, PyObject *key) {
 
 /* The position of a name, or -1 (no error) when it names no instruction, or -2 with an error set. */
 static int32_t gx_find(GraphIx *g, PyObject *name) {
-    for (size_t s = slot_of(g, name);; s = (s + 1) & g->mask) {
+    if (g->slot_keys == NULL) { /* compacted (index_compact): the few lookups left scan the names */
+        for (Py_ssize_t i = 0; i < g->n; i++)
+            if (PyList_GET_ITEM(g->names, i) == name) return (int32_t)i;
+    }
+    for (size_t s = slot_of(g, name); g->slot_keys != NULL; s = (s + 1) & g->mask) {
         PyObject *k = g->slot_keys[s];
         if (k == name) return g->slot_vals[s];
         if (k == NULL) break;
@@ -342,4 +346,50 @@ Py_ssize_t gx_position(PyObject *capsule, PyObject *name) {
     GraphIx *g = gx_of(capsule);
     if (g == NULL) return -2;
     return gx_find(g, name);
+}
+
+/* index_users(ix) -> users_of(operands) over the index: each name's users in text order, each once. */
+PyObject *index_users(PyObject *self, PyObject *capsule) {
+    GraphIx *g = gx_of(capsule);
+    if (g == NULL) return NULL;
+    Py_ssize_t n = g->n;
+    PyObject **lists = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
+    int32_t *last = PyMem_Malloc((n ? n : 1) * sizeof(int32_t)); /* the last user appended to each list */
+    PyObject *users = NULL;
+    if (lists == NULL || last == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        last[i] = -1;
+        if ((lists[i] = PyList_New(0)) == NULL) goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        for (int32_t e = g->op_start[i]; e < g->op_start[i + 1]; e++) {
+            int32_t o = g->op_idx[e];
+            if (last[o] == i) continue; /* dict.fromkeys(ops): an operand used twice makes one entry */
+            last[o] = (int32_t)i;
+            if (PyList_Append(lists[o], PyList_GET_ITEM(g->names, i)) < 0) goto done;
+        }
+    users = PyDict_New(); /* not _PyDict_NewPresized: in 3.11 it makes a map of general keys, 1.5x the size */
+    for (Py_ssize_t i = 0; users != NULL && i < n; i++)
+        if (PyDict_SetItem(users, PyList_GET_ITEM(g->names, i), lists[i]) < 0) Py_CLEAR(users);
+done:
+    if (lists != NULL)
+        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(lists[i]);
+    PyMem_Free(lists);
+    PyMem_Free(last);
+    return users;
+}
+
+/* index_compact(ix): drop the table that finds a position by name (two thirds of the index's memory) once the
+   walks that look many names up are done; the index answers the same, a name looked up by a scan. */
+PyObject *index_compact(PyObject *self, PyObject *capsule) {
+    GraphIx *g = gx_of(capsule);
+    if (g == NULL) return NULL;
+    PyMem_Free(g->slot_keys);
+    PyMem_Free(g->slot_vals);
+    g->slot_keys = NULL;
+    g->slot_vals = NULL;
+    Py_RETURN_NONE;
 }

@@ -84,6 +84,9 @@ static PyMethodDef methods[] = {
      "index_postorder(ix, root) -> postorder(root, operands)'s list, over the index"},
     {"index_number_params", index_number_params, METH_VARARGS,
      "index_number_params(ix, stack, root, params, ids): number_params with seen = {root}, over the index"},
+    {"index_compact", index_compact, METH_O,
+     "index_compact(ix): drop the index's table of names (lookups by name then scan); the same answers"},
+    {"index_users", index_users, METH_O, "index_users(ix) -> users_of(operands) over the index"},
     {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
      "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): anon_hashes "
      "over an operand-first index"},

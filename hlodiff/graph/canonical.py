@@ -109,7 +109,8 @@ class CanonicalComputation:
     def users(self, name: str) -> list[str]:
         """Instructions that use ``name``, in text order (a plain map: lookups on 30k-node graphs are hot)."""
         if self._users is None and native is not None:
-            self._users = native.users_of(self.operands)
+            index = graph_index(self)
+            self._users = native.index_users(index) if index is not None else native.users_of(self.operands)
         if self._users is None:
             users: dict[str, list[str]] = {n: [] for n in self.operands}
             for user, ops in self.operands.items():
@@ -189,9 +190,12 @@ def graph_index(cc: CanonicalComputation):
     kept until a pass changes an operand list (those passes set ``cc._index = None``); ``None`` without the
     accelerator or when an operand names no instruction (the dict walks then raise their ``KeyError``). The walks
     and hash loops read it instead of probing name-keyed maps: the same results, fewer cache misses."""
-    if cc._index is None and native is not None:
-        cc._index = native.graph_index(cc.operands) or False
+    if cc._index is None and native is not None:  # small maps stay in cache: an index would only cost memory
+        cc._index = len(cc.operands) >= INDEX_MIN and native.graph_index(cc.operands) or False
     return cc._index or None
+
+
+INDEX_MIN = 16  # computations smaller than this (most called computations: 3-instruction reductions) get none
 
 
 def _defined_before_use(operands: dict[str, list[str]]) -> bool:

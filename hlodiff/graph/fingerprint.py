@@ -70,6 +70,9 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
             report = run(cm)
             if report is not None:
                 cm.reports.append(report)
+    for cc in comps.values():  # what comes next looks few names up in the index: its table of names goes
+        if cc._index:
+            native.index_compact(cc._index)
     cm.fingerprint = _digest(cm.computation_hashes[cm.entry.name], 16)
     return cm
 
