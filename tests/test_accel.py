@@ -376,3 +376,25 @@ def test_passes_that_rewrite_operands_drop_the_index(monkeypatch):
     assert graph_index(cc) is not None
     assert tuple_plumbing.run(cm).count == 1 and cc._index is None
     assert cm.computations[cc.name].operands["r"] == ("p", "p")
+
+
+def _chain_module(users_first: bool, op: str = "negate") -> str:
+    """A 22-instruction entry (over the size that gets a graph index), written operand-first or users-first."""
+    body = ["  %p = f32[2] parameter(0)", "  %n0 = f32[2] negate(f32[2] %p)"]
+    body += [f"  %n{i} = f32[2] {op if i == 10 else 'negate'}(f32[2] %n{i - 1})" for i in range(1, 20)]
+    body.append("  ROOT %r = (f32[2], f32[2]) tuple(f32[2] %n19, f32[2] %p)")
+    if users_first:
+        body.reverse()
+    return "HloModule m\n\nENTRY %main (p: f32[2]) -> (f32[2], f32[2]) {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+@pytest.mark.parametrize("users_first", [False, True], ids=["operand-first", "users-first"])
+def test_indexed_computation_hashes_and_diffs_as_python_does(users_first, monkeypatch):
+    """An entry big enough for a graph index, in either text order (users-first takes the dict walks over an index
+    that is not operand-first): the same labels, hashes, normalized text and diff as the Python twin."""
+    text = _chain_module(users_first)
+    assert _outcome(text, "m.hlo", True, monkeypatch) == _outcome(text, "m.hlo", False, monkeypatch)
+    monkeypatch.undo()  # the accelerator back in every module, for the next pair of runs
+    changed = _chain_module(users_first, op="exponential")
+    assert _diff_outcome(text, changed, True, monkeypatch) == _diff_outcome(text, changed, False, monkeypatch)

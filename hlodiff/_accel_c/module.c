@@ -1,7 +1,8 @@
 /* hlodiff._accel: the optional compiled accelerator for the per-instruction hot loops of parsing, hashing and
  * matching. This file holds the module's table of functions and its set-up; each part is a file of its own here
  * (lines, operands, attributes, shapes and checks for the parser; hashes and blake2b for fingerprints; walks,
- * index and passes for canonical graphs; matching for the differ).
+ * index and passes for canonical graphs, graphix for a computation's graph as integer arrays; matching for the
+ * differ).
  *
  * Every function has a pure-Python twin that is the reference (hlodiff/hlo/parser.py, hlodiff/graph/,
  * hlodiff/diff/); hlodiff.accel picks this module when it was built and HLODIFF_PURE_PYTHON is not set. The
