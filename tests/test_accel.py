@@ -316,3 +316,85 @@ def test_unrolled_blocks_pair_diffs_the_same_both_ways(tmp_path, monkeypatch):
     fast = _diff_outcome(*texts, True, monkeypatch)
     assert fast == _diff_outcome(*texts, False, monkeypatch)
     assert sum(how == "top_down" for how in fast[1][0][1].values()) > 100
+
+
+def _fresh(name: str) -> str:
+    """An equal name held by another string object (a name the parser did not share)."""
+    return "".join(list(name))
+
+
+@needs_native
+@pytest.mark.parametrize("operands", [
+    {"a": (), "b": ("a",), "c": ("a", "b"), "p": (), "d": ("c", "c", "p"), "e": ()},  # operand-first, dead "e"
+    {"d": ("c", "p"), "c": ("b", "a"), "b": ("a",), "a": (), "p": (), "e": ("d",)},  # users first
+], ids=["operand-first", "users-first"])
+def test_graph_index_walks_as_the_dict_walks(operands):
+    """The integer-array form of a computation answers as the dict walks do, with operands spelled by other string
+    objects than the keys (found by value), in either text order."""
+    operands = {name: tuple(_fresh(op) for op in ops) for name, ops in operands.items()}
+    index = native.graph_index(operands)
+    assert native.index_ordered(index) == native.defined_before_use(operands)
+    for roots in (["d"], ["d", "e"], ["a"]):
+        assert native.index_live_count(index, roots) == len(native.live(list(roots), operands))
+    for root in operands:
+        assert native.index_postorder(index, _fresh(root)) == native.postorder(root, operands)[0]
+    users = native.users_of(operands)
+    assert native.index_users(index) == users and list(native.index_users(index)) == list(users)
+    params = {"a", "p", "e"}
+    ids_dict, ids_index = {}, {}
+    native.number_params(["c", "p"], {"d"}, set(params), operands, ids_dict)
+    native.index_number_params(index, [_fresh("c"), "p"], "d", set(params), ids_index)
+    assert list(ids_index.items()) == list(ids_dict.items()) and ids_dict
+    assert native.graph_index({"a": ("missing",)}) is None  # the dict walks raise their KeyError instead
+    with pytest.raises(KeyError):
+        native.index_postorder(index, "missing")
+    native.index_compact(index)  # without its table of names: the same answers
+    for root in operands:
+        assert native.index_postorder(index, root) == native.index_postorder(index, _fresh(root)) \
+            == native.postorder(root, operands)[0]
+    with pytest.raises(KeyError):
+        native.index_postorder(index, "missing")
+
+
+@needs_native
+def test_passes_that_rewrite_operands_drop_the_index(monkeypatch):
+    """Tuple plumbing and dead code change operand lists after the index may exist: it is made again from them."""
+    from hlodiff.graph import canonical
+    from hlodiff.graph.canonical import build_computation, graph_index
+    from hlodiff.graph.passes import dead_code, tuple_plumbing
+
+    monkeypatch.setattr(canonical, "INDEX_MIN", 0)  # an index for this small computation too
+
+    text = ("HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n"
+            "  %unused = f32[2] negate(f32[2] %p)\n  %t = (f32[2], f32[2]) tuple(f32[2] %p, f32[2] %p)\n"
+            "  %g = f32[2] get-tuple-element((f32[2], f32[2]) %t), index=1\n  ROOT %r = f32[2] add(f32[2] %g, f32[2] %p)\n}\n")
+    module = parse_module(text)
+    cc = build_computation(module.entry)
+    assert graph_index(cc) is not None
+    cm = type("CM", (), {"computations": {cc.name: cc}})()
+    assert dead_code.run(cm).count == 1 and cc._index is None
+    assert graph_index(cc) is not None
+    assert tuple_plumbing.run(cm).count == 1 and cc._index is None
+    assert cm.computations[cc.name].operands["r"] == ("p", "p")
+
+
+def _chain_module(users_first: bool, op: str = "negate") -> str:
+    """A 22-instruction entry (over the size that gets a graph index), written operand-first or users-first."""
+    body = ["  %p = f32[2] parameter(0)", "  %n0 = f32[2] negate(f32[2] %p)"]
+    body += [f"  %n{i} = f32[2] {op if i == 10 else 'negate'}(f32[2] %n{i - 1})" for i in range(1, 20)]
+    body.append("  ROOT %r = (f32[2], f32[2]) tuple(f32[2] %n19, f32[2] %p)")
+    if users_first:
+        body.reverse()
+    return "HloModule m\n\nENTRY %main (p: f32[2]) -> (f32[2], f32[2]) {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+@pytest.mark.parametrize("users_first", [False, True], ids=["operand-first", "users-first"])
+def test_indexed_computation_hashes_and_diffs_as_python_does(users_first, monkeypatch):
+    """An entry big enough for a graph index, in either text order (users-first takes the dict walks over an index
+    that is not operand-first): the same labels, hashes, normalized text and diff as the Python twin."""
+    text = _chain_module(users_first)
+    assert _outcome(text, "m.hlo", True, monkeypatch) == _outcome(text, "m.hlo", False, monkeypatch)
+    monkeypatch.undo()  # the accelerator back in every module, for the next pair of runs
+    changed = _chain_module(users_first, op="exponential")
+    assert _diff_outcome(text, changed, True, monkeypatch) == _diff_outcome(text, changed, False, monkeypatch)

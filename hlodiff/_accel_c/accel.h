@@ -76,6 +76,8 @@ int buf_put_operands(Buf *b, PyObject *ops, PyObject *table);
 PyObject *anon_hashes(PyObject *self, PyObject *args);
 PyObject *exact_hashes(PyObject *self, PyObject *args);
 PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
+PyObject *anon_hashes_ix(PyObject *self, PyObject *args);
+PyObject *exact_hashes_ix(PyObject *self, PyObject *args);
 
 /* text.c */
 Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
@@ -133,6 +135,17 @@ PyObject *live(PyObject *self, PyObject *args);
 PyObject *postorder(PyObject *self, PyObject *args);
 PyObject *number_params(PyObject *self, PyObject *args);
 PyObject *defined_before_use(PyObject *self, PyObject *args);
+
+/* graphix.c: a computation's graph as integer arrays */
+PyObject *graph_index(PyObject *self, PyObject *args);
+PyObject *index_ordered(PyObject *self, PyObject *capsule);
+PyObject *index_live_count(PyObject *self, PyObject *args);
+PyObject *index_postorder(PyObject *self, PyObject *args);
+PyObject *index_number_params(PyObject *self, PyObject *args);
+PyObject *index_users(PyObject *self, PyObject *capsule);
+PyObject *index_compact(PyObject *self, PyObject *capsule);
+int gx_view(PyObject *capsule, Py_ssize_t *n, PyObject **names, int32_t **op_start, int32_t **op_idx, int *ordered);
+Py_ssize_t gx_position(PyObject *capsule, PyObject *name);
 
 /* index.c */
 PyObject *index_computation(PyObject *self, PyObject *args);

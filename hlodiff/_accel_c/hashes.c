@@ -203,3 +203,128 @@ PyObject *py_blake2b_hex(PyObject *self, PyObject *args) {
     blake2b_hex((const uint8_t *)data, (size_t)len, size, hex);
     return ascii_str(hex, 2 * size);
 }
+
+/* "(" + ",".join(texts[j] for j in the node's operand positions) + ")" when it has operands. */
+static int put_operand_texts(Buf *b, PyObject **texts, const int32_t *op_idx, int32_t from, int32_t to) {
+    if (from == to) return 0;
+    if (buf_put(b, "(", 1) < 0) return -1;
+    for (int32_t e = from; e < to; e++)
+        if ((e > from && buf_put(b, ",", 1) < 0) || buf_put_str(b, texts[op_idx[e]]) < 0) return -1;
+    return buf_put(b, ")", 1);
+}
+
+/* A hash's text, set in dict under name and kept (borrowed: the dict holds it) at *slot. */
+static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
+    char hex[128];
+    blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
+    PyObject *h = ascii_str(hex, 2 * size);
+    if (h == NULL) return -1;
+    int rc = PyDict_SetItem(dict, name, h);
+    *slot = h;
+    Py_DECREF(h);
+    return rc;
+}
+
+/* anon_hashes over a graph index whose order is operand-first (index_ordered): the same labels and hashes, in
+   the same order, with each operand's hash read from an array by position instead of the anon dict. */
+PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
+    PyObject *capsule, *insts, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys, *names;
+    int plain, ordered;
+    if (!PyArg_ParseTuple(args, "OO!pOOO!O!O!O!", &capsule, &PyDict_Type, &insts, &plain, &label_fn, &shape_text,
+                          &PyDict_Type, &shape_texts, &PyDict_Type, &labels, &PyDict_Type, &anon, &PyFrozenSet_Type,
+                          &call_keys))
+        return NULL;
+    Py_ssize_t n;
+    int32_t *op_start, *op_idx;
+    if (gx_view(capsule, &n, &names, &op_start, &op_idx, &ordered) < 0) return NULL;
+    if (!ordered) {
+        PyErr_SetString(PyExc_ValueError, "the index is not in operand-first order");
+        return NULL;
+    }
+    PyObject **texts = PyMem_Malloc((n ? n : 1) * sizeof(PyObject *));
+    if (texts == NULL) return PyErr_NoMemory();
+    Buf b;
+    buf_init(&b);
+    Cursor at_inst = {insts, 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        PyObject *inst = cursor_get(&at_inst, name);
+        if (inst == NULL) goto fail;
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
+        if (label == NULL) goto fail;
+        int rc = PyDict_SetItem(labels, name, label);
+        b.len = 0;
+        if (rc == 0) rc = buf_put_str(&b, label);
+        Py_DECREF(label);
+        if (rc < 0 || put_operand_texts(&b, texts, op_idx, op_start[i], op_start[i + 1]) < 0 ||
+            hash_into_slot(anon, name, &b, 8, &texts[i]) < 0)
+            goto fail;
+    }
+    buf_free(&b);
+    PyMem_Free(texts);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    PyMem_Free(texts);
+    return NULL;
+}
+
+/* exact_hashes over an operand-first graph index: the canonical parameter numbers looked up once each, the
+   operands' hashes read by position. */
+PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
+    PyObject *capsule, *labels, *param_ids, *hashes, *names;
+    if (!PyArg_ParseTuple(args, "OO!O!O!", &capsule, &PyDict_Type, &labels, &PyDict_Type, &param_ids, &PyDict_Type,
+                          &hashes))
+        return NULL;
+    Py_ssize_t n;
+    int32_t *op_start, *op_idx;
+    int ordered;
+    if (gx_view(capsule, &n, &names, &op_start, &op_idx, &ordered) < 0) return NULL;
+    if (!ordered) {
+        PyErr_SetString(PyExc_ValueError, "the index is not in operand-first order");
+        return NULL;
+    }
+    PyObject **texts = PyMem_Malloc((n ? n : 1) * sizeof(PyObject *));
+    PyObject **pids = PyMem_Calloc(n ? n : 1, sizeof(PyObject *)); /* borrowed from param_ids */
+    if (texts == NULL || pids == NULL) {
+        PyMem_Free(texts);
+        PyMem_Free(pids);
+        return PyErr_NoMemory();
+    }
+    Buf b;
+    buf_init(&b);
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(param_ids, &pos, &key, &value)) {
+        Py_ssize_t at = gx_position(capsule, key);
+        if (at == -2) goto fail;
+        if (at >= 0) pids[at] = value;
+    }
+    Cursor at_label = {labels, 0}; /* labels were filled in this order */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        PyObject *label = cursor_get(&at_label, name);
+        if (label == NULL) goto fail;
+        b.len = 0;
+        if (buf_put_str(&b, label) < 0) goto fail;
+        if (pids[i] != NULL) {
+            PyObject *text = PyObject_Str(pids[i]);
+            int rc = text ? buf_put(&b, "|#", 2) : -1;
+            if (rc == 0) rc = buf_put_str(&b, text);
+            Py_XDECREF(text);
+            if (rc < 0) goto fail;
+        }
+        if (put_operand_texts(&b, texts, op_idx, op_start[i], op_start[i + 1]) < 0 ||
+            hash_into_slot(hashes, name, &b, 12, &texts[i]) < 0)
+            goto fail;
+    }
+    buf_free(&b);
+    PyMem_Free(texts);
+    PyMem_Free(pids);
+    Py_RETURN_NONE;
+fail:
+    buf_free(&b);
+    PyMem_Free(texts);
+    PyMem_Free(pids);
+    return NULL;
+}

@@ -1,7 +1,8 @@
 /* hlodiff._accel: the optional compiled accelerator for the per-instruction hot loops of parsing, hashing and
  * matching. This file holds the module's table of functions and its set-up; each part is a file of its own here
  * (lines, operands, attributes, shapes and checks for the parser; hashes and blake2b for fingerprints; walks,
- * index and passes for canonical graphs; matching for the differ).
+ * index and passes for canonical graphs, graphix for a computation's graph as integer arrays; matching for the
+ * differ).
  *
  * Every function has a pure-Python twin that is the reference (hlodiff/hlo/parser.py, hlodiff/graph/,
  * hlodiff/diff/); hlodiff.accel picks this module when it was built and HLODIFF_PURE_PYTHON is not set. The
@@ -74,6 +75,24 @@ static PyMethodDef methods[] = {
      "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
      "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
+    {"graph_index", graph_index, METH_VARARGS,
+     "graph_index(operands) -> a computation's graph as integer arrays (a capsule), or None when an operand names "
+     "no instruction"},
+    {"index_ordered", index_ordered, METH_O, "index_ordered(ix) -> whether every operand is defined before its user"},
+    {"index_live_count", index_live_count, METH_VARARGS,
+     "index_live_count(ix, roots) -> len(live(roots, operands)) over the index"},
+    {"index_postorder", index_postorder, METH_VARARGS,
+     "index_postorder(ix, root) -> postorder(root, operands)'s list, over the index"},
+    {"index_number_params", index_number_params, METH_VARARGS,
+     "index_number_params(ix, stack, root, params, ids): number_params with seen = {root}, over the index"},
+    {"index_compact", index_compact, METH_O,
+     "index_compact(ix): drop the index's table of names (lookups by name then scan); the same answers"},
+    {"index_users", index_users, METH_O, "index_users(ix) -> users_of(operands) over the index"},
+    {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
+     "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): anon_hashes "
+     "over an operand-first index"},
+    {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
+     "exact_hashes_ix(ix, labels, param_ids, hashes): exact_hashes over an operand-first index"},
     {NULL, NULL, 0, NULL},
 };
 

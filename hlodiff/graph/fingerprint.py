@@ -25,6 +25,7 @@ from hlodiff.graph.canonical import (
     CanonicalModule,
     Normalization,
     build_computation,
+    graph_index,
     live_nodes,
     reachable_computations,
     side_effect_roots,
@@ -69,6 +70,9 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
             report = run(cm)
             if report is not None:
                 cm.reports.append(report)
+    for cc in comps.values():  # what comes next looks few names up in the index: its table of names goes
+        if cc._index:
+            native.index_compact(cc._index)
     cm.fingerprint = _digest(cm.computation_hashes[cm.entry.name], 16)
     return cm
 
@@ -156,10 +160,17 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     from ``add(p0, p0)``.
     """
     labels, anon, hashes = cc.labels, cc.anon, cc.hashes
-    order = topological_order(cc)
+    index = graph_index(cc)
+    # Over the index when the text order is operand-first (what XLA and the tracers print): that order is the
+    # topological order, and each operand's hash is read by position.
+    ordered = index is not None and native.index_ordered(index)
+    order = None if ordered else topological_order(cc)
     # Most instructions carry no attribute but metadata: their label is built inline (the same text _label makes).
     plain = cm.options.names and cm.options.metadata
-    if native is not None:
+    if ordered:
+        native.anon_hashes_ix(index, cc.insts, plain, functools.partial(_label, cm, shape_text=shape_text),
+                              shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
+    elif native is not None:
         native.anon_hashes(order, cc.insts, cc.operands, plain, functools.partial(_label, cm, shape_text=shape_text),
                            shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
     else:
@@ -168,7 +179,9 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
         cc.param_ids = canonical_ids(cc)
     else:  # callers pass operands by position: a called computation's parameter numbers are meaning
         cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
-    if native is not None:
+    if ordered:
+        native.exact_hashes_ix(index, labels, cc.param_ids, hashes)
+    elif native is not None:
         native.exact_hashes(order, labels, cc.operands, cc.param_ids, hashes)
     else:
         _exact_hashes(cc, order)
@@ -272,7 +285,13 @@ def _postorder(cc: CanonicalComputation) -> list[str]:
 
 
 def _walk_postorder(cc: CanonicalComputation) -> list[str]:
-    if native is not None:
+    index = graph_index(cc)
+    if index is not None:
+        order = native.index_postorder(index, cc.root)
+        if len(order) == len(cc.insts):
+            return order
+        seen = set(order)  # the walk reaches exactly what it lists
+    elif native is not None:
         order, seen = native.postorder(cc.root, cc.operands)
     else:
         order, seen = _postorder_walk(cc.root, cc.operands)

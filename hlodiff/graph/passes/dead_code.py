@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections import Counter
 
 from hlodiff.accel import native
-from hlodiff.graph.canonical import CanonicalModule, PassReport, live_nodes, side_effect_roots
+from hlodiff.graph.canonical import CanonicalModule, PassReport, graph_index, live_nodes, side_effect_roots
 
 def run(cm: CanonicalModule) -> PassReport | None:
     dropped: Counter[str] = Counter()
     for cc in cm.computations.values():
+        index = graph_index(cc)
+        if index is not None and native.index_live_count(index, [cc.root, *side_effect_roots(cc)]) == len(cc.insts):
+            continue  # counted over the index: no set of names made
         live = live_nodes(cc, side_effect_roots(cc))
         if len(live) == len(cc.insts):  # the common case: nothing to drop, no second walk
             continue
@@ -24,6 +27,7 @@ def run(cm: CanonicalModule) -> PassReport | None:
         for name in dead:
             inst = cc.removed[name] = cc.insts.pop(name)
             del cc.operands[name]
+            cc._index = None
             dropped[inst.opcode] += 1
     total = sum(dropped.values())
     if not total:

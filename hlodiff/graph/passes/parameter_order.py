@@ -11,7 +11,7 @@ two modules differ (reported as ``reordered``).
 from __future__ import annotations
 
 from hlodiff.accel import native
-from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport, graph_index
 
 
 def run(cm: CanonicalModule) -> PassReport | None:
@@ -36,7 +36,10 @@ def canonical_ids(cc: CanonicalComputation) -> dict[str, int]:
     stack = [root_ops[i] for i in reversed(first)]
     seen.add(cc.root)
     params = set(cc.parameters())
-    if native is not None:
+    index = graph_index(cc)
+    if index is not None:  # the same walk over the integer arrays (seen is {root} here)
+        native.index_number_params(index, stack, cc.root, params, ids)
+    elif native is not None:
         native.number_params(stack, seen, params, cc.operands, ids)
     else:
         _number_params(stack, seen, params, cc.operands, ids)

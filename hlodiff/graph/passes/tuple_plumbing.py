@@ -44,6 +44,7 @@ def _fold(cc: CanonicalComputation) -> int:
             continue
         for user in users.pop(name):
             cc.operands[user] = tuple([element if op == name else op for op in cc.operands[user]])
+            cc._index = None
             users[element].add(user)
         users[source].discard(name)
         if cc.root == name:
@@ -61,3 +62,4 @@ def _fold(cc: CanonicalComputation) -> int:
 def _remove(cc: CanonicalComputation, name: str) -> None:
     cc.removed[name] = cc.insts.pop(name)
     del cc.operands[name]
+    cc._index = None
