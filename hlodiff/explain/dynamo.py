@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
+from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
@@ -63,6 +63,20 @@ _TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor ty
 _DISPATCH = re.compile(r"tensor '(?P<name>[^']+)' dispatch key set mismatch\. expected DispatchKeySet\((?P<expected>[^)]*)\), "
                        r"actual DispatchKeySet\((?P<actual>[^)]*)\)")
 _TYPE_ID = re.compile(r"^___check_type_id\((?P<name>[^,()]+), \d+\)$")
+# Dynamo round 7: the order of a dict's keys, which object an argument is, two arguments that are one tensor
+_DICT_ORDER = re.compile(r"^list\(dict\.keys\((?P<name>[^()]+)\)\)\[(?P<index>\d+)\] == (?P<key>'[^']*'|\"[^\"]*\")$")
+"""A dict's key at a position (``list(dict.keys(batch))[0] == 'x'``): Dynamo guards the key order when the traced
+code iterates the dict (items(), keys(), a for loop): the same keys in another order fail it (pytorch#124779)."""
+_OBJ_ID = re.compile(r"^___check_obj_id\((?P<name>[A-Za-z_][\w.]*), \d+\)$")
+"""Which object a local name is (``___check_obj_id(phase, 1396...)``: an enum member, a sentinel, a function
+compared with ``is``): one graph per object. A global's or a builtin's id (``G['__builtins_dict___0']['iter']``)
+is no argument of the user's and stays the generic guard."""
+_ALIAS = re.compile(r"Duplicate tensors? found(?::| where not expected)")
+"""Two tensor arguments that are one tensor on this call (``Duplicate tensors found: ["a", "b"]``; older torch:
+``Duplicate tensor found where not expected! L['y'] should not alias to anything, but is aliased``)."""
+_ALIAS_NAMES = re.compile(r"[\"'](?P<name>[^\"',\[\]]+)[\"']")
+_DATA_DEPENDENT = ("Dynamic shape operator", "depends on input Tensor data", "data-dependent", "data dependent")
+"""A graph break at an op whose output size follows the data (boolean-mask indexing, nonzero, masked_select)."""
 
 
 # -- reading and merging the logs -------------------------------------------------------------------------------------
@@ -225,6 +239,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     kind, subject, seen, facts = _classify(failure.guard)
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
+    if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
+        facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
     location = c.call or _absolute(failure.source, c.definition) or definition
     located = ("call" if c.call else "guard" if failure.source else "definition" if definition
@@ -238,6 +254,21 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
                            facts=frozenset(facts), seen=seen, located=located)
+
+
+def _after_data_dependent(c: DynamoCompile, log: DynamoLog) -> bool:
+    """A resume function (``torch_dynamo_resume_in_token_loss_at_17``) whose frame starts at a graph break Dynamo
+    took at a data-dependent op: the tensors it receives on its stack (``___stack0``) were sized by the data."""
+    m = re.fullmatch(r"torch_dynamo_resume_in_\w+_at_(\d+)", c.function or "")
+    if m is None:
+        return False
+    line = int(m.group(1))
+    return any(b.at is not None and b.at.line == line and _is_data_dependent(b) for b in log.graph_breaks)
+
+
+def _is_data_dependent(b: GraphBreak) -> bool:
+    text = f"{b.reason} {b.explanation or ''}"
+    return any(t in text for t in _DATA_DEPENDENT)
 
 
 def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
@@ -286,6 +317,15 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
+    if (m := _DICT_ORDER.match(guard.strip())) is not None:
+        return "guard", m.group("name"), f"key {m.group('index')} of {m.group('name')} was {m.group('key')}", \
+            facts | {"dict_key_order"}
+    if (m := _OBJ_ID.match(guard.strip())) is not None:
+        return "guard", m.group("name"), guard.strip(), facts | {"object_identity"}
+    if _ALIAS.search(guard) is not None:
+        names = [n for n in _ALIAS_NAMES.findall(guard.split("found", 1)[1]) if n.strip()]
+        subject = " and ".join(f"`{n}`" for n in names[:2]) if len(names) >= 2 else "two tensor arguments"
+        return "guard", subject, guard.strip(), facts | {"tensor_alias"}
     if (m := _STRING.match(guard.strip())) is not None:
         return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
     if (m := _VALUE.match(guard.strip())) is not None:
@@ -323,6 +363,10 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
+        elif first.reason == GAVE_UP:
+            facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
+        elif _is_data_dependent(first):
+            facts.add("op:data_dependent")
         location = first.at
         if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
@@ -331,7 +375,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             location = first.call
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
-                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts else first.reason)
+                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
+                else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
         found.append(finding)
