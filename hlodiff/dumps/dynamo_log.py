@@ -288,11 +288,11 @@ def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | Non
     if w is None:
         return None
     definition = SourceFrame(w.group("file"), int(w.group("line")), w.group("fn"))
-    explanation, raised, origin, frames = None, None, False, []
+    explanation, raised, origin, frames, whole = None, None, False, [], False
     for body in bodies[1:]:
         stripped = body.strip()
         if stripped.startswith("Original traceback:"):
-            origin, frames = True, []
+            origin, frames, whole = True, [], True
         elif origin and (f := _FILE_LINE.match(body)) is not None:
             frames.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
         elif origin and not stripped:
@@ -301,6 +301,10 @@ def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | Non
             explanation = stripped.split(":", 1)[1].strip()
         elif (e := _EXCEPTION_LINE.match(body)) is not None and "Traceback" not in stripped:
             raised = stripped
+        elif stripped.startswith("Use tlparse"):
+            whole = True
+    if not whole:
+        return None  # still being written (a growing log): its traceback and explanation come with the next lines
     at = next((f for f in reversed(frames) if f.file == definition.file), frames[-1] if frames else definition)
     return GraphBreak(cid, GAVE_UP, explanation or raised, at, None, log_line=lineno)
 

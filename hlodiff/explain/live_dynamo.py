@@ -93,7 +93,8 @@ class LiveDynamo:
                     continue
                 self.stories[key] = first_story + len(self.by_where)
                 self.by_where[where] = [self.stories[key], 1, step]
-                kind = "graph_break" if item.kind == "graph_break" else ("expected" if expected else "recompiled")
+                kind = ("graph_break" if item.kind == "graph_break" and expected
+                        else "expected" if expected else "recompiled")  # a function given up: XLA compiles per value
             else:
                 kind = "update"
             if kind == "update":
@@ -124,7 +125,15 @@ class LiveDynamo:
         try:
             explanation = explain_records(run.window(list(records or run.records)), warnings=[])
             logs = run.read_dynamo([]) if run.dynamo_logs else []
-            return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
+            found = explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
+            if found is None and without_log and run.dynamo_logs:
+                # Dynamo's log has said nothing yet (a TORCH_TRACE file still being written, a TORCH_LOGS log of
+                # a run that never recompiles): the bridge's graphs alone still say which step the first
+                # compiled call cut (dyn_grad_hook_control: its A,B,B,... sync family is a warm-up)
+                from hlodiff.explain.dynamo import bridge_without_log
+
+                found = bridge_without_log(explanation, run.events)
+            return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look
         except Exception as exc:  # noqa: BLE001 - the live lines go on; the report at exit says it again
@@ -139,13 +148,17 @@ def _items(found):
         yield key, r, r.expected, f"Dynamo {r.function or 'compiled function'}"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
-        yield f"dynamo break {where}", b, True, "Dynamo graph break"
+        # a function Dynamo gave up runs eagerly: what torch_xla compiles per value read there is not expected
+        yield f"dynamo break {where}", b, b.fix_rule != "dynamo_gave_up", "Dynamo graph break"
 
 
 def _told_of(item):
     from hlodiff.explain.live_events import Told
 
-    if item.kind == "graph_break":
+    if item.kind == "graph_break" and item.fix_rule == "dynamo_gave_up":
+        fn = item.location.function if item.location is not None and item.location.function else "the function"
+        summary = f"Dynamo gave up on {fn} (WON'T CONVERT): it runs eagerly on every call"
+    elif item.kind == "graph_break":
         summary = f"graph break ({item.count}x): {item.reason}"
     elif item.guard.guard.startswith("no guard failed"):
         summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"
