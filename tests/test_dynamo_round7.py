@@ -116,3 +116,19 @@ def test_a_freeze_after_the_first_call_s_cut_step_is_the_story_not_the_cut_step(
 def test_controls_have_no_headline(name):
     doc, code = _explain(SCENARIOS / name)
     assert code == 0 and doc["headline"] is None
+
+
+@pytest.mark.parametrize("name, rule", [
+    # the first compiled call's cut step, counted as expected, says so (it was "a value is kept on some steps only")
+    ("dyn_grad_hook_control", "dynamo_first_call_sync"),
+    ("dyn_freeze_backbone", "dynamo_first_call_sync"),
+    # without Dynamo's log too (a dump and PT_XLA_DEBUG only)
+    ("dyn_train_eval_dump", "dynamo_first_call_sync"),
+    # look-alike: a row of its own that is already expected (tensors made before the loop) stays
+    ("dyn_ema_global_control", "outputs_made_before_loop_unread"),
+])
+def test_a_first_compiled_call_s_cut_step_says_it_is_expected(name, rule):
+    doc, _ = _explain(SCENARIOS / name)
+    (sync,) = doc["dynamo"]["first_call_syncs"]
+    (r,) = [r for r in doc["recompilations"] if r["graph"] == sync]
+    assert r["causes"][0]["fix_rule"] == rule in EXPECTED and r["causes"][0]["fix"].startswith("expected")

@@ -93,6 +93,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
           "changed with it, each version compiled once; nothing to fix", unless="jax"),
+    # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
+    # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
+    _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
+          "expected warm-up: the step of the first compiled call, which torch_xla's Dynamo bridge cut with syncs of "
+          "its own while it compiled (a tensor it synced then is device data on that step only, an output on every "
+          "later one); every later step reuses one graph; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
           "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
           "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
@@ -775,7 +781,7 @@ EXPECTED = frozenset((
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_optimizer_groups", "dynamo_object_type",
-    "dynamo_object_identity",
+    "dynamo_object_identity", "dynamo_first_call_sync",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
@@ -282,6 +283,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
+    tell_first_calls(explanation, found)
     return found
 
 
@@ -311,7 +313,20 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
         for cause in x.causes:
             rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+    tell_first_calls(explanation, found)
     return found
+
+
+def tell_first_calls(explanation, found: DynamoFindings) -> None:
+    """The first compiled call's cut step is counted as expected (``first_call_syncs``): its causes' words say so.
+    A row of their own that is already expected (tensors made before the loop) says more and stays; any other
+    ("a value is kept on some steps only") sent users looking for a metric that is not there."""
+    first_calls = set(found.first_call_syncs)
+    for x in explanation.recompilations:
+        if x.graph.ref in first_calls and x.causes and x.causes[0].fix_rule not in EXPECTED:
+            rule = choose(x.causes[0].kind, frozenset({"dynamo", "first_call_sync", f"is:{x.causes[0].kind}"}))
+            for cause in x.causes:
+                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
 
 
 def bridge_consequences(explanation, found: DynamoFindings) -> None:
