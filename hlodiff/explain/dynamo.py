@@ -323,10 +323,17 @@ def tell_first_calls(explanation, found: DynamoFindings) -> None:
     ("a value is kept on some steps only") sent users looking for a metric that is not there."""
     first_calls = set(found.first_call_syncs)
     for x in explanation.recompilations:
-        if x.graph.ref in first_calls and x.causes and x.causes[0].fix_rule not in EXPECTED:
-            rule = choose(x.causes[0].kind, frozenset({"dynamo", "first_call_sync", f"is:{x.causes[0].kind}"}))
-            for cause in x.causes:
-                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
+        if x.graph.ref in first_calls:
+            first_call_words(x)
+
+
+def first_call_words(x) -> None:
+    """One recompilation that is the first compiled call's cut step: its causes get ``dynamo_first_call_sync``
+    unless their row is already an expected one (also for the live lines, :mod:`hlodiff.explain.live`)."""
+    if x.causes and x.causes[0].fix_rule not in EXPECTED:
+        rule = choose(x.causes[0].kind, frozenset({"dynamo", "first_call_sync", f"is:{x.causes[0].kind}"}))
+        for cause in x.causes:
+            cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
 
 
 def bridge_consequences(explanation, found: DynamoFindings) -> None:

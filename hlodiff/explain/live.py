@@ -245,7 +245,12 @@ class LiveExplainer:
             # F5; a graph the report groups apart from the live family's name), or None
             return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
-        return ours, id(ours) not in shouted, self._follows(explanation, record)
+        follows = self._follows(explanation, record)
+        if follows and record.ref in self.dynamo.first_calls:
+            from hlodiff.explain.dynamo import first_call_words
+
+            first_call_words(ours)  # the words the report at exit gives it, not "a value kept on some steps"
+        return ours, id(ours) not in shouted, follows
 
     def _follows(self, explanation, record: GraphRecord) -> bool:
         """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's

@@ -56,6 +56,8 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
+    first_calls: set[str] = field(default_factory=set)
+    """Refs the last :meth:`around_the_call` found to be the first compiled call's cut step (told as such)."""
 
     def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
              trees: GuardTrees | None = None) -> list:
@@ -114,7 +116,8 @@ class LiveDynamo:
         that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
-        return set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+        self.first_calls = set(found.first_call_syncs) if found is not None else set()
+        return set(found.follows_expected) | self.first_calls if found is not None else set()
 
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
