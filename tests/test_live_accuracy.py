@@ -173,6 +173,19 @@ def test_a_first_compiled_call_s_cut_step_is_not_shouted_live_before_dynamo_s_lo
     assert not any(" recompiled" in x for x in said), said
 
 
+@pytest.mark.parametrize("case_id, words", [
+    ("dynamo/dyn_attr_switch", "expected: follows from Dynamo's recompilation 0/1 above"),
+    ("dynamo/dyn_grad_hook_control", "expected warm-up: the step of the first compiled call"),
+])
+def test_a_step_that_follows_from_dynamo_is_counted_with_the_report_s_words(case_id, words):
+    # Dynamo round 7: the counted line of the step around the compiled call names it (not "the Dynamo bridge") and
+    # gives the report's fix, not its window's own ("a value is kept on some steps only", "the outputs differ")
+    said = _lines(case_id)
+    counted = [x for x in said if "the step around the compiled call compiled again" in x]
+    assert counted and all(words in x for x in counted), said
+    assert not any("kept on some steps only" in x for x in said), said
+
+
 def test_dynamo_graph_break_is_one_line_at_the_users_line():
     said = _lines("dynamo/dyn_item_branch")
     assert [x for x in said if "graph break" in x and "dyn_item_branch.py:14" in x], said

@@ -329,7 +329,7 @@ def tell_first_calls(explanation, found: DynamoFindings) -> None:
 
 def first_call_words(x) -> None:
     """One recompilation that is the first compiled call's cut step: its causes get ``dynamo_first_call_sync``
-    unless their row is already an expected one (also for the live lines, :mod:`hlodiff.explain.live`)."""
+    unless their row is already an expected one."""
     if x.causes and x.causes[0].fix_rule not in EXPECTED:
         rule = choose(x.causes[0].kind, frozenset({"dynamo", "first_call_sync", f"is:{x.causes[0].kind}"}))
         for cause in x.causes:

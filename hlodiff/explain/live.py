@@ -246,10 +246,12 @@ class LiveExplainer:
             return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
         follows = self._follows(explanation, record)
-        if follows and record.ref in self.dynamo.first_calls:
-            from hlodiff.explain.dynamo import first_call_words
-
-            first_call_words(ours)  # the words the report at exit gives it, not "a value kept on some steps"
+        words = self.dynamo.around_words.get(record.ref) if follows else None
+        if words and len(words) == len(ours.causes):
+            # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled
+            # call's cut step), not the window's own fix ("a value is kept on some steps only")
+            for cause, (fix, rule) in zip(ours.causes, words):
+                cause.fix, cause.fix_rule = fix, rule
         return ours, id(ours) not in shouted, follows
 
     def _follows(self, explanation, record: GraphRecord) -> bool:

@@ -56,8 +56,9 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
-    first_calls: set[str] = field(default_factory=set)
-    """Refs the last :meth:`around_the_call` found to be the first compiled call's cut step (told as such)."""
+    around_words: dict[str, list] = field(default_factory=dict)
+    """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule) as the report tells them."""
+    _explanation: object = None
 
     def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
              trees: GuardTrees | None = None) -> list:
@@ -116,8 +117,12 @@ class LiveDynamo:
         that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
-        self.first_calls = set(found.first_call_syncs) if found is not None else set()
-        return set(found.follows_expected) | self.first_calls if found is not None else set()
+        refs = set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+        # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
+        # the live line of one counted as following says the same, not its window's own fix
+        self.around_words = {r.graph.ref: [(c.fix, c.fix_rule) for c in r.causes]
+                             for r in self._explanation.recompilations if r.graph.ref in refs} if refs else {}
+        return refs
 
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
@@ -127,6 +132,7 @@ class LiveDynamo:
             return None
         try:
             explanation = explain_records(run.window(list(records or run.records)), warnings=[])
+            self._explanation = explanation
             logs = run.read_dynamo([]) if run.dynamo_logs else []
             found = explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
             if found is None and without_log and run.dynamo_logs:
