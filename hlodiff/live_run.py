@@ -40,6 +40,8 @@ class LiveRun:
         import hlodiff.explain.recompile  # noqa: F401
         import hlodiff.explain.verdict  # noqa: F401
         self.bridge_seen = False
+        self.next_search = 1
+        """Recompilations (past each family's first compilation) at which Dynamo's log is next looked for."""
         self.dynamo_sizes: tuple = ()
         self.log_steps = 0
         self.log_seen: set[str] = set()
@@ -82,9 +84,10 @@ class LiveRun:
         from hlodiff.explain.dynamo_bridge import bridge_run
 
         if not self.run.inputs.dynamo_logs:
-            if not any(bridge_run(r.frames) for r in records) and not (final and self.bridge_seen):
+            bridge = any(bridge_run(r.frames) for r in records)
+            if not bridge and not (final and self.bridge_seen) and not self._recompiled_again():
                 return []
-            self.bridge_seen = True
+            self.bridge_seen = self.bridge_seen or bridge
             self.run.inputs.dynamo_logs = _dynamo_logs(self.path)
             if not self.run.inputs.dynamo_logs:
                 return []
@@ -94,6 +97,16 @@ class LiveRun:
         self.dynamo_sizes = sizes
         self._read_trees()
         return self.explainer.look_at_dynamo(final, self.trees)
+
+    def _recompiled_again(self) -> bool:
+        """Dynamo round 7 (dyn_tolist_split): a function Dynamo gave up (WON'T CONVERT) runs eagerly, and no bridge
+        graph ever comes to say the run is torch.compile's: its log is looked for at the 1st, 2nd, 4th, 8th, ...
+        compilation past the families' first ones (a recompilation), a few folder reads in any run."""
+        again = self.explainer.compilations - len(self.explainer.families)
+        if again < self.next_search:
+            return False
+        self.next_search = max(1, again) * 2
+        return True
 
     def _read_trees(self) -> None:
         """Which guard trees Dynamo's text logs have written in full (:class:`~hlodiff.explain.live_dynamo.

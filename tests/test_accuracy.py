@@ -90,10 +90,6 @@ WRONG_NOW = {
     "dynamo/dyn_maml_param_type": "line: dyn_maml_param_type.py:17 (no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_static_lengths": "line: dyn_static_lengths.py:15 (no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_inference_tensors": "line: no location (a compiled nn.Module in a TORCH_LOGS text log, XLA cache hit)",
-    # the control's design missed a torch_xla warm-up: copy.deepcopy(net) before the loop leaves pending clones the
-    # first step's sync computes; hlodiff tells it as an expected warm-up (exit 0); the truth wants no headline
-    "dynamo/dyn_ema_global_control": "headline: outputs: expected warm-up: the first step's graph also computed "
-                                     "tensors made before the loop (exit 0; the truth wants no headline)",
     # new-user review 5 (F2): the same dump limit as review3_list_arg (compilations only: 'unbounded' is not in the
     # capture); the line is right (:15 from the capture alone, :17 with the script on disk)
     "jax/rev5_generate_concat": "pattern: 5 compilations of jit_forward (A,B,C,D,E) (a dump: the truth names it "
@@ -108,6 +104,10 @@ WRONG_NOW = {
     # the capture; the kind and the fix (drop_last) are right, hlodiff says 'line unknown' and how to capture it
     "torch_xla/spmd_last_batch": "line: no location (HLO text: only torch_xla/distributed/spmd/xla_sharding.py on "
                                  "the sharded batch; the debug log names only the sync)",
+    # Dynamo round 7 (blind): the aliasing guard names no tensor's line, and the text log only the def; a step graph
+    # that lost the frozen backbone's updates has only torch's optimizer frames in its HLO (no user line)
+    "dynamo/dyn_alias_pair": "line: dyn_alias_pair.py:14 (the def; no call line in a TORCH_LOGS text log)",
+    "dynamo/dyn_freeze_backbone": "line: no location (the removed updates' HLO frames are torch's sgd.py only)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -93,6 +93,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
           "changed with it, each version compiled once; nothing to fix", unless="jax"),
+    # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
+    # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
+    _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
+          "expected warm-up: the step of the first compiled call, which torch_xla's Dynamo bridge cut with syncs of "
+          "its own while it compiled (a tensor it synced then is device data on that step only, an output on every "
+          "later one); every later step reuses one graph; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
           "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
           "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
@@ -187,6 +193,21 @@ RULES: tuple[FixRule, ...] = (
           "the dict {tensor} has the key {seen} on some calls only: Dynamo traces {function} once per set of keys; "
           "pass the same keys on every call (always pass {seen}, with a neutral value such as a mask of ones)",
           unless="jax"),
+    # Dynamo, round 7: a dict's key order, which object an argument is, two arguments that are one tensor
+    _rule("dynamo_dict_key_order", "guard", "dynamo dict_key_order",
+          "the dict {tensor} arrives with its keys in another order on some calls ({seen}): the compiled code "
+          "iterates it (items(), keys(), a for loop), so Dynamo guards the key order and traces {function} once "
+          "per order; build every dict with its keys in one order (one collate function, or a fixed key order), "
+          "or read it by key instead of iterating it", unless="jax"),
+    _rule("dynamo_object_identity", "guard", "dynamo object_identity",
+          "expected: {tensor} is another object on some calls ({seen}: Dynamo guards which object it is, e.g. an "
+          "enum member or a sentinel compared with `is`) and traces {function} once per object, each compiled "
+          "once; nothing to fix when it picks a mode (one graph per value); if a new object arrives every call, "
+          "make it once and pass the same one", unless="jax limit_hit"),
+    _rule("dynamo_tensor_alias", "guard", "dynamo tensor_alias",
+          "{tensor} are the same tensor on some calls ({seen}): Dynamo guards that tensor arguments do not alias "
+          "one another and traces {function} again for the aliased call; pass distinct tensors on every call "
+          "(x.clone() for the second), or accept one graph for each case", unless="jax"),
     _rule("dynamo_requires_grad", "guard", "dynamo requires_grad",
           "{tensor} arrives with requires_grad set on some calls only: Dynamo traces {function} once per setting "
           "(with and without its gradient); give it the same requires_grad on every call, or compute input "
@@ -201,6 +222,11 @@ RULES: tuple[FixRule, ...] = (
           "head) was replaced or resized between calls, so Dynamo traces {function} again for the new shape and "
           "XLA compiles it once; nothing to fix when that happens once (or build it at its final size from the "
           "start); if it keeps changing, keep one module and mask what is unused", unless="jax"),
+    _rule("dynamo_shape_data_dependent", "shape", "dynamo data_dependent_size",
+          "{function} resumes after a graph break at an op whose output size follows the data (boolean-mask "
+          "indexing, nonzero, masked_select), and gets a new size ({seen}): Dynamo and XLA compile it again for "
+          "each size; keep the shape fixed: instead of selecting the rows, keep them all and weight by the mask "
+          "(loss * mask, summed and divided by mask.sum()) or use torch.where", unless="jax"),
     _rule("dynamo_shape_limit", "shape", "dynamo limit_hit",
           "{function} is called with new sizes ({seen}) past Dynamo's recompile limit ({limit}): each size is a new "
           "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
@@ -230,6 +256,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): keep that value the same from call "
           "to call, or pass it as a tensor", unless="jax"),
+    _rule("dynamo_gave_up", "graph_break", "dynamo gave_up",
+          "Dynamo could not compile this function ({seen}) and gave it up: it runs eagerly, uncompiled, on every "
+          "call, so torch_xla traces it as Python runs it and every number it reads from a tensor into Python "
+          "(.tolist(), a scalar read) is baked into the XLA graph, one compilation per value; keep those values on the device (a "
+          "mask or segment ids over a fixed shape instead of Python sizes), or read them outside the compiled "
+          "function", unless="jax"),
+    _rule("dynamo_graph_break_data_dependent", "graph_break", "dynamo op:data_dependent",
+          "Dynamo cannot trace an op whose output size follows the data ({seen}: boolean-mask indexing, nonzero, "
+          "masked_select) and splits the function there on every call; what follows gets a new size whenever the "
+          "count changes: keep the shape fixed (weight by the mask, or torch.where) instead of selecting",
+          unless="jax"),
     _rule("dynamo_graph_break_print", "graph_break", "dynamo op:print",
           "print() inside the compiled function splits it into {seen} graphs on every call: remove it, or print "
           "outside the compiled function (after the call)", unless="jax"),
@@ -748,6 +785,7 @@ EXPECTED = frozenset((
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_optimizer_groups", "dynamo_object_type",
+    "dynamo_object_identity", "dynamo_first_call_sync",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))

@@ -40,6 +40,11 @@ nn.Module (torch 2.9), Dynamo's ``(HINT: ...)`` after them (dyn_step_attr: witho
 and was told as an unknown guard at the function's ``def``)."""
 _BREAK_AT = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at "
                        r"(?P<file>.+):(?P<line>\d+)\s*$")
+_WONT_CONVERT = re.compile(r"WON'T CONVERT (?P<fn>\S+) (?P<file>.+) line (?P<line>\d+)\s*$")
+"""Dynamo gave a whole frame up (its backend failed on the traced graph, e.g. openxla on the unbacked ints of
+``.tolist()``): the function runs eagerly on every call. Read as a graph break whose reason is ``GAVE_UP``."""
+GAVE_UP = "WON'T CONVERT"
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Unsupported): (?P<what>.+)$")
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
 SNIFF_MARKS = ("[__recompiles]", "[__graph_breaks]", "[__recompiles_verbose]", '{"dynamo_start"',
                '{"compilation_metrics"', '"recompile_reasons"', "torchdynamo start compiling", "[__guards]",
@@ -254,7 +259,7 @@ def _failure(against: str | None, text: str) -> GuardFailure:
 def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     m = _BREAK_AT.search(bodies[0])
     if m is None:
-        return None
+        return _gave_up_block(cid, lineno, bodies)
     reason, explanation = "", None
     frames: list[SourceFrame] = []
     for body in bodies[1:]:
@@ -273,6 +278,35 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     return GraphBreak(cid, reason or "graph break", explanation, inner or at,
                       call if call is not None and call != (inner or at) else None,
                       duplicate="suppressed" in bodies[0], log_line=lineno)
+
+
+def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
+    """A ``WON'T CONVERT fn file line N`` record: the line is the user's frame of its "Original traceback" (where the
+    backend failed, e.g. the ``.tolist()``), else the function's def; the explanation is Dynamo's ``Explanation:``
+    line, else the last exception line."""
+    w = _WONT_CONVERT.search(bodies[0])
+    if w is None:
+        return None
+    definition = SourceFrame(w.group("file"), int(w.group("line")), w.group("fn"))
+    explanation, raised, origin, frames, whole = None, None, False, [], False
+    for body in bodies[1:]:
+        stripped = body.strip()
+        if stripped.startswith("Original traceback:"):
+            origin, frames, whole = True, [], True
+        elif origin and (f := _FILE_LINE.match(body)) is not None:
+            frames.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
+        elif origin and not stripped:
+            origin = False
+        elif stripped.startswith("Explanation:") and explanation is None:
+            explanation = stripped.split(":", 1)[1].strip()
+        elif (e := _EXCEPTION_LINE.match(body)) is not None and "Traceback" not in stripped:
+            raised = stripped
+        elif stripped.startswith("Use tlparse"):
+            whole = True
+    if not whole:
+        return None  # still being written (a growing log): its traceback and explanation come with the next lines
+    at = next((f for f in reversed(frames) if f.file == definition.file), frames[-1] if frames else definition)
+    return GraphBreak(cid, GAVE_UP, explanation or raised, at, None, log_line=lineno)
 
 
 # -- TORCH_TRACE structured log ----------------------------------------------------------------------------------------

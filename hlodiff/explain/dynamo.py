@@ -21,48 +21,17 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
+from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
+from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
+from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent
 from hlodiff.hlo.model import SourceFrame
-
-_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
-_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
-_MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
-"""A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
-nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item of a container on ``self``
-(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute."""
-_STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
-"""A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
-graph per name; a string can never be a tensor."""
-_MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
-_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
-"""A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
-2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
-failed entry was compiled for."""
-_MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
-_DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
-_NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
-_HOOKS = re.compile(r"(?P<name>[\w.\[\]'\"]+?)\._(?P<which>(?:forward|forward_pre|backward|backward_pre)_hooks)\b")
-"""A guard on an nn.Module's hook dict (``not fn._forward_hooks``, ``len(L['self']._forward_pre_hooks) == 1``):
-Dynamo guards a compiled module's hooks when ``skip_nnmodule_hook_guards`` is off (review 3, F4)."""
-_GLOBAL = re.compile(r"^G\[")
-"""A name Dynamo reads from the module's globals (``G['__import___main__'].acts``): no argument of the call."""
-_GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
-"""A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
-_IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
-_REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
-# Dynamo round 5: a tensor argument's exact type (an nn.Parameter, then a plain tensor: torch 2.9 prints the guard
-# with a stray quote), its dispatch keys (an inference tensor has no Autograd key), an object's class
-_TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor type, '? ?but found (?P<found><class '[^']+'>)")
-_DISPATCH = re.compile(r"tensor '(?P<name>[^']+)' dispatch key set mismatch\. expected DispatchKeySet\((?P<expected>[^)]*)\), "
-                       r"actual DispatchKeySet\((?P<actual>[^)]*)\)")
-_TYPE_ID = re.compile(r"^___check_type_id\((?P<name>[^,()]+), \d+\)$")
 
 
 # -- reading and merging the logs -------------------------------------------------------------------------------------
@@ -225,6 +194,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     kind, subject, seen, facts = _classify(failure.guard)
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
+    if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
+        facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
     location = c.call or _absolute(failure.source, c.definition) or definition
     located = ("call" if c.call else "guard" if failure.source else "definition" if definition
@@ -238,74 +209,6 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
                            facts=frozenset(facts), seen=seen, located=located)
-
-
-def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
-    facts: set[str] = {"dynamo"}
-    if (m := _SIZE.search(guard)) is not None:
-        expected, actual = int(m.group("expected")), int(m.group("actual"))
-        if m.group("dim") == "0" and actual < expected:
-            facts.add("leading_dim_shrank")
-        if "._parameters[" in m.group("name"):  # a module's parameter (self._modules['head']._parameters['bias'])
-            facts.add("parameter_shape")  # the module was replaced or resized between calls, not an input's size
-        return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
-    if (m := _DTYPE.search(guard)) is not None:
-        seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
-        return "dtype", m.group("name"), seen, facts
-    if (m := _MODE.search(guard)) is not None:
-        if (m.group("what") or "").startswith("autocast"):
-            facts.add("autocast")  # torch.autocast on for some calls only (GLOBAL_STATE changed: autocast)
-        return "mode", None, guard, facts
-    if (m := _REQUIRES_GRAD.search(guard)) is not None:
-        return "guard", m.group("name"), guard, facts | {"requires_grad"}
-    if (m := _TENSOR_TYPE.search(guard)) is not None:
-        return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
-            facts | {"tensor_type"}
-    if (m := _DISPATCH.search(guard)) is not None:
-        if ("Autograd" in m.group("expected")) != ("Autograd" in m.group("actual")):
-            facts.add("inference_tensor")  # made under torch.inference_mode() on one side only
-        return "guard", m.group("name"), guard.strip(), facts
-    if (m := _TYPE_ID.match(guard.strip())) is not None:
-        return "guard", _global(m.group("name")), guard.strip(), facts | {"object_type"}
-    if (m := _HOOKS.search(guard)) is not None:
-        return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
-    if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
-        return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
-    if (m := _LENGTH.match(guard.strip())) is not None:
-        name = m.group("name")
-        if _GLOBAL.match(name):
-            facts.add("global_name")
-            name = _global(name)
-        if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
-            facts.add("module_container")
-            name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
-        if name.endswith(".param_groups"):  # a compiled optimizer step's groups (opt.add_param_group)
-            facts.add("optimizer_groups")
-        return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
-    if (m := _NONE.match(guard.strip())) is not None:
-        return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
-    if (m := _DICT_KEY.match(guard.strip())) is not None:
-        return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
-    if (m := _STRING.match(guard.strip())) is not None:
-        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
-    if (m := _VALUE.match(guard.strip())) is not None:
-        value = m.group("value")
-        facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
-                  else "python_float")
-        if _MODULE_ATTRIBUTE.match(m.group("name")):
-            facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
-        return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
-    return "guard", None, guard, facts
-
-
-def _global(name: str) -> str:
-    """``G['__import___main__'].acts`` -> ``acts``: the user's global, as their script names it."""
-    return _IMPORTED.sub("", name)
-
-
-def _dtype(name: str) -> str:
-    return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
-            "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
 
 
 def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
@@ -323,6 +226,10 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
+        elif first.reason == GAVE_UP:
+            facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
+        elif _is_data_dependent(first):
+            facts.add("op:data_dependent")
         location = first.at
         if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
@@ -331,7 +238,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             location = first.call
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
-                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts else first.reason)
+                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
+                else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
         found.append(finding)
@@ -375,6 +283,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
+    tell_first_calls(explanation, found)
     return found
 
 
@@ -404,7 +313,27 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
         for cause in x.causes:
             rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+    tell_first_calls(explanation, found)
     return found
+
+
+def tell_first_calls(explanation, found: DynamoFindings) -> None:
+    """The first compiled call's cut step is counted as expected (``first_call_syncs``): its causes' words say so.
+    A row of their own that is already expected (tensors made before the loop) says more and stays; any other
+    ("a value is kept on some steps only") sent users looking for a metric that is not there."""
+    first_calls = set(found.first_call_syncs)
+    for x in explanation.recompilations:
+        if x.graph.ref in first_calls:
+            first_call_words(x)
+
+
+def first_call_words(x) -> None:
+    """One recompilation that is the first compiled call's cut step: its causes get ``dynamo_first_call_sync``
+    unless their row is already an expected one."""
+    if x.causes and x.causes[0].fix_rule not in EXPECTED:
+        rule = choose(x.causes[0].kind, frozenset({"dynamo", "first_call_sync", f"is:{x.causes[0].kind}"}))
+        for cause in x.causes:
+            cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
 
 
 def bridge_consequences(explanation, found: DynamoFindings) -> None:

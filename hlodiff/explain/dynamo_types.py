@@ -171,11 +171,15 @@ class DynamoFindings:
         # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
         attempts: dict[int, int] = {}
         gave_up = {cid for cid, _ in self.limit_hits}  # the attempt that hit the limit compiled nothing
+        # a function Dynamo gave up (WON'T CONVERT: its backend failed) was never compiled: it runs eagerly
+        given_up = {b.location.function for b in self.graph_breaks
+                    if b.fix_rule == "dynamo_gave_up" and b.location is not None}
         for c in self.compiles:
-            if not c.resume and c.compile_id not in gave_up:
+            if not c.resume and c.compile_id not in gave_up and c.function not in given_up:
                 attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
-        times = sum(attempts.values()) or 1
-        parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}"]
+        times = sum(attempts.values()) or (0 if given_up else 1)
+        parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
+                 else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:
             head = self.recompiles[0]
             where = f" at {head.location.short()}" if head.location else ""
@@ -195,7 +199,9 @@ class DynamoFindings:
             count = sum(b.count for b in self.graph_breaks)
             b = self.graph_breaks[0]
             parts.append(f"{count} graph break{'s' if count != 1 else ''}"
-                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})")
+                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})"
+                         if b.fix_rule != "dynamo_gave_up" else
+                         f"WON'T CONVERT{' at ' + b.location.short() if b.location else ''} (the backend failed)")
         if self.bridge_compilations:
             k = len(self.bridge_compilations)
             parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")

@@ -159,7 +159,24 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
         return []
     kinds = pattern_names(explanation)
     return [r.graph.ref for r in explanation.recompilations
-            if kinds.get(id(r.family)) == "warm-up only" and not any(g.ref in bridge for g in r.family.members)]
+            if not any(g.ref in bridge for g in r.family.members)
+            and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation))]
+
+
+def _first_graph_alone(r, bridge: set[str], explanation) -> bool:
+    """Dynamo round 7 (dyn_freeze_backbone: A,B,B,C,C,C,C): the family's first recompilation, when its first graph
+    never comes back, the next graph ran again, and the bridge compiled before that first graph (the first compiled
+    call's step, cut by the bridge's syncs): a warm-up like ``warm-up only``'s, though the family changes again
+    later (that later change keeps its own story)."""
+    members = r.family.members
+    if len(members) < 3 or r.graph.ref != members[1].ref:
+        return False
+    keys = [g.cache_key for g in members]
+    if keys.count(keys[0]) != 1 or keys.count(keys[1]) < 2:
+        return False
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    first = at.get(members[0].ref)
+    return first is not None and any(at.get(ref, first) < first for ref in bridge)
 
 
 def follows_expected(explanation, found: DynamoFindings) -> list[str]:

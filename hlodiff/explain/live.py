@@ -327,7 +327,14 @@ class LiveExplainer:
             # F5; a graph the report groups apart from the live family's name), or None
             return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
-        return ours, id(ours) not in shouted, self._follows(explanation, record)
+        follows = self._follows(explanation, record)
+        words = self.dynamo.around_words.get(record.ref) if follows else None
+        if words and len(words) == len(ours.causes):
+            # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled
+            # call's cut step), not the window's own fix ("a value is kept on some steps only")
+            for cause, (fix, rule) in zip(ours.causes, words):
+                cause.fix, cause.fix_rule = fix, rule
+        return ours, id(ours) not in shouted, follows
 
     def _follows(self, explanation, record: GraphRecord) -> bool:
         """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's

@@ -56,6 +56,9 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
+    around_words: dict[str, list] = field(default_factory=dict)
+    """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule) as the report tells them."""
+    _explanation: object = None
 
     def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
              trees: GuardTrees | None = None) -> list:
@@ -93,7 +96,8 @@ class LiveDynamo:
                     continue
                 self.stories[key] = first_story + len(self.by_where)
                 self.by_where[where] = [self.stories[key], 1, step]
-                kind = "graph_break" if item.kind == "graph_break" else ("expected" if expected else "recompiled")
+                kind = ("graph_break" if item.kind == "graph_break" and expected
+                        else "expected" if expected else "recompiled")  # a function given up: XLA compiles per value
             else:
                 kind = "update"
             if kind == "update":
@@ -113,7 +117,12 @@ class LiveDynamo:
         that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
-        return set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+        refs = set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+        # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
+        # the live line of one counted as following says the same, not its window's own fix
+        self.around_words = {r.graph.ref: [(c.fix, c.fix_rule) for c in r.causes]
+                             for r in self._explanation.recompilations if r.graph.ref in refs} if refs else {}
+        return refs
 
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
@@ -123,8 +132,17 @@ class LiveDynamo:
             return None
         try:
             explanation = explain_records(run.window(list(records or run.records)), warnings=[])
+            self._explanation = explanation
             logs = run.read_dynamo([]) if run.dynamo_logs else []
-            return explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
+            found = explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
+            if found is None and without_log and run.dynamo_logs:
+                # Dynamo's log has said nothing yet (a TORCH_TRACE file still being written, a TORCH_LOGS log of
+                # a run that never recompiles): the bridge's graphs alone still say which step the first
+                # compiled call cut (dyn_grad_hook_control: its A,B,B,... sync family is a warm-up)
+                from hlodiff.explain.dynamo import bridge_without_log
+
+                found = bridge_without_log(explanation, run.events)
+            return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look
         except Exception as exc:  # noqa: BLE001 - the live lines go on; the report at exit says it again
@@ -139,13 +157,17 @@ def _items(found):
         yield key, r, r.expected, f"Dynamo {r.function or 'compiled function'}"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
-        yield f"dynamo break {where}", b, True, "Dynamo graph break"
+        # a function Dynamo gave up runs eagerly: what torch_xla compiles per value read there is not expected
+        yield f"dynamo break {where}", b, b.fix_rule != "dynamo_gave_up", "Dynamo graph break"
 
 
 def _told_of(item):
     from hlodiff.explain.live_events import Told
 
-    if item.kind == "graph_break":
+    if item.kind == "graph_break" and item.fix_rule == "dynamo_gave_up":
+        fn = item.location.function if item.location is not None and item.location.function else "the function"
+        summary = f"Dynamo gave up on {fn} (WON'T CONVERT): it runs eagerly on every call"
+    elif item.kind == "graph_break":
         summary = f"graph break ({item.count}x): {item.reason}"
     elif item.guard.guard.startswith("no guard failed"):
         summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"

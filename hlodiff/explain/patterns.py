@@ -265,6 +265,15 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
             return Pattern("switched", at=switch, at_ref=ref, **base)
         if keys[switch + 1:] and all(k == keys[0] for k in keys[switch + 1:]) and keys.count(keys[switch]) == 1:
             return Pattern("one-off", at=switch, at_ref=ref, **base)
+    if (distinct == 3 and compiled_at[:2] == [0, 1] and len(compiled_at) == 3 and keys.count(keys[0]) == 1
+            and keys.count(keys[1]) >= 2 and n - compiled_at[2] >= 2
+            and all(k == keys[compiled_at[2]] for k in keys[compiled_at[2]:])):
+        # Dynamo round 7 (dyn_freeze_backbone, A,B,B,C,C,C,C): a first graph of its own (the first step's warm-up:
+        # a compiled call's first step cut by the bridge, an optimizer creating its state), then one graph, then
+        # one change for good: the change is a switch, as it is without the warm-up before it
+        switch = compiled_at[2]
+        ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
+        return Pattern("switched", at=switch, at_ref=ref, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B

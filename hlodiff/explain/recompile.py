@@ -42,6 +42,7 @@ from hlodiff.explain.dynamo import explain_dynamo
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.modes import ModeSwitch, mode_cause, mode_switch
 from hlodiff.explain.cause_graph import CauseGraph, Evidence, causes_json, link
+from hlodiff.diff.fix_rules import EXPECTED as EXPECTED_RULES
 from hlodiff.explain.patterns import Pattern, _in_brief, headline_of, pattern_of, pattern_text
 from hlodiff.explain.producer import producer
 from hlodiff.explain.stories import Story, tell
@@ -145,10 +146,20 @@ class RunExplanation:
     def xla_headline(self) -> Recompilation | None:
         """The headline of the graphs alone; with Dynamo's log, not a recompilation of the bridge's graphs (Dynamo's
         reason tells those, issue 31)."""
-        told = self.dynamo.bridge_recompilations if self.dynamo is not None else ()
-        if self.headline is not None and self.headline.graph.ref in told:
+        if self.dynamo is None or self.headline is None:
+            return self.headline
+        told = (set(self.dynamo.bridge_recompilations) | set(self.dynamo.first_call_syncs)
+                | set(self.dynamo.follows_expected))
+        if self.headline.graph.ref not in told:
+            return self.headline
+        # Dynamo round 7 (dyn_freeze_backbone): the bridge's own graphs (told by Dynamo) or a first call's cut step
+        # headed the graphs; an unexpected change of the user's step elsewhere in the run is still the story
+        rest = [r for r in self.recompilations if r.graph.ref not in told]
+        other = headline_of(self.families, self.pattern_facts, rest) if rest else None
+        if other is None or not other.causes or other.causes[0].fix_rule in EXPECTED_RULES:
             return None
-        return self.headline
+        pattern = next((p for f, p in zip(self.families, self.pattern_facts) if f is other.family), None)
+        return None if pattern is not None and pattern.benign else other
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps

@@ -61,8 +61,10 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
     for b in dynamo.graph_breaks:
         where = f" at {b.location.where}" if b.location else ""
-        console.print(Text(f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)",
-                           style="bold"), highlight=False)
+        head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
+                f"({b.reason})" if b.fix_rule == "dynamo_gave_up" and b.location is not None else
+                f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)")
+        console.print(Text(head, style="bold"), highlight=False)
         if b.explanation:
             console.print(Hanging(Text(f"  {b.explanation}", style="dim"), 2), highlight=False)
         if b.call is not None:

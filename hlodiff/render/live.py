@@ -62,8 +62,9 @@ def _lines(event: LiveEvent) -> list[str]:
         return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
     if kind == "follows":
-        return [f"{PREFIX}step {event.step}: the Dynamo bridge compiled again ({event.count} counted so far): "
-                f"{_where(event)}{_fix(event)}"]
+        who = ("the Dynamo bridge compiled again" if "XLA bridge" in event.family
+               else f"the step around the compiled call compiled again ({event.family})")
+        return [f"{PREFIX}step {event.step}: {who} ({event.count} counted so far): {_where(event)}{_fix(event)}"]
     if kind == "graph_break":
         return [f"{PREFIX}step {event.step}: {event.family}: {_where(event)}: {t.summary}{_fix(event)}"]
     if kind == "log":

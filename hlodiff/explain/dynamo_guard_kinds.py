@@ -1,0 +1,151 @@
+"""What a failed guard (or a graph break) in Dynamo's log is about, read from its form: the recompile's kind
+(``shape``, ``dtype``, ``python_value``, ``mode``, ``guard``), its subject (the tensor or Python name), what was
+seen, and the typed facts the rows of :mod:`hlodiff.diff.fix_rules` choose a fix by (a list's length, a dict's
+keys or their order, requires_grad, an object's class or identity, a size after a data-dependent break, ...).
+Kept apart from :mod:`hlodiff.explain.dynamo`, which joins these findings to the XLA graphs."""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak
+from hlodiff.explain.dynamo_types import _SIZE
+
+_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
+_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
+"""A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
+nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item of a container on ``self``
+(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute."""
+_STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
+"""A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
+graph per name; a string can never be a tensor."""
+_MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
+_LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
+"""A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
+2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
+failed entry was compiled for."""
+_MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
+_DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
+_NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
+_HOOKS = re.compile(r"(?P<name>[\w.\[\]'\"]+?)\._(?P<which>(?:forward|forward_pre|backward|backward_pre)_hooks)\b")
+"""A guard on an nn.Module's hook dict (``not fn._forward_hooks``, ``len(L['self']._forward_pre_hooks) == 1``):
+Dynamo guards a compiled module's hooks when ``skip_nnmodule_hook_guards`` is off (review 3, F4)."""
+_GLOBAL = re.compile(r"^G\[")
+"""A name Dynamo reads from the module's globals (``G['__import___main__'].acts``): no argument of the call."""
+_GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
+"""A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
+_IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
+_REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
+# Dynamo round 5: a tensor argument's exact type (an nn.Parameter, then a plain tensor: torch 2.9 prints the guard
+# with a stray quote), its dispatch keys (an inference tensor has no Autograd key), an object's class
+_TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor type, '? ?but found (?P<found><class '[^']+'>)")
+_DISPATCH = re.compile(r"tensor '(?P<name>[^']+)' dispatch key set mismatch\. expected DispatchKeySet\((?P<expected>[^)]*)\), "
+                       r"actual DispatchKeySet\((?P<actual>[^)]*)\)")
+_TYPE_ID = re.compile(r"^___check_type_id\((?P<name>[^,()]+), \d+\)$")
+# Dynamo round 7: the order of a dict's keys, which object an argument is, two arguments that are one tensor
+_DICT_ORDER = re.compile(r"^list\(dict\.keys\((?P<name>[^()]+)\)\)\[(?P<index>\d+)\] == (?P<key>'[^']*'|\"[^\"]*\")$")
+"""A dict's key at a position (``list(dict.keys(batch))[0] == 'x'``): Dynamo guards the key order when the traced
+code iterates the dict (items(), keys(), a for loop): the same keys in another order fail it (pytorch#124779)."""
+_OBJ_ID = re.compile(r"^___check_obj_id\((?P<name>[A-Za-z_][\w.]*), \d+\)$")
+"""Which object a local name is (``___check_obj_id(phase, 1396...)``: an enum member, a sentinel, a function
+compared with ``is``): one graph per object. A global's or a builtin's id (``G['__builtins_dict___0']['iter']``)
+is no argument of the user's and stays the generic guard."""
+_ALIAS = re.compile(r"Duplicate tensors? found(?::| where not expected)")
+"""Two tensor arguments that are one tensor on this call (``Duplicate tensors found: ["a", "b"]``; older torch:
+``Duplicate tensor found where not expected! L['y'] should not alias to anything, but is aliased``)."""
+_ALIAS_NAMES = re.compile(r"[\"'](?P<name>[^\"',\[\]]+)[\"']")
+_DATA_DEPENDENT = ("Dynamic shape operator", "depends on input Tensor data", "data-dependent", "data dependent")
+"""A graph break at an op whose output size follows the data (boolean-mask indexing, nonzero, masked_select)."""
+
+
+def _after_data_dependent(c: DynamoCompile, log: DynamoLog) -> bool:
+    """A resume function (``torch_dynamo_resume_in_token_loss_at_17``) whose frame starts at a graph break Dynamo
+    took at a data-dependent op: the tensors it receives on its stack (``___stack0``) were sized by the data."""
+    m = re.fullmatch(r"torch_dynamo_resume_in_\w+_at_(\d+)", c.function or "")
+    if m is None:
+        return False
+    line = int(m.group(1))
+    return any(b.at is not None and b.at.line == line and _is_data_dependent(b) for b in log.graph_breaks)
+
+
+def _is_data_dependent(b: GraphBreak) -> bool:
+    text = f"{b.reason} {b.explanation or ''}"
+    return any(t in text for t in _DATA_DEPENDENT)
+
+
+def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
+    facts: set[str] = {"dynamo"}
+    if (m := _SIZE.search(guard)) is not None:
+        expected, actual = int(m.group("expected")), int(m.group("actual"))
+        if m.group("dim") == "0" and actual < expected:
+            facts.add("leading_dim_shrank")
+        if "._parameters[" in m.group("name"):  # a module's parameter (self._modules['head']._parameters['bias'])
+            facts.add("parameter_shape")  # the module was replaced or resized between calls, not an input's size
+        return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
+    if (m := _DTYPE.search(guard)) is not None:
+        seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
+        return "dtype", m.group("name"), seen, facts
+    if (m := _MODE.search(guard)) is not None:
+        if (m.group("what") or "").startswith("autocast"):
+            facts.add("autocast")  # torch.autocast on for some calls only (GLOBAL_STATE changed: autocast)
+        return "mode", None, guard, facts
+    if (m := _REQUIRES_GRAD.search(guard)) is not None:
+        return "guard", m.group("name"), guard, facts | {"requires_grad"}
+    if (m := _TENSOR_TYPE.search(guard)) is not None:
+        return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
+            facts | {"tensor_type"}
+    if (m := _DISPATCH.search(guard)) is not None:
+        if ("Autograd" in m.group("expected")) != ("Autograd" in m.group("actual")):
+            facts.add("inference_tensor")  # made under torch.inference_mode() on one side only
+        return "guard", m.group("name"), guard.strip(), facts
+    if (m := _TYPE_ID.match(guard.strip())) is not None:
+        return "guard", _global(m.group("name")), guard.strip(), facts | {"object_type"}
+    if (m := _HOOKS.search(guard)) is not None:
+        return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
+    if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
+        return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
+    if (m := _LENGTH.match(guard.strip())) is not None:
+        name = m.group("name")
+        if _GLOBAL.match(name):
+            facts.add("global_name")
+            name = _global(name)
+        if "._modules" in name:  # an nn.Module's ModuleList / Sequential / ModuleDict: its submodules, not data
+            facts.add("module_container")
+            name = _MODULES.sub(lambda k: "." + k.group("key"), name).removesuffix("._modules")
+        if name.endswith(".param_groups"):  # a compiled optimizer step's groups (opt.add_param_group)
+            facts.add("optimizer_groups")
+        return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
+    if (m := _NONE.match(guard.strip())) is not None:
+        return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
+    if (m := _DICT_KEY.match(guard.strip())) is not None:
+        return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
+    if (m := _DICT_ORDER.match(guard.strip())) is not None:
+        return "guard", m.group("name"), f"key {m.group('index')} of {m.group('name')} was {m.group('key')}", \
+            facts | {"dict_key_order"}
+    if (m := _OBJ_ID.match(guard.strip())) is not None:
+        return "guard", m.group("name"), guard.strip(), facts | {"object_identity"}
+    if _ALIAS.search(guard) is not None:
+        names = [n for n in _ALIAS_NAMES.findall(guard.split("found", 1)[1]) if n.strip()]
+        subject = " and ".join(f"`{n}`" for n in names[:2]) if len(names) >= 2 else "two tensor arguments"
+        return "guard", subject, guard.strip(), facts | {"tensor_alias"}
+    if (m := _STRING.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
+    if (m := _VALUE.match(guard.strip())) is not None:
+        value = m.group("value")
+        facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
+                  else "python_float")
+        if _MODULE_ATTRIBUTE.match(m.group("name")):
+            facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
+        return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
+    return "guard", None, guard, facts
+
+
+def _global(name: str) -> str:
+    """``G['__import___main__'].acts`` -> ``acts``: the user's global, as their script names it."""
+    return _IMPORTED.sub("", name)
+
+
+def _dtype(name: str) -> str:
+    return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
+            "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
