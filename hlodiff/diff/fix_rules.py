@@ -206,6 +206,13 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
           "compiling an XLA graph per size); pad or bucket to a few fixed sizes so each compiles once (a higher "
           "limit or dynamic shapes would still leave XLA one graph per size)", unless="jax buckets"),
+    # review 6 (p08): three sizes or more of dim 0 are requests of any size, not an epoch's last batch
+    _rule("dynamo_shape_sizes_vary", "shape", "dynamo leading_dim_shrank sizes_vary",
+          "the batch size varies from call to call ({seen}; an epoch's short last batch would give two sizes "
+          "only): Dynamo compiles "
+          "{function} again for each new size and XLA compiles a graph for each; pad every batch to one fixed size "
+          "(and mask or drop the padded rows' results), or to a few bucket sizes (dynamic shapes would spare "
+          "Dynamo's retrace, not XLA's compile per size)", unless="jax"),
     _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (dynamic shapes would spare Dynamo's retrace, but torch_xla still "

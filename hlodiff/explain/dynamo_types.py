@@ -251,6 +251,27 @@ def compiled_name(c: DynamoCompile) -> str | None:
     return c.function
 
 
+def varying_sizes(recompiles: list[DynamoRecompile]) -> None:
+    """A tensor's dim 0 that took three sizes or more over Dynamo's size recompilations (8, 3, 5: requests of any
+    size) is no epoch's short last batch, which gives two sizes only (the full one and the remainder, the same every
+    epoch): those recompilations get the fact ``sizes_vary`` (and lose ``last_call``, which only says that no later
+    recompilation came), and their ``seen`` lists the sizes in the order they came (review 6, p08: the batch of 5
+    that an 8 followed was told "the last batch is short ... drop_last")."""
+    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
+    for r in recompiles:
+        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
+        if m is not None and m.group("dim") == "0":
+            groups.setdefault((m.group("name"), m.group("dim")), []).append(
+                (r, int(m.group("expected")), int(m.group("actual"))))
+    for (name, dim), members in groups.items():
+        sizes = list(dict.fromkeys(v for _, a, b in members for v in (a, b)))
+        if len(sizes) < 3 or not any(b < a for _, a, b in members):
+            continue
+        for r, _, _ in members:
+            r.facts = (r.facts - {"last_call"}) | {"sizes_vary"}
+            r.seen = f"dim {dim} of {name}: {', '.join(map(str, sizes))}"
+
+
 def choose_fix(r: DynamoRecompile) -> None:
     rule = choose(r.kind, r.facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,

@@ -1,0 +1,76 @@
+"""New-user review 6 (docs/reviews/2026-11-27-new-user-6.md): what the user noticed, on the real captures of
+fixtures/scenarios (their truths in tests/test_accuracy.py), and each new rule against the look-alikes that share
+its evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import cli
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
+from hlodiff.explain.dynamo import recompiles_of
+
+SCEN = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
+
+
+def _explain(target, *extra) -> tuple[dict, int]:
+    result = cli("explain-recompile", str(target), "--json", *extra, codes=(0, 1))
+    return json.loads(result.stdout), result.exit_code
+
+
+def _text(target) -> str:
+    return cli("explain-recompile", str(target), codes=(0, 1)).stdout
+
+
+def _size_guards(*pairs: tuple[int, int]) -> list:
+    guards = [f"tensor 'x' size mismatch at index 0. expected {a}, actual {b}" for a, b in pairs]
+    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", "f", failures=[GuardFailure("0/0", g)])
+                                         for n, g in enumerate(guards)]
+    return recompiles_of(DynamoLog("x", "text", compiles))
+
+
+# -- F1: a short batch that is not the last (sizes 8, 8, 3, 8, 5, 8) is no DataLoader's last batch ---------------
+
+@pytest.mark.parametrize("pairs, rules", [
+    # requests of any size: three sizes of dim 0, each compiled: neither is "the last batch"
+    (((8, 3), (8, 5)), ["dynamo_shape_sizes_vary", "dynamo_shape_sizes_vary"]),
+    # look-alike: an epoch's short last batch, the run's last recompilation (dyn_last_batch_static): two sizes
+    (((8, 4),), ["dynamo_shape_last_batch"]),
+    # look-alike: a short batch, then the full size again: two sizes, not the last call
+    (((8, 4), (4, 8)), ["dynamo_shape_short_batch", "dynamo_shape"]),
+    # look-alike: sizes that only grow (a cache, a sequence): no batch shrank
+    (((3, 4), (4, 5)), ["dynamo_shape", "dynamo_shape"]),
+])
+def test_three_sizes_of_a_batch_are_not_a_last_batch(pairs, rules):
+    assert [r.fix_rule for r in _size_guards(*pairs)] == rules
+
+
+def test_varying_batch_sizes_name_every_size_and_never_drop_last():
+    (first, second) = _size_guards((8, 3), (8, 5))
+    assert first.seen == second.seen == "dim 0 of x: 8, 3, 5"
+    assert "drop_last" not in first.fix and "last batch is short" not in second.fix
+    assert "pad every batch to one fixed size" in second.fix and "mark_dynamic" not in second.fix
+
+
+@pytest.mark.parametrize("name", ["rev6_batch_sizes", "rev6_batch_sizes_record"])
+def test_p08_every_recompilation_says_the_sizes_vary_by_hand_and_under_record(name):
+    doc, code = _explain(SCEN / "dynamo" / name)
+    fixes = [r["fix"] for r in doc["dynamo"]["recompiles"]]
+    assert code == 1 and len(fixes) == 2
+    assert all("8, 3, 5" in f and "drop_last" not in f and "pad every batch" in f for f in fixes)
+
+
+def test_a_true_last_batch_keeps_drop_last():
+    doc, code = _explain(SCEN / "dynamo" / "dyn_last_batch_static")
+    assert code == 1 and "drop_last" in doc["headline"]["fix"]
+
+
+# -- F6b: the XLA part does not say "Dynamo's log names your line" when Dynamo's log names none -------------------
+
+def test_p08_by_hand_never_says_dynamo_names_a_line_it_does_not():
+    text = _text(SCEN / "dynamo" / "rev6_batch_sizes")
+    assert "not a line of yours" in text and "names your line (above)" not in text
+    assert "names no line of yours for it either" in text
