@@ -74,3 +74,27 @@ def test_p08_by_hand_never_says_dynamo_names_a_line_it_does_not():
     text = _text(SCEN / "dynamo" / "rev6_batch_sizes")
     assert "not a line of yours" in text and "names your line (above)" not in text
     assert "names no line of yours for it either" in text
+
+
+# -- F5: two ranks, each with a short last batch of its own size ----------------------------------------------------
+
+def test_p07_both_ranks_recompiled_neither_is_named_the_odd_one():
+    text = _text(SCEN / "torch_xla" / "rev6_ddp_uneven" / "record")
+    first = text.splitlines()[0]
+    assert first.startswith("2 ranks: both recompiled at 1 compilation (compilation 2)") and "diverged" not in first
+    assert "is the one that does something the other does not" not in text
+
+
+@pytest.mark.parametrize("name, odd", [("spawn_uneven_shard", "rank 1 compiled more graphs than rank 0"),
+                                       ("rank0_item_log", "rank 1 diverged from rank 0")])
+def test_a_rank_that_alone_compiled_again_or_ran_more_is_still_named(name, odd):
+    """Look-alikes: one rank's program changed (its own short batch, a metric under `if rank == 0`)."""
+    text = _text(SCEN / "torch_xla" / name / "record")
+    assert odd in text and "both recompiled" not in text.splitlines()[0]
+
+
+def test_p07_the_scalar_input_a_size_of_1_removes_follows_from_the_size_not_from_a_sync():
+    doc, _ = _explain(SCEN / "torch_xla" / "rev6_ddp_uneven" / "record")
+    text = json.dumps(doc)
+    assert "sync at the same points" not in text
+    assert '"inputs_follow_shape_scalars_removed"' in text and '"inputs_follow_shape_scalars"' in text

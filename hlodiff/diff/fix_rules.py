@@ -501,6 +501,16 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_follow_ops_removed", "inputs", "with:ops scalar_inputs_removed",
           "follows from the ops change: the operations removed read this number (torch_xla passes a Python scalar "
           "in as an input)", unless="jax"),
+    # review 6 (p07): a batch of 1 makes a mean's divisor equal another scalar (2.0 and 2.0): torch_xla passes both
+    # as one input, so a size change adds or removes scalar inputs with no sync of the user's involved
+    _rule("inputs_follow_shape_scalars", "inputs", "with:shape scalar_inputs_only",
+          "follows from the size change: torch_xla passes numbers derived from a size (a mean's divisor, a count) "
+          "into the graph as scalar inputs, and equal values share one, so their number changes with the size; "
+          "fix the size and this goes too", unless="jax warmup first_step_made"),
+    _rule("inputs_follow_shape_scalars_removed", "inputs", "with:shape scalar_inputs_removed",
+          "follows from the size change: torch_xla passes numbers derived from a size (a mean's divisor, a count) "
+          "into the graph as scalar inputs, and equal values share one, so their number changes with the size; "
+          "fix the size and this goes too", unless="jax warmup first_step_made"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
