@@ -98,3 +98,37 @@ def test_p07_the_scalar_input_a_size_of_1_removes_follows_from_the_size_not_from
     text = json.dumps(doc)
     assert "sync at the same points" not in text
     assert '"inputs_follow_shape_scalars_removed"' in text and '"inputs_follow_shape_scalars"' in text
+
+
+# -- F4: a metric kept every third step is no "warm-up ... copy.deepcopy ... nothing to fix", live or at exit ---------
+
+def _live_fixes(engine: str, name: str, capture: str) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scenario_score_live", SCEN / "score_live.py")
+    live = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live)
+    events, skipped = live.replay(SCEN / engine / name, capture)
+    assert skipped is None
+    return [e.told.fix or "" for e in events if e.told is not None]
+
+
+def test_p04_under_record_no_live_line_calls_the_metric_a_warm_up():
+    fixes = _live_fixes("torch_xla", "rev6_periodic_log_record", "c")
+    assert fixes and not any("nothing to fix" in f or "deepcopy" in f for f in fixes)
+    assert "a value is kept on some steps only" in fixes[-1]
+
+
+def test_tensors_copied_before_the_loop_stay_a_warm_up():
+    """The look-alike: copy.deepcopy of a model on the device: the first step's extra outputs are the copies
+    (no instruction of their own, not scalars)."""
+    doc, code = _explain(SCEN / "dynamo" / "dyn_ema_global_control")
+    assert code == 0 and doc["headline"]["fix"].startswith("expected warm-up: the first step's graph also computed")
+
+
+# -- F6a: no "at the line shown" when no line is shown ------------------------------------------------------------
+
+def test_p04_by_hand_the_fix_does_not_point_at_a_line_it_does_not_show():
+    text = _text(SCEN / "torch_xla" / "rev6_periodic_log")
+    assert "line unknown" in text and "the line shown" not in text
+    assert "differ at a line of yours this capture does not name" in text

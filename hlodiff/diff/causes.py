@@ -226,7 +226,10 @@ def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
         stacks += [cd.lcm.frames(cd.left.insts[n]) for n in sorted(cone_l)]
     pairs = [(n, None) for n in louts] + [(None, n) for n in routs]
     user, library = locations(stacks)
-    return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library, callers=callers(stacks))
+    return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library, callers=callers(stacks),
+                 own_work=work, scalar_outputs=all(str(side.insts[n].shape).split("{", 1)[0].endswith("[]")
+                                                   for side, names in ((cd.left, louts), (cd.right, routs))
+                                                   for n in names))
 
 
 # -- origins and regions ------------------------------------------------------------------------------------

@@ -577,7 +577,7 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the first step's graph also computed tensors made before the loop (a model copied or "
           "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
           "torch_xla.sync() right after making them to keep them out of the first step)",
-          unless="jax comes_back"),
+          unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "

@@ -101,6 +101,11 @@ class Cause:
     (autocast's casts: :mod:`hlodiff.diff.autocast`); 0 when none or not a dtype cause."""
     plan: object | None = field(default=None, repr=False)
     """A bucket plan for a size recompilation (:class:`hlodiff.explain.buckets.BucketPlan`), set by the run."""
+    own_work: int = field(default=0, repr=False)
+    """For an outputs cause: how many instructions compute only the outputs added or removed (0 when they are
+    values handed through, such as a model's parameters copied before the loop)."""
+    scalar_outputs: bool = field(default=False, repr=False)
+    """For an outputs cause: every output added or removed is a scalar (f32[]): a metric or a logged value."""
 
     def to_json(self) -> dict:
         return {
