@@ -132,3 +132,43 @@ def test_p04_by_hand_the_fix_does_not_point_at_a_line_it_does_not_show():
     text = _text(SCEN / "torch_xla" / "rev6_periodic_log")
     assert "line unknown" in text and "the line shown" not in text
     assert "differ at a line of yours this capture does not name" in text
+
+
+# -- F7: step numbers a user can match with the live lines; none for eager ops ---------------------------------------
+
+def test_p08_under_record_each_call_is_a_step_in_the_json_and_the_story():
+    doc, _ = _explain(SCEN / "dynamo" / "rev6_batch_sizes_record" / "record")
+    assert [g["step"] for g in doc["graphs"]] == [0, 1, 2, 3, 4, 5]
+    assert "#4 (step 4)" in _text(SCEN / "dynamo" / "rev6_batch_sizes_record" / "record")
+
+
+def test_a_step_with_a_sync_still_holds_the_graphs_before_it():
+    """The look-alike: a torch_xla step cut by an early read (.item()) is one step of two graphs."""
+    doc, _ = _explain(SCEN / "torch_xla" / "rev4_item_clip" / "record")
+    steps = [g["step"] for g in doc["graphs"]]
+    assert len(steps) > len(set(steps))
+
+
+def test_p12_eager_ops_are_not_numbered_as_steps_and_their_count_is_every_eager_compilation():
+    text = _text(SCEN / "jax" / "rev6_eager_control")
+    head = text.splitlines()[0]
+    assert "14 compilations of eager ops outside jit below (9 of them for another shape" in head
+    assert "(step " not in text
+
+
+# -- F8: compare of two runs (plain and autocast): the matmuls' precision, and no "between steps" --------------------
+
+AMP = SCEN.parent / "torch_xla" / "amp_two_runs"
+
+
+def test_p14_compare_of_two_runs_names_the_matmuls_and_the_runs_setting():
+    out = cli("compare", f"{AMP}/plain/dump#0", f"{AMP}/amp/dump#0", codes=(0, 1)).stdout
+    dtype = next(line for line in out.splitlines() if line.strip().startswith("dtype"))
+    assert "the matmuls (dot) compute in bf16 on the right, f32 on the left" in dtype
+    assert "between steps" not in out and "the two runs differ by their precision setting" in out
+
+
+def test_two_steps_of_one_run_keep_the_between_steps_autocast_fix():
+    """The look-alike: autocast switched on at step 2 of one run (autocast_late), compared in one dump."""
+    doc, _ = _explain(SCEN.parent / "torch_xla" / "autocast_late" / "graphs.hlo.0")
+    assert "between steps" in doc["headline"]["fix"]

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from hlodiff.diff.classify import ComputationDiff, ref
 from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
-from hlodiff.diff.autocast import lead_with_casts
+from hlodiff.diff.autocast import lead_with_casts, matmul_precision
 from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, new_work,
                                    ops_cause, origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
@@ -261,6 +261,8 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
             absorb(causes[kind], extras[kind])
             if kind == "dtype":
                 lead_with_casts(causes[kind], extras[kind])
+        if kind == "dtype":
+            matmul_precision(causes[kind], cd.left, cd.right)
     if "inputs" not in causes and extras.get("inputs"):
         causes["inputs"] = inputs_cause(origins.get("inputs", []), context)
     _fold_derived_constants(causes)

@@ -98,7 +98,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "first_step_made", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
+                 "materialized", "first_step_made", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back",
+                 "two_runs"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":

@@ -366,6 +366,12 @@ RULES: tuple[FixRule, ...] = (
           "(`.to({torch_dtype})` before the loop)", unless="jax"),
     _rule("dtype_input", "dtype", "on_input",
           "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
+    # review 6 (p14): `compare` of two runs' graphs: the precision differs between the runs, not between steps
+    _rule("dtype_precision_two_runs", "dtype", "changed_precision two_runs",
+          "one run computes these values in a lower precision (bf16 or f16: mixed precision, or a dtype setting) "
+          "and the other in f32: the two runs differ by their precision setting, each compiling its own graphs; "
+          "nothing recompiles within a run for it (run both with the same setting if they should match)",
+          unless="user_created"),
     _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 
           "mixed precision (autocast) was switched on or off between steps: enable autocast from the first step, "
           "or never", unless="user_created"),
