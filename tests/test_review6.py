@@ -152,7 +152,7 @@ def test_a_step_with_a_sync_still_holds_the_graphs_before_it():
 def test_p12_eager_ops_are_not_numbered_as_steps_and_their_count_is_every_eager_compilation():
     text = _text(SCEN / "jax" / "rev6_eager_control")
     head = text.splitlines()[0]
-    assert "14 compilations of eager ops outside jit below (9 of them for another shape" in head
+    assert "14 eager-op compilations (9 for a new shape) below" in head
     assert "(step " not in text
 
 
@@ -172,3 +172,18 @@ def test_two_steps_of_one_run_keep_the_between_steps_autocast_fix():
     """The look-alike: autocast switched on at step 2 of one run (autocast_late), compared in one dump."""
     doc, _ = _explain(SCEN.parent / "torch_xla" / "autocast_late" / "graphs.hlo.0")
     assert "between steps" in doc["headline"]["fix"]
+
+
+# -- F9: an eager jax.random.normal of two shapes is one short block, not seven ------------------------------------
+
+def test_p10_the_eager_op_block_tells_its_first_cause_and_counts_the_rest():
+    text = _text(SCEN / "jax" / "rev6_static_step")
+    block = text.split("compiled for another shape (jit__normal)")[1].split("\n\n")[0]
+    assert block.count("fix: expected") == 1 and "line unknown" not in block
+    assert "and 6 more causes inside the op's own code" in block
+
+
+def test_p10_verbose_still_lists_every_cause_of_the_eager_op():
+    text = cli("explain-recompile", str(SCEN / "jax" / "rev6_static_step"), "-v", codes=(0, 1)).stdout
+    block = text.split("compiled for another shape (jit__normal)")[1].split("\n\n")[0]
+    assert block.count("fix: expected") == 7

@@ -492,8 +492,7 @@ def _eager_only(graphs: list[GraphSummary], facts: list[Pattern], families: list
     eager = sum(1 for f in families if is_eager_op(f) for g in f.members if g.compiled and g.ref not in loaded)
     if eager <= outside:
         return head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit below"
-    return head + (f"; {eager} compilations of eager ops outside jit below ({outside} of them for another shape "
-                   "of an op compiled already)")
+    return head + f"; {eager} eager-op compilations ({outside} for a new shape) below"
 
 
 def _hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,
