@@ -187,3 +187,29 @@ def test_p10_verbose_still_lists_every_cause_of_the_eager_op():
     text = cli("explain-recompile", str(SCEN / "jax" / "rev6_static_step"), "-v", codes=(0, 1)).stdout
     block = text.split("compiled for another shape (jit__normal)")[1].split("\n\n")[0]
     assert block.count("fix: expected") == 7
+
+
+# -- F10: words: the object the user compiled, bucket targets, the arguments to donate -------------------------------
+
+def test_p08_under_record_names_the_object_the_call_names_when_the_source_is_here():
+    record = SCEN / "dynamo" / "rev6_batch_sizes_record" / "record"
+    text = cli("explain-recompile", str(record), "--source-map", f"/home/user/project={SCEN / 'dynamo'}",
+               codes=(1,)).stdout
+    assert text.startswith("Dynamo compiled `cmodel` 3 times") and "Dynamo recompiled `cmodel` (0/1)" in text
+
+
+def test_p08_without_the_source_the_words_stay_grammatical():
+    text = _text(SCEN / "dynamo" / "rev6_batch_sizes")
+    assert text.startswith("Dynamo compiled the module or method you passed to torch.compile 3 times")
+    assert "you compiled" not in text
+
+
+def test_a_plan_of_several_buckets_says_each_size_goes_to_the_next():
+    text = cli("explain-recompile", str(SCEN / "dynamo" / "rev6_batch_sizes"), columns=300, codes=(1,)).stdout
+    assert "pad each size up to the next of 5, 8" in text
+
+
+def test_the_donation_fix_names_the_arguments_jax_named():
+    out = cli("cost", str(SCEN / "cost" / "jax_adam_no_donate"), columns=300).stdout
+    assert "here the arguments p, m, v" in out and "donate_argnames=('p', 'm', 'v')" in out
+    assert "donate_argnums" in out

@@ -100,6 +100,9 @@ class CostHeadline:
     """How often the finding's program (the same crossing, the same read) ran in the run."""
     recomputed: bool | None = None
     """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
+    arguments: list[str] = field(default_factory=list)
+    """``not_donated``: the Python arguments (JAX's names) whose new values went to buffers of their own, in order;
+    empty unless every such parameter is named."""
     then_at: SourceFrame | None = None
     """``read_in_step``: the sync that ends the step after the read."""
 
@@ -108,7 +111,7 @@ class CostHeadline:
                 "bytes": self.bytes, "location": frame_json(self.location), "count": self.count, "role": self.role,
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
-                "then_at": frame_json(self.then_at)}
+                "then_at": frame_json(self.then_at), "arguments": list(self.arguments)}
 
 
 def sync_call(frames) -> str | None:
@@ -214,8 +217,10 @@ def _undonated(run: RunCost) -> CostHeadline | None:
         total = sum(u.bytes for u in g.undonated)
         if best is None or total > best.bytes:
             located = next((u.location for u in g.undonated if u.location is not None), None)
+            names = [u.argument for u in sorted(g.undonated, key=lambda u: u.parameter)]
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
-                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4])
+                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4],
+                                arguments=list(dict.fromkeys(names)) if all(names) else [])
     return best
 
 

@@ -136,7 +136,8 @@ def _items(found):
     """(key, finding, expected, family label) for each finding the report would tell, in the report's order."""
     for r in [*found.recompiles, *found.xla_sizes]:
         key = f"dynamo {r.compile_id}" if r in found.recompiles else f"dynamo sizes {r.compile_id}"
-        yield key, r, r.expected, f"Dynamo {r.function or 'compiled function'}"
+        name = r.function or "compiled function"
+        yield key, r, r.expected, f"Dynamo {name}" if " " not in name else f"Dynamo: {name}"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
         yield f"dynamo break {where}", b, True, "Dynamo graph break"
