@@ -213,3 +213,39 @@ def test_the_donation_fix_names_the_arguments_jax_named():
     out = cli("cost", str(SCEN / "cost" / "jax_adam_no_donate"), columns=300).stdout
     assert "here the arguments p, m, v" in out and "donate_argnames=('p', 'm', 'v')" in out
     assert "donate_argnums" in out
+
+
+# -- problem 3: `watch DIR` started before the job made DIR waits for it ---------------------------------------------
+
+def test_wait_until_exists_polls_until_the_path_appears_or_stop_says_so(tmp_path):
+    from hlodiff.dumps.appear import wait_until_exists
+
+    target, polls = tmp_path / "job" / "dump", []
+
+    def sleep(_):
+        polls.append(1)
+        if len(polls) == 3:
+            target.mkdir(parents=True)
+
+    assert wait_until_exists(str(target), interval=0.01, sleep=sleep) and len(polls) == 3
+    assert not wait_until_exists(str(tmp_path / "never"), interval=0.01, stop=lambda: True, sleep=sleep)
+
+
+def test_watch_started_before_the_dump_folder_exists_follows_it_once_made(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    dump = tmp_path / "job" / "dump"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SCEN.parent.parent), os.environ.get("PYTHONPATH", "")]))
+    watch = subprocess.Popen([sys.executable, "-c", "import sys; sys.argv[0] = 'hlodiff'; from hlodiff.cli import "
+                              "main; main()", "watch", str(dump), "--until-idle", "2"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert watch.poll() is None  # still waiting, not "no such file or folder"
+    shutil.copytree(SCEN.parent / "torch_xla" / "live_batch_change" / "dump", dump)
+    out, err = watch.communicate(timeout=300)
+    assert watch.returncode == 0, err
+    assert "does not exist yet: waiting for the run to create it" in err and "recompiled (" in out
