@@ -249,3 +249,15 @@ def test_watch_started_before_the_dump_folder_exists_follows_it_once_made(tmp_pa
     out, err = watch.communicate(timeout=300)
     assert watch.returncode == 0, err
     assert "does not exist yet: waiting for the run to create it" in err and "recompiled (" in out
+
+
+def test_p08_live_never_says_the_last_batch_while_the_run_goes_on():
+    fixes = _live_fixes("dynamo", "rev6_batch_sizes_record", "c")
+    assert fixes and not any("the last batch is short" in f for f in fixes)
+    assert "the batch size varies from call to call" in fixes[-1]
+
+
+def test_a_true_last_batch_is_told_hedged_live_then_drop_last_at_the_end():
+    fixes = [f for f in _live_fixes("dynamo", "dyn_last_batch_static", "e") if "Dynamo compiles" in f]
+    assert "if it is a DataLoader's last batch" in fixes[0] and "drop_last" in fixes[-1]
+    assert fixes[-1].startswith("the last batch is short")

@@ -278,7 +278,13 @@ def varying_sizes(recompiles: list[DynamoRecompile]) -> None:
 
 
 def choose_fix(r: DynamoRecompile) -> None:
-    rule = choose(r.kind, r.facts)
+    r.fix, r.fix_rule = fix_of(r, r.facts)
+
+
+def fix_of(r: DynamoRecompile, facts: frozenset[str]) -> tuple[str, str]:
+    """(fix text, row name) for the recompilation on these facts (its own, or fewer: the live lines, which cannot
+    know that no later recompilation comes, leave ``last_call`` out)."""
+    rule = choose(r.kind, facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
             "tensor": r.subject or "an argument", "limit": str(r.limit) if r.limit is not None else "8"}
-    r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
+    return FixChoice(rule, args).text, rule.name
