@@ -446,7 +446,8 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
           lambda console: render_job(console, job, verbose=verbose),
           stream=sys.stderr if exit_status is not None else None)
     if exit_status is not None:
-        click.echo(exit_note(exit_status), err=True)
+        click.echo(exit_note(exit_status, ranks=[(r.spec.rank, len(r.explanation.recompilations))
+                                                 for r in job.results if r.explanation is not None]), err=True)
         sys.exit(exit_status)
     sys.exit(job_exit_code(job, warmup))
 

@@ -261,3 +261,11 @@ def test_a_true_last_batch_is_told_hedged_live_then_drop_last_at_the_end():
     fixes = [f for f in _live_fixes("dynamo", "dyn_last_batch_static", "e") if "Dynamo compiles" in f]
     assert "if it is a DataLoader's last batch" in fixes[0] and "drop_last" in fixes[-1]
     assert fixes[-1].startswith("the last batch is short")
+
+
+def test_record_s_last_line_for_several_ranks_counts_each_rank():
+    from hlodiff.render.record import exit_note
+
+    assert exit_note(0, ranks=[(0, 1), (1, 1)]) == ("hlodiff: rank 0: 1 recompilation; rank 1: 1 recompilation; "
+                                                   "exiting with the command's status 0")
+    assert exit_note(3) == "hlodiff: exiting with the command's status 3"
