@@ -269,3 +269,27 @@ def test_record_s_last_line_for_several_ranks_counts_each_rank():
     assert exit_note(0, ranks=[(0, 1), (1, 1)]) == ("hlodiff: rank 0: 1 recompilation; rank 1: 1 recompilation; "
                                                    "exiting with the command's status 0")
     assert exit_note(3) == "hlodiff: exiting with the command's status 3"
+
+
+# -- F1 for torch_xla and JAX: a size that took three values is no last batch either ---------------------------------
+
+@pytest.mark.parametrize("producer", ["torch_xla", "jax"])
+def test_three_sizes_rule_out_the_last_batch_rows(producer):
+    from hlodiff.diff.fixes import choose
+
+    facts = frozenset({"is:shape", "on_input", "last_in_family", "leading_dim_shrank", producer})
+    assert choose("shape", facts).name.startswith("shape_last_batch")
+    assert not choose("shape", facts | {"sizes_vary"}).name.startswith("shape_last_batch")
+
+
+@pytest.mark.parametrize("engine, name", [("torch_xla", "review_last_batch"), ("torch_xla", "rev4_lastbatch"),
+                                          ("jax", "jax_last_batch")])
+def test_true_last_batches_keep_their_row(engine, name):
+    import sys
+
+    sys.path.insert(0, str(SCEN))
+    from score import local_argv  # what score.py passes for the capture
+
+    truth = json.loads((SCEN / engine / f"{name}.truth.json").read_text())
+    doc, _ = _explain(*local_argv(SCEN / engine / name, truth["capture"]))
+    assert "last batch" in doc["headline"]["fix"]

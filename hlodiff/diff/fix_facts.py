@@ -34,7 +34,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``metric_outputs`` (outputs added or removed are scalars computed by
-  instructions of their own: a metric), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
+  instructions of their own: a metric), ``sizes_vary`` (a shape whose size took three values or more over the
+  run: no epoch's last batch), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
   custom-calls and layout ops appear or go), ``in_optimizer`` (every changed instruction has a frame
   in an ``optim`` package), ``user_made_inputs``, ``module_made_inputs`` (every added input made
@@ -132,6 +133,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if _reciprocal_counts(ctx.values):
             facts.add("reciprocal_counts")
         unique = set(ctx.values)
+        if cause.kind == "shape" and len(unique) >= 3:
+            facts.add("sizes_vary")  # three sizes or more: no epoch's last batch (full size and one remainder)
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
         elif len(unique) >= 2 and _equal_numbers(unique):

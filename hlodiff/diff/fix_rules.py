@@ -294,7 +294,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_last_batch", "shape", "op:randn last_only",
           "the last batch is short{seen} (only the last step's batch, made at the line shown, has fewer rows): "
           "keep it at the full batch size (pad it and mask the padding), or drop it as DataLoader(drop_last=True) "
-          "does", unless="jax"),
+          "does", unless="jax sizes_vary"),
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
@@ -312,7 +312,8 @@ RULES: tuple[FixRule, ...] = (
     # stronger evidence (drop_last), so this row comes first
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
-          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)", unless="jax"),
+          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
+          unless="jax sizes_vary"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
           "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
@@ -320,9 +321,11 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
     _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
-          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"),
+          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)",
+          unless="sizes_vary"),
     _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
-          "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"),
+          "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size",
+          unless="sizes_vary"),
     _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
           "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
           "batch size (and mask the padding), or skip it"),
