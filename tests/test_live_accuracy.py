@@ -60,7 +60,6 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev5_item_clip_adam': 'kind: inputs; line: no location; fix_any: expected warm-up: torch/optim/adam.py creates its state on its first step and passes it in as inputs from then on (f32',
     'jax/jax_cache_warm_restart': 'kind: outputs; line: jax_cache_warm_restart.py:28; fix_any: the function returns other values on some calls (a metric, a log): return the same outputs every cal',
     'jax/jax_layerdrop_static': 'fix_none: says bucket, pad',
-    'jax/jax_mask_outside': 'fix_none: says last batch',
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15',
     'dynamo/dyn_autocast_steps': "kind: outputs; line: no location; fix_any: the graph's outputs differ at the line shown (this graph ran on step 2): a value is kept on some steps only (a metric",
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13; fix_any: Dynamo traced the compiled function once with a symbolic size, but torch_xla compiles one XLA graph per concrete size (',
