@@ -82,6 +82,13 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
         warnings.append(InputWarning(why, right.source))
     lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
     diff = diff_canonical(lcm, rcm)
+    if _two_runs(left_ref, right_ref):
+        from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
+
+        for cause in diff.causes:  # decided again knowing the graphs are two runs', not two steps of one
+            if cause.fix_rule is not None and not cause.fix_is_final:
+                cause.fix = cause.fix_rule = None
+        apply_fixes(diff.causes, FixContext(producer=producer_of(rcm.module), two_runs=True))
     delta = None
     if cost:
         from hlodiff.cost.run import compare_cost
@@ -90,6 +97,20 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
         delta = compare_cost(graph_cost_evidence(left, compile_time=True),
                              graph_cost_evidence(right, compile_time=True), left_module, right_module)
     return Comparison(left, right, lcm, rcm, diff, delta, warnings)
+
+
+def _two_runs(left_ref: str, right_ref: str) -> bool:
+    """Graphs named in two folders (``a/dump#0`` and ``b/dump#0``) are two runs'; two graphs of one dump, or two files
+    of one folder, are steps of one run."""
+    import os
+
+    from hlodiff.dumps import split_ref
+
+    def folder(ref: str) -> str:
+        path = os.path.abspath(split_ref(ref)[0])
+        return path if os.path.isdir(path) else os.path.dirname(path)
+
+    return folder(left_ref) != folder(right_ref)
 
 
 @dataclass(slots=True)

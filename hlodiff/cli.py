@@ -8,6 +8,7 @@ like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff print
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 import click
@@ -445,7 +446,8 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
           lambda console: render_job(console, job, verbose=verbose),
           stream=sys.stderr if exit_status is not None else None)
     if exit_status is not None:
-        click.echo(exit_note(exit_status), err=True)
+        click.echo(exit_note(exit_status, ranks=[(r.spec.rank, len(r.explanation.recompilations))
+                                                 for r in job.results if r.explanation is not None]), err=True)
         sys.exit(exit_status)
     sys.exit(job_exit_code(job, warmup))
 
@@ -673,16 +675,25 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
 
     PATH is a folder `hlodiff record` writes, an XLA dump folder (with its PT_XLA_DEBUG_LEVEL=2 log beside it,
     cache hits are seen too), a save-tensors file or a PT_XLA_DEBUG log. A module or log line half written when
-    read is read again when complete. Stops on Ctrl-C or --until-idle; exit status 0 (2 on bad input).
+    read is read again when complete. A PATH the job has not created yet is waited for. Stops on Ctrl-C or
+    --until-idle; exit status 0 (2 on bad input).
 
     \b
     Examples:
       hlodiff watch /shared/job42/dump --until-idle 600
       hlodiff watch hlodiff-run --json | tee events.jsonl
     """
-    from hlodiff.api import watch_path
+    from hlodiff.api import POLL_SECONDS, watch_path
+    from hlodiff.dumps.appear import wait_until_exists
     from hlodiff.render.live import echo_event, echo_json
 
+    if not os.path.exists(path):  # started before the job made its folder: wait for it (review 6)
+        click.echo(f"hlodiff: {path} does not exist yet: waiting for the run to create it (Ctrl-C to stop)",
+                   err=True)
+        try:
+            wait_until_exists(path, interval=POLL_SECONDS)
+        except KeyboardInterrupt:
+            return
     warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout),
                           until_idle=until_idle, stage=stage)
     _warn(warnings)

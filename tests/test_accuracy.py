@@ -108,6 +108,15 @@ WRONG_NOW = {
     # that lost the frozen backbone's updates has only torch's optimizer frames in its HLO (no user line)
     "dynamo/dyn_alias_pair": "line: dyn_alias_pair.py:14 (the def; no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_freeze_backbone": "line: no location (the removed updates' HLO frames are torch's sgd.py only)",
+
+    # new-user review 6: the by-hand captures' known limits; under `hlodiff record` the same programs are right
+    # (rev6_batch_sizes_record, rev6_periodic_log_record)
+    "dynamo/rev6_batch_sizes": "line: no location (a compiled nn.Module: Dynamo's TORCH_LOGS names torch's wrapper, "
+                               "the bridge's stacks never leave torch)",
+    "torch_xla/rev6_periodic_log": "line: no location (HLO text keeps torch's innermost frame, functional.py, for "
+                                   "the grad norm)",
+    "jax/rev6_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (a dump: the truth names it "
+                            "unbounded)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

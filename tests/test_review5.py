@@ -166,7 +166,7 @@ def test_a_guard_path_the_trace_printed_relative_is_made_whole_from_the_definiti
 def test_a_compiled_module_is_named_in_the_user_s_terms_not_torch_s_wrapper():
     """F8: 'your compiled module or method (torch's wrapper of it)' read as torch's, not the user's."""
     head = cli("explain-recompile", str(SCEN / "dynamo/dyn_eval_mode")).output.splitlines()[0]
-    assert head.startswith("Dynamo compiled the module or method you compiled 2 times")
+    assert head.startswith("Dynamo compiled the module or method you passed to torch.compile 2 times")
     assert "wrapper" not in head
 
 

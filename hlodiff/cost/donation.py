@@ -20,6 +20,7 @@ torch_xla module; torch_xla's saved graphs are traced before it decides what to 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from hlodiff.cost.memory import output_producers, output_shapes
@@ -51,12 +52,15 @@ class Undonated:
     unchanged: bool = False
     """The output is the parameter itself, handed back unchanged (``return state, metrics``): nothing is computed,
     yet without donation XLA copies it into a new buffer on every call and both are held."""
+    argument: str | None = None
+    """The Python argument the parameter came from, as JAX names it (``op_name="params['w']"`` -> ``params``); None
+    when the module names none (torch_xla)."""
 
     def to_json(self) -> dict:
         from hlodiff.cost.model import frame_json
 
         return {"parameter": self.parameter, "output": self.output, "shape": self.shape, "bytes": self.bytes,
-                "location": frame_json(self.location), "unchanged": self.unchanged}
+                "location": frame_json(self.location), "unchanged": self.unchanged, "argument": self.argument}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +138,7 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
             continue
         taken.add(param)
         undonated.append(Undonated(param, k, str(shape.without_layout()), shape.byte_size(),
-                                   where.frame(producer)))
+                                   where.frame(producer), _argument(by_number.get(param))))
     unusable = []
     for d in donors:
         p = by_number.get(d.parameter)
@@ -166,6 +170,14 @@ def _is_gradient(producer: Instruction, entry: dict[str, Instruction], comps: di
             else:
                 inst = source
     return any(m in _op_name(inst) for m in GRADIENT_OP_MARKERS)
+
+
+def _argument(param: Instruction | None) -> str | None:
+    """JAX names an entry parameter after the argument it came from (``params``, ``params['w']``, ``batch.x``):
+    the argument's own name, for ``donate_argnames`` (review 6: the fix could name what to donate)."""
+    name = _op_name(param) if param is not None else ""
+    root = re.split(r"[\[.]", name, maxsplit=1)[0]
+    return root if root.isidentifier() else None
 
 
 def _op_name(inst: Instruction) -> str:

@@ -100,6 +100,9 @@ class CostHeadline:
     """How often the finding's program (the same crossing, the same read) ran in the run."""
     recomputed: bool | None = None
     """``read_in_step``: the step's graph computes the read graph's matmuls again (:mod:`hlodiff.cost.reads`)."""
+    arguments: list[str] = field(default_factory=list)
+    """``not_donated``: the Python arguments (JAX's names) whose new values went to buffers of their own, in order;
+    empty unless every such parameter is named."""
     then_at: SourceFrame | None = None
     """``read_in_step``: the sync that ends the step after the read."""
     shift: bool = False
@@ -113,7 +116,7 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift}
+                "shift": self.shift, "arguments": list(self.arguments)}
 
 
 def sync_call(frames) -> str | None:
@@ -219,9 +222,11 @@ def _undonated(run: RunCost) -> CostHeadline | None:
         total = sum(u.bytes for u in g.undonated)
         if best is None or total > best.bytes:
             located = next((u.location for u in g.undonated if u.location is not None), None)
+            names = [u.argument for u in sorted(g.undonated, key=lambda u: u.parameter)]
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
                                 shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4],
-                                unchanged=sum(1 for u in g.undonated if u.unchanged))
+                                unchanged=sum(1 for u in g.undonated if u.unchanged),
+                                arguments=list(dict.fromkeys(names)) if all(names) else [])
     return best
 
 

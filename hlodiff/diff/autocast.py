@@ -43,3 +43,20 @@ def lead_with_casts(cause: Cause, extras: list[Change]) -> None:
     cause.locations = (user + [f for f in cause.locations if f not in user])[:8]
     for frame, outer in callers(stacks).items():
         cause.callers.setdefault(frame, outer)
+
+
+_MATMULS = ("dot", "convolution")
+
+
+def matmul_precision(cause: Cause, left, right) -> None:
+    """Name the matmuls' element type on each side when it changed with a dtype cause (review 6, p14: the change was
+    shown on a scalar constant, ``f32[] -> bf16[]``, where what a user looks for is the Linear layers' dots computing
+    in bf16). ``left``/``right``: the two computations; nothing is added when the matmuls kept their type."""
+    def types(comp) -> list[str]:
+        return [str(inst.shape).split("[", 1)[0] for inst in comp.insts.values() if inst.opcode in _MATMULS]
+
+    before, after = types(left), types(right)
+    if not before or not after or set(before) == set(after):
+        return
+    word = lambda ts: "/".join(sorted(set(ts)))  # noqa: E731
+    cause.summary += f"; the matmuls (dot) compute in {word(after)} on the right, {word(before)} on the left"

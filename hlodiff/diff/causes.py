@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from hlodiff.diff.classify import ComputationDiff, ref
 from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
-from hlodiff.diff.autocast import lead_with_casts
+from hlodiff.diff.autocast import lead_with_casts, matmul_precision
 from hlodiff.diff.summaries import (absorb, callers, change_stacks, inputs_cause, key_sort, locations, new_work,
                                    ops_cause, origin_cause)
 from hlodiff.hlo.attributes import CALL_KEYS
@@ -227,7 +227,10 @@ def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:
     pairs = [(n, None) for n in louts] + [(None, n) for n in routs]
     user, library = locations(stacks)
     return Cause("outputs", summary, user, sorted(set(pairs), key=key_sort), library, callers=callers(stacks),
-                 added=bool(added), removed=bool(removed))
+                 added=bool(added), removed=bool(removed),
+                 own_work=work, scalar_outputs=all(str(side.insts[n].shape).split("{", 1)[0].endswith("[]")
+                                                   for side, names in ((cd.left, louts), (cd.right, routs))
+                                                   for n in names))
 
 
 # -- origins and regions ------------------------------------------------------------------------------------
@@ -259,6 +262,8 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
             absorb(causes[kind], extras[kind])
             if kind == "dtype":
                 lead_with_casts(causes[kind], extras[kind])
+        if kind == "dtype":
+            matmul_precision(causes[kind], cd.left, cd.right)
     if "inputs" not in causes and extras.get("inputs"):
         causes["inputs"] = inputs_cause(origins.get("inputs", []), context)
     _fold_derived_constants(causes)

@@ -34,7 +34,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
-  (frames in an ``optim`` package), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
+  (frames in an ``optim`` package), ``metric_outputs`` (outputs added or removed are scalars computed by
+  instructions of their own: a metric), ``sizes_vary`` (a shape whose size took three values or more over the
+  run: no epoch's last batch), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
   custom-calls and layout ops appear or go), ``in_optimizer`` (every changed instruction has a frame
   in an ``optim`` package), ``user_made_inputs``, ``module_made_inputs`` (every added input made
@@ -98,7 +100,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.producer:
         facts.add(ctx.producer)
     for name in ("setup", "eager", "cut", "last_in_family", "settles", "first_recompilation", "second_step",
-                 "materialized", "first_step_made", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back"):
+                 "materialized", "first_step_made", "hlo_identical", "new_function", "ops_use_new_inputs", "comes_back",
+                 "two_runs"):
         if getattr(ctx, name):
             facts.add(name)
     if ctx.transposed_input and cause.kind != "inputs":
@@ -131,6 +134,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if _reciprocal_counts(ctx.values):
             facts.add("reciprocal_counts")
         unique = set(ctx.values)
+        if cause.kind == "shape" and len(unique) >= 3:
+            facts.add("sizes_vary")  # three sizes or more: no epoch's last batch (full size and one remainder)
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
         elif len(unique) >= 2 and _equal_numbers(unique):
@@ -189,11 +194,12 @@ def _steps_text(steps: tuple[int, ...]) -> str:
 
 
 def _user_line(cause: Cause) -> str:
-    """The cause's first user frame as ``file.py:N`` (basename), else ``the line shown``."""
+    """The cause's first user frame as ``file.py:N`` (basename), else words that say no line is known: "the line
+    shown" beside "line unknown" contradicted itself (review 6, F6a)."""
     for f in cause.locations:
         if not getattr(f, "is_library", False) and f.line is not None:
             return f"{f.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{f.line}"
-    return "the line shown"
+    return "a line of yours this capture does not name"
 
 
 _VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}
@@ -277,6 +283,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("prng_key")
     if removed and not cause.added:
         facts.add("removed_only")
+    if cause.kind == "outputs" and cause.own_work and cause.scalar_outputs:
+        facts.add("metric_outputs")  # scalars the graph computes for themselves (a norm, a mean): a metric, a log
     if first is not None:
         _changed_facts(first, facts, args, ctx.entries, getattr(ctx, "first_type", ""))
     if cause.kind == "ops" and not cause.locations and cause.library_locations:

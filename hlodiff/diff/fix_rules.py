@@ -232,6 +232,13 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
           "compiling an XLA graph per size); pad or bucket to a few fixed sizes so each compiles once (a higher "
           "limit or dynamic shapes would still leave XLA one graph per size)", unless="jax buckets"),
+    # review 6 (p08): three sizes or more of dim 0 are requests of any size, not an epoch's last batch
+    _rule("dynamo_shape_sizes_vary", "shape", "dynamo leading_dim_shrank sizes_vary",
+          "the batch size varies from call to call ({seen}; an epoch's short last batch would give two sizes "
+          "only): Dynamo compiles "
+          "{function} again for each new size and XLA compiles a graph for each; pad every batch to one fixed size "
+          "(and mask or drop the padded rows' results), or to a few bucket sizes (dynamic shapes would spare "
+          "Dynamo's retrace, not XLA's compile per size)", unless="jax"),
     _rule("dynamo_shape_last_batch", "shape", "dynamo leading_dim_shrank last_call",
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (dynamic shapes would spare Dynamo's retrace, but torch_xla still "
@@ -324,7 +331,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_last_batch", "shape", "op:randn last_only",
           "the last batch is short{seen} (only the last step's batch, made at the line shown, has fewer rows): "
           "keep it at the full batch size (pad it and mask the padding), or drop it as DataLoader(drop_last=True) "
-          "does", unless="jax"),
+          "does", unless="jax sizes_vary"),
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
@@ -342,7 +349,8 @@ RULES: tuple[FixRule, ...] = (
     # stronger evidence (drop_last), so this row comes first
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
-          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)", unless="jax"),
+          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
+          unless="jax sizes_vary"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
           "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
@@ -350,9 +358,11 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
     _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
-          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)"),
+          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)",
+          unless="sizes_vary"),
     _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
-          "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size"),
+          "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size",
+          unless="sizes_vary"),
     _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
           "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
           "batch size (and mask the padding), or skip it"),
@@ -396,6 +406,12 @@ RULES: tuple[FixRule, ...] = (
           "(`.to({torch_dtype})` before the loop)", unless="jax"),
     _rule("dtype_input", "dtype", "on_input",
           "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
+    # review 6 (p14): `compare` of two runs' graphs: the precision differs between the runs, not between steps
+    _rule("dtype_precision_two_runs", "dtype", "changed_precision two_runs",
+          "one run computes these values in a lower precision (bf16 or f16: mixed precision, or a dtype setting) "
+          "and the other in f32: the two runs differ by their precision setting, each compiling its own graphs; "
+          "nothing recompiles within a run for it (run both with the same setting if they should match)",
+          unless="user_created"),
     _rule("dtype_autocast", "dtype", "changed_precision torch_xla", 
           "mixed precision (autocast) was switched on or off between steps: enable autocast from the first step, "
           "or never", unless="user_created"),
@@ -535,6 +551,16 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_follow_ops_removed", "inputs", "with:ops scalar_inputs_removed",
           "follows from the ops change: the operations removed read this number (torch_xla passes a Python scalar "
           "in as an input)", unless="jax"),
+    # review 6 (p07): a batch of 1 makes a mean's divisor equal another scalar (2.0 and 2.0): torch_xla passes both
+    # as one input, so a size change adds or removes scalar inputs with no sync of the user's involved
+    _rule("inputs_follow_shape_scalars", "inputs", "with:shape scalar_inputs_only",
+          "follows from the size change: torch_xla passes numbers derived from a size (a mean's divisor, a count) "
+          "into the graph as scalar inputs, and equal values share one, so their number changes with the size; "
+          "fix the size and this goes too", unless="jax warmup first_step_made"),
+    _rule("inputs_follow_shape_scalars_removed", "inputs", "with:shape scalar_inputs_removed",
+          "follows from the size change: torch_xla passes numbers derived from a size (a mean's divisor, a count) "
+          "into the graph as scalar inputs, and equal values share one, so their number changes with the size; "
+          "fix the size and this goes too", unless="jax warmup first_step_made"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
@@ -601,7 +627,7 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the first step's graph also computed tensors made before the loop (a model copied or "
           "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
           "torch_xla.sync() right after making them to keep them out of the first step)",
-          unless="jax comes_back"),
+          unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "

@@ -74,6 +74,8 @@ class FixContext:
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False
+    two_runs: bool = False
+    """The graphs come from two runs (``compare A B`` across two dump folders), not two steps of one run."""
     ops_use_new_inputs: bool = False
     """The operations added read the inputs added: they come with the new argument."""
     new_function: bool = False

@@ -122,6 +122,12 @@ class Cause:
     list_length: str = field(default="", repr=False)
     """JAX's pytree reason: an argument's list (tuple) changed length, as ``"list:1 -> 2"`` (before -> now)."""
 
+    own_work: int = field(default=0, repr=False)
+    """For an outputs cause: how many instructions compute only the outputs added or removed (0 when they are
+    values handed through, such as a model's parameters copied before the loop)."""
+    scalar_outputs: bool = field(default=False, repr=False)
+    """For an outputs cause: every output added or removed is a scalar (f32[]): a metric or a logged value."""
+
     def to_json(self) -> dict:
         return {
             "kind": self.kind,

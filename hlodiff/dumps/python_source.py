@@ -94,6 +94,20 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     return max(after) if after else None
 
 
+def callee_on_line(file: str, line: int | None) -> str | None:
+    """What the outermost call on ``file:line`` calls, as written (``cmodel`` in ``out = cmodel(req)``,
+    ``self.net``); None when the file is not here or the line holds no call."""
+    if line is None:
+        return None
+    tree = _parse(file)
+    if tree is None:
+        return None
+    _, call = _call_on_line(tree, line, "")
+    if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    return ast.unparse(call.func)
+
+
 def _parse(file: str) -> ast.Module | None:
     """The module at ``file`` where it is now (``--source-map``); None, noted as missing, when it is not there."""
     try:

@@ -26,8 +26,8 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
-                                          compiled_name, wrapped_module)
+from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
+                                          compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent
@@ -92,6 +92,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
     found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    varying_sizes(found.recompiles)
     limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
     limits = {cid.split("/")[0]: n for cid, n in log.limit_hits}
     for r in found.recompiles:
@@ -169,6 +170,7 @@ def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     """Dynamo's recompilations alone, each with its kind and fix (no XLA side: the pytest plugin's check)."""
     calls = [c for c in log.compiles if c.recompiled]
     found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    varying_sizes(found)
     for r in found:
         choose_fix(r)
     return found
@@ -250,6 +252,18 @@ BRIDGE_HINT = ("the graph's frames end in torch.compile's XLA bridge; Dynamo's l
 """For a cause of the bridge's XLA graphs with no user line: where the line is (a live-tensor report would not
 reach it: the bridge's stacks never leave torch)."""
 
+BRIDGE_HINT_NO_LINE = ("the graph's frames end in torch.compile's XLA bridge, and Dynamo's log names no line of "
+                       "yours for it either (its hint above says which capture records the call)")
+"""The same when the Dynamo recompilation behind the graph has no user line either (a compiled nn.Module: Dynamo
+names torch's wrapper): "names your line (above)" would contradict the hint printed above it (review 6, F6b)."""
+
+
+def _bridge_hint(found: DynamoFindings, ref: str) -> str:
+    behind = [r for r in found.recompiles if r.difference_graph == ref]
+    if behind and all(r.location is None or r.location.is_library for r in behind):
+        return BRIDGE_HINT_NO_LINE
+    return BRIDGE_HINT
+
 
 def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
     """The bridge's XLA recompilations are told by Dynamo's reason: their causes point there, and the run's hint to
@@ -260,7 +274,7 @@ def quiet_bridge_hints(explanation, found: DynamoFindings) -> None:
         if r.graph.ref in told:
             for cause in r.causes:
                 if not cause.locations:
-                    cause.hint = BRIDGE_HINT
+                    cause.hint = _bridge_hint(found, r.graph.ref)
     if unknown and all(r.graph.ref in told for r in unknown):
         explanation.hints[:] = [h for h in explanation.hints if "--tensors-report" not in h
                                 and not h.startswith("source lines unknown")]

@@ -253,12 +253,44 @@ def compiled_name(c: DynamoCompile) -> str | None:
     ``external_utils.py``): torch wraps a compiled nn.Module and a compiled bound method alike
     (``torch.compile(model)``, ``torch.compile(opt.step)``: dyn_sched_lr), so the words claim neither."""
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
-        return "the module or method you compiled"  # review 5 F8: torch's wrapper is no name of the user's
+        # review 5 F8: torch's wrapper is no name of the user's; review 6: the object the user's call names, when
+        # the call's line is known and its file is here (`cmodel` in `out = cmodel(req)`)
+        from hlodiff.dumps.python_source import callee_on_line
+
+        called = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
+        return f"`{called}`" if called else "the module or method you passed to torch.compile"
     return c.function
 
 
+def varying_sizes(recompiles: list[DynamoRecompile]) -> None:
+    """A tensor's dim 0 that took three sizes or more over Dynamo's size recompilations (8, 3, 5: requests of any
+    size) is no epoch's short last batch, which gives two sizes only (the full one and the remainder, the same every
+    epoch): those recompilations get the fact ``sizes_vary`` (and lose ``last_call``, which only says that no later
+    recompilation came), and their ``seen`` lists the sizes in the order they came (review 6, p08: the batch of 5
+    that an 8 followed was told "the last batch is short ... drop_last")."""
+    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
+    for r in recompiles:
+        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
+        if m is not None and m.group("dim") == "0":
+            groups.setdefault((m.group("name"), m.group("dim")), []).append(
+                (r, int(m.group("expected")), int(m.group("actual"))))
+    for (name, dim), members in groups.items():
+        sizes = list(dict.fromkeys(v for _, a, b in members for v in (a, b)))
+        if len(sizes) < 3 or not any(b < a for _, a, b in members):
+            continue
+        for r, _, _ in members:
+            r.facts = (r.facts - {"last_call"}) | {"sizes_vary"}
+            r.seen = f"dim {dim} of {name}: {', '.join(map(str, sizes))}"
+
+
 def choose_fix(r: DynamoRecompile) -> None:
-    rule = choose(r.kind, r.facts)
+    r.fix, r.fix_rule = fix_of(r, r.facts)
+
+
+def fix_of(r: DynamoRecompile, facts: frozenset[str]) -> tuple[str, str]:
+    """(fix text, row name) for the recompilation on these facts (its own, or fewer: the live lines, which cannot
+    know that no later recompilation comes, leave ``last_call`` out)."""
+    rule = choose(r.kind, facts)
     args = {"function": r.function or "the compiled function", "seen": r.seen or r.guard.guard,
             "tensor": r.subject or "an argument", "limit": str(r.limit) if r.limit is not None else "8"}
-    r.fix, r.fix_rule = FixChoice(rule, args).text, rule.name
+    return FixChoice(rule, args).text, rule.name

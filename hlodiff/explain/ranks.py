@@ -95,13 +95,18 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
     reference = _reference(keys)
     same_as = _same_as(keys)
     two = len(results) == 2 and keys[results[0].spec.rank] != keys[results[1].spec.rank]
+    why = ""
     if two:
         reference, why = _two_rank_reference(sequences, reference)
         notes.append(f"with 2 ranks there is no majority: rank {reference} is taken as the reference")
-        if why:
-            notes.append(why)
     aligner = Aligner(sequences, reference, options)
     divergence, stopped = aligner.divergences()
+    both = two and _both_recompiled(results, divergence)
+    if both:  # review 6 (p07): each rank's last batch short, of another size: no rank is the odd one
+        notes.append("both ranks compiled again at the same point, each a graph of its own (their inputs differ: "
+                     "see below): neither rank is the odd one, the reference is only what the other is compared with")
+    elif why:
+        notes.append(why)
     divergence.sort(key=_eager_divergence)  # stable: the user's own programs first (review F13, J14)
     _add_causes_outside_the_graph(divergence, results)
     for d in divergence:
@@ -115,7 +120,20 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
     notes.extend(_guessed_numbers(results, divergence))
     notes.extend(_collective_failure(divergence, command_status))
     return JobExplanation(results, reference, same_as, divergence, stopped,
-                          _job_summary(results, sequences, divergence, reference, two), notes)
+                          _job_summary(results, sequences, divergence, reference, two, both), notes)
+
+
+def _both_recompiled(results: list[RankResult], divergence: list[Divergence]) -> bool:
+    """Two ranks whose every divergence is at a graph each of them compiled again in its own run (both ranks' last
+    batches short, of other sizes: f32[2,8] on one, f32[1,8] on the other): the ranks differ, but neither does
+    something the other does not, so the instruction count that picks "the odd one" otherwise says nothing."""
+    again = {r.spec.rank: {x.graph.ref for x in r.explanation.recompilations}
+             for r in results if r.explanation is not None}
+    if len(again) != 2 or not divergence:
+        return False
+    return all(d.graph is not None and d.majority is not None and d.ranks and d.majority_ranks
+               and d.graph.ref in again.get(d.ranks[0], ()) and d.majority.ref in again.get(d.majority_ranks[0], ())
+               for d in divergence)
 
 
 def _eager_divergence(d: Divergence) -> bool:
@@ -317,7 +335,7 @@ def position_word(graph: GraphSummary | None) -> str:
 
 
 def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSummary]],
-                 divergence: list[Divergence], reference: int, two: bool = False) -> str:
+                 divergence: list[Divergence], reference: int, two: bool = False, both: bool = False) -> str:
     n = len(results)
     if not divergence:
         counts = sorted({len(g) for g in sequences.values()})
@@ -327,6 +345,11 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
     steps = sorted({d.step for d in divergence})
     word = position_word(divergence[0].majority or divergence[0].graph)
     plural = "s" if len(steps) != 1 else ""
+    if both:  # each rank recompiled there, for its own graph (review 6, p07)
+        at = f"{word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}"
+        return (f"{n} ranks: both recompiled at {len(steps)} {word}{plural} ({at}), each for a graph of its own "
+                f"(rank {ranks_text(ranks).removeprefix('rank ')} against rank {reference} below); "
+                f"reference rank {reference}")
     if two:  # no majority with 2 ranks (review F7)
         return (f"{n} ranks: {ranks_text(ranks)} diverged from rank {reference} at {len(steps)} {word}{plural} "
                 f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "

@@ -18,10 +18,14 @@ def graph_steps(graphs: list[GraphSummary], families: list[Family]) -> dict[str,
         for position, g in enumerate(m for m in family.members if m.record.kind == "xla_dump"):
             steps[g.ref] = position
     step = 0
+    # a run with no whole graph at all has no sync that ends a step: each graph is a call of its own (review 6, p08:
+    # torch.compile inference, where the bridge runs every call and the sync after it has nothing left to run;
+    # every graph was "step 0"), as the live lines count them
+    whole = any(not is_partial(g) for g in graphs if g.ref not in steps)
     for g in graphs:
         if g.ref in steps:
             continue
         steps[g.ref] = step
-        if not is_partial(g):
+        if not whole or not is_partial(g):
             step += 1
     return steps

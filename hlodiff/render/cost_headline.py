@@ -108,6 +108,11 @@ def fix(h: CostHeadline) -> str:
             return ("update these tensors in place (p.sub_(...), or copy_ into them under torch.no_grad()) instead of "
                     "rebinding new tensors, and keep no other reference to the old ones: torch_xla then donates "
                     "their buffers to the outputs")
+        if h.arguments:  # JAX named the arguments: say exactly what to donate (review 6, p13)
+            names = ", ".join(repr(a) for a in h.arguments) + ("," if len(h.arguments) == 1 else "")
+            return (f"donate the inputs the step replaces, here the arguments {', '.join(h.arguments)} "
+                    f"(jax.jit(..., donate_argnums=their positions), or donate_argnames=({names})), and do not use "
+                    "them after the call, so that the outputs are written into their buffers")
         return ("donate the inputs the step replaces (jax.jit(..., donate_argnums=...)) and do not use them after "
                 "the call, so that the outputs are written into their buffers")
     return ""

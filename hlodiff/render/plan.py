@@ -34,7 +34,10 @@ def plan_text(plan: dict) -> str:
     seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
     saves = f"; saves {(now - planned) * seconds:.1f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
-    return (f"plan: {seen}: pad up to {buckets} → {planned} graph{'s' if planned != 1 else ''} instead of {now}, "
+    # one bucket: "pad up to 4"; several: each size to the next bucket, which "pad up to 7, 12" did not say (review 6)
+    several = len(plan.get("buckets") or []) > 1
+    target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
+    return (f"plan: {seen}: {target} → {planned} graph{'s' if planned != 1 else ''} instead of {now}, "
             f"{_pct(plan.get('padded_fraction') or 0.0)} padded work; powers of two: {p2.get('graphs')} "
             f"graph{'s' if p2.get('graphs') != 1 else ''}, "
             f"{_pct(p2.get('padded_fraction') or 0.0)}{saves}")

@@ -45,13 +45,15 @@ def record_notes(result, out_dir: str | None) -> RecordNotes:
 
 
 def exit_note(status: int, recompilations: int | None = None, unexpected: int | None = None,
-              dynamo: tuple[int, int] | None = None) -> str:
+              dynamo: tuple[int, int] | None = None, ranks: list[tuple[int, int]] | None = None) -> str:
     """The verdict line: record exits with the command's status, not hlodiff's; it says how many recompilations
     were expected (a warm-up) so a steady run does not read as a failing one. ``dynamo``: Dynamo's recompilations
     and how many are unexpected (:attr:`hlodiff.api.Explained.dynamo_counts`), counted first: a torch.compile run
-    whose XLA graphs were all cache hits still recompiled (a CI job greps this line)."""
-    if recompilations is None:  # several ranks: their verdict is in the report
-        return f"hlodiff: exiting with the command's status {status}"
+    whose XLA graphs were all cache hits still recompiled (a CI job greps this line). ``ranks``: (rank, its
+    recompilations) of a job of several ranks."""
+    if recompilations is None:  # several ranks: each rank's count (review 6, p07: the line had none)
+        counts = "; ".join(f"rank {rank}: {_counted(n, None)}" for rank, n in ranks or [])
+        return f"hlodiff: {counts + '; ' if counts else ''}exiting with the command's status {status}"
     count = _counted(recompilations, unexpected)
     if dynamo is not None:
         count = f"{_counted(*dynamo)} by Dynamo; XLA: {count}"

@@ -124,8 +124,9 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         others = [ref for ref in story.recompilations if ref != story.lead]
         if others:
             console.print(Text(f"  and {len(others)} more with this root:", style="dim"), highlight=False)
-        for ref in others:
-            console.print(Text(f"    {one_line(recs[ref], steps.get(ref))}"), highlight=False)
+        for ref in others:  # an eager op runs outside any step: its compilations get no step number (review 6 F7)
+            step = None if story.lead in last else steps.get(ref)
+            console.print(Text(f"    {one_line(recs[ref], step)}"), highlight=False)
     for r in story_recompilations(explanation):
         if r.graph.ref not in told and r.graph.ref in last:
             console.print()

@@ -288,13 +288,31 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     kinds = [c.kind for c in r.causes]
     under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
     notes = {under: [_tensor_note(note) for note in r.tensors]}
-    render_graph_causes(console, r, render_causes, notes)  # live tensors under the outputs they explain
+    hidden = _eager_rest(r) if not verbose else []
+    if hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
+        render_causes(console, [c for c in r.causes if all(c is not h for h in hidden)], notes=notes)
+        console.print(Hanging(Text(
+            f"  {'':<10}and {len(hidden)} more cause{'s' if len(hidden) != 1 else ''} inside the op's own code (JAX "
+            "keeps no line of yours there): the same new shape, the same expected compilation (-v lists them)",
+            style="dim"), 14), highlight=False)
+    else:
+        render_graph_causes(console, r, render_causes, notes)  # live tensors under the outputs they explain
     for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
         console.print(line, highlight=False)
     if r.debug is not None and r.debug.cause:
         console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
     if verbose and r.diff is not None:
         _render_details(console, r.diff)
+
+
+def _eager_rest(r) -> list:
+    """Of an eager op's causes (every one told ``eager_op``), all but the first with a line of the user's (else the
+    first): the others repeat the same expected compile at instructions inside the op (``jax.random.normal``'s
+    threefry and uniform calls), each with "line unknown" and the same fix."""
+    if len(r.causes) < 2 or not all(c.fix_rule == "eager_op" for c in r.causes):
+        return []
+    lead = next((c for c in r.causes if c.locations), r.causes[0])
+    return [c for c in r.causes if c is not lead]
 
 
 def _tensor_note(note) -> Hanging:
