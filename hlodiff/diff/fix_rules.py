@@ -303,6 +303,12 @@ RULES: tuple[FixRule, ...] = (
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     # review 5 F8: a DataLoader batch of token ids is an index tensor too; its epoch's short last batch is the
     # stronger evidence (drop_last), so this row comes first
+    # round 7 (jax_split_count): keys split per call, jax.random.split(key, n) with a Python n that changes; the
+    # keys are no batch to pad or drop, their count is the program's
+    _rule("shape_prng_keys_jax", "shape", "jax prng_keys",
+          "the number of PRNG keys changed (jax.random.split(key, n) with another n, n from Python): each count "
+          "compiles the step again; split the same number of keys every call (the largest) and use or mask the ones "
+          "a call needs, or accept one compilation per count if the count changes rarely"),
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
           "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)", unless="jax"),
@@ -697,6 +703,13 @@ RULES: tuple[FixRule, ...] = (
           "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
           "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",
           unless="required_static"),
+    # round 7 (jax_scan_inner_static): padding or buckets answer shapes; a count of iterations is answered by a
+    # fixed count with the extra iterations masked (with a traced count this also keeps reverse-mode grad, which
+    # a while_loop with a traced bound would not)
+    _rule("static_loop_count", "static_argument", "jax required_static loop_count_only",
+          "static `{arg}` sets a loop's number of iterations (seen: {values}), so each count compiles again: run a "
+          "fixed number of iterations every call (the largest) and mask the updates past the count, passing the "
+          "count as a traced argument"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),
