@@ -80,6 +80,8 @@ LIVE_WRONG_NOW = {
     # the report's headline is the first recompilation)
     'torch_xla/spmd_last_batch': 'line: no location',
     'jax/jax_unique_classes': 'fix_none: says last batch',
+    # round 7 (blind, small): optstep_mix_control's expected momentum warm-up has no line, as at exit (its WRONG_NOW)
+    'torch_xla/optstep_mix_control': 'line: no location',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

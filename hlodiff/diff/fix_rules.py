@@ -34,6 +34,12 @@ def _rule(name: str, kinds: str, needs: str, text: str, unless: str = "") -> Fix
                    frozenset(unless.split()))
 
 
+# Round 7 (scalar_tensors_collide, and a side run: 2.0, 1.0, 0.0, 0.5, 3.0 each compiled anew): torch_xla 2.9 treats
+# a 0-d tensor made per step, on the device or moved there, as the Python number it holds (0 and 1 baked in, equal
+# values one parameter); a one-element 1-d tensor moved from the host, indexed in the graph, is data whatever its value.
+_ZERO_D = ("a 0-d tensor (torch.tensor(v, device=device)) is still treated as the number itself (0 and 1 baked in, "
+           "equal values merged)")
+
 _LIBRARY_WARMUP = ("expected warm-up: {library}'s first step differs (it creates its state there), every later step "
                    "reuses one graph; nothing to fix")
 
@@ -402,14 +408,16 @@ RULES: tuple[FixRule, ...] = (
           "(a jnp array) instead of a Python constant"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
-          "data: make it a device tensor every step (torch.tensor(i, device=device))", unless="slice_index"),
+          "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
+          "t[0] (several values: one tensor for all); " + _ZERO_D, unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
-          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
-          "(torch.tensor(lr, device=device))"),
+          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it in a one-element "
+          "tensor made on the host and moved, torch.tensor([lr]).to(device), read as t[0]; " + _ZERO_D),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
-          "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
-          "one graph", unless="slice_index"),
+          "passed as device data: put it in a one-element tensor made on the host and moved, "
+          "torch.tensor([v]).to(device), read as t[0] (several values: one tensor for all), so all values share one "
+          "graph; " + _ZERO_D, unless="slice_index"),
     _rule("constant_int_torch", "constant", "int_constant torch_xla",
           "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
           "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
