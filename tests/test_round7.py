@@ -4,7 +4,9 @@ was wrong on and on the real look-alikes that share its evidence.
 * JAX: typed PRNG keys of one type in another number (``key<fry>[2] -> key<fry>[4]``, split(key, n) with another
   n) are a shape change, told with its own row (``shape_prng_keys_jax``), not a key-type change;
 * JAX: a static argument that changes only a loop's trip count (lax.scan's length, no shape) is answered by a fixed
-  count with a mask (``static_loop_count``), not by padding to buckets."""
+  count with a mask (``static_loop_count``), not by padding to buckets;
+* torch_xla: a 0 or 1 baked in is not sent to a 0-d ``torch.tensor(v, device=device)``, which torch_xla treats as
+  the number itself, but to a one-element tensor moved from the host."""
 
 from __future__ import annotations
 
@@ -56,3 +58,17 @@ def test_a_static_loop_count_is_answered_by_a_fixed_count_with_a_mask():
 def test_a_static_argument_that_sets_shapes_keeps_its_row(path):
     doc = _doc(path, codes=(1,))
     assert "static_loop_count" not in _rules(doc)
+
+
+@pytest.mark.parametrize("path,rule", [
+    ("scenarios/torch_xla/scalar_tensors_collide", "constant_float_special"),  # 0-d device tensors, 1.0 baked
+    ("scenarios/torch_xla/kl_beta_anneal", "constant_float_special"),          # a Python float reaching 0/1
+    ("torch_xla/offset_index", "constant_int_special"),                        # a Python int 0/1 in an index
+])
+def test_a_baked_0_or_1_is_never_sent_to_a_0_d_device_tensor(path, rule):
+    """torch_xla 2.9 treats a 0-d tensor made per step as the number it holds (scalar_tensors_collide): the 0/1 rows
+    advise a one-element tensor moved from the host and say why not a 0-d one."""
+    doc = _doc(path, codes=(1,))
+    assert rule in _rules(doc)
+    fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == rule]
+    assert all("torch.tensor([" in f and "0-d tensor" in f and "still treated as the number" in f for f in fixes)
