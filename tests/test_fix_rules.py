@@ -116,6 +116,8 @@ EXERCISED = {
     "ops_spmd_annotation_warmup": "scenarios/torch_xla/spmd_replay_unsharded",
     # review 4, F3: tensors made before the loop, computed by the first step's graph and updated by every step
     "inputs_made_first_step": "scenarios/torch_xla/rev4_kvcache", "ops_made_first_step": "scenarios/torch_xla/rev4_kvcache",
+    # round 7: typed PRNG keys split in another number (its look-alike, a key's type changed: jax_key_type)
+    "shape_prng_keys_jax": "scenarios/jax/jax_split_count",
 }
 
 

@@ -16,8 +16,10 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
 * ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
-  ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``bool_values``,
-  ``prng_key`` (a dtype change from or to a typed PRNG key), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
+  ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``loop_count_only``
+  (it sets a loop's trip count and nothing else), ``bool_values``,
+  ``prng_key`` (a dtype change from or to a typed PRNG key), ``prng_keys`` (a shape change of an argument JAX
+  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
@@ -150,6 +152,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.structure:
         facts.add("required_static")
         args["structure"] = ctx.structure
+    if getattr(ctx, "loop_count_only", False):
+        facts.add("loop_count_only")
     args["arg"] = ctx.argument or "?"
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
@@ -281,6 +285,9 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     facts.update(name for name, on in (("added", added), ("removed", removed)) if on)
     if cause.kind == "dtype" and any(_PRNG_KEY.search(str(t)) for t in cause.element_types or ()):
         facts.add("prng_key")
+    if cause.kind == "shape" and cause.jax_types is not None and all(
+            _PRNG_KEY.match(t.strip()) for t in cause.jax_types):
+        facts.add("prng_keys")  # typed keys in another number: split(key, n) with another n
     if removed and not cause.added:
         facts.add("removed_only")
     if cause.kind == "outputs" and cause.own_work and cause.scalar_outputs:

@@ -34,6 +34,12 @@ def _rule(name: str, kinds: str, needs: str, text: str, unless: str = "") -> Fix
                    frozenset(unless.split()))
 
 
+# Round 7 (scalar_tensors_collide, and a side run: 2.0, 1.0, 0.0, 0.5, 3.0 each compiled anew): torch_xla 2.9 treats
+# a 0-d tensor made per step, on the device or moved there, as the Python number it holds (0 and 1 baked in, equal
+# values one parameter); a one-element 1-d tensor moved from the host, indexed in the graph, is data whatever its value.
+_ZERO_D = ("a 0-d tensor (torch.tensor(v, device=device)) is still treated as the number itself (0 and 1 baked in, "
+           "equal values merged)")
+
 _LIBRARY_WARMUP = ("expected warm-up: {library}'s first step differs (it creates its state there), every later step "
                    "reuses one graph; nothing to fix")
 
@@ -347,6 +353,12 @@ RULES: tuple[FixRule, ...] = (
           "allocate it at its maximum size once and mask the unused part", unless="buckets"),
     # review 5 F8: a DataLoader batch of token ids is an index tensor too; its epoch's short last batch is the
     # stronger evidence (drop_last), so this row comes first
+    # round 7 (jax_split_count): keys split per call, jax.random.split(key, n) with a Python n that changes; the
+    # keys are no batch to pad or drop, their count is the program's
+    _rule("shape_prng_keys_jax", "shape", "jax prng_keys",
+          "the number of PRNG keys changed (jax.random.split(key, n) with another n, n from Python): each count "
+          "compiles the step again; split the same number of keys every call (the largest) and use or mask the ones "
+          "a call needs, or accept one compilation per count if the count changes rarely"),
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
           "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
@@ -449,14 +461,16 @@ RULES: tuple[FixRule, ...] = (
           "(a jnp array) instead of a Python constant"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
-          "data: make it a device tensor every step (torch.tensor(i, device=device))", unless="slice_index"),
+          "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
+          "t[0] (several values: one tensor for all); " + _ZERO_D, unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
-          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it a tensor "
-          "(torch.tensor(lr, device=device))"),
+          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it in a one-element "
+          "tensor made on the host and moved, torch.tensor([lr]).to(device), read as t[0]; " + _ZERO_D),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
-          "passed as device data: make it a device tensor (torch.tensor(v, device=device)) so all values share "
-          "one graph", unless="slice_index"),
+          "passed as device data: put it in a one-element tensor made on the host and moved, "
+          "torch.tensor([v]).to(device), read as t[0] (several values: one tensor for all), so all values share one "
+          "graph; " + _ZERO_D, unless="slice_index"),
     _rule("constant_int_torch", "constant", "int_constant torch_xla",
           "a Python int ({values}: an index, a counter) is baked into the graph, each value another graph: pass it "
           "as a device tensor (torch.tensor(i, device=device)) and index with it (torch.index_select, gather)"),
@@ -760,6 +774,13 @@ RULES: tuple[FixRule, ...] = (
           "static `{arg}` only moves where a slice starts ({values}; its length stays): pass it as a traced argument "
           "and slice with lax.dynamic_slice(x, (start,), (size,)): one graph for every start",
           unless="required_static"),
+    # round 7 (jax_scan_inner_static): padding or buckets answer shapes; a count of iterations is answered by a
+    # fixed count with the extra iterations masked (with a traced count this also keeps reverse-mode grad, which
+    # a while_loop with a traced bound would not)
+    _rule("static_loop_count", "static_argument", "jax required_static loop_count_only",
+          "static `{arg}` sets a loop's number of iterations (seen: {values}), so each count compiles again: run a "
+          "fixed number of iterations every call (the largest) and mask the updates past the count, passing the "
+          "count as a traced argument"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),

@@ -71,6 +71,9 @@ class FixContext:
     structure: str = ""
     """What a JAX static argument sets in the program (``loop trip count``, ``shapes``, ``branches``): it must
     stay static. Empty when it only sets values (then tracing it is right)."""
+    loop_count_only: bool = False
+    """A JAX static argument changed only a loop's trip count (a constant in a while condition; no shape, no
+    traced op came or went): lax.scan's length, fori_loop's Python bounds."""
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False

@@ -119,6 +119,9 @@ class Cause:
     """Both graphs are equal after normalization: the cause lies outside the HLO (its summary says so first)."""
     none_leaf: bool = field(default=False, repr=False)
     """JAX's pytree reason: a leaf was None on one of the two calls."""
+    jax_types: tuple[str, str] | None = field(default=None, repr=False)
+    """JAX's type texts of the argument the cause is on, before and now (``key<fry>[2]``, ``key<fry>[4]``): what
+    the HLO's u32 words do not say (a shape change of typed PRNG keys)."""
     list_length: str = field(default="", repr=False)
     """JAX's pytree reason: an argument's list (tuple) changed length, as ``"list:1 -> 2"`` (before -> now)."""
 

@@ -278,7 +278,10 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
+    kinds = {c.kind for c in r.causes}
+    loop_only = trip_count_changed(r) and not kinds & {"shape", "ops", "inputs", "outputs", "attribute"}
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
+                         loop_count_only=loop_only,
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                          slice_start=slice_start_only(r))
     return decide(cause, context)

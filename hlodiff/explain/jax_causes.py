@@ -163,6 +163,7 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
         # where the argument enters: JAX's call site and the line that made it, then where the function reads it
         lead_with_the_call(lead, miss.call_site, reason.argument, miss.function, miss.defined_at, sources=sources)
         lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
+        lead.jax_types = (reason.before, reason.now)
         for cause in r.causes[1:]:
             if cause.kind == lead.kind:
                 cause.fix = f"follows from argument `{reason.argument}` above: its new type reaches this computation"
@@ -175,6 +176,11 @@ def _names_parameter(cause, name: re.Pattern) -> bool:
     """The cause names a parameter of that name (JAX's argument; ``x.1`` for ``x`` in a called computation)."""
     side = cause.named.right or cause.named.left if cause.named is not None else None
     return side is not None and side.opcode == "parameter" and name.fullmatch(side.name) is not None
+
+
+def _element_type(text: str | None) -> str:
+    """``key<fry>[4]({})`` -> ``key<fry>``: JAX's type text without its dimensions (and what follows them)."""
+    return (text or "").split("[", 1)[0].strip()
 
 
 def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCause | None:
@@ -196,8 +202,11 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               where),
                         "place the argument with the same sharding every call (jax.device_put with one NamedSharding)")
-    if reason.kind == "input_types" and _PRNG_KEY.search(f"{reason.now} {reason.before}"):
-        # a typed key (key<fry>[]) lowers to the same u32 words as raw key data: the HLO hardly shows the change
+    if reason.kind == "input_types" and _PRNG_KEY.search(f"{reason.now} {reason.before}") \
+            and _element_type(reason.now) != _element_type(reason.before):
+        # a typed key (key<fry>[]) lowers to the same u32 words as raw key data: the HLO hardly shows the change.
+        # Keys of one type in another number (key<fry>[2] -> key<fry>[4], split(key, n) with another n) are a
+        # shape change the graph shows (round 7, jax_split_count), not a key type.
         arg = reason.argument or "an argument"
         cause = Cause("dtype", f"argument `{arg}` is now {reason.now}, before {reason.before} ({said})", where,
                       element_types=(reason.before, reason.now))
