@@ -14,7 +14,7 @@ from hlodiff import progress
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
-from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, graph_index
 from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.literal import elided
 from hlodiff.hlo.model import Instruction, Shape
@@ -96,7 +96,11 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
     lops_of, rops_of = m.left.operands, m.right.operands
     by_number = not lcm.options.parameter_order
     if native is not None and not by_number:  # the pairs with equal labels and paired operands left out, in C
-        pairs = native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
+        # over the two graph indexes when both sides have one (positions instead of probes of name-keyed maps)
+        lix, rix = graph_index(m.left), graph_index(m.right)
+        pairs = native.index_unsettled(m.l2r, lix, rix, llabels, rlabels) if lix and rix else None
+        if pairs is None:
+            pairs = native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
     else:
         pairs = m.l2r.items()
     for lname, rname in pairs:
