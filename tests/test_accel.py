@@ -398,3 +398,37 @@ def test_indexed_computation_hashes_and_diffs_as_python_does(users_first, monkey
     monkeypatch.undo()  # the accelerator back in every module, for the next pair of runs
     changed = _chain_module(users_first, op="exponential")
     assert _diff_outcome(text, changed, True, monkeypatch) == _diff_outcome(text, changed, False, monkeypatch)
+
+
+@needs_native
+def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
+    """Classification's filter read by position through both graph indexes leaves out exactly the pairs the
+    name-keyed filter leaves out, in the same order, and finds the same instructions without a pair, on the
+    33k-instruction pair (permuted parameters, reordered
+    outputs, one more output); a labels or instructions map keyed by other objects of the same names makes it
+    decline (None), so the caller takes the name-keyed walks."""
+    from hlodiff.graph.canonical import graph_index
+
+    texts = [_read(FIXTURES / "big" / f"transformer24{v}.hlo.gz") for v in ("", "_variant")]
+    shape_cache.clear()
+    diff = diff_canonical(*(canonicalize(parse_module(t)) for t in texts))
+    indexed = unpaired = 0
+    for cd in diff.computations:
+        m = cd.matching
+        lix, rix = graph_index(m.left), graph_index(m.right)
+        if not (lix and rix):
+            continue
+        by_name = native.unsettled_pairs(m.l2r, m.left.labels, m.right.labels, m.left.operands, m.right.operands)
+        linsts, rinsts = m.left.insts, m.right.insts
+        by_position = native.index_unsettled(m.l2r, lix, rix, m.left.labels, m.right.labels, linsts, rinsts)
+        assert by_position[0] == by_name
+        assert by_position[1] == [(n, i) for n, i in linsts.items() if n not in m.l2r]
+        assert by_position[2] == [(n, i) for n, i in rinsts.items() if n not in m.r2l]
+        indexed += 1
+        unpaired += len(by_position[1]) + len(by_position[2])
+        if len(by_name) > 1:
+            fresh = {_fresh(k): v for k, v in m.left.labels.items()}
+            assert native.index_unsettled(m.l2r, lix, rix, fresh, m.right.labels, linsts, rinsts) is None
+            fresh = {_fresh(k): v for k, v in rinsts.items()}
+            assert native.index_unsettled(m.l2r, lix, rix, m.left.labels, m.right.labels, linsts, fresh) is None
+    assert indexed and unpaired and any(len(cd.matching.l2r) > 10000 for cd in diff.computations)

@@ -393,3 +393,173 @@ PyObject *index_compact(PyObject *self, PyObject *capsule) {
     g->slot_vals = NULL;
     Py_RETURN_NONE;
 }
+
+/* Positions by the address of their name object, for one call (the index's own table is dropped by index_compact
+   before matching): two flat arrays, no string touched. */
+typedef struct {
+    PyObject **keys;
+    int32_t *vals;
+    size_t mask;
+} AddrTable;
+
+static int addr_table(AddrTable *t, const GraphIx *g) {
+    size_t cap = 16;
+    while (cap < (size_t)g->n * 2) cap <<= 1;
+    t->mask = cap - 1;
+    t->keys = PyMem_Calloc(cap, sizeof(PyObject *));
+    t->vals = PyMem_Malloc(cap * sizeof(int32_t));
+    if (t->keys == NULL || t->vals == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        PyObject *name = PyList_GET_ITEM(g->names, i);
+        size_t s = (size_t)((((uintptr_t)name) >> 4) * 0x9E3779B97F4A7C15ull) & t->mask;
+        while (t->keys[s] != NULL) s = (s + 1) & t->mask;
+        t->keys[s] = name;
+        t->vals[s] = (int32_t)i;
+    }
+    return 0;
+}
+
+static inline int32_t addr_find(const AddrTable *t, PyObject *name) {
+    for (size_t s = (size_t)((((uintptr_t)name) >> 4) * 0x9E3779B97F4A7C15ull) & t->mask;; s = (s + 1) & t->mask) {
+        PyObject *k = t->keys[s];
+        if (k == name) return t->vals[s];
+        if (k == NULL) return -1;
+    }
+}
+
+/* The (name, instruction) entries of insts whose position has no pair (paired[pos] < 0), in insts' order; an
+   entry is found by position when insts is in the index's order (the common case: no table probed), else by the
+   table. 1 with *out set, 0 when a name is not an object of the index, -1 with an error. */
+static int unpaired_entries(PyObject *insts, const GraphIx *g, const AddrTable *t, const int32_t *paired,
+                            PyObject **out) {
+    if ((*out = PyList_New(0)) == NULL) return -1;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *name, *inst;
+    while (PyDict_Next(insts, &pos, &name, &inst)) {
+        int32_t p = i < g->n && PyList_GET_ITEM(g->names, i) == name ? (int32_t)i : addr_find(t, name);
+        i++;
+        if (p < 0) {
+            Py_CLEAR(*out);
+            return 0;
+        }
+        if (paired[p] >= 0) continue;
+        PyObject *e = PyTuple_Pack(2, name, inst);
+        if (e == NULL || PyList_Append(*out, e) < 0) {
+            Py_XDECREF(e);
+            Py_CLEAR(*out);
+            return -1;
+        }
+        Py_DECREF(e);
+    }
+    return 1;
+}
+
+/* index_unsettled(l2r, lix, rix, llabels, rlabels, linsts, rinsts) -> (unsettled_pairs(l2r, llabels, rlabels,
+   lops, rops), the left (name, inst) entries without a pair, the right ones), over the two indexes: each pair and
+   each label found by position, an operand's partner read from an array of positions instead of a probe of l2r,
+   the unpaired instructions by a flag per position instead of a probe of l2r or r2l per name; or None (the caller
+   takes the name-keyed walks) when a name of l2r, a labels map or insts is not the very object of the index's. */
+PyObject *index_unsettled(PyObject *self, PyObject *args) {
+    PyObject *l2r, *lcap, *rcap, *llabels, *rlabels, *linsts, *rinsts;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O!O!", &PyDict_Type, &l2r, &lcap, &rcap, &PyDict_Type, &llabels,
+                          &PyDict_Type, &rlabels, &PyDict_Type, &linsts, &PyDict_Type, &rinsts))
+        return NULL;
+    GraphIx *lg = gx_of(lcap), *rg = lg ? gx_of(rcap) : NULL;
+    if (rg == NULL) return NULL;
+    Py_ssize_t npairs = PyDict_GET_SIZE(l2r), ln = lg->n, rn = rg->n;
+    AddrTable lt = {0}, rt = {0};
+    int32_t *partner = PyMem_Malloc((ln ? ln : 1) * sizeof(int32_t));
+    int32_t *rpartner = PyMem_Malloc((rn ? rn : 1) * sizeof(int32_t));
+    PyObject *pairs = NULL, *lonly = NULL, *ronly = NULL;
+    int32_t *pl = PyMem_Malloc((npairs ? npairs : 1) * sizeof(int32_t));
+    int32_t *pr = PyMem_Malloc((npairs ? npairs : 1) * sizeof(int32_t));
+    PyObject **llab = PyMem_Calloc(ln ? ln : 1, sizeof(PyObject *));
+    PyObject **rlab = PyMem_Calloc(rn ? rn : 1, sizeof(PyObject *));
+    PyObject *out = NULL, *l, *r;
+    int fallback = 0;
+    if (!partner || !rpartner || !pl || !pr || !llab || !rlab) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (addr_table(&lt, lg) < 0 || addr_table(&rt, rg) < 0) goto done;
+    for (Py_ssize_t i = 0; i < ln; i++) partner[i] = -1;
+    for (Py_ssize_t i = 0; i < rn; i++) rpartner[i] = -1;
+    /* the labels by position (borrowed: the maps outlive this call) */
+    Py_ssize_t pos = 0;
+    while (!fallback && PyDict_Next(llabels, &pos, &l, &r)) {
+        int32_t p = addr_find(&lt, l);
+        if (p < 0) fallback = 1;
+        else llab[p] = r;
+    }
+    pos = 0;
+    while (!fallback && PyDict_Next(rlabels, &pos, &l, &r)) {
+        int32_t p = addr_find(&rt, l);
+        if (p < 0) fallback = 1;
+        else rlab[p] = r;
+    }
+    /* the pairs as positions, in l2r's order */
+    pos = 0;
+    Py_ssize_t k = 0;
+    while (!fallback && PyDict_Next(l2r, &pos, &l, &r)) {
+        int32_t a = addr_find(&lt, l), b = addr_find(&rt, r);
+        if (a < 0 || b < 0 || llab[a] == NULL || rlab[b] == NULL) fallback = 1;
+        else {
+            pl[k] = a;
+            pr[k] = b;
+            partner[a] = b;
+            rpartner[b] = a;
+            k++;
+        }
+    }
+    if (!fallback) {
+        int rc = unpaired_entries(linsts, lg, &lt, partner, &lonly);
+        if (rc == 1) rc = unpaired_entries(rinsts, rg, &rt, rpartner, &ronly);
+        if (rc < 0) goto done;
+        fallback = rc == 0;
+    }
+    if (fallback) {
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
+    if ((pairs = PyList_New(0)) == NULL) goto done;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        int32_t a = pl[j], b = pr[j];
+        int same = PyObject_RichCompareBool(llab[a], rlab[b], Py_EQ);
+        if (same < 0) goto done;
+        if (same) { /* operands paired with each other position by position, over the shorter list (zip) */
+            int32_t la = lg->op_start[a], le = lg->op_start[a + 1], ra = rg->op_start[b], re = rg->op_start[b + 1];
+            for (; la < le && ra < re; la++, ra++)
+                if (partner[lg->op_idx[la]] != rg->op_idx[ra]) {
+                    same = 0;
+                    break;
+                }
+            if (same) continue;
+        }
+        PyObject *t = PyTuple_Pack(2, PyList_GET_ITEM(lg->names, a), PyList_GET_ITEM(rg->names, b));
+        if (t == NULL || PyList_Append(pairs, t) < 0) {
+            Py_XDECREF(t);
+            goto done;
+        }
+        Py_DECREF(t);
+    }
+    out = PyTuple_Pack(3, pairs, lonly, ronly);
+done:
+    Py_XDECREF(pairs);
+    Py_XDECREF(lonly);
+    Py_XDECREF(ronly);
+    PyMem_Free(rpartner);
+    PyMem_Free(lt.keys);
+    PyMem_Free(lt.vals);
+    PyMem_Free(rt.keys);
+    PyMem_Free(rt.vals);
+    PyMem_Free(partner);
+    PyMem_Free(pl);
+    PyMem_Free(pr);
+    PyMem_Free(llab);
+    PyMem_Free(rlab);
+    return out;
+}

@@ -88,6 +88,9 @@ static PyMethodDef methods[] = {
     {"index_compact", index_compact, METH_O,
      "index_compact(ix): drop the index's table of names (lookups by name then scan); the same answers"},
     {"index_users", index_users, METH_O, "index_users(ix) -> users_of(operands) over the index"},
+    {"index_unsettled", index_unsettled, METH_VARARGS,
+     "index_unsettled(l2r, lix, rix, llabels, rlabels, linsts, rinsts) -> (unsettled_pairs, left and right "
+     "unpaired (name, inst) entries) over the two indexes, or None"},
     {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
      "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): anon_hashes "
      "over an operand-first index"},

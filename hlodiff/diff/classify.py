@@ -14,7 +14,7 @@ from hlodiff import progress
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
-from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, graph_index
 from hlodiff.hlo.attributes import CALL_KEYS
 from hlodiff.hlo.literal import elided
 from hlodiff.hlo.model import Instruction, Shape
@@ -96,8 +96,13 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
     lops_of, rops_of = m.left.operands, m.right.operands
     by_number = not lcm.options.parameter_order
     if native is not None and not by_number:  # the pairs with equal labels and paired operands left out, in C
-        pairs = native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
+        # over the two graph indexes when both sides have one (positions instead of probes of name-keyed maps)
+        # (and the instructions without a pair, read from a flag per position)
+        lix, rix = graph_index(m.left), graph_index(m.right)
+        indexed = native.index_unsettled(m.l2r, lix, rix, llabels, rlabels, linsts, rinsts) if lix and rix else None
+        pairs = indexed[0] if indexed else native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
     else:
+        indexed = None
         pairs = m.l2r.items()
     for lname, rname in pairs:
         li, ri = linsts[lname], rinsts[rname]
@@ -114,12 +119,13 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
         for lc, rc in _differing_callees(lcm, rcm, li, ri):
             queue.append((lcm.computations[lc], rcm.computations[rc], (m.left.name, lname)))
     _mark_users_of_reshaped(lcm, rcm, cd)
-    for lname, inst in m.left.insts.items():
-        if lname not in m.l2r:
-            cd.changes[(lname, None)] = Change(ref(lcm, m.left, inst), None)
-    for rname, inst in m.right.insts.items():
-        if rname not in m.r2l:
-            cd.changes[(None, rname)] = Change(None, ref(rcm, m.right, inst))
+    l2r, r2l = m.l2r, m.r2l
+    lonly = indexed[1] if indexed else [(n, inst) for n, inst in linsts.items() if n not in l2r]
+    ronly = indexed[2] if indexed else [(n, inst) for n, inst in rinsts.items() if n not in r2l]
+    for lname, inst in lonly:
+        cd.changes[(lname, None)] = Change(ref(lcm, m.left, inst), None)
+    for rname, inst in ronly:
+        cd.changes[(None, rname)] = Change(None, ref(rcm, m.right, inst))
 
 
 _RESHAPING = frozenset(("shape", "element_type", "layout"))
