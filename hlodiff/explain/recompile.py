@@ -513,7 +513,7 @@ def _summary(counts: RunCounts, recompilations: list[Recompilation], facts: list
         + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
-        return _eager_only(counts, facts, families, outside)
+        return _eager_only(counts, facts, families, outside, loaded)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
@@ -526,7 +526,8 @@ def _summary(counts: RunCounts, recompilations: list[Recompilation], facts: list
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int) -> str:
+def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int,
+                loaded: set[str] = frozenset()) -> str:
     """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
     user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
     with "3 recompilations" of JAX's own internals and never named the train step)."""
