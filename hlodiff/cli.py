@@ -164,6 +164,11 @@ def main() -> None:
       hlodiff cost graphs.hlo.0               memory, copies, boundaries, compile time
       hlodiff compare-runs run_a/ run_b/      why run B compiled what run A had cached
     """
+    from hlodiff import accel
+
+    if accel.stale:  # a checkout updated without rebuilding: the results are the same, only slower
+        click.echo("hlodiff: note: the compiled accelerator was built from other sources than these; running the "
+                   "Python code (same results, slower): rebuild it with `pip install -e .`", err=True)
 
 
 stage_option = click.option("--stage", metavar="STAGE", default=None,
@@ -653,10 +658,12 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
     try:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
         _explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
                        extra={"command": list(command), "exit_status": result.exit_status})
-    except HlodiffError as err:  # nothing captured to explain: still the command's status, as documented
-        click.echo(err.one_line(), err=True)
+    except Exception as exc:  # noqa: BLE001 - nothing to explain, or a bug explaining: the command's status stands
+        if (failure := failure_line(exc)) is None:
+            raise
+        click.echo(failure[0], err=True)
         if as_json:
-            _print_unexplained(command, result.exit_status, err.one_line())
+            _print_unexplained(command, result.exit_status, failure[0])
         sys.exit(result.exit_status)
 
 

@@ -432,3 +432,35 @@ def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
             fresh = {_fresh(k): v for k, v in rinsts.items()}
             assert native.index_unsettled(m.l2r, lix, rix, m.left.labels, m.right.labels, linsts, fresh) is None
     assert indexed and unpaired and any(len(cd.matching.l2r) > 10000 for cd in diff.computations)
+
+
+def test_a_module_built_from_other_sources_is_not_used(tmp_path):
+    # review 7: a checkout updated without rebuilding ran new Python code against an old module and stopped with
+    # "internal error: module 'hlodiff._accel' has no attribute 'index_unsettled'"; such a module is now set aside
+    from types import SimpleNamespace
+
+    from hlodiff import accel
+
+    (tmp_path / "a.c").write_text("int f(void) { return 1; }\n")
+    (tmp_path / "accel.h").write_text("int f(void);\n")
+    built = SimpleNamespace(SOURCE_DIGEST=accel.source_digest(tmp_path))
+    assert accel.usable(built, tmp_path)
+    (tmp_path / "a.c").write_text("int f(void) { return 2; }\n")  # the sources moved on, the module did not
+    assert not accel.usable(built, tmp_path)
+    assert not accel.usable(SimpleNamespace(), tmp_path)  # a module from before digests were compiled in
+    assert accel.usable(SimpleNamespace(), tmp_path / "absent")  # an installed wheel: nothing to compare with
+
+
+def test_the_built_module_matches_its_sources_and_setup_py_digests_them_the_same_way():
+    import importlib.util
+    from pathlib import Path
+
+    from hlodiff import accel
+
+    root = Path(accel.__file__).resolve().parent.parent
+    text = (root / "setup.py").read_text()
+    namespace: dict = {}
+    exec(compile(text.split("\nsetup(")[0], str(root / "setup.py"), "exec"), namespace)  # the digest, not setup()
+    assert namespace["source_digest"](accel.SOURCES) == accel.source_digest(accel.SOURCES)
+    if accel.native is not None:
+        assert accel.native.SOURCE_DIGEST == accel.source_digest(accel.SOURCES)

@@ -80,3 +80,23 @@ def test_the_exit_line_says_when_the_recompilations_were_expected():
     assert exit_note(0, 3, 1) == "hlodiff: 3 recompilations (1 unexpected); exiting with the command's status 0"
     assert exit_note(1, 1, 1) == "hlodiff: 1 recompilation; exiting with the command's status 1"
     assert exit_note(0, 0, 0) == "hlodiff: 0 recompilations; exiting with the command's status 0"
+
+
+def test_a_bug_explaining_at_exit_leaves_the_command_s_status(tmp_path, monkeypatch):
+    # review 7: a JAX control's report at exit hit an internal error and `record` exited 3 although the program
+    # exited 0; the README promises the command's status. The failure is injected (the bug itself is fixed).
+    import hlodiff.cli
+
+    from helpers import cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(hlodiff.cli, "_explain_paths", broken)
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax not installed")
+    (tmp_path / "ok.py").write_text("import jax, jax.numpy as jnp\nprint(jax.jit(lambda x: x + 1)(jnp.ones(2)))\n")
+    result = cli("record", "--no-live", "--out", tmp_path / "run", "--", sys.executable, tmp_path / "ok.py",
+                 env={"PJRT_DEVICE": "CPU"})
+    assert result.exit_code == 0, result.output
+    assert "hlodiff: internal error: RuntimeError: injected" in result.stderr

@@ -99,6 +99,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+#ifndef HLODIFF_ACCEL_SOURCE_DIGEST
+#define HLODIFF_ACCEL_SOURCE_DIGEST ""
+#endif
+
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "hlodiff._accel", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__accel(void) {
@@ -125,5 +129,12 @@ PyMODINIT_FUNC PyInit__accel(void) {
     s_frontend = PyUnicode_InternFromString("frontend_attributes");
     s_control_predecessors = PyUnicode_InternFromString("control-predecessors");
     if (!s_opcode || !s_shape || !s_literal || !s_attrs || !s_truncated || !s_metadata || !name_cache) return NULL;
-    return PyModule_Create(&moduledef);
+    PyObject *m = PyModule_Create(&moduledef);
+    /* The digest of the C sources this module was built from (setup.py): hlodiff.accel compares it with the
+       sources beside the package and runs the Python code when they differ (a tree updated, not rebuilt). */
+    if (m && PyModule_AddStringConstant(m, "SOURCE_DIGEST", HLODIFF_ACCEL_SOURCE_DIGEST) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
