@@ -72,3 +72,14 @@ def test_a_baked_0_or_1_is_never_sent_to_a_0_d_device_tensor(path, rule):
     assert rule in _rules(doc)
     fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == rule]
     assert all("torch.tensor([" in f and "0-d tensor" in f and "still treated as the number" in f for f in fixes)
+
+
+@pytest.mark.parametrize("path", ["torch_xla/lr_zero_one", "scenarios/torch_xla/warmup_from_zero"])
+def test_a_baked_optimizer_lr_of_0_or_1_is_kept_off_those_values_not_made_a_tensor(path):
+    """Review 7: "torch.tensor([lr]).to(device), read as t[0]" applied to SGD's lr gave 3 compilations instead of 2
+    and a graph cut inside torch/optim/sgd.py (SGD passes lr as alpha=-lr, a Python number, reading a tensor back
+    each step). A warm-up from 0 is fixed by starting above 0, or the one compilation is accepted."""
+    doc = _doc(path, codes=(1,))
+    fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "constant_lr_special"]
+    assert fixes
+    assert all("above 0" in f and "accept" in f and "torch.tensor([" not in f for f in fixes), fixes

@@ -464,8 +464,11 @@ RULES: tuple[FixRule, ...] = (
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
           "t[0] (several values: one tensor for all); " + _ZERO_D, unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
-          "a scalar of exactly 0 or 1 (e.g. lr at the start of a schedule) is baked in: keep it in a one-element "
-          "tensor made on the host and moved, torch.tensor([lr]).to(device), read as t[0]; " + _ZERO_D),
+          "an optimizer setting of exactly 0 or 1 (the lr at the start of a warm-up from 0, a schedule ending at "
+          "1: {values}) is baked in, other values are passed as device data: keep it off 0 and 1 (start the "
+          "warm-up above 0, e.g. (step + 1) / warmup), or accept one compilation per such value; not a tensor lr: "
+          "torch.optim's SGD passes lr as a Python number (alpha=-lr), so a tensor is read back to the host every "
+          "step"),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: put it in a one-element tensor made on the host and moved, "
