@@ -28,3 +28,31 @@ def test_a_dynamo_dtype_guard_asks_for_one_dtype_at_every_call(path):
     fix = _headline_fix(path)
     assert "one dtype at every call" in fix and "cast" in fix, fix
     assert "every step" not in fix, fix
+
+
+def _live_lines(name: str) -> list[str]:
+    import importlib.util
+
+    from hlodiff.render.live import lines
+
+    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
+    live = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live)
+    truth = live.score.local_cases([f"dynamo/{name}"])[0]["truth"]
+    events, skipped = live.replay(SCENARIOS / name, truth["capture"])
+    assert skipped is None
+    return [x for e in events for x in lines(e)]
+
+
+def test_an_input_of_another_dtype_is_never_told_live_as_a_symbolic_size():
+    # the bank's bf16[16,8] reaches XLA before Dynamo's log says why: a symbolic size never changes an element
+    # type, so the live line waits for the dtype guard instead of telling "pad to a few fixed sizes"
+    said = _live_lines("dyn_dtype_two_sites")
+    assert not any("symbolic" in x or "pad" in x for x in said), said
+    assert any("dtype at dyn_dtype_two_sites.py" in x for x in said), said
+
+
+def test_a_symbolic_size_of_one_element_type_is_still_told_as_xla_per_size():
+    # look-alike: dynamic=True, lengths 5..9 of one float32 input: XLA compiles each size of one symbolic graph
+    said = _live_lines("dyn_dynamic_true")
+    assert any("symbolic graph" in x for x in said), said
