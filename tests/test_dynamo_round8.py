@@ -56,3 +56,20 @@ def test_a_symbolic_size_of_one_element_type_is_still_told_as_xla_per_size():
     # look-alike: dynamic=True, lengths 5..9 of one float32 input: XLA compiles each size of one symbolic graph
     said = _live_lines("dyn_dynamic_true")
     assert any("symbolic graph" in x for x in said), said
+
+
+def _dynamo_rules(name: str) -> list[str]:
+    result = cli("explain-recompile", str(SCENARIOS / name), "--json", codes=(0, 1))
+    return [r["fix_rule"] for r in json.loads(result.stdout)["dynamo"]["recompiles"]]
+
+
+def test_an_int_that_set_a_shape_once_sets_it_on_every_recompilation_of_its_frame():
+    # grid[0] set a reshape's sizes (0/1: XLA compiled the new shape); 0/2, for another grid[0], was counted as
+    # XLA's cache hit: it is still an int that sets a shape, never "pass it as a tensor"
+    assert _dynamo_rules("dyn_grid_tuple") == ["dynamo_int_sets_shape", "dynamo_int_sets_shape"]
+
+
+def test_an_int_used_in_arithmetic_keeps_the_tensor_advice():
+    # look-alike: the step passed as an int only scales the loss: no recompilation of its frame sets a shape
+    rules = _dynamo_rules("dyn_cache_limit")
+    assert rules and "dynamo_int_sets_shape" not in rules, rules
