@@ -122,6 +122,10 @@ WRONG_NOW = {
                                      "torch/optim/sgd.py's frame; the expected warm-up is right, its line is unknown)",
     "jax/jax_split_count": "pattern: a JAX dump holds compilations only, so 2 compilations (A,B) cannot be told "
                            "'switched' (the later cache hits are not logged)",
+    # Dynamo round 8 (blind, small): compiled plain functions again, TORCH_TRACE's dynamo_start stack holds only the
+    # function's own frame and the grad-mode / dtype guards carry no source line: the line is the def
+    "dynamo/dyn_dtype_two_sites": "line: dyn_dtype_two_sites.py:13 (the def; no call line in the capture)",
+    "dynamo/dyn_grad_enabled_helper": "line: dyn_grad_enabled_helper.py:19 (the def; no call line in the capture)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -258,9 +258,11 @@ RULES: tuple[FixRule, ...] = (
           "{function} is called with new sizes ({seen}): each size is a new Dynamo specialisation (torch_xla turns "
           "automatic dynamic shapes off); pad or bucket to a few fixed sizes (dynamic shapes would spare Dynamo's "
           "retrace, not XLA's compile per size)", unless="jax"),
+    # Dynamo checks its dtype guard per call: the other dtype may come from a second call site within one step
+    # (Dynamo round 8, dyn_dtype_two_sites), so the advice speaks of calls, not steps
     _rule("dynamo_dtype", "dtype", "dynamo",
-          "{function} receives {tensor} as {seen}: give it one dtype on every step (cast where it is made, or "
-          "from the first step on)", unless="jax"),
+          "{function} receives {tensor} as {seen}: give it one dtype at every call (cast where it is made, or "
+          "from the first call on)", unless="jax"),
     _rule("dynamo_python_value", "python_value", "dynamo",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),

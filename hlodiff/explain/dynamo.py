@@ -125,6 +125,8 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
             r.xla = "compiled"
         if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
             r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
+    _shape_setters_alike(found.recompiles)
+    for r in found.recompiles:
         choose_fix(r)
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
@@ -382,3 +384,15 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
         for cause in r.causes:
             rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def _shape_setters_alike(recompiles) -> None:
+    """An int guard of one frame that set a shape once sets it on every value: a recompilation of the same frame
+    for the same guarded int whose XLA graph was a cache hit (or not joined to one) gets the fact ``sets_shape``
+    too, so it is not told "pass it as a tensor", which a shape cannot be (Dynamo round 8, dyn_grid_tuple: 0/1
+    compiled a new reshape for grid[0], 0/2 for another grid[0] was counted as XLA's cache hit)."""
+    setters = {(r.compile_id.split("/")[0], r.subject) for r in recompiles if "sets_shape" in r.facts and r.subject}
+    for r in recompiles:
+        if "python_int" in r.facts and (r.compile_id.split("/")[0], r.subject) in setters:
+            r.facts = r.facts | {"sets_shape"}
+

@@ -114,7 +114,22 @@ def padded_buckets(recompiles: list[DynamoRecompile]) -> None:
 def sized(x, found: DynamoFindings) -> bool:
     """An XLA recompilation of the bridge led by a new input size and paired with no Dynamo recompilation."""
     paired = {r.difference_graph for r in found.recompiles if r.difference_graph}
-    return x.graph.ref not in paired and bool(x.causes) and x.causes[0].kind == "shape" and _on_input(x.causes[0])
+    return (x.graph.ref not in paired and bool(x.causes) and x.causes[0].kind == "shape" and _on_input(x.causes[0])
+            and _same_element_type(x.causes[0]))
+
+
+_ELEMENT = re.compile(r"^\s*([a-z]+[0-9]*)\[")
+
+
+def _same_element_type(cause) -> bool:
+    """The input kept its element type: a symbolic size never changes one, so an input that went from f32[4,8] to
+    bf16[16,8] is a new Dynamo specialisation (its dtype guard), not XLA compiling another size of one symbolic
+    graph; while Dynamo's log has not said so yet (a run still going), the size story would be wrong (Dynamo round
+    8, dyn_dtype_two_sites: "pad to a few fixed sizes" for a bf16 bank at a second call site)."""
+    named = cause.named
+    before, now = named.details.get("shape", (None, None)) if named is not None else (None, None)
+    a, b = (_ELEMENT.match(str(v)) if v else None for v in (before, now))
+    return a is None or b is None or a.group(1) == b.group(1)
 
 
 def _on_input(cause) -> bool:
