@@ -683,7 +683,8 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
     PATH is a folder `hlodiff record` writes, an XLA dump folder (with its PT_XLA_DEBUG_LEVEL=2 log beside it,
     cache hits are seen too), a save-tensors file or a PT_XLA_DEBUG log. A module or log line half written when
     read is read again when complete. A PATH the job has not created yet is waited for. Stops on Ctrl-C or
-    --until-idle; exit status 0 (2 on bad input).
+    --until-idle; exit status 0 (2 on bad input). It prints no report of its own: `hlodiff explain-recompile
+    PATH` on the finished capture has the full one.
 
     \b
     Examples:
@@ -692,7 +693,7 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
     """
     from hlodiff.api import POLL_SECONDS, watch_path
     from hlodiff.dumps.appear import wait_until_exists
-    from hlodiff.render.live import echo_event, echo_json
+    from hlodiff.render.live import echo_event, echo_json, watch_report, watch_stopped
 
     if not os.path.exists(path):  # started before the job made its folder: wait for it (review 6)
         click.echo(f"hlodiff: {path} does not exist yet: waiting for the run to create it (Ctrl-C to stop)",
@@ -701,9 +702,12 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
             wait_until_exists(path, interval=POLL_SECONDS)
         except KeyboardInterrupt:
             return
-    warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout),
+    report = watch_report(path)
+    warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout,
+                                                                            report=report),
                           until_idle=until_idle, stage=stage)
     _warn(warnings)
+    click.echo(watch_stopped(path), err=True)  # watch prints no report of its own: where the full one is
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -318,8 +318,10 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
 
 
 def _written(sizes: tuple) -> bool:
-    """Something was written: a file with bytes, or a folder with an entry."""
-    return any(bool(s) for s in sizes)
+    """Something was written: a file with bytes, or a folder with an entry that is not empty (a subfolder counts).
+    The empty files a shell redirect creates as the job starts (``> run/stdout.log``) are not: the job may spend
+    longer than ``--until-idle`` importing torch before it writes anything (seen reproducing review 6, p04)."""
+    return any(any(size for _, size in s) if isinstance(s, tuple) else bool(s) for s in sizes)
 
 
 def live_monitor(emit, *, interval: float = POLL_SECONDS):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -348,3 +349,85 @@ def test_every_fix_rule_the_live_lines_wait_on_is_a_row_of_the_table():
 
     names = {r.name for r in RULES}
     assert NEEDS_THE_END | NEEDS_MORE_STEPS <= names, sorted((NEEDS_THE_END | NEEDS_MORE_STEPS) - names)
+
+
+# -- review 6, p04: watch started on an empty run folder before a hand-made torch_xla capture -------------------------
+
+
+def _blocks(log: bytes) -> list[bytes]:
+    """A PT_XLA_DEBUG log cut after each closed analysis block (and the ``Computation hash`` lines between them), as
+    torch_xla writes it: one piece per block."""
+    pieces, start, previous = [], 0, b""
+    for line in log.splitlines(keepends=True):
+        start += len(line)
+        if re.match(rb"^[\w ]+ Analysis: =+\s*$", line) and re.match(rb"^[\w ]+ Analysis: -{8,}\s*$", previous):
+            pieces.append(start)
+        previous = line
+    return [log[:end] for end in pieces] + [log]
+
+
+def test_watch_from_an_empty_run_folder_joins_a_log_whose_first_execution_comes_late(tmp_path):
+    """Review 6, p04: `hlodiff watch RUN` started before `XLA_FLAGS=--xla_dump_to=RUN/dump PT_XLA_DEBUG_LEVEL=2
+    PT_XLA_DEBUG_FILE=RUN/debug.log python train.py`. The run writes, in this order (seen in the reviewer's and in
+    a reproduced run): the log's first Compilation Analysis block, then RUN/dump/ and its first module as XLA starts
+    compiling, then -- once the compilation ended, 4 to 16 s later on a loaded 2-core machine -- the log's first
+    Execution Analysis. watch took the dump alone for good 2 s after the first module: one line, numbered as
+    compilations ("step 1 recompiled (SyncTensorsGraph)"), no sync line, no cache hits, no later word. Replayed
+    here with live_batch_change's real capture (record's PT_XLA_DEBUG_LEVEL=2 log and XLA dump, laid out as a
+    capture made by hand), its first compilation taking 2.5 s."""
+    from hlodiff.live_run import LiveRun
+    from hlodiff.render.live import lines, watch_report
+
+    truth = truth_of("torch_xla", "live_batch_change")
+    src = FIXTURES / "torch_xla" / "live_batch_change" / "dump"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "stdout.log").write_bytes(b"")  # the shell's redirects exist before the job writes anything
+    modules = {}
+    for p in sorted((src / "xla_dump").iterdir()):
+        modules.setdefault(int(p.name.split(".")[0].split("_")[1]), []).append(p)
+    live = LiveRun(str(run))
+    events = live.poll()
+    log = (src / "pt_xla_debug.log").read_bytes()
+    compiled = 0
+    for k, piece in enumerate(_blocks(log)):
+        (run / "debug.log").write_bytes(piece)
+        if piece.count(b"Compilation Analysis: Compilation Cause") > compiled:  # XLA starts compiling the graph
+            (run / "dump").mkdir(exist_ok=True)
+            for p in modules[compiled]:
+                if "before_optimizations" in p.name:
+                    (run / "dump" / p.name).write_bytes(p.read_bytes())
+            events += live.poll()
+            if compiled == 0:
+                deadline = time.monotonic() + 2.5  # the first compilation is slow: the job writes nothing meanwhile
+                while time.monotonic() < deadline:
+                    events += live.poll()
+                    time.sleep(0.25)
+            for p in modules[compiled]:
+                (run / "dump" / p.name).write_bytes(p.read_bytes())
+            compiled += 1
+        events += live.poll()
+    events += live.close()
+    told = [line for e in events for line in lines(e, watch_report(str(run)))]
+    recompiled = [line for line in told if " recompiled (" in line]
+    # the log is joined: the step is the run's (cache hits counted), the family its sync line
+    assert len(recompiled) == 1 and recompiled[0].startswith(
+        f"hlodiff: step {truth['recompiled_step']} recompiled (sync at {truth['user_file']}:"), told
+    assert f"{truth['cause']} at {truth['user_file']}:{truth['user_line']}" in recompiled[0]
+    # a later word once more of the run is known, with the fix the truth wants
+    fix = _last_fix(told, truth["recompiled_step"])
+    assert all(w in fix for w in truth["fix_must"]) and not any(w in fix for w in truth["fix_must_not"]), fix
+    # watch prints no report at exit: its lines say where the full one is
+    assert not any("report at exit" in line for line in told), told
+    assert any(f"hlodiff explain-recompile {run}" in line for line in told), told
+
+
+def test_watch_ends_saying_where_the_full_report_is(tmp_path):
+    """Review 6: watch promised "the full report at exit" and ended without one. Its stdout are the events; on
+    stderr its last line names the command that gives the full report."""
+    result = cli("watch", FIXTURES / "torch_xla" / "live_batch_change" / "dump", "--until-idle", "0")
+    assert result.exit_code == 0, result.output
+    assert "recompiled (" in result.stdout and "report at exit" not in result.output, result.output
+    path = FIXTURES / "torch_xla" / "live_batch_change" / "dump"
+    assert result.stderr.splitlines()[-1] == f"hlodiff: stopped following {path}; the full report: " \
+                                             f"hlodiff explain-recompile {path}"

@@ -26,10 +26,9 @@ from __future__ import annotations
 import io
 import os
 import re
-import time
 
 from hlodiff.dumps.debug_log import CompilationEvent
-from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, _module_files
+from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, _module_files, torch_xla_modules
 from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import CAPTURE_SAVE_TENSORS, MANIFEST_NAME
@@ -159,18 +158,20 @@ class LogFollower(Follower):
 
 
 class UndecidedFollower(Follower):
-    """A folder with no log of executions yet: ``watch`` started before the job wrote much. torch_xla writes the
-    first module as it compiles and the log's first ``Execution Analysis`` block right after, so the folder is
-    looked at again at each poll: a log appears (cache hits and steps will be seen), or :data:`LOG_WAIT` seconds
-    pass after the first module without one (a JAX dump, a log not written: each module is a compilation)."""
+    """A folder whose capture is not known yet: ``watch`` started before the job wrote much. It is looked at again
+    at each poll until what it holds decides (:meth:`_decide`).
 
-    LOG_WAIT = 2.0
+    Review 6 (p04): torch_xla writes a ``PT_XLA_DEBUG_LEVEL=2`` log's first block (``Compilation Analysis``) as a
+    graph is traced, the dump's first module as XLA starts compiling it, and the log's first ``Execution
+    Analysis`` only once that compilation ended: seconds later on a loaded machine. Waiting a fixed 2 s for an
+    execution after the first module took the dump alone for good (one line, no sync line, no steps, no pattern).
+    A torch_xla dump alone is now decided by the run itself: once a second module exists, the first graph has run,
+    so a level-2 log would hold its execution by then. A JAX module never comes with such a log: taken at once."""
 
     def __init__(self, path: str, stage: str | None):
         Follower.__init__(self, path)
         self.stage = stage
         self.inner: Follower | None = None
-        self.first_module_at: float | None = None
 
     def files(self) -> list[str]:
         return self.inner.files() if self.inner is not None else [self.source]
@@ -188,17 +189,13 @@ class UndecidedFollower(Follower):
         found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
         if isinstance(getattr(found, "log", None), _Log):
             found.log.warnings = self.warnings
-        if not isinstance(found, DumpFollower):
+        if self.closed or not isinstance(found, (DumpFollower, ExecutionsFollower)):
             self.inner = found
             return
-        if not _module_files(found.source):
-            if self.closed:
-                self.inner = found
-            return
-        now = time.monotonic()
-        if self.first_module_at is None:
-            self.first_module_at = now
-        if self.closed or now - self.first_module_at >= self.LOG_WAIT:
+        by_number = _module_files(found.dump if isinstance(found, ExecutionsFollower) else found.source)
+        if not by_number:
+            return  # a log's first block comes before the dump folder and its first module: wait for them
+        if isinstance(found, ExecutionsFollower) or len(by_number) > 1 or not torch_xla_modules(by_number):
             self.inner = found
 
 
@@ -231,9 +228,11 @@ def follower_for(path: str, stage: str | None = None, *, wait: bool = True) -> F
             return follower_for(inner, stage)
         dump = inner or path
         log = _log_in(dump) or _log_in(os.path.dirname(os.path.abspath(dump)))
+        if wait and (log is None or not _module_files(dump)):
+            return UndecidedFollower(path, stage)  # its dump folder (or log) may be written later
         if log is not None:
             return ExecutionsFollower(path, log, dump, stage)
-        return UndecidedFollower(path, stage) if wait else DumpFollower(dump, stage)
+        return DumpFollower(dump, stage)
     if not os.path.exists(path):
         raise HlodiffError("no such file or folder", path=path)
     return _file_follower(path)

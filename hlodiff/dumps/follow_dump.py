@@ -49,6 +49,13 @@ def _module_files(dump: str) -> dict[int, list]:
     return out
 
 
+def torch_xla_modules(by_number: dict[int, list]) -> bool:
+    """The first module of a dump listed by :func:`_module_files` is torch_xla's (``SyncTensorsGraph.N``,
+    ``IrToHlo.N``): a ``PT_XLA_DEBUG`` log may come with it; a JAX module never has one."""
+    first = by_number[min(by_number)][0]
+    return first.module_name.startswith(_TORCH_XLA_MODULES)
+
+
 def _chosen(files: list, stage: str | None):
     from hlodiff.dumps.xla_dump import select
 
@@ -114,10 +121,7 @@ class ExecutionsFollower(Follower):
         """The dump's first module is not torch_xla's (``SyncTensorsGraph.N``, ``IrToHlo.N``): a JAX program run
         under ``record``, whose log never comes."""
         by_number = _module_files(self.dump)
-        if not by_number:
-            return False
-        first = by_number[min(by_number)][0]
-        return not first.module_name.startswith(_TORCH_XLA_MODULES)
+        return bool(by_number) and not torch_xla_modules(by_number)
 
     def _pair_modules(self) -> None:
         """The k-th compilation of the log is the k-th module of the dump (its files are complete by the time the

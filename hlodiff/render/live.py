@@ -19,9 +19,31 @@ from hlodiff.explain.live_events import LiveEvent
 
 PREFIX = "hlodiff: "
 
-SO_FAR = "from the steps so far: a later line may revise it, the full report at exit has the last word"
+AT_EXIT = "the full report at exit"
+"""Where the last word is under ``hlodiff record``: it prints the report once the command ended."""
+
+SO_FAR = "from the steps so far: a later line may revise it, {report} has the last word"
 """Under a story's first line: the live words are what the steps so far show (a reader new to the live lines
-learns there that a ``now that more of the run is known`` line may follow, and where the last word is)."""
+learns there that a ``now that more of the run is known`` line may follow, and where the last word is: ``report``,
+:data:`AT_EXIT` under ``record``, :func:`watch_report` under ``watch``, which prints no report of its own)."""
+
+
+def explain_command(path: str) -> str:
+    """The command that reads the finished capture at ``path``, ready to paste."""
+    import shlex
+
+    return f"hlodiff explain-recompile {shlex.quote(str(path))}"
+
+
+def watch_report(path: str) -> str:
+    """Where the last word is for ``hlodiff watch PATH`` (review 6: it promised "the full report at exit", which
+    watch never prints): the full report, on the finished capture."""
+    return f"the full report once the run ended ({explain_command(path)})"
+
+
+def watch_stopped(path: str) -> str:
+    """The line ``watch`` ends with, on stderr (its stdout is the events): where the full report is."""
+    return f"{PREFIX}stopped following {path}; the full report: {explain_command(path)}"
 
 
 def _where(event: LiveEvent) -> str:
@@ -41,20 +63,21 @@ def _fix(event: LiveEvent) -> str:
     return f"; fix: {t.fix}" if t is not None and t.fix else ""
 
 
-def lines(event: LiveEvent) -> list[str]:
+def lines(event: LiveEvent, report: str = AT_EXIT) -> list[str]:
     """The lines of one event (none for a family's first graph: compiling once is what a run does), with anything
-    unprintable in paths or names escaped (a job log must not get terminal control codes from a file name)."""
-    return [printable(line) for line in _lines(event)]
+    unprintable in paths or names escaped (a job log must not get terminal control codes from a file name);
+    ``report`` names where the last word is (:data:`SO_FAR`)."""
+    return [printable(line) for line in _lines(event, report)]
 
 
-def _lines(event: LiveEvent) -> list[str]:
+def _lines(event: LiveEvent, report: str) -> list[str]:
     t = event.told
     kind = event.kind
     if kind == "compiled":
         return []
     if kind == "unread":
         return [f"{PREFIX}step {event.step}: {event.graph} compiled, but it could not be read or explained now; "
-                "the report at exit says more"]
+                f"{report} says more"]
     if kind == "expected":
         return [f"{PREFIX}step {event.step}: expected recompilation ({event.count} so far): {_where(event)}"
                 f"{_fix(event) or f': {t.summary}'}"]
@@ -84,7 +107,7 @@ def _lines(event: LiveEvent) -> list[str]:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
     if t.closest:
         alike = f", {t.similarity:.0%} alike" if t.similarity is not None else ""
-        out.append(f"{PREFIX}  against {t.closest}{alike}; {SO_FAR}")
+        out.append(f"{PREFIX}  against {t.closest}{alike}; {SO_FAR.format(report=report)}")
     return out
 
 
@@ -93,7 +116,7 @@ def json_line(event: LiveEvent) -> str:
     return json.dumps({"schema": "hlodiff.live/1", **event.to_json()}, sort_keys=False, ensure_ascii=False)
 
 
-def echo_event(event, stream=None) -> None:
+def echo_event(event, stream=None, report: str = AT_EXIT) -> None:
     """Write an event's lines at once (one write, flushed: a job log gets whole lines, in order with the
     command's own output). An exception (the live analysis failed) is one line, and the report at exit follows."""
     import sys
@@ -102,7 +125,7 @@ def echo_event(event, stream=None) -> None:
     if isinstance(event, BaseException):
         text = f"{PREFIX}live lines stopped ({type(event).__name__}: {event}); the report at exit follows\n"
     else:
-        text = "".join(f"{line}\n" for line in lines(event))
+        text = "".join(f"{line}\n" for line in lines(event, report))
     if not text:
         return
     try:
