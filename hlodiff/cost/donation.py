@@ -129,7 +129,7 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
                     and source.shape.without_layout() == shape.without_layout()):
                 taken.add(number)
                 undonated.append(Undonated(number, k, str(shape.without_layout()), shape.byte_size(), None,
-                                           unchanged=True))
+                                           unchanged=True, argument=_argument(by_number.get(number))))
             continue
         if _is_gradient(producer, entry, comps):
             continue
@@ -138,7 +138,7 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
             continue
         taken.add(param)
         undonated.append(Undonated(param, k, str(shape.without_layout()), shape.byte_size(),
-                                   where.frame(producer), _argument(by_number.get(param))))
+                                   where.frame(producer), argument=_argument(by_number.get(param))))
     unusable = []
     for d in donors:
         p = by_number.get(d.parameter)

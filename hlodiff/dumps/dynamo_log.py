@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
+from hlodiff.dumps.python_source import callee_on_line
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
 
@@ -78,6 +79,10 @@ class DynamoCompile:
     """Where the compiled function is defined (``forward`` at its ``def`` line)."""
     call: SourceFrame | None = None
     """The user's call of the compiled function (the outermost user frame of ``dynamo_start``'s stack)."""
+    callee: str | None = None
+    """What that call calls, as the user wrote it (``cmodel`` in ``out = cmodel(req)``), read from the source when
+    the file is here: the name of what was compiled where Dynamo names only torch's wrapper (review 6). Not in
+    ``to_json``."""
     failures: list[GuardFailure] = field(default_factory=list)
     resume: bool = False
     """Dynamo's resume function after a graph break (``torch_dynamo_resume_in_forward_at_30``), not a new frame."""
@@ -371,6 +376,7 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
             stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
             stack = [f for f in stack if f is not None]
             c.call = _call_site(stack)
+            c.callee = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
             if stack and c.definition is None:
                 c.definition = stack[-1]
         elif "compilation_metrics" in record:

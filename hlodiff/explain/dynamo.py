@@ -55,6 +55,7 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
             have.function = have.function or c.function
             have.definition = have.definition or c.definition
             have.call = have.call or c.call
+            have.callee = have.callee or c.callee
             have.failures = have.failures or c.failures
         if not merged.graph_breaks:
             merged.graph_breaks = list(log.graph_breaks)

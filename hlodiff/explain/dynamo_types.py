@@ -255,10 +255,7 @@ def compiled_name(c: DynamoCompile) -> str | None:
     if wrapped_module(c) and "/torch/_dynamo/" in c.definition.file.replace("\\", "/"):
         # review 5 F8: torch's wrapper is no name of the user's; review 6: the object the user's call names, when
         # the call's line is known and its file is here (`cmodel` in `out = cmodel(req)`)
-        from hlodiff.dumps.python_source import callee_on_line
-
-        called = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
-        return f"`{called}`" if called else "the module or method you passed to torch.compile"
+        return f"`{c.callee}`" if c.callee else "the module or method you passed to torch.compile"
     return c.function
 
 
