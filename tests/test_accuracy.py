@@ -117,6 +117,17 @@ WRONG_NOW = {
     "jax/rev6_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (a dump: the truth names it "
                             "unbounded)",
 
+    # new-user review 7: the head switch is told as a code path now, led by the head's weight of another shape
+    # (kind shape; the truth names the ops, inputs or outputs); the rest not fixed in this round
+    "torch_xla/rev7_two_heads": "kind: shape (the head's weight of another shape leads the path swap; the truth "
+                                "names ops/inputs/outputs)",
+    "torch_xla/rev7_loss_dict": "line: rev7_loss_dict.py:13 (the l2 term's own ops at :12 are claimed by the kept "
+                                "output; the ops that remain are the sum and the backward)",
+    "dynamo/rev7_tc_dtype": "line: rev7_tc_dtype.py:6 (the decorator: the guard's frame; the call line is only "
+                            "hinted)",
+    "dynamo/rev7_tc_list_len": "pattern: unbounded (the bridge's input-sync family, A,B,C, for 3 list lengths that "
+                               "recur)",
+
     # round 7 (blind, small)
     "torch_xla/optstep_mix_control": "line: no location (a `b` capture: SGD's momentum buffers carry only "
                                      "torch/optim/sgd.py's frame; the expected warm-up is right, its line is unknown)",

@@ -313,3 +313,26 @@ def test_a_code_path_that_arranges_the_same_sizes_otherwise_follows_from_its_out
     assert rule_of(shape_cause("f32[8,10,8]", "f32[6,10,8]"), outputs(False, True)) == []   # a size changed
     assert rule_of(shape_cause("f32[8,16]", "f32[16,8]", "parameter"), outputs(False, True)) == []  # an argument
     assert "sizes_rearranged" not in rule_of(shape_cause("f32[8,10,8]", "f32[4,2,10,8]"), outputs(True, True))
+
+
+def test_another_head_picked_by_python_leads_the_losss_types_and_inputs():
+    """review 7 (#12): a Python `if` picks the cls or the reg head and its loss each step. The head's weight of
+    another shape, with the other head's and loss's instructions added and removed, is the root ("path_swapped");
+    the loss's constant of another type (s64 -> f32) and its scalar input follow from it, so no "drop `dtype=`"
+    leads, and the headline is the head's line."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios" / "torch_xla" / "rev7_two_heads" / "record"))
+    causes = doc["recompilations"][0]["causes"]
+    assert causes[0]["kind"] == "shape" and not causes[0]["follows_from"]
+    rules = {(c["kind"], f["rule"]) for c in causes for f in c["follows_from"]}
+    assert ("dtype", "path_swapped") in rules and ("inputs", "path_swapped") in rules
+    assert doc["headline"]["fix"].startswith("expected by design: a Python branch")
+    assert "dtype=" not in doc["headline"]["fix"] and "randn" not in doc["headline"]["fix"]
+
+
+def test_a_batch_size_change_is_no_path_swap():
+    """The look-alike: an input of another size drags broadcasts and converts, not a block of instructions added and
+    another removed; it is no other code path (batch_shape: the last batch is short)."""
+    from hlodiff.explain.cause_graph import swaps_path
+
+    result = explain(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
+    assert result.recompilations and not any(swaps_path(c) for r in result.recompilations for c in r.causes)

@@ -118,6 +118,9 @@ EXERCISED = {
     "inputs_made_first_step": "scenarios/torch_xla/rev4_kvcache", "ops_made_first_step": "scenarios/torch_xla/rev4_kvcache",
     # round 7: typed PRNG keys split in another number (its look-alike, a key's type changed: jax_key_type)
     "shape_prng_keys_jax": "scenarios/jax/jax_split_count",
+    # review 7 (#12): two heads picked by a Python `if`, alternating; look-alikes: review2_multitask_rr (three
+    # heads, rotation rows), multitask_missing_key, the dtype rows' own runs (dtype_zeros_like, dtype_input)
+    "path_swap": "scenarios/torch_xla/rev7_two_heads/record", "path_swap_follows": "scenarios/torch_xla/rev7_two_heads/record",
 }
 
 

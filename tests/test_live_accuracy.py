@@ -74,11 +74,9 @@ LIVE_WRONG_NOW = {
     # 5. The first word rule: a graph break in library code (optimizer.py) at step 1 is the first word when nothing
     #    is shouted; the report leads with the expected param-group guard at step 15
     'dynamo/dyn_unfreeze_group': 'kind: graph_break; fix_none: says optimizer.py (the library graph break first)',
-    # round 6 (blind): spmd_last_batch has no line, as at exit (its WRONG_NOW); jax_unique_classes' last compilation
-    # (3 classes after 5 and 6) is told as a short last batch once the replay ends (a dump holds compilations only;
-    # the report's headline is the first recompilation)
+    # round 6 (blind): spmd_last_batch has no line, as at exit (its WRONG_NOW); jax_unique_classes is right live now
+    # (no "last batch" for its sizes 5, 6, 3), its row gone
     'torch_xla/spmd_last_batch': 'line: no location',
-    'jax/jax_unique_classes': 'fix_none: says last batch',
     # Dynamo round 7 (blind): the same line limits as at exit (the aliasing guard in a text log names the def; the
     # frozen backbone's removed updates carry torch's optimizer frames only)
     'dynamo/dyn_alias_pair': 'line: dyn_alias_pair.py:14',
@@ -87,6 +85,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev6_periodic_log': 'line: no location',
     'dynamo/rev6_batch_sizes': 'line: no location',
 
+    # new-user review 7: as at exit (WRONG_NOW)
+    'torch_xla/rev7_two_heads': 'kind: shape',
+    'torch_xla/rev7_loss_dict': 'line: rev7_loss_dict.py:13',
+    'dynamo/rev7_tc_dtype': 'line: rev7_tc_dtype.py:6',
     # round 7 (blind, small): optstep_mix_control's expected momentum warm-up has no line, as at exit (its WRONG_NOW)
     'torch_xla/optstep_mix_control': 'line: no location',
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)

@@ -168,7 +168,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "log_unjoined", "inputs_repeat",
+                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks"):
         if getattr(ctx, name, False):
             facts.add(name)

@@ -89,6 +89,18 @@ RULES: tuple[FixRule, ...] = (
           "as tasks or heads visited round-robin), each compiled once and reused every round (earlier graphs that "
           "never come back are its warm-up, e.g. while gradients are first created); nothing to fix; for one graph, "
           "run every path (all heads) every step and weight their losses", unless="jax"),
+    # review 7 (#12): two heads, each with its own loss, picked by a Python `if` per step: the weights of the other
+    # head enter the graph with other shapes, its ops and its loss's types with them; told as the code path it is,
+    # not as a dtype= or a random size (the graph's constants and shapes only follow from the head chosen)
+    _rule("path_swap_follows", "dtype constant attribute inputs outputs", "path_swap",
+          "follows from the code path switch: the other head (or loss) traced on those steps brings its own "
+          "types, constants and outputs", unless="jax dynamo rotation"),
+    _rule("path_swap", "shape", "path_swap",
+          "expected by design: a Python branch (an `if` on the task, the step) picks another head or loss on some "
+          "steps; its weights (another shape{seen}) and its ops enter the graph in place of the other's, so each "
+          "path is one graph, compiled once and reused; nothing to fix while the paths are few; for one graph, "
+          "compute both heads every step and select or weight their losses (a 0/1 tensor per task)",
+          unless="jax dynamo rotation"),
     # -- Dynamo (issue 31): the guard Dynamo printed before it compiled again (only causes with the fact "dynamo") --
     # Dynamo, round 2: what the failed guard is about, read from the guard's form and the XLA side joined to it
     # review 2026-11-27 F5: an XLA recompilation of the bridge's graphs when Dynamo's log is read is no cause of the
@@ -832,7 +844,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset((
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths",
+    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",

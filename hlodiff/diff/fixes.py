@@ -100,6 +100,10 @@ class FixContext:
     rotation: bool = False
     """The family settled into a cycle of three or more distinct graphs, each once per round, with the optimizer's
     update in every one: a fixed rotation of code paths (tasks round-robin), not accumulation."""
+    path_swap: bool = False
+    """The graphs of a family that recur (alternating, periodic, recurring) differ by a parameter of another shape
+    that comes with many instructions added and many removed: the step runs another code path (another head, another
+    loss) on some steps, chosen by Python; a block skipped only adds or only removes (review 7, #12)."""
     only_added: bool = False
     """The recompiled graph only gained (inputs, instructions, outputs) over the graph compared with and lost
     nothing: no value the earlier graph computed became an input (an early sync removes the ops that computed it).

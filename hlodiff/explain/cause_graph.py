@@ -338,6 +338,21 @@ def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
 
 
+SWAP_MIN = 10
+"""Instructions added, and removed, beside a parameter's new shape for it to be another code path (a head's layer
+and its loss), not the broadcasts and converts a new size drags along."""
+
+
+def swaps_path(cause: Cause) -> bool:
+    """A shape change on a parameter that comes with at least SWAP_MIN instructions added and SWAP_MIN removed."""
+    return (cause.kind == "shape" and cause.added and cause.removed and cause.instructions_removed >= SWAP_MIN
+            and len(cause.instructions) - cause.instructions_removed >= SWAP_MIN and "on parameter" in cause.summary)
+
+
+def _path_swapped(cause: Cause, root: Cause, evidence: Evidence) -> bool:
+    return swaps_path(root)
+
+
 def _starts(text: str) -> list[int]:
     import re
 
@@ -402,6 +417,10 @@ RULES: tuple[Rule, ...] = (
              "constant (a mean's divisor): one change, told at the join"),
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
+    Rule("path_swapped", frozenset({"dtype", "constant", "inputs"}), ("shape",), _path_swapped,
+         why="a parameter of another shape arriving with many instructions added and many removed is another code "
+             "path (a Python `if` picking another head and loss): the other loss's constant types and scalar inputs "
+             "come with it (review 7, #12)"),
     Rule("reordered_with", frozenset({"reordered"}),
          tuple(k for k in ("ops", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "sharding")
                if k not in NEVER_REORDERS), _reordered_with,

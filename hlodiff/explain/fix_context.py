@@ -18,6 +18,7 @@ from hlodiff.diff.fix_facts import transposed_input
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
+from hlodiff.explain.cause_graph import swaps_path
 from hlodiff.explain.families import is_partial
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
@@ -81,6 +82,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
+            path_swap=path_swap(r, patterns.get(r.family.key)),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
@@ -180,6 +182,20 @@ def _block_repeats(family_recompilations) -> str:
 def _only_ops(kinds: set[str]) -> bool:
     """The whole graphs differ in which ops run, never in a size: what a value read early decided was a branch."""
     return "ops" in kinds and not kinds & {"shape", "attribute", "dtype", "constant"}
+
+
+RECUR = ("alternating", "periodic", "recurring", "one-off")  # the other graph came back (one-off: A,B,A)
+
+
+def path_swap(r, pattern) -> bool:
+    """The family's graphs recur (or only two are known yet, live) and this recompilation's shape change on a
+    parameter comes with many instructions
+    added and many removed (:func:`hlodiff.explain.cause_graph.swaps_path`): another code path (head, loss)
+    replaced the one compared with."""
+    # live, at the second graph, no pattern can say yet whether it comes back: the evidence of the swap decides
+    if pattern is not None and pattern.name not in RECUR and pattern.graphs > 2:
+        return False
+    return any(swaps_path(c) for c in r.causes)
 
 
 def _follows(cause) -> bool:
