@@ -111,17 +111,24 @@ done:
     return text;
 }
 
-static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
+
+/* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
+
+/* A hash's text, set in dict under name and, when slot is given, kept there (borrowed: the dict holds it). */
+static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
     char hex[128];
     blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
     PyObject *h = ascii_str(hex, 2 * size);
     if (h == NULL) return -1;
     int rc = PyDict_SetItem(dict, name, h);
+    if (slot != NULL) *slot = h;
     Py_DECREF(h);
     return rc;
 }
 
-/* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
+static int hash_into(PyObject *dict, PyObject *name, Buf *b, int size) {
+    return hash_into_slot(dict, name, b, size, NULL);
+}
 static int node_entries(Cursor *first, Cursor *second, PyObject *name, PyObject **a, PyObject **b) {
     *a = cursor_get(first, name);
     *b = *a ? cursor_get(second, name) : NULL;
@@ -213,17 +220,6 @@ static int put_operand_texts(Buf *b, PyObject **texts, const int32_t *op_idx, in
     return buf_put(b, ")", 1);
 }
 
-/* A hash's text, set in dict under name and kept (borrowed: the dict holds it) at *slot. */
-static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
-    char hex[128];
-    blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
-    PyObject *h = ascii_str(hex, 2 * size);
-    if (h == NULL) return -1;
-    int rc = PyDict_SetItem(dict, name, h);
-    *slot = h;
-    Py_DECREF(h);
-    return rc;
-}
 
 /* anon_hashes over a graph index whose order is operand-first (index_ordered): the same labels and hashes, in
    the same order, with each operand's hash read from an array by position instead of the anon dict. */

@@ -128,18 +128,26 @@ def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: d
     return lineage, updates
 
 
+def _fused_root(inst: Instruction, by_name: dict[str, Computation]) -> tuple[Instruction, dict] | None:
+    """A fusion's root (past bitcasts) and its computation's instructions by name; None for any other op."""
+    if inst.opcode != "fusion":
+        return None
+    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    if fused is None:
+        return None
+    f_insts = fused.by_name()
+    return _through_bitcasts(fused.root, f_insts), f_insts
+
+
 def _updates_in_place(inst: Instruction, buffer: str, by_name: dict[str, Computation]) -> bool:
     """``dynamic-update-slice(buffer, ...)``, or a fusion whose root is one writing into the fusion operand
     ``buffer``."""
     if inst.opcode == "dynamic-update-slice":
         return bool(inst.operands) and inst.operands[0] == buffer
-    if inst.opcode != "fusion":
-        return False
-    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    fused = _fused_root(inst, by_name)
     if fused is None:
         return False
-    f_insts = fused.by_name()
-    node = _through_bitcasts(fused.root, f_insts)
+    node, f_insts = fused
     if node.opcode != "dynamic-update-slice" or not node.operands:
         return False
     target = _through_bitcasts(f_insts.get(node.operands[0], node), f_insts)
@@ -157,13 +165,10 @@ row to append one: a whole copy in all but name, where a ring buffer would write
 def _shifts_buffer(inst: Instruction, buffer: str, by_name: dict[str, Computation]) -> bool:
     """A fusion rooted at a :data:`SHIFT_OPCODES` op joining a slice of its operand ``buffer`` with other values
     (the unfused form is followed from the slice, in :func:`_lineage`)."""
-    if inst.opcode != "fusion":
-        return False
-    fused = by_name.get((inst.attr("calls") or "").lstrip("%"))
+    fused = _fused_root(inst, by_name)
     if fused is None:
         return False
-    f_insts = fused.by_name()
-    node = _through_bitcasts(fused.root, f_insts)
+    node, f_insts = fused
     if node.opcode not in SHIFT_OPCODES:
         return False
     return _joins_slice_of(node, f_insts, lambda n: (
