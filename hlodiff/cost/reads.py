@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from hlodiff.hlo.model import Module, SourceFrame
+from hlodiff.hlo.model import Module, SourceFrame, runs_after
 
 HEAVY_OPCODES = frozenset(("dot", "convolution"))
 """Operations whose presence in both graphs says the same work is done twice (a forward's matmuls)."""
@@ -41,16 +41,10 @@ class ReadInStep:
 
 
 def read_follows_sync(read_stack, sync_stack) -> bool:
-    """Whether the read comes after the sync in the code that runs both: in the outermost frame where their stacks
-    part (the same function, e.g. the training loop), the read's line is below the sync's. A read below the step's
-    sync reads what the step computed (the metric of the step just run), and the next step's sync follows it only
-    because the loop goes round. Stacks innermost first; False when they share no frame."""
-    for r, s in zip(reversed(read_stack), reversed(sync_stack)):
-        if (r.file, r.function) != (s.file, s.function) or r.line is None or s.line is None:
-            return False
-        if r.line != s.line:
-            return r.line > s.line
-    return False
+    """Whether the read comes after the sync in the code that runs both (:func:`hlodiff.hlo.model.runs_after`): a read
+    below the step's sync reads what the step computed (the metric of the step just run), and the next step's sync
+    follows it only because the loop goes round."""
+    return runs_after(read_stack, sync_stack)
 
 
 def reads_in_step(graphs) -> list[ReadInStep]:

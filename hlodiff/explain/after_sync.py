@@ -16,6 +16,7 @@ reads the step's results; a read that cut a step whose sync is at the loop's top
 from __future__ import annotations
 
 from hlodiff.explain.families import is_sync_frame
+from hlodiff.hlo.model import runs_after
 from hlodiff.hlo.shapes import without_layout_text
 
 
@@ -26,9 +27,7 @@ def read_after_sync(previous, graph) -> bool:
     if not before or not after or not any(is_sync_frame(f) for f in before) or any(is_sync_frame(f) for f in after):
         return False
     sync_at, read_at = previous.trigger, graph.trigger
-    if sync_at is None or read_at is None or sync_at.line is None or read_at.line is None:
-        return False
-    if (sync_at.file, sync_at.function) != (read_at.file, read_at.function) or read_at.line <= sync_at.line:
+    if sync_at is None or read_at is None or not runs_after([read_at], [sync_at]):
         return False
     made, reads = _canonical(previous), _canonical(graph)
     if made is None or reads is None:

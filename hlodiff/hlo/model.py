@@ -172,6 +172,19 @@ def user_frame(frames) -> "SourceFrame | None":
     return None
 
 
+def runs_after(later, earlier) -> bool:
+    """Whether the code at stack ``later`` comes below the code at stack ``earlier`` in what runs both: in the
+    outermost frame where the two stacks part (the same function, e.g. the training loop), ``later``'s line is the
+    greater. Stacks innermost first; False when they share no frame or a line is unknown. A value read below the
+    step's sync reads what the step computed (cost's reads in the step, explain's cut steps both ask this)."""
+    for r, s in zip(reversed(later), reversed(earlier)):
+        if (r.file, r.function) != (s.file, s.function) or r.line is None or s.line is None:
+            return False
+        if r.line != s.line:
+            return r.line > s.line
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class FileLocation:
     """An entry of the ``FileLocations`` table."""
