@@ -4,6 +4,9 @@ Each test states what a user reads in the diff: which instruction is reported as
 
 from __future__ import annotations
 
+from conftest import FIXTURES
+from helpers import cli_json
+
 from hlodiff.diff.matchers import match_computations
 from hlodiff.graph import canonicalize
 from hlodiff.hlo import parse_module
@@ -283,3 +286,27 @@ def test_fusions_that_swapped_bodies_pair_by_what_they_compute():
     m = _match(_TRACED.format(a="0", b="1"), _TRACED.format(a="1", b="0"))
     assert (m.l2r["fusion.0"], m.l2r["fusion.1"]) == ("fusion.1", "fusion.0")
     assert all(m.l2r[n] == n for n in ("constant.0", "bitcast.0", "copy.0", "add.0"))
+
+
+def _causes(left, right) -> list[tuple[str, str | None]]:
+    report = cli_json("compare", str(left), str(right), codes=(0, 1))
+    return [(c["kind"], c.get("summary")) for c in report["causes"]]
+
+
+def test_an_input_moved_to_other_users_is_not_reported_baked():
+    """Review 7: a loss dict gains an l2 term every third step; the backward then adds ``grad * 1`` beside SGD's
+    ``-lr``, and the lr parameter (sgd.py:375 on both sides) moved to other users. It must stay paired with
+    itself: no "input became the constant 1" (the report told the user to start an lr warm-up above 0)."""
+    dump = FIXTURES / "scenarios/torch_xla/rev7_loss_dict/record/xla_dump"
+    left, right = sorted(dump.glob("module_000[03]*before_optimizations.txt"))
+    kinds = [kind for kind, _ in _causes(left, right)]
+    assert "constant" not in kinds and "ops" in kinds
+
+
+def test_an_lr_of_zero_baked_on_the_first_step_is_still_reported():
+    """The look-alike sharing the evidence (a scalar parameter on one side, a constant at its place on the other):
+    a warm-up from lr 0 bakes the 0 on the first step and passes the lr as device data after."""
+    dump = FIXTURES / "scenarios/torch_xla/warmup_from_zero/dump"
+    left, right = sorted(dump.glob("module_000[01]*before_optimizations.txt"))
+    causes = _causes(left, right)
+    assert any(kind == "constant" and "baked into the left graph" in summary for kind, summary in causes), causes

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from hlodiff.accel import native
 from hlodiff.diff.mapping import Matching
-from hlodiff.diff.similarity import assign_by_content, root_has_better_partner, tie_break
+from hlodiff.diff.similarity import _source_key, assign_by_content, root_has_better_partner, tie_break
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
 from hlodiff.graph.fingerprint import _postorder
 
@@ -40,7 +40,41 @@ def match_computations(left: CanonicalComputation, right: CanonicalComputation,
     match_top_down(m, left_order)  # users paired bottom-up anchor their operands before any pairing by shape
     if match_leftovers(m, left_order, right_order):
         match_top_down(m, left_order)  # new pairs may anchor operands still unmatched
+    unbake_moved_inputs(m)
     return m
+
+
+def unbake_moved_inputs(m: Matching) -> None:
+    """Undo a top-down pair of a parameter with a constant when the constant's side still has an unpaired
+    parameter of the same shape made at the same source line: that parameter is the same input, moved to other
+    users (a regulariser on some steps adds ``x * 1`` beside SGD's ``-lr``); the constant is new, not the input
+    baked. Without this the report claims a value baked in (review 7: "the lr at the start of a warm-up") for a run
+    whose lr never changed. The one place a pair is undone: after every matcher ran, so nothing built on it."""
+    for side, other, to, back in ((m.left, m.right, m.l2r, m.r2l), (m.right, m.left, m.r2l, m.l2r)):
+        for param in side.parameters():
+            const = to.get(param)
+            if const is None or other.insts[const].opcode != "constant":
+                continue
+            twin = _same_input(side, other, param, back)
+            if twin is None:
+                continue
+            del to[param], back[const]
+            left, right = (param, twin) if side is m.left else (twin, param)
+            m.how.pop(param if side is m.left else const, None)
+            m.settled.discard(param if side is m.left else const)
+            m.add(left, right, "leftover")
+
+
+def _same_input(side: CanonicalComputation, other: CanonicalComputation, param: str,
+                back: dict[str, str]) -> str | None:
+    """The one unpaired parameter of ``other`` with ``param``'s shape and source line, if exactly one."""
+    where = _source_key(side, param)
+    if where is None:
+        return None
+    shape = side.insts[param].shape
+    twins = [p for p in other.parameters() if p not in back and other.insts[p].shape == shape
+             and _source_key(other, p) == where]
+    return twins[0] if len(twins) == 1 else None
 
 
 def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> None:
