@@ -47,3 +47,29 @@ def test_a_written_fix_carries_its_makers_stance_and_no_fix_none():
     assert (other.fix, other.fix_stance) == (cause.fix, FixStance.FOLLOWS)
     other.write_fix("seen: two functions of this name")
     assert other.fix_stance is FixStance.CHANGE
+
+
+def _causes(left: str, right: str):
+    from hlodiff.diff import diff_modules
+    from hlodiff.hlo.parser import parse_module
+
+    return diff_modules(parse_module(left), parse_module(right)).causes
+
+
+_MODULE = """HloModule m
+
+ENTRY main {{
+  p = f32[{n}] parameter(0)
+  c = f32[] constant({c})
+  b = f32[{n}] broadcast(c), dimensions={{}}
+  ROOT a = f32[{n}] add(p, b)
+}}
+"""
+
+
+def test_a_shape_change_on_an_input_is_said_on_the_parameter_as_a_fact():
+    # the cause graph's code-path swap asks "a shape change on a parameter" of this fact, not of the summary's words
+    (shape,) = [c for c in _causes(_MODULE.format(n=4, c=1), _MODULE.format(n=8, c=1)) if c.kind == "shape"]
+    assert shape.on_parameter and "on parameter" in shape.summary
+    (constant,) = _causes(_MODULE.format(n=4, c=1), _MODULE.format(n=4, c=2))
+    assert constant.kind == "constant" and not constant.on_parameter

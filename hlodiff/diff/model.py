@@ -143,6 +143,13 @@ class Cause:
             return None
         return stance_of_rule(self.fix_rule) if self.fix_rule is not None else self.written_stance
 
+    @property
+    def on_parameter(self) -> bool:
+        """The instruction the summary names is a parameter ("shape changed on parameter %x"): what a graph takes
+        in changed, not what it computes."""
+        side = (self.named.right or self.named.left) if self.named is not None else None
+        return side is not None and side.opcode == "parameter"
+
     def write_fix(self, text: str, stance: FixStance = FixStance.CHANGE) -> None:
         """Set a fix written from facts the table does not hold: its words and what it asks (no row chose it)."""
         self.fix, self.fix_rule, self.written_stance = text, None, stance
