@@ -2,7 +2,8 @@
 
 Input problems become one ``file:line:col: error: message`` line on stderr and exit status 2; ``compare`` exits
 like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff prints one line too (set
-``HLODIFF_DEBUG=1`` for the traceback) and exits 3.
+``HLODIFF_DEBUG=1`` for the traceback) and exits 3. That shell around every command is :mod:`hlodiff.cli_shell`;
+``explain-recompile``'s way from paths to a report (``record`` takes it too) is :mod:`hlodiff.cli_explain`.
 """
 
 from __future__ import annotations
@@ -14,80 +15,11 @@ import sys
 import click
 
 from hlodiff import __version__
-from hlodiff._runtime import flush_stdout, silence_stdout
-from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
+from hlodiff.cli_explain import explain_paths
+from hlodiff.cli_shell import OneLineGroup, guarded, leave_quickly, print_json, print_unexplained, show, warn
+from hlodiff.errors import HlodiffError, InputWarning, failure_line
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
-INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs", "dynamo_log")
-"""The arguments naming input files, where ``-`` reads standard input."""
-
-
-def _guarded(fn):
-    """Turn every failure into one line and an exit status; never a traceback (unless HLODIFF_DEBUG is set)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            from hlodiff.render.progress_bar import progress_on_terminal
-
-            from hlodiff.dumps.stdin import spool_arguments
-
-            with progress_on_terminal(quiet=kwargs.pop("quiet", False)):
-                result = fn(*args, **spool_arguments(kwargs, INPUTS))
-            flush_stdout()
-            return result
-        except (click.exceptions.Exit, click.ClickException):
-            raise
-        except SystemExit:
-            flush_stdout()  # the command's status stands when the reader closed the pipe early
-            raise
-        except BrokenPipeError:  # closed while the report was printed outside _show: nothing failed
-            silence_stdout()
-            sys.exit(0)
-        except BaseException as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-            if (failure := failure_line(exc)) is None:
-                raise
-            click.echo(failure[0], err=True)
-            sys.exit(failure[1])
-
-    return wrapper
-
-
-def _warn(warnings: list[InputWarning]) -> None:
-    from hlodiff.errors import unique
-
-    for warning in unique(warnings):
-        click.echo(str(warning), err=True)
-
-
-def _print_json(kind: str, body: dict, warnings) -> None:
-    from hlodiff.render import json_out
-
-    click.echo(json_out.dumps(json_out.document(kind, body, warnings)), nl=False)
-
-
-def _show(as_json: bool, kind: str, body, warnings, render, stream=None) -> None:
-    """The choice every command makes: the ``--json`` document (``body``, or a function making it) alone on
-    stdout, or the warnings on stderr and ``render(console)``'s report on stdout (``stream``: ``record`` puts it on
-    stderr, beside its live lines, out of the command's own stdout). A reader that closes the pipe early
-    (``| head``) ends the printing, not the command: its exit status is still the verdict."""
-    try:
-        if as_json:
-            _print_json(kind, body() if callable(body) else body, warnings)
-        else:
-            from hlodiff.render.reports import stdout_console
-
-            _warn(warnings)
-            render(stdout_console(stream))
-    except BrokenPipeError:
-        silence_stdout()
-
-
-def _print_unexplained(command: tuple[str, ...], exit_status: int | None, error: str, signals=()) -> None:
-    """``record --json`` with nothing explained: still a document, naming why."""
-    from hlodiff.render.json_out import dumps, unexplained
-
-    click.echo(dumps(unexplained(list(command), exit_status, error, signals)), nl=False)
 
 
 def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
@@ -96,59 +28,7 @@ def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
     return Normalization.without(*no_normalize, ignore_layouts=ignore_layouts)
 
 
-class _OneLineGroup(click.Group):
-    """Usage errors (a missing argument, ``--html DIR``, an unreadable path) as the one ``file: error: message``
-    line every other error is, with exit status 2, instead of click's three-line usage block."""
-
-    def main(self, *args, **kwargs):
-        own_process = not args and "args" not in kwargs  # the console script, not click's CliRunner in a test
-        kwargs["standalone_mode"] = False
-        try:
-            result = super().main(*args, **kwargs)
-        except SystemExit as exc:
-            if own_process and _leave_quickly.asked:
-                _leave_quickly(exc.code)
-            raise
-        except click.exceptions.Abort:
-            click.echo("hlodiff: interrupted", err=True)
-            sys.exit(130)
-        except click.exceptions.NoArgsIsHelpError as exc:  # bare `hlodiff`: the help, as --help prints it
-            click.echo(exc.ctx.get_help())
-            sys.exit(0)
-        except click.ClickException as exc:
-            click.echo(_usage_line(exc), err=True)
-            sys.exit(exc.exit_code if not isinstance(exc, click.UsageError) else 2)
-        sys.exit(result if isinstance(result, int) else 0)
-
-
-def _leave_quickly(code) -> None:
-    """End the process without freeing, object by object, what the command built: the two parsed, normalized and
-    matched modules of a large ``compare`` are millions of objects (0.5 s of a 300K-instruction pair just to free
-    them, memory the system takes back at once). Everything is written by then; exit handlers (standard input's
-    temporary copy) still run, and the streams are flushed first."""
-    import atexit
-    import os
-
-    atexit._run_exitfuncs()
-    flush_stdout()
-    try:
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
-
-
-_leave_quickly.asked = False  # set by a command once its output is all written
-
-
-def _usage_line(exc: click.ClickException) -> str:
-    ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else "hlodiff"
-    hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
-    return f"{printable(where)}: error: {printable(exc.format_message())}{hint}"
-
-
-@click.group(cls=_OneLineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hlodiff")
 def main() -> None:
     """Tell why an XLA program compiled again: structural diffs of HLO dumps from PyTorch/XLA and JAX.
@@ -228,7 +108,7 @@ def normalization_options(fn):
 @stage_option
 @rank_options
 @quiet_option
-@_guarded
+@guarded
 def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int | None,
             scheduler: str | None) -> None:
     """List the graphs in dumps: size, inputs, outputs, trigger line, and which ones compiled.
@@ -249,10 +129,10 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
     if result.job is not None:
         from hlodiff.render.ranks import job_body, job_warnings, render_job_inventory
 
-        _show(as_json, "inspect", lambda: job_body(result.job, "inspect"), job_warnings(result.job),
+        show(as_json, "inspect", lambda: job_body(result.job, "inspect"), job_warnings(result.job),
               lambda console: render_job_inventory(console, result.job))
     else:
-        _show(as_json, "inspect", result.to_json, result.warnings,
+        show(as_json, "inspect", result.to_json, result.warnings,
               lambda console: terminal.render_inventory(console, result.summaries))
 
 
@@ -269,7 +149,7 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
 @normalization_options
 @stage_option
 @quiet_option
-@_guarded
+@guarded
 def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool, html_path: str | None,
             no_normalize: tuple[str, ...], ignore_layouts: bool, stage: str | None, explorer: bool = False,
             explorer_out: str | None = None) -> None:
@@ -298,7 +178,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
         body = result.to_json()
         if html_path:
             reports.write_compare_html(html_path, result, body, list(refs), api.page_sources(body))
-        _show(as_json, "compare", body, result.warnings,
+        show(as_json, "compare", body, result.warnings,
               lambda console: reports.render_comparison(console, result, verbose=verbose))
         if explorer or explorer_out:
             from hlodiff.render.model_explorer_serve import show_diff
@@ -306,7 +186,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
 
             show_diff(result.diff, result.left.ref, result.right.ref, serve_it=explorer, out_dir=explorer_out,
                       read=Inputs.of(list(refs)), echo=functools.partial(click.echo, err=True))
-        _leave_quickly.asked = True
+        leave_quickly.asked = True
         sys.exit(result.exit_code)
     if explorer or explorer_out:
         raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
@@ -316,9 +196,9 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
     body = sequence.to_json()
     if html_path:
         reports.write_sequence_html(html_path, sequence, body, list(refs), api.page_sources(body))
-    _show(as_json, "compare-sequence", body, sequence.warnings,
+    show(as_json, "compare-sequence", body, sequence.warnings,
           lambda console: reports.render_sequence(console, sequence, verbose=verbose))
-    _leave_quickly.asked = True
+    leave_quickly.asked = True
     sys.exit(sequence.exit_code)
 
 
@@ -330,7 +210,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
 @normalization_options
 @stage_option
 @quiet_option
-@_guarded
+@guarded
 def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_normalize: tuple[str, ...],
                 ignore_layouts: bool, stage: str | None) -> None:
     """Print the canonical fingerprint of each graph: equal exactly when the normalized graphs are equal.
@@ -346,9 +226,9 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     prints = fingerprint_refs(list(paths), options=_normalization(no_normalize, ignore_layouts), stage=stage,
                               warnings=warnings)
     if as_json:
-        _print_json("fingerprint", {"graphs": [p.to_json() for p in prints]}, warnings)
+        print_json("fingerprint", {"graphs": [p.to_json() for p in prints]}, warnings)
         return
-    _warn(warnings)
+    warn(warnings)
     for line in fingerprint_lines(prints, show_text=show_text):
         click.echo(line)
 
@@ -381,7 +261,7 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
 @stage_option
 @rank_options
 @quiet_option
-@_guarded
+@guarded
 def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_log: str | None,
                       jax_log: str | None, dynamo_log: str | None, as_json: bool,
                       html_path: str | None, verbose: bool, warmup: int | None, stage: str | None, jobs: int | None,
@@ -405,98 +285,11 @@ def explain_recompile(paths: tuple[str, ...], tensors_report: str | None, debug_
       hlodiff explain-recompile run/graphs.hlo --jobs 4       (every ordinal of a torch_xla run)
       hlodiff explain-recompile job/ --scheduler tcp://10.0.0.1:8786   (job/rank0/, job/rank1/, ... on Dask)
     """
-    _explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
-                   dynamo_log=dynamo_log, jobs=jobs, scheduler=scheduler, as_json=as_json, html_path=html_path, verbose=verbose, stage=stage,
-                   warmup=warmup, explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
+    explain_paths(list(paths), tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
+                  dynamo_log=dynamo_log, jobs=jobs, scheduler=scheduler, as_json=as_json, html_path=html_path,
+                  verbose=verbose, stage=stage, warmup=warmup,
+                  explorer=(explorer, explorer_out, explorer_graph) if explorer or explorer_out else None)
 
-
-def _explain_paths(paths: list[str], *, tensors_report: str | None = None, debug_log: str | None = None,
-                   jax_log: str | None = None, dynamo_log: str | None = None, jobs: int | None = None,
-                   scheduler: str | None = None, **how) -> None:
-    """Explain one run, or several ranks' dumps rank by rank; ``how``: the keywords of :func:`_explain`."""
-    from hlodiff.api import job_specs
-
-    specs = job_specs(paths)
-    if specs is None:
-        from hlodiff.dumps.run_folder import discover
-
-        _explain(discover(paths, tensors_report, debug_log, jax_log, dynamo_log), given=paths, **how)
-    if how.pop("explorer", None):
-        raise click.UsageError("--model-explorer and --model-explorer-out take one rank's dump")
-    _explain_job(specs, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log, jobs=jobs,
-                 scheduler=scheduler, dynamo_log=dynamo_log, **how)
-
-
-def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, html_path: str | None,
-                 verbose: bool = False, stage: str | None = None, jobs: int | None = None,
-                 scheduler: str | None = None, extra: dict | None = None, exit_status: int | None = None,
-                 warmup: int | None = None, dynamo_log: str | None = None) -> None:
-    """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
-    recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
-    the first diverging rank (else the first that recompiled, else the reference rank)."""
-    from hlodiff.api import job_exit_code, rank_page
-    from hlodiff.jobs import explain_job
-    from hlodiff.render.ranks import job_body, job_warnings, render_job
-    from hlodiff.render.record import exit_note
-    from hlodiff.render.reports import job_inputs, write_job_html
-    from hlodiff.render.write import check_output
-
-    if html_path:
-        check_output(html_path, job_inputs(specs, tensors_report, debug_log, jax_log), "HTML report")
-    job = explain_job(specs, stage=stage, tensors_report=tensors_report, debug_log=debug_log, jax_log=jax_log,
-                      jobs=jobs, scheduler=scheduler, dynamo_log=dynamo_log)
-    if html_path:
-        write_job_html(html_path, rank_page(job, stage), job_inputs(specs, tensors_report, debug_log, jax_log))
-    _show(as_json, "explain", lambda: job_body(job, "explain", extra), job_warnings(job),
-          lambda console: render_job(console, job, verbose=verbose),
-          stream=sys.stderr if exit_status is not None else None)
-    if exit_status is not None:
-        click.echo(exit_note(exit_status, ranks=[(r.spec.rank, len(r.explanation.recompilations))
-                                                 for r in job.results if r.explanation is not None]), err=True)
-        sys.exit(exit_status)
-    sys.exit(job_exit_code(job, warmup))
-
-
-def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = False, stage: str | None = None,
-             extra: dict | None = None, given: list[str] | None = None, exit_status: int | None = None,
-             warmup: int | None = None, explorer: tuple | None = None) -> None:
-    """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected
-    recompiled, or a compiled module could not be read (``exit_status``, when given, is the exit status instead
-    and the verdict goes to stderr: ``record``)."""
-    from hlodiff.api import explain_inputs, page_sources, run_page_costs
-    from hlodiff.render import terminal
-    from hlodiff.render.reports import render_warmup_verdict, run_inputs, write_run_html
-    from hlodiff.render.write import check_output
-
-    read = run_inputs(inputs, given or [])
-    if html_path:
-        check_output(html_path, read, "HTML report")  # before the analysis, which can take minutes
-    if explorer and explorer[0]:
-        from hlodiff.render.model_explorer_serve import model_explorer_module
-
-        model_explorer_module()  # the extra is missing: say so before the analysis
-    result = explain_inputs(inputs, stage=stage, warmup=warmup)
-    # The document only for JSON or HTML: one dict per cache hit would double a 40,000-graph run's memory.
-    body = {**(extra or {}), **result.to_json()} if as_json or html_path else {}
-    if html_path:
-        write_run_html(html_path, result, body, read, run_page_costs(result), page_sources(body))
-    def render(console) -> None:
-        terminal.render_explanation(console, result.explanation, verbose=verbose)
-        render_warmup_verdict(console, result)
-
-    _show(as_json, "explain", body, result.warnings, render, stream=sys.stderr if exit_status is not None else None)
-    if explorer:  # (serve, folder, graph number): one recompilation and its closest earlier graph
-        from hlodiff.render.model_explorer_serve import show_recompilation
-
-        show_recompilation(result.explanation, explorer[2], serve_it=explorer[0], out_dir=explorer[1], read=read,
-                           echo=functools.partial(click.echo, err=True))
-    if exit_status is not None:
-        from hlodiff.render.record import exit_note
-
-        click.echo(exit_note(exit_status, len(result.explanation.recompilations), len(result.unexpected),
-                             result.dynamo_counts), err=True)
-        sys.exit(exit_status)
-    sys.exit(result.exit_code)
 
 
 @main.command()
@@ -518,7 +311,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
               help="Also write an HTML report: each run's step as its graphs with the bytes crossing between them "
                    "(by role), the single-graph alternative beside, every graph's figures.")
 @quiet_option
-@_guarded
+@guarded
 def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: str | None, as_json: bool,
          stage: str | None, html_path: str | None = None) -> None:
     """What each graph costs: parameter, output and aliased bytes, peak memory, copies (per loop iteration and
@@ -544,7 +337,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
         write_cost_html(html_path, run, warnings, [*paths, *debug_logs, *([tensors_report] if tensors_report else [])])
     from hlodiff.render.cost_headline import cost_document
 
-    _show(as_json, "cost", lambda: cost_document(run), warnings, lambda console: render_cost(console, run))
+    show(as_json, "cost", lambda: cost_document(run), warnings, lambda console: render_cost(console, run))
 
 
 @main.command("compare-runs")
@@ -555,7 +348,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
                    "cache_listing.txt or a cache/ folder found in or beside the runs).")
 @json_option
 @quiet_option
-@_guarded
+@guarded
 def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> None:
     """Why run B compiled what run A had compiled, across a persistent compilation cache (JAX's
     jax_compilation_cache_dir, torch_xla's initialize_cache).
@@ -578,7 +371,7 @@ def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> No
 
     warnings: list[InputWarning] = []
     result = compare_runs_paths(run_a, run_b, cache=cache, warnings=warnings)
-    _show(as_json, "compare-runs", result.to_json, warnings, lambda console: render(console, result.result))
+    show(as_json, "compare-runs", result.to_json, warnings, lambda console: render(console, result.result))
     sys.exit(result.exit_code)
 
 
@@ -601,7 +394,7 @@ def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> No
                    "for the next ones; expected ones (warm-up) in one short line.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @quiet_option
-@_guarded
+@guarded
 def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str, live: bool,
            command: tuple[str, ...]) -> None:
     """Run a training command with everything captured, then explain its recompilations.
@@ -646,24 +439,24 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
                                 **({"stdout": stderr_fd()} if as_json else {}))
     except HlodiffError as err:  # the command could not start: with --json, the error is the document
         if as_json:
-            _print_unexplained(command, None, err.one_line())
+            print_unexplained(command, None, err.one_line())
         raise
     notes = record_notes(result, out_dir)
     for line in notes.lines:
         click.echo(line, err=True)
     if notes.unexplained is not None:
         if as_json:
-            _print_unexplained(command, result.exit_status, notes.unexplained, notes.signals)
+            print_unexplained(command, result.exit_status, notes.unexplained, notes.signals)
         sys.exit(result.exit_status)
     try:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
-        _explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
-                       extra={"command": list(command), "exit_status": result.exit_status})
+        explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
+                      extra={"command": list(command), "exit_status": result.exit_status})
     except Exception as exc:  # noqa: BLE001 - nothing to explain, or a bug explaining: the command's status stands
         if (failure := failure_line(exc)) is None:
             raise
         click.echo(failure[0], err=True)
         if as_json:
-            _print_unexplained(command, result.exit_status, failure[0])
+            print_unexplained(command, result.exit_status, failure[0])
         sys.exit(result.exit_status)
 
 
@@ -675,7 +468,7 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per event on stdout (JSON Lines, see docs/json.md), for dashboards.")
 @stage_option
-@_guarded
+@guarded
 def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None) -> None:
     """Follow a capture while a run writes it, and tell each recompilation as it becomes true: the lines
     `hlodiff record` prints live, for a capture made by hand (a cluster job writing to shared storage).
@@ -706,7 +499,7 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
     warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout,
                                                                             report=report),
                           until_idle=until_idle, stage=stage)
-    _warn(warnings)
+    warn(warnings)
     click.echo(watch_stopped(path), err=True)  # watch prints no report of its own: where the full one is
 
 

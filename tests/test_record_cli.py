@@ -92,7 +92,7 @@ def test_a_bug_explaining_at_exit_leaves_the_command_s_status(tmp_path, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(hlodiff.cli, "_explain_paths", broken)
+    monkeypatch.setattr(hlodiff.cli, "explain_paths", broken)
     if importlib.util.find_spec("jax") is None:
         pytest.skip("jax not installed")
     (tmp_path / "ok.py").write_text("import jax, jax.numpy as jnp\nprint(jax.jit(lambda x: x + 1)(jnp.ones(2)))\n")

@@ -12,6 +12,7 @@ import functools
 from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff, ref
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
 from hlodiff.diff.autocast import lead_with_casts, matmul_precision
@@ -60,7 +61,8 @@ def _slice_length_leads(causes: list[Cause]) -> None:
     causes.remove(resized)
     causes.insert(causes.index(shapes[0]), resized)
     for cause in shapes:
-        cause.fix, cause.fix_is_final = "follows from the slice change above: its new length sets these shapes", True
+        cause.write_fix("follows from the slice change above: its new length sets these shapes", FixStance.FOLLOWS)
+        cause.fix_is_final = True
 
 
 _SLICE_KEYS = ("attribute:slice", "attribute:dynamic_slice_sizes")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlodiff.diff.fix_stance import FixStance, stance_of_rule
 from hlodiff.hlo.model import SourceFrame
 
 CAUSE_KINDS = ("reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs", "ops",
@@ -90,6 +91,9 @@ class Cause:
     """The name of the row of ``diff.fix_rules.RULES`` the fix came from; None when its maker wrote it."""
     fix_is_final: bool = field(default=False, repr=False)
     """The fix was written from facts only its maker knew (the option or argument JAX named): keep it."""
+    written_stance: FixStance = field(default=FixStance.CHANGE, repr=False, compare=False)
+    """What a fix its maker wrote (``fix_rule`` None) asks of the user (:meth:`write_fix`); a fix from the table
+    takes its row's instead (:attr:`fix_stance`)."""
     reason: str | None = None
     """For a cause read from a framework's own log: which of its reasons (JAX: ``redefined_function``,
     ``never_seen``, ``pytree``, ...), as a typed fact the cause graph reads (a new function drags its ops)."""
@@ -130,6 +134,29 @@ class Cause:
     values handed through, such as a model's parameters copied before the loop)."""
     scalar_outputs: bool = field(default=False, repr=False)
     """For an outputs cause: every output added or removed is a scalar (f32[]): a metric or a logged value."""
+
+    @property
+    def fix_stance(self) -> FixStance | None:
+        """What the fix asks of the user (change the code, nothing, fix another cause first): what analysis
+        reads instead of the fix's words. None without a fix."""
+        if not self.fix:
+            return None
+        return stance_of_rule(self.fix_rule) if self.fix_rule is not None else self.written_stance
+
+    @property
+    def on_parameter(self) -> bool:
+        """The instruction the summary names is a parameter ("shape changed on parameter %x"): what a graph takes
+        in changed, not what it computes."""
+        side = (self.named.right or self.named.left) if self.named is not None else None
+        return side is not None and side.opcode == "parameter"
+
+    def write_fix(self, text: str, stance: FixStance = FixStance.CHANGE) -> None:
+        """Set a fix written from facts the table does not hold: its words and what it asks (no row chose it)."""
+        self.fix, self.fix_rule, self.written_stance = text, None, stance
+
+    def take_fix(self, other: "Cause") -> None:
+        """Take the fix another cause got, words, row and stance (compare adopting explain's fix)."""
+        self.fix, self.fix_rule, self.written_stance = other.fix, other.fix_rule, other.written_stance
 
     def to_json(self) -> dict:
         return {

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hlodiff.diff.fix_stance import NOTHING_TO_FIX, FixStance
 from hlodiff.hlo.literal import size
 from hlodiff.hlo.model import Module
 
@@ -380,7 +381,7 @@ def attach_plans(explanation, run=None) -> None:
 def _nothing_to_fix(cause) -> bool:
     """The fix already judged these compilations expected (JAX's eager ops, a warm-up), or the size follows from
     another cause (a static argument): no plan to offer for the size itself."""
-    return bool(cause.fix) and cause.fix.startswith(("expected", "follows from"))
+    return cause.fix_stance in NOTHING_TO_FIX or cause.fix_stance is FixStance.FOLLOWS
 
 
 def family_plan(family, recompilations, seconds: dict[str, float],

@@ -346,7 +346,7 @@ and its loss), not the broadcasts and converts a new size drags along."""
 def swaps_path(cause: Cause) -> bool:
     """A shape change on a parameter that comes with at least SWAP_MIN instructions added and SWAP_MIN removed."""
     return (cause.kind == "shape" and cause.added and cause.removed and cause.instructions_removed >= SWAP_MIN
-            and len(cause.instructions) - cause.instructions_removed >= SWAP_MIN and "on parameter" in cause.summary)
+            and len(cause.instructions) - cause.instructions_removed >= SWAP_MIN and cause.on_parameter)
 
 
 def _path_swapped(cause: Cause, root: Cause, evidence: Evidence) -> bool:

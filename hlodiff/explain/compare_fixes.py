@@ -9,6 +9,8 @@ only a fix that rests on the two graphs, never one of the rows below that claims
 
 from __future__ import annotations
 
+from hlodiff.diff.fix_stance import FixStance
+
 RUN_GUESSES = frozenset({"outputs_some_steps", "ops_branch", "traced_some_steps", "inputs_seen", "ops_branch_jax"})
 """Rows whose words claim how the run went (which steps ran which graph, a Python `if`) from two graphs alone."""
 
@@ -21,13 +23,13 @@ def adopt_run_fixes(steps, recompilations) -> None:
         r = by_right.get(step.right.ref)
         for cause in step.diff.causes:
             known = next((c for c in r.causes if c.kind == cause.kind and c.fix), None) if r is not None else None
-            if known is not None and known.fix.startswith("follows from") and r.causes and r.causes[0].fix \
+            if known is not None and known.fix_stance is FixStance.FOLLOWS and r.causes and r.causes[0].fix \
                     and r.causes[0].kind not in {c.kind for c in step.diff.causes}:
                 # the root it follows from is not among the pair's causes (an early read's cut is a fact of the
                 # run, not of the two graphs): its fix is the one to follow
-                cause.fix, cause.fix_rule = r.causes[0].fix, r.causes[0].fix_rule
+                cause.take_fix(r.causes[0])
             elif known is not None:
-                cause.fix, cause.fix_rule = known.fix, known.fix_rule
+                cause.take_fix(known)
             elif cause.fix_rule in RUN_GUESSES:
                 cause.fix, cause.fix_rule = None, None
         if r is not None:
@@ -51,5 +53,5 @@ def _follow_explain_order(causes: list, r) -> None:
             continue
         root = nodes[node.follows[0].root].cause.kind
         if root in present and root != cause.kind:
-            cause.fix, cause.fix_rule = f"follows from the {root} change above", None
+            cause.write_fix(f"follows from the {root} change above", FixStance.FOLLOWS)
     causes.sort(key=lambda c: place.get(c.kind, len(place)))

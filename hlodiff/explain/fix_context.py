@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlodiff.diff.fix_facts import transposed_input
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
@@ -199,7 +200,7 @@ def path_swap(r, pattern) -> bool:
 
 
 def _follows(cause) -> bool:
-    return bool(cause.fix) and cause.fix.startswith("follows from")
+    return cause.fix_stance is FixStance.FOLLOWS
 
 
 def family_runs(recompilations) -> dict[int, tuple[list, list]]:

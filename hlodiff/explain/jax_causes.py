@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from hlodiff.diff.fixes import FixContext, decide
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
@@ -128,8 +129,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         leading = [jc.cause for jc in made if jc.cause.kind in _KEY_CHANGES or jc.cause.fix_rule == "dtype_prng_key_jax"]
         head = leading[0]
         for cause in r.causes:
-            cause.fix, cause.fix_is_final = f"follows from the {head.kind.replace('_', ' ')} change above", True
-            cause.fix_rule = None
+            cause.write_fix(f"follows from the {head.kind.replace('_', ' ')} change above", FixStance.FOLLOWS)
+            cause.fix_is_final = True
         r.causes[0:0] = leading
         r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
@@ -166,9 +167,9 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
         lead.jax_types = (reason.before, reason.now)
         for cause in r.causes[1:]:
             if cause.kind == lead.kind:
-                cause.fix = f"follows from argument `{reason.argument}` above: its new type reaches this computation"
+                cause.write_fix(f"follows from argument `{reason.argument}` above: its new type reaches this "
+                                "computation", FixStance.FOLLOWS)
                 cause.fix_is_final = True
-                cause.fix_rule = None
         return
 
 

@@ -332,8 +332,8 @@ class LiveExplainer:
         if words and len(words) == len(ours.causes):
             # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled
             # call's cut step), not the window's own fix ("a value is kept on some steps only")
-            for cause, (fix, rule) in zip(ours.causes, words):
-                cause.fix, cause.fix_rule = fix, rule
+            for cause, (fix, rule, stance) in zip(ours.causes, words):
+                cause.fix, cause.fix_rule, cause.written_stance = fix, rule, stance
         return ours, id(ours) not in shouted, follows
 
     def _follows(self, explanation, record: GraphRecord) -> bool:

@@ -57,7 +57,8 @@ class LiveDynamo:
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
     around_words: dict[str, list] = field(default_factory=dict)
-    """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule) as the report tells them."""
+    """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
+    tells them."""
     _explanation: object = None
 
     def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
@@ -120,7 +121,7 @@ class LiveDynamo:
         refs = set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
         # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
         # the live line of one counted as following says the same, not its window's own fix
-        self.around_words = {r.graph.ref: [(c.fix, c.fix_rule) for c in r.causes]
+        self.around_words = {r.graph.ref: [(c.fix, c.fix_rule, c.written_stance) for c in r.causes]
                              for r in self._explanation.recompilations if r.graph.ref in refs} if refs else {}
         return refs
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from hlodiff.dumps.evidence import SourceLines
 from hlodiff.dumps.graph_record import TRACED_KINDS
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.explain.argument_lines import ARGUMENT_KINDS, changed_argument, jitted_function, lead_with_the_call
@@ -97,8 +98,9 @@ def locate_autograd(causes: list[Cause], left: GraphSummary, right: GraphSummary
     forward = [f for c in leads for f in c.locations]
     for cause in traced:
         cause.locations = list(dict.fromkeys(forward))[:4]
-        cause.fix = f"follows from the {leads[0].kind} change above: its gradient carries the same value"
-        cause.fix_is_final, cause.fix_rule = True, None  # written here, not by a row of the table
+        cause.write_fix(f"follows from the {leads[0].kind} change above: its gradient carries the same value",
+                        FixStance.FOLLOWS)  # written here, not by a row of the table
+        cause.fix_is_final = True
     # a gradient's change follows its forward op's: it goes after the causes it follows
     causes[:] = [c for c in causes if not any(c is t for t in traced)] + traced
 

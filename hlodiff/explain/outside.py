@@ -39,8 +39,8 @@ def option_causes(left: GraphSummary, right: GraphSummary,
     names = ", ".join(f"`{k.split(':', 1)[1].rsplit('.', 1)[-1]}`" for k in keys[:3])
     cause = Cause("compile_options", f"compiled with other options ({', '.join(files)}): " + "; ".join(parts) + more,
                   reason="partitioning" if all(k.rsplit(".", 1)[-1] in PARTITIONING for k in keys) else None)
-    cause.fix = (f"compile with one set of options: {names} differ{'s' if len(keys) == 1 else ''} (set "
-                 "compiler_options / XLA_FLAGS the same for every jit of this function, or not at all)")
+    cause.write_fix(f"compile with one set of options: {names} differ{'s' if len(keys) == 1 else ''} (set "
+                    "compiler_options / XLA_FLAGS the same for every jit of this function, or not at all)")
     cause.fix_is_final = True
     return [cause]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from hlodiff._runtime import sparse_collections
 from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.debug_log import CompilationEvent
 from hlodiff.dumps.evidence import Run
@@ -324,7 +325,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         if r.graph.ref in doubts and r.causes:
             lead = r.causes[0]
             words = doubts[r.graph.ref].fix(r.family.module_name, log_given=bool(run.jax_logs))
-            lead.fix, lead.fix_is_final, lead.fix_rule = words, True, None
+            lead.write_fix(words)
+            lead.fix_is_final = True
     # leading causes may have moved
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
     if loaded:  # programs a persistent cache gave are counted apart (.cache_loads)
@@ -508,7 +510,7 @@ def _summary(counts: RunCounts, recompilations: list[Recompilation], facts: list
     outside = _outside(recompilations, facts, families, loaded)
     # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
-               (r.causes[0].fix or "").startswith("expected warm-up"))
+               r.causes[0].fix_stance is FixStance.WARMUP)
     asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
         + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")

@@ -12,6 +12,7 @@ them is not, whatever its pattern (setup and eager ops excepted: they are not st
 from __future__ import annotations
 
 from hlodiff.diff.fix_rules import EXPECTED as EXPECTED_FIXES
+from hlodiff.diff.fix_stance import FixStance
 from hlodiff.explain.patterns import pattern_names
 from hlodiff.explain.recompile import Recompilation, RunExplanation
 from hlodiff.explain.steps import graph_steps
@@ -41,8 +42,7 @@ def _asks_a_change(r: Recompilation, pattern: str | None) -> bool:
     if pattern not in ("warm-up only", "steady") or not r.causes:
         return False
     root = r.causes[0]
-    return root.fix_rule is not None and root.fix_rule not in EXPECTED_FIXES and not (root.fix or "").startswith(
-        ("follows from", "expected"))
+    return root.fix_rule is not None and root.fix_stance is FixStance.CHANGE
 
 
 def _expected_by_its_fix(r: Recompilation) -> bool:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
 
+from hlodiff.diff.fix_stance import NOTHING_TO_FIX
 from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.errors import InputWarning, printable
 from hlodiff.render.fit import Column, FitTable
@@ -282,7 +283,7 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
-    if r.causes and (r.causes[0].fix or "").startswith("expected"):  # review 5 F6: says so before its cause does
+    if r.causes and r.causes[0].fix_stance in NOTHING_TO_FIX:  # review 5 F6: says so before its cause does
         head.append("; expected", style="")
     console.print(head, highlight=False)
     kinds = [c.kind for c in r.causes]
