@@ -31,7 +31,7 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_
                                              KeyDifference, cache_folder, device_count_differences,
                                              flag_differences, option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
-from hlodiff.hlo.model import SourceFrame, user_frame
+from hlodiff.hlo.model import Computation, Instruction, SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
@@ -53,6 +53,43 @@ NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "belo
 """Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
 (the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
 
+
+
+
+def _host_callback(inst: Instruction, comp: Computation) -> bool:
+    """A call back into Python (``jax.debug.print``, ``jax.debug.callback``, ``io_callback``, ``pure_callback``):
+    JAX's CPU and GPU callbacks are custom-calls whose target names the callback."""
+    return inst.opcode == "custom-call" and "callback" in (inst.attr("custom_call_target") or "")
+
+
+def _uses_elided_constant(inst: Instruction, comp: Computation) -> bool:
+    """An instruction reading a constant XLA's text dump printed as ``{...}`` (a closed-over array baked into the
+    program): the constant itself carries no metadata, its first user names the line."""
+    elided = {i.name for i in comp.instructions if i.opcode == "constant" and i.literal == "{...}"}
+    return bool(elided) and any(op.lstrip("%") in elided for op in inst.operands)
+
+
+LOCATED_IN_PROGRAM = {"host_callbacks": _host_callback, "elided_constants": _uses_elided_constant}
+"""Reasons outside the graph whose cause is nevertheless an instruction of the program (the call back into Python
+that keeps JAX from writing it; the baked constant that made another key): the headline is located at the user's
+line of the first such instruction, from its metadata."""
+
+
+def program_line(rec: GraphRecord, reason: str) -> SourceFrame | None:
+    """The user's line of the first instruction of ``rec`` that :data:`LOCATED_IN_PROGRAM` marks for ``reason``
+    (computations in dump order, so a callback inside a loop body is found too)."""
+    from hlodiff.graph import canonicalize
+
+    test = LOCATED_IN_PROGRAM.get(reason)
+    if test is None:
+        return None
+    module = rec.module()
+    canonical = canonicalize(module)
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if test(inst, comp) and (frame := user_frame(canonical.frames(inst))) is not None:
+                return frame
+    return None
 
 
 
@@ -86,6 +123,8 @@ class Verdict:
     """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
     called_at: SourceFrame | None = None
     """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+    program_line: SourceFrame | None = None
+    """The user's line of the instruction behind a reason outside the graph (:data:`LOCATED_IN_PROGRAM`)."""
     state_shapes: bool = False
     """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
     returns updated (weights, optimizer state): another model, not another input."""
@@ -133,6 +172,9 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> Across
         verdicts = _jax_verdicts(run_a, run_b, cache, warnings)
     else:
         verdicts = _torch_verdicts(run_a, run_b, cache, warnings)
+    for v in verdicts:
+        if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
+            v.program_line = program_line(rec, v.reason)
     return AcrossRuns(run_a, run_b, verdicts, warnings)
 
 

@@ -32,7 +32,9 @@ CACHE_FIXES: dict[str, str] = {
                       "jax_enable_compilation_cache and that the cache folder can be written",
     "cache_configured_late": "set jax_compilation_cache_dir before the first JAX operation (before the first array "
                              "or jit call), e.g. JAX_COMPILATION_CACHE_DIR in the environment",
-    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir)",
+    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
+                "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
+                ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
     "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
@@ -83,7 +85,8 @@ run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shape
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
-cache was configured); the others are settings (a threshold, a flag), not a line, or take their cause's line."""
+cache was configured); reasons of :data:`hlodiff.explain.across_runs.LOCATED_IN_PROGRAM` take the line of the
+instruction behind them; the others are settings (a threshold, a flag), not a line, or take their cause's line."""
 
 
 def label(v: Verdict) -> str:
@@ -131,8 +134,9 @@ def why_text(v: Verdict) -> str:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
         if r == "elided_constants":
+            at = f", used at {_short(v.program_line)}" if v.program_line is not None else ""
             return ("another cache key; the HLO texts are the same but XLA's text dump elides large constants "
-                    "(constant({...})), which may differ")
+                    f"(constant({{...}}){at}), which may differ")
         if v.a_record is None or v.b_record is None:
             return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
                     "before optimizations and only the keys can be compared")
@@ -151,7 +155,8 @@ def why_text(v: Verdict) -> str:
     if r == "write_failed":
         return f"{same}, never written: writing it failed ({v.detail})"
     if r == "host_callbacks":
-        return f"{same}, never written: it uses host callbacks"
+        at = f" (at {_short(v.program_line)})" if v.program_line is not None else ""
+        return f"{same}, never written: it uses host callbacks{at}"
     if r == "cache_disabled":
         return f"{same}, never written: the cache was disabled or not initialized"
     if r == "cache_configured_late":
@@ -285,6 +290,8 @@ def document_body(result: AcrossRuns) -> dict:
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
         if where is None and reason in LOCATED_AT_CALL:
             where = first.called_at
+        if where is None:
+            where = first.program_line  # a callback or a baked constant of the program (LOCATED_IN_PROGRAM)
         headline = {"verdict": verdict, "reason": reason, "count": len(group),
                     "compile_seconds": _seconds(group), "programs": [v.program for v in group],
                     "location": where.to_json() if where is not None else None, "fix": fix_text(first)}
