@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import FIXTURES, cli_json
-from hlodiff.explain.across_runs import LOCATED_IN_PROGRAM
+from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM
 from hlodiff.hlo import parse_module
 from hlodiff.render.across_runs import CACHE_FIXES
 

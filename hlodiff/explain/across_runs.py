@@ -31,7 +31,8 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_
                                              KeyDifference, cache_folder, device_count_differences,
                                              flag_differences, option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
-from hlodiff.hlo.model import Computation, Instruction, SourceFrame, user_frame
+from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line  # noqa: F401 (API)
+from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
@@ -53,43 +54,6 @@ NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "belo
 """Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
 (the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
 
-
-
-
-def _host_callback(inst: Instruction, comp: Computation) -> bool:
-    """A call back into Python (``jax.debug.print``, ``jax.debug.callback``, ``io_callback``, ``pure_callback``):
-    JAX's CPU and GPU callbacks are custom-calls whose target names the callback."""
-    return inst.opcode == "custom-call" and "callback" in (inst.attr("custom_call_target") or "")
-
-
-def _uses_elided_constant(inst: Instruction, comp: Computation) -> bool:
-    """An instruction reading a constant XLA's text dump printed as ``{...}`` (a closed-over array baked into the
-    program): the constant itself carries no metadata, its first user names the line."""
-    elided = {i.name for i in comp.instructions if i.opcode == "constant" and i.literal == "{...}"}
-    return bool(elided) and any(op.lstrip("%") in elided for op in inst.operands)
-
-
-LOCATED_IN_PROGRAM = {"host_callbacks": _host_callback, "elided_constants": _uses_elided_constant}
-"""Reasons outside the graph whose cause is nevertheless an instruction of the program (the call back into Python
-that keeps JAX from writing it; the baked constant that made another key): the headline is located at the user's
-line of the first such instruction, from its metadata."""
-
-
-def program_line(rec: GraphRecord, reason: str) -> SourceFrame | None:
-    """The user's line of the first instruction of ``rec`` that :data:`LOCATED_IN_PROGRAM` marks for ``reason``
-    (computations in dump order, so a callback inside a loop body is found too)."""
-    from hlodiff.graph import canonicalize
-
-    test = LOCATED_IN_PROGRAM.get(reason)
-    if test is None:
-        return None
-    module = rec.module()
-    canonical = canonicalize(module)
-    for comp in module.computations:
-        for inst in comp.instructions:
-            if test(inst, comp) and (frame := user_frame(canonical.frames(inst))) is not None:
-                return frame
-    return None
 
 
 
