@@ -1,16 +1,18 @@
 """compare-runs rules learned from the third blind round across a persistent cache (fixtures/scenarios/runs/,
-round 3): one test per row of the table it added (LOCATED_IN_PROGRAM) and of the CACHE_FIXES row it changed
+round 3): one test per row of the tables it added (LOCATED_IN_PROGRAM, TOPOLOGY_OPTIONS) and of the CACHE_FIXES row it changed
 (no_cache), each beside a look-alike that shares the row's evidence but one fact and must keep its answer; and the
 round's two controls."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers import FIXTURES, cli_json
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM
+from hlodiff.explain.run_differences import TOPOLOGY_OPTIONS
 from hlodiff.hlo import parse_module
 from hlodiff.render.across_runs import CACHE_FIXES
 
@@ -122,3 +124,36 @@ def test_a_program_run_a_never_compiled_is_new_not_a_miss():
     assert doc["headline"] is None
     assert [(c["program"], c["verdict"]) for c in doc["compilations"]] == [("jit_train_step", "hit"),
                                                                            ("jit_evaluate", "new")]
+
+
+# -- TOPOLOGY_OPTIONS: xla_force_host_platform_device_count ---------------------------------------------------------
+
+def test_topology_rows():
+    assert TOPOLOGY_OPTIONS == ("xla_force_host_platform_device_count",)
+
+
+def test_a_host_device_count_alone_is_another_device_configuration():
+    """runs_host_device_flag: run B's XLA_FLAGS add --xla_force_host_platform_device_count=4 to a one-device
+    program; JAX clears that option before hashing, yet the key differs (it hashes the topology): a device
+    configuration, not 'a flag in the key', and never jax.jit(compiler_options=...) (a client flag)."""
+    head = _compare("runs_host_device_flag")["headline"]
+    assert (head["verdict"], head["reason"]) == ("miss_key_differs", "device_count")
+    assert "--xla_force_host_platform_device_count" in head["fix"] and "topology" in head["fix"]
+    assert "compiler_options" not in head["fix"]
+
+
+def test_lookalike_two_programs_for_other_device_counts_keep_their_fix():
+    """runs_device_count: a mesh over 2, then 4 devices: two HLOs (num_partitions), the device-count fix."""
+    head = _compare("runs_device_count")["headline"]
+    assert (head["verdict"], head["reason"]) == ("miss_hlo_differs", "device_count")
+    assert head["fix"].startswith("run A's program was built for 2 devices")
+
+
+def test_lookalike_another_flag_beside_the_device_count_is_a_flag(tmp_path):
+    """The same pair with one more debug option differing in run B's dump: a flag in the key leads."""
+    folder = Path(shutil.copytree(RUNS / "runs_host_device_flag", tmp_path / "pair"))
+    for opts in (folder / "run_b" / "dump").glob("*.debug_options"):
+        opts.write_text(opts.read_text() + "xla_cpu_enable_fast_math: true\n")
+    head = cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=(1,))["headline"]
+    assert (head["verdict"], head["reason"]) == ("miss_key_differs", "xla_flag")
+    assert "xla_cpu_enable_fast_math" in head["fix"]

@@ -28,6 +28,7 @@ from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
+                                             TOPOLOGY_OPTIONS,
                                              KeyDifference, cache_folder, device_count_differences,
                                              flag_differences, option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
@@ -218,6 +219,8 @@ def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b
         v.differences.remove(d)
         v.differences.insert(0, KeyDifference(d.source, "cache folder", cache_folder(d.a), cache_folder(d.b)))
         v.reason = "other_cache_folder"
+    elif v.differences and all(d.name in TOPOLOGY_OPTIONS for d in v.differences):
+        v.reason = "device_count"  # left out of the key by JAX, yet another device topology: another key
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():

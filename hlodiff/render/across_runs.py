@@ -46,6 +46,9 @@ CACHE_FIXES: dict[str, str] = {
     "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
                     "own program and cache entry; expected when the runs had different machines, else run both on "
                     "the same number of devices (the mesh over jax.devices())",
+    "device_topology": "set XLA_FLAGS' --{name} the same way in both runs ({b} in run B, {a} in run A): JAX leaves "
+                       "this flag out of the key but hashes the devices' topology, so each device configuration is "
+                       "its own cache entry",
     "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
                                   "(--{name}); torch_xla's graph hash, its cache key, changes with it",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
@@ -130,6 +133,10 @@ def why_text(v: Verdict) -> str:
             d = v.differences[0]
             return (f"another cache key: run B's cache folder is {_value(d.b)}, run A's {_value(d.a)} (JAX writes the "
                     "folder into the compile options it hashes: xla_gpu_per_fusion_autotune_cache_dir)")
+        if r == "device_count" and v.differences:
+            d = v.differences[0]
+            return (f"the same HLO under another cache key: run B ran on another device configuration ({d.name} is "
+                    f"{_value(d.b)} in run B, {_value(d.a)} in run A; JAX hashes the devices' topology, not the flag)")
         if r == "version" and v.differences:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
@@ -204,6 +211,8 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_key_differs" and reason == "unknown":
         reason = "unknown_key"
     d = v.differences[0] if v.differences else None
+    if reason == "device_count" and v.verdict == "miss_key_differs":
+        reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
