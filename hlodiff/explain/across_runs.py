@@ -28,9 +28,11 @@ from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
+                                             TOPOLOGY_OPTIONS,
                                              KeyDifference, cache_folder, device_count_differences,
                                              flag_differences, option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
+from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line  # noqa: F401 (API)
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -86,6 +88,8 @@ class Verdict:
     """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
     called_at: SourceFrame | None = None
     """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+    program_line: SourceFrame | None = None
+    """The user's line of the instruction behind a reason outside the graph (:data:`LOCATED_IN_PROGRAM`)."""
     state_shapes: bool = False
     """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
     returns updated (weights, optimizer state): another model, not another input."""
@@ -133,6 +137,9 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> Across
         verdicts = _jax_verdicts(run_a, run_b, cache, warnings)
     else:
         verdicts = _torch_verdicts(run_a, run_b, cache, warnings)
+    for v in verdicts:
+        if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
+            v.program_line = program_line(rec, v.reason)
     return AcrossRuns(run_a, run_b, verdicts, warnings)
 
 
@@ -212,6 +219,8 @@ def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b
         v.differences.remove(d)
         v.differences.insert(0, KeyDifference(d.source, "cache folder", cache_folder(d.a), cache_folder(d.b)))
         v.reason = "other_cache_folder"
+    elif v.differences and all(d.name in TOPOLOGY_OPTIONS for d in v.differences):
+        v.reason = "device_count"  # left out of the key by JAX, yet another device topology: another key
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():

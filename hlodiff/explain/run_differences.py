@@ -137,6 +137,13 @@ CPU too), which the key hashes with the other compile options: observed with JAX
 for one program."""
 
 
+TOPOLOGY_OPTIONS = ("xla_force_host_platform_device_count",)
+"""Debug options JAX clears before hashing the compile options (``jax/_src/cache_key.py``) that still change the
+key: they change the devices, and the key hashes the devices' topology. When they are all that differs, the cause is
+another device configuration, not a flag in the key (observed with JAX 0.10.2: a one-device program, 4 host devices
+in run B only, another key for the same HLO)."""
+
+
 def cache_folder(value: str | None) -> str | None:
     """``"/x/cache/xla_gpu_per_fusion_autotune_cache_dir"`` -> ``/x/cache`` (the persistent cache folder)."""
     if value is None:

@@ -32,7 +32,9 @@ CACHE_FIXES: dict[str, str] = {
                       "jax_enable_compilation_cache and that the cache folder can be written",
     "cache_configured_late": "set jax_compilation_cache_dir before the first JAX operation (before the first array "
                              "or jit call), e.g. JAX_COMPILATION_CACHE_DIR in the environment",
-    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir)",
+    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
+                "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
+                ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
     "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
@@ -44,6 +46,9 @@ CACHE_FIXES: dict[str, str] = {
     "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
                     "own program and cache entry; expected when the runs had different machines, else run both on "
                     "the same number of devices (the mesh over jax.devices())",
+    "device_topology": "set XLA_FLAGS' --{name} the same way in both runs ({b} in run B, {a} in run A): JAX leaves "
+                       "this flag out of the key but hashes the devices' topology, so each device configuration is "
+                       "its own cache entry",
     "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
                                   "(--{name}); torch_xla's graph hash, its cache key, changes with it",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
@@ -83,7 +88,8 @@ run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shape
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
-cache was configured); the others are settings (a threshold, a flag), not a line, or take their cause's line."""
+cache was configured); reasons of :data:`hlodiff.explain.across_runs.LOCATED_IN_PROGRAM` take the line of the
+instruction behind them; the others are settings (a threshold, a flag), not a line, or take their cause's line."""
 
 
 def label(v: Verdict) -> str:
@@ -127,12 +133,17 @@ def why_text(v: Verdict) -> str:
             d = v.differences[0]
             return (f"another cache key: run B's cache folder is {_value(d.b)}, run A's {_value(d.a)} (JAX writes the "
                     "folder into the compile options it hashes: xla_gpu_per_fusion_autotune_cache_dir)")
+        if r == "device_count" and v.differences:
+            d = v.differences[0]
+            return (f"the same HLO under another cache key: run B ran on another device configuration ({d.name} is "
+                    f"{_value(d.b)} in run B, {_value(d.a)} in run A; JAX hashes the devices' topology, not the flag)")
         if r == "version" and v.differences:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
         if r == "elided_constants":
+            at = f", used at {_short(v.program_line)}" if v.program_line is not None else ""
             return ("another cache key; the HLO texts are the same but XLA's text dump elides large constants "
-                    "(constant({...})), which may differ")
+                    f"(constant({{...}}){at}), which may differ")
         if v.a_record is None or v.b_record is None:
             return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
                     "before optimizations and only the keys can be compared")
@@ -151,7 +162,8 @@ def why_text(v: Verdict) -> str:
     if r == "write_failed":
         return f"{same}, never written: writing it failed ({v.detail})"
     if r == "host_callbacks":
-        return f"{same}, never written: it uses host callbacks"
+        at = f" (at {_short(v.program_line)})" if v.program_line is not None else ""
+        return f"{same}, never written: it uses host callbacks{at}"
     if r == "cache_disabled":
         return f"{same}, never written: the cache was disabled or not initialized"
     if r == "cache_configured_late":
@@ -199,6 +211,8 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_key_differs" and reason == "unknown":
         reason = "unknown_key"
     d = v.differences[0] if v.differences else None
+    if reason == "device_count" and v.verdict == "miss_key_differs":
+        reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
@@ -285,6 +299,8 @@ def document_body(result: AcrossRuns) -> dict:
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
         if where is None and reason in LOCATED_AT_CALL:
             where = first.called_at
+        if where is None:
+            where = first.program_line  # a callback or a baked constant of the program (LOCATED_IN_PROGRAM)
         headline = {"verdict": verdict, "reason": reason, "count": len(group),
                     "compile_seconds": _seconds(group), "programs": [v.program for v in group],
                     "location": where.to_json() if where is not None else None, "fix": fix_text(first)}
