@@ -112,3 +112,20 @@ def test_a_final_bigger_call_is_expected_once_not_padded():
 def test_sizes_that_shrink_or_change_mid_run_keep_their_rows(path, rule):
     rules = _rules(_doc(path, codes=(0, 1)))
     assert rule in rules and "shape_final_call_jax" not in rules
+
+
+def test_a_one_hot_sized_by_a_read_max_names_num_classes():
+    """onehot_counts: F.one_hot(y) without num_classes: the changed zeros feed a scatter, and the early read of the
+    labels' max decides the size (3 different graphs after it): row ``shape_scatter_from_read``."""
+    doc = _doc("scenarios/torch_xla/onehot_counts", codes=(1,))
+    assert _head_cause(doc)["fix_rule"] == "shape_scatter_from_read"
+    assert "num_classes" in doc["headline"]["fix"] and "minlength" not in doc["headline"]["fix"]
+
+
+@pytest.mark.parametrize("path", [
+    "scenarios/torch_xla/bincount_weights",   # bincount without minlength: an index tensor, no scatter
+    "scenarios/torch_xla/unique_classes",     # torch.unique
+    "scenarios/torch_xla/trim_padding",       # a slice length read early, no scatter
+])
+def test_sizes_read_from_the_data_without_a_scatter_keep_their_rows(path):
+    assert "shape_scatter_from_read" not in _rules(_doc(path, codes=(1,)))

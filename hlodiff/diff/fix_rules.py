@@ -355,6 +355,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
           "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
+    # round 8 (onehot_counts): F.one_hot(y) without num_classes reads y.max() to the host and scatters into max+1
+    # columns; the value read sets the size of the scatter, every new value compiles again
+    _rule("shape_scatter_from_read", "shape", "op:scatter read_sets_trace",
+          "a scatter's size (a one-hot, a per-class count) follows a value read to the host earlier in the step "
+          "({after_read} different graphs followed the read): F.one_hot(y) without num_classes reads the labels' "
+          "max for its number of columns; give it a fixed size (F.one_hot(y, num_classes=C), or scatter into the "
+          "full class count)", unless="jax"),
     _rule("shape_topk", "shape attribute", "op:topk",
           "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
