@@ -129,3 +129,17 @@ def test_a_one_hot_sized_by_a_read_max_names_num_classes():
 ])
 def test_sizes_read_from_the_data_without_a_scatter_keep_their_rows(path):
     assert "shape_scatter_from_read" not in _rules(_doc(path, codes=(1,)))
+
+
+def test_spmd_runtime_modules_are_set_aside_and_the_log_joins_the_dump():
+    """spmd_load_state_mid: the dump holds 3 ReplicateShardedData modules (state_dict's .cpu() of sharded
+    parameters) that the PT_XLA_DEBUG log never lists; set aside, the log's 3 compilations pair with the 3 step
+    modules and the cache hits between them are seen (the restore is one graph among reused ones, not growth)."""
+    from hlodiff.dumps.executions import runtime_module
+
+    assert runtime_module("ReplicateShardedData.6") and runtime_module("module_0002.ReplicateShardedData.6.txt")
+    assert not runtime_module("SyncTensorsGraph.175") and not runtime_module("module_0000.SyncTensorsGraph.175.txt")
+    res = cli("explain-recompile", *_argv("scenarios/torch_xla/spmd_load_state_mid"), codes=(1,))
+    assert "ReplicateShardedData modules in the XLA dump" in res.stderr + res.stdout
+    doc = _doc("scenarios/torch_xla/spmd_load_state_mid", codes=(1,))
+    assert [f["pattern"]["letters"] for f in doc["families"]] == ["ABBBCBB"]
