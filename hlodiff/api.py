@@ -227,8 +227,10 @@ def job_specs(paths: list[str]) -> "list[RankSpec] | None":
 
 
 def job_exit_code(job: "JobExplanation", warmup: int | None = None) -> int:
-    """1 when ranks diverged or a rank recompiled unexpectedly (as :attr:`Explained.exit_code` for each), else 0."""
-    return 1 if job.divergence or any(Explained(r.inputs, r.explanation, [], warmup).exit_code
+    """1 when ranks diverged or a rank recompiled unexpectedly (as :attr:`Explained.exit_code` for each), else 0. A
+    divergence no rank can wait on (:attr:`Divergence.no_collective`) is told, not failed."""
+    diverged = any(not d.no_collective for d in job.divergence)
+    return 1 if diverged or any(Explained(r.inputs, r.explanation, [], warmup).exit_code
                                       for r in job.results) else 0
 
 

@@ -102,6 +102,16 @@ def test_a_changed_pytree_is_told_with_the_inputs_it_brings():
     assert ("cache_key", "inputs", "pytree_as_inputs") in edges(r) and ("ops", "inputs", "ops_on_new_state") in edges(r)
 
 
+def test_outputs_shaped_like_restructured_arguments_follow_jax_s_pytree_change():
+    """Round 8 (jax_unfreeze_split): a leaf moved from the frozen dict to the trainable one, which the step returns
+    updated: the output that came follows from JAX's pytree change (rule ``outputs_follow_restructured_args``),
+    which leads, not "returns other values on some calls"."""
+    rs = [r for r in explain(FIXTURES / "scenarios" / "jax" / "jax_unfreeze_split").recompilations
+          if r.family.label == "jit_train_step"]
+    assert rs and all(r.links.root.cause.kind == "cache_key" for r in rs)
+    assert all(("outputs", "cache_key", "outputs_follow_restructured_args") in edges(r) for r in rs)
+
+
 def test_a_list_one_item_longer_leads_the_ops_and_the_count_that_read_it():
     """Review 3, F1b: JAX says a list argument changed length; the scalar input that came is an argument, not a
     Python number new ops read (``scalar_for_new_ops`` is torch_xla's): the concatenate and the mean's divisor

@@ -168,8 +168,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat",
-                 "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks"):
+                 "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat",
+                 "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
+                 "no_collective"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "list_length", ""):
@@ -278,6 +279,32 @@ def _sharding_annotations_only(cause: Cause) -> bool:
         s.opcode in ("custom-call", "transpose", "copy", "bitcast", "reshape") for s in sides)
 
 
+MODULE_BASE = "torch/nn/modules/module.py"
+"""torch.nn.Module's own file: its code traces no op of a layer (forward is the layer's file); what it traces is a
+copy into the module's tensors (load_state_dict's ``param.copy_``, ``_apply`` for ``.to()`` / ``.half()``)."""
+
+
+def _module_state_copy(cause: Cause) -> bool:
+    """Round 8 (spmd_load_state_mid): no line of the user's is on the cause and every library frame on it is
+    torch.nn.Module's own code: the change was traced where the module copies tensors into its parameters
+    (``model.load_state_dict(best)`` restoring host tensors mid-run), not in a layer's forward."""
+    return (not cause.locations and bool(cause.library_locations)
+            and all(package_path(w.file) == MODULE_BASE for w in cause.library_locations))
+
+
+RNG_OPS = frozenset({"rng-bit-generator", "rng", "rng-get-and-update-state"})
+_PLUMBING = frozenset({"transpose", "copy", "bitcast", "reshape"})
+
+
+def _rng_removed(cause: Cause) -> bool:
+    """Round 8 (eval_no_train_back): the graph stopped drawing random numbers: an RNG op is among the instructions
+    that went, and nothing but layout plumbing came (dropout's mask gone: a module left in eval mode, or p set to
+    0), as opposed to a setting switched on (ops that came)."""
+    gone = {c.left.opcode for c in cause.origins if c.right is None and c.left is not None}
+    came = {c.right.opcode for c in cause.origins if c.left is None and c.right is not None}
+    return bool(gone & RNG_OPS) and came <= _PLUMBING
+
+
 def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
     first = first_changed(cause)
     added = any(c.right is not None and c.left is None for c in cause.origins) or cause.added
@@ -315,6 +342,10 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("broadcast_reshape_only")
     if _sharding_annotations_only(cause):
         facts.add("sharding_annotations_only")
+    if _module_state_copy(cause):
+        facts.add("module_state_copy")
+    if _rng_removed(cause):
+        facts.add("rng_removed")
     if _rewired(cause) or (any("operands" in c.details for c in cause.origins) and not new_work(cause.origins)):
         facts.add("rewired")
     new = [c.right for c in cause.origins if c.left is None and c.right is not None]
@@ -395,6 +426,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         args["param"] = first.left.name.split(".", 1)[0]
     if _leading_dim_shrank(first):
         facts.add("leading_dim_shrank")
+    if _leading_dim_shrank(Change(first.right, first.left)):
+        facts.add("leading_dim_grew")
     values = _values(first)
     moved = "opcode" in first.kinds  # between constant and parameter
     special = {v for v in values if _special(v)}

@@ -43,6 +43,12 @@ _ZERO_D = ("a 0-d tensor (torch.tensor(v, device=device)) is still treated as th
 _LIBRARY_WARMUP = ("expected warm-up: {library}'s first step differs (it creates its state there), every later step "
                    "reuses one graph; nothing to fix")
 
+_STATE_COPY = ("tensors copied from the host into the module's parameters (model.load_state_dict, param.copy_, "
+               "traced in torch.nn.Module's own code, not in a layer) are still pending when the next step is "
+               "traced, so that step compiles once more with the copy in it{what}: call torch_xla.sync() right "
+               "after the copy, so it runs as a small graph of its own and the step's graph is reused; or accept one "
+               "compilation per restore")
+
 # Columns: name, kinds ("*": any), needs (facts, space-separated), text, unless (facts).
 RULES: tuple[FixRule, ...] = (
     # -- what the run's shape says before any kind: expected compilations ---------------------------------------
@@ -62,6 +68,13 @@ RULES: tuple[FixRule, ...] = (
           "follows from the {container} above changing length ({lengths}): the ops that read its items, and the "
           "count baked in with them (a mean's divisor), change with it; fix the {container} and this goes too"),
     # -- two ranks at one step (the divergence section), not two steps (review 2026-11-27 F7) -----------------------
+    # round 8 (spawn_rank_metric_control): the extra work holds no collective and nothing compiled again: no rank
+    # waits on it; told as what it is, with what to check, never as a hang
+    _rule("ranks_value_on_some_ranks_no_collective", "outputs ops", "across_ranks no_collective",
+          "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank); neither graph holds "
+          "a collective and each rank compiled its own graph once, so no rank waits for it and nothing "
+          "recompiled: nothing to fix (if the step later gains collectives, such as a gradient all-reduce, "
+          "every rank must trace the same ones)"),
     _rule("ranks_value_on_some_ranks_xla", "outputs ops", "across_ranks torch_xla",
           "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank, such as "
           "`if xm.is_master_ordinal():`): compute it on every rank (use it where you need it), or read it in "
@@ -342,6 +355,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
           "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
+    # round 8 (onehot_counts): F.one_hot(y) without num_classes reads y.max() to the host and scatters into max+1
+    # columns; the value read sets the size of the scatter, every new value compiles again
+    _rule("shape_scatter_from_read", "shape", "op:scatter read_sets_trace",
+          "a scatter's size (a one-hot, a per-class count) follows a value read to the host earlier in the step "
+          "({after_read} different graphs followed the read): F.one_hot(y) without num_classes reads the labels' "
+          "max for its number of columns; give it a fixed size (F.one_hot(y, num_classes=C), or scatter into the "
+          "full class count)", unless="jax"),
     _rule("shape_topk", "shape attribute", "op:topk",
           "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
@@ -396,6 +416,13 @@ RULES: tuple[FixRule, ...] = (
           "the input's size changed once{seen} and stayed there: each size compiled once; keep one batch size from "
           "the start (pad the first batches to the same size, or accumulate gradients to one fixed batch size) if "
           "this compilation matters"),
+    # round 8 (jax_final_eval_size): a function called once more, with more rows, as the run's last compilation (a
+    # final evaluation over the whole held-out set): not a short last batch, nothing to pad
+    _rule("shape_final_call_jax", "shape", "on_input leading_dim_grew final_call jax",
+          "expected: this function compiled once more for a larger leading size{seen}, and that was the run's last "
+          "compilation of a function of yours: a single call with another size at the end (such as a final "
+          "evaluation over a whole held-out set) compiles once; if such calls repeat (every epoch), call it in "
+          "chunks of the size it already has if these compilations add up", unless="sizes_vary"),
     _rule("shape_input_jax", "shape", "on_input jax",
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",
@@ -686,6 +713,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_size_follows", "ops", "grows broadcast_reshape_only",
           "follows from the growing size: the tracer emits other broadcasts or reshapes for a size of 1 than for "
           "larger sizes; fix the size and this goes too"),
+    # round 8 (spmd_load_state_mid): parameters restored from the host mid-run arrive replicated and the next step
+    # annotates them again; told as the restore it is, not as a warm-up or a layer's setting
+    _rule("ops_spmd_state_copy", "ops", "sharding_annotations_only module_state_copy torch_xla",
+          _STATE_COPY.format(what=" (the restored parameters arrive replicated and are sharded again inside it)"),
+          unless="jax"),
     _rule("ops_spmd_annotation_warmup", "ops", "sharding_annotations_only torch_xla second_step first_recompilation",
           "expected warm-up: from the second step on torch_xla's SPMD annotates the tensors the first step updated "
           "(the parameters) with their sharding (only `Sharding` custom-calls and layout ops appear); every later "
@@ -710,6 +742,14 @@ RULES: tuple[FixRule, ...] = (
           "hyperparameter of the optimizer changed once (torch leaves a term out when its value is 0, such as "
           "weight_decay, and traces it when it is not): one more compilation, expected if intended; to avoid it, "
           "keep the setting on the same side of 0 from the first step", unless="jax first_recompilation comes_back"),
+    # round 8 (eval_no_train_back): dropout's random bits went for good after a validation pass; the fix is the
+    # mode the module was left in, not "the same setting from the first step"
+    _rule("ops_dropout_stopped", "ops", "switched rng_removed torch_xla",
+          "from step {first_step} on, the graph at {line} no longer draws random numbers (dropout's random mask "
+          "went) and keeps it so: a dropout stopped applying. Most often model.eval() was called (for a validation "
+          "pass) and model.train() never again, so the model trains on without dropout: call model.train() "
+          "after validation (or at the start of every training step); if dropout was switched off on purpose, "
+          "this one compilation is its cost", unless="jax"),
     _rule("ops_switched_on", "ops", "switched added",
           "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
           "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "
@@ -750,6 +790,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
           "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
           "as inputs sharded like its parameters, and the inputs renumber; nothing to fix", unless="comes_back"),
+    _rule("sharding_state_copy", "sharding", "module_state_copy torch_xla",
+          _STATE_COPY.format(what=" (the restored parameters arrive replicated where the step's own outputs were "
+                                  "sharded)"), unless="jax"),
     _rule("sharding_torch", "sharding", "torch_xla",
           "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
           "step"),
@@ -842,7 +885,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset((
+EXPECTED = frozenset(("shape_final_call_jax", 
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

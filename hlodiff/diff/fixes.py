@@ -110,6 +110,9 @@ class FixContext:
     State created on the first step and read from then on (gradients kept by ``zero_grad(set_to_none=False)``)."""
     short_run: bool = False
     """The family ran two whole graphs or fewer: too short to show whether a later step reuses the last graph."""
+    final_call: bool = False
+    """The family compiled twice and this, its second graph, is the run's last recompilation of any function of
+    the user's (eager operations aside): a call with another size at the very end (a final evaluation)."""
     compilations_only: bool = False
     """The capture holds the family's compilations only (an XLA dump folder without executions): whether later
     steps reused a graph cannot be seen in it, however long the run was."""
@@ -169,6 +172,9 @@ class FixContext:
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
     across_ranks: bool = False
     """The two graphs are two ranks' at one step (the divergence section), not two steps of one rank."""
+    no_collective: bool = False
+    """With ``across_ranks``: neither rank's graph holds a collective and neither was compiled again, so no rank
+    waits for the other's extra work (:func:`hlodiff.explain.ranks._mark_no_collective`)."""
     library_read: str = ""
     """The row of :data:`hlodiff.diff.library_reads.LIBRARY_READS` whose library function made every early read of
     this family (torch_xla's clip_grad_norm_ checking the norm): the user's code reads nothing. Empty otherwise."""

@@ -66,6 +66,14 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
     debug_log, xla_dump = _sources(folder)
     log = read_execution_log(debug_log, warnings)
     modules = _one_per_module(scan_xla_dump(xla_dump, warnings, stage=stage))
+    runtime = [m for m in modules if runtime_module(m.module_name or "")]
+    if runtime:
+        modules = [m for m in modules if not runtime_module(m.module_name or "")]
+        if first == 0:
+            _warn(warnings, f"{len(runtime)} {RUNTIME_MODULES[0]} module{'s' if len(runtime) != 1 else ''} in the XLA "
+                            "dump (torch_xla's SPMD runtime gathering a sharded tensor for a host read: .cpu(), "
+                            ".item(), a state_dict) have no entry in the PT_XLA_DEBUG log: set aside, not steps",
+                  xla_dump)
     by_hash = _compiled_modules(log.compilations, modules, xla_dump, warnings)
     sequence: list[CompilationEvent | ExecutionEvent] = list(log.executions)
     if not sequence:
@@ -122,6 +130,16 @@ def _sources(folder: str) -> tuple[str, str]:
 
 
 _MODULE_FILE = re.compile(r"^module_(\d+)\..+\.txt$")
+
+RUNTIME_MODULES = ("ReplicateShardedData",)
+"""Modules torch_xla's runtime compiles without a PT_XLA_DEBUG compilation entry (round 8, spmd_load_state_mid: SPMD
+gathers a sharded tensor with one such module per shape and sharding when it is read on the host). Pairing the
+log's compilations with the dump's modules in order skips them, or every later module would be paired off by one."""
+
+
+def runtime_module(name: str) -> bool:
+    """A module (or its dump file name) that :data:`RUNTIME_MODULES` names."""
+    return any(name.startswith(r) or f".{r}." in name for r in RUNTIME_MODULES)
 _COMPILATION = b"Compilation Analysis: Compilation Cause"
 _EXECUTION = b"Execution Analysis: "
 
@@ -154,7 +172,7 @@ def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
     from hlodiff.dumps._io import names_in
     from hlodiff.dumps.run_folder import MAX_SNIFFED, SIDE_NAME
 
-    modules = {m.group(1) for name in names_in(folder) if (m := _MODULE_FILE.match(name))}
+    modules = {m.group(1) for name in names_in(folder) if (m := _MODULE_FILE.match(name)) and not runtime_module(name)}
     if not modules:
         return None
     found = []

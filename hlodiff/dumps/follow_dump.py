@@ -130,8 +130,13 @@ class ExecutionsFollower(Follower):
 
         if self.paired >= len(self.compilations):
             return
+        from hlodiff.dumps.executions import runtime_module
+
         by_number = _module_files(self.dump)
-        numbers = sorted(by_number)
+        # modules the runtime compiles without a log entry (SPMD's ReplicateShardedData) are never paired, or every
+        # later module would go to the next compilation (as scan_executions does at exit)
+        numbers = [n for n in sorted(by_number)
+                   if not any(runtime_module(getattr(f, "module_name", None) or "") for f in by_number[n])]
         for k in range(self.paired, min(len(self.compilations), len(numbers))):
             chosen = _chosen(by_number[numbers[k]], self.stage)
             event = self.compilations[k]

@@ -270,6 +270,28 @@ def _outputs_became_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
 
 
+def _parameter_shapes(cc) -> list[str]:
+    return [_bare(str(i.shape)) for i in cc.insts.values() if i.opcode == "parameter"] if cc is not None else []
+
+
+def _outputs_of_restructured_args(c: Cause, r: Cause, e: Evidence) -> bool:
+    """Round 8 (jax_unfreeze_split): JAX said the arguments' pytree changed (a leaf moved from the frozen dict to the
+    trainable one) and the step returns an argument updated: each output that came or went has the shape of a
+    parameter of its graph, so the returned tree follows the arguments' tree; told once, as the arguments JAX
+    named, not as "returns other values on some calls" (a metric). Outputs of any other shape (a metric) keep
+    their own story."""
+    if r.reason != "pytree":
+        return False
+    sides = [(name, e.right) for name in _added(c)] + [(name, e.left) for name in _removed(c)]
+    if not sides:
+        return False
+    for name, cc in sides:
+        inst = cc.insts.get(name) if cc is not None else None
+        if inst is None or _bare(str(inst.shape)) not in _parameter_shapes(cc):
+            return False
+    return True
+
+
 def _slice_resized(c: Cause, r: Cause, e: Evidence) -> bool:
     return any("shape" in o.kinds and any(k in o.kinds for k in ("attribute:slice", "attribute:dynamic_slice_sizes"))
                for o in r.origins)
@@ -374,6 +396,9 @@ RULES: tuple[Rule, ...] = (
     Rule("pytree_as_inputs", frozenset({"cache_key"}), ("inputs",), _pytree,
          why="JAX's 'pytree structure changed' is the inputs the graph shows coming or going: one change, told "
              "where the graph shows it"),
+    Rule("outputs_follow_restructured_args", frozenset({"outputs"}), ("cache_key",), _outputs_of_restructured_args,
+         why="the step returns an argument updated: when JAX says the arguments' pytree changed, outputs shaped like "
+             "its parameters come or go with it; one change, told where JAX names it"),
     Rule("named_by_jax", frozenset({"sharding"}), ("sharding",), _named_by_jax,
          why="JAX's log names the argument whose sharding the graph shows changed: one change, told where it is "
              "named"),

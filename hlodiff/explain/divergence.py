@@ -44,6 +44,9 @@ class Divergence:
     similarity: float | None = None
     links: CauseGraph = field(default_factory=CauseGraph)
     """What follows from what among ``causes`` (see :mod:`hlodiff.explain.cause_graph`)."""
+    no_collective: bool = False
+    """Both ranks ran a graph of their own at this step, neither holds a collective and neither was compiled again
+    (set by :mod:`hlodiff.explain.ranks`): no rank waits for the other's extra work, so it is told, not failed."""
 
     def to_json(self) -> dict:
         return {
@@ -58,6 +61,7 @@ class Divergence:
             "summary": self.summary,
             "similarity": round(self.similarity, 4) if self.similarity is not None else None,
             "causes": causes_json(self.causes, self.links),
+            "no_collective": self.no_collective,
         }
 
 

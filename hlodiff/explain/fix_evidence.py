@@ -38,7 +38,7 @@ def family_ops(recompilations) -> dict[int, frozenset[str]]:
 # Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
 _OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
              ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
-             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"))
+             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"), ("aten__scatter", "scatter"))
 
 
 def producing_ops(r) -> set[str]:
@@ -63,6 +63,10 @@ def producing_ops(r) -> set[str]:
                 if ref.opcode == "parameter":  # device data: what the graph does with it says what it is
                     comp = cm.computations[ref.computation]
                     names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)]
+                elif ref.opcode == "broadcast":  # zeros a scatter writes into (one_hot's): the scatter names it
+                    comp = cm.computations[ref.computation]
+                    names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)
+                              if comp.insts[u].opcode == "scatter"]
                 if ref.opcode == "parameter" and ref.shape.startswith(_INDEX_TYPES) \
                         and _feeds_indexing(cm, cm.computations[ref.computation], ref.name):
                     int_inputs = indexing = True

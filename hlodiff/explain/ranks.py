@@ -109,9 +109,14 @@ def compare_ranks(results: list[RankResult], options: Normalization = Normalizat
         notes.append(why)
     divergence.sort(key=_eager_divergence)  # stable: the user's own programs first (review F13, J14)
     _add_causes_outside_the_graph(divergence, results)
+    _mark_no_collective(divergence, results, command_status)
     for d in divergence:
         _link(d, aligner.evidence(d))
         _rank_fixes(d)
+    if divergence and all(d.no_collective for d in divergence):
+        notes.append("the graphs the ranks ran differently hold no collective (no all-reduce, all-gather, ...) and "
+                     "no rank compiled any of them again: no rank waits for the other's extra work; nothing "
+                     "recompiled")
     for rank, step in sorted(stopped.items()):
         have = len(sequences[rank])
         notes.append(f"rank {rank} has {have} graph{'s' if have != 1 else ''} where the majority has "
@@ -198,6 +203,35 @@ def _collective_failure(divergence: list[Divergence], status: int | None) -> lis
             "divergence is the likely cause: make every rank run the same graph"]
 
 
+def _holds_collectives(graph: GraphSummary) -> bool | None:
+    """Whether the graph holds a collective; None when it cannot be read again (then nothing is claimed)."""
+    try:
+        module = graph.record.module()
+    except Exception:  # noqa: BLE001 - a graph that cannot be read again adds no evidence here
+        return None
+    return any(inst.opcode in _COLLECTIVES for _, inst in module.instructions())
+
+
+def _mark_no_collective(divergence: list[Divergence], results: list[RankResult], status: int | None) -> None:
+    """Round 8 (spawn_rank_metric_control): rank 0 alone computes a metric inside its step, every step; the two
+    ranks run two graphs, each compiled once. That divergence is told but fails nothing when it cannot make a rank
+    wait: another graph at the step on both sides ("different", not an extra or missing graph), neither holding a
+    collective, neither compiled again by its rank, and the command did not fail. A rank whose diverging graph
+    holds a collective (review F7: the all-reduce's rendezvous timed out) keeps its failure."""
+    if status not in (None, 0):
+        return
+    # a graph compiled again, here or at any later execution of it (its fingerprint: a cache hit of a recompiled
+    # graph, rank 1's short last batch in the next epoch, is the same divergence again)
+    again = {x.graph.fingerprint for r in results if r.explanation is not None for x in r.explanation.recompilations}
+    for d in divergence:
+        if d.kind != "different" or d.graph is None or d.majority is None:
+            continue
+        if d.graph.fingerprint in again or d.majority.fingerprint in again:
+            continue
+        if _holds_collectives(d.graph) is False and _holds_collectives(d.majority) is False:
+            d.no_collective = True
+
+
 _RANK_RULES = ("ranks_",)
 
 
@@ -213,7 +247,7 @@ def _rank_fixes(d: Divergence) -> None:
     for cause in d.causes:
         if cause.kind not in STRUCTURAL or cause.fix_is_final:
             continue
-        choice = decide(cause, FixContext(producer=producer, across_ranks=True,
+        choice = decide(cause, FixContext(producer=producer, across_ranks=True, no_collective=d.no_collective,
                                           others=tuple(c.kind for c in d.causes if c is not cause)))
         if choice.rule.name.startswith(_RANK_RULES):
             choice.args["ranks"] = f"rank {ranks}" if len(d.ranks) == 1 else f"ranks {ranks}"
