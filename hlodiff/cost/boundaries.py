@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from hlodiff.dumps.cost_evidence import CostRun
 
 
-
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidence: "CostRun",
                     warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
     """The boundaries, and whether they are exact: every graph had a report with ``reads=`` before it (else the
