@@ -7,7 +7,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.cost.donation import UPDATE_OPCODES, Undonated, donation_facts, is_jax_own_module
+from hlodiff.cost.donation import PARTIAL_UPDATE_OPCODES, UPDATE_OPCODES, Undonated, donation_facts, is_jax_own_module
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
 from hlodiff.cost.reads import read_follows_sync
@@ -47,6 +47,39 @@ def test_each_update_opcode_makes_a_replaced_input_when_nothing_is_aliased(op):
 def test_each_update_opcode_is_no_finding_once_the_output_is_aliased(op):
     undonated, _ = _facts(_module(op, ", input_output_alias={ {}: (0, {}, may-alias) }"))
     assert undonated == []
+
+
+_PARTIAL = {
+    "dynamic-update-slice": "dynamic-update-slice({buf}, v, i, j)",
+    "scatter": ("scatter({buf}, k, v), update_window_dims={{1}}, inserted_window_dims={{0}}, "
+                "scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=keep"),
+}
+
+
+def _partial_module(op: str, header: str = "", buf: str = "p0") -> str:
+    return (f"HloModule jit_decode{header}\n\nkeep {{\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}}\n\n"
+            "ENTRY main {\n  p0 = f32[8,4] parameter(0)\n  v = f32[1,4] parameter(1)\n  i = s32[] parameter(2)\n"
+            "  j = s32[] parameter(3)\n  k = s32[1,1] parameter(4)\n  z = f32[] constant(0)\n"
+            "  zeros = f32[8,4] broadcast(z), dimensions={}\n"
+            f"  ROOT r = f32[8,4] {_PARTIAL[op].format(buf=buf)}\n}}\n")
+
+
+def test_every_partial_update_opcode_has_a_module_here():
+    assert set(_PARTIAL) == set(PARTIAL_UPDATE_OPCODES)
+
+
+@pytest.mark.parametrize("op", sorted(PARTIAL_UPDATE_OPCODES))
+def test_each_partial_update_of_an_undonated_input_replaces_it(op):
+    """A decode step writing one position of its KV cache (jax_kv_cache_no_donate): undonated, XLA copies the whole
+    cache into a new buffer every call to change one row."""
+    undonated, unusable = _facts(_partial_module(op))
+    assert [(u.parameter, u.shape, u.bytes) for u in undonated] == [(0, "f32[8,4]", 128)] and unusable == []
+
+
+@pytest.mark.parametrize("op", sorted(PARTIAL_UPDATE_OPCODES))
+def test_a_partial_update_is_no_finding_once_donated_or_of_a_fresh_buffer(op):
+    assert _facts(_partial_module(op, ", input_output_alias={ {}: (0, {}, may-alias) }"))[0] == []
+    assert _facts(_partial_module(op, buf="zeros"))[0] == []    # written into a buffer the step made itself
 
 
 def test_a_gradient_shaped_like_its_weight_is_no_replacement():

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hlodiff.cost.roles import (BACKWARD, FORWARD, OPTIMIZER, PHASE_FRAMES, ROLE_RULES, graph_phase, role_of,
-                                tensor_phase)
+from conftest import FIXTURES
+from helpers import cli_json
+from hlodiff.cost.boundaries import frozen_graphs
+from hlodiff.cost.roles import (BACKWARD, FORWARD, FROZEN_FORWARD_ROLE, OPTIMIZER, PHASE_FRAMES, ROLE_RULES,
+                                graph_phase, role_of, tensor_phase)
 from hlodiff.dumps.tensors_report import IrNode, LiveTensor
 from hlodiff.hlo.model import SourceFrame
 
@@ -95,3 +98,37 @@ def test_graph_phase_is_the_latest():
     assert graph_phase([forward, backward]) == BACKWARD
     assert graph_phase([forward]) == FORWARD
     assert graph_phase([tensor()]) is None
+
+
+@pytest.mark.parametrize("read_in", [BACKWARD, OPTIMIZER, FORWARD])
+def test_what_a_forward_of_untrained_weights_hands_on_is_data(read_in):
+    """FROZEN_FORWARD_ROLE: a teacher under no_grad synced apart (cost round 3): no gradient reaches its graph."""
+    assert role_of(FORWARD, read_in, from_frozen=True) == FROZEN_FORWARD_ROLE == "other"
+
+
+def test_only_a_forward_is_frozen():
+    assert role_of(OPTIMIZER, FORWARD, from_frozen=True) == "parameter"
+    assert role_of(BACKWARD, OPTIMIZER, from_frozen=True) == "gradient"
+
+
+@pytest.mark.parametrize("weights_read, params_seen, frozen", [
+    # the teacher (graph 0) reads weights 1-4, kept by every later report; the student's 5-8 get new ids
+    ({0: {1, 2}, 2: {1, 2}}, [(0, {1, 2, 5}), (1, {1, 2, 50}), (2, {1, 2, 50}), (3, {1, 2, 96})], {0, 2}),
+    # a forward of trained weights (xla_fwd_bwd_split): its weights get new ids at the step's optimizer
+    ({0: {1, 2}, 2: {60, 61}}, [(0, {1, 2}), (1, {60, 61}), (2, {60, 61}), (3, {130, 131})], set()),
+    # no weight changes anywhere (no training run): nothing is said
+    ({0: {1, 2}}, [(0, {1, 2}), (1, {1, 2})], set()),
+    # the run's last report: no later report to show its weights kept
+    ({3: {1, 2}}, [(0, {1, 2, 5}), (1, {1, 2, 50}), (3, {1, 2, 96})], set()),
+])
+def test_a_graph_is_frozen_when_every_later_report_keeps_the_weights_it_read(weights_read, params_seen, frozen):
+    assert frozen_graphs(weights_read, params_seen) == frozen
+
+
+def test_the_teacher_capture_has_no_held_activations_and_the_split_forward_still_has():
+    cost = FIXTURES / "scenarios" / "cost"
+    teacher = cli_json("cost", str(cost / "xla_teacher_sync_control" / "record"), codes=(0,))
+    assert teacher["headline"] is None
+    assert {t["role"] for b in teacher["boundaries"] if b["from_phase"] == "forward" for t in b["tensors"]} == {"other"}
+    split = cli_json("cost", str(cost / "xla_fwd_bwd_split" / "record"), codes=(0,))
+    assert (split["headline"]["kind"], split["headline"]["role"]) == ("held_across_graphs", "activation")

@@ -121,6 +121,10 @@ EXERCISED = {
     # review 7 (#12): two heads picked by a Python `if`, alternating; look-alikes: review2_multitask_rr (three
     # heads, rotation rows), multitask_missing_key, the dtype rows' own runs (dtype_zeros_like, dtype_input)
     "path_swap": "scenarios/torch_xla/rev7_two_heads/record", "path_swap_follows": "scenarios/torch_xla/rev7_two_heads/record",
+    # crossings round 3: a metric computed below the sync, pending into the next step's graph (its look-alikes:
+    # metric_even_steps, a metric kept on some steps above the sync: outputs_some_steps; attn_weights_logging, a
+    # metric read right after the sync)
+    "outputs_after_sync": "scenarios/torch_xla/norm_after_sync",
 }
 
 

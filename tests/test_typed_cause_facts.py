@@ -52,3 +52,23 @@ def test_donation_gained_by_added_inputs_only_follows_from_them_whatever_the_wor
     assert "donates_added_inputs" in evidence(_reworded(cause), ctx).facts
     lost = header_causes(right, left, same_computation=False, parameter_mapping=[(0, 0)])
     assert all("donates_added_inputs" not in evidence(c, ctx).facts for c in lost)
+
+
+def _after_sync_facts(line: int, function: str = "<module>", sync_line: int = 19) -> frozenset[str]:
+    from hlodiff.diff.model import Cause
+    from hlodiff.hlo.model import SourceFrame
+    cause = Cause("outputs", "1 output added", locations=[SourceFrame("/home/user/project/train.py", line, function)])
+    sync = SourceFrame("/home/user/project/train.py", sync_line, "<module>")
+    return evidence(cause, FixContext(producer="torch_xla", sync_at=sync)).facts
+
+
+def test_an_output_made_below_the_sync_that_ran_the_graph_was_computed_after_the_previous_sync():
+    """norm_after_sync (crossings round 3): the norm at :20, below the sync at :19, is pending into the next step."""
+    assert "after_sync" in _after_sync_facts(20)
+
+
+def test_an_output_made_above_the_sync_or_elsewhere_is_no_value_computed_after_it():
+    """metric_even_steps' look-alike: a metric kept on some steps above the sync; a line in another function (a
+    model's forward) cannot be ordered against the loop's sync."""
+    assert "after_sync" not in _after_sync_facts(15)
+    assert "after_sync" not in _after_sync_facts(40, function="forward")

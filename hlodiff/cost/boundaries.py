@@ -43,8 +43,6 @@ from hlodiff.hlo.shapes import byte_size_of, without_layout_text
 if TYPE_CHECKING:
     from hlodiff.dumps.cost_evidence import CostRun
 
-_DEVICE_DATA = "xla::device_data"
-
 
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidence: "CostRun",
                     warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
@@ -59,6 +57,8 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     parameters: set[int] = set()  # ids an nn.Parameter held when record reported (params=)
+    weights_read: dict[int, set[int]] = {}  # graph position -> parameter ids it read (reads= within params=)
+    params_seen: list[tuple[int, set[int]]] = []  # (position, params=) of each report that has one
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer (reported graphs)
@@ -107,6 +107,10 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
         # is not named, but those named are still exact
         clones = _ids(report.get("clones")) if reads is not None else set()
         parameters.update(_ids(report.get("params")))
+        if report.get("params") is not None:
+            params_seen.append((position, _ids(report.get("params"))))
+            if reads is not None:
+                weights_read[position] = set(reads) & _ids(report.get("params"))
         for tensor in (*outputs, *(t for t in report.tensors if t.id in clones)):
             producer[tensor.id] = position
             made_by[tensor.id] = tensor
@@ -124,7 +128,21 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
             "into them is not named (their steps repeat the steps named; HLODIFF_LIVE_TENSORS=every-sync records "
             "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
     keys = [(r.source, r.cache_key()) for r in records]
-    return _with_roles(boundaries, graphs, phases, made_by, keys, parameters), exact
+    return _with_roles(boundaries, graphs, phases, made_by, keys, parameters,
+                       frozen_graphs(weights_read, params_seen)), exact
+
+
+def frozen_graphs(weights_read: dict[int, set[int]], params_seen: list[tuple[int, set[int]]]) -> set[int]:
+    """Positions of graphs whose weights are never trained: each parameter id they read is still a parameter's id
+    at every later report (an optimizer's update gives a weight a new id), and some later report exists while some
+    other weight does change (a training run). Without ``params=`` (a report printed by hand) nothing is known."""
+    trained = any(a - b for (_, a), (_, b) in zip(params_seen, params_seen[1:]))
+    frozen = set()
+    for position, ids in weights_read.items():
+        later = [p for q, p in params_seen if q > position]
+        if trained and ids and later and all(ids <= p for p in later):
+            frozen.add(position)
+    return frozen
 
 
 def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
@@ -179,7 +197,8 @@ def _ids(value: str | None) -> set[int]:
 
 
 def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
-                made_by: dict[int, LiveTensor], keys: list, parameters: set[int] = frozenset()) -> list[Boundary]:
+                made_by: dict[int, LiveTensor], keys: list, parameters: set[int] = frozenset(),
+                frozen: set[int] = frozenset()) -> list[Boundary]:
     """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it."""
     _infer_phases(boundaries, graphs, phases, keys)
     read_by_model: set[int] = set()
@@ -191,7 +210,8 @@ def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dic
         made_in, read_in = phases.get(b.source_phase), phases.get(b.target_phase)
         tensors = []
         for t in b.tensors:
-            role = role_of(made_in, read_in, t.id in read_by_model, t.id in parameters) if made_in and read_in else None
+            role = (role_of(made_in, read_in, t.id in read_by_model, t.id in parameters, b.source_phase in frozen)
+                    if made_in and read_in else None)
             origin = made_by.get(t.id)
             line = user_frame(origin.frames) if origin is not None and origin.frames else None
             tensors.append(replace(t, role=role, user_line=line))
@@ -219,7 +239,7 @@ def _aligned(records: list[GraphRecord], graphs: list[GraphCost], source: "CostR
 
 
 def _is_device_data(tensor: LiveTensor) -> bool:
-    return tensor.ir_nodes <= 1 and len(tensor.ir) <= 1 and all(n.op == _DEVICE_DATA for n in tensor.ir)
+    return tensor.is_device_data
 
 
 def _crossing(report: SyncReport, record: GraphRecord, graph: GraphCost, producer: dict[int, int],

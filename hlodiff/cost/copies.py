@@ -73,20 +73,21 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         k = int(inst.attr("index", "-1") or -1)
         if not 0 <= k < len(root.operands):
             continue
-        lineage, updates = _lineage(inst, users, by_name)
+        lineage, updates = _lineage(inst, users, by_name, body.by_name())
         if not updates or root.operands[k] not in lineage:
             continue
         whole = inst.shape.num_elements()
         shifts = {u.name for u in updates if _shifts(u, by_name)}
+        masks = {u.name for u in updates if _masked_root(u, by_name) is not None}
         copies = [lineage[n] for n in sorted(lineage, key=_order(body))
-                  if n in shifts or _is_whole_copy(lineage[n], whole, by_name)]
+                  if n in shifts or n in masks or _is_whole_copy(lineage[n], whole, by_name)]
         if not copies:
             continue
         location = next((f for f in (where.frame(c) for c in copies) if f is not None), None) \
             or next((f for f in (where.frame(u) for u in updates) if f is not None), None) or where.frame(loop)
         found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
                                     inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location,
-                                    shift=bool(shifts)))
+                                    shift=bool(shifts), masked=bool(masks) and not shifts))
     return found
 
 
@@ -95,7 +96,8 @@ def _order(body: Computation):
     return lambda name: position.get(name, 0)
 
 
-def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: dict[str, Computation]):
+def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: dict[str, Computation],
+             body_insts: dict[str, Instruction] | None = None):
     """Values holding the whole carried buffer in this iteration (``start`` and what views, copies, updates it in
     place or shifts it), and the updates (in place, or shifts) among them."""
     whole = start.shape.num_elements()
@@ -117,7 +119,8 @@ def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: d
                 continue
             if user.opcode in _VIEW_OPCODES:
                 pass
-            elif _updates_in_place(user, value.name, by_name) or _shifts_buffer(user, value.name, by_name):
+            elif (_updates_in_place(user, value.name, by_name) or _shifts_buffer(user, value.name, by_name)
+                  or _masks_buffer(user, value.name, by_name, body_insts)):
                 updates.append(user)
             elif user.opcode == "fusion" and _fused_copy(user, by_name):
                 pass
@@ -195,6 +198,77 @@ def _shifts(inst: Instruction, by_name: dict[str, Computation]) -> bool:
         return True
     fused = by_name.get((inst.attr("calls") or "").lstrip("%")) if inst.opcode == "fusion" else None
     return fused is not None and _through_bitcasts(fused.root, fused.by_name()).opcode in SHIFT_OPCODES
+
+
+MASKED_WRITE_OPCODES = ("select",)
+"""Roots of a value that rewrites the carried buffer whole through a mask to write one position:
+``jnp.where(rows == t, row, buf)`` (pytorch/xla#4248's idiom, used in JAX to avoid an indexed write). It is one when
+one branch is the buffer, the other a broadcast of fewer elements (the row written everywhere), and the mask an
+equality against a position that is no constant (``iota == t``, the loop counter): every iteration reads and writes
+the whole buffer where ``buf.at[t].set(row)`` writes one row in place. A mask from data (``done == eos``) or a
+branch computed whole (an RNN's ``where(mask, h_new, h)``) is the work itself, no finding."""
+
+
+def _masks_buffer(inst: Instruction, buffer: str, by_name: dict[str, Computation],
+                  body_insts: dict[str, Instruction] | None = None) -> bool:
+    """``inst`` writes through a position mask into ``buffer`` (:data:`MASKED_WRITE_OPCODES`), unfused or as a
+    fusion's root reading ``buffer`` as an operand."""
+    if inst.opcode in MASKED_WRITE_OPCODES:
+        return _position_write(inst, body_insts or {}, lambda name: name == buffer)
+    fused = _fused_root(inst, by_name)
+    if fused is None:
+        return False
+    node, f_insts = fused
+    return node.opcode in MASKED_WRITE_OPCODES and _position_write(node, f_insts, lambda name: (
+        (p := _through_bitcasts(f_insts[name], f_insts) if name in f_insts else None) is not None
+        and p.opcode == "parameter" and p.parameter_number is not None
+        and p.parameter_number < len(inst.operands) and inst.operands[p.parameter_number] == buffer))
+
+
+def _masked_root(inst: Instruction, by_name: dict[str, Computation]) -> Instruction | None:
+    """The select of a masked write found in a lineage (the op itself, or its fusion's root)."""
+    if inst.opcode in MASKED_WRITE_OPCODES:
+        return inst
+    fused = _fused_root(inst, by_name)
+    return fused[0] if fused is not None and fused[0].opcode in MASKED_WRITE_OPCODES else None
+
+
+def _position_write(select: Instruction, insts: dict[str, Instruction], is_buffer) -> bool:
+    if len(select.operands) != 3:
+        return False
+    pred, on_true, on_false = select.operands
+    if is_buffer(on_false):
+        written = on_true
+    elif is_buffer(on_true):
+        written = on_false
+    else:
+        return False
+    node = insts.get(written)
+    if node is None or node.opcode != "broadcast" or not node.operands or node.operands[0] not in insts:
+        return False
+    if insts[node.operands[0]].shape.num_elements() >= select.shape.num_elements():
+        return False
+    return _position_mask(insts.get(pred), insts)
+
+
+_MASK_VIEWS = ("bitcast", "broadcast", "reshape", "convert")
+
+
+def _position_mask(node: Instruction | None, insts: dict[str, Instruction]) -> bool:
+    """An equality of integers against a broadcast scalar that is no constant (``rows == t``), through views."""
+    while node is not None and node.opcode in _MASK_VIEWS and node.operands:
+        node = insts.get(node.operands[0])
+    if node is None or node.opcode != "compare" or node.attr("direction") != "EQ":
+        return False
+    sides = [insts.get(n) for n in node.operands]
+    if any(s is None or not s.shape.element_type.startswith(("s", "u")) for s in sides):
+        return False
+    for side in sides:
+        if side.opcode == "broadcast" and side.operands and side.operands[0] in insts:
+            scalar = _through_bitcasts(insts[side.operands[0]], insts)
+            if scalar.shape.num_elements() == 1 and scalar.opcode != "constant":
+                return True
+    return False
 
 
 def _through_bitcasts(node: Instruction, insts: dict[str, Instruction]) -> Instruction:

@@ -39,6 +39,15 @@ shape, the output is that parameter's new value (``p - lr * g``). A fusion is fo
 fuses the update's arithmetic into one loop); a broadcast or a reduction ends the walk (a gradient read from
 activations is no update of its weight)."""
 
+PARTIAL_UPDATE_OPCODES = {
+    "dynamic-update-slice": 0,   # lax.dynamic_update_slice(cache, row, (0, pos, 0)): a KV cache's new position
+    "scatter": 0,                # cache.at[idx].set(v) with array indices
+}
+"""Instructions whose output is one operand with part of it replaced (opcode -> that operand's index): reading a
+parameter of the output's shape there, the output is that parameter's new value, written whole into a buffer of
+its own when undonated (sglang-jax#65: a decode step copies its whole KV cache to change one position). Only that
+operand is followed: the slice written and the indices are other values."""
+
 @dataclass(frozen=True, slots=True)
 class Undonated:
     """Output ``output`` (flat index) is the new value of parameter ``parameter``, in a buffer of its own."""
@@ -265,6 +274,11 @@ def _elementwise_reads(inst: Instruction | None, want, insts: dict, entry: dict,
         if called is not None:
             inner = _names(called, comps)
             yield from _elementwise_reads(called.root, want, inner, entry, comps, inst, depth + 1)
+        return
+    if inst.opcode in PARTIAL_UPDATE_OPCODES:
+        k = PARTIAL_UPDATE_OPCODES[inst.opcode]
+        if k < len(inst.operands):
+            yield from _elementwise_reads(insts.get(inst.operands[k]), want, insts, entry, comps, fusion, depth + 1)
         return
     if inst.opcode not in UPDATE_OPCODES or inst.opcode == "fusion":
         return

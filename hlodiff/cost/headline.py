@@ -107,6 +107,8 @@ class CostHeadline:
     """``read_in_step``: the sync that ends the step after the read."""
     shift: bool = False
     """``loop_buffer_copy``: the body shifts the buffer whole (a rolling window by ``concatenate``)."""
+    masked: bool = False
+    """``loop_buffer_copy``: the body writes one position through a mask over the whole buffer (``jnp.where``)."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
 
@@ -116,7 +118,7 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "arguments": list(self.arguments)}
+                "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments)}
 
 
 def sync_call(frames) -> str | None:
@@ -172,7 +174,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
-                                    loop=c.loop, shift=c.shift)
+                                    loop=c.loop, shift=c.shift, masked=c.masked)
     return best
 
 

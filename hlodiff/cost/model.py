@@ -67,6 +67,9 @@ class LoopBufferCopy:
     """The body rewrites the buffer whole from a slice of itself (``concatenate([buf[1:], new])``, a rolling
     window; :data:`hlodiff.cost.copies.SHIFT_OPCODES`): the shift is among ``copies``, and the fix is a ring
     buffer written in place, not scan outputs."""
+    masked: bool = False
+    """The body writes one position of the buffer through a mask over all of it (``jnp.where(rows == t, row, buf)``;
+    :data:`hlodiff.cost.copies.MASKED_WRITE_OPCODES`): the fix is an indexed write in place (``buf.at[t].set``)."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -80,7 +83,7 @@ class LoopBufferCopy:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
-                "shift": self.shift}
+                "shift": self.shift, "masked": self.masked}
 
 
 @dataclass(frozen=True, slots=True)

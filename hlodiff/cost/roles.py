@@ -80,12 +80,22 @@ def graph_phase(outputs: list[LiveTensor]) -> str | None:
     return max(phases, key=_ORDER.__getitem__) if phases else None
 
 
+FROZEN_FORWARD_ROLE = OTHER
+"""What a forward graph hands on when it read weights and none of them is ever trained (a teacher under no_grad, a
+frozen backbone synced apart: ``hlodiff record``'s ``params=`` keeps their ids from sync to sync while the trained
+weights get new ones): no gradient reaches the graph that made it, so it is data the next graph reads as it reads a
+batch, not an activation held for that graph's backward (cost round 3, ``xla_teacher_sync_control``)."""
+
+
 def role_of(made_in: str | None, read_in: str | None, read_by_model: bool = False,
-            is_parameter: bool = False) -> str:
+            is_parameter: bool = False, from_frozen: bool = False) -> str:
     """The role of a tensor made in phase ``made_in`` and read by a graph of phase ``read_in``; ``read_by_model``:
     some forward or backward graph reads the same tensor too (then an optimizer's output is a parameter);
     ``is_parameter``: an ``nn.Parameter`` held it when ``hlodiff record`` reported (``params=``), which settles it
-    where the phases cannot (a whole step in one graph reads the weights and the momenta alike)."""
+    where the phases cannot (a whole step in one graph reads the weights and the momenta alike); ``from_frozen``:
+    the graph that made it is a forward of untrained weights (:data:`FROZEN_FORWARD_ROLE`)."""
+    if made_in == FORWARD and from_frozen:
+        return FROZEN_FORWARD_ROLE
     if made_in == OPTIMIZER and (read_by_model or is_parameter):
         return PARAMETER
     for source, target, role in ROLE_RULES:

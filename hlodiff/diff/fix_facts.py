@@ -31,6 +31,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
   more items),
+  ``after_sync`` (an outputs change made below the sync that ran the graph: computed after the previous step's
+  sync, pending into this one),
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
@@ -59,6 +61,7 @@ from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause, Change
 from hlodiff.diff.summaries import MOVED_OPCODES, computes_anew, new_work
 from hlodiff.hlo.literal import number, size
+from hlodiff.hlo.model import runs_after
 
 
 def _special(text: str) -> bool:
@@ -183,9 +186,25 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("graph_grows")
         counts = ctx.graph_grows
         args["counts"] = ", ".join(str(n) for n in counts[:5]) + (", ..." if len(counts) > 5 else "")
+    sync_at = getattr(ctx, "sync_at", None)
+    if sync_at is not None and cause.kind in AFTER_SYNC_KINDS and _made_after(cause, sync_at):
+        facts.add("after_sync")
+        args["sync"] = f"{sync_at.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{sync_at.line}"
     args["first_step"] = str(ctx.variant_steps[0]) if getattr(ctx, "variant_steps", ()) else "this step"
     args["steps"] = _steps_text(getattr(ctx, "variant_steps", ()))
     args["line"] = _user_line(cause)
+
+
+AFTER_SYNC_KINDS = ("outputs",)
+"""Kinds whose change can come from work recorded after the step's sync (``after_sync``): a value computed below
+``torch_xla.sync()`` in the loop and read on some steps only is pending into the next step's graph on the others,
+an output more there (round 3 of the crossings, ``norm_after_sync``)."""
+
+
+def _made_after(cause: Cause, sync_at) -> bool:
+    """The cause's first user frame runs below the sync's line in the same function of the same file."""
+    first = next((f for f in cause.locations if not getattr(f, "is_library", False) and f.line is not None), None)
+    return first is not None and runs_after([first], [sync_at])
 
 
 def _steps_text(steps: tuple[int, ...]) -> str:

@@ -695,6 +695,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
+    # crossings round 3 (norm_after_sync): a metric computed below the sync, read on some steps only: on the others
+    # it is still pending at the next sync and that step's graph computes it too (an output more)
+    _rule("outputs_after_sync", "outputs", "after_sync torch_xla",
+          "{line} runs after the step's sync ({sync}): what it computes is still pending at the next sync, so on the "
+          "steps nothing reads it first the next step's graph computes it too (this graph ran on {steps}); compute "
+          "it before the sync, inside the step, or read it in xm.add_step_closure; once compiled, each variant is "
+          "reused", unless="jax"),
     _rule("outputs_some_steps", "outputs", "",
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),

@@ -124,6 +124,9 @@ class FixContext:
     switch that stayed (whatever the family's pattern is called)."""
     variant_steps: tuple[int, ...] = ()
     """Positions (0-based, among the family's whole graphs: the steps of a one-sync loop) where this graph ran."""
+    sync_at: object = None
+    """The user's frame of the sync that ran the recompiled graph (its trigger), None when a read ran it or no
+    stack is known: a changed value made below it in the same loop was computed after the previous step's sync."""
     graph_grows: tuple[int, ...] = ()
     """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
     compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""

@@ -67,6 +67,13 @@ class LiveTensor:
     def roots(self) -> tuple[IrNode, ...]:
         return tuple(n for n in self.ir if n.is_root)
 
+    @property
+    def is_device_data(self) -> bool:
+        """Computed data with nothing pending: its IR is one bare ``xla::device_data`` (or not printed). A tensor
+        whose one node is a ``prim::Constant`` (cross_entropy's total weight) is pending: torch_xla makes it an
+        output of the coming graph like any other."""
+        return self.ir_nodes <= 1 and all(n.op == "xla::device_data" for n in self.ir)
+
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
@@ -82,9 +89,9 @@ class SyncReport:
     """0-based position of the report in its file."""
 
     def pending(self) -> tuple[LiveTensor, ...]:
-        """The tensors that become graph outputs: those with pending IR (more than a bare ``device_data``), in
+        """The tensors that become graph outputs: those with pending IR (anything but a bare ``device_data``), in
         id order, which is the order torch_xla gives the graph's outputs."""
-        return tuple(sorted((t for t in self.tensors if t.ir_nodes > 1), key=lambda t: t.id))
+        return tuple(sorted((t for t in self.tensors if not t.is_device_data), key=lambda t: t.id))
 
     def get(self, key: str) -> str | None:
         for k, v in self.info:

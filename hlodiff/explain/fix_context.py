@@ -20,7 +20,7 @@ from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_graph import swaps_path
-from hlodiff.explain.families import is_partial
+from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, inputs_repeat, library_step, state_returned,
@@ -251,7 +251,14 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
                       short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
                       variant_steps=tuple(
-                          i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key))
+                          i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key),
+                      sync_at=_sync_at(r.graph))
+
+
+def _sync_at(graph):
+    """The user's line of the sync that ran ``graph`` (a whole step's graph), None for a graph a read ran."""
+    frames = graph.record.frames
+    return graph.trigger if frames and any(is_sync_frame(f) for f in frames) else None
 
 
 def _first_recompilation(compiled: list, graph) -> bool:

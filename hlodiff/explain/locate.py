@@ -35,7 +35,7 @@ def output_tensors(graph: GraphSummary, reports: dict) -> list[LiveTensor]:
                                                                                    graph.record.index))
     if report is None:
         return []
-    pending = sorted((t for t in report.tensors if t.ir_nodes > 1), key=lambda t: t.id)
+    pending = list(report.pending())
     if len(pending) != graph.outputs:
         return []
     return pending

@@ -45,6 +45,9 @@ def _sentence(h: CostHeadline) -> str:
         return (f"a loop-carried buffer {shapes} is shifted whole to append a row, every iteration of %{h.loop} in "
                 f"{h.graph} ({_plural(h.count, 'whole copy', 'whole copies')} an iteration, {human_bytes(h.bytes)} "
                 f"per step)")
+    if h.kind == "loop_buffer_copy" and h.masked:
+        return (f"a loop-carried buffer {shapes} is rewritten whole through a mask to write one position, every "
+                f"iteration of %{h.loop} in {h.graph} ({human_bytes(h.bytes)} per step)")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
@@ -86,6 +89,10 @@ def fix(h: CostHeadline) -> str:
         return ("keep it as a ring buffer: write the new row in place with buf.at[i % n].set(row) (a "
                 "dynamic_update_slice) and fold the rotation into the index where it is read, instead of "
                 "concatenating a shifted copy every iteration")
+    if h.kind == "loop_buffer_copy" and h.masked:
+        return ("write the position in place with buf.at[t].set(row) (a dynamic_update_slice) instead of "
+                "jnp.where(positions == t, row, buf), which reads and writes the whole buffer every iteration; or "
+                "emit each iteration's row as a scan output (ys)")
     if h.kind == "loop_buffer_copy":
         return ("emit each iteration's slice as a scan output (ys) and let scan stack them, instead of carrying the "
                 "buffer through the loop; or write the slice in the buffer's own layout")
