@@ -818,8 +818,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
+          # review 8 F12: a per-device ensemble (one member committed to each device) is the same evidence as a
+          # slip; the words say what was seen and what each case does instead of undoing a deliberate placement
           "the same trace compiled again with the same compiler options: the arguments live on another device or "
-          "sharding than before (jax.device_put, a mesh): place them on one device (or one sharding) every call"),
+          "sharding than before (jax.device_put, a mesh), and JAX compiles once per placement; if a copy per device "
+          "is deliberate (an ensemble, a model per device), this is expected once per device -- to compile once, "
+          "stack the copies and run one sharded computation (vmap over a NamedSharding of the devices, or "
+          "shard_map); if not, place the arguments on one device (or one sharding) every call"),
     _rule("cache_key_log_unjoined", "cache_key", "jax hlo_identical log_unjoined",
           "the HLO is identical, and JAX's log could not be matched to these modules (matching needs its "
           "'Compiling jit(...)' lines): read its TRACING CACHE MISS lines for this function, or capture again with "
