@@ -294,8 +294,9 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
         # torch.randn (2 % alike) listed 15 lines of false differences under a Dynamo story already told
         alike = alike_text(r.diff.similarity, r.diff.equal)
         console.print(Hanging(Text(
-            f"  {'another':<10}a graph of its own, not a change of {closest} ({alike}): the bridge ran another "
-            "program here, so its differences say nothing (-v lists them)"), 14), highlight=False)
+            f"  {'unlike':<10}this graph shares almost nothing with {closest} ({alike}), so their differences need "
+            "not be a change of one program; Dynamo's recompilation above says what changed (-v lists the "
+            "differences)"), 14), highlight=False)
         if r.causes[0].fix:
             console.print(Hanging(Text(f"  {'':<10}fix: {r.causes[0].fix}", style="green"), 17), highlight=False)
     elif hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
@@ -316,10 +317,11 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
 
 def _unrelated_bridge_graph(r) -> bool:
     """A graph of torch_xla's Dynamo bridge, told by Dynamo's story (every cause's row a ``dynamo_bridge`` one),
-    that shares less than half its program with the closest earlier graph: another program, not a changed one."""
-    from hlodiff.explain.dynamo_xla import SAME_PROGRAM
+    that shares almost nothing with the closest earlier graph (``dynamo_xla.UNRELATED``): another program, not a
+    changed one."""
+    from hlodiff.explain.dynamo_xla import UNRELATED
 
-    return (r.diff is not None and r.diff.similarity < SAME_PROGRAM and bool(r.causes)
+    return (r.diff is not None and r.diff.similarity < UNRELATED and bool(r.causes)
             and all((c.fix_rule or "").startswith("dynamo_bridge") for c in r.causes))
 
 
