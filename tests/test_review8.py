@@ -91,3 +91,36 @@ def test_per_device_placement_says_what_was_seen_and_what_to_check():
         out = cli("explain-recompile", JAX / name, codes=(0, 1)).stdout
         fix = next(x for x in out.splitlines() if x.startswith("fix:"))
         assert "expected once per device" in fix and "NamedSharding" in fix and "one device" in fix
+
+
+def test_an_argument_fed_its_own_concatenation_in_a_loop_grows(tmp_path):
+    """F9 (second half): the line that made a JAX argument rebinds it to a concatenation of itself in a loop."""
+    from hlodiff.dumps.python_source import fed_its_own_concatenation
+
+    src = tmp_path / "decode.py"
+    src.write_text("import jax.numpy as jnp\n"
+                   "ids = jnp.zeros((1, 2))\n"
+                   "for _ in range(4):\n"
+                   "    nxt = step(ids)\n"
+                   "    ids = jnp.concatenate([ids, nxt[:, None]], axis=1)\n"
+                   "    mask = jnp.concatenate([jnp.ones((2, 4)), jnp.zeros((1, 4))])\n"
+                   "    hist = hist + [ids]\n"
+                   "ids = jnp.concatenate([ids, ids], axis=1)\n")
+    assert fed_its_own_concatenation(str(src), 5)
+    assert not fed_its_own_concatenation(str(src), 6)   # pieces of its own, no growth (rev6_eager_control)
+    assert not fed_its_own_concatenation(str(src), 7)   # no concatenation call
+    assert not fed_its_own_concatenation(str(src), 8)   # outside a loop: once
+    assert not fed_its_own_concatenation(str(tmp_path / "gone.py"), 5)
+
+
+def test_a_decoding_prefix_grown_by_concatenation_is_told_to_preallocate():
+    """F9: row shape_growing_concat_jax on the greedy decoder (review 8) and review 5's twin; without the source
+    on disk the evidence is gone and the generic row stays (pad to a few fixed sizes)."""
+    for capture, line in ((JAX / "rev8_jx_greedy_concat" / "record", "rev8_jx_greedy_concat.py"),
+                          (JAX / "rev5_generate_concat", "rev5_generate_concat.py")):
+        out = cli("explain-recompile", capture, "--source-map", f"/home/user/project={JAX}", codes=(1,)).stdout
+        fix = next(x for x in out.splitlines() if x.startswith("fix:"))
+        assert "grows by concatenation every call" in fix and "preallocate" in fix and "dynamic_update_slice" in fix
+    bare = cli("explain-recompile", JAX / "rev8_jx_greedy_concat" / "record", codes=(1,)).stdout
+    assert next(x for x in bare.splitlines() if x.startswith("fix:")).startswith(
+        "fix: each new argument shape compiles again")

@@ -355,6 +355,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
+    # review 8 F9: a JAX argument fed its own jnp.concatenate in a loop (a decoding prefix, a cache kept outside
+    # jit): it grows every call, so buckets only slow the compilations down
+    _rule("shape_growing_concat_jax", "shape", "grows op:cat jax",
+          "an argument grows by concatenation every call{seen} (the loop feeds it its own jnp.concatenate): each "
+          "length compiles again, without end; preallocate it once at its maximum length, write each new part with "
+          ".at[...].set or lax.dynamic_update_slice, and pass the position as a traced argument with a mask of the "
+          "filled part", unless="buckets"),
     _rule("shape_growing_cache", "shape", "grows op:cat",
           "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
           "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "

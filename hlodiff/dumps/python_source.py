@@ -95,6 +95,38 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     return max(after) if after else None
 
 
+_GROWING_CALLS = frozenset({"concatenate", "concat", "cat", "append", "hstack", "vstack", "column_stack", "dstack"})
+
+
+def fed_its_own_concatenation(file: str, line: int | None) -> bool:
+    """The statement at ``file:line`` rebinds a name to a concatenation that includes that name (``tokens =
+    jnp.concatenate([tokens, nxt], axis=1)``) inside a loop: the value grows on every iteration, whatever a capture
+    of compilations alone can show (review 8, F9: a decoding prefix told "pad to a few fixed sizes"). False when
+    the source is not on disk."""
+    if line is None:
+        return False
+    tree = _parse(file)
+    if tree is None:
+        return False
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
+            continue
+        for node in ast.walk(loop):
+            if not isinstance(node, ast.Assign) or node.lineno != line or len(node.targets) != 1 \
+                    or not isinstance(node.targets[0], ast.Name):
+                continue
+            name = node.targets[0].id
+            for call in ast.walk(node.value):
+                if not isinstance(call, ast.Call):
+                    continue
+                f = call.func
+                called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if called in _GROWING_CALLS and any(isinstance(n, ast.Name) and n.id == name
+                                                    for a in call.args for n in ast.walk(a)):
+                    return True
+    return False
+
+
 def callee_on_line(file: str, line: int | None) -> str | None:
     """What the outermost call on ``file:line`` calls, as written (``cmodel`` in ``out = cmodel(req)``,
     ``self.net``); None when the file is not here or the line holds no call."""
