@@ -375,6 +375,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_random_size", "shape", "op:randn",
           "random values are drawn with a Python size that changes{seen} (torch.randn(n)): draw them at one fixed "
           "size and slice or mask inside the step"),
+    # review 8 F9: a JAX argument fed its own jnp.concatenate in a loop (a decoding prefix, a cache kept outside
+    # jit): it grows every call, so buckets only slow the compilations down
+    _rule("shape_growing_concat_jax", "shape", "grows op:cat jax",
+          "an argument grows by concatenation every call{seen} (the loop feeds it its own jnp.concatenate): each "
+          "length compiles again, without end; preallocate it once at its maximum length, write each new part with "
+          ".at[...].set or lax.dynamic_update_slice, and pass the position as a traced argument with a mask of the "
+          "filled part", unless="buckets"),
     _rule("shape_growing_cache", "shape", "grows op:cat",
           "a tensor grows by concatenation every step{seen}, a cache or history built with cat: preallocate it "
           "at its maximum size once and write each step into it (index_copy_ / dynamic_update_slice) with a length "
@@ -868,8 +875,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
+          # review 8 F12: a per-device ensemble (one member committed to each device) is the same evidence as a
+          # slip; the words say what was seen and what each case does instead of undoing a deliberate placement
           "the same trace compiled again with the same compiler options: the arguments live on another device or "
-          "sharding than before (jax.device_put, a mesh): place them on one device (or one sharding) every call"),
+          "sharding than before (jax.device_put, a mesh), and JAX compiles once per placement; if a copy per device "
+          "is deliberate (an ensemble, a model per device), this is expected once per device -- to compile once, "
+          "stack the copies and run one sharded computation (vmap over a NamedSharding of the devices, or "
+          "shard_map); if not, place the arguments on one device (or one sharding) every call"),
     _rule("cache_key_log_unjoined", "cache_key", "jax hlo_identical log_unjoined",
           "the HLO is identical, and JAX's log could not be matched to these modules (matching needs its "
           "'Compiling jit(...)' lines): read its TRACING CACHE MISS lines for this function, or capture again with "

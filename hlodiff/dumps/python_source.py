@@ -9,6 +9,7 @@ HTML reports show the text of each line they cite: :func:`page_source_text` read
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,38 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     return max(after) if after else None
 
 
+_GROWING_CALLS = frozenset({"concatenate", "concat", "cat", "append", "hstack", "vstack", "column_stack", "dstack"})
+
+
+def fed_its_own_concatenation(file: str, line: int | None) -> bool:
+    """The statement at ``file:line`` rebinds a name to a concatenation that includes that name (``tokens =
+    jnp.concatenate([tokens, nxt], axis=1)``) inside a loop: the value grows on every iteration, whatever a capture
+    of compilations alone can show (review 8, F9: a decoding prefix told "pad to a few fixed sizes"). False when
+    the source is not on disk."""
+    if line is None:
+        return False
+    tree = _parse(file)
+    if tree is None:
+        return False
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
+            continue
+        for node in ast.walk(loop):
+            if not isinstance(node, ast.Assign) or node.lineno != line or len(node.targets) != 1 \
+                    or not isinstance(node.targets[0], ast.Name):
+                continue
+            name = node.targets[0].id
+            for call in ast.walk(node.value):
+                if not isinstance(call, ast.Call):
+                    continue
+                f = call.func
+                called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if called in _GROWING_CALLS and any(isinstance(n, ast.Name) and n.id == name
+                                                    for a in call.args for n in ast.walk(a)):
+                    return True
+    return False
+
+
 def callee_on_line(file: str, line: int | None) -> str | None:
     """What the outermost call on ``file:line`` calls, as written (``cmodel`` in ``out = cmodel(req)``,
     ``self.net``); None when the file is not here or the line holds no call."""
@@ -102,10 +135,44 @@ def callee_on_line(file: str, line: int | None) -> str | None:
     tree = _parse(file)
     if tree is None:
         return None
-    _, call = _call_on_line(tree, line, "")
-    if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
-        return None
-    return ast.unparse(call.func)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line
+             and isinstance(n.func, (ast.Name, ast.Attribute))]
+    compiled = _compiled_names(tree)
+    chosen = next((c for c in calls if _simple_name(c.func) in compiled), None)
+    if chosen is None:
+        # review 8 F2: `print(predict(x).argmax(-1).cpu())` named `print`; a builtin is never what torch.compile
+        # ran, so the next call on the line written as a plain name is taken (or nothing)
+        chosen = next((c for c in calls if _simple_name(c.func) is not None
+                       and not (isinstance(c.func, ast.Name) and c.func.id in _BUILTINS)), None)
+    return ast.unparse(chosen.func) if chosen is not None else None
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _simple_name(func: ast.AST) -> str | None:
+    """``predict`` or ``self.net`` as written: a name or a dotted attribute of a name, never a method of a call's
+    result (``predict(x).argmax``)."""
+    node = func
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return ast.unparse(func) if isinstance(node, ast.Name) else None
+
+
+def _compiled_names(tree: ast.Module) -> set[str]:
+    """Names the module binds to a ``torch.compile(...)`` result, or defines under an ``@torch.compile`` decorator:
+    the callee of a line that also calls other things (``print(predict(...))``) is the one Dynamo compiled."""
+    def is_compile(node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return isinstance(target, (ast.Name, ast.Attribute)) and ast.unparse(target).split(".")[-1] == "compile"
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and is_compile(node.value):
+            names.update(ast.unparse(t) for t in node.targets if isinstance(t, (ast.Name, ast.Attribute)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(map(is_compile, node.decorator_list)):
+            names.add(node.name)
+    return names
 
 
 def _parse(file: str) -> ast.Module | None:

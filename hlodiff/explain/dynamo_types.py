@@ -161,9 +161,11 @@ class DynamoFindings:
         """One line for the top of the report."""
         if self.no_log:
             k = len(self.bridge_compilations)
-            return (f"torch.compile run without Dynamo's log (TORCH_LOGS=recompiles,graph_breaks or TORCH_TRACE=DIR "
-                    f"says whether Dynamo retraced); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's "
-                    "Dynamo bridge")
+            # review 8 F2: a TORCH_LOGS=recompiles log of a run Dynamo never retraced is empty, and an empty file
+            # says nothing of what wrote it: the sentence says so instead of asking for a log the user captured
+            return (f"torch.compile run without Dynamo's log (none found beside the dump; TORCH_LOGS=recompiles,"
+                    f"graph_breaks or TORCH_TRACE=DIR says whether Dynamo retraced, and an empty TORCH_LOGS file "
+                    f"means it never did); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         functions = sorted({compiled_name(c) for c in self.compiles if c.function and not c.resume}) or sorted(
             {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
         what = ", ".join(functions) or "the compiled function"

@@ -144,6 +144,13 @@ SAME_PROGRAM = 0.5
 backward share far less (6-20 % on the Dynamo fixtures and scenarios; 62-94 % for a new size, input or branch)."""
 
 
+UNRELATED = 0.05
+"""A bridge graph this little alike its closest earlier graph shares almost nothing with it (review 8, F11: the
+sampler's input sync against the graph that made torch.randn, 2-3 %): listing their differences misleads. Sizes,
+dtypes and branches of one program stay far above it on the Dynamo fixtures (11-48 % for a changed small graph:
+dyn_break_then_float, dyn_kv_cat), where the differences are the story."""
+
+
 def _mostly_alike(r) -> bool:
     diff = getattr(r, "diff", None)
     return diff is not None and diff.similarity >= SAME_PROGRAM

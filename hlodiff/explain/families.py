@@ -135,6 +135,15 @@ def group(summaries: list[GraphSummary], partial: set[int],
         if position in partial:
             pending.append(summary)
             continue
+        if pending and bridge_graph(summary):
+            # review 8 F2: a read before a torch.compile call (`print(predict(x).argmax(-1).cpu())` of the last
+            # call) did not cut that call's graph: the bridge runs Dynamo's graph whole, so the read keeps its own
+            # family instead of alternating with the bridge's graph as a "recompilation"
+            for early in pending:
+                key, label = family_key(early)
+                label = re.sub(r"(^| )sync at ", r"\1read at ", label, count=1)  # no sync ended it: a value was read
+                families.setdefault(key, Family(key, label)).members.append(early)
+            pending = []
         key, label = family_key(summary, splits)
         family = families.setdefault(key, Family(key, label, split=splits.get(summary.ref) if splits else None))
         family.members.extend(pending)
@@ -144,6 +153,15 @@ def group(summaries: list[GraphSummary], partial: set[int],
         key, label = family_key(summary)
         families.setdefault(key, Family(key, label)).members.append(summary)
     return list(families.values())
+
+
+def bridge_graph(summary: GraphSummary) -> bool:
+    """A graph torch_xla's Dynamo bridge ran (its trigger is library code on a bridge stack): never the rest of a
+    step a user's read cut short."""
+    record = summary.record
+    trigger = summary.trigger
+    return (record.kind in TRACED_KINDS and trigger is not None and trigger.is_library
+            and bridge_run(record.frames))
 
 
 def _short(frame: SourceFrame) -> str:

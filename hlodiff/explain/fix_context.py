@@ -99,8 +99,13 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
                       else growing_baked.get(r.family.key, False))
+            own = context
+            if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause):
+                # the line that made the argument concatenates onto it in a loop: it grows every call, though a
+                # log of compilations alone cannot show it (review 8, F9)
+                growth, own = True, replace(context, ops=context.ops | {"cat"})
             set_fix(cause, replace(
-                context, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
+                own, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
@@ -119,6 +124,15 @@ def _final_call(recompilations, patterns: dict[str, Pattern]):
         return None
     last = max(mine, key=lambda r: r.graph.record.module_number)
     return last if len(last.family.compiled) == 2 else None
+
+
+def _fed_its_own_concatenation(cause) -> bool:
+    """The cause's first line of the user's (where JAX's argument was made) concatenates onto that argument in a
+    loop (:func:`hlodiff.dumps.python_source.fed_its_own_concatenation`)."""
+    from hlodiff.dumps.python_source import fed_its_own_concatenation
+
+    first = next((f for f in cause.locations if not f.is_library), None)
+    return first is not None and fed_its_own_concatenation(first.file, first.line)
 
 
 def list_length(causes) -> str:

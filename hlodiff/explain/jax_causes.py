@@ -163,7 +163,13 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
         r.causes.insert(0, lead)
         # where the argument enters: JAX's call site and the line that made it, then where the function reads it
         lead_with_the_call(lead, miss.call_site, reason.argument, miss.function, miss.defined_at, sources=sources)
-        lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
+        if _same_dims(reason.before, lead):
+            lead.summary += f" (JAX: argument `{reason.argument}` is now {reason.now}, before {reason.before})"
+        else:
+            # review 8 F9: JAX compares with one of its own earlier compilations (the first, for a prefix grown by
+            # concatenation), not with the graph hlodiff compared: "3 -> 4 ... before i32[2,2]" read as a slip
+            lead.summary += (f" (JAX compared it with another earlier compilation: argument `{reason.argument}` "
+                             f"is now {reason.now}, {reason.before} there)")
         lead.jax_types = (reason.before, reason.now)
         for cause in r.causes[1:]:
             if cause.kind == lead.kind:
@@ -171,6 +177,21 @@ def _lead_with_the_argument(r, reasons: list[JaxReason], miss: JaxCacheMiss, sou
                                 "computation", FixStance.FOLLOWS)
                 cause.fix_is_final = True
         return
+
+
+_DIMS = re.compile(r"\[([0-9, ]*)\]")
+
+
+def _same_dims(jax_type: str, cause) -> bool:
+    """JAX's "before" type has the dimensions of the left side of the graphs hlodiff compared (or either is
+    unknown)."""
+    named = cause.named
+    before = named.details.get("shape", (None, None))[0] if named is not None else None
+    a = _DIMS.search(str(jax_type or ""))
+    b = _DIMS.search(str(before or ""))
+    if a is None or b is None:
+        return True
+    return a.group(1).replace(" ", "") == b.group(1).replace(" ", "")
 
 
 def _names_parameter(cause, name: re.Pattern) -> bool:

@@ -23,7 +23,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
 from hlodiff.explain.after_sync import read_after_sync
-from hlodiff.explain.families import Family, group, is_partial, place_inputs_at_compiled_call
+from hlodiff.explain.families import bridge_graph, Family, group, is_partial, place_inputs_at_compiled_call
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
@@ -284,8 +284,10 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
     by_ref = {g.ref: g for g in graphs if g.compiled}
+    # (never a graph the Dynamo bridge ran: it runs Dynamo's graph whole, a read before it cut nothing of it;
+    # review 8 F3, tc_varlen: the bridge's forward told "the rest of a step" took a boolean-mask fix)
     remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
-                    if i + 1 < len(graphs) and i + 1 not in partial}
+                    if i + 1 < len(graphs) and i + 1 not in partial and not bridge_graph(graphs[i + 1])}
     recompilations = []
     bar = progress.task("comparing recompilations", sum(max(len(f.compiled) - 1, 0) for f in families),
                          "graphs")

@@ -290,7 +290,17 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     under = "outputs" if "outputs" in kinds or "reordered" not in kinds else "reordered"
     notes = {under: [_tensor_note(note) for note in r.tensors]}
     hidden = _eager_rest(r) if not verbose else []
-    if hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
+    if not verbose and _unrelated_bridge_graph(r):
+        # review 8 F11: the bridge's sync of a call's inputs compared with the unrelated graph that made
+        # torch.randn (2 % alike) listed 15 lines of false differences under a Dynamo story already told
+        alike = alike_text(r.diff.similarity, r.diff.equal)
+        console.print(Hanging(Text(
+            f"  {'unlike':<10}this graph shares almost nothing with {closest} ({alike}), so their differences need "
+            "not be a change of one program; Dynamo's recompilation above says what changed (-v lists the "
+            "differences)"), 14), highlight=False)
+        if r.causes[0].fix:
+            console.print(Hanging(Text(f"  {'':<10}fix: {r.causes[0].fix}", style="green"), 17), highlight=False)
+    elif hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
         render_causes(console, [c for c in r.causes if all(c is not h for h in hidden)], notes=notes)
         console.print(Hanging(Text(
             f"  {'':<10}and {len(hidden)} more cause{'s' if len(hidden) != 1 else ''} inside the op's own code (JAX "
@@ -304,6 +314,16 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
         console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
     if verbose and r.diff is not None:
         _render_details(console, r.diff)
+
+
+def _unrelated_bridge_graph(r) -> bool:
+    """A graph of torch_xla's Dynamo bridge, told by Dynamo's story (every cause's row a ``dynamo_bridge`` one),
+    that shares almost nothing with the closest earlier graph (``dynamo_xla.UNRELATED``): another program, not a
+    changed one."""
+    from hlodiff.explain.dynamo_xla import UNRELATED
+
+    return (r.diff is not None and r.diff.similarity < UNRELATED and bool(r.causes)
+            and all((c.fix_rule or "").startswith("dynamo_bridge") for c in r.causes))
 
 
 def _eager_rest(r) -> list:
