@@ -115,6 +115,11 @@ class SourceLines:
 
         return calls_named(file, names)
 
+    def fed_its_own_concatenation(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import fed_its_own_concatenation
+
+        return fed_its_own_concatenation(file, line)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -130,6 +135,9 @@ class NoSources(SourceLines):
 
     def calls_named(self, file, names):
         return []
+
+    def fed_its_own_concatenation(self, file, line):
+        return False
 
 
 @dataclass(slots=True, eq=False)

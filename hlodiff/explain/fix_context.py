@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlodiff.diff.fix_facts import transposed_input
+from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
@@ -34,9 +35,11 @@ from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
 
-def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
+def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: SourceLines | None = None) -> None:
     """Set ``fix`` (and ``fix_rule``) on every cause of every recompilation; ``patterns`` maps family keys to their
-    pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it."""
+    pattern. A cause whose fix its maker wrote from facts only it knew (``fix_is_final``) keeps it. ``sources``: the
+    run's Python files, for what only a line of code tells (none: nothing read)."""
+    sources = sources if sources is not None else NoSources()
     sizes, baked = family_sizes(recompilations), family_constants(recompilations)
     bucketed = {key for key, found in family_verdicts(recompilations).items() if found == "expected"}
     # once per family: the values are the family's. A dump of compilations only (an XLA dump folder) cannot show
@@ -100,7 +103,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern]) -> None:
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
                       else growing_baked.get(r.family.key, False))
             own = context
-            if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause):
+            if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
                 # the line that made the argument concatenates onto it in a loop: it grows every call, though a
                 # log of compilations alone cannot show it (review 8, F9)
                 growth, own = True, replace(context, ops=context.ops | {"cat"})
@@ -126,13 +129,11 @@ def _final_call(recompilations, patterns: dict[str, Pattern]):
     return last if len(last.family.compiled) == 2 else None
 
 
-def _fed_its_own_concatenation(cause) -> bool:
+def _fed_its_own_concatenation(cause, sources: SourceLines) -> bool:
     """The cause's first line of the user's (where JAX's argument was made) concatenates onto that argument in a
-    loop (:func:`hlodiff.dumps.python_source.fed_its_own_concatenation`)."""
-    from hlodiff.dumps.python_source import fed_its_own_concatenation
-
+    loop (:meth:`hlodiff.dumps.evidence.SourceLines.fed_its_own_concatenation`, when the file is on disk)."""
     first = next((f for f in cause.locations if not f.is_library), None)
-    return first is not None and fed_its_own_concatenation(first.file, first.line)
+    return first is not None and sources.fed_its_own_concatenation(first.file, first.line)
 
 
 def list_length(causes) -> str:

@@ -317,7 +317,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_made_tensors(recompilations)
     place_grown_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
-    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)})
+    apply_run_fixes(recompilations, {f.key: p for f, p in zip(families, facts)}, run.sources)
     for r in recompilations:  # the one step that decides what follows from what; the report keeps its order
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
