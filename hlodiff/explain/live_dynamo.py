@@ -71,11 +71,9 @@ class LiveDynamo:
             return []
         out = []
         for key, item, expected, family in _items(found):
-            if not final and ((item.location is None and getattr(item, "located", None) != "wrapper")
-                              or (item.location is not None and item.location.is_library)
+            if not final and (item.location is None or item.location.is_library
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
-            # (a guard of torch's wrapper of a compiled module names no user line at all: nothing more will come)
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
