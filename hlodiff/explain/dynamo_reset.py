@@ -19,8 +19,8 @@ def cache_resets(restarts: list[CacheRestart]) -> list[DynamoRecompile]:
     for (function, definition), seen in by_function.items():
         first = seen[0]
         times = len(seen) + 1
-        guard = GuardFailure(None, f"no guard failed: {function} compiled from scratch as {first.compile_id} "
-                                   f"{times} times (Dynamo's cache emptied between calls)")
+        guard = GuardFailure(None, f"Dynamo's cache emptied: {function} compiled from scratch as {first.compile_id} "
+                                   f"{times} times (no guard failed)")
         location = first.call or definition
         r = DynamoRecompile(first.compile_id, function, "reset", guard, location, subject=function,
                             facts=frozenset({"dynamo", "cache_reset"}),

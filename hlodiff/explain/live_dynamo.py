@@ -156,6 +156,8 @@ def _items(found):
         key = f"dynamo {r.compile_id}" if r in found.recompiles else f"dynamo sizes {r.compile_id}"
         name = r.function or "compiled function"
         yield key, r, r.expected, f"Dynamo {name}" if " " not in name else f"Dynamo: {name}"
+    for r in found.resets:  # Dynamo's cache emptied: the function compiled from scratch again (an update per time)
+        yield f"dynamo reset {r.function}", r, r.expected, f"Dynamo {r.function or 'compiled function'}"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
         # a function Dynamo gave up runs eagerly: what torch_xla compiles per value read there is not expected
@@ -170,6 +172,9 @@ def _told_of(item, final: bool = True):
         summary = f"Dynamo gave up on {fn} (WON'T CONVERT): it runs eagerly on every call"
     elif item.kind == "graph_break":
         summary = f"graph break ({item.count}x): {item.reason}"
+    elif item.kind == "reset":
+        summary = (f"Dynamo compiled {item.function or 'the compiled function'} from scratch again ({item.seen}): "
+                   "its cache was emptied, no guard failed")
     elif item.guard.guard.startswith("no guard failed"):
         summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"
         if item.seen:
