@@ -71,7 +71,8 @@ class LiveDynamo:
             return []
         out = []
         for key, item, expected, family in _items(found):
-            if not final and (item.location is None or item.location.is_library
+            if not final and ((item.location is None and not _no_line_to_come(item))
+                              or (item.location is not None and item.location.is_library)
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
@@ -148,6 +149,14 @@ class LiveDynamo:
         except Exception as exc:  # noqa: BLE001 - the live lines go on; the report at exit says it again
             self.failures.append(f"Dynamo: {type(exc).__name__}: {exc}")
             return None
+
+
+def _no_line_to_come(item) -> bool:
+    """A value guard of torch's wrapper of a compiled nn.Module (a submodule's number, a flag, a mode) names no line
+    of the user's, and no later line will: tell it when read (dyn_dropout_anneal was told after the eager fallback's
+    XLA graphs). A size keeps waiting: the XLA graph of the new size gives the user's line (dyn_module_logs_only),
+    and the sizes that follow choose the fix (rev6_batch_sizes)."""
+    return getattr(item, "located", None) == "wrapper" and item.kind not in ("shape", "graph_break")
 
 
 def _items(found):
