@@ -160,3 +160,22 @@ def test_controls_have_no_reset_and_no_headline(name):
     random values Dynamo replays, an eager validation call: no cache emptied, nothing unexpected."""
     doc, code = _explain(SCENARIOS / name)
     assert code == 0 and doc["headline"] is None and not doc["dynamo"]["resets"]
+
+
+@pytest.mark.parametrize("name, restarts", [
+    # TORCH_LOGS=+dynamo: the same `[0/0] torchdynamo start compiling loss_fn` after its guard tree was printed
+    ("dyn_reset_epoch_plus", 2),
+    # look-alikes: +dynamo logs of recompilations (a mode, an enum, a float), each start a new compile id
+    ("dyn_eval_mode", 0), ("dyn_enum_phase", 0), ("dyn_global_scale_plus", 0),
+])
+def test_a_verbose_log_shows_a_reset_with_the_user_s_call(name, restarts):
+    from hlodiff.dumps.dynamo_log import read_dynamo_log
+
+    log = read_dynamo_log(str(SCENARIOS / name / "stderr.log"))
+    assert len(log.restarts) == restarts
+    assert all(r.call is not None and r.call.line == 25 for r in log.restarts)
+
+
+def test_a_reset_in_a_verbose_log_is_told_at_the_call():
+    doc, code = _explain(SCENARIOS / "dyn_reset_epoch_plus")
+    assert code == 1 and doc["headline"]["kind"] == "reset" and doc["headline"]["location"]["line"] == 25
