@@ -59,7 +59,8 @@ def test_a_number_xla_never_compiled_a_size_for_stays_a_tensor_fix(name):
     and reuses its graph), is told to become a tensor, never to pad."""
     doc, status = _explain(name)
     assert status == 1
-    assert _rules(doc) == {"dynamo_python_value"}
+    # dyn_cache_limit runs past the recompile limit: its row says so too (round 9), the advice is the same
+    assert _rules(doc) == {"dynamo_python_value" if name == "dyn_global_scale" else "dynamo_python_value_limit"}
     assert "tensor" in doc["headline"]["fix"] and "pad" not in doc["headline"]["fix"]
 
 

@@ -97,9 +97,10 @@ def test_guard_forms_of_round_4_and_their_look_alikes(guard, kind, facts, rule):
     ("dyn_task_limit", "dynamo_python_string_limit", 1, "recompile limit (4) is below the number of values"),
     ("dyn_autocast_steps", "dynamo_autocast", 0, "torch.autocast is enabled on some calls only"),
     ("dyn_eval_mode", "dynamo_mode", 0, "one graph per mode"),
-    # look-alikes: numbers past the limit stay "a tensor", never "raise the limit"; grad mode stays dynamo_mode
-    ("dyn_cache_limit", "dynamo_python_value", 1, "pass it as a tensor"),
-    ("dyn_step_attr", "dynamo_module_number", 1, "keep it in a tensor instead (a buffer"),
+    # look-alikes: numbers past the limit stay "a tensor", never "raise the limit" (round 9: their rows past the
+    # limit also say the later calls ran without Dynamo); grad mode stays dynamo_mode
+    ("dyn_cache_limit", "dynamo_python_value_limit", 1, "pass it as a tensor"),
+    ("dyn_step_attr", "dynamo_module_number_limit", 1, "keep it in a tensor instead (a buffer"),
     ("dyn_sched_lr", "dynamo_python_value", 1, "pass it as a tensor"),
     ("dyn_no_grad_metric", "dynamo_mode", 0, "one graph per mode"),
 ])

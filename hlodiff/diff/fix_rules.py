@@ -161,6 +161,14 @@ RULES: tuple[FixRule, ...] = (
           "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
           "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
           "(or never) for one graph", unless="jax"),
+    # Dynamo round 9: past the recompile limit the story says the later calls ran without Dynamo
+    _rule("dynamo_module_number_limit", "python_value", "dynamo module_attribute limit_hit",
+          "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
+          "module's int and float attributes by value and traces {function} again for each, and past its recompile "
+          "limit ({limit}) the later calls run without Dynamo (eagerly, torch_xla tracing them lazily) for the rest "
+          "of the run; keep it in a tensor instead (a buffer updated in place, read by tensor code) so one graph "
+          "serves every value; a higher limit only postpones the fallback",
+          unless="jax python_flag sets_shape python_string"),
     _rule("dynamo_module_number", "python_value", "dynamo module_attribute",
           "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
           "module's int and float attributes by value and traces {function} again for each; keep it in a tensor "
@@ -212,6 +220,12 @@ RULES: tuple[FixRule, ...] = (
           "keys) and a normal tensor on others: Dynamo guards a tensor's dispatch keys and traces {function} once "
           "for each; make the inputs outside torch.inference_mode (torch.no_grad() there instead), or run every "
           "call under inference_mode, or accept one graph for each", unless="jax"),
+    _rule("dynamo_device", "guard", "dynamo device_changed",
+          "{tensor} is on another device on some calls ({seen}): Dynamo guards a tensor's device (its dispatch "
+          "keys) and traces {function} once per device, and torch_xla's bridge is handed tensors that are not on "
+          "the XLA device; call the compiled function with tensors on the XLA device only (move its result to "
+          "the CPU after the call, result.cpu() or .item()), or call the plain, uncompiled function on CPU copies",
+          unless="jax"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -253,6 +267,17 @@ RULES: tuple[FixRule, ...] = (
           "head) was replaced or resized between calls, so Dynamo traces {function} again for the new shape and "
           "XLA compiles it once; nothing to fix when that happens once (or build it at its final size from the "
           "start); if it keeps changing, keep one module and mask what is unused", unless="jax"),
+    # Dynamo round 9: a size of 1 under a dynamic dim (0/1 specialization), an input's rank
+    _rule("dynamo_shape_zero_one", "shape", "dynamo zero_one_size",
+          "{function} got a size of 1 (or 0) where the dim is dynamic ({seen}): Dynamo keeps a dynamic size "
+          "symbolic for 2 and more only and specialises 0 and 1, so it traces again and XLA compiles that size; "
+          "avoid batches of one (DataLoader(drop_last=True), or pad the last batch to 2 or more rows and drop the "
+          "padded results); mark_dynamic already covers every other size, and Dynamo's hint to mark the dim "
+          "unbacked would spare only its retrace, not XLA's compile", unless="jax"),
+    _rule("dynamo_shape_rank", "shape", "dynamo rank_changed",
+          "{function} receives {tensor} with another number of dimensions ({seen}): Dynamo guards an input's rank "
+          "(there is no dynamic rank) and traces once per rank; give every call the same rank, e.g. a batch "
+          "dimension for a single example (x.unsqueeze(0) / x[None], and out[0] after)", unless="jax"),
     _rule("dynamo_shape_data_dependent", "shape", "dynamo data_dependent_size",
           "{function} resumes after a graph break at an op whose output size follows the data (boolean-mask "
           "indexing, nonzero, masked_select), and gets a new size ({seen}): Dynamo and XLA compile it again for "
@@ -288,6 +313,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_dtype", "dtype", "dynamo",
           "{function} receives {tensor} as {seen}: give it one dtype at every call (cast where it is made, or "
           "from the first call on)", unless="jax"),
+    _rule("dynamo_python_value_limit", "python_value", "dynamo limit_hit",
+          "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla; "
+          "past its recompile limit ({limit}) the later calls run without Dynamo (eagerly, torch_xla tracing them "
+          "lazily): pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value; a "
+          "higher limit only postpones the fallback", unless="jax"),
     _rule("dynamo_python_value", "python_value", "dynamo",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),
@@ -296,6 +326,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): keep that value the same from call "
           "to call, or pass it as a tensor", unless="jax"),
+    _rule("dynamo_cache_reset", "reset", "dynamo cache_reset",
+          "Dynamo compiled {function} from scratch {seen}: no guard failed, its cache was emptied between calls "
+          "(torch._dynamo.reset() or torch.compiler.reset() in the loop), so each time Dynamo traces it again and "
+          "torch_xla's bridge extracts its graphs again (XLA reuses the graphs it compiled before when they are "
+          "the same); remove the "
+          "reset from the loop (reset once, before the first compiled call, or only when the backend or the model "
+          "changes)", unless="jax"),
     _rule("dynamo_gave_up", "graph_break", "dynamo gave_up",
           "Dynamo could not compile this function ({seen}) and gave it up: it runs eagerly, uncompiled, on every "
           "call, so torch_xla traces it as Python runs it and every number it reads from a tensor into Python "

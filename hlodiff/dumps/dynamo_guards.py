@@ -38,6 +38,10 @@ class VerboseReader:
         self.starts: dict[str, tuple[str, SourceFrame]] = {}
         self.guards: dict[str, list[tuple[str, str]]] = {}
         self.open: str | None = None
+        self.into: list[SourceFrame] | None = None  # the stack the next `File ...` lines belong to
+        self.restarts: list[tuple[str, str, SourceFrame, list[SourceFrame]]] = []
+        """A compile id started again for the same function after its guard tree was printed (it had finished):
+        Dynamo's cache was emptied in between (torch._dynamo.reset()); its stack holds the user's call."""
 
     def line(self, text: str, prefix, lineno: int, log) -> None:
         m = _CID.search(text, prefix.end() if prefix else 0)
@@ -45,17 +49,27 @@ class VerboseReader:
             return
         cid, body = m.group("cid"), m.group("body")
         if (start := _START.match(body)) is not None:
-            self.starts[cid] = (start.group("fn"), SourceFrame(start.group("file"), int(start.group("line")),
-                                                               start.group("fn")))
+            begun = (start.group("fn"), SourceFrame(start.group("file"), int(start.group("line")), start.group("fn")))
+            if self.starts.get(cid) == begun and self.guards.get(cid):
+                self.restarts.append((cid, begun[0], begun[1], []))  # the first compile's stack and tree are kept
+                self.guards[cid], self.into, self.open = [], self.restarts[-1][3], cid
+                return
+            self.starts[cid] = begun
             self.stacks[cid], self.open = [], cid
+            self.into = self.stacks[cid]
         elif self.open == cid and (f := _FILE_LINE.match(body)) is not None:
-            self.stacks[cid].append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
+            self.into.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
         elif (g := _GUARD_LEAF.match(body)) is not None:
             self.guards.setdefault(cid, []).append((g.group("kind"), g.group("guard").strip()))
         elif (limit := _LIMIT.match(body)) is not None:
             log.limit_hits.append((cid, int(limit.group("limit"))))
 
     def finish(self, log) -> None:
+        from hlodiff.dumps.dynamo_log import CacheRestart
+
+        for cid, fn, definition, stack in self.restarts:
+            users = [f for f in stack if not f.is_library]
+            log.restarts.append(CacheRestart(cid, fn, definition, users[-1] if users else None))
         for cid, (fn, definition) in self.starts.items():
             have = next((c for c in log.compiles if c.compile_id == cid), None)
             c = have or log.compile(cid)

@@ -126,6 +126,23 @@ class GraphBreak:
                 "at": self.at.to_json() if self.at else None, "call": self.call.to_json() if self.call else None}
 
 
+@dataclass(frozen=True, slots=True)
+class CacheRestart:
+    """A compile id compiled again for the same function after it had finished (a TORCH_TRACE log numbers frames
+    anew once Dynamo is reset: ``0/0`` of ``loss_fn``, then ``0/0`` of ``loss_fn`` again)."""
+
+    compile_id: str
+    function: str | None
+    definition: SourceFrame | None
+    call: SourceFrame | None
+    log_line: int | None = None
+
+    def to_json(self) -> dict:
+        return {"compile_id": self.compile_id, "function": self.function,
+                "definition": self.definition.to_json() if self.definition else None,
+                "call": self.call.to_json() if self.call else None}
+
+
 @dataclass(slots=True)
 class DynamoLog:
     path: str
@@ -134,6 +151,9 @@ class DynamoLog:
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     """``(compile id, limit)``: Dynamo hit its recompile limit there; later calls of that frame run without it."""
+    restarts: list[CacheRestart] = field(default_factory=list)
+    """The same function compiled again under a compile id it already finished (``0/0`` twice): Dynamo's caches
+    were emptied between the two (``torch._dynamo.reset()``); no guard failed, so no recompile record says so."""
 
     def compile(self, compile_id: str) -> DynamoCompile:
         for c in self.compiles:
@@ -172,6 +192,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
             log.compiles += part.compiles
             log.graph_breaks += part.graph_breaks
             log.limit_hits += part.limit_hits
+            log.restarts += part.restarts
         return log
     if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
         return DynamoLog(path, "text")
@@ -362,6 +383,8 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
     TORCH_TRACE file, or caught in the process by :mod:`hlodiff.capture.dynamo_watch`."""
     log = DynamoLog(path, "trace")
     names: dict[int, str] = {}
+    finished: dict[str, tuple] = {}  # compile id -> the function its compilation_metrics named
+    started: dict[str, SourceFrame | None] = {}  # compile id -> the call of its latest dynamo_start
     for lineno, record, payload in records:
         if not record:
             continue
@@ -375,7 +398,8 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
             c.log_line = c.log_line or lineno
             stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
             stack = [f for f in stack if f is not None]
-            c.call = _call_site(stack)
+            started[cid] = _call_site(stack)
+            c.call = c.call or started[cid]
             c.callee = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
             if stack and c.definition is None:
                 c.definition = stack[-1]
@@ -385,6 +409,12 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
             if not cid:
                 continue
             c = log.compile(cid)
+            key = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
+            if cid in finished and finished[cid] == key and key[0]:
+                # the same function compiled again under an id it had finished: Dynamo was reset in between
+                where = (SourceFrame(key[1], int(key[2]), key[0]) if key[1] and key[2] is not None else None)
+                log.restarts.append(CacheRestart(cid, key[0], where, started.get(cid), lineno))
+            finished[cid] = key
             c.function = m.get("co_name") or c.function
             c.resume = bool(c.function and c.function.startswith("torch_dynamo_resume_in_"))
             if m.get("co_filename") and m.get("co_firstlineno") is not None:

@@ -30,7 +30,9 @@ from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
+from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent
+from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
 
 
@@ -60,6 +62,7 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
         if not merged.graph_breaks:
             merged.graph_breaks = list(log.graph_breaks)
         merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
+        merged.restarts += [r for r in log.restarts if r not in merged.restarts]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
 
@@ -133,6 +136,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
     found.graph_breaks = _breaks(log)
+    found.resets = cache_resets(log.restarts)
     found.first_call_syncs = first_call_syncs(explanation, found)
     return found
 
@@ -202,8 +206,11 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
         facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
-    location = c.call or _absolute(failure.source, c.definition) or definition
-    located = ("call" if c.call else "guard" if failure.source else "definition" if definition
+    source = _absolute(failure.source, c.definition)
+    if source is not None and cut_module_path(source.file):
+        source = None  # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73): no user line
+    location = c.call or source or definition
+    located = ("call" if c.call else "guard" if source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)
     if location is not None and location.is_library and not c.call:
         # Dynamo compiled library code (torch.compile(opt.step): torch's step in sgd.py) and its guard names a

@@ -13,10 +13,13 @@ from hlodiff.explain.dynamo_types import _SIZE
 
 _DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
-_MODULE_ATTRIBUTE = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+$")
+_MODULE_ATTRIBUTE = re.compile(r"^(?:(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*"
+                               r"|(?:fn|L\['fn'\])(?:\._modules\[['\"][^'\"]+['\"]\])+)\.\w+$")
 """A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
 nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item of a container on ``self``
-(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute."""
+(``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute. A compiled
+``nn.Module`` is ``fn`` in torch 2.9's wrapper (``inner(fn, ...)``): a submodule's attribute there
+(``fn._modules['1'].p``, a Dropout's rate: dyn_dropout_anneal) is one too; a bare ``fn.x`` may be any argument."""
 _STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
 """A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
 graph per name; a string can never be a tensor."""
@@ -55,6 +58,16 @@ _ALIAS = re.compile(r"Duplicate tensors? found(?::| where not expected)")
 """Two tensor arguments that are one tensor on this call (``Duplicate tensors found: ["a", "b"]``; older torch:
 ``Duplicate tensor found where not expected! L['y'] should not alias to anything, but is aliased``)."""
 _ALIAS_NAMES = re.compile(r"[\"'](?P<name>[^\"',\[\]]+)[\"']")
+# Dynamo round 9: a size of 0 or 1 under a dynamic dim, an input's rank, an input on another device
+_ZERO_ONE = re.compile(r"^(?P<low>2) <= (?P<name>[\w.\[\]'\"]+)\.size\(\)\[(?P<dim>\d+)\]")
+"""The lower bound of a dynamic size (``2 <= L['x'].size()[0]``): Dynamo keeps a dim marked dynamic (mark_dynamic,
+automatic dynamic) symbolic for sizes >= 2 only and specialises 0 and 1 (0/1 specialization), so a size of 1 (a
+last batch of one sample) fails it and compiles its own graph (pytorch#136605)."""
+_RANK = re.compile(r"tensor '(?P<name>[^']+)' rank mismatch\. expected (?P<expected>\d+), actual (?P<actual>\d+)")
+"""An input's number of dimensions (``rank mismatch. expected 2, actual 1``): Dynamo has no dynamic rank, one graph
+per rank (an unbatched input among batches: compressed-tensors#741)."""
+_BACKEND_KEYS = ("XLA", "CPU", "CUDA", "HIP", "MPS", "XPU", "HPU", "Meta", "PrivateUse1", "Lazy")
+"""Backend dispatch keys: a tensor's device, as the dispatch key set of a TENSOR_MATCH guard shows it."""
 _DATA_DEPENDENT = ("Dynamic shape operator", "depends on input Tensor data", "data-dependent", "data dependent")
 """A graph break at an op whose output size follows the data (boolean-mask indexing, nonzero, masked_select)."""
 
@@ -83,6 +96,13 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         if "._parameters[" in m.group("name"):  # a module's parameter (self._modules['head']._parameters['bias'])
             facts.add("parameter_shape")  # the module was replaced or resized between calls, not an input's size
         return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')}: {expected} -> {actual}", facts
+    if (m := _ZERO_ONE.match(guard.strip())) is not None:
+        facts.add("zero_one_size")
+        return "shape", m.group("name"), f"dim {m.group('dim')} of {m.group('name')} was 1 (or 0)", facts
+    if (m := _RANK.search(guard)) is not None:
+        facts.add("rank_changed")
+        return "shape", m.group("name"), (f"{m.group('name')} had {m.group('expected')} dimensions, then "
+                                          f"{m.group('actual')}"), facts
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
         return "dtype", m.group("name"), seen, facts
@@ -98,6 +118,10 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _DISPATCH.search(guard)) is not None:
         if ("Autograd" in m.group("expected")) != ("Autograd" in m.group("actual")):
             facts.add("inference_tensor")  # made under torch.inference_mode() on one side only
+        devices = (_backend(m.group("expected")), _backend(m.group("actual")))
+        if None not in devices and devices[0] != devices[1]:
+            facts.add("device_changed")  # a tensor on another device (XLA, then a CPU copy): not its autograd keys
+            return "guard", m.group("name"), f"{m.group('name')} on {devices[0]}, then on {devices[1]}", facts
         return "guard", m.group("name"), guard.strip(), facts
     if (m := _TYPE_ID.match(guard.strip())) is not None:
         return "guard", _global(m.group("name")), guard.strip(), facts | {"object_type"}
@@ -139,6 +163,14 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
+
+
+def _backend(keys: str) -> str | None:
+    """The device of a dispatch key set (``XLA, BackendSelect, ..., AutogradXLA`` -> ``XLA``): its first backend key."""
+    for key in (k.strip() for k in keys.split(",")):
+        if key in _BACKEND_KEYS:
+            return key
+    return None
 
 
 def _global(name: str) -> str:

@@ -121,6 +121,9 @@ class DynamoFindings:
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
+    resets: list[DynamoRecompile] = field(default_factory=list)
+    """Functions Dynamo compiled from scratch again (kind ``reset``: its caches emptied, torch._dynamo.reset()),
+    one finding each (:mod:`hlodiff.explain.dynamo_reset`)."""
     traced: bool = False
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
@@ -142,7 +145,8 @@ class DynamoFindings:
 
     @property
     def unexpected(self) -> list[DynamoRecompile]:
-        return [r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
+        return ([r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
+                + [r for r in self.resets if not r.expected])
 
     def unexpected_after(self, warmup: int | None, steps: dict[str, int]) -> list[DynamoRecompile]:
         """The unexpected ones past ``--warmup N`` (``steps``: XLA graph ref -> call, :func:`call_positions`). A
@@ -180,12 +184,16 @@ class DynamoFindings:
             if not c.resume and c.compile_id not in gave_up and c.function not in given_up:
                 attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
         times = sum(attempts.values()) or (0 if given_up else 1)
+        times += sum(int(r.seen.split()[0]) - 1 for r in self.resets)  # compiled from scratch again after a reset
         parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:
             head = self.recompiles[0]
             where = f" at {head.location.short()}" if head.location else ""
             parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+        for r in self.resets:
+            parts.append(f"{r.function} compiled from scratch {r.seen} (no guard failed: Dynamo's cache was emptied, "
+                         "torch._dynamo.reset())")
         for cid, limit in self.limit_hits:
             fn = next((compiled_name(c) for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function),
                       None)
@@ -237,6 +245,7 @@ class DynamoFindings:
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
+                "resets": [r.to_json() for r in self.resets],
                 "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,

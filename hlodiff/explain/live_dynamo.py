@@ -72,7 +72,8 @@ class LiveDynamo:
             return []
         out = []
         for key, item, expected, family in _items(found):
-            if not final and (item.location is None or item.location.is_library
+            if not final and ((item.location is None and not _no_line_to_come(item))
+                              or (item.location is not None and item.location.is_library)
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
@@ -151,12 +152,22 @@ class LiveDynamo:
             return None
 
 
+def _no_line_to_come(item) -> bool:
+    """A value guard of torch's wrapper of a compiled nn.Module (a submodule's number, a flag, a mode) names no line
+    of the user's, and no later line will: tell it when read (dyn_dropout_anneal was told after the eager fallback's
+    XLA graphs). A size keeps waiting: the XLA graph of the new size gives the user's line (dyn_module_logs_only),
+    and the sizes that follow choose the fix (rev6_batch_sizes)."""
+    return getattr(item, "located", None) == "wrapper" and item.kind not in ("shape", "graph_break")
+
+
 def _items(found):
     """(key, finding, expected, family label) for each finding the report would tell, in the report's order."""
     for r in [*found.recompiles, *found.xla_sizes]:
         key = f"dynamo {r.compile_id}" if r in found.recompiles else f"dynamo sizes {r.compile_id}"
         name = r.function or "compiled function"
         yield key, r, r.expected, f"Dynamo {name}" if " " not in name else f"Dynamo: {name}"
+    for r in found.resets:  # Dynamo's cache emptied: the function compiled from scratch again (an update per time)
+        yield f"dynamo reset {r.function}", r, r.expected, f"Dynamo {r.function or 'compiled function'}"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
         # a function Dynamo gave up runs eagerly: what torch_xla compiles per value read there is not expected
@@ -171,6 +182,9 @@ def _told_of(item, final: bool = True):
         summary = f"Dynamo gave up on {fn} (WON'T CONVERT): it runs eagerly on every call"
     elif item.kind == "graph_break":
         summary = f"graph break ({item.count}x): {item.reason}"
+    elif item.kind == "reset":
+        summary = (f"Dynamo compiled {item.function or 'the compiled function'} from scratch again ({item.seen}): "
+                   "its cache was emptied, no guard failed")
     elif item.guard.guard.startswith("no guard failed"):
         summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"
         if item.seen:

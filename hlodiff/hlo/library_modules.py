@@ -56,6 +56,25 @@ def module_path_in(parts: list[str]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def _tails() -> frozenset[str]:
+    """The endings of two parts or more of every known module path (``nn/modules/dropout.py`` of
+    ``torch/nn/modules/dropout.py``)."""
+    tails = set()
+    for path in module_paths():
+        parts = path.split("/")
+        tails.update("/".join(parts[i:]) for i in range(1, len(parts) - 1))
+    return frozenset(tails)
+
+
+def cut_module_path(file: str) -> bool:
+    """Whether a relative path cut short from the left (Dynamo prints a guard's source line as the path's last
+    characters: ``nn/modules/dropout.py:73``) is the ending of a known library module path. Only for paths known to
+    be cut that way: a whole relative path (an IR tag's ``train.py``) stays user code (:mod:`.installed`)."""
+    file = file.replace("\\", "/")
+    return not file.startswith("/") and "/" in file and file in _tails()
+
+
 def shipped_versions() -> dict[str, tuple[str, str]]:
     """``{distribution: (version, source)}`` from the shipped file's header (for ``--version``-like reports and
     the tests that check each distribution is there)."""

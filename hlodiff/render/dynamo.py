@@ -51,6 +51,17 @@ def render_dynamo(console: Console, dynamo) -> None:
             what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
             console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
                                        "records the call that recompiled", style="yellow"), 8), highlight=False)
+    for r in dynamo.resets:  # the same function compiled from scratch again: Dynamo's cache was emptied
+        where = f" at {r.location.where}" if r.location else ""
+        console.print(Text(f"Dynamo compiled {r.function or 'the compiled function'} from scratch {r.seen}{where}",
+                           style="bold"), highlight=False)
+        console.print(Hanging(Text(f"  guard     {r.guard.guard}"), 12), highlight=False)
+        if r.fix:
+            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        if r.located == "definition":
+            console.print(Hanging(Text("  hint: the line above is the compiled function's definition; the reset is "
+                                       "a call of torch._dynamo.reset() (or torch.compiler.reset()) in your loop, "
+                                       "between the compiled calls", style="yellow"), 8), highlight=False)
     for r in dynamo.xla_sizes:  # Dynamo traced a symbolic size once; XLA compiled each concrete one
         where = f" at {r.location.where}" if r.location else ""
         console.print(Text(f"XLA recompiled {r.function or 'the compiled function'} for new sizes ({r.compile_id}, "
