@@ -114,14 +114,29 @@ int names_add(PyObject *dict, PyObject *str) { return dict != NULL && dict == ow
    -1 error. */
 int names_set_shape(PyObject *dict, PyObject *str, PyObject *shape) {
     if (dict == NULL || dict != owner || !PyUnicode_IS_ASCII(str)) return 0;
-    Slot *e = table_slot(&names, (const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str));
-    if (e == NULL) {
-        if (table_add(&names, str) < 0) return -1;
-        e = table_slot(&names, (const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str));
+    Table *t = &names;
+    if (2 * (t->used + 1) > t->cap) { /* room first (table_add's growth), then one probe finds or places it */
+        if (table_add(t, str) < 0) return -1;
+        Slot *e = table_slot(t, (const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str));
+        Py_INCREF(shape);
+        Py_XSETREF(e->shape, shape);
+        return 1;
     }
-    Py_INCREF(shape);
-    Py_XSETREF(e->shape, shape);
-    return 1;
+    const char *s = (const char *)PyUnicode_DATA(str);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(str);
+    uint64_t h = bytes_hash(s, n);
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        Slot *e = &t->slots[i];
+        if (e->str == NULL) {
+            Py_INCREF(str);
+            table_put(t, h, str, NULL);
+        } else if (!(e->hash == h && PyUnicode_GET_LENGTH(e->str) == n && memcmp(PyUnicode_DATA(e->str), s, (size_t)n) == 0)) {
+            continue;
+        }
+        Py_INCREF(shape);
+        Py_XSETREF(e->shape, shape);
+        return 1;
+    }
 }
 
 /* The kept shape text of the name s (borrowed), or NULL: not read by this call with an array shape. */
