@@ -109,6 +109,9 @@ int shared_add(PyObject *str);
 void names_bind(PyObject *dict);
 PyObject *names_find(PyObject *dict, const char *s, Py_ssize_t n);
 int names_add(PyObject *dict, PyObject *str);
+int names_set_shape(PyObject *dict, PyObject *str, PyObject *shape);
+PyObject *names_shape(PyObject *dict, const char *s, Py_ssize_t n);
+int typed_ref_of(PyObject *typed_refs, PyObject *name, PyObject **shape, PyObject **ref);
 
 /* instances.c: Instruction objects through their slots */
 #define INST_FIELDS 11

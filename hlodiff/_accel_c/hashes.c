@@ -115,10 +115,37 @@ done:
 /* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
 
 /* A hash's text, set in dict under name and, when slot is given, kept there (borrowed: the dict holds it). */
+/* Anonymous hashes (16 hex digits) recur: a graph of N identical layers or unrolled blocks has each one N times
+   (6,800 times in the 300K-instruction pair). A direct-mapped table of the last string made for each slot gives a
+   recurring hash the same object: one string instead of N (about 17 MB per side at 300K, as long as the
+   comparison), no allocation, and equal keys found by identity where matching groups nodes by them. Bounded
+   (ANON_SLOTS strings at most, for the life of the process); a miss makes the string as before. */
+#define ANON_SLOTS 65536
+static PyObject **anon_strs;
+
+static PyObject *anon_str(const char *hex) {
+    if (anon_strs == NULL && (anon_strs = PyMem_Calloc(ANON_SLOTS, sizeof(PyObject *))) == NULL)
+        return ascii_str(hex, 16);
+    uint64_t a, b;
+    memcpy(&a, hex, 8);
+    memcpy(&b, hex + 8, 8);
+    size_t at = (size_t)(((a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull) >> 48) & (ANON_SLOTS - 1);
+    PyObject *o = anon_strs[at];
+    if (o != NULL && memcmp(PyUnicode_DATA(o), hex, 16) == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *h = ascii_str(hex, 16);
+    if (h == NULL) return NULL;
+    Py_INCREF(h);
+    Py_XSETREF(anon_strs[at], h);
+    return h;
+}
+
 static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
     char hex[128];
     blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
-    PyObject *h = ascii_str(hex, 2 * size);
+    PyObject *h = size == 8 ? anon_str(hex) : ascii_str(hex, 2 * size);
     if (h == NULL) return -1;
     int rc = PyDict_SetItem(dict, name, h);
     if (slot != NULL) *slot = h;
@@ -221,6 +248,26 @@ static int put_operand_texts(Buf *b, PyObject **texts, const int32_t *op_idx, in
 }
 
 
+/* Whether the keys of dict are the names list, in its order (by identity). */
+static int keys_are(PyObject *dict, PyObject *names, Py_ssize_t n) {
+    if (PyDict_GET_SIZE(dict) != n) return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value))
+        if (i >= n || PyList_GET_ITEM(names, i++) != key) return 0;
+    return i == n;
+}
+
+/* An empty per-node map about to get an entry for each of names, in that order: made a copy of template (whose
+   keys are those names in that order, checked) so that each entry replaces a value in place. The same map in the
+   end, without growing a table of 200K entries by rehashing it again and again nor probing for a free slot per
+   node (each a cache miss). Every value of template is replaced by the caller's loop (one per name, each name
+   once); until then the map holds template's. 1 copied, 0 left as it is, -1 error. */
+static int presized_like(PyObject *map, PyObject *template, PyObject *names, Py_ssize_t n) {
+    if (PyDict_GET_SIZE(map) != 0 || n < 1024 || !keys_are(template, names, n)) return 0;
+    return PyDict_Update(map, template) < 0 ? -1 : 1;
+}
+
 /* anon_hashes over a graph index whose order is operand-first (index_ordered): the same labels and hashes, in
    the same order, with each operand's hash read from an array by position instead of the anon dict. */
 PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
@@ -241,6 +288,12 @@ PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
     if (texts == NULL) return PyErr_NoMemory();
     Buf b;
     buf_init(&b);
+    int presized = 0; /* labels and anon made copies of insts (its values replaced below, each) */
+    if (PyDict_GET_SIZE(labels) == 0 && PyDict_GET_SIZE(anon) == 0) {
+        if ((presized = presized_like(labels, insts, names, n)) < 0 ||
+            (presized && PyDict_Update(anon, insts) < 0))
+            goto fail;
+    }
     Cursor at_inst = {insts, 0};
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
@@ -260,6 +313,10 @@ PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
     PyMem_Free(texts);
     Py_RETURN_NONE;
 fail:
+    if (presized) { /* no instruction is left in a map of labels or hashes */
+        PyDict_Clear(labels);
+        PyDict_Clear(anon);
+    }
     buf_free(&b);
     PyMem_Free(texts);
     return NULL;
@@ -287,6 +344,7 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
         PyMem_Free(pids);
         return PyErr_NoMemory();
     }
+    int presized = 0;
     Buf b;
     buf_init(&b);
     Py_ssize_t pos = 0;
@@ -296,6 +354,8 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
         if (at == -2) goto fail;
         if (at >= 0) pids[at] = value;
     }
+    presized = presized_like(hashes, labels, names, n); /* a copy of labels: each value replaced below */
+    if (presized < 0) goto fail;
     Cursor at_label = {labels, 0}; /* labels were filled in this order */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
@@ -319,6 +379,7 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
     PyMem_Free(pids);
     Py_RETURN_NONE;
 fail:
+    if (presized > 0) PyDict_Clear(hashes); /* no label is left in the map of hashes */
     buf_free(&b);
     PyMem_Free(texts);
     PyMem_Free(pids);

@@ -103,6 +103,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
 
     PyObject *name = NULL, *shape_text = NULL, *opcode = NULL, *operands = NULL, *attrs = NULL, *literal = NULL;
     PyObject *param = NULL, *ref = NULL, *result = NULL, *declared_shapes = NULL;
+    int shape_kept = 0;
     shape_text = ascii_str(p + shape_start, shape_end - shape_start);
     if (shape_text == NULL) goto done;
     PyObject *shape = tuple;
@@ -118,9 +119,14 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
     name = ascii_str(p + name_start, name_end - name_start);
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
     if (opcode == NULL) goto done;
-    if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser) */
-        ref = typed_ref(shape_text, name);
-        if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
+    if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser):
+                           its shape text in names.c's table while the call lasts (typed_ref_of), else in the dict */
+        shape_kept = names_set_shape(known_names, name, shape_text);
+        if (shape_kept < 0) goto done;
+        if (!shape_kept) {
+            ref = typed_ref(shape_text, name);
+            if (ref == NULL || PyDict_SetItem(typed_refs, name, ref) < 0) goto done;
+        }
     }
 
     Py_ssize_t op_len = op_end - op_start;
@@ -180,11 +186,11 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         if (args[8] != NULL) {
             result = inst_new(inst_type, args);
             Py_DECREF(args[8]);
-            /* operands of later lines share this name's object (text.c's operand_name); only once the line is
-               read here: a line left to the parser gets its own instruction */
-            if (result != NULL && known_names != NULL &&
-                (PyDict_SetItem(known_names, name, name) < 0 || names_add(known_names, name) < 0))
-                Py_CLEAR(result);
+            /* operands of later lines share this name's object (text.c's operand_name, through names.c's
+               table; the dict gets it when the call ends, see names_into_dict); only once the line is read here:
+               a line left to the parser gets its own instruction */
+            if (result != NULL && known_names != NULL && !shape_kept && names_add(known_names, name) < 0)
+                Py_CLEAR(result); /* (a kept shape put the name in the table already) */
             if (result != NULL && declared_shapes != NULL) { /* checked against the definitions at the '}' */
                 PyObject *entry = PyTuple_Pack(2, result, declared_shapes);
                 if (entry == NULL || PyList_Append(declared, entry) < 0) Py_CLEAR(result);
@@ -195,6 +201,11 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
     Py_XDECREF(line_no);
     Py_XDECREF(col_no);
 done:
+    if (result == NULL && shape_kept > 0 && !PyErr_Occurred()) { /* the line is left to the parser: the dict gets
+                                                                    its entry, as before the table kept it */
+        ref = typed_ref(shape_text, name);
+        if (ref != NULL) PyDict_SetItem(typed_refs, name, ref);
+    }
     Py_XDECREF(shape_text);
     Py_XDECREF(name);
     Py_XDECREF(opcode);
@@ -229,6 +240,38 @@ static int blank_block_comments(const char *p, Py_ssize_t n, Buf *b) {
     return 0;
 }
 
+/* The names of the instructions out[start:] (this call's) into the names dict, as name -> name in order, and the
+   typed references of the array-shaped ones into typed_refs (names.c kept their shape texts): what the parser and
+   the next call read. Not needed when the call stopped at the computation's closing brace, where the
+   parser drops the dict: that is nearly every call, and it spares each instruction an insertion into a dict as
+   large as its computation (217K names in a 300K-instruction module's entry), the table being enough meanwhile. */
+static int names_into_dict(PyObject *names, PyObject *typed_refs, PyObject *out, Py_ssize_t start) {
+    for (Py_ssize_t k = start; k < PyList_GET_SIZE(out); k++) {
+        PyObject *name = inst_attr(PyList_GET_ITEM(out, k), s_name);
+        int rc = name ? PyDict_SetItem(names, name, name) : -1;
+        PyObject *shape = rc == 0 && PyUnicode_IS_ASCII(name) ?
+            names_shape(names, (const char *)PyUnicode_DATA(name), PyUnicode_GET_LENGTH(name)) : NULL;
+        if (shape != NULL) { /* and its typed reference into typed_refs, kept in the table meanwhile */
+            PyObject *ref = typed_ref(shape, name);
+            rc = ref ? PyDict_SetItem(typed_refs, name, ref) : -1;
+            Py_XDECREF(ref);
+        }
+        Py_XDECREF(name);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+/* The line at i starts (after blanks) with the computation's closing brace. */
+static int at_close(PyObject *lines, Py_ssize_t i) {
+    if (i >= PyList_GET_SIZE(lines)) return 0;
+    PyObject *line = PyList_GET_ITEM(lines, i);
+    if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line)) return 0;
+    const char *p = (const char *)PyUnicode_1BYTE_DATA(line);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(line), pos = skip_ws(p, 0, len);
+    return pos < len && p[pos] == '}';
+}
+
 PyObject *parse_lines(PyObject *self, PyObject *args) {
     PyObject *lines, *typed_refs, *shapes, *inst_type, *out, *declared, *parse_array, *shape_type, *names = NULL;
     Py_ssize_t i;
@@ -244,6 +287,7 @@ PyObject *parse_lines(PyObject *self, PyObject *args) {
     known_names = names;
     Py_XINCREF(known_names);
     if (names != NULL) names_bind(names); /* names.c mirrors the names this call reads */
+    Py_ssize_t start = PyList_GET_SIZE(out);
     for (; i < n; i++) {
         PyObject *line = PyList_GET_ITEM(lines, i);
         if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line)) break;
@@ -270,10 +314,11 @@ PyObject *parse_lines(PyObject *self, PyObject *args) {
         if (rc < 0) goto fail;
     }
     buf_free(&blanked);
+    int rc = names != NULL && !at_close(lines, i) ? names_into_dict(names, typed_refs, out, start) : 0;
     names_bind(NULL); /* the table lives for this call only: nothing is held once the module is read */
     Py_XDECREF(known_names);
     known_names = outer;
-    return PyLong_FromSsize_t(i);
+    return rc < 0 ? NULL : PyLong_FromSsize_t(i);
 fail:
     buf_free(&blanked);
     names_bind(NULL);

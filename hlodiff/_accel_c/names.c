@@ -9,7 +9,8 @@
 
 typedef struct {
     uint64_t hash;
-    PyObject *str; /* strong reference, ASCII */
+    PyObject *str;   /* strong reference, ASCII */
+    PyObject *shape; /* strong reference or NULL: the names table's shape text of an array-shaped definition */
 } Slot;
 
 typedef struct {
@@ -23,29 +24,38 @@ static uint64_t bytes_hash(const char *s, Py_ssize_t n) {
     return h ^ (h >> 29);
 }
 
-static PyObject *table_find(Table *t, const char *s, Py_ssize_t n) {
+static Slot *table_slot(Table *t, const char *s, Py_ssize_t n) {
     if (t->cap == 0) return NULL;
     uint64_t h = bytes_hash(s, n);
     for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         Slot *e = &t->slots[i];
         if (e->str == NULL) return NULL;
         if (e->hash == h && PyUnicode_GET_LENGTH(e->str) == n && memcmp(PyUnicode_DATA(e->str), s, (size_t)n) == 0)
-            return e->str;
+            return e;
     }
 }
 
+static PyObject *table_find(Table *t, const char *s, Py_ssize_t n) {
+    Slot *e = table_slot(t, s, n);
+    return e ? e->str : NULL;
+}
+
 static void table_clear(Table *t) {
-    for (size_t i = 0; i < t->cap; i++) Py_XDECREF(t->slots[i].str);
+    for (size_t i = 0; i < t->cap; i++) {
+        Py_XDECREF(t->slots[i].str);
+        Py_XDECREF(t->slots[i].shape);
+    }
     PyMem_Free(t->slots);
     t->slots = NULL;
     t->cap = t->used = 0;
 }
 
-static int table_put(Table *t, uint64_t h, PyObject *str) {
+static int table_put(Table *t, uint64_t h, PyObject *str, PyObject *shape) {
     for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         if (t->slots[i].str == NULL) {
             t->slots[i].hash = h;
             t->slots[i].str = str;
+            t->slots[i].shape = shape;
             t->used++;
             return 0;
         }
@@ -67,11 +77,11 @@ static int table_add(Table *t, PyObject *str) {
         t->cap = cap;
         t->used = 0;
         for (size_t i = 0; i < old_cap; i++)
-            if (old[i].str != NULL) table_put(t, old[i].hash, old[i].str);
+            if (old[i].str != NULL) table_put(t, old[i].hash, old[i].str, old[i].shape);
         PyMem_Free(old);
     }
     Py_INCREF(str);
-    return table_put(t, bytes_hash((const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str)), str);
+    return table_put(t, bytes_hash((const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str)), str, NULL);
 }
 
 /* name_cache's strings (opcodes, attribute keys): for the life of the process, as name_cache. */
@@ -96,3 +106,41 @@ PyObject *names_find(PyObject *dict, const char *s, Py_ssize_t n) {
 }
 
 int names_add(PyObject *dict, PyObject *str) { return dict != NULL && dict == owner ? table_add(&names, str) : 0; }
+
+/* The shape text an array-shaped definition of str is written with as a typed operand ("f32[2]{0}" of
+   "f32[2]{0} %a"), kept in str's slot (added when the name is not there yet): what the typed_refs dict held for
+   each instruction a call reads, without a string and a dict insertion for each. The latest definition wins, as
+   in the dict. 1 kept, 0 not (no table bound to dict, or a name that is not ASCII: the caller fills the dict),
+   -1 error. */
+int names_set_shape(PyObject *dict, PyObject *str, PyObject *shape) {
+    if (dict == NULL || dict != owner || !PyUnicode_IS_ASCII(str)) return 0;
+    Table *t = &names;
+    if (2 * (t->used + 1) > t->cap) { /* room first (table_add's growth), then one probe finds or places it */
+        if (table_add(t, str) < 0) return -1;
+        Slot *e = table_slot(t, (const char *)PyUnicode_DATA(str), PyUnicode_GET_LENGTH(str));
+        Py_INCREF(shape);
+        Py_XSETREF(e->shape, shape);
+        return 1;
+    }
+    const char *s = (const char *)PyUnicode_DATA(str);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(str);
+    uint64_t h = bytes_hash(s, n);
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        Slot *e = &t->slots[i];
+        if (e->str == NULL) {
+            Py_INCREF(str);
+            table_put(t, h, str, NULL);
+        } else if (!(e->hash == h && PyUnicode_GET_LENGTH(e->str) == n && memcmp(PyUnicode_DATA(e->str), s, (size_t)n) == 0)) {
+            continue;
+        }
+        Py_INCREF(shape);
+        Py_XSETREF(e->shape, shape);
+        return 1;
+    }
+}
+
+/* The kept shape text of the name s (borrowed), or NULL: not read by this call with an array shape. */
+PyObject *names_shape(PyObject *dict, const char *s, Py_ssize_t n) {
+    Slot *e = dict != NULL && dict == owner ? table_slot(&names, s, n) : NULL;
+    return e ? e->shape : NULL;
+}

@@ -32,6 +32,20 @@ defer:
     return NULL;
 }
 
+/* How the definition of name is written as a typed operand ("f32[2]{0} %a"): its shape text (*shape, borrowed)
+   when parse_lines read it in this call (names.c keeps it), else the typed_refs entry (*ref, borrowed). 1 found,
+   0 not, -1 error. */
+int typed_ref_of(PyObject *typed_refs, PyObject *name, PyObject **shape, PyObject **ref) {
+    *shape = *ref = NULL;
+    if (PyUnicode_Check(name) && PyUnicode_IS_ASCII(name)) {
+        *shape = names_shape(known_names, (const char *)PyUnicode_DATA(name), PyUnicode_GET_LENGTH(name));
+        if (*shape != NULL) return 1;
+    }
+    *ref = PyDict_GetItemWithError(typed_refs, name);
+    if (*ref != NULL) return 1;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* Typed operands "f32[2]{0} %a, f32[2]{0} %b" (the parser's _TYPED_OPERANDS): names and shape texts into the
    lists. 1: written exactly as their definitions would be (typed_refs), the way torch_xla writes every operand;
    2: read, but written otherwise (another spacing or shape, a forward reference): checked after the computation;
@@ -59,13 +73,17 @@ int typed_operands(const char *p, Py_ssize_t pos, Py_ssize_t end, PyObject *type
             goto fail;
         }
         if (exact) {
-            PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
-            if (ref == NULL && PyErr_Occurred()) {
+            PyObject *def_shape, *ref;
+            int has = typed_ref_of(typed_refs, name, &def_shape, &ref);
+            if (has < 0) {
                 Py_DECREF(name);
                 goto fail;
             }
-            if (ref == NULL) exact = 0;
-            else if ((PyList_GET_SIZE(names) > 1 && buf_put(&written, ", ", 2) < 0) || buf_put_str(&written, ref) < 0) {
+            if (!has) exact = 0;
+            else if ((PyList_GET_SIZE(names) > 1 && buf_put(&written, ", ", 2) < 0) ||
+                     (def_shape ? buf_put_str(&written, def_shape) < 0 || buf_put(&written, " %", 2) < 0 ||
+                                      buf_put_str(&written, name) < 0
+                                : buf_put_str(&written, ref) < 0)) {
                 Py_DECREF(name);
                 goto fail;
             }
@@ -129,15 +147,18 @@ int declared_otherwise(PyObject *names, PyObject *shapes, PyObject *typed_refs) 
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(names); k++) {
         PyObject *shape = PyList_GET_ITEM(shapes, k), *name = PyList_GET_ITEM(names, k);
         if (shape == Py_None) continue;
-        PyObject *ref = PyDict_GetItemWithError(typed_refs, name);
-        if (ref == NULL) {
-            if (PyErr_Occurred()) return -1;
-            return 1;
+        PyObject *def_shape, *ref;
+        int has = typed_ref_of(typed_refs, name, &def_shape, &ref);
+        if (has <= 0) return has < 0 ? -1 : 1;
+        int eq;
+        if (def_shape != NULL) { /* "S %name" == "T %name" exactly when S == T */
+            eq = PyObject_RichCompareBool(def_shape, shape, Py_EQ);
+        } else {
+            PyObject *want = typed_ref(shape, name);
+            if (want == NULL) return -1;
+            eq = PyObject_RichCompareBool(ref, want, Py_EQ);
+            Py_DECREF(want);
         }
-        PyObject *want = typed_ref(shape, name);
-        if (want == NULL) return -1;
-        int eq = PyObject_RichCompareBool(ref, want, Py_EQ);
-        Py_DECREF(want);
         if (eq <= 0) return eq < 0 ? -1 : 1;
     }
     return 0;
