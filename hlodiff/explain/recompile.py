@@ -296,6 +296,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates, run)
             bar.advance()
+            _cut_follows(recompilation, order, partial)
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
@@ -434,6 +435,23 @@ def _on_a_parameter(cause: Cause) -> bool:
     side = named.right or named.left if named is not None else None
     return side is not None and named.left is not None and named.left.opcode == "parameter" \
         and side.opcode == "parameter"
+
+
+def _cut_follows(r: Recompilation, order: dict, partial) -> None:
+    """An early graph compiled again beside an earlier early graph cut at the same line: the cut is on both sides
+    and explains nothing of their difference (review 8, T1: EmbeddingBag's early graph at each new length of the
+    ids), so it is no cause of this compilation: what differs (the shape) is told. The cut itself is told where
+    it is one, on the graph that finishes the step."""
+    closest, at = r.closest, order.get(id(r.graph))
+    before = order.get(id(closest)) if closest is not None else None
+    if (at is None or before is None or at not in partial or before not in partial or len(r.causes) < 2
+            or r.causes[0].kind != "partial" or r.graph.trigger is None or r.graph.trigger != closest.trigger):
+        return
+    if not r.graph.record.frames or r.graph.record.frames != closest.record.frames:
+        return  # the same whole stack, library frames too
+    if all(p in partial for p in range(before + 1, at)):  # no step ended between them: two cuts of one step
+        return  # (clip_grad_norm_'s isnan, then its isinf, from one frame): each cut is a cause
+    del r.causes[0]
 
 
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:

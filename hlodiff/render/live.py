@@ -119,11 +119,18 @@ def json_line(event: LiveEvent) -> str:
 def echo_event(event, stream=None, report: str = AT_EXIT) -> None:
     """Write an event's lines at once (one write, flushed: a job log gets whole lines, in order with the
     command's own output). An exception (the live analysis failed) is one line, and the report at exit follows."""
+    import os
     import sys
+    import traceback
 
     stream = stream or sys.stderr
     if isinstance(event, BaseException):
-        text = f"{PREFIX}live lines stopped ({type(event).__name__}: {event}); the report at exit follows\n"
+        debug = bool(os.environ.get("HLODIFF_DEBUG"))
+        hint = "its traceback below" if debug else "rerun with HLODIFF_DEBUG=1 for its traceback and report it"
+        text = (f"{PREFIX}live lines stopped (internal error: {type(event).__name__}: {event}; a bug in hlodiff: "
+                f"{hint}); the report at exit follows\n")
+        if debug:  # the traceback a fixer needs (review 8, F6: only the name was shown)
+            text += "".join(traceback.format_exception(type(event), event, event.__traceback__))
     else:
         text = "".join(f"{line}\n" for line in lines(event, report))
     if not text:
