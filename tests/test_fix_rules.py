@@ -120,6 +120,9 @@ EXERCISED = {
     "shape_prng_keys_jax": "scenarios/jax/jax_split_count",
     # review 7 (#12): two heads picked by a Python `if`, alternating; look-alikes: review2_multitask_rr (three
     # heads, rotation rows), multitask_missing_key, the dtype rows' own runs (dtype_zeros_like, dtype_input)
+    # review 8 (T3): float32 targets, then float64 from a NumPy cache: keep float32 (look-alikes: noise_aug_float64,
+    # f64 on some batches only: a cast; bf16_switch: a switch to a low precision keeps dtype_input_switched)
+    "dtype_input_to_f64": "scenarios/torch_xla/rev8_np_cache_f64",
     "path_swap": "scenarios/torch_xla/rev7_two_heads/record", "path_swap_follows": "scenarios/torch_xla/rev7_two_heads/record",
 }
 

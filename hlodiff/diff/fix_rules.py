@@ -44,6 +44,12 @@ _LIBRARY_WARMUP = ("expected warm-up: {library}'s first step differs (it creates
                    "reuses one graph; nothing to fix")
 
 # Columns: name, kinds ("*": any), needs (facts, space-separated), text, unless (facts).
+
+_TO_F64 = ("an input arrives as float64 where it was {before}: float64 is NumPy's default (np.array of Python "
+           "floats, kept by torch.from_numpy / torch.tensor(array)), not a type the model asked for: make it "
+           "{before} where the array is made (np.array(..., dtype=np.{before}), or torch.from_numpy(a).float()) "
+           "before .to(device), so every step sees one type; float64 on the device is slow (emulated on TPU)")
+
 RULES: tuple[FixRule, ...] = (
     # -- what the run's shape says before any kind: expected compilations ---------------------------------------
     _rule("setup_once", "*", "setup",
@@ -423,6 +429,14 @@ RULES: tuple[FixRule, ...] = (
           "(jnp.asarray(x, dtype=jnp.{after}))"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
+    # review 8 (T3, rev8_np_cache_f64): float32 targets, then float64 ones from a NumPy cache (np.array of Python
+    # floats is float64, torch.from_numpy keeps it): "`.to(torch.float64)` from the first step" turned the whole
+    # run into float64 (emulated and slow on TPU); the float32 the run started with is the type to keep. Only
+    # where the switch lasts (switched, stays): a batch of float64 now and then keeps dtype_input's cast
+    _rule("dtype_input_to_f64", "dtype", "on_input to_f64 switched",
+          _TO_F64, unless="jax"),
+    _rule("dtype_input_to_f64_stays", "dtype", "on_input to_f64 stays",
+          _TO_F64, unless="jax"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
