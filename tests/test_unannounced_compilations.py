@@ -114,3 +114,4 @@ def test_a_live_analysis_that_fails_says_it_is_a_bug_and_shows_its_traceback_und
     assert first.startswith("hlodiff: live lines stopped (internal error: ValueError: boom; a bug in hlodiff")
     assert ("Traceback (most recent call last):" in rest) == debug
     assert ("HLODIFF_DEBUG=1" in first) != debug
+

@@ -31,7 +31,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
   more items),
-  ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
+  ``made_after_sync`` (the outputs a graph adds are made by user lines below the step's sync: pending work that
+  rides in the next step's graph), ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
@@ -164,6 +165,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if row is not None:
             facts.add("library_read")
             args.update(read_call=row.call, read_what=row.reads, read_fix=row.fix)
+    if getattr(ctx, "made_after_sync", ""):
+        facts.add("made_after_sync")
+        args["sync_at"] = ctx.made_after_sync
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords

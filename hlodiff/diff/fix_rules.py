@@ -682,6 +682,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
+    # review 8 (T2, rev8_eval_nosync): validation every third step below the sync, never synced: its ops ride in
+    # the next training step's graph; "compute it every step" is no fix for a validation
+    _rule("outputs_after_sync", "outputs", "made_after_sync torch_xla",
+          "the work at {line} runs after the step's sync ({sync_at}) on some steps (a validation, a metric) and is "
+          "never synced on its own: its ops stay pending and run inside the next step's graph (this graph ran on "
+          "{steps}), another graph to compile: call torch_xla.sync() right after that block (after the validation "
+          "loop), or read its result there (.item()), so each training step stays one graph"),
     _rule("outputs_some_steps", "outputs", "",
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),
