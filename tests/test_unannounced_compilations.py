@@ -115,3 +115,22 @@ def test_a_live_analysis_that_fails_says_it_is_a_bug_and_shows_its_traceback_und
     assert ("Traceback (most recent call last):" in rest) == debug
     assert ("HLODIFF_DEBUG=1" in first) != debug
 
+
+
+def test_live_lines_do_not_call_the_first_step_a_recompilation_nor_a_story_its_own_precedent():
+    """Review 8, F10 (tx_ohem under `record`): "step 0 recompiled" on the first step (its early mask graph and the
+    rest of the step are two graphs of one family) and "step 1 recompiled again: same story as step 1"."""
+    from hlodiff.explain.live_events import LiveEvent, Told
+    from hlodiff.hlo.model import SourceFrame
+    from hlodiff.render.live import lines
+
+    told = Told("partial", "the rest of a step", SourceFrame("/home/user/project/train.py", 11, "<module>"),
+                "keep the full size")
+    first = lines(LiveEvent("recompiled", 0, "run#1", "sync at train.py:16", told))[0]
+    assert first.startswith("hlodiff: step 0 compiled a second graph (sync at train.py:16)")
+    later = lines(LiveEvent("recompiled", 3, "run#7", "sync at train.py:16", told))[0]
+    assert later.startswith("hlodiff: step 3 recompiled (sync at train.py:16)")
+    own = lines(LiveEvent("repeat", 1, "run#3", "sync at train.py:16", told, 0, 2, 1))[0]
+    assert "same story (" in own and "same story as step 1" not in own
+    other = lines(LiveEvent("repeat", 2, "run#5", "sync at train.py:16", told, 0, 3, 0))[0]
+    assert "same story as step 0 (" in other

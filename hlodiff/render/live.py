@@ -93,7 +93,10 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
-        return [f"{PREFIX}step {event.step} recompiled again: same story as step {event.of_step} ({_where(event)}), "
+        # review 8, F10: "step 1 recompiled again: same story as step 1" named the step itself as the earlier one
+        same = f"same story as step {event.of_step} " if event.of_step is not None and event.of_step != event.step \
+            else "same story "
+        return [f"{PREFIX}step {event.step} recompiled again: {same}({_where(event)}), "
                 f"{event.count} times so far{_fix(event)}"]
     if kind == "update":
         if event.expected:
@@ -101,7 +104,9 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
                     f"{_fix(event) or f': {t.summary}'}"]
         return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
     late = ", now that more of the run is known," if event.of_step is not None else ""
-    head = (f"{PREFIX}step {event.step}{late} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    # review 8, F10: the first step has nothing to recompile against; a second graph of its family is compiled
+    verb = "compiled a second graph" if event.step == 0 and not late else "recompiled"
+    head = (f"{PREFIX}step {event.step}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
