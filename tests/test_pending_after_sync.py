@@ -26,3 +26,16 @@ def test_work_left_pending_after_the_sync_is_told_apart_from_a_metric_kept_in_th
     if rule == "outputs_after_sync":
         assert "torch_xla.sync() right after that block" in doc["headline"]["fix"]
         assert "compute it every step" not in doc["headline"]["fix"]
+
+
+def test_validation_leaking_every_third_step_is_periodic():
+    """A,A,A,B,A,A,B,A,A: B on steps 3 and 6. A period of 7 at the start (seen once, no cycle begun again) no longer
+    hides the period of 3 after the first graph; a cycle begun again (A,B,C,D,A,B) still counts, and a sequence with
+    no period stays without one."""
+    from hlodiff.explain.patterns import _period
+
+    assert _period(list("AAABAABAA")) == (3, 1)
+    assert _period(list("ABCDAB")) == (4, 0)
+    assert _period(list("AABACAB"))[0] is None
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios" / "torch_xla" / "rev8_eval_nosync"), codes=(1,))
+    assert doc["patterns"][0].startswith("periodic: sync at rev8_eval_nosync.py:17 repeats every 3 graphs")
