@@ -451,6 +451,8 @@ def _cut_follows(r: Recompilation, order: dict, partial) -> None:
         return  # the same whole stack, library frames too
     if all(p in partial for p in range(before + 1, at)):  # no step ended between them: two cuts of one step
         return  # (clip_grad_norm_'s isnan, then its isinf, from one frame): each cut is a cause
+    if not any(not f.is_library and f.line is not None for f in r.causes[1].locations):
+        return  # what differs has no line of the user's (bn_cumulative's 1/n): the cut's line still points there
     del r.causes[0]
 
 
