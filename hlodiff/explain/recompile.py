@@ -14,6 +14,7 @@ from hlodiff._runtime import sparse_collections
 from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.model import Cause
+from hlodiff.diff.library_reads import library_read
 from hlodiff.dumps.debug_log import CompilationEvent
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
@@ -437,6 +438,15 @@ def _on_a_parameter(cause: Cause) -> bool:
         and side.opcode == "parameter"
 
 
+def _cut_words(cut: GraphSummary, reason: str) -> str:
+    """Why the graph ran early: a library's own read (:mod:`hlodiff.diff.library_reads`) is named, not ".item(),
+    print" the user never wrote (review 8: EmbeddingBag's bookkeeping)."""
+    row = library_read(cut.record.frames) if reason == "read" else None
+    if row is not None:
+        return f"{row.call} reads a value on the host inside the library"
+    return cut_words(reason)
+
+
 def _cut_follows(r: Recompilation, order: dict, partial) -> None:
     """An early graph compiled again beside an earlier early graph cut at the same line: the cut is on both sides
     and explains nothing of their difference (review 8, T1: EmbeddingBag's early graph at each new length of the
@@ -461,7 +471,8 @@ def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: Compilatio
     how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
     reason = cut_reason(graph)
     summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
-               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because "
+               f"{_cut_words(graph, reason)}"
                f"{how}")
     return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
 
@@ -481,7 +492,8 @@ def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Ca
     where = f" at {trigger.short()}" if trigger and trigger.line else ""
     reason = cut_reason(cut, compiled)
     return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
-                            f"because {cut_words(reason)}): values it already computed are inputs or missing here",
+                            f"because {_cut_words(cut, reason)}): values it already computed are inputs or missing "
+                            "here",
                  [trigger] if trigger else [], reason=reason)
 
 
