@@ -139,6 +139,8 @@ class LiveRun:
             if not isinstance(event, CompilationEvent):
                 self.log_steps += 1
                 continue
+            if not event.announced:  # no hash, no frames: nothing to tell without the HLO
+                continue
             where = user_frame(event.frames) or (event.frames[0] if event.frames else None)
             label = f"sync at {where.short()}" if where else "unknown line"
             first = label not in self.log_seen

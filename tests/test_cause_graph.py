@@ -346,3 +346,20 @@ def test_a_batch_size_change_is_no_path_swap():
 
     result = explain(FIXTURES / "torch_xla" / "batch_shape" / "graphs.hlo.0")
     assert result.recompilations and not any(swaps_path(c) for r in result.recompilations for c in r.causes)
+
+
+def test_a_constant_holding_the_new_size_follows_from_the_shape_change():
+    """Review 8, F8 (rev8_pad_multiple): EmbeddingBag's offsets {0, 8} -> {0, 12} beside the ids s64[2,8] ->
+    s64[2,12] are traced from the padded length ("size_as_constant"), not a Python int to pass as a tensor. The
+    look-alike: a baked index 0 -> 1 beside the same shape change is no size: it stays a cause with its own fix."""
+    def pair(literal):
+        shape = Cause("shape", "input shape changed", origins=[Change(
+            _ref("p0", "parameter", "s64[2,8]"), _ref("p0", "parameter", "s64[2,12]"), ("shape",))])
+        const = Cause("constant", "constant value changed", origins=[Change(
+            _ref("c3", "constant", "s64[2]"), _ref("c3", "constant", "s64[2]"), ("literal",), {"literal": literal})])
+        return link([shape, const])
+    assert pair(("{0, 8}", "{0, 12}")).nodes[1].follows[0].rule == "size_as_constant"
+    assert all(n.is_root for n in pair(("{0, 1}", "{0, 2}")).nodes)
+    assert all(n.is_root for n in pair(("0", "1")).nodes)
+    r = explain(FIXTURES / "scenarios" / "torch_xla" / "rev8_pad_multiple" / "record").recompilations
+    assert any(("constant", "shape", "size_as_constant") in edges(x) for x in r)

@@ -402,6 +402,19 @@ def test_reads_in_step_on_real_captures():
     assert "add_step_closure" in head["fix"]
 
 
+def test_a_boolean_mask_index_is_no_read_to_move_after_the_sync():
+    """Review 8, F5 (rev8_ohem): `losses[losses > losses.mean()]` runs a graph returning the mask before the step's
+    sync, every step; explain-recompile says to keep the full size, and cost must not say "read the value after the
+    sync" (nothing of the user's is read). The look-alike, if_loss_spike's `if loss > 4.0` above, keeps it."""
+    doc = cli_json("cost", str(FIXTURES / "scenarios" / "torch_xla" / "rev8_ohem" / "record"), codes=(0,))
+    head = doc["headline"]
+    assert (head["kind"], head["location"]["line"], head["mask"]) == ("read_in_step", 11, True)
+    assert "apply the mask as values" in head["fix"]
+    assert "after the step's sync" not in head["fix"] and "add_step_closure" not in head["fix"]
+    other = cli_json("cost", str(FIXTURES / "scenarios" / "torch_xla" / "if_loss_spike"), codes=(0,))["headline"]
+    assert other["mask"] is False and "mask" not in other["fix"]
+
+
 def test_the_html_report_opens_with_the_same_finding(tmp_path):
     page = tmp_path / "cost.html"
     cli("cost", str(FIXTURES / "jax" / "scan_buffer" / "carry"), "--html", str(page), "-q")

@@ -120,6 +120,12 @@ EXERCISED = {
     "shape_prng_keys_jax": "scenarios/jax/jax_split_count",
     # review 7 (#12): two heads picked by a Python `if`, alternating; look-alikes: review2_multitask_rr (three
     # heads, rotation rows), multitask_missing_key, the dtype rows' own runs (dtype_zeros_like, dtype_input)
+    # review 8 (T3): float32 targets, then float64 from a NumPy cache: keep float32 (look-alikes: noise_aug_float64,
+    # f64 on some batches only: a cast; bf16_switch: a switch to a low precision keeps dtype_input_switched)
+    "dtype_input_to_f64": "scenarios/torch_xla/rev8_np_cache_f64",
+    # review 8 (T2): validation below the sync, never synced: its ops ride in the next step (look-alikes keeping
+    # outputs_some_steps: tests/test_unannounced_compilations.py's metric-in-the-step runs)
+    "outputs_pending_after_sync": "scenarios/torch_xla/rev8_eval_nosync",
     "path_swap": "scenarios/torch_xla/rev7_two_heads/record", "path_swap_follows": "scenarios/torch_xla/rev7_two_heads/record",
     # crossings round 3: a metric computed below the sync, pending into the next step's graph (its look-alikes:
     # metric_even_steps, a metric kept on some steps above the sync: outputs_some_steps; attn_weights_logging, a

@@ -24,6 +24,8 @@ STACKS = {
                               (f"{SITE}/torch/amp/grad_scaler.py", 461, "step")],
     "distribution_validate_args": [(f"{SITE}/torch/distributions/distribution.py", 76, "__init__"),
                                    (f"{SITE}/torch/distributions/normal.py", 66, "__init__")],
+    "embedding_bag_offsets": [(f"{SITE}/torch/nn/functional.py", 2745, "embedding_bag"),
+                              (f"{SITE}/torch/nn/modules/sparse.py", 465, "forward")],
 }
 
 

@@ -246,7 +246,7 @@ class Recording:
         from hlodiff.dumps.debug_log import CompilationEvent, parse_debug_log
 
         return [e for e in parse_debug_log(text, path=self.paths.debug_log or "<log>", warnings=warnings)
-                if isinstance(e, CompilationEvent)]
+                if isinstance(e, CompilationEvent) and e.announced]
 
 
 class Recorder:

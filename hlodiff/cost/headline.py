@@ -111,6 +111,9 @@ class CostHeadline:
     """``loop_buffer_copy``: the body writes one position through a mask over the whole buffer (``jnp.where``)."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
+    mask: bool = False
+    """``read_in_step``: the early graph computes a boolean mask whose count sets a size (``x[mask]``): no value
+    of the user's is read (:attr:`hlodiff.cost.reads.ReadInStep.mask`)."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -119,6 +122,8 @@ class CostHeadline:
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments)}
+
+                "shift": self.shift, "arguments": list(self.arguments), "mask": self.mask}
 
 
 def sync_call(frames) -> str | None:
@@ -209,7 +214,7 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     r = found[0]
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
-                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at)
+                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask)
 
 
 def _dump(ref: str) -> str:

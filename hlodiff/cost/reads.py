@@ -38,6 +38,10 @@ class ReadInStep:
     times: int
     recomputed: bool
     sync_at: SourceFrame | None = None
+    mask: bool = False
+    """The read graph returns a boolean mask (a non-scalar ``pred``): a boolean-mask index (``x[x > m]``,
+    nonzero, masked_select) ran it to learn how many elements it keeps. Nothing the user reads can move after the
+    sync; the size is what must stop depending on the data (review 8, F5)."""
 
 
 def read_follows_sync(read_stack, sync_stack) -> bool:
@@ -70,6 +74,7 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         recomputed = bool(mine) and all(theirs.get(k, 0) >= n for k, n in mine.items())
         if not recomputed and read_follows_sync(a.stack, b.stack):
             continue  # the read follows the step's sync and redoes none of its work: a read after the step
-        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger))
+        mask = any(t.startswith("pred[") and not t.startswith("pred[]") for t in a.output_shapes)
+        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask))
     out.sort(key=lambda r: -r.times)
     return out

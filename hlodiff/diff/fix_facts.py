@@ -34,10 +34,14 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``after_sync`` (an outputs change made below the sync that ran the graph: computed after the previous step's
   sync, pending into this one),
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
+
+  ``made_after_sync`` (the outputs a graph adds are made by user lines below the step's sync: pending work that
+  rides in the next step's graph), ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
-  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``library_made``, ``optimizer_made``
+  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``to_f64`` (a float input widened to
+  float64: NumPy's default), ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``metric_outputs`` (outputs added or removed are scalars computed by
   instructions of their own: a metric), ``sizes_vary`` (a shape whose size took three values or more over the
   run: no epoch's last batch), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
@@ -166,6 +170,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if row is not None:
             facts.add("library_read")
             args.update(read_call=row.call, read_what=row.reads, read_fix=row.fix)
+    if getattr(ctx, "made_after_sync", ""):
+        facts.add("made_after_sync")
+        args["sync_at"] = ctx.made_after_sync
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
@@ -468,6 +475,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
             facts.add("to_low_precision")
     if (before in _INTS and after in _FLOATS) or (before in _FLOATS and after in _INTS):
         facts.add("int_float")
+    if after == "f64" and before in _FLOATS - {"f64"}:
+        facts.add("to_f64")
     if _library_made(first):
         facts.add("library_made")
     if any("/optim/" in f.file for s in (first.left, first.right) for f in s.frames):

@@ -50,6 +50,12 @@ _STATE_COPY = ("tensors copied from the host into the module's parameters (model
                "compilation per restore")
 
 # Columns: name, kinds ("*": any), needs (facts, space-separated), text, unless (facts).
+
+_TO_F64 = ("an input arrives as float64 where it was {before}: float64 is NumPy's default (np.array of Python "
+           "floats, kept by torch.from_numpy / torch.tensor(array)), not a type the model asked for: make it "
+           "{before} where the array is made (np.array(..., dtype=np.{before}), or torch.from_numpy(a).float()) "
+           "before .to(device), so every step sees one type; float64 on the device is slow (emulated on TPU)")
+
 RULES: tuple[FixRule, ...] = (
     # -- what the run's shape says before any kind: expected compilations ---------------------------------------
     _rule("setup_once", "*", "setup",
@@ -494,6 +500,14 @@ RULES: tuple[FixRule, ...] = (
           "(jnp.asarray(x, dtype=jnp.{after}))"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
+    # review 8 (T3, rev8_np_cache_f64): float32 targets, then float64 ones from a NumPy cache (np.array of Python
+    # floats is float64, torch.from_numpy keeps it): "`.to(torch.float64)` from the first step" turned the whole
+    # run into float64 (emulated and slow on TPU); the float32 the run started with is the type to keep. Only
+    # where the switch lasts (switched, stays): a batch of float64 now and then keeps dtype_input's cast
+    _rule("dtype_input_to_f64", "dtype", "on_input to_f64 switched",
+          _TO_F64, unless="jax"),
+    _rule("dtype_input_to_f64_stays", "dtype", "on_input to_f64 stays",
+          _TO_F64, unless="jax"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
@@ -746,6 +760,15 @@ RULES: tuple[FixRule, ...] = (
           "steps nothing reads it first the next step's graph computes it too (this graph ran on {steps}); compute "
           "it before the sync, inside the step, or read it in xm.add_step_closure; once compiled, each variant is "
           "reused", unless="jax"),
+    # review 8 (T2, rev8_eval_nosync): validation every third step below the sync, never synced: its ops ride in
+    # the next training step's graph; "compute it every step" is no fix for a validation, nor "inside the step".
+    # After the row above: made_after_sync is the wider fact (any user line below the step's sync, a model's
+    # forward called from a validation block); after_sync asks the loop's own line below the sync (a metric there)
+    _rule("outputs_pending_after_sync", "outputs", "made_after_sync torch_xla",
+          "the work at {line} runs after the step's sync ({sync_at}) on some steps (a validation, a metric) and is "
+          "never synced on its own: its ops stay pending and run inside the next step's graph (this graph ran on "
+          "{steps}), another graph to compile: call torch_xla.sync() right after that block (after the validation "
+          "loop), or read its result there (.item()), so each training step stays one graph"),
     _rule("outputs_some_steps", "outputs", "",
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),

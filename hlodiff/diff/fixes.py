@@ -130,6 +130,9 @@ class FixContext:
     graph_grows: tuple[int, ...] = ()
     """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
     compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
+    made_after_sync: str = ""
+    """The step's sync line (short) when every user line of the outputs this graph adds comes below it in the loop:
+    work done after the sync (a validation, a metric) left pending and run inside the next step's graph."""
     carried_scalar: bool = False
     """One scalar made at a user line is a constant 0 (or absent) on one graph and device data on the other, and
     flows into a scalar output: a running value (a total, a count) restarted at the top of a loop."""

@@ -55,6 +55,15 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "check read in a Python `if`) while validate_args is on, the default",
          "pass validate_args=False to the distribution (or call "
          "torch.distributions.Distribution.set_default_validate_args(False) once before training)"),
+    # review 8 (T1, rev8_pad_multiple): on torch_xla 2.9 F.embedding_bag runs the graph of its index bookkeeping
+    # (the flattened ids and the bag offsets, "user code trying to access tensor value before sync" at the model
+    # call) before the step's sync, every step, and compiles it again for each new length of the ids
+    _row("embedding_bag_offsets", "torch/nn/functional.py", "embedding_bag",
+         "nn.EmbeddingBag / F.embedding_bag(...)",
+         "torch_xla's embedding_bag runs its index bookkeeping (the flattened ids, the bag offsets) as a graph of its "
+         "own before the step's sync, each step, once more for each length of the ids",
+         "use nn.Embedding and reduce the bag yourself (emb(ids).mean(1), or a sum weighted by a padding mask), so "
+         "the step is one graph; and pad the ids to one fixed length, so each length does not compile again"),
 )
 
 

@@ -65,6 +65,11 @@ class CompilationEvent:
     computation_hash: str | None = None
     frames_truncated: bool = False
     line: int = field(default=0, compare=False)
+    announced: bool = True
+    """False for a ``Post Compilation Analysis`` block with no ``Compilation Analysis`` before it: torch_xla compiled a
+    graph inside an op (EmbeddingBag on torch_xla 2.9, review 8) without announcing it, nor its executions. It is
+    still the next module of the XLA dump, so the pairing of compilations with modules counts it (no hash, no
+    frames, no cause)."""
 
     def size_gb(self, key: str) -> float | None:
         """A ``Post Compilation Analysis`` size in GB (``size_gb("Graph output size")``)."""
@@ -103,8 +108,10 @@ def iter_debug_events(path: str | os.PathLike[str], warnings: list[InputWarning]
 
 def read_compilations(path: str | os.PathLike[str],
                       warnings: list[InputWarning] | None = None) -> list[CompilationEvent]:
-    """Only the compilations: each one is a graph that was not in the cache."""
-    return [e for e in iter_debug_events(path, warnings) if isinstance(e, CompilationEvent)]
+    """Only the compilations the log announces (a graph hash, frames, a cause): each one is a graph that was not in
+    the cache. The unannounced ones (:attr:`CompilationEvent.announced`) are left to the readers that pair
+    compilations with dump modules by position (:mod:`hlodiff.dumps.executions`)."""
+    return [e for e in iter_debug_events(path, warnings) if isinstance(e, CompilationEvent) and e.announced]
 
 
 def parse_debug_log(text: str, *, path: str = "<string>",
@@ -216,8 +223,9 @@ class _Reader:
 
     def _close(self, block: _Block) -> Iterator[DebugEvent]:
         if block.prefix == _POST:
-            if self.pending is None:
-                self._warn("Post Compilation Analysis without a compilation before it; ignored", block.line)
+            if self.pending is None:  # a compilation torch_xla did not announce: it still took a dump module
+                yield CompilationEvent(cause="", graph_hash=None, num_inputs=None, num_outputs=None, frames=(),
+                                       post_compilation=dict(block.values), line=block.line, announced=False)
             else:
                 self.pending.post_compilation.update(block.values)
             return

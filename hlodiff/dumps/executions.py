@@ -74,13 +74,29 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
                             "dump (torch_xla's SPMD runtime gathering a sharded tensor for a host read: .cpu(), "
                             ".item(), a state_dict) have no entry in the PT_XLA_DEBUG log: set aside, not steps",
                   xla_dump)
+    source = os.fspath(folder)
+    unannounced = sum(not e.announced for e in log.compilations)
+    if unannounced and first == 0:
+        _warn(warnings, f"{unannounced} compilation{'s' if unannounced > 1 else ''} the PT_XLA_DEBUG log does not "
+                        "announce (a Post Compilation Analysis block alone: torch_xla compiled inside an op and "
+                        "logs no execution of it): each keeps its module of the XLA dump, left out of the "
+                        "sequence of executions", debug_log)
+    misfit = _misfit(log.compilations, modules)
+    if misfit is not None:
+        # Paired in order, the k-th compilation would be told with another graph's HLO, and every story after it
+        # compares graphs of different families (review 8, F1): no sequence of executions is better than a wrong one.
+        _warn(warnings, f"the PT_XLA_DEBUG log's compilations do not line up with the XLA dump's modules "
+                        f"({misfit}): reading the dump's modules alone, as compilations without cache hits",
+                        xla_dump)
+        for index, module in enumerate(modules[first:end], start=first):
+            yield _record(module, index, source, None)
+        return
     by_hash = _compiled_modules(log.compilations, modules, xla_dump, warnings)
     sequence: list[CompilationEvent | ExecutionEvent] = list(log.executions)
     if not sequence:
         _warn(warnings, "the PT_XLA_DEBUG log has no executions (PT_XLA_DEBUG_LEVEL=1?): reading the "
                         "compilations only, without cache hits", debug_log)
-        sequence = list(log.compilations)
-    source = os.fspath(folder)
+        sequence = [e for e in log.compilations if e.announced]
     for index, event in enumerate(sequence[first:end], start=first):
         module = by_hash.get(event.graph_hash or "")
         if module is None:
@@ -140,8 +156,11 @@ log's compilations with the dump's modules in order skips them, or every later m
 def runtime_module(name: str) -> bool:
     """A module (or its dump file name) that :data:`RUNTIME_MODULES` names."""
     return any(name.startswith(r) or f".{r}." in name for r in RUNTIME_MODULES)
+
+
 _COMPILATION = b"Compilation Analysis: Compilation Cause"
 _EXECUTION = b"Execution Analysis: "
+_POST = b"Post Compilation Analysis: Graph input size"  # one per compilation, announced or not
 
 
 def log_beside(dump: str) -> str | None:
@@ -180,7 +199,8 @@ def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
         names = [n for n in names_in(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
         for name in names[:MAX_SNIFFED]:
             path = os.path.join(place, name)
-            if os.path.isfile(path) and _is_execution_log(path) and _count(path, _COMPILATION) == len(modules):
+            if os.path.isfile(path) and _is_execution_log(path) and len(modules) in (
+                    _count(path, _COMPILATION), _count(path, _POST)):  # _POST: with unannounced compilations
                 found.append((inside, name))
     return found[0] if len(found) == 1 else None
 
@@ -229,6 +249,49 @@ def _compiled_modules(compilations: list[CompilationEvent], modules: list[GraphR
         if event.graph_hash:
             found.setdefault(event.graph_hash, module)
     return found
+
+
+_ENTRY = re.compile(r"^ENTRY\s+%?\S+\s*\((.*)\)\s*->\s*(.*?)\s*\{\s*$", re.M)
+
+
+def _signature(module: GraphRecord) -> tuple[int, int] | None:
+    """(parameters, outputs) of a module's entry computation, from its ENTRY line; None where it cannot be read."""
+    try:
+        text = module.text()
+    except (HlodiffError, OSError):
+        return None
+    m = _ENTRY.search(text)
+    if m is None:
+        return None
+    return _top_level_count(m.group(1)), _top_level_count(m.group(2)[1:-1]) if m.group(2).startswith("(") else 1
+
+
+def _top_level_count(text: str) -> int:
+    """Comma-separated items outside brackets (``p0: f32[2,3], p1: (s32[], f32[])`` is 2)."""
+    if not text.strip():
+        return 0
+    depth, count = 0, 1
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            count += 1
+    return count
+
+
+def _misfit(compilations: list[CompilationEvent], modules: list[GraphRecord]) -> str | None:
+    """The first compilation whose counts of inputs and outputs (torch_xla's Graph Info) are not those of the dump
+    module it is paired with in order, said in words; None when every pair that can be checked fits."""
+    for k, (event, module) in enumerate(zip(compilations, modules)):
+        if not event.announced or event.num_inputs is None or event.num_outputs is None:
+            continue
+        sig = _signature(module)
+        if sig is not None and sig != (event.num_inputs, event.num_outputs):
+            return (f"compilation {k} has {event.num_inputs} inputs and {event.num_outputs} outputs, module "
+                    f"{module.module_number} {sig[0]} parameters and {sig[1]} outputs")
+    return None
 
 
 def _one_per_module(records) -> list[GraphRecord]:

@@ -7,6 +7,7 @@ a follower among them: the two no longer import each other.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -114,9 +115,10 @@ class _Log:
         events = parse_debug_log(chunk, path=self.path, warnings=self.warnings)
         for e in events:
             e.line += self.lines
-        for w in self.warnings[said:]:  # the chunk's numbering, shifted to the file's
+        for i in range(said, len(self.warnings)):  # the chunk's numbering, shifted to the file's (a warning
+            w = self.warnings[i]                    # is frozen: replaced, never assigned to; review 8, F6)
             if w.line is not None:
-                w.line += self.lines
+                self.warnings[i] = dataclasses.replace(w, line=w.line + self.lines)
         self.offset += cut
         self.lines += chunk.count("\n")
         return events

@@ -16,6 +16,7 @@ reads the step's results; a read that cut a step whose sync is at the loop's top
 from __future__ import annotations
 
 from hlodiff.explain.families import is_sync_frame
+from hlodiff.explain.locate import outputs_added_removed
 from hlodiff.hlo.model import runs_after
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -49,3 +50,24 @@ def _canonical(summary):
 
 def _scalar(shape: str) -> bool:
     return shape.endswith("[]") or "[" not in shape
+
+
+def made_after_sync(r) -> str:
+    """The step's sync line, when every user line of the outputs this graph adds comes below it in the same file and
+    function (a loop body runs top to bottom): a validation or a metric computed after the sync is left pending and
+    runs inside the next step's graph (review 8, T2: ``val_hits.append(...)`` under the sync, every third step). ""
+    when a line or the sync is unknown, or some output is made above the sync (a metric kept inside the step)."""
+    frames = r.graph.record.frames or ()
+    sync_at = r.graph.trigger
+    if sync_at is None or sync_at.line is None or not any(is_sync_frame(f) for f in frames):
+        return ""
+    added, removed = outputs_added_removed(r.diff) if r.diff is not None else ([], [])
+    lines = [f for c in r.causes if c.kind == "outputs" for f in c.locations if not f.is_library and f.line is not None]
+    if not added or removed or not lines:
+        return ""
+    for f in lines:
+        if f.file != sync_at.file or (f.function and sync_at.function and f.function != sync_at.function):
+            return ""
+        if f.line <= sync_at.line:
+            return ""
+    return sync_at.short()

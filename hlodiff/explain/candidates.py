@@ -46,10 +46,16 @@ class Candidates:
         return 2 * common / (na + nb)
 
     def closest(self, graph, earlier: list) -> object:
-        """The most alike of the last :data:`POOL` earlier graphs (the most recent among equals)."""
-        best, best_score = None, -1.0
+        """The most alike of the last :data:`POOL` earlier graphs. Among equals, one run from the same line (the
+        same sync or early read) first, then the nearest in size, then the most recent: two tiny graphs with every
+        label changed by a new length (review 8, T1: EmbeddingBag's 4-instruction early graph at s64[2,8] and at
+        s64[2,12]) share nothing, and the most recent graph of the step was another graph altogether."""
+        trigger = getattr(graph, "trigger", None)
+        size = self.signature(graph)[1]
+        best, best_score = None, None
         for candidate in reversed(earlier[-POOL:]):
-            score = self.similarity(candidate, graph)
-            if score > best_score:
+            same_line = trigger is not None and getattr(candidate, "trigger", None) == trigger
+            score = (self.similarity(candidate, graph), same_line, -abs(self.signature(candidate)[1] - size))
+            if best_score is None or score > best_score:
                 best, best_score = candidate, score
         return best

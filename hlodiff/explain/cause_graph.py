@@ -340,6 +340,42 @@ def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
                for o in r.origins if (o.right or o.left) is not None)
 
 
+def _ints(text) -> list[int] | None:
+    import re
+
+    found = re.findall(r"-?\d+", str(text))
+    return [int(v) for v in found] if found and re.fullmatch(r"[\s{}\[\],()\d-]*", str(text)) else None
+
+
+def _dims(shape: str) -> list[int]:
+    import re
+
+    m = re.search(r"\[([\d,]*)\]", shape or "")
+    return [int(v) for v in m.group(1).split(",") if v] if m else []
+
+
+def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
+    """Every value of the constant that changed is a size of the shape change beside it, before and after (``{0, 8}
+    -> {0, 12}`` beside ``s64[2,8] -> s64[2,12]``: EmbeddingBag's offsets, a mean's divisor taken from the padded
+    length; review 8, F8): a number traced from the size, not a Python int of the user's."""
+    change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
+    literal = change.details.get("literal") if change is not None else None
+    if not literal or len(literal) != 2:
+        return False
+    before, after = _ints(literal[0]), _ints(literal[1])
+    if before is None or after is None or len(before) != len(after):
+        return False
+    moved = {(a, b) for a, b in zip(before, after) if a != b}
+    sizes = set()
+    for o in r.origins:
+        if "shape" not in o.kinds or o.left is None or o.right is None:
+            continue
+        left, right = _dims(str(o.left.shape)), _dims(str(o.right.shape))
+        if len(left) == len(right):
+            sizes |= {(a, b) for a, b in zip(left, right) if a != b}
+    return bool(moved) and moved <= sizes
+
+
 def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
     """Every instruction whose shape changed keeps its element count (``f32[8,10,8] -> f32[4,2,10,8]``: the same
     values with heads split out), none is an argument of the program, and the root only adds or only removes
@@ -437,6 +473,8 @@ RULES: tuple[Rule, ...] = (
     Rule("ops_on_new_arguments", frozenset({"ops", "constant"}), ("inputs",), _ops_on_new_arguments,
          why="JAX saw another argument structure (a longer list): the ops reading the new arguments and the values "
              "baked from their count follow from the arguments that came"),
+    Rule("size_as_constant", frozenset({"constant"}), ("shape",), _size_as_constant,
+         why="the constant's values are the sizes that changed: traced from the new shape, not a Python int"),
     Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
          why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
              "constant (a mean's divisor): one change, told at the join"),

@@ -41,6 +41,14 @@ def compile_time_note(graphs: list[GraphSummary], recompiled: list[GraphSummary]
             again = sum(seconds.get(position[g.ref], 0.0) for g in recompiled)
             n = len(recompiled)
             source = "jax_log_compiles" if times.compilations else "torch_xla CompileTime"
+            unknown = [g for g in recompiled if position[g.ref] not in seconds]
+            if unknown and not loaded:
+                # review 8, T1: compile_times.tsv had no graph hash for 4 of 5 compilations; "recompilations cost
+                # 0 s of 0.14 s" read as a measured zero. Say what is known, and that the rest is not.
+                compiled = sum(1 for g in graphs if g.compiled)
+                return (f"compile times known for {len(seconds)} of {compiled} compilations "
+                        f"({seconds_text(total)}, {source}), not for {len(unknown)} of the "
+                        f"{n} recompilation{'s' if n != 1 else ''}")
             load = (f"; loading {len(loaded)} program{'s' if len(loaded) != 1 else ''} from the persistent cache "
                     f"took {seconds_text(loading)}") if loaded else ""
             if n == 0 and loaded and total <= 0:

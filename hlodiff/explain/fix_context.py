@@ -28,6 +28,7 @@ from hlodiff.explain.fix_evidence import (only_added, family_constants, family_f
                                           ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
+from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
@@ -90,7 +91,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
-            path_swap=path_swap(r, patterns.get(r.family.key)),
+            path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")

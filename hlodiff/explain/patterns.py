@@ -321,6 +321,11 @@ def _period(keys: list[str]) -> tuple[int | None, int]:
         tail = keys[offset:]
         for p in range(2, min(MAX_PERIOD, max(len(tail) // 2, len(tail) - 2)) + 1):
             if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
+                if len(tail) < 2 * p and not _wraps(tail, p):
+                    # seen less than twice and no cycle begun again: no evidence of a period, and it must not hide
+                    # a shorter one after a warm-up graph (review 8, T2: A,A,A,B,A,A,B,A,A matched 7 at offset 0
+                    # before 3 at offset 1)
+                    continue
                 return p, offset
     return _period_after_first_cycle(keys)
 

@@ -15,6 +15,7 @@ from hlodiff import progress
 from hlodiff.diff import ModuleDiff, diff_canonical
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause
+from hlodiff.diff.library_reads import library_read
 from hlodiff.dumps.debug_log import CompilationEvent
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
@@ -299,6 +300,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates, run)
             bar.advance()
+            _cut_follows(recompilation, order, partial)
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))
@@ -440,12 +442,41 @@ def _on_a_parameter(cause: Cause) -> bool:
         and side.opcode == "parameter"
 
 
+def _cut_words(cut: GraphSummary, reason: str) -> str:
+    """Why the graph ran early: a library's own read (:mod:`hlodiff.diff.library_reads`) is named, not ".item(),
+    print" the user never wrote (review 8: EmbeddingBag's bookkeeping)."""
+    row = library_read(cut.record.frames) if reason == "read" else None
+    if row is not None:
+        return f"{row.call} reads a value on the host inside the library"
+    return cut_words(reason)
+
+
+def _cut_follows(r: Recompilation, order: dict, partial) -> None:
+    """An early graph compiled again beside an earlier early graph cut at the same line: the cut is on both sides
+    and explains nothing of their difference (review 8, T1: EmbeddingBag's early graph at each new length of the
+    ids), so it is no cause of this compilation: what differs (the shape) is told. The cut itself is told where
+    it is one, on the graph that finishes the step."""
+    closest, at = r.closest, order.get(id(r.graph))
+    before = order.get(id(closest)) if closest is not None else None
+    if (at is None or before is None or at not in partial or before not in partial or len(r.causes) < 2
+            or r.causes[0].kind != "partial" or r.graph.trigger is None or r.graph.trigger != closest.trigger):
+        return
+    if not r.graph.record.frames or r.graph.record.frames != closest.record.frames:
+        return  # the same whole stack, library frames too
+    if all(p in partial for p in range(before + 1, at)):  # no step ended between them: two cuts of one step
+        return  # (clip_grad_norm_'s isnan, then its isinf, from one frame): each cut is a cause
+    if not any(not f.is_library and f.line is not None for f in r.causes[1].locations):
+        return  # what differs has no line of the user's (bn_cumulative's 1/n): the cut's line still points there
+    del r.causes[0]
+
+
 def _partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
     trigger = graph.trigger
     how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
     reason = cut_reason(graph)
     summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
-               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because {cut_words(reason)}"
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because "
+               f"{_cut_words(graph, reason)}"
                f"{how}")
     return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
 
@@ -465,7 +496,8 @@ def _remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Ca
     where = f" at {trigger.short()}" if trigger and trigger.line else ""
     reason = cut_reason(cut, compiled)
     return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
-                            f"because {cut_words(reason)}): values it already computed are inputs or missing here",
+                            f"because {_cut_words(cut, reason)}): values it already computed are inputs or missing "
+                            "here",
                  [trigger] if trigger else [], reason=reason)
 
 

@@ -60,6 +60,9 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "read_in_step":
         then = f" at {h.then_at.short()}" if h.then_at is not None else ""
         again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
+        if h.mask:
+            return (f"a boolean mask index{_at(h)} (x[mask], nonzero) executes a graph of its own ({h.graph}) before "
+                    f"the step's sync{then} to learn how many elements it keeps, {_times(h.times)} in this run{again}")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated" and h.unchanged == h.count:
@@ -104,6 +107,9 @@ def fix(h: CostHeadline) -> str:
             return "save after the step's sync (xm.save syncs what it saves), so that the whole step is one graph"
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
+    if h.kind == "read_in_step" and h.mask:
+        return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
+                "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
     if h.kind == "read_in_step":
         return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
                 "graph has computed it), so that each step is one graph")

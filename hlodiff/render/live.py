@@ -93,7 +93,10 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
-        return [f"{PREFIX}step {event.step} recompiled again: same story as step {event.of_step} ({_where(event)}), "
+        # review 8, F10: "step 1 recompiled again: same story as step 1" named the step itself as the earlier one
+        same = f"same story as step {event.of_step} " if event.of_step is not None and event.of_step != event.step \
+            else "same story "
+        return [f"{PREFIX}step {event.step} recompiled again: {same}({_where(event)}), "
                 f"{event.count} times so far{_fix(event)}"]
     if kind == "update":
         if event.expected:
@@ -101,7 +104,9 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
                     f"{_fix(event) or f': {t.summary}'}"]
         return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
     late = ", now that more of the run is known," if event.of_step is not None else ""
-    head = (f"{PREFIX}step {event.step}{late} recompiled ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    # review 8, F10: the first step has nothing to recompile against; a second graph of its family is compiled
+    verb = "compiled a second graph" if event.step == 0 and not late else "recompiled"
+    head = (f"{PREFIX}step {event.step}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
@@ -119,11 +124,18 @@ def json_line(event: LiveEvent) -> str:
 def echo_event(event, stream=None, report: str = AT_EXIT) -> None:
     """Write an event's lines at once (one write, flushed: a job log gets whole lines, in order with the
     command's own output). An exception (the live analysis failed) is one line, and the report at exit follows."""
+    import os
     import sys
+    import traceback
 
     stream = stream or sys.stderr
     if isinstance(event, BaseException):
-        text = f"{PREFIX}live lines stopped ({type(event).__name__}: {event}); the report at exit follows\n"
+        debug = bool(os.environ.get("HLODIFF_DEBUG"))
+        hint = "its traceback below" if debug else "rerun with HLODIFF_DEBUG=1 for its traceback and report it"
+        text = (f"{PREFIX}live lines stopped (internal error: {type(event).__name__}: {event}; a bug in hlodiff: "
+                f"{hint}); the report at exit follows\n")
+        if debug:  # the traceback a fixer needs (review 8, F6: only the name was shown)
+            text += "".join(traceback.format_exception(type(event), event, event.__traceback__))
     else:
         text = "".join(f"{line}\n" for line in lines(event, report))
     if not text:
