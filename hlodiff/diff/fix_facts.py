@@ -17,7 +17,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``loop_count_only``
-  (it sets a loop's trip count and nothing else), ``bool_values``,
+  (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
+  are repeated in the graph), ``bool_values``,
   ``prng_key`` (a dtype change from or to a typed PRNG key), ``prng_keys`` (a shape change of an argument JAX
   types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
@@ -161,6 +162,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["structure"] = ctx.structure
     if getattr(ctx, "loop_count_only", False):
         facts.add("loop_count_only")
+    if getattr(ctx, "unrolled_loop", False):
+        facts.add("unrolled_loop")
     args["arg"] = ctx.argument or "?"
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")

@@ -142,6 +142,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_bridge_beside_recompile", "*", "dynamo bridge_graph dynamo_unexpected",
           "a graph torch_xla's Dynamo bridge compiles on its own (the sync of the call's inputs, a backward): it "
           "changes with what Dynamo traces and what the call receives; act on Dynamo's recompilation above", unless="jax"),
+    # review 9 F6 (c2_mark_dynamic): the bridge's sync of the call's inputs, made at each new size while Dynamo
+    # traced one symbolic size, is no "each once; nothing to fix": it compiles per size with the compiled graph
+    _rule("dynamo_bridge_new_size", "shape", "dynamo bridge_graph sizes_per_call",
+          "the bridge's sync of the tensors passed to the compiled call, made at each new size: it compiles once "
+          "per size, as the compiled graph does (above); padding the inputs to a few fixed sizes fixes both",
+          unless="jax"),
     _rule("dynamo_bridge_own", "*", "dynamo bridge_graph",
           "expected: torch_xla's Dynamo bridge compiles graphs of its own (Dynamo's first graph, its backward, the "
           "sync of the call's inputs), each once; nothing to fix", unless="jax"),
@@ -915,6 +921,13 @@ RULES: tuple[FixRule, ...] = (
           "static `{arg}` sets a loop's number of iterations (seen: {values}), so each count compiles again: run a "
           "fixed number of iterations every call (the largest) and mask the updates past the count, passing the "
           "count as a traced argument"),
+    # review 9 F3 (j2_unrolled_solver): a Python `for _ in range(n)` over a static n is unrolled: the count need not
+    # stay static, a lax loop with a traced count compiles once (fori_loop with traced bounds lowers to while_loop)
+    _rule("static_unrolled_loop", "static_argument", "jax required_static unrolled_loop",
+          "static `{arg}` sets how many times a Python loop runs (seen: {values}): the trace unrolls it, so each "
+          "count compiles again and the program grows with it: write the loop as lax.fori_loop(0, {arg}, body, "
+          "init) (or lax.while_loop) and pass `{arg}` traced (drop it from static_argnums): one graph for every "
+          "count (reverse-mode grad needs a fixed count: run the largest and mask the steps past {arg})"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),

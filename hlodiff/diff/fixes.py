@@ -74,6 +74,9 @@ class FixContext:
     loop_count_only: bool = False
     """A JAX static argument changed only a loop's trip count (a constant in a while condition; no shape, no
     traced op came or went): lax.scan's length, fori_loop's Python bounds."""
+    unrolled_loop: bool = False
+    """A JAX static integer changed only how many copies of the same ops the graph holds, in proportion to its
+    value (a Python ``for _ in range(n)`` unrolled in the trace): review 9 F3."""
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False

@@ -25,7 +25,7 @@ from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
@@ -77,7 +77,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     cause_of = {h: e.cause for h, e in events.items()}
     bridge = [g for g in explanation.graphs if g.compiled and (bridge_run(g.record.frames,
                                                                           cause_of.get(g.record.graph_hash))
-                                                               or _bridge_ops(g))]
+                                                               or bridge_ops(g))]
     found.bridge_compilations = [g.ref for g in bridge]
     bridge_refs = set(found.bridge_compilations)
     xla_recompiles = [r for r in explanation.recompilations if r.graph.ref in bridge_refs]
@@ -141,21 +141,6 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     return found
 
 
-def _bridge_ops(g) -> bool:
-    """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
-    a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
-    module = g._module
-    if g.record.frames or module is None:
-        return False
-    sources = {m.group(1).replace("\\", "/") for comp in module.computations for ins in comp.instructions
-               if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None}
-    # an FX graph the bridge runs dispatches every op through torch's OpOverload (torch/_ops.py); eager user code
-    # names the user's file
-    return any("torch_xla/_dynamo/" in f for f in sources) or (
-        bool(sources) and all(f.endswith("/torch/_ops.py") for f in sources))
-
-
-_SOURCE_FILE = re.compile(r'source_file="([^"]*)"')
 
 
 def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> dict[str, list[str]]:
@@ -388,6 +373,8 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
             facts |= {"follows_dynamo"} | ({"dynamo_expected"} if dyn.expected else set())
         elif unexpected:
             facts.add("dynamo_unexpected")
+        elif found.xla_sizes:
+            facts.add("sizes_per_call")  # review 9 F6 (c2): the input sync at each new size, beside xla_per_size
         args = {"cid": dyn.compile_id if dyn else "?", "guard": dyn.guard.guard if dyn else "?"}
         for cause in r.causes:
             rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))

@@ -10,6 +10,8 @@ theirs is ever the user's line.
 
 from __future__ import annotations
 
+import re
+
 BRIDGE_PARTS = ("torch_xla/_dynamo/", "torch/_dynamo/", "torch/_functorch/_aot_autograd/",
                 "torch/_dynamo/backends/torchxla.py")
 """Files whose presence in a stack says the graph was run by Dynamo's machinery, not by a read in user code."""
@@ -29,3 +31,19 @@ def bridge_run(frames, debug_cause: str | None = None) -> bool:
         return True
     return any(is_bridge_frame(f) for f in frames or ())
 
+
+def bridge_ops(g) -> bool:
+    """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
+    a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
+    module = g._module
+    if g.record.frames or module is None:
+        return False
+    sources = {m.group(1).replace("\\", "/") for comp in module.computations for ins in comp.instructions
+               if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None}
+    # an FX graph the bridge runs dispatches every op through torch's OpOverload (torch/_ops.py); eager user code
+    # names the user's file
+    return any("torch_xla/_dynamo/" in f for f in sources) or (
+        bool(sources) and all(f.endswith("/torch/_ops.py") for f in sources))
+
+
+_SOURCE_FILE = re.compile(r'source_file="([^"]*)"')

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
-from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, choose_fix
+from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, choose_fix, compiled_name
 
 
 def call_positions(explanation) -> dict[str, int]:
@@ -37,7 +37,8 @@ def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles
     seen = ", ".join(dict.fromkeys(sizes))
     user = next((loc for x in grown for loc in x.causes[0].locations if not loc.is_library), None)
     location = first.call or user or first.definition
-    r = DynamoRecompile(first.compile_id, first.function, "shape",
+    # review 9 F6 (c2): torch.compile(enc) is traced as torch's wrapper `inner`: named as the user's call names it
+    r = DynamoRecompile(first.compile_id, compiled_name(first), "shape",
                         GuardFailure(None, "no guard failed: Dynamo's graph has a symbolic size, XLA compiled a new "
                                            "concrete one"), location,
                         facts=frozenset({"dynamo", "xla_per_size"}), seen=seen,

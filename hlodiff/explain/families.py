@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -83,6 +83,11 @@ def family_key(summary: GraphSummary, splits: Mapping[str, FunctionSplit] | None
             label = f"{name + ' ' if name else ''}torch.compile (XLA bridge)"
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
+    if bridge_ops(summary):
+        # review 9 F2 (c5, a dump with TORCH_LOGS and no debug log): the bridge's graph (ops from Dynamo's FX graph)
+        # and an eager read after the sync (`.argmax(-1).cpu()`) share the name SyncTensorsGraph but come from two
+        # places in the program; one family made each compiled-once graph a "recompilation" of the other
+        return f"{record.source}|{name}|bridge", f"{name} torch.compile (XLA bridge)"
     split = splits.get(summary.ref) if splits else None
     if split is not None:
         return f"{record.source}|{name}|function {split.index}", split.label(name)

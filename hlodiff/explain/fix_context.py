@@ -25,7 +25,7 @@ from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           graph_grows, graphs_after_reads, grows, inputs_repeat, library_step, state_returned,
-                                          ops_use_new_inputs, slices_rearranged,
+                                          ops_repeat_per_count, ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.after_sync import made_after_sync
@@ -333,7 +333,7 @@ def _stays(members: list, graph) -> bool:
     return at is not None and all(g.cache_key == graph.cache_key for g in members[at:])
 
 
-def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
+def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = ()):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -341,6 +341,7 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...]):
     loop_only = trip_count_changed(r) and not kinds & {"shape", "ops", "inputs", "outputs", "attribute"}
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
                          loop_count_only=loop_only,
+                         unrolled_loop=len(pair) == 2 and ops_repeat_per_count(r, *pair),
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                          slice_start=slice_start_only(r))
     return decide(cause, context)

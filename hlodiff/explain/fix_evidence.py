@@ -253,6 +253,33 @@ def trip_count_changed(r) -> bool:
                for c in r.causes if c.kind == "constant" for o in c.origins)
 
 
+def ops_repeat_per_count(r, before: str, after: str) -> bool:
+    """The graphs differ only in instructions one of them has more of, every one an opcode the other graph also
+    has, and their number a multiple of how much the static integer changed (``10 -> 15``: 30 added, 6 per
+    count): a Python loop over that integer unrolled in the trace. A branch on it adds a fixed number of ops
+    whatever the values, or ops the other graph lacks."""
+    try:
+        delta = abs(int(after) - int(before))
+    except ValueError:
+        return False
+    if delta == 0 or r.closest is None:
+        return False
+    other = [c for c in r.causes if c.kind != "static_argument"]
+    if not other or any(c.kind != "ops" for c in other):
+        return False
+    pairs = [(o.left, o.right) for c in other for o in c.origins]
+    added = [x for left, x in pairs if left is None and x is not None]
+    removed = [x for x, right in pairs if right is None and x is not None]
+    if len(added) + len(removed) != len(pairs) or bool(added) == bool(removed):
+        return False  # a changed instruction, or ops both gained and lost: not more of the same
+    one_sided, kept_in = (added, r.closest) if added else (removed, r.graph)
+    cm = getattr(kept_in, "_canonical", None)
+    if cm is None:
+        return False
+    opcodes = {i.opcode for comp in cm.computations.values() for i in comp.insts.values()}
+    return all(x.opcode in opcodes for x in one_sided) and len(one_sided) % delta == 0
+
+
 def ops_use_new_inputs(r) -> bool:
     """Every operation an ``ops`` cause adds reads (within a few steps) a parameter an ``inputs`` cause added: the
     new ops come with the new argument (``if "mask" in batch: x = x * batch["mask"]``), not on their own. The same

@@ -40,6 +40,8 @@ class JaxCause:
     fix: str
     argument: str = ""
     values: tuple[str, ...] = ()
+    pair: tuple[str, ...] = ()
+    """A static argument's value before and now, as JAX compared them (``values`` holds the run's)."""
 
 
 def jax_compilations(run: Run, graphs: list[GraphSummary], warnings: list[InputWarning] | None
@@ -114,7 +116,7 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     for jc in made:
         jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
-            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values)
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair)
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
@@ -219,7 +221,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         arg, note = _argument_name(reason.argument, miss, sources)
         return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "
                                                  f"{reason.now} ({said})", where),
-                        "", arg, tuple(v for v in (reason.before, reason.now) if v))  # chosen in merge_jax
+                        "", arg, tuple(v for v in (reason.before, reason.now) if v),  # chosen in merge_jax
+                        tuple(v for v in (reason.before, reason.now) if v))
     if reason.kind == "sharding":
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               where),
