@@ -121,9 +121,7 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments)}
-
-                "shift": self.shift, "arguments": list(self.arguments), "mask": self.mask}
+                "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments), "mask": self.mask}
 
 
 def sync_call(frames) -> str | None:

@@ -32,12 +32,11 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
   more items),
-  ``after_sync`` (an outputs change made below the sync that ran the graph: computed after the previous step's
-  sync, pending into this one),
+  ``after_sync`` (an outputs change whose first user line is below the sync, in the loop's own function: computed
+  after the previous step's sync, pending into this one), ``made_after_sync`` (wider: the outputs a graph adds are
+  made by any user lines below the step's sync, a forward called from a validation block: pending work that rides in
+  the next step's graph),
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
-
-  ``made_after_sync`` (the outputs a graph adds are made by user lines below the step's sync: pending work that
-  rides in the next step's graph), ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
