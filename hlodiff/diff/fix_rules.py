@@ -84,6 +84,13 @@ RULES: tuple[FixRule, ...] = (
           "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank or process "
           "index): compute it on every rank, so every rank runs the same graph; ranks that run different graphs "
           "wait for each other in their collectives", unless="lead_change torch_xla"),
+    # review 9 (F4, rev9_rank_pad): both ranks have 4 rows, each padded to the longest sentence of its own shard
+    # (s64[4,4] against s64[4,6]): the data splits evenly, dropping a remainder changes nothing
+    _rule("ranks_padded_length", "shape", "across_ranks on_input inner_dims_only",
+          "{ranks} gets inputs of another length than {others} with as many rows (the first dimension is the same, "
+          "a later one differs): each rank sizes its batch by its own data, such as padding to the longest "
+          "sequence it holds: pad every rank to one length fixed for all ranks (a global max_length, e.g. "
+          "padding=\"max_length\"), so every rank runs the same shapes"),
     _rule("ranks_uneven_data", "shape", "across_ranks on_input",
           "{ranks} gets inputs of another size than {others}: the data does not split evenly over the "
           "ranks (a short last batch on some): pad the shard or drop the remainder so every rank runs the same "
