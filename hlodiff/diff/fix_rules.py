@@ -640,9 +640,16 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the model's weights are created on the device inside the first step's graph ({made}: a "
           "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
           "nothing to fix (or sync once after building the model)", unless="comes_back"),
-    _rule("inputs_optimizer_warmup", "inputs", "added warmup",
+    _rule("inputs_optimizer_warmup", "inputs", "added warmup optimizer_inputs",
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (in the "
           "pytest plugin, count that step as warm-up too: warmup=2)",
+          unless="comes_back"),
+    # review 9 (F7, x3_accum_remainder): plain SGD has no state; the inputs the first step adds are the gradients
+    # its backward() created (kept by zero_grad(set_to_none=False)), made at the user's line, not in torch/optim
+    _rule("inputs_first_step_warmup", "inputs", "added warmup",
+          "expected warm-up: the first step creates tensors every later step reads ({shapes}: the gradients of the "
+          "first backward(), kept by zero_grad(set_to_none=False), or optimizer state such as momentum buffers); "
+          "nothing to fix (in the pytest plugin, count that step as warm-up too: warmup=2)",
           unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
@@ -913,7 +920,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset(("shape_final_call_jax", 
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
+    "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
