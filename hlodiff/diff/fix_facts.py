@@ -44,7 +44,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   run: no epoch's last batch), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
   custom-calls and layout ops appear or go), ``in_optimizer`` (every changed instruction has a frame
-  in an ``optim`` package), ``optimizer_inputs`` (an added input has a frame in an ``optim`` package),
+  in an ``optim`` package), ``optimizer_frames`` (a changed instruction has a frame in an ``optim`` package),
   ``user_made_inputs``, ``module_made_inputs`` (every added input made
   in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
@@ -378,8 +378,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     sides = [s for c in cause.origins for s in (c.left, c.right) if s is not None]
     if sides and all(any("/optim/" in f.file for f in s.frames) for s in sides):
         facts.add("in_optimizer")
-    if any(any("/optim/" in f.file for f in r.frames) for r in new):
-        facts.add("optimizer_inputs")  # review 9 (F7): plain SGD has no state; its first step's new inputs are grads
+    if any("/optim/" in f.file for s in sides for f in s.frames):
+        facts.add("optimizer_frames")  # review 9 (F7): plain SGD has no state; its first step adds the grads
     if new:
         args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
     else:

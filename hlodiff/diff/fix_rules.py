@@ -640,7 +640,7 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the model's weights are created on the device inside the first step's graph ({made}: a "
           "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
           "nothing to fix (or sync once after building the model)", unless="comes_back"),
-    _rule("inputs_optimizer_warmup", "inputs", "added warmup optimizer_inputs",
+    _rule("inputs_optimizer_warmup", "inputs", "added warmup optimizer_frames",
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (in the "
           "pytest plugin, count that step as warm-up too: warmup=2)",
           unless="comes_back"),
@@ -750,9 +750,14 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: from the second step on torch_xla's SPMD annotates the tensors the first step updated "
           "(the parameters) with their sharding (only `Sharding` custom-calls and layout ops appear); every later "
           "step reuses the graph; nothing to fix", unless="jax"),
-    _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
+    _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles optimizer_frames",
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
+    # review 9 (F7): no optimizer frame (plain SGD, the second micro-batch adding its gradients to the first's)
+    _rule("ops_first_step_warmup", "ops", "with:inputs second_step settles",
+          "follows from the inputs change (warm-up): from the second step on the graph also updates the tensors "
+          "the first step created (gradients accumulated into, optimizer state): nothing to fix",
+          unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
