@@ -22,7 +22,8 @@ name, recognised by content) whose compilations are exactly the dump's modules i
 (:func:`log_beside`), so cache hits, and with them patterns like "alternating", are seen there too.
 
 A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then read as its compilations only (with
-a warning). A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
+a warning), each with its sync's frames (records marked ``hits_seen=False``); such a log beside a dump is joined the
+same way (review 9, F1), so a setup graph and the step are families of their own. A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
 skipped with a warning.
 """
 
@@ -146,8 +147,9 @@ _EXECUTION = b"Execution Analysis: "
 
 
 def log_beside(dump: str) -> str | None:
-    """The ``PT_XLA_DEBUG_LEVEL=2`` log of the run that wrote the XLA dump folder ``dump``, spelled from ``dump`` as
-    given: a file in the folder or in its parent that has ``Execution Analysis`` blocks and exactly as many
+    """The ``PT_XLA_DEBUG`` log of the run that wrote the XLA dump folder ``dump``, spelled from ``dump`` as
+    given: a file in the folder or in its parent that has ``Execution Analysis`` (level 2) or ``Compilation
+    Analysis`` (level 1) blocks and exactly as many
     compilations as the folder has modules (torch_xla writes one module per compilation, in order, and
     :func:`scan_executions` pairs them so). Anything else — no such file, a count that differs (another run's
     log, a log started late), two candidates — gives ``None``: the dump is then read as its compilations only,
