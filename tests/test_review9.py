@@ -116,3 +116,41 @@ def test_the_first_step_s_new_inputs_made_outside_the_optimizer_are_not_called_i
     doc = cli_json("explain-recompile", FIXTURES / "torch_xla" / "momentum_warmup", codes=(0, 1))
     rules = {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
     assert {"inputs_optimizer_warmup", "ops_optimizer_warmup"} <= rules
+
+
+# -- F1 live: `hlodiff watch` on the same capture ------------------------------------------------------------------
+
+
+def _sync_lines(records) -> list[int]:
+    return [next(f.line for f in r.frames if f.file.endswith("rev9_setup_probe.py")) for r in records]
+
+
+def test_watch_joins_a_level1_log_once_two_compilations_came_without_an_execution(tmp_path):
+    """Live, the log's level is not known from its first block (level 2 writes the first execution only after the
+    compilation ended): two compilations without an execution make it level 1; each is then a record with its
+    sync's frames, cache hits unknown."""
+    from hlodiff.dumps.follow import follower_for
+
+    run = tmp_path / "run"
+    shutil.copytree(TX / "rev9_setup_probe", run)
+    text = (run / "debug.log").read_text()
+    marker = "Compilation Analysis: ================================================================================\n" \
+             "Compilation Analysis: Compilation Cause"
+    second = text.index(marker, text.index(marker) + 1)
+    (run / "debug.log").write_text(text[:second])  # one compilation so far: level 1 or 2 cannot be told
+    follower = follower_for(str(run))
+    assert follower.poll() == []
+    (run / "debug.log").write_text(text)
+    records = follower.poll() + follower.close()
+    assert _sync_lines(records) == [14, 27, 27]
+    assert all(r.kind == "executions" and not r.hits_seen for r in records)
+
+
+def test_watch_on_a_level2_log_waits_for_its_executions():
+    """Look-alike: a level-2 recording keeps one record per execution (cache hits included, hits_seen)."""
+    from hlodiff.dumps.follow import follower_for
+
+    follower = follower_for(str(FIXTURES / "torch_xla" / "live_batch_change" / "dump"))
+    records = follower.poll() + follower.close()
+    assert len(records) > 2 and all(r.hits_seen for r in records)
+    assert not follower.compilations_only
