@@ -62,6 +62,9 @@ WRONG_NOW = {
     # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
     "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
     "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
+    # new-user review 9 (F1): the level-1 log now splits the setup probe from the step (warm-up, exit 0); the warm-up's
+    # added inputs are the momentum buffers, made in torch/optim/sgd.py, and HLO text keeps no user frame for them
+    "torch_xla/rev9_setup_probe": "line: no location (HLO text: the momentum buffers' frames are torch/optim only)",
     # new-user review 3 (F1b): a JAX dump and its log hold the compilations only (a cache hit writes nothing), so
     # "a new graph every call" is not in the capture; the headline is right (the list at the call, one fixed-size
     # array), the pattern stays the dump's "5 compilations of jit_smooth (A,B,C,D,E)"

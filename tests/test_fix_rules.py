@@ -131,6 +131,10 @@ EXERCISED = {
     # metric_even_steps, a metric kept on some steps above the sync: outputs_some_steps; attn_weights_logging, a
     # metric read right after the sync)
     "outputs_after_sync": "scenarios/torch_xla/norm_after_sync",
+    # review 9 (F7): plain SGD accumulating gradients: the first micro-batch creates them (its look-alike with
+    # momentum: momentum_warmup, the optimizer rows)
+    "inputs_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
+    "ops_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
 }
 
 

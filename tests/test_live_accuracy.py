@@ -32,6 +32,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     'torch_xla/review2_ckpt_dump': 'line: no location (as at exit: HLO text, no user frame)',
     'torch_xla/review2_ckpt_level1': 'line: no location (as at exit: HLO text, no user frame)',
+    # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
+    'torch_xla/rev9_setup_probe': 'line: no location (as at exit: the warm-up inputs carry torch/optim frames only)',
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
     'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',

@@ -38,7 +38,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   the next step's graph),
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
-* from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``special_values``,
+* from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``inner_dims_only``
+  (the same rank and the same first dimension, another size past it: a padded length, not a batch), ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
   ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``to_f64`` (a float input widened to
   float64: NumPy's default), ``library_made``, ``optimizer_made``
@@ -47,7 +48,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   run: no epoch's last batch), ``library_inputs``, ``user_created``, ``added``, ``removed``, ``removed_only``,
   ``scalar_inputs_only``, ``transposed_input``, ``scalar_inputs_removed``, ``sharding_annotations_only`` (only SPMD ``Sharding``
   custom-calls and layout ops appear or go), ``in_optimizer`` (every changed instruction has a frame
-  in an ``optim`` package), ``user_made_inputs``, ``module_made_inputs`` (every added input made
+  in an ``optim`` package), ``optimizer_frames`` (a changed instruction has a frame in an ``optim`` package),
+  ``user_made_inputs``, ``module_made_inputs`` (every added input made
   in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
   changed where it starts off 0: a box placed and sized per step),
@@ -385,6 +387,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     sides = [s for c in cause.origins for s in (c.left, c.right) if s is not None]
     if sides and all(any("/optim/" in f.file for f in s.frames) for s in sides):
         facts.add("in_optimizer")
+    if any("/optim/" in f.file for s in sides for f in s.frames):
+        facts.add("optimizer_frames")  # review 9 (F7): plain SGD has no state; its first step adds the grads
     if new:
         args["shapes"] = ", ".join(dict.fromkeys(r.shape.split("{", 1)[0] for r in new[:4]))
     else:
@@ -456,6 +460,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         facts.add("leading_dim_shrank")
     if _leading_dim_shrank(Change(first.right, first.left)):
         facts.add("leading_dim_grew")
+    if _inner_dims_only(first):
+        facts.add("inner_dims_only")
     values = _values(first)
     moved = "opcode" in first.kinds  # between constant and parameter
     special = {v for v in values if _special(v)}
@@ -642,6 +648,20 @@ def package_path(file: str) -> str:
         if marker in path:
             return path.rsplit(marker, 1)[1]
     return "/".join(path.rsplit("/", 3)[-3:])
+
+
+def _inner_dims_only(change: Change) -> bool:
+    """Only dimensions past the first changed (``s64[4,4]`` -> ``s64[4,6]``): as many rows on both sides, another
+    length per row. Review 9 (F4): two ranks padding their batches to their own longest sentence differ so; a
+    short last batch changes the first dimension instead."""
+    a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
+    if not a or not b:
+        return False
+    ld = [size(x) for x in a.group(1).split(",") if x]
+    rd = [size(x) for x in b.group(1).split(",") if x]
+    if None in ld or None in rd:
+        return False
+    return len(ld) >= 2 and len(ld) == len(rd) and ld[0] == rd[0] and ld[1:] != rd[1:]
 
 
 def _leading_dim_shrank(change: Change) -> bool:

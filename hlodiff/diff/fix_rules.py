@@ -90,6 +90,13 @@ RULES: tuple[FixRule, ...] = (
           "{ranks} computes something at {line} that {others_not} (a Python `if` on the rank or process "
           "index): compute it on every rank, so every rank runs the same graph; ranks that run different graphs "
           "wait for each other in their collectives", unless="lead_change torch_xla"),
+    # review 9 (F4, rev9_rank_pad): both ranks have 4 rows, each padded to the longest sentence of its own shard
+    # (s64[4,4] against s64[4,6]): the data splits evenly, dropping a remainder changes nothing
+    _rule("ranks_padded_length", "shape", "across_ranks on_input inner_dims_only",
+          "{ranks} gets inputs of another length than {others} with as many rows (the first dimension is the same, "
+          "a later one differs): each rank sizes its batch by its own data, such as padding to the longest "
+          "sequence it holds: pad every rank to one length fixed for all ranks (a global max_length, e.g. "
+          "padding=\"max_length\"), so every rank runs the same shapes"),
     _rule("ranks_uneven_data", "shape", "across_ranks on_input",
           "{ranks} gets inputs of another size than {others}: the data does not split evenly over the "
           "ranks (a short last batch on some): pad the shard or drop the remainder so every rank runs the same "
@@ -690,9 +697,16 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: the model's weights are created on the device inside the first step's graph ({made}: a "
           "lazy module's dry run, or a model built on the device without a sync) and are device data from then on; "
           "nothing to fix (or sync once after building the model)", unless="comes_back"),
-    _rule("inputs_optimizer_warmup", "inputs", "added warmup",
+    _rule("inputs_optimizer_warmup", "inputs", "added warmup optimizer_frames",
           "expected warm-up: the optimizer creates its state on the first step; nothing to fix (in the "
           "pytest plugin, count that step as warm-up too: warmup=2)",
+          unless="comes_back"),
+    # review 9 (F7, x3_accum_remainder): plain SGD has no state; the inputs the first step adds are the gradients
+    # its backward() created (kept by zero_grad(set_to_none=False)), made at the user's line, not in torch/optim
+    _rule("inputs_first_step_warmup", "inputs", "added warmup",
+          "expected warm-up: the first step creates tensors every later step reads ({shapes}: the gradients of the "
+          "first backward(), kept by zero_grad(set_to_none=False), or optimizer state such as momentum buffers); "
+          "nothing to fix (in the pytest plugin, count that step as warm-up too: warmup=2)",
           unless="comes_back"),
     _rule("inputs_library_warmup", "inputs", "library_first_step", _LIBRARY_WARMUP,
           unless="user_made_inputs transposed_input comes_back"),
@@ -802,9 +816,14 @@ RULES: tuple[FixRule, ...] = (
           "expected warm-up: from the second step on torch_xla's SPMD annotates the tensors the first step updated "
           "(the parameters) with their sharding (only `Sharding` custom-calls and layout ops appear); every later "
           "step reuses the graph; nothing to fix", unless="jax"),
-    _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles", 
+    _rule("ops_optimizer_warmup", "ops", "with:inputs second_step settles optimizer_frames",
           "follows from the inputs change (warm-up): from the second step on the optimizer also updates the state "
           "it created on the first (momentum, moments): nothing to fix", unless="removed comes_back"),
+    # review 9 (F7): no optimizer frame (plain SGD, the second micro-batch adding its gradients to the first's)
+    _rule("ops_first_step_warmup", "ops", "with:inputs second_step settles",
+          "follows from the inputs change (warm-up): from the second step on the graph also updates the tensors "
+          "the first step created (gradients accumulated into, optimizer state): nothing to fix",
+          unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
@@ -979,7 +998,7 @@ assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset(("shape_final_call_jax", 
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
-    "inputs_optimizer_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
+    "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",

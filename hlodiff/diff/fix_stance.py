@@ -29,7 +29,7 @@ NOTHING_TO_FIX = frozenset({FixStance.EXPECTED, FixStance.WARMUP})
 """The stances of a fix that calls the compilation expected."""
 
 WARMUP_RULES = frozenset((
-    "dynamo_first_call_sync", "inputs_user_warmup", "inputs_module_warmup", "inputs_optimizer_warmup",
+    "dynamo_first_call_sync", "inputs_user_warmup", "inputs_module_warmup", "inputs_optimizer_warmup", "inputs_first_step_warmup",
     "inputs_library_warmup", "inputs_library_state_dumped", "inputs_state_dumped", "inputs_library_state",
     "inputs_library_state_kept", "outputs_made_before_loop_unread", "outputs_library_warmup",
     "ops_spmd_annotation_warmup", "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup"))
@@ -41,7 +41,7 @@ FOLLOWS_RULES = frozenset((
     "inputs_follow_growth", "inputs_follow_ops_removed", "inputs_follow_shape_scalars",
     "inputs_follow_shape_scalars_removed", "outputs_made_before_loop", "outputs_follow", "ops_rng_seed",
     "ops_converts_follow", "ops_transposes_follow_inputs", "ops_layout_follow", "ops_size_follows",
-    "ops_optimizer_warmup", "ops_follow_new_argument_jax", "reordered_follow", "sharding_warmup", "aliasing_warmup",
+    "ops_optimizer_warmup", "ops_first_step_warmup", "ops_follow_new_argument_jax", "reordered_follow", "sharding_warmup", "aliasing_warmup",
     "aliasing_follow_inputs"))
 """Rows whose fix says the cause follows from another one (fix that, and this goes too). Rows that follow from
 Dynamo's expected recompilation are expected ones (:data:`~hlodiff.diff.fix_rules.EXPECTED`), not these."""

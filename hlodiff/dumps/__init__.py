@@ -166,7 +166,7 @@ def _why_not(head: bytes) -> str:
                 "with --tensors-report or beside the dump)")
     if b"Compilation Analysis: " in head or b"Execution Analysis: " in head:
         return ("this is a PT_XLA_DEBUG log (a side input: give the dump it describes, --debug-log for the log; "
-                "a PT_XLA_DEBUG_LEVEL=2 log beside an --xla_dump_to folder is joined to it by itself)")
+                "a PT_XLA_DEBUG log (level 1 or 2) beside an --xla_dump_to folder is joined to it by itself)")
     from hlodiff.dumps.jax_log import looks_like_jax_log
 
     if first.startswith(b"Finished tracing") or looks_like_jax_log(head.decode("utf-8", "replace")):

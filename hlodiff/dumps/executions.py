@@ -22,7 +22,8 @@ name, recognised by content) whose compilations are exactly the dump's modules i
 (:func:`log_beside`), so cache hits, and with them patterns like "alternating", are seen there too.
 
 A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then read as its compilations only (with
-a warning). A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
+a warning), each with its sync's frames (records marked ``hits_seen=False``); such a log beside a dump is joined the
+same way (review 9, F1), so a setup graph and the step are families of their own. A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
 skipped with a warning.
 """
 
@@ -93,6 +94,7 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
         return
     by_hash = _compiled_modules(log.compilations, modules, xla_dump, warnings)
     sequence: list[CompilationEvent | ExecutionEvent] = list(log.executions)
+    hits_seen = bool(sequence)
     if not sequence:
         _warn(warnings, "the PT_XLA_DEBUG log has no executions (PT_XLA_DEBUG_LEVEL=1?): reading the "
                         "compilations only, without cache hits", debug_log)
@@ -103,7 +105,7 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
             _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
                             "(compiled before the capture started?); skipped", debug_log, event.line)
             continue
-        yield _record(module, index, source, event)
+        yield _record(module, index, source, event, hits_seen)
     unlogged = modules[len(log.compilations):]
     if unlogged and log.executions and end is None:
         # The log stops before the dump does (the process was killed while writing it, or the file was cut): the
@@ -117,14 +119,14 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
 
 
 def _record(module: GraphRecord, index: int, source: str,
-            event: CompilationEvent | ExecutionEvent | None) -> GraphRecord:
+            event: CompilationEvent | ExecutionEvent | None, hits_seen: bool = True) -> GraphRecord:
     """The record of one execution (``event``) of a dumped module; without an event, a compilation the log missed."""
     return GraphRecord(path=module.path, index=index, kind=KIND, start_line=module.start_line, source=source,
                        graph_name=event.graph_name if event else None, frames=event.frames if event else None,
                        graph_hash=event.graph_hash if event else None, module_number=module.module_number,
                        module_name=module.module_name, stage=module.stage, complete=module.complete,
                        byte_offset=module.byte_offset, byte_length=module.byte_length,
-                       packed_text=module.packed_text, proto_path=module.proto_path)
+                       packed_text=module.packed_text, proto_path=module.proto_path, hits_seen=hits_seen)
 
 
 def _sources(folder: str) -> tuple[str, str]:
@@ -164,8 +166,9 @@ _POST = b"Post Compilation Analysis: Graph input size"  # one per compilation, a
 
 
 def log_beside(dump: str) -> str | None:
-    """The ``PT_XLA_DEBUG_LEVEL=2`` log of the run that wrote the XLA dump folder ``dump``, spelled from ``dump`` as
-    given: a file in the folder or in its parent that has ``Execution Analysis`` blocks and exactly as many
+    """The ``PT_XLA_DEBUG`` log of the run that wrote the XLA dump folder ``dump``, spelled from ``dump`` as
+    given: a file in the folder or in its parent that has ``Execution Analysis`` (level 2) or ``Compilation
+    Analysis`` (level 1) blocks and exactly as many
     compilations as the folder has modules (torch_xla writes one module per compilation, in order, and
     :func:`scan_executions` pairs them so). Anything else — no such file, a count that differs (another run's
     log, a log started late), two candidates — gives ``None``: the dump is then read as its compilations only,
@@ -199,17 +202,21 @@ def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
         names = [n for n in names_in(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
         for name in names[:MAX_SNIFFED]:
             path = os.path.join(place, name)
-            if os.path.isfile(path) and _is_execution_log(path) and len(modules) in (
+            if os.path.isfile(path) and _is_debug_log(path) and len(modules) in (
                     _count(path, _COMPILATION), _count(path, _POST)):  # _POST: with unannounced compilations
                 found.append((inside, name))
     return found[0] if len(found) == 1 else None
 
 
-def _is_execution_log(path: str) -> bool:
+def _is_debug_log(path: str) -> bool:
+    """A PT_XLA_DEBUG log of either level: level 2's executions, or level 1's compilations alone (review 9, F1:
+    its ``Compilation Cause`` blocks still name the sync of every compilation, so a setup probe's graph and the
+    training step's are told apart; left unread, they were one family and a steady run got three false fixes)."""
     from hlodiff.dumps._io import read_head
 
     try:
-        return _EXECUTION in read_head(path, 1 << 20)
+        head = read_head(path, 1 << 20)
+        return _EXECUTION in head or _COMPILATION in head
     except HlodiffError:
         return False
 

@@ -248,7 +248,8 @@ def _file_follower(path: str) -> Follower:
 
 
 def _log_in(folder: str) -> str | None:
-    """A ``PT_XLA_DEBUG_LEVEL=2`` log in ``folder`` (one holding ``Execution Analysis`` blocks)."""
+    """A ``PT_XLA_DEBUG`` log in ``folder``: one holding ``Execution Analysis`` blocks (level 2), or ``Compilation
+    Cause`` blocks alone (level 1: each compilation with its sync, review 9 F1)."""
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -256,6 +257,7 @@ def _log_in(folder: str) -> str | None:
     for name in names:
         p = os.path.join(folder, name)
         if name.endswith((".log", ".txt")) and not _MODULE_NAME.match(name) and os.path.isfile(p):
-            if b"Execution Analysis: " in _read(p, 0, 1 << 20):
+            head = _read(p, 0, 1 << 20)
+            if b"Execution Analysis: " in head or b"Compilation Analysis: Compilation Cause" in head:
                 return p
     return None

@@ -77,6 +77,12 @@ class ExecutionsFollower(Follower):
         self.paired = 0
         self.modules_only: DumpFollower | None = None
         """A recording of a program that is not torch_xla (JAX): no log will come, each module is a compilation."""
+        self.executions_seen = 0
+        self.compilations_only = False
+        """A ``PT_XLA_DEBUG_LEVEL=1`` log (review 9, F1): no execution follows its compilations (level 2 writes one
+        right after each), known once two compilations came without one, or at close; each compilation is then a
+        record with its sync's frames, cache hits unknown (``hits_seen=False``), as at exit."""
+        self.emitted = 0
 
     def files(self) -> list[str]:
         return [self.log.path, self.dump]
@@ -94,7 +100,12 @@ class ExecutionsFollower(Follower):
                     self.events.setdefault(event.graph_hash, event)
             else:
                 self.waiting.append(event)
+                self.executions_seen += 1
         self._pair_modules()
+        if not self.executions_seen and self.compilations and (self.closed or len(self.compilations) >= 2):
+            self.compilations_only = True
+        if self.compilations_only:
+            return self._compilations()
         out = []
         while self.waiting:
             event = self.waiting[0]
@@ -114,6 +125,22 @@ class ExecutionsFollower(Follower):
                                    graph_hash=event.graph_hash, module_number=module.module_number,
                                    module_name=module.module_name, stage=module.stage,
                                    proto_path=module.proto_path))
+            self.index += 1
+        return out
+
+    def _compilations(self) -> list[GraphRecord]:
+        out = []
+        while self.emitted < self.paired:
+            event = self.compilations[self.emitted]
+            module = self.modules.get(event.graph_hash or f"#{self.emitted}")
+            self.emitted += 1
+            if module is None:
+                continue
+            out.append(GraphRecord(path=module.path, index=self.index, kind="executions", start_line=1,
+                                   source=self.source, graph_name=event.graph_name, frames=event.frames,
+                                   graph_hash=event.graph_hash, module_number=module.module_number,
+                                   module_name=module.module_name, stage=module.stage,
+                                   proto_path=module.proto_path, hits_seen=False))
             self.index += 1
         return out
 

@@ -57,6 +57,9 @@ class GraphRecord:
     """zlib-compressed text, for sources that cannot be re-read by offset (gzip)."""
     proto_path: str | None = None
     """The HLO proto XLA dumped beside this module's text (``--xla_dump_hlo_as_proto``): full Python stacks."""
+    hits_seen: bool = True
+    """False for an ``executions`` record read from a log of compilations alone (``PT_XLA_DEBUG_LEVEL=1``): it has
+    the sync's frames, but a cache hit left no record, so nothing may be said of the steps between compilations."""
 
     def __post_init__(self) -> None:
         if not self.source:

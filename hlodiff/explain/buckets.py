@@ -237,7 +237,7 @@ def counts_from_of(family) -> str:
     from hlodiff.dumps.graph_record import TRACED_KINDS
     from hlodiff.dumps.executions import KIND as EXECUTIONS
 
-    every = all(g.record.kind in (*TRACED_KINDS, EXECUTIONS) for g in family.members)
+    every = all(g.record.kind in (*TRACED_KINDS, EXECUTIONS) and g.record.hits_seen for g in family.members)
     return "executions" if every else "compilations"
 
 

@@ -103,10 +103,27 @@ def job_json(job) -> dict:
         head = next((doc.get("headline") for rank, doc in parts if rank == lead), None)
         if not head:
             lead, head = next(((rank, doc["headline"]) for rank, doc in parts if doc.get("headline")), (lead, None))
+        if not head:
+            lead, head = _divergence_headline(job)
         body["headline"] = {"rank": lead, **head} if head else None
     else:
         body["graphs"] = [{"rank": r.spec.rank, **g.to_json()} for r in job.results for g in r.graphs]
     return body
+
+
+def _divergence_headline(job) -> tuple[int | None, dict | None]:
+    """No rank recompiled, yet ranks ran different graphs at one step that hold collectives (review 9, x2: each rank
+    compiled its own graph once and the job died in the all-reduce): the job's finding is that divergence, so its
+    first cause heads the document, tagged with the step, as the terminal's first line tells it. A divergence
+    without a collective (``no_collective``) is told but heads nothing: no rank waits on it."""
+    for d in job.divergence:
+        if d.causes and not d.no_collective and d.ranks:
+            cause = d.causes[0]
+            where = cause.locations[0] if cause.locations else None
+            return d.ranks[0], {"graph": d.graph.ref if d.graph else None, "kind": cause.kind,
+                                "location": where.to_json() if where else None, "fix": cause.fix,
+                                "divergence_step": d.step}
+    return None, None
 
 
 def job_warnings(job) -> list:
