@@ -25,7 +25,7 @@ def _report(name: str, width: int = 100) -> list[str]:
 
 
 def test_the_real_recompilation_comes_before_eager_ops():
-    lines = _report("debug_print", width=300)
+    lines = _report("debug_print", width=1000)  # the fix line unwrapped: the patterns follow it
     heads = [line for line in lines if " recompiled (" in line or " compiled for another shape (" in line]
     assert [re.search(r"(?:recompiled|another shape) \((\w+)\)", h).group(1) for h in heads] == [
         "jit_f", "jit_broadcast_in_dim"]

@@ -357,7 +357,9 @@ def _dims(shape: str) -> list[int]:
 def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     """Every value of the constant that changed is a size of the shape change beside it, before and after (``{0, 8}
     -> {0, 12}`` beside ``s64[2,8] -> s64[2,12]``: EmbeddingBag's offsets, a mean's divisor taken from the padded
-    length; review 8, F8): a number traced from the size, not a Python int of the user's."""
+    length; review 8, F8): a number traced from the size, not a Python int of the user's. Only sizes an argument
+    brought count: a baked trip count whose stacked outputs change shape (a static ``lax.scan`` length,
+    fixtures/jax/scan_length) is the origin of those shapes, not their consequence."""
     change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
     literal = change.details.get("literal") if change is not None else None
     if not literal or len(literal) != 2:
@@ -368,12 +370,18 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     moved = {(a, b) for a, b in zip(before, after) if a != b}
     sizes = set()
     for o in r.origins:
-        if "shape" not in o.kinds or o.left is None or o.right is None:
+        if "shape" not in o.kinds or o.left is None or o.right is None or not _argument(o.left, e):
             continue
         left, right = _dims(str(o.left.shape)), _dims(str(o.right.shape))
         if len(left) == len(right):
             sizes |= {(a, b) for a, b in zip(left, right) if a != b}
     return bool(moved) and moved <= sizes
+
+
+def _argument(ref, e: Evidence) -> bool:
+    """A parameter of the entry computation (any computation's parameter when the entries are not known)."""
+    entries = e.entry_names()
+    return ref.opcode == "parameter" and (not entries or ref.computation in entries)
 
 
 def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
