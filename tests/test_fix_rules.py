@@ -131,6 +131,12 @@ EXERCISED = {
     # metric_even_steps, a metric kept on some steps above the sync: outputs_some_steps; attn_weights_logging, a
     # metric read right after the sync)
     "outputs_after_sync": "scenarios/torch_xla/norm_after_sync",
+    # round 9: a static jax.checkpoint policy switched mid-run (look-alikes keeping static_structure: scan_length,
+    # jax_static_topk, jax_layerdrop_static: tests/test_round9.py)
+    "static_choice": "scenarios/jax/jax_remat_policy_switch",
+    # round 9: an embedding rebuilt with more rows mid-run, its rows copied in (look-alikes keeping their rows:
+    # tests/test_round9.py)
+    "inputs_resized": "scenarios/torch_xla/embed_vocab_grow",
 }
 
 
