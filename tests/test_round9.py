@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli, cli_json
 from hlodiff.diff.fix_facts import _choice_value
 
 JAX = FIXTURES / "scenarios" / "jax"
@@ -84,3 +84,22 @@ def test_resized_means_same_type_and_rank_other_sizes(old, new, resized):
     from hlodiff.explain.resized_input import _resized
 
     assert _resized(old, new) is resized
+
+
+def test_a_steady_run_a_resize_step_then_the_new_graph_for_good_is_switched():
+    """embed_vocab_grow (A,A,A,B,C,C,C): the resize step's own graph (the copy traced into it), then the new step for
+    good: one switch, was '3 compilations in 7 graphs' with no name."""
+    out = cli("explain-recompile", TX / "embed_vocab_grow", codes=(1,)).stdout
+    assert "switched: at sync at embed_vocab_grow.py:38 from graph 4 of 7" in out
+
+
+@pytest.mark.parametrize("name, words", [("eval_own_sync", None), ("checkpoint_toggle", "switched"),
+                                         ("spmd_load_state_mid", None)])
+def test_look_alike_sequences_keep_their_names(name, words):
+    """A one-graph change for good keeps `switched`; a restore whose next step is its own graph and a control keep
+    what they said (no new `switched` where the run goes back)."""
+    out = cli("explain-recompile", TX / name, codes=(0, 1)).stdout
+    if words:
+        assert words in out.splitlines()[0]
+    else:
+        assert "switched" not in out.splitlines()[0]
