@@ -135,6 +135,13 @@ EXERCISED = {
     # momentum: momentum_warmup, the optimizer rows)
     "inputs_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
     "ops_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
+
+    # round 9: a static jax.checkpoint policy switched mid-run (look-alikes keeping static_structure: scan_length,
+    # jax_static_topk, jax_layerdrop_static: tests/test_round9.py)
+    "static_choice": "scenarios/jax/jax_remat_policy_switch",
+    # round 9: an embedding rebuilt with more rows mid-run, its rows copied in (look-alikes keeping their rows:
+    # tests/test_round9.py)
+    "inputs_resized": "scenarios/torch_xla/embed_vocab_grow",
 }
 
 

@@ -31,7 +31,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
-  more items),
+  more items), ``resized_input`` (an added input has the new shape of a shape change and the old-shape input is still
+  read: a parameter rebuilt at another size, its rows copied in), ``choice_values`` (a static argument's values are
+  functions, option objects or strings: choices, not sizes),
   ``after_sync`` (an outputs change whose first user line is below the sync, in the loop's own function: computed
   after the previous step's sync, pending into this one), ``made_after_sync`` (wider: the outputs a graph adds are
   made by any user lines below the step's sync, a forward called from a validation block: pending work that rides in
@@ -151,6 +153,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             facts.add("identity_values")
         elif len(unique) >= 2 and _equal_numbers(unique):
             facts.add("type_only_values")
+        if len(unique) >= 2 and all(_choice_value(v.strip()) for v in unique):
+            facts.add("choice_values")
     if ctx.grows:
         facts.add("grows")
     if ctx.buckets:
@@ -182,7 +186,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat",
+                 "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
                  "no_collective"):
         if getattr(ctx, name, False):
@@ -244,6 +248,18 @@ _PRNG_KEY = re.compile(r"\bkey<\w+>")
 """JAX's dtype of a typed PRNG key (``key<fry>``): one of the two types a changed argument had."""
 _OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 """Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
+
+_CHOICE_REPR = re.compile(r"""^(<function [\w.<>]+ at 0x[0-9a-fA-F]+>|<built-in function \w+>|[A-Za-z_][\w.]*\(.*\)"""
+                          r"""|'[^']*'|"[^"]*")$""")
+_NUMERIC_CTOR = re.compile(r"^(?:np\.|numpy\.|jnp\.|Array\(|array\(|u?int\d*\(|float\d*\(|bfloat16\(|complex\d*\()"
+                           r"|dtype=")
+"""Round 9 (jax_remat_policy_switch): static values that are choices, not sizes: functions (a jax.checkpoint
+policy, an activation), constructed option objects with their own repr (DotsSaveable(...)), strings (a mode name).
+A NumPy/JAX scalar or array repr is a number, not a choice."""
+
+
+def _choice_value(value: str) -> bool:
+    return bool(_CHOICE_REPR.match(value)) and not _NUMERIC_CTOR.search(value)
 
 
 def _reciprocal_counts(values: tuple[str, ...]) -> bool:

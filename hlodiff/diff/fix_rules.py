@@ -749,6 +749,14 @@ RULES: tuple[FixRule, ...] = (
           "device data: tensors made before the loop (zeros, an initial value) or state an optimizer creates on its "
           "first step; nothing to fix (call torch_xla.sync() right after creating tensors before the loop to keep "
           "them out of the first step)", unless="jax comes_back"),
+    # round 9 (embed_vocab_grow): the step reads a new table of another size and the old one it is copied from:
+    # a parameter rebuilt mid-run (an embedding resized for added tokens), not a value synced on some steps
+    _rule("inputs_resized", "inputs", "added resized_input",
+          "a tensor the step reads was made again at another size ({shapes}) and the old one copied into it: a "
+          "parameter or buffer rebuilt mid-run (an embedding resized for added tokens, a head for new classes); "
+          "the step compiles again for the new size, once per resize: make it at its final size before the first "
+          "step (add the tokens first, or allocate spare rows, e.g. a vocabulary padded to a multiple of 64); if "
+          "the resize is deliberate, expect one compilation per size"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
@@ -947,6 +955,12 @@ RULES: tuple[FixRule, ...] = (
           "count compiles again and the program grows with it: write the loop as lax.fori_loop(0, {arg}, body, "
           "init) (or lax.while_loop) and pass `{arg}` traced (drop it from static_argnums): one graph for every "
           "count (reverse-mode grad needs a fixed count: run the largest and mask the steps past {arg})"),
+    # round 9 (jax_remat_policy_switch): a static value that picks a way to build the program (a checkpoint policy,
+    # an activation function, a mode string) is no size: nothing to pad or bucket; one compilation per choice
+    _rule("static_choice", "static_argument", "jax required_static choice_values",
+          "static `{arg}` picks how the program is built ({structure}; seen: {values}): each choice is its own "
+          "program and compiles once; if the switch is deliberate (a setting changed once mid-run) that "
+          "compilation is its cost, otherwise choose the value before the first call and keep it for the run"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),

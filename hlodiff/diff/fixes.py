@@ -74,6 +74,9 @@ class FixContext:
     loop_count_only: bool = False
     """A JAX static argument changed only a loop's trip count (a constant in a while condition; no shape, no
     traced op came or went): lax.scan's length, fori_loop's Python bounds."""
+    resized_input: bool = False
+    """An input added with the new shape of an instruction whose shape changed, the old-shape input still read: a
+    parameter or buffer rebuilt at another size mid-run, its old values copied in (round 9, embed_vocab_grow)."""
     unrolled_loop: bool = False
     """A JAX static integer changed only how many copies of the same ops the graph holds, in proportion to its
     value (a Python ``for _ in range(n)`` unrolled in the trace): review 9 F3."""

@@ -32,6 +32,7 @@ from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
+from hlodiff.explain.resized_input import resized_input
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -85,7 +86,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             # round 8 (spmd_load_state_mid): graphs of 166, 170, 174 instructions compiled at steps 0, 1 and 4 of
             # an XLA dump read without its executions; "every step compiles" needs the executions seen
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
-            inputs_repeat=inputs_repeat(r), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
+            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),

@@ -274,6 +274,14 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         switch = compiled_at[2]
         ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
         return Pattern("switched", at=switch, at_ref=ref, **base)
+    if (distinct == 3 and len(compiled_at) == 3 and compiled_at[1] >= 2 and compiled_at[2] == compiled_at[1] + 1
+            and all(k == keys[0] for k in keys[:compiled_at[1]]) and keys.count(keys[compiled_at[1]]) == 1
+            and n - compiled_at[2] >= 2 and all(k == keys[compiled_at[2]] for k in keys[compiled_at[2]:])):
+        # round 9 (embed_vocab_grow, A,A,A,B,C,C,C): a steady run, one step of its own where the change is made (a
+        # table rebuilt and its rows copied in, traced into that step), then the new graph for good: one switch
+        switch = compiled_at[1]
+        ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
+        return Pattern("switched", at=switch, at_ref=ref, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B
