@@ -97,3 +97,35 @@ def test_real_look_alikes_are_never_told_a_loop_bound(name):
     doc, _ = _explain(name)
     rules = [r["fix_rule"] for r in doc["dynamo"]["recompiles"]]
     assert rules and not any(r.startswith("dynamo_int_sets_loop") for r in rules), rules
+
+
+@pytest.mark.parametrize("name, code, assigned", [
+    ("G['CALLS']", "CALLS += 1", True),
+    ("L['self'].counter", "self.counter += 1", True),   # pytorch#128319's counter attribute
+    ("n", "n = n + 1", True),
+    # look-alikes: a read of the value (dyn_step_attr), a comparison, another name that starts alike
+    ("L['self'].step", "w = min(1.0, self.step / 10)", False),
+    ("x", "x == 3", False),
+    ("G['CALLS']", "CALLS_SEEN += 1", False),
+    ("L['self'].step", "self.step_size = 3", False),
+])
+def test_a_value_is_assigned_on_its_guard_line_only_when_that_line_writes_it(name, code, assigned):
+    from hlodiff.explain.dynamo_guard_kinds import assigned_on_line
+    assert assigned_on_line(name, code) is assigned
+
+
+def test_a_counter_changed_inside_the_compiled_function_is_told_to_move_out():
+    (r,) = _rules(_guard("G['CALLS'] == 0", "CALLS += 1"))
+    assert r.fix_rule == "dynamo_counter_in_call" and "outside the compiled function" in r.fix
+    doc, code = _explain("dyn_call_counter")
+    rules = {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
+    assert code == 1 and rules == {"dynamo_counter_in_call"}, rules
+    assert "raise" not in doc["headline"]["fix"] and "expected" not in doc["headline"]["fix"]
+
+
+@pytest.mark.parametrize("name, rule", [("dyn_step_attr", "dynamo_module_number_limit"),
+                                        ("dyn_cache_limit", "dynamo_python_value_limit")])
+def test_a_counter_kept_by_the_loop_keeps_its_row(name, rule):
+    doc, _ = _explain(name)
+    assert rule in {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
+    assert "dynamo_counter_in_call" not in {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}

@@ -208,3 +208,14 @@ def bounds_loop(name: str | None, code: str | None) -> bool:
     return any(re.search(rf"{pattern}", over) for pattern in (r"\brange\s*\(", r"\[[^\]]*:[^\]]*\]",
                                                                r"\bislice\s*\("))
 
+
+def assigned_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for the guard on ``name`` assigns that very value (``CALLS += 1`` for
+    ``G['CALLS']``, ``self.counter += 1`` for ``L['self'].counter``): the compiled function changes what it guarded,
+    so its own call breaks the guard for the next one (a counter kept inside). A line that only reads it is not."""
+    if not name or not code:
+        return False
+    target = re.sub(r"^[LG]\[['\"](\w+)['\"]\]", r"\1", name.strip())
+    target = re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
+    return re.match(rf"^\s*{re.escape(target)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
+
