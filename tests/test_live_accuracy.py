@@ -118,6 +118,10 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_cpu_metric': 'line: dyn_cpu_metric.py:15 (as at exit)',
     'dynamo/dyn_unbatched_call': 'line: no location (as at exit)',
     'dynamo/dyn_dropout_anneal': 'line: no location (as at exit); fix_any: the first fix comes before the limit is hit',
+
+    # Dynamo round 10 (blind, small): the eager loss of the hand-built (tuple) step, another formula, is told at :36
+    # as "a value kept on some steps only" before Dynamo's type guard is read; the report at exit heads the guard
+    'dynamo/dyn_tuple_or_list': 'kind: outputs (the eager loss graph of the other step is told before the guard)',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

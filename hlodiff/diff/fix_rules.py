@@ -166,6 +166,28 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo round 10 (dyn_call_counter, pytorch#128319): the guard's line assigns the guarded value (`CALLS += 1`
+    # inside the compiled function): each call breaks the guard for the next, whatever the loop does
+    _rule("dynamo_counter_in_call", "python_value", "dynamo assigned_in_call",
+          "{tensor} is changed by the compiled function itself, on the line its guard names ({seen}): "
+          "Dynamo reads it as a constant and replays the change after the graph, so every call fails the guard the "
+          "call before it broke and {function} is traced anew each time; past the recompile limit ({limit}) the "
+          "later calls run without Dynamo (eagerly). Keep the counter outside the compiled function (count in the "
+          "loop and pass what it computes as a tensor), or hold it in a device tensor updated in place "
+          "(counter.add_(1)); a higher limit only postpones the fallback", unless="jax"),
+    # Dynamo round 10 (dyn_block_depth): an int bounding a loop on its guard's line (`for blk in blocks[:depth]`,
+    # `range(n)`) sets how many times the body is traced: a tensor cannot, one graph per value is the cost
+    _rule("dynamo_int_sets_loop_limit", "python_value", "dynamo python_int sets_loop limit_hit",
+          "{tensor} is a Python int that sets how many times a loop runs in the trace ({seen}): Dynamo unrolls the "
+          "loop and traces {function} once per value, and past its recompile limit ({limit}) the later calls run "
+          "without Dynamo (eagerly); a tensor cannot set a loop's length: run the largest count on every call and "
+          "mask the extra iterations' results (a 0/1 factor), or keep the values to a few, one graph per value",
+          unless="jax"),
+    _rule("dynamo_int_sets_loop", "python_value", "dynamo python_int sets_loop",
+          "{tensor} is a Python int that sets how many times a loop runs in the trace ({seen}): Dynamo unrolls the "
+          "loop and traces {function} once per value, each compiled once and reused; a tensor cannot set a loop's "
+          "length, so with a few values one graph per value is expected; if the values keep coming, run the largest "
+          "count on every call and mask the extra iterations' results (a 0/1 factor)", unless="jax"),
     # Dynamo, round 4: a string guarded by value, autocast on some calls only
     _rule("dynamo_python_string_limit", "python_value", "dynamo python_string limit_hit",
           "{tensor} is a Python string ({seen}): Dynamo traces {function} once per value, and its recompile limit "

@@ -63,6 +63,10 @@ class GuardFailure:
     against: str | None
     guard: str
     source: SourceFrame | None = None
+    code: str | None = None
+    """The source line's code as Dynamo quoted it (``for blk in self.blocks[:depth]:``, the user's own trailing
+    comment cut off): how the guarded value is used, read for facts (an int bounding a loop); ``source`` is what
+    ``--json`` shows of it."""
 
     def to_json(self) -> dict:
         return {"against": self.against, "guard": self.guard,
@@ -279,7 +283,8 @@ def _failure(against: str | None, text: str) -> GuardFailure:
     if comment is None:
         return GuardFailure(against, text.strip())
     source = SourceFrame(comment.group("file"), int(comment.group("line")), comment.group("fn"))
-    return GuardFailure(against, text[:comment.start()].strip(), source)
+    code = re.split(r"\s+#", comment.group("code"), maxsplit=1)[0].strip() or None
+    return GuardFailure(against, text[:comment.start()].strip(), source, code)
 
 
 def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:

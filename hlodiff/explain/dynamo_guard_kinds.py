@@ -181,3 +181,41 @@ def _global(name: str) -> str:
 def _dtype(name: str) -> str:
     return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
+
+
+_LOOP = re.compile(r"^\s*(?:async\s+)?for\b.+?\bin\b(?P<over>.+?):?\s*$|^\s*while\b(?P<cond>.+?):?\s*$")
+_NAME_PART = re.compile(r"[A-Za-z_]\w*")
+
+
+def bounds_loop(name: str | None, code: str | None) -> bool:
+    """Whether the guarded value ``name`` (``depth``, ``L['self'].n_layers``) bounds a loop on the line Dynamo
+    quoted for its guard: ``for blk in self.blocks[:depth]``, ``for i in range(n)``, ``while i < n``. Such an int
+    sets how many times the loop body is traced (Dynamo unrolls it), so it cannot become a tensor; an int used in
+    arithmetic (``/ accum``) or as one index (``xs[:, t]``) is not a loop bound."""
+    if not name or not code or (m := _LOOP.match(code)) is None:
+        return False
+    parts = _NAME_PART.findall(name.replace("L['", ".").replace("G['", "."))
+    if not parts:
+        return False
+    word = re.compile(rf"(?<![\w.]){re.escape(parts[-1])}\b" if len(parts) == 1
+                      else rf"\b{re.escape(parts[-1])}\b")
+    if m.group("cond") is not None:  # while i < n: the int is the loop's bound
+        return word.search(m.group("cond")) is not None
+    over = m.group("over")
+    if word.search(over) is None:
+        return False
+    # range(n), blocks[:n], blocks[n:], islice(blocks, n): the int counts the items, not a container of them
+    return any(re.search(rf"{pattern}", over) for pattern in (r"\brange\s*\(", r"\[[^\]]*:[^\]]*\]",
+                                                               r"\bislice\s*\("))
+
+
+def assigned_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for the guard on ``name`` assigns that very value (``CALLS += 1`` for
+    ``G['CALLS']``, ``self.counter += 1`` for ``L['self'].counter``): the compiled function changes what it guarded,
+    so its own call breaks the guard for the next one (a counter kept inside). A line that only reads it is not."""
+    if not name or not code:
+        return False
+    target = re.sub(r"^[LG]\[['\"](\w+)['\"]\]", r"\1", name.strip())
+    target = re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
+    return re.match(rf"^\s*{re.escape(target)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
+

@@ -53,7 +53,7 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         not settled and root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
-    if bridge:
+    if bridge and not _baked_at_user_line(root):
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
         # once it is read: hlodiff.explain.live_dynamo)
         fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
@@ -62,3 +62,12 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
                 diff.similarity if diff is not None else None, waits)
+
+
+def _baked_at_user_line(root) -> bool:
+    """A constant or attribute of the bridge's graph made at a line of the user's own (not torch's ``_ops.py``):
+    the sync of the call's inputs, lazy values the user made before the call (a window ``series[t:t+16]`` sliced by
+    a Python int, Dynamo round 10). No Dynamo decision made it, so its own fix (index with a device tensor) is the
+    story live as at exit; a Dynamo graph's own constants name torch's lines and keep the bridge's words."""
+    return root.kind in ("constant", "attribute") and bool(root.locations) and not root.locations[0].is_library
+
