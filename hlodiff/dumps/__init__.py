@@ -18,7 +18,7 @@ from typing import Iterator
 from hlodiff.dumps._io import BOM, check_text, meaningful_lines, missing_path_error, read_head
 from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.save_tensors import looks_like_save_tensors, scan_save_tensors
+from hlodiff.dumps.save_tensors_sniff import looks_like_save_tensors
 from hlodiff.errors import HlodiffError, InputWarning, shown
 
 # Names re-exported from the readers of folders, logs and live-tensor reports, imported on first use: a file
@@ -94,6 +94,8 @@ def iter_graphs(path: str | os.PathLike[str], warnings: list[InputWarning] | Non
 
         return scan_executions(p, warnings, stage=stage)
     if kind == "save_tensors":
+        from hlodiff.dumps.save_tensors import scan_save_tensors  # not at start-up: a file of HLO text needs none of it
+
         return scan_save_tensors(p, shown(p), warnings)
     return scan_hlo_file(p, shown(p), warnings)
 

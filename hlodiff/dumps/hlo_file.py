@@ -15,7 +15,6 @@ from hlodiff import progress
 from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, SNIFF_BYTES, Limits, Packer, decode, is_gzip, limit_error,
                                lines, meaningful_lines, open_binary)
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.hlo_proto import proto_beside
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.parser import _NAME as _HLO_NAME
 
@@ -59,7 +58,7 @@ def scan_hlo_file(path: str, source: str | None = None,
                   warnings: list[InputWarning] | None = None) -> Iterator[GraphRecord]:
     """Yield one record per ``HloModule`` block (or one for a bare computation list), in file order, each as
     soon as the next block begins."""
-    proto = proto_beside(path)  # one module of an XLA dump named on its own: its proto holds what the text elides
+    proto = _proto_beside(path)  # one module of an XLA dump named on its own: its proto holds what the text elides
     for block in _blocks(path, is_gzip(path), warnings):
         complete = _looks_whole(_tail(path, block))
         if not complete and warnings is not None:
@@ -70,6 +69,16 @@ def scan_hlo_file(path: str, source: str | None = None,
                           source=source or path, module_name=block.name, complete=complete,
                           byte_offset=block.start, byte_length=block.end - block.start, packed_text=packed,
                           proto_path=proto if block.index == 0 else None)
+
+
+def _proto_beside(path: str) -> str | None:
+    """:func:`hlodiff.dumps.hlo_proto.proto_beside`, its module imported only for a ``.txt`` file of an XLA dump
+    (the proto reader and its record types are not needed to read other HLO text)."""
+    if not path.endswith(".txt"):
+        return None
+    from hlodiff.dumps.hlo_proto import proto_beside
+
+    return proto_beside(path)
 
 
 def _blocks(path: str, gz: bool, warnings: list[InputWarning] | None) -> Iterator[_Block]:

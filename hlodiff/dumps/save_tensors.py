@@ -44,9 +44,9 @@ from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, OverlongLine, Packe
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
+from hlodiff.dumps.save_tensors_sniff import HEADER_RE as _HEADER_RE, looks_like_save_tensors  # noqa: F401 (re-exported)
 from hlodiff.hlo.model import SourceFrame
 
-_HEADER_RE = re.compile(rb"^\[(\w+)\]\s*$")
 _HASHES_RE = re.compile(r"^(?:Root )?Hashes: \((.*)\)\s*$")
 _MODULE_NAME_RE = re.compile(rb"^HloModule\s+([^\s,]+)")
 _BODY_SPECIAL = (b"G", b"#", b"[", b"E")
@@ -61,18 +61,6 @@ MAX_WARNINGS = 100
 
 # Scanner states.
 _OUT, _HEAD, _TAIL, _SHARD = "out", "head", "tail", "shard"
-
-
-def looks_like_save_tensors(head: bytes) -> bool:
-    """Content test: an entry header or a graph marker within the sniff window."""
-    for line in head.splitlines()[:5]:
-        if line.strip():
-            if _HEADER_RE.match(line):
-                return True
-            if line == head and b"[ScheduleSyncTensorsGraph]".startswith(line):
-                return True  # a file cut off inside its very first line
-            break
-    return b"\n## BEGIN_GRAPH" in head or b"\nTensorsGraphInfo:" in head
 
 
 @dataclass(slots=True)

@@ -39,21 +39,73 @@ def module_paths() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def top_level_names() -> frozenset[str]:
-    """The package folders module paths start with (``torch``, ``functorch``, ``torch_xla``, ``jax``, ...)."""
-    return frozenset(p.split("/", 1)[0] for p in module_paths())
+    """The package folders module paths start with (``torch``, ``functorch``, ``torch_xla``, ``jax``, ...).
+
+    Builds the folder index :func:`module_path_in` reads (so clearing this cache rebuilds both)."""
+    global _folders
+    _folders = _by_folder()
+    _split.clear()
+    return frozenset(folder.split("/", 1)[0] for folder in _folders)
 
 
 def module_path_in(parts: list[str]) -> str | None:
     """The known module path a split file path ends in (``[..., 'torch', 'nn', 'functional.py']`` ->
-    ``torch/nn/functional.py``), else None. The match starts at a package folder's name and runs to the end."""
+    ``torch/nn/functional.py``), else None. The match starts at a package folder's name and runs to the end.
+
+    Looked up by folder (:func:`_by_folder`): a report asks this for a handful of frames, and building the 6,000
+    module paths of :func:`module_paths` for that cost more than the rest of a start-up's library-code checks."""
+    if len(parts) < 2 or not parts[-1].endswith(".py"):
+        return None
     tops = top_level_names()
-    known = module_paths()
+    folders = _folders
+    stem = parts[-1][:-3]
     for i in range(len(parts) - 1):
         if parts[i] in tops:
-            tail = "/".join(parts[i:])
-            if tail in known:
-                return tail
+            folder = "/".join(parts[i:-1])
+            names = folders.get(folder)
+            if names is not None and stem in _names_of(folder, names):
+                return f"{folder}/{parts[-1]}"
     return None
+
+
+def _by_folder() -> dict[str, str | frozenset[str]]:
+    """``{folder: its module names}`` of every known module path (``torch/nn`` -> ``functional`` ...): the shipped
+    file's lines as they are (the names one space-separated string, split on first use by :func:`_names_of`), the
+    installed file lists' paths merged in as sets."""
+    folders: dict[str, str | frozenset[str]] = {}
+    extra: dict[str, set[str]] = {}
+    for line in _lines():
+        if line.startswith("#") or "\t" not in line:
+            continue
+        folder, names = line.split("\t", 1)
+        if "/" in names or folder in folders:  # not one flat folder's names: merged path by path
+            for name in names.split(" "):
+                path_folder, _, stem = f"{folder}/{name}".rpartition("/")
+                extra.setdefault(path_folder, set()).add(stem)
+            continue
+        folders[folder] = names
+    for path in _installed():
+        path_folder, _, file = path.rpartition("/")
+        extra.setdefault(path_folder, set()).add(file[:-3])
+    for folder, stems in extra.items():
+        known = folders.get(folder)
+        if known is not None:
+            stems.update(known.split(" ") if isinstance(known, str) else known)
+        folders[folder] = frozenset(stems)
+    return folders
+
+
+_folders: dict[str, str | frozenset[str]] = {}
+_split: dict[str, frozenset[str]] = {}
+
+
+def _names_of(folder: str, names: str | frozenset[str]) -> frozenset[str]:
+    if not isinstance(names, str):
+        return names
+    found = _split.get(folder)
+    if found is None:
+        found = _split[folder] = frozenset(names.split(" "))
+    return found
 
 
 @functools.lru_cache(maxsize=1)
