@@ -236,3 +236,16 @@ def test_watch_on_a_level2_log_waits_for_its_executions():
     records = follower.poll() + follower.close()
     assert len(records) > 2 and all(r.hits_seen for r in records)
     assert not follower.compilations_only
+
+
+def test_a_jax_dump_is_never_joined_to_a_torch_xla_log_beside_it(tmp_path):
+    """Since level-1 logs are read (F1), a count of compilations alone can match another run's log in the folder
+    above: a JAX dump of 3 modules beside this run's level-1 log of 3 compilations (../shared/scenarios'
+    jax_weak_type got torch advice so). The torch_xla dump beside the same log is still joined."""
+    from hlodiff.dumps.executions import log_beside
+
+    shutil.copy(TX / "rev9_setup_probe" / "debug.log", tmp_path / "debug.log")
+    shutil.copytree(FIXTURES / "jax" / "closure_jit" / "dump", tmp_path / "jax_dump")
+    shutil.copytree(TX / "rev9_setup_probe" / "dump", tmp_path / "torch_dump")
+    assert log_beside(str(tmp_path / "jax_dump")) is None
+    assert log_beside(str(tmp_path / "torch_dump")) == str(tmp_path / "debug.log")

@@ -148,6 +148,10 @@ def _sources(folder: str) -> tuple[str, str]:
 
 
 _MODULE_FILE = re.compile(r"^module_(\d+)\..+\.txt$")
+_JAX_MODULE = re.compile(r"^module_\d+\.p?jit_")
+"""A JAX dump's module file (``module_0003.jit_train_step...``): jax.jit names every module it lowers ``jit_<fn>``.
+Since level-1 logs are read too (review 9), a count of compilations alone matched a torch_xla log in the parent of
+a folder of JAX runs (../shared/scenarios' jax_weak_type, told as torch ops)."""
 
 RUNTIME_MODULES = ("ReplicateShardedData",)
 """Modules torch_xla's runtime compiles without a PT_XLA_DEBUG compilation entry (round 8, spmd_load_state_mid: SPMD
@@ -194,9 +198,10 @@ def _log_beside(folder: str, *_stamps: int) -> tuple[bool, str] | None:
     from hlodiff.dumps._io import names_in
     from hlodiff.dumps.run_folder import MAX_SNIFFED, SIDE_NAME
 
-    modules = {m.group(1) for name in names_in(folder) if (m := _MODULE_FILE.match(name)) and not runtime_module(name)}
-    if not modules:
-        return None
+    files = [name for name in names_in(folder) if _MODULE_FILE.match(name) and not runtime_module(name)]
+    modules = {_MODULE_FILE.match(name).group(1) for name in files}
+    if not modules or any(_JAX_MODULE.match(name) for name in files):
+        return None  # JAX's modules (jit_f): a PT_XLA_DEBUG log beside them is another run's, whatever its count
     found = []
     for inside, place in ((True, folder), (False, os.path.dirname(folder))):
         names = [n for n in names_in(place) if SIDE_NAME.search(n) and not n.startswith("module_")]
