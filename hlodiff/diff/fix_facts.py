@@ -670,22 +670,26 @@ def _inner_dims_only(change: Change) -> bool:
     """Only dimensions past the first changed (``s64[4,4]`` -> ``s64[4,6]``): as many rows on both sides, another
     length per row. Review 9 (F4): two ranks padding their batches to their own longest sentence differ so; a
     short last batch changes the first dimension instead."""
-    a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
-    if not a or not b:
+    dims = _both_dims(change)
+    if dims is None:
         return False
-    ld = [size(x) for x in a.group(1).split(",") if x]
-    rd = [size(x) for x in b.group(1).split(",") if x]
-    if None in ld or None in rd:
-        return False
+    ld, rd = dims
     return len(ld) >= 2 and len(ld) == len(rd) and ld[0] == rd[0] and ld[1:] != rd[1:]
 
 
 def _leading_dim_shrank(change: Change) -> bool:
+    dims = _both_dims(change)
+    if dims is None:
+        return False
+    ld, rd = dims
+    return bool(ld) and len(ld) == len(rd) and rd[0] < ld[0] and ld[1:] == rd[1:]
+
+
+def _both_dims(change: Change) -> tuple[list[int], list[int]] | None:
+    """The left and right sizes of a changed shape, when both are static (None otherwise)."""
     a, b = _DIMS.search(change.left.shape), _DIMS.search(change.right.shape)
     if not a or not b:
-        return False
+        return None
     ld = [size(x) for x in a.group(1).split(",") if x]
     rd = [size(x) for x in b.group(1).split(",") if x]
-    if None in ld or None in rd:
-        return False
-    return bool(ld) and len(ld) == len(rd) and rd[0] < ld[0] and ld[1:] == rd[1:]
+    return None if None in ld or None in rd else (ld, rd)
