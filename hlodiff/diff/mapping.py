@@ -26,7 +26,7 @@ class Matching:
     right_module: CanonicalModule | None = None
     settled: set[str] = field(default_factory=set)
     """Left instructions whose every operand position is decided (paired, or its right operand taken): pairs are
-    never undone, so the top-down matcher need not look at them again."""
+    never undone while the matchers run, so the top-down matcher need not look at them again."""
 
     def add(self, left: str, right: str, how: str) -> bool:
         if left in self.l2r or right in self.r2l:
@@ -35,3 +35,11 @@ class Matching:
         self.r2l[right] = left
         self.how[left] = how
         return True
+
+    def drop(self, left: str) -> None:
+        """Undo ``left``'s pair (both directions, how it was made, its settled mark): only
+        :func:`hlodiff.diff.matchers.unbake_moved_inputs` does, after every matcher ran."""
+        right = self.l2r.pop(left)
+        del self.r2l[right]
+        self.how.pop(left, None)
+        self.settled.discard(left)

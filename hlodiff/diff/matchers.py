@@ -49,7 +49,8 @@ def unbake_moved_inputs(m: Matching) -> None:
     parameter of the same shape made at the same source line: that parameter is the same input, moved to other
     users (a regulariser on some steps adds ``x * 1`` beside SGD's ``-lr``); the constant is new, not the input
     baked. Without this the report claims a value baked in (review 7: "the lr at the start of a warm-up") for a run
-    whose lr never changed. The one place a pair is undone: after every matcher ran, so nothing built on it."""
+    whose lr never changed. The one place a pair is undone (:meth:`Matching.drop`): after every matcher ran, so
+    nothing built on it."""
     for side, other, to, back in ((m.left, m.right, m.l2r, m.r2l), (m.right, m.left, m.r2l, m.l2r)):
         for param in side.parameters():
             const = to.get(param)
@@ -58,10 +59,8 @@ def unbake_moved_inputs(m: Matching) -> None:
             twin = _same_input(side, other, param, back)
             if twin is None:
                 continue
-            del to[param], back[const]
             left, right = (param, twin) if side is m.left else (twin, param)
-            m.how.pop(param if side is m.left else const, None)
-            m.settled.discard(param if side is m.left else const)
+            m.drop(param if side is m.left else const)
             m.add(left, right, "leftover")
 
 
