@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers import FIXTURES, cli_json
-from hlodiff.explain.run_differences import (JAX_SETTING_OPTIONS, LOWERING_SETTINGS, KeyDifference,
-                                             jax_setting_of, same_folder_spelled_apart)
+from hlodiff.explain.run_differences import (JAX_SETTING_OPTIONS, LOW_PRECISION_TYPES, LOWERING_SETTINGS,
+                                             KeyDifference, jax_setting_of, same_folder_spelled_apart)
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
 
 RUNS = FIXTURES / "scenarios" / "runs"
@@ -36,7 +36,8 @@ def test_table_rows_are_the_ones_tested():
     assert JAX_SETTING_OPTIONS == {("xla_disable_hlo_passes", "rematerialization"):
                                    "jax_compiler_enable_remat_pass=False (JAX_COMPILER_ENABLE_REMAT_PASS=false)"}
     assert LOWERING_SETTINGS == (("threefry2x32", "iota_2x32_shape", "jax_threefry_partitionable"),)
-    assert {"lowering", "aliasing"} <= set(GRAPH_FIXES)
+    assert {"lowering", "aliasing", "precision"} <= set(GRAPH_FIXES)
+    assert LOW_PRECISION_TYPES == ("bf16", "f16")
     assert {"same_folder_spelled_apart", "entry_missing_empty", "entry_missing_empty_torch_xla",
             "jax_setting"} <= set(CACHE_FIXES)
 
@@ -104,6 +105,25 @@ def test_lookalike_the_same_program_under_another_key_without_donation():
     """runs_flag_order_control / runs_xla_flag: the same HLO, no donation difference: not aliasing."""
     assert _head("runs_xla_flag")["reason"] == "xla_flag"
     assert _head("runs_flag_order_control", codes=(0,)) is None
+
+
+# -- GRAPH_FIXES: precision ----------------------------------------------------------------------------------------
+
+def test_autocast_in_one_run_is_said_for_two_runs():
+    """torch_xla, AMP=1 in run B: the matmul in bf16; the fix says which run computes in bf16 and asks for one
+    precision setting in both runs, not explain-recompile's "switched on or off between steps"."""
+    doc = _compare(RUNS / "runs4_torch_autocast")
+    head = doc["headline"]
+    assert (head["verdict"], head["reason"]) == ("miss_hlo_differs", "dtype")
+    assert "only run B's program computes in bf16" in head["fix"] and "between steps" not in head["fix"]
+    assert doc["compilations"][0]["differences"] == [{"source": "element_types", "name": "16-bit floats",
+                                                      "a": None, "b": "bf16"}]
+
+
+def test_lookalike_64_bit_types_keep_the_x64_fix():
+    """runs_x64: the types only one run has are 64-bit: jax_enable_x64, not mixed precision."""
+    head = _head("runs_x64")
+    assert "jax_enable_x64" in head["fix"] and "mixed precision" not in head["fix"]
 
 
 # -- CACHE_FIXES: same_folder_spelled_apart -------------------------------------------------------------------------

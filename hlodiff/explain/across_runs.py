@@ -30,7 +30,8 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
                                              LOWERING_SETTINGS, TOPOLOGY_OPTIONS,
                                              KeyDifference, cache_folder, device_count_differences,
-                                             donation_difference, flag_differences, lowering_setting_differences,
+                                             donation_difference, flag_differences, low_precision_differences,
+                                             lowering_setting_differences,
                                              option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, calling_line, program_line  # noqa: F401 (API)
@@ -344,8 +345,9 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
         v.program_line = calling_line(v.b_record, computation) or calling_line(v.a_record, computation)
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
-    elif v.reason == "dtype" and jax:  # what jax_enable_x64 switches (a torch_xla float64 is the user's tensor)
-        v.differences = wide_type_differences(v.a_record, v.b_record)
+    elif v.reason == "dtype":  # jax_enable_x64 (JAX only: a torch_xla float64 is the user's tensor), else 16-bit
+        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else []) or \
+            low_precision_differences(v.a_record, v.b_record)
 
 
 def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:

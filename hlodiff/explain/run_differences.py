@@ -81,6 +81,25 @@ def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[
                           ", ".join(sorted(wide[1])) or None)]
 
 
+LOW_PRECISION_TYPES = ("bf16", "f16")
+"""16-bit floating types: what mixed precision (``torch.autocast``, a model cast to bf16, a dtype setting) brings
+into a program that otherwise computes in f32."""
+
+
+def low_precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The 16-bit float types (:data:`LOW_PRECISION_TYPES`) only one of the two programs uses, when they are all
+    the element types the programs do not share: ``[KeyDifference("element_types", "16-bit floats", A's, B's)]``
+    (None on the other side), else empty."""
+    if a is None or b is None:
+        return []
+    types = [_element_types(r) for r in (a, b)]
+    only = [types[0] - types[1], types[1] - types[0]]
+    if bool(only[0]) == bool(only[1]) or not (only[0] | only[1]) <= set(LOW_PRECISION_TYPES):
+        return []  # both sides have types of their own, or another type differs
+    return [KeyDifference("element_types", "16-bit floats", ", ".join(sorted(only[0])) or None,
+                          ", ".join(sorted(only[1])) or None)]
+
+
 def _element_types(rec: GraphRecord) -> set[str]:
     return {leaf.element_type for c in rec.module().computations for i in c.instructions
             for leaf in i.shape.leaves()}

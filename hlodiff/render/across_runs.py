@@ -100,6 +100,10 @@ GRAPH_FIXES: dict[str, str] = {
     "aliasing": "buffer donation differs between the runs ({summary}): donation is part of the compiled program, so "
                 "each choice is its own cache entry; jit with the same donate_argnums in both runs (expected once "
                 "after switching donation on or off)",
+    "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
+                 "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
+                 "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
+                 "reuse the cache",
     "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
            "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
            "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
@@ -233,7 +237,7 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        return GRAPH_FIXES["x64"].format(side=side, types=types)
+        return GRAPH_FIXES["precision" if d.name == "16-bit floats" else "x64"].format(side=side, types=types)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
