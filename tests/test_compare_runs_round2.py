@@ -33,7 +33,7 @@ def _edit_stderr(folder: Path, old: str, new: str) -> None:
 def test_table_rows_are_the_ones_tested():
     assert NOT_WRITTEN_REASONS == {"compile_time": "below_compile_time", "entry_size": "below_entry_size",
                                    "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
-    assert set(GRAPH_FIXES) == {"state_shape", "input_shape", "x64"}
+    assert {"state_shape", "input_shape", "x64"} <= set(GRAPH_FIXES)  # round 4's rows: test_compare_runs_round4
     assert WIDE_TYPES == {"s64": "s32", "u64": "u32", "f64": "f32", "c128": "c64"}
     assert {"exceeds_cache_size", "write_failed", "xla_debug_option_torch_xla", "unknown_key_torch_xla"} <= set(
         CACHE_FIXES)

@@ -28,11 +28,13 @@ from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_ATTRIBUTES,  # noqa: F401 (API)
-                                             TOPOLOGY_OPTIONS,
+                                             LOWERING_SETTINGS, TOPOLOGY_OPTIONS,
                                              KeyDifference, cache_folder, device_count_differences,
-                                             flag_differences, option_differences, parameter_shape_differences,
+                                             donation_difference, flag_differences, low_precision_differences,
+                                             lowering_setting_differences,
+                                             option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
-from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line  # noqa: F401 (API)
+from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, calling_line, program_line  # noqa: F401 (API)
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -90,6 +92,9 @@ class Verdict:
     """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
     program_line: SourceFrame | None = None
     """The user's line of the instruction behind a reason outside the graph (:data:`LOCATED_IN_PROGRAM`)."""
+    cache_empty: bool = False
+    """``entry_missing``: the cache as run A left it (its listing) holds no entry at all, though run A compiled:
+    nothing was written, rather than one entry lost."""
     state_shapes: bool = False
     """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
     returns updated (weights, optimizer state): another model, not another input."""
@@ -195,6 +200,9 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
     if same_hlo is False:
         _hlo_differs(v, warnings, jax=True)
         return
+    if same_hlo and (donation := donation_difference(v.a_record, v.b_record)) is not None:
+        v.verdict, v.reason, v.cause = "miss_hlo_differs", "aliasing", donation  # the header is the program too
+        return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
                                                                         run_b.module_options):
@@ -241,13 +249,20 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
         v.reason = "cache_configured_late"
     elif a.written and v.entry_in_cache is False:
         v.reason = "entry_missing"
+        v.cache_empty = _cache_empty(run_a, run_b)
     elif b.not_written is not None:  # A said nothing: B's own reason is the same threshold
         v.reason = NOT_WRITTEN_REASONS.get(b.not_written, b.not_written)
         v.threshold, v.measured, v.detail = b.threshold, b.measured, b.error
     elif v.entry_in_cache is False:
         v.reason = "entry_missing"
+        v.cache_empty = _cache_empty(run_a, run_b)
     else:
         v.reason = "unknown"
+
+
+def _cache_empty(run_a: Run, run_b: Run) -> bool:
+    cache = run_a.cache or run_b.cache
+    return cache is not None and not cache.entries
 
 
 def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
@@ -283,6 +298,7 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                     v.detail = failures[0][2] if failures else None
                 elif v.entry_in_cache is False:
                     v.reason = "entry_missing"
+                    v.cache_empty = not cache.entries  # the listing after run A is empty: nothing written
                 elif v.entry_in_cache and (run_b.framework, run_b.platform) in CANNOT_DESERIALIZE:
                     v.reason = "not_loadable"
                     v.detail = CANNOT_DESERIALIZE[(run_b.framework, run_b.platform)]
@@ -320,12 +336,18 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
     v.cause = _graph_cause(v.a_record, v.b_record, warnings)
     v.reason = v.cause.kind if v.cause is not None else "unknown"
     counts = device_count_differences(v.a_record, v.b_record)
+    settings = lowering_setting_differences(v.a_record, v.b_record) if jax else []
     if counts:
         v.reason, v.differences = "device_count", counts
+    elif settings:  # a JAX setting lowers a library function another way: the diff's kind stays the reason
+        v.differences = settings
+        computation = next(c for c, _, name in LOWERING_SETTINGS if name == settings[0].name)
+        v.program_line = calling_line(v.b_record, computation) or calling_line(v.a_record, computation)
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
-    elif v.reason == "dtype" and jax:  # what jax_enable_x64 switches (a torch_xla float64 is the user's tensor)
-        v.differences = wide_type_differences(v.a_record, v.b_record)
+    elif v.reason == "dtype":  # jax_enable_x64 (JAX only: a torch_xla float64 is the user's tensor), else 16-bit
+        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else []) or \
+            low_precision_differences(v.a_record, v.b_record)
 
 
 def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:

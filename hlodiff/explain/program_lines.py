@@ -46,3 +46,32 @@ def program_line(rec: GraphRecord, reason: str) -> SourceFrame | None:
     return None
 
 
+
+
+def calling_line(rec: GraphRecord, computation: str) -> SourceFrame | None:
+    """The user's line of the first instruction (computations in dump order) that calls, directly or through
+    other computations, a computation named ``computation`` (or ``computation.N``): a library function's lowering
+    (``threefry2x32``) often carries no metadata of its own, while the call the user's line made into it does
+    (JAX's ``jit(_bernoulli)`` call, ``jit(_threefry_split)``)."""
+    from hlodiff.graph import canonicalize
+
+    module = rec.module()
+    by_name = {c.name.lstrip("%"): c for c in module.computations}
+    reaching = {n for n in by_name if n.split(".")[0] == computation}
+    grown = True
+    while grown:  # the computations that call into one already known, until none is added
+        grown = False
+        for name, comp in by_name.items():
+            if name not in reaching and any(callee.lstrip("%") in reaching for inst in comp.instructions
+                                            for callee in inst.called_computation_names()):
+                reaching.add(name)
+                grown = True
+    if not reaching:
+        return None
+    canonical = canonicalize(module)
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if any(c.lstrip("%") in reaching for c in inst.called_computation_names()) and \
+                    (frame := user_frame(canonical.frames(inst))) is not None:
+                return frame
+    return None

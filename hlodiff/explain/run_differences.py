@@ -6,10 +6,13 @@ shape and whether they are state the step returns). :mod:`hlodiff.explain.across
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
+from hlodiff.diff.model import Cause
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.hlo.attributes import parse_metadata
 
 
 @dataclass(slots=True)
@@ -76,6 +79,25 @@ def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[
         return []  # another type than x64 switches, or 64-bit types of its own on both sides (or neither)
     return [KeyDifference("element_types", "64-bit types", ", ".join(sorted(wide[0])) or None,
                           ", ".join(sorted(wide[1])) or None)]
+
+
+LOW_PRECISION_TYPES = ("bf16", "f16")
+"""16-bit floating types: what mixed precision (``torch.autocast``, a model cast to bf16, a dtype setting) brings
+into a program that otherwise computes in f32."""
+
+
+def low_precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The 16-bit float types (:data:`LOW_PRECISION_TYPES`) only one of the two programs uses, when they are all
+    the element types the programs do not share: ``[KeyDifference("element_types", "16-bit floats", A's, B's)]``
+    (None on the other side), else empty."""
+    if a is None or b is None:
+        return []
+    types = [_element_types(r) for r in (a, b)]
+    only = [types[0] - types[1], types[1] - types[0]]
+    if bool(only[0]) == bool(only[1]) or not (only[0] | only[1]) <= set(LOW_PRECISION_TYPES):
+        return []  # both sides have types of their own, or another type differs
+    return [KeyDifference("element_types", "16-bit floats", ", ".join(sorted(only[0])) or None,
+                          ", ".join(sorted(only[1])) or None)]
 
 
 def _element_types(rec: GraphRecord) -> set[str]:
@@ -160,3 +182,78 @@ def version_differences(a: dict[str, str], b: dict[str, str]) -> list[KeyDiffere
 
 def _one(values: tuple[str, ...] | None) -> str | None:
     return None if not values else ", ".join(values)
+
+
+def same_folder_spelled_apart(a: str | None, b: str | None) -> bool:
+    """Two spellings of one cache folder (``/x/cache`` and ``/x/cache/../cache/``, ``/x//cache``): equal once
+    ``.``, ``..``, repeated and trailing separators are resolved as text. JAX writes the folder's string into the
+    compile options it hashes (:data:`CACHE_FOLDER_OPTIONS`), so one folder spelled two ways is two keys (observed
+    with JAX 0.10.2). Symbolic links are not followed: the analysis reads no file system."""
+    if not a or not b or a == b or not (a.startswith("/") and b.startswith("/")):
+        return False
+    return posixpath.normpath(a) == posixpath.normpath(b)
+
+
+JAX_SETTING_OPTIONS: dict[tuple[str, str], str] = {
+    ("xla_disable_hlo_passes", "rematerialization"): "jax_compiler_enable_remat_pass=False "
+                                                     "(JAX_COMPILER_ENABLE_REMAT_PASS=false)",
+}
+"""(debug option, value) -> the JAX setting that writes it into the compile options (``jax/_src/compiler.py``
+``get_compile_options``): a debug option that differs between two JAX runs although neither set it in XLA_FLAGS
+came from that setting (observed with JAX 0.10.2: ``JAX_COMPILER_ENABLE_REMAT_PASS=false`` dumps
+``xla_disable_hlo_passes: "rematerialization"``)."""
+
+
+def jax_setting_of(d: KeyDifference) -> tuple[str, str] | None:
+    """``(setting, side)`` when a differing debug option has a value only one run has and that value is what a JAX
+    setting (:data:`JAX_SETTING_OPTIONS`) writes: side ``"A"`` or ``"B"``, the run that had the setting."""
+    for side, value in (("B", d.b), ("A", d.a)):
+        if value is not None and (d.name, value.strip().strip('"')) in JAX_SETTING_OPTIONS and \
+                (d.b if side == "A" else d.a) is None:
+            return JAX_SETTING_OPTIONS[(d.name, value.strip().strip('"'))], side
+    return None
+
+
+LOWERING_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("threefry2x32", "iota_2x32_shape", "jax_threefry_partitionable"),
+)
+"""``(computation, op_name, setting)``: a JAX setting that changes how a library function is lowered, seen in the
+program as a computation of that name which, when the setting is on, comes with instructions of that op_name.
+``jax_threefry_partitionable`` on draws random bits from a counter shaped as the output (``iota_2x32_shape``), off
+from one flat counter (observed with JAX 0.10.2 in `_threefry_split` and a jitted `bernoulli`); its default changed
+in JAX 0.5.0, so an upgrade or a setting pinned on one host makes every random draw another program."""
+
+
+def lowering_setting_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The settings of :data:`LOWERING_SETTINGS` whose lowering both programs use, on in one and off in the other:
+    ``KeyDifference("lowering", setting, "on"/"off", "on"/"off")``."""
+    if a is None or b is None:
+        return []
+    found = []
+    for computation, op_name, setting in LOWERING_SETTINGS:
+        sides = [_lowering(r, computation, op_name) for r in (a, b)]
+        if None not in sides and sides[0] != sides[1]:
+            found.append(KeyDifference("lowering", setting, "on" if sides[0] else "off", "on" if sides[1] else "off"))
+    return found
+
+
+def _lowering(rec: GraphRecord, computation: str, op_name: str) -> bool | None:
+    """None when the program has no computation named ``computation`` (or ``computation.N``); else whether an
+    instruction carries ``op_name`` (the last part of its path: ``jit(_threefry_split)/iota_2x32_shape``)."""
+    module = rec.module()
+    if not any(c.name.lstrip("%").split(".")[0] == computation for c in module.computations):
+        return None
+    return any("metadata" in i.attrs and (parse_metadata(i.attrs["metadata"]).op_name or "").rsplit("/", 1)[-1]
+               == op_name for c in module.computations for i in c.instructions)
+
+
+def donation_difference(a: GraphRecord | None, b: GraphRecord | None) -> Cause | None:
+    """The ``aliasing`` cause of two programs whose graphs are the same but whose module headers donate other
+    buffers (``input_output_alias`` / ``buffer_donor``: ``donate_argnums`` in JAX). The normalized graph leaves the
+    header out, yet donation is lowered into the program JAX hashes, so it is another program and another key."""
+    if a is None or b is None:
+        return None
+    from hlodiff.diff.header import header_causes
+
+    causes = header_causes(a.module(), b.module(), same_computation=True)
+    return next((c for c in causes if c.kind == "aliasing"), None)

@@ -15,6 +15,7 @@ from rich.text import Text
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, AcrossRuns, Verdict
+from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 
 CACHE_FIXES: dict[str, str] = {
     "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
@@ -37,6 +38,21 @@ CACHE_FIXES: dict[str, str] = {
                 ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
+    "entry_missing_empty": "run A compiled it, yet the cache folder holds no entry at all after run A: nothing was "
+                           "written there; check that run A could write to this folder and wrote to this one",
+    "entry_missing_empty_torch_xla": "run A wrote nothing to the cache (no entry in the folder after run A, though "
+                                     "it compiled): torch_xla writes only from a process that called "
+                                     "xr.initialize_cache(path, readonly=False) (XLA_PERSISTENT_CACHE_READ_ONLY "
+                                     "unset); give the run that should fill the cache readonly=False, and check the "
+                                     "folder is writable",
+    "same_folder_spelled_apart": "both runs use one cache folder, spelled two ways (run A: {a}, run B: {b}): JAX "
+                                 "writes the folder's string into the compile options it hashes (XLA's autotune "
+                                 "cache folder, xla_gpu_per_fusion_autotune_cache_dir), so each spelling is its own "
+                                 "key; pass the same string in both runs (os.path.realpath of the folder), or set "
+                                 "jax_persistent_cache_enable_xla_caches to 'none' to keep the folder out of the key",
+    "jax_setting": "run {side} ran with {setting}: JAX writes it into the compile options it hashes ({name} is {b} in "
+                   "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
+                   "(look for it in the environment of run {side})",
     "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
                     "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
                     "can)",
@@ -77,6 +93,17 @@ GRAPH_FIXES: dict[str, str] = {
     "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "lowering": "run A's program was lowered with {name} {a}, run B's with it {b}: the same call (jax.random's "
+                "draws here) becomes another program, so each value is its own cache entry; set {name} the same "
+                "way in both runs (its default changed in JAX 0.5.0: an upgrade, or a setting pinned on one host, "
+                "does this)",
+    "aliasing": "buffer donation differs between the runs ({summary}): donation is part of the compiled program, so "
+                "each choice is its own cache entry; jit with the same donate_argnums in both runs (expected once "
+                "after switching donation on or off)",
+    "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
+                 "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
+                 "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
+                 "reuse the cache",
     "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
            "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
            "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
@@ -196,6 +223,12 @@ def why_text(v: Verdict) -> str:
 def fix_text(v: Verdict) -> str | None:
     if v.verdict in ("hit", "new"):
         return None
+    lowering = [d for d in v.differences if d.source == "lowering"]
+    if v.verdict == "miss_hlo_differs" and lowering:
+        return GRAPH_FIXES["lowering"].format(name=lowering[0].name, a=lowering[0].a, b=lowering[0].b)
+    if v.verdict == "miss_hlo_differs" and v.reason == "aliasing" and v.cause is not None and v.cause.fix is None:
+        said = (v.cause.summary.partition(": ")[2] or v.cause.summary).replace("on the right only", "in run B only")
+        return GRAPH_FIXES["aliasing"].format(summary=said.replace("on the left only", "in run A only"))
     if v.verdict == "miss_hlo_differs" and v.reason == "shape" and v.differences:
         d = v.differences[0]
         more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
@@ -204,7 +237,7 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        return GRAPH_FIXES["x64"].format(side=side, types=types)
+        return GRAPH_FIXES["precision" if d.name == "16-bit floats" else "x64"].format(side=side, types=types)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
@@ -215,6 +248,13 @@ def fix_text(v: Verdict) -> str | None:
         reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
+        if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
+            return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
+                                                     a=_value(d.a), b=_value(d.b))
+    if reason == "other_cache_folder" and d is not None and same_folder_spelled_apart(d.a, d.b):
+        reason = "same_folder_spelled_apart"
+    if reason == "entry_missing" and v.cache_empty:
+        reason = "entry_missing_empty"
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
         reason = f"{reason}_torch_xla"  # a torch_xla run: its own words where JAX's would mislead
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
