@@ -34,10 +34,10 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   more items), ``resized_input`` (an added input has the new shape of a shape change and the old-shape input is still
   read: a parameter rebuilt at another size, its rows copied in), ``choice_values`` (a static argument's values are
   functions, option objects or strings: choices, not sizes),
-  ``after_sync`` (an outputs change whose first user line is below the sync, in the loop's own function: computed
-  after the previous step's sync, pending into this one), ``made_after_sync`` (wider: the outputs a graph adds are
-  made by any user lines below the step's sync, a forward called from a validation block: pending work that rides in
-  the next step's graph),
+  ``after_sync:<made_by>`` (an outputs change made below the step's sync, pending into the next step's graph; the
+  field says by what: ``after_sync:metric`` when the cause's first user line is below the sync in the loop's own
+  function, a value computed after the previous step's sync; else ``after_sync:validation``, wider, when every user
+  line of the outputs the graph adds is below it, a forward called from a validation block: FixContext.made_after_sync),
   ``carried_scalar`` (a scalar made at a user line is 0 or absent on one side, device data flowing into a scalar
   output on the other: a running total restarted at the top of a loop);
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``inner_dims_only``
@@ -178,9 +178,6 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if row is not None:
             facts.add("library_read")
             args.update(read_call=row.call, read_what=row.reads, read_fix=row.fix)
-    if getattr(ctx, "made_after_sync", ""):
-        facts.add("made_after_sync")
-        args["sync_at"] = ctx.made_after_sync
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
@@ -201,19 +198,32 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("graph_grows")
         counts = ctx.graph_grows
         args["counts"] = ", ".join(str(n) for n in counts[:5]) + (", ..." if len(counts) > 5 else "")
-    sync_at = getattr(ctx, "sync_at", None)
-    if sync_at is not None and cause.kind in AFTER_SYNC_KINDS and _made_after(cause, sync_at):
-        facts.add("after_sync")
-        args["sync"] = f"{sync_at.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{sync_at.line}"
+    after_sync = _after_sync(cause, ctx)
+    if after_sync is not None:
+        facts.add(f"after_sync:{after_sync[0]}")
+        args["sync"] = after_sync[1]
     args["first_step"] = str(ctx.variant_steps[0]) if getattr(ctx, "variant_steps", ()) else "this step"
     args["steps"] = _steps_text(getattr(ctx, "variant_steps", ()))
     args["line"] = _user_line(cause)
 
 
 AFTER_SYNC_KINDS = ("outputs",)
-"""Kinds whose change can come from work recorded after the step's sync (``after_sync``): a value computed below
-``torch_xla.sync()`` in the loop and read on some steps only is pending into the next step's graph on the others,
-an output more there (round 3 of the crossings, ``norm_after_sync``)."""
+"""Kinds whose change can come from work recorded after the step's sync (``after_sync:metric``): a value computed
+below ``torch_xla.sync()`` in the loop and read on some steps only is pending into the next step's graph on the
+others, an output more there (round 3 of the crossings, ``norm_after_sync``)."""
+
+
+def _after_sync(cause: Cause, ctx) -> tuple[str, str] | None:
+    """One fact, two sources: ``("metric", sync)`` when the cause's own first user line runs below the sync in the
+    loop's function (the narrower evidence, checked first), ``("validation", sync)`` when explain found every user
+    line of the outputs the graph adds below it (``FixContext.made_after_sync``, review 8, T2); ``sync`` is the
+    sync's line as ``file.py:N``. None when neither holds."""
+    sync_at = getattr(ctx, "sync_at", None)
+    if sync_at is not None and cause.kind in AFTER_SYNC_KINDS and _made_after(cause, sync_at):
+        return "metric", f"{sync_at.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{sync_at.line}"
+    if getattr(ctx, "made_after_sync", ""):
+        return "validation", ctx.made_after_sync
+    return None
 
 
 def _made_after(cause: Cause, sync_at) -> bool:
