@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs t
     from hlodiff.explain.across_runs import AcrossRuns
     from hlodiff.explain.inventory import GraphSummary
     from hlodiff.explain.ranks import JobExplanation
-    from hlodiff.explain.recompile import RunExplanation
+    from hlodiff.explain.explanation import RunExplanation
     from hlodiff.explain.sequence import Step
 
 

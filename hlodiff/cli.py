@@ -15,9 +15,11 @@ import sys
 import click
 
 from hlodiff import __version__
+from hlodiff.cli_compare import compare_refs
 from hlodiff.cli_explain import explain_paths
-from hlodiff.cli_shell import OneLineGroup, guarded, leave_quickly, print_json, print_unexplained, show, warn
-from hlodiff.errors import HlodiffError, InputWarning, failure_line
+from hlodiff.cli_record import record_and_explain
+from hlodiff.cli_shell import OneLineGroup, guarded, print_json, show, warn
+from hlodiff.errors import HlodiffError, InputWarning
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 
@@ -164,42 +166,8 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
       hlodiff compare run/graphs.hlo.0 --json
       hlodiff compare a.hlo b.hlo --no-normalize parameter-order
     """
-    from hlodiff import api
-    from hlodiff.render import reports
-
-    options = _normalization(no_normalize, ignore_layouts)
-    with_cost = with_cost or bool(html_path)
-    if len(refs) == 2:
-        if explorer:
-            from hlodiff.render.model_explorer_serve import model_explorer_module
-
-            model_explorer_module()  # the extra is missing: say so before the analysis, not after
-        result = api.compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost)
-        body = result.to_json()
-        if html_path:
-            reports.write_compare_html(html_path, result, body, list(refs), api.page_sources(body))
-        show(as_json, "compare", body, result.warnings,
-              lambda console: reports.render_comparison(console, result, verbose=verbose))
-        if explorer or explorer_out:
-            from hlodiff.render.model_explorer_serve import show_diff
-            from hlodiff.render.write import Inputs
-
-            show_diff(result.diff, result.left.ref, result.right.ref, serve_it=explorer, out_dir=explorer_out,
-                      read=Inputs.of(list(refs)), echo=functools.partial(click.echo, err=True))
-        leave_quickly.asked = True
-        sys.exit(result.exit_code)
-    if explorer or explorer_out:
-        raise click.UsageError("--model-explorer and --model-explorer-out need two graphs (A B)")
-    if len(refs) != 1:
-        raise click.UsageError("give one dump, or two graphs (A B)")
-    sequence = api.compare_dump(refs[0], options=options, stage=stage, cost=with_cost)
-    body = sequence.to_json()
-    if html_path:
-        reports.write_sequence_html(html_path, sequence, body, list(refs), api.page_sources(body))
-    show(as_json, "compare-sequence", body, sequence.warnings,
-          lambda console: reports.render_sequence(console, sequence, verbose=verbose))
-    leave_quickly.asked = True
-    sys.exit(sequence.exit_code)
+    compare_refs(refs, options=_normalization(no_normalize, ignore_layouts), as_json=as_json, verbose=verbose,
+                 with_cost=with_cost, html_path=html_path, stage=stage, explorer=explorer, explorer_out=explorer_out)
 
 
 @main.command()
@@ -420,44 +388,7 @@ def record(out_dir: str | None, as_json: bool, html_path: str | None, lines: str
       hlodiff record --out runs/a -- python -m mypkg.train
       hlodiff explain-recompile runs/a          (explain a recorded folder again later)
     """
-    from hlodiff.capture.record import record_command, stderr_fd
-    from hlodiff.render.record import record_notes
-
-    if html_path:  # a FIFO, a device or a folder there is refused before the command runs, not after
-        from hlodiff.render.write import Inputs, check_output
-
-        check_output(html_path, Inputs(), "HTML report")
-    # With --json, stdout is the document alone (`record --json > out.json`): the command's stdout goes to stderr.
-    try:
-        monitor = None
-        if live:
-            from hlodiff.api import live_monitor
-            from hlodiff.render.live import echo_event
-
-            monitor = live_monitor(echo_event)
-        result = record_command(list(command), out_dir, lines=lines, monitor=monitor,
-                                **({"stdout": stderr_fd()} if as_json else {}))
-    except HlodiffError as err:  # the command could not start: with --json, the error is the document
-        if as_json:
-            print_unexplained(command, None, err.one_line())
-        raise
-    notes = record_notes(result, out_dir)
-    for line in notes.lines:
-        click.echo(line, err=True)
-    if notes.unexplained is not None:
-        if as_json:
-            print_unexplained(command, result.exit_status, notes.unexplained, notes.signals)
-        sys.exit(result.exit_status)
-    try:  # several devices wrote graphs.hlo.0, graphs.hlo.1, ...: one explanation per ordinal
-        explain_paths([notes.folder], as_json=as_json, html_path=html_path, exit_status=result.exit_status,
-                      extra={"command": list(command), "exit_status": result.exit_status})
-    except Exception as exc:  # noqa: BLE001 - nothing to explain, or a bug explaining: the command's status stands
-        if (failure := failure_line(exc)) is None:
-            raise
-        click.echo(failure[0], err=True)
-        if as_json:
-            print_unexplained(command, result.exit_status, failure[0])
-        sys.exit(result.exit_status)
+    record_and_explain(command, out_dir, as_json=as_json, html_path=html_path, lines=lines, live=live)
 
 
 @main.command()

@@ -199,7 +199,7 @@ def _one_sided(*ops):
 def test_only_sharding_annotations_and_layout_ops_make_the_spmd_fact():
     """Round 4: SPMD's second-step annotations (custom-call Sharding, a transpose) are the fact; a custom-call of
     another target (a kernel), an op of real work, or a changed pair next to them is not."""
-    from hlodiff.diff.fix_facts import _sharding_annotations_only
+    from hlodiff.diff.origin_facts import _sharding_annotations_only
 
     assert _sharding_annotations_only(_one_sided(("custom-call", "Sharding"), ("custom-call", "Sharding"),
                                                  ("transpose", "")))

@@ -105,7 +105,7 @@ def test_the_generator_changes_values_over_the_steps():
 def test_value_lists_know_booleans_in_either_spelling():
     """HLO prints `true`, JAX's cache-miss log `True` (a static `train` flag): both are booleans, whose fix says one
     graph per value is expected (fixtures/jax/train_flag)."""
-    from hlodiff.diff.fix_facts import _values_facts
+    from hlodiff.diff.value_facts import _values_facts
 
     assert _values_facts(("True", "False"))[2] and _values_facts(("true", "false"))[2]
     assert not _values_facts(("1", "0"))[2]

@@ -85,14 +85,14 @@ def test_the_exit_line_says_when_the_recompilations_were_expected():
 def test_a_bug_explaining_at_exit_leaves_the_command_s_status(tmp_path, monkeypatch):
     # review 7: a JAX control's report at exit hit an internal error and `record` exited 3 although the program
     # exited 0; the README promises the command's status. The failure is injected (the bug itself is fixed).
-    import hlodiff.cli
+    import hlodiff.cli_record
 
     from helpers import cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(hlodiff.cli, "explain_paths", broken)
+    monkeypatch.setattr(hlodiff.cli_record, "explain_paths", broken)
     if importlib.util.find_spec("jax") is None:
         pytest.skip("jax not installed")
     (tmp_path / "ok.py").write_text("import jax, jax.numpy as jnp\nprint(jax.jit(lambda x: x + 1)(jnp.ones(2)))\n")

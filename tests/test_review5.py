@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli
-from hlodiff.diff.fix_facts import STATE_MAKERS, _library_made_inputs
+from hlodiff.diff.origin_facts import STATE_MAKERS, _library_made_inputs
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.python_source import argument_made_at
 from hlodiff.explain.dynamo import _absolute

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 from helpers import FIXTURES, cli, cli_json
-from hlodiff.diff.fix_facts import _inner_dims_only
+from hlodiff.diff.origin_facts import _inner_dims_only
 from hlodiff.diff.model import Change, InstructionRef
 
 DYN = FIXTURES / "scenarios" / "dynamo"

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import capture_argv as _argv, cli_json
-from hlodiff.diff.fix_facts import _OBJECT_REPR, _equal_numbers, _window_moves
+from hlodiff.diff.origin_facts import _window_moves
+from hlodiff.diff.value_facts import _OBJECT_REPR, _equal_numbers
 from hlodiff.dumps.jax_log import _type_part
 
 SCEN = FIXTURES / "scenarios"
@@ -89,7 +90,7 @@ def test_window_moves_only_for_a_box_placed_and_sized_per_step():
 
 
 def test_reciprocal_counts_are_a_cumulative_average_weight_only():
-    from hlodiff.diff.fix_facts import _reciprocal_counts
+    from hlodiff.diff.value_facts import _reciprocal_counts
     assert _reciprocal_counts(("0", "1", "0.5", "0.333333343", "0.25", "0.2"))
     assert not _reciprocal_counts(("2", "1.7", "1.4", "1.1"))         # an annealed temperature
     assert not _reciprocal_counts(("0.5", "0.25", "0.125"))            # halved: 1/2, 1/4, 1/8 skip counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import FIXTURES, cli, cli_json
-from hlodiff.diff.fix_facts import _choice_value
+from hlodiff.diff.value_facts import _choice_value
 
 JAX = FIXTURES / "scenarios" / "jax"
 

@@ -64,11 +64,28 @@ def _after_sync_facts(line: int, function: str = "<module>", sync_line: int = 19
 
 def test_an_output_made_below_the_sync_that_ran_the_graph_was_computed_after_the_previous_sync():
     """norm_after_sync (crossings round 3): the norm at :20, below the sync at :19, is pending into the next step."""
-    assert "after_sync" in _after_sync_facts(20)
+    assert "after_sync:metric" in _after_sync_facts(20)
 
 
 def test_an_output_made_above_the_sync_or_elsewhere_is_no_value_computed_after_it():
     """metric_even_steps' look-alike: a metric kept on some steps above the sync; a line in another function (a
     model's forward) cannot be ordered against the loop's sync."""
-    assert "after_sync" not in _after_sync_facts(15)
-    assert "after_sync" not in _after_sync_facts(40, function="forward")
+    assert "after_sync:metric" not in _after_sync_facts(15)
+    assert "after_sync:metric" not in _after_sync_facts(40, function="forward")
+
+
+def test_after_sync_is_one_fact_whose_field_says_metric_or_validation():
+    """rev8_eval_nosync's look-alike: explain found every added output's line below the sync (made_after_sync); the
+    cause's own line below the sync in the loop (a metric) is the narrower evidence and wins; never both facts."""
+    from hlodiff.diff.model import Cause
+    from hlodiff.hlo.model import SourceFrame
+    sync = SourceFrame("/home/user/project/train.py", 19, "<module>")
+
+    def facts(line: int, function: str) -> frozenset[str]:
+        cause = Cause("outputs", "1 output added", locations=[SourceFrame("/home/user/project/train.py", line,
+                                                                         function)])
+        ctx = FixContext(producer="torch_xla", sync_at=sync, made_after_sync="train.py:19")
+        return frozenset(f for f in evidence(cause, ctx).facts if f.startswith("after_sync"))
+
+    assert facts(20, "<module>") == {"after_sync:metric"}
+    assert facts(40, "forward") == {"after_sync:validation"}

@@ -805,17 +805,17 @@ RULES: tuple[FixRule, ...] = (
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
     # crossings round 3 (norm_after_sync): a metric computed below the sync, read on some steps only: on the others
     # it is still pending at the next sync and that step's graph computes it too (an output more)
-    _rule("outputs_after_sync", "outputs", "after_sync torch_xla",
+    _rule("outputs_after_sync", "outputs", "after_sync:metric torch_xla",
           "{line} runs after the step's sync ({sync}): what it computes is still pending at the next sync, so on the "
           "steps nothing reads it first the next step's graph computes it too (this graph ran on {steps}); compute "
           "it before the sync, inside the step, or read it in xm.add_step_closure; once compiled, each variant is "
           "reused", unless="jax"),
     # review 8 (T2, rev8_eval_nosync): validation every third step below the sync, never synced: its ops ride in
     # the next training step's graph; "compute it every step" is no fix for a validation, nor "inside the step".
-    # After the row above: made_after_sync is the wider fact (any user line below the step's sync, a model's
-    # forward called from a validation block); after_sync asks the loop's own line below the sync (a metric there)
-    _rule("outputs_pending_after_sync", "outputs", "made_after_sync torch_xla",
-          "the work at {line} runs after the step's sync ({sync_at}) on some steps (a validation, a metric) and is "
+    # after_sync:validation is the wider evidence (any user line below the step's sync, a model's forward called
+    # from a validation block); after_sync:metric, the loop's own line below the sync (a metric there), wins over it
+    _rule("outputs_pending_after_sync", "outputs", "after_sync:validation torch_xla",
+          "the work at {line} runs after the step's sync ({sync}) on some steps (a validation, a metric) and is "
           "never synced on its own: its ops stay pending and run inside the next step's graph (this graph ran on "
           "{steps}), another graph to compile: call torch_xla.sync() right after that block (after the validation "
           "loop), or read its result there (.item()), so each training step stays one graph"),

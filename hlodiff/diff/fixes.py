@@ -138,7 +138,8 @@ class FixContext:
     compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
     made_after_sync: str = ""
     """The step's sync line (short) when every user line of the outputs this graph adds comes below it in the loop:
-    work done after the sync (a validation, a metric) left pending and run inside the next step's graph."""
+    work done after the sync (a validation, a metric) left pending and run inside the next step's graph. Read as the
+    fact ``after_sync:validation`` (:func:`hlodiff.diff.fix_facts._after_sync`)."""
     carried_scalar: bool = False
     """One scalar made at a user line is a constant 0 (or absent) on one graph and device data on the other, and
     flows into a scalar output: a running value (a total, a count) restarted at the top of a loop."""

@@ -32,8 +32,9 @@ class VerboseReader:
     Dynamo prints when it hits its recompile limit. Without a recompiles record, the guard that failed before
     compile F/K is the one of F/K-1 that F/K no longer holds (Dynamo tried the newest entry first)."""
 
-    def __init__(self, failure):
+    def __init__(self, failure, restart):
         self.failure = failure  # dynamo_log's GuardFailure maker (a guard's text and its source comment)
+        self.restart = restart  # dynamo_log's CacheRestart (handed in: this module is read for dynamo_log only)
         self.stacks: dict[str, list[SourceFrame]] = {}
         self.starts: dict[str, tuple[str, SourceFrame]] = {}
         self.guards: dict[str, list[tuple[str, str]]] = {}
@@ -65,11 +66,9 @@ class VerboseReader:
             log.limit_hits.append((cid, int(limit.group("limit"))))
 
     def finish(self, log) -> None:
-        from hlodiff.dumps.dynamo_log import CacheRestart
-
         for cid, fn, definition, stack in self.restarts:
             users = [f for f in stack if not f.is_library]
-            log.restarts.append(CacheRestart(cid, fn, definition, users[-1] if users else None))
+            log.restarts.append(self.restart(cid, fn, definition, users[-1] if users else None))
         for cid, (fn, definition) in self.starts.items():
             have = next((c for c in log.compiles if c.compile_id == cid), None)
             c = have or log.compile(cid)

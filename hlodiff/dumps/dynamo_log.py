@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
+from hlodiff.dumps.dynamo_guards import VerboseReader
 from hlodiff.dumps.python_source import callee_on_line
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
@@ -217,9 +218,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
 def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
-    from hlodiff.dumps.dynamo_guards import VerboseReader
-
-    verbose = VerboseReader(_failure)
+    verbose = VerboseReader(_failure, CacheRestart)
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         prefix = _PREFIX.match(text)

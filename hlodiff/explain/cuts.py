@@ -4,10 +4,22 @@ torch_xla runs the pending graph early whenever Python needs a value. ``loss.ite
 the user asked for; boolean-mask indexing (``logits[keep]``), ``nonzero`` and ``masked_select`` need the mask's
 values to know their output's size, so the graph that ran early hands back a boolean tensor of more than one element.
 The two need different fixes, so the cut's kind is a typed fact (``Cause.reason`` of the ``partial`` cause), read
-from the cut graph's outputs, not guessed from the line.
+from the cut graph's outputs, not guessed from the line. The ``partial`` causes themselves are built here too: the
+graph cut short (:func:`partial_cause`), the rest of the step that finishes it (:func:`remainder_cause`), and when a
+cut on both sides explains nothing of a difference (:func:`cut_follows`, :func:`same_cut`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hlodiff.diff.library_reads import library_read
+from hlodiff.diff.model import Cause
+
+if TYPE_CHECKING:
+    from hlodiff.dumps.debug_log import CompilationEvent
+    from hlodiff.explain.explanation import Recompilation
+    from hlodiff.explain.inventory import GraphSummary
 
 CUT_REASONS = ("data_dependent", "read")
 
@@ -37,3 +49,62 @@ def cut_words(reason: str) -> str:
         return ("an op whose output size depends on values (boolean-mask indexing, nonzero, masked_select) needed "
                 "a mask's values")
     return "it reads a value (.item(), print, a Python condition on a tensor)"
+
+
+def _cut_words(cut: GraphSummary, reason: str) -> str:
+    """Why the graph ran early: a library's own read (:mod:`hlodiff.diff.library_reads`) is named, not ".item(),
+    print" the user never wrote (review 8: EmbeddingBag's bookkeeping)."""
+    row = library_read(cut.record.frames) if reason == "read" else None
+    if row is not None:
+        return f"{row.call} reads a value on the host inside the library"
+    return cut_words(reason)
+
+
+def cut_follows(r: Recompilation, order: dict, partial) -> None:
+    """An early graph compiled again beside an earlier early graph cut at the same line: the cut is on both sides
+    and explains nothing of their difference (review 8, T1: EmbeddingBag's early graph at each new length of the
+    ids), so it is no cause of this compilation: what differs (the shape) is told. The cut itself is told where
+    it is one, on the graph that finishes the step."""
+    closest, at = r.closest, order.get(id(r.graph))
+    before = order.get(id(closest)) if closest is not None else None
+    if (at is None or before is None or at not in partial or before not in partial or len(r.causes) < 2
+            or r.causes[0].kind != "partial" or r.graph.trigger is None or r.graph.trigger != closest.trigger):
+        return
+    if not r.graph.record.frames or r.graph.record.frames != closest.record.frames:
+        return  # the same whole stack, library frames too
+    if all(p in partial for p in range(before + 1, at)):  # no step ended between them: two cuts of one step
+        return  # (clip_grad_norm_'s isnan, then its isinf, from one frame): each cut is a cause
+    if not any(not f.is_library and f.line is not None for f in r.causes[1].locations):
+        return  # what differs has no line of the user's (bn_cumulative's 1/n): the cut's line still points there
+    del r.causes[0]
+
+
+def partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:
+    trigger = graph.trigger
+    how = f" (PT_XLA_DEBUG: {event.cause})" if event is not None and event.cause else ""
+    reason = cut_reason(graph)
+    summary = (f"graph cut short by an early execution: {graph.instructions} instructions and {graph.outputs} "
+               f"output{'s' if graph.outputs != 1 else ''} ran before the step's sync, because "
+               f"{_cut_words(graph, reason)}"
+               f"{how}")
+    return Cause("partial", summary, [trigger] if trigger else [], reason=reason)
+
+
+def same_cut(remainder_of: dict, graph: GraphSummary, closest: GraphSummary | None,
+             compiled: dict[str, GraphSummary]) -> bool:
+    """Both graphs finish a step that the same read cut short (``int(lengths.max())`` each step): the cut explains
+    nothing of their difference, which comes from the value read (a slice's length taken from it). A mask's early
+    run (a data-dependent cut) keeps its story: the cut is what decides the size there."""
+    cut, before = remainder_of.get(id(graph)), remainder_of.get(id(closest)) if closest is not None else None
+    return (cut is not None and before is not None and cut.cache_key == before.cache_key
+            and cut_reason(cut, compiled) == "read")
+
+
+def remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
+    trigger = cut.trigger
+    where = f" at {trigger.short()}" if trigger and trigger.line else ""
+    reason = cut_reason(cut, compiled)
+    return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
+                            f"because {_cut_words(cut, reason)}): values it already computed are inputs or missing "
+                            "here",
+                 [trigger] if trigger else [], reason=reason)

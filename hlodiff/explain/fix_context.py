@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hlodiff.diff.fix_facts import transposed_input
+from hlodiff.diff.origin_facts import transposed_input
 from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read

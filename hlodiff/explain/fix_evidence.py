@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from hlodiff.diff.fix_facts import package_path
+from hlodiff.diff.origin_facts import package_path
 from hlodiff.explain.producer import producer
 from hlodiff.hlo.literal import real, size
 from hlodiff.hlo.shapes import without_layout_text

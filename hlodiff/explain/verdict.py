@@ -14,7 +14,7 @@ from __future__ import annotations
 from hlodiff.diff.fix_rules import EXPECTED as EXPECTED_FIXES
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.explain.patterns import pattern_names
-from hlodiff.explain.recompile import Recompilation, RunExplanation
+from hlodiff.explain.explanation import Recompilation, RunExplanation
 from hlodiff.explain.steps import graph_steps
 
 EXPECTED = ("steady", "warm-up only", "setup", "eager op")

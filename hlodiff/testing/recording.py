@@ -6,7 +6,8 @@ import os
 from functools import cached_property
 
 from hlodiff.errors import InputWarning
-from hlodiff.explain.recompile import RunExplanation, explain_records
+from hlodiff.explain.explanation import RunExplanation
+from hlodiff.explain.recompile import explain_records
 from hlodiff.testing.stability import HloStabilityError, Stability, stability_of
 
 

@@ -11,7 +11,8 @@ from rich.console import Console
 from hlodiff.errors import InputWarning
 from hlodiff.dumps.run_folder import RunInputs, discover
 from hlodiff.dumps.evidence import read_run
-from hlodiff.explain.recompile import RunExplanation, explain_run
+from hlodiff.explain.explanation import RunExplanation
+from hlodiff.explain.recompile import explain_run
 from hlodiff.explain.steps import graph_steps
 from hlodiff.explain.verdict import unexpected
 from hlodiff.render.terminal import render_explanation

@@ -1,0 +1,82 @@
+"""What the values a run saw say, for the fix's facts (:mod:`hlodiff.diff.fix_facts`): booleans, 0/1/-1 (torch_xla's
+special scalars), default object reprs (compared by identity), one number in other types, choices rather than
+sizes, 1/n counting up (a cumulative average's weight), and the values as a fix lists them."""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.hlo.literal import number
+
+
+def _special(text: str) -> bool:
+    """A scalar of exactly 0, 1 or -1 (in any notation: ``1``, ``1.0``, ``1e0``, ``-0``) or a boolean."""
+    value = number(text)
+    return isinstance(value, bool) or (isinstance(value, (int, float)) and value in (0, 1, -1))
+
+
+_VALUES_SEEN: dict[int, tuple[tuple[str, ...], tuple[str, str, bool]]] = {}
+
+
+_PRNG_KEY = re.compile(r"\bkey<\w+>")
+"""JAX's dtype of a typed PRNG key (``key<fry>``): one of the two types a changed argument had."""
+
+
+_OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
+"""Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
+
+
+_CHOICE_REPR = re.compile(r"""^(<function [\w.<>]+ at 0x[0-9a-fA-F]+>|<built-in function \w+>|[A-Za-z_][\w.]*\(.*\)"""
+                          r"""|'[^']*'|"[^"]*")$""")
+
+
+_NUMERIC_CTOR = re.compile(r"^(?:np\.|numpy\.|jnp\.|Array\(|array\(|u?int\d*\(|float\d*\(|bfloat16\(|complex\d*\()"
+                           r"|dtype=")
+"""Round 9 (jax_remat_policy_switch): static values that are choices, not sizes: functions (a jax.checkpoint
+policy, an activation), constructed option objects with their own repr (DotsSaveable(...)), strings (a mode name).
+A NumPy/JAX scalar or array repr is a number, not a choice."""
+
+
+def _choice_value(value: str) -> bool:
+    return bool(_CHOICE_REPR.match(value)) and not _NUMERIC_CTOR.search(value)
+
+
+def _reciprocal_counts(values: tuple[str, ...]) -> bool:
+    """``0.5, 0.333333343, 0.25, 0.2``: 1/n for n counting up by one, three or more: the weight of a cumulative
+    average (BatchNorm's momentum=None passes 1/num_batches_tracked; a running mean updated with 1/step)."""
+    ns = []
+    for v in dict.fromkeys(values):
+        x = number(v.strip())
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and x in (0, 1):
+            continue  # 1 is 1/1; 0 the weight before the first count (BatchNorm starts from 0.0)
+        if not isinstance(x, float) or not 0 < x < 1:
+            return False
+        n = round(1 / x)
+        if abs(1 / x - n) > 1e-3 * n:
+            return False
+        ns.append(n)
+    return len(ns) >= 3 and all(b == a + 1 for a, b in zip(ns, ns[1:]))
+
+
+def _equal_numbers(values: set[str]) -> bool:
+    """Different texts of one number (``0`` and ``0.0``, ``1`` and ``True``): equal, only their types differ."""
+    numbers = [number(v.strip().lower()) for v in values]
+    if any(not isinstance(n, (bool, int, float)) for n in numbers):
+        return False
+    return all(n == numbers[0] for n in numbers[1:])
+
+
+def _values_facts(values: tuple[str, ...]) -> tuple[str, str, bool]:
+    """The values as listed in a fix, how many there are, whether they are booleans. Every cause of a family shares
+    one tuple of values (2,000 sizes in a run of 2,000 recompilations): worked out once per tuple, found again by
+    identity (the tuple is kept with the answer, so its id cannot be reused meanwhile)."""
+    known = _VALUES_SEEN.get(id(values))
+    if known is not None and known[0] is values:
+        return known[1]
+    unique = list(dict.fromkeys(values))
+    answer = (", ".join(unique[:6]) + (", ..." if len(unique) > 6 else ""), str(len(unique)),
+              all(isinstance(number(v.lower()), bool) for v in unique))  # JAX's log prints True
+    if len(_VALUES_SEEN) > 256:
+        _VALUES_SEEN.clear()
+    _VALUES_SEEN[id(values)] = (values, answer)
+    return answer

@@ -1,0 +1,116 @@
+"""The run in words for its first lines: the counts (graphs, compilations, programs loaded from a cache,
+recompilations), the patterns in brief, what could not be read, and hints on what to capture next. Eager ops
+outside jit and expected warm-ups are counted apart so the summary never overstates what recompiled."""
+
+from __future__ import annotations
+
+from hlodiff.diff.fix_stance import FixStance
+from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
+from hlodiff.explain.explanation import Recompilation, RunCounts
+from hlodiff.explain.families import Family
+from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.locate import has_source_metadata, output_tensors
+from hlodiff.explain.patterns import Pattern, _in_brief, pattern_text
+from hlodiff.explain.producer import producer
+
+
+def cut_note(cut) -> str:
+    """A save-tensors file cut off mid-graph says so where a cut dump module does (review F10): the graph ran
+    (compiled or not, its hash is lost with it) and nothing can be said of it."""
+    if not cut:
+        return ""
+    shown = ", ".join(f"#{c.index}" for c in cut)
+    return (f"; and {len(cut)} more graph{'s' if len(cut) != 1 else ''} cut off mid-write ({shown}, not read: "
+            "the file ends inside it)")
+
+
+def unread_note(unread: list[GraphRecord]) -> str:
+    if not unread:
+        return ""
+    modules = ", ".join(str(r.module_number) for r in unread)
+    return (f"; and {len(unread)} more compilation{'s' if len(unread) != 1 else ''} whose HLO was cut off "
+            f"(module{'s' if len(unread) != 1 else ''} {modules}, not read)")
+
+
+def run_counts(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
+               families: list[Family], loaded: set[str] = frozenset()) -> RunCounts:
+    """Programs loaded from a persistent cache are counted apart, never as compilations (nor as recompilations: a
+    family's second program loaded compiled nothing); eager ops outside jit are no recompilation of the user's."""
+    compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
+    n = sum(1 for r in recompilations if r.graph.ref not in loaded)
+    outside = _outside(recompilations, facts, families, loaded)
+    return RunCounts(len(graphs), compiled, len(loaded), 0 if outside and outside == n else n)
+
+
+def _outside(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
+             loaded: set[str]) -> int:
+    """How many compiled recompilations are JAX's eager ops outside jit."""
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    return sum(1 for r in recompilations if r.graph.ref not in loaded and r.family.key in eager)
+
+
+def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: list[Pattern],
+                 families: list[Family], loaded: set[str] = frozenset()) -> str:
+    """The run in one line: its counts, then its patterns in brief."""
+    recompilations = [r for r in recompilations if r.graph.ref not in loaded]
+    n = len(recompilations)
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    outside = _outside(recompilations, facts, families, loaded)
+    # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
+    warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
+               r.causes[0].fix_stance is FixStance.WARMUP)
+    asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
+        + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
+    head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
+    if outside and outside == n:
+        return _eager_only(counts, facts, families, outside, loaded)
+    interesting = [p for p in facts if p.name != "steady"]
+    interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
+    if not interesting:
+        return head
+    real = [p for p in interesting if p.name != "eager op"]
+    if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
+        return head + ": " + "; ".join(_in_brief(p) for p in real)
+    more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
+    return head + ": " + pattern_text(interesting[0]) + (
+        f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int,
+                loaded: set[str] = frozenset()) -> str:
+    """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
+    user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
+    with "3 recompilations" of JAX's own internals and never named the train step)."""
+    from hlodiff.explain.patterns import is_eager_op
+
+    steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
+    head = counts.head() + " of the jitted functions"
+    if steady:
+        shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
+        head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
+    # every compilation of an eager op, its first for each op included: "15 compilations ... 9 more of eager ops"
+    # read as a miscount where 14 were eager (review 6 F9); the 9 are those for another shape
+    eager = sum(1 for f in families if is_eager_op(f) for g in f.members if g.compiled and g.ref not in loaded)
+    if eager <= outside:
+        return head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit below"
+    return head + f"; {eager} eager-op compilations ({outside} for a new shape) below"
+
+
+def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,
+              reports_given: bool = False) -> list[str]:
+    hints = []
+    if (reports or reports_given) and not any(output_tensors(g, reports) for g in graphs if g.compiled):
+        hints.append("the live-tensor report fits none of these graphs (another run, or another save file?); "
+                     "it was not used")
+    unknown = [r for r in recompilations if any(not c.locations for c in r.causes)]
+    if not unknown:
+        return hints
+    if all(producer(r.graph) == "jax" for r in unknown):
+        return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
+    if not any(has_source_metadata(r.graph) for r in unknown):
+        hints.append("source lines unknown: the dump has no source metadata; rerun with "
+                     "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
+    elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
+        hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
+                     "`hlodiff record`) to trace them to the live tensors and their Python stacks")
+    return hints
