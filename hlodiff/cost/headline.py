@@ -109,6 +109,8 @@ class CostHeadline:
     """``loop_buffer_copy``: the body shifts the buffer whole (a rolling window by ``concatenate``)."""
     masked: bool = False
     """``loop_buffer_copy``: the body writes one position through a mask over the whole buffer (``jnp.where``)."""
+    emitted: bool = False
+    """``loop_buffer_copy``: the body writes the whole buffer into a stacked output (a scan's ys) every iteration."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
@@ -121,7 +123,7 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments), "mask": self.mask}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "arguments": list(self.arguments), "mask": self.mask}
 
 
 def sync_call(frames) -> str | None:
@@ -177,7 +179,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
-                                    loop=c.loop, shift=c.shift, masked=c.masked)
+                                    loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted)
     return best
 
 

@@ -70,6 +70,9 @@ class LoopBufferCopy:
     masked: bool = False
     """The body writes one position of the buffer through a mask over all of it (``jnp.where(rows == t, row, buf)``;
     :data:`hlodiff.cost.copies.MASKED_WRITE_OPCODES`): the fix is an indexed write in place (``buf.at[t].set``)."""
+    emitted: bool = False
+    """The whole buffer is written into a stacked loop output every iteration (a scan's body returning its carried
+    buffer as ys): the fix is to emit only the new row, not the buffer."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -83,7 +86,7 @@ class LoopBufferCopy:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
-                "shift": self.shift, "masked": self.masked}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted}
 
 
 @dataclass(frozen=True, slots=True)
