@@ -162,6 +162,9 @@ class GraphCost:
     """Outputs that are a parameter's new value in a buffer of their own (:mod:`hlodiff.cost.donation`), judged only
     where the module header tells the aliasing (``aliased_source == "hlo"``)."""
     unusable_donations: list = field(default_factory=list)
+    data_arguments: list = field(default_factory=list, repr=False)
+    """(argument, shape) a donating module takes undonated and returns nothing shaped like: a batch
+    (:func:`hlodiff.cost.donation.data_arguments`; not in JSON)."""
     """Donated parameters no output took (:class:`hlodiff.cost.donation.UnusableDonation`)."""
     sync_call: str | None = None
     """How the execution was asked for: ``sync``, ``save``, ``read`` (:func:`hlodiff.cost.headline.sync_call`)."""
