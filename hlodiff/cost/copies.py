@@ -1,7 +1,8 @@
 """Copies a program makes: every ``copy`` outside fusions, and the loop-buffer copies of paxml#17.
 
 A ``copy`` outside a fusion is a physical copy of a whole buffer (XLA inserts them for layout changes and to
-break aliasing). Inside a ``while`` body it runs every iteration. The expensive case users cannot see without
+break aliasing). A carried buffer written whole into a stacked loop output (a scan returning its buffer as ys) is
+one more whole copy per iteration. Inside a ``while`` body it runs every iteration. The expensive case users cannot see without
 reading optimized HLO by hand: a loop-carried buffer that the body updates in place with
 ``dynamic-update-slice`` (directly or as the root of a fusion) is nevertheless copied whole in the same
 iteration, so a slice update costs a full-buffer copy per microbatch.
@@ -81,14 +82,39 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         masks = {u.name for u in updates if _masked_root(u, by_name) is not None}
         copies = [lineage[n] for n in sorted(lineage, key=_order(body))
                   if n in shifts or n in masks or _is_whole_copy(lineage[n], whole, by_name)]
+        emits = [u for n in sorted(lineage, key=_order(body)) for u in users.get(n, [])
+                 if u.name not in lineage and _writes_whole_into(u, n, whole, by_name)]
+        copies += emits
         if not copies:
             continue
         location = next((f for f in (where.frame(c) for c in copies) if f is not None), None) \
             or next((f for f in (where.frame(u) for u in updates) if f is not None), None) or where.frame(loop)
         found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
                                     inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location,
-                                    shift=bool(shifts), masked=bool(masks) and not shifts))
+                                    shift=bool(shifts), masked=bool(masks) and not shifts,
+                                    emitted=bool(emits) and not shifts and not masks and len(emits) == len(copies)))
     return found
+
+
+def _writes_whole_into(inst: Instruction, value: str, whole: int, by_name: dict[str, Computation]) -> bool:
+    """``inst`` writes all of ``value`` (the carried buffer, ``whole`` elements) as the update of a
+    ``dynamic-update-slice`` into a larger array: a scan stacking the whole buffer as its per-iteration output
+    (``return carry, buf``), one whole copy of the buffer into row t of the stacked ys every iteration. Unfused, or
+    a fusion whose root (past bitcasts) is that update with ``value`` as an operand."""
+    if inst.shape.is_tuple or inst.shape.num_elements() <= whole:
+        return False
+    if inst.opcode == "dynamic-update-slice":
+        return len(inst.operands) > 1 and inst.operands[1] == value and inst.operands[0] != value
+    fused = _fused_root(inst, by_name)
+    if fused is None:
+        return False
+    node, f_insts = fused
+    if node.opcode != "dynamic-update-slice" or len(node.operands) < 2 or node.operands[1] not in f_insts:
+        return False
+    update = _through_bitcasts(f_insts[node.operands[1]], f_insts)
+    if update.opcode != "parameter" or update.parameter_number is None or update.shape.num_elements() != whole:
+        return False
+    return update.parameter_number < len(inst.operands) and inst.operands[update.parameter_number] == value
 
 
 def _order(body: Computation):

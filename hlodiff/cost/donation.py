@@ -159,6 +159,35 @@ def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated
     return undonated, unusable
 
 
+def data_arguments(module: Module) -> list[tuple[str, str]]:
+    """(argument, shape) of each array a module that donates something takes without donating it and returns
+    nothing shaped like: the batch of a step whose state is donated (``train_step(params, noisy, clean)`` with
+    ``donate_argnums=(0,)``). The user knows donation and left these out because they read them after the call;
+    another function of the run replacing an array of that argument's name and shape (an inference function
+    returning ``noisy - net(noisy)``) is handed the same batch, no state (:func:`hlodiff.cost.headline._undonated`).
+    Empty for a module that donates nothing, or whose header cannot be read."""
+    if is_jax_own_module(module.name):
+        return []
+    try:
+        raw = module.attrs.get("input_output_alias")
+        aliases = parse_input_output_alias(raw) if raw else ()
+        donors = parse_buffer_donor(module.attrs["buffer_donor"]) if module.attrs.get("buffer_donor") else ()
+    except HlodiffError:
+        return []
+    donated = {a.parameter for a in aliases} | {d.parameter for d in donors}
+    if not donated:
+        return []
+    outs = {str(o.without_layout()) for o in output_shapes(module)}
+    found = []
+    for i, p in enumerate(module.entry.parameters()):
+        shape = str(p.shape.without_layout())
+        name = _argument(p)
+        if _number(p, i) in donated or p.shape.is_tuple or not p.shape.dims or shape in outs or name is None:
+            continue
+        found.append((name, shape))
+    return found
+
+
 def _number(param: Instruction, position: int) -> int:
     """The parameter's number (``parameter(3)``), else its position."""
     return param.parameter_number if param.parameter_number is not None else position

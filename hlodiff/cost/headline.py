@@ -13,7 +13,8 @@ it costs, each from evidence the run's own files hold (none is a guess from size
 * ``read_in_step``: a value read inside the step (``loss.item()`` before ``opt.step()``) executes a graph of its
   own every step, and the step's graph often computes that work again (:mod:`hlodiff.cost.reads`).
 * ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
-  new are held together (:mod:`hlodiff.cost.donation`).
+  new are held together (:mod:`hlodiff.cost.donation`); an array of the name and shape another function of the run
+  takes as its batch (undonated beside donated state, nothing returned like it) is the caller's data, no finding.
 
 When several are present, :data:`PRECEDENCE` orders them; within a kind the most bytes wins (per step for copies,
 held for the rest). Typed facts only: the words are in :mod:`hlodiff.render.cost_headline`.
@@ -109,6 +110,8 @@ class CostHeadline:
     """``loop_buffer_copy``: the body shifts the buffer whole (a rolling window by ``concatenate``)."""
     masked: bool = False
     """``loop_buffer_copy``: the body writes one position through a mask over the whole buffer (``jnp.where``)."""
+    emitted: bool = False
+    """``loop_buffer_copy``: the body writes the whole buffer into a stacked output (a scan's ys) every iteration."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
@@ -121,7 +124,7 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "arguments": list(self.arguments), "mask": self.mask}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "arguments": list(self.arguments), "mask": self.mask}
 
 
 def sync_call(frames) -> str | None:
@@ -177,7 +180,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
-                                    loop=c.loop, shift=c.shift, masked=c.masked)
+                                    loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted)
     return best
 
 
@@ -220,17 +223,21 @@ def _dump(ref: str) -> str:
 
 
 def _undonated(run: RunCost) -> CostHeadline | None:
+    batches = {a for g in _compiled(run) if framework_of(g.name) in UNDONATED_FRAMEWORKS for a in g.data_arguments}
     best = None
     for g in _compiled(run):
         if not g.undonated or framework_of(g.name) not in UNDONATED_FRAMEWORKS:
             continue
-        total = sum(u.bytes for u in g.undonated)
+        held = [u for u in g.undonated if (u.argument, u.shape) not in batches]
+        if not held:
+            continue
+        total = sum(u.bytes for u in held)
         if best is None or total > best.bytes:
-            located = next((u.location for u in g.undonated if u.location is not None), None)
-            names = [u.argument for u in sorted(g.undonated, key=lambda u: u.parameter)]
-            best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(g.undonated),
-                                shapes=[u.shape for u in sorted(g.undonated, key=lambda u: -u.bytes)][:4],
-                                unchanged=sum(1 for u in g.undonated if u.unchanged),
+            located = next((u.location for u in held if u.location is not None), None)
+            names = [u.argument for u in sorted(held, key=lambda u: u.parameter)]
+            best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(held),
+                                shapes=[u.shape for u in sorted(held, key=lambda u: -u.bytes)][:4],
+                                unchanged=sum(1 for u in held if u.unchanged),
                                 arguments=list(dict.fromkeys(names)) if all(names) else [])
     return best
 

@@ -70,6 +70,9 @@ class LoopBufferCopy:
     masked: bool = False
     """The body writes one position of the buffer through a mask over all of it (``jnp.where(rows == t, row, buf)``;
     :data:`hlodiff.cost.copies.MASKED_WRITE_OPCODES`): the fix is an indexed write in place (``buf.at[t].set``)."""
+    emitted: bool = False
+    """The whole buffer is written into a stacked loop output every iteration (a scan's body returning its carried
+    buffer as ys): the fix is to emit only the new row, not the buffer."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -83,7 +86,7 @@ class LoopBufferCopy:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
-                "shift": self.shift, "masked": self.masked}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,9 @@ class GraphCost:
     """Outputs that are a parameter's new value in a buffer of their own (:mod:`hlodiff.cost.donation`), judged only
     where the module header tells the aliasing (``aliased_source == "hlo"``)."""
     unusable_donations: list = field(default_factory=list)
+    data_arguments: list = field(default_factory=list, repr=False)
+    """(argument, shape) a donating module takes undonated and returns nothing shaped like: a batch
+    (:func:`hlodiff.cost.donation.data_arguments`; not in JSON)."""
     """Donated parameters no output took (:class:`hlodiff.cost.donation.UnusableDonation`)."""
     sync_call: str | None = None
     """How the execution was asked for: ``sync``, ``save``, ``read`` (:func:`hlodiff.cost.headline.sync_call`)."""

@@ -400,6 +400,11 @@ RULES: tuple[FixRule, ...] = (
           "(torch.stack / torch.cat of a history) holds one more item each step: keep a running value instead (a "
           "sum and a count as tensors, updated in place) or a fixed-size buffer written in place with a length "
           "mask -- see {line}", unless="grows"),
+    _rule("history_scalars_summed", "inputs ops outputs", "graph_grows scalars_grow torch_xla",
+          "the graph grows at every step ({counts} instructions) and takes one more scalar input each step: a Python "
+          "list of device scalars (losses, metrics) combined in the step (sum(history), a loop over it) holds one "
+          "more item each step: keep one running sum and a count in place of the list (total += value, count += 1: "
+          "one input whatever the step), or read each value once after the sync (.item()) -- see {line}", unless="grows join_grows"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "

@@ -136,6 +136,9 @@ class FixContext:
     graph_grows: tuple[int, ...] = ()
     """Instruction counts of the family's compiled graphs when each is larger than the last and every whole graph
     compiled (at least three): the traced history grows step by step (a state carried without ``.detach()``)."""
+    scalars_grow: bool = False
+    """With ``graph_grows``: every compiled graph takes the same non-scalar inputs and more scalar ones than the last
+    (:func:`hlodiff.explain.fix_evidence.scalars_grow`): a list of device scalars summed in the step, no history."""
     made_after_sync: str = ""
     """The step's sync line (short) when every user line of the outputs this graph adds comes below it in the loop:
     work done after the sync (a validation, a metric) left pending and run inside the next step's graph. Read as the

@@ -415,6 +415,21 @@ def graph_grows(members: list, compiled: list) -> tuple[int, ...]:
     return counts if all(b > a for a, b in zip(counts, counts[1:])) else ()
 
 
+def scalars_grow(compiled: list) -> bool:
+    """The compiled graphs of a growing family (:func:`graph_grows`) take the same non-scalar inputs and one or
+    more scalar inputs more each time: a Python list of device scalars (losses, metrics) combined in the step
+    (``sum(history)``) holds one more item each step. A carried autograd history adds the earlier steps' saved
+    tensors instead (an RNN's hidden state, a feature centre: non-scalar), so it never reads so."""
+    shapes = []
+    for g in compiled:
+        cm = getattr(g, "_canonical", None)
+        if cm is None:
+            return False
+        params = [without_layout_text(str(p.shape)) for p in cm.module.entry.parameters()]
+        shapes.append((sorted(x for x in params if not x.endswith("[]")), sum(x.endswith("[]") for x in params)))
+    return len(shapes) >= 3 and all(a[0] == b[0] and b[1] > a[1] for a, b in zip(shapes, shapes[1:]))
+
+
 def _output_shapes(graph, positions) -> list[str]:
     cm = getattr(graph, "_canonical", None)
     if cm is None:

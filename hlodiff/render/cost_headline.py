@@ -48,6 +48,10 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "loop_buffer_copy" and h.masked:
         return (f"a loop-carried buffer {shapes} is rewritten whole through a mask to write one position, every "
                 f"iteration of %{h.loop} in {h.graph} ({human_bytes(h.bytes)} per step)")
+    if h.kind == "loop_buffer_copy" and h.emitted:
+        return (f"a loop-carried buffer {shapes} is written whole into the loop's stacked output every iteration of "
+                f"%{h.loop} in {h.graph} (the scan returns the buffer itself as its per-iteration output: "
+                f"{human_bytes(h.bytes)} per step, and the stacked output holds a copy of it per iteration)")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
@@ -96,6 +100,9 @@ def fix(h: CostHeadline) -> str:
         return ("write the position in place with buf.at[t].set(row) (a dynamic_update_slice) instead of "
                 "jnp.where(positions == t, row, buf), which reads and writes the whole buffer every iteration; or "
                 "emit each iteration's row as a scan output (ys)")
+    if h.kind == "loop_buffer_copy" and h.emitted:
+        return ("return only the new row as the scan's per-iteration output (ys), not the whole buffer; the final "
+                "carry already holds the buffer once the loop ends")
     if h.kind == "loop_buffer_copy":
         return ("emit each iteration's slice as a scan output (ys) and let scan stack them, instead of carrying the "
                 "buffer through the loop; or write the slice in the buffer's own layout")
