@@ -142,6 +142,10 @@ EXERCISED = {
     # round 9: an embedding rebuilt with more rows mid-run, its rows copied in (look-alikes keeping their rows:
     # tests/test_round9.py)
     "inputs_resized": "scenarios/torch_xla/embed_vocab_grow",
+    # round 10 (look-alikes keeping their rows: tests/test_round10.py)
+    "sharding_marked_late": "scenarios/torch_xla/r10_spmd_shard_late",
+    "inputs_vs_first_step": "scenarios/torch_xla/r10_r1_lazy_reg/record",
+    "ops_periodic": "scenarios/torch_xla/r10_r1_lazy_reg/record",
 }
 
 
