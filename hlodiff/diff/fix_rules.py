@@ -914,7 +914,7 @@ RULES: tuple[FixRule, ...] = (
     # branch to fold into torch.where, a schedule: each kind of step is one graph
     _rule("ops_periodic", "ops", "periodic torch_xla",
           "the ops traced at {line} run every {period} steps only (this graph ran on {steps}): a Python `if` on the "
-          "step count adds them, and each kind of step is its own graph, compiled once: if that schedule is the "
+          "step count adds them, and each kind of step is its own graph, compiled once: if running it every few steps is the "
           "design (a lazy regularizer, a periodic update), expected: one graph per kind of step; otherwise run that "
           "work every step, or after its own torch_xla.sync() so the training step's graph stays one"),
     _rule("ops_branch", "ops", "",
