@@ -146,6 +146,11 @@ EXERCISED = {
     # look-alikes keeping their rows: center_no_detach and look_rnn_carry, non-scalar history: history_carried;
     # loss_history, rev4_history, torch.stack of the list: history_list_joined)
     "history_scalars_summed": "scenarios/torch_xla/x4c_loss_list_sum",
+
+    # round 10 (look-alikes keeping their rows: tests/test_round10.py)
+    "sharding_marked_late": "scenarios/torch_xla/r10_spmd_shard_late",
+    "inputs_vs_first_step": "scenarios/torch_xla/r10_r1_lazy_reg/record",
+    "ops_periodic": "scenarios/torch_xla/r10_r1_lazy_reg/record",
 }
 
 

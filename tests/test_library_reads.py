@@ -26,6 +26,9 @@ STACKS = {
                                    (f"{SITE}/torch/distributions/normal.py", 66, "__init__")],
     "embedding_bag_offsets": [(f"{SITE}/torch/nn/functional.py", 2745, "embedding_bag"),
                               (f"{SITE}/torch/nn/modules/sparse.py", 465, "forward")],
+    # round 10 (r10_ctc_fallback's PT_XLA_DEBUG log): the CPU fallback of aten::_ctc_loss, called from F.ctc_loss
+    "ctc_loss_cpu_fallback": [(f"{SITE}/torch/nn/functional.py", 3071, "ctc_loss"),
+                              (f"{SITE}/torch/nn/modules/loss.py", 2014, "forward")],
 }
 
 

@@ -115,6 +115,14 @@ LIVE_WRONG_NOW = {
     'torch_xla/per_class_dict': 'kind: dtype (the first recompilation leads live)',
     'torch_xla/spmd_load_state_mid': 'line: no location (as at exit)',
     'jax/jax_final_eval_size': 'line: no location; fix_none: says dtype (an eager op is told first live)',
+    # round 10 (blind): dino's and spmd's lines as at exit (their WRONG_NOW). Live, step 4 of the lazy R1 run is
+    # told when one periodic graph is known: compared with step 0 (R1 too, before Adam's state), the state's inputs
+    # lead until the cycle shows, then the revision names the ops at :18; step 3 of the late sharding is told before
+    # any later step shows the new sharding stays (the revision names annotating before the first step)
+    'torch_xla/r10_dino_wd_control': 'line: no location (as at exit)',
+    'torch_xla/r10_r1_lazy_reg': 'line: r10_r1_lazy_reg.py:22 (the first line at step 4, before the cycle is seen)',
+    'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
+                                     'before the switch is seen to stay)',
 
     # Dynamo round 9 (blind): the lines no capture holds, as at exit (their WRONG_NOW); the Dropout rate is told when
     # its first guard is read, before the run reaches the recompile limit, so its first fix cannot say the fallback

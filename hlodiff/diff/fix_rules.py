@@ -766,6 +766,13 @@ RULES: tuple[FixRule, ...] = (
           "then: the data has another structure on those steps (a key or field present in some batches only): give "
           "every batch the same keys (a neutral value when one is missing, such as a weight of ones) so every step "
           "traces the same ops", unless="jax optimizer_in_cycle"),
+    # round 10 (r10_r1_lazy_reg, A,B,B,B,C,B,B,B,C): the periodic graph C is most alike to the first step's A (both
+    # run the periodic work), which ran before the optimizer made its state: the state's inputs are that warm-up's
+    # difference, not the cycle's (the cycle is the other cause); A never comes back
+    _rule("inputs_vs_first_step", "inputs", "added cycle optimizer_frames stays torch_xla",
+          "follows from the optimizer's state: the graph this one is compared with is the first step's, run before "
+          "the optimizer created its state (inputs on every later step); what this graph itself does differently "
+          "is the other change", unless="comes_back first_recompilation second_step"),
     _rule("inputs_cycle", "inputs", "added cycle",
           "the graphs cycle every {period} steps (as gradient accumulation does: grads created, accumulated, then "
           "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
@@ -908,6 +915,13 @@ RULES: tuple[FixRule, ...] = (
           "an initial value), which the later steps read as inputs, so the ops traced at {line} differ once; nothing "
           "to fix",
           unless="jax comes_back"),
+    # round 10 (r10_r1_lazy_reg): work traced every Nth step only (a lazy regularizer, a periodic update): not a
+    # branch to fold into torch.where, a schedule: each kind of step is one graph
+    _rule("ops_periodic", "ops", "periodic torch_xla",
+          "the ops traced at {line} run every {period} steps only (this graph ran on {steps}): a Python `if` on the "
+          "step count adds them, and each kind of step is its own graph, compiled once: if running it every few steps is the "
+          "design (a lazy regularizer, a periodic update), expected: one graph per kind of step; otherwise run that "
+          "work every step, or after its own torch_xla.sync() so the training step's graph stays one"),
     _rule("ops_branch", "ops", "",
           "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
           "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
@@ -927,6 +941,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("sharding_state_copy", "sharding", "module_state_copy torch_xla",
           _STATE_COPY.format(what=" (the restored parameters arrive replicated where the step's own outputs were "
                                   "sharded)"), unless="jax"),
+    # round 10 (r10_spmd_shard_late): weights marked with xs.mark_sharding after some steps ran unsharded (a smoke
+    # test first): from then on the step's inputs arrive tiled where they were replicated, once and for good
+    _rule("sharding_marked_late", "sharding", "sharded_from_replicated stays torch_xla",
+          "from this step on, tensors the step reads (parameters, carried state) arrive split over the devices where "
+          "earlier steps had them whole (replicated): xs.mark_sharding was applied to them after training had "
+          "begun, so the step compiles once more for the new sharding: annotate them before the first step (right "
+          "after moving the model to the device, before any step runs); if resharding mid-run is deliberate, expect "
+          "one compilation per change", unless="jax comes_back second_step"),
     _rule("sharding_torch", "sharding", "torch_xla",
           "an input or op is sharded differently between steps: mark_sharding with the same mesh and spec every "
           "step"),
@@ -1000,6 +1022,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_torch", "static_argument", "",
           "a Python value the graph depends on took a new value: pass it as a device tensor, or fix its value",
           unless="jax"),
+    # round 10 (r10_jx_closure_table): a factory returns a new jitted closure per call and the program bakes in an
+    # array it closes over: "create it once" alone would keep the first array for good (silently wrong results)
+    _rule("cache_key_new_closure", "cache_key", "jax new_function with:constant",
+          "the jitted function is made anew on each call of the code that defines it (a closure returned by a "
+          "factory, a lambda), and its program bakes in a value it closes over (an array from the enclosing scope, "
+          "a constant in the graph): jitting it once alone would keep the first value for good; make that value an "
+          "argument instead: define the function once, jit it once, and pass the array at every call (traced), "
+          "so one program serves every value"),
     _rule("cache_key_new_function", "cache_key", "jax new_function",
           "create and jit the function once, outside the loop, and reuse it"),
     _rule("cache_key_keyword", "cache_key", "jax keyword_call",

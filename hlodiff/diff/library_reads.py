@@ -64,6 +64,16 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "own before the step's sync, each step, once more for each length of the ids",
          "use nn.Embedding and reduce the bag yourself (emb(ids).mean(1), or a sum weighted by a padding mask), so "
          "the step is one graph; and pad the ids to one fixed length, so each length does not compile again"),
+    # round 10 (r10_ctc_fallback, pytorch/xla#2844): torch_xla 2.9 has no lowering for CTC: aten::_ctc_loss and
+    # its backward run on the CPU (met.executed_fallback_ops()), so the pending graph runs at the call, every step
+    _row("ctc_loss_cpu_fallback", "torch/nn/functional.py", "ctc_loss",
+         "nn.CTCLoss / F.ctc_loss(...)",
+         "torch_xla has no lowering for CTC: aten::_ctc_loss and its backward run on the CPU (a fallback, listed by "
+         "torch_xla.debug.metrics.executed_fallback_ops()), so the graph pending before it runs to hand the "
+         "log-probabilities to the host, every step",
+         "it compiles once and repeats every step (a steady cost, not a recompilation); to keep the step one graph, "
+         "compute the CTC loss with device ops (the forward algorithm over the log-probabilities, a logsumexp "
+         "recursion over time) instead of F.ctc_loss, or accept the split"),
 )
 
 

@@ -44,6 +44,16 @@ def _module_state_copy(cause: Cause) -> bool:
             and all(package_path(w.file) == MODULE_BASE for w in cause.library_locations))
 
 
+def _sharded_from_replicated(cause: Cause) -> bool:
+    """Round 10 (r10_spmd_shard_late): every sharding that changed went from replicated (or none) to a tiled one
+    (``{replicated} -> {devices=[4,1]0,1,2,3}``): tensors the earlier steps had whole arrive split over the devices,
+    as after an ``xs.mark_sharding`` made once the steps had begun. The other way (a batch left unmarked on some
+    steps: tiled -> replicated) is not this."""
+    pairs = [c.details["sharding"] for c in cause.origins if "sharding" in c.details]
+    return bool(pairs) and all(("replicated" in a or not a.strip(" {}")) and "devices=" in b and "replicated" not in b
+                               for a, b in pairs)
+
+
 RNG_OPS = frozenset({"rng-bit-generator", "rng", "rng-get-and-update-state"})
 _PLUMBING = frozenset({"transpose", "copy", "bitcast", "reshape"})
 
@@ -96,6 +106,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("sharding_annotations_only")
     if _module_state_copy(cause):
         facts.add("module_state_copy")
+    if cause.kind == "sharding" and _sharded_from_replicated(cause):
+        facts.add("sharded_from_replicated")
     if _rng_removed(cause):
         facts.add("rng_removed")
     if _rewired(cause) or (any("operands" in c.details for c in cause.origins) and not new_work(cause.origins)):

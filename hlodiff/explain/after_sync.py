@@ -10,7 +10,11 @@ cut the step: read it after the sync", advice the user already follows (round 6,
 Two facts of the capture say the read came after the sync, and both must hold: the read's user line comes after
 the sync's line in the same function of the same file (a loop body runs top to bottom: a read above the sync cuts
 it), and every non-scalar input of the read's graph has the shape of an output of the graph the sync just ran (it
-reads the step's results; a read that cut a step whose sync is at the loop's top reads the new batch too).
+reads the step's results; a read that cut a step whose sync is at the loop's top reads the new batch too). Round 10
+(``r10_spmd_shard_late``): the sync may sit in a step function the loop calls (the loop's call line is then the
+sync's line in the loop's function), and a read of scalars only (``torch.isfinite(loss).item()``) counts when one
+of them has the shape of an output of the sync's graph (the others are Python numbers torch_xla made data: the
+isfinite's infinity).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ def read_after_sync(previous, graph) -> bool:
     if not before or not after or not any(is_sync_frame(f) for f in before) or any(is_sync_frame(f) for f in after):
         return False
     sync_at, read_at = previous.trigger, graph.trigger
-    if sync_at is None or read_at is None or not runs_after([read_at], [sync_at]):
+    if sync_at is None or read_at is None or not (runs_after([read_at], [sync_at]) or runs_after(
+            _user_frames(after), _user_frames(before))):  # round 10: a sync inside a step function the loop calls
         return False
     made, reads = _canonical(previous), _canonical(graph)
     if made is None or reads is None:
@@ -37,7 +42,15 @@ def read_after_sync(previous, graph) -> bool:
                if n in made.entry.insts}
     inputs = [without_layout_text(str(i.shape)) for i in reads.entry.insts.values() if i.opcode == "parameter"]
     tensors = [s for s in inputs if not _scalar(s)]
-    return bool(tensors) and all(s in outputs for s in tensors)
+    if not tensors:  # round 10: a check of the step's loss (`torch.isfinite(loss).item()`): scalars only, one of
+        return any(s in outputs for s in inputs)  # them an output (the others Python numbers torch_xla made data)
+    return all(s in outputs for s in tensors)
+
+
+def _user_frames(frames) -> list:
+    """The stack's frames in the user's code, innermost first: the loop's line that called a step function holding
+    the sync is where the sync happened, in the loop's own function."""
+    return [f for f in frames if not f.is_library]
 
 
 def _canonical(summary):

@@ -118,6 +118,11 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
             choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair)
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
+        elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
+            # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a
+            # factory's closure): "jit it once" alone would keep the first value; row cache_key_new_closure
+            choice = decide(jc.cause, FixContext(producer="jax", new_function=True, others=("constant",)))
+            jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
     identical = r.diff is not None and r.diff.equal
     if identical:  # JAX's reason replaces "the HLO is identical, cause unknown"
         r.causes[:] = [c for c in r.causes if c.kind != "cache_key"]
