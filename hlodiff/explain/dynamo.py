@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.causes import _SLICE_KEYS
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
@@ -117,7 +118,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
         r.difference_rule = lead.fix_rule if lead else None
-        if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
+        if any(c.kind == "shape" or _slice_resized(c) for c in x.causes):  # a size changed with it
             r.difference_kind = "shape"
         r.xla = "compiled"
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
@@ -383,6 +384,14 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
         for cause in r.causes:
             rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def _slice_resized(cause) -> bool:
+    """A slice whose new bounds changed its length (``x[:n]``, ``torch.split(h, lengths)``: ``[0:8] -> [0:2]``) sets a
+    size even where no shape cause follows it (a forward that reduces each piece: Dynamo round 11,
+    d11_split_lengths); a slice moved at one length (``xs[:, t]``: ``[0:1] -> [1:2]``) is an index, not a size."""
+    return cause.kind == "attribute" and any(
+        "shape" in o.kinds and any(k in o.kinds for k in _SLICE_KEYS) for o in cause.origins)
 
 
 def _shape_setters_alike(recompiles) -> None:

@@ -31,6 +31,10 @@ failed entry was compiled for."""
 _MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
 _NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
+_GRAD = re.compile(r"\.grad$")
+"""A ``.grad is None`` guard (``self.param_groups[0]['params'][4].grad is None`` of a compiled ``opt.step``: the
+optimizer skips a parameter without a gradient, Dynamo round 11): the gradient is missing on the steps whose loss
+did not reach that parameter after ``zero_grad()`` set it to None."""
 _HOOKS = re.compile(r"(?P<name>[\w.\[\]'\"]+?)\._(?P<which>(?:forward|forward_pre|backward|backward_pre)_hooks)\b")
 """A guard on an nn.Module's hook dict (``not fn._forward_hooks``, ``len(L['self']._forward_pre_hooks) == 1``):
 Dynamo guards a compiled module's hooks when ``skip_nnmodule_hook_guards`` is off (review 3, F4)."""
@@ -141,6 +145,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("optimizer_groups")
         return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
     if (m := _NONE.match(guard.strip())) is not None:
+        if _GRAD.search(m.group("name")):  # a tensor's gradient, not an argument the caller may leave out
+            return "guard", m.group("name"), guard.strip(), facts | {"grad_none"}
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
