@@ -140,7 +140,8 @@ RULES: tuple[FixRule, ...] = (
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
-          "expected warm-up: the step of the first compiled call, which torch_xla's Dynamo bridge cut with syncs of "
+          "expected warm-up: the step of the first compiled call (and of any call Dynamo compiled anew for), which "
+          "torch_xla's Dynamo bridge cut with syncs of "
           "its own while it compiled (a tensor it synced then is device data on that step only, an output on every "
           "later one); every later step reuses one graph; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",

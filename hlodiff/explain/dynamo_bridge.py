@@ -32,6 +32,15 @@ def bridge_run(frames, debug_cause: str | None = None) -> bool:
     return any(is_bridge_frame(f) for f in frames or ())
 
 
+def bridge_compiling(frames) -> bool:
+    """The bridge's compile path ran this graph: ``extract_compiled_graph`` syncs pending tensors while it turns a
+    new Dynamo graph into XLA graphs (torch_xla: "torch_xla.sync when dynamo processing input graphs"), so the graph
+    runs in a step Dynamo compiled in, whether XLA compiled it or found it cached. The bridge's sync of a call's
+    inputs (``optimized_mod``) runs on every call and is not this."""
+    return any((f.function or "").startswith("extract_") and "torch_xla/_dynamo/" in f.file.replace("\\", "/")
+               for f in frames or ())
+
+
 def bridge_ops(g) -> bool:
     """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
     a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
