@@ -32,7 +32,8 @@ from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_reset import cache_resets
-from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop
+from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
+    sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
 
@@ -191,6 +192,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("last_call")
     if "python_int" in facts and bounds_loop(subject, failure.code):
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
+    if "python_int" in facts and sizes_on_line(subject, failure.code):
+        facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
     if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):

@@ -225,3 +225,26 @@ def assigned_on_line(name: str | None, code: str | None) -> bool:
     target = re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
     return re.match(rf"^\s*{re.escape(target)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
 
+
+
+_SIZE_CALL = re.compile(r"\b(?:split|split_with_sizes|view|reshape|unflatten|expand)\s*\((?P<args>[^()]*(?:\([^()]*\)[^()]*)*)\)")
+"""Calls whose integer arguments are sizes (``torch.split(h, lengths)``, ``x.view(b, n, -1)``): a Python int there
+sets the shape of what is traced. Creation calls (``torch.full((n, 1), t)``) are left out: an int may be their fill
+value, not a size."""
+
+
+def sizes_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the guarded int ``name`` (``lengths[0]``, ``L['self'].n``) is a size on the line Dynamo quoted for its
+    guard: an argument of a call that takes sizes (``torch.split(h, lengths)``), or the only bound of a slice
+    (``x[:n]``, ``x[n:]``). Such an int sets a shape, which no tensor can (Dynamo round 11, d11_split_lengths: told
+    before XLA's graph for it is read, live). An int in arithmetic (``/ accum``), one index (``xs[:, t]``) or a
+    window at one length (``x[t:t + 16]``) is not."""
+    if not name or not code:
+        return False
+    parts = _NAME_PART.findall(name.replace("L['", ".").replace("G['", "."))
+    if not parts:
+        return False
+    word = rf"(?<![\w.]){re.escape(parts[-1])}\b" if len(parts) == 1 else rf"\b{re.escape(parts[-1])}\b"
+    if any(re.search(word, m.group("args")) for m in _SIZE_CALL.finditer(code)):
+        return True
+    return re.search(rf"\[[^\]]*?(?::\s*{word}\s*[\],]|[\[,]\s*{word}\s*:\s*[\],])", code) is not None
