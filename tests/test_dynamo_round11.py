@@ -74,6 +74,7 @@ def test_the_compiled_optimizer_over_a_head_used_on_some_steps():
     ("t", "tt = torch.full((x.shape[0], 1), t / 10.0, device=x.device)", False),
     ("step", "x[:, :steps]", False),
     ("G['CALLS']", "CALLS += 1", False),
+    ("depth", "for blk in self.blocks[:depth]:", False),   # a loop bound (dyn_block_depth): bounds_loop's row
     ("n", None, False),
 ])
 def test_an_int_is_a_size_only_where_its_guard_line_uses_it_as_one(name, code, sizes):
@@ -91,6 +92,7 @@ def test_split_sizes_from_a_python_list_are_a_shape_never_a_tensor():
 @pytest.mark.parametrize("guard, code, rule", [
     ("t == 0", "h = cell(torch.cat([xs[:, t], h], -1))", "dynamo_python_value"),
     ("accum == 2", "return mse(net(x), y) / accum", "dynamo_python_value"),
+    ("depth == 2", "for blk in self.blocks[:depth]:", "dynamo_int_sets_loop"),
 ])
 def test_look_alike_ints_keep_their_rows(guard, code, rule):
     assert _rules(_guard(guard, code))[0].fix_rule == rule

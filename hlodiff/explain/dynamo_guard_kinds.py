@@ -239,7 +239,7 @@ def sizes_on_line(name: str | None, code: str | None) -> bool:
     (``x[:n]``, ``x[n:]``). Such an int sets a shape, which no tensor can (Dynamo round 11, d11_split_lengths: told
     before XLA's graph for it is read, live). An int in arithmetic (``/ accum``), one index (``xs[:, t]``) or a
     window at one length (``x[t:t + 16]``) is not."""
-    if not name or not code:
+    if not name or not code or _LOOP.match(code):  # a loop's header slices a container: bounds_loop tells it
         return False
     parts = _NAME_PART.findall(name.replace("L['", ".").replace("G['", "."))
     if not parts:
