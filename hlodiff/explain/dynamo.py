@@ -26,7 +26,7 @@ from hlodiff.diff.causes import _SLICE_KEYS
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
@@ -303,19 +303,6 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     tell_bridge_own(explanation, found)
     tell_first_calls(explanation, found)
     return found
-
-
-def tell_bridge_own(explanation, found: DynamoFindings) -> None:
-    """Without Dynamo's log, the bridge's graphs far from their closest earlier graph (its forward and backward run
-    in turn, its warm-up variants) are counted as its own: their words say so too (``dynamo_bridge_own``), as with
-    the log, instead of a Python `if` or "sync at the same points every step" for two programs that were never one
-    (Dynamo round 11: d11_inplace_stats_control, d11_device_preproc_control). A row already expected stays."""
-    own = set(found.bridge_recompilations)
-    for x in explanation.recompilations:
-        if x.graph.ref in own and x.causes and x.causes[0].fix_rule not in EXPECTED:
-            for cause in x.causes:
-                rule = choose(cause.kind, frozenset({"dynamo", "bridge_graph", f"is:{cause.kind}"}))
-                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
 
 
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,

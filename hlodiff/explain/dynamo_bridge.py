@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.fixes import FixChoice, choose
+
 BRIDGE_PARTS = ("torch_xla/_dynamo/", "torch/_dynamo/", "torch/_functorch/_aot_autograd/",
                 "torch/_dynamo/backends/torchxla.py")
 """Files whose presence in a stack says the graph was run by Dynamo's machinery, not by a read in user code."""
@@ -56,3 +59,16 @@ def bridge_ops(g) -> bool:
 
 
 _SOURCE_FILE = re.compile(r'source_file="([^"]*)"')
+
+
+def tell_bridge_own(explanation, found) -> None:
+    """Without Dynamo's log, the bridge's graphs far from their closest earlier graph (its forward and backward run
+    in turn, its warm-up variants) are counted as its own: their words say so too (``dynamo_bridge_own``), as with
+    the log, instead of a Python `if` or "sync at the same points every step" for two programs that were never one
+    (Dynamo round 11: d11_inplace_stats_control, d11_device_preproc_control). A row already expected stays."""
+    own = set(found.bridge_recompilations)
+    for x in explanation.recompilations:
+        if x.graph.ref in own and x.causes and x.causes[0].fix_rule not in EXPECTED:
+            for cause in x.causes:
+                rule = choose(cause.kind, frozenset({"dynamo", "bridge_graph", f"is:{cause.kind}"}))
+                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
