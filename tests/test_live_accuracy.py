@@ -134,6 +134,12 @@ LIVE_WRONG_NOW = {
     # Dynamo round 10 (blind, small): the eager loss of the hand-built (tuple) step, another formula, is told at :36
     # as "a value kept on some steps only" before Dynamo's type guard is read; the report at exit heads the guard
     'dynamo/dyn_tuple_or_list': 'kind: outputs (the eager loss graph of the other step is told before the guard)',
+
+    # Dynamo round 11 (blind): the step graph of the steps Dynamo compiled in (cut by the bridge) is told as "a value
+    # kept on some steps" before Dynamo's flag guard is read (at exit: the steps' warm-up); the compiled optimizer's
+    # bridge graph is told first at the aux head's line :32, inside the `if` (at exit: the call :34, the guard)
+    'dynamo/d11_attn_flag': 'kind: outputs; fix_none: says after the sync (told before the flag guard is read)',
+    'dynamo/d11_opt_grad_none': 'line: d11_opt_grad_none.py:32 (a bridge graph told before the grad-None guard)',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

@@ -140,7 +140,8 @@ RULES: tuple[FixRule, ...] = (
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
-          "expected warm-up: the step of the first compiled call, which torch_xla's Dynamo bridge cut with syncs of "
+          "expected warm-up: the step of the first compiled call (and of any call Dynamo compiled anew for), which "
+          "torch_xla's Dynamo bridge cut with syncs of "
           "its own while it compiled (a tensor it synced then is device data on that step only, an output on every "
           "later one); every later step reuses one graph; nothing to fix", unless="jax"),
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
@@ -226,6 +227,16 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_shape_buckets", "shape", "dynamo buckets",
           "expected: one graph per bucket -- {function} is called with padded sizes that recur ({seen}), each "
           "compiled once by Dynamo and by XLA; nothing to fix (fewer buckets mean fewer compilations)", unless="jax"),
+    # Dynamo round 11 (d11_opt_grad_none, pytorch#121291): a parameter's `.grad is None` guarded by a compiled
+    # optimizer step: a part of the model the loss uses on some steps only has no gradient on the others
+    _rule("dynamo_grad_none", "guard", "dynamo grad_none",
+          "{tensor} is None on some calls and a gradient on others: {function} skips (or branches on) a tensor "
+          "without a gradient and Dynamo guards that per tensor, so it traces once per set of gradients present "
+          "({seen}); zero_grad() sets gradients to None (set_to_none=True by default), so a part of the model the "
+          "loss uses on some steps only (an auxiliary head, a branch) has none on the other steps. Each set is "
+          "compiled once and reused (expected while they are few); for one graph, use that part every step (a 0 "
+          "weight on its loss) so it always has a gradient; zero_grad(set_to_none=False) keeps zeros instead of "
+          "None once it has had one", unless="jax"),
     _rule("dynamo_optional_none", "guard", "dynamo optional_none",
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),

@@ -22,16 +22,18 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.causes import _SLICE_KEYS
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_reset import cache_resets
-from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop
+from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
+    sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
 
@@ -117,7 +119,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
         r.difference_kind = lead.kind if lead else None
         r.difference_rule = lead.fix_rule if lead else None
-        if any(c.kind == "shape" for c in x.causes):  # a size changed with it (a slice's bounds lead, a shape follows)
+        if any(c.kind == "shape" or _slice_resized(c) for c in x.causes):  # a size changed with it
             r.difference_kind = "shape"
         r.xla = "compiled"
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
@@ -190,6 +192,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("last_call")
     if "python_int" in facts and bounds_loop(subject, failure.code):
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
+    if "python_int" in facts and sizes_on_line(subject, failure.code):
+        facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
     if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
@@ -296,6 +300,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
+    tell_bridge_own(explanation, found)
     tell_first_calls(explanation, found)
     return found
 
@@ -383,6 +388,14 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
         for cause in r.causes:
             rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def _slice_resized(cause) -> bool:
+    """A slice whose new bounds changed its length (``x[:n]``, ``torch.split(h, lengths)``: ``[0:8] -> [0:2]``) sets a
+    size even where no shape cause follows it (a forward that reduces each piece: Dynamo round 11,
+    d11_split_lengths); a slice moved at one length (``xs[:, t]``: ``[0:1] -> [1:2]``) is an index, not a size."""
+    return cause.kind == "attribute" and any(
+        "shape" in o.kinds and any(k in o.kinds for k in _SLICE_KEYS) for o in cause.origins)
 
 
 def _shape_setters_alike(recompiles) -> None:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.diff.fix_rules import EXPECTED
+from hlodiff.diff.fixes import FixChoice, choose
+
 BRIDGE_PARTS = ("torch_xla/_dynamo/", "torch/_dynamo/", "torch/_functorch/_aot_autograd/",
                 "torch/_dynamo/backends/torchxla.py")
 """Files whose presence in a stack says the graph was run by Dynamo's machinery, not by a read in user code."""
@@ -32,6 +35,15 @@ def bridge_run(frames, debug_cause: str | None = None) -> bool:
     return any(is_bridge_frame(f) for f in frames or ())
 
 
+def bridge_compiling(frames) -> bool:
+    """The bridge's compile path ran this graph: ``extract_compiled_graph`` syncs pending tensors while it turns a
+    new Dynamo graph into XLA graphs (torch_xla: "torch_xla.sync when dynamo processing input graphs"), so the graph
+    runs in a step Dynamo compiled in, whether XLA compiled it or found it cached. The bridge's sync of a call's
+    inputs (``optimized_mod``) runs on every call and is not this."""
+    return any((f.function or "").startswith("extract_") and "torch_xla/_dynamo/" in f.file.replace("\\", "/")
+               for f in frames or ())
+
+
 def bridge_ops(g) -> bool:
     """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
     a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
@@ -47,3 +59,16 @@ def bridge_ops(g) -> bool:
 
 
 _SOURCE_FILE = re.compile(r'source_file="([^"]*)"')
+
+
+def tell_bridge_own(explanation, found) -> None:
+    """Without Dynamo's log, the bridge's graphs far from their closest earlier graph (its forward and backward run
+    in turn, its warm-up variants) are counted as its own: their words say so too (``dynamo_bridge_own``), as with
+    the log, instead of a Python `if` or "sync at the same points every step" for two programs that were never one
+    (Dynamo round 11: d11_inplace_stats_control, d11_device_preproc_control). A row already expected stays."""
+    own = set(found.bridge_recompilations)
+    for x in explanation.recompilations:
+        if x.graph.ref in own and x.causes and x.causes[0].fix_rule not in EXPECTED:
+            for cause in x.causes:
+                rule = choose(cause.kind, frozenset({"dynamo", "bridge_graph", f"is:{cause.kind}"}))
+                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name

@@ -31,6 +31,10 @@ failed entry was compiled for."""
 _MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
 _DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
 _NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
+_GRAD = re.compile(r"\.grad$")
+"""A ``.grad is None`` guard (``self.param_groups[0]['params'][4].grad is None`` of a compiled ``opt.step``: the
+optimizer skips a parameter without a gradient, Dynamo round 11): the gradient is missing on the steps whose loss
+did not reach that parameter after ``zero_grad()`` set it to None."""
 _HOOKS = re.compile(r"(?P<name>[\w.\[\]'\"]+?)\._(?P<which>(?:forward|forward_pre|backward|backward_pre)_hooks)\b")
 """A guard on an nn.Module's hook dict (``not fn._forward_hooks``, ``len(L['self']._forward_pre_hooks) == 1``):
 Dynamo guards a compiled module's hooks when ``skip_nnmodule_hook_guards`` is off (review 3, F4)."""
@@ -141,6 +145,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("optimizer_groups")
         return "guard", name, f"len({name}) was {m.group('value')}", facts | {"container_length"}
     if (m := _NONE.match(guard.strip())) is not None:
+        if _GRAD.search(m.group("name")):  # a tensor's gradient, not an argument the caller may leave out
+            return "guard", m.group("name"), guard.strip(), facts | {"grad_none"}
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
@@ -219,3 +225,26 @@ def assigned_on_line(name: str | None, code: str | None) -> bool:
     target = re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
     return re.match(rf"^\s*{re.escape(target)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
 
+
+
+_SIZE_CALL = re.compile(r"\b(?:split|split_with_sizes|view|reshape|unflatten|expand)\s*\((?P<args>[^()]*(?:\([^()]*\)[^()]*)*)\)")
+"""Calls whose integer arguments are sizes (``torch.split(h, lengths)``, ``x.view(b, n, -1)``): a Python int there
+sets the shape of what is traced. Creation calls (``torch.full((n, 1), t)``) are left out: an int may be their fill
+value, not a size."""
+
+
+def sizes_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the guarded int ``name`` (``lengths[0]``, ``L['self'].n``) is a size on the line Dynamo quoted for its
+    guard: an argument of a call that takes sizes (``torch.split(h, lengths)``), or the only bound of a slice
+    (``x[:n]``, ``x[n:]``). Such an int sets a shape, which no tensor can (Dynamo round 11, d11_split_lengths: told
+    before XLA's graph for it is read, live). An int in arithmetic (``/ accum``), one index (``xs[:, t]``) or a
+    window at one length (``x[t:t + 16]``) is not."""
+    if not name or not code or _LOOP.match(code):  # a loop's header slices a container: bounds_loop tells it
+        return False
+    parts = _NAME_PART.findall(name.replace("L['", ".").replace("G['", "."))
+    if not parts:
+        return False
+    word = rf"(?<![\w.]){re.escape(parts[-1])}\b" if len(parts) == 1 else rf"\b{re.escape(parts[-1])}\b"
+    if any(re.search(word, m.group("args")) for m in _SIZE_CALL.finditer(code)):
+        return True
+    return re.search(rf"\[[^\]]*?(?::\s*{word}\s*[\],]|[\[,]\s*{word}\s*:\s*[\],])", code) is not None

@@ -9,6 +9,7 @@ import re
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
 from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, choose_fix, compiled_name
+from hlodiff.explain.dynamo_bridge import bridge_compiling
 
 
 def call_positions(explanation) -> dict[str, int]:
@@ -183,7 +184,8 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
     kinds = pattern_names(explanation)
     return [r.graph.ref for r in explanation.recompilations
             if not any(g.ref in bridge for g in r.family.members)
-            and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation))]
+            and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation)
+                 or _compiling_steps_first(r, bridge, explanation, found))]
 
 
 def _first_graph_alone(r, bridge: set[str], explanation) -> bool:
@@ -200,6 +202,38 @@ def _first_graph_alone(r, bridge: set[str], explanation) -> bool:
     at = {g.ref: i for i, g in enumerate(explanation.graphs)}
     first = at.get(members[0].ref)
     return first is not None and any(at.get(ref, first) < first for ref in bridge)
+
+
+def _compiling_steps_first(r, bridge: set[str], explanation, found: DynamoFindings) -> bool:
+    """Dynamo round 11 (d11_attn_flag: A,A,B,B,B,...): the family's first recompilation when every earlier graph ran
+    in a step the bridge compiled in (the first compiled call's, then a Dynamo recompilation's: a flag's other
+    setting), this one in a step it did not, and the first graph never comes back: each compiling step was cut by
+    the bridge's syncs, the step graph of an uncut step is the one every later step reuses. Only when every Dynamo
+    recompilation is expected and none ran past the limit (the eager fallback changes the step for good, and
+    Dynamo's story tells it)."""
+    members = r.family.members
+    keys = [g.cache_key for g in members]
+    k = next((i for i, key in enumerate(keys) if key != keys[0]), None)
+    if k is None or k < 2 or r.graph.ref != members[k].ref or keys.count(keys[k]) < 2 or keys[0] in keys[k:]:
+        return False
+    if not found.recompiles or any(not d.expected or "limit_hit" in d.facts for d in found.recompiles):
+        return False
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    where = [at.get(g.ref) for g in members[:k + 1]]
+    if None in where:
+        return False
+    # a step Dynamo compiled in: the bridge's compile path ran a graph there (cached or not); without stacks (no
+    # debug log), the bridge's compilations
+    if any(g.record.frames for g in explanation.graphs):
+        bridged = [i for i, g in enumerate(explanation.graphs) if bridge_compiling(g.record.frames)]
+    else:
+        bridged = sorted(at[ref] for ref in bridge if ref in at)
+
+    def compiled_between(lo: int, hi: int) -> bool:
+        return any(lo < b < hi for b in bridged)
+    starts = [-1] + where[:-1]
+    return (all(compiled_between(lo, hi) for lo, hi in zip(starts[:k], where[:k]))
+            and not compiled_between(where[k - 1], where[k]))
 
 
 def follows_expected(explanation, found: DynamoFindings) -> list[str]:
