@@ -131,6 +131,10 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if lead is not None:
         facts.add("lead_change")
         args["lead"] = lead.replace("_", " ")
+    if lead == "constant" and cause.kind == "outputs" and _recounted(cause):
+        # review 10 F4: a value baked or passed changes no output's type or shape; outputs gone or added in another
+        # number are other values the step returns (a branch skipped opt.step()), not a consequence of it
+        facts.add("outputs_recounted")
     if cause.kind == "reordered":
         others = [k for k in others if k not in NEVER_REORDERS]
     if others:
@@ -349,6 +353,14 @@ def _rng_removed(cause: Cause) -> bool:
     gone = {c.left.opcode for c in cause.origins if c.right is None and c.left is not None}
     came = {c.right.opcode for c in cause.origins if c.left is None and c.right is not None}
     return bool(gone & RNG_OPS) and came <= _PLUMBING
+
+
+def _recounted(cause: Cause) -> bool:
+    """An outputs cause whose added and removed outputs differ in number (1 added, 2 removed): not one output
+    changing type or shape (one removed for each added). Beside a constant change, the step returns other values (a
+    branch that skipped the optimizer's update); beside a dtype change (autocast) it may be the type's own doing."""
+    pairs = cause.instructions or ()
+    return sum(1 for a, b in pairs if b is None) != sum(1 for a, b in pairs if a is None)
 
 
 def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:

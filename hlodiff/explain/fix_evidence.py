@@ -492,6 +492,31 @@ def graphs_after_reads(family) -> int:
     return len({g.cache_key for g in after if g.compiled and g.cache_key != warmup})
 
 
+_DIMS = re.compile(r"\[([\d,]*)\]")
+
+
+def read_chose_ops(family) -> bool:
+    """The distinct whole graphs that ran after the family's early reads use the same sizes (every dimension one of
+    them has, the others have too): the value read chose which ops run (a branch: skip the optimizer step, halve a
+    scale), not a length. A size taken from the read (``x[:, :int(n)]``) shows as a dimension only some of the
+    graphs have (review 10, F2: a loss-scaling ``if norm.item() > t:`` was told to pad to the maximum)."""
+    from hlodiff.explain.families import is_partial
+
+    members = family.members
+    after = {g.cache_key: g for prev, g in zip(members, members[1:])
+             if is_partial(prev) and not is_partial(g) and g.compiled}
+    if len(after) < 2:
+        return False
+    dims = []
+    for g in after.values():
+        cm = getattr(g, "_canonical", None)
+        if cm is None:
+            return False
+        dims.append({d for comp in cm.computations.values() for inst in comp.insts.values()
+                     for group in _DIMS.findall(str(inst.shape)) for d in group.split(",") if d})
+    return all(d == dims[0] for d in dims[1:])
+
+
 def family_first_types(recompilations) -> dict[str, str]:
     """Per family, the element type its first dtype change started from (``s64`` of ``s64[4] -> s32[4]``): the type
     the run began with, which every recompilation of the story casts back to."""
