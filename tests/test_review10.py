@@ -28,6 +28,9 @@ def test_a_branch_on_an_item_read_is_told_torch_where_not_pad():
     first, fix = _head(ITEM)[:2]
     assert "torch.where" in fix and ".item()" in fix
     assert "pad to the maximum" not in fix and "bucket" not in fix
+    # the branch lines: scale halved (:15) on the spike, p.grad.div_ / opt.step() (:19, :20) on the other steps;
+    # the first step's pending initialisation (:5, :7, above the read) is no branch
+    assert "differing at rev10_tx_item_mid.py:15, 19, 20 (lines traced on some steps only)" in fix
 
 
 def test_the_graphs_after_a_read_decide_branch_or_size_by_the_sizes_they_use():
@@ -36,7 +39,10 @@ def test_the_graphs_after_a_read_decide_branch_or_size_by_the_sizes_they_use():
     trim = SCEN / "torch_xla" / "trim_padding" / "graphs.hlo.0"
     assert not read_chose_ops(_family(trim, "trim_padding.py:22"))
     fix = _head(trim)[1]
-    assert "pad to a fixed length" in fix and "torch.where" not in fix
+    assert "pad to a fixed length" in fix and "torch.where" not in fix and "differing at" not in fix
+    # look-alike: if_loss_spike's `if loss > 4.0: loss = loss * 0.1` names its one branch line
+    spike = _head(SCEN / "torch_xla" / "if_loss_spike")[1]
+    assert "differing at if_loss_spike.py:15 (lines traced on some steps only)" in spike
 
 
 def test_a_split_step_that_differs_once_is_one_off_and_step_0_s_second_graph_is_named():

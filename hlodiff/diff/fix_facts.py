@@ -177,6 +177,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
         args["after_read"] = str(ctx.read_sets_trace)
+    if getattr(ctx, "branch_lines", "") and getattr(ctx, "read_branch", False):
+        facts.add("branch_lines")
+        args["branch_lines"] = ctx.branch_lines
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:

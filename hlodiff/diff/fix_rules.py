@@ -418,6 +418,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # review 10 F2: the lines where the branches differ, when the graphs after the reads show them
+    _rule("partial_read_sets_branch_lines", "partial", "read_sets_trace read_branch branch_lines",
+          "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
+          "traced next: {after_read} different graphs followed the read, differing at {branch_lines} (lines traced "
+          "on some steps only), so reading it later removes nothing: compute both branches on the device and "
+          "choose with torch.where(cond, a, b): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_branch", "partial", "read_sets_trace read_branch",
           "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
           "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
