@@ -130,7 +130,8 @@ def test_item_split_before_adam_does_not_call_adam_s_warm_up_a_second_branch():
     assert "split in two by an early read at rev5_item_clip_adam.py:14" in head
     assert "2 different graphs followed the read" not in head
     assert "after the sync" in head
-    assert "(1 of them an expected warm-up)" in head
+    # review 10 F2 added the first step's second graph to the asides: "(1 of them an expected warm-up; 1 of them ...)"
+    assert "(1 of them an expected warm-up;" in head
     out = cli("explain-recompile", str(SCEN / "torch_xla/rev5_item_clip_adam")).output
     assert "expected warm-up: torch/optim/adam.py creates its state" in out
     assert "sync at the same points every step" not in out  # F1's words, by hand behind a split step

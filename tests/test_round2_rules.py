@@ -37,7 +37,8 @@ def _head_rule(path: str) -> str | None:
     ("scenarios/jax/jax_static_int_float", "static_type_only"),
     ("scenarios/jax/jax_key_type", "dtype_prng_key_jax"),
     ("scenarios/torch_xla/checkpoint_toggle", "ops_checkpointing"),
-    ("scenarios/torch_xla/if_loss_spike", "partial_read_sets_branch"),
+    # review 10 F2: the same row, naming the lines where the branches differ (:15) now that the graphs show them
+    ("scenarios/torch_xla/if_loss_spike", "partial_read_sets_branch_lines"),
     ("torch_xla/clip_later", "ops_switched_on"),
     ("scenarios/torch_xla/inner_loop_count", "ops_loop_unrolled"),
     ("scenarios/torch_xla/loss_history", "history_list_joined"),
@@ -66,6 +67,8 @@ def test_each_new_row_heads_the_run_it_was_made_for(path, rule):
     # a value read early that sets a size (x[:, :int(lengths.max())]) is no branch: its whole graphs differ in sizes
     ("torch_xla/look_host_size", "partial_read_sets_branch"), ("scenarios/torch_xla/trim_padding",
                                                                "partial_read_sets_branch"),
+    ("torch_xla/look_host_size", "partial_read_sets_branch_lines"), ("scenarios/torch_xla/trim_padding",
+                                                                     "partial_read_sets_branch_lines"),
     # a block skipped at random comes back (no switch); a frozen backbone loses ops rather than gains them
     # layers unfrozen in stages add outputs too; a history carried compiles every step; a one-time switch adds once
     ("scenarios/torch_xla/ulmfit_unfreeze", "ops_loop_unrolled"), ("scenarios/torch_xla/loss_history",

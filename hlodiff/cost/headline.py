@@ -117,6 +117,9 @@ class CostHeadline:
     mask: bool = False
     """``read_in_step``: the early graph computes a boolean mask whose count sets a size (``x[mask]``): no value
     of the user's is read (:attr:`hlodiff.cost.reads.ReadInStep.mask`)."""
+    followed_by: int = 1
+    """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
+    .followed_by`); two or more: the value decided what was traced next."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -124,7 +127,8 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "arguments": list(self.arguments), "mask": self.mask}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "arguments": list(self.arguments),
+                "mask": self.mask, "followed_by": self.followed_by}
 
 
 def sync_call(frames) -> str | None:
@@ -192,7 +196,7 @@ def _held(run: RunCost) -> CostHeadline | None:
     for b in run.boundaries:
         tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
                    and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)]
-        if not tensors:
+        if not tensors or _crosses_a_step(run.graphs, b.source, b.target):
             continue
         total = sum(t.bytes for t in tensors)
         if best is not None and total <= best.bytes:
@@ -208,6 +212,24 @@ def _held(run: RunCost) -> CostHeadline | None:
     return best
 
 
+def _crosses_a_step(graphs: list[GraphCost], source: str, target: str) -> bool:
+    """Between the graph handing the tensors on and the one reading them, a graph ran from the line that ran the
+    source or the graph right before it: the sequence of the step began again, so what crosses is carried from one
+    step to the next (a loss scale halved on a spike, review 10's tx_item_mid, F3), not held inside a step cut in
+    two. A step of three graphs (syncs at :10, :20, :30) handing :10's activations to :30 is still one step."""
+    refs = [g.ref for g in graphs]
+    if source not in refs or target not in refs:
+        return False
+    i, j = refs.index(source), refs.index(target)
+    lines = {_line(graphs[k]) for k in (i - 1, i) if k >= 0 and _dump(graphs[k].ref) == _dump(source)} - {None}
+    return any(_line(g) in lines for g in graphs[i + 1:j] if _dump(g.ref) == _dump(source))
+
+
+def _line(g: GraphCost):
+    t = g.trigger
+    return (t.file, t.line) if t is not None and t.line is not None else None
+
+
 def _read_in_step(run: RunCost) -> CostHeadline | None:
     found = reads_in_step(run.graphs)
     if not found:
@@ -215,7 +237,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     r = found[0]
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
-                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask)
+                        times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
+                        followed_by=r.followed_by)
 
 
 def _dump(ref: str) -> str:

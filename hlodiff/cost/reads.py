@@ -42,6 +42,9 @@ class ReadInStep:
     """The read graph returns a boolean mask (a non-scalar ``pred``): a boolean-mask index (``x[x > m]``,
     nonzero, masked_select) ran it to learn how many elements it keeps. Nothing the user reads can move after the
     sync; the size is what must stop depending on the data (review 8, F5)."""
+    followed_by: int = 1
+    """How many different programs ran after this read program and up to the sync: two or more, the value read
+    decided what was traced next (an ``if t.item() > x:``, review 10 F3), so reading it later removes nothing."""
 
 
 def read_follows_sync(read_stack, sync_stack) -> bool:
@@ -64,6 +67,9 @@ def reads_in_step(graphs) -> list[ReadInStep]:
             continue
         if a.sync_call == "read" and b.sync_call in ("sync", "save"):
             pairs.setdefault((a.name, b.name), []).append((i, i + 1))
+    after: dict[str, set[str]] = {}
+    for a_name, b_name in pairs:
+        after.setdefault(a_name, set()).add(b_name)
     out = []
     for seen in pairs.values():
         if len(seen) < 2:
@@ -75,6 +81,7 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         if not recomputed and read_follows_sync(a.stack, b.stack):
             continue  # the read follows the step's sync and redoes none of its work: a read after the step
         mask = any(t.startswith("pred[") and not t.startswith("pred[]") for t in a.output_shapes)
-        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask))
+        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask,
+                              len(after.get(a.name, ()))))
     out.sort(key=lambda r: -r.times)
     return out

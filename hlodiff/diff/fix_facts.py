@@ -126,6 +126,10 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if lead is not None:
         facts.add("lead_change")
         args["lead"] = lead.replace("_", " ")
+    if lead == "constant" and cause.kind == "outputs" and _recounted(cause):
+        # review 10 F4: a value baked or passed changes no output's type or shape; outputs gone or added in another
+        # number are other values the step returns (a branch skipped opt.step()), not a consequence of it
+        facts.add("outputs_recounted")
     if cause.kind == "reordered":
         others = [k for k in others if k not in NEVER_REORDERS]
     if others:
@@ -168,6 +172,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
         args["after_read"] = str(ctx.read_sets_trace)
+    if getattr(ctx, "branch_lines", "") and getattr(ctx, "read_branch", False):
+        facts.add("branch_lines")
+        args["branch_lines"] = ctx.branch_lines
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:
@@ -248,3 +255,9 @@ def _user_line(cause: Cause) -> str:
     return "a line of yours this capture does not name"
 
 
+def _recounted(cause: Cause) -> bool:
+    """An outputs cause whose added and removed outputs differ in number (1 added, 2 removed): not one output
+    changing type or shape (one removed for each added). Beside a constant change, the step returns other values (a
+    branch that skipped the optimizer's update); beside a dtype change (autocast) it may be the type's own doing."""
+    pairs = cause.instructions or ()
+    return sum(1 for a, b in pairs if b is None) != sum(1 for a, b in pairs if a is None)

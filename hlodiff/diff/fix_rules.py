@@ -370,9 +370,14 @@ RULES: tuple[FixRule, ...] = (
           "past its recompile limit ({limit}) the later calls run without Dynamo (eagerly, torch_xla tracing them "
           "lazily): pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value; a "
           "higher limit only postpones the fallback", unless="jax"),
+    # review 10 F7: eager torch_xla's constant_lr_special says the opposite for an lr ("not a tensor lr"); each
+    # says why its context differs (checked on real runs: here the guards go with a tensor lr; in eager a tensor lr
+    # adds a host read per step and a Python float lr is one parameter of one graph)
     _rule("dynamo_python_value", "python_value", "dynamo",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
-          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value (it is Dynamo's "
+          "guard on the value that compiles again: without torch.compile, torch_xla passes such a number as device "
+          "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
     _rule("dynamo_mode", "mode", "dynamo",
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
@@ -429,6 +434,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # review 10 F2: the lines where the branches differ, when the graphs after the reads show them
+    _rule("partial_read_sets_branch_lines", "partial", "read_sets_trace read_branch branch_lines",
+          "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
+          "traced next: {after_read} different graphs followed the read, differing at {branch_lines} (lines traced "
+          "on some steps only), so reading it later removes nothing: compute both branches on the device and "
+          "choose with torch.where(cond, a, b): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_branch", "partial", "read_sets_trace read_branch",
           "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
           "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
@@ -617,8 +629,9 @@ RULES: tuple[FixRule, ...] = (
           "an optimizer setting of exactly 0 or 1 (the lr at the start of a warm-up from 0, a schedule ending at "
           "1: {values}) is baked in, other values are passed as device data: keep it off 0 and 1 (start the "
           "warm-up above 0, e.g. (step + 1) / warmup), or accept one compilation per such value; not a tensor lr: "
-          "torch.optim's SGD passes lr as a Python number (alpha=-lr), so a tensor is read back to the host every "
-          "step"),
+          "in eager torch_xla, torch.optim's SGD passes lr as a Python number (alpha=-lr), so a tensor lr is read "
+          "back to the host every step (under torch.compile it is the other way round: Dynamo guards a Python lr "
+          "by its value, so there a tensor lr is the fix)"),
     _rule("constant_float_special", "constant", "special_values torch_xla",
           "a Python number of exactly 0 or 1 ({values}; a loss weight, a scale) is baked in, other values are "
           "passed as device data: put it in a one-element tensor made on the host and moved, "
@@ -822,7 +835,7 @@ RULES: tuple[FixRule, ...] = (
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
           "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
-          "follows from the {lead} change: outputs changed type or shape with it"),
+          "follows from the {lead} change: outputs changed type or shape with it", unless="outputs_recounted"),
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     _rule("outputs_jax", "outputs", "jax",
           "the function returns other values on some calls (a metric, a log): return the same outputs every call"),
@@ -842,6 +855,13 @@ RULES: tuple[FixRule, ...] = (
           "never synced on its own: its ops stay pending and run inside the next step's graph (this graph ran on "
           "{steps}), another graph to compile: call torch_xla.sync() right after that block (after the validation "
           "loop), or read its result there (.item()), so each training step stays one graph"),
+    # review 10 F4 (tx_item_mid #1 vs #7): 1 output added, 2 removed, the weight updates gone: a branch that skipped
+    # opt.step() on a spike; the constant beside it (x * 1.0 baked) changed no output
+    _rule("outputs_other_values", "outputs", "outputs_recounted torch_xla",
+          "the graph returns other values at {line} (another number of outputs, not the same ones with another type "
+          "or shape): other code ran there (a Python `if` took the other branch, an update skipped on some steps); "
+          "if a value read from a tensor (.item(), a comparison) chose the branch, compute both branches on the "
+          "device and choose with torch.where, so every step runs the same graph"),
     _rule("outputs_some_steps", "outputs", "",
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),

@@ -60,6 +60,8 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
         summary += f" used by {first.details['used_by'][1]}"
     if what and what in first.details:
         a, b = first.details[what]
+        if kind == "sharding":  # review 10 F8: a side without an annotation printed nothing before the arrow
+            a, b = (v or NO_SHARDING for v in (a, b))
         summary += f": {a} -> {b}"
     if len(changes) > 1 and kind != "reordered":
         summary += f" (+{len(changes) - 1} more instruction{'s' if len(changes) > 2 else ''} like it)"
@@ -68,6 +70,11 @@ def origin_cause(kind: str, changes: list[Change], context: str) -> Cause:
     return Cause(kind, summary + context, user, instructions(changes), library, origins=changes,
                  callers=callers(stacks), named=first, baked_value=baked,
                  element_types=first.details.get("element_type") if kind == "dtype" else None)
+
+
+NO_SHARDING = "none (no sharding annotation)"
+"""A parameter the module gives no ``sharding={...}``: an argument JAX had not placed (uncommitted, as ``jnp.ones``
+makes it), left to XLA, or a one-device module. Which of them the text cannot tell, so the words say what is seen."""
 
 
 def _origin_order(change: Change) -> tuple:

@@ -24,7 +24,8 @@ from hlodiff.explain.cause_graph import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
-                                          graph_grows, graphs_after_reads, grows, inputs_repeat, library_step, state_returned,
+                                          branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
+                                          inputs_repeat, library_step, state_returned,
                                           ops_repeat_per_count, scalars_grow, ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
@@ -95,7 +96,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
-            read_branch=_only_ops(whole_kinds.get(r.family.key, set())), block_repeats=repeats.get(r.family.key, ""),
+            read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
+            branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -215,6 +217,12 @@ def _block_repeats(family_recompilations) -> str:
     if max(counts) > 1.2 * min(counts):
         return ""
     return ", ".join(str(n) for n in counts)
+
+
+def _read_branch(kinds: set[str], family) -> bool:
+    """What a value read early decided was a branch: the whole graphs differ in ops only, or (no size, attribute
+    or type changed between them) the graphs after the reads all use the same sizes (review 10, F2)."""
+    return _only_ops(kinds) or (not kinds & {"shape", "attribute", "dtype"} and read_chose_ops(family))
 
 
 def _only_ops(kinds: set[str]) -> bool:

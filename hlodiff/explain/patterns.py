@@ -173,6 +173,11 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "switched":
         ref = f" ({p.at_ref})" if p.at_ref else ""
         return f"switched: at {label} from graph {p.at + 1} of {n}{ref} on ({seq}){because}"
+    if p.name == "one-off" and p.split_at:
+        ref = f" ({p.at_ref})" if p.at_ref else ""
+        return (f"one-off: each step ({label}) is split in {_PARTS.get(p.parts, 'two')} by an early read at "
+                f"{p.split_at}, the same {p.parts} graphs every step but one: the step of graph {p.at + 1} of "
+                f"{n}{ref} ran {p.parts} other graphs once ({seq}){because}")
     if p.name == "one-off":
         ref = f" ({p.at_ref})" if p.at_ref else ""
         return f"one-off: at {label} graph {p.at + 1} of {n}{ref} differs once ({seq}){because}"
@@ -251,6 +256,10 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     split, parts, first = _split_by(members)
     if split is not None:
         return Pattern("split", split_at=split, parts=parts, at=first, **base)
+    split, parts, odd = _split_once(members)
+    if split is not None:
+        ref = "#" + members[odd].ref.rsplit("#", 1)[1] if "#" in members[odd].ref else ""
+        return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref, **base)
     period, offset = _period(keys)
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
@@ -317,6 +326,28 @@ def _split_by(members) -> tuple[str | None, int, int]:
             where = user_frame(cut.record.frames) if cut.record.frames else None
             return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
                 first
+    return None, 0, 0
+
+
+def _split_once(members) -> tuple[str | None, int, int]:
+    """Every step cut into the same group (as :func:`_split_by`) but one step in the middle, whose graphs differ
+    and never come back: a split step that took another branch once (review 10, F2: a loss-scaling step skipped on
+    a spike, A,B,A,B,A,B,C,D,A,B,A,B), not graphs "in no fixed order". The read's line, the graphs per step, and
+    the index of the odd step's first graph, else (None, 0, 0)."""
+    for k in (2, 3, 4):
+        if len(members) < 4 * k or len(members) % k:
+            continue
+        groups = [members[i:i + k] for i in range(0, len(members), k)]
+        if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
+            continue
+        keys = [tuple(g.cache_key for g in grp) for grp in groups]
+        odd = [i for i, key in enumerate(keys) if key != keys[0]]
+        if len(odd) != 1 or odd[0] == len(groups) - 1 or keys.count(keys[0]) < 3:
+            continue
+        cut = groups[0][0]
+        where = user_frame(cut.record.frames) if cut.record.frames else None
+        return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
+            odd[0] * k
     return None, 0, 0
 
 

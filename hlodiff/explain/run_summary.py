@@ -7,7 +7,7 @@ from __future__ import annotations
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.explanation import Recompilation, RunCounts
-from hlodiff.explain.families import Family
+from hlodiff.explain.families import Family, is_partial
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.locate import has_source_metadata, output_tensors
 from hlodiff.explain.patterns import Pattern, _in_brief, pattern_text
@@ -59,8 +59,12 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                r.causes[0].fix_stance is FixStance.WARMUP)
+    # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled again
+    rest = sum(1 for r in recompilations if r.family.key not in eager and _first_rest(r))
     asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
-        + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else [])
+        + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
+        + (["1 of them the first step's second graph, after an early read cut the step" if rest == 1 else
+            f"{rest} of them first steps' second graphs, after early reads cut the steps"] if rest else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)
@@ -74,6 +78,14 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
     return head + ": " + pattern_text(interesting[0]) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _first_rest(r: Recompilation) -> bool:
+    """The family's first whole graph, right after the graphs its first step's early reads ran (the step's second
+    graph, #1 of a run cut at .item()): compiled because the read cut the step, not because the step changed."""
+    members = r.family.members
+    i = next((i for i, g in enumerate(members) if g.ref == r.graph.ref), 0)
+    return i > 0 and not is_partial(members[i]) and all(is_partial(g) for g in members[:i])
 
 
 def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int,

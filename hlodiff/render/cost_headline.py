@@ -117,6 +117,11 @@ def fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
+    if h.kind == "read_in_step" and h.followed_by > 1:
+        return (f"the value read decides what is traced after it ({h.followed_by} different graphs followed the "
+                "read), so reading it later removes nothing: if it chooses a branch (`if t.item() > x:`), compute "
+                "both branches on the device and choose with torch.where(cond, a, b); if it sets a size, give that "
+                "size a fixed length; then nothing is read and each step is one graph")
     if h.kind == "read_in_step":
         return ("read the value after the step's sync, or in xm.add_step_closure (torch_xla runs it once the step's "
                 "graph has computed it), so that each step is one graph")
