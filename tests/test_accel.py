@@ -340,6 +340,7 @@ def test_graph_index_walks_as_the_dict_walks(operands):
         assert native.index_postorder(index, _fresh(root)) == native.postorder(root, operands)[0]
     users = native.users_of(operands)
     assert native.index_users(index) == users and list(native.index_users(index)) == list(users)
+    assert {name: native.index_users_of(index, _fresh(name)) for name in operands} == users
     params = {"a", "p", "e"}
     ids_dict, ids_index = {}, {}
     native.number_params(["c", "p"], {"d"}, set(params), operands, ids_dict)
@@ -352,6 +353,9 @@ def test_graph_index_walks_as_the_dict_walks(operands):
     for root in operands:
         assert native.index_postorder(index, root) == native.index_postorder(index, _fresh(root)) \
             == native.postorder(root, operands)[0]
+        assert native.index_users_of(index, root) == users[root]  # its table made again for the users asked
+    with pytest.raises(KeyError):
+        native.index_users_of(index, "missing")
     with pytest.raises(KeyError):
         native.index_postorder(index, "missing")
 

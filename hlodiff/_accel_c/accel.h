@@ -146,6 +146,7 @@ PyObject *index_live_count(PyObject *self, PyObject *args);
 PyObject *index_postorder(PyObject *self, PyObject *args);
 PyObject *index_number_params(PyObject *self, PyObject *args);
 PyObject *index_users(PyObject *self, PyObject *capsule);
+PyObject *index_users_of(PyObject *self, PyObject *args);
 PyObject *index_compact(PyObject *self, PyObject *capsule);
 PyObject *index_unsettled(PyObject *self, PyObject *args);
 int gx_view(PyObject *capsule, Py_ssize_t *n, PyObject **names, int32_t **op_start, int32_t **op_idx, int *ordered);

@@ -88,6 +88,7 @@ static PyMethodDef methods[] = {
     {"index_compact", index_compact, METH_O,
      "index_compact(ix): drop the index's table of names (lookups by name then scan); the same answers"},
     {"index_users", index_users, METH_O, "index_users(ix) -> users_of(operands) over the index"},
+    {"index_users_of", index_users_of, METH_VARARGS, "index_users_of(ix, name) -> index_users(ix)[name], a new list"},
     {"index_unsettled", index_unsettled, METH_VARARGS,
      "index_unsettled(l2r, lix, rix, llabels, rlabels, linsts, rinsts) -> (unsettled_pairs, left and right "
      "unpaired (name, inst) entries) over the two indexes, or None"},
