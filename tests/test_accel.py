@@ -117,7 +117,7 @@ def _diff_outcome(left_text: str, right_text: str, use_native: bool, monkeypatch
     shape_cache.clear()
     left, right = (canonicalize(parse_module(t)) for t in (left_text, right_text))
     diff = diff_canonical(left, right)
-    matched = [(cd.matching.l2r, cd.matching.how) for cd in diff.computations]
+    matched = [(list(cd.matching.l2r.items()), list(cd.matching.how.items())) for cd in diff.computations]
     return json.dumps(diff.to_json(), sort_keys=True), matched
 
 
@@ -315,7 +315,20 @@ def test_unrolled_blocks_pair_diffs_the_same_both_ways(tmp_path, monkeypatch):
              open(_lower(tmp_path / "b.hlo", 40, 20, True, every=10)).read()]
     fast = _diff_outcome(*texts, True, monkeypatch)
     assert fast == _diff_outcome(*texts, False, monkeypatch)
-    assert sum(how == "top_down" for how in fast[1][0][1].values()) > 100
+    assert sum(how == "top_down" for _, how in fast[1][0][1]) > 100
+
+
+@needs_native
+def test_matching_over_positions_pairs_as_the_name_keyed_walks(monkeypatch):
+    """The 33k-instruction pair (permuted parameters, reordered outputs, one more output): the matchers' walks over
+    the two graph indexes' positions (pairs.c) make the same pairs, by the same matchers, in the same order (the
+    order reports list them in) as the pure-Python walks over name-keyed maps."""
+    texts = [_read(FIXTURES / "big" / f"transformer24{v}.hlo.gz") for v in ("", "_variant")]
+    fast = _diff_outcome(*texts, True, monkeypatch)
+    mirrored = [bool(cd.matching._pairs) for cd in diff_canonical(*(canonicalize(parse_module(t)) for t in texts))
+                .computations]
+    assert fast == _diff_outcome(*texts, False, monkeypatch)
+    assert mirrored[0] and len(fast[1][0][0]) > 20000
 
 
 def _fresh(name: str) -> str:

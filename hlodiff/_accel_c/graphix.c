@@ -378,6 +378,13 @@ Py_ssize_t gx_position(PyObject *capsule, PyObject *name) {
     return gx_find(g, name);
 }
 
+/* The same, its table of names made again first when index_compact dropped it (the matchers look up many). */
+Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name) {
+    GraphIx *g = gx_of(capsule);
+    if (g == NULL || gx_table(g) < 0) return -2;
+    return gx_find(g, name);
+}
+
 /* index_users(ix) -> users_of(operands) over the index: each name's users in text order, each once. */
 PyObject *index_users(PyObject *self, PyObject *capsule) {
     GraphIx *g = gx_of(capsule);
