@@ -441,6 +441,12 @@ def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
         assert by_position[0] == by_name
         assert by_position[1] == [(n, i) for n, i in linsts.items() if n not in m.l2r]
         assert by_position[2] == [(n, i) for n, i in rinsts.items() if n not in m.r2l]
+        mirror = m.mirror()  # the matchers' pairs as positions (pairs.c): the same answers without a table made
+        assert mirror is not None and native.pairs_unsettled(mirror, m.left.labels, m.right.labels, linsts,
+                                                             rinsts) == by_position
+        for count_metadata in (True, False):
+            assert native.pairs_renamed_and_metadata(mirror, linsts, rinsts, count_metadata) \
+                == native.renamed_and_metadata(m.l2r, linsts, rinsts, count_metadata)
         indexed += 1
         unpaired += len(by_position[1]) + len(by_position[2])
         if len(by_name) > 1:

@@ -186,5 +186,7 @@ PyObject *pairs_unpaired(PyObject *self, PyObject *args);
 PyObject *pairs_match_equal(PyObject *self, PyObject *args);
 PyObject *pairs_exact_walk(PyObject *self, PyObject *args);
 PyObject *pairs_top_down(PyObject *self, PyObject *args);
+PyObject *pairs_unsettled(PyObject *self, PyObject *args);
+PyObject *pairs_renamed_and_metadata(PyObject *self, PyObject *args);
 
 #endif

@@ -98,6 +98,10 @@ static PyMethodDef methods[] = {
      "pairs_exact_walk(P, order, lanon, rights_by, lefts_by, kind, tied) -> exact_walk over positions"},
     {"pairs_top_down", pairs_top_down, METH_VARARGS,
      "pairs_top_down(P, order, root, handle, kind, linsts, rinsts, lanon, ranon, lops, rops) -> top_down over positions"},
+    {"pairs_unsettled", pairs_unsettled, METH_VARARGS,
+     "pairs_unsettled(P, llabels, rlabels, linsts, rinsts) -> index_unsettled's answer from the mirror, or None"},
+    {"pairs_renamed_and_metadata", pairs_renamed_and_metadata, METH_VARARGS,
+     "pairs_renamed_and_metadata(P, linsts, rinsts, count_metadata) -> renamed_and_metadata from the mirror, or None"},
     {"index_users_of", index_users_of, METH_VARARGS, "index_users_of(ix, name) -> index_users(ix)[name], a new list"},
     {"index_unsettled", index_unsettled, METH_VARARGS,
      "index_unsettled(l2r, lix, rix, llabels, rlabels, linsts, rinsts) -> (unsettled_pairs, left and right "

@@ -21,6 +21,8 @@ struct Pairs {
     int32_t *lstart, *lidx, *rstart, *ridx;
     int32_t *lpart, *rpart;      /* partner position, -1 when unpaired */
     uint8_t *settled;            /* left positions whose operand positions are all decided (top_down) */
+    int32_t *log;                /* the left positions in the order they were paired: l2r's order */
+    Py_ssize_t nlog;
     PyObject *orders[2];         /* the last order list asked about on each side, its size and positions */
     Py_ssize_t order_n[2];
     int32_t *order_pos[2];
@@ -43,15 +45,17 @@ static void pairs_free(PyObject *capsule) {
     PyMem_Free(p->lpart);
     PyMem_Free(p->rpart);
     PyMem_Free(p->settled);
+    PyMem_Free(p->log);
     PyMem_Free(p);
 }
 
 static Pairs *pairs_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, PAIRS); }
 
-/* Record a pair of positions (both free: checked by the caller). */
+/* Record a pair of positions (both free: checked by the caller; so at most min(ln, rn) of them, the log's size). */
 static inline void mark(Pairs *p, int32_t a, int32_t b) {
     p->lpart[a] = b;
     p->rpart[b] = a;
+    p->log[p->nlog++] = a;
 }
 
 /* Pair positions a and b when both are free: the arrays and the dicts. 1 paired, 0 not, -1 error. */
@@ -114,7 +118,8 @@ PyObject *pairs_new(PyObject *self, PyObject *args) {
     p->lpart = PyMem_Malloc((p->ln ? p->ln : 1) * sizeof(int32_t));
     p->rpart = PyMem_Malloc((p->rn ? p->rn : 1) * sizeof(int32_t));
     p->settled = PyMem_Calloc(p->ln ? p->ln : 1, 1);
-    if (!p->lpart || !p->rpart || !p->settled) {
+    p->log = PyMem_Malloc(((p->ln < p->rn ? p->ln : p->rn) + 1) * sizeof(int32_t));
+    if (!p->lpart || !p->rpart || !p->settled || !p->log) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -390,4 +395,171 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
 fail:
     Py_DECREF(order);
     return NULL;
+}
+
+/* The values of a map keyed by one side's names, by position (borrowed: the map outlives the call); found by
+   identity when the map is in the index's order (the common case), else by the index's table. 1, 0 when a key is
+   not a node of the index (the caller declines), -1 with an error. */
+static int by_position(Pairs *p, int side, PyObject *map, PyObject **out) {
+    PyObject *cap = side ? p->rcap : p->lcap, *names = side ? p->rnames : p->lnames;
+    Py_ssize_t n = side ? p->rn : p->ln, pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(map, &pos, &key, &value)) {
+        Py_ssize_t x = i < n && PyList_GET_ITEM(names, i) == key ? i : gx_position_tabled(cap, key);
+        i++;
+        if (x == -2) return -1;
+        if (x < 0) return 0;
+        out[x] = value;
+    }
+    return 1;
+}
+
+/* The (name, instruction) entries of insts whose position has no pair, in insts' order. NULL with an error. */
+static PyObject *unpaired_entries(Pairs *p, int side, PyObject *insts) {
+    PyObject *cap = side ? p->rcap : p->lcap, *names = side ? p->rnames : p->lnames;
+    const int32_t *part = side ? p->rpart : p->lpart;
+    Py_ssize_t n = side ? p->rn : p->ln, pos = 0, i = 0;
+    PyObject *out = PyList_New(0), *name, *inst;
+    if (out == NULL) return NULL;
+    while (PyDict_Next(insts, &pos, &name, &inst)) {
+        Py_ssize_t x = i < n && PyList_GET_ITEM(names, i) == name ? i : gx_position_tabled(cap, name);
+        i++;
+        if (x == -2) goto fail;
+        if (x >= 0 && part[x] >= 0) continue; /* by_position checked every name is a node */
+        PyObject *e = PyTuple_Pack(2, name, inst);
+        if (e == NULL || PyList_Append(out, e) < 0) {
+            Py_XDECREF(e);
+            goto fail;
+        }
+        Py_DECREF(e);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* pairs_unsettled(P, llabels, rlabels, linsts, rinsts) -> index_unsettled's answer from the mirror: (the pairs in
+   l2r's order whose labels differ or whose operands are not paired with each other position by position, over the
+   shorter list; the left (name, instruction) entries without a pair; the right ones), or None when a key of a map
+   is not a node of its index or a node has no label (the caller takes the name-keyed walks). */
+PyObject *pairs_unsettled(PyObject *self, PyObject *args) {
+    PyObject *capsule, *llabels, *rlabels, *linsts, *rinsts;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!", &capsule, &PyDict_Type, &llabels, &PyDict_Type, &rlabels, &PyDict_Type,
+                          &linsts, &PyDict_Type, &rinsts))
+        return NULL;
+    Pairs *p = pairs_of(capsule);
+    if (p == NULL) return NULL;
+    PyObject **llab = PyMem_Calloc(p->ln ? p->ln : 1, sizeof(PyObject *));
+    PyObject **rlab = PyMem_Calloc(p->rn ? p->rn : 1, sizeof(PyObject *));
+    PyObject **scratch = PyMem_Calloc((p->ln > p->rn ? p->ln : p->rn) + 1, sizeof(PyObject *));
+    PyObject *pairs = NULL, *lonly = NULL, *ronly = NULL, *out = NULL;
+    if (!llab || !rlab || !scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int rc = by_position(p, 0, llabels, llab);
+    if (rc == 1) rc = by_position(p, 1, rlabels, rlab);
+    if (rc == 1) rc = by_position(p, 0, linsts, scratch); /* every instruction a node: else decline */
+    if (rc == 1) rc = by_position(p, 1, rinsts, scratch);
+    if (rc < 0) goto done;
+    for (Py_ssize_t k = 0; rc == 1 && k < p->nlog; k++)
+        if (llab[p->log[k]] == NULL || rlab[p->lpart[p->log[k]]] == NULL) rc = 0;
+    if (rc == 0) {
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
+    if ((pairs = PyList_New(0)) == NULL) goto done;
+    for (Py_ssize_t k = 0; k < p->nlog; k++) {
+        int32_t a = p->log[k], b = p->lpart[a];
+        int same = PyObject_RichCompareBool(llab[a], rlab[b], Py_EQ);
+        if (same < 0) goto done;
+        if (same) {
+            int32_t la = p->lstart[a], le = p->lstart[a + 1], ra = p->rstart[b], re = p->rstart[b + 1];
+            for (; la < le && ra < re; la++, ra++)
+                if (p->lpart[p->lidx[la]] != p->ridx[ra]) {
+                    same = 0;
+                    break;
+                }
+            if (same) continue;
+        }
+        PyObject *t = PyTuple_Pack(2, PyList_GET_ITEM(p->lnames, a), PyList_GET_ITEM(p->rnames, b));
+        if (t == NULL || PyList_Append(pairs, t) < 0) {
+            Py_XDECREF(t);
+            goto done;
+        }
+        Py_DECREF(t);
+    }
+    if ((lonly = unpaired_entries(p, 0, linsts)) == NULL || (ronly = unpaired_entries(p, 1, rinsts)) == NULL) goto done;
+    out = PyTuple_Pack(3, pairs, lonly, ronly);
+done:
+    Py_XDECREF(pairs);
+    Py_XDECREF(lonly);
+    Py_XDECREF(ronly);
+    PyMem_Free(llab);
+    PyMem_Free(rlab);
+    PyMem_Free(scratch);
+    return out;
+}
+
+/* pairs_renamed_and_metadata(P, linsts, rinsts, count_metadata) -> renamed_and_metadata's counts from the mirror
+   (how many pairs differ in name, and in their metadata attribute when asked), each instruction found by position;
+   None when a name of insts is not a node of its index. */
+PyObject *pairs_renamed_and_metadata(PyObject *self, PyObject *args) {
+    PyObject *capsule, *linsts, *rinsts;
+    int count_metadata;
+    if (!PyArg_ParseTuple(args, "OO!O!p", &capsule, &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &count_metadata))
+        return NULL;
+    Pairs *p = pairs_of(capsule);
+    if (p == NULL) return NULL;
+    PyObject **li = PyMem_Calloc(p->ln ? p->ln : 1, sizeof(PyObject *));
+    PyObject **ri = PyMem_Calloc(p->rn ? p->rn : 1, sizeof(PyObject *));
+    PyObject *out = NULL;
+    Py_ssize_t renamed = 0, meta = 0;
+    if (!li || !ri) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int rc = by_position(p, 0, linsts, li);
+    if (rc == 1) rc = by_position(p, 1, rinsts, ri);
+    if (rc < 0) goto done;
+    for (Py_ssize_t k = 0; rc == 1 && k < p->nlog; k++) /* a KeyError where the dict walk raises one: decline */
+        if (li[p->log[k]] == NULL || ri[p->lpart[p->log[k]]] == NULL) rc = 0;
+    if (rc == 0) {
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < p->nlog; k++) {
+        int32_t a = p->log[k], b = p->lpart[a];
+        int same = PyObject_RichCompareBool(PyList_GET_ITEM(p->lnames, a), PyList_GET_ITEM(p->rnames, b), Py_EQ);
+        if (same < 0) goto done;
+        renamed += !same;
+        if (!count_metadata) continue;
+        PyObject *la = inst_attr(li[a], s_attrs), *ra = la ? inst_attr(ri[b], s_attrs) : NULL;
+        int differ = -1;
+        if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
+            PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
+            PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
+            if (!PyErr_Occurred()) {
+                if (lm == NULL || rm == NULL) differ = lm != rm;
+                else {
+                    int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
+                    differ = eq < 0 ? -1 : !eq;
+                }
+            }
+        } else if (ra != NULL) {
+            PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
+        }
+        Py_XDECREF(la);
+        Py_XDECREF(ra);
+        if (differ < 0) goto done;
+        meta += differ;
+    }
+    out = Py_BuildValue("(nn)", renamed, meta);
+done:
+    PyMem_Free(li);
+    PyMem_Free(ri);
+    return out;
 }

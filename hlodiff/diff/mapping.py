@@ -52,6 +52,11 @@ class Matching:
             self._pairs = rix is not None and native.pairs_new(lix, rix, self.l2r, self.r2l, self.how) or False
         return self._pairs or None
 
+    def mirror(self):
+        """The mirror of the pairs as positions if the matchers made one and it still holds (:meth:`positions`),
+        else None: for the readers after matching, which do not make one."""
+        return self._pairs or None
+
     def drop(self, left: str) -> None:
         """Undo ``left``'s pair (both directions, how it was made, its settled mark): only
         :func:`hlodiff.diff.matchers.unbake_moved_inputs` does, after every matcher ran."""
