@@ -22,6 +22,7 @@ struct Pairs {
     int32_t *lpart, *rpart;      /* partner position, -1 when unpaired */
     uint8_t *settled;            /* left positions whose operand positions are all decided (top_down) */
     int32_t *log;                /* the left positions in the order they were paired: l2r's order */
+    PyObject **lop, **rop;       /* each position's opcode (owned), read on the first top-down pass */
     Py_ssize_t nlog;
     PyObject *orders[2];         /* the last order list asked about on each side, its size and positions */
     Py_ssize_t order_n[2];
@@ -46,6 +47,10 @@ static void pairs_free(PyObject *capsule) {
     PyMem_Free(p->rpart);
     PyMem_Free(p->settled);
     PyMem_Free(p->log);
+    for (Py_ssize_t i = 0; p->lop != NULL && i < p->ln; i++) Py_XDECREF(p->lop[i]);
+    for (Py_ssize_t i = 0; p->rop != NULL && i < p->rn; i++) Py_XDECREF(p->rop[i]);
+    PyMem_Free(p->lop);
+    PyMem_Free(p->rop);
     PyMem_Free(p);
 }
 
@@ -320,6 +325,65 @@ fail:
     return NULL;
 }
 
+static int by_position(Pairs *p, int side, PyObject *map, PyObject **out);
+
+/* Each position's opcode, read once from the instructions (both sides): 0, or -1 with an error (KeyError for a
+   node without an instruction, as the dict lookups raise). */
+static int opcodes(Pairs *p, PyObject *linsts, PyObject *rinsts) {
+    if (p->lop != NULL) return 0;
+    for (int side = 0; side < 2; side++) {
+        Py_ssize_t n = side ? p->rn : p->ln;
+        PyObject **ops = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
+        if (ops == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        int rc = by_position(p, side, side ? rinsts : linsts, ops); /* borrowed instructions, for now */
+        for (Py_ssize_t i = 0; rc == 1 && i < n; i++) {
+            if (ops[i] == NULL) {
+                PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(side ? p->rnames : p->lnames, i));
+                rc = -1;
+            } else if ((ops[i] = inst_attr(ops[i], s_opcode)) == NULL) {
+                rc = -1;
+            }
+            if (rc < 0)
+                for (Py_ssize_t k = 0; k < i; k++) Py_DECREF(ops[k]);
+        }
+        if (rc == 0) { /* a name of insts that is no node: its lookups raise, as the dict walk's would */
+            PyErr_SetString(PyExc_KeyError, "an instruction that is not a node of the graph index");
+            rc = -1;
+        }
+        if (rc < 0) {
+            PyMem_Free(ops);
+            return -1;
+        }
+        if (side) p->rop = ops;
+        else p->lop = ops;
+    }
+    return 0;
+}
+
+/* matchers._compatible by position: the same opcode, a parameter against a constant, or the same anonymous hash
+   (looked up only when the opcodes differ). 1, 0, -1 with an error. */
+static int compatible_ix(Pairs *p, int32_t lo, int32_t ro, PyObject *lanon, PyObject *ranon) {
+    PyObject *a = p->lop[lo], *b = p->rop[ro];
+    if (a == b) return 1;
+    int ok = PyObject_RichCompareBool(a, b, Py_EQ);
+    if (ok != 0) return ok;
+    if (PyUnicode_Check(a) && PyUnicode_Check(b)) {
+        int lp = PyUnicode_Compare(a, s_parameter) == 0, rp = PyUnicode_Compare(b, s_parameter) == 0;
+        int lc = PyUnicode_Compare(a, s_constant) == 0, rc = PyUnicode_Compare(b, s_constant) == 0;
+        if ((lp && rc) || (lc && rp)) return 1;
+    }
+    PyObject *l = PyList_GET_ITEM(p->lnames, lo), *r = PyList_GET_ITEM(p->rnames, ro);
+    PyObject *x = PyDict_GetItemWithError(lanon, l), *y = x ? PyDict_GetItemWithError(ranon, r) : NULL;
+    if (y == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, x ? r : l);
+        return -1;
+    }
+    return PyObject_RichCompareBool(x, y, Py_EQ);
+}
+
 /* pairs_top_down(P, order, root, handle, kind, linsts, rinsts, lanon, ranon, lops_of, rops_of): top_down through
    the mirror: for each paired left position (users first) not settled, the operand positions free on both sides
    (over the shorter list); none: settled; one, or lists of other lengths: each paired here when still free and
@@ -355,8 +419,8 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
             for (la = p->lstart[a], ra = p->rstart[b]; la < le && ra < re; la++, ra++) {
                 int32_t lo = p->lidx[la], ro = p->ridx[ra];
                 if (p->lpart[lo] >= 0 || p->rpart[ro] >= 0) continue;
-                int ok = compatible(linsts, rinsts, lanon, ranon, PyList_GET_ITEM(p->lnames, lo),
-                                    PyList_GET_ITEM(p->rnames, ro));
+                if (p->lop == NULL && opcodes(p, linsts, rinsts) < 0) goto fail;
+                int ok = compatible_ix(p, lo, ro, lanon, ranon);
                 if (ok < 0 || (ok && pair_ix(p, lo, ro, kind) < 0)) goto fail;
             }
             continue;
