@@ -418,6 +418,25 @@ def test_indexed_computation_hashes_and_diffs_as_python_does(users_first, monkey
 
 
 @needs_native
+def test_top_down_over_positions_asks_only_about_the_pairs_it_compares(monkeypatch):
+    """The walk over positions reads each side's opcodes once; a node without an instruction (canonicalize makes
+    none, but the name-keyed walks raise their KeyError only for a pair they compare) does not stop it: the same
+    pairs as the Python walk, top-down ones among them."""
+    from hlodiff.diff.matchers import match_computations
+
+    outcomes = []
+    for on in (True, False):
+        _switch(monkeypatch, on)
+        shape_cache.clear()
+        sides = [canonicalize(parse_module(_chain_module(False, op))).entry for op in ("negate", "exponential")]
+        del sides[0].insts["n0"]  # paired by equal hashes: never compared
+        m = match_computations(*sides)
+        outcomes.append((list(m.l2r.items()), list(m.how.items())))
+        assert (m.mirror() is not None) == on
+    assert outcomes[0] == outcomes[1] and any(how == "top_down" for _, how in outcomes[0][1])
+
+
+@needs_native
 def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
     """Classification's filter read by position through both graph indexes leaves out exactly the pairs the
     name-keyed filter leaves out, in the same order, and finds the same instructions without a pair, on the

@@ -23,6 +23,7 @@ struct Pairs {
     uint8_t *settled;            /* left positions whose operand positions are all decided (top_down) */
     int32_t *log;                /* the left positions in the order they were paired: l2r's order */
     PyObject **lop, **rop;       /* each position's opcode (owned), read on the first top-down pass */
+    int no_opcodes;              /* a node without an instruction: compatible() asks the dicts, as before */
     Py_ssize_t nlog;
     PyObject *orders[2];         /* the last order list asked about on each side, its size and positions */
     Py_ssize_t order_n[2];
@@ -285,6 +286,7 @@ PyObject *pairs_exact_walk(PyObject *self, PyObject *args) {
     if (pos == NULL) return NULL;
     Py_INCREF(order); /* the callback cannot free it under the walk */
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        if (i >= PyList_GET_SIZE(order)) continue; /* the callback may not shrink order, but be safe */
         if (p->lpart[pos[i]] >= 0) continue;
         PyObject *name = PyList_GET_ITEM(order, i);
         PyObject *h = PyDict_GetItemWithError(lanon, name);
@@ -327,40 +329,50 @@ fail:
 
 static int by_position(Pairs *p, int side, PyObject *map, PyObject **out);
 
-/* Each position's opcode, read once from the instructions (both sides): 0, or -1 with an error (KeyError for a
-   node without an instruction, as the dict lookups raise). */
+/* Each position's opcode, read once from the instructions of both sides: 0, or -1 with an error. A node without
+   an instruction (no such computation is made, but the dict walks only raise their KeyError for a pair they
+   compare) sets no_opcodes: compatible() then asks the dicts pair by pair, as before. */
 static int opcodes(Pairs *p, PyObject *linsts, PyObject *rinsts) {
-    if (p->lop != NULL) return 0;
+    PyObject **got[2] = {NULL, NULL};
     for (int side = 0; side < 2; side++) {
         Py_ssize_t n = side ? p->rn : p->ln;
         PyObject **ops = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
         if (ops == NULL) {
             PyErr_NoMemory();
-            return -1;
+            goto fail;
         }
-        int rc = by_position(p, side, side ? rinsts : linsts, ops); /* borrowed instructions, for now */
-        for (Py_ssize_t i = 0; rc == 1 && i < n; i++) {
-            if (ops[i] == NULL) {
-                PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(side ? p->rnames : p->lnames, i));
-                rc = -1;
-            } else if ((ops[i] = inst_attr(ops[i], s_opcode)) == NULL) {
-                rc = -1;
-            }
-            if (rc < 0)
-                for (Py_ssize_t k = 0; k < i; k++) Py_DECREF(ops[k]);
+        got[side] = ops;
+        int rc = by_position(p, side, side ? rinsts : linsts, ops); /* borrowed instructions until replaced */
+        for (Py_ssize_t i = 0; rc == 1 && i < n; i++)
+            if (ops[i] == NULL) rc = 0;
+        if (rc < 0) goto fail_borrowed;
+        if (rc == 0) {
+            p->no_opcodes = 1;
+            PyMem_Free(got[0]);
+            PyMem_Free(got[1]);
+            return 0;
         }
-        if (rc == 0) { /* a name of insts that is no node: its lookups raise, as the dict walk's would */
-            PyErr_SetString(PyExc_KeyError, "an instruction that is not a node of the graph index");
-            rc = -1;
-        }
-        if (rc < 0) {
-            PyMem_Free(ops);
-            return -1;
-        }
-        if (side) p->rop = ops;
-        else p->lop = ops;
     }
+    for (int side = 0; side < 2; side++) {
+        Py_ssize_t n = side ? p->rn : p->ln;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *op = inst_attr(got[side][i], s_opcode);
+            if (op == NULL) { /* the opcodes read so far are owned, the rest borrowed */
+                for (int s = 0; s <= side; s++)
+                    for (Py_ssize_t k = 0; k < (s < side ? p->ln : i); k++) Py_DECREF(got[s][k]);
+                goto fail_borrowed;
+            }
+            got[side][i] = op;
+        }
+    }
+    p->lop = got[0];
+    p->rop = got[1];
     return 0;
+fail_borrowed:
+fail:
+    PyMem_Free(got[0]);
+    PyMem_Free(got[1]);
+    return -1;
 }
 
 /* matchers._compatible by position: the same opcode, a parameter against a constant, or the same anonymous hash
@@ -402,6 +414,7 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
     if (root_pos == -2) return NULL;
     Py_INCREF(order);
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
+        if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
         int32_t a = pos[i], b = p->lpart[a];
         if (b < 0 || p->settled[a]) continue;
         int32_t la = p->lstart[a], le = p->lstart[a + 1], ra = p->rstart[b], re = p->rstart[b + 1];
@@ -419,8 +432,10 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
             for (la = p->lstart[a], ra = p->rstart[b]; la < le && ra < re; la++, ra++) {
                 int32_t lo = p->lidx[la], ro = p->ridx[ra];
                 if (p->lpart[lo] >= 0 || p->rpart[ro] >= 0) continue;
-                if (p->lop == NULL && opcodes(p, linsts, rinsts) < 0) goto fail;
-                int ok = compatible_ix(p, lo, ro, lanon, ranon);
+                if (p->lop == NULL && !p->no_opcodes && opcodes(p, linsts, rinsts) < 0) goto fail;
+                int ok = p->no_opcodes ? compatible(linsts, rinsts, lanon, ranon, PyList_GET_ITEM(p->lnames, lo),
+                                                    PyList_GET_ITEM(p->rnames, ro))
+                                       : compatible_ix(p, lo, ro, lanon, ranon);
                 if (ok < 0 || (ok && pair_ix(p, lo, ro, kind) < 0)) goto fail;
             }
             continue;
