@@ -117,7 +117,7 @@ def _diff_outcome(left_text: str, right_text: str, use_native: bool, monkeypatch
     shape_cache.clear()
     left, right = (canonicalize(parse_module(t)) for t in (left_text, right_text))
     diff = diff_canonical(left, right)
-    matched = [(cd.matching.l2r, cd.matching.how) for cd in diff.computations]
+    matched = [(list(cd.matching.l2r.items()), list(cd.matching.how.items())) for cd in diff.computations]
     return json.dumps(diff.to_json(), sort_keys=True), matched
 
 
@@ -315,7 +315,20 @@ def test_unrolled_blocks_pair_diffs_the_same_both_ways(tmp_path, monkeypatch):
              open(_lower(tmp_path / "b.hlo", 40, 20, True, every=10)).read()]
     fast = _diff_outcome(*texts, True, monkeypatch)
     assert fast == _diff_outcome(*texts, False, monkeypatch)
-    assert sum(how == "top_down" for how in fast[1][0][1].values()) > 100
+    assert sum(how == "top_down" for _, how in fast[1][0][1]) > 100
+
+
+@needs_native
+def test_matching_over_positions_pairs_as_the_name_keyed_walks(monkeypatch):
+    """The 33k-instruction pair (permuted parameters, reordered outputs, one more output): the matchers' walks over
+    the two graph indexes' positions (pairs.c) make the same pairs, by the same matchers, in the same order (the
+    order reports list them in) as the pure-Python walks over name-keyed maps."""
+    texts = [_read(FIXTURES / "big" / f"transformer24{v}.hlo.gz") for v in ("", "_variant")]
+    fast = _diff_outcome(*texts, True, monkeypatch)
+    mirrored = [bool(cd.matching._pairs) for cd in diff_canonical(*(canonicalize(parse_module(t)) for t in texts))
+                .computations]
+    assert fast == _diff_outcome(*texts, False, monkeypatch)
+    assert mirrored[0] and len(fast[1][0][0]) > 20000
 
 
 def _fresh(name: str) -> str:
@@ -340,6 +353,7 @@ def test_graph_index_walks_as_the_dict_walks(operands):
         assert native.index_postorder(index, _fresh(root)) == native.postorder(root, operands)[0]
     users = native.users_of(operands)
     assert native.index_users(index) == users and list(native.index_users(index)) == list(users)
+    assert {name: native.index_users_of(index, _fresh(name)) for name in operands} == users
     params = {"a", "p", "e"}
     ids_dict, ids_index = {}, {}
     native.number_params(["c", "p"], {"d"}, set(params), operands, ids_dict)
@@ -352,6 +366,9 @@ def test_graph_index_walks_as_the_dict_walks(operands):
     for root in operands:
         assert native.index_postorder(index, root) == native.index_postorder(index, _fresh(root)) \
             == native.postorder(root, operands)[0]
+        assert native.index_users_of(index, root) == users[root]  # its table made again for the users asked
+    with pytest.raises(KeyError):
+        native.index_users_of(index, "missing")
     with pytest.raises(KeyError):
         native.index_postorder(index, "missing")
 
@@ -401,6 +418,25 @@ def test_indexed_computation_hashes_and_diffs_as_python_does(users_first, monkey
 
 
 @needs_native
+def test_top_down_over_positions_asks_only_about_the_pairs_it_compares(monkeypatch):
+    """The walk over positions reads each side's opcodes once; a node without an instruction (canonicalize makes
+    none, but the name-keyed walks raise their KeyError only for a pair they compare) does not stop it: the same
+    pairs as the Python walk, top-down ones among them."""
+    from hlodiff.diff.matchers import match_computations
+
+    outcomes = []
+    for on in (True, False):
+        _switch(monkeypatch, on)
+        shape_cache.clear()
+        sides = [canonicalize(parse_module(_chain_module(False, op))).entry for op in ("negate", "exponential")]
+        del sides[0].insts["n0"]  # paired by equal hashes: never compared
+        m = match_computations(*sides)
+        outcomes.append((list(m.l2r.items()), list(m.how.items())))
+        assert (m.mirror() is not None) == on
+    assert outcomes[0] == outcomes[1] and any(how == "top_down" for _, how in outcomes[0][1])
+
+
+@needs_native
 def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
     """Classification's filter read by position through both graph indexes leaves out exactly the pairs the
     name-keyed filter leaves out, in the same order, and finds the same instructions without a pair, on the
@@ -424,6 +460,12 @@ def test_unsettled_pairs_over_the_indexes_as_over_the_maps():
         assert by_position[0] == by_name
         assert by_position[1] == [(n, i) for n, i in linsts.items() if n not in m.l2r]
         assert by_position[2] == [(n, i) for n, i in rinsts.items() if n not in m.r2l]
+        mirror = m.mirror()  # the matchers' pairs as positions (pairs.c): the same answers without a table made
+        assert mirror is not None and native.pairs_unsettled(mirror, m.left.labels, m.right.labels, linsts,
+                                                             rinsts) == by_position
+        for count_metadata in (True, False):
+            assert native.pairs_renamed_and_metadata(mirror, linsts, rinsts, count_metadata) \
+                == native.renamed_and_metadata(m.l2r, linsts, rinsts, count_metadata)
         indexed += 1
         unpaired += len(by_position[1]) + len(by_position[2])
         if len(by_name) > 1:

@@ -146,10 +146,12 @@ PyObject *index_live_count(PyObject *self, PyObject *args);
 PyObject *index_postorder(PyObject *self, PyObject *args);
 PyObject *index_number_params(PyObject *self, PyObject *args);
 PyObject *index_users(PyObject *self, PyObject *capsule);
+PyObject *index_users_of(PyObject *self, PyObject *args);
 PyObject *index_compact(PyObject *self, PyObject *capsule);
 PyObject *index_unsettled(PyObject *self, PyObject *args);
 int gx_view(PyObject *capsule, Py_ssize_t *n, PyObject **names, int32_t **op_start, int32_t **op_idx, int *ordered);
 Py_ssize_t gx_position(PyObject *capsule, PyObject *name);
+Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name);
 
 /* index.c */
 PyObject *index_computation(PyObject *self, PyObject *args);
@@ -169,5 +171,22 @@ PyObject *top_down(PyObject *self, PyObject *args);
 PyObject *unsettled_pairs(PyObject *self, PyObject *args);
 PyObject *users_of(PyObject *self, PyObject *args);
 PyObject *renamed_and_metadata(PyObject *self, PyObject *args);
+typedef struct Pairs Pairs;
+Py_ssize_t group_size(PyObject *group, PyObject **only);
+int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo, PyObject *ro);
+int content_choice(PyObject *free, PyObject *linsts, PyObject *rinsts, PyObject *lops_of, PyObject *rops_of,
+                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
+                   Pairs *mirror);
+
+/* pairs.c: matching over positions */
+int pairs_pair_names(Pairs *p, PyObject *l, PyObject *r, PyObject *kind);
+PyObject *pairs_new(PyObject *self, PyObject *args);
+PyObject *pairs_add(PyObject *self, PyObject *args);
+PyObject *pairs_unpaired(PyObject *self, PyObject *args);
+PyObject *pairs_match_equal(PyObject *self, PyObject *args);
+PyObject *pairs_exact_walk(PyObject *self, PyObject *args);
+PyObject *pairs_top_down(PyObject *self, PyObject *args);
+PyObject *pairs_unsettled(PyObject *self, PyObject *args);
+PyObject *pairs_renamed_and_metadata(PyObject *self, PyObject *args);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct {
     size_t mask;
     PyObject *by_value;      /* name -> position, made on the first lookup by a name object not in the table */
     int ordered;             /* every operand defined before its user */
+    int32_t *u_start, *u_idx; /* each node's users, in text order, each once (index_users_of: made on first use) */
 } GraphIx;
 
 static const char *GX = "hlodiff.graph_index";
@@ -34,11 +35,40 @@ static void gx_free(PyObject *capsule) {
     PyMem_Free(g->op_idx);
     PyMem_Free(g->slot_keys);
     PyMem_Free(g->slot_vals);
+    PyMem_Free(g->u_start);
+    PyMem_Free(g->u_idx);
     PyMem_Free(g);
 }
 
 static inline size_t slot_of(const GraphIx *g, PyObject *key) {
     return (size_t)((((uintptr_t)key) >> 4) * 0x9E3779B97F4A7C15ull) & g->mask;
+}
+
+/* The table of positions by name object, made again after index_compact dropped it (what comes after
+   canonicalization asks for many names again: users, matching by position). 0, or -1 with an error. */
+static int gx_table(GraphIx *g) {
+    if (g->slot_keys != NULL) return 0;
+    size_t cap = 16;
+    while (cap < (size_t)g->n * 2) cap <<= 1;
+    g->mask = cap - 1;
+    g->slot_keys = PyMem_Calloc(cap, sizeof(PyObject *));
+    g->slot_vals = PyMem_Malloc(cap * sizeof(int32_t));
+    if (g->slot_keys == NULL || g->slot_vals == NULL) {
+        PyMem_Free(g->slot_keys);
+        PyMem_Free(g->slot_vals);
+        g->slot_keys = NULL;
+        g->slot_vals = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        PyObject *name = PyList_GET_ITEM(g->names, i);
+        size_t s = slot_of(g, name);
+        while (g->slot_keys[s] != NULL) s = (s + 1) & g->mask;
+        g->slot_keys[s] = name;
+        g->slot_vals[s] = (int32_t)i;
+    }
+    return 0;
 }
 
 /* The position of a name, or -1 (no error) when it names no instruction, or -2 with an error set. */
@@ -348,6 +378,13 @@ Py_ssize_t gx_position(PyObject *capsule, PyObject *name) {
     return gx_find(g, name);
 }
 
+/* The same, its table of names made again first when index_compact dropped it (the matchers look up many). */
+Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name) {
+    GraphIx *g = gx_of(capsule);
+    if (g == NULL || gx_table(g) < 0) return -2;
+    return gx_find(g, name);
+}
+
 /* index_users(ix) -> users_of(operands) over the index: each name's users in text order, each once. */
 PyObject *index_users(PyObject *self, PyObject *capsule) {
     GraphIx *g = gx_of(capsule);
@@ -380,6 +417,64 @@ done:
     PyMem_Free(lists);
     PyMem_Free(last);
     return users;
+}
+
+/* The users of every node as runs of positions (index_users' lists, as arrays). 0, or -1 with an error. */
+static int gx_users(GraphIx *g) {
+    if (g->u_start != NULL) return 0;
+    Py_ssize_t n = g->n, total = g->op_start[n];
+    int32_t *start = PyMem_Calloc(n + 2, sizeof(int32_t)), *idx = PyMem_Malloc((total ? total : 1) * sizeof(int32_t));
+    int32_t *last = PyMem_Malloc((n ? n : 1) * sizeof(int32_t));
+    if (start == NULL || idx == NULL || last == NULL) {
+        PyMem_Free(start);
+        PyMem_Free(idx);
+        PyMem_Free(last);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) last[i] = -1;
+    for (Py_ssize_t i = 0; i < n; i++) /* counts, each user once per operand (dict.fromkeys(ops)) */
+        for (int32_t e = g->op_start[i]; e < g->op_start[i + 1]; e++) {
+            int32_t o = g->op_idx[e];
+            if (last[o] == i) continue;
+            last[o] = (int32_t)i;
+            start[o + 2]++;
+        }
+    for (Py_ssize_t i = 0; i < n; i++) start[i + 2] += start[i + 1];
+    for (Py_ssize_t i = 0; i < n; i++) last[i] = -1;
+    for (Py_ssize_t i = 0; i < n; i++) /* start[o + 1] is where o's next user goes */
+        for (int32_t e = g->op_start[i]; e < g->op_start[i + 1]; e++) {
+            int32_t o = g->op_idx[e];
+            if (last[o] == i) continue;
+            last[o] = (int32_t)i;
+            idx[start[o + 1]++] = (int32_t)i;
+        }
+    PyMem_Free(last);
+    g->u_start = start;
+    g->u_idx = idx;
+    return 0;
+}
+
+/* index_users_of(ix, name) -> index_users(ix)[name], a new list: the users of one name without a map of every
+   node's list (a 300K-instruction comparison asks for a few hundred). KeyError for a name of no instruction. */
+PyObject *index_users_of(PyObject *self, PyObject *args) {
+    PyObject *capsule, *name;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &name)) return NULL;
+    GraphIx *g = gx_of(capsule);
+    if (g == NULL || gx_table(g) < 0 || gx_users(g) < 0) return NULL;
+    int32_t p = gx_find(g, name);
+    if (p < 0) {
+        if (p == -1) PyErr_SetObject(PyExc_KeyError, name);
+        return NULL;
+    }
+    PyObject *out = PyList_New(g->u_start[p + 1] - g->u_start[p]);
+    if (out == NULL) return NULL;
+    for (int32_t e = g->u_start[p]; e < g->u_start[p + 1]; e++) {
+        PyObject *u = PyList_GET_ITEM(g->names, g->u_idx[e]);
+        Py_INCREF(u);
+        PyList_SET_ITEM(out, e - g->u_start[p], u);
+    }
+    return out;
 }
 
 /* index_compact(ix): drop the table that finds a position by name (two thirds of the index's memory) once the

@@ -119,7 +119,7 @@ fail:
 }
 
 /* A group of group_by: its size, and its only name when it has one (borrowed). */
-static Py_ssize_t group_size(PyObject *group, PyObject **only) {
+Py_ssize_t group_size(PyObject *group, PyObject **only) {
     *only = NULL;
     if (group == NULL) return 0;
     if (PyList_Check(group)) {
@@ -181,8 +181,7 @@ PyObject *exact_walk(PyObject *self, PyObject *args) {
    compatible; several that may have traded places: handle(lname, rname, free) decides by content. */
 /* matchers._compatible: the same opcode, a parameter against a constant, or the same anonymous hash. 1, 0, or -1
    with an error (KeyError for a name not in the maps, as the Python code raises). */
-static int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo,
-                      PyObject *ro) {
+int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo, PyObject *ro) {
     PyObject *li = PyDict_GetItemWithError(linsts, lo), *ri = li ? PyDict_GetItemWithError(rinsts, ro) : NULL;
     if (ri == NULL) {
         if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? ro : lo);
@@ -357,7 +356,7 @@ static int by_candidate_desc(const void *x, const void *y) {
    first by (score, -|i - j|, -i, left, right), greedy, then each pair when still free and compatible.
    1: done; 0: not here (a fusion pair, a longer list, or names that are not str): the Python code decides;
    -1: error. */
-static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject *how, PyObject *kind) {
+static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject *how, PyObject *kind, Pairs *mirror) {
     Py_ssize_t n = PyList_GET_SIZE(free);
     if (n < 2 || n > MAX_SCORED) return 0;
     Candidate cand[MAX_SCORED * MAX_SCORED];
@@ -392,9 +391,19 @@ static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject 
         if (a < 0 || b < 0) return -1;
         if (a || b) continue;
         int ok = compatible(sd->linsts, sd->rinsts, sd->lanon, sd->ranon, lo, ro);
-        if (ok < 0 || (ok && pair(sd->l2r, r2l, how, kind, lo, ro) < 0)) return -1;
+        if (ok < 0) return -1;
+        if (ok && (mirror ? pairs_pair_names(mirror, lo, ro, kind) : pair(sd->l2r, r2l, how, kind, lo, ro)) < 0)
+            return -1;
     }
     return 1;
+}
+
+/* assign_by_content for pairs.c: the pairs written through its mirror (and so to the dicts). */
+int content_choice(PyObject *free, PyObject *linsts, PyObject *rinsts, PyObject *lops_of, PyObject *rops_of,
+                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
+                   Pairs *mirror) {
+    Sides sd = {linsts, rinsts, lops_of, rops_of, lanon, ranon, l2r};
+    return assign_by_content(free, &sd, r2l, how, kind, mirror);
 }
 
 PyObject *top_down(PyObject *self, PyObject *args) {
@@ -447,7 +456,7 @@ PyObject *top_down(PyObject *self, PyObject *args) {
                     rc = pair_in_place(free, l2r, r2l, how, kind, linsts, rinsts, lanon, ranon);
                 } else {
                     Sides sd = {linsts, rinsts, lops_of, rops_of, lanon, ranon, l2r};
-                    rc = assign_by_content(free, &sd, r2l, how, kind);
+                    rc = assign_by_content(free, &sd, r2l, how, kind, NULL);
                     if (rc == 0) { /* a choice the Python code makes (fusions, long lists) */
                         PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
                         if (res == NULL) rc = -1;

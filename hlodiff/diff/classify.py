@@ -98,8 +98,11 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
     if native is not None and not by_number:  # the pairs with equal labels and paired operands left out, in C
         # over the two graph indexes when both sides have one (positions instead of probes of name-keyed maps)
         # (and the instructions without a pair, read from a flag per position)
-        lix, rix = graph_index(m.left), graph_index(m.right)
-        indexed = native.index_unsettled(m.l2r, lix, rix, llabels, rlabels, linsts, rinsts) if lix and rix else None
+        if (mirror := m.mirror()) is not None:  # the matchers' pairs as positions: no table of names made again
+            indexed = native.pairs_unsettled(mirror, llabels, rlabels, linsts, rinsts)
+        else:
+            lix, rix = graph_index(m.left), graph_index(m.right)
+            indexed = native.index_unsettled(m.l2r, lix, rix, llabels, rlabels, linsts, rinsts) if lix and rix else None
         pairs = indexed[0] if indexed else native.unsettled_pairs(m.l2r, llabels, rlabels, lops_of, rops_of)
     else:
         indexed = None

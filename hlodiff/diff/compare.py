@@ -103,7 +103,10 @@ def _renamed_and_metadata(cd: ComputationDiff, count_metadata: bool) -> tuple[in
     m = cd.matching
     linsts, rinsts = m.left.insts, m.right.insts
     if native is not None:
-        return native.renamed_and_metadata(m.l2r, linsts, rinsts, count_metadata)
+        counted = None
+        if (mirror := m.mirror()) is not None:  # each instruction by position, not by a probe of its map
+            counted = native.pairs_renamed_and_metadata(mirror, linsts, rinsts, count_metadata)
+        return counted or native.renamed_and_metadata(m.l2r, linsts, rinsts, count_metadata)
     renamed = meta = 0
     for a, b in m.l2r.items():
         if a != b:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule
+from hlodiff.accel import native
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, graph_index
 
 
 @dataclass(slots=True)
@@ -27,6 +28,10 @@ class Matching:
     settled: set[str] = field(default_factory=set)
     """Left instructions whose every operand position is decided (paired, or its right operand taken): pairs are
     never undone while the matchers run, so the top-down matcher need not look at them again."""
+    _pairs: object | None = None
+    """The accelerator's mirror of the pairs as positions of both graph indexes (pairs.c), which the matchers' walks
+    read instead of probing l2r and r2l: made by :meth:`positions`, told of every pair :meth:`add` makes, forgotten
+    by :meth:`drop`; ``False`` once it cannot be kept (the name-keyed walks then run)."""
 
     def add(self, left: str, right: str, how: str) -> bool:
         if left in self.l2r or right in self.r2l:
@@ -34,7 +39,23 @@ class Matching:
         self.l2r[left] = right
         self.r2l[right] = left
         self.how[left] = how
+        if self._pairs and not native.pairs_add(self._pairs, left, right):
+            self._pairs = False
         return True
+
+    def positions(self):
+        """The mirror of the pairs as positions, made on first use when both computations have a graph index
+        (the accelerator, and computations of 16 instructions or more); None otherwise."""
+        if self._pairs is None:
+            lix = graph_index(self.left) if native is not None else None
+            rix = graph_index(self.right) if lix is not None else None
+            self._pairs = rix is not None and native.pairs_new(lix, rix, self.l2r, self.r2l, self.how) or False
+        return self._pairs or None
+
+    def mirror(self):
+        """The mirror of the pairs as positions if the matchers made one and it still holds (:meth:`positions`),
+        else None: for the readers after matching, which do not make one."""
+        return self._pairs or None
 
     def drop(self, left: str) -> None:
         """Undo ``left``'s pair (both directions, how it was made, its settled mark): only
@@ -43,3 +64,4 @@ class Matching:
         del self.r2l[right]
         self.how.pop(left, None)
         self.settled.discard(left)
+        self._pairs = False  # the mirror does not undo pairs; nothing matches after the one drop does

@@ -93,7 +93,9 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
             partner = partners[name]
         _match_equal_subgraphs(m, name, partner)
 
-    if native is not None:
+    if (pairs := m.positions()) is not None:
+        native.pairs_exact_walk(pairs, left_order, m.left.anon, by_hash, left_by_hash, "exact", tied)
+    elif native is not None:
         native.exact_walk(left_order, m.left.anon, by_hash, left_by_hash, m.l2r, m.r2l, m.how, m.left.operands,
                           m.right.operands, "exact", tied)
     else:
@@ -131,6 +133,9 @@ def _names(group: list[str] | str) -> list[str]:
 
 
 def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:
+    if (pairs := m.positions()) is not None:
+        native.pairs_match_equal(pairs, left, right, force, "exact")
+        return
     if native is not None:
         native.match_equal(m.l2r, m.r2l, m.how, m.left.operands, m.right.operands, left, right, force, "exact")
         return
@@ -156,6 +161,10 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
     """For each matched pair, users first, pair unmatched operands at the same positions."""
     l2r, r2l, settled = m.l2r, m.r2l, m.settled
     left_operands, right_operands = m.left.operands, m.right.operands
+    if (pairs := m.positions()) is not None:  # the same walk over positions (pairs.c)
+        native.pairs_top_down(pairs, left_order, m.left.root, functools.partial(_pair_free_operands, m), "top_down",
+                              m.left.insts, m.right.insts, m.left.anon, m.right.anon, left_operands, right_operands)
+        return
     if native is not None:
         # One free pair (most of them), or lists of other lengths: paired in C as _pair_free_operands would; the
         # callback decides where several operands may have traded places.
@@ -191,7 +200,7 @@ def match_bottom_up(m: Matching, left_order: list[str], right_order: list[str]) 
     """Pair unmatched users of matched operands when opcodes agree; best operand agreement wins."""
     position = None  # right_order's positions, built once a tie needs them (most calls pair nothing)
     # Only the names unpaired at the start: a pass pairs each left name only when it reaches it.
-    for lname in _unpaired(left_order, m.l2r):
+    for lname in _unpaired_of(m, left_order, 0):
         linst = m.left.insts[lname]
         candidates: dict[str, int] = {}
         for pos, lo in enumerate(m.left.operands[lname]):
@@ -219,7 +228,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
     """
     added = 0
     # The unmatched, in order, once: each key's pass then walks these few, not both whole computations.
-    left_free = _unpaired(left_order, m.l2r)
+    left_free = _unpaired_of(m, left_order, 0)
     right_free = None
     for key in (_param_key, _param_dims_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
@@ -230,7 +239,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
         if not lefts:
             continue
         if right_free is None:
-            right_free = _unpaired(right_order, m.r2l)
+            right_free = _unpaired_of(m, right_order, 1)
         for name in right_free:
             if name not in m.r2l and (k := key(m.right, name)) is not None:
                 rights[k].append(name)
@@ -241,6 +250,14 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
             for lname, rname in tie_break(m.left, m.right, names, others):
                 added += m.add(lname, rname, "leftover")
     return added
+
+
+def _unpaired_of(m: Matching, order: list[str], side: int) -> list[str]:
+    """The names of ``order`` without a pair on ``side`` (0: left, 1: right), in order: read by position when the
+    accelerator mirrors the pairs."""
+    if (pairs := m.positions()) is not None:
+        return native.pairs_unpaired(pairs, order, side)
+    return _unpaired(order, m.r2l if side else m.l2r)
 
 
 def _unpaired(order: list[str], paired: dict[str, str]) -> list[str]:
