@@ -61,10 +61,12 @@ class LiveDynamo:
     tells them."""
     _explanation: object = None
 
-    def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None) -> list:
-        """The events Dynamo's log now makes true (``run``: the growing evidence; ``first_story``: the number the
-        next new story takes; ``trees``: how far the guard trees are written, when the log prints them)."""
+    def look(self, run, now: int, graphs: int, first_story: int, final: bool = False,
+             trees: GuardTrees | None = None, steps: dict | None = None) -> list:
+        """The events Dynamo's log now makes true (``run``: the growing evidence; ``now``: the step under way;
+        ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
+        the log prints them; ``steps``: a graph's ref -> its step: a finding joined to an XLA graph is told at that
+        graph's step, not at the step its log line was read in, review 10 F6)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
@@ -79,6 +81,7 @@ class LiveDynamo:
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
+            step = (steps or {}).get(getattr(item, "difference_graph", None) or "", now)
             told = _told_of(item, final)
             was = self.told.get(key)
             now = (told.key(), expected)
