@@ -105,3 +105,19 @@ def test_live_steps_of_a_compiled_loop_are_its_calls():
     grown = [x for x in said if "ops at rev10_dc_control_break.py:17" in x]
     assert [x.split(" recompiled")[0] for x in grown] == ["hlodiff: step 3", "hlodiff: step 4"], said
     assert all(SYNC_FIX in x for x in grown), grown
+
+
+def test_a_size_guard_read_after_its_graph_is_an_update_whose_fix_waits_for_the_next_calls():
+    """The live regression rev6_batch_sizes_record (LIVE_WRONG_NOW until review 10): the bs-3 graph was told first
+    as a size Dynamo traced once; Dynamo's guard for it, read later, came as 'recompiled again ... 2 times so far'
+    with 'a batch is smaller than the one before ... drop_last', two sizes known. Now it is the same story told
+    again (an update), its fix waiting for the calls to come, and the third size says the sizes vary."""
+    from hlodiff.render.live import lines
+
+    events, skipped = _live().replay(DYN / "rev6_batch_sizes_record", "c")
+    assert skipped is None
+    said = [x for e in events for x in lines(e)]
+    assert not any("drop_last" in x for x in said), said
+    assert not any("2 times so far" in x and "varies" not in x for x in said), said
+    assert any("fix: told once the next steps show" in x for x in said), said
+    assert any("now that more of the run is known" in x and "varies from call to call" in x for x in said), said

@@ -170,11 +170,14 @@ class LiveExplainer:
         """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
         tells them (:mod:`hlodiff.explain.live_dynamo`). ``trees``: the guard trees the log has written so far
         (:class:`~hlodiff.explain.live_dynamo.GuardTrees`), read by the glue."""
-        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final, trees,
-                                  steps=self.user_steps.refs)
+        steps = self.user_steps
+        # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
+        events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
+                                  place=steps.of_ref if steps.active else None,
+                                  upcoming=steps.upcoming() if steps.active else None)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
-        return self.user_steps.translate(events)
+        return events
 
     def _one(self, record: GraphRecord) -> list[LiveEvent]:
         from hlodiff.explain.families import family_key, is_partial

@@ -71,10 +71,20 @@ class UserSteps:
             return self.syncs
         return self.calls if self.opened else max(self.calls - 1, 0)
 
+    def upcoming(self) -> int:
+        """The step whose graphs are still to come: the next sync's, or the next call (a Dynamo recompilation read
+        before its graph is that call's)."""
+        return self.syncs if self.syncs else self.calls
+
     def shown(self, step: int | None) -> int | None:
         if step is None or not self.active:
             return step
         return self.at.get(step, self.now())
+
+    def of_ref(self, ref: str | None) -> int | None:
+        """The step shown for the graph ``ref`` (None when it was not read)."""
+        step = self.refs.get(ref) if ref else None
+        return None if step is None else self.shown(step)
 
     def translate(self, events: list) -> list:
         """The events with their steps as the user counts them (in place; the same list)."""
