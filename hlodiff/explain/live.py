@@ -338,8 +338,11 @@ class LiveExplainer:
             return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
         # review 10 F1: the call's input drawn on the device and never synced grows by a seed update each call:
-        # no consequence of what Dynamo did, but the story itself (told with its own fix, live_told.told_of)
-        follows = not lazy_random_input(ours) and self._follows(explanation, record)
+        # no consequence of what Dynamo did, but the story itself (told with its own fix, live_told.told_of),
+        # unless Dynamo's own recompilation heads (dyn_module_logs_only: new sizes; the report at exit leads
+        # with the guard too)
+        lazy = lazy_random_input(ours) and not self.dynamo.guard_story
+        follows = not lazy and self._follows(explanation, record)
         words = self.dynamo.around_words.get(record.ref) if follows else None
         if words and len(words) == len(ours.causes):
             # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled

@@ -67,6 +67,9 @@ class LiveDynamo:
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
     _explanation: object = None
+    guard_story: bool = False
+    """Dynamo's log, at the last look, holds a recompilation of its own that is not expected (a failed guard, a size
+    XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
              trees: GuardTrees | None = None, place=None, upcoming: int | None = None) -> list:
@@ -80,6 +83,7 @@ class LiveDynamo:
         found = self._findings(run)
         if found is None:
             return []
+        self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
         out = []
         for key, item, expected, family in _items(found):
             if not final and ((item.location is None and not _no_line_to_come(item))
