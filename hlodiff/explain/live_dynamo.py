@@ -90,6 +90,9 @@ class LiveDynamo:
                               or (item.location is not None and item.location.is_library)
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
+            if not final and item.kind == "graph_break" and item.explanation is None \
+                    and item.fix_rule != "dynamo_gave_up":
+                continue  # its explanation (what Dynamo could not trace: a print(), an .item()) comes with the next lines
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
