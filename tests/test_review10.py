@@ -121,3 +121,17 @@ def test_a_size_guard_read_after_its_graph_is_an_update_whose_fix_waits_for_the_
     assert not any("2 times so far" in x and "varies" not in x for x in said), said
     assert any("fix: told once the next steps show" in x for x in said), said
     assert any("now that more of the run is known" in x and "varies from call to call" in x for x in said), said
+
+
+def test_record_s_verdict_line_does_not_call_the_growing_input_graphs_expected():
+    """F1, the record line: 'hlodiff: 2 recompilations (all expected)' under a run whose report exits 1 for the
+    growing input graphs. Those recompilations are unexpected ones (listed in --json's `unexpected`)."""
+    from hlodiff.api import explain_paths
+    from hlodiff.render.record import exit_note
+
+    result = explain_paths([str(DYN / "rev10_dc_control_break" / "record")])
+    assert result.exit_code == 1
+    note = exit_note(0, len(result.explanation.recompilations), len(result.unexpected), result.dynamo_counts)
+    assert note == "hlodiff: 2 recompilations; exiting with the command's status 0", note
+    synced = explain_paths([str(DYN / "rev10_dc_control_break_synced" / "record")])
+    assert synced.exit_code == 0 and not synced.unexpected
