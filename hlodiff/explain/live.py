@@ -209,7 +209,8 @@ class LiveExplainer:
         step = self._step(summary, cut)
         held = _Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
-        self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record))
+        self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record),
+                             hit=known is not None)
         if cut:
             # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
             # step (the sync's), known when that graph comes; held till then. The same graph already held (or more

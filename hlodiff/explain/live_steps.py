@@ -37,33 +37,39 @@ class UserSteps:
     inputs_seen: bool = False
     """Any sync of a call's inputs was read: runs of compiled graphs between two of them are one call's."""
     at: dict[int, int] = field(default_factory=dict)
-    """Internal step -> the step shown for it (the first graph read at that internal step)."""
+    """A compilation's internal step -> the step shown for it."""
     refs: dict[str, int] = field(default_factory=dict)
-    """A graph's ref -> its internal step: a finding of Dynamo's log is told at the step of the graph it joined."""
+    """A compilation's ref -> its internal step: a finding of Dynamo's log is told at the step of the graph it
+    joined."""
 
-    def read(self, ref: str, step: int, bridge: bool, cut: bool, traced: bool, debug_cause: str | None) -> None:
+    def read(self, ref: str, step: int, bridge: bool, cut: bool, traced: bool, debug_cause: str | None,
+             hit: bool = False) -> None:
         """One graph read at internal ``step``: ``bridge`` run by the Dynamo bridge, ``cut`` an early read,
-        ``traced`` from a capture of executions."""
-        self.refs.setdefault(ref, step)
+        ``traced`` from a capture of executions, ``hit`` a cache hit. Only compilations are remembered (the events'
+        steps and the graphs Dynamo's findings join are compilations'), so what is kept grows with the run's
+        compilations, not its steps."""
         if bridge and traced:
             self.active = True
         if cut:
             return
         if not bridge:
-            self.at.setdefault(step, self.syncs)
+            shown = self.syncs
             self.syncs += 1
         elif self.syncs:
-            self.at.setdefault(step, self.syncs)
+            shown = self.syncs
         elif debug_cause and FX_CAUSE in debug_cause:  # a compiled FX graph run: the first of a call begins it
             if self.opened or not self.inputs_seen:
-                self.at.setdefault(step, self.calls)
+                shown = self.calls
                 self.calls += 1
                 self.opened = False
             else:  # the code after a graph break, a backward: the same call
-                self.at.setdefault(step, max(self.calls - 1, 0))
+                shown = max(self.calls - 1, 0)
         else:  # the sync of a call's inputs (the bridge's own while it compiles): the next call begins
             self.inputs_seen = self.opened = True
-            self.at.setdefault(step, self.calls)
+            shown = self.calls
+        if not hit:
+            self.at.setdefault(step, shown)
+            self.refs.setdefault(ref, step)
 
     def now(self) -> int:
         """The step under way: the next sync's, or the call in progress (or about to begin)."""
