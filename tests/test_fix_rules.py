@@ -135,6 +135,9 @@ EXERCISED = {
     # momentum: momentum_warmup, the optimizer rows)
     "inputs_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
     "ops_first_step_warmup": "scenarios/torch_xla/rev9_accum_remainder/record",
+    # review 10 (F1): a compiled call's input drawn on the device, never synced (look-alikes: the synced twin,
+    # inputs made on the host: tests/test_review10_dynamo.py)
+    "dynamo_bridge_lazy_random_input": "scenarios/dynamo/rev10_dc_control_break/record",
 
     # round 9: a static jax.checkpoint policy switched mid-run (look-alikes keeping static_structure: scan_length,
     # jax_static_topk, jax_layerdrop_static: tests/test_round9.py)

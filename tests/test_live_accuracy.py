@@ -23,10 +23,6 @@ _spec.loader.exec_module(live)
 
 # What stays wrong live (2026-11-27, live3), by cause (docs/accuracy.md, "The live story", round 3):
 LIVE_WRONG_NOW = {
-    # A regression of this stop's merges (sixth stop), not fixed before it ended: at step 4 only two sizes are
-    # known (8 -> 3) and the live line gives the short-last-batch fix; step 4's revision and step 6 say the sizes
-    # vary (the report at exit is right)
-    'dynamo/rev6_batch_sizes_record': 'fix_none: says drop_last (step 4, two sizes known, before the third)',
     # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
     'torch_xla/center_no_detach': 'line: center_no_detach.py:17 (as at exit)',

@@ -147,6 +147,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_bridge_follows", "*", "dynamo bridge_graph follows_dynamo",
           "follows from Dynamo's recompilation {cid} above ({guard}): torch_xla's bridge compiles each new Dynamo "
           "graph to XLA graphs of its own; fix what that guard says and these go", unless="jax"),
+    # review 10 F1 (dc_control_break): `compiled(torch.randn(..., device=dev))` with no full sync between calls:
+    # torch_xla chains the device seed's update per draw (seed * 214013 + 2531011) until torch_xla.sync() resets
+    # it, and the bridge syncs only the call's inputs, so the input's graph is one update longer each call (10
+    # calls, 11 compilations; a sync after the input: 3). Its own words, never "each once; nothing to fix"
+    _rule("dynamo_bridge_lazy_random_input", "ops", "dynamo bridge_graph rng_seed_update",
+          "a tensor passed to the compiled call was drawn on the device (torch.randn(..., device=...)) with no "
+          "torch_xla.sync() since the draws before it: torch_xla advances its device seed once per draw (seed * 214013 "
+          "+ 2531011) and only a full sync resets that chain, while the bridge syncs just the call's inputs, so the "
+          "input's graph grows by one seed update per call until something syncs: a new graph each time. Call "
+          "torch_xla.sync() after creating the input, before the compiled call (or draw it on the CPU and move it "
+          "with .to(device))", unless="jax follows_dynamo"),
     _rule("dynamo_bridge_beside_recompile", "*", "dynamo bridge_graph dynamo_unexpected",
           "a graph torch_xla's Dynamo bridge compiles on its own (the sync of the call's inputs, a backward): it "
           "changes with what Dynamo traces and what the call receives; act on Dynamo's recompilation above", unless="jax"),

@@ -31,7 +31,9 @@ from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
+from hlodiff.explain.dynamo_random_inputs import random_inputs
 from hlodiff.explain.dynamo_reset import cache_resets
+from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
@@ -318,6 +320,7 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
     bridge_consequences(explanation, found)
+    found.random_inputs, found.random_input_graphs = random_inputs(explanation, found, [c for c in log.compiles if not c.resume])
     found.follows_expected = follows_expected(explanation, found)
     position = {g.ref: i for i, g in enumerate(explanation.graphs)}
     for x in explanation.recompilations:
@@ -386,7 +389,9 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
             facts.add("sizes_per_call")  # review 9 F6 (c2): the input sync at each new size, beside xla_per_size
         args = {"cid": dyn.compile_id if dyn else "?", "guard": dyn.guard.guard if dyn else "?"}
         for cause in r.causes:
-            rule = choose(cause.kind, frozenset(facts | {f"is:{cause.kind}"}))
+            # review 10 F1: the call's input, drawn on the device, one seed update longer than last call's
+            seed = {"rng_seed_update"} if seed_update_only(r, cause) else set()
+            rule = choose(cause.kind, frozenset(facts | seed | {f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
 
 

@@ -72,3 +72,25 @@ def tell_bridge_own(explanation, found) -> None:
             for cause in x.causes:
                 rule = choose(cause.kind, frozenset({"dynamo", "bridge_graph", f"is:{cause.kind}"}))
                 cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
+
+
+RESUME_PREFIX = "torch_dynamo_resume_in_"
+"""Dynamo's name for the function it makes of the code after a graph break (``torch_dynamo_resume_in_forward_at_11``):
+a frame of its own, compiled to graphs of its own."""
+
+
+def resume_frame(g) -> str:
+    """The Dynamo resume functions the graph's ops were traced in (``torch_dynamo_resume_in_forward_at_11``), from
+    the stacks its HLO proto lends (a cache hit: those of the graph it reuses); "" for the code before the first
+    break, or when no stack says. Review 10 F5: the graphs before and after a `print()` break are two programs,
+    each compiled once, not one program "alternating" or "recompiled" 12 % alike."""
+    module = getattr(g, "_module", None)
+    if module is None:
+        first = getattr(g, "_facts", None)
+        module = getattr(first, "_module", None)
+    stacks = getattr(module, "full_stacks", None) if module is not None else None
+    if not stacks:
+        return ""
+    names = {f.function for stack in stacks.values() for f in stack
+             if f.function and f.function.startswith(RESUME_PREFIX)}
+    return ",".join(sorted(names))

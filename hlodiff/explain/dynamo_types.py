@@ -121,6 +121,11 @@ class DynamoFindings:
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
+    random_inputs: list[DynamoRecompile] = field(default_factory=list)
+    """The bridge's sync of the call's inputs compiled anew each call because an input was drawn on the device and
+    never synced (:mod:`hlodiff.explain.dynamo_random_inputs`): one finding, unexpected; ``random_input_graphs``
+    lists the graphs."""
+    random_input_graphs: list[str] = field(default_factory=list)
     resets: list[DynamoRecompile] = field(default_factory=list)
     """Functions Dynamo compiled from scratch again (kind ``reset``: its caches emptied, torch._dynamo.reset()),
     one finding each (:mod:`hlodiff.explain.dynamo_reset`)."""
@@ -146,7 +151,7 @@ class DynamoFindings:
     @property
     def unexpected(self) -> list[DynamoRecompile]:
         return ([r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
-                + [r for r in self.resets if not r.expected])
+                + [r for r in self.random_inputs if not r.expected] + [r for r in self.resets if not r.expected])
 
     def unexpected_after(self, warmup: int | None, steps: dict[str, int]) -> list[DynamoRecompile]:
         """The unexpected ones past ``--warmup N`` (``steps``: XLA graph ref -> call, :func:`call_positions`). A
@@ -156,7 +161,8 @@ class DynamoFindings:
             return self.unexpected
         late = []
         for r in self.unexpected:
-            refs = self.xla_size_graphs if r in self.xla_sizes else [r.difference_graph] if r.difference_graph else []
+            refs = (self.xla_size_graphs if r in self.xla_sizes else self.random_input_graphs
+                    if r in self.random_inputs else [r.difference_graph] if r.difference_graph else [])
             if not refs or any(steps.get(ref, warmup) >= warmup for ref in refs):
                 late.append(r)
         return late
@@ -205,6 +211,10 @@ class DynamoFindings:
             k = len(self.xla_size_graphs)
             parts.append(f"{k} XLA recompilation{'s' if k != 1 else ''} for new sizes Dynamo traced once "
                          f"({self.xla_sizes[0].seen})")
+        for r in self.random_inputs:
+            k = len(self.random_input_graphs)
+            parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} of the call's inputs, a new one each call "
+                         "(an input drawn on the device, never synced)")
         if self.graph_breaks:
             count = sum(b.count for b in self.graph_breaks)
             b = self.graph_breaks[0]
@@ -246,6 +256,8 @@ class DynamoFindings:
                 "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
                 "resets": [r.to_json() for r in self.resets],
+                "random_inputs": [r.to_json() for r in self.random_inputs],
+                "random_input_graphs": self.random_input_graphs,
                 "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,

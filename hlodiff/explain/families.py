@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import RESUME_PREFIX, bridge_ops, bridge_run, resume_frame
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -81,9 +81,17 @@ def family_key(summary: GraphSummary, splits: Mapping[str, FunctionSplit] | None
         label = f"{name + ' ' if name else ''}sync at {_short(trigger) if trigger else 'unknown line'}"
         if trigger is not None and trigger.is_library and bridge_run(record.frames):  # issue 31: no library line
             label = f"{name + ' ' if name else ''}torch.compile (XLA bridge)"
+            resume = resume_frame(summary)
+            if resume:  # review 10 F5: the code after a graph break is a Dynamo frame of its own
+                return (f"{record.source}|{name}|{where}|{resume}",
+                        f"{label} after the graph break at {_break_line(resume)}")
         return f"{record.source}|{name}|{where}", label
     name = _SUFFIX.sub("", summary.name or record.module_name or "?")
     if bridge_ops(summary):
+        resume = resume_frame(summary)
+        if resume:  # review 10 F5: the code after a graph break is a Dynamo frame of its own
+            return (f"{record.source}|{name}|bridge|{resume}",
+                    f"{name} torch.compile (XLA bridge) after the graph break at {_break_line(resume)}")
         # review 9 F2 (c5, a dump with TORCH_LOGS and no debug log): the bridge's graph (ops from Dynamo's FX graph)
         # and an eager read after the sync (`.argmax(-1).cpu()`) share the name SyncTensorsGraph but come from two
         # places in the program; one family made each compiled-once graph a "recompilation" of the other
@@ -167,6 +175,13 @@ def bridge_graph(summary: GraphSummary) -> bool:
     trigger = summary.trigger
     return (record.kind in TRACED_KINDS and trigger is not None and trigger.is_library
             and bridge_run(record.frames))
+
+
+def _break_line(resume: str) -> str:
+    """``forward:11`` for ``torch_dynamo_resume_in_forward_at_11`` (the last one of several)."""
+    last = resume.rsplit(",", 1)[-1][len(RESUME_PREFIX):]
+    function, _, line = last.rpartition("_at_")
+    return f"{function}:{line}" if function and line.isdigit() else last
 
 
 def _short(frame: SourceFrame) -> str:

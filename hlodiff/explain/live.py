@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
+from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.candidates import POOL
 from hlodiff.explain.dynamo_bridge import bridge_run
@@ -139,6 +140,10 @@ class LiveExplainer:
         from hlodiff.explain.live_dynamo import LiveDynamo
 
         self.dynamo = LiveDynamo(failures=[])
+        from hlodiff.explain.live_steps import UserSteps
+
+        self.user_steps = UserSteps()
+        """The steps the events show in a torch.compile run: the user's, not the graphs' (review 10 F6)."""
         self.bridge_seen = False
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
@@ -151,7 +156,7 @@ class LiveExplainer:
         out: list[LiveEvent] = []
         for record in records:
             out += self._one(record)
-        return out
+        return self.user_steps.translate(out)
 
     def finish(self) -> list[LiveEvent]:
         """The run ended: each family's newest recompilation looked at with everything known."""
@@ -159,13 +164,17 @@ class LiveExplainer:
         for family in self.families.values():
             if family.latest is not None:
                 out += self._look_again(family, running=False)
-        return out
+        return self.user_steps.translate(out)
 
     def look_at_dynamo(self, final: bool = False, trees=None) -> list[LiveEvent]:
         """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
         tells them (:mod:`hlodiff.explain.live_dynamo`). ``trees``: the guard trees the log has written so far
         (:class:`~hlodiff.explain.live_dynamo.GuardTrees`), read by the glue."""
-        events = self.dynamo.look(self.run, self.step, self.graphs, len(self.stories), final, trees)
+        steps = self.user_steps
+        # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
+        events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
+                                  place=steps.of_ref if steps.active else None,
+                                  upcoming=steps.upcoming() if steps.active else None)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events
@@ -200,6 +209,8 @@ class LiveExplainer:
         step = self._step(summary, cut)
         held = _Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
+        self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record),
+                             hit=known is not None)
         if cut:
             # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
             # step (the sync's), known when that graph comes; held till then. The same graph already held (or more
@@ -327,7 +338,12 @@ class LiveExplainer:
             # F5; a graph the report groups apart from the live family's name), or None
             return next((f for f in explanation.families if f.compiled and f.compiled[0].ref == record.ref), None)
         shouted = {id(r) for r in unexpected(explanation)}
-        follows = self._follows(explanation, record)
+        # review 10 F1: the call's input drawn on the device and never synced grows by a seed update each call:
+        # no consequence of what Dynamo did, but the story itself (told with its own fix, live_told.told_of),
+        # unless Dynamo's own recompilation heads (dyn_module_logs_only: new sizes; the report at exit leads
+        # with the guard too)
+        lazy = lazy_random_input(ours) and not self.dynamo.guard_story
+        follows = not lazy and self._follows(explanation, record)
         words = self.dynamo.around_words.get(record.ref) if follows else None
         if words and len(words) == len(ours.causes):
             # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled

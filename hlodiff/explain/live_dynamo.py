@@ -22,6 +22,9 @@ BRIDGE_FOLLOWS = ("a graph torch_xla's Dynamo bridge compiled: it follows from w
                   "line from Dynamo's log")
 """The live fix of a recompilation of the bridge's graphs once Dynamo's log is read."""
 
+WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch"})
+"""Rows of a size guard whose fix depends on the sizes still to come (an epoch's last batch, or sizes that vary)."""
+
 UNNAMED = "a guard failed (Dynamo's log names none)"
 """What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
 run goes on, the guard's lines may still be on their way (told at the next look, or at the end as they are)."""
@@ -56,35 +59,58 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
+    graphs_told: dict[str, str] = field(default_factory=dict)
+    """An XLA graph's ref -> the key of the finding first told for it: a later finding joined to the same graph
+    (Dynamo's guard read after the XLA graph of its size was told as a size Dynamo traced once) is that story told
+    again with more known, an ``update``, not a second recompilation (rev6_batch_sizes_record)."""
     around_words: dict[str, list] = field(default_factory=dict)
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
     _explanation: object = None
+    guard_story: bool = False
+    """Dynamo's log, at the last look, holds a recompilation of its own that is not expected (a failed guard, a size
+    XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
-    def look(self, run, step: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None) -> list:
-        """The events Dynamo's log now makes true (``run``: the growing evidence; ``first_story``: the number the
-        next new story takes; ``trees``: how far the guard trees are written, when the log prints them)."""
+    def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
+             trees: GuardTrees | None = None, place=None, upcoming: int | None = None) -> list:
+        """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
+        ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
+        the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
+        at that graph's step, not at the step its log line was read in, and a recompilation not joined to one yet
+        at ``upcoming``, the step whose graphs are still to come; review 10 F6)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
         if found is None:
             return []
+        self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
         out = []
         for key, item, expected, family in _items(found):
             if not final and ((item.location is None and not _no_line_to_come(item))
                               or (item.location is not None and item.location.is_library)
                               or (item.kind != "graph_break" and item.guard.guard == UNNAMED)):
                 continue  # the message is still being written: its guard and the user's line come with the next lines
+            if not final and item.kind == "graph_break" and item.explanation is None \
+                    and item.fix_rule != "dynamo_gave_up":
+                continue  # its explanation (what Dynamo could not trace: a print(), an .item()) comes with the next lines
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
+            placed = place(getattr(item, "difference_graph", None)) if place is not None else None
+            step = placed if placed is not None else (
+                upcoming if upcoming is not None and item.kind != "graph_break" else current)
             told = _told_of(item, final)
             was = self.told.get(key)
             now = (told.key(), expected)
             if was == now:
                 continue
             self.told[key] = now
+            graph = getattr(item, "difference_graph", None)
+            earlier = self.graphs_told.get(graph) if graph else None
+            if key not in self.stories and earlier is not None and earlier != key and earlier in self.stories:
+                self.stories[key], self.first_step[key] = self.stories[earlier], self.first_step[earlier]
+            elif graph:
+                self.graphs_told.setdefault(graph, key)
             if key not in self.stories:
                 where = (item.kind, told.location.file if told.location else None,
                          told.location.line if told.location else None, expected)
@@ -193,11 +219,10 @@ def _told_of(item, final: bool = True):
         summary = f"Dynamo traced {item.function or 'the compiled function'} again: guard `{item.guard.guard}` failed"
         if item.seen:
             summary += f" ({item.seen})"
-    fix = item.fix
-    if not final and "last_call" in getattr(item, "facts", ()):
-        # "the last batch is short" rests on no later recompilation coming, which a run still going cannot know
-        # (review 6, p08: told at step 4 for a batch of 3 that an 8 and a 5 followed): the hedged row until the end
-        from hlodiff.explain.dynamo_types import fix_of
-
-        fix = fix_of(item, item.facts - {"last_call"})[0]
-    return Told(item.kind, summary, item.location, fix)
+    fix, waits = item.fix, False
+    if not final and item.fix_rule in WAITS_FOR_MORE_CALLS:
+        # "the last batch is short" rests on no later recompilation coming, and "a batch smaller than the one
+        # before" on no third size coming, which a run still going cannot know (review 6, p08: told at step 4 for a
+        # batch of 3 that an 8 and a 5 followed): the fix waits for the calls to come (an update) or the end
+        fix, waits = None, True
+    return Told(item.kind, summary, item.location, fix, waits=waits)

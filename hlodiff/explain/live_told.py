@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import Told
 
@@ -53,7 +54,9 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         not settled and root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
-    if bridge and not _baked_at_user_line(root):
+    if lazy_random_input(recompilation):  # review 10 F1: its own story, as at exit
+        fix = FixChoice(choose(root.kind, frozenset({"dynamo", "bridge_graph", "rng_seed_update"})), {}).text
+    elif bridge and not _baked_at_user_line(root):
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
         # once it is read: hlodiff.explain.live_dynamo)
         fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
@@ -62,6 +65,14 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
                 diff.similarity if diff is not None else None, waits)
+
+
+def lazy_random_input(recompilation) -> bool:
+    """A graph the Dynamo bridge ran that differs from its closest only by a seed update (row ``ops_rng_seed``
+    from the graphs alone): the sync of a call's input drawn on the device with no sync since (review 10 F1)."""
+    causes = recompilation.causes
+    return (bool(causes) and causes[0].fix_rule == "ops_rng_seed"
+            and bridge_run(recompilation.graph.record.frames))
 
 
 def _baked_at_user_line(root) -> bool:

@@ -167,7 +167,7 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "periodic":
         return f"periodic: {label} repeats every {p.period} graphs, {p.variants} variants ({seq}){because}"
     if p.name == "unbounded":
-        return f"unbounded: a new graph every time at {label}, {n} compilations ({seq}){because}"
+        return f"unbounded: a new graph every time at {label}, {p.compilations} compilations ({seq}){because}"
     if p.name == "last only":
         return f"last only: at {label} only the last graph differs ({seq}){because}"
     if p.name == "switched":
@@ -264,6 +264,10 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
     if len(compiled_at) == n and n >= 3:
+        return Pattern("unbounded", **base)
+    if compiled_at == list(range(1, n)) and n >= 4 and distinct == n:
+        # review 10 F1 (dc_control_break): the first member reuses a graph compiled in another family (the first
+        # call's input synced while the bridge compiled), then a new graph every time to the end: no fewer new
         return Pattern("unbounded", **base)
     if distinct == 2 and len(compiled_at) == 2 and n >= 3:
         switch = compiled_at[1]

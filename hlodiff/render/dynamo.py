@@ -70,6 +70,14 @@ def render_dynamo(console: Console, dynamo) -> None:
                       highlight=False)
         if r.fix:
             console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+    for r in dynamo.random_inputs:  # review 10 F1: the call's input drawn on the device, never synced
+        where = f" at {r.location.where}" if r.location else ""
+        console.print(Text(f"unbounded: XLA compiles the bridge's sync of the call's inputs anew on every call "
+                           f"({r.seen}){where}", style="bold"), highlight=False)
+        console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
+                      highlight=False)
+        if r.fix:
+            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
     for b in dynamo.graph_breaks:
         where = f" at {b.location.where}" if b.location else ""
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "

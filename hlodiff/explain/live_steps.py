@@ -1,0 +1,101 @@
+"""The step numbers the live lines of a ``torch.compile(backend="openxla")`` run show: the user's, not the graphs'.
+
+The live explainer counts a step per graph that is not an early read (:meth:`hlodiff.explain.live.LiveExplainer._step`):
+in a lazy torch_xla or JAX run that is one per sync or jitted call. In a torch.compile run torch_xla's Dynamo bridge
+runs graphs of its own around every call (the sync of the call's inputs, each FX graph, its warm-up), so that count
+ran ahead of the program: "step 4 recompiled" for the loop's call 2 (review 10 F6). Here, once a graph of the bridge
+was read from a capture of executions, a shown step is:
+
+* the number of the user's own syncs before it (graphs outside the bridge that end a step), once the run has one;
+* before that (a loop that never syncs anything of its own: inference with `out.cpu()`), the number of calls of the
+  compiled function before it: a call begins with the bridge's sync of its inputs and its first compiled graph's
+  run; the graphs after a graph break (or a backward) run in the same call. (Calls whose inputs need no sync and
+  that break into several graphs are counted once per graph: nothing in the graphs tells them apart.)
+
+The internal count is left as it is (the decisions that rest on it: a family's second step, a look again); only
+the numbers the events carry out are translated (:meth:`UserSteps.shown`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FX_CAUSE = "dynamo is compiling"
+"""torch_xla's debug-log cause for an FX graph the bridge compiled (its later runs reuse the graph hash)."""
+
+
+@dataclass(slots=True)
+class UserSteps:
+    active: bool = False
+    """A bridge graph was read from a capture of executions: shown steps are translated."""
+    syncs: int = 0
+    """The user's own step-ending graphs read so far."""
+    calls: int = 0
+    """Calls of the compiled function begun so far (before the user's first sync)."""
+    opened: bool = False
+    """A sync of the call's inputs was read since the last run of a compiled graph: the next run begins a call."""
+    inputs_seen: bool = False
+    """Any sync of a call's inputs was read: runs of compiled graphs between two of them are one call's."""
+    at: dict[int, int] = field(default_factory=dict)
+    """A compilation's internal step -> the step shown for it."""
+    refs: dict[str, int] = field(default_factory=dict)
+    """A compilation's ref -> its internal step: a finding of Dynamo's log is told at the step of the graph it
+    joined."""
+
+    def read(self, ref: str, step: int, bridge: bool, cut: bool, traced: bool, debug_cause: str | None,
+             hit: bool = False) -> None:
+        """One graph read at internal ``step``: ``bridge`` run by the Dynamo bridge, ``cut`` an early read,
+        ``traced`` from a capture of executions, ``hit`` a cache hit. Only compilations are remembered (the events'
+        steps and the graphs Dynamo's findings join are compilations'), so what is kept grows with the run's
+        compilations, not its steps."""
+        if bridge and traced:
+            self.active = True
+        if cut:
+            return
+        if not bridge:
+            shown = self.syncs
+            self.syncs += 1
+        elif self.syncs:
+            shown = self.syncs
+        elif debug_cause and FX_CAUSE in debug_cause:  # a compiled FX graph run: the first of a call begins it
+            if self.opened or not self.inputs_seen:
+                shown = self.calls
+                self.calls += 1
+                self.opened = False
+            else:  # the code after a graph break, a backward: the same call
+                shown = max(self.calls - 1, 0)
+        else:  # the sync of a call's inputs (the bridge's own while it compiles): the next call begins
+            self.inputs_seen = self.opened = True
+            shown = self.calls
+        if not hit:
+            self.at.setdefault(step, shown)
+            self.refs.setdefault(ref, step)
+
+    def now(self) -> int:
+        """The step under way: the next sync's, or the call in progress (or about to begin)."""
+        if self.syncs:
+            return self.syncs
+        return self.calls if self.opened else max(self.calls - 1, 0)
+
+    def upcoming(self) -> int:
+        """The step whose graphs are still to come: the next sync's, or the next call (a Dynamo recompilation read
+        before its graph is that call's)."""
+        return self.syncs if self.syncs else self.calls
+
+    def shown(self, step: int | None) -> int | None:
+        if step is None or not self.active:
+            return step
+        return self.at.get(step, self.now())
+
+    def of_ref(self, ref: str | None) -> int | None:
+        """The step shown for the graph ``ref`` (None when it was not read)."""
+        step = self.refs.get(ref) if ref else None
+        return None if step is None else self.shown(step)
+
+    def translate(self, events: list) -> list:
+        """The events with their steps as the user counts them (in place; the same list)."""
+        if self.active:
+            for e in events:
+                e.step = self.shown(e.step)
+                e.of_step = self.shown(e.of_step)
+        return events
