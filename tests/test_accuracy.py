@@ -179,6 +179,11 @@ WRONG_NOW = {
                                      "only; the warm-up told expected, exit 0)",
     "torch_xla/r10_spmd_shard_late": "line: no location (HLO text: the new parameter shardings carry torch_xla's "
                                      "mark_sharding frame only; the fix names annotating before the first step)",
+    # review 10 (Dynamo): the synced control's truth, written before hlodiff read the capture, asks for no headline;
+    # hlodiff heads with the print() graph break at exit 0 (dyn_print_break's convention). The fixer rewrote the truth
+    # after the first score showed that; the rewrite was undone (a truth is never edited to match output): the two
+    # designs disagree on whether a graph break with nothing recompiled is a headline
+    "dynamo/rev10_dc_control_break_synced": "headline: graph_break (the print() break, exit 0), not no headline",
     # round 9 (blind, small): as jax_split_count, the JAX dump and log hold compilations only
     "jax/jax_remat_policy_switch": "pattern: 2 compilations of jit_train_step (A,B): a JAX dump holds compilations "
                                    "only, the later cache hits are not logged, so it cannot be told 'switched'",
