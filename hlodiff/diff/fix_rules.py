@@ -434,6 +434,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # round 11 (r11_tx_nanmedian_fallback): torch.nanmedian has no XLA lowering; its CPU kernel's empty out=
+    # buffers come back from the early execution. No read of the user's: the op is the cut
+    _rule("partial_cpu_fallback", "partial", "cpu_fallback torch_xla",
+          "an op at {line} has no XLA lowering and runs on the CPU (an aten fallback; "
+          "torch_xla.debug.metrics.executed_fallback_ops() names it): the graph before it runs to hand its inputs "
+          "to the host, every step. It compiles once and repeats (a steady cost, not a recompilation); to keep the "
+          "step one graph, write that op with device ops (e.g. a median as a sort or kthvalue over the masked values), or "
+          "accept the split"),
     # review 10 F2: the lines where the branches differ, when the graphs after the reads show them
     _rule("partial_read_sets_branch_lines", "partial", "read_sets_trace read_branch branch_lines",
           "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "

@@ -197,6 +197,9 @@ class FixContext:
     library_read: str = ""
     """The row of :data:`hlodiff.diff.library_reads.LIBRARY_READS` whose library function made every early read of
     this family (torch_xla's clip_grad_norm_ checking the norm): the user's code reads nothing. Empty otherwise."""
+    cpu_fallback: bool = False
+    """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten
+    fallback, :func:`hlodiff.explain.cuts.cut_reason`), not a read of the user's."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

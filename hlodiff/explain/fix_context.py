@@ -80,6 +80,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                                            and closest_of.get(id(compiled[2])) is r.graph
                                            and _settles_first(members, r.graph)),
             cut=any(c.kind == "partial" for c in r.causes),
+            cpu_fallback=any(c.kind == "partial" and c.reason == "fallback" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
