@@ -50,3 +50,32 @@ def test_look_alikes_cut_every_step_keep_their_reason_and_row(fixture, reason, r
     assert "partial_cpu_fallback" not in rules
     if rule:
         assert rule in rules
+
+
+def _rules(doc) -> set[str]:
+    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+
+
+def test_momentum_raised_from_zero_mid_run_is_optimizer_state_begun_late():
+    """r11_tx_momentum_warmup: SGD's momentum 0.0 for three steps, then 0.9: step 3's graph only adds the new
+    buffers as outputs, step 4's reads them in torch/optim. The first try said 'a value is kept on some steps only
+    (a metric, a log): compute it every step, or read it after the sync'."""
+    doc = _doc(TX / "r11_tx_momentum_warmup", codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "outputs" and "outputs_optimizer_state_late" in _rules(doc)
+    assert "momentum above 0 from the start" in head["fix"] and "read it after" not in head["fix"]
+
+
+@pytest.mark.parametrize("fixture", [
+    "torch_xla/momentum_warmup",                # the state made on the first step: an expected warm-up
+    "torch_xla/metric_even_steps",              # a metric kept on some steps: outputs no optimizer reads back
+    "torch_xla/look_frozen_backbone",           # layers frozen mid-run
+    "scenarios/torch_xla/ulmfit_unfreeze/record",   # layers unfrozen mid-run: new gradient work with the outputs
+    "scenarios/torch_xla/wd_from_zero",         # a setting of the optimizer that makes no state
+    "scenarios/torch_xla/r10_r1_lazy_reg/record",  # Adam's state on the first step, a periodic penalty
+])
+def test_look_alikes_of_state_begun_late_keep_their_rows(fixture):
+    path = FIXTURES / fixture
+    path = path / "graphs.hlo.0" if (path / "graphs.hlo.0").exists() else path / "dump" if (path / "dump").exists() \
+        else path
+    assert "outputs_optimizer_state_late" not in _rules(_doc(path))

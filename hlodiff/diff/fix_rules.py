@@ -842,6 +842,14 @@ RULES: tuple[FixRule, ...] = (
           "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
           "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
+    # round 11 (r11_tx_momentum_warmup): SGD's momentum written from 0.0 to 0.9 at step 3: step 3's graph returns
+    # the new buffers, step 4's reads them in torch/optim (look-alikes: tests/test_round11.py)
+    _rule("outputs_optimizer_state_late", "outputs", "state_begun_late torch_xla",
+          "from this graph on the optimizer keeps state it did not keep before: outputs are added with no new work, "
+          "and the next graph reads them back in torch.optim. An optimizer setting that makes state was switched "
+          "on after the first steps, e.g. SGD's momentum raised from 0.0 (torch keeps no momentum buffer while "
+          "momentum is 0): two more compilations, expected if intended; to avoid them, set it from the first step "
+          "(momentum above 0 from the start, a schedule that starts above 0)", unless="jax comes_back"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
           "follows from the {lead} change: outputs changed type or shape with it", unless="outputs_recounted"),
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
