@@ -156,6 +156,7 @@ EXERCISED = {
     "partial_cpu_fallback": "scenarios/torch_xla/r11_tx_nanmedian_fallback",
     # round 11: optimizer state begun after the first steps (SGD momentum raised from 0.0)
     "outputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
+    "inputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
 }
 
 

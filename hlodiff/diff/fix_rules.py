@@ -823,6 +823,10 @@ RULES: tuple[FixRule, ...] = (
           "the step compiles again for the new size, once per resize: make it at its final size before the first "
           "step (add the tokens first, or allocate spare rows, e.g. a vocabulary padded to a multiple of 64); if "
           "the resize is deliberate, expect one compilation per size"),
+    # round 11 (r11_tx_momentum_warmup): step 4 reads back the momentum buffers step 3 began
+    _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
+          "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
+          "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),

@@ -200,6 +200,8 @@ class FixContext:
     state_begun_late: bool = False
     """This graph only adds outputs that the next graph reads back as optimizer inputs: optimizer state begun after
     the first steps (:func:`hlodiff.explain.optimizer_state.state_begun_late`: momentum switched on from 0)."""
+    reads_state_begun_late: bool = False
+    """This graph reads back, in torch.optim, the state the graph it is compared with began (the next step's)."""
     cpu_fallback: bool = False
     """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten
     fallback, :func:`hlodiff.explain.cuts.cut_reason`), not a read of the user's."""

@@ -44,3 +44,12 @@ def state_begun_late(r, family_recompilations) -> bool:
     return any(n.closest is r.graph and any(c.kind == "inputs" and _added_only(c) and _in_optimizer(c)
                                             for c in n.causes)
                for n in family_recompilations if n is not r)
+
+
+def reads_state_begun_late(r, family_recompilations) -> bool:
+    """``r`` was compiled against the graph of a recompilation that began optimizer state (:func:`state_begun_late`)
+    and adds inputs made in ``torch.optim``: the buffers read back, a consequence, not a cause of its own."""
+    if not any(c.kind == "inputs" and _added_only(c) and _in_optimizer(c) for c in r.causes):
+        return False
+    return any(p.graph is r.closest and state_begun_late(p, family_recompilations)
+               for p in family_recompilations if p is not r)
