@@ -154,6 +154,12 @@ EXERCISED = {
     "sharding_marked_late": "scenarios/torch_xla/r10_spmd_shard_late",
     "inputs_vs_first_step": "scenarios/torch_xla/r10_r1_lazy_reg/record",
     "ops_periodic": "scenarios/torch_xla/r10_r1_lazy_reg/record",
+    # round 11: an op run on the CPU (torch.nanmedian), its empty out= buffers handed back (look-alikes keeping
+    # their rows: tests/test_round11.py)
+    "partial_cpu_fallback": "scenarios/torch_xla/r11_tx_nanmedian_fallback",
+    # round 11: optimizer state begun after the first steps (SGD momentum raised from 0.0)
+    "outputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
+    "inputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
 }
 
 

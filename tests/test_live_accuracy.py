@@ -120,6 +120,9 @@ LIVE_WRONG_NOW = {
     'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
                                      'before the switch is seen to stay)',
 
+    # round 11 (blind, small): the momentum run's line as at exit (its WRONG_NOW)
+    'torch_xla/r11_tx_momentum_warmup': 'line: no location (as at exit)',
+
     # Dynamo round 9 (blind): the lines no capture holds, as at exit (their WRONG_NOW); the Dropout rate is told when
     # its first guard is read, before the run reaches the recompile limit, so its first fix cannot say the fallback
     'dynamo/dyn_reset_epoch': 'line: dyn_reset_epoch.py:15 (as at exit)',

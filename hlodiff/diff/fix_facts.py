@@ -29,6 +29,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
   ``none_leaf`` (JAX: a leaf was None on the other call), ``state_returned`` (every input gained comes back as an
   output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
+  ``state_begun_late`` (outputs added that the next graph reads back in torch.optim: optimizer state begun late),
+  ``reads_state_begun_late`` (the optimizer's inputs read back the state begun one graph earlier),
+  ``cpu_fallback`` (the early execution handed back empty out= buffers: an op ran on the CPU),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
@@ -175,6 +178,12 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "branch_lines", "") and getattr(ctx, "read_branch", False):
         facts.add("branch_lines")
         args["branch_lines"] = ctx.branch_lines
+    if getattr(ctx, "state_begun_late", False):
+        facts.add("state_begun_late")
+    if getattr(ctx, "reads_state_begun_late", False):
+        facts.add("reads_state_begun_late")
+    if getattr(ctx, "cpu_fallback", False):
+        facts.add("cpu_fallback")
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:

@@ -445,6 +445,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # round 11 (r11_tx_nanmedian_fallback): torch.nanmedian has no XLA lowering; its CPU kernel's empty out=
+    # buffers come back from the early execution. No read of the user's: the op is the cut
+    _rule("partial_cpu_fallback", "partial", "cpu_fallback torch_xla",
+          "an op at {line} has no XLA lowering and runs on the CPU (an aten fallback; "
+          "torch_xla.debug.metrics.executed_fallback_ops() names it): the graph before it runs to hand its inputs "
+          "to the host, every step. It compiles once and repeats (a steady cost, not a recompilation); to keep the "
+          "step one graph, write that op with device ops (e.g. a median as a sort or kthvalue over the masked values), or "
+          "accept the split"),
     # review 10 F2: the lines where the branches differ, when the graphs after the reads show them
     _rule("partial_read_sets_branch_lines", "partial", "read_sets_trace read_branch branch_lines",
           "the value read early at {line} (a Python `if` on a tensor: `if loss > x:`, .item()) decides which ops are "
@@ -826,6 +834,10 @@ RULES: tuple[FixRule, ...] = (
           "the step compiles again for the new size, once per resize: make it at its final size before the first "
           "step (add the tokens first, or allocate spare rows, e.g. a vocabulary padded to a multiple of 64); if "
           "the resize is deliberate, expect one compilation per size"),
+    # round 11 (r11_tx_momentum_warmup): step 4 reads back the momentum buffers step 3 began
+    _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
+          "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
+          "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
     _rule("inputs_seen", "inputs", "",
           "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
           "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
@@ -845,6 +857,14 @@ RULES: tuple[FixRule, ...] = (
           "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
           "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
+    # round 11 (r11_tx_momentum_warmup): SGD's momentum written from 0.0 to 0.9 at step 3: step 3's graph returns
+    # the new buffers, step 4's reads them in torch/optim (look-alikes: tests/test_round11.py)
+    _rule("outputs_optimizer_state_late", "outputs", "state_begun_late torch_xla",
+          "from this graph on the optimizer keeps state it did not keep before: outputs are added with no new work, "
+          "and the next graph reads them back in torch.optim. An optimizer setting that makes state was switched "
+          "on after the first steps, e.g. SGD's momentum raised from 0.0 (torch keeps no momentum buffer while "
+          "momentum is 0): two more compilations, expected if intended; to avoid them, set it from the first step "
+          "(momentum above 0 from the start, a schedule that starts above 0)", unless="jax comes_back"),
     _rule("outputs_follow", "outputs", "lead_change added removed",
           "follows from the {lead} change: outputs changed type or shape with it", unless="outputs_recounted"),
     _rule("outputs_library_warmup", "outputs", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),

@@ -197,6 +197,14 @@ class FixContext:
     library_read: str = ""
     """The row of :data:`hlodiff.diff.library_reads.LIBRARY_READS` whose library function made every early read of
     this family (torch_xla's clip_grad_norm_ checking the norm): the user's code reads nothing. Empty otherwise."""
+    state_begun_late: bool = False
+    """This graph only adds outputs that the next graph reads back as optimizer inputs: optimizer state begun after
+    the first steps (:func:`hlodiff.explain.optimizer_state.state_begun_late`: momentum switched on from 0)."""
+    reads_state_begun_late: bool = False
+    """This graph reads back, in torch.optim, the state the graph it is compared with began (the next step's)."""
+    cpu_fallback: bool = False
+    """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten
+    fallback, :func:`hlodiff.explain.cuts.cut_reason`), not a read of the user's."""
     entries: frozenset[str] = frozenset()
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""

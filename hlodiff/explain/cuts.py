@@ -1,8 +1,12 @@
-"""What cut a step short: a value the user read (``.item()``, ``print``) or an op whose output size depends on data.
+"""What cut a step short: a value the user read (``.item()``, ``print``), an op whose output size depends on data, or
+an op torch_xla runs on the CPU.
 
 torch_xla runs the pending graph early whenever Python needs a value. ``loss.item()`` and ``print(t)`` read a value
 the user asked for; boolean-mask indexing (``logits[keep]``), ``nonzero`` and ``masked_select`` need the mask's
 values to know their output's size, so the graph that ran early hands back a boolean tensor of more than one element.
+An op with no XLA lowering (``torch.nanmedian``, ``torch.histc``: an aten CPU fallback) runs the graph to hand its
+inputs to the host, and the ``out=`` buffers torch_xla allocates for the op's CPU kernel come back with them as
+empty arrays (``f32[0]``, ``s64[0]``): no read of the user's makes those (round 11, r11_tx_nanmedian_fallback).
 The two need different fixes, so the cut's kind is a typed fact (``Cause.reason`` of the ``partial`` cause), read
 from the cut graph's outputs, not guessed from the line. The ``partial`` causes themselves are built here too: the
 graph cut short (:func:`partial_cause`), the rest of the step that finishes it (:func:`remainder_cause`), and when a
@@ -11,6 +15,7 @@ cut on both sides explains nothing of a difference (:func:`cut_follows`, :func:`
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from hlodiff.diff.library_reads import library_read
@@ -21,12 +26,16 @@ if TYPE_CHECKING:
     from hlodiff.explain.explanation import Recompilation
     from hlodiff.explain.inventory import GraphSummary
 
-CUT_REASONS = ("data_dependent", "read")
+CUT_REASONS = ("data_dependent", "fallback", "read")
+
+_EMPTY = re.compile(r"^[a-z]+[0-9]*\[(?:[0-9]+,)*0(?:,[0-9]+)*\]")
+"""An array of no element (``f32[0]{0}``, ``s64[4,0]``): an ``out=`` buffer, not a value anyone reads."""
 
 
 def cut_reason(cut, compiled: dict | None = None) -> str:
     """``data_dependent`` when the graph that ran early returns a non-scalar ``pred`` tensor (a mask whose values
-    decide an output size), else ``read``. ``compiled`` maps refs to compiled graphs: a cache hit is read through
+    decide an output size), ``fallback`` when it returns an empty array (the ``out=`` buffers of an op run on the
+    CPU), else ``read``. ``compiled`` maps refs to compiled graphs: a cache hit is read through
     the graph it hit."""
     cm = getattr(cut, "_canonical", None)
     if cm is None and compiled:
@@ -34,6 +43,7 @@ def cut_reason(cut, compiled: dict | None = None) -> str:
     if cm is None:
         return "read"
     cc = cm.entry
+    empty = False
     for name in cc.outputs():
         inst = cc.insts.get(name)
         if inst is None:
@@ -41,13 +51,17 @@ def cut_reason(cut, compiled: dict | None = None) -> str:
         text = str(inst.shape)
         if text.startswith("pred[") and not text.startswith("pred[]"):
             return "data_dependent"
-    return "read"
+        empty = empty or _EMPTY.match(text) is not None
+    return "fallback" if empty else "read"
 
 
 def cut_words(reason: str) -> str:
     if reason == "data_dependent":
         return ("an op whose output size depends on values (boolean-mask indexing, nonzero, masked_select) needed "
                 "a mask's values")
+    if reason == "fallback":
+        return ("an op with no XLA lowering ran on the CPU (an aten fallback; it handed back empty out= buffers): the "
+                "graph before it ran to pass its inputs to the host")
     return "it reads a value (.item(), print, a Python condition on a tensor)"
 
 
@@ -97,7 +111,7 @@ def same_cut(remainder_of: dict, graph: GraphSummary, closest: GraphSummary | No
     run (a data-dependent cut) keeps its story: the cut is what decides the size there."""
     cut, before = remainder_of.get(id(graph)), remainder_of.get(id(closest)) if closest is not None else None
     return (cut is not None and before is not None and cut.cache_key == before.cache_key
-            and cut_reason(cut, compiled) == "read")
+            and cut_reason(cut, compiled) in ("read", "fallback"))
 
 
 def remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cause:
