@@ -322,6 +322,17 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} arrives with requires_grad set on some calls only: Dynamo traces {function} once per setting "
           "(with and without its gradient); give it the same requires_grad on every call, or compute input "
           "gradients in a function compiled on its own", unless="jax"),
+    # Dynamo round 12: a graph break torch.compile(fullgraph=True) raised: the program stopped at the first call
+    _rule("dynamo_graph_break_raised_item", "graph_break", "dynamo raised op:item",
+          "torch.compile(fullgraph=True) turned this graph break into an error: Dynamo raised at the first call "
+          "and nothing ran; `.item()` returns a Python number that feeds Python code (an `if`, a comparison): "
+          "write that as tensor code on the device (torch.where(cond, a, b)) so the function stays one graph, "
+          "or move the read out of the compiled function", unless="jax"),
+    _rule("dynamo_graph_break_raised", "graph_break", "dynamo raised",
+          "torch.compile(fullgraph=True) turned a graph break into an error ({seen}): Dynamo raised at the first "
+          "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
+          "cannot trace), or drop fullgraph=True to let Dynamo split the function there (each split is a graph "
+          "more per call)", unless="jax"),
     _rule("dynamo_graph_break_item", "graph_break", "dynamo op:item",
           "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
           "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "

@@ -74,6 +74,7 @@ def render_dynamo(console: Console, dynamo) -> None:
         where = f" at {b.location.where}" if b.location else ""
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
                 f"({b.reason})" if b.fix_rule == "dynamo_gave_up" and b.location is not None else
+                f"graph break{where}, raised (fullgraph=True: the program stopped here): {b.reason}" if b.raised else
                 f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)")
         console.print(Text(head, style="bold"), highlight=False)
         if b.explanation:
