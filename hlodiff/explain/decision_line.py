@@ -142,7 +142,7 @@ def place_dynamo_decisions(found, sources: SourceLines, user_files: list[str]) -
             line = _nearest([n for _, n in found_lines], mine.line)
             if line is None or line == mine.line:
                 continue
-            r.location = SourceFrame(mine.file, line, mine.function)
+            r.location = SourceFrame(mine.file, line, None)  # not in the compiled function: its caller's code
         elif found_lines:
             file, line = found_lines[0]  # the first that sets it: a helper that sets and restores holds both
             r.location = SourceFrame(file, line, None)
