@@ -92,6 +92,13 @@ def test_the_decision_line_is_read_from_the_source_when_it_is_on_disk(name, line
     assert r["location"]["function"] is None
 
 
+def test_the_decision_line_says_where_it_was_read():
+    result = cli("explain-recompile", str(SCENARIOS / "d12_num_threads"), "--source-map",
+                 f"/home/user/project={SCENARIOS}", codes=(1,))
+    assert "d12_num_threads.py:18" in result.stdout and "read from your source" in result.stdout
+    assert "names only library code here" not in result.stdout
+
+
 @pytest.mark.parametrize("name", ["d12_twin_models", "d12_num_threads", "dyn_requires_grad"])
 def test_without_the_source_the_logs_line_stays(name):
     doc, _ = _explain(name)
