@@ -195,6 +195,17 @@ WRONG_NOW = {
     # round 9 (blind, small): as jax_split_count, the JAX dump and log hold compilations only
     "jax/jax_remat_policy_switch": "pattern: 2 compilations of jit_train_step (A,B): a JAX dump holds compilations "
                                    "only, the later cache hits are not logged, so it cannot be told 'switched'",
+    # Dynamo round 12 (blind, small): lines no capture holds (a compiled nn.Module in a TORCH_LOGS text log whose
+    # recompilation XLA found compiled already; a compiled function's TORCH_TRACE frame, its guard's line): with the
+    # source on disk (--source-map) the decision line is read (set_num_threads :18, requires_grad_ :35). The
+    # fullgraph truth's fix_none copied the common list's ".item()", a slip of the design (the break is the
+    # .item(): naming it is right), seen only on the first try; the truth stays as committed
+    "dynamo/d12_num_threads": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; XLA reused the "
+                              "graph; the set_num_threads line is read from the source when it is on disk)",
+    "dynamo/d12_twin_models": "line: d12_twin_models.py:29 (the guard's line in the compiled function; the "
+                              "requires_grad_ line is read from the source when it is on disk)",
+    "dynamo/d12_fullgraph_item": "fix_none: says .item() (the truth's fix_none lists '.item()', copied from the "
+                                 "common list: the break is the .item(), the fix rightly names it)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -210,6 +210,11 @@ RULES: tuple[FixRule, ...] = (
           "expected: {tensor} is a Python string ({seen}): Dynamo traces {function} once per value and compiles "
           "each once; nothing to fix (a string cannot become a tensor; if new values keep coming, map them to a "
           "few fixed ones)", unless="jax"),
+    _rule("dynamo_global_setting", "mode", "dynamo global_setting",
+          "a torch-wide setting changed between calls of {function} ({seen}): Dynamo checks it on every call and "
+          "traces again for each setting, each compiled once; set it once before the first compiled call and "
+          "leave it alone around compiled calls (a helper that changes it for a while and restores it costs one "
+          "trace per setting)", unless="jax"),
     _rule("dynamo_autocast", "mode", "dynamo autocast",
           "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
           "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
@@ -316,10 +321,29 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} are the same tensor on some calls ({seen}): Dynamo guards that tensor arguments do not alias "
           "one another and traces {function} again for the aliased call; pass distinct tensors on every call "
           "(x.clone() for the second), or accept one graph for each case", unless="jax"),
+    # Dynamo round 12: a module's parameters with requires_grad set on some calls (a frozen copy through one
+    # compiled function), a torch-wide setting changed around a call (torch.set_num_threads)
+    _rule("dynamo_parameter_requires_grad", "guard", "dynamo requires_grad parameter_requires_grad",
+          "expected: the parameters of the module reached through {tensor} have requires_grad set on some calls "
+          "only (a frozen copy such as an EMA teacher passed to the same compiled function, or layers frozen "
+          "between calls): Dynamo guards each parameter's requires_grad and traces {function} once per setting, "
+          "each compiled once; nothing to fix while the settings are few (one graph per setting), or compile one "
+          "function per model to keep them apart; the guard is not about sizes", unless="jax"),
     _rule("dynamo_requires_grad", "guard", "dynamo requires_grad",
           "{tensor} arrives with requires_grad set on some calls only: Dynamo traces {function} once per setting "
           "(with and without its gradient); give it the same requires_grad on every call, or compute input "
           "gradients in a function compiled on its own", unless="jax"),
+    # Dynamo round 12: a graph break torch.compile(fullgraph=True) raised: the program stopped at the first call
+    _rule("dynamo_graph_break_raised_item", "graph_break", "dynamo raised op:item",
+          "torch.compile(fullgraph=True) turned this graph break into an error: Dynamo raised at the first call "
+          "and nothing ran; `.item()` returns a Python number that feeds Python code (an `if`, a comparison): "
+          "write that as tensor code on the device (torch.where(cond, a, b)) so the function stays one graph, "
+          "or move the read out of the compiled function", unless="jax"),
+    _rule("dynamo_graph_break_raised", "graph_break", "dynamo raised",
+          "torch.compile(fullgraph=True) turned a graph break into an error ({seen}): Dynamo raised at the first "
+          "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
+          "cannot trace), or drop fullgraph=True to let Dynamo split the function there (each split is a graph "
+          "more per call)", unless="jax"),
     _rule("dynamo_graph_break_item", "graph_break", "dynamo op:item",
           "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
           "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "
@@ -1135,7 +1159,7 @@ EXPECTED = frozenset(("shape_final_call_jax",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
-    "dynamo_python_string", "dynamo_autocast", "dynamo_optimizer_groups", "dynamo_object_type",
+    "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_object_identity", "dynamo_first_call_sync",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",

@@ -26,6 +26,7 @@ from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.dynamo_guards import VerboseReader
+from hlodiff.dumps.dynamo_raised import RaisedReader
 from hlodiff.dumps.python_source import callee_on_line
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
@@ -50,7 +51,7 @@ _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Unsupporte
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
 SNIFF_MARKS = ("[__recompiles]", "[__graph_breaks]", "[__recompiles_verbose]", '{"dynamo_start"',
                '{"compilation_metrics"', '"recompile_reasons"', "torchdynamo start compiling", "[__guards]",
-               "torch._dynamo hit config.")
+               "torch._dynamo hit config.", "torch._dynamo.exc.")
 """Text that only Dynamo's logs hold: a file whose head has one is read as a Dynamo log."""
 TRACE_PREFIX = "dedicated_log_torch_trace"
 """How ``TORCH_TRACE`` names its files (one per process/rank) in the folder it was given."""
@@ -125,10 +126,13 @@ class GraphBreak:
     duplicate: bool = False
     """Dynamo's repeat of a break it already reported in full (``user stack suppressed``)."""
     log_line: int | None = None
+    raised: bool = False
+    """Dynamo raised it instead of breaking (``fullgraph=True``): the program stopped at this call."""
 
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
-                "at": self.at.to_json() if self.at else None, "call": self.call.to_json() if self.call else None}
+                "at": self.at.to_json() if self.at else None, "call": self.call.to_json() if self.call else None,
+                "raised": self.raised}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,12 +223,15 @@ def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
     verbose = VerboseReader(_failure, CacheRestart)
+    raised = RaisedReader()
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         prefix = _PREFIX.match(text)
         m = _TEXT.search(text, prefix.end() if prefix else 0)
         if m is None:
             verbose.line(text, prefix, lineno, log)
+            if prefix is None:
+                raised.line(text, lineno)
             continue
         cid, channel, body = m.group("cid"), m.group("channel"), m.group("body")
         starts = (channel.startswith("recompiles") and _RECOMPILING.search(body)) or \
@@ -244,6 +251,10 @@ def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
                                                  "line (cut?); skipped", path, lineno))
                 continue
             log.graph_breaks.append(brk)
+    for r in raised.breaks():
+        log.graph_breaks.append(GraphBreak("raised", r["reason"], r["explanation"], r["at"],
+                                           r["call"] if r["call"] != r["at"] else None, log_line=r["log_line"],
+                                           raised=True))
     verbose.finish(log)
     return log
 

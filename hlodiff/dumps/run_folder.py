@@ -57,7 +57,9 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
             found = _recorded_dumps(path)
             if not found:
                 _one_process_at_a_time(path)
-                raise HlodiffError("no dump here: expected graphs.hlo.N or an xla_dump folder", path=path)
+                if not _dynamo_log_alone(path, inputs):
+                    raise HlodiffError("no dump here: expected graphs.hlo.N or an xla_dump folder", path=path)
+                continue
             inputs.paths.extend(found)
         else:
             inputs.paths.append(path)
@@ -108,6 +110,17 @@ def side_files_in(folder: str) -> RunInputs:
     inputs = RunInputs([])
     _sniff_folder(folder, inputs, given=(None, None, None))
     return inputs
+
+
+def _dynamo_log_alone(folder: str, inputs: RunInputs) -> bool:
+    """A folder with Dynamo's log and no dump: the program stopped before XLA compiled anything (Dynamo raised at
+    the first call, e.g. a graph break under ``fullgraph=True``: Dynamo round 12). Dynamo's log alone is read."""
+    found = RunInputs([])
+    _sniff_folder(folder, found, given=(None, None, None))
+    if not found.dynamo_logs:
+        return False
+    inputs.dynamo_logs.extend(p for p in found.dynamo_logs if p not in inputs.dynamo_logs)
+    return True
 
 
 def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str | None, str | None]) -> None:

@@ -107,3 +107,46 @@ def _nearest(lines: list[int], line: int, after: bool = False) -> int | None:
             return later[0]
     earlier = [n for n in lines if n < line]
     return earlier[-1] if earlier else lines[0]
+
+
+# -- Dynamo's recompilations: the line that changed what a guard checks, when it traces nothing ---------------------
+
+def dynamo_decision_calls() -> dict[str, tuple[str, ...]]:
+    """Per Dynamo fix row, the calls whose line is the decision (Dynamo round 12): a module frozen by
+    ``requires_grad_(False)`` (a frozen copy passed to the same compiled function), a torch-wide setting changed
+    with ``torch.set_num_threads`` (the name the GLOBAL_STATE guard gives says which call). Dynamo's log names the
+    compiled function's line or only torch's wrapper; neither is where the user changed it."""
+    from hlodiff.explain.dynamo_guard_kinds import GLOBAL_SETTINGS
+
+    calls = {"dynamo_parameter_requires_grad": ("requires_grad_", "requires_grad")}
+    for what, call in GLOBAL_SETTINGS.items():
+        if call.startswith("torch."):
+            calls[f"dynamo_global_setting:{what}"] = (call.rsplit(".", 1)[1],)
+    return calls
+
+
+def place_dynamo_decisions(found, sources: SourceLines, user_files: list[str]) -> None:
+    """Put the decision's line as the location of each Dynamo recompilation whose row names one, read from the
+    source on disk: in the file of its line when it has one, else in the run's user files (``user_files``: those
+    the XLA graphs' frames name, in order) when exactly one line there makes the call. Nothing found: unchanged."""
+    table = dynamo_decision_calls()
+    for r in getattr(found, "recompiles", []):
+        key = r.fix_rule if r.fix_rule != "dynamo_global_setting" else f"{r.fix_rule}:{r.subject}"
+        names = table.get(key or "")
+        if names is None:
+            continue
+        mine = r.location if r.location is not None and not r.location.is_library and r.location.line else None
+        files = [mine.file] if mine is not None else user_files
+        found_lines = [(file, line) for file in files for line in calls_named(sources, file, names)]
+        if mine is not None:
+            line = _nearest([n for _, n in found_lines], mine.line)
+            if line is None or line == mine.line:
+                continue
+            r.location = SourceFrame(mine.file, line, None)  # not in the compiled function: its caller's code
+        elif found_lines:
+            file, line = found_lines[0]  # the first that sets it: a helper that sets and restores holds both
+            r.location = SourceFrame(file, line, None)
+        else:
+            continue
+        r.located = "decision"
+    calls_named.cache_clear()

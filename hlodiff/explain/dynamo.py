@@ -228,7 +228,9 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
     for group in by_line.values():
         first = group[0]
         graphs = 1 + max(resumes, len(group))
-        facts = {"dynamo"}
+        facts = {"dynamo", "raised"} if first.raised else {"dynamo"}
+        if first.raised:
+            graphs = 0  # Dynamo raised (fullgraph=True): no graph was made, the program stopped
         if "print" in (first.explanation or "") or "`print`" in first.reason:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
@@ -247,7 +249,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
         seen = (str(graphs) if "op:print" in facts
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
                 else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
-        finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs)
+        finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
+                                    raised=first.raised)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
         found.append(finding)
     return found

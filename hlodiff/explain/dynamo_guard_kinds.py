@@ -11,7 +11,7 @@ import re
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak
 from hlodiff.explain.dynamo_types import _SIZE
 
-_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
+_DTYPE = re.compile(r"tensor '(?P<name>.+?)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
 _MODULE_ATTRIBUTE = re.compile(r"^(?:(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*"
                                r"|(?:fn|L\['fn'\])(?:\._modules\[['\"][^'\"]+['\"]\])+)\.\w+$")
@@ -24,6 +24,20 @@ _STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")
 """A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
 graph per name; a string can never be a tensor."""
 _MODE = re.compile(r"GLOBAL_STATE changed: (?P<what>grad_mode|autocast\w*)|\.training\b")
+_GLOBAL_STATE = re.compile(r"GLOBAL_STATE changed: (?P<what>\w+)")
+GLOBAL_SETTINGS = {
+    "num_threads": "torch.set_num_threads",
+    "deterministic_algorithms": "torch.use_deterministic_algorithms",
+    "default_dtype": "torch.set_default_dtype",
+    "allow_tf32": "torch.backends.cuda.matmul.allow_tf32",
+    "allow_fp16_reduce": "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "allow_bf16_reduce": "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    "torch_function": "a torch function mode (torch._C.DisableTorchFunction, a TorchFunctionMode)",
+}
+"""The torch-wide settings Dynamo's GLOBAL_STATE guard checks besides grad mode and autocast (torch 2.9's
+GlobalStateGuard, as ``GLOBAL_STATE changed: num_threads``), each with the call that changes it: a helper that sets
+one for a while (one CPU thread while validating) and restores it makes Dynamo trace once per setting (Dynamo
+round 12)."""
 _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 """A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
 2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
@@ -43,7 +57,9 @@ _GLOBAL = re.compile(r"^G\[")
 _GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
 """A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
 _IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
-_REQUIRES_GRAD = re.compile(r"tensor '(?P<name>[^']+)' requires_grad mismatch")
+_REQUIRES_GRAD = re.compile(r"tensor '(?P<name>.+?)' requires_grad mismatch")
+"""A tensor's requires_grad; the name may hold quotes of its own (a module's parameter reached through an argument:
+``tensor 'm._modules['fc1']._parameters['bias']' requires_grad mismatch``, Dynamo round 12)."""
 # Dynamo round 5: a tensor argument's exact type (an nn.Parameter, then a plain tensor: torch 2.9 prints the guard
 # with a stray quote), its dispatch keys (an inference tensor has no Autograd key), an object's class
 _TENSOR_TYPE = re.compile(r"expected type of '(?P<name>[^']+)' to be a tensor type, '? ?but found (?P<found><class '[^']+'>)")
@@ -67,7 +83,7 @@ _ZERO_ONE = re.compile(r"^(?P<low>2) <= (?P<name>[\w.\[\]'\"]+)\.size\(\)\[(?P<d
 """The lower bound of a dynamic size (``2 <= L['x'].size()[0]``): Dynamo keeps a dim marked dynamic (mark_dynamic,
 automatic dynamic) symbolic for sizes >= 2 only and specialises 0 and 1 (0/1 specialization), so a size of 1 (a
 last batch of one sample) fails it and compiles its own graph (pytorch#136605)."""
-_RANK = re.compile(r"tensor '(?P<name>[^']+)' rank mismatch\. expected (?P<expected>\d+), actual (?P<actual>\d+)")
+_RANK = re.compile(r"tensor '(?P<name>.+?)' rank mismatch\. expected (?P<expected>\d+), actual (?P<actual>\d+)")
 """An input's number of dimensions (``rank mismatch. expected 2, actual 1``): Dynamo has no dynamic rank, one graph
 per rank (an unbatched input among batches: compressed-tensors#741)."""
 _BACKEND_KEYS = ("XLA", "CPU", "CUDA", "HIP", "MPS", "XPU", "HPU", "Meta", "PrivateUse1", "Lazy")
@@ -114,7 +130,12 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         if (m.group("what") or "").startswith("autocast"):
             facts.add("autocast")  # torch.autocast on for some calls only (GLOBAL_STATE changed: autocast)
         return "mode", None, guard, facts
+    if (m := _GLOBAL_STATE.search(guard)) is not None and m.group("what") in GLOBAL_SETTINGS:
+        what = m.group("what")
+        return "mode", what, f"{what} changed: {GLOBAL_SETTINGS[what]}", facts | {"global_setting"}
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
+        if "._parameters[" in m.group("name"):
+            facts.add("parameter_requires_grad")  # a module's parameter: a frozen copy or layers frozen between calls
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
     if (m := _TENSOR_TYPE.search(guard)) is not None:
         return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \

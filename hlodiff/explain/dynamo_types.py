@@ -86,6 +86,8 @@ class GraphBreakFinding:
     """How many graphs Dynamo made of the function (the pieces around the breaks)."""
     fix: str | None = None
     fix_rule: str | None = None
+    raised: bool = False
+    """Dynamo raised it (``torch.compile(fullgraph=True)``): the program stopped at the call, nothing compiled."""
 
     kind = "graph_break"
 
@@ -93,7 +95,7 @@ class GraphBreakFinding:
         return {"reason": self.reason, "explanation": self.explanation,
                 "location": self.location.to_json() if self.location else None,
                 "call": self.call.to_json() if self.call else None, "count": self.count, "graphs": self.graphs,
-                "fix": self.fix, "fix_rule": self.fix_rule}
+                "fix": self.fix, "fix_rule": self.fix_rule, "raised": self.raised}
 
 
 @dataclass(slots=True)
@@ -191,7 +193,10 @@ class DynamoFindings:
                 attempts[c.frame] = max(attempts.get(c.frame, 0), c.attempt + 1)
         times = sum(attempts.values()) or (0 if given_up else 1)
         times += sum(int(r.seen.split()[0]) - 1 for r in self.resets)  # compiled from scratch again after a reset
-        parts = [f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
+        raised = not self.compiles and any(b.raised for b in self.graph_breaks)
+        parts = [f"Dynamo compiled nothing: it raised at the first call of {what} (a graph break under "
+                 f"fullgraph=True) and the program stopped" if raised
+                 else f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:
             head = self.recompiles[0]

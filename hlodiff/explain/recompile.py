@@ -25,7 +25,7 @@ from hlodiff.explain.families import bridge_graph, Family, group, is_partial, pl
 from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
-from hlodiff.explain.decision_line import place_decisions
+from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_values
 from hlodiff.explain.jax_functions import function_splits, same_name_doubts
 from hlodiff.explain.cache_loads import loaded_refs
@@ -60,6 +60,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
+        place_dynamo_decisions(explanation.dynamo, run.sources, _user_files(explanation))
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
     # JAX's eager ops compile once per shape and are no recompilation of a step (review 4, F8: "0 recompilations
@@ -70,6 +71,16 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     if note:
         explanation.summary += f"; {note}"
     return explanation
+
+
+def _user_files(explanation) -> list[str]:
+    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
+    files: dict[str, None] = {}
+    for g in explanation.graphs:
+        for f in g.record.frames:
+            if not f.is_library and f.file:
+                files.setdefault(f.file)
+    return list(files)
 
 
 def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
@@ -89,6 +100,9 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     unread: list[GraphRecord] = []
     graphs = summarize(records, options, keep=True, parse_hits=False, warnings=warnings, unread=unread,
                        protos=run.protos())
+    if not graphs and not records and getattr(run.inputs, "dynamo_logs", None):
+        # Dynamo's log alone (it raised before XLA compiled anything, Dynamo round 12): Dynamo's side tells it
+        return RunExplanation([], [], [], "nothing compiled (no XLA dump beside Dynamo's log)", [])
     if not graphs:
         raise HlodiffError("no graph could be read", path=records[0].source if records else None)
     if run.report_files:

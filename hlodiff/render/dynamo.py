@@ -47,6 +47,10 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "here records only the compiled function's own frame, not the call that "
                                        f"passed the new value: the call of {r.function or 'it'} in your loop is where "
                                        "the value changed", style="yellow"), 8), highlight=False)
+        elif r.located == "decision":  # read from the user's source: no Dynamo record holds that line
+            console.print(Hanging(Text("  hint: the line above is read from your source: it changed what the guard "
+                                       "checks; no Dynamo or XLA record holds it (it traces nothing)",
+                                       style="yellow"), 8), highlight=False)
         elif r.located in ("guard", "definition"):
             what = "the line its guard names" if r.located == "guard" else "the compiled function's definition"
             console.print(Hanging(Text(f"  hint: the line above is {what}; a TORCH_TRACE log (TORCH_TRACE=DIR) "
@@ -82,6 +86,7 @@ def render_dynamo(console: Console, dynamo) -> None:
         where = f" at {b.location.where}" if b.location else ""
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
                 f"({b.reason})" if b.fix_rule == "dynamo_gave_up" and b.location is not None else
+                f"graph break{where}, raised (fullgraph=True: the program stopped here): {b.reason}" if b.raised else
                 f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)")
         console.print(Text(head, style="bold"), highlight=False)
         if b.explanation:

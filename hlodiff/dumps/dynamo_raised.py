@@ -1,0 +1,74 @@
+"""A graph break Dynamo raised instead of taking: ``torch.compile(..., fullgraph=True)`` (or ``torch.export``) turns
+the first graph break into an exception, and the program stops with Python's traceback on stderr before XLA
+compiles anything. No ``[__graph_breaks]`` record is written; the traceback is the log (Dynamo round 12)::
+
+    Traceback (most recent call last):
+      File "/home/user/project/train.py", line 27, in <module>        <- the user's call
+        loss = loss_fn(net(x), y)
+      File ".../torch/_dynamo/eval_frame.py", line 841, in compile_wrapper
+    torch._dynamo.exc.Unsupported: Unsupported Tensor.item() call with capture_scalar_outputs=False
+      Explanation: Dynamo does not support tracing `Tensor.item()` ...
+    from user code:
+       File "/home/user/project/train.py", line 17, in loss_fn       <- where it broke
+        if ce.item() > 4.0:
+
+Read from the lines of a TORCH_LOGS text log (stderr) that carry no channel; kept apart from
+:mod:`hlodiff.dumps.dynamo_log`, which reads the channels."""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.hlo.model import SourceFrame
+
+_RAISED = re.compile(r"^torch\._dynamo\.exc\.(?P<cls>Unsupported|UserError|TorchRuntimeError): (?P<what>.+)$")
+"""The exception line of a break Dynamo raised (``Unsupported``: a graph break under fullgraph=True)."""
+_FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
+class RaisedReader:
+    """Fed the log's lines that carry no Dynamo channel; :meth:`breaks` gives what Dynamo raised, one per exception
+    line with the user's frame it names (``from user code:``), in log order."""
+
+    def __init__(self) -> None:
+        self._stack: list[SourceFrame] = []  # the traceback read so far (its user frames hold the call)
+        self._in_traceback = False
+        self._current: dict | None = None
+        self._user_code = False
+        self.found: list[dict] = []
+
+    def line(self, text: str, lineno: int) -> None:
+        stripped = text.strip()
+        if stripped.startswith("Traceback (most recent call last)"):
+            self._close()
+            self._stack, self._in_traceback = [], True
+            return
+        if (m := _RAISED.match(stripped)) is not None:
+            self._close()
+            call = next((f for f in self._stack if not f.is_library), None) if self._in_traceback else None
+            self._current = {"reason": m.group("what").strip(), "explanation": None, "at": None, "call": call,
+                             "log_line": lineno}
+            self._in_traceback, self._user_code = False, False
+            return
+        frame = _FILE_LINE.match(text)
+        if self._in_traceback:
+            if frame is not None:
+                self._stack.append(SourceFrame(frame.group("file"), int(frame.group("line")), frame.group("fn")))
+            return
+        if self._current is None:
+            return
+        if stripped.startswith("Explanation:") and self._current["explanation"] is None:
+            self._current["explanation"] = stripped.split(":", 1)[1].strip()
+        elif stripped == "from user code:":
+            self._user_code = True
+        elif self._user_code and frame is not None:  # the innermost user frame is the last one listed
+            self._current["at"] = SourceFrame(frame.group("file"), int(frame.group("line")), frame.group("fn"))
+
+    def _close(self) -> None:
+        if self._current is not None and self._current["at"] is not None:
+            self.found.append(self._current)
+        self._current, self._user_code = None, False
+
+    def breaks(self) -> list[dict]:
+        self._close()
+        return self.found
