@@ -11,6 +11,14 @@
 static PyObject *label_cache;
 static Py_ssize_t label_cache_size;
 
+#define SHAPE_SLOTS 1024
+static PyObject *shape_keys[SHAPE_SLOTS]; /* compared by address only, never dereferenced */
+static PyObject *shape_vals[SHAPE_SLOTS]; /* strong references (kept till replaced: 1024 strings at most) */
+static uint64_t shape_gens[SHAPE_SLOTS], shape_gen; /* a slot counts only in the loop that filled it */
+
+/* A new loop: no slot filled before counts (an address may name another Shape, or shape_text differ). */
+static void shape_cache_reset(void) { shape_gen++; }
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
                             PyObject *shape_texts, PyObject *call_keys) {
     if (!plain) return PyObject_CallOneArg(label_fn, inst);
@@ -30,6 +38,7 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(attrs, &pos, &key, &value)) {
+        if (key == s_metadata && PyUnicode_Check(value)) continue; /* the common case: not a call key, nor frontend */
         int is_call = PySet_Contains(call_keys, key);
         if (is_call < 0) goto done;
         if (is_call || !PyUnicode_Check(value) || !PyUnicode_Check(key)) {
@@ -51,13 +60,26 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     shape = opcode ? inst_attr(inst, s_shape) : NULL;
     literal = shape ? inst_attr(inst, s_literal) : NULL;
     if (literal == NULL) goto done;
-    /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects) */
-    PyObject *id = PyLong_FromVoidPtr(shape);
-    st = id ? PyDict_GetItemWithError(shape_texts, id) : NULL;
-    Py_XINCREF(st);
-    Py_XDECREF(id);
-    if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
-    if (st == NULL) goto done;
+    /* shape_texts: id(shape) -> text, filled by shape_text() (the parser shares Shape objects). The last text
+       found for each slot of a small table by the Shape's address is reused: a few hundred shapes serve hundreds
+       of thousands of nodes, and each lookup made an int and probed a dict. The table is emptied at the start of
+       each loop (shape_cache_reset), while every Shape it names is alive (held by the loop's instructions). */
+    size_t slot = ((uintptr_t)shape >> 4) & (SHAPE_SLOTS - 1);
+    if (shape_keys[slot] == shape && shape_gens[slot] == shape_gen && shape_vals[slot] != NULL) {
+        st = shape_vals[slot];
+        Py_INCREF(st);
+    } else {
+        PyObject *id = PyLong_FromVoidPtr(shape);
+        st = id ? PyDict_GetItemWithError(shape_texts, id) : NULL;
+        Py_XINCREF(st);
+        Py_XDECREF(id);
+        if (st == NULL && !PyErr_Occurred()) st = PyObject_CallOneArg(shape_text, shape);
+        if (st == NULL) goto done;
+        Py_INCREF(st);
+        Py_XSETREF(shape_vals[slot], st);
+        shape_keys[slot] = shape;
+        shape_gens[slot] = shape_gen;
+    }
     int bare = literal == Py_None; /* no literal and (below) no attribute the label shows */
     pos = 0;
     while (bare && PyDict_Next(attrs, &pos, &key, &value))
@@ -171,6 +193,7 @@ PyObject *anon_hashes(PyObject *self, PyObject *args) {
         return NULL;
     Buf b;
     buf_init(&b);
+    shape_cache_reset();
     Cursor at_inst = {insts, 0}, at_ops = {operands, 0};
     Py_ssize_t n = PyList_GET_SIZE(order);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -294,6 +317,7 @@ PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
             (presized && PyDict_Update(anon, insts) < 0))
             goto fail;
     }
+    shape_cache_reset();
     Cursor at_inst = {insts, 0};
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
