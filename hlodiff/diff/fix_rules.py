@@ -137,6 +137,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
           "changed with it, each version compiled once; nothing to fix", unless="jax"),
+    # Dynamo round 11 (d11_opt_grad_none): the eager step around a compiled call cycles with Dynamo's unexpected
+    # retrace (a part of the model used on some steps only): the guard's story, not "gradient accumulation"
+    _rule("dynamo_step_follows_guard", "*", "dynamo step_follows_dynamo",
+          "follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call takes one "
+          "version per set of gradients present, on the same steps as that guard (the part of the model used on "
+          "some steps only, its backward, its update); fix what that guard says and this goes with it",
+          unless="jax"),
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",

@@ -334,8 +334,9 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                   and position.get(r.difference_graph, len(position)) < position.get(x.graph.ref, 0)]
         dyn = before[-1] if before else found.recompiles[-1]
         args = {"cid": dyn.compile_id, "guard": dyn.guard.guard}
+        follows = "step_follows_expected" if dyn.expected else "step_follows_dynamo"
         for cause in x.causes:
-            rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
+            rule = choose(cause.kind, frozenset({"dynamo", follows, f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
     tell_first_calls(explanation, found)
     return found
