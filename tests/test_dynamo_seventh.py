@@ -33,3 +33,22 @@ def test_an_expected_retrace_keeps_its_expected_row():
     follows = doc["dynamo"]["follows_expected"]
     rules = {c["fix_rule"] for r in doc["recompilations"] if r["graph"] in follows for c in r["causes"]}
     assert rules == {"dynamo_step_follows_expected"}
+
+
+def test_the_eager_graph_past_the_recompile_limit_follows_from_the_limit():
+    text, code = _explain("d11_mixup_lambda")
+    assert code == 1 and "a value is kept on some steps only" not in text and "expected warm-up" not in text
+    doc = json.loads(_explain("d11_mixup_lambda", "--json")[0])
+    past = doc["dynamo"]["past_limit_graphs"]
+    assert len(past) == 1 and past[0].endswith("d11_mixup_lambda/dump#4")
+    rules = {c["fix_rule"] for r in doc["recompilations"] if r["graph"] in past for c in r["causes"]}
+    assert rules == {"dynamo_past_limit"} and "dynamo_past_limit" not in EXPECTED
+    assert doc["headline"]["kind"] == "python_value"
+
+
+def test_no_limit_no_past_limit_graphs():
+    """The look-alike: a float guarded on every call below the limit (dyn_python_float_arg-like runs) keeps its
+    eager graphs' own rows; only a frame Dynamo stopped compiling runs eagerly."""
+    for name in ("d11_opt_grad_none", "dyn_attr_switch"):
+        doc = json.loads(_explain(name, "--json")[0])
+        assert doc["dynamo"]["limit_hits"] == [] and doc["dynamo"]["past_limit_graphs"] == []

@@ -144,6 +144,13 @@ RULES: tuple[FixRule, ...] = (
           "version per set of gradients present, on the same steps as that guard (the part of the model used on "
           "some steps only, its backward, its update); fix what that guard says and this goes with it",
           unless="jax"),
+    # Dynamo round 11 (d11_mixup_lambda): past the recompile limit the frame runs eagerly, its ops in the step's
+    # own graph: that graph follows from the limit (not "a value kept on some steps", not a warm-up)
+    _rule("dynamo_past_limit", "*", "dynamo past_limit",
+          "follows from Dynamo's recompile limit ({limit}, hit at {cid}): later calls of that function run without "
+          "Dynamo, so torch_xla traces their ops eagerly into the step's own graph (this one holds its lines); fix "
+          "what Dynamo's guard says ({guard}) so one compiled graph serves every call, and this goes with it",
+          unless="jax"),
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
