@@ -67,9 +67,9 @@ LIVE_WRONG_NOW = {
     # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
     #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
     #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's
-    #    compiles by order), so the step around the call is told before the line that explains it
-    'dynamo/dyn_autocast_steps': 'kind: outputs; line: no location (step 11 told before the autocast line arrives)',
-    'dynamo/dyn_head_per_task': 'kind: outputs; line: no location (step 7 told before the head-class guard arrives)',
+    #    compiles by order), so the step around the call is told before the line that explains it. The seventh stop:
+    #    a bridge graph compiled again says one is due; the step around the call waits a few steps for it
+    #    (dyn_autocast_steps, dyn_head_per_task now right); these still come later than that
     'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26 (the eager step 16 told before the limit)',
     'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15 (an expected first-step '
                                       'line at step 9 before the grad-mode line at :20)',
