@@ -67,9 +67,9 @@ LIVE_WRONG_NOW = {
     # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
     #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
     #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's
-    #    compiles by order), so the step around the call is told before the line that explains it
-    'dynamo/dyn_autocast_steps': 'kind: outputs; line: no location (step 11 told before the autocast line arrives)',
-    'dynamo/dyn_head_per_task': 'kind: outputs; line: no location (step 7 told before the head-class guard arrives)',
+    #    compiles by order), so the step around the call is told before the line that explains it. The seventh stop:
+    #    a bridge graph compiled again says one is due; the step around the call waits a few steps for it
+    #    (dyn_autocast_steps, dyn_head_per_task now right); these still come later than that
     'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26 (the eager step 16 told before the limit)',
     'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15 (an expected first-step '
                                       'line at step 9 before the grad-mode line at :20)',
@@ -134,22 +134,14 @@ LIVE_WRONG_NOW = {
     # as "a value kept on some steps only" before Dynamo's type guard is read; the report at exit heads the guard
     'dynamo/dyn_tuple_or_list': 'kind: outputs (the eager loss graph of the other step is told before the guard)',
 
-    # Dynamo round 11 (blind): the step graph of the steps Dynamo compiled in (cut by the bridge) is told as "a value
-    # kept on some steps" before Dynamo's flag guard is read (at exit: the steps' warm-up); the compiled optimizer's
-    # bridge graph is told first at the aux head's line :32, inside the `if` (at exit: the call :34, the guard)
-    'dynamo/d11_attn_flag': 'kind: outputs; fix_none: says after the sync (told before the flag guard is read)',
-    'dynamo/d11_opt_grad_none': 'line: d11_opt_grad_none.py:32 (a bridge graph told before the grad-None guard)',
-
     # Dynamo round 12 (blind, small): the lines as at exit; the live path does not read a Dynamo log alone (the
-    # fullgraph run stopped before XLA: told at exit only); the int32 ids' step graph (the loss's `.long()`) is
-    # told as "a value kept on some steps" before the dtype guard is read (at exit: the guard, right)
+    # fullgraph run stopped before XLA: told at exit only). The seventh stop: a step around the compiled call waits
+    # for Dynamo's guard once the bridge compiled again (d11_attn_flag, d11_opt_grad_none, d12_ids_int32 right)
     'dynamo/d12_num_threads': 'line: no location (as at exit)',
     # round 13 (blind, small): the line as at exit (the definition; the setting's call only in the source)
     'dynamo/d13_default_dtype': 'line: d13_default_dtype.py:15 (as at exit)',
     'dynamo/d12_twin_models': 'line: d12_twin_models.py:29 (as at exit)',
     'dynamo/d12_fullgraph_item': 'kind: nothing told (no dump: the raised break is read at exit only)',
-    'dynamo/d12_ids_int32': 'kind: outputs at d12_ids_int32.py:35; fix_none: says after the sync (told before the '
-                            'dtype guard is read)',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

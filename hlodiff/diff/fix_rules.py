@@ -137,6 +137,20 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_step_follows_expected", "*", "dynamo step_follows_expected",
           "expected: follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call "
           "changed with it, each version compiled once; nothing to fix", unless="jax"),
+    # Dynamo round 11 (d11_opt_grad_none): the eager step around a compiled call cycles with Dynamo's unexpected
+    # retrace (a part of the model used on some steps only): the guard's story, not "gradient accumulation"
+    _rule("dynamo_step_follows_guard", "*", "dynamo step_follows_dynamo",
+          "follows from Dynamo's recompilation {cid} above ({guard}): the step around the compiled call takes one "
+          "version per set of gradients present, on the same steps as that guard (the part of the model used on "
+          "some steps only, its backward, its update); fix what that guard says and this goes with it",
+          unless="jax"),
+    # Dynamo round 11 (d11_mixup_lambda): past the recompile limit the frame runs eagerly, its ops in the step's
+    # own graph: that graph follows from the limit (not "a value kept on some steps", not a warm-up)
+    _rule("dynamo_past_limit", "*", "dynamo past_limit",
+          "follows from Dynamo's recompile limit ({limit}, hit at {cid}): later calls of that function run without "
+          "Dynamo, so torch_xla traces their ops eagerly into the step's own graph (this one holds its lines); fix "
+          "what Dynamo's guard says ({guard}) so one compiled graph serves every call, and this goes with it",
+          unless="jax"),
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",

@@ -37,7 +37,7 @@ WARMUP_RULES = frozenset((
 
 FOLLOWS_RULES = frozenset((
     "cut_follows_mask", "cut_follows", "follows_list_length_jax", "follows_new_function", "rotation_follows",
-    "path_swap_follows", "dynamo_bridge_follows", "shape_loop_length", "slice_rearranged", "inputs_follow_ops",
+    "path_swap_follows", "dynamo_bridge_follows", "dynamo_step_follows_guard", "dynamo_past_limit", "shape_loop_length", "slice_rearranged", "inputs_follow_ops",
     "inputs_follow_growth", "inputs_follow_ops_removed", "inputs_follow_shape_scalars",
     "inputs_follow_shape_scalars_removed", "outputs_made_before_loop", "outputs_follow", "ops_rng_seed",
     "ops_converts_follow", "ops_transposes_follow_inputs", "ops_layout_follow", "ops_size_follows",

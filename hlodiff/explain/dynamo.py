@@ -27,6 +27,7 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
+from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
@@ -334,9 +335,13 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                   and position.get(r.difference_graph, len(position)) < position.get(x.graph.ref, 0)]
         dyn = before[-1] if before else found.recompiles[-1]
         args = {"cid": dyn.compile_id, "guard": dyn.guard.guard}
+        follows = "step_follows_expected" if dyn.expected else "step_follows_dynamo"
         for cause in x.causes:
-            rule = choose(cause.kind, frozenset({"dynamo", "step_follows_expected", f"is:{cause.kind}"}))
+            rule = choose(cause.kind, frozenset({"dynamo", follows, f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+    found.past_limit_graphs = [ref for ref in past_limit_graphs(explanation, found)
+                               if ref not in found.follows_expected]
+    tell_past_limit(explanation, found)
     tell_first_calls(explanation, found)
     return found
 

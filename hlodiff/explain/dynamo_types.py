@@ -120,6 +120,9 @@ class DynamoFindings:
     follows_expected: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge that changed with Dynamo's expected recompilations (the step
     around the compiled call, in the step the bridge compiled the new graph): expected with them."""
+    past_limit_graphs: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations outside the bridge that hold the code of a frame past Dynamo's recompile limit,
+    run eagerly (:mod:`hlodiff.explain.dynamo_past_limit`): they follow from the limit, never a headline's reason."""
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
@@ -263,7 +266,7 @@ class DynamoFindings:
                 "resets": [r.to_json() for r in self.resets],
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
-                "first_call_syncs": self.first_call_syncs, "follows_expected": self.follows_expected,
+                "first_call_syncs": self.first_call_syncs, "past_limit_graphs": self.past_limit_graphs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}

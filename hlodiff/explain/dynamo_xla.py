@@ -242,14 +242,17 @@ def follows_expected(explanation, found: DynamoFindings) -> list[str]:
     compiled a new graph too (between it and its family's previous graph), and the change is kept (no later graph
     of its family goes back to an earlier one). The step around the compiled call changed with it: the optimizer
     now updates the aux head's or the new block's parameters (dyn_attr_switch, dyn_modulelist_grow)."""
-    if not found.recompiles or any(not r.expected for r in found.recompiles):
+    if not found.recompiles:
         return []
     bridge, rebuilt = set(found.bridge_compilations), set(found.bridge_recompilations)
     at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    if any(not r.expected for r in found.recompiles):
+        return [r.graph.ref for r in explanation.recompilations if not _in_bridge(r, bridge)
+                and _grads_variant(r, found, at)]
     out = []
     for r in explanation.recompilations:
         members = r.family.members
-        if r.graph.ref in bridge or any(g.ref in bridge for g in members):
+        if _in_bridge(r, bridge):
             continue
         i = at.get(r.graph.ref)
         before = [at[g.ref] for g in members if at.get(g.ref, i) < i]
@@ -265,6 +268,31 @@ def follows_expected(explanation, found: DynamoFindings) -> list[str]:
     return out
 
 
+def _in_bridge(r, bridge: set[str]) -> bool:
+    return r.graph.ref in bridge or any(g.ref in bridge for g in r.family.members)
+
+
+def _grads_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
+    """A compiled ``opt.step`` retraced for a parameter's ``.grad is None`` (``grad_none``: a part of the model the
+    loss uses on some steps only, zero_grad() setting the others' gradients to None): the eager step around the call
+    (that part's forward, its backward, its parameters' update) takes one variant per set of gradients too, and
+    cycles with it (Dynamo round 11, d11_opt_grad_none: an aux head every third step, told "gradient accumulation"
+    by the XLA cycle row). Its root is the guard's; it follows when it holds no more variants than Dynamo's graphs
+    plus the first call's, first changing after Dynamo's first retrace (as :func:`_autocast_variant`)."""
+    if not all("grad_none" in d.facts for d in found.recompiles):
+        return False
+    return _variant_after_retrace(r, found, at)
+
+
+def _variant_after_retrace(r, found: DynamoFindings, at: dict[str, int]) -> bool:
+    keys = {g.cache_key for g in r.family.members}
+    first_retrace = min((at.get(d.difference_graph, len(at)) for d in found.recompiles if d.difference_graph),
+                        default=None)
+    changes = [at.get(g.ref, 0) for g in r.family.members[1:] if g.compiled]
+    return (first_retrace is not None and min(changes, default=at.get(r.graph.ref, 0)) > first_retrace
+            and len(keys) <= len(found.recompiles) + 2)
+
+
 def _autocast_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
     """torch.autocast switched on some calls only (Dynamo's expected ``autocast`` retrace): the eager code around
     the call (the loss's cast, backward, the optimizer) runs in the other precision too, so the step's sync graph
@@ -276,10 +304,5 @@ def _autocast_variant(r, found: DynamoFindings, at: dict[str, int]) -> bool:
     updates the parameters that got gradients)."""
     if not any("autocast" in d.facts or "object_type" in d.facts for d in found.recompiles):
         return False
-    keys = {g.cache_key for g in r.family.members}
-    first_retrace = min((at.get(d.difference_graph, len(at)) for d in found.recompiles if d.difference_graph),
-                        default=None)
-    changes = [at.get(g.ref, 0) for g in r.family.members[1:] if g.compiled]
-    return (first_retrace is not None and min(changes, default=at.get(r.graph.ref, 0)) > first_retrace
-            and len(keys) <= len(found.recompiles) + 2)
+    return _variant_after_retrace(r, found, at)
 

@@ -44,6 +44,11 @@ HELD_CUTS = 4
 whose steps all end in a read (`print(loss.item())`, no sync) with a new graph each time, is told at most this
 many graphs late (a run of such steps that repeats a graph is told one step late: the same graph held twice)."""
 
+AWAIT_DYNAMO = 8
+"""Cache hits a held step around a compiled call waits, at most, for Dynamo's reason once the bridge has compiled
+again and the Dynamo log being written has told no recompilation yet: its guard comes a few lines later
+(d12_ids_int32: the step was told "a value is kept on some steps only" before the dtype guard was read)."""
+
 
 @dataclass(slots=True)
 class _Family:
@@ -145,6 +150,8 @@ class LiveExplainer:
         self.user_steps = UserSteps()
         """The steps the events show in a torch.compile run: the user's, not the graphs' (review 10 F6)."""
         self.bridge_seen = False
+        self._bridge_compiled: dict = {}
+        """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         self.failures: list[str] = []
@@ -202,6 +209,8 @@ class LiveExplainer:
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
+        if bridge and known is None:
+            self._bridge_compiled[family_key(summary)[0]] = self._bridge_compiled.get(family_key(summary)[0], 0) + 1
         cut = is_partial(summary, self._debug_cause(record)) and not bridge
         if self._last_cut is not None and not cut:
             self.cut_before[record.ref] = self._last_cut
@@ -258,6 +267,8 @@ class LiveExplainer:
             family.hits_since += 1
             if held.cut:  # the middle of a step: looked at again once the graph that ends it is placed
                 return []
+            if family.pending and family.latest is not None and self._awaits_dynamo(family):
+                return []  # Dynamo's reason for the bridge's recompilation comes a few lines later: held till then
             if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
                 family.next_look *= 2
                 return self._look_again(family, settled=family.hits_since >= SETTLED)
@@ -265,7 +276,8 @@ class LiveExplainer:
         self.compilations += 1
         first_of_family = not family.compiled
         # a family's second step compiled again (pending): settled by what came next, this graph
-        earlier = self._look_again_one(family, running=True) if family.pending and family.latest is not None else []
+        earlier = self._look_again_one(family, running=True) if family.pending and family.latest is not None \
+            and not self._awaits_dynamo(family) else []
         # a fix still waiting for the next steps: with executions followed, put off while the family compiles again
         # (no step has reused a graph yet: a warm-up, tasks in rotation, a second graph after an early read that is
         # an optimizer's warm-up), told at its next cache hit or the end (the oldest past DEFERRED, now); else told
@@ -288,6 +300,19 @@ class LiveExplainer:
             if len(family.deferred) > DEFERRED:
                 earlier += self._look_deferred(family, 1)
         return earlier + told
+
+    def _awaits_dynamo(self, family: _Family) -> bool:
+        """A held step around a compiled call (not the bridge's graph) waits for Dynamo's line: the bridge compiled
+        one of its graphs again, and no Dynamo log has told a recompilation yet (one being written, or one not found
+        yet: a TORCH_LOGS log is known as Dynamo's by its first message); at most :data:`AWAIT_DYNAMO` cache hits,
+        and the end of the run tells everything."""
+        if family.hits_since > AWAIT_DYNAMO:
+            return False
+        if bridge_run(family.latest.frames, self._debug_cause(family.latest)):
+            return False
+        if not any(n > 1 for n in self._bridge_compiled.values()):
+            return False
+        return not any(k.startswith("dynamo ") and not k.startswith("dynamo break") for k in self.dynamo.told)
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
