@@ -69,6 +69,9 @@ class Pattern:
     at_ref: str = ""
     """``#N``, the number the dump (and the detail below the headline) gives the graph at ``at``: "graph 4 of 6"
     counts the family's graphs from 1, the dump its graphs from 0 (review 4, F8), so the words give both."""
+    hits_unknown: bool = False
+    """The family was read from a log without cache hits (``PT_XLA_DEBUG_LEVEL=1``): each member is a compilation,
+    and how many steps ran between them is not seen, so no name that counts steps (``unbounded``) is given."""
 
     @property
     def benign(self) -> bool:
@@ -184,6 +187,9 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "recurring":
         return (f"recurring: {label} varies among {p.variants} graphs in no fixed order, {p.seen_again} of them seen "
                 f"again ({seq}){because}")
+    if p.hits_unknown:
+        return (f"{p.compilations} compilations of {label} ({seq}){because}; the log has no cache hits "
+                f"(PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
     return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
 
 
@@ -263,6 +269,11 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     period, offset = _period(keys)
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
+    if not all(g.record.hits_seen for g in members):
+        # round 11 (r11_tx_momentum_warmup, spmd_replay_unsharded): a PT_XLA_DEBUG_LEVEL=1 log lists compilations
+        # only, so every member is "compiled" whether the run had 3 steps or 300: A,B,C of an 8-step run that
+        # compiled at steps 0, 3 and 4 is not "a new graph every time". Say what was seen, and that hits are unknown
+        return Pattern("compilations", hits_unknown=True, **base)
     if len(compiled_at) == n and n >= 3:
         return Pattern("unbounded", **base)
     if compiled_at == list(range(1, n)) and n >= 4 and distinct == n:
