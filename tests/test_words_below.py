@@ -37,3 +37,23 @@ def test_look_alikes_with_cache_hits_seen_stay_unbounded(fixture):
     doc = _doc(TX / fixture)
     assert "unbounded" in _names(doc)
     assert "no cache hits" not in " ".join(doc["patterns"])
+
+
+def test_a_step_cut_by_ops_run_on_the_cpu_is_not_said_split_by_reads():
+    """r11_tx_nanmedian_fallback: the cause and fix name nanmedian's CPU fallback (cut reason ``fallback``); the
+    summary still said 'split in three by 2 early reads' and 'after an early read cut the step'."""
+    doc = _doc(TX / "r11_tx_nanmedian_fallback")
+    text = doc["summary"] + " ".join(doc["patterns"])
+    assert "early read" not in text
+    assert "split in three by 2 ops run on the CPU" in text and "after an op run on the CPU" in text
+
+
+@pytest.mark.parametrize("fixture, words", [
+    ("r10_ctc_fallback", "split in two by an early read"),        # a library's read: still a read
+    ("amp_gradscaler", "split in two by an early read"),          # GradScaler's own read
+    ("review_bool_index", "after an early run for a mask's values cut the step"),  # a boolean mask's size
+])
+def test_look_alikes_cut_every_step_are_worded_by_their_own_reason(fixture, words):
+    doc = _doc(TX / fixture)
+    text = doc["summary"] + " ".join(doc["patterns"])
+    assert words in text and "run on the CPU" not in text
