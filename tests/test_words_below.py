@@ -57,3 +57,19 @@ def test_look_alikes_cut_every_step_are_worded_by_their_own_reason(fixture, word
     doc = _doc(TX / fixture)
     text = doc["summary"] + " ".join(doc["patterns"])
     assert words in text and "run on the CPU" not in text
+
+
+def test_graphs_printed_alike_with_elided_constants_are_not_called_the_same_hlo():
+    """r10_jx_closure_table: each closure bakes its own table, printed as constant({...}) in every graph; the
+    summary said '2 of them the same HLO again: the cache key changed outside it', more than the text shows."""
+    doc = _doc(JX / "r10_jx_closure_table")
+    assert "the same HLO again: the cache key changed outside it" not in doc["summary"]
+    assert "2 of them print the same HLO again, but with constants elided as {...}" in doc["summary"]
+
+
+@pytest.mark.parametrize("fixture", ["jax_jit_in_loop", "jax_config_identity", "rev8_jx_round_robin"])
+def test_look_alikes_with_every_value_printed_stay_the_same_hlo(fixture):
+    """Dumps whose repeated graphs print every constant: the same text is the same HLO, and still said so."""
+    doc = _doc(JX / fixture)
+    assert "the same HLO again: the cache key changed outside it" in doc["summary"]
+    assert "elided" not in doc["summary"]

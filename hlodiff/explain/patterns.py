@@ -72,6 +72,9 @@ class Pattern:
     at_ref: str = ""
     """``#N``, the number the dump (and the detail below the headline) gives the graph at ``at``: "graph 4 of 6"
     counts the family's graphs from 1, the dump its graphs from 0 (review 4, F8), so the words give both."""
+    hidden_again: int = 0
+    """``dump``: of the graphs ``seen_again``, how many print constants elided as ``{...}`` (a baked table, the
+    dump's size limit): their text is the same, their values are not shown, so "the same HLO" is not known."""
     hits_unknown: bool = False
     """The family was read from a log without cache hits (``PT_XLA_DEBUG_LEVEL=1``): each member is a compilation,
     and how many steps ran between them is not seen, so no name that counts steps (``unbounded``) is given."""
@@ -150,7 +153,7 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "eager op":
         return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
     if p.name == "dump":
-        same = f"; {p.seen_again} of them the same HLO again: the cache key changed outside it" if p.seen_again else ""
+        same = _same_text(p.seen_again, p.hidden_again)
         if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
             return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
                     f"{n - p.loaded} compiled{same}{because}")
@@ -215,6 +218,38 @@ def _cuts_reason(cuts) -> str:
     return reasons.pop() if len(reasons) == 1 else "mixed"
 
 
+def _same_text(again: int, hidden: int) -> str:
+    """``2 of them the same HLO again``, unless the text hides values: round 11 (r10_jx_closure_table), a closure's
+    baked table prints as ``{...}`` in every graph, so the printed HLO is the same and the values are not seen."""
+    if not again:
+        return ""
+    shown = again - hidden
+    same = f"; {shown} of them the same HLO again: the cache key changed outside it" if shown else ""
+    if not hidden:
+        return same
+    which = f"{hidden} of them" if not shown else f"{hidden} more"
+    return (f"{same}; {which} print{'s' if hidden == 1 and shown else ''} the same HLO again, but with constants "
+            f"elided as {{...}}: equal as far as the dump shows, the hidden values may differ")
+
+
+def _hidden_again(members, letters) -> int:
+    """How many of a dump family's repeated graphs elide a constant's values (checked once per distinct graph)."""
+    from hlodiff.diff.hidden import hidden_count
+
+    hides: dict[str, bool] = {}
+    seen: set[str] = set()
+    count = 0
+    for g, letter in zip(members, letters):
+        if letter in seen:
+            if letter not in hides:
+                module = g._module
+                hides[letter] = (hidden_count(module) > 0 if module is not None
+                                 else "{...}" in g.record.text() and not g.record.proto_path)
+            count += hides[letter]
+        seen.add(letter)
+    return count
+
+
 def because_text(because: Because | None) -> str:
     if because is None:
         return ""
@@ -272,7 +307,8 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         letters = tuple(_letters([g.fingerprint for g in members]))
         if is_eager_op(family):
             return Pattern("eager op", letters=letters, **base)
-        return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)), **base)
+        return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)),
+                       hidden_again=_hidden_again(members, letters), **base)
     keys = [g.cache_key for g in members]
     base["letters"] = tuple(_letters(keys))
     base["variants"] = distinct = len(set(keys))
