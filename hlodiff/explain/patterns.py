@@ -62,6 +62,9 @@ class Pattern:
     split_at: str = ""
     parts: int = 0
     """``split``: how many graphs each step is cut into (2: one early read; 3: two reads, e.g. isnan then isinf)."""
+    cut_reason: str = "read"
+    """``split``/``one-off`` by cuts: why the step's graphs ran early (:data:`hlodiff.explain.cuts.CUT_REASONS`, or
+    ``mixed``): the words follow it, as the cause and fix below do (round 11: an op run on the CPU is no read)."""
     seen_again: int = 0
     because: Because | None = None
     loaded: int = 0
@@ -69,6 +72,12 @@ class Pattern:
     at_ref: str = ""
     """``#N``, the number the dump (and the detail below the headline) gives the graph at ``at``: "graph 4 of 6"
     counts the family's graphs from 1, the dump its graphs from 0 (review 4, F8), so the words give both."""
+    hidden_again: int = 0
+    """``dump``: of the graphs ``seen_again``, how many print constants elided as ``{...}`` (a baked table, the
+    dump's size limit): their text is the same, their values are not shown, so "the same HLO" is not known."""
+    hits_unknown: bool = False
+    """The family was read from a log without cache hits (``PT_XLA_DEBUG_LEVEL=1``): each member is a compilation,
+    and how many steps ran between them is not seen, so no name that counts steps (``unbounded``) is given."""
 
     @property
     def benign(self) -> bool:
@@ -144,7 +153,7 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "eager op":
         return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
     if p.name == "dump":
-        same = f"; {p.seen_again} of them the same HLO again: the cache key changed outside it" if p.seen_again else ""
+        same = _same_text(p.seen_again, p.hidden_again)
         if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
             return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
                     f"{n - p.loaded} compiled{same}{because}")
@@ -157,11 +166,9 @@ def pattern_text(p: Pattern) -> str:
                 f"({seq}){because}")
     if p.name == "split":
         every = "every step after the first" if p.at else "every step"
-        if p.parts > 2:
-            return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by {p.parts - 1} early "
-                    f"reads at {p.split_at}: the same {p.parts} graphs {every} ({seq}){because}")
-        return (f"split: each step ({label}) is split in two by an early read at {p.split_at}: the same 2 graphs "
-                f"{every} ({seq}){because}")
+        return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by "
+                f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}: the same {p.parts} graphs {every} "
+                f"({seq}){because}")
     if p.name == "alternating":
         return f"alternating: {label} switches between {p.variants} graphs ({seq}){because}"
     if p.name == "periodic":
@@ -175,16 +182,72 @@ def pattern_text(p: Pattern) -> str:
         return f"switched: at {label} from graph {p.at + 1} of {n}{ref} on ({seq}){because}"
     if p.name == "one-off" and p.split_at:
         ref = f" ({p.at_ref})" if p.at_ref else ""
-        return (f"one-off: each step ({label}) is split in {_PARTS.get(p.parts, 'two')} by an early read at "
-                f"{p.split_at}, the same {p.parts} graphs every step but one: the step of graph {p.at + 1} of "
-                f"{n}{ref} ran {p.parts} other graphs once ({seq}){because}")
+        return (f"one-off: each step ({label}) is split in {_PARTS.get(p.parts, 'two')} by "
+                f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}, the same {p.parts} graphs every step but "
+                f"one: the step of graph {p.at + 1} of {n}{ref} ran {p.parts} other graphs once ({seq}){because}")
     if p.name == "one-off":
         ref = f" ({p.at_ref})" if p.at_ref else ""
         return f"one-off: at {label} graph {p.at + 1} of {n}{ref} differs once ({seq}){because}"
     if p.name == "recurring":
         return (f"recurring: {label} varies among {p.variants} graphs in no fixed order, {p.seen_again} of them seen "
                 f"again ({seq}){because}")
+    if p.hits_unknown:
+        return (f"{p.compilations} compilations of {label} ({seq}){because}; the log has no cache hits "
+                f"(PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
     return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
+
+
+_CUT_WORDS = {"read": ("an early read", "early reads"),
+              "fallback": ("an op run on the CPU (no XLA lowering)", "ops run on the CPU (no XLA lowering)"),
+              "data_dependent": ("an early run for a mask's values", "early runs for masks' values"),
+              "mixed": ("an early execution", "early executions")}
+"""What cut a step, by :func:`hlodiff.explain.cuts.cut_reason`: one cut, several."""
+
+
+def cuts_text(reason: str, n: int) -> str:
+    """``an early read``, ``2 ops run on the CPU (no XLA lowering)``: the cuts of a step, named by their reason."""
+    one, many = _CUT_WORDS.get(reason, _CUT_WORDS["mixed"])
+    return one if n == 1 else f"{n} {many}"
+
+
+def _cuts_reason(cuts) -> str:
+    """The reason shared by a step's cut graphs (``mixed`` when they differ)."""
+    from hlodiff.explain.cuts import cut_reason
+
+    reasons = {cut_reason(g) for g in cuts}
+    return reasons.pop() if len(reasons) == 1 else "mixed"
+
+
+def _same_text(again: int, hidden: int) -> str:
+    """``2 of them the same HLO again``, unless the text hides values: round 11 (r10_jx_closure_table), a closure's
+    baked table prints as ``{...}`` in every graph, so the printed HLO is the same and the values are not seen."""
+    if not again:
+        return ""
+    shown = again - hidden
+    same = f"; {shown} of them the same HLO again: the cache key changed outside it" if shown else ""
+    if not hidden:
+        return same
+    which = f"{hidden} of them" if not shown else f"{hidden} more"
+    return (f"{same}; {which} print{'s' if hidden == 1 and shown else ''} the same HLO again, but with constants "
+            f"elided as {{...}}: equal as far as the dump shows, the hidden values may differ")
+
+
+def _hidden_again(members, letters) -> int:
+    """How many of a dump family's repeated graphs elide a constant's values (checked once per distinct graph)."""
+    from hlodiff.diff.hidden import hidden_count
+
+    hides: dict[str, bool] = {}
+    seen: set[str] = set()
+    count = 0
+    for g, letter in zip(members, letters):
+        if letter in seen:
+            if letter not in hides:
+                module = g._module
+                hides[letter] = (hidden_count(module) > 0 if module is not None
+                                 else "{...}" in g.record.text() and not g.record.proto_path)
+            count += hides[letter]
+        seen.add(letter)
+    return count
 
 
 def because_text(because: Because | None) -> str:
@@ -244,7 +307,8 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         letters = tuple(_letters([g.fingerprint for g in members]))
         if is_eager_op(family):
             return Pattern("eager op", letters=letters, **base)
-        return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)), **base)
+        return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)),
+                       hidden_again=_hidden_again(members, letters), **base)
     keys = [g.cache_key for g in members]
     base["letters"] = tuple(_letters(keys))
     base["variants"] = distinct = len(set(keys))
@@ -255,19 +319,25 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         return Pattern("setup", **base)
     split, parts, first = _split_by(members)
     if split is not None:
-        return Pattern("split", split_at=split, parts=parts, at=first, **base)
+        return Pattern("split", split_at=split, parts=parts, at=first, cut_reason=_cuts_reason(members[:parts - 1]),
+                       **base)
     split, parts, odd = _split_once(members)
     if split is not None:
         ref = "#" + members[odd].ref.rsplit("#", 1)[1] if "#" in members[odd].ref else ""
-        return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref, **base)
+        return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref,
+                       cut_reason=_cuts_reason(members[:parts - 1]), **base)
     period, offset = _period(keys)
     if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
-    if len(compiled_at) == n and n >= 3:
-        return Pattern("unbounded", **base)
-    if compiled_at == list(range(1, n)) and n >= 4 and distinct == n:
-        # review 10 F1 (dc_control_break): the first member reuses a graph compiled in another family (the first
-        # call's input synced while the bridge compiled), then a new graph every time to the end: no fewer new
+    unbounded = (len(compiled_at) == n and n >= 3) or (compiled_at == list(range(1, n)) and n >= 4 and distinct == n)
+    # (the second: review 10 F1, dc_control_break: the first member reuses a graph compiled in another family (the
+    # first call's input synced while the bridge compiled), then a new graph every time to the end: no fewer new)
+    if unbounded and not all(g.record.hits_seen for g in members):
+        # round 11 (r11_tx_momentum_warmup, spmd_replay_unsharded): a PT_XLA_DEBUG_LEVEL=1 log lists compilations
+        # only, so every member is "compiled" whether the run had 3 steps or 300: A,B,C of an 8-step run that
+        # compiled at steps 0, 3 and 4 is not "a new graph every time". Say what was seen, and that hits are unknown
+        return Pattern("compilations", hits_unknown=True, **base)
+    if unbounded:
         return Pattern("unbounded", **base)
     if distinct == 2 and len(compiled_at) == 2 and n >= 3:
         switch = compiled_at[1]
@@ -308,7 +378,7 @@ def _wraps(tail: list[str], period: int) -> bool:
     return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
 
 
-_PARTS = {3: "three", 4: "four"}
+_PARTS = {2: "two", 3: "three", 4: "four"}
 
 
 def _split_by(members) -> tuple[str | None, int, int]:

@@ -10,7 +10,7 @@ from hlodiff.explain.explanation import Recompilation, RunCounts
 from hlodiff.explain.families import Family, is_partial
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.locate import has_source_metadata, output_tensors
-from hlodiff.explain.patterns import Pattern, _in_brief, pattern_text
+from hlodiff.explain.patterns import _CUT_WORDS, Pattern, _in_brief, cuts_text, pattern_text
 from hlodiff.explain.producer import producer
 
 
@@ -60,11 +60,16 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                r.causes[0].fix_stance is FixStance.WARMUP)
     # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled again
-    rest = sum(1 for r in recompilations if r.family.key not in eager and _first_rest(r))
+    firsts = [r for r in recompilations if r.family.key not in eager and _first_rest(r)]
+    rest = len(firsts)
+    # round 11 (r11_tx_nanmedian_fallback): the cut's words follow its reason, as the cause below does
+    reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
+    reason = reasons.pop() if len(reasons) == 1 else "read" if not reasons else "mixed"
+    one, many = cuts_text(reason, 1), _CUT_WORDS[reason][1]
     asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
         + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
-        + (["1 of them the first step's second graph, after an early read cut the step" if rest == 1 else
-            f"{rest} of them first steps' second graphs, after early reads cut the steps"] if rest else [])
+        + ([f"1 of them the first step's second graph, after {one} cut the step" if rest == 1 else
+            f"{rest} of them first steps' second graphs, after {many} cut the steps"] if rest else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)
