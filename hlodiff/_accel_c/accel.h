@@ -171,6 +171,7 @@ PyObject *top_down(PyObject *self, PyObject *args);
 PyObject *unsettled_pairs(PyObject *self, PyObject *args);
 PyObject *users_of(PyObject *self, PyObject *args);
 PyObject *renamed_and_metadata(PyObject *self, PyObject *args);
+int metadata_differs(PyObject *li, PyObject *ri);
 typedef struct Pairs Pairs;
 Py_ssize_t group_size(PyObject *group, PyObject **only);
 int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo, PyObject *ro);

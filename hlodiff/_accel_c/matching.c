@@ -580,6 +580,29 @@ fail:
 }
 
 /* compare._renamed_and_metadata: how many pairs differ in name, and (when asked) in their metadata attribute. */
+/* Whether two paired instructions' metadata attributes differ (1), agree (0), or an error is set (-1): one
+ * answer for the name-keyed walk below and for the pairs mirror's (pairs.c), which must count alike. */
+int metadata_differs(PyObject *li, PyObject *ri) {
+    PyObject *la = inst_attr(li, s_attrs), *ra = la ? inst_attr(ri, s_attrs) : NULL;
+    int differ = -1;
+    if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
+        PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
+        PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
+        if (!PyErr_Occurred()) {
+            if (lm == NULL || rm == NULL) differ = lm != rm;
+            else {
+                int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
+                differ = eq < 0 ? -1 : !eq;
+            }
+        }
+    } else if (ra != NULL) {
+        PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
+    }
+    Py_XDECREF(la);
+    Py_XDECREF(ra);
+    return differ;
+}
+
 PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
     PyObject *l2r, *linsts, *rinsts;
     int count_metadata;
@@ -598,23 +621,7 @@ PyObject *renamed_and_metadata(PyObject *self, PyObject *args) {
             if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, li ? b : a);
             return NULL;
         }
-        PyObject *la = inst_attr(li, s_attrs), *ra = la ? inst_attr(ri, s_attrs) : NULL;
-        int differ = -1;
-        if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
-            PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
-            PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
-            if (!PyErr_Occurred()) {
-                if (lm == NULL || rm == NULL) differ = lm != rm;
-                else {
-                    int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
-                    differ = eq < 0 ? -1 : !eq;
-                }
-            }
-        } else if (ra != NULL) {
-            PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
-        }
-        Py_XDECREF(la);
-        Py_XDECREF(ra);
+        int differ = metadata_differs(li, ri);
         if (differ < 0) return NULL;
         meta += differ;
     }

@@ -616,23 +616,7 @@ PyObject *pairs_renamed_and_metadata(PyObject *self, PyObject *args) {
         if (same < 0) goto done;
         renamed += !same;
         if (!count_metadata) continue;
-        PyObject *la = inst_attr(li[a], s_attrs), *ra = la ? inst_attr(ri[b], s_attrs) : NULL;
-        int differ = -1;
-        if (ra != NULL && PyDict_Check(la) && PyDict_Check(ra)) {
-            PyObject *lm = PyDict_GetItemWithError(la, s_metadata);
-            PyObject *rm = (lm || !PyErr_Occurred()) ? PyDict_GetItemWithError(ra, s_metadata) : NULL;
-            if (!PyErr_Occurred()) {
-                if (lm == NULL || rm == NULL) differ = lm != rm;
-                else {
-                    int eq = PyObject_RichCompareBool(lm, rm, Py_EQ);
-                    differ = eq < 0 ? -1 : !eq;
-                }
-            }
-        } else if (ra != NULL) {
-            PyErr_SetString(PyExc_TypeError, "attrs must be dicts");
-        }
-        Py_XDECREF(la);
-        Py_XDECREF(ra);
+        int differ = metadata_differs(li[a], ri[b]);
         if (differ < 0) goto done;
         meta += differ;
     }
