@@ -70,18 +70,12 @@ def render_dynamo(console: Console, dynamo) -> None:
         where = f" at {r.location.where}" if r.location else ""
         console.print(Text(f"XLA recompiled {r.function or 'the compiled function'} for new sizes ({r.compile_id}, "
                            f"traced once by Dynamo){where}", style="bold"), highlight=False)
-        console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
-                      highlight=False)
-        if r.fix:
-            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        _graphs_then_fix(console, r)
     for r in dynamo.random_inputs:  # review 10 F1: the call's input drawn on the device, never synced
         where = f" at {r.location.where}" if r.location else ""
         console.print(Text(f"unbounded: XLA compiles the bridge's sync of the call's inputs anew on every call "
                            f"({r.seen}){where}", style="bold"), highlight=False)
-        console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
-                      highlight=False)
-        if r.fix:
-            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        _graphs_then_fix(console, r)
     for b in dynamo.graph_breaks:
         where = f" at {b.location.where}" if b.location else ""
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
@@ -104,3 +98,12 @@ def render_dynamo(console: Console, dynamo) -> None:
                                    f"(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); {tail}",
                                    style="dim"), 10), highlight=False)
     console.print()
+
+
+def _graphs_then_fix(console, r) -> None:
+    """The two lines under an XLA-side Dynamo finding (new sizes, an input drawn on the device): which graphs
+    differ and how, then the fix."""
+    console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
+                  highlight=False)
+    if r.fix:
+        console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
