@@ -7,8 +7,7 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
 across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
 :func:`live_monitor` (the same inside ``record --live``); what an HTML report shows beyond the documents is read by
-:mod:`hlodiff.api_pages` (:func:`page_sources`, :func:`run_page_costs` and :func:`rank_page`, importable from
-here). Nothing here prints (the live entries hand each event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
+:mod:`hlodiff.api_pages` (``page_sources``, ``run_page_costs`` and ``rank_page``). Nothing here prints (the live entries hand each event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
 asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
@@ -21,9 +20,6 @@ from hlodiff.diff.model import ModuleDiff
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning, shown
 from hlodiff.graph.canonical import CanonicalModule, Normalization
-
-# the HTML report's extra reading lives in api_pages; importable from here as before
-from hlodiff.api_pages import RankPage, page_costs, page_sources, rank_page, run_page_costs  # noqa: F401
 
 if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
     from hlodiff.cost.model import RunCost

@@ -2,26 +2,17 @@
 the name, the family and its leading cause (``alternating: sync at t.py:9 switches between 2 graphs (A,B,A,B)``).
 
 The facts are :mod:`hlodiff.explain.patterns`' :class:`~hlodiff.explain.patterns.Pattern`; this module words them
-and decides nothing, so a renderer or summary that needs the words takes them here without the naming rules.
+and decides nothing: the summary line, the Dynamo findings and the report take their words here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hlodiff.explain.patterns import Because, Pattern, pattern_of, runs
+
 if TYPE_CHECKING:
-    from hlodiff.explain.patterns import Because, Pattern
-
-
-def runs(letters) -> list[tuple[str, int]]:
-    """Run-length groups: A,A,A,B -> [(A, 3), (B, 1)]."""
-    out: list[tuple[str, int]] = []
-    for letter in letters:
-        if out and out[-1][0] == letter:
-            out[-1] = (letter, out[-1][1] + 1)
-        else:
-            out.append((letter, 1))
-    return out
+    from hlodiff.explain.families import Family
 
 
 SHOWN = 12
@@ -156,3 +147,7 @@ def _in_brief(p: Pattern) -> str:
     """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
     word = "" if p.name in ("dump", "compilations") else p.name
     return f"{word + ': ' if word else ''}{p.family}{because_text(p.because)}"
+
+
+def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
+    return pattern_text(pattern_of(family, recompilations, families))

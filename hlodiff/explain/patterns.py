@@ -14,8 +14,8 @@ letters follow the normalized graph, so the same HLO compiled again shows as a r
 
 A pattern is a typed :class:`Pattern` (name, period, letters, ...): the fixes and the HTML decide on its fields,
 and :func:`hlodiff.explain.pattern_words.pattern_text` words it, run-length once a sequence is long (``A×41, then
-B,A,B,...``). Which recompilation leads a family is :mod:`hlodiff.explain.headline`'s; whether a JAX family is an
-eager op, :mod:`hlodiff.explain.eager_ops`'.
+B,A,B,...``). Which recompilation heads the run's report is :mod:`hlodiff.explain.headline`'s; whether a JAX family
+is an eager op, :mod:`hlodiff.explain.eager_ops`'.
 """
 
 from __future__ import annotations
@@ -26,16 +26,11 @@ from typing import TYPE_CHECKING, Collection
 
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.families import is_partial
-from hlodiff.explain.headline import headline_of, leading
-from hlodiff.explain.pattern_words import pattern_text, runs, sequence_text
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
 
-__all__ = ["Because", "Pattern", "PATTERN_NAMES", "MAX_PERIOD", "pattern_of", "pattern_names", "describe_pattern",
-           # importable from here as before the split (tests, docs): their homes are the modules named above
-           "headline_of", "is_eager_op", "leading", "pattern_text", "runs", "sequence_text"]
 
 MAX_PERIOD = 8
 """Longest period named as such: a handful of variants that recur. Longer cycles are described as recurring."""
@@ -104,6 +99,17 @@ PATTERN_NAMES = ("steady", "warm-up only", "setup", "split", "alternating", "per
 family none of the named shapes fits."""
 
 
+def runs(letters) -> list[tuple[str, int]]:
+    """Run-length groups: A,A,A,B -> [(A, 3), (B, 1)]."""
+    out: list[tuple[str, int]] = []
+    for letter in letters:
+        if out and out[-1][0] == letter:
+            out[-1] = (letter, out[-1][1] + 1)
+        else:
+            out.append((letter, 1))
+    return out
+
+
 def _cuts_reason(cuts) -> str:
     """The reason shared by a step's cut graphs (``mixed`` when they differ)."""
     from hlodiff.explain.cuts import cut_reason
@@ -128,10 +134,6 @@ def _hidden_again(members, letters) -> int:
             count += hides[letter]
         seen.add(letter)
     return count
-
-
-def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
-    return pattern_text(pattern_of(family, recompilations, families))
 
 
 def pattern_of(family: "Family", recompilations, families: list["Family"] | None = None,
@@ -349,6 +351,33 @@ def _letters(keys: list[str]) -> list[str]:
             names[key] = alphabet[i] if i < 26 else f"G{i}"
         out.append(names[key])
     return out
+
+
+def leading(family: "Family", recompilations):
+    """The recompilation whose first cause is the family's most common leading cause (the first such one).
+
+    Most common, not first: a tensor that grows every step differs in structure from step 0 to 1 (torch_xla
+    lowers a one-element tensor its own way) and in shape from then on; the user wants to hear "shape".
+    """
+    from hlodiff.diff.fix_rules import EXPECTED
+
+    mine = [r for r in recompilations if r.family is family and r.causes]
+    if not mine:
+        return None
+    # an expected warm-up never names the family's cause while a change its fix does not excuse is there (review
+    # 2, F2: AdamW's warm-up at step 1 named 'inputs at :17' for a weight-decay change at step 4)
+    mine = [r for r in mine if r.causes[0].fix_rule not in EXPECTED] or mine
+    kinds = [r.causes[0].kind for r in mine]
+    kind = max(set(kinds), key=lambda k: (kinds.count(k), -kinds.index(k)))
+    # of that kind, the first at the most common root line: a queue that grows from its second step on is told at
+    # the line that grows it, not at the reader its first step changed (review 2, F11)
+    of_kind = [r for r in mine if r.causes[0].kind == kind]
+    if kind != "shape":  # a size is told where it keeps changing; other kinds at their first recompilation
+        return of_kind[0]
+    lines = [(r.causes[0].locations[0].file, r.causes[0].locations[0].line) if r.causes[0].locations else None
+             for r in of_kind]
+    line = max(set(lines), key=lambda x: (lines.count(x), -lines.index(x)))
+    return of_kind[lines.index(line)]
 
 
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
