@@ -7,8 +7,7 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
 across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
 :func:`live_monitor` (the same inside ``record --live``); what an HTML report shows beyond the documents is read by
-:func:`page_sources`, :func:`run_page_costs` and :func:`rank_page`. Nothing here prints (the live entries hand each
-event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
+:mod:`hlodiff.api_pages` (``page_sources``, ``run_page_costs`` and ``rank_page``). Nothing here prints (the live entries hand each event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
 asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
@@ -24,8 +23,6 @@ from hlodiff.graph.canonical import CanonicalModule, Normalization
 
 if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
     from hlodiff.cost.model import RunCost
-    from hlodiff.dumps.cost_evidence import RunGraphsCost
-    from hlodiff.dumps.python_source import SourceText
     from hlodiff.dumps.ranks import RankSpec
     from hlodiff.dumps.run_folder import RunInputs
     from hlodiff.explain.across_runs import AcrossRuns
@@ -424,60 +421,6 @@ def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: 
     evidence = read_cost_run(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports,
                              debug_logs=pt_logs)
     return run_cost(evidence, warnings)
-
-
-def page_sources(*docs: dict) -> "SourceText":
-    """The user's source lines an HTML report made from the documents ``docs`` cites, read
-    (:func:`hlodiff.dumps.python_source.page_source_text`)."""
-    from hlodiff.dumps.python_source import page_source_text
-
-    return page_source_text(*docs)
-
-
-def page_costs(explanation: "RunExplanation", logs: list[str] = (),
-               debug_logs: list[str] | None = None) -> "RunGraphsCost":
-    """The cost evidence of an explained run's compiled graphs, for its HTML report: compile seconds from ``logs``,
-    torch_xla's memory figures from ``debug_logs`` (default: the PT_XLA_DEBUG log beside each dump)."""
-    from hlodiff.dumps.cost_evidence import run_graphs_cost
-
-    graphs = explanation.graphs
-    return run_graphs_cost([g.record for g in graphs], [g.compiled for g in graphs], logs, debug_logs)
-
-
-def run_page_costs(result: Explained) -> "RunGraphsCost":
-    """``explain-recompile --html``: each compiled graph's cost evidence, compile seconds from the logs given or
-    found beside the dumps."""
-    from hlodiff.dumps.compile_times import logs_beside
-
-    inputs = result.inputs
-    return page_costs(result.explanation, [*inputs.jax_logs, *logs_beside(inputs.paths)], inputs.debug_logs or None)
-
-
-@dataclass(slots=True)
-class RankPage:
-    """``explain-recompile --html`` over ranks: the rank worth a page (the first that diverged, else the first that
-    recompiled, else the reference) explained again, keeping the graphs the side-by-side views need; ``body`` its
-    ``explain`` document with the ranks and their divergence."""
-
-    body: dict
-    explanation: "RunExplanation"
-    costs: "RunGraphsCost"
-    sources: "SourceText"
-
-
-def rank_page(job: "JobExplanation", stage: str | None = None) -> RankPage:
-    """The page of a job over ranks: the rank read and explained again (the job's tasks kept no graph), its costs'
-    evidence and the source lines its document cites, for :func:`hlodiff.render.reports.write_job_html`."""
-    from hlodiff.dumps.evidence import read_run
-    from hlodiff.explain.recompile import explain_run
-
-    shown = job.html_rank()
-    again: list = []  # again, keeping the graphs the side-by-side views need
-    explanation = explain_run(read_run(shown.inputs, again, stage=stage), again)
-    ranks = {k: v for k, v in job.to_json().items() if k in ("ranks", "divergence")}
-    body = {"inputs": {"dumps": shown.inputs.paths}, **explanation.to_json(),
-            "summary": f"rank {shown.spec.rank}: {explanation.summary}", **ranks}
-    return RankPage(body, explanation, page_costs(explanation), page_sources(body))
 
 
 @dataclass(slots=True)

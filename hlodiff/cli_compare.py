@@ -20,7 +20,7 @@ def compare_refs(refs: tuple[str, ...], *, options, as_json: bool, verbose: bool
                  explorer_out: str | None = None) -> None:
     """Compare two graphs or a dump's sequence, print it and exit (0 equal, 1 different); ``--html`` implies the
     cost figures."""
-    from hlodiff import api
+    from hlodiff import api, api_pages
     from hlodiff.render import reports
 
     with_cost = with_cost or bool(html_path)
@@ -32,7 +32,7 @@ def compare_refs(refs: tuple[str, ...], *, options, as_json: bool, verbose: bool
         result = api.compare_refs(refs[0], refs[1], options=options, stage=stage, cost=with_cost)
         body = result.to_json()
         if html_path:
-            reports.write_compare_html(html_path, result, body, list(refs), api.page_sources(body))
+            reports.write_compare_html(html_path, result, body, list(refs), api_pages.page_sources(body))
         show(as_json, "compare", body, result.warnings,
               lambda console: reports.render_comparison(console, result, verbose=verbose))
         if explorer or explorer_out:
@@ -50,7 +50,7 @@ def compare_refs(refs: tuple[str, ...], *, options, as_json: bool, verbose: bool
     sequence = api.compare_dump(refs[0], options=options, stage=stage, cost=with_cost)
     body = sequence.to_json()
     if html_path:
-        reports.write_sequence_html(html_path, sequence, body, list(refs), api.page_sources(body))
+        reports.write_sequence_html(html_path, sequence, body, list(refs), api_pages.page_sources(body))
     show(as_json, "compare-sequence", body, sequence.warnings,
           lambda console: reports.render_sequence(console, sequence, verbose=verbose))
     leave_quickly.asked = True

@@ -39,7 +39,8 @@ def _explain_job(specs, *, tensors_report, debug_log, jax_log, as_json: bool, ht
     """Several ranks: each explained on its own (in parallel), the divergence section, exit 1 when a rank
     recompiled or diverged (``exit_status``, when given, instead: ``record``). ``--html`` writes the report of
     the first diverging rank (else the first that recompiled, else the reference rank)."""
-    from hlodiff.api import job_exit_code, rank_page
+    from hlodiff.api import job_exit_code
+    from hlodiff.api_pages import rank_page
     from hlodiff.jobs import explain_job
     from hlodiff.render.ranks import job_body, job_warnings, render_job
     from hlodiff.render.record import exit_note
@@ -68,7 +69,8 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     """Explain a run and print it (terminal or JSON, plus HTML on request); exit 1 when something unexpected
     recompiled, or a compiled module could not be read (``exit_status``, when given, is the exit status instead
     and the verdict goes to stderr: ``record``)."""
-    from hlodiff.api import explain_inputs, page_sources, run_page_costs
+    from hlodiff.api import explain_inputs
+    from hlodiff.api_pages import page_sources, run_page_costs
     from hlodiff.render import terminal
     from hlodiff.render.reports import render_warmup_verdict, run_inputs, write_run_html
     from hlodiff.render.write import check_output

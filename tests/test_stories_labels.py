@@ -11,7 +11,8 @@ import pytest
 from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.families import compile_block_line
-from hlodiff.explain.patterns import runs, sequence_text
+from hlodiff.explain.pattern_words import sequence_text
+from hlodiff.explain.patterns import runs
 from helpers import explained
 from hlodiff.hlo.model import SourceFrame
 from hlodiff.render.story_view import alike_text

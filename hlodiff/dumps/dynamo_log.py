@@ -252,9 +252,8 @@ def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
                 continue
             log.graph_breaks.append(brk)
     for r in raised.breaks():
-        log.graph_breaks.append(GraphBreak("raised", r["reason"], r["explanation"], r["at"],
-                                           r["call"] if r["call"] != r["at"] else None, log_line=r["log_line"],
-                                           raised=True))
+        log.graph_breaks.append(GraphBreak("raised", r.reason, r.explanation, r.at, r.call if r.call != r.at else None,
+                                           log_line=r.log_line, raised=True))
     verbose.finish(log)
     return log
 

@@ -18,12 +18,31 @@ Read from the lines of a TORCH_LOGS text log (stderr) that carry no channel; kep
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from hlodiff.hlo.model import SourceFrame
 
 _RAISED = re.compile(r"^torch\._dynamo\.exc\.(?P<cls>Unsupported|UserError|TorchRuntimeError): (?P<what>.+)$")
 """The exception line of a break Dynamo raised (``Unsupported``: a graph break under fullgraph=True)."""
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
+@dataclass(slots=True)
+class RaisedBreak:
+    """One break Dynamo raised, as its traceback tells it: filled in while the lines after the exception line are
+    read (its ``Explanation:``, the ``from user code:`` frame), and kept only once that frame was seen."""
+
+    reason: str
+    """The exception's message (``Unsupported Tensor.item() call with capture_scalar_outputs=False``)."""
+    log_line: int
+    """The exception line's line number in the log."""
+    call: SourceFrame | None = None
+    """The user's call that started the compiled function (the traceback's first user frame), when a traceback
+    came before the exception line."""
+    explanation: str | None = None
+    """Dynamo's ``Explanation:`` line, when it wrote one."""
+    at: SourceFrame | None = None
+    """Where it broke: the innermost frame under ``from user code:``."""
 
 
 class RaisedReader:
@@ -33,9 +52,9 @@ class RaisedReader:
     def __init__(self) -> None:
         self._stack: list[SourceFrame] = []  # the traceback read so far (its user frames hold the call)
         self._in_traceback = False
-        self._current: dict | None = None
+        self._current: RaisedBreak | None = None
         self._user_code = False
-        self.found: list[dict] = []
+        self.found: list[RaisedBreak] = []
 
     def line(self, text: str, lineno: int) -> None:
         stripped = text.strip()
@@ -46,8 +65,7 @@ class RaisedReader:
         if (m := _RAISED.match(stripped)) is not None:
             self._close()
             call = next((f for f in self._stack if not f.is_library), None) if self._in_traceback else None
-            self._current = {"reason": m.group("what").strip(), "explanation": None, "at": None, "call": call,
-                             "log_line": lineno}
+            self._current = RaisedBreak(m.group("what").strip(), lineno, call)
             self._in_traceback, self._user_code = False, False
             return
         frame = _FILE_LINE.match(text)
@@ -57,18 +75,18 @@ class RaisedReader:
             return
         if self._current is None:
             return
-        if stripped.startswith("Explanation:") and self._current["explanation"] is None:
-            self._current["explanation"] = stripped.split(":", 1)[1].strip()
+        if stripped.startswith("Explanation:") and self._current.explanation is None:
+            self._current.explanation = stripped.split(":", 1)[1].strip()
         elif stripped == "from user code:":
             self._user_code = True
         elif self._user_code and frame is not None:  # the innermost user frame is the last one listed
-            self._current["at"] = SourceFrame(frame.group("file"), int(frame.group("line")), frame.group("fn"))
+            self._current.at = SourceFrame(frame.group("file"), int(frame.group("line")), frame.group("fn"))
 
     def _close(self) -> None:
-        if self._current is not None and self._current["at"] is not None:
+        if self._current is not None and self._current.at is not None:
             self.found.append(self._current)
         self._current, self._user_code = None, False
 
-    def breaks(self) -> list[dict]:
+    def breaks(self) -> list[RaisedBreak]:
         self._close()
         return self.found

@@ -19,7 +19,6 @@ Facts only; :mod:`hlodiff.render.across_runs` says them in words.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from hlodiff.diff.model import Cause
@@ -35,6 +34,7 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_
                                              option_differences, parameter_shape_differences,
                                              version_differences, wide_type_differences)
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, calling_line, program_line  # noqa: F401 (API)
+from hlodiff.explain.program_pairs import counterpart, first_sightings, graph_cause, program_frame, same_program
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -56,8 +56,6 @@ NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "belo
                        "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
 """Why JAX did not write run A's entry (:data:`hlodiff.dumps.compile_cache.NOT_WRITTEN`) -> the verdict's reason
 (the others keep their name: ``host_callbacks``, ``cache_disabled``)."""
-
-
 
 
 @dataclass(slots=True)
@@ -182,7 +180,7 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
 
 def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, run_b: Run,
               warnings: list[InputWarning]) -> None:
-    same_hlo = _same_hlo(v.a_record, v.b_record)
+    same_hlo = same_program(v.a_record, v.b_record)
     if a.key_parts and b.key_parts:
         v.key_components = [name for name, value in b.key_parts.items() if a.key_parts.get(name) != value]
         if "computation" in v.key_components and same_hlo is None:
@@ -267,8 +265,8 @@ def _cache_empty(run_a: Run, run_b: Run) -> bool:
 
 def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                     warnings: list[InputWarning]) -> list[Verdict]:
-    first_a = _first_sightings(run_a.records)
-    first_b = _first_sightings(run_b.records)
+    first_a = first_sightings(run_a.records)
+    first_b = first_sightings(run_b.records)
     hashes_a = {r.graph_hash: r for r in first_a}
     unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
     fingerprints: dict[int, str] = {}
@@ -305,7 +303,7 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 else:
                     v.reason = "unknown"
         elif compiled and unmatched_a:
-            v.a = v.a_record = unmatched_a.pop(_counterpart(rec, unmatched_a, fingerprint))
+            v.a = v.a_record = unmatched_a.pop(counterpart(rec, unmatched_a, fingerprint))
             if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
                 _key_differs(v, run_a, run_b, [], [])
             else:
@@ -316,24 +314,11 @@ def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
     return verdicts
 
 
-def program_frame(rec: GraphRecord) -> SourceFrame | None:
-    """The first user line the program's instructions name (their metadata's stack), in entry order."""
-    from hlodiff.graph import canonicalize
-
-    module = rec.module()
-    canonical = canonicalize(module)
-    for inst in module.entry.instructions:
-        frame = user_frame(canonical.frames(inst))
-        if frame is not None:
-            return frame
-    return user_frame(rec.frames)
-
-
 def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
     """Another program in B: the graph diff's leading cause, unless the two were built for another number of
     devices (then the cause, a sharding or shape difference, is that count's consequence and keeps the line)."""
     v.verdict = "miss_hlo_differs"
-    v.cause = _graph_cause(v.a_record, v.b_record, warnings)
+    v.cause = graph_cause(v.a_record, v.b_record, warnings)
     v.reason = v.cause.kind if v.cause is not None else "unknown"
     counts = device_count_differences(v.a_record, v.b_record)
     settings = lowering_setting_differences(v.a_record, v.b_record) if jax else []
@@ -350,25 +335,6 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
             low_precision_differences(v.a_record, v.b_record)
 
 
-def _counterpart(rec: GraphRecord, candidates: list[GraphRecord], fingerprint) -> int:
-    """Which of A's graphs not seen in B a new graph of B stands for: the first that is the same program (the hash
-    covers more than the HLO: XLA_FLAGS), else the first synced from the same user line (the same graph family),
-    else the first left."""
-    for i, candidate in enumerate(candidates):
-        if fingerprint(candidate) == fingerprint(rec):
-            return i
-    where = _sync_line(rec)
-    for i, candidate in enumerate(candidates):
-        if where is not None and _sync_line(candidate) == where:
-            return i
-    return 0
-
-
-def _sync_line(rec: GraphRecord) -> tuple[str, int | None] | None:
-    frame = user_frame(rec.frames)
-    return None if frame is None else (frame.file, frame.line)
-
-
 # -- evidence helpers -------------------------------------------------------------------------------------------------
 
 def _by_name(compilations: list[CacheCompilation]) -> dict[str, list[CacheCompilation]]:
@@ -378,39 +344,3 @@ def _by_name(compilations: list[CacheCompilation]) -> dict[str, list[CacheCompil
     return out
 
 
-def _first_sightings(records: list[GraphRecord]) -> list[GraphRecord]:
-    seen: set = set()
-    out = []
-    for r in records:
-        key = r.graph_hash or r.index
-        if key not in seen:
-            seen.add(key)
-            out.append(r)
-    return out
-
-
-def _same_hlo(a: GraphRecord | None, b: GraphRecord | None) -> bool | None:
-    """Whether the two modules are one program after normalization; None when one is not dumped."""
-    if a is None or b is None:
-        return None
-    from hlodiff.graph import canonicalize
-
-    return canonicalize(a.module()).fingerprint == canonicalize(b.module()).fingerprint
-
-
-def _graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[InputWarning]) -> Cause | None:
-    """The leading cause of the graph diff between A's program and B's, with its line and fix, from the same
-    analysis ``explain-recompile`` runs (B's program is put in A's family, as the next compilation of it)."""
-    if a is None or b is None:
-        return None
-    from hlodiff.explain.recompile import explain_records
-
-    # One family needs one source; the module number keeps B's program a compilation of its own (XLA numbers
-    # each run's modules from 0, and a dump folder's compilations are told apart by their numbers).
-    number = None if b.module_number is None else 1_000_000 + b.module_number
-    moved = dataclasses.replace(b, source=a.source, index=a.index + 1, module_number=number)
-    explanation = explain_records([a, moved], warnings=warnings)
-    for r in explanation.recompilations:
-        if r.causes:
-            return r.causes[0]
-    return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
-from hlodiff.explain.patterns import _in_brief
+from hlodiff.explain.pattern_words import _in_brief
 from hlodiff.hlo.model import SourceFrame
 
 _SIZE = re.compile(r"tensor '(?P<name>.+?)' (?:size|stride) mismatch at index (?P<dim>\d+)\. expected "

@@ -17,7 +17,8 @@ from hlodiff.explain.cause_graph import CauseGraph, causes_json
 from hlodiff.explain.families import Family
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.modes import ModeSwitch
-from hlodiff.explain.patterns import Pattern, headline_of
+from hlodiff.explain.headline import headline_of
+from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.stories import Story
 from hlodiff.hlo.model import SourceFrame, user_frame
 

@@ -20,7 +20,7 @@ from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
-from hlodiff.explain.cause_graph import swaps_path
+from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,

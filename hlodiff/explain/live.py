@@ -4,7 +4,8 @@ recompilations come out as typed events (``hlodiff record``'s live lines, ``hlod
 **Incremental, bounded.** A cache hit costs a dictionary lookup and a place in its family's recent window. A
 compilation is explained by the same analysis as the final report (:func:`hlodiff.explain.recompile.explain_records`)
 over a bounded window of its family: the family's last :data:`~hlodiff.explain.candidates.POOL` compiled graphs
-(the candidates the final report compares with) and its last :data:`RECENT` executions. So the cost of a new graph
+(the candidates the final report compares with) and its last
+:data:`~hlodiff.explain.live_families.RECENT` executions. So the cost of a new graph
 does not grow with the run, and memory holds one record per compilation plus the windows.
 
 **The final story is the live one, completed.** What a window can say depends on what came after: a batch that
@@ -16,28 +17,14 @@ on each story is then the final report's.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass, field
-
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.candidates import POOL
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.live_events import LiveEvent, Told
+from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
 from hlodiff.explain.live_told import told_of as _told
-
-RECENT = 32
-"""Executions of a family kept for its patterns (alternation, buckets that recur, a batch that stayed short)."""
-
-SETTLED = 8
-"""Cache hits after a family's newest recompilation that settle a fix waiting for the next steps: it did not come
-back, and the fallback is what the steps show (told then, not only at the end of a long run)."""
-
-DEFERRED = 4
-"""Recompilations of a family whose waiting fix is put off at most while it compiles again (the oldest is then told
-with what is known)."""
 
 HELD_CUTS = 4
 """Cut graphs held at most while waiting for the graph that ends their step: a step with more early reads, or a run
@@ -50,75 +37,6 @@ again and the Dynamo log being written has told no recompilation yet: its guard 
 (d12_ids_int32: the step was told "a value is kept on some steps only" before the dtype guard was read)."""
 
 
-@dataclass(slots=True)
-class _Family:
-    key: str
-    label: str
-    compiled: deque = field(default_factory=lambda: deque(maxlen=POOL))
-    """The records of its last POOL compilations (first occurrences of their keys)."""
-    recent: deque = field(default_factory=lambda: deque(maxlen=RECENT))
-    hits_since: int = 0
-    next_look: int = 1
-    latest: GraphRecord | None = None
-    """The newest recompilation's record, looked at again as hits come in."""
-    latest_step: int = 0
-    told: Told | None = None
-    story: int | None = None
-    expected: bool = False
-    follows: bool = False
-    """Its newest recompilation follows from what Dynamo did (counted; Dynamo's line tells why)."""
-    pending: bool = False
-    steps: int = 0
-    full: int = 0
-    """Its graphs that end a step (a cut graph is part of the step the next of them ends)."""
-    deferred: list = field(default_factory=list)
-    """Earlier recompilations whose fix waits (:class:`_Latest`), put off while the family compiles again."""
-
-
-@dataclass(slots=True)
-class _Latest:
-    """What a family says of its newest recompilation (its state while another one is looked at)."""
-
-    record: GraphRecord | None
-    step: int
-    told: Told | None
-    story: int | None
-    expected: bool
-    follows: bool
-    pending: bool
-
-    @classmethod
-    def of(cls, f: _Family) -> "_Latest":
-        return cls(f.latest, f.latest_step, f.told, f.story, f.expected, f.follows, f.pending)
-
-    def put(self, f: _Family) -> None:
-        f.latest, f.latest_step, f.told, f.story = self.record, self.step, self.told, self.story
-        f.expected, f.follows, f.pending = self.expected, self.follows, self.pending
-
-
-@dataclass(slots=True)
-class _Held:
-    """A graph read and summarized, placed in its family now or, cut short by an early read, once the graph that
-    ends its step comes (:meth:`LiveExplainer._one`)."""
-
-    record: GraphRecord
-    summary: object
-    hit: bool
-    cut: bool
-    step: int
-    graphs: int
-    key: str | None = None
-    """Its cache key (a graph held twice: a new step began without a sync)."""
-
-
-@dataclass(slots=True)
-class _Story:
-    number: int
-    first_step: int
-    count: int = 1
-    told: Told | None = None
-
-
 class LiveExplainer:
     """Feed it records in run order (:meth:`feed`); it returns the events each one made true.
 
@@ -129,9 +47,9 @@ class LiveExplainer:
     def __init__(self, run: Run | None = None, *, warnings: list[InputWarning] | None = None):
         self.run = run if run is not None else Run()
         self.warnings = warnings if warnings is not None else []
-        self.families: dict[str, _Family] = {}
+        self.families: dict[str, LiveFamily] = {}
         self.first: dict[str, object] = {}  # cache key -> summary of the graph that compiled it
-        self.stories: dict[tuple, _Story] = {}
+        self.stories: dict[tuple, Story] = {}
         self.expected = 0
         self.graphs = 0
         self.step = 0
@@ -140,7 +58,7 @@ class LiveExplainer:
         """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
         explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
         self._last_cut: GraphRecord | None = None
-        self._cuts: list[_Held] = []
+        self._cuts: list[Held] = []
         """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
         from hlodiff.explain.live_dynamo import LiveDynamo
 
@@ -216,7 +134,7 @@ class LiveExplainer:
             self.cut_before[record.ref] = self._last_cut
         self._last_cut = record if cut else None
         step = self._step(summary, cut)
-        held = _Held(record, summary, known is not None, cut, step, self.graphs, key)
+        held = Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
         self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record),
                              hit=known is not None)
@@ -249,14 +167,14 @@ class LiveExplainer:
                 break
         return out
 
-    def _place(self, held: "_Held", own: tuple[str, str]) -> list[LiveEvent]:
+    def _place(self, held: "Held", own: tuple[str, str]) -> list[LiveEvent]:
         """One graph in its family (``own``: its key and label): a cache hit's place in the window (and a look
         again when one is due), or a compilation told."""
         record, step = held.record, held.step
         fkey, label = own
         family = self.families.get(fkey)
         if family is None:
-            family = self.families[fkey] = _Family(fkey, label)
+            family = self.families[fkey] = LiveFamily(fkey, label)
         if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
             step = family.steps
         family.recent.append(record)
@@ -289,7 +207,7 @@ class LiveExplainer:
         family.compiled.append(record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=held.graphs)]
-        before = _Latest.of(family)
+        before = Latest.of(family)
         family.latest, family.latest_step, family.hits_since, family.next_look = record, step, 0, 1
         told = self._tell(family, record, step, held.cut)
         if told and told[0].kind == "compiled":  # another function of the name: the name's story stays as it was
@@ -301,7 +219,7 @@ class LiveExplainer:
                 earlier += self._look_deferred(family, 1)
         return earlier + told
 
-    def _awaits_dynamo(self, family: _Family) -> bool:
+    def _awaits_dynamo(self, family: LiveFamily) -> bool:
         """A held step around a compiled call (not the bridge's graph) waits for Dynamo's line: the bridge compiled
         one of its graphs again, and no Dynamo log has told a recompilation yet (one being written, or one not found
         yet: a TORCH_LOGS log is known as Dynamo's by its first message); at most :data:`AWAIT_DYNAMO` cache hits,
@@ -331,7 +249,7 @@ class LiveExplainer:
 
     # -- explaining ------------------------------------------------------------------------------------------------
 
-    def _window(self, family: _Family) -> list[GraphRecord]:
+    def _window(self, family: LiveFamily) -> list[GraphRecord]:
         seen: dict[int, GraphRecord] = {}
         for r in (*family.compiled, *family.recent):
             seen.setdefault(r.index, r)
@@ -340,7 +258,7 @@ class LiveExplainer:
                 seen.setdefault(before.index, before)
         return [seen[i] for i in sorted(seen)]
 
-    def _explain(self, family: _Family, record: GraphRecord):
+    def _explain(self, family: LiveFamily, record: GraphRecord):
         """(the recompilation of ``record`` in its family's window, whether it is expected, whether it follows from
         what Dynamo did), or None; or, for a graph the window's report puts first in a family of its own (a JAX
         module that compiles another function than the earlier modules of its name: the report's family split,
@@ -395,14 +313,14 @@ class LiveExplainer:
 
     def _held(self) -> list[GraphRecord]:
         """The run's compilations and the executions its families still hold (their recent windows), in run order:
-        what the report's whole-run findings see of the steps, bounded (:data:`RECENT` per family)."""
+        what the report's whole-run findings see of the steps, bounded (:data:`~hlodiff.explain.live_families.RECENT` per family)."""
         seen: dict[int, GraphRecord] = {r.index: r for r in self.run.records}
         for family in self.families.values():
             for r in family.recent:
                 seen.setdefault(r.index, r)
         return [seen[i] for i in sorted(seen)]
 
-    def _tell(self, family: _Family, record: GraphRecord, step: int, cut: bool = False) -> list[LiveEvent]:
+    def _tell(self, family: LiveFamily, record: GraphRecord, step: int, cut: bool = False) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
         (an optimizer's warm-up, if the next steps reuse the graph) held as ``pending`` until its next execution
         shows whether it settles, the others told in full (or as one more of a story already told)."""
@@ -442,13 +360,13 @@ class LiveExplainer:
             return []
         return [self._story_event(family, record, told)]
 
-    def _story_event(self, family: _Family, record: GraphRecord, told: Told) -> LiveEvent:
+    def _story_event(self, family: LiveFamily, record: GraphRecord, told: Told) -> LiveEvent:
         """The first of a story (told in full) or one more of a story already told (a count)."""
         skey = (family.key, told.location.file if told.location else None,
                 told.location.line if told.location else told.kind)
         story = self.stories.get(skey)
         if story is None:
-            story = self.stories[skey] = _Story(len(self.stories), family.latest_step, told=told)
+            story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told)
             family.story = story.number
             return LiveEvent("recompiled", family.latest_step, record.ref, family.label, told, story.number,
                              graphs=self.graphs)
@@ -457,29 +375,29 @@ class LiveExplainer:
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
 
-    def _look_again(self, family: _Family, running: bool = True, settled: bool = False) -> list[LiveEvent]:
+    def _look_again(self, family: LiveFamily, running: bool = True, settled: bool = False) -> list[LiveEvent]:
         """The family's newest recompilation with what is known now: an event only when its words changed (and
         first, the recompilations whose waiting fix was put off while the family compiled again)."""
         return (self._look_deferred(family, len(family.deferred), running, settled)
                 + self._look_again_one(family, running, settled))
 
-    def _look_deferred(self, family: _Family, count: int, running: bool = False,
+    def _look_deferred(self, family: LiveFamily, count: int, running: bool = False,
                        settled: bool = False) -> list[LiveEvent]:
         """The ``count`` oldest put-off recompilations looked at again: their fixes told now, or (``running``)
         once the steps settle them; those still waiting stay put off."""
         out: list[LiveEvent] = []
-        newest = _Latest.of(family)
+        newest = Latest.of(family)
         kept = []
         for earlier in family.deferred[:count]:
             earlier.put(family)
             out += self._look_again_one(family, running, settled)
             if family.told is not None and family.told.waits:
-                kept.append(_Latest.of(family))
+                kept.append(Latest.of(family))
         family.deferred[:count] = kept
         newest.put(family)
         return out
 
-    def _look_again_one(self, family: _Family, running: bool, settled: bool = False) -> list[LiveEvent]:
+    def _look_again_one(self, family: LiveFamily, running: bool, settled: bool = False) -> list[LiveEvent]:
         record = family.latest
         found = self._explain(family, record) if record is not None else None
         if not isinstance(found, tuple) or family.told is None:

@@ -23,8 +23,8 @@ size follows a Python value"): on a family's first recompilations the window has
 at exit replaces these with what the steps show (accumulation's short group, a setting switched once, a size that
 stayed or grows, tasks in rotation, a second graph after the read). With executions followed (cache hits seen), such
 a fix waits for the next steps: while the family compiles again it stays put off (up to
-:data:`~hlodiff.explain.live.DEFERRED` recompilations), and it is told once a step reused a graph and the steps say
-more, after :data:`~hlodiff.explain.live.SETTLED` cache hits, or at the end. A dump of compilations alone (JAX)
+:data:`~hlodiff.explain.live_families.DEFERRED` recompilations), and it is told once a step reused a graph and the steps say
+more, after :data:`~hlodiff.explain.live_families.SETTLED` cache hits, or at the end. A dump of compilations alone (JAX)
 tells it at once, since no hit would settle it before the end."""
 
 

@@ -13,7 +13,9 @@ only compilations; there the
 letters follow the normalized graph, so the same HLO compiled again shows as a repeated letter.
 
 A pattern is a typed :class:`Pattern` (name, period, letters, ...): the fixes and the HTML decide on its fields,
-and :func:`pattern_text` words it, run-length once a sequence is long (``A×41, then B,A,B,...``).
+and :func:`hlodiff.explain.pattern_words.pattern_text` words it, run-length once a sequence is long (``A×41, then
+B,A,B,...``). Which recompilation heads the run's report is :mod:`hlodiff.explain.headline`'s; whether a JAX family
+is an eager op, :mod:`hlodiff.explain.eager_ops`'.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection
 
+from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.families import is_partial
-from hlodiff.hlo.jax_eager_ops import PRIMITIVES
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
+
 
 MAX_PERIOD = 8
 """Longest period named as such: a handful of variants that recur. Longer cycles are described as recurring."""
@@ -107,129 +110,12 @@ def runs(letters) -> list[tuple[str, int]]:
     return out
 
 
-SHOWN = 12
-"""Letters shown before a sequence is cut; a run of ``RUN`` or more of one letter is shown as ``A×41``."""
-RUN = 4
-
-
-def sequence_text(letters) -> str:
-    """``A,B,A,B``; long sequences run-length (``A×41, then B,A,B,...``) so what happens after a long run shows."""
-    letters = list(letters)
-    if len(letters) <= SHOWN:
-        return ",".join(letters)
-    parts: list[str] = []
-    shown = 0
-    for letter, n in runs(letters):
-        if shown >= SHOWN:
-            parts.append("...")
-            break
-        if n >= RUN:
-            parts.append(f"{letter}\u00d7{n}")
-            shown += 2
-        else:
-            parts.extend([letter] * n)
-            shown += n
-    text = ""
-    for k, part in enumerate(parts):
-        if k == 0:
-            text = part
-        elif "\u00d7" in parts[k - 1]:
-            text += ", then " + part
-        else:
-            text += ("," if "\u00d7" not in part else ", then ") + part
-    return text
-
-
-def pattern_text(p: Pattern) -> str:
-    """The pattern in words, e.g. ``alternating: sync at t.py:9 switches between 2 graphs (A,B,A,B) (ops at t.py:7)``."""
-    seq = sequence_text(p.letters)
-    because = because_text(p.because)
-    label, n = p.family, p.graphs
-    if p.name == "cut short":
-        return (f"cut short: {n} graph{'s' if n != 1 else ''} of {label} read before the file was cut off ({seq})"
-                f"{because}; too few to name a pattern")
-    if p.name == "steady":
-        return f"steady: {label} compiled once in {n} graph{'s' if n != 1 else ''}"
-    if p.name == "eager op":
-        return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
-    if p.name == "dump":
-        same = _same_text(p.seen_again, p.hidden_again)
-        if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
-            return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
-                    f"{n - p.loaded} compiled{same}{because}")
-        return f"{n} compilations of {label} ({seq}){same}{because}"
-    if p.name == "warm-up only":
-        first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"
-        return f"warm-up only: at {label} {first}, then steady ({seq}){because}"
-    if p.name == "setup":
-        return (f"setup: {n} graphs at {label} each ran once while the program set up, before the steady steps "
-                f"({seq}){because}")
-    if p.name == "split":
-        every = "every step after the first" if p.at else "every step"
-        return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by "
-                f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}: the same {p.parts} graphs {every} "
-                f"({seq}){because}")
-    if p.name == "alternating":
-        return f"alternating: {label} switches between {p.variants} graphs ({seq}){because}"
-    if p.name == "periodic":
-        return f"periodic: {label} repeats every {p.period} graphs, {p.variants} variants ({seq}){because}"
-    if p.name == "unbounded":
-        return f"unbounded: a new graph every time at {label}, {p.compilations} compilations ({seq}){because}"
-    if p.name == "last only":
-        return f"last only: at {label} only the last graph differs ({seq}){because}"
-    if p.name == "switched":
-        ref = f" ({p.at_ref})" if p.at_ref else ""
-        return f"switched: at {label} from graph {p.at + 1} of {n}{ref} on ({seq}){because}"
-    if p.name == "one-off" and p.split_at:
-        ref = f" ({p.at_ref})" if p.at_ref else ""
-        return (f"one-off: each step ({label}) is split in {_PARTS.get(p.parts, 'two')} by "
-                f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}, the same {p.parts} graphs every step but "
-                f"one: the step of graph {p.at + 1} of {n}{ref} ran {p.parts} other graphs once ({seq}){because}")
-    if p.name == "one-off":
-        ref = f" ({p.at_ref})" if p.at_ref else ""
-        return f"one-off: at {label} graph {p.at + 1} of {n}{ref} differs once ({seq}){because}"
-    if p.name == "recurring":
-        return (f"recurring: {label} varies among {p.variants} graphs in no fixed order, {p.seen_again} of them seen "
-                f"again ({seq}){because}")
-    if p.hits_unknown:
-        return (f"{p.compilations} compilations of {label} ({seq}){because}; the log has no cache hits "
-                f"(PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
-    return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
-
-
-_CUT_WORDS = {"read": ("an early read", "early reads"),
-              "fallback": ("an op run on the CPU (no XLA lowering)", "ops run on the CPU (no XLA lowering)"),
-              "data_dependent": ("an early run for a mask's values", "early runs for masks' values"),
-              "mixed": ("an early execution", "early executions")}
-"""What cut a step, by :func:`hlodiff.explain.cuts.cut_reason`: one cut, several."""
-
-
-def cuts_text(reason: str, n: int) -> str:
-    """``an early read``, ``2 ops run on the CPU (no XLA lowering)``: the cuts of a step, named by their reason."""
-    one, many = _CUT_WORDS.get(reason, _CUT_WORDS["mixed"])
-    return one if n == 1 else f"{n} {many}"
-
-
 def _cuts_reason(cuts) -> str:
     """The reason shared by a step's cut graphs (``mixed`` when they differ)."""
     from hlodiff.explain.cuts import cut_reason
 
     reasons = {cut_reason(g) for g in cuts}
     return reasons.pop() if len(reasons) == 1 else "mixed"
-
-
-def _same_text(again: int, hidden: int) -> str:
-    """``2 of them the same HLO again``, unless the text hides values: round 11 (r10_jx_closure_table), a closure's
-    baked table prints as ``{...}`` in every graph, so the printed HLO is the same and the values are not seen."""
-    if not again:
-        return ""
-    shown = again - hidden
-    same = f"; {shown} of them the same HLO again: the cache key changed outside it" if shown else ""
-    if not hidden:
-        return same
-    which = f"{hidden} of them" if not shown else f"{hidden} more"
-    return (f"{same}; {which} print{'s' if hidden == 1 and shown else ''} the same HLO again, but with constants "
-            f"elided as {{...}}: equal as far as the dump shows, the hidden values may differ")
 
 
 def _hidden_again(members, letters) -> int:
@@ -248,24 +134,6 @@ def _hidden_again(members, letters) -> int:
             count += hides[letter]
         seen.add(letter)
     return count
-
-
-def because_text(because: Because | None) -> str:
-    if because is None:
-        return ""
-    where = because.location
-    at = f" at {where.short()}" if where and where.line is not None else ""
-    return f" ({because.kind}{at})"
-
-
-def _in_brief(p: Pattern) -> str:
-    """``setup: sync at t.py:33 (shape at t.py:30)``: the pattern's name, the family, its leading cause."""
-    word = "" if p.name in ("dump", "compilations") else p.name
-    return f"{word + ': ' if word else ''}{p.family}{because_text(p.because)}"
-
-
-def describe_pattern(family: "Family", recompilations, families: list["Family"] | None = None) -> str:
-    return pattern_text(pattern_of(family, recompilations, families))
 
 
 def pattern_of(family: "Family", recompilations, families: list["Family"] | None = None,
@@ -376,9 +244,6 @@ def _wraps(tail: list[str], period: int) -> bool:
     """A cycle seen once in full and begun again (A,B,C,A,B; a queue pointer that wraps every 8 steps): each graph
     of the cycle distinct, and at least two of them already came back in the same order."""
     return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
-
-
-_PARTS = {2: "two", 3: "three", 4: "four"}
 
 
 def _split_by(members) -> tuple[str | None, int, int]:
@@ -515,31 +380,6 @@ def leading(family: "Family", recompilations):
     return of_kind[lines.index(line)]
 
 
-def headline_of(families: list["Family"], patterns: list[Pattern], recompilations):
-    """The recompilation that heads the run's report: the leading one of the first family whose pattern needs
-    attention (not steady, warm-up or setup) and whose root is not called expected by its fix, else of the first
-    family that recompiled at all. An expected story (warm-up, buckets, train/eval) never heads the report while an
-    unexpected one waits further down (issue 30: an expected warm-up headed a real int32/int64 flip). JAX's eager
-    ops never head it: they are not the user's step, and a run whose step compiled once has no headline."""
-    from hlodiff.diff.fix_rules import EXPECTED
-
-    def expected(r) -> bool:
-        return bool(r.causes) and r.causes[0].fix_rule in EXPECTED
-
-    found = []
-    for family, pattern in zip(families, patterns):
-        if pattern.name == "eager op":  # JAX's eager ops are not the user's step (as on main since 2b02d69)
-            continue
-        r = leading(family, recompilations)
-        if r is None:
-            continue
-        if expected(r):  # an expected story never hides an unexpected one of its own family
-            r = next((o for o in recompilations if o.family is family and o.causes and not expected(o)), r)
-        found.append((pattern.benign or expected(r), r))
-    ordered = sorted(found, key=lambda br: br[0])  # stable: run order among equals
-    return ordered[0][1] if ordered else None
-
-
 _BENIGN = ("steady", "warm-up only", "setup", "eager op")
 
 
@@ -550,48 +390,6 @@ def pattern_names(explanation) -> dict[int, str]:
     if len(facts) == len(explanation.families):
         return {id(f): p.name for f, p in zip(explanation.families, facts)}
     return {id(f): p.split(":", 1)[0] for f, p in zip(explanation.families, explanation.patterns)}
-
-
-_EAGER_MAX_INSTRUCTIONS = 12
-"""A primitive's eager module holds its one op and the parameters and plumbing around it: no more than this."""
-
-
-def is_eager_op(family: "Family") -> bool:
-    """A JAX family compiled for a call outside the user's jit: one-op modules named after a primitive
-    (``jit_broadcast_in_dim``), or a function of JAX's own run eagerly (``jit__normal`` from ``jax.random.normal``,
-    ``jit_multiply`` from ``x * 0.1`` on a concrete array). JAX keeps only user frames in a module's stacks, so a
-    function of the user's shows up in them by name; one of JAX's shows only its caller."""
-    if not family.module_name.startswith("jit_"):
-        return False
-    name = family.module_name.removeprefix("jit_")
-    if name in PRIMITIVES and all(g.instructions <= _EAGER_MAX_INSTRUCTIONS for g in family.members):
-        return True
-    compiled = [g for g in family.members if g.compiled]
-    return bool(compiled) and all(_called_from_user_code_only(g, name) for g in compiled)
-
-
-def _called_from_user_code_only(graph, name: str) -> bool:
-    """Some instruction has a stack, no frame of any stack is the jitted function itself (``name``, as JAX
-    spells it in the module name: ``_lambda`` for ``<lambda>``), and every stack starts at one user line: an
-    eager call is one line of the user's, while a user function traced under a wrapper of JAX's own name
-    (``jit__fun`` from ``jax.pmap``, which traces the user's function through shard_map) has its operations on
-    the several lines of that function."""
-    cm = graph._canonical
-    if cm is None:
-        return False
-    wanted = {name, name.rstrip("_"), "<lambda>" if name.strip("_") == "lambda" else name}
-    lines = set()
-    for comp in cm.module.computations:
-        for inst in comp.instructions:
-            frames = cm.frames(inst)
-            if frames:
-                # JAX records qualified names: main.<locals>.train_step, Trainer.step
-                if any(f.function and f.function.rsplit(".", 1)[-1] in wanted for f in frames):
-                    return False
-                lines.add((frames[0].file, frames[0].line))
-                if len(lines) > 1:
-                    return False
-    return bool(lines)
 
 
 def _because(family: "Family", recompilations) -> Because | None:

@@ -145,7 +145,7 @@ def _eager_divergence(d: Divergence) -> bool:
     """A divergence in a JAX operation run outside jit (``jnp.asarray`` of a shard of another size: ``jit_stage``)
     is told after those of the user's jitted functions: it follows from the same data and is no program of theirs."""
     from hlodiff.explain.families import Family
-    from hlodiff.explain.patterns import is_eager_op
+    from hlodiff.explain.eager_ops import is_eager_op
 
     graphs = [g for g in (d.graph, d.majority) if g is not None]
     return bool(graphs) and is_eager_op(Family(d.family, d.family, graphs))

@@ -42,7 +42,9 @@ from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.modes import mode_cause, mode_switch
 from hlodiff.explain.cause_graph import Evidence, link
 from hlodiff.explain.explanation import Recompilation, RunExplanation, TensorNote
-from hlodiff.explain.patterns import Pattern, headline_of, pattern_of, pattern_text
+from hlodiff.explain.headline import headline_of
+from hlodiff.explain.pattern_words import pattern_text
+from hlodiff.explain.patterns import Pattern, pattern_of
 from hlodiff.explain.run_summary import cut_note, run_counts, run_hints, summary_line, unread_note
 from hlodiff.explain.stories import tell
 from hlodiff.graph import Normalization

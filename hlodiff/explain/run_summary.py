@@ -10,7 +10,8 @@ from hlodiff.explain.explanation import Recompilation, RunCounts
 from hlodiff.explain.families import Family, is_partial
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.locate import has_source_metadata, output_tensors
-from hlodiff.explain.patterns import _CUT_WORDS, Pattern, _in_brief, cuts_text, pattern_text
+from hlodiff.explain.pattern_words import _CUT_WORDS, _in_brief, cuts_text, pattern_text
+from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 
 
@@ -98,7 +99,7 @@ def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family],
     """A JAX run whose only recompilations are eager ops (``jax.random.normal`` outside jit for a few shapes): the
     user's jitted functions head the summary, the eager compilations are an aside (review F9: a steady run opened
     with "3 recompilations" of JAX's own internals and never named the train step)."""
-    from hlodiff.explain.patterns import is_eager_op
+    from hlodiff.explain.eager_ops import is_eager_op
 
     steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
     head = counts.head() + " of the jitted functions"

@@ -9,7 +9,7 @@ jits the operation itself and names the module ``jit_<operation>``. Two kinds of
   ops, named after the function, which a user's own jitted function of that name could share.
 
 JAX's private helpers are named with a leading underscore (``jit__normal`` from ``jax.random.normal``) and need no
-row. Who reads this: :func:`hlodiff.explain.patterns.is_eager_op` (a family of one-op modules of a primitive is an
+row. Who reads this: :func:`hlodiff.explain.eager_ops.is_eager_op` (a family of one-op modules of a primitive is an
 eager op, not a step of the user's; a function's name alone is not enough, its stacks decide) and
 :func:`hlodiff.cost.donation.is_jax_own_module` (an eager op's input usually lives on in the user's code: not
 donating it is no finding). Knowledge as data, one test per row (tests/test_jax_eager_ops.py).

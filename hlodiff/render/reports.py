@@ -69,7 +69,7 @@ def fingerprint_lines(prints, *, show_text: bool = False) -> Iterator[str]:
 
 def write_compare_html(path: str, result, body: dict, refs: list[str], sources) -> None:
     """``compare A B --html``: the two graphs side by side, from the ``compare`` document; ``sources``: the lines it
-    cites (:func:`hlodiff.api.page_sources`)."""
+    cites (:func:`hlodiff.api_pages.page_sources`)."""
     from hlodiff.render.html import Pair, render_compare, write_html
 
     write_html(path, render_compare(json_out.document("compare", body, result.warnings),
@@ -97,7 +97,7 @@ def run_inputs(inputs, given: list[str] = ()) -> Inputs:
 
 def write_run_html(path: str, result, body: dict, read: Inputs, costs, sources) -> None:
     """``explain-recompile --html``: the run report, with each compiled graph's cost (``costs``:
-    :func:`hlodiff.api.run_page_costs`; compile seconds from the logs given or found beside the dumps) and the
+    :func:`hlodiff.api_pages.run_page_costs`; compile seconds from the logs given or found beside the dumps) and the
     lines it cites (``sources``). A graph whose cost cannot be computed adds a warning."""
     from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
@@ -114,7 +114,7 @@ def job_inputs(specs, *side: str | None) -> Inputs:
 
 def write_job_html(path: str, page, read: Inputs) -> None:
     """``explain-recompile --html`` over ranks: the report of the rank worth a page, with the ranks and their
-    divergence (``page``: :func:`hlodiff.api.rank_page`)."""
+    divergence (``page``: :func:`hlodiff.api_pages.rank_page`)."""
     from hlodiff.render.html import explanation_cost, explanation_pairs, render_run, write_html
 
     doc = json_out.document("explain", page.body)
