@@ -16,6 +16,11 @@ module reads each into typed facts and leaves the verdict to :mod:`hlodiff.expla
     Not writing persistent cache entry with key 'jit_f-...' since cache is disabled/not initialized
     Writing jit_f to persistent compilation cache with key 'jit_f-<sha256>'
 
+and, before the miss of an entry it found but could not read (a truncated or corrupt file; JAX warns, compiles,
+and does not replace the file)::
+
+    UserWarning: Error reading persistent compilation cache entry for 'jit_f': <error>
+
 A compilation with none of them never looked at a cache: none was configured when it compiled (JAX decides at
 each compilation; ``jax_compilation_cache_dir`` set after the first array leaves the earlier programs uncached).
 
@@ -51,6 +56,7 @@ _DISABLED_RE = re.compile(r"Not writing persistent cache entry with key '([^']+)
 _TOO_LARGE_RE = re.compile(r"Cache value for key '([^']+)' of size (\d+) bytes exceeds the maximum cache size of "
                            r"(\d+) bytes")
 _WRITE_ERROR_RE = re.compile(r"Error writing persistent compilation cache entry for '([^']+)': (.*?)\s*$")
+_READ_ERROR_RE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)': (.*?)\s*$")
 _KEY_PART_RE = re.compile(r"get_cache_key hash of serialized (.+?): ([0-9a-f]{64})\s*$")
 _KEY_FLAG_RE = re.compile(r"(?<!Not )Including XLA flag in cache key: (\S+)\s*$")
 _DESERIALIZE_RE = re.compile(r"Failed to deserialize executable: (.*?)\s*$")
@@ -91,6 +97,9 @@ class CacheCompilation:
     compile_seconds: float | None = None
     error: str | None = None
     """``not_written == "write_error"``: the error JAX warned of (``PermissionError: ...``)."""
+    read_error: str | None = None
+    """The error JAX warned of when it found this compilation's entry and could not read it (``error: Error -5
+    while decompressing data: incomplete or truncated stream``)."""
     cache_line: int | None = None
     """The line of the hit or miss message."""
     key_parts: dict[str, str] = field(default_factory=dict)
@@ -144,6 +153,10 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
         if "Error writing" in text and (m := _WRITE_ERROR_RE.search(text)) is not None and (
                 c := last_by_name.get(m.group(1))) is not None:
             c.written, c.not_written, c.error = False, "write_error", m.group(2)
+            continue
+        if "Error reading" in text and (m := _READ_ERROR_RE.search(text)) is not None and (
+                c := open_by_name.get(m.group(1))) is not None:
+            c.read_error = m.group(2)  # warned between "Compiling" and the miss it causes
             continue
         if "ersistent" not in text and "PERSISTENT" not in text:
             continue

@@ -32,15 +32,17 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_
                                              donation_difference, flag_differences, low_precision_differences,
                                              lowering_setting_differences,
                                              option_differences, parameter_shape_differences,
+                                             prng_impl_differences, source_line_differences,
                                              version_differences, wide_type_differences)
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, calling_line, program_line  # noqa: F401 (API)
 from hlodiff.explain.program_pairs import counterpart, first_sightings, graph_cause, program_frame, same_program
-from hlodiff.hlo.model import SourceFrame, user_frame
+from hlodiff.hlo.model import SourceFrame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
-           "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "entry_missing", "not_loadable", "xla_flag", "compile_option", "version",
-           "elided_constants", "device_count", "unknown")
+           "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "read_failed", "entry_missing",
+           "not_loadable", "renamed", "xla_flag", "compile_option", "version", "elided_constants", "metadata_in_key",
+           "device_count", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
 ``device_count`` when the two programs were built for another number of devices)."""
 
@@ -139,7 +141,9 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> Across
     if run_a.framework == "jax":
         verdicts = _jax_verdicts(run_a, run_b, cache, warnings)
     else:
-        verdicts = _torch_verdicts(run_a, run_b, cache, warnings)
+        from hlodiff.explain.across_runs_torch import torch_verdicts
+
+        verdicts = torch_verdicts(run_a, run_b, cache, warnings)
     for v in verdicts:
         if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
             v.program_line = program_line(rec, v.reason)
@@ -175,7 +179,33 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         elif a_c is not None:
             _jax_miss(v, c, a_c, run_a, run_b, warnings)
         verdicts.append(v)
+    _renamed(verdicts, run_a, compiled_a, {c.module_name for c in run_b.jax_log.compilations})
     return verdicts
+
+
+def _renamed(verdicts: list[Verdict], run_a: Run, compiled_a: dict[str, list[GraphRecord]],
+             names_b: set[str]) -> None:
+    """A program of B that A never compiled under its name, yet A compiled it under a name B never used: the
+    same program renamed (JAX names the module and the key after the jitted function and hashes the module's
+    name), so B compiled what A had cached. A new program of B that is no program of A stays ``new``."""
+    left = {name: recs[0] for name, recs in compiled_a.items() if name not in names_b and recs}
+    if not left:
+        return
+    from hlodiff.graph import canonicalize
+
+    prints = {name: canonicalize(rec.module()).fingerprint for name, rec in left.items()}
+    for v in verdicts:
+        if v.verdict != "new" or v.b_record is None:
+            continue
+        fingerprint = canonicalize(v.b_record.module()).fingerprint
+        name = next((n for n, f in prints.items() if f == fingerprint), None)
+        if name is None:
+            continue
+        del prints[name]  # one program of A stands for one of B
+        v.verdict, v.reason, v.a_record = "miss_key_differs", "renamed", left[name]
+        v.a = next((c for c in run_a.jax_log.compilations if c.module_name == name), None)
+        v.key_a = v.a.key if isinstance(v.a, CacheCompilation) else None
+        v.differences = [KeyDifference("module", "function name", name, v.program)]
 
 
 def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, run_b: Run,
@@ -231,13 +261,17 @@ def _key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
     elif v.b_record is not None and "constant({...})" in v.b_record.text():
         v.reason = "elided_constants"
+    elif run_a.framework == "jax" and (lines := source_line_differences(v.a_record, v.b_record)):
+        v.reason, v.differences = "metadata_in_key", lines  # only the lines differ: hashed with the program
     else:
         v.reason = "unknown"
 
 
 def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: Run, run_b: Run) -> None:
-    """The same key in both runs, compiled twice: why A's entry was not there for B."""
-    if a.written and run_a.cache_dir and run_b.cache_dir and run_a.cache_dir != run_b.cache_dir:
+    """The same key in both runs, compiled twice: why A's entry was not there for B (or not usable)."""
+    if b.read_error is not None:  # found under the key, unreadable: whatever A did, the entry is there and broken
+        v.reason, v.detail = "read_failed", b.read_error
+    elif a.written and run_a.cache_dir and run_b.cache_dir and run_a.cache_dir != run_b.cache_dir:
         v.reason = "other_cache_folder"
         v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
     elif a.not_written is not None:
@@ -263,55 +297,6 @@ def _cache_empty(run_a: Run, run_b: Run) -> bool:
     return cache is not None and not cache.entries
 
 
-def _torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
-                    warnings: list[InputWarning]) -> list[Verdict]:
-    first_a = first_sightings(run_a.records)
-    first_b = first_sightings(run_b.records)
-    hashes_a = {r.graph_hash: r for r in first_a}
-    unmatched_a = [r for r in first_a if r.graph_hash not in {b.graph_hash for b in first_b}]
-    fingerprints: dict[int, str] = {}
-
-    def fingerprint(rec: GraphRecord) -> str:  # each program normalized once, however many it is paired against
-        if id(rec) not in fingerprints:
-            from hlodiff.graph import canonicalize
-
-            fingerprints[id(rec)] = canonicalize(rec.module()).fingerprint
-        return fingerprints[id(rec)]
-
-    verdicts = []
-    for position, rec in enumerate(first_b):
-        v = Verdict(rec.graph_hash or f"#{rec.index}", "new", b=rec, b_record=rec, called_at=user_frame(rec.frames))
-        if cache is not None and rec.graph_hash:
-            v.entry_in_cache = cache.has(rec.graph_hash)
-        compiled = run_b.compiled_hashes is None or rec.graph_hash in run_b.compiled_hashes
-        if rec.graph_hash in hashes_a:
-            v.a = v.a_record = hashes_a[rec.graph_hash]
-            if not compiled:
-                v.verdict = "hit"
-            else:
-                v.verdict = "miss_same_key"
-                failures = run_b.torch.deserialize_failures if run_b.torch else []
-                if failures or (run_b.torch and run_b.torch.counter("PersistentCacheDeserializeFailure")):
-                    v.reason = "not_loadable"
-                    v.detail = failures[0][2] if failures else None
-                elif v.entry_in_cache is False:
-                    v.reason = "entry_missing"
-                    v.cache_empty = not cache.entries  # the listing after run A is empty: nothing written
-                elif v.entry_in_cache and (run_b.framework, run_b.platform) in CANNOT_DESERIALIZE:
-                    v.reason = "not_loadable"
-                    v.detail = CANNOT_DESERIALIZE[(run_b.framework, run_b.platform)]
-                else:
-                    v.reason = "unknown"
-        elif compiled and unmatched_a:
-            v.a = v.a_record = unmatched_a.pop(counterpart(rec, unmatched_a, fingerprint))
-            if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
-                _key_differs(v, run_a, run_b, [], [])
-            else:
-                _hlo_differs(v, warnings, jax=False)
-        elif not compiled:
-            v.verdict = "hit"
-        verdicts.append(v)
-    return verdicts
 
 
 def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
@@ -322,12 +307,15 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
     v.reason = v.cause.kind if v.cause is not None else "unknown"
     counts = device_count_differences(v.a_record, v.b_record)
     settings = lowering_setting_differences(v.a_record, v.b_record) if jax else []
+    impls = prng_impl_differences(v.a_record, v.b_record) if jax else []
     if counts:
         v.reason, v.differences = "device_count", counts
     elif settings:  # a JAX setting lowers a library function another way: the diff's kind stays the reason
         v.differences = settings
         computation = next(c for c, _, name in LOWERING_SETTINGS if name == settings[0].name)
         v.program_line = calling_line(v.b_record, computation) or calling_line(v.a_record, computation)
+    elif impls:  # another PRNG implementation: the keys' shapes follow the setting (the cause keeps its line)
+        v.differences = impls
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
     elif v.reason == "dtype":  # jax_enable_x64 (JAX only: a torch_xla float64 is the user's tensor), else 16-bit

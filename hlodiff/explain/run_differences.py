@@ -247,6 +247,99 @@ def _lowering(rec: GraphRecord, computation: str, op_name: str) -> bool | None:
                == op_name for c in module.computations for i in c.instructions)
 
 
+def source_line_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """The first user line the two programs' instructions name differently (their metadata's stacks, instruction
+    by instruction): ``[KeyDifference("metadata", "source line", "file.py:8", "file.py:12")]``, else empty. JAX
+    hashes a program without its debug info unless ``jax_compilation_cache_include_metadata_in_key`` is on, so
+    the same program whose lines moved is another key only with that setting (observed with JAX 0.10.2)."""
+    if a is None or b is None:
+        return []
+    sides = [_user_lines(r) for r in (a, b)]
+    if len(sides[0]) != len(sides[1]):
+        return []  # not one program instruction by instruction: the graph diff says more than the lines
+    for left, right in zip(*sides):
+        if left != right and left is not None and right is not None:
+            return [KeyDifference("metadata", "source line", left, right)]
+    return []
+
+
+def _user_lines(rec: GraphRecord) -> list[str | None]:
+    from hlodiff.graph import canonicalize
+    from hlodiff.hlo.model import user_frame
+
+    module = rec.module()
+    canonical = canonicalize(module)
+    out = []
+    for c in module.computations:
+        for inst in c.instructions:
+            frame = user_frame(canonical.frames(inst))
+            out.append(None if frame is None else f"{posixpath.basename(frame.file)}:{frame.line}")
+    return out
+
+
+PRNG_KEY_SHAPES: dict[str, str] = {
+    "u32[2]": "threefry2x32",
+    "u32[4]": "rbg",
+    "u32[2,2]": "rbg",
+}
+"""A raw PRNG key's shape -> the ``jax_default_prng_impl`` that makes keys of it (observed with JAX 0.10.2:
+``jax.random.PRNGKey(0)`` is ``u32[2]`` under threefry2x32 and ``u32[4]`` under rbg / unsafe_rbg, which
+``fold_in`` and ``split`` take as ``u32[2,2]``). Read only where a program draws random bits
+(:data:`RANDOM_BITS`)."""
+
+RANDOM_BITS = ("threefry2x32", "rng-bit-generator")
+"""How a JAX program draws random bits: a call of the ``threefry2x32`` computation, or XLA's ``rng-bit-generator``
+(rbg, unsafe_rbg)."""
+
+
+def prng_impl_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """``[KeyDifference("lowering", "jax_default_prng_impl", A's, B's)]`` when every parameter whose shape differs
+    between two programs that draw random bits is a raw key of another implementation (:data:`PRNG_KEY_SHAPES`):
+    the setting, not the user's data, changed the key's shape. Else empty."""
+    if a is None or b is None or not any(_draws_random_bits(r) for r in (a, b)):
+        return []
+    found, _ = parameter_shape_differences(a, b)
+    impls = {(PRNG_KEY_SHAPES.get(d.a or ""), PRNG_KEY_SHAPES.get(d.b or "")) for d in found}
+    if len(impls) != 1:
+        return []
+    left, right = impls.pop()
+    if left is None or right is None or left == right:
+        return []
+    return [KeyDifference("lowering", "jax_default_prng_impl", left, right)]
+
+
+def _draws_random_bits(rec: GraphRecord) -> bool:
+    module = rec.module()
+    return any(c.name.lstrip("%").split(".")[0] == RANDOM_BITS[0] for c in module.computations) or any(
+        i.opcode == RANDOM_BITS[1] for c in module.computations for i in c.instructions)
+
+
+SAME_KEY_PROGRAM = "same_key_program"
+"""``KeyDifference.source`` of what differs between two programs filed under one key (torch_xla's graph hash): a
+program the key does not cover, so an entry loaded under it would be run A's program, not run B's."""
+
+PRECISION_ATTRIBUTE = "operand_precision"
+"""The dot/convolution attribute a matmul precision setting writes (``torch_xla.backends.set_mat_mul_precision``,
+``jax_default_matmul_precision``); absent is XLA's default."""
+
+
+def precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """``[KeyDifference(SAME_KEY_PROGRAM, "operand_precision", A's values, B's values)]`` when the two programs'
+    dots and convolutions carry other precisions ("default" where the attribute is left out), else empty."""
+    if a is None or b is None:
+        return []
+    sides = [_precisions(r) for r in (a, b)]
+    if sides[0] == sides[1]:
+        return []
+    return [KeyDifference(SAME_KEY_PROGRAM, PRECISION_ATTRIBUTE, ", ".join(sorted(sides[0])),
+                          ", ".join(sorted(sides[1])))]
+
+
+def _precisions(rec: GraphRecord) -> set[str]:
+    return {i.attrs.get(PRECISION_ATTRIBUTE, "default").strip("{}") for c in rec.module().computations
+            for i in c.instructions if i.opcode in ("dot", "convolution")}
+
+
 def donation_difference(a: GraphRecord | None, b: GraphRecord | None) -> Cause | None:
     """The ``aliasing`` cause of two programs whose graphs are the same but whose module headers donate other
     buffers (``input_output_alias`` / ``buffer_donor``: ``donate_argnums`` in JAX). The normalized graph leaves the

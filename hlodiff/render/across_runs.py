@@ -2,9 +2,9 @@
 the fix, then one line per compilation of B. The ``--json`` body is built here too: its ``summary``, ``reason``
 and ``fix`` strings are these words, beside the typed facts of :mod:`hlodiff.explain.across_runs`.
 
-``CACHE_FIXES`` is the knowledge table of fixes for the verdicts outside the graph (one row per reason, each
-exercised by a real pair under ``fixtures/*/cache_*`` where one exists); a graph difference takes the fix of the
-graph diff's cause (:mod:`hlodiff.diff.fix_rules`).
+The fixes are rows of :mod:`hlodiff.render.across_runs_fixes` (``CACHE_FIXES`` for the verdicts outside the graph,
+``GRAPH_FIXES`` for a graph difference said for two runs); any other graph difference takes the fix of the graph
+diff's cause (:mod:`hlodiff.diff.fix_rules`).
 """
 
 from __future__ import annotations
@@ -15,103 +15,9 @@ from rich.text import Text
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, AcrossRuns, Verdict
-from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
-
-CACHE_FIXES: dict[str, str] = {
-    "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
-                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in both runs, before the first "
-                          "compilation",
-    "below_entry_size": "write small entries too: jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1) "
-                        "in both runs",
-    "exceeds_cache_size": "raise jax_compilation_cache_max_size above the entry's size ({measured} bytes; it is "
-                          "{threshold} bytes for the whole cache), or set it to -1 (no limit), in both runs",
-    "write_failed": "run A could not write the entry ({detail}): make the cache folder writable (permissions, free "
-                    "space, not a read-only mount) for the run that fills it",
-    "host_callbacks": "JAX never caches a program with host callbacks (jax.debug.print, breakpoint, io_callback): "
-                      "leave them out of the jitted function in runs meant to reuse the cache",
-    "cache_disabled": "the cache was disabled or failed to initialize when it compiled: check "
-                      "jax_enable_compilation_cache and that the cache folder can be written",
-    "cache_configured_late": "set jax_compilation_cache_dir before the first JAX operation (before the first array "
-                             "or jit call), e.g. JAX_COMPILATION_CACHE_DIR in the environment",
-    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
-                "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
-                ": the same silence in the log)",
-    "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
-    "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
-    "entry_missing_empty": "run A compiled it, yet the cache folder holds no entry at all after run A: nothing was "
-                           "written there; check that run A could write to this folder and wrote to this one",
-    "entry_missing_empty_torch_xla": "run A wrote nothing to the cache (no entry in the folder after run A, though "
-                                     "it compiled): torch_xla writes only from a process that called "
-                                     "xr.initialize_cache(path, readonly=False) (XLA_PERSISTENT_CACHE_READ_ONLY "
-                                     "unset); give the run that should fill the cache readonly=False, and check the "
-                                     "folder is writable",
-    "same_folder_spelled_apart": "both runs use one cache folder, spelled two ways (run A: {a}, run B: {b}): JAX "
-                                 "writes the folder's string into the compile options it hashes (XLA's autotune "
-                                 "cache folder, xla_gpu_per_fusion_autotune_cache_dir), so each spelling is its own "
-                                 "key; pass the same string in both runs (os.path.realpath of the folder), or set "
-                                 "jax_persistent_cache_enable_xla_caches to 'none' to keep the folder out of the key",
-    "jax_setting": "run {side} ran with {setting}: JAX writes it into the compile options it hashes ({name} is {b} in "
-                   "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
-                   "(look for it in the environment of run {side})",
-    "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
-                    "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
-                    "can)",
-    "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
-    "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
-                        "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
-    "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
-                    "own program and cache entry; expected when the runs had different machines, else run both on "
-                    "the same number of devices (the mesh over jax.devices())",
-    "device_topology": "set XLA_FLAGS' --{name} the same way in both runs ({b} in run B, {a} in run A): JAX leaves "
-                       "this flag out of the key but hashes the devices' topology, so each device configuration is "
-                       "its own cache entry",
-    "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
-                                  "(--{name}); torch_xla's graph hash, its cache key, changes with it",
-    "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
-    "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
-               "pin {name} to one version for the runs that share it",
-    "elided_constants": "dump with --xla_dump_hlo_as_proto to see the constants, and pass arrays as arguments "
-                        "instead of closing over them",
-    "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
-                   "notes the versions of each run",
-    "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
-                             "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
-    "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
-               "folder's listing",
-    "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
-                         "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
-                         "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
-                         "--cache",
-}
-
-
-GRAPH_FIXES: dict[str, str] = {
-    "state_shape": "the step's state has other shapes ({name}: {a} in run A, {b} in run B: parameters the step "
-                   "updates and returns, a model's weights or optimizer state): another model is another program "
-                   "and cache entry, so this is expected after changing the model; build it with the same sizes in "
-                   "both runs to reuse the cache",
-    "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
-                   "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
-                   "the same shapes (batch size, sequence length) in both runs to reuse the cache",
-    "lowering": "run A's program was lowered with {name} {a}, run B's with it {b}: the same call (jax.random's "
-                "draws here) becomes another program, so each value is its own cache entry; set {name} the same "
-                "way in both runs (its default changed in JAX 0.5.0: an upgrade, or a setting pinned on one host, "
-                "does this)",
-    "aliasing": "buffer donation differs between the runs ({summary}): donation is part of the compiled program, so "
-                "each choice is its own cache entry; jit with the same donate_argnums in both runs (expected once "
-                "after switching donation on or off)",
-    "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
-                 "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
-                 "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
-                 "reuse the cache",
-    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
-           "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
-           "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
-}
-"""Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
-run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
-64-bit types in one run only."""
-
+from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
+                                             same_folder_spelled_apart)
+from hlodiff.render.across_runs_fixes import CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API: the tables' old home)
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
@@ -164,6 +70,14 @@ def why_text(v: Verdict) -> str:
             d = v.differences[0]
             return (f"the same HLO under another cache key: run B ran on another device configuration ({d.name} is "
                     f"{_value(d.b)} in run B, {_value(d.a)} in run A; JAX hashes the devices' topology, not the flag)")
+        if r == "metadata_in_key" and v.differences:
+            d = v.differences[0]
+            return (f"another cache key; the two programs differ only in their source lines ({d.a} in run A, {d.b} "
+                    "in run B)")
+        if r == "renamed" and v.differences:
+            d = v.differences[0]
+            return (f"the same HLO under another name: run A compiled it as {d.a}, run B as {d.b} (the module's "
+                    "name is in the key)")
         if r == "version" and v.differences:
             d = v.differences[0]
             return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
@@ -176,7 +90,7 @@ def why_text(v: Verdict) -> str:
                     "before optimizations and only the keys can be compared")
         return ("the same HLO under another cache key; the dumped options are the same, so an input of the key "
                 "not captured differs (JAX/jaxlib version, platform, devices)")
-    same = "the same HLO and key"
+    same = "the same key" if _other(v) else "the same HLO and key"
     if r == "below_compile_time":
         return (f"{same}, never written: run A compiled it in {v.measured:.2f} s, under "
                 f"jax_persistent_cache_min_compile_time_secs ({v.threshold:.2f} s)")
@@ -188,6 +102,8 @@ def why_text(v: Verdict) -> str:
                 f"(jax_compilation_cache_max_size, {v.threshold:.0f} bytes); JAX warned and dropped it")
     if r == "write_failed":
         return f"{same}, never written: writing it failed ({v.detail})"
+    if r == "read_failed":
+        return f"{same}: run B found its entry but could not read it ({v.detail})"
     if r == "host_callbacks":
         at = f" (at {_short(v.program_line)})" if v.program_line is not None else ""
         return f"{same}, never written: it uses host callbacks{at}"
@@ -205,10 +121,10 @@ def why_text(v: Verdict) -> str:
     if r == "entry_missing":
         return f"{same}: run A wrote it, but the cache run B read has no such entry"
     if r == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():  # known of the backend, not logged
-        return f"{same}: its entry is in the cache folder, and this backend cannot load it: {v.detail}"
+        return f"{same}: its entry is in the cache folder, and this backend cannot load it: {v.detail}{_other(v)}"
     if r == "not_loadable":
         why = f" ({v.detail})" if v.detail else ""
-        return f"{same}: the entry run A wrote was found but could not be loaded{why}"
+        return f"{same}: the entry run A wrote was found but could not be loaded{why}{_other(v)}"
     if isinstance(v.b, CacheCompilation) and v.b.lookup == "unknown":
         same_program = "the same HLO and options" if v.a_record is not None and v.b_record is not None else \
             "compiled in run B"
@@ -220,10 +136,25 @@ def why_text(v: Verdict) -> str:
     return f"{same}: nothing captured says why run A's entry was not there"
 
 
+def _other(v: Verdict) -> str:
+    """The clause saying that run B's program is not the one filed under the key both runs share."""
+    d = next((d for d in v.differences if d.source == SAME_KEY_PROGRAM), None)
+    if d is None:
+        return ""
+    what = f"{d.name} {d.b} in run B, {d.a} in run A" if d.name == PRECISION_ATTRIBUTE else "its HLO differs"
+    return f"; and run B's program is not the one under this key ({what})"
+
+
 def fix_text(v: Verdict) -> str | None:
     if v.verdict in ("hit", "new"):
         return None
+    other = next((d for d in v.differences if d.source == SAME_KEY_PROGRAM), None)
+    if v.verdict == "miss_same_key" and other is not None:  # told before why it was not loaded: the bigger risk
+        row = "same_key_precision" if other.name == PRECISION_ATTRIBUTE else "same_key_program"
+        return CACHE_FIXES[row].format(a=other.a, b=other.b)
     lowering = [d for d in v.differences if d.source == "lowering"]
+    if v.verdict == "miss_hlo_differs" and lowering and lowering[0].name == "jax_default_prng_impl":
+        return GRAPH_FIXES["prng_impl"].format(a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and lowering:
         return GRAPH_FIXES["lowering"].format(name=lowering[0].name, a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and v.reason == "aliasing" and v.cause is not None and v.cause.fix is None:

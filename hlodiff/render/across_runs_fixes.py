@@ -1,0 +1,135 @@
+"""The knowledge tables of ``compare-runs``' fixes, in words (:mod:`hlodiff.render.across_runs` picks a row from a
+verdict's typed facts).
+
+``CACHE_FIXES`` holds the fixes for the verdicts outside the graph (one row per reason, each exercised by a real
+pair under ``fixtures/*/cache_*`` or ``fixtures/scenarios/runs/`` where one exists); ``GRAPH_FIXES`` the fixes of
+a graph difference between two runs that replace the graph diff's own. Each row is tested with a look-alike in
+``tests/test_compare_runs*.py``.
+"""
+
+from __future__ import annotations
+
+CACHE_FIXES: dict[str, str] = {
+    "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
+                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in both runs, before the first "
+                          "compilation",
+    "below_entry_size": "write small entries too: jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1) "
+                        "in both runs",
+    "exceeds_cache_size": "raise jax_compilation_cache_max_size above the entry's size ({measured} bytes; it is "
+                          "{threshold} bytes for the whole cache), or set it to -1 (no limit), in both runs",
+    "write_failed": "run A could not write the entry ({detail}): make the cache folder writable (permissions, free "
+                    "space, not a read-only mount) for the run that fills it",
+    "read_failed": "run B found the entry under the same key but could not read it ({detail}): the file is cut off "
+                   "or corrupt (a copy or sync of the cache folder stopped half way, a full disk). JAX compiles "
+                   "again but does not replace an entry that exists, so every later run misses it too: delete the "
+                   "entries that fail to read (or the whole cache folder) and let one run write them again, and "
+                   "check how the folder is copied between jobs",
+    "renamed": "run B's {b} is the program run A cached as {a}, renamed: JAX names the cache entry after the jitted "
+               "function and hashes the module with its name, so a renamed function (or a lambda, functools.partial "
+               "or wrapper that carries another name) is a new key; expected once after a rename, or keep the "
+               "function name the runs share (its __name__) to reuse the entry",
+    "host_callbacks": "JAX never caches a program with host callbacks (jax.debug.print, breakpoint, io_callback): "
+                      "leave them out of the jitted function in runs meant to reuse the cache",
+    "cache_disabled": "the cache was disabled or failed to initialize when it compiled: check "
+                      "jax_enable_compilation_cache and that the cache folder can be written",
+    "cache_configured_late": "set jax_compilation_cache_dir before the first JAX operation (before the first array "
+                             "or jit call), e.g. JAX_COMPILATION_CACHE_DIR in the environment",
+    "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
+                "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
+                ": the same silence in the log)",
+    "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
+    "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
+    "entry_missing_empty": "run A compiled it, yet the cache folder holds no entry at all after run A: nothing was "
+                           "written there; check that run A could write to this folder and wrote to this one",
+    "entry_missing_empty_torch_xla": "run A wrote nothing to the cache (no entry in the folder after run A, though "
+                                     "it compiled): torch_xla writes only from a process that called "
+                                     "xr.initialize_cache(path, readonly=False) (XLA_PERSISTENT_CACHE_READ_ONLY "
+                                     "unset); give the run that should fill the cache readonly=False, and check the "
+                                     "folder is writable",
+    "same_folder_spelled_apart": "both runs use one cache folder, spelled two ways (run A: {a}, run B: {b}): JAX "
+                                 "writes the folder's string into the compile options it hashes (XLA's autotune "
+                                 "cache folder, xla_gpu_per_fusion_autotune_cache_dir), so each spelling is its own "
+                                 "key; pass the same string in both runs (os.path.realpath of the folder), or set "
+                                 "jax_persistent_cache_enable_xla_caches to 'none' to keep the folder out of the key",
+    "jax_setting": "run {side} ran with {setting}: JAX writes it into the compile options it hashes ({name} is {b} in "
+                   "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
+                   "(look for it in the environment of run {side})",
+    "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
+                    "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
+                    "can)",
+    "same_key_precision": "run B's program is not the one cached under its key: its matmuls run at another "
+                          "precision (operand_precision {b} in run B, {a} in run A: "
+                          "torch_xla.backends.set_mat_mul_precision), which torch_xla's graph hash, its cache key, "
+                          "does not cover, so a device that loads entries would run run A's program at run A's "
+                          "precision; set the same mat mul precision in both runs, or give each precision its own "
+                          "cache folder",
+    "same_key_program": "run B's program is not the one cached under its key (the graph hash is the same, the HLO "
+                        "differs: {a} in run A, {b} in run B), so a device that loads entries would run run A's "
+                        "program; find the setting that changed the program outside the graph hash and keep it the "
+                        "same in both runs, or give each setting its own cache folder",
+    "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
+    "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
+                        "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
+    "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
+                    "own program and cache entry; expected when the runs had different machines, else run both on "
+                    "the same number of devices (the mesh over jax.devices())",
+    "device_topology": "set XLA_FLAGS' --{name} the same way in both runs ({b} in run B, {a} in run A): JAX leaves "
+                       "this flag out of the key but hashes the devices' topology, so each device configuration is "
+                       "its own cache entry",
+    "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
+                                  "(--{name}); torch_xla's graph hash, its cache key, changes with it",
+    "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
+    "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
+               "pin {name} to one version for the runs that share it",
+    "elided_constants": "dump with --xla_dump_hlo_as_proto to see the constants, and pass arrays as arguments "
+                        "instead of closing over them",
+    "metadata_in_key": "the two programs differ only in their source lines ({a} in run A, {b} in run B) and nothing "
+                       "else the key hashes was seen to differ: JAX strips source lines before hashing unless "
+                       "jax_compilation_cache_include_metadata_in_key is on, and with it on every edit that moves "
+                       "code is a new key; leave it off (its default) in both runs to reuse entries across such "
+                       "edits, or, if it is off, compare the other inputs of the key (JAX and jaxlib versions, "
+                       "devices)",
+    "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
+                   "notes the versions of each run",
+    "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
+                             "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
+    "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
+               "folder's listing",
+    "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
+                         "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
+                         "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
+                         "--cache",
+}
+
+
+GRAPH_FIXES: dict[str, str] = {
+    "state_shape": "the step's state has other shapes ({name}: {a} in run A, {b} in run B: parameters the step "
+                   "updates and returns, a model's weights or optimizer state): another model is another program "
+                   "and cache entry, so this is expected after changing the model; build it with the same sizes in "
+                   "both runs to reuse the cache",
+    "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
+                   "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
+                   "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "lowering": "run A's program was lowered with {name} {a}, run B's with it {b}: the same call (jax.random's "
+                "draws here) becomes another program, so each value is its own cache entry; set {name} the same "
+                "way in both runs (its default changed in JAX 0.5.0: an upgrade, or a setting pinned on one host, "
+                "does this)",
+    "prng_impl": "run A's random keys are {a} keys, run B's {b} keys (jax_default_prng_impl, "
+                 "JAX_DEFAULT_PRNG_IMPL): a key's shape and the program that draws from it follow the setting, so "
+                 "every program that takes or draws from a key is another program and cache entry; set "
+                 "jax_default_prng_impl the same way in both runs (or make the keys with an explicit "
+                 "jax.random.key(seed, impl=...))",
+    "aliasing": "buffer donation differs between the runs ({summary}): donation is part of the compiled program, so "
+                "each choice is its own cache entry; jit with the same donate_argnums in both runs (expected once "
+                "after switching donation on or off)",
+    "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
+                 "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
+                 "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
+                 "reuse the cache",
+    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
+           "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
+           "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
+}
+"""Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
+run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
+64-bit types in one run only."""
