@@ -124,3 +124,26 @@ def test_the_bf16_copy_run_is_expected():
 def test_an_inputs_dtype_run_keeps_its_advice():
     doc, code = _explain("dyn_numpy_float64")
     assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_dtype"} and code == 1
+
+
+# -- an int whose guard failed once: another value, or the same number as a float ---------------------------------
+
+def test_an_int_guard_failing_once_names_the_type_as_well_as_the_value():
+    (r,) = _rules("temperature == 1")
+    assert r.fix_rule == "dynamo_python_int_once", r.fix_rule
+    assert "type" in r.fix and "float(" in r.fix and "as a tensor" in r.fix
+
+
+@pytest.mark.parametrize("guards, rule", [
+    (("accum == 1", "accum == 2"), "dynamo_python_value"),      # an int changing: its guard fails every new value
+    (("temperature == 1.0",), "dynamo_python_value"),           # a float: no int/float pair to suspect
+    (("keep_attn == False",), "dynamo_python_flag"),            # a flag keeps its row
+])
+def test_look_alikes_of_the_int_once_keep_their_rows(guards, rule):
+    assert {r.fix_rule for r in _rules(*guards)} == {rule}
+
+
+def test_the_int_then_float_run():
+    doc, code = _explain("d14_int_float_temp")
+    assert [r["fix_rule"] for r in doc["dynamo"]["recompiles"]] == ["dynamo_python_int_once"]
+    assert "float(" in doc["headline"]["fix"] and code == 1

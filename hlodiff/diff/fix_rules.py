@@ -422,6 +422,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_dtype", "dtype", "dynamo",
           "{function} receives {tensor} as {seen}: give it one dtype at every call (cast where it is made, or "
           "from the first call on)", unless="jax"),
+    # Dynamo round 14: an int whose guard failed once in the run: another value, or the same number as a float
+    # (the guard checks the type too): both readings named, one type first (d14_int_float_temp)
+    _rule("dynamo_python_int_once", "python_value", "dynamo python_int int_once",
+          "{seen} (an int) when {function} was first compiled and not at one later call, after which both graphs "
+          "served every call: another value, or the same number as a float (Dynamo's guard on a number checks its "
+          "type as well as its value, so an int from a config and a float from the command line compile twice); "
+          "give it one type at every call (float(...) where it is read), and if the value does change from call "
+          "to call, pass it as a tensor (torch.tensor(v, device=device))", unless="jax limit_hit"),
     _rule("dynamo_python_value_limit", "python_value", "dynamo limit_hit",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla; "
           "past its recompile limit ({limit}) the later calls run without Dynamo (eagerly, torch_xla tracing them "
