@@ -147,3 +147,22 @@ def test_the_int_then_float_run():
     doc, code = _explain("d14_int_float_temp")
     assert [r["fix_rule"] for r in doc["dynamo"]["recompiles"]] == ["dynamo_python_int_once"]
     assert "float(" in doc["headline"]["fix"] and code == 1
+
+
+def test_a_cast_of_the_model_is_found_by_its_dtype_argument(tmp_path):
+    from hlodiff.dumps.python_source import calls_named
+
+    src = tmp_path / "t.py"
+    src.write_text("x = x.to(w.dtype)\nfast = net.to(torch.bfloat16)\nslow = net.to(dtype=torch.float16)\n"
+                   "h = net.half()\nx = x.to(dev)\n")
+    assert calls_named(str(src), ("half", "to(bfloat16)", "to(float16)")) == [2, 3, 4]
+    assert calls_named(str(src), ("requires_grad_",)) == []
+
+
+def test_with_the_source_the_bf16_copy_heads_at_its_cast():
+    doc, _ = _explain(str(SCENARIOS / "d14_bf16_eval_copy" / "record"), "--source-map",
+                      f"/home/user/project={SCENARIOS}")
+    (r,) = doc["dynamo"]["recompiles"]
+    assert r["located"] == "decision" and r["location"]["line"] == 29
+    doc, _ = _explain(str(SCENARIOS / "d14_bf16_eval_copy" / "record"))
+    assert doc["dynamo"]["recompiles"][0]["located"] != "decision"
