@@ -217,7 +217,7 @@ WRONG_NOW = {
     # 1), a real recompilation; hlodiff heads with the bridge's second FX compile told "a Python `if` ...
     # torch.where" instead (the constant-1 story is below it); the truth stays as committed
     "dynamo/d14_bf16_eval_copy": "line: d14_bf16_eval_copy.py:18 (the guard's line in the compiled function; the "
-                                 "copy's .to(torch.bfloat16) line is in no record)",
+                                 "copy's .to(torch.bfloat16) line, in no record, is read from the source on disk)",
     "dynamo/d14_cpu_scalar_control": "headline: ops at a bridge FX compile, exit 1 (the truth's no_headline is wrong "
                                      "by design: temp == 1.0 at step 10 is baked as a constant, one real "
                                      "recompilation)",
