@@ -211,6 +211,16 @@ WRONG_NOW = {
     # (pt_xla_debug names the sync); with the source on disk the set_default_dtype line (:24) heads
     "dynamo/d13_default_dtype": "line: d13_default_dtype.py:15 (the compiled function's definition; the "
                                 "set_default_dtype line is read from the source when it is on disk)",
+    # Dynamo round 14: as d12_twin_models, a compiled function's guard line in a `record` capture (the bf16 copy's
+    # line is not in any record). The CPU-scalar control's truth is wrong by design: its temperature anneal passes
+    # exactly 1.0 at step 10 and torch_xla bakes a 0-d tensor of value 1 into the division (dump#9: the constant
+    # 1), a real recompilation; hlodiff heads with the bridge's second FX compile told "a Python `if` ...
+    # torch.where" instead (the constant-1 story is below it); the truth stays as committed
+    "dynamo/d14_bf16_eval_copy": "line: d14_bf16_eval_copy.py:18 (the guard's line in the compiled function; the "
+                                 "copy's .to(torch.bfloat16) line, in no record, is read from the source on disk)",
+    "dynamo/d14_cpu_scalar_control": "headline: ops at a bridge FX compile, exit 1 (the truth's no_headline is wrong "
+                                     "by design: temp == 1.0 at step 10 is baked as a constant, one real "
+                                     "recompilation)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -411,9 +411,25 @@ RULES: tuple[FixRule, ...] = (
           "retrace, not XLA's compile per size)", unless="jax"),
     # Dynamo checks its dtype guard per call: the other dtype may come from a second call site within one step
     # (Dynamo round 8, dyn_dtype_two_sites), so the advice speaks of calls, not steps
+    # Dynamo round 14: a module's parameter in another dtype on some calls (a bfloat16 copy of the model through
+    # the same compiled function): the model's dtype, not an input to cast (d14_bf16_eval_copy)
+    _rule("dynamo_parameter_dtype", "dtype", "dynamo parameter_dtype",
+          "expected: the parameters of the module reached through {tensor} are {seen} on different calls (a copy of "
+          "the model in a lower precision, or the model cast between calls, through the same compiled function): "
+          "Dynamo guards each parameter's dtype and traces {function} once per model dtype, each compiled once; "
+          "nothing to fix while they are few (one graph per model dtype), or compile a separate function for the "
+          "copy to keep them apart; the guard is not about sizes or the input's dtype", unless="jax"),
     _rule("dynamo_dtype", "dtype", "dynamo",
           "{function} receives {tensor} as {seen}: give it one dtype at every call (cast where it is made, or "
           "from the first call on)", unless="jax"),
+    # Dynamo round 14: an int whose guard failed once in the run: another value, or the same number as a float
+    # (the guard checks the type too): both readings named, one type first (d14_int_float_temp)
+    _rule("dynamo_python_int_once", "python_value", "dynamo python_int int_once",
+          "{seen} (an int) when {function} was first compiled and not at one later call, after which both graphs "
+          "served every call: another value, or the same number as a float (Dynamo's guard on a number checks its "
+          "type as well as its value, so an int from a config and a float from the command line compile twice); "
+          "give it one type at every call (float(...) where it is read), and if the value does change from call "
+          "to call, pass it as a tensor (torch.tensor(v, device=device))", unless="jax limit_hit"),
     _rule("dynamo_python_value_limit", "python_value", "dynamo limit_hit",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla; "
           "past its recompile limit ({limit}) the later calls run without Dynamo (eagerly, torch_xla tracing them "
@@ -1173,7 +1189,7 @@ EXPECTED = frozenset(("shape_final_call_jax",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
-    "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_optimizer_groups", "dynamo_object_type",
+    "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_object_identity", "dynamo_first_call_sync",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",

@@ -66,6 +66,8 @@ class VerboseReader:
             log.limit_hits.append((cid, int(limit.group("limit"))))
 
     def finish(self, log) -> None:
+        for c in log.compiles:  # so far the recompiles channel's own records: placed from the trees when it is silent
+            c.failures[:] = [self._placed(f) for f in c.failures]
         for cid, fn, definition, stack in self.restarts:
             users = [f for f in stack if not f.is_library]
             log.restarts.append(self.restart(cid, fn, definition, users[-1] if users else None))
@@ -76,13 +78,32 @@ class VerboseReader:
             users = [f for f in self.stacks.get(cid, []) if not f.is_library]
             c.call = c.call or (users[-1] if users else None)
             c.resume = fn.startswith("torch_dynamo_resume_in_")
-            if c.recompiled and not c.failures:
-                frame, attempt = cid.split("/")
-                before = f"{frame}/{int(attempt) - 1}"
-                failed = _failed_guard(self.guards.get(before, []), self.guards.get(cid, []))
-                if failed is not None:
-                    c.failures.append(self.failure(before, failed))
+            self._failure_of(c)
+        # `TORCH_LOGS=guards` (with or without recompiles) prints no compile starts: each guard tree is a compile
+        # all the same (d14_late_hook_control: one tree, Dynamo compiled once; without it the log was "not a
+        # Dynamo log" and the bridge's own graphs were told as the user's)
+        for cid in self.guards:
+            if cid not in self.starts:
+                self._failure_of(next((c for c in log.compiles if c.compile_id == cid), None) or log.compile(cid))
         log.compiles.sort(key=lambda c: (c.frame, c.attempt))
+
+    def _placed(self, f):
+        """A failed guard the recompiles channel printed without a source line (a tensor's size, dtype,
+        requires_grad) given the line Dynamo's guard tree of the compile it failed against names for it: the
+        first line of the compiled function that uses the tensor (d14_empty_boxes: `[: boxes.shape[0]]`)."""
+        if f.source is not None or f.against is None:
+            return f
+        comment = _tree_comment(self.guards.get(f.against, []), f.guard)
+        return self.failure(f.against, f"{f.guard}  # {comment}") if comment else f
+
+    def _failure_of(self, c) -> None:
+        """A recompile without a recompiles record: the guard of the compile before that the tree no longer holds."""
+        if c.recompiled and not c.failures:
+            frame, attempt = c.compile_id.split("/")
+            before = f"{frame}/{int(attempt) - 1}"
+            failed = _failed_guard(self.guards.get(before, []), self.guards.get(c.compile_id, []))
+            if failed is not None:
+                c.failures.append(self.failure(before, failed))
 
 
 _GUARD_ORDER = ("TENSOR_MATCH", "EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "LENGTH_CHECK", "DICT_CONTAINS",
@@ -133,6 +154,25 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
                     return f"tensor '{name}' size mismatch at index {i}. expected {x}, actual {y}"
     text = re.sub(r"\bL\['(\w+)'\]", r"\1", code)
     return f"{text}  # {comment}" if comment else text
+
+
+_TENSOR_FAILURE = re.compile(r"^tensor '(?P<name>.+?)' (?:size|dtype|requires_grad|stride|rank|dispatch key)")
+
+
+def _tree_comment(tree: list[tuple[str, str]], failure: str) -> str | None:
+    """The source comment (``code  # file:line in fn``) of the tree's guard a recompiles record's failure is."""
+    tensor = _TENSOR_FAILURE.match(failure)
+    for kind, guard in tree:
+        code, _, comment = guard.partition("  # ")
+        code = code.strip()
+        if tensor is not None:
+            m = _CHECK_TENSOR.match(code) if kind == "TENSOR_MATCH" else None
+            hit = m is not None and _local(m.group("source")) == tensor.group("name")
+        else:
+            hit = re.sub(r"\bL\['(\w+)'\]", r"\1", code) == failure.strip()
+        if hit and comment.strip():
+            return comment.strip()
+    return None
 
 
 def _local(source: str) -> str:

@@ -278,16 +278,22 @@ def enclosing_if(file: str, line: int | None) -> int | None:
 
 def calls_named(file: str, names: tuple[str, ...]) -> list[int]:
     """Lines of the calls to any of ``names`` (``requires_grad_``, ``device_put``) and of assignments to an
-    attribute of those names (``p.requires_grad = False``), in line order; empty when the file is not on disk."""
+    attribute of those names (``p.requires_grad = False``), in line order; empty when the file is not on disk. A
+    name written ``call(arg)`` is a call of ``call`` given ``arg`` by name (``to(bfloat16)``:
+    ``net.to(torch.bfloat16)``, ``net.to(dtype=torch.bfloat16)``; not ``x.to(w.dtype)``)."""
     tree = _parse(file)
     if tree is None:
         return []
+    plain = {n for n in names if "(" not in n}
+    given = {tuple(n.rstrip(")").split("(", 1)) for n in names if "(" in n}
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in names:
+            args = {a.attr if isinstance(a, ast.Attribute) else a.id if isinstance(a, ast.Name) else None
+                    for a in [*node.args, *(k.value for k in node.keywords)]}
+            if name in plain or any(name == call and arg in args for call, arg in given):
                 found.add(node.lineno)
         elif isinstance(node, ast.Assign):
             if any(isinstance(t, ast.Attribute) and t.attr in names for t in node.targets):

@@ -118,7 +118,10 @@ def dynamo_decision_calls() -> dict[str, tuple[str, ...]]:
     compiled function's line or only torch's wrapper; neither is where the user changed it."""
     from hlodiff.explain.dynamo_guard_kinds import GLOBAL_SETTINGS
 
-    calls = {"dynamo_parameter_requires_grad": ("requires_grad_", "requires_grad")}
+    calls = {"dynamo_parameter_requires_grad": ("requires_grad_", "requires_grad"),
+             # round 14: the model (or its copy) cast to another dtype: `.to(torch.bfloat16)`, `.half()`
+             "dynamo_parameter_dtype": ("bfloat16", "half", "double", "to(bfloat16)", "to(float16)", "to(half)",
+                                        "to(float64)", "to(double)")}
     for what, call in GLOBAL_SETTINGS.items():
         if call.startswith("torch."):
             calls[f"dynamo_global_setting:{what}"] = (call.rsplit(".", 1)[1],)

@@ -29,7 +29,8 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
-                                          compiled_name, varying_sizes, wrapped_module)
+                                          compiled_name, int_recompiled_once, varying_sizes,
+                                          wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
@@ -102,6 +103,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     calls = [c for c in log.compiles if c.recompiled]
     found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found.recompiles)
+    int_recompiled_once(found.recompiles)
     limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
     limits = {cid.split("/")[0]: n for cid, n in log.limit_hits}
     for r in found.recompiles:
@@ -168,6 +170,7 @@ def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     calls = [c for c in log.compiles if c.recompiled]
     found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found)
+    int_recompiled_once(found)
     for r in found:
         choose_fix(r)
     return found

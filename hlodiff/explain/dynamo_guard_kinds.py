@@ -125,6 +125,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
                                           f"{m.group('actual')}"), facts
     if (m := _DTYPE.search(guard)) is not None:
         seen = f"{_dtype(m.group('expected'))} then {_dtype(m.group('actual'))}"
+        if "._parameters[" in m.group("name"):
+            facts.add("parameter_dtype")  # a module's parameter: a copy of the model in another dtype, or a cast
         return "dtype", m.group("name"), seen, facts
     if (m := _MODE.search(guard)) is not None:
         if (m.group("what") or "").startswith("autocast"):

@@ -9,6 +9,8 @@ each other.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 from dataclasses import dataclass, field
 
@@ -309,6 +311,22 @@ def varying_sizes(recompiles: list[DynamoRecompile]) -> None:
         for r, _, _ in members:
             r.facts = (r.facts - {"last_call"}) | {"sizes_vary"}
             r.seen = f"dim {dim} of {name}: {', '.join(map(str, sizes))}"
+
+
+_OWN_INT_ROWS = frozenset({"sets_loop", "sets_shape", "assigned_in_call", "module_attribute"})
+
+
+def int_recompiled_once(recompiles: list[DynamoRecompile]) -> None:
+    """A Python int (``temperature == 1``) whose guard failed once in the whole run: it was that int at the first
+    compile and not at one later call, and both entries served every call after. A number changing from call to
+    call fails its guard again; one that is the same number as an int on some calls and a float on others (a YAML
+    ``1``, a command line's ``1.0``) fails it once, Dynamo's guard checking the type as well as the value: the
+    fact ``int_once`` lets the words name both readings (d14_int_float_temp). Ints with rows of their own (a loop
+    bound, a size, a counter, a module's attribute) keep them."""
+    counts = Counter(r.subject for r in recompiles if r.kind == "python_value")
+    for r in recompiles:
+        if "python_int" in r.facts and counts[r.subject] == 1 and not r.facts & _OWN_INT_ROWS:
+            r.facts = r.facts | {"int_once"}
 
 
 def choose_fix(r: DynamoRecompile) -> None:
