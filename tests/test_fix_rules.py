@@ -160,6 +160,11 @@ EXERCISED = {
     # round 11: optimizer state begun after the first steps (SGD momentum raised from 0.0)
     "outputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
     "inputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
+    # round 14: an optimizer built anew each epoch, its first step's graph back from the cache (look-alikes
+    # keeping their rows: tests/test_round14.py)
+    "inputs_optimizer_state_reset": "scenarios/torch_xla/r14_tx_opt_rebuild_control/record",
+    # round 14: a library call's ops added in a capture of compilations only (torch_xla's patched clip_grad_norm_)
+    "ops_library_call_added": "scenarios/torch_xla/r14_tx_clip_after_warmup",
 }
 
 

@@ -29,6 +29,10 @@ STACKS = {
     # round 10 (r10_ctc_fallback's PT_XLA_DEBUG log): the CPU fallback of aten::_ctc_loss, called from F.ctc_loss
     "ctc_loss_cpu_fallback": [(f"{SITE}/torch/nn/functional.py", 3071, "ctc_loss"),
                               (f"{SITE}/torch/nn/modules/loss.py", 2014, "forward")],
+    # round 14 (r14_tx_embed_maxnorm's save file): the CPU fallback of aten::embedding_renorm_ under max_norm
+    "embedding_max_norm_renorm": [(f"{SITE}/torch/nn/functional.py", 2425, "_no_grad_embedding_renorm_"),
+                                  (f"{SITE}/torch/nn/functional.py", 2541, "embedding"),
+                                  (f"{SITE}/torch/nn/modules/sparse.py", 192, "forward")],
 }
 
 

@@ -31,6 +31,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
   ``state_begun_late`` (outputs added that the next graph reads back in torch.optim: optimizer state begun late),
   ``reads_state_begun_late`` (the optimizer's inputs read back the state begun one graph earlier),
+  ``state_reset`` (the first step's graph comes back after this one, which reads state made in torch.optim: an
+  optimizer built anew), ``library_call_ops`` (ops added, all traced in one library file outside torch/nn's layers
+  and torch/optim, no line of the user's: a library call made on some steps),
   ``cpu_fallback`` (the early execution handed back empty out= buffers: an op ran on the CPU),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
@@ -192,7 +195,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "updated_in_place", "updates_removed",
+    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "updates_removed",
                  "carried_scalar",
                  "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",

@@ -758,6 +758,14 @@ RULES: tuple[FixRule, ...] = (
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
           "update them every step, or run the update as a step of its own (torch_xla.sync() before it) so the "
           "training graph stays one", unless="jax"),
+    # round 14 (r14_tx_opt_rebuild_control): an optimizer built anew each epoch; its first step's program (no
+    # state yet) comes back from the cache at each reset, and the step after it reads the state back
+    _rule("inputs_optimizer_state_reset", "inputs", "state_reset torch_xla",
+          "expected: the optimizer's state is made anew every {period} steps (an optimizer built again, e.g. each "
+          "epoch, or its state cleared): its first step, which creates the state, runs the first step's graph again "
+          "from the cache, and the next step reads the state back ({shapes}); each variant compiled once, nothing "
+          "to fix for compilation (if the reset is not meant, build the optimizer once before the loop: a new one "
+          "also starts its momentum from zero)", unless="jax optimizer_in_cycle"),
     _rule("accumulation_cycle", "inputs ops outputs", "cycle optimizer_in_cycle",
           "expected: gradient accumulation: the graphs cycle every {period} steps with the optimizer's step (grads "
           "created, accumulated, then the update), each variant compiled once; nothing to fix "
@@ -1021,6 +1029,16 @@ RULES: tuple[FixRule, ...] = (
           "passed): pass it on every call, with a neutral value when unused", unless="removed"),
     _rule("ops_branch_jax", "ops", "jax",
           "the traced Python takes another path: keep branches and loop counts fixed (jnp.where / lax.cond)"),
+    # round 14 (r14_tx_clip_after_warmup, PT_XLA_DEBUG_LEVEL=1): a library call's ops added, no line of the user's
+    # on them, and compilations only: whether the call was switched on or is made on some steps cannot be seen
+    _rule("ops_library_call_added", "ops", "library_call_ops compilations_only torch_xla",
+          "ops were added inside library code ({library_call}: a library function called from a line of yours this "
+          "capture does not name) and the capture holds compilations only, not the steps that reused them: a "
+          "Python `if` of yours calls that function on some steps only (switched on after a warm-up, such as "
+          "gradient clipping from step N, or chosen per step); call it on every step (with a setting that changes "
+          "nothing while it is not wanted, e.g. a large max_norm), or accept one compilation per variant "
+          "(PT_XLA_DEBUG_LEVEL=2 or `hlodiff record` shows which steps ran each graph, and the line)",
+          unless="jax removed"),
     _rule("ops_library_setting", "ops", "library_ops",
           "the ops that differ were traced inside library code ({library_call}) and carry no line of yours: that "
           "call ran with another argument, option or mode in the other graph (approximate= on GELU, a dropout "
@@ -1183,7 +1201,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", 
+EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", 
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

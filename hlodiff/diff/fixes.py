@@ -201,6 +201,9 @@ class FixContext:
     """This graph only adds outputs that the next graph reads back as optimizer inputs: optimizer state begun after
     the first steps (:func:`hlodiff.explain.optimizer_state.state_begun_late`: momentum switched on from 0)."""
     reads_state_begun_late: bool = False
+    state_reset: bool = False
+    """The optimizer's state is made anew again and again: the first step's graph comes back after this one, which
+    reads the state back (:func:`hlodiff.explain.optimizer_state.state_reset`: an optimizer built each epoch)."""
     """This graph reads back, in torch.optim, the state the graph it is compared with began (the next step's)."""
     cpu_fallback: bool = False
     """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten

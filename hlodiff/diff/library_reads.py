@@ -74,6 +74,17 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "it compiles once and repeats every step (a steady cost, not a recompilation); to keep the step one graph, "
          "compute the CTC loss with device ops (the forward algorithm over the log-probabilities, a logsumexp "
          "recursion over time) instead of F.ctc_loss, or accept the split"),
+    # round 14 (r14_tx_embed_maxnorm): nn.Embedding(max_norm=...) renormalises the looked-up rows in place with
+    # aten::embedding_renorm_, which torch_xla 2.9 runs on the CPU (an in-place fallback: no empty out= buffer
+    # comes back, so explain/cuts.py's fallback reason cannot see it; the stack names it)
+    _row("embedding_max_norm_renorm", "torch/nn/functional.py", "_no_grad_embedding_renorm_",
+         "nn.Embedding(..., max_norm=...) / F.embedding(..., max_norm=...)",
+         "an embedding with max_norm renormalises the rows it looks up in place with embedding_renorm_, which has no "
+         "XLA lowering and runs on the CPU (a fallback, listed by torch_xla.debug.metrics.executed_fallback_ops()), "
+         "so the graph pending before it runs to hand the weights and ids to the host, every step",
+         "it compiles once and repeats every step (a steady cost, not a recompilation); to keep the step one graph, "
+         "drop max_norm and bound the rows with device ops after opt.step() (e.g. scale each row of the weight by "
+         "min(1, max_norm / its norm) under torch.no_grad()), or accept the split"),
 )
 
 

@@ -88,6 +88,14 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         if computes_anew(cause.origins) and package_path(where.file).startswith(SETTING_LAYERS):
             facts.add("library_ops")  # traced inside a layer's own code, and no line of the user's is on them
             args["library_call"] = f"{package_path(where.file)}:{where.line}"
+    if cause.kind == "ops" and not cause.locations and cause.library_locations and added and not removed:
+        files = {package_path(f.file) for f in cause.library_locations}
+        if len(files) == 1 and "/optim/" not in next(iter(files)) and "library_ops" not in facts:
+            # round 14 (r14_tx_clip_after_warmup): ops added, all traced in one library file outside the layers
+            # and the optimizer (torch_xla's patched clip_grad_norm_): a call of the user's made on some steps
+            facts.add("library_call_ops")
+            where = cause.library_locations[0]
+            args["library_call"] = f"{package_path(where.file)}:{where.line}"
     opcodes = {(c.right or c.left).opcode for c in cause.origins}
     if any("operand_count" in c.kinds and c.left is not None and c.left.opcode == "concatenate"
            for c in cause.origins):

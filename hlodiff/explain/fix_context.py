@@ -31,7 +31,7 @@ from hlodiff.explain.fix_evidence import (only_added, family_constants, family_f
                                           updates_removed)
 from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
-from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_late
+from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_late, state_reset
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
@@ -83,6 +83,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             cut=any(c.kind == "partial" for c in r.causes),
             state_begun_late=state_begun_late(r, of_family[r.family.key]),
             reads_state_begun_late=reads_state_begun_late(r, of_family[r.family.key]),
+            state_reset=state_reset(r, members),
             cpu_fallback=any(c.kind == "partial" and c.reason == "fallback" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),

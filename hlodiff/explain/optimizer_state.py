@@ -53,3 +53,26 @@ def reads_state_begun_late(r, family_recompilations) -> bool:
         return False
     return any(p.graph is r.closest and state_begun_late(p, family_recompilations)
                for p in family_recompilations if p is not r)
+
+
+def state_reset(r, members: list) -> bool:
+    """Round 14 (r14_tx_opt_rebuild_control): the optimizer's state is made anew again and again (an optimizer built
+    again each epoch). ``r`` is compared with the family's first graph (the step run before the optimizer had
+    state), adds inputs made in ``torch.optim`` only (the state read back from the second step) and nothing but
+    ops, outputs or aliasing beside them; and after ``r``'s graph first ran, the first graph comes back and ``r``'s
+    after it (A,B,B,A,B,B): each reset runs the first step's program again from the cache. Look-alikes: an
+    optimizer's first step alone (the first graph never comes back), gradient accumulation (the added inputs are
+    gradients, made at the user's backward), state begun late (no graph before it lacks the state but the first)."""
+    if not members or r.closest is None or r.closest.cache_key != members[0].cache_key:
+        return False
+    kinds = {c.kind for c in r.causes}
+    if "inputs" not in kinds or kinds - {"inputs", "ops", "outputs", "aliasing"}:
+        return False
+    if not all(_added_only(c) and _in_optimizer(c) for c in r.causes if c.kind == "inputs"):
+        return False
+    keys = [g.cache_key for g in members]
+    at = keys.index(r.graph.cache_key) if r.graph.cache_key in keys else None
+    if at is None:
+        return False
+    back = next((i for i in range(at + 1, len(keys)) if keys[i] == keys[0]), None)
+    return back is not None and r.graph.cache_key in keys[back + 1:]
