@@ -48,6 +48,10 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "loop_buffer_copy" and h.masked:
         return (f"a loop-carried buffer {shapes} is rewritten whole through a mask to write one position, every "
                 f"iteration of %{h.loop} in {h.graph} ({human_bytes(h.bytes)} per step)")
+    if h.kind == "loop_buffer_copy" and h.snapshot:
+        return (f"a loop-carried snapshot {shapes} of another buffer of the loop is rewritten whole every iteration "
+                f"of %{h.loop} in {h.graph} to keep it or replace it on one scalar decision ({human_bytes(h.bytes)} "
+                f"per step)")
     if h.kind == "loop_buffer_copy" and h.emitted:
         return (f"a loop-carried buffer {shapes} is written whole into the loop's stacked output every iteration of "
                 f"%{h.loop} in {h.graph} (the scan returns the buffer itself as its per-iteration output: "
@@ -100,6 +104,10 @@ def fix(h: CostHeadline) -> str:
         return ("write the position in place with buf.at[t].set(row) (a dynamic_update_slice) instead of "
                 "jnp.where(positions == t, row, buf), which reads and writes the whole buffer every iteration; or "
                 "emit each iteration's row as a scan output (ys)")
+    if h.kind == "loop_buffer_copy" and h.snapshot:
+        return ("carry only what decides the snapshot (the best step's index and score, scalars) through the loop, "
+                "and build the snapshot once after the loop from the final buffer (rows past that index masked or "
+                "sliced), instead of copying the whole buffer into it every iteration")
     if h.kind == "loop_buffer_copy" and h.emitted:
         return ("return only the new row as the scan's per-iteration output (ys), not the whole buffer; the final "
                 "carry already holds the buffer once the loop ends")
