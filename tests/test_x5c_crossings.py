@@ -66,6 +66,15 @@ def test_gradients_kept_per_micro_batch_and_averaged_by_the_optimizer_are_held_a
     head = _cost_head("x5c_grad_list_accum")
     assert (head["kind"], head["role"], head["cut"], head["location"]["line"]) == (
         "held_across_graphs", "gradient", "sync", 24)
+    # four micro-batches, each backward's gradients kept apart: the fix accumulates them in p.grad
+    assert head["gradient_sources"] == 4 and "into p.grad" in head["fix"] and "1/4" in head["fix"]
+
+
+def test_gradients_of_one_backward_keep_the_one_sync_fix():
+    """xla_sync_after_backward: one backward graph hands its gradients to the optimizer's: nothing kept apart."""
+    head = _cost_head("xla_sync_after_backward")
+    assert (head["role"], head["gradient_sources"]) == ("gradient", 1)
+    assert head["fix"].startswith("one sync per step")
 
 
 @pytest.mark.parametrize("capture", [COST / "xla_accum_opt_graph_control" / "record",

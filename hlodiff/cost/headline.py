@@ -119,6 +119,9 @@ class CostHeadline:
     mask: bool = False
     """``read_in_step``: the early graph computes a boolean mask whose count sets a size (``x[mask]``): no value
     of the user's is read (:attr:`hlodiff.cost.reads.ReadInStep.mask`)."""
+    gradient_sources: int = 0
+    """``held_across_graphs`` of gradients: how many backward graphs hand gradients to the graph that reads them;
+    two or more: each micro-batch's gradients are kept apart (a list of clones), not accumulated in ``p.grad``."""
     followed_by: int = 1
     """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
     .followed_by`); two or more: the value decided what was traced next."""
@@ -130,7 +133,7 @@ class CostHeadline:
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot, "arguments": list(self.arguments),
-                "mask": self.mask, "followed_by": self.followed_by}
+                "mask": self.mask, "followed_by": self.followed_by, "gradient_sources": self.gradient_sources}
 
 
 def sync_call(frames) -> str | None:
@@ -208,9 +211,12 @@ def _held(run: RunCost) -> CostHeadline | None:
                     and by_ref[o.source].name == source.name and _dump(o.source) == _dump(b.source)
                     and any((t.role, o.source_phase, o.target_phase) in HELD_ROLES for t in o.tensors))
         role = max({t.role for t in tensors}, key=lambda r: sum(t.bytes for t in tensors if t.role == r))
+        apart = len({o.source for o in run.boundaries if o.target == b.target and o.source_phase == BACKWARD
+                     and any(t.role == "gradient" for t in o.tensors)}) if role == "gradient" else 0
         best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
                             len(tensors), role=role, cut=source.sync_call if source else None, times=times,
-                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4])
+                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4],
+                            gradient_sources=apart)
     return best
 
 

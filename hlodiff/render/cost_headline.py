@@ -120,6 +120,11 @@ def fix(h: CostHeadline) -> str:
                     "graph")
         if h.cut == "save":
             return "save after the step's sync (xm.save syncs what it saves), so that the whole step is one graph"
+        if h.role == "gradient" and h.gradient_sources > 1:
+            return (f"accumulate the gradients in place: let each micro-batch's backward() add into p.grad (no "
+                    f"zero_grad or copy between micro-batches, the loss scaled by 1/{h.gradient_sources}), so that one "
+                    f"copy of the gradients reaches the optimizer's graph instead of {h.gradient_sources}; or one "
+                    f"sync per step, after opt.step()")
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
     if h.kind == "read_in_step" and h.mask:
