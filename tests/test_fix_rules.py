@@ -149,6 +149,9 @@ EXERCISED = {
     # look-alikes keeping their rows: center_no_detach and look_rnn_carry, non-scalar history: history_carried;
     # loss_history, rev4_history, torch.stack of the list: history_list_joined)
     "history_scalars_summed": "scenarios/torch_xla/x4c_loss_list_sum",
+    # crossings round 5: a list of tensors (a gradient history) never emptied, stacked each step (its look-alikes
+    # keeping their rows: tests/test_x5c_crossings.py)
+    "history_tensors_joined": "scenarios/torch_xla/x5c_grad_list_unreset",
 
     # round 10 (look-alikes keeping their rows: tests/test_round10.py)
     "sharding_marked_late": "scenarios/torch_xla/r10_spmd_shard_late",

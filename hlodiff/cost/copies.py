@@ -68,6 +68,7 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
     if param is None or root.opcode != "tuple":
         return []
     found = []
+    carried: dict[int, tuple[Instruction, dict]] = {}
     for inst in users.get(param.name, []):
         if inst.opcode != "get-tuple-element" or inst.shape.is_tuple:
             continue
@@ -75,6 +76,7 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         if not 0 <= k < len(root.operands):
             continue
         lineage, updates = _lineage(inst, users, by_name, body.by_name())
+        carried[k] = (inst, lineage)
         if not updates or root.operands[k] not in lineage:
             continue
         whole = inst.shape.num_elements()
@@ -93,7 +95,66 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
                                     inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location,
                                     shift=bool(shifts), masked=bool(masks) and not shifts,
                                     emitted=bool(emits) and not shifts and not masks and len(emits) == len(copies)))
+    found.extend(_snapshots(loop, body, root, carried, by_name, times, where))
     return found
+
+
+def _snapshots(loop: Instruction, body: Computation, root: Instruction, carried: dict[int, tuple[Instruction, dict]],
+               by_name: dict[str, Computation], times: int | None, where: SourceLocator) -> list[LoopBufferCopy]:
+    """Carried buffers replaced whole by another carried buffer on a scalar decision (:data:`SNAPSHOT_OPCODES`):
+    ``best = jnp.where(score > best_score, buf, best)``, a snapshot of the loop's buffer kept beside it."""
+    insts = body.by_name()
+    found = []
+    for k, (inst, _) in sorted(carried.items()):
+        value = insts.get(root.operands[k])
+        if value is None:
+            continue
+        taken = _snapshot_of(value, inst.name, by_name, insts)
+        if taken is None or not any(taken in lineage for j, (_, lineage) in carried.items() if j != k):
+            continue
+        found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), 1, inst.shape.byte_size(), times,
+                                    k, (value.name,), where.frame(value) or where.frame(loop), snapshot=True))
+    return found
+
+
+SNAPSHOT_OPCODES = ("select",)
+"""Roots of a value that replaces a carried buffer whole by another buffer of the loop on one scalar decision
+(``best = jnp.where(score > best_score, buf, best)``: a snapshot of the buffer at the best step so far): every
+iteration reads and writes the whole snapshot to keep it or replace it, where carrying the best step's index (a
+scalar) and building the snapshot once after the loop writes nothing per iteration. A mask per element or row (an
+RNN's ``where(mask, h_new, h)``) or a branch computed in the iteration (a state frozen once done) is the work
+itself, no finding: the other branch must be another carried buffer (or its in-place update)."""
+
+
+def _snapshot_of(value: Instruction, buffer: str, by_name: dict[str, Computation],
+                 insts: dict[str, Instruction]) -> str | None:
+    """The body value ``value`` (unfused, or a fusion's root) selects between ``buffer`` and one other whole value
+    under a broadcast scalar predicate: that other value's name, else None."""
+    fused = _fused_root(value, by_name)
+    node, f_insts = fused if fused is not None else (value, insts)
+    if node.opcode not in SNAPSHOT_OPCODES or len(node.operands) != 3:
+        return None
+
+    def outer(name: str) -> str | None:  # a fused operand's name in the body
+        n = f_insts.get(name)
+        if n is None:
+            return None
+        n = _through_bitcasts(n, f_insts)
+        if fused is None:
+            return n.name
+        if n.opcode == "parameter" and n.parameter_number is not None and n.parameter_number < len(value.operands):
+            return value.operands[n.parameter_number]
+        return None
+
+    pred = f_insts.get(node.operands[0])
+    if pred is None or pred.opcode != "broadcast" or not pred.operands or pred.operands[0] not in f_insts \
+            or f_insts[pred.operands[0]].shape.num_elements() != 1:
+        return None
+    sides = [outer(node.operands[1]), outer(node.operands[2])]
+    if buffer not in sides:
+        return None
+    other = sides[1] if sides[0] == buffer else sides[0]
+    return other if other is not None and other != buffer else None
 
 
 def _writes_whole_into(inst: Instruction, value: str, whole: int, by_name: dict[str, Computation]) -> bool:

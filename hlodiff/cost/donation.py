@@ -48,6 +48,13 @@ parameter of the output's shape there, the output is that parameter's new value,
 its own when undonated (sglang-jax#65: a decode step copies its whole KV cache to change one position). Only that
 operand is followed: the slice written and the indices are other values."""
 
+LOOP_OPCODES = frozenset(("while",))
+"""Instructions whose result's element *k* is the loop-carried value started from the element *k* of their operand
+tuple: a parameter carried through a ``fori_loop`` of train steps (a donated step called inside an undonated
+``train_k``: its donation does not reach the outer computation, crossings round 5) comes out as that parameter's
+new value, written into a buffer of its own when undonated (XLA copies the parameter into the loop first)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Undonated:
     """Output ``output`` (flat index) is the new value of parameter ``parameter``, in a buffer of its own."""
@@ -297,6 +304,12 @@ def _elementwise_reads(inst: Instruction | None, want, insts: dict, entry: dict,
                 inner = _names(called, comps)
                 yield from _elementwise_reads(inner.get(called.root.operands[int(index)]), want, inner, entry,
                                               comps, source, depth + 1)
+        elif (source is not None and source.opcode in LOOP_OPCODES and index is not None and index.isdigit()
+              and _body_updates_carry(source, int(index), want, comps)):
+            start = insts.get(source.operands[0]) if source.operands else None
+            if start is not None and start.opcode == "tuple" and int(index) < len(start.operands):
+                yield from _elementwise_reads(insts.get(start.operands[int(index)]), want, insts, entry, comps,
+                                              fusion, depth + 1)
         return
     if inst.opcode == "fusion" and fusion is None:
         called = comps.get((inst.attrs.get("calls") or "").lstrip("%"))
@@ -313,6 +326,47 @@ def _elementwise_reads(inst: Instruction | None, want, insts: dict, entry: dict,
         return
     for name in inst.operands:
         yield from _elementwise_reads(insts.get(name), want, insts, entry, comps, fusion, depth + 1)
+
+
+def _body_updates_carry(loop: Instruction, k: int, want, comps: dict) -> bool:
+    """The loop's body computes its carried element ``k`` from that element itself through elementwise arithmetic
+    or a partial update (``p - lr * g``, ``cache.at[t].set(row)``): the loop's result is that value's new value.
+    An element the body recomputes from others (``x = tanh(x @ a)``, an iterate) is no update of it."""
+    body = comps.get((loop.attrs.get("body") or "").lstrip("%"))
+    if body is None or body.root.opcode != "tuple" or k >= len(body.root.operands):
+        return False
+    insts = _names(body, comps)
+    return _reads_carry(insts.get(body.root.operands[k]), k, want, insts, insts, comps, None, 0)
+
+
+def _reads_carry(inst: Instruction | None, k: int, want, insts: dict, body: dict, comps: dict,
+                 fusion: Instruction | None, depth: int) -> bool:
+    """:func:`_elementwise_reads` inside a loop body, ending at the body's carried element ``k``."""
+    while inst is not None and inst.opcode in ("bitcast", "copy") and inst.operands:
+        inst = insts.get(inst.operands[0])
+    if inst is None or depth > _MAX_DEPTH:
+        return False
+    if inst.opcode == "parameter":
+        if fusion is None or inst.parameter_number is None or inst.parameter_number >= len(fusion.operands):
+            return False
+        return _reads_carry(body.get(fusion.operands[inst.parameter_number]), k, want, body, body, comps, None,
+                            depth + 1)
+    if inst.opcode == "get-tuple-element" and fusion is None:
+        source = insts.get(inst.operands[0]) if inst.operands else None
+        return source is not None and source.opcode == "parameter" and inst.attrs.get("index") == str(k)
+    if inst.shape.is_tuple or tuple(inst.shape.dims) != tuple(want.dims):
+        return False
+    if inst.opcode == "fusion" and fusion is None:
+        called = comps.get((inst.attrs.get("calls") or "").lstrip("%"))
+        return called is not None and _reads_carry(called.root, k, want, _names(called, comps), body, comps, inst,
+                                                   depth + 1)
+    if inst.opcode in PARTIAL_UPDATE_OPCODES:
+        i = PARTIAL_UPDATE_OPCODES[inst.opcode]
+        return i < len(inst.operands) and _reads_carry(insts.get(inst.operands[i]), k, want, insts, body, comps,
+                                                       fusion, depth + 1)
+    if inst.opcode not in UPDATE_OPCODES:
+        return False
+    return any(_reads_carry(insts.get(n), k, want, insts, body, comps, fusion, depth + 1) for n in inst.operands)
 
 
 def _names(comp, comps: dict) -> dict[str, Instruction]:

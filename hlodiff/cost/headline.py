@@ -112,11 +112,16 @@ class CostHeadline:
     """``loop_buffer_copy``: the body writes one position through a mask over the whole buffer (``jnp.where``)."""
     emitted: bool = False
     """``loop_buffer_copy``: the body writes the whole buffer into a stacked output (a scan's ys) every iteration."""
+    snapshot: bool = False
+    """``loop_buffer_copy``: the body replaces a snapshot of the buffer whole on a scalar decision (best so far)."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
     """``read_in_step``: the early graph computes a boolean mask whose count sets a size (``x[mask]``): no value
     of the user's is read (:attr:`hlodiff.cost.reads.ReadInStep.mask`)."""
+    gradient_sources: int = 0
+    """``held_across_graphs`` of gradients: how many backward graphs hand gradients to the graph that reads them;
+    two or more: each micro-batch's gradients are kept apart (a list of clones), not accumulated in ``p.grad``."""
     followed_by: int = 1
     """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
     .followed_by`); two or more: the value decided what was traced next."""
@@ -127,8 +132,8 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "arguments": list(self.arguments),
-                "mask": self.mask, "followed_by": self.followed_by}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot, "arguments": list(self.arguments),
+                "mask": self.mask, "followed_by": self.followed_by, "gradient_sources": self.gradient_sources}
 
 
 def sync_call(frames) -> str | None:
@@ -184,14 +189,14 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             per_step = c.bytes_per_step if c.bytes_per_step is not None else c.bytes_per_iteration
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
-                                    loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted)
+                                    loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted,
+                                    snapshot=c.snapshot)
     return best
 
 
 def _held(run: RunCost) -> CostHeadline | None:
     by_ref = {g.ref: g for g in run.graphs}
-    accumulating = {_dump(b.source) for b in run.boundaries
-                    if any((t.role, b.source_phase, b.target_phase) == ACCUMULATION for t in b.tensors)}
+    accumulating = _accumulating(run)
     best = None
     for b in run.boundaries:
         tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
@@ -206,10 +211,26 @@ def _held(run: RunCost) -> CostHeadline | None:
                     and by_ref[o.source].name == source.name and _dump(o.source) == _dump(b.source)
                     and any((t.role, o.source_phase, o.target_phase) in HELD_ROLES for t in o.tensors))
         role = max({t.role for t in tensors}, key=lambda r: sum(t.bytes for t in tensors if t.role == r))
+        apart = len({o.source for o in run.boundaries if o.target == b.target and o.source_phase == BACKWARD
+                     and any(t.role == "gradient" for t in o.tensors)}) if role == "gradient" else 0
         best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
                             len(tensors), role=role, cut=source.sync_call if source else None, times=times,
-                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4])
+                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4],
+                            gradient_sources=apart)
     return best
+
+
+def _accumulating(run: RunCost) -> set[str]:
+    """The dumps whose backward graphs hand the next backward gradients of the model: tensors of a shape some
+    gradient the optimizer reads has too (``p.grad`` accumulated micro-batch after micro-batch). What else one
+    backward graph hands the next (its slice of the batch, ``x.chunk(4)`` computed in the first micro-batch's
+    graph, read as a gradient by the phases) is no accumulation, so gradients kept apart per micro-batch (a list
+    of clones the optimizer averages) stay a finding (crossings round 5, ``x5c_grad_list_accum``)."""
+    consumed = {t.shape for b in run.boundaries for t in b.tensors
+                if (t.role, b.source_phase, b.target_phase) == ("gradient", BACKWARD, OPTIMIZER)}
+    return {_dump(b.source) for b in run.boundaries
+            if any((t.role, b.source_phase, b.target_phase) == ACCUMULATION and t.shape in consumed
+                   for t in b.tensors)}
 
 
 def _crosses_a_step(graphs: list[GraphCost], source: str, target: str) -> bool:

@@ -73,6 +73,10 @@ class LoopBufferCopy:
     emitted: bool = False
     """The whole buffer is written into a stacked loop output every iteration (a scan's body returning its carried
     buffer as ys): the fix is to emit only the new row, not the buffer."""
+    snapshot: bool = False
+    """The body replaces the buffer whole by another carried buffer on a scalar decision (``best = jnp.where(score >
+    best_score, buf, best)``; :data:`hlodiff.cost.copies.SNAPSHOT_OPCODES`): the fix is to carry the best step's
+    index and build the snapshot once after the loop."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -86,7 +90,7 @@ class LoopBufferCopy:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot}
 
 
 @dataclass(frozen=True, slots=True)

@@ -212,6 +212,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("graph_grows")
         if getattr(ctx, "scalars_grow", False):
             facts.add("scalars_grow")
+        if getattr(ctx, "joins_grow", False):
+            facts.add("joins_grow")
         counts = ctx.graph_grows
         args["counts"] = ", ".join(str(n) for n in counts[:5]) + (", ..." if len(counts) > 5 else "")
     after_sync = _after_sync(cause, ctx)

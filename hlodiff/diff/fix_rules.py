@@ -486,6 +486,15 @@ RULES: tuple[FixRule, ...] = (
           "list of device scalars (losses, metrics) combined in the step (sum(history), a loop over it) holds one "
           "more item each step: keep one running sum and a count in place of the list (total += value, count += 1: "
           "one input whatever the step), or read each value once after the sync (.item()) -- see {line}", unless="grows join_grows"),
+    # crossings round 5 (x5c_grad_list_unreset): a list of tensors (a gradient history) never emptied, stacked in
+    # the step: the tensor input it adds each step heads, the join's own change beside it; no autograd history
+    # (the scalars of a stacked loss list keep history_scalars_summed, a carried state history_carried)
+    _rule("history_tensors_joined", "inputs", "graph_grows joins_grow torch_xla",
+          "the graph grows at every step ({counts} instructions) and takes one more input ({shapes}) each step: a "
+          "Python list of tensors joined in the step (torch.stack / torch.cat of a history) holds one more item each "
+          "step and is never emptied: keep a bounded window instead (a preallocated tensor of k rows written in "
+          "place, or collections.deque(maxlen=k) for a fixed k) or a running average kept as one tensor -- see "
+          "{line}", unless="grows scalar_inputs_only"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "

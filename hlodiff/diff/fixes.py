@@ -139,6 +139,9 @@ class FixContext:
     scalars_grow: bool = False
     """With ``graph_grows``: every compiled graph takes the same non-scalar inputs and more scalar ones than the last
     (:func:`hlodiff.explain.fix_evidence.scalars_grow`): a list of device scalars summed in the step, no history."""
+    joins_grow: bool = False
+    """A change of the recompilation is a ``concatenate`` of another operand count (:func:`hlodiff.explain.
+    fix_evidence.joins_grow`): a list joined in the step (torch.stack, torch.cat), whichever cause heads."""
     made_after_sync: str = ""
     """The step's sync line (short) when every user line of the outputs this graph adds comes below it in the loop:
     work done after the sync (a validation, a metric) left pending and run inside the next step's graph. Read as the

@@ -26,7 +26,7 @@ from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_ve
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
                                           inputs_repeat, library_step, state_returned,
-                                          ops_repeat_per_count, scalars_grow, ops_use_new_inputs, slices_rearranged,
+                                          ops_repeat_per_count, scalars_grow, joins_grow, ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
                                           updates_removed)
 from hlodiff.explain.after_sync import made_after_sync
@@ -92,7 +92,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             # round 8 (spmd_load_state_mid): graphs of 166, 170, 174 instructions compiled at steps 0, 1 and 4 of
             # an XLA dump read without its executions; "every step compiles" needs the executions seen
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
-            scalars_grow=scalars_grow(runs[id(r.family)][1]),
+            scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),

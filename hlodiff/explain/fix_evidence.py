@@ -430,6 +430,15 @@ def scalars_grow(compiled: list) -> bool:
     return len(shapes) >= 3 and all(a[0] == b[0] and b[1] > a[1] for a, b in zip(shapes, shapes[1:]))
 
 
+def joins_grow(recompilation) -> bool:
+    """Some change of the recompilation is a ``concatenate`` joining another number of operands (torch.stack or
+    torch.cat of a Python list, :mod:`hlodiff.diff.origin_facts`' ``join_grows``), whichever cause heads it: the
+    inputs a list of tensors adds each step come with the join that reads them (crossings round 5,
+    x5c_grad_list_unreset: a gradient history never reset heads with its added f32[64,16] input)."""
+    return any("operand_count" in ch.kinds and ch.left is not None and ch.left.opcode == "concatenate"
+               for c in recompilation.causes for ch in c.origins)
+
+
 def _output_shapes(graph, positions) -> list[str]:
     cm = getattr(graph, "_canonical", None)
     if cm is None:

@@ -48,6 +48,10 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "loop_buffer_copy" and h.masked:
         return (f"a loop-carried buffer {shapes} is rewritten whole through a mask to write one position, every "
                 f"iteration of %{h.loop} in {h.graph} ({human_bytes(h.bytes)} per step)")
+    if h.kind == "loop_buffer_copy" and h.snapshot:
+        return (f"a loop-carried snapshot {shapes} of another buffer of the loop is rewritten whole every iteration "
+                f"of %{h.loop} in {h.graph} to keep it or replace it on one scalar decision ({human_bytes(h.bytes)} "
+                f"per step)")
     if h.kind == "loop_buffer_copy" and h.emitted:
         return (f"a loop-carried buffer {shapes} is written whole into the loop's stacked output every iteration of "
                 f"%{h.loop} in {h.graph} (the scan returns the buffer itself as its per-iteration output: "
@@ -100,6 +104,10 @@ def fix(h: CostHeadline) -> str:
         return ("write the position in place with buf.at[t].set(row) (a dynamic_update_slice) instead of "
                 "jnp.where(positions == t, row, buf), which reads and writes the whole buffer every iteration; or "
                 "emit each iteration's row as a scan output (ys)")
+    if h.kind == "loop_buffer_copy" and h.snapshot:
+        return ("carry only what decides the snapshot (the best step's index and score, scalars) through the loop, "
+                "and build the snapshot once after the loop from the final buffer (rows past that index masked or "
+                "sliced), instead of copying the whole buffer into it every iteration")
     if h.kind == "loop_buffer_copy" and h.emitted:
         return ("return only the new row as the scan's per-iteration output (ys), not the whole buffer; the final "
                 "carry already holds the buffer once the loop ends")
@@ -112,6 +120,11 @@ def fix(h: CostHeadline) -> str:
                     "graph")
         if h.cut == "save":
             return "save after the step's sync (xm.save syncs what it saves), so that the whole step is one graph"
+        if h.role == "gradient" and h.gradient_sources > 1:
+            return (f"accumulate the gradients in place: let each micro-batch's backward() add into p.grad (no "
+                    f"zero_grad or copy between micro-batches, the loss scaled by 1/{h.gradient_sources}), so that one "
+                    f"copy of the gradients reaches the optimizer's graph instead of {h.gradient_sources}; or one "
+                    f"sync per step, after opt.step()")
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
     if h.kind == "read_in_step" and h.mask:
