@@ -21,8 +21,8 @@ from hlodiff.diff.fixes import FixChoice, choose
 
 WARMUP_VARIANTS = 2
 """Variants of one family a Dynamo compile's step can compile beyond the steady graph (the limit is the steady one
-plus this many per Dynamo compile): the step cut by the bridge's syncs and the read of a tensor it materialised (dc_unfreeze: 3 in a family
-for one Dynamo compile; dc_train_eval: 4 for two, train and eval)."""
+plus this many per Dynamo compile): the step cut by the bridge's syncs and the read of a tensor it materialised
+(dc_unfreeze: 3 in a family for one Dynamo compile; dc_train_eval: 4 for two, train and eval)."""
 
 
 def compilations_only(explanation) -> bool:
