@@ -128,7 +128,8 @@ class Explained:
         found = unexpected(self.explanation, self.warmup)
         dynamo = getattr(self.explanation, "dynamo", None)
         if dynamo is not None:  # issue 31: the bridge's XLA recompilations are judged by Dynamo's reason
-            told = set(dynamo.bridge_recompilations) | set(dynamo.first_call_syncs) | set(dynamo.follows_expected)
+            told = (set(dynamo.bridge_recompilations) | set(dynamo.first_call_syncs) | set(dynamo.follows_expected)
+                    | set(dynamo.compilations_only))
             # review 10 F1: the bridge's input graph grown by an input drawn on the device is the story itself
             told -= set(getattr(dynamo, "random_input_graphs", ()))
             found = [r for r in found if r.graph.ref not in told]

@@ -97,6 +97,11 @@ LIVE_WRONG_NOW = {
     # so the first-call input sync against the step's graph (5 % alike) leads as "a value is kept on some steps"
     'jax/rev9_j2_unrolled_solver': 'kind: ops; line: rev9_j2_unrolled_solver.py:9 (JAX log not yet joined live)',
     'dynamo/rev9_c3_nonzero': 'kind: outputs; line: no location (bridge graphs of a dump not told apart live)',
+    # new-user review 11 (F1, by hand without torch_xla's execution log): live, the bridge's graphs of a dump with no
+    # stacks are not told apart (the live reader keeps no module to read their ops' source files: bridge_ops), so
+    # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
+    'dynamo/rev11_dc_train_eval': 'kind: dtype; line: no location (bridge graphs of a dump not told apart live)',
+    'dynamo/rev11_dc_unfreeze': 'quiet: recompiled ops (bridge graphs of a dump not told apart live)',
     # round 7 (blind, small): optstep_mix_control's expected momentum warm-up has no line, as at exit (its WRONG_NOW)
     'torch_xla/optstep_mix_control': 'line: no location',
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)

@@ -153,6 +153,15 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     # Dynamo, round 7: the first compiled call's step, cut by the bridge while it compiled (told with its own row
     # when that row is not already an expected one: "a value is kept on some steps only" sent users looking)
+    # review 11 (F1, dc_unfreeze / dc_train_eval by hand): an XLA dump of a torch.compile run read without
+    # torch_xla's execution log lists compilations only; the step graphs of the first compiled calls (cut by the
+    # bridge's own syncs) then look like recompilations, and steps named from the dump's order were made up
+    _rule("dynamo_compilations_only", "*", "dynamo compilations_only_run",
+          "expected if it ran in the first steps, which this capture cannot tell: an XLA dump of a torch.compile "
+          "run lists compilations only, and the first compiled calls' steps (cut by torch_xla's Dynamo bridge with "
+          "syncs of its own while it compiles) compile variants like these, each once; to tell, capture "
+          "torch_xla's execution log beside the dump (PT_XLA_DEBUG_LEVEL=2 PT_XLA_DEBUG_FILE=DIR/pt_xla_debug.log) "
+          "or run under `hlodiff record`", unless="jax"),
     _rule("dynamo_first_call_sync", "*", "dynamo first_call_sync",
           "expected warm-up: the step of the first compiled call (and of any call Dynamo compiled anew for), which "
           "torch_xla's Dynamo bridge cut with syncs of "
@@ -1217,7 +1226,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
-    "dynamo_object_identity", "dynamo_first_call_sync",
+    "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))

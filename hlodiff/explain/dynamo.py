@@ -34,6 +34,7 @@ from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
+from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
@@ -300,7 +301,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     earlier one is that program changed (a new size, dtype, input or branch: a Dynamo retrace or a dynamic size,
     which only Dynamo's log tells apart) and stays XLA's story; the sentence says the log is missing. None for a run with no bridge graph."""
     cause_of = {h: e.cause for h, e in events.items()}
-    if not any(g.compiled and bridge_run(g.record.frames, cause_of.get(g.record.graph_hash))
+    if not any(g.compiled and (bridge_run(g.record.frames, cause_of.get(g.record.graph_hash)) or bridge_ops(g))
                for g in explanation.graphs):
         return None
     found = findings(DynamoLog("", "none"), [], explanation, events)
@@ -311,6 +312,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
     quiet_bridge_hints(explanation, found)
     tell_bridge_own(explanation, found)
     tell_first_calls(explanation, found)
+    _tell_compilations_only(explanation, found)
     return found
 
 
@@ -322,7 +324,7 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
         return bridge_without_log(explanation, events)
     log = read_logs(logs)
     if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
-        return None
+        return bridge_without_log(explanation, events)
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
     quiet_bridge_hints(explanation, found)
@@ -346,7 +348,17 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
                                if ref not in found.follows_expected]
     tell_past_limit(explanation, found)
     tell_first_calls(explanation, found)
+    _tell_compilations_only(explanation, found)
     return found
+
+
+def _tell_compilations_only(explanation, found: DynamoFindings) -> None:
+    """Review 11 F1: what a dump without execution log cannot tell from the bridge's warm-up
+    (:mod:`hlodiff.explain.dynamo_compiled_only`)."""
+    told = (set(found.bridge_recompilations) | set(found.first_call_syncs) | set(found.follows_expected)
+            | set(found.past_limit_graphs))
+    found.compilations_only = unsequenced(explanation, found, told)
+    tell_unsequenced(explanation, found)
 
 
 def tell_first_calls(explanation, found: DynamoFindings) -> None:

@@ -128,6 +128,10 @@ class DynamoFindings:
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
+    compilations_only: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations of a run read from compilations only (a dump without torch_xla's execution log)
+    that fit the bridge's warm-up (:mod:`hlodiff.explain.dynamo_compiled_only`): which step they ran on is not
+    known, expected if the first; never a headline's reason."""
     random_inputs: list[DynamoRecompile] = field(default_factory=list)
     """The bridge's sync of the call's inputs compiled anew each call because an input was drawn on the device and
     never synced (:mod:`hlodiff.explain.dynamo_random_inputs`): one finding, unexpected; ``random_input_graphs``
@@ -268,7 +272,7 @@ class DynamoFindings:
                 "resets": [r.to_json() for r in self.resets],
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
-                "first_call_syncs": self.first_call_syncs, "past_limit_graphs": self.past_limit_graphs, "follows_expected": self.follows_expected,
+                "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}

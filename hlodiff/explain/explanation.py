@@ -124,7 +124,8 @@ class RunExplanation:
         if self.dynamo is None or self.headline is None:
             return self.headline
         told = (set(self.dynamo.bridge_recompilations) | set(self.dynamo.first_call_syncs)
-                | set(self.dynamo.follows_expected) | set(self.dynamo.past_limit_graphs))
+                | set(self.dynamo.follows_expected) | set(self.dynamo.past_limit_graphs)
+                | set(self.dynamo.compilations_only))
         if self.headline.graph.ref not in told:
             return None if _another_program(self.headline) else self.headline
         # Dynamo round 7 (dyn_freeze_backbone): the bridge's own graphs (told by Dynamo) or a first call's cut step

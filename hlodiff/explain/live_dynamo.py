@@ -145,7 +145,8 @@ class LiveDynamo:
         that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
-        refs = set(found.follows_expected) | set(found.first_call_syncs) if found is not None else set()
+        refs = (set(found.follows_expected) | set(found.first_call_syncs) | set(found.compilations_only)
+                if found is not None else set())
         # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
         # the live line of one counted as following says the same, not its window's own fix
         self.around_words = {r.graph.ref: [(c.fix, c.fix_rule, c.written_stance) for c in r.causes]

@@ -38,7 +38,7 @@ from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_follows, partial_cause, remainder_cause, same_cut
 from hlodiff.explain.dynamo import explain_dynamo
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_own_patterns, bridge_run
 from hlodiff.explain.modes import mode_cause, mode_switch
 from hlodiff.explain.cause_graph import Evidence, link
 from hlodiff.explain.explanation import Recompilation, RunExplanation, TensorNote
@@ -64,6 +64,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     if explanation.dynamo is not None:
         place_dynamo_decisions(explanation.dynamo, run.sources, _user_files(explanation))
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
+        bridge_own_patterns(explanation)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
     # JAX's eager ops compile once per shape and are no recompilation of a step (review 4, F8: "0 recompilations
     # ... recompilations cost 0.15 s"): their seconds count as compiling, not as recompiling

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from hlodiff.explain.dynamo_compiled_only import compilations_only
 from hlodiff.explain.stories import Story
 
 
@@ -115,6 +116,8 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         return root is not None and root.kind == "partial"
 
     cut_last = any(not _cut_tail(s) for s in stories)
+    # review 11 F1: a torch.compile run read from compilations only: the dump's order is no step count
+    unsequenced = explanation.dynamo is not None and compilations_only(explanation)
     # stories of eager ops after the rest; a cut step's two parts after the recompilations of a part
     for story in sorted(stories, key=lambda s: (s.lead in last, cut_last and _cut_tail(s))):
         console.print()
@@ -125,7 +128,7 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         if others:
             console.print(Text(f"  and {len(others)} more with this root:", style="dim"), highlight=False)
         for ref in others:  # an eager op runs outside any step: its compilations get no step number (review 6 F7)
-            step = None if story.lead in last else steps.get(ref)
+            step = None if story.lead in last or unsequenced else steps.get(ref)
             console.print(Text(f"    {one_line(recs[ref], step)}"), highlight=False)
     for r in story_recompilations(explanation):
         if r.graph.ref not in told and r.graph.ref in last:
