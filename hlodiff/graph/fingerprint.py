@@ -169,10 +169,12 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     plain = cm.options.names and cm.options.metadata
     if ordered:
         native.anon_hashes_ix(index, cc.insts, plain, functools.partial(_label, cm, shape_text=shape_text),
-                              shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
+                              shape_text, shape_text.by_id, labels, anon, _CALL_KEYS,
+                              cm.computation_hashes)
     elif native is not None:
         native.anon_hashes(order, cc.insts, cc.operands, plain, functools.partial(_label, cm, shape_text=shape_text),
-                           shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
+                           shape_text, shape_text.by_id, labels, anon, _CALL_KEYS,
+                           cm.computation_hashes)
     else:
         _anon_hashes(cm, cc, order, plain, shape_text)
     if cc is cm.entry:
