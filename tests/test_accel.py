@@ -546,3 +546,28 @@ def test_call_attributes_labelled_in_c_as_in_python(entry_size, monkeypatch):
     assert re.fullmatch(r"conditional\|f32\[\]\|branch_computations=\{#([0-9a-f]{24}), #\1\}", labels["c"])
     assert re.fullmatch(r"reduce\|f32\[\]\|dimensions=\{0\}\|to_apply=#[0-9a-f]{24}\|"
                         r'frontend_attributes=\{_xla_stream="1"\}', labels["red2"])
+
+
+@needs_native
+def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
+    """Unrolled blocks repeat labels that carry attributes (a broadcast's dimensions, a reduce's callee): one string
+    for each text, whatever the graph's size, the same text as the Python label; a long literal is not kept."""
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    for k in range(30):
+        prev = "%p" if k == 0 else f"%a{k - 1}"
+        body += [f"  %b{k} = f32[4,8]{{1,0}} broadcast(f32[4] {prev}), dimensions={{0}}",
+                 f"  %a{k} = f32[4] reduce(f32[4,8]{{1,0}} %b{k}, f32[] %z), dimensions={{1}}, to_apply=%r{k}"]
+    body += ["  %big = f32[300] constant({" + ",".join(["1.5"] * 300) + "})",
+             "  ROOT %t = (f32[4], f32[300]) tuple(f32[4] %a29, f32[300] %big)"]
+    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(30))
+    text = "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> (f32[4], f32[300]) {\n" + "\n".join(body) + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    labels = canonicalize(parse_module(text)).entry.labels
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+    for prefix in ("b", "a"):  # the broadcasts, the reduces
+        texts = [v for n, v in labels.items() if n[0] == prefix and n[1:].isdigit()]
+        assert len(texts) == 30 and len({id(v) for v in texts}) == 1, prefix
+    monkeypatch.undo()
+    again = canonicalize(parse_module(text)).entry.labels
+    assert again["big"] == labels["big"] and again["big"] is not labels["big"]

@@ -55,6 +55,44 @@ static int buf_put_callees(Buf *b, PyObject *value, PyObject *comp_hashes) {
     return 0;
 }
 
+/* Labels with attributes or a literal recur as bare ones do: every unrolled block's broadcasts, reduces and dots
+   (61K of the 217K labels a side of the 300K pair, a few dozen texts). A direct-mapped table of the last ASCII
+   label made for each slot, by a hash of its bytes, gives a recurring text one string: no allocation, less
+   memory as long as the comparison lasts, and equal labels found equal by identity where matching compares
+   them. Bounded (LABEL_SLOTS strings of at most LABEL_SHARED_MAX bytes, for the life of the process: a
+   constant's long literal is never kept); a miss makes the string as before. */
+#define LABEL_SLOTS 8192
+#define LABEL_SHARED_MAX 256
+static PyObject **label_strs;
+
+static PyObject *shared_label(const char *s, size_t n) {
+    if (n > LABEL_SHARED_MAX || (label_strs == NULL && (label_strs = PyMem_Calloc(LABEL_SLOTS, sizeof(PyObject *))) == NULL))
+        return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    size_t at = (size_t)h & (LABEL_SLOTS - 1);
+    PyObject *o = label_strs[at]; /* compact ASCII: its data are its bytes */
+    if (o != NULL && (size_t)PyUnicode_GET_LENGTH(o) == n && memcmp(PyUnicode_DATA(o), s, n) == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *t = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    if (t != NULL && PyUnicode_IS_COMPACT_ASCII(t)) {
+        Py_INCREF(t);
+        Py_XSETREF(label_strs[at], t);
+    }
+    return t;
+}
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
                             PyObject *shape_texts, PyObject *call_keys, PyObject *comp_hashes) {
     if (!plain) return PyObject_CallOneArg(label_fn, inst);
@@ -142,7 +180,7 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
         if (is_call < 0 || (is_call ? buf_put_callees(&b, value, comp_hashes) : buf_put_str(&b, value)) < 0)
             goto done;
     }
-    text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+    text = shared_label(b.data, b.len);
     if (text != NULL && bare && label_cache_size < LABEL_CACHE_SIZE) {
         if (by_shape == NULL) {
             by_shape = PyDict_New();
