@@ -15,6 +15,7 @@ import importlib.util
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -506,3 +507,67 @@ def test_the_built_module_matches_its_sources_and_setup_py_digests_them_the_same
     assert namespace["source_digest"](accel.SOURCES) == accel.source_digest(accel.SOURCES)
     if accel.native is not None:
         assert accel.native.SOURCE_DIGEST == accel.source_digest(accel.SOURCES)
+
+
+def _calls_module(entry_size: int) -> str:
+    """Calls of every spelling a call attribute has (one name, a braced list of names, with or without '%'), in an
+    entry small or big enough for a graph index, and a frontend attribute beside one."""
+    regions = "".join(f"%r{k}.{k} (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n"
+                      f"  %b = f32[] parameter(1)\n  ROOT %s = f32[] {op}(f32[] %a, f32[] %b)\n}}\n\n"
+                      for k, op in enumerate(("add", "maximum", "add")))
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)", "  %i = s32[] constant(1)"]
+    body += [f"  %n{k} = f32[4] negate(f32[4] {'%p' if k == 0 else f'%n{k - 1}'})" for k in range(entry_size)]
+    last = f"%n{entry_size - 1}"
+    body += [f"  %red = f32[] reduce(f32[4] {last}, f32[] %z), dimensions={{0}}, to_apply=%r0.0",
+             f"  %red2 = f32[] reduce(f32[4] {last}, f32[] %z), dimensions={{0}}, to_apply=r1.1, "
+             'frontend_attributes={_xla_stream="1"}',
+             f"  %call = f32[4] map(f32[4] {last}, f32[4] %p), dimensions={{0}}, to_apply=%r2.2",
+             "  %c = f32[] conditional(s32[] %i, f32[] %red, f32[] %red2), branch_computations={%neg.3, neg.3}",
+             "  ROOT %t = (f32[], f32[4]) tuple(f32[] %c, f32[4] %call)"]
+    return ("HloModule m\n\n" + regions + "%neg.3 (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+            "  ROOT %y = f32[] negate(f32[] %x)\n}\n\nENTRY %main (p: f32[4]) -> (f32[], f32[4]) {\n" + "\n".join(body)
+            + "\n}\n")
+
+
+@needs_native
+@pytest.mark.parametrize("entry_size", [2, 40], ids=["no index", "indexed"])
+def test_call_attributes_labelled_in_c_as_in_python(entry_size, monkeypatch):
+    """A call's label holds its callees' hashes (#hash for each name): made in C now, not by the Python label, with
+    the same text for each spelling of a callee list."""
+    text = _calls_module(entry_size)
+    python_labels = []
+    label = fingerprint_module._label
+    monkeypatch.setattr(fingerprint_module, "_label", lambda *a, **k: python_labels.append(a[1].name) or label(*a, **k))
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert python_labels == []  # every call labelled in C
+    assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
+    assert {"red", "red2", "call", "c"} <= set(python_labels)  # the reference made them in Python
+    labels = fast[3]["main"][0]
+    assert re.fullmatch(r"conditional\|f32\[\]\|branch_computations=\{#([0-9a-f]{24}), #\1\}", labels["c"])
+    assert re.fullmatch(r"reduce\|f32\[\]\|dimensions=\{0\}\|to_apply=#[0-9a-f]{24}\|"
+                        r'frontend_attributes=\{_xla_stream="1"\}', labels["red2"])
+
+
+@needs_native
+def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
+    """Unrolled blocks repeat labels that carry attributes (a broadcast's dimensions, a reduce's callee): one string
+    for each text, whatever the graph's size, the same text as the Python label; a long literal is not kept."""
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    for k in range(30):
+        prev = "%p" if k == 0 else f"%a{k - 1}"
+        body += [f"  %b{k} = f32[4,8]{{1,0}} broadcast(f32[4] {prev}), dimensions={{0}}",
+                 f"  %a{k} = f32[4] reduce(f32[4,8]{{1,0}} %b{k}, f32[] %z), dimensions={{1}}, to_apply=%r{k}"]
+    body += ["  %big = f32[300] constant({" + ",".join(["1.5"] * 300) + "})",
+             "  ROOT %t = (f32[4], f32[300]) tuple(f32[4] %a29, f32[300] %big)"]
+    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(30))
+    text = "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> (f32[4], f32[300]) {\n" + "\n".join(body) + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    labels = canonicalize(parse_module(text)).entry.labels
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+    for prefix in ("b", "a"):  # the broadcasts, the reduces
+        texts = [v for n, v in labels.items() if n[0] == prefix and n[1:].isdigit()]
+        assert len(texts) == 30 and len({id(v) for v in texts}) == 1, prefix
+    monkeypatch.undo()
+    again = canonicalize(parse_module(text)).entry.labels
+    assert again["big"] == labels["big"] and again["big"] is not labels["big"]

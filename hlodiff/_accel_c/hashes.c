@@ -19,8 +19,82 @@ static uint64_t shape_gens[SHAPE_SLOTS], shape_gen; /* a slot counts only in the
 /* A new loop: no slot filled before counts (an address may name another Shape, or shape_text differ). */
 static void shape_cache_reset(void) { shape_gen++; }
 
+/* A name character of fingerprint._NAME_TOKEN ([A-Za-z0-9_.-]). */
+static int name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+}
+
+/* A call attribute's value as fingerprint._label writes it: _NAME_TOKEN.sub(lambda m: "#" +
+   comp_hashes.get(m.group(1), m.group(1)), value), each name (with its optional '%') made '#' and the callee's
+   hash, or the name itself when no computation has it. Ends the call in C: in an unrolled step every block's
+   reduce calls its own region (13,600 calls to the Python label a side of the 300K pair). */
+static int buf_put_callees(Buf *b, PyObject *value, PyObject *comp_hashes) {
+    Py_ssize_t n;
+    const char *v = PyUnicode_AsUTF8AndSize(value, &n);
+    if (v == NULL) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t from = i + (v[i] == '%' && i + 1 < n && name_char(v[i + 1]));
+        if (!name_char(v[from])) {
+            if (buf_put(b, v + i, 1) < 0) return -1;
+            i++;
+            continue;
+        }
+        Py_ssize_t to = from;
+        while (to < n && name_char(v[to])) to++;
+        PyObject *name = PyUnicode_FromStringAndSize(v + from, to - from);
+        if (name == NULL) return -1;
+        PyObject *h = PyDict_GetItemWithError(comp_hashes, name); /* borrowed */
+        int rc = h == NULL && PyErr_Occurred() ? -1 : buf_put(b, "#", 1);
+        if (rc == 0) rc = h != NULL && PyUnicode_Check(h) ? buf_put_str(b, h) : buf_put(b, v + from, to - from);
+        Py_DECREF(name);
+        if (rc < 0) return -1;
+        i = to;
+    }
+    return 0;
+}
+
+/* Labels with attributes or a literal recur as bare ones do: every unrolled block's broadcasts, reduces and dots
+   (61K of the 217K labels a side of the 300K pair, a few dozen texts). A direct-mapped table of the last ASCII
+   label made for each slot, by a hash of its bytes, gives a recurring text one string: no allocation, less
+   memory as long as the comparison lasts, and equal labels found equal by identity where matching compares
+   them. Bounded (LABEL_SLOTS strings of at most LABEL_SHARED_MAX bytes, for the life of the process: a
+   constant's long literal is never kept); a miss makes the string as before. */
+#define LABEL_SLOTS 8192
+#define LABEL_SHARED_MAX 256
+static PyObject **label_strs;
+
+static PyObject *shared_label(const char *s, size_t n) {
+    if (n > LABEL_SHARED_MAX || (label_strs == NULL && (label_strs = PyMem_Calloc(LABEL_SLOTS, sizeof(PyObject *))) == NULL))
+        return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    size_t at = (size_t)h & (LABEL_SLOTS - 1);
+    PyObject *o = label_strs[at]; /* compact ASCII: its data are its bytes */
+    if (o != NULL && (size_t)PyUnicode_GET_LENGTH(o) == n && memcmp(PyUnicode_DATA(o), s, n) == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *t = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    if (t != NULL && PyUnicode_IS_COMPACT_ASCII(t)) {
+        Py_INCREF(t);
+        Py_XSETREF(label_strs[at], t);
+    }
+    return t;
+}
+
 static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObject *shape_text,
-                            PyObject *shape_texts, PyObject *call_keys) {
+                            PyObject *shape_texts, PyObject *call_keys, PyObject *comp_hashes) {
     if (!plain) return PyObject_CallOneArg(label_fn, inst);
     if (label_cache == NULL && (label_cache = PyDict_New()) == NULL) return NULL;
     PyObject *attrs = NULL, *trunc = NULL, *opcode = NULL, *shape = NULL, *literal = NULL, *st = NULL;
@@ -41,7 +115,7 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
         if (key == s_metadata && PyUnicode_Check(value)) continue; /* the common case: not a call key, nor frontend */
         int is_call = PySet_Contains(call_keys, key);
         if (is_call < 0) goto done;
-        if (is_call || !PyUnicode_Check(value) || !PyUnicode_Check(key)) {
+        if ((is_call && comp_hashes == NULL) || !PyUnicode_Check(value) || !PyUnicode_Check(key)) {
             python = 1;
             goto done;
         }
@@ -101,11 +175,12 @@ static PyObject *node_label(PyObject *inst, int plain, PyObject *label_fn, PyObj
     while (PyDict_Next(attrs, &pos, &key, &value)) {
         if (PyUnicode_Compare(key, s_metadata) == 0 || PyUnicode_Compare(key, s_control_predecessors) == 0)
             continue;
-        if (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, key) < 0 || buf_put(&b, "=", 1) < 0 ||
-            buf_put_str(&b, value) < 0)
+        if (buf_put(&b, "|", 1) < 0 || buf_put_str(&b, key) < 0 || buf_put(&b, "=", 1) < 0) goto done;
+        int is_call = comp_hashes != NULL ? PySet_Contains(call_keys, key) : 0;
+        if (is_call < 0 || (is_call ? buf_put_callees(&b, value, comp_hashes) : buf_put_str(&b, value)) < 0)
             goto done;
     }
-    text = PyUnicode_DecodeUTF8(b.data, (Py_ssize_t)b.len, "strict");
+    text = shared_label(b.data, b.len);
     if (text != NULL && bare && label_cache_size < LABEL_CACHE_SIZE) {
         if (by_shape == NULL) {
             by_shape = PyDict_New();
@@ -186,10 +261,11 @@ static int node_entries(Cursor *first, Cursor *second, PyObject *name, PyObject 
 
 PyObject *anon_hashes(PyObject *self, PyObject *args) {
     PyObject *order, *insts, *operands, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys;
+    PyObject *comp_hashes = NULL;
     int plain;
-    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!pOOO!O!O!O!|O!", &PyList_Type, &order, &PyDict_Type, &insts, &PyDict_Type,
                           &operands, &plain, &label_fn, &shape_text, &PyDict_Type, &shape_texts, &PyDict_Type,
-                          &labels, &PyDict_Type, &anon, &PyFrozenSet_Type, &call_keys))
+                          &labels, &PyDict_Type, &anon, &PyFrozenSet_Type, &call_keys, &PyDict_Type, &comp_hashes))
         return NULL;
     Buf b;
     buf_init(&b);
@@ -199,7 +275,7 @@ PyObject *anon_hashes(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(order, i), *inst, *ops;
         if (node_entries(&at_inst, &at_ops, name, &inst, &ops) < 0) goto fail;
-        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
         b.len = 0;
@@ -295,10 +371,11 @@ static int presized_like(PyObject *map, PyObject *template, PyObject *names, Py_
    the same order, with each operand's hash read from an array by position instead of the anon dict. */
 PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
     PyObject *capsule, *insts, *label_fn, *shape_text, *shape_texts, *labels, *anon, *call_keys, *names;
+    PyObject *comp_hashes = NULL;
     int plain, ordered;
-    if (!PyArg_ParseTuple(args, "OO!pOOO!O!O!O!", &capsule, &PyDict_Type, &insts, &plain, &label_fn, &shape_text,
-                          &PyDict_Type, &shape_texts, &PyDict_Type, &labels, &PyDict_Type, &anon, &PyFrozenSet_Type,
-                          &call_keys))
+    if (!PyArg_ParseTuple(args, "OO!pOOO!O!O!O!|O!", &capsule, &PyDict_Type, &insts, &plain, &label_fn,
+                          &shape_text, &PyDict_Type, &shape_texts, &PyDict_Type, &labels, &PyDict_Type, &anon,
+                          &PyFrozenSet_Type, &call_keys, &PyDict_Type, &comp_hashes))
         return NULL;
     Py_ssize_t n;
     int32_t *op_start, *op_idx;
@@ -323,7 +400,7 @@ PyObject *anon_hashes_ix(PyObject *self, PyObject *args) {
         PyObject *name = PyList_GET_ITEM(names, i);
         PyObject *inst = cursor_get(&at_inst, name);
         if (inst == NULL) goto fail;
-        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys);
+        PyObject *label = node_label(inst, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes);
         if (label == NULL) goto fail;
         int rc = PyDict_SetItem(labels, name, label);
         b.len = 0;

@@ -23,9 +23,9 @@ static PyMethodDef methods[] = {
     {"blake2b_hex", py_blake2b_hex, METH_VARARGS,
      "blake2b_hex(data, size) -> hashlib.blake2b(data, digest_size=size).hexdigest()"},
     {"anon_hashes", anon_hashes, METH_VARARGS,
-     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): fill "
-     "labels and "
-     "anonymous hashes in order, as fingerprint._hash_computation's first loop does"},
+     "anon_hashes(order, insts, operands, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys[, "
+     "comp_hashes]): fill labels and anonymous hashes in order, as fingerprint._hash_computation's first loop does "
+     "(a call attribute's callees read from comp_hashes when given, else the node goes to label_fn)"},
     {"exact_hashes", exact_hashes, METH_VARARGS,
      "exact_hashes(order, labels, operands, param_ids, hashes): fill exact hashes in order, as "
      "fingerprint._hash_computation's second loop does"},
@@ -107,8 +107,8 @@ static PyMethodDef methods[] = {
      "index_unsettled(l2r, lix, rix, llabels, rlabels, linsts, rinsts) -> (unsettled_pairs, left and right "
      "unpaired (name, inst) entries) over the two indexes, or None"},
     {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
-     "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys): anon_hashes "
-     "over an operand-first index"},
+     "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys[, comp_hashes]): "
+     "anon_hashes over an operand-first index"},
     {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
      "exact_hashes_ix(ix, labels, param_ids, hashes): exact_hashes over an operand-first index"},
     {NULL, NULL, 0, NULL},

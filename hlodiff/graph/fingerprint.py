@@ -60,10 +60,11 @@ def _canonicalize(module: Module, options: Normalization) -> CanonicalModule:
             if report is not None:
                 cm.reports.append(report)
     shape_text = _shape_label(options, {})
+    label_fn = functools.partial(_label, cm, shape_text=shape_text)  # one for the module, not one per computation
     size = sum(len(cc.insts) for cc in comps.values())
     with progress.stage("normalizing", size, size, "instructions") as bar:
         for cc in comps.values():  # callees first: a caller's label holds its callees' hashes
-            _hash_computation(cm, cc, shape_text)
+            _hash_computation(cm, cc, shape_text, label_fn)
             bar.advance(len(cc.insts))
     for name, run in ORDER[2:]:  # the passes that decide what is compared
         if getattr(options, name):
@@ -151,7 +152,7 @@ def _frontend_spelling(raw: str) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text) -> None:
+def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text, label_fn) -> None:
     """Three steps: anonymous hashes (parameters known by shape only), canonical parameter numbers (a walk that
     uses them to visit outputs in an order independent of how the tracer ordered them), exact hashes.
 
@@ -164,15 +165,20 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text)
     # Over the index when the text order is operand-first (what XLA and the tracers print): that order is the
     # topological order, and each operand's hash is read by position.
     ordered = index is not None and native.index_ordered(index)
-    order = None if ordered else topological_order(cc)
+    if ordered:
+        order = None
+    elif index is None and native is not None and native.defined_before_use(cc.operands):
+        order = list(cc.operands)  # what topological_order returns for a small map printed operand-first
+    else:
+        order = topological_order(cc)
     # Most instructions carry no attribute but metadata: their label is built inline (the same text _label makes).
     plain = cm.options.names and cm.options.metadata
     if ordered:
-        native.anon_hashes_ix(index, cc.insts, plain, functools.partial(_label, cm, shape_text=shape_text),
-                              shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
+        native.anon_hashes_ix(index, cc.insts, plain, label_fn, shape_text, shape_text.by_id, labels, anon,
+                              _CALL_KEYS, cm.computation_hashes)
     elif native is not None:
-        native.anon_hashes(order, cc.insts, cc.operands, plain, functools.partial(_label, cm, shape_text=shape_text),
-                           shape_text, shape_text.by_id, labels, anon, _CALL_KEYS)
+        native.anon_hashes(order, cc.insts, cc.operands, plain, label_fn, shape_text, shape_text.by_id, labels, anon,
+                           _CALL_KEYS, cm.computation_hashes)
     else:
         _anon_hashes(cm, cc, order, plain, shape_text)
     if cc is cm.entry:

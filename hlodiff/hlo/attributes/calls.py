@@ -10,18 +10,23 @@ CALL_KEYS = ("calls", "to_apply", "condition", "body", "true_computation", "fals
 """Attributes whose values name computations, in the order :func:`called_computations` reports them."""
 
 
+_CALL_KEY_SET = frozenset(CALL_KEYS)
+
+
 def called_computations(attrs: dict[str, str]) -> list[str]:
     """Names (without ``%``) of the computations an instruction's attributes reference.
 
     Ordered by :data:`CALL_KEYS` (not by the order in the text) so two printings of one instruction agree, and
     within a list attribute in written order (branch index order for ``conditional``). Each name appears once.
+    The keys present are found by one set intersection over the attributes (most callers have one: an unrolled
+    step's 13,600 reduces each ask), not by eleven lookups.
     """
+    present = _CALL_KEY_SET.intersection(attrs)
+    if not present:
+        return []
     names: list[str] = []
-    for key in CALL_KEYS:
-        raw = attrs.get(key)
-        if raw is None:
-            continue
-        text = raw.strip()
+    for key in present if len(present) == 1 else [key for key in CALL_KEYS if key in present]:
+        text = attrs[key].strip()
         found = parse_name_list(text) if text.startswith("{") else (plain_name(text, key),)
         for name in found:
             if name not in names:
