@@ -160,6 +160,9 @@ EXERCISED = {
     # round 11: optimizer state begun after the first steps (SGD momentum raised from 0.0)
     "outputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
     "inputs_optimizer_state_late": "scenarios/torch_xla/r11_tx_momentum_warmup",
+    # review 11: a ring buffer made before the loop beside a rotating slot index; equal Python scalars merged
+    "rotation_input_made_first_step": "scenarios/torch_xla/rev11_tx_ring_index/record",
+    "inputs_equal_scalars": "scenarios/torch_xla/rev11_tx_ema_control/record",
 }
 
 
