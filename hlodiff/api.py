@@ -458,13 +458,13 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
 
 
 def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
-               interval: float | None = None) -> list[InputWarning]:
+               interval: float | None = None, ended=None) -> list[InputWarning]:
     """Follow the capture at ``path`` while a run writes it (``hlodiff watch``), calling ``emit(event)`` for each
     live event; returns the warnings of what was read. The polling loop is the live run's glue and lives beside it:
     :func:`hlodiff.live_run.watch_path` says when it stops."""
     from hlodiff.live_run import watch_path as follow
 
-    return follow(path, emit, until_idle=until_idle, stage=stage, stop=stop,
+    return follow(path, emit, until_idle=until_idle, stage=stage, stop=stop, ended=ended,
                   **({} if interval is None else {"interval": interval}))
 
 

@@ -427,11 +427,12 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
         except KeyboardInterrupt:
             return
     report = watch_report(path)
+    ends = []
     warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout,
                                                                             report=report),
-                          until_idle=until_idle, stage=stage)
+                          until_idle=until_idle, stage=stage, ended=ends.append)
     warn(warnings)
-    click.echo(watch_stopped(path), err=True)  # watch prints no report of its own: where the full one is
+    click.echo(watch_stopped(path, ends[0] if ends else None), err=True)  # where the full report is
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ polling loop; :mod:`hlodiff.api` hands them on).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import GraphRecord
@@ -256,7 +257,10 @@ def _sizes(paths: list[str]) -> tuple:
     for p in paths:
         try:
             if os.path.isdir(p):
-                out.append(tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(p))))
+                # a subfolder's own entries too (review 11, F6): a folder given before its capture is decided holds
+                # the dump folder, whose modules grow inside it while its own size stays one block
+                out.append(tuple(sorted((e.name, _entries(e.path) if e.is_dir() else e.stat().st_size)
+                                        for e in os.scandir(p))))
             else:
                 out.append(os.path.getsize(p))
         except OSError:
@@ -284,20 +288,35 @@ POLL_SECONDS = 0.25
 """How often a followed capture is looked at: a recompilation is told within about this much of being written."""
 
 
+@dataclass(frozen=True, slots=True)
+class WatchEnd:
+    """How a followed capture was left (review 11, F6: ``watch --until-idle 20`` started with a torch_xla run stopped
+    after 28 s, before the first graph, and its last line read like "nothing recompiled"): ``idle`` the seconds
+    without a change when it stopped for --until-idle (None: stopped by Ctrl-C or its caller), ``graphs`` how many
+    graphs it had read, ``decided`` whether it knew what the capture is (a dump, a log, a save file), ``files`` the
+    files it was following."""
+
+    idle: float | None
+    graphs: int
+    decided: bool
+    files: tuple[str, ...]
+
+
 def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,
-               interval: float = POLL_SECONDS) -> list[InputWarning]:
+               interval: float = POLL_SECONDS, ended=None) -> list[InputWarning]:
     """Follow the capture at ``path`` while a run writes it, calling ``emit(event)`` for each
     :class:`hlodiff.explain.live.LiveEvent` as it becomes true; returns the warnings of what was read.
 
     Stops when ``stop()`` returns true (then the rest is read as written: :meth:`LiveRun.close`),
     or after ``until_idle`` seconds in which no followed file grew, counted from the first thing written (a job may
     take a while to start; the capture is then read as it is, half-written lines included, since nobody is writing
-    them any more). Ctrl-C stops it like ``stop``."""
+    them any more). Ctrl-C stops it like ``stop``. ``ended`` (optional) gets a :class:`WatchEnd` once it stopped."""
     import time
 
     run = LiveRun(path, stage=stage)
     last_change = time.monotonic()
     sizes = None
+    idle = None
     started = False  # the idle clock runs from the first thing written: a job may take a while to start
     try:
         while True:
@@ -310,20 +329,38 @@ def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str |
             if stop is not None and stop():
                 break
             if until_idle is not None and started and time.monotonic() - last_change >= until_idle:
+                idle = until_idle
                 break
             time.sleep(interval)
     except KeyboardInterrupt:
         pass
+    decided = getattr(run.follower, "inner", run.follower) is not None  # an UndecidedFollower never decided
+    files = tuple(run.follower.files())
     for event in run.close():
         emit(event)
+    if ended is not None:
+        ended(WatchEnd(idle, len(run.run.records), decided, files))
     return run.warnings
+
+
+def _entries(folder: str) -> tuple:
+    """A subfolder's entries and their sizes (one level: a dump folder's modules)."""
+    try:
+        return tuple(sorted((e.name, e.stat().st_size) for e in os.scandir(folder)))
+    except OSError:
+        return ()
+
+
+def _any_bytes(size) -> bool:
+    return any(_any_bytes(s) for _, s in size) if isinstance(size, tuple) else bool(size)
 
 
 def _written(sizes: tuple) -> bool:
     """Something was written: a file with bytes, or a folder with an entry that is not empty (a subfolder counts).
     The empty files a shell redirect creates as the job starts (``> run/stdout.log``) are not: the job may spend
-    longer than ``--until-idle`` importing torch before it writes anything (seen reproducing review 6, p04)."""
-    return any(any(size for _, size in s) if isinstance(s, tuple) else bool(s) for s in sizes)
+    longer than ``--until-idle`` importing torch before it writes anything (seen reproducing review 6, p04); nor is
+    an empty subfolder (``--xla_dump_to`` made before the first module)."""
+    return any(_any_bytes(s) for s in sizes)
 
 
 def live_monitor(emit, *, interval: float = POLL_SECONDS):

@@ -168,6 +168,10 @@ EXERCISED = {
     "inputs_optimizer_state_reset": "scenarios/torch_xla/r14_tx_opt_rebuild_control/record",
     # round 14: a library call's ops added in a capture of compilations only (torch_xla's patched clip_grad_norm_)
     "ops_library_call_added": "scenarios/torch_xla/r14_tx_clip_after_warmup",
+
+    # review 11: a ring buffer made before the loop beside a rotating slot index; equal Python scalars merged
+    "rotation_input_made_first_step": "scenarios/torch_xla/rev11_tx_ring_index/record",
+    "inputs_equal_scalars": "scenarios/torch_xla/rev11_tx_ema_control/record",
 }
 
 

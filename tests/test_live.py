@@ -429,5 +429,6 @@ def test_watch_ends_saying_where_the_full_report_is(tmp_path):
     assert result.exit_code == 0, result.output
     assert "recompiled (" in result.stdout and "report at exit" not in result.output, result.output
     path = FIXTURES / "torch_xla" / "live_batch_change" / "dump"
-    assert result.stderr.splitlines()[-1] == f"hlodiff: stopped following {path}; the full report: " \
-                                             f"hlodiff explain-recompile {path}"
+    # review 11, F6: stopped for --until-idle, the line says so and how much it read
+    assert result.stderr.splitlines()[-1] == f"hlodiff: stopped following {path}: nothing changed for 0 s (2 " \
+                                             f"graphs read); the full report: hlodiff explain-recompile {path}"

@@ -49,6 +49,11 @@ _STATE_COPY = ("tensors copied from the host into the module's parameters (model
                "after the copy, so it runs as a small graph of its own and the step's graph is reused; or accept one "
                "compilation per restore")
 
+_MADE_FIRST_STEP = ("expected once: the first step's graph also computed tensors ({shapes}) that the later steps read "
+                    "as device data: tensors made before the loop (zeros, an initial value) or state an optimizer "
+                    "creates on its first step; nothing to fix (call torch_xla.sync() right after creating tensors "
+                    "before the loop to keep them out of the first step)")
+
 # Columns: name, kinds ("*": any), needs (facts, space-separated), text, unless (facts).
 
 _TO_F64 = ("an input arrives as float64 where it was {before}: float64 is NumPy's default (np.array of Python "
@@ -110,6 +115,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("rotation_follows", "dtype shape constant attribute", "rotation with:ops",
           "follows from the ops change: each code path of the rotation traces its own values (another loss, another "
           "head: other types and sizes)", unless="jax"),
+    # review 11 (F5, tx_ring_index): a ring buffer made before the loop (torch.zeros on the device) is computed by
+    # the first step's graph and read as an input from the second on, while the slot index rotates: the input
+    # added is that buffer, not a code path of the rotation (no heads, no tasks)
+    _rule("rotation_input_made_first_step", "inputs", "rotation first_step_made added first_recompilation",
+          _MADE_FIRST_STEP, unless="jax comes_back"),
     _rule("rotation_paths", "ops inputs outputs", "rotation",
           "expected by design: the step runs one of {period} code paths in a fixed rotation (a Python choice such "
           "as tasks or heads visited round-robin), each compiled once and reused every round (earlier graphs that "
@@ -840,6 +850,16 @@ RULES: tuple[FixRule, ...] = (
           "follows from the size change: torch_xla passes numbers derived from a size (a mean's divisor, a count) "
           "into the graph as scalar inputs, and equal values share one, so their number changes with the size; "
           "fix the size and this goes too", unless="jax warmup first_step_made"),
+    # review 11 (F4, tx_ema_control): decay and 1 - decay both 0.5 on one step: torch_xla passes equal Python
+    # scalars as one input, so that step's graph has one scalar input fewer, and nothing else changed
+    _rule("inputs_equal_scalars", "inputs", "scalar_inputs_removed torch_xla",
+          "this graph has fewer scalar inputs and computes the same: torch_xla passes the Python numbers of a step "
+          "(a decay and 1 - decay, an lr, a loss weight) in as scalar inputs and gives equal values one input, so "
+          "a step where two of them happen to be equal (0.5 and 0.5) compiles once more; harmless if rare; to rule "
+          "it out, pass such numbers as device data: a one-element tensor moved from the host "
+          "(torch.tensor([v]).to(device), used by broadcasting), whose value never reaches the graph (a 0-d "
+          "torch.tensor(v, device=device) is still treated as the number itself)",
+          unless="jax with:ops with:shape with:constant with:dtype"),
     _rule("inputs_user_warmup", "inputs", "added warmup user_made_inputs",
           "expected warm-up: a tensor created on the first step ({made}) is device data from then on; nothing to "
           "fix (or create it before the loop and sync)", unless="comes_back"),
@@ -901,11 +921,7 @@ RULES: tuple[FixRule, ...] = (
           "the optimizer step), each variant compiled once: if that is the design, those {period} graphs are its "
           "cost; to make it one graph, accumulate into buffers made before the loop (zeros, then add_ every step) "
           "so every step traces the same ops"),
-    _rule("inputs_made_first_step", "inputs", "first_step_made added",
-          "expected once: the first step's graph also computed tensors ({shapes}) that the later steps read as "
-          "device data: tensors made before the loop (zeros, an initial value) or state an optimizer creates on its "
-          "first step; nothing to fix (call torch_xla.sync() right after creating tensors before the loop to keep "
-          "them out of the first step)", unless="jax comes_back"),
+    _rule("inputs_made_first_step", "inputs", "first_step_made added", _MADE_FIRST_STEP, unless="jax comes_back"),
     # round 9 (embed_vocab_grow): the step reads a new table of another size and the old one it is copied from:
     # a parameter rebuilt mid-run (an embedding resized for added tokens), not a value synced on some steps
     _rule("inputs_resized", "inputs", "added resized_input",
@@ -988,6 +1004,11 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_layout_follow", "ops", "layout_ops_only lead_change",
           "follows from the {lead} change: the tracer lays out the same values with other transposes or copies "
           "along with it"),
+    # review 11 (F4, tx_ema_control via compare #7 #8): transposes appearing beside an input gone or added, no value
+    # computed differently: the tracer's layout of the same values, not a Python branch
+    _rule("ops_layout_follow_inputs", "ops", "transpose_copy_only with:inputs",
+          "follows from the inputs change: the same values are laid out with other transposes or copies once the "
+          "graph's inputs are numbered differently; no operation computes anything else", unless="jax"),
     _rule("ops_size_follows", "ops", "grows broadcast_reshape_only",
           "follows from the growing size: the tracer emits other broadcasts or reshapes for a size of 1 than for "
           "larger sizes; fix the size and this goes too"),
@@ -1229,6 +1250,6 @@ EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset",
     "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
-    "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step"))
+    "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an
 unexpected one (``explain-recompile`` exits 0 for it, :mod:`hlodiff.explain.verdict`)."""

@@ -265,13 +265,28 @@ def producer_of(module) -> str | None:
     return None
 
 
+_LAYOUT_ONLY = frozenset({"transpose", "copy", "bitcast"})
+
+
+def sibling_kind(cause: Cause) -> str:
+    """A cause's kind as the other causes of its recompilation see it (``with:<kind>``): an ops change made only of
+    transposes, copies and bitcasts appearing or going is ``ops_layout``, no value computed differently. Review 11
+    (F4, tx_ema_control): two equal Python scalars passed as one input moved two transposes, and the input removed
+    was told "follows from the ops change: the operations removed read this number" with no operation removed."""
+    if cause.kind == "ops":
+        opcodes = {(c.right or c.left).opcode for c in cause.origins if (c.right or c.left) is not None}
+        if opcodes and opcodes <= _LAYOUT_ONLY:
+            return "ops_layout"
+    return cause.kind
+
+
 def apply_fixes(causes: list[Cause], context: FixContext = FixContext()) -> None:
     """Set ``fix`` on every cause that has none yet (a cause built with a fix, e.g. from JAX's log, keeps it)."""
     if not context.added_inputs:
         context = replace(context, added_inputs=added_inputs(causes))
     for cause in causes:
         if cause.fix is None:
-            others = tuple(c.kind for c in causes if c is not cause)
+            others = tuple(sibling_kind(c) for c in causes if c is not cause)
             set_fix(cause, replace(context, others=others))
 
 

@@ -18,7 +18,7 @@ from hlodiff.diff.origin_facts import transposed_input
 from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
-from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix
+from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, sibling_kind
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
@@ -118,7 +118,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 # log of compilations alone cannot show it (review 8, F9)
                 growth, own = True, replace(context, ops=context.ops | {"cat"})
             set_fix(cause, replace(
-                own, others=tuple(c.kind for c in r.causes if c is not cause), values=seen,
+                own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first

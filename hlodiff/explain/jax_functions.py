@@ -138,7 +138,11 @@ def _which(graph: GraphSummary, compilation: JaxCompilation | None, explained: b
             and all(graph.fingerprint not in f.programs for f in same_definition):
         return None
     by_site = [f for f in same_definition if site is not None and site in f.call_sites]
-    return (by_site or same_definition)[-1]
+    # review 11 (F2, jx_kwargs): a call from a new line that compiles a program one function of the definition
+    # already compiled (the same function called with `y=` by keyword, a cache-key miss with identical HLO) is that
+    # function again, not the latest of the name (a jax.jit(jax.value_and_grad(f)) compiled in between)
+    same_program = [f for f in same_definition if graph.fingerprint in f.programs]
+    return (by_site or same_program or same_definition)[-1]
 
 
 def _split_of(graph: GraphSummary, compilation: JaxCompilation | None, explained: bool, known: list[_Function],

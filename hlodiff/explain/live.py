@@ -51,6 +51,8 @@ class LiveExplainer:
         self.first: dict[str, object] = {}  # cache key -> summary of the graph that compiled it
         self.stories: dict[tuple, Story] = {}
         self.expected = 0
+        self.eager = 0  # expected recompilations of JAX operations run outside jit (told once, then counted)
+        self.dump_only: bool | None = None  # every graph read so far came from a dump of compilations alone
         self.graphs = 0
         self.step = 0
         self.compilations = 0
@@ -80,8 +82,16 @@ class LiveExplainer:
     def feed(self, records) -> list[LiveEvent]:
         out: list[LiveEvent] = []
         for record in records:
+            self.dump_only = self.dump_only is not False and record.kind == "xla_dump"
             out += self._one(record)
-        return self.user_steps.translate(out)
+        return self._marked(self.user_steps.translate(out))
+
+    def _marked(self, events: list[LiveEvent]) -> list[LiveEvent]:
+        """A dump of compilations alone has no steps of the user's: its events say so (review 11, F8)."""
+        if self.dump_only:
+            for event in events:
+                event.compilations_only = True
+        return events
 
     def finish(self) -> list[LiveEvent]:
         """The run ended: each family's newest recompilation looked at with everything known."""
@@ -89,7 +99,7 @@ class LiveExplainer:
         for family in self.families.values():
             if family.latest is not None:
                 out += self._look_again(family, running=False)
-        return self.user_steps.translate(out)
+        return self._marked(self.user_steps.translate(out))
 
     def look_at_dynamo(self, final: bool = False, trees=None) -> list[LiveEvent]:
         """Dynamo's log grew (or the run ended: ``final``): its recompilations and graph breaks, told as the report
@@ -339,8 +349,12 @@ class LiveExplainer:
                               expected=True, graphs=self.graphs)]
         if expected:
             self.expected += 1
+            eager = 0
+            if recompilation.causes and recompilation.causes[0].fix_rule == "eager_op":
+                self.eager += 1
+                eager = self.eager
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
-                              expected=True, graphs=self.graphs)]
+                              expected=True, graphs=self.graphs, eager=eager)]
         if family.full == (1 if cut else 2) and record.kind in TRACED_KINDS:
             # compiled, then compiled again at once; the next execution says whether it settles (a dump of
             # compilations alone shows no cache hits: nothing would settle it before the end)

@@ -59,12 +59,18 @@ class LiveEvent:
     """Graphs read so far (executions, cache hits included)."""
     expected: bool = False
     """The recompilation is one the final report calls expected (warm-up, setup, one graph per bucket)."""
+    eager: int = 0
+    """``expected``, for a JAX operation run outside jit (the report's eager ops): how many so far, else 0 (review
+    11, F8: one line each came before the recompilation that mattered)."""
+    compilations_only: bool = False
+    """The capture holds compilations only (a JAX or bare XLA dump): ``step`` is the module's place in its family,
+    not a step of the user's loop (review 11, F8)."""
 
     def to_json(self) -> dict:
         t = self.told
         return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
                 "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
-                "graphs_so_far": self.graphs,
+                "graphs_so_far": self.graphs, "eager_op": bool(self.eager),
                 "cause": None if t is None else {
                     "kind": t.kind, "summary": t.summary,
                     "location": t.location.to_json() if t.location else None, "fix": t.fix,

@@ -195,7 +195,8 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref,
                        cut_reason=_cuts_reason(members[:parts - 1]), **base)
     period, offset = _period(keys)
-    if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)):
+    if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)) \
+            and (_schedule_like(keys[offset:], period) or n - offset >= 3 * period):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
     unbounded = (len(compiled_at) == n and n >= 3) or (compiled_at == list(range(1, n)) and n >= 4 and distinct == n)
     # (the second: review 10 F1, dc_control_break: the first member reuses a graph compiled in another family (the
@@ -238,6 +239,16 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B
         return Pattern("recurring", seen_again=len(recurring), **base)
     return Pattern("compilations", **base)
+
+
+def _schedule_like(tail: list[str], period: int) -> bool:
+    """A cycle a step schedule makes: some graph of it runs once a round (every Nth step an EMA or an optimizer
+    step, tasks visited round-robin, two graphs alternating). Review 11 (F3, tx_sched_sampling): a coin flip per
+    step gave A,B,B,A,A,A,B,B,A,A, a round of 5 seen twice by chance with no graph once a round, and was told as "a
+    Python `if` on the step count, every 5 steps": a round with no such graph is periodic only when seen three
+    times."""
+    round_ = tail[:period]
+    return any(round_.count(k) == 1 for k in round_)
 
 
 def _wraps(tail: list[str], period: int) -> bool:

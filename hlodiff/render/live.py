@@ -41,9 +41,22 @@ def watch_report(path: str) -> str:
     return f"the full report once the run ended ({explain_command(path)})"
 
 
-def watch_stopped(path: str) -> str:
-    """The line ``watch`` ends with, on stderr (its stdout is the events): where the full report is."""
-    return f"{PREFIX}stopped following {path}; the full report: {explain_command(path)}"
+def watch_stopped(path: str, end=None) -> str:
+    """The line ``watch`` ends with, on stderr (its stdout is the events): where the full report is, and when it
+    stopped for --until-idle, what it waited for (review 11, F6: stopped before the run's first graph, the bare line
+    read like "nothing recompiled"). ``end``: the :class:`hlodiff.live_run.WatchEnd`."""
+    full = f"the full report: {explain_command(path)}"
+    if end is None or end.idle is None:
+        return f"{PREFIX}stopped following {path}; {full}"
+    idle = f"{end.idle:g} s"
+    if end.graphs:
+        graphs = "1 graph" if end.graphs == 1 else f"{end.graphs} graphs"
+        return f"{PREFIX}stopped following {path}: nothing changed for {idle} ({graphs} read); {full}"
+    waited = ("an XLA dump module, a PT_XLA_DEBUG log or a save-tensors file in it" if not end.decided
+              else "a graph in " + ", ".join(f.rstrip("/").rsplit("/", 1)[-1] or f for f in end.files))
+    return (f"{PREFIX}stopped following {path}: nothing changed for {idle} and no graph was written yet (waited for "
+            f"{waited}); the run may still be starting, so nothing is known about its recompilations: watch again "
+            f"with a longer --until-idle, or once the run ended: {explain_command(path)}")
 
 
 def _where(event: LiveEvent) -> str:
@@ -70,19 +83,40 @@ def lines(event: LiveEvent, report: str = AT_EXIT) -> list[str]:
     return [printable(line) for line in _lines(event, report)]
 
 
+def _at(event: LiveEvent) -> str:
+    """Where in the run: the user's step, or in a dump of compilations alone (no steps in it: review 11, F8, "step
+    2" for a call of the loop's step 3) the compilation's place among its function's."""
+    if event.compilations_only:
+        return f"compilation {event.step + 1} of {event.family}"
+    return f"step {event.step}"
+
+
+def _of(event: LiveEvent) -> str:
+    """The recompilation an ``update`` is about, as :func:`_at` names places."""
+    if event.compilations_only:
+        return f"compilation {event.of_step + 1} of {event.family}"
+    return f"step {event.of_step}"
+
+
 def _lines(event: LiveEvent, report: str) -> list[str]:
     t = event.told
     kind = event.kind
     if kind == "compiled":
         return []
+    if kind == "expected" and event.eager:
+        # review 11, F8: one line per JAX operation run outside jit came before the recompilation that mattered
+        if event.eager > 1:
+            return []
+        return [f"{PREFIX}{_at(event)}: expected: a JAX operation run outside jit compiles once per new shape or "
+                "dtype; such compilations are counted, not told one by one (the report lists them after the story)"]
     if kind == "unread":
-        return [f"{PREFIX}step {event.step}: {event.graph} compiled, but it could not be read or explained now; "
+        return [f"{PREFIX}{_at(event)}: {event.graph} compiled, but it could not be read or explained now; "
                 f"{report} says more"]
     if kind == "expected":
-        return [f"{PREFIX}step {event.step}: expected recompilation ({event.count} so far): {_where(event)}"
+        return [f"{PREFIX}{_at(event)}: expected recompilation ({event.count} so far): {_where(event)}"
                 f"{_fix(event) or f': {t.summary}'}"]
     if kind == "pending":
-        return [f"{PREFIX}step {event.step} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
+        return [f"{PREFIX}{_at(event)} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
     if kind == "follows":
         who = ("the Dynamo bridge compiled again" if "XLA bridge" in event.family
@@ -94,19 +128,20 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
         # review 8, F10: "step 1 recompiled again: same story as step 1" named the step itself as the earlier one
-        same = f"same story as step {event.of_step} " if event.of_step is not None and event.of_step != event.step \
+        first = f"compilation {event.of_step + 1}" if event.compilations_only else f"step {event.of_step}"
+        same = f"same story as {first} " if event.of_step is not None and event.of_step != event.step \
             else "same story "
-        return [f"{PREFIX}step {event.step} recompiled again: {same}({_where(event)}), "
+        return [f"{PREFIX}{_at(event)} recompiled again: {same}({_where(event)}), "
                 f"{event.count} times so far{_fix(event)}"]
     if kind == "update":
         if event.expected:
-            return [f"{PREFIX}step {event.of_step}, now that more of the run is known: expected, {_where(event)}"
+            return [f"{PREFIX}{_of(event)}, now that more of the run is known: expected, {_where(event)}"
                     f"{_fix(event) or f': {t.summary}'}"]
-        return [f"{PREFIX}step {event.of_step}, now that more of the run is known: {_where(event)}{_fix(event)}"]
+        return [f"{PREFIX}{_of(event)}, now that more of the run is known: {_where(event)}{_fix(event)}"]
     late = ", now that more of the run is known," if event.of_step is not None else ""
     # review 8, F10: the first step has nothing to recompile against; a second graph of its family is compiled
     verb = "compiled a second graph" if event.step == 0 and not late else "recompiled"
-    head = (f"{PREFIX}step {event.step}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    head = (f"{PREFIX}{_at(event)}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
