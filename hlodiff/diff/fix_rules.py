@@ -1120,7 +1120,7 @@ RULES: tuple[FixRule, ...] = (
           "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"),
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
     _rule("static_flag", "static_argument", "jax bool_values",
-          "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
+          "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
@@ -1210,7 +1210,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", 
+EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
