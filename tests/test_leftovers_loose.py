@@ -68,3 +68,47 @@ def test_from_which_step_a_switch_stays_is_said_only_when_known(compilations_onl
     ctx = FixContext(producer="torch_xla", variant_steps=(3,), compilations_only=compilations_only)
     args = evidence(_ops_cause(), ctx).args
     assert words in FixChoice(RULES_BY_NAME["ops_switched_on"], args).text
+
+
+# -- a log of guard trees names no function: the summary does not pretend it does ------------------------------------
+
+
+def test_a_guard_tree_only_log_says_its_function_is_unnamed():
+    # TORCH_LOGS=guards: one tree, one compile, no "start compiling f" line to name it
+    doc = cli_json("explain-recompile", FIXTURES / "scenarios" / "dynamo" / "d14_late_hook_control", codes=(0,))
+    assert doc["summary"].startswith("Dynamo compiled a function its log does not name 1 time;")
+    assert "the compiled function" not in doc["summary"]
+
+
+def test_a_log_naming_its_function_keeps_the_name():
+    # the look-alike: the recompiles channel names the frame (dyn_attr_switch compiles `forward`)
+    doc = cli_json("explain-recompile", FIXTURES / "scenarios" / "dynamo" / "dyn_attr_switch", codes=(0, 1))
+    assert doc["summary"].startswith("Dynamo compiled ") and "does not name" not in doc["summary"]
+
+
+# -- without Dynamo's log, a retrace's guessed story does not head a change the graphs show ---------------------------
+
+_CPU_SCALAR = FIXTURES / "scenarios" / "dynamo" / "d14_cpu_scalar_control"
+
+
+def test_a_baked_constant_heads_before_a_bridge_fx_compile_told_without_dynamos_log():
+    # the temperature reaches 1.0 at step 10 and the bridge's sync of the call's inputs bakes it (dump#9); the
+    # second FX compile (dump#6) is a Dynamo retrace whose reason only Dynamo's log tells
+    doc = cli_json("explain-recompile", _CPU_SCALAR, codes=(1,))
+    head = doc["headline"]
+    assert head["graph"].endswith("dump#9") and head["kind"] == "constant"
+    assert "exactly 0 or 1" in head["fix"] and "torch.where" not in head["fix"]
+
+
+def test_the_fx_compiles_story_still_heads_when_nothing_else_changed(tmp_path):
+    # the same capture cut before step 10 (its last module left out): only the FX compile's change is left
+    import shutil
+
+    shutil.copy(_CPU_SCALAR / "debug.log", tmp_path / "debug.log")
+    (tmp_path / "dump").mkdir()
+    for module in sorted((_CPU_SCALAR / "dump").iterdir()):
+        if not module.name.startswith("module_0009."):
+            shutil.copy(module, tmp_path / "dump" / module.name)
+    head = cli_json("explain-recompile", tmp_path, codes=(1,))["headline"]
+    assert head["kind"] == "ops" and "a Python `if`" in head["fix"]
+
