@@ -223,13 +223,13 @@ WRONG_NOW = {
     # Dynamo round 14: as d12_twin_models, a compiled function's guard line in a `record` capture (the bf16 copy's
     # line is not in any record). The CPU-scalar control's truth is wrong by design: its temperature anneal passes
     # exactly 1.0 at step 10 and torch_xla bakes a 0-d tensor of value 1 into the division (dump#9: the constant
-    # 1), a real recompilation; hlodiff heads with the bridge's second FX compile told "a Python `if` ...
-    # torch.where" instead (the constant-1 story is below it); the truth stays as committed
+    # 1), a real recompilation; the truth stays as committed. Without Dynamo's log the bridge's second FX compile
+    # (a retrace whose reason only that log tells) no longer heads before it: hlodiff heads with the constant 1
     "dynamo/d14_bf16_eval_copy": "line: d14_bf16_eval_copy.py:18 (the guard's line in the compiled function; the "
                                  "copy's .to(torch.bfloat16) line, in no record, is read from the source on disk)",
-    "dynamo/d14_cpu_scalar_control": "headline: ops at a bridge FX compile, exit 1 (the truth's no_headline is wrong "
-                                     "by design: temp == 1.0 at step 10 is baked as a constant, one real "
-                                     "recompilation)",
+    "dynamo/d14_cpu_scalar_control": "headline: constant (the value 1 baked into the bridge's sync of the call's "
+                                     "inputs), exit 1 (the truth's no_headline is wrong by design: temp == 1.0 at "
+                                     "step 10 is baked as a constant, one real recompilation)",
 
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs

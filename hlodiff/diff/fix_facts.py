@@ -220,8 +220,11 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if after_sync is not None:
         facts.add(f"after_sync:{after_sync[0]}")
         args["sync"] = after_sync[1]
-    args["first_step"] = str(ctx.variant_steps[0]) if getattr(ctx, "variant_steps", ()) else "this step"
-    args["steps"] = _steps_text(getattr(ctx, "variant_steps", ()))
+    # a position among a family's graphs is a step only when its executions were seen: in a capture of
+    # compilations only (an XLA dump, PT_XLA_DEBUG_LEVEL=1) it is the graph's index, which "step 1" would misstate
+    steps = () if getattr(ctx, "compilations_only", False) else getattr(ctx, "variant_steps", ())
+    args["first_step"] = f"step {steps[0]}" if steps else "the step that compiled it"
+    args["steps"] = _steps_text(steps)
     args["line"] = _user_line(cause)
 
 

@@ -950,7 +950,7 @@ RULES: tuple[FixRule, ...] = (
           "torch_xla.sync() right after making them to keep them out of the first step)",
           unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
-          "from step {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
+          "from {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
           "this one recompilation is its cost; otherwise freeze them before the first step", unless="jax comes_back"),
     # round 11 (r11_tx_momentum_warmup): SGD's momentum written from 0.0 to 0.9 at step 3: step 3's graph returns
@@ -1042,20 +1042,20 @@ RULES: tuple[FixRule, ...] = (
           "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
           "fori_loop / while_loop)", unless="jax"),
     _rule("ops_optimizer_setting", "ops", "stays in_optimizer",
-          "from step {first_step} on, the optimizer's update at {line} traces other ops and keeps them: a "
+          "from {first_step} on, the optimizer's update at {line} traces other ops and keeps them: a "
           "hyperparameter of the optimizer changed once (torch leaves a term out when its value is 0, such as "
           "weight_decay, and traces it when it is not): one more compilation, expected if intended; to avoid it, "
           "keep the setting on the same side of 0 from the first step", unless="jax first_recompilation comes_back"),
     # round 8 (eval_no_train_back): dropout's random bits went for good after a validation pass; the fix is the
     # mode the module was left in, not "the same setting from the first step"
     _rule("ops_dropout_stopped", "ops", "switched rng_removed torch_xla",
-          "from step {first_step} on, the graph at {line} no longer draws random numbers (dropout's random mask "
+          "from {first_step} on, the graph at {line} no longer draws random numbers (dropout's random mask "
           "went) and keeps it so: a dropout stopped applying. Most often model.eval() was called (for a validation "
           "pass) and model.train() never again, so the model trains on without dropout: call model.train() "
           "after validation (or at the start of every training step); if dropout was switched off on purpose, "
           "this one compilation is its cost", unless="jax"),
     _rule("ops_switched_on", "ops", "switched added",
-          "from step {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
+          "from {first_step} on, the graph traces ops at {line} that the earlier steps did not, and keeps them: "
           "a setting was switched on there (a Python `if` on the step, a schedule: clipping, a loss term, label "
           "smoothing, dropout raised from 0); "
           "use the same setting from the first step (switch it with a value, e.g. a weight of 0.0, not by leaving "
@@ -1150,7 +1150,7 @@ RULES: tuple[FixRule, ...] = (
           "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"),
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
     _rule("static_flag", "static_argument", "jax bool_values",
-          "static `{arg}` takes {count} values ({values}): one graph per value is expected (e.g. train and eval "
+          "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
@@ -1240,7 +1240,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", 
+EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

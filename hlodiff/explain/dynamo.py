@@ -92,7 +92,8 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     traced = [c for c in log.compiles if not c.resume]
     # Dynamo graphs that reached XLA as a compilation "dynamo is compiling a FX graph": fewer than Dynamo's compiles
     # (forward graphs; AOTAutograd's backward compiles later, with its own) means XLA reused graphs.
-    fx = sum(1 for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or ""))
+    found.fx_compilations = [g.ref for g in bridge if "dynamo is compiling" in (cause_of.get(g.record.graph_hash) or "")]
+    fx = len(found.fx_compilations)
     backward = _has_backward(bridge, cause_of)
     # a TORCH_LOGS=recompiles log names only the recompilations: frame F's first compile F/0 is there all the same
     # (dyn_global_cfg: 5 compiles, not 4); the attempt that hit the recompile limit compiled nothing

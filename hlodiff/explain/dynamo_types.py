@@ -144,6 +144,10 @@ class DynamoFindings:
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
     """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
+    fx_compilations: list[str] = field(default_factory=list)
+    """Refs of the bridge's compilations of Dynamo's FX graphs (torch_xla: "dynamo is compiling a FX graph to
+    HLO"): a new one is a Dynamo trace, whose reason only Dynamo's log tells (:func:`hlodiff.explain.explanation.
+    Explanation.xla_headline` without it)."""
     """Where Dynamo hit its recompile limit (compile id, limit): later calls of that frame ran without Dynamo."""
     """A TORCH_TRACE log was read (it records the caller of a compiled nn.Module, not of a compiled function)."""
 
@@ -189,7 +193,11 @@ class DynamoFindings:
                     f"means it never did); {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         functions = sorted({compiled_name(c) for c in self.compiles if c.function and not c.resume}) or sorted(
             {b.location.function for b in self.graph_breaks if b.location and b.location.function})  # a breaks-only log
-        what = ", ".join(functions) or "the compiled function"
+        # a log of guard trees only (TORCH_LOGS=guards) names no function: their comments name the lines traced,
+        # inlined code's too, so the words say how many frames were compiled, not a name they cannot back
+        nameless = {c.frame for c in self.compiles if not c.function and not c.resume}
+        what = ", ".join(functions) or (f"{len(nameless)} functions its log does not name" if len(nameless) > 1
+                                        else "a function its log does not name")
         n = len(self.recompiles)
         # a TORCH_LOGS=recompiles log names only the recompilations: frame F's compile F/k says k came before it
         attempts: dict[int, int] = {}

@@ -127,15 +127,30 @@ class RunExplanation:
                 | set(self.dynamo.follows_expected) | set(self.dynamo.past_limit_graphs)
                 | set(self.dynamo.compilations_only))
         if self.headline.graph.ref not in told:
-            return None if _another_program(self.headline) else self.headline
+            return None if _another_program(self.headline) else self._past_retrace(self.headline, told)
         # Dynamo round 7 (dyn_freeze_backbone): the bridge's own graphs (told by Dynamo) or a first call's cut step
         # headed the graphs; an unexpected change of the user's step elsewhere in the run is still the story
-        rest = [r for r in self.recompilations if r.graph.ref not in told]
+        other = self._unexpected_among([r for r in self.recompilations if r.graph.ref not in told])
+        return None if other is None else self._past_retrace(other, told)
+
+    def _unexpected_among(self, rest: list[Recompilation]) -> Recompilation | None:
+        """The headline of ``rest`` when it is an unexpected change of one program, else None."""
         other = headline_of(self.families, self.pattern_facts, rest) if rest else None
         if other is None or not other.causes or other.causes[0].fix_rule in EXPECTED_RULES or _another_program(other):
             return None
         pattern = next((p for f, p in zip(self.families, self.pattern_facts) if f is other.family), None)
         return None if pattern is not None and pattern.benign else other
+
+    def _past_retrace(self, head: Recompilation, told: set[str]) -> Recompilation:
+        """Without Dynamo's log, a new compilation of one of Dynamo's FX graphs is a retrace whose reason the log
+        alone tells: the graphs guess it ("a Python `if`"). An unexpected change the graphs do show (a value baked
+        as a constant into the bridge's sync of the call's inputs) heads before it (dynamo/d14_cpu_scalar_control:
+        a temperature reaching 1.0 is baked; the second FX compile headed, told as a Python `if`)."""
+        fx = set(self.dynamo.fx_compilations)
+        if not self.dynamo.no_log or head.graph.ref not in fx:
+            return head
+        other = self._unexpected_among([r for r in self.recompilations if r.graph.ref not in told | fx])
+        return head if other is None else other
 
     def to_json(self) -> dict:
         from hlodiff.explain.steps import graph_steps
