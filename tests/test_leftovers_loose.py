@@ -93,11 +93,14 @@ _CPU_SCALAR = FIXTURES / "scenarios" / "dynamo" / "d14_cpu_scalar_control"
 
 def test_a_baked_constant_heads_before_a_bridge_fx_compile_told_without_dynamos_log():
     # the temperature reaches 1.0 at step 10 and the bridge's sync of the call's inputs bakes it (dump#9); the
-    # second FX compile (dump#6) is a Dynamo retrace whose reason only Dynamo's log tells
+    # second FX compile (dump#6) is a Dynamo retrace whose reason only Dynamo's log tells. The level-1 log holds
+    # compilations only, so the constant's step is not known: its words say so and what to capture to tell
+    # (review 11's compilations-only rule), never the FX retrace's guess
     doc = cli_json("explain-recompile", _CPU_SCALAR, codes=(1,))
     head = doc["headline"]
     assert head["graph"].endswith("dump#9") and head["kind"] == "constant"
-    assert "exactly 0 or 1" in head["fix"] and "torch.where" not in head["fix"]
+    assert "cannot tell" in head["fix"] and "PT_XLA_DEBUG_LEVEL=2" in head["fix"]
+    assert "torch.where" not in head["fix"] and "Python `if`" not in head["fix"]
 
 
 def test_the_fx_compiles_story_still_heads_when_nothing_else_changed(tmp_path):

@@ -106,7 +106,7 @@ def bridge_own_patterns(explanation) -> None:
     "alternating: ... switches between 2 graphs (A,B,A,B) (inputs at t.py:18)" or "periodic ... (dtype)" in a clean
     report: words a user greps as causes. Its line says what it is instead; the pattern's facts (its name, for the
     exit status and ``--json``'s ``pattern``) stay."""
-    from hlodiff.explain.patterns import sequence_text
+    from hlodiff.explain.pattern_words import sequence_text
 
     found = explanation.dynamo
     facts = getattr(explanation, "pattern_facts", None) or []

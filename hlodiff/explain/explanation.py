@@ -133,10 +133,13 @@ class RunExplanation:
         other = self._unexpected_among([r for r in self.recompilations if r.graph.ref not in told])
         return None if other is None else self._past_retrace(other, told)
 
-    def _unexpected_among(self, rest: list[Recompilation]) -> Recompilation | None:
-        """The headline of ``rest`` when it is an unexpected change of one program, else None."""
+    def _unexpected_among(self, rest: list[Recompilation], allow: frozenset = frozenset()) -> Recompilation | None:
+        """The headline of ``rest`` when it is an unexpected change of one program (or told by a rule of
+        ``allow``), else None."""
         other = headline_of(self.families, self.pattern_facts, rest) if rest else None
-        if other is None or not other.causes or other.causes[0].fix_rule in EXPECTED_RULES or _another_program(other):
+        if other is None or not other.causes or _another_program(other):
+            return None
+        if other.causes[0].fix_rule in EXPECTED_RULES and other.causes[0].fix_rule not in allow:
             return None
         pattern = next((p for f, p in zip(self.families, self.pattern_facts) if f is other.family), None)
         return None if pattern is not None and pattern.benign else other
@@ -150,6 +153,14 @@ class RunExplanation:
         if not self.dynamo.no_log or head.graph.ref not in fx:
             return head
         other = self._unexpected_among([r for r in self.recompilations if r.graph.ref not in told | fx])
+        if other is None:
+            # a change the graphs show but whose step this capture cannot place (told "expected if it ran in the
+            # first steps ... capture the execution log") still says more than the FX retrace's guess: it heads,
+            # with its own words of what to capture (the same run once rev11d's compilations-only rule came in)
+            unplaced = set(self.dynamo.compilations_only)
+            other = self._unexpected_among(
+                [r for r in self.recompilations if r.graph.ref not in (told - unplaced) | fx],
+                allow=frozenset(("dynamo_compilations_only",)))
         return head if other is None else other
 
     def to_json(self) -> dict:
