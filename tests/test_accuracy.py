@@ -231,6 +231,11 @@ WRONG_NOW = {
                                      "inputs), exit 1 (the truth's no_headline is wrong by design: temp == 1.0 at "
                                      "step 10 is baked as a constant, one real recompilation)",
 
+    # Dynamo round 15 (blind, small): as d12_num_threads, a GLOBAL_STATE recompilation (deterministic_algorithms) of
+    # a compiled nn.Module in a TORCH_LOGS text log (here the guards channel's file) names torch's wrapper only; with
+    # the source on disk (--source-map) the use_deterministic_algorithms line (:21) heads
+    "dynamo/d15_deterministic_eval": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the "
+                                     "use_deterministic_algorithms line is read from the source when it is on disk)",
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)

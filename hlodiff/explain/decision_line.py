@@ -122,9 +122,10 @@ def dynamo_decision_calls() -> dict[str, tuple[str, ...]]:
              # round 14: the model (or its copy) cast to another dtype: `.to(torch.bfloat16)`, `.half()`
              "dynamo_parameter_dtype": ("bfloat16", "half", "double", "to(bfloat16)", "to(float16)", "to(half)",
                                         "to(float64)", "to(double)")}
-    for what, call in GLOBAL_SETTINGS.items():
-        if call.startswith("torch."):
-            calls[f"dynamo_global_setting:{what}"] = (call.rsplit(".", 1)[1],)
+    for what, setters in GLOBAL_SETTINGS.items():
+        names = tuple(call.rsplit(".", 1)[1] for call in setters.split(" or ") if call.startswith("torch."))
+        if names:  # round 15: allow_tf32 is set by set_float32_matmul_precision or the flag itself
+            calls[f"dynamo_global_setting:{what}"] = names
     return calls
 
 

@@ -29,7 +29,7 @@ GLOBAL_SETTINGS = {
     "num_threads": "torch.set_num_threads",
     "deterministic_algorithms": "torch.use_deterministic_algorithms",
     "default_dtype": "torch.set_default_dtype",
-    "allow_tf32": "torch.backends.cuda.matmul.allow_tf32",
+    "allow_tf32": "torch.set_float32_matmul_precision or torch.backends.cuda.matmul.allow_tf32",
     "allow_fp16_reduce": "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
     "allow_bf16_reduce": "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
     "torch_function": "a torch function mode (torch._C.DisableTorchFunction, a TorchFunctionMode)",
@@ -37,7 +37,8 @@ GLOBAL_SETTINGS = {
 """The torch-wide settings Dynamo's GLOBAL_STATE guard checks besides grad mode and autocast (torch 2.9's
 GlobalStateGuard, as ``GLOBAL_STATE changed: num_threads``), each with the call that changes it: a helper that sets
 one for a while (one CPU thread while validating) and restores it makes Dynamo trace once per setting (Dynamo
-round 12)."""
+round 12). A setting more than one call changes names each, the usual first (``set_float32_matmul_precision("high")``
+sets allow_tf32: Dynamo round 15, where the guard's name alone sent the user to a flag they never touched)."""
 _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 """A container's length: the guard as compiled (``len(crops) == 2``) or, for an nn.Module's container, as torch
 2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
