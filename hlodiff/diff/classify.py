@@ -15,12 +15,18 @@ from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, graph_index
-from hlodiff.hlo.attributes import CALL_KEYS
+from hlodiff.hlo.attributes import CALL_KEYS, parse_frontend_attributes
+from hlodiff.errors import HloParseError
 from hlodiff.hlo.literal import elided
 from hlodiff.hlo.model import Instruction, Shape
 
 _CALL_KEYS = frozenset(CALL_KEYS)
 _SKIP_KEYS = frozenset({"metadata", "control-predecessors"})
+# frontend_attributes entries that only say where a value is placed: JAX's Shardy (0.7+) writes each parameter's
+# NamedSharding as `xla.sdy.sharding="#sdy.sharding<@mesh, [{\"data\"}, {}]>"` beside HLO's `sharding={...}`. A
+# mesh whose axes are named otherwise changes only this entry (same devices, same HLO sharding): it is a sharding
+# change, placed by the caller, never "an op attribute following a Python value" (round 16).
+SHARDING_FRONTEND_KEYS = frozenset({"xla.sdy.sharding"})
 
 
 @dataclass(slots=True)
@@ -176,7 +182,8 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
     details: dict[str, tuple[str, str]] = {}
 
     def note(kind: str, a: str, b: str) -> None:
-        kinds.append(kind)
+        if kind not in kinds:
+            kinds.append(kind)
         details[kind] = _short_pair(a, b)
 
     if li.opcode != ri.opcode:
@@ -202,7 +209,8 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
             if a != b:
                 note("attribute:" + key, li.attrs.get(key, ""), ri.attrs.get(key, ""))
         elif " ".join(a.split()) != " ".join(b.split()):
-            note("sharding" if key == "sharding" else "attribute:" + key, a, b)
+            placement = key == "sharding" or (key == "frontend_attributes" and _placement_only(a, b))
+            note("sharding" if placement else "attribute:" + key, a, b)
     lops, rops = m.left.operands[lname], m.right.operands[rname]
     if len(lops) != len(rops):
         note("operand_count", str(len(lops)), str(len(rops)))
@@ -214,6 +222,16 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
             details["operands"] = (",".join(map(str, range(len(rops)))),
                                    ",".join(str(mapped.index(ro)) for ro in rops))
     return tuple(kinds), details
+
+
+def _placement_only(a: str, b: str) -> bool:
+    """The two frontend_attributes differ only in entries naming a placement (SHARDING_FRONTEND_KEYS)."""
+    try:
+        left, right = parse_frontend_attributes(a) if a else {}, parse_frontend_attributes(b) if b else {}
+    except HloParseError:
+        return False
+    differ = {k for k in set(left) | set(right) if left.get(k) != right.get(k)}
+    return bool(differ) and differ <= SHARDING_FRONTEND_KEYS
 
 
 def _compare_shapes(ls: Shape, rs: Shape, *, ignore_layout: bool, note) -> None:
