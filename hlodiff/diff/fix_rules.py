@@ -561,7 +561,8 @@ RULES: tuple[FixRule, ...] = (
           "loop's length", unless="on_input"),
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
-          "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
+          "instead (torch.where(mask, x, 0), or weight by the mask: x[mask].mean() becomes "
+          "(x * mask).sum() / mask.sum())", unless="jax"),
     # round 8 (onehot_counts): F.one_hot(y) without num_classes reads y.max() to the host and scatters into max+1
     # columns; the value read sets the size of the scatter, every new value compiles again
     _rule("shape_scatter_from_read", "shape", "op:scatter read_sets_trace",
@@ -584,6 +585,14 @@ RULES: tuple[FixRule, ...] = (
           "size and slice or mask inside the step"),
     # review 8 F9: a JAX argument fed its own jnp.concatenate in a loop (a decoding prefix, a cache kept outside
     # jit): it grows every call, so buckets only slow the compilations down
+    # review 12 F3 (tx_progressive_resize): sizes 16, 24, 32, each held for 3 steps and never back: a deliberate
+    # schedule (progressive resizing, a length curriculum) compiles once per size and is bounded; no cache to
+    # preallocate, no length to pass, and zero-padding an image changes what a pooling layer computes
+    _rule("shape_size_schedule", "shape", "on_input size_schedule",
+          "expected: a schedule of sizes -- the input took {count} sizes{seen} one after another, each held for several "
+          "steps and compiled once when it began (bounded: one compilation per size, none comes back); nothing to "
+          "fix if the schedule is deliberate (progressive resizing, a curriculum); fewer sizes, or one fixed size, "
+          "avoid these compilations"),
     _rule("shape_growing_concat_jax", "shape", "grows op:cat jax",
           "an argument grows by concatenation every call{seen} (the loop feeds it its own jnp.concatenate): each "
           "length compiles again, without end; preallocate it once at its maximum length, write each new part with "
@@ -1240,7 +1249,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

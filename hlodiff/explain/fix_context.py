@@ -55,6 +55,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     seen_all = {key: counts_from_of(family) == "executions" for key, family in families.items()}
     # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
     onward = {key: _never_returns(family) for key, family in families.items()}
+    # review 12 F3: 16,16,16,24,24,24,32,32,32 ran: each size held for several steps, a schedule, not growth
+    schedule = {key: seen_all.get(key, True) and onward.get(key, True) and _held(family)
+                for key, family in families.items()}
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
@@ -111,7 +114,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             seen = (family_sizes_seen if cause.kind in ("shape", "attribute") and not _packed_random_bits(cause)
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
-                      else growing_baked.get(r.family.key, False))
+                      else growing_baked.get(r.family.key, False)) and not schedule.get(r.family.key, False)
             own = context
             if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
                 # the line that made the argument concatenates onto it in a loop: it grows every call, though a
@@ -119,7 +122,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 growth, own = True, replace(context, ops=context.ops | {"cat"})
             set_fix(cause, replace(
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
-                grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
+                grows=growth, buckets=r.family.key in bucketed,
+                size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
@@ -196,6 +200,20 @@ def _never_returns(family) -> bool:
             return False
         latest = at
     return True
+
+
+def _held(family) -> bool:
+    """Three graphs or more, each run on two consecutive steps or more before the next took over (the last may be
+    cut short by the run's end): A,A,A,B,B,B,C,C,C yes; A,B,C,D (a size that grows every step) no."""
+    runs: list[list] = []
+    for g in family.members:
+        if is_partial(g):
+            continue
+        if runs and runs[-1][0] == g.cache_key:
+            runs[-1][1] += 1
+        else:
+            runs.append([g.cache_key, 1])
+    return len(runs) >= 3 and all(n >= 2 for _, n in runs[:-1])
 
 
 def _block_repeats(family_recompilations) -> str:

@@ -1,0 +1,70 @@
+"""New-user review 12 (2026-11-27), findings F3 and F4, each on the reviewer's program captured as a scenario
+(fixtures/scenarios/*/rev12_*) and on the look-alikes that share its evidence."""
+
+from __future__ import annotations
+
+from helpers import FIXTURES, cli_json
+from hlodiff.diff.fix_stance import FixStance, stance_of_rule
+
+SCEN = FIXTURES / "scenarios"
+RESIZE = SCEN / "torch_xla" / "rev12_tx_progressive_resize" / "record"
+MASK = SCEN / "torch_xla" / "rev12_tx_bool_mask_loss" / "record"
+
+
+def _rules(doc) -> set[str]:
+    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+
+
+# -- F3: sizes held for several steps each, never back, are a schedule, not a cache growing every step ------------
+
+def test_a_size_schedule_is_told_as_one_bounded_compilation_per_size():
+    """tx_progressive_resize: 16,16,16,24,24,24,32,32,32; no cache to preallocate, no length to pass."""
+    doc = cli_json("explain-recompile", str(RESIZE), codes=(0,))
+    assert _rules(doc) == {"shape_size_schedule"}
+    fix = doc["recompilations"][0]["causes"][0]["fix"]
+    assert "schedule" in fix and "(16, 24, 32)" in fix
+    assert not any(w in fix for w in ("cache", "every step", "current length", "batch size"))
+    assert stance_of_rule("shape_size_schedule") is FixStance.EXPECTED
+
+
+def test_a_length_curriculum_is_a_schedule_too():
+    # look-alike: token lengths 8,8,16,16,32,32 (ids read by an embedding): held two steps each
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "seq_len_curriculum"), codes=(0,))
+    assert _rules(doc) == {"shape_size_schedule"}
+
+
+def test_a_size_that_grows_every_step_keeps_its_growth_rows():
+    # look-alikes: a KV cache grown by cat and a Python size, one step per size (A,B,C,D,E): growth, unbounded
+    assert "shape_growing_cache" in _rules(cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "kv_cache"),
+                                                    codes=(1,)))
+    assert "shape_grows_python" in _rules(cli_json("explain-recompile",
+                                                   str(FIXTURES / "torch_xla" / "unbounded_growth"), codes=(1,)))
+
+
+def test_sizes_that_come_back_are_no_schedule():
+    # look-alike: a random scale per step (recurring): one graph per bucket, not a schedule
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev11_tx_multiscale" / "record"), codes=(0, 1))
+    assert "shape_size_schedule" not in _rules(doc)
+
+
+# -- F4: x[mask] over a 2-D mask is a boolean mask index, not an index list made on the host ----------------------
+
+def test_a_boolean_mask_index_without_an_early_run_is_told_as_a_mask():
+    """tx_bool_mask_loss: per_tok[valid] with valid uploaded: torch_xla passes the mask's coordinates (s64[N,2])."""
+    doc = cli_json("explain-recompile", str(MASK), codes=(1,))
+    assert _rules(doc) == {"shape_mask_index"}
+    fix = doc["headline"]["fix"]
+    assert "(x * mask).sum() / mask.sum()" in fix and "torch.tensor(list)" not in fix
+    assert "index_input" not in fix and "mask_coords" not in fix  # markers, no op the user wrote
+
+
+def test_an_index_list_made_on_the_host_keeps_its_row():
+    # look-alike: torch.tensor(rows) of 6, 5, 3 rows (s64[n] and s64[n,1]): a list, not coordinates
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "index_list"), codes=(1,))
+    assert "shape_tensor_list" in _rules(doc) and "shape_mask_index" not in _rules(doc)
+
+
+def test_a_mask_index_run_early_keeps_its_row():
+    # look-alike: x[mask] whose mask is computed in the step (an early run to count the rows)
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "mask_index"), codes=(1,))
+    assert doc["headline"]["kind"] == "partial" and "torch.where" in doc["headline"]["fix"]
