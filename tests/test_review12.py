@@ -68,3 +68,20 @@ def test_a_mask_index_run_early_keeps_its_row():
     # look-alike: x[mask] whose mask is computed in the step (an early run to count the rows)
     doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "mask_index"), codes=(1,))
     assert doc["headline"]["kind"] == "partial" and "torch.where" in doc["headline"]["fix"]
+
+
+# -- F6: the report's read names one_hot when the graphs after it change a scatter's size -------------------------
+
+def test_a_read_that_sizes_a_one_hot_names_num_classes_in_the_report():
+    """tx_onehot_nc: F.one_hot(y) without num_classes; the live line said num_classes, the report now says it too."""
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev12_tx_onehot_nc" / "record"), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "partial" and head["location"]["line"] == 16
+    assert "num_classes=C" in head["fix"] and "pad to the maximum" not in head["fix"]
+    assert "partial_read_sets_scatter" in _rules(doc)
+
+
+def test_a_read_that_sets_a_slice_length_keeps_the_size_row():
+    # look-alike: look_host_size, a length read to the host then sliced (no scatter): "pad to the maximum" stays
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "look_host_size"), codes=(1,))
+    assert "partial_read_sets_size" in _rules(doc) and "partial_read_sets_scatter" not in _rules(doc)

@@ -61,6 +61,10 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    # review 12 F6: a family whose later graphs change a scatter's size (F.one_hot without num_classes) after an
+    # early read: the read's own cause names that scatter too, so the headline says what the live line said
+    scatter_sized = {key for key, rs in of_family.items()
+                     if any("scatter" in made_by[id(x)] and any(c.kind == "shape" for c in x.causes) for x in rs)}
     repeats = {key: _block_repeats(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
@@ -116,6 +120,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
                       else growing_baked.get(r.family.key, False)) and not schedule.get(r.family.key, False)
             own = context
+            if cause.kind == "partial" and r.family.key in scatter_sized:
+                own = replace(own, ops=own.ops | {"scatter"})
             if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
                 # the line that made the argument concatenates onto it in a loop: it grows every call, though a
                 # log of compilations alone cannot show it (review 8, F9)
