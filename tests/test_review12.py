@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli, cli_json
 from hlodiff.diff.fix_stance import FixStance, stance_of_rule
 
 SCEN = FIXTURES / "scenarios"
@@ -85,3 +85,20 @@ def test_a_read_that_sets_a_slice_length_keeps_the_size_row():
     # look-alike: look_host_size, a length read to the host then sliced (no scatter): "pad to the maximum" stays
     doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "look_host_size"), codes=(1,))
     assert "partial_read_sets_size" in _rules(doc) and "partial_read_sets_scatter" not in _rules(doc)
+
+
+# -- F2: the step graph of every step Dynamo compiled in, and of no other, is the bridge's cut, not a metric -------
+
+def test_the_first_call_after_each_dynamo_compile_is_the_bridges_warm_up():
+    """dc_global_flag: sync graphs A,B,B,A,B,B,B, A exactly on the steps Dynamo compiled in (0, and 3 where a cache
+    hit): no "a value is kept on some steps only (a metric, a log)" anywhere in the report."""
+    doc = cli_json("explain-recompile", str(SCEN / "dynamo" / "rev12_dc_global_flag" / "record"), codes=(0, 1))
+    assert "dynamo_first_call_sync" in _rules(doc)
+    out = cli("explain-recompile", str(SCEN / "dynamo" / "rev12_dc_global_flag" / "record"), codes=(0, 1)).stdout
+    assert "a metric" not in out and "G['USE_NOISE']" in out
+
+
+def test_the_requires_grad_guard_still_heads_the_fgsm_run():
+    # dc_adv_requires_grad: its step-5 graph (the first uncut FGSM step) is no first-call cut, and is left as it was
+    doc = cli_json("explain-recompile", str(SCEN / "dynamo" / "rev12_dc_adv_requires_grad" / "record"), codes=(1,))
+    assert doc["headline"]["kind"] == "guard" and "requires_grad" in doc["headline"]["fix"]
