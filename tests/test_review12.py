@@ -102,3 +102,18 @@ def test_the_requires_grad_guard_still_heads_the_fgsm_run():
     # dc_adv_requires_grad: its step-5 graph (the first uncut FGSM step) is no first-call cut, and is left as it was
     doc = cli_json("explain-recompile", str(SCEN / "dynamo" / "rev12_dc_adv_requires_grad" / "record"), codes=(1,))
     assert doc["headline"]["kind"] == "guard" and "requires_grad" in doc["headline"]["fix"]
+
+
+def test_an_inner_size_switched_once_is_no_batch_size():
+    """tx_progressive_resize seen up to step 3 (A,A,A,B): the image side changed, the batch did not."""
+    from hlodiff.diff.fix_rules import RULES
+    (row,) = [r for r in RULES if r.name == "shape_input_switched_inner"]
+    names = [r.name for r in RULES]
+    assert names.index("shape_input_switched_inner") < names.index("shape_input_switched")
+    assert "batch" not in row.text and "accumulate" not in row.text
+
+
+def test_a_batch_size_switched_once_keeps_its_row():
+    # look-alike: look_batch_once, the leading (batch) size changed once and stayed
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "look_batch_once"), codes=(0, 1))
+    assert "shape_input_switched" in _rules(doc) and "shape_input_switched_inner" not in _rules(doc)

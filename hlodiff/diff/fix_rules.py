@@ -642,6 +642,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
           "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
           "batch size (and mask the padding), or skip it"),
+    # review 12 F3 (tx_progressive_resize, live at step 3): the size that changed lies past the first dimension (an
+    # image's side, a sequence length), the batch kept its size: no batch to keep or accumulate
+    _rule("shape_input_switched_inner", "shape", "on_input switched inner_dims_only",
+          "the input's size past its first dimension (an image side, a sequence length) changed once{seen} and "
+          "stayed there: each size compiled once; if the change is deliberate (a resize or length schedule) this "
+          "is one compilation per size; keep one size from the start if this compilation matters"),
     _rule("shape_input_switched", "shape", "on_input switched",
           "the input's size changed once{seen} and stayed there: each size compiled once; keep one batch size from "
           "the start (pad the first batches to the same size, or accumulate gradients to one fixed batch size) if "
