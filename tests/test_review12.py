@@ -117,3 +117,19 @@ def test_a_batch_size_switched_once_keeps_its_row():
     # look-alike: look_batch_once, the leading (batch) size changed once and stayed
     doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "look_batch_once"), codes=(0, 1))
     assert "shape_input_switched" in _rules(doc) and "shape_input_switched_inner" not in _rules(doc)
+
+
+# -- F7: a JAX argument the function itself hands back in another dtype: the cast belongs at the update's line -----
+
+def test_a_dtype_the_function_promotes_and_the_loop_feeds_back_is_told_at_the_update():
+    """jx_param_dtype_drift: train_step returns bf16 params as f32 (:14, `p - lr * g` with f32 lr and grads)."""
+    doc = cli_json("explain-recompile", str(SCEN / "jax" / "rev12_jx_param_dtype_drift"), codes=(1,))
+    fix = doc["headline"]["fix"]
+    assert "rev12_jx_param_dtype_drift.py:14" in fix and "astype(p.dtype)" in fix
+    assert "dtype_returned_promoted_jax" in _rules(doc)
+
+
+def test_a_dtype_changed_on_the_host_keeps_the_cast_at_the_call():
+    # look-alike: an int argument passed as a float by the caller (not the function's output): its own row stays
+    doc = cli_json("explain-recompile", str(FIXTURES / "jax" / "dtype_int_input"), codes=(1,))
+    assert "dtype_input_int_float_jax" in _rules(doc) and "dtype_returned_promoted_jax" not in _rules(doc)

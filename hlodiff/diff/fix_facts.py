@@ -16,7 +16,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   is a kind this cause can follow from;
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
 * ``grows`` (the size grew at every compilation), ``size_schedule`` (each size held several steps, never back:
-  FixContext.size_schedule), ``buckets`` (the sizes are already on a few buckets: the
+  FixContext.size_schedule), ``promoted_output`` (FixContext.promoted_at), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``loop_count_only``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
@@ -203,6 +203,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "no_collective", "size_schedule"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "promoted_at", ""):
+        facts.add("promoted_output")
+        args["promoted_at"] = ctx.promoted_at
     if getattr(ctx, "list_length", ""):
         facts.add("list_length")
         args["container"], args["lengths"] = ctx.list_length.split(":", 1)

@@ -684,6 +684,14 @@ RULES: tuple[FixRule, ...] = (
           "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python "
           "ints, or converted on some calls): create it with one dtype where it is made "
           "(jnp.asarray(x, dtype=jnp.{after}))"),
+    # review 12 F7 (jx_param_dtype_drift): bf16 parameters come back f32 from the function's own update and are fed
+    # back: the cast belongs at the update's line; a cast at the call would hide a model silently trained in f32
+    _rule("dtype_returned_promoted_jax", "dtype", "on_input jax promoted_output",
+          "the function hands this argument back in another dtype than it took it (made at {promoted_at}: a "
+          "wider operand, such as an f32 learning rate or gradient on bf16 parameters, promotes it) and the loop "
+          "feeds it back: cast the result back at that line ((p - lr * g).astype(p.dtype)), or keep the other "
+          "operands in the argument's dtype; casting at the call would hide that the values are now computed in "
+          "the wider dtype"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
     # review 8 (T3, rev8_np_cache_f64): float32 targets, then float64 ones from a NumPy cache (np.array of Python

@@ -23,6 +23,7 @@ from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
+from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
                                           inputs_repeat, library_step, state_returned,
@@ -120,6 +121,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
                       else growing_baked.get(r.family.key, False)) and not schedule.get(r.family.key, False)
             own = context
+            if cause.kind == "dtype" and producer(r.graph) == "jax":
+                own = replace(own, promoted_at=promoted_output_line(r))
             if cause.kind == "partial" and r.family.key in scatter_sized:
                 own = replace(own, ops=own.ops | {"scatter"})
             if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
