@@ -133,3 +133,9 @@ def test_a_dtype_changed_on_the_host_keeps_the_cast_at_the_call():
     # look-alike: an int argument passed as a float by the caller (not the function's output): its own row stays
     doc = cli_json("explain-recompile", str(FIXTURES / "jax" / "dtype_int_input"), codes=(1,))
     assert "dtype_input_int_float_jax" in _rules(doc) and "dtype_returned_promoted_jax" not in _rules(doc)
+
+
+def test_token_ids_read_by_an_embedding_are_no_mask_coordinates():
+    # look-alike: ids s64[4,8] -> s64[2,8] (the short last batch), read by an embedding whose backward puts by index
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev5_partial_batch_record" / "record"), codes=(1,))
+    assert "shape_mask_index" not in _rules(doc) and "drop_last" in doc["headline"]["fix"]

@@ -95,12 +95,13 @@ _INDEX_TYPES = ("s64[", "s32[")
 
 
 def _coordinates(cm, comp, ref) -> bool:
-    """An integer input of shape [N, k], k 2 to 8 (one column per dimension of the tensor it indexes: nonzero's
+    """An integer input of shape [N, k], k 2 to 4 (one column per dimension of the tensor it indexes: nonzero's
     layout), that reaches ``aten__index``/``aten__index_put``: x[mask] over a mask of k dimensions. Token ids
-    ([batch, length], read by an embedding) are no coordinates."""
+    ([batch, length], read by an embedding, whose backward puts by index) are no coordinates."""
     dims = _dims(ref.shape)
-    return (dims is not None and len(dims) == 2 and 2 <= dims[1] <= 8
-            and _feeds_indexing(cm, comp, ref.name, ops=_MASK_INDEXING))
+    return (dims is not None and len(dims) == 2 and 2 <= dims[1] <= 4
+            and _feeds_indexing(cm, comp, ref.name, ops=_MASK_INDEXING)
+            and not _feeds_indexing(cm, comp, ref.name, ops=_EMBEDDING))
 
 
 def _feeds_indexing(cm, comp, name: str, depth: int = 8, ops: frozenset[str] | None = None) -> bool:
@@ -123,6 +124,7 @@ def _feeds_indexing(cm, comp, name: str, depth: int = 8, ops: frozenset[str] | N
 _INDEXING = frozenset({"aten__index", "aten__index_select", "aten__gather", "aten__embedding",
                        "aten__index_put"})
 _MASK_INDEXING = frozenset({"aten__index", "aten__index_put"})
+_EMBEDDING = frozenset({"aten__embedding", "aten__embedding_dense_backward"})
 
 
 _DIM = re.compile(r"\[([0-9,]*)\]")
