@@ -31,6 +31,12 @@ WRONG_NOW = {
     # dump and JAX's log of compilations show no cache hits, so "every call" is not read, only "6, the same HLO"
     "jax/rev11_jx_static_obj": "pattern: 6 compilations of jit_train_step (A,A,A,A,A,A), 5 the same HLO (not "
                                "unbounded)",
+    # new-user review 12: the truth took the reviewer's table word for word (kind guard, "USE_NOISE" with "global" or
+    # "guard", exit 1); hlodiff heads with python_value (its kind for Dynamo's guard on a Python value) at :30, "a
+    # Python flag ... one graph per setting ... nothing to fix", exit 0, which the reviewer's own note calls
+    # defensible. Left: the truth is not edited, hlodiff's answer is not changed to meet it
+    "dynamo/rev12_dc_global_flag": "kind: python_value; fix_any: expected: G['USE_NOISE'] is a Python flag "
+                                   "(G['USE_NOISE'] was False): Dynamo traces one graph per setting; exit: 0",
     "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "
                                "names it unbounded)",
     "torch_xla/center_no_detach": "line: center_no_detach.py:17",

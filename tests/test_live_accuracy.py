@@ -37,6 +37,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
     'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
+    # review 12: as at exit (its WRONG_NOW): the truth took the table's kind and words literally
+    'dynamo/rev12_dc_global_flag': "kind: python_value (as at exit: 'a Python flag ... nothing to fix')",
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15 (as at exit: no call line in the capture)',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
     'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14 (as at exit: no call line in the capture)',

@@ -15,7 +15,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
   is a kind this cause can follow from;
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
-* ``grows`` (the size grew at every compilation), ``buckets`` (the sizes are already on a few buckets: the
+* ``grows`` (the size grew at every compilation), ``size_schedule`` (each size held several steps, never back:
+  FixContext.size_schedule), ``promoted_output`` (FixContext.promoted_at), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``loop_count_only``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
@@ -199,9 +200,12 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "carried_scalar",
                  "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
-                 "no_collective"):
+                 "no_collective", "size_schedule"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "promoted_at", ""):
+        facts.add("promoted_output")
+        args["promoted_at"] = ctx.promoted_at
     if getattr(ctx, "list_length", ""):
         facts.add("list_length")
         args["container"], args["lengths"] = ctx.list_length.split(":", 1)

@@ -547,6 +547,13 @@ RULES: tuple[FixRule, ...] = (
           "traced next: {after_read} different graphs followed the read, so reading it later removes nothing: "
           "compute both branches on the device and choose with torch.where(cond, a, b): no read, one graph",
           unless="op:nonzero jax"),
+    # review 12 F6 (tx_onehot_nc): the graphs after the read change a scatter's size (the family's shape change
+    # is made by a scatter): the read is one_hot's max, and the live line's num_classes fix belongs in the report
+    _rule("partial_read_sets_scatter", "partial", "read_sets_trace op:scatter",
+          "the value read early at {line} sets a scatter's size (a one-hot, a per-class count): {after_read} "
+          "different graphs followed the read, so reading it later removes nothing: F.one_hot(y) without "
+          "num_classes reads the labels' max for its number of columns; give it a fixed size "
+          "(F.one_hot(y, num_classes=C), or scatter into the full class count)", unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
@@ -561,7 +568,8 @@ RULES: tuple[FixRule, ...] = (
           "loop's length", unless="on_input"),
     _rule("shape_mask_index", "shape", "op:nonzero",
           "a boolean mask index or nonzero ({op}) makes the size depend on the data: keep the full size and mask "
-          "instead (torch.where(mask, x, 0), or weight by the mask)", unless="jax"),
+          "instead (torch.where(mask, x, 0), or weight by the mask: x[mask].mean() becomes "
+          "(x * mask).sum() / mask.sum())", unless="jax"),
     # round 8 (onehot_counts): F.one_hot(y) without num_classes reads y.max() to the host and scatters into max+1
     # columns; the value read sets the size of the scatter, every new value compiles again
     _rule("shape_scatter_from_read", "shape", "op:scatter read_sets_trace",
@@ -584,6 +592,14 @@ RULES: tuple[FixRule, ...] = (
           "size and slice or mask inside the step"),
     # review 8 F9: a JAX argument fed its own jnp.concatenate in a loop (a decoding prefix, a cache kept outside
     # jit): it grows every call, so buckets only slow the compilations down
+    # review 12 F3 (tx_progressive_resize): sizes 16, 24, 32, each held for 3 steps and never back: a deliberate
+    # schedule (progressive resizing, a length curriculum) compiles once per size and is bounded; no cache to
+    # preallocate, no length to pass, and zero-padding an image changes what a pooling layer computes
+    _rule("shape_size_schedule", "shape", "on_input size_schedule",
+          "expected: a schedule of sizes -- the input took {count} sizes{seen} one after another, each held for several "
+          "steps and compiled once when it began (bounded: one compilation per size, none comes back); nothing to "
+          "fix if the schedule is deliberate (progressive resizing, a curriculum); fewer sizes, or one fixed size, "
+          "avoid these compilations"),
     _rule("shape_growing_concat_jax", "shape", "grows op:cat jax",
           "an argument grows by concatenation every call{seen} (the loop feeds it its own jnp.concatenate): each "
           "length compiles again, without end; preallocate it once at its maximum length, write each new part with "
@@ -626,6 +642,12 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_short_batch_once", "shape", "on_input leading_dim_shrank one-off",
           "one batch came with fewer rows{seen} and the next ones were full again: pad such a batch to the full "
           "batch size (and mask the padding), or skip it"),
+    # review 12 F3 (tx_progressive_resize, live at step 3): the size that changed lies past the first dimension (an
+    # image's side, a sequence length), the batch kept its size: no batch to keep or accumulate
+    _rule("shape_input_switched_inner", "shape", "on_input switched inner_dims_only",
+          "the input's size past its first dimension (an image side, a sequence length) changed once{seen} and "
+          "stayed there: each size compiled once; if the change is deliberate (a resize or length schedule) this "
+          "is one compilation per size; keep one size from the start if this compilation matters"),
     _rule("shape_input_switched", "shape", "on_input switched",
           "the input's size changed once{seen} and stayed there: each size compiled once; keep one batch size from "
           "the start (pad the first batches to the same size, or accumulate gradients to one fixed batch size) if "
@@ -662,6 +684,14 @@ RULES: tuple[FixRule, ...] = (
           "argument `{param}` arrives as {before} on some calls and {after} on others (an array made from Python "
           "ints, or converted on some calls): create it with one dtype where it is made "
           "(jnp.asarray(x, dtype=jnp.{after}))"),
+    # review 12 F7 (jx_param_dtype_drift): bf16 parameters come back f32 from the function's own update and are fed
+    # back: the cast belongs at the update's line; a cast at the call would hide a model silently trained in f32
+    _rule("dtype_returned_promoted_jax", "dtype", "on_input jax promoted_output",
+          "the function hands this argument back in another dtype than it took it (made at {promoted_at}: a "
+          "wider operand, such as an f32 learning rate or gradient on bf16 parameters, promotes it) and the loop "
+          "feeds it back: cast the result back at that line ((p - lr * g).astype(p.dtype)), or keep the other "
+          "operands in the argument's dtype; casting at the call would hide that the values are now computed in "
+          "the wider dtype"),
     _rule("dtype_input_jax", "dtype", "on_input jax",
           "an argument arrives with another dtype on some calls: cast it to one dtype (x.astype(jnp.{keep}))"),
     # review 8 (T3, rev8_np_cache_f64): float32 targets, then float64 ones from a NumPy cache (np.array of Python
@@ -1240,7 +1270,7 @@ RULES: tuple[FixRule, ...] = (
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

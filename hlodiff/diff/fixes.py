@@ -66,6 +66,14 @@ class FixContext:
     """The changed size grew at every compilation of the family (a cache or history built up step by step)."""
     buckets: bool = False
     """The family recurs over a few input sizes, each seen again: the program already buckets."""
+    promoted_at: str = ""
+    """Review 12 F7: ``file.py:14``, where the function's earlier compilation made an output in the dtype the changed
+    argument now has (it took the old one): the function promotes it and the loop feeds it back
+    (:mod:`hlodiff.explain.returned_dtype`)."""
+    size_schedule: bool = False
+    """Review 12 F3: the family's graphs came one after another, each run on several consecutive steps before the
+    next took over and none came back (A,A,A,B,B,B,C,C,C): a schedule of sizes (progressive resizing, a length
+    curriculum), not a tensor growing every step."""
     library: str = ""
     """The change happens inside a library's first step (``torch/optim/adamw.py``): expected warm-up."""
     structure: str = ""

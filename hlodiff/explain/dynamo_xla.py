@@ -185,7 +185,8 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
     return [r.graph.ref for r in explanation.recompilations
             if not any(g.ref in bridge for g in r.family.members)
             and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation)
-                 or _compiling_steps_first(r, bridge, explanation, found))]
+                 or _compiling_steps_first(r, bridge, explanation, found)
+                 or _compiling_steps_only(r, bridge, explanation, found))]
 
 
 def _first_graph_alone(r, bridge: set[str], explanation) -> bool:
@@ -222,18 +223,44 @@ def _compiling_steps_first(r, bridge: set[str], explanation, found: DynamoFindin
     where = [at.get(g.ref) for g in members[:k + 1]]
     if None in where:
         return False
-    # a step Dynamo compiled in: the bridge's compile path ran a graph there (cached or not); without stacks (no
-    # debug log), the bridge's compilations
-    if any(g.record.frames for g in explanation.graphs):
-        bridged = [i for i, g in enumerate(explanation.graphs) if bridge_compiling(g.record.frames)]
-    else:
-        bridged = sorted(at[ref] for ref in bridge if ref in at)
+    bridged = _bridged_at(explanation, bridge, at)
 
     def compiled_between(lo: int, hi: int) -> bool:
         return any(lo < b < hi for b in bridged)
     starts = [-1] + where[:-1]
     return (all(compiled_between(lo, hi) for lo, hi in zip(starts[:k], where[:k]))
             and not compiled_between(where[k - 1], where[k]))
+
+
+def _bridged_at(explanation, bridge: set[str], at: dict[str, int]) -> list[int]:
+    """Positions of the graphs run where Dynamo compiled: the bridge's compile path ran a graph there (cached or
+    not); without stacks (no debug log), the bridge's compilations."""
+    if any(g.record.frames for g in explanation.graphs):
+        return [i for i, g in enumerate(explanation.graphs) if bridge_compiling(g.record.frames)]
+    return sorted(at[ref] for ref in bridge if ref in at)
+
+
+def _compiling_steps_only(r, bridge: set[str], explanation, found: DynamoFindings) -> bool:
+    """Review 12 F2 (dc_global_flag: A,B,B,A,B,B,B): the family's first recompilation when its first graph ran in
+    every step Dynamo compiled in (the first compiled call's, then its recompilation's, there a cache hit) and in
+    no other, and this graph in steps it did not compile in: the compiling steps are cut by the bridge's syncs, the
+    uncut steps share the other graph. Not past Dynamo's limit (the eager fallback changes the step for good)."""
+    members = r.family.members
+    keys = [g.cache_key for g in members]
+    k = next((i for i, key in enumerate(keys) if key != keys[0]), None)
+    if k is None or r.graph.ref != members[k].ref or keys.count(keys[0]) < 2 or keys.count(keys[k]) < 2:
+        return False
+    if not found.recompiles or any("limit_hit" in d.facts for d in found.recompiles):
+        return False
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    where = [at.get(g.ref) for g in members]
+    if None in where:
+        return False
+    bridged = _bridged_at(explanation, bridge, at)
+    starts = [-1] + where[:-1]
+    compiling = [any(lo < b < hi for b in bridged) for lo, hi in zip(starts, where)]
+    return (all(c == (key == keys[0]) for c, key in zip(compiling, keys))
+            and sum(compiling) == 1 + len(found.recompiles))
 
 
 def follows_expected(explanation, found: DynamoFindings) -> list[str]:

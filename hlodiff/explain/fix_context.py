@@ -23,6 +23,7 @@ from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
+from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
                                           inputs_repeat, library_step, state_returned,
@@ -55,9 +56,16 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     seen_all = {key: counts_from_of(family) == "executions" for key, family in families.items()}
     # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
     onward = {key: _never_returns(family) for key, family in families.items()}
+    # review 12 F3: 16,16,16,24,24,24,32,32,32 ran: each size held for several steps, a schedule, not growth
+    schedule = {key: seen_all.get(key, True) and onward.get(key, True) and _held(family)
+                for key, family in families.items()}
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    # review 12 F6: a family whose later graphs change a scatter's size (F.one_hot without num_classes) after an
+    # early read: the read's own cause names that scatter too, so the headline says what the live line said
+    scatter_sized = {key for key, rs in of_family.items()
+                     if any("scatter" in made_by[id(x)] and any(c.kind == "shape" for c in x.causes) for x in rs)}
     repeats = {key: _block_repeats(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
@@ -111,15 +119,20 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             seen = (family_sizes_seen if cause.kind in ("shape", "attribute") and not _packed_random_bits(cause)
                     else baked.get(r.family.key, ()) if cause.kind == "constant" else ())
             growth = (growing.get(r.family.key, False) if seen is family_sizes_seen or not seen
-                      else growing_baked.get(r.family.key, False))
+                      else growing_baked.get(r.family.key, False)) and not schedule.get(r.family.key, False)
             own = context
+            if cause.kind == "dtype" and producer(r.graph) == "jax":
+                own = replace(own, promoted_at=promoted_output_line(r))
+            if cause.kind == "partial" and r.family.key in scatter_sized:
+                own = replace(own, ops=own.ops | {"scatter"})
             if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
                 # the line that made the argument concatenates onto it in a loop: it grows every call, though a
                 # log of compilations alone cannot show it (review 8, F9)
                 growth, own = True, replace(context, ops=context.ops | {"cat"})
             set_fix(cause, replace(
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
-                grows=growth, buckets=r.family.key in bucketed, rng_seed_update=seed_update_only(r, cause),
+                grows=growth, buckets=r.family.key in bucketed,
+                size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
                 library=library_step(cause, context)))
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
@@ -196,6 +209,20 @@ def _never_returns(family) -> bool:
             return False
         latest = at
     return True
+
+
+def _held(family) -> bool:
+    """Three graphs or more, each run on two consecutive steps or more before the next took over (the last may be
+    cut short by the run's end): A,A,A,B,B,B,C,C,C yes; A,B,C,D (a size that grows every step) no."""
+    runs: list[list] = []
+    for g in family.members:
+        if is_partial(g):
+            continue
+        if runs and runs[-1][0] == g.cache_key:
+            runs[-1][1] += 1
+        else:
+            runs.append([g.cache_key, 1])
+    return len(runs) >= 3 and all(n >= 2 for _, n in runs[:-1])
 
 
 def _block_repeats(family_recompilations) -> str:
