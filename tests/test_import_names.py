@@ -3,7 +3,7 @@
 A module split by one branch and a use of its old home added by another merge cleanly and fail only when the
 import runs; a lazy import inside a function (``from hlodiff.explain.patterns import sequence_text`` under
 ``if dynamo:``) then fails on the user's run, not at start-up. That is how every torch.compile report once crashed
-with exit 3 for an hour of main's history (docs/accuracy.md, eighth stop). This reads every ``from hlodiff... import``
+with exit 3 for 14 minutes of main's history (docs/accuracy.md, eighth stop). This reads every ``from hlodiff... import``
 in the package, lazy ones included, and checks each name."""
 
 from __future__ import annotations
