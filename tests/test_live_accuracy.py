@@ -109,12 +109,11 @@ LIVE_WRONG_NOW = {
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)
     'dynamo/dyn_dtype_two_sites': 'line: dyn_dtype_two_sites.py:13 (as at exit)',
     'dynamo/dyn_grad_enabled_helper': 'line: dyn_grad_enabled_helper.py:19 (as at exit)',
-    # round 8 (blind, torch_xla and JAX): gan's and spmd's lines as at exit (their WRONG_NOW); onehot_counts' first
-    # live line is the early read of the labels' max, told before any size is seen ("round it up to a few buckets");
-    # per_class_dict's first recompilation (a dict entry started as 0.0, then a tensor: s64 -> f32) leads live;
+    # round 8 (blind, torch_xla and JAX): gan's and spmd's lines as at exit (their WRONG_NOW); (onehot_counts' first
+    # live line, the early read of the labels' max told "round it up to a few buckets", is right since review 12's
+    # partial_read_sets_scatter: the read sets a scatter's size, num_classes=C); per_class_dict's first recompilation (a dict entry started as 0.0, then a tensor: s64 -> f32) leads live;
     # jax_final_eval_size's eager convert_element_type compilation is told first ("shape or dtype", line unknown)
     'torch_xla/gan_alternating_control': 'line: gan_alternating_control.py:14 (as at exit: hlodiff right, the truth not)',
-    'torch_xla/onehot_counts': 'fix_none: says bucket (the early read told before the sizes it sets)',
     'torch_xla/per_class_dict': 'kind: dtype (the first recompilation leads live)',
     'torch_xla/spmd_load_state_mid': 'line: no location (as at exit)',
     'jax/jax_final_eval_size': 'line: no location; fix_none: says dtype (an eager op is told first live)',
