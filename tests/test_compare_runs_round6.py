@@ -163,6 +163,19 @@ def test_lookalike_an_absolute_folder_in_both_runs_claims_nothing_relative(tmp_p
     assert head["verdict"] == "miss_same_key" and "relative" not in head["fix"]
 
 
+def test_lookalike_an_entry_never_written_keeps_its_threshold(tmp_path):
+    """The same pair where run A did not write the eval step (under the compile-time threshold): that reason is
+    known and leads; the relative folder is said only for what run A wrote."""
+    folder = _copy("runs6_hydra_chdir", tmp_path)
+    log = folder / "run_a" / "stderr.log"
+    log.write_text("".join(
+        "Not writing persistent cache entry for 'jit_evaluate' because it took < 1.00 seconds to compile (0.14s)\n"
+        if "Writing jit_evaluate" in line else line for line in log.read_text().splitlines(keepends=True)))
+    doc = _compare(folder)
+    reasons = {c["program"]: c["reason"] for c in doc["compilations"]}
+    assert reasons == {"jit_train_step": "entry_missing", "jit_evaluate": "below_compile_time"}
+
+
 def test_lookalike_two_absolute_folders_keep_other_cache_folder():
     head = _head("runs_job_cache_dir")
     assert head["reason"] == "other_cache_folder" and "relative" not in head["fix"]
