@@ -36,6 +36,7 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, DEVICE_COUNT_
                                              version_differences, wide_type_differences)
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, calling_line, program_line  # noqa: F401 (API)
 from hlodiff.explain.program_pairs import counterpart, first_sightings, graph_cause, program_frame, same_program
+from hlodiff.explain.run_settings import long_width_differences, relative_cache_folder
 from hlodiff.hlo.model import SourceFrame
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
@@ -279,6 +280,9 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
         v.threshold, v.measured, v.detail = a.threshold, a.measured, a.error
     elif a.lookup is None:
         v.reason = "cache_configured_late"
+    elif a.written and (folder := relative_cache_folder(*_options(run_a, v.a_record), *_options(run_b, v.b_record))):
+        v.reason = "entry_missing"  # the same string, resolved against each run's working directory
+        v.differences = [KeyDifference("cache_settings", RELATIVE_FOLDER, folder, folder)]
     elif a.written and v.entry_in_cache is False:
         v.reason = "entry_missing"
         v.cache_empty = _cache_empty(run_a, run_b)
@@ -290,6 +294,16 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
         v.cache_empty = _cache_empty(run_a, run_b)
     else:
         v.reason = "unknown"
+
+
+RELATIVE_FOLDER = "relative cache folder"
+"""The name of an ``entry_missing`` verdict's difference when the cache folder is a relative path
+(:func:`hlodiff.explain.run_settings.relative_cache_folder`): run A wrote the entry under the key run B looked up,
+in a folder B did not look in."""
+
+
+def _options(run: Run, record: GraphRecord | None) -> list[dict[str, tuple[str, ...]] | None]:
+    return [run.module_options(record)] if record is not None else []
 
 
 def _cache_empty(run_a: Run, run_b: Run) -> bool:
@@ -318,8 +332,9 @@ def _hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
         v.differences = impls
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
-    elif v.reason == "dtype":  # jax_enable_x64 (JAX only: a torch_xla float64 is the user's tensor), else 16-bit
-        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else []) or \
+    elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs (its float64 is the user's), else 16-bit
+        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
+                         long_width_differences(v.a_record, v.b_record)) or \
             low_precision_differences(v.a_record, v.b_record)
 
 

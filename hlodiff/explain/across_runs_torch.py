@@ -50,6 +50,8 @@ def torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 if failures or (run_b.torch and run_b.torch.counter("PersistentCacheDeserializeFailure")):
                     v.reason = "not_loadable"
                     v.detail = failures[0][2] if failures else None
+                elif looked_nothing_up(run_b):
+                    v.reason = "no_cache"
                 elif v.entry_in_cache is False:
                     v.reason = "entry_missing"
                     v.cache_empty = not cache.entries  # the listing after run A is empty: nothing written
@@ -72,3 +74,16 @@ def torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         verdicts.append(v)
     return verdicts
 
+
+PERSISTENT_COUNTERS = ("PersistentCacheHit", "PersistentCacheMiss", "PersistentCacheDeserializeFailure")
+"""torch_xla's counters of a persistent-cache lookup: with a cache configured, every compilation counts one of them
+(a hit, a miss, an entry it could not load; observed with torch_xla 2.9), and a metrics report leaves out the
+counters that stayed 0."""
+
+
+def looked_nothing_up(run: Run) -> bool:
+    """A metrics report of the run counts compilations (``UncachedCompile``) and no persistent-cache lookup at all:
+    the run had no persistent cache (no ``xr.initialize_cache``, no ``XLA_PERSISTENT_CACHE_PATH``)."""
+    facts = run.torch
+    return bool(facts and facts.counter("UncachedCompile")) and not any(
+        facts.counter(name) for name in PERSISTENT_COUNTERS)

@@ -14,9 +14,10 @@ from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, AcrossRuns, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, AcrossRuns, Verdict
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
+from hlodiff.explain.run_settings import compile_setting_of
 from hlodiff.render.across_runs_fixes import CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API: the tables' old home)
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
@@ -118,6 +119,9 @@ def why_text(v: Verdict) -> str:
     if r == "other_cache_folder" and v.differences:
         d = v.differences[0]
         return f"{same}: run A wrote it to {d.a}, but run B's cache folder is {d.b}"
+    if r == "entry_missing" and v.differences and v.differences[0].name == RELATIVE_FOLDER:
+        return (f"{same}: run A wrote it, but run B did not find it; the cache folder is the relative path "
+                f"{v.differences[0].a}, resolved against each run's working directory")
     if r == "entry_missing":
         return f"{same}: run A wrote it, but the cache run B read has no such entry"
     if r == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():  # known of the backend, not logged
@@ -168,7 +172,8 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        return GRAPH_FIXES["precision" if d.name == "16-bit floats" else "x64"].format(side=side, types=types)
+        row = {"16-bit floats": "precision", "64-bit integers": "long32"}.get(d.name, "x64")
+        return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
@@ -182,6 +187,12 @@ def fix_text(v: Verdict) -> str | None:
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=_value(d.a), b=_value(d.b))
+    if reason == "compile_option" and d is not None and (setting := compile_setting_of(d)) is not None:
+        return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=_value(d.a), b=_value(d.b), setting=setting)
+    if reason == "entry_missing" and d is not None and d.name == RELATIVE_FOLDER:
+        reason = "entry_missing_relative"
+    if reason == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():
+        reason = "not_loadable_inferred"  # known of the backend, not seen: say what else it could be
     if reason == "other_cache_folder" and d is not None and same_folder_spelled_apart(d.a, d.b):
         reason = "same_folder_spelled_apart"
     if reason == "entry_missing" and v.cache_empty:

@@ -39,6 +39,11 @@ CACHE_FIXES: dict[str, str] = {
                 ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
+    "entry_missing_relative": "run A wrote it under the key run B looked up, yet run B did not find it: the cache "
+                              "folder is the relative path {a}, which each process resolves against its working "
+                              "directory, so runs started in other folders (a launcher or Hydra's job.chdir, a "
+                              "job's own folder) read and write other caches; give jax_compilation_cache_dir an "
+                              "absolute path (os.path.abspath before the working directory changes)",
     "entry_missing_empty": "run A compiled it, yet the cache folder holds no entry at all after run A: nothing was "
                            "written there; check that run A could write to this folder and wrote to this one",
     "entry_missing_empty_torch_xla": "run A wrote nothing to the cache (no entry in the folder after run A, though "
@@ -54,6 +59,18 @@ CACHE_FIXES: dict[str, str] = {
     "jax_setting": "run {side} ran with {setting}: JAX writes it into the compile options it hashes ({name} is {b} in "
                    "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
                    "(look for it in the environment of run {side})",
+    "no_cache_torch_xla": "run B had no persistent cache: its metrics count compilations and no persistent-cache "
+                          "lookup (no PersistentCacheHit, PersistentCacheMiss or PersistentCacheDeserializeFailure); "
+                          "configure the same cache in run B as in run A: xr.initialize_cache(path) at its start, or "
+                          "XLA_PERSISTENT_CACHE_PATH in its environment (a launcher that clears the environment "
+                          "drops it)",
+    "not_loadable_inferred": "this backend cannot load cached executables: {detail}; so here the persistent cache "
+                             "cannot save this compilation whatever the code does. Nothing captured shows that run B "
+                             "looked the entry up, though (no warning that loading failed, no metrics report): where "
+                             "entries do load, also check that run B configures the same cache as run A "
+                             "(xr.initialize_cache(path) at its start, or XLA_PERSISTENT_CACHE_PATH in its "
+                             "environment: a launcher that clears the environment drops it), and keep run B's "
+                             "metrics report (PersistentCacheMiss, PersistentCacheDeserializeFailure) to tell",
     "not_loadable": "nothing to change in your code: this backend could not deserialize the cached executable, so "
                     "the persistent cache cannot save a compilation here (torch_xla's CPU client cannot; TPU and GPU "
                     "can)",
@@ -78,6 +95,9 @@ CACHE_FIXES: dict[str, str] = {
                        "its own cache entry",
     "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
                                   "(--{name}); torch_xla's graph hash, its cache key, changes with it",
+    "jax_compile_setting": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A, "
+                           "and it comes from a JAX setting, {setting}, not an XLA flag: set it the same way in both runs "
+                           "(look for it in each run's environment or jax.config calls)",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
@@ -126,10 +146,14 @@ GRAPH_FIXES: dict[str, str] = {
                  "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
                  "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
                  "reuse the cache",
+    "long32": "only run {side}'s program uses 64-bit integers ({types}); the other lowers them as 32-bit: torch_xla "
+              "does that to every int64 tensor when XLA_USE_32BIT_LONG=1 is in the environment, most likely run "
+              "{other}'s: set it the same way in both runs (if the code changed instead, give these tensors one "
+              "dtype in both)",
     "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
            "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
            "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
 }
 """Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
 run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
-64-bit types in one run only."""
+64-bit types in one run only (JAX's x64, torch_xla's 32-bit longs)."""

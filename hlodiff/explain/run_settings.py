@@ -1,0 +1,72 @@
+"""Settings of a run that its programs show without naming them: a compile option a JAX setting writes, torch_xla's
+32-bit longs, a cache folder given as a relative path. :mod:`hlodiff.explain.across_runs` reads them to say which
+setting differs between two runs, or why run B could not find what run A wrote, instead of the bare evidence.
+
+Each table row is observed with JAX 0.10.2 / torch_xla 2.9 on the CPU and tested with a look-alike in
+``tests/test_compare_runs_round6.py``.
+"""
+
+from __future__ import annotations
+
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, _element_types,
+                                             cache_folder)
+
+COMPILE_OPTION_SETTINGS: dict[str, str] = {
+    "use_shardy_partitioner": "jax_use_shardy_partitioner (JAX_USE_SHARDY_PARTITIONER; JAX sets it for the Shardy "
+                              "partitioner, its default since JAX 0.7.0, and leaves it unset for GSPMD)",
+    "exec_time_optimization_effort": "jax_exec_time_optimization_effort (JAX_EXEC_TIME_OPTIMIZATION_EFFORT)",
+    "memory_fitting_effort": "jax_memory_fitting_effort (JAX_MEMORY_FITTING_EFFORT)",
+    "optimization_level": "jax_optimization_level (JAX_OPTIMIZATION_LEVEL)",
+}
+"""Fields of XLA's ``executable_build_options`` (``compile_options.textproto``) -> the JAX setting that writes them
+(``jax/_src/compiler.py`` ``get_compile_options``): one of them differing between two runs of one script came from
+that setting, not from XLA_FLAGS (observed: ``JAX_USE_SHARDY_PARTITIONER=false`` drops ``use_shardy_partitioner:
+true``; ``JAX_EXEC_TIME_OPTIMIZATION_EFFORT=-0.5``, ``JAX_MEMORY_FITTING_EFFORT=0.5`` and
+``JAX_OPTIMIZATION_LEVEL=O1`` add their field; the HLO is the same, the key is not)."""
+
+
+def compile_setting_of(d: KeyDifference) -> str | None:
+    """The JAX setting behind a differing compile option (:data:`COMPILE_OPTION_SETTINGS`), else None."""
+    if d.source != "compile_options.textproto":
+        return None
+    return COMPILE_OPTION_SETTINGS.get(d.name)
+
+
+LONG_TYPES = {"s64": "s32", "u64": "u32"}
+"""64-bit integer types and what torch_xla lowers them to under ``XLA_USE_32BIT_LONG=1`` (observed with torch_xla
+2.9: int64 labels enter the graph as ``s32[8]`` instead of ``s64[8]``, the one-hot compare after them too)."""
+
+
+def long_width_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """torch_xla: ``[KeyDifference("element_types", "64-bit integers", A's, B's)]`` when one program has 64-bit
+    integer types the other has none of, and every element type the two do not share is one of them or its 32-bit
+    counterpart (:data:`LONG_TYPES`): every int64 of one run is an int32 of the other, as ``XLA_USE_32BIT_LONG``
+    makes it; else empty (a float64, or 64-bit integers on both sides, is the program's own)."""
+    if a is None or b is None:
+        return []
+    types = [_element_types(r) for r in (a, b)]
+    only = [types[0] - types[1], types[1] - types[0]]
+    wide = [o & set(LONG_TYPES) for o in only]
+    if not (only[0] | only[1]) <= set(LONG_TYPES) | set(LONG_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
+        return []
+    if any(t in types[i] for i in (0, 1) if not wide[i] for t in LONG_TYPES):
+        return []  # the side without the switch still has 64-bit integers of its own: not a global lowering
+    return [KeyDifference("element_types", "64-bit integers", ", ".join(sorted(wide[0])) or None,
+                          ", ".join(sorted(wide[1])) or None)]
+
+
+def relative_cache_folder(*options: dict[str, tuple[str, ...]] | None) -> str | None:
+    """The persistent cache folder as JAX was given it, when it is a relative path: JAX writes it into XLA's cache
+    options (:data:`~hlodiff.explain.run_differences.CACHE_FOLDER_OPTIONS`, ``jax_cache/xla_gpu_per_fusion_
+    autotune_cache_dir``), so the dumped options show the string the run used. A relative folder is resolved
+    against the process's working directory, which a launcher (Hydra's ``job.chdir``, a job folder) changes run
+    to run, while the key, hashed from the same string, stays the same."""
+    for opts in options:
+        for key, values in (opts or {}).items():
+            if key.rpartition(":")[2].rsplit(".", 1)[-1] not in CACHE_FOLDER_OPTIONS or not values:
+                continue
+            folder = cache_folder(values[0])
+            if folder and not folder.startswith("/") and not folder[1:3] == ":\\":  # POSIX or a Windows drive
+                return folder
+    return None
