@@ -72,7 +72,7 @@ def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[
     own: ``[KeyDifference("element_types", "64-bit types", A's, B's)]`` (None on the other side), else empty."""
     if a is None or b is None:
         return []
-    types = [_element_types(r) for r in (a, b)]
+    types = [element_types(r) for r in (a, b)]
     only = [types[0] - types[1], types[1] - types[0]]
     wide = [o & set(WIDE_TYPES) for o in only]
     if not (only[0] | only[1]) <= set(WIDE_TYPES) | set(WIDE_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
@@ -92,7 +92,7 @@ def low_precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> l
     (None on the other side), else empty."""
     if a is None or b is None:
         return []
-    types = [_element_types(r) for r in (a, b)]
+    types = [element_types(r) for r in (a, b)]
     only = [types[0] - types[1], types[1] - types[0]]
     if bool(only[0]) == bool(only[1]) or not (only[0] | only[1]) <= set(LOW_PRECISION_TYPES):
         return []  # both sides have types of their own, or another type differs
@@ -100,7 +100,7 @@ def low_precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> l
                           ", ".join(sorted(only[1])) or None)]
 
 
-def _element_types(rec: GraphRecord) -> set[str]:
+def element_types(rec: GraphRecord) -> set[str]:
     return {leaf.element_type for c in rec.module().computations for i in c.instructions
             for leaf in i.shape.leaves()}
 

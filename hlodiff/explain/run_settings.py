@@ -9,7 +9,7 @@ Each table row is observed with JAX 0.10.2 / torch_xla 2.9 on the CPU and tested
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, _element_types,
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, element_types,
                                              cache_folder)
 
 COMPILE_OPTION_SETTINGS: dict[str, str] = {
@@ -45,7 +45,7 @@ def long_width_differences(a: GraphRecord | None, b: GraphRecord | None) -> list
     makes it; else empty (a float64, or 64-bit integers on both sides, is the program's own)."""
     if a is None or b is None:
         return []
-    types = [_element_types(r) for r in (a, b)]
+    types = [element_types(r) for r in (a, b)]
     only = [types[0] - types[1], types[1] - types[0]]
     wide = [o & set(LONG_TYPES) for o in only]
     if not (only[0] | only[1]) <= set(LONG_TYPES) | set(LONG_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
