@@ -35,9 +35,14 @@ a copy per iteration costs time every step; held tensors cost memory; a read ins
 (and often the work again) every step; undonated state costs memory the user opted out of saving."""
 
 HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZER),
-              ("gradient", BACKWARD, OPTIMIZER)}
+              ("gradient", BACKWARD, OPTIMIZER),
+              ("activation", OPTIMIZER, BACKWARD), ("activation", OPTIMIZER, OPTIMIZER),
+              ("activation", BACKWARD, BACKWARD), ("activation", BACKWARD, OPTIMIZER)}
 """(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
-step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
+step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`. An activation from a graph whose phase is later
+than a forward is one autograd alone keeps for the reading graph's backward (:func:`hlodiff.cost.roles
+.saved_activation`: a GAN's generator output made beside the discriminator's update, read by the generator's loss
+after a sync)."""
 
 FRAMEWORK_PREFIXES = (("jit_", "jax"), ("pjit_", "jax"), ("xmap_", "jax"), ("SyncTensorsGraph", "torch_xla"),
                       ("IrToHlo", "torch_xla"))
@@ -114,6 +119,8 @@ class CostHeadline:
     """``loop_buffer_copy``: the body writes the whole buffer into a stacked output (a scan's ys) every iteration."""
     snapshot: bool = False
     """``loop_buffer_copy``: the body replaces a snapshot of the buffer whole on a scalar decision (best so far)."""
+    one_hot: bool = False
+    """``loop_buffer_copy``: the body writes one position by adding a one-hot product over the whole buffer."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
@@ -132,7 +139,8 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot, "arguments": list(self.arguments),
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
+                "one_hot": self.one_hot, "arguments": list(self.arguments),
                 "mask": self.mask, "followed_by": self.followed_by, "gradient_sources": self.gradient_sources}
 
 
@@ -190,7 +198,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
                                     loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted,
-                                    snapshot=c.snapshot)
+                                    snapshot=c.snapshot, one_hot=c.one_hot)
     return best
 
 
