@@ -138,3 +138,53 @@ def test_a_gans_generator_batch_held_across_the_updates_sync_is_a_finding():
                                   "x5c_skip_nonfinite_control", "xla_accum_opt_graph_control"])
 def test_look_alike_crossings_stay_quiet(name):
     assert _cost_head(name) is None
+
+
+@pytest.mark.parametrize("capture", ["x4c_prev_output_control", "review2_moco_queue", "x6c_preds_cat_epoch"])
+def test_what_a_whole_steps_graph_hands_the_next_step_is_no_saved_activation(capture):
+    """The previous step's output, a negatives queue grown by torch.cat, an epoch's predictions: forward tensors no
+    name holds at the next sync (the variable was reassigned), read by the next run of the same sync's graph: carried
+    from step to step, not held inside a step cut in two (the first version of the rule told all three)."""
+    doc = cli_json("cost", str(FIXTURES / "scenarios" / "torch_xla" / capture / "record"), codes=(0,))
+    assert doc["headline"] is None
+
+
+# -- an eval step concatenating onto the argument it hands back (JAX) -------------------------------------------
+
+from hlodiff.diff.matchers import _argument_name  # noqa: E402
+from hlodiff.explain.buckets import verdict  # noqa: E402
+
+SCENARIOS = FIXTURES / "scenarios"
+
+
+@pytest.mark.parametrize("metadata, name", [
+    ('{op_name="preds"}', "preds"),                                        # JAX's argument name
+    ('{op_name="params[\'w\']"}', "params['w']"),                          # a pytree leaf
+    ('{op_name="jit(f)/concatenate" source_file="f.py" source_line=3}', None),  # an op, not an argument
+    ('{op_type="aten__cat" op_name="aten__cat"}', None),                   # torch_xla
+    (None, None),
+])
+def test_a_parameter_pairs_by_its_jax_argument_name_only(metadata, name):
+    assert _argument_name(metadata) == name
+
+
+@pytest.mark.parametrize("concatenated, found", [(True, "preallocate"), (False, "expected")])
+def test_sizes_new_at_every_compilation_are_growth_when_the_graph_concatenates(concatenated, found):
+    # 0, 8, ..., 40, compilations only (JAX): all multiples of 8 read as buckets unless the graph grows them itself
+    values = tuple((v, 1) for v in range(0, 48, 8))
+    assert verdict(values, [v for v, _ in values], "compilations", concatenated=concatenated) == found
+
+
+def test_an_eval_step_concatenating_onto_its_argument_grows_and_is_no_bucket():
+    doc = cli_json("explain-recompile", str(SCENARIOS / "jax" / "x6c_jx_preds_concat_eval"), codes=(1,))
+    head = doc["headline"]
+    cause = next(r["causes"][0] for r in doc["recompilations"] if r["graph"] == head["graph"])
+    assert (cause["kind"], cause["fix_rule"]) == ("shape", "shape_growing_concat_jax")
+    assert "bucket" not in cause["fix"] and "preallocate" in cause["fix"]
+
+
+@pytest.mark.parametrize("path, codes", [("jax/jax_dp_buckets_control", (0,)), ("jax/jax_bucket_pad", (0, 1))])
+def test_bucketed_jax_runs_keep_their_verdict(path, codes):
+    doc = cli_json("explain-recompile", str(SCENARIOS / path), codes=codes)
+    fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"]]
+    assert not any("grows by concatenation" in f for f in fixes)
