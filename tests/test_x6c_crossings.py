@@ -181,6 +181,8 @@ def test_an_eval_step_concatenating_onto_its_argument_grows_and_is_no_bucket():
     cause = next(r["causes"][0] for r in doc["recompilations"] if r["graph"] == head["graph"])
     assert (cause["kind"], cause["fix_rule"]) == ("shape", "shape_growing_concat_jax")
     assert "bucket" not in cause["fix"] and "preallocate" in cause["fix"]
+    # each compilation told against the first (its empty i32[0]): the sizes are that start and each one after it
+    assert "(0, 8, 16, 24, 32, 40)" in cause["fix"]
 
 
 @pytest.mark.parametrize("path, codes", [("jax/jax_dp_buckets_control", (0,)), ("jax/jax_bucket_pad", (0, 1))])
