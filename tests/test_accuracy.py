@@ -180,6 +180,15 @@ WRONG_NOW = {
     # says 'grows by 1 every step')
     "jax/rev8_jx_greedy_concat": "pattern: 6 compilations of jit_next_token (A,B,C,D,E,F) (JAX logs compilations "
                                  "only: the truth names it unbounded)",
+    # crossings round 6 (blind): the same limit: 6 compilations of an eval step fed its own jnp.concatenate, whose
+    # fix now says it grows (0, 8, ..., 40), are not named 'unbounded' from a dump and a log of compilations
+    "jax/x6c_jx_preds_concat_eval": "pattern: 6 compilations of jit_eval_step (A,B,C,D,E,F) (JAX logs compilations "
+                                    "only: the truth names it unbounded)",
+    # crossings round 6 (blind): an expected warm-up, told as one, at the line torch_xla wrote on the window's
+    # device-data parameter (:21, the first op that read it after step 0's sync: the mean read after the sync), not
+    # where the window is made (:14) or shifted (:19)
+    "torch_xla/x6c_window_cat_control": "line: x6c_window_cat_control.py:21 (torch_xla's line on the device data: "
+                                        "the read after the sync, not the window's :14/:19)",
 
     # Dynamo round 9 (blind): lines no capture holds. A compiled plain function's TORCH_TRACE start stack holds only
     # its own frame, and the reset call is in no record at all; a compiled nn.Module's TORCH_LOGS text log names

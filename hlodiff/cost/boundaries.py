@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
-from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of
+from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of, saved_activation, tensor_phase
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
@@ -59,6 +59,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
     parameters: set[int] = set()  # ids an nn.Parameter held when record reported (params=)
     weights_read: dict[int, set[int]] = {}  # graph position -> parameter ids it read (reads= within params=)
     params_seen: list[tuple[int, set[int]]] = []  # (position, params=) of each report that has one
+    named: dict[int, set[int]] = {}  # graph position -> ids its report lists (reads= reports only): held by a name
     claimed: set[int] = set()  # tensor ids that already crossed into some graph
     boundaries: list[Boundary] = []
     phases: dict[int, str | None] = {}  # graph position -> forward / backward / optimizer (reported graphs)
@@ -88,6 +89,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
                 "(boundaries from the report's tensors instead)",
                 path=report_paths[0] if len(report_paths) == 1 else None, line=report.line or None))
         if reads is not None:
+            named[position] = {t.id for t in report.tensors}
             crossing = _read(reads, producer, made_by, claimed, position)
         else:
             crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
@@ -129,7 +131,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
             "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
     keys = [(r.source, r.cache_key()) for r in records]
     return _with_roles(boundaries, graphs, phases, made_by, keys, parameters,
-                       frozen_graphs(weights_read, params_seen)), exact
+                       frozen_graphs(weights_read, params_seen), named), exact
 
 
 def frozen_graphs(weights_read: dict[int, set[int]], params_seen: list[tuple[int, set[int]]]) -> set[int]:
@@ -198,8 +200,11 @@ def _ids(value: str | None) -> set[int]:
 
 def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dict[int, str | None],
                 made_by: dict[int, LiveTensor], keys: list, parameters: set[int] = frozenset(),
-                frozen: set[int] = frozenset()) -> list[Boundary]:
-    """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it."""
+                frozen: set[int] = frozenset(), named: dict[int, set[int]] | None = None) -> list[Boundary]:
+    """Phases of both ends and each tensor's role (:mod:`hlodiff.cost.roles`) and the user's line that made it.
+    ``named``: per reading graph with ``reads=``, the ids its report lists (a tensor read but not listed is held by
+    autograd alone)."""
+    named = named or {}
     _infer_phases(boundaries, graphs, phases, keys)
     read_by_model: set[int] = set()
     for b in boundaries:
@@ -210,9 +215,11 @@ def _with_roles(boundaries: list[Boundary], graphs: list[GraphCost], phases: dic
         made_in, read_in = phases.get(b.source_phase), phases.get(b.target_phase)
         tensors = []
         for t in b.tensors:
-            role = (role_of(made_in, read_in, t.id in read_by_model, t.id in parameters, b.source_phase in frozen)
-                    if made_in and read_in else None)
             origin = made_by.get(t.id)
+            saved = (b.target_phase in named and origin is not None
+                     and saved_activation(made_in, read_in, tensor_phase(origin), t.id in named[b.target_phase]))
+            role = (role_of(made_in, read_in, t.id in read_by_model, t.id in parameters, b.source_phase in frozen,
+                            saved) if made_in and read_in else None)
             line = user_frame(origin.frames) if origin is not None and origin.frames else None
             tensors.append(replace(t, role=role, user_line=line))
         out.append(Boundary(b.source, b.target, tensors, source_phase=made_in, target_phase=read_in))

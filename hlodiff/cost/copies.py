@@ -82,8 +82,9 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         whole = inst.shape.num_elements()
         shifts = {u.name for u in updates if _shifts(u, by_name)}
         masks = {u.name for u in updates if _masked_root(u, by_name) is not None}
+        one_hot = {u.name for u in updates if _one_hot_root(u, by_name) is not None}
         copies = [lineage[n] for n in sorted(lineage, key=_order(body))
-                  if n in shifts or n in masks or _is_whole_copy(lineage[n], whole, by_name)]
+                  if n in shifts or n in masks or n in one_hot or _is_whole_copy(lineage[n], whole, by_name)]
         emits = [u for n in sorted(lineage, key=_order(body)) for u in users.get(n, [])
                  if u.name not in lineage and _writes_whole_into(u, n, whole, by_name)]
         copies += emits
@@ -94,7 +95,9 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
                                     inst.shape.byte_size(), times, k, tuple(c.name for c in copies), location,
                                     shift=bool(shifts), masked=bool(masks) and not shifts,
-                                    emitted=bool(emits) and not shifts and not masks and len(emits) == len(copies)))
+                                    emitted=bool(emits) and not shifts and not masks and not one_hot
+                                    and len(emits) == len(copies),
+                                    one_hot=bool(one_hot) and not shifts and not masks))
     found.extend(_snapshots(loop, body, root, carried, by_name, times, where))
     return found
 
@@ -207,7 +210,8 @@ def _lineage(start: Instruction, users: dict[str, list[Instruction]], by_name: d
             if user.opcode in _VIEW_OPCODES:
                 pass
             elif (_updates_in_place(user, value.name, by_name) or _shifts_buffer(user, value.name, by_name)
-                  or _masks_buffer(user, value.name, by_name, body_insts)):
+                  or _masks_buffer(user, value.name, by_name, body_insts)
+                  or _one_hot_writes(user, value.name, by_name, body_insts)):
                 updates.append(user)
             elif user.opcode == "fusion" and _fused_copy(user, by_name):
                 pass
@@ -336,6 +340,57 @@ def _position_write(select: Instruction, insts: dict[str, Instruction], is_buffe
     if insts[node.operands[0]].shape.num_elements() >= select.shape.num_elements():
         return False
     return _position_mask(insts.get(pred), insts)
+
+
+ONE_HOT_WRITE_OPCODES = ("add",)
+"""Roots of a value that rewrites the carried buffer whole by adding a one-hot product to write one position:
+``buf + one_hot(t, T)[:, None] * row`` (Flax's early decode cache, "faster than dynamic_update_slice on TPU";
+crossings round 6, ``x6c_onehot_cache_write``). It is one when one operand of the add is the buffer and the other
+a ``multiply`` one of whose factors is a position mask (an integer equality against a broadcast scalar that is no
+constant, ``iota == t``, converted to floats): every iteration reads and writes the whole buffer where
+``buf.at[t].set(row)`` writes one row in place. An outer product of two computed vectors added to a decayed
+memory (linear attention's fast weights, ``M = 0.95 * M + outer(v, k)``) changes every element: no finding."""
+
+
+def _one_hot_writes(inst: Instruction, buffer: str, by_name: dict[str, Computation],
+                    body_insts: dict[str, Instruction] | None = None) -> bool:
+    """``inst`` adds a one-hot product into ``buffer`` (:data:`ONE_HOT_WRITE_OPCODES`), unfused or as a fusion's
+    root reading ``buffer`` as an operand."""
+    if inst.opcode in ONE_HOT_WRITE_OPCODES:
+        return _one_hot_add(inst, body_insts or {}, lambda name: name == buffer)
+    fused = _fused_root(inst, by_name)
+    if fused is None:
+        return False
+    node, f_insts = fused
+    return node.opcode in ONE_HOT_WRITE_OPCODES and _one_hot_add(node, f_insts, lambda name: (
+        (p := _through_bitcasts(f_insts[name], f_insts) if name in f_insts else None) is not None
+        and p.opcode == "parameter" and p.parameter_number is not None
+        and p.parameter_number < len(inst.operands) and inst.operands[p.parameter_number] == buffer))
+
+
+def _one_hot_root(inst: Instruction, by_name: dict[str, Computation]) -> Instruction | None:
+    """The add of a one-hot write found in a lineage (the op itself, or its fusion's root)."""
+    if inst.opcode in ONE_HOT_WRITE_OPCODES:
+        return inst
+    fused = _fused_root(inst, by_name)
+    return fused[0] if fused is not None and fused[0].opcode in ONE_HOT_WRITE_OPCODES else None
+
+
+def _one_hot_add(add: Instruction, insts: dict[str, Instruction], is_buffer) -> bool:
+    if len(add.operands) != 2:
+        return False
+    first, second = add.operands
+    if is_buffer(first):
+        other = second
+    elif is_buffer(second):
+        other = first
+    else:
+        return False
+    node = insts.get(other)
+    node = _through_bitcasts(node, insts) if node is not None else None
+    if node is None or node.opcode != "multiply":
+        return False
+    return any(_position_mask(insts.get(factor), insts) for factor in node.operands)
 
 
 _MASK_VIEWS = ("bitcast", "broadcast", "reshape", "convert")

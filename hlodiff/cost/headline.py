@@ -34,10 +34,18 @@ PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "re
 a copy per iteration costs time every step; held tensors cost memory; a read inside the step costs an execution
 (and often the work again) every step; undonated state costs memory the user opted out of saving."""
 
+SAVED_ROLES = {("activation", OPTIMIZER, BACKWARD), ("activation", OPTIMIZER, OPTIMIZER),
+               ("activation", BACKWARD, BACKWARD), ("activation", BACKWARD, OPTIMIZER)}
+"""Activations from a graph whose phase is later than a forward (:func:`hlodiff.cost.roles.saved_activation`): held
+across graphs only when the graph reading them is not the next step's run of the same line (:func:`_held`)."""
+
 HELD_ROLES = {("activation", FORWARD, BACKWARD), ("activation", FORWARD, OPTIMIZER),
-              ("gradient", BACKWARD, OPTIMIZER)}
+              ("gradient", BACKWARD, OPTIMIZER)} | SAVED_ROLES
 """(role, phase of the graph handing it, phase of the graph reading it) of a tensor held across graphs because a
-step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`."""
+step was cut in two; roles and phases: :mod:`hlodiff.cost.roles`. An activation from a graph whose phase is later
+than a forward is one autograd alone keeps for the reading graph's backward (:func:`hlodiff.cost.roles
+.saved_activation`: a GAN's generator output made beside the discriminator's update, read by the generator's loss
+after a sync)."""
 
 FRAMEWORK_PREFIXES = (("jit_", "jax"), ("pjit_", "jax"), ("xmap_", "jax"), ("SyncTensorsGraph", "torch_xla"),
                       ("IrToHlo", "torch_xla"))
@@ -114,6 +122,8 @@ class CostHeadline:
     """``loop_buffer_copy``: the body writes the whole buffer into a stacked output (a scan's ys) every iteration."""
     snapshot: bool = False
     """``loop_buffer_copy``: the body replaces a snapshot of the buffer whole on a scalar decision (best so far)."""
+    one_hot: bool = False
+    """``loop_buffer_copy``: the body writes one position by adding a one-hot product over the whole buffer."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
@@ -132,7 +142,8 @@ class CostHeadline:
                 "cut": self.cut, "mismatch": self.mismatch, "closest": self.closest, "loop": self.loop,
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot, "arguments": list(self.arguments),
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
+                "one_hot": self.one_hot, "arguments": list(self.arguments),
                 "mask": self.mask, "followed_by": self.followed_by, "gradient_sources": self.gradient_sources}
 
 
@@ -190,7 +201,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
             if best is None or per_step > best.bytes:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
                                     loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted,
-                                    snapshot=c.snapshot)
+                                    snapshot=c.snapshot, one_hot=c.one_hot)
     return best
 
 
@@ -199,8 +210,10 @@ def _held(run: RunCost) -> CostHeadline | None:
     accumulating = _accumulating(run)
     best = None
     for b in run.boundaries:
+        again = _runs_again(run.graphs, b.source, b.target)
         tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
-                   and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)]
+                   and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)
+                   and not (again and (t.role, b.source_phase, b.target_phase) in SAVED_ROLES)]
         if not tensors or _crosses_a_step(run.graphs, b.source, b.target):
             continue
         total = sum(t.bytes for t in tensors)
@@ -244,6 +257,18 @@ def _crosses_a_step(graphs: list[GraphCost], source: str, target: str) -> bool:
     i, j = refs.index(source), refs.index(target)
     lines = {_line(graphs[k]) for k in (i - 1, i) if k >= 0 and _dump(graphs[k].ref) == _dump(source)} - {None}
     return any(_line(g) in lines for g in graphs[i + 1:j] if _dump(g.ref) == _dump(source))
+
+
+def _runs_again(graphs: list[GraphCost], source: str, target: str) -> bool:
+    """The graph reading the tensors runs from the line that ran the source or the graph right before it: the
+    step's sequence began again, so what a whole step's graph hands it (the previous step's output, a queue grown
+    by ``torch.cat``) is carried from step to step, though no name held it at the sync (crossings round 6)."""
+    refs = [g.ref for g in graphs]
+    if source not in refs or target not in refs:
+        return False
+    i, j = refs.index(source), refs.index(target)
+    lines = {_line(graphs[k]) for k in (i - 1, i) if k >= 0 and _dump(graphs[k].ref) == _dump(source)} - {None}
+    return _line(graphs[j]) in lines
 
 
 def _line(g: GraphCost):

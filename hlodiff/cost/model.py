@@ -77,6 +77,9 @@ class LoopBufferCopy:
     """The body replaces the buffer whole by another carried buffer on a scalar decision (``best = jnp.where(score >
     best_score, buf, best)``; :data:`hlodiff.cost.copies.SNAPSHOT_OPCODES`): the fix is to carry the best step's
     index and build the snapshot once after the loop."""
+    one_hot: bool = False
+    """The body writes one position by adding a one-hot product over the whole buffer (``buf + one_hot(t)[:, None] *
+    row``; :data:`hlodiff.cost.copies.ONE_HOT_WRITE_OPCODES`): the fix is an indexed write in place."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -90,7 +93,8 @@ class LoopBufferCopy:
         return {"loop": self.loop, "shape": self.shape, "bytes_per_iteration": self.bytes_per_iteration,
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
-                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot}
+                "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
+                "one_hot": self.one_hot}
 
 
 @dataclass(frozen=True, slots=True)

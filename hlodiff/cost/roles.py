@@ -87,13 +87,33 @@ weights get new ones): no gradient reaches the graph that made it, so it is data
 batch, not an activation held for that graph's backward (cost round 3, ``xla_teacher_sync_control``)."""
 
 
+SAVED_ACTIVATION_SOURCES = frozenset((BACKWARD, OPTIMIZER))
+"""Phases of a graph that may hand on a forward's tensor held only by autograd: a graph that ran a backward or an
+optimizer's step (its phase is the latest) and also a forward whose saved tensors a later graph's backward reads
+(a GAN's generator run beside the discriminator's update, then synced apart from its own loss: crossings round 6,
+``x6c_gan_fake_held``)."""
+
+
+def saved_activation(made_in: str | None, read_in: str | None, own_phase: str | None, held_by_name: bool) -> bool:
+    """A tensor its own frames place in the forward (``own_phase``), made by a graph of a later phase
+    (:data:`SAVED_ACTIVATION_SOURCES`), that a graph running a backward reads while no name of the program holds it
+    (``held_by_name`` False: the reading graph's report lists no such tensor, only autograd's saved tensors keep it)
+    is an activation saved for that backward. A forward value the program keeps (a running total, the previous
+    step's output) is listed by name and keeps the graph's role."""
+    return (made_in in SAVED_ACTIVATION_SOURCES and own_phase == FORWARD and read_in in (BACKWARD, OPTIMIZER)
+            and not held_by_name)
+
+
 def role_of(made_in: str | None, read_in: str | None, read_by_model: bool = False,
-            is_parameter: bool = False, from_frozen: bool = False) -> str:
+            is_parameter: bool = False, from_frozen: bool = False, saved: bool = False) -> str:
     """The role of a tensor made in phase ``made_in`` and read by a graph of phase ``read_in``; ``read_by_model``:
     some forward or backward graph reads the same tensor too (then an optimizer's output is a parameter);
     ``is_parameter``: an ``nn.Parameter`` held it when ``hlodiff record`` reported (``params=``), which settles it
     where the phases cannot (a whole step in one graph reads the weights and the momenta alike); ``from_frozen``:
-    the graph that made it is a forward of untrained weights (:data:`FROZEN_FORWARD_ROLE`)."""
+    the graph that made it is a forward of untrained weights (:data:`FROZEN_FORWARD_ROLE`); ``saved``: an activation
+    autograd alone keeps for the reading graph's backward (:func:`saved_activation`)."""
+    if saved and not is_parameter:
+        return ACTIVATION
     if made_in == FORWARD and from_frozen:
         return FROZEN_FORWARD_ROLE
     if made_in == OPTIMIZER and (read_by_model or is_parameter):

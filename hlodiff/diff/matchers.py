@@ -13,6 +13,8 @@ choice is made by content, then metadata, then position (:mod:`hlodiff.diff.simi
 
 from __future__ import annotations
 
+import re
+
 import functools
 from collections import defaultdict
 
@@ -230,7 +232,7 @@ def match_leftovers(m: Matching, left_order: list[str], right_order: list[str]) 
     # The unmatched, in order, once: each key's pass then walks these few, not both whole computations.
     left_free = _unpaired_of(m, left_order, 0)
     right_free = None
-    for key in (_param_key, _param_dims_key, _constant_key, _op_key):
+    for key in (_param_key, _param_dims_key, _param_argument_key, _constant_key, _op_key):
         lefts: dict[tuple, list[str]] = defaultdict(list)
         rights: dict[tuple, list[str]] = defaultdict(list)
         for name in left_free:
@@ -276,6 +278,28 @@ def _param_dims_key(cc: CanonicalComputation, name: str) -> tuple | None:
     """Parameters whose element type changed (a float64 batch where float32 was) still pair by their dims."""
     inst = cc.insts[name]
     return ("parameter", inst.shape.dims, inst.shape.dynamic) if inst.opcode == "parameter" else None
+
+
+def _param_argument_key(cc: CanonicalComputation, name: str) -> tuple | None:
+    """Parameters of one JAX argument (its name, ``op_name="preds"``, and element type) whose length changed still
+    pair when nothing in one graph reads it: ``jnp.concatenate([preds, new])`` drops an empty ``preds``, so the
+    first call's i32[0] argument has no users to pair it by (crossings round 6, ``x6c_jx_preds_concat_eval``)."""
+    inst = cc.insts[name]
+    if inst.opcode != "parameter":
+        return None
+    argument = _argument_name(inst.attrs.get("metadata"))
+    return ("parameter", argument, inst.shape.element_type, len(inst.shape.dims)) if argument else None
+
+
+def _argument_name(metadata: str | None) -> str | None:
+    """The Python argument name JAX writes as a parameter's only metadata (``{op_name="preds"}``); None for any
+    other metadata (a path of ops, a source line: torch_xla's parameters carry the line of an op that read them)."""
+    if not metadata or "source_file" in metadata or "op_type" in metadata:
+        return None
+    found = re.fullmatch(r'\{\s*op_name="([A-Za-z_][A-Za-z0-9_.\[\]\'"]*)"\s*\}', metadata.strip())
+    if found is None or found.group(1).startswith("jit("):
+        return None
+    return found.group(1)
 
 
 def _constant_key(cc: CanonicalComputation, name: str) -> tuple | None:

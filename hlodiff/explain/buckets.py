@@ -133,7 +133,7 @@ def changed_dimension(pairs: list[tuple[str, str, object, object]]) -> Dimension
 
 
 def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_seconds: float | None,
-             others: list[Dimension] = (), data_sized: bool = False) -> BucketPlan | None:
+             others: list[Dimension] = (), data_sized: bool = False, concatenated: bool = False) -> BucketPlan | None:
     """The plan for ``dim`` over the family's executions (``sequence``: the cache key of each, in run order)."""
     seen = [dim.by_key[k] for k in sequence if k in dim.by_key]
     counts = Counter(seen)
@@ -145,12 +145,12 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
                   counts_from=counts_from, compile_seconds_per_graph=compile_seconds,
                   powers_of_two=_powers_of_two(values, sequence, dim, others),
                   other_sizes=tuple(o.label for o in others))
-    if verdict(values, seen, counts_from, data_sized) == "preallocate":
+    if verdict(values, seen, counts_from, data_sized, concatenated) == "preallocate":
         top = values[-1][0]
         everything = {v: top for v, _ in values}
         return BucketPlan(kind="preallocate", buckets=(top,), graphs_planned=_graphs(sequence, dim, others, everything),
                           padded_fraction=_padded(everything, values), **common)
-    if verdict(values, seen, counts_from, data_sized) == "expected":
+    if verdict(values, seen, counts_from, data_sized, concatenated) == "expected":
         same = {v: v for v, _ in values}
         return BucketPlan(kind="expected", buckets=tuple(v for v, _ in values),
                           graphs_planned=_graphs(sequence, dim, others, same), padded_fraction=0.0, **common)
@@ -162,14 +162,18 @@ def plan_for(dim: Dimension, sequence: list[str], *, counts_from: str, compile_s
                       padded_fraction=_padded(mapping, values), curve=tuple(curve), **common)
 
 
-def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: str, data_sized: bool = False) -> str:
+def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: str, data_sized: bool = False,
+            concatenated: bool = False) -> str:
     """What a size that varies over a family calls for, the one test the plan and the fix share (the fix says
     "expected: one graph per bucket" exactly when the plan would be ``expected``): ``preallocate`` when every
     execution brings a new, larger size, ``expected`` when the sizes are already on a few buckets, else
     ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order;
     ``data_sized``: the size comes from the data (an index list made on the host, a mask's count: 6 and 4 classes
-    present), where sizes that recur are the data's, not buckets, unless every one is padded (a multiple of 8)."""
-    if _grows(seen) and counts_from == "executions":
+    present), where sizes that recur are the data's, not buckets, unless every one is padded (a multiple of 8);
+    ``concatenated``: the graphs grow the changing size themselves by a concatenation (:func:`concatenated_families`),
+    so a size new and larger at every compilation is growth even where only compilations are seen (JAX: a loop
+    passing a jitted function its own ``jnp.concatenate``, 0, 8, ..., 40 all multiples of 8; crossings round 6)."""
+    if _grows(seen) and (counts_from == "executions" or concatenated):
         return "preallocate"
     if counts_from == "executions" and not comes_back(seen):
         return "buckets"  # sizes that never come back (8 then 6 for good) are no buckets, whatever their values
@@ -209,9 +213,22 @@ def family_verdicts(recompilations) -> dict[str, str]:
     """Per family whose recompilations change a size: :func:`verdict` over its executions, from the sizes the
     changed parameter (or slice, or first changed dimension) took in each compiled graph. Read from the causes,
     before any fix or plan is chosen, so that both use it."""
+    data_sized = data_sized_families(recompilations)
+    grown = concatenated_families(recompilations)
+    found = {}
+    for key, (family, seen) in family_sizes_seen(recompilations).items():
+        counts = Counter(seen)
+        if len(counts) >= 2:
+            found[key] = verdict(tuple(sorted(counts.items())), seen, counts_from_of(family),
+                                 key in data_sized, key in grown)
+    return found
+
+
+def family_sizes_seen(recompilations) -> dict[str, tuple[object, list[int]]]:
+    """Per family whose recompilations change a size: the family and the size each of its executions (or
+    compilations) had, in run order."""
     from hlodiff.explain.fix_evidence import changed_sizes
 
-    data_sized = data_sized_families(recompilations)
     by_family: dict[str, tuple[object, dict[str, int]]] = {}
     for r in recompilations:
         sizes = changed_sizes(r)
@@ -223,14 +240,15 @@ def family_verdicts(recompilations) -> dict[str, str]:
             continue
         size_of.setdefault(r.closest.cache_key, before)
         size_of[r.graph.cache_key] = after
-    found = {}
-    for key, (family, size_of) in by_family.items():
-        seen = [size_of[g.cache_key] for g in family.members if g.cache_key in size_of]
-        counts = Counter(seen)
-        if len(counts) >= 2:
-            found[key] = verdict(tuple(sorted(counts.items())), seen, counts_from_of(family),
-                                 key in data_sized)
-    return found
+    return {key: (family, [size_of[g.cache_key] for g in family.members if g.cache_key in size_of])
+            for key, (family, size_of) in by_family.items()}
+
+
+def grown_in_graph(recompilations) -> set[str]:
+    """Keys of the families whose graphs grow the changing size themselves (:func:`concatenated_families`) and
+    whose sizes are new and larger at every compilation: growth, though a log of compilations cannot show it."""
+    seen = family_sizes_seen(recompilations)
+    return {key for key in concatenated_families(recompilations) if key in seen and _grows(seen[key][1])}
 
 
 def counts_from_of(family) -> str:
@@ -400,7 +418,8 @@ def family_plan(family, recompilations, seconds: dict[str, float],
     per_graph = round(sum(known) / len(known), 6) if known else None
     return plan_for(dims[0], sequence, counts_from=counts_from_of(family), compile_seconds=per_graph, others=dims[1:],
                     data_sized=family.key in (data_sized_families(recompilations) if data_sized is None
-                                              else data_sized))
+                                              else data_sized),
+                    concatenated=family.key in concatenated_families(recompilations))
 
 
 DATA_OPS = frozenset({"tensor_list", "nonzero"})
@@ -414,6 +433,31 @@ def data_sized_families(recompilations) -> set[str]:
 
     ops = family_ops(recompilations)
     return {r.family.key for r in recompilations if ops.get(id(r), frozenset()) & DATA_OPS}
+
+
+GROWING_OPCODES = frozenset({"concatenate"})
+"""Ops by which a graph grows the input whose size changed, handing it back one part longer."""
+
+
+def concatenated_families(recompilations) -> set[str]:
+    """Keys of the families where a changed parameter (a shape cause's origin) is read by a concatenation in the
+    graph that takes it (the value each call returns one part longer and is passed back in)."""
+    found = set()
+    for r in recompilations:
+        cm = getattr(r.graph, "_canonical", None)
+        if cm is None or r.family.key in found:
+            continue
+        for cause in r.causes:
+            if cause.kind != "shape":
+                continue
+            for change in cause.origins:
+                ref = change.right
+                if ref is None or ref.opcode != "parameter" or ref.computation not in cm.computations:
+                    continue
+                comp = cm.computations[ref.computation]
+                if any(comp.insts[u].opcode in GROWING_OPCODES for u in comp.users(ref.name) if u in comp.insts):
+                    found.add(r.family.key)
+    return found
 
 
 def _shape_pairs(recompilations) -> list[tuple]:

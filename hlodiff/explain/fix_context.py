@@ -22,7 +22,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, siblin
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
-from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
+from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
                                           branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
@@ -62,6 +62,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
     made_by = family_ops(recompilations)
+    # crossings round 6: a jitted function concatenating onto an argument it hands back, sizes new and larger at
+    # every compilation (0, 8, ..., 40): grown by the graph itself, though a log of compilations cannot show growth
+    grown_by_graph = grown_in_graph(recompilations)
     # review 12 F6: a family whose later graphs change a scatter's size (F.one_hot without num_classes) after an
     # early read: the read's own cause names that scatter too, so the headline says what the live line said
     scatter_sized = {key for key, rs in of_family.items()
@@ -125,7 +128,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 own = replace(own, promoted_at=promoted_output_line(r))
             if cause.kind == "partial" and r.family.key in scatter_sized:
                 own = replace(own, ops=own.ops | {"scatter"})
-            if cause.kind == "shape" and producer(r.graph) == "jax" and _fed_its_own_concatenation(cause, sources):
+            if cause.kind == "shape" and producer(r.graph) == "jax" and (
+                    _fed_its_own_concatenation(cause, sources) or r.family.key in grown_by_graph):
                 # the line that made the argument concatenates onto it in a loop: it grows every call, though a
                 # log of compilations alone cannot show it (review 8, F9)
                 growth, own = True, replace(context, ops=context.ops | {"cat"})
