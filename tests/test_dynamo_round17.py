@@ -160,3 +160,11 @@ def test_the_compiled_train_step_heads_with_its_break_and_the_controls_with_noth
         assert doc["headline"] is None and code == 0, control
     doc, code = _explain("d17_sgd_momentum_control")  # torch's optimizer warm-up, told as expected: exit 0
     assert doc["headline"]["fix"].startswith("expected warm-up") and code == 0
+
+
+@pytest.mark.parametrize("guard", ["GLOBAL_STATE changed: something_new ", "2 <= L['n']",
+                                   "___check_obj_id(G['__builtins_dict___0']['iter'], 94093)"])
+def test_a_guard_no_row_reads_is_told_as_seen_with_what_to_check_never_a_tensor(guard):
+    r = _recompile(guard)
+    assert r.fix_rule == "dynamo_guard" and "as a tensor" not in r.fix
+    assert "find what that guard checks" in r.fix and "TORCH_LOGS=guards" in r.fix

@@ -504,9 +504,13 @@ RULES: tuple[FixRule, ...] = (
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
     _rule("dynamo_mode", "mode", "dynamo",
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
+    # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
+    # tensor (three of round 17's guards fell here and were told "or pass it as a tensor": a device context, a dtype)
     _rule("dynamo_guard", "guard", "dynamo",
-          "Dynamo compiled {function} again because a guard failed ({seen}): keep that value the same from call "
-          "to call, or pass it as a tensor", unless="jax"),
+          "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
+          "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
+          "call to call, or accept one graph per case; TORCH_LOGS=guards prints each compile's guards with their "
+          "source lines", unless="jax"),
     _rule("dynamo_cache_reset", "reset", "dynamo cache_reset",
           "Dynamo compiled {function} from scratch {seen}: no guard failed, its cache was emptied between calls "
           "(torch._dynamo.reset() or torch.compiler.reset() in the loop), so each time Dynamo traces it again and "
