@@ -258,6 +258,11 @@ WRONG_NOW = {
     # the source on disk (--source-map) the use_deterministic_algorithms line (:21) heads
     "dynamo/d15_deterministic_eval": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the "
                                      "use_deterministic_algorithms line is read from the source when it is on disk)",
+    # Dynamo round 17: as d12_num_threads and d15_deterministic_eval, a compiled nn.Module's recompilation in a
+    # TORCH_LOGS text log names torch's wrapper only, and the guard (the torch function mode stack) has no source
+    # line; no record of the capture holds the `with torch.device(dev):` block or the call inside it
+    "dynamo/d17_device_ctx": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the mode stack "
+                             "guard names no line)",
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)

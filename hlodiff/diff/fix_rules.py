@@ -207,6 +207,15 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo traced {function} once with a symbolic size, but torch_xla compiles one XLA graph per concrete size "
           "({seen}): dynamic shapes stop at the bridge; pad to a few fixed sizes (buckets) so each compiles once",
           unless="jax"),
+    # Dynamo round 17 (d17_perf_counter, pytorch#167596): a value left on a resume function's stack by the code
+    # before a graph break (a clock read Dynamo cannot trace) is guarded by value: each new value retraces the rest
+    _rule("dynamo_resume_stack_value", "python_value", "dynamo resume_stack_value",
+          "a Python value made outside the graph changes from call to call ({seen}): Dynamo cannot trace that call, "
+          "runs it eagerly and traces the rest of {function} specialised on the value it returned, so the rest is "
+          "traced again at every new value (past the recompile limit, {limit}, it runs without Dynamo); move that "
+          "call and what uses its result (a timer, a log line) out of the compiled function (time around the call, "
+          "after a sync), or compute the value with tensor ops Dynamo traces; a higher limit only postpones the "
+          "fallback", unless="jax"),
     _rule("dynamo_int_sets_shape", "python_value", "dynamo python_int sets_shape",
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
@@ -243,6 +252,12 @@ RULES: tuple[FixRule, ...] = (
           "expected: {tensor} is a Python string ({seen}): Dynamo traces {function} once per value and compiles "
           "each once; nothing to fix (a string cannot become a tensor; if new values keep coming, map them to a "
           "few fixed ones)", unless="jax"),
+    # Dynamo round 17 (d17_dtype_arg): a torch.dtype argument guarded by value (`out_dtype == torch.float32`)
+    _rule("dynamo_python_dtype", "python_value", "dynamo python_dtype",
+          "expected: {tensor} is a torch.dtype passed as a Python value ({seen}): Dynamo traces {function} once per "
+          "dtype asked for and compiles each once; nothing to fix (a dtype cannot be a tensor); for one graph, call "
+          "it with one dtype and cast the result outside the compiled function (out.to(dtype) after the call)",
+          unless="jax"),
     _rule("dynamo_global_setting", "mode", "dynamo global_setting",
           "a torch-wide setting changed between calls of {function} ({seen}): Dynamo checks it on every call and "
           "traces again for each setting, each compiled once; set it once before the first compiled call and "
@@ -252,6 +267,13 @@ RULES: tuple[FixRule, ...] = (
           "expected: torch.autocast is enabled on some calls only ({seen}): Dynamo traces {function} once per "
           "autocast setting and compiles each once; nothing to fix if meant, else enable autocast on every step "
           "(or never) for one graph", unless="jax"),
+    # Dynamo round 17 (d17_device_ctx, pytorch#133130): the torch function mode stack (`with torch.device(...)`)
+    _rule("dynamo_function_mode", "mode", "dynamo function_mode_stack",
+          "a torch function mode is active on some calls of {function} and not on others ({seen}): Dynamo guards "
+          "the stack of active modes and traces again for each stack, each compiled once; a `with "
+          "torch.device(...)` block is such a mode: make the tensors with device=... (or .to(device)) and call the "
+          "compiled function outside the block, or keep the same modes at every call (one block around the whole "
+          "loop)", unless="jax"),
     # Dynamo round 9: past the recompile limit the story says the later calls ran without Dynamo
     _rule("dynamo_module_number_limit", "python_value", "dynamo module_attribute limit_hit",
           "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
@@ -286,6 +308,24 @@ RULES: tuple[FixRule, ...] = (
           "compiled once and reused (expected while they are few); for one graph, use that part every step (a 0 "
           "weight on its loss) so it always has a gradient; zero_grad(set_to_none=False) keeps zeros instead of "
           "None once it has had one", unless="jax"),
+    # Dynamo round 17 (d17_rope_lazy_cache): None on the compiled module itself, not an argument left out: a table
+    # built lazily by the first call (or state reset to None between calls)
+    _rule("dynamo_attribute_lazy", "guard", "dynamo attribute_none",
+          "{tensor} was None when {function} was first compiled and holds a value now: an attribute of the compiled "
+          "module set on first use (a cache built lazily in forward) or between calls; Dynamo guards it and traces "
+          "once per case, each reused after; create it before the first compiled call (in __init__, a buffer from "
+          "register_buffer) so every call sees it; set once, this costs one extra trace only", unless="jax"),
+    _rule("dynamo_attribute_cleared", "guard", "dynamo attribute_cleared",
+          "{tensor} held a value when {function} was first compiled and is None on this call: an attribute of the "
+          "compiled module reset to None between calls (a cache or state cleared); Dynamo guards it and traces once "
+          "per case; keep it a tensor (clear it in place, e.g. .zero_(), instead of setting None), or accept one "
+          "graph for each case", unless="jax"),
+    # Dynamo round 17 (d17_sgd_momentum_control): a compiled optimizer step's state, empty at its first call
+    _rule("dynamo_optimizer_state_warmup", "guard", "dynamo optimizer_state",
+          "expected warm-up: {function}'s optimizer state was empty at its first compiled call and holds its "
+          "buffers after it (momentum buffers, Adam's moments, made on the first step), and Dynamo guards that "
+          "state: the step is traced once more at its second call and that graph is reused from then on; nothing "
+          "to fix", unless="jax"),
     _rule("dynamo_optional_none", "guard", "dynamo optional_none",
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
@@ -464,9 +504,13 @@ RULES: tuple[FixRule, ...] = (
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
     _rule("dynamo_mode", "mode", "dynamo",
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
+    # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
+    # tensor (three of round 17's guards fell here and were told "or pass it as a tensor": a device context, a dtype)
     _rule("dynamo_guard", "guard", "dynamo",
-          "Dynamo compiled {function} again because a guard failed ({seen}): keep that value the same from call "
-          "to call, or pass it as a tensor", unless="jax"),
+          "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
+          "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
+          "call to call, or accept one graph per case; TORCH_LOGS=guards prints each compile's guards with their "
+          "source lines", unless="jax"),
     _rule("dynamo_cache_reset", "reset", "dynamo cache_reset",
           "Dynamo compiled {function} from scratch {seen}: no guard failed, its cache was emptied between calls "
           "(torch._dynamo.reset() or torch.compiler.reset() in the loop), so each time Dynamo traces it again and "
@@ -488,6 +532,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_graph_break_print", "graph_break", "dynamo op:print",
           "print() inside the compiled function splits it into {seen} graphs on every call: remove it, or print "
           "outside the compiled function (after the call)", unless="jax"),
+    # Dynamo round 17 (d17_train_step_backward; torch_xla's Dynamo training example): backward() and the optimizer
+    # inside the compiled function
+    _rule("dynamo_graph_break_train_step", "graph_break", "dynamo op:train_step",
+          "the compiled function runs the training step itself ({seen}): Dynamo does not trace loss.backward() (a "
+          "fundamental graph break) nor the optimizer's zero_grad and step, so every call is cut there into several "
+          "graphs with eager Python between them; compile the model (its forward and the loss) and call "
+          "loss.backward(), opt.step() and opt.zero_grad() outside the compiled function (the backward of a "
+          "compiled forward is compiled with it), and compile opt.step on its own if it should be compiled too",
+          unless="jax raised in_library"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -1278,6 +1331,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_opt
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
+    "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))

@@ -108,7 +108,7 @@ class VerboseReader:
 
 _GUARD_ORDER = ("TENSOR_MATCH", "EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "LENGTH_CHECK", "DICT_CONTAINS",
                 "DICT_KEYS_MATCH", "TYPE_MATCH", "ID_MATCH", "GLOBAL_STATE")
-_RENUMBERED = re.compile(r"(__builtins_dict___)\d+")
+_RENUMBERED = re.compile(r"(__builtins_dict___|__optimizer_\d+_\d+_c)\d+")
 """Names Dynamo numbers anew in every compile (``G['__builtins_dict___0']['iter']`` then ``___2``): the same guard
 on the same object, no failure (dyn_eval_mode: it hid the module's ``training == True``)."""
 _CHECK_TENSOR = re.compile(r"^check_tensor\((?P<source>[^,]+), \w+, DispatchKeySet\([^)]*\), torch\.(?P<dtype>\w+), "
@@ -121,10 +121,10 @@ _TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", 
 def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str | None:
     """The guard of the earlier compile the later one no longer holds, in the recompiles channel's words where it
     has them (a tensor's size, dtype or requires_grad; a local ``L['n']`` named ``n``)."""
-    now = {_RENUMBERED.sub(r"\1", g) for _, g in after}
-    gone = [(k, g) for k, g in before if _RENUMBERED.sub(r"\1", g) not in now]
+    now = {_code(g) for _, g in after}
+    gone = [(k, g) for k, g in before if _code(g) not in now]
     if not gone:
-        return None
+        return _state_filled(before, after)
     gone.sort(key=lambda kg: _GUARD_ORDER.index(kg[0]) if kg[0] in _GUARD_ORDER else len(_GUARD_ORDER))
     ids = {m.group("source"): m.group("id") for k, g in after if k == "TYPE_MATCH"
            and (m := _TYPE_ID.match(g.partition("  # ")[0].strip())) is not None}
@@ -154,6 +154,24 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
                     return f"tensor '{name}' size mismatch at index {i}. expected {x}, actual {y}"
     text = re.sub(r"\bL\['(\w+)'\]", r"\1", code)
     return f"{text}  # {comment}" if comment else text
+
+
+def _code(guard: str) -> str:
+    """A guard's check without its source comment: the same check traced from another line (SGD's
+    ``grad is not None`` at sgd.py:358, then :361) is the same guard, not a failed one (d17_sgd_momentum_control)."""
+    return _RENUMBERED.sub(r"\1", guard.partition("  # ")[0].strip())
+
+
+_STATE_ENTRY = re.compile(r"L\['self'\]\.state\[list\(dict\.keys\(L\['self'\]\.state\)\)\[\d+\]\]")
+
+
+def _state_filled(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str | None:
+    """No guard of the earlier compile is gone, but the later one guards what a compiled optimizer step's state
+    entries hold (``...state[...]['momentum_buffer']``): they were empty at the earlier compile, as the recompiles
+    channel prints it (``len(self.state[...]) != 0``)."""
+    had = {_code(g) for _, g in before}
+    entry = next((m.group(0) for _, g in after if _code(g) not in had and (m := _STATE_ENTRY.search(g))), None)
+    return None if entry is None else re.sub(r"\bL\['(\w+)'\]", r"\1", f"len({entry}) != 0")
 
 
 _TENSOR_FAILURE = re.compile(r"^tensor '(?P<name>.+?)' (?:size|dtype|requires_grad|stride|rank|dispatch key)")

@@ -38,6 +38,7 @@ from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
+    break_before_resume, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -204,6 +205,11 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
+    if kind == "python_value" and (subject or "").startswith("___stack") \
+            and (made := break_before_resume(c, log)) is not None and made.at is not None:
+        # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
+        facts.add("resume_stack_value")
+        seen = f"{seen}, made by {what_breaks(made)} at {made.at.short()}, where Dynamo breaks the graph"
     if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
         facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
@@ -222,6 +228,11 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
                            facts=frozenset(facts), seen=seen, located=located)
+
+
+_OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
+"""A graph break at the optimizer's own method (``the function `Optimizer.zero_grad` should not be traced``): the
+training step is inside the compiled function, as at ``loss.backward()``."""
 
 
 def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
@@ -245,6 +256,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
         elif _is_data_dependent(first):
             facts.add("op:data_dependent")
+        elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):
+            facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
         location = first.at
         if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
@@ -253,6 +266,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             location = first.call
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
+                else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
+                and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
                 else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,

@@ -87,6 +87,19 @@ last batch of one sample) fails it and compiles its own graph (pytorch#136605)."
 _RANK = re.compile(r"tensor '(?P<name>.+?)' rank mismatch\. expected (?P<expected>\d+), actual (?P<actual>\d+)")
 """An input's number of dimensions (``rank mismatch. expected 2, actual 1``): Dynamo has no dynamic rank, one graph
 per rank (an unbatched input among batches: compressed-tensors#741)."""
+# Dynamo round 17: a torch.dtype passed by value, the torch function mode stack, an optimizer's state filled
+_DTYPE_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == torch\.(?P<value>float(?:16|32|64)|bfloat16|half|double|"
+                          r"int(?:8|16|32|64)|uint8|bool|complex(?:64|128)|float8_\w+)$")
+"""A ``torch.dtype`` argument or attribute guarded by value (``out_dtype == torch.float32``): one traced graph per
+dtype asked for; a dtype is no number and can never be a tensor (d17_dtype_arg)."""
+_FUNCTION_MODES = "___check_torch_function_mode_stack()"
+"""The stack of active TorchFunctionModes (pytorch#133130): ``with torch.device(...)`` and
+``torch.set_default_device`` push one (DeviceContext), as do a user's TorchFunctionMode and debugging modes; a
+call under another stack of modes than the first fails it (d17_device_ctx)."""
+_OPTIMIZER_STATE = re.compile(r"^len\((?P<name>(?:self|L\['self'\])\.state\[.+\])\) (?:==|!=) 0$")
+"""The length of one entry of a compiled optimizer step's ``self.state`` (``len(self.state[list(dict.keys(
+self.state))[0]]) != 0``): empty before the first step, filled by it (SGD's momentum buffers, Adam's moments): the
+step is traced once more at its second call (d17_sgd_momentum_control)."""
 _BACKEND_KEYS = ("XLA", "CPU", "CUDA", "HIP", "MPS", "XPU", "HPU", "Meta", "PrivateUse1", "Lazy")
 """Backend dispatch keys: a tensor's device, as the dispatch key set of a TENSOR_MATCH guard shows it."""
 _DATA_DEPENDENT = ("Dynamic shape operator", "depends on input Tensor data", "data-dependent", "data dependent")
@@ -101,6 +114,25 @@ def _after_data_dependent(c: DynamoCompile, log: DynamoLog) -> bool:
         return False
     line = int(m.group(1))
     return any(b.at is not None and b.at.line == line and _is_data_dependent(b) for b in log.graph_breaks)
+
+
+def break_before_resume(c: DynamoCompile, log: DynamoLog) -> GraphBreak | None:
+    """The graph break a resume function (``torch_dynamo_resume_in_forward_at_23``) starts after: the values on its
+    stack (``___stack0``) were made by the code before it, run outside the graph (d17_perf_counter: the clock)."""
+    m = re.fullmatch(r"torch_dynamo_resume_in_\w+_at_(\d+)", c.function or "")
+    if m is None:
+        return None
+    return next((b for b in log.graph_breaks if b.at is not None and b.at.line == int(m.group(1))), None)
+
+
+_BACKTICKED = re.compile(r"`(?P<name>[\w.]+?)\.?`")
+
+
+def what_breaks(b: GraphBreak) -> str:
+    """The call a graph break is at, in Dynamo's words (``time.perf_counter`` from "Dynamo does not know how to trace
+    the builtin `time.perf_counter.`"), else its reason."""
+    m = _BACKTICKED.search(b.explanation or "")
+    return f"`{m.group('name')}`" if m is not None else b.reason
 
 
 def _is_data_dependent(b: GraphBreak) -> bool:
@@ -136,6 +168,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _GLOBAL_STATE.search(guard)) is not None and m.group("what") in GLOBAL_SETTINGS:
         what = m.group("what")
         return "mode", what, f"{what} changed: {GLOBAL_SETTINGS[what]}", facts | {"global_setting"}
+    if guard.strip() == _FUNCTION_MODES:
+        return "mode", None, "another stack of torch function modes than at the first compile", \
+            facts | {"function_mode_stack"}
     if (m := _REQUIRES_GRAD.search(guard)) is not None:
         if "._parameters[" in m.group("name"):
             facts.add("parameter_requires_grad")  # a module's parameter: a frozen copy or layers frozen between calls
@@ -157,6 +192,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
     if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
         return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
+    if (m := _OPTIMIZER_STATE.match(guard.strip())) is not None:
+        return "guard", "self.state", "the optimizer's state was empty at the first compiled step", \
+            facts | {"optimizer_state"}
     if (m := _LENGTH.match(guard.strip())) is not None:
         name = m.group("name")
         if _GLOBAL.match(name):
@@ -171,6 +209,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _NONE.match(guard.strip())) is not None:
         if _GRAD.search(m.group("name")):  # a tensor's gradient, not an argument the caller may leave out
             return "guard", m.group("name"), guard.strip(), facts | {"grad_none"}
+        if _MODULE_ATTRIBUTE.match(m.group("name")):  # kept on the module, not an argument a caller leaves out
+            facts.add("attribute_none" if not m.group("negated") else "attribute_cleared")
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
@@ -185,6 +225,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", subject, guard.strip(), facts | {"tensor_alias"}
     if (m := _STRING.match(guard.strip())) is not None:
         return "python_value", m.group("name"), f"{m.group('name')} was {m.group('value')}", facts | {"python_string"}
+    if (m := _DTYPE_VALUE.match(guard.strip())) is not None:
+        return "python_value", m.group("name"), f"{m.group('name')} was torch.{m.group('value')}", \
+            facts | {"python_dtype"}
     if (m := _VALUE.match(guard.strip())) is not None:
         value = m.group("value")
         facts.add("python_flag" if value in ("True", "False") else "python_int" if re.fullmatch(r"-?\d+", value)
