@@ -209,7 +209,7 @@ def family_verdicts(recompilations) -> dict[str, str]:
     """Per family whose recompilations change a size: :func:`verdict` over its executions, from the sizes the
     changed parameter (or slice, or first changed dimension) took in each compiled graph. Read from the causes,
     before any fix or plan is chosen, so that both use it."""
-    from hlodiff.explain.fix_evidence import changed_sizes
+    from hlodiff.explain.family_values import changed_sizes
 
     data_sized = data_sized_families(recompilations)
     by_family: dict[str, tuple[object, dict[str, int]]] = {}
@@ -404,13 +404,13 @@ def family_plan(family, recompilations, seconds: dict[str, float],
 
 
 DATA_OPS = frozenset({"tensor_list", "nonzero"})
-"""Producing ops (:func:`hlodiff.explain.fix_evidence.family_ops`) whose output size follows the data."""
+"""Producing ops (:func:`hlodiff.explain.producing_ops.family_ops`) whose output size follows the data."""
 
 
 def data_sized_families(recompilations) -> set[str]:
     """Keys of the families whose changing size a data-dependent op made (an index list made on the host,
     ``torch.bincount``, a boolean mask)."""
-    from hlodiff.explain.fix_evidence import family_ops
+    from hlodiff.explain.producing_ops import family_ops
 
     ops = family_ops(recompilations)
     return {r.family.key for r in recompilations if ops.get(id(r), frozenset()) & DATA_OPS}

@@ -5,8 +5,10 @@ The differ gives every cause a fix from the graphs alone; here it is chosen agai
 last batch is only "short" when it is the family's last graph; new inputs on the first recompilation of a family
 that then settles are an optimizer's warm-up; graphs that each ran once while the program set up need no fix; a
 cycle of a handful of variants (gradient accumulation) compiles each variant once. What the run shows beyond the
-two graphs (the op that made a value, the sizes over the run, a library's first step) is read by
-:mod:`hlodiff.explain.fix_evidence`; the decision itself is :func:`hlodiff.diff.fixes.decide`.
+two graphs is read by :mod:`hlodiff.explain.producing_ops` (the op that made a value),
+:mod:`hlodiff.explain.family_values` (the sizes and values over the run), :mod:`hlodiff.explain.static_argument`,
+:mod:`hlodiff.explain.after_reads` and :mod:`hlodiff.explain.fix_evidence` (how the graph changed, a library's first
+step); the decision itself is :func:`hlodiff.diff.fixes.decide`.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.returned_dtype import promoted_output_line
-from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
-                                          branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
-                                          inputs_repeat, library_step, state_returned,
-                                          ops_repeat_per_count, scalars_grow, joins_grow, ops_use_new_inputs, slices_rearranged,
-                                          slice_start_only, static_structure, trip_count_changed, updated_in_place,
-                                          updates_removed)
+from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops
+from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
+from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
+                                          ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
+                                          updated_in_place, updates_removed)
+from hlodiff.explain.producing_ops import family_ops
+from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
+                                             trip_count_changed)
 from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_late, state_reset
