@@ -25,7 +25,7 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, siblin
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
-from hlodiff.explain.buckets import counts_from_of, family_verdicts
+from hlodiff.explain.family_buckets import counts_from_of, family_verdicts
 from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops
 from hlodiff.explain.family_order import (block_repeats, comes_back, family_runs, first_recompilation, held,

@@ -2,7 +2,7 @@
 ``op_type``, JAX's ``op_name``), what the graph does with a changed input (an index made outside the graph: a
 mask's coordinates or a Python list), and the IR of the live tensors behind added or removed outputs. The fix rules
 read it (a ``nonzero`` wants a fixed-size mask, a ``topk`` a fixed k); :mod:`hlodiff.explain.fix_context` puts it
-into the :class:`~hlodiff.diff.fixes.FixContext`, :mod:`hlodiff.explain.buckets` asks whether a family's sizes
+into the :class:`~hlodiff.diff.fixes.FixContext`, :mod:`hlodiff.explain.family_buckets` asks whether a family's sizes
 follow the data.
 """
 
