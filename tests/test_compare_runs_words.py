@@ -1,7 +1,7 @@
-"""compare-runs' reason words are rows of a table keyed by reason (:data:`KEY_DIFFERS_WORDS`,
-:data:`SAME_KEY_WORDS` in :mod:`hlodiff.render.across_runs`): every reason the analysis can give is said with the
-evidence behind it (the option and its two values, the threshold and the measured value, the user's line), and a
-reason added to :data:`hlodiff.explain.across_runs.REASONS` without words fails here."""
+"""compare-runs' reason words are rows of a table keyed by reason (:data:`KEY_DIFFERS_WORDS`, :data:`SAME_KEY_WORDS`
+in :mod:`hlodiff.render.across_runs_reasons`): every reason the analysis can give is said with the evidence behind
+it (the option and its two values, the threshold and the measured value, the user's line), and a reason added to
+:data:`hlodiff.explain.across_runs.REASONS` without words fails here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, REASONS, Verdict
 from hlodiff.explain.run_differences import SAME_KEY_PROGRAM, KeyDifference
 from hlodiff.hlo.model import SourceFrame
-from hlodiff.render.across_runs import KEY_DIFFERS_WORDS, SAME_KEY_WORDS, reason_text
+from hlodiff.render.across_runs import reason_text
+from hlodiff.render.across_runs_reasons import KEY_DIFFERS_WORDS, SAME_KEY_WORDS
 
 LINE = SourceFrame("/home/u/train.py", 42)
 
