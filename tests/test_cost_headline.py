@@ -7,7 +7,8 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.cost.donation import PARTIAL_UPDATE_OPCODES, UPDATE_OPCODES, Undonated, donation_facts, is_jax_own_module
+from hlodiff.cost.donation import Undonated, donation_facts, is_jax_own_module
+from hlodiff.cost.replaced_inputs import PARTIAL_UPDATE_OPCODES, UPDATE_OPCODES
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
 from hlodiff.cost.reads import read_follows_sync
@@ -452,7 +453,7 @@ def test_the_same_update_outside_autodiff_is_undonated_state():
         ("not_donated", 6, 34)
 
 
-@pytest.mark.parametrize("marker", __import__("hlodiff.cost.donation", fromlist=["x"]).GRADIENT_OP_MARKERS)
+@pytest.mark.parametrize("marker", __import__("hlodiff.cost.replaced_inputs", fromlist=["x"]).GRADIENT_OP_MARKERS)
 def test_each_gradient_marker_keeps_an_elementwise_read_of_the_weight_out(marker):
     text = ("HloModule jit_grad\n\nENTRY main {\n  w = f32[4,2] parameter(0)\n  d = f32[4,2] parameter(1)\n"
             f"  ROOT g = f32[4,2] add(d, w), metadata={{op_name=\"jit(loss)/{marker}())/add_any\"}}\n}}\n")

@@ -5,13 +5,11 @@ and the real runs."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure
-from hlodiff.explain.dynamo import recompiles_of
+from explain_helpers import explain_scenario as _explain, guard_recompiles
+from helpers import FIXTURES
+from hlodiff.dumps.dynamo_log import _failure
 from hlodiff.explain.dynamo_guard_kinds import bounds_loop
 from hlodiff.explain.dynamo_types import choose_fix
 
@@ -25,9 +23,7 @@ def _guard(guard: str, code: str, line: int = 22) -> str:
 
 
 def _rules(*guards: str, limit: bool = False) -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", "forward", failures=[_failure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    found = recompiles_of(DynamoLog("x", "text", compiles, limit_hits=[("0/8", 8)] if limit else []))
+    found = guard_recompiles(*guards, function="forward", limit_hits=[("0/8", 8)] if limit else None)
     if limit:  # as findings() marks them: this frame ran past the limit
         for r in found:
             r.facts, r.limit = r.facts | {"limit_hit"}, 8
@@ -79,11 +75,6 @@ def test_an_int_that_bounds_a_loop_is_one_graph_per_value_never_a_tensor():
 def test_look_alikes_keep_their_rows(guard, code, rule):
     # as in their runs, each fails its guard more than once (an int failing once is round 14's int_once)
     assert _rules(_guard(guard, code), _guard(guard, code))[0].fix_rule == rule
-
-
-def _explain(name: str) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(SCENARIOS / name), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
 
 
 def test_block_level_stochastic_depth_is_told_one_graph_per_depth():

@@ -9,10 +9,9 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_scenario as _explain, guard_recompiles
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure
-from hlodiff.explain.dynamo import recompiles_of
 from hlodiff.explain.dynamo_guard_kinds import sizes_on_line
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -25,14 +24,7 @@ def _guard(guard: str, code: str, line: int = 22) -> str:
 
 
 def _rules(*guards: str) -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", "step", failures=[_failure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    return recompiles_of(DynamoLog("x", "text", compiles))
-
-
-def _explain(name: str) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(SCENARIOS / name), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
+    return guard_recompiles(*guards, function="step")
 
 
 # -- a gradient that is None on some steps ------------------------------------------------------------------------

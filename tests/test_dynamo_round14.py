@@ -6,13 +6,11 @@ their look-alikes and the real runs."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure, read_dynamo_log
-from hlodiff.explain.dynamo import recompiles_of
+from explain_helpers import explain_scenario as _explain, guard_recompiles
+from helpers import FIXTURES
+from hlodiff.dumps.dynamo_log import read_dynamo_log
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 _P = "V1127 17:11:14.391000 12155 torch/_dynamo/guards.py:3404] "
@@ -36,14 +34,7 @@ def _write(tmp_path, lines: list[str]):
 
 
 def _rules(*guards: str) -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", "step", failures=[_failure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    return recompiles_of(DynamoLog("x", "text", compiles))
-
-
-def _explain(name: str, *extra: str) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(SCENARIOS / name), "--json", *extra, codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
+    return guard_recompiles(*guards, function="step")
 
 
 # -- the guards channel: a tree is a compile ---------------------------------------------------------------------

@@ -5,11 +5,10 @@ the control that sets the same settings once before the first compiled call."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_scenario as _explain
+from helpers import FIXTURES
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure
 from hlodiff.explain.decision_line import dynamo_decision_calls
 from hlodiff.explain.dynamo import recompiles_of
@@ -22,11 +21,6 @@ def _rule(guard: str):
     compiles = [DynamoCompile("0/0"), DynamoCompile("0/1", "step", failures=[_failure("0/0", guard)])]
     (r,) = recompiles_of(DynamoLog("x", "text", compiles))
     return r
-
-
-def _explain(path: str, *extra: str) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(SCENARIOS / path), "--json", *extra, codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
 
 
 def test_tf32_names_the_call_users_make_as_well_as_the_flag():

@@ -12,18 +12,14 @@ import shutil
 
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 from hlodiff.explain.dynamo import DynamoRecompile, choose_fix, recompiles_of
 from hlodiff.explain.dynamo_xla import padded_buckets
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
-
-
-def _explain(target) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(target), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
 
 
 def _rules(doc: dict) -> set[str]:

@@ -5,19 +5,13 @@ backward, a no_grad one the forward alone."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
-
-
-def _explain(target) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(target), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
 
 
 def _index(ref: str) -> int:

@@ -5,22 +5,16 @@ chooses it and on its look-alikes (tests/test_fix_rules.py checks every row's ev
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.dumps.dynamo_guards import _failed_guard
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 from hlodiff.explain.dynamo import recompiles_of
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
-
-
-def _explain(target) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(target), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
 
 
 _TYPE = "expected type of 'b' to be a tensor type, ' but found <class 'torch.Tensor'>"

@@ -5,31 +5,17 @@ look-alikes (tests/test_fix_rules.py checks every row's evidence on its own)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain, guard_recompiles as _rules
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
-from hlodiff.explain.dynamo import recompiles_of
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 
 _PARAM = ("tensor 'self._modules['head']._parameters['bias']' size mismatch at index 0. expected 3, actual 5. Guard "
           "failed on a parameter, consider using torch._dynamo.config.force_parameter_static_shapes = False to "
           "allow dynamism on parameters.")
-
-
-def _explain(target) -> tuple[dict, int]:
-    result = cli("explain-recompile", str(target), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
-
-
-def _rules(*guards: str) -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", "f", failures=[GuardFailure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    return recompiles_of(DynamoLog("x", "text", compiles))
 
 
 @pytest.mark.parametrize("guards, rule", [

@@ -5,29 +5,15 @@ run whose evidence chooses it, or on the guard as Dynamo prints it, and on its l
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain, guard_recompiles as _rules
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.dumps.dynamo_log import GAVE_UP, GraphBreak, read_dynamo_log
 from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
-
-
-def _explain(*args) -> tuple[dict, int]:
-    result = cli("explain-recompile", *map(str, args), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
-
-
-def _rules(*guards: str, function: str = "f", breaks: list[GraphBreak] | None = None) -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", function,
-                                                       failures=[GuardFailure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    return recompiles_of(DynamoLog("x", "text", compiles, graph_breaks=breaks or []))
 
 
 @pytest.mark.parametrize("guard, rule", [

@@ -5,29 +5,16 @@ on the guard as Dynamo prints it and its look-alikes, and on the real run whose 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from helpers import FIXTURES, cli
+from explain_helpers import explain_status as _explain, guard_recompiles as _rules
+from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, log_of_records
 from hlodiff.explain.dynamo import recompiles_of
 from hlodiff.hlo.library_modules import cut_module_path
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
-
-
-def _explain(*args) -> tuple[dict, int]:
-    result = cli("explain-recompile", *map(str, args), "--json", codes=(0, 1))
-    return json.loads(result.stdout), result.exit_code
-
-
-def _rules(*guards: str, function: str = "f") -> list:
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", function,
-                                                       failures=[GuardFailure(f"0/{n}", g)])
-                                         for n, g in enumerate(guards)]
-    return recompiles_of(DynamoLog("x", "text", compiles))
 
 
 _DISPATCH = ("tensor 'labels' dispatch key set mismatch. expected DispatchKeySet({}), actual DispatchKeySet({})")

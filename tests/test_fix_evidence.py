@@ -65,7 +65,7 @@ def test_a_scan_length_without_jax_s_log_is_still_required_static(tmp_path):
 
 
 def test_growth_needs_three_sizes_each_larger_by_one_step():
-    from hlodiff.explain.fix_evidence import grows
+    from hlodiff.explain.family_values import grows
 
     assert grows(("7", "8", "9", "10"))
     assert not grows(("8", "16", "32"))  # doubling buckets are not a cache growing by one token

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import FIXTURES, cli, cli_json
-from hlodiff.explain.fix_evidence import grows
+from hlodiff.explain.family_values import grows
 from hlodiff.hlo.literal import integer, number, parse_literal, ratio, real, size
 from value_rewrite import COMMANDS, fixture_runs, judge, rewrite_copy, target
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers import FIXTURES, cli, cli_json, explained
 from hlodiff.dumps.run_folder import discover
-from hlodiff.explain.fix_evidence import read_chose_ops
+from hlodiff.explain.after_reads import read_chose_ops
 
 SCEN = FIXTURES / "scenarios"
 ITEM = SCEN / "torch_xla" / "rev10_tx_item_mid" / "record"

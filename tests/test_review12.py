@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
+from explain_helpers import fix_rule_set as _rules
 from helpers import FIXTURES, cli, cli_json
 from hlodiff.diff.fix_stance import FixStance, stance_of_rule
 
 SCEN = FIXTURES / "scenarios"
 RESIZE = SCEN / "torch_xla" / "rev12_tx_progressive_resize" / "record"
 MASK = SCEN / "torch_xla" / "rev12_tx_bool_mask_loss" / "record"
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 # -- F3: sizes held for several steps each, never back, are a schedule, not a cache growing every step ------------

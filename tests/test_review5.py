@@ -13,7 +13,7 @@ from hlodiff.diff.origin_facts import STATE_MAKERS, _library_made_inputs
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.python_source import argument_made_at
 from hlodiff.explain.dynamo import _absolute
-from hlodiff.explain.fix_context import _last_of_each_round
+from hlodiff.explain.family_order import last_of_each_round
 from hlodiff.hlo.model import SourceFrame
 
 SCEN = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
@@ -68,7 +68,7 @@ def test_by_hand_capture_of_the_same_run_names_drop_last_not_an_index_tensor_mad
 def test_last_batch_of_each_round_sees_past_a_first_step_warm_up(keys, last, period, expected):
     members = [type("G", (), {"cache_key": k})() for k in keys]
     graph = next(g for g in members if g.cache_key == last)
-    assert _last_of_each_round(members, graph, period) is expected
+    assert last_of_each_round(members, graph, period) is expected
 
 
 # -- F2: the argument grown by the loop's own line, not the line before the loop ------------------------------------

@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from explain_helpers import explain_doc as _doc, fix_rule_set as _rules
+from helpers import FIXTURES
 from hlodiff.diff.library_reads import library_read, LIBRARY_READS
 from hlodiff.hlo.model import SourceFrame
 
 TX = FIXTURES / "scenarios" / "torch_xla"
 JAX = FIXTURES / "scenarios" / "jax"
-
-
-def _doc(path, *extra, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", path, *extra, codes=codes)
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 # -- a read right after a sync that sits in a step function ---------------------------------------------------------

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from explain_helpers import explain_doc as _doc, fix_rule_set as _rules
+from helpers import FIXTURES
 
 TX = FIXTURES / "scenarios" / "torch_xla"
-
-
-def _doc(path, *extra, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", str(path), *extra, codes=codes)
 
 
 def _partial_reasons(doc) -> set[str]:
@@ -50,10 +47,6 @@ def test_look_alikes_cut_every_step_keep_their_reason_and_row(fixture, reason, r
     assert "partial_cpu_fallback" not in rules
     if rule:
         assert rule in rules
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 def test_momentum_raised_from_zero_mid_run_is_optimizer_state_begun_late():

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from explain_helpers import explain_doc as _doc, fix_rule_set as _rules
+from helpers import FIXTURES
 
 TX = FIXTURES / "scenarios" / "torch_xla"
-
-
-def _doc(path, *extra, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", str(path), *extra, codes=codes)
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 def test_an_embedding_with_max_norm_is_a_library_cut_not_a_read_of_the_user_s():

@@ -16,20 +16,11 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
+from explain_helpers import explain_capture as _doc, fix_rule_set as _rules
 from helpers import capture_argv as _argv, cli_json
 from hlodiff.capture import per_process
 
 SCEN = FIXTURES / "scenarios"
-
-
-
-
-def _doc(path: str) -> dict:
-    return cli_json("explain-recompile", *_argv(path), codes=(0, 1))
-
-
-def _rules(doc: dict) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 @pytest.mark.parametrize("path", ["scenarios/torch_xla/eval_epoch_control", "scenarios/torch_xla/running_loss_epoch"])

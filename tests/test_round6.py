@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import capture_argv as _argv, cli_json
-
-
-def _doc(path: str, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", *_argv(path), codes=codes)
+from explain_helpers import explain_capture as _doc
 
 
 def _head_rule(doc: dict) -> str | None:

@@ -12,20 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import capture_argv as _argv, cli_json
-
-
-def _doc(path: str, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", *_argv(path), codes=codes)
-
-
-def _rules(doc: dict) -> list[str]:
-    return [c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]]
-
-
-def _head_cause(doc: dict) -> dict:
-    head = doc["headline"]
-    return next(r["causes"][0] for r in doc["recompilations"] if r["graph"] == head["graph"])
+from explain_helpers import explain_capture as _doc, fix_rules as _rules, head_cause as _head_cause
 
 
 def test_keys_split_in_another_number_are_a_shape_change():

@@ -15,20 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import capture_argv as _argv, cli, cli_json
-
-
-def _doc(path: str, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", *_argv(path), codes=codes)
-
-
-def _rules(doc: dict) -> list[str]:
-    return [c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]]
-
-
-def _head_cause(doc: dict) -> dict:
-    head = doc["headline"]
-    return next(r["causes"][0] for r in doc["recompilations"] if r["graph"] == head["graph"])
+from explain_helpers import explain_capture as _doc, fix_rules as _rules, head_cause as _head_cause
+from helpers import capture_argv as _argv, cli
 
 
 def test_ranks_that_differ_without_collectives_are_told_and_exit_0():

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from explain_helpers import explain_doc as _doc
+from helpers import FIXTURES
 
 TX = FIXTURES / "scenarios" / "torch_xla"
 JX = FIXTURES / "scenarios" / "jax"
-
-
-def _doc(path, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", str(path), codes=codes)
 
 
 def _names(doc) -> set[str]:

@@ -15,17 +15,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import capture_argv, cli_json
+from explain_helpers import explain_capture as _explained, fix_rules as _rules
+from helpers import cli_json
 
 COST = FIXTURES / "scenarios" / "cost"
-
-
-def _explained(path: str, codes=(0, 1)) -> dict:
-    return cli_json("explain-recompile", *capture_argv(path), codes=codes)
-
-
-def _rules(doc: dict) -> list[str]:
-    return [c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]]
 
 
 def _head_rule(doc: dict) -> str | None:

@@ -184,7 +184,7 @@ class FixContext:
     read early chose a branch (``if loss > 4:``), not a length."""
     branch_lines: str = ""
     """With ``read_branch``: the user's lines traced after the reads on some steps only (``t.py:15, 19``), where
-    the branches differ (:func:`hlodiff.explain.fix_evidence.branch_lines`)."""
+    the branches differ (:func:`hlodiff.explain.after_reads.branch_lines`)."""
     slices_rearranged: bool = False
     """Every slice whose bounds look changed takes bounds the other graph also slices (from an operand of the same
     shape): paired across another arrangement, no bound changed."""

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hlodiff.diff.fix_stance import NOTHING_TO_FIX, FixStance
-from hlodiff.hlo.literal import size
 from hlodiff.hlo.model import Module
 
 MAX_BUCKETS = 12
@@ -170,10 +168,11 @@ def verdict(values: tuple[tuple[int, int], ...], seen: list[int], counts_from: s
     ``buckets``. ``values``: (size, how many times it ran or compiled); ``seen``: the sizes in run order;
     ``data_sized``: the size comes from the data (an index list made on the host, a mask's count: 6 and 4 classes
     present), where sizes that recur are the data's, not buckets, unless every one is padded (a multiple of 8);
-    ``concatenated``: the graphs grow the changing size themselves by a concatenation (:func:`concatenated_families`),
-    so a size new and larger at every compilation is growth even where only compilations are seen (JAX: a loop
+    ``concatenated``: the graphs grow the changing size themselves by a concatenation
+    (:func:`hlodiff.explain.family_buckets.concatenated_families`), so a size new and larger at every compilation
+    is growth even where only compilations are seen (JAX: a loop
     passing a jitted function its own ``jnp.concatenate``, 0, 8, ..., 40 all multiples of 8; crossings round 6)."""
-    if _grows(seen) and (counts_from == "executions" or concatenated):
+    if grows_each_time(seen) and (counts_from == "executions" or concatenated):
         return "preallocate"
     if counts_from == "executions" and not comes_back(seen):
         return "buckets"  # sizes that never come back (8 then 6 for good) are no buckets, whatever their values
@@ -207,56 +206,6 @@ def comes_back(seen: list[int]) -> bool:
     needs the strongest evidence, the same values coming back."""
     runs = [v for i, v in enumerate(seen) if i == 0 or seen[i - 1] != v]
     return len(runs) > len(set(runs))
-
-
-def family_verdicts(recompilations) -> dict[str, str]:
-    """Per family whose recompilations change a size: :func:`verdict` over its executions, from the sizes the
-    changed parameter (or slice, or first changed dimension) took in each compiled graph. Read from the causes,
-    before any fix or plan is chosen, so that both use it."""
-    data_sized = data_sized_families(recompilations)
-    grown = concatenated_families(recompilations)
-    found = {}
-    for key, (family, seen) in family_sizes_seen(recompilations).items():
-        counts = Counter(seen)
-        if len(counts) >= 2:
-            found[key] = verdict(tuple(sorted(counts.items())), seen, counts_from_of(family),
-                                 key in data_sized, key in grown)
-    return found
-
-
-def family_sizes_seen(recompilations) -> dict[str, tuple[object, list[int]]]:
-    """Per family whose recompilations change a size: the family and the size each of its executions (or
-    compilations) had, in run order."""
-    from hlodiff.explain.fix_evidence import changed_sizes
-
-    by_family: dict[str, tuple[object, dict[str, int]]] = {}
-    for r in recompilations:
-        sizes = changed_sizes(r)
-        if sizes is None or r.closest is None:
-            continue
-        family, size_of = by_family.setdefault(r.family.key, (r.family, {}))
-        before, after = size(sizes[0]), size(sizes[1])
-        if before is None or after is None:
-            continue
-        size_of.setdefault(r.closest.cache_key, before)
-        size_of[r.graph.cache_key] = after
-    return {key: (family, [size_of[g.cache_key] for g in family.members if g.cache_key in size_of])
-            for key, (family, size_of) in by_family.items()}
-
-
-def grown_in_graph(recompilations) -> set[str]:
-    """Keys of the families whose graphs grow the changing size themselves (:func:`concatenated_families`) and
-    whose sizes are new and larger at every compilation: growth, though a log of compilations cannot show it."""
-    seen = family_sizes_seen(recompilations)
-    return {key for key in concatenated_families(recompilations) if key in seen and _grows(seen[key][1])}
-
-
-def counts_from_of(family) -> str:
-    from hlodiff.dumps.graph_record import TRACED_KINDS
-    from hlodiff.dumps.executions import KIND as EXECUTIONS
-
-    every = all(g.record.kind in (*TRACED_KINDS, EXECUTIONS) and g.record.hits_seen for g in family.members)
-    return "executions" if every else "compilations"
 
 
 def already_bucketed(values: tuple[tuple[int, int], ...]) -> bool:
@@ -363,129 +312,6 @@ def _powers_of_two(values, sequence, dim, others) -> dict:
             "padded_fraction": round(_padded(mapping, values), 4)}
 
 
-def _grows(seen: list[int]) -> bool:
+def grows_each_time(seen: list[int]) -> bool:
     """Every execution a new, larger size: nothing repeats, so no bucket would be hit twice."""
     return len(seen) >= 3 and all(b > a for a, b in zip(seen, seen[1:]))
-
-
-# -- attaching plans to a run's causes --------------------------------------------------------------------------
-
-PLANNED_KINDS = ("shape",)
-
-
-def attach_plans(explanation, run=None) -> None:
-    """Set ``plan`` on the ``shape`` cause of the first recompilation of every family whose graphs differ by a
-    size (the plan covers the whole family). ``run``: the run's evidence, whose compile-time logs give the compile
-    seconds per graph reported beside the plan (:meth:`hlodiff.dumps.evidence.Run.compile_seconds`)."""
-    seconds = _compile_seconds(explanation.graphs, run)
-    data_sized = data_sized_families(explanation.recompilations)
-    by_family: dict[str, list] = {}
-    for r in explanation.recompilations:
-        if any(c.kind in PLANNED_KINDS for c in r.causes):
-            by_family.setdefault(r.family.key, []).append(r)
-    for family in explanation.families:
-        recompilations = by_family.get(family.key)
-        if not recompilations or all(_nothing_to_fix(c) for r in recompilations for c in r.causes
-                                     if c.kind in PLANNED_KINDS):
-            continue
-        plan = family_plan(family, recompilations, seconds, data_sized)
-        if plan is None:
-            continue
-        cause = next(c for r in recompilations for c in r.causes  # once per family: the others would repeat it
-                     if c.kind in PLANNED_KINDS and not _nothing_to_fix(c))
-        cause.plan = plan
-
-
-def _nothing_to_fix(cause) -> bool:
-    """The fix already judged these compilations expected (JAX's eager ops, a warm-up), or the size follows from
-    another cause (a static argument): no plan to offer for the size itself."""
-    return cause.fix_stance in NOTHING_TO_FIX or cause.fix_stance is FixStance.FOLLOWS
-
-
-def family_plan(family, recompilations, seconds: dict[str, float],
-                data_sized: set[str] | None = None) -> BucketPlan | None:
-    compiled = family.compiled
-    modules = {g.cache_key: g._module for g in compiled if g._module is not None}
-    dims = parameter_dimensions(modules) if len(modules) == len(compiled) else []
-    if not dims:
-        inner = changed_dimension(_shape_pairs(recompilations))
-        dims = [inner] if inner is not None else []
-    if not dims:
-        return None
-    dims.sort(key=lambda d: -len(set(d.by_key.values())))
-    sequence = [g.cache_key for g in family.members]
-    known = [seconds[g.ref] for g in compiled if g.ref in seconds]
-    per_graph = round(sum(known) / len(known), 6) if known else None
-    return plan_for(dims[0], sequence, counts_from=counts_from_of(family), compile_seconds=per_graph, others=dims[1:],
-                    data_sized=family.key in (data_sized_families(recompilations) if data_sized is None
-                                              else data_sized),
-                    concatenated=family.key in concatenated_families(recompilations))
-
-
-DATA_OPS = frozenset({"tensor_list", "nonzero"})
-"""Producing ops (:func:`hlodiff.explain.fix_evidence.family_ops`) whose output size follows the data."""
-
-
-def data_sized_families(recompilations) -> set[str]:
-    """Keys of the families whose changing size a data-dependent op made (an index list made on the host,
-    ``torch.bincount``, a boolean mask)."""
-    from hlodiff.explain.fix_evidence import family_ops
-
-    ops = family_ops(recompilations)
-    return {r.family.key for r in recompilations if ops.get(id(r), frozenset()) & DATA_OPS}
-
-
-GROWING_OPCODES = frozenset({"concatenate"})
-"""Ops by which a graph grows the input whose size changed, handing it back one part longer."""
-
-
-def concatenated_families(recompilations) -> set[str]:
-    """Keys of the families where a changed parameter (a shape cause's origin) is read by a concatenation in the
-    graph that takes it (the value each call returns one part longer and is passed back in)."""
-    found = set()
-    for r in recompilations:
-        cm = getattr(r.graph, "_canonical", None)
-        if cm is None or r.family.key in found:
-            continue
-        for cause in r.causes:
-            if cause.kind != "shape":
-                continue
-            for change in cause.origins:
-                ref = change.right
-                if ref is None or ref.opcode != "parameter" or ref.computation not in cm.computations:
-                    continue
-                comp = cm.computations[ref.computation]
-                if any(comp.insts[u].opcode in GROWING_OPCODES for u in comp.users(ref.name) if u in comp.insts):
-                    found.add(r.family.key)
-    return found
-
-
-def _shape_pairs(recompilations) -> list[tuple]:
-    from hlodiff.hlo.shapes import parse_shape
-    from hlodiff.errors import HlodiffError
-
-    pairs = []
-    for r in recompilations:
-        if r.closest is None:
-            continue
-        for cause in r.causes:
-            if cause.kind != "shape":
-                continue
-            change = next((c for c in cause.origins if c.left is not None and c.right is not None
-                           and "shape" in c.kinds), None)
-            if change is None:
-                continue
-            try:
-                pairs.append((r.closest.cache_key, r.graph.cache_key, parse_shape(change.left.shape),
-                              parse_shape(change.right.shape)))
-            except HlodiffError:
-                continue
-            break
-    return pairs
-
-
-def _compile_seconds(graphs, run) -> dict[str, float]:
-    if run is None or not run.time_logs:
-        return {}
-    found = run.compile_seconds([g.record for g in graphs], [g.compiled for g in graphs])
-    return {graphs[i].ref: s for i, s in found.items()}

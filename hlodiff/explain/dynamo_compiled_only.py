@@ -27,7 +27,7 @@ plus this many per Dynamo compile): the step cut by the bridge's syncs and the r
 
 def compilations_only(explanation) -> bool:
     """No family was counted from executions: the run's graphs are its compilations only."""
-    from hlodiff.explain.buckets import counts_from_of
+    from hlodiff.explain.family_buckets import counts_from_of
 
     return bool(explanation.families) and all(counts_from_of(f) == "compilations" for f in explanation.families)
 

@@ -6,8 +6,8 @@ and torch_xla's Dynamo bridge syncs just the tensors passed to the call (``_xla_
 materializing, ``torch_xla/_dynamo/dynamo_bridge.py``'s ``optimized_mod``), so the input's graph holds one more seed
 update every call: a new XLA compilation per call, though Dynamo traced once (review 10 F1: 10 calls, 11
 compilations; a sync after the input, 3). The graphs' recompilations get their row (``dynamo_bridge_lazy_random_input``,
-from :func:`hlodiff.explain.dynamo.bridge_consequences`); this module makes them one finding of Dynamo's story, beside
-the failed guards, so it heads the report instead of "expected ... nothing to fix".
+from :func:`hlodiff.explain.dynamo_bridge_words.bridge_consequences`); this module makes them one finding of
+Dynamo's story, beside the failed guards, so it heads the report instead of "expected ... nothing to fix".
 """
 
 from __future__ import annotations

@@ -251,8 +251,8 @@ class DynamoFindings:
 
     def xla_summary(self, explanation) -> str:
         """The XLA side of the report's first line. The bridge's recompilations that Dynamo's story tells
-        (:func:`bridge_consequences`) are counted, not told again family by family (review F5: one-line headlines of
-        600-900 characters, their patterns read as causes of their own)."""
+        (:func:`hlodiff.explain.dynamo_bridge_words.bridge_consequences`) are counted, not told again family by
+        family (review F5: one-line headlines of 600-900 characters, their patterns read as causes of their own)."""
         text = explanation.summary
         told = set(self.bridge_recompilations) - set(self.xla_size_graphs)
         counts = getattr(explanation, "counts", None)

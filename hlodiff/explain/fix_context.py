@@ -5,8 +5,11 @@ The differ gives every cause a fix from the graphs alone; here it is chosen agai
 last batch is only "short" when it is the family's last graph; new inputs on the first recompilation of a family
 that then settles are an optimizer's warm-up; graphs that each ran once while the program set up need no fix; a
 cycle of a handful of variants (gradient accumulation) compiles each variant once. What the run shows beyond the
-two graphs (the op that made a value, the sizes over the run, a library's first step) is read by
-:mod:`hlodiff.explain.fix_evidence`; the decision itself is :func:`hlodiff.diff.fixes.decide`.
+two graphs is read by :mod:`hlodiff.explain.producing_ops` (the op that made a value),
+:mod:`hlodiff.explain.family_values` (the sizes and values over the run), :mod:`hlodiff.explain.static_argument`,
+:mod:`hlodiff.explain.after_reads` and :mod:`hlodiff.explain.fix_evidence` (how the graph changed, a library's first
+step), where it sits in its family by :mod:`hlodiff.explain.family_order`; the decision itself is
+:func:`hlodiff.diff.fixes.decide`.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, siblin
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
-from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts, grown_in_graph
+from hlodiff.explain.family_buckets import counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line
-from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
-                                          branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
-                                          inputs_repeat, library_step, state_returned,
-                                          ops_repeat_per_count, scalars_grow, joins_grow, ops_use_new_inputs, slices_rearranged,
-                                          slice_start_only, static_structure, trip_count_changed, updated_in_place,
-                                          updates_removed)
+from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops
+from hlodiff.explain.family_order import (block_repeats, comes_back, family_runs, first_recompilation, held,
+                                          last_of_each_round, never_returns, settles_first, stays, switch_stays)
+from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
+from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
+                                          ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
+                                          updated_in_place, updates_removed)
+from hlodiff.explain.producing_ops import family_ops
+from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
+                                             trip_count_changed)
 from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
 from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_late, state_reset
@@ -55,9 +62,9 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
         of_family.setdefault(r.family.key, []).append(r)
     seen_all = {key: counts_from_of(family) == "executions" for key, family in families.items()}
     # growth also needs every size left behind: 24, 28, 32 compiled while 24, 28, 24, 32, 24 ran recur, not grow
-    onward = {key: _never_returns(family) for key, family in families.items()}
+    onward = {key: never_returns(family) for key, family in families.items()}
     # review 12 F3: 16,16,16,24,24,24,32,32,32 ran: each size held for several steps, a schedule, not growth
-    schedule = {key: seen_all.get(key, True) and onward.get(key, True) and _held(family)
+    schedule = {key: seen_all.get(key, True) and onward.get(key, True) and held(family)
                 for key, family in families.items()}
     growing = {key: grows(seq) and seen_all.get(key, True) and onward.get(key, True) for key, seq in sizes.items()}
     growing_baked = {key: grows(seq) and onward.get(key, True) for key, seq in baked.items()}
@@ -69,7 +76,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     # early read: the read's own cause names that scatter too, so the headline says what the live line said
     scatter_sized = {key for key, rs in of_family.items()
                      if any("scatter" in made_by[id(x)] and any(c.kind == "shape" for c in x.causes) for x in rs)}
-    repeats = {key: _block_repeats(members) for key, members in of_family.items()}
+    repeats = {key: block_repeats(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
@@ -90,7 +97,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
         context = replace(
             base, settles=base.settles or (len(compiled) > 2 and compiled[1] is r.graph
                                            and closest_of.get(id(compiled[2])) is r.graph
-                                           and _settles_first(members, r.graph)),
+                                           and settles_first(members, r.graph)),
             cut=any(c.kind == "partial" for c in r.causes),
             state_begun_late=state_begun_late(r, of_family[r.family.key]),
             reads_state_begun_late=reads_state_begun_late(r, of_family[r.family.key]),
@@ -201,60 +208,6 @@ def _packed_random_bits(cause) -> bool:
     return first is not None and first.left.opcode in _RNG_BITS
 
 
-def _never_returns(family) -> bool:
-    """No whole graph of the family runs again once a later one first ran (A,A,B,B,C: yes; A,B,A,C: no)."""
-    first: dict[str, int] = {}
-    latest = -1
-    for g in family.members:
-        if is_partial(g):
-            continue
-        at = first.setdefault(g.cache_key, len(first))
-        if at < latest:
-            return False
-        latest = at
-    return True
-
-
-def _held(family) -> bool:
-    """Three graphs or more, each run on two consecutive steps or more before the next took over (the last may be
-    cut short by the run's end): A,A,A,B,B,B,C,C,C yes; A,B,C,D (a size that grows every step) no."""
-    runs: list[list] = []
-    for g in family.members:
-        if is_partial(g):
-            continue
-        if runs and runs[-1][0] == g.cache_key:
-            runs[-1][1] += 1
-        else:
-            runs.append([g.cache_key, 1])
-    return len(runs) >= 3 and all(n >= 2 for _, n in runs[:-1])
-
-
-def _block_repeats(family_recompilations) -> str:
-    """``45, 44``: a family whose every recompilation only adds ops (no inputs, no outputs, nothing removed), about
-    the same number each time, and whose earlier graphs never come back while each graph ran more than once: a
-    Python loop unrolled once more at each stage. Empty otherwise. (A layer unfrozen adds outputs; a history
-    carried compiles every step; a block skipped at random comes back.)"""
-    if len(family_recompilations) < 2:
-        return ""
-    family = family_recompilations[0].family
-    members = [g for g in family.members if not is_partial(g)]
-    if len(family.compiled) >= len(members) or not _never_returns(family):
-        return ""
-    counts = []
-    for r in family_recompilations:
-        kinds = {c.kind for c in r.causes} - {"aliasing"}
-        if kinds != {"ops"}:
-            return ""
-        added = sum(1 for c in r.causes for a, _ in c.instructions if a is None)
-        removed = sum(1 for c in r.causes for _, b in c.instructions if b is None)
-        if added < 4 or removed * 10 > added:
-            return ""
-        counts.append(added)
-    if max(counts) > 1.2 * min(counts):
-        return ""
-    return ", ".join(str(n) for n in counts)
-
-
 def _read_branch(kinds: set[str], family) -> bool:
     """What a value read early decided was a branch: the whole graphs differ in ops only, or (no size, attribute
     or type changed between them) the graphs after the reads all use the same sizes (review 10, F2)."""
@@ -284,34 +237,25 @@ def _follows(cause) -> bool:
     return cause.fix_stance is FixStance.FOLLOWS
 
 
-def family_runs(recompilations) -> dict[int, tuple[list, list]]:
-    """Per family (by identity): its whole graphs (not cut by an early read) and its compiled ones, found once."""
-    runs: dict[int, tuple[list, list]] = {}
-    for r in recompilations:
-        if id(r.family) not in runs:
-            runs[id(r.family)] = ([g for g in r.family.members if not is_partial(g)], r.family.compiled)
-    return runs
-
-
 def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                 compiled: list | None = None) -> FixContext:
     """``members`` (the family's whole graphs) and ``compiled`` may be given when known: a family of thousands of
     recompilations would otherwise walk all its graphs for each of them."""
     members = [g for g in r.family.members if not is_partial(g)] if members is None else members
     compiled = r.family.compiled if compiled is None else compiled
-    settles = len(compiled) == 2 and len(members) >= 3 and _stays(members, r.graph)
+    settles = len(compiled) == 2 and len(members) >= 3 and stays(members, r.graph)
     name = pattern.name if pattern is not None else ""
     period = pattern.period if pattern is not None else 0
     return FixContext(producer=producer(r.graph), last_in_family=bool(members) and members[-1] is r.graph,
-                      settles=settles, first_recompilation=_first_recompilation(compiled, r.graph),
+                      settles=settles, first_recompilation=first_recompilation(compiled, r.graph),
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
                       materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
-                      first_step_made=len(members) > 1 and members[1] is r.graph and not _comes_back(members, r)
+                      first_step_made=len(members) > 1 and members[1] is r.graph and not comes_back(members, r)
                       and _first_step_made(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                      comes_back=_comes_back(members, r), stays=_switch_stays(members, r),
-                      short_run=len(members) <= 2, last_each_round=_last_of_each_round(members, r.graph, period),
+                      comes_back=comes_back(members, r), stays=switch_stays(members, r),
+                      short_run=len(members) <= 2, last_each_round=last_of_each_round(members, r.graph, period),
                       variant_steps=tuple(
                           i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key),
                       sync_at=_sync_at(r.graph))
@@ -321,62 +265,6 @@ def _sync_at(graph):
     """The user's line of the sync that ran ``graph`` (a whole step's graph), None for a graph a read ran."""
     frames = graph.record.frames
     return graph.trigger if frames and any(is_sync_frame(f) for f in frames) else None
-
-
-def _first_recompilation(compiled: list, graph) -> bool:
-    """The family's second compiled graph, or its second compiled whole graph when an early read cuts every step
-    (A cut, B whole, then C: Adam's first step and its later steps behind a `.item()`, review 5 F6)."""
-    if len(compiled) > 1 and compiled[1] is graph:
-        return True
-    whole = [g for g in compiled if not is_partial(g)]
-    return len(whole) > 1 and len(whole) < len(compiled) and whole[1] is graph
-
-
-def _last_of_each_round(members: list, graph, period: int) -> bool:
-    """The family runs two graphs, ``graph`` exactly at the end of every full round of ``period`` graphs and
-    nowhere else (A,A,A,B,A,A,A,B, a run cut mid-round included): the last batch of each epoch. A first graph
-    that never comes back (an optimizer's first step creating its state: W,A,B,A,A,B) stands for the graph after
-    it, so the warm-up does not hide the epoch's short last batch (review 5, F1/F8)."""
-    keys = [g.cache_key for g in members]
-    if period >= 2 and closes_each_round(keys, graph.cache_key):
-        return True
-    if len(keys) > 3 and keys[0] not in keys[1:] and graph.cache_key not in (keys[0], keys[1]):
-        return closes_each_round([keys[1]] + keys[1:], graph.cache_key)
-    return False
-
-
-def _comes_back(members: list, r) -> bool:
-    """The graph compared with (``closest``) runs again after this graph first ran: A,B,A."""
-    if r.closest is None:
-        return False
-    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
-    return at is not None and any(g.cache_key == r.closest.cache_key for g in members[at + 1:])
-
-
-def _switch_stays(members: list, r) -> bool:
-    """The earlier graph never runs again after this one first ran, and the family ran on after it."""
-    at = next((i for i, g in enumerate(members) if g.cache_key == r.graph.cache_key), None)
-    return (r.closest is not None and at is not None and at + 1 < len(members)
-            and not any(g.cache_key == r.closest.cache_key for g in members[at + 1:]))
-
-
-def _settles_first(members: list, graph) -> bool:
-    """``graph`` (the family's second compiled graph) runs again right after its first run, and no graph seen
-    before it ever runs again (A,B,B,B,C,C: B settled the warm-up; a later change, C, is a story of its own, and the
-    caller checks that C was compared with B: it changed B, not a new round starting over from A). Review 2, F2: a
-    change at step 4 turned AdamW's warm-up at step 1 into 'sync at the same points every step'."""
-    keys = [g.cache_key for g in members]
-    at = keys.index(graph.cache_key) if graph.cache_key in keys else None
-    if at is None or at + 1 >= len(keys) or keys[at + 1] != graph.cache_key:
-        return False
-    return not set(keys[:at]) & set(keys[at:])
-
-
-def _stays(members: list, graph) -> bool:
-    """From ``graph`` on, every whole graph of the family is ``graph`` again: the earlier graph never comes back
-    (warm-up). Ending on ``graph`` is not enough: a block skipped at random (A,B,A,B,B) also ends on either."""
-    at = next((i for i, g in enumerate(members) if g.cache_key == graph.cache_key), None)
-    return at is not None and all(g.cache_key == graph.cache_key for g in members[at:])
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = ()):

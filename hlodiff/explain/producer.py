@@ -1,7 +1,7 @@
 """Which framework made a graph (``torch_xla`` or ``jax``), told from how it was dumped and named.
 
 Its own module because fixes (:mod:`hlodiff.explain.fix_context`), the evidence they read
-(:mod:`hlodiff.explain.fix_evidence`) and the train/eval rule (:mod:`hlodiff.explain.modes`) all ask it, and
+(:mod:`hlodiff.explain.family_values`) and the train/eval rule (:mod:`hlodiff.explain.modes`) all ask it, and
 fix_context imports the other two: kept there, it tied them in an import circle.
 """
 

@@ -32,7 +32,7 @@ from hlodiff.explain.cache_loads import loaded_refs
 from hlodiff.explain.locate import (OUTSIDE_KINDS, hint_for, locate_carried, locate_from_tensors, locate_from_stacks,
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
-from hlodiff.explain.buckets import attach_plans
+from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports

@@ -8,7 +8,8 @@ no module of jax. Only module paths inside a package folder count (``torch/_ops.
 The module lists come from two places, merged:
 
 * the file lists (``RECORD``) of those distributions installed where hlodiff runs, in a version the shipped list
-  lacks (nothing imported),
+  lacks (nothing imported), read by :mod:`hlodiff.dumps.installed_modules` (the layer that reads the disk) and
+  handed here through :func:`list_installed_with`,
 * ``library_modules.txt.gz`` beside this file, for when they are not installed here (the dump usually comes from
   another machine). ``fixtures/library_modules/gen_library_modules.py`` writes it; its header names each distribution's version and
   source.
@@ -18,8 +19,7 @@ from __future__ import annotations
 
 import functools
 import gzip
-import os
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 DISTRIBUTIONS = ("torch", "torch_xla", "jax", "jaxlib", "flax", "optax", "transformers", "torch_neuronx",
@@ -157,32 +157,26 @@ def _shipped() -> list[str]:
 
 
 def _installed() -> list[str]:
-    """Module paths of those distributions installed here in another version than the shipped list's, from the
-    ``RECORD`` file lists of their ``.dist-info`` folders on ``sys.path``: read as text, never by importing the
-    library (nor ``importlib.metadata``, whose import alone costs more than the whole lookup)."""
-    shipped = shipped_versions()
-    paths = []
-    for entry in dict.fromkeys(sys.path):
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith(".dist-info"):
-                continue
-            dist, _, version = name[:-len(".dist-info")].partition("-")
-            dist = dist.lower().replace("-", "_").replace(".", "_")
-            if dist not in DISTRIBUTIONS or shipped.get(dist, ("",))[0] == version:
-                continue
-            try:
-                record = Path(entry or ".", name, "RECORD").read_text(errors="replace")
-            except OSError:
-                continue
-            for line in record.splitlines():
-                text = line.split(",", 1)[0].replace("\\", "/")
-                if is_package_module(text):
-                    paths.append(text)
-    return paths
+    """Module paths of those distributions installed here in another version than the shipped list's, as the
+    lister given by :func:`list_installed_with` reads them (none until one is given)."""
+    return _installed_lister() if _installed_lister is not None else []
+
+
+_installed_lister: Callable[[], list[str]] | None = None
+
+
+def list_installed_with(lister: Callable[[], list[str]]) -> None:
+    """Who lists the module paths of the distributions installed where hlodiff runs: reading the disk is the
+    dumps layer's (:func:`hlodiff.dumps.installed_modules.installed_module_paths`, given when ``hlodiff.dumps`` is
+    imported); it is asked lazily, at the first lookup, as before."""
+    global _installed_lister
+    _installed_lister = lister
+    module_paths.cache_clear()
+    top_level_names.cache_clear()
+    _tails.cache_clear()
+    from hlodiff.hlo.installed import is_library_path
+
+    is_library_path.cache_clear()
 
 
 def is_package_module(path: str) -> bool:

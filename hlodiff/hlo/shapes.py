@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.hlo.literal import size
 from hlodiff.hlo.model import ELEMENT_BITS, UNBOUNDED, Layout, Shape
 
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
@@ -55,6 +56,20 @@ def without_layout_text(text: str) -> str:
         return str(parse_shape(text).without_layout())
     except ShapeSyntaxError:
         return text
+
+
+PRINTED_DIMS = re.compile(r"\[([0-9,]*)\]")
+"""The first bracket of known sizes in a printed shape (``f32[4,16]{1,0}``: ``4,16``; a dynamic ``<=8`` or ``?``
+is not matched)."""
+
+
+def printed_dims(shape: str) -> list[int] | None:
+    """The dimensions of a printed shape (``f32[4,16]{1,0}`` -> ``[4, 16]``), or None when it has none."""
+    m = PRINTED_DIMS.search(shape)
+    if not m:
+        return None
+    dims = [size(x) for x in m.group(1).split(",") if x]
+    return None if None in dims else dims
 
 
 def byte_size_of(text: str) -> int:

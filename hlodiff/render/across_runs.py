@@ -2,9 +2,10 @@
 the fix, then one line per compilation of B. The ``--json`` body is built here too: its ``summary``, ``reason``
 and ``fix`` strings are these words, beside the typed facts of :mod:`hlodiff.explain.across_runs`.
 
-The fixes are rows of :mod:`hlodiff.render.across_runs_fixes` (``CACHE_FIXES`` for the verdicts outside the graph,
-``GRAPH_FIXES`` for a graph difference said for two runs); any other graph difference takes the fix of the graph
-diff's cause (:mod:`hlodiff.diff.fix_rules`).
+Why each compilation was not loaded is said by :mod:`hlodiff.render.across_runs_reasons` (a table keyed by
+reason). The fixes are rows of :mod:`hlodiff.render.across_runs_fixes` (``CACHE_FIXES`` for the verdicts outside
+the graph, ``GRAPH_FIXES`` for a graph difference said for two runs); any other graph difference takes the fix of
+the graph diff's cause (:mod:`hlodiff.diff.fix_rules`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGR
                                              same_folder_spelled_apart)
 from hlodiff.explain.run_settings import compile_setting_of
 from hlodiff.render.across_runs_fixes import CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API: the tables' old home)
+from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
@@ -30,7 +32,7 @@ def label(v: Verdict) -> str:
     """The program as the user knows it: JAX's module name, or a torch_xla graph by its sync line."""
     if v.program.startswith("jit") or v.called_at is None or v.b_record is None or v.b_record.kind == "xla_dump":
         return v.program[:24]
-    return f"graph {v.program[:8]} (sync at {_short(v.called_at)})"
+    return f"graph {v.program[:8]} (sync at {short_line(v.called_at)})"
 
 
 def reason_text(v: Verdict) -> str:
@@ -42,111 +44,6 @@ def reason_text(v: Verdict) -> str:
     return f"compiled again: {why_text(v)}"
 
 
-def why_text(v: Verdict) -> str:
-    """Why a compilation of B did not come from the cache (the part after "compiled again")."""
-    r = v.reason
-    if v.verdict == "miss_hlo_differs":
-        built = ""
-        if r == "device_count" and v.differences:
-            d = v.differences[0]
-            built = f": built for {d.b} devices, run A's for {d.a} ({d.name})"
-        if v.cause is None:
-            return f"its HLO differs from run A's{built}"
-        where = v.cause.locations[0] if v.cause.locations else None
-        at = f" at {_short(where)}" if where is not None else ""
-        return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary})"
-    if v.verdict == "miss_key_differs":
-        if r in ("xla_flag", "compile_option") and v.differences:
-            d = v.differences[0]
-            what = {"XLA_FLAGS": "XLA flag --", "debug_options": "XLA option "}.get(d.source, "compile option ")
-            more = f" (and {len(v.differences) - 1} more)" if len(v.differences) > 1 else ""
-            inputs = f"; the key's inputs that differ: {', '.join(v.key_components)}" if v.key_components else ""
-            return (f"the same HLO under another cache key: {what}{d.name} is {_value(d.b)} in run B, "
-                    f"{_value(d.a)} in run A{more}{inputs}")
-        if r == "other_cache_folder" and v.differences:
-            d = v.differences[0]
-            return (f"another cache key: run B's cache folder is {_value(d.b)}, run A's {_value(d.a)} (JAX writes the "
-                    "folder into the compile options it hashes: xla_gpu_per_fusion_autotune_cache_dir)")
-        if r == "device_count" and v.differences:
-            d = v.differences[0]
-            return (f"the same HLO under another cache key: run B ran on another device configuration ({d.name} is "
-                    f"{_value(d.b)} in run B, {_value(d.a)} in run A; JAX hashes the devices' topology, not the flag)")
-        if r == "metadata_in_key" and v.differences:
-            d = v.differences[0]
-            return (f"another cache key; the two programs differ only in their source lines ({d.a} in run A, {d.b} "
-                    "in run B)")
-        if r == "renamed" and v.differences:
-            d = v.differences[0]
-            return (f"the same HLO under another name: run A compiled it as {d.a}, run B as {d.b} (the module's "
-                    "name is in the key)")
-        if r == "version" and v.differences:
-            d = v.differences[0]
-            return f"the same HLO under another cache key: {d.name} is {_value(d.b)} in run B, {_value(d.a)} in run A"
-        if r == "elided_constants":
-            at = f", used at {_short(v.program_line)}" if v.program_line is not None else ""
-            return ("another cache key; the HLO texts are the same but XLA's text dump elides large constants "
-                    f"(constant({{...}}){at}), which may differ")
-        if v.a_record is None or v.b_record is None:
-            return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
-                    "before optimizations and only the keys can be compared")
-        return ("the same HLO under another cache key; the dumped options are the same, so an input of the key "
-                "not captured differs (JAX/jaxlib version, platform, devices)")
-    same = "the same key" if _other(v) else "the same HLO and key"
-    if r == "below_compile_time":
-        return (f"{same}, never written: run A compiled it in {v.measured:.2f} s, under "
-                f"jax_persistent_cache_min_compile_time_secs ({v.threshold:.2f} s)")
-    if r == "below_entry_size":
-        return (f"{same}, never written: its entry ({v.measured:.0f} bytes) is under "
-                f"jax_persistent_cache_min_entry_size_bytes ({v.threshold:.0f} bytes)")
-    if r == "exceeds_cache_size":
-        return (f"{same}, never written: its entry ({v.measured:.0f} bytes) is larger than the whole cache "
-                f"(jax_compilation_cache_max_size, {v.threshold:.0f} bytes); JAX warned and dropped it")
-    if r == "write_failed":
-        return f"{same}, never written: writing it failed ({v.detail})"
-    if r == "read_failed":
-        return f"{same}: run B found its entry but could not read it ({v.detail})"
-    if r == "host_callbacks":
-        at = f" (at {_short(v.program_line)})" if v.program_line is not None else ""
-        return f"{same}, never written: it uses host callbacks{at}"
-    if r == "cache_disabled":
-        return f"{same}, never written: the cache was disabled or not initialized"
-    if r == "cache_configured_late":
-        at = f" (called at {_short(v.called_at)})" if v.called_at is not None else ""
-        return (f"no cache was configured yet when it compiled{at}, so none was looked at (later compilations of "
-                "the run did use one)")
-    if r == "no_cache":
-        return "run B never looked at a persistent cache"
-    if r == "other_cache_folder" and v.differences:
-        d = v.differences[0]
-        return f"{same}: run A wrote it to {d.a}, but run B's cache folder is {d.b}"
-    if r == "entry_missing" and v.differences and v.differences[0].name == RELATIVE_FOLDER:
-        return (f"{same}: run A wrote it, but run B did not find it; the cache folder is the relative path "
-                f"{v.differences[0].a}, resolved against each run's working directory")
-    if r == "entry_missing":
-        return f"{same}: run A wrote it, but the cache run B read has no such entry"
-    if r == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():  # known of the backend, not logged
-        return f"{same}: its entry is in the cache folder, and this backend cannot load it: {v.detail}{_other(v)}"
-    if r == "not_loadable":
-        why = f" ({v.detail})" if v.detail else ""
-        return f"{same}: the entry run A wrote was found but could not be loaded{why}{_other(v)}"
-    if isinstance(v.b, CacheCompilation) and v.b.lookup == "unknown":
-        same_program = "the same HLO and options" if v.a_record is not None and v.b_record is not None else \
-            "compiled in run B"
-        return (f"{same_program}; without the JAX logs nothing says whether run A wrote it (capture stderr "
-                "with JAX_EXPLAIN_CACHE_MISSES=1)")
-    if v.entry_in_cache:
-        return (f"{same}: its entry is in the cache folder, yet run B compiled it (it could not load it, or did not "
-                "look: its stderr and metrics say which)")
-    return f"{same}: nothing captured says why run A's entry was not there"
-
-
-def _other(v: Verdict) -> str:
-    """The clause saying that run B's program is not the one filed under the key both runs share."""
-    d = next((d for d in v.differences if d.source == SAME_KEY_PROGRAM), None)
-    if d is None:
-        return ""
-    what = f"{d.name} {d.b} in run B, {d.a} in run A" if d.name == PRECISION_ATTRIBUTE else "its HLO differs"
-    return f"; and run B's program is not the one under this key ({what})"
 
 
 def fix_text(v: Verdict) -> str | None:
@@ -186,9 +83,10 @@ def fix_text(v: Verdict) -> str | None:
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
-                                                     a=_value(d.a), b=_value(d.b))
+                                                     a=value_words(d.a), b=value_words(d.b))
     if reason == "compile_option" and d is not None and (setting := compile_setting_of(d)) is not None:
-        return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=_value(d.a), b=_value(d.b), setting=setting)
+        return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
+                                                         setting=setting)
     if reason == "entry_missing" and d is not None and d.name == RELATIVE_FOLDER:
         reason = "entry_missing_relative"
     if reason == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():
@@ -200,7 +98,8 @@ def fix_text(v: Verdict) -> str | None:
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
         reason = f"{reason}_torch_xla"  # a torch_xla run: its own words where JAX's would mislead
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
-    return template.format(name=d.name if d else "?", a=_value(d.a) if d else "?", b=_value(d.b) if d else "?",
+    return template.format(name=d.name if d else "?", a=value_words(d.a) if d else "?",
+                           b=value_words(d.b) if d else "?",
                            measured=_number(v.measured), threshold=_number(v.threshold), detail=v.detail or "?")
 
 
@@ -325,9 +224,3 @@ def _number(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f}"
 
 
-def _value(value: str | None) -> str:
-    return "not set" if value is None else value
-
-
-def _short(frame) -> str:
-    return f"{frame.file.rsplit('/', 1)[-1]}:{frame.line}"
