@@ -94,8 +94,20 @@ def _outcome(text: str, path: str, use_native: bool, monkeypatch) -> tuple:
         cm = canonicalize(module)
     except HloParseError as e:
         return ("parsed", insts, "canonicalize error", str(e))
-    hashes = {name: (cc.labels, cc.anon, cc.hashes) for name, cc in cm.computations.items()}
-    return ("parsed", insts, cm.fingerprint, hashes, normalized_text(cm))
+    hashes = {name: (cc.labels, cc.anon, _exact_read(cc)) for name, cc in cm.computations.items()}
+    return ("parsed", insts, cm.fingerprint, hashes, normalized_text(cm), cm.computation_hashes)
+
+
+def _exact_read(cc) -> dict[str, str]:
+    """The exact hashes anything reads: the root's and those of the nodes the root does not reach (the
+    accelerator keeps only these on big graphs; the Python code keeps every node's)."""
+    reached, stack = {cc.root}, [cc.root]
+    while stack:
+        for op in cc.operands[stack.pop()]:
+            if op not in reached:
+                reached.add(op)
+                stack.append(op)
+    return {n: h for n, h in cc.hashes.items() if n == cc.root or n not in reached}
 
 
 @needs_native
@@ -571,3 +583,33 @@ def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
     monkeypatch.undo()
     again = canonicalize(parse_module(text)).entry.labels
     assert again["big"] == labels["big"] and again["big"] is not labels["big"]
+
+
+def _dead_chain_module(dead_op: str) -> str:
+    """An entry big enough for a graph index, with a chain of two instructions the root does not reach."""
+    body = ["  %p = f32[4] parameter(0)"]
+    body += [f"  %n{k} = f32[4] negate(f32[4] {'%p' if k == 0 else f'%n{k - 1}'})" for k in range(30)]
+    body += ["  %d0 = f32[4] exponential(f32[4] %n3)", f"  %d1 = f32[4] {dead_op}(f32[4] %d0)",
+             "  ROOT %r = f32[4] abs(f32[4] %n29)"]
+    return "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+def test_nodes_the_root_does_not_reach_keep_their_hashes_in_c(monkeypatch):
+    """The accelerator keeps only the exact hashes that are read (the root's, and those of the nodes the root does
+    not reach): with dead code kept, such nodes still order the normalized text and change the fingerprint, the
+    same both ways."""
+    from hlodiff.graph import Normalization
+
+    def seen(text: str) -> tuple[str, str, bool]:
+        cm = canonicalize(parse_module(text), Normalization(dead_code=False))
+        return cm.fingerprint, normalized_text(cm), cm.entry._index is not None
+
+    neg, sine = _dead_chain_module("negate"), _dead_chain_module("sine")
+    _switch(monkeypatch, True)
+    fast = seen(neg), seen(sine)
+    _switch(monkeypatch, False)
+    assert [f[:2] for f in fast] == [seen(neg)[:2], seen(sine)[:2]]
+    assert fast[0][2] and fast[1][2]  # the accelerator's indexed path ran
+    assert fast[0][0] != fast[1][0]
+    assert "exponential" in fast[0][1] and "sine" in fast[1][1]

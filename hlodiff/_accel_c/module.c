@@ -110,7 +110,8 @@ static PyMethodDef methods[] = {
      "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys[, comp_hashes]): "
      "anon_hashes over an operand-first index"},
     {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
-     "exact_hashes_ix(ix, labels, param_ids, hashes): exact_hashes over an operand-first index"},
+     "exact_hashes_ix(ix, labels, param_ids, hashes, root): exact_hashes over an operand-first index, keeping "
+     "the root's hash and those of the nodes it does not reach"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -75,7 +75,10 @@ class CanonicalComputation:
     operands: dict[str, tuple[str, ...]]
     root: str
     param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
-    hashes: dict[str, str] = field(default_factory=dict)  # exact Merkle hash of each node's subgraph
+    # Exact Merkle hashes of nodes' subgraphs: the root's and those of the nodes the root does not reach (all that
+    # is read: the root's holds the others'); small computations, and graphs hashed without the accelerator's
+    # index, keep every node's.
+    hashes: dict[str, str] = field(default_factory=dict)
     anon: dict[str, str] = field(default_factory=dict)  # the same with parameters known by shape only
     labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)

@@ -185,8 +185,8 @@ def _hash_computation(cm: CanonicalModule, cc: CanonicalComputation, shape_text,
         cc.param_ids = canonical_ids(cc)
     else:  # callers pass operands by position: a called computation's parameter numbers are meaning
         cc.param_ids = {p: cc.insts[p].parameter_number or 0 for p in cc.parameters()}
-    if ordered:
-        native.exact_hashes_ix(index, labels, cc.param_ids, hashes)
+    if ordered:  # the root's hash and those of nodes it does not reach: what is read below and by _postorder
+        native.exact_hashes_ix(index, labels, cc.param_ids, hashes, cc.root)
     elif native is not None:
         native.exact_hashes(order, labels, cc.operands, cc.param_ids, hashes)
     else:
@@ -285,7 +285,7 @@ def _postorder(cc: CanonicalComputation) -> list[str]:
     if cc._postorder is not None:
         return cc._postorder
     order = _walk_postorder(cc)
-    if len(cc.hashes) == len(cc.insts):  # hashed: the order is final
+    if cc.root in cc.hashes:  # hashed (no pass runs after that rewrites a graph): the order is final
         cc._postorder = order
     return order
 
