@@ -613,3 +613,44 @@ def test_nodes_the_root_does_not_reach_keep_their_hashes_in_c(monkeypatch):
     assert fast[0][2] and fast[1][2]  # the accelerator's indexed path ran
     assert fast[0][0] != fast[1][0]
     assert "exponential" in fast[0][1] and "sine" in fast[1][1]
+
+
+def _small_calls_module() -> str:
+    """Small called computations of every kind the one-call path meets: plain ones, one calling another (its
+    label holds the callee's hash), one printed root first, one with a side effect; the entry calls them all."""
+    comps = [
+        "%r0 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n",
+        "%r1 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        "  ROOT %s = f32[] call(f32[] %b, f32[] %a), to_apply=%r0\n}\n",
+        "%r2 (a: f32[], b: f32[]) -> f32[] {\n  ROOT %s = f32[] maximum(f32[] %a, f32[] %b)\n"
+        "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n}\n",
+        "%r3 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        '  %cc = () custom-call(f32[] %a), custom_call_target="log", custom_call_has_side_effect=true\n'
+        "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n",
+        "%r4 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(1)\n  %b = f32[] parameter(0)\n"
+        "  ROOT %s = f32[] call(f32[] %a, f32[] %b), to_apply=%r1\n}\n",
+    ]
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %red{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(5)]
+    body += ["  ROOT %t = (f32[], f32[], f32[], f32[], f32[]) tuple(" + ", ".join(f"f32[] %red{k}" for k in range(5))
+             + ")"]
+    return ("HloModule m\n\n" + "\n".join(comps) + "\nENTRY %main (p: f32[4]) -> (f32[], f32[], f32[], f32[], f32[]) {\n"
+            + "\n".join(body) + "\n}\n")
+
+
+@needs_native
+def test_small_computations_hashed_in_one_call_as_in_python(monkeypatch):
+    """Runs of small called computations are hashed in one C call each (hash_small), which stops at what it does
+    not take (root printed first, a side effect, the entry) and leaves it to the Python path: the same labels,
+    hashes, fingerprint and normalized text as the Python code, and a callee hashed before its caller."""
+    text = _small_calls_module()
+    in_python = []
+    general = fingerprint_module._hash_computation
+    monkeypatch.setattr(fingerprint_module, "_hash_computation",
+                        lambda cm, cc, *a: in_python.append(cc.name) or general(cm, cc, *a))
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert sorted(in_python) == ["main", "r2", "r3"]  # root printed first, a side effect, the entry
+    assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
+    labels = fast[3]["r4"][0]
+    assert labels["s"] == "call|f32[]|to_apply=#" + fast[5]["r1"]
