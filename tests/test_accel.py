@@ -654,3 +654,25 @@ def test_small_computations_hashed_in_one_call_as_in_python(monkeypatch):
     assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
     labels = fast[3]["r4"][0]
     assert labels["s"] == "call|f32[]|to_apply=#" + fast[5]["r1"]
+
+
+@needs_native
+@pytest.mark.parametrize("broken", [(1, 3), (3, 1)], ids=["duplicate first", "undefined first"])
+def test_first_broken_computation_is_the_one_reported_both_ways(broken, monkeypatch):
+    """The computations the accelerator finds clean are checked no further (one call for all of them); the others
+    are checked in module order, so the error is the first broken computation's, whichever way it is read."""
+    dup, undefined = broken
+    comps = []
+    for k in range(5):
+        second = "  %a = f32[] parameter(1)" if k == dup else "  %b = f32[] parameter(1)"
+        root = "  ROOT %s = f32[] add(f32[] %a, f32[] %nowhere)" if k == undefined else \
+            "  ROOT %s = f32[] add(f32[] %a, f32[] %b)"
+        comps.append(f"%r{k} (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n{second}\n{root}\n}}\n")
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %red{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(5)]
+    body.append("  ROOT %t = (f32[], f32[]) tuple(f32[] %red0, f32[] %red4)")
+    text = "HloModule m\n\n" + "\n".join(comps) + "\nENTRY %main (p: f32[4]) -> (f32[], f32[]) {\n" + \
+        "\n".join(body) + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast[0] == "error" and f"r{min(broken)}" in fast[1]
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)

@@ -130,6 +130,7 @@ PyObject *signature(PyObject *self, PyObject *args);
 
 /* checks.c */
 PyObject *names_in_order(PyObject *self, PyObject *args);
+PyObject *names_in_order_each(PyObject *self, PyObject *args);
 PyObject *triage(PyObject *self, PyObject *args);
 
 /* walks.c */

@@ -54,6 +54,8 @@ static PyMethodDef methods[] = {
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
      "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
+    {"names_in_order_each", names_in_order_each, METH_VARARGS,
+     "names_in_order_each(computations) -> positions of those whose names_in_order is not False"},
     {"names_in_order", names_in_order, METH_VARARGS,
      "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
     {"index_computation", index_computation, METH_VARARGS,

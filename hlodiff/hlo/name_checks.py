@@ -27,7 +27,13 @@ class NameChecks:
     def _check_names(self, module: Module) -> None:
         """What XLA itself rejects: names, roots, parameters and calls that do not add up, and cycles."""
         self._check_computations(module)
-        for comp in module.computations:
+        comps = module.computations
+        if native is not None:  # the computations names_in_order finds clean need nothing more unless shapes were
+            todo = set(native.names_in_order_each(comps))  # declared in them (most: one call for them all)
+            if self.declared_in:
+                todo.update(i for i, comp in enumerate(comps) if id(comp) in self.declared_in)
+            comps = [comps[i] for i in sorted(todo)]
+        for comp in comps:
             self._check_computation(comp)
 
     def _check_computations(self, module: Module) -> None:
