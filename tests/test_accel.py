@@ -676,3 +676,22 @@ def test_first_broken_computation_is_the_one_reported_both_ways(broken, monkeypa
     fast = _outcome(text, "m.hlo", True, monkeypatch)
     assert fast[0] == "error" and f"r{min(broken)}" in fast[1]
     assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+
+
+@needs_native
+def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatch):
+    """The instructions that call are found for the whole module in one C call (with_attribute_each); the first
+    call of a computation that does not exist, in module order, is still the one reported."""
+    comps = [f"%r{k} (a: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n"
+             f"  ROOT %s = f32[] call(f32[] %a), to_apply=%{'missing' + str(k) if k in (2, 4) else 'leaf'}\n}}\n"
+             for k in range(5)]
+    leaf = "%leaf (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"
+    body = ["  %p = f32[] parameter(0)"] + [f"  %c{k} = f32[] call(f32[] %p), to_apply=%r{k}" for k in range(5)]
+    body.append("  ROOT %t = (f32[], f32[]) tuple(f32[] %c0, f32[] %c4)")
+    text = "HloModule m\n\n" + leaf + "\n" + "\n".join(comps) + "\nENTRY %main (p: f32[]) -> (f32[], f32[]) {\n" + \
+        "\n".join(body) + "\n}\n"
+    fine = _outcome(text.replace("%missing2", "%leaf").replace("%missing4", "%leaf"), "m.hlo", True, monkeypatch)
+    assert fine[0] == "parsed" and set(fine[3]) == {"main", "leaf", "r0", "r1", "r2", "r3", "r4"}  # all reached
+    fast = _outcome(text, "m.hlo", True, monkeypatch)  # (the switch goes one way: C first)
+    assert fast[0] == "error" and "'missing2'" in fast[1]
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)

@@ -49,8 +49,11 @@ class NameChecks:
                                      comp.line - self.first_line)
                 entry = comp
         calls: dict[str, list[tuple[str, Instruction]]] = {name: [] for name in names}
-        for comp in module.computations:
-            callers = comp.instructions if native is None else native.with_attribute(comp.instructions, _CALL_KEYS)
+        if native is not None:  # one call: the computations that call others, with their calling instructions
+            callers_of = native.with_attribute_each(module.computations, _CALL_KEYS)
+        else:
+            callers_of = [(comp, comp.instructions) for comp in module.computations]
+        for comp, callers in callers_of:
             for inst in callers:
                 if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
                     for callee in _callees(inst.attrs):
