@@ -94,8 +94,20 @@ def _outcome(text: str, path: str, use_native: bool, monkeypatch) -> tuple:
         cm = canonicalize(module)
     except HloParseError as e:
         return ("parsed", insts, "canonicalize error", str(e))
-    hashes = {name: (cc.labels, cc.anon, cc.hashes) for name, cc in cm.computations.items()}
-    return ("parsed", insts, cm.fingerprint, hashes, normalized_text(cm))
+    hashes = {name: (cc.labels, cc.anon, _exact_read(cc)) for name, cc in cm.computations.items()}
+    return ("parsed", insts, cm.fingerprint, hashes, normalized_text(cm), cm.computation_hashes)
+
+
+def _exact_read(cc) -> dict[str, str]:
+    """The exact hashes anything reads: the root's and those of the nodes the root does not reach (the
+    accelerator keeps only these on big graphs; the Python code keeps every node's)."""
+    reached, stack = {cc.root}, [cc.root]
+    while stack:
+        for op in cc.operands[stack.pop()]:
+            if op not in reached:
+                reached.add(op)
+                stack.append(op)
+    return {n: h for n, h in cc.hashes.items() if n == cc.root or n not in reached}
 
 
 @needs_native
@@ -571,3 +583,115 @@ def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
     monkeypatch.undo()
     again = canonicalize(parse_module(text)).entry.labels
     assert again["big"] == labels["big"] and again["big"] is not labels["big"]
+
+
+def _dead_chain_module(dead_op: str) -> str:
+    """An entry big enough for a graph index, with a chain of two instructions the root does not reach."""
+    body = ["  %p = f32[4] parameter(0)"]
+    body += [f"  %n{k} = f32[4] negate(f32[4] {'%p' if k == 0 else f'%n{k - 1}'})" for k in range(30)]
+    body += ["  %d0 = f32[4] exponential(f32[4] %n3)", f"  %d1 = f32[4] {dead_op}(f32[4] %d0)",
+             "  ROOT %r = f32[4] abs(f32[4] %n29)"]
+    return "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+def test_nodes_the_root_does_not_reach_keep_their_hashes_in_c(monkeypatch):
+    """The accelerator keeps only the exact hashes that are read (the root's, and those of the nodes the root does
+    not reach): with dead code kept, such nodes still order the normalized text and change the fingerprint, the
+    same both ways."""
+    from hlodiff.graph import Normalization
+
+    def seen(text: str) -> tuple[str, str, bool]:
+        cm = canonicalize(parse_module(text), Normalization(dead_code=False))
+        return cm.fingerprint, normalized_text(cm), cm.entry._index is not None
+
+    neg, sine = _dead_chain_module("negate"), _dead_chain_module("sine")
+    _switch(monkeypatch, True)
+    fast = seen(neg), seen(sine)
+    _switch(monkeypatch, False)
+    assert [f[:2] for f in fast] == [seen(neg)[:2], seen(sine)[:2]]
+    assert fast[0][2] and fast[1][2]  # the accelerator's indexed path ran
+    assert fast[0][0] != fast[1][0]
+    assert "exponential" in fast[0][1] and "sine" in fast[1][1]
+
+
+def _small_calls_module() -> str:
+    """Small called computations of every kind the one-call path meets: plain ones, one calling another (its
+    label holds the callee's hash), one printed root first, one with a side effect; the entry calls them all."""
+    comps = [
+        "%r0 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n",
+        "%r1 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        "  ROOT %s = f32[] call(f32[] %b, f32[] %a), to_apply=%r0\n}\n",
+        "%r2 (a: f32[], b: f32[]) -> f32[] {\n  ROOT %s = f32[] maximum(f32[] %a, f32[] %b)\n"
+        "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n}\n",
+        "%r3 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+        '  %cc = () custom-call(f32[] %a), custom_call_target="log", custom_call_has_side_effect=true\n'
+        "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n",
+        "%r4 (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(1)\n  %b = f32[] parameter(0)\n"
+        "  ROOT %s = f32[] call(f32[] %a, f32[] %b), to_apply=%r1\n}\n",
+    ]
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %red{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(5)]
+    body += ["  ROOT %t = (f32[], f32[], f32[], f32[], f32[]) tuple(" + ", ".join(f"f32[] %red{k}" for k in range(5))
+             + ")"]
+    return ("HloModule m\n\n" + "\n".join(comps) + "\nENTRY %main (p: f32[4]) -> (f32[], f32[], f32[], f32[], f32[]) {\n"
+            + "\n".join(body) + "\n}\n")
+
+
+@needs_native
+def test_small_computations_hashed_in_one_call_as_in_python(monkeypatch):
+    """Runs of small called computations are hashed in one C call each (hash_small), which stops at what it does
+    not take (root printed first, a side effect, the entry) and leaves it to the Python path: the same labels,
+    hashes, fingerprint and normalized text as the Python code, and a callee hashed before its caller."""
+    text = _small_calls_module()
+    in_python = []
+    general = fingerprint_module._hash_computation
+    monkeypatch.setattr(fingerprint_module, "_hash_computation",
+                        lambda cm, cc, *a: in_python.append(cc.name) or general(cm, cc, *a))
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert sorted(in_python) == ["main", "r2", "r3"]  # root printed first, a side effect, the entry
+    assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
+    labels = fast[3]["r4"][0]
+    assert labels["s"] == "call|f32[]|to_apply=#" + fast[5]["r1"]
+
+
+@needs_native
+@pytest.mark.parametrize("broken", [(1, 3), (3, 1)], ids=["duplicate first", "undefined first"])
+def test_first_broken_computation_is_the_one_reported_both_ways(broken, monkeypatch):
+    """The computations the accelerator finds clean are checked no further (one call for all of them); the others
+    are checked in module order, so the error is the first broken computation's, whichever way it is read."""
+    dup, undefined = broken
+    comps = []
+    for k in range(5):
+        second = "  %a = f32[] parameter(1)" if k == dup else "  %b = f32[] parameter(1)"
+        root = "  ROOT %s = f32[] add(f32[] %a, f32[] %nowhere)" if k == undefined else \
+            "  ROOT %s = f32[] add(f32[] %a, f32[] %b)"
+        comps.append(f"%r{k} (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n{second}\n{root}\n}}\n")
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %red{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(5)]
+    body.append("  ROOT %t = (f32[], f32[]) tuple(f32[] %red0, f32[] %red4)")
+    text = "HloModule m\n\n" + "\n".join(comps) + "\nENTRY %main (p: f32[4]) -> (f32[], f32[]) {\n" + \
+        "\n".join(body) + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast[0] == "error" and f"r{min(broken)}" in fast[1]
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+
+
+@needs_native
+def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatch):
+    """The instructions that call are found for the whole module in one C call (with_attribute_each); the first
+    call of a computation that does not exist, in module order, is still the one reported."""
+    comps = [f"%r{k} (a: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n"
+             f"  ROOT %s = f32[] call(f32[] %a), to_apply=%{'missing' + str(k) if k in (2, 4) else 'leaf'}\n}}\n"
+             for k in range(5)]
+    leaf = "%leaf (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"
+    body = ["  %p = f32[] parameter(0)"] + [f"  %c{k} = f32[] call(f32[] %p), to_apply=%r{k}" for k in range(5)]
+    body.append("  ROOT %t = (f32[], f32[]) tuple(f32[] %c0, f32[] %c4)")
+    text = "HloModule m\n\n" + leaf + "\n" + "\n".join(comps) + "\nENTRY %main (p: f32[]) -> (f32[], f32[]) {\n" + \
+        "\n".join(body) + "\n}\n"
+    fine = _outcome(text.replace("%missing2", "%leaf").replace("%missing4", "%leaf"), "m.hlo", True, monkeypatch)
+    assert fine[0] == "parsed" and set(fine[3]) == {"main", "leaf", "r0", "r1", "r2", "r3", "r4"}  # all reached
+    fast = _outcome(text, "m.hlo", True, monkeypatch)  # (the switch goes one way: C first)
+    assert fast[0] == "error" and "'missing2'" in fast[1]
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)

@@ -78,6 +78,7 @@ PyObject *exact_hashes(PyObject *self, PyObject *args);
 PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
 PyObject *anon_hashes_ix(PyObject *self, PyObject *args);
 PyObject *exact_hashes_ix(PyObject *self, PyObject *args);
+PyObject *hash_small(PyObject *self, PyObject *args);
 
 /* text.c */
 Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
@@ -129,6 +130,7 @@ PyObject *signature(PyObject *self, PyObject *args);
 
 /* checks.c */
 PyObject *names_in_order(PyObject *self, PyObject *args);
+PyObject *names_in_order_each(PyObject *self, PyObject *args);
 PyObject *triage(PyObject *self, PyObject *args);
 
 /* walks.c */
@@ -156,6 +158,7 @@ Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name);
 /* index.c */
 PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
+PyObject *with_attribute_each(PyObject *self, PyObject *args);
 PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */

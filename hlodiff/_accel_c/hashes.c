@@ -424,11 +424,14 @@ fail:
 }
 
 /* exact_hashes over an operand-first graph index: the canonical parameter numbers looked up once each, the
-   operands' hashes read by position. */
+   operands' hashes read by position from one array of hex digits (no string per node). Only the root's hash and
+   those of the nodes the root does not reach go into hashes: nothing reads the others (the root's hash holds
+   them), and at 300K instructions a string and a map entry per node cost 25 MB a graph (issue 34). */
+#define EXACT_HEX 24 /* 12-byte digests */
 PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
-    PyObject *capsule, *labels, *param_ids, *hashes, *names;
-    if (!PyArg_ParseTuple(args, "OO!O!O!", &capsule, &PyDict_Type, &labels, &PyDict_Type, &param_ids, &PyDict_Type,
-                          &hashes))
+    PyObject *capsule, *labels, *param_ids, *hashes, *root, *names;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!", &capsule, &PyDict_Type, &labels, &PyDict_Type, &param_ids, &PyDict_Type,
+                          &hashes, &PyUnicode_Type, &root))
         return NULL;
     Py_ssize_t n;
     int32_t *op_start, *op_idx;
@@ -438,14 +441,21 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "the index is not in operand-first order");
         return NULL;
     }
-    PyObject **texts = PyMem_Malloc((n ? n : 1) * sizeof(PyObject *));
+    Py_ssize_t root_at = gx_position(capsule, root);
+    if (root_at == -2) return NULL;
+    if (root_at < 0) {
+        PyErr_SetObject(PyExc_KeyError, root);
+        return NULL;
+    }
+    char *hex = PyMem_Malloc((n ? n : 1) * EXACT_HEX);
+    char *reached = PyMem_Calloc(n ? n : 1, 1);
     PyObject **pids = PyMem_Calloc(n ? n : 1, sizeof(PyObject *)); /* borrowed from param_ids */
-    if (texts == NULL || pids == NULL) {
-        PyMem_Free(texts);
+    if (hex == NULL || reached == NULL || pids == NULL) {
+        PyMem_Free(hex);
+        PyMem_Free(reached);
         PyMem_Free(pids);
         return PyErr_NoMemory();
     }
-    int presized = 0;
     Buf b;
     buf_init(&b);
     Py_ssize_t pos = 0;
@@ -455,8 +465,6 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
         if (at == -2) goto fail;
         if (at >= 0) pids[at] = value;
     }
-    presized = presized_like(hashes, labels, names, n); /* a copy of labels: each value replaced below */
-    if (presized < 0) goto fail;
     Cursor at_label = {labels, 0}; /* labels were filled in this order */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
@@ -471,18 +479,40 @@ PyObject *exact_hashes_ix(PyObject *self, PyObject *args) {
             Py_XDECREF(text);
             if (rc < 0) goto fail;
         }
-        if (put_operand_texts(&b, texts, op_idx, op_start[i], op_start[i + 1]) < 0 ||
-            hash_into_slot(hashes, name, &b, 12, &texts[i]) < 0)
-            goto fail;
+        int32_t from = op_start[i], to = op_start[i + 1];
+        if (from < to) { /* "(" + ",".join(operands' hashes) + ")" */
+            if (buf_put(&b, "(", 1) < 0) goto fail;
+            for (int32_t e = from; e < to; e++)
+                if ((e > from && buf_put(&b, ",", 1) < 0) || buf_put(&b, hex + (size_t)op_idx[e] * EXACT_HEX,
+                                                                        EXACT_HEX) < 0)
+                    goto fail;
+            if (buf_put(&b, ")", 1) < 0) goto fail;
+        }
+        char digest[128];
+        blake2b_hex((const uint8_t *)b.data, b.len, EXACT_HEX / 2, digest);
+        memcpy(hex + (size_t)i * EXACT_HEX, digest, EXACT_HEX);
+    }
+    reached[root_at] = 1; /* operands come before their users: one pass from the root down */
+    for (Py_ssize_t i = root_at; i >= 0; i--)
+        if (reached[i])
+            for (int32_t e = op_start[i]; e < op_start[i + 1]; e++) reached[op_idx[e]] = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (reached[i] && i != root_at) continue;
+        PyObject *h = ascii_str(hex + (size_t)i * EXACT_HEX, EXACT_HEX);
+        int rc = h ? PyDict_SetItem(hashes, PyList_GET_ITEM(names, i), h) : -1;
+        Py_XDECREF(h);
+        if (rc < 0) goto fail;
     }
     buf_free(&b);
-    PyMem_Free(texts);
+    PyMem_Free(hex);
+    PyMem_Free(reached);
     PyMem_Free(pids);
     Py_RETURN_NONE;
 fail:
-    if (presized > 0) PyDict_Clear(hashes); /* no label is left in the map of hashes */
+    PyDict_Clear(hashes);
     buf_free(&b);
-    PyMem_Free(texts);
+    PyMem_Free(hex);
+    PyMem_Free(reached);
     PyMem_Free(pids);
     return NULL;
 }

@@ -55,9 +55,43 @@ fail:
 }
 
 /* The instructions (in order) whose attributes hold one of keys (the calls: to_apply, body, ...). */
+static PyObject *with_attribute_of(PyObject *instructions, PyObject *keys);
+
 PyObject *with_attribute(PyObject *self, PyObject *args) {
     PyObject *instructions, *keys;
     if (!PyArg_ParseTuple(args, "OO!", &instructions, &PyFrozenSet_Type, &keys)) return NULL;
+    return with_attribute_of(instructions, keys);
+}
+
+/* with_attribute_each(computations, keys) -> [(computation, with_attribute(its instructions, keys)), ...] for the
+   computations that have such instructions, in order: one call for a module, not one per computation (an unrolled
+   step has a small one per block, most calling nothing). */
+PyObject *with_attribute_each(PyObject *self, PyObject *args) {
+    PyObject *comps, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &comps, &PyFrozenSet_Type, &keys)) return NULL;
+    static PyObject *s_instructions;
+    if (s_instructions == NULL && (s_instructions = PyUnicode_InternFromString("instructions")) == NULL) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(comps); i++) {
+        PyObject *comp = PyList_GET_ITEM(comps, i);
+        PyObject *insts = PyObject_GetAttr(comp, s_instructions);
+        PyObject *found = insts ? with_attribute_of(insts, keys) : NULL;
+        Py_XDECREF(insts);
+        if (found == NULL) goto fail;
+        PyObject *pair = PyList_GET_SIZE(found) ? PyTuple_Pack(2, comp, found) : NULL;
+        int rc = PyList_GET_SIZE(found) == 0 ? 0 : pair ? PyList_Append(out, pair) : -1;
+        Py_XDECREF(pair);
+        Py_DECREF(found);
+        if (rc < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *with_attribute_of(PyObject *instructions, PyObject *keys) {
     PyObject *seq = PySequence_Fast(instructions, "instructions must be a sequence");
     if (seq == NULL) return NULL;
     PyObject *out = PyList_New(0);

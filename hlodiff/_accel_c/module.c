@@ -54,10 +54,14 @@ static PyMethodDef methods[] = {
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
      "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
+    {"names_in_order_each", names_in_order_each, METH_VARARGS,
+     "names_in_order_each(computations) -> positions of those whose names_in_order is not False"},
     {"names_in_order", names_in_order, METH_VARARGS,
      "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
     {"index_computation", index_computation, METH_VARARGS,
      "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects)"},
+    {"with_attribute_each", with_attribute_each, METH_VARARGS,
+     "with_attribute_each(computations, keys) -> [(computation, with_attribute(its instructions, keys))] where any"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(instructions, keys) -> the instructions whose attributes hold one of keys"},
     {"renamed_and_metadata", renamed_and_metadata, METH_VARARGS,
@@ -109,8 +113,12 @@ static PyMethodDef methods[] = {
     {"anon_hashes_ix", anon_hashes_ix, METH_VARARGS,
      "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys[, comp_hashes]): "
      "anon_hashes over an operand-first index"},
+    {"hash_small", hash_small, METH_VARARGS,
+     "hash_small(ccs, start, entry, index_min, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes) "
+     "-> (stop, instructions): a run of small called computations hashed as _hash_computation would"},
     {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
-     "exact_hashes_ix(ix, labels, param_ids, hashes): exact_hashes over an operand-first index"},
+     "exact_hashes_ix(ix, labels, param_ids, hashes, root): exact_hashes over an operand-first index, keeping "
+     "the root's hash and those of the nodes it does not reach"},
     {NULL, NULL, 0, NULL},
 };
 

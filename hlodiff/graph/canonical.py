@@ -75,7 +75,10 @@ class CanonicalComputation:
     operands: dict[str, tuple[str, ...]]
     root: str
     param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
-    hashes: dict[str, str] = field(default_factory=dict)  # exact Merkle hash of each node's subgraph
+    # Exact Merkle hashes of nodes' subgraphs: the root's and those of the nodes the root does not reach (all that
+    # is read: the root's holds the others'); small computations, and graphs hashed without the accelerator's
+    # index, keep every node's.
+    hashes: dict[str, str] = field(default_factory=dict)
     anon: dict[str, str] = field(default_factory=dict)  # the same with parameters known by shape only
     labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
     removed: dict[str, Instruction] = field(default_factory=dict)  # dropped by passes (kept for reports)
@@ -282,6 +285,9 @@ def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[s
 def reachable_computations(module: Module) -> list[Computation]:
     """Computations the entry calls, directly or not, callees before callers, the entry last."""
     by_name = {c.name: c for c in module.computations}
+    # The instructions that call, per computation that has any: one C call for the module, not one per computation
+    callers_of = ({id(c): insts for c, insts in native.with_attribute_each(module.computations, _CALL_KEYS)}
+                  if native is not None else None)
     order: list[Computation] = []
     state: dict[str, int] = {}
     stack: list[tuple[Computation, bool]] = [(module.entry, False)]
@@ -296,7 +302,7 @@ def reachable_computations(module: Module) -> list[Computation]:
             continue
         state[comp.name] = 1
         stack.append((comp, True))
-        callers = native.with_attribute(comp.instructions, _CALL_KEYS) if native is not None else comp.instructions
+        callers = callers_of.get(id(comp), ()) if callers_of is not None else comp.instructions
         for inst in callers:
             if not inst.attrs or _CALL_KEYS.isdisjoint(inst.attrs):
                 continue

@@ -27,7 +27,13 @@ class NameChecks:
     def _check_names(self, module: Module) -> None:
         """What XLA itself rejects: names, roots, parameters and calls that do not add up, and cycles."""
         self._check_computations(module)
-        for comp in module.computations:
+        comps = module.computations
+        if native is not None:  # the computations names_in_order finds clean need nothing more unless shapes were
+            todo = set(native.names_in_order_each(comps))  # declared in them (most: one call for them all)
+            if self.declared_in:
+                todo.update(i for i, comp in enumerate(comps) if id(comp) in self.declared_in)
+            comps = [comps[i] for i in sorted(todo)]
+        for comp in comps:
             self._check_computation(comp)
 
     def _check_computations(self, module: Module) -> None:
@@ -43,8 +49,11 @@ class NameChecks:
                                      comp.line - self.first_line)
                 entry = comp
         calls: dict[str, list[tuple[str, Instruction]]] = {name: [] for name in names}
-        for comp in module.computations:
-            callers = comp.instructions if native is None else native.with_attribute(comp.instructions, _CALL_KEYS)
+        if native is not None:  # one call: the computations that call others, with their calling instructions
+            callers_of = native.with_attribute_each(module.computations, _CALL_KEYS)
+        else:
+            callers_of = [(comp, comp.instructions) for comp in module.computations]
+        for comp, callers in callers_of:
             for inst in callers:
                 if inst.attrs and not _CALL_KEYS.isdisjoint(inst.attrs):
                     for callee in _callees(inst.attrs):
