@@ -36,6 +36,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   optimizer built anew), ``library_call_ops`` (ops added, all traced in one library file outside torch/nn's layers
   and torch/optim, no line of the user's: a library call made on some steps),
   ``cpu_fallback`` (the early execution handed back empty out= buffers: an op ran on the CPU),
+  ``anomaly_check`` (the early execution was autograd anomaly mode's NaN check, compiled inside backward()),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
@@ -188,6 +189,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("reads_state_begun_late")
     if getattr(ctx, "cpu_fallback", False):
         facts.add("cpu_fallback")
+    if getattr(ctx, "anomaly_check", False):
+        facts.add("anomaly_check")
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:

@@ -527,6 +527,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # round 17 (r17_tx_detect_anomaly): set_detect_anomaly(True) left on: each backward node's outputs are checked for
+    # NaN on the host, a cut per node that no line of the user's makes and no read to move
+    _rule("partial_anomaly_check", "partial", "anomaly_check torch_xla",
+          "autograd's anomaly detection is on (torch.autograd.set_detect_anomaly(True), or a detect_anomaly() "
+          "block): backward() checks every node's outputs for NaN on the host, and each check runs the graph "
+          "before it early, every step (compiled once, then from the cache; torch_xla logs none of these "
+          "executions). No read of yours to move: turn anomaly detection off (set_detect_anomaly(False)) outside "
+          "a short debugging run"),
     # round 11 (r11_tx_nanmedian_fallback): torch.nanmedian has no XLA lowering; its CPU kernel's empty out=
     # buffers come back from the early execution. No read of the user's: the op is the cut
     _rule("partial_cpu_fallback", "partial", "cpu_fallback torch_xla",

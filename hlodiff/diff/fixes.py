@@ -217,6 +217,8 @@ class FixContext:
     reads the state back (:func:`hlodiff.explain.optimizer_state.state_reset`: an optimizer built each epoch)."""
     """This graph reads back, in torch.optim, the state the graph it is compared with began (the next step's)."""
     cpu_fallback: bool = False
+    anomaly_check: bool = False
+    """The early execution was autograd anomaly mode's NaN check (:mod:`hlodiff.dumps.anomaly_checks`)."""
     """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten
     fallback, :func:`hlodiff.explain.cuts.cut_reason`), not a read of the user's."""
     entries: frozenset[str] = frozenset()

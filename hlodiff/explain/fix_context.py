@@ -93,6 +93,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             reads_state_begun_late=reads_state_begun_late(r, of_family[r.family.key]),
             state_reset=state_reset(r, members),
             cpu_fallback=any(c.kind == "partial" and c.reason == "fallback" for c in r.causes),
+            anomaly_check=any(c.kind == "partial" and c.reason == "anomaly_check" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
