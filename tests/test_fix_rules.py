@@ -175,6 +175,8 @@ EXERCISED = {
     # round 17: autograd anomaly mode's NaN checks, compiled inside backward() and never logged (look-alikes keeping
     # their rows: tests/test_round17.py)
     "partial_anomaly_check": "scenarios/torch_xla/r17_tx_detect_anomaly",
+    # round 17: a pytree node's aux_data a new object compared by identity each call (look-alikes: test_round17.py)
+    "cache_key_pytree_identity": "scenarios/jax/r17_jx_pytree_aux_identity",
 }
 
 

@@ -48,3 +48,36 @@ def test_a_check_is_an_any_isnan_module_and_the_step_is_not():
 ])
 def test_look_alikes_keep_their_cuts(fixture):
     assert "anomaly_check" not in _partial_reasons(_doc(fixture))
+
+
+def _rules(doc) -> set[str]:
+    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+
+
+def test_a_pytree_s_aux_data_compared_by_identity_is_named():
+    """r17_jx_pytree_aux_identity: a Batch pytree whose aux_data is a new Info (no __eq__) per batch. The first try
+    said 'pass arguments with the same structure every call (same keys, same container types)': the user does."""
+    folder = SC / "jax" / "r17_jx_pytree_aux_identity"
+    doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), codes=(1,))
+    fix = doc["headline"]["fix"]
+    assert "`Info`" in fix and "__eq__" in fix and "same keys" not in fix
+    assert _rules(doc) == {"cache_key_pytree_identity"}
+
+
+@pytest.mark.parametrize("name, rule", [
+    # metadata that differ by value (a register_dataclass meta field), a NamedTuple restored as a tuple, static
+    # arguments compared by identity: each keeps its row
+    ("jax_namedtuple_restore", "cache_key_pytree"),
+    ("jax_method_hash", "static_value"),
+    ("rev11_jx_static_obj", "static_identity"),
+])
+def test_pytree_look_alikes_keep_their_rows(name, rule):
+    folder = SC / "jax" / name
+    doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"))
+    assert rule in _rules(doc) and "cache_key_pytree_identity" not in _rules(doc)
+
+
+def test_metadata_by_value_is_no_identity():
+    doc = _doc(SC / "jax" / "jax_dataclass_meta_lr" / "dump", "--jax-log",
+               str(SC / "jax" / "jax_dataclass_meta_lr" / "stderr.log"))
+    assert "cache_key_pytree_identity" not in _rules(doc)

@@ -1246,6 +1246,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_keyword", "cache_key", "jax keyword_call",
           "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
           "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    # round 17 (r17_jx_pytree_aux_identity): a custom pytree node whose aux_data is a new object of a class without
+    # __eq__ each call: "the same keys, the same container types" is what the user already passes
+    _rule("cache_key_pytree_identity", "cache_key", "jax pytree metadata_identity",
+          "the pytree node `{node_class}` carries an object of class `{meta_class}` as its metadata (aux_data), a "
+          "new one on each call, and `{meta_class}` is compared by identity (default repr: its class defines no __eq__/"
+          "__hash__), so every call's structure is new though keys, containers and the program are the same: make "
+          "the aux_data compare by value (a frozen dataclass, a tuple or a string) or build one `{meta_class}` and "
+          "reuse it"),
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",

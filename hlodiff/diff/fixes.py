@@ -169,6 +169,9 @@ class FixContext:
     """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
     pytree: bool = False
     """JAX said the arguments' pytree structure changed."""
+    metadata_identity: str = ""
+    """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
+    with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""
     list_length: str = ""
     """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""

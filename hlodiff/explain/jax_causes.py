@@ -262,7 +262,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                       none_leaf="NoneType" in reason.text, list_length=_list_length(reason.text))
         keywords = _KEYWORDS.search(miss.text or "")
         choice = decide(cause, FixContext(producer="jax", pytree=True,
-                                          keywords=keywords.group(1) if keywords else ""))
+                                          keywords=keywords.group(1) if keywords else "",
+                                          metadata_identity=_metadata_identity(reason.now, reason.before)))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
@@ -270,6 +271,20 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
+
+
+_NODE_META = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'> with pytree metadata <(?:[\w.]+\.)?(\w+) object at 0x[0-9a-f]+>")
+
+
+def _metadata_identity(now: str | None, before: str | None) -> str:
+    """``"Batch:Info"`` when JAX's pytree reason shows one node class whose metadata (aux_data) is, on both calls,
+    an object of one class printed with the default repr (``<__main__.Info object at 0x...>``): a class without
+    __eq__/__hash__, compared by identity, so a new object each call never matches (round 17,
+    r17_jx_pytree_aux_identity). Empty otherwise (metadata that differ by value: a dataclass's meta field)."""
+    a, b = _NODE_META.search(now or ""), _NODE_META.search(before or "")
+    if a is None or b is None or a.groups() != b.groups():
+        return ""
+    return f"{a.group(1)}:{a.group(2)}"
 
 
 _LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")
