@@ -81,3 +81,54 @@ def test_metadata_by_value_is_no_identity():
     doc = _doc(SC / "jax" / "jax_dataclass_meta_lr" / "dump", "--jax-log",
                str(SC / "jax" / "jax_dataclass_meta_lr" / "stderr.log"))
     assert "cache_key_pytree_identity" not in _rules(doc)
+
+
+GRL = '''import functools
+import jax
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def grl(x, lam):
+    return x
+
+
+scale = jax.custom_vjp(lambda x, s: x * s, nondiff_argnums=(1,))
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def step(w, x, lam, s, n):
+    def loss(w):
+        return (grl(x @ w, lam) * scale(x, s)).sum() * grl(x, 1.0).sum() * n
+    return jax.grad(loss)(w)
+'''
+
+
+@pytest.mark.parametrize("parameter, callee", [("lam", "grl"), ("s", "scale"), ("n", None), ("w", None)])
+def test_a_static_argument_fed_to_nondiff_argnums_is_found_in_the_source(tmp_path, parameter, callee):
+    from hlodiff.dumps.nondiff_source import nondiff_callee
+
+    path = tmp_path / "grl.py"
+    path.write_text(GRL)
+    assert nondiff_callee(str(path), 13, parameter) == callee  # the decorator's line, as JAX's log names it
+    assert nondiff_callee(str(path), 14, parameter) == callee  # the def's line
+    assert nondiff_callee(str(tmp_path / "gone.py"), 13, parameter) is None
+
+
+def test_with_its_source_the_grl_static_is_told_to_leave_nondiff_argnums():
+    """r17_jx_grl_nondiff_static: lam static because custom_vjp's nondiff_argnums refuses tracers. The first try
+    said 'pass it as a traced argument', which raises UnexpectedTracerError here. The capture's paths are
+    neutral: the source is found with --source-map (a user's run has it on disk)."""
+    folder = SC / "jax" / "r17_jx_grl_nondiff_static" / "record"
+    mapped = ("--source-map", f"/home/user/project={SC / 'jax'}")
+    fix = _doc(folder, *mapped, codes=(1,))["headline"]["fix"]
+    assert "nondiff_argnums" in fix and "`grl`" in fix and "cotangent" in fix
+    assert "nondiff_argnums" not in _doc(folder, codes=(1,))["headline"]["fix"]  # no source: nothing claimed
+
+
+@pytest.mark.parametrize("name", ["rev10_jx_static_lr", "rev4_static_temp", "jax_static_topk"])
+def test_other_static_arguments_with_their_source_keep_their_rows(name):
+    folder = SC / "jax" / name
+    mapped = ("--source-map", f"/home/user/project={SC / 'jax'}", "--source-map", f"/src/scenarios/jax={SC / 'jax'}")
+    doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), *mapped)
+    assert "static_nondiff_argnums" not in _rules(doc)
+    assert "argnum" not in doc["headline"]["fix"]  # the source was read: the argument has its name

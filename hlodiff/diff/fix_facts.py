@@ -28,7 +28,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``metadata_identity`` (JAX: a pytree node's aux_data
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``nondiff_static`` (a static argument fed to a
+  custom_vjp/custom_jvp function's nondiff_argnums, in the source), ``metadata_identity`` (JAX: a pytree node's aux_data
   is a new object of a class compared by identity on each call), ``state_returned`` (every input gained comes back as an
   output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
   ``state_begun_late`` (outputs added that the next graph reads back in torch.optim: optimizer state begun late),
@@ -210,6 +211,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "promoted_at", ""):
         facts.add("promoted_output")
         args["promoted_at"] = ctx.promoted_at
+    if getattr(ctx, "nondiff_callee", ""):
+        facts.add("nondiff_static")
+        args["callee"] = ctx.nondiff_callee
     if getattr(ctx, "metadata_identity", ""):
         facts.add("metadata_identity")
         args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)

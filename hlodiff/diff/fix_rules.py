@@ -1187,6 +1187,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("weak_type", "weak_type", "",
           "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"),
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
+    # round 17 (r17_jx_grl_nondiff_static): custom_vjp refuses tracers in nondiff_argnums, so "pass it traced" alone
+    # raises UnexpectedTracerError; the value leaves nondiff_argnums first (read from the source when on disk)
+    _rule("static_nondiff_argnums", "static_argument", "jax nondiff_static",
+          "static `{arg}` ({values}) is static because it feeds `{callee}`'s nondiff_argnums (jax.custom_vjp "
+          "refuses tracers there), so each value compiles again: make it an ordinary argument of `{callee}` (out "
+          "of nondiff_argnums), have the backward rule return a zero cotangent for it (jnp.zeros_like), then pass "
+          "it traced (drop it from static_argnums): one program for every value"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),

@@ -169,6 +169,9 @@ class FixContext:
     """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
     pytree: bool = False
     """JAX said the arguments' pytree structure changed."""
+    nondiff_callee: str = ""
+    """The jax.custom_vjp/custom_jvp function a static argument feeds at a ``nondiff_argnums`` position (read from
+    the source: :mod:`hlodiff.dumps.nondiff_source`), which is why the user made it static. Empty otherwise."""
     metadata_identity: str = ""
     """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
     with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""

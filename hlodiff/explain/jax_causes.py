@@ -116,7 +116,9 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     for jc in made:
         jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
-            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair)
+            defined = miss.defined_at
+            nondiff = sources.nondiff_callee(defined.file, defined.line, jc.argument) if defined else None
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "")
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
         elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
             # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a
