@@ -25,6 +25,11 @@ A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then r
 a warning), each with its sync's frames (records marked ``hits_seen=False``); such a log beside a dump is joined the
 same way (review 9, F1), so a setup graph and the step are families of their own. A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
 skipped with a warning.
+
+Compilations torch_xla makes inside an op are not announced and their executions are never logged. Those that are
+autograd anomaly mode's NaN checks (:mod:`hlodiff.dumps.anomaly_checks`) ran before every execution of the step they
+cut: a whole-log read tells them there (records numbered in that order, keyed ``autograd-anomaly-check:<module>``);
+a read in windows (``first``/``end``) leaves them out, as before (round 17).
 """
 
 from __future__ import annotations
