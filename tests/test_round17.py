@@ -132,3 +132,17 @@ def test_other_static_arguments_with_their_source_keep_their_rows(name):
     doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), *mapped)
     assert "static_nondiff_argnums" not in _rules(doc)
     assert "argnum" not in doc["headline"]["fix"]  # the source was read: the argument has its name
+
+
+def test_each_step_graph_gets_the_checks_compiled_before_its_first_run():
+    """Checks compiled again for a step graph compiled anew (another shape) belong to that graph only; checks no
+    execution follows are left out."""
+    from types import SimpleNamespace as NS
+
+    from hlodiff.dumps.anomaly_checks import checked_steps
+
+    c1, c2, c3, c4 = (NS(name=f"check{i}") for i in range(4))
+    checks = [(NS(line=10), c1), (NS(line=20), c2), (NS(line=60), c3), (NS(line=90), c4)]
+    executions = [NS(line=30, graph_hash="A"), NS(line=40, graph_hash="A"), NS(line=70, graph_hash="B"),
+                  NS(line=80, graph_hash="A")]
+    assert checked_steps(checks, executions) == {"A": [c1, c2], "B": [c3]}

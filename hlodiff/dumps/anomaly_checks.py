@@ -47,12 +47,16 @@ def anomaly_checks(compilations: list["CompilationEvent"], modules: list["GraphR
             if not event.announced and is_anomaly_check(module)]
 
 
-def checked_step(checks: list[tuple["CompilationEvent", "GraphRecord"]],
-                 executions: list["ExecutionEvent"]) -> str | None:
-    """The graph hash of the step the checks cut: the first execution logged after the last check compiled (the
-    sync that ran the rest of that backward and the update). Every later execution of that graph ran a backward, so
-    the same checks ran before it, from the cache."""
-    if not checks:
-        return None
-    last = max(event.line for event, _ in checks)
-    return next((e.graph_hash for e in executions if e.line > last and e.graph_hash), None)
+def checked_steps(checks: list[tuple["CompilationEvent", "GraphRecord"]],
+                  executions: list["ExecutionEvent"]) -> dict[str, list["GraphRecord"]]:
+    """Graph hash of a step -> the checks that cut it, in compilation order: each check belongs to the first
+    execution logged after it compiled (the sync that ran the rest of that backward and the update). Every later
+    execution of that graph ran a backward, so the same checks ran before it, from the cache. A step graph compiled
+    anew (another shape) gets the checks compiled before its own first run; checks no execution follows are left
+    out."""
+    found: dict[str, list["GraphRecord"]] = {}
+    for event, module in checks:
+        after = next((e.graph_hash for e in executions if e.line > event.line and e.graph_hash), None)
+        if after is not None and module not in found.setdefault(after, []):
+            found[after].append(module)
+    return {h: m for h, m in found.items() if m}

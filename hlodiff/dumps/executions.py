@@ -41,7 +41,7 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Iterator
 
-from hlodiff.dumps.anomaly_checks import CHECK_KEY, anomaly_checks, checked_step
+from hlodiff.dumps.anomaly_checks import CHECK_KEY, anomaly_checks, checked_steps
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
@@ -100,13 +100,14 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
                         "compilations only, without cache hits", debug_log)
         sequence = [e for e in log.compilations if e.announced]
     checks = anomaly_checks(log.compilations, modules) if hits_seen and first == 0 and end is None else []
-    step = checked_step(checks, log.executions)
+    steps = checked_steps(checks, log.executions)
+    woven = sum(len(m) for m in steps.values())
     unannounced = sum(not e.announced for e in log.compilations)
     if unannounced and first == 0:
         told = "each keeps its module of the XLA dump, left out of the sequence of executions"
-        if step is not None:
-            rest = ", the others left out of the sequence" if unannounced > len(checks) else ""
-            told = (f"{len(checks)} of them are autograd anomaly mode's NaN checks (any(isnan(...)) of a backward "
+        if woven:
+            rest = ", the others left out of the sequence" if unannounced > woven else ""
+            told = (f"{woven} of them are autograd anomaly mode's NaN checks (any(isnan(...)) of a backward "
                     "value, read on the host), told before every execution of the step they cut, where they ran "
                     f"unlogged{rest}")
         _warn(warnings, f"{unannounced} compilation{'s' if unannounced > 1 else ''} the PT_XLA_DEBUG log does not "
@@ -119,11 +120,10 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
             _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
                             "(compiled before the capture started?); skipped", debug_log, event.line)
             continue
-        if step is not None and event.graph_hash == step:
-            for _, check in checks:
-                yield replace(_record(check, index + shift, source, None, hits_seen),
-                              graph_hash=f"{CHECK_KEY}{check.module_number}")
-                shift += 1
+        for check in steps.get(event.graph_hash or "", ()):
+            yield replace(_record(check, index + shift, source, None, hits_seen),
+                          graph_hash=f"{CHECK_KEY}{check.module_number}")
+            shift += 1
         yield _record(module, index + shift, source, event, hits_seen)
     unlogged = modules[len(log.compilations):]
     if unlogged and log.executions and end is None:
