@@ -281,6 +281,19 @@ WRONG_NOW = {
     # "recurring" (two graphs seen again); it says "7 compilations in 8 graphs"
     "torch_xla/r16_tx_randaug_ops": "line: r16_tx_randaug_ops.py:16 (truth off by one); pattern: 7 compilations "
                                     "in 8 graphs (one draw seen again)",
+
+    # round 17 (blind): anomaly mode's checks run inside loss.backward(), which no capture names (torch_xla logs no
+    # frame for them; their HLO names the forward's lines): the story and fix are right, the line is unknown
+    "torch_xla/r17_tx_detect_anomaly": "line: no location (the checks have no frame; the backward line is in no "
+                                       "capture)",
+    # the sharding custom-call names only mark_sharding's library frame, and a PT_XLA_DEBUG_LEVEL=1 log has no cache
+    # hits: 3 compilations (steps 0, 1, 3) are not seen to be a switch
+    "torch_xla/r17_tx_spmd_mesh_reorder": "line: no location (library frame only); pattern: 3 compilations, no "
+                                          "cache hits in a level-1 log",
+    # lam is static because custom_vjp's nondiff_argnums refuses tracers: the row static_nondiff_argnums reads that
+    # from the source, which the capture's neutral paths do not reach (with --source-map it is right:
+    # tests/test_round17.py); without it the fix says 'pass it as a traced argument' (incomplete, not wrong)
+    "jax/r17_jx_grl_nondiff_static": "fix_any: needs the source (neutral paths); says pass it traced",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

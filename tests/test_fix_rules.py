@@ -172,6 +172,11 @@ EXERCISED = {
     # review 11: a ring buffer made before the loop beside a rotating slot index; equal Python scalars merged
     "rotation_input_made_first_step": "scenarios/torch_xla/rev11_tx_ring_index/record",
     "inputs_equal_scalars": "scenarios/torch_xla/rev11_tx_ema_control/record",
+    # round 17: autograd anomaly mode's NaN checks, compiled inside backward() and never logged (look-alikes keeping
+    # their rows: tests/test_round17.py)
+    "partial_anomaly_check": "scenarios/torch_xla/r17_tx_detect_anomaly",
+    # round 17: a pytree node's aux_data a new object compared by identity each call (look-alikes: test_round17.py)
+    "cache_key_pytree_identity": "scenarios/jax/r17_jx_pytree_aux_identity",
 }
 
 

@@ -180,6 +180,17 @@ LIVE_WRONG_NOW = {
     # report at exit says "Python code decides per step what is traced ... torch.where" (right)
     'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one); fix_any: the reordered-'
                                     'tensors fix on a draw seen again',
+
+    # round 17 (blind): autograd anomaly mode's NaN checks are woven into the sequence only when the whole log is
+    # read (hlodiff.dumps.anomaly_checks): a live read in windows sees one graph a step and tells nothing, where the
+    # report at exit tells the split and anomaly detection
+    'torch_xla/r17_tx_detect_anomaly': 'kind, line, fix_any, fix_none: nothing told live; agrees: the report says '
+                                       'partial (anomaly checks)',
+    # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
+    'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
+    # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
+    # nondiff_argnums row needs the source (the capture's paths are neutral)
+    'jax/r17_jx_grl_nondiff_static': 'fix_any: a traced argument (source not on disk); agrees: live says shape',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

@@ -28,7 +28,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
-  ``none_leaf`` (JAX: a leaf was None on the other call), ``state_returned`` (every input gained comes back as an
+  ``none_leaf`` (JAX: a leaf was None on the other call), ``nondiff_static`` (a static argument fed to a
+  custom_vjp/custom_jvp function's nondiff_argnums, in the source), ``metadata_identity`` (JAX: a pytree node's aux_data
+  is a new object of a class compared by identity on each call), ``state_returned`` (every input gained comes back as an
   output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
   ``state_begun_late`` (outputs added that the next graph reads back in torch.optim: optimizer state begun late),
   ``reads_state_begun_late`` (the optimizer's inputs read back the state begun one graph earlier),
@@ -36,6 +38,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   optimizer built anew), ``library_call_ops`` (ops added, all traced in one library file outside torch/nn's layers
   and torch/optim, no line of the user's: a library call made on some steps),
   ``cpu_fallback`` (the early execution handed back empty out= buffers: an op ran on the CPU),
+  ``anomaly_check`` (the early execution was autograd anomaly mode's NaN check, compiled inside backward()),
   ``library_read`` (a library function made the early read:
   :mod:`hlodiff.diff.library_reads`), ``join_grows`` (a concatenate joins another number of operands: torch.stack of a list), ``barrier_one_side`` (an optimization barrier on one side only: rematerialization), ``slices_rearranged`` (the slice bounds
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
@@ -188,6 +191,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("reads_state_begun_late")
     if getattr(ctx, "cpu_fallback", False):
         facts.add("cpu_fallback")
+    if getattr(ctx, "anomaly_check", False):
+        facts.add("anomaly_check")
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:
@@ -206,6 +211,12 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "promoted_at", ""):
         facts.add("promoted_output")
         args["promoted_at"] = ctx.promoted_at
+    if getattr(ctx, "nondiff_callee", ""):
+        facts.add("nondiff_static")
+        args["callee"] = ctx.nondiff_callee
+    if getattr(ctx, "metadata_identity", ""):
+        facts.add("metadata_identity")
+        args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)
     if getattr(ctx, "list_length", ""):
         facts.add("list_length")
         args["container"], args["lengths"] = ctx.list_length.split(":", 1)

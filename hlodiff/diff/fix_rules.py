@@ -580,6 +580,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
+    # round 17 (r17_tx_detect_anomaly): set_detect_anomaly(True) left on: each backward node's outputs are checked for
+    # NaN on the host, a cut per node that no line of the user's makes and no read to move
+    _rule("partial_anomaly_check", "partial", "anomaly_check torch_xla",
+          "autograd's anomaly detection is on (torch.autograd.set_detect_anomaly(True), or a detect_anomaly() "
+          "block): backward() checks every node's outputs for NaN on the host, and each check runs the graph "
+          "before it early, every step (compiled once, then from the cache; torch_xla logs none of these "
+          "executions). No read of yours to move: turn anomaly detection off (set_detect_anomaly(False)) outside "
+          "a short debugging run"),
     # round 11 (r11_tx_nanmedian_fallback): torch.nanmedian has no XLA lowering; its CPU kernel's empty out=
     # buffers come back from the early execution. No read of the user's: the op is the cut
     _rule("partial_cpu_fallback", "partial", "cpu_fallback torch_xla",
@@ -1232,6 +1240,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("weak_type", "weak_type", "",
           "a Python scalar (weak type) and a typed array were passed in turn: pass a typed array (jnp.float32(x))"),
     # -- static arguments (JAX names them): the framework requires some to stay static --------------------------
+    # round 17 (r17_jx_grl_nondiff_static): custom_vjp refuses tracers in nondiff_argnums, so "pass it traced" alone
+    # raises UnexpectedTracerError; the value leaves nondiff_argnums first (read from the source when on disk)
+    _rule("static_nondiff_argnums", "static_argument", "jax nondiff_static",
+          "static `{arg}` ({values}) is static because it feeds `{callee}`'s nondiff_argnums (jax.custom_vjp "
+          "refuses tracers there), so each value compiles again: make it an ordinary argument of `{callee}` (out "
+          "of nondiff_argnums), have the backward rule return a zero cotangent for it (jnp.zeros_like), then pass "
+          "it traced (drop it from static_argnums): one program for every value"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
@@ -1291,6 +1306,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_keyword", "cache_key", "jax keyword_call",
           "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
           "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    # round 17 (r17_jx_pytree_aux_identity): a custom pytree node whose aux_data is a new object of a class without
+    # __eq__ each call: "the same keys, the same container types" is what the user already passes
+    _rule("cache_key_pytree_identity", "cache_key", "jax pytree metadata_identity",
+          "the pytree node `{node_class}` carries an object of class `{meta_class}` as its metadata (aux_data), a "
+          "new one on each call, and `{meta_class}` is compared by identity (default repr: its class defines no __eq__/"
+          "__hash__), so every call's structure is new though keys, containers and the program are the same: make "
+          "the aux_data compare by value (a frozen dataclass, a tuple or a string) or build one `{meta_class}` and "
+          "reuse it"),
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",

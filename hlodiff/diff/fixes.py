@@ -169,6 +169,12 @@ class FixContext:
     """A JAX log was given, but none of its compilations could be matched to the dumped modules."""
     pytree: bool = False
     """JAX said the arguments' pytree structure changed."""
+    nondiff_callee: str = ""
+    """The jax.custom_vjp/custom_jvp function a static argument feeds at a ``nondiff_argnums`` position (read from
+    the source: :mod:`hlodiff.dumps.nondiff_source`), which is why the user made it static. Empty otherwise."""
+    metadata_identity: str = ""
+    """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
+    with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""
     list_length: str = ""
     """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""
@@ -217,6 +223,8 @@ class FixContext:
     reads the state back (:func:`hlodiff.explain.optimizer_state.state_reset`: an optimizer built each epoch)."""
     """This graph reads back, in torch.optim, the state the graph it is compared with began (the next step's)."""
     cpu_fallback: bool = False
+    anomaly_check: bool = False
+    """The early execution was autograd anomaly mode's NaN check (:mod:`hlodiff.dumps.anomaly_checks`)."""
     """The early execution handed back empty ``out=`` buffers: an op with no XLA lowering ran on the CPU (an aten
     fallback, :func:`hlodiff.explain.cuts.cut_reason`), not a read of the user's."""
     entries: frozenset[str] = frozenset()

@@ -120,6 +120,11 @@ class SourceLines:
 
         return fed_its_own_concatenation(file, line)
 
+    def nondiff_callee(self, file: str, def_line: int | None, parameter: str) -> str | None:
+        from hlodiff.dumps.nondiff_source import nondiff_callee
+
+        return nondiff_callee(file, def_line, parameter)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -138,6 +143,9 @@ class NoSources(SourceLines):
 
     def fed_its_own_concatenation(self, file, line):
         return False
+
+    def nondiff_callee(self, file, def_line, parameter):
+        return None
 
 
 @dataclass(slots=True, eq=False)

@@ -25,6 +25,11 @@ A log written with ``PT_XLA_DEBUG_LEVEL=1`` has no executions: the run is then r
 a warning), each with its sync's frames (records marked ``hits_seen=False``); such a log beside a dump is joined the
 same way (review 9, F1), so a setup graph and the step are families of their own. A graph executed from a compilation older than the log (a process cache warmed earlier) has no HLO:
 skipped with a warning.
+
+Compilations torch_xla makes inside an op are not announced and their executions are never logged. Those that are
+autograd anomaly mode's NaN checks (:mod:`hlodiff.dumps.anomaly_checks`) ran before every execution of the step they
+cut: a whole-log read tells them there (records numbered in that order, keyed ``autograd-anomaly-check:<module>``);
+a read in windows (``first``/``end``) leaves them out, as before (round 17).
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ import functools
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
+from hlodiff.dumps.anomaly_checks import CHECK_KEY, anomaly_checks, checked_steps
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent, iter_debug_events
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import MANIFEST_NAME, read_manifest
@@ -76,12 +82,6 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
                             ".item(), a state_dict) have no entry in the PT_XLA_DEBUG log: set aside, not steps",
                   xla_dump)
     source = os.fspath(folder)
-    unannounced = sum(not e.announced for e in log.compilations)
-    if unannounced and first == 0:
-        _warn(warnings, f"{unannounced} compilation{'s' if unannounced > 1 else ''} the PT_XLA_DEBUG log does not "
-                        "announce (a Post Compilation Analysis block alone: torch_xla compiled inside an op and "
-                        "logs no execution of it): each keeps its module of the XLA dump, left out of the "
-                        "sequence of executions", debug_log)
     misfit = _misfit(log.compilations, modules)
     if misfit is not None:
         # Paired in order, the k-th compilation would be told with another graph's HLO, and every story after it
@@ -99,13 +99,32 @@ def scan_executions(folder: str, warnings: list[InputWarning] | None = None, *, 
         _warn(warnings, "the PT_XLA_DEBUG log has no executions (PT_XLA_DEBUG_LEVEL=1?): reading the "
                         "compilations only, without cache hits", debug_log)
         sequence = [e for e in log.compilations if e.announced]
+    checks = anomaly_checks(log.compilations, modules) if hits_seen and first == 0 and end is None else []
+    steps = checked_steps(checks, log.executions)
+    woven = sum(len(m) for m in steps.values())
+    unannounced = sum(not e.announced for e in log.compilations)
+    if unannounced and first == 0:
+        told = "each keeps its module of the XLA dump, left out of the sequence of executions"
+        if woven:
+            rest = ", the others left out of the sequence" if unannounced > woven else ""
+            told = (f"{woven} of them are autograd anomaly mode's NaN checks (any(isnan(...)) of a backward "
+                    "value, read on the host), told before every execution of the step they cut, where they ran "
+                    f"unlogged{rest}")
+        _warn(warnings, f"{unannounced} compilation{'s' if unannounced > 1 else ''} the PT_XLA_DEBUG log does not "
+                        "announce (a Post Compilation Analysis block alone: torch_xla compiled inside an op and "
+                        f"logs no execution of it): {told}", debug_log)
+    shift = 0
     for index, event in enumerate(sequence[first:end], start=first):
         module = by_hash.get(event.graph_hash or "")
         if module is None:
             _warn(warnings, f"execution {index} (graph hash {event.graph_hash}) has no compiled HLO in the dump "
                             "(compiled before the capture started?); skipped", debug_log, event.line)
             continue
-        yield _record(module, index, source, event, hits_seen)
+        for check in steps.get(event.graph_hash or "", ()):
+            yield replace(_record(check, index + shift, source, None, hits_seen),
+                          graph_hash=f"{CHECK_KEY}{check.module_number}")
+            shift += 1
+        yield _record(module, index + shift, source, event, hits_seen)
     unlogged = modules[len(log.compilations):]
     if unlogged and log.executions and end is None:
         # The log stops before the dump does (the process was killed while writing it, or the file was cut): the

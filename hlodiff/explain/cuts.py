@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hlodiff.diff.library_reads import library_read
+from hlodiff.dumps.anomaly_checks import CHECK_KEY
 from hlodiff.diff.model import Cause
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from hlodiff.explain.explanation import Recompilation
     from hlodiff.explain.inventory import GraphSummary
 
-CUT_REASONS = ("data_dependent", "fallback", "read")
+CUT_REASONS = ("data_dependent", "fallback", "anomaly_check", "read")
 
 _EMPTY = re.compile(r"^[a-z]+[0-9]*\[(?:[0-9]+,)*0(?:,[0-9]+)*\]")
 """An array of no element (``f32[0]{0}``, ``s64[4,0]``): an ``out=`` buffer, not a value anyone reads."""
@@ -35,8 +36,12 @@ _EMPTY = re.compile(r"^[a-z]+[0-9]*\[(?:[0-9]+,)*0(?:,[0-9]+)*\]")
 def cut_reason(cut, compiled: dict | None = None) -> str:
     """``data_dependent`` when the graph that ran early returns a non-scalar ``pred`` tensor (a mask whose values
     decide an output size), ``fallback`` when it returns an empty array (the ``out=`` buffers of an op run on the
-    CPU), else ``read``. ``compiled`` maps refs to compiled graphs: a cache hit is read through
-    the graph it hit."""
+    CPU), ``anomaly_check`` for autograd anomaly mode's NaN check (:mod:`hlodiff.dumps.anomaly_checks`: torch_xla
+    compiled it inside backward, its key says so), else ``read``. ``compiled`` maps refs to compiled graphs: a cache
+    hit is read through the graph it hit."""
+    record = getattr(cut, "record", None)
+    if (getattr(record, "graph_hash", None) or "").startswith(CHECK_KEY):
+        return "anomaly_check"
     cm = getattr(cut, "_canonical", None)
     if cm is None and compiled:
         cm = getattr(compiled.get(cut.first_ref), "_canonical", None)
@@ -59,6 +64,9 @@ def cut_words(reason: str) -> str:
     if reason == "data_dependent":
         return ("an op whose output size depends on values (boolean-mask indexing, nonzero, masked_select) needed "
                 "a mask's values")
+    if reason == "anomaly_check":
+        return ("autograd's anomaly detection checked a backward value for NaN on the host (any(isnan(...)) read "
+                "as a bool inside backward(); torch_xla logs neither its frames nor its executions)")
     if reason == "fallback":
         return ("an op with no XLA lowering ran on the CPU (an aten fallback; it handed back empty out= buffers): the "
                 "graph before it ran to pass its inputs to the host")

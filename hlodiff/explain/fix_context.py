@@ -103,6 +103,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             reads_state_begun_late=reads_state_begun_late(r, of_family[r.family.key]),
             state_reset=state_reset(r, members),
             cpu_fallback=any(c.kind == "partial" and c.reason == "fallback" for c in r.causes),
+            anomaly_check=any(c.kind == "partial" and c.reason == "anomaly_check" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
@@ -267,7 +268,8 @@ def _sync_at(graph):
     return graph.trigger if frames and any(is_sync_frame(f) for f in frames) else None
 
 
-def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = ()):
+def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = (),
+                        nondiff: str = ""):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -277,7 +279,7 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
                          loop_count_only=loop_only,
                          unrolled_loop=len(pair) == 2 and ops_repeat_per_count(r, *pair),
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                         slice_start=slice_start_only(r))
+                         slice_start=slice_start_only(r), nondiff_callee=nondiff)
     return decide(cause, context)
 
 

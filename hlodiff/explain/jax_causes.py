@@ -116,7 +116,9 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     for jc in made:
         jc.cause.fix, jc.cause.fix_is_final = jc.fix, True
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
-            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair)
+            defined = miss.defined_at
+            nondiff = sources.nondiff_callee(defined.file, defined.line, jc.argument) if defined else None
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "")
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
         elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
             # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a
@@ -262,7 +264,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                       none_leaf="NoneType" in reason.text, list_length=_list_length(reason.text))
         keywords = _KEYWORDS.search(miss.text or "")
         choice = decide(cause, FixContext(producer="jax", pytree=True,
-                                          keywords=keywords.group(1) if keywords else ""))
+                                          keywords=keywords.group(1) if keywords else "",
+                                          metadata_identity=_metadata_identity(reason.now, reason.before)))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
@@ -270,6 +273,20 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
+
+
+_NODE_META = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'> with pytree metadata <(?:[\w.]+\.)?(\w+) object at 0x[0-9a-f]+>")
+
+
+def _metadata_identity(now: str | None, before: str | None) -> str:
+    """``"Batch:Info"`` when JAX's pytree reason shows one node class whose metadata (aux_data) is, on both calls,
+    an object of one class printed with the default repr (``<__main__.Info object at 0x...>``): a class without
+    __eq__/__hash__, compared by identity, so a new object each call never matches (round 17,
+    r17_jx_pytree_aux_identity). Empty otherwise (metadata that differ by value: a dataclass's meta field)."""
+    a, b = _NODE_META.search(now or ""), _NODE_META.search(before or "")
+    if a is None or b is None or a.groups() != b.groups():
+        return ""
+    return f"{a.group(1)}:{a.group(2)}"
 
 
 _LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")

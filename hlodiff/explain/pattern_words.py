@@ -111,6 +111,7 @@ _PARTS = {2: "two", 3: "three", 4: "four"}
 _CUT_WORDS = {"read": ("an early read", "early reads"),
               "fallback": ("an op run on the CPU (no XLA lowering)", "ops run on the CPU (no XLA lowering)"),
               "data_dependent": ("an early run for a mask's values", "early runs for masks' values"),
+              "anomaly_check": ("an anomaly-mode NaN check", "anomaly-mode NaN checks"),
               "mixed": ("an early execution", "early executions")}
 """What cut a step, by :func:`hlodiff.explain.cuts.cut_reason`: one cut, several."""
 

@@ -257,6 +257,11 @@ def _wraps(tail: list[str], period: int) -> bool:
     return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
 
 
+_MAX_PARTS = 16
+"""The most graphs a step is cut into that :func:`_split_by` looks for: autograd's anomaly mode cuts a step once per
+backward node (11 graphs a step for a 3-layer MLP, round 17)."""
+
+
 def _split_by(members) -> tuple[str | None, int, int]:
     """Where every step is the same cut-short group (graphs early reads ran, then the rest of the step): the line
     of the first read (``t.py:9``), how many graphs a step is cut into, and the step from which the groups are the
@@ -264,7 +269,7 @@ def _split_by(members) -> tuple[str | None, int, int]:
     (None, 0, 0). Not "alternating" or "periodic": nothing switches, each step runs the same graphs (review F10:
     isnan then isinf read inside clip_grad_norm_, three graphs a step)."""
     for first in (0, 1):
-        for k in (2, 3, 4):
+        for k in range(2, _MAX_PARTS + 1):
             if len(members) < (2 + first) * k or len(members) % k:
                 continue
             groups = [members[i:i + k] for i in range(0, len(members), k)]
