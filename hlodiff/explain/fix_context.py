@@ -25,7 +25,7 @@ from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.buckets import closes_each_round, counts_from_of, family_verdicts
 from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.fix_evidence import (only_added, family_constants, family_first_types, family_ops, family_sizes,
-                                          branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops,
+                                          branch_lines, graph_grows, graphs_after_reads, grows, read_chose_ops, reads_condition,
                                           inputs_repeat, library_step, state_returned,
                                           ops_repeat_per_count, scalars_grow, joins_grow, ops_use_new_inputs, slices_rearranged,
                                           slice_start_only, static_structure, trip_count_changed, updated_in_place,
@@ -108,6 +108,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
+            read_condition=reads_condition(r.family) if any(c.kind == "partial" for c in r.causes) else False,
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
