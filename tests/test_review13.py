@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from helpers import FIXTURES, cli, cli_json
@@ -121,3 +123,47 @@ def test_a_step_cut_every_step_by_a_logged_read_keeps_its_order():
     refs = [int(line.split("#", 1)[1].split()[0]) for line in out.splitlines()
             if "graphs.hlo.0#" in line.split(" ", 1)[0]]
     assert len(refs) >= 1 and refs == sorted(refs)
+
+
+# -- F7: a dump alone counts each size once per compilation: no share of the work from it --------------------------
+
+def test_a_plan_from_a_dump_alone_prints_no_padded_share():
+    """X3: T1's dump alone, 2 compilations of 16 and 4 rows: "60 % padded work" where the run's 14 executions pad
+    12 %. The plan still says what to pad to, and what would count the executions."""
+    out = cli("explain-recompile", str(DUMP_ONLY), codes=(1,)).stdout
+    plan = next(line for line in out.splitlines() if line.startswith("plan:"))
+    assert "over 2 compilations" in plan and "pad up to 16 → 1 graph instead of 2" in plan
+    assert "padded work" not in plan and not re.search(r"\d %(?!p)", plan) and "PT_XLA_DEBUG_LEVEL=2" in plan
+
+
+def test_a_plan_over_executions_keeps_its_padded_share():
+    # look-alike: the same evidence with the executions seen (a debug log beside the saved graphs): the share stays
+    out = cli("explain-recompile", str(FIXTURES / "torch_xla" / "batch_shape"), codes=(1,)).stdout
+    plan = next(line for line in out.splitlines() if line.startswith("plan:"))
+    assert "over 6 executions" in plan and "9 % padded work" in plan
+
+
+# -- F8: one figure for one saved compilation; the hint's recipe is the README's ------------------------------------
+
+def test_a_plan_saves_what_the_recompilations_cost():
+    """T1 (record): "recompilation cost 0.69 s" and "saves 0.9 s ... at 0.86 s per graph" for the one compilation
+    the plan removes: the first compilation's 1.03 s was in the mean. rev5_partial_batch_record (a short last batch
+    beside Adam's warm-up, 3 compilations): the seconds per graph a plan saves are the recompilations' mean."""
+    out = cli("explain-recompile", str(SCEN / "torch_xla" / "rev5_partial_batch_record" / "record"), codes=(1,)).stdout
+    head = out.splitlines()[0]
+    cost = float(head.split("recompilations cost ", 1)[1].split(" s", 1)[0])
+    assert "2 recompilations" in head
+    plan = next(line for line in out.splitlines() if line.startswith("plan:"))
+    assert f"saves {cost / 2:.2f} s of compiling at {cost / 2:.2f} s per graph" in plan
+
+
+def test_the_hint_for_a_missing_line_gives_the_readmes_recipe():
+    """T2 by hand: "pass --tensors-report (captured with `hlodiff record`)", while the README's recipe prints the
+    report into the stdout log, found there by content (label_smoothing_on: a dump and a debug log, no report)."""
+    readme = (FIXTURES.parent / "README.md").read_text()
+    recipe = "torch_xla._XLAC._xla_tensors_report(0, str(device))"
+    assert f"print({recipe})" in readme
+    out = cli("explain-recompile", str(SCEN / "torch_xla" / "label_smoothing_on"), codes=(1,)).stdout
+    hint = next(line for line in out.splitlines() if line.startswith("hint: some causes have no user line"))
+    assert f"print {recipe} before each sync" in hint and "found there by content" in hint
+    assert "pass --tensors-report (captured with" not in hint

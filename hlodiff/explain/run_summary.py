@@ -140,6 +140,9 @@ def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], r
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
     elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
-        hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
-                     "`hlodiff record`) to trace them to the live tensors and their Python stacks")
+        # review 13 F8: the README's recipe prints the report into stdout (found by content), no flag to pass
+        hints.append("some causes have no user line in the HLO metadata; print "
+                     "torch_xla._XLAC._xla_tensors_report(0, str(device)) before each sync into the stdout log kept "
+                     "beside the dump (found there by content; --tensors-report FILE names a report kept elsewhere), "
+                     "or use `hlodiff record`, to trace them to the live tensors and their Python stacks")
     return hints
