@@ -167,3 +167,23 @@ def test_the_hint_for_a_missing_line_gives_the_readmes_recipe():
     hint = next(line for line in out.splitlines() if line.startswith("hint: some causes have no user line"))
     assert f"print {recipe} before each sync" in hint and "found there by content" in hint
     assert "pass --tensors-report (captured with" not in hint
+
+
+# -- F8: inspect on a torch.compile run names the user's call, not the bridge's line ------------------------------
+
+def test_inspect_names_the_compiled_calls_line_not_the_bridges():
+    """dc_global_flag (torch.compile under record): the stacks torch_xla logs for the bridge's executions stop at 8
+    library frames (dynamo_bridge.py:552); the call `cmodel(x)` at :30 is in the graphs' own metadata."""
+    folder = SCEN / "dynamo" / "rev12_dc_global_flag" / "record"
+    doc = cli_json("inspect", str(folder))
+    bridged = [g for g in doc["graphs"] if g["trigger"] and "dynamo_bridge" in g["trigger"]["file"]]
+    assert bridged and all(g["call_site"] and g["call_site"]["line"] == 30 for g in bridged)
+    out = cli("inspect", str(folder)).stdout
+    assert "rev12_dc_global_flag.py:30" in out and "dynamo_bridge.py" not in out
+
+
+def test_inspect_keeps_a_sync_line_of_the_users():
+    # look-alike: a torch_xla run whose stacks reach the user's sync: no call site, the trigger is the user's line
+    doc = cli_json("inspect", str(NAN_GUARD))
+    assert all(g["call_site"] is None for g in doc["graphs"])
+    assert {g["trigger"]["line"] for g in doc["graphs"]} == {15, 20}

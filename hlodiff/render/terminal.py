@@ -119,7 +119,7 @@ def render_inventory(console: Console, summaries) -> None:
             f"{s.instructions:,}",
             f"{s.parameters} ({human_bytes(s.parameter_bytes)})",
             f"{s.outputs} ({human_bytes(s.output_bytes)})",
-            escape(_short_frame(s.trigger)),
+            escape(_short_frame(s.call_site or s.trigger)),  # the user's call, not the bridge's line (review 13 F8)
         )
     table.print(console)
 
