@@ -132,6 +132,8 @@ class CostHeadline:
     gradient_sources: int = 0
     """``held_across_graphs`` of gradients: how many backward graphs hand gradients to the graph that reads them;
     two or more: each micro-batch's gradients are kept apart (a list of clones), not accumulated in ``p.grad``."""
+    condition: bool = False
+    """``read_in_step``: the value read is a boolean condition (:attr:`hlodiff.cost.reads.ReadInStep.condition`)."""
     followed_by: int = 1
     """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
     .followed_by`); two or more: the value decided what was traced next."""
@@ -143,8 +145,8 @@ class CostHeadline:
                 "shapes": list(self.shapes), "times": self.times, "recomputed": self.recomputed,
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
-                "one_hot": self.one_hot, "arguments": list(self.arguments),
-                "mask": self.mask, "followed_by": self.followed_by, "gradient_sources": self.gradient_sources}
+                "one_hot": self.one_hot, "arguments": list(self.arguments), "mask": self.mask,
+                "followed_by": self.followed_by, "condition": self.condition, "gradient_sources": self.gradient_sources}
 
 
 def sync_call(frames) -> str | None:
@@ -284,7 +286,7 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by)
+                        followed_by=r.followed_by, condition=r.condition)
 
 
 def _dump(ref: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from hlodiff.diff.condition_read import condition_shapes
 from hlodiff.hlo.model import Module, SourceFrame, runs_after
 
 HEAVY_OPCODES = frozenset(("dot", "convolution"))
@@ -45,6 +46,10 @@ class ReadInStep:
     followed_by: int = 1
     """How many different programs ran after this read program and up to the sync: two or more, the value read
     decided what was traced next (an ``if t.item() > x:``, review 10 F3), so reading it later removes nothing."""
+    condition: bool = False
+    """The read graph hands back one-element booleans only: a condition that decides what the step does (``if not
+    torch.isfinite(loss).item():``, review 13 F1), needed before the step runs, so it cannot be read later
+    (:mod:`hlodiff.diff.condition_read`)."""
 
 
 def read_follows_sync(read_stack, sync_stack) -> bool:
@@ -82,6 +87,6 @@ def reads_in_step(graphs) -> list[ReadInStep]:
             continue  # the read follows the step's sync and redoes none of its work: a read after the step
         mask = any(t.startswith("pred[") and not t.startswith("pred[]") for t in a.output_shapes)
         out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask,
-                              len(after.get(a.name, ()))))
+                              len(after.get(a.name, ())), condition_shapes(a.output_shapes)))
     out.sort(key=lambda r: -r.times)
     return out

@@ -29,6 +29,11 @@ class FixRule:
                 and not (self.unless & facts))
 
 
+CONDITION_READ_RULE = "partial_read_condition"
+"""The row for a value read early that is a boolean condition (:mod:`hlodiff.diff.condition_read`); ``hlodiff
+cost`` words its read-in-step finding with the same row."""
+
+
 def _rule(name: str, kinds: str, needs: str, text: str, unless: str = "") -> FixRule:
     return FixRule(name, ANY if kinds == "*" else frozenset(kinds.split()), frozenset(needs.split()), text,
                    frozenset(unless.split()))
@@ -615,6 +620,18 @@ RULES: tuple[FixRule, ...] = (
           "different graphs followed the read, so reading it later removes nothing: F.one_hot(y) without "
           "num_classes reads the labels' max for its number of columns; give it a fixed size "
           "(F.one_hot(y, num_classes=C), or scatter into the full class count)", unless="op:nonzero jax"),
+    # review 13 F1 (rev13_t3_nan_guard): `if not torch.isfinite(loss).item(): skip` before AdamW's step; the early
+    # graph hands back a lone boolean, a condition the step needs before it runs: "read it after the sync / in a
+    # step closure" cannot gate the update. The same row words `hlodiff cost`'s read (CONDITION_READ_RULE)
+    _rule(CONDITION_READ_RULE, "partial", "read_condition",
+          "the value read early at {line} is a condition (a boolean read to the host: `if not "
+          "torch.isfinite(loss).item():`, `if loss > x:`, Python's min()/max() of tensors) that decides what the "
+          "step does (whether the optimizer steps, which value is kept); the step needs it before it runs, so it "
+          "cannot wait for the step's end: decide on the device instead, computing both outcomes every step and "
+          "keeping the one the condition picks (torch.where(ok, new, old) on the weights and the optimizer state, "
+          "torch.minimum/torch.maximum for min()/max(), or torch_xla.amp.syncfree's optimizers, whose "
+          "step(found_inf=flag) skips on the device): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "

@@ -206,6 +206,10 @@ class FixContext:
     read_sets_trace: int = 0
     """How many different whole graphs compiled right after an early read of this family (two or more: the value
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
+    read_condition: bool = False
+    """Every graph an early read of this family ran hands back one-element booleans only: the value read is a
+    condition that decides what the step does (skip the optimizer step), not a number to log
+    (:mod:`hlodiff.diff.condition_read`)."""
     across_ranks: bool = False
     """The two graphs are two ranks' at one step (the divergence section), not two steps of one rank."""
     no_collective: bool = False

@@ -24,6 +24,26 @@ def graphs_after_reads(family) -> int:
     return len({g.cache_key for g in after if g.compiled and g.cache_key != warmup})
 
 
+def reads_condition(family) -> bool:
+    """Every compiled graph of the family that an early read cut short hands back only one-element booleans: the
+    value read is a condition (``if not torch.isfinite(loss).item():``) that decides what the step does
+    (:mod:`hlodiff.diff.condition_read`), so no moving of the read after the sync can serve it."""
+    from hlodiff.diff.condition_read import condition_shapes
+    from hlodiff.explain.families import is_partial
+
+    cuts = [g for g in family.members if is_partial(g) and g.compiled]
+    if not cuts:
+        return False
+    for g in cuts:
+        cm = getattr(g, "_canonical", None)
+        if cm is None:
+            return False
+        entry = cm.entry
+        if not condition_shapes(entry.insts[n].shape for n in entry.outputs() if n in entry.insts):
+            return False
+    return True
+
+
 def read_chose_ops(family) -> bool:
     """The distinct whole graphs that ran after the family's early reads use the same sizes (every dimension one of
     them has, the others have too): the value read chose which ops run (a branch: skip the optimizer step, halve a

@@ -59,6 +59,13 @@ class Recompilation:
     """Both this graph and the one it is compared with finish a step cut by the same early read, at this line: the
     value read decides what differs (``x[:, :int(lengths.max())]``), so the read is the line of the decision."""
 
+    def first_step_rest(self) -> bool:
+        """The rest of the family's first step after an early read cut it: compiled for the first time, no
+        recompilation of an earlier graph (:func:`hlodiff.explain.run_summary.first_rest`)."""
+        from hlodiff.explain.run_summary import first_rest
+
+        return first_rest(self)
+
     def to_json(self) -> dict:
         return {
             "graph": self.graph.ref,
@@ -67,6 +74,7 @@ class Recompilation:
             "family": self.family.label,
             "similarity": round(self.diff.similarity, 4) if self.diff else None,
             "hlo_identical": bool(self.diff.equal) if self.diff else False,
+            "first_step_rest": self.first_step_rest(),
             "causes": causes_json(self.causes, self.links),
             "live_tensors": [t.to_json() for t in self.tensors],
             "mode": {"to": self.mode.to, "rng_ops": self.mode.rng_ops, "updates": self.mode.updates}

@@ -27,7 +27,7 @@ from hlodiff.explain.cause_rules import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.family_buckets import counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line
-from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops
+from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops, reads_condition
 from hlodiff.explain.family_order import (block_repeats, comes_back, family_runs, first_recompilation, held,
                                           last_of_each_round, never_returns, settles_first, stays, switch_stays)
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
@@ -119,6 +119,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
+            read_condition=reads_condition(r.family) if any(c.kind == "partial" for c in r.causes) else False,
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),

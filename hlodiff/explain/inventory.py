@@ -46,6 +46,10 @@ class GraphSummary:
     lines_from: str | None = None
     """The ref of a later occurrence of this graph whose source lines were used: it compiled while torch_xla
     recorded no lines (``hlodiff record --lines auto`` on a steady run, :mod:`hlodiff.capture.lines`)."""
+    call_site: SourceFrame | None = None
+    """When the stack that ran it names only library frames (torch.compile's bridge, ``dynamo_bridge.py:552``:
+    torch_xla's log cuts those stacks at 8 frames): the user's line its instructions' stacks share, the call of the
+    compiled function (:func:`call_site_in`); ``inspect`` shows it in place of the bridge's line (review 13, F8)."""
 
     @property
     def ref(self) -> str:
@@ -78,6 +82,7 @@ class GraphSummary:
             "parameters": {"count": self.parameters, "bytes": self.parameter_bytes},
             "outputs": {"count": self.outputs, "bytes": self.output_bytes},
             "trigger": self.trigger.to_json() if self.trigger else None,
+            "call_site": self.call_site.to_json() if self.call_site else None,
             "frames": [f.to_json() for f in r.frames],
         }
 
@@ -196,7 +201,8 @@ def _copy_for(record: GraphRecord, facts: GraphSummary) -> GraphSummary:
         return facts
     return GraphSummary(record, facts.name, facts.instructions, facts.parameters, facts.parameter_bytes,
                         facts.outputs, facts.output_bytes, facts.fingerprint, "", False, "",
-                        _trigger(record) or facts.trigger, facts._canonical, facts._module)
+                        _trigger(record) or facts.trigger, facts._canonical, facts._module,
+                        call_site=facts.call_site)
 
 
 def _shared(name: str) -> property:
@@ -220,6 +226,7 @@ class CacheHit:
         self._module = facts._module if keep else None
 
     name = _shared("name")
+    call_site = _shared("call_site")
     instructions = _shared("instructions")
     parameters = _shared("parameters")
     parameter_bytes = _shared("parameter_bytes")
@@ -310,7 +317,13 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
         trigger=_trigger(record) or (call_site_in(cm) if record.kind not in TRACED_KINDS else None),
         _canonical=cm if keep else None,
         _module=module if keep else None,
+        call_site=call_site_in(cm) if _library_only(record) else None,
     )
+
+
+def _library_only(record: GraphRecord) -> bool:
+    """The record's stack names frames, none of them the user's."""
+    return bool(record.frames) and user_frame(record.frames) is None
 
 
 def inventory(records: list[GraphRecord], warnings: list[InputWarning], options: Normalization = Normalization(), *,

@@ -61,7 +61,7 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                r.causes[0].fix_stance is FixStance.WARMUP)
     # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled again
-    firsts = [r for r in recompilations if r.family.key not in eager and _first_rest(r)]
+    firsts = [r for r in recompilations if r.family.key not in eager and first_rest(r)]
     rest = len(firsts)
     # round 11 (r11_tx_nanmedian_fallback): the cut's words follow its reason, as the cause below does
     reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
@@ -86,12 +86,23 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 
-def _first_rest(r: Recompilation) -> bool:
+def first_rest(r: Recompilation) -> bool:
     """The family's first whole graph, right after the graphs its first step's early reads ran (the step's second
     graph, #1 of a run cut at .item()): compiled because the read cut the step, not because the step changed."""
     members = r.family.members
     i = next((i for i, g in enumerate(members) if g.ref == r.graph.ref), 0)
     return i > 0 and not is_partial(members[i]) and all(is_partial(g) for g in members[:i])
+
+
+def first_rest_title(r: Recompilation) -> str:
+    """How the report titles :func:`first_rest`'s graph (``compiled as the first step's second graph, after an early
+    read cut the step``), empty for any other: a graph compiled for the first time is no recompilation (review 13,
+    F5: t3_nan_guard's #1 was titled "recompiled")."""
+    if not first_rest(r):
+        return ""
+    reasons = {c.reason for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
+    reason = reasons.pop() if len(reasons) == 1 else "read"
+    return f"compiled as the first step's second graph, after {cuts_text(reason, 1)} cut the step"
 
 
 def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family], outside: int,
@@ -129,6 +140,9 @@ def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], r
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
     elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
-        hints.append("some causes have no user line in the HLO metadata; pass --tensors-report (captured with "
-                     "`hlodiff record`) to trace them to the live tensors and their Python stacks")
+        # review 13 F8: the README's recipe prints the report into stdout (found by content), no flag to pass
+        hints.append("some causes have no user line in the HLO metadata; print "
+                     "torch_xla._XLAC._xla_tensors_report(0, str(device)) before each sync into the stdout log kept "
+                     "beside the dump (found there by content; --tensors-report FILE names a report kept elsewhere), "
+                     "or use `hlodiff record`, to trace them to the live tensors and their Python stacks")
     return hints

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from hlodiff.cost.headline import CostHeadline, cost_headline
 from hlodiff.cost.model import RunCost
+from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
 from hlodiff.render.terminal import Hanging, human_bytes
 
 
@@ -137,6 +138,9 @@ def fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
+    if h.kind == "read_in_step" and h.condition:  # one fact, one row: explain-recompile's words for this read
+        where = h.location.short() if h.location is not None else "the line shown"
+        return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
     if h.kind == "read_in_step" and h.followed_by > 1:
         return (f"the value read decides what is traced after it ({h.followed_by} different graphs followed the "
                 "read), so reading it later removes nothing: if it chooses a branch (`if t.item() > x:`), compute "

@@ -19,8 +19,8 @@ def plan_text(plan: dict) -> str:
     together = plan.get("together") or []
     if together:  # the same size in other inputs: name them, the cause above may name one of those
         what += f" (and {', '.join(together[:2])}{', ...' if len(together) > 2 else ''}, always the same)"
-    unit = "executions" if (plan.get("cost_model") or {}).get("counts_from") == "executions" else \
-        "compilations (cache hits not captured)"
+    executions = (plan.get("cost_model") or {}).get("counts_from") == "executions"
+    unit = "executions" if executions else "compilations (cache hits not captured)"
     seen = f"{what} took {len(sizes)} values ({min(sizes)}–{max(sizes)}) over {runs} {unit}"
     buckets = ", ".join(str(b) for b in plan.get("buckets") or [])
     now, planned = plan.get("graphs_now"), plan.get("graphs_planned")
@@ -32,12 +32,17 @@ def plan_text(plan: dict) -> str:
         return f"plan: {seen}: already on {now} buckets ({buckets}): one graph per bucket is expected"
     p2 = plan.get("powers_of_two") or {}
     seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
-    saves = f"; saves {(now - planned) * seconds:.1f} s of compiling at {seconds:.2f} s per graph" \
+    saves = f"; saves {(now - planned) * seconds:.2f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
     # one bucket: "pad up to 4"; several: each size to the next bucket, which "pad up to 7, 12" did not say (review 6)
     several = len(plan.get("buckets") or []) > 1
     target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
-    return (f"plan: {seen}: {target} → {planned} graph{'s' if planned != 1 else ''} instead of {now}, "
-            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work; powers of two: {p2.get('graphs')} "
-            f"graph{'s' if p2.get('graphs') != 1 else ''}, "
+    graphs = f"{target} → {planned} graph{'s' if planned != 1 else ''} instead of {now}"
+    p2_graphs = f"powers of two: {p2.get('graphs')} graph{'s' if p2.get('graphs') != 1 else ''}"
+    if not executions:
+        # review 13 F7: each size counted once per compilation is no share of the work (T1's dump: "60 %" for
+        # 2 compilations, 12 % over the run's 14 executions): the share needs the executions
+        return (f"plan: {seen}: {graphs}; {p2_graphs}{saves} (the padded share of the work needs the executions: "
+                "PT_XLA_DEBUG_LEVEL=2 beside the dump, or `hlodiff record`, counts them)")
+    return (f"plan: {seen}: {graphs}, {_pct(plan.get('padded_fraction') or 0.0)} padded work; {p2_graphs}, "
             f"{_pct(p2.get('padded_fraction') or 0.0)}{saves}")

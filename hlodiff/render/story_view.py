@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from hlodiff.diff.fix_stance import NOTHING_TO_FIX
 from hlodiff.explain.dynamo_compiled_only import compilations_only
 from hlodiff.explain.stories import Story
 
@@ -115,11 +116,17 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         root = recs[story.lead].causes[0] if recs[story.lead].causes else None
         return root is not None and root.kind == "partial"
 
-    cut_last = any(not _cut_tail(s) for s in stories)
+    def _expected(story) -> bool:
+        # review 13 F5: an expected warm-up (AdamW's first step, "nothing to fix") is told after what needs acting on
+        root = recs[story.lead].causes[0] if recs[story.lead].causes else None
+        return root is not None and root.fix_stance in NOTHING_TO_FIX
+
+    cut_last = any(not _cut_tail(s) and not _expected(s) for s in stories)
     # review 11 F1: a torch.compile run read from compilations only: the dump's order is no step count
     unsequenced = explanation.dynamo is not None and compilations_only(explanation)
-    # stories of eager ops after the rest; a cut step's two parts after the recompilations of a part
-    for story in sorted(stories, key=lambda s: (s.lead in last, cut_last and _cut_tail(s))):
+    # stories of eager ops after the rest, expected ones after those to act on; a cut step's two parts after the
+    # recompilations of a part
+    for story in sorted(stories, key=lambda s: (s.lead in last, _expected(s), cut_last and _cut_tail(s))):
         console.print()
         if len(story.recompilations) > 1:
             console.print(Text(f"story: {story_sentence(story)}", style="bold"), highlight=False)

@@ -119,7 +119,7 @@ def render_inventory(console: Console, summaries) -> None:
             f"{s.instructions:,}",
             f"{s.parameters} ({human_bytes(s.parameter_bytes)})",
             f"{s.outputs} ({human_bytes(s.output_bytes)})",
-            escape(_short_frame(s.trigger)),
+            escape(_short_frame(s.call_site or s.trigger)),  # the user's call, not the bridge's line (review 13 F8)
         )
     table.print(console)
 
@@ -278,8 +278,10 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     closest = _short_ref(r.closest.ref) if r.closest else "-"
     head = Text(f"{r.graph.ref}", style="bold")
     # an eager op outside jit compiles once per shape: the headline calls these "not steps" (review 4, F8)
+    from hlodiff.explain.run_summary import first_rest_title
+
     verb = "compiled for another shape" if r.causes and all(c.fix_rule == "eager_op" for c in r.causes) \
-        else "recompiled"
+        else first_rest_title(r) or "recompiled"
     head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")

@@ -30,6 +30,12 @@ def recompilation_anchor(rec: dict) -> str:
     return f"recompile-{rec.get('index', 0)}"
 
 
+def _verb(rec: dict) -> str:
+    """The first step's second graph, after an early read cut it, compiled for the first time (review 13, F5)."""
+    return ("compiled as the first step's second graph (the step was cut short before its sync)"
+            if rec.get("first_step_rest") else "recompiled")
+
+
 def recompilation_section(rec: dict, pair: Pair | None, sources: SourceText, graph: dict | None) -> str:
     """``graph`` is the recompiled graph's entry of the explain document (step, trigger, sizes)."""
     anchor = recompilation_anchor(rec)
@@ -40,7 +46,7 @@ def recompilation_section(rec: dict, pair: Pair | None, sources: SourceText, gra
              else "")
     at_step = f" at step {step}" if step is not None else ""
     out = [f"<section class='recompile' id='{anchor}'>",
-           f"<h2>{esc(rec.get('graph'))} recompiled{esc(at_step)}</h2>",
+           f"<h2>{esc(rec.get('graph'))} {_verb(rec)}{esc(at_step)}</h2>",
            f"<p class='dim'>family <b>{esc(rec.get('family'))}</b>; compared with the closest earlier graph "
            f"{esc(rec.get('closest') or '-')}{esc(alike)}"
            + (f"; the step ended at <code>{esc(frame_text(graph['trigger']))}</code>" if graph.get("trigger") else "")

@@ -4,6 +4,7 @@ links still land."""
 
 from __future__ import annotations
 
+from hlodiff.diff.fix_stance import NOTHING_TO_FIX, stance_of_rule
 from hlodiff.render.html.page import esc
 from hlodiff.render.html.recompile_view import recompilation_anchor, recompilation_section
 from hlodiff.render.story_view import story_json_sentence
@@ -21,7 +22,11 @@ def recompilation_sections(doc: dict, pairs: dict, sources, graphs: dict,
     for ref, rec in recs.items():
         if ref not in told and ref not in last:
             out.append(recompilation_section(rec, pairs.get(ref), sources, graphs.get(ref)))
-    for story in sorted(stories, key=lambda s: (s.get("lead") or s["recompilations"][0]) in last):
+    def lead(story) -> str:
+        return story.get("lead") or story["recompilations"][0]
+
+    # review 13 F5: an expected warm-up ("nothing to fix") after the stories to act on, as the terminal tells them
+    for story in sorted(stories, key=lambda s: (lead(s) in last, _expected(recs[lead(s)]))):
         lead = story.get("lead") or story["recompilations"][0]
         if len(story["recompilations"]) > 1:
             out.append(f"<p class='story'><b>story:</b> {esc(story_json_sentence(story))}</p>")
@@ -35,6 +40,13 @@ def recompilation_sections(doc: dict, pairs: dict, sources, graphs: dict,
         if ref not in told and ref in last:
             out.append(recompilation_section(rec, pairs.get(ref), sources, graphs.get(ref)))
     return out
+
+
+def _expected(rec: dict) -> bool:
+    """The recompilation's root has a row whose stance is "nothing to fix" (an optimizer's warm-up)."""
+    causes = rec.get("causes") or []
+    rule = causes[0].get("fix_rule") if causes else None
+    return rule is not None and stance_of_rule(rule) in NOTHING_TO_FIX
 
 
 def _one_line(rec: dict, graph: dict | None) -> str:
