@@ -45,3 +45,82 @@ def test_a_cut_guard_path_is_read_from_the_file_table_only_when_one_file_ends_wi
     log = _trace(tmp_path, ["/a/work/notes/review13/runs/c2_temperature.py", "/b/work/notes/review13/runs/c2_temperature.py"],
                  definition="/work/notes/review13/runs/main.py")
     assert log.recompiles[0].failures[0].source.file == "ork/notes/review13/runs/c2_temperature.py"
+
+
+# -- F4: the call of a compiled function, where Dynamo names only its def ------------------------------------------
+
+from types import SimpleNamespace  # noqa: E402
+
+from conftest import FIXTURES  # noqa: E402
+from helpers import cli  # noqa: E402
+from hlodiff.diff.model import Cause  # noqa: E402
+from hlodiff.dumps.dynamo_log import GuardFailure  # noqa: E402
+from hlodiff.dumps.python_source import calls_of_function  # noqa: E402
+from hlodiff.explain.dynamo import caller_in_graph  # noqa: E402
+from hlodiff.explain.dynamo_call_line import place_dynamo_calls  # noqa: E402
+from hlodiff.explain.dynamo_types import DynamoRecompile  # noqa: E402
+from hlodiff.hlo.model import SourceFrame  # noqa: E402
+
+DYNAMO = FIXTURES / "scenarios" / "dynamo"
+_SCRIPT = '''import torch
+@torch.compile(backend="openxla")
+def forward(x):
+    return forward_inner(x)
+
+def forward_inner(x):
+    return x * 2
+
+for i in range(3):
+    out = forward(torch.ones(4 - i))
+'''
+
+
+def test_the_caller_of_the_compiled_function_s_frame_in_the_xla_graph_is_its_call():
+    fn = SourceFrame("/p/c1_batch.py", 9, "forward")
+    call = SourceFrame("/p/c1_batch.py", 17, "<module>")
+    cause = Cause("shape", "input shape changed", locations=[fn], callers={fn: (call,)})
+    assert caller_in_graph(SimpleNamespace(causes=[cause]), "forward") == call
+    # a frame of another function, or a caller that is library code, names no call of this one
+    assert caller_in_graph(SimpleNamespace(causes=[cause]), "step") is None
+    lib = SourceFrame("/usr/lib/python3.11/site-packages/torch/nn/modules/module.py", 1775, "_call_impl")
+    cause = Cause("shape", "input shape changed", locations=[fn], callers={fn: (lib,)})
+    assert caller_in_graph(SimpleNamespace(causes=[cause]), "forward") is None
+
+
+def test_the_one_call_of_a_function_in_its_source_file_is_found_outside_its_body(tmp_path):
+    script = tmp_path / "c1.py"
+    script.write_text(_SCRIPT)
+    assert calls_of_function(str(script), "forward") == [10]
+    assert calls_of_function(str(script), "forward_inner") == [4]
+    assert calls_of_function(str(tmp_path / "gone.py"), "forward") is None
+
+
+def _recompile(file, located, line):
+    return DynamoRecompile("0/1", "forward", "shape", GuardFailure("0/0", "tensor 'x' size mismatch"),
+                           SourceFrame(file, line, "forward"), located=located)
+
+
+def test_a_recompilation_at_the_def_moves_to_the_one_call_and_one_at_a_guard_names_it(tmp_path):
+    script = tmp_path / "c1.py"
+    script.write_text(_SCRIPT)
+    at_def, at_guard = _recompile(str(script), "definition", 2), _recompile(str(script), "guard", 4)
+    place_dynamo_calls(SimpleNamespace(recompiles=[at_def, at_guard]))
+    assert (at_def.location.line, at_def.located) == (10, "source_call")
+    assert (at_guard.location.line, at_guard.called_at.line) == (4, 10)
+    # two calls: which passed the new value is not known, nothing changes
+    script.write_text(_SCRIPT + "forward(torch.ones(1))\n")
+    twice = _recompile(str(script), "definition", 2)
+    place_dynamo_calls(SimpleNamespace(recompiles=[twice]))
+    assert (twice.location.line, twice.located, twice.called_at) == (2, "definition", None)
+
+
+def test_review13_c1_under_record_heads_with_the_loop_s_call_not_the_decorator():
+    out = cli("explain-recompile", DYNAMO / "rev13_c1_batch" / "record").stdout.splitlines()
+    assert "0/1 at rev13_c1_batch.py:17:" in out[0]
+    assert out[1].endswith("rev13_c1_batch.py:17")
+
+
+def test_review13_c2_by_hand_names_the_call_beside_the_guard_s_line_when_the_source_is_here():
+    env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={DYNAMO}"}
+    out = cli("explain-recompile", DYNAMO / "rev13_c2_temperature", env=env).stdout.splitlines()
+    assert any("called at rev13_c2_temperature.py:20" in line for line in out[:3])

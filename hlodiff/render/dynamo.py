@@ -13,6 +13,8 @@ def render_dynamo(console: Console, dynamo) -> None:
     """The Dynamo block, printed under the run's summary (the summary already begins with Dynamo's sentence)."""
     for r in dynamo.recompiles:
         where = f" at {r.location.where}" if r.location else ""
+        if r.called_at is not None:  # the guard's line in the function, and the call that passed the value
+            where += f", called at {r.called_at.short()}"
         head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({r.compile_id}){where}", style="bold")
         console.print(head, highlight=False)
         console.print(Hanging(Text(f"  guard     {r.guard.guard}"
@@ -31,6 +33,14 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "the caller of a compiled nn.Module, not of a compiled function; the call of "
                                        f"{r.function or 'it'} in your loop is where the value changed",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "xla_call":  # Dynamo named the def; the XLA graph's stack named the call
+            console.print(Hanging(Text(f"  hint: the line above is your call of {r.function or 'the function'}, read "
+                                       "from the stack of the XLA graph it compiled again (Dynamo's log names only "
+                                       "the compiled function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "source_call":  # Dynamo named the def; the source has one call of the function
+            console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
+                                       "its file, read from your source (Dynamo's log names only the compiled "
+                                       "function's def)", style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
                                        "source lines); Dynamo's log names only torch's wrapper of the compiled module: "
@@ -42,6 +52,8 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "your loop; a TORCH_TRACE log (TORCH_TRACE=DIR) or `hlodiff record` records "
                                        "that call",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "guard" and r.called_at is not None:
+            pass  # the head line names the call beside the guard's line
         elif r.located == "guard" and dynamo.traced:  # the trace was read: it names the compiled frame, no caller
             console.print(Hanging(Text("  hint: the line above is the line its guard names; the TORCH_TRACE log read "
                                        "here records only the compiled function's own frame, not the call that "
