@@ -124,3 +124,28 @@ def test_review13_c2_by_hand_names_the_call_beside_the_guard_s_line_when_the_sou
     env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={DYNAMO}"}
     out = cli("explain-recompile", DYNAMO / "rev13_c2_temperature", env=env).stdout.splitlines()
     assert any("called at rev13_c2_temperature.py:20" in line for line in out[:3])
+
+
+# -- F6: a number's fix speaks of an lr only for an lr ------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog  # noqa: E402
+from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
+
+
+@pytest.mark.parametrize("guard, rule", [
+    ("T == 4.0", "dynamo_python_value"),                              # review 13's C2: a temperature
+    ("cfg.margin == 0.5", "dynamo_python_value"),
+    ("L['lr'] == 0.01", "dynamo_python_value_lr"),                    # an lr passed to a compiled step
+    ("self.param_groups[0]['lr'] == 0.1", "dynamo_python_value_lr"),  # a compiled opt.step (dyn_sched_lr)
+    ("cfg.learning_rate == 0.001", "dynamo_python_value_lr"),
+    ("slr == 0.5", "dynamo_python_value"),                             # a name that only contains the letters
+])
+def test_only_an_lr_s_fix_speaks_of_optimizer_lrs(guard, rule):
+    log = DynamoLog("x", "text", [DynamoCompile("0/0"), DynamoCompile("0/1", "f", failures=[GuardFailure("0/0", guard)]),
+                                  DynamoCompile("0/2", "f", failures=[GuardFailure("0/1", guard)])])
+    for r in recompiles_of(log):
+        assert r.fix_rule == rule
+        assert ("optimizer lr" in r.fix) == (rule == "dynamo_python_value_lr")
+        assert "pass it as a tensor (torch.tensor(v, device=device))" in r.fix

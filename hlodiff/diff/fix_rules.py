@@ -457,11 +457,15 @@ RULES: tuple[FixRule, ...] = (
     # review 10 F7: eager torch_xla's constant_lr_special says the opposite for an lr ("not a tensor lr"); each
     # says why its context differs (checked on real runs: here the guards go with a tensor lr; in eager a tensor lr
     # adds a host read per step and a Python float lr is one parameter of one graph)
-    _rule("dynamo_python_value", "python_value", "dynamo",
+    _rule("dynamo_python_value_lr", "python_value", "dynamo optimizer_lr",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value (it is Dynamo's "
           "guard on the value that compiles again: without torch.compile, torch_xla passes such a number as device "
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
+    # review 13 F6: any other number (a temperature) is told without the lr's eager-mode aside
+    _rule("dynamo_python_value", "python_value", "dynamo",
+          "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),
     _rule("dynamo_mode", "mode", "dynamo",
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
