@@ -149,3 +149,43 @@ def test_only_an_lr_s_fix_speaks_of_optimizer_lrs(guard, rule):
         assert r.fix_rule == rule
         assert ("optimizer lr" in r.fix) == (rule == "dynamo_python_value_lr")
         assert "pass it as a tensor (torch.tensor(v, device=device))" in r.fix
+
+
+# -- F6: what is the same is told once -------------------------------------------------------------------------------
+
+from hlodiff.render.dynamo import folded  # noqa: E402
+from hlodiff.render.story import fold_alike  # noqa: E402
+
+
+def test_review13_c2_tells_its_four_recompilations_of_one_cause_as_one_block():
+    out = cli("explain-recompile", DYNAMO / "rev13_c2_temperature").stdout.splitlines()
+    heads = [line for line in out if line.startswith("Dynamo recompiled kd_loss")]
+    assert len(heads) == 1 and "4 times: 0/1 to 0/4" in heads[0], heads
+    guard = next(line for line in out if line.strip().startswith("guard"))
+    assert "T == 4.0" in guard and "then T == 3.2" in guard
+    told = [line for line in out if line.strip()]
+    assert len(told) == len(set(told)), "a line printed twice"
+    assert not any("optimizer lr" in line for line in out)
+
+
+def _dyn(cid, guard, difference=None):
+    r = DynamoRecompile(cid, "kd_loss", "python_value", GuardFailure(None, guard),
+                        SourceFrame("/p/c2.py", 13, "kd_loss"), subject="T", fix="pass it as a tensor", xla="cache_hit")
+    r.difference = difference
+    return r
+
+
+def test_recompilations_fold_by_story_but_one_whose_graphs_differed_keeps_its_block():
+    groups = folded([_dyn("0/1", "T == 4.0"), _dyn("0/2", "T == 3.2", "input shape changed"), _dyn("0/3", "T == 2.56")])
+    assert [[r.compile_id for r in g] for g in groups] == [["0/1", "0/3"], ["0/2"]]
+
+
+def test_lines_that_read_the_same_are_told_once_with_their_count():
+    line = "steady: torch.compile (XLA bridge) compiled once in 5 graphs"
+    assert fold_alike([line, "periodic: x", line]) == [f"{line}, for each of 2 graph families", "periodic: x"]
+
+
+def test_a_graph_s_fix_that_is_the_headline_s_is_not_printed_again():
+    # review 13's T2 (warm-up from lr 0): the same ~80-word fix under the headline and in its graph's block
+    out = cli("explain-recompile", FIXTURES / "scenarios" / "torch_xla" / "warmup_from_zero").stdout
+    assert out.count("keep it off 0 and 1") == 1 and "fix: the same as above" in out
