@@ -761,7 +761,7 @@ RULES: tuple[FixRule, ...] = (
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
           "t[0] (several values: one tensor for all); " + _ZERO_D, unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
-          "an optimizer setting of exactly 0 or 1 is baked in as a constant (here {values}; an lr at the start of "
+          "an optimizer setting of exactly 0 or 1 is baked in (here {values}; an lr at the start of "
           "a warm-up from 0, or at the end of a schedule ending at 1), other values are passed as device data: "
           "keep it off 0 and 1 (start the "
           "warm-up above 0, e.g. (step + 1) / warmup), or accept one compilation per such value; not a tensor lr: "
