@@ -152,8 +152,6 @@ WRONG_NOW = {
                                 "names ops/inputs/outputs)",
     "torch_xla/rev7_loss_dict": "line: rev7_loss_dict.py:13 (the l2 term's own ops at :12 are claimed by the kept "
                                 "output; the ops that remain are the sum and the backward)",
-    "dynamo/rev7_tc_dtype": "line: rev7_tc_dtype.py:6 (the decorator: the guard's frame; the call line is only "
-                            "hinted)",
     "dynamo/rev7_tc_list_len": "pattern: unbounded (the bridge's input-sync family, A,B,C, for 3 list lengths that "
                                "recur)",
 
@@ -263,6 +261,11 @@ WRONG_NOW = {
     # line; no record of the capture holds the `with torch.device(dev):` block or the call inside it
     "dynamo/d17_device_ctx": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the mode stack "
                              "guard names no line)",
+    # new-user review 13 (C1 by hand): Dynamo's text log names forward's def (the @torch.compile line 9) and the HLO
+    # text only torch's frames; the loop's call (:17) is read from the source when it is on disk (--source-map),
+    # which the scrubbed capture's /home/user/project path is not ('record' names it from the graph's stack: right)
+    "dynamo/rev13_c1_batch_byhand": "line: rev13_c1_batch_byhand.py:9 (the compiled function's def; the one call "
+                                    "of forward is read from the source when it is on disk)",
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)

@@ -75,7 +75,8 @@ from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
     # an int whose guard fails once in the log (this table's logs hold one recompilation): round 14's row, which
     # names the value and the type (1 then 1.0); an int failing again keeps dynamo_python_value (round 10's test)
     ("accum == 1", "python_value", {"python_int"}, "dynamo_python_int_once"),
-    ("self.param_groups[0]['lr'] == 0.1", "python_value", {"python_float"}, "dynamo_python_value"),
+    # an lr keeps the aside on eager torch_xla's opposite advice (review 13 F6: only an lr)
+    ("self.param_groups[0]['lr'] == 0.1", "python_value", {"python_float", "optimizer_lr"}, "dynamo_python_value_lr"),
     ("self._modules['head'].temperature == 2.0", "python_value", {"module_attribute"}, "dynamo_module_number"),
     ("GLOBAL_STATE changed: grad_mode ", "mode", set(), "dynamo_mode"),
     ("fn._modules['1'].training == True", "mode", set(), "dynamo_mode"),
@@ -97,7 +98,7 @@ def test_guard_forms_of_round_4_and_their_look_alikes(guard, kind, facts, rule):
     # limit also say the later calls ran without Dynamo); grad mode stays dynamo_mode
     ("dyn_cache_limit", "dynamo_python_value_limit", 1, "pass it as a tensor"),
     ("dyn_step_attr", "dynamo_module_number_limit", 1, "keep it in a tensor instead (a buffer"),
-    ("dyn_sched_lr", "dynamo_python_value", 1, "pass it as a tensor"),
+    ("dyn_sched_lr", "dynamo_python_value_lr", 1, "pass it as a tensor"),
     ("dyn_no_grad_metric", "dynamo_mode", 0, "one graph per mode"),
 ])
 def test_each_round_4_row_heads_its_real_run_and_not_its_look_alikes(name, rule, status, words):
@@ -105,7 +106,7 @@ def test_each_round_4_row_heads_its_real_run_and_not_its_look_alikes(name, rule,
     head = doc["dynamo"]["headline"]
     assert code == status and head["fix_rule"] == rule and words in doc["headline"]["fix"], doc["summary"]
     assert (rule in EXPECTED) == (status == 0)
-    if rule in ("dynamo_python_value", "dynamo_module_number"):
+    if rule in ("dynamo_python_value", "dynamo_python_value_lr", "dynamo_module_number"):
         assert "limit" not in doc["headline"]["fix"]
 
 

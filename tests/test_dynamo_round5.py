@@ -50,7 +50,7 @@ def test_guard_forms_of_round_5_and_their_look_alikes(guard, kind, facts, rule):
     ("dyn_static_lengths", "dynamo_shape_limit", 1, "past Dynamo's recompile limit (8)"),
     # look-alikes: sizes under the limit keep dynamo_shape; a compiled opt.step whose lr changes stays a number
     ("dyn_auto_dynamic", "dynamo_shape", 1, "pad or bucket"),
-    ("dyn_sched_lr", "dynamo_python_value", 1, "pass it as a tensor"),
+    ("dyn_sched_lr", "dynamo_python_value_lr", 1, "pass it as a tensor"),
     ("dyn_list_len", "dynamo_container_length", 1, "fixed number of items"),
 ])
 def test_each_round_5_row_heads_its_real_run_and_not_its_look_alikes(name, rule, status, words):

@@ -95,6 +95,11 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev7_two_heads': 'kind: shape',
     'torch_xla/rev7_loss_dict': 'line: rev7_loss_dict.py:13',
     'dynamo/rev7_tc_dtype': 'line: rev7_tc_dtype.py:6',
+    # new-user review 13 (C1): the bridge's graph of the new size is told first at its own frame, forward's
+    # @torch.compile line (:9); at exit the Dynamo recompilation names the loop's call (:17) from that graph's stack
+    # (record), or keeps the def (by hand, no source on disk); the live update reaches :17 under record
+    'dynamo/rev13_c1_batch': 'line: rev13_c1_batch.py:9 (the bridge graph\'s own frame, told before the call)',
+    'dynamo/rev13_c1_batch_byhand': 'line: rev13_c1_batch_byhand.py:9 (as at exit)',
     # new-user review 9 (Dynamo and JAX): j2's unrolled loop is told live from its ops ("keep branches and loop
     # counts fixed") before JAX's log names the static argument (the report at exit: static_unrolled_loop, right);
     # c3 by hand: live, the bridge's dumped graphs are not told apart from eager ones (the report at exit is right),

@@ -502,11 +502,15 @@ RULES: tuple[FixRule, ...] = (
     # review 10 F7: eager torch_xla's constant_lr_special says the opposite for an lr ("not a tensor lr"); each
     # says why its context differs (checked on real runs: here the guards go with a tensor lr; in eager a tensor lr
     # adds a host read per step and a Python float lr is one parameter of one graph)
-    _rule("dynamo_python_value", "python_value", "dynamo",
+    _rule("dynamo_python_value_lr", "python_value", "dynamo optimizer_lr",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value (it is Dynamo's "
           "guard on the value that compiles again: without torch.compile, torch_xla passes such a number as device "
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
+    # review 13 F6: any other number (a temperature) is told without the lr's eager-mode aside
+    _rule("dynamo_python_value", "python_value", "dynamo",
+          "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value", unless="jax"),
     _rule("dynamo_mode", "mode", "dynamo",
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
@@ -835,8 +839,9 @@ RULES: tuple[FixRule, ...] = (
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
           "t[0] (several values: one tensor for all); " + _ZERO_D, unless="slice_index"),
     _rule("constant_lr_special", "constant", "special_values torch_xla optimizer_made",
-          "an optimizer setting of exactly 0 or 1 (the lr at the start of a warm-up from 0, a schedule ending at "
-          "1: {values}) is baked in, other values are passed as device data: keep it off 0 and 1 (start the "
+          "an optimizer setting of exactly 0 or 1 is baked in (here {values}; an lr at the start of "
+          "a warm-up from 0, or at the end of a schedule ending at 1), other values are passed as device data: "
+          "keep it off 0 and 1 (start the "
           "warm-up above 0, e.g. (step + 1) / warmup), or accept one compilation per such value; not a tensor lr: "
           "in eager torch_xla, torch.optim's SGD passes lr as a Python number (alpha=-lr), so a tensor lr is read "
           "back to the host every step (under torch.compile it is the other way round: Dynamo guards a Python lr "

@@ -275,15 +275,21 @@ def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], p
             c.failures.append(_whole_path(_failure(f.group("against"), f.group("guard")), c.definition))
 
 
-def _whole_path(failure: GuardFailure, definition: SourceFrame) -> GuardFailure:
+def _whole_path(failure: GuardFailure, definition: SourceFrame, others: Iterable[str] = ()) -> GuardFailure:
     """torch prints a guard's source file cut to its last characters (``mp/review2/t.py`` for
-    ``/tmp/review2/t.py``, review F5); the function's definition, two lines above in the same record, names the
-    whole path: a cut path that ends the definition's is that file."""
+    ``/tmp/review2/t.py``, review F5; torch's ``shorten_filename`` drops the path it shares with torch's own folder
+    and one character more, ``ork/notes/t.py`` when that is only ``/``, review 13 F3); the function's definition, in
+    the same record, names the whole path: a cut path that ends the definition's is that file. ``others`` (the file
+    names a TORCH_TRACE log lists) are asked next, and only when one alone ends with it."""
     src = failure.source
-    if src is None or src.file.startswith("/") or src.file == definition.file:
+    if src is None or os.path.isabs(src.file) or src.file == definition.file:
         return failure
-    if definition.file.replace("\\", "/").endswith(src.file.replace("\\", "/")):
+    cut = src.file.replace("\\", "/")
+    if definition.file.replace("\\", "/").endswith(cut):
         return replace(failure, source=SourceFrame(definition.file, src.line, src.function))
+    whole = {f for f in others if os.path.isabs(f) and f.replace("\\", "/").endswith(cut)}
+    if len(whole) == 1:
+        return replace(failure, source=SourceFrame(whole.pop(), src.line, src.function))
     return failure
 
 
@@ -452,8 +458,19 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
                 brk = _break_block(cid, lineno, payload)
                 if brk is not None:
                     log.graph_breaks.append(brk)
+    _whole_paths(log, names.values())
     log.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return log
+
+
+def _whole_paths(log: DynamoLog, files: Iterable[str]) -> None:
+    """The structured log's recompile reasons quote the guard's file as torch shortened it, as the text log does:
+    read with the whole path its compilation_metrics (the definition) or its file table names, once every record is
+    in (the reasons come before the metrics that name the file)."""
+    files = list(files)
+    for c in log.compiles:
+        if c.definition is not None:
+            c.failures = [_whole_path(f, c.definition, files) for f in c.failures]
 
 
 def _call_site(stack: list[SourceFrame]) -> SourceFrame | None:

@@ -147,6 +147,22 @@ def callee_on_line(file: str, line: int | None) -> str | None:
     return ast.unparse(chosen.func) if chosen is not None else None
 
 
+def calls_of_function(file: str, function: str) -> list[int] | None:
+    """Lines that call ``function`` by its plain name outside its own body (``out = forward(xb)`` for a compiled
+    ``def forward``), in line order; None when the file is not on disk (nothing noted missing: the caller only
+    asks). A wrapper's call (``torch.compile(f)(x)``, ``self.f(x)``) is not counted."""
+    path = Path(where_now(file))
+    if not path.is_file():
+        return None
+    tree = _parse(file)
+    if tree is None:
+        return None
+    inside = {n.lineno for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and d.name == function for n in ast.walk(d) if hasattr(n, "lineno")}
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id == function and n.lineno not in inside})
+
+
 _BUILTINS = frozenset(dir(builtins))
 
 

@@ -132,6 +132,8 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
         if r.location is None and r.located == "wrapper":  # the XLA graph's own source lines are the user's then
             r.location = next((f for c in x.causes for f in c.locations if not f.is_library), None)
             r.located = "xla" if r.location is not None else r.located
+        if r.located == "definition" and (call := caller_in_graph(x, r.function)) is not None:
+            r.location, r.located = call, "xla_call"
     padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:
@@ -340,6 +342,24 @@ def _tell_compilations_only(explanation, found: DynamoFindings) -> None:
             | set(found.past_limit_graphs))
     found.compilations_only = unsequenced(explanation, found, told)
     tell_unsequenced(explanation, found)
+
+
+def caller_in_graph(x, function: str | None) -> SourceFrame | None:
+    """The user's call of a compiled function, read from the stack of the XLA graph it compiled again: the first
+    user frame that called a frame of that function (``forward`` at its decorator, called from the loop's line).
+    Dynamo's text log names only the ``def`` and its trace no caller of a compiled function; the loop's call is
+    where the new size or value came from (review 13, F4: the headline named the ``@torch.compile`` line)."""
+    if not function:
+        return None
+    for cause in x.causes:
+        for frame in cause.locations:
+            if frame.function != function:
+                continue
+            caller = next((f for f in cause.callers.get(frame, ()) if not f.is_library and f.function != function),
+                          None)
+            if caller is not None:
+                return caller
+    return None
 
 
 def _slice_resized(cause) -> bool:

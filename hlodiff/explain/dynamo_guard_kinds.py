@@ -13,6 +13,10 @@ from hlodiff.explain.dynamo_types import _SIZE
 
 _DTYPE = re.compile(r"tensor '(?P<name>.+?)' dtype mismatch\. expected (?P<expected>\w+), actual (?P<actual>\w+)")
 _VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>-?[\d.]+(?:e[-+]?\d+)?|True|False)$")
+_LR_NAME = re.compile(r"(?:^|[^A-Za-z0-9])(?:lr|learning_rate)(?:$|[^A-Za-z0-9])", re.IGNORECASE)
+"""A guarded name that is a learning rate (``lr``, ``self.param_groups[0]['lr']``, ``cfg.learning_rate``): its fix
+says why a tensor is right under torch.compile when eager torch_xla's says the opposite; a temperature's does not
+(review 13, F6: a distillation temperature's fix went on about optimizer lrs)."""
 _MODULE_ATTRIBUTE = re.compile(r"^(?:(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*"
                                r"|(?:fn|L\['fn'\])(?:\._modules\[['\"][^'\"]+['\"]\])+)\.\w+$")
 """A guard on a plain attribute of the compiled module or a submodule (``self.step == 0``; torch 2.9 guards an
@@ -234,6 +238,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
                   else "python_float")
         if _MODULE_ATTRIBUTE.match(m.group("name")):
             facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
+        if _LR_NAME.search(m.group("name")):
+            facts.add("optimizer_lr")  # an lr: eager torch_xla's opposite advice for it is worth a word
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
     return "guard", None, guard, facts
 

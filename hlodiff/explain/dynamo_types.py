@@ -58,9 +58,14 @@ class DynamoRecompile:
     """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
     located: str | None = None
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
-    guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack)."""
+    guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack),
+    ``xla_call`` (the call, read from the stack of the XLA graph the recompilation compiled, where Dynamo's records
+    name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
+    called_at: SourceFrame | None = None
+    """The user's call of the compiled function, read from the source, when ``location`` is the guard's line in the
+    function (:mod:`hlodiff.explain.dynamo_call_line`): the line that passed the new value."""
 
     @property
     def expected(self) -> bool:
@@ -70,6 +75,7 @@ class DynamoRecompile:
         return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
                 "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
                 "location": self.location.to_json() if self.location else None, "located": self.located,
+                "called_at": self.called_at.to_json() if self.called_at else None,
                 "xla": self.xla,
                 "difference": self.difference, "difference_graph": self.difference_graph,
                 "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}

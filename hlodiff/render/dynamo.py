@@ -11,18 +11,24 @@ from hlodiff.render.hanging import Hanging
 
 def render_dynamo(console: Console, dynamo) -> None:
     """The Dynamo block, printed under the run's summary (the summary already begins with Dynamo's sentence)."""
-    for r in dynamo.recompiles:
+    for group in folded(dynamo.recompiles):
+        r = group[0]
         where = f" at {r.location.where}" if r.location else ""
-        head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({r.compile_id}){where}", style="bold")
+        if r.called_at is not None:  # the guard's line in the function, and the call that passed the value
+            where += f", called at {r.called_at.short()}"
+        ids = r.compile_id if len(group) == 1 else f"{len(group)} times: {r.compile_id} to {group[-1].compile_id}"
+        head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({ids}){where}", style="bold")
         console.print(head, highlight=False)
         console.print(Hanging(Text(f"  guard     {r.guard.guard}"
-                                   f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"), 12),
+                                   f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"
+                                   f"{_then(group)}"), 12),
                       highlight=False)
         if r.difference:
             console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
                           highlight=False)
         if r.xla == "cache_hit":
-            console.print(Hanging(Text("  graphs    XLA found this graph compiled already: only Dynamo paid",
+            these = "this graph" if len(group) == 1 else "these graphs"
+            console.print(Hanging(Text(f"  graphs    XLA found {these} compiled already: only Dynamo paid",
                                        style="dim"), 12), highlight=False)
         if r.fix:
             console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
@@ -31,6 +37,14 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "the caller of a compiled nn.Module, not of a compiled function; the call of "
                                        f"{r.function or 'it'} in your loop is where the value changed",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "xla_call":  # Dynamo named the def; the XLA graph's stack named the call
+            console.print(Hanging(Text(f"  hint: the line above is your call of {r.function or 'the function'}, read "
+                                       "from the stack of the XLA graph it compiled again (Dynamo's log names only "
+                                       "the compiled function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "source_call":  # Dynamo named the def; the source has one call of the function
+            console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
+                                       "its file, read from your source (Dynamo's log names only the compiled "
+                                       "function's def)", style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
                                        "source lines); Dynamo's log names only torch's wrapper of the compiled module: "
@@ -42,6 +56,8 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "your loop; a TORCH_TRACE log (TORCH_TRACE=DIR) or `hlodiff record` records "
                                        "that call",
                                        style="yellow"), 8), highlight=False)
+        elif r.located == "guard" and r.called_at is not None:
+            pass  # the head line names the call beside the guard's line
         elif r.located == "guard" and dynamo.traced:  # the trace was read: it names the compiled frame, no caller
             console.print(Hanging(Text("  hint: the line above is the line its guard names; the TORCH_TRACE log read "
                                        "here records only the compiled function's own frame, not the call that "
@@ -98,6 +114,29 @@ def render_dynamo(console: Console, dynamo) -> None:
                                    f"(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); {tail}",
                                    style="dim"), 10), highlight=False)
     console.print()
+
+
+def folded(recompiles) -> list[list]:
+    """The recompilations told as one block each story: those of one function whose guard, line, fix and XLA
+    outcome are the same but for the guarded value (a temperature annealed each step: 4 blocks of 5 identical lines,
+    review 13 F6) fold into the first's, in the order they first came. One whose XLA graphs differed keeps its own
+    block (its graph is named)."""
+    groups: dict[tuple, list] = {}
+    for r in recompiles:
+        key = (id(r),) if r.difference else (
+            r.function, r.kind, r.subject, r.location.where if r.location else None,
+            r.called_at.where if r.called_at else None, r.located, r.fix, r.xla)
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def _then(group, shown: int = 3) -> str:
+    """The later guards of a folded block, after the first's: ``; then T == 3.2, T == 2.56 (+1 more)``."""
+    later = [r.guard.guard for r in group[1:]]
+    if not later:
+        return ""
+    more = f" (+{len(later) - shown} more)" if len(later) > shown else ""
+    return f"; then {', '.join(later[:shown])}{more}"
 
 
 def _graphs_then_fix(console, r) -> None:

@@ -20,7 +20,17 @@ def story_patterns(explanation) -> list[str]:
     names = pattern_names(explanation)
     shown = [(names.get(id(f)), p) for f, p in zip(explanation.families, explanation.patterns)
              if not (names.get(id(f)) == "steady" and len(f.members) <= 1)]
-    return [p for name, p in sorted(shown, key=lambda np: np[0] in AFTER_THE_STORY)]
+    return fold_alike([p for name, p in sorted(shown, key=lambda np: np[0] in AFTER_THE_STORY)])
+
+
+def fold_alike(lines: list[str]) -> list[str]:
+    """Lines that read the same told once, with how many families they stand for (review 13 F6: torch.compile's
+    bridge had two families "steady: torch.compile (XLA bridge) compiled once in 5 graphs", printed twice as if
+    one line had been repeated)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    return [line if k == 1 else f"{line}, for each of {k} graph families" for line, k in counts.items()]
 
 
 def story_recompilations(explanation) -> list:

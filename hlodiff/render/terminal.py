@@ -7,6 +7,7 @@ pure function of the inputs (no timestamps, no dict-order surprises).
 from __future__ import annotations
 
 import sys
+from contextvars import ContextVar
 
 from typing import Iterable
 
@@ -162,6 +163,11 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
         _render_details(console, diff)
 
 
+_HEADLINE_FIX: ContextVar[str | None] = ContextVar("headline_fix", default=None)
+"""The fix the run's headline already printed: a block below whose fix reads the same says so in three words
+(review 13 F6: T2's ~80-word warm-up fix printed twice, once under the headline and once in its graph's block)."""
+
+
 def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
                   notes: dict[str, list] | None = None, fixes: bool = True) -> None:
     """``notes`` maps a cause kind to lines printed under that cause (live tensors under ``outputs``); without
@@ -191,7 +197,8 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
             console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
                           highlight=False)
         if cause.fix and fixes:
-            console.print(Hanging(Text(f"{indent}{'':<10}fix: {cause.fix}", style="green"), under + 5),
+            words = "the same as above" if cause.fix == _HEADLINE_FIX.get() else cause.fix
+            console.print(Hanging(Text(f"{indent}{'':<10}fix: {words}", style="green"), under + 5),
                           highlight=False)
         if getattr(cause, "plan", None) is not None:
             from hlodiff.render.plan import plan_text
@@ -265,7 +272,12 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
     if len(patterns) > 1:
         for pattern in patterns:
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
-    render_stories(console, explanation, render_recompilation, verbose=verbose)
+    told = headline.causes[0].fix if headline is not None and headline.causes else None
+    token = _HEADLINE_FIX.set(told)
+    try:
+        render_stories(console, explanation, render_recompilation, verbose=verbose)
+    finally:
+        _HEADLINE_FIX.reset(token)
     for hint in explanation.hints:
         console.print()
         console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)

@@ -1,0 +1,33 @@
+"""The user's call of a compiled function, where Dynamo's records name only the function.
+
+A TORCH_LOGS text log names the compiled function's ``def`` (its first line: the ``@torch.compile`` decorator), a
+TORCH_TRACE log of a compiled function only its own frame; the new size or Python value came from the loop's call
+(review 13, F4: "0/1 at c1_batch.py:9" where the reviewer looked for :17). When the XLA graph's stack did not name
+the call (:func:`hlodiff.explain.dynamo.caller_in_graph`) and the source file is on disk, the one line of that file
+that calls the function by name is its call. Two or more calls: which one passed the new value is not known, and
+nothing changes.
+"""
+
+from __future__ import annotations
+
+from hlodiff.dumps.python_source import calls_of_function
+from hlodiff.hlo.model import SourceFrame
+
+
+def place_dynamo_calls(found) -> None:
+    """For each recompilation located at the function's definition, its one call in the source becomes the location
+    (``located`` ``source_call``); at a guard's line (a Python value's use), the call is kept beside it
+    (``called_at``) so the line that passed the value is named too."""
+    for r in getattr(found, "recompiles", []):
+        if r.located not in ("definition", "guard") or not r.function or r.location is None:
+            continue
+        if r.location.is_library or not r.location.file:
+            continue
+        lines = calls_of_function(r.location.file, r.function)
+        if not lines or len(lines) != 1:
+            continue
+        call = SourceFrame(r.location.file, lines[0], None)
+        if r.located == "definition":
+            r.location, r.located = call, "source_call"
+        else:
+            r.called_at = call
