@@ -1240,6 +1240,14 @@ RULES: tuple[FixRule, ...] = (
           "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
+    # review 12 F5 (rev12_jx_matmul_precision, rev12_jx_promotion_eval, rev12_jx_default_device_eval): an eager op
+    # (xs[0]) under `with jax.default_matmul_precision(...)` compiles again with the same HLO and no cache miss of its
+    # own; JAX names the context for the jitted call on the same line. Look-alike: rev12_jx_eager_device_put (a
+    # real jax.device_put, no context named): cache_key_placement stays
+    _rule("cache_key_context_here", "cache_key", "jax hlo_identical context_here",
+          "follows from the config context at {context_line} (`{setting}` changed there): JAX keys every "
+          "compilation made under it on that setting, an operation run outside jit too, so this one compiled again "
+          "with the same HLO; set `{setting}` once for the whole run and this goes too"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
           # review 8 F12: a per-device ensemble (one member committed to each device) is the same evidence as a
           # slip; the words say what was seen and what each case does instead of undoing a deliberate placement
