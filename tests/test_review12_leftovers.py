@@ -66,3 +66,27 @@ def test_an_eager_slice_of_another_length_is_labelled_a_shape_like_its_siblings(
     # the detail still shows what the graph holds: the slice sizes, an attribute
     assert any(c["kind"] == "attribute" and "dynamic_slice_sizes" in c["summary"]
                for r in doc["recompilations"] if r["family"].startswith("jit_dynamic_slice") for c in r["causes"])
+
+
+# -- F8b: JAX live lines: an op run outside jit is counted, never told by step or as a placement --------------------
+
+def test_eager_ops_under_a_context_are_counted_live_not_told_as_device_put():
+    """jx_matmul_precision watched: xs[0] inside the context compiles again before JAX names the context (at the
+    jitted call after it); the live lines counted the first eager op and told the others one by one as "arguments
+    on another device (jax.device_put)"."""
+    result = cli("watch", str(JAX / "rev12_jx_matmul_precision"), "--until-idle", "0.5")
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("hlodiff:   ")]
+    assert len([line for line in lines if "outside jit" in line]) == 1
+    assert not any("jit_dynamic_slice" in line or "jit_squeeze" in line for line in lines)
+    assert "device_put" not in result.stdout and not any(line.startswith("hlodiff: step ") for line in lines)
+    (told,) = [line for line in lines if "recompiled" in line]
+    assert "jit_loss_fn" in told and "jax_default_matmul_precision" in told
+
+
+def test_an_eager_op_compiled_again_for_the_same_shapes_is_expected_without_a_placement_claim():
+    from hlodiff.diff.fix_rules import RULES_BY_NAME
+    from hlodiff.diff.fix_stance import FixStance, stance_of_rule
+
+    row = RULES_BY_NAME["eager_op_same_hlo"]
+    assert stance_of_rule(row.name) is FixStance.EXPECTED and "device_put" not in row.text
+    assert "once per new shape" not in row.text  # the same shapes: the context or the device keyed it

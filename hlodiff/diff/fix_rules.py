@@ -65,6 +65,13 @@ RULES: tuple[FixRule, ...] = (
     # -- what the run's shape says before any kind: expected compilations ---------------------------------------
     _rule("setup_once", "*", "setup",
           "expected: each setup graph (initialisation, wrapping) ran once; nothing to fix"),
+    # review 12 F5/F8b (rev12_jx_matmul_precision seen live): an eager op compiled again for the same shapes, with no
+    # device seen to differ and no context named yet (JAX logs the context at the jitted call after the eager op)
+    _rule("eager_op_same_hlo", "cache_key", "eager hlo_identical",
+          "expected: JAX compiled an operation run outside jit again for the same shapes: its cache also keys on the "
+          "config context around the call (a `with jax.default_matmul_precision(...)` or "
+          "`jax.numpy_dtype_promotion(...)` block) and on the device its arguments live on; nothing to fix unless "
+          "these compilations add up", unless="torch_xla"),
     _rule("eager_op", "*", "eager",
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
           "create such arrays inside the jitted function (or with one shape) if these compilations add up",
@@ -1275,11 +1282,15 @@ RULES: tuple[FixRule, ...] = (
           "value or tensor sets it, and keep it the same on every step"),
 )
 
+EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
+"""Rows of a JAX operation run outside jit, compiled once per what it was called with: counted, not told one by one
+(the live lines, :mod:`hlodiff.explain.live`)."""
+
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
-    "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
+    "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",

@@ -22,6 +22,7 @@ from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
 from hlodiff.explain.fix_context import static_argument_fix
+from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.jax_contexts import ContextChange, context_at
 from hlodiff.explain.argument_lines import lead_with_the_call
@@ -311,8 +312,8 @@ def _placed_elsewhere(r, contexts: dict[tuple[str, int], ContextChange]) -> None
         # the devices seen to differ (outside.py's placement cause) may be the context's doing: jax.default_device
         if cause.kind == "cache_key" and (not cause.fix_is_final or cause.fix_rule == "cache_key_placement"):
             context = context_at(cause, contexts)
-            if context is None and cause.fix_is_final:
-                continue
+            if context is None and (cause.fix_is_final or is_eager_op(r.family)):
+                continue  # devices seen to differ keep their row; an eager op is keyed on more than its trace
             if context is not None:
                 cause.summary += f"; compiled under the config context JAX names at this line (JAX: \"{context.text}\")"
                 cause.reason = "tracing_context"

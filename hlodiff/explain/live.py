@@ -21,6 +21,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.diff.fix_rules import EAGER
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
@@ -350,7 +351,7 @@ class LiveExplainer:
         if expected:
             self.expected += 1
             eager = 0
-            if recompilation.causes and recompilation.causes[0].fix_rule == "eager_op":
+            if recompilation.causes and recompilation.causes[0].fix_rule in EAGER:
                 self.eager += 1
                 eager = self.eager
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
