@@ -90,3 +90,19 @@ def test_an_eager_op_compiled_again_for_the_same_shapes_is_expected_without_a_pl
     row = RULES_BY_NAME["eager_op_same_hlo"]
     assert stance_of_rule(row.name) is FixStance.EXPECTED and "device_put" not in row.text
     assert "once per new shape" not in row.text  # the same shapes: the context or the device keyed it
+
+
+# -- F8d: the headline reads in the first three lines of a wide terminal ----------------------------------------------
+
+def test_the_one_hot_headline_reads_in_three_lines_of_a_wide_terminal():
+    """tx_onehot_nc: the summary and the fix ran to ~700 characters (4 lines at 200 columns, 7 at 120), the fix saying
+    one_hot three times; the fix keeps what the truth needs (num_classes=C at the read's line, no "pad to the
+    maximum") in one line."""
+    import math
+
+    out = cli("explain-recompile", str(FIXTURES / "scenarios" / "torch_xla" / "rev12_tx_onehot_nc" / "record"),
+              codes=(1,)).stdout.splitlines()
+    summary, fix = out[0], out[1]
+    assert fix.startswith("fix: ") and "rev12_tx_onehot_nc.py:16" in fix and "F.one_hot(y, num_classes=C)" in fix
+    assert "pad to the maximum" not in fix and fix.count("one_hot") == 1
+    assert sum(math.ceil(len(line) / 200) for line in (summary, fix)) <= 3

@@ -556,11 +556,10 @@ RULES: tuple[FixRule, ...] = (
           unless="op:nonzero jax"),
     # review 12 F6 (tx_onehot_nc): the graphs after the read change a scatter's size (the family's shape change
     # is made by a scatter): the read is one_hot's max, and the live line's num_classes fix belongs in the report
+    # review 12 F8d: the headline's fix reads on one line of a wide terminal: one_hot named once, the why in few words
     _rule("partial_read_sets_scatter", "partial", "read_sets_trace op:scatter",
-          "the value read early at {line} sets a scatter's size (a one-hot, a per-class count): {after_read} "
-          "different graphs followed the read, so reading it later removes nothing: F.one_hot(y) without "
-          "num_classes reads the labels' max for its number of columns; give it a fixed size "
-          "(F.one_hot(y, num_classes=C), or scatter into the full class count)", unless="op:nonzero jax"),
+          "the early read at {line} sizes a one-hot or per-class count: {after_read} graphs followed it, so reading "
+          "later removes nothing; pass F.one_hot(y, num_classes=C), or count into C classes", unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
