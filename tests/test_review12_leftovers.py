@@ -106,3 +106,13 @@ def test_the_one_hot_headline_reads_in_three_lines_of_a_wide_terminal():
     assert fix.startswith("fix: ") and "rev12_tx_onehot_nc.py:16" in fix and "F.one_hot(y, num_classes=C)" in fix
     assert "pad to the maximum" not in fix and fix.count("one_hot") == 1
     assert sum(math.ceil(len(line) / 200) for line in (summary, fix)) <= 3
+
+
+def test_the_live_story_revises_an_eager_op_to_the_context_once_jax_names_it():
+    """jx_default_device_eval watched: the eager xs[0] under jax.default_device(devices[1]) compiles on device 1
+    before JAX names the context at the jitted call on the same line; the line told when the run ends ties it to the
+    context, as the report does, though the family's window no longer holds the jitted call."""
+    result = cli("watch", str(JAX / "rev12_jx_default_device_eval"), "--until-idle", "0.5")
+    revised = [line for line in result.stdout.splitlines() if "now that more of the run is known" in line
+               and ("jit_dynamic_slice" in line or "jit_squeeze" in line)]
+    assert revised and all("config context" in line and "`jax_default_device`" in line for line in revised)

@@ -343,6 +343,7 @@ class LiveExplainer:
         recompilation, expected, follows = found
         told = _told(recompilation, running=True, dynamo_log=bool(self.run.dynamo_logs))
         family.told, family.expected, family.story, family.pending = told, expected or follows, None, False
+        family.counted = False
         family.follows = follows
         if follows:  # counted: Dynamo's line (or the report at exit) tells why
             self.expected += 1
@@ -354,6 +355,7 @@ class LiveExplainer:
             if recompilation.causes and recompilation.causes[0].fix_rule in EAGER:
                 self.eager += 1
                 eager = self.eager
+            family.counted = bool(eager)
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs, eager=eager)]
         if family.full == (1 if cut else 2) and record.kind in TRACED_KINDS:
@@ -434,6 +436,9 @@ class LiveExplainer:
             return []
         was_expected = family.expected
         family.told, family.expected = told, expected
+        if expected and was_expected and family.counted and not pending:
+            return []  # counted with the eager ops: the report lists it with what it now knows
+        family.counted = family.counted and expected
         if expected:
             if pending or not was_expected:
                 self.expected += 1

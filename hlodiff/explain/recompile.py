@@ -153,7 +153,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
     run_values = static_values(recompilations, joined)
-    contexts = contexts_by_line(joined.values())
+    contexts = contexts_by_line([*joined.values(), *run.jax_whole_run()])
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
                   sources=run.sources, run_values=run_values, contexts=contexts)
