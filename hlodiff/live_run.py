@@ -203,6 +203,9 @@ class _JoinedWindow(Run):
                      window.sources, window.on_disk)
         self.joined = joined
 
+    def jax_whole_run(self) -> list:
+        return [c for c in self.joined.values() if c is not None]
+
     def jax_joined(self, names, wanted, warnings):
         dumped = [r for r in self.records if r.kind == "xla_dump"]
         by_name = {}

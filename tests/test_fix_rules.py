@@ -105,6 +105,8 @@ EXERCISED = {
     "dynamo_bridge_follows": "scenarios/dynamo/dyn_tensor_or_float", "shape_input_switched": "torch_xla/look_batch_once",
     "static_slice_start": "jax/look_static_slice",
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",
+    # review 12 F5: an eager op under a config context JAX names on its line (look-alike: rev12_jx_eager_device_put)
+    "cache_key_context_here": "scenarios/jax/rev12_jx_matmul_precision",
     # round 3: a running total restarted from 0.0 each epoch (its look-alikes: tests/test_round3_rules.py)
     "carried_total_restart": "scenarios/torch_xla/running_loss_epoch",
     "inputs_module_warmup": "scenarios/torch_xla/lazy_linear_control",

@@ -209,6 +209,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "no_collective", "size_schedule", "read_condition"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "context_setting", ""):
+        facts.add("context_here")
+        args["setting"], args["context_line"] = ctx.context_setting, ctx.context_line
     if getattr(ctx, "promoted_at", ""):
         facts.add("promoted_output")
         args["promoted_at"] = ctx.promoted_at

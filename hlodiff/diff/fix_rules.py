@@ -70,6 +70,13 @@ RULES: tuple[FixRule, ...] = (
     # -- what the run's shape says before any kind: expected compilations ---------------------------------------
     _rule("setup_once", "*", "setup",
           "expected: each setup graph (initialisation, wrapping) ran once; nothing to fix"),
+    # review 12 F5/F8b (rev12_jx_matmul_precision seen live): an eager op compiled again for the same shapes, with no
+    # device seen to differ and no context named yet (JAX logs the context at the jitted call after the eager op)
+    _rule("eager_op_same_hlo", "cache_key", "eager hlo_identical",
+          "expected: JAX compiled an operation run outside jit again for the same shapes: its cache also keys on the "
+          "config context around the call (a `with jax.default_matmul_precision(...)` or "
+          "`jax.numpy_dtype_promotion(...)` block) and on the device its arguments live on; nothing to fix unless "
+          "these compilations add up", unless="torch_xla"),
     _rule("eager_op", "*", "eager",
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
           "create such arrays inside the jitted function (or with one shape) if these compilations add up",
@@ -619,11 +626,10 @@ RULES: tuple[FixRule, ...] = (
           unless="op:nonzero jax"),
     # review 12 F6 (tx_onehot_nc): the graphs after the read change a scatter's size (the family's shape change
     # is made by a scatter): the read is one_hot's max, and the live line's num_classes fix belongs in the report
+    # review 12 F8d: the headline's fix reads on one line of a wide terminal: one_hot named once, the why in few words
     _rule("partial_read_sets_scatter", "partial", "read_sets_trace op:scatter",
-          "the value read early at {line} sets a scatter's size (a one-hot, a per-class count): {after_read} "
-          "different graphs followed the read, so reading it later removes nothing: F.one_hot(y) without "
-          "num_classes reads the labels' max for its number of columns; give it a fixed size "
-          "(F.one_hot(y, num_classes=C), or scatter into the full class count)", unless="op:nonzero jax"),
+          "the early read at {line} sizes a one-hot or per-class count: {after_read} graphs followed it, so reading "
+          "later removes nothing; pass F.one_hot(y, num_classes=C), or count into C classes", unless="op:nonzero jax"),
     # review 13 F1 (rev13_t3_nan_guard): `if not torch.isfinite(loss).item(): skip` before AdamW's step; the early
     # graph hands back a lone boolean, a condition the step needs before it runs: "read it after the sync / in a
     # step closure" cannot gate the update. The same row words `hlodiff cost`'s read (CONDITION_READ_RULE)
@@ -1338,6 +1344,14 @@ RULES: tuple[FixRule, ...] = (
           "reuse it"),
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
+    # review 12 F5 (rev12_jx_matmul_precision, rev12_jx_promotion_eval, rev12_jx_default_device_eval): an eager op
+    # (xs[0]) under `with jax.default_matmul_precision(...)` compiles again with the same HLO and no cache miss of its
+    # own; JAX names the context for the jitted call on the same line. Look-alike: rev12_jx_eager_device_put (a
+    # real jax.device_put, no context named): cache_key_placement stays
+    _rule("cache_key_context_here", "cache_key", "jax hlo_identical context_here",
+          "follows from the config context at {context_line} (`{setting}` changed there): JAX keys every "
+          "compilation made under it on that setting, an operation run outside jit too, so this one compiled again "
+          "with the same HLO; set `{setting}` once for the whole run and this goes too"),
     _rule("cache_key_placement", "cache_key", "jax hlo_identical placement",
           # review 8 F12: a per-device ensemble (one member committed to each device) is the same evidence as a
           # slip; the words say what was seen and what each case does instead of undoing a deliberate placement
@@ -1365,11 +1379,15 @@ RULES: tuple[FixRule, ...] = (
           "value or tensor sets it, and keep it the same on every step"),
 )
 
+EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
+"""Rows of a JAX operation run outside jit, compiled once per what it was called with: counted, not told one by one
+(the live lines, :mod:`hlodiff.explain.live`)."""
+
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
 EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
-    "setup_once", "eager_op", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
+    "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",

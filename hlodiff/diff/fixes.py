@@ -180,6 +180,11 @@ class FixContext:
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""
     placement: bool = False
     """JAX reused its trace (no cache miss, same options) and still compiled: the arguments' devices or sharding."""
+    context_setting: str = ""
+    """Review 12 F5: the same HLO compiled again with no cache miss of its own, on a line where JAX's log names a
+    config context change for another compilation (``jax_default_matmul_precision``): the context, not a placement
+    (:mod:`hlodiff.explain.jax_contexts`). Empty otherwise; ``context_line`` is that line (``t.py:28``)."""
+    context_line: str = ""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     block_repeats: str = ""

@@ -232,6 +232,12 @@ class Run:
 
         return [join_modules(read_jax_log(path, warnings, wanted), names, warnings) for path in self.jax_logs]
 
+    def jax_whole_run(self) -> list["JaxCompilation"]:
+        """The JAX compilations joined over the whole run when this evidence is a view of part of it (a live window,
+        :class:`hlodiff.live_run.LiveEvidence`): a context JAX named for a function outside the window still ties
+        the window's eager op on the same line to it (review 12, F5). Empty for a whole run (its join is complete)."""
+        return []
+
     @property
     def dynamo_logs(self) -> list[str]:
         return getattr(self.inputs, "dynamo_logs", [])

@@ -53,3 +53,29 @@ def _called_from_user_code_only(graph, name: str) -> bool:
                 if len(lines) > 1:
                     return False
     return bool(lines)
+
+
+SHAPE, CONTEXT, PLACEMENT = "shape", "config context", "device"
+"""What an eager op was compiled anew for, in the words of its family's line (``once per shape and device``)."""
+
+_SLICE_SIZES = ("attribute:slice", "attribute:dynamic_slice_sizes")
+
+
+def called_for(cause) -> str:
+    """What an eager op's recompilation was compiled for, from its leading cause: :data:`CONTEXT` when JAX named a
+    config context on its line (review 12 F5: ``xs[0]`` inside ``with jax.default_matmul_precision(...)``, the same
+    HLO), :data:`PLACEMENT` when its arguments live on another device or sharding, else :data:`SHAPE` (a new shape
+    or dtype of an argument, or a slice of another length)."""
+    if cause.reason == "tracing_context":
+        return CONTEXT
+    if cause.kind == "sharding" or cause.fix_rule == "cache_key_placement":
+        return PLACEMENT
+    return SHAPE
+
+
+def result_resized(cause) -> bool:
+    """A slice of another length (``data[0, 0]`` beside ``data[step]``: ``dynamic_slice_sizes={1,1,8,16}`` where it
+    was ``{1,2,8,16}``, the same input): for an op run outside jit the slice's size is the shape it was called for,
+    so its family is told as a shape, like its siblings (review 12 F8c), though the graph shows an attribute."""
+    return cause.kind == "attribute" and any(
+        "shape" in o.kinds and any(k in o.kinds for k in _SLICE_SIZES) for o in cause.origins)

@@ -22,7 +22,9 @@ from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
 from hlodiff.explain.fix_context import static_argument_fix
+from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.jax_contexts import ContextChange, context_at
 from hlodiff.explain.argument_lines import lead_with_the_call
 
 _URL = re.compile(r"https?://\S+$")
@@ -80,15 +82,17 @@ def static_values(recompilations, joined: dict) -> dict[tuple, tuple[str, ...]]:
 
 
 def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, log_given: bool = False, *,
-              sources: SourceLines, run_values: dict[tuple, tuple[str, ...]] | None = None) -> None:
+              sources: SourceLines, run_values: dict[tuple, tuple[str, ...]] | None = None,
+              contexts: dict[tuple[str, int], ContextChange] | None = None) -> None:
     """Add JAX's reasons to a recompilation's causes, each with the fix for what JAX named. ``explained``: the log
     explains JAX's cache misses (then a compilation without one reused its trace); ``log_given``: a JAX log was
     given but none of its compilations could be matched to a dumped module; ``sources``: the run's Python files
-    (an argument's name and the line that made it)."""
+    (an argument's name and the line that made it); ``contexts``: the config contexts JAX named, by line
+    (:func:`hlodiff.explain.jax_contexts.contexts_by_line`)."""
     miss = compilation.cache_miss if compilation is not None else None
     if miss is None:
         if compilation is not None or explained:
-            _placed_elsewhere(r)
+            _placed_elsewhere(r, contexts or {})
         elif log_given:
             _log_not_joined(r)
         return
@@ -313,15 +317,26 @@ def _log_not_joined(r) -> None:
             cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
 
 
-def _placed_elsewhere(r) -> None:
+def _placed_elsewhere(r, contexts: dict[tuple[str, int], ContextChange]) -> None:
     """JAX compiled again with the same HLO, the same compiler options and no tracing cache miss although its
     misses were being explained: the trace was reused and only what lies below it changed, the devices or the
-    sharding the committed arguments live on (``jax.device_put`` onto another device). The table's row says so."""
+    sharding the committed arguments live on (``jax.device_put`` onto another device), or, when JAX named a config
+    context for another compilation on this very line (an eager ``xs[0]`` beside the jitted call inside ``with
+    jax.default_matmul_precision(...)``), that context (review 12, F5). The table's rows say which."""
     if r.diff is None or not r.diff.equal or any(c.kind == "compile_options" for c in r.causes):
         return
     for cause in r.causes:
-        if cause.kind == "cache_key" and not cause.fix_is_final:
-            choice = decide(cause, FixContext(producer="jax", hlo_identical=True, placement=True))
+        # the devices seen to differ (outside.py's placement cause) may be the context's doing: jax.default_device
+        if cause.kind == "cache_key" and (not cause.fix_is_final or cause.fix_rule == "cache_key_placement"):
+            context = context_at(cause, contexts)
+            if context is None and (cause.fix_is_final or is_eager_op(r.family)):
+                continue  # devices seen to differ keep their row; an eager op is keyed on more than its trace
+            if context is not None:
+                cause.summary += f"; compiled under the config context JAX names at this line (JAX: \"{context.text}\")"
+                cause.reason = "tracing_context"
+            choice = decide(cause, FixContext(producer="jax", hlo_identical=True, placement=context is None,
+                                              context_setting=context.setting if context else "",
+                                              context_line=context.short() if context else ""))
             cause.fix, cause.fix_rule, cause.fix_is_final = choice.text, choice.rule.name, True
 
 

@@ -21,6 +21,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.diff.fix_rules import EAGER
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
@@ -342,6 +343,7 @@ class LiveExplainer:
         recompilation, expected, follows = found
         told = _told(recompilation, running=True, dynamo_log=bool(self.run.dynamo_logs))
         family.told, family.expected, family.story, family.pending = told, expected or follows, None, False
+        family.counted = False
         family.follows = follows
         if follows:  # counted: Dynamo's line (or the report at exit) tells why
             self.expected += 1
@@ -350,9 +352,10 @@ class LiveExplainer:
         if expected:
             self.expected += 1
             eager = 0
-            if recompilation.causes and recompilation.causes[0].fix_rule == "eager_op":
+            if recompilation.causes and recompilation.causes[0].fix_rule in EAGER:
                 self.eager += 1
                 eager = self.eager
+            family.counted = bool(eager)
             return [LiveEvent("expected", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs, eager=eager)]
         if family.full == (1 if cut else 2) and record.kind in TRACED_KINDS:
@@ -433,6 +436,9 @@ class LiveExplainer:
             return []
         was_expected = family.expected
         family.told, family.expected = told, expected
+        if expected and was_expected and family.counted and not pending:
+            return []  # counted with the eager ops: the report lists it with what it now knows
+        family.counted = family.counted and expected
         if expected:
             if pending or not was_expected:
                 self.expected += 1

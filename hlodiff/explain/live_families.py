@@ -51,6 +51,9 @@ class LiveFamily:
     """Its graphs that end a step (a cut graph is part of the step the next of them ends)."""
     deferred: list = field(default_factory=list)
     """Earlier recompilations whose fix waits (:class:`Latest`), put off while the family compiles again."""
+    counted: bool = False
+    """Its newest recompilation was counted with the JAX ops run outside jit, never told: a later word that still
+    calls it expected is not told either (review 12 F8b: eager ops are counted, not told one by one)."""
 
 
 @dataclass(slots=True)

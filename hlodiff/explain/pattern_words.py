@@ -59,7 +59,8 @@ def pattern_text(p: Pattern) -> str:
     if p.name == "steady":
         return f"steady: {label} compiled once in {n} graph{'s' if n != 1 else ''}"
     if p.name == "eager op":
-        return f"eager op: {label} compiled once per shape it was called with ({seq}){because}, outside jit: not a step"
+        return (f"eager op: {label} compiled once per {_called_for(p.called_for)} it was called with ({seq}){because}, "
+                "outside jit: not a step")
     if p.name == "dump":
         same = _same_text(p.seen_again, p.hidden_again)
         if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
@@ -103,6 +104,13 @@ def pattern_text(p: Pattern) -> str:
         return (f"{p.compilations} compilations of {label} ({seq}){because}; the log has no cache hits "
                 f"(PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
     return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
+
+
+def _called_for(kinds: tuple[str, ...]) -> str:
+    """``shape``, ``shape and config context``, ``shape, config context and device``: what an eager op was
+    compiled for, the shape always among them (an op's first compilation is for its first shape)."""
+    words = ["shape"] + [k for k in kinds if k != "shape"]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 _PARTS = {2: "two", 3: "three", 4: "four"}

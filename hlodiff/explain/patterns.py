@@ -24,7 +24,7 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection
 
-from hlodiff.explain.eager_ops import is_eager_op
+from hlodiff.explain.eager_ops import CONTEXT, PLACEMENT, SHAPE, called_for, is_eager_op, result_resized
 from hlodiff.explain.families import is_partial
 from hlodiff.hlo.model import SourceFrame, user_frame
 
@@ -78,6 +78,10 @@ class Pattern:
     hidden_again: int = 0
     """``dump``: of the graphs ``seen_again``, how many print constants elided as ``{...}`` (a baked table, the
     dump's size limit): their text is the same, their values are not shown, so "the same HLO" is not known."""
+    called_for: tuple[str, ...] = ()
+    """``eager op``: what its recompilations were compiled for (:func:`hlodiff.explain.eager_ops.called_for`): a new
+    shape, a config context, another device; the words name each, so ``(A,B,A,B)`` is not told as "once per shape"
+    when the second A is the first under a context (review 12, F5)."""
     hits_unknown: bool = False
     """The family was read from a log without cache hits (``PT_XLA_DEBUG_LEVEL=1``): each member is a compilation,
     and how many steps ran between them is not seen, so no name that counts steps (``unbounded``) is given."""
@@ -174,7 +178,7 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     if all(g.record.kind == "xla_dump" for g in members):  # XLA dumps only what it compiles: no hits to see
         letters = tuple(_letters([g.fingerprint for g in members]))
         if is_eager_op(family):
-            return Pattern("eager op", letters=letters, **base)
+            return _eager_pattern(family, recompilations, letters, base)
         return Pattern("dump", letters=letters, seen_again=len(members) - len(set(letters)),
                        hidden_again=_hidden_again(members, letters), **base)
     keys = [g.cache_key for g in members]
@@ -406,6 +410,18 @@ def pattern_names(explanation) -> dict[int, str]:
     if len(facts) == len(explanation.families):
         return {id(f): p.name for f, p in zip(explanation.families, facts)}
     return {id(f): p.split(":", 1)[0] for f, p in zip(explanation.families, explanation.patterns)}
+
+
+def _eager_pattern(family: "Family", recompilations, letters: tuple[str, ...], base: dict) -> Pattern:
+    """An eager op's family: what each recompilation was called for, and its leading cause, a slice of another
+    length told as the shape it is (review 12, F8c)."""
+    mine = [r for r in recompilations if r.family is family and r.causes]
+    found = {called_for(r.causes[0]) for r in mine}
+    because = base["because"]
+    if because is not None and because.kind == "attribute" and any(result_resized(r.causes[0]) for r in mine):
+        because = Because("shape", because.location)
+    return Pattern("eager op", letters=letters, called_for=tuple(k for k in (SHAPE, CONTEXT, PLACEMENT) if k in found),
+                   **{**base, "because": because})
 
 
 def _because(family: "Family", recompilations) -> Because | None:

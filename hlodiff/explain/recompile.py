@@ -28,6 +28,7 @@ from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
 from hlodiff.explain.dynamo_call_line import place_dynamo_calls
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_values
+from hlodiff.explain.jax_contexts import contexts_by_line
 from hlodiff.explain.jax_functions import function_splits, same_name_doubts
 from hlodiff.explain.cache_loads import loaded_refs
 from hlodiff.explain.locate import (OUTSIDE_KINDS, hint_for, locate_carried, locate_from_tensors, locate_from_stacks,
@@ -154,9 +155,10 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     bar.close()
     recompilations.sort(key=lambda r: order[id(r.graph)])
     run_values = static_values(recompilations, joined)
+    contexts = contexts_by_line([*joined.values(), *run.jax_whole_run()])
     for r in recompilations:
         merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
-                  sources=run.sources, run_values=run_values)
+                  sources=run.sources, run_values=run_values, contexts=contexts)
     place_made_tensors(recompilations)
     place_grown_tensors(recompilations)
     facts = [pattern_of(f, recompilations, families, cut=cut_sources) for f in families]
