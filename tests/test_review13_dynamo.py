@@ -57,6 +57,7 @@ from hlodiff.diff.model import Cause  # noqa: E402
 from hlodiff.dumps.dynamo_log import GuardFailure  # noqa: E402
 from hlodiff.dumps.python_source import calls_of_function  # noqa: E402
 from hlodiff.explain.dynamo import caller_in_graph  # noqa: E402
+from hlodiff.dumps.evidence import NoSources, SourceLines  # noqa: E402
 from hlodiff.explain.dynamo_call_line import place_dynamo_calls  # noqa: E402
 from hlodiff.explain.dynamo_types import DynamoRecompile  # noqa: E402
 from hlodiff.hlo.model import SourceFrame  # noqa: E402
@@ -104,14 +105,18 @@ def test_a_recompilation_at_the_def_moves_to_the_one_call_and_one_at_a_guard_nam
     script = tmp_path / "c1.py"
     script.write_text(_SCRIPT)
     at_def, at_guard = _recompile(str(script), "definition", 2), _recompile(str(script), "guard", 4)
-    place_dynamo_calls(SimpleNamespace(recompiles=[at_def, at_guard]))
+    place_dynamo_calls(SimpleNamespace(recompiles=[at_def, at_guard]), SourceLines())
     assert (at_def.location.line, at_def.located) == (10, "source_call")
     assert (at_guard.location.line, at_guard.called_at.line) == (4, 10)
     # two calls: which passed the new value is not known, nothing changes
     script.write_text(_SCRIPT + "forward(torch.ones(1))\n")
     twice = _recompile(str(script), "definition", 2)
-    place_dynamo_calls(SimpleNamespace(recompiles=[twice]))
+    place_dynamo_calls(SimpleNamespace(recompiles=[twice]), SourceLines())
     assert (twice.location.line, twice.located, twice.called_at) == (2, "definition", None)
+    # evidence built in memory has no source on disk: nothing moves
+    alone = _recompile(str(script), "definition", 2)
+    place_dynamo_calls(SimpleNamespace(recompiles=[alone]), NoSources())
+    assert (alone.location.line, alone.located) == (2, "definition")
 
 
 def test_review13_c1_under_record_heads_with_the_loop_s_call_not_the_decorator():

@@ -632,15 +632,13 @@ RULES: tuple[FixRule, ...] = (
           "later removes nothing; pass F.one_hot(y, num_classes=C), or count into C classes", unless="op:nonzero jax"),
     # review 13 F1 (rev13_t3_nan_guard): `if not torch.isfinite(loss).item(): skip` before AdamW's step; the early
     # graph hands back a lone boolean, a condition the step needs before it runs: "read it after the sync / in a
-    # step closure" cannot gate the update. The same row words `hlodiff cost`'s read (CONDITION_READ_RULE)
+    # step closure" cannot gate the update. The same row words `hlodiff cost`'s read (CONDITION_READ_RULE); its
+    # words fit one line of a wide terminal, as review 12 F8d asked of one_hot's
     _rule(CONDITION_READ_RULE, "partial", "read_condition",
-          "the value read early at {line} is a condition (a boolean read to the host: `if not "
-          "torch.isfinite(loss).item():`, `if loss > x:`, Python's min()/max() of tensors) that decides what the "
-          "step does (whether the optimizer steps, which value is kept); the step needs it before it runs, so it "
-          "cannot wait for the step's end: decide on the device instead, computing both outcomes every step and "
-          "keeping the one the condition picks (torch.where(ok, new, old) on the weights and the optimizer state, "
-          "torch.minimum/torch.maximum for min()/max(), or torch_xla.amp.syncfree's optimizers, whose "
-          "step(found_inf=flag) skips on the device): no read, one graph",
+          "the boolean read early at {line} decides the step (whether the optimizer steps, which value is kept), "
+          "so it cannot be read later: decide on the device, torch.where(ok, new, old) on the weights and optimizer "
+          "state (torch.minimum/maximum for min()/max()), or torch_xla.amp.syncfree's step(found_inf=flag): no "
+          "read, one graph",
           unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "

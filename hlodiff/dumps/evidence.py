@@ -125,6 +125,11 @@ class SourceLines:
 
         return nondiff_callee(file, def_line, parameter)
 
+    def calls_of_function(self, file: str, function: str) -> list[int] | None:
+        from hlodiff.dumps.python_source import calls_of_function
+
+        return calls_of_function(file, function)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -145,6 +150,9 @@ class NoSources(SourceLines):
         return False
 
     def nondiff_callee(self, file, def_line, parameter):
+        return None
+
+    def calls_of_function(self, file, function):
         return None
 
 

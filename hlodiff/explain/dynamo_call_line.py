@@ -10,11 +10,11 @@ nothing changes.
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import calls_of_function
+from hlodiff.dumps.evidence import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
 
-def place_dynamo_calls(found) -> None:
+def place_dynamo_calls(found, sources: SourceLines) -> None:
     """For each recompilation located at the function's definition, its one call in the source becomes the location
     (``located`` ``source_call``); at a guard's line (a Python value's use), the call is kept beside it
     (``called_at``) so the line that passed the value is named too."""
@@ -23,7 +23,7 @@ def place_dynamo_calls(found) -> None:
             continue
         if r.location.is_library or not r.location.file:
             continue
-        lines = calls_of_function(r.location.file, r.function)
+        lines = sources.calls_of_function(r.location.file, r.function)
         if not lines or len(lines) != 1:
             continue
         call = SourceFrame(r.location.file, lines[0], None)

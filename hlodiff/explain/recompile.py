@@ -65,7 +65,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
         place_dynamo_decisions(explanation.dynamo, run.sources, _user_files(explanation))
-        place_dynamo_calls(explanation.dynamo)
+        place_dynamo_calls(explanation.dynamo, run.sources)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
