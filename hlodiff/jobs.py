@@ -35,7 +35,7 @@ def rank_dynamo_log(path: str | None, rank: int) -> str | None:
     other log is every rank's as given."""
     import re
 
-    from hlodiff.dumps.dynamo_log import trace_files
+    from hlodiff.dumps.dynamo_trace import trace_files
 
     if not path or not os.path.isdir(path):
         return path

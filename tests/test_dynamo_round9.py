@@ -10,7 +10,8 @@ import pytest
 from explain_helpers import explain_status as _explain, guard_recompiles as _rules
 from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, log_of_records
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
+from hlodiff.dumps.dynamo_trace import log_of_records
 from hlodiff.explain.dynamo import recompiles_of
 from hlodiff.hlo.library_modules import cut_module_path
 

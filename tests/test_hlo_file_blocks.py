@@ -7,7 +7,7 @@ import pytest
 
 from conftest import FIXTURES, SHARED
 from hlodiff.dumps import hlo_file
-from hlodiff.dumps._io import Limits
+from hlodiff.dumps.limits import Limits
 
 _MODULE = "HloModule m{n}\n\nENTRY main {{\n  ROOT c = f32[] constant({n})\n}}\n"
 _CASES = {

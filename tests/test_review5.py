@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli
-from hlodiff.diff.origin_facts import STATE_MAKERS, _library_made_inputs
+from hlodiff.diff.origin_makers import STATE_MAKERS, library_made_inputs
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.python_source import argument_made_at
 from hlodiff.explain.dynamo import _absolute
@@ -31,15 +31,15 @@ def _added(*frames: SourceFrame) -> Cause:
 def test_each_state_maker_row_makes_inputs_its_library_s_even_called_from_a_user_line(folder):
     cause = _added(SourceFrame(SITE + folder + "adam.py", 447, "_init_group"),
                    SourceFrame("/home/user/project/train.py", 29, "<module>"))
-    assert _library_made_inputs(cause) == folder + "adam.py"
+    assert library_made_inputs(cause) == folder + "adam.py"
 
 
 def test_library_code_outside_the_state_makers_called_from_a_user_line_made_the_user_s_value():
     """The look-alike: F.pad in the user's collate is library code too, but the padded batch is the user's."""
     cause = _added(SourceFrame(SITE + "torch/nn/functional.py", 5096, "pad"),
                    SourceFrame("/home/user/project/train.py", 12, "collate"))
-    assert _library_made_inputs(cause) == ""
-    assert _library_made_inputs(_added(SourceFrame("/home/user/project/train.py", 12, "<module>"))) == ""
+    assert library_made_inputs(cause) == ""
+    assert library_made_inputs(_added(SourceFrame("/home/user/project/train.py", 12, "<module>"))) == ""
 
 
 def test_record_of_adamw_with_a_short_last_batch_leads_with_the_batch_not_adam_s_state():

@@ -16,7 +16,7 @@ import zlib
 
 import pytest
 
-from hlodiff.dumps._io import Limits
+from hlodiff.dumps.limits import Limits
 
 MIB = 1024 * 1024
 RSS_BUDGET_MB = 200

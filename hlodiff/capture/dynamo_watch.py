@@ -87,7 +87,7 @@ class DynamoWatch:
         if self._level is not None:
             logger.setLevel(self._level)
             logger.propagate = self._propagate
-        from hlodiff.dumps.dynamo_log import log_of_records
+        from hlodiff.dumps.dynamo_trace import log_of_records
 
         table = getattr(sys.modules.get("torch._logging.structured"), "INTERN_TABLE", {}) or {}
         names = [(0, {"str": [name, index]}, []) for name, index in table.items()]

@@ -1,12 +1,14 @@
 """The facts a fix may rely on that the cause itself holds: read from its origins (the instructions that changed,
-their opcodes, shapes and literals) and their frames (user lines, library files). The vocabulary is listed in
-:mod:`hlodiff.diff.fix_facts`, which joins these to the facts only the run knows."""
+their opcodes, shapes and literals) and their frames (which code made them: :mod:`hlodiff.diff.origin_makers`).
+The vocabulary is listed in :mod:`hlodiff.diff.fix_facts`, which joins these to the facts only the run knows."""
 
 from __future__ import annotations
 
 import re
 
 from hlodiff.diff.model import Cause, Change
+from hlodiff.diff.origin_makers import (creation_sides, library_made, library_made_inputs, module_state_copy,
+                                        package_path, user_made_inputs)
 from hlodiff.diff.summaries import MOVED_OPCODES, computes_anew, new_work
 from hlodiff.diff.value_facts import _PRNG_KEY, _special, _values_facts
 from hlodiff.hlo.literal import size
@@ -29,19 +31,6 @@ def _sharding_annotations_only(cause: Cause) -> bool:
     calls = [s for s in sides if s.opcode == "custom-call"]
     return bool(calls) and all(s.target == "Sharding" for s in calls) and all(
         s.opcode in ("custom-call", "transpose", "copy", "bitcast", "reshape") for s in sides)
-
-
-MODULE_BASE = "torch/nn/modules/module.py"
-"""torch.nn.Module's own file: its code traces no op of a layer (forward is the layer's file); what it traces is a
-copy into the module's tensors (load_state_dict's ``param.copy_``, ``_apply`` for ``.to()`` / ``.half()``)."""
-
-
-def _module_state_copy(cause: Cause) -> bool:
-    """Round 8 (spmd_load_state_mid): no line of the user's is on the cause and every library frame on it is
-    torch.nn.Module's own code: the change was traced where the module copies tensors into its parameters
-    (``model.load_state_dict(best)`` restoring host tensors mid-run), not in a layer's forward."""
-    return (not cause.locations and bool(cause.library_locations)
-            and all(package_path(w.file) == MODULE_BASE for w in cause.library_locations))
 
 
 def _sharded_from_replicated(cause: Cause) -> bool:
@@ -112,7 +101,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("broadcast_reshape_only")
     if _sharding_annotations_only(cause):
         facts.add("sharding_annotations_only")
-    if _module_state_copy(cause):
+    if module_state_copy(cause):
         facts.add("module_state_copy")
     if cause.kind == "sharding" and _sharded_from_replicated(cause):
         facts.add("sharded_from_replicated")
@@ -140,14 +129,14 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if added and (cause.instructions_removed or ctx.second_step) and ctx.first_recompilation \
             and ctx.settles:
         facts.add("warmup")
-    library = _library_made_inputs(cause)
+    library = library_made_inputs(cause)
     if library:
         facts.add("library_inputs")
         args.setdefault("library", library)
         if library.startswith("torch/nn/"):  # a module's parameters (torch/nn/modules/linear.py), not optimizer state
             facts.add("module_made_inputs")
             args.setdefault("made", library)
-    made = _user_made_inputs(cause)
+    made = user_made_inputs(cause)
     if made:
         facts.add("user_made_inputs")
         args["made"] = made
@@ -163,7 +152,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
            and c.left.opcode in ("slice", "dynamic-slice")):
         facts.add("slice_resized")
-    where = _creation_sides(cause)
+    where = creation_sides(cause)
     if cause.library_casts and "torch_xla" in facts:
         facts.add("library_casts")  # library code recast values (autocast): the user's line made no dtype of its own
         where = None
@@ -227,7 +216,7 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         facts.add("int_float")
     if after == "f64" and before in _FLOATS - {"f64"}:
         facts.add("to_f64")
-    if _library_made(first):
+    if library_made(first):
         facts.add("library_made")
     if any("/optim/" in f.file for s in (first.left, first.right) for f in s.frames):
         facts.add("optimizer_made")
@@ -312,84 +301,6 @@ def _changed_precision(change: Change) -> bool:
     """Between two floating types: what autocast does to the values it touches (either way round)."""
     return change.left.shape.startswith(_FLOAT) and change.right.shape.startswith(_FLOAT) and \
         _element(change.left.shape) != _element(change.right.shape)
-
-
-def _library_made(change: Change) -> bool:
-    """Both sides' innermost frames are library code (torch's Module.to, nn.functional): no user line made it."""
-    frames = [s.frames[0] for s in (change.left, change.right) if s is not None and s.frames]
-    return bool(frames) and all(f.is_library for f in frames)
-
-
-def _creation_sides(cause: Cause) -> str | None:
-    """Where each side created the changed value, when a user line did (``f32 at t.py:10, bf16 at t.py:12``).
-
-    The first changed non-input with frames decides: a user frame there means the user's code built the value with
-    that dtype; a library frame (nn.functional under autocast) means an op was recast. None when no user line."""
-    if cause.kind != "dtype":
-        return None
-    for change in cause.origins:
-        if change.left is None or change.right is None or change.left.opcode == "parameter":
-            continue
-        sides = [(s.shape.split("[", 1)[0], s.frames[0]) for s in (change.left, change.right) if s.frames]
-        if not sides:
-            continue
-        if any(f.is_library for _, f in sides):
-            return None
-        if len(sides) == 2 and sides[0][1] != sides[1][1]:
-            return ", ".join(f"{t} at {f.short()}" for t, f in sides)
-        return f"at {sides[0][1].short()}"
-    return None
-
-
-def _user_made_inputs(cause: Cause) -> str:
-    """User lines that made the added inputs (``t.py:11``), empty when library code (an optimizer) made them."""
-    lines = []
-    for change in cause.origins:
-        if change.left is None and change.right is not None and change.right.frames:
-            mine = [f for f in change.right.frames if not f.is_library]
-            if len(mine) != len(change.right.frames) or not mine:
-                return ""
-            lines.append(mine[0].short())
-    return ", ".join(dict.fromkeys(lines))
-
-
-STATE_MAKERS = (
-    ("torch/optim/", "an optimizer's state (Adam's exp_avg, exp_avg_sq, step) is created by its first step()"),
-)
-"""Library folders whose code creates state on its first call that every later call reads as inputs: an added
-input made there is that library's warm-up even when the stack reaches the user's call below it (a live-tensor
-report's stack: ``adam.py:447`` called from ``train.py:29 opt.step()``), review 5 F1. Other library code called
-from a user line (``F.pad`` in a user's collate) made the user's own value, so it must name a folder here."""
-
-
-def _state_maker(file: str) -> bool:
-    path = file.replace("\\", "/")
-    return any(folder in path for folder, _ in STATE_MAKERS)
-
-
-def _library_made_inputs(cause: Cause) -> str:
-    """The library file that made every added input (``torch/optim/adam.py``: optimizer state), empty when any
-    added input has a user frame or none has frames. A user frame below the library's (its caller: ``opt.step()``)
-    is allowed when the innermost frame is in a :data:`STATE_MAKERS` folder."""
-    files = []
-    for change in cause.origins:
-        if change.left is None and change.right is not None:
-            frames = change.right.frames
-            if not frames or not frames[0].is_library:
-                return ""
-            if not all(f.is_library for f in frames) and not _state_maker(frames[0].file):
-                return ""
-            files.append(frames[0].file)
-    return package_path(max(set(files), key=files.count)) if files else ""
-
-
-def package_path(file: str) -> str:
-    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
-    path = file.replace("\\", "/")
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.rsplit(marker, 1)[1]
-    return "/".join(path.rsplit("/", 3)[-3:])
 
 
 def _inner_dims_only(change: Change) -> bool:

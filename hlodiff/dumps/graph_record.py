@@ -7,7 +7,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hlodiff.dumps._io import LIMIT_VARIABLES, Limits, decode, limit_error
+from hlodiff.dumps._io import decode
+from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import HloParseError, HlodiffError
 from hlodiff.hlo.model import SourceFrame
 

@@ -12,9 +12,9 @@ import re
 from typing import Iterator
 
 from hlodiff import progress
-from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, SNIFF_BYTES, Limits, Packer, decode, is_gzip, limit_error,
-                               lines, meaningful_lines, open_binary)
+from hlodiff.dumps._io import BOM, SNIFF_BYTES, Packer, decode, is_gzip, lines, meaningful_lines, open_binary
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.parser import _NAME as _HLO_NAME
 

@@ -60,7 +60,7 @@ class ProtoModule:
 def read_hlo_proto(path: str) -> ProtoModule:
     """Decode an HLO proto file; HlodiffError (one line) when it is not one, or when it is bigger than
     ``HLODIFF_MAX_PROTO_BYTES`` (checked before reading: it is decoded whole)."""
-    from hlodiff.dumps._io import LIMIT_VARIABLES, Limits, limit_error
+    from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 
     limit = Limits.from_env().proto_bytes
     try:

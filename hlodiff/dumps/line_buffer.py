@@ -21,7 +21,8 @@ import re
 import zlib
 from typing import BinaryIO
 
-from hlodiff.dumps._io import GZIP_FLOOR, LIMIT_VARIABLES, Limits, is_nul_tail, limit_error, nul_tail_warning
+from hlodiff.dumps._io import is_nul_tail, nul_tail_warning
+from hlodiff.dumps.limits import GZIP_FLOOR, LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import InputWarning
 
 CHUNK = 4 << 20

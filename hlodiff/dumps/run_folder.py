@@ -173,7 +173,7 @@ def _dynamo_head(head: str) -> bool:
 
 def _dynamo_trace_folders(folder: str, names: list[str], inputs: RunInputs, known: set[str]) -> None:
     """A TORCH_TRACE folder beside the dump (``TORCH_TRACE=run/trace``): its structured logs (issue 31)."""
-    from hlodiff.dumps.dynamo_log import trace_files
+    from hlodiff.dumps.dynamo_trace import trace_files
 
     for name in names:
         sub = os.path.join(folder, name)

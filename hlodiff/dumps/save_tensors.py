@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from hlodiff import progress
-from hlodiff.dumps._io import (BOM, LIMIT_VARIABLES, Limits, OverlongLine, Packer, decode, is_gzip, limit_error, lines,
-                               open_binary)
+from hlodiff.dumps._io import BOM, OverlongLine, Packer, decode, is_gzip, lines, open_binary
 from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.dumps.save_tensors_sniff import HEADER_RE as _HEADER_RE, looks_like_save_tensors  # noqa: F401 (re-exported)
 from hlodiff.hlo.model import SourceFrame

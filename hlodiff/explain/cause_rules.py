@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from hlodiff.diff.causes import computed_from
+from hlodiff.diff.output_causes import computed_from
 from hlodiff.diff.fix_facts import NEVER_REORDERS
 from hlodiff.diff.model import Cause
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
