@@ -304,24 +304,37 @@ def _masks_buffer(inst: Instruction, buffer: str, by_name: dict[str, Computation
                   body_insts: dict[str, Instruction] | None = None) -> bool:
     """``inst`` writes through a position mask into ``buffer`` (:data:`MASKED_WRITE_OPCODES`), unfused or as a
     fusion's root reading ``buffer`` as an operand."""
-    if inst.opcode in MASKED_WRITE_OPCODES:
-        return _position_write(inst, body_insts or {}, lambda name: name == buffer)
+    return _writes_into(inst, buffer, by_name, body_insts, MASKED_WRITE_OPCODES, _position_write)
+
+
+def _masked_root(inst: Instruction, by_name: dict[str, Computation]) -> Instruction | None:
+    """The select of a masked write found in a lineage (the op itself, or its fusion's root)."""
+    return _root_of(inst, by_name, MASKED_WRITE_OPCODES)
+
+
+def _writes_into(inst: Instruction, buffer: str, by_name: dict[str, Computation],
+                 body_insts: dict[str, Instruction] | None, opcodes, writes) -> bool:
+    """``writes(node, insts, is_buffer)`` holds for ``inst`` (one of ``opcodes``) reading ``buffer``, or for the
+    root of the fusion ``inst`` calls, whose parameter is ``buffer``: the loop body writes the buffer the same way
+    whether XLA fused the write or not."""
+    if inst.opcode in opcodes:
+        return writes(inst, body_insts or {}, lambda name: name == buffer)
     fused = _fused_root(inst, by_name)
     if fused is None:
         return False
     node, f_insts = fused
-    return node.opcode in MASKED_WRITE_OPCODES and _position_write(node, f_insts, lambda name: (
+    return node.opcode in opcodes and writes(node, f_insts, lambda name: (
         (p := _through_bitcasts(f_insts[name], f_insts) if name in f_insts else None) is not None
         and p.opcode == "parameter" and p.parameter_number is not None
         and p.parameter_number < len(inst.operands) and inst.operands[p.parameter_number] == buffer))
 
 
-def _masked_root(inst: Instruction, by_name: dict[str, Computation]) -> Instruction | None:
-    """The select of a masked write found in a lineage (the op itself, or its fusion's root)."""
-    if inst.opcode in MASKED_WRITE_OPCODES:
+def _root_of(inst: Instruction, by_name: dict[str, Computation], opcodes) -> Instruction | None:
+    """``inst`` when it is one of ``opcodes``, else its fusion's root when that is."""
+    if inst.opcode in opcodes:
         return inst
     fused = _fused_root(inst, by_name)
-    return fused[0] if fused is not None and fused[0].opcode in MASKED_WRITE_OPCODES else None
+    return fused[0] if fused is not None and fused[0].opcode in opcodes else None
 
 
 def _position_write(select: Instruction, insts: dict[str, Instruction], is_buffer) -> bool:
@@ -356,24 +369,12 @@ def _one_hot_writes(inst: Instruction, buffer: str, by_name: dict[str, Computati
                     body_insts: dict[str, Instruction] | None = None) -> bool:
     """``inst`` adds a one-hot product into ``buffer`` (:data:`ONE_HOT_WRITE_OPCODES`), unfused or as a fusion's
     root reading ``buffer`` as an operand."""
-    if inst.opcode in ONE_HOT_WRITE_OPCODES:
-        return _one_hot_add(inst, body_insts or {}, lambda name: name == buffer)
-    fused = _fused_root(inst, by_name)
-    if fused is None:
-        return False
-    node, f_insts = fused
-    return node.opcode in ONE_HOT_WRITE_OPCODES and _one_hot_add(node, f_insts, lambda name: (
-        (p := _through_bitcasts(f_insts[name], f_insts) if name in f_insts else None) is not None
-        and p.opcode == "parameter" and p.parameter_number is not None
-        and p.parameter_number < len(inst.operands) and inst.operands[p.parameter_number] == buffer))
+    return _writes_into(inst, buffer, by_name, body_insts, ONE_HOT_WRITE_OPCODES, _one_hot_add)
 
 
 def _one_hot_root(inst: Instruction, by_name: dict[str, Computation]) -> Instruction | None:
     """The add of a one-hot write found in a lineage (the op itself, or its fusion's root)."""
-    if inst.opcode in ONE_HOT_WRITE_OPCODES:
-        return inst
-    fused = _fused_root(inst, by_name)
-    return fused[0] if fused is not None and fused[0].opcode in ONE_HOT_WRITE_OPCODES else None
+    return _root_of(inst, by_name, ONE_HOT_WRITE_OPCODES)
 
 
 def _one_hot_add(add: Instruction, insts: dict[str, Instruction], is_buffer) -> bool:
