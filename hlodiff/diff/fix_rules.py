@@ -212,6 +212,17 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo traced {function} once with a symbolic size, but torch_xla compiles one XLA graph per concrete size "
           "({seen}): dynamic shapes stop at the bridge; pad to a few fixed sizes (buckets) so each compiles once",
           unless="jax"),
+    # Dynamo round 18 (d18_numpy_jitter): the value on the resume function's stack is a tensor read into Python
+    # (float(t) of a NumPy draw Dynamo traced as a tensor): moving the call out would still pass a changing float;
+    # the fix is to never read it, using the tensor in the arithmetic
+    _rule("dynamo_resume_tensor_read", "python_value", "dynamo resume_stack_value tensor_read",
+          "a tensor's value is read into a Python number inside the compiled function and changes from call to call "
+          "({seen}): float(), int() or bool() of a tensor (or of a NumPy call Dynamo traces as one) breaks the graph "
+          "there, and Dynamo traces the rest of {function} specialised on the number it read, so the rest is traced "
+          "again at every new value (past the recompile limit, {limit}, it runs without Dynamo); keep the value a "
+          "tensor: use it in the arithmetic without reading it (draw random numbers with torch on the device: "
+          "torch.rand, uniform_), and read numbers only outside the compiled function; a higher limit only postpones "
+          "the fallback", unless="jax"),
     # Dynamo round 17 (d17_perf_counter, pytorch#167596): a value left on a resume function's stack by the code
     # before a graph break (a clock read Dynamo cannot trace) is guarded by value: each new value retraces the rest
     _rule("dynamo_resume_stack_value", "python_value", "dynamo resume_stack_value",

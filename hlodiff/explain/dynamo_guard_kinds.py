@@ -139,6 +139,18 @@ def what_breaks(b: GraphBreak) -> str:
     return f"`{m.group('name')}`" if m is not None else b.reason
 
 
+_SCALAR_READ = ("_local_scalar_dense",)
+"""A graph break at the read of a tensor's value as a Python number (``float(t)``, ``int(t)``, ``t.item()``; NumPy
+calls Dynamo traces as tensors, then read the same way): Dynamo's "Data dependent operator"
+(``aten._local_scalar_dense.default``). The number it hands on is the tensor's value, not a host computation."""
+
+
+def is_scalar_read(b: GraphBreak) -> bool:
+    """The break reads a tensor's value into Python (d18_numpy_jitter: ``float(np.random.uniform(...))``): what
+    it hands the resume function changes with the data, and the tensor could have stayed a tensor."""
+    return any(t in f"{b.reason} {b.explanation or ''}" for t in _SCALAR_READ)
+
+
 def _is_data_dependent(b: GraphBreak) -> bool:
     text = f"{b.reason} {b.explanation or ''}"
     return any(t in text for t in _DATA_DEPENDENT)
