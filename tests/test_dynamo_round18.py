@@ -73,3 +73,33 @@ def test_the_round_s_other_runs_keep_what_they_were_told():
     assert doc["headline"]["kind"] == "python_value" and "tensor" in doc["headline"]["fix"] and code == 1
     doc, code = _explain("d18_is_compiling_control")
     assert doc["headline"] is None and code == 0
+
+
+def _guarded(guard: str):
+    compiles = [DynamoCompile("0/0", "forward"), DynamoCompile("0/1", "forward", failures=[GuardFailure("0/0", guard)])]
+    (r,) = recompiles_of(DynamoLog("x", "text", compiles))
+    return r
+
+
+@pytest.mark.parametrize("guard", ["self.class_weights[0] == 1.0", "L['self'].class_weights[2] == 0.75",
+                                   "self._modules['loss'].weights[1] == 2.5"])
+def test_one_number_of_a_list_on_the_module_puts_the_whole_list_in_a_buffer(guard):
+    r = _guarded(guard)
+    assert r.fix_rule == "dynamo_module_list_item", r.fix_rule
+    assert "register_buffer" in r.fix and "copy_" in r.fix and "expected" not in r.fix
+
+
+@pytest.mark.parametrize("guard, rule", [
+    ("self.step == 3", "dynamo_module_number"),              # a number on the module itself keeps its row
+    ("self.param_groups[0]['lr'] == 0.1", None),             # an optimizer group's lr ends in a key: no list item
+    ("L['grid'][0] == 4", None),                             # an argument's tuple, not the module's list
+    ("self.flags[0] == True", "dynamo_python_flag"),         # a flag in a list stays one graph per setting
+])
+def test_look_alikes_of_a_list_item_keep_their_rows(guard, rule):
+    r = _guarded(guard)
+    assert r.fix_rule != "dynamo_module_list_item" and (rule is None or r.fix_rule == rule), r.fix_rule
+
+
+def test_the_class_weights_run_is_told_as_a_list_to_keep_in_a_buffer():
+    doc, code = _explain("d18_class_weights_list")
+    assert doc["dynamo"]["recompiles"][0]["fix_rule"] == "dynamo_module_list_item" and code == 1

@@ -290,6 +290,15 @@ RULES: tuple[FixRule, ...] = (
           "torch.device(...)` block is such a mode: make the tensors with device=... (or .to(device)) and call the "
           "compiled function outside the block, or keep the same modes at every call (one block around the whole "
           "loop)", unless="jax"),
+    # Dynamo round 18 (d18_class_weights_list): one item of a list of numbers on the module (class weights made
+    # into a tensor inside the forward) guarded by value: the list, not the one item, belongs in a tensor
+    _rule("dynamo_module_list_item", "python_value", "dynamo module_attribute list_item",
+          "{tensor} is one number of a Python list kept on the module that changes between calls ({seen}): Dynamo "
+          "bakes each item it reads into the graph as a constant (torch.tensor(list) inside the compiled function reads "
+          "them all) and traces {function} again whenever one changes, toward its recompile limit ({limit}); keep "
+          "the whole list in one tensor instead (a buffer made with register_buffer, updated in place with copy_, "
+          "or a tensor argument) so one graph serves every value; a higher limit only postpones the fallback",
+          unless="jax python_flag sets_shape python_string"),
     # Dynamo round 9: past the recompile limit the story says the later calls ran without Dynamo
     _rule("dynamo_module_number_limit", "python_value", "dynamo module_attribute limit_hit",
           "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "
