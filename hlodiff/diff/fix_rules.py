@@ -219,6 +219,17 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo traced {function} once with a symbolic size, but torch_xla compiles one XLA graph per concrete size "
           "({seen}): dynamic shapes stop at the bridge; pad to a few fixed sizes (buckets) so each compiles once",
           unless="jax"),
+    # Dynamo round 18 (d18_numpy_jitter): the value on the resume function's stack is a tensor read into Python
+    # (float(t) of a NumPy draw Dynamo traced as a tensor): moving the call out would still pass a changing float;
+    # the fix is to never read it, using the tensor in the arithmetic
+    _rule("dynamo_resume_tensor_read", "python_value", "dynamo resume_stack_value tensor_read",
+          "a tensor's value is read into a Python number inside the compiled function and changes from call to call "
+          "({seen}): float(), int() or bool() of a tensor (or of a NumPy call Dynamo traces as one) breaks the graph "
+          "there, and Dynamo traces the rest of {function} specialised on the number it read, so the rest is traced "
+          "again at every new value (past the recompile limit, {limit}, it runs without Dynamo); keep the value a "
+          "tensor: use it in the arithmetic without reading it (draw random numbers with torch on the device: "
+          "torch.rand, uniform_), and read numbers only outside the compiled function; a higher limit only postpones "
+          "the fallback", unless="jax"),
     # Dynamo round 17 (d17_perf_counter, pytorch#167596): a value left on a resume function's stack by the code
     # before a graph break (a clock read Dynamo cannot trace) is guarded by value: each new value retraces the rest
     _rule("dynamo_resume_stack_value", "python_value", "dynamo resume_stack_value",
@@ -286,6 +297,15 @@ RULES: tuple[FixRule, ...] = (
           "torch.device(...)` block is such a mode: make the tensors with device=... (or .to(device)) and call the "
           "compiled function outside the block, or keep the same modes at every call (one block around the whole "
           "loop)", unless="jax"),
+    # Dynamo round 18 (d18_class_weights_list): one item of a list of numbers on the module (class weights made
+    # into a tensor inside the forward) guarded by value: the list, not the one item, belongs in a tensor
+    _rule("dynamo_module_list_item", "python_value", "dynamo module_attribute list_item",
+          "{tensor} is one number of a Python list kept on the module that changes between calls ({seen}): Dynamo "
+          "bakes each item it reads into the graph as a constant (torch.tensor(list) inside the compiled function reads "
+          "them all) and traces {function} again whenever one changes, toward its recompile limit ({limit}); keep "
+          "the whole list in one tensor instead (a buffer made with register_buffer, updated in place with copy_, "
+          "or a tensor argument) so one graph serves every value; a higher limit only postpones the fallback",
+          unless="jax python_flag sets_shape python_string"),
     # Dynamo round 9: past the recompile limit the story says the later calls ran without Dynamo
     _rule("dynamo_module_number_limit", "python_value", "dynamo module_attribute limit_hit",
           "{tensor} is a number kept on the module that changes from call to call ({seen}): Dynamo guards a "

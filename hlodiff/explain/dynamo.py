@@ -37,7 +37,7 @@ from hlodiff.explain.dynamo_random_inputs import random_inputs
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, what_breaks, \
+    break_before_resume, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -208,7 +208,12 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
             and (made := break_before_resume(c, log)) is not None and made.at is not None:
         # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
         facts.add("resume_stack_value")
-        seen = f"{seen}, made by {what_breaks(made)} at {made.at.short()}, where Dynamo breaks the graph"
+        if is_scalar_read(made):
+            # the number is a tensor's value read into Python (float(t)): it follows the data, and need not be read
+            facts.add("tensor_read")
+            seen = f"{seen}, a tensor's value read as a Python number at {made.at.short()}, where Dynamo breaks the graph"
+        else:
+            seen = f"{seen}, made by {what_breaks(made)} at {made.at.short()}, where Dynamo breaks the graph"
     if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
         facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition

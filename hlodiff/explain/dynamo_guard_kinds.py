@@ -24,6 +24,11 @@ nn.Module's int and float attributes by value: pytorch/pytorch#115711). An item 
 (``self.param_groups[0]['lr']`` of a compiled ``opt.step``: dyn_sched_lr) is no module attribute. A compiled
 ``nn.Module`` is ``fn`` in torch 2.9's wrapper (``inner(fn, ...)``): a submodule's attribute there
 (``fn._modules['1'].p``, a Dropout's rate: dyn_dropout_anneal) is one too; a bare ``fn.x`` may be any argument."""
+_MODULE_LIST_ITEM = re.compile(r"^(?:self|L\['self'\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.\w+\[\d+\]$")
+"""A guard on one item of a Python list kept on the compiled module (``self.class_weights[0] == 1.0``: class weights
+re-estimated per epoch and built into a tensor inside the forward, d18_class_weights_list): Dynamo bakes each item,
+so the list as a whole belongs in a tensor. An item of an optimizer's groups (``self.param_groups[0]['lr']``) ends
+in a key, not an index: no list item."""
 _STRING = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>'[^']*'|\"[^\"]*\")$")
 """A Python string argument or attribute guarded by value (``mode == 'train'``, ``task == 'cls'``): one traced
 graph per name; a string can never be a tensor."""
@@ -139,6 +144,18 @@ def what_breaks(b: GraphBreak) -> str:
     return f"`{m.group('name')}`" if m is not None else b.reason
 
 
+_SCALAR_READ = ("_local_scalar_dense",)
+"""A graph break at the read of a tensor's value as a Python number (``float(t)``, ``int(t)``, ``t.item()``; NumPy
+calls Dynamo traces as tensors, then read the same way): Dynamo's "Data dependent operator"
+(``aten._local_scalar_dense.default``). The number it hands on is the tensor's value, not a host computation."""
+
+
+def is_scalar_read(b: GraphBreak) -> bool:
+    """The break reads a tensor's value into Python (d18_numpy_jitter: ``float(np.random.uniform(...))``): what
+    it hands the resume function changes with the data, and the tensor could have stayed a tensor."""
+    return any(t in f"{b.reason} {b.explanation or ''}" for t in _SCALAR_READ)
+
+
 def _is_data_dependent(b: GraphBreak) -> bool:
     text = f"{b.reason} {b.explanation or ''}"
     return any(t in text for t in _DATA_DEPENDENT)
@@ -238,6 +255,8 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
                   else "python_float")
         if _MODULE_ATTRIBUTE.match(m.group("name")):
             facts.add("module_attribute")  # a number kept on the compiled module (a step counter): a buffer fits
+        elif _MODULE_LIST_ITEM.match(m.group("name")):
+            facts |= {"module_attribute", "list_item"}  # one number of a list on the module: the list fits a buffer
         if _LR_NAME.search(m.group("name")):
             facts.add("optimizer_lr")  # an lr: eager torch_xla's opposite advice for it is worth a word
         return "python_value", m.group("name"), f"{m.group('name')} was {value}", facts
