@@ -713,9 +713,9 @@ RULES: tuple[FixRule, ...] = (
     # the op's own line): the row says what it saw and what to check, not where the index was made
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor enters the graph as data and changes length{seen}: made on the host (torch.tensor(list), "
-          "a numpy array) or by an op whose output size follows the data and runs outside the graph "
-          "(repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length and mask "
-          "the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+          "a numpy array) or by an op whose output size follows the data and runs outside the graph (unique, "
+          "bincount, repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length "
+          "and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
