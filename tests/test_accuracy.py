@@ -297,6 +297,12 @@ WRONG_NOW = {
     # from the source, which the capture's neutral paths do not reach (with --source-map it is right:
     # tests/test_round17.py); without it the fix says 'pass it as a traced argument' (incomplete, not wrong)
     "jax/r17_jx_grl_nondiff_static": "fix_any: needs the source (neutral paths); says pass it traced",
+
+    # round 18 (blind): the control's truth asks for no headline; hlodiff heads with AdamW's first-step warm-up
+    # ("expected warm-up ... nothing to fix", exit 0), which is right (onecycle_adam_control's truth accepts it in an
+    # `or`; this truth, written before the capture, did not). Left: the truth is not edited to meet the output
+    "torch_xla/r18_tx_timestep_full_control": "headline: inputs: expected warm-up (AdamW's first step), exit 0; "
+                                              "the truth wants none",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -55,7 +55,7 @@ def test_by_hand_capture_of_the_same_run_names_drop_last_not_an_index_tensor_mad
     """F8: a DataLoader batch, the short last batch of each epoch behind AdamW's first-step warm-up."""
     head = cli("explain-recompile", str(SCEN / "torch_xla/rev5_partial_batch_byhand")).output.split("\n\n", 1)[0]
     assert "last batch of each epoch is short" in head and "drop_last=True" in head
-    assert "index tensor made on the host" not in head
+    assert "index tensor enters the graph as data" not in head
 
 
 @pytest.mark.parametrize("keys, last, period, expected", [

@@ -22,7 +22,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
   are repeated in the graph), ``bool_values``,
   ``prng_key`` (a dtype change from or to a typed PRNG key), ``prng_keys`` (a shape change of an argument JAX
-  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``type_only_values`` (one number in other
+  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``nan_values`` (every value NaN: never equal to itself), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
@@ -79,7 +79,7 @@ from dataclasses import dataclass, field
 from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
-from hlodiff.diff.value_facts import (_OBJECT_REPR, _choice_value, _equal_numbers, _reciprocal_counts, _special,
+from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
                                       _values_facts)
 from hlodiff.hlo.model import runs_after
 
@@ -159,6 +159,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         unique = set(ctx.values)
         if cause.kind == "shape" and len(unique) >= 3:
             facts.add("sizes_vary")  # three sizes or more: no epoch's last batch (full size and one remainder)
+        if _all_nan(ctx.values):
+            facts.add("nan_values")
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
         elif len(unique) >= 2 and _equal_numbers(unique):

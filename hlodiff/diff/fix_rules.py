@@ -733,9 +733,13 @@ RULES: tuple[FixRule, ...] = (
           "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
           "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
           unless="jax sizes_vary"),
+    # round 18 (r18_tx_length_regulator): the same evidence comes from repeat_interleave(h, dur) (an index made at
+    # the op's own line): the row says what it saw and what to check, not where the index was made
     _rule("shape_tensor_list", "shape", "op:tensor_list",
-          "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
-          "to a fixed length and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+          "an index tensor enters the graph as data and changes length{seen}: made on the host (torch.tensor(list), "
+          "a numpy array) or by an op whose output size follows the data and runs outside the graph (unique, "
+          "bincount, repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length "
+          "and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -1293,6 +1297,13 @@ RULES: tuple[FixRule, ...] = (
           "refuses tracers there), so each value compiles again: make it an ordinary argument of `{callee}` (out "
           "of nondiff_argnums), have the backward rule return a zero cotangent for it (jnp.zeros_like), then pass "
           "it traced (drop it from static_argnums): one program for every value"),
+    # round 18 (r18_jx_static_nan): a static float NaN is hashable but never equal to itself: the cache compares
+    # static arguments with ==, so every call misses; "fix its value" is what the user already does
+    _rule("static_nan", "static_argument", "jax nan_values",
+          "static `{arg}` is NaN on every call, and NaN never equals itself: JAX compares static "
+          "arguments with ==, so no call finds the program compiled for the last one and each compiles again; "
+          "pass a value that equals itself instead (None, a string mode such as 'ignore', a bool flag) or pass "
+          "`{arg}` traced (drop it from static_argnums/static_argnames)"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),

@@ -58,6 +58,15 @@ def _reciprocal_counts(values: tuple[str, ...]) -> bool:
     return len(ns) >= 3 and all(b == a + 1 for a, b in zip(ns, ns[1:]))
 
 
+def _all_nan(values: tuple[str, ...]) -> bool:
+    """Every value a NaN (``nan``, ``NaN``, ``float('nan')``): a static argument NaN is hashable but never equal to
+    itself, so each call misses the cache though the value "stays" (the run's values are listed once each: one
+    ``nan`` for every call)."""
+    texts = [v.strip().lower().replace(" ", "") for v in values]
+    return bool(texts) and all(t in ("nan", "-nan", "float('nan')", 'float("nan")', "np.nan", "jnp.nan")
+                                   for t in texts)
+
+
 def _equal_numbers(values: set[str]) -> bool:
     """Different texts of one number (``0`` and ``0.0``, ``1`` and ``True``): equal, only their types differ."""
     numbers = [number(v.strip().lower()) for v in values]
