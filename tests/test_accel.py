@@ -695,3 +695,40 @@ def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatc
     fast = _outcome(text, "m.hlo", True, monkeypatch)  # (the switch goes one way: C first)
     assert fast[0] == "error" and "'missing2'" in fast[1]
     assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+
+
+_PLAIN = "r{k} {{\n  a.{k} = f32[] parameter(0)\n  b.{k} = f32[] parameter(1)\n  ROOT s.{k} = f32[] add(a.{k}, b.{k})\n}}\n"
+_LEFT_TO_PYTHON = {  # a computation plain_computations does not read whole, for the Python parser to read
+    "signature": "%x (p: f32[], q: f32[]) -> f32[] {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n"
+                 "  ROOT s = f32[] add(p, q)\n}\n",
+    "comment inside": "x {\n  p = f32[] parameter(0)\n  // a note\n  q = f32[] parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n",
+    "attributes after the brace": "x {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n"
+                                  "  ROOT s = f32[] add(p, q)\n}, execution_thread=\"side\"\n",
+    "typed operand": "x {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT s = f32[] add(f32[2] p, q)\n}\n",
+    "no instruction": "x {\n}\n",
+    "named like a header": "HloModulex {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n",
+}
+
+
+@needs_native
+@pytest.mark.parametrize("odd", sorted(_LEFT_TO_PYTHON))
+def test_run_of_plain_computations_reads_the_same_both_ways(odd, monkeypatch):
+    """Computations written ``name {``, their lines all parse_lines', closed by ``}`` are read in one C call
+    (``plain_computations``, issue 34: 13,600 small reductions a side of the 300K pair); the first it does not read
+    whole stops the run, undone, and the Python parser reads it and goes on. Errors included, the module is the
+    same both ways."""
+    text = ("HloModule m\n\n" + _PLAIN.format(k=0) + "\n" + _PLAIN.format(k=1) + "\n" + _LEFT_TO_PYTHON[odd] + "\n"
+            + _PLAIN.format(k=2) + "\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+            + "".join(f"  d{k} = f32[] reduce(p, z), dimensions={{0}}, to_apply=r{k}\n" for k in range(3))
+            + "  ROOT t = (f32[], f32[], f32[]) tuple(d0, d1, d2)\n}\n")
+    lines = text.split("\n")
+    comps, declared = [], []
+    parse_module(_PLAIN.format(k=9))  # its shapes known (parse_lines reads only shapes seen before)
+    stop = native.plain_computations(lines, 2, 1, shape_cache, parser_module.Instruction, declared,
+                                     parser_module.parse_shape_at, parser_module.Shape, parser_module.Computation,
+                                     comps)
+    assert [c.name for c in comps] == ["r0", "r1"] and declared == []  # read whole; the odd one left, untouched
+    assert lines[stop].startswith(_LEFT_TO_PYTHON[odd].split("\n")[0])
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+    assert (fast[0] == "error") == (odd in ("no instruction", "typed operand"))

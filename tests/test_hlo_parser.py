@@ -215,3 +215,22 @@ def test_first_line_offsets_positions_into_the_enclosing_file():
     with pytest.raises(HloParseError) as err:
         parse_module("HloModule m\n\nENTRY e {\n  a = f32[x] parameter(0)\n}\n", path="dump.hlo.0", first_line=101)
     assert str(err.value).startswith("dump.hlo.0:104:")
+
+
+def test_recursion_reported_is_the_first_cycle_in_module_order_among_computations_calling_nothing():
+    # Computations that call nothing are left out of the recursion walk (issue 34: an unrolled step has thousands);
+    # the cycle reported stays the first one the walk meets in module order, through the leaves around it.
+    leaf = "r{n} {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}}\n\n"
+    call = "  {v} = f32[] call({x}), to_apply={f}\n"
+    text = ("HloModule m\n\n" + leaf.format(n=0)
+            + "g {\n  x = f32[] parameter(0)\n" + call.format(v="y", x="x", f="r0").replace("call(x)", "call(x, x)")
+            + "  ROOT z = f32[] call(y), to_apply=h\n}\n\n" + leaf.format(n=1)
+            + "h {\n  x = f32[] parameter(0)\n  ROOT w = f32[] call(x), to_apply=g\n}\n\n"
+            + "a {\n  x = f32[] parameter(0)\n  ROOT w = f32[] call(x), to_apply=b\n}\n\n"
+            + "b {\n  x = f32[] parameter(0)\n  ROOT w = f32[] call(x), to_apply=a\n}\n\n"
+            + "ENTRY e {\n  p = f32[] parameter(0)\n  q = f32[] call(p, p), to_apply=r1\n"
+            + "  ROOT o = f32[] call(q), to_apply=g\n}\n")
+    with pytest.raises(HloParseError) as err:
+        parse_module(text, path="f.hlo")
+    assert "computation 'g' calls itself (through 'w' in 'h')" in str(err.value)
+    assert str(err.value).startswith("f.hlo:23:3")

@@ -123,6 +123,7 @@ PyObject *inst_new(PyObject *type, PyObject *const *args);
 
 /* lines.c */
 PyObject *parse_lines(PyObject *self, PyObject *args);
+PyObject *plain_computations(PyObject *self, PyObject *args);
 
 /* shapes.c */
 PyObject *read_shape(const char *p, Py_ssize_t pos, Py_ssize_t n, PyObject *shapes, PyObject *parse_array, PyObject *shape_type, Py_ssize_t *end, int depth);

@@ -33,6 +33,10 @@ static PyMethodDef methods[] = {
      "parse_lines(lines, i, first_line, typed_refs, shapes, Instruction, out, declared, parse_shape_at, Shape[, names]) -> "
      "the index of the first "
      "line it left to the Python parser; instructions read are appended to out, typed operands to check to declared"},
+    {"plain_computations", plain_computations, METH_VARARGS,
+     "plain_computations(lines, i, first_line, shapes, Instruction, declared, parse_shape_at, Shape, Computation, "
+     "computations) -> the index of the first line left to the Python parser; each computation written 'name {', "
+     "its lines all parse_lines', closed by '}' is appended to computations"},
     {"live", live, METH_VARARGS, "live(roots, operands) -> the set of roots and all they depend on"},
     {"postorder", postorder, METH_VARARGS,
      "postorder(root, operands) -> (post-order list from root, operands in order; set of nodes reached)"},

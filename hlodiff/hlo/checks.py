@@ -81,15 +81,18 @@ def check_module(module: Module, path: str) -> set[str]:
     odd: set[str] = set()
     known = OPCODES
     seen: dict[tuple[str, str], bool] = {}  # (literal, element type) already checked: constants repeat a lot
+    by_opcode = _BY_OPCODE
     for comp in module.computations:
         if comp.implicit:
             continue
+        _check_root_shape(comp, path)
+        # The accelerator hands over only the instructions a rule looks at (and notes odd opcodes itself): for
+        # most small called computations none, which then need no context either.
+        todo = comp.instructions if native is None else native.triage(comp.instructions, by_opcode, known, odd)
+        if not todo:
+            continue
         ctx = _Context(comp, path)
         ctx.seen = seen
-        _check_root_shape(comp, ctx)
-        by_opcode = _BY_OPCODE
-        # The accelerator hands over only the instructions a rule looks at (and notes odd opcodes itself).
-        todo = comp.instructions if native is None else native.triage(comp.instructions, by_opcode, known, odd)
         for inst in todo:
             rule = by_opcode.get(inst.opcode)
             if rule is not None:
@@ -105,13 +108,13 @@ def check_module(module: Module, path: str) -> set[str]:
     return odd
 
 
-def _check_root_shape(comp: Computation, ctx: _Context) -> None:
+def _check_root_shape(comp: Computation, path: str) -> None:
     if comp.signature is None or not comp.instructions:
         return
     want, root = comp.signature[1], comp.root
     if not _compatible(want, root.shape):
         raise HloParseError(f"Shape of computation {comp.name}, {want}, is not compatible with that of its root "
-                            f"instruction {root.name}, {root.shape}", path=ctx.path, line=comp.line, col=1)
+                            f"instruction {root.name}, {root.shape}", path=path, line=comp.line, col=1)
 
 
 def _compatible(a: Shape, b: Shape) -> bool:

@@ -134,6 +134,12 @@ class _Parser(NameChecks):
         module = Module(name="", path=self.path)
         saw_header = False
         while True:
+            if native is not None:  # a run of plain computations ('name {', lines parse_lines reads, '}') in one call
+                self.i = native.plain_computations(self.lines, self.i, self.first_line, _shape_cache, Instruction,
+                                                   self.declared, parse_shape_at, Shape, Computation,
+                                                   module.computations)
+                if self.bar.active:
+                    self.bar.update(self.i)
             stripped = self._next_meaningful()
             if stripped is None:
                 break
