@@ -329,7 +329,8 @@ def test_every_truth_has_its_capture_and_script():
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_headline_matches_truth(case):
-    rc, doc, err = score.explain(case["argv"], in_process=True, command=case["command"])
+    rc, doc, err = score.explain(case["argv"], in_process=True, command=case["command"],
+                                 source_map=case["source_map"])
     checks = score.score_case(case["truth"], doc, rc)
     assert all(ok for ok, _ in checks.values()), score.failures(checks) + (f" ({err.strip()[-200:]})" if rc > 1 else "")
 
