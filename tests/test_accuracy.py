@@ -376,6 +376,13 @@ def test_scorer_no_headline_and_alternatives():
     assert all(ok for ok, _ in score.score_case(either, _doc(), 1).values())
 
 
+def test_scorer_prefers_an_alternative_all_right_to_a_story_with_more_checks_passed():
+    """A story told all right is right, though another story (one more check: a pattern) passes as many checks."""
+    fussy = dict(TRUTH, pattern="other", **{"or": [{k: v for k, v in TRUTH.items() if k != "pattern"}]})
+    checks = score.score_case(fussy, _doc(), 1)
+    assert all(ok for ok, _ in checks.values()) and "pattern" not in checks
+
+
 RUNS_TRUTH = {"command": "compare-runs", "headline_verdicts": ["miss_same_key"],
               "headline_reasons": ["cache_configured_late"], "headline_lines": [["train.py", 4]],
               "fix_any": [["before", "jax_compilation_cache_dir"]], "fix_none": ["min_compile_time"], "exit": [1]}
