@@ -66,8 +66,10 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     """The line after the call, in the innermost loop around it, that rebinds ``name`` for the next iteration
     (``ids = jnp.concatenate([ids, nxt], axis=1)`` below ``forward(params, ids)``), when nothing in that loop rebinds
     it before the call: from the second iteration on, that line made the argument, not the one before the loop
-    (review 5, F2). None outside a loop, or when the loop body makes the value before the call (a prompt per
-    iteration)."""
+    (review 5, F2). The call's own line when it rebinds ``name`` itself and no later line does (``params =
+    train_step(params, x)``): from the second iteration on the call made its own argument, not the line that
+    first set it before the loop. None outside a loop, or when the loop body makes the value before the call (a
+    prompt per iteration)."""
     loop = None
     stack = list(ast.iter_child_nodes(scope))
     while stack:
@@ -87,11 +89,11 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 break
             line = getattr(node, "lineno", None)
-            if line is not None and line != call_line and any(_binds(t, name) for t in _targets(node)):
+            if line is not None and any(_binds(t, name) for t in _targets(node)):
                 lines.append(line)
     if any(start <= line < call_line for line in lines):
         return None
-    after = [line for line in lines if line > call_line]
+    after = [line for line in lines if line >= call_line]
     return max(after) if after else None
 
 
