@@ -235,10 +235,16 @@ def _call_on_line(tree: ast.Module, line: int, function: str) -> tuple[ast.AST, 
     return named or first or (tree, None)
 
 
+PLACING_CALLS = frozenset({"device_put"})
+"""Calls that move a value to devices without changing its shape or dtype (``ids, mask = jax.device_put((ids,
+mask), sharding)``): an assignment of one that passes ``name`` through did not make it; the line before did."""
+
+
 def _last_assignment(scope: ast.AST, name: str, before: int) -> int | None:
-    """The last line before ``before`` in ``scope`` (not in nested functions or classes) that binds ``name``; the
-    ``def`` line when ``name`` is a parameter of the calling function and nothing rebinds it."""
-    best = None
+    """The last line before ``before`` in ``scope`` (not in nested functions or classes) that binds ``name``, past
+    assignments that only place it (:data:`PLACING_CALLS`); the ``def`` line when ``name`` is a parameter of the
+    calling function and nothing rebinds it."""
+    found: list[tuple[int, ast.AST]] = []
     stack = list(ast.iter_child_nodes(scope))
     while stack:
         node = stack.pop()
@@ -246,13 +252,25 @@ def _last_assignment(scope: ast.AST, name: str, before: int) -> int | None:
             continue
         line = getattr(node, "lineno", None)
         if line is not None and line < before and any(_binds(t, name) for t in _targets(node)):
-            best = max(best or 0, line)
+            found.append((line, node))
         stack.extend(ast.iter_child_nodes(node))
+    found.sort(key=lambda f: -f[0])
+    made = next((line for line, node in found if not _places(node, name)), None)
+    best = made if made is not None else (found[0][0] if found else None)
     if best is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = scope.args
         if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
             return scope.lineno
     return best
+
+
+def _places(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` assigns ``name`` a placing call's result (:data:`PLACING_CALLS`) that takes ``name`` itself."""
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    func = value.func if isinstance(value, ast.Call) else None
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return called in PLACING_CALLS and any(
+        isinstance(n, ast.Name) and n.id == name for a in value.args for n in ast.walk(a))
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:
