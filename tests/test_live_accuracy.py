@@ -157,8 +157,8 @@ LIVE_WRONG_NOW = {
     'dynamo/d15_head_grow_classes': 'fix_any: Dynamo traced forward once with a symbolic size ... pad to a few fixed sizes (buckets); fix_none: says bucket, pad (the update once the trace record is read, and the report at exit, are right)',
     'dynamo/d15_deterministic_eval': 'line: no location (as at exit)',
     # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
-    # since score_live prefers a story all right to one passing more checks); the timer control (e-nolog: no PT_XLA_DEBUG log) has its user sync's warm-up
-    # graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
+    # since score_live prefers a story all right to one passing more checks); the timer control (e-nolog: no
+    # PT_XLA_DEBUG log) has its user sync's warm-up graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
     'dynamo/d17_device_ctx': 'line: no location (as at exit)',
     'dynamo/d17_timer_outside_control': 'quiet: the user sync\'s warm-up graphs told live as outputs kept on some '
                                         'steps (e-nolog; none at exit)',
