@@ -42,7 +42,6 @@ WRONG_NOW = {
     "torch_xla/center_no_detach": "line: center_no_detach.py:17",
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
-    "torch_xla/freeze_backbone": "line: freeze_backbone.py:17",
     "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
                                   "frames; the second names line 16)",
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
@@ -226,46 +225,26 @@ WRONG_NOW = {
                                    "only, the later cache hits are not logged, so it cannot be told 'switched'",
     # Dynamo round 12 (blind, small): lines no capture holds (a compiled nn.Module in a TORCH_LOGS text log whose
     # recompilation XLA found compiled already; a compiled function's TORCH_TRACE frame, its guard's line): with the
-    # source on disk (--source-map) the decision line is read (set_num_threads :18, requires_grad_ :35). The
-    # fullgraph truth's fix_none copied the common list's ".item()", a slip of the design (the break is the
-    # .item(): naming it is right), seen only on the first try; the truth stays as committed
-    "dynamo/d12_num_threads": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; XLA reused the "
-                              "graph; the set_num_threads line is read from the source when it is on disk)",
-    "dynamo/d12_twin_models": "line: d12_twin_models.py:29 (the guard's line in the compiled function; the "
-                              "requires_grad_ line is read from the source when it is on disk)",
+    # source on disk (score.py's source map) the decision line is read (set_num_threads :18, requires_grad_ :35:
+    # right, rows gone, 2026-11-27 ninth stop). The fullgraph truth's fix_none copied the common list's ".item()",
+    # a slip of the design (the break is the .item(): naming it is right), seen only on the first try; the truth
+    # stays as committed
     "dynamo/d12_fullgraph_item": "fix_none: says .item() (the truth's fix_none lists '.item()', copied from the "
                                  "common list: the break is the .item(), the fix rightly names it)",
-    # round 13 (blind, small): as d12_num_threads, a GLOBAL_STATE recompilation of a compiled function in a TORCH_LOGS
-    # text log names the function's definition only; no record in the capture holds the validation helper's lines
-    # (pt_xla_debug names the sync); with the source on disk the set_default_dtype line (:24) heads
-    "dynamo/d13_default_dtype": "line: d13_default_dtype.py:15 (the compiled function's definition; the "
-                                "set_default_dtype line is read from the source when it is on disk)",
-    # Dynamo round 14: as d12_twin_models, a compiled function's guard line in a `record` capture (the bf16 copy's
-    # line is not in any record). The CPU-scalar control's truth is wrong by design: its temperature anneal passes
+    # Dynamo round 14: d14_bf16_eval_copy's line is read from the source on disk (right with score.py's source map).
+    # The CPU-scalar control's truth is wrong by design: its temperature anneal passes
     # exactly 1.0 at step 10 and torch_xla bakes a 0-d tensor of value 1 into the division (dump#9: the constant
     # 1), a real recompilation; the truth stays as committed. Without Dynamo's log the bridge's second FX compile
     # (a retrace whose reason only that log tells) no longer heads before it: hlodiff heads with the constant 1
-    "dynamo/d14_bf16_eval_copy": "line: d14_bf16_eval_copy.py:18 (the guard's line in the compiled function; the "
-                                 "copy's .to(torch.bfloat16) line, in no record, is read from the source on disk)",
     "dynamo/d14_cpu_scalar_control": "headline: constant (the value 1 baked into the bridge's sync of the call's "
                                      "inputs), exit 1 (the truth's no_headline is wrong by design: temp == 1.0 at "
                                      "step 10 is baked as a constant, one real recompilation)",
 
-    # Dynamo round 15 (blind, small): as d12_num_threads, a GLOBAL_STATE recompilation (deterministic_algorithms) of
-    # a compiled nn.Module in a TORCH_LOGS text log (here the guards channel's file) names torch's wrapper only; with
-    # the source on disk (--source-map) the use_deterministic_algorithms line (:21) heads
-    "dynamo/d15_deterministic_eval": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the "
-                                     "use_deterministic_algorithms line is read from the source when it is on disk)",
     # Dynamo round 17: as d12_num_threads and d15_deterministic_eval, a compiled nn.Module's recompilation in a
     # TORCH_LOGS text log names torch's wrapper only, and the guard (the torch function mode stack) has no source
     # line; no record of the capture holds the `with torch.device(dev):` block or the call inside it
     "dynamo/d17_device_ctx": "line: no location (a compiled nn.Module in a TORCH_LOGS text log; the mode stack "
                              "guard names no line)",
-    # new-user review 13 (C1 by hand): Dynamo's text log names forward's def (the @torch.compile line 9) and the HLO
-    # text only torch's frames; the loop's call (:17) is read from the source when it is on disk (--source-map),
-    # which the scrubbed capture's /home/user/project path is not ('record' names it from the graph's stack: right)
-    "dynamo/rev13_c1_batch_byhand": "line: rev13_c1_batch_byhand.py:9 (the compiled function's def; the one call "
-                                    "of forward is read from the source when it is on disk)",
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)
@@ -293,16 +272,16 @@ WRONG_NOW = {
     # hits: 3 compilations (steps 0, 1, 3) are not seen to be a switch
     "torch_xla/r17_tx_spmd_mesh_reorder": "line: no location (library frame only); pattern: 3 compilations, no "
                                           "cache hits in a level-1 log",
-    # lam is static because custom_vjp's nondiff_argnums refuses tracers: the row static_nondiff_argnums reads that
-    # from the source, which the capture's neutral paths do not reach (with --source-map it is right:
-    # tests/test_round17.py); without it the fix says 'pass it as a traced argument' (incomplete, not wrong)
-    "jax/r17_jx_grl_nondiff_static": "fix_any: needs the source (neutral paths); says pass it traced",
-
     # round 18 (blind): the control's truth asks for no headline; hlodiff heads with AdamW's first-step warm-up
     # ("expected warm-up ... nothing to fix", exit 0), which is right (onecycle_adam_control's truth accepts it in an
     # `or`; this truth, written before the capture, did not). Left: the truth is not edited to meet the output
     "torch_xla/r18_tx_timestep_full_control": "headline: inputs: expected warm-up (AdamW's first step), exit 0; "
                                               "the truth wants none",
+
+    # with the source on disk (score.py's source map, ninth stop) the argument's making line leads the expected
+    # answer: x_test's 50 rows at :32, where the truth's control story names the call (:33) or the training loop
+    "jax/jax_final_eval_size": "line: jax_final_eval_size.py:32 (the 50-row test set's line, read from the source "
+                               "on disk, leads the expected answer; the truth names the call)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
@@ -335,7 +314,8 @@ def test_every_truth_has_its_capture_and_script():
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_headline_matches_truth(case):
-    rc, doc, err = score.explain(case["argv"], in_process=True, command=case["command"])
+    rc, doc, err = score.explain(case["argv"], in_process=True, command=case["command"],
+                                 source_map=case["source_map"])
     checks = score.score_case(case["truth"], doc, rc)
     assert all(ok for ok, _ in checks.values()), score.failures(checks) + (f" ({err.strip()[-200:]})" if rc > 1 else "")
 
@@ -379,6 +359,13 @@ def test_scorer_no_headline_and_alternatives():
     assert not score.score_case(quiet, _doc(), 1)["headline"][0]
     either = dict(TRUTH, headline_kinds=["ops"], **{"or": [dict(TRUTH)]})
     assert all(ok for ok, _ in score.score_case(either, _doc(), 1).values())
+
+
+def test_scorer_prefers_an_alternative_all_right_to_a_story_with_more_checks_passed():
+    """A story told all right is right, though another story (one more check: a pattern) passes as many checks."""
+    fussy = dict(TRUTH, pattern="other", **{"or": [{k: v for k, v in TRUTH.items() if k != "pattern"}]})
+    checks = score.score_case(fussy, _doc(), 1)
+    assert all(ok for ok, _ in checks.values()) and "pattern" not in checks
 
 
 RUNS_TRUTH = {"command": "compare-runs", "headline_verdicts": ["miss_same_key"],

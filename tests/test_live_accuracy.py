@@ -23,8 +23,6 @@ _spec.loader.exec_module(live)
 
 # What stays wrong live (2026-11-27, live3), by cause (docs/accuracy.md, "The live story", round 3):
 LIVE_WRONG_NOW = {
-    # crossings round 6 (blind): as at exit (its WRONG_NOW): torch_xla's line on the window's device data
-    'torch_xla/x6c_window_cat_control': 'line: x6c_window_cat_control.py:21 (as at exit)',
     # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
     'torch_xla/center_no_detach': 'line: center_no_detach.py:17 (as at exit)',
@@ -32,10 +30,7 @@ LIVE_WRONG_NOW = {
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
     'torch_xla/label_smoothing_on': 'line: no location (as at exit: the smoothing ops carry library frames only)',
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
-    'torch_xla/review2_ckpt_dump': 'line: no location (as at exit: HLO text, no user frame)',
-    'torch_xla/review2_ckpt_level1': 'line: no location (as at exit: HLO text, no user frame)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
-    'torch_xla/rev9_setup_probe': 'line: no location (as at exit: the warm-up inputs carry torch/optim frames only)',
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
     'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
@@ -43,7 +38,6 @@ LIVE_WRONG_NOW = {
     'dynamo/rev12_dc_global_flag': "kind: python_value (as at exit: 'a Python flag ... nothing to fix')",
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15 (as at exit: no call line in the capture)',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
-    'dynamo/dyn_no_grad_metric': 'line: dyn_no_grad_metric.py:14 (as at exit: no call line in the capture)',
     'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15 (as at exit: no call line in a TORCH_LOGS text log)',
     'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (as at exit: no call line in the capture)',
     'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
@@ -111,24 +105,17 @@ LIVE_WRONG_NOW = {
     # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
     'dynamo/rev11_dc_train_eval': 'kind: dtype; line: no location (bridge graphs of a dump not told apart live)',
     'dynamo/rev11_dc_unfreeze': 'quiet: recompiled ops (bridge graphs of a dump not told apart live)',
-    # round 7 (blind, small): optstep_mix_control's expected momentum warm-up has no line, as at exit (its WRONG_NOW)
-    'torch_xla/optstep_mix_control': 'line: no location',
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)
     'dynamo/dyn_dtype_two_sites': 'line: dyn_dtype_two_sites.py:13 (as at exit)',
-    'dynamo/dyn_grad_enabled_helper': 'line: dyn_grad_enabled_helper.py:19 (as at exit)',
-    # round 8 (blind, torch_xla and JAX): gan's and spmd's lines as at exit (their WRONG_NOW); (onehot_counts' first
+    # round 8 (blind, torch_xla and JAX): spmd's line as at exit (its WRONG_NOW); (onehot_counts' first
     # live line, the early read of the labels' max told "round it up to a few buckets", is right since review 12's
     # partial_read_sets_scatter: the read sets a scatter's size, num_classes=C); per_class_dict's first recompilation (a dict entry started as 0.0, then a tensor: s64 -> f32) leads live;
-    # jax_final_eval_size's eager convert_element_type compilation is told first ("shape or dtype", line unknown)
-    'torch_xla/gan_alternating_control': 'line: gan_alternating_control.py:14 (as at exit: hlodiff right, the truth not)',
     'torch_xla/per_class_dict': 'kind: dtype (the first recompilation leads live)',
     'torch_xla/spmd_load_state_mid': 'line: no location (as at exit)',
-    'jax/jax_final_eval_size': 'line: no location; fix_none: says dtype (an eager op is told first live)',
-    # round 10 (blind): dino's and spmd's lines as at exit (their WRONG_NOW). Live, step 4 of the lazy R1 run is
+    # round 10 (blind): live, step 4 of the lazy R1 run is
     # told when one periodic graph is known: compared with step 0 (R1 too, before Adam's state), the state's inputs
     # lead until the cycle shows, then the revision names the ops at :18; step 3 of the late sharding is told before
     # any later step shows the new sharding stays (the revision names annotating before the first step)
-    'torch_xla/r10_dino_wd_control': 'line: no location (as at exit)',
     'torch_xla/r10_r1_lazy_reg': 'line: r10_r1_lazy_reg.py:22 (the first line at step 4, before the cycle is seen)',
     'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
                                      'before the switch is seen to stay)',
@@ -169,14 +156,10 @@ LIVE_WRONG_NOW = {
     # buckets); the update once the record is read, and the report at exit, say expected (a parameter's shape)
     'dynamo/d15_head_grow_classes': 'fix_any: Dynamo traced forward once with a symbolic size ... pad to a few fixed sizes (buckets); fix_none: says bucket, pad (the update once the trace record is read, and the report at exit, are right)',
     'dynamo/d15_deterministic_eval': 'line: no location (as at exit)',
-    # Dynamo round 17: the device context's line as at exit; the optimizer-warm-up control's live story is quiet
-    # (its graph break in torch's optimizer.py is told "nothing recompiles") and agrees with the report at exit, but
-    # score_live picks the truth's `or` story by the most checks passed (4 of 6, its first word the graph break)
-    # over the control's 3 of 3; the timer control (e-nolog: no PT_XLA_DEBUG log) has its user sync's warm-up
-    # graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
+    # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
+    # since score_live prefers a story all right to one passing more checks); the timer control (e-nolog: no
+    # PT_XLA_DEBUG log) has its user sync's warm-up graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
     'dynamo/d17_device_ctx': 'line: no location (as at exit)',
-    'dynamo/d17_sgd_momentum_control': 'kind: graph_break (the scorer takes the `or` story: its first word is the '
-                                       'library graph break; the control story, quiet, passes 3 of 3)',
     'dynamo/d17_timer_outside_control': 'quiet: the user sync\'s warm-up graphs told live as outputs kept on some '
                                         'steps (e-nolog; none at exit)',
 
@@ -196,6 +179,12 @@ LIVE_WRONG_NOW = {
     # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
     # nondiff_argnums row needs the source (the capture's paths are neutral)
     'jax/r17_jx_grl_nondiff_static': 'fix_any: a traced argument (source not on disk); agrees: live says shape',
+    # the source on disk (score_live.py's source map, ninth stop): the report at exit reads lines the live story
+    # does not (Dynamo's decision line from the source: d15_matmul_precision_late's set_float32_matmul_precision
+    # :18), and the live torch_xla story names the `if` that decided a masked_fill (:30), not the op's line (:31)
+    'torch_xla/optional_pad_mask': 'line: optional_pad_mask.py:30 (the enclosing if, read from the source live)',
+    'dynamo/d15_matmul_precision_late': 'agrees: the report reads the precision line (:18) from the source, live '
+                                        'says :21',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

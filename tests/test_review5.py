@@ -93,6 +93,22 @@ for prompt in prompts:
     other = jnp.concatenate([ids, ids], axis=1)
 """
 
+CARRIED_BY_THE_CALL = """ids = jnp.array([[1, 2, 3]])
+for t in range(5):
+    ids, logits = forward(params, ids)
+    print(logits)
+"""
+
+PLACED = """ids = collate(batch)
+ids, mask = jax.device_put((ids, mask), sharding)
+logits = forward(params, ids)
+"""
+
+PADDED = """ids = collate(batch)
+ids = jnp.pad(ids, ((0, 0), (0, 8)))
+logits = forward(params, ids)
+"""
+
 NO_LOOP = """ids = jnp.array([[1, 2, 3]])
 ids = ids * 2
 logits = forward(params, ids)
@@ -103,6 +119,9 @@ logits = forward(params, ids)
     (GROWING, 3, 5),   # p08: the concatenate after the call feeds the next iteration
     (PROMPTS, 4, 3),   # the look-alike: a prompt of another length made in the loop before the call
     (NO_LOOP, 3, 2),   # no loop: the last assignment before the call
+    (CARRIED_BY_THE_CALL, 3, 3),  # the call rebinds its own argument (params = step(params)): not line 1
+    (PLACED, 3, 1),    # jax.device_put places the batch, the line before made it (PLACING_CALLS)
+    (PADDED, 3, 2),    # the look-alike: a call that takes the name and changes its shape made it
 ])
 def test_argument_made_at_follows_a_loop_carried_value(tmp_path, source, call_line, made):
     assert _made_at(tmp_path, source, call_line) == made

@@ -66,8 +66,10 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     """The line after the call, in the innermost loop around it, that rebinds ``name`` for the next iteration
     (``ids = jnp.concatenate([ids, nxt], axis=1)`` below ``forward(params, ids)``), when nothing in that loop rebinds
     it before the call: from the second iteration on, that line made the argument, not the one before the loop
-    (review 5, F2). None outside a loop, or when the loop body makes the value before the call (a prompt per
-    iteration)."""
+    (review 5, F2). The call's own line when it rebinds ``name`` itself and no later line does (``params =
+    train_step(params, x)``): from the second iteration on the call made its own argument, not the line that
+    first set it before the loop. None outside a loop, or when the loop body makes the value before the call (a
+    prompt per iteration)."""
     loop = None
     stack = list(ast.iter_child_nodes(scope))
     while stack:
@@ -87,11 +89,11 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 break
             line = getattr(node, "lineno", None)
-            if line is not None and line != call_line and any(_binds(t, name) for t in _targets(node)):
+            if line is not None and any(_binds(t, name) for t in _targets(node)):
                 lines.append(line)
     if any(start <= line < call_line for line in lines):
         return None
-    after = [line for line in lines if line > call_line]
+    after = [line for line in lines if line >= call_line]
     return max(after) if after else None
 
 
@@ -233,10 +235,16 @@ def _call_on_line(tree: ast.Module, line: int, function: str) -> tuple[ast.AST, 
     return named or first or (tree, None)
 
 
+PLACING_CALLS = frozenset({"device_put"})
+"""Calls that move a value to devices without changing its shape or dtype (``ids, mask = jax.device_put((ids,
+mask), sharding)``): an assignment of one that passes ``name`` through did not make it; the line before did."""
+
+
 def _last_assignment(scope: ast.AST, name: str, before: int) -> int | None:
-    """The last line before ``before`` in ``scope`` (not in nested functions or classes) that binds ``name``; the
-    ``def`` line when ``name`` is a parameter of the calling function and nothing rebinds it."""
-    best = None
+    """The last line before ``before`` in ``scope`` (not in nested functions or classes) that binds ``name``, past
+    assignments that only place it (:data:`PLACING_CALLS`); the ``def`` line when ``name`` is a parameter of the
+    calling function and nothing rebinds it."""
+    found: list[tuple[int, ast.AST]] = []
     stack = list(ast.iter_child_nodes(scope))
     while stack:
         node = stack.pop()
@@ -244,13 +252,25 @@ def _last_assignment(scope: ast.AST, name: str, before: int) -> int | None:
             continue
         line = getattr(node, "lineno", None)
         if line is not None and line < before and any(_binds(t, name) for t in _targets(node)):
-            best = max(best or 0, line)
+            found.append((line, node))
         stack.extend(ast.iter_child_nodes(node))
+    found.sort(key=lambda f: -f[0])
+    made = next((line for line, node in found if not _places(node, name)), None)
+    best = made if made is not None else (found[0][0] if found else None)
     if best is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = scope.args
         if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
             return scope.lineno
     return best
+
+
+def _places(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` assigns ``name`` a placing call's result (:data:`PLACING_CALLS`) that takes ``name`` itself."""
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    func = value.func if isinstance(value, ast.Call) else None
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return called in PLACING_CALLS and any(
+        isinstance(n, ast.Name) and n.id == name for a in value.args for n in ast.walk(a))
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:

@@ -13,9 +13,9 @@ from hlodiff.dumps.cached_run import Run
 from hlodiff.dumps.compile_cache import CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, Verdict, _hlo_differs, _key_differs
 from hlodiff.explain.program_pairs import counterpart, first_sightings
 from hlodiff.explain.run_differences import SAME_KEY_PROGRAM, KeyDifference, precision_differences
+from hlodiff.explain.run_verdicts import CANNOT_DESERIALIZE, Verdict, miss_hlo_differs, miss_key_differs
 from hlodiff.hlo.model import user_frame
 
 
@@ -66,9 +66,9 @@ def torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         elif compiled and unmatched_a:
             v.a = v.a_record = unmatched_a.pop(counterpart(rec, unmatched_a, fingerprint))
             if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
-                _key_differs(v, run_a, run_b, [], [])
+                miss_key_differs(v, run_a, run_b, [], [])
             else:
-                _hlo_differs(v, warnings, jax=False)
+                miss_hlo_differs(v, warnings, jax=False)
         elif not compiled:
             v.verdict = "hit"
         verdicts.append(v)

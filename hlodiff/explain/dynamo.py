@@ -28,9 +28,8 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_first_calls
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
-from hlodiff.explain.dynamo_types import (_SIZE, DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
-                                          compiled_name, int_recompiled_once, varying_sizes,
-                                          wrapped_module)
+from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
+                                          compiled_name, int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs

@@ -66,15 +66,15 @@ class LiveExplainer:
         from hlodiff.explain.live_dynamo import LiveDynamo
 
         self.dynamo = LiveDynamo(failures=[])
+        """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         from hlodiff.explain.live_steps import UserSteps
 
         self.user_steps = UserSteps()
         """The steps the events show in a torch.compile run: the user's, not the graphs' (review 10 F6)."""
         self.bridge_seen = False
+        """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
-        """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
-        """Dynamo's own story, from its log once the glue found one (:meth:`look_at_dynamo`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 

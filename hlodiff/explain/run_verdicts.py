@@ -1,0 +1,132 @@
+"""One compilation of run B against run A (:class:`Verdict`), and the two misses both frameworks classify alike.
+
+JAX's and torch_xla's pairings differ (:mod:`hlodiff.explain.across_runs`, :mod:`hlodiff.explain.across_runs_torch`),
+but once a compilation is paired the same program under another key (:func:`miss_key_differs`) and another program
+(:func:`miss_hlo_differs`) are told from the same evidence; both sides import them from here, so neither imports
+the other's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlodiff.diff.model import Cause
+from hlodiff.dumps.compile_cache import CacheCompilation
+from hlodiff.dumps.cached_run import Run
+from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.errors import InputWarning
+from hlodiff.explain.program_lines import calling_line
+from hlodiff.explain.program_pairs import graph_cause
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
+                                             cache_folder, device_count_differences, flag_differences,
+                                             low_precision_differences, lowering_setting_differences,
+                                             option_differences, parameter_shape_differences, prng_impl_differences,
+                                             source_line_differences, version_differences, wide_type_differences)
+from hlodiff.explain.run_settings import long_width_differences
+from hlodiff.hlo.model import SourceFrame
+
+CANNOT_DESERIALIZE = {
+    ("torch_xla", "cpu"): "torch_xla's CPU client cannot deserialize a cached executable ('Deserializing "
+                          "serialized executable not supported', observed with torch_xla 2.9)",
+}
+"""(framework, backend) whose persistent cache entries cannot be loaded: a program of the same hash compiled again
+while its entry was in the cache is not loadable, even when run B's stderr and metrics were not kept (or its C++
+warnings were silenced by TF_CPP_MIN_LOG_LEVEL)."""
+
+
+@dataclass(slots=True)
+class Verdict:
+    """One compilation of B: what happened and the evidence for it."""
+
+    program: str
+    """JAX: the module name (``jit_step``); torch_xla: the graph hash."""
+    verdict: str
+    reason: str | None = None
+    b: CacheCompilation | GraphRecord | None = None
+    a: CacheCompilation | GraphRecord | None = None
+    b_record: GraphRecord | None = None
+    a_record: GraphRecord | None = None
+    seconds: float | None = None
+    """B's compile seconds (JAX's ``Finished XLA compilation``) when it compiled."""
+    threshold: float | None = None
+    measured: float | None = None
+    """The threshold and A's (or B's) measured value behind ``below_compile_time`` / ``below_entry_size``."""
+    key_a: str | None = None
+    key_b: str | None = None
+    differences: list[KeyDifference] = field(default_factory=list)
+    cause: Cause | None = None
+    """``miss_hlo_differs``: the leading cause of the graph diff (kind, line, fix)."""
+    key_components: list[str] = field(default_factory=list)
+    """The inputs of the key whose hashes differ between A and B (JAX's cache-key debug log, when captured)."""
+    entry_in_cache: bool | None = None
+    """Whether the cache folder (as B found it) holds the entry; None when no folder or listing was read."""
+    detail: str | None = None
+    """A fact quoted from a log (torch_xla's reason it could not load the entry)."""
+    called_at: SourceFrame | None = None
+    """The user's line that made B compile it (JAX's cache-miss call site; torch_xla's sync line)."""
+    program_line: SourceFrame | None = None
+    """The user's line of the instruction behind a reason outside the graph (:data:`LOCATED_IN_PROGRAM`)."""
+    cache_empty: bool = False
+    """``entry_missing``: the cache as run A left it (its listing) holds no entry at all, though run A compiled:
+    nothing was written, rather than one entry lost."""
+    state_shapes: bool = False
+    """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
+    returns updated (weights, optimizer state): another model, not another input."""
+
+    @property
+    def recompiled(self) -> bool:
+        """B compiled something A had compiled."""
+        return self.verdict not in ("hit", "new")
+
+
+def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b: list[str]) -> None:
+    """The same program under another key (JAX's cache key, torch_xla's graph hash): which input of the key
+    differs, from the flags JAX hashed (its cache-key debug log), the dumped compile options, the versions."""
+    v.verdict = "miss_key_differs"
+    found = flag_differences(flags_a, flags_b) + option_differences(v.a_record, v.b_record, run_b.module_options)
+    v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
+    versions = version_differences(run_a.versions, run_b.versions)
+    folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
+    if versions:  # a new jaxlib is a cold cache whatever the options say: it leads
+        v.differences[:0] = versions
+        v.reason = "version"
+    elif folders:  # JAX writes the cache folder into the compile options: another folder, another key
+        d = folders[0]
+        v.differences.remove(d)
+        v.differences.insert(0, KeyDifference(d.source, "cache folder", cache_folder(d.a), cache_folder(d.b)))
+        v.reason = "other_cache_folder"
+    elif v.differences and all(d.name in TOPOLOGY_OPTIONS for d in v.differences):
+        v.reason = "device_count"  # left out of the key by JAX, yet another device topology: another key
+    elif v.differences:
+        v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
+    elif v.b_record is not None and "constant({...})" in v.b_record.text():
+        v.reason = "elided_constants"
+    elif run_a.framework == "jax" and (lines := source_line_differences(v.a_record, v.b_record)):
+        v.reason, v.differences = "metadata_in_key", lines  # only the lines differ: hashed with the program
+    else:
+        v.reason = "unknown"
+
+
+def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
+    """Another program in B: the graph diff's leading cause, unless the two were built for another number of
+    devices (then the cause, a sharding or shape difference, is that count's consequence and keeps the line)."""
+    v.verdict = "miss_hlo_differs"
+    v.cause = graph_cause(v.a_record, v.b_record, warnings)
+    v.reason = v.cause.kind if v.cause is not None else "unknown"
+    counts = device_count_differences(v.a_record, v.b_record)
+    settings = lowering_setting_differences(v.a_record, v.b_record) if jax else []
+    impls = prng_impl_differences(v.a_record, v.b_record) if jax else []
+    if counts:
+        v.reason, v.differences = "device_count", counts
+    elif settings:  # a JAX setting lowers a library function another way: the diff's kind stays the reason
+        v.differences = settings
+        computation = next(c for c, _, name in LOWERING_SETTINGS if name == settings[0].name)
+        v.program_line = calling_line(v.b_record, computation) or calling_line(v.a_record, computation)
+    elif impls:  # another PRNG implementation: the keys' shapes follow the setting (the cause keeps its line)
+        v.differences = impls
+    elif v.reason == "shape":
+        v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
+    elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs (its float64 is the user's), else 16-bit
+        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
+                         long_width_differences(v.a_record, v.b_record)) or \
+            low_precision_differences(v.a_record, v.b_record)
