@@ -282,6 +282,22 @@ WRONG_NOW = {
     # answer: x_test's 50 rows at :32, where the truth's control story names the call (:33) or the training loop
     "jax/jax_final_eval_size": "line: jax_final_eval_size.py:32 (the 50-row test set's line, read from the source "
                                "on disk, leads the expected answer; the truth names the call)",
+    # round 19 (blind, last on merged main): the baked pow exponent is told as a baked constant with the right fix,
+    # but with no location (the line of `(1 - pt) ** gamma` is not placed on the changed constant)
+    "torch_xla/r19_tx_focal_gamma_pow": "line: no location",
+    # num_classes is a static that sets the structure: the fix says 'reduce the values it takes ... e.g. pad to a
+    # few bucket sizes'; here the value comes from the batch and the answer is the dataset's fixed class count
+    "jax/r19_jx_onehot_max_label": "fix_any, fix_none: says pad to a few bucket sizes (the count is the "
+                                   "dataset's, fixed)",
+    # the first recompile of the shared forward names `x requires_grad mismatch` (block 0's input is data, the
+    # others' are not) and hlodiff heads with it at the def line; the five `self.layer_idx == k` failures that
+    # follow (one per layer) are not weighed against it
+    "dynamo/r19_d_layer_idx_attr": "line: :21 (the def); fix_any, fix_none: says requires_grad (the first "
+                                   "recompile's reason), not the per-layer int",
+    # the control: one Dynamo frame, one graph; the eager step's graphs around the compiled loss (warm-up of the
+    # lazy forward/backward/optimizer) are told as inputs switching between computed and device data, exit 1
+    "dynamo/r19_d_cfg_dict_rebuilt_control": "headline: inputs (sync at the same points), exit 1; the truth "
+                                             "wants none",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
