@@ -73,6 +73,26 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
     return merged
 
 
+def _run_every_step(explanation, bridge_refs: set[str]) -> set[str]:
+    """Cache keys of the bridge's graphs that run in every steady step (between each two of the user's later
+    syncs: the steps after the first two). A retrace replaces its graph on later calls; graphs that all run in
+    every step are the compiled function's fixed set (its forward, its backward, the sync of its inputs), however
+    alike two of them are (round 19's control: four bridge graphs every step, one 51% alike another, told as "a
+    value computed in the graph on some steps"). Empty with fewer than two steady steps."""
+    bridge_keys = {g.cache_key for g in explanation.graphs if g.ref in bridge_refs}
+    steps, current = [], set()
+    for g in explanation.graphs:
+        if g.cache_key in bridge_keys:
+            current.add(g.cache_key)
+        else:
+            steps.append(current)
+            current = set()
+    steady = steps[2:]
+    if len(steady) < 2:
+        return set()
+    return set.intersection(*steady)
+
+
 # -- the join --------------------------------------------------------------------------------------------------------
 
 
@@ -292,8 +312,10 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
                for g in explanation.graphs):
         return None
     found = findings(DynamoLog("", "none"), [], explanation, events)
+    every_step = _run_every_step(explanation, set(found.bridge_compilations))
     changed = {r.graph.ref for r in explanation.recompilations
-               if r.causes and _mostly_alike(r) and not inference_variant(r)}
+               if r.causes and _mostly_alike(r) and not inference_variant(r)
+               and not (r.closest is not None and {r.graph.cache_key, r.closest.cache_key} <= every_step)}
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)
