@@ -127,3 +127,18 @@ def test_a_second_run_that_failed_too_is_not_called_different(monkeypatch):
         out = str(rerun.with_lines(HloStabilityError("1 graph compiled after the first 1 step"), nodeid="t::x",
                                    rootdir=".", inifile=None, lines_on=False, rerun=True, paths=Paths()))
         assert words in out and "did not fail the same way" not in out, out
+
+
+def test_cost_s_notes_on_a_record_folder_name_where_the_setting_is_explained():
+    """F7: cost on a record folder warned that its capture was incomplete and named HLODIFF_LIVE_TENSORS, which no
+    page the reviewer read explained: the notes say they are record's design and name the page that explains the
+    setting, and that page lists its values."""
+    from helpers import cli_json
+
+    doc = cli_json("cost", FIXTURES / "scenarios" / "torch_xla" / "best_loss_min" / "record")
+    notes = [w for w in doc["warnings"] if "HLODIFF_LIVE_TENSORS" in w]
+    assert len(notes) == 2, doc["warnings"]
+    assert all("not a fault" in w and "docs/commands.md" in w for w in notes), notes
+    commands = (FIXTURES.parent / "docs" / "commands.md").read_text()
+    explained = commands.split("HLODIFF_LIVE_TENSORS` sets when", 1)[1].split("\n\n", 1)[0]
+    assert all(f"`{value}`" in explained for value in ("boundaries", "compilations", "every-sync", "off"))
