@@ -297,6 +297,15 @@ WRONG_NOW = {
     # from the source, which the capture's neutral paths do not reach (with --source-map it is right:
     # tests/test_round17.py); without it the fix says 'pass it as a traced argument' (incomplete, not wrong)
     "jax/r17_jx_grl_nondiff_static": "fix_any: needs the source (neutral paths); says pass it traced",
+
+    # new-user review 14 (P7, by hand and under record): the temperature guard's line in the compiled function
+    # (:11) is all a capture holds (XLA found every retrace's graph compiled: no stack of the call); the one call
+    # (:19) leads when the source is on disk (--source-map; tests/test_review14_record_live.py), which the
+    # capture's neutral /home/user/project paths are not
+    "dynamo/rev14_p7_temperature": "line: rev14_p7_temperature.py:11 (the guard's line; the one call :19 is read "
+                                   "from the source when it is on disk)",
+    "dynamo/rev14_p7_temperature_record": "line: rev14_p7_temperature_record.py:11 (the guard's line; the one call "
+                                          ":19 is read from the source when it is on disk)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
