@@ -136,6 +136,20 @@ class Explained:
         return found
 
     @property
+    def follow_dynamo(self) -> int:
+        """The XLA recompilations that are the bridge's compile after an unexpected Dynamo recompilation: not
+        expected, and not counted in :attr:`unexpected` (Dynamo's line tells them). Review 14, F3: ``record``'s
+        last line called them "all expected" under a report that exits 1."""
+        from hlodiff.explain.verdict import unexpected
+
+        dynamo = getattr(self.explanation, "dynamo", None)
+        if dynamo is None:
+            return 0
+        bridged = (set(dynamo.bridge_recompilations) - set(dynamo.follows_expected)
+                   - set(getattr(dynamo, "random_input_graphs", ())))  # those are the story: unexpected
+        return sum(1 for r in unexpected(self.explanation, self.warmup) if r.graph.ref in bridged)
+
+    @property
     def dynamo_counts(self) -> tuple[int, int] | None:
         """Dynamo's recompilations and how many of them are unexpected (past ``--warmup``), or None when the run
         has no Dynamo log or Dynamo never recompiled: ``record``'s verdict line counts them with XLA's (review 3,

@@ -101,6 +101,6 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
         from hlodiff.render.record import exit_note
 
         click.echo(exit_note(exit_status, len(result.explanation.recompilations), len(result.unexpected),
-                             result.dynamo_counts), err=True)
+                             result.dynamo_counts, follow_dynamo=result.follow_dynamo), err=True)
         sys.exit(exit_status)
     sys.exit(result.exit_code)

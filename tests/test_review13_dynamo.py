@@ -107,7 +107,8 @@ def test_a_recompilation_at_the_def_moves_to_the_one_call_and_one_at_a_guard_nam
     at_def, at_guard = _recompile(str(script), "definition", 2), _recompile(str(script), "guard", 4)
     place_dynamo_calls(SimpleNamespace(recompiles=[at_def, at_guard]), SourceLines())
     assert (at_def.location.line, at_def.located) == (10, "source_call")
-    assert (at_guard.location.line, at_guard.called_at.line) == (4, 10)
+    # review 14, F4: the call leads (the README's promise), the guard's line stays beside it
+    assert (at_guard.location.line, at_guard.located, at_guard.guard_at.line) == (10, "source_call", 4)
     # two calls: which passed the new value is not known, nothing changes
     script.write_text(_SCRIPT + "forward(torch.ones(1))\n")
     twice = _recompile(str(script), "definition", 2)
@@ -125,10 +126,12 @@ def test_review13_c1_under_record_heads_with_the_loop_s_call_not_the_decorator()
     assert out[1].endswith("rev13_c1_batch.py:17")
 
 
-def test_review13_c2_by_hand_names_the_call_beside_the_guard_s_line_when_the_source_is_here():
+def test_review13_c2_by_hand_leads_with_the_call_and_names_the_guard_s_line_when_the_source_is_here():
+    """Review 14, F4: the one call (:20) leads, the guard's line (:13) beside it, not the other way round."""
     env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={DYNAMO}"}
     out = cli("explain-recompile", DYNAMO / "rev13_c2_temperature", env=env).stdout.splitlines()
-    assert any("called at rev13_c2_temperature.py:20" in line for line in out[:3])
+    assert "0/1 at rev13_c2_temperature.py:20:" in out[0], out[:3]
+    assert out[1].endswith("rev13_c2_temperature.py:20, the value used at rev13_c2_temperature.py:13"), out[:3]
 
 
 # -- F6: a number's fix speaks of an lr only for an lr ------------------------------------------------------------

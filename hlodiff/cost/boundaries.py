@@ -121,14 +121,16 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
         shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
         warnings.append(InputWarning(
             f"{len(unreported)} compiled graph(s) have no live-tensor report before them ({shown}): tensors crossing "
-            "into or out of them are not named (hlodiff record reports at every sync until the run repeats "
-            "itself; HLODIFF_LIVE_TENSORS=every-sync reports before every graph)",
+            "into or out of them are not named (a note, not a fault: hlodiff record reports at syncs until the run "
+            "repeats itself, and a graph run by an early read such as .item() has no sync before it; "
+            "HLODIFF_LIVE_TENSORS in docs/commands.md)",
             path=report_paths[0] if len(report_paths) == 1 else None))
     if repeats and any_reads:
         warnings.append(InputWarning(
             f"{repeats} graph(s) ran after the run repeated itself and have no live-tensor report: what crossed "
-            "into them is not named (their steps repeat the steps named; HLODIFF_LIVE_TENSORS=every-sync records "
-            "every graph)", path=report_paths[0] if len(report_paths) == 1 else None))
+            "into them is not named (a note, not a fault: record stops reporting once the run repeats, and their "
+            "steps repeat the steps named; HLODIFF_LIVE_TENSORS in docs/commands.md)",
+            path=report_paths[0] if len(report_paths) == 1 else None))
     keys = [(r.source, r.cache_key()) for r in records]
     return _with_roles(boundaries, graphs, phases, made_by, keys, parameters,
                        frozen_graphs(weights_read, params_seen), named), exact

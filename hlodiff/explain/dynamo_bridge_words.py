@@ -85,7 +85,12 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
             continue
         same = joined.get(r.graph.ref)
         if same is not None and r.causes and r.causes[0].kind == same.kind:
-            continue  # the joined graph tells the guard's own change (a new size seen from both sides): its story
+            # the joined graph tells the guard's own change (a new size seen from both sides): its story, in the
+            # Dynamo finding's words (review 14, F3: "an index tensor made on the host ... changes length" under
+            # "forward is called with new sizes": one cause, two fixes)
+            if same.fix and not same.expected:
+                r.causes[0].fix, r.causes[0].fix_rule = same.fix, same.fix_rule
+            continue
         dyn = by_id.get(owner.get(r.graph.ref))
         if dyn is not None and position.get(r.graph.ref, 0) < position.get(dyn.difference_graph, len(position)):
             dyn = None  # before the graph XLA compiled for it: the first compile's (a TORCH_LOGS log omits 0/0)

@@ -15,9 +15,10 @@ from hlodiff.hlo.model import SourceFrame
 
 
 def place_dynamo_calls(found, sources: SourceLines) -> None:
-    """For each recompilation located at the function's definition, its one call in the source becomes the location
-    (``located`` ``source_call``); at a guard's line (a Python value's use), the call is kept beside it
-    (``called_at``) so the line that passed the value is named too."""
+    """For each recompilation located at the function's definition or at a guard's line (a Python value's use), its
+    one call in the source becomes the location (``located`` ``source_call``); the guard's line is kept beside it
+    (``guard_at``): the line that passed the new value leads, as the README promises (review 14, F4: P6 led with
+    the call, P7 with the guard's line :11 and the call second)."""
     for r in getattr(found, "recompiles", []):
         if r.located not in ("definition", "guard") or not r.function or r.location is None:
             continue
@@ -27,7 +28,6 @@ def place_dynamo_calls(found, sources: SourceLines) -> None:
         if not lines or len(lines) != 1:
             continue
         call = SourceFrame(r.location.file, lines[0], None)
-        if r.located == "definition":
-            r.location, r.located = call, "source_call"
-        else:
-            r.called_at = call
+        if r.located == "guard":
+            r.guard_at = r.location
+        r.location, r.located = call, "source_call"

@@ -66,6 +66,9 @@ class DynamoRecompile:
     called_at: SourceFrame | None = None
     """The user's call of the compiled function, read from the source, when ``location`` is the guard's line in the
     function (:mod:`hlodiff.explain.dynamo_call_line`): the line that passed the new value."""
+    guard_at: SourceFrame | None = None
+    """The line Dynamo's guard names inside the compiled function (a Python value's use), kept beside the call when
+    the call leads (``source_call``: review 14, F4, the README promises the call first)."""
 
     @property
     def expected(self) -> bool:
@@ -76,6 +79,7 @@ class DynamoRecompile:
                 "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
                 "location": self.location.to_json() if self.location else None, "located": self.located,
                 "called_at": self.called_at.to_json() if self.called_at else None,
+                "guard_at": self.guard_at.to_json() if self.guard_at else None,
                 "xla": self.xla,
                 "difference": self.difference, "difference_graph": self.difference_graph,
                 "fix": self.fix, "fix_rule": self.fix_rule, "expected": self.expected}

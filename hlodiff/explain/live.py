@@ -347,6 +347,7 @@ class LiveExplainer:
         family.follows = follows
         if follows:  # counted: Dynamo's line (or the report at exit) tells why
             self.expected += 1
+            told.location = _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
         if expected:
@@ -453,3 +454,14 @@ class LiveExplainer:
             return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
+
+
+def _the_call(recompilation, at):
+    """The user's call of the compiled function whose frame ``at`` is (the bridge's graph names the ``def``, its
+    stack the loop's call), as Dynamo's line and the report at exit place it (review 14, F3: live said :9, the
+    report :16); else ``at``."""
+    from hlodiff.explain.dynamo import caller_in_graph
+
+    if at is None or not at.function:
+        return at
+    return caller_in_graph(recompilation, at.function) or at

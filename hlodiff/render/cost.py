@@ -172,7 +172,8 @@ def _pipeline(console: Console, run: RunCost) -> None:
             which = ("step " if len(quiet) == 1 else "steps ") + _spans([s.step for s in quiet])
             console.print(Hanging(Text(f"  {r.source} {which} ({sum(len(s.graphs) for s in quiet)} graphs): no report "
                                        "before them (the run had repeated itself: they repeat the steps above; "
-                                       "HLODIFF_LIVE_TENSORS=every-sync records every graph)", style="dim"), 4),
+                                       "HLODIFF_LIVE_TENSORS=every-sync, docs/commands.md, records every graph)",
+                                       style="dim"), 4),
                           highlight=False)
     for g in run.pipeline.single_graph:
         held = _b(g["held_bytes"]) + ("" if g["held_exact"] else " named (at least)")

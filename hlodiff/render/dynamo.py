@@ -16,6 +16,8 @@ def render_dynamo(console: Console, dynamo) -> None:
         where = f" at {r.location.where}" if r.location else ""
         if r.called_at is not None:  # the guard's line in the function, and the call that passed the value
             where += f", called at {r.called_at.short()}"
+        if r.guard_at is not None:  # the call leads; the line in the function that Dynamo's guard names
+            where += f", the value used at {r.guard_at.short()}"
         ids = r.compile_id if len(group) == 1 else f"{len(group)} times: {r.compile_id} to {group[-1].compile_id}"
         head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({ids}){where}", style="bold")
         console.print(head, highlight=False)
@@ -41,6 +43,8 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  hint: the line above is your call of {r.function or 'the function'}, read "
                                        "from the stack of the XLA graph it compiled again (Dynamo's log names only "
                                        "the compiled function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "source_call" and r.guard_at is not None:
+            pass  # the head line names the guard's line beside the call
         elif r.located == "source_call":  # Dynamo named the def; the source has one call of the function
             console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
                                        "its file, read from your source (Dynamo's log names only the compiled "
@@ -125,7 +129,8 @@ def folded(recompiles) -> list[list]:
     for r in recompiles:
         key = (id(r),) if r.difference else (
             r.function, r.kind, r.subject, r.location.where if r.location else None,
-            r.called_at.where if r.called_at else None, r.located, r.fix, r.xla)
+            r.called_at.where if r.called_at else None, r.guard_at.where if r.guard_at else None, r.located,
+            r.fix, r.xla)
         groups.setdefault(key, []).append(r)
     return list(groups.values())
 

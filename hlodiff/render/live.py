@@ -22,6 +22,10 @@ PREFIX = "hlodiff: "
 AT_EXIT = "the full report at exit"
 """Where the last word is under ``hlodiff record``: it prints the report once the command ended."""
 
+UNREAD = "not read while the run went on (its file still being written, or a form hlodiff does not read here)"
+"""Of a graph the live lines could not read yet: no failure of the run or of the graph (review 14, F3: "compiled,
+but it could not be read or explained now" read as one); the report at exit reads it again."""
+
 SO_FAR = "from the steps so far: a later line may revise it, {report} has the last word"
 """Under a story's first line: the live words are what the steps so far show (a reader new to the live lines
 learns there that a ``now that more of the run is known`` line may follow, and where the last word is: ``report``,
@@ -110,8 +114,7 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
         return [f"{PREFIX}{_at(event)}: expected: a JAX operation run outside jit compiles once per new shape or "
                 "dtype; such compilations are counted, not told one by one (the report lists them after the story)"]
     if kind == "unread":
-        return [f"{PREFIX}{_at(event)}: {event.graph} compiled, but it could not be read or explained now; "
-                f"{report} says more"]
+        return [f"{PREFIX}{_at(event)}: {event.graph} compiled; {UNREAD}: {report} explains it"]
     if kind == "expected":
         return [f"{PREFIX}{_at(event)}: expected recompilation ({event.count} so far): {_where(event)}"
                 f"{_fix(event) or f': {t.summary}'}"]

@@ -45,24 +45,35 @@ def record_notes(result, out_dir: str | None) -> RecordNotes:
 
 
 def exit_note(status: int, recompilations: int | None = None, unexpected: int | None = None,
-              dynamo: tuple[int, int] | None = None, ranks: list[tuple[int, int]] | None = None) -> str:
+              dynamo: tuple[int, int] | None = None, ranks: list[tuple[int, int]] | None = None,
+              follow_dynamo: int = 0) -> str:
     """The verdict line: record exits with the command's status, not hlodiff's; it says how many recompilations
     were expected (a warm-up) so a steady run does not read as a failing one. ``dynamo``: Dynamo's recompilations
     and how many are unexpected (:attr:`hlodiff.api.Explained.dynamo_counts`), counted first: a torch.compile run
     whose XLA graphs were all cache hits still recompiled (a CI job greps this line). ``ranks``: (rank, its
-    recompilations) of a job of several ranks."""
+    recompilations) of a job of several ranks. ``follow_dynamo``: XLA recompilations that are the bridge's compile
+    after an unexpected Dynamo recompilation (:attr:`hlodiff.api.Explained.follow_dynamo`): neither expected nor
+    counted apart, they follow Dynamo's (review 14, F3: "XLA: 2 recompilations (all expected)" under a report that
+    exits 1)."""
     if recompilations is None:  # several ranks: each rank's count (review 6, p07: the line had none)
         counts = "; ".join(f"rank {rank}: {_counted(n, None)}" for rank, n in ranks or [])
         return f"hlodiff: {counts + '; ' if counts else ''}exiting with the command's status {status}"
-    count = _counted(recompilations, unexpected)
+    count = _counted(recompilations, unexpected, follow_dynamo)
     if dynamo is not None:
         count = f"{_counted(*dynamo)} by Dynamo; XLA: {count}"
     return f"hlodiff: {count}; exiting with the command's status {status}"
 
 
-def _counted(n: int, unexpected: int | None) -> str:
+def _counted(n: int, unexpected: int | None, follow_dynamo: int = 0) -> str:
     count = f"{n} recompilation{'s' if n != 1 else ''}"
-    if n and unexpected == 0:
+    if n and follow_dynamo:
+        parts = [f"{'all' if follow_dynamo == n else follow_dynamo} by the bridge after Dynamo's"]
+        if unexpected:
+            parts.append(f"{unexpected} unexpected")
+        if n - follow_dynamo - (unexpected or 0) > 0:
+            parts.append(f"{n - follow_dynamo - (unexpected or 0)} expected")
+        count += f" ({', '.join(parts)})"
+    elif n and unexpected == 0:
         count += " (expected)" if n == 1 else " (all expected)"
     elif n and unexpected is not None and unexpected < n:
         count += f" ({unexpected} unexpected)"

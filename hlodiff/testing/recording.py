@@ -79,7 +79,7 @@ class HloRecording:
             return err
         text = str(err).replace(f"{self._temporary}#", "#")
         return HloStabilityError(text + "\n\n(#N numbers this session's graphs; they are in a temporary folder "
-                                 "removed at the end: keep them with --hlodiff-dir DIR)")
+                                 "removed at the end: keep them with --hlodiff-dir DIR)", err.torch_xla)
 
     def assert_snapshot(self, name: str | None = None) -> None:
         """Compare the compiled graphs with ``__hlo_snapshots__/`` beside the test (written on first run and with

@@ -44,19 +44,33 @@ def with_lines(error: AssertionError, *, nodeid: str, rootdir: str, inifile: str
         return error
     if lines_on or os.environ.get("XLA_IR_DEBUG", "0") not in ("", "0"):
         return error
+    if not getattr(error, "torch_xla", True):
+        return error  # a JAX dump: its lines are in it; a second run would only double the test's time
     if not rerun:
         return HloStabilityError(f"{error}\n\n(source lines: this test is not run twice; run pytest with "
                                  f"`-o hlodiff_source_lines=true` to name your lines)")
     from hlodiff.capture.session import saved_env
 
     kept = lines_folder(keep_dir, nodeid) if keep_dir else None
-    message = rerun_with_lines(nodeid, rootdir, inifile, paths.env_added, saved_env(paths), kept)
+    message, status = rerun_with_lines(nodeid, rootdir, inifile, paths.env_added, saved_env(paths), kept)
     if message is None:
-        return HloStabilityError(f"{error}\n\n(source lines: a second run of this test with source lines on "
-                                 f"did not fail the same way)")
+        return HloStabilityError(f"{error}\n\n(source lines: {SECOND_RUN.get(status, SECOND_RUN_FAILED)})",
+                                 getattr(error, "torch_xla", True))
     where = f"; its capture, with lines: {kept}" if kept else ""
     return HloStabilityError(f"{message}\n\n(source lines from a second run of this test, in a fresh process "
                              f"with torch_xla's frame capture on; passing tests run without it{where})")
+
+
+SECOND_RUN = {
+    0: "a second run of this test with source lines on passed: its failure depends on what ran before it",
+    None: "a second run of this test with source lines on could not be run (timed out or not started): the "
+          "message above has no lines of yours",
+}
+"""Why a second run gave no message of its own, by its exit status; any other status: it failed without a
+stability message (another failure, or a check that read no capture of its own), said as such: "did not fail the
+same way" read as a flaky test where the failure was the same every time (review 14, F5)."""
+SECOND_RUN_FAILED = ("a second run of this test with source lines on failed too, without a stability message of "
+                     "its own: the message above is the first run's")
 
 
 def lines_folder(keep_dir: str, nodeid: str) -> str:
@@ -66,9 +80,9 @@ def lines_folder(keep_dir: str, nodeid: str) -> str:
 
 
 def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: dict[str, str],
-                     saved_env: dict[str, str | None], keep: str | None = None) -> str | None:
-    """Run ``nodeid`` again in a fresh pytest with source lines on; its stability message, or None when the
-    child did not fail the same way (it passed, or failed for another reason)."""
+                     saved_env: dict[str, str | None], keep: str | None = None) -> tuple[str | None, int | None]:
+    """Run ``nodeid`` again in a fresh pytest with source lines on: (its stability message, or None when it wrote
+    none; its exit status, or None when it could not be run)."""
     fd, message_path = tempfile.mkstemp(prefix="hlodiff-rerun-", suffix=".txt")
     os.close(fd)
     try:
@@ -78,12 +92,12 @@ def rerun_with_lines(nodeid: str, rootdir: str, inifile: str | None, env_added: 
             args += ["-c", inifile]
         if keep:
             args += ["--hlodiff-dir", keep]
-        subprocess.run(args, cwd=rootdir, env=_child_env(env_added, saved_env, message_path),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
+        proc = subprocess.run(args, cwd=rootdir, env=_child_env(env_added, saved_env, message_path),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
         with open(message_path, encoding="utf-8") as f:
-            return f.read() or None
+            return f.read() or None, proc.returncode
     except (OSError, subprocess.SubprocessError):
-        return None
+        return None, None
     finally:
         os.unlink(message_path)
 

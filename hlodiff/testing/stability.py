@@ -20,7 +20,21 @@ from hlodiff.render.terminal import render_explanation
 
 
 class HloStabilityError(AssertionError):
-    """The graphs were not stable; the message is the explanation."""
+    """The graphs were not stable; the message is the explanation. ``torch_xla``: the check read torch_xla graphs,
+    whose source lines a second run with frame capture on can add (:mod:`hlodiff.testing.rerun`); a JAX dump's
+    lines are in it already (review 14, F5: a JAX dump's test ran twice for nothing)."""
+
+    def __init__(self, message: str, torch_xla: bool = True):
+        super().__init__(message)
+        self.torch_xla = torch_xla
+
+
+def read_torch_xla(explanation) -> bool:
+    """Whether any graph of the explanation is torch_xla's (a save-tensors report, or a dump whose modules torch_xla
+    names ``SyncTensorsGraph.N`` / ``IrToHlo.N``), not a JAX program's."""
+    return any(g.record.kind != "xla_dump"
+               or (g.record.module_name or "").startswith(("SyncTensorsGraph", "IrToHlo"))
+               for g in explanation.graphs)
 
 
 @dataclass(slots=True)
@@ -78,7 +92,7 @@ class Stability:
             lines.append(f"hlodiff calls these the program's warm-up (expected, nothing to fix in the code): its "
                          f"first {enough} steps warm up, so the check needs warmup={enough}: "
                          f"assert_stable(warmup={enough}) or @pytest.mark.hlo_stable(warmup={enough})")
-        raise HloStabilityError("\n".join(lines) + "\n\n" + self.report(late))
+        raise HloStabilityError("\n".join(lines) + "\n\n" + self.report(late), read_torch_xla(self.explanation))
 
     def warmup_needed(self, late: list) -> int:
         """The ``warmup`` that would pass when every late graph is a recompilation the explanation calls expected
@@ -97,7 +111,8 @@ class Stability:
         __tracebackhide__ = True
         count = len([g for g in self.compilations if g.ref not in self.outside])
         if count > n:
-            raise HloStabilityError(f"{count} compilations, expected at most {n}\n\n{self.report()}")
+            raise HloStabilityError(f"{count} compilations, expected at most {n}\n\n{self.report()}",
+                                    read_torch_xla(self.explanation))
 
 
 def stability_of(explanation: RunExplanation) -> Stability:
