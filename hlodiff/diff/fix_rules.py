@@ -640,6 +640,15 @@ RULES: tuple[FixRule, ...] = (
           "state (torch.minimum/maximum for min()/max()), or torch_xla.amp.syncfree's step(found_inf=flag): no "
           "read, one graph",
           unless="op:nonzero jax"),
+    # review 14 F1 (rev14_p2_item_midstep): `if loss.item() > 1e6: continue` compares a float in Python, so the cut
+    # graph hands back a number (no boolean for the row above); the source on disk shows the read is an `if`'s test,
+    # deciding whether backward and the optimizer run: reading it later or in a step closure cannot decide that.
+    # A read in an `if`'s body (`if step % 10 == 0: print(loss.item())`) or a logged metric keeps partial_read
+    _rule("partial_read_in_condition", "partial", "read_in_condition",
+          "the value read early at {line} is compared in a Python `if`/`while` that decides whether the rest of the "
+          "step runs, so it cannot be read later: decide on the device, torch.where(ok, new, old) on the weights "
+          "and optimizer state (or scale the update by a 0/1 mask): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
