@@ -718,9 +718,12 @@ RULES: tuple[FixRule, ...] = (
           "the number of PRNG keys changed (jax.random.split(key, n) with another n, n from Python): each count "
           "compiles the step again; split the same number of keys every call (the largest) and use or mask the ones "
           "a call needs, or accept one compilation per count if the count changes rarely"),
+    # review 14 F6: the parenthesis "(one more compilation, then reused every epoch, ...)" after "pad it" read as
+    # the cost of padding; it told what the short batch costs as it is, so that cost now comes before the fixes
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
-          "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
-          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
+          "the last batch of each epoch is short (batch sizes {values}); as it is, it costs one more compilation "
+          "(then reused every epoch): use DataLoader(drop_last=True), or pad it to the full batch size and mask the "
+          "padded rows in the loss",
           unless="jax sizes_vary"),
     _rule("shape_tensor_list", "shape", "op:tensor_list",
           "an index tensor made on the host (torch.tensor(list), a numpy array) changes length{seen}: pad it "
