@@ -297,6 +297,15 @@ WRONG_NOW = {
     # from the source, which the capture's neutral paths do not reach (with --source-map it is right:
     # tests/test_round17.py); without it the fix says 'pass it as a traced argument' (incomplete, not wrong)
     "jax/r17_jx_grl_nondiff_static": "fix_any: needs the source (neutral paths); says pass it traced",
+    # new-user review 14 (P2, F1): `if loss.item() > 1e6: continue` compares a float in Python; the cut graph hands
+    # back that float, so only the source tells the read is an if's test (row partial_read_in_condition), and the
+    # capture's neutral /home/user/project path is not on disk: with --source-map it is right
+    # (tests/test_review14_condition_read.py); the reviewer, whose source was on disk, gets it right
+    "torch_xla/rev14_p2_item_midstep": "fix_any, fix_none: needs the source (neutral paths); says read it after "
+                                       "the sync / add_step_closure",
+    # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as
+    # rev6_static_step)
+    "jax/rev14_p4_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (not unbounded)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
