@@ -27,7 +27,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``read_condition`` (the early reads hand
-  back one-element booleans only: a Python ``if`` on a tensor, :mod:`hlodiff.diff.condition_read`), ``block_repeats`` (each
+  back one-element booleans only: a Python ``if`` on a tensor, :mod:`hlodiff.diff.condition_read`), ``read_in_condition``
+  (an early read's line is the test of an ``if``/``while`` in the source on disk: ``if loss.item() > 1e6: continue``), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
   ``none_leaf`` (JAX: a leaf was None on the other call), ``nondiff_static`` (a static argument fed to a
   custom_vjp/custom_jvp function's nondiff_argnums, in the source), ``metadata_identity`` (JAX: a pytree node's aux_data
@@ -208,7 +209,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "carried_scalar",
                  "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
-                 "no_collective", "size_schedule", "read_condition"):
+                 "no_collective", "size_schedule", "read_condition", "read_in_condition"):
         if getattr(ctx, name, False):
             facts.add(name)
     if getattr(ctx, "context_setting", ""):

@@ -660,6 +660,15 @@ RULES: tuple[FixRule, ...] = (
           "state (torch.minimum/maximum for min()/max()), or torch_xla.amp.syncfree's step(found_inf=flag): no "
           "read, one graph",
           unless="op:nonzero jax"),
+    # review 14 F1 (rev14_p2_item_midstep): `if loss.item() > 1e6: continue` compares a float in Python, so the cut
+    # graph hands back a number (no boolean for the row above); the source on disk shows the read is an `if`'s test,
+    # deciding whether backward and the optimizer run: reading it later or in a step closure cannot decide that.
+    # A read in an `if`'s body (`if step % 10 == 0: print(loss.item())`) or a logged metric keeps partial_read
+    _rule("partial_read_in_condition", "partial", "read_in_condition",
+          "the value read early at {line} is compared in a Python `if`/`while` that decides whether the rest of the "
+          "step runs, so it cannot be read later: decide on the device, torch.where(ok, new, old) on the weights "
+          "and optimizer state (or scale the update by a 0/1 mask): no read, one graph",
+          unless="op:nonzero jax"),
     _rule("partial_read_sets_size", "partial", "read_sets_trace",
           "the value read early at {line} (int(t.max()), .item()) decides what is traced next: {after_read} different "
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
@@ -729,9 +738,12 @@ RULES: tuple[FixRule, ...] = (
           "the number of PRNG keys changed (jax.random.split(key, n) with another n, n from Python): each count "
           "compiles the step again; split the same number of keys every call (the largest) and use or mask the ones "
           "a call needs, or accept one compilation per count if the count changes rarely"),
+    # review 14 F6: the parenthesis "(one more compilation, then reused every epoch, ...)" after "pad it" read as
+    # the cost of padding; it told what the short batch costs as it is, so that cost now comes before the fixes
     _rule("shape_last_batch_each_epoch", "shape", "on_input leading_dim_shrank last_each_round",
-          "the last batch of each epoch is short (batch sizes {values}): use DataLoader(drop_last=True), or pad it to "
-          "the full batch size (one more compilation, then reused every epoch, and a step on fewer rows)",
+          "the last batch of each epoch is short (batch sizes {values}); as it is, it costs one more compilation "
+          "(then reused every epoch): use DataLoader(drop_last=True), or pad it to the full batch size and mask the "
+          "padded rows in the loss",
           unless="jax sizes_vary"),
     # round 18 (r18_tx_length_regulator): the same evidence comes from repeat_interleave(h, dur) (an index made at
     # the op's own line): the row says what it saw and what to check, not where the index was made

@@ -215,6 +215,9 @@ class FixContext:
     """Every graph an early read of this family ran hands back one-element booleans only: the value read is a
     condition that decides what the step does (skip the optimizer step), not a number to log
     (:mod:`hlodiff.diff.condition_read`)."""
+    read_in_condition: bool = False
+    """An early read's line is the test of a Python ``if``/``while`` in the source on disk (``if loss.item() > 1e6:
+    continue``): the value, a number, decides by a comparison in Python whether the rest of the step runs."""
     across_ranks: bool = False
     """The two graphs are two ranks' at one step (the divergence section), not two steps of one rank."""
     no_collective: bool = False

@@ -110,6 +110,11 @@ class SourceLines:
 
         return enclosing_if(file, line)
 
+    def read_in_condition(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import read_in_condition
+
+        return read_in_condition(file, line)
+
     def calls_named(self, file: str, names: tuple[str, ...]) -> list[int]:
         from hlodiff.dumps.python_source import calls_named
 
@@ -142,6 +147,9 @@ class NoSources(SourceLines):
 
     def enclosing_if(self, file, line):
         return None
+
+    def read_in_condition(self, file, line):
+        return False
 
     def calls_named(self, file, names):
         return []

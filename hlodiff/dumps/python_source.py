@@ -312,6 +312,35 @@ def enclosing_if(file: str, line: int | None) -> int | None:
     return best
 
 
+_READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
+"""Methods that bring a tensor's value to the host: a read the step waits for."""
+
+
+def read_in_condition(file: str, line: int | None) -> bool:
+    """The read at ``file:line`` is the test of an ``if`` or ``while`` (``if loss.item() > 1e6: continue``): its
+    value decides in Python whether the rest of the step runs, so it cannot be read after the sync or in a step
+    closure (new-user review 14, F1). A read in the body of a one-line ``if`` (``if step % 10 == 0:
+    print(loss.item())``) is not: the test holds no read, the body does. False when the file is not on disk."""
+    tree = _parse(file)
+    if tree is None or line is None:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.If, ast.While)):
+            continue
+        test = node.test
+        if test.end_lineno is None or not test.lineno <= line <= test.end_lineno:
+            continue
+        if _reads_on(test, line) or not any(_reads_on(stmt, line) for stmt in node.body + node.orelse):
+            return True
+    return False
+
+
+def _reads_on(node: ast.AST, line: int) -> bool:
+    """``node`` holds, on ``line``, a method call that brings a value to the host (``.item()``, ``.tolist()``)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _READ_METHODS
+               and getattr(n, "lineno", None) == line for n in ast.walk(node))
+
+
 def calls_named(file: str, names: tuple[str, ...]) -> list[int]:
     """Lines of the calls to any of ``names`` (``requires_grad_``, ``device_put``) and of assignments to an
     attribute of those names (``p.requires_grad = False``), in line order; empty when the file is not on disk. A

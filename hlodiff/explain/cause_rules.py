@@ -126,6 +126,21 @@ def _always(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
 
 
+def own_placement(c: Cause) -> bool:
+    """A sharding change on an entry parameter: an argument placed otherwise (``w`` from ``jnp.zeros``, uncommitted,
+    then replicated by the first call's output). Nothing traced inside the function sets it, so no static argument
+    or weak type explains it, and alone it compiles the step again: a cause of its own, told beside the root with
+    its own fix, not under it (new-user review 14, F2: after fixing the static argument the step still compiled
+    twice)."""
+    return c.kind == "sharding" and c.on_parameter
+
+
+def _traced_from_key(c: Cause, r: Cause, e: Evidence) -> bool:
+    """What a static argument or weak type changes is traced inside the function (constants, shapes, ops), not an
+    argument's own placement (:func:`own_placement`)."""
+    return not own_placement(c)
+
+
 def _key_reason(c: Cause, r: Cause, e: Evidence) -> bool:
     return r.reason in KEY_REASONS and c.reason is None
 
@@ -375,8 +390,9 @@ RULES: tuple[Rule, ...] = (
          why="a train step against an eval step: dropout's random bits and the backward come or go with the mode"),
     Rule("early_read", frozenset(_PARTIAL_OK), ("partial",), _always,
          why="a step cut short by an early execution: the rest of it (outputs, inputs) differs because of the cut"),
-    Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _always,
-         why="a static argument or weak type JAX keys its cache on changed: the traced program follows from it"),
+    Rule("static_key", frozenset(GRAPH_KINDS), ("static_argument", "weak_type"), _traced_from_key,
+         why="a static argument or weak type JAX keys its cache on changed: the traced program follows from it "
+             "(not another argument's placement: an input sharding is a cause of its own)"),
     Rule("jax_key", frozenset(GRAPH_KINDS), ("cache_key",), _key_reason,
          why="JAX saw a new function object (its new closed-over values change the ops) or another tracing "
              "context: the graph's differences follow from it"),

@@ -214,8 +214,12 @@ def _headline_json(r: Recompilation | None) -> dict | None:
         return None
     cause = r.causes[0]
     where = cause.locations[0] if cause.locations else None
+    from hlodiff.explain.headline_also import also_causes
+
+    also = [{"kind": c.kind, "summary": c.summary, "fix": c.fix,
+             "location": c.locations[0].to_json() if c.locations else None} for c in also_causes(r)]
     return {"graph": r.graph.ref, "kind": cause.kind, "location": where.to_json() if where else None,
-            "fix": cause.fix}
+            "fix": cause.fix, "also": also}
 
 
 def _graph_json(g: GraphSummary, step: int) -> dict:

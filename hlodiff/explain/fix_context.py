@@ -120,6 +120,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
             read_condition=reads_condition(r.family) if any(c.kind == "partial" for c in r.causes) else False,
+            read_in_condition=_read_in_condition(r.causes, sources),
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
@@ -170,6 +171,20 @@ def _fed_its_own_concatenation(cause, sources: SourceLines) -> bool:
     loop (:meth:`hlodiff.dumps.evidence.SourceLines.fed_its_own_concatenation`, when the file is on disk)."""
     first = next((f for f in cause.locations if not f.is_library), None)
     return first is not None and sources.fed_its_own_concatenation(first.file, first.line)
+
+
+def _read_in_condition(causes, sources: SourceLines) -> bool:
+    """An early read's line of the user's is the test of an ``if``/``while`` in the source on disk (``if
+    loss.item() > 1e6: continue``): the comparison is in Python, so the cut graph hands back a number, not the
+    boolean :func:`reads_condition` looks for, yet the value still decides whether the step runs (review 14, F1).
+    False when no source is on disk (the capture alone cannot tell a comparison from a logged value)."""
+    for cause in causes:
+        if cause.kind != "partial":
+            continue
+        first = next((f for f in cause.locations if not f.is_library), None)
+        if first is not None and sources.read_in_condition(first.file, first.line):
+            return True
+    return False
 
 
 def list_length(causes) -> str:

@@ -21,6 +21,7 @@ from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
+from hlodiff.explain.cause_rules import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
@@ -142,6 +143,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         leading = [jc.cause for jc in made if jc.cause.kind in _KEY_CHANGES or jc.cause.fix_rule == "dtype_prng_key_jax"]
         head = leading[0]
         for cause in r.causes:
+            if own_placement(cause):  # an argument placed otherwise: its own fix (review 14, F2)
+                continue
             cause.write_fix(f"follows from the {head.kind.replace('_', ' ')} change above", FixStance.FOLLOWS)
             cause.fix_is_final = True
         r.causes[0:0] = leading

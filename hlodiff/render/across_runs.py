@@ -16,6 +16,7 @@ from rich.text import Text
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, AcrossRuns, Verdict
+from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
 from hlodiff.explain.run_settings import compile_setting_of
@@ -33,6 +34,14 @@ def label(v: Verdict) -> str:
     if v.program.startswith("jit") or v.called_at is None or v.b_record is None or v.b_record.kind == "xla_dump":
         return v.program[:24]
     return f"graph {v.program[:8]} (sync at {short_line(v.called_at)})"
+
+
+def listed_label(v: Verdict) -> str:
+    """The program in the per-program list: a jitted function of the user's with the line that called it (review
+    14, F8: ``jit_update`` had none), an eager op or a torch_xla graph as :func:`label` names it."""
+    if v.program.startswith("jit") and is_users_program(v.program) and v.called_at is not None:
+        return f"{label(v)} ({short_line(v.called_at)})"
+    return label(v)
 
 
 def reason_text(v: Verdict) -> str:
@@ -133,7 +142,7 @@ def summary_text(result: AcrossRuns) -> str:
 def _group_text(verdict: str, reason: str | None, group: list[Verdict], whole: bool = False) -> str:
     """One reason and the programs it explains (``whole``: all of B's recompilations, said without a count)."""
     n = len(group)
-    names = ", ".join(label(v) for v in group[:3]) + (", ..." if n > 3 else "")
+    names = ", ".join(label(v) for v in users_first(group)[:3]) + (", ..." if n > 3 else "")
     why = why_text(group[0])
     measured = [v.measured for v in group if v.measured is not None]
     if reason == "below_compile_time" and len(measured) > 1:  # one threshold, each program's own time
@@ -156,9 +165,9 @@ def render(console: Console, result: AcrossRuns) -> None:
         for verdict, reason, group in groups[1:]:
             console.print(Text(f"  also: {_group_text(verdict, reason, group)}"), highlight=False)
     console.print()
-    width = max((len(label(v)) for v in result.verdicts), default=8)
-    for v in result.verdicts:
-        line = Text(f"  {label(v):<{width}}  ")
+    width = max((len(listed_label(v)) for v in result.verdicts), default=8)
+    for v in users_first(result.verdicts):
+        line = Text(f"  {listed_label(v):<{width}}  ")
         style = "green" if v.verdict == "hit" else ("" if v.verdict == "new" else "red")
         line.append(reason_text(v), style=style)
         if v.seconds is not None and v.verdict != "hit":

@@ -260,6 +260,13 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
         headline = explanation.xla_headline
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
+        from hlodiff.explain.headline_also import also_causes
+
+        for other in also_causes(headline):  # review 14 F2: a cause that alone compiles again, with its fix
+            where = other.locations[0] if other.locations else None
+            at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else ""
+            console.print(Hanging(Text(f"also: {other.summary}{at}, which alone compiles again; fix: {other.fix}",
+                                       style="green"), 6), highlight=False)
         if getattr(headline.causes[0], "plan", None) is not None:
             from hlodiff.render.plan import plan_text
 
