@@ -294,10 +294,8 @@ WRONG_NOW = {
     # follow (one per layer) are not weighed against it
     "dynamo/r19_d_layer_idx_attr": "line: :21 (the def); fix_any, fix_none: says requires_grad (the first "
                                    "recompile's reason), not the per-layer int",
-    # the control: one Dynamo frame, one graph; the eager step's graphs around the compiled loss (warm-up of the
-    # lazy forward/backward/optimizer) are told as inputs switching between computed and device data, exit 1
-    "dynamo/r19_d_cfg_dict_rebuilt_control": "headline: inputs (sync at the same points), exit 1; the truth "
-                                             "wants none",
+    # (round 19's control, dynamo/r19_d_cfg_dict_rebuilt_control, is right since its bridge graphs that all run in
+    # every step are told as the compiled function's fixed set: explain/dynamo.py, _run_every_step)
     # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as
     # rev6_static_step)
     "jax/rev14_p4_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (not unbounded)",

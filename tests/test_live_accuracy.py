@@ -198,7 +198,8 @@ LIVE_WRONG_NOW = {
     'jax/r19_jx_onehot_max_label': 'fix_any, fix_none: pad to a few bucket sizes (as at exit)',
     'dynamo/r19_d_layer_idx_attr': "kind: ops; line: no location; fix_any: the bridge's graphs, Dynamo's reason "
                                    "left to the report at exit",
-    'dynamo/r19_d_cfg_dict_rebuilt_control': 'quiet: tells the eager warm-up graphs as a recompilation',
+    'dynamo/r19_d_cfg_dict_rebuilt_control': 'quiet, agrees: live tells a bridge graph as a recompilation (inputs); the '
+                                              'report at exit, since _run_every_step, tells none',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
