@@ -101,7 +101,9 @@ EXERCISED = {
     "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
     "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
     "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
-    "shape_input": "torch_xla/dynamo_batch",  # the joined graph tells the guard's own change: its own story
+    # a crop side drawn from three sizes, told as a size at the input (dynamo_batch recorded it until review 14 gave
+    # the joined graph of a size guard the Dynamo section's words)
+    "shape_input": "scenarios/torch_xla/random_crop",
     "dynamo_bridge_follows": "scenarios/dynamo/dyn_tensor_or_float", "shape_input_switched": "torch_xla/look_batch_once",
     "static_slice_start": "jax/look_static_slice",
     "cache_key_keyword": "jax/look_kwarg", "cache_key_placement": "jax/look_device_put",

@@ -95,10 +95,8 @@ LIVE_WRONG_NOW = {
     # @torch.compile line (:9); at exit the Dynamo recompilation names the loop's call (:17) from that graph's stack
     # (record), or keeps the def (by hand, no source on disk); the live update reaches :17 under record
     'dynamo/rev13_c1_batch': 'line: rev13_c1_batch.py:9 (the bridge graph\'s own frame, told before the call)',
-    'dynamo/rev13_c1_batch_byhand': 'line: rev13_c1_batch_byhand.py:9 (as at exit)',
-    # review 14's P7: the guard's line in the function (:11), as at exit; the call (:19) leads with the source on disk
-    'dynamo/rev14_p7_temperature': 'line: rev14_p7_temperature.py:11 (as at exit: source not on disk)',
-    'dynamo/rev14_p7_temperature_record': 'line: rev14_p7_temperature_record.py:11 (as at exit: source not on disk)',
+    # (rev13_c1_batch_byhand and review 14's P7, by hand and under record, are right live since the scorers read the
+    # source on disk and live Dynamo lines find the one call as the report at exit does)
     # new-user review 9 (Dynamo and JAX): j2's unrolled loop is told live from its ops ("keep branches and loop
     # counts fixed") before JAX's log names the static argument (the report at exit: static_unrolled_loop, right);
     # c3 by hand: live, the bridge's dumped graphs are not told apart from eager ones (the report at exit is right),
