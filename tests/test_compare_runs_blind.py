@@ -4,26 +4,14 @@ beside a look-alike that shares the row's evidence but one fact and must keep th
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy
 from hlodiff.dumps import iter_graphs
 from hlodiff.explain.across_runs import (CANNOT_DESERIALIZE, DEVICE_COUNT_ATTRIBUTES, device_count_differences)
 from hlodiff.render.across_runs import LOCATED_AT_CALL
-
-RUNS = FIXTURES / "scenarios" / "runs"
-
-
-def _compare(folder: Path, codes=(1,)) -> dict:
-    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=codes)
-
-
-def _copy(name: str, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(RUNS / name, tmp_path / name))
-
 
 # -- CANNOT_DESERIALIZE: ("torch_xla", "cpu") ------------------------------------------------------------------------
 

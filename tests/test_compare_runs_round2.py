@@ -4,25 +4,13 @@ each beside a look-alike that shares the row's evidence but one fact and must ke
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from helpers import FIXTURES, cli_json
+from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy
 from hlodiff.dumps import iter_graphs
 from hlodiff.explain.across_runs import NOT_WRITTEN_REASONS, parameter_shape_differences
 from hlodiff.explain.run_differences import WIDE_TYPES, wide_type_differences
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
-
-RUNS = FIXTURES / "scenarios" / "runs"
-
-
-def _compare(folder: Path, codes=(1,)) -> dict:
-    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=codes)
-
-
-def _copy(name: str, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(RUNS / name, tmp_path / name))
-
 
 def _edit_stderr(folder: Path, old: str, new: str) -> None:
     for log in folder.glob("run_*/stderr.log"):

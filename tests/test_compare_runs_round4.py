@@ -11,21 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head
 from hlodiff.explain.run_differences import (JAX_SETTING_OPTIONS, LOW_PRECISION_TYPES, LOWERING_SETTINGS,
                                              KeyDifference, jax_setting_of, same_folder_spelled_apart)
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
-
-RUNS = FIXTURES / "scenarios" / "runs"
-
-
-def _compare(folder: Path, codes=(1,)) -> dict:
-    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=codes)
-
-
-def _head(name: str, codes=(1,)) -> dict:
-    return _compare(RUNS / name, codes)["headline"]
-
 
 def _at(head: dict) -> tuple[str, int] | None:
     loc = head["location"]

@@ -7,30 +7,14 @@ round's two controls."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy
 from hlodiff.dumps.compile_cache import read_jax_cache_log
 from hlodiff.explain.across_runs import REASONS, Verdict
 from hlodiff.explain.run_differences import PRNG_KEY_SHAPES, SAME_KEY_PROGRAM, KeyDifference
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES, fix_text
-
-RUNS = FIXTURES / "scenarios" / "runs"
-
-
-def _compare(folder: Path, codes=(1,)) -> dict:
-    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=codes)
-
-
-def _head(name: str, codes=(1,)) -> dict:
-    return _compare(RUNS / name, codes)["headline"]
-
-
-def _copy(name: str, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(RUNS / name, tmp_path / name))
-
 
 def test_table_rows_are_the_ones_tested():
     assert {"read_failed", "renamed", "metadata_in_key"} <= set(REASONS)

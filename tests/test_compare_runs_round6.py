@@ -6,12 +6,11 @@ and must keep the answer it had; and the round's two controls."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 
 from helpers import FIXTURES, cli_json
+from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy
 from hlodiff.explain.across_runs import Verdict
 from hlodiff.explain.across_runs_torch import PERSISTENT_COUNTERS
 from hlodiff.explain.run_differences import KeyDifference
@@ -19,21 +18,6 @@ from hlodiff.explain.run_settings import (COMPILE_OPTION_SETTINGS, LONG_TYPES, l
                                           relative_cache_folder)
 from hlodiff.hlo.parser import parse_module
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES, fix_text
-
-RUNS = FIXTURES / "scenarios" / "runs"
-
-
-def _compare(folder: Path, codes=(1,)) -> dict:
-    return cli_json("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=codes)
-
-
-def _head(name: str, codes=(1,)) -> dict:
-    return _compare(RUNS / name, codes)["headline"]
-
-
-def _copy(name: str, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(RUNS / name, tmp_path / name))
-
 
 def test_table_rows_are_the_ones_tested():
     assert set(COMPILE_OPTION_SETTINGS) == {"use_shardy_partitioner", "exec_time_optimization_effort",
