@@ -189,15 +189,14 @@ LIVE_WRONG_NOW = {
     'dynamo/d15_matmul_precision_late': 'agrees: the report reads the precision line (:18) from the source, live '
                                         'says :21',
 
-    # round 19 (blind): as at exit for the focal gamma (no location) and the one-hot count (pad/bucket); live, the
-    # per-layer compile is told as the Dynamo bridge's graphs (kind ops, no location), and the control's eager
-    # warm-up graphs are told as a recompilation
+    # round 19 (blind): as at exit for the focal gamma (no location), the one-hot count (pad/bucket) and the
+    # per-layer compile (Dynamo's guard at the def, its first reason: requires_grad)
     'torch_xla/r19_tx_focal_gamma_pow': 'line: no location (as at exit)',
     'jax/r19_jx_onehot_max_label': 'fix_any, fix_none: pad to a few bucket sizes (as at exit)',
-    'dynamo/r19_d_layer_idx_attr': "kind: ops; line: no location; fix_any: the bridge's graphs, Dynamo's reason "
-                                   "left to the report at exit",
-    'dynamo/r19_d_cfg_dict_rebuilt_control': 'quiet, agrees: live tells a bridge graph as a recompilation (inputs); the '
-                                              'report at exit, since _run_every_step, tells none',
+    # (the Dynamo control, r19_d_cfg_dict_rebuilt_control, is right live too: a bridge graph without Dynamo's log is
+    # held until two steady steps show whether it runs every step, explain/live_bridge_steps.py)
+    'dynamo/r19_d_layer_idx_attr': "line: :21 (the def); fix_any, fix_none: says requires_grad (as at exit: the first "
+                                   "recompile's reason, not the per-layer int)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

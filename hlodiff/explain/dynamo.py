@@ -27,6 +27,7 @@ from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBre
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_first_calls
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
+from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, int_recompiled_once, varying_sizes, wrapped_module)
@@ -71,26 +72,6 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
         merged.restarts += [r for r in log.restarts if r not in merged.restarts]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
-
-
-def _run_every_step(explanation, bridge_refs: set[str]) -> set[str]:
-    """Cache keys of the bridge's graphs that run in every steady step (between each two of the user's later
-    syncs: the steps after the first two). A retrace replaces its graph on later calls; graphs that all run in
-    every step are the compiled function's fixed set (its forward, its backward, the sync of its inputs), however
-    alike two of them are (round 19's control: four bridge graphs every step, one 51% alike another, told as "a
-    value computed in the graph on some steps"). Empty with fewer than two steady steps."""
-    bridge_keys = {g.cache_key for g in explanation.graphs if g.ref in bridge_refs}
-    steps, current = [], set()
-    for g in explanation.graphs:
-        if g.cache_key in bridge_keys:
-            current.add(g.cache_key)
-        else:
-            steps.append(current)
-            current = set()
-    steady = steps[2:]
-    if len(steady) < 2:
-        return set()
-    return set.intersection(*steady)
 
 
 # -- the join --------------------------------------------------------------------------------------------------------
@@ -312,10 +293,9 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
                for g in explanation.graphs):
         return None
     found = findings(DynamoLog("", "none"), [], explanation, events)
-    every_step = _run_every_step(explanation, set(found.bridge_compilations))
+    fixed = fixed_set_pairs(explanation, set(found.bridge_compilations))
     changed = {r.graph.ref for r in explanation.recompilations
-               if r.causes and _mostly_alike(r) and not inference_variant(r)
-               and not (r.closest is not None and {r.graph.cache_key, r.closest.cache_key} <= every_step)}
+               if r.causes and _mostly_alike(r) and not inference_variant(r) and r.graph.ref not in fixed}
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
     quiet_bridge_hints(explanation, found)

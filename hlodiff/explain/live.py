@@ -23,6 +23,7 @@ from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.diff.fix_rules import EAGER
 from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeSteps, bridge_steps
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
 from hlodiff.explain.live_told import told_of as _told
@@ -75,6 +76,8 @@ class LiveExplainer:
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
+        self._steps_read: tuple | None = None
+        """(what was placed when read, :class:`~hlodiff.explain.live_bridge_steps.BridgeSteps`): read once per graph."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -196,8 +199,8 @@ class LiveExplainer:
             family.hits_since += 1
             if held.cut:  # the middle of a step: looked at again once the graph that ends it is placed
                 return []
-            if family.pending and family.latest is not None and self._awaits_dynamo(family):
-                return []  # Dynamo's reason for the bridge's recompilation comes a few lines later: held till then
+            if family.pending and family.latest is not None and self._awaits(family):
+                return []  # Dynamo's reason (or the steps that show the bridge's fixed set) comes later: held
             if family.latest is not None and (family.pending or family.hits_since >= family.next_look):
                 family.next_look *= 2
                 return self._look_again(family, settled=family.hits_since >= SETTLED)
@@ -206,7 +209,7 @@ class LiveExplainer:
         first_of_family = not family.compiled
         # a family's second step compiled again (pending): settled by what came next, this graph
         earlier = self._look_again_one(family, running=True) if family.pending and family.latest is not None \
-            and not self._awaits_dynamo(family) else []
+            and not self._awaits(family) else []
         # a fix still waiting for the next steps: with executions followed, put off while the family compiles again
         # (no step has reused a graph yet: a warm-up, tasks in rotation, a second graph after an early read that is
         # an optimizer's warm-up), told at its next cache hit or the end (the oldest past DEFERRED, now); else told
@@ -229,6 +232,27 @@ class LiveExplainer:
             if len(family.deferred) > DEFERRED:
                 earlier += self._look_deferred(family, 1)
         return earlier + told
+
+    def _awaits(self, family: LiveFamily) -> bool:
+        return self._awaits_dynamo(family) or self._awaits_steps(family)
+
+    def _awaits_steps(self, family: LiveFamily) -> bool:
+        """A held recompilation of the bridge's graphs, no Dynamo log: whether it is the compiled function's fixed
+        set (the report at exit tells none) is known from two steady steps (:mod:`hlodiff.explain.live_bridge_steps`);
+        at most :data:`~hlodiff.explain.live_bridge_steps.AWAIT_STEPS` cache hits, and the end tells everything."""
+        if self.run.dynamo_logs or family.hits_since > AWAIT_STEPS:
+            return False
+        if not bridge_run(family.latest.frames, self._debug_cause(family.latest)):
+            return False
+        steps = self._bridge_steps()
+        return steps is not None and not steps.known
+
+    def _bridge_steps(self) -> BridgeSteps | None:
+        """The held run's steps as the report at exit reads them, read once per graph read."""
+        placed = (self.graphs, sum(f.steps for f in self.families.values()))
+        if self._steps_read is None or self._steps_read[0] != placed:
+            self._steps_read = (placed, bridge_steps(self.run, self._held()))
+        return self._steps_read[1]
 
     def _awaits_dynamo(self, family: LiveFamily) -> bool:
         """A held step around a compiled call (not the bridge's graph) waits for Dynamo's line: the bridge compiled
@@ -320,7 +344,11 @@ class LiveExplainer:
         from hlodiff.explain.dynamo import bridge_without_log
 
         found = bridge_without_log(explanation, self.run.events)
-        return found is not None and record.ref in found.bridge_recompilations
+        if found is not None and record.ref in found.bridge_recompilations:
+            return True
+        # the family's window holds the bridge's graphs alone: the run's steps say which run every step
+        steps = self._bridge_steps()
+        return steps is not None and record.ref in steps.fixed
 
     def _held(self) -> list[GraphRecord]:
         """The run's compilations and the executions its families still hold (their recent windows), in run order:
