@@ -96,3 +96,10 @@ def test_without_the_source_the_recurring_guard_still_leads_with_the_module_numb
     doc, _ = _explain("r19_d_layer_idx_attr", sources=False)
     head = doc["dynamo"]["headline"]
     assert head["guard"] == "self.layer_idx == 1" and head["fix_rule"] == "dynamo_module_number"
+
+
+def test_two_checks_of_one_name_are_two_reasons_and_the_first_keeps_the_lead():
+    # review3_hook_guard: a hook registered (once), then the global list it grows checked for truth, then for length
+    found = _findings("not fn._forward_hooks", "not G['__import___main__'].acts",
+                      "len(G['__import___main__'].acts) == 1")
+    assert found.headline.guard.guard == "not fn._forward_hooks"

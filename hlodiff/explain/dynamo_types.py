@@ -296,12 +296,17 @@ class DynamoFindings:
                 "unexpected": [r.compile_id for r in self.unexpected]}
 
 
+_VALUE = re.compile(r"-?\b\d+(?:\.\d+)?(?:e-?\d+)?\b|(?<=== )(?:'[^']*'|\"[^\"]*\")|\b(?:True|False|None)\b")
+"""A literal in a guard's text: the value it checked (``self.layer_idx == 1``), not what it checks."""
+
+
 def _reason(r) -> tuple | None:
-    """What a recompilation's guard is about, across its values: the frame, the guard's kind and its subject
-    (``self.layer_idx`` for ``self.layer_idx == 1`` and ``== 2``). None for a finding that is no guard's."""
+    """What a recompilation's guard checks, whatever the value: the frame, the guard's kind and its text with the
+    values left out (``self.layer_idx == _`` for ``== 1`` and ``== 2``). Two checks of one name (``not acts``, then
+    ``len(acts) == 1``: a list a hook grows) are two reasons. None for a finding that is no guard's."""
     if not isinstance(r, DynamoRecompile):
         return None
-    return (r.compile_id.split("/")[0], r.kind, r.subject or r.guard.guard)
+    return (r.compile_id.split("/")[0], r.kind, _VALUE.sub("_", r.guard.guard or ""))
 
 
 def recurring_lead(found: list) -> object:
