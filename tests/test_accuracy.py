@@ -289,11 +289,8 @@ WRONG_NOW = {
     # few bucket sizes'; here the value comes from the batch and the answer is the dataset's fixed class count
     "jax/r19_jx_onehot_max_label": "fix_any, fix_none: says pad to a few bucket sizes (the count is the "
                                    "dataset's, fixed)",
-    # the first recompile of the shared forward names `x requires_grad mismatch` (block 0's input is data, the
-    # others' are not) and hlodiff heads with it at the def line; the five `self.layer_idx == k` failures that
-    # follow (one per layer) are not weighed against it
-    "dynamo/r19_d_layer_idx_attr": "line: :21 (the def); fix_any, fix_none: says requires_grad (the first "
-                                   "recompile's reason), not the per-layer int",
+    # (round 19's dynamo/r19_d_layer_idx_attr is right since a guard that recurs across a frame's recompiles leads the
+    # first recompile's single reason: explain/dynamo_types.py, recurring_lead)
     # (round 19's control, dynamo/r19_d_cfg_dict_rebuilt_control, is right since its bridge graphs that all run in
     # every step are told as the compiled function's fixed set: explain/dynamo.py, _run_every_step)
     # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as

@@ -297,6 +297,16 @@ RULES: tuple[FixRule, ...] = (
           "torch.device(...)` block is such a mode: make the tensors with device=... (or .to(device)) and call the "
           "compiled function outside the block, or keep the same modes at every call (one block around the whole "
           "loop)", unless="jax"),
+    # Dynamo round 19 (r19_d_layer_idx_attr, pytorch#128071): a number each instance sets in __init__ (its layer
+    # index) read in a forward that many instances share: one trace per instance, in the first step, not per step
+    _rule("dynamo_module_instance_number", "python_value", "dynamo module_attribute per_instance",
+          "{tensor} is a number each instance of the module sets once in __init__ ({seen}): every instance shares "
+          "{function}'s code, and Dynamo guards a module's int and float attributes by value, so it traces "
+          "{function} once per instance's value (one graph per layer), toward its recompile limit ({limit}) in a "
+          "deeper model; don't branch on it inside the compiled code: compile the whole model once rather than each "
+          "block, or keep the per-layer choice out of the forward (a per-layer tensor or buffer the code multiplies "
+          "by, or two block classes)",
+          unless="jax python_flag sets_shape sets_loop python_string list_item"),
     # Dynamo round 18 (d18_class_weights_list): one item of a list of numbers on the module (class weights made
     # into a tensor inside the forward) guarded by value: the list, not the one item, belongs in a tensor
     _rule("dynamo_module_list_item", "python_value", "dynamo module_attribute list_item",

@@ -135,6 +135,11 @@ class SourceLines:
 
         return calls_of_function(file, function)
 
+    def set_only_in_init(self, file: str, attribute: str) -> bool:
+        from hlodiff.dumps.init_attributes import set_only_in_init
+
+        return set_only_in_init(file, attribute)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -162,6 +167,9 @@ class NoSources(SourceLines):
 
     def calls_of_function(self, file, function):
         return None
+
+    def set_only_in_init(self, file, attribute):
+        return False
 
 
 @dataclass(slots=True, eq=False)

@@ -165,7 +165,7 @@ class DynamoFindings:
     def headline(self) -> DynamoRecompile | GraphBreakFinding | None:
         unexpected = self.unexpected
         if unexpected:
-            return unexpected[0]
+            return recurring_lead(unexpected)
         # a break inside library code (the optimizer's own graph_break()) asks nothing of the user: an expected
         # recompilation of theirs says more (dyn_unfreeze_group: a compiled opt.step after add_param_group)
         mine = [b for b in self.graph_breaks if b.fix_rule != "dynamo_graph_break_library"]
@@ -226,7 +226,7 @@ class DynamoFindings:
                  else f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:
-            head = self.recompiles[0]
+            head = recurring_lead(self.recompiles)
             where = f" at {head.location.short()}" if head.location else ""
             parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
         for r in self.resets:
@@ -294,6 +294,40 @@ class DynamoFindings:
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
+
+
+_VALUE = re.compile(r"-?\b\d+(?:\.\d+)?(?:e-?\d+)?\b|(?<=== )(?:'[^']*'|\"[^\"]*\")|\b(?:True|False|None)\b")
+"""A literal in a guard's text: the value it checked (``self.layer_idx == 1``), not what it checks."""
+
+
+def _reason(r) -> tuple | None:
+    """What a recompilation's guard checks, whatever the value: the frame, the guard's kind and its text with the
+    values left out (``self.layer_idx == _`` for ``== 1`` and ``== 2``). Two checks of one name (``not acts``, then
+    ``len(acts) == 1``: a list a hook grows) are two reasons. None for a finding that is no guard's."""
+    if not isinstance(r, DynamoRecompile):
+        return None
+    return (r.compile_id.split("/")[0], r.kind, _VALUE.sub("_", r.guard.guard or ""))
+
+
+def recurring_lead(found: list) -> object:
+    """The recompilation that leads the story: the first, unless its reason came once in its frame while another
+    reason of that frame recurs, then the first of the most recurring one. One frame's retraces are read in their
+    order, and the first compile's own difference (block 0's input is data, the others' carry gradients: round 19,
+    r19_d_layer_idx_attr) fails once before a per-layer guard fails five times: the recurring guard is what grows
+    with the model, the single one is incidental."""
+    first = found[0]
+    key = _reason(first)
+    if key is None:
+        return first
+    counts = Counter(_reason(r) for r in found if _reason(r) is not None)
+    if counts[key] > 1:
+        return first
+    frame = key[0]
+    recurring = [(n, k) for k, n in counts.items() if k[0] == frame and n > 1]
+    if not recurring:
+        return first
+    best = max(n for n, _ in recurring)
+    return next(r for r in found if _reason(r) is not None and counts[_reason(r)] == best and _reason(r)[0] == frame)
 
 
 def wrapped_module(c: DynamoCompile) -> bool:

@@ -156,6 +156,7 @@ class LiveDynamo:
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
         from hlodiff.explain.dynamo_call_line import place_dynamo_calls
+        from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
         from hlodiff.explain.recompile import explain_records
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -175,6 +176,7 @@ class LiveDynamo:
             if found is not None:
                 # as the report at exit (review 14, F3: live said the def :9, the report the call :16): the one
                 # call of the compiled function in a source file on disk is its line
+                mark_per_instance(found, run.sources)
                 place_dynamo_calls(found, run.sources)
             return found
         except HlodiffError:

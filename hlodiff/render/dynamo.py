@@ -11,7 +11,10 @@ from hlodiff.render.hanging import Hanging
 
 def render_dynamo(console: Console, dynamo) -> None:
     """The Dynamo block, printed under the run's summary (the summary already begins with Dynamo's sentence)."""
-    for group in folded(dynamo.recompiles):
+    groups = folded(dynamo.recompiles)
+    # the headline's block first (a recurring guard leads a single first one: round 19, r19_d_layer_idx_attr)
+    groups.sort(key=lambda group: not any(r is dynamo.headline for r in group))
+    for group in groups:
         r = group[0]
         where = f" at {r.location.where}" if r.location else ""
         if r.called_at is not None:  # the guard's line in the function, and the call that passed the value
