@@ -285,10 +285,6 @@ WRONG_NOW = {
     # round 19 (blind, last on merged main): the baked pow exponent is told as a baked constant with the right fix,
     # but with no location (the line of `(1 - pt) ** gamma` is not placed on the changed constant)
     "torch_xla/r19_tx_focal_gamma_pow": "line: no location",
-    # num_classes is a static that sets the structure: the fix says 'reduce the values it takes ... e.g. pad to a
-    # few bucket sizes'; here the value comes from the batch and the answer is the dataset's fixed class count
-    "jax/r19_jx_onehot_max_label": "fix_any, fix_none: says pad to a few bucket sizes (the count is the "
-                                   "dataset's, fixed)",
     # the first recompile of the shared forward names `x requires_grad mismatch` (block 0's input is data, the
     # others' are not) and hlodiff heads with it at the def line; the five `self.layer_idx == k` failures that
     # follow (one per layer) are not weighed against it
