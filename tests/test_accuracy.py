@@ -282,9 +282,7 @@ WRONG_NOW = {
     # answer: x_test's 50 rows at :32, where the truth's control story names the call (:33) or the training loop
     "jax/jax_final_eval_size": "line: jax_final_eval_size.py:32 (the 50-row test set's line, read from the source "
                                "on disk, leads the expected answer; the truth names the call)",
-    # round 19 (blind, last on merged main): the baked pow exponent is told as a baked constant with the right fix,
-    # but with no location (the line of `(1 - pt) ** gamma` is not placed on the changed constant)
-    "torch_xla/r19_tx_focal_gamma_pow": "line: no location",
+    # round 19 (blind, last on merged main)
     # the first recompile of the shared forward names `x requires_grad mismatch` (block 0's input is data, the
     # others' are not) and hlodiff heads with it at the def line; the five `self.layer_idx == k` failures that
     # follow (one per layer) are not weighed against it

@@ -189,10 +189,9 @@ LIVE_WRONG_NOW = {
     'dynamo/d15_matmul_precision_late': 'agrees: the report reads the precision line (:18) from the source, live '
                                         'says :21',
 
-    # round 19 (blind): as at exit for the focal gamma (no location) and the one-hot count (pad/bucket); live, the
-    # per-layer compile is told as the Dynamo bridge's graphs (kind ops, no location), and the control's eager
-    # warm-up graphs are told as a recompilation
-    'torch_xla/r19_tx_focal_gamma_pow': 'line: no location (as at exit)',
+    # round 19 (blind): the one-hot count (pad/bucket) live; the per-layer compile is told as the Dynamo bridge's
+    # graphs (kind ops, no location), and the control's eager warm-up graphs are told as a recompilation (the focal
+    # gamma's baked exponent is placed at the op that uses it since wrapper_lines, live as at exit)
     # (at exit the class count is told as the dataset's since static_data_ceiling; live tells the first recompilation
     # when two values are seen, 8 and 9: too few for the row, which needs three bunched under a ceiling)
     'jax/r19_jx_onehot_max_label': 'fix_any, fix_none: pad to a few bucket sizes (live has seen two values, 8, 9)',

@@ -61,3 +61,34 @@ def test_a_static_top_k_per_query_is_told_the_same_way():
 ])
 def test_data_ceiling(values, ceiling):
     assert data_ceiling(values) == ceiling
+
+
+def _tx(name) -> dict:
+    folder = SC / "torch_xla" / name
+    return cli_json("explain-recompile", str(folder / "record" if (folder / "record").exists() else folder),
+                    codes=(0, 1))
+
+
+def _library_only_constants(doc) -> list[dict]:
+    return [c for r in doc["recompilations"] for c in r["causes"]
+            if c["kind"] == "constant" and c["library_locations"] and not c["locations"]]
+
+
+def test_a_baked_pow_exponent_borrows_the_line_of_the_op_that_uses_it():
+    """r19_tx_focal_gamma_pow: `(1 - pt) ** gamma` bakes gamma; the constant and its power name only
+    torch/_tensor.py (Tensor.__pow__'s wrapper), the negate that consumes them names line 20. The first try had no
+    location ('the HLO names only library frames here')."""
+    doc = _tx("r19_tx_focal_gamma_pow")
+    head = doc["headline"]
+    assert head["kind"] == "constant" and head["location"]["line"] == 20
+    assert head["location"]["file"].endswith("r19_tx_focal_gamma_pow.py")
+    assert not _library_only_constants(doc)
+
+
+@pytest.mark.parametrize("name, library", [("bn_cumulative", "torch/nn/modules/batchnorm.py"),
+                                           ("warmup_from_zero", "torch/optim/sgd.py")])
+def test_a_constant_made_inside_a_library_keeps_its_library_frame(name, library):
+    """Look-alikes: a constant made in BatchNorm's momentum=None path or inside SGD's step is library code, not an
+    operator's dispatch: no user line is borrowed from what consumes it downstream."""
+    kept = _library_only_constants(_tx(name))
+    assert any(library in f["file"] for c in kept for f in c["library_locations"]), name
