@@ -282,15 +282,10 @@ WRONG_NOW = {
     # answer: x_test's 50 rows at :32, where the truth's control story names the call (:33) or the training loop
     "jax/jax_final_eval_size": "line: jax_final_eval_size.py:32 (the 50-row test set's line, read from the source "
                                "on disk, leads the expected answer; the truth names the call)",
-    # round 19 (blind, last on merged main): the baked pow exponent is told as a baked constant with the right fix,
-    # but with no location (the line of `(1 - pt) ** gamma` is not placed on the changed constant)
-    "torch_xla/r19_tx_focal_gamma_pow": "line: no location",
-    # num_classes is a static that sets the structure: the fix says 'reduce the values it takes ... e.g. pad to a
-    # few bucket sizes'; here the value comes from the batch and the answer is the dataset's fixed class count
-    "jax/r19_jx_onehot_max_label": "fix_any, fix_none: says pad to a few bucket sizes (the count is the "
-                                   "dataset's, fixed)",
-    # (round 19's dynamo/r19_d_layer_idx_attr is right since a guard that recurs across a frame's recompiles leads the
-    # first recompile's single reason: explain/dynamo_types.py, recurring_lead)
+    # (round 19's four are right at exit: the per-layer Dynamo run since a guard that recurs across a frame's
+    # recompiles leads the first recompile's single reason, explain/dynamo_types.py recurring_lead; the pow exponent's
+    # line since wrapper_lines; the batch-derived class count since static_data_ceiling; the control since
+    # _run_every_step)
     # (round 19's control, dynamo/r19_d_cfg_dict_rebuilt_control, is right since its bridge graphs that all run in
     # every step are told as the compiled function's fixed set: explain/dynamo.py, _run_every_step)
     # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as

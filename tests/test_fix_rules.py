@@ -184,6 +184,8 @@ EXERCISED = {
     "cache_key_pytree_identity": "scenarios/jax/r17_jx_pytree_aux_identity",
     # round 18: a static argument NaN on every call, never equal to itself (look-alikes: tests/test_round18.py)
     "static_nan": "scenarios/jax/r18_jx_static_nan",
+    # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)
+    "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
 }
 
 

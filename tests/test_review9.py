@@ -72,7 +72,7 @@ def test_static_arguments_that_are_no_unrolled_count_keep_their_rows():
     """Look-alikes of F3: a static tuple of kept blocks (a Python loop over a subset: no count to trace), a static
     k that sets a shape, and a static scan length (its trip count is a constant of the while loop) keep their
     rows; none is told fori_loop."""
-    expected = {"jax_layerdrop_static": "static_structure", "jax_static_topk": "static_structure",
+    expected = {"jax_layerdrop_static": "static_structure", "jax_static_topk": "static_data_ceiling",
                 "jax_scan_inner_static": "static_loop_count"}
     for name, rule in expected.items():
         doc = cli_json("explain-recompile", JAX / name, *JAX_MAP, codes=(1,))

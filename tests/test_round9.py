@@ -28,7 +28,7 @@ def test_a_static_checkpoint_policy_switched_is_a_choice_not_a_size():
 
 
 @pytest.mark.parametrize("name, rule", [("jax_layerdrop_static", "static_structure"),
-                                        ("jax_static_topk", "static_structure"),
+                                        ("jax_static_topk", "static_data_ceiling"),
                                         ("jax_scan_inner_static", "static_loop_count")])
 def test_static_sizes_and_counts_keep_their_rows(name, rule):
     """Look-alikes: a static tuple of kept blocks, a static k (a shape), a static scan length: numbers, not choices."""

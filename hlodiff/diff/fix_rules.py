@@ -1360,6 +1360,15 @@ RULES: tuple[FixRule, ...] = (
           "static `{arg}` picks how the program is built ({structure}; seen: {values}): each choice is its own "
           "program and compiles once; if the switch is deliberate (a setting changed once mid-run) that "
           "compilation is its cost, otherwise choose the value before the first call and keep it for the run"),
+    # round 19 (r19_jx_onehot_max_label): num_classes = int(y.max()) + 1 per batch (8, 9, 10): buckets of a class
+    # count no longer match the labels; the answer is the fixed value the data reaches (look-alikes: scan_length's
+    # two lengths and jax_layerdrop_static's tuples keep static_structure; jax_static_topk's k per query moves here)
+    _rule("static_data_ceiling", "static_argument", "jax required_static data_values",
+          "static `{arg}` sets the program's structure ({structure}) and its values follow the data (seen: {values}: "
+          "bunched under a ceiling, as a statistic of each batch is -- its largest label + 1, a count, a length), so "
+          "each new one compiles again: it must stay static, so pass the fixed value the data can reach on every call "
+          "(the dataset's class count, the maximum length; at least {ceiling} here), computed once before the loop, "
+          "and mask what lies past each batch's own value: one compilation"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),

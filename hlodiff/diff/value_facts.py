@@ -1,5 +1,5 @@
 """What the values a run saw say, for the fix's facts (:mod:`hlodiff.diff.fix_facts`): booleans, 0/1/-1 (torch_xla's
-special scalars), default object reprs (compared by identity), one number in other types, choices rather than
+special scalars), whole numbers bunched under a ceiling (a batch statistic), default object reprs (compared by identity), one number in other types, choices rather than
 sizes, 1/n counting up (a cumulative average's weight), and the values as a fix lists them."""
 
 from __future__ import annotations
@@ -65,6 +65,18 @@ def _all_nan(values: tuple[str, ...]) -> bool:
     texts = [v.strip().lower().replace(" ", "") for v in values]
     return bool(texts) and all(t in ("nan", "-nan", "float('nan')", 'float("nan")', "np.nan", "jnp.nan")
                                    for t in texts)
+
+
+def data_ceiling(values: tuple[str, ...]) -> int | None:
+    """Round 19 (r19_jx_onehot_max_label): three or more whole numbers, all at least 1 and the largest at most twice
+    the smallest (``8, 9, 10``; ``5, 7, 9``): the values a statistic of each batch takes under a ceiling the data
+    sets (its largest label + 1, a count of positives, a length), not a counter from 0, not sizes spread over
+    buckets (64, 128, 256). Returns the largest seen (the ceiling is at least that), else None."""
+    numbers = [number(v.strip()) for v in dict.fromkeys(values)]
+    if len(numbers) < 3 or any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        return None
+    low, high = min(numbers), max(numbers)
+    return high if low >= 1 and high <= 2 * low else None
 
 
 def _equal_numbers(values: set[str]) -> bool:
