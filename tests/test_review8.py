@@ -53,11 +53,12 @@ def test_a_steady_torch_compile_inference_control_gets_a_clean_bill():
 
 def test_unpadded_lengths_under_torch_compile_get_no_boolean_mask_fix():
     """F3: the bridge's forward after a read of the previous call's result is no 'rest of a cut step', so the
-    tokenizer's lengths are not told as a boolean mask index; the story's fix is the host-made index's."""
+    tokenizer's lengths are not told as a boolean mask index; the story's fix pads the size. Since review 14 (F3: one
+    cause, one wording) the story says the Dynamo section's sentence for a size guard."""
     out = cli("explain-recompile", DYN / "rev8_tc_varlen" / "record", *MAP, codes=(1,)).stdout
     assert "boolean mask" not in out and "nonzero" not in out
     assert "read it after the sync" not in out
-    assert "pad it to a fixed length" in out
+    assert "pad or bucket to a few fixed sizes" in out
 
 
 def test_the_bridge_graph_unrelated_to_its_closest_one_lists_no_false_differences():
