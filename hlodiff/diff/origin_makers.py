@@ -91,7 +91,8 @@ def library_made_inputs(cause: Cause) -> str:
             if not all(f.is_library for f in frames) and not _state_maker(frames[0].file):
                 return ""
             files.append(frames[0].file)
-    return package_path(max(set(files), key=files.count)) if files else ""
+    # the most frequent file; a tie goes to the first seen (a set's order changes with PYTHONHASHSEED)
+    return package_path(max(dict.fromkeys(files), key=files.count)) if files else ""
 
 
 def package_path(file: str) -> str:

@@ -86,58 +86,64 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
     finished: dict[str, tuple] = {}  # compile id -> the function its compilation_metrics named
     started: dict[str, SourceFrame | None] = {}  # compile id -> the call of its latest dynamo_start
     for lineno, record, payload in records:
-        if not record:
-            continue
-        cid = _compile_id(record)
-        if "str" in record:
-            entry = record["str"]
-            if isinstance(entry, list) and len(entry) == 2:
-                names[int(entry[1])] = str(entry[0])
-        elif "dynamo_start" in record and cid:
-            c = log.compile(cid)
-            c.log_line = c.log_line or lineno
-            stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
-            stack = [f for f in stack if f is not None]
-            started[cid] = _call_site(stack)
-            c.call = c.call or started[cid]
-            c.callee = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
-            if stack and c.definition is None:
-                c.definition = stack[-1]
-        elif "compilation_metrics" in record:
-            m = record["compilation_metrics"]
-            cid = m.get("compile_id") or cid
-            if not cid:
+        try:
+            if not record:
                 continue
-            c = log.compile(cid)
-            key = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
-            if cid in finished and finished[cid] == key and key[0]:
-                # the same function compiled again under an id it had finished: Dynamo was reset in between
-                where = (SourceFrame(key[1], int(key[2]), key[0]) if key[1] and key[2] is not None else None)
-                log.restarts.append(CacheRestart(cid, key[0], where, started.get(cid), lineno))
-            finished[cid] = key
-            c.function = m.get("co_name") or c.function
-            c.resume = bool(c.function and c.function.startswith("torch_dynamo_resume_in_"))
-            if m.get("co_filename") and m.get("co_firstlineno") is not None:
-                c.definition = SourceFrame(m["co_filename"], int(m["co_firstlineno"]), c.function)
-        elif "artifact" in record and cid:
-            name = record["artifact"].get("name")
-            if name == "recompile_reasons":
-                try:
-                    reasons = json.loads("\n".join(payload))
-                except ValueError:
-                    if warnings is not None:
-                        warnings.append(InputWarning("recompile reasons cut off; skipped", path, lineno))
+            cid = _compile_id(record)
+            if "str" in record:
+                entry = record["str"]
+                if isinstance(entry, list) and len(entry) == 2:
+                    names[int(entry[1])] = str(entry[0])
+            elif "dynamo_start" in record and cid:
+                c = log.compile(cid)
+                c.log_line = c.log_line or lineno
+                stack = [_stack_frame(f, names) for f in record["dynamo_start"].get("stack", [])]
+                stack = [f for f in stack if f is not None]
+                started[cid] = _call_site(stack)
+                c.call = c.call or started[cid]
+                c.callee = callee_on_line(c.call.file, c.call.line) if c.call is not None else None
+                if stack and c.definition is None:
+                    c.definition = stack[-1]
+            elif "compilation_metrics" in record:
+                m = record["compilation_metrics"]
+                cid = m.get("compile_id") or cid
+                if not cid:
                     continue
                 c = log.compile(cid)
-                for reason in reasons if isinstance(reasons, list) else []:
-                    against, _, guard = str(reason).partition(": ")
-                    if not re.fullmatch(r"\d+/\d+", against):
-                        against, guard = None, str(reason)
-                    c.failures.append(_failure(against, guard))
-            elif name == "dynamo_graph_break_reason":
-                brk = _break_block(cid, lineno, payload)
-                if brk is not None:
-                    log.graph_breaks.append(brk)
+                key = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
+                if cid in finished and finished[cid] == key and key[0]:
+                    # the same function compiled again under an id it had finished: Dynamo was reset in between
+                    where = (SourceFrame(key[1], int(key[2]), key[0]) if key[1] and key[2] is not None else None)
+                    log.restarts.append(CacheRestart(cid, key[0], where, started.get(cid), lineno))
+                finished[cid] = key
+                c.function = m.get("co_name") or c.function
+                c.resume = bool(c.function and c.function.startswith("torch_dynamo_resume_in_"))
+                if m.get("co_filename") and m.get("co_firstlineno") is not None:
+                    c.definition = SourceFrame(m["co_filename"], int(m["co_firstlineno"]), c.function)
+            elif "artifact" in record and cid:
+                name = record["artifact"].get("name")
+                if name == "recompile_reasons":
+                    try:
+                        reasons = json.loads("\n".join(payload))
+                    except ValueError:
+                        if warnings is not None:
+                            warnings.append(InputWarning("recompile reasons cut off; skipped", path, lineno))
+                        continue
+                    c = log.compile(cid)
+                    for reason in reasons if isinstance(reasons, list) else []:
+                        against, _, guard = str(reason).partition(": ")
+                        if not re.fullmatch(r"\d+/\d+", against):
+                            against, guard = None, str(reason)
+                        c.failures.append(_failure(against, guard))
+                elif name == "dynamo_graph_break_reason":
+                    brk = _break_block(cid, lineno, payload)
+                    if brk is not None:
+                        log.graph_breaks.append(brk)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # a record of the right keys with values of another shape (a cut or edited trace, another torch):
+            # it costs only itself (quality bar: damage is local)
+            if warnings is not None:
+                warnings.append(InputWarning("a structured-log record of an unexpected shape; skipped", path, lineno))
     _whole_paths(log, names.values())
     log.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return log

@@ -19,7 +19,7 @@ def steady_steps(explanation, bridge_refs: set[str]) -> list[set[str]]:
     for g in explanation.graphs:
         if g.cache_key in bridge_keys:
             current.add(g.cache_key)
-        else:
+        elif current:  # two of the user's syncs in a row (loss.item(), then acc.item()) end no step of the bridge's
             steps.append(current)
             current = set()
     return steps[2:]
