@@ -70,14 +70,25 @@ def wide_type_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[
     """The 64-bit element types (:data:`WIDE_TYPES`) only one of the two programs uses, when every element type
     the programs do not share is one of them or its 32-bit counterpart, and one side only has wide types of its
     own: ``[KeyDifference("element_types", "64-bit types", A's, B's)]`` (None on the other side), else empty."""
+    return widened_types(a, b, WIDE_TYPES, "64-bit types")
+
+
+def widened_types(a: GraphRecord | None, b: GraphRecord | None, table: dict[str, str], name: str, *,
+                  narrow_side_pure: bool = False) -> list[KeyDifference]:
+    """The wide element types of ``table`` (wide -> its narrow counterpart) only one program uses, when every
+    element type the two do not share is one of them or its counterpart, and one side only has wide types of its
+    own: ``[KeyDifference("element_types", name, A's, B's)]``, else empty. ``narrow_side_pure``: the other side
+    has none of the wide types at all (a switch that lowers every one of them, as ``XLA_USE_32BIT_LONG`` does)."""
     if a is None or b is None:
         return []
     types = [element_types(r) for r in (a, b)]
     only = [types[0] - types[1], types[1] - types[0]]
-    wide = [o & set(WIDE_TYPES) for o in only]
-    if not (only[0] | only[1]) <= set(WIDE_TYPES) | set(WIDE_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
-        return []  # another type than x64 switches, or 64-bit types of its own on both sides (or neither)
-    return [KeyDifference("element_types", "64-bit types", ", ".join(sorted(wide[0])) or None,
+    wide = [o & set(table) for o in only]
+    if not (only[0] | only[1]) <= set(table) | set(table.values()) or bool(wide[0]) == bool(wide[1]):
+        return []  # another type than the switch's differs, or wide types of its own on both sides (or neither)
+    if narrow_side_pure and any(t in types[i] for i in (0, 1) if not wide[i] for t in table):
+        return []  # the side without the switch still has wide types of its own: not a global lowering
+    return [KeyDifference("element_types", name, ", ".join(sorted(wide[0])) or None,
                           ", ".join(sorted(wide[1])) or None)]
 
 

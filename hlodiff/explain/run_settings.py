@@ -9,7 +9,7 @@ Each table row is observed with JAX 0.10.2 / torch_xla 2.9 on the CPU and tested
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, element_types,
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, widened_types,
                                              cache_folder)
 
 COMPILE_OPTION_SETTINGS: dict[str, str] = {
@@ -43,17 +43,7 @@ def long_width_differences(a: GraphRecord | None, b: GraphRecord | None) -> list
     integer types the other has none of, and every element type the two do not share is one of them or its 32-bit
     counterpart (:data:`LONG_TYPES`): every int64 of one run is an int32 of the other, as ``XLA_USE_32BIT_LONG``
     makes it; else empty (a float64, or 64-bit integers on both sides, is the program's own)."""
-    if a is None or b is None:
-        return []
-    types = [element_types(r) for r in (a, b)]
-    only = [types[0] - types[1], types[1] - types[0]]
-    wide = [o & set(LONG_TYPES) for o in only]
-    if not (only[0] | only[1]) <= set(LONG_TYPES) | set(LONG_TYPES.values()) or bool(wide[0]) == bool(wide[1]):
-        return []
-    if any(t in types[i] for i in (0, 1) if not wide[i] for t in LONG_TYPES):
-        return []  # the side without the switch still has 64-bit integers of its own: not a global lowering
-    return [KeyDifference("element_types", "64-bit integers", ", ".join(sorted(wide[0])) or None,
-                          ", ".join(sorted(wide[1])) or None)]
+    return widened_types(a, b, LONG_TYPES, "64-bit integers", narrow_side_pure=True)
 
 
 def relative_cache_folder(*options: dict[str, tuple[str, ...]] | None) -> str | None:
