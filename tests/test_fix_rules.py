@@ -186,6 +186,8 @@ EXERCISED = {
     "static_nan": "scenarios/jax/r18_jx_static_nan",
     # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
+    # tenth stop: a static int stage an `if` reads (look-alikes: tests/test_static_branch.py)
+    "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
 }
 
 

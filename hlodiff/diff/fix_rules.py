@@ -1369,6 +1369,14 @@ RULES: tuple[FixRule, ...] = (
           "each new one compiles again: it must stay static, so pass the fixed value the data can reach on every call "
           "(the dataset's class count, the maximum length; at least {ceiling} here), computed once before the loop, "
           "and mask what lies past each batch's own value: one compilation"),
+    # tenth stop (lead47_jx_static_stage_branch): a static int stage (0, 1, 2) an `if` reads to switch loss terms
+    # on: no size to pad, no loop to write as fori_loop (look-alikes: rev9_j2_unrolled_solver keeps
+    # static_unrolled_loop, jax_layerdrop_static's tuples keep static_structure)
+    _rule("static_branch", "static_argument", "jax required_static branch_values",
+          "static `{arg}` switches which ops are traced (a Python `if` on it; seen: {values}): each value is its own "
+          "program and compiles once; if it changes on a schedule (a stage, a mode) each switch costs one "
+          "compilation and nothing needs fixing; to keep one program, pass `{arg}` traced and select with lax.cond "
+          "or jnp.where (a weight of 0 turns a term off)"),
     _rule("static_structure", "static_argument", "jax required_static",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),

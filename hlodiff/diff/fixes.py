@@ -88,6 +88,9 @@ class FixContext:
     unrolled_loop: bool = False
     """A JAX static integer changed only how many copies of the same ops the graph holds, in proportion to its
     value (a Python ``for _ in range(n)`` unrolled in the trace): review 9 F3."""
+    branch_on_static: bool = False
+    """A JAX static argument changed which ops are traced and nothing else (no shape, no trip count, no copies in
+    proportion to its value): a Python ``if`` on it, a stage or mode switching terms on (not a loop count)."""
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False

@@ -79,6 +79,12 @@ def data_ceiling(values: tuple[str, ...]) -> int | None:
     return high if low >= 1 and high <= 2 * low else None
 
 
+def whole_numbers(values: tuple[str, ...]) -> bool:
+    """Two or more different whole numbers (``0, 1, 2``; no bool, no float): a stage, a mode or a count."""
+    numbers = [number(v.strip()) for v in dict.fromkeys(values)]
+    return len(numbers) >= 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
+
+
 def _equal_numbers(values: set[str]) -> bool:
     """Different texts of one number (``0`` and ``0.0``, ``1`` and ``True``): equal, only their types differ."""
     numbers = [number(v.strip().lower()) for v in values]

@@ -291,9 +291,11 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
     kinds = {c.kind for c in r.causes}
     loop_only = trip_count_changed(r) and not kinds & {"shape", "ops", "inputs", "outputs", "attribute"}
+    unrolled = len(pair) == 2 and ops_repeat_per_count(r, *pair)
+    branch = bool(kinds & {"ops", "inputs", "outputs"}) and not kinds & {"shape", "attribute"} \
+        and not trip_count_changed(r) and not unrolled
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
-                         loop_count_only=loop_only,
-                         unrolled_loop=len(pair) == 2 and ops_repeat_per_count(r, *pair),
+                         loop_count_only=loop_only, unrolled_loop=unrolled, branch_on_static=branch,
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                          slice_start=slice_start_only(r), nondiff_callee=nondiff)
     return decide(cause, context)

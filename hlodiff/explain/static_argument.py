@@ -7,6 +7,7 @@ graph). Read by :mod:`hlodiff.explain.fix_context` for the static-argument fixes
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 
 def static_structure(r) -> str:
@@ -61,12 +62,15 @@ def ops_repeat_per_count(r, before: str, after: str) -> bool:
     """The graphs differ only in instructions one of them has more of, every one an opcode the other graph also
     has, and their number a multiple of how much the static integer changed (``10 -> 15``: 30 added, 6 per
     count): a Python loop over that integer unrolled in the trace. A branch on it adds a fixed number of ops
-    whatever the values, or ops the other graph lacks."""
+    whatever the values, or ops the other graph lacks. A change of 1 divides every count, so the smaller graph
+    must also hold the body once per count it ran (``10``: at least 10 of each added op per count); a count of
+    0 holds no body to compare, and ``0 -> 1`` is as likely a flag switching a branch on."""
     try:
-        delta = abs(int(after) - int(before))
+        low, high = sorted((int(before), int(after)))
     except ValueError:
         return False
-    if delta == 0 or r.closest is None:
+    delta = high - low
+    if delta == 0 or low < 1 or r.closest is None:
         return False
     other = [c for c in r.causes if c.kind != "static_argument"]
     if not other or any(c.kind != "ops" for c in other):
@@ -80,5 +84,8 @@ def ops_repeat_per_count(r, before: str, after: str) -> bool:
     cm = getattr(kept_in, "_canonical", None)
     if cm is None:
         return False
-    opcodes = {i.opcode for comp in cm.computations.values() for i in comp.insts.values()}
-    return all(x.opcode in opcodes for x in one_sided) and len(one_sided) % delta == 0
+    if len(one_sided) % delta:
+        return False
+    held = Counter(i.opcode for comp in cm.computations.values() for i in comp.insts.values())
+    per_count = Counter(x.opcode for x in one_sided)
+    return all(held[op] * delta >= n * low for op, n in per_count.items())
