@@ -60,7 +60,7 @@ CACHE_FIXES: dict[str, str] = {
                    "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
                    "(look for it in the environment of run {side})",
     "no_cache_torch_xla": "run B had no persistent cache: its metrics count compilations and no persistent-cache "
-                          "lookup (no PersistentCacheHit, PersistentCacheMiss or PersistentCacheDeserializeFailure); "
+                          "lookup at all (no PersistentCacheHit or PersistentCacheMiss, not even a failed load); "
                           "configure the same cache in run B as in run A: xr.initialize_cache(path) at its start, or "
                           "XLA_PERSISTENT_CACHE_PATH in its environment (a launcher that clears the environment "
                           "drops it)",
