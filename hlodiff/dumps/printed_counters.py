@@ -21,6 +21,8 @@ def printed_counters(line: str, names: tuple[str, ...]) -> dict[str, int]:
     """``{name: value}`` of each counter of ``names`` printed on ``line`` by name with its value (None -> 0)."""
     found = {}
     for name in names:
+        if name not in line:  # most lines of a log name no counter: no pattern run for them
+            continue
         for m in re.finditer(rf"(?<![\w.]){re.escape(name)}{PRINTED_VALUE}", line):
             found[name] = 0 if m.group(1) == "None" else int(m.group(1))
     return found
