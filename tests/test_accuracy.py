@@ -96,11 +96,6 @@ WRONG_NOW = {
     # torch's innermost frame (linear.py:134), the dtype cause itself is a constant without metadata; the user's
     # autocast block (:22) and model call (:23) are in no captured frame (the debug log names the sync line only)
     "runs/runs4_torch_autocast": "line: no location (the dtype cause's frames are torch's linear.py:134)",
-    # compare-runs round 7 (blind): the added ops are a second unrolled inner step, each of whose instructions
-    # names the helper's line (_model.py:14, loss_fn) first; every line they name is also in run A's program (one
-    # inner step there), so nothing tells the script's loop (:32/:33) from the helper it calls; the fix says a
-    # static argument or command-line value differs between the runs
-    "runs/runs7_static_argv": "line: _model.py:14 (the helper's line; the truth asks the script's loop or call)",
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "

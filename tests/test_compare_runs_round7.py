@@ -247,3 +247,32 @@ def test_lookalike_a_rewired_sum_keeps_its_rule():
 def test_controls_load_everything(name):
     doc = _compare(RUNS / name, codes=(0,))
     assert doc["headline"] is None and doc["recompiled"] == 0
+
+
+# -- named_by_both: more of what both runs traced is located at the call ---------------------------------------------
+
+def test_a_loop_unrolled_once_more_is_located_at_the_call():
+    """runs7_static_argv: every line the added ops name (_model.py:14/15, the loop's :33) is traced in run A too
+    (one inner step): the headline is the call that passed the static count (:46), not the helper's line."""
+    head = _head("runs7_static_argv")
+    assert (head["location"]["file"].rsplit("/", 1)[-1], head["location"]["line"]) == ("runs7_static_argv.py", 46)
+
+
+def test_lookalike_ops_at_a_line_only_one_run_traced_keep_that_line():
+    """runs7_config_tree: the decay's line (:35) is traced in run B only: it is where the programs differ."""
+    assert _head("runs7_config_tree")["location"]["line"] == 35
+
+
+def test_named_by_both_needs_every_line_in_both_programs():
+    from hlodiff.explain.program_lines import named_by_both
+    from hlodiff.hlo.model import SourceFrame
+
+    def rec(lines):
+        body = "".join(f'  n{i} = f32[] negate(p0), metadata={{op_name="x" source_file="/w/t.py" '
+                       f'source_line={n}}}\n' for i, n in enumerate(lines))
+        return _Rec(f"HloModule m\n\nENTRY e {{\n  p0 = f32[] parameter(0)\n{body}  ROOT r = f32[] negate(p0)\n}}\n")
+
+    here = [SourceFrame("/w/t.py", 4, "f")]
+    assert named_by_both(here, rec([4, 5]), rec([4, 4, 5]))
+    assert not named_by_both(here, rec([5]), rec([4, 5]))
+    assert not named_by_both([], rec([4]), rec([4]))

@@ -203,6 +203,8 @@ def document_body(result: AcrossRuns) -> dict:
         verdict, reason, group = groups[0]
         first = group[0]
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
+        if first.at_call and first.called_at is not None:
+            where = first.called_at  # more of what both runs traced: the call decided how much
         if where is None and reason in LOCATED_AT_CALL:
             where = first.called_at
         if where is None:

@@ -38,7 +38,9 @@ def _hlo_differs_words(v: Verdict) -> str:
         return f"its HLO differs from run A's{built}"
     where = v.cause.locations[0] if v.cause.locations else None
     at = f" at {short_line(where)}" if where is not None else ""
-    return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary})"
+    both = ("; every line they name is traced in both runs: the call decided how often"
+            if v.at_call and v.called_at is not None else "")
+    return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary}{both})"
 
 
 # -- miss_key_differs: the same HLO under another key -----------------------------------------------------------------
