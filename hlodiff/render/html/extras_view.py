@@ -4,7 +4,7 @@ its schema are present and nothing when the analysis did not run."""
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import SourceText
+from hlodiff.dumps.page_source import SourceText
 from hlodiff.render.html.page import esc, human_bytes, prose
 from hlodiff.render.html.recompile_view import causes_html
 
