@@ -22,8 +22,8 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.diff.fix_rules import EAGER
-from hlodiff.explain.dynamo_bridge import bridge_module, bridge_run
-from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeSteps, bridge_steps
+from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, BridgeSteps
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
 from hlodiff.explain.live_told import told_of as _told
@@ -76,12 +76,8 @@ class LiveExplainer:
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
-        self._steps_read: tuple | None = None
-        self._fingerprint_keys: dict[str, str] = {}
-        """A compilation's ref -> its cache key, for a graph with no key of its own (its fingerprint's)."""
-        self._bridge_ops: set[str] = set()
-        """Refs of compilations without a stack whose ops name the bridge's file (:func:`~hlodiff.explain.dynamo_bridge.bridge_ops`)."""
-        """(what was placed when read, :class:`~hlodiff.explain.live_bridge_steps.BridgeSteps`): read once per graph."""
+        self._steps = BridgeStepReader()
+        """The steps of the run as held, read as the report at exit reads them (:mod:`hlodiff.explain.live_bridge_steps`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -142,10 +138,7 @@ class LiveExplainer:
             self.run.add([record])  # the run's evidence grows by its compilations (hits repeat one of them)
             if key is not None:
                 self.first[key] = summary
-            else:
-                self._fingerprint_keys[record.ref] = summary.cache_key
-            if not record.frames and bridge_module(record, record.parse(record.text())):
-                self._bridge_ops.add(record.ref)
+            self._steps.compiled(record, summary, key)
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
@@ -258,25 +251,7 @@ class LiveExplainer:
     def _bridge_steps(self) -> BridgeSteps | None:
         """The held run's steps as the report at exit reads them, read once per graph read."""
         placed = (self.graphs, sum(f.steps for f in self.families.values()))
-        if self._steps_read is None or self._steps_read[0] != placed:
-            self._steps_read = (placed, bridge_steps(self._held_graphs()))
-        return self._steps_read[1]
-
-    def _held_graphs(self) -> list[tuple[str, bool]]:
-        """(cache key, whether it is a compilation of the bridge's) of each graph :meth:`_held`, as the report at exit
-        would summarize them: the first of a key compiled it."""
-        seen: set[str] = set()
-        out = []
-        for r in self._held():
-            key = r.cache_key()
-            if key is None:
-                key = self._fingerprint_keys[r.ref]
-            elif r.kind == "xla_dump":
-                key = f"{r.source}#{key}"
-            compiled = key not in seen
-            seen.add(key)
-            out.append((key, compiled and (r.ref in self._bridge_ops or bridge_run(r.frames, self._debug_cause(r)))))
-        return out
+        return self._steps.steps(placed, self._held, self._debug_cause)
 
     def _awaits_dynamo(self, family: LiveFamily) -> bool:
         """A held step around a compiled call (not the bridge's graph) waits for Dynamo's line: the bridge compiled

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlodiff.explain.dynamo_bridge import bridge_module, bridge_run
 from hlodiff.explain.dynamo_every_step import in_every, steady_key_steps
 
 
@@ -43,6 +44,49 @@ def bridge_steps(graphs) -> BridgeSteps | None:
         return None
     steady = steady_key_steps([key for key, _ in graphs], bridge_keys)
     return BridgeSteps(len(steady) >= 2, in_every(steady))
+
+
+class BridgeStepReader:
+    """What the live story keeps to read the steps as it goes: each compilation's cache key where its graph has none
+    of its own (its fingerprint's), the compilations whose ops name the bridge's file, and the steps last read
+    (read again only once another graph was placed)."""
+
+    def __init__(self) -> None:
+        self.fingerprint_keys: dict[str, str] = {}
+        self.bridge_ops: set[str] = set()
+        """Refs of compilations without a stack whose ops name the bridge's file
+        (:func:`~hlodiff.explain.dynamo_bridge.bridge_ops`)."""
+        self._read: tuple | None = None
+
+    def compiled(self, record, summary, key: str | None) -> None:
+        """A compilation was read (``key``: its own cache key, None for a graph that has none)."""
+        if key is None:
+            self.fingerprint_keys[record.ref] = summary.cache_key
+        if not record.frames and bridge_module(record, record.parse(record.text())):
+            self.bridge_ops.add(record.ref)
+
+    def steps(self, placed, held, cause_of) -> BridgeSteps | None:
+        """The steps of the records ``held()`` returns, read once per ``placed`` (what was placed when read);
+        ``cause_of(record)``: its PT_XLA_DEBUG compilation cause, as read so far."""
+        if self._read is None or self._read[0] != placed:
+            self._read = (placed, bridge_steps(self._graphs(held(), cause_of)))
+        return self._read[1]
+
+    def _graphs(self, held, cause_of) -> list[tuple[str, bool]]:
+        """(cache key, whether it is a compilation of the bridge's) of each ``held`` record, as the report at exit
+        would summarize them: the first of a key compiled it."""
+        seen: set[str] = set()
+        out = []
+        for r in held:
+            key = r.cache_key()
+            if key is None:
+                key = self.fingerprint_keys[r.ref]
+            elif r.kind == "xla_dump":
+                key = f"{r.source}#{key}"
+            compiled = key not in seen
+            seen.add(key)
+            out.append((key, compiled and (r.ref in self.bridge_ops or bridge_run(r.frames, cause_of(r)))))
+        return out
 
 
 AWAIT_STEPS = 32
