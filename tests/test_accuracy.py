@@ -96,13 +96,6 @@ WRONG_NOW = {
     # torch's innermost frame (linear.py:134), the dtype cause itself is a constant without metadata; the user's
     # autocast block (:22) and model call (:23) are in no captured frame (the debug log names the sync line only)
     "runs/runs4_torch_autocast": "line: no location (the dtype cause's frames are torch's linear.py:134)",
-    # compare-runs round 6 (blind): the runs cannot tell "no cache in run B" from "this CPU cannot load the entry":
-    # the stdout's counters are the script's own print (not a metrics report), the deserialize warning is not
-    # printed at this log level even when a load fails (runs5_torch_matmul_precision), the listing and logs are
-    # alike. hlodiff infers not_loadable from the backend and its fix now says both stories and what to keep to
-    # tell them (XLA_PERSISTENT_CACHE_PATH / initialize_cache named); with a metrics report it says no_cache
-    "runs/runs6_torch_env_cache": "reason: not_loadable (inferred from the CPU); fix_none: the fix quotes the CPU's "
-                                  "'cannot deserialize'",
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "

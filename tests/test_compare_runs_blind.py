@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy
+from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy, without_counter_prints
 from hlodiff.dumps import iter_graphs
 from hlodiff.explain.across_runs import (CANNOT_DESERIALIZE, DEVICE_COUNT_ATTRIBUTES, device_count_differences)
 from hlodiff.render.across_runs import LOCATED_AT_CALL
@@ -21,10 +21,10 @@ def test_table_rows_are_the_ones_tested():
     assert LOCATED_AT_CALL == {"cache_configured_late"}
 
 
-def test_torch_xla_cpu_entry_in_cache_compiled_again_is_not_loadable():
-    """Identical runs, TF_CPP_MIN_LOG_LEVEL=2 (no 'Failed to deserialize' warning), no metrics: run A's listing holds
-    both graphs' entries, run B compiled both on the CPU backend."""
-    doc = _compare(RUNS / "runs_torch_identical")
+def test_torch_xla_cpu_entry_in_cache_compiled_again_is_not_loadable(tmp_path):
+    """Identical runs, TF_CPP_MIN_LOG_LEVEL=2 (no 'Failed to deserialize' warning), no metrics (the script's own
+    counter print removed): run A's listing holds both graphs' entries, run B compiled both on the CPU backend."""
+    doc = _compare(without_counter_prints(_copy("runs_torch_identical", tmp_path)))
     head = doc["headline"]
     assert (head["verdict"], head["reason"], head["count"]) == ("miss_same_key", "not_loadable", 2)
     assert "deserialize" in head["fix"] and "CPU" in head["fix"]
@@ -34,7 +34,7 @@ def test_torch_xla_cpu_entry_in_cache_compiled_again_is_not_loadable():
 def test_lookalike_without_the_cache_listing_stays_unknown(tmp_path):
     """The same runs without the cache's listing: nothing says run A's entry was there, so nothing says it failed
     to load; the fix says what to keep."""
-    folder = _copy("runs_torch_identical", tmp_path)
+    folder = without_counter_prints(_copy("runs_torch_identical", tmp_path))
     for listing in folder.glob("run_*/cache_listing.txt"):
         listing.unlink()
     head = _compare(folder)["headline"]
@@ -44,7 +44,7 @@ def test_lookalike_without_the_cache_listing_stays_unknown(tmp_path):
 
 def test_lookalike_on_another_backend_stays_unknown(tmp_path):
     """The same evidence from a backend that can load its entries (the dump named gpu): not the CPU's limit."""
-    folder = _copy("runs_torch_identical", tmp_path)
+    folder = without_counter_prints(_copy("runs_torch_identical", tmp_path))
     for p in folder.glob("run_*/dump/*.cpu_after_optimizations.txt"):
         p.rename(p.with_name(p.name.replace(".cpu_after", ".gpu_after")))
     head = _compare(folder)["headline"]

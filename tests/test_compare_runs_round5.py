@@ -10,7 +10,8 @@ import shutil
 
 import pytest
 
-from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy
+from runs_helpers import (RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy,
+                          without_counter_prints)
 from hlodiff.dumps.compile_cache import read_jax_cache_log
 from hlodiff.explain.across_runs import REASONS, Verdict
 from hlodiff.explain.run_differences import PRNG_KEY_SHAPES, SAME_KEY_PROGRAM, KeyDifference
@@ -156,7 +157,7 @@ def test_one_graph_hash_over_two_precisions_is_said():
 def test_lookalike_one_program_under_one_hash_keeps_not_loadable(tmp_path):
     """The same runs with run B's program dumped as run A's: one program, one key: the CPU's not_loadable fix (the
     inferred one since round 6: no warning or metrics report shows the failed load)."""
-    folder = _copy("runs5_torch_matmul_precision", tmp_path)
+    folder = without_counter_prints(_copy("runs5_torch_matmul_precision", tmp_path))
     name = "module_0000.SyncTensorsGraph.92.before_optimizations.txt"
     shutil.copy(folder / "run_a" / "dump" / name, folder / "run_b" / "dump" / name)
     head = _compare(folder)["headline"]

@@ -95,6 +95,11 @@ def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause |
                  + "; ".join(parts), instructions=instructions, added=bool(gained_right), removed=bool(lost))
 
 
+def donated_parameters(module: Module) -> dict[int, str] | None:
+    """Parameter number -> what it is aliased to (an output, or ``donor``); None when the header cannot be read."""
+    return _donated(module)
+
+
 def _donated(module: Module) -> dict[int, str] | None:
     """Parameter number -> what it is aliased to; None when the header cannot be read (reported elsewhere)."""
     found: dict[int, str] = {}

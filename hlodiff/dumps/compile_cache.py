@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlodiff.dumps._io import found_text_files, names_in, text_lines
+from hlodiff.dumps.printed_counters import printed_counters
 from hlodiff.errors import HlodiffError, InputWarning
 
 _COMPILING_RE = re.compile(r"Compiling (\S+) with global shapes and types")
@@ -281,6 +282,8 @@ class TorchCacheFacts:
     deserialize_failures: list[tuple[str, int, str]] = field(default_factory=list)
     """(file, line, torch_xla's reason) of each ``Failed to deserialize executable`` warning."""
     sources: list[str] = field(default_factory=list)
+    printed: dict[str, int] = field(default_factory=dict)
+    """Counter values the program printed itself (:mod:`hlodiff.dumps.printed_counters`; a printed None is 0)."""
 
     def counter(self, name: str) -> int | None:
         return self.counters.get(name)
@@ -291,7 +294,8 @@ TORCH_COUNTERS = ("PersistentCacheHit", "PersistentCacheMiss", "PersistentCacheD
 
 
 def read_torch_cache_facts(paths: list[str], warnings: list[InputWarning] | None = None) -> TorchCacheFacts:
-    """The cache counters of metrics reports and the deserialize warnings of logs among ``paths``."""
+    """The cache counters of metrics reports (and of the program's own prints of ``counter_value``) and the
+    deserialize warnings of logs among ``paths``."""
     facts = TorchCacheFacts()
     for path in paths:
         counter = None
@@ -308,8 +312,13 @@ def read_torch_cache_facts(paths: list[str], warnings: list[InputWarning] | None
             if (m := _DESERIALIZE_RE.search(raw)) is not None:
                 facts.deserialize_failures.append((path, lineno, m.group(1)))
                 used = True
+            for name, value in printed_counters(raw, TORCH_COUNTERS).items():
+                facts.printed[name] = max(facts.printed.get(name, 0), value)  # counters only grow: the largest print is the run
+                used = True
         if used:
             facts.sources.append(path)
+    for name, value in facts.printed.items():  # a metrics report counts the same events: never both added
+        facts.counters[name] = max(facts.counters.get(name, 0), value)
     return facts
 
 

@@ -14,7 +14,9 @@ from hlodiff.dumps.compile_cache import CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.explain.program_pairs import counterpart, first_sightings
-from hlodiff.explain.run_differences import SAME_KEY_PROGRAM, KeyDifference, precision_differences
+from hlodiff.explain.run_differences import (SAME_KEY_PROGRAM, KeyDifference, donation_difference,
+                                             precision_differences)
+from hlodiff.explain.run_settings import donors_dropped
 from hlodiff.explain.run_verdicts import CANNOT_DESERIALIZE, Verdict, miss_hlo_differs, miss_key_differs
 from hlodiff.hlo.model import user_frame
 
@@ -66,7 +68,11 @@ def torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         elif compiled and unmatched_a:
             v.a = v.a_record = unmatched_a.pop(counterpart(rec, unmatched_a, fingerprint))
             if fingerprint(v.a_record) == fingerprint(rec):  # another hash, one program: what else it covers differs
-                miss_key_differs(v, run_a, run_b, [], [])
+                if (donation := donation_difference(v.a_record, rec)) is not None:  # the header is the program too
+                    v.verdict, v.reason, v.cause = "miss_hlo_differs", "aliasing", donation
+                    v.differences = donors_dropped(v.a_record, rec)
+                else:
+                    miss_key_differs(v, run_a, run_b, [], [])
             else:
                 miss_hlo_differs(v, warnings, jax=False)
         elif not compiled:

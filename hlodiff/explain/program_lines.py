@@ -75,3 +75,22 @@ def calling_line(rec: GraphRecord, computation: str) -> SourceFrame | None:
                     (frame := user_frame(canonical.frames(inst))) is not None:
                 return frame
     return None
+
+
+def named_by_both(locations: list[SourceFrame], a: GraphRecord | None, b: GraphRecord | None) -> bool:
+    """Every one of ``locations`` (a cause's user lines) is the user's line of instructions in both programs: the
+    two runs traced the same code there, and what differs is how often it ran (a loop unrolled once more for a
+    static count), decided by what the call passed rather than by a line of its own."""
+    if not locations or a is None or b is None:
+        return False
+    named = [_user_lines(r) for r in (a, b)]
+    return all((f.file, f.line) in named[0] and (f.file, f.line) in named[1] for f in locations)
+
+
+def _user_lines(rec: GraphRecord) -> set[tuple[str, int]]:
+    from hlodiff.graph import canonicalize
+
+    module = rec.module()
+    canonical = canonicalize(module)
+    return {(frame.file, frame.line) for comp in module.computations for inst in comp.instructions
+            if (frame := user_frame(canonical.frames(inst))) is not None}

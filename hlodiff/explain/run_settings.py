@@ -1,9 +1,9 @@
 """Settings of a run that its programs show without naming them: a compile option a JAX setting writes, torch_xla's
-32-bit longs, a cache folder given as a relative path. :mod:`hlodiff.explain.across_runs` reads them to say which
+32-bit longs, bf16 storage and parameter aliasing, a cache folder given as a relative path. :mod:`hlodiff.explain.across_runs` reads them to say which
 setting differs between two runs, or why run B could not find what run A wrote, instead of the bare evidence.
 
 Each table row is observed with JAX 0.10.2 / torch_xla 2.9 on the CPU and tested with a look-alike in
-``tests/test_compare_runs_round6.py``.
+``tests/test_compare_runs_round6.py`` or ``tests/test_compare_runs_round7.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,45 @@ def long_width_differences(a: GraphRecord | None, b: GraphRecord | None) -> list
     counterpart (:data:`LONG_TYPES`): every int64 of one run is an int32 of the other, as ``XLA_USE_32BIT_LONG``
     makes it; else empty (a float64, or 64-bit integers on both sides, is the program's own)."""
     return widened_types(a, b, LONG_TYPES, "64-bit integers", narrow_side_pure=True)
+
+
+BF16_STORAGE_TYPES = {"f32": "bf16"}
+"""float32 and what torch_xla stores it as under ``XLA_USE_BF16=1`` (``XLA_DOWNCAST_BF16=1`` too): every float32
+tensor of the program, parameters and inputs included, is bf16 (observed with torch_xla 2.9: ``f32[8,16]`` inputs
+enter as ``bf16[8,16]`` and no f32 is left). Autocast, by contrast, keeps f32 weights and adds bf16 beside them."""
+
+
+def bf16_storage_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """torch_xla: ``[KeyDifference("element_types", "32-bit floats", A's, B's)]`` when one program has f32 and the
+    other none at all, every element type the two do not share being f32 or bf16 (:data:`BF16_STORAGE_TYPES`):
+    every float32 of one run is a bf16 of the other, as ``XLA_USE_BF16`` makes it; else empty (bf16 beside f32 is
+    mixed precision, :func:`~hlodiff.explain.run_differences.low_precision_differences`)."""
+    return widened_types(a, b, BF16_STORAGE_TYPES, "32-bit floats", narrow_side_pure=True)
+
+
+DONORS_SWITCH = "buffer donors"
+"""``KeyDifference.name`` of :func:`donors_dropped`."""
+
+
+def donors_dropped(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """torch_xla: ``[KeyDifference("module", "buffer donors", A's count, B's count)]`` when one of two programs
+    donates input buffers (``buffer_donor`` / ``input_output_alias`` in its header) and the other none at all:
+    torch_xla marks the tensors a step updates in place as donors unless ``XLA_ENABLE_PARAM_ALIASING=false``
+    (observed with torch_xla 2.9: the same computation, the header without ``buffer_donor``, another graph hash).
+    Else empty: donors on both sides differ by what the code updates in place."""
+    if a is None or b is None:
+        return []
+    counts = [_donor_count(r) for r in (a, b)]
+    if None in counts or (counts[0] == 0) == (counts[1] == 0):
+        return []
+    return [KeyDifference("module", DONORS_SWITCH, *(str(n) if n else None for n in counts))]
+
+
+def _donor_count(rec: GraphRecord) -> int | None:
+    from hlodiff.diff.header import donated_parameters
+
+    donated = donated_parameters(rec.module())
+    return None if donated is None else len(donated)
 
 
 def relative_cache_folder(*options: dict[str, tuple[str, ...]] | None) -> str | None:

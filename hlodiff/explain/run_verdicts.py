@@ -15,14 +15,15 @@ from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.cached_run import Run
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
-from hlodiff.explain.program_lines import calling_line
+from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
+from hlodiff.explain.run_arguments import argument_path_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
                                              cache_folder, device_count_differences, flag_differences,
                                              low_precision_differences, lowering_setting_differences,
                                              option_differences, parameter_shape_differences, prng_impl_differences,
                                              source_line_differences, version_differences, wide_type_differences)
-from hlodiff.explain.run_settings import long_width_differences
+from hlodiff.explain.run_settings import bf16_storage_differences, long_width_differences
 from hlodiff.hlo.model import SourceFrame
 
 CANNOT_DESERIALIZE = {
@@ -72,6 +73,10 @@ class Verdict:
     state_shapes: bool = False
     """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
     returns updated (weights, optimizer state): another model, not another input."""
+    at_call: bool = False
+    """``miss_hlo_differs`` / ``ops`` (JAX): every line the cause names is a line of both programs, so the runs
+    differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):
+    the headline is located at the call (``called_at``), not at a line both runs traced alike."""
 
     @property
     def recompiled(self) -> bool:
@@ -126,7 +131,12 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.differences = impls
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
-    elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs (its float64 is the user's), else 16-bit
+    elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
+        v.differences = argument_path_differences(v.a_record, v.b_record)
+        v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,
+                                                                                 v.b_record)
+    elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs or bf16 storage, else 16-bit floats
         v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
-                         long_width_differences(v.a_record, v.b_record)) or \
+                         long_width_differences(v.a_record, v.b_record) or
+                         bf16_storage_differences(v.a_record, v.b_record)) or \
             low_precision_differences(v.a_record, v.b_record)

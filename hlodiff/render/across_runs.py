@@ -19,8 +19,9 @@ from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, Acr
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
-from hlodiff.explain.run_settings import compile_setting_of
-from hlodiff.render.across_runs_fixes import CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API: the tables' old home)
+from hlodiff.explain.run_settings import DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
+from hlodiff.render.across_runs_fixes import ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API)
 from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
@@ -69,7 +70,14 @@ def fix_text(v: Verdict) -> str | None:
         return GRAPH_FIXES["lowering"].format(name=lowering[0].name, a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and v.reason == "aliasing" and v.cause is not None and v.cause.fix is None:
         said = (v.cause.summary.partition(": ")[2] or v.cause.summary).replace("on the right only", "in run B only")
-        return GRAPH_FIXES["aliasing"].format(summary=said.replace("on the left only", "in run A only"))
+        said = said.replace("on the left only", "in run A only")
+        if isinstance(v.b, CacheCompilation):  # JAX: donate_argnums
+            return GRAPH_FIXES["aliasing"].format(summary=said)
+        dropped = next((d for d in v.differences if d.name == DONORS_SWITCH), None)
+        if dropped is None:
+            return GRAPH_FIXES["aliasing_torch_xla"].format(summary=said)
+        side, other = ("A", "B") if dropped.a else ("B", "A")
+        return GRAPH_FIXES["param_aliasing_off"].format(summary=said, side=side, other=other)
     if v.verdict == "miss_hlo_differs" and v.reason == "shape" and v.differences:
         d = v.differences[0]
         more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
@@ -78,9 +86,17 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        row = {"16-bit floats": "precision", "64-bit integers": "long32"}.get(d.name, "x64")
+        row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage"}.get(
+            d.name, "x64")
         return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
+    leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
+    if v.verdict == "miss_hlo_differs" and leaves is not None:
+        side, paths = ("B", leaves.b) if leaves.b else ("A", leaves.a)
+        return GRAPH_FIXES["pytree_leaves"].format(side=side, other="A" if side == "B" else "B", paths=paths,
+                                                   program=v.program)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
+        if v.cause is not None and v.cause.fix_rule in ACROSS_RUNS_RULES:  # a fix written for two steps of a run
+            return GRAPH_FIXES[ACROSS_RUNS_RULES[v.cause.fix_rule]].format(summary=v.cause.summary)
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
@@ -187,6 +203,8 @@ def document_body(result: AcrossRuns) -> dict:
         verdict, reason, group = groups[0]
         first = group[0]
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
+        if first.at_call and first.called_at is not None:
+            where = first.called_at  # more of what both runs traced: the call decided how much
         if where is None and reason in LOCATED_AT_CALL:
             where = first.called_at
         if where is None:

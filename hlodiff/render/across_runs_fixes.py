@@ -60,7 +60,7 @@ CACHE_FIXES: dict[str, str] = {
                    "run B, {a} in run A), so each value is its own cache entry; set it the same way in both runs "
                    "(look for it in the environment of run {side})",
     "no_cache_torch_xla": "run B had no persistent cache: its metrics count compilations and no persistent-cache "
-                          "lookup (no PersistentCacheHit, PersistentCacheMiss or PersistentCacheDeserializeFailure); "
+                          "lookup at all (no PersistentCacheHit or PersistentCacheMiss, not even a failed load); "
                           "configure the same cache in run B as in run A: xr.initialize_cache(path) at its start, or "
                           "XLA_PERSISTENT_CACHE_PATH in its environment (a launcher that clears the environment "
                           "drops it)",
@@ -142,6 +142,33 @@ GRAPH_FIXES: dict[str, str] = {
     "aliasing": "buffer donation differs between the runs ({summary}): donation is part of the compiled program, so "
                 "each choice is its own cache entry; jit with the same donate_argnums in both runs (expected once "
                 "after switching donation on or off)",
+    "pytree_leaves": "run {side}'s {program} takes arguments run {other}'s does not ({paths}): the arguments' "
+                     "pytree differs between the runs (a value that is None or missing in one run's config or "
+                     "defaults and a number in the other's, a dict key one run adds), and the ops that read them "
+                     "come with them: give the arguments one structure in both runs (a neutral value such as 0.0 "
+                     "rather than None), or expect one program per structure",
+    "path_across_runs": "the traced Python took another path in the two runs ({summary}): a value that steers the "
+                        "trace differs between them (a static argument, a flag, a config or command line value, or "
+                        "the code itself): give it the same value in both runs, or expect one program per value; "
+                        "pass it traced instead (jnp.where / lax.cond, lax.fori_loop for a loop count) for one "
+                        "program whatever the value",
+    "sharding_across_runs": "the shardings differ between the runs ({summary}): the mesh (its shape, axis names or "
+                            "device order) or the partition specs differ from one run to the other (a mesh shape "
+                            "read from a setting or the command line): build the same mesh and specs in both runs, "
+                            "or expect one program per mesh",
+    "aliasing_torch_xla": "input/output aliasing differs between the runs ({summary}): torch_xla lets a tensor the "
+                          "step updates in place reuse its input buffer (a buffer donor), and the donors are part of "
+                          "the graph hash, its cache key; update the same tensors in place in both runs",
+    "param_aliasing_off": "only run {side}'s program donates buffers ({summary}): the other's is the same "
+                          "computation without its donors, which torch_xla leaves out when "
+                          "XLA_ENABLE_PARAM_ALIASING=false is in the environment, most likely run {other}'s; the "
+                          "donors are part of the graph hash, its cache key: set XLA_ENABLE_PARAM_ALIASING the same "
+                          "way in both runs (unset is true)",
+    "bf16_storage": "only run {side}'s program has float32 ({types}); every float32 of the other is bf16, parameters "
+                    "and inputs included: torch_xla stores float32 tensors as bf16 when XLA_USE_BF16=1 (or "
+                    "XLA_DOWNCAST_BF16=1) is in the environment, most likely run {other}'s: set it the same way in "
+                    "both runs (if the code changed instead, a model and its inputs cast to torch.bfloat16 in one run "
+                    "only, give them one dtype in both)",
     "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
                  "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
                  "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
@@ -156,4 +183,15 @@ GRAPH_FIXES: dict[str, str] = {
 }
 """Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
 run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
-64-bit types in one run only (JAX's x64, torch_xla's 32-bit longs)."""
+64-bit types in one run only (JAX's x64, torch_xla's 32-bit longs), float32 in one run only (torch_xla's bf16
+storage), buffer donors (JAX's donate_argnums, torch_xla's in-place updates and XLA_ENABLE_PARAM_ALIASING)."""
+
+
+ACROSS_RUNS_RULES: dict[str, str] = {
+    "ops_branch_jax": "path_across_runs",
+    "sharding": "sharding_across_runs",
+    "sharding_torch": "sharding_across_runs",
+}
+"""Rows of the graph diff's fix table (:data:`hlodiff.diff.fix_rules.RULES`) written for two steps of one run ("a
+Python `if` per step", "sharded differently between steps") -> the row of :data:`GRAPH_FIXES` that says the same
+difference between two runs, where what differs is the run's setting rather than its step."""

@@ -38,7 +38,9 @@ def _hlo_differs_words(v: Verdict) -> str:
         return f"its HLO differs from run A's{built}"
     where = v.cause.locations[0] if v.cause.locations else None
     at = f" at {short_line(where)}" if where is not None else ""
-    return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary})"
+    both = ("; every line they name is traced in both runs: the call decided how often"
+            if v.at_call and v.called_at is not None else "")
+    return f"its HLO differs from run A's{built} ({v.cause.kind}{at}: {v.cause.summary}{both})"
 
 
 # -- miss_key_differs: the same HLO under another key -----------------------------------------------------------------
@@ -104,6 +106,9 @@ def _key_not_captured(v: Verdict) -> str:
     if v.a_record is None or v.b_record is None:
         return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
                 "before optimizations and only the keys can be compared")
+    if not isinstance(v.b, CacheCompilation):  # torch_xla: B's compilation is its graph, the key its hash
+        return ("the same HLO under another graph hash; the dumped options are the same, so an input of the hash "
+                "not captured differs (torch_xla version, environment variables, devices)")
     return ("the same HLO under another cache key; the dumped options are the same, so an input of the key "
             "not captured differs (JAX/jaxlib version, platform, devices)")
 
