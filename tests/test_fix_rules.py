@@ -188,6 +188,8 @@ EXERCISED = {
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
     # tenth stop: a static int stage an `if` reads (look-alikes: tests/test_static_branch.py)
     "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
+    # tenth stop: a short batch mid-run under torch.compile (look-alikes: tests/test_dynamo_short_batch.py)
+    "dynamo_shape_short_batch_once": "scenarios/dynamo/lead47_d_filtered_batch",
 }
 
 

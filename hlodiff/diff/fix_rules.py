@@ -501,6 +501,13 @@ RULES: tuple[FixRule, ...] = (
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (dynamic shapes would spare Dynamo's retrace, but torch_xla still "
           "compiles one XLA graph per size)", unless="jax"),
+    # tenth stop (lead47_d_filtered_batch): rows filtered out of one batch mid-run (8, 8, 7, 8, 8); Dynamo's log
+    # has no later recompilation (the full size's entry was cached) but the XLA log shows the full size again
+    _rule("dynamo_shape_short_batch_once", "shape", "dynamo leading_dim_shrank full_again",
+          "one batch came with fewer rows ({seen}) and full batches followed it: Dynamo compiles {function} again "
+          "for that size and XLA compiles a graph for it; keep every batch at the full size: pad it and mask the "
+          "padded rows (a weight of 0 in the loss), or, where rows are filtered out, keep them and weight them by "
+          "the mask instead", unless="jax"),
     _rule("dynamo_shape_short_batch", "shape", "dynamo leading_dim_shrank",
           "a batch is smaller than the one before ({seen}): Dynamo compiles {function} again for it and XLA "
           "compiles a graph for that size; if it is a DataLoader's last batch of an epoch (the dataset not a "

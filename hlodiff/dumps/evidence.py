@@ -135,6 +135,11 @@ class SourceLines:
 
         return calls_of_function(file, function)
 
+    def calls_of_compiled(self, file: str) -> list[int] | None:
+        from hlodiff.dumps.python_source import calls_of_compiled
+
+        return calls_of_compiled(file)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 
@@ -166,6 +171,9 @@ class NoSources(SourceLines):
         return None
 
     def calls_of_function(self, file, function):
+        return None
+
+    def calls_of_compiled(self, file):
         return None
 
     def set_only_in_init(self, file, attribute):

@@ -161,6 +161,21 @@ def calls_of_function(file: str, function: str) -> list[int] | None:
                    and n.func.id == function and n.lineno not in inside})
 
 
+def calls_of_compiled(file: str) -> list[int] | None:
+    """Lines that call, by its plain name, a name the module binds to ``torch.compile(...)`` (``out =
+    compiled(x)`` after ``compiled = torch.compile(model, ...)``), in line order; None when the file is not on
+    disk. Where Dynamo names only torch's wrapper of a compiled module, the one such call is the user's line."""
+    path = Path(where_now(file))
+    if not path.is_file():
+        return None
+    tree = _parse(file)
+    if tree is None:
+        return None
+    names = {n for n in _compiled_names(tree) if "." not in n}
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in names})
+
+
 _BUILTINS = frozenset(dir(builtins))
 
 

@@ -34,6 +34,7 @@ from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, Graph
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
+from hlodiff.explain.dynamo_short_batch import full_size_again
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
@@ -134,6 +135,8 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
             r.located = "xla" if r.location is not None else r.located
         if r.located == "definition" and (call := caller_in_graph(x, r.function)) is not None:
             r.location, r.located = call, "xla_call"
+        if "last_call" in r.facts and full_size_again(explanation, x):
+            r.facts = (r.facts - {"last_call"}) | {"full_again"}  # the full size ran after it: no epoch's end
     padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:

@@ -60,7 +60,8 @@ class DynamoRecompile:
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack),
     ``xla_call`` (the call, read from the stack of the XLA graph the recompilation compiled, where Dynamo's records
-    name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk)."""
+    name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk), ``compiled_call`` (Dynamo named
+    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
     called_at: SourceFrame | None = None

@@ -157,7 +157,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo import explain_dynamo
         from hlodiff.explain.dynamo_call_line import place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
-        from hlodiff.explain.recompile import explain_records
+        from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
             return None
@@ -177,7 +177,7 @@ class LiveDynamo:
                 # as the report at exit (review 14, F3: live said the def :9, the report the call :16): the one
                 # call of the compiled function in a source file on disk is its line
                 mark_per_instance(found, run.sources)
-                place_dynamo_calls(found, run.sources)
+                place_dynamo_calls(found, run.sources, user_files(explanation))
             return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look

@@ -52,6 +52,10 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
                                        "its file, read from your source (Dynamo's log names only the compiled "
                                        "function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "compiled_call":  # Dynamo named torch's wrapper; the source has one compiled call
+            console.print(Hanging(Text("  hint: the line above is the one call of a torch.compile result in your "
+                                       "files, read from your source (Dynamo's log names only torch's wrapper of the "
+                                       "compiled module)", style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
                                        "source lines); Dynamo's log names only torch's wrapper of the compiled module: "
