@@ -140,6 +140,12 @@ class SourceLines:
 
         return set_only_in_init(file, attribute)
 
+    def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
+                            parameters: list[str] | None = None) -> bool:
+        from hlodiff.dumps.loop_counters import passes_loop_counter
+
+        return passes_loop_counter(file, call_line, function, parameter, parameters)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -169,6 +175,9 @@ class NoSources(SourceLines):
         return None
 
     def set_only_in_init(self, file, attribute):
+        return False
+
+    def passes_loop_counter(self, file, call_line, function, parameter, parameters=None):
         return False
 
 

@@ -285,7 +285,7 @@ def _sync_at(graph):
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = (),
-                        nondiff: str = ""):
+                        nondiff: str = "", loop_counter: bool = False):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -295,7 +295,7 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
                          loop_count_only=loop_only,
                          unrolled_loop=len(pair) == 2 and ops_repeat_per_count(r, *pair),
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                         slice_start=slice_start_only(r), nondiff_callee=nondiff)
+                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter)
     return decide(cause, context)
 
 
