@@ -74,3 +74,51 @@ def test_passes_loop_counter(tmp_path, loop, call, counted):
     src.write_text("def f(w, step):\n    return w\n\n" + body + "\n")
     line = src.read_text().splitlines().index("    " + call) + 1
     assert passes_loop_counter(str(src), line, "f", "step") is counted
+
+
+# 2. an attribute the trainer's file sets is no per-instance number
+
+def _dynamo(name) -> dict:
+    return cli_json("explain-recompile", str(SC / "dynamo" / name), "--source-map",
+                    f"/home/user/project={SC / 'dynamo'}", codes=(0, 1))
+
+
+def _dynamo_rules(doc) -> set[str]:
+    return {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
+
+
+def test_a_module_number_the_trainer_anneals_in_another_file_is_no_per_instance_number():
+    """t10_d_trainer_sets_attr: the model's file sets self.temperature only in __init__, the trainer's file
+    (_t10_trainer.py, its loop in the XLA graphs' frames) sets model.temperature every epoch. The first try read the
+    model's file alone: 'a number each instance sets once in __init__ ... compile the whole model once'."""
+    rules = _dynamo_rules(_dynamo("t10_d_trainer_sets_attr"))
+    assert rules == {"dynamo_module_number"}
+
+
+def test_a_per_layer_index_set_only_in_init_keeps_its_row():
+    """r19_d_layer_idx_attr: set only in Block.__init__ in every user file read (the script itself)."""
+    rules = _dynamo_rules(_dynamo("r19_d_layer_idx_attr"))  # the first block's requires_grad beside it
+    assert "dynamo_module_instance_number" in rules and "dynamo_module_number" not in rules
+
+
+def test_user_modules_follow_local_imports_only(tmp_path):
+    from hlodiff.dumps.user_modules import user_modules
+
+    (tmp_path / "trainer.py").write_text("def fit(model):\n    model.temperature = 2.0\n")
+    (tmp_path / "model.py").write_text("import os, torch\nfrom trainer import fit\nimport missing_mod\n")
+    files = user_modules([str(tmp_path / "model.py")])
+    assert files == [str(tmp_path / "model.py"), str(tmp_path / "trainer.py")]  # os, torch: not the user's
+
+
+@pytest.mark.parametrize("other, per_instance", [
+    ("def fit(model):\n    model.temperature = 2.0\n", False),        # set again in the trainer
+    ("def fit(model):\n    print(model.temperature)\n", True),        # only read there
+    ("def fit(model):\n    setattr(model, 'temperature', 2.0)\n", False),
+])
+def test_set_only_in_init_across_the_user_s_files(tmp_path, other, per_instance):
+    from hlodiff.dumps.init_attributes import set_only_in_init_across
+
+    model = tmp_path / "model.py"
+    model.write_text("class M:\n    def __init__(self):\n        self.temperature = 4.0\n")
+    (tmp_path / "trainer.py").write_text(other)
+    assert set_only_in_init_across([str(model), str(tmp_path / "trainer.py")], "temperature") is per_instance

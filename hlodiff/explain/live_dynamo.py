@@ -157,7 +157,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo import explain_dynamo
         from hlodiff.explain.dynamo_call_line import place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
-        from hlodiff.explain.recompile import explain_records
+        from hlodiff.explain.recompile import user_files, explain_records
 
         if not (run.dynamo_logs or without_log) or not run.records:
             return None
@@ -176,7 +176,7 @@ class LiveDynamo:
             if found is not None:
                 # as the report at exit (review 14, F3: live said the def :9, the report the call :16): the one
                 # call of the compiled function in a source file on disk is its line
-                mark_per_instance(found, run.sources)
+                mark_per_instance(found, run.sources, user_files(explanation))
                 place_dynamo_calls(found, run.sources)
             return found
         except HlodiffError:

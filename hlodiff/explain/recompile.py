@@ -66,8 +66,9 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
-        place_dynamo_decisions(explanation.dynamo, run.sources, _user_files(explanation))
-        mark_per_instance(explanation.dynamo, run.sources)
+        users = user_files(explanation)
+        place_dynamo_decisions(explanation.dynamo, run.sources, users)
+        mark_per_instance(explanation.dynamo, run.sources, users)
         place_dynamo_calls(explanation.dynamo, run.sources)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
@@ -82,7 +83,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     return explanation
 
 
-def _user_files(explanation) -> list[str]:
+def user_files(explanation) -> list[str]:
     """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
