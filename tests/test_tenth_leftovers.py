@@ -122,3 +122,40 @@ def test_set_only_in_init_across_the_user_s_files(tmp_path, other, per_instance)
     model.write_text("class M:\n    def __init__(self):\n        self.temperature = 4.0\n")
     (tmp_path / "trainer.py").write_text(other)
     assert set_only_in_init_across([str(model), str(tmp_path / "trainer.py")], "temperature") is per_instance
+
+
+# 3. a user's private function or lambda is no eager op of JAX's
+
+from hlodiff.explain.run_programs import is_users_program  # noqa: E402
+from hlodiff.hlo.jax_eager_ops import EAGER_OPS, PRIVATE  # noqa: E402
+
+_PRIVATE = [op.name for op in EAGER_OPS if op.kind == PRIVATE]
+
+
+@pytest.mark.parametrize("name", _PRIVATE)
+def test_each_private_helper_row_is_a_function_of_jax_s_own(name):
+    """A row names a function JAX defines (jax/_src) and jits when its public function runs outside jit: listed
+    with the eager ops, never as the user's program."""
+    jax = pytest.importorskip("jax")
+    from pathlib import Path
+
+    src = Path(jax.__file__).parent / "_src"
+    assert any(f"def {name}(" in p.read_text(errors="replace") for p in src.rglob("*.py")), name
+    assert not is_users_program(f"jit_{name}")
+
+
+@pytest.mark.parametrize("module", ["jit__train_step", "jit__lambda", "jit__fun", "jit__loss"])
+def test_a_user_s_private_function_is_the_user_s_program(module):
+    assert is_users_program(module)
+
+
+def test_compare_runs_lists_the_user_s_private_programs_first_with_their_lines():
+    """t10_runs_private_step: `_train_step` and a jitted lambda (jit__train_step, jit__lambda) compiled again for a
+    new batch size. The first try listed JAX's jit__mean first and the user's two without their lines."""
+    from helpers import cli
+
+    folder = SC / "runs" / "t10_runs_private_step"
+    out = cli("compare-runs", str(folder / "run_a"), str(folder / "run_b"), codes=(1,)).output
+    listed = [line.strip() for line in out.splitlines() if line.startswith("  jit_")]
+    assert [line.split()[0] for line in listed] == ["jit__train_step", "jit__lambda", "jit__mean"]
+    assert "(t10_runs_private_step.py:36)" in listed[0] and "t10_runs_private_step.py:" in listed[1]
