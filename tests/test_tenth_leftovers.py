@@ -159,3 +159,48 @@ def test_compare_runs_lists_the_user_s_private_programs_first_with_their_lines()
     listed = [line.strip() for line in out.splitlines() if line.startswith("  jit_")]
     assert [line.split()[0] for line in listed] == ["jit__train_step", "jit__lambda", "jit__mean"]
     assert "(t10_runs_private_step.py:36)" in listed[0] and "t10_runs_private_step.py:" in listed[1]
+
+
+# 4. jit(grad(f)) and jit(f) are two programs, told apart by the dump alone
+
+def _split_reasons(doc) -> list[str]:
+    return [f["split"]["reason"] for f in doc.get("families", []) if f.get("split")]
+
+
+def test_a_gradient_and_its_forward_of_one_name_are_two_functions_in_a_dump_without_a_log():
+    """t10_jx_grad_forward_dump: jax.jit(jax.grad(loss)) and jax.jit(loss) (both jit_loss), captured with XLA's dump
+    flag only. The first try told a recompilation, 'either two functions of this name or one function whose static
+    argument changed' (exit 1); the gradient's operations are all under JAX's jvp/transpose name stack."""
+    doc = cli_json("explain-recompile", str(SC / "jax" / "t10_jx_grad_forward_dump" / "dump"), codes=(0,))
+    assert doc["headline"] is None and not [r for r in doc["recompilations"] if r["family"].startswith("jit_loss")]
+    assert "another function of this name" in doc["summary"]
+
+
+def _modules(folder, name):
+    from types import SimpleNamespace
+
+    from hlodiff.hlo.parser import parse_module
+
+    return [SimpleNamespace(_module=parse_module(p.read_text()))
+            for p in sorted(folder.glob(f"module_*.{name}.before_optimizations.txt"))]
+
+
+def test_differentiated_reads_the_name_stack_of_the_whole_function():
+    from hlodiff.explain.jax_functions import _differentiated
+
+    loss = [_differentiated(g) for g in _modules(SC / "jax" / "t10_jx_grad_forward_dump" / "dump", "jit_loss")]
+    assert loss == [True, False]                              # the gradient first (step 0), then the forward
+    # a step that takes its gradient inside (its update outside the jvp): neither, nothing split on it
+    inside = [_differentiated(g) for g in _modules(SC / "jax" / "rev6_static_step" / "dump", "jit_train_step")]
+    assert inside and all(v is None for v in inside)
+
+
+def test_a_static_argument_s_recompilations_stay_one_family_without_a_log(tmp_path):
+    """The look-alike the doubt was kept for: rev6_static_step's dump alone (the step static, 5 compilations of
+    one function taking its gradient inside) stays one family, its recompilations told."""
+    import shutil
+
+    shutil.copytree(SC / "jax" / "rev6_static_step" / "dump", tmp_path / "dump")
+    doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(1,))
+    steps = [r for r in doc["recompilations"] if r["family"] == "jit_train_step"]
+    assert len(steps) == 4 and "another function" not in doc["summary"]
