@@ -204,3 +204,28 @@ def test_a_static_argument_s_recompilations_stay_one_family_without_a_log(tmp_pa
     doc = cli_json("explain-recompile", str(tmp_path / "dump"), codes=(1,))
     steps = [r for r in doc["recompilations"] if r["family"] == "jit_train_step"]
     assert len(steps) == 4 and "another function" not in doc["summary"]
+
+
+# 5. an expected answer leads with the call that compiled
+
+def _head_lines(name) -> tuple[int, list[int], str]:
+    doc = _jax(name)
+    head = doc["headline"]
+    cause = next(c for r in doc["recompilations"] for c in r["causes"] if c["fix"] == head["fix"])
+    return head["location"]["line"], [f["line"] for f in cause["locations"]], cause["fix_rule"]
+
+
+def test_an_expected_final_evaluation_leads_with_its_call_then_where_its_rows_were_made():
+    """jax_final_eval_size: `predict` compiled once more for the 50-row test set after training, told expected. With
+    the source on disk the line that made x_test (:32) led; nothing is to change there: the final call (:33) is
+    the event, the making line follows it."""
+    line, lines, rule = _head_lines("jax_final_eval_size")
+    assert rule == "shape_final_call_jax" and line == 33 and lines[:2] == [33, 32]
+
+
+@pytest.mark.parametrize("name, made", [("x6c_jx_preds_concat_eval", 15), ("rev5_generate_concat", 17)])
+def test_a_fix_to_make_keeps_the_making_line_first(name, made):
+    """Look-alikes: an argument grown by its own concatenation (a fix: collect on the host, preallocate) leads with
+    the line that grows it."""
+    line, lines, rule = _head_lines(name)
+    assert rule == "shape_growing_concat_jax" and line == made and lines[0] == made
