@@ -1370,12 +1370,21 @@ RULES: tuple[FixRule, ...] = (
     # round 19 (r19_jx_onehot_max_label): num_classes = int(y.max()) + 1 per batch (8, 9, 10): buckets of a class
     # count no longer match the labels; the answer is the fixed value the data reaches (look-alikes: scan_length's
     # two lengths and jax_layerdrop_static's tuples keep static_structure; jax_static_topk's k per query moves here)
+    # tenth stop (t10_jx_resumed_step_log): a global step resumed at 1000 (1000, 1001, ...) is bunched like a batch
+    # statistic, and both count up in compilation order; the caller's source says it is the loop's counter: nothing
+    # caps it, so no fixed value to reach; what the structure needs from it goes static, the count goes traced
+    _rule("static_loop_counter", "static_argument", "jax required_static loop_counter",
+          "static `{arg}` is the loop's step count (seen: {values}): it takes a new value on every call, so every call "
+          "compiles again, without end, and no fixed value caps it; it sets {structure}: keep `{arg}` out of "
+          "static_argnums/static_argnames and pass static only what the structure needs from it, computed on the "
+          "host before the call (a boolean such as `{arg} % N == 0` for a branch: two programs), or pass `{arg}` "
+          "traced and branch with lax.cond / jnp.where"),
     _rule("static_data_ceiling", "static_argument", "jax required_static data_values",
           "static `{arg}` sets the program's structure ({structure}) and its values follow the data (seen: {values}: "
           "bunched under a ceiling, as a statistic of each batch is -- its largest label + 1, a count, a length), so "
           "each new one compiles again: it must stay static, so pass the fixed value the data can reach on every call "
           "(the dataset's class count, the maximum length; at least {ceiling} here), computed once before the loop, "
-          "and mask what lies past each batch's own value: one compilation"),
+          "and mask what lies past each batch's own value: one compilation", unless="loop_counter"),
     # tenth stop (lead47_jx_static_stage_branch): a static int stage (0, 1, 2) an `if` reads to switch loss terms
     # on: no size to pad, no loop to write as fori_loop (look-alikes: rev9_j2_unrolled_solver keeps
     # static_unrolled_loop, jax_layerdrop_static's tuples keep static_structure)

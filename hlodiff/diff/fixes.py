@@ -189,6 +189,10 @@ class FixContext:
     (:mod:`hlodiff.explain.jax_contexts`). Empty otherwise; ``context_line`` is that line (``t.py:28``)."""
     context_line: str = ""
     slice_start: bool = False
+    loop_counter: bool = False
+    """A JAX static argument the caller passes as a loop's step count (``for step in range(start, end)``, read from
+    the source: :mod:`hlodiff.dumps.loop_counters`): values that count up without a ceiling, not a statistic of the
+    data however bunched they are."""
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     block_repeats: str = ""
     """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and

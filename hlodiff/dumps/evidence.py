@@ -145,6 +145,22 @@ class SourceLines:
 
         return set_only_in_init(file, attribute)
 
+    def set_only_in_init_across(self, files: list[str], attribute: str) -> bool:
+        from hlodiff.dumps.init_attributes import set_only_in_init_across
+
+        return set_only_in_init_across(files, attribute)
+
+    def user_modules(self, files: list[str]) -> list[str]:
+        from hlodiff.dumps.user_modules import user_modules
+
+        return user_modules(files)
+
+    def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
+                            parameters: list[str] | None = None) -> bool:
+        from hlodiff.dumps.loop_counters import passes_loop_counter
+
+        return passes_loop_counter(file, call_line, function, parameter, parameters)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk."""
@@ -177,6 +193,15 @@ class NoSources(SourceLines):
         return None
 
     def set_only_in_init(self, file, attribute):
+        return False
+
+    def set_only_in_init_across(self, files, attribute):
+        return False
+
+    def user_modules(self, files):
+        return list(files)
+
+    def passes_loop_counter(self, file, call_line, function, parameter, parameters=None):
         return False
 
 

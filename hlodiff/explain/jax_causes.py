@@ -123,7 +123,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
             defined = miss.defined_at
             nondiff = sources.nondiff_callee(defined.file, defined.line, jc.argument) if defined else None
-            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "")
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "",
+                                         loop_counter=_passes_loop_counter(miss, jc.argument, sources))
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
         elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
             # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a
@@ -151,6 +152,16 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
         r.causes.extend(jc.cause for jc in made)
+
+
+def _passes_loop_counter(miss: JaxCacheMiss, argument: str, sources: SourceLines) -> bool:
+    """The caller passes the static argument as a loop's step count (the source at JAX's call site, when on
+    disk): values that count up, not a statistic under the data's ceiling (tenth stop, t10_jx_resumed_step_log)."""
+    call, defined = miss.call_site, miss.defined_at
+    if call is None or call.line is None or not argument.isidentifier():
+        return False
+    params = sources.parameter_names(defined.file, defined.line) if defined is not None else None
+    return sources.passes_loop_counter(call.file, call.line, miss.function, argument, params)
 
 
 def _arguments_at_the_call(r, miss: JaxCacheMiss, sources: SourceLines) -> None:

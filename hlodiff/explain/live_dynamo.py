@@ -176,7 +176,7 @@ class LiveDynamo:
             if found is not None:
                 # as the report at exit (review 14, F3: live said the def :9, the report the call :16): the one
                 # call of the compiled function in a source file on disk is its line
-                mark_per_instance(found, run.sources)
+                mark_per_instance(found, run.sources, user_files(explanation))
                 place_dynamo_calls(found, run.sources, user_files(explanation))
             return found
         except HlodiffError:

@@ -66,9 +66,10 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
-        place_dynamo_decisions(explanation.dynamo, run.sources, user_files(explanation))
-        mark_per_instance(explanation.dynamo, run.sources)
-        place_dynamo_calls(explanation.dynamo, run.sources, user_files(explanation))
+        users = user_files(explanation)
+        place_dynamo_decisions(explanation.dynamo, run.sources, users)
+        mark_per_instance(explanation.dynamo, run.sources, users)
+        place_dynamo_calls(explanation.dynamo, run.sources, users)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
