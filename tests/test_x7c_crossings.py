@@ -184,3 +184,19 @@ def test_a_pullback_passed_into_jit_is_told_to_compute_forward_and_backward_in_o
 ])
 def test_a_pullback_is_read_from_jaxs_pytree_reason(text, found):
     assert _pullback(JaxReason("pytree", None, None, None, text)) is found
+
+
+# -- autograd anomaly mode's NaN checks, followed live -------------------------------------------------------------
+
+def test_a_followed_log_weaves_the_anomaly_checks_as_the_whole_log_read_does():
+    from hlodiff.dumps.anomaly_checks import CHECK_KEY
+    from hlodiff.dumps.executions import scan_executions
+    from hlodiff.dumps.follow import follower_for
+
+    folder = str(SCENARIOS / "torch_xla" / "r17_tx_detect_anomaly")
+    whole = [(r.index, r.graph_hash, r.module_number) for r in scan_executions(folder + "/dump", [])]
+    follower = follower_for(folder, wait=False)
+    followed = follower.poll() + follower.close()
+    assert [(r.index, r.graph_hash, r.module_number) for r in followed] == whole
+    # the checks are there: more than one record per step (the run's 5 steps), keyed as checks
+    assert sum((r.graph_hash or "").startswith(CHECK_KEY) for r in followed) > len(followed) // 2
