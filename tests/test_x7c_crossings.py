@@ -63,6 +63,12 @@ add {{
   ROOT s = f32[] add(x, y)
 }}
 
+max {{
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}}
+
 fred {{
   q = f32[{k},{n},{n}] parameter(0)
   c0 = f32[] constant(0)
@@ -110,6 +116,7 @@ def _found(text: str) -> list:
     ("  ROOT r = f32[256,256] reduce(st, c0), dimensions={0}, to_apply=add", True),          # summed over iterations
     ("  ROOT r = f32[256,256] fusion(st), kind=kLoop, calls=fred", True),                    # the sum in a fusion
     ("  ROOT r = f32[4,256] reduce(st, c0), dimensions={1}, to_apply=add", False),           # per iteration: kept
+    ("  ROOT r = f32[256,256] reduce(st, c0), dimensions={0}, to_apply=max", False),         # a max: no running sum
     ("  ROOT r = f32[4,256,256] negate(st)", False),                                         # read whole (ys' purpose)
     ("  r = f32[256,256] reduce(st, c0), dimensions={0}, to_apply=add\n"
      "  ROOT u = (f32[256,256], f32[4,256,256]) tuple(r, st)", False),                       # also returned whole

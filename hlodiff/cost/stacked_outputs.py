@@ -109,8 +109,8 @@ def _one_slice(inst: Instruction, insts: dict[str, Instruction], by_name: dict[s
 
 
 def _only_reduced(out: Instruction, users: dict[str, list[Instruction]], by_name: dict[str, Computation]) -> bool:
-    """Every use of the stacked output reduces its first dimension away: a ``reduce`` over dimension 0 (unfused, or
-    inside a fusion reading it as a parameter), through views of the same element count."""
+    """Every use of the stacked output sums its first dimension away: an adding ``reduce`` over dimension 0
+    (unfused, or inside a fusion reading it as a parameter), through views of the same element count."""
     uses = users.get(out.name, [])
     if not uses:
         return False
@@ -119,7 +119,7 @@ def _only_reduced(out: Instruction, users: dict[str, list[Instruction]], by_name
             if not _only_reduced(use, users, by_name):
                 return False
         elif use.opcode == "reduce":
-            if "0" not in _dimensions(use):
+            if "0" not in _dimensions(use) or not _sums(use, by_name):
                 return False
         elif use.opcode == "fusion":
             if not _fusion_reduces(use, out.name, by_name):
@@ -138,6 +138,13 @@ def _fusion_reduces(fusion: Instruction, operand: str, by_name: dict[str, Comput
     if not params:
         return False
     return all(_only_reduced(p, _users(fused), by_name) for p in params)
+
+
+def _sums(reduce: Instruction, by_name: dict[str, Computation]) -> bool:
+    """The reduction adds (a sum, or a mean's sum): the running sum the fix carries. A max or a min over the stack
+    would want a running max, which this finding's fix does not say: left untold."""
+    combine = by_name.get((reduce.attr("to_apply") or "").lstrip("%"))
+    return combine is not None and combine.root.opcode == "add"
 
 
 def _dimensions(inst: Instruction) -> set[str]:
