@@ -88,8 +88,8 @@ class ExecutionsFollower(Follower):
         """Step graph hash -> autograd anomaly mode's NaN checks that cut it (:mod:`hlodiff.dumps.anomaly_checks`),
         told before each of its executions, as the whole-log read does (crossings round 7: the live story of
         r17_tx_detect_anomaly was silent)."""
-        self.checks_seen: set[int] = set()
-        """Compilations already looked at as a check (their position in the log)."""
+        self.checks_scanned = 0
+        """Compilations (in log order) already looked at as a check."""
 
     def files(self) -> list[str]:
         return [self.log.path, self.dump]
@@ -146,8 +146,7 @@ class ExecutionsFollower(Follower):
     def _checks_unpaired(self, event: ExecutionEvent) -> bool:
         """A compilation the log does not announce, logged before ``event``, whose module is not in the dump yet:
         it may be a NaN check that runs before this execution."""
-        return any(not c.announced and c.line < event.line and k >= self.paired
-                   for k, c in enumerate(self.compilations))
+        return any(not c.announced and c.line < event.line for c in self.compilations[self.paired:])
 
     def _checks_before(self, event: ExecutionEvent) -> list[GraphRecord]:
         """The anomaly-mode checks told before this execution: those compiled since the last execution placed
@@ -156,13 +155,13 @@ class ExecutionsFollower(Follower):
         from hlodiff.dumps.anomaly_checks import is_anomaly_check
 
         if event.graph_hash:
-            for k, c in enumerate(self.compilations):
-                if k in self.checks_seen or c.announced or c.line > event.line or k >= self.paired:
-                    continue
-                self.checks_seen.add(k)
+            mine = self.checks.setdefault(event.graph_hash, [])
+            while self.checks_scanned < self.paired and self.compilations[self.checks_scanned].line < event.line:
+                k = self.checks_scanned
+                self.checks_scanned += 1
                 module = self.modules.get(f"#{k}")
-                mine = self.checks.setdefault(event.graph_hash, [])
-                if module is not None and is_anomaly_check(module) and module not in mine:
+                if (not self.compilations[k].announced and module is not None and is_anomaly_check(module)
+                        and module not in mine):
                     mine.append(module)
         return self.checks.get(event.graph_hash or "", [])
 
