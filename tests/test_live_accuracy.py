@@ -172,11 +172,12 @@ LIVE_WRONG_NOW = {
     'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one); fix_any: the reordered-'
                                     'tensors fix on a draw seen again',
 
-    # round 17 (blind): autograd anomaly mode's NaN checks are woven into the sequence only when the whole log is
-    # read (hlodiff.dumps.anomaly_checks): a live read in windows sees one graph a step and tells nothing, where the
-    # report at exit tells the split and anomaly detection
-    'torch_xla/r17_tx_detect_anomaly': 'kind, line, fix_any, fix_none: nothing told live; agrees: the report says '
-                                       'partial (anomaly checks)',
+    # round 17 (blind): autograd anomaly mode's NaN checks were woven into the sequence only when the whole log was
+    # read; since crossings round 7 the live follower weaves them too (hlodiff.dumps.follow_dump) and tells the split
+    # and anomaly detection as the report at exit does, with its line limit (its WRONG_NOW: the checks have no frame)
+    'torch_xla/r17_tx_detect_anomaly': 'line: no location (as at exit)',
+    # crossings round 7 (blind): the hook's growth is told at loss.backward()'s line, as at exit (its WRONG_NOW)
+    'torch_xla/x7c_tx_hook_in_loop': 'line: x7c_tx_hook_in_loop.py:25 (as at exit)',
     # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
     'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
     # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the

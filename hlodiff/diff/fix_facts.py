@@ -229,6 +229,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "nondiff_callee", ""):
         facts.add("nondiff_static")
         args["callee"] = ctx.nondiff_callee
+    if getattr(ctx, "pullback", False):
+        facts.add("pullback")
     if getattr(ctx, "metadata_identity", ""):
         facts.add("metadata_identity")
         args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)
@@ -240,6 +242,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["added_each"] = ctx.block_repeats
     if getattr(ctx, "graph_grows", ()):
         facts.add("graph_grows")
+        if getattr(ctx, "ops_each_step", ""):
+            facts.add("ops_each_step")
+            args["added_each"] = ctx.ops_each_step
         if getattr(ctx, "scalars_grow", False):
             facts.add("scalars_grow")
         if getattr(ctx, "joins_grow", False):

@@ -620,6 +620,16 @@ RULES: tuple[FixRule, ...] = (
           "step and is never emptied: keep a bounded window instead (a preallocated tensor of k rows written in "
           "place, or collections.deque(maxlen=k) for a fixed k) or a running average kept as one tensor -- see "
           "{line}", unless="grows scalar_inputs_only"),
+    # crossings round 7 (x7c_tx_hook_in_loop): a forward hook registered at the top of every step, never removed:
+    # each step's graph holds one more clamp, ops only (no input: no history of earlier steps is retraced)
+    _rule("ops_added_every_step", "ops", "graph_grows ops_each_step torch_xla",
+          "the graph grows at every step ({counts} instructions) by about the same ops each time ({added_each} "
+          "instructions added), with no input or output added: the same code runs once more at every step, not a "
+          "history carried from step to step; something added to the model inside the loop and never taken away "
+          "(a hook from register_forward_hook / register_full_backward_hook, a wrapper or a parametrization applied "
+          "again each step, a Python loop whose count grows with the step): register it once, before the loop, or "
+          "keep its handle and handle.remove() it at the end of the step (a loop: keep its count fixed) -- see {line}",
+          unless="grows join_grows joins_grow scalars_grow"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
@@ -1418,6 +1428,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_keyword", "cache_key", "jax keyword_call",
           "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
           "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    # crossings round 7 (x7c_jx_vjp_fn_arg, jax#3755): the pullback jax.vjp returns, passed into a jitted backward:
+    # its structure holds the forward's jaxpr, new at each jax.vjp; no __eq__ of the user's can fix JAX's class
+    _rule("cache_key_pullback", "cache_key", "jax pytree pullback",
+          "the argument is a pullback from jax.vjp (or jax.linearize), passed into a jitted function: its pytree "
+          "structure holds the traced forward, a new object at every jax.vjp, so every call's structure is new and "
+          "the function compiles again every call though no shape changed; compute the forward and the backward in "
+          "one jitted function (jax.vjp or jax.value_and_grad inside it, returning the gradients), or hand the "
+          "residuals over as arrays (the forward returns them, the backward takes them)"),
     # round 17 (r17_jx_pytree_aux_identity): a custom pytree node whose aux_data is a new object of a class without
     # __eq__ each call: "the same keys, the same container types" is what the user already passes
     _rule("cache_key_pytree_identity", "cache_key", "jax pytree metadata_identity",

@@ -178,6 +178,9 @@ class FixContext:
     metadata_identity: str = ""
     """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
     with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""
+    pullback: bool = False
+    """JAX said the pytree node that changed is a pullback (``jax.vjp``'s ``VJP``, a linearized function): its
+    structure holds the traced forward, new at every ``jax.vjp`` (:data:`hlodiff.explain.jax_causes.PULLBACK_NODES`)."""
     list_length: str = ""
     """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""
@@ -197,6 +200,10 @@ class FixContext:
     block_repeats: str = ""
     """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
     the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""
+    ops_each_step: str = ""
+    """Instructions each recompilation of the family added (``16, 15, 15``) when every whole graph compiled and each
+    recompilation only adds about the same block of ops (:func:`hlodiff.explain.family_order.ops_added_each_step`):
+    the same code runs once more every step, no history carried. Empty otherwise."""
     read_branch: bool = False
     """The family's whole graphs (no early read in them) differ only in which ops run, never in a size: a value
     read early chose a branch (``if loss > 4:``), not a length."""

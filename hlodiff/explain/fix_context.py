@@ -29,7 +29,7 @@ from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.family_buckets import counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops, reads_condition
-from hlodiff.explain.family_order import (block_repeats, comes_back, family_runs, first_recompilation, held,
+from hlodiff.explain.family_order import (block_repeats, ops_added_each_step, comes_back, family_runs, first_recompilation, held,
                                           last_of_each_round, never_returns, settles_first, stays, switch_stays)
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
@@ -78,6 +78,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     scatter_sized = {key for key, rs in of_family.items()
                      if any("scatter" in made_by[id(x)] and any(c.kind == "shape" for c in x.causes) for x in rs)}
     repeats = {key: block_repeats(members) for key, members in of_family.items()}
+    each_step = {key: ops_added_each_step(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
@@ -125,6 +126,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
+            ops_each_step=each_step.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:

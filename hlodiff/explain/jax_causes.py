@@ -283,7 +283,8 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         keywords = _KEYWORDS.search(miss.text or "")
         choice = decide(cause, FixContext(producer="jax", pytree=True,
                                           keywords=keywords.group(1) if keywords else "",
-                                          metadata_identity=_metadata_identity(reason.now, reason.before)))
+                                          metadata_identity=_metadata_identity(reason.now, reason.before),
+                                          pullback=_pullback(reason)))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
@@ -305,6 +306,21 @@ def _metadata_identity(now: str | None, before: str | None) -> str:
     if a is None or b is None or a.groups() != b.groups():
         return ""
     return f"{a.group(1)}:{a.group(2)}"
+
+
+PULLBACK_NODES = ("jax._src.api.VJP", "_vjp_pullback_wrapper", "_vjp3_callable", "_lift_linearized")
+"""Words of JAX's pytree reason that name a pullback node: ``jax.vjp``'s ``VJP`` (JAX 0.7 on, its metadata a
+partial of ``_vjp3_callable`` holding the forward's jaxpr), the ``Partial`` of ``_vjp_pullback_wrapper`` older JAX
+returns, ``jax.linearize``'s ``_lift_linearized``. Crossings round 7 (x7c_jx_vjp_fn_arg, jax#3755)."""
+
+
+def _pullback(reason) -> bool:
+    """The node JAX names is a pullback (:data:`PULLBACK_NODES`): a function jax.vjp returned, passed into jit. Both
+    sides when JAX's item was read into ``now``/``before``; else its text (a pullback's metadata prints the forward's
+    jaxpr over many lines, which the one-line item pattern does not take)."""
+    if reason.now is not None and reason.before is not None:
+        return all(any(w in side for w in PULLBACK_NODES) for side in (reason.now, reason.before))
+    return any(w in (reason.text or "") for w in PULLBACK_NODES)
 
 
 _LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")
