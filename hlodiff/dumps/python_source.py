@@ -149,10 +149,7 @@ def calls_of_function(file: str, function: str) -> list[int] | None:
     """Lines that call ``function`` by its plain name outside its own body (``out = forward(xb)`` for a compiled
     ``def forward``), in line order; None when the file is not on disk (nothing noted missing: the caller only
     asks). A wrapper's call (``torch.compile(f)(x)``, ``self.f(x)``) is not counted."""
-    path = Path(where_now(file))
-    if not path.is_file():
-        return None
-    tree = _parse(file)
+    tree = _tree_if_present(file)
     if tree is None:
         return None
     inside = {n.lineno for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -161,14 +158,16 @@ def calls_of_function(file: str, function: str) -> list[int] | None:
                    and n.func.id == function and n.lineno not in inside})
 
 
+def _tree_if_present(file: str) -> ast.Module | None:
+    """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
+    return _parse(file) if Path(where_now(file)).is_file() else None
+
+
 def calls_of_compiled(file: str) -> list[int] | None:
     """Lines that call, by its plain name, a name the module binds to ``torch.compile(...)`` (``out =
     compiled(x)`` after ``compiled = torch.compile(model, ...)``), in line order; None when the file is not on
     disk. Where Dynamo names only torch's wrapper of a compiled module, the one such call is the user's line."""
-    path = Path(where_now(file))
-    if not path.is_file():
-        return None
-    tree = _parse(file)
+    tree = _tree_if_present(file)
     if tree is None:
         return None
     names = {n for n in _compiled_names(tree) if "." not in n}
