@@ -118,6 +118,8 @@ int typed_ref_of(PyObject *typed_refs, PyObject *name, PyObject **shape, PyObjec
 #define INST_FIELDS 11
 int register_instruction_type(PyObject *type);
 PyObject *register_instruction(PyObject *self, PyObject *type);
+PyObject *register_no_attributes(PyObject *self, PyObject *attrs);
+PyObject *empty_attributes(void);
 PyObject *inst_attr(PyObject *inst, PyObject *key);
 PyObject *inst_new(PyObject *type, PyObject *const *args);
 
