@@ -79,6 +79,7 @@ PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
 PyObject *anon_hashes_ix(PyObject *self, PyObject *args);
 PyObject *exact_hashes_ix(PyObject *self, PyObject *args);
 PyObject *hash_small(PyObject *self, PyObject *args);
+PyObject *exact_str(const char *hex);
 
 /* text.c */
 Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
