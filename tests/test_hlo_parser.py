@@ -237,7 +237,7 @@ def test_recursion_reported_is_the_first_cycle_in_module_order_among_computation
 
 
 def test_instructions_without_attributes_share_one_empty_attrs_that_cannot_change_them_all():
-    # Issue 34: a dict per instruction without attributes was 24 MB a side of an unrolled 300K-instruction step.
+    # Issue 34: an empty dict per instruction without attributes was 12.6 MB a side of an unrolled 300K step.
     # They share one; writing to it would change every such instruction at once, so it raises instead, while a
     # copy of the module (a worker's pickle, deepcopy) still compares equal and reads empty.
     import copy

@@ -247,8 +247,8 @@ class StackFrameTable:
 
 
 class _NoAttributes(dict):
-    """The one empty ``attrs`` of every parsed instruction that has no attribute (most of them: 218K of the 258K
-    instructions a side of an unrolled 300K-instruction step; a dict each was 24 MB a side, issue 34). Reads as
+    """The one empty ``attrs`` of every parsed instruction that has no attribute (most of them: 197K of the 258K
+    instructions a side of an unrolled 300K-instruction step; an empty dict each was 12.6 MB a side, issue 34). Reads as
     an empty dict; changing it raises, since every such instruction shares it: give the instruction a dict of its
     own instead (``inst.attrs = {...}``). Pickled and copied as itself."""
 
