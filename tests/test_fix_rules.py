@@ -186,6 +186,12 @@ EXERCISED = {
     "static_nan": "scenarios/jax/r18_jx_static_nan",
     # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
+    # round 20 (look-alikes keeping their rows: tests/test_round20.py): a static dtype spelled two ways, RAdam's
+    # rectification in its own code, a float that became a Python int, an AveragedModel's copy made before the loop
+    "static_dtype_spelling": "scenarios/jax/r20_jx_static_dtype_spelling",
+    "ops_library_step_branch": "scenarios/torch_xla/r20_tx_radam_rect_control",
+    "dtype_input_number_became_int": "scenarios/torch_xla/r20_tx_warmup_min_int/record",
+    "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
 }
 
 

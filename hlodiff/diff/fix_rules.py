@@ -834,6 +834,14 @@ RULES: tuple[FixRule, ...] = (
           _TO_F64, unless="jax"),
     _rule("dtype_input_to_f64_stays", "dtype", "on_input to_f64 stays",
           _TO_F64, unless="jax"),
+    # round 20 (r20_tx_warmup_min_int): a one-element float input turned int64 for good: min(1, x) returned its int
+    # argument, and torch.tensor made int64 of it; "`.to(torch.int64)` from the first step" would make a loss
+    # weight an integer (0 for 0.25): the float the run started with is the type to keep
+    _rule("dtype_input_number_became_int", "dtype", "on_input number_became_int",
+          "a one-element input switches from {before} to {after} and stays: most often a number computed as a float became "
+          "a Python int (min(1, x) and max(0, x) return their int argument once x reaches it; round(), //), and "
+          "torch.tensor made an integer tensor of it; keep it a float where it is made (`min(1.0, ...)`, `float(v)`, "
+          "or `dtype=torch.float32` where the tensor is made): one dtype, one graph", unless="jax"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
@@ -1112,6 +1120,15 @@ RULES: tuple[FixRule, ...] = (
           "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
           "torch_xla.sync() right after making them to keep them out of the first step)",
           unless="jax comes_back metric_outputs"),
+    # round 20 (r20_tx_swa_update_read): the same warm-up in a family that changes again later (SWA's averaging
+    # starts at step 3, and its first copy looks like step 0's, so the family does not `settle`): outputs made in
+    # library code (an AveragedModel's deepcopy) computed by step 0 only, step 0's graph never seen again
+    _rule("outputs_made_before_loop_library", "outputs", "removed_only second_step module_state_copy torch_xla",
+          "expected warm-up: the first step's graph also computed tensors that library code made before the loop "
+          "(a model copied or moved on the device: copy.deepcopy, an AveragedModel or EMA copy), which later steps "
+          "find as device data; nothing to fix here (call torch_xla.sync() right after making them to keep them out "
+          "of the first step); the later changes of this graph are told on their own",
+          unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
@@ -1193,6 +1210,11 @@ RULES: tuple[FixRule, ...] = (
           "the first step created (gradients accumulated into, optimizer state): nothing to fix",
           unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
+    # round 20 (r20_tx_radam_rect_control): a library's own branch on its step count (RAdam's rectification), all
+    # in library code: "run the same ops every step (torch.where)" cannot be followed and nothing needs following
+    _rule("ops_library_step_branch", "ops", "library_step_branch torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there once and is reused from then "
+          "on; nothing to fix", unless="jax comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
@@ -1326,6 +1348,13 @@ RULES: tuple[FixRule, ...] = (
           "arguments with ==, so no call finds the program compiled for the last one and each compiles again; "
           "pass a value that equals itself instead (None, a string mode such as 'ignore', a bool flag) or pass "
           "`{arg}` traced (drop it from static_argnums/static_argnames)"),
+    # round 20 (r20_jx_static_dtype_spelling): a config's "bfloat16" and jnp.bfloat16 are one dtype but two keys
+    # (hashed differently); "fix its value" or "keep it out of the static arguments" miss that it sets the casts
+    _rule("static_dtype_spelling", "static_argument", "jax dtype_spellings",
+          "static `{arg}` is the same dtype spelled {count} ways ({values}): JAX keys a static argument by its hash "
+          "and ==, and a string, a scalar type and an np.dtype hash differently, so the same program compiles once "
+          "per spelling: normalize it once, e.g. `{arg} = jnp.dtype({arg})` where it is read (a config, a "
+          "default), and pass that one spelling at every call; it stays static (it sets the casts)"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
@@ -1450,12 +1479,12 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_opt
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
-    "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
-    "outputs_made_before_loop_unread",
+    "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an

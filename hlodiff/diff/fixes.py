@@ -185,6 +185,9 @@ class FixContext:
     config context change for another compilation (``jax_default_matmul_precision``): the context, not a placement
     (:mod:`hlodiff.explain.jax_contexts`). Empty otherwise; ``context_line`` is that line (``t.py:28``)."""
     context_line: str = ""
+    library_branch: str = ""
+    """Round 20: every changed instruction was traced in a library file that branches on its own step count
+    (:mod:`hlodiff.explain.library_branches`): the branch in words. Empty otherwise."""
     slice_start: bool = False
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     block_repeats: str = ""

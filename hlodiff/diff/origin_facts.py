@@ -214,6 +214,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
             facts.add("to_low_precision")
     if (before in _INTS and after in _FLOATS) or (before in _FLOATS and after in _INTS):
         facts.add("int_float")
+    if before in _FLOATS and after in _INTS and _one_element(first.left.shape) and _one_element(first.right.shape):
+        facts.add("number_became_int")
     if after == "f64" and before in _FLOATS - {"f64"}:
         facts.add("to_f64")
     if library_made(first):
@@ -239,6 +241,14 @@ _JNP = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"
         "pred": "bool"}
 _CAST = {"f32": "x.float()", "f64": "x.double()", "bf16": "x.bfloat16()", "f16": "x.half()", "s64": "x.long()",
          "s32": "x.int()"}
+
+
+def _one_element(shape: str) -> bool:
+    """A scalar or a one-element array (``f32[]``, ``s64[1]{0}``, ``f32[1,1]``): a single number carried in."""
+    dims = re.search(r"\[([^\]]*)\]", shape)
+    if dims is None:
+        return False
+    return all(size(d) == 1 for d in dims.group(1).split(",") if d.strip())
 
 
 def _element(shape: str) -> str:
