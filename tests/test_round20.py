@@ -156,3 +156,42 @@ def test_an_averaged_models_copy_computed_by_the_first_step_is_its_warm_up():
     first = next(r for r in doc["recompilations"] if r["graph"].endswith("#1"))
     assert [c["fix_rule"] for c in first["causes"]] == ["outputs_made_before_loop_library"]
     assert doc["headline"] is None or "compute it every step" not in doc["headline"]["fix"]
+
+
+# -- a model of another width through one function ------------------------------------------------------------------
+
+def test_a_teacher_and_a_student_through_one_apply_are_one_program_per_model():
+    """r20_jx_teacher_student_control: apply(params, x) for a teacher of width 64 and a student of width 16. The
+    first try said 'one graph per bucket' (right stance, wrong story: no bucket anywhere)."""
+    doc = _doc(SC / "jax" / "r20_jx_teacher_student_control" / "record", codes=(0,))
+    fix = doc["headline"]["fix"]
+    assert "shape_model_width" in _rules(doc) and "bucket" not in fix and "(64, 16)" in fix
+
+
+@pytest.mark.parametrize("name, rule", [
+    ("jax_dp_buckets_control", "shape_buckets"),   # batches padded to buckets: one axis of every input
+    ("jax_bucket_pad", None), ("jax_multiscale", None), ("jax_last_batch", None),
+])
+def test_size_look_alikes_keep_their_rows(name, rule):
+    rules = _rules(_doc(SC / "jax" / name))
+    assert "shape_model_width" not in rules
+    if rule:
+        assert rule in rules
+
+
+def _param(left, right):
+    return SimpleNamespace(left=SimpleNamespace(opcode="parameter", shape=left),
+                           right=SimpleNamespace(opcode="parameter", shape=right))
+
+
+@pytest.mark.parametrize("changes, shared", [
+    ((("f32[8,64]", "f32[8,16]"), ("f32[64,4]", "f32[16,4]")), True),     # a hidden width in two weights
+    ((("f32[8,64]", "f32[8,16]"), ("f32[64]", "f32[16]")), True),
+    ((("f32[32,8]", "f32[16,8]"), ("s32[32]", "s32[16]")), False),        # a batch: axis 0 of every input
+    ((("f32[4,16,32]", "f32[4,24,32]"), ("f32[4,16,16]", "f32[4,24,24]")), False),   # a length and its square mask
+    ((("f32[8,64]", "f32[8,16]"),), False),                               # one parameter
+    ((("f32[8,64]", "f32[8,16]"), ("f32[64,4]", "f32[32,4]")), False),    # two different size pairs
+])
+def test_width_shared_needs_one_size_pair_on_different_axes(changes, shared):
+    from hlodiff.diff.origin_facts import _width_shared
+    assert _width_shared(SimpleNamespace(origins=[_param(a, b) for a, b in changes])) is shared

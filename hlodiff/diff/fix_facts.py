@@ -57,7 +57,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``inner_dims_only``
   (the same rank and the same first dimension, another size past it: a padded length, not a batch), ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
-  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``number_became_int`` (a one-element input from a float type to an integer one), ``to_f64`` (a float input widened to
+  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``width_shared`` (parameters each changed on one axis, one size pair on different axes: a model's width), ``number_became_int`` (a one-element input from a float type to an integer one), ``to_f64`` (a float input widened to
   float64: NumPy's default), ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``metric_outputs`` (outputs added or removed are scalars computed by
   instructions of their own: a metric), ``sizes_vary`` (a shape whose size took three values or more over the

@@ -762,6 +762,13 @@ RULES: tuple[FixRule, ...] = (
           "a numpy array) or by an op whose output size follows the data and runs outside the graph (unique, "
           "bincount, repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length "
           "and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+    # round 20 (r20_jx_teacher_student_control): a teacher and a student of other widths through one jitted apply:
+    # the sizes that change are a width the weights share across their axes, not a batch or a length to bucket
+    _rule("shape_model_width", "shape", "width_shared on_input",
+          "expected: the parameters arrive with another width{seen}: one size shared across the weights' axes (a "
+          "hidden size), so a model of another size comes through this function (a teacher and a student, a "
+          "resized copy); each model compiles once and is reused: nothing to fix if they are meant to share it "
+          "(jit a function per model to keep their compilations apart)"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -1475,7 +1482,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
