@@ -193,6 +193,7 @@ EXERCISED = {
     "dtype_input_number_became_int": "scenarios/torch_xla/r20_tx_warmup_min_int/record",
     "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
     "shape_model_width": "scenarios/jax/r20_jx_teacher_student_control/record",
+    "constant_int_special_library": "scenarios/torch_xla/r20_tx_adaptive_softmax",
 }
 
 

@@ -195,3 +195,27 @@ def _param(left, right):
 def test_width_shared_needs_one_size_pair_on_different_axes(changes, shared):
     from hlodiff.diff.origin_facts import _width_shared
     assert _width_shared(SimpleNamespace(origins=[_param(a, b) for a, b in changes])) is shared
+
+
+# -- an int 0 or 1 baked in by library code -------------------------------------------------------------------------
+
+def test_a_library_s_own_0_is_not_told_to_go_into_a_tensor():
+    """r20_tx_adaptive_softmax: AdaptiveLogSoftmaxWithLoss bakes a 0 of its own index arithmetic (adaptive.py); the
+    first try (live, and beside the headline) said 'keep it in a one-element tensor', which the user cannot do."""
+    doc = _doc(SC / "torch_xla" / "r20_tx_adaptive_softmax" / "dump", codes=(1,))
+    constants = [c for r in doc["recompilations"] for c in r["causes"] if c["kind"] == "constant"]
+    assert constants and {c["fix_rule"] for c in constants} == {"constant_int_special_library"}
+    assert all("torch.tensor([" not in c["fix"] for c in constants)
+
+
+@pytest.mark.parametrize("path, rule", [
+    ("torch_xla/offset_index", "constant_int_special"),                         # the user's int 0/1 in an index
+    ("scenarios/torch_xla/scalar_tensors_collide", "constant_float_special"),
+    ("scenarios/torch_xla/kl_beta_anneal", "constant_float_special"),
+    ("scenarios/torch_xla/warmup_from_zero", "constant_lr_special"),            # an optimizer's 0: its own row
+])
+def test_user_made_special_constants_keep_their_rows(path, rule):
+    folder = FIXTURES / path
+    target = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder
+    rules = _rules(_doc(target))
+    assert rule in rules and "constant_int_special_library" not in rules

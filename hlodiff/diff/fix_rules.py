@@ -899,6 +899,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_jax", "constant", "jax",
           "a Python value baked into the function changed (static argument, closure): pass it as a traced argument "
           "(a jnp array) instead of a Python constant"),
+    # round 20 (r20_tx_adaptive_softmax live, r20_tx_swa_update_read): an int 0 or 1 baked in by library code
+    # (AdaptiveLogSoftmaxWithLoss's own index arithmetic): "keep it in a one-element tensor" is no change the user
+    # can make there; say what was seen and what to check
+    _rule("constant_int_special_library", "constant", "special_values int_constant library_made torch_xla",
+          "an int of 0 or 1 ({values}) is baked in by library code (no line of yours made it), where other values "
+          "pass as device data: the library computed it, so no tensor of yours replaces it; check what of yours "
+          "reaches that call and can be 0 or 1 on some steps (a count, an index, a size of the batch's data), and "
+          "the changes told beside this one; if it is the library's own first value (a counter starting at 0 or "
+          "1), this is one more compilation, once", unless="optimizer_made in_optimizer slice_index"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
