@@ -768,7 +768,7 @@ RULES: tuple[FixRule, ...] = (
           "expected: the parameters arrive with another width{seen}: one size shared across the weights' axes (a "
           "hidden size), so a model of another size comes through this function (a teacher and a student, a "
           "resized copy); each model compiles once and is reused: nothing to fix if they are meant to share it "
-          "(jit a function per model to keep their compilations apart)"),
+          "(give each model a compiled function of its own to keep their compilations apart)"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
