@@ -79,6 +79,12 @@ def test_each_context_row_names_its_setter(setting):
     assert CONTEXT_SETTERS[setting] in fix and setting in fix and "not around some calls" in fix
 
 
+def test_the_dtype_promotion_context_of_an_older_scenario_is_named_as_written():
+    # rev12_jx_promotion_eval: loss_fn under jax.numpy_dtype_promotion('strict') every third step (5/5 before too)
+    fix = _doc(SC / "jax" / "rev12_jx_promotion_eval")["headline"]["fix"]
+    assert "`with jax.numpy_dtype_promotion(...)`" in fix and "whole program" in fix
+
+
 def test_a_context_without_a_row_keeps_its_words():
     assert context_fix("jax_default_matmul_precision") == (
         "set `jax_default_matmul_precision` once for the whole run, not around some calls")
