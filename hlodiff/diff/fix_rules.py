@@ -779,6 +779,13 @@ RULES: tuple[FixRule, ...] = (
           "a numpy array) or by an op whose output size follows the data and runs outside the graph (unique, "
           "bincount, repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length "
           "and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+    # round 20 (r20_jx_teacher_student_control): a teacher and a student of other widths through one jitted apply:
+    # the sizes that change are a width the weights share across their axes, not a batch or a length to bucket
+    _rule("shape_model_width", "shape", "width_shared on_input",
+          "expected: the parameters arrive with another width{seen}: one size shared across the weights' axes (a "
+          "hidden size), so a model of another size comes through this function (a teacher and a student, a "
+          "resized copy); each model compiles once and is reused: nothing to fix if they are meant to share it "
+          "(give each model a compiled function of its own to keep their compilations apart)"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -851,6 +858,14 @@ RULES: tuple[FixRule, ...] = (
           _TO_F64, unless="jax"),
     _rule("dtype_input_to_f64_stays", "dtype", "on_input to_f64 stays",
           _TO_F64, unless="jax"),
+    # round 20 (r20_tx_warmup_min_int): a one-element float input turned int64 for good: min(1, x) returned its int
+    # argument, and torch.tensor made int64 of it; "`.to(torch.int64)` from the first step" would make a loss
+    # weight an integer (0 for 0.25): the float the run started with is the type to keep
+    _rule("dtype_input_number_became_int", "dtype", "on_input number_became_int",
+          "a one-element input switches from {before} to {after} and stays: most often a number computed as a float became "
+          "a Python int (min(1, x) and max(0, x) return their int argument once x reaches it; round(), //), and "
+          "torch.tensor made an integer tensor of it; keep it a float where it is made (`min(1.0, ...)`, `float(v)`, "
+          "or `dtype=torch.float32` where the tensor is made): one dtype, one graph", unless="jax"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
@@ -901,6 +916,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_jax", "constant", "jax",
           "a Python value baked into the function changed (static argument, closure): pass it as a traced argument "
           "(a jnp array) instead of a Python constant"),
+    # round 20 (r20_tx_adaptive_softmax live, r20_tx_swa_update_read): an int 0 or 1 baked in by library code
+    # (AdaptiveLogSoftmaxWithLoss's own index arithmetic): "keep it in a one-element tensor" is no change the user
+    # can make there; say what was seen and what to check
+    _rule("constant_int_special_library", "constant", "special_values int_constant library_made torch_xla",
+          "an int of 0 or 1 ({values}) is baked in by library code (no line of yours made it), where other values "
+          "pass as device data: the library computed it, so no tensor of yours replaces it; check what of yours "
+          "reaches that call and can be 0 or 1 on some steps (a count, an index, a size of the batch's data), and "
+          "the changes told beside this one; if it is the library's own first value (a counter starting at 0 or "
+          "1), this is one more compilation, once", unless="optimizer_made in_optimizer slice_index"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
@@ -1129,6 +1153,15 @@ RULES: tuple[FixRule, ...] = (
           "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
           "torch_xla.sync() right after making them to keep them out of the first step)",
           unless="jax comes_back metric_outputs"),
+    # round 20 (r20_tx_swa_update_read): the same warm-up in a family that changes again later (SWA's averaging
+    # starts at step 3, and its first copy looks like step 0's, so the family does not `settle`): outputs made in
+    # library code (an AveragedModel's deepcopy) computed by step 0 only, step 0's graph never seen again
+    _rule("outputs_made_before_loop_library", "outputs", "removed_only second_step module_state_copy torch_xla",
+          "expected warm-up: the first step's graph also computed tensors that library code made before the loop "
+          "(a model copied or moved on the device: copy.deepcopy, an AveragedModel or EMA copy), which later steps "
+          "find as device data; nothing to fix here (call torch_xla.sync() right after making them to keep them out "
+          "of the first step); the later changes of this graph are told on their own",
+          unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
@@ -1210,6 +1243,11 @@ RULES: tuple[FixRule, ...] = (
           "the first step created (gradients accumulated into, optimizer state): nothing to fix",
           unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
+    # round 20 (r20_tx_radam_rect_control): a library's own branch on its step count (RAdam's rectification), all
+    # in library code: "run the same ops every step (torch.where)" cannot be followed and nothing needs following
+    _rule("ops_library_step_branch", "ops", "library_step_branch torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there once and is reused from then "
+          "on; nothing to fix", unless="jax comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
@@ -1343,6 +1381,13 @@ RULES: tuple[FixRule, ...] = (
           "arguments with ==, so no call finds the program compiled for the last one and each compiles again; "
           "pass a value that equals itself instead (None, a string mode such as 'ignore', a bool flag) or pass "
           "`{arg}` traced (drop it from static_argnums/static_argnames)"),
+    # round 20 (r20_jx_static_dtype_spelling): a config's "bfloat16" and jnp.bfloat16 are one dtype but two keys
+    # (hashed differently); "fix its value" or "keep it out of the static arguments" miss that it sets the casts
+    _rule("static_dtype_spelling", "static_argument", "jax dtype_spellings",
+          "static `{arg}` is the same dtype spelled {count} ways ({values}): JAX keys a static argument by its hash "
+          "and ==, and a string, a scalar type and an np.dtype hash differently, so the same program compiles once "
+          "per spelling: normalize it once, e.g. `{arg} = jnp.dtype({arg})` where it is read (a config, a "
+          "default), and pass that one spelling at every call; it stays static (it sets the casts)"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
@@ -1488,16 +1533,16 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
-    "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
-    "outputs_made_before_loop_unread",
+    "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an

@@ -191,6 +191,9 @@ class FixContext:
     config context change for another compilation (``jax_default_matmul_precision``): the context, not a placement
     (:mod:`hlodiff.explain.jax_contexts`). Empty otherwise; ``context_line`` is that line (``t.py:28``)."""
     context_line: str = ""
+    library_branch: str = ""
+    """Round 20: every changed instruction was traced in a library file that branches on its own step count
+    (:mod:`hlodiff.explain.library_branches`): the branch in words. Empty otherwise."""
     slice_start: bool = False
     loop_counter: bool = False
     """A JAX static argument the caller passes as a loop's step count (``for step in range(start, end)``, read from

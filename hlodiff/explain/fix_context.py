@@ -35,6 +35,7 @@ from hlodiff.explain.family_values import family_constants, family_first_types, 
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed)
+from hlodiff.explain.library_branches import library_branch
 from hlodiff.explain.producing_ops import family_ops
 from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
                                              trip_count_changed)
@@ -150,7 +151,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed,
                 size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
-                library=library_step(cause, context)))
+                library=library_step(cause, context), library_branch=library_branch(cause)))
             _call_first_when_expected(cause)
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 

@@ -25,7 +25,7 @@ from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
-from hlodiff.explain.jax_contexts import ContextChange, context_at
+from hlodiff.explain.jax_contexts import ContextChange, context_at, context_fix
 from hlodiff.explain.argument_lines import lead_with_the_call
 
 _URL = re.compile(r"https?://\S+$")
@@ -289,7 +289,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
         return JaxCause(Cause("cache_key", f"the tracing context changed ({said})", where),
-                        f"set `{reason.argument}` once for the whole run, not around some calls")
+                        context_fix(reason.argument))
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
 
