@@ -552,6 +552,24 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
     # tensor (three of round 17's guards fell here and were told "or pass it as a tensor": a device context, a dtype)
+    # Dynamo round 20 (d20_fail_on_recompile): a recompile the stance refused; the capture holds no guard
+    _rule("dynamo_stance_raised", "guard", "dynamo stance_raised",
+          "torch.compiler.set_stance(\"{seen}\") stopped the program at this call: a guard of the graph Dynamo "
+          "compiled for {function} failed here, so it needed a new graph, and that stance raises instead of "
+          "compiling one; which guard failed is not in the log (the stance raises before Dynamo prints it): run "
+          "once with the default stance under TORCH_LOGS=recompiles to see it (a new input size such as a last, "
+          "shorter batch, a Python value or a module that changed since the first calls), then make what it checks "
+          "the same on every call (drop_last=True or a padded last batch for a size), or set the stance only once "
+          "every input has its final form", unless="jax"),
+    # Dynamo round 20 (d20_prune_rounds): a compiled module's parameter gone (pruning, a parametrization)
+    _rule("dynamo_parameter_removed", "guard", "dynamo parameter_removed",
+          "the compiled module's parameter {seen} is gone on this call: something replaced it between calls "
+          "(torch.nn.utils.prune turns it into `<name>_orig` and a mask applied by a forward pre-hook; a "
+          "parametrization such as weight_norm moves it under `parametrizations`; a `del` or a plain tensor "
+          "assigned in its place), and Dynamo traces {function} again for the module as it now is, once per such "
+          "change (once per pruning round); make the change before the first compiled call (prune or parametrize, "
+          "then compile), or, to prune again and again without a new trace, keep the parameter and apply the mask "
+          "in place (with torch.no_grad(): weight.mul_(mask))", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
           "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
@@ -587,6 +605,14 @@ RULES: tuple[FixRule, ...] = (
           "loss.backward(), opt.step() and opt.zero_grad() outside the compiled function (the backward of a "
           "compiled forward is compiled with it), and compile opt.step on its own if it should be compiled too",
           unless="jax raised in_library"),
+    # Dynamo round 20 (d20_layerdrop_random; pytorch#95425, #145446): Python's random module inside the compiled code
+    _rule("dynamo_graph_break_python_random", "graph_break", "dynamo op:python_random",
+          "Python's random module is called inside the compiled function ({seen}): Dynamo does not trace that draw "
+          "and splits the function there on every call (inside a loop it gives the whole frame up, and the code "
+          "runs uncompiled, one XLA graph per pattern of choices); draw on the device with torch instead "
+          "(keep = torch.rand(()) >= p, torch.bernoulli) and apply the draw as a mask or with torch.where, so "
+          "every branch stays in one graph, or draw outside the compiled function and pass the draws in as a "
+          "tensor", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

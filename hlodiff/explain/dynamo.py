@@ -36,8 +36,9 @@ from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows
 from hlodiff.explain.dynamo_random_inputs import random_inputs
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
+from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, is_scalar_read, what_breaks, \
+    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -70,6 +71,7 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
             merged.graph_breaks = list(log.graph_breaks)
         merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
         merged.restarts += [r for r in log.restarts if r not in merged.restarts]
+        merged.stance_raises += [r for r in log.stance_raises if r not in merged.stance_raises]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
 
@@ -143,6 +145,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     _shape_setters_alike(found.recompiles)
     for r in found.recompiles:
         choose_fix(r)
+    found.recompiles += stance_recompiles(log)  # refused by the stance: nothing compiled, the program stopped
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
@@ -262,6 +265,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:data_dependent")
         elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):
             facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
+        elif python_random_call(first) is not None:
+            facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
         location = first.at
         if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
@@ -270,6 +275,7 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             location = first.call
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
+                else python_random_call(first) if "op:python_random" in facts
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
@@ -312,7 +318,8 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     if not dynamo_logs:
         return bridge_without_log(explanation, events)
     log = read_logs(logs)
-    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
+    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits
+                       and not log.stance_raises):
         return bridge_without_log(explanation, events)
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
