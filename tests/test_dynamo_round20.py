@@ -191,3 +191,18 @@ def test_the_subclass_recompile_is_placed_at_the_call_read_from_the_source():
 def test_the_round_s_controls_have_no_headline(name):
     doc, code = _explain(name)
     assert doc["headline"] is None and code == 0
+
+
+def test_the_pruning_call_is_the_line_of_the_parameter_gone(tmp_path):
+    # read from the source on disk (the log names only torch's wrapper); a file that prunes nothing keeps no line
+    doc, _ = _explain("d20_prune_rounds")
+    assert doc["dynamo"]["headline"]["located"] == "decision" and doc["headline"]["location"]["line"] == 19
+    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.explain.decision_line import place_dynamo_decisions
+    from hlodiff.explain.dynamo_types import DynamoFindings
+
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nmodel = torch.compile(net)\nfor s in range(3):\n    model(x)\n")
+    r = _guarded("KeyError on fn._modules['0']._parameters['weight']")
+    place_dynamo_decisions(DynamoFindings([], recompiles=[r]), SourceLines(), [str(script)])
+    assert r.location is None
