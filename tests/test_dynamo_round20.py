@@ -206,3 +206,20 @@ def test_the_pruning_call_is_the_line_of_the_parameter_gone(tmp_path):
     r = _guarded("KeyError on fn._modules['0']._parameters['weight']")
     place_dynamo_decisions(DynamoFindings([], recompiles=[r]), SourceLines(), [str(script)])
     assert r.location is None
+
+
+def _xla_rules(doc: dict) -> set[str]:
+    return {c.get("fix_rule") for r in doc["recompilations"] for c in r["causes"]}
+
+
+def test_the_step_graphs_of_a_function_dynamo_made_no_graph_of_follow_the_break():
+    doc, _ = _explain("d20_layerdrop_random")
+    assert doc["dynamo"]["eager_break_graphs"] and _xla_rules(doc) == {"dynamo_eager_break"}
+    assert doc["headline"]["kind"] == "graph_break"  # the break still leads
+
+
+@pytest.mark.parametrize("name", ["dyn_tolist_split",  # a function given up whole (WON'T CONVERT): its own row
+                                  "dyn_print_break", "d17_train_step_backward"])  # breaks with Dynamo's graphs
+def test_breaks_with_graphs_or_a_function_given_up_keep_their_xla_stories(name):
+    doc, _ = _explain(name)
+    assert not doc["dynamo"]["eager_break_graphs"] and "dynamo_eager_break" not in _xla_rules(doc)

@@ -168,6 +168,13 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     # Dynamo round 11 (d11_mixup_lambda): past the recompile limit the frame runs eagerly, its ops in the step's
     # own graph: that graph follows from the limit (not "a value kept on some steps", not a warm-up)
+    # Dynamo round 20 (d20_layerdrop_random): the step graphs of a function Dynamo made no graph of (a break gave it up)
+    _rule("dynamo_eager_break", "*", "dynamo eager_break",
+          "Dynamo made no graph of {function}: the graph break at {at} above ({seen}) gave it up, so it runs "
+          "uncompiled and torch_xla traces its ops into this step's graph with whatever its Python chose on this "
+          "call (which branch, which blocks run): the likely reason this graph changed; fix the break first (its "
+          "fix above), and if the step still compiles anew, what changes is outside that function",
+          unless="jax"),
     _rule("dynamo_past_limit", "*", "dynamo past_limit",
           "follows from Dynamo's recompile limit ({limit}, hit at {cid}): later calls of that function run without "
           "Dynamo, so torch_xla traces their ops eagerly into the step's own graph (this one holds its lines); fix "

@@ -29,6 +29,7 @@ from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridg
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
+from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
@@ -343,6 +344,8 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.past_limit_graphs = [ref for ref in past_limit_graphs(explanation, found)
                                if ref not in found.follows_expected]
     tell_past_limit(explanation, found)
+    found.eager_break_graphs = eager_break_graphs(explanation, found)
+    tell_eager_break(explanation, found)
     tell_first_calls(explanation, found)
     _tell_compilations_only(explanation, found)
     return found
@@ -352,7 +355,7 @@ def _tell_compilations_only(explanation, found: DynamoFindings) -> None:
     """Review 11 F1: what a dump without execution log cannot tell from the bridge's warm-up
     (:mod:`hlodiff.explain.dynamo_compiled_only`)."""
     told = (set(found.bridge_recompilations) | set(found.first_call_syncs) | set(found.follows_expected)
-            | set(found.past_limit_graphs))
+            | set(found.past_limit_graphs) | set(found.eager_break_graphs))
     found.compilations_only = unsequenced(explanation, found, told)
     tell_unsequenced(explanation, found)
 
