@@ -223,3 +223,28 @@ def test_the_step_graphs_of_a_function_dynamo_made_no_graph_of_follow_the_break(
 def test_breaks_with_graphs_or_a_function_given_up_keep_their_xla_stories(name):
     doc, _ = _explain(name)
     assert not doc["dynamo"]["eager_break_graphs"] and "dynamo_eager_break" not in _xla_rules(doc)
+
+
+@pytest.mark.parametrize("guard, source, rule", [
+    ("___check_type_id(fn._modules['2'], 9462)", "weight_norm(net[2])\n", "dynamo_parametrized"),
+    ("___check_type_id(fn._modules['2'], 9462)", "net[2] = torch.nn.Linear(8, 4)\n", "dynamo_object_type"),
+    ("___check_type_id(head, 9462)", "weight_norm(net[2])\n", "dynamo_object_type"),  # an argument, no submodule
+], ids=["parametrized", "no-parametrization", "argument"])
+def test_a_submodule_s_new_class_is_a_parametrization_when_the_source_registers_one(tmp_path, guard, source, rule):
+    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.explain.dynamo_parametrized import mark_parametrized
+    from hlodiff.explain.dynamo_types import DynamoFindings
+
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n" + source)
+    r = _guarded(guard)
+    mark_parametrized(DynamoFindings([], recompiles=[r]), SourceLines(), [str(script)])
+    assert r.fix_rule == rule
+    if rule == "dynamo_parametrized":
+        assert r.expected and r.location.line == 3 and "weight_norm" in r.fix and "before the first compiled" in r.fix
+
+
+def test_the_weight_norm_run_is_told_at_the_parametrization():
+    doc, code = _explain("d20_weight_norm_late")
+    assert doc["dynamo"]["headline"]["fix_rule"] == "dynamo_parametrized" and code == 0
+    assert doc["headline"]["location"]["line"] == 18

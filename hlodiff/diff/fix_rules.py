@@ -416,6 +416,13 @@ RULES: tuple[FixRule, ...] = (
           "the XLA device; call the compiled function with tensors on the XLA device only (move its result to "
           "the CPU after the call, result.cpu() or .item()), or call the plain, uncompiled function on CPU copies",
           unless="jax"),
+    # Dynamo round 20 (d20_weight_norm_late): a submodule's class swapped by a parametrization (read from the source)
+    _rule("dynamo_parametrized", "guard", "dynamo object_type parametrized",
+          "expected once: {tensor} is a module of another class from this call on ({seen}): registering a "
+          "parametrization (weight_norm, spectral_norm, orthogonal, register_parametrization) swaps the module's "
+          "class for a generated Parametrized<Class> and its weight for a computed one, so Dynamo traces "
+          "{function} again, once, and reuses that graph; nothing to fix (register it before the first compiled "
+          "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -1486,7 +1493,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_opt
     "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
-    "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
+    "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
     "outputs_made_before_loop_unread",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",

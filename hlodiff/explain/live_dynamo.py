@@ -158,6 +158,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo_call_line import place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
         from hlodiff.explain.decision_line import place_dynamo_decisions
+        from hlodiff.explain.dynamo_parametrized import mark_parametrized
         from hlodiff.explain.recompile import _user_files, explain_records
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -180,6 +181,7 @@ class LiveDynamo:
                 mark_per_instance(found, run.sources)
                 # the line of the decision read from the source, as the report at exit (round 20: a pruning call)
                 place_dynamo_decisions(found, run.sources, _user_files(explanation))
+                mark_parametrized(found, run.sources, _user_files(explanation))
                 place_dynamo_calls(found, run.sources)
             return found
         except HlodiffError:
