@@ -248,3 +248,19 @@ def test_the_weight_norm_run_is_told_at_the_parametrization():
     doc, code = _explain("d20_weight_norm_late")
     assert doc["dynamo"]["headline"]["fix_rule"] == "dynamo_parametrized" and code == 0
     assert doc["headline"]["location"]["line"] == 18
+
+
+def _live_row(case_id: str) -> dict:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
+    live = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live)
+    return live.score_live(live.score.local_cases([case_id]))["cases"][0]
+
+
+@pytest.mark.parametrize("case_id", ["dynamo/d20_fresh_criterion_control",  # e-nolog: the bridge's graphs by ops
+                                     "dynamo/r19_d_cfg_dict_rebuilt_control"])  # a look-alike with the debug log
+def test_live_a_control_without_dynamo_s_log_tells_the_bridge_s_graphs_as_its_own(case_id):
+    row = _live_row(case_id)
+    assert row["right"], row
