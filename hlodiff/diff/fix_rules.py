@@ -379,8 +379,9 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
     _rule("dynamo_module_hooks", "guard", "dynamo module_hooks",
-          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards a "
-          "compiled module's hooks (skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
+          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards the "
+          "hooks it traced (the type of each it called; every hook dict of the module with "
+          "skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
           "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
           "to a list) while compiled code runs", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
