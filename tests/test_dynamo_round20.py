@@ -264,3 +264,11 @@ def _live_row(case_id: str) -> dict:
 def test_live_a_control_without_dynamo_s_log_tells_the_bridge_s_graphs_as_its_own(case_id):
     row = _live_row(case_id)
     assert row["right"], row
+
+
+def test_a_break_that_left_dynamo_with_no_graph_says_so():
+    doc, _ = _explain("d20_layerdrop_random")
+    assert doc["dynamo"]["graph_breaks"][0]["graphs"] == 0
+    assert doc["summary"].startswith("Dynamo made no graph of forward: a graph break gave it up")
+    doc, _ = _explain("dyn_print_break")  # a break between Dynamo's graphs: its count stays
+    assert doc["dynamo"]["graph_breaks"][0]["graphs"] == 2 and doc["summary"].startswith("Dynamo compiled forward")

@@ -12,14 +12,22 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.dynamo_types import DynamoFindings
 
 
+def made_no_graph(explanation, found: DynamoFindings) -> bool:
+    """Dynamo broke a graph (not raised) and made no graph at all: the dump holds graphs, but no FX graph reached
+    XLA, the bridge compiled nothing, and Dynamo recompiled nothing. A function Dynamo gave up as a whole (WON'T
+    CONVERT: its backend failed) is told by its own row, which names what its eager code bakes (dyn_tolist_split: a
+    slice per list of lengths)."""
+    return bool(_breaks(found)) and bool(explanation.graphs) and not (
+        found.fx_compilations or found.bridge_compilations or found.recompiles)
+
+
 def eager_break_graphs(explanation, found: DynamoFindings) -> list[str]:
-    """Refs of every XLA recompilation when Dynamo broke a graph (not raised) and made no graph at all: no FX
-    graph reached XLA, the bridge compiled nothing, and Dynamo recompiled nothing; else none. A function Dynamo gave
-    up as a whole (WON'T CONVERT: its backend failed) is told by its own row, which names what its eager code bakes
-    (dyn_tolist_split: a slice per list of lengths)."""
-    breaks = _breaks(found)
-    if not breaks or found.fx_compilations or found.bridge_compilations or found.recompiles:
+    """Refs of every XLA recompilation when Dynamo made no graph (:func:`made_no_graph`); else none. Each such
+    break's count of graphs per call becomes 0: the function runs uncompiled, in no graph of Dynamo's."""
+    if not made_no_graph(explanation, found):
         return []
+    for b in _breaks(found):
+        b.graphs = 0
     return [r.graph.ref for r in explanation.recompilations]
 
 

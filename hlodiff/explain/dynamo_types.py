@@ -224,8 +224,13 @@ class DynamoFindings:
         times = sum(attempts.values()) or (0 if given_up else 1)
         times += sum(int(r.seen.split()[0]) - 1 for r in self.resets)  # compiled from scratch again after a reset
         raised = not self.compiles and any(b.raised for b in self.graph_breaks)
+        # a break that left Dynamo with no graph at all (round 20: inside a loop it gives the frame up)
+        no_graph = not raised and bool(self.graph_breaks) and all(
+            b.graphs == 0 and not b.raised and b.fix_rule != "dynamo_gave_up" for b in self.graph_breaks)
         parts = [f"Dynamo compiled nothing: it raised at the first call of {what} (a graph break under "
                  f"fullgraph=True) and the program stopped" if raised
+                 else f"Dynamo made no graph of {what}: a graph break gave it up, and it runs uncompiled on every "
+                      f"call" if no_graph
                  else f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:

@@ -107,7 +107,9 @@ def render_dynamo(console: Console, dynamo) -> None:
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
                 f"({b.reason})" if b.fix_rule == "dynamo_gave_up" and b.location is not None else
                 f"graph break{where}, raised (fullgraph=True: the program stopped here): {b.reason}" if b.raised else
-                f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)")
+                f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)" if b.graphs else
+                f"graph break{where}: {b.reason} ({b.count} in the log; Dynamo made no graph of it: it runs "
+                f"uncompiled on every call)")
         console.print(Text(head, style="bold"), highlight=False)
         if b.explanation:
             console.print(Hanging(Text(f"  {b.explanation}", style="dim"), 2), highlight=False)
