@@ -184,6 +184,7 @@ def test_the_round_s_runs_are_told_by_their_rows(name, kind, rule, code):
 def test_the_subclass_recompile_is_placed_at_the_call_read_from_the_source():
     doc, _ = _explain("d20_subclass_batch")
     assert doc["headline"]["location"]["line"] == 33
+    assert "x.as_subclass(torch.Tensor)" in doc["headline"]["fix"]  # how to unwrap a subclass, not only a Parameter
 
 
 @pytest.mark.parametrize("name", ["d20_stash_activation_control", "d20_assert_finite_control",

@@ -404,8 +404,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_tensor_type", "guard", "dynamo tensor_type",
           "{tensor} is a tensor of another type on some calls ({seen}: an nn.Parameter or another tensor subclass "
           "on some calls, a plain tensor on others): Dynamo guards a tensor argument's exact type and traces "
-          "{function} once per type; pass the same type on every call (a plain tensor, e.g. w.view_as(w) where "
-          "the nn.Parameter itself was passed), or accept one graph per type", unless="jax"),
+          "{function} once per type; pass the same type on every call (a plain tensor: x.as_subclass(torch.Tensor) "
+          "for a tensor subclass, e.g. w.view_as(w) where the nn.Parameter itself was passed), or accept one graph "
+          "per type", unless="jax"),
     _rule("dynamo_inference_tensor", "guard", "dynamo inference_tensor",
           "{tensor} is an inference tensor on some calls (made under torch.inference_mode(): no autograd dispatch "
           "keys) and a normal tensor on others: Dynamo guards a tensor's dispatch keys and traces {function} once "
