@@ -168,6 +168,13 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     # Dynamo round 11 (d11_mixup_lambda): past the recompile limit the frame runs eagerly, its ops in the step's
     # own graph: that graph follows from the limit (not "a value kept on some steps", not a warm-up)
+    # Dynamo round 20 (d20_layerdrop_random): the step graphs of a function Dynamo made no graph of (a break gave it up)
+    _rule("dynamo_eager_break", "*", "dynamo eager_break",
+          "Dynamo made no graph of {function}: the graph break at {at} above ({seen}) gave it up, so it runs "
+          "uncompiled and torch_xla traces its ops into this step's graph with whatever its Python chose on this "
+          "call (which branch, which blocks run): the likely reason this graph changed; fix the break first (its "
+          "fix above), and if the step still compiles anew, what changes is outside that function",
+          unless="jax"),
     _rule("dynamo_past_limit", "*", "dynamo past_limit",
           "follows from Dynamo's recompile limit ({limit}, hit at {cid}): later calls of that function run without "
           "Dynamo, so torch_xla traces their ops eagerly into the step's own graph (this one holds its lines); fix "
@@ -372,8 +379,9 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
     _rule("dynamo_module_hooks", "guard", "dynamo module_hooks",
-          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards a "
-          "compiled module's hooks (skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
+          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards the "
+          "hooks it traced (the type of each it called; every hook dict of the module with "
+          "skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
           "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
           "to a list) while compiled code runs", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
@@ -396,8 +404,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_tensor_type", "guard", "dynamo tensor_type",
           "{tensor} is a tensor of another type on some calls ({seen}: an nn.Parameter or another tensor subclass "
           "on some calls, a plain tensor on others): Dynamo guards a tensor argument's exact type and traces "
-          "{function} once per type; pass the same type on every call (a plain tensor, e.g. w.view_as(w) where "
-          "the nn.Parameter itself was passed), or accept one graph per type", unless="jax"),
+          "{function} once per type; pass the same type on every call (a plain tensor: x.as_subclass(torch.Tensor) "
+          "for a tensor subclass, e.g. w.view_as(w) where the nn.Parameter itself was passed), or accept one graph "
+          "per type", unless="jax"),
     _rule("dynamo_inference_tensor", "guard", "dynamo inference_tensor",
           "{tensor} is an inference tensor on some calls (made under torch.inference_mode(): no autograd dispatch "
           "keys) and a normal tensor on others: Dynamo guards a tensor's dispatch keys and traces {function} once "
@@ -409,6 +418,13 @@ RULES: tuple[FixRule, ...] = (
           "the XLA device; call the compiled function with tensors on the XLA device only (move its result to "
           "the CPU after the call, result.cpu() or .item()), or call the plain, uncompiled function on CPU copies",
           unless="jax"),
+    # Dynamo round 20 (d20_weight_norm_late): a submodule's class swapped by a parametrization (read from the source)
+    _rule("dynamo_parametrized", "guard", "dynamo object_type parametrized",
+          "expected once: {tensor} is a module of another class from this call on ({seen}): registering a "
+          "parametrization (weight_norm, spectral_norm, orthogonal, register_parametrization) swaps the module's "
+          "class for a generated Parametrized<Class> and its weight for a computed one, so Dynamo traces "
+          "{function} again, once, and reuses that graph; nothing to fix (register it before the first compiled "
+          "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -559,6 +575,24 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
     # tensor (three of round 17's guards fell here and were told "or pass it as a tensor": a device context, a dtype)
+    # Dynamo round 20 (d20_fail_on_recompile): a recompile the stance refused; the capture holds no guard
+    _rule("dynamo_stance_raised", "guard", "dynamo stance_raised",
+          "torch.compiler.set_stance(\"{seen}\") stopped the program at this call: a guard of the graph Dynamo "
+          "compiled for {function} failed here, so it needed a new graph, and that stance raises instead of "
+          "compiling one; which guard failed is not in the log (the stance raises before Dynamo prints it): run "
+          "once with the default stance under TORCH_LOGS=recompiles to see it (a new input size such as a last, "
+          "shorter batch, a Python value or a module that changed since the first calls), then make what it checks "
+          "the same on every call (drop_last=True or a padded last batch for a size), or set the stance only once "
+          "every input has its final form", unless="jax"),
+    # Dynamo round 20 (d20_prune_rounds): a compiled module's parameter gone (pruning, a parametrization)
+    _rule("dynamo_parameter_removed", "guard", "dynamo parameter_removed",
+          "the compiled module's parameter {seen} is gone on this call: something replaced it between calls "
+          "(torch.nn.utils.prune turns it into `<name>_orig` and a mask applied by a forward pre-hook; a "
+          "parametrization such as weight_norm moves it under `parametrizations`; a `del` or a plain tensor "
+          "assigned in its place), and Dynamo traces {function} again for the module as it now is, once per such "
+          "change (once per pruning round); make the change before the first compiled call (prune or parametrize, "
+          "then compile), or, to prune again and again without a new trace, keep the parameter and apply the mask "
+          "in place (with torch.no_grad(): weight.mul_(mask))", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
           "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
@@ -594,6 +628,14 @@ RULES: tuple[FixRule, ...] = (
           "loss.backward(), opt.step() and opt.zero_grad() outside the compiled function (the backward of a "
           "compiled forward is compiled with it), and compile opt.step on its own if it should be compiled too",
           unless="jax raised in_library"),
+    # Dynamo round 20 (d20_layerdrop_random; pytorch#95425, #145446): Python's random module inside the compiled code
+    _rule("dynamo_graph_break_python_random", "graph_break", "dynamo op:python_random",
+          "Python's random module is called inside the compiled function ({seen}): Dynamo does not trace that draw "
+          "and splits the function there on every call (inside a loop it gives the whole frame up, and the code "
+          "runs uncompiled, one XLA graph per pattern of choices); draw on the device with torch instead "
+          "(keep = torch.rand(()) >= p, torch.bernoulli) and apply the draw as a mask or with torch.where, so "
+          "every branch stays in one graph, or draw outside the compiled function and pass the draws in as a "
+          "tensor", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -1540,7 +1582,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
-    "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
+    "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
     "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",

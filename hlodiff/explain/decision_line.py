@@ -121,7 +121,11 @@ def dynamo_decision_calls() -> dict[str, tuple[str, ...]]:
     calls = {"dynamo_parameter_requires_grad": ("requires_grad_", "requires_grad"),
              # round 14: the model (or its copy) cast to another dtype: `.to(torch.bfloat16)`, `.half()`
              "dynamo_parameter_dtype": ("bfloat16", "half", "double", "to(bfloat16)", "to(float16)", "to(half)",
-                                        "to(float64)", "to(double)")}
+                                        "to(float64)", "to(double)"),
+             # round 20: a parameter gone from the compiled module: pruned (torch.nn.utils.prune) or parametrized
+             "dynamo_parameter_removed": ("l1_unstructured", "random_unstructured", "ln_structured",
+                                          "random_structured", "global_unstructured", "custom_from_mask",
+                                          "weight_norm", "spectral_norm", "orthogonal", "register_parametrization")}
     for what, setters in GLOBAL_SETTINGS.items():
         names = tuple(call.rsplit(".", 1)[1] for call in setters.split(" or ") if call.startswith("torch."))
         if names:  # round 15: allow_tf32 is set by set_float32_matmul_precision or the flag itself

@@ -27,6 +27,7 @@ from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
 from hlodiff.explain.dynamo_call_line import place_dynamo_calls
+from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_values
 from hlodiff.explain.jax_contexts import contexts_by_line
@@ -69,6 +70,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         users = user_files(explanation)
         place_dynamo_decisions(explanation.dynamo, run.sources, users)
         mark_per_instance(explanation.dynamo, run.sources, users)
+        mark_parametrized(explanation.dynamo, run.sources, users)
         place_dynamo_calls(explanation.dynamo, run.sources, users)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
