@@ -64,6 +64,14 @@ CACHE_FIXES: dict[str, str] = {
                           "configure the same cache in run B as in run A: xr.initialize_cache(path) at its start, or "
                           "XLA_PERSISTENT_CACHE_PATH in its environment (a launcher that clears the environment "
                           "drops it)",
+    "jit_disabled": "run B ran with jit disabled (JAX_DISABLE_JIT=1 in its environment, jax.config.update("
+                    "'jax_disable_jit', True) or a `with jax.disable_jit():` block left from debugging): every jitted "
+                    "function ran op by op, so run A's cached programs were never asked for and each operation "
+                    "compiled on its own; unset it in runs meant to reuse the cache",
+    "eager_mode": "run B ran in torch_xla's eager mode (XLA_USE_EAGER_DEBUG_MODE=1 in its environment, or "
+                  "torch_xla.experimental.eager_mode(True) left from debugging): each op compiled and ran as it was "
+                  "dispatched, so run A's step graph was never built and each op compiled on its own; unset it in "
+                  "runs meant to reuse the cache (or compile the step as one graph with torch_xla.compile)",
     "not_loadable_inferred": "this backend cannot load cached executables: {detail}; so here the persistent cache "
                              "cannot save this compilation whatever the code does. Nothing captured shows that run B "
                              "looked the entry up, though (no warning that loading failed, no metrics report): where "
