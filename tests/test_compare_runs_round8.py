@@ -10,6 +10,7 @@ import pytest
 from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy
 from hlodiff.explain.op_by_op import MIN_PIECES, MOST_OPS, OP_BY_OP_REASONS, PIECES_PER_PROGRAM, _operations
 from hlodiff.hlo.parser import parse_module
+from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS
 from hlodiff.render.across_runs_fixes import CACHE_FIXES
 from hlodiff.render.across_runs_reasons import PIECES_WORDS
 
@@ -91,10 +92,23 @@ ENTRY e {
 
 # -- the round's scenarios right at the first try -------------------------------------------------------------------
 
-def test_a_workers_device_from_local_rank_is_a_compile_option():
+def test_a_workers_device_from_local_rank_is_a_compile_option_told_as_the_device():
+    # right at the first try ("replica_device_ids is 1 in run B and 0 in run A"); the row DEVICE_ASSIGNMENT_OPTIONS
+    # says what the field is: the device the program was compiled for
+    assert DEVICE_ASSIGNMENT_OPTIONS == {"replica_device_ids"}
     head = _head("runs8_device_index")
     assert (head["verdict"], head["reason"]) == ("miss_key_differs", "compile_option")
-    assert "replica_device_ids is 1 in run B and 0 in run A" in head["fix"]
+    assert head["fix"].startswith("run B compiled it for device 1, run A for device 0 (the device assignment")
+    assert "expected once per device" in head["fix"]
+
+
+@pytest.mark.parametrize("name, words", [
+    ("runs6_shardy_off", "jax_use_shardy_partitioner"),  # another compile option: its JAX setting, not a device
+    ("runs_host_device_flag", "xla_force_host_platform_device_count"),  # a device count, not which device
+])
+def test_other_compile_options_and_device_counts_keep_their_fix(name, words):
+    head = _head(name)
+    assert words in head["fix"] and "device assignment" not in head["fix"]
 
 
 def test_rank_promotion_raise_in_run_b_is_no_miss():

@@ -20,7 +20,7 @@ from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
-from hlodiff.explain.run_settings import DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
 from hlodiff.render.across_runs_fixes import ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API)
 from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
@@ -117,6 +117,9 @@ def fix_text(v: Verdict) -> str | None:
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=value_words(d.a), b=value_words(d.b))
+    if reason == "compile_option" and d is not None and d.source == "compile_options.textproto" and \
+            d.name in DEVICE_ASSIGNMENT_OPTIONS:
+        return CACHE_FIXES["device_assignment"].format(name=d.name, a=value_words(d.a), b=value_words(d.b))
     if reason == "compile_option" and d is not None and (setting := compile_setting_of(d)) is not None:
         return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
                                                          setting=setting)

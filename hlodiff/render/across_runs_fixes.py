@@ -107,6 +107,11 @@ CACHE_FIXES: dict[str, str] = {
                            "and it comes from a JAX setting, {setting}, not an XLA flag: set it the same way in both runs "
                            "(look for it in each run's environment or jax.config calls)",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
+    "device_assignment": "run B compiled it for device {b}, run A for device {a} (the device assignment in the "
+                         "compile options, {name}: jax.default_device, a device_put to another device, a worker's "
+                         "LOCAL_RANK): JAX keeps the device assignment in the cache key (it strips it on GPU only), "
+                         "so each device has its own entry: expected once per device, or run the programs on the "
+                         "same device id in both runs to share one entry",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
     "elided_constants": "dump with --xla_dump_hlo_as_proto to see the constants, and pass arrays as arguments "
