@@ -5,6 +5,8 @@ must keep the answer it had; and the round's two scenarios hlodiff had right at 
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head, copy_runs as _copy
@@ -37,6 +39,17 @@ def test_a_run_b_that_ran_op_by_op_is_told_with_its_switch(name, reason, switch)
     assert head["count"] == len(doc["compilations"]) - sum(c["verdict"] == "hit" for c in doc["compilations"])
     assert "compiled none of the" in doc["summary"] and "op by op" in doc["summary"]
     assert "loaded all" not in doc["summary"]
+
+
+def test_a_warm_run_a_that_loaded_its_steps_still_had_them(tmp_path):
+    # run A loaded train_step and evaluate from the cache (only their optimized modules dumped), then run B ran
+    # op by op: the steps run A loaded are the programs run B never asked for
+    folder = _copy("runs8_disable_jit", tmp_path)
+    shutil.rmtree(folder / "run_a")
+    shutil.copytree(RUNS / "runs8_rank_promotion_control" / "run_b", folder / "run_a")
+    doc = _compare(folder)
+    assert (doc["headline"]["verdict"], doc["headline"]["reason"]) == ("new", "jit_disabled")
+    assert "compiled none of the 2 programs run_a ran" in doc["summary"]
 
 
 def test_a_whole_step_among_run_bs_programs_is_no_op_by_op_run(tmp_path):

@@ -12,7 +12,7 @@ evaluation step beside the cached train step), or whose new programs are whole s
 from __future__ import annotations
 
 from hlodiff.dumps.cached_run import Run, compiled_modules
-from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.graph_record import LOADED_STAGE, GraphRecord
 from hlodiff.explain.program_pairs import first_sightings
 from hlodiff.explain.run_programs import is_users_program
 from hlodiff.explain.run_verdicts import Verdict
@@ -59,9 +59,13 @@ def _ran_in_pieces(run_a: Run, run_b: Run, verdicts: list[Verdict], compiled: li
 
 
 def compiled_programs(run: Run) -> list[GraphRecord]:
-    """The programs a run compiled, each once."""
+    """The programs a run compiled or loaded from the cache, each once (a warm run A loaded its steps: they are
+    still the programs run B did not ask for)."""
     if run.framework == "jax":
-        return [r for recs in compiled_modules(run).values() for r in recs]
+        compiled = compiled_modules(run)
+        loaded = [r for r in run.records if r.stage == LOADED_STAGE and r.kind == "xla_dump"
+                  and (r.module_name or "").rstrip("_") not in compiled]
+        return [r for recs in compiled.values() for r in recs] + loaded
     return first_sightings(run.records)
 
 

@@ -173,7 +173,7 @@ def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:
     name_a, name_b = run_names(result)
     programs = len(compiled_programs(result.run_a))
     names = ", ".join(dict.fromkeys(label(v) for v in group[:3])) + (", ..." if len(group) > 3 else "")
-    return (f"{name_b} compiled none of the {programs} program{'s' if programs != 1 else ''} {name_a} had compiled: "
+    return (f"{name_b} compiled none of the {programs} program{'s' if programs != 1 else ''} {name_a} ran: "
             f"it ran them op by op ({PIECES_SWITCH[group[0].reason or '']}), {len(group)} programs of a few "
             f"operations each{cost} ({names})")
 
