@@ -126,3 +126,20 @@ def test_other_compile_options_and_device_counts_keep_their_fix(name, words):
 
 def test_rank_promotion_raise_in_run_b_is_no_miss():
     assert _compare(RUNS / "runs8_rank_promotion_control", codes=(0,))["headline"] is None
+
+
+def test_a_load_of_an_entry_run_a_never_wrote_is_not_counted_as_run_as():
+    # the first try of runs8_disable_jit said "run_b loaded all 1 program run_a had compiled": the one load was
+    # jit_div, an entry run B had written itself a moment before
+    from types import SimpleNamespace
+
+    from hlodiff.explain.across_runs import AcrossRuns, Verdict
+    from hlodiff.render.across_runs import summary_text
+
+    runs = SimpleNamespace(path="run_a"), SimpleNamespace(path="run_b")
+    step = Verdict("jit_step", "hit", a=SimpleNamespace())
+    result = AcrossRuns(*runs, [step, Verdict("jit_div", "hit"), Verdict("jit_add", "new")])
+    assert summary_text(result) == ("run_b loaded all 1 program run_a had compiled from the persistent cache; "
+                                    "2 programs run_a never compiled")
+    alone = AcrossRuns(*runs, [Verdict("jit_div", "hit"), Verdict("jit_add", "new")])
+    assert summary_text(alone) == "run_b asked for none of the programs run_a had compiled; 2 programs run_a never compiled"

@@ -149,12 +149,15 @@ def run_names(result: AcrossRuns) -> tuple[str, str]:
 
 def summary_text(result: AcrossRuns) -> str:
     name_a, name_b = run_names(result)
-    shared = [v for v in result.verdicts if v.verdict != "new"]
+    shared = [v for v in result.verdicts if v.verdict != "new" and (v.verdict != "hit" or v.a is not None)]
+    # a load of an entry run A never wrote (run B's own, from earlier in run B) is no program run A had compiled
     again = result.recompiled
     new = len(result.verdicts) - len(shared)
     tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
+        if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
+            return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
         return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
                 f"persistent cache{tail}")
     seconds = sum(v.seconds or 0.0 for v in again)
