@@ -78,10 +78,13 @@ class Verdict:
     differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):
     the headline is located at the call (``called_at``), not at a line both runs traced alike."""
 
+    in_pieces: bool = False
+    """``new``, yet a piece of run A's programs: run B ran them op by op (:mod:`hlodiff.explain.op_by_op`)."""
+
     @property
     def recompiled(self) -> bool:
-        """B compiled something A had compiled."""
-        return self.verdict not in ("hit", "new")
+        """B compiled something A had compiled (whole, or op by op in pieces)."""
+        return self.verdict not in ("hit", "new") or self.in_pieces
 
 
 def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b: list[str]) -> None:
