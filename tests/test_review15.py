@@ -104,6 +104,13 @@ def test_the_loss_scale_is_told_as_a_baked_special_scalar_not_a_python_if():
     assert not any(w in head["fix"].lower() for w in BRANCH_WORDS), head["fix"]
 
 
+def test_a_code_path_that_changed_keeps_its_story_though_an_operand_moved_between_constant_and_input():
+    # look-alike: tasks visited round-robin; one task's graph also reads a baked 1 where another read an input, among
+    # heads, inputs and sizes of its own: the rotation is the story, no baked scalar
+    head = _headline(TX, "review2_multitask_rr/record")["headline"]
+    assert head["kind"] == "inputs" and head["fix"].startswith("expected by design"), head
+
+
 @pytest.mark.parametrize("capture, kind", [("warmup_from_zero", "constant"), ("grl_lambda_zero/graphs.hlo.0", "constant"),
                                            ("wd_from_zero", "ops")])
 def test_special_scalar_look_alikes_keep_their_story(capture, kind):

@@ -33,7 +33,8 @@ class MergedScalar:
 
 
 def merged_scalars(cd, changes: dict[Key, Change], ref) -> list[MergedScalar]:
-    """Every matched instruction of an entry computation in ``changes`` whose only difference is one operand,
+    """For a region of change (``changes``) that is nothing else: every matched instruction of an entry computation
+    in it whose only difference is one operand,
     read on one side through value-keeping ops from a scalar constant found on that side only, and on the other
     from an entry parameter of the same element type matched on both sides. ``ref(side, name)`` makes the
     :class:`InstructionRef` of an instruction (side ``"left"`` or ``"right"``)."""
@@ -69,6 +70,10 @@ def merged_scalars(cd, changes: dict[Key, Change], ref) -> list[MergedScalar]:
         explained = [k for k in one_sided if k in changes]
         found.append(MergedScalar(_opcode_change(cd, key, lchain[-1], rchain[-1], baked_left, ref),
                                   [key, *explained]))
+    # only where that is all the region's change: a code path that changed (other ops, inputs, sizes around it)
+    # also rewires operands between constants and inputs, which is no value of the user's (review2_multitask_rr)
+    if {k for m in found for k in m.explained} != set(changes):
+        return []
     return found
 
 
