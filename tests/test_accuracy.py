@@ -47,7 +47,6 @@ WRONG_NOW = {
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     "torch_xla/trim_padding": "kind: attribute",
-    "torch_xla/review_grad_accum": "line: no location",
     # Dynamo, round 2: a compiled plain function (not an nn.Module) leaves no call line anywhere in the capture
     # (TORCH_TRACE's dynamo_start stack holds only the function's own frame, torch_xla's 8-frame stacks end in the
     # bridge), so the line is the function's first line
