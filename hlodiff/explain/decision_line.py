@@ -76,8 +76,10 @@ def _update_from_source(r, sources: SourceLines) -> None:
     disk, shows the optimizer call nearest before that sync and the ``if`` it is in; both lead, and the hint that
     no line is known goes (the by-hand capture of new-user review 15's accumulation: "line unknown ... sgd.py:375")."""
     root = r.causes[0]
+    if root.fix_rule not in ACCUMULATION_ROWS:
+        return
     sync = r.graph.trigger
-    if root.fix_rule not in ACCUMULATION_ROWS or sync is None or sync.is_library or sync.line is None:
+    if sync is None or sync.is_library or sync.line is None:
         return
     if any(not f.is_library and f.line is not None for f in root.locations):
         return
