@@ -51,7 +51,6 @@ WRONG_NOW = {
     "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     "torch_xla/trim_padding": "kind: attribute",
-    "torch_xla/review_grad_accum": "line: no location",
     # Dynamo round 20: a function compiled under another name (`model = torch.compile(classify)`) is found at its
     # one call in the source on disk (dynamo_call_line), which right-placed dyn_requires_grad, dyn_bucket_control,
     # dyn_numpy_float64, dyn_static_lengths, dyn_kv_cat, dyn_last_batch_static and dyn_alias_pair (rows removed).

@@ -9,7 +9,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
   ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
   work removed), ``materialized``, ``first_step_made`` (FixContext.first_step_made), ``cycle`` (period > 2), ``optimizer_in_cycle`` (an optimizer's update on some graphs of
-  the cycle only: gradient accumulation), ``last_each_round`` (the recompiled graph closes every round of the
+  the cycle only: gradient accumulation; for two alternating graphs, seen in both graphs' source lines), ``last_each_round`` (the recompiled graph closes every round of the
   period and only there: the last batch of each epoch), ``switched`` (the family changed once and stayed);
 * ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
   tensor handed over transposed), ``lead_change``/``lead_other`` when one of them

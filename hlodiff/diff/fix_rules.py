@@ -1040,9 +1040,14 @@ RULES: tuple[FixRule, ...] = (
           "from the cache, and the next step reads the state back ({shapes}); each variant compiled once, nothing "
           "to fix for compilation (if the reset is not meant, build the optimizer once before the loop: a new one "
           "also starts its momentum from zero)", unless="jax optimizer_in_cycle"),
-    _rule("accumulation_cycle", "inputs ops outputs", "cycle optimizer_in_cycle",
-          "expected: gradient accumulation: the graphs cycle every {period} steps with the optimizer's step (grads "
-          "created, accumulated, then the update), each variant compiled once; nothing to fix "
+    # review 15 F2 (rev15_tx_grad_accum): over 2 micro-batches the cycle is A,B,A,B; `hlodiff cost` on the same run
+    # says "one sync per step, after opt.step()": one fact (optimizer_in_cycle), the same advice in both commands
+    _rule("accumulation_cycle", "inputs ops outputs", "optimizer_in_cycle",
+          "expected: gradient accumulation with a sync after every micro-batch: the graphs cycle every {period} "
+          "steps with the optimizer's step (grads created, accumulated, then the update), each variant compiled "
+          "once, so their number stays bounded; nothing to fix for compilation. For one graph per optimizer step: "
+          "one sync per step, after opt.step() (move torch_xla.sync() into the block that steps the optimizer): "
+          "the sync after every micro-batch is what cuts the step into these graphs "
           "(optional: zero_grad(set_to_none=False) makes the first micro-batch's graph the same as the others)",
           unless="jax"),
     _rule("loop_count_inputs", "inputs ops outputs", "inputs_repeat comes_back",

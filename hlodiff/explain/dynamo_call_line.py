@@ -44,3 +44,56 @@ def _place_wrapper_call(r, sources: SourceLines, files: list[str]) -> None:
     calls = [(file, line) for file in files for line in (sources.calls_of_compiled(file) or [])]
     if len(calls) == 1:
         r.location, r.located = SourceFrame(calls[0][0], calls[0][1], None), "compiled_call"
+
+
+CALL_LINES = frozenset({"call", "source_call", "xla_call"})
+"""``located`` values that are the user's call of the compiled function: the line that passed the inputs."""
+
+PASSED_KINDS = frozenset({"shape", "dtype"})
+"""Cause kinds on an input parameter: what the call passed in changed."""
+
+
+def place_bridge_inputs_at_calls(found, recompilations) -> None:
+    """The XLA graph a Dynamo recompilation compiled, told at the call Dynamo's section names (new-user review 15,
+    F8: "recompiled (0/1) at tc_eval_batch.py:12" above, "shape ... at tc_eval_batch.py:10" below it, for one
+    recompilation). torch_xla keeps, on a parameter of the bridge's graph, the stack of the call that first made its
+    IR (the first compiled call, :10), and none on the new input: the changed input was passed by the call that
+    recompiled. For each paired recompilation located at a call, its graph's causes on an input parameter lead with
+    that call, and a line that is only another Dynamo compile's call is dropped: one line for one recompilation."""
+    paired = _paired_calls(found)
+    if not paired:
+        return
+    others = {(c.call.file, c.call.line) for c in getattr(found, "compiles", []) if c.call is not None}
+    for x in recompilations:
+        r = paired.get(x.graph.ref)
+        if r is None:
+            continue
+        call = r.location
+        stale = others - {(call.file, call.line)}
+        for cause in x.causes:
+            if cause.kind not in PASSED_KINDS or not _on_parameter(cause):
+                continue
+            cause.locations = [call] + [f for f in cause.locations
+                                        if (f.file, f.line) != (call.file, call.line) and (f.file, f.line) not in stale]
+
+
+def bridge_call(found, ref: str, cause) -> SourceFrame | None:
+    """The call line the live line of the bridge's graph ``ref`` gives its leading ``cause``, as the report at exit
+    places it (:func:`place_bridge_inputs_at_calls`); None when the report keeps the graph's own lines."""
+    r = _paired_calls(found).get(ref) if found is not None else None
+    if r is None or cause is None or cause.kind not in PASSED_KINDS or not _on_parameter(cause):
+        return None
+    return r.location
+
+
+def _paired_calls(found) -> dict:
+    """XLA graph ref -> the Dynamo recompilation paired with it, for those located at the user's call."""
+    return {r.difference_graph: r for r in getattr(found, "recompiles", [])
+            if r.difference_graph and r.located in CALL_LINES and r.location is not None
+            and not r.location.is_library}
+
+
+def _on_parameter(cause) -> bool:
+    named = cause.named or (cause.origins[0] if cause.origins else None)
+    side = getattr(named, "left", None) or getattr(named, "right", None)
+    return getattr(side, "opcode", None) == "parameter"

@@ -356,7 +356,9 @@ class LiveExplainer:
         family.follows = follows
         if follows:  # counted: Dynamo's line (or the report at exit) tells why
             self.expected += 1
-            told.location = _the_call(recompilation, told.location)
+            lead = recompilation.causes[0] if recompilation.causes else None
+            told.location = (self.dynamo.call_of(self.run, record.ref, lead) if self.run.dynamo_logs else None) \
+                or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
         if expected:

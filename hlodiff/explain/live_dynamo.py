@@ -153,9 +153,16 @@ class LiveDynamo:
                              for r in self._explanation.recompilations if r.graph.ref in refs} if refs else {}
         return refs
 
+    def call_of(self, run, ref: str, cause):
+        """The user's call a bridge graph's live line names (review 15, F8: the report at exit and Dynamo's line say
+        :12, the bridge's line said :10), from Dynamo's findings so far; None when its own line stands."""
+        from hlodiff.explain.dynamo_call_line import bridge_call
+
+        return bridge_call(self._findings(run), ref, cause)
+
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
-        from hlodiff.explain.dynamo_call_line import place_dynamo_calls
+        from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
         from hlodiff.explain.decision_line import place_dynamo_decisions
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
@@ -184,6 +191,7 @@ class LiveDynamo:
                 place_dynamo_decisions(found, run.sources, users)
                 mark_parametrized(found, run.sources, users)
                 place_dynamo_calls(found, run.sources, users)
+                place_bridge_inputs_at_calls(found, explanation.recompilations)
             return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look
