@@ -21,11 +21,11 @@ from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
-from hlodiff.hlo.model import SourceFrame
 from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.jax_cleared import caches_cleared, cleared_at
 from hlodiff.explain.jax_contexts import ContextChange, context_at
 from hlodiff.explain.argument_lines import lead_with_the_call
 
@@ -270,8 +270,9 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
         again = " on every call" if reason.kind == "redefined_function" else ""
         said = f'JAX: "{_quote(miss.text)}"'
-        if (cleared := _cleared_at(miss, sources)) is not None:
-            return _caches_cleared(miss, cleared, defined, said, where)
+        if (cleared := cleared_at(miss, sources)) is not None:
+            cause, text = caches_cleared(miss, cleared, defined, said, where)
+            return JaxCause(cause, text)
         # JAX names the function the object wraps: a `functools.partial` (or a `jax.jit`) of a function defined
         # once is as new as a function redefined (review 3, F6), so the words claim neither
         cause = Cause("cache_key", f"JAX had never seen this function object: an object for `{miss.function}`"
@@ -295,31 +296,6 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                         f"set `{reason.argument}` once for the whole run, not around some calls")
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
-
-
-def _cleared_at(miss: JaxCacheMiss, sources: SourceLines) -> SourceFrame | None:
-    """The ``jax.clear_caches()`` call that made JAX forget a function it had compiled (round 21): JAX named the
-    object id of its previous miss again (``same_object``) and the calling file clears the caches; the first such
-    call below the call line (the end of the loop's body), else the last above it. None otherwise: the same id alone
-    may be a function freed and made anew at the same address."""
-    site = miss.call_site
-    if not miss.same_object or site is None:
-        return None
-    lines = sources.calls_named(site.file, ("clear_caches",))
-    if not lines:
-        return None
-    below = [n for n in lines if site.line is not None and n > site.line]
-    return SourceFrame(site.file, below[0] if below else lines[-1], site.function)
-
-
-def _caches_cleared(miss: JaxCacheMiss, cleared: SourceFrame, defined: str, said: str, where) -> JaxCause:
-    cause = Cause("cache_key", f"JAX called `{miss.function}`{defined} a function it had never seen, but it is the "
-                               f"object it compiled before (the same id): jax.clear_caches() at {cleared.where} "
-                               f"emptied its caches in between ({said})", [cleared, *where])
-    choice = decide(cause, FixContext(producer="jax", new_function=True,
-                                      caches_cleared=f"{cleared.file.rsplit('/', 1)[-1]}:{cleared.line}"))
-    cause.fix_rule = choice.rule.name
-    return JaxCause(cause, choice.text)
 
 
 _NODE_META = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'> with pytree metadata <(?:[\w.]+\.)?(\w+) object at 0x[0-9a-f]+>")
