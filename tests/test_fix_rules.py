@@ -190,6 +190,9 @@ EXERCISED = {
     "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
     # tenth stop: a short batch mid-run under torch.compile (look-alikes: tests/test_dynamo_short_batch.py)
     "dynamo_shape_short_batch_once": "scenarios/dynamo/lead47_d_filtered_batch",
+    # round 21: a device randperm over a growing pool (look-alikes: tests/test_round21.py; cache_key_caches_cleared
+    # needs the JAX log and the source, also there)
+    "shape_randperm": "scenarios/torch_xla/r21_tx_randperm_pool",
 }
 
 
