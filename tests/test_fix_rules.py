@@ -198,6 +198,9 @@ EXERCISED = {
     "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
     "shape_model_width": "scenarios/jax/r20_jx_teacher_student_control/record",
     "constant_int_special_library": "scenarios/torch_xla/r20_tx_adaptive_softmax",
+    # round 21: a device randperm over a growing pool (look-alikes: tests/test_round21.py; cache_key_caches_cleared
+    # needs the JAX log and the source, also there)
+    "shape_randperm": "scenarios/torch_xla/r21_tx_randperm_pool",
 }
 
 

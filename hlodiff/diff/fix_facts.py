@@ -214,6 +214,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if row is not None:
             facts.add("library_read")
             args.update(read_call=row.call, read_what=row.reads, read_fix=row.fix)
+    if getattr(ctx, "caches_cleared", ""):
+        facts.add("caches_cleared")
+        args["cleared_at"] = ctx.caches_cleared
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords

@@ -764,6 +764,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_topk", "shape attribute", "op:topk",
           "topk's k changes{seen}: each k is another shape; take topk with one fixed k (the largest) and mask "
           "the extra entries"),
+    # round 21 (r21_tx_randperm_pool): torch.randperm(n, device=...) with a Python n that changes (a pool growing):
+    # torch_xla builds the n-long permutation in the graph (an iota and a Fischer-Yates while loop), so slicing
+    # the few indices wanted afterwards keeps every n; "allocate the largest and mask" is no permutation of n
+    _rule("shape_randperm", "shape attribute", "op:randperm",
+          "torch.randperm(n) is built on the device with a Python n that changes{seen}: the permutation's length is "
+          "part of the graph, so every n compiles again, however few of its indices are kept; draw the indices "
+          "without an n-long tensor in the graph: torch.randperm(n)[:k].to(device) on the host (k indices cross), "
+          "torch.randint(0, n, (k,), device=device) (its bound is data; with replacement), or torch.multinomial "
+          "over a fixed-size pool with a mask of the valid entries", unless="jax"),
     _rule("shape_random_size_jax", "shape", "op:randn jax",
           "random values are drawn with a shape from Python that changes{seen} (jax.random.normal(key, (n, ...))): "
           "draw them at one fixed shape and mask"),
@@ -1507,6 +1516,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_torch", "static_argument", "",
           "a Python value the graph depends on took a new value: pass it as a device tensor, or fix its value",
           unless="jax"),
+    # round 21 (r21_jx_clear_caches_epoch): JAX's "never seen function ... maybe re-defined repeatedly" for the very
+    # object id it compiled before, and the program calls jax.clear_caches(): the function is made once; "create and
+    # jit it once, outside the loop" is what the user already does
+    _rule("cache_key_caches_cleared", "cache_key", "jax new_function caches_cleared",
+          "jax.clear_caches() at {cleared_at} empties every JAX cache, so the next call traces and compiles the same "
+          "jitted function again (JAX's \"never seen\" names the id it compiled before): stop clearing the caches "
+          "inside the loop; if host memory grows, look for what holds it (a jit made per call, sizes that keep "
+          "changing, arrays kept alive) rather than dropping the compiled programs"),
     # round 10 (r10_jx_closure_table): a factory returns a new jitted closure per call and the program bakes in an
     # array it closes over: "create it once" alone would keep the first array for good (silently wrong results)
     _rule("cache_key_new_closure", "cache_key", "jax new_function with:constant",

@@ -100,6 +100,10 @@ class FixContext:
     """The operations added read the inputs added: they come with the new argument."""
     new_function: bool = False
     """JAX never saw the function object (created anew, e.g. jitted again every epoch over a closure)."""
+    caches_cleared: str = ""
+    """Round 21 (r21_jx_clear_caches_epoch): ``t.py:26``, a ``jax.clear_caches()`` call in the calling file, when
+    JAX called "never seen" the very object id it had named at the function's previous miss
+    (``JaxCacheMiss.same_object``): the same function, forgotten because the caches were emptied. Empty otherwise."""
     transposed_input: bool = False
     """Another cause of the same recompilation is a tensor handed over transposed (its transposes follow it)."""
     comes_back: bool = False

@@ -36,7 +36,7 @@ from hlodiff.hlo.model import SourceFrame
 
 _MISS_RE = re.compile(r"TRACING CACHE MISS at (.*):$")
 _CALLSITE_RE = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
-_NEVER_SEEN_RE = re.compile(r"^\s{4}(\S+) id=\d+(?: defined at (.*))?$")
+_NEVER_SEEN_RE = re.compile(r"^\s{4}(\S+) id=(\d+)(?: defined at (.*))?$")
 _FOR_RE = re.compile(r"^\s{2}for (\S+)(?: defined at (.*))?$")
 _ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
@@ -89,6 +89,12 @@ class JaxCacheMiss:
     reasons: tuple[JaxReason, ...]
     text: str
     line: int
+    same_object: bool = False
+    """JAX called the function "never seen" with the same object id (not 0, which captures write for ids they
+    neutralise) that it named at this function's previous "never seen" message (same name, same definition line):
+    an object JAX had traced before was new to it again. Its caches were emptied in between (``jax.clear_caches()``),
+    or a function freed and made anew at the same address: the log alone cannot tell which (round 21,
+    r21_jx_clear_caches_epoch)."""
 
     @property
     def kind(self) -> str:
@@ -133,6 +139,8 @@ class JaxLog:
     """Module name of every compilation -> the line of its first one (kept even when the compilation is not)."""
     miss_count: int = 0
     first_miss_line: int | None = None
+    object_ids: dict[tuple, int] = field(default_factory=dict)
+    """(function, definition) -> the object id of its last "never seen" message (see ``JaxCacheMiss.same_object``)."""
 
 
 MAX_MISS_LINES = 10_000
@@ -296,7 +304,12 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
 # -- one cache-miss message ---------------------------------------------------------------------------------------
 
 def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int, keep: bool) -> None:
-    miss = _parse_miss(block, line)
+    miss, object_id = _parse_miss(block, line)
+    if object_id:
+        key = (miss.function, miss.defined_at.where if miss.defined_at is not None else None)
+        if log.object_ids.get(key) == object_id:
+            miss = replace(miss, same_object=True)
+        log.object_ids[key] = object_id
     if keep:
         log.cache_misses.append(miss)
     log.miss_count += 1
@@ -305,14 +318,16 @@ def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str]
     pending[miss.function] = miss
 
 
-def _parse_miss(block: list[str], line: int) -> JaxCacheMiss:
+def _parse_miss(block: list[str], line: int) -> tuple[JaxCacheMiss, int]:
+    """The message, and the object id JAX named for a function it never saw (0 when none or neutralised)."""
     call_site = _frame(_MISS_RE.match(block[0]).group(1))
-    function, defined_at = "", None
+    function, defined_at, object_id = "", None, 0
     reasons: list[JaxReason] = []
     section = ""
     for text in block[1:]:
         if (m := _NEVER_SEEN_RE.match(text)) is not None and not function:
-            function, defined_at = m.group(1), _definition(m.group(2), m.group(1))
+            function, defined_at = m.group(1), _definition(m.group(3), m.group(1))
+            object_id = int(m.group(2))
             reasons.append(JaxReason("never_seen", None, None, None, text.strip()))
         elif (m := _FOR_RE.match(text)) is not None and not function:
             function, defined_at = m.group(1), _definition(m.group(2), m.group(1))
@@ -325,7 +340,7 @@ def _parse_miss(block: list[str], line: int) -> JaxCacheMiss:
             section = text.strip()
             if not section.endswith(":"):  # a one-line explanation: "Debug info doesn't match."
                 reasons.append(_section_reason(section))
-    return JaxCacheMiss(function, call_site, defined_at, tuple(_dedupe(reasons)), "\n".join(block), line)
+    return JaxCacheMiss(function, call_site, defined_at, tuple(_dedupe(reasons)), "\n".join(block), line), object_id
 
 
 def _item(section: str, item: str, text: str) -> JaxReason:

@@ -109,7 +109,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             anomaly_check=any(c.kind == "partial" and c.reason == "anomaly_check" for c in r.causes),
             added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
-            new_function=any(c.fix_rule == "cache_key_new_function" for c in r.causes),
+            new_function=any(c.fix_rule in ("cache_key_new_function", "cache_key_caches_cleared") for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), final_call=r is final,
             # round 8 (spmd_load_state_mid): graphs of 166, 170, 174 instructions compiled at steps 0, 1 and 4 of
             # an XLA dump read without its executions; "every step compiles" needs the executions seen

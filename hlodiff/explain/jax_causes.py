@@ -25,6 +25,7 @@ from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.explain.jax_cleared import caches_cleared, cleared_at
 from hlodiff.explain.jax_contexts import ContextChange, context_at, context_fix
 from hlodiff.explain.argument_lines import lead_with_the_call
 
@@ -269,6 +270,9 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
         again = " on every call" if reason.kind == "redefined_function" else ""
         said = f'JAX: "{_quote(miss.text)}"'
+        if (cleared := cleared_at(miss, sources)) is not None:
+            cause, text = caches_cleared(miss, cleared, defined, said, where)
+            return JaxCause(cause, text)
         # JAX names the function the object wraps: a `functools.partial` (or a `jax.jit`) of a function defined
         # once is as new as a function redefined (review 3, F6), so the words claim neither
         cause = Cause("cache_key", f"JAX had never seen this function object: an object for `{miss.function}`"

@@ -38,7 +38,8 @@ _MARKERS = frozenset({"index_input", "mask_coords"})
 # Names in op_type/op_name metadata and live-tensor IR -> the producing op a fix rule knows.
 _OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
              ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
-             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"), ("aten__scatter", "scatter"))
+             ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"), ("aten__scatter", "scatter"),
+             ("aten__randperm", "randperm"))
 
 
 def producing_ops(r) -> set[str]:
