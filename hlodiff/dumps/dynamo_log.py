@@ -121,6 +121,10 @@ class GraphBreak:
     log_line: int | None = None
     raised: bool = False
     """Dynamo raised it instead of breaking (``fullgraph=True``): the program stopped at this call."""
+    frames: tuple[SourceFrame, ...] = ()
+    """The ``User code traceback``, outermost first: which user line entered the library code where it broke."""
+    context: str | None = None
+    """Dynamo's ``Developer debug context`` (the kinds of value it could not trace: ``UserDefinedObjectVariable(Generator)``)."""
 
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
@@ -291,7 +295,7 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     m = _BREAK_AT.search(bodies[0])
     if m is None:
         return _gave_up_block(cid, lineno, bodies)
-    reason, explanation = "", None
+    reason, explanation, context = "", None, None
     frames: list[SourceFrame] = []
     for body in bodies[1:]:
         stripped = body.strip()
@@ -299,6 +303,8 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
             reason = stripped.split(":", 1)[1].strip()
         elif stripped.startswith("Explanation:") and explanation is None:
             explanation = stripped.split(":", 1)[1].strip()
+        elif stripped.startswith("Developer debug context:") and context is None:
+            context = stripped.split(":", 1)[1].strip()
         elif (f := _FILE_LINE.match(body)) is not None:
             frames.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
         elif stripped.startswith("Traceback (most recent call last)"):
@@ -308,7 +314,7 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     call = next((f for f in frames if not f.is_library), None)
     return GraphBreak(cid, reason or "graph break", explanation, inner or at,
                       call if call is not None and call != (inner or at) else None,
-                      duplicate="suppressed" in bodies[0], log_line=lineno)
+                      duplicate="suppressed" in bodies[0], log_line=lineno, frames=tuple(frames), context=context)
 
 
 def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
