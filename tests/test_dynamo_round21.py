@@ -15,7 +15,7 @@ from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_guards import _failed_guard
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.explain.dynamo import breaks_of, recompiles_of
-from hlodiff.explain.dynamo_break_calls import CONTEXT_VALUES, LIBRARY_CALLS, break_call_facts
+from hlodiff.explain.dynamo_break_calls import CONTEXT_VALUES, LIBRARY_CALLS, USER_CALLS, break_call_facts
 from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -85,6 +85,27 @@ def test_each_library_call_row_makes_its_fact(row):
     frame = SourceFrame(_SITE + tail, 1, fn)
     assert fact in break_call_facts(_brk(frame, _LINE, frame))
     assert fact not in break_call_facts(_brk(frame, _LINE, SourceFrame(_SITE + tail, 1, fn + "_other")))
+
+
+def test_the_warning_of_mark_step_alone_is_already_the_sync():
+    # read live, the wrapper's deprecation warning breaks first, its sync not yet in the log: the quoted user line
+    brk = GraphBreak("0/0", _SKIPPED, None, at=_WARN, call=_CALL, frames=(_CALL, _LINE, _WARN),
+                     codes=("loss = compiled_loss(x, y)", "xm.mark_step()  # cut the graph", "warnings.warn(msg)"))
+    (f,) = _told(brk)
+    assert f.fix_rule == "dynamo_graph_break_xla_sync" and f.location.line == 19
+
+
+@pytest.mark.parametrize("code, sync", [("xm.mark_step()", True), ("mark_step()", True),
+                                        ("torch_xla.sync(wait=True)", True), ("self.mark_step_count += 1", False),
+                                        ("log.warn('slow')  # mark_step() here once", False),
+                                        ("my.mark_step()", False)])
+def test_each_user_call_row_reads_the_statement_only(code, sync):
+    assert len(USER_CALLS) == 2
+    brk = GraphBreak("0/0", _SKIPPED, None, at=_WARN, frames=(_CALL, _LINE, _WARN), codes=("f()", code, "w()"))
+    assert ("op:xla_sync" in break_call_facts(brk)) is sync
+    # the same line as the break's own line (no library frame after it) is not a call into a library
+    own = GraphBreak("0/0", _SKIPPED, None, at=_LINE, frames=(_CALL, _LINE), codes=("f()", code))
+    assert "op:xla_sync" not in break_call_facts(own)
 
 
 @pytest.mark.parametrize("row", CONTEXT_VALUES, ids=[r[1] for r in CONTEXT_VALUES])
