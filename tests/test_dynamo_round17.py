@@ -13,7 +13,7 @@ import pytest
 from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_guards import _failed_guard
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
-from hlodiff.explain.dynamo import _breaks, recompiles_of
+from hlodiff.explain.dynamo import breaks_of, recompiles_of
 from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -119,7 +119,7 @@ def _break(reason: str, explanation: str, line: int = 22, file: str = "/p/t.py")
             file="/usr/lib/python3.11/site-packages/torch/optim/optimizer.py"), "dynamo_graph_break_library"),
 ])
 def test_the_training_step_inside_the_compiled_function_and_its_look_alikes(brk, rule):
-    (b,) = _breaks(DynamoLog("x", "text", [DynamoCompile("0/0", "train_step")], graph_breaks=[brk]))
+    (b,) = breaks_of(DynamoLog("x", "text", [DynamoCompile("0/0", "train_step")], graph_breaks=[brk]))
     assert b.fix_rule == rule, (brk.reason, b.fix_rule)
     if rule == "dynamo_graph_break_train_step":
         assert "backward" in b.fix and "outside the compiled function" in b.fix and "optimizer.py" not in b.fix

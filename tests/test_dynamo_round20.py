@@ -82,9 +82,9 @@ _CALL = SourceFrame("/p/t.py", 36, "<module>")
 
 
 def _break(reason: str, explanation: str) -> dict:
-    from hlodiff.explain.dynamo import _breaks
+    from hlodiff.explain.dynamo import breaks_of
 
-    (b,) = _breaks(DynamoLog("x", "text", [], graph_breaks=[GraphBreak("0/0", reason, explanation, _AT, _CALL)]))
+    (b,) = breaks_of(DynamoLog("x", "text", [], graph_breaks=[GraphBreak("0/0", reason, explanation, _AT, _CALL)]))
     return {"rule": b.fix_rule, "fix": b.fix}
 
 

@@ -593,6 +593,13 @@ RULES: tuple[FixRule, ...] = (
           "change (once per pruning round); make the change before the first compiled call (prune or parametrize, "
           "then compile), or, to prune again and again without a new trace, keep the parameter and apply the mask "
           "in place (with torch.no_grad(): weight.mul_(mask))", unless="jax"),
+    # Dynamo round 21 (d21_logit_adjust_late): an attribute the forward tests with hasattr() set after the first call
+    _rule("dynamo_hasattr", "guard", "dynamo hasattr",
+          "Dynamo compiled {function} again because the code tests whether an attribute exists ({seen}): Dynamo "
+          "guards its presence, so setting it (or deleting it) after the first call traces {function} once more; "
+          "create the attribute in __init__ (a tensor as a register_buffer of zeros, filled in place with copy_ "
+          "when its value is known; a flag as a bool from the start) and test its value, not its presence -- or "
+          "accept one graph before and one after, which is expected when it starts a new phase", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
           "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
@@ -636,6 +643,19 @@ RULES: tuple[FixRule, ...] = (
           "(keep = torch.rand(()) >= p, torch.bernoulli) and apply the draw as a mask or with torch.where, so "
           "every branch stays in one graph, or draw outside the compiled function and pass the draws in as a "
           "tensor", unless="jax raised"),
+    # Dynamo round 21 (d21_mark_step_inside): xm.mark_step() / torch_xla.sync() inside the compiled function; the
+    # breaks are in library code (the wrapper's deprecation warning, the sync), the user's line is the call of it
+    _rule("dynamo_graph_break_xla_sync", "graph_break", "dynamo op:xla_sync",
+          "a torch_xla sync (xm.mark_step() / torch_xla.sync()) runs inside the compiled function ({seen}): Dynamo "
+          "cannot trace it, so every call is cut there into more graphs with eager Python between them, and the sync "
+          "runs the half-built step on its own; remove the sync from the compiled function and sync once outside it, "
+          "after the optimizer step (torch.compile's graphs need no sync to run)", unless="jax"),
+    # Dynamo round 21 (d21_generator_noise): torch.randn(..., generator=g) in the compiled function
+    _rule("dynamo_graph_break_generator", "graph_break", "dynamo arg:generator",
+          "a torch.Generator object is passed to a random op inside the compiled function ({seen}): Dynamo cannot "
+          "put a Generator into a graph and cuts every call there (the draw runs eagerly between two graphs); draw "
+          "with the global RNG on the device instead (torch.randn_like(h), reproducible through torch.manual_seed), "
+          "or draw the noise outside the compiled function and pass it in as an argument", unless="jax"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

@@ -118,6 +118,20 @@ _TORCH_DTYPES = {"float32": "Float", "bfloat16": "BFloat16", "float16": "Half", 
                  "int32": "Int", "bool": "Bool"}
 
 
+_ABSENT_ATTR = re.compile(r"^not hasattr\(")
+"""``not hasattr(L['self'], 'log_prior')``: an attribute the code tested for and did not find. When it is gone the
+attribute was set since; the type checks of the dicts it was looked up in (``self._buffers``) go with it, so it
+ranks before them (d21_logit_adjust_late). Dynamo's own ``hasattr(x, '_dynamo_dynamic_indices') == False`` keeps
+the tail."""
+
+
+def _rank(kind_guard: tuple[str, str]) -> float:
+    kind, guard = kind_guard
+    if kind == "NO_HASATTR" and _ABSENT_ATTR.match(guard.strip()):
+        return _GUARD_ORDER.index("TYPE_MATCH") - 0.5
+    return _GUARD_ORDER.index(kind) if kind in _GUARD_ORDER else len(_GUARD_ORDER)
+
+
 def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str | None:
     """The guard of the earlier compile the later one no longer holds, in the recompiles channel's words where it
     has them (a tensor's size, dtype or requires_grad; a local ``L['n']`` named ``n``)."""
@@ -125,7 +139,7 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
     gone = [(k, g) for k, g in before if _code(g) not in now]
     if not gone:
         return _state_filled(before, after)
-    gone.sort(key=lambda kg: _GUARD_ORDER.index(kg[0]) if kg[0] in _GUARD_ORDER else len(_GUARD_ORDER))
+    gone.sort(key=_rank)
     ids = {m.group("source"): m.group("id") for k, g in after if k == "TYPE_MATCH"
            and (m := _TYPE_ID.match(g.partition("  # ")[0].strip())) is not None}
     for k, g in gone:

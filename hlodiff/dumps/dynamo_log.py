@@ -121,6 +121,12 @@ class GraphBreak:
     log_line: int | None = None
     raised: bool = False
     """Dynamo raised it instead of breaking (``fullgraph=True``): the program stopped at this call."""
+    frames: tuple[SourceFrame, ...] = ()
+    """The ``User code traceback``, outermost first: which user line entered the library code where it broke."""
+    context: str | None = None
+    """Dynamo's ``Developer debug context`` (the kinds of value it could not trace: ``UserDefinedObjectVariable(Generator)``)."""
+    codes: tuple[str | None, ...] = ()
+    """The source text Dynamo quotes under each of ``frames`` (None where it quotes none)."""
 
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
@@ -296,24 +302,31 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     m = _BREAK_AT.search(bodies[0])
     if m is None:
         return _gave_up_block(cid, lineno, bodies)
-    reason, explanation = "", None
+    reason, explanation, context = "", None, None
     frames: list[SourceFrame] = []
+    codes: list[str | None] = []
     for body in bodies[1:]:
         stripped = body.strip()
         if stripped.startswith("Graph Break Reason:"):
             reason = stripped.split(":", 1)[1].strip()
         elif stripped.startswith("Explanation:") and explanation is None:
             explanation = stripped.split(":", 1)[1].strip()
+        elif stripped.startswith("Developer debug context:") and context is None:
+            context = stripped.split(":", 1)[1].strip()
         elif (f := _FILE_LINE.match(body)) is not None:
             frames.append(SourceFrame(f.group("file"), int(f.group("line")), f.group("fn")))
+            codes.append(None)
         elif stripped.startswith("Traceback (most recent call last)"):
             break  # Dynamo's own traceback follows: not the user's frames
+        elif codes and codes[-1] is None and stripped:
+            codes[-1] = stripped  # the line of source Dynamo quotes under its frame
     at = SourceFrame(m.group("file"), int(m.group("line")))
     inner = next((f for f in reversed(frames) if f.file == at.file and f.line == at.line), None)
     call = next((f for f in frames if not f.is_library), None)
     return GraphBreak(cid, reason or "graph break", explanation, inner or at,
                       call if call is not None and call != (inner or at) else None,
-                      duplicate="suppressed" in bodies[0], log_line=lineno)
+                      duplicate="suppressed" in bodies[0], log_line=lineno, frames=tuple(frames), context=context,
+                      codes=tuple(codes))
 
 
 def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:

@@ -27,6 +27,7 @@ from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBre
 from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_first_calls
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
+from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
@@ -153,7 +154,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
-    found.graph_breaks = _breaks(log)
+    found.graph_breaks = breaks_of(log)
     found.resets = cache_resets(log.restarts)
     found.first_call_syncs = first_call_syncs(explanation, found)
     return found
@@ -246,10 +247,14 @@ _OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
 training step is inside the compiled function, as at ``loss.backward()``."""
 
 
-def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
+def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
+    """One finding per line Dynamo broke at (or per user line that entered library code a table knows), with its fix."""
     by_line: dict[tuple, list[GraphBreak]] = {}
+    entered = entered_lines(log.graph_breaks)  # library breaks a user line inside the compiled code ran into
     for b in log.graph_breaks:
         key = (b.at.file, b.at.line) if b.at else (b.reason,)
+        if key in entered:
+            key = ("entered", entered[key].file, entered[key].line)
         by_line.setdefault(key, []).append(b)
     resumes = sum(1 for c in log.compiles if c.resume)
     found = []
@@ -272,7 +277,13 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
         elif python_random_call(first) is not None:
             facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
         location = first.at
-        if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
+        facts.update(*(break_call_facts(b) for b in group))
+        at = first.at
+        if first.at is not None and (first.at.file, first.at.line) in entered:
+            # the user's line in the compiled code ran a library call a table knows (a sync): that line is theirs to change
+            location = entered[(first.at.file, first.at.line)]
+            at = ", ".join(dict.fromkeys(b.at.short() for b in group if b.at is not None))
+        elif first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
             # skips): no line of the user's breaks it; their call is the line, the library frame is what was seen
             facts.add("in_library")
@@ -283,6 +294,7 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
+                else f"{first.reason}, at {at}" if "op:xla_sync" in facts
                 else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
                                     raised=first.raised)

@@ -102,6 +102,10 @@ _DTYPE_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == torch\.(?P<value>float(?
 """A ``torch.dtype`` argument or attribute guarded by value (``out_dtype == torch.float32``): one traced graph per
 dtype asked for; a dtype is no number and can never be a tensor (d17_dtype_arg)."""
 _FUNCTION_MODES = "___check_torch_function_mode_stack()"
+_HASATTR = re.compile(r"^(?P<negated>not )?hasattr\((?P<name>[^,()]+), (?P<q>['\"])(?P<attr>[^'\"]+)(?P=q)\)$")
+"""``not hasattr(self, 'log_prior')``: the code tests an attribute's presence (hasattr, getattr with a default) and
+it was set after the first compile (d21_logit_adjust_late); without ``not``, deleted. Dynamo's own
+``hasattr(x, '_dynamo_dynamic_indices') == False`` is not this form."""
 """The stack of active TorchFunctionModes (pytorch#133130): ``with torch.device(...)`` and
 ``torch.set_default_device`` push one (DeviceContext), as do a user's TorchFunctionMode and debugging modes; a
 call under another stack of modes than the first fails it (d17_device_ctx)."""
@@ -221,6 +225,10 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _TENSOR_TYPE.search(guard)) is not None:
         return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
             facts | {"tensor_type"}
+    if (m := _HASATTR.match(guard.strip())) is not None:
+        came = "appeared" if m.group("negated") else "went away"
+        return "guard", f"{m.group('name')}.{m.group('attr')}", \
+            f"{guard.strip()}: the attribute `{m.group('attr')}` {came} after the first compile", facts | {"hasattr"}
     if (m := _DISPATCH.search(guard)) is not None:
         if ("Autograd" in m.group("expected")) != ("Autograd" in m.group("actual")):
             facts.add("inference_tensor")  # made under torch.inference_mode() on one side only

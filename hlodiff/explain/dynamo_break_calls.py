@@ -1,0 +1,74 @@
+"""What a graph break's traceback tells beyond the line Dynamo names: the user's own line that entered the library
+code where Dynamo broke, and what that line ran there, from three tables: library functions whose frame in the
+traceback says what was called (torch_xla's sync run inside the compiled function), the user's line as Dynamo
+quotes it (the same sync, before its frames show), and value kinds Dynamo's developer context names as
+untraceable (a ``torch.Generator`` handed to a random op). A break in library code the user only reached (torch's
+optimizer breaking on purpose) stays the library's; these facts are what make it the user's line to change. Typed
+facts for the fix table; the words live in diff/fix_rules.py."""
+
+from __future__ import annotations
+
+import re
+
+from hlodiff.dumps.dynamo_log import GraphBreak
+from hlodiff.hlo.model import SourceFrame
+
+LIBRARY_CALLS: tuple[tuple[str, str, str], ...] = (
+    # (path tail of the library file, function, fact) -- a frame of this function in the break's traceback
+    # round 21 (d21_mark_step_inside): xm.mark_step() is a deprecated wrapper (warnings.warn, then torch_xla.sync)
+    ("torch_xla/core/xla_model.py", "mark_step", "op:xla_sync"),
+    ("torch_xla/torch_xla.py", "sync", "op:xla_sync"),
+)
+
+USER_CALLS: tuple[tuple[re.Pattern, str], ...] = (
+    # (the user's line that entered the library, as Dynamo quotes it; fact) -- for the first break of a call whose
+    # library frames do not yet show it: mark_step's deprecation warning breaks before its sync (read live, the
+    # warning's break comes alone)
+    (re.compile(r"(?:^|[^\w.])(?:xm\.)?mark_step\s*\("), "op:xla_sync"),
+    (re.compile(r"\btorch_xla\.sync\s*\("), "op:xla_sync"),
+)
+
+CONTEXT_VALUES: tuple[tuple[str, str], ...] = (
+    # (a value Dynamo's developer debug context names, fact)
+    # round 21 (d21_generator_noise): torch.randn(..., generator=g): "Failed to convert args/kwargs to proxy"
+    ("UserDefinedObjectVariable(Generator)", "arg:generator"),
+)
+
+
+def user_entry(brk: GraphBreak) -> SourceFrame | None:
+    """The innermost user frame of the break's traceback: the user's line that called into the code where Dynamo
+    broke (None without a traceback: a duplicate Dynamo reported without its stack)."""
+    users = [f for f in brk.frames if not f.is_library]
+    return users[-1] if users else None
+
+
+def break_call_facts(brk: GraphBreak) -> frozenset[str]:
+    """The facts the tables find in one break's traceback, its quoted user line and developer context."""
+    found = set()
+    for frame in brk.frames:
+        path = frame.file.replace("\\", "/")
+        found.update(fact for tail, fn, fact in LIBRARY_CALLS
+                     if frame.is_library and path.endswith(tail) and frame.function == fn)
+    users = [i for i, f in enumerate(brk.frames) if not f.is_library]
+    entry_code = brk.codes[users[-1]] if users and users[-1] < len(brk.codes) else None
+    if entry_code and users[-1] < len(brk.frames) - 1:  # the user's line handed over to library code
+        code = entry_code.split("#", 1)[0]  # the statement, not its comment
+        found.update(fact for pattern, fact in USER_CALLS if pattern.search(code))
+    context = brk.context or ""
+    found.update(fact for mark, fact in CONTEXT_VALUES if mark in context)
+    return frozenset(found)
+
+
+def entered_lines(breaks: list[GraphBreak]) -> dict[tuple, SourceFrame]:
+    """The user line each library break was entered from, for breaks whose user line a table recognises (a sync
+    inside the compiled function): every break entered from that line -- the deprecation warning the wrapper
+    raises first, the sync after it, and Dynamo's repeats of either without a stack -- is one finding there.
+    Keyed by the break's own ``(file, line)``."""
+    marked = {(e.file, e.line): e for b in breaks
+              if "op:xla_sync" in break_call_facts(b) and (e := user_entry(b)) is not None}
+    found = {}
+    for b in breaks:
+        e = user_entry(b)
+        if b.at is not None and b.at.is_library and e is not None and (e.file, e.line) in marked:
+            found[(b.at.file, b.at.line)] = e
+    return found
