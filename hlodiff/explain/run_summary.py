@@ -76,6 +76,8 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
         return _eager_only(counts, facts, families, outside, loaded)
     interesting = [p for p in facts if p.name != "steady"]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
+    if n == 0 and not any(p.name != "eager op" for p in interesting):
+        return _steady_with_eager(counts, facts, families, loaded) or head
     if not interesting:
         return head
     real = [p for p in interesting if p.name != "eager op"]
@@ -123,6 +125,25 @@ def _eager_only(counts: RunCounts, facts: list[Pattern], families: list[Family],
     if eager <= outside:
         return head + f"; {outside} more compilation{'s' if outside != 1 else ''} of eager ops outside jit below"
     return head + f"; {eager} eager-op compilations ({outside} for a new shape) below"
+
+
+def _steady_with_eager(counts: RunCounts, facts: list[Pattern], families: list[Family],
+                       loaded: set[str] = frozenset()) -> str:
+    """A JAX run that recompiled nothing, with eager ops beside its jitted functions: which functions compiled once
+    and how many compilations were eager ops (review 16, F5: "10 graphs, 10 compilations, 0 recompilations" worried
+    a user whose loop compiles one train step; 8 were jnp/random ops run outside jit). Empty without eager ops."""
+    from hlodiff.explain.eager_ops import is_eager_op
+
+    eager = sum(1 for f in families if is_eager_op(f) for g in f.members if g.compiled and g.ref not in loaded)
+    if not eager:
+        return ""
+    steady = [p.family for f, p in zip(families, facts) if p.name == "steady" and not is_eager_op(f)]
+    head = counts.head()
+    if steady:
+        shown = ", ".join(steady[:3]) + (f" and {len(steady) - 3} more" if len(steady) > 3 else "")
+        head += f": steady: {shown} compiled once{' each' if len(steady) > 1 else ''}"
+    return head + (f"; {eager} compilation{'s' if eager != 1 else ''} of eager ops outside jit (once per op and "
+                   "shape: expected)")
 
 
 def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], reports: dict,
