@@ -306,12 +306,6 @@ WRONG_NOW = {
     # values first") and tells no pattern; the truth wants unbounded (UncachedCompile 1..8 over 8 steps)
     "torch_xla/r22_tx_arange_offset": "pattern: 8 compilations of sync at r22_tx_arange_offset.py:30 (not "
                                       "unbounded; the dump hides the baked values)",
-    # round 22: an optimizer of two closures kept as a static field of a TrainState pytree, rebuilt every epoch: JAX
-    # prints the metadata (Tx(init=<function make_sgd.<locals>.init at 0x...>, ...)), hlodiff's fix is the generic
-    # "same keys, same container types" (the user passes the same containers); it should say the metadata holds
-    # functions made anew each epoch: build the optimizer once, the rate as data (schedule / inject_hyperparams)
-    "jax/r22_jx_tx_rebuild_epoch": "fix_any: pass arguments with the same structure every call (same keys, same "
-                                   "container types)",
     # round 22 control (design questioned after the first try, truth left as it was): device-resident data sliced
     # data[i:i+8] at 6 offsets, one set of XLA graphs per offset in the first epoch, reused after. hlodiff heads
     # with attribute (slice bound) at :22, "periodic", index with a device tensor (torch.index_select), exit 1. By

@@ -57,9 +57,6 @@ LIVE_WRONG_NOW = {
     # batch ... drop_last; otherwise pad"), which the truth forbids; at exit: dynamo_shape_short_batch_once
     'dynamo/lead47_d_filtered_batch': 'fix_none: drop_last, last batch (live cannot yet know that full batches '
                                       'follow the short one)',
-    # round 22: as at exit, the generic pytree fix for an optimizer of closures rebuilt each epoch as static metadata
-    'jax/r22_jx_tx_rebuild_epoch': 'fix_any: pass arguments with the same structure every call (same keys, same '
-                                   'container types)',
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
                                  'before sizes recur',
     # review 15 (F2): as review_grad_accum, over 2 micro-batches: step 1's line tells ops traced on one step only
