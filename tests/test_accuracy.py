@@ -301,6 +301,19 @@ WRONG_NOW = {
     # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as
     # rev6_static_step)
     "jax/rev14_p4_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (not unbounded)",
+    # round 22 (blind, small): a b-level1 capture (text dump, PT_XLA_DEBUG_LEVEL=1): the arange's s64[16] constant
+    # prints as {...} and the log holds no cache hits, so hlodiff names the constant at :24 but hedges ("see the
+    # values first") and tells no pattern; the truth wants unbounded (UncachedCompile 1..8 over 8 steps)
+    "torch_xla/r22_tx_arange_offset": "pattern: 8 compilations of sync at r22_tx_arange_offset.py:30 (not "
+                                      "unbounded; the dump hides the baked values)",
+    # round 22 control (design questioned after the first try, truth left as it was): device-resident data sliced
+    # data[i:i+8] at 6 offsets, one set of XLA graphs per offset in the first epoch, reused after. hlodiff heads
+    # with attribute (slice bound) at :22, "periodic", index with a device tensor (torch.index_select), exit 1. By
+    # the truth this is a confident wrong answer; read again, the per-offset graphs grow with batches per epoch (a
+    # real dataset of 1000 batches compiles 1000 slices in its first epoch), so hlodiff's advice is defensible and
+    # the control's design is doubtful: the lead decides whether to redesign it (script and truth together)
+    "dynamo/r22_d_device_batches_control": "kind: attribute; fix_any: a Python int is baked in as a slice bound "
+                                           "(`x[:, i]`): index with a device tensor (torch.index_select); exit: 1",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

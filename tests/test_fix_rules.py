@@ -182,6 +182,9 @@ EXERCISED = {
     "partial_anomaly_check": "scenarios/torch_xla/r17_tx_detect_anomaly",
     # round 17: a pytree node's aux_data a new object compared by identity each call (look-alikes: test_round17.py)
     "cache_key_pytree_identity": "scenarios/jax/r17_jx_pytree_aux_identity",
+    # round 22: functions made anew in a pytree's metadata (an optimizer rebuilt as a static field; look-alikes:
+    # tests/test_round22.py)
+    "cache_key_pytree_functions": "scenarios/jax/r22_jx_tx_rebuild_epoch",
     # round 18: a static argument NaN on every call, never equal to itself (look-alikes: tests/test_round18.py)
     "static_nan": "scenarios/jax/r18_jx_static_nan",
     # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)

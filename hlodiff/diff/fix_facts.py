@@ -32,7 +32,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
   ``none_leaf`` (JAX: a leaf was None on the other call), ``nondiff_static`` (a static argument fed to a
   custom_vjp/custom_jvp function's nondiff_argnums, in the source), ``metadata_identity`` (JAX: a pytree node's aux_data
-  is a new object of a class compared by identity on each call), ``state_returned`` (every input gained comes back as an
+  is a new object of a class compared by identity on each call), ``metadata_functions`` (JAX: a pytree node's
+  metadata holds functions made anew on each call), ``state_returned`` (every input gained comes back as an
   output of its shape: carried state), ``across_ranks`` (two ranks' graphs at one step),
   ``state_begun_late`` (outputs added that the next graph reads back in torch.optim: optimizer state begun late),
   ``reads_state_begun_late`` (the optimizer's inputs read back the state begun one graph earlier),
@@ -244,6 +245,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "metadata_identity", ""):
         facts.add("metadata_identity")
         args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)
+    if getattr(ctx, "metadata_functions", ""):
+        facts.add("metadata_functions")
+        args["node_class"], args["function"] = ctx.metadata_functions.split(":", 1)
     if getattr(ctx, "list_length", ""):
         facts.add("list_length")
         args["container"], args["lengths"] = ctx.list_length.split(":", 1)

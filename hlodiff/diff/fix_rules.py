@@ -1573,6 +1573,16 @@ RULES: tuple[FixRule, ...] = (
           "__hash__), so every call's structure is new though keys, containers and the program are the same: make "
           "the aux_data compare by value (a frozen dataclass, a tuple or a string) or build one `{meta_class}` and "
           "reuse it"),
+    # round 22 (r22_jx_tx_rebuild_epoch): an optimizer of closures kept as a static field of a TrainState (flax's
+    # TrainState keeps tx so), rebuilt every epoch to change the rate: the metadata reads the same but its functions
+    # are new objects. Look-alikes keeping their rows: a pullback (its own row), an Info without __eq__
+    # (cache_key_pytree_identity), a meta field's float that changes (jax_dataclass_meta_lr)
+    _rule("cache_key_pytree_functions", "cache_key", "jax pytree metadata_functions",
+          "the pytree node `{node_class}` carries functions in its metadata (a static field or aux_data, e.g. "
+          "`{function}`), made anew on each call (closures from a builder, such as an optimizer rebuilt to change "
+          "its rate) and compared by identity, so every call's structure is new though the program is the same: "
+          "build that object once and reuse it; a value that must change (a learning rate) belongs in the data: a "
+          "leaf, a schedule of the step count, or optax.inject_hyperparams"),
     _rule("cache_key_pytree", "cache_key", "jax pytree",
           "pass arguments with the same structure every call (same keys, same container types)"),
     # review 12 F5 (rev12_jx_matmul_precision, rev12_jx_promotion_eval, rev12_jx_default_device_eval): an eager op

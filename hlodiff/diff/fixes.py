@@ -182,6 +182,10 @@ class FixContext:
     metadata_identity: str = ""
     """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
     with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""
+    metadata_functions: str = ""
+    """JAX said a pytree node's metadata did not match, and on both calls it holds the same functions but new ones
+    (equal once their addresses are left out): ``"TrainState:make_sgd.<locals>.init"`` (node class, first function).
+    Empty otherwise."""
     pullback: bool = False
     """JAX said the pytree node that changed is a pullback (``jax.vjp``'s ``VJP``, a linearized function): its
     structure holds the traced forward, new at every ``jax.vjp`` (:data:`hlodiff.explain.jax_causes.PULLBACK_NODES`)."""

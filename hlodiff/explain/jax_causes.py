@@ -288,6 +288,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         choice = decide(cause, FixContext(producer="jax", pytree=True,
                                           keywords=keywords.group(1) if keywords else "",
                                           metadata_identity=_metadata_identity(reason.now, reason.before),
+                                          metadata_functions=_metadata_functions(reason),
                                           pullback=_pullback(reason)))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
@@ -310,6 +311,27 @@ def _metadata_identity(now: str | None, before: str | None) -> str:
     if a is None or b is None or a.groups() != b.groups():
         return ""
     return f"{a.group(1)}:{a.group(2)}"
+
+
+_NODE_FUNC_META = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'> with pytree metadata (.*?<function ([\w.<>]+) at 0x[0-9a-f]+>.*)")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+def _metadata_functions(reason) -> str:
+    """``"TrainState:make_sgd.<locals>.init"`` when JAX's pytree reason shows one node class whose metadata holds
+    functions and reads the same on both calls once the functions' addresses are left out: functions made anew on
+    each call (closures from a builder: an optimizer kept as a static field, as flax's TrainState keeps ``tx``,
+    rebuilt each epoch), compared by identity (round 22, r22_jx_tx_rebuild_epoch). Empty otherwise: metadata that
+    differ by value (a meta field's learning rate), objects of a class without __eq__ (:func:`_metadata_identity`),
+    a pullback (:func:`_pullback`, its own row)."""
+    if _pullback(reason):
+        return ""
+    a, b = _NODE_FUNC_META.search(reason.now or ""), _NODE_FUNC_META.search(reason.before or "")
+    if a is None or b is None or a.group(1) != b.group(1):
+        return ""
+    if _ADDRESS.sub("", a.group(2)) != _ADDRESS.sub("", b.group(2)):
+        return ""
+    return f"{a.group(1)}:{a.group(3)}"
 
 
 PULLBACK_NODES = ("jax._src.api.VJP", "_vjp_pullback_wrapper", "_vjp3_callable", "_lift_linearized")
