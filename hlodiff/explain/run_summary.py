@@ -67,10 +67,10 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
     reason = reasons.pop() if len(reasons) == 1 else "read" if not reasons else "mixed"
     one, many = cuts_text(reason, 1), _CUT_WORDS[reason][1]
-    asides = ([f"{outside} of them {'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
-        + ([f"{warm} of them {'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
-        + ([f"1 of them the first step's second graph, after {one} cut the step" if rest == 1 else
-            f"{rest} of them first steps' second graphs, after {many} cut the steps"] if rest else [])
+    asides = ([f"{_of_them(outside, n)}{'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
+        + ([f"{_of_them(warm, n)}{'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
+        + ([f"{_of_them(1, n)}the first step's second graph, after {one} cut the step" if rest == 1 else
+            f"{_of_them(rest, n)}first steps' second graphs, after {many} cut the steps"] if rest else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)
@@ -86,6 +86,12 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
     return head + ": " + pattern_text(interesting[0]) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _of_them(count: int, n: int) -> str:
+    """How an aside counts its share of the recompilations: "1 recompilation (1 of them ...)" read as a miscount
+    (review 16, F3); the only one is said plainly, all of several as "all of them"."""
+    return "" if count == n == 1 else "all of them " if count == n else f"{count} of them "
 
 
 def first_rest(r: Recompilation) -> bool:
