@@ -94,3 +94,26 @@ def test_a_source_file_gone_from_disk_names_no_setting(tmp_path):
     doc = cli_json("compare-runs", str(copy / "run_a"), str(copy / "run_b"), codes=(1,),
                    env={"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path / 'nowhere'}"})
     assert "environment variable" not in doc["headline"]["fix"]
+
+
+# -- review 15 F6: a restarted run's own report names what compiled, never a program it loaded ------------------------
+
+def test_run_b_names_the_one_program_it_compiled_not_an_eager_op_it_loaded():
+    """rev15_jx_cache_clip's run B: jit__normal's two shapes were both persistent-cache hits; jit_train_step (CLIP=1)
+    was the one miss. Its summary names the train step as compiled and no jit__normal pattern."""
+    from helpers import cli
+
+    out = cli("explain-recompile", str(SCENARIO / "run_b"), codes=(0,)).stdout
+    summary = out.splitlines()[0]
+    assert "1 compilation, 10 loaded from the persistent cache, 0 recompilations" in summary
+    assert "jit_train_step compiled" in summary and "jit__normal" not in summary
+    assert "jit__normal); closest" in out and "loaded from the persistent cache for another shape" in out
+    assert "compiled for another shape" not in out
+
+
+def test_lookalike_run_a_compiling_everything_keeps_its_eager_op_words():
+    """Run A compiled all 11 programs (a cold cache): jit__normal's second shape was compiled there, and is told so."""
+    from helpers import cli
+
+    out = cli("explain-recompile", str(SCENARIO / "run_a"), codes=(0,)).stdout
+    assert "persistent cache" not in out.splitlines()[0] and "compiled for another shape (jit__normal)" in out

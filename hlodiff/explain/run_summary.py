@@ -74,16 +74,38 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)
-    interesting = [p for p in facts if p.name != "steady"]
+    # review 15 F6: a family whose every program came from the persistent cache compiled nothing in this run: its
+    # pattern (jit__normal's two shapes, both loaded) is no story of it; what did compile is named instead
+    interesting = [p for f, p in zip(families, facts) if p.name != "steady" and _compiled_here(f, loaded)]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
     if not interesting:
-        return head
+        return head + compiled_here_clause(families, loaded)
     real = [p for p in interesting if p.name != "eager op"]
     if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
         return head + ": " + "; ".join(_in_brief(p) for p in real)
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
     return head + ": " + pattern_text(interesting[0]) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+def _compiled_here(family: Family, loaded: set[str]) -> bool:
+    """Some program of the family compiled in this run (not every one loaded from a persistent cache)."""
+    return any(g.compiled and g.ref not in loaded for g in family.members)
+
+
+def compiled_here_clause(families: list[Family], loaded: set[str]) -> str:
+    """A restarted run that loaded programs from the persistent cache: the functions that did compile, named
+    (``: jit_train_step compiled (the persistent cache did not hold it); every other program was loaded``); empty
+    when nothing was loaded or nothing compiled."""
+    if not loaded:
+        return ""
+    names = list(dict.fromkeys(f.label for f in families if _compiled_here(f, loaded)))
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    one = len(names) == 1
+    return (f": {shown} compiled (the persistent cache did not hold {'it' if one else 'them'}); every other program "
+            "was loaded")
 
 
 def first_rest(r: Recompilation) -> bool:
