@@ -122,58 +122,34 @@ class Explained:
 
     @property
     def unexpected(self) -> list:
-        """The recompilations that are not warm-up, setup or JAX eager ops (:mod:`hlodiff.explain.verdict`)."""
-        from hlodiff.explain.verdict import unexpected
+        """The recompilations that are not warm-up, setup or JAX eager ops, nor told by Dynamo's reason
+        (:func:`hlodiff.explain.dynamo_verdict.unexpected_told`)."""
+        from hlodiff.explain.dynamo_verdict import unexpected_told
 
-        found = unexpected(self.explanation, self.warmup)
-        dynamo = getattr(self.explanation, "dynamo", None)
-        if dynamo is not None:  # issue 31: the bridge's XLA recompilations are judged by Dynamo's reason
-            told = (set(dynamo.bridge_recompilations) | set(dynamo.first_call_syncs) | set(dynamo.follows_expected)
-                    | set(dynamo.compilations_only))
-            # review 10 F1: the bridge's input graph grown by an input drawn on the device is the story itself
-            told -= set(getattr(dynamo, "random_input_graphs", ()))
-            found = [r for r in found if r.graph.ref not in told]
-        return found
+        return unexpected_told(self.explanation, self.warmup)
 
     @property
     def follow_dynamo(self) -> int:
-        """The XLA recompilations that are the bridge's compile after an unexpected Dynamo recompilation: not
-        expected, and not counted in :attr:`unexpected` (Dynamo's line tells them). Review 14, F3: ``record``'s
-        last line called them "all expected" under a report that exits 1."""
-        from hlodiff.explain.verdict import unexpected
+        """The XLA recompilations that are the bridge's compile after an unexpected Dynamo recompilation
+        (:func:`hlodiff.explain.dynamo_verdict.following_dynamo`)."""
+        from hlodiff.explain.dynamo_verdict import following_dynamo
 
-        dynamo = getattr(self.explanation, "dynamo", None)
-        if dynamo is None:
-            return 0
-        bridged = (set(dynamo.bridge_recompilations) - set(dynamo.follows_expected)
-                   - set(getattr(dynamo, "random_input_graphs", ())))  # those are the story: unexpected
-        return sum(1 for r in unexpected(self.explanation, self.warmup) if r.graph.ref in bridged)
+        return following_dynamo(self.explanation, self.warmup)
 
     @property
     def dynamo_counts(self) -> tuple[int, int] | None:
-        """Dynamo's recompilations and how many of them are unexpected (past ``--warmup``), or None when the run
-        has no Dynamo log or Dynamo never recompiled: ``record``'s verdict line counts them with XLA's (review 3,
-        F5: "0 recompilations" under three Dynamo recompilations that ``explain-recompile`` fails on)."""
-        dynamo = getattr(self.explanation, "dynamo", None)
-        if dynamo is None or dynamo.no_log or not dynamo.recompiles:
-            return None
-        from hlodiff.explain.dynamo_xla import call_positions
+        """Dynamo's recompilations and how many of them are unexpected, or None
+        (:func:`hlodiff.explain.dynamo_verdict.dynamo_counts`)."""
+        from hlodiff.explain.dynamo_verdict import dynamo_counts
 
-        late = dynamo.unexpected_after(self.warmup, call_positions(self.explanation))
-        return len(dynamo.recompiles), sum(1 for r in dynamo.recompiles if r in late)
+        return dynamo_counts(self.explanation, self.warmup)
 
     @property
     def exit_code(self) -> int:
         """1 when something unexpected compiled again or a compiled module could not be read, else 0."""
-        from hlodiff.explain.verdict import exit_status
+        from hlodiff.explain.dynamo_verdict import run_exit_status
 
-        dynamo = getattr(self.explanation, "dynamo", None)
-        if dynamo is not None:  # issue 31: Dynamo's unexpected recompilations, and XLA's outside the bridge
-            from hlodiff.explain.dynamo_xla import call_positions  # --warmup N: XLA graphs that ran before call N
-
-            late = dynamo.unexpected_after(self.warmup, call_positions(self.explanation))
-            return 1 if self.unexpected or late or self.explanation.unread else 0
-        return exit_status(self.explanation, self.warmup)
+        return run_exit_status(self.explanation, self.warmup)
 
     def to_json(self) -> dict:
         """The body of the ``explain`` document: the inputs, then the explanation, then what was unexpected."""

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # explain/ and dumps/ are imported only when a page is written
     from hlodiff.api import Explained
     from hlodiff.dumps.cost_evidence import RunGraphsCost
-    from hlodiff.dumps.python_source import SourceText
+    from hlodiff.dumps.page_source import SourceText
     from hlodiff.explain.explanation import RunExplanation
     from hlodiff.explain.ranks import JobExplanation
 
 
 def page_sources(*docs: dict) -> "SourceText":
     """The user's source lines an HTML report made from the documents ``docs`` cites, read
-    (:func:`hlodiff.dumps.python_source.page_source_text`)."""
-    from hlodiff.dumps.python_source import page_source_text
+    (:func:`hlodiff.dumps.page_source.page_source_text`)."""
+    from hlodiff.dumps.page_source import page_source_text
 
     return page_source_text(*docs)
 

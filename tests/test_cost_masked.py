@@ -8,7 +8,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli_json
-from hlodiff.cost.copies import MASKED_WRITE_OPCODES
+from hlodiff.cost.buffer_writes import MASKED_WRITE_OPCODES
 
 COST = FIXTURES / "scenarios" / "cost"
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli_json
-from hlodiff.cost.copies import SHIFT_OPCODES
+from hlodiff.cost.buffer_writes import SHIFT_OPCODES
 
 ROLLING = FIXTURES / "scenarios" / "cost" / "jax_rolling_window_concat"
 

@@ -11,7 +11,7 @@ import re
 from conftest import FIXTURES
 from helpers import cli, cli_json, truth_of
 
-from hlodiff.render.html.page import human_bytes
+from hlodiff.render.units import human_bytes
 
 PIPELINE = FIXTURES / "torch_xla" / "pipeline"
 

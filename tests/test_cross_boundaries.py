@@ -132,7 +132,7 @@ def test_cost_html_puts_every_boundary_into_the_step_on_an_edge_with_its_exact_b
     import html
     import re
 
-    from hlodiff.render.html.page import human_bytes
+    from hlodiff.render.units import human_bytes
 
     folder, truth = recordings("mb2")
     page = tmp_path / "cost.html"

@@ -1,7 +1,7 @@
 """Layers one way: everything read from disk is read in ``dumps/`` (docs/design.md, "Evidence in, story out").
 
 ``graph/``, ``diff/``, ``explain/``, ``cost/`` and ``render/`` take evidence (a :class:`hlodiff.dumps.evidence.Run`,
-a :class:`hlodiff.dumps.cost_evidence.CostRun`, the lines of :class:`hlodiff.dumps.python_source.SourceText`) and
+a :class:`hlodiff.dumps.cost_evidence.CostRun`, the lines of :class:`hlodiff.dumps.page_source.SourceText`) and
 open no file: the entry layer (``api.py``, ``jobs.py``, ``live_run.py``) reads through ``dumps/`` and hands the
 evidence down. A scan of their source with ``ast``: no ``open``, no file-system query (``os.stat``,
 ``os.scandir``, ``Path.read_text``, ...), no reader function or module of ``dumps/`` imported (its types and

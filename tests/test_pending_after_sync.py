@@ -34,10 +34,10 @@ def test_validation_leaking_every_third_step_is_periodic():
     """A,A,A,B,A,A,B,A,A: B on steps 3 and 6. A period of 7 at the start (seen once, no cycle begun again) no longer
     hides the period of 3 after the first graph; a cycle begun again (A,B,C,D,A,B) still counts, and a sequence with
     no period stays without one."""
-    from hlodiff.explain.patterns import _period
+    from hlodiff.explain.cycles import period_of
 
-    assert _period(list("AAABAABAA")) == (3, 1)
-    assert _period(list("ABCDAB")) == (4, 0)
-    assert _period(list("AABACAB"))[0] is None
+    assert period_of(list("AAABAABAA")) == (3, 1)
+    assert period_of(list("ABCDAB")) == (4, 0)
+    assert period_of(list("AABACAB"))[0] is None
     doc = cli_json("explain-recompile", str(FIXTURES / "scenarios" / "torch_xla" / "rev8_eval_nosync"), codes=(1,))
     assert doc["patterns"][0].startswith("periodic: sync at rev8_eval_nosync.py:17 repeats every 3 graphs")

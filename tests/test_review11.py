@@ -4,7 +4,7 @@ as a scenario (fixtures/scenarios/*/rev11_*) and on the look-alikes whose answer
 from __future__ import annotations
 
 from helpers import FIXTURES, cli, cli_json
-from hlodiff.explain.patterns import _schedule_like
+from hlodiff.explain.cycles import schedule_like
 
 SCEN = FIXTURES / "scenarios"
 KWARGS = SCEN / "jax" / "rev11_jx_kwargs"
@@ -39,9 +39,9 @@ def test_a_gradient_beside_its_forward_stays_another_function():
 # -- F3: a coin flip whose short sequence repeats once is not a step schedule ------------------------------------
 
 def test_a_round_with_no_graph_once_is_periodic_only_when_seen_three_times():
-    assert not _schedule_like(list("ABBAAABBAA"), 5)  # tx_sched_sampling's 10 coin flips
-    assert _schedule_like(list("AAABAAAB"), 4)  # an EMA every 4th step: one graph once a round
-    assert _schedule_like(list("ABCABC"), 3) and _schedule_like(list("ABAB"), 2)  # round-robin, alternating
+    assert not schedule_like(list("ABBAAABBAA"), 5)  # tx_sched_sampling's 10 coin flips
+    assert schedule_like(list("AAABAAAB"), 4)  # an EMA every 4th step: one graph once a round
+    assert schedule_like(list("ABCABC"), 3) and schedule_like(list("ABAB"), 2)  # round-robin, alternating
 
 
 def test_scheduled_sampling_is_told_recurring_with_torch_where():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import FIXTURES, cli, cli_json
-from hlodiff.explain.patterns import _period
+from hlodiff.explain.cycles import period_of
 
 SCEN = FIXTURES / "scenarios"
 
@@ -23,7 +23,7 @@ def _headline(doc):
     ("ABCABCABC", 3),          # no warm-up variant: periodic from the start
 ])
 def test_a_cycle_whose_first_round_has_a_one_time_graph_is_periodic(letters, period):
-    assert _period(list(letters))[0] == period
+    assert period_of(list(letters))[0] == period
 
 
 @pytest.mark.parametrize("letters", [
@@ -31,7 +31,7 @@ def test_a_cycle_whose_first_round_has_a_one_time_graph_is_periodic(letters, per
     "ABBCABBD",          # one round after the first: too little to call a period
 ])
 def test_a_first_round_graph_that_comes_back_or_too_few_rounds_is_no_period(letters):
-    assert _period(list(letters))[0] is None
+    assert period_of(list(letters))[0] is None
 
 
 def test_gradient_accumulation_is_expected_not_a_python_if():

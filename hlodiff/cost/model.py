@@ -65,21 +65,21 @@ class LoopBufferCopy:
     location: SourceFrame | None = None
     shift: bool = False
     """The body rewrites the buffer whole from a slice of itself (``concatenate([buf[1:], new])``, a rolling
-    window; :data:`hlodiff.cost.copies.SHIFT_OPCODES`): the shift is among ``copies``, and the fix is a ring
+    window; :data:`hlodiff.cost.buffer_writes.SHIFT_OPCODES`): the shift is among ``copies``, and the fix is a ring
     buffer written in place, not scan outputs."""
     masked: bool = False
     """The body writes one position of the buffer through a mask over all of it (``jnp.where(rows == t, row, buf)``;
-    :data:`hlodiff.cost.copies.MASKED_WRITE_OPCODES`): the fix is an indexed write in place (``buf.at[t].set``)."""
+    :data:`hlodiff.cost.buffer_writes.MASKED_WRITE_OPCODES`): the fix is an indexed write in place (``buf.at[t].set``)."""
     emitted: bool = False
     """The whole buffer is written into a stacked loop output every iteration (a scan's body returning its carried
     buffer as ys): the fix is to emit only the new row, not the buffer."""
     snapshot: bool = False
     """The body replaces the buffer whole by another carried buffer on a scalar decision (``best = jnp.where(score >
-    best_score, buf, best)``; :data:`hlodiff.cost.copies.SNAPSHOT_OPCODES`): the fix is to carry the best step's
+    best_score, buf, best)``; :data:`hlodiff.cost.buffer_writes.SNAPSHOT_OPCODES`): the fix is to carry the best step's
     index and build the snapshot once after the loop."""
     one_hot: bool = False
     """The body writes one position by adding a one-hot product over the whole buffer (``buf + one_hot(t)[:, None] *
-    row``; :data:`hlodiff.cost.copies.ONE_HOT_WRITE_OPCODES`): the fix is an indexed write in place."""
+    row``; :data:`hlodiff.cost.buffer_writes.ONE_HOT_WRITE_OPCODES`): the fix is an indexed write in place."""
 
     @property
     def bytes_per_iteration(self) -> int:

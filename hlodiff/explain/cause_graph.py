@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hlodiff.diff.model import Cause
-from hlodiff.explain.cause_rules import RULES, Evidence, Rule, _layout_only, swaps_path  # noqa: F401 (API)
+from hlodiff.explain.cause_facts import Evidence, layout_only, swaps_path  # noqa: F401 (API: swaps_path)
+from hlodiff.explain.cause_rules import RULES, Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,7 @@ def _first_root(i: int, cause: Cause, causes: list[Cause], evidence: Evidence,
         for kind in rule.roots:
             for j, root in enumerate(causes):
                 # a transpose/copy that only lays out values explains nothing: nothing follows from it
-                if j == i or root.kind != kind or _layout_only(root) or _descends(j, i, parent):
+                if j == i or root.kind != kind or layout_only(root) or _descends(j, i, parent):
                     continue
                 if rule.holds(cause, root, evidence):
                     return j, rule

@@ -11,17 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from hlodiff.diff.output_causes import computed_from
 from hlodiff.diff.fix_facts import NEVER_REORDERS
 from hlodiff.diff.model import Cause
+from hlodiff.explain.cause_facts import (LAYOUT_OPS, Evidence, added_inputs, added_refs, bare_shape, input_origin,
+                                        int_pair, is_scalar_shape, layout_only, literal_ints, only_opcodes,
+                                        origin_computations, own_placement, removed_refs, shape_dims, slice_starts,
+                                        swaps_path)
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
 
 GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
                          "ops", "sharding", "aliasing"})
 """Kinds seen in the computation (or its header): what a change of the cache key outside it can drag along."""
 
-LAYOUT_OPS = frozenset({"transpose", "copy", "bitcast"})
-"""Instructions that only lay out the same values: the tracer adds or moves them along with other changes."""
 
 PLUMBING_OPS = LAYOUT_OPS | {"broadcast", "convert", "reshape"}
 """What a changed input's users add around it: broadcasts to the new shape, converts to the new type."""
@@ -33,77 +34,6 @@ KEY_REASONS = RECREATED | {"tracing_context"}
 """JAX reasons (``Cause.reason`` of a ``cache_key`` cause) that change what is traced: the graph's own differences
 follow from them (a new function's closed-over values, another matmul precision). Another pytree is not among them:
 the graph shows it as the inputs that came or went, which is where the user looks (rule ``pytree_as_inputs``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What the rules read besides the causes: the two graphs' entry computations (operand edges, output shapes),
-    when parsed (``hlodiff.graph.canonical`` computations)."""
-
-    left: object | None = None
-    right: object | None = None
-    arguments_restructured: bool = False
-    """JAX said the arguments' pytree structure changed (a ``cache_key`` cause with reason ``pytree``): a scalar
-    input that came is an argument the caller passed (one more list item), not a Python number new ops read."""
-
-    def entry_names(self) -> set[str]:
-        return {cc.name for cc in (self.left, self.right) if cc is not None}
-
-    def left_shape(self, name: str) -> str | None:
-        inst = self.left.insts.get(name) if self.left is not None else None
-        return str(inst.shape) if inst is not None else None
-
-    def reads(self, users: set[str], inputs: set[str]) -> bool:
-        """Some instruction of ``users`` is computed from one of ``inputs`` (right side, bounded walk)."""
-        cc = self.right
-        if cc is None or not users or not inputs:
-            return False
-        return computed_from(cc, [u for u in users if u in cc.insts], inputs, limit=20_000)
-
-
-# -- facts the rules read ----------------------------------------------------------------------------------------
-
-
-def _opcodes(cause: Cause) -> set[str]:
-    return {(c.right or c.left).opcode for c in cause.origins if (c.right or c.left) is not None}
-
-
-def _only(cause: Cause, allowed: frozenset[str]) -> bool:
-    ops = _opcodes(cause)
-    return bool(ops) and ops <= allowed
-
-
-def _layout_only(cause: Cause) -> bool:
-    """Every origin is a transpose/copy/bitcast appearing, going or moving: no value changed."""
-    return cause.kind == "layout" or (cause.kind == "ops" and _only(cause, LAYOUT_OPS))
-
-
-def _input_origin(cause: Cause) -> bool:
-    return any(c.left is not None and c.right is not None and c.left.opcode == "parameter" for c in cause.origins)
-
-
-def _computations(cause: Cause) -> set[str]:
-    return {(c.left or c.right).computation for c in cause.origins if (c.left or c.right) is not None}
-
-
-def _added(cause: Cause) -> list[str]:
-    return [b for a, b in cause.instructions if a is None and b is not None]
-
-
-def _removed(cause: Cause) -> list[str]:
-    return [a for a, b in cause.instructions if b is None and a is not None]
-
-
-def _added_inputs(cause: Cause) -> list:
-    return [c.right for c in cause.origins if c.left is None and c.right is not None and c.right.opcode == "parameter"]
-
-
-def _scalar(shape: str) -> bool:
-    return shape.split("{", 1)[0].endswith("[]")
-
-
-def _bare(shape: str) -> str:
-    return shape.split("{", 1)[0]
 
 
 # -- the rules ---------------------------------------------------------------------------------------------------
@@ -124,15 +54,6 @@ class Rule:
 
 def _always(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
-
-
-def own_placement(c: Cause) -> bool:
-    """A sharding change on an entry parameter: an argument placed otherwise (``w`` from ``jnp.zeros``, uncommitted,
-    then replicated by the first call's output). Nothing traced inside the function sets it, so no static argument
-    or weak type explains it, and alone it compiles the step again: a cause of its own, told beside the root with
-    its own fix, not under it (new-user review 14, F2: after fixing the static argument the step still compiled
-    twice)."""
-    return c.kind == "sharding" and c.on_parameter
 
 
 def _traced_from_key(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -158,67 +79,67 @@ def _callee_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
     """The root changed an entry parameter (what the caller passes in) and the consequence is inside computations
     the entry calls."""
     entry = e.entry_names()
-    return (_input_origin(r) and bool(entry) and bool(_computations(r) & entry) and bool(_computations(c))
-            and not (_computations(c) & entry))
+    return (input_origin(r) and bool(entry) and bool(origin_computations(r) & entry) and bool(origin_computations(c))
+            and not (origin_computations(c) & entry))
 
 
 def _plumbing_of_input(c: Cause, r: Cause, e: Evidence) -> bool:
-    return _input_origin(r) and _only(c, PLUMBING_OPS)
+    return input_origin(r) and only_opcodes(c, PLUMBING_OPS)
 
 
 def _converts(c: Cause, r: Cause, e: Evidence) -> bool:
-    return _only(c, frozenset({"convert"}))
+    return only_opcodes(c, frozenset({"convert"}))
 
 
 def _outputs_retyped(c: Cause, r: Cause, e: Evidence) -> bool:
-    return bool(_added(c)) and bool(_removed(c))
+    return bool(added_refs(c)) and bool(removed_refs(c))
 
 
 def _not_layout(c: Cause, r: Cause, e: Evidence) -> bool:
-    return not _layout_only(r)
+    return not layout_only(r)
 
 
 def _reordered_with(c: Cause, r: Cause, e: Evidence) -> bool:
-    return not _layout_only(r) and r.kind != "reordered"
+    return not layout_only(r) and r.kind != "reordered"
 
 
 def _scalar_for_new_ops(c: Cause, r: Cause, e: Evidence) -> bool:
-    new = _added_inputs(c)
-    return (not e.arguments_restructured and bool(new) and all(_scalar(p.shape) for p in new) and not _removed(c) and bool(_added(r))
-            and (e.right is None or e.reads(set(_added(r)), {p.name for p in new})))
+    new = added_inputs(c)
+    return (not e.arguments_restructured and bool(new) and all(is_scalar_shape(p.shape) for p in new) and not removed_refs(c) and bool(added_refs(r))
+            and (e.right is None or e.reads(set(added_refs(r)), {p.name for p in new})))
 
 
 def _ops_on_new_arguments(c: Cause, r: Cause, e: Evidence) -> bool:
     """JAX re-traced because the caller passed another argument structure (review 3, F1b: a Python list one item
     longer each call): the ops that read the new arguments, and the values baked from their count (a mean's
     divisor), follow from the arguments the graph shows coming."""
-    new = {p.name for p in _added_inputs(r)}
+    new = {p.name for p in added_inputs(r)}
     if not (e.arguments_restructured and new):
         return False
     if c.kind == "constant":
-        return not _input_origin(c)
-    return bool(_added(c)) and (e.right is None or e.reads(set(_added(c)), new))
+        return not input_origin(c)
+    return bool(added_refs(c)) and (e.right is None or e.reads(set(added_refs(c)), new))
 
 
 def _ops_on_new_state(c: Cause, r: Cause, e: Evidence) -> bool:
-    new = _added_inputs(r)
-    return (bool(new) and not all(_scalar(p.shape) for p in new) and bool(_added(c)) and not _removed(c)
-            and e.reads(set(_added(c)), {p.name for p in new}))
+    new = added_inputs(r)
+    return (bool(new) and not all(is_scalar_shape(p.shape) for p in new) and bool(added_refs(c)) and not removed_refs(c)
+            and e.reads(set(added_refs(c)), {p.name for p in new}))
 
 
 def _donates_new_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
     gained = [b for _, b in c.instructions if b is not None]
-    new = {p.name for p in _added_inputs(r)}
+    new = {p.name for p in added_inputs(r)}
     return bool(gained) and bool(new) and all(b in new for b in gained)
 
 
 def _outputs_became_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
     """Every output gone came back as an input of its shape: a tensor computed by the first step, data since."""
-    removed = _removed(c)
-    if _added(c) or not removed:
+    removed = removed_refs(c)
+    if added_refs(c) or not removed:
         return False
-    new = [_bare(p.shape) for p in _added_inputs(r)]
-    shapes = [_bare(s) for name in removed if (s := e.left_shape(name)) is not None]
+    new = [bare_shape(p.shape) for p in added_inputs(r)]
+    shapes = [bare_shape(s) for name in removed if (s := e.left_shape(name)) is not None]
     if not shapes or len(shapes) != len(removed):
         return False
     for shape in shapes:
@@ -229,7 +150,7 @@ def _outputs_became_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
 
 
 def _parameter_shapes(cc) -> list[str]:
-    return [_bare(str(i.shape)) for i in cc.insts.values() if i.opcode == "parameter"] if cc is not None else []
+    return [bare_shape(str(i.shape)) for i in cc.insts.values() if i.opcode == "parameter"] if cc is not None else []
 
 
 def _outputs_of_restructured_args(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -240,12 +161,12 @@ def _outputs_of_restructured_args(c: Cause, r: Cause, e: Evidence) -> bool:
     their own story."""
     if r.reason != "pytree":
         return False
-    sides = [(name, e.right) for name in _added(c)] + [(name, e.left) for name in _removed(c)]
+    sides = [(name, e.right) for name in added_refs(c)] + [(name, e.left) for name in removed_refs(c)]
     if not sides:
         return False
     for name, cc in sides:
         inst = cc.insts.get(name) if cc is not None else None
-        if inst is None or _bare(str(inst.shape)) not in _parameter_shapes(cc):
+        if inst is None or bare_shape(str(inst.shape)) not in _parameter_shapes(cc):
             return False
     return True
 
@@ -270,20 +191,11 @@ def _slice_index_constant(c: Cause, r: Cause, e: Evidence) -> bool:
         bounds = o.details.get("attribute:slice")
         if not bounds or len(bounds) != 2:
             continue
-        starts = [_starts(b) for b in bounds]
+        starts = [slice_starts(b) for b in bounds]
         moved = [(a, b) for a, b in zip(*starts) if a != b]
         if moved and all(pair == (before, after) for pair in moved):
             return True
     return False
-
-
-def _int_pair(pair) -> tuple[int, int] | None:
-    if not pair or len(pair) != 2:
-        return None
-    try:
-        return int(str(pair[0]).strip()), int(str(pair[1]).strip())
-    except ValueError:
-        return None
 
 
 def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -291,25 +203,11 @@ def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
     operands): the count of a list joined in the step (``torch.stack(history).mean()`` divides by it), baked from
     the list's length (review 4, F1). The join is the change; the count comes with it."""
     change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
-    values = _int_pair(change.details.get("literal")) if change is not None else None
+    values = int_pair(change.details.get("literal")) if change is not None else None
     if values is None or values[0] == values[1]:
         return False
-    return any((o.right or o.left).opcode == "concatenate" and _int_pair(o.details.get("operand_count")) == values
+    return any((o.right or o.left).opcode == "concatenate" and int_pair(o.details.get("operand_count")) == values
                for o in r.origins if (o.right or o.left) is not None)
-
-
-def _ints(text) -> list[int] | None:
-    import re
-
-    found = re.findall(r"-?\d+", str(text))
-    return [int(v) for v in found] if found and re.fullmatch(r"[\s{}\[\],()\d-]*", str(text)) else None
-
-
-def _dims(shape: str) -> list[int]:
-    import re
-
-    m = re.search(r"\[([\d,]*)\]", shape or "")
-    return [int(v) for v in m.group(1).split(",") if v] if m else []
 
 
 def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
@@ -322,7 +220,7 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     literal = change.details.get("literal") if change is not None else None
     if not literal or len(literal) != 2:
         return False
-    before, after = _ints(literal[0]), _ints(literal[1])
+    before, after = literal_ints(literal[0]), literal_ints(literal[1])
     if before is None or after is None or len(before) != len(after):
         return False
     moved = {(a, b) for a, b in zip(before, after) if a != b}
@@ -330,7 +228,7 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     for o in r.origins:
         if "shape" not in o.kinds or o.left is None or o.right is None or not _argument(o.left, e):
             continue
-        left, right = _dims(str(o.left.shape)), _dims(str(o.right.shape))
+        left, right = shape_dims(str(o.left.shape)), shape_dims(str(o.right.shape))
         if len(left) == len(right):
             sizes |= {(a, b) for a, b in zip(left, right) if a != b}
     return bool(moved) and moved <= sizes
@@ -347,7 +245,7 @@ def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
     values with heads split out), none is an argument of the program, and the root only adds or only removes
     outputs (a value kept on some steps only, not the same outputs retyped): another code path arranged the same
     sizes otherwise (nn.MultiheadAttention with or without its weights), no size followed a Python value."""
-    if r.kind == "outputs" and _added(r) and _removed(r):
+    if r.kind == "outputs" and added_refs(r) and removed_refs(r):
         return False
     pairs = [(o.left, o.right) for o in c.origins if "shape" in o.kinds and o.left is not None and o.right is not None]
     if not pairs or any(a.opcode == "parameter" or b.opcode == "parameter" for a, b in pairs):
@@ -362,25 +260,8 @@ def _sizes_rearranged(c: Cause, r: Cause, e: Evidence) -> bool:
     return True
 
 
-SWAP_MIN = 10
-"""Instructions added, and removed, beside a parameter's new shape for it to be another code path (a head's layer
-and its loss), not the broadcasts and converts a new size drags along."""
-
-
-def swaps_path(cause: Cause) -> bool:
-    """A shape change on a parameter that comes with at least SWAP_MIN instructions added and SWAP_MIN removed."""
-    return (cause.kind == "shape" and cause.added and cause.removed and cause.instructions_removed >= SWAP_MIN
-            and len(cause.instructions) - cause.instructions_removed >= SWAP_MIN and cause.on_parameter)
-
-
 def _path_swapped(cause: Cause, root: Cause, evidence: Evidence) -> bool:
     return swaps_path(root)
-
-
-def _starts(text: str) -> list[int]:
-    import re
-
-    return [int(a) for a, _ in re.findall(r"\[(-?\d+):(-?\d+)", text or "")]
 
 
 _PARTIAL_OK = GRAPH_KINDS | {"cache_key", "static_argument", "weak_type", "compile_options"}
@@ -419,7 +300,7 @@ RULES: tuple[Rule, ...] = (
          why="a slice whose bounds changed its length sets the shapes of everything that uses it"),
     Rule("layout_only", frozenset({"ops", "layout"}),
          ("reordered", "inputs", "shape", "dtype", "constant", "attribute", "outputs", "ops", "sharding"),
-         lambda c, r, e: _layout_only(c) and _not_layout(c, r, e), fold=True,
+         lambda c, r, e: layout_only(c) and _not_layout(c, r, e), fold=True,
          why="a transpose/copy that only comes with another change: the tracer lays out the same values otherwise"),
     Rule("input_plumbing", frozenset({"ops"}), ("shape", "dtype"), _plumbing_of_input,
          why="an input whose shape or type changed drags its users' broadcasts, reshapes and converts"),

@@ -47,8 +47,12 @@ def bridge_compiling(frames) -> bool:
 def bridge_ops(g) -> bool:
     """A dumped graph with no stack and no debug log whose ops name the bridge's file as their source (review F5:
     a dump with XLA_HLO_DEBUG only: the bridge's graphs carry ``source_file=.../torch_xla/_dynamo/...``)."""
-    module = g._module
-    if g.record.frames or module is None:
+    return bridge_module(g.record, g._module)
+
+
+def bridge_module(record, module) -> bool:
+    """:func:`bridge_ops` of a graph's ``record`` and its parsed ``module`` (None when not parsed: not known)."""
+    if record.frames or module is None:
         return False
     sources = {m.group(1).replace("\\", "/") for comp in module.computations for ins in comp.instructions
                if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None}

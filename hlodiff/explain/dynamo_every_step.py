@@ -12,13 +12,19 @@ from __future__ import annotations
 
 def steady_steps(explanation, bridge_refs: set[str]) -> list[set[str]]:
     """Per steady step (between each two of the user's later syncs: the steps after the first two, which warm up),
-    the cache keys of the bridge's graphs it ran. A step ends at a graph that is not the bridge's; the graphs after
-    the last such graph are a step not yet ended."""
+    the cache keys of the bridge's graphs it ran."""
     bridge_keys = {g.cache_key for g in explanation.graphs if g.ref in bridge_refs}
+    return steady_key_steps([g.cache_key for g in explanation.graphs], bridge_keys)
+
+
+def steady_key_steps(keys, bridge_keys: set[str]) -> list[set[str]]:
+    """:func:`steady_steps` of graphs given as their cache keys in run order (the live story holds the keys, not an
+    explanation). A step ends at a graph that is not the bridge's; the graphs after the last such graph are a step
+    not yet ended."""
     steps, current = [], set()
-    for g in explanation.graphs:
-        if g.cache_key in bridge_keys:
-            current.add(g.cache_key)
+    for key in keys:
+        if key in bridge_keys:
+            current.add(key)
         elif current:  # two of the user's syncs in a row (loss.item(), then acc.item()) end no step of the bridge's
             steps.append(current)
             current = set()
@@ -29,7 +35,11 @@ def run_every_step(explanation, bridge_refs: set[str]) -> set[str]:
     """Cache keys of the bridge's graphs that run in every steady step. A retrace replaces its graph on later calls;
     graphs that all run in every step are the compiled function's fixed set. Empty with fewer than two steady
     steps: the steps cannot tell yet."""
-    steady = steady_steps(explanation, bridge_refs)
+    return in_every(steady_steps(explanation, bridge_refs))
+
+
+def in_every(steady: list[set[str]]) -> set[str]:
+    """The cache keys every one of the ``steady`` steps ran; empty with fewer than two (they cannot tell yet)."""
     if len(steady) < 2:
         return set()
     return set.intersection(*steady)

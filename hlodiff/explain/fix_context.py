@@ -23,7 +23,7 @@ from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, sibling_kind
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
-from hlodiff.explain.cause_rules import swaps_path
+from hlodiff.explain.cause_facts import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.family_buckets import counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line

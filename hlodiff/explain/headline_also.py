@@ -4,14 +4,14 @@ block as "also:" with its own fix, so one round of fixes suffices.
 New-user review 14, F2: a static argument (``step``) headed, and ``w``'s sharding change (made by ``jnp.zeros``,
 uncommitted on the first call, replicated from the second) was told only as "with it" under it. After fixing the
 static argument the step still compiled twice. What a static argument or weak type changes is traced inside the
-function; an argument's own placement is not (:func:`hlodiff.explain.cause_rules.own_placement`), so it is a cause
+function; an argument's own placement is not (:func:`hlodiff.explain.cause_facts.own_placement`), so it is a cause
 of its own. Causes that follow from the headline (a baked constant of the static value) stay "with it".
 """
 
 from __future__ import annotations
 
 from hlodiff.diff.fix_stance import FixStance
-from hlodiff.explain.cause_rules import own_placement
+from hlodiff.explain.cause_facts import own_placement
 
 KEY_ROOTS = frozenset({"static_argument", "weak_type"})
 """Headline kinds JAX keys its cache on, whose consequences are traced inside the function."""

@@ -246,16 +246,8 @@ class CacheHit:
     def trigger(self) -> SourceFrame | None:
         return _trigger(self.record) or self._facts.trigger
 
-    @property
-    def ref(self) -> str:
-        return self.record.ref
-
-    @property
-    def loaded(self) -> bool:
-        """A program JAX loaded from its persistent compilation cache: XLA dumped it after optimizations only
-        (the dump's own word; :mod:`hlodiff.explain.cache_loads` adds the JAX log's)."""
-        return self.compiled and self.record.kind == "xla_dump" and self.record.stage == LOADED_STAGE
-
+    ref = GraphSummary.ref
+    loaded = GraphSummary.loaded
     to_json = GraphSummary.to_json
 
     def __repr__(self) -> str:

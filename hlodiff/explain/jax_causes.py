@@ -21,7 +21,7 @@ from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import NoSources, Run, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
-from hlodiff.explain.cause_rules import own_placement
+from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary

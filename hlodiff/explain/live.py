@@ -23,15 +23,11 @@ from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.diff.fix_rules import EAGER
 from hlodiff.explain.dynamo_bridge import bridge_run
-from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeSteps, bridge_steps
+from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, BridgeSteps
 from hlodiff.explain.live_events import LiveEvent, Told
+from hlodiff.explain.live_cuts import HeldCuts
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
 from hlodiff.explain.live_told import told_of as _told
-
-HELD_CUTS = 4
-"""Cut graphs held at most while waiting for the graph that ends their step: a step with more early reads, or a run
-whose steps all end in a read (`print(loss.item())`, no sync) with a new graph each time, is told at most this
-many graphs late (a run of such steps that repeats a graph is told one step late: the same graph held twice)."""
 
 AWAIT_DYNAMO = 8
 """Cache hits a held step around a compiled call waits, at most, for Dynamo's reason once the bridge has compiled
@@ -58,12 +54,9 @@ class LiveExplainer:
         self.graphs = 0
         self.step = 0
         self.compilations = 0
-        self.cut_before: dict[str, GraphRecord] = {}
-        """A record's ref -> the graph an early read cut short just before it (the mask's count, an `.item()`):
-        explained beside it, so the live line sees the cut as the report at exit does (review F1)."""
-        self._last_cut: GraphRecord | None = None
-        self._cuts: list[Held] = []
-        """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
+        self.cuts = HeldCuts()
+        """Graphs an early read cut short, held for the graph that ends their step
+        (:mod:`hlodiff.explain.live_cuts`)."""
         from hlodiff.explain.live_dynamo import LiveDynamo
 
         self.dynamo = LiveDynamo(failures=[])
@@ -76,8 +69,9 @@ class LiveExplainer:
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
-        self._steps_read: tuple | None = None
-        """(what was placed when read, :class:`~hlodiff.explain.live_bridge_steps.BridgeSteps`): read once per graph."""
+        self._steps = BridgeStepReader()
+        """The steps of the run as held, read as the report at exit reads them
+        (:mod:`hlodiff.explain.live_bridge_steps`)."""
         self.failures: list[str] = []
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
@@ -99,7 +93,7 @@ class LiveExplainer:
 
     def finish(self) -> list[LiveEvent]:
         """The run ended: each family's newest recompilation looked at with everything known."""
-        out: list[LiveEvent] = self._flush_cuts(every=True)
+        out: list[LiveEvent] = self._place_apart(self.cuts.release(every=True))
         for family in self.families.values():
             if family.latest is not None:
                 out += self._look_again(family, running=False)
@@ -138,15 +132,14 @@ class LiveExplainer:
             self.run.add([record])  # the run's evidence grows by its compilations (hits repeat one of them)
             if key is not None:
                 self.first[key] = summary
+            self._steps.compiled(record, summary, key)
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
         if bridge and known is None:
             self._bridge_compiled[family_key(summary)[0]] = self._bridge_compiled.get(family_key(summary)[0], 0) + 1
         cut = is_partial(summary, self._debug_cause(record)) and not bridge
-        if self._last_cut is not None and not cut:
-            self.cut_before[record.ref] = self._last_cut
-        self._last_cut = record if cut else None
+        self.cuts.read(record, cut)
         step = self._step(summary, cut)
         held = Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
@@ -154,31 +147,20 @@ class LiveExplainer:
                              hit=known is not None)
         if cut:
             # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
-            # step (the sync's), known when that graph comes; held till then. The same graph already held (or more
-            # than HELD_CUTS of them) means no sync ended their step: the earlier ones keep families of their own,
-            # as the report gives them when no graph that ends a step follows
-            again = key is not None and any(h.key == key for h in self._cuts)
-            out = self._flush_cuts(key if again else None) if again or len(self._cuts) >= HELD_CUTS else []
-            self._cuts.append(held)
-            return out
+            # step (the sync's), known when that graph comes; held till then
+            return self._place_apart(self.cuts.hold(held))
         out: list[LiveEvent] = []
-        for waiting in self._cuts:
+        for waiting in self.cuts.ended():
             out += self._place(waiting, own)
-        self._cuts.clear()
         return out + self._place(held, own)
 
-    def _flush_cuts(self, upto: str | None = None, every: bool = False) -> list[LiveEvent]:
-        """Held cut graphs placed in families of their own (no graph that ends their step came): ``every`` one (at
-        the end), those up to and including the first of cache key ``upto``, or else the oldest ones past
-        :data:`HELD_CUTS`."""
+    def _place_apart(self, released: list[Held]) -> list[LiveEvent]:
+        """Held cut graphs placed in families of their own: no graph that ends their step came."""
         from hlodiff.explain.families import family_key
 
         out: list[LiveEvent] = []
-        while self._cuts:
-            waiting = self._cuts.pop(0)
+        for waiting in released:
             out += self._place(waiting, family_key(waiting.summary))
-            if not every and (waiting.key == upto if upto is not None else len(self._cuts) < HELD_CUTS):
-                break
         return out
 
     def _place(self, held: "Held", own: tuple[str, str]) -> list[LiveEvent]:
@@ -250,9 +232,7 @@ class LiveExplainer:
     def _bridge_steps(self) -> BridgeSteps | None:
         """The held run's steps as the report at exit reads them, read once per graph read."""
         placed = (self.graphs, sum(f.steps for f in self.families.values()))
-        if self._steps_read is None or self._steps_read[0] != placed:
-            self._steps_read = (placed, bridge_steps(self.run, self._held()))
-        return self._steps_read[1]
+        return self._steps.steps(placed, self._held, self._debug_cause)
 
     def _awaits_dynamo(self, family: LiveFamily) -> bool:
         """A held step around a compiled call (not the bridge's graph) waits for Dynamo's line: the bridge compiled
@@ -288,7 +268,7 @@ class LiveExplainer:
         seen: dict[int, GraphRecord] = {}
         for r in (*family.compiled, *family.recent):
             seen.setdefault(r.index, r)
-            before = self.cut_before.get(r.ref)
+            before = self.cuts.before.get(r.ref)
             if before is not None:
                 seen.setdefault(before.index, before)
         return [seen[i] for i in sorted(seen)]
@@ -321,7 +301,7 @@ class LiveExplainer:
         # unless Dynamo's own recompilation heads (dyn_module_logs_only: new sizes; the report at exit leads
         # with the guard too)
         lazy = lazy_random_input(ours) and not self.dynamo.guard_story
-        follows = not lazy and self._follows(explanation, record)
+        follows = not lazy and self._follows(explanation, record, ours)
         words = self.dynamo.around_words.get(record.ref) if follows else None
         if words and len(words) == len(ours.causes):
             # the report's words for a step that follows from Dynamo (an expected retrace, the first compiled
@@ -330,7 +310,7 @@ class LiveExplainer:
                 cause.fix, cause.fix_rule, cause.written_stance = fix, rule, stance
         return ours, id(ours) not in shouted, follows
 
-    def _follows(self, explanation, record: GraphRecord) -> bool:
+    def _follows(self, explanation, record: GraphRecord, ours) -> bool:
         """A recompilation of the bridge's graphs that the report at exit tells by Dynamo's reason, not as XLA's
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
@@ -348,7 +328,7 @@ class LiveExplainer:
             return True
         # the family's window holds the bridge's graphs alone: the run's steps say which run every step
         steps = self._bridge_steps()
-        return steps is not None and record.ref in steps.fixed
+        return steps is not None and steps.fixed(ours)
 
     def _held(self) -> list[GraphRecord]:
         """The run's compilations and the executions its families still hold (their recent windows), in run order:

@@ -24,16 +24,13 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection
 
+from hlodiff.explain.cycles import period_of, schedule_like, wraps
 from hlodiff.explain.eager_ops import CONTEXT, PLACEMENT, SHAPE, called_for, is_eager_op, result_resized
 from hlodiff.explain.families import is_partial
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
     from hlodiff.explain.families import Family
-
-
-MAX_PERIOD = 8
-"""Longest period named as such: a handful of variants that recur. Longer cycles are described as recurring."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +157,7 @@ def _cut_short(pattern: Pattern, family: "Family") -> Pattern:
         return pattern
     if pattern.name in ("alternating", "periodic"):
         keys = [g.cache_key for g in family.members]
-        period, offset = _period(keys)
+        period, offset = period_of(keys)
         if period is not None and len(keys) - offset >= 2 * period:
             return pattern
     return Pattern("cut short", pattern.family, pattern.graphs, pattern.compilations, pattern.letters,
@@ -198,9 +195,9 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         ref = "#" + members[odd].ref.rsplit("#", 1)[1] if "#" in members[odd].ref else ""
         return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref,
                        cut_reason=_cuts_reason(members[:parts - 1]), **base)
-    period, offset = _period(keys)
-    if period is not None and (n - offset >= 2 * period or _wraps(keys[offset:], period)) \
-            and (_schedule_like(keys[offset:], period) or n - offset >= 3 * period):
+    period, offset = period_of(keys)
+    if period is not None and (n - offset >= 2 * period or wraps(keys[offset:], period)) \
+            and (schedule_like(keys[offset:], period) or n - offset >= 3 * period):
         return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
     unbounded = (len(compiled_at) == n and n >= 3) or (compiled_at == list(range(1, n)) and n >= 4 and distinct == n)
     # (the second: review 10 F1, dc_control_break: the first member reuses a graph compiled in another family (the
@@ -243,22 +240,6 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B
         return Pattern("recurring", seen_again=len(recurring), **base)
     return Pattern("compilations", **base)
-
-
-def _schedule_like(tail: list[str], period: int) -> bool:
-    """A cycle a step schedule makes: some graph of it runs once a round (every Nth step an EMA or an optimizer
-    step, tasks visited round-robin, two graphs alternating). Review 11 (F3, tx_sched_sampling): a coin flip per
-    step gave A,B,B,A,A,A,B,B,A,A, a round of 5 seen twice by chance with no graph once a round, and was told as "a
-    Python `if` on the step count, every 5 steps": a round with no such graph is periodic only when seen three
-    times."""
-    round_ = tail[:period]
-    return any(round_.count(k) == 1 for k in round_)
-
-
-def _wraps(tail: list[str], period: int) -> bool:
-    """A cycle seen once in full and begun again (A,B,C,A,B; a queue pointer that wraps every 8 steps): each graph
-    of the cycle distinct, and at least two of them already came back in the same order."""
-    return period >= 3 and len(tail) >= period + 2 and len(set(tail[:period])) == period
 
 
 _MAX_PARTS = 16
@@ -308,43 +289,6 @@ def _split_once(members) -> tuple[str | None, int, int]:
         return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
             odd[0] * k
     return None, 0, 0
-
-
-def _period(keys: list[str]) -> tuple[int | None, int]:
-    """The smallest period (2..MAX_PERIOD) the sequence settles into after at most two warm-up graphs, and where
-    it starts; a period must hold at least two distinct graphs. Periods longer than half the sequence are tried
-    too (a cycle seen once and begun again): :func:`pattern_of` decides whether enough of it was seen."""
-    n = len(keys)
-    for offset in range(0, min(3, n)):
-        tail = keys[offset:]
-        for p in range(2, min(MAX_PERIOD, max(len(tail) // 2, len(tail) - 2)) + 1):
-            if len(set(tail[:p])) >= 2 and all(tail[i] == tail[i + p] for i in range(len(tail) - p)):
-                if len(tail) < 2 * p and not _wraps(tail, p):
-                    # seen less than twice and no cycle begun again: no evidence of a period, and it must not hide
-                    # a shorter one after a warm-up graph (review 8, T2: A,A,A,B,A,A,B,A,A matched 7 at offset 0
-                    # before 3 at offset 1)
-                    continue
-                return p, offset
-    return _period_after_first_cycle(keys)
-
-
-def _period_after_first_cycle(keys: list[str]) -> tuple[int | None, int]:
-    """A cycle whose first round holds graphs that never come back (A,B,B,C, then A,B,B,D for good: gradient
-    accumulation whose first optimizer step also creates the momentum buffers): periodic from the end of the first
-    round on, seen twice in full after it, and every graph of the first round that differs from the next round's
-    ran only that once (a warm-up variant, not a graph that recurs out of turn). Returns (period, where it
-    settles), or (None, 0)."""
-    n = len(keys)
-    for p in range(2, MAX_PERIOD + 1):
-        if n - p < 2 * p:
-            break
-        tail = keys[p:]
-        if len(set(tail[:p])) < 2 or any(tail[i] != tail[i + p] for i in range(len(tail) - p)):
-            continue
-        differ = [i for i in range(p) if keys[i] != keys[i + p]]
-        if differ and all(keys.count(keys[i]) == 1 for i in differ):
-            return p, differ[-1] + 1
-    return None, 0
 
 
 def _before_steady_work(family: "Family", families: list["Family"]) -> bool:

@@ -11,7 +11,8 @@ from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
 from hlodiff.render.cost_headline import render_headline
 from hlodiff.render.fit import Column, FitTable
-from hlodiff.render.terminal import Hanging, human_bytes
+from hlodiff.render.terminal import Hanging
+from hlodiff.render.units import human_bytes
 
 
 def _b(n: int | None) -> str:

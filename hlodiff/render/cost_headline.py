@@ -9,7 +9,8 @@ from rich.text import Text
 from hlodiff.cost.headline import CostHeadline, cost_headline
 from hlodiff.cost.model import RunCost
 from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
-from hlodiff.render.terminal import Hanging, human_bytes
+from hlodiff.render.terminal import Hanging
+from hlodiff.render.units import human_bytes
 
 
 def _at(h: CostHeadline) -> str:

@@ -21,6 +21,7 @@ from hlodiff.diff.model import Cause, ModuleDiff
 from hlodiff.errors import InputWarning, printable
 from hlodiff.render.fit import Column, FitTable
 from hlodiff.render.hanging import Hanging
+from hlodiff.render.units import human_bytes
 from hlodiff.hlo.model import SourceFrame
 
 KIND_STYLE = {
@@ -58,15 +59,6 @@ def _is_stdout(stream) -> bool:
         return stream.fileno() == sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):
         return False
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def frame_text(frame: SourceFrame | None) -> str:

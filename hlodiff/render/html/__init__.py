@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hlodiff.dumps.python_source import SourceText
+from hlodiff.dumps.page_source import SourceText
 from hlodiff.render.story import AFTER_THE_STORY
 from hlodiff.render.html.extras_view import cost_delta_section, cost_section, ranks_section
 from hlodiff.render.html.page import esc, page
@@ -60,7 +60,7 @@ def explanation_cost(explanation, evidence: "RunGraphsCost", warnings: list | No
 
 def render_run(doc: dict, pairs: dict[str, Pair], cost_doc: dict | None = None, *, sources: SourceText) -> str:
     """The run report from an ``hlodiff.explain/1`` document; ``sources``: the lines it cites
-    (:func:`hlodiff.dumps.python_source.page_source_text`)."""
+    (:func:`hlodiff.dumps.page_source.page_source_text`)."""
     graphs = {g["ref"]: g for g in doc.get("graphs") or []}
     extra = ([("cost", "cost")] if cost_doc and cost_doc.get("graphs") else []) + \
         ([("ranks", "ranks")] if doc.get("ranks") or doc.get("divergence") else [])

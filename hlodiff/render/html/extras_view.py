@@ -4,9 +4,10 @@ its schema are present and nothing when the analysis did not run."""
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import SourceText
-from hlodiff.render.html.page import esc, human_bytes, prose
+from hlodiff.dumps.page_source import SourceText
+from hlodiff.render.html.page import esc, prose
 from hlodiff.render.html.recompile_view import causes_html
+from hlodiff.render.units import human_bytes
 
 
 def _num(value, unit: str = "") -> str:

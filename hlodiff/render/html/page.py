@@ -146,17 +146,6 @@ def badge(kind: str) -> str:
     return f"<span class='badge {KIND_CLASS.get(kind, '')}'>{esc(kind)}</span>"
 
 
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
 def frame_text(frame: dict | None) -> str:
     """``file:line (function)`` from a JSON frame."""
     if not frame:

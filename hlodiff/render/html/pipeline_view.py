@@ -12,7 +12,8 @@ box standing for that step.
 from __future__ import annotations
 
 from hlodiff.render.html.extras_view import cost_section
-from hlodiff.render.html.page import esc, human_bytes, page
+from hlodiff.render.html.page import esc, page
+from hlodiff.render.units import human_bytes
 
 ROLE_COLOUR = {"activation": "#c0392b", "gradient": "#8e44ad", "parameter": "#2457c5", "optimizer_state": "#16a085",
                "other": "#7f8c8d", "unknown": "#b0b6bf"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hlodiff.dumps.python_source import SourceText
+from hlodiff.dumps.page_source import SourceText
 from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.render.html.page import badge, esc, frame_text, prose
 from hlodiff.render.html.side_by_side import render_pair

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import string
 
-from hlodiff.render.html.page import esc, frame_text, human_bytes, prose, short_frame
+from hlodiff.render.html.page import esc, frame_text, prose, short_frame
 from hlodiff.render.html.recompile_view import recompilation_anchor
+from hlodiff.render.units import human_bytes
 
 MAX_STEPS = 400
 """Timeline columns; a longer run shows its first steps and says how many more there were."""
