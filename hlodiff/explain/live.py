@@ -79,6 +79,7 @@ class LiveExplainer:
 
     def feed(self, records) -> list[LiveEvent]:
         out: list[LiveEvent] = []
+        self.user_steps.poll_begins()
         for record in records:
             self.dump_only = self.dump_only is not False and record.kind == "xla_dump"
             out += self._one(record)
@@ -107,7 +108,7 @@ class LiveExplainer:
         # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
         events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
                                   place=steps.of_ref if steps.active else None,
-                                  upcoming=steps.upcoming() if steps.active else None)
+                                  upcoming=steps.unjoined if steps.active else None)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events
@@ -144,7 +145,7 @@ class LiveExplainer:
         held = Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
         self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record),
-                             hit=known is not None)
+                             hit=known is not None, key=key)
         if cut:
             # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
             # step (the sync's), known when that graph comes; held till then

@@ -59,6 +59,9 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
+    frame_steps: dict[str, int] = field(default_factory=dict)
+    """Dynamo frame (``0`` of ``0/3``) -> the step its latest recompilation was told at: the next one is a later
+    call (:meth:`hlodiff.explain.live_steps.UserSteps.unjoined`)."""
     graphs_told: dict[str, str] = field(default_factory=dict)
     """An XLA graph's ref -> the key of the finding first told for it: a later finding joined to the same graph
     (Dynamo's guard read after the XLA graph of its size was told as a size Dynamo traced once) is that story told
@@ -72,12 +75,13 @@ class LiveDynamo:
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None, place=None, upcoming: int | None = None) -> list:
+             trees: GuardTrees | None = None, place=None, upcoming=None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
         ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
         the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
         at that graph's step, not at the step its log line was read in, and a recompilation not joined to one yet
-        at ``upcoming``, the step whose graphs are still to come; review 10 F6)."""
+        at ``upcoming(n)``, the step of the ``n``-th such recompilation of this look, whose graphs are still to come
+        or were read at this look; review 10 F6, review 15 F3)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
@@ -85,6 +89,7 @@ class LiveDynamo:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
         out = []
+        unjoined = 0  # recompilations of this look joined to no graph, in order
         for key, item, expected, family in _items(found):
             if not final and ((item.location is None and not _no_line_to_come(item))
                               or (item.location is not None and item.location.is_library)
@@ -97,8 +102,10 @@ class LiveDynamo:
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
             placed = place(getattr(item, "difference_graph", None)) if place is not None else None
+            frame = (getattr(item, "compile_id", None) or "").partition("/")[0]
             step = placed if placed is not None else (
-                upcoming if upcoming is not None and item.kind != "graph_break" else current)
+                upcoming(unjoined, self.frame_steps.get(frame, 0)) if upcoming is not None
+                and item.kind != "graph_break" else current)
             told = _told_of(item, final)
             was = self.told.get(key)
             now = (told.key(), expected)
@@ -115,6 +122,9 @@ class LiveDynamo:
                 where = (item.kind, told.location.file if told.location else None,
                          told.location.line if told.location else None, expected)
                 same = self.by_where.get(where)
+                unjoined += placed is None and item.kind != "graph_break"
+                if frame and item.kind != "graph_break" and step is not None:
+                    self.frame_steps[frame] = max(step, self.frame_steps.get(frame, 0))
                 if same is not None and item.kind != "graph_break":  # one more of a story told: a count
                     self.stories[key] = same[0]
                     same[1] += 1
