@@ -27,7 +27,7 @@ from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, Bri
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_cuts import HeldCuts
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
-from hlodiff.explain.live_told import told_of as _told
+from hlodiff.explain.live_told import ONCE_RULES, told_of as _told
 
 AWAIT_DYNAMO = 8
 """Cache hits a held step around a compiled call waits, at most, for Dynamo's reason once the bridge has compiled
@@ -359,6 +359,12 @@ class LiveExplainer:
             told.location = _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
+        if expected and family.full == (1 if cut else 2) and record.kind in TRACED_KINDS \
+                and recompilation.causes and recompilation.causes[0].fix_rule in ONCE_RULES:
+            # "expected once" rests on the next steps reusing the graph: the next execution says (as an optimizer's
+            # warm-up is held), never "expected" now and "not expected" at the next line
+            family.pending, family.expected = True, False
+            return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
         if expected:
             self.expected += 1
             eager = 0
@@ -444,6 +450,10 @@ class LiveExplainer:
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
+        if not pending and expected == family.expected and family.story is not None \
+                and told.same_advice(family.told):
+            family.told = told  # the same row's words with more facts (steps, values): the report at exit has them
+            return []
         was_expected = family.expected
         family.told, family.expected = told, expected
         if expected and was_expected and family.counted and not pending:
@@ -460,6 +470,8 @@ class LiveExplainer:
             event = self._story_event(family, record, told)
             if pending:  # told after later steps' lines (review F5: step 2, 3, then 1): say it is a late word
                 event.of_step = family.latest_step
+            elif was_expected and event.kind == "recompiled":  # review 15, F4: after an "expected" line of its step
+                event.of_step, event.revises_expected = family.latest_step, True
             return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]

@@ -22,8 +22,10 @@ BRIDGE_FOLLOWS = ("a graph torch_xla's Dynamo bridge compiled: it follows from w
                   "line from Dynamo's log")
 """The live fix of a recompilation of the bridge's graphs once Dynamo's log is read."""
 
-WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch"})
-"""Rows of a size guard whose fix depends on the sizes still to come (an epoch's last batch, or sizes that vary)."""
+WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch", "dynamo_python_int_once"})
+"""Rows whose fix depends on the calls still to come: a size guard's (an epoch's last batch, or sizes that vary),
+and an int whose guard failed once ("... after which both graphs served every call: another value, or the same
+number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed)."""
 
 UNNAMED = "a guard failed (Dynamo's log names none)"
 """What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
@@ -98,6 +100,12 @@ class LiveDynamo:
             if not final and item.kind == "graph_break" and item.explanation is None \
                     and item.fix_rule != "dynamo_gave_up":
                 continue  # its explanation (what Dynamo could not trace: a print(), an .item()) comes with the next lines
+            if not final and item.kind != "graph_break" and key.startswith("dynamo ") \
+                    and not getattr(item, "function", None):
+                # its compile is still being written (the function's name comes with its end): told with the guard's
+                # line now, it would move to the call once the name is read, and the next recompilation of the
+                # story, told at the guard's line again, would read as another story (review 15, F4)
+                continue
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
@@ -236,7 +244,7 @@ def _told_of(item, final: bool = True):
     else:
         summary = f"Dynamo traced {item.function or 'the compiled function'} again: guard `{item.guard.guard}` failed"
         if item.seen:
-            summary += f" ({item.seen})"
+            summary += f" ({_seen_words(item.seen)})"
     fix, waits = item.fix, False
     if not final and item.fix_rule in WAITS_FOR_MORE_CALLS:
         # "the last batch is short" rests on no later recompilation coming, and "a batch smaller than the one
@@ -244,3 +252,12 @@ def _told_of(item, final: bool = True):
         # batch of 3 that an 8 and a 5 followed): the fix waits for the calls to come (an update) or the end
         fix, waits = None, True
     return Told(item.kind, summary, item.location, fix, waits=waits)
+
+
+def _seen_words(seen: str) -> str:
+    """A guard's value as the graph it guards was traced with: ``step was 0`` beside ``guard `step == 0` failed``
+    read as the value of the failing call (review 15, F4: it was 1); said as what the earlier graph holds."""
+    name, was, value = seen.partition(" was ")
+    if not was or "," in name:
+        return seen
+    return f"the earlier graph was traced for {name} = {value}; this call passed another"

@@ -28,6 +28,12 @@ more, after :data:`~hlodiff.explain.live_families.SETTLED` cache hits, or at the
 tells it at once, since no hit would settle it before the end."""
 
 
+ONCE_RULES = frozenset({"inputs_made_before_loop", "outputs_made_before_loop"})
+"""Rows whose fix says "expected once" (a tensor made before the loop, computed by the first step's graph): true only
+if the next steps reuse the graph. On a family's second step such a recompilation is held as ``pending`` until the
+next execution says (review 15, F4: tx_grad_accum's step 1 was told "expected", then a real recompilation)."""
+
+
 BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
                "call's inputs): why Dynamo traced again is in Dynamo's log, told in the report at exit")
 """The live fix of a recompilation of the bridge's graphs: the graphs alone cannot say which Dynamo decision made
@@ -64,7 +70,7 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
         fix = JAX_KEY_LIVE
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
-                diff.similarity if diff is not None else None, waits)
+                diff.similarity if diff is not None else None, waits, rule=root.fix_rule if fix == root.fix else None)
 
 
 def lazy_random_input(recompilation) -> bool:
