@@ -585,6 +585,28 @@ def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
     assert again["big"] == labels["big"] and again["big"] is not labels["big"]
 
 
+@needs_native
+def test_identical_small_computations_share_their_hash_strings(monkeypatch):
+    """An unrolled step calls one small reduction per block, all alike: their exact hashes and computation hashes
+    are one string per text (not four per region, 4 MB a side of the 300K pair), with the values the Python path
+    computes."""
+    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(30))
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %a{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(30)]
+    body.append("  ROOT %t = f32[] add(f32[] %a0, f32[] %a29)")
+    text = "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> f32[] {\n" + "\n".join(body) + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
+    monkeypatch.undo()  # the accelerator back on
+    cm = canonicalize(parse_module(text))
+    ccs = [cm.computations[f"r{k}"] for k in range(30)]
+    for node in ("x", "y", "s"):
+        assert len({cc.hashes[node] for cc in ccs}) == 1 and len({id(cc.hashes[node]) for cc in ccs}) == 1, node
+    region_hashes = [cm.computation_hashes[f"r{k}"] for k in range(30)]
+    assert len(set(region_hashes)) == 1 and len({id(h) for h in region_hashes}) == 1
+
+
 def _dead_chain_module(dead_op: str) -> str:
     """An entry big enough for a graph index, with a chain of two instructions the root does not reach."""
     body = ["  %p = f32[4] parameter(0)"]

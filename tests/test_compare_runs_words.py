@@ -11,7 +11,7 @@ from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, REASONS, RELATIVE_FO
 from hlodiff.explain.run_differences import SAME_KEY_PROGRAM, KeyDifference
 from hlodiff.hlo.model import SourceFrame
 from hlodiff.render.across_runs import reason_text
-from hlodiff.render.across_runs_reasons import KEY_DIFFERS_WORDS, SAME_KEY_WORDS
+from hlodiff.render.across_runs_reasons import KEY_DIFFERS_WORDS, PIECES_WORDS, SAME_KEY_WORDS
 
 LINE = SourceFrame("/home/u/train.py", 42)
 
@@ -63,7 +63,7 @@ SAME_ROWS = {
 
 def test_every_reason_has_words():
     """A reason the analysis gives with no row would be said by a fallback that names no evidence."""
-    worded = set(KEY_DIFFERS_WORDS) | set(SAME_KEY_WORDS)
+    worded = set(KEY_DIFFERS_WORDS) | set(SAME_KEY_WORDS) | set(PIECES_WORDS)
     assert set(REASONS) - worded == set()
     assert worded - set(REASONS) == set()  # a row for a reason never given is dead words
 

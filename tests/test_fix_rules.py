@@ -188,6 +188,16 @@ EXERCISED = {
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
     # tenth stop: a static int stage an `if` reads (look-alikes: tests/test_static_branch.py)
     "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
+    # tenth stop: a short batch mid-run under torch.compile (look-alikes: tests/test_dynamo_short_batch.py)
+    "dynamo_shape_short_batch_once": "scenarios/dynamo/lead47_d_filtered_batch",
+    # round 20 (look-alikes keeping their rows: tests/test_round20.py): a static dtype spelled two ways, RAdam's
+    # rectification in its own code, a float that became a Python int, an AveragedModel's copy made before the loop
+    "static_dtype_spelling": "scenarios/jax/r20_jx_static_dtype_spelling",
+    "ops_library_step_branch": "scenarios/torch_xla/r20_tx_radam_rect_control",
+    "dtype_input_number_became_int": "scenarios/torch_xla/r20_tx_warmup_min_int/record",
+    "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
+    "shape_model_width": "scenarios/jax/r20_jx_teacher_student_control/record",
+    "constant_int_special_library": "scenarios/torch_xla/r20_tx_adaptive_softmax",
 }
 
 

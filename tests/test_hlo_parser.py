@@ -234,3 +234,24 @@ def test_recursion_reported_is_the_first_cycle_in_module_order_among_computation
         parse_module(text, path="f.hlo")
     assert "computation 'g' calls itself (through 'w' in 'h')" in str(err.value)
     assert str(err.value).startswith("f.hlo:23:3")
+
+
+def test_instructions_without_attributes_share_one_empty_attrs_that_cannot_change_them_all():
+    # Issue 34: an empty dict per instruction without attributes was 12.6 MB a side of an unrolled 300K step.
+    # They share one; writing to it would change every such instruction at once, so it raises instead, while a
+    # copy of the module (a worker's pickle, deepcopy) still compares equal and reads empty.
+    import copy
+    import pickle
+
+    m = parse_module(entry("%x = f32[2]{0} parameter(0)", "%n = f32[2]{0} negate(%x)   ",
+                           "ROOT %a = f32[2]{0} add(%x, %n), metadata={op_name=\"add\"}"))
+    x, n, a = m.entry.instructions
+    assert x.attrs == {} and n.attrs == {} and x.attrs is n.attrs
+    assert a.attrs == {"metadata": '{op_name="add"}'}
+    with pytest.raises(TypeError):
+        x.attrs["sharding"] = "{replicated}"
+    assert n.attrs == {}
+    for again in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert again == m and again.entry.instructions[0].attrs == {}
+        again.entry.instructions[0].attrs = {"sharding": "{replicated}"}  # its own dict: the others stay empty
+        assert again.entry.instructions[1].attrs == {} and again != m

@@ -38,23 +38,28 @@ LIVE_WRONG_NOW = {
     'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
     # review 12: as at exit (its WRONG_NOW): the truth took the table's kind and words literally
     'dynamo/rev12_dc_global_flag': "kind: python_value (as at exit: 'a Python flag ... nothing to fix')",
-    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:15 (as at exit: no call line in the capture)',
+    'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:24 (as at exit: the call, read from the source; the '
+                               'truth names the two lines above it)',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
-    'dynamo/dyn_numpy_float64': 'line: dyn_numpy_float64.py:15 (as at exit: no call line in a TORCH_LOGS text log)',
-    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (as at exit: no call line in the capture)',
+    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (the def; at exit the call :23, read from the '
+                                'source, which the first live line precedes)',
     'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
     'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
-    'dynamo/dyn_static_lengths': 'line: dyn_static_lengths.py:15 (as at exit: no call line in a TORCH_LOGS log)',
     'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
-    'dynamo/dyn_kv_cat': 'line: dyn_kv_cat.py:16 (as at exit: the def, one line above the cat)',
-    'dynamo/dyn_last_batch_static': 'line: dyn_last_batch_static.py:16 (as at exit: no call line in the log)',
     # ... and, live, a fix told from fewer steps than the report's: inner_loop_count's step 2 reads as operands
     # combined in another order (the unrolled block shows at step 4), review_grad_accum's step 3 as ops traced on
     # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
     # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
     'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
     'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
-    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (as at exit); fix_any: "pad" before sizes recur',
+    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
+                                 'before sizes recur',
+    # review 15 (F2): as review_grad_accum, over 2 micro-batches: step 1's line tells ops traced on one step only
+    # (the A,B,A,B cycle shows at step 3, where the line is revised to the report's accumulation row; the first
+    # live line is review 15's F4, another helper's)
+    'torch_xla/rev15_tx_grad_accum': 'fix_any, fix_none: step 1 told as ops traced on step 1 only (torch.where)',
+    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location; fix_any, fix_none: step 1 told as ops traced on '
+                                            'step 1 only (torch.where)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
     'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
@@ -81,7 +86,6 @@ LIVE_WRONG_NOW = {
     'torch_xla/spmd_last_batch': 'line: no location',
     # Dynamo round 7 (blind): the same line limits as at exit (the aliasing guard in a text log names the def; the
     # frozen backbone's removed updates carry torch's optimizer frames only)
-    'dynamo/dyn_alias_pair': 'line: dyn_alias_pair.py:14',
     'dynamo/dyn_freeze_backbone': 'line: no location',
     # review 6: the by-hand captures' line limits, live as at exit (test_accuracy's WRONG_NOW)
     'torch_xla/rev6_periodic_log': 'line: no location',
@@ -143,22 +147,16 @@ LIVE_WRONG_NOW = {
     # Dynamo round 12 (blind, small): the lines as at exit; the live path does not read a Dynamo log alone (the
     # fullgraph run stopped before XLA: told at exit only). The seventh stop: a step around the compiled call waits
     # for Dynamo's guard once the bridge compiled again (d11_attn_flag, d11_opt_grad_none, d12_ids_int32 right)
-    'dynamo/d12_num_threads': 'line: no location (as at exit)',
-    # round 13 (blind, small): the line as at exit (the definition; the setting's call only in the source)
-    'dynamo/d13_default_dtype': 'line: d13_default_dtype.py:15 (as at exit)',
-    'dynamo/d12_twin_models': 'line: d12_twin_models.py:29 (as at exit)',
     'dynamo/d12_fullgraph_item': 'kind: nothing told (no dump: the raised break is read at exit only)',
-    # Dynamo round 14: the bf16 copy's line as at exit; the CPU-scalar control's truth is wrong by design (a real
+    # Dynamo round 14: the CPU-scalar control's truth is wrong by design (a real
     # recompilation at temp == 1.0, its WRONG_NOW); the activation run's bridge graph (gelu's ops, then silu's) is
     # told as "a Python `if`" before Dynamo's identity guard is read (at exit the guard heads, right)
-    'dynamo/d14_bf16_eval_copy': 'line: d14_bf16_eval_copy.py:18 (as at exit)',
     'dynamo/d14_cpu_scalar_control': 'quiet: a bridge graph told (the truth is wrong by design: a real recompilation)',
     'dynamo/d14_act_fn_arg': 'kind: ops (the bridge graph of the second activation is told before the guard)',
     # Dynamo round 15: the grown head's XLA graphs (f32[4,16] -> f32[6,16]) are read before TORCH_TRACE's record of
     # recompilation 0/1, so the first live line tells them as 'another size for Dynamo's symbolic graph' (pad,
     # buckets); the update once the record is read, and the report at exit, say expected (a parameter's shape)
     'dynamo/d15_head_grow_classes': 'fix_any: Dynamo traced forward once with a symbolic size ... pad to a few fixed sizes (buckets); fix_none: says bucket, pad (the update once the trace record is read, and the report at exit, are right)',
-    'dynamo/d15_deterministic_eval': 'line: no location (as at exit)',
     # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
     # since score_live prefers a story all right to one passing more checks); the timer control (e-nolog: no
     # PT_XLA_DEBUG log) has its user sync's warm-up graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
@@ -172,11 +170,12 @@ LIVE_WRONG_NOW = {
     'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one); fix_any: the reordered-'
                                     'tensors fix on a draw seen again',
 
-    # round 17 (blind): autograd anomaly mode's NaN checks are woven into the sequence only when the whole log is
-    # read (hlodiff.dumps.anomaly_checks): a live read in windows sees one graph a step and tells nothing, where the
-    # report at exit tells the split and anomaly detection
-    'torch_xla/r17_tx_detect_anomaly': 'kind, line, fix_any, fix_none: nothing told live; agrees: the report says '
-                                       'partial (anomaly checks)',
+    # round 17 (blind): autograd anomaly mode's NaN checks were woven into the sequence only when the whole log was
+    # read; since crossings round 7 the live follower weaves them too (hlodiff.dumps.follow_dump) and tells the split
+    # and anomaly detection as the report at exit does, with its line limit (its WRONG_NOW: the checks have no frame)
+    'torch_xla/r17_tx_detect_anomaly': 'line: no location (as at exit)',
+    # crossings round 7 (blind): the hook's growth is told at loss.backward()'s line, as at exit (its WRONG_NOW)
+    'torch_xla/x7c_tx_hook_in_loop': 'line: x7c_tx_hook_in_loop.py:25 (as at exit)',
     # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
     'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
     # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
@@ -186,9 +185,18 @@ LIVE_WRONG_NOW = {
     # does not (Dynamo's decision line from the source: d15_matmul_precision_late's set_float32_matmul_precision
     # :18), and the live torch_xla story names the `if` that decided a masked_fill (:30), not the op's line (:31)
     'torch_xla/optional_pad_mask': 'line: optional_pad_mask.py:30 (the enclosing if, read from the source live)',
-    'dynamo/d15_matmul_precision_late': 'agrees: the report reads the precision line (:18) from the source, live '
-                                        'says :21',
 
+    # Dynamo round 20 (blind): the LayerDrop's random.random() break is told live (step 2), but the step graphs of
+    # the forward it left eager are told first, at step 1, as "a value computed in the graph on some steps is device
+    # data"; at exit they follow from the break (dynamo_eager_break), whose eager graphs live reads before the bridge
+    # was ever seen (none is: Dynamo made no graph)
+    'dynamo/d20_layerdrop_random': 'kind: inputs; line: no location; fix_any: the eager forward\'s step graphs told '
+                                   'before the break (right at exit)',
+    # Dynamo round 20: the one call of a function compiled under another name, and the decision lines read from the
+    # source (a setting's call, a frozen copy's requires_grad_, a dtype cast, a pruning call), are read live as at
+    # exit: d12_num_threads, d12_twin_models, d13_default_dtype, d14_bf16_eval_copy, d15_deterministic_eval,
+    # d15_matmul_precision_late, dyn_alias_pair, dyn_kv_cat, dyn_last_batch_static, dyn_numpy_float64 and
+    # dyn_static_lengths are right live (rows removed)
     # round 19 (blind): at exit the class count is told as the dataset's since static_data_ceiling; live tells the
     # first recompilation when two values are seen, 8 and 9: too few for the row, which needs three under a ceiling.
     # The per-layer compile: live still leads with the first recompile's reason or the bridge's graphs (the report
@@ -197,6 +205,13 @@ LIVE_WRONG_NOW = {
     'jax/r19_jx_onehot_max_label': 'fix_any, fix_none: pad to a few bucket sizes (live has seen two values, 8, 9)',
     'dynamo/r19_d_layer_idx_attr': "fix_any, fix_none: live leads with the first recompile's reason or the "
                                    "bridge's graphs, not the recurring per-layer guard",
+
+    # round 20 (blind): live tells AdaptiveLogSoftmax's first recompilation, the library's own 0 baked in (now said
+    # as what was seen and what to check, constant_int_special_library), before the sizes that vary are seen; SWA's
+    # start as at exit (its WRONG_NOW)
+    'torch_xla/r20_tx_adaptive_softmax': "kind: constant (the library's baked 0, told first live); line: no "
+                                         "location (b-dump)",
+    'torch_xla/r20_tx_swa_update_read': "fix_any: follows from the ops layout change (as at exit); line: no location",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

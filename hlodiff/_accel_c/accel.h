@@ -79,6 +79,7 @@ PyObject *py_blake2b_hex(PyObject *self, PyObject *args);
 PyObject *anon_hashes_ix(PyObject *self, PyObject *args);
 PyObject *exact_hashes_ix(PyObject *self, PyObject *args);
 PyObject *hash_small(PyObject *self, PyObject *args);
+PyObject *exact_str(const char *hex);
 
 /* text.c */
 Py_ssize_t skip_ws(const char *p, Py_ssize_t pos, Py_ssize_t n);
@@ -118,6 +119,8 @@ int typed_ref_of(PyObject *typed_refs, PyObject *name, PyObject **shape, PyObjec
 #define INST_FIELDS 11
 int register_instruction_type(PyObject *type);
 PyObject *register_instruction(PyObject *self, PyObject *type);
+PyObject *register_no_attributes(PyObject *self, PyObject *attrs);
+PyObject *empty_attributes(void);
 PyObject *inst_attr(PyObject *inst, PyObject *key);
 PyObject *inst_new(PyObject *type, PyObject *const *args);
 

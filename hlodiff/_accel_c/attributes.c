@@ -63,6 +63,10 @@ PyObject *read_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n) {
     if (attrs == NULL) return NULL;
     while (1) {
         pos = skip_ws(p, pos, n);
+        if (pos >= n && PyDict_GET_SIZE(attrs) == 0) { /* blanks after the operands: no attribute */
+            Py_DECREF(attrs);
+            return empty_attributes();
+        }
         if (pos >= n) return attrs;
         if (p[pos] != ',') goto defer;
         pos = skip_ws(p, pos + 1, n);

@@ -239,10 +239,39 @@ static PyObject *anon_str(const char *hex) {
     return h;
 }
 
+/* Exact hashes (24 hex digits) recur in the same way where the graphs do not chain: every unrolled block's
+   reduction region is the same three nodes, so 13,600 regions a side of the 300K pair made 40,800 node hashes and
+   13,600 computation hashes of four texts in all (4 MB a side for as long as the comparison). The same bounded
+   direct-mapped table, for them (EXACT_SLOTS strings at most, for the life of the process); a miss makes the
+   string as before. */
+#define EXACT_SLOTS 16384
+static PyObject **exact_strs;
+
+PyObject *exact_str(const char *hex) {
+    if (exact_strs == NULL && (exact_strs = PyMem_Calloc(EXACT_SLOTS, sizeof(PyObject *))) == NULL)
+        return ascii_str(hex, 24);
+    uint64_t a, b, c;
+    memcpy(&a, hex, 8);
+    memcpy(&b, hex + 8, 8);
+    memcpy(&c, hex + 16, 8);
+    size_t at = (size_t)((((a ^ (b * 0x9E3779B97F4A7C15ull)) ^ (c * 0xC2B2AE3D27D4EB4Full)) * 0xFF51AFD7ED558CCDull) >>
+                         48) & (EXACT_SLOTS - 1);
+    PyObject *o = exact_strs[at];
+    if (o != NULL && memcmp(PyUnicode_DATA(o), hex, 24) == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *h = ascii_str(hex, 24);
+    if (h == NULL) return NULL;
+    Py_INCREF(h);
+    Py_XSETREF(exact_strs[at], h);
+    return h;
+}
+
 static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
     char hex[128];
     blake2b_hex((const uint8_t *)b->data, b->len, size, hex);
-    PyObject *h = size == 8 ? anon_str(hex) : ascii_str(hex, 2 * size);
+    PyObject *h = size == 8 ? anon_str(hex) : size == 12 ? exact_str(hex) : ascii_str(hex, 2 * size);
     if (h == NULL) return -1;
     int rc = PyDict_SetItem(dict, name, h);
     if (slot != NULL) *slot = h;

@@ -51,6 +51,26 @@ PyObject *register_instruction(PyObject *self, PyObject *type) {
     return PyBool_FromLong(rc);
 }
 
+/* The shared empty attrs of parsed instructions without attributes (hlodiff.hlo.model.NO_ATTRIBUTES), or NULL
+   before it is registered: a new dict each then. */
+static PyObject *no_attributes;
+
+PyObject *register_no_attributes(PyObject *self, PyObject *attrs) {
+    if (!PyDict_Check(attrs) || PyDict_GET_SIZE(attrs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "register_no_attributes needs an empty dict");
+        return NULL;
+    }
+    Py_INCREF(attrs);
+    Py_XSETREF(no_attributes, attrs);
+    Py_RETURN_NONE;
+}
+
+PyObject *empty_attributes(void) {
+    if (no_attributes == NULL) return PyDict_New();
+    Py_INCREF(no_attributes);
+    return no_attributes;
+}
+
 /* inst.<key> as a new reference; key is one of the interned field names (s_opcode, s_attrs, ...) or any name. */
 PyObject *inst_attr(PyObject *inst, PyObject *key) {
     if (inst_type != NULL && Py_TYPE(inst) == inst_type) {

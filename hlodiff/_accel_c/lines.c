@@ -172,7 +172,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         }
         if (operands == NULL) goto done;
     }
-    attrs = end < n ? read_attributes(p, end, n) : PyDict_New();
+    attrs = end < n ? read_attributes(p, end, n) : empty_attributes();
     if (attrs == NULL) goto done;
     if (operands == NULL) {
         operands = PyTuple_New(0);

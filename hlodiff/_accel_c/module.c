@@ -81,6 +81,8 @@ static PyMethodDef methods[] = {
     {"unpaired", unpaired, METH_VARARGS, "unpaired(order, paired) -> [name for name in order if name not in paired]"},
     {"register_instruction", register_instruction, METH_O,
      "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
+    {"register_no_attributes", register_no_attributes, METH_O,
+     "register_no_attributes(empty) -> None: the attrs every instruction read without attributes shares"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
      "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},
     {"graph_index", graph_index, METH_VARARGS,

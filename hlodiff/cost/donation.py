@@ -76,12 +76,9 @@ class UnusableDonation:
 
 def is_jax_own_module(name: str) -> bool:
     """``jit_tanh``, ``jit_stage``, ``jit__mean``: a module JAX compiled for an operation run eagerly (a name of
-    :mod:`hlodiff.hlo.jax_eager_ops`, or one of JAX's private helpers). Such an eager op's input usually lives on in
-    the user's code: not donating it is no finding."""
-    if not name.startswith("jit_"):
-        return False
-    rest = name.removeprefix("jit_")
-    return rest.startswith("_") or rest in EAGER_OP_NAMES
+    :mod:`hlodiff.hlo.jax_eager_ops`, its private helpers included; a user's ``_train_step``, ``jit__train_step``, is
+    the user's). Such an eager op's input usually lives on in the user's code: not donating it is no finding."""
+    return name.startswith("jit_") and name.removeprefix("jit_") in EAGER_OP_NAMES
 
 
 def donation_facts(module: Module, where: SourceLocator) -> tuple[list[Undonated], list[UnusableDonation]]:

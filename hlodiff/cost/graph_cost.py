@@ -11,6 +11,7 @@ from hlodiff.cost.memory import aliased_bytes, output_producers, output_shapes, 
 from hlodiff.cost.peak import estimate_peak
 from hlodiff.cost.model import GraphCost
 from hlodiff.cost.source import SourceLocator
+from hlodiff.cost.stacked_outputs import find_reduced_stacks
 from hlodiff.dumps.xla_memory import XlaMemory
 from hlodiff.hlo.model import Module
 
@@ -30,7 +31,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         estimated_peak_bytes=estimate,
         xla_live_peak_bytes=xla.live_peak_bytes if xla is not None else None,
         copies=find_copies(ctxs, where),
-        loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where),
+        loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where) + find_reduced_stacks(module, ctxs, where),
         loops=[loop.to_json() for loop in loops],
         output_shapes=[str(s.without_layout()) for s in output_shapes(module)],
         parameter_shapes=[str(p.shape.without_layout()) for p in module.entry.parameters()],

@@ -80,6 +80,10 @@ class LoopBufferCopy:
     one_hot: bool = False
     """The body writes one position by adding a one-hot product over the whole buffer (``buf + one_hot(t)[:, None] *
     row``; :data:`hlodiff.cost.buffer_writes.ONE_HOT_WRITE_OPCODES`): the fix is an indexed write in place."""
+    reduced: bool = False
+    """A stacked loop output (a scan's ys, one value per iteration) whose every use after the loop reduces it over
+    the iterations (:mod:`hlodiff.cost.stacked_outputs`): ``buffer_bytes`` is the whole stack, held for a sum; the
+    fix is a running sum carried through the loop."""
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -94,7 +98,7 @@ class LoopBufferCopy:
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
-                "one_hot": self.one_hot}
+                "one_hot": self.one_hot, "reduced": self.reduced}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 
 from hlodiff.diff.classify import ComputationDiff, ref
 from hlodiff.diff.fix_stance import FixStance
+from hlodiff.diff.merged_scalars import merged_scalars
 from hlodiff.diff.shared_constants import split_constants
 from hlodiff.diff.model import CAUSE_KINDS, Cause, Change, Region
 from hlodiff.diff.output_causes import outputs_causes
@@ -122,6 +123,10 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
     for split in split_constants(cd, changes, functools.partial(_side_ref, cd)):
         found["constant"].append(split.change)  # a shared constant changed in one block: a value, not new ops
         explained.update(split.explained)
+    for merged in merged_scalars(cd, {k: c for k, c in changes.items() if k not in explained},
+                                 functools.partial(_side_ref, cd)):
+        found["constant"].append(merged.change)  # a baked scalar now read from an input both have: a value
+        explained.update(merged.explained)
     for key, change in changes.items():
         if key in explained:
             continue

@@ -9,7 +9,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * producer: ``torch_xla`` / ``jax``; run position: ``setup``, ``eager``, ``cut``, ``last_in_family``, ``settles``,
   ``first_recompilation``, ``second_step``, ``warmup`` (first recompilation of a family that settles, second graph or
   work removed), ``materialized``, ``first_step_made`` (FixContext.first_step_made), ``cycle`` (period > 2), ``optimizer_in_cycle`` (an optimizer's update on some graphs of
-  the cycle only: gradient accumulation), ``last_each_round`` (the recompiled graph closes every round of the
+  the cycle only: gradient accumulation; for two alternating graphs, seen in both graphs' source lines), ``last_each_round`` (the recompiled graph closes every round of the
   period and only there: the last batch of each epoch), ``switched`` (the family changed once and stayed);
 * ``with:<kind>`` for every other cause of the same recompilation (``with:transposed_input``: one of them is a
   tensor handed over transposed), ``lead_change``/``lead_other`` when one of them
@@ -22,7 +22,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
   are repeated in the graph), ``bool_values``,
   ``prng_key`` (a dtype change from or to a typed PRNG key), ``prng_keys`` (a shape change of an argument JAX
-  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``nan_values`` (every value NaN: never equal to itself), ``type_only_values`` (one number in other
+  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``nan_values`` (every value NaN: never equal to itself), ``dtype_spellings`` (one dtype in several spellings: a string, a scalar type, an np.dtype; ``{dtype}``), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
@@ -58,7 +58,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
 * from the origins: ``on_input`` (a parameter of an entry computation), ``leading_dim_shrank``, ``inner_dims_only``
   (the same rank and the same first dimension, another size past it: a padded length, not a batch), ``special_values``,
   ``slice_index`` (the changed constant is a dynamic-slice/dynamic-update-slice start: baked for every value),
-  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``to_f64`` (a float input widened to
+  ``int_constant``, ``changed_precision``, ``to_low_precision``, ``int_float``, ``width_shared`` (parameters each changed on one axis, one size pair on different axes: a model's width), ``number_became_int`` (a one-element input from a float type to an integer one), ``to_f64`` (a float input widened to
   float64: NumPy's default), ``library_made``, ``optimizer_made``
   (frames in an ``optim`` package), ``metric_outputs`` (outputs added or removed are scalars computed by
   instructions of their own: a metric), ``sizes_vary`` (a shape whose size took three values or more over the
@@ -83,7 +83,7 @@ from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
 from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
-                                      _values_facts, data_ceiling, whole_numbers)
+                                      _values_facts, data_ceiling, dtype_spelling, whole_numbers)
 from hlodiff.hlo.model import runs_after
 
 
@@ -168,6 +168,10 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             facts.add("identity_values")
         elif len(unique) >= 2 and _equal_numbers(unique):
             facts.add("type_only_values")
+        spelled = dtype_spelling(ctx.values)
+        if spelled is not None:
+            facts.add("dtype_spellings")
+            args["dtype"] = spelled
         if len(unique) >= 2 and all(_choice_value(v.strip()) for v in unique):
             facts.add("choice_values")
         if getattr(ctx, "branch_on_static", False) and whole_numbers(ctx.values):
@@ -215,11 +219,14 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
+                 "slice_start", "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
                  "no_collective", "size_schedule", "read_condition", "read_in_condition"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "library_branch", ""):
+        facts.add("library_step_branch")
+        args["branch"] = ctx.library_branch
     if getattr(ctx, "context_setting", ""):
         facts.add("context_here")
         args["setting"], args["context_line"] = ctx.context_setting, ctx.context_line
@@ -229,6 +236,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "nondiff_callee", ""):
         facts.add("nondiff_static")
         args["callee"] = ctx.nondiff_callee
+    if getattr(ctx, "pullback", False):
+        facts.add("pullback")
     if getattr(ctx, "metadata_identity", ""):
         facts.add("metadata_identity")
         args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)
@@ -240,6 +249,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["added_each"] = ctx.block_repeats
     if getattr(ctx, "graph_grows", ()):
         facts.add("graph_grows")
+        if getattr(ctx, "ops_each_step", ""):
+            facts.add("ops_each_step")
+            args["added_each"] = ctx.ops_each_step
         if getattr(ctx, "scalars_grow", False):
             facts.add("scalars_grow")
         if getattr(ctx, "joins_grow", False):

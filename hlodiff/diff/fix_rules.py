@@ -168,6 +168,13 @@ RULES: tuple[FixRule, ...] = (
           unless="jax"),
     # Dynamo round 11 (d11_mixup_lambda): past the recompile limit the frame runs eagerly, its ops in the step's
     # own graph: that graph follows from the limit (not "a value kept on some steps", not a warm-up)
+    # Dynamo round 20 (d20_layerdrop_random): the step graphs of a function Dynamo made no graph of (a break gave it up)
+    _rule("dynamo_eager_break", "*", "dynamo eager_break",
+          "Dynamo made no graph of {function}: the graph break at {at} above ({seen}) gave it up, so it runs "
+          "uncompiled and torch_xla traces its ops into this step's graph with whatever its Python chose on this "
+          "call (which branch, which blocks run): the likely reason this graph changed; fix the break first (its "
+          "fix above), and if the step still compiles anew, what changes is outside that function",
+          unless="jax"),
     _rule("dynamo_past_limit", "*", "dynamo past_limit",
           "follows from Dynamo's recompile limit ({limit}, hit at {cid}): later calls of that function run without "
           "Dynamo, so torch_xla traces their ops eagerly into the step's own graph (this one holds its lines); fix "
@@ -372,8 +379,9 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is None on some calls and a tensor on others: Dynamo traces {function} once for each; always "
           "pass it (a neutral value, e.g. an all-True mask), or accept one graph for each case", unless="jax"),
     _rule("dynamo_module_hooks", "guard", "dynamo module_hooks",
-          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards a "
-          "compiled module's hooks (skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
+          "a hook was registered on (or removed from) {tensor} between compiled calls ({seen}): Dynamo guards the "
+          "hooks it traced (the type of each it called; every hook dict of the module with "
+          "skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
           "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
           "to a list) while compiled code runs", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
@@ -396,8 +404,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_tensor_type", "guard", "dynamo tensor_type",
           "{tensor} is a tensor of another type on some calls ({seen}: an nn.Parameter or another tensor subclass "
           "on some calls, a plain tensor on others): Dynamo guards a tensor argument's exact type and traces "
-          "{function} once per type; pass the same type on every call (a plain tensor, e.g. w.view_as(w) where "
-          "the nn.Parameter itself was passed), or accept one graph per type", unless="jax"),
+          "{function} once per type; pass the same type on every call (a plain tensor: x.as_subclass(torch.Tensor) "
+          "for a tensor subclass, e.g. w.view_as(w) where the nn.Parameter itself was passed), or accept one graph "
+          "per type", unless="jax"),
     _rule("dynamo_inference_tensor", "guard", "dynamo inference_tensor",
           "{tensor} is an inference tensor on some calls (made under torch.inference_mode(): no autograd dispatch "
           "keys) and a normal tensor on others: Dynamo guards a tensor's dispatch keys and traces {function} once "
@@ -409,6 +418,13 @@ RULES: tuple[FixRule, ...] = (
           "the XLA device; call the compiled function with tensors on the XLA device only (move its result to "
           "the CPU after the call, result.cpu() or .item()), or call the plain, uncompiled function on CPU copies",
           unless="jax"),
+    # Dynamo round 20 (d20_weight_norm_late): a submodule's class swapped by a parametrization (read from the source)
+    _rule("dynamo_parametrized", "guard", "dynamo object_type parametrized",
+          "expected once: {tensor} is a module of another class from this call on ({seen}): registering a "
+          "parametrization (weight_norm, spectral_norm, orthogonal, register_parametrization) swaps the module's "
+          "class for a generated Parametrized<Class> and its weight for a computed one, so Dynamo traces "
+          "{function} again, once, and reuses that graph; nothing to fix (register it before the first compiled "
+          "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -501,6 +517,13 @@ RULES: tuple[FixRule, ...] = (
           "the last batch is short ({seen}): Dynamo compiles {function} again for it; use DataLoader(drop_last=True), "
           "or pad it to the full batch (dynamic shapes would spare Dynamo's retrace, but torch_xla still "
           "compiles one XLA graph per size)", unless="jax"),
+    # tenth stop (lead47_d_filtered_batch): rows filtered out of one batch mid-run (8, 8, 7, 8, 8); Dynamo's log
+    # has no later recompilation (the full size's entry was cached) but the XLA log shows the full size again
+    _rule("dynamo_shape_short_batch_once", "shape", "dynamo leading_dim_shrank full_again",
+          "one batch came with fewer rows ({seen}) and full batches followed it: Dynamo compiles {function} again "
+          "for that size and XLA compiles a graph for it; keep every batch at the full size: pad it and mask the "
+          "padded rows (a weight of 0 in the loss), or, where rows are filtered out, keep them and weight them by "
+          "the mask instead", unless="jax"),
     _rule("dynamo_shape_short_batch", "shape", "dynamo leading_dim_shrank",
           "a batch is smaller than the one before ({seen}): Dynamo compiles {function} again for it and XLA "
           "compiles a graph for that size; if it is a DataLoader's last batch of an epoch (the dataset not a "
@@ -552,6 +575,24 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per mode (train and eval, grad on and off); each compiles once, nothing to fix", unless="jax"),
     # Dynamo round 17: a guard of a form no row reads is told as seen, with what to check, never a guess at a
     # tensor (three of round 17's guards fell here and were told "or pass it as a tensor": a device context, a dtype)
+    # Dynamo round 20 (d20_fail_on_recompile): a recompile the stance refused; the capture holds no guard
+    _rule("dynamo_stance_raised", "guard", "dynamo stance_raised",
+          "torch.compiler.set_stance(\"{seen}\") stopped the program at this call: a guard of the graph Dynamo "
+          "compiled for {function} failed here, so it needed a new graph, and that stance raises instead of "
+          "compiling one; which guard failed is not in the log (the stance raises before Dynamo prints it): run "
+          "once with the default stance under TORCH_LOGS=recompiles to see it (a new input size such as a last, "
+          "shorter batch, a Python value or a module that changed since the first calls), then make what it checks "
+          "the same on every call (drop_last=True or a padded last batch for a size), or set the stance only once "
+          "every input has its final form", unless="jax"),
+    # Dynamo round 20 (d20_prune_rounds): a compiled module's parameter gone (pruning, a parametrization)
+    _rule("dynamo_parameter_removed", "guard", "dynamo parameter_removed",
+          "the compiled module's parameter {seen} is gone on this call: something replaced it between calls "
+          "(torch.nn.utils.prune turns it into `<name>_orig` and a mask applied by a forward pre-hook; a "
+          "parametrization such as weight_norm moves it under `parametrizations`; a `del` or a plain tensor "
+          "assigned in its place), and Dynamo traces {function} again for the module as it now is, once per such "
+          "change (once per pruning round); make the change before the first compiled call (prune or parametrize, "
+          "then compile), or, to prune again and again without a new trace, keep the parameter and apply the mask "
+          "in place (with torch.no_grad(): weight.mul_(mask))", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
           "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
@@ -587,6 +628,14 @@ RULES: tuple[FixRule, ...] = (
           "loss.backward(), opt.step() and opt.zero_grad() outside the compiled function (the backward of a "
           "compiled forward is compiled with it), and compile opt.step on its own if it should be compiled too",
           unless="jax raised in_library"),
+    # Dynamo round 20 (d20_layerdrop_random; pytorch#95425, #145446): Python's random module inside the compiled code
+    _rule("dynamo_graph_break_python_random", "graph_break", "dynamo op:python_random",
+          "Python's random module is called inside the compiled function ({seen}): Dynamo does not trace that draw "
+          "and splits the function there on every call (inside a loop it gives the whole frame up, and the code "
+          "runs uncompiled, one XLA graph per pattern of choices); draw on the device with torch instead "
+          "(keep = torch.rand(()) >= p, torch.bernoulli) and apply the draw as a mask or with torch.where, so "
+          "every branch stays in one graph, or draw outside the compiled function and pass the draws in as a "
+          "tensor", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -613,6 +662,16 @@ RULES: tuple[FixRule, ...] = (
           "step and is never emptied: keep a bounded window instead (a preallocated tensor of k rows written in "
           "place, or collections.deque(maxlen=k) for a fixed k) or a running average kept as one tensor -- see "
           "{line}", unless="grows scalar_inputs_only"),
+    # crossings round 7 (x7c_tx_hook_in_loop): a forward hook registered at the top of every step, never removed:
+    # each step's graph holds one more clamp, ops only (no input: no history of earlier steps is retraced)
+    _rule("ops_added_every_step", "ops", "graph_grows ops_each_step torch_xla",
+          "the graph grows at every step ({counts} instructions) by about the same ops each time ({added_each} "
+          "instructions added), with no input or output added: the same code runs once more at every step, not a "
+          "history carried from step to step; something added to the model inside the loop and never taken away "
+          "(a hook from register_forward_hook / register_full_backward_hook, a wrapper or a parametrization applied "
+          "again each step, a Python loop whose count grows with the step): register it once, before the loop, or "
+          "keep its handle and handle.remove() it at the end of the step (a loop: keep its count fixed) -- see {line}",
+          unless="grows join_grows joins_grow scalars_grow"),
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
@@ -762,6 +821,13 @@ RULES: tuple[FixRule, ...] = (
           "a numpy array) or by an op whose output size follows the data and runs outside the graph (unique, "
           "bincount, repeat_interleave with tensor repeats); check which at the line named; pad it to a fixed length "
           "and mask the padded entries, or bucket its length to a few sizes", unless="jax buckets"),
+    # round 20 (r20_jx_teacher_student_control): a teacher and a student of other widths through one jitted apply:
+    # the sizes that change are a width the weights share across their axes, not a batch or a length to bucket
+    _rule("shape_model_width", "shape", "width_shared on_input",
+          "expected: the parameters arrive with another width{seen}: one size shared across the weights' axes (a "
+          "hidden size), so a model of another size comes through this function (a teacher and a student, a "
+          "resized copy); each model compiles once and is reused: nothing to fix if they are meant to share it "
+          "(give each model a compiled function of its own to keep their compilations apart)"),
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
@@ -834,6 +900,14 @@ RULES: tuple[FixRule, ...] = (
           _TO_F64, unless="jax"),
     _rule("dtype_input_to_f64_stays", "dtype", "on_input to_f64 stays",
           _TO_F64, unless="jax"),
+    # round 20 (r20_tx_warmup_min_int): a one-element float input turned int64 for good: min(1, x) returned its int
+    # argument, and torch.tensor made int64 of it; "`.to(torch.int64)` from the first step" would make a loss
+    # weight an integer (0 for 0.25): the float the run started with is the type to keep
+    _rule("dtype_input_number_became_int", "dtype", "on_input number_became_int",
+          "a one-element input switches from {before} to {after} and stays: most often a number computed as a float became "
+          "a Python int (min(1, x) and max(0, x) return their int argument once x reaches it; round(), //), and "
+          "torch.tensor made an integer tensor of it; keep it a float where it is made (`min(1.0, ...)`, `float(v)`, "
+          "or `dtype=torch.float32` where the tensor is made): one dtype, one graph", unless="jax"),
     _rule("dtype_input_switched", "dtype", "on_input switched",
           "an input switches from {before} to {after} and stays: if that switch is deliberate, this one "
           "recompilation is its cost; otherwise give it one dtype from the first step (`.to({torch_dtype})`)"),
@@ -884,6 +958,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("constant_jax", "constant", "jax",
           "a Python value baked into the function changed (static argument, closure): pass it as a traced argument "
           "(a jnp array) instead of a Python constant"),
+    # round 20 (r20_tx_adaptive_softmax live, r20_tx_swa_update_read): an int 0 or 1 baked in by library code
+    # (AdaptiveLogSoftmaxWithLoss's own index arithmetic): "keep it in a one-element tensor" is no change the user
+    # can make there; say what was seen and what to check
+    _rule("constant_int_special_library", "constant", "special_values int_constant library_made torch_xla",
+          "an int of 0 or 1 ({values}) is baked in by library code (no line of yours made it), where other values "
+          "pass as device data: the library computed it, so no tensor of yours replaces it; check what of yours "
+          "reaches that call and can be 0 or 1 on some steps (a count, an index, a size of the batch's data), and "
+          "the changes told beside this one; if it is the library's own first value (a counter starting at 0 or "
+          "1), this is one more compilation, once", unless="optimizer_made in_optimizer slice_index"),
     _rule("constant_int_special", "constant", "special_values int_constant torch_xla",
           "a Python int of 0 or 1 (an index, a counter: {values}) is baked in, other values are passed as device "
           "data: keep it in a one-element tensor made on the host and moved, torch.tensor([i]).to(device), read as "
@@ -957,9 +1040,14 @@ RULES: tuple[FixRule, ...] = (
           "from the cache, and the next step reads the state back ({shapes}); each variant compiled once, nothing "
           "to fix for compilation (if the reset is not meant, build the optimizer once before the loop: a new one "
           "also starts its momentum from zero)", unless="jax optimizer_in_cycle"),
-    _rule("accumulation_cycle", "inputs ops outputs", "cycle optimizer_in_cycle",
-          "expected: gradient accumulation: the graphs cycle every {period} steps with the optimizer's step (grads "
-          "created, accumulated, then the update), each variant compiled once; nothing to fix "
+    # review 15 F2 (rev15_tx_grad_accum): over 2 micro-batches the cycle is A,B,A,B; `hlodiff cost` on the same run
+    # says "one sync per step, after opt.step()": one fact (optimizer_in_cycle), the same advice in both commands
+    _rule("accumulation_cycle", "inputs ops outputs", "optimizer_in_cycle",
+          "expected: gradient accumulation with a sync after every micro-batch: the graphs cycle every {period} "
+          "steps with the optimizer's step (grads created, accumulated, then the update), each variant compiled "
+          "once, so their number stays bounded; nothing to fix for compilation. For one graph per optimizer step: "
+          "one sync per step, after opt.step() (move torch_xla.sync() into the block that steps the optimizer): "
+          "the sync after every micro-batch is what cuts the step into these graphs "
           "(optional: zero_grad(set_to_none=False) makes the first micro-batch's graph the same as the others)",
           unless="jax"),
     _rule("loop_count_inputs", "inputs ops outputs", "inputs_repeat comes_back",
@@ -1112,6 +1200,15 @@ RULES: tuple[FixRule, ...] = (
           "moved on the device, e.g. copy.deepcopy), which later steps find as device data; nothing to fix (call "
           "torch_xla.sync() right after making them to keep them out of the first step)",
           unless="jax comes_back metric_outputs"),
+    # round 20 (r20_tx_swa_update_read): the same warm-up in a family that changes again later (SWA's averaging
+    # starts at step 3, and its first copy looks like step 0's, so the family does not `settle`): outputs made in
+    # library code (an AveragedModel's deepcopy) computed by step 0 only, step 0's graph never seen again
+    _rule("outputs_made_before_loop_library", "outputs", "removed_only second_step module_state_copy torch_xla",
+          "expected warm-up: the first step's graph also computed tensors that library code made before the loop "
+          "(a model copied or moved on the device: copy.deepcopy, an AveragedModel or EMA copy), which later steps "
+          "find as device data; nothing to fix here (call torch_xla.sync() right after making them to keep them out "
+          "of the first step); the later changes of this graph are told on their own",
+          unless="jax comes_back metric_outputs"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
@@ -1193,6 +1290,11 @@ RULES: tuple[FixRule, ...] = (
           "the first step created (gradients accumulated into, optimizer state): nothing to fix",
           unless="removed comes_back"),
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
+    # round 20 (r20_tx_radam_rect_control): a library's own branch on its step count (RAdam's rectification), all
+    # in library code: "run the same ops every step (torch.where)" cannot be followed and nothing needs following
+    _rule("ops_library_step_branch", "ops", "library_step_branch torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there once and is reused from then "
+          "on; nothing to fix", unless="jax comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
@@ -1326,6 +1428,13 @@ RULES: tuple[FixRule, ...] = (
           "arguments with ==, so no call finds the program compiled for the last one and each compiles again; "
           "pass a value that equals itself instead (None, a string mode such as 'ignore', a bool flag) or pass "
           "`{arg}` traced (drop it from static_argnums/static_argnames)"),
+    # round 20 (r20_jx_static_dtype_spelling): a config's "bfloat16" and jnp.bfloat16 are one dtype but two keys
+    # (hashed differently); "fix its value" or "keep it out of the static arguments" miss that it sets the casts
+    _rule("static_dtype_spelling", "static_argument", "jax dtype_spellings",
+          "static `{arg}` is the same dtype spelled {count} ways ({values}): JAX keys a static argument by its hash "
+          "and ==, and a string, a scalar type and an np.dtype hash differently, so the same program compiles once "
+          "per spelling: normalize it once, e.g. `{arg} = jnp.dtype({arg})` where it is read (a config, a "
+          "default), and pass that one spelling at every call; it stays static (it sets the casts)"),
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
@@ -1363,12 +1472,21 @@ RULES: tuple[FixRule, ...] = (
     # round 19 (r19_jx_onehot_max_label): num_classes = int(y.max()) + 1 per batch (8, 9, 10): buckets of a class
     # count no longer match the labels; the answer is the fixed value the data reaches (look-alikes: scan_length's
     # two lengths and jax_layerdrop_static's tuples keep static_structure; jax_static_topk's k per query moves here)
+    # tenth stop (t10_jx_resumed_step_log): a global step resumed at 1000 (1000, 1001, ...) is bunched like a batch
+    # statistic, and both count up in compilation order; the caller's source says it is the loop's counter: nothing
+    # caps it, so no fixed value to reach; what the structure needs from it goes static, the count goes traced
+    _rule("static_loop_counter", "static_argument", "jax required_static loop_counter",
+          "static `{arg}` is the loop's step count (seen: {values}): it takes a new value on every call, so every call "
+          "compiles again, without end, and no fixed value caps it; it sets {structure}: keep `{arg}` out of "
+          "static_argnums/static_argnames and pass static only what the structure needs from it, computed on the "
+          "host before the call (a boolean such as `{arg} % N == 0` for a branch: two programs), or pass `{arg}` "
+          "traced and branch with lax.cond / jnp.where"),
     _rule("static_data_ceiling", "static_argument", "jax required_static data_values",
           "static `{arg}` sets the program's structure ({structure}) and its values follow the data (seen: {values}: "
           "bunched under a ceiling, as a statistic of each batch is -- its largest label + 1, a count, a length), so "
           "each new one compiles again: it must stay static, so pass the fixed value the data can reach on every call "
           "(the dataset's class count, the maximum length; at least {ceiling} here), computed once before the loop, "
-          "and mask what lies past each batch's own value: one compilation"),
+          "and mask what lies past each batch's own value: one compilation", unless="loop_counter"),
     # tenth stop (lead47_jx_static_stage_branch): a static int stage (0, 1, 2) an `if` reads to switch loss terms
     # on: no size to pad, no loop to write as fori_loop (look-alikes: rev9_j2_unrolled_solver keeps
     # static_unrolled_loop, jax_layerdrop_static's tuples keep static_structure)
@@ -1402,6 +1520,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("cache_key_keyword", "cache_key", "jax keyword_call",
           "one call passes {keywords} by keyword and another positionally: JAX keys its cache on how arguments are "
           "passed, so the same function compiles again; pass them the same way (positional or keyword) at every call"),
+    # crossings round 7 (x7c_jx_vjp_fn_arg, jax#3755): the pullback jax.vjp returns, passed into a jitted backward:
+    # its structure holds the forward's jaxpr, new at each jax.vjp; no __eq__ of the user's can fix JAX's class
+    _rule("cache_key_pullback", "cache_key", "jax pytree pullback",
+          "the argument is a pullback from jax.vjp (or jax.linearize), passed into a jitted function: its pytree "
+          "structure holds the traced forward, a new object at every jax.vjp, so every call's structure is new and "
+          "the function compiles again every call though no shape changed; compute the forward and the backward in "
+          "one jitted function (jax.vjp or jax.value_and_grad inside it, returning the gradients), or hand the "
+          "residuals over as arrays (the forward returns them, the backward takes them)"),
     # round 17 (r17_jx_pytree_aux_identity): a custom pytree node whose aux_data is a new object of a class without
     # __eq__ each call: "the same keys, the same container types" is what the user already passes
     _rule("cache_key_pytree_identity", "cache_key", "jax pytree metadata_identity",
@@ -1454,16 +1580,16 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
-    "ops_library_warmup", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
-    "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
+    "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
-    "outputs_made_before_loop_unread",
+    "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))
 """Rows whose fix says the compilation is expected, nothing to fix: a recompilation led by one of them is not an

@@ -31,7 +31,7 @@ NOTHING_TO_FIX = frozenset({FixStance.EXPECTED, FixStance.WARMUP})
 WARMUP_RULES = frozenset((
     "dynamo_first_call_sync", "dynamo_optimizer_state_warmup", "inputs_user_warmup", "inputs_module_warmup", "inputs_optimizer_warmup", "inputs_first_step_warmup",
     "inputs_library_warmup", "inputs_library_state_dumped", "inputs_state_dumped", "inputs_library_state",
-    "inputs_library_state_kept", "outputs_made_before_loop_unread", "outputs_library_warmup",
+    "inputs_library_state_kept", "outputs_made_before_loop_unread", "outputs_made_before_loop_library", "outputs_library_warmup",
     "ops_spmd_annotation_warmup", "ops_library_warmup", "reordered_library_warmup", "aliasing_library_warmup"))
 """Rows of :data:`~hlodiff.diff.fix_rules.EXPECTED` that call the compilation the program's warm-up."""
 

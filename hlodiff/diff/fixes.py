@@ -178,6 +178,9 @@ class FixContext:
     metadata_identity: str = ""
     """JAX said a pytree node's metadata (aux_data) did not match, and on both calls it is an object of one class
     with the default repr: ``"Batch:Info"`` (node class, metadata class). Empty otherwise."""
+    pullback: bool = False
+    """JAX said the pytree node that changed is a pullback (``jax.vjp``'s ``VJP``, a linearized function): its
+    structure holds the traced forward, new at every ``jax.vjp`` (:data:`hlodiff.explain.jax_causes.PULLBACK_NODES`)."""
     list_length: str = ""
     """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""
@@ -188,11 +191,22 @@ class FixContext:
     config context change for another compilation (``jax_default_matmul_precision``): the context, not a placement
     (:mod:`hlodiff.explain.jax_contexts`). Empty otherwise; ``context_line`` is that line (``t.py:28``)."""
     context_line: str = ""
+    library_branch: str = ""
+    """Round 20: every changed instruction was traced in a library file that branches on its own step count
+    (:mod:`hlodiff.explain.library_branches`): the branch in words. Empty otherwise."""
     slice_start: bool = False
+    loop_counter: bool = False
+    """A JAX static argument the caller passes as a loop's step count (``for step in range(start, end)``, read from
+    the source: :mod:`hlodiff.dumps.loop_counters`): values that count up without a ceiling, not a statistic of the
+    data however bunched they are."""
     """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     block_repeats: str = ""
     """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
     the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""
+    ops_each_step: str = ""
+    """Instructions each recompilation of the family added (``16, 15, 15``) when every whole graph compiled and each
+    recompilation only adds about the same block of ops (:func:`hlodiff.explain.family_order.ops_added_each_step`):
+    the same code runs once more every step, no history carried. Empty otherwise."""
     read_branch: bool = False
     """The family's whole graphs (no early read in them) differ only in which ops run, never in a size: a value
     read early chose a branch (``if loss > 4:``), not a length."""

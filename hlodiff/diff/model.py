@@ -105,6 +105,10 @@ class Cause:
     (autocast's casts: :mod:`hlodiff.diff.autocast`); 0 when none or not a dtype cause."""
     plan: object | None = field(default=None, repr=False)
     """A bucket plan for a size recompilation (:class:`hlodiff.explain.buckets.BucketPlan`), set by the run."""
+    made_at: SourceFrame | None = field(default=None, repr=False)
+    """The caller's line that made a JAX argument whose type changed, placed before the call among
+    :attr:`locations` (:func:`hlodiff.explain.argument_lines.lead_with_the_call`); None otherwise. An expected
+    answer moves it behind the call (nothing is to change where the argument is made)."""
     added: bool = field(default=False, repr=False)
     """Something is on the right side only (inputs, outputs, instructions, donated parameters): set where the
     summary counts them, so that analysis reads this fact and the words can change. Not in ``to_json``."""

@@ -147,6 +147,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("dims_attr")
     if keys and keys <= _PRECISION_KEYS:
         facts.add("precision_attr")  # review F9: a matmul precision setting, no Python value of the program
+    if _width_shared(cause):
+        facts.add("width_shared")
     if any(_window_moves(c.details.get("attribute:slice")) for c in cause.origins):
         facts.add("slice_window")
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
@@ -161,6 +163,34 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     args["where"] = f"; {where}" if where else ""
     if _donates_added_inputs(cause, ctx):
         facts.add("donates_added_inputs")
+
+
+def _dims(shape: str) -> list[int | None] | None:
+    m = re.search(r"\[([^\]]*)\]", shape)
+    return None if m is None else [size(d) for d in m.group(1).split(",") if d.strip()]
+
+
+def _width_shared(cause: Cause) -> bool:
+    """Round 20 (r20_jx_teacher_student_control): two or more parameters each changed on one axis only, from one
+    size to one other size (64 -> 16), on different axes (``f32[8,64]`` -> ``[8,16]`` and ``f32[64,4]`` ->
+    ``[16,4]``): a width the weights share across their axes (a hidden size), so a model of another width came
+    through the function, not a batch or a length (those move the same axis of every input; a square mask, which
+    holds a length on two axes of one input, is no single-axis change)."""
+    axes: dict[tuple[int, int], set[int]] = {}
+    count: dict[tuple[int, int], int] = {}
+    for c in cause.origins:
+        if c.left is None or c.right is None or c.left.opcode != "parameter" or c.right.opcode != "parameter":
+            continue
+        a, b = _dims(c.left.shape), _dims(c.right.shape)
+        if a is None or b is None or len(a) != len(b) or None in a or None in b:
+            continue
+        changed = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        if len(changed) != 1:
+            continue
+        pair = (a[changed[0]], b[changed[0]])
+        axes.setdefault(pair, set()).add(changed[0])
+        count[pair] = count.get(pair, 0) + 1
+    return any(count[p] >= 2 and len(ax) >= 2 for p, ax in axes.items())
 
 
 _RANGE = re.compile(r"\[(-?\d+):(-?\d+)(?::\d+)?\]")
@@ -214,6 +244,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
             facts.add("to_low_precision")
     if (before in _INTS and after in _FLOATS) or (before in _FLOATS and after in _INTS):
         facts.add("int_float")
+    if before in _FLOATS and after in _INTS and _one_element(first.left.shape) and _one_element(first.right.shape):
+        facts.add("number_became_int")
     if after == "f64" and before in _FLOATS - {"f64"}:
         facts.add("to_f64")
     if library_made(first):
@@ -239,6 +271,14 @@ _JNP = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"
         "pred": "bool"}
 _CAST = {"f32": "x.float()", "f64": "x.double()", "bf16": "x.bfloat16()", "f16": "x.half()", "s64": "x.long()",
          "s32": "x.int()"}
+
+
+def _one_element(shape: str) -> bool:
+    """A scalar or a one-element array (``f32[]``, ``s64[1]{0}``, ``f32[1,1]``): a single number carried in."""
+    dims = re.search(r"\[([^\]]*)\]", shape)
+    if dims is None:
+        return False
+    return all(size(d) == 1 for d in dims.group(1).split(",") if d.strip())
 
 
 def _element(shape: str) -> str:

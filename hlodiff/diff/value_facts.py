@@ -1,5 +1,5 @@
 """What the values a run saw say, for the fix's facts (:mod:`hlodiff.diff.fix_facts`): booleans, 0/1/-1 (torch_xla's
-special scalars), whole numbers bunched under a ceiling (a batch statistic), default object reprs (compared by identity), one number in other types, choices rather than
+special scalars), whole numbers bunched under a ceiling (a batch statistic), default object reprs (compared by identity), one number in other types, one dtype spelled two ways, choices rather than
 sizes, 1/n counting up (a cumulative average's weight), and the values as a fix lists them."""
 
 from __future__ import annotations
@@ -83,6 +83,33 @@ def whole_numbers(values: tuple[str, ...]) -> bool:
     """Two or more different whole numbers (``0, 1, 2``; no bool, no float): a stage, a mode or a count."""
     numbers = [number(v.strip()) for v in dict.fromkeys(values)]
     return len(numbers) >= 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
+
+
+_DTYPE_NAMES = frozenset(
+    "bool int4 int8 int16 int32 int64 uint4 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 complex64 "
+    "complex128 float8_e4m3fn float8_e5m2 float8_e4m3b11fnuz float8_e4m3fnuz float8_e5m2fnuz".split())
+
+_DTYPE_SPELLING = re.compile(r"""^(?:<class '(?:[\w.]+\.)?(\w+)'>|dtype\(['"]?(\w+)['"]?\)|['"](\w+)['"]"""
+                             r"""|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?(\w+))$""")
+"""Round 20 (r20_jx_static_dtype_spelling): the texts one dtype takes as a static argument in JAX's log: a string
+(``'bfloat16'``), a scalar type (``<class 'jax.numpy.bfloat16'>``), an np.dtype (``dtype('bfloat16')``)."""
+
+
+def dtype_spelling(values: tuple[str, ...]) -> str | None:
+    """The dtype's name when two or more different texts all spell that one dtype (a config's string, jnp's scalar
+    type, an np.dtype): JAX keys a static argument by hash and ==, and these hash differently, so the same dtype
+    compiles once per spelling. None otherwise (two dtypes are a real choice)."""
+    unique = list(dict.fromkeys(v.strip() for v in values))
+    if len(unique) < 2:
+        return None
+    names = set()
+    for text in unique:
+        m = _DTYPE_SPELLING.match(text)
+        name = next((g for g in m.groups() if g), None) if m else None
+        if name not in _DTYPE_NAMES:
+            return None
+        names.add(name)
+    return names.pop() if len(names) == 1 else None
 
 
 def _equal_numbers(values: set[str]) -> bool:

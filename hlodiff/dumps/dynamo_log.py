@@ -22,7 +22,7 @@ from typing import Iterable
 
 from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.dynamo_guards import VerboseReader
-from hlodiff.dumps.dynamo_raised import RaisedReader
+from hlodiff.dumps.dynamo_raised import STANCE_MARK, RaisedReader, StanceRaise
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
 
@@ -46,7 +46,7 @@ _EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Unsupporte
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
 SNIFF_MARKS = ("[__recompiles]", "[__graph_breaks]", "[__recompiles_verbose]", '{"dynamo_start"',
                '{"compilation_metrics"', '"recompile_reasons"', "torchdynamo start compiling", "[__guards]",
-               "torch._dynamo hit config.", "torch._dynamo.exc.")
+               "torch._dynamo hit config.", "torch._dynamo.exc.", STANCE_MARK)
 """Text that only Dynamo's logs hold: a file whose head has one is read as a Dynamo log."""
 
 
@@ -156,6 +156,8 @@ class DynamoLog:
     restarts: list[CacheRestart] = field(default_factory=list)
     """The same function compiled again under a compile id it already finished (``0/0`` twice): Dynamo's caches
     were emptied between the two (``torch._dynamo.reset()``); no guard failed, so no recompile record says so."""
+    stance_raises: list[StanceRaise] = field(default_factory=list)
+    """Recompiles the stance refused (``fail_on_recompile``): the program stopped at that call, no guard logged."""
 
     def compile(self, compile_id: str) -> DynamoCompile:
         for c in self.compiles:
@@ -187,6 +189,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
             log.graph_breaks += part.graph_breaks
             log.limit_hits += part.limit_hits
             log.restarts += part.restarts
+            log.stance_raises += part.stance_raises
         return log
     if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
         return DynamoLog(path, "text")
@@ -195,7 +198,8 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
     structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
     lines = itertools.chain(head, stream)
     log = read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
-    if not log.compiles and not log.graph_breaks and not log.limit_hits and warnings is not None:
+    if not log.compiles and not log.graph_breaks and not log.limit_hits and not log.stance_raises \
+            and warnings is not None:
         warnings.append(InputWarning("no Dynamo recompilation or graph break here (not a TORCH_LOGS=recompiles,"
                                      "graph_breaks or TORCH_TRACE log?); ignored", path, 1))
     return log
@@ -239,6 +243,7 @@ def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
     for r in raised.breaks():
         log.graph_breaks.append(GraphBreak("raised", r.reason, r.explanation, r.at, r.call if r.call != r.at else None,
                                            log_line=r.log_line, raised=True))
+    log.stance_raises += raised.stances
     verbose.finish(log)
     return log
 

@@ -12,6 +12,16 @@ compiles anything. No ``[__graph_breaks]`` record is written; the traceback is t
        File "/home/user/project/train.py", line 17, in loss_fn       <- where it broke
         if ce.item() > 4.0:
 
+A recompile Dynamo refused is read here too: under ``torch.compiler.set_stance("fail_on_recompile")`` a call whose
+guards fail raises ``RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'`` before any
+guard is logged, and the program stops at that call (Dynamo round 20)::
+
+    Traceback (most recent call last):
+      File "/home/user/project/train.py", line 22, in <module>        <- the call that needed a new graph
+        loss = loss_fn(model(x), y)
+      ...
+    RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'. filename: '.../external_utils.py', function name: 'inner', line number: 66
+
 Read from the lines of a TORCH_LOGS text log (stderr) that carry no channel; kept apart from
 :mod:`hlodiff.dumps.dynamo_log`, which reads the channels."""
 
@@ -25,6 +35,26 @@ from hlodiff.hlo.model import SourceFrame
 _RAISED = re.compile(r"^torch\._dynamo\.exc\.(?P<cls>Unsupported|UserError|TorchRuntimeError): (?P<what>.+)$")
 """The exception line of a break Dynamo raised (``Unsupported``: a graph break under fullgraph=True)."""
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_STANCE = re.compile(r"^RuntimeError: Detected recompile when torch\.compile stance is '(?P<stance>[\w-]+)'"
+                     r"(?:\. filename: '(?P<file>[^']*)', function name: '(?P<fn>[^']*)')?")
+"""The error a refused recompile raises (``torch.compiler.set_stance("fail_on_recompile")``, torch 2.6+): the frame
+it names is the compiled code's (torch's wrapper of a compiled module), never the user's call."""
+STANCE_MARK = "Detected recompile when torch.compile stance is"
+"""Text only that error holds: a log whose head has it is read as Dynamo's."""
+
+
+@dataclass(frozen=True, slots=True)
+class StanceRaise:
+    """A recompile the stance refused: the program stopped at ``call`` (the traceback's first user frame), and no
+    guard was logged for it."""
+
+    stance: str
+    call: SourceFrame | None
+    function: str | None
+    """The compiled frame Dynamo names (``inner`` for torch's wrapper of a compiled nn.Module)."""
+    definition: str | None
+    """That frame's file as Dynamo names it."""
+    log_line: int
 
 
 @dataclass(slots=True)
@@ -55,12 +85,19 @@ class RaisedReader:
         self._current: RaisedBreak | None = None
         self._user_code = False
         self.found: list[RaisedBreak] = []
+        self.stances: list[StanceRaise] = []
 
     def line(self, text: str, lineno: int) -> None:
         stripped = text.strip()
         if stripped.startswith("Traceback (most recent call last)"):
             self._close()
             self._stack, self._in_traceback = [], True
+            return
+        if (m := _STANCE.match(stripped)) is not None:
+            self._close()
+            call = next((f for f in self._stack if not f.is_library), None) if self._in_traceback else None
+            self.stances.append(StanceRaise(m.group("stance"), call, m.group("fn"), m.group("file"), lineno))
+            self._in_traceback = False
             return
         if (m := _RAISED.match(stripped)) is not None:
             self._close()

@@ -135,6 +135,11 @@ class SourceLines:
 
         return calls_of_function(file, function)
 
+    def calls_of_compiled(self, file: str) -> list[int] | None:
+        from hlodiff.dumps.python_source import calls_of_compiled
+
+        return calls_of_compiled(file)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 
@@ -146,6 +151,22 @@ class SourceLines:
         from hlodiff.dumps.run_setting_source import setting_behind
 
         return setting_behind(file, line)
+
+    def set_only_in_init_across(self, files: list[str], attribute: str) -> bool:
+        from hlodiff.dumps.init_attributes import set_only_in_init_across
+
+        return set_only_in_init_across(files, attribute)
+
+    def user_modules(self, files: list[str]) -> list[str]:
+        from hlodiff.dumps.user_modules import user_modules
+
+        return user_modules(files)
+
+    def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
+                            parameters: list[str] | None = None) -> bool:
+        from hlodiff.dumps.loop_counters import passes_loop_counter
+
+        return passes_loop_counter(file, call_line, function, parameter, parameters)
 
 
 class NoSources(SourceLines):
@@ -175,11 +196,23 @@ class NoSources(SourceLines):
     def calls_of_function(self, file, function):
         return None
 
+    def calls_of_compiled(self, file):
+        return None
+
     def set_only_in_init(self, file, attribute):
         return False
 
     def setting_behind(self, file, line):
         return None
+
+    def set_only_in_init_across(self, files, attribute):
+        return False
+
+    def user_modules(self, files):
+        return list(files)
+
+    def passes_loop_counter(self, file, call_line, function, parameter, parameters=None):
+        return False
 
 
 @dataclass(slots=True, eq=False)

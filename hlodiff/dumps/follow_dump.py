@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from hlodiff.dumps.anomaly_checks import CHECK_KEY
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent
 from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
 from hlodiff.dumps.graph_record import LOADED_STAGE, GraphRecord
@@ -83,6 +84,12 @@ class ExecutionsFollower(Follower):
         right after each), known once two compilations came without one, or at close; each compilation is then a
         record with its sync's frames, cache hits unknown (``hits_seen=False``), as at exit."""
         self.emitted = 0
+        self.checks: dict[str, list[GraphRecord]] = {}
+        """Step graph hash -> autograd anomaly mode's NaN checks that cut it (:mod:`hlodiff.dumps.anomaly_checks`),
+        told before each of its executions, as the whole-log read does (crossings round 7: the live story of
+        r17_tx_detect_anomaly was silent)."""
+        self.checks_scanned = 0
+        """Compilations (in log order) already looked at as a check."""
 
     def files(self) -> list[str]:
         return [self.log.path, self.dump]
@@ -110,6 +117,8 @@ class ExecutionsFollower(Follower):
         while self.waiting:
             event = self.waiting[0]
             module = self.modules.get(event.graph_hash or "")
+            if not self.closed and self._checks_unpaired(event):
+                break  # a NaN check compiled before it is still being written
             if module is None:
                 if not self.closed and self.paired < len(self.compilations):
                     break  # its module is still being written
@@ -120,6 +129,12 @@ class ExecutionsFollower(Follower):
                 self.index += 1
                 continue
             self.waiting.pop(0)
+            for check in self._checks_before(event):
+                out.append(GraphRecord(path=check.path, index=self.index, kind="executions", start_line=1,
+                                       source=self.source, graph_hash=f"{CHECK_KEY}{check.module_number}",
+                                       module_number=check.module_number, module_name=check.module_name,
+                                       stage=check.stage, proto_path=check.proto_path))
+                self.index += 1
             out.append(GraphRecord(path=module.path, index=self.index, kind="executions", start_line=1,
                                    source=self.source, graph_name=event.graph_name, frames=event.frames,
                                    graph_hash=event.graph_hash, module_number=module.module_number,
@@ -127,6 +142,28 @@ class ExecutionsFollower(Follower):
                                    proto_path=module.proto_path))
             self.index += 1
         return out
+
+    def _checks_unpaired(self, event: ExecutionEvent) -> bool:
+        """A compilation the log does not announce, logged before ``event``, whose module is not in the dump yet:
+        it may be a NaN check that runs before this execution."""
+        return any(not c.announced and c.line < event.line for c in self.compilations[self.paired:])
+
+    def _checks_before(self, event: ExecutionEvent) -> list[GraphRecord]:
+        """The anomaly-mode checks told before this execution: those compiled since the last execution placed
+        belong to this one's graph (:func:`hlodiff.dumps.anomaly_checks.checked_steps`: the first execution logged
+        after a check compiled), and every execution of that graph ran them again from the cache."""
+        from hlodiff.dumps.anomaly_checks import is_anomaly_check
+
+        if event.graph_hash:
+            mine = self.checks.setdefault(event.graph_hash, [])
+            while self.checks_scanned < self.paired and self.compilations[self.checks_scanned].line < event.line:
+                k = self.checks_scanned
+                self.checks_scanned += 1
+                module = self.modules.get(f"#{k}")
+                if (not self.compilations[k].announced and module is not None and is_anomaly_check(module)
+                        and module not in mine):
+                    mine.append(module)
+        return self.checks.get(event.graph_hash or "", [])
 
     def _compilations(self) -> list[GraphRecord]:
         out = []

@@ -147,18 +147,51 @@ def callee_on_line(file: str, line: int | None) -> str | None:
 
 def calls_of_function(file: str, function: str) -> list[int] | None:
     """Lines that call ``function`` by its plain name outside its own body (``out = forward(xb)`` for a compiled
-    ``def forward``), in line order; None when the file is not on disk (nothing noted missing: the caller only
-    asks). A wrapper's call (``torch.compile(f)(x)``, ``self.f(x)``) is not counted."""
-    path = Path(where_now(file))
-    if not path.is_file():
-        return None
-    tree = _parse(file)
+    ``def forward``), or by a plain name bound to ``torch.compile(function, ...)`` (``compiled(x, y)`` after
+    ``compiled = torch.compile(loss_fn, backend="openxla")``: Dynamo round 20, where the log named only the ``def``),
+    in line order; None when the file is not on disk (nothing noted missing: the caller only asks). A wrapper's
+    call (``torch.compile(f)(x)``, ``self.f(x)``) is not counted."""
+    tree = _tree_if_present(file)
     if tree is None:
         return None
     inside = {n.lineno for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
               and d.name == function for n in ast.walk(d) if hasattr(n, "lineno")}
+    names = {function} | _compiled_aliases(tree, function)
     return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                   and n.func.id == function and n.lineno not in inside})
+                   and n.func.id in names and n.lineno not in inside})
+
+
+def _compiled_aliases(tree: ast.Module, function: str) -> set[str]:
+    """Plain names bound to ``torch.compile(function, ...)`` (the function itself as its first argument): what the
+    loop calls when it never calls the function by its own name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        target = call.func
+        if not (isinstance(target, (ast.Name, ast.Attribute)) and ast.unparse(target).split(".")[-1] == "compile"):
+            continue
+        if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == function:
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _tree_if_present(file: str) -> ast.Module | None:
+    """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
+    return _parse(file) if Path(where_now(file)).is_file() else None
+
+
+def calls_of_compiled(file: str) -> list[int] | None:
+    """Lines that call, by its plain name, a name the module binds to ``torch.compile(...)`` (``out =
+    compiled(x)`` after ``compiled = torch.compile(model, ...)``), in line order; None when the file is not on
+    disk. Where Dynamo names only torch's wrapper of a compiled module, the one such call is the user's line."""
+    tree = _tree_if_present(file)
+    if tree is None:
+        return None
+    names = {n for n in _compiled_names(tree) if "." not in n}
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in names})
 
 
 _BUILTINS = frozenset(dir(builtins))

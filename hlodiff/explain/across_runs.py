@@ -28,6 +28,7 @@ from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.across_runs_settings import place_settings
 from hlodiff.explain.across_runs_torch import torch_verdicts
+from hlodiff.explain.op_by_op import mark_op_by_op
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line
 from hlodiff.explain.program_pairs import program_frame, same_program
 from hlodiff.explain.run_differences import (DEVICE_COUNT_ATTRIBUTES, KeyDifference,  # noqa: F401 (API)
@@ -41,9 +42,10 @@ VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
            "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "read_failed", "entry_missing",
            "not_loadable", "renamed", "xla_flag", "compile_option", "version", "elided_constants", "metadata_in_key",
-           "device_count", "unknown")
+           "device_count", "jit_disabled", "eager_mode", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
-``device_count`` when the two programs were built for another number of devices)."""
+``device_count`` when the two programs were built for another number of devices; ``jit_disabled`` /
+``eager_mode`` mark run B's ``new`` programs when it ran run A's op by op)."""
 
 NOT_WRITTEN_REASONS = {"compile_time": "below_compile_time", "entry_size": "below_entry_size",
                        "cache_size": "exceeds_cache_size", "write_error": "write_failed"}
@@ -90,6 +92,7 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning],
         verdicts = _jax_verdicts(run_a, run_b, cache, warnings)
     else:
         verdicts = torch_verdicts(run_a, run_b, cache, warnings)
+    mark_op_by_op(run_a, run_b, verdicts)
     for v in verdicts:
         if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
             v.program_line = program_line(rec, v.reason)

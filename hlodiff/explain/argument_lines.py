@@ -67,6 +67,7 @@ def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | N
     for frame in entry:
         cause.callers[frame] = outer
     cause.locations = entry + uses
+    cause.made_at = made
 
 
 def _call_from_stack(stack: list[SourceFrame], function: str) -> SourceFrame | None:

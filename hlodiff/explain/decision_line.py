@@ -18,6 +18,10 @@ from hlodiff.hlo.model import SourceFrame
 BRANCH_ROWS = frozenset({"traced_some_steps", "ops_branch"})
 """Rows whose story is a Python ``if`` choosing per step which ops are traced: the decision is the ``if``. (A value
 kept on some steps, an EMA updated on some: the line that keeps or updates it is what to change, it stays first.)"""
+ACCUMULATION_ROWS = frozenset({"accumulation_cycle"})
+"""Rows whose story is gradient accumulation: the decision is the ``if`` that steps the optimizer every k-th
+micro-batch (the graph that runs the update differs from the others there), not ``loss.backward()``, which every
+micro-batch runs (new-user review 15, F2). No hint when the source is not on disk: the traced lines are right too."""
 FREEZE_ROWS = frozenset({"outputs_frozen"})
 """Rows whose story is parameters frozen: the decision is ``requires_grad_`` / ``.requires_grad =``."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
@@ -33,6 +37,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
             if r.causes:
                 _traced_first(r)
                 _place(r.causes[0], sources)
+                _update_from_source(r, sources)
                 _read_first(r)
     finally:
         enclosing_if.cache_clear()
@@ -53,12 +58,38 @@ def _traced_first(r) -> None:
     """Ops traced on some steps only, told through the parameters they read (an ``inputs`` root): the line that
     traces those ops is where the decision is made, not the optimizer's line that also reads the parameters."""
     root = r.causes[0]
-    if root.fix_rule != "traced_some_steps" or root.kind == "ops":
+    if root.fix_rule not in ("traced_some_steps", *ACCUMULATION_ROWS) or root.kind == "ops":
         return
     ops = next((c for c in r.causes if c.kind == "ops"), None)
     mine = next((f for f in (ops.locations if ops else ()) if not f.is_library and f.line is not None), None)
     if mine is not None:
         root.locations = [mine] + [f for f in root.locations if f != mine]
+
+
+OPTIMIZER_STEPS = ("step", "optimizer_step")
+"""Calls that run an optimizer's update: ``opt.step()``, ``xm.optimizer_step(opt)``."""
+
+
+def _update_from_source(r, sources: SourceLines) -> None:
+    """Gradient accumulation told from a capture whose frames are the optimizer's alone (an XLA dump without the
+    live-tensor report: every frame of the update is in ``torch/optim``): the source of the sync's file, when on
+    disk, shows the optimizer call nearest before that sync and the ``if`` it is in; both lead, and the hint that
+    no line is known goes (the by-hand capture of new-user review 15's accumulation: "line unknown ... sgd.py:375")."""
+    root = r.causes[0]
+    if root.fix_rule not in ACCUMULATION_ROWS:
+        return
+    sync = r.graph.trigger
+    if sync is None or sync.is_library or sync.line is None:
+        return
+    if any(not f.is_library and f.line is not None for f in root.locations):
+        return
+    steps = [n for n in calls_named(sources, sync.file, OPTIMIZER_STEPS) if n < sync.line]
+    branch = enclosing_if(sources, sync.file, steps[-1]) if steps else None
+    if branch is None:
+        return
+    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, steps[-1], sync.function),
+                      *root.locations]
+    root.hint = None
 
 
 def _read_first(r) -> None:
@@ -74,9 +105,13 @@ def _read_first(r) -> None:
 def _place(cause, sources: SourceLines) -> None:
     rule = cause.fix_rule or ""
     mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
-    if mine is None or rule not in BRANCH_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
+    if mine is None or rule not in BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
         return
-    if rule in BRANCH_ROWS:
+    if rule in ACCUMULATION_ROWS:
+        line, what = enclosing_if(sources, mine.file, mine.line), ""
+        if line is None:
+            return
+    elif rule in BRANCH_ROWS:
         line = enclosing_if(sources, mine.file, mine.line)
         what = f"the `if` that decides whether line {mine.line} is traced"
     elif rule in FREEZE_ROWS:
@@ -121,7 +156,11 @@ def dynamo_decision_calls() -> dict[str, tuple[str, ...]]:
     calls = {"dynamo_parameter_requires_grad": ("requires_grad_", "requires_grad"),
              # round 14: the model (or its copy) cast to another dtype: `.to(torch.bfloat16)`, `.half()`
              "dynamo_parameter_dtype": ("bfloat16", "half", "double", "to(bfloat16)", "to(float16)", "to(half)",
-                                        "to(float64)", "to(double)")}
+                                        "to(float64)", "to(double)"),
+             # round 20: a parameter gone from the compiled module: pruned (torch.nn.utils.prune) or parametrized
+             "dynamo_parameter_removed": ("l1_unstructured", "random_unstructured", "ln_structured",
+                                          "random_structured", "global_unstructured", "custom_from_mask",
+                                          "weight_norm", "spectral_norm", "orthogonal", "register_parametrization")}
     for what, setters in GLOBAL_SETTINGS.items():
         names = tuple(call.rsplit(".", 1)[1] for call in setters.split(" or ") if call.startswith("torch."))
         if names:  # round 15: allow_tf32 is set by set_float32_matmul_precision or the flag itself

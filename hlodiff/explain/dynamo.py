@@ -29,15 +29,18 @@ from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridg
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
+from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
                                           compiled_name, int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
+from hlodiff.explain.dynamo_short_batch import full_size_again
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
+from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, is_scalar_read, what_breaks, \
+    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -70,6 +73,7 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
             merged.graph_breaks = list(log.graph_breaks)
         merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
         merged.restarts += [r for r in log.restarts if r not in merged.restarts]
+        merged.stance_raises += [r for r in log.stance_raises if r not in merged.stance_raises]
     merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
     return merged
 
@@ -134,6 +138,8 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
             r.located = "xla" if r.location is not None else r.located
         if r.located == "definition" and (call := caller_in_graph(x, r.function)) is not None:
             r.location, r.located = call, "xla_call"
+        if "last_call" in r.facts and full_size_again(explanation, x):
+            r.facts = (r.facts - {"last_call"}) | {"full_again"}  # the full size ran after it: no epoch's end
     padded_buckets(found.recompiles)
     for r in found.recompiles:
         if r.xla is None and fx:
@@ -143,6 +149,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     _shape_setters_alike(found.recompiles)
     for r in found.recompiles:
         choose_fix(r)
+    found.recompiles += stance_recompiles(log)  # refused by the stance: nothing compiled, the program stopped
     found.xla_sizes = xla_sizes(found, traced, xla_recompiles)
     found.xla_size_graphs = [x.graph.ref for x in xla_recompiles if found.xla_sizes and sized(x, found)]
     found.xla_graphs = _graphs_by_compile(found, traced)
@@ -262,6 +269,8 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:data_dependent")
         elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):
             facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
+        elif python_random_call(first) is not None:
+            facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
         location = first.at
         if first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
             # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
@@ -270,6 +279,7 @@ def _breaks(log: DynamoLog) -> list[GraphBreakFinding]:
             location = first.call
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
+                else python_random_call(first) if "op:python_random" in facts
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
@@ -312,7 +322,8 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     if not dynamo_logs:
         return bridge_without_log(explanation, events)
     log = read_logs(logs)
-    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits):
+    if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits
+                       and not log.stance_raises):
         return bridge_without_log(explanation, events)
     found = findings(log, dynamo_logs, explanation, events)
     found.traced, found.limit_hits = log.form == "trace", list(log.limit_hits)
@@ -336,6 +347,8 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
     found.past_limit_graphs = [ref for ref in past_limit_graphs(explanation, found)
                                if ref not in found.follows_expected]
     tell_past_limit(explanation, found)
+    found.eager_break_graphs = eager_break_graphs(explanation, found)
+    tell_eager_break(explanation, found)
     tell_first_calls(explanation, found)
     _tell_compilations_only(explanation, found)
     return found
@@ -345,7 +358,7 @@ def _tell_compilations_only(explanation, found: DynamoFindings) -> None:
     """Review 11 F1: what a dump without execution log cannot tell from the bridge's warm-up
     (:mod:`hlodiff.explain.dynamo_compiled_only`)."""
     told = (set(found.bridge_recompilations) | set(found.first_call_syncs) | set(found.follows_expected)
-            | set(found.past_limit_graphs))
+            | set(found.past_limit_graphs) | set(found.eager_break_graphs))
     found.compilations_only = unsequenced(explanation, found, told)
     tell_unsequenced(explanation, found)
 

@@ -5,7 +5,9 @@ TORCH_TRACE log of a compiled function only its own frame; the new size or Pytho
 (review 13, F4: "0/1 at c1_batch.py:9" where the reviewer looked for :17). When the XLA graph's stack did not name
 the call (:func:`hlodiff.explain.dynamo.caller_in_graph`) and the source file is on disk, the one line of that file
 that calls the function by name is its call. Two or more calls: which one passed the new value is not known, and
-nothing changes.
+nothing changes. Where Dynamo names only torch's wrapper of a compiled module (``torch.compile(model)``) and the XLA
+graph's changed input has no line (a batch moved with ``x.to(device)``), the one call of a ``torch.compile`` result
+in the user's files is the line (the tenth stop's lead47_d_filtered_batch: no line at all before).
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from hlodiff.dumps.evidence import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
 
-def place_dynamo_calls(found, sources: SourceLines) -> None:
+def place_dynamo_calls(found, sources: SourceLines, files: list[str] = ()) -> None:
     """For each recompilation located at the function's definition or at a guard's line (a Python value's use), its
     one call in the source becomes the location (``located`` ``source_call``); the guard's line is kept beside it
     (``guard_at``): the line that passed the new value leads, as the README promises (review 14, F4: P6 led with
     the call, P7 with the guard's line :11 and the call second)."""
     for r in getattr(found, "recompiles", []):
+        if r.located == "wrapper" and r.location is None:
+            _place_wrapper_call(r, sources, files)
+            continue
         if r.located not in ("definition", "guard") or not r.function or r.location is None:
             continue
         if r.location.is_library or not r.location.file:
@@ -31,3 +36,64 @@ def place_dynamo_calls(found, sources: SourceLines) -> None:
         if r.located == "guard":
             r.guard_at = r.location
         r.location, r.located = call, "source_call"
+
+
+def _place_wrapper_call(r, sources: SourceLines, files: list[str]) -> None:
+    """The one call, over the user's files, of a name bound to ``torch.compile(...)``: the line that passed the new
+    input to the compiled module. None found, or two or more: which one is not known, and nothing changes."""
+    calls = [(file, line) for file in files for line in (sources.calls_of_compiled(file) or [])]
+    if len(calls) == 1:
+        r.location, r.located = SourceFrame(calls[0][0], calls[0][1], None), "compiled_call"
+
+
+CALL_LINES = frozenset({"call", "source_call", "xla_call"})
+"""``located`` values that are the user's call of the compiled function: the line that passed the inputs."""
+
+PASSED_KINDS = frozenset({"shape", "dtype"})
+"""Cause kinds on an input parameter: what the call passed in changed."""
+
+
+def place_bridge_inputs_at_calls(found, recompilations) -> None:
+    """The XLA graph a Dynamo recompilation compiled, told at the call Dynamo's section names (new-user review 15,
+    F8: "recompiled (0/1) at tc_eval_batch.py:12" above, "shape ... at tc_eval_batch.py:10" below it, for one
+    recompilation). torch_xla keeps, on a parameter of the bridge's graph, the stack of the call that first made its
+    IR (the first compiled call, :10), and none on the new input: the changed input was passed by the call that
+    recompiled. For each paired recompilation located at a call, its graph's causes on an input parameter lead with
+    that call, and a line that is only another Dynamo compile's call is dropped: one line for one recompilation."""
+    paired = _paired_calls(found)
+    if not paired:
+        return
+    others = {(c.call.file, c.call.line) for c in getattr(found, "compiles", []) if c.call is not None}
+    for x in recompilations:
+        r = paired.get(x.graph.ref)
+        if r is None:
+            continue
+        call = r.location
+        stale = others - {(call.file, call.line)}
+        for cause in x.causes:
+            if cause.kind not in PASSED_KINDS or not _on_parameter(cause):
+                continue
+            cause.locations = [call] + [f for f in cause.locations
+                                        if (f.file, f.line) != (call.file, call.line) and (f.file, f.line) not in stale]
+
+
+def bridge_call(found, ref: str, cause) -> SourceFrame | None:
+    """The call line the live line of the bridge's graph ``ref`` gives its leading ``cause``, as the report at exit
+    places it (:func:`place_bridge_inputs_at_calls`); None when the report keeps the graph's own lines."""
+    r = _paired_calls(found).get(ref) if found is not None else None
+    if r is None or cause is None or cause.kind not in PASSED_KINDS or not _on_parameter(cause):
+        return None
+    return r.location
+
+
+def _paired_calls(found) -> dict:
+    """XLA graph ref -> the Dynamo recompilation paired with it, for those located at the user's call."""
+    return {r.difference_graph: r for r in getattr(found, "recompiles", [])
+            if r.difference_graph and r.located in CALL_LINES and r.location is not None
+            and not r.location.is_library}
+
+
+def _on_parameter(cause) -> bool:
+    named = cause.named or (cause.origins[0] if cause.origins else None)
+    side = getattr(named, "left", None) or getattr(named, "right", None)
+    return getattr(side, "opcode", None) == "parameter"

@@ -109,6 +109,11 @@ _OPTIMIZER_STATE = re.compile(r"^len\((?P<name>(?:self|L\['self'\])\.state\[.+\]
 """The length of one entry of a compiled optimizer step's ``self.state`` (``len(self.state[list(dict.keys(
 self.state))[0]]) != 0``): empty before the first step, filled by it (SGD's momentum buffers, Adam's moments): the
 step is traced once more at its second call (d17_sgd_momentum_control)."""
+# Dynamo round 20: a parameter missing from a compiled module (pruning, a parametrization)
+_PARAMETER_GONE = re.compile(r"^KeyError on (?P<module>.+?)\._parameters\[(?P<q>['\"])(?P<name>[^'\"]+)(?P=q)\]$")
+"""A module's parameter the first compile read that is gone now (``KeyError on fn._modules['0']._parameters['weight']``):
+torch.nn.utils.prune replaces ``weight`` by ``weight_orig`` and a mask (d20_prune_rounds), a parametrization moves it,
+a ``del`` removes it."""
 _BACKEND_KEYS = ("XLA", "CPU", "CUDA", "HIP", "MPS", "XPU", "HPU", "Meta", "PrivateUse1", "Lazy")
 """Backend dispatch keys: a tensor's device, as the dispatch key set of a TENSOR_MATCH guard shows it."""
 _DATA_DEPENDENT = ("Dynamic shape operator", "depends on input Tensor data", "data-dependent", "data dependent")
@@ -142,6 +147,23 @@ def what_breaks(b: GraphBreak) -> str:
     the builtin `time.perf_counter.`"), else its reason."""
     m = _BACKTICKED.search(b.explanation or "")
     return f"`{m.group('name')}`" if m is not None else b.reason
+
+
+_PYTHON_RANDOM = re.compile(r"`(?:<unknown module>\.)?(?:Random|random)\.(?P<m1>\w+)\.?`|\bRandom\.(?P<m2>\w+)"
+                            r"|/random\.py\b")
+"""A break at Python's random module (``the builtin `<unknown module>.Random.random.``` in torch 2.9,
+``Random.randrange`` or ``skip function Random in file .../random.py`` in older ones): a draw Dynamo does not trace
+(pytorch#145446), often a LayerDrop's ``random.random() < p`` (pytorch#95425)."""
+
+
+def python_random_call(b: GraphBreak) -> str | None:
+    """The call of Python's random module the break is at, as the user wrote it (```random.random()```), ``Python's
+    random module`` when the log names no method; None for any other break (d20_layerdrop_random)."""
+    m = _PYTHON_RANDOM.search(f"{b.reason} {b.explanation or ''}")
+    if m is None:
+        return None
+    method = m.group("m1") or m.group("m2")
+    return f"`random.{method}()`" if method else "Python's random module"
 
 
 _SCALAR_READ = ("_local_scalar_dense",)
@@ -207,6 +229,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("device_changed")  # a tensor on another device (XLA, then a CPU copy): not its autograd keys
             return "guard", m.group("name"), f"{m.group('name')} on {devices[0]}, then on {devices[1]}", facts
         return "guard", m.group("name"), guard.strip(), facts
+    if (m := _PARAMETER_GONE.match(guard.strip())) is not None:
+        module = m.group("module")
+        return "guard", module, f"`{m.group('name')}` of `{module}`", facts | {"parameter_removed"}
     if (m := _TYPE_ID.match(guard.strip())) is not None:
         return "guard", _global(m.group("name")), guard.strip(), facts | {"object_type"}
     if (m := _HOOKS.search(guard)) is not None:

@@ -18,10 +18,13 @@ from hlodiff.explain.dynamo_types import choose_fix
 _ATTRIBUTE = re.compile(r"\.(?P<name>[A-Za-z_]\w*)$")
 
 
-def mark_per_instance(found, sources: SourceLines) -> None:
+def mark_per_instance(found, sources: SourceLines, user_files: list[str] = ()) -> None:
     """Give each Dynamo recompilation of a module's number set only in ``__init__`` the fact ``per_instance`` and
-    choose its fix again. The file read is the one the recompilation's line is in (the guard's or the call's: the
-    class is the user's)."""
+    choose its fix again. The files read are the user's own: the one the recompilation's line is in (the guard's or
+    the call's: the class is the user's), the other user files the capture names (``user_files``: the XLA graphs'
+    frames outside libraries, a trainer's loop) and the modules these import from their own folder
+    (:mod:`hlodiff.dumps.user_modules`): a trainer module that sets ``model.temperature`` each epoch is read too
+    (tenth stop, t10_d_trainer_sets_attr)."""
     for r in getattr(found, "recompiles", []):
         if "module_attribute" not in r.facts or "list_item" in r.facts or not r.subject:
             continue
@@ -29,6 +32,7 @@ def mark_per_instance(found, sources: SourceLines) -> None:
         name = _ATTRIBUTE.search(r.subject)
         if where is None or where.is_library or not where.file or name is None:
             continue
-        if sources.set_only_in_init(where.file, name.group("name")):
+        files = sources.user_modules([where.file, *(f for f in user_files if f != where.file)])
+        if sources.set_only_in_init_across(files, name.group("name")):
             r.facts = r.facts | {"per_instance"}
             choose_fix(r)

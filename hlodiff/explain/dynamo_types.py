@@ -60,7 +60,8 @@ class DynamoRecompile:
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack),
     ``xla_call`` (the call, read from the stack of the XLA graph the recompilation compiled, where Dynamo's records
-    name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk)."""
+    name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk), ``compiled_call`` (Dynamo named
+    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
     called_at: SourceFrame | None = None
@@ -135,6 +136,9 @@ class DynamoFindings:
     past_limit_graphs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge that hold the code of a frame past Dynamo's recompile limit,
     run eagerly (:mod:`hlodiff.explain.dynamo_past_limit`): they follow from the limit, never a headline's reason."""
+    eager_break_graphs: list[str] = field(default_factory=list)
+    """Refs of XLA recompilations of a run where a graph break left Dynamo with no graph at all: the compiled
+    function ran uncompiled in the step (:mod:`hlodiff.explain.dynamo_eager_break`); told by the break."""
     first_call_syncs: list[str] = field(default_factory=list)
     """Refs of XLA recompilations outside the bridge whose family differs on its first graph only: the first
     compiled call's step, cut by the bridge's own syncs while it compiled (expected, never a headline's reason)."""
@@ -221,8 +225,13 @@ class DynamoFindings:
         times = sum(attempts.values()) or (0 if given_up else 1)
         times += sum(int(r.seen.split()[0]) - 1 for r in self.resets)  # compiled from scratch again after a reset
         raised = not self.compiles and any(b.raised for b in self.graph_breaks)
+        # a break that left Dynamo with no graph at all (round 20: inside a loop it gives the frame up)
+        no_graph = not raised and bool(self.graph_breaks) and all(
+            b.graphs == 0 and not b.raised and b.fix_rule != "dynamo_gave_up" for b in self.graph_breaks)
         parts = [f"Dynamo compiled nothing: it raised at the first call of {what} (a graph break under "
                  f"fullgraph=True) and the program stopped" if raised
+                 else f"Dynamo made no graph of {what}: a graph break gave it up, and it runs uncompiled on every "
+                      f"call" if no_graph
                  else f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
         if n:
@@ -290,7 +299,7 @@ class DynamoFindings:
                 "resets": [r.to_json() for r in self.resets],
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
-                "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "follows_expected": self.follows_expected,
+                "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "eager_break_graphs": self.eager_break_graphs, "follows_expected": self.follows_expected,
                 "no_log": self.no_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}

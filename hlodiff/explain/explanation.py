@@ -133,7 +133,7 @@ class RunExplanation:
             return self.headline
         told = (set(self.dynamo.bridge_recompilations) | set(self.dynamo.first_call_syncs)
                 | set(self.dynamo.follows_expected) | set(self.dynamo.past_limit_graphs)
-                | set(self.dynamo.compilations_only))
+                | set(self.dynamo.compilations_only) | set(self.dynamo.eager_break_graphs))
         if self.headline.graph.ref not in told:
             return None if _another_program(self.headline) else self._past_retrace(self.headline, told)
         # Dynamo round 7 (dyn_freeze_backbone): the bridge's own graphs (told by Dynamo) or a first call's cut step

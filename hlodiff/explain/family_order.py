@@ -117,6 +117,27 @@ def block_repeats(family_recompilations) -> str:
     members = [g for g in family.members if not is_partial(g)]
     if len(family.compiled) >= len(members) or not never_returns(family):
         return ""
+    return _same_ops_added(family_recompilations)
+
+
+def ops_added_each_step(family_recompilations) -> str:
+    """``16, 15, 15``: every whole graph of the family compiled (each ran once) and every recompilation only adds
+    about the same block of ops, no input and no output: the same code runs once more at every step (a hook
+    registered inside the loop and never removed, a wrapper applied again). A carried autograd history retraces the
+    earlier steps with their saved tensors, so it adds inputs too and never reads so (crossings round 7,
+    x7c_tx_hook_in_loop). Empty otherwise."""
+    if len(family_recompilations) < 2:
+        return ""
+    family = family_recompilations[0].family
+    members = [g for g in family.members if not is_partial(g)]
+    if len(family.compiled) < len(members):
+        return ""
+    return _same_ops_added(family_recompilations)
+
+
+def _same_ops_added(family_recompilations) -> str:
+    """The instructions each recompilation added, when each changes ops only (aliasing aside), adds four or more,
+    removes next to none, and the counts stay within 20 % of each other; empty otherwise."""
     counts = []
     for r in family_recompilations:
         kinds = {c.kind for c in r.causes} - {"aliasing"}

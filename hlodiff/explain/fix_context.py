@@ -22,18 +22,20 @@ from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, sibling_kind
+from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.explain.accumulation import optimizer_in_cycle, rotation
 from hlodiff.explain.cause_facts import swaps_path
 from hlodiff.explain.families import is_partial, is_sync_frame
 from hlodiff.explain.family_buckets import counts_from_of, family_verdicts, grown_in_graph
 from hlodiff.explain.returned_dtype import promoted_output_line
 from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_chose_ops, reads_condition
-from hlodiff.explain.family_order import (block_repeats, comes_back, family_runs, first_recompilation, held,
+from hlodiff.explain.family_order import (block_repeats, ops_added_each_step, comes_back, family_runs, first_recompilation, held,
                                           last_of_each_round, never_returns, settles_first, stays, switch_stays)
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed)
+from hlodiff.explain.library_branches import library_branch
 from hlodiff.explain.producing_ops import family_ops
 from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
                                              trip_count_changed)
@@ -77,6 +79,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     scatter_sized = {key for key, rs in of_family.items()
                      if any("scatter" in made_by[id(x)] and any(c.kind == "shape" for c in x.causes) for x in rs)}
     repeats = {key: block_repeats(members) for key, members in of_family.items()}
+    each_step = {key: ops_added_each_step(members) for key, members in of_family.items()}
     # what the whole graphs of a family (no early read in them) changed: sizes, or only which ops run
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
@@ -124,6 +127,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
+            ops_each_step=each_step.get(r.family.key, ""),
             structure="a loop's trip count" if producer(r.graph) == "jax" and trip_count_changed(r) else "")
         family_sizes_seen = sizes.get(r.family.key, ())
         for cause in r.causes:
@@ -147,8 +151,20 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed,
                 size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
-                library=library_step(cause, context)))
+                library=library_step(cause, context), library_branch=library_branch(cause)))
+            _call_first_when_expected(cause)
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
+
+
+def _call_first_when_expected(cause) -> None:
+    """An expected answer (a final evaluation's one compilation for its size) leads with the call that compiled,
+    not the line that made the argument: nothing is to change there, and the call is the event the story names
+    (tenth stop, jax_final_eval_size: the 50-row test set's line :32 led, the final call :33 is what the user
+    reads). A fix to make keeps the making line first (where the size or dtype is chosen)."""
+    made = cause.made_at
+    if made is None or cause.fix_rule not in EXPECTED or len(cause.locations) < 2 or cause.locations[0] != made:
+        return
+    cause.locations = [cause.locations[1], made, *cause.locations[2:]]
 
 
 def _final_call(recompilations, patterns: dict[str, Pattern]):
@@ -285,7 +301,7 @@ def _sync_at(graph):
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = (),
-                        nondiff: str = ""):
+                        nondiff: str = "", loop_counter: bool = False):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -297,7 +313,7 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
                          loop_count_only=loop_only, unrolled_loop=unrolled, branch_on_static=branch,
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                         slice_start=slice_start_only(r), nondiff_callee=nondiff)
+                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter)
     return decide(cause, context)
 
 

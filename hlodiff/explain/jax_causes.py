@@ -25,7 +25,7 @@ from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
 from hlodiff.explain.inventory import GraphSummary
-from hlodiff.explain.jax_contexts import ContextChange, context_at
+from hlodiff.explain.jax_contexts import ContextChange, context_at, context_fix
 from hlodiff.explain.argument_lines import lead_with_the_call
 
 _URL = re.compile(r"https?://\S+$")
@@ -123,7 +123,8 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
             defined = miss.defined_at
             nondiff = sources.nondiff_callee(defined.file, defined.line, jc.argument) if defined else None
-            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "")
+            choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "",
+                                         loop_counter=_passes_loop_counter(miss, jc.argument, sources))
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
         elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
             # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a
@@ -151,6 +152,16 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
         r.causes.extend(jc.cause for jc in made)
+
+
+def _passes_loop_counter(miss: JaxCacheMiss, argument: str, sources: SourceLines) -> bool:
+    """The caller passes the static argument as a loop's step count (the source at JAX's call site, when on
+    disk): values that count up, not a statistic under the data's ceiling (tenth stop, t10_jx_resumed_step_log)."""
+    call, defined = miss.call_site, miss.defined_at
+    if call is None or call.line is None or not argument.isidentifier():
+        return False
+    params = sources.parameter_names(defined.file, defined.line) if defined is not None else None
+    return sources.passes_loop_counter(call.file, call.line, miss.function, argument, params)
 
 
 def _arguments_at_the_call(r, miss: JaxCacheMiss, sources: SourceLines) -> None:
@@ -272,12 +283,13 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         keywords = _KEYWORDS.search(miss.text or "")
         choice = decide(cause, FixContext(producer="jax", pytree=True,
                                           keywords=keywords.group(1) if keywords else "",
-                                          metadata_identity=_metadata_identity(reason.now, reason.before)))
+                                          metadata_identity=_metadata_identity(reason.now, reason.before),
+                                          pullback=_pullback(reason)))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)
     if reason.kind == "tracing_context":
         return JaxCause(Cause("cache_key", f"the tracing context changed ({said})", where),
-                        f"set `{reason.argument}` once for the whole run, not around some calls")
+                        context_fix(reason.argument))
     return JaxCause(Cause("cache_key", f"JAX's cache missed ({said})", where),
                     "keep the function object, arguments and configuration the same between calls")
 
@@ -294,6 +306,21 @@ def _metadata_identity(now: str | None, before: str | None) -> str:
     if a is None or b is None or a.groups() != b.groups():
         return ""
     return f"{a.group(1)}:{a.group(2)}"
+
+
+PULLBACK_NODES = ("jax._src.api.VJP", "_vjp_pullback_wrapper", "_vjp3_callable", "_lift_linearized")
+"""Words of JAX's pytree reason that name a pullback node: ``jax.vjp``'s ``VJP`` (JAX 0.7 on, its metadata a
+partial of ``_vjp3_callable`` holding the forward's jaxpr), the ``Partial`` of ``_vjp_pullback_wrapper`` older JAX
+returns, ``jax.linearize``'s ``_lift_linearized``. Crossings round 7 (x7c_jx_vjp_fn_arg, jax#3755)."""
+
+
+def _pullback(reason) -> bool:
+    """The node JAX names is a pullback (:data:`PULLBACK_NODES`): a function jax.vjp returned, passed into jit. Both
+    sides when JAX's item was read into ``now``/``before``; else its text (a pullback's metadata prints the forward's
+    jaxpr over many lines, which the one-line item pattern does not take)."""
+    if reason.now is not None and reason.before is not None:
+        return all(any(w in side for w in PULLBACK_NODES) for side in (reason.now, reason.before))
+    return any(w in (reason.text or "") for w in PULLBACK_NODES)
 
 
 _LENGTHS = re.compile(r"now (list|tuple) of length (\d+) and before (?:list|tuple) of length (\d+)")

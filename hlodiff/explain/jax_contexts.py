@@ -31,6 +31,27 @@ class ContextChange:
         return f"{self.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
 
+# JAX's config names for settings a user changes with a context manager, and what the user wrote: JAX's log names
+# the config (``abstract_mesh_context_manager``), which is no API a user can search for. Rows added when a run showed
+# JAX retracing for them (round 20: r20_jx_set_mesh_eval, and probes of the two promotion contexts).
+CONTEXT_SETTERS: dict[str, str] = {
+    "abstract_mesh_context_manager": "the mesh context, `with jax.set_mesh(mesh):` (or jax.sharding.use_mesh)",
+    "jax_numpy_rank_promotion": "`with jax.numpy_rank_promotion(...)` (or jax.config's jax_numpy_rank_promotion)",
+    "jax_numpy_dtype_promotion": "`with jax.numpy_dtype_promotion(...)` (or jax.config's jax_numpy_dtype_promotion)",
+}
+
+
+def context_fix(setting: str) -> str:
+    """The fix for a cache miss JAX blames on a changed tracing context: the setting once for the whole run, named
+    as the user set it where :data:`CONTEXT_SETTERS` knows how."""
+    setter = CONTEXT_SETTERS.get(setting)
+    if setter is None:
+        return f"set `{setting}` once for the whole run, not around some calls"
+    return (f"`{setting}` is JAX's name for {setter}: the same function traced inside and outside it is two "
+            f"programs; enter it once around the whole program (training and evaluation alike), or not at all, "
+            f"not around some calls")
+
+
 def contexts_by_line(compilations) -> dict[tuple[str, int], ContextChange]:
     """(file, line) -> the first config context change JAX named for a compilation called there."""
     found: dict[tuple[str, int], ContextChange] = {}

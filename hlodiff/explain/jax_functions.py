@@ -22,6 +22,12 @@ Evidence that a module compiles another function than the earlier modules of its
   function with the same arguments gives the same program, so this one was traced earlier inside another (a
   ``@jax.jit`` forward first traced inside ``jax.jit(jax.grad(forward))``). A donation or compile-option change
   (same arguments, same results) stays.
+* ``autodiff`` (no log): every operation JAX named in the module is under a transform of the whole function
+  (``jit(loss)/jvp()/...``, ``jit(loss)/transpose(jvp())/...``: ``jax.jit(jax.grad(loss))``) in one module and under
+  none in another (``jit(loss)/dot_general``: ``jax.jit(loss)``): no static argument turns a function into its
+  gradient, so these are two functions (tenth stop: a dump without its log told them "either two functions or a
+  static argument"). A function that takes a gradient inside (a train step: its update is outside the ``jvp``) has
+  both kinds and is told by nothing here.
 * ``own_frames`` (no log): the module's own frames (those of the function it is named after) lie in files that
   none of an earlier function's frames of the name lie in: another function of the same name. A ``<lambda>`` is
   one expression, so its frames lie on its own line(s): lambdas whose frames share no line are two lambdas.
@@ -43,7 +49,7 @@ from hlodiff.dumps.jax_log import JaxCompilation
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
-SPLIT_REASONS = ("defined_at", "new_object", "traced_inside", "own_frames")
+SPLIT_REASONS = ("defined_at", "new_object", "traced_inside", "autodiff", "own_frames")
 """Every :attr:`FunctionSplit.reason`."""
 
 
@@ -74,6 +80,7 @@ class _Function:
     call_sites: set = field(default_factory=set)
     programs: set = field(default_factory=set)
     files: frozenset = frozenset()
+    differentiated: bool | None = None
     split: FunctionSplit | None = None
 
 
@@ -105,6 +112,8 @@ def function_splits(graphs: list[GraphSummary], joined: dict[str, JaxCompilation
             function.call_sites.add(_where(miss.call_site))
         function.programs.add(graph.fingerprint)
         function.files = function.files | _body_files(graph)
+        if function.differentiated is None:
+            function.differentiated = _differentiated(graph)
         if function.split is not None:
             out[graph.ref] = function.split
         last[name] = (function, graph, compilation)
@@ -125,6 +134,12 @@ def _which(graph: GraphSummary, compilation: JaxCompilation | None, explained: b
             files = _body_files(graph)
             if files and all(f.files and not (f.files & files) for f in known):
                 return None
+            whole = _differentiated(graph)
+            if whole is not None and all(f.differentiated is not None and f.differentiated != whole for f in known):
+                return None
+            alike = [f for f in known if whole is not None and f.differentiated == whole]
+            if alike and previous[0] not in alike:  # the forward again after its gradient: the forward's
+                return alike[-1]
         return previous[0] if previous is not None else known[-1]
     defined = _where(miss.defined_at) if miss.defined_at is not None else None
     same_definition = [f for f in known if defined is None or f.defined_at is None
@@ -155,8 +170,45 @@ def _split_of(graph: GraphSummary, compilation: JaxCompilation | None, explained
         return FunctionSplit(index, "new_object", miss.call_site)
     if explained and compilation is not None:
         return FunctionSplit(index, "traced_inside", _caller(graph) or graph.trigger)
+    whole = _differentiated(graph)
+    if whole is not None and all(f.differentiated is not None and f.differentiated != whole for f in known):
+        return FunctionSplit(index, "autodiff", _caller(graph) or graph.trigger)
     first = min(_body_files(graph), default=None)
     return FunctionSplit(index, "own_frames", SourceFrame(*first) if first is not None else None)
+
+
+_TRANSFORMS = ("jvp(", "transpose(jvp(", "vjp(")
+"""JAX's name-stack entries of a differentiated function (the forward under ``jvp``, the backward under
+``transpose(jvp)``)."""
+
+
+def _differentiated(graph: GraphSummary) -> bool | None:
+    """True when every operation JAX named after the module's function (``jit(loss)/...``) is under a transform of
+    the whole function (``jax.jit(jax.grad(loss))``), False when none is (``jax.jit(loss)``), None when some are (a
+    step that takes a gradient inside) or nothing is named."""
+    from hlodiff.errors import HlodiffError
+    from hlodiff.hlo.attributes import parse_metadata
+
+    under = outside = 0
+    for comp in graph._module.computations:
+        for inst in comp.instructions:
+            raw = inst.attrs.get("metadata")
+            if not raw:
+                continue
+            try:
+                op_name = parse_metadata(raw).op_name or ""
+            except HlodiffError:  # unreadable metadata says nothing
+                continue
+            head, slash, rest = op_name.partition("/")
+            if not slash or not head.startswith(("jit(", "pmap(")):
+                continue
+            if rest.startswith(_TRANSFORMS):
+                under += 1
+            else:
+                outside += 1
+            if under and outside:
+                return None
+    return (under > 0) if under or outside else None
 
 
 def _traced_inside(graph: GraphSummary, compilation: JaxCompilation, previous: GraphSummary,

@@ -22,7 +22,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.diff.fix_rules import EAGER
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, BridgeSteps
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_cuts import HeldCuts
@@ -316,7 +316,8 @@ class LiveExplainer:
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
-        if not bridge_run(record.frames, self._debug_cause(record)):
+        if not bridge_run(record.frames, self._debug_cause(record)) \
+                and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only)
             return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
@@ -356,7 +357,9 @@ class LiveExplainer:
         family.follows = follows
         if follows:  # counted: Dynamo's line (or the report at exit) tells why
             self.expected += 1
-            told.location = _the_call(recompilation, told.location)
+            lead = recompilation.causes[0] if recompilation.causes else None
+            told.location = (self.dynamo.call_of(self.run, record.ref, lead) if self.run.dynamo_logs else None) \
+                or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
         if expected and family.full == (1 if cut else 2) and record.kind in TRACED_KINDS \
@@ -486,3 +489,13 @@ def _the_call(recompilation, at):
     if at is None or not at.function:
         return at
     return caller_in_graph(recompilation, at.function) or at
+
+
+def _bridge_ops_of(explanation, record: GraphRecord) -> bool:
+    """The record's graph is the bridge's by its ops alone (no stack, no debug log: an ``e-nolog`` capture, whose
+    graphs name torch's OpOverload or the bridge's file as their source), as the report at exit reads it when no
+    Dynamo log was found (with one, the report's Dynamo story places such graphs and live waits for its lines)
+    (:func:`hlodiff.explain.dynamo_bridge.bridge_ops`; Dynamo round 20, d20_fresh_criterion_control: the backward's
+    graph told live as "autocast switched on or off" beside a report with no headline)."""
+    g = next((g for g in explanation.graphs if g.ref == record.ref), None)
+    return g is not None and bridge_ops(g)

@@ -164,18 +164,27 @@ class LiveDynamo:
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
         refs = (set(found.follows_expected) | set(found.first_call_syncs) | set(found.compilations_only)
-                if found is not None else set())
+                | set(found.eager_break_graphs) if found is not None else set())
         # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
         # the live line of one counted as following says the same, not its window's own fix
         self.around_words = {r.graph.ref: [(c.fix, c.fix_rule, c.written_stance) for c in r.causes]
                              for r in self._explanation.recompilations if r.graph.ref in refs} if refs else {}
         return refs
 
+    def call_of(self, run, ref: str, cause):
+        """The user's call a bridge graph's live line names (review 15, F8: the report at exit and Dynamo's line say
+        :12, the bridge's line said :10), from Dynamo's findings so far; None when its own line stands."""
+        from hlodiff.explain.dynamo_call_line import bridge_call
+
+        return bridge_call(self._findings(run), ref, cause)
+
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
-        from hlodiff.explain.dynamo_call_line import place_dynamo_calls
+        from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
-        from hlodiff.explain.recompile import explain_records
+        from hlodiff.explain.decision_line import place_dynamo_decisions
+        from hlodiff.explain.dynamo_parametrized import mark_parametrized
+        from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
             return None
@@ -194,8 +203,13 @@ class LiveDynamo:
             if found is not None:
                 # as the report at exit (review 14, F3: live said the def :9, the report the call :16): the one
                 # call of the compiled function in a source file on disk is its line
-                mark_per_instance(found, run.sources)
-                place_dynamo_calls(found, run.sources)
+                users = user_files(explanation)
+                mark_per_instance(found, run.sources, users)
+                # the line of the decision read from the source, as the report at exit (round 20: a pruning call)
+                place_dynamo_decisions(found, run.sources, users)
+                mark_parametrized(found, run.sources, users)
+                place_dynamo_calls(found, run.sources, users)
+                place_bridge_inputs_at_calls(found, explanation.recompilations)
             return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look

@@ -26,7 +26,8 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
-from hlodiff.explain.dynamo_call_line import place_dynamo_calls
+from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
+from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_values
 from hlodiff.explain.jax_contexts import contexts_by_line
@@ -66,9 +67,12 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
                                         logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
     if explanation.dynamo is not None:
-        place_dynamo_decisions(explanation.dynamo, run.sources, _user_files(explanation))
-        mark_per_instance(explanation.dynamo, run.sources)
-        place_dynamo_calls(explanation.dynamo, run.sources)
+        users = user_files(explanation)
+        place_dynamo_decisions(explanation.dynamo, run.sources, users)
+        mark_per_instance(explanation.dynamo, run.sources, users)
+        mark_parametrized(explanation.dynamo, run.sources, users)
+        place_dynamo_calls(explanation.dynamo, run.sources, users)
+        place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
@@ -82,7 +86,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
     return explanation
 
 
-def _user_files(explanation) -> list[str]:
+def user_files(explanation) -> list[str]:
     """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
     files: dict[str, None] = {}
     for g in explanation.graphs:

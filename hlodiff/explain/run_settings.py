@@ -26,6 +26,13 @@ true``; ``JAX_EXEC_TIME_OPTIMIZATION_EFFORT=-0.5``, ``JAX_MEMORY_FITTING_EFFORT=
 ``JAX_OPTIMIZATION_LEVEL=O1`` add their field; the HLO is the same, the key is not)."""
 
 
+DEVICE_ASSIGNMENT_OPTIONS = frozenset({"replica_device_ids"})
+"""Fields of the compile options' ``device_assignment``: which device each replica runs on. JAX keeps the device
+assignment in the options it hashes (``cache_key.py`` strips it for GPU only), so one program compiled for device 1
+is another key than for device 0 (observed: round 8's runs8_device_index, ``jax_default_device`` from LOCAL_RANK,
+``replica_device_ids: 0`` then ``1``, the same HLO)."""
+
+
 def compile_setting_of(d: KeyDifference) -> str | None:
     """The JAX setting behind a differing compile option (:data:`COMPILE_OPTION_SETTINGS`), else None."""
     if d.source != "compile_options.textproto":

@@ -82,10 +82,13 @@ class Verdict:
     .RunSetting`: an environment variable, a command-line option) the ``if`` around them tests, where the source on
     disk shows it (:mod:`hlodiff.explain.across_runs_settings`); None otherwise."""
 
+    in_pieces: bool = False
+    """``new``, yet a piece of run A's programs: run B ran them op by op (:mod:`hlodiff.explain.op_by_op`)."""
+
     @property
     def recompiled(self) -> bool:
-        """B compiled something A had compiled."""
-        return self.verdict not in ("hit", "new")
+        """B compiled something A had compiled (whole, or op by op in pieces)."""
+        return self.verdict not in ("hit", "new") or self.in_pieces
 
 
 def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], flags_b: list[str]) -> None:

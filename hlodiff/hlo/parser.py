@@ -29,13 +29,14 @@ from hlodiff.hlo.asyncs import check_and_wrap_asyncs
 from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
 from hlodiff.hlo.opcodes import async_shorthand
-from hlodiff.hlo.model import Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
+from hlodiff.hlo.model import NO_ATTRIBUTES, Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
 from hlodiff.hlo.name_checks import NameChecks
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 if native is not None:  # the accelerator reads instructions' fields at their slots (set up once, not per line)
     native.register_instruction(Instruction)
+    native.register_no_attributes(NO_ATTRIBUTES)  # the shared attrs of an instruction without attributes
 
 _NAME = r"[A-Za-z0-9_.\-]+"
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?(" + _NAME + r")\s*=\s*")
@@ -430,7 +431,8 @@ class _Parser(NameChecks):
         # The column of the first character, from the match (no stripped copy of a long line): ROOT, or the name
         # and the '%' before it.
         indent = m.start(1) if root else m.start(2) - (line[m.start(2) - 1:m.start(2)] == "%")
-        inst = Instruction(name, shape, opcode, (), {}, root, None, None, 0, self.first_line + index, indent + 1)
+        inst = Instruction(name, shape, opcode, (), NO_ATTRIBUTES, root, None, None, 0, self.first_line + index,
+                           indent + 1)
         if shape_text is not None:
             self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
@@ -439,7 +441,7 @@ class _Parser(NameChecks):
             attrs = self._fast_attributes(line, end)
             if attrs is None:
                 return None
-            inst.attrs = attrs
+            inst.attrs = attrs or NO_ATTRIBUTES
         return inst
 
     def _fast_attributes(self, text: str, pos: int) -> dict[str, str] | None:
@@ -472,7 +474,7 @@ class _Parser(NameChecks):
         inst.is_root = m.group(1) is not None
         inst.line = self.first_line + start + text.count("\n", 0, m.start(2))
         inst.col = first_col + 1
-        inst.attrs = self._attributes(text, close + 1, start)
+        inst.attrs = self._attributes(text, close + 1, start) or NO_ATTRIBUTES
         return inst
 
     def _optional_shape(self, text: str, pos: int, start: int) -> tuple[Shape | None, int]:

@@ -16,14 +16,18 @@ from rich.text import Text
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, AcrossRuns, Verdict
+from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
-from hlodiff.explain.run_settings import DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
 from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
+
+PIECES_SWITCH = {"jit_disabled": "jit disabled", "eager_mode": "torch_xla's eager mode"}
+"""The switch behind an op-by-op run B, as its summary names it."""
 
 LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
@@ -50,6 +54,8 @@ def reason_text(v: Verdict) -> str:
     """What happened to one compilation of B, from its evidence."""
     if v.verdict == "hit":
         return "loaded from the cache"
+    if v.in_pieces:
+        return f"compiled: {why_text(v)}"
     if v.verdict == "new":
         return "compiled; run A never compiled it (nothing to reuse)"
     return f"compiled again: {why_text(v)}"
@@ -58,6 +64,8 @@ def reason_text(v: Verdict) -> str:
 
 
 def fix_text(v: Verdict) -> str | None:
+    if v.in_pieces:
+        return CACHE_FIXES[v.reason or ""]
     if v.verdict in ("hit", "new"):
         return None
     other = next((d for d in v.differences if d.source == SAME_KEY_PROGRAM), None)
@@ -112,6 +120,9 @@ def fix_text(v: Verdict) -> str | None:
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=value_words(d.a), b=value_words(d.b))
+    if reason == "compile_option" and d is not None and d.source == "compile_options.textproto" and \
+            d.name in DEVICE_ASSIGNMENT_OPTIONS:
+        return CACHE_FIXES["device_assignment"].format(name=d.name, a=value_words(d.a), b=value_words(d.b))
     if reason == "compile_option" and d is not None and (setting := compile_setting_of(d)) is not None:
         return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
                                                          setting=setting)
@@ -141,21 +152,36 @@ def run_names(result: AcrossRuns) -> tuple[str, str]:
 
 def summary_text(result: AcrossRuns) -> str:
     name_a, name_b = run_names(result)
-    shared = [v for v in result.verdicts if v.verdict != "new"]
+    shared = [v for v in result.verdicts if v.verdict != "new" and (v.verdict != "hit" or v.a is not None)]
+    # a load of an entry run A never wrote (run B's own, from earlier in run B) is no program run A had compiled
     again = result.recompiled
     new = len(result.verdicts) - len(shared)
     tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
+        if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
+            return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
         return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
                 f"persistent cache{tail}")
     seconds = sum(v.seconds or 0.0 for v in again)
     cost = f" ({seconds:.2f} s of compilation)" if any(v.seconds is not None for v in again) else ""
     verdict, reason, group = result.groups()[0]
+    if group[0].in_pieces:
+        return _pieces_summary(result, group, cost)
     what = (f"the {'one program' if len(shared) == 1 else f'{len(shared)} programs'} {name_a} had compiled"
             if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs {name_a} had compiled")
     lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
     return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
+
+
+def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:
+    """Run B ran run A's programs op by op: what run A compiled, and the pieces run B compiled instead."""
+    name_a, name_b = run_names(result)
+    programs = len(compiled_programs(result.run_a))
+    names = ", ".join(dict.fromkeys(label(v) for v in group[:3])) + (", ..." if len(group) > 3 else "")
+    return (f"{name_b} compiled none of the {programs} program{'s' if programs != 1 else ''} {name_a} ran: "
+            f"it ran them op by op ({PIECES_SWITCH[group[0].reason or '']}), {len(group)} programs of a few "
+            f"operations each{cost} ({names})")
 
 
 def _group_text(verdict: str, reason: str | None, group: list[Verdict], whole: bool = False) -> str:

@@ -64,6 +64,14 @@ CACHE_FIXES: dict[str, str] = {
                           "configure the same cache in run B as in run A: xr.initialize_cache(path) at its start, or "
                           "XLA_PERSISTENT_CACHE_PATH in its environment (a launcher that clears the environment "
                           "drops it)",
+    "jit_disabled": "run B ran with jit disabled (JAX_DISABLE_JIT=1 in its environment, jax.config.update("
+                    "'jax_disable_jit', True) or a `with jax.disable_jit():` block left from debugging): every jitted "
+                    "function ran op by op, so run A's cached programs were never asked for and each operation "
+                    "compiled on its own; unset it in runs meant to reuse the cache",
+    "eager_mode": "run B ran in torch_xla's eager mode (XLA_USE_EAGER_DEBUG_MODE=1 in its environment, or "
+                  "torch_xla.experimental.eager_mode(True) left from debugging): each op compiled and ran as it was "
+                  "dispatched, so run A's step graph was never built and each op compiled on its own; unset it in "
+                  "runs meant to reuse the cache (or compile the step as one graph with torch_xla.compile)",
     "not_loadable_inferred": "this backend cannot load cached executables: {detail}; so here the persistent cache "
                              "cannot save this compilation whatever the code does. Nothing captured shows that run B "
                              "looked the entry up, though (no warning that loading failed, no metrics report): where "
@@ -99,6 +107,11 @@ CACHE_FIXES: dict[str, str] = {
                            "and it comes from a JAX setting, {setting}, not an XLA flag: set it the same way in both runs "
                            "(look for it in each run's environment or jax.config calls)",
     "compile_option": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A",
+    "device_assignment": "run B compiled it for device {b}, run A for device {a} (the device assignment in the "
+                         "compile options, {name}: jax.default_device, a device_put to another device, a worker's "
+                         "LOCAL_RANK): JAX keeps the device assignment in the cache key (it strips it on GPU only), "
+                         "so each device has its own entry: expected once per device, or run the programs on the "
+                         "same device id in both runs to share one entry",
     "version": "a new {name} is a cold cache (its version is in the key): fill the cache once after upgrading, or "
                "pin {name} to one version for the runs that share it",
     "elided_constants": "dump with --xla_dump_hlo_as_proto to see the constants, and pass arrays as arguments "

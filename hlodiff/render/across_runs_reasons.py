@@ -18,6 +18,8 @@ def why_text(v: Verdict) -> str:
     """Why a compilation of B did not come from the cache (the part after "compiled again"): the graph diff's
     cause, else the row of its verdict's table for its reason (a row that finds its evidence missing gives None,
     and the verdict's words for a reason nothing explains stand instead)."""
+    if v.in_pieces:
+        return PIECES_WORDS[v.reason or ""]
     if v.verdict == "miss_hlo_differs":
         return _hlo_differs_words(v)
     if v.verdict == "miss_key_differs":
@@ -206,6 +208,14 @@ SAME_KEY_WORDS: dict[str, Callable[[Verdict, str], str | None]] = {
 }
 """``miss_same_key`` reason -> its words; ``same`` is "the same HLO and key", or "the same key" when run B's
 program is not the one filed under it (None when the verdict lacks the difference the words quote)."""
+
+
+PIECES_WORDS = {
+    "jit_disabled": "one operation of run A's programs, run op by op (jit disabled)",
+    "eager_mode": "one operation of run A's step, run op by op (torch_xla's eager mode)",
+}
+"""Reason of a program run B compiled as a piece of run A's, run op by op (:mod:`hlodiff.explain.op_by_op`) -> its
+words."""
 
 
 def _other(v: Verdict) -> str:

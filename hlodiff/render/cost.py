@@ -115,6 +115,11 @@ def _loop_buffer_copies(console: Console, run: RunCost) -> None:
                   "every iteration)", highlight=False)
     for g, c in rows:
         where = f" at {escape(c.location.where)}" if c.location is not None else ""
+        if c.reduced:
+            console.print(Hanging(Text.from_markup(
+                f"  {escape(g.ref)}: the stacked output {escape(c.shape)} of %{escape(c.loop)} ({_b(c.buffer_bytes)}) "
+                f"holds every iteration's value and is only reduced after the loop{where}"), 4), highlight=False)
+            continue
         per_step = _b(c.bytes_per_step) + " per step" if c.bytes_per_step is not None else "trip count unknown"
         console.print(Hanging(Text.from_markup(
             f"  {escape(g.ref)}: {c.count} whole cop{'y' if c.count == 1 else 'ies'} of {escape(c.shape)} per "

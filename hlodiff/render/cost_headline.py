@@ -53,6 +53,10 @@ def _sentence(h: CostHeadline) -> str:
     if h.kind == "loop_buffer_copy" and h.one_hot:
         return (f"a loop-carried buffer {shapes} is rewritten whole by adding a one-hot product to write one "
                 f"position, every iteration of %{h.loop} in {h.graph} ({human_bytes(h.bytes)} per step)")
+    if h.kind == "loop_buffer_copy" and h.reduced:
+        return (f"the loop's stacked per-iteration output {shapes} ({human_bytes(h.bytes)}) holds one value per "
+                f"iteration of %{h.loop} in {h.graph}, and after the loop it is only reduced over the iterations (a "
+                f"sum or a mean): every iteration's value is held at once for a sum")
     if h.kind == "loop_buffer_copy" and h.snapshot:
         return (f"a loop-carried snapshot {shapes} of another buffer of the loop is rewritten whole every iteration "
                 f"of %{h.loop} in {h.graph} to keep it or replace it on one scalar decision ({human_bytes(h.bytes)} "
@@ -113,6 +117,10 @@ def fix(h: CostHeadline) -> str:
         return ("write the position in place with buf.at[t].set(row) (a dynamic_update_slice) instead of "
                 "buf + one_hot(t)[:, None] * row, which reads and writes the whole buffer every iteration; or emit "
                 "each iteration's row as a scan output (ys)")
+    if h.kind == "loop_buffer_copy" and h.reduced:
+        return ("carry the running sum through the loop instead (acc + value in the carry, divided by the count "
+                "after the loop: micro-batch gradients accumulated as they are computed), and emit per iteration only "
+                "what is read per iteration (a loss): one copy held instead of one per iteration")
     if h.kind == "loop_buffer_copy" and h.snapshot:
         return ("carry only what decides the snapshot (the best step's index and score, scalars) through the loop, "
                 "and build the snapshot once after the loop from the final buffer (rows past that index masked or "

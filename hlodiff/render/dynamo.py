@@ -22,7 +22,10 @@ def render_dynamo(console: Console, dynamo) -> None:
         if r.guard_at is not None:  # the call leads; the line in the function that Dynamo's guard names
             where += f", the value used at {r.guard_at.short()}"
         ids = r.compile_id if len(group) == 1 else f"{len(group)} times: {r.compile_id} to {group[-1].compile_id}"
-        head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({ids}){where}", style="bold")
+        head = Text(f"Dynamo recompiled {r.function or 'the compiled function'} ({ids}){where}"
+                    if "stance_raised" not in r.facts else  # refused: nothing compiled, the program stopped
+                    f"Dynamo needed a new graph for {r.function or 'the compiled function'}{where} and raised "
+                    f"(set_stance(\"{r.seen}\")): the program stopped", style="bold")
         console.print(head, highlight=False)
         console.print(Hanging(Text(f"  guard     {r.guard.guard}"
                                    f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"
@@ -52,6 +55,10 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
                                        "its file, read from your source (Dynamo's log names only the compiled "
                                        "function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "compiled_call":  # Dynamo named torch's wrapper; the source has one compiled call
+            console.print(Hanging(Text("  hint: the line above is the one call of a torch.compile result in your "
+                                       "files, read from your source (Dynamo's log names only torch's wrapper of the "
+                                       "compiled module)", style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
                                        "source lines); Dynamo's log names only torch's wrapper of the compiled module: "
@@ -104,7 +111,9 @@ def render_dynamo(console: Console, dynamo) -> None:
         head = (f"Dynamo gave up on {b.location.function or 'the function'}{where}: it runs eagerly on every call "
                 f"({b.reason})" if b.fix_rule == "dynamo_gave_up" and b.location is not None else
                 f"graph break{where}, raised (fullgraph=True: the program stopped here): {b.reason}" if b.raised else
-                f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)")
+                f"graph break{where}: {b.reason} ({b.count} in the log, {b.graphs} graphs per call)" if b.graphs else
+                f"graph break{where}: {b.reason} ({b.count} in the log; Dynamo made no graph of it: it runs "
+                f"uncompiled on every call)")
         console.print(Text(head, style="bold"), highlight=False)
         if b.explanation:
             console.print(Hanging(Text(f"  {b.explanation}", style="dim"), 2), highlight=False)
