@@ -54,12 +54,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
                                  'before sizes recur',
-    # review 15 (F2): as review_grad_accum, over 2 micro-batches: step 1's line tells ops traced on one step only
-    # (the A,B,A,B cycle shows at step 3, where the line is revised to the report's accumulation row; the first
-    # live line is review 15's F4, another helper's)
-    'torch_xla/rev15_tx_grad_accum': 'fix_any, fix_none: step 1 told as ops traced on step 1 only (torch.where)',
-    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location; fix_any, fix_none: step 1 told as ops traced on '
-                                            'step 1 only (torch.where)',
+    # review 15 (F2/F4): over 2 micro-batches, step 1's fix ("traced_some_steps") now waits for the steps (the A,B,A,B
+    # cycle shows at step 3 and the report's accumulation row is told); by hand the dump keeps no user frame on the
+    # added inputs, as at exit
+    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location (as at exit: the added inputs name torch/optim only)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
     'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '

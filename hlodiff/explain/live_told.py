@@ -15,10 +15,11 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
-NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "ops_library_setting", "partial_read", "shape_input",
-                              "shape_python_size"})
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "traced_some_steps", "ops_library_setting", "partial_read",
+                              "shape_input", "shape_python_size"})
 """Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
-`if`", "a library call ran with another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
+`if`", "traced on steps 1 and 3 only" (review 15, F4: gradient accumulation's first cycle), "a library call ran with
+another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
 size follows a Python value"): on a family's first recompilations the window has two or three graphs, and the report
 at exit replaces these with what the steps show (accumulation's short group, a setting switched once, a size that
 stayed or grows, tasks in rotation, a second graph after the read). With executions followed (cache hits seen), such
