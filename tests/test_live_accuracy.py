@@ -41,8 +41,8 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:24 (as at exit: the call, read from the source; the '
                                'truth names the two lines above it)',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
-    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (the def; at exit the call :23, read from the '
-                                'source, which the first live line precedes)',
+    # (dyn_requires_grad's first live line is at the call :23 since review 15, F4: told once its compile names the
+    # function, as rev7_tc_dtype's)
     'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
     'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
     'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
@@ -51,7 +51,7 @@ LIVE_WRONG_NOW = {
     # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
     # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
     'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
-    'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
+    'torch_xla/review_grad_accum': 'line: no location (as at exit; its step-3 fix waits for the cycle since review 15)',
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
                                  'before sizes recur',
     # review 15 (F2/F4): over 2 micro-batches, step 1's fix ("traced_some_steps") now waits for the steps (the A,B,A,B
