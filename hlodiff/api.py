@@ -444,7 +444,9 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
 
     warnings = [] if warnings is None else warnings
     first, second = read_run(run_a, cache, warnings), read_run(run_b, cache, warnings)
-    return RunsCompared(compare_runs(first, second, warnings), warnings)
+    from hlodiff.dumps.evidence import SourceLines
+
+    return RunsCompared(compare_runs(first, second, warnings, SourceLines()), warnings)
 
 
 def watch_path(path: str, emit, *, until_idle: float | None = None, stage: str | None = None, stop=None,

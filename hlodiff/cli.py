@@ -314,6 +314,7 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
 @click.option("--cache", "cache", type=click.Path(), default=None,
               help="The persistent cache folder, or a listing of it (ls -l DIR > listing.txt) (default: "
                    "cache_listing.txt or a cache/ folder found in or beside the runs).")
+@source_map_option
 @json_option
 @quiet_option
 @guarded

@@ -446,7 +446,7 @@ def test_cost_of_one_graph_picked_out_says_whether_it_compiled_and_draws_no_boun
     for index in (hit, first):
         result = cli("cost", f"{dump}#{index}")
         assert result.exit_code == 0, result.output
-        assert result.output.splitlines()[0] == f"1 graph, {int(compiled[index])} compiled"
+        assert result.output.splitlines()[2] == f"1 graph, {int(compiled[index])} compiled"  # after "first:"
         doc = cli_json("cost", f"{dump}#{index}", codes=(0,))
         assert [g["compiled"] for g in doc["graphs"]] == [compiled[index]]
         assert doc["boundaries"] == [] and doc["warnings"] == []

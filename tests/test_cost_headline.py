@@ -299,9 +299,13 @@ def test_the_terminal_report_opens_with_the_finding_and_its_fix():
     assert first.endswith("scan_buffer.py:73") and fix.startswith("fix: emit each iteration's slice as a scan output")
 
 
-def test_a_run_with_nothing_costly_opens_with_its_counts():
+def test_a_run_with_nothing_costly_says_so_first_then_its_counts():
+    """Review 15 F9: a report with no finding opened with its counts, and a user had to read the tables to decide it
+    was fine; it opens with "nothing to act on" (where a finding would be), then the counts."""
     out = cli("cost", str(FIXTURES / "jax" / "scan_buffer" / "scan_out")).stdout
-    assert out.startswith("1 graph, 1 compiled")
+    first, blank, counts = out.splitlines()[:3]
+    assert first.startswith("first: nothing to act on") and not blank and counts.startswith("1 graph, 1 compiled")
+    assert "model's state" not in first  # a JAX dump hands nothing between graphs that a report names
     doc = cli_json("cost", str(FIXTURES / "jax" / "scan_buffer" / "scan_out"), codes=(0,))
     assert doc["headline"] is None
 

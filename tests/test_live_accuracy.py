@@ -41,8 +41,8 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:24 (as at exit: the call, read from the source; the '
                                'truth names the two lines above it)',
     'dynamo/dyn_dynamic_true': 'line: dyn_dynamic_true.py:13 (as at exit: no call line in the capture)',
-    'dynamo/dyn_requires_grad': 'line: dyn_requires_grad.py:14 (the def; at exit the call :23, read from the '
-                                'source, which the first live line precedes)',
+    # (dyn_requires_grad's first live line is at the call :23 since review 15, F4: told once its compile names the
+    # function, as rev7_tc_dtype's)
     'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
     'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
     'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
@@ -51,7 +51,7 @@ LIVE_WRONG_NOW = {
     # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
     # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
     'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
-    'torch_xla/review_grad_accum': 'line: no location (as at exit); fix_none: one step read as a per-step branch',
+    'torch_xla/review_grad_accum': 'line: no location (as at exit; its step-3 fix waits for the cycle since review 15)',
     # the lead's look-alike of the tenth stop: live tells the short batch (8 -> 7) when it comes, before any later
     # batch shows that full ones follow; its words are the hedged short-batch row ("if it is a DataLoader's last
     # batch ... drop_last; otherwise pad"), which the truth forbids; at exit: dynamo_shape_short_batch_once
@@ -59,12 +59,10 @@ LIVE_WRONG_NOW = {
                                       'follow the short one)',
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
                                  'before sizes recur',
-    # review 15 (F2): as review_grad_accum, over 2 micro-batches: step 1's line tells ops traced on one step only
-    # (the A,B,A,B cycle shows at step 3, where the line is revised to the report's accumulation row; the first
-    # live line is review 15's F4, another helper's)
-    'torch_xla/rev15_tx_grad_accum': 'fix_any, fix_none: step 1 told as ops traced on step 1 only (torch.where)',
-    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location; fix_any, fix_none: step 1 told as ops traced on '
-                                            'step 1 only (torch.where)',
+    # review 15 (F2/F4): over 2 micro-batches, step 1's fix ("traced_some_steps") now waits for the steps (the A,B,A,B
+    # cycle shows at step 3 and the report's accumulation row is told); by hand the dump keeps no user frame on the
+    # added inputs, as at exit
+    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location (as at exit: the added inputs name torch/optim only)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
     'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
@@ -96,10 +94,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev6_periodic_log': 'line: no location',
     'dynamo/rev6_batch_sizes': 'line: no location',
 
-    # new-user review 7: as at exit (WRONG_NOW)
+    # new-user review 7: as at exit (WRONG_NOW); rev7_tc_dtype's Dynamo line is right live since review 15 (F4): a
+    # recompilation is told once its compile names the function, and then its call is found
     'torch_xla/rev7_two_heads': 'kind: shape',
     'torch_xla/rev7_loss_dict': 'line: rev7_loss_dict.py:13',
-    'dynamo/rev7_tc_dtype': 'line: rev7_tc_dtype.py:6',
     # new-user review 13 (C1): the bridge's graph of the new size is told first at its own frame, forward's
     # @torch.compile line (:9); at exit the Dynamo recompilation names the loop's call (:17) from that graph's stack
     # (record), or keeps the def (by hand, no source on disk); the live update reaches :17 under record

@@ -81,7 +81,8 @@ def test_p08_by_hand_never_says_dynamo_names_a_line_it_does_not():
 def test_p07_both_ranks_recompiled_neither_is_named_the_odd_one():
     text = _text(SCEN / "torch_xla" / "rev6_ddp_uneven" / "record")
     first = text.splitlines()[0]
-    assert first.startswith("2 ranks: both recompiled at 1 compilation (compilation 2)") and "diverged" not in first
+    # review 15 F7: a record's positions are steps, and one is said once ("at 1 compilation (compilation 2)" before)
+    assert first.startswith("2 ranks: both recompiled at step 2,") and "diverged" not in first
     assert "is the one that does something the other does not" not in text
 
 

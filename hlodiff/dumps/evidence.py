@@ -145,6 +145,13 @@ class SourceLines:
 
         return set_only_in_init(file, attribute)
 
+    def setting_behind(self, file: str, line: int | None):
+        """The run setting (environment variable, command-line option) the ``if`` around ``file:line`` tests
+        (:func:`hlodiff.dumps.run_setting_source.setting_behind`), None when the source does not show one."""
+        from hlodiff.dumps.run_setting_source import setting_behind
+
+        return setting_behind(file, line)
+
     def set_only_in_init_across(self, files: list[str], attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init_across
 
@@ -194,6 +201,9 @@ class NoSources(SourceLines):
 
     def set_only_in_init(self, file, attribute):
         return False
+
+    def setting_behind(self, file, line):
+        return None
 
     def set_only_in_init_across(self, files, attribute):
         return False

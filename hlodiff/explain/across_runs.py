@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
 from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
+from hlodiff.dumps.evidence import NoSources, SourceLines
 from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.explain.across_runs_settings import place_settings
 from hlodiff.explain.across_runs_torch import torch_verdicts
 from hlodiff.explain.op_by_op import mark_op_by_op
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line
@@ -79,8 +81,10 @@ class AcrossRuns:
 
 # -- the comparison -------------------------------------------------------------------------------------------------
 
-def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> AcrossRuns:
-    """Every compilation of B with its verdict against A."""
+def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning],
+                 sources: SourceLines | None = None) -> AcrossRuns:
+    """Every compilation of B with its verdict against A; ``sources``: the user's Python files, for the run setting
+    behind a path one run traced (none read without them)."""
     if run_a.framework != run_b.framework:
         raise HlodiffError(f"run A is a {run_a.framework} run and run B a {run_b.framework} run", path=run_b.path)
     cache = run_a.cache or run_b.cache  # what B found: A's listing is the cache as A left it
@@ -92,6 +96,7 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning]) -> Across
     for v in verdicts:
         if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
             v.program_line = program_line(rec, v.reason)
+    place_settings(verdicts, sources if sources is not None else NoSources())
     return AcrossRuns(run_a, run_b, verdicts, warnings)
 
 

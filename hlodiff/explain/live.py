@@ -27,7 +27,7 @@ from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, Bri
 from hlodiff.explain.live_events import LiveEvent, Told
 from hlodiff.explain.live_cuts import HeldCuts
 from hlodiff.explain.live_families import DEFERRED, SETTLED, Held, Latest, LiveFamily, Story
-from hlodiff.explain.live_told import told_of as _told
+from hlodiff.explain.live_told import ONCE_RULES, told_of as _told
 
 AWAIT_DYNAMO = 8
 """Cache hits a held step around a compiled call waits, at most, for Dynamo's reason once the bridge has compiled
@@ -79,6 +79,7 @@ class LiveExplainer:
 
     def feed(self, records) -> list[LiveEvent]:
         out: list[LiveEvent] = []
+        self.user_steps.poll_begins()
         for record in records:
             self.dump_only = self.dump_only is not False and record.kind == "xla_dump"
             out += self._one(record)
@@ -107,7 +108,7 @@ class LiveExplainer:
         # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
         events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
                                   place=steps.of_ref if steps.active else None,
-                                  upcoming=steps.upcoming() if steps.active else None)
+                                  upcoming=steps.unjoined if steps.active else None)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events
@@ -144,7 +145,7 @@ class LiveExplainer:
         held = Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)
         self.user_steps.read(record.ref, step, bridge, cut, record.kind in TRACED_KINDS, self._debug_cause(record),
-                             hit=known is not None)
+                             hit=known is not None, key=key)
         if cut:
             # as in the report: a graph an early read cut short belongs to the family of the graph that ends its
             # step (the sync's), known when that graph comes; held till then
@@ -361,6 +362,12 @@ class LiveExplainer:
                 or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
+        if expected and family.full == (1 if cut else 2) and record.kind in TRACED_KINDS \
+                and recompilation.causes and recompilation.causes[0].fix_rule in ONCE_RULES:
+            # "expected once" rests on the next steps reusing the graph: the next execution says (as an optimizer's
+            # warm-up is held), never "expected" now and "not expected" at the next line
+            family.pending, family.expected = True, False
+            return [LiveEvent("pending", step, record.ref, family.label, told, graphs=self.graphs)]
         if expected:
             self.expected += 1
             eager = 0
@@ -446,6 +453,10 @@ class LiveExplainer:
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
+        if not pending and expected == family.expected and family.story is not None \
+                and told.same_advice(family.told):
+            family.told = told  # the same row's words with more facts (steps, values): the report at exit has them
+            return []
         was_expected = family.expected
         family.told, family.expected = told, expected
         if expected and was_expected and family.counted and not pending:
@@ -462,6 +473,8 @@ class LiveExplainer:
             event = self._story_event(family, record, told)
             if pending:  # told after later steps' lines (review F5: step 2, 3, then 1): say it is a late word
                 event.of_step = family.latest_step
+            elif was_expected and event.kind == "recompiled":  # review 15, F4: after an "expected" line of its step
+                event.of_step, event.revises_expected = family.latest_step, True
             return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]

@@ -22,8 +22,10 @@ BRIDGE_FOLLOWS = ("a graph torch_xla's Dynamo bridge compiled: it follows from w
                   "line from Dynamo's log")
 """The live fix of a recompilation of the bridge's graphs once Dynamo's log is read."""
 
-WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch"})
-"""Rows of a size guard whose fix depends on the sizes still to come (an epoch's last batch, or sizes that vary)."""
+WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch", "dynamo_python_int_once"})
+"""Rows whose fix depends on the calls still to come: a size guard's (an epoch's last batch, or sizes that vary),
+and an int whose guard failed once ("... after which both graphs served every call: another value, or the same
+number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed)."""
 
 UNNAMED = "a guard failed (Dynamo's log names none)"
 """What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
@@ -59,6 +61,9 @@ class LiveDynamo:
     by_where: dict[tuple, list] = field(default_factory=dict)
     """(kind, file, line, expected) -> [story number, recompilations told, first step]: a story per user line."""
     failures: list[str] = field(default_factory=list)
+    frame_steps: dict[str, int] = field(default_factory=dict)
+    """Dynamo frame (``0`` of ``0/3``) -> the step its latest recompilation was told at: the next one is a later
+    call (:meth:`hlodiff.explain.live_steps.UserSteps.unjoined`)."""
     graphs_told: dict[str, str] = field(default_factory=dict)
     """An XLA graph's ref -> the key of the finding first told for it: a later finding joined to the same graph
     (Dynamo's guard read after the XLA graph of its size was told as a size Dynamo traced once) is that story told
@@ -72,12 +77,13 @@ class LiveDynamo:
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None, place=None, upcoming: int | None = None) -> list:
+             trees: GuardTrees | None = None, place=None, upcoming=None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
         ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
         the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
         at that graph's step, not at the step its log line was read in, and a recompilation not joined to one yet
-        at ``upcoming``, the step whose graphs are still to come; review 10 F6)."""
+        at ``upcoming(n)``, the step of the ``n``-th such recompilation of this look, whose graphs are still to come
+        or were read at this look; review 10 F6, review 15 F3)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run)
@@ -85,6 +91,7 @@ class LiveDynamo:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
         out = []
+        unjoined = 0  # recompilations of this look joined to no graph, in order
         for key, item, expected, family in _items(found):
             if not final and ((item.location is None and not _no_line_to_come(item))
                               or (item.location is not None and item.location.is_library)
@@ -93,12 +100,20 @@ class LiveDynamo:
             if not final and item.kind == "graph_break" and item.explanation is None \
                     and item.fix_rule != "dynamo_gave_up":
                 continue  # its explanation (what Dynamo could not trace: a print(), an .item()) comes with the next lines
+            if not final and item.kind != "graph_break" and key.startswith("dynamo ") \
+                    and not getattr(item, "function", None):
+                # its compile is still being written (the function's name comes with its end): told with the guard's
+                # line now, it would move to the call once the name is read, and the next recompilation of the
+                # story, told at the guard's line again, would read as another story (review 15, F4)
+                continue
             if not final and trees is not None and item.kind != "graph_break" and key.startswith("dynamo ") \
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
             placed = place(getattr(item, "difference_graph", None)) if place is not None else None
+            frame = (getattr(item, "compile_id", None) or "").partition("/")[0]
             step = placed if placed is not None else (
-                upcoming if upcoming is not None and item.kind != "graph_break" else current)
+                upcoming(unjoined, self.frame_steps.get(frame, 0)) if upcoming is not None
+                and item.kind != "graph_break" else current)
             told = _told_of(item, final)
             was = self.told.get(key)
             now = (told.key(), expected)
@@ -115,6 +130,9 @@ class LiveDynamo:
                 where = (item.kind, told.location.file if told.location else None,
                          told.location.line if told.location else None, expected)
                 same = self.by_where.get(where)
+                unjoined += placed is None and item.kind != "graph_break"
+                if frame and item.kind != "graph_break" and step is not None:
+                    self.frame_steps[frame] = max(step, self.frame_steps.get(frame, 0))
                 if same is not None and item.kind != "graph_break":  # one more of a story told: a count
                     self.stories[key] = same[0]
                     same[1] += 1
@@ -240,7 +258,7 @@ def _told_of(item, final: bool = True):
     else:
         summary = f"Dynamo traced {item.function or 'the compiled function'} again: guard `{item.guard.guard}` failed"
         if item.seen:
-            summary += f" ({item.seen})"
+            summary += f" ({_seen_words(item.seen)})"
     fix, waits = item.fix, False
     if not final and item.fix_rule in WAITS_FOR_MORE_CALLS:
         # "the last batch is short" rests on no later recompilation coming, and "a batch smaller than the one
@@ -248,3 +266,12 @@ def _told_of(item, final: bool = True):
         # batch of 3 that an 8 and a 5 followed): the fix waits for the calls to come (an update) or the end
         fix, waits = None, True
     return Told(item.kind, summary, item.location, fix, waits=waits)
+
+
+def _seen_words(seen: str) -> str:
+    """A guard's value as the graph it guards was traced with: ``step was 0`` beside ``guard `step == 0` failed``
+    read as the value of the failing call (review 15, F4: it was 1); said as what the earlier graph holds."""
+    name, was, value = seen.partition(" was ")
+    if not was or "," in name:
+        return seen
+    return f"the earlier graph was traced for {name} = {value}; this call passed another"

@@ -23,6 +23,16 @@ class Told:
     waits: bool = False
     """The fix is not told yet: it rests on what the next steps show (:data:`hlodiff.explain.live_told.NEEDS_THE_END`,
     :data:`hlodiff.explain.live_told.NEEDS_MORE_STEPS`)."""
+    rule: str | None = None
+    """The fix table's row the fix comes from (:data:`hlodiff.diff.fix_rules.RULES`), when one: the same row at the
+    same line says the same thing, whatever facts (steps, values) its words list."""
+
+    def same_advice(self, other: "Told") -> bool:
+        """``other`` says what this says, with other facts at most: the same kind, line and fix row, both with a fix
+        (review 15, F4: "traced on steps 1 and 3 only", then "steps 1, 3 and 5 only", each a line of its own)."""
+        return (self.rule is not None and self.rule == other.rule and self.fix is not None
+                and other.fix is not None and self.waits == other.waits
+                and (self.kind, self.location) == (other.kind, other.location))
 
     def key(self) -> tuple:
         where = (self.location.file, self.location.line) if self.location else None
@@ -62,6 +72,9 @@ class LiveEvent:
     eager: int = 0
     """``expected``, for a JAX operation run outside jit (the report's eager ops): how many so far, else 0 (review
     11, F8: one line each came before the recompilation that mattered)."""
+    revises_expected: bool = False
+    """``recompiled``: this recompilation was told as expected before (an ``expected`` line of the same step): the
+    line says it is not, now that more of the run is known (review 15, F4: the two lines read as a contradiction)."""
     compilations_only: bool = False
     """The capture holds compilations only (a JAX or bare XLA dump): ``step`` is the module's place in its family,
     not a step of the user's loop (review 11, F8)."""

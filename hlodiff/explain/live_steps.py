@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 
 FX_CAUSE = "dynamo is compiling"
 """torch_xla's debug-log cause for an FX graph the bridge compiled (its later runs reuse the graph hash)."""
+RUN_CAUSE = "dynamo is executing a compiled program"
+"""torch_xla's debug-log cause for a later run of a compiled FX graph (a cache hit, or a Dynamo recompilation whose
+graph XLA had compiled already): a call of the compiled function, as a compilation of one is (review 15, F3:
+tc_warmup_step's five recompilations were each told as "step 1", the runs after the first not counted)."""
 
 
 @dataclass(slots=True)
@@ -41,13 +45,18 @@ class UserSteps:
     refs: dict[str, int] = field(default_factory=dict)
     """A compilation's ref -> its internal step: a finding of Dynamo's log is told at the step of the graph it
     joined."""
+    poll_start: int = 0
+    """:meth:`upcoming` when the graphs of the current look began to be read."""
+    in_call: set[str] = field(default_factory=set)
+    """Cache keys of the compiled graphs run in the call under way: the same graph run again begins the next call
+    (a call runs each of its graphs once), whether or not a sync of its inputs came first."""
 
     def read(self, ref: str, step: int, bridge: bool, cut: bool, traced: bool, debug_cause: str | None,
-             hit: bool = False) -> None:
+             hit: bool = False, key: str | None = None) -> None:
         """One graph read at internal ``step``: ``bridge`` run by the Dynamo bridge, ``cut`` an early read,
-        ``traced`` from a capture of executions, ``hit`` a cache hit. Only compilations are remembered (the events'
-        steps and the graphs Dynamo's findings join are compilations'), so what is kept grows with the run's
-        compilations, not its steps."""
+        ``traced`` from a capture of executions, ``hit`` a cache hit, ``key`` its cache key. Only compilations are
+        remembered (the events' steps and the graphs Dynamo's findings join are compilations'), so what is kept
+        grows with the run's compilations, not its steps."""
         if bridge and traced:
             self.active = True
         if cut:
@@ -57,13 +66,17 @@ class UserSteps:
             self.syncs += 1
         elif self.syncs:
             shown = self.syncs
-        elif debug_cause and FX_CAUSE in debug_cause:  # a compiled FX graph run: the first of a call begins it
-            if self.opened or not self.inputs_seen:
+        elif debug_cause and (FX_CAUSE in debug_cause or RUN_CAUSE in debug_cause):
+            # a compiled FX graph run: the first of a call begins it, and so does a graph the call under way ran
+            if self.opened or not self.inputs_seen or (key is not None and key in self.in_call):
                 shown = self.calls
                 self.calls += 1
                 self.opened = False
+                self.in_call = set()
             else:  # the code after a graph break, a backward: the same call
                 shown = max(self.calls - 1, 0)
+            if key is not None:
+                self.in_call.add(key)
         else:  # the sync of a call's inputs (the bridge's own while it compiles): the next call begins
             self.inputs_seen = self.opened = True
             shown = self.calls
@@ -76,6 +89,21 @@ class UserSteps:
         if self.syncs:
             return self.syncs
         return self.calls if self.opened else max(self.calls - 1, 0)
+
+    def poll_begins(self) -> None:
+        """The graphs of another look at the capture are about to be read."""
+        self.poll_start = self.upcoming()
+
+    def unjoined(self, n: int, after: int) -> int:
+        """The step of the ``n``-th (from 0) Dynamo recompilation read at this look and joined to no graph (its
+        graph was compiled already: only Dynamo paid); ``after``: the step of the frame's compilation before it.
+        Dynamo writes it before its call's graph runs, and a look most often reads both: the graphs are read first,
+        so the upcoming step would be the call after (review 15, F3). The calls this look's graphs began are the
+        candidates, in order; a recompilation read before its call's graph is the upcoming step's. While steps
+        count calls (no sync of the user's), each compilation of a frame is a call of its own, after the one
+        before it."""
+        step = min(self.poll_start + n, self.upcoming())
+        return step if self.syncs else max(step, after + 1)
 
     def upcoming(self) -> int:
         """The step whose graphs are still to come: the next sync's, or the next call (a Dynamo recompilation read

@@ -15,10 +15,11 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
-NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "ops_library_setting", "partial_read", "shape_input",
-                              "shape_python_size"})
+NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "traced_some_steps", "ops_library_setting", "partial_read",
+                              "shape_input", "shape_python_size"})
 """Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
-`if`", "a library call ran with another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
+`if`", "traced on steps 1 and 3 only" (review 15, F4: gradient accumulation's first cycle), "a library call ran with
+another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
 size follows a Python value"): on a family's first recompilations the window has two or three graphs, and the report
 at exit replaces these with what the steps show (accumulation's short group, a setting switched once, a size that
 stayed or grows, tasks in rotation, a second graph after the read). With executions followed (cache hits seen), such
@@ -26,6 +27,12 @@ a fix waits for the next steps: while the family compiles again it stays put off
 :data:`~hlodiff.explain.live_families.DEFERRED` recompilations), and it is told once a step reused a graph and the steps say
 more, after :data:`~hlodiff.explain.live_families.SETTLED` cache hits, or at the end. A dump of compilations alone (JAX)
 tells it at once, since no hit would settle it before the end."""
+
+
+ONCE_RULES = frozenset({"inputs_made_before_loop", "outputs_made_before_loop"})
+"""Rows whose fix says "expected once" (a tensor made before the loop, computed by the first step's graph): true only
+if the next steps reuse the graph. On a family's second step such a recompilation is held as ``pending`` until the
+next execution says (review 15, F4: tx_grad_accum's step 1 was told "expected", then a real recompilation)."""
 
 
 BRIDGE_LIVE = ("a graph torch_xla's Dynamo bridge compiled (for a Dynamo graph, its backward, or the sync of the "
@@ -64,7 +71,7 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
         fix = JAX_KEY_LIVE
     return Told(root.kind, root.summary, root.locations[0] if root.locations else None, None if waits else fix,
                 more, recompilation.closest.ref if recompilation.closest else None,
-                diff.similarity if diff is not None else None, waits)
+                diff.similarity if diff is not None else None, waits, rule=root.fix_rule if fix == root.fix else None)
 
 
 def lazy_random_input(recompilation) -> bool:

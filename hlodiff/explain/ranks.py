@@ -363,9 +363,24 @@ def _kinds(kinds: set[str]) -> str:
     return " and ".join(words.get(k, k) for k in sorted(kinds)) or "empty"
 
 
+STEP_KINDS = ("save_tensors", "executions")
+"""Captures whose graphs are the run's executions (a save-tensors file; a dump read with its PT_XLA_DEBUG_LEVEL=2
+log, as ``hlodiff record`` writes): a position in them is a step, not a compilation (review 15, F7: tx_ranks'
+"compilation 3" was step 3, rank 1's second compilation)."""
+
+
 def position_word(graph: GraphSummary | None) -> str:
-    """What a step is for this kind of dump: an execution (a save-tensors entry) or a compilation (a module)."""
-    return "step" if graph is None or graph.record.kind == "save_tensors" else "compilation"
+    """What a position is for this kind of capture: a step (an execution) or a compilation (a module)."""
+    return "step" if graph is None or graph.record.kind in STEP_KINDS else "compilation"
+
+
+def positions_text(word: str, steps: list[int]) -> str:
+    """``step 3`` for one position, ``3 steps (steps 3, 5, 7)`` for several (review 15, F7: "at 1 compilation
+    (compilation 3)" read like a typo)."""
+    if len(steps) == 1:
+        return f"{word} {steps[0]}"
+    shown = ", ".join(str(s) for s in steps[:8]) + (", ..." if len(steps) > 8 else "")
+    return f"{len(steps)} {word}s ({word}s {shown})"
 
 
 def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSummary]],
@@ -377,20 +392,14 @@ def _job_summary(results: list[RankResult], sequences: dict[int, list[GraphSumma
         return f"all {n} ranks compiled the same graphs ({each})"
     ranks = sorted({r for d in divergence for r in d.ranks})
     steps = sorted({d.step for d in divergence})
-    word = position_word(divergence[0].majority or divergence[0].graph)
-    plural = "s" if len(steps) != 1 else ""
+    at = positions_text(position_word(divergence[0].majority or divergence[0].graph), steps)
     if both:  # each rank recompiled there, for its own graph (review 6, p07)
-        at = f"{word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}"
-        return (f"{n} ranks: both recompiled at {len(steps)} {word}{plural} ({at}), each for a graph of its own "
+        return (f"{n} ranks: both recompiled at {at}, each for a graph of its own "
                 f"(rank {ranks_text(ranks).removeprefix('rank ')} against rank {reference} below); "
                 f"reference rank {reference}")
     if two:  # no majority with 2 ranks (review F7)
-        return (f"{n} ranks: {ranks_text(ranks)} diverged from rank {reference} at {len(steps)} {word}{plural} "
-                f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
-                f"reference rank {reference}")
-    return (f"{n} ranks: {ranks_text(ranks)} diverged from the majority at {len(steps)} {word}{plural} "
-            f"({word}{plural} {', '.join(str(s) for s in steps[:8])}{', ...' if len(steps) > 8 else ''}); "
-            f"reference rank {reference}")
+        return f"{n} ranks: {ranks_text(ranks)} diverged from rank {reference} at {at}; reference rank {reference}"
+    return f"{n} ranks: {ranks_text(ranks)} diverged from the majority at {at}; reference rank {reference}"
 
 
 def _one_rank_summary(result: RankResult) -> str:

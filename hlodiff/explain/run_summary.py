@@ -74,12 +74,14 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)
-    interesting = [p for p in facts if p.name != "steady"]
+    # review 15 F6: a family whose every program came from the persistent cache compiled nothing in this run: its
+    # pattern (jit__normal's two shapes, both loaded) is no story of it; what did compile is named instead
+    interesting = [p for f, p in zip(families, facts) if p.name != "steady" and _compiled_here(f, loaded)]
     interesting.sort(key=lambda p: p.name == "eager op")  # JAX's eager compiles come after the real story
-    if n == 0 and not any(p.name != "eager op" for p in interesting):
-        return _steady_with_eager(counts, facts, families, loaded) or head
+    if n == 0 and not loaded and not any(p.name != "eager op" for p in interesting):
+        return _steady_with_eager(counts, facts, families) or head  # a restart names what compiled, below
     if not interesting:
-        return head
+        return head + compiled_here_clause(families, loaded)
     real = [p for p in interesting if p.name != "eager op"]
     if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
         return head + ": " + "; ".join(_in_brief(p) for p in real)
@@ -92,6 +94,26 @@ def _of_them(count: int, n: int) -> str:
     """How an aside counts its share of the recompilations: "1 recompilation (1 of them ...)" read as a miscount
     (review 16, F3); the only one is said plainly, all of several as "all of them"."""
     return "" if count == n == 1 else "all of them " if count == n else f"{count} of them "
+
+
+def _compiled_here(family: Family, loaded: set[str]) -> bool:
+    """Some program of the family compiled in this run (not every one loaded from a persistent cache)."""
+    return any(g.compiled and g.ref not in loaded for g in family.members)
+
+
+def compiled_here_clause(families: list[Family], loaded: set[str]) -> str:
+    """A restarted run that loaded programs from the persistent cache: the functions that did compile, named
+    (``: jit_train_step compiled (the persistent cache did not hold it); every other program was loaded``); empty
+    when nothing was loaded or nothing compiled."""
+    if not loaded:
+        return ""
+    names = list(dict.fromkeys(f.label for f in families if _compiled_here(f, loaded)))
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    one = len(names) == 1
+    return (f": {shown} compiled (the persistent cache did not hold {'it' if one else 'them'}); every other program "
+            "was loaded")
 
 
 def first_rest(r: Recompilation) -> bool:

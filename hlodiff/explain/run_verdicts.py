@@ -77,6 +77,10 @@ class Verdict:
     """``miss_hlo_differs`` / ``ops`` (JAX): every line the cause names is a line of both programs, so the runs
     differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):
     the headline is located at the call (``called_at``), not at a line both runs traced alike."""
+    setting: object = None
+    """``miss_hlo_differs`` with ops one run traced only: the run setting (:class:`hlodiff.dumps.run_setting_source
+    .RunSetting`: an environment variable, a command-line option) the ``if`` around them tests, where the source on
+    disk shows it (:mod:`hlodiff.explain.across_runs_settings`); None otherwise."""
 
     in_pieces: bool = False
     """``new``, yet a piece of run A's programs: run B ran them op by op (:mod:`hlodiff.explain.op_by_op`)."""

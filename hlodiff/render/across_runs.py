@@ -22,7 +22,8 @@ from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGR
                                              same_folder_spelled_apart)
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
-from hlodiff.render.across_runs_fixes import ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES  # noqa: F401 (API)
+from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
+                                            setting_fix)
 from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
 
 PIECES_SWITCH = {"jit_disabled": "jit disabled", "eager_mode": "torch_xla's eager mode"}
@@ -102,6 +103,8 @@ def fix_text(v: Verdict) -> str | None:
         side, paths = ("B", leaves.b) if leaves.b else ("A", leaves.a)
         return GRAPH_FIXES["pytree_leaves"].format(side=side, other="A" if side == "B" else "B", paths=paths,
                                                    program=v.program)
+    if v.verdict == "miss_hlo_differs" and v.setting is not None:  # review 15 F5: a run's setting decided
+        return setting_fix(v.setting)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         if v.cause is not None and v.cause.fix_rule in ACROSS_RUNS_RULES:  # a fix written for two steps of a run
             return GRAPH_FIXES[ACROSS_RUNS_RULES[v.cause.fix_rule]].format(summary=v.cause.summary)

@@ -160,11 +160,18 @@ GRAPH_FIXES: dict[str, str] = {
                      "defaults and a number in the other's, a dict key one run adds), and the ops that read them "
                      "come with them: give the arguments one structure in both runs (a neutral value such as 0.0 "
                      "rather than None), or expect one program per structure",
-    "path_across_runs": "the traced Python took another path in the two runs ({summary}): a value that steers the "
-                        "trace differs between them (a static argument, a flag, a config or command line value, or "
-                        "the code itself): give it the same value in both runs, or expect one program per value; "
-                        "pass it traced instead (jnp.where / lax.cond, lax.fori_loop for a loop count) for one "
+    "path_across_runs": "the traced Python took another path in the two runs ({summary}): between two runs that is a "
+                        "change of the code, or of a value that steers the trace (a flag, a config or command line "
+                        "value, a static argument), not a branch the program takes from step to step: the changed "
+                        "program compiles once, then loads from the cache (expected if the change was deliberate: "
+                        "nothing to fix); if it was not, give both runs the same code and values, and for a value "
+                        "meant to differ from run to run pass it traced (lax.fori_loop for a loop count) for one "
                         "program whatever the value",
+    "setting_across_runs": "the programs differ where the `if` at {if_line} tests {name}, which the program reads "
+                           "from {origin} ({made}): a setting that differs between the runs, not a branch the "
+                           "program takes from step to step. A changed program compiles once, then loads from the "
+                           "cache: expected if {what} was changed on purpose, nothing to fix; if it was not, run "
+                           "both with the same {what}",
     "sharding_across_runs": "the shardings differ between the runs ({summary}): the mesh (its shape, axis names or "
                             "device order) or the partition specs differ from one run to the other (a mesh shape "
                             "read from a setting or the command line): build the same mesh and specs in both runs, "
@@ -208,3 +215,19 @@ ACROSS_RUNS_RULES: dict[str, str] = {
 """Rows of the graph diff's fix table (:data:`hlodiff.diff.fix_rules.RULES`) written for two steps of one run ("a
 Python `if` per step", "sharded differently between steps") -> the row of :data:`GRAPH_FIXES` that says the same
 difference between two runs, where what differs is the run's setting rather than its step."""
+
+
+def setting_fix(setting) -> str:
+    """``setting_across_runs`` for a :class:`hlodiff.dumps.run_setting_source.RunSetting`: the environment variable
+    or command-line option the ``if`` tests, named as the user sets it."""
+    from hlodiff.dumps.run_setting_source import ENVIRONMENT
+
+    if setting.origin == ENVIRONMENT:
+        where = f"the environment variable {setting.variable}" if setting.variable else "the environment"
+        what = setting.variable or "the environment"
+    else:
+        where = f"the command-line option {setting.variable}" if setting.variable else "the command line (sys.argv)"
+        what = setting.variable or "the command line"
+    made = f"line {setting.line}" if setting.line != setting.if_line else "in the test itself"
+    return GRAPH_FIXES["setting_across_runs"].format(if_line=f"line {setting.if_line}", name=setting.name,
+                                                     origin=where, made=made, what=what)

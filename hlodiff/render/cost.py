@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from hlodiff.cost.carried_state import roles_state_only, state_only
 from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
 from hlodiff.render.cost_headline import render_headline
@@ -141,9 +142,11 @@ def _boundaries(console: Console, run: RunCost) -> None:
             source, target = f"{source} ({b.source_phase})", f"{target} ({b.target_phase})"
         roles = ", ".join(f"{t.count} {role.replace('_', ' ')} {_b(t.bytes)}" for role, t in b.by_role().items()
                           if role != "unknown")
+        state = STATE_NOTE if state_only(b) else ""  # review 15 F9: the weights and momentum are no problem
         console.print(Hanging(Text.from_markup(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
                                                f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)}"
-                                               + (f": {escape(roles)}" if roles else "")), 4), highlight=False)
+                                               + (f": {escape(roles)}" if roles else "") + state), 4),
+                      highlight=False)
         for t in b.tensors[:SHOWN_TENSORS]:
             where = f" at {t.user_line.short()}" if t.user_line is not None else ""
             console.print(Hanging(Text(f"      id={t.id} {t.shape} {t.role or ''}{' (inferred)' if t.evidence == 'inferred' else ''}"
@@ -152,6 +155,10 @@ def _boundaries(console: Console, run: RunCost) -> None:
             console.print(f"      and {len(b.tensors) - SHOWN_TENSORS} more (--json lists every one)", highlight=False)
     _pipeline(console, run)
 
+
+STATE_NOTE = " (the model's state, carried to the next step: expected)"
+"""Said of a boundary or a step whose held tensors are all parameters and optimizer state
+(:mod:`hlodiff.cost.carried_state`)."""
 
 SHOWN_TENSORS = 8
 """Tensors listed per boundary in the terminal (a layer stack hands hundreds of gradients to the optimizer)."""
@@ -171,9 +178,10 @@ def _pipeline(console: Console, run: RunCost) -> None:
             phases = ", ".join(f"{n} {p}" for p, n in s.phases.items())
             roles = ", ".join(f"{role.replace('_', ' ')} {_b(t.bytes)}" for role, t in s.roles.items())
             note = "" if s.complete else f" (only {s.reported} of {len(s.graphs)} graphs recorded: at least)"
+            state = STATE_NOTE if roles_state_only(s.roles) else ""
             console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graphs: {phases}): "
-                                       f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")),
-                                  4), highlight=False)
+                                       f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")
+                                       + state), 4), highlight=False)
         if quiet:
             which = ("step " if len(quiet) == 1 else "steps ") + _spans([s.step for s in quiet])
             console.print(Hanging(Text(f"  {r.source} {which} ({sum(len(s.graphs) for s in quiet)} graphs): no report "

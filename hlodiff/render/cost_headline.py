@@ -193,8 +193,31 @@ def cost_document(run: RunCost) -> dict:
 
 def render_headline(console: Console, run: RunCost) -> None:
     h = cost_headline(run)
-    if h is None:
+    if h is None:  # review 15 F9: the report still says first what to do, here nothing
+        console.print(Hanging(Text.assemble(("first: ", "bold"), nothing_text(run)), 2), highlight=False)
+        console.print()
         return
     console.print(Hanging(Text.assemble(("first: ", "bold"), summary(h)), 2), highlight=False)
     console.print(Hanging(Text.assemble(("fix: ", "bold"), fix(h)), 2), highlight=False)
     console.print()
+
+
+NOTHING = ("nothing to act on: no donation lost, no loop buffer copied every iteration, nothing held across a sync "
+           "inside the step, no value read inside the step, no step state left undonated")
+"""The first line of a ``cost`` report with no finding (review 15, F9: a healthy loop's report had none)."""
+
+_STATE_WORDS = {"parameter": ("parameter", "parameters"), "optimizer_state": ("optimizer state tensor",
+                                                                              "optimizer state tensors")}
+
+
+def nothing_text(run: RunCost) -> str:
+    """:data:`NOTHING`, and when every boundary carries only the model's state, that it is expected."""
+    from hlodiff.cost.carried_state import carried_state
+
+    carried = carried_state(run)
+    if carried is None:
+        return NOTHING
+    parts = [f"{n} {_STATE_WORDS[role][n != 1]}" for role, (n, _) in carried.roles.items()]
+    size = human_bytes(sum(b for _, b in carried.roles.values()))
+    return (f"{NOTHING}; what each graph hands the next ({' and '.join(parts)}, {size}) is the model's state, which "
+            "every training loop carries from step to step (expected)")

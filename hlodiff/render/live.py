@@ -142,6 +142,8 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
                     f"{_fix(event) or f': {t.summary}'}"]
         return [f"{PREFIX}{_of(event)}, now that more of the run is known: {_where(event)}{_fix(event)}"]
     late = ", now that more of the run is known," if event.of_step is not None else ""
+    if event.revises_expected:  # review 15, F4: an "expected" line of this step came first
+        late = ", now that more of the run is known, not expected after all:"
     # review 8, F10: the first step has nothing to recompile against; a second graph of its family is compiled
     verb = "compiled a second graph" if event.step == 0 and not late else "recompiled"
     head = (f"{PREFIX}{_at(event)}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")

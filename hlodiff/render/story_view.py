@@ -22,10 +22,14 @@ def alike_text(similarity: float, equal: bool) -> str:
     return f"{similarity:.0%} alike"
 
 
-def story_sentence(story: Story) -> str:
-    """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``."""
+def story_sentence(story: Story, of: int = 0) -> str:
+    """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``; ``of``:
+    the run's recompilations as its summary counts them, said beside the story's own when more (``4 of the 5
+    recompilations``: review 15, F7, "5 recompilations" above "story: 4 recompilations")."""
     where = f" at {story.location.short()}" if story.location is not None else ""
     n = len(story.recompilations)
+    if of > n:
+        return _of_the_run(story_sentence(story), n, of)
     values = ", ".join(story.values)
     if story.trend is not None:
         how = "grows" if story.trend.by > 0 else "shrinks"
@@ -35,6 +39,11 @@ def story_sentence(story: Story) -> str:
     if story.values and len(set(story.values)) > 1:
         return f"{n} recompilations, one root ({story.kind}{where}): the {story.what} took {values}"
     return f"{n} recompilations, one root ({story.kind}{where})"
+
+
+def _of_the_run(sentence: str, n: int, of: int) -> str:
+    """``4 recompilations`` in ``sentence`` said as ``4 of the 5 recompilations`` (the run's count)."""
+    return sentence.replace(f"{n} recompilations", f"{n} of the {of} recompilations", 1)
 
 
 def story_json_sentence(doc: dict) -> str:
@@ -85,12 +94,21 @@ def _folded(console: Console, node, indent: str) -> None:
                       highlight=False)
 
 
-def one_line(r, step: int | None) -> str:
-    """A story's other recompilation: ``#3 (step 3): shape changed on ... f32[3] -> f32[4]``."""
+def one_line(r, step: int | None, compilation: int | None = None) -> str:
+    """A story's other recompilation: ``#3 (step 3): shape changed on ... f32[3] -> f32[4]``; in a capture of
+    compilations only (a JAX dump marks no step), ``#10 (compilation 3 of jit_train_step)`` (review 15, F7)."""
     at = f" (step {step})" if step is not None else ""
+    if compilation is not None:
+        at = f" (compilation {compilation} of {r.family.label})"
     root = r.causes[0] if r.causes else None
     what = f"{root.kind}: {root.summary}" if root is not None else "no cause"
     return f"#{r.graph.ref.rsplit('#', 1)[-1]}{at}: {what}"
+
+
+def _compilation_numbers(explanation) -> dict[str, int]:
+    """A graph's ref -> its place (from 1) among its family's compilations: what a capture of compilations only
+    can say of when it compiled."""
+    return {g.ref: i for f in explanation.families for i, g in enumerate(f.compiled, start=1)}
 
 
 def render_stories(console: Console, explanation, render_recompilation, *, verbose: bool = False) -> None:
@@ -123,20 +141,24 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
 
     cut_last = any(not _cut_tail(s) and not _expected(s) for s in stories)
     # review 11 F1: a torch.compile run read from compilations only: the dump's order is no step count
-    unsequenced = explanation.dynamo is not None and compilations_only(explanation)
+    only = compilations_only(explanation)
+    unsequenced = explanation.dynamo is not None and only
+    counted = _compilation_numbers(explanation) if only and not unsequenced else {}
+    counts = getattr(explanation, "counts", None)
+    total = counts.recompilations if counts is not None else 0
     # stories of eager ops after the rest, expected ones after those to act on; a cut step's two parts after the
     # recompilations of a part
     for story in sorted(stories, key=lambda s: (s.lead in last, _expected(s), cut_last and _cut_tail(s))):
         console.print()
         if len(story.recompilations) > 1:
-            console.print(Text(f"story: {story_sentence(story)}", style="bold"), highlight=False)
+            console.print(Text(f"story: {story_sentence(story, total)}", style="bold"), highlight=False)
         render_recompilation(console, recs[story.lead], verbose=verbose)
         others = [ref for ref in story.recompilations if ref != story.lead]
         if others:
             console.print(Text(f"  and {len(others)} more with this root:", style="dim"), highlight=False)
         for ref in others:  # an eager op runs outside any step: its compilations get no step number (review 6 F7)
-            step = None if story.lead in last or unsequenced else steps.get(ref)
-            console.print(Text(f"    {one_line(recs[ref], step)}"), highlight=False)
+            step = None if story.lead in last or unsequenced or counted else steps.get(ref)
+            console.print(Text(f"    {one_line(recs[ref], step, counted.get(ref))}"), highlight=False)
     for r in story_recompilations(explanation):
         if r.graph.ref not in told and r.graph.ref in last:
             console.print()

@@ -156,6 +156,8 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
 
 
 _HEADLINE_FIX: ContextVar[str | None] = ContextVar("headline_fix", default=None)
+_LOADED: ContextVar[frozenset] = ContextVar("loaded", default=frozenset())
+"""Refs of the programs the run loaded from a persistent cache: told as loaded, never as compiled (review 15, F6)."""
 """The fix the run's headline already printed: a block below whose fix reads the same says so in three words
 (review 13 F6: T2's ~80-word warm-up fix printed twice, once under the headline and once in its graph's block)."""
 
@@ -273,10 +275,12 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
             console.print(Hanging(Text(f"  {pattern}"), 4), highlight=False)
     told = headline.causes[0].fix if headline is not None and headline.causes else None
     token = _HEADLINE_FIX.set(told)
+    loaded = _LOADED.set(frozenset(getattr(explanation, "loaded", ()) or ()))
     try:
         render_stories(console, explanation, render_recompilation, verbose=verbose)
     finally:
         _HEADLINE_FIX.reset(token)
+        _LOADED.reset(loaded)
     for hint in explanation.hints:
         console.print()
         console.print(Hanging(Text(f"hint: {hint}", style="yellow"), 6), highlight=False)
@@ -293,6 +297,9 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
 
     verb = "compiled for another shape" if r.causes and all(c.fix_rule == "eager_op" for c in r.causes) \
         else first_rest_title(r) or "recompiled"
+    if r.graph.ref in _LOADED.get():  # review 15 F6: JAX logged a persistent-cache hit: nothing compiled here
+        verb = "loaded from the persistent cache" + (
+            " for another shape" if verb == "compiled for another shape" else "") + ", not compiled in this run"
     head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
