@@ -87,9 +87,11 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
         return []
     origins: dict[str, list[Change]] = defaultdict(list)
     extras: dict[str, list[Change]] = defaultdict(list)  # one-sided instructions that came with an origin
-    for region in _regions(cd, changes):
+    found = list(_regions(cd, changes))
+    scalars = _only_values(cd, changes, found)
+    for region in found:
         members = [changes[k] for k in region]
-        kinds = _classify_region(cd, {k: changes[k] for k in region}, origins, extras)
+        kinds = _classify_region(cd, {k: changes[k] for k in region}, origins, extras, scalars)
         regions.append(_region(cd.left.name, members, kinds))
     causes: dict[str, Cause] = {}
     for kind in CAUSE_KINDS:
@@ -114,8 +116,23 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
     return list(causes.values())
 
 
+def _only_values(cd: ComputationDiff, changes: dict[Key, Change], regions) -> bool:
+    """Every region of the computation's change is a value (a shared constant split, or a baked scalar now read
+    from an input both graphs have): only then are baked scalars told as values. Where other ops came or went
+    (rev7_loss_dict: an l2 term added, the backward's ``grad * 1`` beside SGD's lr), the rewiring between a 1 and
+    an input follows from the new code, and is no value of the user's (tests/test_matchers.py)."""
+    ref = functools.partial(_side_ref, cd)
+    for region in regions:
+        sub = {k: changes[k] for k in region}
+        explained = {k for split in split_constants(cd, sub, ref) for k in split.explained}
+        rest = {k: c for k, c in sub.items() if k not in explained}
+        if rest and not merged_scalars(cd, rest, ref):
+            return False
+    return True
+
+
 def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: dict[str, list[Change]],
-                     extras: dict[str, list[Change]]) -> None:
+                     extras: dict[str, list[Change]], scalars: bool = True) -> None:
     """Sort a region's changes into origins by kind; one-sided instructions join the region's leading origin."""
     found: dict[str, list[Change]] = defaultdict(list)
     one_sided: list[Change] = []
@@ -123,7 +140,7 @@ def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: d
     for split in split_constants(cd, changes, functools.partial(_side_ref, cd)):
         found["constant"].append(split.change)  # a shared constant changed in one block: a value, not new ops
         explained.update(split.explained)
-    for merged in merged_scalars(cd, {k: c for k, c in changes.items() if k not in explained},
+    for merged in merged_scalars(cd, {k: c for k, c in changes.items() if k not in explained} if scalars else {},
                                  functools.partial(_side_ref, cd)):
         found["constant"].append(merged.change)  # a baked scalar now read from an input both have: a value
         explained.update(merged.explained)
