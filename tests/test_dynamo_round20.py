@@ -273,3 +273,19 @@ def test_a_break_that_left_dynamo_with_no_graph_says_so():
     assert doc["summary"].startswith("Dynamo made no graph of forward: a graph break gave it up")
     doc, _ = _explain("dyn_print_break")  # a break between Dynamo's graphs: its count stays
     assert doc["dynamo"]["graph_breaks"][0]["graphs"] == 2 and doc["summary"].startswith("Dynamo compiled forward")
+
+
+def test_a_parametrization_counts_only_on_the_guarded_submodule(tmp_path):
+    """The tenth stop's last read: weight_norm on layer 0 before the compile, and a head swapped at :5 (guard on
+    `_modules['2']`), was told 'a parametrization is registered at :4 ... nothing to fix'. Only a call on the
+    guarded submodule (net[2], model.head) is its reason."""
+    from hlodiff.dumps.python_source import calls_on_submodule
+
+    src = tmp_path / "train.py"
+    src.write_text("import torch\nnet = torch.nn.Sequential()\nfrom torch.nn.utils.parametrizations import "
+                   "weight_norm\nweight_norm(net[0])\nnet[2] = Head()\nweight_norm(model.head)\nweight_norm(net['2'])\n")
+    names = ("weight_norm",)
+    assert calls_on_submodule(str(src), names, "2") == [7]
+    assert calls_on_submodule(str(src), names, "0") == [4]
+    assert calls_on_submodule(str(src), names, "head") == [6]
+    assert calls_on_submodule(str(tmp_path / "gone.py"), names, "2") == []

@@ -132,10 +132,6 @@ def test_grad_accumulation_step_1_is_never_told_expected_then_unexpected():
     """Review 15 #2 under `hlodiff record` (torch_xla/rev15_tx_grad_accum, the scenario of F2's fix): no "expected
     recompilation" line for step 1 before its story; the fix is told once, not revised as each step is added to its
     list ("steps 1 and 3 only", then "steps 1, 3 and 5 only")."""
-    import pytest
-
-    if not (FIXTURES / "scenarios" / "torch_xla" / "rev15_tx_grad_accum" / "record").is_dir():
-        pytest.skip("torch_xla/rev15_tx_grad_accum is captured on the branch that fixes F2 (review 15)")
     said = _lines("torch_xla/rev15_tx_grad_accum")
     assert not any("expected recompilation" in x and "step 1:" in x for x in said), said
     revised = [x for x in said if "now that more of the run is known" in x and "traced on steps" in x]

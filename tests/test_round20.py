@@ -192,7 +192,9 @@ def _param(left, right):
 
 @pytest.mark.parametrize("changes, shared", [
     ((("f32[8,64]", "f32[8,16]"), ("f32[64,4]", "f32[16,4]")), True),     # a hidden width in two weights
-    ((("f32[8,64]", "f32[8,16]"), ("f32[64]", "f32[16]")), True),
+    ((("f32[8,64]", "f32[8,16]"), ("f32[64]", "f32[16]")), False),        # a length and its positions (rank 1)
+    ((("f32[8,64,32]", "f32[8,16,32]"), ("f32[8,1,1,64]", "f32[8,1,1,16]")), False),  # a length and its mask
+    ((("s32[8,64]", "s32[8,16]"), ("s32[64,4]", "s32[16,4]")), False),    # ints: no weights
     ((("f32[32,8]", "f32[16,8]"), ("s32[32]", "s32[16]")), False),        # a batch: axis 0 of every input
     ((("f32[4,16,32]", "f32[4,24,32]"), ("f32[4,16,16]", "f32[4,24,24]")), False),   # a length and its square mask
     ((("f32[8,64]", "f32[8,16]"),), False),                               # one parameter

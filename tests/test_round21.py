@@ -99,3 +99,19 @@ def test_random_indices_whose_sizes_stay_put_are_no_finding(name):
 @pytest.mark.parametrize("name", ["ohem_ratio", "random_crop", "loss_history"])
 def test_other_python_sizes_keep_their_rows(name):
     assert "shape_randperm" not in _rules(_tx(name), "shape")
+
+
+def test_clear_caches_counts_only_inside_a_loop_around_the_call(tmp_path):
+    """The tenth stop's last read: a jit rebuilt each epoch beside one jax.clear_caches() after the loop was told
+    'stop clearing the caches inside the loop'; only a call in a loop that holds the step's call empties the cache
+    between two calls."""
+    from hlodiff.dumps.loop_counters import calls_in_loops_around
+
+    src = tmp_path / "train.py"
+    src.write_text("import jax\nfor epoch in range(3):\n    for b in range(4):\n        step(w)\n"
+                   "    jax.clear_caches()\njax.clear_caches()\n")
+    assert calls_in_loops_around(str(src), 4, ("clear_caches",)) == [5]
+    after = tmp_path / "after.py"
+    after.write_text("import jax\nfor epoch in range(3):\n    step = make_step(epoch)\n    step(w)\njax.clear_caches()\n")
+    assert calls_in_loops_around(str(after), 4, ("clear_caches",)) == []
+    assert calls_in_loops_around(str(tmp_path / "gone.py"), 4, ("clear_caches",)) == []

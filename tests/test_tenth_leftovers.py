@@ -229,3 +229,17 @@ def test_a_fix_to_make_keeps_the_making_line_first(name, made):
     the line that grows it."""
     line, lines, rule = _head_lines(name)
     assert rule == "shape_growing_concat_jax" and line == made and lines[0] == made
+
+
+@pytest.mark.parametrize("passed, counted", [
+    ("epoch", False),              # the outer loop's counter: one value for a whole inner loop, a few compilations
+    ("b", True),                   # the innermost loop's counter: a new value on every call
+    ("epoch * 3 + b", True),       # a global step made of both
+])
+def test_only_the_innermost_loop_counts_calls(tmp_path, passed, counted):
+    """The tenth stop's last read: `stage = epoch` passed to every batch's call was told 'the loop's step count ...
+    every call compiles again, without end'; it compiles once per epoch."""
+    src = tmp_path / "train.py"
+    src.write_text("def f(w, step):\n    return w\n\nfor epoch in range(3):\n    for b in range(3):\n"
+                   f"        f(w, step={passed})\n")
+    assert passes_loop_counter(str(src), 6, "f", "step") is counted

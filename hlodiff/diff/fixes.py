@@ -203,11 +203,11 @@ class FixContext:
     """Round 20: every changed instruction was traced in a library file that branches on its own step count
     (:mod:`hlodiff.explain.library_branches`): the branch in words. Empty otherwise."""
     slice_start: bool = False
+    """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     loop_counter: bool = False
     """A JAX static argument the caller passes as a loop's step count (``for step in range(start, end)``, read from
     the source: :mod:`hlodiff.dumps.loop_counters`): values that count up without a ceiling, not a statistic of the
     data however bunched they are."""
-    """The graphs differ only in where slices start, never in their lengths: a window's start baked in."""
     block_repeats: str = ""
     """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
     the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""

@@ -171,26 +171,28 @@ def _dims(shape: str) -> list[int | None] | None:
 
 
 def _width_shared(cause: Cause) -> bool:
-    """Round 20 (r20_jx_teacher_student_control): two or more parameters each changed on one axis only, from one
-    size to one other size (64 -> 16), on different axes (``f32[8,64]`` -> ``[8,16]`` and ``f32[64,4]`` ->
-    ``[16,4]``): a width the weights share across their axes (a hidden size), so a model of another width came
-    through the function, not a batch or a length (those move the same axis of every input; a square mask, which
-    holds a length on two axes of one input, is no single-axis change)."""
-    axes: dict[tuple[int, int], set[int]] = {}
-    count: dict[tuple[int, int], int] = {}
+    """Round 20 (r20_jx_teacher_student_control): float weights of rank 2 or more, each changed on one axis only,
+    from one size to one other size (64 -> 16), that size the last axis of one and the first of another
+    (``f32[8,64]`` -> ``[8,16]`` and ``f32[64,4]`` -> ``[16,4]``: a matmul chain's hidden width): a model of another
+    width came through the function, not a batch or a length (those move the same axis of every input; a square
+    mask holds a length on two axes of one input; a sequence length on axis 1 of the activations and the last axis
+    of an attention mask, ``f32[8,L,32]`` and ``f32[8,1,1,L]``, is on no first axis: the tenth stop's last read)."""
+    ends: dict[tuple[int, int], set[str]] = {}
     for c in cause.origins:
         if c.left is None or c.right is None or c.left.opcode != "parameter" or c.right.opcode != "parameter":
             continue
+        if not (c.left.shape.startswith(("f", "bf")) and c.right.shape.startswith(("f", "bf"))):
+            continue  # token ids and positions are ints: no weight
         a, b = _dims(c.left.shape), _dims(c.right.shape)
-        if a is None or b is None or len(a) != len(b) or None in a or None in b:
+        if a is None or b is None or len(a) != len(b) or len(a) < 2 or None in a or None in b:
             continue
         changed = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
         if len(changed) != 1:
             continue
-        pair = (a[changed[0]], b[changed[0]])
-        axes.setdefault(pair, set()).add(changed[0])
-        count[pair] = count.get(pair, 0) + 1
-    return any(count[p] >= 2 and len(ax) >= 2 for p, ax in axes.items())
+        axis = changed[0]
+        end = "first" if axis == 0 else "last" if axis == len(a) - 1 else "inner"
+        ends.setdefault((a[axis], b[axis]), set()).add(end)
+    return any({"first", "last"} <= found for found in ends.values())
 
 
 _RANGE = re.compile(r"\[(-?\d+):(-?\d+)(?::\d+)?\]")

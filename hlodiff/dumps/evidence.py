@@ -120,6 +120,16 @@ class SourceLines:
 
         return calls_named(file, names)
 
+    def calls_on_submodule(self, file: str, names: tuple[str, ...], key: str) -> list[int]:
+        from hlodiff.dumps.python_source import calls_on_submodule
+
+        return calls_on_submodule(file, names, key)
+
+    def calls_in_loops_around(self, file: str, line: int | None, names: tuple[str, ...]) -> list[int]:
+        from hlodiff.dumps.loop_counters import calls_in_loops_around
+
+        return calls_in_loops_around(file, line, names)
+
     def fed_its_own_concatenation(self, file: str, line: int | None) -> bool:
         from hlodiff.dumps.python_source import fed_its_own_concatenation
 
@@ -185,6 +195,12 @@ class NoSources(SourceLines):
         return False
 
     def calls_named(self, file, names):
+        return []
+
+    def calls_in_loops_around(self, file, line, names):
+        return []
+
+    def calls_on_submodule(self, file, names, key):
         return []
 
     def fed_its_own_concatenation(self, file, line):

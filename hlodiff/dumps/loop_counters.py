@@ -35,8 +35,11 @@ def passes_loop_counter(file: str, call_line: int | None, function: str, paramet
     passed = _passed(call, parameter, parameters, tree, function)
     if passed is None:
         return False
-    loops = _loops_around(scope, call_line)
-    counters = set().union(*(_counters_of(loop) for loop in loops)) if loops else set()
+    # the innermost loop's counter: an outer loop's (an epoch number passed as `stage = epoch` to every batch's
+    # call) takes each value for a whole inner loop, a few compilations in all, not one per call (the tenth stop's
+    # last read: told "every call compiles again, without end")
+    loops = _loops_around(scope, call_line)[-1:]
+    counters = _counters_of(loops[0]) if loops else set()
     if not counters:
         return False
     if not _arithmetic(passed):
@@ -119,3 +122,17 @@ def _arithmetic(expr: ast.AST) -> bool:
 
 def _names(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def calls_in_loops_around(file: str, line: int | None, names: tuple[str, ...]) -> list[int]:
+    """Lines, in a loop whose body holds ``line``, that call one of ``names`` by its plain or attribute name
+    (``jax.clear_caches()`` in the epoch loop around the step's call), in line order; empty when the file is not on
+    disk. A call after the loop (once, at the end of training) is no reason for a recompilation inside it."""
+    tree = _parse(file)
+    if tree is None or line is None:
+        return []
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return sorted({c.lineno for loop in loops for c in ast.walk(loop) if isinstance(c, ast.Call)
+                   and (c.func.id if isinstance(c.func, ast.Name) else
+                        c.func.attr if isinstance(c.func, ast.Attribute) else None) in names})

@@ -393,3 +393,26 @@ def calls_named(file: str, names: tuple[str, ...]) -> list[int]:
             if any(isinstance(t, ast.Attribute) and t.attr in names for t in node.targets):
                 found.add(node.lineno)
     return sorted(found)
+
+
+def calls_on_submodule(file: str, names: tuple[str, ...], key: str) -> list[int]:
+    """Lines calling one of ``names`` whose first argument is the submodule ``key`` of something (``net[2]``,
+    ``net['2']``, ``model.head`` for key ``head``), in line order; empty when the file is not on disk. A
+    parametrization registered on another layer changes another guard."""
+    tree = _parse(file)
+    if tree is None:
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        if name not in names:
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Constant) and str(arg.slice.value) == key:
+            found.add(node.lineno)
+        elif isinstance(arg, ast.Attribute) and arg.attr == key:
+            found.add(node.lineno)
+    return sorted(found)

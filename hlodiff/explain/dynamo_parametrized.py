@@ -15,7 +15,7 @@ from hlodiff.hlo.model import SourceFrame
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm", "orthogonal", "register_parametrization")
 """The calls that register a parametrization (torch.nn.utils.parametrizations and parametrize)."""
-_SUBMODULE = re.compile(r"\._modules\[['\"][^'\"]+['\"]\]$")
+_SUBMODULE = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]$")
 """A submodule of the compiled module (``fn._modules['2']``, ``L['self']._modules['head']``): not an argument."""
 
 
@@ -23,11 +23,15 @@ def mark_parametrized(found, sources: SourceLines, user_files: list[str]) -> Non
     """Give each class-change recompilation of a submodule the fact ``parametrized`` and the line of the call
     when exactly one line of the run's user files (the recompilation's own file first) registers one."""
     for r in getattr(found, "recompiles", []):
-        if "object_type" not in r.facts or not r.subject or not _SUBMODULE.search(r.subject):
+        submodule = _SUBMODULE.search(r.subject or "") if "object_type" in r.facts else None
+        if submodule is None:
             continue
         mine = r.location if r.location is not None and not r.location.is_library and r.location.file else None
         files = [mine.file] if mine is not None else user_files
-        lines = [(file, line) for file in files for line in sources.calls_named(file, PARAMETRIZATIONS)]
+        # the call on the guarded submodule itself (``weight_norm(net[2])`` for ``_modules['2']``): one registered
+        # on another layer before the compile is no reason for this guard (the tenth stop's last read)
+        lines = [(file, line) for file in files
+                 for line in sources.calls_on_submodule(file, PARAMETRIZATIONS, submodule.group(1))]
         if len(lines) != 1:
             continue
         file, line = lines[0]

@@ -17,13 +17,14 @@ from hlodiff.hlo.model import SourceFrame
 
 def cleared_at(miss: JaxCacheMiss, sources: SourceLines) -> SourceFrame | None:
     """The ``jax.clear_caches()`` call that made JAX forget a function it had compiled (round 21): JAX named the
-    object id of its previous miss again (``same_object``) and the calling file clears the caches; the first such
-    call below the call line (the end of the loop's body), else the last above it. None otherwise: the same id alone
+    object id of its previous miss again (``same_object``) and a loop around the call clears the caches; the first
+    such call below the call line (the end of the loop's body), else the last above it (one after the loop, once at
+    the end, clears nothing between two calls: the tenth stop's last read). None otherwise: the same id alone
     may be a function freed and made anew at the same address."""
     site = miss.call_site
     if not miss.same_object or site is None:
         return None
-    lines = sources.calls_named(site.file, ("clear_caches",))
+    lines = sources.calls_in_loops_around(site.file, site.line, ("clear_caches",))
     if not lines:
         return None
     below = [n for n in lines if site.line is not None and n > site.line]
