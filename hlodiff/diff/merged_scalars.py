@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlodiff.diff.model import Change
-from hlodiff.diff.shared_constants import VALUE_KEEPING
+from hlodiff.diff.shared_constants import VALUE_KEEPING, one_operand_changes
 
 Key = tuple[str | None, str | None]
 
@@ -42,17 +42,8 @@ def merged_scalars(cd, changes: dict[Key, Change], ref) -> list[MergedScalar]:
         return []  # a called computation's parameters are its caller's operands, not device data
     m = cd.matching
     found: list[MergedScalar] = []
-    for key, change in changes.items():
-        lname, rname = key
-        if lname is None or rname is None or set(change.kinds) != {"operands"}:
-            continue
-        lops, rops = cd.left.operands[lname], cd.right.operands[rname]
-        if len(lops) != len(rops):
-            continue
-        diverging = [(lo, ro) for lo, ro in zip(lops, rops) if m.l2r.get(lo) != ro]
-        if len(diverging) != 1:
-            continue
-        lchain, rchain = _chain(cd.left, diverging[0][0]), _chain(cd.right, diverging[0][1])
+    for key, lo, ro in one_operand_changes(cd, changes):
+        lchain, rchain = _chain(cd.left, lo), _chain(cd.right, ro)
         if lchain is None or rchain is None:
             continue
         lend, rend = cd.left.insts[lchain[-1]], cd.right.insts[rchain[-1]]

@@ -30,12 +30,10 @@ class SplitConstant:
     explained: list[Key]
 
 
-def split_constants(cd, changes: dict[Key, Change], ref) -> list[SplitConstant]:
-    """Every matched instruction in ``changes`` whose only difference is one operand now read from another
-    constant of the same shape (through value-keeping ops), where that constant's chain exists on one side only.
-    ``ref(side, name)`` makes the :class:`InstructionRef` of an instruction (side ``"left"`` or ``"right"``)."""
+def one_operand_changes(cd, changes: dict[Key, Change]):
+    """``(key, left operand, right operand)`` of every matched instruction in ``changes`` whose only difference is
+    one operand that is no longer the matched one: where a value's source moved (another constant, an input)."""
     m = cd.matching
-    found: list[SplitConstant] = []
     for key, change in changes.items():
         lname, rname = key
         if lname is None or rname is None or set(change.kinds) != {"operands"}:
@@ -44,9 +42,17 @@ def split_constants(cd, changes: dict[Key, Change], ref) -> list[SplitConstant]:
         if len(lops) != len(rops):
             continue
         diverging = [(lo, ro) for lo, ro in zip(lops, rops) if m.l2r.get(lo) != ro]
-        if len(diverging) != 1:
-            continue
-        lo, ro = diverging[0]
+        if len(diverging) == 1:
+            yield key, diverging[0][0], diverging[0][1]
+
+
+def split_constants(cd, changes: dict[Key, Change], ref) -> list[SplitConstant]:
+    """Every matched instruction in ``changes`` whose only difference is one operand now read from another
+    constant of the same shape (through value-keeping ops), where that constant's chain exists on one side only.
+    ``ref(side, name)`` makes the :class:`InstructionRef` of an instruction (side ``"left"`` or ``"right"``)."""
+    m = cd.matching
+    found: list[SplitConstant] = []
+    for key, lo, ro in one_operand_changes(cd, changes):
         lchain, rchain = _chain(cd.left, lo), _chain(cd.right, ro)
         if lchain is None or rchain is None:
             continue
