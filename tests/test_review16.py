@@ -31,3 +31,18 @@ def test_a_steady_jax_run_names_its_functions_and_its_eager_ops():
     head = first.splitlines()[0]
     assert "0 recompilations: steady: jit_train_step compiled once" in head
     assert "2 compilations of eager ops outside jit (once per op and shape: expected)" in head
+
+
+def test_a_bucket_plan_of_several_sizes_also_gives_the_one_size_option():
+    """F4: three sizes (6, 8, 12): the plan offered 8 and 12 (2 graphs) or powers of two, never 'pad all to 12'
+    (1 graph, a third padded), the choice the reviewer would make for three small sizes."""
+    from hlodiff.render.plan import plan_text
+
+    plan = {"kind": "buckets", "dimension": "dim 1", "values": [{"size": 6, "executions": 2},
+            {"size": 8, "executions": 2}, {"size": 12, "executions": 2}], "buckets": [8, 12], "graphs_now": 3,
+            "graphs_planned": 2, "padded_fraction": 0.04, "powers_of_two": {"graphs": 2, "padded_fraction": 0.19},
+            "cost_model": {"counts_from": "executions", "curve": [{"buckets": 1, "padded_fraction": 0.3333},
+                                                                   {"buckets": 2, "padded_fraction": 0.04}]}}
+    assert "one size (12): 1 graph for it, 33 %" in plan_text(plan)
+    single = dict(plan, buckets=[12], graphs_planned=1)
+    assert "one size" not in plan_text(single)  # the plan is that one size already

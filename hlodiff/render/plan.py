@@ -39,10 +39,20 @@ def plan_text(plan: dict) -> str:
     target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
     graphs = f"{target} → {planned} graph{'s' if planned != 1 else ''} instead of {now}"
     p2_graphs = f"powers of two: {p2.get('graphs')} graph{'s' if p2.get('graphs') != 1 else ''}"
+    one = _one_size(plan, sizes, executions) if several else ""
     if not executions:
         # review 13 F7: each size counted once per compilation is no share of the work (T1's dump: "60 %" for
         # 2 compilations, 12 % over the run's 14 executions): the share needs the executions
-        return (f"plan: {seen}: {graphs}; {p2_graphs}{saves} (the padded share of the work needs the executions: "
-                "PT_XLA_DEBUG_LEVEL=2 beside the dump, or `hlodiff record`, counts them)")
+        return (f"plan: {seen}: {graphs}; {p2_graphs}{one}{saves} (the padded share of the work needs the "
+                "executions: PT_XLA_DEBUG_LEVEL=2 beside the dump, or `hlodiff record`, counts them)")
     return (f"plan: {seen}: {graphs}, {_pct(plan.get('padded_fraction') or 0.0)} padded work; {p2_graphs}, "
-            f"{_pct(p2.get('padded_fraction') or 0.0)}{saves}")
+            f"{_pct(p2.get('padded_fraction') or 0.0)}{one}{saves}")
+
+
+def _one_size(plan: dict, sizes: list[int], executions: bool) -> str:
+    """Beside a plan of several buckets, the one size every batch pads to (the largest seen): one graph for this
+    size, the most padding (review 16, F4: three small sizes, and the plan never gave "pad all to 12")."""
+    curve = (plan.get("cost_model") or {}).get("curve") or []
+    one = next((c["padded_fraction"] for c in curve if c.get("buckets") == 1), None)
+    share = f", {_pct(one)}" if executions and one is not None else ""
+    return f"; one size ({max(sizes)}): 1 graph for it{share}"
