@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlodiff.diff.model import Change
-from hlodiff.diff.shared_constants import VALUE_KEEPING, one_operand_changes
+from hlodiff.diff.shared_constants import Key, one_operand_changes, value_chain
 
-Key = tuple[str | None, str | None]
-
-_MAX_CHAIN = 8
+_ENDS = ("constant", "parameter")
+"""Where a value's chain of value-keeping ops ends: a baked constant, or the input that carries it."""
 
 
 @dataclass(slots=True)
@@ -43,7 +42,7 @@ def merged_scalars(cd, changes: dict[Key, Change], ref) -> list[MergedScalar]:
     m = cd.matching
     found: list[MergedScalar] = []
     for key, lo, ro in one_operand_changes(cd, changes):
-        lchain, rchain = _chain(cd.left, lo), _chain(cd.right, ro)
+        lchain, rchain = value_chain(cd.left, lo, _ENDS), value_chain(cd.right, ro, _ENDS)
         if lchain is None or rchain is None:
             continue
         lend, rend = cd.left.insts[lchain[-1]], cd.right.insts[rchain[-1]]
@@ -71,20 +70,6 @@ def merged_scalars(cd, changes: dict[Key, Change], ref) -> list[MergedScalar]:
 def _scalar(inst) -> bool:
     """A single value: rank 0, or one element."""
     return not inst.shape.is_tuple and inst.shape.num_elements() == 1
-
-
-def _chain(cc, name: str) -> list[str] | None:
-    """``name`` and the value-keeping ops under it down to a constant or a parameter (that one last)."""
-    chain = [name]
-    while len(chain) <= _MAX_CHAIN:
-        inst = cc.insts[chain[-1]]
-        if inst.opcode in ("constant", "parameter"):
-            return chain
-        operands = cc.operands[chain[-1]]
-        if inst.opcode not in VALUE_KEEPING or len(operands) != 1:
-            return None
-        chain.append(operands[0])
-    return None
 
 
 def _opcode_change(cd, key: Key, lend: str, rend: str, baked_left: bool, ref) -> Change:

@@ -53,7 +53,7 @@ def split_constants(cd, changes: dict[Key, Change], ref) -> list[SplitConstant]:
     m = cd.matching
     found: list[SplitConstant] = []
     for key, lo, ro in one_operand_changes(cd, changes):
-        lchain, rchain = _chain(cd.left, lo), _chain(cd.right, ro)
+        lchain, rchain = value_chain(cd.left, lo), value_chain(cd.right, ro)
         if lchain is None or rchain is None:
             continue
         lconst, rconst = cd.left.insts[lchain[-1]], cd.right.insts[rchain[-1]]
@@ -67,12 +67,13 @@ def split_constants(cd, changes: dict[Key, Change], ref) -> list[SplitConstant]:
     return found
 
 
-def _chain(cc, name: str) -> list[str] | None:
-    """``name`` and the value-keeping ops under it down to a constant (the constant last); None otherwise."""
+def value_chain(cc, name: str, ends: tuple[str, ...] = ("constant",)) -> list[str] | None:
+    """``name`` and the value-keeping ops under it down to an instruction of an opcode in ``ends`` (that one last:
+    a constant, or for :mod:`hlodiff.diff.merged_scalars` a constant or a parameter); None otherwise."""
     chain = [name]
     while len(chain) <= _MAX_CHAIN:
         inst = cc.insts[chain[-1]]
-        if inst.opcode == "constant":
+        if inst.opcode in ends:
             return chain
         operands = cc.operands[chain[-1]]
         if inst.opcode not in VALUE_KEEPING or len(operands) != 1:
