@@ -16,19 +16,27 @@ from hlodiff.diff.origin_makers import package_path
 from hlodiff.hlo.shapes import PRINTED_DIMS, without_layout_text
 
 
-def library_step(cause, ctx) -> str:
-    """The library file whose first step this change is (``torch/optim/adamw.py``), when only the family's first
-    graph differs (warm-up only) and every changed instruction's frames are library code."""
-    if not (ctx.first_recompilation and ctx.pattern == "warm-up only"):
-        return ""
-    files: list[str] = []
+def library_only_refs(cause) -> list | None:
+    """The changed instructions of ``cause`` that carry frames, when every frame of each is library code; None as
+    soon as one has a frame of the user's (then the change is no library's own)."""
+    refs = []
     for change in cause.origins:
         for ref in (change.left, change.right):
             if ref is None or not ref.frames:
                 continue
             if not all(f.is_library for f in ref.frames):
-                return ""
-            files.append(ref.frames[0].file)
+                return None
+            refs.append(ref)
+    return refs
+
+
+def library_step(cause, ctx) -> str:
+    """The library file whose first step this change is (``torch/optim/adamw.py``), when only the family's first
+    graph differs (warm-up only) and every changed instruction's frames are library code."""
+    if not (ctx.first_recompilation and ctx.pattern == "warm-up only"):
+        return ""
+    refs = library_only_refs(cause)
+    files = [ref.frames[0].file for ref in refs or ()]
     if not files:
         return ""
     top = max(set(files), key=files.count)

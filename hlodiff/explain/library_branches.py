@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlodiff.explain.fix_evidence import library_only_refs
 from hlodiff.explain.wrapper_lines import OPERATOR_WRAPPERS
 
 
@@ -40,18 +41,16 @@ def _norm(path: str) -> str:
 def library_branch(cause) -> str:
     """The words of the :data:`LIBRARY_BRANCHES` row whose file every changed instruction of ``cause`` reaches
     through library frames only; empty when a frame of the user's is among them or no row's file is."""
+    refs = library_only_refs(cause)
+    if refs is None:
+        return ""
     found: set[str] = set()
-    for change in cause.origins:
-        for ref in (change.left, change.right):
-            if ref is None or not ref.frames:
-                continue
-            if not all(f.is_library for f in ref.frames):
-                return ""
-            rows = {row.name for row in LIBRARY_BRANCHES
-                    if any(_norm(f.file or "").endswith(row.file) for f in ref.frames)}
-            if not rows and not all(_norm(f.file or "").endswith(OPERATOR_WRAPPERS) for f in ref.frames):
-                return ""
-            found |= rows
+    for ref in refs:
+        rows = {row.name for row in LIBRARY_BRANCHES
+                if any(_norm(f.file or "").endswith(row.file) for f in ref.frames)}
+        if not rows and not all(_norm(f.file or "").endswith(OPERATOR_WRAPPERS) for f in ref.frames):
+            return ""
+        found |= rows
     if len(found) != 1:
         return ""
     name = found.pop()
