@@ -32,7 +32,8 @@ from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
-                                          compiled_name, int_recompiled_once, varying_sizes, wrapped_module)
+                                          compiled_name, int_recompiled_once, tell_with_fact, varying_sizes,
+                                          wrapped_module)
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
@@ -353,9 +354,7 @@ def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
         dyn = before[-1] if before else found.recompiles[-1]
         args = {"cid": dyn.compile_id, "guard": dyn.guard.guard}
         follows = "step_follows_expected" if dyn.expected else "step_follows_dynamo"
-        for cause in x.causes:
-            rule = choose(cause.kind, frozenset({"dynamo", follows, f"is:{cause.kind}"}))
-            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+        tell_with_fact(x, follows, args)
     found.past_limit_graphs = [ref for ref in past_limit_graphs(explanation, found)
                                if ref not in found.follows_expected]
     tell_past_limit(explanation, found)

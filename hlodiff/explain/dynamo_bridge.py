@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.diff.fixes import FixChoice, choose
 
 BRIDGE_PARTS = ("torch_xla/_dynamo/", "torch/_dynamo/", "torch/_functorch/_aot_autograd/",
                 "torch/_dynamo/backends/torchxla.py")
@@ -70,12 +69,12 @@ def tell_bridge_own(explanation, found) -> None:
     in turn, its warm-up variants) are counted as its own: their words say so too (``dynamo_bridge_own``), as with
     the log, instead of a Python `if` or "sync at the same points every step" for two programs that were never one
     (Dynamo round 11: d11_inplace_stats_control, d11_device_preproc_control). A row already expected stays."""
+    from hlodiff.explain.dynamo_types import tell_with_fact  # families imports this module: no cycle at load
+
     own = set(found.bridge_recompilations)
     for x in explanation.recompilations:
         if x.graph.ref in own and x.causes and x.causes[0].fix_rule not in EXPECTED:
-            for cause in x.causes:
-                rule = choose(cause.kind, frozenset({"dynamo", "bridge_graph", f"is:{cause.kind}"}))
-                cause.fix, cause.fix_rule = FixChoice(rule, {}).text, rule.name
+            tell_with_fact(x, "bridge_graph", {})
 
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"

@@ -8,8 +8,7 @@ data ... sync at the same points every step" below the right headline. Like the 
 
 from __future__ import annotations
 
-from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
 
 
 def made_no_graph(explanation, found: DynamoFindings) -> bool:
@@ -42,9 +41,7 @@ def tell_eager_break(explanation, found: DynamoFindings) -> None:
     for x in explanation.recompilations:
         if x.graph.ref not in refs:
             continue
-        for cause in x.causes:
-            rule = choose(cause.kind, frozenset({"dynamo", "eager_break", f"is:{cause.kind}"}))
-            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+        tell_with_fact(x, "eager_break", args)
 
 
 def _breaks(found: DynamoFindings) -> list:

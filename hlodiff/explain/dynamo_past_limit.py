@@ -6,8 +6,7 @@ from the guard that failed on every call."""
 
 from __future__ import annotations
 
-from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
 
 
 def past_limit_graphs(explanation, found: DynamoFindings) -> list[str]:
@@ -49,6 +48,4 @@ def tell_past_limit(explanation, found: DynamoFindings) -> None:
     for x in explanation.recompilations:
         if x.graph.ref not in refs:
             continue
-        for cause in x.causes:
-            rule = choose(cause.kind, frozenset({"dynamo", "past_limit", f"is:{cause.kind}"}))
-            cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+        tell_with_fact(x, "past_limit", args)

@@ -394,6 +394,14 @@ def int_recompiled_once(recompiles: list[DynamoRecompile]) -> None:
             r.facts = r.facts | {"int_once"}
 
 
+def tell_with_fact(recompilation, fact: str, args: dict) -> None:
+    """Each cause of an XLA recompilation told by the row for Dynamo's ``fact`` about it (``past_limit``,
+    ``eager_break``, ``bridge_graph``, ``step_follows_dynamo``, ...): what Dynamo's story says of that graph."""
+    for cause in recompilation.causes:
+        rule = choose(cause.kind, frozenset({"dynamo", fact, f"is:{cause.kind}"}))
+        cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+
+
 def choose_fix(r: DynamoRecompile) -> None:
     r.fix, r.fix_rule = fix_of(r, r.facts)
 
