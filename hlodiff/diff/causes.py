@@ -88,10 +88,15 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
     origins: dict[str, list[Change]] = defaultdict(list)
     extras: dict[str, list[Change]] = defaultdict(list)  # one-sided instructions that came with an origin
     found = list(_regions(cd, changes))
-    scalars = _only_values(cd, changes, found)
-    for region in found:
+    values = [_region_values(cd, {k: changes[k] for k in region}) for region in found]
+    # baked scalars are told as values only where every region is a value: where other ops came or went
+    # (rev7_loss_dict: an l2 term added, the backward's ``grad * 1`` beside SGD's lr), the rewiring between a 1 and
+    # an input follows from the new code, and is no value of the user's (tests/test_matchers.py)
+    scalars = all(whole for _, _, whole in values)
+    for region, (splits, merged, _) in zip(found, values):
         members = [changes[k] for k in region]
-        kinds = _classify_region(cd, {k: changes[k] for k in region}, origins, extras, scalars)
+        kinds = _classify_region(cd, {k: changes[k] for k in region}, origins, extras,
+                                 splits + (merged if scalars else []))
         regions.append(_region(cd.left.name, members, kinds))
     causes: dict[str, Cause] = {}
     for kind in CAUSE_KINDS:
@@ -116,34 +121,28 @@ def _region_causes(cd: ComputationDiff, absorbed: set[Key], context: str, region
     return list(causes.values())
 
 
-def _only_values(cd: ComputationDiff, changes: dict[Key, Change], regions) -> bool:
-    """Every region of the computation's change is a value (a shared constant split, or a baked scalar now read
-    from an input both graphs have): only then are baked scalars told as values. Where other ops came or went
-    (rev7_loss_dict: an l2 term added, the backward's ``grad * 1`` beside SGD's lr), the rewiring between a 1 and
-    an input follows from the new code, and is no value of the user's (tests/test_matchers.py)."""
+def _region_values(cd: ComputationDiff, changes: dict[Key, Change]) -> tuple[list, list, bool]:
+    """A region's changes that are values: shared constants split (:mod:`hlodiff.diff.shared_constants`), baked
+    scalars now read from an input both graphs have (:mod:`hlodiff.diff.merged_scalars`, over what the splits leave),
+    and whether the two explain the whole region. Worked out once per region."""
     ref = functools.partial(_side_ref, cd)
-    for region in regions:
-        sub = {k: changes[k] for k in region}
-        explained = {k for split in split_constants(cd, sub, ref) for k in split.explained}
-        rest = {k: c for k, c in sub.items() if k not in explained}
-        if rest and not merged_scalars(cd, rest, ref):
-            return False
-    return True
+    splits = split_constants(cd, changes, ref)
+    explained = {k for split in splits for k in split.explained}
+    rest = {k: c for k, c in changes.items() if k not in explained}
+    merged = merged_scalars(cd, rest, ref) if rest else []
+    return splits, merged, not rest or bool(merged)
 
 
 def _classify_region(cd: ComputationDiff, changes: dict[Key, Change], origins: dict[str, list[Change]],
-                     extras: dict[str, list[Change]], scalars: bool = True) -> None:
-    """Sort a region's changes into origins by kind; one-sided instructions join the region's leading origin."""
+                     extras: dict[str, list[Change]], values: list) -> None:
+    """Sort a region's changes into origins by kind; one-sided instructions join the region's leading origin.
+    ``values``: the region's changes told as a value (:func:`_region_values`), each one constant cause."""
     found: dict[str, list[Change]] = defaultdict(list)
     one_sided: list[Change] = []
     explained: set[Key] = set()
-    for split in split_constants(cd, changes, functools.partial(_side_ref, cd)):
-        found["constant"].append(split.change)  # a shared constant changed in one block: a value, not new ops
-        explained.update(split.explained)
-    for merged in merged_scalars(cd, {k: c for k, c in changes.items() if k not in explained} if scalars else {},
-                                 functools.partial(_side_ref, cd)):
-        found["constant"].append(merged.change)  # a baked scalar now read from an input both have: a value
-        explained.update(merged.explained)
+    for value in values:  # a shared constant changed in one block, a baked scalar now an input: a value, not new ops
+        found["constant"].append(value.change)
+        explained.update(value.explained)
     for key, change in changes.items():
         if key in explained:
             continue
