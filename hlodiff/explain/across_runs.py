@@ -187,6 +187,8 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
     miss_key_differs(v, run_a, run_b, a.key_flags, b.key_flags)
+    if v.reason == "unknown" and not run_a.records and not run_b.records:
+        v.detail = NO_DUMP
 
 
 def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: Run, run_b: Run) -> None:
@@ -216,6 +218,11 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
     else:
         v.reason = "unknown"
 
+
+NO_DUMP = "no_dump"
+"""``Verdict.detail`` of a key that differs between two runs captured without a dump (their JAX logs alone, as
+users capture them): nothing to compare the programs or their options by, so the words say what the key covers
+and what to capture, not that a program was loaded."""
 
 RELATIVE_FOLDER = "relative cache folder"
 """The name of an ``entry_missing`` verdict's difference when the cache folder is a relative path

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, AcrossRuns, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, AcrossRuns, Verdict
 from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
@@ -111,7 +111,7 @@ def fix_text(v: Verdict) -> str | None:
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
-        reason = "unknown_key"
+        reason = "unknown_key_no_dump" if v.detail == NO_DUMP else "unknown_key"
     d = v.differences[0] if v.differences else None
     if reason == "device_count" and v.verdict == "miss_key_differs":
         reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
@@ -159,6 +159,8 @@ def summary_text(result: AcrossRuns) -> str:
     tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
+        if (log := result.run_b.jax_log) is not None and log.without_compiles and log.traced:
+            return silent_log_summary(name_b, log.traced, hits, tail)
         if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
             return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
         return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
@@ -172,6 +174,18 @@ def summary_text(result: AcrossRuns) -> str:
             if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs {name_a} had compiled")
     lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
     return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
+
+
+def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str) -> str:
+    """Run B's log (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES) shows functions traced and no persistent
+    miss: JAX logs a miss only while a cache is configured and a hit only with JAX_LOG_COMPILES, so the silence is
+    a load or no cache at all; say both and what tells them apart, never "asked for none"."""
+    names = ", ".join(dict.fromkeys(traced[:3])) + (", ..." if len(dict.fromkeys(traced)) > 3 else "")
+    loaded = f"{name_b} loaded {hits} program{'s' if hits != 1 else ''} from the persistent cache; " if hits else ""
+    return (f"{loaded}{name_b} traced {names} and logged no persistent-cache miss: with JAX_EXPLAIN_CACHE_MISSES=1 "
+            "JAX logs a miss only while a cache is configured, and a hit only with JAX_LOG_COMPILES=1, so they were "
+            "loaded from the cache (or this run had no cache configured; run it with JAX_LOG_COMPILES=1 to tell)"
+            f"{tail}")
 
 
 def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:

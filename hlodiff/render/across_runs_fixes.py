@@ -124,6 +124,11 @@ CACHE_FIXES: dict[str, str] = {
                        "devices)",
     "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
                    "notes the versions of each run",
+    "unknown_key_no_dump": "the key covers the program (its HLO), the XLA flags, the compile options (a jax.jit's "
+                           "compiler_options, JAX settings such as the matmul precision), the devices and the "
+                           "versions, and neither run was dumped: capture both runs again with "
+                           "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text' (and JAX_LOG_COMPILES=1) to tell "
+                           "which differs",
     "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
                              "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
     "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hlodiff.dumps.compile_cache import CacheCompilation
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, Verdict
 from hlodiff.explain.run_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 
 
@@ -105,6 +105,9 @@ def _key_elided_constants(v: Verdict) -> str:
 
 def _key_not_captured(v: Verdict) -> str:
     """The same HLO, another key, and no difference found between what the two runs dumped."""
+    if v.detail == NO_DUMP:
+        return ("another cache key; neither run was dumped (their logs alone were read), so the two programs and "
+                "their options cannot be compared")
     if v.a_record is None or v.b_record is None:
         return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
                 "before optimizations and only the keys can be compared")
