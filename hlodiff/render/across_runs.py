@@ -15,8 +15,9 @@ from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, AcrossRuns, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, PER_PROGRAM, RELATIVE_FOLDER, AcrossRuns, Verdict
 from hlodiff.explain.op_by_op import compiled_programs
+from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
@@ -75,6 +76,8 @@ def fix_text(v: Verdict) -> str | None:
     lowering = [d for d in v.differences if d.source == "lowering"]
     if v.verdict == "miss_hlo_differs" and lowering and lowering[0].name == "jax_default_prng_impl":
         return GRAPH_FIXES["prng_impl"].format(a=lowering[0].a, b=lowering[0].b)
+    if v.verdict == "miss_hlo_differs" and lowering and lowering[0].name == SEED_OFFSET_SETTING:
+        return GRAPH_FIXES["seed_offset"].format(a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and lowering:
         return GRAPH_FIXES["lowering"].format(name=lowering[0].name, a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and v.reason == "aliasing" and v.cause is not None and v.cause.fix is None:
@@ -117,6 +120,10 @@ def fix_text(v: Verdict) -> str | None:
         reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
+        if (v.detail or "").startswith(PER_PROGRAM):  # run B's other programs lack it: this function's own
+            return CACHE_FIXES["xla_compiler_options"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
+                                                              program=v.program,
+                                                              others=v.detail[len(PER_PROGRAM):])
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=value_words(d.a), b=value_words(d.b))

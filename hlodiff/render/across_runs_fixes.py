@@ -95,6 +95,11 @@ CACHE_FIXES: dict[str, str] = {
     "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
     "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
                         "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
+    "xla_compiler_options": "set {name} the same way in both runs ({b} in run B, {a} in run A): run B's other "
+                            "programs ({others}) do not hold it, so it is no process-wide flag but this function's "
+                            "own option, jax.jit(..., compiler_options={{'{name}': ...}}) (or .lower(...).compile("
+                            "compiler_options=...)) for {program}: pass it the same compiler_options in both runs, "
+                            "or expect one cache entry per option set",
     "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
                     "own program and cache entry; expected when the runs had different machines, else run both on "
                     "the same number of devices (the mesh over jax.devices())",
@@ -148,6 +153,12 @@ GRAPH_FIXES: dict[str, str] = {
     "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "seed_offset": "every random seed run B's program splits into a key has {b} added to it, run A's {a}: JAX adds "
+                   "jax_random_seed_offset (JAX_RANDOM_SEED_OFFSET, which launchers set per worker) to each seed "
+                   "while tracing, so each offset is its own program and cache entry; set it the same way in both "
+                   "runs, or keep it 0 and fold the worker's index into the key as data "
+                   "(jax.random.fold_in(key, index)) for one program on every worker (if the code adds a constant "
+                   "to the seed instead, that constant changed)",
     "lowering": "run A's program was lowered with {name} {a}, run B's with it {b}: the same call (jax.random's "
                 "draws here) becomes another program, so each value is its own cache entry; set {name} the same "
                 "way in both runs (its default changed in JAX 0.5.0: an upgrade, or a setting pinned on one host, "
