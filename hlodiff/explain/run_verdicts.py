@@ -24,7 +24,7 @@ from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETT
                                              low_precision_differences, lowering_setting_differences,
                                              option_differences, parameter_shape_differences, prng_impl_differences,
                                              source_line_differences, version_differences, wide_type_differences)
-from hlodiff.explain.run_settings import bf16_storage_differences, long_width_differences
+from hlodiff.explain.run_settings import bf16_storage_differences, float64_differences, long_width_differences
 from hlodiff.hlo.model import SourceFrame
 
 CANNOT_DESERIALIZE = {
@@ -149,5 +149,6 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
     elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs or bf16 storage, else 16-bit floats
         v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
                          long_width_differences(v.a_record, v.b_record) or
-                         bf16_storage_differences(v.a_record, v.b_record)) or \
+                         bf16_storage_differences(v.a_record, v.b_record) or
+                         float64_differences(v.a_record, v.b_record)) or \
             low_precision_differences(v.a_record, v.b_record)

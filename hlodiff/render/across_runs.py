@@ -18,6 +18,7 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, PER_PROGRAM, RELATIVE_FOLDER, AcrossRuns, Verdict
 from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
+from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
@@ -98,7 +99,8 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage"}.get(
+        row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage",
+               "64-bit floats": "float64"}.get(
             d.name, "x64")
         return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
     leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
@@ -141,6 +143,8 @@ def fix_text(v: Verdict) -> str | None:
         reason = "same_folder_spelled_apart"
     if reason == "entry_missing" and v.cache_empty:
         reason = "entry_missing_empty"
+    if reason == "entry_missing" and v.detail == LOOKED_ELSEWHERE:
+        reason = "entry_missing_elsewhere"
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
         reason = f"{reason}_torch_xla"  # a torch_xla run: its own words where JAX's would mislead
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])

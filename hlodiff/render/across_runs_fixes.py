@@ -39,6 +39,11 @@ CACHE_FIXES: dict[str, str] = {
                 ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
+    "entry_missing_elsewhere": "run B read another cache folder than the one run A wrote (or the entry was removed "
+                               "between the runs): give both runs the same folder, one fixed path shared by the "
+                               "jobs (xr.initialize_cache(path) or XLA_PERSISTENT_CACHE_PATH); a path built from "
+                               "TMPDIR, a job id, a process id or the working directory is another folder in every "
+                               "job",
     "entry_missing_relative": "run A wrote it under the key run B looked up, yet run B did not find it: the cache "
                               "folder is the relative path {a}, which each process resolves against its working "
                               "directory, so runs started in other folders (a launcher or Hydra's job.chdir, a "
@@ -183,6 +188,13 @@ GRAPH_FIXES: dict[str, str] = {
                         "nothing to fix); if it was not, give both runs the same code and values, and for a value "
                         "meant to differ from run to run pass it traced (lax.fori_loop for a loop count) for one "
                         "program whatever the value",
+    "special_scalar_across_runs": "one run's program bakes a Python number of 0 or 1 in as a constant where the "
+                                  "other's takes it as an input ({summary}): torch_xla bakes the scalars 0 and 1 "
+                                  "and passes other values as device data, so either the value differs between the "
+                                  "runs (exactly 0 or 1 in one, another in the other: a changed setting, one "
+                                  "program per value) or one run's environment has XLA_NO_SPECIAL_SCALARS=1, which "
+                                  "passes 0 and 1 as data too: if the value is the same in both runs, set "
+                                  "XLA_NO_SPECIAL_SCALARS the same way in both",
     "setting_across_runs": "the programs differ where the `if` at {if_line} tests {name}, which the program reads "
                            "from {origin} ({made}): a setting that differs between the runs, not a branch the "
                            "program takes from step to step. A changed program compiles once, then loads from the "
@@ -205,6 +217,10 @@ GRAPH_FIXES: dict[str, str] = {
                     "XLA_DOWNCAST_BF16=1) is in the environment, most likely run {other}'s: set it the same way in "
                     "both runs (if the code changed instead, a model and its inputs cast to torch.bfloat16 in one run "
                     "only, give them one dtype in both)",
+    "float64": "only run {side}'s program computes in float64 ({types}); every floating tensor of the other is f32, "
+               "parameters and inputs included: run {side} made its model and batches float64 (a default dtype "
+               "set to torch.float64 with torch.set_default_dtype, a config's dtype, or .double()), so each dtype is "
+               "its own program and cache entry: give both runs the same dtype, or expect one program per dtype",
     "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
                  "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
                  "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
@@ -225,6 +241,9 @@ storage), buffer donors (JAX's donate_argnums, torch_xla's in-place updates and 
 
 ACROSS_RUNS_RULES: dict[str, str] = {
     "ops_branch_jax": "path_across_runs",
+    "constant_float_special": "special_scalar_across_runs",
+    "constant_lr_special": "special_scalar_across_runs",
+    "constant_int_special": "special_scalar_across_runs",
     "sharding": "sharding_across_runs",
     "sharding_torch": "sharding_across_runs",
 }
