@@ -194,6 +194,8 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
             c.written, c.not_written = False, "host_callbacks"
         elif (m := _DISABLED_RE.search(text)) is not None and (c := by_key.get(m.group(1))) is not None:
             c.written, c.not_written = False, "cache_disabled"
+    if not log.without_compiles:
+        log.traced.clear()  # read before the first Compiling line: the compilations say it, not the traces
     return log
 
 

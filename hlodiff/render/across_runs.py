@@ -170,7 +170,7 @@ def summary_text(result: AcrossRuns) -> str:
     tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
-        if (log := result.run_b.jax_log) is not None and log.without_compiles and log.traced:
+        if (log := getattr(result.run_b, "jax_log", None)) is not None and log.without_compiles and log.traced:
             return silent_log_summary(name_b, log.traced, hits, tail)
         if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
             return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 CACHE_FIXES: dict[str, str] = {
     "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
-                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in both runs, before the first "
-                          "compilation",
+                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in every run that fills the cache: "
+                          "JAX reads it after each compilation, when it decides whether to write the entry (it "
+                          "gates writes only, not loads)",
     "below_entry_size": "write small entries too: jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1) "
                         "in both runs",
     "exceeds_cache_size": "raise jax_compilation_cache_max_size above the entry's size ({measured} bytes; it is "
