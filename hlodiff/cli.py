@@ -324,7 +324,8 @@ def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> No
 
     RUN_A and RUN_B are the two runs' captures: a JAX dump folder (--xla_dump_to) with the run's stderr
     (JAX_LOG_COMPILES=1 JAX_EXPLAIN_CACHE_MISSES=1) beside it, a torch_xla save-tensors file with its
-    PT_XLA_DEBUG log and metrics report, or a folder holding one. Each compilation of B is a cache hit, a miss
+    PT_XLA_DEBUG log and metrics report, or a folder holding one; a JAX run folder with its stderr alone
+    (JAX_EXPLAIN_CACHE_MISSES=1, no dump) is read from its cache lines. Each compilation of B is a cache hit, a miss
     with the same HLO and key (never written: under the compile-time or size threshold, no cache configured yet;
     or not loadable), a miss because the key differs (the XLA flag or option), or a miss because the HLO differs
     (what changed, your line, the fix). Exit status: 0 when every program run A had compiled was loaded, 1 when

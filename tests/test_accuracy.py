@@ -82,11 +82,6 @@ WRONG_NOW = {
     # "a new graph every call" is not in the capture; the headline is right (the list at the call, one fixed-size
     # array), the pattern stays the dump's "5 compilations of jit_smooth (A,B,C,D,E)"
     "jax/review3_list_arg": "pattern: 5 compilations of jit_smooth (A,B,C,D,E) (a dump: the truth names it unbounded)",
-    # runs across a persistent cache (blind, 2026-11-27): the truth's fix_none "before the first" (meant to keep the
-    # configured-late story out) also catches the threshold fix's own right advice, "in both runs, before the first
-    # compilation"; the truth is not edited after hlodiff ran (docs/accuracy.md)
-    "runs/runs_threshold": "fix_none: says before the first (the threshold fix: 'in both runs, before the first "
-                           "compilation')",
     # compare-runs round 2 (blind): torch_xla's HLO text keeps only torch's innermost frame, and a parameter has no
     # metadata at all: the weights whose shapes changed name no user line (the model's construction or call); only
     # a proto dump's stacks (mode b-proto, `hlodiff record`) would place them

@@ -56,7 +56,11 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
 
     if not os.path.exists(path):
         raise HlodiffError("no such run folder or dump", path=path)
-    inputs = discover([path], None, None, None)
+    try:
+        inputs = discover([path], None, None, None)
+    except HlodiffError:
+        if (inputs := jax_log_alone(path)) is None:
+            raise
     warnings.extend(inputs.warnings)
     records: list[GraphRecord] = []
     found: list[InputWarning] = []
@@ -64,11 +68,11 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         records.extend(iter_graphs(dump, found))
     # A program loaded from the cache is dumped after optimizations only: that is the evidence, not a problem.
     warnings.extend(w for w in found if not (w.path or "").endswith("." + LOADED_STAGE + ".txt"))
-    if not records:
+    if not records and not inputs.jax_logs:
         raise HlodiffError("no graph found in this run", path=path)
     torch_names = ("SyncTensorsGraph", "IrToHlo")
-    framework = "jax" if records[0].kind == "xla_dump" and not (records[0].module_name or "").startswith(
-        torch_names) else "torch_xla"
+    framework = "jax" if not records or records[0].kind == "xla_dump" and not (
+        records[0].module_name or "").startswith(torch_names) else "torch_xla"
     run = Run(path, framework, records, platform=dump_platform(records))
     if inputs.jax_logs:
         from hlodiff.dumps.jax_log import read_jax_log
@@ -96,12 +100,23 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         run.versions = dict(manifest.versions)
         settings = manifest.cache_settings
         run.cache_dir = settings.get("JAX_COMPILATION_CACHE_DIR") or settings.get("XLA_PERSISTENT_CACHE_PATH")
-    where = cache or cache_beside(inputs.paths[0])
+    where = cache or cache_beside(inputs.paths[0] if inputs.paths else path)
     if where is not None:
         run.cache = read_cache_folder(where, warnings)
     elif manifest is not None and manifest.cache_entries:
         run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
     return run
+
+
+def jax_log_alone(path: str):
+    """A run folder holding a JAX log and no dump (captured as users do without hlodiff: JAX_EXPLAIN_CACHE_MISSES=1
+    and the cache folder): its log alone is read, the programs named by their cache lines (None: no JAX log)."""
+    from hlodiff.dumps.run_folder import side_files_in
+
+    if not os.path.isdir(path):
+        return None
+    inputs = side_files_in(path)
+    return inputs if inputs.jax_logs else None
 
 
 _BACKEND_DUMP = re.compile(r"^module_\d+\..+\.([a-z]+)_after_optimizations\.txt$")

@@ -58,6 +58,8 @@ _TOO_LARGE_RE = re.compile(r"Cache value for key '([^']+)' of size (\d+) bytes e
                            r"(\d+) bytes")
 _WRITE_ERROR_RE = re.compile(r"Error writing persistent compilation cache entry for '([^']+)': (.*?)\s*$")
 _READ_ERROR_RE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)': (.*?)\s*$")
+_NEVER_SEEN_RE = re.compile(r"^\s+(\S+) id=\d+ defined at ")
+"""The function a "TRACING CACHE MISS ... never seen function:" block names (JAX_EXPLAIN_CACHE_MISSES=1)."""
 _KEY_PART_RE = re.compile(r"get_cache_key hash of serialized (.+?): ([0-9a-f]{64})\s*$")
 _KEY_FLAG_RE = re.compile(r"(?<!Not )Including XLA flag in cache key: (\S+)\s*$")
 _DESERIALIZE_RE = re.compile(r"Failed to deserialize executable: (.*?)\s*$")
@@ -116,6 +118,13 @@ class JaxCacheLog:
     compilations: list[CacheCompilation] = field(default_factory=list)
     from_dump: bool = False
     """Made from a dump folder for a run captured without its log (:func:`hlodiff.dumps.cached_run.dump_compilations`)."""
+    without_compiles: bool = False
+    """The log names no ``Compiling`` line (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES, as users set it):
+    its compilations are opened by their cache lines, and a hit is not logged at all (JAX logs it at DEBUG unless
+    JAX_LOG_COMPILES is on), so a program it loaded leaves no line."""
+    traced: list[str] = field(default_factory=list)
+    """The functions the tracing cache says were traced for the first time ("never seen function: f id=..."), in
+    order: what such a log knows of the programs a run asked for."""
 
     @property
     def looked_up(self) -> bool:
@@ -131,9 +140,11 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
     open_by_name: dict[str, CacheCompilation] = {}
     by_key: dict[str, CacheCompilation] = {}
     last_by_name: dict[str, CacheCompilation] = {}  # a warning may come after "Finished XLA compilation"
+    log.without_compiles = True  # until a Compiling line is read
     for lineno, raw in enumerate(text_lines(path, warnings), 1):
         text = raw.rstrip("\r\n")
         if (m := _COMPILING_RE.search(text)) is not None:
+            log.without_compiles = False
             c = CacheCompilation(m.group(1), module_name(m.group(1)), len(log.compilations), lineno)
             log.compilations.append(c)
             open_by_name[c.module_name] = last_by_name[c.module_name] = c
@@ -159,9 +170,15 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
                 c := open_by_name.get(m.group(1))) is not None:
             c.read_error = m.group(2)  # warned between "Compiling" and the miss it causes
             continue
+        if log.without_compiles and (m := _NEVER_SEEN_RE.search(text)) is not None:
+            log.traced.append(m.group(1))
+            continue
         if "ersistent" not in text and "PERSISTENT" not in text:
             continue
         for rx, lookup in ((_HIT_RE, "hit"), (_MISS_RE, "miss")):
+            if (m := rx.search(text)) is not None and log.without_compiles:
+                c = _opened_by_cache_line(log, m.group(1), lineno)
+                open_by_name[c.module_name] = last_by_name[c.module_name] = c
             if (m := rx.search(text)) is not None and (c := open_by_name.get(m.group(1))) is not None:
                 c.lookup, c.key, c.cache_line = lookup, m.group(2), lineno
                 by_key[c.key] = c
@@ -177,7 +194,17 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
             c.written, c.not_written = False, "host_callbacks"
         elif (m := _DISABLED_RE.search(text)) is not None and (c := by_key.get(m.group(1))) is not None:
             c.written, c.not_written = False, "cache_disabled"
+    if not log.without_compiles:
+        log.traced.clear()  # read before the first Compiling line: the compilations say it, not the traces
     return log
+
+
+def _opened_by_cache_line(log: JaxCacheLog, module: str, lineno: int) -> CacheCompilation:
+    """A compilation of a log without ``Compiling`` lines, opened by its hit or miss line (the module's name, as
+    JAX's cache names it: ``jit_train_step``)."""
+    c = CacheCompilation(module, module, len(log.compilations), lineno)
+    log.compilations.append(c)
+    return c
 
 
 def _key_debug(text: str, last: CacheCompilation | None, still_open: dict[str, CacheCompilation]) -> None:

@@ -29,6 +29,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.across_runs_settings import place_settings
 from hlodiff.explain.across_runs_torch import torch_verdicts
 from hlodiff.explain.op_by_op import mark_op_by_op
+from hlodiff.explain.per_program_options import set_for_this_program
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line
 from hlodiff.explain.program_pairs import program_frame, same_program
 from hlodiff.explain.run_differences import (DEVICE_COUNT_ATTRIBUTES, KeyDifference,  # noqa: F401 (API)
@@ -187,6 +188,11 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
     miss_key_differs(v, run_a, run_b, a.key_flags, b.key_flags)
+    if v.reason == "unknown" and not run_a.records and not run_b.records:
+        v.detail = NO_DUMP
+    elif v.reason == "xla_flag" and (others := set_for_this_program(v.differences[0], v.program, run_b.records,
+                                                                     run_b.module_options)):
+        v.detail = PER_PROGRAM + ", ".join(others)
 
 
 def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: Run, run_b: Run) -> None:
@@ -216,6 +222,16 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
     else:
         v.reason = "unknown"
 
+
+PER_PROGRAM = "this program only; not in "
+"""``Verdict.detail`` prefix of an ``xla_flag`` verdict whose option run B's other programs do not hold (then their
+names): the option came from that function's ``compiler_options``
+(:func:`hlodiff.explain.per_program_options.set_for_this_program`)."""
+
+NO_DUMP = "no_dump"
+"""``Verdict.detail`` of a key that differs between two runs captured without a dump (their JAX logs alone, as
+users capture them): nothing to compare the programs or their options by, so the words say what the key covers
+and what to capture, not that a program was loaded."""
 
 RELATIVE_FOLDER = "relative cache folder"
 """The name of an ``entry_missing`` verdict's difference when the cache folder is a relative path

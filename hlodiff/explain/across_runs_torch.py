@@ -57,6 +57,8 @@ def torch_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
                 elif v.entry_in_cache is False:
                     v.reason = "entry_missing"
                     v.cache_empty = not cache.entries  # the listing after run A is empty: nothing written
+                elif v.entry_in_cache and found_nothing(run_b):  # A wrote it, B looked and found nothing there
+                    v.reason, v.detail = "entry_missing", LOOKED_ELSEWHERE
                 elif v.entry_in_cache and (run_b.framework, run_b.platform) in CANNOT_DESERIALIZE:
                     v.reason = "not_loadable"
                     v.detail = CANNOT_DESERIALIZE[(run_b.framework, run_b.platform)]
@@ -85,6 +87,21 @@ PERSISTENT_COUNTERS = ("PersistentCacheHit", "PersistentCacheMiss", "PersistentC
 """torch_xla's counters of a persistent-cache lookup: with a cache configured, every compilation counts one of them
 (a hit, a miss, an entry it could not load; observed with torch_xla 2.9), and a metrics report leaves out the
 counters that stayed 0."""
+
+
+LOOKED_ELSEWHERE = "looked_elsewhere"
+"""``Verdict.detail`` of an ``entry_missing`` whose entry run A wrote (the listing after run A holds it) while run B
+counted misses and no failed load (:func:`found_nothing`): run B read another folder, or the entry went away."""
+
+
+def found_nothing(run: Run) -> bool:
+    """The run's counters (a metrics report, or the program's own prints of ``counter_value``) count persistent-cache
+    misses and no failed load: torch_xla counts a graph whose entry it finds and cannot load as a
+    ``PersistentCacheDeserializeFailure``, not a miss (observed with torch_xla 2.9 on the CPU: `runs_torch_identical`,
+    `runs5_torch_matmul_precision`), so each miss looked its hash up in the run's folder and found no file."""
+    facts = run.torch
+    return bool(facts and facts.counter("PersistentCacheMiss")) and not facts.counter(
+        "PersistentCacheDeserializeFailure") and not facts.deserialize_failures
 
 
 def looked_nothing_up(run: Run) -> bool:

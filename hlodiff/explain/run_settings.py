@@ -67,6 +67,20 @@ def bf16_storage_differences(a: GraphRecord | None, b: GraphRecord | None) -> li
     return widened_types(a, b, BF16_STORAGE_TYPES, "32-bit floats", narrow_side_pure=True)
 
 
+FLOAT64_TYPES = {"f64": "f32"}
+"""float64 and the float32 it replaces when a torch program's default dtype is torch.float64
+(``torch.set_default_dtype``, a config's ``dtype``) or its model and inputs are cast with ``.double()``: every
+parameter, batch and op is f64 and no f32 is left (observed with torch_xla 2.9 on the CPU: round 9,
+``runs9_torch_default_f64``)."""
+
+
+def float64_differences(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDifference]:
+    """torch_xla: ``[KeyDifference("element_types", "64-bit floats", A's, B's)]`` when one program has f64 and the
+    other none at all, every element type the two do not share being f64 or f32 (:data:`FLOAT64_TYPES`): the whole
+    program computes in float64 in one run; else empty (one f64 value beside f32 is the program's own)."""
+    return widened_types(a, b, FLOAT64_TYPES, "64-bit floats", narrow_side_pure=True)
+
+
 DONORS_SWITCH = "buffer donors"
 """``KeyDifference.name`` of :func:`donors_dropped`."""
 

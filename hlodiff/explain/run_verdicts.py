@@ -18,12 +18,13 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
 from hlodiff.explain.run_arguments import argument_path_differences
+from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
                                              cache_folder, device_count_differences, flag_differences,
                                              low_precision_differences, lowering_setting_differences,
                                              option_differences, parameter_shape_differences, prng_impl_differences,
                                              source_line_differences, version_differences, wide_type_differences)
-from hlodiff.explain.run_settings import bf16_storage_differences, long_width_differences
+from hlodiff.explain.run_settings import bf16_storage_differences, float64_differences, long_width_differences
 from hlodiff.hlo.model import SourceFrame
 
 CANNOT_DESERIALIZE = {
@@ -128,6 +129,7 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
     counts = device_count_differences(v.a_record, v.b_record)
     settings = lowering_setting_differences(v.a_record, v.b_record) if jax else []
     impls = prng_impl_differences(v.a_record, v.b_record) if jax else []
+    offsets = seed_offset_differences(v.a_record, v.b_record) if jax and v.reason in ("ops", "constant") else []
     if counts:
         v.reason, v.differences = "device_count", counts
     elif settings:  # a JAX setting lowers a library function another way: the diff's kind stays the reason
@@ -136,6 +138,8 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.program_line = calling_line(v.b_record, computation) or calling_line(v.a_record, computation)
     elif impls:  # another PRNG implementation: the keys' shapes follow the setting (the cause keeps its line)
         v.differences = impls
+    elif offsets:  # another offset added to every seed: jax_random_seed_offset (the cause keeps its line)
+        v.differences = offsets
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
@@ -145,5 +149,6 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
     elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs or bf16 storage, else 16-bit floats
         v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
                          long_width_differences(v.a_record, v.b_record) or
-                         bf16_storage_differences(v.a_record, v.b_record)) or \
+                         bf16_storage_differences(v.a_record, v.b_record) or
+                         float64_differences(v.a_record, v.b_record)) or \
             low_precision_differences(v.a_record, v.b_record)

@@ -15,8 +15,10 @@ from rich.text import Text
 
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, AcrossRuns, Verdict
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, PER_PROGRAM, RELATIVE_FOLDER, AcrossRuns, Verdict
 from hlodiff.explain.op_by_op import compiled_programs
+from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
+from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
@@ -75,6 +77,8 @@ def fix_text(v: Verdict) -> str | None:
     lowering = [d for d in v.differences if d.source == "lowering"]
     if v.verdict == "miss_hlo_differs" and lowering and lowering[0].name == "jax_default_prng_impl":
         return GRAPH_FIXES["prng_impl"].format(a=lowering[0].a, b=lowering[0].b)
+    if v.verdict == "miss_hlo_differs" and lowering and lowering[0].name == SEED_OFFSET_SETTING:
+        return GRAPH_FIXES["seed_offset"].format(a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and lowering:
         return GRAPH_FIXES["lowering"].format(name=lowering[0].name, a=lowering[0].a, b=lowering[0].b)
     if v.verdict == "miss_hlo_differs" and v.reason == "aliasing" and v.cause is not None and v.cause.fix is None:
@@ -95,7 +99,8 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
-        row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage"}.get(
+        row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage",
+               "64-bit floats": "float64"}.get(
             d.name, "x64")
         return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
     leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
@@ -111,12 +116,16 @@ def fix_text(v: Verdict) -> str | None:
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
-        reason = "unknown_key"
+        reason = "unknown_key_no_dump" if v.detail == NO_DUMP else "unknown_key"
     d = v.differences[0] if v.differences else None
     if reason == "device_count" and v.verdict == "miss_key_differs":
         reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
+        if (v.detail or "").startswith(PER_PROGRAM):  # run B's other programs lack it: this function's own
+            return CACHE_FIXES["xla_compiler_options"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
+                                                              program=v.program,
+                                                              others=v.detail[len(PER_PROGRAM):])
         if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=value_words(d.a), b=value_words(d.b))
@@ -134,6 +143,8 @@ def fix_text(v: Verdict) -> str | None:
         reason = "same_folder_spelled_apart"
     if reason == "entry_missing" and v.cache_empty:
         reason = "entry_missing_empty"
+    if reason == "entry_missing" and v.detail == LOOKED_ELSEWHERE:
+        reason = "entry_missing_elsewhere"
     if isinstance(v.b, GraphRecord) and v.b.kind != "xla_dump" and f"{reason}_torch_xla" in CACHE_FIXES:
         reason = f"{reason}_torch_xla"  # a torch_xla run: its own words where JAX's would mislead
     template = CACHE_FIXES.get(reason, CACHE_FIXES["unknown"])
@@ -159,6 +170,8 @@ def summary_text(result: AcrossRuns) -> str:
     tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
+        if (log := getattr(result.run_b, "jax_log", None)) is not None and log.without_compiles and log.traced:
+            return silent_log_summary(name_b, log.traced, hits, tail)
         if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
             return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
         return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
@@ -172,6 +185,18 @@ def summary_text(result: AcrossRuns) -> str:
             if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs {name_a} had compiled")
     lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
     return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
+
+
+def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str) -> str:
+    """Run B's log (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES) shows functions traced and no persistent
+    miss: JAX logs a miss only while a cache is configured and a hit only with JAX_LOG_COMPILES, so the silence is
+    a load or no cache at all; say both and what tells them apart, never "asked for none"."""
+    names = ", ".join(dict.fromkeys(traced[:3])) + (", ..." if len(dict.fromkeys(traced)) > 3 else "")
+    loaded = f"{name_b} loaded {hits} program{'s' if hits != 1 else ''} from the persistent cache; " if hits else ""
+    return (f"{loaded}{name_b} traced {names} and logged no persistent-cache miss: with JAX_EXPLAIN_CACHE_MISSES=1 "
+            "JAX logs a miss only while a cache is configured, and a hit only with JAX_LOG_COMPILES=1, so they were "
+            "loaded from the cache (or this run had no cache configured; run it with JAX_LOG_COMPILES=1 to tell)"
+            f"{tail}")
 
 
 def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:

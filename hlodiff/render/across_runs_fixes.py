@@ -11,8 +11,9 @@ from __future__ import annotations
 
 CACHE_FIXES: dict[str, str] = {
     "below_compile_time": "write fast compilations too: jax.config.update('jax_persistent_cache_min_compile_time_secs'"
-                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in both runs, before the first "
-                          "compilation",
+                          ", 0) (or JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) in every run that fills the cache: "
+                          "JAX reads it after each compilation, when it decides whether to write the entry (it "
+                          "gates writes only, not loads)",
     "below_entry_size": "write small entries too: jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1) "
                         "in both runs",
     "exceeds_cache_size": "raise jax_compilation_cache_max_size above the entry's size ({measured} bytes; it is "
@@ -39,6 +40,11 @@ CACHE_FIXES: dict[str, str] = {
                 ": the same silence in the log)",
     "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
+    "entry_missing_elsewhere": "run B read another cache folder than the one run A wrote (or the entry was removed "
+                               "between the runs): give both runs the same folder, one fixed path shared by the "
+                               "jobs (xr.initialize_cache(path) or XLA_PERSISTENT_CACHE_PATH); a path built from "
+                               "TMPDIR, a job id, a process id or the working directory is another folder in every "
+                               "job",
     "entry_missing_relative": "run A wrote it under the key run B looked up, yet run B did not find it: the cache "
                               "folder is the relative path {a}, which each process resolves against its working "
                               "directory, so runs started in other folders (a launcher or Hydra's job.chdir, a "
@@ -95,6 +101,11 @@ CACHE_FIXES: dict[str, str] = {
     "xla_flag": "run both with the same XLA_FLAGS: --{name} is {b} in run B and {a} in run A",
     "xla_debug_option": "set {name} the same way in both runs ({b} in run B, {a} in run A): it comes from XLA_FLAGS "
                         "(--{name}) or from jax.jit(..., compiler_options={{'{name}': ...}})",
+    "xla_compiler_options": "set {name} the same way in both runs ({b} in run B, {a} in run A): run B's other "
+                            "programs ({others}) do not hold it, so it is no process-wide flag but this function's "
+                            "own option, jax.jit(..., compiler_options={{'{name}': ...}}) (or .lower(...).compile("
+                            "compiler_options=...)) for {program}: pass it the same compiler_options in both runs, "
+                            "or expect one cache entry per option set",
     "device_count": "run A's program was built for {a} devices ({name}), run B's for {b}: each device count is its "
                     "own program and cache entry; expected when the runs had different machines, else run both on "
                     "the same number of devices (the mesh over jax.devices())",
@@ -124,6 +135,11 @@ CACHE_FIXES: dict[str, str] = {
                        "devices)",
     "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
                    "notes the versions of each run",
+    "unknown_key_no_dump": "the key covers the program (its HLO), the XLA flags, the compile options (a jax.jit's "
+                           "compiler_options, JAX settings such as the matmul precision), the devices and the "
+                           "versions, and neither run was dumped: capture both runs again with "
+                           "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text' (and JAX_LOG_COMPILES=1) to tell "
+                           "which differs",
     "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
                              "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
     "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
@@ -143,6 +159,12 @@ GRAPH_FIXES: dict[str, str] = {
     "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "seed_offset": "every random seed run B's program splits into a key has {b} added to it, run A's {a}: JAX adds "
+                   "jax_random_seed_offset (JAX_RANDOM_SEED_OFFSET, which launchers set per worker) to each seed "
+                   "while tracing, so each offset is its own program and cache entry; set it the same way in both "
+                   "runs, or keep it 0 and fold the worker's index into the key as data "
+                   "(jax.random.fold_in(key, index)) for one program on every worker (if the code adds a constant "
+                   "to the seed instead, that constant changed)",
     "lowering": "run A's program was lowered with {name} {a}, run B's with it {b}: the same call (jax.random's "
                 "draws here) becomes another program, so each value is its own cache entry; set {name} the same "
                 "way in both runs (its default changed in JAX 0.5.0: an upgrade, or a setting pinned on one host, "
@@ -167,6 +189,13 @@ GRAPH_FIXES: dict[str, str] = {
                         "nothing to fix); if it was not, give both runs the same code and values, and for a value "
                         "meant to differ from run to run pass it traced (lax.fori_loop for a loop count) for one "
                         "program whatever the value",
+    "special_scalar_across_runs": "one run's program bakes a Python number of 0 or 1 in as a constant where the "
+                                  "other's takes it as an input ({summary}): torch_xla bakes the scalars 0 and 1 "
+                                  "and passes other values as device data, so either the value differs between the "
+                                  "runs (exactly 0 or 1 in one, another in the other: a changed setting, one "
+                                  "program per value) or one run's environment has XLA_NO_SPECIAL_SCALARS=1, which "
+                                  "passes 0 and 1 as data too: if the value is the same in both runs, set "
+                                  "XLA_NO_SPECIAL_SCALARS the same way in both",
     "setting_across_runs": "the programs differ where the `if` at {if_line} tests {name}, which the program reads "
                            "from {origin} ({made}): a setting that differs between the runs, not a branch the "
                            "program takes from step to step. A changed program compiles once, then loads from the "
@@ -189,6 +218,10 @@ GRAPH_FIXES: dict[str, str] = {
                     "XLA_DOWNCAST_BF16=1) is in the environment, most likely run {other}'s: set it the same way in "
                     "both runs (if the code changed instead, a model and its inputs cast to torch.bfloat16 in one run "
                     "only, give them one dtype in both)",
+    "float64": "only run {side}'s program computes in float64 ({types}); every floating tensor of the other is f32, "
+               "parameters and inputs included: run {side} made its model and batches float64 (a default dtype "
+               "set to torch.float64 with torch.set_default_dtype, a config's dtype, or .double()), so each dtype is "
+               "its own program and cache entry: give both runs the same dtype, or expect one program per dtype",
     "precision": "only run {side}'s program computes in {types} (mixed precision: torch.autocast, a model cast to "
                  "{types}, or a dtype setting), the other's in f32: each precision is its own program and cache "
                  "entry; run both with the same precision setting (autocast on in both runs, or off in both) to "
@@ -209,6 +242,9 @@ storage), buffer donors (JAX's donate_argnums, torch_xla's in-place updates and 
 
 ACROSS_RUNS_RULES: dict[str, str] = {
     "ops_branch_jax": "path_across_runs",
+    "constant_float_special": "special_scalar_across_runs",
+    "constant_lr_special": "special_scalar_across_runs",
+    "constant_int_special": "special_scalar_across_runs",
     "sharding": "sharding_across_runs",
     "sharding_torch": "sharding_across_runs",
 }

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hlodiff.dumps.compile_cache import CacheCompilation
-from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, RELATIVE_FOLDER, Verdict
+from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, Verdict
 from hlodiff.explain.run_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 
 
@@ -105,6 +106,9 @@ def _key_elided_constants(v: Verdict) -> str:
 
 def _key_not_captured(v: Verdict) -> str:
     """The same HLO, another key, and no difference found between what the two runs dumped."""
+    if v.detail == NO_DUMP:
+        return ("another cache key; neither run was dumped (their logs alone were read), so the two programs and "
+                "their options cannot be compared")
     if v.a_record is None or v.b_record is None:
         return ("another cache key; one of the two programs was loaded, not compiled, so its HLO was not dumped "
                 "before optimizations and only the keys can be compared")
@@ -168,6 +172,9 @@ def _entry_missing(v: Verdict, same: str) -> str:
     if v.differences and v.differences[0].name == RELATIVE_FOLDER:  # compare-runs round 6: Hydra's chdir
         return (f"{same}: run A wrote it, but run B did not find it; the cache folder is the relative path "
                 f"{v.differences[0].a}, resolved against each run's working directory")
+    if v.detail == LOOKED_ELSEWHERE:
+        return (f"{same}: run A wrote it (the cache listing holds it), but run B counted a persistent-cache miss "
+                "and no failed load: it looked the hash up and found no entry in the folder it read")
     return f"{same}: run A wrote it, but the cache run B read has no such entry"
 
 
