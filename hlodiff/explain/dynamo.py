@@ -25,8 +25,8 @@ from hlodiff.diff.causes import _SLICE_KEYS
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_first_calls
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
+from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_bridge_own, tell_first_calls
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
