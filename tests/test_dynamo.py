@@ -10,7 +10,7 @@ import pytest
 
 from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff.fix_rules import RULES_BY_NAME
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.hlo.model import SourceFrame
 
 DYNAMO = ["dynamo_batch", "dynamo_bf16", "dynamo_float", "dynamo_print", "dynamo_train_eval", "dynamo_steady", "dynamo_record",

@@ -11,7 +11,8 @@ import textwrap
 import pytest
 
 from helpers import FIXTURES, cli
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.dumps.python_source import calls_of_function
 from hlodiff.explain.dynamo import recompiles_of
 from hlodiff.explain.dynamo_stance import stance_recompiles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 
 _PRE = "V1127 20:16:09.406000 21044 torch/_logging/structured.py:28] "
 _GUARD = ("0/0: T == 4.0" + " " * 49 + "# s = F.log_softmax(student(x) / T, -1)  # "

@@ -327,7 +327,7 @@ class Run:
 
     def read_dynamo(self, warnings: list[InputWarning]) -> list["DynamoLog"]:
         """Each Dynamo log given or found (TORCH_LOGS text, TORCH_TRACE folders), read."""
-        from hlodiff.dumps.dynamo_log import read_dynamo_log
+        from hlodiff.dumps.dynamo_read import read_dynamo_log
 
         return [read_dynamo_log(p, warnings) for p in self.dynamo_logs]
 
