@@ -12,7 +12,7 @@ import pytest
 
 from helpers import FIXTURES, cli
 from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

@@ -14,7 +14,7 @@ from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.dumps.python_source import calls_of_function
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.hlo.model import SourceFrame
 
@@ -83,7 +83,7 @@ _CALL = SourceFrame("/p/t.py", 36, "<module>")
 
 
 def _break(reason: str, explanation: str) -> dict:
-    from hlodiff.explain.dynamo import breaks_of
+    from hlodiff.explain.dynamo_log_findings import breaks_of
 
     (b,) = breaks_of(DynamoLog("x", "text", [], graph_breaks=[GraphBreak("0/0", reason, explanation, _AT, _CALL)]))
     return {"rule": b.fix_rule, "fix": b.fix}

@@ -139,7 +139,7 @@ def test_review13_c2_by_hand_leads_with_the_call_and_names_the_guard_s_line_when
 import pytest  # noqa: E402
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog  # noqa: E402
-from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
+from hlodiff.explain.dynamo_log_findings import recompiles_of  # noqa: E402
 
 
 @pytest.mark.parametrize("guard, rule", [
