@@ -199,7 +199,7 @@ def test_the_pruning_call_is_the_line_of_the_parameter_gone(tmp_path):
     # read from the source on disk (the log names only torch's wrapper); a file that prunes nothing keeps no line
     doc, _ = _explain("d20_prune_rounds")
     assert doc["dynamo"]["headline"]["located"] == "decision" and doc["headline"]["location"]["line"] == 19
-    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.dumps.source_lines import SourceLines
     from hlodiff.explain.decision_line import place_dynamo_decisions
     from hlodiff.explain.dynamo_types import DynamoFindings
 
@@ -233,7 +233,7 @@ def test_breaks_with_graphs_or_a_function_given_up_keep_their_xla_stories(name):
     ("___check_type_id(head, 9462)", "weight_norm(net[2])\n", "dynamo_object_type"),  # an argument, no submodule
 ], ids=["parametrized", "no-parametrization", "argument"])
 def test_a_submodule_s_new_class_is_a_parametrization_when_the_source_registers_one(tmp_path, guard, source, rule):
-    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.dumps.source_lines import SourceLines
     from hlodiff.explain.dynamo_parametrized import mark_parametrized
     from hlodiff.explain.dynamo_types import DynamoFindings
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.evidence import NoSources, Run, SourceLines
+from hlodiff.dumps.evidence import Run
+from hlodiff.dumps.source_lines import NoSources, SourceLines
 from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
 from hlodiff.errors import InputWarning
 from hlodiff.explain.cause_facts import own_placement
