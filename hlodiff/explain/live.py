@@ -172,7 +172,7 @@ class LiveExplainer(LiveTelling):
             family = self.families[fkey] = LiveFamily(fkey, label)
         if record.kind == "xla_dump":  # compilations only: a family's k-th module is its k-th step, as in the report
             step = family.steps
-        family.recent.append(record)
+        self._keep(family, family.recent, record)
         family.steps += 1
         if not held.cut:
             family.full += 1
@@ -199,7 +199,7 @@ class LiveExplainer(LiveTelling):
         defer = waiting and record.kind in TRACED_KINDS
         if waiting and not defer:
             earlier += self._look_again_one(family, running=False)
-        family.compiled.append(record)
+        self._keep(family, family.compiled, record)
         if first_of_family:
             return [LiveEvent("compiled", step, record.ref, label, graphs=held.graphs)]
         before = Latest.of(family)
@@ -213,6 +213,12 @@ class LiveExplainer(LiveTelling):
             if len(family.deferred) > DEFERRED:
                 earlier += self._look_deferred(family, 1)
         return earlier + told
+
+    def _keep(self, family: LiveFamily, window, record: GraphRecord) -> None:
+        """``record`` in one of the family's windows; a record that left both has no cut to be explained beside."""
+        gone = family.keep(window, record)
+        if gone is not None:
+            self.cuts.forget(gone)
 
     def _awaits(self, family: LiveFamily) -> bool:
         return self._awaits_dynamo(family) or self._awaits_steps(family)
