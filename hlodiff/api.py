@@ -444,7 +444,7 @@ def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,
 
     warnings = [] if warnings is None else warnings
     first, second = read_run(run_a, cache, warnings), read_run(run_b, cache, warnings)
-    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.dumps.source_lines import SourceLines
 
     return RunsCompared(compare_runs(first, second, warnings, SourceLines()), warnings)
 

@@ -10,7 +10,7 @@ import json
 
 from helpers import FIXTURES, capture_argv, cli, cli_json
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, _failure
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 DYNAMO_SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import FIXTURES, cli, cli_json, truth_of
 from hlodiff.diff.fix_rules import RULES_BY_NAME
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.hlo.model import SourceFrame
 
 DYNAMO = ["dynamo_batch", "dynamo_bf16", "dynamo_float", "dynamo_print", "dynamo_train_eval", "dynamo_steady", "dynamo_record",
@@ -180,7 +180,7 @@ def test_each_dynamo_row_is_what_its_real_run_records(row):
 
 
 def test_a_size_that_changes_mid_run_gets_the_bucket_row_not_the_last_batch():
-    from hlodiff.explain.dynamo import _classify
+    from hlodiff.explain.dynamo_guard_kinds import _classify
 
     kind, _, _, facts = _classify("tensor 'x' size mismatch at index 1. expected 128, actual 256")
     from hlodiff.diff.fixes import choose
@@ -191,7 +191,7 @@ def test_a_size_that_changes_mid_run_gets_the_bucket_row_not_the_last_batch():
 
 def test_any_other_guard_and_any_other_break_get_the_general_rows():
     from hlodiff.diff.fixes import choose
-    from hlodiff.explain.dynamo import _classify
+    from hlodiff.explain.dynamo_guard_kinds import _classify
 
     kind, _, _, facts = _classify("___check_obj_id(L['self'].cfg, 140000)")
     assert kind == "guard" and choose(kind, frozenset(facts)).name == "dynamo_guard"

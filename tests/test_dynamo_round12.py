@@ -12,7 +12,7 @@ import pytest
 
 from explain_helpers import explain_scenario as _explain, guard_recompiles
 from helpers import FIXTURES, cli
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.explain.dynamo_guard_kinds import GLOBAL_SETTINGS
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

@@ -10,7 +10,7 @@ import pytest
 
 from explain_helpers import explain_scenario as _explain, guard_recompiles
 from helpers import FIXTURES
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 _P = "V1127 17:11:14.391000 12155 torch/_dynamo/guards.py:3404] "

@@ -11,7 +11,7 @@ from explain_helpers import explain_scenario as _explain
 from helpers import FIXTURES
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure
 from hlodiff.explain.decision_line import dynamo_decision_calls
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 SOURCES = ("--source-map", f"/home/user/project={SCENARIOS}")

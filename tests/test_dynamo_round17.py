@@ -13,7 +13,7 @@ import pytest
 from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_guards import _failed_guard
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
-from hlodiff.explain.dynamo import breaks_of, recompiles_of
+from hlodiff.explain.dynamo_log_findings import breaks_of, recompiles_of
 from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

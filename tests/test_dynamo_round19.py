@@ -13,7 +13,7 @@ import pytest
 from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 from hlodiff.dumps.init_attributes import set_only_in_init
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.explain.dynamo_types import DynamoFindings, recurring_lead
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

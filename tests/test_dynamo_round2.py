@@ -12,7 +12,7 @@ import pytest
 
 from helpers import FIXTURES, cli
 from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -107,7 +107,7 @@ def test_warmup_applies_to_dynamo_recompilations_by_the_call_their_xla_graph_ran
 def test_a_plus_dynamo_log_is_read_without_its_recompiles_channel():
     """TORCH_LOGS=+dynamo prints no recompile reasons: the failed guard is the one of compile F/K-1 that F/K no
     longer holds in Dynamo's guard trees, and the stack of 'torchdynamo start compiling' gives the user's call."""
-    from hlodiff.dumps.dynamo_log import read_dynamo_log
+    from hlodiff.dumps.dynamo_read import read_dynamo_log
 
     log = read_dynamo_log(str(SCENARIOS / "dyn_global_scale_plus" / "stderr.log"))
     recompiled = [c for c in log.compiles if c.recompiled]

@@ -11,9 +11,10 @@ import textwrap
 import pytest
 
 from helpers import FIXTURES, cli
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure, read_dynamo_log
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.dumps.python_source import calls_of_function
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.hlo.model import SourceFrame
 
@@ -82,7 +83,7 @@ _CALL = SourceFrame("/p/t.py", 36, "<module>")
 
 
 def _break(reason: str, explanation: str) -> dict:
-    from hlodiff.explain.dynamo import breaks_of
+    from hlodiff.explain.dynamo_log_findings import breaks_of
 
     (b,) = breaks_of(DynamoLog("x", "text", [], graph_breaks=[GraphBreak("0/0", reason, explanation, _AT, _CALL)]))
     return {"rule": b.fix_rule, "fix": b.fix}
@@ -198,7 +199,7 @@ def test_the_pruning_call_is_the_line_of_the_parameter_gone(tmp_path):
     # read from the source on disk (the log names only torch's wrapper); a file that prunes nothing keeps no line
     doc, _ = _explain("d20_prune_rounds")
     assert doc["dynamo"]["headline"]["located"] == "decision" and doc["headline"]["location"]["line"] == 19
-    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.dumps.source_lines import SourceLines
     from hlodiff.explain.decision_line import place_dynamo_decisions
     from hlodiff.explain.dynamo_types import DynamoFindings
 
@@ -232,7 +233,7 @@ def test_breaks_with_graphs_or_a_function_given_up_keep_their_xla_stories(name):
     ("___check_type_id(head, 9462)", "weight_norm(net[2])\n", "dynamo_object_type"),  # an argument, no submodule
 ], ids=["parametrized", "no-parametrization", "argument"])
 def test_a_submodule_s_new_class_is_a_parametrization_when_the_source_registers_one(tmp_path, guard, source, rule):
-    from hlodiff.dumps.evidence import SourceLines
+    from hlodiff.dumps.source_lines import SourceLines
     from hlodiff.explain.dynamo_parametrized import mark_parametrized
     from hlodiff.explain.dynamo_types import DynamoFindings
 

@@ -60,7 +60,7 @@ def test_the_step_that_follows_an_expected_retrace_is_a_row_of_the_table():
 
 from hlodiff.dumps.dynamo_guards import _failed_guard  # noqa: E402
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, _failure  # noqa: E402
-from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
+from hlodiff.explain.dynamo_log_findings import recompiles_of  # noqa: E402
 
 
 @pytest.mark.parametrize("guard, kind, facts, rule", [

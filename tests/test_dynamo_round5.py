@@ -12,7 +12,7 @@ from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.dumps.dynamo_guards import _failed_guard
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 

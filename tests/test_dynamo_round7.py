@@ -10,7 +10,8 @@ import pytest
 from explain_helpers import explain_status as _explain, guard_recompiles as _rules
 from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.dumps.dynamo_log import GAVE_UP, GraphBreak, read_dynamo_log
+from hlodiff.dumps.dynamo_log import GAVE_UP, GraphBreak
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

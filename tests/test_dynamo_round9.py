@@ -12,7 +12,7 @@ from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 from hlodiff.dumps.dynamo_trace import log_of_records
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.hlo.library_modules import cut_module_path
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -157,7 +157,7 @@ def test_controls_have_no_reset_and_no_headline(name):
     ("dyn_eval_mode", 0), ("dyn_enum_phase", 0), ("dyn_global_scale_plus", 0),
 ])
 def test_a_verbose_log_shows_a_reset_with_the_user_s_call(name, restarts):
-    from hlodiff.dumps.dynamo_log import read_dynamo_log
+    from hlodiff.dumps.dynamo_read import read_dynamo_log
 
     log = read_dynamo_log(str(SCENARIOS / name / "stderr.log"))
     assert len(log.restarts) == restarts

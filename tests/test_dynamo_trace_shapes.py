@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 
 _PRE = "V1127 20:16:09.406000 21044 torch/_logging/structured.py:28] "
 _GOOD = {"compilation_metrics": {"compile_id": "0/0", "co_name": "forward", "co_filename": "/p/train.py",

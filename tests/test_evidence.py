@@ -21,7 +21,8 @@ from helpers import explained, truth_of
 from hlodiff.diff.model import Cause
 from hlodiff.dumps import iter_graphs
 from hlodiff.dumps.debug_log import CompilationEvent
-from hlodiff.dumps.evidence import NoSources, Run, SourceLines
+from hlodiff.dumps.evidence import Run
+from hlodiff.dumps.source_lines import NoSources, SourceLines
 from hlodiff.dumps.run_folder import discover
 from hlodiff.explain.decision_line import place_decisions
 from hlodiff.explain.live import LiveExplainer

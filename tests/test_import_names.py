@@ -44,6 +44,6 @@ def test_every_imported_name_exists_where_it_is_imported_from():
 
 
 def test_the_scan_sees_lazy_imports_inside_functions():
-    # dynamo_bridge imports sequence_text inside a function: the scan must reach it, or it proves nothing
-    assert any(where.startswith("hlodiff/explain/dynamo_bridge.py") and name == "sequence_text"
+    # explanation imports graph_steps inside a function: the scan must reach it, or it proves nothing
+    assert any(where.startswith("hlodiff/explain/explanation.py") and name == "graph_steps"
                for where, _, name in _imports())

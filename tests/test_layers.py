@@ -153,3 +153,62 @@ def test_a_run_s_cost_is_computed_from_its_evidence_with_no_file_opened():
     assert figures(from_memory) == figures(from_disk)
     assert {g.peak_source for g in from_memory.graphs} == {"torch_xla"}  # the log's figures were evidence
     assert from_memory.compile_seconds == from_disk.compile_seconds is not None
+
+
+LAYER_PACKAGES = ("hlo", "dumps", "graph", "diff", "explain", "cost", "render", "capture", "testing")
+"""Every folder of hlodiff: inside each, its modules import one another one way."""
+
+
+def import_cycles(package: Path, prefix: str) -> list[list[str]]:
+    """The import cycles among the modules under ``package`` (dotted ``prefix``), each as the modules around it.
+
+    Every ``import`` counts wherever it sits: at the top, inside a function (a lazy import only hides a cycle from
+    the interpreter, not from a reader) or under ``TYPE_CHECKING``. A package's ``__init__`` is left out: it is
+    the layer's front door, re-exporting names from below, not a module of its own."""
+    import networkx as nx
+
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package).with_suffix("").parts
+        modules[".".join((prefix,) + parts)] = path
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        here = name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(here[:len(here) - node.level + 1] + [node.module or ""]) if node.level \
+                    else node.module
+                base = base.rstrip(".")
+                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            graph.add_edges_from((name, t) for t in targets
+                                 if t in modules and t != name and modules[t].name != "__init__.py")
+    return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+
+
+@pytest.mark.parametrize("layer", LAYER_PACKAGES)
+def test_a_layer_s_modules_import_one_another_one_way(layer):
+    """docs/design.md's layers go one way, and so do the modules inside each: a cycle (explain/'s thirteen modules,
+    families -> dynamo_bridge -> pattern_words -> patterns -> cuts -> explanation -> families) means a fact sits
+    above what reads it, and every module on it loads, and changes, with all the others."""
+    assert import_cycles(PACKAGE / layer, f"hlodiff.{layer}") == []
+
+
+def test_the_cycle_scan_sees_lazy_and_type_only_imports(tmp_path):
+    """A cycle closed by an import inside a function, or under TYPE_CHECKING, is still found (a scan of top-level
+    imports alone would pass explain/ as it was)."""
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "__init__.py").write_text("from .low import fact\n")
+    (layer / "low.py").write_text("def fact():\n    from hlodiff.layer.high import story\n    return story\n")
+    (layer / "high.py").write_text("from .low import fact\nstory = fact\n")
+    (layer / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import words\n")
+    (layer / "words.py").write_text("from .typed import TYPE_CHECKING\n")
+    (layer / "alone.py").write_text("from . import low\n")
+    assert sorted(import_cycles(layer, "hlodiff.layer")) == [["hlodiff.layer.high", "hlodiff.layer.low"],
+                                                             ["hlodiff.layer.typed", "hlodiff.layer.words"]]

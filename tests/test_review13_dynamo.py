@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 
 _PRE = "V1127 20:16:09.406000 21044 torch/_logging/structured.py:28] "
 _GUARD = ("0/0: T == 4.0" + " " * 49 + "# s = F.log_softmax(student(x) / T, -1)  # "
@@ -57,7 +57,7 @@ from hlodiff.diff.model import Cause  # noqa: E402
 from hlodiff.dumps.dynamo_log import GuardFailure  # noqa: E402
 from hlodiff.dumps.python_source import calls_of_function  # noqa: E402
 from hlodiff.explain.dynamo import caller_in_graph  # noqa: E402
-from hlodiff.dumps.evidence import NoSources, SourceLines  # noqa: E402
+from hlodiff.dumps.source_lines import NoSources, SourceLines  # noqa: E402
 from hlodiff.explain.dynamo_call_line import place_dynamo_calls  # noqa: E402
 from hlodiff.explain.dynamo_types import DynamoRecompile  # noqa: E402
 from hlodiff.hlo.model import SourceFrame  # noqa: E402
@@ -139,7 +139,7 @@ def test_review13_c2_by_hand_leads_with_the_call_and_names_the_guard_s_line_when
 import pytest  # noqa: E402
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog  # noqa: E402
-from hlodiff.explain.dynamo import recompiles_of  # noqa: E402
+from hlodiff.explain.dynamo_log_findings import recompiles_of  # noqa: E402
 
 
 @pytest.mark.parametrize("guard, rule", [

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import FIXTURES
 from helpers import cli, cli_json
-from hlodiff.dumps.dynamo_log import read_dynamo_log
+from hlodiff.dumps.dynamo_read import read_dynamo_log
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 INVENTED = ("x.long()", "gradient accumulation", "sync at the same points", "a metric", "torch.where",

@@ -14,7 +14,7 @@ import pytest
 
 from helpers import FIXTURES, cli, cli_json
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 JAX = FIXTURES / "scenarios" / "jax"
 DYNAMO = FIXTURES / "scenarios" / "dynamo"

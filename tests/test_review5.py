@@ -12,7 +12,7 @@ from helpers import cli
 from hlodiff.diff.origin_makers import STATE_MAKERS, library_made_inputs
 from hlodiff.diff.model import Cause, Change, InstructionRef
 from hlodiff.dumps.python_source import argument_made_at
-from hlodiff.explain.dynamo import _absolute
+from hlodiff.explain.dynamo_log_findings import _absolute
 from hlodiff.explain.family_order import last_of_each_round
 from hlodiff.hlo.model import SourceFrame
 

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import cli
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
-from hlodiff.explain.dynamo import recompiles_of
+from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 SCEN = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
 

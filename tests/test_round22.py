@@ -9,7 +9,7 @@ import pytest
 from helpers import FIXTURES, cli_json
 
 from hlodiff.dumps.jax_log import JaxReason
-from hlodiff.explain.jax_causes import _metadata_functions
+from hlodiff.explain.jax_pytree_reasons import metadata_functions
 
 SC = FIXTURES / "scenarios" / "jax"
 
@@ -56,4 +56,4 @@ _NOW = "<class '__main__.S'> with pytree metadata (Tx(init=<function mk.<locals>
     ("<class '__main__.S'> with pytree metadata <__main__.Info object at 0x7f99>", ""),           # no function
 ])
 def test_new_functions_are_read_from_jaxs_pytree_reason(before, found):
-    assert _metadata_functions(JaxReason("pytree", None, _NOW, before, _NOW)) == found
+    assert metadata_functions(JaxReason("pytree", None, _NOW, before, _NOW)) == found

@@ -7,7 +7,7 @@ on, on small modules or rows of the one rule, and on the look-alikes that share 
 * ``ops_added_every_step`` (``hlodiff/diff/fix_rules.py``, fact ``ops_each_step``): a graph that grows by the same
   ops at every step with no input added runs the same code once more each step (a hook registered in the loop), not
   a carried autograd history;
-* ``cache_key_pullback`` (fact ``pullback``, ``hlodiff/explain/jax_causes.PULLBACK_NODES``): jax.vjp's pullback
+* ``cache_key_pullback`` (fact ``pullback``, ``hlodiff/explain/jax_pytree_reasons.PULLBACK_NODES``): jax.vjp's pullback
   passed into jit is a new pytree structure at every call."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hlodiff.cost.stacked_outputs import MIN_STACKED_BYTES, find_reduced_stacks
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.jax_log import JaxReason
-from hlodiff.explain.jax_causes import _pullback
+from hlodiff.explain.jax_pytree_reasons import is_pullback
 from hlodiff.hlo.parser import parse_module
 
 SCENARIOS = FIXTURES / "scenarios"
@@ -190,7 +190,7 @@ def test_a_pullback_passed_into_jit_is_told_to_compute_forward_and_backward_in_o
     ("* at input path [0], now <class '__main__.Batch'> with pytree metadata <__main__.Info object at 0x7f>", False),
 ])
 def test_a_pullback_is_read_from_jaxs_pytree_reason(text, found):
-    assert _pullback(JaxReason("pytree", None, None, None, text)) is found
+    assert is_pullback(JaxReason("pytree", None, None, None, text)) is found
 
 
 # -- autograd anomaly mode's NaN checks, followed live -------------------------------------------------------------

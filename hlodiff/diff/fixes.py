@@ -188,7 +188,7 @@ class FixContext:
     Empty otherwise."""
     pullback: bool = False
     """JAX said the pytree node that changed is a pullback (``jax.vjp``'s ``VJP``, a linearized function): its
-    structure holds the traced forward, new at every ``jax.vjp`` (:data:`hlodiff.explain.jax_causes.PULLBACK_NODES`)."""
+    structure holds the traced forward, new at every ``jax.vjp`` (:data:`hlodiff.explain.jax_pytree_reasons.PULLBACK_NODES`)."""
     list_length: str = ""
     """JAX said an argument's list (or tuple) changed length: ``"list:1 -> 2"`` (container, lengths before and now),
     a Python list passed to the jitted function growing or shrinking (review 3, F1b). Empty otherwise."""

@@ -20,10 +20,10 @@ from hlodiff.dumps.hlo_file import looks_like_hlo, scan_hlo_file
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.save_tensors_sniff import looks_like_save_tensors
 from hlodiff.dumps.installed_modules import installed_module_paths
-from hlodiff.hlo.library_modules import list_installed_with
+from hlodiff.hlo.installed import list_installed_with
 from hlodiff.errors import HlodiffError, InputWarning, shown
 
-# The library-code lookup (hlodiff.hlo.library_modules) learns from here which distributions are installed where
+# The library-code lookup (hlodiff.hlo.installed, hlodiff.hlo.library_modules) learns from here which distributions are installed where
 # hlodiff runs: reading site-packages is this layer's. Listed lazily, at its first lookup.
 list_installed_with(installed_module_paths)
 

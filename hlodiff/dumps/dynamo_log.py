@@ -8,19 +8,19 @@ before each recompilation, and where the graph broke. Read from either of the tw
 * a ``TORCH_TRACE`` structured log (what tlparse reads), read by :mod:`hlodiff.dumps.dynamo_trace` into the same
   types, with the guard and graph-break readers of this module.
 
+Which of the two a file is, and a ``TORCH_TRACE`` folder, is decided by :mod:`hlodiff.dumps.dynamo_read`.
+
 The reader keeps typed facts only (no words of hlodiff's); a damaged line costs itself and a warning. The Dynamo log
 is the anchor for *why* Dynamo compiled again; :mod:`hlodiff.explain.dynamo` joins it to the XLA graphs.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.dynamo_guards import VerboseReader
 from hlodiff.dumps.dynamo_raised import STANCE_MARK, RaisedReader, StanceRaise
 from hlodiff.errors import InputWarning
@@ -182,39 +182,10 @@ def looks_like_dynamo_log(head: str) -> bool:
     return any(mark in head for mark in SNIFF_MARKS)
 
 
-def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> DynamoLog:
-    """Read a TORCH_LOGS text log or a TORCH_TRACE structured log (decided by content), or a TORCH_TRACE folder."""
-    from hlodiff.dumps.dynamo_trace import read_trace, trace_files  # it reads records with this module's helpers
-
-    if os.path.isdir(path):
-        files = trace_files(path)
-        log = DynamoLog(path, "trace")
-        for f in files:
-            part = read_dynamo_log(f, warnings)
-            log.compiles += part.compiles
-            log.graph_breaks += part.graph_breaks
-            log.limit_hits += part.limit_hits
-            log.restarts += part.restarts
-            log.stance_raises += part.stance_raises
-        return log
-    if os.path.isfile(path) and os.path.getsize(path) == 0:  # TORCH_LOGS set, Dynamo had nothing to say
-        return DynamoLog(path, "text")
-    stream = text_lines(path, warnings)  # streamed: a TORCH_TRACE log of a real model is mostly FX graphs
-    head = list(itertools.islice(stream, 50))
-    structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
-    lines = itertools.chain(head, stream)
-    log = read_trace(path, lines, warnings) if structured else _read_text(path, lines, warnings)
-    if not log.compiles and not log.graph_breaks and not log.limit_hits and not log.stance_raises \
-            and warnings is not None:
-        warnings.append(InputWarning("no Dynamo recompilation or graph break here (not a TORCH_LOGS=recompiles,"
-                                     "graph_breaks or TORCH_TRACE log?); ignored", path, 1))
-    return log
-
-
 # -- TORCH_LOGS text -------------------------------------------------------------------------------------------------
 
 
-def _read_text(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
+def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
     verbose = VerboseReader(_failure, CacheRestart)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from hlodiff.dumps.graph_record import LOADED_STAGE, TRACED_KINDS, GraphRecord
 from hlodiff.dumps.run_folder import RunInputs
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
 from hlodiff.hlo.model import Module, SourceFrame
 
@@ -87,148 +88,6 @@ class NoProtos(GraphProtos):
     @staticmethod
     def stacks(record: GraphRecord) -> dict[str, tuple[SourceFrame, ...]]:
         return {}
-
-
-class SourceLines:
-    """The user's Python files, read when a question needs them and only if they are on disk (at the path the dump
-    recorded, or where ``--source-map`` says it is now): a parameter's name, the line that made an argument, the
-    ``if`` around a line, the lines calling a function."""
-
-    def parameter_names(self, file: str, line: int | None) -> list[str] | None:
-        from hlodiff.dumps.python_source import parameter_names
-
-        return parameter_names(file, line)
-
-    def argument_made_at(self, file: str, call_line: int | None, function: str, parameter: str,
-                         parameters: list[str] | None = None) -> int | None:
-        from hlodiff.dumps.python_source import argument_made_at
-
-        return argument_made_at(file, call_line, function, parameter, parameters)
-
-    def enclosing_if(self, file: str, line: int | None) -> int | None:
-        from hlodiff.dumps.python_source import enclosing_if
-
-        return enclosing_if(file, line)
-
-    def read_in_condition(self, file: str, line: int | None) -> bool:
-        from hlodiff.dumps.python_source import read_in_condition
-
-        return read_in_condition(file, line)
-
-    def calls_named(self, file: str, names: tuple[str, ...]) -> list[int]:
-        from hlodiff.dumps.python_source import calls_named
-
-        return calls_named(file, names)
-
-    def calls_on_submodule(self, file: str, names: tuple[str, ...], key: str) -> list[int]:
-        from hlodiff.dumps.python_source import calls_on_submodule
-
-        return calls_on_submodule(file, names, key)
-
-    def calls_in_loops_around(self, file: str, line: int | None, names: tuple[str, ...]) -> list[int]:
-        from hlodiff.dumps.loop_counters import calls_in_loops_around
-
-        return calls_in_loops_around(file, line, names)
-
-    def fed_its_own_concatenation(self, file: str, line: int | None) -> bool:
-        from hlodiff.dumps.python_source import fed_its_own_concatenation
-
-        return fed_its_own_concatenation(file, line)
-
-    def nondiff_callee(self, file: str, def_line: int | None, parameter: str) -> str | None:
-        from hlodiff.dumps.nondiff_source import nondiff_callee
-
-        return nondiff_callee(file, def_line, parameter)
-
-    def calls_of_function(self, file: str, function: str) -> list[int] | None:
-        from hlodiff.dumps.python_source import calls_of_function
-
-        return calls_of_function(file, function)
-
-    def calls_of_compiled(self, file: str) -> list[int] | None:
-        from hlodiff.dumps.python_source import calls_of_compiled
-
-        return calls_of_compiled(file)
-
-    def set_only_in_init(self, file: str, attribute: str) -> bool:
-        from hlodiff.dumps.init_attributes import set_only_in_init
-
-        return set_only_in_init(file, attribute)
-
-    def setting_behind(self, file: str, line: int | None):
-        """The run setting (environment variable, command-line option) the ``if`` around ``file:line`` tests
-        (:func:`hlodiff.dumps.run_setting_source.setting_behind`), None when the source does not show one."""
-        from hlodiff.dumps.run_setting_source import setting_behind
-
-        return setting_behind(file, line)
-
-    def set_only_in_init_across(self, files: list[str], attribute: str) -> bool:
-        from hlodiff.dumps.init_attributes import set_only_in_init_across
-
-        return set_only_in_init_across(files, attribute)
-
-    def user_modules(self, files: list[str]) -> list[str]:
-        from hlodiff.dumps.user_modules import user_modules
-
-        return user_modules(files)
-
-    def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
-                            parameters: list[str] | None = None) -> bool:
-        from hlodiff.dumps.loop_counters import passes_loop_counter
-
-        return passes_loop_counter(file, call_line, function, parameter, parameters)
-
-
-class NoSources(SourceLines):
-    """Evidence built in memory: no source file is on disk."""
-
-    def parameter_names(self, file, line):
-        return None
-
-    def argument_made_at(self, file, call_line, function, parameter, parameters=None):
-        return None
-
-    def enclosing_if(self, file, line):
-        return None
-
-    def read_in_condition(self, file, line):
-        return False
-
-    def calls_named(self, file, names):
-        return []
-
-    def calls_in_loops_around(self, file, line, names):
-        return []
-
-    def calls_on_submodule(self, file, names, key):
-        return []
-
-    def fed_its_own_concatenation(self, file, line):
-        return False
-
-    def nondiff_callee(self, file, def_line, parameter):
-        return None
-
-    def calls_of_function(self, file, function):
-        return None
-
-    def calls_of_compiled(self, file):
-        return None
-
-    def set_only_in_init(self, file, attribute):
-        return False
-
-    def setting_behind(self, file, line):
-        return None
-
-    def set_only_in_init_across(self, files, attribute):
-        return False
-
-    def user_modules(self, files):
-        return list(files)
-
-    def passes_loop_counter(self, file, call_line, function, parameter, parameters=None):
-        return False
 
 
 @dataclass(slots=True, eq=False)
@@ -327,7 +186,7 @@ class Run:
 
     def read_dynamo(self, warnings: list[InputWarning]) -> list["DynamoLog"]:
         """Each Dynamo log given or found (TORCH_LOGS text, TORCH_TRACE folders), read."""
-        from hlodiff.dumps.dynamo_log import read_dynamo_log
+        from hlodiff.dumps.dynamo_read import read_dynamo_log
 
         return [read_dynamo_log(p, warnings) for p in self.dynamo_logs]
 

@@ -1,6 +1,6 @@
 """The module paths of the ML distributions installed where hlodiff runs, for the library-code lookup of
 :mod:`hlodiff.hlo.library_modules`: read from the ``RECORD`` file lists on ``sys.path`` here, in the layer that
-reads the disk, and handed down through :func:`hlodiff.hlo.library_modules.list_installed_with` when
+reads the disk, and handed down through :func:`hlodiff.hlo.installed.list_installed_with` when
 ``hlodiff.dumps`` is imported (read lazily, at the first lookup).
 """
 

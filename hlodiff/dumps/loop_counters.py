@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _call_on_line, _parse
+from hlodiff.dumps.python_source import _call_on_line, _parse, passed_argument
 
 _COUNTING_ITERATORS = frozenset({"range", "count"})
 """``for i in range(...)``, ``for i in itertools.count(start)``: the target counts the iterations."""
@@ -32,7 +32,7 @@ def passes_loop_counter(file: str, call_line: int | None, function: str, paramet
     scope, call = _call_on_line(tree, call_line, function)
     if call is None:
         return False
-    passed = _passed(call, parameter, parameters, tree, function)
+    passed = passed_argument(call, parameter, parameters, tree, function)
     if passed is None:
         return False
     # the innermost loop's counter: an outer loop's (an epoch number passed as `stage = epoch` to every batch's
@@ -55,22 +55,6 @@ def passes_loop_counter(file: str, call_line: int | None, function: str, paramet
                     any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
                 return True
     return False
-
-
-def _passed(call: ast.Call, parameter: str, parameters: list[str] | None, tree: ast.Module,
-            function: str) -> ast.expr | None:
-    passed = next((k.value for k in call.keywords if k.arg == parameter), None)
-    if passed is not None:
-        return passed
-    if parameters is None:  # the jitted function defined in the calling file
-        parameters = next(([p.arg for p in n.args.posonlyargs + n.args.args] for n in ast.walk(tree)
-                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None)
-    if not parameters or parameter not in parameters:
-        return None
-    index = parameters.index(parameter)
-    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-        return call.args[index]
-    return None
 
 
 def _loops_around(scope: ast.AST, line: int) -> list[ast.AST]:

@@ -45,17 +45,29 @@ def argument_made_at(file: str, call_line: int | None, function: str, parameter:
     scope, call = _call_on_line(tree, call_line, function)
     if call is None:
         return None
-    passed = next((k.value for k in call.keywords if k.arg == parameter), None)
-    if parameters is None:  # the jitted function defined in the calling file
-        parameters = next(([p.arg for p in n.args.posonlyargs + n.args.args] for n in ast.walk(tree)
-                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None)
-    if passed is None and parameters and parameter in parameters:
-        index = parameters.index(parameter)
-        if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-            passed = call.args[index]
+    passed = passed_argument(call, parameter, parameters, tree, function)
     if not isinstance(passed, ast.Name):
         return None
     return _loop_carried(scope, passed.id, call_line) or _last_assignment(scope, passed.id, call_line)
+
+
+def passed_argument(call: ast.Call, parameter: str, parameters: list[str] | None, tree: ast.Module,
+                    function: str) -> ast.expr | None:
+    """The expression ``call`` passes for ``parameter`` of ``function``: by keyword, or by position from
+    ``parameters`` (the function's positional parameter names; None: read from its ``def`` in ``tree``, the jitted
+    function defined in the calling file); None when not passed, or past a ``*args``."""
+    passed = next((k.value for k in call.keywords if k.arg == parameter), None)
+    if passed is not None:
+        return passed
+    if parameters is None:  # the jitted function defined in the calling file
+        parameters = next(([p.arg for p in n.args.posonlyargs + n.args.args] for n in ast.walk(tree)
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None)
+    if not parameters or parameter not in parameters:
+        return None
+    index = parameters.index(parameter)
+    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return None
 
 
 def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:

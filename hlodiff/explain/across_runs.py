@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
 from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.dumps.evidence import NoSources, SourceLines
+from hlodiff.dumps.source_lines import NoSources, SourceLines
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.across_runs_settings import place_settings
 from hlodiff.explain.across_runs_torch import torch_verdicts

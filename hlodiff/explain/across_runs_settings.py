@@ -3,13 +3,13 @@
 Run B turned on ``jnp.clip`` with ``CLIP=1``: its train step holds ops run A's does not, and the graph diff's fix
 (written for two steps of one run) tells a per-step branch to make traced. Between two runs the decision is the
 run's setting, a deliberate change as often as not: what the user needs is which setting decided, read from the
-source on disk (:meth:`hlodiff.dumps.evidence.SourceLines.setting_behind`), and that the changed program compiles
+source on disk (:meth:`hlodiff.dumps.source_lines.SourceLines.setting_behind`), and that the changed program compiles
 once. Facts only; :mod:`hlodiff.render.across_runs` words them.
 """
 
 from __future__ import annotations
 
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.explain.run_verdicts import Verdict
 from hlodiff.hlo.model import user_frame
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame
 
@@ -46,7 +46,7 @@ def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | N
     """A JAX argument whose dtype or shape changed is made outside jit and enters the graph at the call: the line
     that made it before the call first (when the caller's source is on disk), then the call (JAX's call site, else
     the first frame outside the jitted function on the use's stack), then where the jitted function uses it.
-    ``sources``: the run's Python files (:class:`hlodiff.dumps.evidence.SourceLines`)."""
+    ``sources``: the run's Python files (:class:`hlodiff.dumps.source_lines.SourceLines`)."""
     inside = list(cause.locations)
     if call is None and inside and function:
         call = _call_from_stack([inside[0], *cause.callers.get(inside[0], ())], function)

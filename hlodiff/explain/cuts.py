@@ -24,7 +24,6 @@ from hlodiff.diff.model import Cause
 
 if TYPE_CHECKING:
     from hlodiff.dumps.debug_log import CompilationEvent
-    from hlodiff.explain.explanation import Recompilation
     from hlodiff.explain.inventory import GraphSummary
 
 CUT_REASONS = ("data_dependent", "fallback", "anomaly_check", "read")
@@ -82,23 +81,24 @@ def _cut_words(cut: GraphSummary, reason: str) -> str:
     return cut_words(reason)
 
 
-def cut_follows(r: Recompilation, order: dict, partial) -> None:
+def cut_follows(graph: GraphSummary, closest: GraphSummary | None, causes: list[Cause], order: dict,
+                partial) -> None:
     """An early graph compiled again beside an earlier early graph cut at the same line: the cut is on both sides
     and explains nothing of their difference (review 8, T1: EmbeddingBag's early graph at each new length of the
-    ids), so it is no cause of this compilation: what differs (the shape) is told. The cut itself is told where
-    it is one, on the graph that finishes the step."""
-    closest, at = r.closest, order.get(id(r.graph))
+    ids), so it is no cause of this compilation (its ``partial`` cause leaves ``causes``): what differs (the shape)
+    is told. The cut itself is told where it is one, on the graph that finishes the step."""
+    at = order.get(id(graph))
     before = order.get(id(closest)) if closest is not None else None
-    if (at is None or before is None or at not in partial or before not in partial or len(r.causes) < 2
-            or r.causes[0].kind != "partial" or r.graph.trigger is None or r.graph.trigger != closest.trigger):
+    if (at is None or before is None or at not in partial or before not in partial or len(causes) < 2
+            or causes[0].kind != "partial" or graph.trigger is None or graph.trigger != closest.trigger):
         return
-    if not r.graph.record.frames or r.graph.record.frames != closest.record.frames:
+    if not graph.record.frames or graph.record.frames != closest.record.frames:
         return  # the same whole stack, library frames too
     if all(p in partial for p in range(before + 1, at)):  # no step ended between them: two cuts of one step
         return  # (clip_grad_norm_'s isnan, then its isinf, from one frame): each cut is a cause
-    if not any(not f.is_library and f.line is not None for f in r.causes[1].locations):
+    if not any(not f.is_library and f.line is not None for f in causes[1].locations):
         return  # what differs has no line of the user's (bn_cumulative's 1/n): the cut's line still points there
-    del r.causes[0]
+    del causes[0]
 
 
 def partial_cause(graph: GraphSummary, closest: GraphSummary, event: CompilationEvent | None) -> Cause:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
 BRANCH_ROWS = frozenset({"traced_some_steps", "ops_branch"})

@@ -13,27 +13,24 @@ the compiled function) and the difference from the graphs, and says which level 
   compiling, its warm-up): expected;
 * graph breaks: a finding of their own (how many, why, the user's line), never a recompilation.
 
-Facts are typed here; the words of the fixes are rows of :mod:`hlodiff.diff.fix_rules` (kinds ``shape``, ``dtype``,
-``python_value``, ``mode``, ``guard``, ``graph_break`` with the fact ``dynamo``).
+What Dynamo's log says alone (its recompilations with their guards and fixes, its graph breaks) is read by
+:mod:`hlodiff.explain.dynamo_log_findings`; this module joins it to the graphs. Facts are typed; the words of the
+fixes are rows of :mod:`hlodiff.diff.fix_rules` (kinds ``shape``, ``dtype``, ``python_value``, ``mode``, ``guard``,
+``graph_break`` with the fact ``dynamo``).
 """
 
 from __future__ import annotations
 
-import re
-
 from hlodiff.diff.causes import _SLICE_KEYS
-from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_first_calls
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, tell_bridge_own
-from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
+from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_bridge_own, tell_first_calls
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
+from hlodiff.explain.dynamo_log_findings import breaks_of, read_logs, recompile_of
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
-from hlodiff.explain.dynamo_types import (DynamoFindings, DynamoRecompile, GraphBreakFinding, choose_fix,
-                                          compiled_name, int_recompiled_once, tell_with_fact, varying_sizes,
-                                          wrapped_module)
+from hlodiff.explain.dynamo_types import DynamoFindings, choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
@@ -41,43 +38,7 @@ from hlodiff.explain.dynamo_short_batch import full_size_again
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_stance import stance_recompiles
-from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
-    sizes_on_line
-from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
-
-
-# -- reading and merging the logs -------------------------------------------------------------------------------------
-
-
-def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
-    """All Dynamo logs given or found (read by the run's evidence, :meth:`hlodiff.dumps.evidence.Run.read_dynamo`),
-    merged by compile id: a TORCH_TRACE log first (it holds the call stacks), a TORCH_LOGS text log fills what it
-    lacks."""
-    logs = list(logs)
-    logs.sort(key=lambda log: log.form != "trace")
-    if not logs:
-        return None
-    merged = DynamoLog(logs[0].path, logs[0].form)
-    for log in logs:
-        for c in log.compiles:
-            have = next((m for m in merged.compiles if m.compile_id == c.compile_id), None)
-            if have is None:
-                merged.compiles.append(c)
-                continue
-            have.function = have.function or c.function
-            have.definition = have.definition or c.definition
-            have.call = have.call or c.call
-            have.callee = have.callee or c.callee
-            have.failures = have.failures or c.failures
-        if not merged.graph_breaks:
-            merged.graph_breaks = list(log.graph_breaks)
-        merged.limit_hits += [hit for hit in log.limit_hits if hit not in merged.limit_hits]
-        merged.restarts += [r for r in log.restarts if r not in merged.restarts]
-        merged.stance_raises += [r for r in log.stance_raises if r not in merged.stance_raises]
-    merged.compiles.sort(key=lambda c: (c.frame, c.attempt))
-    return merged
 
 
 # -- the join --------------------------------------------------------------------------------------------------------
@@ -109,7 +70,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     dynamo_graphs = made * (2 if backward else 1)
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
     calls = [c for c in log.compiles if c.recompiled]
-    found.recompiles = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
+    found.recompiles = [recompile_of(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found.recompiles)
     int_recompiled_once(found.recompiles)
     limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
@@ -176,132 +137,9 @@ def _graphs_by_compile(found: DynamoFindings, traced: list[DynamoCompile]) -> di
     return owned
 
 
-def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
-    """Dynamo's recompilations alone, each with its kind and fix (no XLA side: the pytest plugin's check)."""
-    calls = [c for c in log.compiles if c.recompiled]
-    found = [_recompile(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
-    varying_sizes(found)
-    int_recompiled_once(found)
-    for r in found:
-        choose_fix(r)
-    return found
-
-
 def _has_backward(bridge, cause_of) -> bool:
     """AOTAutograd's backward graph is compiled by the bridge too: its stacks pass through the backward wrapper."""
     return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
-
-
-def _absolute(source: SourceFrame | None, definition: SourceFrame | None) -> SourceFrame | None:
-    """A guard's source as Dynamo's trace prints it, relative to a folder above the script
-    (``notes/review5/scripts/t.py:10``), made whole from the compiled function's definition in the same file
-    (``/work/notes/review5/scripts/t.py``): the printed path is the user's to open (review 5, F4)."""
-    if source is None or definition is None or not source.file or source.file.startswith("/") \
-            or ":" in source.file[:3] or not definition.file.endswith("/" + source.file):
-        return source
-    return SourceFrame(definition.file, source.line, source.function)
-
-
-def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
-    failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
-    kind, subject, seen, facts = _classify(failure.guard)
-    if last and "leading_dim_shrank" in facts:
-        facts.add("last_call")
-    if "python_int" in facts and bounds_loop(subject, failure.code):
-        facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
-    if "python_int" in facts and sizes_on_line(subject, failure.code):
-        facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
-    if kind == "python_value" and assigned_on_line(subject, failure.code):
-        facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
-    if kind == "python_value" and (subject or "").startswith("___stack") \
-            and (made := break_before_resume(c, log)) is not None and made.at is not None:
-        # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
-        facts.add("resume_stack_value")
-        if is_scalar_read(made):
-            # the number is a tensor's value read into Python (float(t)): it follows the data, and need not be read
-            facts.add("tensor_read")
-            seen = f"{seen}, a tensor's value read as a Python number at {made.at.short()}, where Dynamo breaks the graph"
-        else:
-            seen = f"{seen}, made by {what_breaks(made)} at {made.at.short()}, where Dynamo breaks the graph"
-    if kind == "shape" and (subject or "").startswith("___stack") and _after_data_dependent(c, log):
-        facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
-    definition = None if wrapped_module(c) else c.definition
-    source = _absolute(failure.source, c.definition)
-    if source is not None and cut_module_path(source.file):
-        source = None  # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73): no user line
-    location = c.call or source or definition
-    located = ("call" if c.call else "guard" if source else "definition" if definition
-               else "wrapper" if wrapped_module(c) else None)
-    if location is not None and location.is_library and not c.call:
-        # Dynamo compiled library code (torch.compile(opt.step): torch's step in sgd.py) and its guard names a
-        # library line; the user's line that reached it is the one the graph breaks' tracebacks share, if one
-        users = {(b.call.file, b.call.line): b.call for b in log.graph_breaks
-                 if b.call is not None and not b.call.is_library}
-        if len(users) == 1:
-            location, located = next(iter(users.values())), "call"
-    return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
-                           facts=frozenset(facts), seen=seen, located=located)
-
-
-_OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
-"""A graph break at the optimizer's own method (``the function `Optimizer.zero_grad` should not be traced``): the
-training step is inside the compiled function, as at ``loss.backward()``."""
-
-
-def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
-    """One finding per line Dynamo broke at (or per user line that entered library code a table knows), with its fix."""
-    by_line: dict[tuple, list[GraphBreak]] = {}
-    entered = entered_lines(log.graph_breaks)  # library breaks a user line inside the compiled code ran into
-    for b in log.graph_breaks:
-        key = (b.at.file, b.at.line) if b.at else (b.reason,)
-        if key in entered:
-            key = ("entered", entered[key].file, entered[key].line)
-        by_line.setdefault(key, []).append(b)
-    resumes = sum(1 for c in log.compiles if c.resume)
-    found = []
-    for group in by_line.values():
-        first = group[0]
-        graphs = 1 + max(resumes, len(group))
-        facts = {"dynamo", "raised"} if first.raised else {"dynamo"}
-        if first.raised:
-            graphs = 0  # Dynamo raised (fullgraph=True): no graph was made, the program stopped
-        if "print" in (first.explanation or "") or "`print`" in first.reason:
-            facts.add("op:print")
-        elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
-            facts.add("op:item")
-        elif first.reason == GAVE_UP:
-            facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
-        elif _is_data_dependent(first):
-            facts.add("op:data_dependent")
-        elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):
-            facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
-        elif python_random_call(first) is not None:
-            facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
-        location = first.at
-        facts.update(*(break_call_facts(b) for b in group))
-        at = first.at
-        if first.at is not None and (first.at.file, first.at.line) in entered:
-            # the user's line in the compiled code ran a library call a table knows (a sync): that line is theirs to change
-            location = entered[(first.at.file, first.at.line)]
-            at = ", ".join(dict.fromkeys(b.at.short() for b in group if b.at is not None))
-        elif first.at is not None and first.at.is_library and first.call is not None and not first.call.is_library:
-            # inside torch's own code (torch.compile(opt.step): the optimizer's graph_break(), a wrapper Dynamo
-            # skips): no line of the user's breaks it; their call is the line, the library frame is what was seen
-            facts.add("in_library")
-            location = first.call
-        rule = choose("graph_break", frozenset(facts))
-        seen = (str(graphs) if "op:print" in facts
-                else python_random_call(first) if "op:python_random" in facts
-                else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
-                and what_breaks(first) != first.reason
-                else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
-                else f"{first.reason}, at {at}" if "op:xla_sync" in facts
-                else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
-        finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
-                                    raised=first.raised)
-        finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name
-        found.append(finding)
-    return found
 
 
 def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:

@@ -2,6 +2,9 @@
 fixes follow from the Dynamo recompilation behind them (or are the bridge's own: its backward, the sync of the
 call's inputs), the first compiled call's cut step is expected, and a cause with no user line points at the line
 Dynamo's log names (the run's hint to capture live-tensor reports, which cannot reach through the bridge, goes).
+Without Dynamo's log, the bridge's own graphs are still told as its own (:func:`tell_bridge_own`), and a family of
+them is not worded as a pattern whose name reads as a cause (:func:`bridge_own_patterns`). Which graphs are the
+bridge's is a fact of :mod:`hlodiff.explain.dynamo_bridge`, which the families read: it imports nothing of the story.
 
 The findings are :mod:`hlodiff.explain.dynamo`'s; the fixes' words are rows of :mod:`hlodiff.diff.fix_rules`.
 """
@@ -10,7 +13,8 @@ from __future__ import annotations
 
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
+from hlodiff.explain.pattern_words import sequence_text
 from hlodiff.explain.rng_seed import seed_update_only
 
 
@@ -107,3 +111,55 @@ def bridge_consequences(explanation, found: DynamoFindings) -> None:
             seed = {"rng_seed_update"} if seed_update_only(r, cause) else set()
             rule = choose(cause.kind, frozenset(facts | seed | {f"is:{cause.kind}"}))
             cause.fix, cause.fix_rule = FixChoice(rule, args).text, rule.name
+
+
+def tell_bridge_own(explanation, found) -> None:
+    """Without Dynamo's log, the bridge's graphs far from their closest earlier graph (its forward and backward run
+    in turn, its warm-up variants) are counted as its own: their words say so too (``dynamo_bridge_own``), as with
+    the log, instead of a Python `if` or "sync at the same points every step" for two programs that were never one
+    (Dynamo round 11: d11_inplace_stats_control, d11_device_preproc_control). A row already expected stays."""
+    own = set(found.bridge_recompilations)
+    for x in explanation.recompilations:
+        if x.graph.ref in own and x.causes and x.causes[0].fix_rule not in EXPECTED:
+            tell_with_fact(x, "bridge_graph", {})
+
+
+_TOLD_AS_CAUSES = ("alternating", "periodic", "recurring", "one-off", "switched", "last only", "compilations", "dump")
+"""Pattern names whose words (and the kind after them: "(dtype)", "(inputs at t.py:9)") read as a cause to look for."""
+
+
+def bridge_own_patterns(explanation) -> None:
+    """Review 11, F7: a family of the bridge's graphs whose every recompilation is told as the bridge's own or as
+    following Dynamo's expected recompilation (an expected row), each variant compiled once, was worded
+    "alternating: ... switches between 2 graphs (A,B,A,B) (inputs at t.py:18)" or "periodic ... (dtype)" in a clean
+    report: words a user greps as causes. Its line says what it is instead; the pattern's facts (its name, for the
+    exit status and ``--json``'s ``pattern``) stay."""
+    found = explanation.dynamo
+    facts = getattr(explanation, "pattern_facts", None) or []
+    if found is None or len(facts) != len(explanation.families):
+        return
+    bridge, told = set(found.bridge_compilations), set(found.bridge_recompilations)
+    of_family: dict[int, list] = {}
+    for r in explanation.recompilations:
+        of_family.setdefault(id(r.family), []).append(r)
+    unsequenced = set(found.compilations_only)
+    for i, (family, p) in enumerate(zip(explanation.families, facts)):
+        own = of_family.get(id(family), [])
+        expected_here = unsequenced | set(found.follows_expected) | set(found.first_call_syncs)
+        if p.name in _TOLD_AS_CAUSES and any(r.graph.ref in unsequenced for r in own) and all(
+                r.graph.ref in expected_here for r in own):
+            # review 11 F1: compilations only, steps unknown; the kind after the letters read as a cause
+            explanation.patterns[i] = (f"{len(family.compiled)} compilations of {p.family} "
+                                       f"({sequence_text(p.letters)}): on which steps is not known without "
+                                       f"torch_xla's execution log; expected if in the first steps")
+            continue
+        if p.name not in _TOLD_AS_CAUSES or not own or not all(g.ref in bridge for g in family.compiled):
+            continue
+        if not all(r.graph.ref in told and r.causes and r.causes[0].fix_rule in EXPECTED for r in own):
+            continue
+        variants = len(set(p.letters)) or p.variants
+        if len(family.compiled) != variants:  # a graph compiled twice is more than the bridge's own
+            continue
+        explanation.patterns[i] = (f"the bridge's own: {p.family} runs {variants} graphs of its own (Dynamo's "
+                                   f"forward and backward, the sync of the call's inputs; {sequence_text(p.letters)}), "
+                                   f"each compiled once")

@@ -12,7 +12,7 @@ in the user's files is the line (the tenth stop's lead47_d_filtered_batch: no li
 
 from __future__ import annotations
 
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.explain.dynamo_types import choose_fix
 from hlodiff.hlo.model import SourceFrame
 

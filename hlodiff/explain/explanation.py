@@ -14,7 +14,7 @@ from hlodiff.dumps.debug_log import CompilationEvent
 from hlodiff.dumps.tensors_report import LiveTensor
 from hlodiff.explain.cache_loads import loaded_clause
 from hlodiff.explain.cause_graph import CauseGraph, causes_json
-from hlodiff.explain.families import Family
+from hlodiff.explain.families import Family, first_rest
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.modes import ModeSwitch
 from hlodiff.explain.headline import headline_of
@@ -61,10 +61,8 @@ class Recompilation:
 
     def first_step_rest(self) -> bool:
         """The rest of the family's first step after an early read cut it: compiled for the first time, no
-        recompilation of an earlier graph (:func:`hlodiff.explain.run_summary.first_rest`)."""
-        from hlodiff.explain.run_summary import first_rest
-
-        return first_rest(self)
+        recompilation of an earlier graph (:func:`hlodiff.explain.families.first_rest`)."""
+        return first_rest(self.family, self.graph.ref)
 
     def to_json(self) -> dict:
         return {

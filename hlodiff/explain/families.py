@@ -171,6 +171,15 @@ def group(summaries: list[GraphSummary], partial: set[int],
     return list(families.values())
 
 
+def first_rest(family: Family, ref: str) -> bool:
+    """Graph ``ref`` is the family's first whole graph, right after the graphs its first step's early reads ran (the
+    step's second graph, #1 of a run cut at .item()): compiled because the read cut the step, not because the step
+    changed."""
+    members = family.members
+    i = next((i for i, g in enumerate(members) if g.ref == ref), 0)
+    return i > 0 and not is_partial(members[i]) and all(is_partial(g) for g in members[:i])
+
+
 def bridge_graph(summary: GraphSummary) -> bool:
     """A graph torch_xla's Dynamo bridge ran (its trigger is library code on a bridge stack): never the rest of a
     step a user's read cut short."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlodiff.diff.origin_facts import transposed_input
-from hlodiff.dumps.evidence import NoSources, SourceLines
+from hlodiff.dumps.source_lines import NoSources, SourceLines
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.library_reads import library_read
 from hlodiff.diff.fixes import FixContext, added_inputs, decide, set_fix, sibling_kind
@@ -184,7 +184,7 @@ def _final_call(recompilations, patterns: dict[str, Pattern]):
 
 def _fed_its_own_concatenation(cause, sources: SourceLines) -> bool:
     """The cause's first line of the user's (where JAX's argument was made) concatenates onto that argument in a
-    loop (:meth:`hlodiff.dumps.evidence.SourceLines.fed_its_own_concatenation`, when the file is on disk)."""
+    loop (:meth:`hlodiff.dumps.source_lines.SourceLines.fed_its_own_concatenation`, when the file is on disk)."""
     first = next((f for f in cause.locations if not f.is_library), None)
     return first is not None and sources.fed_its_own_concatenation(first.file, first.line)
 

@@ -21,7 +21,8 @@ class HeldCuts:
     def __init__(self) -> None:
         self.before: dict[str, GraphRecord] = {}
         """A record's ref -> the graph an early read cut short just before it: explained beside it, so the live line
-        sees the cut as the report at exit does (review F1)."""
+        sees the cut as the report at exit does (review F1). Kept while the record is in its family's windows
+        (:meth:`forget`): bounded by the windows, not by the run's length."""
         self._last: GraphRecord | None = None
         self.waiting: list[Held] = []
         """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
@@ -31,6 +32,10 @@ class HeldCuts:
         if self._last is not None and not cut:
             self.before[record.ref] = self._last
         self._last = record if cut else None
+
+    def forget(self, record: GraphRecord) -> None:
+        """The record left its family's windows: the cut before it is never explained beside it again."""
+        self.before.pop(record.ref, None)
 
     def hold(self, held: Held) -> list[Held]:
         """Hold a cut graph; returned, the held ones to place in families of their own first. The same graph already

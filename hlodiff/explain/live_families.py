@@ -55,6 +55,15 @@ class LiveFamily:
     """Its newest recompilation was counted with the JAX ops run outside jit, never told: a later word that still
     calls it expected is not told either (review 12 F8b: eager ops are counted, not told one by one)."""
 
+    def keep(self, window: deque, record: GraphRecord) -> GraphRecord | None:
+        """``record`` appended to one of its windows (``recent`` or ``compiled``); returned, the record that fell out
+        of it if it is in neither window now: nothing of this family's is explained beside it any more."""
+        gone = window[0] if window.maxlen is not None and len(window) == window.maxlen else None
+        window.append(record)
+        if gone is None or any(r is gone for r in self.recent) or any(r is gone for r in self.compiled):
+            return None
+        return gone
+
 
 @dataclass(slots=True)
 class Latest:

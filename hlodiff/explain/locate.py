@@ -12,7 +12,7 @@ When no source holds the line, the cause gets a ``hint`` naming the capture that
 
 from __future__ import annotations
 
-from hlodiff.dumps.evidence import SourceLines
+from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause, ModuleDiff

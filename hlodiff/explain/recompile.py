@@ -43,7 +43,8 @@ from hlodiff.explain.later_lines import borrow_later_reports
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_follows, partial_cause, remainder_cause, same_cut
 from hlodiff.explain.dynamo import explain_dynamo
-from hlodiff.explain.dynamo_bridge import bridge_own_patterns, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge_words import bridge_own_patterns
 from hlodiff.explain.modes import mode_cause, mode_switch
 from hlodiff.explain.cause_graph import Evidence, link
 from hlodiff.explain.explanation import Recompilation, RunExplanation, TensorNote
@@ -149,7 +150,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
             recompilation = _explain_one(graph, earlier, family, order[id(graph)] in partial, reports, events,
                                          candidates, run)
             bar.advance()
-            cut_follows(recompilation, order, partial)
+            cut_follows(recompilation.graph, recompilation.closest, recompilation.causes, order, partial)
             recompilation.mode = mode_switch(recompilation)
             if recompilation.mode is not None:
                 recompilation.causes.insert(0, mode_cause(recompilation.mode))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.explanation import Recompilation, RunCounts
-from hlodiff.explain.families import Family, is_partial
+from hlodiff.explain.families import Family, first_rest
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.locate import has_source_metadata, output_tensors
 from hlodiff.explain.pattern_words import _CUT_WORDS, _in_brief, cuts_text, pattern_text
@@ -61,7 +61,7 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                r.causes[0].fix_stance is FixStance.WARMUP)
     # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled again
-    firsts = [r for r in recompilations if r.family.key not in eager and first_rest(r)]
+    firsts = [r for r in recompilations if r.family.key not in eager and first_rest(r.family, r.graph.ref)]
     rest = len(firsts)
     # round 11 (r11_tx_nanmedian_fallback): the cut's words follow its reason, as the cause below does
     reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
@@ -116,19 +116,11 @@ def compiled_here_clause(families: list[Family], loaded: set[str]) -> str:
             "was loaded")
 
 
-def first_rest(r: Recompilation) -> bool:
-    """The family's first whole graph, right after the graphs its first step's early reads ran (the step's second
-    graph, #1 of a run cut at .item()): compiled because the read cut the step, not because the step changed."""
-    members = r.family.members
-    i = next((i for i, g in enumerate(members) if g.ref == r.graph.ref), 0)
-    return i > 0 and not is_partial(members[i]) and all(is_partial(g) for g in members[:i])
-
-
 def first_rest_title(r: Recompilation) -> str:
     """How the report titles :func:`first_rest`'s graph (``compiled as the first step's second graph, after an early
     read cut the step``), empty for any other: a graph compiled for the first time is no recompilation (review 13,
     F5: t3_nan_guard's #1 was titled "recompiled")."""
-    if not first_rest(r):
+    if not first_rest(r.family, r.graph.ref):
         return ""
     reasons = {c.reason for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
     reason = reasons.pop() if len(reasons) == 1 else "read"

@@ -27,9 +27,9 @@ import os
 import re
 import sys
 import sysconfig
-from typing import Iterable
+from typing import Callable, Iterable
 
-from hlodiff.hlo.library_modules import module_path_in
+from hlodiff.hlo.library_modules import module_path_in, set_installed_lister
 
 _INSTALL_DIRS = ("site-packages", "dist-packages")
 _STDLIB_RE = re.compile(r"(^|/)lib(64)?/python\d+(\.\d+)?t?/[^/]+$|(^|/)lib(64)?/python\d+(\.\d+)?t?/"
@@ -58,6 +58,15 @@ def local_roots() -> list[str]:
     roots = [paths.get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     roots += [sys.prefix, sys.base_prefix, sys.exec_prefix]
     return sorted({_norm(r) for r in roots if r and _norm(r) not in _GENERIC_PREFIXES})
+
+
+def list_installed_with(lister: Callable[[], list[str]]) -> None:
+    """Who lists the module paths of the distributions installed where hlodiff runs: reading the disk is the
+    dumps layer's (:func:`hlodiff.dumps.installed_modules.installed_module_paths`, given when ``hlodiff.dumps`` is
+    imported); it is asked lazily, at the first lookup, as before. Every answer built on the old lists is
+    forgotten: :mod:`hlodiff.hlo.library_modules`' and :func:`is_library_path`'s."""
+    set_installed_lister(lister)
+    is_library_path.cache_clear()
 
 
 @functools.lru_cache(maxsize=65536)

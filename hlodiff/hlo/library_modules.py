@@ -9,7 +9,7 @@ The module lists come from two places, merged:
 
 * the file lists (``RECORD``) of those distributions installed where hlodiff runs, in a version the shipped list
   lacks (nothing imported), read by :mod:`hlodiff.dumps.installed_modules` (the layer that reads the disk) and
-  handed here through :func:`list_installed_with`,
+  handed here through :func:`hlodiff.hlo.installed.list_installed_with`,
 * ``library_modules.txt.gz`` beside this file, for when they are not installed here (the dump usually comes from
   another machine). ``fixtures/library_modules/gen_library_modules.py`` writes it; its header names each distribution's version and
   source.
@@ -158,25 +158,22 @@ def _shipped() -> list[str]:
 
 def _installed() -> list[str]:
     """Module paths of those distributions installed here in another version than the shipped list's, as the
-    lister given by :func:`list_installed_with` reads them (none until one is given)."""
+    lister given by :func:`set_installed_lister` reads them (none until one is given)."""
     return _installed_lister() if _installed_lister is not None else []
 
 
 _installed_lister: Callable[[], list[str]] | None = None
 
 
-def list_installed_with(lister: Callable[[], list[str]]) -> None:
-    """Who lists the module paths of the distributions installed where hlodiff runs: reading the disk is the
-    dumps layer's (:func:`hlodiff.dumps.installed_modules.installed_module_paths`, given when ``hlodiff.dumps`` is
-    imported); it is asked lazily, at the first lookup, as before."""
+def set_installed_lister(lister: Callable[[], list[str]]) -> None:
+    """Who lists the module paths of the distributions installed where hlodiff runs (asked lazily, at the first
+    lookup), with this module's answers forgotten. The dumps layer gives it through
+    :func:`hlodiff.hlo.installed.list_installed_with`, which forgets the answers built on these too."""
     global _installed_lister
     _installed_lister = lister
     module_paths.cache_clear()
     top_level_names.cache_clear()
     _tails.cache_clear()
-    from hlodiff.hlo.installed import is_library_path
-
-    is_library_path.cache_clear()
 
 
 def is_package_module(path: str) -> bool:

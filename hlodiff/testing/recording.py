@@ -97,7 +97,7 @@ def _assert_dynamo_stable(log) -> None:
     """Fail when Dynamo compiled a function again for a reason that is not expected (one graph per mode is):
     the message is the guard Dynamo printed, at the user's line, with its fix."""
     __tracebackhide__ = True
-    from hlodiff.explain.dynamo import recompiles_of
+    from hlodiff.explain.dynamo_log_findings import recompiles_of
 
     bad = [r for r in recompiles_of(log) if not r.expected]
     if not bad:

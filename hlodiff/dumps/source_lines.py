@@ -1,0 +1,117 @@
+"""The user's Python files as the analysis asks about them (a parameter's name, the line that made an argument, the
+``if`` around a line, the lines calling a function, ...), read when a question needs them and only if they are on
+disk (at the path the dump recorded, or where ``--source-map`` says it is now). Each question is one method, and
+each names its reader under ``dumps/`` and what it answers when no file is at hand: :class:`NoSources` (evidence
+built in memory) answers that for every question, in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+
+def _NONE() -> None:
+    return None
+
+
+class SourceLines:
+    """The user's Python files, read when a question needs them and only if they are on disk: a parameter's name,
+    the line that made an argument, the ``if`` around a line, the lines calling a function."""
+
+    def _ask(self, reader: Callable[..., T], unknown: Callable[[], T], *args) -> T:
+        """``reader``'s answer from the file on disk; ``unknown()``, the answer when no file is at hand, is
+        :class:`NoSources`'."""
+        return reader(*args)
+
+    def parameter_names(self, file: str, line: int | None) -> list[str] | None:
+        from hlodiff.dumps.python_source import parameter_names
+
+        return self._ask(parameter_names, _NONE, file, line)
+
+    def argument_made_at(self, file: str, call_line: int | None, function: str, parameter: str,
+                         parameters: list[str] | None = None) -> int | None:
+        from hlodiff.dumps.python_source import argument_made_at
+
+        return self._ask(argument_made_at, _NONE, file, call_line, function, parameter, parameters)
+
+    def enclosing_if(self, file: str, line: int | None) -> int | None:
+        from hlodiff.dumps.python_source import enclosing_if
+
+        return self._ask(enclosing_if, _NONE, file, line)
+
+    def read_in_condition(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import read_in_condition
+
+        return self._ask(read_in_condition, bool, file, line)
+
+    def calls_named(self, file: str, names: tuple[str, ...]) -> list[int]:
+        from hlodiff.dumps.python_source import calls_named
+
+        return self._ask(calls_named, list, file, names)
+
+    def calls_on_submodule(self, file: str, names: tuple[str, ...], key: str) -> list[int]:
+        from hlodiff.dumps.python_source import calls_on_submodule
+
+        return self._ask(calls_on_submodule, list, file, names, key)
+
+    def calls_in_loops_around(self, file: str, line: int | None, names: tuple[str, ...]) -> list[int]:
+        from hlodiff.dumps.loop_counters import calls_in_loops_around
+
+        return self._ask(calls_in_loops_around, list, file, line, names)
+
+    def fed_its_own_concatenation(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import fed_its_own_concatenation
+
+        return self._ask(fed_its_own_concatenation, bool, file, line)
+
+    def nondiff_callee(self, file: str, def_line: int | None, parameter: str) -> str | None:
+        from hlodiff.dumps.nondiff_source import nondiff_callee
+
+        return self._ask(nondiff_callee, _NONE, file, def_line, parameter)
+
+    def calls_of_function(self, file: str, function: str) -> list[int] | None:
+        from hlodiff.dumps.python_source import calls_of_function
+
+        return self._ask(calls_of_function, _NONE, file, function)
+
+    def calls_of_compiled(self, file: str) -> list[int] | None:
+        from hlodiff.dumps.python_source import calls_of_compiled
+
+        return self._ask(calls_of_compiled, _NONE, file)
+
+    def set_only_in_init(self, file: str, attribute: str) -> bool:
+        from hlodiff.dumps.init_attributes import set_only_in_init
+
+        return self._ask(set_only_in_init, bool, file, attribute)
+
+    def setting_behind(self, file: str, line: int | None):
+        """The run setting (environment variable, command-line option) the ``if`` around ``file:line`` tests
+        (:func:`hlodiff.dumps.run_setting_source.setting_behind`), None when the source does not show one."""
+        from hlodiff.dumps.run_setting_source import setting_behind
+
+        return self._ask(setting_behind, _NONE, file, line)
+
+    def set_only_in_init_across(self, files: list[str], attribute: str) -> bool:
+        from hlodiff.dumps.init_attributes import set_only_in_init_across
+
+        return self._ask(set_only_in_init_across, bool, files, attribute)
+
+    def user_modules(self, files: list[str]) -> list[str]:
+        from hlodiff.dumps.user_modules import user_modules
+
+        return self._ask(user_modules, lambda: list(files), files)
+
+    def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
+                            parameters: list[str] | None = None) -> bool:
+        from hlodiff.dumps.loop_counters import passes_loop_counter
+
+        return self._ask(passes_loop_counter, bool, file, call_line, function, parameter, parameters)
+
+
+class NoSources(SourceLines):
+    """Evidence built in memory: no source file is on disk, so every question gets its answer for no file."""
+
+    def _ask(self, reader, unknown, *args):
+        return unknown()
