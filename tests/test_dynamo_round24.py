@@ -1,0 +1,49 @@
+"""Dynamo round 24 (docs/accuracy.md): torch's seeding calls Dynamo marks as skipped (``torch.manual_seed`` inside
+the compiled forward) get their own fix -- seed before the call -- while any other skipped function keeps the
+generic break row; with the round's run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import FIXTURES, cli
+from hlodiff.dumps.dynamo_log import DynamoLog, GraphBreak
+from hlodiff.explain.dynamo import breaks_of
+from hlodiff.explain.dynamo_break_calls import SKIPPED_CALLS, break_call_facts
+from hlodiff.hlo.model import SourceFrame
+
+SCENARIOS = FIXTURES / "scenarios" / "dynamo"
+_CALL = SourceFrame("/p/train.py", 32, "<module>")
+_LINE = SourceFrame("/p/train.py", 20, "forward")
+_SKIPPED = "Attempted to call function marked as skipped"
+
+
+def _skipped(name: str) -> GraphBreak:
+    explanation = (f"Dynamo developers have intentionally marked that the function `{name}` in file "
+                   "`/usr/lib/python3.11/site-packages/torch/_compile.py` should not be traced.")
+    return GraphBreak("0/0", _SKIPPED, explanation, at=_LINE, call=_CALL, frames=(_CALL, _LINE))
+
+
+@pytest.mark.parametrize("name", sorted(n for names, _ in SKIPPED_CALLS for n in names))
+def test_each_seeding_call_dynamo_skips_gets_the_seed_before_the_call_fix(name):
+    assert "op:rng_seed" in break_call_facts(_skipped(name))
+    (f,) = breaks_of(DynamoLog("x", "text", graph_breaks=[_skipped(name)]))
+    assert f.fix_rule == "dynamo_graph_break_rng_seed" and "before the call" in f.fix
+    assert f.location.line == 20
+
+
+@pytest.mark.parametrize("name", ["seeded_init", "warn", "manual_seed_all_wrapper"])
+def test_other_skipped_functions_keep_the_generic_row(name):
+    assert "op:rng_seed" not in break_call_facts(_skipped(name))
+    (f,) = breaks_of(DynamoLog("x", "text", graph_breaks=[_skipped(name)]))
+    assert f.fix_rule == "dynamo_graph_break"
+
+
+def test_the_seed_in_the_forward_is_told_at_its_line_with_exit_0():
+    result = cli("explain-recompile", str(SCENARIOS / "d24_seed_in_forward"), "--json", codes=(0, 1))
+    doc = json.loads(result.stdout)
+    (brk,) = doc["dynamo"]["graph_breaks"]
+    assert brk["fix_rule"] == "dynamo_graph_break_rng_seed" and result.exit_code == 0
+    assert doc["headline"]["location"]["line"] == 20 and "outside" in doc["headline"]["fix"]
