@@ -47,3 +47,28 @@ def test_the_seed_in_the_forward_is_told_at_its_line_with_exit_0():
     (brk,) = doc["dynamo"]["graph_breaks"]
     assert brk["fix_rule"] == "dynamo_graph_break_rng_seed" and result.exit_code == 0
     assert doc["headline"]["location"]["line"] == 20 and "outside" in doc["headline"]["fix"]
+
+
+@pytest.mark.parametrize("name, code, read", [
+    ("x", "key = id(x)", True),
+    ("x", "if id(x) not in MEANS:", True),
+    ("x", "key = id( x )  # the cache key", True),
+    ("x", "key = id(xs)", False),                       # another name
+    ("x", "key = self.id(x)", False),                   # a method of the user's, not the builtin
+    ("phase", "if phase is Phase.TRAIN:", False),       # dyn_enum_phase: an enum compared with `is`
+    ("x", "y = x * 2  # keyed by id(x) once", False),   # a comment
+])
+def test_identity_on_line_reads_the_statement_only(name, code, read):
+    from hlodiff.explain.dynamo_guard_kinds import identity_on_line
+    assert identity_on_line(name, code) is read
+
+
+def test_an_id_keyed_cache_inside_the_compiled_function_is_told_as_the_id_read():
+    """d24_id_cache: ``___check_obj_id(x, ...)`` at ``key = id(x)``, every call a new batch tensor, past the limit:
+    the id() read is the finding (keep the cache outside), never "expected" or a mode to pick."""
+    result = cli("explain-recompile", str(SCENARIOS / "d24_id_cache"), "--json", codes=(1,))
+    doc = json.loads(result.stdout)
+    head = doc["headline"]
+    assert head["kind"] == "guard" and "id()-keyed" in head["fix"] and "outside the compiled function" in head["fix"]
+    assert not head["fix"].startswith("expected")
+    assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_identity_read"}

@@ -443,6 +443,13 @@ RULES: tuple[FixRule, ...] = (
           "iterates it (items(), keys(), a for loop), so Dynamo guards the key order and traces {function} once "
           "per order; build every dict with its keys in one order (one collate function, or a fixed key order), "
           "or read it by key instead of iterating it", unless="jax"),
+    # Dynamo round 24 (d24_id_cache): id() of an argument read inside the compiled function (an id()-keyed cache)
+    _rule("dynamo_identity_read", "guard", "dynamo object_identity identity_read",
+          "the compiled code reads the identity of {tensor} (id({tensor}): {seen}): Dynamo guards which object it "
+          "is, so every call with a new object (a fresh batch tensor) traces {function} again, until the recompile "
+          "limit gives it up and it runs uncompiled; keep the id()-keyed lookup (a cache by object) outside the "
+          "compiled function, key it by something that stays the same (a step or sample index), or drop it",
+          unless="jax"),
     _rule("dynamo_object_identity", "guard", "dynamo object_identity",
           "expected: {tensor} is another object on some calls ({seen}: Dynamo guards which object it is, e.g. an "
           "enum member or a sentinel compared with `is`) and traces {function} once per object, each compiled "

@@ -42,7 +42,7 @@ from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
+    break_before_resume, identity_on_line, python_random_call, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -211,6 +211,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if "object_identity" in facts and identity_on_line(subject, failure.code):
+        facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
     if kind == "python_value" and (subject or "").startswith("___stack") \
