@@ -72,3 +72,21 @@ def test_an_id_keyed_cache_inside_the_compiled_function_is_told_as_the_id_read()
     assert head["kind"] == "guard" and "id()-keyed" in head["fix"] and "outside the compiled function" in head["fix"]
     assert not head["fix"].startswith("expected")
     assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_identity_read"}
+
+
+def test_a_bridge_graph_between_a_cut_and_the_steps_sync_does_not_take_the_cut_live():
+    """Live (d24_save_on_cpu_steps): the graph a cut preceded is the step's sync, not the bridge's backward or
+    input sync that runs between them; a graph after the sync finds no cut before it."""
+    from hlodiff.dumps.graph_record import GraphRecord
+    from hlodiff.explain.live_cuts import HeldCuts
+
+    def rec(i: int) -> GraphRecord:
+        return GraphRecord(path="run", index=i, kind="xla_dump", start_line=0, source="run")
+
+    cuts = HeldCuts()
+    cuts.read(rec(9), cut=True)
+    cuts.read(rec(10), cut=False, bridge=True)
+    cuts.read(rec(11), cut=False, bridge=True)
+    cuts.read(rec(12), cut=False)
+    cuts.read(rec(13), cut=False)
+    assert cuts.before == {rec(12).ref: rec(9)}
