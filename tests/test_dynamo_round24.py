@@ -90,3 +90,13 @@ def test_a_bridge_graph_between_a_cut_and_the_steps_sync_does_not_take_the_cut_l
     cuts.read(rec(12), cut=False)
     cuts.read(rec(13), cut=False)
     assert cuts.before == {rec(12).ref: rec(9)}
+
+
+def test_a_python_int_that_sets_a_shape_leaves_no_symbolic_size_to_blame_on_the_bridge():
+    """d24_prompt_pool_grow: Dynamo recompiled for each size of the growing ParameterList (``..._size == 1``, an int
+    that sets a shape): each size is its own static graph, so no "Dynamo traced it once with a symbolic size, pad to
+    buckets" finding beside it (it was printed under the right headline)."""
+    doc = json.loads(cli("explain-recompile", str(SCENARIOS / "d24_prompt_pool_grow"), "--json", codes=(0, 1)).stdout)
+    assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_int_sets_shape"}
+    assert doc["dynamo"]["xla_sizes"] == []
+    assert "bucket" not in doc["headline"]["fix"]
