@@ -33,6 +33,8 @@ STACKS = {
     "embedding_max_norm_renorm": [(f"{SITE}/torch/nn/functional.py", 2425, "_no_grad_embedding_renorm_"),
                                   (f"{SITE}/torch/nn/functional.py", 2541, "embedding"),
                                   (f"{SITE}/torch/nn/modules/sparse.py", 192, "forward")],
+    # Dynamo round 24 (d24_save_on_cpu_steps's PT_XLA_DEBUG log): save_on_cpu's pack hook, under the user's call
+    "save_on_cpu_pack": [(f"{SITE}/torch/autograd/graph.py", 380, "pack_to_cpu")],
 }
 
 
@@ -88,3 +90,14 @@ def test_the_sample_check_of_log_prob_is_the_same_row():
     frames = [SourceFrame(f"{SITE}/torch/distributions/distribution.py", 321, "_validate_sample"),
               SourceFrame(f"{SITE}/torch/distributions/normal.py", 89, "log_prob"), USER]
     assert library_read(frames).name == "distribution_validate_args"
+
+
+def test_a_step_cut_by_save_on_cpu_under_torch_compile_names_the_offloading_context():
+    """Dynamo round 24 (fixtures/scenarios/dynamo/d24_save_on_cpu_steps): every third step's compiled forward runs
+    under save_on_cpu(); its pack hook copies a saved activation to the host mid-step, and the bridge's own graphs
+    run between that cut and the step's sync. The step's sync is still the rest of the cut step: the headline is
+    the cut at the call inside the context, with the context's fix, never a loop count to pad or a read to move."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/dynamo/d24_save_on_cpu_steps"), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "partial" and head["location"]["line"] == 21
+    assert "save_on_cpu" in head["fix"] and "pad" not in head["fix"] and "read it after the sync" not in head["fix"]

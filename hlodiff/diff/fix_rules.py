@@ -443,6 +443,13 @@ RULES: tuple[FixRule, ...] = (
           "iterates it (items(), keys(), a for loop), so Dynamo guards the key order and traces {function} once "
           "per order; build every dict with its keys in one order (one collate function, or a fixed key order), "
           "or read it by key instead of iterating it", unless="jax"),
+    # Dynamo round 24 (d24_id_cache): id() of an argument read inside the compiled function (an id()-keyed cache)
+    _rule("dynamo_identity_read", "guard", "dynamo object_identity identity_read",
+          "the compiled code reads the identity of {tensor} (id({tensor}): {seen}): Dynamo guards which object it "
+          "is, so every call with a new object (a fresh batch tensor) traces {function} again, until the recompile "
+          "limit gives it up and it runs uncompiled; keep the id()-keyed lookup (a cache by object) outside the "
+          "compiled function, key it by something that stays the same (a step or sample index), or drop it",
+          unless="jax"),
     _rule("dynamo_object_identity", "guard", "dynamo object_identity",
           "expected: {tensor} is another object on some calls ({seen}: Dynamo guards which object it is, e.g. an "
           "enum member or a sentinel compared with `is`) and traces {function} once per object, each compiled "
@@ -656,6 +663,12 @@ RULES: tuple[FixRule, ...] = (
           "put a Generator into a graph and cuts every call there (the draw runs eagerly between two graphs); draw "
           "with the global RNG on the device instead (torch.randn_like(h), reproducible through torch.manual_seed), "
           "or draw the noise outside the compiled function and pass it in as an argument", unless="jax"),
+    # Dynamo round 24 (d24_seed_in_forward): torch.manual_seed inside the compiled function (marked as skipped)
+    _rule("dynamo_graph_break_rng_seed", "graph_break", "dynamo op:rng_seed",
+          "the RNG is seeded inside the compiled function ({seen}): Dynamo does not trace torch's seeding calls "
+          "(marked as skipped) and cuts every call there, with eager Python between two graphs; seed outside the "
+          "compiled function, before the call (torch.manual_seed(seed) then model(x)), or, for the same noise on "
+          "every call, draw it once (a buffer made in __init__) and add it in the forward", unless="jax"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

@@ -85,6 +85,16 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "it compiles once and repeats every step (a steady cost, not a recompilation); to keep the step one graph, "
          "drop max_norm and bound the rows with device ops after opt.step() (e.g. scale each row of the weight by "
          "min(1, max_norm / its norm) under torch.no_grad()), or accept the split"),
+    # Dynamo round 24 (d24_save_on_cpu_steps): torch.autograd.graph.save_on_cpu's pack hook copies each tensor saved
+    # for backward to the host as autograd saves it (pack_to_cpu: tensor.to("cpu")), so the pending graph runs
+    # in the middle of the forward; on XLA the activations were never on a GPU to offload
+    _row("save_on_cpu_pack", "torch/autograd/graph.py", "pack_to_cpu",
+         "torch.autograd.graph.save_on_cpu()",
+         "save_on_cpu's pack hook copies every tensor autograd saves for backward to the host as it is saved, so "
+         "the graph pending before it runs in the middle of the forward (a cut step, compiled apart from the "
+         "steps without the context)",
+         "drop save_on_cpu on XLA (to save memory, recompute activations with torch_xla's gradient checkpointing "
+         "instead), or keep the context on every step, so each step is cut the same way"),
 )
 
 

@@ -132,6 +132,9 @@ class Cause:
     the HLO's u32 words do not say (a shape change of typed PRNG keys)."""
     list_length: str = field(default="", repr=False)
     """JAX's pytree reason: an argument's list (tuple) changed length, as ``"list:1 -> 2"`` (before -> now)."""
+    library_read: str = field(default="", repr=False)
+    """For a partial cause on the rest of a cut step: the row of :data:`hlodiff.diff.library_reads.LIBRARY_READS`
+    whose library function made the early read (the cut graph lives in a family of its own, not this one's)."""
 
     own_work: int = field(default=0, repr=False)
     """For an outputs cause: how many instructions compute only the outputs added or removed (0 when they are

@@ -126,7 +126,8 @@ def remainder_cause(cut: GraphSummary, compiled: dict[str, GraphSummary]) -> Cau
     trigger = cut.trigger
     where = f" at {trigger.short()}" if trigger and trigger.line else ""
     reason = cut_reason(cut, compiled)
+    row = library_read(cut.record.frames) if reason == "read" else None
     return Cause("partial", f"the rest of a step that an early execution{where} cut short ({cut.ref} ran first, "
                             f"because {_cut_words(cut, reason)}): values it already computed are inputs or missing "
                             "here",
-                 [trigger] if trigger else [], reason=reason)
+                 [trigger] if trigger else [], reason=reason, library_read=row.name if row is not None else "")

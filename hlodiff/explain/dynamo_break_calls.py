@@ -1,8 +1,9 @@
 """What a graph break's traceback tells beyond the line Dynamo names: the user's own line that entered the library
 code where Dynamo broke, and what that line ran there, from three tables: library functions whose frame in the
 traceback says what was called (torch_xla's sync run inside the compiled function), the user's line as Dynamo
-quotes it (the same sync, before its frames show), and value kinds Dynamo's developer context names as
-untraceable (a ``torch.Generator`` handed to a random op). A break in library code the user only reached (torch's
+quotes it (the same sync, before its frames show), value kinds Dynamo's developer context names as
+untraceable (a ``torch.Generator`` handed to a random op), and torch functions Dynamo marks as skipped
+(``torch.manual_seed``). A break in library code the user only reached (torch's
 optimizer breaking on purpose) stays the library's; these facts are what make it the user's line to change. Typed
 facts for the fix table; the words live in diff/fix_rules.py."""
 
@@ -34,6 +35,14 @@ CONTEXT_VALUES: tuple[tuple[str, str], ...] = (
     ("UserDefinedObjectVariable(Generator)", "arg:generator"),
 )
 
+SKIPPED_CALLS: tuple[tuple[frozenset[str], str], ...] = (
+    # (torch functions Dynamo marks as skipped, as its explanation names them: "marked that the function
+    # `manual_seed` in file .../torch/_compile.py should not be traced"; fact)
+    # round 24 (d24_seed_in_forward): the RNG seeded inside the compiled forward, a break every call
+    (frozenset({"manual_seed", "seed", "set_rng_state"}), "op:rng_seed"),
+)
+_SKIPPED = re.compile(r"marked that the function `(?P<name>\w+)`")
+
 
 def user_entry(brk: GraphBreak) -> SourceFrame | None:
     """The innermost user frame of the break's traceback: the user's line that called into the code where Dynamo
@@ -56,6 +65,8 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
         found.update(fact for pattern, fact in USER_CALLS if pattern.search(code))
     context = brk.context or ""
     found.update(fact for mark, fact in CONTEXT_VALUES if mark in context)
+    if (m := _SKIPPED.search(brk.explanation or "")) is not None:
+        found.update(fact for names, fact in SKIPPED_CALLS if m.group("name") in names)
     return frozenset(found)
 
 

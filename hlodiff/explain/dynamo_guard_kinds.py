@@ -373,3 +373,15 @@ def sizes_on_line(name: str | None, code: str | None) -> bool:
     if any(re.search(word, m.group("args")) for m in _SIZE_CALL.finditer(code)):
         return True
     return re.search(rf"\[[^\]]*?(?::\s*{word}\s*[\],]|[\[,]\s*{word}\s*:\s*[\],])", code) is not None
+
+
+def identity_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for an object-identity guard on ``name`` reads that object's ``id()``
+    (``key = id(x)`` for ``___check_obj_id(x, ...)``): the code itself keys on which object came (an id()-keyed
+    cache), so every new object (a fresh batch tensor each call) fails the guard -- unlike an enum member or a
+    sentinel compared with ``is``, which picks one of a few objects (Dynamo round 24, d24_id_cache)."""
+    if not name or not code:
+        return False
+    statement = code.split("#", 1)[0]
+    return re.search(rf"(?<![\w.])id\(\s*{re.escape(name)}\s*\)", statement) is not None
+

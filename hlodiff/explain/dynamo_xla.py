@@ -23,8 +23,11 @@ def call_positions(explanation) -> dict[str, int]:
 def xla_sizes(found: DynamoFindings, traced: list[DynamoCompile], xla_recompiles) -> list:
     """The bridge's XLA recompilations whose leading cause is a new input size and that no Dynamo recompilation
     explains (none paired with them, and Dynamo recompiled nothing for a size): Dynamo traced a symbolic size once,
-    torch_xla compiles every concrete one. The bridge's own warm-up variants differ in ops and inputs, not sizes."""
-    if any(r.kind == "shape" for r in found.recompiles) or not traced:
+    torch_xla compiles every concrete one. The bridge's own warm-up variants differ in ops and inputs, not sizes. A
+    Python int Dynamo guarded that sets a shape (``sets_shape``: a slice bound, torch.split's sizes, the size of an
+    nn.ParameterList growing per task, Dynamo round 24) is a recompilation for a size too: each size its own
+    static graph, no symbolic one to blame on the bridge."""
+    if any(r.kind == "shape" or "sets_shape" in r.facts for r in found.recompiles) or not traced:
         return []
     grown = [x for x in xla_recompiles if sized(x, found)]
     if not grown:

@@ -124,7 +124,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),
             read_condition=reads_condition(r.family) if any(c.kind == "partial" for c in r.causes) else False,
             read_in_condition=_read_in_condition(r.causes, sources),
-            read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, ""), first_type=first_types.get(r.family.key, ""),
+            read_sets_trace=graphs_after_reads(r.family), library_read=library_reads.get(r.family.key, "") or _cut_library_read(r.causes), first_type=first_types.get(r.family.key, ""),
             read_branch=_read_branch(whole_kinds.get(r.family.key, set()), r.family),
             branch_lines=branch_lines(r.family) if any(c.kind == "partial" for c in r.causes) else "", block_repeats=repeats.get(r.family.key, ""),
             ops_each_step=each_step.get(r.family.key, ""),
@@ -206,6 +206,12 @@ def _read_in_condition(causes, sources: SourceLines) -> bool:
 def list_length(causes) -> str:
     """``"list:1 -> 2"`` when JAX's pytree reason says an argument's list (tuple) changed length, else ""."""
     return next((c.list_length for c in causes if c.reason == "pytree" and c.list_length), "")
+
+
+def _cut_library_read(causes) -> str:
+    """The library read that cut the step this graph finishes (a remainder's cut is in another family: Dynamo round
+    24, save_on_cpu's pack hook), or ""."""
+    return next((c.library_read for c in causes if c.kind == "partial" and c.library_read), "")
 
 
 def family_library_read(family) -> str:

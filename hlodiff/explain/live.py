@@ -138,7 +138,7 @@ class LiveExplainer(LiveTelling):
         if bridge and known is None:
             self._bridge_compiled[family_key(summary)[0]] = self._bridge_compiled.get(family_key(summary)[0], 0) + 1
         cut = is_partial(summary, self._debug_cause(record)) and not bridge
-        self.cuts.read(record, cut)
+        self.cuts.read(record, cut, bridge)
         step = self._step(summary, cut)
         held = Held(record, summary, known is not None, cut, step, self.graphs, key)
         own = family_key(summary)

@@ -27,8 +27,13 @@ class HeldCuts:
         self.waiting: list[Held] = []
         """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
 
-    def read(self, record: GraphRecord, cut: bool) -> None:
-        """A graph was read, cut short or not: one not cut is the graph the cut just before it preceded."""
+    def read(self, record: GraphRecord, cut: bool, bridge: bool = False) -> None:
+        """A graph was read, cut short or not: one not cut is the graph the cut just before it preceded. A graph of
+        torch_xla's Dynamo bridge between the cut and the step's sync (a read inside a compiled call's forward, then
+        the bridge's backward: save_on_cpu's pack hook, Dynamo round 24) ends nothing: the sync after it is the
+        graph the cut preceded, as in the report at exit."""
+        if bridge and not cut:
+            return
         if self._last is not None and not cut:
             self.before[record.ref] = self._last
         self._last = record if cut else None

@@ -135,10 +135,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
     # The graph that finishes a step an early execution cut short: what was already computed is missing from it.
     by_ref = {g.ref: g for g in graphs if g.compiled}
-    # (never a graph the Dynamo bridge ran: it runs Dynamo's graph whole, a read before it cut nothing of it;
-    # review 8 F3, tc_varlen: the bridge's forward told "the rest of a step" took a boolean-mask fix)
-    remainder_of = {id(graphs[i + 1]): graphs[i] for i in partial
-                    if i + 1 < len(graphs) and i + 1 not in partial and not bridge_graph(graphs[i + 1])}
+    remainder_of = _remainders(graphs, partial)
     recompilations = []
     bar = progress.task("comparing recompilations", sum(max(len(f.compiled) - 1, 0) for f in families),
                          "graphs")
@@ -210,6 +207,22 @@ def _real_story_first(recompilations: list[Recompilation], families: list[Family
     """JAX's eager-op compilations (a primitive run outside jit) after the real story."""
     eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
     return sorted(recompilations, key=lambda r: r.family.key in eager)
+
+
+def _remainders(graphs: list[GraphSummary], partial: Positions) -> dict[int, GraphSummary]:
+    """{id of the graph that finishes a cut step: the graph cut short}. Never a graph the Dynamo bridge ran: it runs
+    Dynamo's graph whole, a read before it cut nothing of it (review 8 F3, tc_varlen: the bridge's forward told "the
+    rest of a step" took a boolean-mask fix); the bridge's runs between the cut and the step's sync are passed over
+    to that sync (Dynamo round 24, d24_save_on_cpu_steps: a read inside a compiled call's forward, then the bridge's
+    backward and input syncs, then the step's sync, whose graph lacks what the read computed)."""
+    remainders = {}
+    for i in partial:
+        j = i + 1
+        while j < len(graphs) and j not in partial and bridge_graph(graphs[j]):
+            j += 1
+        if j < len(graphs) and j not in partial:
+            remainders[id(graphs[j])] = graphs[i]
+    return remainders
 
 
 def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Family, partial: bool,
