@@ -408,6 +408,31 @@ def test_passes_that_rewrite_operands_drop_the_index(monkeypatch):
     assert cm.computations[cc.name].operands["r"] == ("p", "p")
 
 
+@pytest.mark.parametrize("gte", [True, False], ids=["a tuple read", "no get-tuple-element"])
+def test_metadata_and_tuple_counts_from_the_build_walk_as_by_walking(gte, monkeypatch):
+    """The metadata and tuple-plumbing passes take what the walk that built each computation's maps counted, less
+    what dead code and tuple plumbing removed: their reports say what walking every instruction again says (the
+    Python twin), here with a dead instruction and a folded read that carry metadata."""
+    from hlodiff.graph import Normalization
+
+    meta = ', metadata={op_name="x" source_file="t.py" source_line=%d}'
+    read = ("  %%t = (f32[2], f32[2]) tuple(f32[2] %%p, f32[2] %%p)\n"
+            "  %%g = f32[2] get-tuple-element((f32[2], f32[2]) %%t), index=1" + meta % 5 + "\n") if gte else ""
+    text = ("HloModule m\n\nENTRY %%main (p: f32[2]) -> f32[2] {\n  %%p = f32[2] parameter(0)" + meta % 3 + "\n"
+            "  %%unused = f32[2] negate(f32[2] %%p)" + meta % 4 + "\n" + read
+            + "  ROOT %%r = f32[2] add(f32[2] %%" + ("g" if gte else "p") + ", f32[2] %%p)" + meta % 6 + "\n}\n") % ()
+    reports = []
+    for on in (True, False):
+        _switch(monkeypatch, on)
+        cm = canonicalize(parse_module(text), Normalization())
+        reports.append([(r.name, r.summary, r.count) for r in cm.reports])
+        monkeypatch.undo()
+    assert reports[0] == reports[1]
+    counts = {name: count for name, _, count in reports[0]}
+    assert counts["metadata"] == 2  # p and r: the dead negate and the folded read are gone
+    assert counts.get("tuple_plumbing", 0) == (1 if gte else 0)
+
+
 def _chain_module(users_first: bool, op: str = "negate") -> str:
     """A 22-instruction entry (over the size that gets a graph index), written operand-first or users-first."""
     body = ["  %p = f32[2] parameter(0)", "  %n0 = f32[2] negate(f32[2] %p)"]

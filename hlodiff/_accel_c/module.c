@@ -63,7 +63,8 @@ static PyMethodDef methods[] = {
     {"names_in_order", names_in_order, METH_VARARGS,
      "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
     {"index_computation", index_computation, METH_VARARGS,
-     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects)"},
+     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects, "
+     "with_metadata, get_tuple_elements)"},
     {"with_attribute_each", with_attribute_each, METH_VARARGS,
      "with_attribute_each(computations, keys) -> [(computation, with_attribute(its instructions, keys))] where any"},
     {"with_attribute", with_attribute, METH_VARARGS,

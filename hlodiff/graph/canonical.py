@@ -88,6 +88,10 @@ class CanonicalComputation:
     _params: list[str] | None = None
     _postorder: list[str] | None = None  # kept by hlodiff.graph.fingerprint once the hashes exist
     _index: object | None = None  # the accelerator's integer-array form of ``operands`` (graph_index)
+    # Counted by the accelerator in the walk that builds the maps (None: not counted): instructions with a metadata
+    # attribute, and get-tuple-elements, as built (the passes only remove instructions, into ``removed``)
+    _with_metadata: int | None = None
+    _gtes: int | None = None
 
     @property
     def name(self) -> str:
@@ -183,9 +187,12 @@ class CanonicalModule:
 
 def build_computation(comp: Computation) -> CanonicalComputation:
     if native is not None:  # the maps, the parameters and the side effects in one walk
-        insts, operands, params, effects = native.index_computation(comp.instructions, SIDE_EFFECTS)
+        insts, operands, params, effects, with_metadata, gtes = native.index_computation(comp.instructions,
+                                                                                         SIDE_EFFECTS)
         cc = CanonicalComputation(comp, insts, operands, comp.root.name)
         cc._params, cc._effects = params, effects
+        if with_metadata >= 0:
+            cc._with_metadata, cc._gtes = with_metadata, gtes
         return cc
     insts = {inst.name: inst for inst in comp.instructions}
     operands = {inst.name: tuple(inst.operands) for inst in comp.instructions}
