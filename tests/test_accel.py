@@ -567,6 +567,39 @@ def _calls_module(entry_size: int) -> str:
 
 
 @needs_native
+def test_reachable_computations_walked_in_c_as_in_python(monkeypatch):
+    """The walk that finds what the entry calls (callees first, the entry last) gives the Python twin's list: plain
+    callees read in C, lists and two-key calls (a while's condition and body) read by called_computations, an
+    uncalled computation left out, and a malformed callee the same error."""
+    from hlodiff.graph import canonical
+    from hlodiff.hlo.attributes import called_computations
+
+    text = _calls_module(2).replace(
+        "ENTRY %main", "%cond.4 (s: s32[]) -> pred[] {\n  %s = s32[] parameter(0)\n"
+        "  ROOT %lt = pred[] compare(s32[] %s, s32[] %s), direction=LT\n}\n\n"
+        "%body.5 (s: s32[]) -> s32[] {\n  ROOT %s = s32[] parameter(0)\n}\n\n"
+        "%unused.6 (s: s32[]) -> s32[] {\n  ROOT %s = s32[] parameter(0)\n}\n\nENTRY %main").replace(
+        "  ROOT %t", "  %w = s32[] while(s32[] %i), condition=%cond.4, body=%body.5\n  ROOT %t")
+    module = parse_module(text)
+    asked = []
+    monkeypatch.setattr(canonical, "called_computations", lambda attrs: asked.append(attrs) or called_computations(attrs))
+    fast = [c.name for c in canonical.reachable_computations(module)]
+    assert sorted(len(attrs) for attrs in asked) == [1, 2]  # the braced list and the while; three plain ones in C
+    monkeypatch.setattr(canonical, "native", None)
+    assert fast == [c.name for c in canonical.reachable_computations(module)]
+    assert "unused.6" not in fast and fast[-1] == "main" and {"r0.0", "r1.1", "r2.2", "neg.3", "body.5"} <= set(fast)
+    red = next(inst for inst in module.entry.instructions if inst.name == "red")
+    red.attrs = {"dimensions": "{0}", "to_apply": "%%r0.0"}  # not a name
+    errors = []
+    for on in (None, native):
+        monkeypatch.setattr(canonical, "native", on)
+        with pytest.raises(HloParseError) as caught:
+            canonical.reachable_computations(module)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
+@needs_native
 @pytest.mark.parametrize("entry_size", [2, 40], ids=["no index", "indexed"])
 def test_call_attributes_labelled_in_c_as_in_python(entry_size, monkeypatch):
     """A call's label holds its callees' hashes (#hash for each name): made in C now, not by the Python label, with

@@ -163,6 +163,7 @@ Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name);
 PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
 PyObject *with_attribute_each(PyObject *self, PyObject *args);
+PyObject *reachable_order(PyObject *self, PyObject *args);
 PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */

@@ -65,6 +65,8 @@ static PyMethodDef methods[] = {
     {"index_computation", index_computation, METH_VARARGS,
      "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects, "
      "with_metadata, get_tuple_elements)"},
+    {"reachable_order", reachable_order, METH_VARARGS,
+     "reachable_order(computations, entry, call_keys, called_computations) -> reachable_computations's list"},
     {"with_attribute_each", with_attribute_each, METH_VARARGS,
      "with_attribute_each(computations, keys) -> [(computation, with_attribute(its instructions, keys))] where any"},
     {"with_attribute", with_attribute, METH_VARARGS,

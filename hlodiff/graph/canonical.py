@@ -291,10 +291,11 @@ def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[s
 
 def reachable_computations(module: Module) -> list[Computation]:
     """Computations the entry calls, directly or not, callees before callers, the entry last."""
+    if native is not None and isinstance(module.computations, list):
+        # The same walk in C, each computation's callers found when it is visited, and a caller that names its
+        # callee plainly (an unrolled step's 13,600 reduces a side: to_apply=%region_N) read there: 40 ms -> 15 ms
+        return native.reachable_order(module.computations, module.entry, _CALL_KEYS, called_computations)
     by_name = {c.name: c for c in module.computations}
-    # The instructions that call, per computation that has any: one C call for the module, not one per computation
-    callers_of = ({id(c): insts for c, insts in native.with_attribute_each(module.computations, _CALL_KEYS)}
-                  if native is not None else None)
     order: list[Computation] = []
     state: dict[str, int] = {}
     stack: list[tuple[Computation, bool]] = [(module.entry, False)]
@@ -309,8 +310,7 @@ def reachable_computations(module: Module) -> list[Computation]:
             continue
         state[comp.name] = 1
         stack.append((comp, True))
-        callers = callers_of.get(id(comp), ()) if callers_of is not None else comp.instructions
-        for inst in callers:
+        for inst in comp.instructions:
             if not inst.attrs or _CALL_KEYS.isdisjoint(inst.attrs):
                 continue
             for callee in called_computations(inst.attrs):
