@@ -777,6 +777,29 @@ def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatc
     assert fast == _outcome(text, "m.hlo", False, monkeypatch)
 
 
+_CALL_RULES = {  # each breaks a rule of the calls between computations (None: none broken)
+    "fine": None,
+    "defined twice": ("%neg.3 (x", "%neg.3 (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n\n%neg.3 (x"),
+    "a second ENTRY": ("%neg.3 (x", "ENTRY %neg.3 (x"),
+    "recursion": ("ROOT %y = f32[] negate(f32[] %x)", "ROOT %y = f32[] call(f32[] %x), to_apply=%neg.3"),
+    "a listed callee undefined": ("branch_computations={%neg.3, neg.3}", "branch_computations={%neg.3, neg.9}"),
+    "a plain callee undefined": ("to_apply=r1.1", "to_apply=r1.9"),
+}
+
+
+@needs_native
+@pytest.mark.parametrize("rule", sorted(_CALL_RULES))
+def test_calls_between_computations_checked_in_c_as_in_python(rule, monkeypatch):
+    """The map of calls the recursion check walks is made in C (plain callees read there, lists by the regular
+    expression); a module that breaks a rule gets the Python loop's first error, with its position."""
+    text = _calls_module(2)
+    if _CALL_RULES[rule] is not None:
+        text = text.replace(*_CALL_RULES[rule], 1)
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast[0] == ("parsed" if _CALL_RULES[rule] is None else "error")
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+
+
 _PLAIN = "r{k} {{\n  a.{k} = f32[] parameter(0)\n  b.{k} = f32[] parameter(1)\n  ROOT s.{k} = f32[] add(a.{k}, b.{k})\n}}\n"
 _LEFT_TO_PYTHON = {  # a computation plain_computations does not read whole, for the Python parser to read
     "signature": "%x (p: f32[], q: f32[]) -> f32[] {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n"

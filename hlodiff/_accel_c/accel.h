@@ -164,6 +164,7 @@ PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
 PyObject *with_attribute_each(PyObject *self, PyObject *args);
 PyObject *reachable_order(PyObject *self, PyObject *args);
+PyObject *calls_each(PyObject *self, PyObject *args);
 PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */

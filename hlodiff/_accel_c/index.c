@@ -295,3 +295,99 @@ fail:
     Py_XDECREF(two);
     return NULL;
 }
+
+/* calls_each(computations, call_keys, callees) -> name_checks._check_computations's map of calls (the name of
+   each computation that calls others -> [(callee, calling instruction), ...], in module and text order), or None
+   when a rule is broken (a computation defined twice, a second ENTRY, a call of a computation not defined): the
+   Python loop then finds the first and says where. A caller naming one computation by a bare name is read here;
+   callees(attrs) (the regular expression) reads every other spelling. */
+PyObject *calls_each(PyObject *self, PyObject *args) {
+    PyObject *comps, *keys, *callees_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &comps, &PyFrozenSet_Type, &keys, &callees_fn)) return NULL;
+    static PyObject *s_instructions, *s_comp_name, *s_is_entry;
+    if (s_instructions == NULL && (s_instructions = PyUnicode_InternFromString("instructions")) == NULL) return NULL;
+    if (s_comp_name == NULL && (s_comp_name = PyUnicode_InternFromString("name")) == NULL) return NULL;
+    if (s_is_entry == NULL && (s_is_entry = PyUnicode_InternFromString("is_entry")) == NULL) return NULL;
+    PyObject *names = PySet_New(NULL), *calls = PyDict_New();
+    if (names == NULL || calls == NULL) goto fail;
+    int entries = 0, broken = 0;
+    for (Py_ssize_t i = 0; !broken && i < PyList_GET_SIZE(comps); i++) {
+        PyObject *comp = PyList_GET_ITEM(comps, i);
+        PyObject *name = PyObject_GetAttr(comp, s_comp_name);
+        int seen = name ? PySet_Contains(names, name) : -1;
+        if (seen == 0) seen = PySet_Add(names, name);
+        Py_XDECREF(name);
+        if (seen < 0) goto fail;
+        if (seen) broken = 1;
+        PyObject *is_entry = PyObject_GetAttr(comp, s_is_entry);
+        int entry = is_entry ? PyObject_IsTrue(is_entry) : -1;
+        Py_XDECREF(is_entry);
+        if (entry < 0) goto fail;
+        if (entry && ++entries > 1) broken = 1;
+    }
+    for (Py_ssize_t i = 0; !broken && i < PyList_GET_SIZE(comps); i++) {
+        PyObject *comp = PyList_GET_ITEM(comps, i);
+        PyObject *insts = PyObject_GetAttr(comp, s_instructions);
+        PyObject *callers = insts ? with_attribute_of(insts, keys) : NULL;
+        Py_XDECREF(insts);
+        if (callers == NULL) goto fail;
+        PyObject *mine = NULL; /* this computation's list in calls (borrowed) */
+        int rc = 0;
+        for (Py_ssize_t k = 0; rc == 0 && !broken && k < PyList_GET_SIZE(callers); k++) {
+            PyObject *inst = PyList_GET_ITEM(callers, k);
+            PyObject *attrs = inst_attr(inst, s_attrs);
+            PyObject *single = NULL, *found = NULL;
+            rc = attrs == NULL ? -1 : plain_callee(attrs, keys, &single);
+            if (rc == 0) {
+                PyObject *listed = PyObject_CallOneArg(callees_fn, attrs);
+                found = listed ? PySequence_Fast(listed, "callees must return a sequence") : NULL;
+                Py_XDECREF(listed);
+                rc = found ? 0 : -1;
+            } else if (rc == 1) {
+                rc = 0;
+            }
+            Py_XDECREF(attrs);
+            Py_ssize_t count = single ? 1 : found ? PySequence_Fast_GET_SIZE(found) : 0;
+            for (Py_ssize_t j = 0; rc == 0 && !broken && j < count; j++) {
+                PyObject *callee = single ? single : PySequence_Fast_GET_ITEM(found, j);
+                int known = PySet_Contains(names, callee);
+                if (known < 0) rc = -1;
+                if (known <= 0) {
+                    broken = known == 0;
+                    continue;
+                }
+                if (mine == NULL) {
+                    PyObject *name = PyObject_GetAttr(comp, s_comp_name);
+                    mine = name ? PyDict_GetItemWithError(calls, name) : NULL; /* a name is unique by now */
+                    if (mine == NULL && name != NULL && !PyErr_Occurred()) {
+                        mine = PyList_New(0);
+                        if (mine != NULL && PyDict_SetItem(calls, name, mine) < 0) Py_CLEAR(mine);
+                        Py_XDECREF(mine); /* held by calls */
+                    }
+                    Py_XDECREF(name);
+                    if (mine == NULL) {
+                        rc = -1;
+                        continue;
+                    }
+                }
+                PyObject *pair = PyTuple_Pack(2, callee, inst);
+                if (pair == NULL || PyList_Append(mine, pair) < 0) rc = -1;
+                Py_XDECREF(pair);
+            }
+            Py_XDECREF(single);
+            Py_XDECREF(found);
+        }
+        Py_DECREF(callers);
+        if (rc < 0) goto fail;
+    }
+    Py_DECREF(names);
+    if (broken) {
+        Py_DECREF(calls);
+        Py_RETURN_NONE;
+    }
+    return calls;
+fail:
+    Py_XDECREF(names);
+    Py_XDECREF(calls);
+    return NULL;
+}

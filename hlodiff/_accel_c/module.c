@@ -65,6 +65,9 @@ static PyMethodDef methods[] = {
     {"index_computation", index_computation, METH_VARARGS,
      "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects, "
      "with_metadata, get_tuple_elements)"},
+    {"calls_each", calls_each, METH_VARARGS,
+     "calls_each(computations, call_keys, callees) -> the calls map of name_checks._check_computations, or None when "
+     "a rule is broken"},
     {"reachable_order", reachable_order, METH_VARARGS,
      "reachable_order(computations, entry, call_keys, called_computations) -> reachable_computations's list"},
     {"with_attribute_each", with_attribute_each, METH_VARARGS,
