@@ -777,6 +777,26 @@ def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatc
     assert fast == _outcome(text, "m.hlo", False, monkeypatch)
 
 
+_BROADCASTS = {  # entry bodies: a broadcast the triage in C passes over (dimensions given), or hands to the rule
+    "with dimensions": "  p = f32[2]{0} parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p), dimensions={1}",
+    "non-scalar without dimensions": "  p = f32[2]{0} parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p)",
+    "scalar without dimensions": "  p = f32[] parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p)",
+    "with dimensions and a bad control predecessor": "  p = f32[2]{0} parameter(0)\n"
+        "  ROOT b = f32[3,2]{1,0} broadcast(p), dimensions={1}, control-predecessors={%nowhere}",
+}
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(_BROADCASTS))
+def test_broadcasts_the_c_triage_passes_over_read_as_the_rule_reads_them(case, monkeypatch):
+    """The triage in C does not hand the broadcast rule a broadcast with dimensions (the rule returns at once for
+    it): the same verdict and error both ways, and the other rules on such a broadcast still run."""
+    text = "HloModule m\n\nENTRY e {\n" + _BROADCASTS[case] + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+    assert (fast[0] == "error") == case.startswith(("non-scalar", "with dimensions and"))
+
+
 _CALL_RULES = {  # each breaks a rule of the calls between computations (None: none broken)
     "fine": None,
     "defined twice": ("%neg.3 (x", "%neg.3 (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n\n%neg.3 (x"),

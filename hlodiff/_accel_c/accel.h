@@ -136,6 +136,7 @@ PyObject *signature(PyObject *self, PyObject *args);
 PyObject *names_in_order(PyObject *self, PyObject *args);
 PyObject *names_in_order_each(PyObject *self, PyObject *args);
 PyObject *triage(PyObject *self, PyObject *args);
+PyObject *triage_each(PyObject *self, PyObject *args);
 
 /* walks.c */
 PyObject *operands_of(PyObject *operands, PyObject *name);

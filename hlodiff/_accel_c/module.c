@@ -80,6 +80,8 @@ static PyMethodDef methods[] = {
      "signature(text, pos, shapes, parse_shape_at, Shape) -> ((params, result), end) for a computation header, "
      "or None"},
     {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
+    {"triage_each", triage_each, METH_VARARGS,
+     "triage_each(computations, ruled, known, odd) -> [triage of each computation, or None when empty or implicit]"},
     {"triage", triage, METH_VARARGS,
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
     {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},
