@@ -408,6 +408,31 @@ def test_passes_that_rewrite_operands_drop_the_index(monkeypatch):
     assert cm.computations[cc.name].operands["r"] == ("p", "p")
 
 
+@pytest.mark.parametrize("gte", [True, False], ids=["a tuple read", "no get-tuple-element"])
+def test_metadata_and_tuple_counts_from_the_build_walk_as_by_walking(gte, monkeypatch):
+    """The metadata and tuple-plumbing passes take what the walk that built each computation's maps counted, less
+    what dead code and tuple plumbing removed: their reports say what walking every instruction again says (the
+    Python twin), here with a dead instruction and a folded read that carry metadata."""
+    from hlodiff.graph import Normalization
+
+    meta = ', metadata={op_name="x" source_file="t.py" source_line=%d}'
+    read = ("  %%t = (f32[2], f32[2]) tuple(f32[2] %%p, f32[2] %%p)\n"
+            "  %%g = f32[2] get-tuple-element((f32[2], f32[2]) %%t), index=1" + meta % 5 + "\n") if gte else ""
+    text = ("HloModule m\n\nENTRY %%main (p: f32[2]) -> f32[2] {\n  %%p = f32[2] parameter(0)" + meta % 3 + "\n"
+            "  %%unused = f32[2] negate(f32[2] %%p)" + meta % 4 + "\n" + read
+            + "  ROOT %%r = f32[2] add(f32[2] %%" + ("g" if gte else "p") + ", f32[2] %%p)" + meta % 6 + "\n}\n") % ()
+    reports = []
+    for on in (True, False):
+        _switch(monkeypatch, on)
+        cm = canonicalize(parse_module(text), Normalization())
+        reports.append([(r.name, r.summary, r.count) for r in cm.reports])
+        monkeypatch.undo()
+    assert reports[0] == reports[1]
+    counts = {name: count for name, _, count in reports[0]}
+    assert counts["metadata"] == 2  # p and r: the dead negate and the folded read are gone
+    assert counts.get("tuple_plumbing", 0) == (1 if gte else 0)
+
+
 def _chain_module(users_first: bool, op: str = "negate") -> str:
     """A 22-instruction entry (over the size that gets a graph index), written operand-first or users-first."""
     body = ["  %p = f32[2] parameter(0)", "  %n0 = f32[2] negate(f32[2] %p)"]
@@ -539,6 +564,39 @@ def _calls_module(entry_size: int) -> str:
     return ("HloModule m\n\n" + regions + "%neg.3 (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
             "  ROOT %y = f32[] negate(f32[] %x)\n}\n\nENTRY %main (p: f32[4]) -> (f32[], f32[4]) {\n" + "\n".join(body)
             + "\n}\n")
+
+
+@needs_native
+def test_reachable_computations_walked_in_c_as_in_python(monkeypatch):
+    """The walk that finds what the entry calls (callees first, the entry last) gives the Python twin's list: plain
+    callees read in C, lists and two-key calls (a while's condition and body) read by called_computations, an
+    uncalled computation left out, and a malformed callee the same error."""
+    from hlodiff.graph import canonical
+    from hlodiff.hlo.attributes import called_computations
+
+    text = _calls_module(2).replace(
+        "ENTRY %main", "%cond.4 (s: s32[]) -> pred[] {\n  %s = s32[] parameter(0)\n"
+        "  ROOT %lt = pred[] compare(s32[] %s, s32[] %s), direction=LT\n}\n\n"
+        "%body.5 (s: s32[]) -> s32[] {\n  ROOT %s = s32[] parameter(0)\n}\n\n"
+        "%unused.6 (s: s32[]) -> s32[] {\n  ROOT %s = s32[] parameter(0)\n}\n\nENTRY %main").replace(
+        "  ROOT %t", "  %w = s32[] while(s32[] %i), condition=%cond.4, body=%body.5\n  ROOT %t")
+    module = parse_module(text)
+    asked = []
+    monkeypatch.setattr(canonical, "called_computations", lambda attrs: asked.append(attrs) or called_computations(attrs))
+    fast = [c.name for c in canonical.reachable_computations(module)]
+    assert sorted(len(attrs) for attrs in asked) == [1, 2]  # the braced list and the while; three plain ones in C
+    monkeypatch.setattr(canonical, "native", None)
+    assert fast == [c.name for c in canonical.reachable_computations(module)]
+    assert "unused.6" not in fast and fast[-1] == "main" and {"r0.0", "r1.1", "r2.2", "neg.3", "body.5"} <= set(fast)
+    red = next(inst for inst in module.entry.instructions if inst.name == "red")
+    red.attrs = {"dimensions": "{0}", "to_apply": "%%r0.0"}  # not a name
+    errors = []
+    for on in (None, native):
+        monkeypatch.setattr(canonical, "native", on)
+        with pytest.raises(HloParseError) as caught:
+            canonical.reachable_computations(module)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
 
 
 @needs_native
@@ -716,6 +774,49 @@ def test_first_call_of_an_undefined_computation_is_reported_both_ways(monkeypatc
     assert fine[0] == "parsed" and set(fine[3]) == {"main", "leaf", "r0", "r1", "r2", "r3", "r4"}  # all reached
     fast = _outcome(text, "m.hlo", True, monkeypatch)  # (the switch goes one way: C first)
     assert fast[0] == "error" and "'missing2'" in fast[1]
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+
+
+_BROADCASTS = {  # entry bodies: a broadcast the triage in C passes over (dimensions given), or hands to the rule
+    "with dimensions": "  p = f32[2]{0} parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p), dimensions={1}",
+    "non-scalar without dimensions": "  p = f32[2]{0} parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p)",
+    "scalar without dimensions": "  p = f32[] parameter(0)\n  ROOT b = f32[3,2]{1,0} broadcast(p)",
+    "with dimensions and a bad control predecessor": "  p = f32[2]{0} parameter(0)\n"
+        "  ROOT b = f32[3,2]{1,0} broadcast(p), dimensions={1}, control-predecessors={%nowhere}",
+}
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(_BROADCASTS))
+def test_broadcasts_the_c_triage_passes_over_read_as_the_rule_reads_them(case, monkeypatch):
+    """The triage in C does not hand the broadcast rule a broadcast with dimensions (the rule returns at once for
+    it): the same verdict and error both ways, and the other rules on such a broadcast still run."""
+    text = "HloModule m\n\nENTRY e {\n" + _BROADCASTS[case] + "\n}\n"
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast == _outcome(text, "m.hlo", False, monkeypatch)
+    assert (fast[0] == "error") == case.startswith(("non-scalar", "with dimensions and"))
+
+
+_CALL_RULES = {  # each breaks a rule of the calls between computations (None: none broken)
+    "fine": None,
+    "defined twice": ("%neg.3 (x", "%neg.3 (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n\n%neg.3 (x"),
+    "a second ENTRY": ("%neg.3 (x", "ENTRY %neg.3 (x"),
+    "recursion": ("ROOT %y = f32[] negate(f32[] %x)", "ROOT %y = f32[] call(f32[] %x), to_apply=%neg.3"),
+    "a listed callee undefined": ("branch_computations={%neg.3, neg.3}", "branch_computations={%neg.3, neg.9}"),
+    "a plain callee undefined": ("to_apply=r1.1", "to_apply=r1.9"),
+}
+
+
+@needs_native
+@pytest.mark.parametrize("rule", sorted(_CALL_RULES))
+def test_calls_between_computations_checked_in_c_as_in_python(rule, monkeypatch):
+    """The map of calls the recursion check walks is made in C (plain callees read there, lists by the regular
+    expression); a module that breaks a rule gets the Python loop's first error, with its position."""
+    text = _calls_module(2)
+    if _CALL_RULES[rule] is not None:
+        text = text.replace(*_CALL_RULES[rule], 1)
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    assert fast[0] == ("parsed" if _CALL_RULES[rule] is None else "error")
     assert fast == _outcome(text, "m.hlo", False, monkeypatch)
 
 

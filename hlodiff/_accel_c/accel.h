@@ -136,6 +136,7 @@ PyObject *signature(PyObject *self, PyObject *args);
 PyObject *names_in_order(PyObject *self, PyObject *args);
 PyObject *names_in_order_each(PyObject *self, PyObject *args);
 PyObject *triage(PyObject *self, PyObject *args);
+PyObject *triage_each(PyObject *self, PyObject *args);
 
 /* walks.c */
 PyObject *operands_of(PyObject *operands, PyObject *name);
@@ -163,6 +164,8 @@ Py_ssize_t gx_position_tabled(PyObject *capsule, PyObject *name);
 PyObject *index_computation(PyObject *self, PyObject *args);
 PyObject *with_attribute(PyObject *self, PyObject *args);
 PyObject *with_attribute_each(PyObject *self, PyObject *args);
+PyObject *reachable_order(PyObject *self, PyObject *args);
+PyObject *calls_each(PyObject *self, PyObject *args);
 PyObject *unpaired(PyObject *self, PyObject *args);
 
 /* passes.c */

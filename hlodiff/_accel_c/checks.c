@@ -91,11 +91,71 @@ static PyObject *names_in_order_of(PyObject *insts) {
 /* checks.check_module's triage of one computation: the instructions a rule must look at (their opcode has a
    rule, or they carry control-predecessors or result_accuracy), in order; the opcodes that are not plain XLA
    ones (unknown, or async-) go into odd. */
+static PyObject *triage_of(PyObject *instructions, PyObject *ruled, PyObject *known, PyObject *odd);
+
+/* Whether an instruction's rule is known to pass without being asked: checks._broadcast returns at once for a
+   broadcast with dimensions={...} (every broadcast JAX prints: 40,800 a side of the 300K pair, each a Python
+   call). Errors are left to the rule (0). */
+static int rule_passes(PyObject *opcode, PyObject *attrs) {
+    static PyObject *s_broadcast, *s_dimensions;
+    if (s_broadcast == NULL && (s_broadcast = PyUnicode_InternFromString("broadcast")) == NULL) return 0;
+    if (s_dimensions == NULL && (s_dimensions = PyUnicode_InternFromString("dimensions")) == NULL) return 0;
+    if (!PyUnicode_Check(opcode) || !PyDict_Check(attrs) || PyUnicode_Compare(opcode, s_broadcast) != 0) return 0;
+    int has = PyDict_Contains(attrs, s_dimensions);
+    if (has < 0) PyErr_Clear();
+    return has > 0;
+}
+
 PyObject *triage(PyObject *self, PyObject *args) {
     PyObject *instructions, *ruled, *known, *odd;
     if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &instructions, &PyDict_Type, &ruled, &PyFrozenSet_Type,
                           &known, &PySet_Type, &odd))
         return NULL;
+    return triage_of(instructions, ruled, known, odd);
+}
+
+/* triage_each(computations, ruled, known, odd) -> for each computation, triage's list of its instructions, or None
+   when that list is empty or the computation is implicit (check_module skips those): one call for a module, not
+   one per computation (an unrolled step's 13,600 small ones a side, most with nothing a rule looks at). */
+PyObject *triage_each(PyObject *self, PyObject *args) {
+    PyObject *comps, *ruled, *known, *odd;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &comps, &PyDict_Type, &ruled, &PyFrozenSet_Type, &known,
+                          &PySet_Type, &odd))
+        return NULL;
+    static PyObject *s_instructions, *s_implicit;
+    if (s_instructions == NULL && (s_instructions = PyUnicode_InternFromString("instructions")) == NULL) return NULL;
+    if (s_implicit == NULL && (s_implicit = PyUnicode_InternFromString("implicit")) == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(comps);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *comp = PyList_GET_ITEM(comps, i);
+        PyObject *implicit = PyObject_GetAttr(comp, s_implicit);
+        int skip = implicit ? PyObject_IsTrue(implicit) : -1;
+        Py_XDECREF(implicit);
+        PyObject *todo = NULL;
+        if (skip == 0) {
+            PyObject *insts = PyObject_GetAttr(comp, s_instructions);
+            if (insts != NULL && !PyList_Check(insts)) {
+                PyErr_SetString(PyExc_TypeError, "instructions must be a list");
+                Py_CLEAR(insts);
+            }
+            todo = insts ? triage_of(insts, ruled, known, odd) : NULL;
+            Py_XDECREF(insts);
+            if (todo != NULL && PyList_GET_SIZE(todo) == 0) Py_SETREF(todo, Py_NewRef(Py_None));
+        } else if (skip > 0) {
+            todo = Py_NewRef(Py_None);
+        }
+        if (todo == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, todo);
+    }
+    return out;
+}
+
+static PyObject *triage_of(PyObject *instructions, PyObject *ruled, PyObject *known, PyObject *odd) {
     PyObject *todo = PyList_New(0);
     if (todo == NULL) return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(instructions); i++) {
@@ -106,7 +166,7 @@ PyObject *triage(PyObject *self, PyObject *args) {
         if (rc == 0) {
             int has_rule = PyDict_Contains(ruled, opcode);
             if (has_rule < 0) rc = -1;
-            else if (has_rule) need = 1;
+            else if (has_rule) need = !rule_passes(opcode, attrs);
             else {
                 int plain = PySet_Contains(known, opcode);
                 if (plain < 0) rc = -1;

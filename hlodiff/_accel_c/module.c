@@ -63,7 +63,13 @@ static PyMethodDef methods[] = {
     {"names_in_order", names_in_order, METH_VARARGS,
      "names_in_order(instructions) -> whether an operand is used before its definition; None: a rule is broken"},
     {"index_computation", index_computation, METH_VARARGS,
-     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects)"},
+     "index_computation(instructions, side_effect_opcodes) -> (insts, operands, parameters, side_effects, "
+     "with_metadata, get_tuple_elements)"},
+    {"calls_each", calls_each, METH_VARARGS,
+     "calls_each(computations, call_keys, callees) -> the calls map of name_checks._check_computations, or None when "
+     "a rule is broken"},
+    {"reachable_order", reachable_order, METH_VARARGS,
+     "reachable_order(computations, entry, call_keys, called_computations) -> reachable_computations's list"},
     {"with_attribute_each", with_attribute_each, METH_VARARGS,
      "with_attribute_each(computations, keys) -> [(computation, with_attribute(its instructions, keys))] where any"},
     {"with_attribute", with_attribute, METH_VARARGS,
@@ -74,6 +80,8 @@ static PyMethodDef methods[] = {
      "signature(text, pos, shapes, parse_shape_at, Shape) -> ((params, result), end) for a computation header, "
      "or None"},
     {"value_end", value_end_of, METH_VARARGS, "value_end(text, pos) -> scan.value_end for ASCII text, or None"},
+    {"triage_each", triage_each, METH_VARARGS,
+     "triage_each(computations, ruled, known, odd) -> [triage of each computation, or None when empty or implicit]"},
     {"triage", triage, METH_VARARGS,
      "triage(instructions, rules, known_opcodes, odd) -> the instructions a parse-time rule must look at"},
     {"dead_names", dead_names, METH_VARARGS, "dead_names(insts, live) -> names not live and not parameters"},

@@ -88,6 +88,10 @@ class CanonicalComputation:
     _params: list[str] | None = None
     _postorder: list[str] | None = None  # kept by hlodiff.graph.fingerprint once the hashes exist
     _index: object | None = None  # the accelerator's integer-array form of ``operands`` (graph_index)
+    # Counted by the accelerator in the walk that builds the maps (None: not counted): instructions with a metadata
+    # attribute, and get-tuple-elements, as built (the passes only remove instructions, into ``removed``)
+    _with_metadata: int | None = None
+    _gtes: int | None = None
 
     @property
     def name(self) -> str:
@@ -183,9 +187,12 @@ class CanonicalModule:
 
 def build_computation(comp: Computation) -> CanonicalComputation:
     if native is not None:  # the maps, the parameters and the side effects in one walk
-        insts, operands, params, effects = native.index_computation(comp.instructions, SIDE_EFFECTS)
+        insts, operands, params, effects, with_metadata, gtes = native.index_computation(comp.instructions,
+                                                                                         SIDE_EFFECTS)
         cc = CanonicalComputation(comp, insts, operands, comp.root.name)
         cc._params, cc._effects = params, effects
+        if with_metadata >= 0:
+            cc._with_metadata, cc._gtes = with_metadata, gtes
         return cc
     insts = {inst.name: inst for inst in comp.instructions}
     operands = {inst.name: tuple(inst.operands) for inst in comp.instructions}
@@ -284,10 +291,11 @@ def live_nodes(cc: "CanonicalComputation", extra_roots: list[str] = ()) -> set[s
 
 def reachable_computations(module: Module) -> list[Computation]:
     """Computations the entry calls, directly or not, callees before callers, the entry last."""
+    if native is not None and isinstance(module.computations, list):
+        # The same walk in C, each computation's callers found when it is visited, and a caller that names its
+        # callee plainly (an unrolled step's 13,600 reduces a side: to_apply=%region_N) read there: 40 ms -> 15 ms
+        return native.reachable_order(module.computations, module.entry, _CALL_KEYS, called_computations)
     by_name = {c.name: c for c in module.computations}
-    # The instructions that call, per computation that has any: one C call for the module, not one per computation
-    callers_of = ({id(c): insts for c, insts in native.with_attribute_each(module.computations, _CALL_KEYS)}
-                  if native is not None else None)
     order: list[Computation] = []
     state: dict[str, int] = {}
     stack: list[tuple[Computation, bool]] = [(module.entry, False)]
@@ -302,8 +310,7 @@ def reachable_computations(module: Module) -> list[Computation]:
             continue
         state[comp.name] = 1
         stack.append((comp, True))
-        callers = callers_of.get(id(comp), ()) if callers_of is not None else comp.instructions
-        for inst in callers:
+        for inst in comp.instructions:
             if not inst.attrs or _CALL_KEYS.isdisjoint(inst.attrs):
                 continue
             for callee in called_computations(inst.attrs):

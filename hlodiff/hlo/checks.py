@@ -82,13 +82,20 @@ def check_module(module: Module, path: str) -> set[str]:
     known = OPCODES
     seen: dict[tuple[str, str], bool] = {}  # (literal, element type) already checked: constants repeat a lot
     by_opcode = _BY_OPCODE
-    for comp in module.computations:
+    comps = module.computations
+    # The accelerator hands over only the instructions a rule looks at (and notes odd opcodes itself), for the whole
+    # module in one call: most small called computations have none, and without a signature need no step here.
+    todos = native.triage_each(comps, by_opcode, known, odd) if native is not None and isinstance(comps, list) else None
+    for k, comp in enumerate(comps):
+        if todos is not None and todos[k] is None and comp.signature is None:
+            continue
         if comp.implicit:
             continue
         _check_root_shape(comp, path)
-        # The accelerator hands over only the instructions a rule looks at (and notes odd opcodes itself): for
-        # most small called computations none, which then need no context either.
-        todo = comp.instructions if native is None else native.triage(comp.instructions, by_opcode, known, odd)
+        if todos is not None:
+            todo = todos[k]
+        else:
+            todo = comp.instructions if native is None else native.triage(comp.instructions, by_opcode, known, odd)
         if not todo:
             continue
         ctx = _Context(comp, path)
@@ -256,6 +263,7 @@ def _dynamic_reshape(inst: Instruction, ctx: _Context) -> None:
 
 
 def _broadcast(inst: Instruction, ctx: _Context) -> None:
+    # (the accelerator's triage, checks.c rule_passes, does not ask about a broadcast with dimensions: keep in step)
     if "dimensions" in inst.attrs or not inst.operands:
         return
     operand = ctx.operand(inst, 0)

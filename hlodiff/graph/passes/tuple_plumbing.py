@@ -19,6 +19,8 @@ def run(cm: CanonicalModule) -> PassReport | None:
 
 def _fold(cc: CanonicalComputation) -> int:
     insts, operands = cc.insts, cc.operands
+    if cc._gtes == 0:  # none when the maps were built, and passes only remove: no walk to find none
+        return 0
     if native is not None:
         folds = native.reads_tuple(insts, operands)
     else:
