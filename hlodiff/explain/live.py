@@ -73,6 +73,10 @@ class LiveExplainer:
         """The steps of the run as held, read as the report at exit reads them
         (:mod:`hlodiff.explain.live_bridge_steps`)."""
         self.failures: list[str] = []
+        self.find_dynamo_logs = None
+        """Set by the glue (:class:`hlodiff.live_run.LiveRun`): looks for Dynamo's log beside the run now (at most at
+        the 1st, 2nd, 4th, ... recompilation), so a step graph is not told before the log that says whether it
+        follows from a break is found."""
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
     # -- feeding ---------------------------------------------------------------------------------------------------
@@ -244,9 +248,23 @@ class LiveExplainer:
             return False
         if bridge_run(family.latest.frames, self._debug_cause(family.latest)):
             return False
+        if self._before_bridge():
+            return not self.dynamo.told
         if not any(n > 1 for n in self._bridge_compiled.values()):
             return False
         return not any(k.startswith("dynamo ") and not k.startswith("dynamo break") for k in self.dynamo.told)
+
+    def _before_bridge(self) -> bool:
+        """A torch.compile run (a Dynamo log is read) whose bridge has run no graph yet: a step graph that compiles
+        again may be the compiled function run uncompiled (a graph break Dynamo gave the frame up on: no FX graph
+        ever reaches XLA, and each call's Python choices trace into the step), which the report at exit tells by
+        the break (:mod:`hlodiff.explain.dynamo_eager_break`). Dynamo round 20, d20_layerdrop_random: live told the
+        first step as a warm-up and the third as "sync at the same points" before and after the break was read."""
+        if self.bridge_seen:
+            return False
+        if not self.run.dynamo_logs and self.find_dynamo_logs is not None:
+            self.find_dynamo_logs()
+        return bool(self.run.dynamo_logs)
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
@@ -319,8 +337,10 @@ class LiveExplainer:
         if not bridge_run(record.frames, self._debug_cause(record)) \
                 and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
-            # over the whole run: a Dynamo run's compilations only)
-            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
+            # over the whole run: a Dynamo run's compilations only); before any bridge graph, the function run
+            # uncompiled after a break (the report's eager-break graphs)
+            return (self.bridge_seen or self._before_bridge()) \
+                and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo import bridge_without_log
@@ -362,6 +382,13 @@ class LiveExplainer:
                 or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
+        if self._before_bridge() and not self.dynamo.told and record.kind in TRACED_KINDS \
+                and not bridge_run(record.frames, self._debug_cause(record)):
+            # a torch.compile run before any bridge graph and any word of Dynamo's: whether the step follows from a
+            # break Dynamo gave the function up on is known once its log says so; held silently till then
+            # (at most AWAIT_DYNAMO cache hits, and the end of the run tells everything)
+            family.pending = True
+            return []
         if expected and family.full == (1 if cut else 2) and record.kind in TRACED_KINDS \
                 and recompilation.causes and recompilation.causes[0].fix_rule in ONCE_RULES:
             # "expected once" rests on the next steps reusing the graph: the next execution says (as an optimizer's
