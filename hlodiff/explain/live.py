@@ -67,6 +67,9 @@ class LiveExplainer:
         """The steps the events show in a torch.compile run: the user's, not the graphs' (review 10 F6)."""
         self.bridge_seen = False
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
+        self.bridge_ops_seen = False
+        """A recompilation was the bridge's by its ops alone (no stack, no debug log, no Dynamo log:
+        :func:`_bridge_ops_of`): a torch.compile run as well."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
         self._steps = BridgeStepReader()
@@ -334,12 +337,16 @@ class LiveExplainer:
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
-        if not bridge_run(record.frames, self._debug_cause(record)) \
-                and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
+        by_ops = not self.run.dynamo_logs and _bridge_ops_of(explanation, record)
+        self.bridge_ops_seen = self.bridge_ops_seen or by_ops
+        if not bridge_run(record.frames, self._debug_cause(record)) and not by_ops:
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only); before any bridge graph, the function run
-            # uncompiled after a break (the report's eager-break graphs)
-            return (self.bridge_seen or self._before_bridge()) \
+            # uncompiled after a break (the report's eager-break graphs). A bridge known by its ops alone (no
+            # stack, no log: e-nolog) is a torch.compile run too (Dynamo round 21, d21_reseed_control: the step
+            # graphs of a dump of compilations only were told live as changes of the user's, "expected if in the
+            # first steps" at exit)
+            return (self.bridge_seen or self.bridge_ops_seen or self._before_bridge()) \
                 and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
