@@ -100,3 +100,39 @@ def test_a_remat_policy_defined_in_the_loop_is_told_to_be_defined_once():
 def test_static_look_alikes_keep_their_rows(name, rule):
     rules, _ = _jax_rules(name)
     assert rule in rules and "static_redefined_function" not in rules
+
+
+# -- live: a torch.compile run before (or without) any bridge graph read from a stack ------------------------------
+
+def _live_events(case_id: str) -> list:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("x8c_score_live", SCENARIOS / "score_live.py")
+    live = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live)
+    engine, name = case_id.split("/")
+    truth = live.score.local_cases([case_id])[0]["truth"]
+    events, skipped = live.replay(SCENARIOS / engine / name, truth["capture"])
+    assert skipped is None
+    return events, live
+
+
+def test_the_step_graphs_of_a_function_dynamo_made_no_graph_of_follow_from_its_break_live():
+    """d20_layerdrop_random: Dynamo gave the LayerDrop forward up (random.random() in a loop) and no bridge graph
+    ever came; live told the first step as a linear layer's warm-up and the third as 'sync at the same points'
+    around the break. Now the step graphs wait for Dynamo's log (looked for then) and follow from the break."""
+    events, live = _live_events("dynamo/d20_layerdrop_random")
+    head = live.first_word(events)
+    assert (head.kind, head.told.kind, live._where(head.told)) == ("graph_break", "graph_break",
+                                                                    ["d20_layerdrop_random.py", 25])
+    assert not [e for e in events if live.shouted(e)]
+    follows = [e for e in events if e.kind == "follows"]
+    assert follows and all("graph break at d20_layerdrop_random.py:25" in e.told.fix for e in follows)
+
+
+def test_a_dump_only_torch_compile_run_tells_its_step_graphs_as_the_report_does_live():
+    """d21_reseed_control (e-nolog: the bridge is known by its ops alone): the step graphs were shouted live ('a
+    value is kept on some steps only'); the report at exit says 'expected if it ran in the first steps'."""
+    events, live = _live_events("dynamo/d21_reseed_control")
+    assert not [e for e in events if live.shouted(e)]
+    assert [e for e in events if e.kind == "follows" and "expected if it ran in the first steps" in e.told.fix]
