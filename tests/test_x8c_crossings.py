@@ -104,7 +104,7 @@ def test_static_look_alikes_keep_their_rows(name, rule):
 
 # -- live: a torch.compile run before (or without) any bridge graph read from a stack ------------------------------
 
-def _live_events(case_id: str) -> list:
+def _live_events(case_id: str) -> tuple[list, object]:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("x8c_score_live", SCENARIOS / "score_live.py")
