@@ -35,6 +35,7 @@ class LiveRun:
         self.run = LiveEvidence(inputs=RunInputs([path]), events=self.follower.events)
         self.jax_folders = _beside(path)
         self.explainer = LiveExplainer(self.run, warnings=self.follower.warnings)
+        self.explainer.find_dynamo_logs = self._find_dynamo_logs
         # Imported now, while the job starts, not when the first recompilation is told: the differ imports
         # networkx on first use (0.3-0.8 s on a loaded machine), which would delay the first live line by as much.
         import networkx  # noqa: F401
@@ -98,6 +99,14 @@ class LiveRun:
         self.dynamo_sizes = sizes
         self._read_trees()
         return self.explainer.look_at_dynamo(final, self.trees)
+
+    def _find_dynamo_logs(self) -> None:
+        """Dynamo's log looked for while a recompilation is being told (the explainer asks, at the same 1st, 2nd,
+        4th, ... recompilations :meth:`_recompiled_again` allows): a function Dynamo ran uncompiled after a break
+        makes no bridge graph, and its step graphs are told by the break once the log is read (Dynamo round 20,
+        d20_layerdrop_random)."""
+        if not self.run.inputs.dynamo_logs and self._recompiled_again():
+            self.run.inputs.dynamo_logs = _dynamo_logs(self.path)
 
     def _recompiled_again(self) -> bool:
         """Dynamo round 7 (dyn_tolist_split): a function Dynamo gave up (WON'T CONVERT) runs eagerly, and no bridge

@@ -113,8 +113,9 @@ LIVE_WRONG_NOW = {
     # new-user review 11 (F1, by hand without torch_xla's execution log): live, the bridge's graphs of a dump with no
     # stacks are not told apart (the live reader keeps no module to read their ops' source files: bridge_ops), so
     # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
+    # (rev11_dc_unfreeze is quiet live since crossings round 8: a bridge known by its ops makes the run a
+    # torch.compile one, and its step graphs follow as at exit)
     'dynamo/rev11_dc_train_eval': 'kind: dtype; line: no location (bridge graphs of a dump not told apart live)',
-    'dynamo/rev11_dc_unfreeze': 'quiet: recompiled ops (bridge graphs of a dump not told apart live)',
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)
     'dynamo/dyn_dtype_two_sites': 'line: dyn_dtype_two_sites.py:13 (as at exit)',
     # round 8 (blind, torch_xla and JAX): spmd's line as at exit (its WRONG_NOW); (onehot_counts' first
@@ -161,11 +162,9 @@ LIVE_WRONG_NOW = {
     # buckets); the update once the record is read, and the report at exit, say expected (a parameter's shape)
     'dynamo/d15_head_grow_classes': 'fix_any: Dynamo traced forward once with a symbolic size ... pad to a few fixed sizes (buckets); fix_none: says bucket, pad (the update once the trace record is read, and the report at exit, are right)',
     # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
-    # since score_live prefers a story all right to one passing more checks); the timer control (e-nolog: no
-    # PT_XLA_DEBUG log) has its user sync's warm-up graphs (the bridge cut the first steps) told live as "a value kept on some steps only" (none at exit)
+    # since score_live prefers a story all right to one passing more checks; the timer control is quiet live since
+    # crossings round 8, as d21_reseed_control)
     'dynamo/d17_device_ctx': 'line: no location (as at exit)',
-    'dynamo/d17_timer_outside_control': 'quiet: the user sync\'s warm-up graphs told live as outputs kept on some '
-                                        'steps (e-nolog; none at exit)',
 
     # round 16 (blind, small): the truth's lines are off by one by design (the augmentation lambdas are lines 16-19,
     # the truth says 17-20); live, a draw seen again (steps 6, 7) is told with the reordered-tensors fix, where the
@@ -189,12 +188,8 @@ LIVE_WRONG_NOW = {
     # :18), and the live torch_xla story names the `if` that decided a masked_fill (:30), not the op's line (:31)
     'torch_xla/optional_pad_mask': 'line: optional_pad_mask.py:30 (the enclosing if, read from the source live)',
 
-    # Dynamo round 20 (blind): the LayerDrop's random.random() break is told live (step 2), but the step graphs of
-    # the forward it left eager are told first, at step 1, as "a value computed in the graph on some steps is device
-    # data"; at exit they follow from the break (dynamo_eager_break), whose eager graphs live reads before the bridge
-    # was ever seen (none is: Dynamo made no graph)
-    'dynamo/d20_layerdrop_random': 'kind: inputs; line: no location; fix_any: the eager forward\'s step graphs told '
-                                   'before the break (right at exit)',
+    # Dynamo round 20 (blind): d20_layerdrop_random's eager step graphs are told live as following from the break
+    # since crossings round 8 (the step graphs of a run whose bridge ran nothing wait for Dynamo's log)
     # Dynamo round 20: the one call of a function compiled under another name, and the decision lines read from the
     # source (a setting's call, a frozen copy's requires_grad_, a dtype cast, a pruning call), are read live as at
     # exit: d12_num_threads, d12_twin_models, d13_default_dtype, d14_bf16_eval_copy, d15_deterministic_eval,
@@ -215,20 +210,18 @@ LIVE_WRONG_NOW = {
     'torch_xla/r20_tx_adaptive_softmax': "kind: constant (the library's baked 0, told first live); line: no "
                                          "location (b-dump)",
     'torch_xla/r20_tx_swa_update_read': "fix_any: follows from the ops layout change (as at exit); line: no location",
-    # Dynamo round 21 (blind): the reseeding control (e-nolog: no Dynamo line, no PT_XLA_DEBUG log) has the step
-    # around its first compiled calls told live as a dtype change (u64 constant -> f32, 11% alike: another program
-    # of the warm-up), as d17_timer_outside_control's; none at exit
-    'dynamo/d21_reseed_control': 'quiet: the warm-up steps around the compiled call told live as a dtype change '
-                                 '(e-nolog; none at exit)',
+    # Dynamo round 21 (blind): d21_reseed_control is quiet live since crossings round 8 (e-nolog: its bridge known by
+    # its ops makes the run a torch.compile one, and the step graphs follow as the report at exit says)
     # Dynamo round 23 (blind, small): as at exit (the def line :31, the guard's <frozen os> quoted in the fix)
     'dynamo/d23_env_debug': "line: d23_env_debug.py:31; fix_none: says frozen os (as at exit)",
     # the live headline is the generic guard fix for 'not self.norm_history' (0/1), and a later line says pad
     'dynamo/d23_norm_history': "fix_any: the generic guard fix (not self.norm_history); fix_none: says pad",
     # live, the eager rest of the loss after the break (cross_entropy's s32 -> f32 constant in
-    # torch/nn/functional.py) heads as a dtype change ('drop dtype= in zeros_like/full_like'): a confident wrong
-    # answer; at exit the graph break heads
-    'dynamo/d23_file_log_break': "kind: dtype; line: no location; fix: drop dtype= (the eager loss after the "
-                                 "open() break told as a dtype change; confident wrong)",
+    # torch/nn/functional.py) headed as a dtype change ('drop dtype= in zeros_like/full_like'), a confident wrong
+    # answer; since crossings round 8 (a step graph before any bridge graph waits for Dynamo's log) that line is
+    # gone and a later step graph's "a value is kept on some steps only" (no line) heads; at exit the graph break
+    'dynamo/d23_file_log_break': "kind: outputs; line: no location (a step graph after the open() break heads "
+                                 "live; at exit the break)",
     # Dynamo round 24 (blind): the prompt pool's new size reaches the live story as XLA's graph before Dynamo's
     # log says why ('..._size == 1'), told as a symbolic size to pad to buckets (confident wrong; at exit the
     # guard heads and no symbolic-size finding is printed); the seed break's eager rest (e-nolog) told as a dtype

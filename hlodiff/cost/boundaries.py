@@ -93,14 +93,15 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
             crossing = _read(reads, producer, made_by, claimed, position)
         else:
             crossing = _crossing(report, record, graph, producer, made_by, claimed, position, warnings)
+        outputs = report.pending()
+        added = added_into(crossing, outputs, named[position]) if reads is not None else set()
         by_source: dict[int, list[BoundaryTensor]] = defaultdict(list)
         for source, tensor in crossing:
-            by_source[source].append(tensor)
+            by_source[source].append(replace(tensor, added_to=True) if tensor.id in added else tensor)
         for source in sorted(by_source):
             tensors = sorted(by_source[source], key=lambda t: t.id)
             boundaries.append(Boundary(graphs[source].ref, graph.ref, tensors, source_phase=source,
                                        target_phase=position))  # positions for now: phases once all are known
-        outputs = report.pending()
         if len(outputs) == graph.outputs.count:
             graph.output_tensors = [{"output": i, "id": t.id, "shape": without_layout_text(t.shape_text)}
                                     for i, t in enumerate(outputs)]
@@ -134,6 +135,17 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
     keys = [(r.source, r.cache_key()) for r in records]
     return _with_roles(boundaries, graphs, phases, made_by, keys, parameters,
                        frozen_graphs(weights_read, params_seen), named), exact
+
+
+def added_into(crossing: list[tuple[int, BoundaryTensor]], outputs: list[LiveTensor], listed: set[int]) -> set[int]:
+    """Ids of the tensors crossing into a graph (from ``reads=``) that its backward added into: the graph reads the
+    tensor, its own report no longer lists it (no name of the program holds it: autograd replaced the ``.grad``
+    that held it with ``old + new``), and a tensor the graph's backward made (:func:`hlodiff.cost.roles
+    .tensor_phase`) has its shape. A gradient handed to an optimizer step alone is still listed, held by its
+    ``.grad`` (crossings round 8, ``x8c_task_resync_control``: two tasks synced apart, task B's backward adding into
+    task A's gradients)."""
+    made = {without_layout_text(t.shape_text) for t in outputs if tensor_phase(t) == BACKWARD}
+    return {t.id for _, t in crossing if t.id not in listed and t.shape in made}
 
 
 def frozen_graphs(weights_read: dict[int, set[int]], params_seen: list[tuple[int, set[int]]]) -> set[int]:

@@ -9,7 +9,9 @@ it costs, each from evidence the run's own files hold (none is a guess from size
 * ``held_across_graphs``: activations (forward -> backward) or gradients (backward -> optimizer) one graph hands the
   next within a step, because something ended a graph in the middle of the step (a sync, or a value read); the
   parameters and optimizer state a step hands the next step are no finding (one graph per step hands them on too),
-  nor gradients accumulated from one micro-batch graph to the next (accumulation's own design).
+  nor gradients accumulated from one micro-batch graph to the next (accumulation's own design), the last one's
+  graph included when its backward adds into the very tensors it reads (``BoundaryTensor.added_to``: two tasks
+  synced apart, each with its own forward).
 * ``read_in_step``: a value read inside the step (``loss.item()`` before ``opt.step()``) executes a graph of its
   own every step, and the step's graph often computes that work again (:mod:`hlodiff.cost.reads`).
 * ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
@@ -212,11 +214,13 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
 def _held(run: RunCost) -> CostHeadline | None:
     by_ref = {g.ref: g for g in run.graphs}
     accumulating = _accumulating(run)
+    added_hops = _added_hops(run, by_ref)
     best = None
     for b in run.boundaries:
         again = _runs_again(run.graphs, b.source, b.target)
+        added = _hop(by_ref, b) in added_hops
         tensors = [t for t in b.tensors if (t.role, b.source_phase, b.target_phase) in HELD_ROLES
-                   and not (t.role == ACCUMULATION[0] and _dump(b.source) in accumulating)
+                   and not (t.role == ACCUMULATION[0] and (_dump(b.source) in accumulating or added))
                    and not (again and (t.role, b.source_phase, b.target_phase) in SAVED_ROLES)]
         if not tensors or _crosses_a_step(run.graphs, b.source, b.target):
             continue
@@ -235,6 +239,20 @@ def _held(run: RunCost) -> CostHeadline | None:
                             shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4],
                             gradient_sources=apart)
     return best
+
+
+def _hop(by_ref: dict[str, GraphCost], b) -> tuple:
+    """The programs at both ends of a boundary (module names within a dump): later steps run the same hop."""
+    source, target = by_ref.get(b.source), by_ref.get(b.target)
+    return (_dump(b.source), source.name if source else b.source, target.name if target else b.target)
+
+
+def _added_hops(run: RunCost, by_ref: dict[str, GraphCost]) -> set[tuple]:
+    """Hops whose reading graph's backward adds into the gradients it reads (``BoundaryTensor.added_to``, seen on
+    some run of the hop: record drops source lines once a run is steady, so later runs may not tell): those
+    gradients are accumulated there, by design, as micro-batches' are (two tasks synced apart, each backwarded)."""
+    return {_hop(by_ref, b) for b in run.boundaries
+            if any(t.added_to and t.role == ACCUMULATION[0] for t in b.tensors)}
 
 
 def _accumulating(run: RunCost) -> set[str]:

@@ -255,11 +255,15 @@ class BoundaryTensor:
     None when the phase of the graph that made it or reads it is not known."""
     user_line: SourceFrame | None = None
     """The user's line that created it: the innermost frame outside installed code of the tensor's ``Frames:``."""
+    added_to: bool = False
+    """The reading graph's backward adds a new value into device data of this tensor's shape (autograd's ``old +
+    new`` of a ``.grad`` already set: :func:`hlodiff.cost.boundaries.added_into`): the gradients of such a hop
+    are carried into accumulation, not read by an optimizer step alone."""
 
     def to_json(self) -> dict:
         return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "role": self.role, "ir_op": self.ir_op,
                 "location": frame_json(self.location), "user_line": frame_json(self.user_line),
-                "evidence": self.evidence}
+                "evidence": self.evidence, "added_to": self.added_to}
 
 
 @dataclass(slots=True)

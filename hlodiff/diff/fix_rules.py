@@ -1480,6 +1480,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("static_flag", "static_argument", "jax bool_values",
           "expected: static `{arg}` takes {count} values ({values}), one graph per value (e.g. train and eval "
           "each compile once); nothing to fix -- it must stay static (a Python `if` reads it)"),
+    # crossings round 8 (x8c_jx_remat_policy_fresh): a remat policy `def`ined inside the loop, passed static: one
+    # name, a new address each call; "keep it out of the static arguments" misses that a policy must be a Python
+    # callable, and "fix its value" that its value never changed (look-alike: jax_remat_policy_switch's two named
+    # policies keep static_choice)
+    _rule("static_redefined_function", "static_argument", "jax redefined_function",
+          "static `{arg}` is the function `{function}` made again before each call ({count} seen, each at a new "
+          "address): a function is hashed and compared by identity, so each new one misses the cache and compiles "
+          "again, though it does the same: define `{function}` once, before the loop (or at module level), and pass "
+          "that one object on every call"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
           "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "

@@ -26,6 +26,21 @@ _OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 """Python's default repr: an object whose class defines no __eq__/__hash__, compared (and hashed) by identity."""
 
 
+_FUNCTION_REPR = re.compile(r"^<function ([\w.<>]+) at 0x[0-9a-fA-F]+>$")
+"""Python's repr of a function: hashed and compared by identity, so the same ``def`` run again is a new key."""
+
+
+def redefined_function(values: tuple[str, ...]) -> str | None:
+    """Crossings round 8 (x8c_jx_remat_policy_fresh): two or more functions of one name at different addresses (a
+    remat policy, a loss or an activation defined inside the loop, each ``def`` or ``lambda`` a new object) -> that
+    name; None for functions of different names (a real choice of two, jax_remat_policy_switch) or anything else."""
+    seen = [_FUNCTION_REPR.match(v.strip()) for v in dict.fromkeys(values)]
+    if len(seen) < 2 or not all(seen):
+        return None
+    names = {m.group(1) for m in seen}
+    return names.pop() if len(names) == 1 else None
+
+
 _CHOICE_REPR = re.compile(r"""^(<function [\w.<>]+ at 0x[0-9a-fA-F]+>|<built-in function \w+>|[A-Za-z_][\w.]*\(.*\)"""
                           r"""|'[^']*'|"[^"]*")$""")
 

@@ -65,12 +65,19 @@ class LiveExplainer(LiveTelling):
         """The steps the events show in a torch.compile run: the user's, not the graphs' (review 10 F6)."""
         self.bridge_seen = False
         """A graph of torch_xla's Dynamo bridge was read: a torch.compile run."""
+        self.bridge_ops_seen = False
+        """A recompilation was the bridge's by its ops alone (no stack, no debug log, no Dynamo log:
+        :func:`_bridge_ops_of`): a torch.compile run as well."""
         self._bridge_compiled: dict = {}
         """Per bridge family, its compilations: more than one is a recompilation Dynamo's log will give a reason for."""
         self._steps = BridgeStepReader()
         """The steps of the run as held, read as the report at exit reads them
         (:mod:`hlodiff.explain.live_bridge_steps`)."""
         self.failures: list[str] = []
+        self.find_dynamo_logs = None
+        """Set by the glue (:class:`hlodiff.live_run.LiveRun`): looks for Dynamo's log beside the run now (at most at
+        the 1st, 2nd, 4th, ... recompilation), so a step graph is not told before the log that says whether it
+        follows from a break is found."""
         """Analyses that failed (a bug in hlodiff: the report at exit says it again); their events are ``unread``."""
 
     # -- feeding ---------------------------------------------------------------------------------------------------
@@ -248,9 +255,23 @@ class LiveExplainer(LiveTelling):
             return False
         if bridge_run(family.latest.frames, self._debug_cause(family.latest)):
             return False
+        if self._before_bridge():
+            return not self.dynamo.told
         if not any(n > 1 for n in self._bridge_compiled.values()):
             return False
         return not any(k.startswith("dynamo ") and not k.startswith("dynamo break") for k in self.dynamo.told)
+
+    def _before_bridge(self) -> bool:
+        """A torch.compile run (a Dynamo log is read) whose bridge has run no graph yet: a step graph that compiles
+        again may be the compiled function run uncompiled (a graph break Dynamo gave the frame up on: no FX graph
+        ever reaches XLA, and each call's Python choices trace into the step), which the report at exit tells by
+        the break (:mod:`hlodiff.explain.dynamo_eager_break`). Dynamo round 20, d20_layerdrop_random: live told the
+        first step as a warm-up and the third as "sync at the same points" before and after the break was read."""
+        if self.bridge_seen:
+            return False
+        if not self.run.dynamo_logs and self.find_dynamo_logs is not None:
+            self.find_dynamo_logs()
+        return bool(self.run.dynamo_logs)
 
     def _step(self, summary, partial: bool = False) -> int:
         step = self.step
@@ -320,11 +341,17 @@ class LiveExplainer(LiveTelling):
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
-        if not bridge_run(record.frames, self._debug_cause(record)) \
-                and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
+        by_ops = not self.run.dynamo_logs and _bridge_ops_of(explanation, record)
+        self.bridge_ops_seen = self.bridge_ops_seen or by_ops
+        if not bridge_run(record.frames, self._debug_cause(record)) and not by_ops:
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
-            # over the whole run: a Dynamo run's compilations only)
-            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
+            # over the whole run: a Dynamo run's compilations only); before any bridge graph, the function run
+            # uncompiled after a break (the report's eager-break graphs). A bridge known by its ops alone (no
+            # stack, no log: e-nolog) is a torch.compile run too (Dynamo round 21, d21_reseed_control: the step
+            # graphs of a dump of compilations only were told live as changes of the user's, "expected if in the
+            # first steps" at exit)
+            return (self.bridge_seen or self.bridge_ops_seen or self._before_bridge()) \
+                and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo import bridge_without_log

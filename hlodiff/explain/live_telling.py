@@ -48,6 +48,13 @@ class LiveTelling:
                 or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
                               expected=True, graphs=self.graphs)]
+        if self._before_bridge() and not self.dynamo.told and record.kind in TRACED_KINDS \
+                and not bridge_run(record.frames, self._debug_cause(record)):
+            # a torch.compile run before any bridge graph and any word of Dynamo's: whether the step follows from a
+            # break Dynamo gave the function up on is known once its log says so; held silently till then
+            # (at most AWAIT_DYNAMO cache hits, and the end of the run tells everything)
+            family.pending = True
+            return []
         if expected and family.full == (1 if cut else 2) and record.kind in TRACED_KINDS \
                 and recompilation.causes and recompilation.causes[0].fix_rule in ONCE_RULES:
             # "expected once" rests on the next steps reusing the graph: the next execution says (as an optimizer's
