@@ -225,14 +225,12 @@ LIVE_WRONG_NOW = {
     # Dynamo round 24 (blind): the prompt pool's new size reaches the live story as XLA's graph before Dynamo's
     # log says why ('..._size == 1'), told as a symbolic size to pad to buckets (confident wrong; at exit the
     # guard heads and no symbolic-size finding is printed); the seed break's eager rest (e-nolog) told as a dtype
-    # change, as d23_file_log_break's; the retain_grad control's warm-up steps (e-nolog) shout, as
-    # d17_timer_outside_control's
+    # change, as d23_file_log_break's; (the retain_grad control's warm-up steps, e-nolog, are quiet since
+    # crossings round 8, as d17_timer_outside_control's)
     'dynamo/d24_prompt_pool_grow': "fix_any/fix_none: 'Dynamo traced forward once with a symbolic size ... pad to "
                                    "buckets' before Dynamo's guard is read (confident wrong; right at exit)",
     'dynamo/d24_seed_in_forward': "kind: dtype; line: no location; fix: drop dtype= (the warm-up around the "
                                   "manual_seed break, e-nolog; confident wrong; the break at exit)",
-    'dynamo/d24_retain_grad_control': "quiet: the warm-up steps around the compiled call told live as outputs kept "
-                                      "on some steps (e-nolog; none at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
