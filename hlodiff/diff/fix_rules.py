@@ -1037,6 +1037,13 @@ RULES: tuple[FixRule, ...] = (
           "crop, a CutMix patch), and every new box compiles again: cut it on the host before .to(device), or keep "
           "the full size and select the box with a mask made on the device (comparisons with torch.arange, "
           "torch.where)", unless="jax"),
+    # round 24 (r24_tx_class_incremental): logits[:, :n_seen] of a 12-way head, n_seen 4, 8, 12: the operand keeps
+    # its size, only the prefix length moves (look-alike: a slice of an operand that changed too, slice_length)
+    _rule("slice_prefix_of_fixed", "attribute", "slice_attr slice_resized prefix_of_fixed",
+          "a slice's length follows a Python int (`x[:n]`) while the tensor it cuts keeps its full size ({full} on "
+          "that axis): every new n compiles again: keep all {full} and mask the part past n instead of cutting it "
+          "away, one fixed length every step (compare an arange of {full} with n moved in as data; -inf for "
+          "logits, 0 in a sum)"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),
@@ -1084,6 +1091,14 @@ RULES: tuple[FixRule, ...] = (
           "traces one pass per item and its count changes (an accumulation group whose last one is short, a list "
           "of varying length); keep the count fixed (whole groups only: drop the remainder, or pad it with "
           "zero-weight items), or accept one graph per count", unless="jax"),
+    # round 24 (r24_tx_mixup_soft_hard): the batch's targets hard int64 indices on some steps, float soft targets
+    # of another rank on others (mixup on half the batches): one input swapped for another format, nothing else
+    # (look-alikes: rev7_two_heads, whose head weights come and go too; review3_collate_key, a key added only)
+    _rule("inputs_format_switch", "inputs", "format_switch torch_xla",
+          "the data moved in at {line} comes in two formats, {formats} (class indices on some steps and "
+          "probabilities on others, say), and the graph that reads it differs with it: give it one format every "
+          "step where the batch is made, before .to(device) (e.g. one-hot the integer labels as soft targets), "
+          "so one graph serves every step"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
