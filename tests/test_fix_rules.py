@@ -208,6 +208,7 @@ EXERCISED = {
     # tests/test_round24.py)
     "inputs_format_switch": "scenarios/torch_xla/r24_tx_mixup_soft_hard",
     "slice_prefix_of_fixed": "scenarios/torch_xla/r24_tx_class_incremental",
+    "shape_made_pieces_joined": "scenarios/torch_xla/r24_tx_packed_blockdiag",
     # (torch_xla/slice_length, `x[:n]` of a batch that keeps its 8 rows, records slice_prefix_of_fixed since round
     # 24: keep the 8 rows and mask; slice_length stays for a slice whose operand changed size too)
 }

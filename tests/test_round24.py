@@ -89,3 +89,20 @@ def test_a_class_incremental_slice_is_told_to_keep_every_logit_and_mask():
 def test_a_trimmed_batch_whose_length_was_read_keeps_the_read_row():
     """trim_padding: x[:, :int(lengths.max())]: the length read to the host earlier decides (slice_length_from_read)."""
     assert "slice_prefix_of_fixed" not in _rules(_doc("trim_padding/graphs.hlo.0"))
+
+
+def test_a_block_diagonal_mask_made_on_the_device_is_told_to_be_built_from_data():
+    """r24_tx_packed_blockdiag: torch.block_diag(*[torch.ones(n, n, device=dev) for n in lens]); the first try said
+    'keep sizes fixed (allocate the largest once, mask)' and planned padding each document up to a bucket."""
+    doc = _doc("r24_tx_packed_blockdiag/dump")
+    head = doc["headline"]
+    assert "shape_made_pieces_joined" in _rules(doc)
+    assert "on the host" in head["fix"] and "segment ids" in head["fix"]
+    assert all(c["plan"] is None for r in doc["recompilations"] for c in r["causes"])
+
+
+@pytest.mark.parametrize("path", ["review2_moco_queue/record", "x6c_preds_cat_epoch/record",
+                                  "hf_generate_no_cache", "collate_pad_longest"])
+def test_tensors_grown_or_batched_by_cat_keep_their_rows(path):
+    """A queue or a list grown by torch.cat, a sequence grown a token at a time, a batch padded per collate."""
+    assert "shape_made_pieces_joined" not in _rules(_doc(path))
