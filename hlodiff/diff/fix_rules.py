@@ -894,9 +894,9 @@ RULES: tuple[FixRule, ...] = (
           "expected: one graph per bucket -- the size takes {count} values that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
     # round 24 (r24_tx_packed_blockdiag): torch.block_diag over torch.ones(n, n) per packed document: only
-    # broadcasts (tensors made on the device) change size, joined by a cat, sizes varying (look-alikes: a queue or
+    # broadcasts (tensors made on the device) change size, joined by a cat (look-alikes: a queue or
     # a list grown by cat, which grow; a batch, on an input)
-    _rule("shape_made_pieces_joined", "shape", "broadcast_reshape_only op:cat sizes_vary torch_xla",
+    _rule("shape_made_pieces_joined", "shape", "broadcast_reshape_only op:cat torch_xla",
           "tensors made on the device at {line} take their sizes from Python values that change each step{seen} "
           "and are joined into one (torch.cat, block_diag, stack): every new set of sizes is a new graph: build "
           "the joined tensor on the host and move it in, or compute it on the device from data moved in (e.g. "
