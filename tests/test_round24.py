@@ -106,3 +106,11 @@ def test_a_block_diagonal_mask_made_on_the_device_is_told_to_be_built_from_data(
 def test_tensors_grown_or_batched_by_cat_keep_their_rows(path):
     """A queue or a list grown by torch.cat, a sequence grown a token at a time, a batch padded per collate."""
     assert "shape_made_pieces_joined" not in _rules(_doc(path))
+
+
+def test_a_mask_built_in_the_graph_or_passed_in_is_not_told_as_a_missing_sync_alone():
+    """r24_tx_ul2_causal_toggle: is_causal=True builds the mask inside scaled_dot_product_attention, the prefix
+    objective passes one in. The first try said only 'check which tensor is synced or read before this step on
+    some steps only, and sync at the same points every step' (passed by the truth's loose words, told wrong)."""
+    fix = _doc("r24_tx_ul2_causal_toggle")["headline"]["fix"]
+    assert "one way every step" in fix and "Python `if`" in fix and "pred[16,16]" in fix

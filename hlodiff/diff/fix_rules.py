@@ -1237,9 +1237,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
           "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
           "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
+    # round 24 (r24_tx_ul2_causal_toggle): the same words told a causal mask built inside
+    # scaled_dot_product_attention(is_causal=True) on some steps, a prefix mask passed in on others, as a sync
+    # missing on some steps; what was seen cannot tell the two apart, so both are said, each with its check
     _rule("inputs_seen", "inputs", "",
-          "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
-          "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
+          "a value computed in the graph on some steps is device data (an input) on others ({shapes}); check which "
+          "of two it is: a tensor synced or read before this step on some steps only (then sync at the same points "
+          "every step), or a Python `if` that builds it inside the graph on some steps (a library call making it "
+          "itself, such as a causal mask) and passes a tensor in on others (then make it one way every step)"),
     # -- outputs ------------------------------------------------------------------------------------------------
     _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "
