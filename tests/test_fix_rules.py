@@ -72,7 +72,7 @@ EXERCISED = {
     "dtype_jax_precision": "jax/dtype_reductions", "dtype_input_int_float_jax": "jax/dtype_int_input",
     "dtype_input": "torch_xla/dtype_input", "dtype_autocast": "torch_xla/autocast_late",
     "dtype_created": "torch_xla/dtype_zeros_like", "constant_lr_special": "torch_xla/lr_zero_one",
-    "slice_length": "torch_xla/slice_length", "slice_bound": "torch_xla/slice_index", "inputs_jax": "jax/optional_key",
+    "slice_bound": "torch_xla/slice_index", "inputs_jax": "jax/optional_key",
     "inputs_transposed": "torch_xla/fsdp_linear/plain", "inputs_made_before_loop": "torch_xla/unsynced_init",
     "inputs_follow_ops": "torch_xla/clip_later", "inputs_optimizer_warmup": "torch_xla/momentum_warmup",
     "inputs_library_state": "torch_xla/adamw_split", "inputs_library_state_dumped": "torch_xla/adam_dump_only",
@@ -204,6 +204,13 @@ EXERCISED = {
     # round 21: a device randperm over a growing pool (look-alikes: tests/test_round21.py; cache_key_caches_cleared
     # needs the JAX log and the source, also there)
     "shape_randperm": "scenarios/torch_xla/r21_tx_randperm_pool",
+    # round 24: soft and hard targets by turns; a prefix slice of a head that keeps its size (look-alikes:
+    # tests/test_round24.py)
+    "inputs_format_switch": "scenarios/torch_xla/r24_tx_mixup_soft_hard",
+    "slice_prefix_of_fixed": "scenarios/torch_xla/r24_tx_class_incremental",
+    "shape_made_pieces_joined": "scenarios/torch_xla/r24_tx_packed_blockdiag",
+    # (torch_xla/slice_length, `x[:n]` of a batch that keeps its 8 rows, records slice_prefix_of_fixed since round
+    # 24: keep the 8 rows and mask; slice_length stays for a slice whose operand changed size too)
 }
 
 

@@ -212,6 +212,9 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
             placement = key == "sharding" or (key == "frontend_attributes" and _placement_only(a, b))
             note("sharding" if placement else "attribute:" + key, a, b)
     lops, rops = m.left.operands[lname], m.right.operands[rname]
+    if "attribute:slice" in details and li.opcode == ri.opcode == "slice" and lops and rops:
+        # round 24: what the slice cuts from, on both sides (a head of 12 logits cut to n_seen: the full size kept)
+        details["slice_of"] = tuple(_dims_text(cc.insts[ops[0]].shape) for cc, ops in ((m.left, lops), (m.right, rops)))
     if len(lops) != len(rops):
         note("operand_count", str(len(lops)), str(len(rops)))
     if any(m.l2r.get(lo) != ro for lo, ro in zip(lops, rops)):
@@ -222,6 +225,10 @@ def compare_pair(lcm: CanonicalModule, rcm: CanonicalModule, m: Matching, lname:
             details["operands"] = (",".join(map(str, range(len(rops)))),
                                    ",".join(str(mapped.index(ro)) for ro in rops))
     return tuple(kinds), details
+
+
+def _dims_text(shape: Shape) -> str:
+    return ",".join(map(str, shape.dims))
 
 
 def _placement_only(a: str, b: str) -> bool:

@@ -70,7 +70,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``user_made_inputs``, ``module_made_inputs`` (every added input made
   in ``torch/nn``: a module's weights), ``warmup``, ``rewired``, ``converts_only``,
   ``transpose_copy_only``, ``layout_ops_only``, ``broadcast_reshape_only``, ``slice_attr``, ``slice_resized``, ``slice_window`` (a slice's length
-  changed where it starts off 0: a box placed and sized per step),
+  changed where it starts off 0: a box placed and sized per step), ``prefix_of_fixed`` (a prefix slice whose operand
+  keeps its size: ``{full}``, :mod:`hlodiff.diff.slice_facts`), ``format_switch`` (one input gone and one come, an
+  integer and a float tensor of other ranks: ``{formats}``, :mod:`hlodiff.diff.input_formats`),
   ``dims_attr``, ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
   ``donates_added_inputs``, ``library_casts`` (torch_xla: converts between floating types made by library code came
   with a dtype change, on one side only: autocast's casts, :mod:`hlodiff.diff.autocast`); ``is:<kind>`` names the cause's own kind.

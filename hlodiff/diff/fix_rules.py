@@ -906,6 +906,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_buckets_inner", "shape", "buckets",
           "expected: one graph per bucket -- the size takes {count} values that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
+    # round 24 (r24_tx_packed_blockdiag): torch.block_diag over torch.ones(n, n) per packed document: only
+    # broadcasts (tensors made on the device) change size, joined by a cat (look-alikes: a queue or
+    # a list grown by cat, which grow; a batch, on an input)
+    _rule("shape_made_pieces_joined", "shape", "broadcast_reshape_only op:cat torch_xla",
+          "tensors made on the device at {line} take their sizes from Python values that change each step{seen} "
+          "and are joined into one (torch.cat, block_diag, stack): every new set of sizes is a new graph: build "
+          "the joined tensor on the host and move it in, or compute it on the device from data moved in (e.g. "
+          "segment ids or positions compared), so only its values change", unless="grows on_input"),
     _rule("shape_python_size", "shape", "",
           "a size follows a Python value that changes each step{seen}: keep sizes fixed (allocate the largest once, "
           "mask)"),
@@ -1050,6 +1058,13 @@ RULES: tuple[FixRule, ...] = (
           "crop, a CutMix patch), and every new box compiles again: cut it on the host before .to(device), or keep "
           "the full size and select the box with a mask made on the device (comparisons with torch.arange, "
           "torch.where)", unless="jax"),
+    # round 24 (r24_tx_class_incremental): logits[:, :n_seen] of a 12-way head, n_seen 4, 8, 12: the operand keeps
+    # its size, only the prefix length moves (look-alike: a slice of an operand that changed too, slice_length)
+    _rule("slice_prefix_of_fixed", "attribute", "slice_attr slice_resized prefix_of_fixed",
+          "a slice's length follows a Python int (`x[:n]`) while the tensor it cuts keeps its full size ({full} on "
+          "that axis): every new n compiles again: keep all {full} and mask the part past n instead of cutting it "
+          "away, one fixed length every step (compare an arange of {full} with n moved in as data; -inf for "
+          "logits, 0 in a sum)"),
     _rule("slice_length", "attribute", "slice_attr slice_resized",
           "a slice's length follows a Python int (`x[:n]`): every new length compiles again: pad to a fixed length "
           "and mask, or bucket lengths to a few sizes"),
@@ -1097,6 +1112,14 @@ RULES: tuple[FixRule, ...] = (
           "traces one pass per item and its count changes (an accumulation group whose last one is short, a list "
           "of varying length); keep the count fixed (whole groups only: drop the remainder, or pad it with "
           "zero-weight items), or accept one graph per count", unless="jax"),
+    # round 24 (r24_tx_mixup_soft_hard): the batch's targets hard int64 indices on some steps, float soft targets
+    # of another rank on others (mixup on half the batches): one input swapped for another format, nothing else
+    # (look-alikes: rev7_two_heads, whose head weights come and go too; review3_collate_key, a key added only)
+    _rule("inputs_format_switch", "inputs", "format_switch torch_xla",
+          "the data moved in at {line} comes in two formats, {formats} (class indices on some steps and "
+          "probabilities on others, say), and the graph that reads it differs with it: give it one format every "
+          "step where the batch is made, before .to(device) (e.g. one-hot the integer labels as soft targets), "
+          "so one graph serves every step"),
     _rule("traced_some_steps", "inputs ops outputs", "comes_back ops_use_new_inputs",
           "the ops of {line} (and the parameters they read) are traced on {steps} only: Python code decides per step "
           "what is traced (an `if`, a random choice, a block skipped at random); run the same ops every step "
@@ -1227,9 +1250,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
           "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
           "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
+    # round 24 (r24_tx_ul2_causal_toggle): the same words told a causal mask built inside
+    # scaled_dot_product_attention(is_causal=True) on some steps, a prefix mask passed in on others, as a sync
+    # missing on some steps; what was seen cannot tell the two apart, so both are said, each with its check
     _rule("inputs_seen", "inputs", "",
-          "a value computed in the graph on some steps is device data (an input) on others: check which tensor "
-          "({shapes}) is synced or read before this step on some steps only, and sync at the same points every step"),
+          "a value computed in the graph on some steps is device data (an input) on others ({shapes}); check which "
+          "of two it is: a tensor synced or read before this step on some steps only (then sync at the same points "
+          "every step), or a Python `if` that builds it inside the graph on some steps (a library call making it "
+          "itself, such as a causal mask) and passes a tensor in on others (then make it one way every step)"),
     # -- outputs ------------------------------------------------------------------------------------------------
     _rule("outputs_made_before_loop", "outputs", "materialized removed_only",
           "follows from the inputs change: expected once: a tensor made before the loop was computed by the first "

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
+from hlodiff.diff.input_formats import format_switch
 from hlodiff.diff.model import Cause, Change
+from hlodiff.diff.slice_facts import prefix_of_fixed
 from hlodiff.diff.origin_makers import (creation_sides, library_made, library_made_inputs, module_state_copy,
                                         package_path, user_made_inputs)
 from hlodiff.diff.summaries import MOVED_OPCODES, computes_anew, new_work
@@ -126,6 +128,10 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         args["shapes"] = "the tensors listed"
     if transposed_input(cause):
         facts.add("transposed_input")
+    switch = format_switch(cause)
+    if switch is not None:
+        facts.add("format_switch")
+        args["formats"] = " and ".join(switch)
     if added and (cause.instructions_removed or ctx.second_step) and ctx.first_recompilation \
             and ctx.settles:
         facts.add("warmup")
@@ -154,6 +160,10 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     if any("shape" in c.kinds for c in cause.origins if c.left is not None and c.right is not None
            and c.left.opcode in ("slice", "dynamic-slice")):
         facts.add("slice_resized")
+        full = prefix_of_fixed(cause)
+        if full is not None:
+            facts.add("prefix_of_fixed")
+            args["full"] = str(full)
     where = creation_sides(cause)
     if cause.library_casts and "torch_xla" in facts:
         facts.add("library_casts")  # library code recast values (autocast): the user's line made no dtype of its own

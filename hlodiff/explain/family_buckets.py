@@ -66,6 +66,10 @@ def counts_from_of(family) -> str:
 
 PLANNED_KINDS = ("shape",)
 
+UNPADDED_ROWS = frozenset({"shape_made_pieces_joined"})
+"""Fix rows whose sizes are pieces joined into one tensor of fixed size (round 24: block_diag of a packed row's
+documents): padding the pieces would change what they build, so no bucket plan is offered for their family."""
+
 
 def attach_plans(explanation, run=None) -> None:
     """Set ``plan`` on the ``shape`` cause of the first recompilation of every family whose graphs differ by a
@@ -79,8 +83,8 @@ def attach_plans(explanation, run=None) -> None:
             by_family.setdefault(r.family.key, []).append(r)
     for family in explanation.families:
         recompilations = by_family.get(family.key)
-        if not recompilations or all(_nothing_to_fix(c) for r in recompilations for c in r.causes
-                                     if c.kind in PLANNED_KINDS):
+        shaped = [c for r in recompilations or () for c in r.causes if c.kind in PLANNED_KINDS]
+        if not shaped or all(_nothing_to_fix(c) for c in shaped) or any(c.fix_rule in UNPADDED_ROWS for c in shaped):
             continue
         plan = family_plan(family, recompilations, seconds, data_sized)
         if plan is None:
