@@ -327,11 +327,6 @@ WRONG_NOW = {
     # comment; no rule knows an environment guard (read it once / pass it as an argument)
     "dynamo/d23_env_debug": "line: d23_env_debug.py:31 (the def, not the environ read :33); fix_none: says frozen "
                             "os (the generic guard fix quotes the guard's <frozen os> comment)",
-    # a list attribute appended to inside the compiled forward (len(self.norm_history) == N guards to the limit):
-    # told as a list *argument* of changing length ("pass a fixed number of items, pad with masked items"), at
-    # the call :32; the append at :23 is not named, and the limit's eager fallback is told but not as the cost
-    "dynamo/d23_norm_history": "fix_any/fix_none: told as a list input of changing length (pass a fixed number of "
-                               "items, pad with masked items), not a list grown by the forward itself (:23)",
     # the builtin open() in the compiled loss: the headline is right (graph break at :21, 'move it out of the
     # compiled function'), but the truth's fix_any wants 'outside'/'after the call'/'move'+'write' and the fix
     # says 'move it out': a truth too strict in its words (left as it was, counted as it was)

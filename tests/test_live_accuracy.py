@@ -222,8 +222,6 @@ LIVE_WRONG_NOW = {
                                  '(e-nolog; none at exit)',
     # Dynamo round 23 (blind, small): as at exit (the def line :31, the guard's <frozen os> quoted in the fix)
     'dynamo/d23_env_debug': "line: d23_env_debug.py:31; fix_none: says frozen os (as at exit)",
-    # the live headline is the generic guard fix for 'not self.norm_history' (0/1), and a later line says pad
-    'dynamo/d23_norm_history': "fix_any: the generic guard fix (not self.norm_history); fix_none: says pad",
     # live, the eager rest of the loss after the break (cross_entropy's s32 -> f32 constant in
     # torch/nn/functional.py) heads as a dtype change ('drop dtype= in zeros_like/full_like'): a confident wrong
     # answer; at exit the graph break heads

@@ -384,6 +384,17 @@ RULES: tuple[FixRule, ...] = (
           "skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
           "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
           "to a list) while compiled code runs", unless="jax"),
+    # Dynamo round 23 (d23_norm_history): the guard's own line adds to the container it guards
+    # (`self.norm_history.append(...)` under `len(self.norm_history) == 3`): the compiled function grows it, so no
+    # caller passes anything of another length and padding items is no way out
+    _rule("dynamo_grown_in_call", "guard", "dynamo grown_in_call",
+          "{tensor} is a Python container that {function} itself adds to, on the line its guard names ({seen}): "
+          "Dynamo guards its length (empty, then 1, 2, ...), so every call fails the guard the call before it "
+          "installed and {function} is traced anew each time, until the recompile limit ({limit}) sends the later "
+          "calls to run without Dynamo (eagerly); state that grows inside the compiled function is the cause, not "
+          "what the loop passes. Keep the history outside it (return the value and append it after the call), or "
+          "keep it in a preallocated tensor buffer written in place (a ring buffer with a count); a higher limit "
+          "only postpones the fallback", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
           "the global `{tensor}` is a Python list or tuple whose length changes between calls ({seen}): the "
           "compiled code reads it (or a hook run inside it appends to it), so Dynamo traces {function} once per "

@@ -42,7 +42,7 @@ from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
+    break_before_resume, grown_on_line, python_random_call, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -213,6 +213,8 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
+    if facts & {"container_length", "attribute_truth"} and grown_on_line(subject, failure.code):
+        facts.add("grown_in_call")  # the compiled function adds to the container it guarded (a history kept inside)
     if kind == "python_value" and (subject or "").startswith("___stack") \
             and (made := break_before_resume(c, log)) is not None and made.at is not None:
         # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
@@ -232,6 +234,10 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     location = c.call or source or definition
     located = ("call" if c.call else "guard" if source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)
+    called_at = None
+    if "grown_in_call" in facts and source is not None and not source.is_library:
+        # the line that grows the container is the user's mistake; the call only repeats it (d23_norm_history)
+        location, located, called_at = source, "guard", c.call
     if location is not None and location.is_library and not c.call:
         # Dynamo compiled library code (torch.compile(opt.step): torch's step in sgd.py) and its guard names a
         # library line; the user's line that reached it is the one the graph breaks' tracebacks share, if one
@@ -240,7 +246,7 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         if len(users) == 1:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
-                           facts=frozenset(facts), seen=seen, located=located)
+                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at)
 
 
 _OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
