@@ -321,12 +321,6 @@ WRONG_NOW = {
     # node count (live, after 2 values, says "pad to a few bucket sizes" and is right)
     "jax/r23_jx_segment_num_nodes": "fix_any: static `n_nodes` ... pass the fixed value the data can reach on every "
                                     "call ... and mask (no pad/budget: the arrays' shapes change with it)",
-    # Dynamo round 23 (blind, small, on the stop's final main): os.environ read in the compiled forward; the guard
-    # G['os'].environ._data[b'NET_DEBUG'] == b'0' is located in <frozen os>:680, so the headline falls back to the
-    # forward's def line :31 (not the read :33) and the generic guard fix quotes the guard with its '<frozen os>'
-    # comment; no rule knows an environment guard (read it once / pass it as an argument)
-    "dynamo/d23_env_debug": "line: d23_env_debug.py:31 (the def, not the environ read :33); fix_none: says frozen "
-                            "os (the generic guard fix quotes the guard's <frozen os> comment)",
     # the builtin open() in the compiled loss: the headline is right (graph break at :21, 'move it out of the
     # compiled function'), but the truth's fix_any wants 'outside'/'after the call'/'move'+'write' and the fix
     # says 'move it out': a truth too strict in its words (left as it was, counted as it was)

@@ -220,8 +220,6 @@ LIVE_WRONG_NOW = {
     # of the warm-up), as d17_timer_outside_control's; none at exit
     'dynamo/d21_reseed_control': 'quiet: the warm-up steps around the compiled call told live as a dtype change '
                                  '(e-nolog; none at exit)',
-    # Dynamo round 23 (blind, small): as at exit (the def line :31, the guard's <frozen os> quoted in the fix)
-    'dynamo/d23_env_debug': "line: d23_env_debug.py:31; fix_none: says frozen os (as at exit)",
     # live, the eager rest of the loss after the break (cross_entropy's s32 -> f32 constant in
     # torch/nn/functional.py) heads as a dtype change ('drop dtype= in zeros_like/full_like'): a confident wrong
     # answer; at exit the graph break heads

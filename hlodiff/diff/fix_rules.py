@@ -395,6 +395,14 @@ RULES: tuple[FixRule, ...] = (
           "what the loop passes. Keep the history outside it (return the value and append it after the call), or "
           "keep it in a preallocated tensor buffer written in place (a ring buffer with a count); a higher limit "
           "only postpones the fallback", unless="jax"),
+    # Dynamo round 23 (d23_env_debug): an environment variable read inside the compiled function; Dynamo guards
+    # the value through the stdlib's frozen os module (its line there is no line of the user's)
+    _rule("dynamo_environ", "guard", "dynamo environ",
+          "the compiled code reads the environment variable {tensor} ({seen}) and it changed between calls: "
+          "Dynamo guards the value it read and traces {function} once per value, each graph reused after; read "
+          "the setting once outside the compiled function (at import or in __init__) and pass it as an argument "
+          "or keep it on the module, so the environment is not read while compiled code runs; if the switch is "
+          "flipped on purpose between a few settings, one graph per setting is expected", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
           "the global `{tensor}` is a Python list or tuple whose length changes between calls ({seen}): the "
           "compiled code reads it (or a hook run inside it appends to it), so Dynamo traces {function} once per "

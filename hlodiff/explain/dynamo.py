@@ -229,8 +229,10 @@ def _recompile(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
         facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
     source = _absolute(failure.source, c.definition)
-    if source is not None and cut_module_path(source.file):
-        source = None  # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73): no user line
+    if source is not None and (cut_module_path(source.file) or source.file.startswith("<frozen")):
+        # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73), or the stdlib's frozen
+        # os module (an os.environ read: d23_env_debug): no user line
+        source = None
     location = c.call or source or definition
     located = ("call" if c.call else "guard" if source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)

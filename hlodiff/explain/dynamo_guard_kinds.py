@@ -66,6 +66,13 @@ _GLOBAL = re.compile(r"^G\[")
 """A name Dynamo reads from the module's globals (``G['__import___main__'].acts``): no argument of the call."""
 _GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
 """A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
+_ENVIRON = re.compile(r"^(?P<negated>not )?(?:___dict_contains\(b?(?P<q1>['\"])(?P<var1>[^'\"]+)(?P=q1), "
+                      r"G\[[^\]]+\]\.environ\._data\)|G\[[^\]]+\]\.environ\._data\[b?(?P<q2>['\"])(?P<var2>[^'\"]+)(?P=q2)\]"
+                      r" == b?(?P<value>'[^']*'|\"[^\"]*\"))$")
+"""An environment variable read in the compiled code (``os.environ.get("NET_DEBUG")``): Dynamo traces through the
+stdlib's ``os.environ`` (a frozen module) and guards the bytes it read (``G['os'].environ._data[b'NET_DEBUG'] ==
+b'0'``) or whether the variable was set (``___dict_contains(b'NET_DEBUG', G['os'].environ._data)``): one trace per
+value (d23_env_debug)."""
 _ATTRIBUTE_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>[\w.\[\]'\"]+)$")
 """A guard on the truth of an attribute of the compiled module (``not self.norm_history``): a container kept on the
 module was empty (or a value false) at the compile, and is not now; only a module attribute (``_MODULE_ATTRIBUTE``)
@@ -250,6 +257,11 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
     if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
         return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
+    if (m := _ENVIRON.match(guard.strip())) is not None:
+        var = m.group("var1") or m.group("var2")
+        seen = (f"{var} was {m.group('value').lstrip('b')} at the compile before" if m.group("value")
+                else f"{var} was {'not ' if m.group('negated') else ''}set at the compile before")
+        return "guard", f"os.environ['{var}']", seen, facts | {"environ"}
     if (m := _ATTRIBUTE_TRUTH.match(guard.strip())) is not None and _MODULE_ATTRIBUTE.match(m.group("name")):
         return "guard", m.group("name"), guard.strip(), facts | {"attribute_truth"}
     if (m := _OPTIMIZER_STATE.match(guard.strip())) is not None:
