@@ -321,11 +321,6 @@ WRONG_NOW = {
     # node count (live, after 2 values, says "pad to a few bucket sizes" and is right)
     "jax/r23_jx_segment_num_nodes": "fix_any: static `n_nodes` ... pass the fixed value the data can reach on every "
                                     "call ... and mask (no pad/budget: the arrays' shapes change with it)",
-    # the builtin open() in the compiled loss: the headline is right (graph break at :21, 'move it out of the
-    # compiled function'), but the truth's fix_any wants 'outside'/'after the call'/'move'+'write' and the fix
-    # says 'move it out': a truth too strict in its words (left as it was, counted as it was)
-    "dynamo/d23_file_log_break": "fix_any: 'move it out of the compiled function' (right in substance; the truth's "
-                                 "words: outside / after the call / move+write)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

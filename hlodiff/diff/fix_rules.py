@@ -675,6 +675,12 @@ RULES: tuple[FixRule, ...] = (
           "put a Generator into a graph and cuts every call there (the draw runs eagerly between two graphs); draw "
           "with the global RNG on the device instead (torch.randn_like(h), reproducible through torch.manual_seed), "
           "or draw the noise outside the compiled function and pass it in as an argument", unless="jax"),
+    # Dynamo round 23 (d23_file_log_break): a file opened inside the compiled function (a statistic logged per call)
+    _rule("dynamo_graph_break_file_io", "graph_break", "dynamo op:file_io",
+          "a file is opened inside the compiled function ({seen}): Dynamo does not trace file I/O and splits the "
+          "function there on every call (what follows runs without Dynamo, and a tensor's value written to the file "
+          "is read into Python, a sync of its own); return the value from the compiled function and write it "
+          "outside, after the call (or after the sync, where it is read anyway)", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

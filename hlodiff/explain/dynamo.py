@@ -256,6 +256,11 @@ _OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
 training step is inside the compiled function, as at ``loss.backward()``."""
 
 
+_FILE_OPEN = re.compile(r"builtin (?:operator )?`(?:io\.)?open`")
+"""A break at the builtin ``open`` (``Dynamo does not know how to trace builtin operator `open` ...``): file I/O
+inside the compiled function, a log or a dump written per call."""
+
+
 def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
     """One finding per line Dynamo broke at (or per user line that entered library code a table knows), with its fix."""
     by_line: dict[tuple, list[GraphBreak]] = {}
@@ -285,6 +290,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
         elif python_random_call(first) is not None:
             facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
+        elif _FILE_OPEN.search(first.explanation or ""):
+            facts.add("op:file_io")  # a file opened in the compiled code (a log written per call): d23_file_log_break
         location = first.at
         facts.update(*(break_call_facts(b) for b in group))
         at = first.at
@@ -300,6 +307,7 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
                 else python_random_call(first) if "op:python_random" in facts
+                else what_breaks(first) if "op:file_io" in facts
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
