@@ -314,13 +314,6 @@ WRONG_NOW = {
     # the control's design is doubtful: the lead decides whether to redesign it (script and truth together)
     "dynamo/r22_d_device_batches_control": "kind: attribute; fix_any: a Python int is baked in as a slice bound "
                                            "(`x[:, i]`): index with a device tensor (torch.index_select); exit: 1",
-    # round 23 (blind, small): graph batches without padding, the node count static for segment_sum's num_segments
-    # and the node/edge arrays' shapes changing with it. hlodiff heads right (static_argument at :36) but, having seen
-    # 6 values "bunched under a ceiling", gives the class-count fix ("pass the fixed value the data can reach ... and
-    # mask"): it never says the arrays must be padded too, so a user who fixes n_nodes alone still compiles once per
-    # node count (live, after 2 values, says "pad to a few bucket sizes" and is right)
-    "jax/r23_jx_segment_num_nodes": "fix_any: static `n_nodes` ... pass the fixed value the data can reach on every "
-                                    "call ... and mask (no pad/budget: the arrays' shapes change with it)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -189,6 +189,8 @@ EXERCISED = {
     "static_nan": "scenarios/jax/r18_jx_static_nan",
     # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
+    # eleventh stop: a static that is a size of the inputs passed with it (look-alikes: tests/test_static_input_size.py)
+    "static_input_size": "scenarios/jax/r23_jx_segment_num_nodes",
     # tenth stop: a static int stage an `if` reads (look-alikes: tests/test_static_branch.py)
     "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
     # tenth stop: a short batch mid-run under torch.compile (look-alikes: tests/test_dynamo_short_batch.py)

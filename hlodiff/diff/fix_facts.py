@@ -191,6 +191,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.structure:
         facts.add("required_static")
         args["structure"] = ctx.structure
+    if getattr(ctx, "inputs_follow", False):
+        facts.add("inputs_follow")
     if getattr(ctx, "loop_count_only", False):
         facts.add("loop_count_only")
     if getattr(ctx, "unrolled_loop", False):

@@ -1535,6 +1535,14 @@ RULES: tuple[FixRule, ...] = (
           "static_argnums/static_argnames and pass static only what the structure needs from it, computed on the "
           "host before the call (a boolean such as `{arg} % N == 0` for a branch: two programs), or pass `{arg}` "
           "traced and branch with lax.cond / jnp.where"),
+    # round 23 (r23_jx_segment_num_nodes): the static value is a dimension of the inputs passed with it (a node
+    # count for segment_sum's num_segments, the nodes concatenated unpadded): a fixed value alone would not do
+    _rule("static_input_size", "static_argument", "jax required_static inputs_follow",
+          "static `{arg}` is a size of the inputs themselves: arrays passed with it change shape with it (seen: "
+          "{values}), so each new value compiles again, and fixing `{arg}` alone would not stop it: pad every "
+          "batch's arrays to a fixed budget (the largest size the data can reach, or a few bucket sizes such as "
+          "powers of two), pass that budget as `{arg}`, and mask the padding out of what is computed (for graph "
+          "batches, jraph.pad_with_graphs): one compilation per budget", unless="loop_counter"),
     _rule("static_data_ceiling", "static_argument", "jax required_static data_values",
           "static `{arg}` sets the program's structure ({structure}) and its values follow the data (seen: {values}: "
           "bunched under a ceiling, as a statistic of each batch is -- its largest label + 1, a count, a length), so "

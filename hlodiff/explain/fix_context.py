@@ -37,7 +37,7 @@ from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow
                                           updated_in_place, updates_removed)
 from hlodiff.explain.library_branches import library_branch
 from hlodiff.explain.producing_ops import family_ops
-from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
+from hlodiff.explain.static_argument import (inputs_sized_by, ops_repeat_per_count, slice_start_only, static_structure,
                                              trip_count_changed)
 from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
@@ -313,7 +313,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
                          loop_count_only=loop_only, unrolled_loop=unrolled, branch_on_static=branch,
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter)
+                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter,
+                         inputs_follow=inputs_sized_by(r, pair or values[:2]))
     return decide(cause, context)
 
 
