@@ -292,12 +292,12 @@ WRONG_NOW = {
     # warm-up, exit 0; its change is in radam.py, and a level-1 log holds no frame of opt.step()
     "torch_xla/r20_tx_radam_rect_control": "line: no location (radam.py's frames only; the truth's or-story names "
                                            "opt.step() :20)",
-    # SWA's start (a control, redesigned): the deepcopy's warm-up is told (outputs_made_before_loop_library), but the
-    # averaging's own graphs (outputs reordered at step 3, ops and inputs at step 4, n_averaged's 1 at step 5) are
-    # not seen as one library-made start: the headline is step 3's 'reordered ... follows from the ops layout
-    # change', exit 1
-    "torch_xla/r20_tx_swa_update_read": "headline: reordered, follows from the ops layout change (no location), "
-                                        "exit 1; the truth wants none, or an expected SWA start at :26",
+    # SWA's start (a control, redesigned): since the eleventh stop the run's three once-only graphs that settle
+    # (the copy's reorder, the first average, n_averaged's 1 baked) are AveragedModel's start, expected once
+    # (library_branches.library_start), exit 0; a save-tensors capture without the tensors report (mode a, no
+    # report printed) holds only swa_utils.py's frames: the update line :26 is in no record
+    "torch_xla/r20_tx_swa_update_read": "line: no location (swa_utils.py's frames only; the expected SWA start, "
+                                        "exit 0)",
     # new-user review 14 (P4): 5 calls, 5 values of a static step, 5 compilations: the reviewer says unbounded (as
     # rev6_static_step)
     "jax/rev14_p4_static_step": "pattern: 5 compilations of jit_train_step (A,B,C,D,E) (not unbounded)",
