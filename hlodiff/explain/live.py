@@ -320,7 +320,9 @@ class LiveExplainer:
                 and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only)
-            return self.bridge_seen and record.ref in self.dynamo.around_the_call(self.run, self._held())
+            # a graph break read before the bridge compiled: the broken call's eager part may sync first
+            return (self.bridge_seen or self.dynamo.broke) \
+                and record.ref in self.dynamo.around_the_call(self.run, self._held())
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo import bridge_without_log

@@ -72,6 +72,9 @@ class LiveDynamo:
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
     _explanation: object = None
+    broke: bool = False
+    """Dynamo's log, at the last look, holds a graph break it took (not raised): the compiled function runs split,
+    and step graphs of its eager part can come before the bridge's own (d23_file_log_break)."""
     guard_story: bool = False
     """Dynamo's log, at the last look, holds a recompilation of its own that is not expected (a failed guard, a size
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
@@ -90,6 +93,7 @@ class LiveDynamo:
         if found is None:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
+        self.broke = self.broke or any(not b.raised for b in found.graph_breaks)
         out = []
         unjoined = 0  # recompilations of this look joined to no graph, in order
         for key, item, expected, family in _items(found):
