@@ -91,7 +91,9 @@ EXERCISED = {
     "ops_switched_on": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
-    "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    "static_structure_shapes": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)
+    "static_structure": "scenarios/jax/jax_layerdrop_static",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",

@@ -67,7 +67,8 @@ LIVE_WRONG_NOW = {
     #    (its headline shows the story's first only).
     'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
                                'buckets" (the report\'s rows #1-#3 too); momentum needs 3 steps of 1/n',
-    'jax/jax_layerdrop_static': 'fix_none: says bucket, pad (static_structure on the report\'s rows #9, #11, #12)',
+    # (jax_layerdrop_static is right live since the eleventh stop: a static that picks which ops run is no longer told
+    # 'pad to a few bucket sizes' on the report's rows #9, #11, #12; only a static that sets shapes is)
     # 3. The first line comes before the steps that decide it: the report folds step 1 under a root the later steps
     #    show (moco: the cat at :24 grows 8, 16, 24), or places it by them (multitask: the genexpr at :19)
     'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19 (step 1 told before the growth at :24 shows)',

@@ -49,3 +49,13 @@ def test_a_class_count_static_keeps_its_fix(name, row):
     doc = cli_json("explain-recompile", JAX / name, codes=(1,))
     rules = {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
     assert row in rules and "static_input_size" not in rules
+
+
+def test_a_static_that_picks_which_ops_run_is_never_told_to_pad():
+    """jax_layerdrop_static: a tuple of kept blocks (static) picks ops; its per-graph rows said 'pad to a few bucket
+    sizes' (the live lines repeat them). A static that sets shapes (jax/scan_length's steps) keeps that advice."""
+    doc = cli_json("explain-recompile", JAX / "jax_layerdrop_static", codes=(1,))
+    fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "static_structure"]
+    assert fixes and not any("pad" in f or "bucket" in f for f in fixes)
+    doc = cli_json("explain-recompile", FIXTURES / "jax" / "scan_length", codes=(1,))
+    assert "pad to a few bucket sizes" in doc["headline"]["fix"]

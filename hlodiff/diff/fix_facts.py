@@ -50,6 +50,9 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   functions, option objects or strings: choices, not sizes), ``branch_values`` (a static argument of whole numbers
   that changed only which ops are traced: a stage or mode an ``if`` reads, not a loop count), ``data_values`` (three or more whole numbers >= 1, the
   largest at most twice the smallest: a statistic of each batch under the data's ceiling, ``value_facts.data_ceiling``),
+  ``inputs_follow`` (a static argument's value is a dimension of entry inputs that changed with it: a size of the batch
+  itself, FixContext.inputs_follow), ``structure_shapes`` (the structure a static sets is shapes or slice bounds, which
+  padding can fix; not which ops are traced),
   ``after_sync:<made_by>`` (an outputs change made below the step's sync, pending into the next step's graph; the
   field says by what: ``after_sync:metric`` when the cause's first user line is below the sync in the loop's own
   function, a value computed after the previous step's sync; else ``after_sync:validation``, wider, when every user
@@ -191,6 +194,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.structure:
         facts.add("required_static")
         args["structure"] = ctx.structure
+        if ctx.structure.startswith(("shapes", "slice bounds")):
+            facts.add("structure_shapes")  # sizes a static sets can be padded; ops it picks cannot
     if getattr(ctx, "inputs_follow", False):
         facts.add("inputs_follow")
     if getattr(ctx, "loop_count_only", False):

@@ -1560,9 +1560,14 @@ RULES: tuple[FixRule, ...] = (
           "program and compiles once; if it changes on a schedule (a stage, a mode) each switch costs one "
           "compilation and nothing needs fixing; to keep one program, pass `{arg}` traced and select with lax.cond "
           "or jnp.where (a weight of 0 turns a term off)"),
-    _rule("static_structure", "static_argument", "jax required_static",
+    _rule("static_structure_shapes", "static_argument", "jax required_static structure_shapes",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),
+    # eleventh stop (jax_layerdrop_static, live): a static that picks which ops run has no size to pad
+    _rule("static_structure", "static_argument", "jax required_static",
+          "static `{arg}` sets the program's structure ({structure}), so it must stay static: each value is its own "
+          "program, compiled once; reduce the values it takes (seen: {values}) to a few fixed choices, or move what "
+          "varies into traced data (a 0/1 mask over every choice) so fewer values reach the static argument"),
     _rule("static_unused", "static_argument", "jax hlo_identical",
           "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
           "function's static arguments (read it outside), or fix its value"),
