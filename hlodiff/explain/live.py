@@ -320,9 +320,11 @@ class LiveExplainer:
                 and (self.run.dynamo_logs or not _bridge_ops_of(explanation, record)):
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only)
-            # a graph break read before the bridge compiled: the broken call's eager part may sync first
-            return (self.bridge_seen or self.dynamo.broke) \
-                and record.ref in self.dynamo.around_the_call(self.run, self._held())
+            # in a dump of compilations only, a graph break read before the bridge compiled: the broken call's
+            # eager part may sync first, and the report tells those graphs by the break (d23_file_log_break)
+            early = not self.bridge_seen and self.dynamo.broke and bool(self.dump_only)
+            return (self.bridge_seen or early) \
+                and record.ref in self.dynamo.around_the_call(self.run, self._held(), broke_only=early)
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo import bridge_without_log
