@@ -67,7 +67,8 @@ _GLOBAL = re.compile(r"^G\[")
 _GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
 """A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
 _ENVIRON = re.compile(r"^(?P<negated>not )?(?:___dict_contains\(b?(?P<q1>['\"])(?P<var1>[^'\"]+)(?P=q1), "
-                      r"G\[[^\]]+\]\.environ\._data\)|G\[[^\]]+\]\.environ\._data\[b?(?P<q2>['\"])(?P<var2>[^'\"]+)(?P=q2)\]"
+                      r"G\[[^\]]+\]\.environ\._data\)"
+                      r"|G\[[^\]]+\]\.environ\._data\[b?(?P<q2>['\"])(?P<var2>[^'\"]+)(?P=q2)\]"
                       r" == b?(?P<value>'[^']*'|\"[^\"]*\"))$")
 """An environment variable read in the compiled code (``os.environ.get("NET_DEBUG")``): Dynamo traces through the
 stdlib's ``os.environ`` (a frozen module) and guards the bytes it read (``G['os'].environ._data[b'NET_DEBUG'] ==
