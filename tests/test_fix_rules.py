@@ -201,6 +201,8 @@ EXERCISED = {
     # rectification in its own code, a float that became a Python int, an AveragedModel's copy made before the loop
     "static_dtype_spelling": "scenarios/jax/r20_jx_static_dtype_spelling",
     "ops_library_step_branch": "scenarios/torch_xla/r20_tx_radam_rect_control",
+    # eleventh stop: AveragedModel's start over three steps (look-alikes: tests/test_library_start.py)
+    "library_start": "scenarios/torch_xla/r20_tx_swa_update_read",
     "dtype_input_number_became_int": "scenarios/torch_xla/r20_tx_warmup_min_int/record",
     "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
     "shape_model_width": "scenarios/jax/r20_jx_teacher_student_control/record",

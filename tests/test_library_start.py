@@ -49,10 +49,13 @@ def test_a_user_frame_a_graph_that_comes_back_or_no_settling_is_no_start():
 def test_the_swa_control_is_expected_at_exit():
     doc = cli_json("explain-recompile", SC / "torch_xla" / "r20_tx_swa_update_read" / "graphs.hlo.0", codes=(0,))
     rules = {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-    assert rules == {"outputs_made_before_loop_library", "ops_library_step_branch"}
+    assert rules == {"outputs_made_before_loop_library", "library_start"}
 
 
-def test_radam_keeps_its_branch_row():
+def test_radam_keeps_its_branch_row_and_its_state_warm_up():
+    """RAdam's one change (its rectification) stays the cause-level row on its ops; its first step's state is its
+    warm-up, not the branch (an early draft told the warm-up's inputs by the branch's words)."""
     doc = cli_json("explain-recompile", SC / "torch_xla" / "r20_tx_radam_rect_control", codes=(0,))
     rules = {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-    assert "ops_library_step_branch" in rules
+    assert "ops_library_step_branch" in rules and "library_start" not in rules
+    assert doc["headline"]["fix"].startswith("expected warm-up: torch/optim/radam.py creates its state")

@@ -81,12 +81,12 @@ RULES: tuple[FixRule, ...] = (
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
           "create such arrays inside the jitted function (or with one shape) if these compilations add up",
           unless="torch_xla"),
-    # round 20: a library's own branch on its step count (RAdam's rectification) or its start told over several
-    # steps (SWA's copy, then its average with the counter baked once): every kind the change shows; ahead of the
-    # kind's own rows, which would send the user to a line of theirs that is not there
-    _rule("ops_library_step_branch", "ops inputs constant reordered outputs", "library_step_branch torch_xla",
-          "expected once, by the library's design: {branch}; the graph changes there once and is reused from then "
-          "on; nothing to fix", unless="jax comes_back"),
+    # eleventh stop (r20_tx_swa_update_read): a library's start told over several steps (SWA's copy, then its
+    # average with the counter baked once, then one graph): every kind the change shows, ahead of the kind's own
+    # rows, which would send the user to a line of theirs that is not there
+    _rule("library_start", "ops inputs constant reordered outputs", "library_start torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there over these steps and is reused "
+          "from then on; nothing to fix", unless="jax comes_back"),
     _rule("cut_follows_mask", "*", "cut op:nonzero",
           "follows from the mask index above: its kept count sets these sizes; fix that and this goes too",
           unless="is:partial"),
@@ -1352,6 +1352,9 @@ RULES: tuple[FixRule, ...] = (
     _rule("ops_library_warmup", "ops", "library_first_step", _LIBRARY_WARMUP, unless="rewired comes_back"),
     # round 20 (r20_tx_radam_rect_control): a library's own branch on its step count (RAdam's rectification), all
     # in library code: "run the same ops every step (torch.where)" cannot be followed and nothing needs following
+    _rule("ops_library_step_branch", "ops", "library_step_branch torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there once and is reused from then "
+          "on; nothing to fix", unless="jax comes_back"),
     _rule("ops_checkpointing", "ops", "barrier_one_side torch_xla",
           "one graph recomputes part of the forward inside the backward behind an optimization barrier and the "
           "other does not (this graph ran on {steps}): activation checkpointing (torch_xla's checkpoint, gradient "
@@ -1672,7 +1675,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
-    "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_library_step_branch", "library_start", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",

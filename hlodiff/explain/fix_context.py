@@ -155,8 +155,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed,
                 size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
-                library=library_step(cause, context),
-                library_branch=started.get(id(r), "") or library_branch(cause)))
+                library=library_step(cause, context), library_branch=library_branch(cause),
+                library_start=started.get(id(r), "")))
             _call_first_when_expected(cause)
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
