@@ -91,7 +91,9 @@ EXERCISED = {
     "ops_switched_on": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
-    "static_structure": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    "static_structure_shapes": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
+    # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)
+    "static_structure": "scenarios/jax/jax_layerdrop_static",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",
@@ -189,6 +191,8 @@ EXERCISED = {
     "static_nan": "scenarios/jax/r18_jx_static_nan",
     # round 19: a static class count computed from each batch (look-alikes: tests/test_round19.py)
     "static_data_ceiling": "scenarios/jax/r19_jx_onehot_max_label",
+    # eleventh stop: a static that is a size of the inputs passed with it (look-alikes: tests/test_static_input_size.py)
+    "static_input_size": "scenarios/jax/r23_jx_segment_num_nodes",
     # tenth stop: a static int stage an `if` reads (look-alikes: tests/test_static_branch.py)
     "static_branch": "scenarios/jax/lead47_jx_static_stage_branch",
     # tenth stop: a short batch mid-run under torch.compile (look-alikes: tests/test_dynamo_short_batch.py)
@@ -197,6 +201,8 @@ EXERCISED = {
     # rectification in its own code, a float that became a Python int, an AveragedModel's copy made before the loop
     "static_dtype_spelling": "scenarios/jax/r20_jx_static_dtype_spelling",
     "ops_library_step_branch": "scenarios/torch_xla/r20_tx_radam_rect_control",
+    # eleventh stop: AveragedModel's start over three steps (look-alikes: tests/test_library_start.py)
+    "library_start": "scenarios/torch_xla/r20_tx_swa_update_read",
     "dtype_input_number_became_int": "scenarios/torch_xla/r20_tx_warmup_min_int/record",
     "outputs_made_before_loop_library": "scenarios/torch_xla/r20_tx_swa_update_read",
     "shape_model_width": "scenarios/jax/r20_jx_teacher_student_control/record",

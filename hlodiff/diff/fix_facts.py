@@ -50,6 +50,10 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   functions, option objects or strings: choices, not sizes), ``branch_values`` (a static argument of whole numbers
   that changed only which ops are traced: a stage or mode an ``if`` reads, not a loop count), ``data_values`` (three or more whole numbers >= 1, the
   largest at most twice the smallest: a statistic of each batch under the data's ceiling, ``value_facts.data_ceiling``),
+  ``library_start`` (the family's once-only graphs settling into one, every change in one file of
+  :data:`hlodiff.explain.library_branches.LIBRARY_BRANCHES`: a library's start over several steps), ``inputs_follow`` (a static argument's value is a dimension of entry inputs that changed with it: a size of the batch
+  itself, FixContext.inputs_follow), ``structure_shapes`` (the structure a static sets is shapes or slice bounds, which
+  padding can fix; not which ops are traced),
   ``after_sync:<made_by>`` (an outputs change made below the step's sync, pending into the next step's graph; the
   field says by what: ``after_sync:metric`` when the cause's first user line is below the sync in the loop's own
   function, a value computed after the previous step's sync; else ``after_sync:validation``, wider, when every user
@@ -198,6 +202,10 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if ctx.structure:
         facts.add("required_static")
         args["structure"] = ctx.structure
+        if ctx.structure.startswith(("shapes", "slice bounds")):
+            facts.add("structure_shapes")  # sizes a static sets can be padded; ops it picks cannot
+    if getattr(ctx, "inputs_follow", False):
+        facts.add("inputs_follow")
     if getattr(ctx, "loop_count_only", False):
         facts.add("loop_count_only")
     if getattr(ctx, "unrolled_loop", False):
@@ -235,6 +243,9 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
                  "no_collective", "size_schedule", "read_condition", "read_in_condition"):
         if getattr(ctx, name, False):
             facts.add(name)
+    if getattr(ctx, "library_start", ""):
+        facts.add("library_start")
+        args["branch"] = ctx.library_start
     if getattr(ctx, "library_branch", ""):
         facts.add("library_step_branch")
         args["branch"] = ctx.library_branch

@@ -81,6 +81,12 @@ RULES: tuple[FixRule, ...] = (
           "expected: JAX compiles an operation run outside jit once per new shape or dtype it is called with; "
           "create such arrays inside the jitted function (or with one shape) if these compilations add up",
           unless="torch_xla"),
+    # eleventh stop (r20_tx_swa_update_read): a library's start told over several steps (SWA's copy, then its
+    # average with the counter baked once, then one graph): every kind the change shows, ahead of the kind's own
+    # rows, which would send the user to a line of theirs that is not there
+    _rule("library_start", "ops inputs constant reordered outputs", "library_start torch_xla",
+          "expected once, by the library's design: {branch}; the graph changes there over these steps and is reused "
+          "from then on; nothing to fix", unless="jax comes_back"),
     _rule("cut_follows_mask", "*", "cut op:nonzero",
           "follows from the mask index above: its kept count sets these sizes; fix that and this goes too",
           unless="is:partial"),
@@ -384,6 +390,25 @@ RULES: tuple[FixRule, ...] = (
           "skip_nnmodule_hook_guards off) and traces {function} again; register hooks "
           "before the first compiled call and keep them, and keep a hook from changing Python state (appending "
           "to a list) while compiled code runs", unless="jax"),
+    # Dynamo round 23 (d23_norm_history): the guard's own line adds to the container it guards
+    # (`self.norm_history.append(...)` under `len(self.norm_history) == 3`): the compiled function grows it, so no
+    # caller passes anything of another length and padding items is no way out
+    _rule("dynamo_grown_in_call", "guard", "dynamo grown_in_call",
+          "{tensor} is a Python container that {function} itself adds to, on the line its guard names ({seen}): "
+          "Dynamo guards its length (empty, then 1, 2, ...), so every call fails the guard the call before it "
+          "installed and {function} is traced anew each time, until the recompile limit ({limit}) sends the later "
+          "calls to run without Dynamo (eagerly); state that grows inside the compiled function is the cause, not "
+          "what the loop passes. Keep the history outside it (return the value and append it after the call), or "
+          "keep it in a preallocated tensor buffer written in place (a ring buffer with a count); a higher limit "
+          "only postpones the fallback", unless="jax"),
+    # Dynamo round 23 (d23_env_debug): an environment variable read inside the compiled function; Dynamo guards
+    # the value through the stdlib's frozen os module (its line there is no line of the user's)
+    _rule("dynamo_environ", "guard", "dynamo environ",
+          "the compiled code reads the environment variable {tensor} ({seen}) and it changed between calls: "
+          "Dynamo guards the value it read and traces {function} once per value, each graph reused after; read "
+          "the setting once outside the compiled function (at import or in __init__) and pass it as an argument "
+          "or keep it on the module, so the environment is not read while compiled code runs; if the switch is "
+          "flipped on purpose between a few settings, one graph per setting is expected", unless="jax"),
     _rule("dynamo_global_length", "guard", "dynamo container_length global_name",
           "the global `{tensor}` is a Python list or tuple whose length changes between calls ({seen}): the "
           "compiled code reads it (or a hook run inside it appends to it), so Dynamo traces {function} once per "
@@ -669,6 +694,12 @@ RULES: tuple[FixRule, ...] = (
           "(marked as skipped) and cuts every call there, with eager Python between two graphs; seed outside the "
           "compiled function, before the call (torch.manual_seed(seed) then model(x)), or, for the same noise on "
           "every call, draw it once (a buffer made in __init__) and add it in the forward", unless="jax"),
+    # Dynamo round 23 (d23_file_log_break): a file opened inside the compiled function (a statistic logged per call)
+    _rule("dynamo_graph_break_file_io", "graph_break", "dynamo op:file_io",
+          "a file is opened inside the compiled function ({seen}): Dynamo does not trace file I/O and splits the "
+          "function there on every call (what follows runs without Dynamo, and a tensor's value written to the file "
+          "is read into Python, a sync of its own); return the value from the compiled function and write it "
+          "outside, after the call (or after the sync, where it is read anyway)", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -1560,6 +1591,14 @@ RULES: tuple[FixRule, ...] = (
           "static_argnums/static_argnames and pass static only what the structure needs from it, computed on the "
           "host before the call (a boolean such as `{arg} % N == 0` for a branch: two programs), or pass `{arg}` "
           "traced and branch with lax.cond / jnp.where"),
+    # round 23 (r23_jx_segment_num_nodes): the static value is a dimension of the inputs passed with it (a node
+    # count for segment_sum's num_segments, the nodes concatenated unpadded): a fixed value alone would not do
+    _rule("static_input_size", "static_argument", "jax required_static inputs_follow",
+          "static `{arg}` is a size of the inputs themselves: arrays passed with it change shape with it (seen: "
+          "{values}), so each new value compiles again, and fixing `{arg}` alone would not stop it: pad every "
+          "batch's arrays to a fixed budget (the largest size the data can reach, or a few bucket sizes such as "
+          "powers of two), pass that budget as `{arg}`, and mask the padding out of what is computed (for graph "
+          "batches, jraph.pad_with_graphs): one compilation per budget", unless="loop_counter"),
     _rule("static_data_ceiling", "static_argument", "jax required_static data_values",
           "static `{arg}` sets the program's structure ({structure}) and its values follow the data (seen: {values}: "
           "bunched under a ceiling, as a statistic of each batch is -- its largest label + 1, a count, a length), so "
@@ -1574,9 +1613,14 @@ RULES: tuple[FixRule, ...] = (
           "program and compiles once; if it changes on a schedule (a stage, a mode) each switch costs one "
           "compilation and nothing needs fixing; to keep one program, pass `{arg}` traced and select with lax.cond "
           "or jnp.where (a weight of 0 turns a term off)"),
-    _rule("static_structure", "static_argument", "jax required_static",
+    _rule("static_structure_shapes", "static_argument", "jax required_static structure_shapes",
           "static `{arg}` sets the program's structure ({structure}), so it must stay static: reduce the values it "
           "takes (seen: {values}), e.g. pad to a few bucket sizes"),
+    # eleventh stop (jax_layerdrop_static, live): a static that picks which ops run has no size to pad
+    _rule("static_structure", "static_argument", "jax required_static",
+          "static `{arg}` sets the program's structure ({structure}), so it must stay static: each value is its own "
+          "program, compiled once; reduce the values it takes (seen: {values}) to a few fixed choices, or move what "
+          "varies into traced data (a 0/1 mask over every choice) so fewer values reach the static argument"),
     _rule("static_unused", "static_argument", "jax hlo_identical",
           "static `{arg}` took a new value ({values}) without changing the computation: keep it out of the jitted "
           "function's static arguments (read it outside), or fix its value"),
@@ -1681,7 +1725,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
-    "ops_library_warmup", "ops_library_step_branch", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
+    "ops_library_warmup", "ops_library_step_branch", "library_start", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",

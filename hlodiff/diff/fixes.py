@@ -208,6 +208,13 @@ class FixContext:
     """A JAX static argument the caller passes as a loop's step count (``for step in range(start, end)``, read from
     the source: :mod:`hlodiff.dumps.loop_counters`): values that count up without a ceiling, not a statistic of the
     data however bunched they are."""
+    library_start: str = ""
+    """The family's run of once-only graphs settling into one, whose changes all reach one file of
+    :data:`hlodiff.explain.library_branches.LIBRARY_BRANCHES` (:func:`~hlodiff.explain.library_branches.library_start`):
+    that library's start in words. Empty otherwise."""
+    inputs_follow: bool = False
+    """A JAX static argument whose value is a dimension of input arrays that changed with it (``n_nodes`` 20 -> 17
+    and ``nodes`` f32[20,8] -> f32[17,8]): a size of the batch itself, not a constant of the dataset."""
     block_repeats: str = ""
     """Instructions each recompilation of the family added (``45, 44``) when each only adds about the same block and
     the earlier graphs never come back: a Python loop unrolled once more per stage. Empty otherwise."""

@@ -91,7 +91,12 @@ class VerboseReader:
         """A failed guard the recompiles channel printed without a source line (a tensor's size, dtype,
         requires_grad) given the line Dynamo's guard tree of the compile it failed against names for it: the
         first line of the compiled function that uses the tensor (d14_empty_boxes: `[: boxes.shape[0]]`)."""
-        if f.source is not None or f.against is None:
+        if f.against is None:
+            return f
+        if f.source is not None and f.source.file.startswith("<frozen"):
+            comment = _user_line_above(self.guards.get(f.against, []), f.guard)
+            return self.failure(f.against, f"{f.guard}  # {comment}") if comment else f
+        if f.source is not None:
             return f
         comment = _tree_comment(self.guards.get(f.against, []), f.guard)
         return self.failure(f.against, f"{f.guard}  # {comment}") if comment else f
@@ -203,6 +208,30 @@ def _tree_comment(tree: list[tuple[str, str]], failure: str) -> str | None:
         else:
             hit = re.sub(r"\bL\['(\w+)'\]", r"\1", code) == failure.strip()
         if hit and comment.strip():
+            return comment.strip()
+    return None
+
+
+_ROOT = re.compile(r"^(?:G|L)\[['\"][^'\"]+['\"]\]")
+
+
+def _user_line_above(tree: list[tuple[str, str]], failure: str) -> str | None:
+    """For a failed guard whose source line is inside a frozen module (``G['os'].environ._data[b'NET_DEBUG'] ==
+    b'0'`` at ``<frozen os>:680``, the stdlib's ``__getitem__`` that ``os.environ.get`` ran), the source comment
+    of the user's line that reached it: the nearest guard above it in the compile's tree on the same root object
+    (``___check_type_id(G['os'].environ, ...)  # if os.environ.get("NET_DEBUG") == "1":  # net.py:33 in
+    forward``). Dynamo prints a guard's accessors before the guards under them, so that line is the read in the
+    compiled function (d23_env_debug)."""
+    root = _ROOT.match(failure.strip())
+    if root is None:
+        return None
+    at = next((i for i, (_, g) in enumerate(tree) if _code(g) == _code(failure)), None)
+    if at is None:
+        return None
+    for _, guard in reversed(tree[:at]):
+        code, _, comment = guard.partition("  # ")
+        file = re.search(r"# (?P<file><[^>]+>|\S+?):\d+ in \S+\s*$", comment)
+        if root.group(0) in code and file is not None and not file.group("file").startswith("<"):
             return comment.strip()
     return None
 

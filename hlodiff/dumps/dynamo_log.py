@@ -31,11 +31,13 @@ _TEXT = re.compile(r"\[(?P<cid>\d+/\d+)(?:_\d+)?\] \[__(?P<channel>recompiles|re
                    r"?(?P<body>.*)$")
 _RECOMPILING = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)\s*$")
 _FAILURE = re.compile(r"^\s*- (?:(?P<against>\d+/\d+): )?(?P<guard>.*?)\s*$")
-_GUARD_COMMENT = re.compile(r"\s{2,}# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<fn>\S+)"
+_GUARD_COMMENT = re.compile(r"\s{2,}# (?P<code>.*?)\s+# (?P<file><[^>]+>|\S+?):(?P<line>\d+) in (?P<fn>\S+)"
                             r"(?:\s+\(HINT: .*\))?\s*$")
 """A guard's source comment: the code line, its file:line and function, and, for an int attribute of an
 nn.Module (torch 2.9), Dynamo's ``(HINT: ...)`` after them (dyn_step_attr: without it the guard kept its comment
-and was told as an unknown guard at the function's ``def``)."""
+and was told as an unknown guard at the function's ``def``). A frozen module's frame has no code and a space in its
+name (``#   # <frozen os>:680 in __getitem__``: an ``os.environ`` read, d23_env_debug: without it the comment stayed
+in the guard's text and the fix quoted it)."""
 _BREAK_AT = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at "
                        r"(?P<file>.+):(?P<line>\d+)\s*$")
 _WONT_CONVERT = re.compile(r"WON'T CONVERT (?P<fn>\S+) (?P<file>.+) line (?P<line>\d+)\s*$")

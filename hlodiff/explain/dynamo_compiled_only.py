@@ -40,8 +40,11 @@ def unsequenced(explanation, found, told: set[str]) -> list[str]:
         return []
     if any(not r.expected for r in found.recompiles) or found.random_inputs or found.xla_sizes:
         return []
-    # Dynamo's compiles: the first one and each recompilation (a TORCH_LOGS=recompiles log names only those)
-    limit = 1 + WARMUP_VARIANTS * (1 + len(found.recompiles))
+    # Dynamo's compiles: the first one and each recompilation (a TORCH_LOGS=recompiles log names only those), and
+    # each more graph a graph break cuts every call into: the part after it runs eagerly into the step's graph and
+    # a value it reads syncs on its own, one more piece the bridge's first calls cut (d23_file_log_break)
+    pieces = sum(max(0, b.graphs - 1) for b in found.graph_breaks if not b.raised)
+    limit = 1 + WARMUP_VARIANTS * (1 + len(found.recompiles) + pieces)
     out = []
     for r in explanation.recompilations:
         if r.graph.ref in told or not r.causes or r.causes[0].fix_rule in EXPECTED:

@@ -66,6 +66,18 @@ _GLOBAL = re.compile(r"^G\[")
 """A name Dynamo reads from the module's globals (``G['__import___main__'].acts``): no argument of the call."""
 _GLOBAL_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>G\[[^\]]+\](?:\.\w+)*)$")
 """A guard on a global's truth (``not G['__import___main__'].acts``): it was empty (or false), now it is not."""
+_ENVIRON = re.compile(r"^(?P<negated>not )?(?:___dict_contains\(b?(?P<q1>['\"])(?P<var1>[^'\"]+)(?P=q1), "
+                      r"G\[[^\]]+\]\.environ\._data\)"
+                      r"|G\[[^\]]+\]\.environ\._data\[b?(?P<q2>['\"])(?P<var2>[^'\"]+)(?P=q2)\]"
+                      r" == b?(?P<value>'[^']*'|\"[^\"]*\"))$")
+"""An environment variable read in the compiled code (``os.environ.get("NET_DEBUG")``): Dynamo traces through the
+stdlib's ``os.environ`` (a frozen module) and guards the bytes it read (``G['os'].environ._data[b'NET_DEBUG'] ==
+b'0'``) or whether the variable was set (``___dict_contains(b'NET_DEBUG', G['os'].environ._data)``): one trace per
+value (d23_env_debug)."""
+_ATTRIBUTE_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>[\w.\[\]'\"]+)$")
+"""A guard on the truth of an attribute of the compiled module (``not self.norm_history``): a container kept on the
+module was empty (or a value false) at the compile, and is not now; only a module attribute (``_MODULE_ATTRIBUTE``)
+is read so (a global's truth is ``_GLOBAL_TRUTH``)."""
 _IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>.+?)' requires_grad mismatch")
 """A tensor's requires_grad; the name may hold quotes of its own (a module's parameter reached through an argument:
@@ -246,6 +258,13 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
         return "guard", f"the compiled module (`{m.group('name')}`)", guard.strip(), facts | {"module_hooks"}
     if (m := _GLOBAL_TRUTH.match(guard.strip())) is not None:
         return "guard", _global(m.group("name")), guard.strip(), facts | {"global_name", "global_truth"}
+    if (m := _ENVIRON.match(guard.strip())) is not None:
+        var = m.group("var1") or m.group("var2")
+        seen = (f"{var} was {m.group('value').lstrip('b')} at the compile before" if m.group("value")
+                else f"{var} was {'not ' if m.group('negated') else ''}set at the compile before")
+        return "guard", f"os.environ['{var}']", seen, facts | {"environ"}
+    if (m := _ATTRIBUTE_TRUTH.match(guard.strip())) is not None and _MODULE_ATTRIBUTE.match(m.group("name")):
+        return "guard", m.group("name"), guard.strip(), facts | {"attribute_truth"}
     if (m := _OPTIMIZER_STATE.match(guard.strip())) is not None:
         return "guard", "self.state", "the optimizer's state was empty at the first compiled step", \
             facts | {"optimizer_state"}
@@ -340,15 +359,36 @@ def bounds_loop(name: str | None, code: str | None) -> bool:
                                                                r"\bislice\s*\("))
 
 
+def _as_written(name: str) -> str:
+    """A guarded name as the user's code writes it (``L['self'].counter`` -> ``self.counter``, ``G['CALLS']`` ->
+    ``CALLS``)."""
+    target = re.sub(r"^[LG]\[['\"](\w+)['\"]\]", r"\1", name.strip())
+    return re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
+
+
 def assigned_on_line(name: str | None, code: str | None) -> bool:
     """Whether the line Dynamo quoted for the guard on ``name`` assigns that very value (``CALLS += 1`` for
     ``G['CALLS']``, ``self.counter += 1`` for ``L['self'].counter``): the compiled function changes what it guarded,
     so its own call breaks the guard for the next one (a counter kept inside). A line that only reads it is not."""
     if not name or not code:
         return False
-    target = re.sub(r"^[LG]\[['\"](\w+)['\"]\]", r"\1", name.strip())
-    target = re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
-    return re.match(rf"^\s*{re.escape(target)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
+    return re.match(rf"^\s*{re.escape(_as_written(name))}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", code) is not None
+
+
+_GROWS = r"(?:\.(?:append|extend|insert|add|update|setdefault)\s*\(|\s*\+=|\[[^\]]*\]\s*=(?!=))"
+"""What adds to a container in place: a list's ``append``/``extend``/``insert`` (or ``+=``), a set's ``add``, a
+dict's ``update``/``setdefault`` or an item assigned by key."""
+
+
+def grown_on_line(name: str | None, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for the guard on the container ``name`` (``len(self.norm_history) == 3``,
+    ``not self.norm_history``) adds to that very container (``self.norm_history.append(out.norm())``): the compiled
+    function grows what it guarded, so every call breaks the guard the call before it installed, whatever the loop
+    passes (Dynamo round 23, d23_norm_history). A line that reads it (``torch.stack(bank)``: a bank the loop grows,
+    dyn_closure_bank) or a hook that appends to it from another line (review3_hook_guard's lambda) is not."""
+    if not name or not code:
+        return False
+    return re.match(rf"^\s*{re.escape(_as_written(name))}{_GROWS}", code) is not None
 
 
 

@@ -15,9 +15,8 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
-                                                assigned_on_line, bounds_loop, break_before_resume, identity_on_line,
-                                                is_scalar_read,
-                                                python_random_call, sizes_on_line, what_breaks)
+                                                assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
+                                                identity_on_line, is_scalar_read, python_random_call, sizes_on_line, what_breaks)
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -87,6 +86,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
+    if facts & {"container_length", "attribute_truth"} and grown_on_line(subject, failure.code):
+        facts.add("grown_in_call")  # the compiled function adds to the container it guarded (a history kept inside)
     if kind == "python_value" and (subject or "").startswith("___stack") \
             and (made := break_before_resume(c, log)) is not None and made.at is not None:
         # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
@@ -101,11 +102,17 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("data_dependent_size")  # the value made before a break at a data-dependent op: its size follows the data
     definition = None if wrapped_module(c) else c.definition
     source = _absolute(failure.source, c.definition)
-    if source is not None and cut_module_path(source.file):
-        source = None  # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73): no user line
+    if source is not None and (cut_module_path(source.file) or source.file.startswith("<frozen")):
+        # the guard names torch's own line, its path cut short (nn/modules/dropout.py:73), or the stdlib's frozen
+        # os module (an os.environ read: d23_env_debug): no user line
+        source = None
     location = c.call or source or definition
     located = ("call" if c.call else "guard" if source else "definition" if definition
                else "wrapper" if wrapped_module(c) else None)
+    called_at = None
+    if "grown_in_call" in facts and source is not None and not source.is_library:
+        # the line that grows the container is the user's mistake; the call only repeats it (d23_norm_history)
+        location, located, called_at = source, "guard", c.call
     if location is not None and location.is_library and not c.call:
         # Dynamo compiled library code (torch.compile(opt.step): torch's step in sgd.py) and its guard names a
         # library line; the user's line that reached it is the one the graph breaks' tracebacks share, if one
@@ -114,12 +121,17 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         if len(users) == 1:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
-                           facts=frozenset(facts), seen=seen, located=located)
+                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at)
 
 
 _OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")
 """A graph break at the optimizer's own method (``the function `Optimizer.zero_grad` should not be traced``): the
 training step is inside the compiled function, as at ``loss.backward()``."""
+
+
+_FILE_OPEN = re.compile(r"builtin (?:operator )?`(?:io\.)?open`")
+"""A break at the builtin ``open`` (``Dynamo does not know how to trace builtin operator `open` ...``): file I/O
+inside the compiled function, a log or a dump written per call."""
 
 
 def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
@@ -151,6 +163,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:train_step")  # backward() or the optimizer inside the compiled function (d17_train_step_backward)
         elif python_random_call(first) is not None:
             facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
+        elif _FILE_OPEN.search(first.explanation or ""):
+            facts.add("op:file_io")  # a file opened in the compiled code (a log written per call): d23_file_log_break
         location = first.at
         facts.update(*(break_call_facts(b) for b in group))
         at = first.at
@@ -166,6 +180,7 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
         rule = choose("graph_break", frozenset(facts))
         seen = (str(graphs) if "op:print" in facts
                 else python_random_call(first) if "op:python_random" in facts
+                else what_breaks(first) if "op:file_io" in facts
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts

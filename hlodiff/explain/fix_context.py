@@ -35,9 +35,9 @@ from hlodiff.explain.family_values import family_constants, family_first_types, 
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed)
-from hlodiff.explain.library_branches import library_branch
+from hlodiff.explain.library_branches import library_branch, library_start
 from hlodiff.explain.producing_ops import family_ops
-from hlodiff.explain.static_argument import (ops_repeat_per_count, slice_start_only, static_structure,
+from hlodiff.explain.static_argument import (inputs_sized_by, ops_repeat_per_count, slice_start_only, static_structure,
                                              trip_count_changed)
 from hlodiff.explain.after_sync import made_after_sync
 from hlodiff.explain.running_values import carried_scalar
@@ -94,6 +94,10 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 for key, pattern, fam in _families_with_patterns(recompilations, patterns)}
     closest_of = {id(r.graph): r.closest for r in recompilations}
     final = _final_call(recompilations, patterns)
+    started: dict[int, str] = {}  # a library's start over several steps (SWA's), by recompilation
+    for key, rs in of_family.items():
+        ids, words = library_start(rs, runs[id(rs[0].family)][0])
+        started.update(dict.fromkeys(ids, words))
     for r in recompilations:
         members, compiled = runs[id(r.family)]
         base = fix_context(r, patterns.get(r.family.key), members, compiled)
@@ -151,7 +155,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
                 own, others=tuple(sibling_kind(c) for c in r.causes if c is not cause), values=seen,
                 grows=growth, buckets=r.family.key in bucketed,
                 size_schedule=schedule.get(r.family.key, False) and cause.kind == "shape", rng_seed_update=seed_update_only(r, cause),
-                library=library_step(cause, context), library_branch=library_branch(cause)))
+                library=library_step(cause, context), library_branch=library_branch(cause),
+                library_start=started.get(id(r), "")))
             _call_first_when_expected(cause)
         r.causes.sort(key=_follows)  # stable: what a cause follows from is printed (and headlined) first
 
@@ -319,7 +324,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
     context = FixContext(producer="jax", argument=argument, values=values, structure=static_structure(r),
                          loop_count_only=loop_only, unrolled_loop=unrolled, branch_on_static=branch,
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
-                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter)
+                         slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter,
+                         inputs_follow=inputs_sized_by(r, pair or values[:2]))
     return decide(cause, context)
 
 

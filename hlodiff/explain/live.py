@@ -350,8 +350,12 @@ class LiveExplainer(LiveTelling):
             # stack, no log: e-nolog) is a torch.compile run too (Dynamo round 21, d21_reseed_control: the step
             # graphs of a dump of compilations only were told live as changes of the user's, "expected if in the
             # first steps" at exit)
-            return (self.bridge_seen or self.bridge_ops_seen or self._before_bridge()) \
-                and record.ref in self.dynamo.around_the_call(self.run, self._held())
+            if self.bridge_seen or self.bridge_ops_seen or self._before_bridge():
+                return record.ref in self.dynamo.around_the_call(self.run, self._held())
+            # in a dump of compilations only, a graph break read before the bridge compiled: the broken call's
+            # eager part may sync first, and the report tells those graphs by the break (d23_file_log_break)
+            return self.dynamo.broke and bool(self.dump_only) \
+                and record.ref in self.dynamo.around_the_call(self.run, self._held(), broke_only=True)
         if self.run.dynamo_logs:
             return True
         from hlodiff.explain.dynamo import bridge_without_log

@@ -72,6 +72,9 @@ class LiveDynamo:
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
     _explanation: object = None
+    broke: bool = False
+    """Dynamo's log, at the last look, holds a graph break it took (not raised): the compiled function runs split,
+    and step graphs of its eager part can come before the bridge's own (d23_file_log_break)."""
     guard_story: bool = False
     """Dynamo's log, at the last look, holds a recompilation of its own that is not expected (a failed guard, a size
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
@@ -90,6 +93,7 @@ class LiveDynamo:
         if found is None:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
+        self.broke = self.broke or any(not b.raised for b in found.graph_breaks)
         out = []
         unjoined = 0  # recompilations of this look joined to no graph, in order
         for key, item, expected, family in _items(found):
@@ -155,7 +159,7 @@ class LiveDynamo:
                                      expected=expected))
         return out
 
-    def around_the_call(self, run, records=None) -> set[str]:
+    def around_the_call(self, run, records=None, broke_only: bool = False) -> set[str]:
         """Refs of XLA recompilations outside the bridge that the report tells as following from Dynamo: the step
         around the compiled call changed with Dynamo's expected recompilation (``follows_expected``), or the first
         compiled call's step cut by the bridge's own syncs (``first_call_syncs``); with or without Dynamo's log.
@@ -163,8 +167,11 @@ class LiveDynamo:
         that warms up is ``warm-up only`` by its later cache hits, which the compilations alone do not show
         (dyn_eval_mode: its first compiled call's step, A then B reused)."""
         found = self._findings(run, without_log=True, records=records)
-        refs = (set(found.follows_expected) | set(found.first_call_syncs) | set(found.compilations_only)
-                | set(found.eager_break_graphs) if found is not None else set())
+        refs = (set(found.compilations_only) | set(found.eager_break_graphs) if found is not None else set())
+        if found is not None and not broke_only:
+            # before the bridge compiled, only what a graph break explains is known (``broke_only``): which step
+            # the first compiled call cut, or followed a retrace, waits for the bridge's graphs
+            refs |= set(found.follows_expected) | set(found.first_call_syncs)
         # the words the report at exit gives each of them (dynamo_step_follows_expected, dynamo_first_call_sync):
         # the live line of one counted as following says the same, not its window's own fix
         self.around_words = {r.graph.ref: [(c.fix, c.fix_rule, c.written_stance) for c in r.causes]

@@ -89,3 +89,32 @@ def ops_repeat_per_count(r, before: str, after: str) -> bool:
     held = Counter(i.opcode for comp in cm.computations.values() for i in comp.insts.values())
     per_count = Counter(x.opcode for x in one_sided)
     return all(held[op] * delta >= n * low for op, n in per_count.items())
+
+
+def inputs_sized_by(r, pair: tuple[str, ...]) -> bool:
+    """An input parameter whose shape changed with the static value (``n_nodes`` 20 -> 17, ``nodes`` f32[20,8] ->
+    f32[17,8]: the same dimension held the old value, then the new one): the static is a size of the batch itself,
+    so the arrays must be padded as well (round 23, r23_jx_segment_num_nodes). A static that only sizes what the
+    program makes inside (a one-hot's class count: r19_jx_onehot_max_label) changes no input's shape."""
+    if len(pair) != 2 or not all(v.strip().lstrip("-").isdigit() for v in pair):
+        return False
+    before, after = (int(v) for v in pair)
+    entries = {g._canonical.entry.name for g in (r.closest, r.graph)
+               if g is not None and getattr(g, "_canonical", None) is not None}
+    for cause in r.causes:
+        if cause.kind != "shape":
+            continue
+        for o in cause.origins:
+            side = o.right or o.left
+            if side is None or side.opcode != "parameter" or side.computation not in entries:
+                continue  # a called computation's parameter (log_softmax's Arg_0) is made inside the program
+            old, new = (_dims(t) for t in o.details.get("shape", ("", "")))
+            if any(a == before and b == after for a, b in zip(old, new)) and len(old) == len(new):
+                return True
+    return False
+
+
+def _dims(shape) -> tuple[int, ...]:
+    m = re.search(r"\[([0-9, ]*)\]", str(shape or ""))
+    return tuple(int(d) for d in m.group(1).replace(" ", "").split(",") if d) if m else ()
+
