@@ -172,6 +172,13 @@ class SourceLines:
 
         return user_modules(files)
 
+    def steers_only_branches(self, file: str, function: str, name: str) -> bool:
+        """Whether ``function``'s parameter ``name`` is read only in ``if``/``while`` tests and reports (print,
+        logging): :func:`hlodiff.dumps.branch_only_source.steers_only_branches`."""
+        from hlodiff.dumps.branch_only_source import steers_only_branches
+
+        return steers_only_branches(file, function, name)
+
     def passes_loop_counter(self, file: str, call_line: int | None, function: str, parameter: str,
                             parameters: list[str] | None = None) -> bool:
         from hlodiff.dumps.loop_counters import passes_loop_counter
@@ -228,6 +235,9 @@ class NoSources(SourceLines):
         return list(files)
 
     def passes_loop_counter(self, file, call_line, function, parameter, parameters=None):
+        return False
+
+    def steers_only_branches(self, file, function, name):
         return False
 
 

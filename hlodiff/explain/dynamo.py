@@ -42,7 +42,7 @@ from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.explain.dynamo_guard_kinds import _after_data_dependent, _classify, _is_data_dependent, assigned_on_line, bounds_loop, \
-    break_before_resume, python_random_call, is_scalar_read, what_breaks, \
+    break_before_resume, is_data_dependent_branch, python_random_call, is_scalar_read, what_breaks, \
     sizes_on_line
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
@@ -271,6 +271,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:item")
         elif first.reason == GAVE_UP:
             facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
+        elif is_data_dependent_branch(first):
+            facts.add("op:data_dependent_branch")  # an `if` on a tensor (review 17, F2): a branch, not a size
         elif _is_data_dependent(first):
             facts.add("op:data_dependent")
         elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):
