@@ -107,3 +107,69 @@ def test_an_op_sized_by_the_data_keeps_the_mask_row():
 def test_the_tensor_if_scenario_is_told_as_a_branch():
     (b,) = _dynamo("dyn_tensor_if")["graph_breaks"]
     assert b["fix_rule"] == "dynamo_graph_break_data_dependent_branch" and "masked_select" not in b["fix"]
+
+
+# -- F3: a run that loaded every program from the persistent cache --------------------------------------------------
+
+RUNS = FIXTURES / "scenarios" / "runs"
+JAX = FIXTURES / "scenarios" / "jax"
+
+
+def _explain_text(folder, engine_dir, *extra) -> tuple[str, int]:
+    from helpers import cli
+
+    result = cli("explain-recompile", folder, "--source-map", f"/home/user/project={engine_dir}", *extra, codes=(0, 1))
+    return result.stdout, result.exit_code
+
+
+def test_a_fully_cached_run_has_one_count_and_exits_0():
+    out, code = _explain_text(RUNS / "rev17_jx_all_cached" / "run_b", RUNS)
+    first = out.splitlines()[0]
+    assert "0 compilations" in first and "0 recompilations" in first and "nothing compiled" in first
+    assert "story: " not in out  # no "story: 2 recompilations" of eager ops loaded from the cache
+    assert code == 0
+    # the weak_type finding is still told: two cache entries for one step
+    assert "weak_type" in out and "one type every call" in out
+
+
+def test_a_fully_cached_run_has_nothing_unexpected_in_json():
+    doc = cli_json("explain-recompile", RUNS / "rev17_jx_all_cached" / "run_b", codes=(0, 1))
+    assert doc["unexpected"] == [] and doc["headline"]["kind"] == "weak_type"
+
+
+def test_a_run_that_compiled_its_weak_type_recompilation_still_exits_1():
+    # look-alike: the same program without a cache (run A compiled both train steps): the weak_type is unexpected
+    doc = cli_json("explain-recompile", RUNS / "rev17_jx_all_cached" / "run_a", codes=(1,))
+    assert doc["unexpected"] and doc["headline"]["kind"] == "weak_type"
+
+
+# -- F5: eager staging ops are no recompilations; where the differently placed array was made ----------------------
+
+def test_an_eager_staging_op_is_not_counted_as_a_recompilation():
+    out, code = _explain_text(JAX / "rev17_jx_sharded_eval", JAX)
+    first = out.splitlines()[0]
+    assert "1 recompilation " in first and "2 recompilations" not in first and "of them" not in first
+    assert "eager op outside jit" in first and code == 1
+
+
+def test_an_eager_op_for_another_array_is_not_diffed_against_it():
+    out, _ = _explain_text(JAX / "rev17_jx_sharded_eval", JAX)
+    block = out[out.index("compiled for another shape (jit_stage)"):]
+    assert "0% alike; expected" not in block.splitlines()[0] and "input shape changed" not in block
+    assert "no change of yours" in block
+    verbose, _ = _explain_text(JAX / "rev17_jx_sharded_eval", JAX, "-v")
+    assert "input shape changed on parameter" in verbose  # -v still lists the differences
+
+
+def test_a_sharding_cause_names_the_line_that_made_the_array_then_the_call():
+    doc = cli_json("explain-recompile", JAX / "rev17_jx_sharded_eval", "--source-map", f"/home/user/project={JAX}",
+                   codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "sharding" and head["location"]["line"] == 31  # xv = jnp.asarray(...)
+    out, _ = _explain_text(JAX / "rev17_jx_sharded_eval", JAX)
+    assert "rev17_jx_sharded_eval.py:31" in out and "rev17_jx_sharded_eval.py:35" in out
+
+
+def test_without_the_source_the_sharding_cause_stays_at_the_call():
+    doc = cli_json("explain-recompile", JAX / "rev17_jx_sharded_eval", codes=(1,))
+    assert doc["headline"]["location"]["line"] == 35
