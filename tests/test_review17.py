@@ -173,3 +173,22 @@ def test_a_sharding_cause_names_the_line_that_made_the_array_then_the_call():
 def test_without_the_source_the_sharding_cause_stays_at_the_call():
     doc = cli_json("explain-recompile", JAX / "rev17_jx_sharded_eval", codes=(1,))
     assert doc["headline"]["location"]["line"] == 35
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("if step % 3 == 0:", True), ("    elif step > 10:  # late", True), ("while step < n:", True),
+    ("out = x * step", False), ("if steps_done:", False), ("if cfg.step:", False), ("for i in range(step):", False),
+])
+def test_the_guards_own_line_shows_a_number_tested_by_a_branch(code, expected):
+    from hlodiff.explain.dynamo_branch_only import tested_in_branch
+
+    assert tested_in_branch("step", code) is expected
+
+
+def test_without_the_source_a_tested_number_is_told_both_ways_branch_first():
+    # the capture read where its program is not on disk (no --source-map): Dynamo's quoted `if` line is the evidence
+    doc = cli_json("explain-recompile", DYN / "rev17_tc_print_step", codes=(0, 1))["dynamo"]
+    (rule,) = {r["fix_rule"] for r in doc["recompiles"]}
+    fix = doc["recompiles"][0]["fix"]
+    assert rule == "dynamo_int_tested_in_branch"
+    assert fix.index("out of the compiled function") < fix.index("torch.tensor(")

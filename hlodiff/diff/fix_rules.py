@@ -555,6 +555,15 @@ RULES: tuple[FixRule, ...] = (
           "recompile limit ({limit}); move the branch and what it does (the print, the log) out of the compiled "
           "function, after the call, and stop passing the number in; a tensor cannot steer a Python `if` (it "
           "would become a data-dependent branch: a graph break and a host read on every call)", unless="jax"),
+    # without the source on disk, the guard's own line only shows the number tested by an `if` (review 17, F1):
+    # both readings, the branch first (a tensor cannot steer it), a tensor only where the number feeds tensor math
+    _rule("dynamo_int_tested_in_branch", "python_value", "dynamo branch_test",
+          "{tensor} is tested by a Python `if` in {function} on its guard's line ({seen}): Dynamo guards each value "
+          "and traces {function} once per value, toward its recompile limit ({limit}); a tensor cannot steer a "
+          "Python `if` (it would become a data-dependent branch, a graph break every call): move that branch and "
+          "what it does (a print, a log) out of the compiled function, after the call; only where the number "
+          "also feeds tensor math, pass that part as a tensor (torch.tensor(v, device=device))",
+          unless="jax int_once"),
     # Dynamo round 14: an int whose guard failed once in the run: another value, or the same number as a float
     # (the guard checks the type too): both readings named, one type first (d14_int_float_temp)
     _rule("dynamo_python_int_once", "python_value", "dynamo python_int int_once",

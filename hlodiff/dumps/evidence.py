@@ -172,6 +172,14 @@ class SourceLines:
 
         return user_modules(files)
 
+    def has_source(self, file: str) -> bool:
+        """Whether ``file`` is on disk (where the dump recorded it, or where ``--source-map`` says it is now)."""
+        from pathlib import Path
+
+        from hlodiff.dumps.source_paths import where_now
+
+        return bool(file) and Path(where_now(file)).is_file()
+
     def steers_only_branches(self, file: str, function: str, name: str) -> bool:
         """Whether ``function``'s parameter ``name`` is read only in ``if``/``while`` tests and reports (print,
         logging): :func:`hlodiff.dumps.branch_only_source.steers_only_branches`."""
@@ -238,6 +246,9 @@ class NoSources(SourceLines):
         return False
 
     def steers_only_branches(self, file, function, name):
+        return False
+
+    def has_source(self, file):
         return False
 
 

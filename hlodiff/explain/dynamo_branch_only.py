@@ -38,3 +38,17 @@ def mark_branch_only(found, sources: SourceLines) -> None:
         if any(sources.steers_only_branches(file, r.function, name) for file in files):
             r.facts = r.facts | {"branch_only"}
             choose_fix(r)
+        elif not any(sources.has_source(file) for file in files) and tested_in_branch(name, r.guard.code):
+            r.facts = r.facts | {"branch_test"}  # no source to tell "only": both readings, the branch first
+            choose_fix(r)
+
+
+def tested_in_branch(name: str, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for the guard on ``name`` is an ``if``/``elif``/``while`` that tests it
+    (``if step % 3 == 0:``): the number steers Python control flow there, whatever else it does."""
+    if not code or (m := _BRANCH.match(code)) is None:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", m.group("test")) is not None
+
+
+_BRANCH = re.compile(r"^\s*(?:if|elif|while)\b(?P<test>.+?):?\s*(?:#.*)?$")
