@@ -192,3 +192,11 @@ def test_without_the_source_a_tested_number_is_told_both_ways_branch_first():
     fix = doc["recompiles"][0]["fix"]
     assert rule == "dynamo_int_tested_in_branch"
     assert fix.index("out of the compiled function") < fix.index("torch.tensor(")
+
+
+def test_a_batch_taken_from_a_loops_iterator_keeps_the_call():
+    # look-alike: the differently placed batch comes out of a prefetching generator (`for step, (x, y) in ...`):
+    # the loop's header made nothing, so the call stays the line (jax_prefetch_fallback)
+    doc = cli_json("explain-recompile", JAX / "jax_prefetch_fallback", "--source-map", f"/home/user/project={JAX}",
+                   codes=(1,))
+    assert doc["headline"]["kind"] == "sharding" and doc["headline"]["location"]["line"] == 34

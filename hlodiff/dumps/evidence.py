@@ -172,6 +172,11 @@ class SourceLines:
 
         return user_modules(files)
 
+    def loop_header(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import loop_header
+
+        return loop_header(file, line)
+
     def has_source(self, file: str) -> bool:
         """Whether ``file`` is on disk (where the dump recorded it, or where ``--source-map`` says it is now)."""
         from pathlib import Path
@@ -249,6 +254,9 @@ class NoSources(SourceLines):
         return False
 
     def has_source(self, file):
+        return False
+
+    def loop_header(self, file, line):
         return False
 
 

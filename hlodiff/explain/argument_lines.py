@@ -82,8 +82,9 @@ def made_then_call(call: SourceFrame | None, function: str | None, argument: str
         return [call]
     params = sources.parameter_names(defined_at.file, defined_at.line) if defined_at is not None else None
     line = sources.argument_made_at(call.file, call.line, function, argument, params)
-    made = SourceFrame(call.file, line, call.function) if line is not None and line != call.line else None
-    return ([made] if made is not None else []) + [call]
+    if line is None or line == call.line or sources.loop_header(call.file, line):
+        return [call]  # a loop's item was made by its iterator, elsewhere: the call is the line we know
+    return [SourceFrame(call.file, line, call.function), call]
 
 
 def _call_from_stack(stack: list[SourceFrame], function: str) -> SourceFrame | None:
