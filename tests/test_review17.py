@@ -200,3 +200,14 @@ def test_a_batch_taken_from_a_loops_iterator_keeps_the_call():
     doc = cli_json("explain-recompile", JAX / "jax_prefetch_fallback", "--source-map", f"/home/user/project={JAX}",
                    codes=(1,))
     assert doc["headline"]["kind"] == "sharding" and doc["headline"]["location"]["line"] == 34
+
+
+def test_records_last_line_counts_as_the_summary_of_a_fully_cached_run(capsys):
+    # `record`'s verdict line (explain with the command's exit status): "3 recompilations (1 unexpected)" before
+    from hlodiff.cli_explain import explain_paths
+
+    with pytest.raises(SystemExit) as stop:
+        explain_paths([str(RUNS / "rev17_jx_all_cached" / "run_b")], as_json=False, html_path=None, exit_status=0)
+    assert stop.value.code == 0
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("hlodiff: 0 recompilations;") and "unexpected" not in last, last
