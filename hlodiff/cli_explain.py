@@ -100,7 +100,11 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     if exit_status is not None:
         from hlodiff.render.record import exit_note
 
-        click.echo(exit_note(exit_status, len(result.explanation.recompilations), len(result.unexpected),
+        # the summary's count: programs loaded from a persistent cache and eager ops are no recompilations (review
+        # 17, F3: "0 recompilations; nothing compiled" above "hlodiff: 3 recompilations (1 unexpected)")
+        counts = result.explanation.counts
+        told = counts.recompilations if counts is not None else len(result.explanation.recompilations)
+        click.echo(exit_note(exit_status, told, len(result.unexpected),
                              result.dynamo_counts, follow_dynamo=result.follow_dynamo), err=True)
         sys.exit(exit_status)
     sys.exit(result.exit_code)

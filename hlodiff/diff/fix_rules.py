@@ -578,6 +578,24 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_dtype", "dtype", "dynamo",
           "{function} receives {tensor} as {seen}: give it one dtype at every call (cast where it is made, or "
           "from the first call on)", unless="jax"),
+    # new-user review 17, F1 (c1_print_step: `if step % 3 == 0: print(...)`): a number the source shows read only in
+    # Python control flow (if/while tests, print/logging) cannot be served by a tensor: passed as one, the guard
+    # becomes a data-dependent branch, a graph break and a host read on every call (the reviewer tried it)
+    _rule("dynamo_int_steers_branch", "python_value", "dynamo branch_only",
+          "{tensor} only steers Python control flow in {function} ({seen}; read only in `if`/`while` tests and "
+          "prints or logging): Dynamo guards each value and traces {function} once per value, toward its "
+          "recompile limit ({limit}); move the branch and what it does (the print, the log) out of the compiled "
+          "function, after the call, and stop passing the number in; a tensor cannot steer a Python `if` (it "
+          "would become a data-dependent branch: a graph break and a host read on every call)", unless="jax"),
+    # without the source on disk, the guard's own line only shows the number tested by an `if` (review 17, F1):
+    # both readings, the branch first (a tensor cannot steer it), a tensor only where the number feeds tensor math
+    _rule("dynamo_int_tested_in_branch", "python_value", "dynamo branch_test",
+          "{tensor} is tested by a Python `if` in {function} on its guard's line ({seen}): Dynamo guards each value "
+          "and traces {function} once per value, toward its recompile limit ({limit}); a tensor cannot steer a "
+          "Python `if` (it would become a data-dependent branch, a graph break every call): move that branch and "
+          "what it does (a print, a log) out of the compiled function, after the call; only where the number "
+          "also feeds tensor math, pass that part as a tensor (torch.tensor(v, device=device))",
+          unless="jax int_once"),
     # Dynamo round 14: an int whose guard failed once in the run: another value, or the same number as a float
     # (the guard checks the type too): both readings named, one type first (d14_int_float_temp)
     _rule("dynamo_python_int_once", "python_value", "dynamo python_int int_once",
@@ -650,6 +668,14 @@ RULES: tuple[FixRule, ...] = (
           "(.tolist(), a scalar read) is baked into the XLA graph, one compilation per value; keep those values on the device (a "
           "mask or segment ids over a fixed shape instead of Python sizes), or read them outside the compiled "
           "function", unless="jax"),
+    # new-user review 17, F2 (c1b_fix_tensor: `if step % 3 == 0:` on a tensor): Dynamo's "Data-dependent
+    # branching" is a Python `if` on a tensor's value, not an op whose output size follows the data
+    _rule("dynamo_graph_break_data_dependent_branch", "graph_break", "dynamo op:data_dependent_branch",
+          "Python branches on a tensor's value here ({seen}): Dynamo cannot trace an `if` on a tensor, so it reads "
+          "the value back to the host and splits the function there on every call; keep both sides in the graph "
+          "(torch.where(cond, a, b) over the two results, or torch.cond for two functions), or decide the "
+          "condition outside the compiled function (from a Python number, or before the call) and move the branch "
+          "out with it", unless="jax"),
     _rule("dynamo_graph_break_data_dependent", "graph_break", "dynamo op:data_dependent",
           "Dynamo cannot trace an op whose output size follows the data ({seen}: boolean-mask indexing, nonzero, "
           "masked_select) and splits the function there on every call; what follows gets a new size whenever the "

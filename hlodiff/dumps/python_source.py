@@ -189,6 +189,14 @@ def _compiled_aliases(tree: ast.Module, function: str) -> set[str]:
     return names
 
 
+def loop_header(file: str, line: int | None) -> bool:
+    """Whether ``file:line`` is a ``for`` loop's header: a name bound there is an item the iterator made elsewhere
+    (a prefetching generator), not a value made on that line (jax_prefetch_fallback: the batch comes from line 20)."""
+    tree = _tree_if_present(file) if line is not None else None
+    return tree is not None and any(isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == line
+                                    for n in ast.walk(tree))
+
+
 def _tree_if_present(file: str) -> ast.Module | None:
     """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
     return _parse(file) if Path(where_now(file)).is_file() else None

@@ -109,6 +109,24 @@ class SourceLines:
 
         return self._ask(passes_loop_counter, bool, file, call_line, function, parameter, parameters)
 
+    def loop_header(self, file: str, line: int | None) -> bool:
+        from hlodiff.dumps.python_source import loop_header
+
+        return self._ask(loop_header, bool, file, line)
+
+    def has_source(self, file: str) -> bool:
+        """Whether ``file`` is on disk (where the dump recorded it, or where ``--source-map`` says it is now)."""
+        from hlodiff.dumps.source_paths import on_disk
+
+        return self._ask(on_disk, bool, file)
+
+    def steers_only_branches(self, file: str, function: str, name: str) -> bool:
+        """Whether ``function``'s parameter ``name`` is read only in ``if``/``while`` tests and reports (print,
+        logging): :func:`hlodiff.dumps.branch_only_source.steers_only_branches`."""
+        from hlodiff.dumps.branch_only_source import steers_only_branches
+
+        return self._ask(steers_only_branches, bool, file, function, name)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk, so every question gets its answer for no file."""

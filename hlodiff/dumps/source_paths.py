@@ -83,3 +83,9 @@ def missing_source_hint(shown: int = 2) -> str | None:
     folder = os.path.dirname(missing[0]) or "."
     return (f"source not found here: {names} (read for where an argument was made); if the sources are elsewhere "
             f"on this machine, pass --source-map {folder}=DIR")
+
+
+def on_disk(path: str) -> bool:
+    """Whether the user's file ``path`` is on disk now (where the dump recorded it, or where ``--source-map`` says
+    it is): a question about its text can be answered."""
+    return bool(path) and os.path.isfile(where_now(path))

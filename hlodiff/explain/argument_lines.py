@@ -70,6 +70,23 @@ def lead_with_the_call(cause: Cause, call: SourceFrame | None, argument: str | N
     cause.made_at = made
 
 
+def made_then_call(call: SourceFrame | None, function: str | None, argument: str | None,
+                   defined_at: SourceFrame | None, *, sources: SourceLines) -> list[SourceFrame]:
+    """The line that made the argument passed at ``call`` (the caller's source, when on disk), then the call; the
+    call alone when the source does not say. For an argument JAX names in its log whose placement changed (review
+    17, F5: ``xv = jnp.asarray(...)`` on :31, one device, passed to a step placed on four at :35): the fix, a
+    device_put with the step's sharding, goes where the array is made."""
+    if call is None:
+        return []
+    if not argument or not function or call.line is None:
+        return [call]
+    params = sources.parameter_names(defined_at.file, defined_at.line) if defined_at is not None else None
+    line = sources.argument_made_at(call.file, call.line, function, argument, params)
+    if line is None or line == call.line or sources.loop_header(call.file, line):
+        return [call]  # a loop's item was made by its iterator, elsewhere: the call is the line we know
+    return [SourceFrame(call.file, line, call.function), call]
+
+
 def _call_from_stack(stack: list[SourceFrame], function: str) -> SourceFrame | None:
     """The first frame outside ``function`` (innermost first): the line that called the jitted function."""
     last = max((i for i, f in enumerate(stack) if f.function == function), default=None)

@@ -194,6 +194,16 @@ def is_scalar_read(b: GraphBreak) -> bool:
     return any(t in f"{b.reason} {b.explanation or ''}" for t in _SCALAR_READ)
 
 
+_BRANCH = ("Data-dependent branching", "data-dependent branching", "dynamic control flow")
+"""Dynamo's words for a Python ``if`` on a tensor's value (``Detected data-dependent branching (e.g. `if
+my_tensor.sum() > 0:`)``): a branch, not an output size (new-user review 17, F2)."""
+
+
+def is_data_dependent_branch(b: GraphBreak) -> bool:
+    text = f"{b.reason} {b.explanation or ''}"
+    return any(t in text for t in _BRANCH)
+
+
 def _is_data_dependent(b: GraphBreak) -> bool:
     text = f"{b.reason} {b.explanation or ''}"
     return any(t in text for t in _DATA_DEPENDENT)

@@ -16,7 +16,8 @@ from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBre
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
-                                                identity_on_line, is_scalar_read, python_random_call, sizes_on_line, what_breaks)
+                                                identity_on_line, is_data_dependent_branch, is_scalar_read,
+                                                python_random_call, sizes_on_line, what_breaks)
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -157,6 +158,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:item")
         elif first.reason == GAVE_UP:
             facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
+        elif is_data_dependent_branch(first):
+            facts.add("op:data_dependent_branch")  # an `if` on a tensor (review 17, F2): a branch, not a size
         elif _is_data_dependent(first):
             facts.add("op:data_dependent")
         elif "Tensor.backward()" in first.reason or _OPTIMIZER_CALL.search(first.explanation or ""):

@@ -29,7 +29,7 @@ from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.jax_cleared import caches_cleared, cleared_at
 from hlodiff.explain.jax_contexts import ContextChange, context_at, context_fix
 from hlodiff.explain.jax_pytree_reasons import KEYWORDS, is_pullback, list_length, metadata_functions, metadata_identity
-from hlodiff.explain.argument_lines import lead_with_the_call
+from hlodiff.explain.argument_lines import lead_with_the_call, made_then_call
 
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
@@ -252,8 +252,9 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
                         "", arg, tuple(v for v in (reason.before, reason.now) if v),  # chosen in merge_jax
                         tuple(v for v in (reason.before, reason.now) if v))
     if reason.kind == "sharding":
+        placed = made_then_call(miss.call_site, miss.function, reason.argument, miss.defined_at, sources=sources)
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
-                              where),
+                              placed),
                         "place the argument with the same sharding every call (jax.device_put with one NamedSharding)")
     if reason.kind == "input_types" and _PRNG_KEY.search(f"{reason.now} {reason.before}") \
             and _element_type(reason.now) != _element_type(reason.before):

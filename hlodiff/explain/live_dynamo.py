@@ -191,6 +191,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
         from hlodiff.explain.decision_line import place_dynamo_decisions
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
+        from hlodiff.explain.dynamo_branch_only import mark_branch_only
         from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -215,6 +216,7 @@ class LiveDynamo:
                 # the line of the decision read from the source, as the report at exit (round 20: a pruning call)
                 place_dynamo_decisions(found, run.sources, users)
                 mark_parametrized(found, run.sources, users)
+                mark_branch_only(found, run.sources)
                 place_dynamo_calls(found, run.sources, users)
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
             return found

@@ -36,11 +36,13 @@ def unread_note(unread: list[GraphRecord]) -> str:
 def run_counts(graphs: list[GraphSummary], recompilations: list[Recompilation], facts: list[Pattern],
                families: list[Family], loaded: set[str] = frozenset()) -> RunCounts:
     """Programs loaded from a persistent cache are counted apart, never as compilations (nor as recompilations: a
-    family's second program loaded compiled nothing); eager ops outside jit are no recompilation of the user's."""
+    family's second program loaded compiled nothing); eager ops outside jit are no recompilation of the user's, so
+    they are never in the count (review 17, F5: "2 recompilations (1 of them an eager op outside jit)" for one
+    recompilation of the step and a device_put's staging of another array)."""
     compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
     n = sum(1 for r in recompilations if r.graph.ref not in loaded)
     outside = _outside(recompilations, facts, families, loaded)
-    return RunCounts(len(graphs), compiled, len(loaded), 0 if outside and outside == n else n)
+    return RunCounts(len(graphs), compiled, len(loaded), n - outside)
 
 
 def _outside(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
@@ -67,10 +69,12 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
     reason = reasons.pop() if len(reasons) == 1 else "read" if not reasons else "mixed"
     one, many = cuts_text(reason, 1), _CUT_WORDS[reason][1]
-    asides = ([f"{_of_them(outside, n)}{'eager ops' if outside != 1 else 'an eager op'} outside jit"] if outside else []) \
-        + ([f"{_of_them(warm, n)}{'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
-        + ([f"{_of_them(1, n)}the first step's second graph, after {one} cut the step" if rest == 1 else
-            f"{_of_them(rest, n)}first steps' second graphs, after {many} cut the steps"] if rest else [])
+    ours = n - outside  # the count the head states: eager ops are none of the user's (review 17, F5)
+    asides = ([f"{_of_them(warm, ours)}{'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
+        + ([f"{_of_them(1, ours)}the first step's second graph, after {one} cut the step" if rest == 1 else
+            f"{_of_them(rest, ours)}first steps' second graphs, after {many} cut the steps"] if rest else []) \
+        + ([f"+{outside} eager op{'s' if outside != 1 else ''} outside jit, not {'steps' if outside != 1 else 'a step'}"]
+           if outside else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
     if outside and outside == n:
         return _eager_only(counts, facts, families, outside, loaded)

@@ -24,14 +24,18 @@ EXPECTED_WITH_WARMUP = ("setup", "eager op")
 
 
 def unexpected(explanation: RunExplanation, warmup: int | None = None) -> list[Recompilation]:
-    """The recompilations that are not warm-up, setup or eager ops (``warmup``: the first N steps are warm-up)."""
+    """The recompilations that are not warm-up, setup or eager ops (``warmup``: the first N steps are warm-up), nor
+    programs loaded from a persistent cache: those compiled nothing in this run (review 17, F3: a run that loaded
+    every program said "nothing compiled" and exited 1 for a weak_type finding among the loaded ones)."""
     kinds = pattern_names(explanation)
+    loaded = set(getattr(explanation, "loaded", ()) or ())
+    compiled = [r for r in explanation.recompilations if r.graph.ref not in loaded]
     if warmup is None:
-        return [r for r in explanation.recompilations
+        return [r for r in compiled
                 if (kinds.get(id(r.family)) not in EXPECTED or _asks_a_change(r, kinds.get(id(r.family))))
                 and not _expected_by_its_fix(r)]
     steps = graph_steps(explanation.graphs, explanation.families)
-    return [r for r in explanation.recompilations
+    return [r for r in compiled
             if kinds.get(id(r.family)) not in EXPECTED_WITH_WARMUP and steps.get(r.graph.ref, 0) >= warmup]
 
 

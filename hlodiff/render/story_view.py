@@ -41,6 +41,17 @@ def story_sentence(story: Story, of: int = 0) -> str:
     return f"{n} recompilations, one root ({story.kind}{where})"
 
 
+def _counted(story: Story, recs: dict, loaded: set[str]) -> bool:
+    """Whether the story holds a recompilation the summary counts: one that compiled in this run and is no eager
+    op outside jit. A story of eager ops or loaded programs only gets no "story: N recompilations" line (review
+    17, F3: "story: 2 recompilations" under "0 recompilations; nothing compiled", for jit_convert_element_type
+    loaded from the cache for two shapes)."""
+    def eager(r) -> bool:
+        return bool(r.causes) and all(c.fix_rule == "eager_op" for c in r.causes)
+
+    return any(ref not in loaded and not eager(recs[ref]) for ref in story.recompilations)
+
+
 def _of_the_run(sentence: str, n: int, of: int) -> str:
     """``4 recompilations`` in ``sentence`` said as ``4 of the 5 recompilations`` (the run's count)."""
     return sentence.replace(f"{n} recompilations", f"{n} of the {of} recompilations", 1)
@@ -146,11 +157,12 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
     counted = _compilation_numbers(explanation) if only and not unsequenced else {}
     counts = getattr(explanation, "counts", None)
     total = counts.recompilations if counts is not None else 0
+    loaded = set(getattr(explanation, "loaded", ()) or ())
     # stories of eager ops after the rest, expected ones after those to act on; a cut step's two parts after the
     # recompilations of a part
     for story in sorted(stories, key=lambda s: (s.lead in last, _expected(s), cut_last and _cut_tail(s))):
         console.print()
-        if len(story.recompilations) > 1:
+        if len(story.recompilations) > 1 and _counted(story, recs, loaded):
             console.print(Text(f"story: {story_sentence(story, total)}", style="bold"), highlight=False)
         render_recompilation(console, recs[story.lead], verbose=verbose)
         others = [ref for ref in story.recompilations if ref != story.lead]

@@ -300,8 +300,10 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     if r.graph.ref in _LOADED.get():  # review 15 F6: JAX logged a persistent-cache hit: nothing compiled here
         verb = "loaded from the persistent cache" + (
             " for another shape" if verb == "compiled for another shape" else "") + ", not compiled in this run"
-    head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
-    if r.diff is not None:
+    unrelated_eager = not verbose and _unrelated_eager_op(r)
+    head.append(f" {verb} ({r.family.label})" + ("" if unrelated_eager else f"; closest earlier graph {closest}"),
+                style="")
+    if r.diff is not None and not unrelated_eager:
         head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
     if r.causes and r.causes[0].fix_stance in NOTHING_TO_FIX:  # review 5 F6: says so before its cause does
         head.append("; expected", style="")
@@ -328,6 +330,18 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
             f"  {'bridge':<10}one of the graphs torch_xla's Dynamo bridge compiles on its own (Dynamo's first graph, "
             f"its backward, the sync of the call's inputs), each once: expected; its differences from {closest} "
             f"({alike}) are no change of yours (-v lists them)", style="dim"), 14), highlight=False)
+    elif unrelated_eager:
+        # review 17 F5: the device_put staging of x, then of y (two arrays), compared as "0% alike ... shape changed":
+        # an eager op called for another array shares nothing with the closest graph to tell
+        lead = next((c for c in r.causes if c.locations), None)
+        where = (f"at {lead.locations[0].short()}" if lead is not None
+                 else "JAX wrote no source line into this module")
+        console.print(Hanging(Text(
+            f"  {'eager op':<10}an operation JAX ran outside your jitted functions (jnp.asarray, a device_put's "
+            f"staging; {where}) called for an array of another shape: "
+            f"{'loaded from the cache' if r.graph.ref in _LOADED.get() else 'compiled once per shape'}, expected, "
+            f"not a step; it shares almost nothing with {closest} ({alike_text(r.diff.similarity, r.diff.equal)}), so "
+            "their differences are no change of yours (-v lists them)", style="dim"), 14), highlight=False)
     elif hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
         render_causes(console, [c for c in r.causes if all(c is not h for h in hidden)], notes=notes)
         console.print(Hanging(Text(
@@ -352,6 +366,15 @@ def _unrelated_bridge_graph(r) -> bool:
 
     return (r.diff is not None and r.diff.similarity < UNRELATED and bool(r.causes)
             and all((c.fix_rule or "").startswith("dynamo_bridge") for c in r.causes))
+
+
+def _unrelated_eager_op(r) -> bool:
+    """A JAX eager op outside jit (every cause told ``eager_op``) whose closest earlier graph shares almost nothing
+    with it (``dynamo_xla.UNRELATED``): the staging of another array, not the same op at a new size."""
+    from hlodiff.explain.dynamo_xla import UNRELATED
+
+    return (r.diff is not None and r.diff.similarity < UNRELATED and bool(r.causes)
+            and all(c.fix_rule == "eager_op" for c in r.causes))
 
 
 def _bridge_own_graph(r) -> bool:
