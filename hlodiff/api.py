@@ -245,7 +245,7 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
     warnings = [] if warnings is None else warnings
     specs = job_specs(paths)
     if specs is not None:
-        from hlodiff.explain.ranks import NotOneJobError
+        from hlodiff.explain.rank_reference import NotOneJobError
         from hlodiff.jobs import inspect_job
 
         try:
