@@ -17,9 +17,8 @@ from hlodiff.cli_compare import compare_refs
 from hlodiff.cli_explain import explain_paths
 from hlodiff.cli_record import record_and_explain
 from hlodiff.cli_reports import compare_runs_report, cost_report, fingerprint_report, inspect_report
-from hlodiff.cli_shell import OneLineGroup, guarded
+from hlodiff.cli_shell import OneLineGroup, guarded, note_stale_accelerator, source_map_given
 from hlodiff.cli_watch import watch_capture
-from hlodiff.errors import HlodiffError
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
 
@@ -40,11 +39,7 @@ def main() -> None:
       hlodiff cost graphs.hlo.0               memory, copies, boundaries, compile time
       hlodiff compare-runs run_a/ run_b/      why run B compiled what run A had cached
     """
-    from hlodiff import accel
-
-    if accel.stale:  # a checkout updated without rebuilding: the results are the same, only slower
-        click.echo("hlodiff: note: the compiled accelerator was built from other sources than these; running the "
-                   "Python code (same results, slower): rebuild it with `pip install -e .`", err=True)
+    note_stale_accelerator()
 
 
 stage_option = click.option("--stage", metavar="STAGE", default=None,
@@ -74,18 +69,8 @@ def rank_options(fn):
                         help="Worker processes reading ranks in parallel (default: the CPU count).")(fn)
 
 
-def _source_map(ctx, param, values):
-    from hlodiff.dumps.source_paths import use_source_map
-
-    try:
-        use_source_map(values)
-    except HlodiffError as exc:
-        raise click.BadParameter(exc.message) from None
-    return values
-
-
 source_map_option = click.option(
-    "--source-map", "source_map", multiple=True, metavar="OLD=NEW", expose_value=False, callback=_source_map,
+    "--source-map", "source_map", multiple=True, metavar="OLD=NEW", expose_value=False, callback=source_map_given,
     help="Read the user's sources recorded under OLD from NEW (repeatable; a capture copied off the machine that "
          "made it).")
 
