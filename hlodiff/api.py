@@ -7,51 +7,25 @@ returns a :class:`Comparison`; ``explain_paths(["run/graphs.hlo.0"])`` explains 
 :func:`job_specs` / :func:`job_exit_code` (several ranks), :func:`cost_paths`, :func:`compare_runs_paths` (two runs
 across a persistent cache), :func:`watch_path` (a capture followed while it is written, ``watch``) and
 :func:`live_monitor` (the same inside ``record --live``); what an HTML report shows beyond the documents is read by
-:mod:`hlodiff.api_pages` (``page_sources``, ``run_page_costs`` and ``rank_page``). Nothing here prints (the live entries hand each event to a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when
-asked for (``cost=True``): on a 33k-instruction pair it is a fifth of the work.
+:mod:`hlodiff.api_pages` (``page_sources``, ``run_page_costs`` and ``rank_page``); the typed results, with their
+JSON and exit statuses, are :mod:`hlodiff.api_results`'s. Nothing here prints (the live entries hand each event to
+a callback). The cost delta (both graphs' bytes, copies and peak-memory estimate) is computed only when asked for
+(``cost=True``): on a 33k-instruction pair it is a fifth of the work.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hlodiff.diff.model import ModuleDiff
-from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.errors import HlodiffError, InputWarning, shown
-from hlodiff.graph.canonical import CanonicalModule, Normalization
+from hlodiff.api_results import Comparison, Explained, Fingerprint, Inventory, RunsCompared, Sequence
+from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.graph.canonical import Normalization
 
 if TYPE_CHECKING:  # explain/ and cost/ are imported only when a command needs them
     from hlodiff.cost.model import RunCost
     from hlodiff.dumps.ranks import RankSpec
     from hlodiff.dumps.run_folder import RunInputs
-    from hlodiff.explain.across_runs import AcrossRuns
-    from hlodiff.explain.inventory import GraphSummary
     from hlodiff.explain.ranks import JobExplanation
-    from hlodiff.explain.explanation import RunExplanation
-    from hlodiff.explain.sequence import Step
-
-
-@dataclass(slots=True)
-class Comparison:
-    """Two graphs, their normalized forms, what differs, and (on request) what the difference costs."""
-
-    left: GraphRecord
-    right: GraphRecord
-    left_canonical: CanonicalModule
-    right_canonical: CanonicalModule
-    diff: ModuleDiff
-    cost: dict | None = None
-    warnings: list[InputWarning] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """As ``diff``: 0 equal after normalization, 1 different."""
-        return 0 if self.diff.equal and not self.diff.causes else 1
-
-    def to_json(self) -> dict:
-        """The body of the ``compare`` document (``cost`` is null when it was not asked for)."""
-        return {"left_ref": self.left.ref, "right_ref": self.right.ref, **self.diff.to_json(), "cost": self.cost}
 
 
 def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Normalization(), stage: str | None = None,
@@ -110,77 +84,6 @@ def _two_runs(left_ref: str, right_ref: str) -> bool:
     return folder(left_ref) != folder(right_ref)
 
 
-@dataclass(slots=True)
-class Explained:
-    """A run explained: the inputs found (dumps, live-tensor reports, logs) and the explanation."""
-
-    inputs: "RunInputs"
-    explanation: "RunExplanation"
-    warnings: list[InputWarning] = field(default_factory=list)
-    warmup: int | None = None
-    """The first N steps are warm-up (``--warmup``); None: a family that warms up then stays steady is expected."""
-
-    @property
-    def unexpected(self) -> list:
-        """The recompilations that are not warm-up, setup or JAX eager ops, nor told by Dynamo's reason
-        (:func:`hlodiff.explain.dynamo_verdict.unexpected_told`)."""
-        from hlodiff.explain.dynamo_verdict import unexpected_told
-
-        return unexpected_told(self.explanation, self.warmup)
-
-    @property
-    def follow_dynamo(self) -> int:
-        """The XLA recompilations that are the bridge's compile after an unexpected Dynamo recompilation
-        (:func:`hlodiff.explain.dynamo_verdict.following_dynamo`)."""
-        from hlodiff.explain.dynamo_verdict import following_dynamo
-
-        return following_dynamo(self.explanation, self.warmup)
-
-    @property
-    def dynamo_counts(self) -> tuple[int, int] | None:
-        """Dynamo's recompilations and how many of them are unexpected, or None
-        (:func:`hlodiff.explain.dynamo_verdict.dynamo_counts`)."""
-        from hlodiff.explain.dynamo_verdict import dynamo_counts
-
-        return dynamo_counts(self.explanation, self.warmup)
-
-    @property
-    def exit_code(self) -> int:
-        """1 when something unexpected compiled again or a compiled module could not be read, else 0."""
-        from hlodiff.explain.dynamo_verdict import run_exit_status
-
-        return run_exit_status(self.explanation, self.warmup)
-
-    def to_json(self) -> dict:
-        """The body of the ``explain`` document: the inputs, then the explanation, then what was unexpected."""
-        inputs, explanation = self.inputs, self.explanation
-        protos = list(dict.fromkeys(g.record.proto_path for g in explanation.graphs if g.record.proto_path))
-        return {"inputs": {"dumps": [shown(p) for p in inputs.paths],
-                           "tensors_reports": [shown(p) for p in inputs.tensors_reports],
-                           "debug_logs": [shown(p) for p in inputs.debug_logs], "jax_logs": inputs.jax_logs,
-                           "dynamo_logs": [shown(p) for p in getattr(inputs, "dynamo_logs", [])],
-                           "hlo_protos": [_as_given(p, inputs.paths) for p in protos]},
-                **explanation.to_json(), "unexpected": [r.graph.ref for r in self.unexpected]}
-
-
-def _as_given(path: str, given: list[str]) -> str:
-    """A file found beside what the user gave, spelled from it (``run/dump/m.hlo.pb`` for ``run``), so the JSON is
-    the same on every machine (review F12: the protos were absolute while the dumps were as given).
-
-    Spelled here, at the edge, not by the record-folder reader: a recording's module and proto paths come from its
-    manifest, resolved to absolute paths, and the reader's warnings name them (``module 1 skipped`` at the module
-    file's line, a proto that cannot be read); spelling them as given there would change those warnings' paths."""
-    import os
-
-    for g in given:
-        base = g if os.path.isdir(g) else os.path.dirname(g)
-        absolute = os.path.abspath(base or ".")
-        if os.path.abspath(path).startswith(absolute + os.sep):
-            shown_base = shown(g) if os.path.isdir(g) else os.path.dirname(shown(g))
-            return os.path.join(shown_base, os.path.relpath(os.path.abspath(path), absolute))
-    return shown(path)
-
-
 def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int | None = None,
                    warnings: list[InputWarning] | None = None) -> Explained:
     """Explain the run whose inputs were already found (:func:`hlodiff.dumps.run_folder.discover`)."""
@@ -224,19 +127,6 @@ def job_exit_code(job: "JobExplanation", warmup: int | None = None) -> int:
                                       for r in job.results) else 0
 
 
-@dataclass(slots=True)
-class Inventory:
-    """What graphs dumps hold: one summary per graph, or (several ranks' dumps of one job) the job."""
-
-    summaries: "list[GraphSummary]"
-    warnings: list[InputWarning] = field(default_factory=list)
-    job: "JobExplanation | None" = None
-
-    def to_json(self) -> dict:
-        """The body of the one-run ``inspect`` document (a job's is :func:`hlodiff.render.ranks.job_document`)."""
-        return {"graphs": [s.to_json() for s in self.summaries]}
-
-
 def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | None = None,
                   scheduler: str | None = None, warnings: list[InputWarning] | None = None) -> Inventory:
     """The graphs under ``paths`` (whatever :func:`explain_paths` accepts: dumps, ``PATH#N``, a ``hlodiff record``
@@ -245,7 +135,7 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
     warnings = [] if warnings is None else warnings
     specs = job_specs(paths)
     if specs is not None:
-        from hlodiff.explain.ranks import NotOneJobError
+        from hlodiff.explain.rank_reference import NotOneJobError
         from hlodiff.jobs import inspect_job
 
         try:
@@ -259,28 +149,6 @@ def inspect_paths(paths: list[str], *, stage: str | None = None, jobs: int | Non
     # the inputs explain-recompile finds (a record folder, a run folder with its dump inside), their graphs only
     run = read_graphs(discover(list(paths), None, None), warnings, stage=stage)
     return Inventory(inventory(run.records, warnings, protos=run.protos()), warnings)
-
-
-@dataclass(slots=True)
-class Sequence:
-    """``compare DUMP``: each graph against the previous distinct graph of its family, and (on request) what each
-    change costs."""
-
-    graphs: int
-    steps: "list[Step]"
-    costs: list[dict | None]
-    warnings: list[InputWarning] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """0 when no graph differs from the previous one of its family, else 1."""
-        return 0 if not self.steps else 1
-
-    def to_json(self) -> dict:
-        """The body of the ``compare-sequence`` document."""
-        return {"graphs": self.graphs,
-                "comparisons": [{"left_ref": s.left.ref, "right_ref": s.right.ref, **s.diff.to_json(), "cost": cost}
-                                for s, cost in zip(self.steps, self.costs)]}
 
 
 def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: str | None = None,
@@ -342,22 +210,6 @@ def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
     adopt_run_fixes(steps, recompilations)
 
 
-@dataclass(slots=True)
-class Fingerprint:
-    """One graph's canonical form: its fingerprint is equal exactly when the normalized graphs are."""
-
-    record: GraphRecord
-    canonical: CanonicalModule
-
-    def to_json(self) -> dict:
-        cm = self.canonical
-        from hlodiff.diff.hidden import hidden_count
-
-        return {"ref": self.record.ref, "name": cm.module.name, "fingerprint": cm.fingerprint,
-                "hidden_constants": hidden_count(cm.module),
-                "ignored": [{"pass": p.name, "summary": p.summary} for p in cm.reports]}
-
-
 def fingerprint_refs(refs: list[str], *, options: Normalization = Normalization(), stage: str | None = None,
                      warnings: list[InputWarning] | None = None) -> list[Fingerprint]:
     """Every graph of each dump in ``refs`` (or the one graph a ``PATH#N`` names), normalized."""
@@ -412,26 +264,6 @@ def cost_paths(paths: list[str], *, debug_logs: list[str] = (), tensors_report: 
     evidence = read_cost_run(dumps, warnings, stage=stage, compile_logs=logs, tensors_reports=reports,
                              debug_logs=pt_logs)
     return run_cost(evidence, warnings)
-
-
-@dataclass(slots=True)
-class RunsCompared:
-    """``compare-runs``: each compilation of run B against run A across a persistent cache
-    (:mod:`hlodiff.explain.across_runs`)."""
-
-    result: "AcrossRuns"
-    warnings: list[InputWarning] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """1 when run B compiled something run A had compiled, else 0."""
-        return self.result.exit_code
-
-    def to_json(self) -> dict:
-        """The body of the ``compare-runs`` document (docs/json.md)."""
-        from hlodiff.render.across_runs import document_body
-
-        return document_body(self.result)
 
 
 def compare_runs_paths(run_a: str, run_b: str, *, cache: str | None = None,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # explain/ and dumps/ are imported only when a page is written
-    from hlodiff.api import Explained
+    from hlodiff.api_results import Explained
     from hlodiff.dumps.cost_evidence import RunGraphsCost
     from hlodiff.dumps.page_source import SourceText
     from hlodiff.explain.explanation import RunExplanation

@@ -3,14 +3,12 @@
 Input problems become one ``file:line:col: error: message`` line on stderr and exit status 2; ``compare`` exits
 like ``diff`` (0 equal after normalization, 1 different). A bug in hlodiff prints one line too (set
 ``HLODIFF_DEBUG=1`` for the traceback) and exits 3. That shell around every command is :mod:`hlodiff.cli_shell`;
-``explain-recompile``'s way from paths to a report (``record`` takes it too) is :mod:`hlodiff.cli_explain`.
+``explain-recompile``'s way from paths to a report (``record`` takes it too) is :mod:`hlodiff.cli_explain`,
+``compare``'s :mod:`hlodiff.cli_compare`, ``inspect``'s, ``fingerprint``'s, ``cost``'s and ``compare-runs``'s
+:mod:`hlodiff.cli_reports`, ``watch``'s :mod:`hlodiff.cli_watch`.
 """
 
 from __future__ import annotations
-
-import functools
-import os
-import sys
 
 import click
 
@@ -18,16 +16,11 @@ from hlodiff import __version__
 from hlodiff.cli_compare import compare_refs
 from hlodiff.cli_explain import explain_paths
 from hlodiff.cli_record import record_and_explain
-from hlodiff.cli_shell import OneLineGroup, guarded, print_json, show, warn
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.cli_reports import compare_runs_report, cost_report, fingerprint_report, inspect_report
+from hlodiff.cli_shell import OneLineGroup, guarded, note_stale_accelerator, source_map_given
+from hlodiff.cli_watch import watch_capture
 
 PASS_CHOICES = ("names", "parameter-order", "dead-code", "tuple-plumbing", "metadata")
-
-
-def _normalization(no_normalize: tuple[str, ...], ignore_layouts: bool):
-    from hlodiff.graph import Normalization
-
-    return Normalization.without(*no_normalize, ignore_layouts=ignore_layouts)
 
 
 @click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -46,11 +39,7 @@ def main() -> None:
       hlodiff cost graphs.hlo.0               memory, copies, boundaries, compile time
       hlodiff compare-runs run_a/ run_b/      why run B compiled what run A had cached
     """
-    from hlodiff import accel
-
-    if accel.stale:  # a checkout updated without rebuilding: the results are the same, only slower
-        click.echo("hlodiff: note: the compiled accelerator was built from other sources than these; running the "
-                   "Python code (same results, slower): rebuild it with `pip install -e .`", err=True)
+    note_stale_accelerator()
 
 
 stage_option = click.option("--stage", metavar="STAGE", default=None,
@@ -80,18 +69,8 @@ def rank_options(fn):
                         help="Worker processes reading ranks in parallel (default: the CPU count).")(fn)
 
 
-def _source_map(ctx, param, values):
-    from hlodiff.dumps.source_paths import use_source_map
-
-    try:
-        use_source_map(values)
-    except HlodiffError as exc:
-        raise click.BadParameter(exc.message) from None
-    return values
-
-
 source_map_option = click.option(
-    "--source-map", "source_map", multiple=True, metavar="OLD=NEW", expose_value=False, callback=_source_map,
+    "--source-map", "source_map", multiple=True, metavar="OLD=NEW", expose_value=False, callback=source_map_given,
     help="Read the user's sources recorded under OLD from NEW (repeatable; a capture copied off the machine that "
          "made it).")
 
@@ -124,18 +103,7 @@ def inspect(paths: tuple[str, ...], as_json: bool, stage: str | None, jobs: int 
       hlodiff inspect fixtures/torch_xla/batch_shape/graphs.hlo.0
       hlodiff inspect run/graphs.hlo          (every rank: graphs.hlo.0, graphs.hlo.1, ...)
     """
-    from hlodiff.api import inspect_paths
-    from hlodiff.render import terminal
-
-    result = inspect_paths(list(paths), stage=stage, jobs=jobs, scheduler=scheduler)
-    if result.job is not None:
-        from hlodiff.render.ranks import job_body, job_warnings, render_job_inventory
-
-        show(as_json, "inspect", lambda: job_body(result.job, "inspect"), job_warnings(result.job),
-              lambda console: render_job_inventory(console, result.job))
-    else:
-        show(as_json, "inspect", result.to_json, result.warnings,
-              lambda console: terminal.render_inventory(console, result.summaries))
+    inspect_report(paths, as_json=as_json, stage=stage, jobs=jobs, scheduler=scheduler)
 
 
 @main.command()
@@ -166,7 +134,7 @@ def compare(refs: tuple[str, ...], as_json: bool, verbose: bool, with_cost: bool
       hlodiff compare run/graphs.hlo.0 --json
       hlodiff compare a.hlo b.hlo --no-normalize parameter-order
     """
-    compare_refs(refs, options=_normalization(no_normalize, ignore_layouts), as_json=as_json, verbose=verbose,
+    compare_refs(refs, no_normalize=no_normalize, ignore_layouts=ignore_layouts, as_json=as_json, verbose=verbose,
                  with_cost=with_cost, html_path=html_path, stage=stage, explorer=explorer, explorer_out=explorer_out)
 
 
@@ -187,18 +155,8 @@ def fingerprint(paths: tuple[str, ...], as_json: bool, show_text: bool, no_norma
     Example:
       hlodiff fingerprint run/graphs.hlo.0 other_run/graphs.hlo.0#3
     """
-    from hlodiff.api import fingerprint_refs
-    from hlodiff.render.reports import fingerprint_lines
-
-    warnings: list[InputWarning] = []
-    prints = fingerprint_refs(list(paths), options=_normalization(no_normalize, ignore_layouts), stage=stage,
-                              warnings=warnings)
-    if as_json:
-        print_json("fingerprint", {"graphs": [p.to_json() for p in prints]}, warnings)
-        return
-    warn(warnings)
-    for line in fingerprint_lines(prints, show_text=show_text):
-        click.echo(line)
+    fingerprint_report(paths, as_json=as_json, show_text=show_text, no_normalize=no_normalize,
+                       ignore_layouts=ignore_layouts, stage=stage)
 
 
 @main.command("explain-recompile")
@@ -292,20 +250,8 @@ def cost(paths: tuple[str, ...], debug_logs: tuple[str, ...], tensors_report: st
       hlodiff cost run/graphs.hlo.0 --tensors-report run/tensors_report.txt
       hlodiff cost /tmp/jax_dump --jax-log jax.log --json
     """
-    from hlodiff.api import cost_paths
-
-    warnings: list[InputWarning] = []
-    run = cost_paths(list(paths), debug_logs=list(debug_logs), tensors_report=tensors_report, stage=stage,
-                     warnings=warnings)
-    from hlodiff.render.cost import render_cost
-
-    if html_path:
-        from hlodiff.render.reports import write_cost_html
-
-        write_cost_html(html_path, run, warnings, [*paths, *debug_logs, *([tensors_report] if tensors_report else [])])
-    from hlodiff.render.cost_headline import cost_document
-
-    show(as_json, "cost", lambda: cost_document(run), warnings, lambda console: render_cost(console, run))
+    cost_report(paths, debug_logs=debug_logs, tensors_report=tensors_report, as_json=as_json, stage=stage,
+                html_path=html_path)
 
 
 @main.command("compare-runs")
@@ -336,13 +282,7 @@ def compare_runs(run_a: str, run_b: str, cache: str | None, as_json: bool) -> No
       hlodiff compare-runs fixtures/jax/cache_threshold/run_a fixtures/jax/cache_threshold/run_b
       hlodiff compare-runs yesterday/ today/ --cache ~/.cache/jax --json
     """
-    from hlodiff.api import compare_runs_paths
-    from hlodiff.render.across_runs import render
-
-    warnings: list[InputWarning] = []
-    result = compare_runs_paths(run_a, run_b, cache=cache, warnings=warnings)
-    show(as_json, "compare-runs", result.to_json, warnings, lambda console: render(console, result.result))
-    sys.exit(result.exit_code)
+    compare_runs_report(run_a, run_b, cache=cache, as_json=as_json)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -417,24 +357,7 @@ def watch(path: str, until_idle: float | None, as_json: bool, stage: str | None)
       hlodiff watch /shared/job42/dump --until-idle 600
       hlodiff watch hlodiff-run --json | tee events.jsonl
     """
-    from hlodiff.api import POLL_SECONDS, watch_path
-    from hlodiff.dumps.appear import wait_until_exists
-    from hlodiff.render.live import echo_event, echo_json, watch_report, watch_stopped
-
-    if not os.path.exists(path):  # started before the job made its folder: wait for it (review 6)
-        click.echo(f"hlodiff: {path} does not exist yet: waiting for the run to create it (Ctrl-C to stop)",
-                   err=True)
-        try:
-            wait_until_exists(path, interval=POLL_SECONDS)
-        except KeyboardInterrupt:
-            return
-    report = watch_report(path)
-    ends = []
-    warnings = watch_path(path, echo_json if as_json else functools.partial(echo_event, stream=sys.stdout,
-                                                                            report=report),
-                          until_idle=until_idle, stage=stage, ended=ends.append)
-    warn(warnings)
-    click.echo(watch_stopped(path, ends[0] if ends else None), err=True)  # where the full report is
+    watch_capture(path, until_idle=until_idle, as_json=as_json, stage=stage)
 
 
 if __name__ == "__main__":  # pragma: no cover

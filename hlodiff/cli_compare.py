@@ -15,13 +15,16 @@ import click
 from hlodiff.cli_shell import leave_quickly, show
 
 
-def compare_refs(refs: tuple[str, ...], *, options, as_json: bool, verbose: bool, with_cost: bool,
-                 html_path: str | None, stage: str | None, explorer: bool = False,
+def compare_refs(refs: tuple[str, ...], *, no_normalize: tuple[str, ...], ignore_layouts: bool, as_json: bool,
+                 verbose: bool, with_cost: bool, html_path: str | None, stage: str | None, explorer: bool = False,
                  explorer_out: str | None = None) -> None:
     """Compare two graphs or a dump's sequence, print it and exit (0 equal, 1 different); ``--html`` implies the
-    cost figures."""
+    cost figures. The normalization is every pass but those ``no_normalize`` turns off."""
     from hlodiff import api, api_pages
+    from hlodiff.graph import Normalization
     from hlodiff.render import reports
+
+    options = Normalization.without(*no_normalize, ignore_layouts=ignore_layouts)
 
     with_cost = with_cost or bool(html_path)
     if len(refs) == 2:

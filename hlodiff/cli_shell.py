@@ -12,7 +12,7 @@ import sys
 import click
 
 from hlodiff._runtime import flush_stdout, silence_stdout
-from hlodiff.errors import InputWarning, failure_line, printable
+from hlodiff.errors import HlodiffError, InputWarning, failure_line, printable
 
 INPUTS = ("paths", "refs", "tensors_report", "debug_log", "jax_log", "debug_logs", "dynamo_log")
 """The arguments naming input files, where ``-`` reads standard input."""
@@ -136,3 +136,25 @@ def usage_line(exc: click.ClickException) -> str:
     where = ctx.command_path if ctx is not None else "hlodiff"
     hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
     return f"{printable(where)}: error: {printable(exc.format_message())}{hint}"
+
+
+def note_stale_accelerator() -> None:
+    """Before every command: a checkout updated without rebuilding the accelerator runs the Python code (the
+    results are the same, only slower), and the user is told how to get the speed back."""
+    from hlodiff import accel
+
+    if accel.stale:
+        click.echo("hlodiff: note: the compiled accelerator was built from other sources than these; running the "
+                   "Python code (same results, slower): rebuild it with `pip install -e .`", err=True)
+
+
+def source_map_given(ctx, param, values):
+    """``--source-map``'s callback: the mapping is set for the whole command as the option is read, and a bad
+    ``OLD=NEW`` is click's usage error (exit 2), named with the option."""
+    from hlodiff.dumps.source_paths import use_source_map
+
+    try:
+        use_source_map(values)
+    except HlodiffError as exc:
+        raise click.BadParameter(exc.message) from None
+    return values

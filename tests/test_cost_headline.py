@@ -12,7 +12,9 @@ from hlodiff.cost.replaced_inputs import PARTIAL_UPDATE_OPCODES, UPDATE_OPCODES
 from hlodiff.cost.headline import (ACCUMULATION, FRAMEWORK_PREFIXES, HELD_ROLES, PRECEDENCE, SYNC_FUNCTIONS,
                                    UNDONATED_FRAMEWORKS, CostHeadline, cost_headline, framework_of, sync_call)
 from hlodiff.cost.reads import read_follows_sync
-from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost, RunCost, Tally
+from hlodiff.cost.crossings import Boundary, BoundaryTensor
+from hlodiff.cost.figures import Tally
+from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.source import SourceLocator
 from hlodiff.hlo import parse_module

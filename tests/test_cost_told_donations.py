@@ -9,7 +9,8 @@ import pytest
 from conftest import FIXTURES
 from helpers import cli_json
 from hlodiff.cost.donation import UnusableDonation, told_unusable
-from hlodiff.cost.model import GraphCost, Tally
+from hlodiff.cost.figures import Tally
+from hlodiff.cost.model import GraphCost
 from hlodiff.dumps.jax_arrays import JAX_DTYPES, unusable_arrays
 from hlodiff.dumps.jax_log import read_jax_log
 from hlodiff.hlo.shapes import parse_shape

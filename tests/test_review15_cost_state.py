@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from helpers import FIXTURES, cli, cli_json
 from hlodiff.cost.carried_state import STATE_ROLES, roles_state_only, state_only
-from hlodiff.cost.model import Boundary, BoundaryTensor
+from hlodiff.cost.crossings import Boundary, BoundaryTensor
 
 COST = FIXTURES / "scenarios" / "cost"
 

@@ -8,7 +8,7 @@ import pytest
 
 from helpers import FIXTURES, cli_json
 
-from hlodiff.dumps.jax_log import JaxReason
+from hlodiff.dumps.jax_cache_miss import JaxReason
 from hlodiff.explain.jax_pytree_reasons import metadata_functions
 
 SC = FIXTURES / "scenarios" / "jax"

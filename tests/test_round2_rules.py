@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from helpers import capture_argv as _argv, cli_json
 from hlodiff.diff.origin_facts import _window_moves
 from hlodiff.diff.value_facts import _OBJECT_REPR, _equal_numbers
-from hlodiff.dumps.jax_log import _type_part
+from hlodiff.dumps.jax_cache_miss import _type_part
 
 SCEN = FIXTURES / "scenarios"
 

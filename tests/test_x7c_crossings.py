@@ -21,7 +21,7 @@ from hlodiff.cost.source import SourceLocator
 from hlodiff.cost.stacked_outputs import MIN_STACKED_BYTES, find_reduced_stacks
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
-from hlodiff.dumps.jax_log import JaxReason
+from hlodiff.dumps.jax_cache_miss import JaxReason
 from hlodiff.explain.jax_pytree_reasons import is_pullback
 from hlodiff.hlo.parser import parse_module
 

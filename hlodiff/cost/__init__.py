@@ -8,7 +8,9 @@ module; :func:`cost_delta` what changed between two graphs' costs (``compare --j
 
 from hlodiff.cost.delta import cost_delta
 from hlodiff.cost.graph_cost import module_cost
-from hlodiff.cost.model import Boundary, BoundaryTensor, Copy, GraphCost, LoopBufferCopy, RunCost, Tally
+from hlodiff.cost.crossings import Boundary, BoundaryTensor
+from hlodiff.cost.figures import Tally
+from hlodiff.cost.model import Copy, GraphCost, LoopBufferCopy, RunCost
 from hlodiff.cost.run import run_cost
 
 __all__ = ["Boundary", "BoundaryTensor", "Copy", "GraphCost", "LoopBufferCopy", "RunCost", "Tally",

@@ -31,7 +31,8 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hlodiff.cost.model import Boundary, BoundaryTensor, GraphCost
+from hlodiff.cost.crossings import Boundary, BoundaryTensor
+from hlodiff.cost.model import GraphCost
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_of, saved_activation, tensor_phase
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, shape_key

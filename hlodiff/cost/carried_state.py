@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hlodiff.cost.model import Boundary, RunCost
+from hlodiff.cost.crossings import Boundary
+from hlodiff.cost.model import RunCost
 from hlodiff.cost.roles import OPTIMIZER_STATE, PARAMETER
 
 STATE_ROLES = frozenset({PARAMETER, OPTIMIZER_STATE})

@@ -51,7 +51,7 @@ class Undonated:
     when the module names none (torch_xla)."""
 
     def to_json(self) -> dict:
-        from hlodiff.cost.model import frame_json
+        from hlodiff.cost.figures import frame_json
 
         return {"parameter": self.parameter, "output": self.output, "shape": self.shape, "bytes": self.bytes,
                 "location": frame_json(self.location), "unchanged": self.unchanged, "argument": self.argument}

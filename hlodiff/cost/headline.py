@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff.cost.model import GraphCost, RunCost, frame_json
+from hlodiff.cost.figures import frame_json
+from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.cost.reads import reads_in_step
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.hlo.model import SourceFrame

@@ -5,7 +5,7 @@ Peak memory inside the graph is :mod:`hlodiff.cost.peak`.
 
 from __future__ import annotations
 
-from hlodiff.cost.model import Tally
+from hlodiff.cost.figures import Tally
 from hlodiff.errors import HlodiffError
 from hlodiff.hlo.attributes import parse_input_output_alias
 from hlodiff.hlo.model import Instruction, Module, Shape

@@ -1,20 +1,19 @@
 """What a graph costs, as typed records with their ``hlodiff.cost/1`` JSON (the key names are docs/json.md's).
 
 Bytes are always computed from HLO shapes (packed sub-byte types, tuple leaves summed); a figure hlodiff could not
-know is ``None``/``null``, never a guess: a loop whose trip count is unknown has bytes per iteration only.
+know is ``None``/``null``, never a guess: a loop whose trip count is unknown has bytes per iteration only. What
+crosses between graphs (boundaries, the per-step pipeline) is :mod:`hlodiff.cost.crossings`; the units both tell
+their figures in (:class:`Tally`, :class:`Unknown`) are :mod:`hlodiff.cost.figures`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
+from hlodiff.cost.crossings import BOUNDARIES_UNKNOWN, Boundary, Pipeline
+from hlodiff.cost.figures import Tally, Unknown, frame_json
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.hlo.model import SourceFrame
-
-
-def frame_json(frame: SourceFrame | None) -> dict | None:
-    return None if frame is None else frame.to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,30 +98,6 @@ class LoopBufferCopy:
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced}
-
-
-@dataclass(frozen=True, slots=True)
-class Tally:
-    """A count of buffers and their bytes."""
-
-    count: int
-    bytes: int
-
-    def to_json(self) -> dict:
-        return {"count": self.count, "bytes": self.bytes}
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    """A figure that what was captured cannot give (reported as ``None``, never as a smaller number), why, and the
-    capture that would give it."""
-
-    figure: str
-    reason: str
-    capture: str
-
-    def to_json(self) -> dict:
-        return {"figure": self.figure, "reason": self.reason, "capture": self.capture}
 
 
 @dataclass(slots=True)
@@ -236,73 +211,6 @@ class GraphCost:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class BoundaryTensor:
-    """A tensor one graph outputs and a later graph takes as a parameter, known by its torch_xla tensor id."""
-
-    id: int
-    shape: str
-    bytes: int
-    ir_op: str | None = None
-    """What computed it, from the report before the producing graph (``aten::relu``)."""
-    location: SourceFrame | None = None
-    evidence: str = "listed"
-    """``read``: torch_xla's own record says the later graph reads it (``reads=`` in a report ``hlodiff record``
-    took); ``listed``: the later report lists the tensor id as device data; ``inferred``: a tensor only autograd
-    holds, matched to a parameter without a source line (see :mod:`hlodiff.cost.boundaries`)."""
-    role: str | None = None
-    """``activation`` | ``gradient`` | ``parameter`` | ``optimizer_state`` | ``other`` (:mod:`hlodiff.cost.roles`);
-    None when the phase of the graph that made it or reads it is not known."""
-    user_line: SourceFrame | None = None
-    """The user's line that created it: the innermost frame outside installed code of the tensor's ``Frames:``."""
-    added_to: bool = False
-    """The reading graph's backward adds a new value into device data of this tensor's shape (autograd's ``old +
-    new`` of a ``.grad`` already set: :func:`hlodiff.cost.boundaries.added_into`): the gradients of such a hop
-    are carried into accumulation, not read by an optimizer step alone."""
-
-    def to_json(self) -> dict:
-        return {"shape": self.shape, "bytes": self.bytes, "id": self.id, "role": self.role, "ir_op": self.ir_op,
-                "location": frame_json(self.location), "user_line": frame_json(self.user_line),
-                "evidence": self.evidence, "added_to": self.added_to}
-
-
-@dataclass(slots=True)
-class Boundary:
-    """Tensors crossing from graph ``source`` (refs) to graph ``target``."""
-
-    source: str
-    target: str
-    tensors: list[BoundaryTensor]
-
-    @property
-    def bytes(self) -> int:
-        return sum(t.bytes for t in self.tensors)
-
-    source_phase: str | None = None
-    target_phase: str | None = None
-    """``forward`` | ``backward`` | ``optimizer`` (None: not known), :func:`hlodiff.cost.roles.graph_phase`."""
-
-    def by_role(self) -> dict[str, Tally]:
-        return roles_tally(self.tensors)
-
-    def to_json(self) -> dict:
-        return {"from": self.source, "to": self.target, "from_phase": self.source_phase,
-                "to_phase": self.target_phase, "count": len(self.tensors), "bytes": self.bytes,
-                "roles": {role: t.to_json() for role, t in self.by_role().items()},
-                "tensors": [t.to_json() for t in self.tensors]}
-
-
-def roles_tally(tensors) -> dict[str, Tally]:
-    """Count and bytes per role (``unknown`` for a tensor without one), in a fixed role order."""
-    out: dict[str, list[int]] = {}
-    for t in tensors:
-        row = out.setdefault(t.role or "unknown", [0, 0])
-        row[0] += 1
-        row[1] += t.bytes
-    order = ("activation", "gradient", "parameter", "optimizer_state", "other", "unknown")
-    return {role: Tally(*out[role]) for role in order if role in out}
-
-
 @dataclass(slots=True)
 class FamilyGrowth:
     """Graphs that end at the same user line: how many there were, how many compiled, and their size."""
@@ -319,66 +227,6 @@ class FamilyGrowth:
         return {"label": self.label, "source": self.source, "graphs": self.graphs, "compiled": self.compiled,
                 "instructions": self.instructions, "parameter_bytes": self.parameter_bytes,
                 "output_bytes": self.output_bytes}
-
-
-BOUNDARIES_UNKNOWN = Unknown(
-    "boundary_bytes",
-    "which device data each graph reads is not in a printed live-tensor report: tensors that look alike by shape "
-    "(accumulated gradients beside their parameters) cannot be told apart, so only the tensors it identifies are named",
-    "hlodiff record (its reports carry reads=, torch_xla's own list of the device data each graph reads)")
-
-
-@dataclass(slots=True)
-class PipelineStep:
-    """One training step of a dump (:mod:`hlodiff.cost.pipeline` says where steps end and what is counted)."""
-
-    step: int
-    graphs: list[str]
-    phases: dict[str, int]
-    reported: int
-    tensors: int = 0
-    bytes: int = 0
-    crossing_bytes: int = 0
-    roles: dict[str, Tally] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        return self.reported == len(self.graphs)
-
-    def to_json(self) -> dict:
-        return {"step": self.step, "graphs": len(self.graphs), "first": self.graphs[0], "last": self.graphs[-1],
-                "forward_graphs": self.phases.get(FORWARD, 0), "backward_graphs": self.phases.get(BACKWARD, 0),
-                "optimizer_graphs": self.phases.get(OPTIMIZER, 0), "reported": self.reported,
-                "complete": self.complete, "tensors": self.tensors, "bytes": self.bytes,
-                "crossing_bytes": self.crossing_bytes,
-                "roles": {role: t.to_json() for role, t in self.roles.items()}}
-
-
-@dataclass(slots=True)
-class PipelineRun:
-    source: str
-    steps: list[PipelineStep]
-
-    def last_complete(self) -> PipelineStep | None:
-        done = [s for s in self.steps if s.complete]
-        return done[-1] if done else None
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "steps": [s.to_json() for s in self.steps]}
-
-
-@dataclass(slots=True)
-class Pipeline:
-    """The pipeline story of what ``hlodiff cost`` was given, computed by :func:`hlodiff.cost.pipeline.pipeline`:
-    each dump's steps, growth between the dumps, and a split run beside its single-graph alternative (``cost
-    --json``'s ``pipeline``, the terminal's per-step lines)."""
-
-    runs: list[PipelineRun] = field(default_factory=list)
-    growth: list[dict] = field(default_factory=list)
-    single_graph: list[dict] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {"runs": [r.to_json() for r in self.runs], "growth": self.growth, "single_graph": self.single_graph}
 
 
 @dataclass(slots=True)

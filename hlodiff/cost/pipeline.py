@@ -10,7 +10,9 @@ whose graphs were not all reported (``reported`` < ``graphs``) is a lower bound 
 
 from __future__ import annotations
 
-from hlodiff.cost.model import Boundary, GraphCost, Pipeline, PipelineRun, PipelineStep, Tally, roles_tally
+from hlodiff.cost.crossings import Boundary, Pipeline, PipelineRun, PipelineStep, roles_tally
+from hlodiff.cost.figures import Tally
+from hlodiff.cost.model import GraphCost
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 
 

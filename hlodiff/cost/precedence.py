@@ -10,7 +10,8 @@ it (save-tensors file, or a dumped module with ``buffer_donor``) does not show w
 
 from __future__ import annotations
 
-from hlodiff.cost.model import GraphCost, Unknown
+from hlodiff.cost.figures import Unknown
+from hlodiff.cost.model import GraphCost
 from hlodiff.cost.peak import POINTER_BYTES
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.hlo.model import Module

@@ -16,7 +16,7 @@ from hlodiff.dumps._io import BOM, SNIFF_BYTES, Packer, decode, is_gzip, lines, 
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import InputWarning
-from hlodiff.hlo.parser import _NAME as _HLO_NAME
+from hlodiff.hlo.instruction_reader import _NAME as _HLO_NAME
 
 # The name as the parser reads it (XLA accepts ``HloModule name:``; the colon is not part of the name).
 _MODULE_RE = re.compile(rb"^HloModule\s+(" + _HLO_NAME.encode() + rb")")

@@ -19,8 +19,9 @@ show as ``Static(val=...)``), ``Debug info doesn't match.``, ``different input t
 shardings), ``Tracing context doesn't match, ...`` or ``cache miss explanation unavailable``. Some recompilations
 print no explanation at all: a jit re-created with other ``donate_argnums`` compiles without a tracing miss.
 
-The log is streamed; unrelated lines (the program's own output) are skipped silently. A file with neither a cache
-miss nor a compilation is not a JAX log: a warning, never an error.
+One cache-miss message is read into its reasons by :mod:`hlodiff.dumps.jax_cache_miss`. The log is streamed;
+unrelated lines (the program's own output) are skipped silently. A file with neither a cache miss nor a
+compilation is not a JAX log: a warning, never an error.
 """
 
 from __future__ import annotations
@@ -31,75 +32,13 @@ from typing import Mapping, Sequence
 
 from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.jax_arrays import unusable_arrays
+from hlodiff.dumps.jax_cache_miss import MISS_RE, JaxCacheMiss, parse_miss
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.hlo.model import SourceFrame
 
-_MISS_RE = re.compile(r"TRACING CACHE MISS at (.*):$")
-_CALLSITE_RE = re.compile(r"^(.*?):(\d+)(?::\d+)? \((.*)\)$")
-_NEVER_SEEN_RE = re.compile(r"^\s{4}(\S+) id=(\d+)(?: defined at (.*))?$")
-_FOR_RE = re.compile(r"^\s{2}for (\S+)(?: defined at (.*))?$")
-_ITEM_RE = re.compile(r"^\s{2}\* (.*)$")
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
-_WEAK_RE = re.compile(r"\{weak_type=(True|False)\}")
 _UNUSABLE_RE = re.compile(r"Some donated buffers were not usable: (.*)")
 _FINISHED_RE = re.compile(r"Finished XLA compilation of ")
-_TYPES_ITEM_RE = re.compile(r"^at (.*?), now (.*) and before (.*?)(?:https?://\S+)?$")
-_PYTREE_ITEM_RE = re.compile(r"^at input path (.*?), now (.*) and before (.*), so (.*)$")
-_CONTEXT_ITEM_RE = re.compile(r"^(\S+) differs: now (.*) and before (.*)$")
-_STATIC_RE = re.compile(r"Static\(val=(.*)\)$")
-_SHARDING_HINT = re.compile(r"\(\{|NamedSharding|PartitionSpec|mesh")
-
-REASON_KINDS = ("never_seen", "redefined_function", "static_argument", "pytree", "debug_info", "weak_type",
-                "input_types", "sharding", "tracing_context", "unknown")
-"""Every ``JaxReason.kind``."""
-
-
-@dataclass(frozen=True, slots=True)
-class JaxReason:
-    """One reason JAX gives for a cache miss, with JAX's own line.
-
-    ``kind``: ``never_seen`` (first call of the function), ``redefined_function`` (another function was defined on
-    the same line: probably re-created each call), ``static_argument`` (a static argument's value; ``argument`` is
-    JAX's input path, e.g. ``[1]['log_every']``), ``pytree`` (another pytree structure), ``debug_info``,
-    ``weak_type`` (a Python scalar vs a typed array), ``input_types`` (shape or dtype), ``sharding``,
-    ``tracing_context`` (a config or context manager such as ``jax.default_matmul_precision``; ``argument`` is the
-    context name), ``unknown`` (JAX could not tell). ``now`` / ``before`` are JAX's texts for the two values.
-    """
-
-    kind: str
-    argument: str | None
-    now: str | None
-    before: str | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class JaxCacheMiss:
-    """One ``TRACING CACHE MISS`` message: which function, called where, and why JAX traced it again.
-
-    ``call_site`` is the user's line that called the jitted function (JAX reports the innermost user frame);
-    ``defined_at`` where the function is defined. ``text`` is JAX's message verbatim, ``line`` its first line in
-    the log (1-based).
-    """
-
-    function: str
-    call_site: SourceFrame | None
-    defined_at: SourceFrame | None
-    reasons: tuple[JaxReason, ...]
-    text: str
-    line: int
-    same_object: bool = False
-    """JAX called the function "never seen" with the same object id (not 0, which captures write for ids they
-    neutralise) that it named at this function's previous "never seen" message (same name, same definition line):
-    an object JAX had traced before was new to it again. Its caches were emptied in between (``jax.clear_caches()``),
-    or a function freed and made anew at the same address: the log alone cannot tell which (round 21,
-    r21_jx_clear_caches_epoch)."""
-
-    @property
-    def kind(self) -> str:
-        """The headline reason (the first one JAX gives)."""
-        return self.reasons[0].kind if self.reasons else "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +113,7 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
                 continue
             _finish_miss(log, pending, block, block_line, keep=wanted is None)
             block = None
-        m = _MISS_RE.search(text)
+        m = MISS_RE.search(text)
         if m is not None:
             block, block_line = [text[m.start():]], lineno
             continue
@@ -304,7 +243,7 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
 # -- one cache-miss message ---------------------------------------------------------------------------------------
 
 def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int, keep: bool) -> None:
-    miss, object_id = _parse_miss(block, line)
+    miss, object_id = parse_miss(block, line)
     if object_id:
         key = (miss.function, miss.defined_at.where if miss.defined_at is not None else None)
         if log.object_ids.get(key) == object_id:
@@ -316,97 +255,6 @@ def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str]
     if log.first_miss_line is None:
         log.first_miss_line = line
     pending[miss.function] = miss
-
-
-def _parse_miss(block: list[str], line: int) -> tuple[JaxCacheMiss, int]:
-    """The message, and the object id JAX named for a function it never saw (0 when none or neutralised)."""
-    call_site = _frame(_MISS_RE.match(block[0]).group(1))
-    function, defined_at, object_id = "", None, 0
-    reasons: list[JaxReason] = []
-    section = ""
-    for text in block[1:]:
-        if (m := _NEVER_SEEN_RE.match(text)) is not None and not function:
-            function, defined_at = m.group(1), _definition(m.group(3), m.group(1))
-            object_id = int(m.group(2))
-            reasons.append(JaxReason("never_seen", None, None, None, text.strip()))
-        elif (m := _FOR_RE.match(text)) is not None and not function:
-            function, defined_at = m.group(1), _definition(m.group(2), m.group(1))
-        elif "re-defined repeatedly" in text or "defined on the same line" in text:
-            if not any(r.kind == "redefined_function" for r in reasons):
-                reasons.insert(0, JaxReason("redefined_function", None, None, None, text.strip()))
-        elif (m := _ITEM_RE.match(text)) is not None:
-            reasons.append(_item(section, m.group(1), text.strip()))
-        elif text.strip() and not text.startswith("  all previously seen") and "never seen function" not in text:
-            section = text.strip()
-            if not section.endswith(":"):  # a one-line explanation: "Debug info doesn't match."
-                reasons.append(_section_reason(section))
-    return JaxCacheMiss(function, call_site, defined_at, tuple(_dedupe(reasons)), "\n".join(block), line), object_id
-
-
-def _item(section: str, item: str, text: str) -> JaxReason:
-    if section.startswith("different input pytree") and (m := _PYTREE_ITEM_RE.match(item)) is not None:
-        now, before = m.group(2), m.group(3)
-        static_now, static_before = _STATIC_RE.search(now), _STATIC_RE.search(before)
-        if static_now and static_before:
-            return JaxReason("static_argument", m.group(1), static_now.group(1), static_before.group(1), text)
-        return JaxReason("pytree", m.group(1), now, before, text)
-    if section.startswith("different input types") and (m := _TYPES_ITEM_RE.match(item)) is not None:
-        now, before = m.group(2), m.group(3)
-        weak_now, weak_before = _WEAK_RE.search(now), _WEAK_RE.search(before)
-        if weak_now and weak_before and weak_now.group(1) != weak_before.group(1):
-            kind = "weak_type"
-        elif _SHARDING_HINT.search(now + before) and _type_part(now) == _type_part(before):
-            kind = "sharding"  # the same type placed otherwise; another type with the same placement is a type
-        else:
-            kind = "input_types"
-        return JaxReason(kind, m.group(1), now, before, text)
-    if section.startswith("Tracing context") and (m := _CONTEXT_ITEM_RE.match(item)) is not None:
-        return JaxReason("tracing_context", m.group(1), m.group(2), m.group(3), text)
-    return JaxReason(_section_kind(section), None, None, None, text)
-
-
-def _type_part(text: str) -> str:
-    """``u32[2]({})`` -> ``u32[2]``, ``f32[4@d,4]({...})`` -> ``f32[4,4]``: the type JAX prints, without the
-    sharding it prints after it and on the dimensions (``@d``: sharded along mesh axis d)."""
-    return re.sub(r"@(\([^)]*\)|\w+)", "", text.split("(", 1)[0]).strip()
-
-
-def _section_reason(section: str) -> JaxReason:
-    return JaxReason(_section_kind(section), None, None, None, section)
-
-
-def _section_kind(section: str) -> str:
-    if section.startswith("Debug info"):
-        return "debug_info"
-    if section.startswith("Tracing context"):
-        return "tracing_context"
-    if section.startswith("different input pytree"):
-        return "pytree"
-    if section.startswith("different input types"):
-        return "input_types"
-    return "unknown"
-
-
-def _dedupe(reasons: list[JaxReason]) -> list[JaxReason]:
-    """A section header with items ("Tracing context doesn't match" + its items) keeps the items only."""
-    detailed = {r.kind for r in reasons if r.argument is not None}
-    return [r for r in reasons if r.argument is not None or r.kind not in detailed]
-
-
-def _frame(text: str) -> SourceFrame | None:
-    m = _CALLSITE_RE.match(text.strip())
-    if m is None:
-        return None
-    return SourceFrame(m.group(1), int(m.group(2)), m.group(3))
-
-
-def _definition(text: str | None, function: str) -> SourceFrame | None:
-    if not text:
-        return None
-    file, colon, line = text.strip().rpartition(":")
-    if colon and line.isdigit():
-        return SourceFrame(file, int(line), function)
-    return SourceFrame(text.strip(), None, function)
 
 
 def _function_of(compiled: str) -> str:

@@ -20,7 +20,8 @@ from hlodiff.diff.fix_stance import FixStance
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.source_lines import NoSources, SourceLines
-from hlodiff.dumps.jax_log import JaxCacheMiss, JaxCompilation, JaxReason
+from hlodiff.dumps.jax_cache_miss import JaxCacheMiss, JaxReason
+from hlodiff.dumps.jax_log import JaxCompilation
 from hlodiff.errors import InputWarning
 from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.source_lines import SourceLines
-from hlodiff.dumps.jax_log import JaxCacheMiss
+from hlodiff.dumps.jax_cache_miss import JaxCacheMiss
 from hlodiff.hlo.model import SourceFrame
 
 
