@@ -33,6 +33,9 @@ class Copy:
     loop: str | None
     trip_count: int | None
     location: SourceFrame | None = None
+    aliasing: bool = False
+    """Made by XLA so an output can be written into its aliased input's buffer (:mod:`hlodiff.cost.alias_copies`):
+    the in-place update's own cost, not a copy of the program's."""
 
     @property
     def per_iteration(self) -> bool:
@@ -47,7 +50,7 @@ class Copy:
     def to_json(self) -> dict:
         return {"shape": self.shape, "bytes": self.bytes, "loop": self.loop, "per_iteration": self.per_iteration,
                 "trip_count": self.trip_count, "bytes_per_step": self.bytes_per_step, "name": self.name,
-                "computation": self.computation, "location": frame_json(self.location)}
+                "computation": self.computation, "location": frame_json(self.location), "aliasing": self.aliasing}
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,9 @@ class GraphCost:
     """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`), or the
     report of another sighting of the same program (a cache hit with no report before it repeats a graph that had
     one)."""
+    whole_step: bool = False
+    """The graph ran the optimizer's step and the forward (or backward) it updates from: the whole training step,
+    told so, not "optimizer" (its latest phase: review 17, F6)."""
     reported: bool = False
     """A live-tensor report came before this graph (what crossed into it is named)."""
     peak_rounding: int = 0
@@ -228,7 +234,7 @@ class GraphCost:
             "compile_seconds": self.compile_seconds,
             "trigger": frame_json(self.trigger),
             "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
-            "phase": self.phase,
+            "phase": self.phase, "whole_step": self.whole_step,
             "unknowns": [u.to_json() for u in self.unknowns],
             "undonated": [u.to_json() for u in self.undonated] if self.aliased_source == "hlo" else None,
             "unusable_donations": [u.to_json() for u in self.unusable_donations],
@@ -323,6 +329,14 @@ BOUNDARIES_UNKNOWN = Unknown(
     "(accumulated gradients beside their parameters) cannot be told apart, so only the tensors it identifies are named",
     "hlodiff record (its reports carry reads=, torch_xla's own list of the device data each graph reads)")
 
+REPEATS_UNKNOWN = Unknown(
+    "boundary_bytes",
+    "the graphs that ran after the run repeated itself have no live-tensor report, so what crosses into them is not "
+    "counted (they repeat the steps counted)",
+    "HLODIFF_LIVE_TENSORS=every-sync under hlodiff record (docs/commands.md)")
+"""Why the total is not known when every report had ``reads=`` and only the repeated steps have none (review 17,
+F6: a record capture was told its reports lack ``reads=``, "given by hlodiff record")."""
+
 
 @dataclass(slots=True)
 class PipelineStep:
@@ -391,13 +405,18 @@ class RunCost:
     boundaries_exact: bool = True
     """False when some report had no ``reads=``: the tensors named are those a printed report identifies, and
     the run's total crossing is not known (``run.boundary_bytes`` is null, ``unknowns`` says why)."""
+    boundaries_repeats_only: bool = False
+    """Not exact only because the graphs after the run repeated itself have no report (record stops reporting
+    then): every report read had ``reads=``, so ``unknowns`` says that, not that reports lack ``reads=``."""
     pipeline: Pipeline = field(default_factory=Pipeline)
     """Per step, bytes held across boundaries by role, per dump; growth between dumps
     (:func:`hlodiff.cost.pipeline.pipeline`, computed with the boundaries; empty when none were drawn)."""
 
     @property
     def unknowns(self) -> list[Unknown]:
-        return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
+        if self.boundaries_exact:
+            return []
+        return [REPEATS_UNKNOWN if self.boundaries_repeats_only else BOUNDARIES_UNKNOWN]
 
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)
