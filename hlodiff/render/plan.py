@@ -31,6 +31,8 @@ def plan_text(plan: dict) -> str:
     if kind == "expected":
         return f"plan: {seen}: already on {now} buckets ({buckets}): one graph per bucket is expected"
     p2 = plan.get("powers_of_two") or {}
+    if kind == "buckets" and _two_sizes(sizes, plan):
+        return _two_sizes_text(plan, sizes, runs, executions)
     seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
     saves = f"; saves {(now - planned) * seconds:.2f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
@@ -56,3 +58,23 @@ def _one_size(plan: dict, sizes: list[int], executions: bool) -> str:
     one = next((c["padded_fraction"] for c in curve if c.get("buckets") == 1), None)
     share = f", {_pct(one)}" if executions and one is not None else ""
     return f"; one size ({max(sizes)}): 1 graph for it{share}"
+
+
+def _two_sizes(sizes: list[int], plan: dict) -> bool:
+    """Two sizes padded to the larger: one graph, and powers of two would make no fewer graphs than now."""
+    p2 = plan.get("powers_of_two") or {}
+    return len(sizes) == 2 and plan.get("buckets") == [max(sizes)] and (p2.get("graphs") or 0) >= (
+        plan.get("graphs_now") or 0)
+
+
+def _two_sizes_text(plan: dict, sizes: list[int], runs: int, executions: bool) -> str:
+    """The plan of a two-size case (a short last batch) in a few words: the fix line above it already names the
+    fix; the parameters that carry the size, powers of two (no fewer graphs) and the curve only made it dense
+    (review 17, F8: "took 2 values (2–4) ... pad up to 4 → 1 graph instead of 2, 20 % padded work; powers of two: 2
+    graphs, 0 %")."""
+    big, small = max(sizes), min(sizes)
+    seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
+    saves = f", {seconds:.2f} s of compiling saved" if seconds else ""
+    share = f", {_pct(plan.get('padded_fraction') or 0.0)} padded work" if executions else ""
+    unit = "executions" if executions else "compilations"
+    return f"plan: sizes {big} and {small} over {runs} {unit}: pad {small} up to {big} → 1 graph instead of 2{share}{saves}"

@@ -302,7 +302,7 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
             " for another shape" if verb == "compiled for another shape" else "") + ", not compiled in this run"
     head.append(f" {verb} ({r.family.label}); closest earlier graph {closest}", style="")
     if r.diff is not None:
-        head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
+        head.append(f", {alike_text(r.diff.similarity, r.diff.equal, [c.kind for c in r.causes])}", style="dim")
     if r.causes and r.causes[0].fix_stance in NOTHING_TO_FIX:  # review 5 F6: says so before its cause does
         head.append("; expected", style="")
     console.print(head, highlight=False)
