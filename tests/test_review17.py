@@ -55,3 +55,22 @@ def test_the_live_line_of_the_eval_graph_names_the_same_call():
     bridge = [x for x in said if "the Dynamo bridge compiled again" in x]
     assert bridge and all("rev17_tc_eval_mode_record.py:15" in x for x in bridge), bridge
     assert not any("rev17_tc_eval_mode_record.py:11" in x for x in said), said
+
+
+def test_the_eval_recompilation_under_verbose_dynamo_logs_is_the_mode_not_a_tensor():
+    # TORCH_LOGS=+dynamo prints guard trees, no recompiles record: eval mode's batch norm reads no
+    # num_batches_tracked, so its tensor check is gone from the second tree beside the flipped `training` guard
+    doc = _report("rev17_tc_eval_mode")
+    assert doc["headline"]["kind"] == "mode"
+    assert "one graph per mode" in doc["headline"]["fix"] and "tensor" not in doc["headline"]["fix"]
+
+
+def test_a_tensor_check_gone_with_no_value_flipped_is_still_the_failure():
+    from hlodiff.dumps.dynamo_guards import _failed_guard
+
+    tensor = ("TENSOR_MATCH", "check_tensor(L['x'], Tensor, DispatchKeySet(XLA), torch.float32, device=0, "
+                              "requires_grad=False, size=[4, 8], stride=[8, 1])")
+    flag = ("TRUE_MATCH", "L['fn'].training == True  # if self.training:  # m.py:3 in forward")
+    flipped = ("FALSE_MATCH", "L['fn'].training == False  # if self.training:  # m.py:3 in forward")
+    assert _failed_guard([tensor, flag], [flipped]).startswith("fn.training == True")
+    assert _failed_guard([tensor, flag], [flag]).startswith("check_tensor(x")  # nothing flipped: as before
