@@ -31,11 +31,11 @@ def plan_text(plan: dict) -> str:
     if kind == "expected":
         return f"plan: {seen}: already on {now} buckets ({buckets}): one graph per bucket is expected"
     p2 = plan.get("powers_of_two") or {}
-    if kind == "buckets" and _two_sizes(sizes, plan):
-        return _two_sizes_text(plan, sizes, runs, executions)
     seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
     saves = f"; saves {(now - planned) * seconds:.2f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
+    if kind == "buckets" and executions and _two_sizes(sizes, plan):
+        return _two_sizes_text(plan, sizes, runs, saves)
     # one bucket: "pad up to 4"; several: each size to the next bucket, which "pad up to 7, 12" did not say (review 6)
     several = len(plan.get("buckets") or []) > 1
     target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
@@ -67,14 +67,11 @@ def _two_sizes(sizes: list[int], plan: dict) -> bool:
         plan.get("graphs_now") or 0)
 
 
-def _two_sizes_text(plan: dict, sizes: list[int], runs: int, executions: bool) -> str:
+def _two_sizes_text(plan: dict, sizes: list[int], runs: int, saves: str) -> str:
     """The plan of a two-size case (a short last batch) in a few words: the fix line above it already names the
-    fix; the parameters that carry the size, powers of two (no fewer graphs) and the curve only made it dense
-    (review 17, F8: "took 2 values (2–4) ... pad up to 4 → 1 graph instead of 2, 20 % padded work; powers of two: 2
-    graphs, 0 %")."""
+    fix; the parameters that carry the size and powers of two (no fewer graphs) only made it dense (review 17, F8:
+    "took 2 values (2–4) ... pad up to 4 → 1 graph instead of 2, 20 % padded work; powers of two: 2 graphs, 0 %").
+    Counted from compilations alone, the plan keeps its long form: it says what would count the executions."""
     big, small = max(sizes), min(sizes)
-    seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
-    saves = f", {seconds:.2f} s of compiling saved" if seconds else ""
-    share = f", {_pct(plan.get('padded_fraction') or 0.0)} padded work" if executions else ""
-    unit = "executions" if executions else "compilations"
-    return f"plan: sizes {big} and {small} over {runs} {unit}: pad {small} up to {big} → 1 graph instead of 2{share}{saves}"
+    return (f"plan: sizes {big} and {small} over {runs} executions: pad {small} up to {big} → 1 graph instead of 2, "
+            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work{saves}")
