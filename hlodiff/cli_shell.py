@@ -50,10 +50,11 @@ def guarded(fn):
 
 
 def warn(warnings: list[InputWarning]) -> None:
-    from hlodiff.errors import unique
+    from hlodiff.errors import ReportNote, unique
 
     for warning in unique(warnings):
-        click.echo(str(warning), err=True)
+        if not isinstance(warning, ReportNote):  # the report tells it where it belongs
+            click.echo(str(warning), err=True)
 
 
 def print_json(kind: str, body: dict, warnings) -> None:

@@ -105,6 +105,16 @@ class InputWarning:
 
 
 @dataclass(frozen=True)
+class ReportNote(InputWarning):
+    """Not a warning: a fact about the input that the terminal report tells in its place (``cost``'s steps with no
+    live-tensor report after the run repeated itself: review 17, F6, printed first as "warning: ... (a note, not a
+    fault ...)", which a user still read as a warning). ``--json`` keeps it among its warnings, as a note."""
+
+    def __str__(self) -> str:
+        return super().__str__().replace(": warning: ", ": note: ", 1)
+
+
+@dataclass(frozen=True)
 class GraphCutOff(InputWarning):
     """A warning that is also evidence: graph ``index`` of the save-tensors file ``source`` was cut off mid-write
     (the run was killed, or the file or its gzip stream was cut), so it was not read. Like a cut module of a dump

@@ -197,4 +197,4 @@ def test_a_block_the_report_judges_expected_says_so_in_its_heading():
     heads = [line for line in cli("explain-recompile", str(SCEN / "torch_xla/rev5_partial_batch_record/record")
                                   ).output.splitlines() if " recompiled (" in line]
     # review 13 F5: the short batch to act on is told first, Adam's warm-up after it
-    assert heads[0].endswith("alike") and heads[1].endswith("; expected")
+    assert heads[0].endswith(("alike", "other shapes")) and heads[1].endswith("; expected")

@@ -37,7 +37,7 @@ from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER, graph_phase, role_o
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.dumps.report_alignment import GraphOutputs, shape_key
 from hlodiff.dumps.tensors_report import LiveTensor, SyncReport
-from hlodiff.errors import InputWarning
+from hlodiff.errors import InputWarning, ReportNote
 from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import byte_size_of, without_layout_text
 
@@ -46,15 +46,18 @@ if TYPE_CHECKING:
 
 
 def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidence: "CostRun",
-                    warnings: list[InputWarning]) -> tuple[list[Boundary], bool]:
-    """The boundaries, and whether they are exact: every graph had a report with ``reads=`` before it (else the
-    tensors named are those a printed report identifies, and what else crossed is not known). ``evidence``: the
+                    warnings: list[InputWarning]) -> tuple[list[Boundary], bool, bool]:
+    """The boundaries, whether they are exact: every graph had a report with ``reads=`` before it (else the
+    tensors named are those a printed report identifies, and what else crossed is not known), and whether only the
+    graphs after the run repeated itself had none (every report read had ``reads=``: what crossed into those is not
+    counted, and they repeat the steps counted). ``evidence``: the
     run's live-tensor reports, aligned when asked (:meth:`hlodiff.dumps.cost_evidence.CostRun.align_reports`)."""
     report_paths = list(evidence.report_files)
     reports = _aligned(records, graphs, evidence, warnings)
     if not reports:
-        return [], True
+        return [], True, False
     exact = True
+    reads_everywhere = True  # every report had reads= and every compiled graph a report
     producer: dict[int, int] = {}  # tensor id -> position of the last graph that computed it
     made_by: dict[int, LiveTensor] = {}  # tensor id -> the tensor as the producing graph's report showed it
     parameters: set[int] = set()  # ids an nn.Parameter held when record reported (params=)
@@ -77,6 +80,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
             exact = False
             if graph.compiled:
                 unreported.append(record.ref)
+                reads_everywhere = False
             else:
                 repeats += 1
             continue
@@ -84,6 +88,7 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
         reads = report.reads()
         any_reads = any_reads or reads is not None
         exact = exact and reads is not None
+        reads_everywhere = reads_everywhere and reads is not None
         if reads is None and report.get("reads") is not None:
             warnings.append(InputWarning(
                 f"the live-tensor report before {record.ref} has a reads= that is not a list of tensor ids; ignored "
@@ -118,7 +123,9 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
         for tensor in (*outputs, *(t for t in report.tensors if t.id in clones)):
             producer[tensor.id] = position
             made_by[tensor.id] = tensor
-        phases[position] = graph.phase = graph_phase([*outputs, *(t for t in report.tensors if t.id in clones)])
+        made = [*outputs, *(t for t in report.tensors if t.id in clones)]
+        phases[position] = graph.phase = graph_phase(made)
+        graph.whole_step = graph.phase == OPTIMIZER and len({tensor_phase(t) for t in made} - {None}) > 1
     if unreported and any_reads:
         shown = ", ".join(unreported[:4]) + (" ..." if len(unreported) > 4 else "")
         warnings.append(InputWarning(
@@ -128,14 +135,15 @@ def find_boundaries(records: list[GraphRecord], graphs: list[GraphCost], evidenc
             "HLODIFF_LIVE_TENSORS in docs/commands.md)",
             path=report_paths[0] if len(report_paths) == 1 else None))
     if repeats and any_reads:
-        warnings.append(InputWarning(
+        warnings.append(ReportNote(
             f"{repeats} graph(s) ran after the run repeated itself and have no live-tensor report: what crossed "
-            "into them is not named (a note, not a fault: record stops reporting once the run repeats, and their "
-            "steps repeat the steps named; HLODIFF_LIVE_TENSORS in docs/commands.md)",
+            "into them is not named (record stops reporting once the run repeats, and their steps repeat the steps "
+            "named; HLODIFF_LIVE_TENSORS in docs/commands.md)",
             path=report_paths[0] if len(report_paths) == 1 else None))
     keys = [(r.source, r.cache_key()) for r in records]
     return _with_roles(boundaries, graphs, phases, made_by, keys, parameters,
-                       frozen_graphs(weights_read, params_seen), named), exact
+                       frozen_graphs(weights_read, params_seen), named), exact, \
+        not exact and reads_everywhere and repeats > 0
 
 
 def added_into(crossing: list[tuple[int, BoundaryTensor]], outputs: list[LiveTensor], listed: set[int]) -> set[int]:
@@ -188,8 +196,10 @@ def _infer_phases(boundaries: list[Boundary], graphs: list[GraphCost], phases: d
         elif BACKWARD in targets:
             every[position] = FORWARD
     _same_program(every, keys)
+    whole = {keys[p] for p, g in enumerate(graphs) if g.whole_step and keys[p][1] is not None}
     for position, graph in enumerate(graphs):
         graph.phase = every[position]
+        graph.whole_step = graph.phase == OPTIMIZER and (graph.whole_step or keys[position] in whole)
         if position in phases:
             phases[position] = every[position]
 

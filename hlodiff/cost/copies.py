@@ -23,15 +23,17 @@ _VIEW_OPCODES = ("bitcast", "copy", "copy-start", "copy-done", "transpose", "res
 """Ops that carry a whole buffer forward (possibly as a physical copy) without changing its element count."""
 
 
-def find_copies(ctxs: list[Context], where: SourceLocator) -> list[Copy]:
-    """Every copy outside fusions, in the order the program's computations were reached."""
+def find_copies(ctxs: list[Context], where: SourceLocator, aliasing: frozenset[str] = frozenset()) -> list[Copy]:
+    """Every copy outside fusions, in the order the program's computations were reached; ``aliasing``: the names of
+    those XLA made for an in-place (aliased) output (:func:`hlodiff.cost.alias_copies.aliasing_copies`)."""
     found = []
     for ctx in ctxs:
         for inst in ctx.computation.instructions:
             if inst.opcode in COPY_OPCODES:
                 shape = inst.shape.tuple_shapes[0] if inst.opcode == "copy-start" and inst.shape.is_tuple else inst.shape
                 found.append(Copy(inst.name, ctx.computation.name, str(shape.without_layout()), shape.byte_size(), ctx.loop,
-                                  ctx.times if ctx.loop is not None else None, where.frame(inst)))
+                                  ctx.times if ctx.loop is not None else None, where.frame(inst),
+                                  aliasing=ctx.loop is None and inst.name in aliasing))
     return found
 
 

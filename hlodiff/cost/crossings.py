@@ -88,6 +88,14 @@ BOUNDARIES_UNKNOWN = Unknown(
     "(accumulated gradients beside their parameters) cannot be told apart, so only the tensors it identifies are named",
     "hlodiff record (its reports carry reads=, torch_xla's own list of the device data each graph reads)")
 
+REPEATS_UNKNOWN = Unknown(
+    "boundary_bytes",
+    "the graphs that ran after the run repeated itself have no live-tensor report, so what crosses into them is not "
+    "counted (they repeat the steps counted)",
+    "HLODIFF_LIVE_TENSORS=every-sync under hlodiff record (docs/commands.md)")
+"""Why the total is not known when every report had ``reads=`` and only the repeated steps have none (review 17,
+F6: a record capture was told its reports lack ``reads=``, "given by hlodiff record")."""
+
 
 @dataclass(slots=True)
 class PipelineStep:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hlodiff import progress
+from hlodiff.cost.alias_copies import aliasing_copies
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
 from hlodiff.cost.donation import data_arguments, donation_facts
 from hlodiff.cost.reads import heavy_ops
@@ -30,7 +31,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         peak_source="xla" if xla is not None else "estimate",
         estimated_peak_bytes=estimate,
         xla_live_peak_bytes=xla.live_peak_bytes if xla is not None else None,
-        copies=find_copies(ctxs, where),
+        copies=find_copies(ctxs, where, aliasing_copies(module)),
         loop_buffer_copies=find_loop_buffer_copies(module, ctxs, where) + find_reduced_stacks(module, ctxs, where),
         loops=[loop.to_json() for loop in loops],
         output_shapes=[str(s.without_layout()) for s in output_shapes(module)],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlodiff.cost.crossings import BOUNDARIES_UNKNOWN, Boundary, Pipeline
+from hlodiff.cost.crossings import BOUNDARIES_UNKNOWN, REPEATS_UNKNOWN, Boundary, Pipeline
 from hlodiff.cost.figures import Tally, Unknown, frame_json
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.hlo.model import SourceFrame
@@ -32,6 +32,9 @@ class Copy:
     loop: str | None
     trip_count: int | None
     location: SourceFrame | None = None
+    aliasing: bool = False
+    """Made by XLA so an output can be written into its aliased input's buffer (:mod:`hlodiff.cost.alias_copies`):
+    the in-place update's own cost, not a copy of the program's."""
 
     @property
     def per_iteration(self) -> bool:
@@ -46,7 +49,7 @@ class Copy:
     def to_json(self) -> dict:
         return {"shape": self.shape, "bytes": self.bytes, "loop": self.loop, "per_iteration": self.per_iteration,
                 "trip_count": self.trip_count, "bytes_per_step": self.bytes_per_step, "name": self.name,
-                "computation": self.computation, "location": frame_json(self.location)}
+                "computation": self.computation, "location": frame_json(self.location), "aliasing": self.aliasing}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,9 @@ class GraphCost:
     """``forward`` | ``backward`` | ``optimizer`` when a live-tensor report tells (:mod:`hlodiff.cost.roles`), or the
     report of another sighting of the same program (a cache hit with no report before it repeats a graph that had
     one)."""
+    whole_step: bool = False
+    """The graph ran the optimizer's step and the forward (or backward) it updates from: the whole training step,
+    told so, not "optimizer" (its latest phase: review 17, F6)."""
     reported: bool = False
     """A live-tensor report came before this graph (what crossed into it is named)."""
     peak_rounding: int = 0
@@ -203,7 +209,7 @@ class GraphCost:
             "compile_seconds": self.compile_seconds,
             "trigger": frame_json(self.trigger),
             "torch_xla": self.torch_xla.to_json() if self.torch_xla is not None else None,
-            "phase": self.phase,
+            "phase": self.phase, "whole_step": self.whole_step,
             "unknowns": [u.to_json() for u in self.unknowns],
             "undonated": [u.to_json() for u in self.undonated] if self.aliased_source == "hlo" else None,
             "unusable_donations": [u.to_json() for u in self.unusable_donations],
@@ -243,13 +249,18 @@ class RunCost:
     boundaries_exact: bool = True
     """False when some report had no ``reads=``: the tensors named are those a printed report identifies, and
     the run's total crossing is not known (``run.boundary_bytes`` is null, ``unknowns`` says why)."""
+    boundaries_repeats_only: bool = False
+    """Not exact only because the graphs after the run repeated itself have no report (record stops reporting
+    then): every report read had ``reads=``, so ``unknowns`` says that, not that reports lack ``reads=``."""
     pipeline: Pipeline = field(default_factory=Pipeline)
     """Per step, bytes held across boundaries by role, per dump; growth between dumps
     (:func:`hlodiff.cost.pipeline.pipeline`, computed with the boundaries; empty when none were drawn)."""
 
     @property
     def unknowns(self) -> list[Unknown]:
-        return [] if self.boundaries_exact else [BOUNDARIES_UNKNOWN]
+        if self.boundaries_exact:
+            return []
+        return [REPEATS_UNKNOWN if self.boundaries_repeats_only else BOUNDARIES_UNKNOWN]
 
     def to_json(self) -> dict:
         named = sum(b.bytes for b in self.boundaries)

@@ -67,7 +67,8 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
         run.compile_seconds = round(max(run.compile_seconds - run.load_seconds, 0.0), 6)
     run.families = _families(records, graphs)
     if evidence.report_files and not picked:  # boundaries are between the graphs of a run, not of a few picked out
-        run.boundaries, run.boundaries_exact = find_boundaries(records, graphs, evidence, warnings)
+        run.boundaries, run.boundaries_exact, run.boundaries_repeats_only = find_boundaries(records, graphs, evidence,
+                                                                                            warnings)
         run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
     elif evidence.report_files and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "

@@ -144,6 +144,9 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
     gone = [(k, g) for k, g in before if _code(g) not in now]
     if not gone:
         return _state_filled(before, after)
+    flipped = [(k, g) for k, g in gone if _flipped(g, after)]
+    if flipped:  # the value a branch read changed; what that branch alone read is gone with it (review 17, C2)
+        gone = flipped
     gone.sort(key=_rank)
     ids = {m.group("source"): m.group("id") for k, g in after if k == "TYPE_MATCH"
            and (m := _TYPE_ID.match(g.partition("  # ")[0].strip())) is not None}
@@ -173,6 +176,22 @@ def _failed_guard(before: list[tuple[str, str]], after: list[tuple[str, str]]) -
                     return f"tensor '{name}' size mismatch at index {i}. expected {x}, actual {y}"
     text = re.sub(r"\bL\['(\w+)'\]", r"\1", code)
     return f"{text}  # {comment}" if comment else text
+
+
+_VALUE_GUARD = re.compile(r"^(?P<subject>.+?) == (?P<value>.+)$")
+
+
+def _flipped(guard: str, after: list[tuple[str, str]]) -> bool:
+    """A value guard (``training == True``, ``L['mode'] == 'train'``) whose subject the later compile guards with
+    another value: the guard that failed. The guards of what only the old branch read are gone too (eval mode's
+    batch norm reads no ``num_batches_tracked``: its tensor check, ranked first, was told as the failure, with a
+    "keep that value the same" fix on a mode switch: review 17, C2 under TORCH_LOGS=+dynamo)."""
+    m = _VALUE_GUARD.match(_code(guard))
+    if m is None:
+        return False
+    subject = m.group("subject").strip()
+    return any((n := _VALUE_GUARD.match(_code(g))) is not None and n.group("subject").strip() == subject
+               and n.group("value") != m.group("value") for _, g in after)
 
 
 def _code(guard: str) -> str:

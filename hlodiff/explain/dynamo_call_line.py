@@ -59,31 +59,47 @@ def place_bridge_inputs_at_calls(found, recompilations) -> None:
     recompilation). torch_xla keeps, on a parameter of the bridge's graph, the stack of the call that first made its
     IR (the first compiled call, :10), and none on the new input: the changed input was passed by the call that
     recompiled. For each paired recompilation located at a call, its graph's causes on an input parameter lead with
-    that call, and a line that is only another Dynamo compile's call is dropped: one line for one recompilation."""
+    that call, and a line that is only another Dynamo compile's call is dropped: one line for one recompilation.
+    Any other cause of that graph (outputs, ops or inputs removed: review 17, F7, the eval graph's BN and dropout
+    outputs told at the training call :11 under Dynamo's :15) keeps its own lines but those of another compile's
+    call: what was removed was made by the earlier call, and the graph that lost it ran at this one."""
     paired = _paired_calls(found)
     if not paired:
         return
-    others = {(c.call.file, c.call.line) for c in getattr(found, "compiles", []) if c.call is not None}
+    others = _other_calls(found)
     for x in recompilations:
         r = paired.get(x.graph.ref)
         if r is None:
             continue
-        call = r.location
-        stale = others - {(call.file, call.line)}
         for cause in x.causes:
-            if cause.kind not in PASSED_KINDS or not _on_parameter(cause):
-                continue
-            cause.locations = [call] + [f for f in cause.locations
-                                        if (f.file, f.line) != (call.file, call.line) and (f.file, f.line) not in stale]
+            located = _at_the_call(cause, r.location, others)
+            if located is not None:
+                cause.locations = located
+
+
+def _other_calls(found) -> set:
+    return {(c.call.file, c.call.line) for c in getattr(found, "compiles", []) if c.call is not None}
+
+
+def _at_the_call(cause, call, others: set) -> list | None:
+    """``cause``'s lines once placed at the recompilation's ``call`` (None: unchanged)."""
+    stale = others - {(call.file, call.line)}
+    kept = [f for f in cause.locations if (f.file, f.line) != (call.file, call.line) and (f.file, f.line) not in stale]
+    if cause.kind in PASSED_KINDS and _on_parameter(cause):
+        return [call] + kept
+    if len(kept) == len(cause.locations):
+        return None  # none of its lines is another call's: the graph's own lines stand
+    return kept or [call]
 
 
 def bridge_call(found, ref: str, cause) -> SourceFrame | None:
     """The call line the live line of the bridge's graph ``ref`` gives its leading ``cause``, as the report at exit
     places it (:func:`place_bridge_inputs_at_calls`); None when the report keeps the graph's own lines."""
     r = _paired_calls(found).get(ref) if found is not None else None
-    if r is None or cause is None or cause.kind not in PASSED_KINDS or not _on_parameter(cause):
+    if r is None or cause is None:
         return None
-    return r.location
+    located = _at_the_call(cause, r.location, _other_calls(found))
+    return located[0] if located else None
 
 
 def _paired_calls(found) -> dict:

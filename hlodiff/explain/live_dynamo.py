@@ -27,6 +27,13 @@ WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short
 and an int whose guard failed once ("... after which both graphs served every call: another value, or the same
 number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed)."""
 
+GRAPH_TO_COME = frozenset({"dynamo_mode"})
+"""Rows whose recompilation traces another graph (train or eval, grad on or off: dropout, batch norm, a backward
+differ), which the bridge compiles to an XLA graph of its own, joined to it by compile order. Dynamo's log is
+written ahead of torch_xla's (the debug log, a capture's executions), so such a recompilation read before its graph
+would be told at the step the run's evidence has reached, not its call's (review 17, F4: "step 1" for the 5th call,
+step 4 in the line after it): it waits for its graph (its step), or the end."""
+
 UNNAMED = "a guard failed (Dynamo's log names none)"
 """What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
 run goes on, the guard's lines may still be on their way (told at the next look, or at the end as they are)."""
@@ -114,6 +121,8 @@ class LiveDynamo:
                     and not key.startswith("dynamo sizes ") and trees.waits(item.compile_id):
                 continue  # its guard tree is still being written: the guard that failed is not known yet
             placed = place(getattr(item, "difference_graph", None)) if place is not None else None
+            if not final and placed is None and place is not None and getattr(item, "fix_rule", None) in GRAPH_TO_COME:
+                continue  # its graph is still to come: its step with it
             frame = (getattr(item, "compile_id", None) or "").partition("/")[0]
             step = placed if placed is not None else (
                 upcoming(unjoined, self.frame_steps.get(frame, 0)) if upcoming is not None

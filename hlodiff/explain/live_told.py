@@ -29,6 +29,15 @@ more, after :data:`~hlodiff.explain.live_families.SETTLED` cache hits, or at the
 tells it at once, since no hit would settle it before the end."""
 
 
+NEEDS_NO_RETURN = frozenset({"shape_short_batch_once"})
+"""Rows that rest on the change not coming back ("one batch came with fewer rows and the next ones were full
+again"): an epoch's short last batch is told so after the epoch's next full batch, and again at the next epoch's end
+as "the last batch of each epoch" (review 17, F8: X1's one recompilation told in three lines, the first saying its fix
+would come "once the next steps show"). Such a fix waits as :data:`NEEDS_MORE_STEPS` do: told once the steps settle
+it (:data:`~hlodiff.explain.live_families.SETTLED` cache hits without it coming back), the change comes back, or at
+the end."""
+
+
 ONCE_RULES = frozenset({"inputs_made_before_loop", "outputs_made_before_loop"})
 """Rows whose fix says "expected once" (a tensor made before the loop, computed by the first step's graph): true only
 if the next steps reuse the graph. On a family's second step such a recompilation is held as ``pending`` until the
@@ -59,7 +68,8 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     diff = recompilation.diff
     bridge = bridge_run(recompilation.graph.record.frames)
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
-        not settled and root.fix_rule in NEEDS_MORE_STEPS and recompilation.graph.record.kind in TRACED_KINDS))
+        not settled and root.fix_rule in NEEDS_MORE_STEPS | NEEDS_NO_RETURN
+        and recompilation.graph.record.kind in TRACED_KINDS))
     fix = root.fix
     if lazy_random_input(recompilation):  # review 10 F1: its own story, as at exit
         fix = FixChoice(choose(root.kind, frozenset({"dynamo", "bridge_graph", "rng_seed_update"})), {}).text

@@ -45,12 +45,13 @@ def render_cost(console: Console, run: RunCost) -> None:
     if one_source and graphs:
         console.print(f"in {escape(graphs[0].ref.rsplit('#', 1)[0])}", highlight=False)
     for g in graphs:
-        copies = f"{len(g.copies)}: {_b(g.copy_bytes_per_step())}" if g.copies else "-"
+        copies = _copies_cell(g)
         table.add_row(escape(_short(g.ref) if one_source else g.ref), escape(g.name), f"{g.instructions:,}",
                       f"{g.parameters.count} ({_b(g.parameters.bytes)})", f"{g.outputs.count} ({_b(g.outputs.bytes)})",
                       _aliased(g), _peak(g), copies,
                       _compile_cell(g))
     table.print(console)
+    _aliasing_note(console, run)
     _sources(console, run)
     _loop_buffer_copies(console, run)
     _boundaries(console, run)
@@ -74,6 +75,31 @@ def _aliased(g: GraphCost) -> str:
     if g.aliased_bytes is None:
         return "?"
     return (_b(g.aliased_bytes) + _plus_minus(g.aliased_rounding_bytes)) if g.aliased_bytes else "-"
+
+
+def _copies_cell(g: GraphCost) -> str:
+    """``12: 194.2 KiB``; the copies XLA made for the in-place update marked (``12 aliasing: ...``, ``12: ... (8
+    aliasing)``), as the note under the table says why (review 17, F6)."""
+    if not g.copies:
+        return "-"
+    aliasing = sum(1 for c in g.copies if c.aliasing)
+    figure = _b(g.copy_bytes_per_step())
+    if aliasing == len(g.copies):
+        return f"{aliasing} aliasing: {figure}"
+    return f"{len(g.copies)}: {figure}" + (f" ({aliasing} aliasing)" if aliasing else "")
+
+
+def _aliasing_note(console: Console, run: RunCost) -> None:
+    """Why copies beside "nothing to act on" are no fault: XLA made them to write the state back in place."""
+    copies = {g.ref: [c for c in g.copies if c.aliasing] for g in run.graphs}
+    copies = {ref: cs for ref, cs in copies.items() if cs}
+    if not copies:
+        return
+    console.print(Hanging(Text(
+        "copies/step marked aliasing: XLA's own copies for the outputs written back into their inputs' buffers "
+        "(the aliased column: parameters and optimizer state updated in place); the old value is still read while "
+        "the new one is made, so one of the two is copied. They are the in-place update's cost, not a copy the "
+        "program makes: nothing to act on", style="dim"), 2), highlight=False)
 
 
 def _sources(console: Console, run: RunCost) -> None:
@@ -131,29 +157,74 @@ def _boundaries(console: Console, run: RunCost) -> None:
     if not run.boundaries:
         return
     named = _b(sum(b.bytes for b in run.boundaries))
-    crossing = f"{named} crossing" if run.boundaries_exact else f"{named} named crossing (the total is not known)"
-    console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}, {crossing}", highlight=False)
+    # review 17 F6: "971.2 KiB named crossing (the total is not known)" was hard to parse
+    crossing = f"{named} crosses them" if run.boundaries_exact else \
+        f"{named} crosses them, counting the tensors the live-tensor reports name (the run's total may be more)"
+    console.print(f"\n[bold]graph boundaries[/]: {len(run.boundaries)}; {crossing}", highlight=False)
     for u in run.unknowns:
         console.print(Hanging(Text(f"  {u.reason}; given by {u.capture}"), 4), highlight=False)
-    for b in run.boundaries:
-        same = b.source.rsplit("#", 1)[0] == b.target.rsplit("#", 1)[0]
-        source, target = (_short(b.source), _short(b.target)) if same else (b.source, b.target)
-        if b.source_phase and b.target_phase:
-            source, target = f"{source} ({b.source_phase})", f"{target} ({b.target_phase})"
-        roles = ", ".join(f"{t.count} {role.replace('_', ' ')} {_b(t.bytes)}" for role, t in b.by_role().items()
-                          if role != "unknown")
-        state = STATE_NOTE if state_only(b) else ""  # review 15 F9: the weights and momentum are no problem
-        console.print(Hanging(Text.from_markup(f"  {escape(source)} -> {escape(target)}: {len(b.tensors)} tensor"
-                                               f"{'s' if len(b.tensors) != 1 else ''}, {_b(b.bytes)}"
-                                               + (f": {escape(roles)}" if roles else "") + state), 4),
-                      highlight=False)
-        for t in b.tensors[:SHOWN_TENSORS]:
-            where = f" at {t.user_line.short()}" if t.user_line is not None else ""
-            console.print(Hanging(Text(f"      id={t.id} {t.shape} {t.role or ''}{' (inferred)' if t.evidence == 'inferred' else ''}"
-                                       f"{' ' + t.ir_op if t.ir_op else ''}{where}"), 8), highlight=False)
-        if len(b.tensors) > SHOWN_TENSORS:
-            console.print(f"      and {len(b.tensors) - SHOWN_TENSORS} more (--json lists every one)", highlight=False)
+    labels = {g.ref: _phase_label(g) for g in run.graphs}
+    for b, times in _runs_of_alike(run.boundaries):
+        _boundary(console, b, times, labels)
     _pipeline(console, run)
+
+
+def _phase_label(g: GraphCost) -> str | None:
+    """What a graph is: a phase, or the whole training step (review 17 F6: every step graph was "(optimizer)")."""
+    return "training step" if g.whole_step else g.phase
+
+
+def _boundary_key(b) -> tuple:
+    """What a reader compares between two boundaries: the programs, the tensors' shapes, roles and lines."""
+    return (b.source_phase, b.target_phase, b.bytes,
+            tuple((t.shape, t.role, t.user_line.short() if t.user_line else None) for t in b.tensors))
+
+
+def _runs_of_alike(boundaries: list) -> list[tuple[list, int]]:
+    """Consecutive boundaries that hand on the same tensors (a steady loop's step after step), each run once with
+    its count: five identical 10-line blocks told as one, "x5" (review 17, F6)."""
+    runs: list[tuple[list, int]] = []
+    for b in boundaries:
+        if runs and _boundary_key(runs[-1][0][-1]) == _boundary_key(b) and _next(runs[-1][0][-1], b):
+            runs[-1][0].append(b)
+        else:
+            runs.append(([b], 1))
+    return [(bs, len(bs)) for bs, _ in runs]
+
+
+def _next(a, b) -> bool:
+    """``b`` is the boundary after ``a`` in a loop: its source is ``a``'s target."""
+    return a.target == b.source
+
+
+def _boundary(console: Console, run_of: list, times: int, labels: dict) -> None:
+    b, last = run_of[0], run_of[-1]
+    same = b.source.rsplit("#", 1)[0] == last.target.rsplit("#", 1)[0]
+    source, target = (_short(b.source), _short(last.target)) if same else (b.source, last.target)
+    source_label, target_label = labels.get(b.source) or b.source_phase, labels.get(b.target) or b.target_phase
+    if times > 1:
+        head = f"{source} -> ... -> {target}"
+        head += f" ({source_label} -> {target_label}, x{times})" if source_label and target_label else f" (x{times})"
+        each = " each"
+    else:
+        head = f"{source} ({source_label}) -> {target} ({target_label})" if source_label and target_label \
+            else f"{source} -> {target}"
+        each = ""
+    roles = ", ".join(f"{t.count} {role.replace('_', ' ')} {_b(t.bytes)}" for role, t in b.by_role().items()
+                      if role != "unknown")
+    state = STATE_NOTE if state_only(b) else ""  # review 15 F9: the weights and momentum are no problem
+    console.print(Hanging(Text.from_markup(f"  {escape(head)}: {len(b.tensors)} tensor"
+                                           f"{'s' if len(b.tensors) != 1 else ''}{each}, {_b(b.bytes)}"
+                                           + (f": {escape(roles)}" if roles else "") + state), 4),
+                  highlight=False)
+    for t in b.tensors[:SHOWN_TENSORS]:
+        where = f" at {t.user_line.short()}" if t.user_line is not None else ""
+        console.print(Hanging(Text(f"      id={t.id} {t.shape} {t.role or ''}{' (inferred)' if t.evidence == 'inferred' else ''}"
+                                   f"{' ' + t.ir_op if t.ir_op else ''}{where}"
+                                   + (" (the first step's ids)" if times > 1 and t is b.tensors[0] else "")), 8),
+                      highlight=False)
+    if len(b.tensors) > SHOWN_TENSORS:
+        console.print(f"      and {len(b.tensors) - SHOWN_TENSORS} more (--json lists every one)", highlight=False)
 
 
 STATE_NOTE = " (the model's state, carried to the next step: expected)"
@@ -169,17 +240,18 @@ def _pipeline(console: Console, run: RunCost) -> None:
     if not run.pipeline.runs:
         return
     runs = run.pipeline.runs
+    labels = {g.ref: _phase_label(g) for g in run.graphs}
     console.print("\n[bold]held across graph boundaries, per step[/] (each tensor once)", highlight=False)
     for r in runs:
         quiet = [s for s in r.steps if s.reported == 0]
         for s in r.steps:
             if s.reported == 0:  # after the run repeated itself: told once, below
                 continue
-            phases = ", ".join(f"{n} {p}" for p, n in s.phases.items())
+            phases = _step_phases(s, labels)
             roles = ", ".join(f"{role.replace('_', ' ')} {_b(t.bytes)}" for role, t in s.roles.items())
             note = "" if s.complete else f" (only {s.reported} of {len(s.graphs)} graphs recorded: at least)"
             state = STATE_NOTE if roles_state_only(s.roles) else ""
-            console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graphs: {phases}): "
+            console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graph{'s' if len(s.graphs) != 1 else ''}: {phases}): "
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")
                                        + state), 4), highlight=False)
         if quiet:
@@ -202,6 +274,17 @@ def _pipeline(console: Console, run: RunCost) -> None:
         console.print(Hanging(Text(f"  {g['from']} -> {g['to']}: forward graphs per step {g['forward_graphs'][0]} -> "
                                    f"{g['forward_graphs'][1]}, held {_b(g['bytes'][0])} -> {_b(g['bytes'][1])}"
                                    + (f" (x{g['ratio']})" if g["ratio"] else "") + f": {roles}"), 4), highlight=False)
+
+
+def _step_phases(s, labels: dict) -> str:
+    """``1 training step``, ``1 forward, 1 backward, 1 optimizer``: what a step's graphs are."""
+    counts: dict[str, int] = {}
+    for ref in s.graphs:
+        label = labels.get(ref)
+        if label is not None:
+            counts[label] = counts.get(label, 0) + 1
+    return ", ".join(f"{n} {p}" for p, n in counts.items()) if counts else \
+        ", ".join(f"{n} {p}" for p, n in s.phases.items())
 
 
 def _spans(numbers: list[int]) -> str:

@@ -151,7 +151,10 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
     if t.closest:
-        alike = f", {t.similarity:.0%} alike" if t.similarity is not None else ""
+        from hlodiff.render.story_view import alike_text
+
+        alike = f", {alike_text(t.similarity, False, [t.kind, *(k for k, _, _ in t.more)])}" \
+            if t.similarity is not None else ""
         out.append(f"{PREFIX}  against {t.closest}{alike}; {SO_FAR.format(report=report)}")
     return out
 

@@ -34,6 +34,8 @@ def plan_text(plan: dict) -> str:
     seconds = (plan.get("cost_model") or {}).get("compile_seconds_per_graph")
     saves = f"; saves {(now - planned) * seconds:.2f} s of compiling at {seconds:.2f} s per graph" \
         if seconds and now and planned is not None and now > planned else ""
+    if kind == "buckets" and executions and _two_sizes(sizes, plan):
+        return _two_sizes_text(plan, sizes, runs, saves)
     # one bucket: "pad up to 4"; several: each size to the next bucket, which "pad up to 7, 12" did not say (review 6)
     several = len(plan.get("buckets") or []) > 1
     target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
@@ -56,3 +58,20 @@ def _one_size(plan: dict, sizes: list[int], executions: bool) -> str:
     one = next((c["padded_fraction"] for c in curve if c.get("buckets") == 1), None)
     share = f", {_pct(one)}" if executions and one is not None else ""
     return f"; one size ({max(sizes)}): 1 graph for it{share}"
+
+
+def _two_sizes(sizes: list[int], plan: dict) -> bool:
+    """Two sizes padded to the larger: one graph, and powers of two would make no fewer graphs than now."""
+    p2 = plan.get("powers_of_two") or {}
+    return len(sizes) == 2 and plan.get("buckets") == [max(sizes)] and (p2.get("graphs") or 0) >= (
+        plan.get("graphs_now") or 0)
+
+
+def _two_sizes_text(plan: dict, sizes: list[int], runs: int, saves: str) -> str:
+    """The plan of a two-size case (a short last batch) in a few words: the fix line above it already names the
+    fix; the parameters that carry the size and powers of two (no fewer graphs) only made it dense (review 17, F8:
+    "took 2 values (2–4) ... pad up to 4 → 1 graph instead of 2, 20 % padded work; powers of two: 2 graphs, 0 %").
+    Counted from compilations alone, the plan keeps its long form: it says what would count the executions."""
+    big, small = max(sizes), min(sizes)
+    return (f"plan: sizes {big} and {small} over {runs} executions: pad {small} up to {big} → 1 graph instead of 2, "
+            f"{_pct(plan.get('padded_fraction') or 0.0)} padded work{saves}")

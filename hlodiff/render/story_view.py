@@ -15,8 +15,16 @@ from hlodiff.explain.dynamo_compiled_only import compilations_only
 from hlodiff.explain.stories import Story
 
 
-def alike_text(similarity: float, equal: bool) -> str:
-    """``97% alike``; never ``100%`` when anything differs (``>99% alike``)."""
+SHAPES_ONLY = "same program, other shapes"
+"""Said of two graphs whose every difference is a shape (a batch of 2 rows against one of 4): their similarity, a
+share of instructions alike in shape and all, read "46% alike" as another program (review 17, F8)."""
+
+
+def alike_text(similarity: float, equal: bool, kinds: list[str] | None = None) -> str:
+    """``97% alike``; never ``100%`` when anything differs (``>99% alike``); ``kinds``: the kinds of the causes
+    found, all ``shape``: :data:`SHAPES_ONLY`."""
+    if kinds and all(k == "shape" for k in kinds):
+        return SHAPES_ONLY
     if not equal and round(similarity * 100) >= 100:
         return ">99% alike"
     return f"{similarity:.0%} alike"

@@ -304,7 +304,7 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     head.append(f" {verb} ({r.family.label})" + ("" if unrelated_eager else f"; closest earlier graph {closest}"),
                 style="")
     if r.diff is not None and not unrelated_eager:
-        head.append(f", {alike_text(r.diff.similarity, r.diff.equal)}", style="dim")
+        head.append(f", {alike_text(r.diff.similarity, r.diff.equal, [c.kind for c in r.causes])}", style="dim")
     if r.causes and r.causes[0].fix_stance in NOTHING_TO_FIX:  # review 5 F6: says so before its cause does
         head.append("; expected", style="")
     console.print(head, highlight=False)
