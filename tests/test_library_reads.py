@@ -33,6 +33,12 @@ STACKS = {
     "embedding_max_norm_renorm": [(f"{SITE}/torch/nn/functional.py", 2425, "_no_grad_embedding_renorm_"),
                                   (f"{SITE}/torch/nn/functional.py", 2541, "embedding"),
                                   (f"{SITE}/torch/nn/modules/sparse.py", 192, "forward")],
+    # round 25 (r25_tx_resume_state_to_device's PT_XLA_DEBUG log): AdamW's bias correction reads a step counter
+    # that a checkpoint restore moved to the device
+    "optimizer_step_count_on_device": [(f"{SITE}/torch/optim/optimizer.py", 97, "_get_value"),
+                                       (f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"),
+                                       (f"{SITE}/torch/optim/adam.py", 953, "adam"),
+                                       (f"{SITE}/torch/optim/optimizer.py", 150, "maybe_fallback")],
 }
 
 
@@ -88,3 +94,23 @@ def test_the_sample_check_of_log_prob_is_the_same_row():
     frames = [SourceFrame(f"{SITE}/torch/distributions/distribution.py", 321, "_validate_sample"),
               SourceFrame(f"{SITE}/torch/distributions/normal.py", 89, "log_prob"), USER]
     assert library_read(frames).name == "distribution_validate_args"
+
+
+def test_a_step_cut_by_adam_reading_step_counters_moved_to_the_device_gets_the_cpu_state_fix():
+    """Round 25 (fixtures/scenarios/torch_xla/r25_tx_resume_state_to_device): a rollback restores the optimizer's
+    state through a to-device helper; AdamW then reads each step counter on the XLA device with .item() inside
+    opt.step(): the fix is to keep the counters on the CPU (the state as saved), not "read it after the sync" (the
+    user reads nothing)."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/torch_xla/r25_tx_resume_state_to_device"),
+                   codes=(1,))
+    head = doc["headline"]
+    assert head["location"]["line"] == 39
+    assert "step counters on the CPU" in head["fix"] and "capturable=True" in head["fix"]
+    assert "read it after the sync" not in head["fix"] and "add_step_closure" not in head["fix"]
+
+
+def test_a_cpu_step_counter_read_on_the_host_is_no_library_read_of_the_row():
+    """Look-alike: the user's own .item() of a loss beside an optimizer step (rev15_tx_stable_item_control reads
+    its loss after the sync; item_partial before it) names no optimizer row: the row needs _get_value innermost."""
+    frames = [SourceFrame(f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"), USER]
+    assert library_read(frames) is None

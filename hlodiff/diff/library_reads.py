@@ -85,6 +85,18 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "it compiles once and repeats every step (a steady cost, not a recompilation); to keep the step one graph, "
          "drop max_norm and bound the rows with device ops after opt.step() (e.g. scale each row of the weight by "
          "min(1, max_norm / its norm) under torch.no_grad()), or accept the split"),
+    # round 25 (r25_tx_resume_state_to_device): Adam/AdamW/NAdam/RAdam/Adamax/Adagrad with capturable=False keep
+    # each parameter's `step` counter as a CPU tensor and read it with _get_value (.item()) for the bias
+    # correction; a read made on the XLA device means the counters were moved there (a checkpoint restored through
+    # a to-device helper such as accelerate's send_to_device): one early execution per parameter, every step
+    _row("optimizer_step_count_on_device", "torch/optim/optimizer.py", "_get_value",
+         "optimizer.step() (torch.optim, capturable=False)",
+         "torch.optim reads each parameter's step counter on the host (_get_value, .item()) for its bias "
+         "correction; the counters are CPU tensors unless the optimizer's state was moved to the XLA device (a "
+         "state dict sent to the device before load_state_dict, as when a checkpoint is restored)",
+         "keep the optimizer's step counters on the CPU: load the optimizer state dict as it was saved, without "
+         "moving it to the device first (optimizer.load_state_dict places the moments on the parameters' device "
+         "itself), or build the optimizer with capturable=True"),
 )
 
 
