@@ -16,7 +16,7 @@ from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBre
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 assigned_on_line, bounds_loop, break_before_resume, is_scalar_read,
-                                                python_random_call, sizes_on_line, what_breaks)
+                                                python_random_call, sizes_on_line, tests_membership, what_breaks)
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -82,6 +82,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if "list_item" in facts and tests_membership(subject, failure.code):
+        facts.add("membership_test")  # `if i in self.skip`: the list chooses which parts run, a mask tensor fits
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
     if kind == "python_value" and (subject or "").startswith("___stack") \
