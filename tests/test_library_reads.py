@@ -35,6 +35,12 @@ STACKS = {
                                   (f"{SITE}/torch/nn/modules/sparse.py", 192, "forward")],
     # Dynamo round 24 (d24_save_on_cpu_steps's PT_XLA_DEBUG log): save_on_cpu's pack hook, under the user's call
     "save_on_cpu_pack": [(f"{SITE}/torch/autograd/graph.py", 380, "pack_to_cpu")],
+    # round 25 (r25_tx_resume_state_to_device's PT_XLA_DEBUG log): AdamW's bias correction reads a step counter
+    # that a checkpoint restore moved to the device
+    "optimizer_step_count_on_device": [(f"{SITE}/torch/optim/optimizer.py", 97, "_get_value"),
+                                       (f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"),
+                                       (f"{SITE}/torch/optim/adam.py", 953, "adam"),
+                                       (f"{SITE}/torch/optim/optimizer.py", 150, "maybe_fallback")],
 }
 
 
@@ -101,3 +107,21 @@ def test_a_step_cut_by_save_on_cpu_under_torch_compile_names_the_offloading_cont
     head = doc["headline"]
     assert head["kind"] == "partial" and head["location"]["line"] == 21
     assert "save_on_cpu" in head["fix"] and "pad" not in head["fix"] and "read it after the sync" not in head["fix"]
+def test_a_step_cut_by_adam_reading_step_counters_moved_to_the_device_gets_the_cpu_state_fix():
+    """Round 25 (fixtures/scenarios/torch_xla/r25_tx_resume_state_to_device): a rollback restores the optimizer's
+    state through a to-device helper; AdamW then reads each step counter on the XLA device with .item() inside
+    opt.step(): the fix is to keep the counters on the CPU (the state as saved), not "read it after the sync" (the
+    user reads nothing)."""
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/torch_xla/r25_tx_resume_state_to_device"),
+                   codes=(1,))
+    head = doc["headline"]
+    assert head["location"]["line"] == 39
+    assert "step counters on the CPU" in head["fix"] and "capturable=True" in head["fix"]
+    assert "read it after the sync" not in head["fix"] and "add_step_closure" not in head["fix"]
+
+
+def test_a_cpu_step_counter_read_on_the_host_is_no_library_read_of_the_row():
+    """Look-alike: the user's own .item() of a loss beside an optimizer step (rev15_tx_stable_item_control reads
+    its loss after the sync; item_partial before it) names no optimizer row: the row needs _get_value innermost."""
+    frames = [SourceFrame(f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"), USER]
+    assert library_read(frames) is None

@@ -320,6 +320,16 @@ RULES: tuple[FixRule, ...] = (
           "block, or keep the per-layer choice out of the forward (a per-layer tensor or buffer the code multiplies "
           "by, or two block classes)",
           unless="jax python_flag sets_shape sets_loop python_string list_item"),
+    # round 25 (r25_d_layerdrop_outside): a list on the module the forward tests membership in (`if i in
+    # self.skip`, LayerDrop drawn outside the compiled code): the items choose which parts run, so a buffer holding
+    # the same indices would still need a Python branch; the choice belongs in a mask the code multiplies by
+    _rule("dynamo_module_list_membership", "python_value", "dynamo module_attribute list_item membership_test",
+          "{tensor} is one item of a Python list kept on the module that {function} tests membership in ({seen}): "
+          "the list chooses which parts of the code run, Dynamo bakes the items it read into the graph and traces "
+          "{function} again for every new choice, toward its recompile limit ({limit}); pass the choice as data "
+          "instead: a keep-mask tensor with one 0/1 per part, multiplied into the result (h = h + keep[i] * "
+          "block(h)), so one graph serves every choice; a higher limit only postpones the fallback",
+          unless="jax python_flag sets_shape python_string"),
     # Dynamo round 18 (d18_class_weights_list): one item of a list of numbers on the module (class weights made
     # into a tensor inside the forward) guarded by value: the list, not the one item, belongs in a tensor
     _rule("dynamo_module_list_item", "python_value", "dynamo module_attribute list_item",

@@ -95,6 +95,18 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "steps without the context)",
          "drop save_on_cpu on XLA (to save memory, recompute activations with torch_xla's gradient checkpointing "
          "instead), or keep the context on every step, so each step is cut the same way"),
+    # round 25 (r25_tx_resume_state_to_device): Adam/AdamW/NAdam/RAdam/Adamax/Adagrad with capturable=False keep
+    # each parameter's `step` counter as a CPU tensor and read it with _get_value (.item()) for the bias
+    # correction; a read made on the XLA device means the counters were moved there (a checkpoint restored through
+    # a to-device helper such as accelerate's send_to_device): one early execution per parameter, every step
+    _row("optimizer_step_count_on_device", "torch/optim/optimizer.py", "_get_value",
+         "optimizer.step() (torch.optim, capturable=False)",
+         "torch.optim reads each parameter's step counter on the host (_get_value, .item()) for its bias "
+         "correction; the counters are CPU tensors unless the optimizer's state was moved to the XLA device (a "
+         "state dict sent to the device before load_state_dict, as when a checkpoint is restored)",
+         "keep the optimizer's step counters on the CPU: load the optimizer state dict as it was saved, without "
+         "moving it to the device first (optimizer.load_state_dict places the moments on the parameters' device "
+         "itself), or build the optimizer with capturable=True"),
 )
 
 

@@ -376,6 +376,20 @@ def _as_written(name: str) -> str:
     return re.sub(r"\[['\"](\w+)['\"]\]", r".\1", target)
 
 
+_LIST_OF_MODULE = re.compile(r"^(?:self|L\[['\"]self['\"]\])(?:\._modules\[['\"][^'\"]+['\"]\])*\.(?P<list>\w+)\[\d+\]$")
+
+
+def tests_membership(name: str | None, code: str | None) -> bool:
+    """Whether the line Dynamo quoted for its guard on one item of a list kept on the module (``L['self'].skip[0]``)
+    tests membership in that list (``if i in self.skip:``, ``not in``): the items choose which parts of the forward
+    run (layers to drop), and every new choice is a new trace; a per-item mask the code multiplies by serves every
+    choice with one graph (round 25, r25_d_layerdrop_outside). Iterating the list (``for i in self.skip``) is not a
+    membership test."""
+    if not name or not code or _LOOP.match(code) or (m := _LIST_OF_MODULE.match(name.strip())) is None:
+        return False
+    return re.search(rf"\bin\s+self\.{re.escape(m.group('list'))}\b", code) is not None
+
+
 def assigned_on_line(name: str | None, code: str | None) -> bool:
     """Whether the line Dynamo quoted for the guard on ``name`` assigns that very value (``CALLS += 1`` for
     ``G['CALLS']``, ``self.counter += 1`` for ``L['self'].counter``): the compiled function changes what it guarded,

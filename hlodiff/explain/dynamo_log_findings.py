@@ -17,7 +17,7 @@ from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
                                                 identity_on_line, is_data_dependent_branch, is_scalar_read,
-                                                python_random_call, sizes_on_line, what_breaks)
+                                                python_random_call, sizes_on_line, tests_membership, what_breaks)
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -85,6 +85,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
+    if "list_item" in facts and tests_membership(subject, failure.code):
+        facts.add("membership_test")  # `if i in self.skip`: the list chooses which parts run, a mask tensor fits
     if kind == "python_value" and assigned_on_line(subject, failure.code):
         facts.add("assigned_in_call")  # the compiled function changes the value it guarded (a counter kept inside)
     if facts & {"container_length", "attribute_truth"} and grown_on_line(subject, failure.code):

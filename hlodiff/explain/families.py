@@ -180,6 +180,15 @@ def first_rest(family: Family, ref: str) -> bool:
     return i > 0 and not is_partial(members[i]) and all(is_partial(g) for g in members[:i])
 
 
+def first_step_piece(family: Family, ref: str) -> bool:
+    """Graph ``ref`` is a later piece of the family's first step, cut short like every graph before it (a step cut
+    by several early reads runs one piece per read): compiled because the step is cut there, not because the step
+    changed; compared with the piece before it, it differs in everything a different cut holds."""
+    members = family.members
+    i = next((i for i, g in enumerate(members) if g.ref == ref), 0)
+    return i > 0 and all(is_partial(g) for g in members[:i + 1])
+
+
 def bridge_graph(summary: GraphSummary) -> bool:
     """A graph torch_xla's Dynamo bridge ran (its trigger is library code on a bridge stack): never the rest of a
     step a user's read cut short."""

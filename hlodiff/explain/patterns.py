@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Collection
 
 from hlodiff.explain.cycles import period_of, schedule_like, wraps
 from hlodiff.explain.eager_ops import CONTEXT, PLACEMENT, SHAPE, called_for, is_eager_op, result_resized
-from hlodiff.explain.families import is_partial
+from hlodiff.explain.families import first_step_piece, is_partial
 from hlodiff.hlo.model import SourceFrame, user_frame
 
 if TYPE_CHECKING:
@@ -331,6 +331,10 @@ def leading(family: "Family", recompilations):
     # an expected warm-up never names the family's cause while a change its fix does not excuse is there (review
     # 2, F2: AdamW's warm-up at step 1 named 'inputs at :17' for a weight-decay change at step 4)
     mine = [r for r in mine if r.causes[0].fix_rule not in EXPECTED] or mine
+    # a later piece of the first step, cut by its second or third early read, is compiled once and reused: it
+    # never names the family while a graph that changes is there (round 25, r25_tx_mlm_mask_assign: the labels'
+    # cut at :26 named a run whose graphs change after the cut at :29)
+    mine = [r for r in mine if not first_step_piece(family, r.graph.ref)] or mine
     kinds = [r.causes[0].kind for r in mine]
     kind = max(set(kinds), key=lambda k: (kinds.count(k), -kinds.index(k)))
     # of that kind, the first at the most common root line: a queue that grows from its second step on is told at
