@@ -116,7 +116,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
     }
     if (shape == NULL) goto done; /* a shape not seen yet: the parser reads it (and caches it) */
-    name = ascii_str(p + name_start, name_end - name_start);
+    name = shared_value(ascii_str(p + name_start, name_end - name_start));
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
     if (opcode == NULL) goto done;
     if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser):
@@ -153,7 +153,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         if (blank)
             operands = PyTuple_New(0);
         else if (!typed)
-            operands = untyped_operands(p, body, body_end);
+            operands = shared_value(untyped_operands(p, body, body_end));
         else {
             PyObject *names = PyList_New(0), *shapes = PyList_New(0);
             int st = names && shapes ? typed_operands(p, body, body_end, typed_refs, names, shapes) : -1;
@@ -164,7 +164,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
                     st = other < 0 ? -1 : (other ? 2 : 1);
                 }
             }
-            if (st > 0) operands = PyList_AsTuple(names);
+            if (st > 0) operands = shared_value(PyList_AsTuple(names));
             if (st == 2 && operands != NULL) declared_shapes = PyList_AsTuple(shapes);
             Py_XDECREF(names);
             Py_XDECREF(shapes);
@@ -172,13 +172,13 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         }
         if (operands == NULL) goto done;
     }
-    attrs = end < n ? read_attributes(p, end, n) : empty_attributes();
+    attrs = end < n ? shared_attributes(p, end, n) : empty_attributes();
     if (attrs == NULL) goto done;
     if (operands == NULL) {
         operands = PyTuple_New(0);
         if (operands == NULL) goto done;
     }
-    PyObject *line_no = PyLong_FromLong(line_number), *col_no = PyLong_FromSsize_t(col + 1);
+    PyObject *line_no = shared_line(line_number), *col_no = PyLong_FromSsize_t(col + 1);
     if (line_no && col_no) {
         PyObject *args[11] = {name, shape, opcode, operands, attrs, root ? Py_True : Py_False,
                               literal ? literal : Py_None, param ? param : Py_None, NULL, line_no, col_no};
