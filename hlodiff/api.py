@@ -71,7 +71,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     warnings = [] if warnings is None else warnings
     collector_off_for_command()
     left, right = resolve_ref(left_ref, warnings, stage=stage), resolve_ref(right_ref, warnings, stage=stage)
-    with shared_values():  # the right module's names, operand tuples and line numbers: the left's objects
+    with shared_values():  # line numbers, and attributes written alike (either side): one object each
         left_module, right_module = left.module(), right.module()
     unknown: set[str] = set()
     for module in (left_module, right_module):

@@ -1,5 +1,6 @@
 """Two modules read for one comparison share the objects of their equal values (issue 34's memory), and nothing a
-reader sees changes: the modules equal those read apart, with the accelerator and without."""
+reader sees changes: the modules equal those read apart, with the accelerator and without: line numbers, and the
+attributes of instructions written alike on either side."""
 
 from __future__ import annotations
 
@@ -55,16 +56,14 @@ def test_the_right_module_holds_the_left_modules_objects(use_native, monkeypatch
     assert (left, right) == (apart_left, apart_right)  # every field a reader sees, as read apart
     li, ri = _insts(left), _insts(right)
     for name, inst in ri.items():
-        assert inst.name is li[name].name and inst.line is li[name].line
-    assert ri["r.7"].operands is li["r.7"].operands and ri["b.8"].operands is li["b.8"].operands  # one tuple
-    assert ri["m.11"].operands == ("b.10", "b.8") and ri["m.11"].operands[0] is li["b.10"].name
+        assert inst.line is li[name].line and inst.line > 1000
     # attributes written alike: one dict, on either side; a different text gets its own
     assert ri["b.8"].attrs is li["b.8"].attrs is li["b.10"].attrs and isinstance(li["b.8"].attrs, SharedAttributes)
     assert ri["r.7"].attrs is li["r.7"].attrs and ri["r.7"].attrs is not li["b.8"].attrs
     assert ri["r.7"].attrs == {"dimensions": "{1}", "to_apply": "region_0.1"}
     # read apart, nothing is shared
     ai, bi = _insts(apart_left), _insts(apart_right)
-    assert bi["r.7"].name is not ai["r.7"].name and bi["b.8"].attrs is not ai["b.8"].attrs
+    assert bi["r.7"].line is not ai["r.7"].line and bi["b.8"].attrs is not ai["b.8"].attrs
 
 
 @pytest.mark.parametrize("use_native", BOTH, ids=lambda on: "accelerator" if on else "pure Python")
@@ -96,5 +95,5 @@ def test_sharing_ends_with_the_block_and_nests():
         still = _read(LEFT)  # the outer block still shares
     after = _read(LEFT)
     ii, si, ai = _insts(inner), _insts(still), _insts(after)
-    assert si["r.7"].name is ii["r.7"].name and si["b.8"].attrs is ii["b.8"].attrs
-    assert ai["r.7"].name is not ii["r.7"].name and type(ai["b.8"].attrs) is dict
+    assert si["r.7"].line is ii["r.7"].line and si["b.8"].attrs is ii["b.8"].attrs
+    assert ai["r.7"].line is not ii["r.7"].line and type(ai["b.8"].attrs) is dict

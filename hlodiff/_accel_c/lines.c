@@ -116,7 +116,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         shape = PyDict_GetItemWithError(shapes, shape_text); /* borrowed */
     }
     if (shape == NULL) goto done; /* a shape not seen yet: the parser reads it (and caches it) */
-    name = shared_value(ascii_str(p + name_start, name_end - name_start));
+    name = ascii_str(p + name_start, name_end - name_start);
     opcode = name ? shared_str(p + op_start, op_end - op_start) : NULL;
     if (opcode == NULL) goto done;
     if (!tuple_shape) { /* how this instruction is written as a typed operand (array shapes only, as the parser):
@@ -153,7 +153,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         if (blank)
             operands = PyTuple_New(0);
         else if (!typed)
-            operands = shared_value(untyped_operands(p, body, body_end));
+            operands = untyped_operands(p, body, body_end);
         else {
             PyObject *names = PyList_New(0), *shapes = PyList_New(0);
             int st = names && shapes ? typed_operands(p, body, body_end, typed_refs, names, shapes) : -1;
@@ -164,7 +164,7 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
                     st = other < 0 ? -1 : (other ? 2 : 1);
                 }
             }
-            if (st > 0) operands = shared_value(PyList_AsTuple(names));
+            if (st > 0) operands = PyList_AsTuple(names);
             if (st == 2 && operands != NULL) declared_shapes = PyList_AsTuple(shapes);
             Py_XDECREF(names);
             Py_XDECREF(shapes);

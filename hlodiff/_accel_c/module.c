@@ -93,11 +93,11 @@ static PyMethodDef methods[] = {
      "register_no_attributes(empty) -> None: the attrs every instruction read without attributes shares"},
     {"register_shared_attributes", register_shared_attributes, METH_O,
      "register_shared_attributes(type) -> None: the dict subclass of the attrs shared while sharing is on"},
-    {"share", share, METH_O, "share(value) -> the object of an equal value read while sharing is on, else value"},
+    {"share_line", share_line, METH_O, "share_line(n) -> the int of line n read while sharing is on, else a new one"},
     {"share_attributes", share_attributes, METH_VARARGS,
      "share_attributes(text, attrs) -> the attrs of instructions written with text after their operands, shared"},
     {"share_values", share_values, METH_O,
-     "share_values(on) -> None: while on (nested calls count), equal names, operand tuples and line numbers of the "
+     "share_values(on) -> None: while on (nested calls count), equal line numbers and attributes texts of the "
      "instructions read are one object each"},
     {"reads_tuple", reads_tuple, METH_VARARGS,
      "reads_tuple(insts, operands) -> whether a get-tuple-element reads a tuple instruction directly"},

@@ -1,23 +1,24 @@
-/* One object for a value both modules of a comparison hold: instruction names, line numbers and operand tuples.
+/* One object for a value the modules of a comparison hold equal: line numbers, and attributes written alike.
  *
- * Why (issue 34, memory): two graphs compared are mostly the same program, so the right module's 258K names, line
- * numbers and operand tuples (at 300K instructions: 16 MB, 8 MB and 12 MB) equal the left's. While sharing is on
- * (hlodiff.hlo.parser.shared_values, around the two parses), lines.c gives each new instruction the object an
- * earlier parse made for an equal value; when it goes off, the tables go and the modules keep only their objects.
- * Equal values, so every result is the same; name-keyed lookups across the two sides then also meet the very
- * key object they probe for.
+ * Why (issue 34, memory): two graphs compared are mostly the same program, so the right module's 258K line numbers
+ * (at 300K instructions, 8 MB of ints) equal the left's, and the instructions whose attributes are written alike,
+ * on either side (`dimensions={0}` on 40,800 broadcasts a side), can share one read-only attrs
+ * (hlodiff.hlo.model.SharedAttributes, 180 bytes an instruction). While sharing is on
+ * (hlodiff.hlo.sharing.shared_values, around the two parses), lines.c gives each new instruction the object an
+ * earlier line made for an equal value; when it goes off, the tables go and the modules keep only their objects.
+ * Equal values, so every result is the same, and a shared attrs is read once, not parsed again for each line.
+ * Names and operand tuples are not shared: a probe of a 258K-entry table for each of them cost more CPU than the
+ * parse saved (0.15-0.2 s for the 300K pair, for 28 MB).
  */
 #include "accel.h"
 
 static int depth;                 /* share_values(True) calls not yet closed */
-static PyObject *names;          /* str -> the same str, and operand tuple -> the same tuple */
 static PyObject *attrs_by_text;   /* the text after an instruction's operands -> its shared attrs */
 static PyObject *attrs_type;      /* hlodiff.hlo.model.SharedAttributes, once registered */
 static PyObject **lines;          /* line number -> its int (owned), NULL when not made yet */
 static Py_ssize_t lines_cap;
 
 static void clear(void) {
-    Py_CLEAR(names);
     Py_CLEAR(attrs_by_text);
     for (Py_ssize_t i = 0; i < lines_cap; i++) Py_XDECREF(lines[i]);
     PyMem_Free(lines);
@@ -30,8 +31,7 @@ PyObject *share_values(PyObject *self, PyObject *arg) {
     int on = PyObject_IsTrue(arg);
     if (on < 0) return NULL;
     if (on) {
-        if (depth++ == 0 && ((names = PyDict_New()) == NULL || (attrs_by_text = PyDict_New()) == NULL)) {
-            clear();
+        if (depth++ == 0 && (attrs_by_text = PyDict_New()) == NULL) {
             depth = 0;
             return NULL;
         }
@@ -41,23 +41,9 @@ PyObject *share_values(PyObject *self, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* The shared object equal to obj (a str or a tuple; obj's own reference is taken over), or obj when sharing is
-   off; NULL with an error (obj released). */
-PyObject *shared_value(PyObject *obj) {
-    if (names == NULL || obj == NULL) return obj;
-    PyObject *kept = PyDict_SetDefault(names, obj, obj); /* borrowed */
-    if (kept == NULL) {
-        Py_DECREF(obj);
-        return NULL;
-    }
-    Py_INCREF(kept);
-    Py_DECREF(obj);
-    return kept;
-}
-
 /* The int for a line number: the shared one while sharing is on, else a new one. New reference. */
 PyObject *shared_line(long n) {
-    if (names == NULL || n < 0 || n > (1L << 28)) return PyLong_FromLong(n);
+    if (attrs_by_text == NULL || n < 0 || n > (1L << 28)) return PyLong_FromLong(n);
     if (n >= lines_cap) {
         Py_ssize_t cap = lines_cap ? lines_cap : 4096;
         while (cap <= n) cap *= 2;
@@ -70,6 +56,14 @@ PyObject *shared_line(long n) {
     if (lines[n] == NULL && (lines[n] = PyLong_FromLong(n)) == NULL) return NULL;
     Py_INCREF(lines[n]);
     return lines[n];
+}
+
+/* share_line(n) -> shared_line(n): for the lines the Python parser reads (hlodiff.hlo.sharing.share_line), so that
+   both parsers fill one table. */
+PyObject *share_line(PyObject *self, PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    return shared_line(n);
 }
 
 /* register_shared_attributes(type) -> None: the dict subclass the attrs shared while sharing is on are made of. */
@@ -105,14 +99,6 @@ PyObject *shared_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n) {
     if (shared != NULL && PyDict_SetItem(attrs_by_text, text, shared) < 0) Py_CLEAR(shared);
     Py_DECREF(text);
     return shared;
-}
-
-/* share(value) -> the object equal to value an earlier parse of this block made (value when sharing is off): for
-   the lines the Python parser reads (hlodiff.hlo.sharing.share), so that both parsers fill one table. */
-PyObject *share(PyObject *self, PyObject *value) {
-    Py_INCREF(value);
-    return PyLong_CheckExact(value) && names != NULL ? (Py_DECREF(value), shared_line(PyLong_AsLong(value)))
-                                                     : shared_value(value);
 }
 
 /* share_attributes(text, attrs) -> the attrs shared by the instructions whose text after the operands is text (attrs,

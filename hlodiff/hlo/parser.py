@@ -32,7 +32,7 @@ from hlodiff.hlo.opcodes import async_shorthand
 from hlodiff.hlo.model import (NO_ATTRIBUTES, Computation, FileLocation, Instruction, Module, Shape, SharedAttributes,
                                StackFrameTable)
 from hlodiff.hlo.name_checks import NameChecks
-from hlodiff.hlo.sharing import share, share_attributes
+from hlodiff.hlo.sharing import share_attributes, share_line
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
@@ -344,7 +344,7 @@ class _Parser(NameChecks):
             if native is not None:  # the common lines in C; it stops at the first line it leaves to this parser
                 for inst in comp.instructions[len(known):]:  # the lines this parser read since: the same
                     if inst.operands:
-                        inst.operands = share(tuple([known.get(op, op) for op in inst.operands]))
+                        inst.operands = tuple([known.get(op, op) for op in inst.operands])
                     known.setdefault(inst.name, inst.name)
                 self.i = native.parse_lines(self.lines, self.i, self.first_line, self.typed_refs, _shape_cache,
                                             Instruction, comp.instructions, self.declared, parse_shape_at, Shape,
@@ -434,8 +434,8 @@ class _Parser(NameChecks):
         # The column of the first character, from the match (no stripped copy of a long line): ROOT, or the name
         # and the '%' before it.
         indent = m.start(1) if root else m.start(2) - (line[m.start(2) - 1:m.start(2)] == "%")
-        inst = Instruction(share(name), shape, opcode, (), NO_ATTRIBUTES, root, None, None, 0,
-                           share(self.first_line + index), indent + 1)
+        inst = Instruction(name, shape, opcode, (), NO_ATTRIBUTES, root, None, None, 0,
+                           share_line(self.first_line + index), indent + 1)
         if shape_text is not None:
             self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
@@ -522,11 +522,11 @@ class _Parser(NameChecks):
         if "[" not in body and "(" not in body:
             if _UNTYPED_OPERANDS.fullmatch(body) is None:
                 return False
-            inst.operands = share(tuple(share(piece.strip().lstrip("%")) for piece in body.split(",")))
+            inst.operands = tuple(piece.strip().lstrip("%") for piece in body.split(","))
             return True
         if _TYPED_OPERANDS.fullmatch(body) is not None:
             names = _PCT_NAME.findall(body)
-            inst.operands = share(tuple(map(share, names)))
+            inst.operands = tuple(names)
             refs = self.typed_refs
             try:
                 written = (refs[names[0]] if len(names) == 1 else ", ".join(map(refs.__getitem__, names))) == body

@@ -1,11 +1,13 @@
-"""One object for each value the modules of a comparison hold equal: names, operand tuples, line numbers, attributes.
+"""One object for each value the modules of a comparison hold equal: line numbers, and attributes written alike.
 
-Two graphs compared are mostly one program, so most of the right module's names, operand tuples and line numbers
-equal the left's (at 300K instructions a side: 16 MB, 12 MB and 8 MB of objects), and instructions whose
-attributes are written alike, on either side, can share one ``attrs`` (:class:`SharedAttributes`). Parsed inside
-:func:`shared_values`, each new instruction gets the object an earlier parse made for an equal value (the
-accelerator's ``shared.c``; :func:`share` here for the pure-Python parser). The values are equal, so nothing a
-reader sees changes; the tables go when the block ends, and the modules keep only their own objects.
+Two graphs compared are mostly one program, so the right module's line numbers equal the left's (258K ints, 8 MB
+at 300K instructions a side), and instructions whose attributes are written alike, on either side, can share one
+read-only ``attrs`` (:class:`SharedAttributes`: ``dimensions={0}`` on 40,800 broadcasts a side, 180 bytes each).
+Parsed inside :func:`shared_values`, each new instruction gets the object an earlier line made for an equal value
+(the accelerator's ``shared.c``, whose tables the pure-Python parser fills too, or this module's without it). The
+values are equal, so nothing a reader sees changes; the tables go when the block ends, and the modules keep only
+their own objects. Names and operand tuples are not shared: a probe of a table as large as the module for each cost
+more CPU than the parse saved.
 """
 
 from __future__ import annotations
@@ -16,17 +18,17 @@ from contextlib import contextmanager
 from hlodiff.accel import native
 from hlodiff.hlo.model import SharedAttributes
 
-_table: dict | None = None  # the pure-Python parser's tables while sharing is on: values, and attrs by their text
+_lines: dict[int, int] | None = None  # the pure-Python parser's tables while sharing is on
 _attrs: dict[str, SharedAttributes] | None = None
 
 
 @contextmanager
 def shared_values() -> Iterator[None]:
     """Parse the modules of one comparison inside this block (nested blocks share the outermost's tables)."""
-    global _table, _attrs
-    outer = _table, _attrs
-    if _table is None:
-        _table, _attrs = {}, {}
+    global _lines, _attrs
+    outer = _lines, _attrs
+    if _lines is None:
+        _lines, _attrs = {}, {}
     if native is not None:
         native.share_values(True)
     try:
@@ -34,15 +36,15 @@ def shared_values() -> Iterator[None]:
     finally:
         if native is not None:
             native.share_values(False)
-        _table, _attrs = outer
+        _lines, _attrs = outer
 
 
-def share(value):
-    """The object equal to ``value`` an earlier parse of this block made (``value`` itself when sharing is off)."""
+def share_line(line: int) -> int:
+    """The int an earlier line of this block got for ``line`` (``line`` itself when sharing is off)."""
     if native is not None:  # the table the accelerator's parser fills
-        return native.share(value)
-    table = _table
-    return value if table is None else table.setdefault(value, value)
+        return native.share_line(line)
+    table = _lines
+    return line if table is None else table.setdefault(line, line)
 
 
 def share_attributes(line: str, end: int, attrs: dict[str, str]) -> dict[str, str]:
