@@ -40,11 +40,13 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     from hlodiff.graph import canonicalize
     from hlodiff.hlo.escapes import note_bad_escapes
     from hlodiff.hlo.opcodes import note_unknown_opcodes
+    from hlodiff.hlo.sharing import shared_values
 
     warnings = [] if warnings is None else warnings
     collector_off_for_command()
     left, right = resolve_ref(left_ref, warnings, stage=stage), resolve_ref(right_ref, warnings, stage=stage)
-    left_module, right_module = left.module(), right.module()
+    with shared_values():  # line numbers, and attributes written alike (either side): one object each
+        left_module, right_module = left.module(), right.module()
     unknown: set[str] = set()
     for module in (left_module, right_module):
         note_unknown_opcodes(module, warnings, unknown)

@@ -121,6 +121,13 @@ int register_instruction_type(PyObject *type);
 PyObject *register_instruction(PyObject *self, PyObject *type);
 PyObject *register_no_attributes(PyObject *self, PyObject *attrs);
 PyObject *empty_attributes(void);
+/* shared.c: one object for an equal line number or attributes text across the modules of a comparison. */
+PyObject *share_values(PyObject *self, PyObject *arg);
+PyObject *shared_line(long n);
+PyObject *share_line(PyObject *self, PyObject *arg);
+PyObject *share_attributes(PyObject *self, PyObject *args);
+PyObject *register_shared_attributes(PyObject *self, PyObject *type);
+PyObject *shared_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n);
 PyObject *inst_attr(PyObject *inst, PyObject *key);
 PyObject *inst_new(PyObject *type, PyObject *const *args);
 

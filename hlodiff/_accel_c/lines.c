@@ -172,13 +172,13 @@ static PyObject *read_instruction(const char *p, Py_ssize_t n, long line_number,
         }
         if (operands == NULL) goto done;
     }
-    attrs = end < n ? read_attributes(p, end, n) : empty_attributes();
+    attrs = end < n ? shared_attributes(p, end, n) : empty_attributes();
     if (attrs == NULL) goto done;
     if (operands == NULL) {
         operands = PyTuple_New(0);
         if (operands == NULL) goto done;
     }
-    PyObject *line_no = PyLong_FromLong(line_number), *col_no = PyLong_FromSsize_t(col + 1);
+    PyObject *line_no = shared_line(line_number), *col_no = PyLong_FromSsize_t(col + 1);
     if (line_no && col_no) {
         PyObject *args[11] = {name, shape, opcode, operands, attrs, root ? Py_True : Py_False,
                               literal ? literal : Py_None, param ? param : Py_None, NULL, line_no, col_no};

@@ -14,6 +14,7 @@ import re
 from hlodiff.hlo import scan
 from hlodiff.hlo.model import NO_ATTRIBUTES, Instruction, Shape
 from hlodiff.hlo.shapes import ARRAY_SHAPE, ShapeSyntaxError, parse_shape_at, remember
+from hlodiff.hlo.sharing import share_attributes, share_line
 from hlodiff.hlo.shapes import _cache as _shape_cache
 
 _NAME = r"[A-Za-z0-9_.\-]+"
@@ -113,8 +114,8 @@ class InstructionReader:
         # The column of the first character, from the match (no stripped copy of a long line): ROOT, or the name
         # and the '%' before it.
         indent = m.start(1) if root else m.start(2) - (line[m.start(2) - 1:m.start(2)] == "%")
-        inst = Instruction(name, shape, opcode, (), NO_ATTRIBUTES, root, None, None, 0, self.first_line + index,
-                           indent + 1)
+        inst = Instruction(name, shape, opcode, (), NO_ATTRIBUTES, root, None, None, 0,
+                           share_line(self.first_line + index), indent + 1)
         if shape_text is not None:
             self.typed_refs[name] = shape_text + " %" + name
         if not self._fill_operands(inst, body, line, index, end - len(body) - 1):
@@ -123,7 +124,7 @@ class InstructionReader:
             attrs = self._fast_attributes(line, end)
             if attrs is None:
                 return None
-            inst.attrs = attrs or NO_ATTRIBUTES
+            inst.attrs = share_attributes(line, end, attrs) if attrs else NO_ATTRIBUTES
         return inst
 
     def _fast_attributes(self, text: str, pos: int) -> dict[str, str] | None:

@@ -267,6 +267,24 @@ NO_ATTRIBUTES: dict[str, str] = _NoAttributes()
 """The shared ``attrs`` of a parsed instruction without attributes (see :class:`_NoAttributes`)."""
 
 
+class SharedAttributes(dict):
+    """The ``attrs`` of parsed instructions whose attributes are written alike (``dimensions={0}`` on 40,800
+    broadcasts a side of an unrolled 300K-instruction step, and the other side's equal lines), one dict for all of
+    them while the modules of a comparison are read (:mod:`hlodiff.hlo.sharing`): 180 bytes an instruction, 20 MB for
+    the 300K pair (issue 34). Reads as a dict; changing it raises, since other instructions share it: give the
+    instruction a dict of its own instead (``inst.attrs = {...}``). Pickled and copied as a plain dict."""
+
+    __slots__ = ()
+
+    def _shared(self, *args, **kwargs):
+        raise TypeError("parsed instructions written alike share their attrs: assign a new dict instead")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _shared
+
+    def __reduce__(self):
+        return dict, (dict(self),)
+
+
 @dataclass(slots=True, eq=True)
 class Instruction:
     """``[ROOT] name = shape opcode(operands), key=value, ...``.

@@ -30,7 +30,8 @@ from hlodiff.hlo.checks import check_module
 from hlodiff.hlo.infer import infer_shapes
 from hlodiff.hlo.opcodes import async_shorthand
 from hlodiff.hlo.instruction_reader import _NAME, _STR, InstructionReader
-from hlodiff.hlo.model import NO_ATTRIBUTES, Computation, FileLocation, Instruction, Module, Shape, StackFrameTable
+from hlodiff.hlo.model import (NO_ATTRIBUTES, Computation, FileLocation, Instruction, Module, Shape, SharedAttributes,
+                               StackFrameTable)
 from hlodiff.hlo.name_checks import NameChecks
 from hlodiff.hlo.shapes import parse_shape_at
 from hlodiff.hlo.shapes import _cache as _shape_cache
@@ -38,6 +39,7 @@ from hlodiff.hlo.shapes import _cache as _shape_cache
 if native is not None:  # the accelerator reads instructions' fields at their slots (set up once, not per line)
     native.register_instruction(Instruction)
     native.register_no_attributes(NO_ATTRIBUTES)  # the shared attrs of an instruction without attributes
+    native.register_shared_attributes(SharedAttributes)  # the attrs shared inside sharing.shared_values
 
 _COMP_START = re.compile(r"\s*(ENTRY\s+)?%?" + _NAME + r"\s*(\(|\{\s*$)")
 _MAX_HEAD_LINES = 1000
