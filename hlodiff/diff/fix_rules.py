@@ -256,6 +256,19 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
+    # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
+    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+          "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
+          "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
+          "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
+          "compute that term yourself with tensor ops, the value kept in a device tensor (label smoothing: (1 - s) * "
+          "nll + s * the mean over classes of -log p); a higher limit only postpones the fallback", unless="jax sets_shape"),
+    _rule("dynamo_number_only_param", "python_value", "dynamo number_only_param",
+          "expected: {tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each "
+          "value and traces {function} once per value, each compiled once and reused (a training and a validation "
+          "value: two graphs); nothing to fix with a few values (a tensor cannot go there); if new values keep coming, "
+          "compute that term yourself with tensor ops, the value kept in a device tensor", unless="jax sets_shape limit_hit"),
     # Dynamo round 10 (dyn_call_counter, pytorch#128319): the guard's line assigns the guarded value (`CALLS += 1`
     # inside the compiled function): each call breaks the guard for the next, whatever the loop does
     _rule("dynamo_counter_in_call", "python_value", "dynamo assigned_in_call",
@@ -1729,7 +1742,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
-    "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
+    "dynamo_python_dtype", "dynamo_optimizer_state_warmup", "dynamo_number_only_param",
     "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))

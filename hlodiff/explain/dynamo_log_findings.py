@@ -17,6 +17,7 @@ from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
                                                 identity_on_line, is_scalar_read, python_random_call, sizes_on_line, what_breaks)
+from hlodiff.explain.dynamo_number_params import number_only_param
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -82,6 +83,10 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
+        # the number goes to a parameter that takes a Python number only (label_smoothing=): no tensor can go there
+        facts.add("number_only_param")
+        seen = f"{seen}, passed as {param}="
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
     if kind == "python_value" and assigned_on_line(subject, failure.code):
