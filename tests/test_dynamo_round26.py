@@ -74,3 +74,34 @@ def test_label_smoothing_off_for_validation_is_told_expected_never_as_a_tensor()
     head = doc["headline"]
     assert head["location"]["line"] == 29 and "label_smoothing=" in head["fix"]
     assert head["fix"].startswith("expected") and "pass it as a tensor" not in head["fix"]
+
+
+@pytest.mark.parametrize("subject, submodule", [
+    ("self._modules['drop']", True),
+    ("L['self']._modules['head']", True),
+    ("fn._modules['0']._forward_pre_hooks[list(dict.keys(fn._modules['0']._forward_pre_hooks))[0]]", False),  # prune
+    ("pair", False),          # dyn_tuple_or_list: an argument's container type
+    ("L['head']", False),     # dyn_head_per_task: a head passed as an argument
+])
+def test_a_submodule_type_guard_is_told_by_its_own_row(subject, submodule):
+    from hlodiff.explain.dynamo_log_findings import _SUBMODULE
+    assert bool(_SUBMODULE.search(subject)) is submodule
+
+
+@pytest.mark.parametrize("facts, row", [
+    ({"dynamo", "object_type", "submodule_type"}, "dynamo_submodule_type"),
+    ({"dynamo", "object_type", "submodule_type", "parametrized"}, "dynamo_parametrized"),  # d20_weight_norm_late
+    ({"dynamo", "object_type"}, "dynamo_object_type"),
+])
+def test_the_submodule_row_is_chosen_on_its_evidence(facts, row):
+    assert choose("guard", frozenset(facts)).name == row
+
+
+def test_a_dropout_swapped_for_eval_is_told_as_the_swap_with_the_mode_as_the_way():
+    """d26_eval_dropout_swap: ``___check_type_id(self._modules['drop'], ...)``: expected, one graph per setup; the
+    int/float aside of the generic object-type row is no concern of a submodule."""
+    result = cli("explain-recompile", str(SCENARIOS / "d26_eval_dropout_swap"), "--json", codes=(0, 1))
+    doc = json.loads(result.stdout)
+    assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_submodule_type"}
+    fix = doc["headline"]["fix"] if doc["headline"] else doc["dynamo"]["recompiles"][0]["fix"]
+    assert "eval()" in fix and "float" not in fix and result.exit_code == 0

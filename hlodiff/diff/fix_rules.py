@@ -463,6 +463,14 @@ RULES: tuple[FixRule, ...] = (
           "class for a generated Parametrized<Class> and its weight for a computed one, so Dynamo traces "
           "{function} again, once, and reuses that graph; nothing to fix (register it before the first compiled "
           "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
+    # Dynamo round 26 (d26_eval_dropout_swap): the object of another class is a submodule the loop swapped
+    # (Dropout -> Identity for a held-out check): no number, no int/float aside; the mode is the way to switch it
+    _rule("dynamo_submodule_type", "guard", "dynamo object_type submodule_type",
+          "expected: {tensor} is a submodule replaced by one of another class on some calls ({seen}): Dynamo inlines "
+          "it and traces {function} once per class, each compiled once and reused; nothing to fix when the swap is "
+          "the design (one graph per setup); to turn a layer off for evaluation, keep it and switch the model's mode "
+          "instead (model.eval() turns dropout off, one graph per mode as well) rather than swapping modules back "
+          "and forth", unless="jax parametrized"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -1743,6 +1751,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup", "dynamo_number_only_param",
+    "dynamo_submodule_type",
     "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))

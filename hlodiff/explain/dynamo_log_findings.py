@@ -74,6 +74,11 @@ def _absolute(source: SourceFrame | None, definition: SourceFrame | None) -> Sou
     return SourceFrame(definition.file, source.line, source.function)
 
 
+_SUBMODULE = re.compile(r"\._modules\[['\"][^'\"]+['\"]\]$")
+"""A guarded name that is a module's submodule itself (``self._modules['drop']``), not something inside it
+(``fn._modules['0']._forward_pre_hooks[...]``: d20_prune_rounds)."""
+
+
 def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
     kind, subject, seen, facts = _classify(failure.guard)
@@ -83,6 +88,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if "object_type" in facts and _SUBMODULE.search(subject or ""):
+        facts.add("submodule_type")  # the object of another class is a submodule swapped by the loop (Dropout -> Identity)
     if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
         # the number goes to a parameter that takes a Python number only (label_smoothing=): no tensor can go there
         facts.add("number_only_param")
