@@ -324,10 +324,6 @@ WRONG_NOW = {
     # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
     "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
                                             "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
-    # Dynamo round 26 (blind): a per-request top_k (`torch.topk(logits, top_k)`) is told by the int-sets-a-shape
-    # row, "keep one size and mask what is unused (or pad to a few fixed sizes)": the mask is right, padding is no
-    # answer for a k (the truth's fix_none); a fix needs the row to know a k from a length (topk's k, not a slice)
-    "dynamo/d26_generate_topk": "fix_none: says pad ('or pad to a few fixed sizes' for a top_k)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

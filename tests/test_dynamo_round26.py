@@ -105,3 +105,35 @@ def test_a_dropout_swapped_for_eval_is_told_as_the_swap_with_the_mode_as_the_way
     assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_submodule_type"}
     fix = doc["headline"]["fix"] if doc["headline"] else doc["dynamo"]["recompiles"][0]["fix"]
     assert "eval()" in fix and "float" not in fix and result.exit_code == 0
+
+
+@pytest.mark.parametrize("name, code, k", [
+    ("top_k", "vals, idx = torch.topk(logits, top_k, dim=-1)", True),
+    ("top_k", "vals, idx = logits.topk(top_k)", True),
+    ("top_k", "vals, idx = torch.topk(logits.float(), k=top_k)", True),
+    ("L['self'].k", "scores, idx = sims.topk(self.k, dim=1)", True),
+    ("n", "vals, idx = torch.topk(x[:, :n], 5)", False),       # a slice's bound: a length, the sets_shape row's
+    ("top_k", "h = x[:top_k]  # topk(x, top_k) later", False),  # a comment
+    ("dim", "vals, idx = torch.topk(x, 4, dim)", False),        # topk's dim, not its k
+])
+def test_topk_s_k_is_read_where_the_guarded_int_is_passed_as_it(name, code, k):
+    from hlodiff.explain.dynamo_topk_k import topk_k_on_line
+    assert topk_k_on_line(name, code) is k
+
+
+@pytest.mark.parametrize("facts, row", [
+    ({"dynamo", "python_int", "sets_topk", "sets_shape"}, "dynamo_int_sets_topk"),
+    ({"dynamo", "python_int", "sets_shape"}, "dynamo_int_sets_shape"),  # a length keeps "mask (or pad)"
+])
+def test_the_topk_row_is_chosen_on_its_evidence(facts, row):
+    rule = choose("python_value", frozenset(facts))
+    assert rule.name == row
+    assert ("pad" in rule.text) is (row == "dynamo_int_sets_shape")
+
+
+def test_a_per_request_top_k_is_told_as_one_fixed_k_and_a_mask_never_padding():
+    """d26_generate_topk: ``top_k == 20`` at the topk line, 20/50/40 recurring."""
+    doc = json.loads(cli("explain-recompile", str(SCENARIOS / "d26_generate_topk"), "--json", codes=(0, 1)).stdout)
+    assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_int_sets_topk"}
+    head = doc["headline"]
+    assert head["location"]["line"] == 17 and "mask" in head["fix"] and "pad" not in head["fix"]

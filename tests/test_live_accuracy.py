@@ -234,11 +234,9 @@ LIVE_WRONG_NOW = {
                                   "manual_seed break, e-nolog; confident wrong; the break at exit)",
     # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
     # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
-    # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit); the top_k's
-    # "pad" as in the story (WRONG_NOW)
+    # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)
     'dynamo/d26_loss_cfg_rebuilt_control': "quiet: outputs (line unknown) told once live in the warm-up steps "
                                            "(a false alarm; no headline at exit)",
-    'dynamo/d26_generate_topk': "fix_none: says pad ('or pad to a few fixed sizes' for a top_k)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

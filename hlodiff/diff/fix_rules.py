@@ -252,6 +252,13 @@ RULES: tuple[FixRule, ...] = (
           "call and what uses its result (a timer, a log line) out of the compiled function (time around the call, "
           "after a sync), or compute the value with tensor ops Dynamo traces; a higher limit only postpones the "
           "fallback", unless="jax"),
+    # Dynamo round 26 (d26_generate_topk): a per-request top_k as topk's k: one fixed k and a mask, as the XLA
+    # engine's shape_topk says; padding (the length row's other answer) is none for a k
+    _rule("dynamo_int_sets_topk", "python_value", "dynamo python_int sets_topk",
+          "{tensor} is a Python int that sets how many values topk keeps ({seen}): Dynamo specialises each value and "
+          "XLA compiles a graph per k, each reused when that k comes again; a k cannot come from a tensor, so take "
+          "topk with one fixed k (the largest) on every call and mask the entries past each call's k (a device "
+          "tensor of k compared with the ranks), or keep k to a few values, one graph each", unless="jax"),
     _rule("dynamo_int_sets_shape", "python_value", "dynamo python_int sets_shape",
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "

@@ -18,6 +18,7 @@ from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify
                                                 assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
                                                 identity_on_line, is_scalar_read, python_random_call, sizes_on_line, what_breaks)
 from hlodiff.explain.dynamo_number_params import number_only_param
+from hlodiff.explain.dynamo_topk_k import topk_k_on_line
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -88,6 +89,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if "python_int" in facts and topk_k_on_line(subject, failure.code):
+        facts.add("sets_topk")  # the int is topk's k on its guard's line: one k and a mask, never padding
     if "object_type" in facts and _SUBMODULE.search(subject or ""):
         facts.add("submodule_type")  # the object of another class is a submodule swapped by the loop (Dropout -> Identity)
     if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
