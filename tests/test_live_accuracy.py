@@ -234,6 +234,11 @@ LIVE_WRONG_NOW = {
                                   "manual_seed break, e-nolog; confident wrong; the break at exit)",
     # review 17 C2 by hand: as at exit (two calls of the compiled module, the log names its wrapper)
     'dynamo/rev17_tc_eval_mode_logs': 'line: no location (as at exit: a compiled nn.Module called on two lines)',
+    # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
+    # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
+    # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)
+    'dynamo/d26_loss_cfg_rebuilt_control': "quiet: outputs (line unknown) told once live in the warm-up steps "
+                                           "(a false alarm; no headline at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

@@ -252,10 +252,30 @@ RULES: tuple[FixRule, ...] = (
           "call and what uses its result (a timer, a log line) out of the compiled function (time around the call, "
           "after a sync), or compute the value with tensor ops Dynamo traces; a higher limit only postpones the "
           "fallback", unless="jax"),
+    # Dynamo round 26 (d26_generate_topk): a per-request top_k as topk's k: one fixed k and a mask, as the XLA
+    # engine's shape_topk says; padding (the length row's other answer) is none for a k
+    _rule("dynamo_int_sets_topk", "python_value", "dynamo python_int sets_topk",
+          "{tensor} is a Python int that sets how many values topk keeps ({seen}): Dynamo specialises each value and "
+          "XLA compiles a graph per k, each reused when that k comes again; a k cannot come from a tensor, so take "
+          "topk with one fixed k (the largest) on every call and mask the entries past each call's k (a device "
+          "tensor of k compared with the ranks), or keep k to a few values, one graph each", unless="jax"),
     _rule("dynamo_int_sets_shape", "python_value", "dynamo python_int sets_shape",
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
+    # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
+    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+          "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
+          "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
+          "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
+          "compute that term yourself with tensor ops, the value kept in a device tensor (label smoothing: (1 - s) * "
+          "nll + s * the mean over classes of -log p); a higher limit only postpones the fallback", unless="jax sets_shape"),
+    _rule("dynamo_number_only_param", "python_value", "dynamo number_only_param",
+          "expected: {tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each "
+          "value and traces {function} once per value, each compiled once and reused (a training and a validation "
+          "value: two graphs); nothing to fix with a few values (a tensor cannot go there); if new values keep coming, "
+          "compute that term yourself with tensor ops, the value kept in a device tensor", unless="jax sets_shape limit_hit"),
     # Dynamo round 10 (dyn_call_counter, pytorch#128319): the guard's line assigns the guarded value (`CALLS += 1`
     # inside the compiled function): each call breaks the guard for the next, whatever the loop does
     _rule("dynamo_counter_in_call", "python_value", "dynamo assigned_in_call",
@@ -460,6 +480,14 @@ RULES: tuple[FixRule, ...] = (
           "class for a generated Parametrized<Class> and its weight for a computed one, so Dynamo traces "
           "{function} again, once, and reuses that graph; nothing to fix (register it before the first compiled "
           "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
+    # Dynamo round 26 (d26_eval_dropout_swap): the object of another class is a submodule the loop swapped
+    # (Dropout -> Identity for a held-out check): no number, no int/float aside; the mode is the way to switch it
+    _rule("dynamo_submodule_type", "guard", "dynamo object_type submodule_type",
+          "expected: {tensor} is a submodule replaced by one of another class on some calls ({seen}): Dynamo inlines "
+          "it and traces {function} once per class, each compiled once and reused; nothing to fix when the swap is "
+          "the design (one graph per setup); to turn a layer off for evaluation, keep it and switch the model's mode "
+          "instead (model.eval() turns dropout off, one graph per mode as well) rather than swapping modules back "
+          "and forth", unless="jax parametrized"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
@@ -1765,7 +1793,8 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
-    "dynamo_python_dtype", "dynamo_optimizer_state_warmup",
+    "dynamo_python_dtype", "dynamo_optimizer_state_warmup", "dynamo_number_only_param",
+    "dynamo_submodule_type",
     "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))

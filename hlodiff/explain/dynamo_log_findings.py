@@ -18,6 +18,8 @@ from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify
                                                 assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
                                                 identity_on_line, is_data_dependent_branch, is_scalar_read,
                                                 python_random_call, sizes_on_line, tests_membership, what_breaks)
+from hlodiff.explain.dynamo_number_params import number_only_param
+from hlodiff.explain.dynamo_topk_k import topk_k_on_line
 from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
                                           int_recompiled_once, varying_sizes, wrapped_module)
 from hlodiff.hlo.library_modules import cut_module_path
@@ -74,6 +76,11 @@ def _absolute(source: SourceFrame | None, definition: SourceFrame | None) -> Sou
     return SourceFrame(definition.file, source.line, source.function)
 
 
+_SUBMODULE = re.compile(r"\._modules\[['\"][^'\"]+['\"]\]$")
+"""A guarded name that is a module's submodule itself (``self._modules['drop']``), not something inside it
+(``fn._modules['0']._forward_pre_hooks[...]``: d20_prune_rounds)."""
+
+
 def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
     kind, subject, seen, facts = _classify(failure.guard)
@@ -83,6 +90,14 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_loop")  # the int bounds a loop on its guard's line: it sets how many times the body is traced
     if "python_int" in facts and sizes_on_line(subject, failure.code):
         facts.add("sets_shape")  # the int is a size on its guard's line (torch.split's sizes, x[:n]): a shape
+    if "python_int" in facts and topk_k_on_line(subject, failure.code):
+        facts.add("sets_topk")  # the int is topk's k on its guard's line: one k and a mask, never padding
+    if "object_type" in facts and _SUBMODULE.search(subject or ""):
+        facts.add("submodule_type")  # the object of another class is a submodule swapped by the loop (Dropout -> Identity)
+    if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
+        # the number goes to a parameter that takes a Python number only (label_smoothing=): no tensor can go there
+        facts.add("number_only_param")
+        seen = f"{seen}, passed as {param}="
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
     if "list_item" in facts and tests_membership(subject, failure.code):
