@@ -232,6 +232,14 @@ LIVE_WRONG_NOW = {
                                    "buckets' before Dynamo's guard is read (confident wrong; right at exit)",
     'dynamo/d24_seed_in_forward': "kind: dtype; line: no location; fix: drop dtype= (the warm-up around the "
                                   "manual_seed break, e-nolog; confident wrong; the break at exit)",
+    # round 26 (small, blind, on merged main): live, the first epoch's tail of 8 then a full batch of 16 again is
+    # told 'expected: one graph per bucket ... 2 sizes that recur (16, 8) ... nothing to fix' although 8 has come
+    # once (only 16 came back); the next epochs' tails (7, 6, 5, 4) are then told as pad to a few fixed sizes, and
+    # the report at exit is right. A fix needs the bucket stance to wait until a smaller size has come twice
+    'torch_xla/r26_tx_selfpaced_tail': "fix_any/fix_none: 'expected: one graph per bucket ... recur (16, 8) ... "
+                                       "nothing to fix' after one tail of 8 (right at exit)",
+    # the metric control live: as at exit (its WRONG_NOW): the fresh zeros baked once told as a Python 0 or 1
+    'torch_xla/r26_tx_metric_reset_control': "fix_any: a Python number of exactly 0 or 1 ... (as at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
