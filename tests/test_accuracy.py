@@ -324,17 +324,6 @@ WRONG_NOW = {
     # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
     "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
                                             "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
-    # round 26 (small, blind, on merged main): a torchmetrics-style accuracy in device scalars, reset() to fresh
-    # torch.zeros((), device=dev) each epoch (:25) and carried as data between steps (:29). The first step after a
-    # reset bakes the fresh zero (the constant's metadata names :25, the add's :29); later steps take the carried
-    # state as a parameter; 3 programs in epoch 0, all reused (a level-1 log keeps no cache hits). hlodiff reads the
-    # baked 0 as "a Python number of exactly 0 or 1 ... put it in a one-element tensor", exit 1: a confident wrong
-    # answer on a control. A fix needs a fact for "a fresh device-made state, baked on its first use and carried
-    # as data after" (the constant made at another line than its consumer, the consumer's result a graph output
-    # and on the right the same op fed by a parameter), told as the expected first step after a reset
-    "torch_xla/r26_tx_metric_reset_control": "fix_any: a Python number of exactly 0 or 1 ... one-element tensor (the "
-                                             "fresh zeros of reset() at :25, carried as data after; confident "
-                                             "wrong on a control); exit: 1",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -238,8 +238,6 @@ LIVE_WRONG_NOW = {
     # the report at exit is right. A fix needs the bucket stance to wait until a smaller size has come twice
     'torch_xla/r26_tx_selfpaced_tail': "fix_any/fix_none: 'expected: one graph per bucket ... recur (16, 8) ... "
                                        "nothing to fix' after one tail of 8 (right at exit)",
-    # the metric control live: as at exit (its WRONG_NOW): the fresh zeros baked once told as a Python 0 or 1
-    'torch_xla/r26_tx_metric_reset_control': "fix_any: a Python number of exactly 0 or 1 ... (as at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
