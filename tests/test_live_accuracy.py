@@ -239,6 +239,12 @@ LIVE_WRONG_NOW = {
     # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)
     'dynamo/d26_loss_cfg_rebuilt_control': "quiet: outputs (line unknown) told once live in the warm-up steps "
                                            "(a false alarm; no headline at exit)",
+    # round 26 (small, blind, on merged main): live, the first epoch's tail of 8 then a full batch of 16 again is
+    # told 'expected: one graph per bucket ... 2 sizes that recur (16, 8) ... nothing to fix' although 8 has come
+    # once (only 16 came back); the next epochs' tails (7, 6, 5, 4) are then told as pad to a few fixed sizes, and
+    # the report at exit is right. A fix needs the bucket stance to wait until a smaller size has come twice
+    'torch_xla/r26_tx_selfpaced_tail': "fix_any/fix_none: 'expected: one graph per bucket ... recur (16, 8) ... "
+                                       "nothing to fix' after one tail of 8 (right at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

@@ -18,6 +18,11 @@ from hlodiff.hlo.shapes import without_layout_text
 # n) and layout or casts; a product (a loss weight, a learning rate) is not a carried value.
 _CARRY_SUMS = frozenset({"add", "subtract"})
 _CARRY_PLUMBING = frozenset({"convert", "copy", "bitcast", "reshape"})
+# Round 26 (r26_tx_metric_reset_control): a torchmetrics-style metric keeps several running values (a correct count
+# and a total; tp/fp/fn), all restarted by its reset() and carried alike; a handful, not a model's worth of inputs,
+# and each with its start value (the constant 0) on the other side: several sums present on one side only are a
+# dict of sums that changes its keys (per_class_dict), not a restart.
+_MAX_CARRIED = 8
 
 
 def _scalar_shape(shape: str) -> bool:
@@ -25,9 +30,10 @@ def _scalar_shape(shape: str) -> bool:
 
 
 def carried_scalar(r) -> bool:
-    """The two graphs differ in one scalar only, made at a user line: device data (a parameter) on one side, where
-    the other side has the constant 0 or nothing, and on the parameter's side that input is summed (add, subtract,
-    nothing but casts besides) into a scalar output of the graph. A running value (a total, a count of correct
+    """The two graphs differ in a few scalars only (one running value, or a metric's several), each made at a user
+    line: device data (a parameter) on one side, where the other side has the constant 0 or nothing, and on the
+    parameter's side each such input is summed (add, subtract, nothing but casts besides) into a scalar output of
+    the graph. A running value (a total, a count of correct
     predictions) carried from step to step, started afresh from a Python number or ``torch.zeros`` at the top of a
     loop: the loop's first step traces the start value as a constant, the next ones read the previous step's
     result. A learning rate of 0 (made in an optimizer, read into weight-shaped updates) or a loss weight of 0
@@ -44,10 +50,14 @@ def carried_scalar(r) -> bool:
                     continue
                 if other is not None and not (other.opcode == "constant" and _zero_constant(r, other)):
                     return False
-                params.append((mine, graph))
-    if len(params) != 1:
-        return False
-    ref, graph = params[0]
+                params.append((mine, graph, other))
+    if len(params) > 1 and any(other is None for _, _, other in params):
+        return False  # several values, some new on one side: a dict of sums that grows (per_class_dict), no restart
+    return bool(params) and len(params) <= _MAX_CARRIED and all(_summed_out(ref, graph) for ref, graph, _ in params)
+
+
+def _summed_out(ref, graph) -> bool:
+    """One scalar parameter made at a user line is summed (add, subtract, casts) into a scalar output of its graph."""
     if not _scalar_shape(without_layout_text(ref.shape)) or not ref.frames or all(f.is_library for f in ref.frames):
         return False
     cm = getattr(graph, "_canonical", None) if graph is not None else None
