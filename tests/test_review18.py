@@ -77,3 +77,60 @@ def test_a_path_that_ends_another_file_is_not_taken_for_the_definition():
     log = log_of_records("t.log", _records("ork/notes/review18/runs/other.py"))
     (only,) = recompiles_of(log)
     assert only.guard.source.file == "ork/notes/review18/runs/other.py"
+
+
+# -- F3: a log line left in forward: `.item()` for the log, then Python's logging ------------------------------------
+
+from hlodiff.dumps.dynamo_log import DynamoLog, GraphBreak  # noqa: E402
+from hlodiff.explain.dynamo import breaks_of  # noqa: E402
+from hlodiff.hlo.model import SourceFrame  # noqa: E402
+
+_CALL = SourceFrame("/p/c3.py", 22, "<module>")
+_TORCH = SourceFrame("/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1775, "_call_impl")
+
+
+def _at_user_line(code: str, reason: str = "Unsupported Tensor.item() call with capture_scalar_outputs=False"):
+    line = SourceFrame("/p/c3.py", 12, "forward")
+    return GraphBreak("0/0", reason, "Dynamo does not support tracing `Tensor.item()`", at=line, call=_CALL,
+                      frames=(_CALL, _TORCH, line), codes=("loss = f(cmodel(x), y)", "return forward_call()", code))
+
+
+def _in_library(code: str, library: SourceFrame):
+    line = SourceFrame("/p/c3.py", 12, "forward")
+    return GraphBreak("0/0", "Logger not supported for non-export cases", None, at=library, call=_CALL,
+                      frames=(_CALL, _TORCH, line, library),
+                      codes=("loss = f(cmodel(x), y)", "return forward_call()", code, "if self.isEnabledFor(INFO):"))
+
+
+_LOGGING = SourceFrame("/usr/lib/python3.11/logging/__init__.py", 1488, "info")
+_LOG_LINE = 'log.info("activation norm %.3f", h.norm().item())     # debug logging left in forward'
+
+
+def _finding(*breaks):
+    log = DynamoLog("t.log", "trace")
+    log.graph_breaks = list(breaks)
+    return breaks_of(log)
+
+
+def test_an_item_read_for_a_log_call_is_told_to_move_the_log_call_out_not_torch_where():
+    (item,) = _finding(_at_user_line(_LOG_LINE))
+    assert item.fix_rule == "dynamo_graph_break_item_logged"
+    assert "log call" in item.fix and "torch.where" not in item.fix
+
+
+def test_an_item_read_for_a_branch_keeps_the_torch_where_advice():
+    (item,) = _finding(_at_user_line("if h.norm().item() > 1.0:"))
+    assert item.fix_rule == "dynamo_graph_break_item" and "torch.where" in item.fix
+
+
+def test_a_logger_break_entered_from_the_users_log_line_is_told_at_that_line_and_not_as_library_code():
+    (logged,) = _finding(_in_library(_LOG_LINE, _LOGGING))
+    assert logged.fix_rule == "dynamo_graph_break_log_call"
+    assert (logged.location.file, logged.location.line) == ("/p/c3.py", 12)
+    assert "nothing recompiles" not in logged.fix and "library code" not in logged.fix
+
+
+def test_a_library_break_entered_from_a_line_that_logs_nothing_stays_the_librarys():
+    adam = SourceFrame("/venv/lib/python3.11/site-packages/torch/optim/adam.py", 210, "step")
+    (lib,) = _finding(_in_library("opt.step()", adam))
+    assert lib.fix_rule == "dynamo_graph_break_library"

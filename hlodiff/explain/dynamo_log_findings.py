@@ -200,7 +200,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
-                else f"{first.reason}, at {at}" if "op:xla_sync" in facts
+                else f"{first.reason}, at {at}" if "op:xla_sync" in facts or facts >= {"op:log_call", "in_library"} or (
+                    "op:log_call" in facts and "op:item" not in facts)
                 else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
                                     raised=first.raised)
