@@ -120,8 +120,10 @@ def test_a_plus_dynamo_log_is_read_without_its_recompiles_channel():
 
 def test_the_recompile_limit_dynamo_hit_is_told():
     doc, _ = _explain("dyn_cache_limit")
-    assert doc["dynamo"]["limit_hits"] == [{"compile_id": "0/8", "limit": 8}]
-    assert "recompile limit (8) at 0/8" in doc["summary"] and "compiled warm_loss 8 times" in doc["summary"]
+    assert doc["dynamo"]["limit_hits"] == [{"compile_id": "0/8", "limit": 8, "function": "warm_loss"}]
+    # review 18 F1: the refused attempt 0/8 compiled nothing, and the function ran without torch.compile after it
+    assert "gave up on warm_loss at its recompile limit (8): the attempt 0/8 compiled nothing" in doc["summary"]
+    assert "compiled warm_loss 8 times" in doc["summary"]
 
 
 def test_a_multi_rank_run_gives_each_rank_its_own_torch_trace_file(tmp_path):

@@ -545,6 +545,12 @@ RULES: tuple[FixRule, ...] = (
           "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
           "cannot trace), or drop fullgraph=True to let Dynamo split the function there (each split is a graph "
           "more per call)", unless="jax"),
+    # review 18 F3 (c3_log_break.py): the number `.item()` reads feeds only a log call: torch.where is no fix
+    _rule("dynamo_graph_break_item_logged", "graph_break", "dynamo op:item op:log_call",
+          "`.item()` inside the compiled function reads a tensor's value for a log call ({seen}): Dynamo breaks the "
+          "graph there on every call and the value is read into Python each time; move the log call and its "
+          "`.item()` out of the compiled function (return the tensor and log it after the call, every N steps)",
+          unless="jax raised"),
     _rule("dynamo_graph_break_item", "graph_break", "dynamo op:item",
           "`.item()` inside the compiled function breaks the graph on every call ({seen}): the Python number it "
           "returns feeds Python code (an `if`, a comparison); write that as tensor code (torch.where(cond, a, b)) "
@@ -764,6 +770,11 @@ RULES: tuple[FixRule, ...] = (
           "function there on every call (what follows runs without Dynamo, and a tensor's value written to the file "
           "is read into Python, a sync of its own); return the value from the compiled function and write it "
           "outside, after the call (or after the sync, where it is read anyway)", unless="jax raised"),
+    # review 18 F3: Python's logging breaks inside logging/__init__.py, entered from the user's log line
+    _rule("dynamo_graph_break_log_call", "graph_break", "dynamo op:log_call",
+          "a logging call inside the compiled function ({seen}): Dynamo does not trace Python's logging and splits "
+          "the function there on every call (each call runs as more than one graph, Python between them); move the "
+          "log call out of the compiled function (log after the call), or drop it", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

@@ -110,6 +110,9 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
                 if not cid:
                     continue
                 c = log.compile(cid)
+                limit = _recompile_limit(m)
+                if limit is not None and (cid, limit) not in log.limit_hits:
+                    log.limit_hits.append((cid, limit))
                 key = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
                 if cid in finished and finished[cid] == key and key[0]:
                     # the same function compiled again under an id it had finished: Dynamo was reset in between
@@ -154,9 +157,32 @@ def _whole_paths(log: DynamoLog, files: Iterable[str]) -> None:
     read with the whole path its compilation_metrics (the definition) or its file table names, once every record is
     in (the reasons come before the metrics that name the file)."""
     files = list(files)
+    # an attempt Dynamo refused at its recompile limit names no function of its own (review 18, F2: its guard read
+    # as ``ork/notes/...`` and a --source-map hint): its frame's other compiles name the same definition
+    # (one frame is one code object: the same function and definition), so every path reads it from there
+    of_frame = {c.frame: c for c in log.compiles if c.definition is not None and not c.resume}
     for c in log.compiles:
+        if c.definition is None and (named := of_frame.get(c.frame)) is not None:
+            c.definition, c.function = named.definition, c.function or named.function
         if c.definition is not None:
             c.failures = [_whole_path(f, c.definition, files) for f in c.failures]
+
+
+_DEFAULT_LIMIT = 8  # torch._dynamo.config.recompile_limit (cache_size_limit) when the record does not say
+
+
+def _recompile_limit(metrics: dict) -> int | None:
+    """The limit of a compilation Dynamo refused (review 18, F1): a TORCH_TRACE names it only in the metrics of the
+    attempt, ``fail_type: RecompileLimitExceeded``; the text log's ``hit config.recompile_limit (8)`` warning goes
+    to stderr, which `hlodiff record` does not keep. The attempt compiled nothing and the frame runs without Dynamo
+    from then on. The number is the run's config when the record carries it."""
+    if metrics.get("fail_type") != "RecompileLimitExceeded":
+        return None
+    try:
+        config = json.loads(metrics.get("dynamo_config") or "{}")
+        return int(config.get("recompile_limit") or config.get("cache_size_limit") or _DEFAULT_LIMIT)
+    except (ValueError, TypeError, AttributeError):
+        return _DEFAULT_LIMIT
 
 
 def _call_site(stack: list[SourceFrame]) -> SourceFrame | None:

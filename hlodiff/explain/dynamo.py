@@ -27,7 +27,7 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_bridge_own, tell_first_calls
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
-from hlodiff.explain.dynamo_log_findings import breaks_of, read_logs, recompile_of
+from hlodiff.explain.dynamo_log_findings import breaks_of, read_logs, recompile_of, recompiled_calls
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import DynamoFindings, choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
@@ -69,7 +69,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     made = sum(1 for c in traced if c.compile_id not in gave_up) + len(firsts)
     dynamo_graphs = made * (2 if backward else 1)
     found.cache_hits = max(0, dynamo_graphs - fx) // (2 if backward else 1) if fx else 0
-    calls = [c for c in log.compiles if c.recompiled]
+    calls = recompiled_calls(log)
     found.recompiles = [recompile_of(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found.recompiles)
     int_recompiled_once(found.recompiles)

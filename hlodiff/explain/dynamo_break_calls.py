@@ -29,6 +29,14 @@ USER_CALLS: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\btorch_xla\.sync\s*\("), "op:xla_sync"),
 )
 
+LOG_CALLS: tuple[tuple[re.Pattern, str], ...] = (
+    # (the user's innermost line as Dynamo quotes it; fact) -- whether or not it handed over to library code
+    # review 18 F3 (c3_log_break.py): `log.info("...", h.norm().item())` left in forward: the `.item()` breaks at
+    # that line, then Python's logging breaks inside logging/__init__.py, entered from it
+    (re.compile(r"\b(?:logging|log|logger|_logger|LOGGER|LOG)\.(?:debug|info|warning|warn|error|critical|exception"
+                r"|log)\s*\("), "op:log_call"),
+)
+
 CONTEXT_VALUES: tuple[tuple[str, str], ...] = (
     # (a value Dynamo's developer debug context names, fact)
     # round 21 (d21_generator_noise): torch.randn(..., generator=g): "Failed to convert args/kwargs to proxy"
@@ -63,6 +71,9 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
     if entry_code and users[-1] < len(brk.frames) - 1:  # the user's line handed over to library code
         code = entry_code.split("#", 1)[0]  # the statement, not its comment
         found.update(fact for pattern, fact in USER_CALLS if pattern.search(code))
+    if entry_code:
+        code = entry_code.split("#", 1)[0]
+        found.update(fact for pattern, fact in LOG_CALLS if pattern.search(code))
     context = brk.context or ""
     found.update(fact for mark, fact in CONTEXT_VALUES if mark in context)
     if (m := _SKIPPED.search(brk.explanation or "")) is not None:
@@ -76,7 +87,7 @@ def entered_lines(breaks: list[GraphBreak]) -> dict[tuple, SourceFrame]:
     raises first, the sync after it, and Dynamo's repeats of either without a stack -- is one finding there.
     Keyed by the break's own ``(file, line)``."""
     marked = {(e.file, e.line): e for b in breaks
-              if "op:xla_sync" in break_call_facts(b) and (e := user_entry(b)) is not None}
+              if {"op:xla_sync", "op:log_call"} & break_call_facts(b) and (e := user_entry(b)) is not None}
     found = {}
     for b in breaks:
         e = user_entry(b)

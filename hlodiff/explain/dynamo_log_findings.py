@@ -55,9 +55,20 @@ def read_logs(logs: list[DynamoLog]) -> DynamoLog | None:
     return merged
 
 
+def recompiled_calls(log: DynamoLog) -> list[DynamoCompile]:
+    """The compiles a failed guard set off, without the attempt Dynamo refused at its recompile limit (review 18,
+    F1: ``0/8`` compiled nothing, and "8 recompilations" counted it): that attempt is told as the limit, once, in
+    the summary. It stays when it is all its frame's log shows (a log of the limit's warning alone): its guard is
+    then the only one the user gets."""
+    calls = [c for c in log.compiles if c.recompiled]
+    refused = {cid for cid, _ in log.limit_hits}
+    told = {c.frame for c in calls if c.compile_id not in refused}
+    return [c for c in calls if c.compile_id not in refused or c.frame not in told]
+
+
 def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     """Dynamo's recompilations alone, each with its kind and fix (no XLA side: the pytest plugin's check)."""
-    calls = [c for c in log.compiles if c.recompiled]
+    calls = recompiled_calls(log)
     found = [recompile_of(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found)
     int_recompiled_once(found)
@@ -204,7 +215,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
-                else f"{first.reason}, at {at}" if "op:xla_sync" in facts
+                else f"{first.reason}, at {at}" if "op:xla_sync" in facts or facts >= {"op:log_call", "in_library"} or (
+                    "op:log_call" in facts and "op:item" not in facts)
                 else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
                                     raised=first.raised)

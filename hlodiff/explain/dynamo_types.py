@@ -234,6 +234,11 @@ class DynamoFindings:
                       f"call" if no_graph
                  else f"Dynamo compiled {what} {times} time{'s' if times != 1 else ''}" if times
                  else f"Dynamo compiled nothing: it gave up on {what}, which runs eagerly"]
+        for cid, limit in self.limit_hits:
+            # review 18 F1: the fact a user needs first: the function left torch.compile for the rest of the run
+            fn = self.limited_function(cid) or "the function"
+            parts.append(f"then it gave up on {fn} at its recompile limit ({limit}): the attempt {cid} compiled "
+                         f"nothing, and from that call on {fn} ran without torch.compile (eagerly, op by op)")
         if n:
             head = recurring_lead(self.recompiles)
             where = f" at {head.location.short()}" if head.location else ""
@@ -241,11 +246,6 @@ class DynamoFindings:
         for r in self.resets:
             parts.append(f"{r.function} compiled from scratch {r.seen} (no guard failed: Dynamo's cache was emptied, "
                          "torch._dynamo.reset())")
-        for cid, limit in self.limit_hits:
-            fn = next((compiled_name(c) for c in self.compiles if c.frame == int(cid.split("/")[0]) and c.function),
-                      None)
-            parts.append(f"Dynamo hit its recompile limit ({limit}) at {cid}: later calls of {fn or 'the function'} "
-                         "ran without Dynamo (eagerly, op by op)")
         if self.cache_hits:
             parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
         if self.xla_sizes:
@@ -267,6 +267,12 @@ class DynamoFindings:
             k = len(self.bridge_compilations)
             parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         return "; ".join(parts)
+
+    def limited_function(self, cid: str) -> str | None:
+        """The function whose frame hit the recompile limit at ``cid``, as the user compiled it."""
+        frame = int(cid.split("/")[0])
+        return next((compiled_name(c) for c in self.compiles if c.frame == frame and c.function and not c.resume),
+                    None)
 
     def xla_summary(self, explanation) -> str:
         """The XLA side of the report's first line. The bridge's recompilations that Dynamo's story tells
@@ -294,7 +300,8 @@ class DynamoFindings:
                 "bridge_compilations": self.bridge_compilations,
                 "bridge_recompilations": self.bridge_recompilations,
                 "cache_hits": self.cache_hits, "xla_graphs": self.xla_graphs,
-                "limit_hits": [{"compile_id": c, "limit": n} for c, n in self.limit_hits],
+                "limit_hits": [{"compile_id": c, "limit": n, "function": self.limited_function(c)}
+                               for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
                 "resets": [r.to_json() for r in self.resets],
                 "random_inputs": [r.to_json() for r in self.random_inputs],
