@@ -160,9 +160,12 @@ def _whole_paths(log: DynamoLog, files: Iterable[str]) -> None:
     # an attempt Dynamo refused at its recompile limit names no function of its own (review 18, F2: its guard read
     # as ``ork/notes/...`` and a --source-map hint): its frame's other compiles name the same definition
     # (one frame is one code object: the same function and definition), so every path reads it from there
+    # (only a refused attempt: a compile read live before its own metrics arrive keeps waiting for them, so its
+    # line stays the call's, not the definition's: dyn_modulelist_grow, review3_hook_guard)
     of_frame = {c.frame: c for c in log.compiles if c.definition is not None and not c.resume}
+    refused = {cid for cid, _ in log.limit_hits}
     for c in log.compiles:
-        if c.definition is None and (named := of_frame.get(c.frame)) is not None:
+        if c.definition is None and c.compile_id in refused and (named := of_frame.get(c.frame)) is not None:
             c.definition, c.function = named.definition, c.function or named.function
         if c.definition is not None:
             c.failures = [_whole_path(f, c.definition, files) for f in c.failures]
