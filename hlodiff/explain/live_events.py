@@ -76,9 +76,9 @@ class LiveEvent:
     """``recompiled``: this recompilation was told as expected before (an ``expected`` line of the same step): the
     line says it is not, now that more of the run is known (review 15, F4: the two lines read as a contradiction)."""
     warmup: int = 0
-    """``follows``, for a graph of torch_xla's Dynamo bridge compiled before Dynamo recompiled anything (the first
-    call's graphs, several of them in a run with nothing to fix): how many so far, else 0 (review 18, F4: three
-    "compiled again ... dtype" lines for them read as a dtype problem)."""
+    """``follows``, for a graph of torch_xla's Dynamo bridge of the first call (several of them in a run with nothing
+    to fix): how many so far, else 0 (review 18, F4: three "compiled again ... dtype" lines for them read as a dtype
+    problem); set by :class:`hlodiff.render.live.StepOrder`."""
     late: bool = False
     """Told after a line about a later step (Dynamo's log and torch_xla's graphs are read at different paces): the
     line says so rather than step numbers going backwards (review 18, F4); set by

@@ -26,7 +26,6 @@ class LiveTelling:
         self.stories: dict[tuple, Story] = {}
         self.expected = 0
         self.eager = 0  # expected recompilations of JAX operations run outside jit (told once, then counted)
-        self.warmup = 0  # the bridge's graphs before Dynamo recompiled anything (told once, then counted)
 
     def _tell(self, family: LiveFamily, record: GraphRecord, step: int, cut: bool = False) -> list[LiveEvent]:
         """A new recompilation: expected ones counted in one line, a family's first one on its second step
@@ -48,7 +47,7 @@ class LiveTelling:
             told.location = (self.dynamo.call_of(self.run, record.ref, lead) if self.run.dynamo_logs else None) \
                 or _the_call(recompilation, told.location)
             return [LiveEvent("follows", step, record.ref, family.label, told, count=self.expected,
-                              expected=True, graphs=self.graphs, warmup=self._warmup(family))]
+                              expected=True, graphs=self.graphs)]
         if self._before_bridge() and not self.dynamo.told and record.kind in TRACED_KINDS \
                 and not bridge_run(record.frames, self._debug_cause(record)):
             # a torch.compile run before any bridge graph and any word of Dynamo's: whether the step follows from a
@@ -127,15 +126,6 @@ class LiveTelling:
         newest.put(family)
         return out
 
-    def _warmup(self, family: LiveFamily) -> int:
-        """A graph of the Dynamo bridge compiled before Dynamo recompiled anything is the first call's (torch_xla
-        compiles a few for it in any run): counted, its count returned; else 0, and it is told with the call Dynamo
-        names (review 18, F4)."""
-        if "XLA bridge" not in family.label or self.dynamo.frame_steps:
-            return 0
-        self.warmup += 1
-        return self.warmup
-
     def _look_again_one(self, family: LiveFamily, running: bool, settled: bool = False) -> list[LiveEvent]:
         record = family.latest
         found = self._explain(family, record) if record is not None else None
@@ -151,8 +141,7 @@ class LiveTelling:
             self.expected += 1
             kind = "follows" if pending or family.story is None else "update"
             return [LiveEvent(kind, family.latest_step, record.ref, family.label, told, family.story,
-                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs,
-                              warmup=self._warmup(family) if kind == "follows" else 0)]
+                              count=self.expected, of_step=family.latest_step, expected=True, graphs=self.graphs)]
         family.follows = False
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:

@@ -169,25 +169,50 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
 
 
 class StepOrder:
-    """The live lines in the order a reader follows a job log: an event whose line is about an earlier step than a
-    line already told is marked :attr:`~hlodiff.explain.live_events.LiveEvent.late` (review 18, F4: "step 2
-    recompiled" then "step 1 recompiled again"). Events are not reordered: a story's later lines must come after its
-    first. Only events with a line count (a family's first graph, a counted warm-up say nothing); a ``now that more
-    of the run is known`` line is about an earlier step by design, and in a dump of compilations alone ``step`` is a
-    place among one function's compilations, not the run's step: neither moves the mark nor is late."""
+    """The live lines in the order a reader follows a job log (review 18, F4).
+
+    An event whose line is about an earlier step than a line already told is marked
+    :attr:`~hlodiff.explain.live_events.LiveEvent.late` ("step 2 recompiled" then "step 1 recompiled again" read as
+    time going backwards). Events are not reordered: a story's later lines must come after its first. Only events
+    with a line count; a ``now that more of the run is known`` line is about an earlier step by design, and in a
+    dump of compilations alone ``step`` is a place among one function's compilations, not the run's step: neither
+    moves the mark nor is late.
+
+    The graphs torch_xla's Dynamo bridge compiles again at the step of its first graph or the next, before any line
+    of Dynamo's recompilations, are the first call's (a few in any run): marked
+    :attr:`~hlodiff.explain.live_events.LiveEvent.warmup`, told in one quiet line, not one "compiled again: dtype"
+    line each. The explainer numbers steps per function in a dump; the run's steps are known here."""
 
     def __init__(self) -> None:
         self.told_up_to = -1
+        self.warmup = 0
+        self.first_step: int | None = None  # the step of the bridge's first graph
+        self.dynamo_told = False
 
     def mark(self, events: list) -> list:
         for e in events:
-            if not isinstance(e, LiveEvent) or e.kind == "update" or e.compilations_only or not _lines(e, AT_EXIT):
+            if not isinstance(e, LiveEvent):
+                continue
+            self._first_call(e)
+            if e.kind == "update" or e.compilations_only or not _lines(e, AT_EXIT):
                 continue
             if e.step < self.told_up_to:
                 e.late = True
             else:
                 self.told_up_to = e.step
         return events
+
+    def _first_call(self, e: LiveEvent) -> None:
+        if e.family.startswith("Dynamo") and e.kind in ("recompiled", "repeat", "expected"):
+            self.dynamo_told = True
+        if "XLA bridge" not in e.family or self.dynamo_told:
+            return
+        if self.first_step is None:
+            self.first_step = e.step
+        # the bridge cuts the first call with syncs of its own: its graphs end the step it began in and the next
+        if e.kind == "follows" and e.step <= self.first_step + 1:
+            self.warmup += 1
+            e.warmup = self.warmup
 
 
 def json_line(event: LiveEvent) -> str:
