@@ -17,6 +17,7 @@ from hlodiff.dumps.run_folder import RunInputs
 from hlodiff.errors import InputWarning
 from hlodiff.explain.live import LiveExplainer
 from hlodiff.explain.live_events import LiveEvent, Told
+from hlodiff.render.live import StepOrder
 
 
 class LiveRun:
@@ -51,6 +52,7 @@ class LiveRun:
 
         self.trees = GuardTrees()
         self.tree_read: dict[str, int] = {}  # a text log -> the offset read up to (its whole lines)
+        self.order = StepOrder()
 
     @property
     def warnings(self) -> list[InputWarning]:
@@ -58,13 +60,13 @@ class LiveRun:
 
     def poll(self) -> list[LiveEvent]:
         records = self.follower.poll()
-        return self._after(records)
+        return self.order.mark(self._after(records))
 
     def close(self) -> list[LiveEvent]:
         events = self._after(self.follower.close())
         if not self.log_only:
             events += self._dynamo([], final=True)
-        return events + self.explainer.finish()
+        return self.order.mark(events + self.explainer.finish())
 
     def _after(self, records: list[GraphRecord]) -> list[LiveEvent]:
         # an empty one is no report yet (record under torch.compile may see no sync at all): read as one, it is an

@@ -75,6 +75,14 @@ class LiveEvent:
     revises_expected: bool = False
     """``recompiled``: this recompilation was told as expected before (an ``expected`` line of the same step): the
     line says it is not, now that more of the run is known (review 15, F4: the two lines read as a contradiction)."""
+    warmup: int = 0
+    """``follows``, for a graph of torch_xla's Dynamo bridge of the first call (several of them in a run with nothing
+    to fix): how many so far, else 0 (review 18, F4: three "compiled again ... dtype" lines for them read as a dtype
+    problem); set by :class:`hlodiff.render.live.StepOrder`."""
+    late: bool = False
+    """Told after a line about a later step (Dynamo's log and torch_xla's graphs are read at different paces): the
+    line says so rather than step numbers going backwards (review 18, F4); set by
+    :class:`hlodiff.render.live.StepOrder`."""
     compilations_only: bool = False
     """The capture holds compilations only (a JAX or bare XLA dump): ``step`` is the module's place in its family,
     not a step of the user's loop (review 11, F8)."""
@@ -84,6 +92,7 @@ class LiveEvent:
         return {"event": self.kind, "step": self.step, "graph": self.graph, "family": self.family,
                 "expected": self.expected, "story": self.story, "count": self.count, "first_step": self.of_step,
                 "graphs_so_far": self.graphs, "eager_op": bool(self.eager),
+                "first_call_warmup": bool(self.warmup), "told_late": self.late,
                 "cause": None if t is None else {
                     "kind": t.kind, "summary": t.summary,
                     "location": t.location.to_json() if t.location else None, "fix": t.fix,
@@ -91,3 +100,4 @@ class LiveEvent:
                     "similarity": None if t.similarity is None else round(t.similarity, 4),
                     "more": [{"kind": k, "summary": s, "location": loc.to_json() if loc else None}
                              for k, s, loc in t.more]}}
+

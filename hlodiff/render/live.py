@@ -89,9 +89,12 @@ def lines(event: LiveEvent, report: str = AT_EXIT) -> list[str]:
 
 def _at(event: LiveEvent) -> str:
     """Where in the run: the user's step, or in a dump of compilations alone (no steps in it: review 11, F8, "step
-    2" for a call of the loop's step 3) the compilation's place among its function's."""
+    2" for a call of the loop's step 3) the compilation's place among its function's. An event told after a line
+    about a later step says so (review 18, F4: step numbers went backwards)."""
     if event.compilations_only:
         return f"compilation {event.step + 1} of {event.family}"
+    if event.late:
+        return f"(about step {event.step}, told late)"
     return f"step {event.step}"
 
 
@@ -121,12 +124,18 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
     if kind == "pending":
         return [f"{PREFIX}{_at(event)} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
+    if kind == "follows" and event.warmup:
+        # review 18, F4: one quiet line, no cause kind (three "compiled again: dtype" lines read as a dtype problem)
+        if event.warmup > 1:
+            return []
+        return [f"{PREFIX}{_at(event)}: the Dynamo bridge compiled the first call's graphs (expected: torch_xla "
+                "compiles a few for what Dynamo traced; counted, not told one by one)"]
     if kind == "follows":
         who = ("the Dynamo bridge compiled again" if "XLA bridge" in event.family
                else f"the step around the compiled call compiled again ({event.family})")
-        return [f"{PREFIX}step {event.step}: {who} ({event.count} counted so far): {_where(event)}{_fix(event)}"]
+        return [f"{PREFIX}{_at(event)}: {who} ({event.count} counted so far): {_where(event)}{_fix(event)}"]
     if kind == "graph_break":
-        return [f"{PREFIX}step {event.step}: {event.family}: {_where(event)}: {t.summary}{_fix(event)}"]
+        return [f"{PREFIX}{_at(event)}: {event.family}: {_where(event)}: {t.summary}{_fix(event)}"]
     if kind == "log":
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
@@ -157,6 +166,53 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
             if t.similarity is not None else ""
         out.append(f"{PREFIX}  against {t.closest}{alike}; {SO_FAR.format(report=report)}")
     return out
+
+
+class StepOrder:
+    """The live lines in the order a reader follows a job log (review 18, F4).
+
+    An event whose line is about an earlier step than a line already told is marked
+    :attr:`~hlodiff.explain.live_events.LiveEvent.late` ("step 2 recompiled" then "step 1 recompiled again" read as
+    time going backwards). Events are not reordered: a story's later lines must come after its first. Only events
+    with a line count; a ``now that more of the run is known`` line is about an earlier step by design, and in a
+    dump of compilations alone ``step`` is a place among one function's compilations, not the run's step: neither
+    moves the mark nor is late.
+
+    The graphs torch_xla's Dynamo bridge compiles again at the step of its first graph or the next, before any line
+    of Dynamo's recompilations, are the first call's (a few in any run): marked
+    :attr:`~hlodiff.explain.live_events.LiveEvent.warmup`, told in one quiet line, not one "compiled again: dtype"
+    line each. The explainer numbers steps per function in a dump; the run's steps are known here."""
+
+    def __init__(self) -> None:
+        self.told_up_to = -1
+        self.warmup = 0
+        self.first_step: int | None = None  # the step of the bridge's first graph
+        self.dynamo_told = False
+
+    def mark(self, events: list) -> list:
+        for e in events:
+            if not isinstance(e, LiveEvent):
+                continue
+            self._first_call(e)
+            if e.kind == "update" or e.compilations_only or not _lines(e, AT_EXIT):
+                continue
+            if e.step < self.told_up_to:
+                e.late = True
+            else:
+                self.told_up_to = e.step
+        return events
+
+    def _first_call(self, e: LiveEvent) -> None:
+        if e.family.startswith("Dynamo") and e.kind in ("recompiled", "repeat", "expected"):
+            self.dynamo_told = True
+        if "XLA bridge" not in e.family or self.dynamo_told:
+            return
+        if self.first_step is None:
+            self.first_step = e.step
+        # the bridge cuts the first call with syncs of its own: its graphs end the step it began in and the next
+        if e.kind == "follows" and e.step <= self.first_step + 1:
+            self.warmup += 1
+            e.warmup = self.warmup
 
 
 def json_line(event: LiveEvent) -> str:
