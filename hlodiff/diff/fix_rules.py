@@ -265,12 +265,19 @@ RULES: tuple[FixRule, ...] = (
           "fixed sizes)", unless="jax"),
     # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
     # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
-    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+    # (eleventh stop's read: the label-smoothing formula only where label_smoothing= is the parameter)
+    _rule("dynamo_label_smoothing_limit", "python_value", "dynamo number_only_param label_smoothing limit_hit",
           "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
           "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
           "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
           "compute that term yourself with tensor ops, the value kept in a device tensor (label smoothing: (1 - s) * "
           "nll + s * the mean over classes of -log p); a higher limit only postpones the fallback", unless="jax sets_shape"),
+    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+          "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
+          "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
+          "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
+          "compute that term yourself with tensor ops, the value kept in a device tensor; a higher limit only "
+          "postpones the fallback", unless="jax sets_shape"),
     _rule("dynamo_number_only_param", "python_value", "dynamo number_only_param",
           "expected: {tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each "
           "value and traces {function} once per value, each compiled once and reused (a training and a validation "

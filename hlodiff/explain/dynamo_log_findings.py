@@ -108,6 +108,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
     if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
         # the number goes to a parameter that takes a Python number only (label_smoothing=): no tensor can go there
         facts.add("number_only_param")
+        if param == "label_smoothing":
+            facts.add("label_smoothing")  # its limit row spells the smoothed loss out; another parameter's does not
         seen = f"{seen}, passed as {param}="
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick
