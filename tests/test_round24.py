@@ -77,6 +77,17 @@ def test_a_prefix_of_a_tensor_that_keeps_its_size_gives_its_full_size(left, righ
     assert prefix_of_fixed(_slice(left, right, of_left, of_right)) == full
 
 
+def test_a_prefix_cut_by_an_input_s_length_is_no_prefix_of_a_fixed_tensor():
+    """The eleventh stop's read: ``logits[:, :x.shape[1]]`` with x a batch of another length: x's size sets n, and
+    keeping all and masking would leave x's own recompile; the cause's resized input rules the row out."""
+    cause = _slice("{[0:8], [0:4]}", "{[0:8], [0:8]}", "8,12", "8,12")
+    cause.origins.append(Change(_param("s64[8,4]{1,0}"), _param("s64[8,8]{1,0}"), ("shape",)))
+    assert prefix_of_fixed(cause) is None
+    # an input whose layout alone differs has kept its size
+    cause.origins[-1] = Change(_param("s64[8,4]{1,0}"), _param("s64[8,4]{0,1}"), ("layout",))
+    assert prefix_of_fixed(cause) == 12
+
+
 def test_a_class_incremental_slice_is_told_to_keep_every_logit_and_mask():
     """r24_tx_class_incremental: the first try said 'pad to a fixed length and mask, or bucket lengths', though
     nothing is short: the head already has all 12 logits."""
