@@ -107,13 +107,30 @@ def test_a_submodule_type_guard_is_told_by_its_own_row(subject, submodule):
     assert bool(_SUBMODULE.search(subject)) is submodule
 
 
+@pytest.mark.parametrize("subject, dropout", [
+    ("self._modules['drop']", True), ("L['self']._modules['attn_dropout']", True),
+    ("self._modules['head']", False), ("self._modules['blocks']._modules['0']", False),
+])
+def test_only_a_dropout_s_slot_is_read_as_one(subject, dropout):
+    from hlodiff.explain.dynamo_log_findings import _DROPOUT_SLOT
+    assert bool(_DROPOUT_SLOT.search(subject)) is dropout
+
+
 @pytest.mark.parametrize("facts, row", [
-    ({"dynamo", "object_type", "submodule_type"}, "dynamo_submodule_type"),
+    ({"dynamo", "object_type", "submodule_type", "dropout_slot"}, "dynamo_submodule_type"),
+    # a head or a block swapped for another class: no eval() sentence (eleventh stop's read)
+    ({"dynamo", "object_type", "submodule_type"}, "dynamo_submodule_swap"),
+    # past the recompile limit nothing is "compiled once and reused": the generic guard row
+    ({"dynamo", "object_type", "submodule_type", "dropout_slot", "limit_hit"}, "dynamo_guard"),
+    ({"dynamo", "object_type", "limit_hit"}, "dynamo_guard"),
     ({"dynamo", "object_type", "submodule_type", "parametrized"}, "dynamo_parametrized"),  # d20_weight_norm_late
     ({"dynamo", "object_type"}, "dynamo_object_type"),
 ])
 def test_the_submodule_row_is_chosen_on_its_evidence(facts, row):
-    assert choose("guard", frozenset(facts)).name == row
+    rule = choose("guard", frozenset(facts))
+    assert rule.name == row
+    assert ("model.eval()" in rule.text) is (row == "dynamo_submodule_type")
+    assert ("expected" in rule.text) is (row != "dynamo_guard")
 
 
 def test_a_dropout_swapped_for_eval_is_told_as_the_swap_with_the_mode_as_the_way():
