@@ -43,7 +43,18 @@ def _inputs(gone: list[str], came: list[str]) -> Cause:
     (["s64[8]{0}"], ["f32[4,10]{1,0}"], None),                               # other rows: not one batch
 ])
 def test_one_input_in_two_formats_is_told_only_when_nothing_else_came_or_went(gone, came, told):
-    assert format_switch(_inputs(gone, came)) == told
+    logits = frozenset({"f32[8,10]", "f32[4,10]", "f32[8,1]"})  # what the graph's dots compute (every float here)
+    assert format_switch(_inputs(gone, came), logits) == told
+
+
+@pytest.mark.parametrize("dots", [
+    frozenset({"f32[8,64]"}),   # token ids on some steps, dense features f32[8,128] on others: no class axis of 128
+    frozenset(),                # no graph read: the class axis is not known
+])
+def test_a_float_input_that_is_no_target_over_the_classes_is_no_format_switch(dots):
+    """The eleventh stop's read: an int input and a float one of one batch are as likely ids and features."""
+    assert format_switch(_inputs(["s64[8]{0}"], ["f32[8,128]{1,0}"]), dots) is None
+    assert format_switch(_inputs(["s64[8]{0}"], ["f32[8,128]{1,0}"]), dots | {"f32[8,128]"}) == ("s64[8]", "f32[8,128]")
 
 
 def test_soft_and_hard_targets_are_told_as_one_format_every_step():
