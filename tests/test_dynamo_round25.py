@@ -24,6 +24,7 @@ def _guarded(guard: str, code: str | None):
     ("self.skip[0] == 3", "if i in self.skip:"),
     ("L['self'].drop_heads[1] == 2", "if h not in self.drop_heads:"),
     ("self._modules['enc'].skip[0] == 1", "    keep = [b for j, b in enumerate(blocks) if j not in self.skip]"),
+    ("self.skip[0] == 3", "        elif self.depth > 2 and i in self.skip:"),
 ])
 def test_a_list_the_forward_tests_membership_in_asks_for_a_keep_mask(guard, code):
     r = _guarded(guard, code)
@@ -35,8 +36,10 @@ def test_a_list_the_forward_tests_membership_in_asks_for_a_keep_mask(guard, code
     # the same list made into a tensor inside the forward: the list row (a buffer) stays
     ("self.class_weights[0] == 1.0", "w = torch.tensor(self.class_weights, device=x.device)",
      "dynamo_module_list_item"),
-    # iterating the list is no membership test
+    # iterating the list is no membership test, in a loop or in a comprehension (eleventh stop's read)
     ("self.skip[0] == 3", "for i in self.skip:", None),
+    ("self.class_weights[0] == 1.0", "w = torch.tensor([c for c in self.class_weights], device=x.device)",
+     "dynamo_module_list_item"),
     # membership in an argument's list, not the module's
     ("L['skip'][0] == 3", "if i in skip:", None),
     # no line quoted: the list row

@@ -44,9 +44,24 @@ def test_each_keyword_of_the_table_is_read_where_the_guarded_number_is_passed_to
     ("smoothing", "h = F.dropout(h, p=smoothing_max - smoothing)"),                        # an expression, not the name
     ("smoothing", "y = x * 2  # label_smoothing=smoothing"),                               # a comment
     ("scale", "h = F.elu(h, alpha=scale * 2)"),
+    # the table's keyword in a call the row does not name: the user's own or another library's may take a tensor
+    ("beta", "kl = self.kl_term(mu, logvar, beta=beta)"),
+    ("m", "ema_update(self.ema, self.model, momentum=m)"),
+    ("alpha", "loss = sigmoid_focal_loss(logits, y, alpha=alpha, reduction='mean')"),
+    ("beta", "loss = F.mse_loss(pred, my_scale(y, beta=beta))"),                          # inner call, not F.'s
 ])
 def test_a_number_used_otherwise_is_not_a_number_only_parameter(name, code):
     assert number_only_param(name, code) is None
+
+
+@pytest.mark.parametrize("code, keyword", [
+    ("h = nn.functional.leaky_relu(h, negative_slope=smoothing)", "negative_slope"),
+    ("loss = torch.nn.CrossEntropyLoss(label_smoothing=smoothing)(z, y)", "label_smoothing"),
+    ("h = torch.add(h, r, alpha=smoothing)", "alpha"),
+    ("h = nn.Dropout(p=smoothing)(h)", "p"),
+])
+def test_the_row_s_functions_and_modules_are_read_by_the_prefixes_torch_exports_them_by(code, keyword):
+    assert number_only_param("smoothing", code) == keyword
 
 
 def test_an_attribute_is_matched_as_the_code_writes_it():
@@ -56,14 +71,18 @@ def test_an_attribute_is_matched_as_the_code_writes_it():
 @pytest.mark.parametrize("facts, row", [
     ({"dynamo", "number_only_param"}, "dynamo_number_only_param"),
     ({"dynamo", "number_only_param", "limit_hit"}, "dynamo_number_only_param_limit"),
+    ({"dynamo", "number_only_param", "label_smoothing", "limit_hit"}, "dynamo_label_smoothing_limit"),
+    ({"dynamo", "number_only_param", "label_smoothing"}, "dynamo_number_only_param"),
     ({"dynamo", "number_only_param", "python_int", "sets_shape"}, "dynamo_int_sets_shape"),  # a size keeps its row
     ({"dynamo"}, "dynamo_python_value"),  # any other number keeps "pass it as a tensor"
 ])
 def test_the_rows_are_chosen_on_their_evidence(facts, row):
     rule = choose("python_value", frozenset(facts))
     assert rule.name == row
-    if row.startswith("dynamo_number_only"):
+    if row.startswith(("dynamo_number_only", "dynamo_label_smoothing")):
         assert "pass it as a tensor" not in rule.text and "a tensor cannot go there" in rule.text
+        # the smoothed loss's formula only where the parameter is label_smoothing (eleventh stop's read)
+        assert ("(1 - s) * nll" in rule.text) == (row == "dynamo_label_smoothing_limit")
 
 
 def test_label_smoothing_off_for_validation_is_told_expected_never_as_a_tensor():
@@ -88,13 +107,30 @@ def test_a_submodule_type_guard_is_told_by_its_own_row(subject, submodule):
     assert bool(_SUBMODULE.search(subject)) is submodule
 
 
+@pytest.mark.parametrize("subject, dropout", [
+    ("self._modules['drop']", True), ("L['self']._modules['attn_dropout']", True),
+    ("self._modules['head']", False), ("self._modules['blocks']._modules['0']", False),
+])
+def test_only_a_dropout_s_slot_is_read_as_one(subject, dropout):
+    from hlodiff.explain.dynamo_log_findings import _DROPOUT_SLOT
+    assert bool(_DROPOUT_SLOT.search(subject)) is dropout
+
+
 @pytest.mark.parametrize("facts, row", [
-    ({"dynamo", "object_type", "submodule_type"}, "dynamo_submodule_type"),
+    ({"dynamo", "object_type", "submodule_type", "dropout_slot"}, "dynamo_submodule_type"),
+    # a head or a block swapped for another class: no eval() sentence (eleventh stop's read)
+    ({"dynamo", "object_type", "submodule_type"}, "dynamo_submodule_swap"),
+    # past the recompile limit nothing is "compiled once and reused": the generic guard row
+    ({"dynamo", "object_type", "submodule_type", "dropout_slot", "limit_hit"}, "dynamo_guard"),
+    ({"dynamo", "object_type", "limit_hit"}, "dynamo_guard"),
     ({"dynamo", "object_type", "submodule_type", "parametrized"}, "dynamo_parametrized"),  # d20_weight_norm_late
     ({"dynamo", "object_type"}, "dynamo_object_type"),
 ])
 def test_the_submodule_row_is_chosen_on_its_evidence(facts, row):
-    assert choose("guard", frozenset(facts)).name == row
+    rule = choose("guard", frozenset(facts))
+    assert rule.name == row
+    assert ("model.eval()" in rule.text) is (row == "dynamo_submodule_type")
+    assert ("expected" in rule.text) is (row != "dynamo_guard")
 
 
 def test_a_dropout_swapped_for_eval_is_told_as_the_swap_with_the_mode_as_the_way():

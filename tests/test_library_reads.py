@@ -125,3 +125,27 @@ def test_a_cpu_step_counter_read_on_the_host_is_no_library_read_of_the_row():
     its loss after the sync; item_partial before it) names no optimizer row: the row needs _get_value innermost."""
     frames = [SourceFrame(f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"), USER]
     assert library_read(frames) is None
+
+
+@pytest.mark.parametrize("caller", [
+    # ASGD keeps step, eta and mu on the parameter's device itself and reads them every step: no restore moved them
+    (f"{SITE}/torch/optim/asgd.py", 269, "_single_tensor_asgd"),
+    (f"{SITE}/torch/optim/asgd.py", 255, "_single_tensor_asgd"),
+    # the foreach paths of Adamax and NAdam read lr (a tensor lr) with _get_value, no step counter
+    (f"{SITE}/torch/optim/adamax.py", 415, "<listcomp>"),
+    (f"{SITE}/torch/optim/nadam.py", 569, "_multi_tensor_nadam"),
+])
+def test_a_get_value_read_of_another_optimizer_value_is_not_the_step_counter_row(caller):
+    """The eleventh stop's read: any _get_value frame used to match; the row needs a single-tensor step's caller."""
+    frames = [SourceFrame(f"{SITE}/torch/optim/optimizer.py", 97, "_get_value"), SourceFrame(*caller), USER]
+    assert library_read(frames) is None
+
+
+@pytest.mark.parametrize("file, function", [
+    ("adam.py", "_single_tensor_adam"), ("nadam.py", "_single_tensor_nadam"), ("radam.py", "_single_tensor_radam"),
+    ("adamax.py", "_single_tensor_adamax"), ("adagrad.py", "_single_tensor_adagrad"),
+])
+def test_each_single_tensor_step_reading_its_counter_is_the_row(file, function):
+    frames = [SourceFrame(f"{SITE}/torch/optim/optimizer.py", 97, "_get_value"),
+              SourceFrame(f"{SITE}/torch/optim/{file}", 300, function), USER]
+    assert library_read(frames).name == "optimizer_step_count_on_device"

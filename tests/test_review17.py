@@ -53,6 +53,11 @@ _SOURCES = {
     "assigned": "def forward(x, step):\n    step += 1\n    if step % 3 == 0:\n        print(step)\n    return x\n",
     "print_only": "def forward(x, step):\n    print(step)\n    return x\n",
     "nested": "def forward(x, step):\n    if step:\n        pass\n    f = lambda y: y * step\n    return f(x)\n",
+    # the branch does work of its own: moving it out would change the result (eleventh stop's read)
+    "branch_work": "def forward(x, step):\n    out = x * 2\n    if step % 3 == 0:\n        out = out * 0.5\n"
+                   "    return out\n",
+    "else_work": "def forward(x, step):\n    out = x * 2\n    if step % 3 == 0:\n        print(step)\n"
+                 "    elif step > 7:\n        out = out + 1\n    return out\n",
     "two_defs": "def forward(x, step):\n    if step:\n        print(step)\n    return x\n"
                 "class M:\n    def forward(self, x, step):\n        return x * step\n",
 }
@@ -61,7 +66,7 @@ _SOURCES = {
 @pytest.mark.parametrize("case, expected", [
     ("branch_only", True), ("logged", True),
     ("math_too", False), ("index", False), ("assigned", False), ("print_only", False), ("nested", False),
-    ("two_defs", False),
+    ("two_defs", False), ("branch_work", False), ("else_work", False),
 ])
 def test_only_a_number_read_in_tests_and_reports_steers_only_branches(tmp_path, case, expected):
     f = tmp_path / "m.py"

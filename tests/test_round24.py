@@ -43,7 +43,18 @@ def _inputs(gone: list[str], came: list[str]) -> Cause:
     (["s64[8]{0}"], ["f32[4,10]{1,0}"], None),                               # other rows: not one batch
 ])
 def test_one_input_in_two_formats_is_told_only_when_nothing_else_came_or_went(gone, came, told):
-    assert format_switch(_inputs(gone, came)) == told
+    logits = frozenset({"f32[8,10]", "f32[4,10]", "f32[8,1]"})  # what the graph's dots compute (every float here)
+    assert format_switch(_inputs(gone, came), logits) == told
+
+
+@pytest.mark.parametrize("dots", [
+    frozenset({"f32[8,64]"}),   # token ids on some steps, dense features f32[8,128] on others: no class axis of 128
+    frozenset(),                # no graph read: the class axis is not known
+])
+def test_a_float_input_that_is_no_target_over_the_classes_is_no_format_switch(dots):
+    """The eleventh stop's read: an int input and a float one of one batch are as likely ids and features."""
+    assert format_switch(_inputs(["s64[8]{0}"], ["f32[8,128]{1,0}"]), dots) is None
+    assert format_switch(_inputs(["s64[8]{0}"], ["f32[8,128]{1,0}"]), dots | {"f32[8,128]"}) == ("s64[8]", "f32[8,128]")
 
 
 def test_soft_and_hard_targets_are_told_as_one_format_every_step():
@@ -75,6 +86,17 @@ def _slice(left: str, right: str, of_left: str, of_right: str) -> Cause:
 ])
 def test_a_prefix_of_a_tensor_that_keeps_its_size_gives_its_full_size(left, right, of_left, of_right, full):
     assert prefix_of_fixed(_slice(left, right, of_left, of_right)) == full
+
+
+def test_a_prefix_cut_by_an_input_s_length_is_no_prefix_of_a_fixed_tensor():
+    """The eleventh stop's read: ``logits[:, :x.shape[1]]`` with x a batch of another length: x's size sets n, and
+    keeping all and masking would leave x's own recompile; the cause's resized input rules the row out."""
+    cause = _slice("{[0:8], [0:4]}", "{[0:8], [0:8]}", "8,12", "8,12")
+    cause.origins.append(Change(_param("s64[8,4]{1,0}"), _param("s64[8,8]{1,0}"), ("shape",)))
+    assert prefix_of_fixed(cause) is None
+    # an input whose layout alone differs has kept its size
+    cause.origins[-1] = Change(_param("s64[8,4]{1,0}"), _param("s64[8,4]{0,1}"), ("layout",))
+    assert prefix_of_fixed(cause) == 12
 
 
 def test_a_class_incremental_slice_is_told_to_keep_every_logit_and_mask():

@@ -265,12 +265,19 @@ RULES: tuple[FixRule, ...] = (
           "fixed sizes)", unless="jax"),
     # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
     # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
-    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+    # (eleventh stop's read: the label-smoothing formula only where label_smoothing= is the parameter)
+    _rule("dynamo_label_smoothing_limit", "python_value", "dynamo number_only_param label_smoothing limit_hit",
           "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
           "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
           "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
           "compute that term yourself with tensor ops, the value kept in a device tensor (label smoothing: (1 - s) * "
           "nll + s * the mean over classes of -log p); a higher limit only postpones the fallback", unless="jax sets_shape"),
+    _rule("dynamo_number_only_param_limit", "python_value", "dynamo number_only_param limit_hit",
+          "{tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each value and "
+          "traces {function} again for each, and past its recompile limit ({limit}) the later calls run without "
+          "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
+          "compute that term yourself with tensor ops, the value kept in a device tensor; a higher limit only "
+          "postpones the fallback", unless="jax sets_shape"),
     _rule("dynamo_number_only_param", "python_value", "dynamo number_only_param",
           "expected: {tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each "
           "value and traces {function} once per value, each compiled once and reused (a training and a validation "
@@ -482,17 +489,22 @@ RULES: tuple[FixRule, ...] = (
           "call, a shape check through the compiled model included, to spare the trace)", unless="jax"),
     # Dynamo round 26 (d26_eval_dropout_swap): the object of another class is a submodule the loop swapped
     # (Dropout -> Identity for a held-out check): no number, no int/float aside; the mode is the way to switch it
-    _rule("dynamo_submodule_type", "guard", "dynamo object_type submodule_type",
+    # (eleventh stop's read: not past the recompile limit, and the eval() way only for a dropout's slot)
+    _rule("dynamo_submodule_type", "guard", "dynamo object_type submodule_type dropout_slot",
           "expected: {tensor} is a submodule replaced by one of another class on some calls ({seen}): Dynamo inlines "
           "it and traces {function} once per class, each compiled once and reused; nothing to fix when the swap is "
           "the design (one graph per setup); to turn a layer off for evaluation, keep it and switch the model's mode "
           "instead (model.eval() turns dropout off, one graph per mode as well) rather than swapping modules back "
-          "and forth", unless="jax parametrized"),
+          "and forth", unless="jax parametrized limit_hit"),
+    _rule("dynamo_submodule_swap", "guard", "dynamo object_type submodule_type",
+          "expected: {tensor} is a submodule replaced by one of another class on some calls ({seen}): Dynamo inlines "
+          "it and traces {function} once per class, each compiled once and reused; nothing to fix when the swap is "
+          "the design (one graph per class of that submodule)", unless="jax parametrized limit_hit"),
     _rule("dynamo_object_type", "guard", "dynamo object_type",
           "expected: {tensor} is an object of another class on some calls ({seen}): Dynamo traces {function} once "
           "per class and compiles each once; nothing to fix when that is the design (one graph per class, e.g. a "
           "head per task); if a number arrives as an int on some calls and a float on others, give it one type",
-          unless="jax"),
+          unless="jax limit_hit"),  # past the limit nothing is "compiled once and reused": the generic row
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
@@ -1805,7 +1817,7 @@ EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_mode
     "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup", "dynamo_number_only_param",
-    "dynamo_submodule_type",
+    "dynamo_submodule_type", "dynamo_submodule_swap",
     "outputs_made_before_loop_unread", "outputs_made_before_loop_library",
     "dynamo_bridge_follows_expected", "dynamo_step_follows_expected", "dynamo_bridge_own", "carried_total_restart",
     "inputs_module_warmup", "inputs_made_first_step", "ops_made_first_step", "rotation_input_made_first_step"))

@@ -85,6 +85,9 @@ class FixContext:
     resized_input: bool = False
     """An input added with the new shape of an instruction whose shape changed, the old-shape input still read: a
     parameter or buffer rebuilt at another size mid-run, its old values copied in (round 9, embed_vocab_grow)."""
+    dot_shapes: frozenset[str] = frozenset()
+    """Shapes (no layout) the recompiled graph's entry computes with a dot (``f32[8,10]``: a head's logits): an
+    input of that shape can be targets over its classes (:func:`hlodiff.diff.input_formats.format_switch`)."""
     unrolled_loop: bool = False
     """A JAX static integer changed only how many copies of the same ops the graph holds, in proportion to its
     value (a Python ``for _ in range(n)`` unrolled in the trace): review 9 F3."""

@@ -29,9 +29,20 @@ def _format(ref: InstructionRef) -> tuple[str, tuple[str, ...]] | None:
     return family, dims
 
 
-def format_switch(cause: Cause) -> tuple[str, str] | None:
+def dot_shapes(graph) -> frozenset[str]:
+    """Shapes (no layout) of the dots in a graph's entry computation (its canonical module, when it has one)."""
+    cm = getattr(graph, "_canonical", None)
+    if cm is None:
+        return frozenset()
+    return frozenset(str(i.shape.without_layout()) for i in cm.entry.insts.values() if i.opcode == "dot")
+
+
+def format_switch(cause: Cause, class_shapes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """The two shapes (``s64[8]``, ``f32[8,10]``) when the cause's only non-scalar inputs that changed are one
-    gone and one come, an integer and a float tensor of different ranks with the same first dimension; else None."""
+    gone and one come, an integer and a float tensor of different ranks with the same first dimension, and the
+    float one has the shape of a dot the graph computes (``class_shapes``: the logits over the classes its last
+    axis counts); else None. Without that class axis, an int input and a float one of one batch are as likely
+    token ids and dense features handed in instead (the eleventh stop's read)."""
     if cause.kind != "inputs":
         return None
     gone = [f for c in cause.origins if c.right is None and c.left is not None
@@ -42,5 +53,8 @@ def format_switch(cause: Cause) -> tuple[str, str] | None:
         return None
     (a, a_shape), (b, b_shape) = gone[0], came[0]
     if {a[0], b[0]} != {"int", "float"} or len(a[1]) == len(b[1]) or a[1][0] != b[1][0]:
+        return None
+    soft = (a_shape if a[0] == "float" else b_shape).split("{", 1)[0]
+    if soft not in class_shapes:
         return None
     return a_shape.split("{", 1)[0], b_shape.split("{", 1)[0]

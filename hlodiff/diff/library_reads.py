@@ -24,10 +24,14 @@ class LibraryRead:
     """What it reads on the host, in words."""
     fix: str
     """What the user can change at their call."""
+    callers: frozenset[str] = frozenset()
+    """When set, the frame just outside the reading one must be one of these (``torch/optim/adam.py:_single_tensor_adam``):
+    a helper as general as torch.optim's ``_get_value`` reads many values, and only these callers read the one the
+    row is about. Empty: any caller."""
 
 
-def _row(name: str, file: str, functions: str, call: str, reads: str, fix: str) -> LibraryRead:
-    return LibraryRead(name, file, frozenset(functions.split()), call, reads, fix)
+def _row(name: str, file: str, functions: str, call: str, reads: str, fix: str, callers: str = "") -> LibraryRead:
+    return LibraryRead(name, file, frozenset(functions.split()), call, reads, fix, frozenset(callers.split()))
 
 
 LIBRARY_READS: tuple[LibraryRead, ...] = (
@@ -98,7 +102,11 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
     # round 25 (r25_tx_resume_state_to_device): Adam/AdamW/NAdam/RAdam/Adamax/Adagrad with capturable=False keep
     # each parameter's `step` counter as a CPU tensor and read it with _get_value (.item()) for the bias
     # correction; a read made on the XLA device means the counters were moved there (a checkpoint restored through
-    # a to-device helper such as accelerate's send_to_device): one early execution per parameter, every step
+    # a to-device helper such as accelerate's send_to_device): one early execution per parameter, every step.
+    # Only the single-tensor steps' reads of the counter (the eleventh stop's read): ASGD keeps step, eta and mu on
+    # the parameter's device itself and reads them every step, no restore involved; the foreach paths of Adamax and
+    # NAdam read lr by _get_value. (AdamW's step is Adam's _single_tensor_adam in torch 2.9; adamw.py has its own in
+    # older releases.)
     _row("optimizer_step_count_on_device", "torch/optim/optimizer.py", "_get_value",
          "optimizer.step() (torch.optim, capturable=False)",
          "torch.optim reads each parameter's step counter on the host (_get_value, .item()) for its bias "
@@ -106,7 +114,10 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "state dict sent to the device before load_state_dict, as when a checkpoint is restored)",
          "keep the optimizer's step counters on the CPU: load the optimizer state dict as it was saved, without "
          "moving it to the device first (optimizer.load_state_dict places the moments on the parameters' device "
-         "itself), or build the optimizer with capturable=True"),
+         "itself), or build the optimizer with capturable=True",
+         callers="torch/optim/adam.py:_single_tensor_adam torch/optim/adamw.py:_single_tensor_adamw "
+                 "torch/optim/nadam.py:_single_tensor_nadam torch/optim/radam.py:_single_tensor_radam "
+                 "torch/optim/adamax.py:_single_tensor_adamax torch/optim/adagrad.py:_single_tensor_adagrad"),
 )
 
 
@@ -114,11 +125,23 @@ def library_read(frames) -> LibraryRead | None:
     """The row whose function made the read: the innermost library frames of an early execution's stack (before
     the first frame of the user's code) are searched for a row's file and function. None when the stack starts in
     the user's code (the user's own read) or names no row."""
-    for frame in frames or ():
+    frames = list(frames or ())
+    for i, frame in enumerate(frames):
         if not frame.is_library:
             return None
         path = frame.file.replace("\\", "/")
         for row in LIBRARY_READS:
-            if path.endswith("/" + row.file) and frame.function in row.functions:
+            if path.endswith("/" + row.file) and frame.function in row.functions and _called_from(row, frames[i + 1:]):
                 return row
     return None
+
+
+def _called_from(row: LibraryRead, outer) -> bool:
+    """Whether the frame just outside the reading one is a caller the row allows (any, when it names none)."""
+    if not row.callers:
+        return True
+    if not outer:
+        return False
+    path = outer[0].file.replace("\\", "/")
+    return any(path.endswith("/" + c.rsplit(":", 1)[0]) and outer[0].function == c.rsplit(":", 1)[1]
+               for c in row.callers)

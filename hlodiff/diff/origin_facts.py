@@ -128,7 +128,7 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         args["shapes"] = "the tensors listed"
     if transposed_input(cause):
         facts.add("transposed_input")
-    switch = format_switch(cause)
+    switch = format_switch(cause, getattr(ctx, "dot_shapes", frozenset()))
     if switch is not None:
         facts.add("format_switch")
         args["formats"] = " and ".join(switch)

@@ -17,7 +17,11 @@ _RANGE = re.compile(r"\[(-?\d+):(-?\d+)(?::\d+)?\]")
 
 def prefix_of_fixed(cause: Cause) -> int | None:
     """The full size on the axis whose prefix length changed, when every resized slice of the cause cuts a prefix
-    (start 0 on both sides) of an operand of one size on both sides, shorter than it on at least one side."""
+    (start 0 on both sides) of an operand of one size on both sides, shorter than it on at least one side, and no
+    input of the cause changed size (an input that did, ``logits[:, :x.shape[1]]`` with x a batch of another length,
+    sets n: the eleventh stop's read; keeping all and masking would not spare x's recompile)."""
+    if any(_input_resized(c) for c in cause.origins):
+        return None
     full = None
     for c in cause.origins:
         pair, of = c.details.get("attribute:slice"), c.details.get("slice_of")
@@ -36,3 +40,9 @@ def prefix_of_fixed(cause: Cause) -> int | None:
                 return None
             full = dims[axis]
     return full
+
+
+def _input_resized(change) -> bool:
+    """A parameter of the program on both sides whose shape changed."""
+    return (change.left is not None and change.right is not None and change.left.opcode == "parameter"
+            and change.right.opcode == "parameter" and change.left.shape.split("{")[0] != change.right.shape.split("{")[0])

@@ -33,12 +33,17 @@ _FUNCTION_REPR = re.compile(r"^<function ([\w.<>]+) at 0x[0-9a-fA-F]+>$")
 def redefined_function(values: tuple[str, ...]) -> str | None:
     """Crossings round 8 (x8c_jx_remat_policy_fresh): two or more functions of one name at different addresses (a
     remat policy, a loss or an activation defined inside the loop, each ``def`` or ``lambda`` a new object) -> that
-    name; None for functions of different names (a real choice of two, jax_remat_policy_switch) or anything else."""
+    name; None for functions of different names (a real choice of two, jax_remat_policy_switch) or anything else.
+    Every lambda is named ``<lambda>``, so two lambdas may as well be two different functions switched on purpose
+    (``lambda *_, **__: True`` and ``lambda *_, **__: False``): their repr cannot tell, and "define it once" would be
+    wrong for a real choice (the eleventh stop's read); they are left to the rows for a choice."""
     seen = [_FUNCTION_REPR.match(v.strip()) for v in dict.fromkeys(values)]
     if len(seen) < 2 or not all(seen):
         return None
     names = {m.group(1) for m in seen}
-    return names.pop() if len(names) == 1 else None
+    if len(names) != 1 or (name := names.pop()).rsplit(".", 1)[-1] == "<lambda>":
+        return None
+    return name
 
 
 _CHOICE_REPR = re.compile(r"""^(<function [\w.<>]+ at 0x[0-9a-fA-F]+>|<built-in function \w+>|[A-Za-z_][\w.]*\(.*\)"""

@@ -37,6 +37,8 @@ def steers_only_branches(file: str, function: str, name: str) -> bool:
     for node in ast.walk(fn):
         if isinstance(node, (ast.If, ast.While)):
             reads = _reads(node.test, name)
+            if reads and not _only_reports(node):
+                return False  # the branch does work of its own (`out = out * 0.5`): moving it out changes the result
             tested = tested or bool(reads)
             allowed.update(reads)
         elif isinstance(node, ast.Call) and _reports(node.func):
@@ -49,6 +51,23 @@ def steers_only_branches(file: str, function: str, name: str) -> bool:
            and _reads(n, name) for n in ast.walk(fn)):
         return False  # read in a nested function: what it does with the number is not followed
     return tested and bool(uses) and all(id(n) in allowed for n in uses)
+
+
+def _only_reports(branch: ast.If | ast.While) -> bool:
+    """Whether every statement of the branch's bodies (``else``/``elif`` included) only reports (a print, a log
+    call) or does nothing (``pass``; ``break`` ending a ``while`` of reports): only then can the branch and what it
+    does move out of the compiled function (the eleventh stop's read: ``if step % 3 == 0: out = out * 0.5`` was
+    told to move out)."""
+    def quiet(stmt: ast.stmt, loop: bool) -> bool:
+        if isinstance(stmt, ast.Pass) or (loop and isinstance(stmt, ast.Break)):
+            return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return _reports(stmt.value.func)
+        if isinstance(stmt, ast.If):
+            return all(quiet(s, loop) for s in stmt.body + stmt.orelse)
+        return False
+    loop = isinstance(branch, ast.While)
+    return all(quiet(s, loop) for s in branch.body + branch.orelse)
 
 
 def _reads(node: ast.AST, name: str) -> set[int]:

@@ -383,11 +383,18 @@ def tests_membership(name: str | None, code: str | None) -> bool:
     """Whether the line Dynamo quoted for its guard on one item of a list kept on the module (``L['self'].skip[0]``)
     tests membership in that list (``if i in self.skip:``, ``not in``): the items choose which parts of the forward
     run (layers to drop), and every new choice is a new trace; a per-item mask the code multiplies by serves every
-    choice with one graph (round 25, r25_d_layerdrop_outside). Iterating the list (``for i in self.skip``) is not a
-    membership test."""
-    if not name or not code or _LOOP.match(code) or (m := _LIST_OF_MODULE.match(name.strip())) is None:
+    choice with one graph (round 25, r25_d_layerdrop_outside). Only a test counts: ``x (not) in self.skip`` as the
+    condition of an if/elif/while (a comprehension's ``if`` clause included); iterating the list (``for i in
+    self.skip``, ``[c for c in self.class_weights]`` inside ``torch.tensor(...)``: the eleventh stop's read) is not."""
+    if not name or not code or (m := _LIST_OF_MODULE.match(name.strip())) is None:
         return False
-    return re.search(rf"\bin\s+self\.{re.escape(m.group('list'))}\b", code) is not None
+    return re.search(_MEMBERSHIP_TEST.format(list=re.escape(m.group("list"))), code) is not None
+
+
+_MEMBERSHIP_TEST = (r"\b(?:if|elif|while|and|or)\s+(?:not\s+)?[\w.\[\]'\"]+(?:\([^()]*\))?"
+                    r"\s+(?:not\s+)?in\s+self\.{list}\b")
+"""An operand (a name, an attribute, an item, a call) tested for membership right after if/elif/while (or a
+boolean and/or inside such a test): ``if i in self.skip``, ``elif h not in self.drop_heads``."""
 
 
 def assigned_on_line(name: str | None, code: str | None) -> bool:

@@ -90,6 +90,10 @@ def _absolute(source: SourceFrame | None, definition: SourceFrame | None) -> Sou
 _SUBMODULE = re.compile(r"\._modules\[['\"][^'\"]+['\"]\]$")
 """A guarded name that is a module's submodule itself (``self._modules['drop']``), not something inside it
 (``fn._modules['0']._forward_pre_hooks[...]``: d20_prune_rounds)."""
+_DROPOUT_SLOT = re.compile(r"\._modules\[['\"][^'\"]*(?:drop|identity)[^'\"]*['\"]\]$", re.IGNORECASE)
+"""A submodule whose slot is named for dropout (``drop``, ``attn_drop``, ``dropout``, ``identity``): the guard names
+no class, and only a layer that mode switches (Dropout, swapped for Identity to evaluate) has model.eval() as the
+other way; a block or a head swapped for another class has not (the eleventh stop's read)."""
 
 
 def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
@@ -105,9 +109,13 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("sets_topk")  # the int is topk's k on its guard's line: one k and a mask, never padding
     if "object_type" in facts and _SUBMODULE.search(subject or ""):
         facts.add("submodule_type")  # the object of another class is a submodule swapped by the loop (Dropout -> Identity)
+        if _DROPOUT_SLOT.search(subject or ""):
+            facts.add("dropout_slot")  # a dropout's slot: model.eval() is the other way to turn it off
     if kind == "python_value" and (param := number_only_param(subject, failure.code)) is not None:
         # the number goes to a parameter that takes a Python number only (label_smoothing=): no tensor can go there
         facts.add("number_only_param")
+        if param == "label_smoothing":
+            facts.add("label_smoothing")  # its limit row spells the smoothed loss out; another parameter's does not
         seen = f"{seen}, passed as {param}="
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick

@@ -3,9 +3,12 @@ made a tensor, so "pass it as a tensor" would send the user the wrong way (Dynam
 d26_smoothing_eval_arg: ``F.cross_entropy(..., label_smoothing=smoothing)`` with 0.1 in training and 0.0 for the
 validation loss, told "pass it as a tensor").
 
-Each row is a keyword and the torch functions whose parameter of that name is typed ``float`` (or ``Number``) in
-their signature; ``tests/test_dynamo_round26.py`` has a test per row. A keyword is matched only as a keyword
-argument whose value is the guarded name itself, on the line Dynamo quoted for the guard."""
+Each row is a keyword and the torch functions (``F.cross_entropy``) and modules (``nn.CrossEntropyLoss``) whose
+parameter of that name is typed ``float`` (or ``Number``) in their signature; ``tests/test_dynamo_round26.py`` has a
+test per row. A keyword is matched only as a keyword argument whose value is the guarded name itself, on the line
+Dynamo quoted for the guard, in a call of one of that row's functions or modules: the same keyword of the user's own
+function (``self.kl_term(..., beta=beta)``, ``ema_update(..., momentum=m)``) or of another library's
+(``sigmoid_focal_loss(..., alpha=alpha)``) may well take a tensor (the eleventh stop's read)."""
 
 from __future__ import annotations
 
@@ -13,29 +16,63 @@ import re
 
 from hlodiff.explain.dynamo_guard_kinds import _as_written
 
-NUMBER_ONLY_PARAMS: dict[str, str] = {
-    "label_smoothing": "F.cross_entropy, nn.CrossEntropyLoss",
-    "negative_slope": "F.leaky_relu, nn.LeakyReLU",
-    "eps": "F.layer_norm, F.group_norm, F.batch_norm, F.normalize",
-    "momentum": "F.batch_norm",
-    "beta": "F.smooth_l1_loss, F.softplus",
-    "delta": "F.huber_loss",
-    "margin": "F.margin_ranking_loss, F.triplet_margin_loss, F.cosine_embedding_loss",
-    "threshold": "F.threshold, F.softplus",
-    "alpha": "F.elu, F.celu, torch.add (a Number)",
-    "p": "F.dropout, F.normalize",
+NUMBER_ONLY_PARAMS: dict[str, tuple[str, ...]] = {
+    "label_smoothing": ("cross_entropy", "nn.CrossEntropyLoss"),
+    "negative_slope": ("leaky_relu", "nn.LeakyReLU"),
+    "eps": ("layer_norm", "group_norm", "batch_norm", "normalize", "nn.LayerNorm", "nn.GroupNorm",
+            "nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d"),
+    "momentum": ("batch_norm", "nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d"),
+    "beta": ("smooth_l1_loss", "softplus", "nn.SmoothL1Loss", "nn.Softplus"),
+    "delta": ("huber_loss", "nn.HuberLoss"),
+    "margin": ("margin_ranking_loss", "triplet_margin_loss", "cosine_embedding_loss", "nn.MarginRankingLoss",
+               "nn.TripletMarginLoss", "nn.CosineEmbeddingLoss"),
+    "threshold": ("threshold", "softplus", "nn.Threshold", "nn.Softplus"),
+    "alpha": ("elu", "celu", "add", "nn.ELU", "nn.CELU"),
+    "p": ("dropout", "normalize", "nn.Dropout", "nn.Dropout1d", "nn.Dropout2d", "nn.Dropout3d"),
 }
-"""keyword -> the torch functions whose parameter of that name takes a Python number, never a tensor."""
+"""keyword -> the torch functions (reached as ``F.``, ``nn.functional.``, ``torch.nn.functional.`` or ``torch.``)
+and modules (``nn.`` or ``torch.nn.``) whose parameter of that name takes a Python number, never a tensor."""
+
+_FUNCTION_PREFIXES = ("F.", "nn.functional.", "torch.nn.functional.", "torch.")
+_MODULE_PREFIXES = ("", "torch.")
+_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*$")
 
 
 def number_only_param(name: str | None, code: str | None) -> str | None:
     """The keyword (``label_smoothing``) to which the line Dynamo quoted for the guard on ``name`` passes that very
-    value (``label_smoothing=smoothing``), when that parameter takes a Python number only; else None. A value used
-    in arithmetic (``ce * smoothing``) or passed to another keyword is not."""
+    value (``label_smoothing=smoothing``) in a call of a torch function or module whose parameter of that name takes
+    a Python number only; else None. A value used in arithmetic (``ce * smoothing``), passed to another keyword, or
+    passed to a function the row does not name (``self.kl_term(beta=beta)``) is not."""
     if not name or not code:
         return None
     statement = code.split("#", 1)[0]
     written = re.escape(_as_written(name))
     keys = "|".join(map(re.escape, NUMBER_ONLY_PARAMS))
-    found = re.search(rf"[(,]\s*({keys})\s*=\s*{written}\s*[,)]", statement)
-    return found.group(1) if found else None
+    for found in re.finditer(rf"[(,]\s*({keys})\s*=\s*{written}\s*[,)]", statement):
+        if _is_known_callee(_callee_of(statement, found.start()), NUMBER_ONLY_PARAMS[found.group(1)]):
+            return found.group(1)
+    return None
+
+
+def _callee_of(statement: str, at: int) -> str:
+    """The name called by the innermost call whose argument list holds position ``at`` (``F.cross_entropy``)."""
+    depth = 0
+    for i in range(at, -1, -1):
+        c = statement[i]
+        if c in ")]":
+            depth += 1
+        elif c in "([":
+            if depth == 0:
+                m = _CALLEE.search(statement[:i]) if c == "(" else None
+                return m.group(1) if m else ""
+            depth -= 1
+    return ""
+
+
+def _is_known_callee(callee: str, known: tuple[str, ...]) -> bool:
+    """Whether ``callee`` as written is one of the row's functions or modules under a prefix torch exports it by."""
+    for item in known:
+        prefixes = _MODULE_PREFIXES if item.startswith("nn.") else _FUNCTION_PREFIXES
+        if any(callee == prefix + item for prefix in prefixes):
+            return True
+    return False

@@ -45,6 +45,7 @@ from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
+from hlodiff.diff.input_formats import dot_shapes
 from hlodiff.explain.rng_seed import seed_update_only
 from hlodiff.hlo.shapes import without_layout_text
 
@@ -119,7 +120,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             # an XLA dump read without its executions; "every step compiles" needs the executions seen
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
             scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
-            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
+            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             updated_in_place=updated_in_place(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
