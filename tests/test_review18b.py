@@ -65,3 +65,27 @@ def test_once_the_limit_is_hit_one_block_and_no_so_far_line_the_summary_tells_th
     assert out.count("Dynamo recompiled forward (") == 1, out
     assert "(7 times: 0/1 to 0/7)" in out
     assert "so far)" not in out
+
+
+def test_a_live_line_of_a_dump_names_its_function_once():
+    """F8 (watch on the reviewer's j2): "compilation 2 of jit_train_step recompiled (jit_train_step)"."""
+    from hlodiff.explain.live_events import LiveEvent, Told
+    from hlodiff.render.live import lines
+
+    told = Told(kind="sharding", summary="argument `w` arrives with another sharding", location=None, fix=None)
+    event = LiveEvent(kind="recompiled", step=1, graph="run/dump#2", family="jit_train_step", told=told,
+                      compilations_only=True)
+    [head] = lines(event)
+    assert "compilation 2 of jit_train_step recompiled:" in head, head
+    assert head.count("jit_train_step") == 1, head
+    stepped = LiveEvent(kind="recompiled", step=3, graph="run#5", family="sync at t.py:9", told=told)
+    assert "step 3 recompiled (sync at t.py:9):" in lines(stepped)[0]  # a step names no family: it keeps it
+
+
+def test_compare_runs_names_two_programs_of_one_function_once_with_their_count():
+    """F8 (compare-runs on the reviewer's j1): "jit_unstack, jit_train_step, jit_train_step, ..."."""
+    from hlodiff.render.across_runs import _names
+
+    assert _names(["jit_unstack", "jit_train_step", "jit_train_step", "jit_stage", "jit_add"]) == \
+        "jit_unstack, jit_train_step (2 programs), jit_stage, ..."
+    assert _names(["jit_a", "jit_b"]) == "jit_a, jit_b"
