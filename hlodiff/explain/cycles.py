@@ -68,11 +68,13 @@ def _period_after_first_graph(keys: list[str]) -> tuple[int | None, int]:
     that warms up, an optimizer creating its state, inside the round B,B,C of an epoch whose last batch is short).
     Seen with that first graph counted as the round's graph in its place, the cycle must come round twice in full,
     its round must hold a graph run once a round (:func:`schedule_like`), and the first graph must never come back.
+    Periods of 3 or more only: A,B,C,B (round 8's dyn_maml_param_type, the bridge's graphs) is too little to call
+    alternating, and a longer alternation after a warm-up graph is found at offset 1 already.
     Returns (period, 0): the cycle is counted from the first step, whose round it is. Else (None, 0)."""
     n = len(keys)
     if n < 4 or keys.count(keys[0]) != 1:
         return None, 0
-    for p in range(2, MAX_PERIOD + 1):
+    for p in range(3, MAX_PERIOD + 1):  # A,B,C,B is no alternation after one graph: too little seen (dyn_maml)
         if n < 2 * p:
             break
         filled = [keys[p], *keys[1:]]

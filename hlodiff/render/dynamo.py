@@ -179,7 +179,8 @@ def toward_limit(group, dynamo) -> str:
     recompile limit: say so before the limit is hit (once hit, the summary tells it). Empty otherwise."""
     frame = group[0].compile_id.split("/")[0]
     ids = [r.compile_id for r in group]
-    if len(group) < 2 or any(cid.split("/")[0] == frame for cid, _ in getattr(dynamo, "limit_hits", ())):
+    if (len(group) < 2 or len(group) + 1 >= DEFAULT_LIMIT  # at the limit: what happened next is not known here
+            or any(cid.split("/")[0] == frame for cid, _ in getattr(dynamo, "limit_hits", ()))):
         return ""
     mine = [r for r in dynamo.recompiles if r.compile_id.split("/")[0] == frame]
     values = [r.guard.guard for r in group]
@@ -188,5 +189,5 @@ def toward_limit(group, dynamo) -> str:
         return ""
     fn = group[0].function or "the compiled function"
     return (f"each of the {len(group)} recompilations of {fn} so far, in a row, came with a value not seen before: "
-            f"each new value traces {fn} again, and at Dynamo's recompile limit ({DEFAULT_LIMIT} by default; "
-            f"{len(group) + 1} compilations so far) {fn} runs without torch.compile for the rest of the run")
+            f"each new value traces it again, and at Dynamo's recompile limit ({DEFAULT_LIMIT} by default; "
+            f"{len(group) + 1} compilations so far) it runs without torch.compile for the rest of the run")
