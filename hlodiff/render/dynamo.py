@@ -173,13 +173,18 @@ DEFAULT_LIMIT = 8
 before it runs that frame without torch.compile."""
 
 
+VALUE_KINDS = ("python_value", "guard")
+"""Guards on a value (a number, an object's id): a new size (``shape``, dyn_mask_select) is told by its own fix."""
+
+
 def toward_limit(group, dynamo) -> str:
     """Review 18 F6: when every compilation of a frame after its first came from one guard on a value, each value new
     (a temperature annealed as a Python float), every new value costs another trace, and the run heads for Dynamo's
     recompile limit: say so before the limit is hit (once hit, the summary tells it). Empty otherwise."""
     frame = group[0].compile_id.split("/")[0]
     ids = [r.compile_id for r in group]
-    if (len(group) < 2 or len(group) + 1 >= DEFAULT_LIMIT  # at the limit: what happened next is not known here
+    if (len(group) < 3 or len(group) + 1 >= DEFAULT_LIMIT  # at the limit: what happened next is not known here
+            or group[0].kind not in VALUE_KINDS
             or any(cid.split("/")[0] == frame for cid, _ in getattr(dynamo, "limit_hits", ()))):
         return ""
     mine = [r for r in dynamo.recompiles if r.compile_id.split("/")[0] == frame]
