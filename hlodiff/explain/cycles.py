@@ -40,7 +40,8 @@ def period_of(keys: list[str]) -> tuple[int | None, int]:
                     # before 3 at offset 1)
                     continue
                 return p, offset
-    return _period_after_first_cycle(keys)
+    period, offset = _period_after_first_cycle(keys)
+    return (period, offset) if period is not None else _period_after_first_graph(keys)
 
 
 def _period_after_first_cycle(keys: list[str]) -> tuple[int | None, int]:
@@ -59,4 +60,25 @@ def _period_after_first_cycle(keys: list[str]) -> tuple[int | None, int]:
         differ = [i for i in range(p) if keys[i] != keys[i + p]]
         if differ and all(keys.count(keys[i]) == 1 for i in differ):
             return p, differ[-1] + 1
+    return None, 0
+
+
+def _period_after_first_graph(keys: list[str]) -> tuple[int | None, int]:
+    """A first graph of its own, then a cycle from the first round on (review 18, F5: A,B,C,B,B,C is a first step
+    that warms up, an optimizer creating its state, inside the round B,B,C of an epoch whose last batch is short).
+    Seen with that first graph counted as the round's graph in its place, the cycle must come round twice in full,
+    its round must hold a graph run once a round (:func:`schedule_like`), and the first graph must never come back.
+    Periods of 3 or more only: A,B,C,B (round 8's dyn_maml_param_type, the bridge's graphs) is too little to call
+    alternating, and a longer alternation after a warm-up graph is found at offset 1 already.
+    Returns (period, 0): the cycle is counted from the first step, whose round it is. Else (None, 0)."""
+    n = len(keys)
+    if n < 4 or keys.count(keys[0]) != 1:
+        return None, 0
+    for p in range(3, MAX_PERIOD + 1):  # A,B,C,B is no alternation after one graph: too little seen (dyn_maml)
+        if n < 2 * p:
+            break
+        filled = [keys[p], *keys[1:]]
+        if (len(set(filled[:p])) >= 2 and schedule_like(filled, p)
+                and all(filled[i] == filled[i + p] for i in range(n - p))):
+            return p, 0
     return None, 0

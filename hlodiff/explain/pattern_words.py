@@ -78,10 +78,12 @@ def pattern_text(p: Pattern) -> str:
         return (f"split: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by "
                 f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}: the same {p.parts} graphs {every} "
                 f"({seq}){because}")
+    first = ", after a first graph that never came back" if p.at else ""
     if p.name == "alternating":
-        return f"alternating: {label} switches between {p.variants} graphs ({seq}){because}"
+        return f"alternating: {label} switches between {p.variants - p.at} graphs{first} ({seq}){because}"
     if p.name == "periodic":
-        return f"periodic: {label} repeats every {p.period} graphs, {p.variants} variants ({seq}){because}"
+        return (f"periodic: {label} repeats every {p.period} graphs, {p.variants - p.at} variants{first} "
+                f"({seq}){because}")
     if p.name == "unbounded":
         return f"unbounded: a new graph every time at {label}, {p.compilations} compilations ({seq}){because}"
     if p.name == "last only":

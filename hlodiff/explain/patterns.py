@@ -47,7 +47,8 @@ class Pattern:
 
     ``name`` is one of :data:`PATTERN_NAMES`; ``letters`` names each member's distinct graph (A, B, ...) in run
     order; ``period`` is set for ``alternating`` (2) and ``periodic``; ``at`` is the 0-based member index where a
-    ``switched``/``one-off`` happened (``split``: 1 when the first step's group differs, a warm-up); ``split_at``
+    ``switched``/``one-off`` happened (``alternating``/``periodic``: 1 when a first graph of its own, never seen
+    again, comes before the rounds) (``split``: 1 when the first step's group differs, a warm-up); ``split_at``
     the early read's line (``t.py:9``) of a ``split`` family.
     """
 
@@ -198,7 +199,9 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     period, offset = period_of(keys)
     if period is not None and (n - offset >= 2 * period or wraps(keys[offset:], period)) \
             and (schedule_like(keys[offset:], period) or n - offset >= 3 * period):
-        return Pattern("alternating" if period == 2 else "periodic", period=period, **base)
+        # review 18, F5: a first graph that never comes back (the first step's warm-up) before the cycle's rounds
+        first_own = int(offset == 0 and keys[0] != keys[period])
+        return Pattern("alternating" if period == 2 else "periodic", period=period, at=first_own, **base)
     unbounded = (len(compiled_at) == n and n >= 3) or (compiled_at == list(range(1, n)) and n >= 4 and distinct == n)
     # (the second: review 10 F1, dc_control_break: the first member reuses a graph compiled in another family (the
     # first call's input synced while the bridge compiled), then a new graph every time to the end: no fewer new)

@@ -212,7 +212,7 @@ def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:
 def _group_text(verdict: str, reason: str | None, group: list[Verdict], whole: bool = False) -> str:
     """One reason and the programs it explains (``whole``: all of B's recompilations, said without a count)."""
     n = len(group)
-    names = ", ".join(label(v) for v in users_first(group)[:3]) + (", ..." if n > 3 else "")
+    names = _names([label(v) for v in users_first(group)])
     why = why_text(group[0])
     measured = [v.measured for v in group if v.measured is not None]
     if reason == "below_compile_time" and len(measured) > 1:  # one threshold, each program's own time
@@ -305,3 +305,13 @@ def _number(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f}"
 
 
+
+
+def _names(labels: list[str], shown: int = 3) -> str:
+    """The first names of a group, each once with its count (review 18, F8: "jit_unstack, jit_train_step,
+    jit_train_step, ..." for two programs of one function): ``jit_unstack, jit_train_step (2 programs), ...``."""
+    counts: dict[str, int] = {}
+    for name in labels:
+        counts[name] = counts.get(name, 0) + 1
+    words = [f"{name} ({k} programs)" if k > 1 else name for name, k in list(counts.items())[:shown]]
+    return ", ".join(words) + (", ..." if len(counts) > shown else "")

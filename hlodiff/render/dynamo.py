@@ -34,6 +34,9 @@ def render_dynamo(console: Console, dynamo) -> None:
         if r.difference:
             console.print(Hanging(Text(f"  graphs    {r.difference} ({r.difference_graph})", style="dim"), 12),
                           highlight=False)
+        toward = toward_limit(group, dynamo)
+        if toward:
+            console.print(Hanging(Text(f"  values    {toward}"), 12), highlight=False)
         if r.xla == "cache_hit":
             these = "this graph" if len(group) == 1 else "these graphs"
             console.print(Hanging(Text(f"  graphs    XLA found {these} compiled already: only Dynamo paid",
@@ -135,14 +138,14 @@ def render_dynamo(console: Console, dynamo) -> None:
 def folded(recompiles) -> list[list]:
     """The recompilations told as one block each story: those of one function whose guard, line, fix and XLA
     outcome are the same but for the guarded value (a temperature annealed each step: 4 blocks of 5 identical lines,
-    review 13 F6) fold into the first's, in the order they first came. One whose XLA graphs differed keeps its own
+    review 13 F6; the same fix row quoting each value, review 18 F6) fold into the first's, in the order they first came. One whose XLA graphs differed keeps its own
     block (its graph is named)."""
     groups: dict[tuple, list] = {}
     for r in recompiles:
         key = (id(r),) if r.difference else (
             r.function, r.kind, r.subject, r.location.where if r.location else None,
             r.called_at.where if r.called_at else None, r.guard_at.where if r.guard_at else None, r.located,
-            r.fix, r.xla)
+            r.fix_rule or r.fix, r.xla)  # one row's fix, told with each value: review 18 F6 (5 blocks, one story)
         groups.setdefault(key, []).append(r)
     return list(groups.values())
 
@@ -163,3 +166,33 @@ def _graphs_then_fix(console, r) -> None:
                   highlight=False)
     if r.fix:
         console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+
+
+DEFAULT_LIMIT = 8
+"""torch's ``torch._dynamo.config.recompile_limit`` by default (2.x): the compilations of one frame Dynamo makes
+before it runs that frame without torch.compile."""
+
+
+VALUE_KINDS = ("python_value", "guard")
+"""Guards on a value (a number, an object's id): a new size (``shape``, dyn_mask_select) is told by its own fix."""
+
+
+def toward_limit(group, dynamo) -> str:
+    """Review 18 F6: when every compilation of a frame after its first came from one guard on a value, each value new
+    (a temperature annealed as a Python float), every new value costs another trace, and the run heads for Dynamo's
+    recompile limit: say so before the limit is hit (once hit, the summary tells it). Empty otherwise."""
+    frame = group[0].compile_id.split("/")[0]
+    ids = [r.compile_id for r in group]
+    if (len(group) < 3 or len(group) + 1 >= DEFAULT_LIMIT  # at the limit: what happened next is not known here
+            or group[0].kind not in VALUE_KINDS
+            or any(cid.split("/")[0] == frame for cid, _ in getattr(dynamo, "limit_hits", ()))):
+        return ""
+    mine = [r for r in dynamo.recompiles if r.compile_id.split("/")[0] == frame]
+    values = [r.guard.guard for r in group]
+    if len(mine) != len(group) or len(set(values)) != len(values) or ids != [f"{frame}/{i}" for i in
+                                                                              range(1, len(group) + 1)]:
+        return ""
+    fn = group[0].function or "the compiled function"
+    return (f"each of the {len(group)} recompilations of {fn} so far, in a row, came with a value not seen before: "
+            f"each new value traces it again, and at Dynamo's recompile limit ({DEFAULT_LIMIT} by default; "
+            f"{len(group) + 1} compilations so far) it runs without torch.compile for the rest of the run")

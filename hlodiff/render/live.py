@@ -122,7 +122,8 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
         return [f"{PREFIX}{_at(event)}: expected recompilation ({event.count} so far): {_where(event)}"
                 f"{_fix(event) or f': {t.summary}'}"]
     if kind == "pending":
-        return [f"{PREFIX}{_at(event)} compiled a second graph ({event.family}): {_where(event)}: {t.summary}; "
+        family = "" if event.compilations_only else f" ({event.family})"
+        return [f"{PREFIX}{_at(event)} compiled a second graph{family}: {_where(event)}: {t.summary}; "
                 "a warm-up if the next steps reuse it (told at the next step)"]
     if kind == "follows" and event.warmup:
         # review 18, F4: one quiet line, no cause kind (three "compiled again: dtype" lines read as a dtype problem)
@@ -155,7 +156,9 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
         late = ", now that more of the run is known, not expected after all:"
     # review 8, F10: the first step has nothing to recompile against; a second graph of its family is compiled
     verb = "compiled a second graph" if event.step == 0 and not late else "recompiled"
-    head = (f"{PREFIX}{_at(event)}{late} {verb} ({event.family}): {_where(event)}: {t.summary}{_fix(event)}")
+    # review 18, F8: "compilation 2 of jit_train_step recompiled (jit_train_step)": a dump's place names the family
+    family = "" if event.compilations_only else f" ({event.family})"
+    head = (f"{PREFIX}{_at(event)}{late} {verb}{family}: {_where(event)}: {t.summary}{_fix(event)}")
     out = [head]
     for k, summary, loc in t.more:
         out.append(f"{PREFIX}  with it: {k}{f' at {loc.short()}' if loc else ''}: {summary}")
