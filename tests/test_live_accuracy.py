@@ -292,7 +292,7 @@ def test_jax_live_line_names_the_reason_from_the_growing_log():
     # a hyperparameter became a Python float: the HLO is identical, JAX's log names the weak type; the live line
     # says it at the user's line instead of deferring to the report at exit
     said = _lines("jax/jax_hparam_float")
-    told = [x for x in said if " recompiled (jit_update)" in x]
+    told = [x for x in said if "of jit_update recompiled" in x]  # the function named once (review 18, F8)
     assert told and "weak_type at jax_hparam_float.py:28" in told[0], said
     assert not any("quoted in the report at exit" in x for x in said), said
 
