@@ -1,6 +1,6 @@
 """New-user review 18, F5 and F6.
 
-F5 (the reviewer's t1, fixtures/torch_xla/rev18_last_batch_momentum: 40 samples, batch 16, drop_last=False, SGD with
+F5 (the reviewer's t1, fixtures/reviews/rev18_last_batch_momentum: 40 samples, batch 16, drop_last=False, SGD with
 momentum): the graphs A,B,C,B,B,C are the first step's warm-up, then B,B,C every epoch. hlodiff called them "varies
 among 3 graphs in no fixed order" and put "already on 2 buckets (8, 16): one graph per bucket is expected" under a
 fix that says use drop_last or pad. F6 (the reviewer's c2: a temperature annealed as a Python float): five blocks of
@@ -15,7 +15,7 @@ from helpers import cli, cli_json
 
 from hlodiff.explain.cycles import period_of
 
-T1 = FIXTURES / "torch_xla" / "rev18_last_batch_momentum"
+T1 = FIXTURES / "reviews" / "rev18_last_batch_momentum"
 T1_MAP = f"/home/user/project={T1}"
 
 
@@ -47,7 +47,7 @@ def test_a_first_graph_of_its_own_before_a_cycle_seen_twice_is_periodic(keys, pe
     assert period_of(list(keys))[0] == period
 
 
-TEMP = FIXTURES / "torch_xla" / "rev18_temperature_float"
+TEMP = FIXTURES / "reviews" / "rev18_temperature_float"
 
 
 def test_a_float_guard_recompiling_on_every_new_value_is_one_block_that_names_the_recompile_limit():
