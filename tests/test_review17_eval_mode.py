@@ -8,7 +8,6 @@ training call :11, Dynamo's section at :15: one recompilation, one line.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
@@ -16,18 +15,13 @@ import pytest
 from conftest import FIXTURES
 from helpers import cli_json
 
-from hlodiff.render.live import lines
+from live_replay import printed, replay
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 
 
 def _replay(name: str, capture: str) -> list[str]:
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(DYN / name, capture)
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay(DYN / name, capture))
 
 
 def _report(capture: str) -> dict:

@@ -8,13 +8,12 @@ of each epoch"."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 from conftest import FIXTURES
 from helpers import cli
 
-from hlodiff.render.live import lines
+from live_replay import printed, replay
 from hlodiff.render.plan import plan_text
 
 TX = FIXTURES / "scenarios" / "torch_xla"
@@ -26,12 +25,7 @@ def _explain(case) -> str:
 
 
 def _live(folder, capture: str) -> list[str]:
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(folder, capture)
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay(folder, capture))
 
 
 def test_a_batch_size_change_reads_as_the_same_program_at_other_shapes():

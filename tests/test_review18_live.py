@@ -6,14 +6,13 @@ again")."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 
 from conftest import FIXTURES
 
-from hlodiff.render.live import lines
+from live_replay import printed, replay
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 CASES = ["rev18_tc_temperature_limit", "rev11_dc_train_eval_record"]
@@ -21,12 +20,8 @@ STEP = re.compile(r"hlodiff: step (\d+)")
 
 
 def _replay(name: str) -> tuple[list, list[str]]:
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(DYN / name, "c")
-    assert skipped is None
-    return events, [x for e in events for x in lines(e)]
+    events = replay(DYN / name, "c")
+    return events, printed(events)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -108,16 +108,9 @@ def test_static_look_alikes_keep_their_rows(name, rule):
 # -- live: a torch.compile run before (or without) any bridge graph read from a stack ------------------------------
 
 def _live_events(case_id: str) -> tuple[list, object]:
-    import importlib.util
+    from live_replay import replay_case, score_live
 
-    spec = importlib.util.spec_from_file_location("x8c_score_live", SCENARIOS / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    engine, name = case_id.split("/")
-    truth = live.score.local_cases([case_id])[0]["truth"]
-    events, skipped = live.replay(SCENARIOS / engine / name, truth["capture"])
-    assert skipped is None
-    return events, live
+    return replay_case(case_id), score_live()
 
 
 def test_the_step_graphs_of_a_function_dynamo_made_no_graph_of_follow_from_its_break_live():
