@@ -11,7 +11,7 @@ import ast
 import builtins
 from pathlib import Path
 
-from hlodiff.dumps.source_paths import note_missing, where_now
+from hlodiff.dumps.source_paths import note_missing, on_disk, where_now
 
 _MAX_BYTES = 2_000_000
 
@@ -199,7 +199,7 @@ def loop_header(file: str, line: int | None) -> bool:
 
 def _tree_if_present(file: str) -> ast.Module | None:
     """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
-    return _parse(file) if Path(where_now(file)).is_file() else None
+    return _parse(file) if on_disk(file) else None
 
 
 def calls_of_compiled(file: str) -> list[int] | None:

@@ -10,10 +10,10 @@ whole (only modules imported by name from a file already known to be the user's)
 from __future__ import annotations
 
 import ast
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from hlodiff.dumps.python_source import _parse
-from hlodiff.dumps.source_paths import where_now
+from hlodiff.dumps.source_paths import on_disk
 
 
 def user_modules(files: list[str]) -> list[str]:
@@ -48,7 +48,7 @@ def _beside(file: str, module: str) -> str | None:
     for candidate in (folder.joinpath(*module.split(".")).with_suffix(".py"),
                       folder.joinpath(*module.split("."), "__init__.py")):
         try:
-            if Path(where_now(str(candidate))).is_file():
+            if on_disk(str(candidate)):
                 return str(candidate)
         except (OSError, ValueError):
             return None
