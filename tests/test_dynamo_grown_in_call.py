@@ -10,7 +10,8 @@ import pytest
 
 from helpers import FIXTURES, cli, cli_json
 
-from hlodiff.explain.dynamo_guard_kinds import _classify, grown_on_line
+from hlodiff.explain.dynamo_guard_kinds import _classify
+from hlodiff.explain.dynamo_guard_lines import grown_on_line
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 DYN_MAP = ("--source-map", f"/home/user/project={DYN}")

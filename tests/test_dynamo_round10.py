@@ -10,8 +10,8 @@ import pytest
 from explain_helpers import explain_scenario as _explain, guard_recompiles
 from helpers import FIXTURES
 from hlodiff.dumps.dynamo_log import _failure
-from hlodiff.explain.dynamo_guard_kinds import bounds_loop
-from hlodiff.explain.dynamo_types import choose_fix
+from hlodiff.explain.dynamo_guard_lines import bounds_loop
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 _PAD = " " * 40
@@ -102,7 +102,7 @@ def test_real_look_alikes_are_never_told_a_loop_bound(name):
     ("L['self'].step", "self.step_size = 3", False),
 ])
 def test_a_value_is_assigned_on_its_guard_line_only_when_that_line_writes_it(name, code, assigned):
-    from hlodiff.explain.dynamo_guard_kinds import assigned_on_line
+    from hlodiff.explain.dynamo_guard_lines import assigned_on_line
     assert assigned_on_line(name, code) is assigned
 
 

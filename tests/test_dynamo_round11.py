@@ -12,7 +12,7 @@ import pytest
 from explain_helpers import explain_scenario as _explain, guard_recompiles
 from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED
-from hlodiff.explain.dynamo_guard_kinds import sizes_on_line
+from hlodiff.explain.dynamo_guard_lines import sizes_on_line
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 _PAD = " " * 40

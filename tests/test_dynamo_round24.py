@@ -59,7 +59,7 @@ def test_the_seed_in_the_forward_is_told_at_its_line_with_exit_0():
     ("x", "y = x * 2  # keyed by id(x) once", False),   # a comment
 ])
 def test_identity_on_line_reads_the_statement_only(name, code, read):
-    from hlodiff.explain.dynamo_guard_kinds import identity_on_line
+    from hlodiff.explain.dynamo_guard_lines import identity_on_line
     assert identity_on_line(name, code) is read
 
 

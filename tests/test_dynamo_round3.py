@@ -17,7 +17,8 @@ from helpers import FIXTURES
 from hlodiff.diff.fix_rules import EXPECTED, RULES_BY_NAME
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure
 from hlodiff.explain.dynamo_log_findings import recompiles_of
-from hlodiff.explain.dynamo_types import DynamoRecompile, choose_fix
+from hlodiff.explain.dynamo_types import DynamoRecompile
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 from hlodiff.explain.dynamo_xla import padded_buckets
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"

@@ -64,7 +64,7 @@ def _limited(guard: str) -> list:
     found = recompiles_of(log)
     for r in found:  # as findings() marks them: this frame ran past the limit
         r.facts, r.limit = r.facts | {"limit_hit"}, 8
-    from hlodiff.explain.dynamo_types import choose_fix
+    from hlodiff.explain.dynamo_recompile_fixes import choose_fix
     for r in found:
         choose_fix(r)
     return found

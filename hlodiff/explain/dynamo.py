@@ -24,13 +24,15 @@ from __future__ import annotations
 from hlodiff.diff.causes import _SLICE_KEYS
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog
 from hlodiff.errors import InputWarning
-from hlodiff.explain.dynamo_bridge_words import bridge_consequences, quiet_bridge_hints, tell_bridge_own, tell_first_calls
+from hlodiff.explain.dynamo_bridge_words import (bridge_consequences, quiet_bridge_hints, tell_bridge_own,
+                                                 tell_first_calls)
 from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.explain.dynamo_every_step import fixed_set_pairs
 from hlodiff.explain.dynamo_log_findings import breaks_of, read_logs, recompile_of, recompiled_calls
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
-from hlodiff.explain.dynamo_types import DynamoFindings, choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
+from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.evidence import SourceLines
-from hlodiff.explain.dynamo_types import choose_fix
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
 _LOCAL = re.compile(r"^(?:L\[(?P<q>['\"])(?P<quoted>\w+)(?P=q)\]|(?P<name>[A-Za-z_]\w*))$")
 """A guard's subject that is a local of the compiled function: ``step`` (torch 2.9's guard text) or ``L['step']``."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from hlodiff.diff.fix_rules import EXPECTED
 from hlodiff.diff.fixes import FixChoice, choose
-from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
+from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_recompile_fixes import tell_with_fact
 from hlodiff.explain.pattern_words import sequence_text
 from hlodiff.explain.rng_seed import seed_update_only
 

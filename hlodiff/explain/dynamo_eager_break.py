@@ -8,7 +8,8 @@ data ... sync at the same points every step" below the right headline. Like the 
 
 from __future__ import annotations
 
-from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
+from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_recompile_fixes import tell_with_fact
 
 
 def made_no_graph(explanation, found: DynamoFindings) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.source_lines import SourceLines
-from hlodiff.explain.dynamo_types import choose_fix
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
 _ATTRIBUTE = re.compile(r"\.(?P<name>[A-Za-z_]\w*)$")
 

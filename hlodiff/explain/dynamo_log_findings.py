@@ -15,13 +15,14 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
-                                                assigned_on_line, bounds_loop, break_before_resume, grown_on_line,
-                                                identity_on_line, is_data_dependent_branch, is_scalar_read,
-                                                python_random_call, sizes_on_line, tests_membership, what_breaks)
+                                                break_before_resume, is_data_dependent_branch, is_scalar_read,
+                                                python_random_call, what_breaks)
+from hlodiff.explain.dynamo_guard_lines import (assigned_on_line, bounds_loop, grown_on_line, identity_on_line,
+                                                sizes_on_line, tests_membership)
 from hlodiff.explain.dynamo_number_params import number_only_param
 from hlodiff.explain.dynamo_topk_k import topk_k_on_line
-from hlodiff.explain.dynamo_types import (DynamoRecompile, GraphBreakFinding, choose_fix, compiled_name,
-                                          int_recompiled_once, varying_sizes, wrapped_module)
+from hlodiff.explain.dynamo_types import DynamoRecompile, GraphBreakFinding, compiled_name, wrapped_module
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, varying_sizes
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hlodiff.explain.dynamo_guard_kinds import _as_written
+from hlodiff.explain.dynamo_guard_lines import _as_written
 
 NUMBER_ONLY_PARAMS: dict[str, tuple[str, ...]] = {
     "label_smoothing": ("cross_entropy", "nn.CrossEntropyLoss"),

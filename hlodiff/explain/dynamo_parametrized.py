@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.source_lines import SourceLines
-from hlodiff.explain.dynamo_types import choose_fix
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 from hlodiff.hlo.model import SourceFrame
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm", "orthogonal", "register_parametrization")

@@ -6,7 +6,8 @@ from the guard that failed on every call."""
 
 from __future__ import annotations
 
-from hlodiff.explain.dynamo_types import DynamoFindings, tell_with_fact
+from hlodiff.explain.dynamo_types import DynamoFindings
+from hlodiff.explain.dynamo_recompile_fixes import tell_with_fact
 
 
 def past_limit_graphs(explanation, found: DynamoFindings) -> list[str]:

@@ -7,7 +7,8 @@ bridge's graphs, so what is paid is Dynamo's retrace and the bridge's graph extr
 from __future__ import annotations
 
 from hlodiff.dumps.dynamo_log import CacheRestart, GuardFailure
-from hlodiff.explain.dynamo_types import DynamoRecompile, choose_fix
+from hlodiff.explain.dynamo_types import DynamoRecompile
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
 
 def cache_resets(restarts: list[CacheRestart]) -> list[DynamoRecompile]:

@@ -7,7 +7,8 @@ none (the stance raises before ``[__recompiles]`` is written)."""
 from __future__ import annotations
 
 from hlodiff.dumps.dynamo_log import DynamoLog, GuardFailure
-from hlodiff.explain.dynamo_types import DynamoRecompile, choose_fix
+from hlodiff.explain.dynamo_types import DynamoRecompile
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
 
 def stance_recompiles(log: DynamoLog) -> list[DynamoRecompile]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from hlodiff.explain.dynamo_guard_kinds import _as_written
+from hlodiff.explain.dynamo_guard_lines import _as_written
 
 _TOPK = re.compile(r"\btopk\s*\(")
 

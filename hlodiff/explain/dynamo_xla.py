@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
-from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, choose_fix, compiled_name
+from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, compiled_name
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 from hlodiff.explain.dynamo_bridge import bridge_compiling
 
 
