@@ -176,8 +176,8 @@ class Run:
 
     def jax_whole_run(self) -> list["JaxCompilation"]:
         """The JAX compilations joined over the whole run when this evidence is a view of part of it (a live window,
-        :class:`hlodiff.live_run.LiveEvidence`): a context JAX named for a function outside the window still ties
-        the window's eager op on the same line to it (review 12, F5). Empty for a whole run (its join is complete)."""
+        :class:`hlodiff.dumps.live_evidence.LiveEvidence`): a context JAX named for a function outside the window still
+        ties the window's eager op on the same line to it (review 12, F5). Empty for a whole run (its join is complete)."""
         return []
 
     @property
