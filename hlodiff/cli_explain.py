@@ -71,7 +71,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     and the verdict goes to stderr: ``record``)."""
     from hlodiff.api import explain_inputs
     from hlodiff.api_pages import page_sources, run_page_costs
-    from hlodiff.render import terminal
+    from hlodiff.render.explain_recompile import render_explanation
     from hlodiff.render.reports import render_warmup_verdict, run_inputs, write_run_html
     from hlodiff.render.write import check_output
 
@@ -88,7 +88,7 @@ def _explain(inputs, *, as_json: bool, html_path: str | None, verbose: bool = Fa
     if html_path:
         write_run_html(html_path, result, body, read, run_page_costs(result), page_sources(body))
     def render(console) -> None:
-        terminal.render_explanation(console, result.explanation, verbose=verbose)
+        render_explanation(console, result.explanation, verbose=verbose)
         render_warmup_verdict(console, result)
 
     show(as_json, "explain", body, result.warnings, render, stream=sys.stderr if exit_status is not None else None)

@@ -12,7 +12,7 @@ from rich.console import Console
 from helpers import FIXTURES
 from hlodiff.dumps.run_folder import discover
 from helpers import explained
-from hlodiff.render.terminal import render_explanation
+from hlodiff.render.explain_recompile import render_explanation
 
 JAX_RUNS = sorted(p.parent.name for p in (FIXTURES / "jax").glob("*/dump"))
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from helpers import cli, cli_json
 from hlodiff.dumps.run_folder import discover
 from helpers import explained
-from hlodiff.render.terminal import render_explanation
+from hlodiff.render.explain_recompile import render_explanation
 
 from conftest import FIXTURES
 

@@ -11,7 +11,8 @@ from rich.text import Text
 
 from hlodiff.explain.ranks import position_word
 from hlodiff.render.story_view import render_graph_causes
-from hlodiff.render.terminal import Hanging, render_causes, render_explanation, render_inventory
+from hlodiff.render.terminal import Hanging, render_causes, render_inventory
+from hlodiff.render.explain_recompile import render_explanation
 
 
 def render_job(console: Console, job, *, verbose: bool = False) -> None:

@@ -16,7 +16,7 @@ from hlodiff.explain.explanation import RunExplanation
 from hlodiff.explain.recompile import explain_run
 from hlodiff.explain.steps import graph_steps
 from hlodiff.explain.verdict import unexpected
-from hlodiff.render.terminal import render_explanation
+from hlodiff.render.explain_recompile import render_explanation
 
 
 class HloStabilityError(AssertionError):
