@@ -1,9 +1,11 @@
-"""The line of the decision read from the user's source (explain/decision_line.py, dumps/python_source.py): the
-`if` around a traced line, the requires_grad_/device_put calls; nothing when the file is not on disk."""
+"""The line of the decision read from the user's source (explain/decision_line.py, dumps/python_source.py,
+dumps/python_calls.py): the `if` around a traced line, the requires_grad_/device_put calls; nothing when the file
+is not on disk."""
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import calls_named, enclosing_if
+from hlodiff.dumps.python_source import enclosing_if
+from hlodiff.dumps.python_calls import calls_named
 
 SOURCE = '''\
 import random

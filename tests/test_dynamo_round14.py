@@ -141,7 +141,7 @@ def test_the_int_then_float_run():
 
 
 def test_a_cast_of_the_model_is_found_by_its_dtype_argument(tmp_path):
-    from hlodiff.dumps.python_source import calls_named
+    from hlodiff.dumps.python_calls import calls_named
 
     src = tmp_path / "t.py"
     src.write_text("x = x.to(w.dtype)\nfast = net.to(torch.bfloat16)\nslow = net.to(dtype=torch.float16)\n"

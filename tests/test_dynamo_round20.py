@@ -13,7 +13,7 @@ import pytest
 from helpers import FIXTURES, cli
 from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, GuardFailure
 from hlodiff.dumps.dynamo_read import read_dynamo_log
-from hlodiff.dumps.python_source import calls_of_function
+from hlodiff.dumps.python_calls import calls_of_function
 from hlodiff.explain.dynamo_log_findings import recompiles_of
 from hlodiff.explain.dynamo_stance import stance_recompiles
 from hlodiff.hlo.model import SourceFrame
@@ -282,7 +282,7 @@ def test_a_parametrization_counts_only_on_the_guarded_submodule(tmp_path):
     """The tenth stop's last read: weight_norm on layer 0 before the compile, and a head swapped at :5 (guard on
     `_modules['2']`), was told 'a parametrization is registered at :4 ... nothing to fix'. Only a call on the
     guarded submodule (net[2], model.head) is its reason."""
-    from hlodiff.dumps.python_source import calls_on_submodule
+    from hlodiff.dumps.python_calls import calls_on_submodule
 
     src = tmp_path / "train.py"
     src.write_text("import torch\nnet = torch.nn.Sequential()\nfrom torch.nn.utils.parametrizations import "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from helpers import FIXTURES, cli, cli_json
 
-from hlodiff.dumps.python_source import calls_of_compiled
+from hlodiff.dumps.python_calls import calls_of_compiled
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 DYN_MAP = ("--source-map", f"/home/user/project={DYN}")

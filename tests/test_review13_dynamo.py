@@ -55,7 +55,7 @@ from conftest import FIXTURES  # noqa: E402
 from helpers import cli  # noqa: E402
 from hlodiff.diff.model import Cause  # noqa: E402
 from hlodiff.dumps.dynamo_log import GuardFailure  # noqa: E402
-from hlodiff.dumps.python_source import calls_of_function  # noqa: E402
+from hlodiff.dumps.python_calls import calls_of_function  # noqa: E402
 from hlodiff.explain.dynamo import caller_in_graph  # noqa: E402
 from hlodiff.dumps.source_lines import NoSources, SourceLines  # noqa: E402
 from hlodiff.explain.dynamo_call_line import place_dynamo_calls  # noqa: E402

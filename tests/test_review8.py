@@ -3,7 +3,7 @@ reviewer read wrong, on a real capture (fixtures/scenarios/*/rev8_*) or a small 
 
 from __future__ import annotations
 
-from hlodiff.dumps.python_source import callee_on_line
+from hlodiff.dumps.python_calls import callee_on_line
 
 
 def test_the_compiled_callee_is_named_not_the_print_around_it(tmp_path):

@@ -18,7 +18,7 @@ import re
 from typing import Iterable
 
 from hlodiff.dumps.dynamo_log import _PREFIX, CacheRestart, DynamoLog, _break_block, _failure, _whole_path
-from hlodiff.dumps.python_source import callee_on_line
+from hlodiff.dumps.python_calls import callee_on_line
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
 

@@ -47,12 +47,12 @@ class SourceLines:
         return self._ask(read_in_condition, bool, file, line)
 
     def calls_named(self, file: str, names: tuple[str, ...]) -> list[int]:
-        from hlodiff.dumps.python_source import calls_named
+        from hlodiff.dumps.python_calls import calls_named
 
         return self._ask(calls_named, list, file, names)
 
     def calls_on_submodule(self, file: str, names: tuple[str, ...], key: str) -> list[int]:
-        from hlodiff.dumps.python_source import calls_on_submodule
+        from hlodiff.dumps.python_calls import calls_on_submodule
 
         return self._ask(calls_on_submodule, list, file, names, key)
 
@@ -72,12 +72,12 @@ class SourceLines:
         return self._ask(nondiff_callee, _NONE, file, def_line, parameter)
 
     def calls_of_function(self, file: str, function: str) -> list[int] | None:
-        from hlodiff.dumps.python_source import calls_of_function
+        from hlodiff.dumps.python_calls import calls_of_function
 
         return self._ask(calls_of_function, _NONE, file, function)
 
     def calls_of_compiled(self, file: str) -> list[int] | None:
-        from hlodiff.dumps.python_source import calls_of_compiled
+        from hlodiff.dumps.python_calls import calls_of_compiled
 
         return self._ask(calls_of_compiled, _NONE, file)
 
