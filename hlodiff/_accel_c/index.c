@@ -177,10 +177,54 @@ static int plain_callee(PyObject *attrs, PyObject *keys, PyObject **out) {
     return *out != NULL ? 1 : -1;
 }
 
+/* The computations one calling instruction names, for both walks below (reachable_order, calls_each): its one bare
+   name read here (plain_callee, *single set) or, for every other spelling, the Python reader's list (*listed set, a
+   fast sequence; ``what`` is the error when the reader returns none). 0 with one of the two set (new references),
+   -1 on error. callee_count and callee_at read whichever was set. */
+static int callees_of(PyObject *inst, PyObject *keys, PyObject *reader, const char *what, PyObject **single,
+                      PyObject **listed) {
+    *single = *listed = NULL;
+    PyObject *attrs = inst_attr(inst, s_attrs);
+    int rc = attrs == NULL ? -1 : plain_callee(attrs, keys, single);
+    if (rc == 0) {
+        PyObject *got = PyObject_CallOneArg(reader, attrs);
+        *listed = got ? PySequence_Fast(got, what) : NULL;
+        Py_XDECREF(got);
+        rc = *listed ? 0 : -1;
+    } else if (rc == 1) {
+        rc = 0;
+    }
+    Py_XDECREF(attrs);
+    return rc;
+}
+
+static inline Py_ssize_t callee_count(PyObject *single, PyObject *listed) {
+    return single ? 1 : listed ? PySequence_Fast_GET_SIZE(listed) : 0;
+}
+
+static inline PyObject *callee_at(PyObject *single, PyObject *listed, Py_ssize_t j) {
+    return single ? single : PySequence_Fast_GET_ITEM(listed, j);
+}
+
 typedef struct {
     PyObject *comp; /* borrowed: held by the computations list */
     int done;
 } Visit;
+
+/* Pushes v on the walk's stack, doubling it when full: 0, or -1 with MemoryError set. */
+static int push_visit(Visit **stack, Py_ssize_t *cap, Py_ssize_t *top, Visit v) {
+    if (*top >= *cap) {
+        Visit *grown = PyMem_Realloc(*stack, 2 * *cap * sizeof(Visit));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *stack = grown;
+        *cap *= 2;
+    }
+    (*stack)[(*top)++] = v;
+    return 0;
+}
 
 /* reachable_order(computations, entry, call_keys, called_computations) -> canonical.reachable_computations's list:
    the computations the entry calls, directly or not, callees before callers, the entry last, by the same
@@ -225,34 +269,18 @@ PyObject *reachable_order(PyObject *self, PyObject *args) {
         }
         if (rc == 0) rc = PyDict_SetItem(state, name, one);
         Py_DECREF(name);
-        if (rc < 0) goto fail;
-        if (top >= cap) {
-            Visit *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Visit));
-            if (grown == NULL) goto fail;
-            stack = grown;
-            cap *= 2;
-        }
-        stack[top++] = (Visit){v.comp, 1};
+        if (rc < 0 || push_visit(&stack, &cap, &top, (Visit){v.comp, 1}) < 0) goto fail;
         PyObject *insts = PyObject_GetAttr(v.comp, s_instructions);
         PyObject *callers = insts ? with_attribute_of(insts, keys) : NULL;
         Py_XDECREF(insts);
         if (callers == NULL) goto fail;
         for (Py_ssize_t k = 0; rc == 0 && k < PyList_GET_SIZE(callers); k++) {
-            PyObject *attrs = inst_attr(PyList_GET_ITEM(callers, k), s_attrs);
-            PyObject *single = NULL, *names = NULL;
-            rc = attrs == NULL ? -1 : plain_callee(attrs, keys, &single);
-            if (rc == 0) {
-                PyObject *listed = PyObject_CallOneArg(called, attrs);
-                names = listed ? PySequence_Fast(listed, "called_computations must return a sequence") : NULL;
-                Py_XDECREF(listed);
-                rc = names ? 0 : -1;
-            } else if (rc == 1) {
-                rc = 0;
-            }
-            Py_XDECREF(attrs);
-            Py_ssize_t count = single ? 1 : names ? PySequence_Fast_GET_SIZE(names) : 0;
+            PyObject *single, *names;
+            rc = callees_of(PyList_GET_ITEM(callers, k), keys, called, "called_computations must return a sequence",
+                            &single, &names);
+            Py_ssize_t count = rc == 0 ? callee_count(single, names) : 0;
             for (Py_ssize_t j = 0; rc == 0 && j < count; j++) {
-                PyObject *callee = single ? single : PySequence_Fast_GET_ITEM(names, j);
+                PyObject *callee = callee_at(single, names, j);
                 PyObject *target = PyDict_GetItemWithError(by_name, callee);
                 if (target == NULL) {
                     if (PyErr_Occurred()) rc = -1;
@@ -261,17 +289,7 @@ PyObject *reachable_order(PyObject *self, PyObject *args) {
                 int seen = PyDict_Contains(state, callee);
                 if (seen < 0) rc = -1;
                 if (seen) continue;
-                if (top >= cap) {
-                    Visit *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Visit));
-                    if (grown == NULL) {
-                        PyErr_NoMemory();
-                        rc = -1;
-                        break;
-                    }
-                    stack = grown;
-                    cap *= 2;
-                }
-                stack[top++] = (Visit){target, 0};
+                if (push_visit(&stack, &cap, &top, (Visit){target, 0}) < 0) rc = -1;
             }
             Py_XDECREF(single);
             Py_XDECREF(names);
@@ -335,21 +353,11 @@ PyObject *calls_each(PyObject *self, PyObject *args) {
         int rc = 0;
         for (Py_ssize_t k = 0; rc == 0 && !broken && k < PyList_GET_SIZE(callers); k++) {
             PyObject *inst = PyList_GET_ITEM(callers, k);
-            PyObject *attrs = inst_attr(inst, s_attrs);
-            PyObject *single = NULL, *found = NULL;
-            rc = attrs == NULL ? -1 : plain_callee(attrs, keys, &single);
-            if (rc == 0) {
-                PyObject *listed = PyObject_CallOneArg(callees_fn, attrs);
-                found = listed ? PySequence_Fast(listed, "callees must return a sequence") : NULL;
-                Py_XDECREF(listed);
-                rc = found ? 0 : -1;
-            } else if (rc == 1) {
-                rc = 0;
-            }
-            Py_XDECREF(attrs);
-            Py_ssize_t count = single ? 1 : found ? PySequence_Fast_GET_SIZE(found) : 0;
+            PyObject *single, *found;
+            rc = callees_of(inst, keys, callees_fn, "callees must return a sequence", &single, &found);
+            Py_ssize_t count = rc == 0 ? callee_count(single, found) : 0;
             for (Py_ssize_t j = 0; rc == 0 && !broken && j < count; j++) {
-                PyObject *callee = single ? single : PySequence_Fast_GET_ITEM(found, j);
+                PyObject *callee = callee_at(single, found, j);
                 int known = PySet_Contains(names, callee);
                 if (known < 0) rc = -1;
                 if (known <= 0) {
