@@ -31,17 +31,9 @@ def test_a_dynamo_dtype_guard_asks_for_one_dtype_at_every_call(path):
 
 
 def _live_lines(name: str) -> list[str]:
-    import importlib.util
+    from live_replay import printed, replay_case
 
-    from hlodiff.render.live import lines
-
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    truth = live.score.local_cases([f"dynamo/{name}"])[0]["truth"]
-    events, skipped = live.replay(SCENARIOS / name, truth["capture"])
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay_case(f"dynamo/{name}"))
 
 
 def test_an_input_of_another_dtype_is_never_told_live_as_a_symbolic_size():

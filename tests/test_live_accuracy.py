@@ -10,18 +10,15 @@ The JAX scenarios run in every test run (the file takes about 25 s on a shared 2
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
 
-from conftest import FIXTURES
+from live_replay import printed, replay_case, score_live
 
 from hlodiff.render.live import UNREAD
 
-_spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-live = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(live)
+live = score_live()
 
 # What stays wrong live (2026-11-27, live3), by cause (docs/accuracy.md, "The live story", round 3):
 LIVE_WRONG_NOW = {
@@ -279,13 +276,7 @@ def test_a_launchers_ranks_are_skipped_with_the_reason():
 
 
 def _lines(case_id: str) -> list[str]:
-    from hlodiff.render.live import lines
-
-    engine, name = case_id.split("/")
-    truth = live.score.local_cases([case_id])[0]["truth"]
-    events, skipped = live.replay(FIXTURES / "scenarios" / engine / name, truth["capture"])
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay_case(case_id))
 
 
 def test_jax_live_line_names_the_reason_from_the_growing_log():

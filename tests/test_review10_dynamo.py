@@ -5,20 +5,12 @@ print() break told as one program "alternating" / "recompiled"), F6 (live step n
 
 from __future__ import annotations
 
-import importlib.util
-
 from helpers import FIXTURES, cli, cli_json
+from live_replay import printed, replay
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 DYN_MAP = ("--source-map", f"/home/user/project={DYN}")
 SYNC_FIX = "torch_xla.sync() after creating the input"
-
-
-def _live():
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    return live
 
 
 def _family_of(doc: dict, ref: str) -> dict:
@@ -91,17 +83,11 @@ def test_live_steps_of_a_compiled_loop_are_its_calls():
     """F6 (dc_dynamic_batch): the size guard failed on call 2 (bs 5), told live as 'step 4' (graphs counted). Now
     a call is counted once per sync of its inputs and first compiled graph: step 2, and step 4 for bs 3; the input
     graphs of dc_control_break come at calls 3 and 4."""
-    from hlodiff.render.live import lines
-
-    live = _live()
-    events, skipped = live.replay(DYN / "rev10_dc_dynamic_batch", "c")
-    assert skipped is None
-    said = [x for e in events for x in lines(e)]
+    said = printed(replay(DYN / "rev10_dc_dynamic_batch", "c"))
     recompiled = [x for x in said if " recompiled" in x]
     assert recompiled and recompiled[0].startswith("hlodiff: step 2 recompiled"), said
     assert any(x.startswith("hlodiff: step 4 recompiled again: same story as step 2") for x in said), said
-    events, _ = live.replay(DYN / "rev10_dc_control_break", "c")
-    said = [x for e in events for x in lines(e)]
+    said = printed(replay(DYN / "rev10_dc_control_break", "c"))
     grown = [x for x in said if "ops at rev10_dc_control_break.py:17" in x]
     assert [x.split(" recompiled")[0] for x in grown] == ["hlodiff: step 3", "hlodiff: step 4"], said
     assert all(SYNC_FIX in x for x in grown), grown
@@ -112,11 +98,7 @@ def test_a_size_guard_read_after_its_graph_is_an_update_whose_fix_waits_for_the_
     as a size Dynamo traced once; Dynamo's guard for it, read later, came as 'recompiled again ... 2 times so far'
     with 'a batch is smaller than the one before ... drop_last', two sizes known. Now it is the same story told
     again (an update), its fix waiting for the calls to come, and the third size says the sizes vary."""
-    from hlodiff.render.live import lines
-
-    events, skipped = _live().replay(DYN / "rev6_batch_sizes_record", "c")
-    assert skipped is None
-    said = [x for e in events for x in lines(e)]
+    said = printed(replay(DYN / "rev6_batch_sizes_record", "c"))
     assert not any("drop_last" in x for x in said), said
     assert not any("2 times so far" in x and "varies" not in x for x in said), said
     assert any("fix: told once the next steps show" in x for x in said), said

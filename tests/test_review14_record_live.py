@@ -6,15 +6,13 @@ programs, captured as fixtures/scenarios/dynamo/rev14_p6_seqlen and rev14_p7_tem
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from conftest import FIXTURES
 from helpers import cli
+from live_replay import printed, replay
 
 from hlodiff.api import explain_paths
-from hlodiff.render.live import lines
 from hlodiff.render.record import exit_note
 
 DYN = FIXTURES / "scenarios" / "dynamo"
@@ -22,12 +20,7 @@ SOURCES = f"/home/user/project={DYN}"
 
 
 def _replay(name: str) -> list[str]:
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(DYN / name, "c")
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay(DYN / name, "c"))
 
 
 def _note(result) -> str:

@@ -9,16 +9,14 @@ XLA graph a Dynamo recompilation compiled was placed at the first call's line (:
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from conftest import FIXTURES
 from helpers import cli_json
+from live_replay import printed, replay
 
 from hlodiff.diff import diff_modules
 from hlodiff.hlo.parser import parse_module
-from hlodiff.render.live import lines
 
 TX = FIXTURES / "scenarios" / "torch_xla"
 DYN = FIXTURES / "scenarios" / "dynamo"
@@ -157,12 +155,7 @@ def test_the_xla_graph_of_a_dynamo_recompilation_is_placed_at_the_call_dynamo_na
 
 
 def test_the_live_line_of_the_bridge_s_graph_names_the_same_call():
-    spec = importlib.util.spec_from_file_location("scenario_score_live", FIXTURES / "scenarios" / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(DYN / "rev15_tc_eval_batch", "c")
-    assert skipped is None
-    said = [x for e in events for x in lines(e)]
+    said = printed(replay(DYN / "rev15_tc_eval_batch", "c"))
     bridge = [x for x in said if "the Dynamo bridge compiled again" in x]
     assert bridge and all("rev15_tc_eval_batch.py:12" in x for x in bridge), bridge
     assert not any("rev15_tc_eval_batch.py:10" in x for x in said), said

@@ -4,26 +4,15 @@ calls 1-5, were each told as "step 1"."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 from conftest import FIXTURES
+from live_replay import printed, replay, replay_case
 
 from hlodiff.explain.live_steps import FX_CAUSE, RUN_CAUSE, UserSteps
 
-_spec = importlib.util.spec_from_file_location("scenario_score_live_r15", FIXTURES / "scenarios" / "score_live.py")
-live = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(live)
-
-
 def _lines(case_id: str) -> list[str]:
-    from hlodiff.render.live import lines
-
-    engine, name = case_id.split("/")
-    truth = live.score.local_cases([case_id])[0]["truth"]
-    events, skipped = live.replay(FIXTURES / "scenarios" / engine / name, truth["capture"])
-    assert skipped is None
-    return [x for e in events for x in lines(e)]
+    return printed(replay_case(case_id))
 
 
 def _steps(said: list[str]) -> list[int]:
@@ -141,9 +130,6 @@ def test_grad_accumulation_step_1_is_never_told_expected_then_unexpected():
 def test_lookalike_an_optimizers_warm_up_is_told_expected_at_once():
     """rev15_tx_stable_item (SGD momentum): step 1's new inputs are the optimizer's state (a warm-up, no
     ONCE_RULES row): told expected at once and confirmed, never held or told as a recompilation."""
-    from hlodiff.render.live import lines
-
-    events, skipped = live.replay(FIXTURES / "scenarios" / "cost" / "rev15_tx_stable_item", "c")
-    said = [x for e in events for x in lines(e)]
+    said = printed(replay(FIXTURES / "scenarios" / "cost" / "rev15_tx_stable_item", "c"))
     assert said and said[0].startswith("hlodiff: step 1: expected recompilation"), said
     assert not any(" recompiled" in x or "a warm-up if the next steps" in x for x in said), said

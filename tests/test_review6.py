@@ -104,14 +104,9 @@ def test_p07_the_scalar_input_a_size_of_1_removes_follows_from_the_size_not_from
 # -- F4: a metric kept every third step is no "warm-up ... copy.deepcopy ... nothing to fix", live or at exit ---------
 
 def _live_fixes(engine: str, name: str, capture: str) -> list[str]:
-    import importlib.util
+    from live_replay import replay
 
-    spec = importlib.util.spec_from_file_location("scenario_score_live", SCEN / "score_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    events, skipped = live.replay(SCEN / engine / name, capture)
-    assert skipped is None
-    return [e.told.fix or "" for e in events if e.told is not None]
+    return [e.told.fix or "" for e in replay(SCEN / engine / name, capture) if e.told is not None]
 
 
 def test_p04_under_record_no_live_line_calls_the_metric_a_warm_up():
