@@ -212,6 +212,17 @@ done:
 /* A node's entry in two per-node maps (borrowed), or -1 with KeyError (or the lookup's error) set. */
 
 /* A hash's text, set in dict under name and, when slot is given, kept there (borrowed: the dict holds it). */
+/* The string of the n hex digits at hex from one slot of a direct-mapped table (anon_str, exact_str): the slot's
+   string when it holds these digits, else a new one that takes the slot. New reference, NULL on error. */
+static inline PyObject *slot_str(PyObject **slot, const char *hex, Py_ssize_t n) {
+    PyObject *o = *slot;
+    if (o != NULL && memcmp(PyUnicode_DATA(o), hex, n) == 0) return Py_NewRef(o);
+    PyObject *h = ascii_str(hex, n);
+    if (h == NULL) return NULL;
+    Py_XSETREF(*slot, Py_NewRef(h));
+    return h;
+}
+
 /* Anonymous hashes (16 hex digits) recur: a graph of N identical layers or unrolled blocks has each one N times
    (6,800 times in the 300K-instruction pair). A direct-mapped table of the last string made for each slot gives a
    recurring hash the same object: one string instead of N (about 17 MB per side at 300K, as long as the
@@ -227,16 +238,7 @@ static PyObject *anon_str(const char *hex) {
     memcpy(&a, hex, 8);
     memcpy(&b, hex + 8, 8);
     size_t at = (size_t)(((a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull) >> 48) & (ANON_SLOTS - 1);
-    PyObject *o = anon_strs[at];
-    if (o != NULL && memcmp(PyUnicode_DATA(o), hex, 16) == 0) {
-        Py_INCREF(o);
-        return o;
-    }
-    PyObject *h = ascii_str(hex, 16);
-    if (h == NULL) return NULL;
-    Py_INCREF(h);
-    Py_XSETREF(anon_strs[at], h);
-    return h;
+    return slot_str(&anon_strs[at], hex, 16);
 }
 
 /* Exact hashes (24 hex digits) recur in the same way where the graphs do not chain: every unrolled block's
@@ -256,16 +258,7 @@ PyObject *exact_str(const char *hex) {
     memcpy(&c, hex + 16, 8);
     size_t at = (size_t)((((a ^ (b * 0x9E3779B97F4A7C15ull)) ^ (c * 0xC2B2AE3D27D4EB4Full)) * 0xFF51AFD7ED558CCDull) >>
                          48) & (EXACT_SLOTS - 1);
-    PyObject *o = exact_strs[at];
-    if (o != NULL && memcmp(PyUnicode_DATA(o), hex, 24) == 0) {
-        Py_INCREF(o);
-        return o;
-    }
-    PyObject *h = ascii_str(hex, 24);
-    if (h == NULL) return NULL;
-    Py_INCREF(h);
-    Py_XSETREF(exact_strs[at], h);
-    return h;
+    return slot_str(&exact_strs[at], hex, 24);
 }
 
 static int hash_into_slot(PyObject *dict, PyObject *name, Buf *b, int size, PyObject **slot) {
