@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _call_on_line, _parse, passed_argument
+from hlodiff.dumps.python_source import _parse, argument_at_call
 
 _COUNTING_ITERATORS = frozenset({"range", "count"})
 """``for i in range(...)``, ``for i in itertools.count(start)``: the target counts the iterations."""
@@ -26,15 +26,10 @@ def passes_loop_counter(file: str, call_line: int | None, function: str, paramet
     counter of a loop around that call; False when the source is not on disk, the call or the argument is not
     found, or the value is made otherwise (a batch's statistic, a setting). ``parameters``: the function's
     positional parameter names, to map a positional argument."""
-    tree = _parse(file)
-    if tree is None or call_line is None:
+    found = argument_at_call(file, call_line, function, parameter, parameters)
+    if found is None:
         return False
-    scope, call = _call_on_line(tree, call_line, function)
-    if call is None:
-        return False
-    passed = passed_argument(call, parameter, parameters, tree, function)
-    if passed is None:
-        return False
+    scope, passed = found
     # the innermost loop's counter: an outer loop's (an epoch number passed as `stage = epoch` to every batch's
     # call) takes each value for a whole inner loop, a few compilations in all, not one per call (the tenth stop's
     # last read: told "every call compiles again, without end")

@@ -38,6 +38,18 @@ def argument_made_at(file: str, call_line: int | None, function: str, parameter:
     ``loss_fn(w, x, labels)``); None when the source is not on disk, the call is not found there, or the argument
     is no plain name (an expression is made on the call's own line). ``parameters``: the function's positional
     parameter names, to map a positional argument to ``parameter``."""
+    found = argument_at_call(file, call_line, function, parameter, parameters)
+    if found is None or not isinstance(found[1], ast.Name):
+        return None
+    scope, passed = found
+    return _loop_carried(scope, passed.id, call_line) or _last_assignment(scope, passed.id, call_line)
+
+
+def argument_at_call(file: str, call_line: int | None, function: str, parameter: str,
+                     parameters: list[str] | None = None) -> tuple[ast.AST, ast.expr] | None:
+    """The function body holding the call of ``function`` at ``file:call_line`` and the expression it passes for
+    ``parameter``: what :func:`argument_made_at` and the loop-counter check both start from. None when the source
+    is not on disk, or the call or the argument is not found there."""
     tree = _parse(file)
     if tree is None or call_line is None:
         return None
@@ -45,9 +57,7 @@ def argument_made_at(file: str, call_line: int | None, function: str, parameter:
     if call is None:
         return None
     passed = passed_argument(call, parameter, parameters, tree, function)
-    if not isinstance(passed, ast.Name):
-        return None
-    return _loop_carried(scope, passed.id, call_line) or _last_assignment(scope, passed.id, call_line)
+    return None if passed is None else (scope, passed)
 
 
 def passed_argument(call: ast.Call, parameter: str, parameters: list[str] | None, tree: ast.Module,
