@@ -24,6 +24,7 @@ This module is the boundary: it may read (it is ``dumps/``); the analysis import
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -211,6 +212,30 @@ class Run:
         from hlodiff.dumps.compile_times import compile_seconds
 
         return compile_seconds(records, compiled, times)
+
+    # -- what a growing run holds now ----------------------------------------------------------------------------
+
+    def state(self, records: Sequence[GraphRecord] | None = None) -> tuple:
+        """What an analysis of ``records`` (by default every graph) reads now, as a value that equals an earlier
+        one's only when nothing it reads has changed since: the graphs (by identity: a live run's records are
+        whole once read), the PT_XLA_DEBUG events and aligned reports held, and each side file's path and size
+        (a folder's entries with theirs). A growing run's files only grow, so a look again at an unchanged state
+        can keep what the last look concluded (:class:`hlodiff.explain.live_dynamo.LiveDynamo`)."""
+        inputs = self.inputs
+        files = (*inputs.tensors_reports, *inputs.debug_logs, *inputs.jax_logs, *self.dynamo_logs, *self.time_logs)
+        return (tuple(map(id, self.records if records is None else records)), len(self.events), len(self.reports),
+                tuple((p, _size_of(p)) for p in files))
+
+
+def _size_of(path: str) -> object:
+    """A file's size, a folder's entries with their sizes (TORCH_TRACE: one log per process), None when gone."""
+    try:
+        if os.path.isdir(path):
+            return tuple(sorted((e.name, _size_of(e.path) if e.is_dir() else e.stat().st_size)
+                                for e in os.scandir(path)))
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def read_run(inputs: RunInputs, warnings: list[InputWarning], *, stage: str | None = None,

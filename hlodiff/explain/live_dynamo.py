@@ -34,6 +34,10 @@ written ahead of torch_xla's (the debug log, a capture's executions), so such a 
 would be told at the step the run's evidence has reached, not its call's (review 17, F4: "step 1" for the 5th call,
 step 4 in the line after it): it waits for its graph (its step), or the end."""
 
+KEPT_LOOKS = 4
+"""How many looks' findings are kept for a look again at the same evidence (the log's own look, the step around
+the call, the bridge's call: a few per poll)."""
+
 UNNAMED = "a guard failed (Dynamo's log names none)"
 """What :mod:`hlodiff.explain.dynamo` says of a recompilation whose failed guard the log does not name: while the
 run goes on, the guard's lines may still be on their way (told at the next look, or at the end as they are)."""
@@ -79,6 +83,11 @@ class LiveDynamo:
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
     _explanation: object = None
+    _kept: dict = field(default_factory=dict)
+    """(without the log, the evidence's :meth:`~hlodiff.dumps.evidence.Run.state`) -> (findings, explanation, the
+    records they were made of) of the latest looks: a look again at evidence that has not changed since (Dynamo's
+    line and the bridge's call read at one poll, a poll whose files did not grow) keeps them instead of explaining
+    the held graphs and reading Dynamo's log again."""
     broke: bool = False
     """Dynamo's log, at the last look, holds a graph break it took (not raised): the compiled function runs split,
     and step graphs of its eager part can come before the bridge's own (d23_file_log_break)."""
@@ -205,8 +214,13 @@ class LiveDynamo:
 
         if not (run.dynamo_logs or without_log) or not run.records:
             return None
+        held = list(records or run.records)
+        key = (without_log, run.state(held))
+        if key in self._kept:
+            found, self._explanation, _ = self._kept[key]
+            return found
         try:
-            explanation = explain_records(run.window(list(records or run.records)), warnings=[])
+            explanation = explain_records(run.window(held), warnings=[])
             self._explanation = explanation
             logs = run.read_dynamo([]) if run.dynamo_logs else []
             found = explain_dynamo(run.dynamo_logs, explanation, run.events, [], logs=logs)
@@ -228,6 +242,9 @@ class LiveDynamo:
                 mark_branch_only(found, run.sources)
                 place_dynamo_calls(found, run.sources, users)
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
+            if len(self._kept) >= KEPT_LOOKS:
+                del self._kept[next(iter(self._kept))]
+            self._kept[key] = (found, explanation, held)  # the records held: their ids in the key stay theirs
             return found
         except HlodiffError:
             return None  # a line still being written: read again at the next look
