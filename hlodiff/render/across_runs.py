@@ -213,14 +213,14 @@ def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str, con
     """Run B's log (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES) shows functions traced and no persistent
     miss for run A's programs: JAX logs a miss only while a cache is configured and a hit only with
     JAX_LOG_COMPILES, so the silence is a load or no cache at all; say both and what tells them apart, never "asked
-    for none". ``configured_as`` (run A's name): run B logged a miss for a program of its own (one run A never compiled), so a cache
-    was configured and the silence is a load."""
+    for none". ``configured_as`` (run A's name): run B logged a miss for a program of its own (one run A never
+    compiled), so a cache was configured and the silence is a load."""
     names = ", ".join(dict.fromkeys(traced[:3])) + (", ..." if len(dict.fromkeys(traced)) > 3 else "")
     loaded = f"{name_b} loaded {hits} program{'s' if hits != 1 else ''} from the persistent cache; " if hits else ""
     if configured_as:
         return (f"{loaded}{name_b} traced {names} and logged a persistent-cache miss only for programs "
-                f"{configured_as} never compiled: a cache was configured, so the programs it logged no miss for were loaded from "
-                f"it (JAX logs a hit only with JAX_LOG_COMPILES=1){tail}")
+                f"{configured_as} never compiled: a cache was configured, so the programs it logged no miss for "
+                f"were loaded from it (JAX logs a hit only with JAX_LOG_COMPILES=1){tail}")
     return (f"{loaded}{name_b} traced {names} and logged no persistent-cache miss: with JAX_EXPLAIN_CACHE_MISSES=1 "
             "JAX logs a miss only while a cache is configured, and a hit only with JAX_LOG_COMPILES=1, so they were "
             "loaded from the cache (or this run had no cache configured; run it with JAX_LOG_COMPILES=1 to tell)"

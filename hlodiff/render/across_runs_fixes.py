@@ -38,7 +38,10 @@ CACHE_FIXES: dict[str, str] = {
     "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
                 "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
                 ": the same silence in the log)",
-    "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
+    "other_cache_folder": "run A used the cache folder {a}, run B {b}: give both runs the same folder, one fixed "
+                          "absolute path shared by every run (a folder named after a job id, TMPDIR, a process id or "
+                          "a date is another folder in every run); JAX also writes the folder into the compile "
+                          "options it hashes, so another folder is another key as well",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
     "entry_missing_elsewhere": "run B read another cache folder than the one run A wrote (or the entry was removed "
                                "between the runs): give both runs the same folder, one fixed path shared by the "
