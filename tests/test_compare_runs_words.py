@@ -37,6 +37,8 @@ KEY_ROWS = {
     "version": ({"differences": [_diff("jaxlib", "0.4.30", "0.5.0", "version")]},
                 ["jaxlib is 0.5.0 in run B, 0.4.30 in run A"]),
     "elided_constants": ({"program_line": LINE}, ["elides large constants", "used at train.py:42"]),
+    "debug_metadata": ({"differences": [_diff("debug metadata", "0", "78", "hlo")]},
+                       ["the same computation under another graph hash", "0 instructions in run A, 78 in run B"]),
     "unknown": ({}, ["loaded, not compiled"]),
 }
 
@@ -57,6 +59,7 @@ SAME_ROWS = {
                            ["run A wrote it to /c/a, but run B's cache folder is /c/b"]),
     "entry_missing": ({}, ["the cache run B read has no such entry"]),
     "not_loadable": ({"detail": "Deserializing failed"}, ["found but could not be loaded (Deserializing failed)"]),
+    "check_contents": ({}, ["recompiled it to check the cache", "CacheVerificationError"]),
     "unknown": ({"entry_in_cache": True}, ["its entry is in the cache folder, yet run B compiled it"]),
 }
 

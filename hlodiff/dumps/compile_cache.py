@@ -21,6 +21,11 @@ and does not replace the file)::
 
     UserWarning: Error reading persistent compilation cache entry for 'jit_f': <error>
 
+and, with ``jax_compilation_cache_check_contents`` on (each key recompiled once per process to verify the cache),
+after the "Writing" line of a key whose fresh executable differs from the stored one::
+
+    jax._src.compilation_cache.CacheVerificationError: Persistent compilation cache inconsistency for key jit_f-...
+
 A compilation with none of them never looked at a cache: none was configured when it compiled (JAX decides at
 each compilation; ``jax_compilation_cache_dir`` set after the first array leaves the earlier programs uncached).
 
@@ -60,6 +65,12 @@ _WRITE_ERROR_RE = re.compile(r"Error writing persistent compilation cache entry 
 _READ_ERROR_RE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)': (.*?)\s*$")
 _NEVER_SEEN_RE = re.compile(r"^\s+(\S+) id=\d+ defined at ")
 """The function a "TRACING CACHE MISS ... never seen function:" block names (JAX_EXPLAIN_CACHE_MISSES=1)."""
+_TRACED_AGAIN_RE = re.compile(r"^\s+for (\S+) defined at ")
+"""The function a "TRACING CACHE MISS" block names when the process had traced it before ("for f defined at ...",
+then why: "different input types", ...): another trace of one function, so another program of it."""
+_VERIFY_RE = re.compile(r"Persistent compilation cache inconsistency for key '?(\S+?-[0-9a-f]{64})")
+"""JAX's ``CacheVerificationError`` (``jax_compilation_cache_check_contents`` on): the fresh executable of a key
+differs from the entry on disk; JAX recompiled that key on purpose, to check the cache."""
 _KEY_PART_RE = re.compile(r"get_cache_key hash of serialized (.+?): ([0-9a-f]{64})\s*$")
 _KEY_FLAG_RE = re.compile(r"(?<!Not )Including XLA flag in cache key: (\S+)\s*$")
 _DESERIALIZE_RE = re.compile(r"Failed to deserialize executable: (.*?)\s*$")
@@ -110,6 +121,14 @@ class CacheCompilation:
     the key (``computation``, ``jax_lib version``, ``XLA flags``, ``compile_options``, ``accelerator_config``...)."""
     key_flags: list[str] = field(default_factory=list)
     """With that log: the XLA flags JAX hashed into the key (``--xla_cpu_enable_fast_math=true``)."""
+    verify_error: str | None = None
+    """JAX's ``CacheVerificationError`` for this key: the run verified the cache
+    (``jax_compilation_cache_check_contents``), so it recompiled an entry it had, and the two executables differ."""
+    trace: int | None = None
+    """In a log without ``Compiling`` lines: which trace of its function this compilation followed (0 for the
+    first), counted from the tracing cache's explanations. A program the run loaded leaves no line there, so the
+    n-th compilation read is not the n-th program asked for; the trace is (a function traced again for new input
+    types is another program, whatever happened to the earlier ones)."""
 
 
 @dataclass(slots=True)
@@ -141,6 +160,7 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
     by_key: dict[str, CacheCompilation] = {}
     last_by_name: dict[str, CacheCompilation] = {}  # a warning may come after "Finished XLA compilation"
     log.without_compiles = True  # until a Compiling line is read
+    traces: dict[str, int] = {}  # module name -> how often the tracing cache explained a trace of its function
     for lineno, raw in enumerate(text_lines(path, warnings), 1):
         text = raw.rstrip("\r\n")
         if (m := _COMPILING_RE.search(text)) is not None:
@@ -166,18 +186,27 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
                 c := last_by_name.get(m.group(1))) is not None:
             c.written, c.not_written, c.error = False, "write_error", m.group(2)
             continue
+        if "cache inconsistency" in text and (m := _VERIFY_RE.search(text)) is not None and (
+                c := by_key.get(m.group(1))) is not None:
+            c.verify_error = text.strip()
+            continue
         if "Error reading" in text and (m := _READ_ERROR_RE.search(text)) is not None and (
                 c := open_by_name.get(m.group(1))) is not None:
             c.read_error = m.group(2)  # warned between "Compiling" and the miss it causes
             continue
         if log.without_compiles and (m := _NEVER_SEEN_RE.search(text)) is not None:
             log.traced.append(m.group(1))
+            _count_trace(traces, m.group(1))
+            continue
+        if log.without_compiles and (m := _TRACED_AGAIN_RE.search(text)) is not None:
+            _count_trace(traces, m.group(1))
             continue
         if "ersistent" not in text and "PERSISTENT" not in text:
             continue
         for rx, lookup in ((_HIT_RE, "hit"), (_MISS_RE, "miss")):
             if (m := rx.search(text)) is not None and log.without_compiles:
                 c = _opened_by_cache_line(log, m.group(1), lineno)
+                c.trace = traces[m.group(1)] - 1 if m.group(1) in traces else None
                 open_by_name[c.module_name] = last_by_name[c.module_name] = c
             if (m := rx.search(text)) is not None and (c := open_by_name.get(m.group(1))) is not None:
                 c.lookup, c.key, c.cache_line = lookup, m.group(2), lineno
@@ -197,6 +226,13 @@ def read_jax_cache_log(path: str, warnings: list[InputWarning] | None = None) ->
     if not log.without_compiles:
         log.traced.clear()  # read before the first Compiling line: the compilations say it, not the traces
     return log
+
+
+def _count_trace(traces: dict[str, int], function: str) -> None:
+    from hlodiff.dumps.jax_log import module_name
+
+    name = module_name(f"jit({function})")
+    traces[name] = traces.get(name, 0) + 1
 
 
 def _opened_by_cache_line(log: JaxCacheLog, module: str, lineno: int) -> CacheCompilation:

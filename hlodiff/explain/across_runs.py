@@ -43,7 +43,7 @@ VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
            "no_cache", "other_cache_folder", "exceeds_cache_size", "write_failed", "read_failed", "entry_missing",
            "not_loadable", "renamed", "xla_flag", "compile_option", "version", "elided_constants", "metadata_in_key",
-           "device_count", "jit_disabled", "eager_mode", "unknown")
+           "device_count", "jit_disabled", "eager_mode", "check_contents", "debug_metadata", "unknown")
 """Reasons of the two verdicts outside the graph (``miss_hlo_differs`` takes the diff's cause kind, or
 ``device_count`` when the two programs were built for another number of devices; ``jit_disabled`` /
 ``eager_mode`` mark run B's ``new`` programs when it ran run A's op by op)."""
@@ -112,7 +112,7 @@ def _jax_verdicts(run_a: Run, run_b: Run, cache: CacheFolder | None,
         n = count.get(c.module_name, 0)
         count[c.module_name] = n + 1
         a = seen_a.get(c.module_name, [])
-        a_c = a[n] if n < len(a) else None
+        a_c = _counterpart(a, n, c.trace)
         v = Verdict(c.module_name, "new", b=c, a=a_c, key_b=c.key, key_a=a_c.key if a_c else None)
         v.called_at = run_b.call_sites[c.ordinal] if c.ordinal < len(run_b.call_sites) else None
         if c.lookup != "hit":
@@ -199,6 +199,8 @@ def _never_written(v: Verdict, a: CacheCompilation, b: CacheCompilation, run_a: 
     """The same key in both runs, compiled twice: why A's entry was not there for B (or not usable)."""
     if b.read_error is not None:  # found under the key, unreadable: whatever A did, the entry is there and broken
         v.reason, v.detail = "read_failed", b.read_error
+    elif b.verify_error is not None:  # JAX said it recompiled the key to check the entry it had
+        v.reason, v.detail = "check_contents", b.verify_error
     elif a.written and run_a.cache_dir and run_b.cache_dir and run_a.cache_dir != run_b.cache_dir:
         v.reason = "other_cache_folder"
         v.differences = [KeyDifference("cache_settings", "cache folder", run_a.cache_dir, run_b.cache_dir)]
@@ -251,6 +253,18 @@ def _cache_empty(run_a: Run, run_b: Run) -> bool:
 
 
 # -- evidence helpers -------------------------------------------------------------------------------------------------
+
+def _counterpart(a: list[CacheCompilation], n: int, trace: int | None) -> CacheCompilation | None:
+    """Run A's compilation of the same function that run B's n-th compilation of it stands for: the n-th, or when
+    B's log tells which trace of the function it followed (a log without ``Compiling`` lines, where a program
+    loaded from the cache leaves no line), A's compilation of that same trace (A's k-th when A's log counts no
+    traces: each trace of a cold run compiles)."""
+    if trace is None:
+        return a[n] if n < len(a) else None
+    if any(x.trace is not None for x in a):
+        return next((x for x in a if x.trace == trace), None)
+    return a[trace] if trace < len(a) else None
+
 
 def _by_name(compilations: list[CacheCompilation]) -> dict[str, list[CacheCompilation]]:
     out: dict[str, list[CacheCompilation]] = {}

@@ -49,6 +49,27 @@ def parameter_shape_differences(a: GraphRecord | None,
     return found, state
 
 
+_ARRAY_RE = re.compile(r"^(\w+)\[([\d,]*)\]$")
+
+
+def length_dimension(differences: list[KeyDifference]) -> int | None:
+    """The one dimension every differing input changes in, when each keeps its element type, rank and leading
+    (batch) dimension and they all go between the same two sizes there (``s32[8,122]`` / ``f32[8,122]`` ->
+    ``s32[8,115]`` / ``f32[8,115]``: dimension 1): a length (a sequence padded to the longest one drawn), not a batch
+    size; None otherwise (a batch size, several dimensions, another rank or type)."""
+    found: set[tuple[int, str, str]] = set()
+    for d in differences:
+        a, b = _ARRAY_RE.match(d.a or ""), _ARRAY_RE.match(d.b or "")
+        if a is None or b is None or a.group(1) != b.group(1):
+            return None
+        dims_a, dims_b = a.group(2).split(","), b.group(2).split(",")
+        changed = [k for k, (x, y) in enumerate(zip(dims_a, dims_b)) if x != y]
+        if len(dims_a) != len(dims_b) or len(dims_a) < 2 or len(changed) != 1 or changed[0] == 0:
+            return None
+        found.add((changed[0], dims_a[changed[0]], dims_b[changed[0]]))
+    return next(iter(found))[0] if len(found) == 1 else None
+
+
 def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str]]:
     """``({parameter number: (name, shape)}, {output shapes})`` of a program's entry, shapes without layout."""
     entry = next((c for c in rec.module().computations if c.is_entry), None)
@@ -205,24 +226,48 @@ def same_folder_spelled_apart(a: str | None, b: str | None) -> bool:
     return posixpath.normpath(a) == posixpath.normpath(b)
 
 
+_DISABLE_MOST_OPTIMIZATIONS = ("jax_disable_most_optimizations=True (JAX_DISABLE_MOST_OPTIMIZATIONS=1, or a script's "
+                               "debug or fast-compile switch that sets it)")
+
 JAX_SETTING_OPTIONS: dict[tuple[str, str], str] = {
     ("xla_disable_hlo_passes", "rematerialization"): "jax_compiler_enable_remat_pass=False "
                                                      "(JAX_COMPILER_ENABLE_REMAT_PASS=false)",
+    ("xla_backend_optimization_level", "0"): _DISABLE_MOST_OPTIMIZATIONS,
+    ("xla_llvm_disable_expensive_passes", "true"): _DISABLE_MOST_OPTIMIZATIONS,
 }
 """(debug option, value) -> the JAX setting that writes it into the compile options (``jax/_src/compiler.py``
 ``get_compile_options``): a debug option that differs between two JAX runs although neither set it in XLA_FLAGS
 came from that setting (observed with JAX 0.10.2: ``JAX_COMPILER_ENABLE_REMAT_PASS=false`` dumps
-``xla_disable_hlo_passes: "rematerialization"``)."""
+``xla_disable_hlo_passes: "rematerialization"``; ``jax_disable_most_optimizations`` dumps
+``xla_backend_optimization_level: 0`` and ``xla_llvm_disable_expensive_passes: true``)."""
+
+JAX_SETTING_TOGETHER: dict[str, frozenset[tuple[str, str]]] = {
+    _DISABLE_MOST_OPTIMIZATIONS: frozenset({("xla_backend_optimization_level", "0"),
+                                            ("xla_llvm_disable_expensive_passes", "true")}),
+}
+"""A setting that writes several debug options at once is told only when all of them differ on the same side: one
+of them alone (``--xla_backend_optimization_level=0`` in XLA_FLAGS) is a flag, not the setting."""
 
 
-def jax_setting_of(d: KeyDifference) -> tuple[str, str] | None:
+def jax_setting_of(d: KeyDifference, others: list[KeyDifference] | None = None) -> tuple[str, str] | None:
     """``(setting, side)`` when a differing debug option has a value only one run has and that value is what a JAX
-    setting (:data:`JAX_SETTING_OPTIONS`) writes: side ``"A"`` or ``"B"``, the run that had the setting."""
+    setting (:data:`JAX_SETTING_OPTIONS`) writes: side ``"A"`` or ``"B"``, the run that had the setting. ``others``:
+    every difference of the program, for a setting that writes several options (:data:`JAX_SETTING_TOGETHER`)."""
     for side, value in (("B", d.b), ("A", d.a)):
         if value is not None and (d.name, value.strip().strip('"')) in JAX_SETTING_OPTIONS and \
                 (d.b if side == "A" else d.a) is None:
-            return JAX_SETTING_OPTIONS[(d.name, value.strip().strip('"'))], side
+            setting = JAX_SETTING_OPTIONS[(d.name, value.strip().strip('"'))]
+            if setting in JAX_SETTING_TOGETHER and not JAX_SETTING_TOGETHER[setting] <= _one_sided(others or [d],
+                                                                                                  side):
+                return None
+            return setting, side
     return None
+
+
+def _one_sided(differences: list[KeyDifference], side: str) -> set[tuple[str, str]]:
+    """The (option, value) pairs only run ``side`` has."""
+    return {(d.name, (d.b if side == "B" else d.a).strip().strip('"')) for d in differences
+            if (d.b if side == "B" else d.a) is not None and (d.a if side == "B" else d.b) is None}
 
 
 LOWERING_SETTINGS: tuple[tuple[str, str, str], ...] = (

@@ -21,7 +21,7 @@ from hlodiff.explain.run_arguments import argument_path_differences
 from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
                                              cache_folder, device_count_differences, flag_differences,
-                                             low_precision_differences, lowering_setting_differences,
+                                             length_dimension, low_precision_differences, lowering_setting_differences,
                                              option_differences, parameter_shape_differences, prng_impl_differences,
                                              source_line_differences, version_differences, wide_type_differences)
 from hlodiff.explain.run_settings import bf16_storage_differences, float64_differences, long_width_differences
@@ -74,6 +74,10 @@ class Verdict:
     state_shapes: bool = False
     """``miss_hlo_differs`` / ``shape``: every parameter whose shape differs (``differences``) is state the step
     returns updated (weights, optimizer state): another model, not another input."""
+    length_dim: int | None = None
+    """``miss_hlo_differs`` / ``shape``: the one non-leading dimension every differing input changes in, between
+    the same two sizes (:func:`~hlodiff.explain.run_differences.length_dimension`): a length, such as a sequence
+    padded to the longest one of a random sample, not a batch size."""
     at_call: bool = False
     """``miss_hlo_differs`` / ``ops`` (JAX): every line the cause names is a line of both programs, so the runs
     differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):
@@ -116,8 +120,27 @@ def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], fla
         v.reason = "elided_constants"
     elif run_a.framework == "jax" and (lines := source_line_differences(v.a_record, v.b_record)):
         v.reason, v.differences = "metadata_in_key", lines  # only the lines differ: hashed with the program
+    elif run_a.framework == "torch_xla" and (carried := debug_metadata_difference(v.a_record, v.b_record)):
+        v.reason, v.differences = "debug_metadata", [carried]  # the debug settings differ: hashed with the graph
     else:
         v.reason = "unknown"
+
+
+DEBUG_METADATA = "debug metadata"
+"""The name of a ``debug_metadata`` verdict's difference: how many instructions carry op metadata in each run."""
+
+
+def debug_metadata_difference(a: GraphRecord | None, b: GraphRecord | None) -> KeyDifference | None:
+    """torch_xla writes op metadata (op names, Python frames) into its HLO only with XLA_HLO_DEBUG=1 /
+    XLA_IR_DEBUG=1, and hashes the graph with it (observed with torch_xla 2.9: one program, another graph hash): two
+    graphs that are the same computation, one with metadata and the other with none, were built under other debug
+    settings. None unless exactly one side carries metadata."""
+    if a is None or b is None:
+        return None
+    counts = [r.text().count("metadata={") for r in (a, b)]
+    if (counts[0] == 0) == (counts[1] == 0):
+        return None
+    return KeyDifference("hlo", DEBUG_METADATA, str(counts[0]), str(counts[1]))
 
 
 def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> None:
@@ -142,6 +165,7 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.differences = offsets
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
+        v.length_dim = None if v.state_shapes else length_dimension(v.differences)
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
         v.differences = argument_path_differences(v.a_record, v.b_record)
         v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,

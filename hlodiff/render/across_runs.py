@@ -94,6 +94,10 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and v.reason == "shape" and v.differences:
         d = v.differences[0]
         more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
+        if v.length_dim is not None:
+            return GRAPH_FIXES["input_length"].format(name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b,
+                                                      dim=v.length_dim, la=_dims(d.a)[v.length_dim],
+                                                      lb=_dims(d.b)[v.length_dim])
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
             name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
@@ -126,7 +130,7 @@ def fix_text(v: Verdict) -> str | None:
             return CACHE_FIXES["xla_compiler_options"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
                                                               program=v.program,
                                                               others=v.detail[len(PER_PROGRAM):])
-        if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d)) is not None:
+        if isinstance(v.b, CacheCompilation) and (setting := jax_setting_of(d, v.differences)) is not None:
             return CACHE_FIXES["jax_setting"].format(setting=setting[0], side=setting[1], name=d.name,
                                                      a=value_words(d.a), b=value_words(d.b))
     if reason == "compile_option" and d is not None and d.source == "compile_options.textproto" and \
@@ -135,6 +139,11 @@ def fix_text(v: Verdict) -> str | None:
     if reason == "compile_option" and d is not None and (setting := compile_setting_of(d)) is not None:
         return CACHE_FIXES["jax_compile_setting"].format(name=d.name, a=value_words(d.a), b=value_words(d.b),
                                                          setting=setting)
+    if reason == "debug_metadata" and d is not None:
+        side, n = ("B", d.b) if d.a == "0" else ("A", d.a)
+        return CACHE_FIXES["debug_metadata"].format(side=side, n=n)
+    if reason == "unknown" and v.verdict == "miss_same_key" and _entry_was_there(v):
+        reason = "unknown_entry_there"
     if reason == "entry_missing" and d is not None and d.name == RELATIVE_FOLDER:
         reason = "entry_missing_relative"
     if reason == "not_loadable" and v.detail in CANNOT_DESERIALIZE.values():
@@ -151,6 +160,18 @@ def fix_text(v: Verdict) -> str | None:
     return template.format(name=d.name if d else "?", a=value_words(d.a) if d else "?",
                            b=value_words(d.b) if d else "?",
                            measured=_number(v.measured), threshold=_number(v.threshold), detail=v.detail or "?")
+
+
+def _dims(shape: str) -> list[str]:
+    """``s32[8,122]`` -> ``["8", "122"]``."""
+    return shape.partition("[")[2].rstrip("]").split(",")
+
+
+def _entry_was_there(v: Verdict) -> bool:
+    """JAX: run A wrote the entry, the cache (as the listing shows it) holds the key, and run B logged a miss for it
+    without a read error: it had the entry and did not use it (a verifying cache, or another folder)."""
+    return isinstance(v.b, CacheCompilation) and isinstance(v.a, CacheCompilation) and bool(v.a.written) and \
+        v.entry_in_cache is True and v.b.lookup == "miss" and v.b.read_error is None
 
 
 def run_names(result: AcrossRuns) -> tuple[str, str]:
@@ -171,7 +192,8 @@ def summary_text(result: AcrossRuns) -> str:
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
         if (log := getattr(result.run_b, "jax_log", None)) is not None and log.without_compiles and log.traced:
-            return silent_log_summary(name_b, log.traced, hits, tail)
+            return silent_log_summary(name_b, log.traced, hits, tail,
+                                          configured_as=name_a if log.looked_up else None)
         if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
             return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
         return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
@@ -187,12 +209,18 @@ def summary_text(result: AcrossRuns) -> str:
     return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
 
 
-def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str) -> str:
+def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str, configured_as: str | None = None) -> str:
     """Run B's log (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES) shows functions traced and no persistent
-    miss: JAX logs a miss only while a cache is configured and a hit only with JAX_LOG_COMPILES, so the silence is
-    a load or no cache at all; say both and what tells them apart, never "asked for none"."""
+    miss for run A's programs: JAX logs a miss only while a cache is configured and a hit only with
+    JAX_LOG_COMPILES, so the silence is a load or no cache at all; say both and what tells them apart, never "asked
+    for none". ``configured_as`` (run A's name): run B logged a miss for a program of its own (one run A never
+    compiled), so a cache was configured and the silence is a load."""
     names = ", ".join(dict.fromkeys(traced[:3])) + (", ..." if len(dict.fromkeys(traced)) > 3 else "")
     loaded = f"{name_b} loaded {hits} program{'s' if hits != 1 else ''} from the persistent cache; " if hits else ""
+    if configured_as:
+        return (f"{loaded}{name_b} traced {names} and logged a persistent-cache miss only for programs "
+                f"{configured_as} never compiled: a cache was configured, so the programs it logged no miss for "
+                f"were loaded from it (JAX logs a hit only with JAX_LOG_COMPILES=1){tail}")
     return (f"{loaded}{name_b} traced {names} and logged no persistent-cache miss: with JAX_EXPLAIN_CACHE_MISSES=1 "
             "JAX logs a miss only while a cache is configured, and a hit only with JAX_LOG_COMPILES=1, so they were "
             "loaded from the cache (or this run had no cache configured; run it with JAX_LOG_COMPILES=1 to tell)"

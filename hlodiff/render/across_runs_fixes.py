@@ -38,7 +38,10 @@ CACHE_FIXES: dict[str, str] = {
     "no_cache": "configure the same persistent cache in run B as in run A (jax_compilation_cache_dir), and check "
                 "that nothing switches it off there (jax_enable_compilation_cache / JAX_ENABLE_COMPILATION_CACHE=false"
                 ": the same silence in the log)",
-    "other_cache_folder": "point both runs at one cache folder (an absolute path: run A used {a}, run B {b})",
+    "other_cache_folder": "run A used the cache folder {a}, run B {b}: give both runs the same folder, one fixed "
+                          "absolute path shared by every run (a folder named after a job id, TMPDIR, a process id or "
+                          "a date is another folder in every run); JAX also writes the folder into the compile "
+                          "options it hashes, so another folder is another key as well",
     "entry_missing": "point both runs at the same cache folder and check nothing evicts or cleans it between runs",
     "entry_missing_elsewhere": "run B read another cache folder than the one run A wrote (or the entry was removed "
                                "between the runs): give both runs the same folder, one fixed path shared by the "
@@ -142,8 +145,23 @@ CACHE_FIXES: dict[str, str] = {
                            "which differs",
     "unknown_key_torch_xla": "the same HLO under another graph hash, and the dumped options are the same: compare "
                              "what else the runs' environments set (torch_xla version, XLA_FLAGS, PJRT_DEVICE)",
+    "debug_metadata": "the program did not change: the two graphs are the same computation, and only run {side}'s "
+                      "carries debug metadata (op names and Python frames, in {n} instructions), which torch_xla "
+                      "writes when XLA_HLO_DEBUG=1 or XLA_IR_DEBUG=1 is in the environment and hashes with the graph; "
+                      "set XLA_HLO_DEBUG and XLA_IR_DEBUG the same way in both runs (leave them unset in runs meant "
+                      "to reuse the cache)",
     "unknown": "nothing captured says why; capture both runs with JAX_EXPLAIN_CACHE_MISSES=1 and keep the cache "
                "folder's listing",
+    "check_contents": "run B verified the cache: with jax_compilation_cache_check_contents on "
+                      "(JAX_COMPILATION_CACHE_CHECK_CONTENTS=1 in its environment, or jax.config.update) JAX "
+                      "recompiles every key the first time a process meets it, even with its entry on disk, and "
+                      "compares the two executables (here they differed: CacheVerificationError); it is a setting "
+                      "for testing the cache: turn it off in runs meant to load from it",
+    "unknown_entry_there": "run A wrote the entry under this key, the cache folder still holds it, and run B missed "
+                           "it without a read error: JAX recompiles an entry it has when "
+                           "jax_compilation_cache_check_contents is on (JAX_COMPILATION_CACHE_CHECK_CONTENTS=1 in "
+                           "run B's environment, a setting for testing the cache), or run B looked in another folder "
+                           "(compare jax_compilation_cache_dir / JAX_COMPILATION_CACHE_DIR of both runs)",
     "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
                          "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
                          "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
@@ -159,6 +177,12 @@ GRAPH_FIXES: dict[str, str] = {
     "input_shape": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): each input shape "
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
+    "input_length": "the inputs' length differs between the runs ({name}: {a} in run A, {b} in run B): dimension "
+                    "{dim} is {la} in run A and {lb} in run B, the leading (batch) dimension the same in both: a "
+                    "length taken from the data (padding to the longest sequence of a batch, or of a sample drawn "
+                    "without a fixed seed) is another program and cache entry for every value; pad to a fixed "
+                    "length (or a few bucket lengths, such as multiples of 64) so that every run feeds the same "
+                    "shapes; if the length is a setting, give it the same value in both runs",
     "seed_offset": "every random seed run B's program splits into a key has {b} added to it, run A's {a}: JAX adds "
                    "jax_random_seed_offset (JAX_RANDOM_SEED_OFFSET, which launchers set per worker) to each seed "
                    "while tracing, so each offset is its own program and cache entry; set it the same way in both "

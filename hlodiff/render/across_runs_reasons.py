@@ -104,6 +104,14 @@ def _key_elided_constants(v: Verdict) -> str:
             f"(constant({{...}}){at}), which may differ")
 
 
+def _key_debug_metadata(v: Verdict) -> str | None:
+    if not v.differences:
+        return None
+    d = v.differences[0]
+    return (f"the same computation under another graph hash: op metadata in {d.a} instructions in run A, {d.b} "
+            "in run B (torch_xla's debug settings)")
+
+
 def _key_not_captured(v: Verdict) -> str:
     """The same HLO, another key, and no difference found between what the two runs dumped."""
     if v.detail == NO_DUMP:
@@ -128,6 +136,7 @@ KEY_DIFFERS_WORDS: dict[str, Callable[[Verdict], str | None]] = {
     "renamed": _key_renamed,
     "version": _key_version,
     "elided_constants": _key_elided_constants,
+    "debug_metadata": _key_debug_metadata,
     "unknown": _key_not_captured,
 }
 """``miss_key_differs`` reason -> its words (None when the verdict lacks the difference the words quote)."""
@@ -211,6 +220,8 @@ SAME_KEY_WORDS: dict[str, Callable[[Verdict, str], str | None]] = {
     "other_cache_folder": _same_key_cache_folder,
     "entry_missing": _entry_missing,
     "not_loadable": _not_loadable,
+    "check_contents": lambda v, same: (f"{same}: its entry was there, and run B recompiled it to check the cache "
+                                       "(jax_compilation_cache_check_contents): JAX raised CacheVerificationError"),
     "unknown": _same_key_unexplained,
 }
 """``miss_same_key`` reason -> its words; ``same`` is "the same HLO and key", or "the same key" when run B's
