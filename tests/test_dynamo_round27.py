@@ -11,7 +11,10 @@ import pytest
 
 from helpers import FIXTURES, cli
 from hlodiff.diff.fixes import choose
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak
 from hlodiff.explain.dynamo_guard_kinds import _classify
+from hlodiff.explain.dynamo_log_findings import breaks_of
+from hlodiff.hlo.model import SourceFrame
 
 SCENARIOS = FIXTURES / "scenarios" / "dynamo"
 
@@ -76,3 +79,40 @@ def test_a_resume_functions_freed_stack_value_keeps_its_story():
     """d17_perf_counter: ``L['___stack0']`` got deallocated is no module freed."""
     doc = json.loads(cli("explain-recompile", str(SCENARIOS / "d17_perf_counter"), "--json", codes=(0, 1)).stdout)
     assert "dynamo_module_freed" not in {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
+
+
+def _library_break(reason: str) -> GraphBreak:
+    return GraphBreak("0/0", reason, None,
+                      at=SourceFrame("/usr/lib/python3.11/site-packages/torch/nn/modules/module.py", 1826, "inner"),
+                      call=SourceFrame("/p/t.py", 26, "<module>"))
+
+
+@pytest.mark.parametrize("reason, rule", [
+    ("Module-level backwards hooks require compiled autograd.", "dynamo_graph_break_module_backward_hook"),
+    # look-alikes: torch's own breaks in library code keep the library row (d21_mark_step_inside, compiled opt.step)
+    ("Call to `torch._dynamo.graph_break()`", "dynamo_graph_break_library"),
+    ("Attempted to call function marked as skipped", "dynamo_graph_break_library"),
+])
+def test_a_module_backward_hook_break_names_the_hook_and_its_look_alikes_keep_their_row(reason, rule):
+    (b,) = breaks_of(DynamoLog("x", "text", [DynamoCompile("0/0", "forward")], graph_breaks=[_library_break(reason)]))
+    assert b.fix_rule == rule, b.fix_rule
+    assert b.location.line == 26
+    if rule == "dynamo_graph_break_module_backward_hook":
+        assert "register_hook" in b.fix and "module.py" not in b.fix
+
+
+def test_a_module_backward_hook_heads_the_report_at_the_call():
+    """d27_module_backward_hook: the break inside torch's Module._call_impl, the user's call :26."""
+    doc = json.loads(cli("explain-recompile", str(SCENARIOS / "d27_module_backward_hook"), "--json",
+                         codes=(0,)).stdout)
+    head = doc["headline"]
+    assert head["kind"] == "graph_break" and head["location"]["line"] == 26
+    assert "remove the module hook" in head["fix"]
+
+
+def test_live_reads_dynamo_s_log_at_the_end_of_a_run_whose_compiled_module_made_no_bridge_graph():
+    """d27_module_backward_hook: one XLA graph, no bridge graph, no recompilation: the log is looked for at close."""
+    from live_replay import printed, replay_case
+
+    said = printed(replay_case("dynamo/d27_module_backward_hook"))
+    assert any("graph break" in line and "d27_module_backward_hook.py:26" in line for line in said), said
