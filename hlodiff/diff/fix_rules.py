@@ -803,8 +803,9 @@ RULES: tuple[FixRule, ...] = (
     # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py
     _rule("dynamo_graph_break_module_backward_hook", "graph_break", "dynamo op:module_backward_hook",
           "a module-level backward hook (register_full_backward_hook or register_full_backward_pre_hook on a "
-          "module the compiled model calls) cannot be traced without compiled autograd ({seen}): Dynamo splits "
-          "the compiled call at that module on every call; remove the module hook, or hook the gradient on a "
+          "module the compiled model calls) cannot be traced without compiled autograd ({seen}): Dynamo breaks "
+          "the compiled call at that module on every call, and what it cannot trace runs without it; remove the "
+          "module hook, or hook the gradient on a "
           "tensor instead (output.register_hook(...) in the forward), or read the parameters' .grad after "
           "backward()", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
