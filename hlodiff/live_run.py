@@ -89,7 +89,10 @@ class LiveRun:
 
         if not self.run.inputs.dynamo_logs:
             bridge = any(bridge_run(r.frames) for r in records)
-            if not bridge and not (final and self.bridge_seen) and not self._recompiled_again():
+            # at the run's end the log is looked for whatever the graphs showed: a compiled module that broke at
+            # its first line (a module backward hook: Dynamo round 27, d27_module_backward_hook) makes no bridge
+            # graph and compiles nothing again, and its break is Dynamo's whole story
+            if not bridge and not final and not self._recompiled_again():
                 return []
             self.bridge_seen = self.bridge_seen or bridge
             self.run.inputs.dynamo_logs = _dynamo_logs(self.path)

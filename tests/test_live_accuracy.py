@@ -246,6 +246,9 @@ LIVE_WRONG_NOW = {
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "
                                          "hit at 0/8, later (right at exit)",
+    # Dynamo round 27 (blind): the weight tied after two compiled steps is quiet live as at exit (folded into the
+    # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
+    'dynamo/d27_tie_late': "kind: nothing told (a weight tied after two steps read as the first call's warm-up)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

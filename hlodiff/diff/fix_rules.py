@@ -518,6 +518,19 @@ RULES: tuple[FixRule, ...] = (
           "iterates it (items(), keys(), a for loop), so Dynamo guards the key order and traces {function} once "
           "per order; build every dict with its keys in one order (one collate function, or a fixed key order), "
           "or read it by key instead of iterating it", unless="jax"),
+    # Dynamo round 27 (d27_mark_dynamic_some): an input marked dynamic on some calls only, whatever its size
+    _rule("dynamo_marked_dynamic", "guard", "dynamo marked_dynamic",
+          "{seen}: Dynamo does not reuse a graph traced for an unmarked tensor when a marked one arrives, so it "
+          "traces {function} again with a symbolic size and keeps both graphs, picking one by the mark; call "
+          "torch._dynamo.mark_dynamic on every call or on none (a size that never changes needs no mark; a size "
+          "that does, mark it from the first call on)", unless="jax limit_hit"),
+    # Dynamo round 27 (d27_kfold_inline_off): the compiled module freed and a new one of the same structure passed
+    _rule("dynamo_module_freed", "guard", "dynamo module_freed",
+          "{seen}: Dynamo guarded that module object itself, so each new model (one per fold or run) traces "
+          "{function} again; torch._dynamo.config.inline_inbuilt_nn_modules = False makes it guard modules this "
+          "way: leave that setting at its default (True: the parameters are inputs, one graph for every model of "
+          "the same structure), or build the model once and reset its weights (load_state_dict, "
+          "reset_parameters) instead of making a new one", unless="jax"),
     # Dynamo round 24 (d24_id_cache): id() of an argument read inside the compiled function (an id()-keyed cache)
     _rule("dynamo_identity_read", "guard", "dynamo object_identity identity_read",
           "the compiled code reads the identity of {tensor} (id({tensor}): {seen}): Dynamo guards which object it "
@@ -787,6 +800,14 @@ RULES: tuple[FixRule, ...] = (
           "a logging call inside the compiled function ({seen}): Dynamo does not trace Python's logging and splits "
           "the function there on every call (each call runs as more than one graph, Python between them); move the "
           "log call out of the compiled function (log after the call), or drop it", unless="jax raised"),
+    # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py
+    _rule("dynamo_graph_break_module_backward_hook", "graph_break", "dynamo op:module_backward_hook",
+          "a module-level backward hook (register_full_backward_hook or register_full_backward_pre_hook on a "
+          "module the compiled model calls) cannot be traced without compiled autograd ({seen}): Dynamo breaks "
+          "the compiled call at that module on every call, and what it cannot trace runs without it; remove the "
+          "module hook, or hook the gradient on a "
+          "tensor instead (output.register_hook(...) in the forward), or read the parameters' .grad after "
+          "backward()", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",

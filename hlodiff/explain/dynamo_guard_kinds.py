@@ -114,6 +114,18 @@ _DTYPE_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == torch\.(?P<value>float(?
 """A ``torch.dtype`` argument or attribute guarded by value (``out_dtype == torch.float32``): one traced graph per
 dtype asked for; a dtype is no number and can never be a tensor (d17_dtype_arg)."""
 _FUNCTION_MODES = "___check_torch_function_mode_stack()"
+# Dynamo round 27: an input marked dynamic on some calls only, the compiled module freed and made anew
+_MARKED_DYNAMIC = re.compile(r"^hasattr\((?P<name>[^,()]+), (?P<q>['\"])_dynamo_dynamic_indices(?P=q)\) == False$")
+"""Dynamo's own guard that an input carries no ``torch._dynamo.mark_dynamic`` mark (``hasattr(args[0],
+'_dynamo_dynamic_indices') == False``): the graph was traced for an unmarked tensor, and a tensor marked on this call
+fails it (pytorch#95584: a frame is not reused for a tensor newly marked dynamic), whatever its size
+(d27_mark_dynamic_some)."""
+_MODULE_FREED = re.compile(r"^Cache line invalidated because L\[(?P<q>['\"])(?P<name>fn|self)(?P=q)\] got deallocated$")
+"""The compiled module the cache line was made for was freed (``Cache line invalidated because L['fn'] got
+deallocated``; ``fn`` is the module torch's wrapper of a compiled nn.Module calls, ``self`` a compiled method's
+module): Dynamo guarded that object itself (``inline_inbuilt_nn_modules = False``), and a new model of the same
+structure (one per fold) is traced again (pytorch#130776, d27_kfold_inline_off). A value on a resume function's stack
+(``L['___stack0']``, d17_perf_counter) is not this form."""
 _HASATTR = re.compile(r"^(?P<negated>not )?hasattr\((?P<name>[^,()]+), (?P<q>['\"])(?P<attr>[^'\"]+)(?P=q)\)$")
 """``not hasattr(self, 'log_prior')``: the code tests an attribute's presence (hasattr, getattr with a default) and
 it was set after the first compile (d21_logit_adjust_late); without ``not``, deleted. Dynamo's own
@@ -247,6 +259,12 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
     if (m := _TENSOR_TYPE.search(guard)) is not None:
         return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
             facts | {"tensor_type"}
+    if (m := _MARKED_DYNAMIC.match(guard.strip())) is not None:
+        return "guard", m.group("name"), (f"{m.group('name')} was marked dynamic (torch._dynamo.mark_dynamic) on "
+                                          f"this call, not on the call it was traced for"), facts | {"marked_dynamic"}
+    if (m := _MODULE_FREED.match(guard.strip())) is not None:
+        return "guard", "the compiled module", (f"the module L['{m.group('name')}'] the graph was traced for was "
+                                                f"freed, and a new one passed"), facts | {"module_freed"}
     if (m := _HASATTR.match(guard.strip())) is not None:
         came = "appeared" if m.group("negated") else "went away"
         return "guard", f"{m.group('name')}.{m.group('attr')}", \

@@ -172,6 +172,13 @@ _FILE_OPEN = re.compile(r"builtin (?:operator )?`(?:io\.)?open`")
 inside the compiled function, a log or a dump written per call."""
 
 
+_MODULE_BACKWARD_HOOK = "Module-level backwards hooks require compiled autograd"
+"""Dynamo's reason for a break at a module with a full backward hook (``register_full_backward_hook``,
+``register_full_backward_pre_hook``): torch's ``Module._call_impl`` builds a ``BackwardHook`` Dynamo cannot trace
+without compiled autograd (pytorch#133303), so the break is located in torch's module.py, at whichever module the
+user hooked."""
+
+
 def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
     """One finding per line Dynamo broke at (or per user line that entered library code a table knows), with its fix."""
     by_line: dict[tuple, list[GraphBreak]] = {}
@@ -205,6 +212,8 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:python_random")  # a draw of Python's random module (a LayerDrop): d20_layerdrop_random
         elif _FILE_OPEN.search(first.explanation or ""):
             facts.add("op:file_io")  # a file opened in the compiled code (a log written per call): d23_file_log_break
+        elif _MODULE_BACKWARD_HOOK in first.reason:
+            facts.add("op:module_backward_hook")  # a module's full backward hook: d27_module_backward_hook
         location = first.at
         facts.update(*(break_call_facts(b) for b in group))
         at = first.at
@@ -223,6 +232,7 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
                 else what_breaks(first) if "op:file_io" in facts
                 else f"{what_breaks(first)}: {first.reason}" if "op:train_step" in facts
                 and what_breaks(first) != first.reason
+                else first.reason if "op:module_backward_hook" in facts
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
                 else f"{first.reason}, at {at}" if "op:xla_sync" in facts or facts >= {"op:log_call", "in_library"} or (
                     "op:log_call" in facts and "op:item" not in facts)
