@@ -341,9 +341,13 @@ class LiveExplainer(LiveTelling):
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
-        by_ops = not self.run.dynamo_logs and _bridge_ops_of(explanation, record)
+        ops = _bridge_ops_of(explanation, record)
+        by_ops = not self.run.dynamo_logs and ops
         self.bridge_ops_seen = self.bridge_ops_seen or by_ops
-        if not bridge_run(record.frames, self._debug_cause(record)) and not by_ops:
+        # with Dynamo's log, a graph known as the bridge's by its ops alone (no stack: e-nolog) is the bridge's, as
+        # the report at exit counts it (dynamo.findings: bridge_run or bridge_ops; Dynamo round 24,
+        # d24_seed_in_forward: the resume function's graphs told live as "drop dtype=", the bridge's own at exit)
+        if not bridge_run(record.frames, self._debug_cause(record)) and not ops:
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only); before any bridge graph, the function run
             # uncompiled after a break (the report's eager-break graphs). A bridge known by its ops alone (no
