@@ -22,7 +22,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, bridge_text
 from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, BridgeSteps
 from hlodiff.explain.live_events import LiveEvent
 from hlodiff.explain.live_cuts import HeldCuts
@@ -142,6 +142,13 @@ class LiveExplainer(LiveTelling):
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
+        if not bridge and not self.bridge_ops_seen and known is None and not self.run.dynamo_logs \
+                and summary.name.startswith("SyncTensorsGraph"):
+            # a compiled graph the bridge made, known by its ops alone (no stack, no debug log, no Dynamo log: an
+            # e-nolog capture of a run Dynamo never logged), makes the run a torch.compile one from its first
+            # compilation, not only once one of its graphs recompiles (Dynamo round 26, d26_loss_cfg_rebuilt_control:
+            # a step graph told "a value is kept on some steps only" in the warm-up, before the bridge was known)
+            self.bridge_ops_seen = bridge_text(record, record.text())
         if bridge and known is None:
             self._bridge_compiled[family_key(summary)[0]] = self._bridge_compiled.get(family_key(summary)[0], 0) + 1
         cut = is_partial(summary, self._debug_cause(record)) and not bridge
