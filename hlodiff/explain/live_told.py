@@ -38,6 +38,29 @@ it (:data:`~hlodiff.explain.live_families.SETTLED` cache hits without it coming 
 the end."""
 
 
+BUCKET_ROWS = frozenset({"shape_buckets", "shape_buckets_inner"})
+"""Rows that call sizes "expected: one graph per bucket": from every execution seen (``counts_from ==
+"executions"``), a size that has run once only shows no bucket yet, only a size that came once (round 26,
+r26_tx_selfpaced_tail: an epoch's tail of 8 then full batches of 16 again was told "2 sizes that recur (16, 8) ...
+nothing to fix" at step 2; each later epoch ended on another size, and the report at exit says drop the tail).
+While the run goes on, such a fix waits until every size has run twice (:func:`bucket_waits`), or the end."""
+
+
+def bucket_waits(recompilation, root) -> bool:
+    """The bucket row's "expected" rests on a size that has run once only (:data:`BUCKET_ROWS`): of the two sizes
+    this recompilation changed between, over every execution of its family seen so far."""
+    from collections import Counter
+
+    from hlodiff.explain.family_buckets import counts_from_of, family_sizes_seen
+
+    if root.fix_rule not in BUCKET_ROWS:
+        return False
+    for family, seen in family_sizes_seen([recompilation]).values():
+        if counts_from_of(family) == "executions" and any(n < 2 for n in Counter(seen).values()):
+            return True
+    return False
+
+
 ONCE_RULES = frozenset({"inputs_made_before_loop", "outputs_made_before_loop"})
 """Rows whose fix says "expected once" (a tensor made before the loop, computed by the first step's graph): true only
 if the next steps reuse the graph. On a family's second step such a recompilation is held as ``pending`` until the
@@ -70,6 +93,7 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         not settled and root.fix_rule in NEEDS_MORE_STEPS | NEEDS_NO_RETURN
         and recompilation.graph.record.kind in TRACED_KINDS))
+    waits = waits or (running and not bridge and bucket_waits(recompilation, root))
     fix = root.fix
     if lazy_random_input(recompilation):  # review 10 F1: its own story, as at exit
         fix = FixChoice(choose(root.kind, frozenset({"dynamo", "bridge_graph", "rng_seed_update"})), {}).text
