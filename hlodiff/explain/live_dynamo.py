@@ -94,16 +94,19 @@ class LiveDynamo:
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None, place=None, upcoming=None) -> list:
+             trees: GuardTrees | None = None, place=None, upcoming=None, records=None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
         ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
         the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
         at that graph's step, not at the step its log line was read in, and a recompilation not joined to one yet
         at ``upcoming(n)``, the step of the ``n``-th such recompilation of this look, whose graphs are still to come
-        or were read at this look; review 10 F6, review 15 F3)."""
+        or were read at this look; review 10 F6, review 15 F3). ``records``: the run's compilations and the executions
+        still held, as :meth:`around_the_call` reads them: whether full batches came after a short one is in the
+        executions (lead47_d_filtered_batch: 8, 8, 7, 8, 8 told "the last batch is short" at the end of the run,
+        from the compilations alone)."""
         from hlodiff.explain.live_events import LiveEvent
 
-        found = self._findings(run)
+        found = self._findings(run, records=records)
         if found is None:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
