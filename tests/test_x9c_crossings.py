@@ -75,3 +75,61 @@ def _report(sync: int, tid: int, line: int = 26, shape: str = "f32[32,256]", rea
 ])
 def test_round_trip_rows(text, graph, found):
     assert (round_trip_reads([graph], parse_reports(text)) == {"r#0"}) is found
+
+
+# -- live: the leftovers of the eleventh stop ------------------------------------------------------------------------
+
+def _told(case_id: str) -> list[str]:
+    from live_replay import replay_case
+
+    return [(e.told.fix or "") for e in replay_case(case_id) if e.told is not None]
+
+
+def test_a_size_of_a_symbolic_graph_waits_while_dynamos_log_may_name_a_guard():
+    """d24_prompt_pool_grow: the bridge's graph of the new prompt count came before Dynamo's log said
+    `..._size == 1` failed, and live told "traced forward once with a symbolic size ... pad to buckets"."""
+    fixes = _told("dynamo/d24_prompt_pool_grow")
+    assert not any("buckets" in f for f in fixes)
+    assert any("_size" in f for f in fixes)
+
+
+def test_a_bridge_graph_known_by_its_ops_follows_from_dynamo_with_its_log():
+    """d24_seed_in_forward (e-nolog, a Dynamo log): the resume function's graphs, the bridge's own at exit, were
+    told live as "drop `dtype=`"."""
+    assert not any("dtype=" in f for f in _told("dynamo/d24_seed_in_forward"))
+
+
+@pytest.mark.parametrize("case_id", ["dynamo/d26_loss_cfg_rebuilt_control", "dynamo/d21_reseed_control"])
+def test_a_bridge_known_by_its_ops_from_its_first_compilation_keeps_the_warm_up_quiet(case_id):
+    from live_replay import replay_case, score_live
+
+    loud = [e for e in replay_case(case_id) if score_live().shouted(e)]
+    assert not loud
+
+
+def test_a_tail_then_full_batches_is_no_bucket_live():
+    """r26_tx_selfpaced_tail: one epoch's tail of 8, then 16 again, was told live "2 sizes that recur (16, 8) ...
+    nothing to fix"."""
+    assert not any("nothing to fix" in f for f in _told("torch_xla/r26_tx_selfpaced_tail"))
+
+
+def test_full_batches_after_a_short_one_are_seen_by_dynamos_live_story():
+    """lead47_d_filtered_batch (8, 8, 7, 8, 8): live said "the last batch is short" at the end of the run."""
+    assert not any("last batch" in f for f in _told("dynamo/lead47_d_filtered_batch"))
+
+
+@pytest.mark.parametrize("text, frames, bridge", [
+    ('%a = f32[2] add(), metadata={source_file="/env/torch_xla/_dynamo/dynamo_bridge.py" source_line=3}', (), True),
+    ('%a = f32[2] add(), metadata={source_file="/env/torch/_ops.py" source_line=3}\n'
+     '%b = f32[2] mul(), metadata={source_file="/env/torch/_ops.py" source_line=9}', (), True),
+    ('%a = f32[2] add(), metadata={source_file="/env/torch/_ops.py" source_line=3}\n'
+     '%b = f32[2] mul(), metadata={source_file="/home/u/train.py" source_line=9}', (), False),   # the user's code
+    ('%a = f32[2] add()', (), False),                                                             # no metadata
+    ('%a = f32[2] add(), metadata={source_file="/env/torch_xla/_dynamo/x.py" source_line=3}', (READ,), False),  # a stack
+])
+def test_bridge_text_rows(text, frames, bridge):
+    from types import SimpleNamespace
+
+    from hlodiff.explain.dynamo_bridge import bridge_text
+
+    assert bridge_text(SimpleNamespace(frames=frames), text) is bridge

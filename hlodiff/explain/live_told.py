@@ -6,7 +6,7 @@ stand in for a fix the report at exit gives from logs read at the end (:data:`BR
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import Told
@@ -89,7 +89,9 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     root = causes[0]
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
-    bridge = bridge_run(recompilation.graph.record.frames)
+    # a graph the bridge made known by its ops alone (no stack: e-nolog) is the bridge's as well, as the report at
+    # exit counts it (Dynamo round 24, d24_seed_in_forward: the resume function's graph told "drop `dtype=`")
+    bridge = bridge_run(recompilation.graph.record.frames) or bridge_ops(recompilation.graph)
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         not settled and root.fix_rule in NEEDS_MORE_STEPS | NEEDS_NO_RETURN
         and recompilation.graph.record.kind in TRACED_KINDS))
