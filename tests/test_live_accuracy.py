@@ -52,10 +52,7 @@ LIVE_WRONG_NOW = {
     # the lead's look-alike of the tenth stop: live tells the short batch (8 -> 7) when it comes, before any later
     # batch shows that full ones follow; its words are the hedged short-batch row ("if it is a DataLoader's last
     # batch ... drop_last; otherwise pad"), which the truth forbids; at exit: dynamo_shape_short_batch_once
-    'dynamo/lead47_d_filtered_batch': 'fix_none: drop_last, last batch (live cannot yet know that full batches '
-                                      'follow the short one)',
-    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22); fix_any: "pad" '
-                                 'before sizes recur',
+    'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22)',
     # review 15 (F2/F4): over 2 micro-batches, step 1's fix ("traced_some_steps") now waits for the steps (the A,B,A,B
     # cycle shows at step 3 and the report's accumulation row is told); by hand the dump keeps no user frame on the
     # added inputs, as at exit
@@ -107,13 +104,11 @@ LIVE_WRONG_NOW = {
     # c3 by hand: live, the bridge's dumped graphs are not told apart from eager ones (the report at exit is right),
     # so the first-call input sync against the step's graph (5 % alike) leads as "a value is kept on some steps"
     'jax/rev9_j2_unrolled_solver': 'kind: ops; line: rev9_j2_unrolled_solver.py:9 (JAX log not yet joined live)',
-    'dynamo/rev9_c3_nonzero': 'kind: outputs; line: no location (bridge graphs of a dump not told apart live)',
     # new-user review 11 (F1, by hand without torch_xla's execution log): live, the bridge's graphs of a dump with no
     # stacks are not told apart (the live reader keeps no module to read their ops' source files: bridge_ops), so
     # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
     # (rev11_dc_unfreeze is quiet live since crossings round 8: a bridge known by its ops makes the run a
     # torch.compile one, and its step graphs follow as at exit)
-    'dynamo/rev11_dc_train_eval': 'kind: dtype; line: no location (bridge graphs of a dump not told apart live)',
     # Dynamo round 8 (blind, small): the def, no call line in the capture, as at exit (its WRONG_NOW)
     'dynamo/dyn_dtype_two_sites': 'line: dyn_dtype_two_sites.py:13 (as at exit)',
     # round 8 (blind, torch_xla and JAX): spmd's line as at exit (its WRONG_NOW); (onehot_counts' first
@@ -154,11 +149,11 @@ LIVE_WRONG_NOW = {
     # recompilation at temp == 1.0, its WRONG_NOW); the activation run's bridge graph (gelu's ops, then silu's) is
     # told as "a Python `if`" before Dynamo's identity guard is read (at exit the guard heads, right)
     'dynamo/d14_cpu_scalar_control': 'quiet: a bridge graph told (the truth is wrong by design: a real recompilation)',
-    'dynamo/d14_act_fn_arg': 'kind: ops (the bridge graph of the second activation is told before the guard)',
     # Dynamo round 15: the grown head's XLA graphs (f32[4,16] -> f32[6,16]) are read before TORCH_TRACE's record of
     # recompilation 0/1, so the first live line tells them as 'another size for Dynamo's symbolic graph' (pad,
     # buckets); the update once the record is read, and the report at exit, say expected (a parameter's shape)
-    'dynamo/d15_head_grow_classes': 'fix_any: Dynamo traced forward once with a symbolic size ... pad to a few fixed sizes (buckets); fix_none: says bucket, pad (the update once the trace record is read, and the report at exit, are right)',
+    'dynamo/d15_head_grow_classes': 'fix_any: no fix told in the first story (its XLA size waits for the trace '
+                                     'record since crossings round 9; the guard is told as a story of its own)',
     # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
     # since score_live prefers a story all right to one passing more checks; the timer control is quiet live since
     # crossings round 8, as d21_reseed_control)
@@ -218,30 +213,27 @@ LIVE_WRONG_NOW = {
     # expected if in the first steps), but the graph the bridge's first compile cut in two (#5) is told once as
     # "outputs differ ... a value kept on some steps" before the next look says expected (the first try: "drop
     # dtype=", confident wrong)
-    'dynamo/d23_file_log_break': "kind: outputs; line: no location (the first compile's cut step told once before "
-                                 "it is seen to be the warm-up's)",
     # Dynamo round 24 (blind): the prompt pool's new size reaches the live story as XLA's graph before Dynamo's
     # log says why ('..._size == 1'), told as a symbolic size to pad to buckets (confident wrong; at exit the
     # guard heads and no symbolic-size finding is printed); the seed break's eager rest (e-nolog) told as a dtype
     # change, as d23_file_log_break's; (the retain_grad control's warm-up steps, e-nolog, are quiet since
     # crossings round 8, as d17_timer_outside_control's)
-    'dynamo/d24_prompt_pool_grow': "fix_any/fix_none: 'Dynamo traced forward once with a symbolic size ... pad to "
-                                   "buckets' before Dynamo's guard is read (confident wrong; right at exit)",
-    'dynamo/d24_seed_in_forward': "kind: dtype; line: no location; fix: drop dtype= (the warm-up around the "
-                                  "manual_seed break, e-nolog; confident wrong; the break at exit)",
+    'dynamo/d24_prompt_pool_grow': 'fix_any: no fix told in the first story (its XLA size waits for Dynamo\'s log '
+                                   'since crossings round 9; the guard is told as a story of its own)',
     # review 17 C2 by hand: as at exit (two calls of the compiled module, the log names its wrapper)
     'dynamo/rev17_tc_eval_mode_logs': 'line: no location (as at exit: a compiled nn.Module called on two lines)',
     # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
     # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
     # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)
-    'dynamo/d26_loss_cfg_rebuilt_control': "quiet: outputs (line unknown) told once live in the warm-up steps "
-                                           "(a false alarm; no headline at exit)",
     # round 26 (small, blind, on merged main): live, the first epoch's tail of 8 then a full batch of 16 again is
     # told 'expected: one graph per bucket ... 2 sizes that recur (16, 8) ... nothing to fix' although 8 has come
     # once (only 16 came back); the next epochs' tails (7, 6, 5, 4) are then told as pad to a few fixed sizes, and
     # the report at exit is right. A fix needs the bucket stance to wait until a smaller size has come twice
-    'torch_xla/r26_tx_selfpaced_tail': "fix_any/fix_none: 'expected: one graph per bucket ... recur (16, 8) ... "
-                                       "nothing to fix' after one tail of 8 (right at exit)",
+    # crossings round 9 made right live (the comments above that describe them are the history): lead47_d_filtered_batch
+    # (Dynamo's findings read over the executions held), d23_file_log_break, d24_seed_in_forward, d14_act_fn_arg,
+    # rev9_c3_nonzero, rev11_dc_train_eval (a bridge graph known by its ops, with Dynamo's log, follows from it and
+    # takes the bridge's words), d26_loss_cfg_rebuilt_control (a bridge known by its ops from its first compilation),
+    # r26_tx_selfpaced_tail (a bucket's "expected" waits while a size has run once only)
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "

@@ -142,6 +142,9 @@ class CostHeadline:
     followed_by: int = 1
     """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
     .followed_by`); two or more: the value decided what was traced next."""
+    round_trip: bool = False
+    """``read_in_step``: the value read came back to the device at the same line and a later graph read it: state
+    carried through the host (:mod:`hlodiff.cost.round_trips`); nothing needs it on the host."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -151,7 +154,8 @@ class CostHeadline:
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
-                "followed_by": self.followed_by, "condition": self.condition, "gradient_sources": self.gradient_sources}
+                "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
+                "gradient_sources": self.gradient_sources}
 
 
 def sync_call(frames) -> str | None:
@@ -307,7 +311,7 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by, condition=r.condition)
+                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips)
 
 
 def _dump(ref: str) -> str:

@@ -255,6 +255,9 @@ class RunCost:
     pipeline: Pipeline = field(default_factory=Pipeline)
     """Per step, bytes held across boundaries by role, per dump; growth between dumps
     (:func:`hlodiff.cost.pipeline.pipeline`, computed with the boundaries; empty when none were drawn)."""
+    round_trips: frozenset[str] = frozenset()
+    """Refs of read graphs whose value went to the host and came back to the device at the same line, read by a
+    later graph (:func:`hlodiff.cost.round_trips.round_trip_reads`)."""
 
     @property
     def unknowns(self) -> list[Unknown]:

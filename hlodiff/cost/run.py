@@ -23,10 +23,12 @@ from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
+from hlodiff.cost.round_trips import round_trip_reads
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
 from hlodiff.dumps.cost_evidence import CostRun, GraphCostEvidence
 from hlodiff.dumps.graph_record import DUMPED_KINDS, LOADED_STAGE, GraphRecord
+from hlodiff.dumps.tensors_report import iter_reports
 from hlodiff.dumps.xla_memory import XlaMemory
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.hlo.escapes import note_bad_escapes
@@ -70,10 +72,20 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
         run.boundaries, run.boundaries_exact, run.boundaries_repeats_only = find_boundaries(records, graphs, evidence,
                                                                                             warnings)
         run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
+        run.round_trips = _round_trips(graphs, evidence)
     elif evidence.report_files and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))
     return run
+
+
+def _round_trips(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
+    """The read graphs whose value came back to the device (:mod:`hlodiff.cost.round_trips`); the reports are read
+    again, roots only, and only when the run has a read."""
+    if not any(g.sync_call == "read" for g in graphs):
+        return frozenset()
+    reports = (r for path in evidence.report_files for r in iter_reports(path, [], ir="roots"))
+    return round_trip_reads(graphs, reports)
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:

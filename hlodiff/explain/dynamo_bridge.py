@@ -52,8 +52,20 @@ def bridge_module(record, module) -> bool:
     """:func:`bridge_ops` of a graph's ``record`` and its parsed ``module`` (None when not parsed: not known)."""
     if record.frames or module is None:
         return False
-    sources = {m.group(1).replace("\\", "/") for comp in module.computations for ins in comp.instructions
-               if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None}
+    return _bridge_sources({m.group(1).replace("\\", "/") for comp in module.computations
+                            for ins in comp.instructions
+                            if (m := _SOURCE_FILE.search(ins.attrs.get("metadata", ""))) is not None})
+
+
+def bridge_text(record, text: str) -> bool:
+    """:func:`bridge_module` from the graph's HLO text, unparsed (live reads each compiled graph's facts without
+    keeping its module): the ``source_file`` of every op's metadata."""
+    if record.frames:
+        return False
+    return _bridge_sources({f.replace("\\", "/") for f in _SOURCE_FILE.findall(text)})
+
+
+def _bridge_sources(sources: set[str]) -> bool:
     # an FX graph the bridge runs dispatches every op through torch's OpOverload (torch/_ops.py); eager user code
     # names the user's file
     return any("torch_xla/_dynamo/" in f for f in sources) or (

@@ -22,7 +22,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.live_told import lazy_random_input
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run, bridge_text
 from hlodiff.explain.live_bridge_steps import AWAIT_STEPS, BridgeStepReader, BridgeSteps
 from hlodiff.explain.live_events import LiveEvent
 from hlodiff.explain.live_cuts import HeldCuts
@@ -113,7 +113,7 @@ class LiveExplainer(LiveTelling):
         # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
         events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
                                   place=steps.of_ref if steps.active else None,
-                                  upcoming=steps.unjoined if steps.active else None)
+                                  upcoming=steps.unjoined if steps.active else None, records=self._held())
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events
@@ -142,6 +142,13 @@ class LiveExplainer(LiveTelling):
         # as in the report (issue 31): a graph the Dynamo bridge ran is never a cut step
         bridge = bridge_run(record.frames, self._debug_cause(record))
         self.bridge_seen = self.bridge_seen or bridge
+        if not bridge and not self.bridge_ops_seen and known is None and not self.run.dynamo_logs \
+                and summary.name.startswith("SyncTensorsGraph"):
+            # a compiled graph the bridge made, known by its ops alone (no stack, no debug log, no Dynamo log: an
+            # e-nolog capture of a run Dynamo never logged), makes the run a torch.compile one from its first
+            # compilation, not only once one of its graphs recompiles (Dynamo round 26, d26_loss_cfg_rebuilt_control:
+            # a step graph told "a value is kept on some steps only" in the warm-up, before the bridge was known)
+            self.bridge_ops_seen = bridge_text(record, record.text())
         if bridge and known is None:
             self._bridge_compiled[family_key(summary)[0]] = self._bridge_compiled.get(family_key(summary)[0], 0) + 1
         cut = is_partial(summary, self._debug_cause(record)) and not bridge
@@ -341,9 +348,13 @@ class LiveExplainer(LiveTelling):
         own story: with Dynamo's log, every one (its lines tell why: :mod:`hlodiff.explain.live_dynamo`); without
         it, those the report calls the bridge's own (:func:`hlodiff.explain.dynamo.bridge_without_log`: far
         from their closest graph, another program of the bridge)."""
-        by_ops = not self.run.dynamo_logs and _bridge_ops_of(explanation, record)
+        ops = _bridge_ops_of(explanation, record)
+        by_ops = not self.run.dynamo_logs and ops
         self.bridge_ops_seen = self.bridge_ops_seen or by_ops
-        if not bridge_run(record.frames, self._debug_cause(record)) and not by_ops:
+        # with Dynamo's log, a graph known as the bridge's by its ops alone (no stack: e-nolog) is the bridge's, as
+        # the report at exit counts it (dynamo.findings: bridge_run or bridge_ops; Dynamo round 24,
+        # d24_seed_in_forward: the resume function's graphs told live as "drop dtype=", the bridge's own at exit)
+        if not bridge_run(record.frames, self._debug_cause(record)) and not ops:
             # the step around a compiled call: the report may tell it as following from Dynamo (its findings are
             # over the whole run: a Dynamo run's compilations only); before any bridge graph, the function run
             # uncompiled after a break (the report's eager-break graphs). A bridge known by its ops alone (no

@@ -27,6 +27,13 @@ WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short
 and an int whose guard failed once ("... after which both graphs served every call: another value, or the same
 number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed)."""
 
+WAITS_FOR_DYNAMO = frozenset({"dynamo_xla_per_size"})
+"""Rows that rest on Dynamo's log staying silent: "Dynamo traced forward once with a symbolic size, but torch_xla
+compiles one XLA graph per concrete size ... pad to buckets" is said of an XLA graph of a new size for which no
+failed guard is read yet; the bridge's graph can come before Dynamo's log says why it traced again (Dynamo round
+24, d24_prompt_pool_grow: a ParameterList's new length, `..._size == 1`, told as a size to pad, a confident wrong
+answer). While the run goes on, the fix waits for the next look (an update) or the end."""
+
 GRAPH_TO_COME = frozenset({"dynamo_mode"})
 """Rows whose recompilation traces another graph (train or eval, grad on or off: dropout, batch norm, a backward
 differ), which the bridge compiles to an XLA graph of its own, joined to it by compile order. Dynamo's log is
@@ -96,16 +103,19 @@ class LiveDynamo:
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None, place=None, upcoming=None) -> list:
+             trees: GuardTrees | None = None, place=None, upcoming=None, records=None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
         ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
         the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
         at that graph's step, not at the step its log line was read in, and a recompilation not joined to one yet
         at ``upcoming(n)``, the step of the ``n``-th such recompilation of this look, whose graphs are still to come
-        or were read at this look; review 10 F6, review 15 F3)."""
+        or were read at this look; review 10 F6, review 15 F3). ``records``: the run's compilations and the executions
+        still held, as :meth:`around_the_call` reads them: whether full batches came after a short one is in the
+        executions (lead47_d_filtered_batch: 8, 8, 7, 8, 8 told "the last batch is short" at the end of the run,
+        from the compilations alone)."""
         from hlodiff.explain.live_events import LiveEvent
 
-        found = self._findings(run)
+        found = self._findings(run, records=records)
         if found is None:
             return []
         self.guard_story = any(not r.expected for r in (*found.recompiles, *found.xla_sizes, *found.resets))
@@ -295,7 +305,7 @@ def _told_of(item, final: bool = True):
         if item.seen:
             summary += f" ({_seen_words(item.seen)})"
     fix, waits = item.fix, False
-    if not final and item.fix_rule in WAITS_FOR_MORE_CALLS:
+    if not final and item.fix_rule in WAITS_FOR_MORE_CALLS | WAITS_FOR_DYNAMO:
         # "the last batch is short" rests on no later recompilation coming, and "a batch smaller than the one
         # before" on no third size coming, which a run still going cannot know (review 6, p08: told at step 4 for a
         # batch of 3 that an 8 and a 5 followed): the fix waits for the calls to come (an update) or the end

@@ -6,7 +6,7 @@ stand in for a fix the report at exit gives from logs read at the end (:data:`BR
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.dynamo_bridge import bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import Told
@@ -38,6 +38,29 @@ it (:data:`~hlodiff.explain.live_families.SETTLED` cache hits without it coming 
 the end."""
 
 
+BUCKET_ROWS = frozenset({"shape_buckets", "shape_buckets_inner"})
+"""Rows that call sizes "expected: one graph per bucket": from every execution seen (``counts_from ==
+"executions"``), a size that has run once only shows no bucket yet, only a size that came once (round 26,
+r26_tx_selfpaced_tail: an epoch's tail of 8 then full batches of 16 again was told "2 sizes that recur (16, 8) ...
+nothing to fix" at step 2; each later epoch ended on another size, and the report at exit says drop the tail).
+While the run goes on, such a fix waits until every size has run twice (:func:`bucket_waits`), or the end."""
+
+
+def bucket_waits(recompilation, root) -> bool:
+    """The bucket row's "expected" rests on a size that has run once only (:data:`BUCKET_ROWS`): of the two sizes
+    this recompilation changed between, over every execution of its family seen so far."""
+    from collections import Counter
+
+    from hlodiff.explain.family_buckets import counts_from_of, family_sizes_seen
+
+    if root.fix_rule not in BUCKET_ROWS:
+        return False
+    for family, seen in family_sizes_seen([recompilation]).values():
+        if counts_from_of(family) == "executions" and any(n < 2 for n in Counter(seen).values()):
+            return True
+    return False
+
+
 ONCE_RULES = frozenset({"inputs_made_before_loop", "outputs_made_before_loop"})
 """Rows whose fix says "expected once" (a tensor made before the loop, computed by the first step's graph): true only
 if the next steps reuse the graph. On a family's second step such a recompilation is held as ``pending`` until the
@@ -66,10 +89,13 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     root = causes[0]
     more = [(c.kind, c.summary, c.locations[0] if c.locations else None) for c in causes[1:4]]
     diff = recompilation.diff
-    bridge = bridge_run(recompilation.graph.record.frames)
+    # a graph the bridge made known by its ops alone (no stack: e-nolog) is the bridge's as well, as the report at
+    # exit counts it (Dynamo round 24, d24_seed_in_forward: the resume function's graph told "drop `dtype=`")
+    bridge = bridge_run(recompilation.graph.record.frames) or bridge_ops(recompilation.graph)
     waits = running and not bridge and (root.fix_rule in NEEDS_THE_END or (  # a bridge graph's words are Dynamo's
         not settled and root.fix_rule in NEEDS_MORE_STEPS | NEEDS_NO_RETURN
         and recompilation.graph.record.kind in TRACED_KINDS))
+    waits = waits or (running and not bridge and bucket_waits(recompilation, root))
     fix = root.fix
     if lazy_random_input(recompilation):  # review 10 F1: its own story, as at exit
         fix = FixChoice(choose(root.kind, frozenset({"dynamo", "bridge_graph", "rng_seed_update"})), {}).text

@@ -80,6 +80,10 @@ def _sentence(h: CostHeadline) -> str:
         if h.mask:
             return (f"a boolean mask index{_at(h)} (x[mask], nonzero) executes a graph of its own ({h.graph}) before "
                     f"the step's sync{then} to learn how many elements it keeps, {_times(h.times)} in this run{again}")
+        if h.round_trip:
+            return (f"a value read{_at(h)} goes to the host and comes back to the device at the same line, read by "
+                    f"the next graph: reading it executes a graph of its own ({h.graph}) before the step's "
+                    f"sync{then}, {_times(h.times)} in this run{again}")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated" and h.unchanged == h.count:
@@ -147,6 +151,10 @@ def fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
+    if h.kind == "read_in_step" and h.round_trip:
+        return ("keep the value on the device: t.detach() (or t.detach().clone()) gives the next graph the same values "
+                "without reading them to the host and uploading them again; nothing is read then, and each step is "
+                "one graph")
     if h.kind == "read_in_step" and h.condition:  # one fact, one row: explain-recompile's words for this read
         where = h.location.short() if h.location is not None else "the line shown"
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
