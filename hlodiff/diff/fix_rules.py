@@ -832,7 +832,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
-          "multiply by the mask); nothing needs reading before the sync then"),
+          "multiply by the mask); nothing needs reading before the sync then", unless="library_read"),
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
@@ -1635,6 +1635,16 @@ RULES: tuple[FixRule, ...] = (
           "address): a function is hashed and compared by identity, so each new one misses the cache and compiles "
           "again, though it does the same: define `{function}` once, before the loop (or at module level), and pass "
           "that one object on every call"),
+    # round 27 (r27_jx_partial_static_loss): a loss configured with functools.partial(huber, delta=1.0) made anew
+    # before each call and passed static: every partial prints the same, so neither the default-repr fact nor a
+    # "new value" can say why it misses; a partial defines no __eq__/__hash__ (compared by identity)
+    _rule("static_partial", "static_argument", "jax partial_values",
+          "static `{arg}` is a functools.partial ({values}): a partial defines no __eq__ or __hash__, so it is "
+          "compared by identity, and a partial made again before each call is a new static value every time, "
+          "however alike it prints: make the partial once, before the loop, and pass that one object on every "
+          "call; if its arguments must change, keep only the function static and pass them as traced arguments, "
+          "or pass jax.tree_util.Partial(fn, *args) as an ordinary (non-static) argument, whose arguments are "
+          "traced"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
           "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "
