@@ -68,3 +68,28 @@ def test_a_second_prune_cut_is_named_as_torch_s_not_a_mask_index_to_rewrite():
 ])
 def test_a_users_own_boolean_index_keeps_the_mask_as_values_fix(path):
     assert "partial_mask_index" in _rules(_doc(path))
+
+
+def test_live_waits_before_calling_a_change_seen_once_a_periodic_update():
+    """r27_tx_prune_schedule live: step 4's graph reads and rewrites the pruning mask and weight_orig, weight-shaped
+    tensors, as every step after it does. Told at once, "updated in place on step 4 only (an EMA of the weights)" was
+    a claim about steps not yet run; the fix now waits for the next steps, and no line before the report at exit
+    calls it an EMA on step 4 alone."""
+    from live_replay import printed, replay_case
+
+    said = printed(replay_case("torch_xla/r27_tx_prune_schedule"))
+    assert any("step 4 recompiled" in line and "told once the next steps show" in line for line in said)
+    assert not any("on step 4 only" in line for line in said)
+
+
+@pytest.mark.parametrize("case", ["torch_xla/ema_every4", "torch_xla/rev11_tx_ema_control"])
+def test_live_still_tells_a_periodic_ema_update(case):
+    """Look-alikes: an EMA of the weights folded into the step every few steps is still told so, once the steps
+    showed it come back (ema_every4), and the EMA control stays quiet."""
+    from live_replay import printed, replay_case
+
+    said = printed(replay_case(case))
+    if case.endswith("ema_every4"):
+        assert any("an EMA of the weights" in line for line in said)
+    else:
+        assert not any("an EMA of the weights" in line and "fix:" in line for line in said)
