@@ -245,6 +245,15 @@ LIVE_WRONG_NOW = {
     # the report at exit is right. A fix needs the bucket stance to wait until a smaller size has come twice
     'torch_xla/r26_tx_selfpaced_tail': "fix_any/fix_none: 'expected: one graph per bucket ... recur (16, 8) ... "
                                        "nothing to fix' after one tail of 8 (right at exit)",
+    # round 27 (blind): as at exit (its WRONG_NOW): the EMA control's reset graph told as a Python `if` per step
+    'torch_xla/r27_tx_ema_deepcopy_control': "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
+                                             "from the other graph's (this graph ran on some steps): Python code "
+                                             "decides per step what is ",
+    # round 27 (blind): step 4's graph (the mask and weight_orig read and rewritten from then on) now waits for the
+    # next steps; once they ran it is told "tensors shaped like the weights ... updated in place on steps 4, 5, 7,
+    # 8 and 9 only (an EMA ...)": the row reads a change that stays as a periodic update (exit: not the headline)
+    'torch_xla/r27_tx_prune_schedule': "fix_none: says shape ('tensors shaped like the weights ... an EMA' of the "
+                                       "pruning mask, after the steps ran)",
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "
