@@ -250,10 +250,11 @@ LIVE_WRONG_NOW = {
                                              "from the other graph's (this graph ran on some steps): Python code "
                                              "decides per step what is ",
     # round 27 (blind): step 4's graph (the mask and weight_orig read and rewritten from then on) now waits for the
-    # next steps; once they ran it is told "tensors shaped like the weights ... updated in place on steps 4, 5, 7,
-    # 8 and 9 only (an EMA ...)": the row reads a change that stays as a periodic update (exit: not the headline)
-    'torch_xla/r27_tx_prune_schedule': "fix_none: says shape ('tensors shaped like the weights ... an EMA' of the "
-                                       "pruning mask, after the steps ran)",
+    # next steps, then is told as weight-sized tensors trained for good from step 4 (inputs_trained_from_step),
+    # whose examples name unfreezing (requires_grad_(True)) beside pruning's weight_orig/weight_mask: the graphs
+    # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
+    'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
+                                       "beside pruning)",
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "

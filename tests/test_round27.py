@@ -8,6 +8,10 @@ look-alikes that share their evidence.
 - ``prune_combine_masks`` (:data:`hlodiff.diff.library_reads.LIBRARY_READS`): a second prune of one weight cuts the
   step with a boolean index inside ``torch.nn.utils.prune``; ``partial_mask_index`` ("apply the mask as values with
   torch.where") no longer answers a cut a library row names, since the index is not the user's to change.
+- ``inputs_trained_from_step`` (facts ``updated_in_place`` and ``stays``): weight-sized tensors read and rewritten
+  from one step on while the graph before never comes back (a pruning reparametrization, layers unfrozen) are new
+  trained tensors for good, not "an EMA updated on some steps only"; ema_every4's EMA, whose graph without it comes
+  back, keeps ``inputs_updated_some_steps``.
 
 Inputs: real captures only (fixtures/scenarios/<engine>/<name>/)."""
 
@@ -79,7 +83,7 @@ def test_live_waits_before_calling_a_change_seen_once_a_periodic_update():
 
     said = printed(replay_case("torch_xla/r27_tx_prune_schedule"))
     assert any("step 4 recompiled" in line and "told once the next steps show" in line for line in said)
-    assert not any("on step 4 only" in line for line in said)
+    assert not any("on step 4 only" in line or "an EMA of the weights" in line for line in said)
 
 
 @pytest.mark.parametrize("case", ["torch_xla/ema_every4", "torch_xla/rev11_tx_ema_control"])
@@ -93,3 +97,18 @@ def test_live_still_tells_a_periodic_ema_update(case):
         assert any("an EMA of the weights" in line for line in said)
     else:
         assert not any("an EMA of the weights" in line and "fix:" in line for line in said)
+
+
+def test_weights_trained_for_good_from_a_step_are_not_an_ema():
+    doc = _doc("scenarios/torch_xla/r27_tx_prune_schedule")
+    rules = _rules(doc)
+    assert "inputs_trained_from_step" in rules and "inputs_updated_some_steps" not in rules
+    head = _doc("scenarios/torch_xla/ulmfit_unfreeze")["headline"]
+    assert head["fix"].startswith("from step 2 on") and "requires_grad_(True)" in head["fix"]
+    assert "an EMA" not in head["fix"]
+
+
+def test_a_periodic_ema_keeps_its_row():
+    """ema_every4: the EMA joins the step on steps 3 and 7, the graph without it comes back in between."""
+    rules = _rules(_doc("scenarios/torch_xla/ema_every4"))
+    assert "inputs_updated_some_steps" in rules and "inputs_trained_from_step" not in rules
