@@ -37,6 +37,12 @@ STACKS = {
     "save_on_cpu_pack": [(f"{SITE}/torch/autograd/graph.py", 380, "pack_to_cpu")],
     # round 25 (r25_tx_resume_state_to_device's PT_XLA_DEBUG log): AdamW's bias correction reads a step counter
     # that a checkpoint restore moved to the device
+    # round 27 (r27_tx_prune_schedule's PT_XLA_DEBUG log): a second l1_unstructured on one weight, its masks
+    # combined by a boolean index inside PruningContainer
+    "prune_combine_masks": [(f"{SITE}/torch/nn/utils/prune.py", 400, "_combine_masks"),
+                            (f"{SITE}/torch/nn/utils/prune.py", 406, "compute_mask"),
+                            (f"{SITE}/torch/nn/utils/prune.py", 186, "apply"),
+                            (f"{SITE}/torch/nn/utils/prune.py", 933, "l1_unstructured")],
     "optimizer_step_count_on_device": [(f"{SITE}/torch/optim/optimizer.py", 97, "_get_value"),
                                        (f"{SITE}/torch/optim/adam.py", 519, "_single_tensor_adam"),
                                        (f"{SITE}/torch/optim/adam.py", 953, "adam"),

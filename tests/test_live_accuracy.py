@@ -234,6 +234,16 @@ LIVE_WRONG_NOW = {
     # rev9_c3_nonzero, rev11_dc_train_eval (a bridge graph known by its ops, with Dynamo's log, follows from it and
     # takes the bridge's words), d26_loss_cfg_rebuilt_control (a bridge known by its ops from its first compilation),
     # r26_tx_selfpaced_tail (a bucket's "expected" waits while a size has run once only)
+    # round 27 (blind): as at exit (its WRONG_NOW): the EMA control's reset graph told as a Python `if` per step
+    'torch_xla/r27_tx_ema_deepcopy_control': "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
+                                             "from the other graph's (this graph ran on some steps): Python code "
+                                             "decides per step what is ",
+    # round 27 (blind): step 4's graph (the mask and weight_orig read and rewritten from then on) now waits for the
+    # next steps, then is told as weight-sized tensors trained for good from step 4 (inputs_trained_from_step),
+    # whose examples name unfreezing (requires_grad_(True)) beside pruning's weight_orig/weight_mask: the graphs
+    # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
+    'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
+                                       "beside pruning)",
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "

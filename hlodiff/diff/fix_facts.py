@@ -22,7 +22,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
   are repeated in the graph), ``bool_values``,
   ``prng_key`` (a dtype change from or to a typed PRNG key), ``prng_keys`` (a shape change of an argument JAX
-  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``redefined_function`` (functions of one name at several addresses: the same ``def`` made again; ``{function}``), ``nan_values`` (every value NaN: never equal to itself), ``dtype_spellings`` (one dtype in several spellings: a string, a scalar type, an np.dtype; ``{dtype}``), ``type_only_values`` (one number in other
+  types as PRNG keys both times: another number of keys), ``reciprocal_counts`` (baked 1/n, n counting up: a cumulative average's weight), ``identity_values`` (default object reprs: compared by identity), ``redefined_function`` (functions of one name at several addresses: the same ``def`` made again; ``{function}``), ``partial_values`` (every value a functools.partial: compared by identity, however alike they print), ``nan_values`` (every value NaN: never equal to itself), ``dtype_spellings`` (one dtype in several spellings: a string, a scalar type, an np.dtype; ``{dtype}``), ``type_only_values`` (one number in other
   types: ``0`` and ``0.0``),
   ``hlo_identical``, ``new_function`` (JAX never saw the function object),
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
@@ -90,7 +90,7 @@ from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
 from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
-                                      _values_facts, data_ceiling, dtype_spelling, redefined_function,
+                                      _values_facts, data_ceiling, dtype_spelling, partial_objects, redefined_function,
                                       whole_numbers)
 from hlodiff.hlo.model import runs_after
 
@@ -174,6 +174,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             facts.add("nan_values")
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
+        if partial_objects(ctx.values):
+            facts.add("partial_values")
         redefined = redefined_function(ctx.values)
         if redefined is not None:
             facts.add("redefined_function")

@@ -853,7 +853,7 @@ RULES: tuple[FixRule, ...] = (
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "
-          "multiply by the mask); nothing needs reading before the sync then"),
+          "multiply by the mask); nothing needs reading before the sync then", unless="library_read"),
     _rule("partial_library_read", "partial", "library_read torch_xla",
           "a library call cuts the step, not a read of yours: {read_what} ({read_call} at {line}); that read "
           "cannot be moved after the sync: {read_fix}"),
@@ -1223,6 +1223,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
+    # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
+    # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
+    # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
+    # graph without it comes back, keeps inputs_updated_some_steps
+    _rule("inputs_trained_from_step", "inputs outputs", "updated_in_place stays torch_xla",
+          "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
+          "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
+          "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
+          "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
+          "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
+          "weight or learning rate, prune.identity before training)", unless="jax"),
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
           "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
@@ -1656,6 +1667,16 @@ RULES: tuple[FixRule, ...] = (
           "address): a function is hashed and compared by identity, so each new one misses the cache and compiles "
           "again, though it does the same: define `{function}` once, before the loop (or at module level), and pass "
           "that one object on every call"),
+    # round 27 (r27_jx_partial_static_loss): a loss configured with functools.partial(huber, delta=1.0) made anew
+    # before each call and passed static: every partial prints the same, so neither the default-repr fact nor a
+    # "new value" can say why it misses; a partial defines no __eq__/__hash__ (compared by identity)
+    _rule("static_partial", "static_argument", "jax partial_values",
+          "static `{arg}` is a functools.partial ({values}): a partial defines no __eq__ or __hash__, so it is "
+          "compared by identity, and a partial made again before each call is a new static value every time, "
+          "however alike it prints: make the partial once, before the loop, and pass that one object on every "
+          "call; if its arguments must change, keep only the function static and pass them as traced arguments, "
+          "or pass jax.tree_util.Partial(fn, *args) as an ordinary (non-static) argument, whose arguments are "
+          "traced"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
           "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "

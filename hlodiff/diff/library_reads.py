@@ -99,6 +99,19 @@ LIBRARY_READS: tuple[LibraryRead, ...] = (
          "steps without the context)",
          "drop save_on_cpu on XLA (to save memory, recompute activations with torch_xla's gradient checkpointing "
          "instead), or keep the context on every step, so each step is cut the same way"),
+    # round 27 (r27_tx_prune_schedule): a second prune of one parameter (torch.nn.utils.prune.l1_unstructured again
+    # on a pruned weight) goes through PruningContainer, whose _combine_masks keeps the entries still unpruned with a
+    # boolean index (t[mask == 1]): a nonzero, so the graph pending before the prune call runs early. It happens on
+    # pruning steps only, inside torch; "apply the mask as values" is no change the user can make to it
+    _row("prune_combine_masks", "torch/nn/utils/prune.py", "_combine_masks",
+         "torch.nn.utils.prune.<method>(module, name, ...) on a parameter pruned before",
+         "torch.nn.utils.prune combines the new mask with the earlier one (PruningContainer) by boolean-mask "
+         "indexing (t[mask == 1], a nonzero whose size depends on the mask), so the graph pending before the prune "
+         "call runs early to learn that size",
+         "it happens on pruning steps only, once per prune; keep the training step whole by pruning between syncs "
+         "(torch_xla.sync() before the prune call), and register the pruning before the first step "
+         "(prune.identity(module, name)) so the forward (weight_orig * weight_mask) is the same graph at every "
+         "stage; or accept one compilation per pruning stage as expected"),
     # round 25 (r25_tx_resume_state_to_device): Adam/AdamW/NAdam/RAdam/Adamax/Adagrad with capturable=False keep
     # each parameter's `step` counter as a CPU tensor and read it with _get_value (.item()) for the bias
     # correction; a read made on the XLA device means the counters were moved there (a checkpoint restored through

@@ -30,6 +30,20 @@ _FUNCTION_REPR = re.compile(r"^<function ([\w.<>]+) at 0x[0-9a-fA-F]+>$")
 """Python's repr of a function: hashed and compared by identity, so the same ``def`` run again is a new key."""
 
 
+_PARTIAL_REPR = re.compile(r"^functools\.partial\((.*)\)$", re.S)
+"""Python's repr of a functools.partial: it defines no __eq__ or __hash__ of its own, so it is compared by identity,
+and two partials of one function with the same arguments print the same yet are two keys."""
+
+
+def partial_objects(values: tuple[str, ...]) -> bool:
+    """Round 27 (r27_jx_partial_static_loss): every value a static argument took is a functools.partial. Its repr
+    names the wrapped function and the arguments, not the partial's identity, so a new partial on every call shows as
+    one repeated value (or as a few, when an argument changes too): either way the cache compares the partials by
+    identity, and the default-repr and redefined-function facts cannot see it."""
+    seen = list(dict.fromkeys(v.strip() for v in values))
+    return bool(seen) and all(_PARTIAL_REPR.match(v) for v in seen)
+
+
 def redefined_function(values: tuple[str, ...]) -> str | None:
     """Crossings round 8 (x8c_jx_remat_policy_fresh): two or more functions of one name at different addresses (a
     remat policy, a loss or an activation defined inside the loop, each ``def`` or ``lambda`` a new object) -> that

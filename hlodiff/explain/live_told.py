@@ -16,11 +16,13 @@ NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 
 NEEDS_MORE_STEPS = frozenset({"inputs_seen", "ops_branch", "traced_some_steps", "ops_library_setting", "partial_read",
-                              "shape_input", "shape_python_size"})
+                              "shape_input", "shape_python_size", "inputs_updated_some_steps"})
 """Fallback fix rules, chosen when no fact of the run's steps is known yet ("sync at the same points", "a Python
 `if`", "traced on steps 1 and 3 only" (review 15, F4: gradient accumulation's first cycle), "a library call ran with
 another setting", "read it after the sync", "pad inputs to a few fixed sizes", "a
-size follows a Python value"): on a family's first recompilations the window has two or three graphs, and the report
+size follows a Python value", "weight-shaped tensors updated in place on step 4 only" (round 27: a pruning
+reparametrization, and ulmfit_unfreeze's layers that start training, keep the new tensors for good: "only" and "an
+EMA" were said of a change seen once)): on a family's first recompilations the window has two or three graphs, and the report
 at exit replaces these with what the steps show (accumulation's short group, a setting switched once, a size that
 stayed or grows, tasks in rotation, a second graph after the read). With executions followed (cache hits seen), such
 a fix waits for the next steps: while the family compiles again it stays put off (up to
