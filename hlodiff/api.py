@@ -33,7 +33,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     """Compare the graphs named ``left_ref`` and ``right_ref`` (files or ``PATH#N``). Problems that do not stop
     the comparison (unknown opcodes, graphs from two frameworks) are appended to ``warnings``, and kept on the
     result."""
-    from hlodiff._runtime import collector_off_for_command
+    from hlodiff._runtime import collector_off_for_command, freed_memory_kept_for_command
     from hlodiff.diff import diff_canonical
     from hlodiff.diff.compare import unrelated
     from hlodiff.dumps import resolve_ref
@@ -44,6 +44,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
 
     warnings = [] if warnings is None else warnings
     collector_off_for_command()
+    freed_memory_kept_for_command()
     left, right = resolve_ref(left_ref, warnings, stage=stage), resolve_ref(right_ref, warnings, stage=stage)
     with shared_values():  # line numbers, and attributes written alike (either side): one object each
         left_module, right_module = left.module(), right.module()
