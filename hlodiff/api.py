@@ -93,10 +93,12 @@ def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int
     from hlodiff.dumps.evidence import read_run
     from hlodiff.dumps.source_paths import forget_missing, missing_source_hint
     from hlodiff.explain.recompile import explain_run
+    from hlodiff.hlo.sharing import shared_values
 
     warnings = [] if warnings is None else warnings
     forget_missing()
-    explanation = explain_run(read_run(inputs, warnings, stage=stage), warnings)
+    with shared_values():
+        explanation = explain_run(read_run(inputs, warnings, stage=stage), warnings)
     if (hint := missing_source_hint()) is not None:
         explanation.hints.append(hint)
     return Explained(inputs, explanation, warnings, warmup)
@@ -161,10 +163,12 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
     from hlodiff.dumps.evidence import GraphProtos, collect_records
     from hlodiff.explain.inventory import inventory
     from hlodiff.explain.sequence import consecutive
+    from hlodiff.hlo.sharing import shared_values
 
     warnings = [] if warnings is None else warnings
-    summaries = inventory(collect_records(_dumps_of(ref), warnings, stage=stage), warnings, options, keep=True,
-                          protos=GraphProtos())
+    with shared_values():  # every graph is kept: their line numbers and attributes written alike, one object each
+        summaries = inventory(collect_records(_dumps_of(ref), warnings, stage=stage), warnings, options, keep=True,
+                              protos=GraphProtos())
     steps = consecutive(summaries)
     if steps:
         _adopt_explain_fixes(ref, steps, stage)
