@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from hlodiff.accel import native
+
 REPO = Path(__file__).resolve().parents[1]
 PROBE = """
 import resource, sys
@@ -34,15 +36,24 @@ def _glibc() -> bool:
         return False
 
 
-def _faults(mode: str) -> int:
+def _faults(mode: str, pure: bool = False) -> int:
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("HLODIFF_PURE_PYTHON", None)
+    if pure:
+        env["HLODIFF_PURE_PYTHON"] = "1"
     out = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, capture_output=True, text=True, check=True)
     return int(out.stdout)
 
 
-@pytest.mark.skipif(not _glibc(), reason="the setting is glibc's (mallopt)")
+@pytest.mark.skipif(not _glibc() or native is None, reason="glibc's setting, taken with the accelerator")
 def test_a_buffer_made_after_one_was_freed_reuses_its_pages():
     """Without the setting glibc unmaps the freed 16 MB and the next buffer faults in 4,096 fresh pages; with it the
     freed memory is the next buffer's."""
     assert _faults("default") > 2000
     assert _faults("kept") < 200
+
+
+@pytest.mark.skipif(not _glibc(), reason="the setting is glibc's (mallopt)")
+def test_the_pure_python_path_leaves_glibc_as_it_is():
+    """Without the accelerator the setting is not taken (it raised that path's peak and saved no time)."""
+    assert _faults("kept", pure=True) > 2000
