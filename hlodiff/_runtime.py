@@ -45,12 +45,12 @@ def freed_memory_kept_for_command() -> None:
     system time), the peak the same. Allocations past 32 MB (glibc's limit for this setting) are still mapped
     apart. With the accelerator only: the pure-Python parse's many short-lived allocations leave holes in a heap
     that is no longer trimmed (the 17K pair's peak 61 -> 68 MB) and it gained no time."""
-    import ctypes
-
     from hlodiff.accel import native
 
     if native is None:
         return
+    import ctypes
+
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc
