@@ -33,7 +33,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
     """Compare the graphs named ``left_ref`` and ``right_ref`` (files or ``PATH#N``). Problems that do not stop
     the comparison (unknown opcodes, graphs from two frameworks) are appended to ``warnings``, and kept on the
     result."""
-    from hlodiff._runtime import collector_off_for_command
+    from hlodiff._runtime import collector_off_for_command, freed_memory_kept_for_command
     from hlodiff.diff import diff_canonical
     from hlodiff.diff.compare import unrelated
     from hlodiff.dumps import resolve_ref
@@ -44,6 +44,7 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
 
     warnings = [] if warnings is None else warnings
     collector_off_for_command()
+    freed_memory_kept_for_command()
     left, right = resolve_ref(left_ref, warnings, stage=stage), resolve_ref(right_ref, warnings, stage=stage)
     with shared_values():  # line numbers, and attributes written alike (either side): one object each
         left_module, right_module = left.module(), right.module()
@@ -92,10 +93,12 @@ def explain_inputs(inputs: "RunInputs", *, stage: str | None = None, warmup: int
     from hlodiff.dumps.evidence import read_run
     from hlodiff.dumps.source_paths import forget_missing, missing_source_hint
     from hlodiff.explain.recompile import explain_run
+    from hlodiff.hlo.sharing import shared_values
 
     warnings = [] if warnings is None else warnings
     forget_missing()
-    explanation = explain_run(read_run(inputs, warnings, stage=stage), warnings)
+    with shared_values():
+        explanation = explain_run(read_run(inputs, warnings, stage=stage), warnings)
     if (hint := missing_source_hint()) is not None:
         explanation.hints.append(hint)
     return Explained(inputs, explanation, warnings, warmup)
@@ -160,10 +163,12 @@ def compare_dump(ref: str, *, options: Normalization = Normalization(), stage: s
     from hlodiff.dumps.evidence import GraphProtos, collect_records
     from hlodiff.explain.inventory import inventory
     from hlodiff.explain.sequence import consecutive
+    from hlodiff.hlo.sharing import shared_values
 
     warnings = [] if warnings is None else warnings
-    summaries = inventory(collect_records(_dumps_of(ref), warnings, stage=stage), warnings, options, keep=True,
-                          protos=GraphProtos())
+    with shared_values():  # every graph is kept: their line numbers and attributes written alike, one object each
+        summaries = inventory(collect_records(_dumps_of(ref), warnings, stage=stage), warnings, options, keep=True,
+                              protos=GraphProtos())
     steps = consecutive(summaries)
     if steps:
         _adopt_explain_fixes(ref, steps, stage)

@@ -310,3 +310,51 @@ def test_an_lr_of_zero_baked_on_the_first_step_is_still_reported():
     left, right = sorted(dump.glob("module_000[01]*before_optimizations.txt"))
     causes = _causes(left, right)
     assert any(kind == "constant" and "baked into the left graph" in summary for kind, summary in causes), causes
+
+
+def test_each_pair_keeps_the_matcher_that_made_it_across_the_one_undone_pair(monkeypatch):
+    """``Matching.how`` is kept as runs over the pairing order, not a map per pair: each pair still answers with the
+    matcher that was running when it appeared, and the lr parameter of review 7, paired top-down with a constant
+    and then undone and paired again with its moved twin, answers "leftover" while the pairs after it keep theirs."""
+    import hlodiff.diff.matchers as matchers
+
+    dump = FIXTURES / "scenarios/torch_xla/rev7_loss_dict/record/xla_dump"
+    lcm, rcm = (canonicalize(parse_module(p.read_text()))
+                for p in sorted(dump.glob("module_000[03]*before_optimizations.txt")))
+    seen: dict[str, str] = {}  # left name -> the matcher running when it first appeared in l2r
+
+    def watched(fn, kind):
+        def run(m, *args):
+            out = fn(m, *args)
+            seen.update((name, kind) for name in m.l2r if name not in seen)
+            return out
+        return run
+
+    for name, kind in (("match_exact", "exact"), ("match_top_down", "top_down"), ("match_bottom_up", "bottom_up"),
+                       ("match_leftovers", "leftover"), ("unbake_moved_inputs", "leftover")):
+        monkeypatch.setattr(matchers, name, watched(getattr(matchers, name), kind))
+    m = match_computations(lcm.entry, rcm.entry, lcm, rcm)
+    seen[lcm.entry.root] = "root"
+    undone = [name for name, how in m.how.items() if how == "leftover"]
+    assert undone and all(lcm.entry.insts[name].opcode == "parameter" for name in undone)
+    assert list(m.how.items()) == [(name, "leftover" if name in undone else seen[name]) for name in m.l2r]
+    assert {"exact", "top_down", "bottom_up"} <= set(m.how.values())
+
+
+def test_undone_pairs_leave_every_other_pair_its_matcher():
+    """Pairs undone inside a matcher's run, at its start and a whole run: the rest keep their matchers, in order,
+    as a map written pair by pair (the model here) would have them."""
+    from hlodiff.diff.mapping import Matching
+
+    m, model = Matching(None, None), {}
+    steps = [("add", "a", "exact"), ("add", "b", "exact"), ("add", "c", "top_down"), ("add", "d", "top_down"),
+             ("add", "e", "bottom_up"), ("drop", "b"), ("drop", "c"), ("drop", "d"), ("add", "b", "leftover"),
+             ("add", "c", "leftover"), ("drop", "a"), ("add", "f", "exact")]
+    for op, name, *how in steps:
+        if op == "add":
+            assert m.add(name, name.upper(), how[0])
+            model[name] = how[0]
+        else:
+            m.drop(name)
+            del model[name]
+        assert list(m.how.items()) == list(model.items())

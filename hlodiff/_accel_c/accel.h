@@ -193,11 +193,10 @@ typedef struct Pairs Pairs;
 Py_ssize_t group_size(PyObject *group, PyObject **only);
 int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon, PyObject *lo, PyObject *ro);
 int content_choice(PyObject *free, PyObject *linsts, PyObject *rinsts, PyObject *lops_of, PyObject *rops_of,
-                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
-                   Pairs *mirror);
+                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, Pairs *mirror);
 
 /* pairs.c: matching over positions */
-int pairs_pair_names(Pairs *p, PyObject *l, PyObject *r, PyObject *kind);
+int pairs_pair_names(Pairs *p, PyObject *l, PyObject *r);
 PyObject *pairs_new(PyObject *self, PyObject *args);
 PyObject *pairs_add(PyObject *self, PyObject *args);
 PyObject *pairs_unpaired(PyObject *self, PyObject *args);

@@ -1,19 +1,19 @@
-/* Matching and classification (hlodiff.diff): l2r and r2l map paired names both ways; how names the matcher.
+/* Matching and classification (hlodiff.diff): l2r and r2l map paired names both ways (which matcher made a pair
+ * is the Matching's record, kept in Python: mapping.Matching.made).
  */
 #include "accel.h"
 
-static int pair(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind, PyObject *l, PyObject *r) {
+static int pair(PyObject *l2r, PyObject *r2l, PyObject *l, PyObject *r) {
     int a = PyDict_Contains(l2r, l), b = a == 0 ? PyDict_Contains(r2l, r) : a;
     if (a < 0 || b < 0) return -1;
     if (a || b) return 0;
-    if (PyDict_SetItem(l2r, l, r) < 0 || PyDict_SetItem(r2l, r, l) < 0 || PyDict_SetItem(how, l, kind) < 0)
-        return -1;
+    if (PyDict_SetItem(l2r, l, r) < 0 || PyDict_SetItem(r2l, r, l) < 0) return -1;
     return 1;
 }
 
 /* matchers._match_equal_subgraphs: pair left and right, then their free operands at equal positions, down. */
-static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *lops_of, PyObject *rops_of,
-                           PyObject *left, PyObject *right, int force, PyObject *kind) {
+static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *lops_of, PyObject *rops_of, PyObject *left,
+                           PyObject *right, int force) {
     PyObject *stack = PyList_New(0);
     if (stack == NULL) return -1;
     PyObject *first = PyTuple_Pack(2, left, right);
@@ -26,7 +26,7 @@ static int equal_subgraphs(PyObject *l2r, PyObject *r2l, PyObject *how, PyObject
         PyObject *item = pop_last(stack);
         if (item == NULL) goto fail;
         PyObject *l = PyTuple_GET_ITEM(item, 0), *r = PyTuple_GET_ITEM(item, 1);
-        int added = pair(l2r, r2l, how, kind, l, r);
+        int added = pair(l2r, r2l, l, r);
         if (added == 0 && force) {
             PyObject *partner = PyDict_GetItemWithError(l2r, l);
             if (partner == NULL && PyErr_Occurred()) added = -1;
@@ -73,12 +73,12 @@ fail:
 }
 
 PyObject *match_equal(PyObject *self, PyObject *args) {
-    PyObject *l2r, *r2l, *how, *lops_of, *rops_of, *left, *right, *kind;
+    PyObject *l2r, *r2l, *lops_of, *rops_of, *left, *right;
     int force;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOpO", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how,
-                          &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &left, &right, &force, &kind))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOp", &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &lops_of,
+                          &PyDict_Type, &rops_of, &left, &right, &force))
         return NULL;
-    if (equal_subgraphs(l2r, r2l, how, lops_of, rops_of, left, right, force, kind) < 0) return NULL;
+    if (equal_subgraphs(l2r, r2l, lops_of, rops_of, left, right, force) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -133,10 +133,10 @@ Py_ssize_t group_size(PyObject *group, PyObject **only) {
 /* matchers.match_exact's walk, users first: a left name whose hash one right name alone shares (and no other
    left name) is paired with it and the subgraphs below are paired; a hash several share goes to tied(name). */
 PyObject *exact_walk(PyObject *self, PyObject *args) {
-    PyObject *order, *lanon, *rights_by, *lefts_by, *l2r, *r2l, *how, *lops_of, *rops_of, *kind, *tied;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!OO", &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
+    PyObject *order, *lanon, *rights_by, *lefts_by, *l2r, *r2l, *lops_of, *rops_of, *tied;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O", &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
                           &rights_by, &PyDict_Type, &lefts_by, &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type,
-                          &how, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &kind, &tied))
+                          &lops_of, &PyDict_Type, &rops_of, &tied))
         return NULL;
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
         PyObject *name = PyList_GET_ITEM(order, i);
@@ -163,7 +163,7 @@ PyObject *exact_walk(PyObject *self, PyObject *args) {
             if (taken < 0) return NULL;
             if (!taken) {
                 Py_INCREF(r);
-                int rc = equal_subgraphs(l2r, r2l, how, lops_of, rops_of, name, r, 0, kind);
+                int rc = equal_subgraphs(l2r, r2l, lops_of, rops_of, name, r, 0);
                 Py_DECREF(r);
                 if (rc < 0) return NULL;
             }
@@ -210,15 +210,14 @@ int compatible(PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ra
 
 /* matchers._pair_free_operands where no choice is to be made (one free pair, or operand lists of other lengths):
    each pair in order, when both are still free and compatible. */
-static int pair_in_place(PyObject *free, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
-                         PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon) {
+static int pair_in_place(PyObject *free, PyObject *l2r, PyObject *r2l, PyObject *linsts, PyObject *rinsts, PyObject *lanon, PyObject *ranon) {
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(free); k++) {
         PyObject *t = PyList_GET_ITEM(free, k), *lo = PyTuple_GET_ITEM(t, 0), *ro = PyTuple_GET_ITEM(t, 1);
         int a = PyDict_Contains(l2r, lo), b = a == 0 ? PyDict_Contains(r2l, ro) : a;
         if (a < 0 || b < 0) return -1;
         if (a || b) continue;
         int ok = compatible(linsts, rinsts, lanon, ranon, lo, ro);
-        if (ok < 0 || (ok && pair(l2r, r2l, how, kind, lo, ro) < 0)) return -1;
+        if (ok < 0 || (ok && pair(l2r, r2l, lo, ro) < 0)) return -1;
     }
     return 0;
 }
@@ -356,7 +355,7 @@ static int by_candidate_desc(const void *x, const void *y) {
    first by (score, -|i - j|, -i, left, right), greedy, then each pair when still free and compatible.
    1: done; 0: not here (a fusion pair, a longer list, or names that are not str): the Python code decides;
    -1: error. */
-static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject *how, PyObject *kind, Pairs *mirror) {
+static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, Pairs *mirror) {
     Py_ssize_t n = PyList_GET_SIZE(free);
     if (n < 2 || n > MAX_SCORED) return 0;
     Candidate cand[MAX_SCORED * MAX_SCORED];
@@ -392,7 +391,7 @@ static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject 
         if (a || b) continue;
         int ok = compatible(sd->linsts, sd->rinsts, sd->lanon, sd->ranon, lo, ro);
         if (ok < 0) return -1;
-        if (ok && (mirror ? pairs_pair_names(mirror, lo, ro, kind) : pair(sd->l2r, r2l, how, kind, lo, ro)) < 0)
+        if (ok && (mirror ? pairs_pair_names(mirror, lo, ro) : pair(sd->l2r, r2l, lo, ro)) < 0)
             return -1;
     }
     return 1;
@@ -400,19 +399,16 @@ static int assign_by_content(PyObject *free, Sides *sd, PyObject *r2l, PyObject 
 
 /* assign_by_content for pairs.c: the pairs written through its mirror (and so to the dicts). */
 int content_choice(PyObject *free, PyObject *linsts, PyObject *rinsts, PyObject *lops_of, PyObject *rops_of,
-                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, PyObject *how, PyObject *kind,
-                   Pairs *mirror) {
+                   PyObject *lanon, PyObject *ranon, PyObject *l2r, PyObject *r2l, Pairs *mirror) {
     Sides sd = {linsts, rinsts, lops_of, rops_of, lanon, ranon, l2r};
-    return assign_by_content(free, &sd, r2l, how, kind, mirror);
+    return assign_by_content(free, &sd, r2l, mirror);
 }
 
 PyObject *top_down(PyObject *self, PyObject *args) {
-    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle, *how, *linsts, *rinsts, *lanon, *ranon;
-    PyObject *kind;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOO!O!O!O!O!O", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type,
+    PyObject *order, *l2r, *r2l, *settled, *lops_of, *rops_of, *root, *handle, *linsts, *rinsts, *lanon, *ranon;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOO!O!O!O!", &PyList_Type, &order, &PyDict_Type, &l2r, &PyDict_Type,
                           &r2l, &PySet_Type, &settled, &PyDict_Type, &lops_of, &PyDict_Type, &rops_of, &root, &handle,
-                          &PyDict_Type, &how, &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &PyDict_Type, &lanon,
-                          &PyDict_Type, &ranon, &kind))
+                          &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &PyDict_Type, &lanon, &PyDict_Type, &ranon))
         return NULL;
     for (Py_ssize_t i = PyList_GET_SIZE(order) - 1; i >= 0; i--) {
         if (i >= PyList_GET_SIZE(order)) continue; /* the handler may not shrink order, but be safe */
@@ -453,10 +449,10 @@ PyObject *top_down(PyObject *self, PyObject *args) {
                 if (PyList_GET_SIZE(free) == 0) {
                     if (PySet_Add(settled, l) < 0) rc = -1;
                 } else if (PyList_GET_SIZE(free) == 1 || OPS_SIZE(lops) != OPS_SIZE(rops)) {
-                    rc = pair_in_place(free, l2r, r2l, how, kind, linsts, rinsts, lanon, ranon);
+                    rc = pair_in_place(free, l2r, r2l, linsts, rinsts, lanon, ranon);
                 } else {
                     Sides sd = {linsts, rinsts, lops_of, rops_of, lanon, ranon, l2r};
-                    rc = assign_by_content(free, &sd, r2l, how, kind, NULL);
+                    rc = assign_by_content(free, &sd, r2l, NULL);
                     if (rc == 0) { /* a choice the Python code makes (fusions, long lists) */
                         PyObject *res = PyObject_CallFunctionObjArgs(handle, l, r, free, NULL);
                         if (res == NULL) rc = -1;

@@ -45,16 +45,16 @@ static PyMethodDef methods[] = {
     {"defined_before_use", defined_before_use, METH_VARARGS,
      "defined_before_use(operands) -> whether each operand list names only earlier instructions"},
     {"match_equal", match_equal, METH_VARARGS,
-     "match_equal(l2r, r2l, how, left_operands, right_operands, left, right, force, kind): "
+     "match_equal(l2r, r2l, left_operands, right_operands, left, right, force): "
      "matchers._match_equal_subgraphs"},
     {"group_by", group_by, METH_VARARGS,
      "group_by(order, hashes) -> hash -> the name when one has it, else [names in order]"},
     {"exact_walk", exact_walk, METH_VARARGS,
-     "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, how, left_operands, right_operands, "
-     "kind, tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},
+     "exact_walk(order, left_hashes, rights_by_hash, lefts_by_hash, l2r, r2l, left_operands, right_operands, "
+     "tied): match_exact's walk; hashes shared by several go to tied(name, hash, rights)"},
     {"top_down", top_down, METH_VARARGS,
-     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle, how, left_insts, "
-     "right_insts, left_anon, right_anon, kind): match_top_down's walk"},
+     "top_down(order, l2r, r2l, settled, left_operands, right_operands, left_root, handle, left_insts, "
+     "right_insts, left_anon, right_anon): match_top_down's walk"},
     {"unsettled_pairs", unsettled_pairs, METH_VARARGS,
      "unsettled_pairs(l2r, left_labels, right_labels, left_operands, right_operands) -> pairs classify must look at"},
     {"users_of", users_of, METH_VARARGS, "users_of(operands) -> each name's users, in order, each once"},
@@ -115,15 +115,15 @@ static PyMethodDef methods[] = {
      "index_compact(ix): drop the index's table of names (lookups by name then scan); the same answers"},
     {"index_users", index_users, METH_O, "index_users(ix) -> users_of(operands) over the index"},
     {"pairs_new", pairs_new, METH_VARARGS,
-     "pairs_new(lix, rix, l2r, r2l, how) -> a Matching's pairs as positions (kept in step with the dicts), or None"},
+     "pairs_new(lix, rix, l2r, r2l) -> a Matching's pairs as positions (kept in step with the dicts), or None"},
     {"pairs_add", pairs_add, METH_VARARGS, "pairs_add(P, left, right) -> whether the mirror took Matching.add's pair"},
     {"pairs_unpaired", pairs_unpaired, METH_VARARGS, "pairs_unpaired(P, order, side) -> unpaired over positions"},
     {"pairs_match_equal", pairs_match_equal, METH_VARARGS,
-     "pairs_match_equal(P, left, right, force, kind) -> match_equal over positions"},
+     "pairs_match_equal(P, left, right, force) -> match_equal over positions"},
     {"pairs_exact_walk", pairs_exact_walk, METH_VARARGS,
-     "pairs_exact_walk(P, order, lanon, rights_by, lefts_by, kind, tied) -> exact_walk over positions"},
+     "pairs_exact_walk(P, order, lanon, rights_by, lefts_by, tied) -> exact_walk over positions"},
     {"pairs_top_down", pairs_top_down, METH_VARARGS,
-     "pairs_top_down(P, order, root, handle, kind, linsts, rinsts, lanon, ranon, lops, rops) -> top_down over positions"},
+     "pairs_top_down(P, order, root, handle, linsts, rinsts, lanon, ranon, lops, rops) -> top_down over positions"},
     {"pairs_unsettled", pairs_unsettled, METH_VARARGS,
      "pairs_unsettled(P, llabels, rlabels, linsts, rinsts) -> index_unsettled's answer from the mirror, or None"},
     {"pairs_renamed_and_metadata", pairs_renamed_and_metadata, METH_VARARGS,

@@ -6,7 +6,7 @@
  * instructions those probes were a third of the comparison's matching time. Here the question is an array read,
  * and an operand list is a run of positions of the index.
  *
- * The dicts stay the truth every Python reader sees: each pair made here is written to l2r, r2l and how at once,
+ * The dicts stay the truth every Python reader sees: each pair made here is written to l2r and r2l at once,
  * in the order it is made (the dicts' order is the report's); a pair made in Python (Matching.add) is told to the
  * mirror (pairs_add). Matching.drop (after every matcher ran) forgets the mirror. A name the index does not hold
  * makes pairs_new decline (None) and pairs_add answer False: the caller then takes the name-keyed walks.
@@ -15,7 +15,7 @@
 
 struct Pairs {
     PyObject *lcap, *rcap;       /* the two graph indexes */
-    PyObject *l2r, *r2l, *how;   /* the Matching's dicts */
+    PyObject *l2r, *r2l;         /* the Matching's dicts */
     Py_ssize_t ln, rn;
     PyObject *lnames, *rnames;   /* borrowed from the indexes: position -> name */
     int32_t *lstart, *lidx, *rstart, *ridx;
@@ -39,7 +39,6 @@ static void pairs_free(PyObject *capsule) {
     Py_XDECREF(p->rcap);
     Py_XDECREF(p->l2r);
     Py_XDECREF(p->r2l);
-    Py_XDECREF(p->how);
     for (int s = 0; s < 2; s++) {
         Py_XDECREF(p->orders[s]);
         PyMem_Free(p->order_pos[s]);
@@ -65,11 +64,10 @@ static inline void mark(Pairs *p, int32_t a, int32_t b) {
 }
 
 /* Pair positions a and b when both are free: the arrays and the dicts. 1 paired, 0 not, -1 error. */
-static int pair_ix(Pairs *p, int32_t a, int32_t b, PyObject *kind) {
+static int pair_ix(Pairs *p, int32_t a, int32_t b) {
     if (p->lpart[a] >= 0 || p->rpart[b] >= 0) return 0;
     PyObject *l = PyList_GET_ITEM(p->lnames, a), *r = PyList_GET_ITEM(p->rnames, b);
-    if (PyDict_SetItem(p->l2r, l, r) < 0 || PyDict_SetItem(p->r2l, r, l) < 0 || PyDict_SetItem(p->how, l, kind) < 0)
-        return -1;
+    if (PyDict_SetItem(p->l2r, l, r) < 0 || PyDict_SetItem(p->r2l, r, l) < 0) return -1;
     mark(p, a, b);
     return 1;
 }
@@ -86,19 +84,19 @@ static int positions_of(Pairs *p, PyObject *l, PyObject *r, int32_t *a, int32_t 
 
 /* For matching.c's content choice: pair two names through the mirror. 1 paired, 0 not, -1 error (a name of no
    node is an error here: the free lists it pairs come from the indexes' operand lists). */
-int pairs_pair_names(Pairs *p, PyObject *l, PyObject *r, PyObject *kind) {
+int pairs_pair_names(Pairs *p, PyObject *l, PyObject *r) {
     int32_t a, b;
     int rc = positions_of(p, l, r, &a, &b);
     if (rc == -1) PyErr_SetObject(PyExc_KeyError, l);
     if (rc < 0) return -1;
-    return pair_ix(p, a, b, kind);
+    return pair_ix(p, a, b);
 }
 
-/* pairs_new(lix, rix, l2r, r2l, how) -> the mirror of the pairs already in the dicts, or None when a name of
+/* pairs_new(lix, rix, l2r, r2l) -> the mirror of the pairs already in the dicts, or None when a name of
    them is not a node of its index. */
 PyObject *pairs_new(PyObject *self, PyObject *args) {
-    PyObject *lcap, *rcap, *l2r, *r2l, *how;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!", &lcap, &rcap, &PyDict_Type, &l2r, &PyDict_Type, &r2l, &PyDict_Type, &how))
+    PyObject *lcap, *rcap, *l2r, *r2l;
+    if (!PyArg_ParseTuple(args, "OOO!O!", &lcap, &rcap, &PyDict_Type, &l2r, &PyDict_Type, &r2l))
         return NULL;
     Pairs *p = PyMem_Calloc(1, sizeof(Pairs));
     if (p == NULL) return PyErr_NoMemory();
@@ -115,12 +113,10 @@ PyObject *pairs_new(PyObject *self, PyObject *args) {
     Py_INCREF(rcap);
     Py_INCREF(l2r);
     Py_INCREF(r2l);
-    Py_INCREF(how);
     p->lcap = lcap;
     p->rcap = rcap;
     p->l2r = l2r;
     p->r2l = r2l;
-    p->how = how;
     p->lpart = PyMem_Malloc((p->ln ? p->ln : 1) * sizeof(int32_t));
     p->rpart = PyMem_Malloc((p->rn ? p->rn : 1) * sizeof(int32_t));
     p->settled = PyMem_Calloc(p->ln ? p->ln : 1, 1);
@@ -218,7 +214,7 @@ PyObject *pairs_unpaired(PyObject *self, PyObject *args) {
 
 /* matchers._match_equal_subgraphs over positions: pair a and b, then their free operands at equal positions,
    down (a stack of position pairs). force: a and b may be paired with each other already; descend anyway. */
-static int equal_ix(Pairs *p, int32_t a, int32_t b, int force, PyObject *kind) {
+static int equal_ix(Pairs *p, int32_t a, int32_t b, int force) {
     Py_ssize_t cap = 64, top = 0;
     int32_t *stack = PyMem_Malloc(cap * 2 * sizeof(int32_t));
     if (stack == NULL) {
@@ -231,7 +227,7 @@ static int equal_ix(Pairs *p, int32_t a, int32_t b, int force, PyObject *kind) {
     while (top) {
         top--;
         int32_t l = stack[2 * top], r = stack[2 * top + 1];
-        int added = pair_ix(p, l, r, kind);
+        int added = pair_ix(p, l, r);
         if (added < 0) goto fail;
         if (added == 0 && !(force && p->lpart[l] == r)) continue;
         force = 0;
@@ -260,25 +256,25 @@ fail:
     return -1;
 }
 
-/* pairs_match_equal(P, left, right, force, kind): match_equal through the mirror. */
+/* pairs_match_equal(P, left, right, force): match_equal through the mirror. */
 PyObject *pairs_match_equal(PyObject *self, PyObject *args) {
-    PyObject *capsule, *l, *r, *kind;
+    PyObject *capsule, *l, *r;
     int force;
-    if (!PyArg_ParseTuple(args, "OOOpO", &capsule, &l, &r, &force, &kind)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOp", &capsule, &l, &r, &force)) return NULL;
     Pairs *p = pairs_of(capsule);
     if (p == NULL) return NULL;
     int32_t a, b;
     int rc = positions_of(p, l, r, &a, &b);
     if (rc == -1) PyErr_SetObject(PyExc_KeyError, l);
-    if (rc < 0 || equal_ix(p, a, b, force, kind) < 0) return NULL;
+    if (rc < 0 || equal_ix(p, a, b, force) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
-/* pairs_exact_walk(P, order, lanon, rights_by, lefts_by, kind, tied): exact_walk through the mirror. */
+/* pairs_exact_walk(P, order, lanon, rights_by, lefts_by, tied): exact_walk through the mirror. */
 PyObject *pairs_exact_walk(PyObject *self, PyObject *args) {
-    PyObject *capsule, *order, *lanon, *rights_by, *lefts_by, *kind, *tied;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!OO", &capsule, &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
-                          &rights_by, &PyDict_Type, &lefts_by, &kind, &tied))
+    PyObject *capsule, *order, *lanon, *rights_by, *lefts_by, *tied;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O", &capsule, &PyList_Type, &order, &PyDict_Type, &lanon, &PyDict_Type,
+                          &rights_by, &PyDict_Type, &lefts_by, &tied))
         return NULL;
     Pairs *p = pairs_of(capsule);
     if (p == NULL) return NULL;
@@ -310,7 +306,7 @@ PyObject *pairs_exact_walk(PyObject *self, PyObject *args) {
                 if (b == -1) PyErr_SetObject(PyExc_KeyError, r);
                 goto fail;
             }
-            if (p->rpart[b] < 0 && equal_ix(p, pos[i], (int32_t)b, 0, kind) < 0) goto fail;
+            if (p->rpart[b] < 0 && equal_ix(p, pos[i], (int32_t)b, 0) < 0) goto fail;
             continue;
         }
         Py_INCREF(h);
@@ -396,13 +392,13 @@ static int compatible_ix(Pairs *p, int32_t lo, int32_t ro, PyObject *lanon, PyOb
     return PyObject_RichCompareBool(x, y, Py_EQ);
 }
 
-/* pairs_top_down(P, order, root, handle, kind, linsts, rinsts, lanon, ranon, lops_of, rops_of): top_down through
+/* pairs_top_down(P, order, root, handle, linsts, rinsts, lanon, ranon, lops_of, rops_of): top_down through
    the mirror: for each paired left position (users first) not settled, the operand positions free on both sides
    (over the shorter list); none: settled; one, or lists of other lengths: each paired here when still free and
    compatible; several: by content (matching.c), or handle(lname, rname, free) where the Python code decides. */
 PyObject *pairs_top_down(PyObject *self, PyObject *args) {
-    PyObject *capsule, *order, *root, *handle, *kind, *linsts, *rinsts, *lanon, *ranon, *lops_of, *rops_of;
-    if (!PyArg_ParseTuple(args, "OO!OOOO!O!O!O!O!O!", &capsule, &PyList_Type, &order, &root, &handle, &kind,
+    PyObject *capsule, *order, *root, *handle, *linsts, *rinsts, *lanon, *ranon, *lops_of, *rops_of;
+    if (!PyArg_ParseTuple(args, "OO!OOO!O!O!O!O!O!", &capsule, &PyList_Type, &order, &root, &handle,
                           &PyDict_Type, &linsts, &PyDict_Type, &rinsts, &PyDict_Type, &lanon, &PyDict_Type, &ranon,
                           &PyDict_Type, &lops_of, &PyDict_Type, &rops_of))
         return NULL;
@@ -436,7 +432,7 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
                 int ok = p->no_opcodes ? compatible(linsts, rinsts, lanon, ranon, PyList_GET_ITEM(p->lnames, lo),
                                                     PyList_GET_ITEM(p->rnames, ro))
                                        : compatible_ix(p, lo, ro, lanon, ranon);
-                if (ok < 0 || (ok && pair_ix(p, lo, ro, kind) < 0)) goto fail;
+                if (ok < 0 || (ok && pair_ix(p, lo, ro) < 0)) goto fail;
             }
             continue;
         }
@@ -454,7 +450,7 @@ PyObject *pairs_top_down(PyObject *self, PyObject *args) {
             }
             Py_DECREF(t);
         }
-        int rc = content_choice(free, linsts, rinsts, lops_of, rops_of, lanon, ranon, p->l2r, p->r2l, p->how, kind, p);
+        int rc = content_choice(free, linsts, rinsts, lops_of, rops_of, lanon, ranon, p->l2r, p->r2l, p);
         if (rc == 0) { /* a choice the Python code makes (fusions, long lists) */
             PyObject *l = PyList_GET_ITEM(p->lnames, a), *r = PyList_GET_ITEM(p->rnames, b);
             Py_INCREF(l);

@@ -96,10 +96,12 @@ def match_exact(m: Matching, left_order: list[str], right_order: list[str]) -> N
         _match_equal_subgraphs(m, name, partner)
 
     if (pairs := m.positions()) is not None:
-        native.pairs_exact_walk(pairs, left_order, m.left.anon, by_hash, left_by_hash, "exact", tied)
+        m.made("exact")
+        native.pairs_exact_walk(pairs, left_order, m.left.anon, by_hash, left_by_hash, tied)
     elif native is not None:
-        native.exact_walk(left_order, m.left.anon, by_hash, left_by_hash, m.l2r, m.r2l, m.how, m.left.operands,
-                          m.right.operands, "exact", tied)
+        m.made("exact")
+        native.exact_walk(left_order, m.left.anon, by_hash, left_by_hash, m.l2r, m.r2l, m.left.operands,
+                          m.right.operands, tied)
     else:
         for name in reversed(left_order):  # users before operands
             if name in m.l2r:
@@ -136,10 +138,12 @@ def _names(group: list[str] | str) -> list[str]:
 
 def _match_equal_subgraphs(m: Matching, left: str, right: str, force: bool = False) -> None:
     if (pairs := m.positions()) is not None:
-        native.pairs_match_equal(pairs, left, right, force, "exact")
+        m.made("exact")
+        native.pairs_match_equal(pairs, left, right, force)
         return
     if native is not None:
-        native.match_equal(m.l2r, m.r2l, m.how, m.left.operands, m.right.operands, left, right, force, "exact")
+        m.made("exact")
+        native.match_equal(m.l2r, m.r2l, m.left.operands, m.right.operands, left, right, force)
         return
     stack = [(left, right)]
     while stack:
@@ -164,15 +168,17 @@ def match_top_down(m: Matching, left_order: list[str]) -> None:
     l2r, r2l, settled = m.l2r, m.r2l, m.settled
     left_operands, right_operands = m.left.operands, m.right.operands
     if (pairs := m.positions()) is not None:  # the same walk over positions (pairs.c)
-        native.pairs_top_down(pairs, left_order, m.left.root, functools.partial(_pair_free_operands, m), "top_down",
+        m.made("top_down")
+        native.pairs_top_down(pairs, left_order, m.left.root, functools.partial(_pair_free_operands, m),
                               m.left.insts, m.right.insts, m.left.anon, m.right.anon, left_operands, right_operands)
         return
     if native is not None:
         # One free pair (most of them), or lists of other lengths: paired in C as _pair_free_operands would; the
         # callback decides where several operands may have traded places.
+        m.made("top_down")
         native.top_down(left_order, l2r, r2l, settled, left_operands, right_operands, m.left.root,
-                        functools.partial(_pair_free_operands, m), m.how, m.left.insts, m.right.insts, m.left.anon,
-                        m.right.anon, "top_down")
+                        functools.partial(_pair_free_operands, m), m.left.insts, m.right.insts, m.left.anon,
+                        m.right.anon)
         return
     for lname in reversed(left_order):
         rname = l2r.get(lname)
