@@ -67,7 +67,8 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         explanation = explain_records(run, options, warnings=warnings)
     # issue 31: Dynamo's reason leads, joined to the graphs
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
-                                        logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
+                                        logs=run.read_dynamo(warnings) if run.dynamo_logs else [],
+                                        empty_logs=run.empty_logs)
     if explanation.dynamo is not None:
         users = user_files(explanation)
         place_dynamo_decisions(explanation.dynamo, run.sources, users)
