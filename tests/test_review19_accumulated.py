@@ -59,3 +59,4 @@ def test_a_backward_handing_a_shape_the_optimizer_never_reads_is_no_accumulation
     # a slice of the batch computed in the first micro-batch's graph (x5c_grad_list_accum's look-alike)
     assert accumulated_gradients(_run(("backward", "backward", ["f32[8]"]),
                                       ("backward", "optimizer", ["f32[4,4]"]))) is None
+

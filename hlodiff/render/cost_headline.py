@@ -29,7 +29,12 @@ def _graph(h: CostHeadline) -> str:
 def summary(h: CostHeadline) -> str:
     """One sentence with the user's line (held and read findings name it inside; the others at the end)."""
     text = _sentence(h)
-    return text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+    text = text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+    if h.negligible:  # review 19, F8: the size says first whether it matters
+        share = 100 * h.bytes / h.step_bytes
+        return (f"nothing that matters at this size: {text}; that is {share:.1f}% of the "
+                f"{human_bytes(h.step_bytes)} the step reads")
+    return text
 
 
 def _sentence(h: CostHeadline) -> str:
@@ -96,6 +101,12 @@ def _sentence(h: CostHeadline) -> str:
 
 
 def fix(h: CostHeadline) -> str:
+    if h.negligible:
+        return "optional, worth it once the state grows: " + _fix(h)
+    return _fix(h)
+
+
+def _fix(h: CostHeadline) -> str:
     if h.kind == "donation_unusable":
         if h.mismatch == "dtype":
             return (f"return the donated array in the dtype it came in (cast after the step, outside the jitted "
