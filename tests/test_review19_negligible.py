@@ -11,10 +11,6 @@ from hlodiff.render.cost_headline import fix, summary
 COST = FIXTURES / "scenarios" / "cost"
 
 
-from hlodiff.cost.headline import NEGLIGIBLE_SHARE, CostHeadline
-from hlodiff.render.cost_headline import fix, summary
-
-
 def test_negligible_share_row():
     assert NEGLIGIBLE_SHARE == 0.05
 
