@@ -158,6 +158,9 @@ class DynamoFindings:
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
     """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
+    empty_log: str | None = None
+    """With ``no_log``: an empty stderr / TORCH_LOGS file beside the dump (review 19, F6: README's recipe leaves a
+    0-byte stderr.log when Dynamo logged nothing): told as empty, not as missing."""
     fx_compilations: list[str] = field(default_factory=list)
     """Refs of the bridge's compilations of Dynamo's FX graphs (torch_xla: "dynamo is compiling a FX graph to
     HLO"): a new one is a Dynamo trace, whose reason only Dynamo's log tells (:func:`hlodiff.explain.explanation.
@@ -198,6 +201,12 @@ class DynamoFindings:
 
     def sentence(self) -> str:
         """One line for the top of the report."""
+        if self.no_log and self.empty_log:
+            k = len(self.bridge_compilations)
+            name = self.empty_log.replace("\\", "/").rsplit("/", 1)[-1]
+            return (f"torch.compile run whose {name} beside the dump is empty: with TORCH_LOGS=recompiles,"
+                    f"graph_breaks, Dynamo logged no recompilation and no graph break; {k} XLA compilation"
+                    f"{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         if self.no_log:
             k = len(self.bridge_compilations)
             # review 8 F2: a TORCH_LOGS=recompiles log of a run Dynamo never retraced is empty, and an empty file
@@ -307,7 +316,7 @@ class DynamoFindings:
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
                 "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "eager_break_graphs": self.eager_break_graphs, "follows_expected": self.follows_expected,
-                "no_log": self.no_log,
+                "no_log": self.no_log, "empty_log": self.empty_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
 
