@@ -42,6 +42,8 @@ def test_an_empty_stderr_log_is_told_as_empty_not_missing(tmp_path):
     (run / "stdout.log").write_text("")
     after = cli("explain-recompile", str(run), codes=(0, 1)).stdout.splitlines()[0]
     assert "stderr.log beside the dump is empty" in after and "none found" not in after
+    # an empty file does not say TORCH_LOGS was set: the line claims no more than the file shows
+    assert "if it was captured with TORCH_LOGS=recompiles,graph_breaks" in after
     assert cli_json("explain-recompile", str(run), codes=(0, 1))["dynamo"]["empty_log"].endswith("stderr.log")
 
 

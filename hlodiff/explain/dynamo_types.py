@@ -204,8 +204,8 @@ class DynamoFindings:
         if self.no_log and self.empty_log:
             k = len(self.bridge_compilations)
             name = self.empty_log.replace("\\", "/").rsplit("/", 1)[-1]
-            return (f"torch.compile run whose {name} beside the dump is empty: with TORCH_LOGS=recompiles,"
-                    f"graph_breaks, Dynamo logged no recompilation and no graph break; {k} XLA compilation"
+            return (f"torch.compile run whose {name} beside the dump is empty: if it was captured with "
+                    f"TORCH_LOGS=recompiles,graph_breaks, Dynamo logged no recompilation and no graph break; {k} XLA compilation"
                     f"{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         if self.no_log:
             k = len(self.bridge_compilations)

@@ -126,7 +126,7 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  fix: {b.fix}", style="green"), 7), highlight=False)
     if dynamo.bridge_compilations and not dynamo.unexpected:
         k = len(dynamo.bridge_compilations)
-        tail = ("its log beside the dump is empty: Dynamo logged no recompilation" if dynamo.no_log and dynamo.empty_log
+        tail = ("its log beside the dump is empty: if TORCH_LOGS=recompiles was set, Dynamo logged no recompilation" if dynamo.no_log and dynamo.empty_log
                 else "without Dynamo's log, whether Dynamo retraced is not known (if the TORCH_LOGS=recompiles,"
                 "graph_breaks you captured is empty, it never did)" if dynamo.no_log
                 else "Dynamo recompiled nothing unexpected")
