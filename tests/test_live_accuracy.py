@@ -249,6 +249,13 @@ LIVE_WRONG_NOW = {
     # Dynamo round 27 (blind): the weight tied after two compiled steps is quiet live as at exit (folded into the
     # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
     'dynamo/d27_tie_late': "kind: nothing told (a weight tied after two steps read as the first call's warm-up)",
+    # Dynamo round 28 (blind): BatchNorm(momentum=None). Live, the first line is step 1's new outputs (line unknown,
+    # "a value kept on some steps only"); Dynamo's break at the call :19 with the momentum row is told at step 9
+    # only, after 7 constant lines. A fix needs Dynamo's log read with the first recompilation
+    'dynamo/d28_bn_momentum_none': "kind: outputs; line: no location (Dynamo's break read at step 9, after the "
+                                   "XLA lines)",
+    # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
+    'dynamo/d28_to_bf16_midrun': "kind: nothing told (parameters converted after compiling read as warm-up)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
