@@ -256,6 +256,17 @@ LIVE_WRONG_NOW = {
     # accumulation cycle once step 7 comes (right at exit: periodic, expected)
     'torch_xla/rev19_tx_accum_adamw': "line/fix_none: 'a hyperparameter of the optimizer changed once (... "
                                       "weight_decay ...)' at :18 live at step 3 (right at exit)",
+    # Dynamo round 28 (blind): BatchNorm(momentum=None). Live, the first line is step 1's new outputs (line unknown,
+    # "a value kept on some steps only"); Dynamo's break at the call :19 with the momentum row is told at step 9,
+    # after 7 constant lines. Partly the replay's: an e-nolog capture has no pt_xla_debug.log to order stderr.log
+    # by, so it grows in proportion to the dump and the break's record (lines 16-36 of 37, written before the run's
+    # first graph) lands after 7 of 14 modules; live then finds it at its next search (the 8th recompilation). A
+    # fix needs the replay to order Dynamo's text log by its own records, or live to search at every recompilation
+    # while no log is found
+    'dynamo/d28_bn_momentum_none': "kind: outputs; line: no location (Dynamo's break read at step 9, after the "
+                                   "XLA lines)",
+    # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
+    'dynamo/d28_to_bf16_midrun': "kind: nothing told (parameters converted after compiling read as warm-up)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

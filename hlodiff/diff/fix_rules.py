@@ -570,6 +570,15 @@ RULES: tuple[FixRule, ...] = (
           "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
           "cannot trace), or drop fullgraph=True to let Dynamo split the function there (each split is a graph "
           "more per call)", unless="jax"),
+    # Dynamo round 28 (d28_bn_momentum_none): the `.item()` break is torch's BatchNorm reading its batch count
+    # (momentum=None): torch.where is no fix; the module's momentum is
+    _rule("dynamo_graph_break_bn_cumulative", "graph_break", "dynamo op:bn_cumulative",
+          "a BatchNorm built with momentum=None (a cumulative average) reads its batch count as a Python number in "
+          "training (float(self.num_batches_tracked) in torch's BatchNorm forward): Dynamo breaks the compiled "
+          "call there on every call, what it gives up runs without it, and the average's weight 1/n is a new "
+          "number every step, baked into each step's XLA graph (one compilation per step, without end); give the "
+          "BatchNorm a momentum (momentum=0.1, the default: an exponential average with a fixed weight)",
+          unless="jax raised"),
     # review 18 F3 (c3_log_break.py): the number `.item()` reads feeds only a log call: torch.where is no fix
     _rule("dynamo_graph_break_item_logged", "graph_break", "dynamo op:item op:log_call",
           "`.item()` inside the compiled function reads a tensor's value for a log call ({seen}): Dynamo breaks the "
