@@ -324,12 +324,8 @@ WRONG_NOW = {
     # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
     "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
                                             "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
-    # new-user review 17, C2 captured by hand as the reviewer did (TORCH_LOGS=recompiles): Dynamo names its wrapper
-    # (external_utils.py `inner`), the debug log's stacks end in the bridge, and the source calls `cmodel` twice
-    # (:11 in the loop, :15 after model.eval()): which call recompiled is not read, so no line (the review: "by
-    # hand the report gives no line but a useful hint"); kind and fix are right
-    "dynamo/rev17_tc_eval_mode_logs": "line: no location (a compiled nn.Module called on two lines, TORCH_LOGS "
-                                      "text log)",
+    # (rev17_tc_eval_mode_logs is right since the twelfth stop: of the compiled module's two calls, the one after
+    # model.eval() ran with the flag the failed guard `training == True` did not hold; dumps/module_mode_source.py)
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -81,6 +81,13 @@ class SourceLines:
 
         return self._ask(calls_of_compiled, _NONE, file)
 
+    def compiled_calls_by_mode(self, file: str) -> dict[int, bool | None] | None:
+        """Each call of a ``torch.compile`` result -> the ``training`` flag the source sets before it (None: left
+        open): :func:`hlodiff.dumps.module_mode_source.compiled_calls_by_mode`."""
+        from hlodiff.dumps.module_mode_source import compiled_calls_by_mode
+
+        return self._ask(compiled_calls_by_mode, _NONE, file)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 

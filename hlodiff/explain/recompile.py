@@ -90,12 +90,28 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
 
 
 def user_files(explanation) -> list[str]:
-    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
+    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for). When
+    every execution stack ends in torch.compile's bridge (a compiled module called under ``torch.no_grad()``: the
+    user's own syncs run nothing; review 17, C2 by hand), the files the compiled graphs' instructions name (the
+    inputs made in the user's loop) stand in."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
         for f in g.record.frames:
             if not f.is_library and f.file:
                 files.setdefault(f.file)
+    return list(files) or _instruction_files(explanation)
+
+
+def _instruction_files(explanation) -> list[str]:
+    files: dict[str, None] = {}
+    for g in explanation.graphs:
+        cm = g._canonical
+        if cm is None or not g.compiled:
+            continue
+        for _, inst in cm.module.instructions():
+            for f in cm.frames(inst):
+                if not f.is_library and f.file:
+                    files.setdefault(f.file)
     return list(files)
 
 
