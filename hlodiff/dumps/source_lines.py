@@ -88,6 +88,14 @@ class SourceLines:
 
         return self._ask(compiled_calls_by_mode, _NONE, file)
 
+    def library_entry_calls(self, file: str, classes: tuple[str, ...], methods: tuple[str, ...],
+                            helpers: tuple[str, ...], functions: tuple[str, ...]) -> list[int] | None:
+        """Lines entering a library object or function:
+        :func:`hlodiff.dumps.library_entry_source.library_entry_calls`."""
+        from hlodiff.dumps.library_entry_source import library_entry_calls
+
+        return self._ask(library_entry_calls, _NONE, file, classes, methods, helpers, functions)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 

@@ -38,6 +38,7 @@ from hlodiff.explain.locate import (OUTSIDE_KINDS, hint_for, locate_carried, loc
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.wrapper_lines import locate_through_wrappers
+from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -99,20 +100,7 @@ def user_files(explanation) -> list[str]:
         for f in g.record.frames:
             if not f.is_library and f.file:
                 files.setdefault(f.file)
-    return list(files) or _instruction_files(explanation)
-
-
-def _instruction_files(explanation) -> list[str]:
-    files: dict[str, None] = {}
-    for g in explanation.graphs:
-        cm = g._canonical
-        if cm is None or not g.compiled:
-            continue
-        for _, inst in cm.module.instructions():
-            for f in cm.frames(inst):
-                if not f.is_library and f.file:
-                    files.setdefault(f.file)
-    return list(files)
+    return list(files) or instruction_files([g for g in explanation.graphs if g.compiled])
 
 
 def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
@@ -190,6 +178,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
