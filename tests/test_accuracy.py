@@ -75,9 +75,6 @@ WRONG_NOW = {
     # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
     "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
     "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
-    # new-user review 9 (F1): the level-1 log now splits the setup probe from the step (warm-up, exit 0); the warm-up's
-    # added inputs are the momentum buffers, made in torch/optim/sgd.py, and HLO text keeps no user frame for them
-    "torch_xla/rev9_setup_probe": "line: no location (HLO text: the momentum buffers' frames are torch/optim only)",
     # new-user review 3 (F1b): a JAX dump and its log hold the compilations only (a cache hit writes nothing), so
     # "a new graph every call" is not in the capture; the headline is right (the list at the call, one fixed-size
     # array), the pattern stays the dump's "5 compilations of jit_smooth (A,B,C,D,E)"
@@ -99,10 +96,6 @@ WRONG_NOW = {
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "
                                 "names it recurring)",
-    # round 4: HLO text keeps only torch's innermost frame (torch/optim/sgd.py, torch/nn/functional.py) and the
-    # PT_XLA_DEBUG log names only the sync, so the user line (opt.step(), the replay batch) is not in the capture;
-    # hlodiff says 'line unknown' and how to capture it
-    "torch_xla/warmup_from_zero": "line: no location (HLO text: only torch/optim/sgd.py:375 on the baked lr)",
     "torch_xla/spmd_replay_unsharded": "line: no location (HLO text: the replicated input's users are in "
                                        "torch/nn/functional.py; the level-1 log names only the sync)",
     # Dynamo round 5 (blind): the round-2 limit again (a TORCH_LOGS text log names a compiled plain function's def
@@ -143,8 +136,8 @@ WRONG_NOW = {
                                "recur)",
 
     # round 7 (blind, small)
-    "torch_xla/optstep_mix_control": "line: no location (a `b` capture: SGD's momentum buffers carry only "
-                                     "torch/optim/sgd.py's frame; the expected warm-up is right, its line is unknown)",
+    # (optstep_mix_control is right since the twelfth stop: SGD's frames alone, the user's two calls into it both
+    # listed, explain/library_entry_lines.py)
     "jax/jax_split_count": "pattern: a JAX dump holds compilations only, so 2 compilations (A,B) cannot be told "
                            "'switched' (the later cache hits are not logged)",
     # Dynamo round 8 (blind, small): compiled plain functions again, TORCH_TRACE's dynamo_start stack holds only the
@@ -191,11 +184,6 @@ WRONG_NOW = {
     "dynamo/dyn_reset_epoch": "line: dyn_reset_epoch.py:15 (the def; the reset and the call are in no record)",
     "dynamo/dyn_cpu_metric": "line: dyn_cpu_metric.py:15 (the def; no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_unbatched_call": "line: no location (a compiled nn.Module in a TORCH_LOGS text log)",
-    # round 10 (blind): lines an HLO text dump does not hold. Adam's state inputs carry torch/optim/adam.py frames
-    # only (the warm-up, rightly expected, as rev9_setup_probe); the weights' new sharding carries torch_xla's
-    # xla_sharding.py (mark_sharding) and torch/optim frames only, as spmd_load_state_mid's restore
-    "torch_xla/r10_dino_wd_control": "line: no location (HLO text: Adam's state inputs carry torch/optim frames "
-                                     "only; the warm-up told expected, exit 0)",
     "torch_xla/r10_spmd_shard_late": "line: no location (HLO text: the new parameter shardings carry torch_xla's "
                                      "mark_sharding frame only; the fix names annotating before the first step)",
     # review 10 (Dynamo): the synced control's truth, written before hlodiff read the capture, asks for no headline;
@@ -244,9 +232,9 @@ WRONG_NOW = {
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)
-    "torch_xla/r14_tx_clip_after_warmup": "line: no location; pattern: 2 compilations in 2 graphs of sync at "
-                                          "r14_tx_clip_after_warmup.py (HLO text: library frames only; "
-                                          "compilations only)",
+    # (twelfth stop: the line is right, clip_grad_norm_'s call read from the source: explain/library_entry_lines.py)
+    "torch_xla/r14_tx_clip_after_warmup": "pattern: 2 compilations in 2 graphs of sync at "
+                                          "r14_tx_clip_after_warmup.py (a level-1 log holds compilations only)",
 
     # round 15 (blind, small): the same limit as review3_list_arg (a growing list passed to a jitted function): a
     # JAX dump and its log hold compilations only, so 8 compilations in 8 steps are not named 'unbounded'
@@ -285,13 +273,10 @@ WRONG_NOW = {
     # _run_every_step)
     # (round 19's control, dynamo/r19_d_cfg_dict_rebuilt_control, is right since its bridge graphs that all run in
     # every step are told as the compiled function's fixed set: explain/dynamo.py, _run_every_step)
-    # round 20 (blind): AdaptiveLogSoftmaxWithLoss's sizes are told right, but a dump alone (b-dump) names only
-    # adaptive.py's frames: the module call's line is in no capture of that mode
-    "torch_xla/r20_tx_adaptive_softmax": "line: no location (b-dump: adaptive.py's frames only)",
-    # RAdam's rectification is now told as expected (ops_library_step_branch) and the headline is RAdam's state
-    # warm-up, exit 0; its change is in radam.py, and a level-1 log holds no frame of opt.step()
-    "torch_xla/r20_tx_radam_rect_control": "line: no location (radam.py's frames only; the truth's or-story names "
-                                           "opt.step() :20)",
+    # (round 20's AdaptiveLogSoftmaxWithLoss and RAdam control, round 24's TBPTT control, rev9_setup_probe,
+    # warmup_from_zero and r10_dino_wd_control are right since the twelfth stop: a cause whose frames are one
+    # library's file alone is placed at the user's call into it, read from the source on disk,
+    # explain/library_entry_lines.py)
     # SWA's start (a control, redesigned): since the eleventh stop the run's three once-only graphs that settle
     # (the copy's reorder, the first average, n_averaged's 1 baked) are AveragedModel's start, expected once
     # (library_branches.library_start), exit 0; a save-tensors capture without the tensors report (mode a, no
@@ -318,12 +303,6 @@ WRONG_NOW = {
     # with an index tensor, torch.index_select / data[idx], so the offset is data). Truth left as committed
     "dynamo/r22_d_device_batches_control": "kind: attribute; fix_any: a Python int is baked in as a slice bound "
                                            "(`x[:, i]`): index with a device tensor (torch.index_select); exit: 1",
-    # round 24 (blind, torch_xla and JAX): the TBPTT control is told right in substance (an expected warm-up, exit
-    # 0) but at no location: the GRU's zero state is made in torch_xla's own GRU (torch_xla/experimental/gru.py),
-    # the dump names only library frames, and a PT_XLA_DEBUG_LEVEL=1 capture keeps no tensors report to reach
-    # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
-    "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
-                                            "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
     # (rev17_tc_eval_mode_logs is right since the twelfth stop: of the compiled module's two calls, the one after
     # model.eval() ran with the flag the failed guard `training == True` did not hold; dumps/module_mode_source.py)
 }

@@ -35,7 +35,6 @@ LIVE_WRONG_NOW = {
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19 (as at exit: requires_grad_ traces nothing)',
-    'torch_xla/warmup_from_zero': 'line: no location (as at exit: only torch/optim/sgd.py:375 on the baked lr)',
     # review 12: as at exit (its WRONG_NOW): the truth took the table's kind and words literally
     'dynamo/rev12_dc_global_flag': "kind: python_value (as at exit: 'a Python flag ... nothing to fix')",
     'dynamo/dyn_auto_dynamic': 'line: dyn_auto_dynamic.py:24 (as at exit: the call, read from the source; the '
@@ -135,8 +134,7 @@ LIVE_WRONG_NOW = {
     # round 11 (blind, small): the momentum run's line as at exit (its WRONG_NOW)
     'torch_xla/r11_tx_momentum_warmup': 'line: no location (as at exit)',
 
-    # round 14 (blind): the clipping run's line as at exit (its WRONG_NOW: library frames only in HLO text)
-    'torch_xla/r14_tx_clip_after_warmup': 'line: no location (as at exit)',
+    # (round 14's clipping run is right live since the twelfth stop: clip_grad_norm_'s call read from the source)
 
     # Dynamo round 9 (blind): the lines no capture holds, as at exit (their WRONG_NOW); the Dropout rate is told when
     # its first guard is read, before the run reaches the recompile limit, so its first fix cannot say the fallback
@@ -208,8 +206,9 @@ LIVE_WRONG_NOW = {
     # round 20 (blind): live tells AdaptiveLogSoftmax's first recompilation, the library's own 0 baked in (now said
     # as what was seen and what to check, constant_int_special_library), before the sizes that vary are seen; SWA's
     # start as at exit (its WRONG_NOW)
-    'torch_xla/r20_tx_adaptive_softmax': "kind: constant (the library's baked 0, told first live); line: no "
-                                         "location (b-dump)",
+    'torch_xla/r20_tx_adaptive_softmax': "kind: constant (the library's baked 0, told first live); fix_any, "
+                                         "fix_none: its words (the line, the head's call, is right since the "
+                                         "twelfth stop)",
     # SWA's start: live tells step 3's reorder before the run shows it settles (at exit the start is expected since
     # the eleventh stop)
     'torch_xla/r20_tx_swa_update_read': "fix_any: follows from the ops layout change (live, before the run "

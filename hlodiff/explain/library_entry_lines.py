@@ -106,7 +106,7 @@ def _user_files(graph) -> list[str]:
     """The user's files the graph's execution names (its sync's stack), else those its instructions name (an XLA
     dump without torch_xla's debug log)."""
     files: dict[str, None] = {}
-    for f in [graph.trigger, *graph.record.frames]:
+    for f in [graph.trigger, *(graph.record.frames or ())]:
         if f is not None and not f.is_library and f.file:
             files.setdefault(f.file)
     return list(files) or instruction_files([graph])
