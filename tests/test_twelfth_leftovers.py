@@ -1,0 +1,73 @@
+"""The eleventh stop's leftovers, mended at the twelfth (docs/accuracy.md, "Leftovers of the eleventh stop").
+
+Review 18's F7 (a compiled module's forward guarded by value: the README promises the call, hlodiff told the guard's
+line), its c3 words (Dynamo's internal ``___stack2`` in the headline; "6 graph breaks at :12" over an entry that says
+"1 in the log"), and the JAX dump patterns that cannot show "every call" (fourteen WRONG_NOW rows) saying so."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from helpers import cli_json
+
+from hlodiff.explain.dynamo_types import DynamoFindings, GraphBreakFinding
+from hlodiff.hlo.model import SourceFrame
+
+DYN = FIXTURES / "scenarios" / "dynamo"
+JAX = FIXTURES / "scenarios" / "jax"
+REV18 = FIXTURES / "reviews" / "rev18_temperature_float"
+
+
+# -- F7: the call leads, the guard's line beside it -----------------------------------------------------------------
+
+def test_a_compiled_modules_forward_guarded_by_value_is_told_at_its_one_call_with_the_guard_line_beside():
+    r = cli_json("explain-recompile", REV18, "--source-map", f"/home/user/project={REV18}",
+                 codes=(0, 1))["dynamo"]["recompiles"][0]
+    assert r["function"] == "forward" and r["located"] == "source_call"
+    assert r["location"]["line"] == 20 and r["guard_at"]["line"] == 9  # step_fn(x, t); self.temperature's use
+
+
+def test_without_the_source_the_guard_line_stays():
+    r = cli_json("explain-recompile", REV18, codes=(0, 1))["dynamo"]["recompiles"][0]
+    assert r["located"] == "guard" and r["location"]["line"] == 9
+
+
+# -- review 18's c3: Dynamo's internal names and the break counts ---------------------------------------------------
+
+def test_a_value_dynamo_names_stack_n_is_told_as_the_value_made_at_the_break():
+    doc = cli_json("explain-recompile", DYN / "d17_perf_counter", "--source-map", f"/home/user/project={DYN}",
+                   codes=(0, 1))
+    r = doc["dynamo"]["recompiles"][0]
+    assert r["subject"].startswith("___stack") and r["subject_words"].startswith("the value made at d17_perf_counter")
+    assert "___stack" not in doc["summary"].split("; ")[1], doc["summary"]
+
+
+def _break(reason: str, count: int) -> GraphBreakFinding:
+    return GraphBreakFinding(reason, None, SourceFrame("/p/c3.py", 12, "forward"), None, count, 7)
+
+
+def test_the_summary_counts_the_first_break_finding_as_its_entry_does():
+    found = DynamoFindings(logs=["t.log"], graph_breaks=[_break("Unsupported Tensor.item() call", 1),
+                                                         _break("Logger not supported", 5)])
+    text = found.sentence()
+    assert "1 graph break at c3.py:12 (Unsupported Tensor.item() call)" in text, text
+    assert "(+1 more graph break finding below)" in text and "6 graph breaks" not in text
+    alone = DynamoFindings(logs=["t.log"], graph_breaks=[_break("Logger not supported", 5)]).sentence()
+    assert "5 graph breaks at c3.py:12 (Logger not supported)" in alone and "more graph break" not in alone
+
+
+# -- JAX dumps: compilations only, said where "every call" would be read --------------------------------------------
+
+@pytest.mark.parametrize("name", ["review3_list_arg", "rev6_static_step", "rev4_static_temp"])
+def test_a_dump_family_new_every_time_says_the_calls_are_not_seen(name):
+    doc = cli_json("explain-recompile", JAX / name, codes=(0, 1))
+    assert any("whether every call compiled anew is not seen" in p for p in doc["patterns"]), doc["patterns"]
+    assert "not seen" not in doc["summary"]  # the two-line summary stays short
+
+
+@pytest.mark.parametrize("name", ["jax_split_count", "rev11_jx_static_obj"])
+def test_a_dump_family_of_two_or_seen_again_makes_no_such_claim(name):
+    # two compilations (A,B); six of the same HLO (A,A,A,A,A,A): the words would claim nothing the reader lacks
+    doc = cli_json("explain-recompile", JAX / name, codes=(0, 1))
+    assert not any("whether every call" in p for p in doc["patterns"]), doc["patterns"]
