@@ -67,10 +67,8 @@ WRONG_NOW = {
     # graphs in one family, told as expected (exit 0, right); the truth wants no headline at all
     "torch_xla/eval_epoch_control": "headline: constant: expected: a running value ... (exit 0; the truth wants "
                                     "no headline)",
-    "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
-                                 "the capture's source is not on disk); fix_any: the fix tells a periodic weight "
-                                 "update, not unfreezing (its 'unfreez' had matched the file name, before score.py "
-                                 "left file names out)",
+    # (ulmfit_unfreeze is right since the twelfth stop: updates added and kept are parameters unfrozen, told at the
+    # requires_grad_ line, outputs_unfrozen; it was told "an EMA ... on steps 2 and 3 only": a wrong way to look)
     # new-user review 2 (F3): an XLA dump's text keeps no stack for parameters and only torch's innermost frame for
     # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
     "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",

@@ -71,3 +71,28 @@ def test_a_dump_family_of_two_or_seen_again_makes_no_such_claim(name):
     # two compilations (A,B); six of the same HLO (A,A,A,A,A,A): the words would claim nothing the reader lacks
     doc = cli_json("explain-recompile", JAX / name, codes=(0, 1))
     assert not any("whether every call" in p for p in doc["patterns"]), doc["patterns"]
+
+
+# -- gradual unfreezing: updates added and kept, not an update on some steps --------------------------------------
+
+TX = FIXTURES / "scenarios" / "torch_xla"
+
+
+def _causes(folder) -> list[dict]:
+    doc = cli_json("explain-recompile", folder, "--source-map", f"/home/user/project={TX}", codes=(0, 1))
+    return doc, [c for r in doc["recompilations"] for c in r["causes"]]
+
+
+def test_unfrozen_layers_are_told_as_unfreezing_at_the_requires_grad_line():
+    doc, causes = _causes(TX / "ulmfit_unfreeze" / "record")
+    assert {c["fix_rule"] for c in causes if c["kind"] == "outputs"} == {"outputs_unfrozen"}
+    assert doc["headline"]["location"]["line"] == 15  # layers[...].requires_grad_(True)
+    assert "EMA" not in doc["headline"]["fix"] and "unfrozen" in doc["headline"]["fix"]
+
+
+@pytest.mark.parametrize("folder", ["ema_every4"])
+def test_an_update_that_comes_back_keeps_the_some_steps_row(folder):
+    # the EMA every 4 steps: the graph without it comes back (comes_back), so it is no unfreezing
+    _, causes = _causes(TX / folder)
+    rules = {c["fix_rule"] for c in causes}
+    assert "outputs_unfrozen" not in rules and "inputs_updated_some_steps" in rules, rules

@@ -22,8 +22,8 @@ ACCUMULATION_ROWS = frozenset({"accumulation_cycle"})
 """Rows whose story is gradient accumulation: the decision is the ``if`` that steps the optimizer every k-th
 micro-batch (the graph that runs the update differs from the others there), not ``loss.backward()``, which every
 micro-batch runs (new-user review 15, F2). No hint when the source is not on disk: the traced lines are right too."""
-FREEZE_ROWS = frozenset({"outputs_frozen"})
-"""Rows whose story is parameters frozen: the decision is ``requires_grad_`` / ``.requires_grad =``."""
+FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen"})
+"""Rows whose story is parameters frozen (or unfrozen): the decision is ``requires_grad_`` / ``.requires_grad =``."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
@@ -116,7 +116,7 @@ def _place(cause, sources: SourceLines) -> None:
         what = f"the `if` that decides whether line {mine.line} is traced"
     elif rule in FREEZE_ROWS:
         lines = calls_named(sources, mine.file, ("requires_grad_", "requires_grad"))
-        line, what = _nearest(lines, mine.line), "the requires_grad_(False) (or .requires_grad = False) line"
+        line, what = _nearest(lines, mine.line), "the requires_grad_ (or .requires_grad =) line"
     else:
         lines = calls_named(sources, mine.file, ("device_put",))
         line, what = _nearest(lines, mine.line, after=True), "the jax.device_put that placed the arguments"
