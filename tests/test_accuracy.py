@@ -43,7 +43,8 @@ WRONG_NOW = {
                                    "(G['USE_NOISE'] was False): Dynamo traces one graph per setting; exit: 0",
     "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "
                                "names it unbounded)",
-    "torch_xla/center_no_detach": "line: center_no_detach.py:17",
+    # (center_no_detach is right since the twelfth stop: a history carried into the next step is told at the
+    # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "

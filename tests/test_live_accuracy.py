@@ -27,7 +27,6 @@ _spec.loader.exec_module(live)
 LIVE_WRONG_NOW = {
     # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
-    'torch_xla/center_no_detach': 'line: center_no_detach.py:17 (as at exit)',
     'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
     'torch_xla/label_smoothing_on': 'line: no location (as at exit: the smoothing ops carry library frames only)',

@@ -96,3 +96,31 @@ def test_an_update_that_comes_back_keeps_the_some_steps_row(folder):
     _, causes = _causes(TX / folder)
     rules = {c["fix_rule"] for c in causes}
     assert "outputs_unfrozen" not in rules and "inputs_updated_some_steps" in rules, rules
+
+
+# -- a history carried into the next step: the assignment that carries it ------------------------------------------
+
+from hlodiff.dumps.carried_source import carried_without_detach  # noqa: E402
+
+_LOOP = "import torch\nc = torch.zeros(4)\ntotal = 0\nfor s in range(3):\n    f = g(s)\n{body}\n    opt.step()\n"
+
+
+@pytest.mark.parametrize("body, lines", [
+    ("    c = 0.9 * c + 0.1 * f.mean(0)", [6]),          # the centre of center_no_detach
+    ("    total += f.sum()", [6]),                          # a running total of tensors
+    ("    c = 0.9 * c + 0.1 * f.mean(0).detach()", []),     # detached where carried
+    ("    total += f.sum().item()", []),                    # a Python number
+    ("    with torch.no_grad():\n        c = 0.9 * c + 0.1 * f.mean(0)", []),  # no history under no_grad
+    ("    h = f * 2\n    h = h + 1", []),                   # made anew each iteration, not carried
+    ("    c = c + f.mean(0)\n    total += f.sum()", [6, 7]),  # two: the caller names neither
+])
+def test_the_assignment_that_carries_a_history_is_found(tmp_path, body, lines):
+    src = tmp_path / "train.py"
+    src.write_text(_LOOP.format(body=body))
+    assert carried_without_detach(str(src), 5) == lines
+
+
+def test_a_carried_centre_is_told_at_its_assignment():
+    doc = cli_json("explain-recompile", TX / "center_no_detach", "--source-map", f"/home/user/project={TX}",
+                   codes=(1,))
+    assert doc["headline"]["location"]["line"] == 15 and "see center_no_detach.py:15" in doc["headline"]["fix"]

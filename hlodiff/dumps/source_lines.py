@@ -96,6 +96,13 @@ class SourceLines:
 
         return self._ask(library_entry_calls, _NONE, file, classes, methods, helpers, functions)
 
+    def carried_without_detach(self, file: str, line: int | None) -> list[int] | None:
+        """Assignments of the loop around ``file:line`` that carry a tensor's history into the next iteration:
+        :func:`hlodiff.dumps.carried_source.carried_without_detach`."""
+        from hlodiff.dumps.carried_source import carried_without_detach
+
+        return self._ask(carried_without_detach, _NONE, file, line)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 

@@ -24,6 +24,9 @@ micro-batch (the graph that runs the update differs from the others there), not 
 micro-batch runs (new-user review 15, F2). No hint when the source is not on disk: the traced lines are right too."""
 FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen"})
 """Rows whose story is parameters frozen (or unfrozen): the decision is ``requires_grad_`` / ``.requires_grad =``."""
+CARRY_ROWS = frozenset({"history_carried"})
+"""Rows whose story is a tensor carried into the next step with its history: the decision is the assignment that
+carries it (``center = 0.9 * center + ...``), not the backward or the optimizer step whose ops walk the history."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
@@ -105,7 +108,15 @@ def _read_first(r) -> None:
 def _place(cause, sources: SourceLines) -> None:
     rule = cause.fix_rule or ""
     mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
-    if mine is None or rule not in BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
+    if mine is None or rule not in BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS | CARRY_ROWS:
+        return
+    if rule in CARRY_ROWS:
+        carried = sources.carried_without_detach(mine.file, mine.line) or []
+        if len(carried) == 1 and carried[0] != mine.line:  # two or more: which one keeps the history is not read
+            decision = SourceFrame(mine.file, carried[0], mine.function)
+            cause.locations = [decision] + [f for f in cause.locations if f != decision]
+            if cause.fix:  # the row's "-- see {line}" names where to detach
+                cause.fix = cause.fix.replace(f"see {mine.short()}", f"see {decision.short()}")
         return
     if rule in ACCUMULATION_ROWS:
         line, what = enclosing_if(sources, mine.file, mine.line), ""
