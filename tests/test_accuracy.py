@@ -105,17 +105,15 @@ WRONG_NOW = {
     # capture); the line is right (:15 from the capture alone, :17 with the script on disk)
     "jax/rev5_generate_concat": "pattern: 5 compilations of jit_forward (A,B,C,D,E) (a dump: the truth names it "
                                 "unbounded)",
-    # Dynamo round 6 (blind): the same limit once more: a tensor's size guard in a TORCH_LOGS text log carries no
-    # user frame, the log names the compiled function's (or forward's) def, the bridge's stacks never leave torch
-    "dynamo/dyn_head_swap": "line: dyn_head_swap.py:19 (the forward's def; no call line in a TORCH_LOGS text log)",
+    # (Dynamo round 6's dyn_head_swap is right since the twelfth stop: a compiled module's forward named by the text
+    # log is told at the one call of the torch.compile result in the source, review 18 F7)
     # round 6 (blind): SPMD again: the sharded batch's parameters carry only torch_xla's xla_sharding.py frame (the
     # mark_sharding that made their data) and the PT_XLA_DEBUG log names only the sync, so the loader's line is not in
     # the capture; the kind and the fix (drop_last) are right, hlodiff says 'line unknown' and how to capture it
     "torch_xla/spmd_last_batch": "line: no location (HLO text: only torch_xla/distributed/spmd/xla_sharding.py on "
                                  "the sharded batch; the debug log names only the sync)",
-    # Dynamo round 7 (blind): the aliasing guard names no tensor's line, and the text log only the def; a step graph
-    # that lost the frozen backbone's updates has only torch's optimizer frames in its HLO (no user line)
-    "dynamo/dyn_freeze_backbone": "line: no location (the removed updates' HLO frames are torch's sgd.py only)",
+    # (Dynamo round 7's dyn_freeze_backbone is right since the twelfth stop: the removed updates' sgd.py frames alone
+    # are placed at the user's opt.step(), explain/library_entry_lines.py)
     # new-user review 6: the by-hand captures' known limits; under `hlodiff record` the same programs are right
     # (rev6_batch_sizes_record, rev6_periodic_log_record)
     "dynamo/rev6_batch_sizes": "line: no location (a compiled nn.Module: Dynamo's TORCH_LOGS names torch's wrapper, "

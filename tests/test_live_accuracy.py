@@ -46,7 +46,6 @@ LIVE_WRONG_NOW = {
     # function, as rev7_tc_dtype's)
     'dynamo/dyn_inference_tensors': 'line: no location (as at exit: a compiled nn.Module in a TORCH_LOGS text log)',
     'dynamo/dyn_maml_param_type': 'line: dyn_maml_param_type.py:17 (as at exit: no call line in a TORCH_LOGS log)',
-    'dynamo/dyn_head_swap': 'line: dyn_head_swap.py:19 (as at exit: the forward\'s def, no call line)',
     # ... and, live, a fix told from fewer steps than the report's: inner_loop_count's step 2 reads as operands
     # combined in another order (the unrolled block shows at step 4), review_grad_accum's step 3 as ops traced on
     # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
@@ -89,9 +88,7 @@ LIVE_WRONG_NOW = {
     # round 6 (blind): spmd_last_batch has no line, as at exit (its WRONG_NOW); jax_unique_classes is right live now
     # (no "last batch" for its sizes 5, 6, 3), its row gone
     'torch_xla/spmd_last_batch': 'line: no location',
-    # Dynamo round 7 (blind): the same line limits as at exit (the aliasing guard in a text log names the def; the
-    # frozen backbone's removed updates carry torch's optimizer frames only)
-    'dynamo/dyn_freeze_backbone': 'line: no location',
+    # (Dynamo round 7's dyn_freeze_backbone is right live since the twelfth stop: opt.step() read from the source)
     # review 6: the by-hand captures' line limits, live as at exit (test_accuracy's WRONG_NOW)
     'torch_xla/rev6_periodic_log': 'line: no location',
     'dynamo/rev6_batch_sizes': 'line: no location',

@@ -29,6 +29,8 @@ def place_dynamo_calls(found, sources: SourceLines, files: list[str] = ()) -> No
             continue
         if r.located not in ("definition", "guard") or not r.function or r.location is None:
             continue
+        if r.called_at is not None:  # the guard's line was chosen to lead, the call beside it (d23_norm_history)
+            continue
         if r.location.is_library or not r.location.file:
             continue
         calls = [(r.location.file, line) for line in sources.calls_of_function(r.location.file, r.function) or []]
