@@ -164,11 +164,8 @@ WRONG_NOW = {
     # where the window is made (:14) or shifted (:19)
     "torch_xla/x6c_window_cat_control": "line: x6c_window_cat_control.py:21 (torch_xla's line on the device data: "
                                         "the read after the sync, not the window's :14/:19)",
-    # crossings round 7 (blind): the hook's clamps grow the graph and the fix says so (ops_added_every_step), but
-    # the headline's line is the first one the added ops name in the graph's order: the clamp's backward, at the
-    # loss.backward() line (:25), before the clamp itself (:18, in the hook called from :24)
-    "torch_xla/x7c_tx_hook_in_loop": "line: x7c_tx_hook_in_loop.py:25 (the clamp's backward at loss.backward(), "
-                                     "before the hook's clamp :18)",
+    # (x7c_tx_hook_in_loop is right since the twelfth stop: ops added at every step are told at the call in the
+    # loop that adds them, register_forward_hook :22, decision_line.MODEL_ADDITIONS; it was told at backward :25)
     # crossings round 8 (blind): the same limit as rev11_jx_static_obj: a remat policy defined in the loop, passed
     # static, compiles at each of 5 calls (now told 'define it once'); a dump and a log of compilations show no cache
     # hit, so 'every call' (unbounded) is not read

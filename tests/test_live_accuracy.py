@@ -174,8 +174,7 @@ LIVE_WRONG_NOW = {
     # read; since crossings round 7 the live follower weaves them too (hlodiff.dumps.follow_dump) and tells the split
     # and anomaly detection as the report at exit does, with its line limit (its WRONG_NOW: the checks have no frame)
     'torch_xla/r17_tx_detect_anomaly': 'line: no location (as at exit)',
-    # crossings round 7 (blind): the hook's growth is told at loss.backward()'s line, as at exit (its WRONG_NOW)
-    'torch_xla/x7c_tx_hook_in_loop': 'line: x7c_tx_hook_in_loop.py:25 (as at exit)',
+    # (crossings round 7's hook growth is told at its register_forward_hook line since the twelfth stop, live too)
     # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
     'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
     # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the

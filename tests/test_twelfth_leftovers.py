@@ -124,3 +124,23 @@ def test_a_carried_centre_is_told_at_its_assignment():
     doc = cli_json("explain-recompile", TX / "center_no_detach", "--source-map", f"/home/user/project={TX}",
                    codes=(1,))
     assert doc["headline"]["location"]["line"] == 15 and "see center_no_detach.py:15" in doc["headline"]["fix"]
+
+
+# -- the same ops added at every step: the call in the loop that adds them ------------------------------------------
+
+from hlodiff.dumps.evidence import Run  # noqa: E402
+from hlodiff.explain.decision_line import MODEL_ADDITIONS, calls_named_in_loop  # noqa: E402
+
+
+@pytest.mark.parametrize("name", MODEL_ADDITIONS)
+def test_each_model_addition_in_the_loop_is_the_decision_and_one_before_it_is_not(tmp_path, name):
+    src = tmp_path / "train.py"
+    src.write_text(f"import torch\nm.{name}(f)\nfor s in range(3):\n    m.{name}(f)\n    loss = m(x).sum()\n")
+    assert calls_named_in_loop(Run([]).sources, str(src), 5) == [4]
+
+
+def test_a_hook_registered_every_step_is_told_at_its_registration():
+    doc = cli_json("explain-recompile", TX / "x7c_tx_hook_in_loop" / "record", "--source-map",
+                   f"/home/user/project={TX}", codes=(1,))
+    assert doc["headline"]["location"]["line"] == 22  # enc.register_forward_hook(clamp_hook)
+    assert "see x7c_tx_hook_in_loop.py:22" in doc["headline"]["fix"]

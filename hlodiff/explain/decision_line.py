@@ -27,6 +27,14 @@ FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen"})
 CARRY_ROWS = frozenset({"history_carried"})
 """Rows whose story is a tensor carried into the next step with its history: the decision is the assignment that
 carries it (``center = 0.9 * center + ...``), not the backward or the optimizer step whose ops walk the history."""
+ADDED_EACH_STEP_ROWS = frozenset({"ops_added_every_step"})
+"""Rows whose story is the same ops added to the model at every step: the decision is the call inside the loop that
+adds them (``enc.register_forward_hook(...)`` at the top of every step), not the backward that runs them."""
+MODEL_ADDITIONS = ("register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                   "register_full_backward_pre_hook", "register_backward_hook", "register_module_forward_hook",
+                   "register_parametrization", "weight_norm", "spectral_norm")
+"""Calls that add code to a model that runs at every later call until removed: one in the training loop adds it
+once more each step (crossings round 7, x7c_tx_hook_in_loop)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
@@ -55,6 +63,11 @@ def enclosing_if(sources: SourceLines, file: str, line: int) -> int | None:
 @lru_cache(maxsize=64)
 def calls_named(sources: SourceLines, file: str, names: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(sources.calls_named(file, names))
+
+
+def calls_named_in_loop(sources: SourceLines, file: str, line: int) -> list[int]:
+    """The :data:`MODEL_ADDITIONS` calls in a loop around ``file:line`` (the sync's or the traced line's)."""
+    return list(sources.calls_in_loops_around(file, line, MODEL_ADDITIONS))
 
 
 def _traced_first(r) -> None:
@@ -108,7 +121,16 @@ def _read_first(r) -> None:
 def _place(cause, sources: SourceLines) -> None:
     rule = cause.fix_rule or ""
     mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
-    if mine is None or rule not in BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS | CARRY_ROWS:
+    if mine is None or rule not in (BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS | CARRY_ROWS
+                                    | ADDED_EACH_STEP_ROWS):
+        return
+    if rule in ADDED_EACH_STEP_ROWS:
+        added = calls_named_in_loop(sources, mine.file, mine.line)
+        if len(added) == 1 and added[0] != mine.line:  # two or more: which one adds the ops is not read
+            decision = SourceFrame(mine.file, added[0], mine.function)
+            cause.locations = [decision] + [f for f in cause.locations if f != decision]
+            if cause.fix:  # the row's "-- see {line}" names the line to move out of the loop
+                cause.fix = cause.fix.replace(f"see {mine.short()}", f"see {decision.short()}")
         return
     if rule in CARRY_ROWS:
         carried = sources.carried_without_detach(mine.file, mine.line) or []
