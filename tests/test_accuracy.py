@@ -185,11 +185,9 @@ WRONG_NOW = {
     # after the first score showed that; the rewrite was undone (a truth is never edited to match output): the two
     # designs disagree on whether a graph break with nothing recompiled is a headline
     "dynamo/rev10_dc_control_break_synced": "headline: graph_break (the print() break, exit 0), not no headline",
-    # review 11 (Dynamo, by hand without torch_xla's execution log): Dynamo's TORCH_LOGS names torch's wrapper only
-    # (external_utils.py `inner`); its grad_mode guard is paired with the bridge's backward graph (the dtype u64 ->
-    # f32 graph, no line of the user's); the eval call's line :24 is only in the eager eval sync's op metadata
-    "dynamo/rev11_dc_train_eval": "line: no location (Dynamo's expected guard, right, exit 0; the call's line is "
-                                  "in no graph joined to it)",
+    # (review 11's rev11_dc_train_eval is right since the twelfth stop: Dynamo's grad_mode guard, no direction
+    # named, is told at the call whose grad mode differs from the call that runs first, the validation call under
+    # torch.no_grad() :24; dumps/module_mode_source.py)
 
     # round 11 (blind, small): SGD's new momentum buffers carry torch/optim/sgd.py frames only in an HLO text dump
     # with a level-1 debug log (no tensors report); JAX logs compilations only, so the length 12 coming back at

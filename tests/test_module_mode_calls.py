@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 from helpers import cli_json
 
-from hlodiff.dumps.module_mode_source import MODE_SETTERS, compiled_calls_by_mode
+from hlodiff.dumps.module_mode_source import MODE_SETTERS, compiled_calls_by_grad_mode, compiled_calls_by_mode
 
 DYN = FIXTURES / "scenarios" / "dynamo"
 
@@ -77,14 +77,33 @@ def _headline(name: str) -> dict:
 def test_the_by_hand_eval_switch_is_told_at_the_call_after_model_eval():
     doc = _headline("rev17_tc_eval_mode_logs")
     r = doc["dynamo"]["recompiles"][0]
-    assert r["located"] == "compiled_call" and r["location"]["line"] == 15
+    assert r["located"] == "mode_call" and r["location"]["line"] == 15
     assert doc["headline"]["location"]["line"] == 15 and doc["headline"]["kind"] == "mode"
 
 
-def test_a_grad_mode_guard_names_no_call_by_the_training_flag():
-    # rev11_dc_train_eval: the guard is GLOBAL_STATE's grad_mode, which says no direction: no line from the flag
+def test_a_grad_mode_guard_is_told_at_the_call_whose_grad_mode_differs_from_the_first_call():
+    # rev11_dc_train_eval: GLOBAL_STATE's grad_mode names no direction; the training call :16 runs first, the
+    # validation call :24 under torch.no_grad() is the other mode
     r = _headline("rev11_dc_train_eval")["dynamo"]["recompiles"][0]
-    assert "grad_mode" in r["guard"] and r["located"] != "compiled_call"
+    assert "grad_mode" in r["guard"] and r["located"] == "mode_call" and r["location"]["line"] == 24
+
+
+@pytest.mark.parametrize("body, modes, first", [
+    ("for s in range(3):\n    y = cmodel(s)\n    with torch.no_grad():\n        v = cmodel(0)\n", {5: True, 7: False}, 5),
+    ("with torch.inference_mode():\n    v = cmodel(0)\ny = cmodel(1)\n", {5: False, 6: True}, 5),
+    ("torch.set_grad_enabled(False)\nwith torch.set_grad_enabled(False):\n    v = cmodel(0)\n", {6: False}, 6),
+    # the first call in line order runs on some steps only: which compiled first is not read
+    ("for s in range(3):\n    if s % 3 == 2:\n        with torch.no_grad():\n            v = cmodel(0)\n"
+     "    y = cmodel(s)\n", {7: False, 8: True}, None),
+    # calls in two scopes: no order read
+    ("def ev():\n    with torch.no_grad():\n        return cmodel(0)\ny = cmodel(1)\n", {6: False, 7: True}, None),
+    # a function's body without a block of its own: its caller's mode
+    ("def tr():\n    return cmodel(0)\n", {5: None}, 5),
+])
+def test_grad_mode_of_each_call_and_the_first_call(tmp_path, body, modes, first):
+    f = tmp_path / "prog.py"
+    f.write_text(_HEAD + body)
+    assert compiled_calls_by_grad_mode(str(f)) == (modes, first)
 
 
 def test_without_the_source_the_by_hand_capture_still_names_no_line():

@@ -132,3 +132,64 @@ def _block(node: ast.AST, parents: dict) -> tuple:
 def _scope_of(node: ast.AST, parents: dict):
     around = _ancestors(node, parents)
     return around[-1] if around and isinstance(around[-1], _SCOPES) else None
+
+
+GRAD_OFF = ("no_grad", "inference_mode")
+"""Context managers (and decorators) under which a call runs with grad mode off; ``set_grad_enabled(False)`` too."""
+
+
+def compiled_calls_by_grad_mode(file: str) -> tuple[dict[int, bool | None], int | None] | None:
+    """Line of each call of a ``torch.compile(...)`` result -> whether grad mode is on there (False under ``with
+    torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``; None in a function whose
+    caller sets it), and the call that runs first (the first in line order, when every call is in one scope and it
+    runs on every pass: no ``if`` between it and that scope), or None. None when the file is not on disk.
+
+    Dynamo's ``GLOBAL_STATE changed: grad_mode`` names no direction: the call that recompiled is the one whose mode
+    differs from the first call's, which compiled first (rev11_dc_train_eval: the training call, then the
+    validation call under ``torch.no_grad()``)."""
+    tree = _tree_if_present(file)
+    if tree is None:
+        return None
+    compiled = _compiled_modules(tree)
+    parents = _parents(tree)
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id in compiled), key=lambda n: (n.lineno, n.col_offset))
+    modes = {c.lineno: _grad_at(c, parents) for c in calls}
+    scopes = {id(_scope_of(c, parents)) for c in calls}
+    first = calls[0] if calls and len(scopes) == 1 else None
+    if first is not None and any(isinstance(a, _BRANCHES) and not isinstance(a, _LOOPS)
+                                 for a in _ancestors(first, parents)):
+        first = None
+    return modes, (first.lineno if first is not None else None)
+
+
+def _grad_at(call: ast.Call, parents: dict) -> bool | None:
+    around = _ancestors(call, parents)
+    for a in around:
+        if isinstance(a, (ast.With, ast.AsyncWith)):
+            for item in a.items:
+                mode = _grad_context(item.context_expr)
+                if mode is not None:
+                    return mode
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in a.decorator_list:
+                mode = _grad_context(d)
+                if mode is not None:
+                    return mode
+            return None  # a function's body: its caller's mode
+    return True  # the module's code: grad mode is on unless a block turns it off
+
+
+def _grad_context(node: ast.AST) -> bool | None:
+    """``torch.no_grad()`` -> False, ``torch.enable_grad()`` -> True, ``torch.set_grad_enabled(False)`` -> False;
+    None for anything else."""
+    func = node.func if isinstance(node, ast.Call) else node
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name in GRAD_OFF:
+        return False
+    if name == "enable_grad":
+        return True
+    if name == "set_grad_enabled" and isinstance(node, ast.Call) and node.args \
+            and isinstance(node.args[0], ast.Constant):
+        return bool(node.args[0].value)
+    return None

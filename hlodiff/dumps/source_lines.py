@@ -103,6 +103,13 @@ class SourceLines:
 
         return self._ask(carried_without_detach, _NONE, file, line)
 
+    def compiled_calls_by_grad_mode(self, file: str):
+        """Each call of a ``torch.compile`` result -> grad mode there, and the call that runs first:
+        :func:`hlodiff.dumps.module_mode_source.compiled_calls_by_grad_mode`."""
+        from hlodiff.dumps.module_mode_source import compiled_calls_by_grad_mode
+
+        return self._ask(compiled_calls_by_grad_mode, _NONE, file)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 

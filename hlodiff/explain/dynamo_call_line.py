@@ -74,7 +74,7 @@ def _call_in_new_mode(r, sources: SourceLines, files: list[str]) -> list[tuple[s
     empty when the guard is no mode guard or any call's mode is left open by the source."""
     m = _TRAINING_GUARD.search(r.guard.guard or "")
     if m is None:
-        return []
+        return _call_in_other_grad_mode(r, sources, files)
     now = m["was"] == "False"
     calls = []
     for file in files:
@@ -152,3 +152,20 @@ def _on_parameter(cause) -> bool:
     named = cause.named or (cause.origins[0] if cause.origins else None)
     side = getattr(named, "left", None) or getattr(named, "right", None)
     return getattr(side, "opcode", None) == "parameter"
+
+
+def _call_in_other_grad_mode(r, sources: SourceLines, files: list[str]) -> list[tuple[str, int]]:
+    """On Dynamo's ``GLOBAL_STATE changed: grad_mode`` (no direction named), the calls whose grad mode, as the
+    source sets it (``with torch.no_grad():``), differs from the call that runs first, which compiled first
+    (rev11_dc_train_eval: the validation call under no_grad after the training call); one file of calls only, every
+    call's mode known."""
+    if "grad_mode" not in (r.guard.guard or ""):
+        return []
+    found = [(file, sources.compiled_calls_by_grad_mode(file)) for file in files]
+    found = [(file, f) for file, f in found if f and f[0]]
+    if len(found) != 1:
+        return []
+    file, (modes, first) = found[0]
+    if first is None or any(mode is None for mode in modes.values()):
+        return []
+    return [(file, line) for line, mode in modes.items() if mode is not modes[first]]

@@ -65,8 +65,9 @@ def render_dynamo(console: Console, dynamo) -> None:
                                        "compiled module)", style="yellow"), 8), highlight=False)
         elif r.located == "mode_call":  # Dynamo named torch's wrapper; the source sets the mode of one call
             console.print(Hanging(Text("  hint: the line above is the call of the compiled module that your source "
-                                       "runs in the other mode (model.eval() or model.train() before it), the mode "
-                                       "the failed guard did not hold; Dynamo's log names only torch's wrapper",
+                                       "runs in the other mode (model.eval() or model.train() before it, or "
+                                       "torch.no_grad() around it), the mode the failed guard did not hold; Dynamo's "
+                                       "log names only torch's wrapper",
                                        style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
