@@ -121,3 +121,17 @@ def test_library_only_captures_are_told_at_the_call_into_the_library(name, line)
 def test_generic_files_alone_still_name_no_line(name):
     # module.py (SWA's copy, load_state_dict) and functional.py (cross_entropy) serve every library: no row
     assert _headline(name)["location"] is None
+
+
+def test_a_new_weight_shape_read_by_the_optimizer_is_not_placed_at_its_step():
+    # runs_torch_width (compare-runs): the weights' new width (HIDDEN 32 -> 64) names only SGD's update frames; the
+    # optimizer reads sizes it is given (reads_sizes), so opt.step() is no place for it: the line stays unknown
+    runs = FIXTURES / "scenarios" / "runs" / "runs_torch_width"
+    doc = cli_json("compare-runs", runs / "run_a", runs / "run_b", "--source-map",
+                   f"/home/user/project={FIXTURES / 'scenarios' / 'runs'}", codes=(0, 1))
+    assert doc["headline"]["reason"] == "shape" and doc["headline"]["location"] is None
+
+
+def test_only_libraries_that_make_no_tensors_of_their_own_read_sizes():
+    assert {e.file for e in LIBRARY_ENTRIES if not e.reads_sizes} == {
+        "torch/nn/modules/adaptive.py", "torch_xla/experimental/gru.py", "torch/nn/modules/rnn.py"}

@@ -32,21 +32,25 @@ class LibraryEntry:
     methods: tuple[str, ...] = ()
     helpers: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
+    reads_sizes: bool = False
+    """The library only reads the sizes of what it is given (an optimizer updates the weights it holds): a new shape
+    or type of an input it reads came from elsewhere (the model built with other sizes), never from this call. A
+    layer that makes tensors of its own (an adaptive softmax's per-cluster indices) can set a size there."""
 
 
 LIBRARY_ENTRIES: tuple[LibraryEntry, ...] = (
-    LibraryEntry("torch/optim/sgd.py", ("SGD",), _STEP, _OPTIMIZER_HELPERS),
+    LibraryEntry("torch/optim/sgd.py", ("SGD",), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
     # AdamW runs Adam's functions in torch 2.9 (adam.py frames for an AdamW)
-    LibraryEntry("torch/optim/adam.py", ("Adam", "AdamW"), _STEP, _OPTIMIZER_HELPERS),
-    LibraryEntry("torch/optim/adamw.py", ("AdamW",), _STEP, _OPTIMIZER_HELPERS),
-    LibraryEntry("torch/optim/radam.py", ("RAdam",), _STEP, _OPTIMIZER_HELPERS),
-    LibraryEntry("torch/optim/rmsprop.py", ("RMSprop",), _STEP, _OPTIMIZER_HELPERS),
-    LibraryEntry("torch/optim/adagrad.py", ("Adagrad",), _STEP, _OPTIMIZER_HELPERS),
-    LibraryEntry("torch/optim/swa_utils.py", ("AveragedModel",), ("update_parameters",)),
+    LibraryEntry("torch/optim/adam.py", ("Adam", "AdamW"), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
+    LibraryEntry("torch/optim/adamw.py", ("AdamW",), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
+    LibraryEntry("torch/optim/radam.py", ("RAdam",), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
+    LibraryEntry("torch/optim/rmsprop.py", ("RMSprop",), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
+    LibraryEntry("torch/optim/adagrad.py", ("Adagrad",), _STEP, _OPTIMIZER_HELPERS, reads_sizes=True),
+    LibraryEntry("torch/optim/swa_utils.py", ("AveragedModel",), ("update_parameters",), reads_sizes=True),
     LibraryEntry("torch/nn/modules/adaptive.py", ("AdaptiveLogSoftmaxWithLoss",), ("", "log_prob", "predict")),
     LibraryEntry("torch_xla/experimental/gru.py", ("GRU",), ("",)),
     LibraryEntry("torch/nn/modules/rnn.py", ("GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"), ("",)),
-    LibraryEntry("torch_xla/_patched_functions.py", functions=("clip_grad_norm_",)),
+    LibraryEntry("torch_xla/_patched_functions.py", functions=("clip_grad_norm_",), reads_sizes=True),
 )
 """Library files with the one way a user's code enters each (a test per row: tests/test_library_entry_lines.py)."""
 
@@ -84,7 +88,7 @@ def place_library_entries(recompilations, sources: SourceLines) -> None:
             if cause.locations:
                 continue
             entry = _one_entry([cause]) if cause.library_locations else whole
-            if entry is None:
+            if entry is None or (entry.reads_sizes and _passed_in(cause)):
                 continue
             lines = [SourceFrame(file, line, None) for file in files
                      for line in (sources.library_entry_calls(file, entry.classes, entry.methods, entry.helpers,
@@ -92,6 +96,16 @@ def place_library_entries(recompilations, sources: SourceLines) -> None:
             if lines and len(lines) <= MAX_LINES:
                 cause.locations = lines
                 cause.hint = None
+
+
+def _passed_in(cause) -> bool:
+    """A new shape or type of an input parameter: for a library that only reads sizes, it came in from outside
+    (runs_torch_width: the weights' new width read by SGD's update is no `opt.step()` matter)."""
+    if cause.kind not in ("shape", "dtype"):
+        return False
+    named = cause.named or (cause.origins[0] if cause.origins else None)
+    side = getattr(named, "right", None) or getattr(named, "left", None)
+    return getattr(side, "opcode", None) == "parameter"
 
 
 def _one_entry(causes) -> LibraryEntry | None:
