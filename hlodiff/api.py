@@ -56,9 +56,11 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
         warnings.append(InputWarning(why, right.source))
     lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
     diff = diff_canonical(lcm, rcm)
-    from hlodiff.explain.pair_lines import locate_pair
+    if not all(c.locations for c in diff.causes):  # the user's lines explain-recompile finds
+        from hlodiff.dumps.pair_run import shared_run
+        from hlodiff.explain.pair_lines import locate_pair
 
-    locate_pair(diff, left_ref, right_ref, (left, right), lcm, rcm)  # the user's lines explain-recompile finds
+        locate_pair(diff, shared_run(left_ref, right_ref, []), (left, right), lcm, rcm)
     if _two_runs(left_ref, right_ref):
         from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
 

@@ -305,12 +305,6 @@ WRONG_NOW = {
     # with an index tensor, torch.index_select / data[idx], so the offset is data). Truth left as committed
     "dynamo/r22_d_device_batches_control": "kind: attribute; fix_any: a Python int is baked in as a slice bound "
                                            "(`x[:, i]`): index with a device tensor (torch.index_select); exit: 1",
-    # round 24 (blind, torch_xla and JAX): the TBPTT control is told right in substance (an expected warm-up, exit
-    # 0) but at no location: the GRU's zero state is made in torch_xla's own GRU (torch_xla/experimental/gru.py),
-    # the dump names only library frames, and a PT_XLA_DEBUG_LEVEL=1 capture keeps no tensors report to reach
-    # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
-    "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
-                                            "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
     # round 27 (blind): the EMA control re-initialized by copy.deepcopy every 4th step is two step graphs (the
     # in-place EMA update on 3 steps of 4, left out on the reset step), each compiled once; captured at
     # PT_XLA_DEBUG_LEVEL=1, no cache hit is seen, and the reset graph (ops removed at :35) is told as a Python `if`
@@ -331,12 +325,6 @@ WRONG_NOW = {
     # calls; JAX's log holds compilations only, so "every call" (unbounded) is not read
     "jax/r27_jx_partial_static_loss": "pattern: 8 compilations of jit_train_step (A,A,A,A,A,A,A,A); 7 of them the "
                                       "same HLO again",
-    # new-user review 17, C2 captured by hand as the reviewer did (TORCH_LOGS=recompiles): Dynamo names its wrapper
-    # (external_utils.py `inner`), the debug log's stacks end in the bridge, and the source calls `cmodel` twice
-    # (:11 in the loop, :15 after model.eval()): which call recompiled is not read, so no line (the review: "by
-    # hand the report gives no line but a useful hint"); kind and fix are right
-    "dynamo/rev17_tc_eval_mode_logs": "line: no location (a compiled nn.Module called on two lines, TORCH_LOGS "
-                                      "text log)",
     # Dynamo round 27 (blind): the LM head tied to the embedding at step 2, after two compiled steps. Dynamo does not
     # retrace (parameters are inputs); the step's graph loses one output at step 2 (the head's old weight, no longer
     # updated in torch/optim/sgd.py) and keeps it: A,B,C,C,C,C is read "warm-up only", and C is folded into the

@@ -95,7 +95,7 @@ EXERCISED = {
     # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)
     "static_structure": "scenarios/jax/jax_layerdrop_static",
     # round 27: weight-sized tensors trained for good from one step (layers unfrozen), a partial passed static
-    "inputs_trained_from_step": "scenarios/torch_xla/ulmfit_unfreeze",
+    "inputs_trained_from_step": "scenarios/torch_xla/r27_tx_prune_schedule",
     "static_partial": "scenarios/jax/r27_jx_partial_static_loss",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",

@@ -217,12 +217,6 @@ LIVE_WRONG_NOW = {
     # crossings round 8, as d17_timer_outside_control's)
     'dynamo/d24_prompt_pool_grow': 'fix_any: no fix told in the first story (its XLA size waits for Dynamo\'s log '
                                    'since crossings round 9; the guard is told as a story of its own)',
-    # review 17 C2 by hand: as at exit (two calls of the compiled module, the log names its wrapper)
-    'dynamo/rev17_tc_eval_mode_logs': 'line: no location (as at exit: a compiled nn.Module called on two lines)',
-    'dynamo/d24_prompt_pool_grow': "fix_any/fix_none: 'Dynamo traced forward once with a symbolic size ... pad to "
-                                   "buckets' before Dynamo's guard is read (confident wrong; right at exit)",
-    'dynamo/d24_seed_in_forward': "kind: dtype; line: no location; fix: drop dtype= (the warm-up around the "
-                                  "manual_seed break, e-nolog; confident wrong; the break at exit)",
     # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
     # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
     # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hlodiff.diff import ModuleDiff
 from hlodiff.diff.model import Cause
+from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.explain.locate import locate_from_stacks, locate_from_tensors
@@ -26,30 +27,20 @@ def locate_lines(causes: list[Cause], diff: ModuleDiff, left: GraphSummary, righ
     locate_through_wrappers(causes, right, left)
 
 
-def locate_pair(diff: ModuleDiff, left_ref: str, right_ref: str, records, lcm, rcm) -> None:
+def locate_pair(diff: ModuleDiff, run: Run | None, records, lcm, rcm) -> None:
     """Give ``compare``'s causes without a user line the lines :func:`locate_lines` finds, when both refs name
-    graphs of one run whose folder holds live-tensor reports (a ``hlodiff record`` folder, a by-hand run folder).
-    ``records``: the two graphs' records; ``lcm``/``rcm``: the comparison's canonical modules (its causes name
-    their instructions)."""
-    from hlodiff.dumps import split_ref
-    from hlodiff.dumps.evidence import read_run
-    from hlodiff.dumps.run_folder import discover
+    graphs of one run whose folder holds live-tensor reports (``run``, from
+    :func:`hlodiff.dumps.pair_run.shared_run`; None: nothing to add). ``records``: the two graphs' records;
+    ``lcm``/``rcm``: the comparison's canonical modules (its causes name their instructions)."""
     from hlodiff.errors import HlodiffError
     from hlodiff.explain.inventory import summarize
     from hlodiff.explain.later_lines import borrow_later_reports
     from hlodiff.explain.live_tensors import aligned_reports
 
-    if all(c.locations for c in diff.causes):
-        return
-    (path, i), (other, j) = split_ref(left_ref), split_ref(right_ref)
-    if path != other or i is None or j is None:
+    if run is None or all(c.locations for c in diff.causes):
         return
     quiet: list = []
     try:
-        inputs = discover([path], None, None)
-        if not inputs.tensors_reports:
-            return
-        run = read_run(inputs, quiet)
         graphs = summarize(run.records, keep=True, parse_hits=False, warnings=quiet, protos=run.protos())
     except HlodiffError:
         return
