@@ -1202,6 +1202,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
+    # twelfth stop (ulmfit_unfreeze, A,A,B,B,C,C,C): weight-shaped updates added and kept from then on, the earlier
+    # graph never back: parameters unfrozen (gradual unfreezing), not an update run on some steps only (an EMA
+    # every k steps comes back to the graph without it: inputs_updated_some_steps)
+    _rule("outputs_unfrozen", "outputs", "updated_in_place stays",
+          "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
+          "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
+          "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
+          "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
+          unless="jax comes_back"),
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
           "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "

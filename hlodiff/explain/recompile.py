@@ -38,6 +38,7 @@ from hlodiff.explain.locate import (OUTSIDE_KINDS, hint_for, locate_carried, loc
                                     output_tensors, outputs_added_removed)
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.wrapper_lines import locate_through_wrappers
+from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -90,13 +91,16 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
 
 
 def user_files(explanation) -> list[str]:
-    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
+    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for). When
+    every execution stack ends in torch.compile's bridge (a compiled module called under ``torch.no_grad()``: the
+    user's own syncs run nothing; review 17, C2 by hand), the files the compiled graphs' instructions name (the
+    inputs made in the user's loop) stand in."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
         for f in g.record.frames:
             if not f.is_library and f.file:
                 files.setdefault(f.file)
-    return list(files)
+    return list(files) or instruction_files([g for g in explanation.graphs if g.compiled])
 
 
 def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
@@ -174,6 +178,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
