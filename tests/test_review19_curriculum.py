@@ -40,3 +40,34 @@ def test_the_size_recompilations_are_told_live_at_the_users_steps_3_and_6(name, 
 def test_by_hand_the_line_is_the_one_call_of_the_compiled_module_not_its_def():
     doc = _report("rev19_tc_curriculum")
     assert doc["headline"]["location"]["line"] == 26
+
+
+def _plans(doc: dict) -> list[str]:
+    return [c["plan"] for r in doc["recompilations"] for c in r["causes"] if c.get("plan")]
+
+
+def test_the_bridge_s_graphs_of_dynamo_s_compiles_are_not_called_unbounded_nor_given_a_plan_of_their_own():
+    doc = _report("rev19_tc_curriculum_record/record")
+    assert not any(p.startswith("unbounded") for p in doc["patterns"]), doc["patterns"]
+    assert any(p.startswith("with Dynamo's compiles") and "follow from Dynamo's 2 recompilations" in p
+               for p in doc["patterns"]), doc["patterns"]
+    plans = _plans(doc)
+    # one plan for the sizes (pad to the next of a few), never "a new larger one every time: preallocate" beside it
+    assert plans and {p["kind"] for p in plans} == {"buckets"}, plans
+    assert {tuple(v["size"] for v in p["values"]) for p in plans} == {(16, 32, 64)}, plans
+
+
+def test_a_bridge_family_compiled_at_every_call_is_still_unbounded():
+    # look-alike (review 10 F1): the call's input drawn on the device, a new bridge graph at every call, Dynamo
+    # compiling every call too: the bridge's letters are the run's
+    doc = _report("rev10_dc_control_break")
+    assert any(p.startswith("unbounded") for p in doc["patterns"]), doc["patterns"]
+
+
+def test_torch_xla_s_early_read_words_on_a_bridge_graph_say_whose_sync_it_was():
+    from helpers import cli
+
+    out = cli("explain-recompile", DYN / "rev19_tc_curriculum_record" / "record", "--source-map",
+              f"/home/user/project={DYN}", codes=(0, 1))
+    early = [x for x in out.stdout.splitlines() if "user code trying to access tensor value" in x]
+    assert early and all("not a read in your code" in x for x in early), early
