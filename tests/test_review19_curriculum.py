@@ -71,3 +71,19 @@ def test_torch_xla_s_early_read_words_on_a_bridge_graph_say_whose_sync_it_was():
               f"/home/user/project={DYN}", codes=(0, 1))
     early = [x for x in out.stdout.splitlines() if "user code trying to access tensor value" in x]
     assert early and all("not a read in your code" in x for x in early), early
+
+
+# F5 (P2, fixtures/reviews/rev19_accum_adamw: the reviewer's `record` folder, no truth): AdamW stepped every 4th
+# micro-batch, a sync after each; step 3's graph is the first to run the optimizer and creates its state
+
+
+def test_the_optimizer_s_first_step_in_an_accumulation_cycle_is_told_live_as_its_first_step_not_a_setting():
+    from live_replay import score_live
+
+    folder = FIXTURES / "reviews" / "rev19_accum_adamw"
+    events, skipped = score_live().replay(folder, "c")
+    assert skipped is None
+    said = printed(events)
+    update = [x for x in said if "update at p2_tx_grad_accum.py:18" in x]
+    assert update and all("the optimizer's first step" in x and "expected" in x for x in update), said
+    assert not any("hyperparameter of the optimizer changed" in x for x in said), said
