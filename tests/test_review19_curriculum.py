@@ -87,3 +87,14 @@ def test_the_optimizer_s_first_step_in_an_accumulation_cycle_is_told_live_as_its
     update = [x for x in said if "update at p2_tx_grad_accum.py:18" in x]
     assert update and all("the optimizer's first step" in x and "expected" in x for x in update), said
     assert not any("hyperparameter of the optimizer changed" in x for x in said), said
+
+
+def test_a_dump_s_repeated_letters_say_they_count_compilations_of_one_hlo():
+    # F8 (P3b: "2 compilations of jit_train_step (A,A)"): the legend where a letter repeats, none where none does
+    from hlodiff.explain.pattern_words import pattern_text
+    from hlodiff.explain.patterns import Pattern
+
+    same = Pattern("dump", family="jit_train_step", graphs=2, compilations=2, letters=("A", "A"), seen_again=1)
+    other = Pattern("dump", family="jit_train_step", graphs=2, compilations=2, letters=("A", "B"), seen_again=0)
+    assert "(A,A; a letter per compilation, the same letter for the same HLO)" in pattern_text(same)
+    assert "(A,B)" in pattern_text(other) and "letter per compilation" not in pattern_text(other)
