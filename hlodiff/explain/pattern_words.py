@@ -67,7 +67,9 @@ def pattern_text(p: Pattern, aside: bool = True) -> str:
         if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
             return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
                     f"{n - p.loaded} compiled{same}{because}")
-        return f"{n} compilations of {label} ({seq}){same}{because}{_calls_unseen(p) if aside else ''}"
+        # review 19, F8: a dump's letters count compilations, not calls: "(A,A)" is two compilations of one HLO
+        legend = "; a letter per compilation, the same letter for the same HLO" if p.seen_again and aside else ""
+        return f"{n} compilations of {label} ({seq}{legend}){same}{because}{_calls_unseen(p) if aside else ''}"
     if p.name == "warm-up only":
         first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"
         return f"warm-up only: at {label} {first}, then steady ({seq}){because}"

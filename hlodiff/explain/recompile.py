@@ -46,6 +46,7 @@ from hlodiff.explain.cuts import cut_follows, partial_cause, remainder_cause, sa
 from hlodiff.explain.dynamo import explain_dynamo
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.dynamo_bridge_words import bridge_own_patterns
+from hlodiff.explain.dynamo_compile_steps import compile_time_families, compile_time_patterns
 from hlodiff.explain.modes import mode_cause, mode_switch
 from hlodiff.explain.cause_graph import Evidence, link
 from hlodiff.explain.explanation import Recompilation, RunExplanation, TensorNote
@@ -79,12 +80,14 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
+    at_compiles = compile_time_families(explanation)  # review 19, F4: the bridge's graphs of Dynamo's compiles only
+    compile_time_patterns(explanation, at_compiles)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
     # JAX's eager ops compile once per shape and are no recompilation of a step (review 4, F8: "0 recompilations
     # ... recompilations cost 0.15 s"): their seconds count as compiling, not as recompiling
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations
                                                   if r.family.key not in eager], run, set(explanation.loaded))
-    attach_plans(explanation, run)
+    attach_plans(explanation, run, skip=at_compiles)
     if note:
         explanation.summary += f"; {note}"
     return explanation
