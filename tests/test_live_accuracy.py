@@ -249,8 +249,8 @@ LIVE_WRONG_NOW = {
     # review 19 P2 (F5, not taken up): at step 3, AdamW's first step (its state created) is told live as 'a
     # hyperparameter of the optimizer changed once ... weight_decay' at opt.step() :18, revised to the expected
     # accumulation cycle once step 7 comes (right at exit: periodic, expected)
-    'torch_xla/rev19_tx_accum_adamw': "line/fix_none: 'a hyperparameter of the optimizer changed once (... "
-                                      "weight_decay ...)' at :18 live at step 3 (right at exit)",
+    'torch_xla/rev19_tx_accum_adamw': "line: :18 (opt.step()) live at step 3, the optimizer's first step now told "
+                                      "as such since review 19's F5 (right at exit)",
     # Dynamo round 28 (blind): BatchNorm(momentum=None). Live, the first line is step 1's new outputs (line unknown,
     # "a value kept on some steps only"); Dynamo's break at the call :19 with the momentum row is told at step 9,
     # after 7 constant lines. Partly the replay's: an e-nolog capture has no pt_xla_debug.log to order stderr.log
