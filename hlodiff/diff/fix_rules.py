@@ -1235,7 +1235,7 @@ RULES: tuple[FixRule, ...] = (
     # data inputs 4 times from then on and never goes back; the earlier graph does not come back (no short group)
     _rule("loop_count_inputs_switched", "inputs ops outputs", "inputs_repeat switched",
           "from this step on, the graph runs the same computation on another number of inputs of the same shapes "
-          "({shapes}): a Python loop traced into one graph changed its count once (micro-batches accumulated "
+          "({shapes}): a Python loop unrolled into one graph changed its count once (micro-batches accumulated "
           "before one sync, several batches per step); sync after each iteration (after each micro-batch's "
           "backward: one small graph then serves any count), or run the same count from the first step; else one "
           "more compilation at the switch, once", unless="jax"),
