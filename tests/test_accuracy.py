@@ -48,7 +48,6 @@ WRONG_NOW = {
                                    "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
                                   "frames; the second names line 16)",
-    "torch_xla/label_smoothing_on": "line: no location (the smoothing ops carry only library frames in the dump)",
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     "torch_xla/trim_padding": "kind: attribute",
     # Dynamo round 20: a function compiled under another name (`model = torch.compile(classify)`) is found at its

@@ -23,7 +23,11 @@ from hlodiff.diff.origin_makers import package_path
 from hlodiff.hlo.model import SourceFrame
 
 ROWS = frozenset({"ops_library_setting"})
-"""Rows whose story is a library call of the user's made with another setting, told without a line of theirs."""
+"""Rows whose story is a library call of the user's made with another setting, told without a line of theirs: once
+the call is found, the fix names it (:data:`CALL_ROW`)."""
+PLACE_ONLY_ROWS = frozenset({"ops_switched_on"})
+"""Rows whose words already tell the story (a setting switched on from step N, at a line the capture does not name)
+and stay; the call found only leads the locations (label_smoothing_on: F.cross_entropy's smoothing ops)."""
 CALL_ROW = "ops_library_setting_call"
 """The row that replaces them once the call's line is known."""
 _MAX_BYTES = 4_000_000
@@ -36,7 +40,8 @@ def place_library_calls(recompilations, sources) -> None:
         if not r.causes:
             continue
         cause = r.causes[0]
-        if cause.fix_rule not in ROWS or any(not f.is_library and f.line is not None for f in cause.locations):
+        if cause.fix_rule not in ROWS | PLACE_ONLY_ROWS or any(not f.is_library and f.line is not None
+                                                               for f in cause.locations):
             continue
         found = _user_call(cause, getattr(r.graph, "trigger", None), sources)
         if found is None:
@@ -44,6 +49,8 @@ def place_library_calls(recompilations, sources) -> None:
         line, function, where = found
         cause.locations = [line, *cause.locations]
         cause.hint = None
+        if cause.fix_rule in PLACE_ONLY_ROWS:
+            continue
         rule = RULES_BY_NAME[CALL_ROW]
         cause.fix = FixChoice(rule, {"function": function, "library_call": where, "line": str(line.line)}).text
         cause.fix_rule = rule.name
