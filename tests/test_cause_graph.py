@@ -223,6 +223,18 @@ def test_a_joined_lists_count_follows_from_the_join_on_a_real_run():
     assert r.links.root.cause.kind == "ops"
 
 
+def test_a_loops_count_baked_as_a_constant_follows_from_the_repeated_inputs_on_a_real_run():
+    """r28_tx_microbatch_warmup (round 28): 1 micro-batch per optimizer step, then 4, one sync per step: the graph
+    takes the micro-batch inputs 4 times, and `loss / accum` (1 baked, 4 as data) follows from that count
+    ("count_of_repeated_inputs"); the inputs lead. Optimizer state created (inputs the graph returns) never does:
+    momentum_warmup keeps its own edges."""
+    r = explain(FIXTURES / "scenarios" / "torch_xla" / "r28_tx_microbatch_warmup").recompilations[1]
+    assert ("constant", "inputs", "count_of_repeated_inputs") in edges(r)
+    assert r.links.root.cause.kind == "inputs"
+    other = explain(FIXTURES / "torch_xla" / "momentum_warmup" / "graphs.hlo.0").recompilations[0]
+    assert not any(rule == "count_of_repeated_inputs" for _, _, rule in edges(other))
+
+
 def test_a_constant_that_does_not_count_the_join_stays_a_cause_of_its_own():
     """The look-alike: a baked int changing beside a join that grew by another count (an index 0 -> 1 while a
     concatenate went from 2 to 3 operands) is no divisor of that join: it keeps its own fix."""

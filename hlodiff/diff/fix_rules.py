@@ -1281,6 +1281,15 @@ RULES: tuple[FixRule, ...] = (
           "traces one pass per item and its count changes (an accumulation group whose last one is short, a list "
           "of varying length); keep the count fixed (whole groups only: drop the remainder, or pad it with "
           "zero-weight items), or accept one graph per count", unless="jax"),
+    # round 28 (r28_tx_microbatch_warmup): the accumulation count ramps once (1 micro-batch per optimizer step,
+    # then 4) with one sync per optimizer step: the loop is unrolled into the step graph, which takes the same
+    # data inputs 4 times from then on and never goes back; the earlier graph does not come back (no short group)
+    _rule("loop_count_inputs_switched", "inputs ops outputs", "inputs_repeat switched",
+          "from this step on, the graph runs the same computation on another number of inputs of the same shapes "
+          "({shapes}): a Python loop unrolled into one graph changed its count once (micro-batches accumulated "
+          "before one sync, several batches per step); sync after each iteration (after each micro-batch's "
+          "backward: one small graph then serves any count), or run the same count from the first step; else one "
+          "more compilation at the switch, once", unless="jax"),
     # round 24 (r24_tx_mixup_soft_hard): the batch's targets hard int64 indices on some steps, float soft targets
     # of another rank on others (mixup on half the batches): one input swapped for another format, nothing else
     # (look-alikes: rev7_two_heads, whose head weights come and go too; review3_collate_key, a key added only)
@@ -1598,6 +1607,14 @@ RULES: tuple[FixRule, ...] = (
           "call ran with another argument, option or mode in the other graph (approximate= on GELU, a dropout "
           "probability, train() vs eval()); find the call that reaches it and keep its settings the same",
           unless="jax"),
+    # round 28 (r28_tx_gumbel_hard_switch): the same story once the library function and the user's one call of it
+    # are known (explain.library_call_line, from the installed library and the source on disk): F.gumbel_softmax
+    # with hard= switched at step 4 was told with GELU/dropout/eval examples and no line
+    _rule("ops_library_setting_call", "ops", "library_call_line",
+          "the ops that differ were traced inside {function} ({library_call}), which your line {line} calls: that "
+          "call was given another option in the other graph (a flag or a mode that picks which ops it traces; a "
+          "float it is given is most often passed as device data, not traced); give it the same options from the first "
+          "step (decide them before the loop), or accept one compilation per variant", unless="jax"),
     _rule("ops_made_first_step", "ops", "first_step_made",
           "expected once: the first step's graph also computed the tensors the program made before the loop (zeros, "
           "an initial value), which the later steps read as inputs, so the ops traced at {line} differ once; nothing "

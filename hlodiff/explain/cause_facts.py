@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from hlodiff.diff.model import Cause
 from hlodiff.diff.output_causes import computed_from
+from hlodiff.hlo.shapes import without_layout_text
 
 
 LAYOUT_OPS = frozenset({"transpose", "copy", "bitcast"})
@@ -126,3 +127,19 @@ def swaps_path(cause: Cause) -> bool:
 
 def slice_starts(text: str) -> list[int]:
     return [int(a) for a, _ in re.findall(r"\[(-?\d+):(-?\d+)", text or "")]
+
+
+def repeats_kept_inputs(entry, changed: list) -> bool:
+    """The entry parameters ``changed`` (refs of the inputs one graph has and the other lacks) are more of the same:
+    none is a scalar and each has the shape (layout aside) of a parameter the graph keeps that it does not return.
+    A Python loop over a list whose length changes traces the same computation once more per item (micro-batches
+    of an accumulation group); weights, gradients and optimizer state come back as outputs of their shapes, a data
+    batch never does."""
+    if entry is None or not changed:
+        return False
+    names = {x.name for x in changed}
+    outputs = {str(entry.insts[n].shape.without_layout()) for n in entry.outputs() if n in entry.insts}
+    kept = {str(i.shape.without_layout()) for i in entry.insts.values()
+            if i.opcode == "parameter" and i.name not in names} - outputs
+    shapes = [without_layout_text(x.shape) for x in changed]
+    return all(not (sh.endswith("[]") or "[" not in sh) and sh in kept for sh in shapes)

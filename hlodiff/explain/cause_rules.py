@@ -15,8 +15,8 @@ from hlodiff.diff.fix_facts import NEVER_REORDERS
 from hlodiff.diff.model import Cause
 from hlodiff.explain.cause_facts import (LAYOUT_OPS, Evidence, added_inputs, added_refs, bare_shape, input_origin,
                                         int_pair, is_scalar_shape, layout_only, literal_ints, only_opcodes,
-                                        origin_computations, own_placement, removed_refs, shape_dims, slice_starts,
-                                        swaps_path)
+                                        origin_computations, own_placement, removed_refs, repeats_kept_inputs,
+                                        shape_dims, slice_starts, swaps_path)
 from hlodiff.hlo.shapes import ShapeSyntaxError, parse_shape
 
 GRAPH_KINDS = frozenset({"reordered", "shape", "dtype", "layout", "constant", "attribute", "inputs", "outputs",
@@ -210,6 +210,23 @@ def _count_of_joined(c: Cause, r: Cause, e: Evidence) -> bool:
                for o in r.origins if (o.right or o.left) is not None)
 
 
+def _count_of_repeated_inputs(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The graph gained (or lost) inputs that repeat the data inputs it keeps (round 28, r28_tx_microbatch_warmup:
+    one micro-batch per optimizer step, then 4, all traced before one sync): a Python loop ran another number of
+    times, and a number made from that count changed with it (``loss / accum``: 1 baked as a constant, 4 passed as
+    device data). Fixing the number alone leaves the graph to compile again; the loop's count is the change, told
+    at the inputs."""
+    if c.kind != "constant":
+        return False
+    added = added_inputs(r)
+    gone = [o.left for o in r.origins if o.right is None and o.left is not None and o.left.opcode == "parameter"]
+    if added and not gone:
+        return repeats_kept_inputs(e.right, added)
+    if gone and not added:
+        return repeats_kept_inputs(e.left, gone)
+    return False
+
+
 def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     """Every value of the constant that changed is a size of the shape change beside it, before and after (``{0, 8}
     -> {0, 12}`` beside ``s64[2,8] -> s64[2,12]``: EmbeddingBag's offsets, a mean's divisor taken from the padded
@@ -326,6 +343,10 @@ RULES: tuple[Rule, ...] = (
     Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,
          why="a list joined in the step (torch.stack of a history) grows by one, and its length is baked as a "
              "constant (a mean's divisor): one change, told at the join"),
+    Rule("count_of_repeated_inputs", frozenset({"constant"}), ("inputs",), _count_of_repeated_inputs,
+         why="a loop traced into one graph ran another number of times (inputs repeating the data it keeps came or "
+             "went), and a number made from the count (a loss divided by it) changed with it: one change, told at "
+             "the inputs"),
     Rule("donates_new_inputs", frozenset({"aliasing"}), ("inputs",), _donates_new_inputs,
          why="torch_xla donates the buffers of the tensors a step overwrites: the new inputs among them"),
     Rule("path_swapped", frozenset({"dtype", "constant", "inputs"}), ("shape",), _path_swapped,

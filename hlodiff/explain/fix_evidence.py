@@ -13,6 +13,7 @@ values a family went through :mod:`hlodiff.explain.family_values`, what a static
 from __future__ import annotations
 
 from hlodiff.diff.origin_makers import package_path
+from hlodiff.explain.cause_facts import repeats_kept_inputs
 from hlodiff.hlo.shapes import PRINTED_DIMS, without_layout_text
 
 
@@ -103,13 +104,7 @@ def inputs_repeat(r) -> bool:
                    is not None and x.opcode == "parameter"]
         if not changed:
             continue
-        names = {x.name for x in changed}
-        # weights, gradients and optimizer state come back as outputs of their shapes; a data batch never does
-        outputs = {str(cm.entry.insts[n].shape.without_layout()) for n in cm.entry.outputs() if n in cm.entry.insts}
-        kept = {str(i.shape.without_layout()) for i in cm.entry.insts.values()
-                if i.opcode == "parameter" and i.name not in names} - outputs
-        shapes = [without_layout_text(x.shape) for x in changed]
-        if all(not _scalar_shape(sh) and sh in kept for sh in shapes):
+        if repeats_kept_inputs(cm.entry, changed):
             return True
     return False
 

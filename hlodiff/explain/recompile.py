@@ -26,6 +26,7 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
+from hlodiff.explain.library_call_line import place_library_calls
 from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
@@ -182,6 +183,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
+    place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
