@@ -347,25 +347,11 @@ WRONG_NOW = {
     # compile after it, and a user line: pt_xla_debug's frames stop in the bridge, so :30 only from the source
     "dynamo/d28_to_bf16_midrun": "kind: no headline; line: no headline; fix_any: no headline; fix_none: no headline "
                                  "(parameters converted to bf16 after compiling read as the bridge's warm-up)",
-    # (rev17_tc_eval_mode_logs is right since the twelfth stop: of the compiled module's two calls, the one after
-    # model.eval() ran with the flag the failed guard `training == True` did not hold; dumps/module_mode_source.py)
-    # round 24 (blind, torch_xla and JAX): the TBPTT control is told right in substance (an expected warm-up, exit
-    # 0) but at no location: the GRU's zero state is made in torch_xla's own GRU (torch_xla/experimental/gru.py),
-    # the dump names only library frames, and a PT_XLA_DEBUG_LEVEL=1 capture keeps no tensors report to reach
-    # the user's line (the truth accepts no headline, or the warm-up at :24/:28/:33)
-    "torch_xla/r24_tx_tbptt_reset_control": "line: no location (the expected warm-up is told, but the GRU's state "
-                                            "is made in torch_xla/experimental/gru.py, the only frame in the dump)",
     # round 28 (small, blind): F.gumbel_softmax's hard= switched at step 4, captured at PT_XLA_DEBUG_LEVEL=1: the
     # story, its line and fix are right since round 28's library_call_line; a level-1 log holds compilations only,
     # no cache hits, so whether the third graph stayed (switched) is not seen (as r14_tx_clip_after_warmup)
     "torch_xla/r28_tx_gumbel_hard_switch": "pattern: 3 compilations of sync at r28_tx_gumbel_hard_switch.py:41 "
                                            "(A,B,C) (not switched: a level-1 log has no cache hits)",
-    # new-user review 17, C2 captured by hand as the reviewer did (TORCH_LOGS=recompiles): Dynamo names its wrapper
-    # (external_utils.py `inner`), the debug log's stacks end in the bridge, and the source calls `cmodel` twice
-    # (:11 in the loop, :15 after model.eval()): which call recompiled is not read, so no line (the review: "by
-    # hand the report gives no line but a useful hint"); kind and fix are right
-    "dynamo/rev17_tc_eval_mode_logs": "line: no location (a compiled nn.Module called on two lines, TORCH_LOGS "
-                                      "text log)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

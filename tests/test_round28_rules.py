@@ -17,7 +17,7 @@ import pytest
 
 from explain_helpers import explain_doc, fix_rule_set, head_cause
 from helpers import FIXTURES, capture_argv
-from hlodiff.explain.library_call_line import library_function
+from hlodiff.dumps.library_functions import library_function
 
 TX = FIXTURES / "scenarios" / "torch_xla"
 MAP = ("--source-map", f"/home/user/project={TX}")

@@ -10,6 +10,7 @@ types) because it asks who wrote the change rather than what it is; the fix rule
 from __future__ import annotations
 
 from hlodiff.diff.model import Cause, Change
+from hlodiff.hlo.installed import package_path
 
 
 MODULE_BASE = "torch/nn/modules/module.py"
@@ -93,12 +94,3 @@ def library_made_inputs(cause: Cause) -> str:
             files.append(frames[0].file)
     # the most frequent file; a tie goes to the first seen (a set's order changes with PYTHONHASHSEED)
     return package_path(max(dict.fromkeys(files), key=files.count)) if files else ""
-
-
-def package_path(file: str) -> str:
-    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
-    path = file.replace("\\", "/")
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.rsplit(marker, 1)[1]
-    return "/".join(path.rsplit("/", 3)[-3:])

@@ -96,6 +96,13 @@ class SourceLines:
 
         return self._ask(library_entry_calls, _NONE, file, classes, methods, helpers, functions)
 
+    def library_function(self, file: str, line: int | None) -> str | None:
+        """The installed library function whose body holds ``file:line``:
+        :func:`hlodiff.dumps.library_functions.library_function`."""
+        from hlodiff.dumps.library_functions import library_function
+
+        return self._ask(library_function, _NONE, file, line)
+
     def carried_without_detach(self, file: str, line: int | None) -> list[int] | None:
         """Assignments of the loop around ``file:line`` that carry a tensor's history into the next iteration:
         :func:`hlodiff.dumps.carried_source.carried_without_detach`."""

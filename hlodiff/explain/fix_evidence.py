@@ -12,7 +12,7 @@ values a family went through :mod:`hlodiff.explain.family_values`, what a static
 
 from __future__ import annotations
 
-from hlodiff.diff.origin_makers import package_path
+from hlodiff.hlo.installed import package_path
 from hlodiff.explain.cause_facts import repeats_kept_inputs
 from hlodiff.hlo.shapes import PRINTED_DIMS, without_layout_text
 

@@ -12,14 +12,9 @@ the function from several lines (which one changed is then not known).
 
 from __future__ import annotations
 
-import ast
-import os
-import sys
-from functools import lru_cache
-
 from hlodiff.diff.fix_rules import RULES_BY_NAME
 from hlodiff.diff.fixes import FixChoice
-from hlodiff.diff.origin_makers import package_path
+from hlodiff.hlo.installed import package_path
 from hlodiff.hlo.model import SourceFrame
 
 ROWS = frozenset({"ops_library_setting"})
@@ -30,7 +25,6 @@ PLACE_ONLY_ROWS = frozenset({"ops_switched_on"})
 and stay; the call found only leads the locations (label_smoothing_on: F.cross_entropy's smoothing ops)."""
 CALL_ROW = "ops_library_setting_call"
 """The row that replaces them once the call's line is known."""
-_MAX_BYTES = 4_000_000
 
 
 def place_library_calls(recompilations, sources) -> None:
@@ -60,46 +54,10 @@ def _user_call(cause, sync, sources) -> tuple[SourceFrame, str, str] | None:
     lib = cause.library_locations[0] if cause.library_locations else None
     if lib is None or lib.line is None or sync is None or sync.line is None or sync.is_library:
         return None
-    function = library_function(lib.file, lib.line)
+    function = sources.library_function(lib.file, lib.line)
     if function is None or function.startswith("_"):
         return None
     lines = sources.calls_named(sync.file, (function,))
     if len(lines) != 1:
         return None
     return SourceFrame(sync.file, lines[0], None), function, f"{package_path(lib.file)}:{lib.line}"
-
-
-@lru_cache(maxsize=64)
-def library_function(file: str, line: int) -> str | None:
-    """The name of the innermost function whose body holds ``line`` of the library file ``file`` (where it is, or
-    the same package path under an installed ``site-packages`` of this interpreter); None when not found."""
-    path = _installed(file)
-    if path is None:
-        return None
-    try:
-        if os.path.getsize(path) > _MAX_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if best is None or node.lineno > best.lineno:
-                best = node
-    return best.name if best is not None else None
-
-
-def _installed(file: str) -> str | None:
-    if os.path.isfile(file):
-        return file
-    rel = package_path(file)
-    if rel == file or rel.startswith("/"):
-        return None
-    for entry in sys.path:
-        if entry and ("site-packages" in entry or "dist-packages" in entry):
-            candidate = os.path.join(entry, rel)
-            if os.path.isfile(candidate):
-                return candidate
-    return None

@@ -95,3 +95,12 @@ def _norm(path: str) -> str:
 
 
 add_library_roots(local_roots())
+
+
+def package_path(file: str) -> str:
+    """``/usr/lib/python3.11/site-packages/torch/optim/adamw.py`` -> ``torch/optim/adamw.py``."""
+    path = file.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return "/".join(path.rsplit("/", 3)[-3:])
