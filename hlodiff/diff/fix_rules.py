@@ -1227,13 +1227,21 @@ RULES: tuple[FixRule, ...] = (
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
     # graph without it comes back, keeps inputs_updated_some_steps
-    _rule("inputs_trained_from_step", "inputs outputs", "updated_in_place stays torch_xla",
+    _rule("inputs_trained_from_step", "inputs outputs", "updated_in_place stays trains torch_xla",
           "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
           "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
           "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
           "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
           "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
           "weight or learning rate, prune.identity before training)", unless="jax"),
+    # last read of the twelfth stop (lr_ema_after_warmup): an EMA of the weights begun after a warm-up, then every
+    # step: the same evidence save ``trains`` (no new weight gradient, its inputs feed only its own update)
+    _rule("inputs_updated_from_step", "inputs outputs", "updated_in_place stays torch_xla",
+          "from {first_step} on, the graph also reads and rewrites tensors shaped like the weights (at {line}), and "
+          "keeps doing so; no new gradient comes with them and they feed nothing else of the step: an update begun "
+          "at that step and kept (an EMA of the weights started after a warm-up, say): one more compilation, "
+          "expected; to avoid it, run the update from the first step (an EMA with decay 1.0 until its start), or "
+          "as a step of its own (torch_xla.sync() before it)", unless="jax"),
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
           "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "

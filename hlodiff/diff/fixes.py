@@ -170,6 +170,9 @@ class FixContext:
     updated_in_place: bool = False
     """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
     on these steps only (an EMA of the weights, a periodic update)."""
+    trains: bool = False
+    """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
+    a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
