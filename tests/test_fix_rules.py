@@ -99,6 +99,7 @@ EXERCISED = {
     # last read of the twelfth stop: an EMA begun after a warm-up, kept every step (no gradient, feeds nothing else)
     "inputs_updated_from_step": "scenarios/torch_xla/lr_ema_after_warmup",
     "static_partial": "scenarios/jax/r27_jx_partial_static_loss",
+    "static_partials_kept": "scenarios/jax/lr_jx_two_partials",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",

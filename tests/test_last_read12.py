@@ -5,12 +5,21 @@ look-alike get their confident fix, each narrowed and shown on the look-alike's 
   trains_new_tensors`): an EMA of the weights begun after a warm-up and kept every step (lr_ema_after_warmup) has
   the same evidence as layers unfrozen, but adds no weight gradient and its inputs feed only its own update; it
   gets ``inputs_updated_from_step`` ("from step 3 on ... an EMA ... expected").
+- ``static_partial`` now needs the partial made again (:func:`hlodiff.explain.fix_context.value_remade`): one miss
+  printing the same value on both sides, or more compilations than distinct values. Two partials made once before
+  the loop and passed in turn (lr_jx_two_partials) get ``static_partials_kept``.
 
 Inputs: real captures (fixtures/scenarios/<engine>/<name>/) or small unit-level inputs."""
 
 from __future__ import annotations
 
+import pytest
+
 from explain_helpers import explain_capture as _doc, fix_rule_set as _rules
+from hlodiff.explain.fix_context import value_remade
+
+_P1 = "functools.partial(<function huber at 0x7f01>, delta=1.0)"
+_P2 = "functools.partial(<function huber at 0x7f01>, delta=2.0)"
 
 
 def test_an_ema_begun_after_warmup_is_not_told_as_tensors_trained_for_good():
@@ -27,3 +36,22 @@ def test_unfrozen_layers_and_a_pruning_reparametrization_stay_trained_for_good()
     feed the kept forward matmul."""
     assert "inputs_trained_from_step" in _rules(_doc("scenarios/torch_xla/ulmfit_unfreeze"))
     assert "inputs_trained_from_step" in _rules(_doc("scenarios/torch_xla/r27_tx_prune_schedule"))
+
+
+@pytest.mark.parametrize("pair, values, compilations, remade", [
+    ((_P1, _P1), (_P1,), 8, True),        # a partial made again each step: the miss prints one value twice
+    ((_P1, _P2), (_P1, _P2), 2, False),   # two partials made once, passed in turn: one compilation each
+    ((_P1, _P2), (_P1, _P2), 5, True),    # more compilations than values: some value was made again
+    ((), (_P1, _P2), 2, False),
+])
+def test_value_remade_needs_a_repeat_or_more_compilations_than_values(pair, values, compilations, remade):
+    assert value_remade(pair, values, compilations) is remade
+
+
+def test_two_partials_made_once_are_not_told_to_be_made_once():
+    doc = _doc("scenarios/jax/lr_jx_two_partials")
+    rules = _rules(doc)
+    assert "static_partial" not in rules and "static_partials_kept" in rules
+    fix = doc["headline"]["fix"]
+    assert "made again" not in fix and "before the loop" not in fix and "traced arguments" in fix
+    assert "static_partial" in _rules(_doc("scenarios/jax/r27_jx_partial_static_loss"))

@@ -175,7 +175,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         if len(unique) >= 2 and all(_OBJECT_REPR.match(v.strip()) for v in unique):
             facts.add("identity_values")
         if partial_objects(ctx.values):
-            facts.add("partial_values")
+            facts.add("partial_values" if getattr(ctx, "value_remade", False) else "partials_kept")
         redefined = redefined_function(ctx.values)
         if redefined is not None:
             facts.add("redefined_function")

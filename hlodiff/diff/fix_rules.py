@@ -1685,6 +1685,14 @@ RULES: tuple[FixRule, ...] = (
           "call; if its arguments must change, keep only the function static and pass them as traced arguments, "
           "or pass jax.tree_util.Partial(fn, *args) as an ordinary (non-static) argument, whose arguments are "
           "traced"),
+    # last read of the twelfth stop (lr_jx_two_partials): partials made once before the loop (a training and an
+    # evaluation loss) and passed in turn: as many compilations as partials, nothing made again
+    _rule("static_partials_kept", "static_argument", "jax partials_kept",
+          "static `{arg}` takes {count} functools.partials ({values}), as many as it compiled: each partial is "
+          "kept and compiled once (a partial is compared by identity, so each object is its own program); "
+          "expected if the choice is deliberate; for one compilation, keep only the function static and pass the "
+          "partial's arguments as traced arguments, or pass jax.tree_util.Partial(fn, *args) as an ordinary "
+          "(non-static) argument"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
           "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "

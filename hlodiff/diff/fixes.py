@@ -61,6 +61,9 @@ class FixContext:
     """Ops that made the changed value, from ``op_type``/``op_name`` metadata and the live tensor's IR:
     ``nonzero`` (boolean index, masked_select), ``topk``, ``cat``, ``tensor_list``, ``randn``, ``pad``."""
     values: tuple[str, ...] = ()
+    value_remade: bool = False
+    """A static value made again rather than a few kept: one miss printed the same on both sides, or more
+    compilations than distinct values (:func:`hlodiff.explain.fix_context.value_remade`)."""
     """The values the changing size, constant or static argument took over the run, in order."""
     grows: bool = False
     """The changed size grew at every compilation of the family (a cache or history built up step by step)."""
