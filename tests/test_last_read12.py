@@ -55,3 +55,48 @@ def test_two_partials_made_once_are_not_told_to_be_made_once():
     fix = doc["headline"]["fix"]
     assert "made again" not in fix and "before the loop" not in fix and "traced arguments" in fix
     assert "static_partial" in _rules(_doc("scenarios/jax/r27_jx_partial_static_loss"))
+
+
+# -- cost round trip: only a line that moves the value gets "t.detach() gives the same values" -----------------------
+
+@pytest.mark.parametrize("line, moved", [
+    ("h = torch.from_numpy(h.detach().cpu().numpy()).to(dev)", True),
+    ("h = torch.tensor(h.cpu().numpy(), device=dev)", True),
+    ("h = h.detach().cpu().clone().to(dev, non_blocking=True)", True),
+    ("ret = torch.from_numpy(scipy.signal.lfilter([1], [1, -g], rew.cpu().numpy())).to(dev)", False),
+    ("ret = torch.from_numpy(rew.cpu().numpy()[::-1].cumsum()).to(dev)", False),
+    ("h = torch.from_numpy(np.tanh(h.cpu().numpy())).to(dev)", False),
+    ("h = torch.from_numpy(h.cpu().numpy() * 0.5).to(dev)", False),
+])
+def test_moves_only_reads_the_line(tmp_path, line, moved):
+    from hlodiff.dumps.move_line import moves_only
+
+    src = tmp_path / "train.py"
+    src.write_text(f"import torch\n{line}\n")
+    assert moves_only(str(src), 2) is moved
+    assert moves_only(str(tmp_path / "absent.py"), 2) is None
+
+
+def _cost(name: str, monkeypatch, mapped: bool) -> dict:
+    from conftest import FIXTURES
+    from helpers import cli_json
+
+    folder = FIXTURES / "scenarios" / "cost"
+    if mapped:
+        monkeypatch.setenv("HLODIFF_SOURCE_MAP", f"/home/user/project={folder}")
+    else:
+        monkeypatch.delenv("HLODIFF_SOURCE_MAP", raising=False)
+    return cli_json("cost", str(folder / name / "record"), codes=(0,))["headline"]
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_returns_computed_on_the_host_are_not_told_detach_gives_the_same_values(monkeypatch, mapped):
+    """lr_reinforce_host_returns: the rewards read and the returns uploaded at one line, same shape, other values."""
+    head = _cost("lr_reinforce_host_returns", monkeypatch, mapped)
+    assert head["round_trip"] and not head["moved_only"]
+    assert "same values" not in head["fix"] and "torch ops on the device" in head["fix"]
+
+
+def test_state_only_moved_through_the_host_keeps_the_confident_fix(monkeypatch):
+    head = _cost("x9c_hidden_host_detach", monkeypatch, True)
+    assert head["moved_only"] and "gives the next graph the same values" in head["fix"]
