@@ -100,3 +100,17 @@ def test_returns_computed_on_the_host_are_not_told_detach_gives_the_same_values(
 def test_state_only_moved_through_the_host_keeps_the_confident_fix(monkeypatch):
     head = _cost("x9c_hidden_host_detach", monkeypatch, True)
     assert head["moved_only"] and "gives the next graph the same values" in head["fix"]
+
+
+# -- compare-runs: a non-leading dimension is a length only when a kept input shows dimension 0 is the batch ---------
+
+def test_a_time_major_batch_is_not_told_as_a_length_with_a_leading_batch():
+    """lr_torch_time_major_batch: s64[35,8] -> s64[35,16], the batch size from argv; no input that kept its shape
+    starts with 35, so hlodiff says which dimension changed and gives both readings."""
+    from runs_helpers import runs_headline
+
+    fix = runs_headline("lr_torch_time_major_batch")["fix"]
+    assert "(batch)" not in fix and "dimension 1 changed" in fix
+    assert "batch size" in fix and "pad to a fixed length" in fix
+    pad = runs_headline("runs10_pad_longest")["fix"]  # y f32[8,4] kept its shape: dimension 0 is the batch
+    assert "pad to a fixed length" in pad and "batch size" not in pad

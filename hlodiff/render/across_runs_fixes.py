@@ -178,11 +178,20 @@ GRAPH_FIXES: dict[str, str] = {
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
     "input_length": "the inputs' length differs between the runs ({name}: {a} in run A, {b} in run B): dimension "
-                    "{dim} is {la} in run A and {lb} in run B, the leading (batch) dimension the same in both: a "
+                    "{dim} is {la} in run A and {lb} in run B, dimension 0 the same in both and shared by inputs "
+                    "that kept their shape (the batch): a "
                     "length taken from the data (padding to the longest sequence of a batch, or of a sample drawn "
                     "without a fixed seed) is another program and cache entry for every value; pad to a fixed "
                     "length (or a few bucket lengths, such as multiples of 64) so that every run feeds the same "
                     "shapes; if the length is a setting, give it the same value in both runs",
+    # last read of the twelfth stop: a time-major [T, B] input (s32[35,8] -> s32[35,16], the batch size from argv)
+    # changes a non-leading dimension too; with no input that kept dimension 0 to show the batch, both readings
+    "input_dimension": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): only "
+                       "dimension {dim} changed, {la} in run A and {lb} in run B; each shape is its own program and "
+                       "cache entry. If that dimension is the batch (a time-major [T, B] input, the batch size set "
+                       "per run), use the same batch size in both runs (drop_last for a short last batch); if it is "
+                       "a length (padding to the longest sequence drawn), pad to a fixed length or a few bucket "
+                       "lengths so that every run feeds the same shapes",
     "seed_offset": "every random seed run B's program splits into a key has {b} added to it, run A's {a}: JAX adds "
                    "jax_random_seed_offset (JAX_RANDOM_SEED_OFFSET, which launchers set per worker) to each seed "
                    "while tracing, so each offset is its own program and cache entry; set it the same way in both "
