@@ -114,3 +114,16 @@ def test_a_time_major_batch_is_not_told_as_a_length_with_a_leading_batch():
     assert "batch size" in fix and "pad to a fixed length" in fix
     pad = runs_headline("runs10_pad_longest")["fix"]  # y f32[8,4] kept its shape: dimension 0 is the batch
     assert "pad to a fixed length" in pad and "batch size" not in pad
+
+
+# -- Dynamo: a freed module's guard does not claim the user turned inlining off ---------------------------------------
+
+def test_a_freed_module_is_not_told_the_user_set_inlining_off():
+    """Nothing in the log shows ``inline_inbuilt_nn_modules = False`` was set: it is the default up to torch 2.4
+    (a run on torch 2.4 has the same evidence). The fix names the setting to turn on, and reusing one model."""
+    from hlodiff.diff.fixes import choose
+
+    text = choose("guard", frozenset({"dynamo", "module_freed"})).text
+    assert "inline_inbuilt_nn_modules = True" in text and "default from torch 2.5" in text
+    assert "= False makes it" not in text and "leave that setting at its default" not in text
+    assert "reuse one model" in text

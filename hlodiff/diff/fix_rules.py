@@ -524,13 +524,15 @@ RULES: tuple[FixRule, ...] = (
           "traces {function} again with a symbolic size and keeps both graphs, picking one by the mark; call "
           "torch._dynamo.mark_dynamic on every call or on none (a size that never changes needs no mark; a size "
           "that does, mark it from the first call on)", unless="jax limit_hit"),
-    # Dynamo round 27 (d27_kfold_inline_off): the compiled module freed and a new one of the same structure passed
+    # Dynamo round 27 (d27_kfold_inline_off): the compiled module freed and a new one of the same structure passed;
+    # the log does not show the setting was turned off (the default up to torch 2.4: last read of the twelfth stop)
     _rule("dynamo_module_freed", "guard", "dynamo module_freed",
           "{seen}: Dynamo guarded that module object itself, so each new model (one per fold or run) traces "
-          "{function} again; torch._dynamo.config.inline_inbuilt_nn_modules = False makes it guard modules this "
-          "way: leave that setting at its default (True: the parameters are inputs, one graph for every model of "
-          "the same structure), or build the model once and reset its weights (load_state_dict, "
-          "reset_parameters) instead of making a new one", unless="jax"),
+          "{function} again; it guards modules this way while torch._dynamo.config.inline_inbuilt_nn_modules is "
+          "off (set so, or the default before torch 2.5): set torch._dynamo.config.inline_inbuilt_nn_modules = "
+          "True (the default from torch 2.5: the parameters are inputs, one graph for every model of the same "
+          "structure), or reuse one model and reset its weights (load_state_dict, reset_parameters) instead of "
+          "making a new one", unless="jax"),
     # Dynamo round 24 (d24_id_cache): id() of an argument read inside the compiled function (an id()-keyed cache)
     _rule("dynamo_identity_read", "guard", "dynamo object_identity identity_read",
           "the compiled code reads the identity of {tensor} (id({tensor}): {seen}): Dynamo guards which object it "
