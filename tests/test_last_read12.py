@@ -127,3 +127,12 @@ def test_a_freed_module_is_not_told_the_user_set_inlining_off():
     assert "inline_inbuilt_nn_modules = True" in text and "default from torch 2.5" in text
     assert "= False makes it" not in text and "leave that setting at its default" not in text
     assert "reuse one model" in text
+
+
+def test_a_module_backward_hook_may_be_a_librarys():
+    """Opacus-style per-sample gradients register the hooks (register_module_full_backward_hook, or on every
+    layer): the break's reason is the same; "remove the module hook" alone points at code the user did not write."""
+    from hlodiff.diff.fixes import choose
+
+    text = choose("graph_break", frozenset({"dynamo", "op:module_backward_hook"})).text
+    assert "the library that registered it" in text and "register_module_full_backward_hook" in text

@@ -802,14 +802,16 @@ RULES: tuple[FixRule, ...] = (
           "a logging call inside the compiled function ({seen}): Dynamo does not trace Python's logging and splits "
           "the function there on every call (each call runs as more than one graph, Python between them); move the "
           "log call out of the compiled function (log after the call), or drop it", unless="jax raised"),
-    # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py
+    # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py;
+    # the hook may be a library's (Opacus, a global register_module_full_backward_hook: the twelfth stop's last read)
     _rule("dynamo_graph_break_module_backward_hook", "graph_break", "dynamo op:module_backward_hook",
           "a module-level backward hook (register_full_backward_hook or register_full_backward_pre_hook on a "
-          "module the compiled model calls) cannot be traced without compiled autograd ({seen}): Dynamo breaks "
-          "the compiled call at that module on every call, and what it cannot trace runs without it; remove the "
-          "module hook, or hook the gradient on a "
-          "tensor instead (output.register_hook(...) in the forward), or read the parameters' .grad after "
-          "backward()", unless="jax raised"),
+          "module the compiled model calls, or register_module_full_backward_hook for every module; yours, or the "
+          "library's that registered it, such as Opacus's per-sample gradients) cannot be traced without compiled "
+          "autograd ({seen}): Dynamo breaks the compiled call at that module on every call, and what it cannot "
+          "trace runs without it; remove the module hook (or the library that registered it, or compile without "
+          "it), or hook the gradient on a tensor instead (output.register_hook(...) in the forward), or read the "
+          "parameters' .grad after backward()", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
