@@ -136,3 +136,15 @@ def test_a_module_backward_hook_may_be_a_librarys():
 
     text = choose("graph_break", frozenset({"dynamo", "op:module_backward_hook"})).text
     assert "the library that registered it" in text and "register_module_full_backward_hook" in text
+
+
+def test_an_entry_in_run_a_s_listing_may_have_been_removed_before_run_b(tmp_path):
+    """runs10_check_contents without its error: the listing beside run A shows the entry after run A, not when run B
+    looked; an eviction or a cleanup between the runs has the same evidence."""
+    from runs_helpers import compare_runs, copy_runs
+
+    folder = copy_runs("runs10_check_contents", tmp_path)
+    log = folder / "run_b" / "stderr.log"
+    log.write_text("".join(t for t in log.read_text().splitlines(keepends=True) if "inconsistency" not in t))
+    fix = compare_runs(folder)["headline"]["fix"]
+    assert "still holds it" not in fix and "removed between the runs" in fix and "eviction" in fix

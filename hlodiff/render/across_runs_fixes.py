@@ -157,11 +157,16 @@ CACHE_FIXES: dict[str, str] = {
                       "recompiles every key the first time a process meets it, even with its entry on disk, and "
                       "compares the two executables (here they differed: CacheVerificationError); it is a setting "
                       "for testing the cache: turn it off in runs meant to load from it",
-    "unknown_entry_there": "run A wrote the entry under this key, the cache folder still holds it, and run B missed "
-                           "it without a read error: JAX recompiles an entry it has when "
+    # the twelfth stop's last read: the listing is taken after run A, so it cannot show the entry was still there
+    # when run B looked (a cleanup or an eviction between the runs has the same evidence)
+    "unknown_entry_there": "run A wrote the entry under this key, the cache's listing (taken after run A) holds it, "
+                           "and run B missed it without a read error: JAX recompiles an entry it has when "
                            "jax_compilation_cache_check_contents is on (JAX_COMPILATION_CACHE_CHECK_CONTENTS=1 in "
                            "run B's environment, a setting for testing the cache), or run B looked in another folder "
-                           "(compare jax_compilation_cache_dir / JAX_COMPILATION_CACHE_DIR of both runs)",
+                           "(compare jax_compilation_cache_dir / JAX_COMPILATION_CACHE_DIR of both runs), or the "
+                           "entry was removed between the runs (a cleanup of the folder, a temporary-files cleaner, "
+                           "an eviction that keeps the cache under a size limit): list the folder just before run B "
+                           "to tell",
     "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
                          "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
                          "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
