@@ -56,6 +56,9 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
         warnings.append(InputWarning(why, right.source))
     lcm, rcm = canonicalize(left_module, options), canonicalize(right_module, options)
     diff = diff_canonical(lcm, rcm)
+    from hlodiff.explain.pair_lines import locate_pair
+
+    locate_pair(diff, left_ref, right_ref, (left, right), lcm, rcm)  # the user's lines explain-recompile finds
     if _two_runs(left_ref, right_ref):
         from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
 

@@ -82,7 +82,10 @@ def test_compare_ends_its_process_quickly_with_everything_written_and_cleaned_up
     piped = run_hlodiff("compare", "--json", "--", "-#0", "-#3", stdin=data, env=env, text=False)
     named = run_hlodiff("compare", ITEM + "#0", ITEM + "#3", "--json", text=False)
     assert piped.returncode == named.returncode == 1 and piped.stderr == b""
-    assert json.loads(piped.stdout)["causes"] == json.loads(named.stdout)["causes"] != []
+    # the same differences; the named file's live-tensor report beside it also gives their user lines (review 19,
+    # F7: compare locates as explain-recompile does), which a piped copy has no folder to find
+    told = [[(c["kind"], c["summary"]) for c in json.loads(r.stdout)["causes"]] for r in (piped, named)]
+    assert told[0] == told[1] != []
     assert list(tmp_path.glob("hlodiff-stdin-*")) == []
 
 

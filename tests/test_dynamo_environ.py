@@ -41,10 +41,13 @@ def test_the_user_line_above_a_frozen_guard_is_on_the_same_root_object():
 
 
 def test_an_environment_switch_read_in_the_forward_is_told_at_the_read():
-    """d23_env_debug: the first try said the generic guard fix, quoting '<frozen os>', at the forward's def :31."""
+    """d23_env_debug: the first try said the generic guard fix, quoting '<frozen os>', at the forward's def :31.
+    Since the twelfth stop (review 18, F7: the README's rule) the one call of the compiled module leads and the read
+    is beside it."""
     doc = cli_json("explain-recompile", DYN / "d23_env_debug", *DYN_MAP, codes=(0, 1))
     r = doc["dynamo"]["recompiles"][0]
-    assert r["fix_rule"] == "dynamo_environ" and r["location"]["line"] == 33
+    assert r["fix_rule"] == "dynamo_environ" and r["guard_at"]["line"] == 33
+    assert r["location"]["line"] == 45 and r["located"] == "source_call"
     assert "frozen" not in doc["headline"]["fix"] and "argument" in doc["headline"]["fix"]
     out = cli("explain-recompile", DYN / "d23_env_debug", *DYN_MAP, codes=(0, 1)).stdout
     assert "frozen" not in out.split("\n\n", 1)[0]

@@ -60,6 +60,12 @@ def framework_of(module_name: str) -> str | None:
     return next((fw for prefix, fw in FRAMEWORK_PREFIXES if module_name.startswith(prefix)), None)
 
 
+NEGLIGIBLE_SHARE = 0.05
+"""``not_donated`` below this share of the bytes the step's graph reads (its parameters) is told as negligible
+(review 19, F8: a 128 B weight beside an 8 KiB batch led ``cost`` as if it mattered): still the finding when it is
+the only one, its words say the saving is negligible at this size and its fix is optional. The committed findings
+of this kind hold half or more of what their step reads."""
+
 UNDONATED_FRAMEWORKS = frozenset(("jax",))
 """Where a step's undonated replacement is a finding: JAX donates only what ``donate_argnums`` names, so a step
 returning new state holds old and new unless the user donates. torch_xla donates by itself every tensor updated in
@@ -148,6 +154,11 @@ class CostHeadline:
     moved_only: bool = False
     """``round_trip`` at a line that only moves the value (:attr:`hlodiff.cost.model.RunCost.round_trips_moved`):
     ``.detach()`` gives the same values. Otherwise the host may compute something there (returns through scipy)."""
+    step_bytes: int = 0
+    """``not_donated``: the bytes the step's graph reads (its parameters), the measure of :attr:`negligible`."""
+    negligible: bool = False
+    """``not_donated``: ``bytes`` is under :data:`NEGLIGIBLE_SHARE` of ``step_bytes``: donating saves nothing
+    that matters at this size."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -158,7 +169,8 @@ class CostHeadline:
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "moved_only": self.moved_only, "gradient_sources": self.gradient_sources}
+                "moved_only": self.moved_only, "gradient_sources": self.gradient_sources, "step_bytes": self.step_bytes,
+                "negligible": self.negligible}
 
 
 def sync_call(frames) -> str | None:
@@ -335,10 +347,12 @@ def _undonated(run: RunCost) -> CostHeadline | None:
         if best is None or total > best.bytes:
             located = next((u.location for u in held if u.location is not None), None)
             names = [u.argument for u in sorted(held, key=lambda u: u.parameter)]
+            step = g.parameters.bytes or 0
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(held),
                                 shapes=[u.shape for u in sorted(held, key=lambda u: -u.bytes)][:4],
                                 unchanged=sum(1 for u in held if u.unchanged),
-                                arguments=list(dict.fromkeys(names)) if all(names) else [])
+                                arguments=list(dict.fromkeys(names)) if all(names) else [],
+                                step_bytes=step, negligible=bool(step) and total < NEGLIGIBLE_SHARE * step)
     return best
 
 

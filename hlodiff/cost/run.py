@@ -28,7 +28,6 @@ from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
 from hlodiff.dumps.cost_evidence import CostRun, GraphCostEvidence
 from hlodiff.dumps.graph_record import DUMPED_KINDS, LOADED_STAGE, GraphRecord
-from hlodiff.dumps.tensors_report import iter_reports
 from hlodiff.dumps.xla_memory import XlaMemory
 from hlodiff.errors import HloParseError, InputWarning
 from hlodiff.hlo.escapes import note_bad_escapes
@@ -86,8 +85,7 @@ def _round_trips(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
     again, roots only, and only when the run has a read."""
     if not any(g.sync_call == "read" for g in graphs):
         return frozenset()
-    reports = (r for path in evidence.report_files for r in iter_reports(path, [], ir="roots"))
-    return round_trip_reads(graphs, reports)
+    return round_trip_reads(graphs, evidence.report_roots())
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:

@@ -572,6 +572,15 @@ RULES: tuple[FixRule, ...] = (
           "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
           "cannot trace), or drop fullgraph=True to let Dynamo split the function there (each split is a graph "
           "more per call)", unless="jax"),
+    # Dynamo round 28 (d28_bn_momentum_none): the `.item()` break is torch's BatchNorm reading its batch count
+    # (momentum=None): torch.where is no fix; the module's momentum is
+    _rule("dynamo_graph_break_bn_cumulative", "graph_break", "dynamo op:bn_cumulative",
+          "a BatchNorm built with momentum=None (a cumulative average) reads its batch count as a Python number in "
+          "training (float(self.num_batches_tracked) in torch's BatchNorm forward): Dynamo breaks the compiled "
+          "call there on every call, what it gives up runs without it, and the average's weight 1/n is a new "
+          "number every step, baked into each step's XLA graph (one compilation per step, without end); give the "
+          "BatchNorm a momentum (momentum=0.1, the default: an exponential average with a fixed weight)",
+          unless="jax raised"),
     # review 18 F3 (c3_log_break.py): the number `.item()` reads feeds only a log call: torch.where is no fix
     _rule("dynamo_graph_break_item_logged", "graph_break", "dynamo op:item op:log_call",
           "`.item()` inside the compiled function reads a tensor's value for a log call ({seen}): Dynamo breaks the "
@@ -1238,6 +1247,16 @@ RULES: tuple[FixRule, ...] = (
           "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
           "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
           "weight or learning rate, prune.identity before training)", unless="jax"),
+    # twelfth stop (ulmfit_unfreeze, A,A,B,B,C,C,C): weight-shaped updates added and kept from then on, the earlier
+    # graph never back: parameters unfrozen (gradual unfreezing), not an update run on some steps only (an EMA
+    # every k steps comes back to the graph without it: inputs_updated_some_steps); ``trains`` as for
+    # inputs_trained_from_step (the last read: an EMA begun after warm-up has the same evidence but no gradient)
+    _rule("outputs_unfrozen", "outputs", "updated_in_place stays trains",
+          "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
+          "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
+          "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
+          "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
+          unless="jax comes_back"),
     # last read of the twelfth stop (lr_ema_after_warmup): an EMA of the weights begun after a warm-up, then every
     # step: the same evidence save ``trains`` (no new weight gradient, its inputs feed only its own update)
     _rule("inputs_updated_from_step", "inputs outputs", "updated_in_place stays torch_xla",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds, logs_beside, read_compile_times
 from hlodiff.dumps.graph_record import DUMPED_KINDS, GraphRecord
@@ -27,6 +27,7 @@ from hlodiff.errors import HlodiffError, InputWarning
 if TYPE_CHECKING:
     from hlodiff.dumps.jax_log import JaxLog
     from hlodiff.dumps.report_alignment import Alignment, GraphOutputs
+    from hlodiff.dumps.tensors_report import SyncReport
 
 
 # -- a run: `hlodiff cost` ---------------------------------------------------------------------------------------
@@ -96,6 +97,14 @@ class CostRun:
         from hlodiff.dumps.report_alignment import align_files
 
         return align_files(list(self.report_files), dumps, wanted=wanted, warnings=warnings)
+
+    def report_roots(self) -> Iterator["SyncReport"]:
+        """The live-tensor reports again, one at a time with only each tensor's root IR node (what a value made at a
+        line needs, not its whole graph): read here so the analysis above opens no file."""
+        from hlodiff.dumps.tensors_report import iter_reports
+
+        for path in self.report_files:
+            yield from iter_reports(path, [], ir="roots")
 
 
 def read_cost_run(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,

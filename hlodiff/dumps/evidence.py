@@ -185,6 +185,11 @@ class Run:
     def dynamo_logs(self) -> list[str]:
         return getattr(self.inputs, "dynamo_logs", [])
 
+    @property
+    def empty_logs(self) -> list[str]:
+        """Empty stderr / TORCH_LOGS files found beside the dump (review 19, F6)."""
+        return getattr(self.inputs, "empty_logs", [])
+
     def read_dynamo(self, warnings: list[InputWarning]) -> list["DynamoLog"]:
         """Each Dynamo log given or found (TORCH_LOGS text, TORCH_TRACE folders), read."""
         from hlodiff.dumps.dynamo_read import read_dynamo_log

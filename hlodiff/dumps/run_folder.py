@@ -36,6 +36,9 @@ class RunInputs:
     warnings: list[InputWarning] = field(default_factory=list)
     dynamo_logs: list[str] = field(default_factory=list)
     """TORCH_LOGS (recompiles, graph_breaks) text and TORCH_TRACE structured logs (issue 31)."""
+    empty_logs: list[str] = field(default_factory=list)
+    """Empty program logs beside the dump (``stderr.log`` of README's torch.compile recipe, 0 bytes when Dynamo
+    logged nothing: review 19, F6): not a missing log, and said so."""
 
 
 def discover(paths: list[str], tensors_report: str | None, debug_log: str | None,
@@ -97,6 +100,16 @@ def discover(paths: list[str], tensors_report: str | None, debug_log: str | None
 SIDE_NAME = re.compile(r"\.(log|txt|out|err)(\.gz)?$")
 """Names a program's redirected output goes to (sniffed by content; any of them may be gzip)."""
 _SNIFF = 1 << 20
+EMPTY_LOG_WORDS = ("stderr", "torch_logs", "dynamo")
+"""Words in the name of an empty file taken as the program's (empty) stderr or TORCH_LOGS file (review 19, F6):
+``stderr.log``, ``torch_logs.txt``, ``dynamo.log``, and any ``*.err``; an empty ``stdout.log`` or notes file says
+nothing of Dynamo."""
+
+
+def empty_log_name(name: str) -> bool:
+    """``name`` is one :data:`EMPTY_LOG_WORDS` names, or a ``.err`` file."""
+    lower = name.lower()
+    return lower.endswith(".err") or any(word in lower for word in EMPTY_LOG_WORDS)
 _REPORT_LINE = re.compile(r"^Tensor: id=\d+, shape=", re.M)
 _DEBUG_BLOCK = re.compile(r"^(?:Unexpected )?(?:Compilation|Execution) Analysis: =+\s*$", re.M)
 """The first line of a block torch_xla writes: what the debug-log reader needs to find at least once."""
@@ -143,6 +156,10 @@ def _sniff_folder(folder: str, inputs: RunInputs, given: tuple[str | None, str |
             head = decode(read_head(path, _SNIFF))
         except HlodiffError:
             continue  # unreadable: not ours to complain about, the user did not name it
+        if not head:
+            if empty_log_name(os.path.basename(path)):
+                inputs.empty_logs.append(path)
+            continue
         if (nul := head.find("\0")) >= 0:
             if nul == 0 or not is_nul_tail(head[nul:]):
                 continue  # binary

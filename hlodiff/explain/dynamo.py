@@ -144,7 +144,7 @@ def _has_backward(bridge, cause_of) -> bool:
     return any(any("_backward" in (f.function or "") for f in g.record.frames) for g in bridge)
 
 
-def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
+def bridge_without_log(explanation, events: dict, empty_logs: list[str] = ()) -> DynamoFindings | None:
     """A torch.compile run captured without Dynamo's log (an XLA dump alone, or TORCH_LOGS that printed nothing):
     the bridge's graphs still differ from one another in ops, inputs and outputs (a compiled function's forward and
     its backward run in turn, the bridge's warm-up variants), which the graphs alone would tell as a Python `if`.
@@ -161,6 +161,7 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
                if r.causes and _mostly_alike(r) and not inference_variant(r) and r.graph.ref not in fixed}
     found.bridge_recompilations = [ref for ref in found.bridge_recompilations if ref not in changed]
     found.no_log = True
+    found.empty_log = next((p for p in empty_logs), None)
     quiet_bridge_hints(explanation, found)
     tell_bridge_own(explanation, found)
     tell_first_calls(explanation, found)
@@ -169,11 +170,12 @@ def bridge_without_log(explanation, events: dict) -> DynamoFindings | None:
 
 
 def explain_dynamo(dynamo_logs: list[str], explanation, events: dict,
-                   warnings: list[InputWarning], *, logs: list[DynamoLog]) -> DynamoFindings | None:
+                   warnings: list[InputWarning], *, logs: list[DynamoLog],
+                   empty_logs: list[str] = ()) -> DynamoFindings | None:
     """The findings for a run with Dynamo logs (``dynamo_logs`` their paths, ``logs`` them read), or None when none
     were given or found."""
     if not dynamo_logs:
-        return bridge_without_log(explanation, events)
+        return bridge_without_log(explanation, events, empty_logs)
     log = read_logs(logs)
     if log is None or (not log.compiles and not log.graph_breaks and not log.limit_hits
                        and not log.stance_raises):

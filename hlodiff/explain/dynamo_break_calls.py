@@ -3,7 +3,8 @@ code where Dynamo broke, and what that line ran there, from three tables: librar
 traceback says what was called (torch_xla's sync run inside the compiled function), the user's line as Dynamo
 quotes it (the same sync, before its frames show), value kinds Dynamo's developer context names as
 untraceable (a ``torch.Generator`` handed to a random op), and torch functions Dynamo marks as skipped
-(``torch.manual_seed``). A break in library code the user only reached (torch's
+(``torch.manual_seed``), and library lines that break only for a setting the user chose (BatchNorm's
+``momentum=None``). A break in library code the user only reached (torch's
 optimizer breaking on purpose) stays the library's; these facts are what make it the user's line to change. Typed
 facts for the fix table; the words live in diff/fix_rules.py."""
 
@@ -51,6 +52,14 @@ SKIPPED_CALLS: tuple[tuple[frozenset[str], str], ...] = (
 )
 _SKIPPED = re.compile(r"marked that the function `(?P<name>\w+)`")
 
+LIBRARY_LINES: tuple[tuple[str, re.Pattern, str], ...] = (
+    # (path tail of the library file, the statement Dynamo quotes at that frame, fact) -- a library line that
+    # breaks only because of how the user built the module: the user's setting is what to change
+    # Dynamo round 28 (d28_bn_momentum_none): BatchNorm(momentum=None) keeps a cumulative average, its training
+    # forward reads `float(self.num_batches_tracked)` (pytorch#194504): a `.item()` break in torch's batchnorm.py
+    ("torch/nn/modules/batchnorm.py", re.compile(r"\bfloat\(\s*self\.num_batches_tracked\s*\)"), "op:bn_cumulative"),
+)
+
 
 def user_entry(brk: GraphBreak) -> SourceFrame | None:
     """The innermost user frame of the break's traceback: the user's line that called into the code where Dynamo
@@ -66,6 +75,10 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
         path = frame.file.replace("\\", "/")
         found.update(fact for tail, fn, fact in LIBRARY_CALLS
                      if frame.is_library and path.endswith(tail) and frame.function == fn)
+    for frame, code in zip(brk.frames, brk.codes):
+        path = frame.file.replace("\\", "/")
+        found.update(fact for tail, pattern, fact in LIBRARY_LINES
+                     if frame.is_library and code and path.endswith(tail) and pattern.search(code))
     users = [i for i, f in enumerate(brk.frames) if not f.is_library]
     entry_code = brk.codes[users[-1]] if users and users[-1] < len(brk.codes) else None
     if entry_code and users[-1] < len(brk.frames) - 1:  # the user's line handed over to library code

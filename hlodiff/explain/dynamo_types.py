@@ -56,12 +56,17 @@ class DynamoRecompile:
     """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
     seen: str = ""
     """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
+    subject_words: str | None = None
+    """What an internal name of Dynamo's in the guard stands for, in the user's terms (``___stack2``: "the value
+    made at c3.py:12 before the graph break"; review 18: the headline showed the internal name only)."""
     located: str | None = None
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack),
     ``xla_call`` (the call, read from the stack of the XLA graph the recompilation compiled, where Dynamo's records
     name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk), ``compiled_call`` (Dynamo named
-    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files)."""
+    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files),
+    ``mode_call`` (of several such calls, the one the source runs in the mode a failed ``training`` guard did not
+    hold)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
     called_at: SourceFrame | None = None
@@ -78,6 +83,7 @@ class DynamoRecompile:
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
                 "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
+                "subject_words": self.subject_words,
                 "location": self.location.to_json() if self.location else None, "located": self.located,
                 "called_at": self.called_at.to_json() if self.called_at else None,
                 "guard_at": self.guard_at.to_json() if self.guard_at else None,
@@ -158,6 +164,9 @@ class DynamoFindings:
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
     """The run has the bridge's graphs but no Dynamo log was given or found: what Dynamo did is unknown."""
+    empty_log: str | None = None
+    """With ``no_log``: an empty stderr / TORCH_LOGS file beside the dump (review 19, F6: README's recipe leaves a
+    0-byte stderr.log when Dynamo logged nothing): told as empty, not as missing."""
     fx_compilations: list[str] = field(default_factory=list)
     """Refs of the bridge's compilations of Dynamo's FX graphs (torch_xla: "dynamo is compiling a FX graph to
     HLO"): a new one is a Dynamo trace, whose reason only Dynamo's log tells (:func:`hlodiff.explain.explanation.
@@ -198,6 +207,12 @@ class DynamoFindings:
 
     def sentence(self) -> str:
         """One line for the top of the report."""
+        if self.no_log and self.empty_log:
+            k = len(self.bridge_compilations)
+            name = self.empty_log.replace("\\", "/").rsplit("/", 1)[-1]
+            return (f"torch.compile run whose {name} beside the dump is empty: if it was captured with "
+                    f"TORCH_LOGS=recompiles,graph_breaks, Dynamo logged no recompilation and no graph break; {k} XLA compilation"
+                    f"{'s' if k != 1 else ''} by torch_xla's Dynamo bridge")
         if self.no_log:
             k = len(self.bridge_compilations)
             # review 8 F2: a TORCH_LOGS=recompiles log of a run Dynamo never retraced is empty, and an empty file
@@ -242,7 +257,9 @@ class DynamoFindings:
         if n:
             head = recurring_lead(self.recompiles)
             where = f" at {head.location.short()}" if head.location else ""
-            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+            guard = (head.guard.guard.replace(head.subject, head.subject_words, 1)
+                     if head.subject_words and head.subject else head.guard.guard)
+            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {guard})")
         for r in self.resets:
             parts.append(f"{r.function} compiled from scratch {r.seen} (no guard failed: Dynamo's cache was emptied, "
                          "torch._dynamo.reset())")
@@ -257,10 +274,14 @@ class DynamoFindings:
             parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} of the call's inputs, a new one each call "
                          "(an input drawn on the device, never synced)")
         if self.graph_breaks:
-            count = sum(b.count for b in self.graph_breaks)
             b = self.graph_breaks[0]
+            more = len(self.graph_breaks) - 1
+            count = b.count
+            # review 18: the count is the first finding's, as its entry below says it ("1 in the log"), not the sum
+            # of every finding beside the first's reason ("6 graph breaks at :12 (.item())" over "1 in the log")
+            others = f" (+{more} more graph break finding{'s' if more != 1 else ''} below)" if more else ""
             parts.append(f"{count} graph break{'s' if count != 1 else ''}"
-                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})"
+                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason}){others}"
                          if b.fix_rule != "dynamo_gave_up" else
                          f"WON'T CONVERT{' at ' + b.location.short() if b.location else ''} (the backend failed)")
         if self.bridge_compilations:
@@ -307,7 +328,7 @@ class DynamoFindings:
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
                 "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "eager_break_graphs": self.eager_break_graphs, "follows_expected": self.follows_expected,
-                "no_log": self.no_log,
+                "no_log": self.no_log, "empty_log": self.empty_log,
                 "headline": head.to_json() | {"kind": head.kind} if head is not None else None,
                 "unexpected": [r.compile_id for r in self.unexpected]}
 

@@ -31,6 +31,7 @@ from hlodiff.explain.jax_cleared import caches_cleared, cleared_at
 from hlodiff.explain.jax_contexts import ContextChange, context_at, context_fix
 from hlodiff.explain.jax_pytree_reasons import KEYWORDS, is_pullback, list_length, metadata_functions, metadata_identity
 from hlodiff.explain.argument_lines import lead_with_the_call, made_then_call
+from hlodiff.explain.jax_weak_types import WeakLeaf, dtype_of, leaf_fix, rebuilt_tree, tree_cause
 
 _URL = re.compile(r"https?://\S+$")
 _GRAPH_SHOWS = frozenset({"input_types", "debug_info"})
@@ -108,6 +109,10 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
     if any(x.kind == "pytree" for x in reasons):
         _arguments_at_the_call(r, miss, sources)
     made = []
+    tree = _rebuilt_tree(reasons, miss, sources)
+    if tree is not None:  # review 19, F2: one cause for a tree's scalars all made weak at once
+        made.append(tree)
+        reasons = [x for x in reasons if x.kind != "weak_type"]
     for reason in reasons:
         if (jc := _cause(reason, miss, sources)) is not None:
             if reason.kind == "static_argument" and run_values:
@@ -156,6 +161,21 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         r.causes.extend(jc.cause for jc in made if jc.cause not in leading)
     else:
         r.causes.extend(jc.cause for jc in made)
+
+
+def _rebuilt_tree(reasons: list[JaxReason], miss: JaxCacheMiss, sources: SourceLines) -> JaxCause | None:
+    """One cause when every weak-type reason names a leaf of one argument made weak at once
+    (:func:`hlodiff.explain.jax_weak_types.rebuilt_tree`), else None."""
+    weak = [x for x in reasons if x.kind == "weak_type"]
+    leaves = [WeakLeaf(x.argument or "", dtype_of(x.now or x.before), "weak_type=True" in (x.now or ""),
+                       "weak_type=True" in (x.before or "")) for x in weak]
+    root = rebuilt_tree(leaves)
+    if root is None:
+        return None
+    quote = f'JAX: "{_cut(_URL.sub("", weak[0].text.strip()), 140)}"'
+    cause, fix = tree_cause(root, leaves, quote, miss, sources)
+    cause.reason = "weak_type"
+    return JaxCause(cause, fix, root)
 
 
 def _passes_loop_counter(miss: JaxCacheMiss, argument: str, sources: SourceLines) -> bool:
@@ -244,8 +264,7 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         arg = reason.argument or "an argument"
         return JaxCause(Cause("weak_type", f"`{arg}` was {_weak(reason.before)} and is now {_weak(reason.now)} "
                                            f"({said})", where),
-                        f"pass `{arg}` with one type every call: always a typed array (jnp.float32(x)) or always a "
-                        "Python scalar")
+                        leaf_fix(arg, reason.now, reason.before))
     if reason.kind == "static_argument":
         arg, note = _argument_name(reason.argument, miss, sources)
         return JaxCause(Cause("static_argument", f"static argument `{arg}`{note} changed: {reason.before} -> "

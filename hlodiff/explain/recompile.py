@@ -34,10 +34,10 @@ from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_value
 from hlodiff.explain.jax_contexts import contexts_by_line
 from hlodiff.explain.jax_functions import function_splits, same_name_doubts
 from hlodiff.explain.cache_loads import loaded_refs
-from hlodiff.explain.locate import (OUTSIDE_KINDS, hint_for, locate_carried, locate_from_tensors, locate_from_stacks,
-                                    output_tensors, outputs_added_removed)
+from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, output_tensors, outputs_added_removed
 from hlodiff.explain.outside import option_causes, same_computation_causes
-from hlodiff.explain.wrapper_lines import locate_through_wrappers
+from hlodiff.explain.pair_lines import locate_lines
+from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -67,7 +67,8 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         explanation = explain_records(run, options, warnings=warnings)
     # issue 31: Dynamo's reason leads, joined to the graphs
     explanation.dynamo = explain_dynamo(run.dynamo_logs or [], explanation, run.events, warnings,
-                                        logs=run.read_dynamo(warnings) if run.dynamo_logs else [])
+                                        logs=run.read_dynamo(warnings) if run.dynamo_logs else [],
+                                        empty_logs=run.empty_logs)
     if explanation.dynamo is not None:
         users = user_files(explanation)
         place_dynamo_decisions(explanation.dynamo, run.sources, users)
@@ -90,13 +91,16 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
 
 
 def user_files(explanation) -> list[str]:
-    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
+    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for). When
+    every execution stack ends in torch.compile's bridge (a compiled module called under ``torch.no_grad()``: the
+    user's own syncs run nothing; review 17, C2 by hand), the files the compiled graphs' instructions name (the
+    inputs made in the user's loop) stand in."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
         for f in g.record.frames:
             if not f.is_library and f.file:
                 files.setdefault(f.file)
-    return list(files)
+    return list(files) or instruction_files([g for g in explanation.graphs if g.compiled])
 
 
 def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
@@ -174,6 +178,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
@@ -242,9 +247,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     if partial:
         causes.insert(0, partial_cause(graph, closest, events.get(graph.record.graph_hash or "")))
     notes = _tensor_notes(diff, closest, graph, reports)
-    locate_from_stacks(causes, graph, run.sources)
-    locate_from_tensors(causes, diff, closest, graph, reports)
-    locate_through_wrappers(causes, graph, closest)  # round 19: `x ** gamma` names only Tensor.__pow__'s wrapper
+    locate_lines(causes, diff, closest, graph, reports, run.sources)  # the same lines `compare` finds (review 19 F7)
     locate_carried(causes, graph, family.members, earlier)
     place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.

@@ -90,8 +90,25 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
         return head + ": " + "; ".join(_in_brief(p) for p in real)
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
-    return head + ": " + pattern_text(interesting[0]) + (
+    return head + ": " + pattern_text(interesting[0], aside=False) + _avoidable(interesting[0], recompilations, facts, families) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
+
+
+AVOIDABLE = " (avoidable: the fix asks for a change; exit 1 unless --warmup N covers it)"
+"""Said after a warm-up whose root fix asks for a change (review 19, F8: "warm-up only" above an exit status of 1
+read as a contradiction; the exit status follows :func:`hlodiff.explain.verdict.unexpected`'s rule)."""
+
+
+def _avoidable(pattern: Pattern, recompilations: list[Recompilation], facts: list[Pattern],
+               families: list[Family]) -> str:
+    """:data:`AVOIDABLE` for a warm-up family one of whose recompilations asks a change, else nothing."""
+    from hlodiff.explain.verdict import asks_a_change
+
+    family = next((f for f, p in zip(families, facts) if p is pattern), None)
+    if family is None or pattern.name != "warm-up only":
+        return ""
+    mine = [r for r in recompilations if r.family is family]
+    return AVOIDABLE if any(asks_a_change(r, pattern.name) for r in mine) else ""
 
 
 def _of_them(count: int, n: int) -> str:

@@ -32,14 +32,14 @@ def unexpected(explanation: RunExplanation, warmup: int | None = None) -> list[R
     compiled = [r for r in explanation.recompilations if r.graph.ref not in loaded]
     if warmup is None:
         return [r for r in compiled
-                if (kinds.get(id(r.family)) not in EXPECTED or _asks_a_change(r, kinds.get(id(r.family))))
+                if (kinds.get(id(r.family)) not in EXPECTED or asks_a_change(r, kinds.get(id(r.family))))
                 and not _expected_by_its_fix(r)]
     steps = graph_steps(explanation.graphs, explanation.families)
     return [r for r in compiled
             if kinds.get(id(r.family)) not in EXPECTED_WITH_WARMUP and steps.get(r.graph.ref, 0) >= warmup]
 
 
-def _asks_a_change(r: Recompilation, pattern: str | None) -> bool:
+def asks_a_change(r: Recompilation, pattern: str | None) -> bool:
     """A recompilation of a family that warms up whose root's fix asks for a change (a sharding spec switched at
     step 2, then kept): the headline tells the user to change their code, so the exit status cannot say all is
     expected. Setup graphs and eager ops are not steps of the loop and stay expected."""

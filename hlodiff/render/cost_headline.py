@@ -29,7 +29,12 @@ def _graph(h: CostHeadline) -> str:
 def summary(h: CostHeadline) -> str:
     """One sentence with the user's line (held and read findings name it inside; the others at the end)."""
     text = _sentence(h)
-    return text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+    text = text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+    if h.negligible:  # review 19, F8: the size says first whether it matters
+        share = 100 * h.bytes / h.step_bytes
+        return (f"nothing that matters at this size: {text}; that is {share:.1f}% of the "
+                f"{human_bytes(h.step_bytes)} the step reads")
+    return text
 
 
 def _sentence(h: CostHeadline) -> str:
@@ -100,6 +105,12 @@ def _sentence(h: CostHeadline) -> str:
 
 
 def fix(h: CostHeadline) -> str:
+    if h.negligible:
+        return "optional, worth it once the state grows: " + _fix(h)
+    return _fix(h)
+
+
+def _fix(h: CostHeadline) -> str:
     if h.kind == "donation_unusable":
         if h.mismatch == "dtype":
             return (f"return the donated array in the dtype it came in (cast after the step, outside the jitted "
@@ -223,10 +234,25 @@ _STATE_WORDS = {"parameter": ("parameter", "parameters"), "optimizer_state": ("o
                                                                               "optimizer state tensors")}
 
 
+ACCUMULATED = ("nothing to act on: the gradients each backward graph hands the next, which adds into them ({count} "
+               "tensors, {size}, {hops} times in this run), are accumulated across the syncs by design (a sync per "
+               "micro-batch keeps each graph, and its memory, that of one micro-batch: pytorch/xla#1367); no "
+               "activation held across a sync inside the step, no donation lost, no loop buffer copied every "
+               "iteration, no value read inside the step, no step state left undonated")
+"""The first line of a report with no finding whose boundaries carry accumulated gradients (review 19, F1: "nothing
+held across a sync" above a list of gradients held across the micro-batches' syncs read as a contradiction)."""
+
+
 def nothing_text(run: RunCost) -> str:
-    """:data:`NOTHING`, and when every boundary carries only the model's state, that it is expected."""
+    """:data:`NOTHING`; when gradients are accumulated across the micro-batches' syncs, :data:`ACCUMULATED`; when
+    every boundary carries only the model's state, that it is expected."""
+    from hlodiff.cost.accumulated import accumulated_gradients
     from hlodiff.cost.carried_state import carried_state
 
+    accumulated = accumulated_gradients(run)
+    if accumulated is not None:
+        return ACCUMULATED.format(count=accumulated.count, size=human_bytes(accumulated.bytes),
+                                  hops=accumulated.hops)
     carried = carried_state(run)
     if carried is None:
         return NOTHING
