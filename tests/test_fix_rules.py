@@ -95,7 +95,7 @@ EXERCISED = {
     # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)
     "static_structure": "scenarios/jax/jax_layerdrop_static",
     # round 27: weight-sized tensors trained for good from one step (layers unfrozen), a partial passed static
-    "inputs_trained_from_step": "scenarios/torch_xla/ulmfit_unfreeze",
+    "inputs_trained_from_step": "scenarios/torch_xla/r27_tx_prune_schedule",
     # last read of the twelfth stop: an EMA begun after a warm-up, kept every step (no gradient, feeds nothing else)
     "inputs_updated_from_step": "scenarios/torch_xla/lr_ema_after_warmup",
     "static_partial": "scenarios/jax/r27_jx_partial_static_loss",

@@ -35,7 +35,7 @@ def test_an_ema_begun_after_warmup_is_not_told_as_tensors_trained_for_good():
 def test_unfrozen_layers_and_a_pruning_reparametrization_stay_trained_for_good():
     """Look-alikes the other way: the unfrozen group adds its weight gradient (a dot); prune's weight_orig and mask
     feed the kept forward matmul."""
-    assert {"inputs_trained_from_step", "outputs_unfrozen"} & _rules(_doc("scenarios/torch_xla/ulmfit_unfreeze"))
+    assert "outputs_unfrozen" in _rules(_doc("scenarios/torch_xla/ulmfit_unfreeze"))
     assert "inputs_trained_from_step" in _rules(_doc("scenarios/torch_xla/r27_tx_prune_schedule"))
 
 

@@ -1236,27 +1236,28 @@ RULES: tuple[FixRule, ...] = (
     _rule("attribute_any", "attribute", "",
           "an op attribute follows a Python value that changes: keep it fixed, or pass it as a tensor"),
     # -- inputs -------------------------------------------------------------------------------------------------
-    # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
-    # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
-    # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
-    # graph without it comes back, keeps inputs_updated_some_steps
-    _rule("inputs_trained_from_step", "inputs outputs", "updated_in_place stays trains torch_xla",
-          "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
-          "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
-          "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
-          "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
-          "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
-          "weight or learning rate, prune.identity before training)", unless="jax"),
     # twelfth stop (ulmfit_unfreeze, A,A,B,B,C,C,C): weight-shaped updates added and kept from then on, the earlier
     # graph never back: parameters unfrozen (gradual unfreezing), not an update run on some steps only (an EMA
     # every k steps comes back to the graph without it: inputs_updated_some_steps); ``trains`` as for
-    # inputs_trained_from_step (the last read: an EMA begun after warm-up has the same evidence but no gradient)
+    # inputs_trained_from_step (the last read: an EMA begun after warm-up has the same evidence but no gradient);
+    # before inputs_trained_from_step, which takes both kinds: merged after it, this row was never reached
     _rule("outputs_unfrozen", "outputs", "updated_in_place stays trains",
           "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
           "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
           "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
           "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
           unless="jax comes_back"),
+    # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
+    # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
+    # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
+    # graph without it comes back, keeps inputs_updated_some_steps
+    _rule("inputs_trained_from_step", "inputs", "updated_in_place stays trains torch_xla",
+          "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
+          "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
+          "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
+          "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
+          "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
+          "weight or learning rate, prune.identity before training)", unless="jax"),
     # last read of the twelfth stop (lr_ema_after_warmup): an EMA of the weights begun after a warm-up, then every
     # step: the same evidence save ``trains`` (no new weight gradient, its inputs feed only its own update)
     _rule("inputs_updated_from_step", "inputs outputs", "updated_in_place stays torch_xla",
