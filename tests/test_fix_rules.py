@@ -96,7 +96,10 @@ EXERCISED = {
     "static_structure": "scenarios/jax/jax_layerdrop_static",
     # round 27: weight-sized tensors trained for good from one step (layers unfrozen), a partial passed static
     "inputs_trained_from_step": "scenarios/torch_xla/r27_tx_prune_schedule",
+    # last read of the twelfth stop: an EMA begun after a warm-up, kept every step (no gradient, feeds nothing else)
+    "inputs_updated_from_step": "scenarios/torch_xla/lr_ema_after_warmup",
     "static_partial": "scenarios/jax/r27_jx_partial_static_loss",
+    "static_partials_kept": "scenarios/jax/lr_jx_two_partials",
     "dtype_input_switched": "torch_xla/bf16_switch", "shape_grows_python": "torch_xla/unbounded_growth",
     "ops_size_follows": "torch_xla/unbounded_growth",
     "sharding_warmup": "torch_xla/spmd_warmup", "static_unused": "jax/static_argument",

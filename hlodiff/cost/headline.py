@@ -151,6 +151,9 @@ class CostHeadline:
     round_trip: bool = False
     """``read_in_step``: the value read came back to the device at the same line and a later graph read it: state
     carried through the host (:mod:`hlodiff.cost.round_trips`); nothing needs it on the host."""
+    moved_only: bool = False
+    """``round_trip`` at a line that only moves the value (:attr:`hlodiff.cost.model.RunCost.round_trips_moved`):
+    ``.detach()`` gives the same values. Otherwise the host may compute something there (returns through scipy)."""
     step_bytes: int = 0
     """``not_donated``: the bytes the step's graph reads (its parameters), the measure of :attr:`negligible`."""
     negligible: bool = False
@@ -166,7 +169,7 @@ class CostHeadline:
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "gradient_sources": self.gradient_sources, "step_bytes": self.step_bytes,
+                "moved_only": self.moved_only, "gradient_sources": self.gradient_sources, "step_bytes": self.step_bytes,
                 "negligible": self.negligible}
 
 
@@ -323,7 +326,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips)
+                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
+                        moved_only=r.read in run.round_trips_moved)
 
 
 def _dump(ref: str) -> str:

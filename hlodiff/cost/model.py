@@ -258,6 +258,10 @@ class RunCost:
     round_trips: frozenset[str] = frozenset()
     """Refs of read graphs whose value went to the host and came back to the device at the same line, read by a
     later graph (:func:`hlodiff.cost.round_trips.round_trip_reads`)."""
+    round_trips_moved: frozenset[str] = frozenset()
+    """Those of :attr:`round_trips` whose line only moves the value (``torch.from_numpy(h.detach().cpu().numpy())
+    .to(dev)``, read from the user's source): there ``.detach()`` gives the same values. A line that computes on the
+    host (returns through scipy) or a source not at hand is not in it."""
 
     @property
     def unknowns(self) -> list[Unknown]:

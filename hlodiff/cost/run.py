@@ -72,6 +72,8 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
                                                                                             warnings)
         run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
         run.round_trips = _round_trips(graphs, evidence)
+        run.round_trips_moved = frozenset(g.ref for g in graphs if g.ref in run.round_trips and g.trigger is not None
+                                          and evidence.moves_only(g.trigger.file, g.trigger.line))
     elif evidence.report_files and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))

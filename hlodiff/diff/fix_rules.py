@@ -524,13 +524,15 @@ RULES: tuple[FixRule, ...] = (
           "traces {function} again with a symbolic size and keeps both graphs, picking one by the mark; call "
           "torch._dynamo.mark_dynamic on every call or on none (a size that never changes needs no mark; a size "
           "that does, mark it from the first call on)", unless="jax limit_hit"),
-    # Dynamo round 27 (d27_kfold_inline_off): the compiled module freed and a new one of the same structure passed
+    # Dynamo round 27 (d27_kfold_inline_off): the compiled module freed and a new one of the same structure passed;
+    # the log does not show the setting was turned off (the default up to torch 2.4: last read of the twelfth stop)
     _rule("dynamo_module_freed", "guard", "dynamo module_freed",
           "{seen}: Dynamo guarded that module object itself, so each new model (one per fold or run) traces "
-          "{function} again; torch._dynamo.config.inline_inbuilt_nn_modules = False makes it guard modules this "
-          "way: leave that setting at its default (True: the parameters are inputs, one graph for every model of "
-          "the same structure), or build the model once and reset its weights (load_state_dict, "
-          "reset_parameters) instead of making a new one", unless="jax"),
+          "{function} again; it guards modules this way while torch._dynamo.config.inline_inbuilt_nn_modules is "
+          "off (set so, or the default before torch 2.5): set torch._dynamo.config.inline_inbuilt_nn_modules = "
+          "True (the default from torch 2.5: the parameters are inputs, one graph for every model of the same "
+          "structure), or reuse one model and reset its weights (load_state_dict, reset_parameters) instead of "
+          "making a new one", unless="jax"),
     # Dynamo round 24 (d24_id_cache): id() of an argument read inside the compiled function (an id()-keyed cache)
     _rule("dynamo_identity_read", "guard", "dynamo object_identity identity_read",
           "the compiled code reads the identity of {tensor} (id({tensor}): {seen}): Dynamo guards which object it "
@@ -809,14 +811,16 @@ RULES: tuple[FixRule, ...] = (
           "a logging call inside the compiled function ({seen}): Dynamo does not trace Python's logging and splits "
           "the function there on every call (each call runs as more than one graph, Python between them); move the "
           "log call out of the compiled function (log after the call), or drop it", unless="jax raised"),
-    # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py
+    # Dynamo round 27 (d27_module_backward_hook): a module-level backward hook, the break in torch's module.py;
+    # the hook may be a library's (Opacus, a global register_module_full_backward_hook: the twelfth stop's last read)
     _rule("dynamo_graph_break_module_backward_hook", "graph_break", "dynamo op:module_backward_hook",
           "a module-level backward hook (register_full_backward_hook or register_full_backward_pre_hook on a "
-          "module the compiled model calls) cannot be traced without compiled autograd ({seen}): Dynamo breaks "
-          "the compiled call at that module on every call, and what it cannot trace runs without it; remove the "
-          "module hook, or hook the gradient on a "
-          "tensor instead (output.register_hook(...) in the forward), or read the parameters' .grad after "
-          "backward()", unless="jax raised"),
+          "module the compiled model calls, or register_module_full_backward_hook for every module; yours, or the "
+          "library's that registered it, such as Opacus's per-sample gradients) cannot be traced without compiled "
+          "autograd ({seen}): Dynamo breaks the compiled call at that module on every call, and what it cannot "
+          "trace runs without it; remove the module hook (or the library that registered it, or compile without "
+          "it), or hook the gradient on a tensor instead (output.register_hook(...) in the forward), or read the "
+          "parameters' .grad after backward()", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -1234,25 +1238,34 @@ RULES: tuple[FixRule, ...] = (
     # -- inputs -------------------------------------------------------------------------------------------------
     # twelfth stop (ulmfit_unfreeze, A,A,B,B,C,C,C): weight-shaped updates added and kept from then on, the earlier
     # graph never back: parameters unfrozen (gradual unfreezing), not an update run on some steps only (an EMA
-    # every k steps comes back to the graph without it: inputs_updated_some_steps)
-    _rule("outputs_unfrozen", "outputs", "updated_in_place stays",
+    # every k steps comes back to the graph without it: inputs_updated_some_steps); ``trains`` as for
+    # inputs_trained_from_step (the last read: an EMA begun after warm-up has the same evidence but no gradient);
+    # before inputs_trained_from_step, which takes both kinds: merged after it, this row was never reached
+    _rule("outputs_unfrozen", "outputs", "updated_in_place stays trains",
           "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
           "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
           "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
           "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
           unless="jax comes_back"),
-    # round 27 (r27_tx_prune_schedule): weight-sized tensors read and rewritten from one step on (its added outputs
-    # take outputs_unfrozen's row above since the merge with the twelfth stop's leftovers),
+    # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
     # graph without it comes back, keeps inputs_updated_some_steps
-    _rule("inputs_trained_from_step", "inputs", "updated_in_place stays torch_xla",
+    _rule("inputs_trained_from_step", "inputs", "updated_in_place stays trains torch_xla",
           "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
           "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
           "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
           "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
           "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
           "weight or learning rate, prune.identity before training)", unless="jax"),
+    # last read of the twelfth stop (lr_ema_after_warmup): an EMA of the weights begun after a warm-up, then every
+    # step: the same evidence save ``trains`` (no new weight gradient, its inputs feed only its own update)
+    _rule("inputs_updated_from_step", "inputs outputs", "updated_in_place stays torch_xla",
+          "from {first_step} on, the graph also reads and rewrites tensors shaped like the weights (at {line}), and "
+          "keeps doing so; no new gradient comes with them and they feed nothing else of the step: an update begun "
+          "at that step and kept (an EMA of the weights started after a warm-up, say): one more compilation, "
+          "expected; to avoid it, run the update from the first step (an EMA with decay 1.0 until its start), or "
+          "as a step of its own (torch_xla.sync() before it)", unless="jax"),
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
           "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
@@ -1724,6 +1737,14 @@ RULES: tuple[FixRule, ...] = (
           "call; if its arguments must change, keep only the function static and pass them as traced arguments, "
           "or pass jax.tree_util.Partial(fn, *args) as an ordinary (non-static) argument, whose arguments are "
           "traced"),
+    # last read of the twelfth stop (lr_jx_two_partials): partials made once before the loop (a training and an
+    # evaluation loss) and passed in turn: as many compilations as partials, nothing made again
+    _rule("static_partials_kept", "static_argument", "jax partials_kept",
+          "static `{arg}` takes {count} functools.partials ({values}), as many as it compiled: each partial is "
+          "kept and compiled once (a partial is compared by identity, so each object is its own program); "
+          "expected if the choice is deliberate; for one compilation, keep only the function static and pass the "
+          "partial's arguments as traced arguments, or pass jax.tree_util.Partial(fn, *args) as an ordinary "
+          "(non-static) argument"),
     _rule("static_identity", "static_argument", "jax identity_values hlo_identical",
           "static `{arg}` is a new object on each call (default repr, {count} seen) and the program compiled for it "
           "is the same: it is compared by identity (its class defines no __eq__/__hash__), so equal objects miss "

@@ -61,6 +61,9 @@ class FixContext:
     """Ops that made the changed value, from ``op_type``/``op_name`` metadata and the live tensor's IR:
     ``nonzero`` (boolean index, masked_select), ``topk``, ``cat``, ``tensor_list``, ``randn``, ``pad``."""
     values: tuple[str, ...] = ()
+    value_remade: bool = False
+    """A static value made again rather than a few kept: one miss printed the same on both sides, or more
+    compilations than distinct values (:func:`hlodiff.explain.fix_context.value_remade`)."""
     """The values the changing size, constant or static argument took over the run, in order."""
     grows: bool = False
     """The changed size grew at every compilation of the family (a cache or history built up step by step)."""
@@ -170,6 +173,9 @@ class FixContext:
     updated_in_place: bool = False
     """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
     on these steps only (an EMA of the weights, a periodic update)."""
+    trains: bool = False
+    """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
+    a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""

@@ -84,6 +84,13 @@ class CostRun:
     def xla_memory(self, record: GraphRecord) -> XlaMemory | None:
         return self.xla.get(record.path)
 
+    def moves_only(self, file: str, line: int | None) -> bool | None:
+        """Whether the user's line only moves a value between host and device (:func:`hlodiff.dumps.move_line.
+        moves_only`): the file is read here, so the cost layer opens none."""
+        from hlodiff.dumps.move_line import moves_only
+
+        return moves_only(file, line)
+
     def align_reports(self, dumps: Sequence[tuple[str, Sequence["GraphOutputs"]]], wanted: set | None,
                       warnings: list[InputWarning] | None) -> dict[tuple[str, int], "Alignment"]:
         """The live-tensor reports aligned with the executions of ``dumps`` (as :meth:`Run.align_reports`)."""

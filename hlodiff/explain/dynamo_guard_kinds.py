@@ -123,7 +123,8 @@ fails it (pytorch#95584: a frame is not reused for a tensor newly marked dynamic
 _MODULE_FREED = re.compile(r"^Cache line invalidated because L\[(?P<q>['\"])(?P<name>fn|self)(?P=q)\] got deallocated$")
 """The compiled module the cache line was made for was freed (``Cache line invalidated because L['fn'] got
 deallocated``; ``fn`` is the module torch's wrapper of a compiled nn.Module calls, ``self`` a compiled method's
-module): Dynamo guarded that object itself (``inline_inbuilt_nn_modules = False``), and a new model of the same
+module): Dynamo guarded that object itself (``inline_inbuilt_nn_modules`` off: set so, or the default before
+torch 2.5; the log does not say which), and a new model of the same
 structure (one per fold) is traced again (pytorch#130776, d27_kfold_inline_off). A value on a resume function's stack
 (``L['___stack0']``, d17_perf_counter) is not this form."""
 _HASATTR = re.compile(r"^(?P<negated>not )?hasattr\((?P<name>[^,()]+), (?P<q>['\"])(?P<attr>[^'\"]+)(?P=q)\)$")

@@ -234,6 +234,37 @@ def updated_in_place(r) -> bool:
     return True
 
 
+def trains_new_tensors(r) -> bool:
+    """The tensors this graph adds are trained, not merely updated: an instruction it adds is a ``dot`` or a
+    ``convolution`` (the new tensors' weight gradient: layers unfrozen), or its new inputs feed work the other graph
+    had too (the forward and loss: a pruning reparametrization's weight_orig * weight_mask read by the kept matmul).
+    An EMA of the weights started after a warm-up (last read of the twelfth stop, lr_ema_after_warmup) adds inputs
+    that only its own multiplies and adds read, back into its own outputs: no gradient, nothing else fed."""
+    if r.diff is None or r.diff.equal:
+        return False
+    cm = getattr(r.graph, "_canonical", None)
+    added = {ch.right.name for ch in r.diff.changes if ch.left is None and ch.right is not None}
+    if any(ch.right.opcode in ("dot", "convolution") for ch in r.diff.changes
+           if ch.left is None and ch.right is not None):
+        return True
+    if cm is None:
+        return False
+    entry = cm.entry
+    new_inputs = [o.right.name for c in r.causes if c.kind == "inputs" for o in c.origins
+                  if o.left is None and o.right is not None and o.right.opcode == "parameter"]
+    seen, todo = set(), [n for n in new_inputs if n in entry.insts]
+    while todo:
+        name = todo.pop()
+        for user in entry.users(name):
+            if user == entry.root or user in seen:
+                continue
+            if user not in added:
+                return True  # a new input reaches work both graphs have: it feeds the step itself
+            seen.add(user)
+            todo.append(user)
+    return False
+
+
 def updates_removed(r) -> bool:
     """Only outputs went (none added), two or more, at least half of them shaped like a non-scalar parameter of the
     earlier graph (the rest are the backward's intermediates): the gradients and updated weights of parameters that

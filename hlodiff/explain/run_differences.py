@@ -53,10 +53,10 @@ _ARRAY_RE = re.compile(r"^(\w+)\[([\d,]*)\]$")
 
 
 def length_dimension(differences: list[KeyDifference]) -> int | None:
-    """The one dimension every differing input changes in, when each keeps its element type, rank and leading
-    (batch) dimension and they all go between the same two sizes there (``s32[8,122]`` / ``f32[8,122]`` ->
-    ``s32[8,115]`` / ``f32[8,115]``: dimension 1): a length (a sequence padded to the longest one drawn), not a batch
-    size; None otherwise (a batch size, several dimensions, another rank or type)."""
+    """The one dimension every differing input changes in, when each keeps its element type, rank and dimension 0
+    and they all go between the same two sizes there (``s32[8,122]`` / ``f32[8,122]`` -> ``s32[8,115]`` /
+    ``f32[8,115]``: dimension 1); None otherwise (dimension 0, several dimensions, another rank or type). Whether it
+    is a length or a time-major batch is :func:`leading_dim_shared`'s evidence."""
     found: set[tuple[int, str, str]] = set()
     for d in differences:
         a, b = _ARRAY_RE.match(d.a or ""), _ARRAY_RE.match(d.b or "")
@@ -68,6 +68,29 @@ def length_dimension(differences: list[KeyDifference]) -> int | None:
             return None
         found.add((changed[0], dims_a[changed[0]], dims_b[changed[0]]))
     return next(iter(found))[0] if len(found) == 1 else None
+
+
+def leading_dim_shared(differences: list[KeyDifference], a: GraphRecord | None) -> bool:
+    """Another input of A's program, one that kept its shape and is not state the step returns, starts with the
+    differing inputs' dimension 0 (runs10_pad_longest: y f32[8,4] beside tokens s32[8,122] -> s32[8,115]): that
+    dimension is the batch they share, so the one that changed is a length. Without it the changed dimension may
+    as well be the batch of a time-major [T, B] input (the last read of the twelfth stop: s32[35,8] -> s32[35,16]
+    with the batch size from argv)."""
+    if a is None or not differences:
+        return False
+    leads = {m.group(2).split(",")[0] for d in differences if (m := _ARRAY_RE.match(d.a or ""))}
+    if len(leads) != 1:
+        return False
+    lead = leads.pop()
+    params, outputs = _entry_shapes(a)
+    changed = {d.name for d in differences}
+    for name, shape in params.values():
+        m = _ARRAY_RE.match(shape)
+        if name in changed or m is None or not m.group(2) or shape in outputs:
+            continue
+        if m.group(2).split(",")[0] == lead:
+            return True
+    return False
 
 
 def _entry_shapes(rec: GraphRecord) -> tuple[dict[int, tuple[str, str]], set[str]]:

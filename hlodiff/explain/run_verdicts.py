@@ -21,7 +21,7 @@ from hlodiff.explain.run_arguments import argument_path_differences
 from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
                                              cache_folder, device_count_differences, flag_differences,
-                                             length_dimension, low_precision_differences, lowering_setting_differences,
+                                             length_dimension, leading_dim_shared, low_precision_differences, lowering_setting_differences,
                                              option_differences, parameter_shape_differences, prng_impl_differences,
                                              source_line_differences, version_differences, wide_type_differences)
 from hlodiff.explain.run_settings import bf16_storage_differences, float64_differences, long_width_differences
@@ -77,7 +77,10 @@ class Verdict:
     length_dim: int | None = None
     """``miss_hlo_differs`` / ``shape``: the one non-leading dimension every differing input changes in, between
     the same two sizes (:func:`~hlodiff.explain.run_differences.length_dimension`): a length, such as a sequence
-    padded to the longest one of a random sample, not a batch size."""
+    padded to the longest one of a random sample, or the batch of a time-major [T, B] input."""
+    batch_kept: bool = False
+    """With ``length_dim``: another input that kept its shape starts with the same dimension 0
+    (:func:`~hlodiff.explain.run_differences.leading_dim_shared`): that is the batch, the changed one a length."""
     at_call: bool = False
     """``miss_hlo_differs`` / ``ops`` (JAX): every line the cause names is a line of both programs, so the runs
     differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):
@@ -166,6 +169,7 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
         v.length_dim = None if v.state_shapes else length_dimension(v.differences)
+        v.batch_kept = v.length_dim is not None and leading_dim_shared(v.differences, v.a_record)
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
         v.differences = argument_path_differences(v.a_record, v.b_record)
         v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,

@@ -95,7 +95,7 @@ def fix_text(v: Verdict) -> str | None:
         d = v.differences[0]
         more = f" and {len(v.differences) - 1} more" if len(v.differences) > 1 else ""
         if v.length_dim is not None:
-            return GRAPH_FIXES["input_length"].format(name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b,
+            return GRAPH_FIXES["input_length" if v.batch_kept else "input_dimension"].format(name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b,
                                                       dim=v.length_dim, la=_dims(d.a)[v.length_dim],
                                                       lb=_dims(d.b)[v.length_dim])
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(

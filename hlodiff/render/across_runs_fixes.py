@@ -157,11 +157,16 @@ CACHE_FIXES: dict[str, str] = {
                       "recompiles every key the first time a process meets it, even with its entry on disk, and "
                       "compares the two executables (here they differed: CacheVerificationError); it is a setting "
                       "for testing the cache: turn it off in runs meant to load from it",
-    "unknown_entry_there": "run A wrote the entry under this key, the cache folder still holds it, and run B missed "
-                           "it without a read error: JAX recompiles an entry it has when "
+    # the twelfth stop's last read: the listing is taken after run A, so it cannot show the entry was still there
+    # when run B looked (a cleanup or an eviction between the runs has the same evidence)
+    "unknown_entry_there": "run A wrote the entry under this key, the cache's listing (taken after run A) holds it, "
+                           "and run B missed it without a read error: JAX recompiles an entry it has when "
                            "jax_compilation_cache_check_contents is on (JAX_COMPILATION_CACHE_CHECK_CONTENTS=1 in "
                            "run B's environment, a setting for testing the cache), or run B looked in another folder "
-                           "(compare jax_compilation_cache_dir / JAX_COMPILATION_CACHE_DIR of both runs)",
+                           "(compare jax_compilation_cache_dir / JAX_COMPILATION_CACHE_DIR of both runs), or the "
+                           "entry was removed between the runs (a cleanup of the folder, a temporary-files cleaner, "
+                           "an eviction that keeps the cache under a size limit): list the folder just before run B "
+                           "to tell",
     "unknown_torch_xla": "nothing captured says why; keep run B's stderr (torch_xla warns 'Failed to deserialize "
                          "executable') and its metrics_report() (PersistentCacheHit, PersistentCacheMiss, "
                          "PersistentCacheDeserializeFailure) beside its capture, and give the cache folder with "
@@ -178,11 +183,20 @@ GRAPH_FIXES: dict[str, str] = {
                    "is its own program and cache entry, so this is expected when the runs feed other shapes; feed "
                    "the same shapes (batch size, sequence length) in both runs to reuse the cache",
     "input_length": "the inputs' length differs between the runs ({name}: {a} in run A, {b} in run B): dimension "
-                    "{dim} is {la} in run A and {lb} in run B, the leading (batch) dimension the same in both: a "
+                    "{dim} is {la} in run A and {lb} in run B, dimension 0 the same in both and shared by inputs "
+                    "that kept their shape (the batch): a "
                     "length taken from the data (padding to the longest sequence of a batch, or of a sample drawn "
                     "without a fixed seed) is another program and cache entry for every value; pad to a fixed "
                     "length (or a few bucket lengths, such as multiples of 64) so that every run feeds the same "
                     "shapes; if the length is a setting, give it the same value in both runs",
+    # last read of the twelfth stop: a time-major [T, B] input (s32[35,8] -> s32[35,16], the batch size from argv)
+    # changes a non-leading dimension too; with no input that kept dimension 0 to show the batch, both readings
+    "input_dimension": "an input's shape differs between the runs ({name}: {a} in run A, {b} in run B): only "
+                       "dimension {dim} changed, {la} in run A and {lb} in run B; each shape is its own program and "
+                       "cache entry. If that dimension is the batch (a time-major [T, B] input, the batch size set "
+                       "per run), use the same batch size in both runs (drop_last for a short last batch); if it is "
+                       "a length (padding to the longest sequence drawn), pad to a fixed length or a few bucket "
+                       "lengths so that every run feeds the same shapes",
     "seed_offset": "every random seed run B's program splits into a key has {b} added to it, run A's {a}: JAX adds "
                    "jax_random_seed_offset (JAX_RANDOM_SEED_OFFSET, which launchers set per worker) to each seed "
                    "while tracing, so each offset is its own program and cache entry; set it the same way in both "

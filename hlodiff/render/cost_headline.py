@@ -162,6 +162,11 @@ def _fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
+    if h.kind == "read_in_step" and h.round_trip and not h.moved_only:
+        return ("if the line only moves the value (t.detach().cpu().numpy() and back), keep it on the device: "
+                "t.detach() hands it to the next graph without the trip; if the host computes something there (a "
+                "NumPy or SciPy function of it), compute that with torch ops on the device instead; either way "
+                "nothing is read then, and each step is one graph")
     if h.kind == "read_in_step" and h.round_trip:
         return ("keep the value on the device: t.detach() (or t.detach().clone()) gives the next graph the same values "
                 "without reading them to the host and uploading them again; nothing is read then, and each step is "
