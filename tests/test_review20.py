@@ -29,3 +29,32 @@ def test_look_alike_split_without_warmup_counts_no_recompilation():
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "review2_clip_nonfinite" / "graphs.hlo.0"), codes=(1,))
     assert doc["summary"].startswith("18 graphs, 3 compilations, 0 recompilations (the first step's 2 other graphs")
     assert "warm-up" not in doc["summary"].split(":")[0]
+
+
+# -- F1: `record --lines auto` and a value made anew on a step traced without lines -----------------------------------
+
+T1 = SCEN / "torch_xla" / "rev20_t1_restore_f64" / "record"
+
+
+def test_a_lineless_recompile_does_not_blame_where_the_earlier_value_was_made():
+    doc = cli_json("explain-recompile", str(T1), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "dtype" and head["location"]["line"] == 13  # the model call both graphs run, not :8
+    cause = doc["recompilations"][0]["causes"][0]
+    assert 8 not in [loc["line"] for loc in cause["locations"]]
+    assert "the earlier values were made at rev20_t1_restore_f64.py:8" in cause["hint"]
+    assert "--lines always" in cause["hint"]
+    assert "float32" in head["fix"]  # the NumPy float64 fix stays
+
+
+def test_a_record_run_is_not_told_to_rerun_with_record():
+    out = cli("explain-recompile", str(T1), codes=(1,)).stdout
+    assert "rerun with `hlodiff record -- python train.py`" not in out
+    assert "hint: source lines unknown: these graphs compiled while source lines were off" in out
+
+
+def test_look_alike_with_lines_keeps_the_line_that_made_the_new_value():
+    # rev20_t2's by-hand capture has lines on every step: the rule does not touch it; a dtype scenario with lines on
+    # both sides keeps its own origin (review 8's float64 targets from a NumPy cache)
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev8_np_cache_f64" / "graphs.hlo.0"), codes=(1,))
+    assert doc["headline"]["kind"] == "dtype" and "where the new value was made" not in str(doc)

@@ -9,7 +9,7 @@ from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.explanation import Recompilation, RunCounts
 from hlodiff.explain.families import Family, first_rest, first_step_graph, split_warmup_graph
 from hlodiff.explain.inventory import GraphSummary
-from hlodiff.explain.locate import has_source_metadata, output_tensors
+from hlodiff.explain.locate import has_op_metadata, has_source_metadata, output_tensors
 from hlodiff.explain.pattern_words import _CUT_WORDS, _in_brief, cuts_text, pattern_text
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
@@ -214,7 +214,12 @@ def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], r
         return hints
     if all(producer(r.graph) == "jax" for r in unknown):
         return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
-    if not any(has_source_metadata(r.graph) for r in unknown):
+    if not any(has_source_metadata(r.graph) for r in unknown) and reports and \
+            all(has_op_metadata(r.graph) for r in unknown if r.graph.record.kind in TRACED_KINDS):
+        # review 20 F1: a `hlodiff record` run (live tensors, XLA_HLO_DEBUG's op metadata) whose lines were off
+        hints.append("source lines unknown: these graphs compiled while source lines were off (`hlodiff record "
+                     "--lines auto` turns them off on steady steps): rerun with `hlodiff record --lines always -- ...`")
+    elif not any(has_source_metadata(r.graph) for r in unknown):
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
     elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):
