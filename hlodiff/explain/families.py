@@ -193,7 +193,11 @@ def first_step_graph(family: Family, ref: str) -> bool:
     """Graph ``ref`` is one of the pieces the family's first step ran as (:func:`first_rest` or
     :func:`first_step_piece`): compiled for the first time, no program compiled again (review 20, F2: "5
     recompilations" for a run whose every step after the second hit the cache)."""
-    return first_rest(family, ref) or first_step_piece(family, ref)
+    if first_rest(family, ref):
+        return True
+    # a piece counts as the first step's only when that step ended (a whole graph follows the cuts): a run that
+    # never syncs is all pieces, each a graph compiled again (r17_tx_item_no_sync)
+    return first_step_piece(family, ref) and any(not is_partial(g) for g in family.members)
 
 
 def split_warmup_graph(family: Family, parts: int, at: int, ref: str) -> bool:

@@ -123,7 +123,7 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
 def _split_warm_words(count: int, ours: int, parts: int) -> str:
     """A split step's warm-up in words: its second step compiled the step's graphs once more, then every step hit
     the cache (review 20, F2: the reviewer read "5 recompilations" as a run that keeps recompiling)."""
-    graphs = f"its {parts} graphs" if parts else "its graphs"
+    graphs = (f"its {parts} graphs" if count == parts else f"{count} of its {parts} graphs") if parts else "its graphs"
     return f"{_of_them(count, ours)}the split step's warm-up: step 1 compiled {graphs} once more, none after"
 
 
