@@ -251,6 +251,11 @@ LIVE_WRONG_NOW = {
     # Dynamo round 27 (blind): the weight tied after two compiled steps is quiet live as at exit (folded into the
     # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
     'dynamo/d27_tie_late': "kind: nothing told (a weight tied after two steps read as the first call's warm-up)",
+    # new-user review 20, T1: the first live line at step 4 gives the generic dtype fix ("cast it to one dtype
+    # (x.float())"), which names neither float32 nor assign=True; the line "now that more of the run is known" and
+    # the report at exit give NumPy's float64 fix (the first line is scored)
+    'torch_xla/rev20_t1_restore_f64': 'fix_any: an input arrives with another dtype on some steps: cast it to one '
+                                      'dtype (x.float()) before .to(device)',
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
