@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import cli, cli_json
 
 SCEN = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
@@ -58,3 +60,23 @@ def test_look_alike_with_lines_keeps_the_line_that_made_the_new_value():
     # both sides keeps its own origin (review 8's float64 targets from a NumPy cache)
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev8_np_cache_f64" / "graphs.hlo.0"), codes=(1,))
     assert doc["headline"]["kind"] == "dtype" and "where the new value was made" not in str(doc)
+
+
+# -- F3: `cost` on a step cut by a library's read gives explain-recompile's row, and counts every early graph ---------
+
+def test_cost_of_a_library_read_gives_the_library_rows_fix_and_counts_both_reads():
+    head = cli_json("cost", str(T2), codes=(0,))["headline"]
+    assert head["kind"] == "read_in_step" and head["library_read"] == "clip_grad_norm_nonfinite_xla"
+    assert "error_if_nonfinite=False" in head["fix"] and "torch.where" not in head["fix"]
+    assert head["reads"] == 2 and "(14 early graphs)" in head["summary"] and "in 7 steps" in head["summary"]
+
+
+@pytest.mark.parametrize("name, fix, reads", [
+    ("rev10_tx_item_mid_cost", "torch.where", 1),      # the user's own condition read: its row stays
+    ("x5c_adam_state_host", "", 8),                    # 8 state tensors .cpu()'d at one line: counted, no library
+    ("xla_host_momentum", "", 4),
+])
+def test_look_alike_reads_keep_their_own_fix(name, fix, reads):
+    head = cli_json("cost", str(SCEN / "cost" / name / "record"), codes=(0,))["headline"]
+    assert head["library_read"] is None and head["reads"] == reads
+    assert fix in head["fix"] and "error_if_nonfinite" not in head["fix"]

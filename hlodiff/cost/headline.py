@@ -145,6 +145,14 @@ class CostHeadline:
     round_trip: bool = False
     """``read_in_step``: the value read came back to the device at the same line and a later graph read it: state
     carried through the host (:mod:`hlodiff.cost.round_trips`); nothing needs it on the host."""
+    library_read: str = ""
+    """``read_in_step``: the library function that made the read (:attr:`hlodiff.cost.reads.ReadInStep
+    .library_read`), "" for the user's own read."""
+    reads: int = 1
+    """``read_in_step``: values read early in each of those steps, a graph each (:attr:`hlodiff.cost.reads
+    .ReadInStep.reads`)."""
+    reads_at_one_line: bool = True
+    """``read_in_step``: all of them at ``location`` (else the last one)."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -155,7 +163,8 @@ class CostHeadline:
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "gradient_sources": self.gradient_sources}
+                "gradient_sources": self.gradient_sources, "library_read": self.library_read or None,
+                "reads": self.reads, "reads_at_one_line": self.reads_at_one_line}
 
 
 def sync_call(frames) -> str | None:
@@ -311,7 +320,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips)
+                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
+                        library_read=r.library_read, reads=r.reads, reads_at_one_line=r.reads_at_one_line)
 
 
 def _dump(ref: str) -> str:
