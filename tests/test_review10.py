@@ -50,12 +50,13 @@ def test_a_split_step_that_differs_once_is_one_off_and_step_0_s_second_graph_is_
     assert "one-off: each step (sync at rev10_tx_item_mid.py:22) is split in two by an early read at " \
            "rev10_tx_item_mid.py:14" in first
     assert "graph 7 of 12 (#6)" in first and "no fixed order" not in first and "recurring" not in first
-    assert "3 recompilations (1 of them the first step's second graph, after an early read cut the step)" in first
+    # review 20, F2: the first step's second graph is a first compilation, not counted as a recompilation
+    assert "2 recompilations (the first step's second graph is a first compilation, an early read cut the step)" in first
     doc = cli_json("explain-recompile", str(ITEM), codes=(1,))
     assert doc["families"][0]["pattern"]["name"] == "one-off"
     # look-alikes: a plain split stays split (every step the same pair), and its one recompilation is the same aside
     plain = _head(SCEN / "cost" / "xla_item_mid_step" / "record")[0]
-    assert "split: each step" in plain and "1 recompilation (the first step's second graph" in plain
+    assert "split: each step" in plain and "0 recompilations (the first step's second graph is a first compilation" in plain
     adam = _head(SCEN / "torch_xla" / "rev5_item_clip_adam")[0]
     assert "split: each step" in adam and "one-off" not in adam
 

@@ -152,7 +152,8 @@ def test_item_split_before_adam_does_not_call_adam_s_warm_up_a_second_branch():
     # it; the condition is decided on the device (this reviewer's truth accepts torch.where as well)
     assert "torch.where" in head and "add_step_closure" not in head
     # review 10 F2 added the first step's second graph to the asides: "(1 of them an expected warm-up; 1 of them ...)"
-    assert "(1 of them an expected warm-up;" in head
+    # review 20 F2: that second graph is a first compilation, so the warm-up is the only recompilation counted
+    assert "1 recompilation (an expected warm-up; the first step's second graph is a first compilation" in head
     out = cli("explain-recompile", str(SCEN / "torch_xla/rev5_item_clip_adam")).output
     assert "expected warm-up: torch/optim/adam.py creates its state" in out
     assert "sync at the same points every step" not in out  # F1's words, by hand behind a split step

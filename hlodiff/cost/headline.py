@@ -159,6 +159,14 @@ class CostHeadline:
     negligible: bool = False
     """``not_donated``: ``bytes`` is under :data:`NEGLIGIBLE_SHARE` of ``step_bytes``: donating saves nothing
     that matters at this size."""
+    library_read: str = ""
+    """``read_in_step``: the library function that made the read (:attr:`hlodiff.cost.reads.ReadInStep
+    .library_read`), "" for the user's own read."""
+    reads: int = 1
+    """``read_in_step``: values read early in each of those steps, a graph each (:attr:`hlodiff.cost.reads
+    .ReadInStep.reads`)."""
+    reads_at_one_line: bool = True
+    """``read_in_step``: all of them at ``location`` (else the last one)."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -170,7 +178,8 @@ class CostHeadline:
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
                 "moved_only": self.moved_only, "gradient_sources": self.gradient_sources, "step_bytes": self.step_bytes,
-                "negligible": self.negligible}
+                "negligible": self.negligible, "library_read": self.library_read or None, "reads": self.reads,
+                "reads_at_one_line": self.reads_at_one_line}
 
 
 def sync_call(frames) -> str | None:
@@ -327,7 +336,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
                         followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
-                        moved_only=r.read in run.round_trips_moved)
+                        moved_only=r.read in run.round_trips_moved, library_read=r.library_read, reads=r.reads,
+                        reads_at_one_line=r.reads_at_one_line)
 
 
 def _dump(ref: str) -> str:

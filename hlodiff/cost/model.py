@@ -161,6 +161,9 @@ class GraphCost:
     """Donated parameters no output took (:class:`hlodiff.cost.donation.UnusableDonation`)."""
     sync_call: str | None = None
     """How the execution was asked for: ``sync``, ``save``, ``read`` (:func:`hlodiff.cost.headline.sync_call`)."""
+    library_read: str = ""
+    """A ``read`` made inside a library function (:data:`hlodiff.diff.library_reads.LIBRARY_READS`'s row name, e.g.
+    clip_grad_norm_'s non-finite check): no read of the user's (review 20, F3; not in JSON)."""
     called_at: SourceFrame | None = None
     heavy_ops: dict | None = field(default=None, repr=False)
     """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""

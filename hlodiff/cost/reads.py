@@ -50,6 +50,14 @@ class ReadInStep:
     """The read graph hands back one-element booleans only: a condition that decides what the step does (``if not
     torch.isfinite(loss).item():``, review 13 F1), needed before the step runs, so it cannot be read later
     (:mod:`hlodiff.diff.condition_read`)."""
+    library_read: str = ""
+    """The read was made inside a library function (:attr:`hlodiff.cost.model.GraphCost.library_read`): its row's
+    fix, explain-recompile's, is the one the user can make (review 20, F3)."""
+    reads: int = 1
+    """How many values each of those steps read early, one graph each (the graphs run back to back before the
+    sync): clip_grad_norm_'s isnan and isinf checks are two (review 20, F3: "7 times" for 14 early graphs)."""
+    reads_at_one_line: bool = True
+    """Every one of those reads was made at ``location`` (else: the last one was)."""
 
 
 def read_follows_sync(read_stack, sync_stack) -> bool:
@@ -57,6 +65,14 @@ def read_follows_sync(read_stack, sync_stack) -> bool:
     below the step's sync reads what the step computed (the metric of the step just run), and the next step's sync
     follows it only because the loop goes round."""
     return runs_after(read_stack, sync_stack)
+
+
+def _reads_before(graphs, i: int) -> int:
+    """How many read graphs of one dump run back to back up to and including ``graphs[i]``."""
+    n, source = 0, graphs[i].ref.rsplit("#", 1)[0]
+    while i - n >= 0 and graphs[i - n].sync_call == "read" and graphs[i - n].ref.rsplit("#", 1)[0] == source:
+        n += 1
+    return n
 
 
 def reads_in_step(graphs) -> list[ReadInStep]:
@@ -86,7 +102,12 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         if not recomputed and read_follows_sync(a.stack, b.stack):
             continue  # the read follows the step's sync and redoes none of its work: a read after the step
         mask = any(t.startswith("pred[") and not t.startswith("pred[]") for t in a.output_shapes)
+        chain = [_reads_before(graphs, k) for k, _ in seen]
+        earlier = [graphs[k - back] for (k, _), n in zip(seen, chain) for back in range(n)]
+        library = {g.library_read for g in earlier}
+        one_line = len({(g.trigger.file, g.trigger.line) if g.trigger is not None else None for g in earlier}) == 1
         out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask,
-                              len(after.get(a.name, ())), condition_shapes(a.output_shapes)))
+                              len(after.get(a.name, ())), condition_shapes(a.output_shapes),
+                              library.pop() if len(library) == 1 else "", min(chain), one_line))
     out.sort(key=lambda r: -r.times)
     return out

@@ -25,6 +25,7 @@ from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
 from hlodiff.cost.round_trips import round_trip_reads
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
+from hlodiff.diff.library_reads import library_read
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
 from hlodiff.dumps.cost_evidence import CostRun, GraphCostEvidence
 from hlodiff.dumps.graph_record import DUMPED_KINDS, LOADED_STAGE, GraphRecord
@@ -129,6 +130,14 @@ def graph_costs(records: list[GraphRecord], warnings: list[InputWarning],
     return out
 
 
+def _library_read(record: GraphRecord) -> str:
+    """The library function that read a value on the host for this execution (its row's name), "" for a read of
+    the user's or a sync: explain-recompile's table (:mod:`hlodiff.diff.library_reads`), so both commands give one
+    fix (review 20, F3)."""
+    row = library_read(record.frames) if sync_call(record.frames) == "read" else None
+    return row.name if row is not None else ""
+
+
 def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], estimated: list[GraphRecord],
               torch_xla: Mapping[str, TorchXlaMemory], xla_reports: Mapping[str, XlaMemory | None],
               warnings: list[InputWarning]) -> None:
@@ -139,7 +148,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     if first is not None:
         out.append(replace(first, ref=record.ref, index=record.index, compiled=False, compile_seconds=None,
                            trigger=_trigger(record), sync_call=sync_call(record.frames),
-                           stack=_user_stack(record)))
+                           stack=_user_stack(record), library_read=_library_read(record)))
         return
     try:
         module = record.module()
@@ -157,6 +166,7 @@ def _cost_one(record: GraphRecord, seen: dict, out: list[GraphCost | None], esti
     cost.trigger = _trigger(record)
     cost.sync_call = sync_call(record.frames)
     cost.stack = _user_stack(record)
+    cost.library_read = _library_read(record)
     if record.kind in DUMPED_KINDS and xla is None and cost.peak_source == "estimate":
         estimated.append(record)
     if key[1] is not None:

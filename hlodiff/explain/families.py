@@ -189,6 +189,27 @@ def first_step_piece(family: Family, ref: str) -> bool:
     return i > 0 and all(is_partial(g) for g in members[:i + 1])
 
 
+def first_step_graph(family: Family, ref: str) -> bool:
+    """Graph ``ref`` is one of the pieces the family's first step ran as (:func:`first_rest` or
+    :func:`first_step_piece`): compiled for the first time, no program compiled again (review 20, F2: "5
+    recompilations" for a run whose every step after the second hit the cache)."""
+    if first_rest(family, ref):
+        return True
+    # a piece counts as the first step's only when that step ended (a whole graph follows the cuts): a run that
+    # never syncs is all pieces, each a graph compiled again (r17_tx_item_no_sync)
+    return first_step_piece(family, ref) and any(not is_partial(g) for g in family.members)
+
+
+def split_warmup_graph(family: Family, parts: int, at: int, ref: str) -> bool:
+    """Graph ``ref`` is one of the pieces a ``split`` family's second step compiled once more because its first step
+    differed (the pattern's ``at`` is 1: a gradient made on step 0, then reused): the split step's warm-up, after
+    which every step hits the cache (review 20, F2)."""
+    if at != 1 or parts < 2:
+        return False
+    i = next((i for i, g in enumerate(family.members) if g.ref == ref), -1)
+    return parts <= i < 2 * parts
+
+
 def bridge_graph(summary: GraphSummary) -> bool:
     """A graph torch_xla's Dynamo bridge ran (its trigger is library code on a bridge stack): never the rest of a
     step a user's read cut short."""

@@ -42,6 +42,7 @@ from hlodiff.explain.library_entry_lines import instruction_files, place_library
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
+from hlodiff.explain.lineless_inputs import place_lineless_inputs
 from hlodiff.explain.live_tensors import aligned_reports
 from hlodiff.explain.cuts import cut_follows, partial_cause, remainder_cause, same_cut
 from hlodiff.explain.dynamo import explain_dynamo
@@ -254,6 +255,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_lines(causes, diff, closest, graph, reports, run.sources)  # the same lines `compare` finds (review 19 F7)
     locate_carried(causes, graph, family.members, earlier)
+    place_lineless_inputs(causes, closest, graph)  # review 20, F1: not where the earlier value was made
     place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
@@ -267,7 +269,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
         if where is not None and any(cause is c for c in placed) and where not in cause.locations:
             cause.locations = [where]
             cause.callers = {}
-        cause.hint = hint_for(cause, graph, has_reports=bool(reports))
+        cause.hint = hint_for(cause, graph, has_reports=bool(reports)) or cause.hint
     _callers_of_this_execution(causes, graph)
     return Recompilation(graph, closest, family, causes, diff, notes, events.get(graph.record.graph_hash or ""))
 

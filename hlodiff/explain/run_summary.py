@@ -7,9 +7,9 @@ from __future__ import annotations
 from hlodiff.diff.fix_stance import FixStance
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.explanation import Recompilation, RunCounts
-from hlodiff.explain.families import Family, first_rest
+from hlodiff.explain.families import Family, first_rest, first_step_graph, split_warmup_graph
 from hlodiff.explain.inventory import GraphSummary
-from hlodiff.explain.locate import has_source_metadata, output_tensors
+from hlodiff.explain.locate import has_op_metadata, has_source_metadata, output_tensors
 from hlodiff.explain.pattern_words import _CUT_WORDS, _in_brief, cuts_text, pattern_text
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
@@ -42,7 +42,30 @@ def run_counts(graphs: list[GraphSummary], recompilations: list[Recompilation], 
     compiled = sum(1 for g in graphs if g.compiled and g.ref not in loaded)
     n = sum(1 for r in recompilations if r.graph.ref not in loaded)
     outside = _outside(recompilations, facts, families, loaded)
-    return RunCounts(len(graphs), compiled, len(loaded), n - outside)
+    return RunCounts(len(graphs), compiled, len(loaded), n - outside - len(_first_pieces(recompilations, facts,
+                                                                                         families, loaded)))
+
+
+def _first_pieces(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
+                  loaded: set[str]) -> list[Recompilation]:
+    """The graphs a first step ran as after an early read cut it: each compiled for the first time, so no
+    recompilation (review 20, F2: a step cut in three counted its two other pieces as "recompilations")."""
+    eager = {f.key for f, p in zip(families, facts) if p.name == "eager op"}
+    return [r for r in recompilations if r.graph.ref not in loaded and r.family.key not in eager
+            and first_step_graph(r.family, r.graph.ref)]
+
+
+def _split_warmups(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
+                   loaded: set[str]) -> tuple[int, int]:
+    """(how many recompilations are a split step's warm-up, the step's pieces): the second step compiling the
+    step's pieces once more because the first differed (a gradient made on step 0), none after (review 20, F2)."""
+    pattern = {f.key: p for f, p in zip(families, facts)}
+    found = [r for r in recompilations if r.graph.ref not in loaded and r.family.key in pattern
+             and pattern[r.family.key].name == "split"
+             and split_warmup_graph(r.family, pattern[r.family.key].parts, pattern[r.family.key].at, r.graph.ref)
+             and not (r.causes and r.causes[0].fix_stance is FixStance.WARMUP)]  # told as a warm-up already
+    parts = {pattern[r.family.key].parts for r in found}
+    return len(found), (parts.pop() if len(parts) == 1 else 0)
 
 
 def _outside(recompilations: list[Recompilation], facts: list[Pattern], families: list[Family],
@@ -62,17 +85,20 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     # review 5 F6: a recompilation the report itself calls an expected warm-up (Adam's first step) is counted apart
     warm = sum(1 for r in recompilations if r.family.key not in eager and r.causes and
                r.causes[0].fix_stance is FixStance.WARMUP)
-    # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled again
-    firsts = [r for r in recompilations if r.family.key not in eager and first_rest(r.family, r.graph.ref)]
+    # review 10 F2: the rest of the first step an early read cut is that step's second graph, not a step compiled
+    # again; review 20 F2: nor are its other pieces, and none of them is counted
+    firsts = _first_pieces(recompilations, facts, families, loaded)
     rest = len(firsts)
+    split_warm, parts = _split_warmups(recompilations, facts, families, loaded)
     # round 11 (r11_tx_nanmedian_fallback): the cut's words follow its reason, as the cause below does
     reasons = {c.reason for r in firsts for c in r.causes if c.kind == "partial" and c.reason in _CUT_WORDS}
     reason = reasons.pop() if len(reasons) == 1 else "read" if not reasons else "mixed"
     one, many = cuts_text(reason, 1), _CUT_WORDS[reason][1]
-    ours = n - outside  # the count the head states: eager ops are none of the user's (review 17, F5)
+    ours = n - outside - rest  # the count the head states: eager ops are none of the user's (review 17, F5)
     asides = ([f"{_of_them(warm, ours)}{'an expected warm-up' if warm == 1 else 'expected warm-ups'}"] if warm else []) \
-        + ([f"{_of_them(1, ours)}the first step's second graph, after {one} cut the step" if rest == 1 else
-            f"{_of_them(rest, ours)}first steps' second graphs, after {many} cut the steps"] if rest else []) \
+        + ([_split_warm_words(split_warm, ours, parts)] if split_warm else []) \
+        + ([f"the first step's second graph is a first compilation, {one} cut the step" if rest == 1 else
+            f"the first step's {rest} other graphs are first compilations, {many} cut it"] if rest else []) \
         + ([f"+{outside} eager op{'s' if outside != 1 else ''} outside jit, not {'steps' if outside != 1 else 'a step'}"]
            if outside else [])
     head = counts.head() + (f" ({'; '.join(asides)})" if asides else "")
@@ -109,6 +135,13 @@ def _avoidable(pattern: Pattern, recompilations: list[Recompilation], facts: lis
         return ""
     mine = [r for r in recompilations if r.family is family]
     return AVOIDABLE if any(asks_a_change(r, pattern.name) for r in mine) else ""
+
+
+def _split_warm_words(count: int, ours: int, parts: int) -> str:
+    """A split step's warm-up in words: its second step compiled the step's graphs once more, then every step hit
+    the cache (review 20, F2: the reviewer read "5 recompilations" as a run that keeps recompiling)."""
+    graphs = (f"its {parts} graphs" if count == parts else f"{count} of its {parts} graphs") if parts else "its graphs"
+    return f"{_of_them(count, ours)}the split step's warm-up: step 1 compiled {graphs} once more, none after"
 
 
 def _of_them(count: int, n: int) -> str:
@@ -198,7 +231,12 @@ def run_hints(graphs: list[GraphSummary], recompilations: list[Recompilation], r
         return hints
     if all(producer(r.graph) == "jax" for r in unknown):
         return hints  # torch_xla's flags and `record` give a JAX run no stack it lacks (review F5)
-    if not any(has_source_metadata(r.graph) for r in unknown):
+    if not any(has_source_metadata(r.graph) for r in unknown) and reports and \
+            all(has_op_metadata(r.graph) for r in unknown if r.graph.record.kind in TRACED_KINDS):
+        # review 20 F1: a `hlodiff record` run (live tensors, XLA_HLO_DEBUG's op metadata) whose lines were off
+        hints.append("source lines unknown: these graphs compiled while source lines were off (`hlodiff record "
+                     "--lines auto` turns them off on steady steps): rerun with `hlodiff record --lines always -- ...`")
+    elif not any(has_source_metadata(r.graph) for r in unknown):
         hints.append("source lines unknown: the dump has no source metadata; rerun with "
                      "`hlodiff record -- python train.py` (sets XLA_HLO_DEBUG=1 and captures live tensors)")
     elif not reports and any(g.record.kind in TRACED_KINDS for g in graphs):

@@ -9,6 +9,7 @@ from rich.text import Text
 from hlodiff.cost.headline import CostHeadline, cost_headline
 from hlodiff.cost.model import RunCost
 from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
+from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.render.terminal import Hanging
 from hlodiff.render.units import human_bytes
 
@@ -89,6 +90,10 @@ def _sentence(h: CostHeadline) -> str:
             return (f"a value read{_at(h)} goes to the host and comes back to the device at the same line, read by "
                     f"the next graph: reading it executes a graph of its own ({h.graph}) before the step's "
                     f"sync{then}, {_times(h.times)} in this run{again}")
+        if h.reads > 1:  # review 20 F3: "7 times" counted one of two early graphs a step
+            at = _at(h) if h.reads_at_one_line else f" (the last{_at(h)})"
+            return (f"{h.reads} values read{at} each execute a graph of their own (the last {h.graph}) before "
+                    f"the step's sync{then}, in {h.times} steps of this run ({h.reads * h.times} early graphs){again}")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated" and h.unchanged == h.count:
@@ -171,6 +176,10 @@ def _fix(h: CostHeadline) -> str:
         return ("keep the value on the device: t.detach() (or t.detach().clone()) gives the next graph the same values "
                 "without reading them to the host and uploading them again; nothing is read then, and each step is "
                 "one graph")
+    if h.kind == "read_in_step" and (row := _library_row(h)) is not None:  # review 20 F3: explain's row, not ours
+        where = h.location.short() if h.location is not None else "the line shown"
+        return RULES_BY_NAME["partial_library_read"].text.format(read_what=row.reads, read_call=row.call, line=where,
+                                                                 read_fix=row.fix)
     if h.kind == "read_in_step" and h.condition:  # one fact, one row: explain-recompile's words for this read
         where = h.location.short() if h.location is not None else "the line shown"
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
@@ -198,6 +207,11 @@ def _fix(h: CostHeadline) -> str:
         return ("donate the inputs the step replaces (jax.jit(..., donate_argnums=...)) and do not use them after "
                 "the call, so that the outputs are written into their buffers")
     return ""
+
+
+def _library_row(h: CostHeadline):
+    """The library read's row (:mod:`hlodiff.diff.library_reads`), None for the user's own read."""
+    return next((r for r in LIBRARY_READS if r.name == h.library_read), None) if h.library_read else None
 
 
 def _times(n: int) -> str:

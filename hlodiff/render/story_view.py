@@ -30,14 +30,16 @@ def alike_text(similarity: float, equal: bool, kinds: list[str] | None = None) -
     return f"{similarity:.0%} alike"
 
 
-def story_sentence(story: Story, of: int = 0) -> str:
+def story_sentence(story: Story, of: int | None = None) -> str:
     """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``; ``of``:
     the run's recompilations as its summary counts them, said beside the story's own when more (``4 of the 5
     recompilations``: review 15, F7, "5 recompilations" above "story: 4 recompilations")."""
     where = f" at {story.location.short()}" if story.location is not None else ""
     n = len(story.recompilations)
-    if of > n:
+    if of is not None and of > n:
         return _of_the_run(story_sentence(story), n, of)
+    if of is not None and of < n:  # review 20, F2: a cut first step's pieces are first compilations, not counted
+        return story_sentence(story).replace(f"{n} recompilations", f"{n} compilations, {of} of them recompilations", 1)
     values = ", ".join(story.values)
     if story.trend is not None:
         how = "grows" if story.trend.by > 0 else "shrinks"
@@ -164,7 +166,7 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
     unsequenced = explanation.dynamo is not None and only
     counted = _compilation_numbers(explanation) if only and not unsequenced else {}
     counts = getattr(explanation, "counts", None)
-    total = counts.recompilations if counts is not None else 0
+    total = counts.recompilations if counts is not None else None
     loaded = set(getattr(explanation, "loaded", ()) or ())
     # stories of eager ops after the rest, expected ones after those to act on; a cut step's two parts after the
     # recompilations of a part
