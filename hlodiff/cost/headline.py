@@ -145,6 +145,10 @@ class CostHeadline:
     round_trip: bool = False
     """``read_in_step``: the value read came back to the device at the same line and a later graph read it: state
     carried through the host (:mod:`hlodiff.cost.round_trips`); nothing needs it on the host."""
+    sent_back: bool = False
+    """``read_in_step``: after the read the step uploads what the host worked out from it, and the step's own graph
+    reads that (:func:`hlodiff.cost.round_trips.sent_back_reads`): the step needs it, so it is computed on the
+    device, not read later."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -155,7 +159,7 @@ class CostHeadline:
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "gradient_sources": self.gradient_sources}
+                "sent_back": self.sent_back, "gradient_sources": self.gradient_sources}
 
 
 def sync_call(frames) -> str | None:
@@ -311,7 +315,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips)
+                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
+                        sent_back=r.read in run.sent_back)
 
 
 def _dump(ref: str) -> str:

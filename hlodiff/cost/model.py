@@ -258,6 +258,9 @@ class RunCost:
     round_trips: frozenset[str] = frozenset()
     """Refs of read graphs whose value went to the host and came back to the device at the same line, read by a
     later graph (:func:`hlodiff.cost.round_trips.round_trip_reads`)."""
+    sent_back: frozenset[str] = frozenset()
+    """Refs of read graphs after which the step uploads what the host worked out from the value and the step's own
+    graph reads it (:func:`hlodiff.cost.round_trips.sent_back_reads`)."""
 
     @property
     def unknowns(self) -> list[Unknown]:

@@ -23,7 +23,7 @@ from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
-from hlodiff.cost.round_trips import round_trip_reads
+from hlodiff.cost.round_trips import round_trip_reads, sent_back_reads
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
 from hlodiff.dumps.cost_evidence import CostRun, GraphCostEvidence
@@ -73,6 +73,7 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
                                                                                             warnings)
         run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
         run.round_trips = _round_trips(graphs, evidence)
+        run.sent_back = _sent_back(graphs, evidence)
     elif evidence.report_files and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))
@@ -86,6 +87,15 @@ def _round_trips(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
         return frozenset()
     reports = (r for path in evidence.report_files for r in iter_reports(path, [], ir="roots"))
     return round_trip_reads(graphs, reports)
+
+
+def _sent_back(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
+    """The read graphs after which a value worked out on the host came back for the same step
+    (:func:`hlodiff.cost.round_trips.sent_back_reads`); the reports are read again, roots only, only with a read."""
+    if not any(g.sync_call == "read" for g in graphs):
+        return frozenset()
+    reports = (r for path in evidence.report_files for r in iter_reports(path, [], ir="roots"))
+    return sent_back_reads(graphs, reports)
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:
