@@ -90,3 +90,23 @@ PAIR = [_graph("r#0", READ, "read"), _graph("r#1", SYNC, "sync")]
 ])
 def test_sent_back_rows(text, graphs, found):
     assert (sent_back_reads(graphs, parse_reports(text)) == {"r#0"}) is found
+
+
+# -- explain: a dtype switched at the second graph is no warm-up ------------------------------------------------------
+
+SCEN = FIXTURES / "scenarios"
+
+
+@pytest.mark.parametrize("path, pattern, code", [
+    # NumPy float64 weights back from the second step on: told "warm-up only" at the first try
+    ("torch_xla/x10c_tx_host_class_weights/record", "switched", 1),
+    # SGD momentum's state created at the first step (inputs added): a warm-up, as before
+    ("cost/x10c_ohem_topk_device_control/record", "warm-up only", 0),
+    ("cost/xla_one_sync_control/record", "warm-up only", 0),
+    ("cost/rev17_tx_stable_adamw/record", "warm-up only", 0),
+    # float64 targets from a NumPy cache from the second epoch on: switched later, as before
+    ("torch_xla/rev8_np_cache_f64/graphs.hlo.0", "switched", 1),
+])
+def test_a_dtype_switch_at_the_second_graph_is_named_a_switch(path, pattern, code):
+    doc = cli_json("explain-recompile", str(SCEN / path), codes=(code,))
+    assert doc["families"][0]["pattern"]["name"] == pattern
