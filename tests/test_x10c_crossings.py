@@ -35,6 +35,12 @@ def test_hard_examples_picked_on_the_host_are_told_to_be_picked_on_the_device():
     assert (head["kind"], head["location"]["line"], head["sent_back"]) == ("read_in_step", 21, True)
     assert "topk" in head["fix"] and "add_step_closure" not in head["fix"] and "detach()" not in head["fix"]
     assert "comes back to the device for the same step" in head["summary"]
+    assert head["followed_by"] == 1  # the first step's graph (SGD momentum's warm-up) decides nothing
+
+
+def test_a_branch_taken_once_mid_run_still_decides():
+    """rev10_tx_item_mid_cost: the skip branch taken at step 3 only is a second program after the read."""
+    assert _cost("rev10_tx_item_mid_cost")["headline"]["followed_by"] == 2
 
 
 @pytest.mark.parametrize("name", ["xla_cpu_metric_mid_step", "xla_host_momentum", "x5c_adam_state_host",
