@@ -167,6 +167,10 @@ class CostHeadline:
     .ReadInStep.reads`)."""
     reads_at_one_line: bool = True
     """``read_in_step``: all of them at ``location`` (else the last one)."""
+    sent_back: bool = False
+    """``read_in_step``: after the read the step uploads what the host worked out from it, and the step's own graph
+    reads that (:func:`hlodiff.cost.round_trips.sent_back_reads`): the step needs it, so it is computed on the
+    device, not read later."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -177,7 +181,8 @@ class CostHeadline:
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "moved_only": self.moved_only, "gradient_sources": self.gradient_sources, "step_bytes": self.step_bytes,
+                "moved_only": self.moved_only, "sent_back": self.sent_back, "gradient_sources": self.gradient_sources,
+                "step_bytes": self.step_bytes,
                 "negligible": self.negligible, "library_read": self.library_read or None, "reads": self.reads,
                 "reads_at_one_line": self.reads_at_one_line}
 
@@ -337,7 +342,8 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
                         followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
                         moved_only=r.read in run.round_trips_moved, library_read=r.library_read, reads=r.reads,
-                        reads_at_one_line=r.reads_at_one_line)
+                        reads_at_one_line=r.reads_at_one_line,
+                        sent_back=r.read in run.sent_back)
 
 
 def _dump(ref: str) -> str:

@@ -265,6 +265,9 @@ class RunCost:
     """Those of :attr:`round_trips` whose line only moves the value (``torch.from_numpy(h.detach().cpu().numpy())
     .to(dev)``, read from the user's source): there ``.detach()`` gives the same values. A line that computes on the
     host (returns through scipy) or a source not at hand is not in it."""
+    sent_back: frozenset[str] = frozenset()
+    """Refs of read graphs after which the step uploads what the host worked out from the value and the step's own
+    graph reads it (:func:`hlodiff.cost.round_trips.sent_back_reads`)."""
 
     @property
     def unknowns(self) -> list[Unknown]:

@@ -9,6 +9,13 @@ innermost user frame), of a shape the read graph outputs, listed in a report, an
 reports carry ``reads=`` (torch_xla's own list; the next step's graph reads it, by then the report lists the next
 upload under the same name). A value read and put on the device at another line (a
 metric turned into next step's weights elsewhere) is not matched: the line is the evidence that the two go together.
+
+A value computed on the host from the read and sent back for the same step (hard examples picked by
+``np.argsort(-per.cpu().numpy())[:k]``, then ``torch.from_numpy(idx).to(dev)`` indexing the loss) is the other
+case (:func:`sent_back_reads`, crossings round 10): the step's own graph needs it, so neither reading it later nor
+``detach()`` is the fix; computing it on the device is. Evidence: bare device data made in the read's file at a line
+strictly between the read and the step's sync that follows it (the batch uploaded above the read is not), which
+that sync's graph reads (``reads=``, required: without it no report says which graph took the upload).
 """
 
 from __future__ import annotations
@@ -53,3 +60,48 @@ def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> 
                 if without_layout_text(tensor.shape_text) in g.output_shapes:
                     made.setdefault(tensor.id, set()).add(g.ref)
     return frozenset(ref for i, refs in made.items() if not any_reads or i in read_later for ref in refs)
+
+
+def _in(frame) -> tuple[str, str | None, int] | None:
+    """(file, function, line) of a frame: lines compare only inside one function's body."""
+    if frame is None or frame.line is None:
+        return None
+    return os.path.basename(frame.file), frame.function, frame.line
+
+
+def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str]]]:
+    """Per read graph followed by a sync's graph of the same dump: ((file, function), read line, sync line, the
+    read graph's output shapes) when both lines are in one function and the read comes first."""
+    out = {}
+    for a, b in zip(graphs, graphs[1:]):
+        if a.sync_call != "read" or b.sync_call not in ("sync", "save"):
+            continue
+        if a.ref.rsplit("#", 1)[0] != b.ref.rsplit("#", 1)[0]:
+            continue  # the last graph of one dump and the first of the next
+        read, sync = _in(a.trigger), _in(b.trigger)
+        if read is not None and sync is not None and read[:2] == sync[:2] and read[2] < sync[2]:
+            out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes))
+    return out
+
+
+def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
+    """The refs of the read graphs after which the step uploads new device data (between the read's line and the
+    sync's, in the same function) that the sync's graph reads: a value worked out on the host from the read and
+    sent back for this step. Device data of a shape the read graph outputs is left out: torch_xla keeps the value
+    it read as device data, which is no upload of the user's."""
+    windows = _windows(graphs)
+    if not windows:
+        return frozenset()
+    found: set[str] = set()
+    for report in reports:
+        reads = report.reads()
+        if not reads:
+            continue
+        for tensor in report.tensors:
+            where = _in(user_frame(tensor.frames)) if tensor.is_device_data and tensor.id in reads else None
+            if where is None:
+                continue
+            shape = without_layout_text(tensor.shape_text)
+            found.update(ref for ref, (body, first, last, outputs) in windows.items()
+                         if where[:2] == body and first < where[2] < last and shape not in outputs)
+    return frozenset(found)

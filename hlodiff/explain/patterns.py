@@ -184,6 +184,9 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     base["variants"] = distinct = len(set(keys))
     last = compiled_at[-1]
     if compiled_at == list(range(last + 1)) and last <= 2 and len(set(keys[last:])) == 1 and n - last >= 2:
+        if last == 1 and _type_switched(members[1], recompilations):
+            ref = "#" + members[1].ref.rsplit("#", 1)[1] if "#" in members[1].ref else ""
+            return Pattern("switched", at=1, at_ref=ref, **base)
         return Pattern("warm-up only", at=last, **base)
     if len(compiled_at) == n and families and _before_steady_work(family, families):
         return Pattern("setup", **base)
@@ -373,6 +376,17 @@ def _eager_pattern(family: "Family", recompilations, letters: tuple[str, ...], b
         because = Because("shape", because.location)
     return Pattern("eager op", letters=letters, called_for=tuple(k for k in (SHAPE, CONTEXT, PLACEMENT) if k in found),
                    **{**base, "because": because})
+
+
+def _type_switched(graph, recompilations) -> bool:
+    """The second graph of a family recompiled because an input's element type changed, and its fix asks the user
+    for a change: no warm-up of a library makes an input float64 where it was float32 (crossings round 10,
+    x10c_tx_host_class_weights: weights recomputed with NumPy came back float64 from the second step on, told
+    "warm-up only"). The shape A,B,B,... is the same as a warm-up's; the cause says it is a switch."""
+    from hlodiff.diff.fix_stance import FixStance
+
+    r = next((r for r in recompilations if r.graph.ref == graph.ref and r.causes), None)
+    return r is not None and r.causes[0].kind == "dtype" and r.causes[0].fix_stance is FixStance.CHANGE
 
 
 def _because(family: "Family", recompilations) -> Because | None:

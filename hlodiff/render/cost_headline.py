@@ -90,6 +90,10 @@ def _sentence(h: CostHeadline) -> str:
             return (f"a value read{_at(h)} goes to the host and comes back to the device at the same line, read by "
                     f"the next graph: reading it executes a graph of its own ({h.graph}) before the step's "
                     f"sync{then}, {_times(h.times)} in this run{again}")
+        if h.sent_back:
+            return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
+                    f"{_times(h.times)} in this run{again}; what the host works out from it comes back to the "
+                    f"device for the same step")
         if h.reads > 1:  # review 20 F3: "7 times" counted one of two early graphs a step
             at = _at(h) if h.reads_at_one_line else f" (the last{_at(h)})"
             return (f"{h.reads} values read{at} each execute a graph of their own (the last {h.graph}) before "
@@ -183,6 +187,11 @@ def _fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.condition:  # one fact, one row: explain-recompile's words for this read
         where = h.location.short() if h.location is not None else "the line shown"
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
+    if h.kind == "read_in_step" and h.sent_back:
+        return ("compute on the device what the host works out from the value (torch.topk, torch.sort, argmax, "
+                "torch.where instead of NumPy's argsort or a Python loop): this step's graph needs the result, so "
+                "reading the value later or in a step closure cannot replace it; then nothing is read and each step "
+                "is one graph")
     if h.kind == "read_in_step" and h.followed_by > 1:
         return (f"the value read decides what is traced after it ({h.followed_by} different graphs followed the "
                 "read), so reading it later removes nothing: if it chooses a branch (`if t.item() > x:`), compute "
