@@ -47,15 +47,10 @@ LIVE_WRONG_NOW = {
     # one step only (the 4-step accumulation cycle shows at step 7), dyn_bucket_control's second size as "pad to a
     # few fixed sizes" (the sizes recur later; Dynamo's findings have no waiting fix yet)
     'torch_xla/inner_loop_count': 'line: no location (as at exit); fix_any: step 2 told as rewired operands',
-    'torch_xla/review_grad_accum': 'line: no location (as at exit; its step-3 fix waits for the cycle since review 15)',
     # the lead's look-alike of the tenth stop: live tells the short batch (8 -> 7) when it comes, before any later
     # batch shows that full ones follow; its words are the hedged short-batch row ("if it is a DataLoader's last
     # batch ... drop_last; otherwise pad"), which the truth forbids; at exit: dynamo_shape_short_batch_once
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22)',
-    # review 15 (F2/F4): over 2 micro-batches, step 1's fix ("traced_some_steps") now waits for the steps (the A,B,A,B
-    # cycle shows at step 3 and the report's accumulation row is told); by hand the dump keeps no user frame on the
-    # added inputs, as at exit
-    'torch_xla/rev15_tx_grad_accum_byhand': 'line: no location (as at exit: the added inputs name torch/optim only)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
     'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
@@ -238,6 +233,12 @@ LIVE_WRONG_NOW = {
     # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
     'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
                                        "beside pruning)",
+    # round 25 (blind): since the twelfth stop's library entries the live line of step 3 (AdamW's step counters read
+    # back as inputs) is placed at the user's opt.step() :39, so its interim fix is scored: the generic inputs_seen
+    # words (synced on some steps, or a Python `if` such as a causal mask) say "mask"; before, the line was unknown
+    # and the same words went unscored. Right at exit (the restore's step counters, kept on the CPU)
+    'torch_xla/r25_tx_resume_state_to_device': "fix_none: says mask (the generic inputs_seen words at step 3, now "
+                                               "placed at opt.step() :39; right at exit)",
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "
