@@ -22,3 +22,13 @@ def test_the_step_after_a_retrace_s_cut_step_is_a_warm_up_not_a_value_kept_on_so
     after = _step_graph(doc, "#24")  # A,B,B,B,C,D,D,D: D, the first uncut step after the retrace's step C
     assert after["causes"][0]["fix_rule"] == "dynamo_first_call_sync"
     assert not any("kept on some steps" in (c["fix"] or "") for r in doc["recompilations"] for c in r["causes"])
+
+
+def test_a_step_that_changed_with_the_retrace_keeps_its_own_words():
+    # d15_head_grow_classes (A,B,...,C,D,...: the head grown, the step's logits a new size): the step after the
+    # retrace's step matches the new rule's steps too, but the change is the grown head's, told by Dynamo's reason
+    doc, code = _explain("d15_head_grow_classes")
+    assert doc["headline"]["kind"] == "shape" and doc["headline"]["location"]["line"] == 36
+    after = _step_graph(doc, "#24")
+    assert after["causes"][0]["fix_rule"] == "dynamo_step_follows_expected"
+    assert "size mismatch" in after["causes"][0]["fix"]

@@ -262,15 +262,6 @@ LIVE_WRONG_NOW = {
                                    "XLA lines)",
     # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
     'dynamo/d28_to_bf16_midrun': "kind: nothing told (parameters converted after compiling read as warm-up)",
-    # Dynamo round 29 (blind): a ParameterDict adapter added at step 4. Live tells Dynamo's keys guard at :35 as
-    # expected at step 4 (right), then at step 6 revises step 5's step graph (the new adapter's first update with
-    # its init no longer pending: 1 output added, f32[8,8]) to "recompiled ... a value is kept on some steps only"
-    # at :36. The report at exit counts that graph as following from Dynamo's retrace (follows_expected: the
-    # bridge's rebuilt graph #19 lies between it and its family's previous graph) and heads with the guard. A fix
-    # needs live's _follows (around_the_call over the records held at step 6) to see what follows_expected sees
-    # over the whole run: the bridge graph compiled between the two step graphs
-    'dynamo/d29_paramdict_new_adapter': "kind: outputs; line: :36; fix_any: \"a value is kept on some steps only\" "
-                                        "(step 5's graph after the new adapter, told as following at exit)",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
