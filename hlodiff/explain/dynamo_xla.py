@@ -190,7 +190,8 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
             if not any(g.ref in bridge for g in r.family.members)
             and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation)
                  or _compiling_steps_first(r, bridge, explanation, found)
-                 or _compiling_steps_only(r, bridge, explanation, found))]
+                 or _compiling_steps_only(r, bridge, explanation, found)
+                 or _after_a_retrace_s_cut_step(r, bridge, explanation, found))]
 
 
 def _first_graph_alone(r, bridge: set[str], explanation) -> bool:
@@ -234,6 +235,29 @@ def _compiling_steps_first(r, bridge: set[str], explanation, found: DynamoFindin
     starts = [-1] + where[:-1]
     return (all(compiled_between(lo, hi) for lo, hi in zip(starts[:k], where[:k]))
             and not compiled_between(where[k - 1], where[k]))
+
+
+def _after_a_retrace_s_cut_step(r, bridge: set[str], explanation, found: DynamoFindings) -> bool:
+    """Dynamo round 29 (d29_paramdict_new_adapter: A,B,B,B,C,D,D,D): the first call after an expected Dynamo
+    recompilation is cut by the bridge's syncs as the first compiled call's is (C, the step it compiled in), so the
+    next step's graph (D) takes the tensors synced then as outputs, and every later step reuses it: the same
+    warm-up as A then B, after the retrace. Holds when this graph is new, runs again, ran in a step the bridge did
+    not compile in, and the graph before it ran once, in a step it did, after the family's first change; every
+    Dynamo recompilation expected and none past the limit (the eager fallback changes the step for good)."""
+    members = r.family.members
+    keys = [g.cache_key for g in members]
+    j = next((i for i, g in enumerate(members) if g.ref == r.graph.ref), None)
+    if j is None or j < 3 or keys[j] in keys[:j] or keys.count(keys[j]) < 2 or keys.count(keys[j - 1]) != 1:
+        return False
+    if not found.recompiles or any(not d.expected or "limit_hit" in d.facts for d in found.recompiles):
+        return False
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    where = [at.get(g.ref) for g in members[j - 2:j + 1]]
+    if None in where:
+        return False
+    bridged = _bridged_at(explanation, bridge, at)
+    return (any(where[0] < b < where[1] for b in bridged)
+            and not any(where[1] < b < where[2] for b in bridged))
 
 
 def _bridged_at(explanation, bridge: set[str], at: dict[str, int]) -> list[int]:
