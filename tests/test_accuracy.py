@@ -43,7 +43,8 @@ WRONG_NOW = {
                                    "(G['USE_NOISE'] was False): Dynamo traces one graph per setting; exit: 0",
     "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "
                                "names it unbounded)",
-    "torch_xla/center_no_detach": "line: center_no_detach.py:17",
+    # (center_no_detach is right since the twelfth stop: a history carried into the next step is told at the
+    # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
     "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
@@ -67,17 +68,12 @@ WRONG_NOW = {
     # graphs in one family, told as expected (exit 0, right); the truth wants no headline at all
     "torch_xla/eval_epoch_control": "headline: constant: expected: a running value ... (exit 0; the truth wants "
                                     "no headline)",
-    "torch_xla/ulmfit_unfreeze": "line: ulmfit_unfreeze.py:19 (the backward; requires_grad_ traces nothing and "
-                                 "the capture's source is not on disk); fix_any: the fix tells a periodic weight "
-                                 "update, not unfreezing (its 'unfreez' had matched the file name, before score.py "
-                                 "left file names out)",
+    # (ulmfit_unfreeze is right since the twelfth stop: updates added and kept are parameters unfrozen, told at the
+    # requires_grad_ line, outputs_unfrozen; it was told "an EMA ... on steps 2 and 3 only": a wrong way to look)
     # new-user review 2 (F3): an XLA dump's text keeps no stack for parameters and only torch's innermost frame for
     # the optimizer's ops, so the grads' warm-up has no user line (record's proto names :17)
     "torch_xla/review2_ckpt_dump": "line: no location (HLO text: no user frame for the grads' inputs or adds)",
     "torch_xla/review2_ckpt_level1": "line: no location (HLO text: no user frame; the level-1 log names only the sync)",
-    # new-user review 9 (F1): the level-1 log now splits the setup probe from the step (warm-up, exit 0); the warm-up's
-    # added inputs are the momentum buffers, made in torch/optim/sgd.py, and HLO text keeps no user frame for them
-    "torch_xla/rev9_setup_probe": "line: no location (HLO text: the momentum buffers' frames are torch/optim only)",
     # new-user review 3 (F1b): a JAX dump and its log hold the compilations only (a cache hit writes nothing), so
     # "a new graph every call" is not in the capture; the headline is right (the list at the call, one fixed-size
     # array), the pattern stays the dump's "5 compilations of jit_smooth (A,B,C,D,E)"
@@ -99,10 +95,6 @@ WRONG_NOW = {
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "
                                 "names it recurring)",
-    # round 4: HLO text keeps only torch's innermost frame (torch/optim/sgd.py, torch/nn/functional.py) and the
-    # PT_XLA_DEBUG log names only the sync, so the user line (opt.step(), the replay batch) is not in the capture;
-    # hlodiff says 'line unknown' and how to capture it
-    "torch_xla/warmup_from_zero": "line: no location (HLO text: only torch/optim/sgd.py:375 on the baked lr)",
     "torch_xla/spmd_replay_unsharded": "line: no location (HLO text: the replicated input's users are in "
                                        "torch/nn/functional.py; the level-1 log names only the sync)",
     # Dynamo round 5 (blind): the round-2 limit again (a TORCH_LOGS text log names a compiled plain function's def
@@ -113,17 +105,15 @@ WRONG_NOW = {
     # capture); the line is right (:15 from the capture alone, :17 with the script on disk)
     "jax/rev5_generate_concat": "pattern: 5 compilations of jit_forward (A,B,C,D,E) (a dump: the truth names it "
                                 "unbounded)",
-    # Dynamo round 6 (blind): the same limit once more: a tensor's size guard in a TORCH_LOGS text log carries no
-    # user frame, the log names the compiled function's (or forward's) def, the bridge's stacks never leave torch
-    "dynamo/dyn_head_swap": "line: dyn_head_swap.py:19 (the forward's def; no call line in a TORCH_LOGS text log)",
+    # (Dynamo round 6's dyn_head_swap is right since the twelfth stop: a compiled module's forward named by the text
+    # log is told at the one call of the torch.compile result in the source, review 18 F7)
     # round 6 (blind): SPMD again: the sharded batch's parameters carry only torch_xla's xla_sharding.py frame (the
     # mark_sharding that made their data) and the PT_XLA_DEBUG log names only the sync, so the loader's line is not in
     # the capture; the kind and the fix (drop_last) are right, hlodiff says 'line unknown' and how to capture it
     "torch_xla/spmd_last_batch": "line: no location (HLO text: only torch_xla/distributed/spmd/xla_sharding.py on "
                                  "the sharded batch; the debug log names only the sync)",
-    # Dynamo round 7 (blind): the aliasing guard names no tensor's line, and the text log only the def; a step graph
-    # that lost the frozen backbone's updates has only torch's optimizer frames in its HLO (no user line)
-    "dynamo/dyn_freeze_backbone": "line: no location (the removed updates' HLO frames are torch's sgd.py only)",
+    # (Dynamo round 7's dyn_freeze_backbone is right since the twelfth stop: the removed updates' sgd.py frames alone
+    # are placed at the user's opt.step(), explain/library_entry_lines.py)
     # new-user review 6: the by-hand captures' known limits; under `hlodiff record` the same programs are right
     # (rev6_batch_sizes_record, rev6_periodic_log_record)
     "dynamo/rev6_batch_sizes": "line: no location (a compiled nn.Module: Dynamo's TORCH_LOGS names torch's wrapper, "
@@ -143,8 +133,8 @@ WRONG_NOW = {
                                "recur)",
 
     # round 7 (blind, small)
-    "torch_xla/optstep_mix_control": "line: no location (a `b` capture: SGD's momentum buffers carry only "
-                                     "torch/optim/sgd.py's frame; the expected warm-up is right, its line is unknown)",
+    # (optstep_mix_control is right since the twelfth stop: SGD's frames alone, the user's two calls into it both
+    # listed, explain/library_entry_lines.py)
     "jax/jax_split_count": "pattern: a JAX dump holds compilations only, so 2 compilations (A,B) cannot be told "
                            "'switched' (the later cache hits are not logged)",
     # Dynamo round 8 (blind, small): compiled plain functions again, TORCH_TRACE's dynamo_start stack holds only the
@@ -174,11 +164,8 @@ WRONG_NOW = {
     # where the window is made (:14) or shifted (:19)
     "torch_xla/x6c_window_cat_control": "line: x6c_window_cat_control.py:21 (torch_xla's line on the device data: "
                                         "the read after the sync, not the window's :14/:19)",
-    # crossings round 7 (blind): the hook's clamps grow the graph and the fix says so (ops_added_every_step), but
-    # the headline's line is the first one the added ops name in the graph's order: the clamp's backward, at the
-    # loss.backward() line (:25), before the clamp itself (:18, in the hook called from :24)
-    "torch_xla/x7c_tx_hook_in_loop": "line: x7c_tx_hook_in_loop.py:25 (the clamp's backward at loss.backward(), "
-                                     "before the hook's clamp :18)",
+    # (x7c_tx_hook_in_loop is right since the twelfth stop: ops added at every step are told at the call in the
+    # loop that adds them, register_forward_hook :22, decision_line.MODEL_ADDITIONS; it was told at backward :25)
     # crossings round 8 (blind): the same limit as rev11_jx_static_obj: a remat policy defined in the loop, passed
     # static, compiles at each of 5 calls (now told 'define it once'); a dump and a log of compilations show no cache
     # hit, so 'every call' (unbounded) is not read
@@ -191,11 +178,6 @@ WRONG_NOW = {
     "dynamo/dyn_reset_epoch": "line: dyn_reset_epoch.py:15 (the def; the reset and the call are in no record)",
     "dynamo/dyn_cpu_metric": "line: dyn_cpu_metric.py:15 (the def; no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_unbatched_call": "line: no location (a compiled nn.Module in a TORCH_LOGS text log)",
-    # round 10 (blind): lines an HLO text dump does not hold. Adam's state inputs carry torch/optim/adam.py frames
-    # only (the warm-up, rightly expected, as rev9_setup_probe); the weights' new sharding carries torch_xla's
-    # xla_sharding.py (mark_sharding) and torch/optim frames only, as spmd_load_state_mid's restore
-    "torch_xla/r10_dino_wd_control": "line: no location (HLO text: Adam's state inputs carry torch/optim frames "
-                                     "only; the warm-up told expected, exit 0)",
     "torch_xla/r10_spmd_shard_late": "line: no location (HLO text: the new parameter shardings carry torch_xla's "
                                      "mark_sharding frame only; the fix names annotating before the first step)",
     # review 10 (Dynamo): the synced control's truth, written before hlodiff read the capture, asks for no headline;
@@ -244,9 +226,9 @@ WRONG_NOW = {
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)
-    "torch_xla/r14_tx_clip_after_warmup": "line: no location; pattern: 2 compilations in 2 graphs of sync at "
-                                          "r14_tx_clip_after_warmup.py (HLO text: library frames only; "
-                                          "compilations only)",
+    # (twelfth stop: the line is right, clip_grad_norm_'s call read from the source: explain/library_entry_lines.py)
+    "torch_xla/r14_tx_clip_after_warmup": "pattern: 2 compilations in 2 graphs of sync at "
+                                          "r14_tx_clip_after_warmup.py (a level-1 log holds compilations only)",
 
     # round 15 (blind, small): the same limit as review3_list_arg (a growing list passed to a jitted function): a
     # JAX dump and its log hold compilations only, so 8 compilations in 8 steps are not named 'unbounded'
@@ -285,13 +267,10 @@ WRONG_NOW = {
     # _run_every_step)
     # (round 19's control, dynamo/r19_d_cfg_dict_rebuilt_control, is right since its bridge graphs that all run in
     # every step are told as the compiled function's fixed set: explain/dynamo.py, _run_every_step)
-    # round 20 (blind): AdaptiveLogSoftmaxWithLoss's sizes are told right, but a dump alone (b-dump) names only
-    # adaptive.py's frames: the module call's line is in no capture of that mode
-    "torch_xla/r20_tx_adaptive_softmax": "line: no location (b-dump: adaptive.py's frames only)",
-    # RAdam's rectification is now told as expected (ops_library_step_branch) and the headline is RAdam's state
-    # warm-up, exit 0; its change is in radam.py, and a level-1 log holds no frame of opt.step()
-    "torch_xla/r20_tx_radam_rect_control": "line: no location (radam.py's frames only; the truth's or-story names "
-                                           "opt.step() :20)",
+    # (round 20's AdaptiveLogSoftmaxWithLoss and RAdam control, round 24's TBPTT control, rev9_setup_probe,
+    # warmup_from_zero and r10_dino_wd_control are right since the twelfth stop: a cause whose frames are one
+    # library's file alone is placed at the user's call into it, read from the source on disk,
+    # explain/library_entry_lines.py)
     # SWA's start (a control, redesigned): since the eleventh stop the run's three once-only graphs that settle
     # (the copy's reorder, the first average, n_averaged's 1 baked) are AveragedModel's start, expected once
     # (library_branches.library_start), exit 0; a save-tensors capture without the tensors report (mode a, no
@@ -344,12 +323,6 @@ WRONG_NOW = {
     # calls; JAX's log holds compilations only, so "every call" (unbounded) is not read
     "jax/r27_jx_partial_static_loss": "pattern: 8 compilations of jit_train_step (A,A,A,A,A,A,A,A); 7 of them the "
                                       "same HLO again",
-    # new-user review 17, C2 captured by hand as the reviewer did (TORCH_LOGS=recompiles): Dynamo names its wrapper
-    # (external_utils.py `inner`), the debug log's stacks end in the bridge, and the source calls `cmodel` twice
-    # (:11 in the loop, :15 after model.eval()): which call recompiled is not read, so no line (the review: "by
-    # hand the report gives no line but a useful hint"); kind and fix are right
-    "dynamo/rev17_tc_eval_mode_logs": "line: no location (a compiled nn.Module called on two lines, TORCH_LOGS "
-                                      "text log)",
     # Dynamo round 27 (blind): the LM head tied to the embedding at step 2, after two compiled steps. Dynamo does not
     # retrace (parameters are inputs); the step's graph loses one output at step 2 (the head's old weight, no longer
     # updated in torch/optim/sgd.py) and keeps it: A,B,C,C,C,C is read "warm-up only", and C is folded into the
@@ -360,6 +333,8 @@ WRONG_NOW = {
     # built) instead of outputs_some_steps ("a value kept on some steps only", wrong here)
     "dynamo/d27_tie_late": "kind: no headline; line: no headline; fix_any: no headline; fix_none: no headline; "
                            "pattern: no headline (a weight tied after two steps folded into the first call's warm-up)",
+    # (rev17_tc_eval_mode_logs is right since the twelfth stop: of the compiled module's two calls, the one after
+    # model.eval() ran with the flag the failed guard `training == True` did not hold; dumps/module_mode_source.py)
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -267,7 +267,8 @@ def test_pattern_names_what_the_family_did(name, pattern):
 
 def test_same_hlo_compiled_again_shows_as_a_repeated_letter():
     result = explain(FIXTURES / "jax" / "donate_toggle" / "dump")
-    assert "(A,A); 1 of them the same HLO again" in result.patterns[0]
+    assert "(A,A; a letter per compilation, the same letter for the same HLO); 1 of them the same HLO again" \
+        in result.patterns[0]  # review 19, F8: the letters count compilations
 
 
 def test_jax_eager_op_compiles_are_named_and_never_head_the_report():

@@ -1234,6 +1234,15 @@ RULES: tuple[FixRule, ...] = (
           "parameters added to the optimizer): one more compilation per such change, expected if intended; to "
           "avoid it, set it up before the first step (every layer trainable with its update scaled by a 0/1 "
           "weight or learning rate, prune.identity before training)", unless="jax"),
+    # twelfth stop (ulmfit_unfreeze, A,A,B,B,C,C,C): weight-shaped updates added and kept from then on, the earlier
+    # graph never back: parameters unfrozen (gradual unfreezing), not an update run on some steps only (an EMA
+    # every k steps comes back to the graph without it: inputs_updated_some_steps)
+    _rule("outputs_unfrozen", "outputs", "updated_in_place stays",
+          "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
+          "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
+          "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
+          "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
+          unless="jax comes_back"),
     _rule("inputs_updated_some_steps", "inputs outputs", "updated_in_place",
           "tensors shaped like the weights are read and updated in place on {steps} only (an EMA of the weights, a "
           "periodic update at {line}): a Python `if` on the step decides it and each variant is another graph; "
@@ -1526,6 +1535,17 @@ RULES: tuple[FixRule, ...] = (
           "refinement steps, a longer unrolled sequence) is unrolled once more each time; keep the iteration count "
           "fixed (run the largest count and mask the extra iterations), or loop on the device (torch_xla's "
           "fori_loop / while_loop)", unless="jax"),
+    # new-user review 19, F5 (P2: AdamW stepped every 4th micro-batch): the optimizer's update appears in a graph
+    # whose predecessor never ran it, with its state kept (outputs added) and its settings read (inputs added):
+    # the optimizer's first step, not a setting that changed (a weight_decay raised from 0 adds ops, no state)
+    _rule("ops_optimizer_first_step", "ops", "stays in_optimizer with:outputs with:inputs",
+          "expected: from {first_step} on, the optimizer's update at {line} traces new ops together with new "
+          "outputs (state it keeps) and new inputs (its settings): the optimizer's first step in this graph, which "
+          "creates its state (Adam's exp_avg and exp_avg_sq), as when opt.step() runs every few syncs (gradient "
+          "accumulation); each such graph compiles once; nothing to fix if opt.step() is meant to run there (a "
+          "setting switched on that keeps new state, such as amsgrad, looks the same: then set it from the first "
+          "step)",
+          unless="jax first_recompilation comes_back"),
     _rule("ops_optimizer_setting", "ops", "stays in_optimizer",
           "from {first_step} on, the optimizer's update at {line} traces other ops and keeps them: a "
           "hyperparameter of the optimizer changed once (torch leaves a term out when its value is 0, such as "
@@ -1850,7 +1870,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

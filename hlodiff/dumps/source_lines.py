@@ -81,6 +81,28 @@ class SourceLines:
 
         return self._ask(calls_of_compiled, _NONE, file)
 
+    def compiled_calls_by_mode(self, file: str) -> dict[int, bool | None] | None:
+        """Each call of a ``torch.compile`` result -> the ``training`` flag the source sets before it (None: left
+        open): :func:`hlodiff.dumps.module_mode_source.compiled_calls_by_mode`."""
+        from hlodiff.dumps.module_mode_source import compiled_calls_by_mode
+
+        return self._ask(compiled_calls_by_mode, _NONE, file)
+
+    def library_entry_calls(self, file: str, classes: tuple[str, ...], methods: tuple[str, ...],
+                            helpers: tuple[str, ...], functions: tuple[str, ...]) -> list[int] | None:
+        """Lines entering a library object or function:
+        :func:`hlodiff.dumps.library_entry_source.library_entry_calls`."""
+        from hlodiff.dumps.library_entry_source import library_entry_calls
+
+        return self._ask(library_entry_calls, _NONE, file, classes, methods, helpers, functions)
+
+    def carried_without_detach(self, file: str, line: int | None) -> list[int] | None:
+        """Assignments of the loop around ``file:line`` that carry a tensor's history into the next iteration:
+        :func:`hlodiff.dumps.carried_source.carried_without_detach`."""
+        from hlodiff.dumps.carried_source import carried_without_detach
+
+        return self._ask(carried_without_detach, _NONE, file, line)
+
     def set_only_in_init(self, file: str, attribute: str) -> bool:
         from hlodiff.dumps.init_attributes import set_only_in_init
 

@@ -22,8 +22,19 @@ ACCUMULATION_ROWS = frozenset({"accumulation_cycle"})
 """Rows whose story is gradient accumulation: the decision is the ``if`` that steps the optimizer every k-th
 micro-batch (the graph that runs the update differs from the others there), not ``loss.backward()``, which every
 micro-batch runs (new-user review 15, F2). No hint when the source is not on disk: the traced lines are right too."""
-FREEZE_ROWS = frozenset({"outputs_frozen"})
-"""Rows whose story is parameters frozen: the decision is ``requires_grad_`` / ``.requires_grad =``."""
+FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen", "inputs_trained_from_step"})
+"""Rows whose story is parameters frozen (or unfrozen): the decision is ``requires_grad_`` / ``.requires_grad =``."""
+CARRY_ROWS = frozenset({"history_carried"})
+"""Rows whose story is a tensor carried into the next step with its history: the decision is the assignment that
+carries it (``center = 0.9 * center + ...``), not the backward or the optimizer step whose ops walk the history."""
+ADDED_EACH_STEP_ROWS = frozenset({"ops_added_every_step"})
+"""Rows whose story is the same ops added to the model at every step: the decision is the call inside the loop that
+adds them (``enc.register_forward_hook(...)`` at the top of every step), not the backward that runs them."""
+MODEL_ADDITIONS = ("register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                   "register_full_backward_pre_hook", "register_backward_hook", "register_module_forward_hook",
+                   "register_parametrization", "weight_norm", "spectral_norm")
+"""Calls that add code to a model that runs at every later call until removed: one in the training loop adds it
+once more each step (crossings round 7, x7c_tx_hook_in_loop)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
@@ -52,6 +63,11 @@ def enclosing_if(sources: SourceLines, file: str, line: int) -> int | None:
 @lru_cache(maxsize=64)
 def calls_named(sources: SourceLines, file: str, names: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(sources.calls_named(file, names))
+
+
+def calls_named_in_loop(sources: SourceLines, file: str, line: int) -> list[int]:
+    """The :data:`MODEL_ADDITIONS` calls in a loop around ``file:line`` (the sync's or the traced line's)."""
+    return list(sources.calls_in_loops_around(file, line, MODEL_ADDITIONS))
 
 
 def _traced_first(r) -> None:
@@ -105,7 +121,24 @@ def _read_first(r) -> None:
 def _place(cause, sources: SourceLines) -> None:
     rule = cause.fix_rule or ""
     mine = next((f for f in cause.locations if not f.is_library and f.line is not None), None)
-    if mine is None or rule not in BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS:
+    if mine is None or rule not in (BRANCH_ROWS | ACCUMULATION_ROWS | FREEZE_ROWS | PLACEMENT_ROWS | CARRY_ROWS
+                                    | ADDED_EACH_STEP_ROWS):
+        return
+    if rule in ADDED_EACH_STEP_ROWS:
+        added = calls_named_in_loop(sources, mine.file, mine.line)
+        if len(added) == 1 and added[0] != mine.line:  # two or more: which one adds the ops is not read
+            decision = SourceFrame(mine.file, added[0], mine.function)
+            cause.locations = [decision] + [f for f in cause.locations if f != decision]
+            if cause.fix:  # the row's "-- see {line}" names the line to move out of the loop
+                cause.fix = cause.fix.replace(f"see {mine.short()}", f"see {decision.short()}")
+        return
+    if rule in CARRY_ROWS:
+        carried = sources.carried_without_detach(mine.file, mine.line) or []
+        if len(carried) == 1 and carried[0] != mine.line:  # two or more: which one keeps the history is not read
+            decision = SourceFrame(mine.file, carried[0], mine.function)
+            cause.locations = [decision] + [f for f in cause.locations if f != decision]
+            if cause.fix:  # the row's "-- see {line}" names where to detach
+                cause.fix = cause.fix.replace(f"see {mine.short()}", f"see {decision.short()}")
         return
     if rule in ACCUMULATION_ROWS:
         line, what = enclosing_if(sources, mine.file, mine.line), ""
@@ -116,7 +149,7 @@ def _place(cause, sources: SourceLines) -> None:
         what = f"the `if` that decides whether line {mine.line} is traced"
     elif rule in FREEZE_ROWS:
         lines = calls_named(sources, mine.file, ("requires_grad_", "requires_grad"))
-        line, what = _nearest(lines, mine.line), "the requires_grad_(False) (or .requires_grad = False) line"
+        line, what = _nearest(lines, mine.line), "the requires_grad_ (or .requires_grad =) line"
     else:
         lines = calls_named(sources, mine.file, ("device_put",))
         line, what = _nearest(lines, mine.line, after=True), "the jax.device_put that placed the arguments"

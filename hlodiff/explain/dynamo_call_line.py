@@ -12,6 +12,8 @@ in the user's files is the line (the tenth stop's lead47_d_filtered_batch: no li
 
 from __future__ import annotations
 
+import re
+
 from hlodiff.dumps.source_lines import SourceLines
 from hlodiff.hlo.model import SourceFrame
 
@@ -27,23 +29,60 @@ def place_dynamo_calls(found, sources: SourceLines, files: list[str] = ()) -> No
             continue
         if r.located not in ("definition", "guard") or not r.function or r.location is None:
             continue
+        if r.called_at is not None:  # the guard's line was chosen to lead, the call beside it (d23_norm_history)
+            continue
         if r.location.is_library or not r.location.file:
             continue
-        lines = sources.calls_of_function(r.location.file, r.function)
-        if not lines or len(lines) != 1:
+        calls = [(r.location.file, line) for line in sources.calls_of_function(r.location.file, r.function) or []]
+        if not calls and r.function in MODULE_METHODS:
+            calls = [(file, line) for file in dict.fromkeys([r.location.file, *files])
+                     for line in (sources.calls_of_compiled(file) or [])]
+        if len(calls) != 1:
             continue
-        call = SourceFrame(r.location.file, lines[0], None)
+        call = SourceFrame(calls[0][0], calls[0][1], None)
         if r.located == "guard":
             r.guard_at = r.location
         r.location, r.located = call, "source_call"
 
 
+MODULE_METHODS = frozenset({"forward"})
+"""Frames Dynamo names for a compiled ``nn.Module`` (``torch.compile(model)`` compiles its ``forward``): the user
+never calls them by name, but through the name bound to ``torch.compile(...)`` (review 18, F7: ``step_fn(x, t)`` at
+:20 for a guard at :9 in ``forward``, the line the README promises)."""
+
+
 def _place_wrapper_call(r, sources: SourceLines, files: list[str]) -> None:
     """The one call, over the user's files, of a name bound to ``torch.compile(...)``: the line that passed the new
-    input to the compiled module. None found, or two or more: which one is not known, and nothing changes."""
+    input to the compiled module. Two or more: the one call that runs in the mode a failed ``training`` guard
+    left for (:func:`_call_in_new_mode`); else which one is not known, and nothing changes."""
     calls = [(file, line) for file in files for line in (sources.calls_of_compiled(file) or [])]
+    located = "compiled_call"
+    if len(calls) > 1:
+        calls, located = _call_in_new_mode(r, sources, files), "mode_call"
     if len(calls) == 1:
-        r.location, r.located = SourceFrame(calls[0][0], calls[0][1], None), "compiled_call"
+        r.location, r.located = SourceFrame(calls[0][0], calls[0][1], None), located
+
+
+_TRAINING_GUARD = re.compile(r"\.training\s*==\s*(?P<was>True|False)\b")
+"""A module's mode guard as Dynamo prints it (``fn._modules['1'].training == True``): the flag the earlier
+compile saw; the call that failed it ran with the other."""
+
+
+def _call_in_new_mode(r, sources: SourceLines, files: list[str]) -> list[tuple[str, int]]:
+    """The calls of a compiled module that run, as the source sets its mode (``model.eval()`` before a call), with
+    the ``training`` flag the failed guard did not hold (review 17, C2 by hand: the call after ``model.eval()``);
+    empty when the guard is no mode guard or any call's mode is left open by the source."""
+    m = _TRAINING_GUARD.search(r.guard.guard or "")
+    if m is None:
+        return []
+    now = m["was"] == "False"
+    calls = []
+    for file in files:
+        modes = sources.compiled_calls_by_mode(file) or {}
+        if any(mode is None for mode in modes.values()):
+            return []
+        calls += [(file, line) for line, mode in modes.items() if mode is now]
+    return calls
 
 
 CALL_LINES = frozenset({"call", "source_call", "xla_call"})

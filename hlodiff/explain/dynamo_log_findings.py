@@ -130,6 +130,7 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
             and (made := break_before_resume(c, log)) is not None and made.at is not None:
         # a value the code before a graph break made outside the graph (a clock read), the rest specialised on it
         facts.add("resume_stack_value")
+        words = f"the value made at {made.at.short()} before the graph break"
         if is_scalar_read(made):
             # the number is a tensor's value read into Python (float(t)): it follows the data, and need not be read
             facts.add("tensor_read")
@@ -159,7 +160,8 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         if len(users) == 1:
             location, located = next(iter(users.values())), "call"
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
-                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at)
+                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at,
+                           subject_words=words if "resume_stack_value" in facts else None)
 
 
 _OPTIMIZER_CALL = re.compile(r"`Optimizer\.(?:zero_grad|step)`")

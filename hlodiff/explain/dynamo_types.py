@@ -56,12 +56,17 @@ class DynamoRecompile:
     """The evidence the fix row is chosen by (:mod:`hlodiff.diff.fix_rules`)."""
     seen: str = ""
     """What the guard saw, in words for the fix (``dim 0 of feats: 8 -> 4``)."""
+    subject_words: str | None = None
+    """What an internal name of Dynamo's in the guard stands for, in the user's terms (``___stack2``: "the value
+    made at c3.py:12 before the graph break"; review 18: the headline showed the internal name only)."""
     located: str | None = None
     """Which line ``location`` is: ``call`` (the user's call, from TORCH_TRACE), ``guard`` (the line Dynamo's
     guard names), ``definition`` (the compiled function's ``def``: a TORCH_LOGS text log holds no call stack),
     ``xla_call`` (the call, read from the stack of the XLA graph the recompilation compiled, where Dynamo's records
     name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk), ``compiled_call`` (Dynamo named
-    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files)."""
+    torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files),
+    ``mode_call`` (of several such calls, the one the source runs in the mode a failed ``training`` guard did not
+    hold)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
     called_at: SourceFrame | None = None
@@ -78,6 +83,7 @@ class DynamoRecompile:
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "function": self.function, "kind": self.kind,
                 "guard": self.guard.guard, "against": self.guard.against, "subject": self.subject,
+                "subject_words": self.subject_words,
                 "location": self.location.to_json() if self.location else None, "located": self.located,
                 "called_at": self.called_at.to_json() if self.called_at else None,
                 "guard_at": self.guard_at.to_json() if self.guard_at else None,
@@ -251,7 +257,9 @@ class DynamoFindings:
         if n:
             head = recurring_lead(self.recompiles)
             where = f" at {head.location.short()}" if head.location else ""
-            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {head.guard.guard})")
+            guard = (head.guard.guard.replace(head.subject, head.subject_words, 1)
+                     if head.subject_words and head.subject else head.guard.guard)
+            parts.append(f"{n} recompilation{'s' if n != 1 else ''} ({head.compile_id}{where}: {guard})")
         for r in self.resets:
             parts.append(f"{r.function} compiled from scratch {r.seen} (no guard failed: Dynamo's cache was emptied, "
                          "torch._dynamo.reset())")
@@ -266,10 +274,14 @@ class DynamoFindings:
             parts.append(f"{k} XLA compilation{'s' if k != 1 else ''} of the call's inputs, a new one each call "
                          "(an input drawn on the device, never synced)")
         if self.graph_breaks:
-            count = sum(b.count for b in self.graph_breaks)
             b = self.graph_breaks[0]
+            more = len(self.graph_breaks) - 1
+            count = b.count
+            # review 18: the count is the first finding's, as its entry below says it ("1 in the log"), not the sum
+            # of every finding beside the first's reason ("6 graph breaks at :12 (.item())" over "1 in the log")
+            others = f" (+{more} more graph break finding{'s' if more != 1 else ''} below)" if more else ""
             parts.append(f"{count} graph break{'s' if count != 1 else ''}"
-                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason})"
+                         f"{' at ' + b.location.short() if b.location else ''} ({b.reason}){others}"
                          if b.fix_rule != "dynamo_gave_up" else
                          f"WON'T CONVERT{' at ' + b.location.short() if b.location else ''} (the backend failed)")
         if self.bridge_compilations:

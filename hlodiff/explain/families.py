@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 _SYNC_FUNCTIONS = frozenset({"sync", "mark_step", "_mark_step", "step", "__next__", "next", "wait_device_ops",
                              "_run_step_closures", "_xla_sync_multi", "sync_multi"})
-_EARLY_CAUSE = "access tensor value"
+EARLY_CAUSE = "access tensor value"
 # torch_xla numbers its modules (SyncTensorsGraph.76, IrToHlo.52): the number changes with the graph, the
 # function does not.
 _SUFFIX = re.compile(r"\.\d+$")
@@ -59,7 +59,7 @@ def is_sync_frame(frame: SourceFrame) -> bool:
 
 def is_partial(summary: GraphSummary, debug_cause: str | None = None) -> bool:
     """True when the graph ran before the step's sync: its trigger is user code reading a value."""
-    if debug_cause is not None and _EARLY_CAUSE in debug_cause:
+    if debug_cause is not None and EARLY_CAUSE in debug_cause:
         return True
     record = summary.record
     if (record.graph_hash or "").startswith(CHECK_KEY):  # an anomaly-mode check: no frames, run inside backward()

@@ -71,10 +71,12 @@ UNPADDED_ROWS = frozenset({"shape_made_pieces_joined"})
 documents): padding the pieces would change what they build, so no bucket plan is offered for their family."""
 
 
-def attach_plans(explanation, run=None) -> None:
+def attach_plans(explanation, run=None, skip=()) -> None:
     """Set ``plan`` on the ``shape`` cause of the first recompilation of every family whose graphs differ by a
     size (the plan covers the whole family). ``run``: the run's evidence, whose compile-time logs give the compile
-    seconds per graph reported beside the plan (:meth:`hlodiff.dumps.evidence.Run.compile_seconds`)."""
+    seconds per graph reported beside the plan (:meth:`hlodiff.dumps.evidence.Run.compile_seconds`). ``skip``: keys
+    of families whose members cannot show how the sizes came (the bridge's graphs of Dynamo's compiles only:
+    :mod:`hlodiff.explain.dynamo_compile_steps`), which get no plan of their own."""
     seconds = _compile_seconds(explanation.graphs, run)
     data_sized = data_sized_families(explanation.recompilations)
     by_family: dict[str, list] = {}
@@ -82,6 +84,8 @@ def attach_plans(explanation, run=None) -> None:
         if any(c.kind in PLANNED_KINDS for c in r.causes):
             by_family.setdefault(r.family.key, []).append(r)
     for family in explanation.families:
+        if family.key in skip:
+            continue
         recompilations = by_family.get(family.key)
         shaped = [c for r in recompilations or () for c in r.causes if c.kind in PLANNED_KINDS]
         if not shaped or all(_nothing_to_fix(c) for c in shaped) or any(c.fix_rule in UNPADDED_ROWS for c in shaped):

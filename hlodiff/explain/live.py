@@ -113,7 +113,8 @@ class LiveExplainer(LiveTelling):
         # in the user's steps already (review 10 F6): a finding joined to a graph at that graph's step
         events = self.dynamo.look(self.run, steps.shown(self.step), self.graphs, len(self.stories), final, trees,
                                   place=steps.of_ref if steps.active else None,
-                                  upcoming=steps.unjoined if steps.active else None, records=self._held())
+                                  upcoming=steps.unjoined if steps.active else None, records=self._held(),
+                                  compile_step=steps.compile_step if steps.active else None)
         self.failures += self.dynamo.failures
         self.dynamo.failures.clear()
         return events

@@ -41,6 +41,14 @@ written ahead of torch_xla's (the debug log, a capture's executions), so such a 
 would be told at the step the run's evidence has reached, not its call's (review 17, F4: "step 1" for the 5th call,
 step 4 in the line after it): it waits for its graph (its step), or the end."""
 
+COMPILES_A_GRAPH = frozenset({"dynamo_shape", "dynamo_shape_sizes_vary", "dynamo_shape_buckets",
+                              "dynamo_shape_rank", "dynamo_shape_zero_one"})
+"""Rows of a size guard whose recompilation always reaches XLA as new graphs (XLA compiles one graph per shape): in
+a run of one compiled frame, Dynamo's ``F/n`` is told at the ``n``-th step at which the bridge compiled an FX graph
+(:meth:`hlodiff.explain.live_steps.UserSteps.compile_step`), and waits for it (new-user review 19, F3). A limit hit
+(eager past it), a data-dependent size (a break) and a short batch (its size may have been compiled before a reset)
+are left out: their graphs need not come."""
+
 KEPT_LOOKS = 4
 """How many looks' findings are kept for a look again at the same evidence (the log's own look, the step around
 the call, the bridge's call: a few per poll)."""
@@ -103,7 +111,8 @@ class LiveDynamo:
     XLA compiled for a symbolic one, a reset): that story heads, and the bridge's graphs follow from it."""
 
     def look(self, run, current: int, graphs: int, first_story: int, final: bool = False,
-             trees: GuardTrees | None = None, place=None, upcoming=None, records=None) -> list:
+             trees: GuardTrees | None = None, place=None, upcoming=None, records=None,
+             compile_step=None) -> list:
         """The events Dynamo's log now makes true (``run``: the growing evidence; ``current``: the step under way;
         ``first_story``: the number the next new story takes; ``trees``: how far the guard trees are written, when
         the log prints them; ``place``: a graph's ref -> its step, or None: a finding joined to an XLA graph is told
@@ -112,7 +121,8 @@ class LiveDynamo:
         or were read at this look; review 10 F6, review 15 F3). ``records``: the run's compilations and the executions
         still held, as :meth:`around_the_call` reads them: whether full batches came after a short one is in the
         executions (lead47_d_filtered_batch: 8, 8, 7, 8, 8 told "the last batch is short" at the end of the run,
-        from the compilations alone)."""
+        from the compilations alone); ``compile_step(n)``: the step of Dynamo's ``n``-th
+        compile when its graphs were read (:data:`COMPILES_A_GRAPH`)."""
         from hlodiff.explain.live_events import LiveEvent
 
         found = self._findings(run, records=records)
@@ -143,6 +153,11 @@ class LiveDynamo:
             if not final and placed is None and place is not None and getattr(item, "fix_rule", None) in GRAPH_TO_COME:
                 continue  # its graph is still to come: its step with it
             frame = (getattr(item, "compile_id", None) or "").partition("/")[0]
+            compiled_at = _compile_step(item, found, compile_step)
+            if compiled_at is False and not final:
+                continue  # its graphs are still to come: its step with them
+            if isinstance(compiled_at, int) and not isinstance(compiled_at, bool):
+                placed = compiled_at
             step = placed if placed is not None else (
                 upcoming(unjoined, self.frame_steps.get(frame, 0)) if upcoming is not None
                 and item.kind != "graph_break" else current)
@@ -320,3 +335,17 @@ def _seen_words(seen: str) -> str:
     if not was or "," in name:
         return seen
     return f"the earlier graph was traced for {name} = {value}; this call passed another"
+
+
+def _compile_step(item, found, compile_step):
+    """The step of a size recompilation's graphs in a run of one compiled frame (:data:`COMPILES_A_GRAPH`): an int,
+    False while its graphs are still to come, None when the rule does not apply (another row, several frames)."""
+    if compile_step is None or getattr(item, "fix_rule", None) not in COMPILES_A_GRAPH or item.kind == "graph_break":
+        return None
+    frame, _, n = (getattr(item, "compile_id", None) or "").partition("/")
+    frames = {c.compile_id.partition("/")[0] for c in getattr(found, "compiles", []) if c.compile_id}
+    frames |= {r.compile_id.partition("/")[0] for r in found.recompiles if r.compile_id}
+    if not n.isdigit() or frames != {frame}:
+        return None
+    step = compile_step(int(n))
+    return False if step is None else step

@@ -50,6 +50,9 @@ class UserSteps:
     in_call: set[str] = field(default_factory=set)
     """Cache keys of the compiled graphs run in the call under way: the same graph run again begins the next call
     (a call runs each of its graphs once), whether or not a sync of its inputs came first."""
+    fx_reads: list[tuple[int, int]] = field(default_factory=list)
+    """(the user's syncs read before it, its shown step) of each new FX graph the bridge compiled to HLO, in order:
+    where Dynamo's compiles reached XLA (:meth:`compile_step`)."""
 
     def read(self, ref: str, step: int, bridge: bool, cut: bool, traced: bool, debug_cause: str | None,
              hit: bool = False, key: str | None = None) -> None:
@@ -83,6 +86,8 @@ class UserSteps:
         if not hit:
             self.at.setdefault(step, shown)
             self.refs.setdefault(ref, step)
+            if bridge and traced and debug_cause and FX_CAUSE in debug_cause:
+                self.fx_reads.append((self.syncs, shown))
 
     def now(self) -> int:
         """The step under way: the next sync's, or the call in progress (or about to begin)."""
@@ -104,6 +109,17 @@ class UserSteps:
         before it."""
         step = min(self.poll_start + n, self.upcoming())
         return step if self.syncs else max(step, after + 1)
+
+    def compile_step(self, n: int) -> int | None:
+        """The shown step of Dynamo's ``n``-th compile (from 0: the first compile, then each recompilation) in a run
+        of one compiled frame whose compiles each reach XLA as new graphs (a size guard's: XLA's graphs are shaped):
+        the ``n``-th step at which the bridge compiled a new FX graph; None while that step is still to come.
+        Dynamo's log is written ahead of torch_xla's debug log, so the step the evidence has reached is no guide
+        (new-user review 19, F3: "step 1 recompiled" for the 4th step, "step 5" for the 7th)."""
+        # a training call compiles its forward and, at backward(), its backward: once the user syncs, the FX graphs
+        # compiled between two syncs are one step's (one Dynamo compile); before, each call is a step of its own
+        steps = list(dict.fromkeys(syncs if self.syncs else shown for syncs, shown in self.fx_reads))
+        return steps[n] if 0 <= n < len(steps) else None
 
     def upcoming(self) -> int:
         """The step whose graphs are still to come: the next sync's, or the next call (a Dynamo recompilation read

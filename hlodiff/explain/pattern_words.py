@@ -48,8 +48,9 @@ def sequence_text(letters) -> str:
     return text
 
 
-def pattern_text(p: Pattern) -> str:
-    """The pattern in words, e.g. ``alternating: sync at t.py:9 switches between 2 graphs (A,B,A,B) (ops at t.py:7)``."""
+def pattern_text(p: Pattern, aside: bool = True) -> str:
+    """The pattern in words, e.g. ``alternating: sync at t.py:9 switches between 2 graphs (A,B,A,B) (ops at t.py:7)``;
+    ``aside=False`` (the run's two-line summary) leaves out what the capture cannot show, said in the pattern list."""
     seq = sequence_text(p.letters)
     because = because_text(p.because)
     label, n = p.family, p.graphs
@@ -66,7 +67,9 @@ def pattern_text(p: Pattern) -> str:
         if p.loaded:  # a restarted run: some of the family's programs came from the persistent cache
             return (f"{n} programs of {label} ({seq}), {p.loaded} loaded from the persistent cache and "
                     f"{n - p.loaded} compiled{same}{because}")
-        return f"{n} compilations of {label} ({seq}){same}{because}"
+        # review 19, F8: a dump's letters count compilations, not calls: "(A,A)" is two compilations of one HLO
+        legend = "; a letter per compilation, the same letter for the same HLO" if p.seen_again and aside else ""
+        return f"{n} compilations of {label} ({seq}{legend}){same}{because}{_calls_unseen(p) if aside else ''}"
     if p.name == "warm-up only":
         first = "the first graph differs" if p.at == 1 else f"the first {p.at} graphs differ"
         return f"warm-up only: at {label} {first}, then steady ({seq}){because}"
@@ -106,6 +109,16 @@ def pattern_text(p: Pattern) -> str:
         return (f"{p.compilations} compilations of {label} ({seq}){because}; the log has no cache hits "
                 f"(PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
     return f"{p.compilations} compilations in {n} graphs of {label} ({seq}){because}"
+
+
+def _calls_unseen(p) -> str:
+    """A dump's family compiled anew each time it shows (three or more, none seen again): the words a user would
+    read as "every call" (unbounded) are not in the capture, which holds compilations only; say so, and what would
+    tell it (the twelfth stop: fourteen JAX scenarios whose truths name it unbounded)."""
+    if p.seen_again or p.graphs < 3:
+        return ""
+    return ("; a dump holds compilations only, so whether every call compiled anew is not seen (as many calls as "
+            "compilations is a new graph every call)")
 
 
 def _called_for(kinds: tuple[str, ...]) -> str:

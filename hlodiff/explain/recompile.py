@@ -37,6 +37,8 @@ from hlodiff.explain.cache_loads import loaded_refs
 from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, output_tensors, outputs_added_removed
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.pair_lines import locate_lines
+from hlodiff.explain.wrapper_lines import locate_through_wrappers
+from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -45,6 +47,7 @@ from hlodiff.explain.cuts import cut_follows, partial_cause, remainder_cause, sa
 from hlodiff.explain.dynamo import explain_dynamo
 from hlodiff.explain.dynamo_bridge import bridge_run
 from hlodiff.explain.dynamo_bridge_words import bridge_own_patterns
+from hlodiff.explain.dynamo_compile_steps import compile_time_families, compile_time_patterns
 from hlodiff.explain.modes import mode_cause, mode_switch
 from hlodiff.explain.cause_graph import Evidence, link
 from hlodiff.explain.explanation import Recompilation, RunExplanation, TensorNote
@@ -78,25 +81,30 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
+    at_compiles = compile_time_families(explanation)  # review 19, F4: the bridge's graphs of Dynamo's compiles only
+    compile_time_patterns(explanation, at_compiles)
     eager = {f.key for f, p in zip(explanation.families, explanation.pattern_facts) if p.name == "eager op"}
     # JAX's eager ops compile once per shape and are no recompilation of a step (review 4, F8: "0 recompilations
     # ... recompilations cost 0.15 s"): their seconds count as compiling, not as recompiling
     note = compile_time_note(explanation.graphs, [r.graph for r in explanation.recompilations
                                                   if r.family.key not in eager], run, set(explanation.loaded))
-    attach_plans(explanation, run)
+    attach_plans(explanation, run, skip=at_compiles)
     if note:
         explanation.summary += f"; {note}"
     return explanation
 
 
 def user_files(explanation) -> list[str]:
-    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for)."""
+    """The user's files the XLA graphs' frames name, in order (where a Dynamo decision's line is looked for). When
+    every execution stack ends in torch.compile's bridge (a compiled module called under ``torch.no_grad()``: the
+    user's own syncs run nothing; review 17, C2 by hand), the files the compiled graphs' instructions name (the
+    inputs made in the user's loop) stand in."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
         for f in g.record.frames:
             if not f.is_library and f.file:
                 files.setdefault(f.file)
-    return list(files)
+    return list(files) or instruction_files([g for g in explanation.graphs if g.compiled])
 
 
 def explain_records(run: Run | list[GraphRecord], options: Normalization = Normalization(), *,
@@ -174,6 +182,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:

@@ -90,7 +90,7 @@ def summary_line(counts: RunCounts, recompilations: list[Recompilation], facts: 
     if len(real) > 1:  # several families recompiled: each in a few words, the report lists their patterns
         return head + ": " + "; ".join(_in_brief(p) for p in real)
     more = len(interesting) - 1  # the summary stays two lines: the other patterns are listed under it
-    return head + ": " + pattern_text(interesting[0]) + _avoidable(interesting[0], recompilations, facts, families) + (
+    return head + ": " + pattern_text(interesting[0], aside=False) + _avoidable(interesting[0], recompilations, facts, families) + (
         f"; +{more} more pattern{'s' if more != 1 else ''} below" if more else "")
 
 

@@ -29,6 +29,7 @@ def render_dynamo(console: Console, dynamo) -> None:
         console.print(head, highlight=False)
         console.print(Hanging(Text(f"  guard     {r.guard.guard}"
                                    f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"
+                                   f"{'; ' + r.subject + ' is ' + r.subject_words if r.subject_words else ''}"
                                    f"{_then(group)}"), 12),
                       highlight=False)
         if r.difference:
@@ -62,6 +63,11 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text("  hint: the line above is the one call of a torch.compile result in your "
                                        "files, read from your source (Dynamo's log names only torch's wrapper of the "
                                        "compiled module)", style="yellow"), 8), highlight=False)
+        elif r.located == "mode_call":  # Dynamo named torch's wrapper; the source sets the mode of one call
+            console.print(Hanging(Text("  hint: the line above is the call of the compiled module that your source "
+                                       "runs in the other mode (model.eval() or model.train() before it), the mode "
+                                       "the failed guard did not hold; Dynamo's log names only torch's wrapper",
+                                       style="yellow"), 8), highlight=False)
         elif r.located == "xla":  # Dynamo named torch's wrapper; the line is the XLA graph's change
             console.print(Hanging(Text("  hint: the line above is where the XLA graph's changed input is made (its "
                                        "source lines); Dynamo's log names only torch's wrapper of the compiled module: "

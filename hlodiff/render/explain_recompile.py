@@ -130,9 +130,25 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     for line in notes.get(under, ()):  # no cause about outputs took them: after the causes
         console.print(line, highlight=False)
     if r.debug is not None and r.debug.cause:
-        console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}", style="dim"), 26), highlight=False)
+        console.print(Hanging(Text(f"  {'':<10}PT_XLA_DEBUG: {r.debug.cause}{_bridge_read(r)}", style="dim"), 26),
+                      highlight=False)
     if verbose and r.diff is not None:
         _render_details(console, r.diff)
+
+
+BRIDGE_READ = ("; torch_xla's words for a graph the Dynamo bridge ran while it called the compiled function (its "
+               "sync of the call's pending inputs), not a read in your code")
+"""Said beside torch_xla's early-read cause on a bridge graph (new-user review 19, F4: "most likely user code trying to
+access tensor value" on a graph of a program that reads no value)."""
+
+
+def _bridge_read(r) -> str:
+    from hlodiff.explain.dynamo_bridge import bridge_run
+    from hlodiff.explain.families import EARLY_CAUSE
+
+    if EARLY_CAUSE not in r.debug.cause or r.family is None:
+        return ""
+    return BRIDGE_READ if "(XLA bridge)" in r.family.label or bridge_run(r.graph.record.frames) else ""
 
 
 def _unrelated_bridge_graph(r) -> bool:
