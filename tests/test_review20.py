@@ -110,3 +110,28 @@ def test_a_function_jitted_anew_at_its_call_keeps_its_words():
     doc = _report("jax_jit_in_loop", JAX)
     assert doc["headline"]["kind"] == "cache_key"
     assert all("each time the loop runs" not in c["summary"] for r in doc["recompilations"] for c in r["causes"])
+
+
+# -- F4: one step number per event, counted as the user's steps ----------------------------------------------------
+
+def _steps(said: list[str], words: str) -> list[int]:
+    import re
+
+    return [int(m.group(1)) for x in said if words in x for m in [re.search(r"step (\d+)", x)] if m]
+
+
+def test_dynamo_s_recompilations_are_told_once_each_at_the_user_s_steps_2_and_4():
+    said = printed(replay(DYN / "rev20_tc_dropout_schedule", "c"))
+    assert _steps(said, "self._modules['drop'].p") == [2, 4], said  # steps 0-5 as the program prints them
+    assert not any("not expected after all" in x for x in said), said  # step 1's verdict changes once at most
+
+
+def test_the_report_numbers_the_bridge_s_recompilations_by_the_user_s_steps():
+    from helpers import cli
+
+    out = cli("explain-recompile", DYN / "rev20_tc_dropout_schedule" / "record", "--source-map",
+              f"/home/user/project={DYN}", codes=(0, 1)).stdout
+    import re
+
+    steps = {int(s) for s in re.findall(r"\(step (\d+)\)", out)}
+    assert steps and steps <= set(range(6)), out
