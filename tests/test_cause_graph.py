@@ -375,3 +375,19 @@ def test_a_constant_holding_the_new_size_follows_from_the_shape_change():
     assert all(n.is_root for n in pair(("0", "1")).nodes)
     r = explain(FIXTURES / "scenarios" / "torch_xla" / "rev8_pad_multiple" / "record").recompilations
     assert any(("constant", "shape", "size_as_constant") in edges(x) for x in r)
+
+
+def test_a_constant_that_only_changed_its_float_type_follows_from_the_dtype_change():
+    """New-user review 20, F5 (T1 in a test): 2*pi inside torch.randn, drawn in the parameters' dtype, became
+    6.2831853071795862 (f64) beside the parameters' f32 -> f64 ("constant_retyped"): not a Python number to pass as
+    a device tensor. Look-alikes: a value that moved with its type (0.1 -> 0.05) and a value in one type stay
+    causes of their own."""
+    def pair(literal, before="f32[]", after="f64[]"):
+        dtype = Cause("dtype", "input element type changed", origins=[Change(
+            _ref("p4", "parameter", "f32[32,16]"), _ref("p4", "parameter", "f64[32,16]"), ("dtype",))])
+        const = Cause("constant", "constant value changed", origins=[Change(
+            _ref("c43", "constant", before), _ref("c43", "constant", after), ("literal",), {"literal": literal})])
+        return link([dtype, const])
+    assert pair(("6.28318548", "6.2831853071795862")).nodes[1].follows[0].rule == "constant_retyped"
+    assert all(n.is_root for n in pair(("0.1", "0.05")).nodes)
+    assert all(n.is_root for n in pair(("6.28318548", "6.28318548"), "f32[]", "f32[]").nodes)

@@ -108,7 +108,6 @@ EXERCISED = {
     # issue 30's look-alikes: each row that tells a look-alike apart, on its real run
     "history_carried": "torch_xla/look_rnn_carry", "traced_some_steps": "torch_xla/look_stochastic_depth",
     "inputs_updated_some_steps": "torch_xla/look_ema", "outputs_frozen": "torch_xla/look_frozen_backbone",
-    "outputs_unfrozen": "scenarios/torch_xla/ulmfit_unfreeze/record",
     "partial_read_sets_size": "torch_xla/look_host_size", "slice_length_from_read": "torch_xla/look_host_size",
     # a crop side drawn from three sizes, told as a size at the input (dynamo_batch recorded it until review 14 gave
     # the joined graph of a size guard the Dynamo section's words)

@@ -278,6 +278,19 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo (eagerly); a tensor cannot go there, so keep the values to a few fixed ones (one graph each), or "
           "compute that term yourself with tensor ops, the value kept in a device tensor; a higher limit only "
           "postpones the fallback", unless="jax sets_shape"),
+    # new-user review 20 (F9, rev20_tc_dropout_schedule): a rate kept on a torch module that its forward passes by
+    # position to a parameter taking a Python number only (nn.Dropout: F.dropout(input, self.p, ...)), changed by a
+    # schedule: "keep it in a tensor (register_buffer)" cannot reach it, and Dynamo 2.9 specialises a module's float
+    # attribute even with torch._dynamo.config.specialize_float=False (tried: 3 values, 3 compiles); a mask written
+    # by hand with the rate in a tensor compiles once (tried: 3 values, 1 compile)
+    _rule("dynamo_number_only_positional", "python_value", "dynamo number_only_param number_only_positional",
+          "{tensor} is a number torch's own module code passes to a parameter that takes a Python number only "
+          "({seen}): Dynamo guards it by value and traces {function} once per value, so a schedule that changes it "
+          "compiles once per new value; a buffer or tensor cannot go there (nn.Dropout and F.dropout take p as a "
+          "float, and torch._dynamo.config.specialize_float=False leaves a module's attribute specialised): keep it "
+          "fixed per phase of training (a few values, one compile each), or write that op yourself with the value in "
+          "a tensor updated in place (dropout: x * (torch.rand_like(x) >= p) / (1 - p), p a 0-d tensor) so one "
+          "graph serves every value", unless="jax sets_shape limit_hit"),
     _rule("dynamo_number_only_param", "python_value", "dynamo number_only_param",
           "expected: {tensor} goes to a parameter that takes a Python number only ({seen}): Dynamo specialises each "
           "value and traces {function} once per value, each compiled once and reused (a training and a validation "

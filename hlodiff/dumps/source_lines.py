@@ -150,6 +150,13 @@ class SourceLines:
 
         return self._ask(loop_header, bool, file, line)
 
+    def rebound_in_loop(self, file: str, call_line: int | None, name: str) -> list[int]:
+        """Lines in the loop around a call that bind the called name to a new function object
+        (:func:`hlodiff.dumps.rebind_source.rebound_in_loop`)."""
+        from hlodiff.dumps.rebind_source import rebound_in_loop
+
+        return self._ask(rebound_in_loop, list, file, call_line, name)
+
     def has_source(self, file: str) -> bool:
         """Whether ``file`` is on disk (where the dump recorded it, or where ``--source-map`` says it is now)."""
         from hlodiff.dumps.source_paths import on_disk

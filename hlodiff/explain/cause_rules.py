@@ -8,6 +8,9 @@ recompilation's causes with them and orders what it found.
 
 from __future__ import annotations
 
+import math
+import re
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -251,6 +254,32 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     return bool(moved) and moved <= sizes
 
 
+_FLOAT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan")
+
+
+def _element_type(shape) -> str:
+    return str(shape or "").split("[", 1)[0]
+
+
+def _constant_retyped(c: Cause, r: Cause, e: Evidence) -> bool:
+    """The constant holds the same numbers in another float type (``6.28318548 -> 6.2831853071795862``, f32[] ->
+    f64[]: 2*pi inside torch.randn drawn in the parameters' new dtype), beside a dtype change: it changed only
+    because the type did (new-user review 20, F5: told as a Python number to pass as a device tensor). A constant
+    whose value moved (0.1 -> 0.05) is a change of its own, whatever its type."""
+    change = next((o for o in c.origins if o.left is not None and o.right is not None), None)
+    literal = change.details.get("literal") if change is not None else None
+    if not literal or len(literal) != 2 or _element_type(change.left.shape) == _element_type(change.right.shape):
+        return False
+    before, after = _FLOAT.findall(str(literal[0])), _FLOAT.findall(str(literal[1]))
+    if not before or len(before) != len(after):
+        return False
+    try:
+        pairs = [(float(a), float(b)) for a, b in zip(before, after)]
+    except ValueError:
+        return False
+    return all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-30) or (a != a and b != b) for a, b in pairs)
+
+
 def _argument(ref, e: Evidence) -> bool:
     """A parameter of the entry computation (any computation's parameter when the entries are not known)."""
     entries = e.entry_names()
@@ -338,6 +367,9 @@ RULES: tuple[Rule, ...] = (
     Rule("ops_on_new_arguments", frozenset({"ops", "constant"}), ("inputs",), _ops_on_new_arguments,
          why="JAX saw another argument structure (a longer list): the ops reading the new arguments and the values "
              "baked from their count follow from the arguments that came"),
+    Rule("constant_retyped", frozenset({"constant"}), ("dtype",), _constant_retyped,
+         why="the same numbers in another float type: a constant computed in the tensors' dtype (2*pi inside "
+             "torch.randn) follows their dtype change, not a Python number to pass as a tensor"),
     Rule("size_as_constant", frozenset({"constant"}), ("shape",), _size_as_constant,
          why="the constant's values are the sizes that changed: traced from the new shape, not a Python int"),
     Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,

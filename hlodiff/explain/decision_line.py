@@ -22,7 +22,7 @@ ACCUMULATION_ROWS = frozenset({"accumulation_cycle"})
 """Rows whose story is gradient accumulation: the decision is the ``if`` that steps the optimizer every k-th
 micro-batch (the graph that runs the update differs from the others there), not ``loss.backward()``, which every
 micro-batch runs (new-user review 15, F2). No hint when the source is not on disk: the traced lines are right too."""
-FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen"})
+FREEZE_ROWS = frozenset({"outputs_frozen", "outputs_unfrozen", "inputs_trained_from_step"})
 """Rows whose story is parameters frozen (or unfrozen): the decision is ``requires_grad_`` / ``.requires_grad =``."""
 CARRY_ROWS = frozenset({"history_carried"})
 """Rows whose story is a tensor carried into the next step with its history: the decision is the assignment that

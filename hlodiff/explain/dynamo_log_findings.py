@@ -19,7 +19,7 @@ from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify
                                                 python_random_call, what_breaks)
 from hlodiff.explain.dynamo_guard_lines import (assigned_on_line, bounds_loop, grown_on_line, identity_on_line,
                                                 sizes_on_line, tests_membership)
-from hlodiff.explain.dynamo_number_params import number_only_param
+from hlodiff.explain.dynamo_number_params import number_only_param, positional_number_param
 from hlodiff.explain.dynamo_topk_k import topk_k_on_line
 from hlodiff.explain.dynamo_types import DynamoRecompile, GraphBreakFinding, compiled_name, wrapped_module
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, varying_sizes
@@ -117,6 +117,11 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
         facts.add("number_only_param")
         if param == "label_smoothing":
             facts.add("label_smoothing")  # its limit row spells the smoothed loss out; another parameter's does not
+        seen = f"{seen}, passed as {param}="
+    elif kind == "python_value" and (param := positional_number_param(subject, failure.code)) is not None:
+        # passed by position to such a parameter (nn.Dropout's own F.dropout(input, self.p, ...)): a rate kept on a
+        # torch module, which no buffer reaches (review 20, F9)
+        facts |= {"number_only_param", "number_only_positional"}
         seen = f"{seen}, passed as {param}="
     if "object_identity" in facts and identity_on_line(subject, failure.code):
         facts.add("identity_read")  # the code reads id() of the object: a new object every call, no mode to pick

@@ -76,3 +76,64 @@ def _is_known_callee(callee: str, known: tuple[str, ...]) -> bool:
         if any(callee == prefix + item for prefix in prefixes):
             return True
     return False
+
+
+POSITIONAL_NUMBER_ONLY: dict[tuple[str, int], str] = {
+    ("dropout", 1): "p",
+    ("alpha_dropout", 1): "p",
+    ("feature_alpha_dropout", 1): "p",
+    ("dropout1d", 1): "p",
+    ("dropout2d", 1): "p",
+    ("dropout3d", 1): "p",
+    ("leaky_relu", 1): "negative_slope",
+    ("elu", 1): "alpha",
+    ("celu", 1): "alpha",
+    ("softplus", 1): "beta",
+    ("softplus", 2): "threshold",
+    ("threshold", 1): "threshold",
+    ("hardtanh", 1): "min_val",
+    ("hardtanh", 2): "max_val",
+}
+"""(torch function, position) -> its parameter that takes a Python number only, when passed by position: torch's own
+modules do so (nn.Dropout's forward is ``F.dropout(input, self.p, self.training, self.inplace)``, the line Dynamo
+quotes for its guard on ``self._modules['drop'].p``; new-user review 20, F9: "keep it in a tensor (register_buffer)"
+cannot reach that parameter)."""
+
+
+def positional_number_param(name: str | None, code: str | None) -> str | None:
+    """The parameter (``p``) to which the line Dynamo quoted for the guard on ``name`` passes that very value by
+    position in a call of a torch function of :data:`POSITIONAL_NUMBER_ONLY` (``F.dropout(input, self.p, ...)``);
+    else None. The value is matched as the code writes it, or as ``self.<attr>`` when the guarded name is an
+    attribute of a submodule (the module's own forward reads its own ``self``)."""
+    if not name or not code:
+        return None
+    statement = code.split("#", 1)[0]
+    written = {_as_written(name)}
+    if (attr := re.search(r"\.(\w+)$", _as_written(name))) is not None:
+        written.add(f"self.{attr.group(1)}")
+    for call in re.finditer(r"([A-Za-z_][\w.]*)\s*\(", statement):
+        function = next((call.group(1)[len(p):] for p in _FUNCTION_PREFIXES if call.group(1).startswith(p)), None)
+        if function is None:
+            continue
+        for i, arg in enumerate(_arguments(statement, call.end())):
+            if "=" not in arg and arg.strip() in written and (function, i) in POSITIONAL_NUMBER_ONLY:
+                return POSITIONAL_NUMBER_ONLY[function, i]
+    return None
+
+
+def _arguments(statement: str, start: int) -> list[str]:
+    """The top-level arguments of the call whose ``(`` ends at ``start``, as written."""
+    args, depth, current = [], 0, ""
+    for c in statement[start:]:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return args + [current]
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(current)
+            current = ""
+            continue
+        current += c
+    return args + [current]

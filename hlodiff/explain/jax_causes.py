@@ -23,6 +23,7 @@ from hlodiff.dumps.source_lines import NoSources, SourceLines
 from hlodiff.dumps.jax_cache_miss import JaxCacheMiss, JaxReason
 from hlodiff.dumps.jax_log import JaxCompilation
 from hlodiff.errors import InputWarning
+from hlodiff.hlo.model import SourceFrame
 from hlodiff.explain.cause_facts import own_placement
 from hlodiff.explain.fix_context import static_argument_fix
 from hlodiff.explain.eager_ops import is_eager_op
@@ -114,7 +115,7 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         made.append(tree)
         reasons = [x for x in reasons if x.kind != "weak_type"]
     for reason in reasons:
-        if (jc := _cause(reason, miss, sources)) is not None:
+        if (jc := _cause(reason, miss, sources, len(r.family.compiled))) is not None:
             if reason.kind == "static_argument" and run_values:
                 jc = replace(jc, values=run_values.get((r.family.key, reason.argument)) or jc.values)
             jc.cause.reason = reason.kind  # typed: the cause graph reads it (a new function drags its ops)
@@ -256,7 +257,9 @@ def _element_type(text: str | None) -> str:
     return (text or "").split("[", 1)[0].strip()
 
 
-def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCause | None:
+def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines,
+           compiled: int | None = None) -> JaxCause | None:
+    """``compiled``: how many times the recompilation's family compiled (a function made anew: one per object)."""
     quote = _cut(_URL.sub("", reason.text.strip()), 140)
     where = [miss.call_site] if miss.call_site is not None else []
     said = f'JAX: "{quote}"'
@@ -291,16 +294,27 @@ def _cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines) -> JaxCa
         return None
     if reason.kind in ("never_seen", "redefined_function"):
         defined = f" defined at {miss.defined_at.where}" if miss.defined_at is not None else ""
-        again = " on every call" if reason.kind == "redefined_function" else ""
+        again = " on every call" if reason.kind == "redefined_function" and not compiled else ""
         said = f'JAX: "{_quote(miss.text)}"'
         if (cleared := cleared_at(miss, sources)) is not None:
             cause, text = caches_cleared(miss, cleared, defined, said, where)
             return JaxCause(cause, text)
         # JAX names the function the object wraps: a `functools.partial` (or a `jax.jit`) of a function defined
         # once is as new as a function redefined (review 3, F6), so the words claim neither
+        how = "(the function redefined, or a `functools.partial` or `jax.jit` of it made again)"
+        call = miss.call_site
+        rebound = sources.rebound_in_loop(call.file, call.line, miss.function) if call is not None else []
+        if rebound:
+            # review 20, F7: the loop's line that makes the object anew is the one to change, and it runs when the
+            # program says (every 3 steps), not "on every call"
+            at = SourceFrame(call.file, rebound[0], call.function)
+            where = [at, *where]
+            again = f" at {at.short()}, each time the loop runs that line"
+            how = f"(`{miss.function}` is bound to a new function there, not on every call)"
+        if compiled and compiled > 1:
+            how = f"{how[:-1]}; {compiled} objects compiled in this run, one compilation each)"
         cause = Cause("cache_key", f"JAX had never seen this function object: an object for `{miss.function}`"
-                                   f"{defined} is created anew{again} (the function redefined, or a "
-                                   f"`functools.partial` or `jax.jit` of it made again) ({said})", where)
+                                   f"{defined} is created anew{again} {how} ({said})", where)
         choice = decide(cause, FixContext(producer="jax", new_function=True))
         cause.fix_rule = choice.rule.name
         return JaxCause(cause, choice.text)

@@ -42,12 +42,15 @@ would be told at the step the run's evidence has reached, not its call's (review
 step 4 in the line after it): it waits for its graph (its step), or the end."""
 
 COMPILES_A_GRAPH = frozenset({"dynamo_shape", "dynamo_shape_sizes_vary", "dynamo_shape_buckets",
-                              "dynamo_shape_rank", "dynamo_shape_zero_one"})
+                              "dynamo_shape_rank", "dynamo_shape_zero_one",
+                              "dynamo_number_only_positional"})
 """Rows of a size guard whose recompilation always reaches XLA as new graphs (XLA compiles one graph per shape): in
 a run of one compiled frame, Dynamo's ``F/n`` is told at the ``n``-th step at which the bridge compiled an FX graph
 (:meth:`hlodiff.explain.live_steps.UserSteps.compile_step`), and waits for it (new-user review 19, F3). A limit hit
 (eager past it), a data-dependent size (a break) and a short batch (its size may have been compiled before a reset)
-are left out: their graphs need not come."""
+are left out: their graphs need not come. A module's number baked into the graph as a constant (a dropout rate, a
+step count kept on the module; no limit hit) reaches XLA as new graphs too, each value another constant (new-user
+review 20, F4: C1's first recompilation told at step 1 under `record`, the step before its call's)."""
 
 KEPT_LOOKS = 4
 """How many looks' findings are kept for a look again at the same evidence (the log's own look, the step around

@@ -6,7 +6,7 @@ stand in for a fix the report at exit gives from logs read at the end (:data:`BR
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import TRACED_KINDS
-from hlodiff.explain.dynamo_bridge import bridge_ops, bridge_run
+from hlodiff.explain.dynamo_bridge import bridge_compiling, bridge_ops, bridge_run
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import Told
@@ -101,7 +101,7 @@ def told_of(recompilation, running: bool = False, dynamo_log: bool = False, sett
     fix = root.fix
     if lazy_random_input(recompilation):  # review 10 F1: its own story, as at exit
         fix = FixChoice(choose(root.kind, frozenset({"dynamo", "bridge_graph", "rng_seed_update"})), {}).text
-    elif bridge and not _baked_at_user_line(root):
+    elif bridge and not (_baked_at_user_line(root) and not _inside_the_compiled_code(recompilation)):
         # review F5: no dtype cast or metric for a graph the bridge made; Dynamo's log says why (on its own line
         # once it is read: hlodiff.explain.live_dynamo)
         fix = BRIDGE_FOLLOWS if dynamo_log else BRIDGE_LIVE
@@ -118,6 +118,21 @@ def lazy_random_input(recompilation) -> bool:
     causes = recompilation.causes
     return (bool(causes) and causes[0].fix_rule == "ops_rng_seed"
             and bridge_run(recompilation.graph.record.frames))
+
+
+def _inside_the_compiled_code(recompilation) -> bool:
+    """The bridge's compile path ran the graph (``extract_compiled_graph``, turning a new Dynamo graph into XLA
+    graphs), or the constant is told inside the function whose traced FX graph the bridge ran (``forward``, the
+    ``<eval_with_key>`` frame's function), so a constant in it was baked by Dynamo's trace (a module's rate, 0.7 -> 0.8 for a dropout p of
+    0.3 -> 0.2, its ops told at the compiled forward's lines) and follows from Dynamo's decision, not from a Python
+    number the user should pass as a device tensor (new-user review 20, F5: that fix, told beside Dynamo's guard on
+    the same p, contradicted it). The sync of the call's inputs (run on every call, not compiling) keeps a lazy value
+    sliced on a line of its own (dyn_window_slice's ``series[t:t + 16]``) with its own fix."""
+    frames = recompilation.graph.record.frames or ()
+    root = recompilation.causes[0]
+    at = root.locations[0] if root.locations else None
+    traced = {f.function for f in frames if f.file.startswith("<eval_with_key>")}  # the FX graph Dynamo made, run
+    return bridge_compiling(frames) or (at is not None and at.function in traced)
 
 
 def _baked_at_user_line(root) -> bool:
