@@ -350,13 +350,6 @@ WRONG_NOW = {
                                  "(parameters converted to bf16 after compiling read as the bridge's warm-up)",
     # (rev17_tc_eval_mode_logs is right since the twelfth stop: of the compiled module's two calls, the one after
     # model.eval() ran with the flag the failed guard `training == True` did not hold; dumps/module_mode_source.py)
-    # round 29 (blind): bucket edges deduped per epoch (np.unique of quantiles of a count feature) give the edge
-    # tensor 3 or 5 entries by epoch; two spread sizes that recur and are each reused pass already_bucketed, so the
-    # fix says "expected: one graph per bucket", exit 0. A fix needs the size read as the data's, not a bucket: a
-    # lone host-made input (no batch input changes with it) whose changed axis is reduced away in the graph
-    # (a table or edge list), as data_sized_families does for host index lists
-    "torch_xla/r29_tx_bucketize_unique_edges": "fix_any: expected: one graph per bucket -- the input takes 2 sizes "
-                                               "that recur (3, 5)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -262,8 +262,6 @@ LIVE_WRONG_NOW = {
                                    "XLA lines)",
     # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
     'dynamo/d28_to_bf16_midrun': "kind: nothing told (parameters converted after compiling read as warm-up)",
-    # round 29 (blind): as at exit (its WRONG_NOW): the deduped bucket edges (3 or 5 by epoch) told "expected"
-    'torch_xla/r29_tx_bucketize_unique_edges': "fix_none: says expected, nothing to fix",
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)
