@@ -129,8 +129,10 @@ def family_plan(family, recompilations, seconds: dict[str, float],
                     concatenated=family.key in concatenated_families(recompilations))
 
 
-DATA_OPS = frozenset({"tensor_list", "nonzero"})
-"""Producing ops (:func:`hlodiff.explain.producing_ops.family_ops`) whose output size follows the data."""
+DATA_OPS = frozenset({"tensor_list", "nonzero", "compared_list"})
+"""Producing ops (:func:`hlodiff.explain.producing_ops.family_ops`) whose output size follows the data: an index
+list made on the host, a boolean mask's count, a 1-D list compared with every value of a batch (bucket edges or
+the classes present, deduped on the host: round 29)."""
 
 
 def data_sized_families(recompilations) -> set[str]:

@@ -39,7 +39,7 @@ _MARKERS = frozenset({"index_input", "mask_coords"})
 _OP_NAMES = (("nonzero", "nonzero"), ("masked_select", "nonzero"), ("masked_scatter", "nonzero"),
              ("topk", "topk"), ("concatenate", "cat"), ("aten__cat", "cat"), ("randn", "randn"),
              ("aten__normal", "randn"), ("(_normal)", "randn"), ("constant_pad", "pad"), ("aten__scatter", "scatter"),
-             ("aten__randperm", "randperm"))
+             ("aten__randperm", "randperm"), ("compared_list", "compared_list"))
 
 
 def producing_ops(r) -> set[str]:
@@ -68,6 +68,8 @@ def producing_ops(r) -> set[str]:
                     comp = cm.computations[ref.computation]
                     names += [cm.metadata(comp.insts[u]).op_type or "" for u in comp.users(ref.name)
                               if comp.insts[u].opcode == "scatter"]
+                if ref.opcode == "parameter" and _compared_list(cm.computations[ref.computation], ref):
+                    names.append("compared_list")
                 if ref.opcode == "parameter" and ref.shape.startswith(_INDEX_TYPES) \
                         and _feeds_indexing(cm, cm.computations[ref.computation], ref.name):
                     int_inputs = indexing = True
@@ -86,6 +88,22 @@ def producing_ops(r) -> set[str]:
 
 
 _INDEX_TYPES = ("s64[", "s32[")
+
+
+def _compared_list(comp, ref) -> bool:
+    """A 1-D input broadcast against every value of a batch and compared with it (``(x[:, None] > edges)``, bucket
+    edges; ``y[:, None] == classes``, the classes present): a list of thresholds or values made on the host, whose
+    length is the data's (``np.unique`` of quantiles or labels), not a size chosen as a bucket."""
+    dims = printed_dims(ref.shape)
+    if dims is None or len(dims) != 1:
+        return False
+    for user in comp.users(ref.name):
+        inst = comp.insts.get(user)
+        if inst is None or inst.opcode != "broadcast":
+            continue
+        if any(comp.insts[u].opcode == "compare" for u in comp.users(user) if u in comp.insts):
+            return True
+    return False
 
 
 def _coordinates(cm, comp, ref) -> bool:
