@@ -109,7 +109,7 @@ def test_with_the_source_on_disk_the_line_is_the_decision(tmp_path, name, decisi
 
 
 @pytest.mark.parametrize("name, words", [("torch_xla/look_stochastic_depth", "the `if`"),
-                                         ("torch_xla/look_frozen_backbone", "requires_grad_(False)"),
+                                         ("torch_xla/look_frozen_backbone", "the requires_grad_ (or .requires_grad =) line"),
                                          ("jax/look_device_put", "jax.device_put")])
 def test_without_the_source_a_hint_names_the_decision(name, words):
     """The committed fixtures' paths are scrubbed (the source is not there): the nearest user frame stays, and a

@@ -39,7 +39,9 @@ T1 = SCEN / "torch_xla" / "rev20_t1_restore_f64" / "record"
 
 
 def test_a_lineless_recompile_does_not_blame_where_the_earlier_value_was_made():
-    doc = cli_json("explain-recompile", str(T1), codes=(1,))
+    # the source (the model built at :8, outside the loop) tells the earlier value was made once, not each step
+    doc = cli_json("explain-recompile", str(T1), "--source-map", f"/home/user/project={SCEN / 'torch_xla'}",
+                   codes=(1,))
     head = doc["headline"]
     assert head["kind"] == "dtype" and head["location"]["line"] == 13  # the model call both graphs run, not :8
     cause = doc["recompilations"][0]["causes"][0]
@@ -47,6 +49,13 @@ def test_a_lineless_recompile_does_not_blame_where_the_earlier_value_was_made():
     assert "the earlier values were made at rev20_t1_restore_f64.py:8" in cause["hint"]
     assert "--lines always" in cause["hint"]
     assert "float32" in head["fix"]  # the NumPy float64 fix stays
+
+
+def test_without_the_source_the_earlier_value_s_line_stays():
+    # live_batch_change's look-alike: a value made in the loop is made anew at that line every step; with no source
+    # to tell which, the line the capture has stays
+    doc = cli_json("explain-recompile", str(T1), codes=(1,))
+    assert doc["headline"]["location"]["line"] == 8
 
 
 def test_a_record_run_is_not_told_to_rerun_with_record():

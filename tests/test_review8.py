@@ -48,7 +48,9 @@ def test_a_steady_torch_compile_inference_control_gets_a_clean_bill():
     assert record.startswith("Dynamo compiled `predict` 1 time")
     # by hand, the TORCH_LOGS file of a run Dynamo never retraced is empty: the report says what that means
     byhand = cli("explain-recompile", DYN / "rev8_tc_steady_infer_byhand", *MAP, codes=(0,)).stdout
-    assert "an empty TORCH_LOGS file means it never did" in byhand
+    # (since review 19, F6: the empty stderr.log beside the dump is named, and what it means if TORCH_LOGS was set)
+    assert "stderr.log beside the dump is empty: if it was captured with TORCH_LOGS=recompiles,graph_breaks, Dynamo " \
+           "logged no recompilation" in byhand
 
 
 def test_unpadded_lengths_under_torch_compile_get_no_boolean_mask_fix():

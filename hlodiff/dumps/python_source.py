@@ -146,6 +146,16 @@ def fed_its_own_concatenation(file: str, line: int | None) -> bool:
     return False
 
 
+def in_loop(file: str, line: int | None) -> bool | None:
+    """Whether ``file:line`` lies in the body of a ``for``/``while`` loop (run again every iteration: a value made
+    there is made anew each step); None when the source is not on disk."""
+    tree = _tree_if_present(file) if line is not None else None
+    if tree is None:
+        return None
+    return any(isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and n.body[0].lineno <= line <= (n.end_lineno or 0)
+               for n in ast.walk(tree))
+
+
 def loop_header(file: str, line: int | None) -> bool:
     """Whether ``file:line`` is a ``for`` loop's header: a name bound there is an item the iterator made elsewhere
     (a prefetching generator), not a value made on that line (jax_prefetch_fallback: the batch comes from line 20)."""

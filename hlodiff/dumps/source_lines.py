@@ -157,6 +157,12 @@ class SourceLines:
 
         return self._ask(rebound_in_loop, list, file, call_line, name)
 
+    def in_loop(self, file: str, line: int | None) -> bool | None:
+        """Whether ``file:line`` is in a loop's body: :func:`hlodiff.dumps.python_source.in_loop`."""
+        from hlodiff.dumps.python_source import in_loop
+
+        return self._ask(in_loop, _NONE, file, line)
+
     def has_source(self, file: str) -> bool:
         """Whether ``file`` is on disk (where the dump recorded it, or where ``--source-map`` says it is now)."""
         from hlodiff.dumps.source_paths import on_disk

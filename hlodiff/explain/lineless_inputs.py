@@ -7,6 +7,9 @@ no frames of its own, and the diff falls back on the earlier graph's side: that 
 *earlier* value was made (the model built at start-up), not where the new one came from (review 20, F1: "dtype at
 t1_restore_f64.py:8" for a restore at line 24, which `--lines always` names). The earlier graph's first use of the
 parameter is code both graphs run (the model call), so it is told instead, and the cause says what is unknown.
+Only when the source shows the earlier value was made outside the loop (once, at start-up): a value made in the
+loop's body (``x = torch.randn(batch, 8).to(dev)`` in live_batch_change) is made anew there every step, the new one
+too, so that line stays.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ INPUT_KINDS = frozenset({"dtype", "shape"})
 """Cause kinds of a changed input: its value is made outside the graph, where its stack points."""
 
 
-def place_lineless_inputs(causes: list[Cause], left: GraphSummary, right: GraphSummary) -> None:
+def place_lineless_inputs(causes: list[Cause], left: GraphSummary, right: GraphSummary, sources) -> None:
     """For a torch_xla graph traced with lines off (op metadata, no frames) against an earlier one with lines,
     replace the earlier parameters' origins in each input cause by the earlier graph's first use of them."""
     if right.record.kind not in TRACED_KINDS or has_source_metadata(right) or not has_op_metadata(right):
@@ -31,10 +34,10 @@ def place_lineless_inputs(causes: list[Cause], left: GraphSummary, right: GraphS
         return
     for cause in causes:
         if cause.kind in INPUT_KINDS and cause.locations:
-            _place(cause, cm)
+            _place(cause, cm, sources)
 
 
-def _place(cause: Cause, cm) -> None:
+def _place(cause: Cause, cm, sources) -> None:
     entry = cm.entry
     origins: list[SourceFrame] = []
     uses: list[SourceFrame] = []
@@ -48,6 +51,8 @@ def _place(cause: Cause, cm) -> None:
             uses.append(use)
     if not origins or not any(f in origins for f in cause.locations[:1]):
         return  # the cause's line is no earlier value's origin
+    if any(sources.in_loop(f.file, f.line) is not False for f in origins):
+        return  # made in the loop (anew every step, the new value too), or no source to tell
     kept = [f for f in cause.locations if f not in origins]
     cause.locations = uses[:1] + [f for f in kept if f not in uses[:1]]
     made = " and ".join(f.short() for f in origins[:2])

@@ -255,7 +255,7 @@ def _explain_one(graph: GraphSummary, earlier: list[GraphSummary], family: Famil
     notes = _tensor_notes(diff, closest, graph, reports)
     locate_lines(causes, diff, closest, graph, reports, run.sources)  # the same lines `compare` finds (review 19 F7)
     locate_carried(causes, graph, family.members, earlier)
-    place_lineless_inputs(causes, closest, graph)  # review 20, F1: not where the earlier value was made
+    place_lineless_inputs(causes, closest, graph, run.sources)  # review 20, F1: not where the earlier value was made
     place_inputs_at_compiled_call(causes, graph)  # issue 31: torch_xla.compile's input came from its call
     # Options are set where a function is jitted or in the environment, not where it is called: no call site.
     outside = [c for c in causes if c.kind in OUTSIDE_KINDS and not c.locations and c.kind != "compile_options"]
