@@ -203,3 +203,12 @@ def capture_argv(path: str) -> list[str]:
     if (folder / "pt_xla_debug.log").exists() or (folder / "stderr.log").exists():
         return [str(folder)]
     return [str(folder / "dump")]
+
+
+def cost_scenario(name: str) -> dict:
+    """``hlodiff cost --json`` on the cost scenario ``name`` (fixtures/scenarios/cost/): its record folder, or its dump
+    with the JAX log beside it, as score_cost.py reads it."""
+    folder = FIXTURES / "scenarios" / "cost" / name
+    argv = ([str(folder / "record")] if (folder / "record").is_dir()
+            else [str(folder / "dump"), "--jax-log", str(folder / "stderr.log")])
+    return cli_json("cost", *argv, codes=(0,))

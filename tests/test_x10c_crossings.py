@@ -11,27 +11,21 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_scenario
 from hlodiff.cost.model import GraphCost, Tally
 from hlodiff.cost.round_trips import sent_back_reads
 from hlodiff.dumps.tensors_report import parse_reports
 from hlodiff.hlo.model import SourceFrame
 
-COST = FIXTURES / "scenarios" / "cost"
 
 
-def _cost(name: str) -> dict:
-    folder = COST / name
-    argv = ([str(folder / "record")] if (folder / "record").is_dir()
-            else [str(folder / "dump"), "--jax-log", str(folder / "stderr.log")])
-    return cli_json("cost", *argv, codes=(0,))
 
 
 def test_hard_examples_picked_on_the_host_are_told_to_be_picked_on_the_device():
     """x10c_ohem_host_argsort: the first try said "the value read decides what is traced after it (2 different
     graphs followed the read) ... torch.where ... a fixed length": the two graphs were SGD momentum's warm-up, and
     the value read comes back as indices this step's backward needs."""
-    head = _cost("x10c_ohem_host_argsort")["headline"]
+    head = cost_scenario("x10c_ohem_host_argsort")["headline"]
     assert (head["kind"], head["location"]["line"], head["sent_back"]) == ("read_in_step", 21, True)
     assert "topk" in head["fix"] and "add_step_closure" not in head["fix"] and "detach()" not in head["fix"]
     assert "comes back to the device for the same step" in head["summary"]
@@ -40,21 +34,21 @@ def test_hard_examples_picked_on_the_host_are_told_to_be_picked_on_the_device():
 
 def test_a_branch_taken_once_mid_run_still_decides():
     """rev10_tx_item_mid_cost: the skip branch taken at step 3 only is a second program after the read."""
-    assert _cost("rev10_tx_item_mid_cost")["headline"]["followed_by"] == 2
+    assert cost_scenario("rev10_tx_item_mid_cost")["headline"]["followed_by"] == 2
 
 
 @pytest.mark.parametrize("name", ["xla_cpu_metric_mid_step", "xla_host_momentum", "x5c_adam_state_host",
                                   "x7c_lars_trust_if", "rev10_tx_item_mid_cost", "x9c_hidden_host_detach",
                                   "xla_item_mid_step"])
 def test_reads_whose_value_nothing_in_the_step_takes_back_keep_their_fix(name):
-    head = _cost(name)["headline"]
+    head = cost_scenario(name)["headline"]
     assert head["kind"] in ("read_in_step", "held_across_graphs") and not head.get("sent_back")
 
 
 @pytest.mark.parametrize("name", ["x10c_ohem_topk_device_control", "x9c_hidden_detach_control",
                                   "xla_metric_after_sync_control"])
 def test_the_selection_on_the_device_is_no_finding(name):
-    assert _cost(name)["headline"] is None
+    assert cost_scenario(name)["headline"] is None
 
 
 # -- rows of the rule, on reports written by hand --------------------------------------------------------------------

@@ -14,18 +14,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_scenario
 from hlodiff.diff.value_facts import redefined_function
 
 SCENARIOS = FIXTURES / "scenarios"
-COST = SCENARIOS / "cost"
 
 
-def _cost(name: str) -> dict:
-    folder = COST / name
-    argv = ([str(folder / "record")] if (folder / "record").is_dir()
-            else [str(folder / "dump"), "--jax-log", str(folder / "stderr.log")])
-    return cli_json("cost", *argv, codes=(0,))
 
 
 # -- gradients a later backward adds into -------------------------------------------------------------------------
@@ -33,7 +27,7 @@ def _cost(name: str) -> dict:
 def test_two_tasks_synced_apart_each_with_its_forward_is_no_finding():
     """x8c_task_resync_control: the first try told the encoder's gradients handed from task A's graph to task B's
     as 'remove the sync' (a confident wrong answer on a control): task B's backward adds into them."""
-    doc = _cost("x8c_task_resync_control")
+    doc = cost_scenario("x8c_task_resync_control")
     assert doc["headline"] is None
     first = doc["boundaries"][0]
     grads = [t for t in first["tensors"] if t["role"] == "gradient"]
@@ -44,7 +38,7 @@ def test_two_tasks_synced_apart_each_with_its_forward_is_no_finding():
 
 
 def test_a_retained_graph_across_a_sync_is_told_by_its_saved_activations():
-    head = _cost("x8c_retain_graph_sync")["headline"]
+    head = cost_scenario("x8c_retain_graph_sync")["headline"]
     assert (head["kind"], head["role"], head["location"]["line"]) == ("held_across_graphs", "activation", 26)
     assert "f32[1024,1024]" in head["shapes"] and "f32[256,1024]" in head["shapes"]
 
@@ -58,7 +52,7 @@ def test_a_retained_graph_across_a_sync_is_told_by_its_saved_activations():
     ("x7c_ema_own_graph_control", None, None),
 ])
 def test_look_alikes_keep_their_headlines(name, kind, role):
-    head = _cost(name)["headline"]
+    head = cost_scenario(name)["headline"]
     if kind is None:
         assert head is None
     else:

@@ -11,26 +11,20 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_scenario
 from hlodiff.cost.model import GraphCost, Tally
 from hlodiff.cost.round_trips import round_trip_reads
 from hlodiff.dumps.tensors_report import parse_reports
 from hlodiff.hlo.model import SourceFrame
 
-COST = FIXTURES / "scenarios" / "cost"
 
 
-def _cost(name: str) -> dict:
-    folder = COST / name
-    argv = ([str(folder / "record")] if (folder / "record").is_dir()
-            else [str(folder / "dump"), "--jax-log", str(folder / "stderr.log")])
-    return cli_json("cost", *argv, codes=(0,))
 
 
 def test_a_state_detached_through_the_host_is_told_to_stay_on_the_device():
     """x9c_hidden_host_detach: the first try said "read the value after the step's sync, or in
     xm.add_step_closure": the state is needed by the next step's graph, not by a log."""
-    head = _cost("x9c_hidden_host_detach")["headline"]
+    head = cost_scenario("x9c_hidden_host_detach")["headline"]
     assert (head["kind"], head["location"]["line"], head["round_trip"]) == ("read_in_step", 26, True)
     assert "detach()" in head["fix"] and "add_step_closure" not in head["fix"]
     assert "comes back to the device" in head["summary"]
@@ -39,12 +33,12 @@ def test_a_state_detached_through_the_host_is_told_to_stay_on_the_device():
 @pytest.mark.parametrize("name", ["xla_cpu_metric_mid_step", "xla_host_momentum", "x5c_adam_state_host",
                                   "x7c_lars_trust_if", "rev10_tx_item_mid_cost"])
 def test_reads_that_stay_on_the_host_keep_their_fix(name):
-    head = _cost(name)["headline"]
+    head = cost_scenario(name)["headline"]
     assert head["kind"] in ("read_in_step", "held_across_graphs") and not head.get("round_trip")
 
 
 def test_the_state_kept_on_the_device_is_no_finding():
-    assert _cost("x9c_hidden_detach_control")["headline"] is None
+    assert cost_scenario("x9c_hidden_detach_control")["headline"] is None
 
 
 # -- rows of the rule, on reports written by hand --------------------------------------------------------------------
