@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES
 from helpers import cli_json, cost_scenario
 from hlodiff.cost.model import GraphCost, Tally
 from hlodiff.cost.round_trips import round_trip_reads
