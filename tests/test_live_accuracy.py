@@ -66,8 +66,8 @@ LIVE_WRONG_NOW = {
     #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's
     #    compiles by order), so the step around the call is told before the line that explains it. The seventh stop:
     #    a bridge graph compiled again says one is due; the step around the call waits a few steps for it
-    #    (dyn_autocast_steps, dyn_head_per_task now right); these still come later than that
-    'dynamo/dyn_task_limit': 'kind: inputs; line: dyn_task_limit.py:26 (the eager step 16 told before the limit)',
+    #    (dyn_autocast_steps, dyn_head_per_task now right; dyn_task_limit since the twelfth stop); these still come
+    #    later than that
     'dynamo/review2_dyn_nograd_eval': 'kind: inputs; line: review2_dyn_nograd_eval.py:15 (an expected first-step '
                                       'line at step 9 before the grad-mode line at :20)',
     # 5. The first word rule: a graph break in library code (optimizer.py) at step 1 is the first word when nothing
