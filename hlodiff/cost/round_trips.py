@@ -35,31 +35,42 @@ def _at(frame) -> tuple[str, int] | None:
     return os.path.basename(frame.file), frame.line
 
 
-def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
-    """The refs of the read graphs (``sync_call == "read"``) whose value comes back to the device at the read's line
-    and is read there by a later graph."""
-    wanted: dict[tuple[str, int], list[GraphCost]] = {}
-    for g in graphs:
-        where = _at(g.trigger) if g.sync_call == "read" else None
-        if where is not None:
-            wanted.setdefault(where, []).append(g)
-    if not wanted:
-        return frozenset()
-    made: dict[int, set[str]] = {}  # tensor id -> the read graphs whose value it holds again
-    read_later: set[int] = set()
-    any_reads = False
-    for report in reports:
+class _RoundTrips:
+    """:func:`round_trip_reads`, one report at a time."""
+
+    def __init__(self, graphs: list[GraphCost]):
+        self.wanted: dict[tuple[str, int], list[GraphCost]] = {}
+        for g in graphs:
+            where = _at(g.trigger) if g.sync_call == "read" else None
+            if where is not None:
+                self.wanted.setdefault(where, []).append(g)
+        self.made: dict[int, set[str]] = {}  # tensor id -> the read graphs whose value it holds again
+        self.read_later: set[int] = set()
+        self.any_reads = False
+
+    def see(self, report: SyncReport) -> None:
+        if not self.wanted:
+            return
         reads = report.reads()
         if reads is not None:
-            any_reads = True
-            read_later |= reads
+            self.any_reads = True
+            self.read_later |= reads
         for tensor in report.tensors:
             if not tensor.is_device_data:
                 continue
-            for g in wanted.get(_at(user_frame(tensor.frames)), ()):
+            for g in self.wanted.get(_at(user_frame(tensor.frames)), ()):
                 if without_layout_text(tensor.shape_text) in g.output_shapes:
-                    made.setdefault(tensor.id, set()).add(g.ref)
-    return frozenset(ref for i, refs in made.items() if not any_reads or i in read_later for ref in refs)
+                    self.made.setdefault(tensor.id, set()).add(g.ref)
+
+    def result(self) -> frozenset[str]:
+        return frozenset(ref for i, refs in self.made.items() if not self.any_reads or i in self.read_later
+                         for ref in refs)
+
+
+def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
+    """The refs of the read graphs (``sync_call == "read"``) whose value comes back to the device at the read's line
+    and is read there by a later graph."""
+    return host_returns(graphs, reports)[0]
 
 
 def _in(frame) -> tuple[str, str | None, int] | None:
@@ -84,24 +95,41 @@ def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None],
     return out
 
 
-def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
-    """The refs of the read graphs after which the step uploads new device data (between the read's line and the
-    sync's, in the same function) that the sync's graph reads: a value worked out on the host from the read and
-    sent back for this step. Device data of a shape the read graph outputs is left out: torch_xla keeps the value
-    it read as device data, which is no upload of the user's."""
-    windows = _windows(graphs)
-    if not windows:
-        return frozenset()
-    found: set[str] = set()
-    for report in reports:
-        reads = report.reads()
+class _SentBack:
+    """:func:`sent_back_reads`, one report at a time."""
+
+    def __init__(self, graphs: list[GraphCost]):
+        self.windows = _windows(graphs)
+        self.found: set[str] = set()
+
+    def see(self, report: SyncReport) -> None:
+        reads = report.reads() if self.windows else None
         if not reads:
-            continue
+            return
         for tensor in report.tensors:
             where = _in(user_frame(tensor.frames)) if tensor.is_device_data and tensor.id in reads else None
             if where is None:
                 continue
             shape = without_layout_text(tensor.shape_text)
-            found.update(ref for ref, (body, first, last, outputs) in windows.items()
-                         if where[:2] == body and first < where[2] < last and shape not in outputs)
-    return frozenset(found)
+            self.found.update(ref for ref, (body, first, last, outputs) in self.windows.items()
+                              if where[:2] == body and first < where[2] < last and shape not in outputs)
+
+
+def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
+    """The refs of the read graphs after which the step uploads new device data (between the read's line and the
+    sync's, in the same function) that the sync's graph reads: a value worked out on the host from the read and
+    sent back for this step. Device data of a shape the read graph outputs is left out: torch_xla keeps the value
+    it read as device data, which is no upload of the user's."""
+    return host_returns(graphs, reports)[1]
+
+
+def host_returns(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> tuple[frozenset[str], frozenset[str]]:
+    """(:func:`round_trip_reads`, :func:`sent_back_reads`) in one pass over the reports: each report file is read and
+    parsed once, one report at a time (memory stays bounded on big reports)."""
+    trips, sent = _RoundTrips(graphs), _SentBack(graphs)
+    if not trips.wanted and not sent.windows:
+        return frozenset(), frozenset()
+    for report in reports:
+        trips.see(report)
+        sent.see(report)
+    return trips.result(), frozenset(sent.found)

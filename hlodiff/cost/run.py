@@ -23,7 +23,7 @@ from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
-from hlodiff.cost.round_trips import round_trip_reads, sent_back_reads
+from hlodiff.cost.round_trips import host_returns
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.diff.library_reads import library_read
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
@@ -72,30 +72,22 @@ def run_cost(evidence: CostRun, warnings: list[InputWarning]) -> RunCost:
         run.boundaries, run.boundaries_exact, run.boundaries_repeats_only = find_boundaries(records, graphs, evidence,
                                                                                             warnings)
         run.pipeline = pipeline(graphs, run.boundaries, run.boundaries_exact)
-        run.round_trips = _round_trips(graphs, evidence)
+        run.round_trips, run.sent_back = _host_returns(graphs, evidence)
         run.round_trips_moved = frozenset(g.ref for g in graphs if g.ref in run.round_trips and g.trigger is not None
                                           and evidence.moves_only(g.trigger.file, g.trigger.line))
-        run.sent_back = _sent_back(graphs, evidence)
     elif evidence.report_files and len(picked) < len(records):
         warnings.append(InputWarning("no graph boundaries: they are drawn over whole dumps, and some graphs were "
                                      "picked out as PATH#N"))
     return run
 
 
-def _round_trips(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
-    """The read graphs whose value came back to the device (:mod:`hlodiff.cost.round_trips`); the reports are read
-    again, roots only, and only when the run has a read."""
+def _host_returns(graphs: list[GraphCost], evidence: CostRun) -> tuple[frozenset[str], frozenset[str]]:
+    """The read graphs whose value came back to the device, and those after which a value worked out on the host
+    came back for the same step (:func:`hlodiff.cost.round_trips.host_returns`): the reports are read again, roots
+    only, once for both, and only when the run has a read."""
     if not any(g.sync_call == "read" for g in graphs):
-        return frozenset()
-    return round_trip_reads(graphs, evidence.report_roots())
-
-
-def _sent_back(graphs: list[GraphCost], evidence: CostRun) -> frozenset[str]:
-    """The read graphs after which a value worked out on the host came back for the same step
-    (:func:`hlodiff.cost.round_trips.sent_back_reads`); the reports are read again, roots only, only with a read."""
-    if not any(g.sync_call == "read" for g in graphs):
-        return frozenset()
-    return sent_back_reads(graphs, evidence.report_roots())
+        return frozenset(), frozenset()
+    return host_returns(graphs, evidence.report_roots())
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:
