@@ -119,7 +119,7 @@ WRONG_NOW = {
     "torch_xla/spmd_last_batch": "line: no location (HLO text: only torch_xla/distributed/spmd/xla_sharding.py on "
                                  "the sharded batch; the debug log names only the sync)",
     # (Dynamo round 7's dyn_freeze_backbone is right since the twelfth stop: the removed updates' sgd.py frames alone
-    # are placed at the user's opt.step(), explain/library_entry_lines.py)
+    # are placed at the user's opt.step(), explain/library_call_lines.py)
     # new-user review 6: the by-hand captures' known limits; under `hlodiff record` the same programs are right
     # (rev6_batch_sizes_record, rev6_periodic_log_record)
     "dynamo/rev6_batch_sizes": "line: no location (a compiled nn.Module: Dynamo's TORCH_LOGS names torch's wrapper, "
@@ -140,7 +140,7 @@ WRONG_NOW = {
 
     # round 7 (blind, small)
     # (optstep_mix_control is right since the twelfth stop: SGD's frames alone, the user's two calls into it both
-    # listed, explain/library_entry_lines.py)
+    # listed, explain/library_call_lines.py)
     "jax/jax_split_count": "pattern: a JAX dump holds compilations only, so 2 compilations (A,B) cannot be told "
                            "'switched' (the later cache hits are not logged)",
     # Dynamo round 8 (blind, small): compiled plain functions again, TORCH_TRACE's dynamo_start stack holds only the
@@ -230,7 +230,7 @@ WRONG_NOW = {
     # round 14 (blind): an HLO text dump with a level-1 debug log: clip_grad_norm_'s ops carry torch_xla's
     # _patched_functions.py frames only (no tensors report), and the log holds compilations only, so two graphs
     # compiled once each cannot be told 'switched' (the later steps reusing B are in no capture)
-    # (twelfth stop: the line is right, clip_grad_norm_'s call read from the source: explain/library_entry_lines.py)
+    # (twelfth stop: the line is right, clip_grad_norm_'s call read from the source: explain/library_call_lines.py)
     "torch_xla/r14_tx_clip_after_warmup": "pattern: 2 compilations in 2 graphs of sync at "
                                           "r14_tx_clip_after_warmup.py (a level-1 log holds compilations only)",
 
@@ -274,7 +274,7 @@ WRONG_NOW = {
     # (round 20's AdaptiveLogSoftmaxWithLoss and RAdam control, round 24's TBPTT control, rev9_setup_probe,
     # warmup_from_zero and r10_dino_wd_control are right since the twelfth stop: a cause whose frames are one
     # library's file alone is placed at the user's call into it, read from the source on disk,
-    # explain/library_entry_lines.py)
+    # explain/library_call_lines.py)
     # SWA's start (a control, redesigned): since the eleventh stop the run's three once-only graphs that settle
     # (the copy's reorder, the first average, n_averaged's 1 baked) are AveragedModel's start, expected once
     # (library_branches.library_start), exit 0; a save-tensors capture without the tensors report (mode a, no
@@ -348,7 +348,7 @@ WRONG_NOW = {
     "dynamo/d28_to_bf16_midrun": "kind: no headline; line: no headline; fix_any: no headline; fix_none: no headline "
                                  "(parameters converted to bf16 after compiling read as the bridge's warm-up)",
     # round 28 (small, blind): F.gumbel_softmax's hard= switched at step 4, captured at PT_XLA_DEBUG_LEVEL=1: the
-    # story, its line and fix are right since round 28's library_call_line; a level-1 log holds compilations only,
+    # story, its line and fix are right since round 28's library_call_lines.place_library_calls; a level-1 log holds compilations only,
     # no cache hits, so whether the third graph stayed (switched) is not seen (as r14_tx_clip_after_warmup)
     "torch_xla/r28_tx_gumbel_hard_switch": "pattern: 3 compilations of sync at r28_tx_gumbel_hard_switch.py:41 "
                                            "(A,B,C) (not switched: a level-1 log has no cache hits)",

@@ -1634,7 +1634,7 @@ RULES: tuple[FixRule, ...] = (
           "probability, train() vs eval()); find the call that reaches it and keep its settings the same",
           unless="jax"),
     # round 28 (r28_tx_gumbel_hard_switch): the same story once the library function and the user's one call of it
-    # are known (explain.library_call_line, from the installed library and the source on disk): F.gumbel_softmax
+    # are known (explain.library_call_lines, from the installed library and the source on disk): F.gumbel_softmax
     # with hard= switched at step 4 was told with GELU/dropout/eval examples and no line
     _rule("ops_library_setting_call", "ops", "library_call_line",
           "the ops that differ were traced inside {function} ({library_call}), which your line {line} calls: that "

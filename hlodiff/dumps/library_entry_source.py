@@ -4,7 +4,7 @@ given the instance (``xm.optimizer_step(opt)``), or of a library function by nam
 
 An HLO text dump keeps one frame per instruction, the innermost: ops a library makes on the user's behalf (an
 optimizer's state, a GRU's zero state, an adaptive softmax's clusters) name only the library's file. The user's file,
-when on disk, shows where it called into that library (:mod:`hlodiff.explain.library_entry_lines`).
+when on disk, shows where it called into that library (:mod:`hlodiff.explain.library_call_lines`).
 """
 
 from __future__ import annotations

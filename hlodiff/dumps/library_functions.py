@@ -2,7 +2,7 @@
 
 A torch_xla dump names ``torch/nn/functional.py:2206`` for ops traced inside a library function; the library's file,
 where it lies beside the dump's path or under this interpreter's ``site-packages``, names the function (``gumbel_softmax``)
-the user's file then calls (:mod:`hlodiff.explain.library_call_line`). Reading installed files is this layer's.
+the user's file then calls (:mod:`hlodiff.explain.library_call_lines`). Reading installed files is this layer's.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
-from hlodiff.explain.library_call_line import place_library_calls
 from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
@@ -38,7 +37,7 @@ from hlodiff.explain.cache_loads import loaded_refs
 from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, output_tensors, outputs_added_removed
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.pair_lines import locate_lines
-from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
+from hlodiff.explain.library_call_lines import instruction_files, place_library_calls, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports

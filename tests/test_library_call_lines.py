@@ -1,7 +1,7 @@
 """A cause whose frames are one library's file alone, placed at the user's call into that library (twelfth stop).
 
 HLO text keeps each instruction's innermost frame: RAdam's state names radam.py, the GRU's zero state torch_xla's
-gru.py. The user's file on disk shows the call (explain/library_entry_lines.py, a test per LIBRARY_ENTRIES row)."""
+gru.py. The user's file on disk shows the call (explain/library_call_lines.py, a test per LIBRARY_ENTRIES row)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from helpers import cli_json
 from hlodiff.diff.model import Cause
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.library_entry_source import library_entry_calls
-from hlodiff.explain.library_entry_lines import (LIBRARY_ENTRIES, MAX_LINES, _one_entry, entry_of,
-                                                 place_library_entries)
+from hlodiff.explain.library_call_lines import (LIBRARY_ENTRIES, MAX_LINES, _one_entry, entry_of,
+                                                place_library_entries)
 from hlodiff.hlo.model import SourceFrame
 
 TX = FIXTURES / "scenarios" / "torch_xla"
@@ -120,7 +120,7 @@ def test_library_only_captures_are_told_at_the_call_into_the_library(name, line)
 @pytest.mark.parametrize("name", ["r20_tx_swa_update_read", "spmd_load_state_mid"])
 def test_generic_files_alone_still_name_no_line(name):
     # module.py (SWA's copy, load_state_dict) serves every library: no row. (label_smoothing_on's functional.py frame
-    # is placed by round 28's library_call_line instead: the function holding the line, cross_entropy, called once)
+    # is placed by round 28's place_library_calls instead: the function holding the line, cross_entropy, called once)
     assert _headline(name)["location"] is None
 
 

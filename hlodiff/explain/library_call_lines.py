@@ -1,4 +1,7 @@
-"""A cause whose only frames are one library's file, placed at the user's one call into that library.
+"""The user's line into library code: a cause whose ops carry only a library's frames, placed on the line of the
+user's that called into that library.
+
+Two ways in, both read from the user's file on disk. By the library file (:func:`place_library_entries`):
 
 torch_xla's HLO text keeps each instruction's innermost frame: an optimizer's state made on its first step names
 ``torch/optim/radam.py``, a GRU's zero state ``torch_xla/experimental/gru.py``, an adaptive softmax's per-cluster
@@ -8,13 +11,25 @@ optimizer built from that file's class, the one call of the GRU module. Two or m
 eval call, ``opt.step()`` and ``xm.optimizer_step(opt)``): which one traced the ops is not read, the line stays
 unknown. A file used by many entries (``torch/nn/functional.py``, ``module.py``) has no row: its line, without the
 function's name, could be any of them.
+
+By the library function (:func:`place_library_calls`): a torch_xla dump names the innermost frame of each traced op:
+for ops traced inside a library function (``torch/nn/functional.py:2206``) no line of the user's is on them, and the story could only say "a call of yours
+ran with another argument" with generic examples (round 28, r28_tx_gumbel_hard_switch: ``F.gumbel_softmax(...,
+hard=step >= 4)`` was told as "approximate= on GELU, a dropout probability, train() vs eval()", with no line).
+The library file, when it is installed where hlodiff runs, names the function that line lies in; the user's source
+on disk (the file of the step's sync) names the one line that calls it. Then that line leads and the fix names the
+function. Nothing changes when either file is missing, the line lies in a private helper, or the user's file calls
+the function from several lines (which one changed is then not known).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hlodiff.diff.fix_rules import RULES_BY_NAME
+from hlodiff.diff.fixes import FixChoice
 from hlodiff.dumps.source_lines import SourceLines
+from hlodiff.hlo.installed import package_path
 from hlodiff.hlo.model import SourceFrame
 
 _STEP = ("step",)
@@ -52,7 +67,7 @@ LIBRARY_ENTRIES: tuple[LibraryEntry, ...] = (
     LibraryEntry("torch/nn/modules/rnn.py", ("GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"), ("",)),
     LibraryEntry("torch_xla/_patched_functions.py", functions=("clip_grad_norm_",), reads_sizes=True),
 )
-"""Library files with the one way a user's code enters each (a test per row: tests/test_library_entry_lines.py)."""
+"""Library files with the one way a user's code enters each (a test per row: tests/test_library_call_lines.py)."""
 
 
 GENERIC_FILES = ("torch/nn/modules/module.py", "torch/nn/modules/linear.py", "torch/nn/functional.py",
@@ -138,3 +153,50 @@ def instruction_files(graphs) -> list[str]:
                 if not f.is_library and f.file:
                     files.setdefault(f.file)
     return list(files)
+
+
+# by the library function: the user's one call of it
+ROWS = frozenset({"ops_library_setting"})
+"""Rows whose story is a library call of the user's made with another setting, told without a line of theirs: once
+the call is found, the fix names it (:data:`CALL_ROW`)."""
+PLACE_ONLY_ROWS = frozenset({"ops_switched_on"})
+"""Rows whose words already tell the story (a setting switched on from step N, at a line the capture does not name)
+and stay; the call found only leads the locations (label_smoothing_on: F.cross_entropy's smoothing ops)."""
+CALL_ROW = "ops_library_setting_call"
+"""The row that replaces them once the call's line is known."""
+
+
+def place_library_calls(recompilations, sources) -> None:
+    """For each recompilation whose root is one of :data:`ROWS` and carries no user line: the line of the user's
+    that calls the library function its ops were traced in, first, with the fix that names it."""
+    for r in recompilations:
+        if not r.causes:
+            continue
+        cause = r.causes[0]
+        if cause.fix_rule not in ROWS | PLACE_ONLY_ROWS or any(not f.is_library and f.line is not None
+                                                               for f in cause.locations):
+            continue
+        found = _user_call(cause, getattr(r.graph, "trigger", None), sources)
+        if found is None:
+            continue
+        line, function, where = found
+        cause.locations = [line, *cause.locations]
+        cause.hint = None
+        if cause.fix_rule in PLACE_ONLY_ROWS:
+            continue
+        rule = RULES_BY_NAME[CALL_ROW]
+        cause.fix = FixChoice(rule, {"function": function, "library_call": where, "line": str(line.line)}).text
+        cause.fix_rule = rule.name
+
+
+def _user_call(cause, sync, sources) -> tuple[SourceFrame, str, str] | None:
+    lib = cause.library_locations[0] if cause.library_locations else None
+    if lib is None or lib.line is None or sync is None or sync.line is None or sync.is_library:
+        return None
+    function = sources.library_function(lib.file, lib.line)
+    if function is None or function.startswith("_"):
+        return None
+    lines = sources.calls_named(sync.file, (function,))
+    if len(lines) != 1:
+        return None
+    return SourceFrame(sync.file, lines[0], None), function, f"{package_path(lib.file)}:{lib.line}"
