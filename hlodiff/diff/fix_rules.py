@@ -1254,7 +1254,7 @@ RULES: tuple[FixRule, ...] = (
     # every k steps comes back to the graph without it: inputs_updated_some_steps); ``trains`` as for
     # inputs_trained_from_step (the last read: an EMA begun after warm-up has the same evidence but no gradient);
     # before inputs_trained_from_step, which takes both kinds: merged after it, this row was never reached
-    _rule("outputs_unfrozen", "outputs", "updated_in_place stays trains",
+    _rule("outputs_unfrozen", "outputs", "updated_from_step trains",
           "from {first_step} on the graph also computes the gradients and updates of parameters it did not train "
           "before, and keeps them: they were unfrozen there (requires_grad_(True): gradual unfreezing) or added to "
           "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
@@ -1264,7 +1264,7 @@ RULES: tuple[FixRule, ...] = (
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
     # graph without it comes back, keeps inputs_updated_some_steps
-    _rule("inputs_trained_from_step", "inputs", "updated_in_place stays trains torch_xla",
+    _rule("inputs_trained_from_step", "inputs", "updated_from_step trains torch_xla",
           "from {first_step} on, the graph reads and rewrites weight-sized tensors the earlier steps did not, and "
           "keeps doing so (at {line}): new tensors are trained for good from there (layers unfrozen with "
           "requires_grad_(True), a reparametrization such as torch.nn.utils.prune's weight_orig and weight_mask, "
@@ -1273,7 +1273,7 @@ RULES: tuple[FixRule, ...] = (
           "weight or learning rate, prune.identity before training)", unless="jax"),
     # last read of the twelfth stop (lr_ema_after_warmup): an EMA of the weights begun after a warm-up, then every
     # step: the same evidence save ``trains`` (no new weight gradient, its inputs feed only its own update)
-    _rule("inputs_updated_from_step", "inputs outputs", "updated_in_place stays torch_xla",
+    _rule("inputs_updated_from_step", "inputs outputs", "updated_from_step torch_xla",
           "from {first_step} on, the graph also reads and rewrites tensors shaped like the weights (at {line}), and "
           "keeps doing so; no new gradient comes with them and they feed nothing else of the step: an update begun "
           "at that step and kept (an EMA of the weights started after a warm-up, say): one more compilation, "

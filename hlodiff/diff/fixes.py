@@ -284,6 +284,13 @@ class FixContext:
     """Names of the two graphs' entry computations: a changed parameter elsewhere (a loop body's, a called
     function's) is no argument of the program. Empty when unknown (then every parameter counts)."""
 
+    @property
+    def updated_from_step(self) -> bool:
+        """Tensors read and updated in place (``updated_in_place``) from this graph on, the earlier graph never back
+        (``stays``): the one evidence of three rows (layers unfrozen, tensors trained from a step, an EMA begun
+        after a warm-up), which ``trains`` then tells apart; on some steps only is another row's."""
+        return self.updated_in_place and self.stays
+
 
 @dataclass(frozen=True, slots=True)
 class FixChoice:
