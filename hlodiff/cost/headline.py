@@ -30,6 +30,7 @@ from hlodiff.cost.figures import frame_json
 from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.cost.reads import reads_in_step
 from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
+from hlodiff.cost.round_trips import HostReturn, host_return
 from hlodiff.hlo.model import SourceFrame
 
 PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "read_in_step", "not_donated")
@@ -148,12 +149,11 @@ class CostHeadline:
     followed_by: int = 1
     """``read_in_step``: how many different programs followed the read (:attr:`hlodiff.cost.reads.ReadInStep
     .followed_by`); two or more: the value decided what was traced next."""
-    round_trip: bool = False
-    """``read_in_step``: the value read came back to the device at the same line and a later graph read it: state
-    carried through the host (:mod:`hlodiff.cost.round_trips`); nothing needs it on the host."""
-    moved_only: bool = False
-    """``round_trip`` at a line that only moves the value (:attr:`hlodiff.cost.model.RunCost.round_trips_moved`):
-    ``.detach()`` gives the same values. Otherwise the host may compute something there (returns through scipy)."""
+    host_return: HostReturn | None = None
+    """``read_in_step``: how the value read came back to the device (:mod:`hlodiff.cost.round_trips`): at the same
+    line, read by a later graph (state carried through the host; ``MOVED`` when the line only moves the value, else
+    the host may compute something there), or worked out on the host and sent back for the step itself. Its JSON
+    is the flags ``round_trip``, ``moved_only`` and ``sent_back``."""
     step_bytes: int = 0
     """``not_donated``: the bytes the step's graph reads (its parameters), the measure of :attr:`negligible`."""
     negligible: bool = False
@@ -167,10 +167,6 @@ class CostHeadline:
     .ReadInStep.reads`)."""
     reads_at_one_line: bool = True
     """``read_in_step``: all of them at ``location`` (else the last one)."""
-    sent_back: bool = False
-    """``read_in_step``: after the read the step uploads what the host worked out from it, and the step's own graph
-    reads that (:func:`hlodiff.cost.round_trips.sent_back_reads`): the step needs it, so it is computed on the
-    device, not read later."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "graph": self.graph, "module": self.module, "framework": self.framework,
@@ -180,8 +176,10 @@ class CostHeadline:
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "arguments": list(self.arguments), "mask": self.mask,
-                "followed_by": self.followed_by, "condition": self.condition, "round_trip": self.round_trip,
-                "moved_only": self.moved_only, "sent_back": self.sent_back, "gradient_sources": self.gradient_sources,
+                "followed_by": self.followed_by, "condition": self.condition,
+                "round_trip": self.host_return in (HostReturn.ROUND_TRIP, HostReturn.MOVED),
+                "moved_only": self.host_return is HostReturn.MOVED,
+                "sent_back": self.host_return is HostReturn.SENT_BACK, "gradient_sources": self.gradient_sources,
                 "step_bytes": self.step_bytes,
                 "negligible": self.negligible, "library_read": self.library_read or None, "reads": self.reads,
                 "reads_at_one_line": self.reads_at_one_line}
@@ -340,10 +338,9 @@ def _read_in_step(run: RunCost) -> CostHeadline | None:
     read = next(g for g in run.graphs if g.ref == r.read)
     return CostHeadline("read_in_step", r.read, read.outputs.bytes, r.location, read.outputs.count, cut="read",
                         times=r.times, recomputed=r.recomputed, then_at=r.sync_at, mask=r.mask,
-                        followed_by=r.followed_by, condition=r.condition, round_trip=r.read in run.round_trips,
-                        moved_only=r.read in run.round_trips_moved, library_read=r.library_read, reads=r.reads,
+                        followed_by=r.followed_by, condition=r.condition, library_read=r.library_read, reads=r.reads,
                         reads_at_one_line=r.reads_at_one_line,
-                        sent_back=r.read in run.sent_back)
+                        host_return=host_return(r.read, run.round_trips, run.round_trips_moved, run.sent_back))
 
 
 def _dump(ref: str) -> str:

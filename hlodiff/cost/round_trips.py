@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from enum import Enum
 
 from hlodiff.cost.model import GraphCost
 from hlodiff.dumps.tensors_report import SyncReport
@@ -29,10 +30,34 @@ from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import without_layout_text
 
 
-def _at(frame) -> tuple[str, int] | None:
+class HostReturn(Enum):
+    """How a value read inside the step came back to the device: one of these, the first that holds, is what a
+    ``read_in_step`` finding tells (a round trip before a value sent back, as the fixes are chosen)."""
+
+    ROUND_TRIP = "round_trip"
+    """Back at the read's line and read by a later graph (:func:`round_trip_reads`): nothing needs it on the host."""
+    MOVED = "moved"
+    """A round trip at a line that only moves the value (:attr:`hlodiff.cost.model.RunCost.round_trips_moved`):
+    ``.detach()`` gives the same values."""
+    SENT_BACK = "sent_back"
+    """What the host worked out from it uploaded for the same step (:func:`sent_back_reads`): the step needs it."""
+
+
+def host_return(ref: str, round_trips: frozenset[str], moved: frozenset[str],
+                sent_back: frozenset[str]) -> HostReturn | None:
+    """How the read graph ``ref``'s value came back (the sets of :class:`hlodiff.cost.model.RunCost`), None when it
+    did not."""
+    if ref in round_trips:
+        return HostReturn.MOVED if ref in moved else HostReturn.ROUND_TRIP
+    return HostReturn.SENT_BACK if ref in sent_back else None
+
+
+def _where(frame) -> tuple[str, str | None, int] | None:
+    """(file, function, line) of a frame. A value sent back compares lines only inside one function's body; a round
+    trip's upload is at the read's very line, whatever function name each stack gives it (``[::2]``: file, line)."""
     if frame is None or frame.line is None:
         return None
-    return os.path.basename(frame.file), frame.line
+    return os.path.basename(frame.file), frame.function, frame.line
 
 
 class _RoundTrips:
@@ -41,9 +66,9 @@ class _RoundTrips:
     def __init__(self, graphs: list[GraphCost]):
         self.wanted: dict[tuple[str, int], list[GraphCost]] = {}
         for g in graphs:
-            where = _at(g.trigger) if g.sync_call == "read" else None
+            where = _where(g.trigger) if g.sync_call == "read" else None
             if where is not None:
-                self.wanted.setdefault(where, []).append(g)
+                self.wanted.setdefault(where[::2], []).append(g)
         self.made: dict[int, set[str]] = {}  # tensor id -> the read graphs whose value it holds again
         self.read_later: set[int] = set()
         self.any_reads = False
@@ -58,7 +83,8 @@ class _RoundTrips:
         for tensor in report.tensors:
             if not tensor.is_device_data:
                 continue
-            for g in self.wanted.get(_at(user_frame(tensor.frames)), ()):
+            where = _where(user_frame(tensor.frames))
+            for g in self.wanted.get(where[::2] if where is not None else None, ()):
                 if without_layout_text(tensor.shape_text) in g.output_shapes:
                     self.made.setdefault(tensor.id, set()).add(g.ref)
 
@@ -73,13 +99,6 @@ def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> 
     return host_returns(graphs, reports)[0]
 
 
-def _in(frame) -> tuple[str, str | None, int] | None:
-    """(file, function, line) of a frame: lines compare only inside one function's body."""
-    if frame is None or frame.line is None:
-        return None
-    return os.path.basename(frame.file), frame.function, frame.line
-
-
 def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str]]]:
     """Per read graph followed by a sync's graph of the same dump: ((file, function), read line, sync line, the
     read graph's output shapes) when both lines are in one function and the read comes first."""
@@ -89,7 +108,7 @@ def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None],
             continue
         if a.ref.rsplit("#", 1)[0] != b.ref.rsplit("#", 1)[0]:
             continue  # the last graph of one dump and the first of the next
-        read, sync = _in(a.trigger), _in(b.trigger)
+        read, sync = _where(a.trigger), _where(b.trigger)
         if read is not None and sync is not None and read[:2] == sync[:2] and read[2] < sync[2]:
             out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes))
     return out
@@ -107,7 +126,7 @@ class _SentBack:
         if not reads:
             return
         for tensor in report.tensors:
-            where = _in(user_frame(tensor.frames)) if tensor.is_device_data and tensor.id in reads else None
+            where = _where(user_frame(tensor.frames)) if tensor.is_device_data and tensor.id in reads else None
             if where is None:
                 continue
             shape = without_layout_text(tensor.shape_text)

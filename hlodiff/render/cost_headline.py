@@ -8,6 +8,7 @@ from rich.text import Text
 
 from hlodiff.cost.headline import CostHeadline, cost_headline
 from hlodiff.cost.model import RunCost
+from hlodiff.cost.round_trips import HostReturn
 from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
 from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.render.terminal import Hanging
@@ -86,11 +87,11 @@ def _sentence(h: CostHeadline) -> str:
         if h.mask:
             return (f"a boolean mask index{_at(h)} (x[mask], nonzero) executes a graph of its own ({h.graph}) before "
                     f"the step's sync{then} to learn how many elements it keeps, {_times(h.times)} in this run{again}")
-        if h.round_trip:
+        if h.host_return in (HostReturn.ROUND_TRIP, HostReturn.MOVED):
             return (f"a value read{_at(h)} goes to the host and comes back to the device at the same line, read by "
                     f"the next graph: reading it executes a graph of its own ({h.graph}) before the step's "
                     f"sync{then}, {_times(h.times)} in this run{again}")
-        if h.sent_back:
+        if h.host_return is HostReturn.SENT_BACK:
             return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                     f"{_times(h.times)} in this run{again}; what the host works out from it comes back to the "
                     f"device for the same step")
@@ -171,12 +172,12 @@ def _fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
-    if h.kind == "read_in_step" and h.round_trip and not h.moved_only:
+    if h.kind == "read_in_step" and h.host_return is HostReturn.ROUND_TRIP:
         return ("if the line only moves the value (t.detach().cpu().numpy() and back), keep it on the device: "
                 "t.detach() hands it to the next graph without the trip; if the host computes something there (a "
                 "NumPy or SciPy function of it), compute that with torch ops on the device instead; either way "
                 "nothing is read then, and each step is one graph")
-    if h.kind == "read_in_step" and h.round_trip:
+    if h.kind == "read_in_step" and h.host_return is HostReturn.MOVED:
         return ("keep the value on the device: t.detach() (or t.detach().clone()) gives the next graph the same values "
                 "without reading them to the host and uploading them again; nothing is read then, and each step is "
                 "one graph")
@@ -187,7 +188,7 @@ def _fix(h: CostHeadline) -> str:
     if h.kind == "read_in_step" and h.condition:  # one fact, one row: explain-recompile's words for this read
         where = h.location.short() if h.location is not None else "the line shown"
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
-    if h.kind == "read_in_step" and h.sent_back:
+    if h.kind == "read_in_step" and h.host_return is HostReturn.SENT_BACK:
         return ("compute on the device what the host works out from the value (torch.topk, torch.sort, argmax, "
                 "torch.where instead of NumPy's argsort or a Python loop): this step's graph needs the result, so "
                 "reading the value later or in a step closure cannot replace it; then nothing is read and each step "
