@@ -10,7 +10,8 @@ import pytest
 
 from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy, without_counter_prints
 from hlodiff.dumps import iter_graphs
-from hlodiff.explain.across_runs import (CANNOT_DESERIALIZE, DEVICE_COUNT_ATTRIBUTES, device_count_differences)
+from hlodiff.explain.across_runs import CANNOT_DESERIALIZE
+from hlodiff.explain.program_differences import DEVICE_COUNT_ATTRIBUTES, device_count_differences
 from hlodiff.render.across_runs import LOCATED_AT_CALL
 
 # -- CANNOT_DESERIALIZE: ("torch_xla", "cpu") ------------------------------------------------------------------------

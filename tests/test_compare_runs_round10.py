@@ -10,7 +10,8 @@ from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy, run
     without_counter_prints
 from hlodiff.dumps.compile_cache import read_jax_cache_log
 from hlodiff.explain.across_runs import REASONS
-from hlodiff.explain.run_differences import JAX_SETTING_OPTIONS, KeyDifference, jax_setting_of, length_dimension
+from hlodiff.explain.program_differences import length_dimension
+from hlodiff.explain.run_differences import JAX_SETTING_OPTIONS, KeyDifference, jax_setting_of
 from hlodiff.render.across_runs_fixes import CACHE_FIXES, GRAPH_FIXES
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from runs_helpers import RUNS, compare_runs as _compare, copy_runs as _copy
 from hlodiff.dumps import iter_graphs
-from hlodiff.explain.across_runs import NOT_WRITTEN_REASONS, parameter_shape_differences
-from hlodiff.explain.run_differences import WIDE_TYPES, wide_type_differences
+from hlodiff.explain.across_runs import NOT_WRITTEN_REASONS
+from hlodiff.explain.program_differences import WIDE_TYPES, parameter_shape_differences, wide_type_differences
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
 
 def _edit_stderr(folder: Path, old: str, new: str) -> None:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from runs_helpers import RUNS, compare_runs as _compare, runs_headline as _head
-from hlodiff.explain.run_differences import (JAX_SETTING_OPTIONS, LOW_PRECISION_TYPES, LOWERING_SETTINGS,
-                                             KeyDifference, jax_setting_of, same_folder_spelled_apart)
+from hlodiff.explain.program_differences import LOW_PRECISION_TYPES, LOWERING_SETTINGS
+from hlodiff.explain.run_differences import (JAX_SETTING_OPTIONS, KeyDifference, jax_setting_of,
+                                             same_folder_spelled_apart)
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES
 
 def _at(head: dict) -> tuple[str, int] | None:

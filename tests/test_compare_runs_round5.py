@@ -14,7 +14,8 @@ from runs_helpers import (RUNS, compare_runs as _compare, runs_headline as _head
                           without_counter_prints)
 from hlodiff.dumps.compile_cache import read_jax_cache_log
 from hlodiff.explain.across_runs import REASONS, Verdict
-from hlodiff.explain.run_differences import PRNG_KEY_SHAPES, SAME_KEY_PROGRAM, KeyDifference
+from hlodiff.explain.program_differences import PRNG_KEY_SHAPES, SAME_KEY_PROGRAM
+from hlodiff.explain.run_differences import KeyDifference
 from hlodiff.render.across_runs import CACHE_FIXES, GRAPH_FIXES, fix_text
 
 def test_table_rows_are_the_ones_tested():

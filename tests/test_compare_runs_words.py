@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, REASONS, RELATIVE_FOLDER, Verdict
-from hlodiff.explain.run_differences import SAME_KEY_PROGRAM, KeyDifference
+from hlodiff.explain.program_differences import SAME_KEY_PROGRAM
+from hlodiff.explain.run_differences import KeyDifference
 from hlodiff.hlo.model import SourceFrame
 from hlodiff.render.across_runs import reason_text
 from hlodiff.render.across_runs_reasons import KEY_DIFFERS_WORDS, PIECES_WORDS, SAME_KEY_WORDS

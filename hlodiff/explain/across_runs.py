@@ -32,9 +32,8 @@ from hlodiff.explain.op_by_op import mark_op_by_op
 from hlodiff.explain.per_program_options import set_for_this_program
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line
 from hlodiff.explain.program_pairs import program_frame, same_program
-from hlodiff.explain.run_differences import (DEVICE_COUNT_ATTRIBUTES, KeyDifference,  # noqa: F401 (API)
-                                             device_count_differences, donation_difference, option_differences,
-                                             parameter_shape_differences, version_differences)
+from hlodiff.explain.program_differences import donation_difference
+from hlodiff.explain.run_differences import KeyDifference, option_differences, version_differences
 from hlodiff.explain.run_settings import relative_cache_folder
 from hlodiff.explain.run_verdicts import (CANNOT_DESERIALIZE, Verdict, miss_hlo_differs,  # noqa: F401 (API)
                                           miss_key_differs)

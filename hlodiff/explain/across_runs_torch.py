@@ -14,8 +14,8 @@ from hlodiff.dumps.compile_cache import CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.explain.program_pairs import counterpart, first_sightings
-from hlodiff.explain.run_differences import (SAME_KEY_PROGRAM, KeyDifference, donation_difference,
-                                             precision_differences)
+from hlodiff.explain.program_differences import SAME_KEY_PROGRAM, donation_difference, precision_differences
+from hlodiff.explain.run_differences import KeyDifference
 from hlodiff.explain.run_settings import donors_dropped
 from hlodiff.explain.run_verdicts import CANNOT_DESERIALIZE, Verdict, miss_hlo_differs, miss_key_differs
 from hlodiff.hlo.model import user_frame

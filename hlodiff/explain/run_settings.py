@@ -9,8 +9,8 @@ Each table row is observed with JAX 0.10.2 / torch_xla 2.9 on the CPU and tested
 from __future__ import annotations
 
 from hlodiff.dumps.graph_record import GraphRecord
-from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, KeyDifference, widened_types,
-                                             cache_folder)
+from hlodiff.explain.program_differences import widened_types
+from hlodiff.explain.run_differences import CACHE_FOLDER_OPTIONS, KeyDifference, cache_folder
 
 COMPILE_OPTION_SETTINGS: dict[str, str] = {
     "use_shardy_partitioner": "jax_use_shardy_partitioner (JAX_USE_SHARDY_PARTITIONER; JAX sets it for the Shardy "
@@ -63,7 +63,7 @@ def bf16_storage_differences(a: GraphRecord | None, b: GraphRecord | None) -> li
     """torch_xla: ``[KeyDifference("element_types", "32-bit floats", A's, B's)]`` when one program has f32 and the
     other none at all, every element type the two do not share being f32 or bf16 (:data:`BF16_STORAGE_TYPES`):
     every float32 of one run is a bf16 of the other, as ``XLA_USE_BF16`` makes it; else empty (bf16 beside f32 is
-    mixed precision, :func:`~hlodiff.explain.run_differences.low_precision_differences`)."""
+    mixed precision, :func:`~hlodiff.explain.program_differences.low_precision_differences`)."""
     return widened_types(a, b, BF16_STORAGE_TYPES, "32-bit floats", narrow_side_pure=True)
 
 

@@ -19,11 +19,12 @@ from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
 from hlodiff.explain.run_arguments import argument_path_differences
 from hlodiff.explain.seed_offset import seed_offset_differences
-from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
-                                             cache_folder, device_count_differences, flag_differences,
-                                             length_dimension, leading_dim_shared, low_precision_differences, lowering_setting_differences,
-                                             option_differences, parameter_shape_differences, prng_impl_differences,
-                                             source_line_differences, version_differences, wide_type_differences)
+from hlodiff.explain.program_differences import (LOWERING_SETTINGS, device_count_differences, length_dimension,
+                                                 leading_dim_shared, low_precision_differences,
+                                                 lowering_setting_differences, parameter_shape_differences,
+                                                 prng_impl_differences, source_line_differences, wide_type_differences)
+from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, TOPOLOGY_OPTIONS, KeyDifference, cache_folder,
+                                             flag_differences, option_differences, version_differences)
 from hlodiff.explain.run_settings import bf16_storage_differences, float64_differences, long_width_differences
 from hlodiff.hlo.model import SourceFrame
 
@@ -76,11 +77,11 @@ class Verdict:
     returns updated (weights, optimizer state): another model, not another input."""
     length_dim: int | None = None
     """``miss_hlo_differs`` / ``shape``: the one non-leading dimension every differing input changes in, between
-    the same two sizes (:func:`~hlodiff.explain.run_differences.length_dimension`): a length, such as a sequence
+    the same two sizes (:func:`~hlodiff.explain.program_differences.length_dimension`): a length, such as a sequence
     padded to the longest one of a random sample, or the batch of a time-major [T, B] input."""
     batch_kept: bool = False
     """With ``length_dim``: another input that kept its shape starts with the same dimension 0
-    (:func:`~hlodiff.explain.run_differences.leading_dim_shared`): that is the batch, the changed one a length."""
+    (:func:`~hlodiff.explain.program_differences.leading_dim_shared`): that is the batch, the changed one a length."""
     at_call: bool = False
     """``miss_hlo_differs`` / ``ops`` (JAX): every line the cause names is a line of both programs, so the runs
     differ in how often that code ran, as the call decided (:func:`~hlodiff.explain.program_lines.named_by_both`):

@@ -20,8 +20,8 @@ from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
 from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.run_programs import is_users_program, users_first
-from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
-                                             same_folder_spelled_apart)
+from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
+from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, Verdict
-from hlodiff.explain.run_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
+from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 
 
 def why_text(v: Verdict) -> str:
