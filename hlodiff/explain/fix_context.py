@@ -7,8 +7,9 @@ that then settles are an optimizer's warm-up; graphs that each ran once while th
 cycle of a handful of variants (gradient accumulation) compiles each variant once. What the run shows beyond the
 two graphs is read by :mod:`hlodiff.explain.producing_ops` (the op that made a value),
 :mod:`hlodiff.explain.family_values` (the sizes and values over the run), :mod:`hlodiff.explain.static_argument`,
-:mod:`hlodiff.explain.after_reads` and :mod:`hlodiff.explain.fix_evidence` (how the graph changed, a library's first
-step), where it sits in its family by :mod:`hlodiff.explain.family_order`; the decision itself is
+:mod:`hlodiff.explain.after_reads`, :mod:`hlodiff.explain.fix_evidence` (how the graph changed, a library's first
+step) and :mod:`hlodiff.explain.first_step_tensors` (tensors made before the loop that the first step computed), where
+it sits in its family by :mod:`hlodiff.explain.family_order`; the decision itself is
 :func:`hlodiff.diff.fixes.decide`.
 """
 
@@ -32,6 +33,7 @@ from hlodiff.explain.after_reads import branch_lines, graphs_after_reads, read_c
 from hlodiff.explain.family_order import (block_repeats, ops_added_each_step, comes_back, family_runs, first_recompilation, held,
                                           last_of_each_round, never_returns, settles_first, stays, switch_stays)
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
+from hlodiff.explain.first_step_tensors import first_step_made, materialized
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed, trains_new_tensors)
@@ -47,7 +49,6 @@ from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
 from hlodiff.diff.input_formats import dot_shapes
 from hlodiff.explain.rng_seed import seed_update_only
-from hlodiff.hlo.shapes import without_layout_text
 
 
 def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: SourceLines | None = None) -> None:
@@ -295,9 +296,9 @@ def fix_context(r, pattern: Pattern | None = None, members: list | None = None,
                       settles=settles, first_recompilation=first_recompilation(compiled, r.graph),
                       setup=name == "setup", period=period, eager=name == "eager op", pattern=name,
                       second_step=len(members) > 1 and members[1] is r.graph,
-                      materialized=len(members) > 1 and members[1] is r.graph and _materialized(r),
+                      materialized=len(members) > 1 and members[1] is r.graph and materialized(r),
                       first_step_made=len(members) > 1 and members[1] is r.graph and not comes_back(members, r)
-                      and _first_step_made(r),
+                      and first_step_made(r),
                       hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                       comes_back=comes_back(members, r), stays=switch_stays(members, r),
                       short_run=len(members) <= 2, last_each_round=last_of_each_round(members, r.graph, period),
@@ -344,63 +345,3 @@ def _entries(r) -> frozenset[str]:
     """The entry computations' names of both graphs: where a changed parameter is an argument of the program."""
     return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
                      if g is not None and getattr(g, "_canonical", None) is not None)
-
-
-def place_made_tensors(recompilations) -> None:
-    """A tensor made before the loop and computed by the first step's graph (see ``FixContext.materialized``):
-    the new input's first line is where the tensor was made (the removed output's line), before the line that
-    first read it, since that is where the sync goes. Run before the patterns name each family's leading line."""
-    runs = family_runs(recompilations)
-    for r in recompilations:
-        if fix_context(r, None, *runs[id(r.family)]).materialized:
-            _made_before_the_loop(r.causes)
-
-
-def _made_before_the_loop(causes) -> None:
-    made = [f for c in causes if c.kind == "outputs" for f in c.locations]
-    for cause in causes:
-        if cause.kind == "inputs" and made:
-            seen = {(f.file, f.line) for f in made}
-            cause.locations = made + [f for f in cause.locations if (f.file, f.line) not in seen]
-
-
-def _materialized(r) -> bool:
-    """Every output the closest graph had and this one lacks is an input this one added, shape for shape."""
-    cm = r.closest._canonical if r.closest is not None else None
-    if cm is None:
-        return False
-    insts = cm.entry.insts
-    removed = [without_layout_text(str(insts[a].shape)) for c in r.causes if c.kind == "outputs"
-               for a, b in c.instructions if a is not None and b is None and a in insts]
-    added = [without_layout_text(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
-             if o.left is None and o.right is not None and o.right.opcode == "parameter"]
-    if not removed or not added:
-        return False
-    left = list(added)
-    for shape in removed:
-        if shape not in left:
-            return False
-        left.remove(shape)
-    return True
-
-
-def _first_step_made(r) -> bool:
-    """Every input this graph added is shaped like an output the closest (first) graph computed, shape for shape,
-    and that output was no parameter passed through: the first step computed those tensors (review 4, F3: a KV cache
-    and a token made before the decode loop; a weight's random init), which the later steps read as data."""
-    cm = r.closest._canonical if r.closest is not None else None
-    if cm is None:
-        return False
-    insts = cm.entry.insts
-    made = [without_layout_text(str(insts[n].shape)) for n in cm.entry.outputs()
-            if n in insts and insts[n].opcode != "parameter"]
-    added = [without_layout_text(o.right.shape) for c in r.causes if c.kind == "inputs" for o in c.origins
-             if o.left is None and o.right is not None and o.right.opcode == "parameter"]
-    if not added:
-        return False
-    for shape in added:
-        if shape not in made:
-            return False
-        made.remove(shape)
-    return True
-

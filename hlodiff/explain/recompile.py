@@ -18,7 +18,8 @@ from hlodiff.dumps.debug_log import CompilationEvent
 from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
-from hlodiff.explain.fix_context import apply_run_fixes, place_made_tensors
+from hlodiff.explain.fix_context import apply_run_fixes
+from hlodiff.explain.first_step_tensors import place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
 from hlodiff.explain.after_sync import read_after_sync
 from hlodiff.explain.families import bridge_graph, Family, group, is_partial, place_inputs_at_compiled_call
