@@ -126,6 +126,16 @@ def evidence(cause: Cause, ctx) -> Evidence:
 # -- the run --------------------------------------------------------------------------------------------------------
 
 
+_FLAGS = ("inputs_follow", "loop_count_only", "unrolled_loop", "state_begun_late", "reads_state_begun_late",
+          "cpu_fallback", "anomaly_check", "rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset",
+          "updated_in_place", "updated_from_step", "trains", "updates_removed", "carried_scalar", "slice_start",
+          "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added",
+          "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "none_leaf", "state_returned",
+          "slices_rearranged", "read_branch", "across_ranks", "no_collective", "size_schedule", "read_condition",
+          "read_in_condition", "pullback")
+"""Context flags that are facts by their own name when set (a context without the field: not set)."""
+
+
 def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> None:
     if ctx.producer:
         facts.add(ctx.producer)
@@ -206,12 +216,6 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["structure"] = ctx.structure
         if ctx.structure.startswith(("shapes", "slice bounds")):
             facts.add("structure_shapes")  # sizes a static sets can be padded; ops it picks cannot
-    if getattr(ctx, "inputs_follow", False):
-        facts.add("inputs_follow")
-    if getattr(ctx, "loop_count_only", False):
-        facts.add("loop_count_only")
-    if getattr(ctx, "unrolled_loop", False):
-        facts.add("unrolled_loop")
     args["arg"] = ctx.argument or "?"
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
@@ -219,14 +223,6 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "branch_lines", "") and getattr(ctx, "read_branch", False):
         facts.add("branch_lines")
         args["branch_lines"] = ctx.branch_lines
-    if getattr(ctx, "state_begun_late", False):
-        facts.add("state_begun_late")
-    if getattr(ctx, "reads_state_begun_late", False):
-        facts.add("reads_state_begun_late")
-    if getattr(ctx, "cpu_fallback", False):
-        facts.add("cpu_fallback")
-    if getattr(ctx, "anomaly_check", False):
-        facts.add("anomaly_check")
     if getattr(ctx, "library_read", ""):
         row = next((r for r in LIBRARY_READS if r.name == ctx.library_read), None)
         if row is not None:
@@ -238,13 +234,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "updated_from_step", "trains", "updates_removed",
-                 "carried_scalar",
-                 "slice_start", "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
-                 "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
-                 "no_collective", "size_schedule", "read_condition", "read_in_condition"):
-        if getattr(ctx, name, False):
-            facts.add(name)
+    facts.update(name for name in _FLAGS if getattr(ctx, name, False))
     if getattr(ctx, "library_start", ""):
         facts.add("library_start")
         args["branch"] = ctx.library_start
@@ -260,8 +250,6 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "nondiff_callee", ""):
         facts.add("nondiff_static")
         args["callee"] = ctx.nondiff_callee
-    if getattr(ctx, "pullback", False):
-        facts.add("pullback")
     if getattr(ctx, "metadata_identity", ""):
         facts.add("metadata_identity")
         args["node_class"], args["meta_class"] = ctx.metadata_identity.split(":", 1)
