@@ -63,20 +63,8 @@ def _render(toks: list[str], marks: list[bool]) -> str:
     total = sum(len(t) for t in toks)
     if total <= LONG_LINE:
         return _runs(toks, marks)
-    keep = _kept(toks, marks, total)
-    out: list[str] = []
-    k = 0
-    while k < len(toks):
-        j = k
-        while j < len(toks) and keep[j] == keep[k]:
-            j += 1
-        if keep[k]:
-            out.append(_runs(toks[k:j], marks[k:j]))
-        else:
-            out.append(_elided(toks[k:j], marks[k:j]))
-        k = j
-    changes = _count_runs(marks)
-    what = f"{total:,} characters" + (f", {changes:,} change{'s' if changes != 1 else ''}" if changes else "")
+    out = [(_runs if kept else _elided)(toks[k:j], marks[k:j]) for k, j, kept in _spans(_kept(toks, marks, total))]
+    what = f"{total:,} characters{_changes(marks)}"
     return (f"{''.join(out)}<details class='whole'><summary>whole line ({what})</summary>"
             f"<div class='whole-text'>{_runs(toks, marks)}</div></details>")
 
@@ -110,26 +98,29 @@ def _char_runs(toks: list[str], marks: list[bool], starts: list[int]) -> list[tu
     return runs
 
 
-def _count_runs(marks: list[bool]) -> int:
-    return sum(1 for k, m in enumerate(marks) if m and (k == 0 or not marks[k - 1]))
+def _changes(marks: list[bool]) -> str:
+    """``", 3 changes"`` (the marked runs), or nothing when none is marked."""
+    changes = sum(1 for k, m in enumerate(marks) if m and (k == 0 or not marks[k - 1]))
+    return f", {changes:,} change{'s' if changes != 1 else ''}" if changes else ""
 
 
 def _elided(toks: list[str], marks: list[bool]) -> str:
     n = sum(len(t) for t in toks)
-    changes = _count_runs(marks)
-    more = f", {changes:,} change{'s' if changes != 1 else ''}" if changes else ""
-    return f"<span class='elided'>…{n:,} characters{more}…</span>"
+    return f"<span class='elided'>…{n:,} characters{_changes(marks)}…</span>"
+
+
+def _spans(flags: list[bool]):
+    """``(start, end, flag)`` of each run of equal flags, in order."""
+    k = 0
+    while k < len(flags):
+        j = k
+        while j < len(flags) and flags[j] == flags[k]:
+            j += 1
+        yield k, j, flags[k]
+        k = j
 
 
 def _runs(toks: list[str], marks: list[bool]) -> str:
     """Tokens to HTML, each run of marked tokens in one ``<mark>``."""
-    out: list[str] = []
-    k = 0
-    while k < len(toks):
-        j = k
-        while j < len(toks) and marks[j] == marks[k]:
-            j += 1
-        run = esc("".join(toks[k:j]))
-        out.append(f"<mark>{run}</mark>" if marks[k] else run)
-        k = j
-    return "".join(out)
+    runs = ((esc("".join(toks[k:j])), marked) for k, j, marked in _spans(marks))
+    return "".join(f"<mark>{run}</mark>" if marked else run for run, marked in runs)
