@@ -57,6 +57,19 @@ def cli_json(*args, codes: tuple[int, ...] | None = None, **options) -> dict:
     return json.loads(cli(*args, "--json", codes=codes, **options).stdout)
 
 
+def fix_rules_of(doc: dict) -> set[str]:
+    """The fix rows every cause of an `explain-recompile --json` document records."""
+    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+
+
+def jax_scenario(name: str, codes: tuple[int, ...] = (0, 1), **options) -> dict:
+    """`explain-recompile --json` of the JAX scenario `name`: its dump and, as `--jax-log`, its stderr.log (mode
+    d-explicit of fixtures/scenarios/README.md); options as `cli`'s."""
+    folder = FIXTURES / "scenarios" / "jax" / name
+    return cli_json("explain-recompile", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=codes,
+                    **options)
+
+
 def xla_bytes(shape: str) -> int:
     """Bytes of an array shape (`f32[4,16]`, layout optional) as XLA reads it: XLA's own parser (jaxlib, the optional
     `jax` extra; the calling test skips without it) gives the element type's numpy dtype and the dimensions, numpy

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from helpers import FIXTURES, cli, cli_json
+from helpers import FIXTURES, cli, cli_json, fix_rules_of
 from hlodiff.diff.condition_read import condition_shapes
 from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
 from hlodiff.diff.fix_stance import FixStance, stance_of_rule
@@ -15,10 +15,6 @@ from hlodiff.diff.fix_stance import FixStance, stance_of_rule
 SCEN = FIXTURES / "scenarios"
 NAN_GUARD = SCEN / "torch_xla" / "rev13_t3_nan_guard" / "record"
 DUMP_ONLY = SCEN / "torch_xla" / "rev13_t1_dump_only" / "dump"
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 # -- F1: a value read early that is a condition gates the step: it cannot be read later -------------------------
@@ -41,7 +37,7 @@ def test_a_read_that_gates_the_optimizer_step_is_decided_on_the_device():
     doc = cli_json("explain-recompile", str(NAN_GUARD), codes=(1,))
     head = doc["headline"]
     assert head["kind"] == "partial" and head["location"]["line"] == 15
-    assert CONDITION_READ_RULE in _rules(doc) and "partial_read" not in _rules(doc)
+    assert CONDITION_READ_RULE in fix_rules_of(doc) and "partial_read" not in fix_rules_of(doc)
     assert "torch.where" in head["fix"] and "found_inf" in head["fix"]
     assert "add_step_closure" not in head["fix"] and "after the sync" not in head["fix"]
     assert stance_of_rule(CONDITION_READ_RULE) is FixStance.CHANGE
@@ -71,7 +67,7 @@ def test_a_value_read_to_log_it_keeps_read_it_later(fixture):
     # look-alikes: a loss printed or .item()'d mid-step to log it (a number, f32[]): moving the read is the fix
     folder = FIXTURES / fixture
     doc = cli_json("explain-recompile", str(folder / "graphs.hlo.0"), codes=(0, 1))
-    assert CONDITION_READ_RULE not in _rules(doc)
+    assert CONDITION_READ_RULE not in fix_rules_of(doc)
     fixes = [c["fix"] for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "partial_read"]
     assert fixes and all("add_step_closure" in f for f in fixes)
 
@@ -87,13 +83,13 @@ def test_a_library_read_of_a_condition_keeps_the_librarys_row():
     # look-alike: clip_grad_norm_(error_if_nonfinite=True) reads isnan/isinf inside torch: the argument is the fix
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "review2_clip_nonfinite" / "graphs.hlo.0"),
                    codes=(1,))
-    assert "partial_library_read" in _rules(doc) and CONDITION_READ_RULE not in _rules(doc)
+    assert "partial_library_read" in fix_rules_of(doc) and CONDITION_READ_RULE not in fix_rules_of(doc)
 
 
 def test_a_branch_the_read_took_keeps_its_lines():
     # look-alike: if_loss_spike's `if loss > 4.0:` took both branches in the run: the row naming them stays
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "if_loss_spike"), codes=(1,))
-    assert "partial_read_sets_branch_lines" in _rules(doc)
+    assert "partial_read_sets_branch_lines" in fix_rules_of(doc)
 
 
 # -- F5: the expected warm-up is told after the cause to act on; a first compilation is not "recompiled" ---------

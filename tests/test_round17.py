@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, fix_rules_of
 
 from hlodiff.dumps.anomaly_checks import is_anomaly_check
 from hlodiff.dumps.xla_dump import scan_xla_dump
@@ -50,10 +50,6 @@ def test_look_alikes_keep_their_cuts(fixture):
     assert "anomaly_check" not in _partial_reasons(_doc(fixture))
 
 
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-
-
 def test_a_pytree_s_aux_data_compared_by_identity_is_named():
     """r17_jx_pytree_aux_identity: a Batch pytree whose aux_data is a new Info (no __eq__) per batch. The first try
     said 'pass arguments with the same structure every call (same keys, same container types)': the user does."""
@@ -61,7 +57,7 @@ def test_a_pytree_s_aux_data_compared_by_identity_is_named():
     doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), codes=(1,))
     fix = doc["headline"]["fix"]
     assert "`Info`" in fix and "__eq__" in fix and "same keys" not in fix
-    assert _rules(doc) == {"cache_key_pytree_identity"}
+    assert fix_rules_of(doc) == {"cache_key_pytree_identity"}
 
 
 @pytest.mark.parametrize("name, rule", [
@@ -74,13 +70,13 @@ def test_a_pytree_s_aux_data_compared_by_identity_is_named():
 def test_pytree_look_alikes_keep_their_rows(name, rule):
     folder = SC / "jax" / name
     doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"))
-    assert rule in _rules(doc) and "cache_key_pytree_identity" not in _rules(doc)
+    assert rule in fix_rules_of(doc) and "cache_key_pytree_identity" not in fix_rules_of(doc)
 
 
 def test_metadata_by_value_is_no_identity():
     doc = _doc(SC / "jax" / "jax_dataclass_meta_lr" / "dump", "--jax-log",
                str(SC / "jax" / "jax_dataclass_meta_lr" / "stderr.log"))
-    assert "cache_key_pytree_identity" not in _rules(doc)
+    assert "cache_key_pytree_identity" not in fix_rules_of(doc)
 
 
 GRL = '''import functools
@@ -130,7 +126,7 @@ def test_other_static_arguments_with_their_source_keep_their_rows(name):
     folder = SC / "jax" / name
     mapped = ("--source-map", f"/home/user/project={SC / 'jax'}", "--source-map", f"/src/scenarios/jax={SC / 'jax'}")
     doc = _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), *mapped)
-    assert "static_nondiff_argnums" not in _rules(doc)
+    assert "static_nondiff_argnums" not in fix_rules_of(doc)
     assert "argnum" not in doc["headline"]["fix"]  # the source was read: the argument has its name
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, fix_rules_of, jax_scenario
 
 from hlodiff.diff.value_facts import _all_nan
 
@@ -16,22 +16,13 @@ def _doc(path, *extra, codes=(0, 1)) -> dict:
     return cli_json("explain-recompile", str(path), *extra, codes=codes)
 
 
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-
-
-def _jax(name, codes=(0, 1)) -> dict:
-    folder = SC / "jax" / name
-    return _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), codes=codes)
-
-
 def test_a_static_nan_is_told_as_never_equal_to_itself():
     """r18_jx_static_nan: fill=float('nan') static on every call, 5 compilations of the same HLO. The first try said
     'took a new value (nan) ... or fix its value': the value never changed, and the user already fixed it."""
-    doc = _jax("r18_jx_static_nan", codes=(1,))
+    doc = jax_scenario("r18_jx_static_nan", codes=(1,))
     fix = doc["headline"]["fix"]
     assert "NaN never equals itself" in fix and "fix its value" not in fix
-    assert _rules(doc) == {"static_nan"}
+    assert fix_rules_of(doc) == {"static_nan"}
 
 
 @pytest.mark.parametrize("name, rule", [
@@ -42,7 +33,7 @@ def test_a_static_nan_is_told_as_never_equal_to_itself():
     ("jax_method_hash", "static_value"),
 ])
 def test_static_look_alikes_keep_their_rows(name, rule):
-    rules = _rules(_jax(name))
+    rules = fix_rules_of(jax_scenario(name))
     assert "static_nan" not in rules
     if rule:
         assert rule in rules
@@ -50,7 +41,7 @@ def test_static_look_alikes_keep_their_rows(name, rule):
 
 def test_a_static_argument_that_changes_keeps_static_unused():
     doc = _doc(FIXTURES / "jax" / "static_argument")
-    assert "static_unused" in _rules(doc) and "static_nan" not in _rules(doc)
+    assert "static_unused" in fix_rules_of(doc) and "static_nan" not in fix_rules_of(doc)
 
 
 @pytest.mark.parametrize("values, nan", [
@@ -68,4 +59,4 @@ def test_an_index_made_at_the_op_s_line_is_not_said_to_be_made_on_the_host():
     doc = _doc(SC / "torch_xla" / "r18_tx_length_regulator", codes=(1,))
     fix = doc["headline"]["fix"]
     assert "repeat_interleave" in fix and "check which" in fix and "pad it to a fixed length" in fix
-    assert _rules(doc) >= {"shape_tensor_list"}
+    assert fix_rules_of(doc) >= {"shape_tensor_list"}

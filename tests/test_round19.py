@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, jax_scenario
 
 from hlodiff.diff.value_facts import data_ceiling
 
 SC = FIXTURES / "scenarios"
-
-
-def _jax(name) -> dict:
-    folder = SC / "jax" / name
-    return cli_json("explain-recompile", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=(0, 1))
 
 
 def _static_rules(doc) -> set[str]:
@@ -24,7 +19,7 @@ def _static_rules(doc) -> set[str]:
 def test_a_static_class_count_from_each_batch_is_fixed_to_the_dataset_s_not_bucketed():
     """r19_jx_onehot_max_label: num_classes = int(y.max()) + 1 per batch (8, 9, 10), static for jax.nn.one_hot.
     The first try said 'pad to a few bucket sizes': a class count padded to a bucket no longer matches the labels."""
-    doc = _jax("r19_jx_onehot_max_label")
+    doc = jax_scenario("r19_jx_onehot_max_label")
     head = doc["headline"]
     assert head["kind"] == "static_argument" and _static_rules(doc) == {"static_data_ceiling"}
     assert "class count" in head["fix"] and "at least 10" in head["fix"]
@@ -40,14 +35,14 @@ def test_a_static_class_count_from_each_batch_is_fixed_to_the_dataset_s_not_buck
     ("rev11_jx_static_obj", "static_identity"),
 ])
 def test_look_alike_static_arguments_keep_their_rows(name, rule):
-    rules = _static_rules(_jax(name))
+    rules = _static_rules(jax_scenario(name))
     assert rule in rules and "static_data_ceiling" not in rules, name
 
 
 def test_a_static_top_k_per_query_is_told_the_same_way():
     """jax_static_topk: k follows each query's positives (5, 7, 9), lax.top_k's output size: a fixed k (the
     largest the data reaches) with a mask is the truth's first answer; never 'pass it traced'."""
-    doc = _jax("jax_static_topk")
+    doc = jax_scenario("jax_static_topk")
     head = doc["headline"]
     assert _static_rules(doc) == {"static_data_ceiling"} and "at least 9" in head["fix"] and "mask" in head["fix"]
 

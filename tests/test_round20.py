@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, fix_rules_of, jax_scenario
 
 from hlodiff.diff.value_facts import dtype_spelling
 from hlodiff.explain.jax_contexts import CONTEXT_SETTERS, context_fix
@@ -20,24 +20,15 @@ def _doc(path, *extra, codes=(0, 1)) -> dict:
     return cli_json("explain-recompile", str(path), *extra, codes=codes)
 
 
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-
-
-def _jax(name, codes=(0, 1)) -> dict:
-    folder = SC / "jax" / name
-    return _doc(folder / "dump", "--jax-log", str(folder / "stderr.log"), codes=codes)
-
-
 # -- a static dtype spelled two ways ------------------------------------------------------------------------------
 
 def test_one_dtype_spelled_two_ways_is_told_to_normalize_once():
     """r20_jx_static_dtype_spelling: the config's 'bfloat16' and jnp.bfloat16 as one static argument, the same HLO
     twice. The first try said 'keep it out of the static arguments, or fix its value': it sets the casts, and its
     value is the same; the two spellings are two keys."""
-    doc = _jax("r20_jx_static_dtype_spelling", codes=(1,))
+    doc = jax_scenario("r20_jx_static_dtype_spelling", codes=(1,))
     fix = doc["headline"]["fix"]
-    assert "static_dtype_spelling" in _rules(doc)
+    assert "static_dtype_spelling" in fix_rules_of(doc)
     assert "jnp.dtype(" in fix and "spelled" in fix and "traced" not in fix and "fix its value" not in fix
 
 
@@ -48,7 +39,7 @@ def test_one_dtype_spelled_two_ways_is_told_to_normalize_once():
     ("jax_remat_policy_switch", "static_choice"),   # two choices (policies), not one dtype
 ])
 def test_static_look_alikes_keep_their_rows(name, rule):
-    rules = _rules(_jax(name))
+    rules = fix_rules_of(jax_scenario(name))
     assert rule in rules and "static_dtype_spelling" not in rules, name
 
 
@@ -103,7 +94,7 @@ def test_radam_rectification_is_expected_once():
     """r20_tx_radam_rect_control: RAdam's rectified update from its 6th step, all in torch/optim/radam.py. The first
     try said 'run the same ops every step (torch.where)' and exited 1."""
     doc = _doc(SC / "torch_xla" / "r20_tx_radam_rect_control", codes=(0,))
-    assert "ops_library_step_branch" in _rules(doc) and "ops_branch" not in _rules(doc)
+    assert "ops_library_step_branch" in fix_rules_of(doc) and "ops_branch" not in fix_rules_of(doc)
     assert "torch.where" not in (doc["headline"] or {}).get("fix", "")
 
 
@@ -129,7 +120,7 @@ def test_each_library_branch_row(row):
 @pytest.mark.parametrize("name", ["wd_from_zero", "review2_wd_off"])
 def test_optimizer_settings_changed_by_the_user_keep_their_fix(name):
     doc = _doc(SC / "torch_xla" / name)
-    assert "ops_library_step_branch" not in _rules(doc)
+    assert "ops_library_step_branch" not in fix_rules_of(doc)
 
 
 # -- a float that became a Python int -------------------------------------------------------------------------------
@@ -139,7 +130,7 @@ def test_a_ramp_that_ends_as_the_int_1_is_told_to_stay_a_float():
     capture) said 'give it one dtype from the first step (`.to(torch.int64)`)': a loss weight of 0 for 0.25."""
     doc = _doc(SC / "torch_xla" / "r20_tx_warmup_min_int" / "record", codes=(1,))
     fix = doc["headline"]["fix"]
-    assert "dtype_input_number_became_int" in _rules(doc)
+    assert "dtype_input_number_became_int" in fix_rules_of(doc)
     assert "min(1.0" in fix and "torch.int64" not in fix
 
 
@@ -150,7 +141,7 @@ def test_a_ramp_that_ends_as_the_int_1_is_told_to_stay_a_float():
 def test_dtype_look_alikes_keep_their_rows(name, rule):
     folder = SC / "torch_xla" / name
     path = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder
-    assert "dtype_input_number_became_int" not in _rules(_doc(path))
+    assert "dtype_input_number_became_int" not in fix_rules_of(_doc(path))
 
 
 # -- tensors a library made before the loop -------------------------------------------------------------------------
@@ -171,7 +162,7 @@ def test_a_teacher_and_a_student_through_one_apply_are_one_program_per_model():
     first try said 'one graph per bucket' (right stance, wrong story: no bucket anywhere)."""
     doc = _doc(SC / "jax" / "r20_jx_teacher_student_control" / "record", codes=(0,))
     fix = doc["headline"]["fix"]
-    assert "shape_model_width" in _rules(doc) and "bucket" not in fix and "(64, 16)" in fix
+    assert "shape_model_width" in fix_rules_of(doc) and "bucket" not in fix and "(64, 16)" in fix
 
 
 @pytest.mark.parametrize("name, rule", [
@@ -179,7 +170,7 @@ def test_a_teacher_and_a_student_through_one_apply_are_one_program_per_model():
     ("jax_bucket_pad", None), ("jax_multiscale", None), ("jax_last_batch", None),
 ])
 def test_size_look_alikes_keep_their_rows(name, rule):
-    rules = _rules(_doc(SC / "jax" / name))
+    rules = fix_rules_of(_doc(SC / "jax" / name))
     assert "shape_model_width" not in rules
     if rule:
         assert rule in rules
@@ -225,5 +216,5 @@ def test_a_library_s_own_0_is_not_told_to_go_into_a_tensor():
 def test_user_made_special_constants_keep_their_rows(path, rule):
     folder = FIXTURES / path
     target = folder / "graphs.hlo.0" if (folder / "graphs.hlo.0").exists() else folder
-    rules = _rules(_doc(target))
+    rules = fix_rules_of(_doc(target))
     assert rule in rules and "constant_int_special_library" not in rules

@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, jax_scenario
 
 from hlodiff.dumps.jax_log import read_jax_log
 
 SC = FIXTURES / "scenarios"
-
-
-def _jax(name: str, **options) -> dict:
-    folder = SC / "jax" / name
-    return cli_json("explain-recompile", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"),
-                    codes=(0, 1), **options)
 
 
 def _sources(engine: str) -> dict:
@@ -50,7 +44,7 @@ def test_clear_caches_in_the_loop_is_told_at_its_line_not_as_a_function_made_ane
     """r21_jx_clear_caches_epoch: jax.clear_caches() at the end of every epoch; JAX's log says 'never seen function
     ... maybe re-defined repeatedly' for the very id it compiled. The first try said 'create and jit the function
     once, outside the loop', which the program already does."""
-    doc = _jax("r21_jx_clear_caches_epoch", **_sources("jax"))
+    doc = jax_scenario("r21_jx_clear_caches_epoch", **_sources("jax"))
     head = doc["headline"]
     assert _rules(doc, "cache_key") == {"cache_key_caches_cleared"}
     assert head["location"]["line"] == 26 and "clear_caches" in head["fix"]
@@ -60,19 +54,19 @@ def test_clear_caches_in_the_loop_is_told_at_its_line_not_as_a_function_made_ane
 def test_without_the_source_the_same_id_alone_is_not_taken_for_cleared_caches():
     """The same id may be a function freed and made anew at its address: without a clear_caches call read in the
     program, the row stays the new function's (what the log alone supports)."""
-    doc = _jax("r21_jx_clear_caches_epoch")
+    doc = jax_scenario("r21_jx_clear_caches_epoch")
     assert _rules(doc, "cache_key") == {"cache_key_new_function"}
 
 
 @pytest.mark.parametrize("name", ["jax_jit_in_loop", "r10_jx_closure_table", "jax_config_identity"])
 def test_functions_made_anew_keep_their_rows(name):
-    doc = _jax(name, **_sources("jax"))
+    doc = jax_scenario(name, **_sources("jax"))
     assert "cache_key_caches_cleared" not in _rules(doc, "cache_key")
 
 
 def test_aot_compile_every_step_is_no_finding():
     """r21_jx_aot_compile_loop_control: .lower().compile() every step is cached: one compilation."""
-    assert _jax("r21_jx_aot_compile_loop_control", **_sources("jax"))["headline"] is None
+    assert jax_scenario("r21_jx_aot_compile_loop_control", **_sources("jax"))["headline"] is None
 
 
 def _tx(name: str) -> dict:

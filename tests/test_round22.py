@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, fix_rules_of
 
 from hlodiff.dumps.jax_cache_miss import JaxReason
 from hlodiff.explain.jax_pytree_reasons import metadata_functions
@@ -19,17 +19,13 @@ def _doc(name: str, codes=(0, 1)) -> dict:
     return cli_json("explain-recompile", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=codes)
 
 
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
-
-
 def test_an_optimizer_rebuilt_as_static_metadata_is_told_to_be_built_once():
     """r22_jx_tx_rebuild_epoch: the first try said 'pass arguments with the same structure every call (same keys,
     same container types)', which the user already does."""
     doc = _doc("r22_jx_tx_rebuild_epoch", codes=(1,))
     fix = doc["headline"]["fix"]
     assert "`TrainState`" in fix and "inject_hyperparams" in fix and "same keys" not in fix
-    assert "cache_key_pytree_functions" in _rules(doc)
+    assert "cache_key_pytree_functions" in fix_rules_of(doc)
 
 
 @pytest.mark.parametrize("name, rule", [
@@ -39,11 +35,11 @@ def test_an_optimizer_rebuilt_as_static_metadata_is_told_to_be_built_once():
 ])
 def test_pytree_look_alikes_keep_their_rows(name, rule):
     doc = _doc(name)
-    assert rule in _rules(doc) and "cache_key_pytree_functions" not in _rules(doc)
+    assert rule in fix_rules_of(doc) and "cache_key_pytree_functions" not in fix_rules_of(doc)
 
 
 def test_metadata_that_differ_by_value_hold_no_new_functions():
-    assert "cache_key_pytree_functions" not in _rules(_doc("jax_dataclass_meta_lr"))
+    assert "cache_key_pytree_functions" not in fix_rules_of(_doc("jax_dataclass_meta_lr"))
 
 
 _NOW = "<class '__main__.S'> with pytree metadata (Tx(init=<function mk.<locals>.init at 0x7f01>),)"

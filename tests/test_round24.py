@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import FIXTURES, cli_json
+from helpers import FIXTURES, cli_json, fix_rules_of
 
 from hlodiff.diff.input_formats import format_switch
 from hlodiff.diff.model import Cause, Change, InstructionRef
@@ -18,10 +18,6 @@ SC = FIXTURES / "scenarios" / "torch_xla"
 def _doc(path: str) -> dict:
     return cli_json("explain-recompile", str(SC / path), codes=(0, 1),
                     env={"HLODIFF_SOURCE_MAP": f"/home/user/project={SC}"})
-
-
-def _rules(doc) -> set[str]:
-    return {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
 
 
 def _param(shape: str, n: int = 0) -> InstructionRef:
@@ -62,13 +58,13 @@ def test_soft_and_hard_targets_are_told_as_one_format_every_step():
     mask)', as for a block an `if` skips; the batch's targets came as s64[8] or f32[8,10]."""
     doc = _doc("r24_tx_mixup_soft_hard/graphs.hlo.0")
     fix = doc["headline"]["fix"]
-    assert "inputs_format_switch" in _rules(doc)
+    assert "inputs_format_switch" in fix_rules_of(doc)
     assert "one format every step" in fix and "s64[8]" in fix and "torch.where" not in fix
 
 
 def test_two_heads_picked_by_an_if_keep_their_path_swap():
     """rev7_two_heads: the labels change format with the head, but the heads' weights come and go too."""
-    assert "inputs_format_switch" not in _rules(_doc("rev7_two_heads/record"))
+    assert "inputs_format_switch" not in fix_rules_of(_doc("rev7_two_heads/record"))
 
 
 def _slice(left: str, right: str, of_left: str, of_right: str) -> Cause:
@@ -104,13 +100,13 @@ def test_a_class_incremental_slice_is_told_to_keep_every_logit_and_mask():
     nothing is short: the head already has all 12 logits."""
     doc = _doc("r24_tx_class_incremental")
     fix = doc["headline"]["fix"]
-    assert "slice_prefix_of_fixed" in _rules(doc)
+    assert "slice_prefix_of_fixed" in fix_rules_of(doc)
     assert "keep all 12" in fix and "pad" not in fix and "bucket" not in fix
 
 
 def test_a_trimmed_batch_whose_length_was_read_keeps_the_read_row():
     """trim_padding: x[:, :int(lengths.max())]: the length read to the host earlier decides (slice_length_from_read)."""
-    assert "slice_prefix_of_fixed" not in _rules(_doc("trim_padding/graphs.hlo.0"))
+    assert "slice_prefix_of_fixed" not in fix_rules_of(_doc("trim_padding/graphs.hlo.0"))
 
 
 def test_a_block_diagonal_mask_made_on_the_device_is_told_to_be_built_from_data():
@@ -118,7 +114,7 @@ def test_a_block_diagonal_mask_made_on_the_device_is_told_to_be_built_from_data(
     'keep sizes fixed (allocate the largest once, mask)' and planned padding each document up to a bucket."""
     doc = _doc("r24_tx_packed_blockdiag/dump")
     head = doc["headline"]
-    assert "shape_made_pieces_joined" in _rules(doc)
+    assert "shape_made_pieces_joined" in fix_rules_of(doc)
     assert "on the host" in head["fix"] and "segment ids" in head["fix"]
     assert all(c["plan"] is None for r in doc["recompilations"] for c in r["causes"])
 
@@ -127,7 +123,7 @@ def test_a_block_diagonal_mask_made_on_the_device_is_told_to_be_built_from_data(
                                   "hf_generate_no_cache", "collate_pad_longest"])
 def test_tensors_grown_or_batched_by_cat_keep_their_rows(path):
     """A queue or a list grown by torch.cat, a sequence grown a token at a time, a batch padded per collate."""
-    assert "shape_made_pieces_joined" not in _rules(_doc(path))
+    assert "shape_made_pieces_joined" not in fix_rules_of(_doc(path))
 
 
 def test_a_mask_built_in_the_graph_or_passed_in_is_not_told_as_a_missing_sync_alone():
