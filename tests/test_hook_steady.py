@@ -59,7 +59,7 @@ compiles = [0]
 
 def _facts(s):
     lines = s.lines
-    return (list(s.recent), s.period, s.steady, s.report_next, s.log.executions, s.log.last_executed, s.log.offset,
+    return (list(s.repeats.recent), s.repeats.period, s.repeats.steady, s.report_next, s.log.executions, s.log.last_executed, s.log.offset,
             lines.syncs, lines.quiet, lines.on, dict(lines.lineless), dict(lines.expected))
 
 
@@ -96,7 +96,7 @@ def test_the_fast_path_moves_the_state_as_the_general_path_and_leaves_it_at_the_
     assert fast.reports[:24] == list(range(24)) and not set(range(24, 62)) & set(fast.reports)
     assert set(range(27, 62)) <= set(taken) and 62 in fast.reports
     assert compile_at + 1 in fast.reports  # a compilation: the next sync reports
-    assert fast.steady and fast.quiet and taken[-1] == len(sequence) - 1  # steady again, on the fast path
+    assert fast.repeats.steady and fast.quiet and taken[-1] == len(sequence) - 1  # steady again, on the fast path
 
 
 PIPELINE = """

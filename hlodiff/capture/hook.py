@@ -39,16 +39,18 @@ XLA_DUMP_ADDED_ENV = "HLODIFF_XLA_DUMP_ADDED"
 _STATE_ATTR = "_hlodiff_sync_hook"  # set on the torch_xla package: shared by every copy of this module
 _MARK = "__hlodiff_sync_hook__"  # set on functions this module made
 
-_FROM_REPORTS = frozenset({"SAVE_FILE_ENV", "DEBUG_FILE_ENV", "COMPILE_TIMES_ENV", "LIVE_TENSORS_ENV", "PERIOD_MAX",
-                           "STEADY_MIN_SYNCS", "MAX_OUTPUTS_ENV", "DEFAULT_MAX_OUTPUTS", "READS_ENV",
-                           "save_tensors_path"})
+_FROM_SIBLINGS = {**dict.fromkeys(("SAVE_FILE_ENV", "DEBUG_FILE_ENV", "COMPILE_TIMES_ENV", "LIVE_TENSORS_ENV",
+                                    "MAX_OUTPUTS_ENV", "DEFAULT_MAX_OUTPUTS", "READS_ENV", "save_tensors_path"),
+                                   "sync_reports"),
+                  **dict.fromkeys(("PERIOD_MAX", "STEADY_MIN_SYNCS"), "sync_period")}
 
 
 def __getattr__(name: str):
-    """The report policy's names (``hook.READS_ENV``), from :mod:`hlodiff.capture.sync_reports` when first asked
-    for: arming the hook loads nothing but this module and the import watcher."""
-    if name in _FROM_REPORTS:
-        return getattr(_sibling("sync_reports"), name)
+    """The report policy's names (``hook.READS_ENV``), from :mod:`hlodiff.capture.sync_reports` (the steady run's,
+    :mod:`hlodiff.capture.sync_period`) when first asked for: arming the hook loads nothing but this module and the
+    import watcher."""
+    if name in _FROM_SIBLINGS:
+        return getattr(_sibling(_FROM_SIBLINGS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

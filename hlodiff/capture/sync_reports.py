@@ -42,16 +42,8 @@ DEBUG_FILE_ENV = "PT_XLA_DEBUG_FILE"
 COMPILE_TIMES_ENV = "HLODIFF_COMPILE_TIMES"
 LIVE_TENSORS_ENV = "HLODIFF_LIVE_TENSORS"
 """When to take a live-tensor report: ``compilations`` (the first sync, and the sync after each compilation),
-``boundaries`` (every sync until the run repeats itself, see :data:`PERIOD_MAX`; the default when
+``boundaries`` (every sync until the run repeats itself, see :data:`hlodiff.capture.sync_period.PERIOD_MAX`; the default when
 ``HLODIFF_DEVICE_DATA_READS=1``, as ``hlodiff record`` sets it), ``every-sync``, or ``off``."""
-PERIOD_MAX = 64
-"""``boundaries`` stops reporting once the graphs of the last P syncs (P <= this) ran, in the same order, the P
-syncs before them and nothing compiled meanwhile: the run is steady and what crosses between its graphs repeats.
-A compilation starts it again. Until then every graph's inputs and outputs are named (issue 32)."""
-STEADY_MIN_SYNCS = 24
-"""... and at least this many syncs repeat (a microbatch loop of up to 11 forward/backward pairs inside a step is
-not taken for the step's period); a run whose every sync runs the same graph (one graph per step) is steady after
-four."""
 MAX_OUTPUTS_ENV = "HLODIFF_REPORT_MAX_OUTPUTS"
 DEFAULT_MAX_OUTPUTS = 64
 """A report prints every pending tensor's whole IR, so it grows with outputs x graph size (about 34 MB, seconds,
@@ -95,20 +87,19 @@ class SyncReports:
                           "boundaries" if self.reads else "compilations")
         self.policy = os.environ.get(LIVE_TENSORS_ENV, "").strip() or default_policy
         self.max_outputs = _int_env(MAX_OUTPUTS_ENV, DEFAULT_MAX_OUTPUTS)
-        self.recent: list[tuple[str | None, bool]] = []  # (graph hash, compiled) of the latest syncs (boundaries)
-        self.steady = False
-        self.period: int | None = None  # the period the latest syncs repeat with (steady), else None
         self.save_count: int | None = None  # entries of the save file after the latest sync
         self.executions_seen: int | None = None  # executions of the debug log after the latest sync
         self.blocks: list = []  # per sync: (the log bytes it appended, executions, graph hash) or None
         self.quiet = False  # the next sync may take the fast path (see _note_block)
-        self.keep = max(2 * PERIOD_MAX, STEADY_MIN_SYNCS)  # syncs kept in ``recent``
         self.compiles_seen: int | None = None
         self.compiled_pending = False  # a compilation seen since the last sync ended (for the lines policy)
         self.metrics = None  # torch_xla.debug.metrics, bound at install
         self.save_base: str | None = None  # the save file's base path, "" without one (looked up at first use)
         self.counter_value = None  # torch_xla's counter reader (the C function itself when it has one)
         self.ir_debug: bool | None = None  # what apply_lines last set (None: not known yet)
+        sync_period = load("sync_period")
+        self.repeats = sync_period.SyncPeriod()  # is the run repeating itself (boundaries)
+        self.blocks_kept = sync_period.PERIOD_MAX + 1
         lines = load("lines")
         mode = lines.mode_from_env(os.environ)
         self.lines = lines.LinesPolicy(mode) if mode else None
@@ -150,7 +141,7 @@ class SyncReports:
         if self.active:
             try:
                 want = (self._compiled_since_last_look() or self.report_next or self.policy == "every-sync"
-                        or (self.policy == "boundaries" and not self.steady)
+                        or (self.policy == "boundaries" and not self.repeats.steady)
                         or (self.lines is not None and self.lines.watching))
                 self.report_next = False
                 if want and self.policy != "off" and not self._too_big():
@@ -184,7 +175,7 @@ class SyncReports:
             if self.lines is not None or self.policy == "boundaries":
                 graph_hash, ran = self._last_graph_hash()
             if self.policy == "boundaries":
-                self._note_for_boundaries(graph_hash, compiled_now, ran)
+                self.repeats.note(graph_hash, compiled_now, ran)
             if self.lines is not None:
                 compiled, self.compiled_pending = self.compiled_pending, False
                 self.lines.after_sync(compiled, graph_hash)
@@ -214,10 +205,10 @@ class SyncReports:
             block = (log.last_read, 1, graph_hash)
         blocks = self.blocks
         blocks.append(block)
-        if len(blocks) > PERIOD_MAX + 1:
+        if len(blocks) > self.blocks_kept:
             del blocks[0]
-        period = self.period
-        self.quiet = bool(self.active and self.policy == "boundaries" and self.steady and period
+        period = self.repeats.period
+        self.quiet = bool(self.active and self.policy == "boundaries" and self.repeats.steady and period
                           and not self.report_next and len(blocks) > period and blocks[-period] is not None
                           and (self.lines is None or self.lines.settled))
 
@@ -227,39 +218,22 @@ class SyncReports:
         try:
             if self.counter_value("UncachedCompile") != self.compiles_seen:
                 return False
-            block = self.blocks[-self.period]
+            repeats = self.repeats
+            block = self.blocks[-repeats.period]
             if block is None or not self.log.take_repeat(*block):
                 return False
             self.executions_seen = self.log.executions
-            self._note_for_boundaries(block[2], False, True)
+            repeats.note(block[2], False, True)
             if self.lines is not None:
                 self.lines.steady_sync()
             blocks = self.blocks
             blocks.append(block)
-            if len(blocks) > PERIOD_MAX + 1:
+            if len(blocks) > self.blocks_kept:
                 del blocks[0]
-            self.quiet = self.steady and blocks[-self.period] is not None
+            self.quiet = repeats.steady and blocks[-repeats.period] is not None
             return True
         except Exception:
             return False
-
-    def _note_for_boundaries(self, graph_hash: str | None, compiled: bool, ran: bool = True) -> None:
-        """One sync done (its graph's hash, whether it compiled, whether it executed anything): is the run now
-        repeating itself? A sync with nothing to run is no graph of the period. (Until 2026-11-26 such a sync was
-        told by its hash equal to the previous one's, which also dropped a graph run twice in a row: a period
-        like forward+backward, forward+backward, optimizer never looked steady for long, and was reported.)"""
-        if not ran and not compiled:
-            return
-        recent = self.recent
-        recent.append((graph_hash, compiled))
-        if len(recent) > self.keep:
-            del recent[0]
-        period = self.period
-        if period and not compiled and graph_hash is not None and len(recent) > period \
-                and recent[-1 - period][0] == graph_hash:
-            return  # still the period found: one comparison per steady sync, not a search over every period
-        self.period = _period(recent)
-        self.steady = self.period is not None
 
     def apply_lines(self) -> None:
         """Switch torch_xla's frame capture (``XLA_IR_DEBUG``) for the steps still to be traced, as the lines
@@ -385,24 +359,6 @@ class SyncReports:
         except Exception as exc:  # never break the user's training for a boundary
             self.warn(f"device data reads unavailable: {type(exc).__name__}: {exc}")
             return ""
-
-
-def _period(recent: list[tuple[str | None, bool]]) -> int | None:
-    """The smallest period P with which the latest syncs repeat, or None: the last ``max(2P, STEADY_MIN_SYNCS)``
-    syncs ran graphs that repeat with a period P, none compiled, and their hashes are known. The floor keeps a
-    microbatch loop inside one step (forward, backward, forward, backward...) from passing for a steady run before
-    its step's optimizer graph has been seen. Once found, each later sync only has to equal the one P syncs before
-    it (:meth:`SyncReports._note_for_boundaries`)."""
-    for period in range(1, PERIOD_MAX + 1):
-        size = 4 if period == 1 else max(2 * period, STEADY_MIN_SYNCS)  # one graph per step: nothing in between
-        if len(recent) < size:
-            return None
-        window = recent[-size:]
-        if any(compiled or h is None for h, compiled in window):
-            return None  # inside every longer window too
-        if all(window[i][0] == window[i + period][0] for i in range(size - period)):
-            return period
-    return None
 
 
 def _int_env(name: str, default: int) -> int:
