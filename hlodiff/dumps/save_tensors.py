@@ -44,7 +44,8 @@ from hlodiff.dumps.frames import parse_frame
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.limits import LIMIT_VARIABLES, Limits, limit_error
 from hlodiff.errors import GraphCutOff, HlodiffError, InputWarning
-from hlodiff.dumps.save_tensors_sniff import HEADER_RE as _HEADER_RE, looks_like_save_tensors  # noqa: F401 (re-exported)
+from hlodiff.dumps.save_tensors_sniff import HEADER_RE as _HEADER_RE
+from hlodiff.dumps.shared_values import UNSEEN, SharedValues
 from hlodiff.hlo.model import SourceFrame
 
 _HASHES_RE = re.compile(r"^(?:Root )?Hashes: \((.*)\)\s*$")
@@ -110,7 +111,7 @@ class _Scanner:
         self.count = 0
         self.junk_reported = False
         self.ready: list[GraphRecord] = []
-        self.shared = _Shared()
+        self.shared = SharedValues()
         self.frames_seen: dict[str, SourceFrame | None] = {}
         self.recorded = 0
         self.overlong_error: HlodiffError | None = None  # the first over-long line that cost a graph
@@ -235,9 +236,9 @@ class _Scanner:
         return None
 
     def _frame_line(self, entry: _Entry, text: str) -> None:
-        frame = self.frames_seen.get(text, _UNSEEN)
-        if frame is _UNSEEN:
-            if len(self.frames_seen) >= _Shared.SIZE:
+        frame = self.frames_seen.get(text, UNSEEN)
+        if frame is UNSEEN:
+            if len(self.frames_seen) >= SharedValues.SIZE:
                 self.frames_seen.clear()
             frame = self.frames_seen[text] = parse_frame(text)
         if frame is None:
@@ -432,30 +433,6 @@ class _Scanner:
             return
         if self.warnings is not None:
             self.warnings.append(InputWarning(message, self.path, line if line is not None else self.lineno))
-
-
-_UNSEEN = object()
-
-
-class _Shared:
-    """One copy of each value that repeats from entry to entry (stacks, hashes, names): a run of a million steps
-    has a handful of distinct ones, and a million copies of each would cost kilobytes per graph."""
-
-    SIZE = 65536
-    __slots__ = ("values",)
-
-    def __init__(self) -> None:
-        self.values: dict = {}
-
-    def __call__(self, value):
-        if value is None:
-            return None
-        kept = self.values.get(value)
-        if kept is None:
-            if len(self.values) >= self.SIZE:
-                self.values.clear()
-            kept = self.values[value] = value
-        return kept
 
 
 def _ends_body(line: bytes) -> bool:
