@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from hlodiff.diff.classify import ComputationDiff
+from hlodiff.diff.longest_increasing import longest_increasing
 from hlodiff.diff.model import Cause
 from hlodiff.diff.summaries import callers, key_sort, locations
 
@@ -124,31 +125,8 @@ def _moved_outputs(mapping: list[tuple[int, int]]) -> list[tuple[int, int]]:
     if not mapping:
         return []
     js = [j for _, j in mapping]
-    keep = _longest_increasing(js)
+    keep = set(longest_increasing(js))
     return [pair for k, pair in enumerate(mapping) if k not in keep]
-
-
-def _longest_increasing(values: list[int]) -> set[int]:
-    import bisect
-
-    tails: list[int] = []
-    tails_idx: list[int] = []
-    prev = [-1] * len(values)
-    for k, v in enumerate(values):
-        pos = bisect.bisect_left(tails, v)
-        if pos == len(tails):
-            tails.append(v)
-            tails_idx.append(k)
-        else:
-            tails[pos] = v
-            tails_idx[pos] = k
-        prev[k] = tails_idx[pos - 1] if pos else -1
-    keep: set[int] = set()
-    k = tails_idx[-1] if tails_idx else -1
-    while k >= 0:
-        keep.add(k)
-        k = prev[k]
-    return keep
 
 
 def _outputs_cause(cd, louts, routs, cone_l, cone_r, removed, added) -> Cause:

@@ -11,12 +11,12 @@ others named.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from dataclasses import dataclass
 
 from hlodiff.diff.classify import ComputationDiff, classify_module
+from hlodiff.diff.longest_increasing import longest_increasing
 from hlodiff.graph.canonical import CanonicalModule
 from hlodiff.hlo.model import Instruction
 from hlodiff.hlo.printer import format_instruction
@@ -111,7 +111,7 @@ def rows_of(cd: ComputationDiff) -> list[Row]:
     lpos = {n: i for i, n in enumerate(lnames)}
     rpos = {n: j for j, n in enumerate(rnames)}
     pairs = sorted((rpos[r], lpos[l]) for l, r in m.l2r.items() if l in lpos and r in rpos)
-    anchors = _longest_chain(pairs)
+    anchors = [pairs[k] for k in longest_increasing([lp for _, lp in pairs])]  # in order in both
     changed = {k: c for k, c in cd.changes.items()}
     rows: list[Row] = []
     li = ri = 0
@@ -123,28 +123,6 @@ def rows_of(cd: ComputationDiff) -> list[Row]:
             rows.append(Row("changed" if is_changed else "same", lname, rname, is_changed))
         li, ri = la + 1, rj + 1
     return rows
-
-
-def _longest_chain(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Longest subsequence of (right position, left position) pairs increasing in both (patience sorting)."""
-    tails: list[int] = []
-    tail_at: list[int] = []
-    prev = [-1] * len(pairs)
-    for k, (_, lp) in enumerate(pairs):
-        i = bisect.bisect_left(tails, lp)
-        if i == len(tails):
-            tails.append(lp)
-            tail_at.append(k)
-        else:
-            tails[i] = lp
-            tail_at[i] = k
-        prev[k] = tail_at[i - 1] if i else -1
-    chain = []
-    k = tail_at[-1] if tail_at else -1
-    while k >= 0:
-        chain.append(pairs[k])
-        k = prev[k]
-    return chain[::-1]
 
 
 def _gap(cd: ComputationDiff, lefts: list[str], rights: list[str], changed: dict) -> list[Row]:
