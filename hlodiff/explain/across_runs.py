@@ -35,6 +35,7 @@ from hlodiff.explain.program_pairs import program_frame, same_program
 from hlodiff.explain.run_differences import (DEVICE_COUNT_ATTRIBUTES, KeyDifference,  # noqa: F401 (API)
                                              device_count_differences, donation_difference, option_differences,
                                              parameter_shape_differences, version_differences)
+from hlodiff.explain.run_arguments import argument_order_differences
 from hlodiff.explain.run_settings import relative_cache_folder
 from hlodiff.explain.run_verdicts import (CANNOT_DESERIALIZE, Verdict, miss_hlo_differs,  # noqa: F401 (API)
                                           miss_key_differs)
@@ -178,6 +179,10 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         return
     if same_hlo is False:
         miss_hlo_differs(v, warnings, jax=True)
+        return
+    if same_hlo and (order := argument_order_differences(v.a_record, v.b_record)):
+        miss_hlo_differs(v, warnings, jax=True)  # the same computation over parameters numbered apart
+        v.differences = order
         return
     if same_hlo and (donation := donation_difference(v.a_record, v.b_record)) is not None:
         v.verdict, v.reason, v.cause = "miss_hlo_differs", "aliasing", donation  # the header is the program too

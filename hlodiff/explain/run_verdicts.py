@@ -17,7 +17,8 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
-from hlodiff.explain.run_arguments import argument_path_differences
+from hlodiff.explain.run_arguments import argument_dtype_differences, argument_path_differences
+from hlodiff.explain.run_repeats import repeated_work
 from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
                                              cache_folder, device_count_differences, flag_differences,
@@ -170,12 +171,15 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
         v.length_dim = None if v.state_shapes else length_dimension(v.differences)
         v.batch_kept = v.length_dim is not None and leading_dim_shared(v.differences, v.a_record)
+    elif not jax and v.reason in ("ops", "inputs") and (repeats := repeated_work(v.a_record, v.b_record)):
+        v.differences = repeats  # a loop traced into the step ran more times in one run
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
         v.differences = argument_path_differences(v.a_record, v.b_record)
         v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,
                                                                                  v.b_record)
     elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs or bf16 storage, else 16-bit floats
-        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
+        v.differences = (wide_type_differences(v.a_record, v.b_record) or
+                         argument_dtype_differences(v.a_record, v.b_record) if jax else
                          long_width_differences(v.a_record, v.b_record) or
                          bf16_storage_differences(v.a_record, v.b_record) or
                          float64_differences(v.a_record, v.b_record)) or \
