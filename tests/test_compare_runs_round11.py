@@ -11,6 +11,7 @@ from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.dumps.cached_run import read_run
 from hlodiff.explain.run_arguments import (ARGUMENT_DTYPES, ARGUMENT_ORDER, argument_dtype_differences,
                                            argument_order_differences)
+from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES, mesh_axis_name_differences
 from hlodiff.explain.run_differences import KeyDifference
 from hlodiff.explain.run_repeats import REPEATED_WORK, repeated_work
 from hlodiff.explain.run_verdicts import Verdict
@@ -19,7 +20,7 @@ from hlodiff.render.across_runs_fixes import GRAPH_FIXES
 
 
 def test_table_rows_are_the_ones_tested():
-    assert {"argument_order", "argument_dtype", "precision_jax", "repeated_work"} <= set(GRAPH_FIXES)
+    assert {"argument_order", "argument_dtype", "precision_jax", "repeated_work", "mesh_axis_names"} <= set(GRAPH_FIXES)
 
 
 def _step(name: str, run: str, program: str = "jit_train_step"):
@@ -143,3 +144,29 @@ def test_the_line_is_the_one_that_made_the_input_the_summary_names(monkeypatch):
 def test_lookalike_batch_size_keeps_its_line(monkeypatch):
     monkeypatch.setenv("HLODIFF_SOURCE_MAP", f"/home/user/project={RUNS}")
     assert _head("runs_batch_env")["location"]["line"] in (18, 34, 35, 36)
+
+
+# -- a mesh whose axes were renamed ------------------------------------------------------------------------------------
+
+def test_renamed_mesh_axes_are_said_as_names_not_a_partitioning():
+    # first try (right by the truth): "the mesh (its shape, axis names or device order) or the partition specs
+    # differ": the runs showed which of them
+    head = _head("runs11_mesh_axis_names")
+    assert head["reason"] == "sharding"
+    assert "only the mesh's axis names differ" in head["fix"] and "run A: data, model; run B: batch, model" in head["fix"]
+    a, b = _step("runs11_mesh_axis_names", "run_a"), _step("runs11_mesh_axis_names", "run_b")
+    [d] = mesh_axis_name_differences(a, b)
+    assert (d.name, d.a, d.b) == (MESH_AXIS_NAMES, "data, model", "batch, model")
+    assert mesh_axis_name_differences(a, a) == []
+
+
+def test_lookalike_another_mesh_shape_keeps_the_sharding_words():
+    # runs7_mesh_shape: 4x1 then 2x2 (another partitioning): not a name
+    head = _head("runs7_mesh_shape")
+    assert "only the mesh's axis names" not in head["fix"] and "build the same mesh" in head["fix"]
+    assert mesh_axis_name_differences(_step("runs7_mesh_shape", "run_a"), _step("runs7_mesh_shape", "run_b")) == []
+
+
+def test_lookalike_another_device_count_keeps_its_words():
+    head = _head("runs_device_count")
+    assert head["reason"] == "device_count" and "axis names" not in head["fix"]

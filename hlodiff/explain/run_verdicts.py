@@ -18,6 +18,7 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
 from hlodiff.explain.run_arguments import argument_dtype_differences, argument_path_differences
+from hlodiff.explain.mesh_axis_names import mesh_axis_name_differences
 from hlodiff.explain.run_repeats import repeated_work
 from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.run_differences import (CACHE_FOLDER_OPTIONS, LOWERING_SETTINGS, TOPOLOGY_OPTIONS, KeyDifference,
@@ -167,6 +168,8 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.differences = impls
     elif offsets:  # another offset added to every seed: jax_random_seed_offset (the cause keeps its line)
         v.differences = offsets
+    elif jax and v.reason == "sharding" and (names := mesh_axis_name_differences(v.a_record, v.b_record)):
+        v.differences = names  # the same partitioning under renamed mesh axes (Shardy keeps the names)
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
         v.length_dim = None if v.state_shapes else length_dimension(v.differences)

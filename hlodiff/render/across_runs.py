@@ -23,6 +23,7 @@ from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.run_differences import (PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, jax_setting_of,
                                              same_folder_spelled_apart)
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
 from hlodiff.explain.run_repeats import REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
@@ -109,6 +110,9 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and repeats is not None:
         more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
         return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+    names = next((d for d in v.differences if d.name == MESH_AXIS_NAMES), None)
+    if v.verdict == "miss_hlo_differs" and names is not None:
+        return GRAPH_FIXES["mesh_axis_names"].format(a=names.a, b=names.b)
     order = next((d for d in v.differences if d.name == ARGUMENT_ORDER), None)
     if v.verdict == "miss_hlo_differs" and order is not None:
         return GRAPH_FIXES["argument_order"].format(program=v.program, a=order.a, b=order.b)

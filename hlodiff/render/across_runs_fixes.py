@@ -242,6 +242,11 @@ GRAPH_FIXES: dict[str, str] = {
                      "an unrolled inner loop, a number of augmented views), and each count is its own graph and "
                      "cache entry: expected once per count if it was changed on purpose; else give the count (the "
                      "accumulation steps, the loop's length) the same value in both runs",
+    "mesh_axis_names": "only the mesh's axis names differ between the runs (run A: {a}; run B: {b}); the devices, "
+                       "the mesh's shape and the partitioning are the same: the partitioner (Shardy) keeps the named "
+                       "mesh and each sharding's axis names in the program JAX hashes, so renamed axes are another "
+                       "program and cache entry: spell the axis names the same way in every run (one constant or "
+                       "config for the mesh), or expect one compilation after a rename",
     "path_across_runs": "the traced Python took another path in the two runs ({summary}): between two runs that is a "
                         "change of the code, or of a value that steers the trace (a flag, a config or command line "
                         "value, a static argument), not a branch the program takes from step to step: the changed "
