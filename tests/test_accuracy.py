@@ -88,11 +88,6 @@ WRONG_NOW = {
     # metadata at all: the weights whose shapes changed name no user line (the model's construction or call); only
     # a proto dump's stacks (mode b-proto, `hlodiff record`) would place them
     "runs/runs_torch_width": "line: no location",
-    # compare-runs round 10 (blind): the line of the mask argument (:37, `mask = (np.arange(max_len)...)`, padded to
-    # max_len as the tokens of :36 are): argument_lines picks the first changed parameter in the diff's name order
-    # (mask.1 before tokens.1) while the summary names tokens; :37 is as good a line as :36, and the truth's lines
-    # (:16, :18, :36, :40) leave it out (a truth design gap; not edited after hlodiff ran)
-    "runs/runs10_pad_longest": "line: runs10_pad_longest.py:37 (the mask argument's line; the truth lists :36)",
     # compare-runs round 4 (blind): the same limit as runs_torch_width. The bf16 matmul's instructions name only
     # torch's innermost frame (linear.py:134), the dtype cause itself is a constant without metadata; the user's
     # autocast block (:22) and model call (:23) are in no captured frame (the debug log names the sync line only)

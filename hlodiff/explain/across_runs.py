@@ -33,6 +33,7 @@ from hlodiff.explain.per_program_options import set_for_this_program
 from hlodiff.explain.program_lines import LOCATED_IN_PROGRAM, program_line
 from hlodiff.explain.program_pairs import program_frame, same_program
 from hlodiff.explain.program_differences import donation_difference
+from hlodiff.explain.run_arguments import argument_order_differences
 from hlodiff.explain.run_differences import KeyDifference, option_differences, version_differences
 from hlodiff.explain.run_settings import relative_cache_folder
 from hlodiff.explain.run_verdicts import (CANNOT_DESERIALIZE, Verdict, miss_hlo_differs,  # noqa: F401 (API)
@@ -177,6 +178,10 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         return
     if same_hlo is False:
         miss_hlo_differs(v, warnings, jax=True)
+        return
+    if same_hlo and (order := argument_order_differences(v.a_record, v.b_record)):
+        miss_hlo_differs(v, warnings, jax=True)  # the same computation over parameters numbered apart
+        v.differences = order
         return
     if same_hlo and (donation := donation_difference(v.a_record, v.b_record)) is not None:
         v.verdict, v.reason, v.cause = "miss_hlo_differs", "aliasing", donation  # the header is the program too

@@ -26,12 +26,16 @@ def jitted_function(graph: GraphSummary) -> str | None:
 
 
 def changed_argument(cause: Cause, graph: GraphSummary) -> str | None:
-    """The argument name (JAX's ``op_name`` of an entry parameter, ``batch['x']`` -> ``batch``) of the first
-    entry parameter among the cause's instructions on the right graph."""
+    """The argument name (JAX's ``op_name`` of an entry parameter, ``batch['x']`` -> ``batch``) of the entry
+    parameter the cause's summary names (``shape changed on parameter %tokens.1``), else of the first entry
+    parameter among its instructions on the right graph: the line that made it is then the line of the input the
+    user reads about (compare-runs round 10: the summary named tokens, the line was the mask's)."""
     cm = graph._canonical
     if cm is None:
         return None
-    for _, right in cause.instructions:
+    named = cause.named.right.name if cause.named is not None and cause.named.right is not None else None
+    rights = [right for _, right in cause.instructions]
+    for right in ([named] if named in rights else []) + rights:
         inst = cm.entry.insts.get(right) if right is not None else None
         if inst is not None and inst.opcode == "parameter":
             op_name = cm.metadata(inst).op_name or ""

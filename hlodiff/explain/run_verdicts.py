@@ -17,7 +17,9 @@ from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.errors import InputWarning
 from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
-from hlodiff.explain.run_arguments import argument_path_differences
+from hlodiff.explain.run_arguments import argument_dtype_differences, argument_path_differences
+from hlodiff.explain.mesh_axis_names import mesh_axis_name_differences
+from hlodiff.explain.run_repeats import repeated_work
 from hlodiff.explain.seed_offset import seed_offset_differences
 from hlodiff.explain.program_differences import (LOWERING_SETTINGS, device_count_differences, length_dimension,
                                                  leading_dim_shared, low_precision_differences,
@@ -167,16 +169,21 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.differences = impls
     elif offsets:  # another offset added to every seed: jax_random_seed_offset (the cause keeps its line)
         v.differences = offsets
+    elif jax and v.reason == "sharding" and (names := mesh_axis_name_differences(v.a_record, v.b_record)):
+        v.differences = names  # the same partitioning under renamed mesh axes (Shardy keeps the names)
     elif v.reason == "shape":
         v.differences, v.state_shapes = parameter_shape_differences(v.a_record, v.b_record)
         v.length_dim = None if v.state_shapes else length_dimension(v.differences)
         v.batch_kept = v.length_dim is not None and leading_dim_shared(v.differences, v.a_record)
+    elif not jax and v.reason in ("ops", "inputs") and (repeats := repeated_work(v.a_record, v.b_record)):
+        v.differences = repeats  # a loop traced into the step ran more times in one run
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
         v.differences = argument_path_differences(v.a_record, v.b_record)
         v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,
                                                                                  v.b_record)
     elif v.reason == "dtype":  # jax_enable_x64, torch_xla's 32-bit longs or bf16 storage, else 16-bit floats
-        v.differences = (wide_type_differences(v.a_record, v.b_record) if jax else
+        v.differences = (wide_type_differences(v.a_record, v.b_record) or
+                         argument_dtype_differences(v.a_record, v.b_record) if jax else
                          long_width_differences(v.a_record, v.b_record) or
                          bf16_storage_differences(v.a_record, v.b_record) or
                          float64_differences(v.a_record, v.b_record)) or \

@@ -23,7 +23,9 @@ from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
-from hlodiff.explain.run_arguments import ARGUMENT_LEAVES
+from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
+from hlodiff.explain.run_repeats import REPEATED_WORK
+from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
 from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
@@ -35,6 +37,10 @@ LOCATED_AT_CALL = frozenset({"cache_configured_late"})
 """Reasons whose headline is located at the user's line that compiled the program (the operation run before the
 cache was configured); reasons of :data:`hlodiff.explain.across_runs.LOCATED_IN_PROGRAM` take the line of the
 instruction behind them; the others are settings (a threshold, a flag), not a line, or take their cause's line."""
+
+LOCATED_AT_CALL_DIFFERENCES = frozenset({ARGUMENT_ORDER})
+"""Differences whose headline, when the graph diff gives no line, is located at the call that passed the arguments
+(JAX's call site): the pytree flattened in another order was passed there."""
 
 
 def label(v: Verdict) -> str:
@@ -100,12 +106,28 @@ def fix_text(v: Verdict) -> str | None:
                                                       lb=_dims(d.b)[v.length_dim])
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
             name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
+    repeats = next((d for d in v.differences if d.name == REPEATED_WORK), None)
+    if v.verdict == "miss_hlo_differs" and repeats is not None:
+        more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
+        return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+    names = next((d for d in v.differences if d.name == MESH_AXIS_NAMES), None)
+    if v.verdict == "miss_hlo_differs" and names is not None:
+        return GRAPH_FIXES["mesh_axis_names"].format(a=names.a, b=names.b)
+    order = next((d for d in v.differences if d.name == ARGUMENT_ORDER), None)
+    if v.verdict == "miss_hlo_differs" and order is not None:
+        return GRAPH_FIXES["argument_order"].format(program=v.program, a=order.a, b=order.b)
+    if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences and \
+            v.differences[0].name == ARGUMENT_DTYPES:
+        d = v.differences[0]
+        return GRAPH_FIXES["argument_dtype"].format(side="B", other="A", program=v.program, these=d.b, those=d.a)
     if v.verdict == "miss_hlo_differs" and v.reason == "dtype" and v.differences:
         d = v.differences[0]
         side, types = ("B", d.b) if d.b else ("A", d.a)
         row = {"16-bit floats": "precision", "64-bit integers": "long32", "32-bit floats": "bf16_storage",
                "64-bit floats": "float64"}.get(
             d.name, "x64")
+        if row == "precision" and isinstance(v.b, CacheCompilation):
+            row = "precision_jax"  # JAX has no autocast: a dtype in the code or config (round 11)
         return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
     leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
     if v.verdict == "miss_hlo_differs" and leaves is not None:
@@ -160,6 +182,11 @@ def fix_text(v: Verdict) -> str | None:
     return template.format(name=d.name if d else "?", a=value_words(d.a) if d else "?",
                            b=value_words(d.b) if d else "?",
                            measured=_number(v.measured), threshold=_number(v.threshold), detail=v.detail or "?")
+
+
+def _instructions(said: str) -> int:
+    """``"f32[4,16] x2; 177 instructions"`` -> 177 (:func:`hlodiff.explain.run_repeats.repeated_work`'s words)."""
+    return int(said.rpartition("; ")[2].split()[0])
 
 
 def _dims(shape: str) -> list[str]:
@@ -287,7 +314,8 @@ def document_body(result: AcrossRuns) -> dict:
         where = first.cause.locations[0] if first.cause is not None and first.cause.locations else None
         if first.at_call and first.called_at is not None:
             where = first.called_at  # more of what both runs traced: the call decided how much
-        if where is None and reason in LOCATED_AT_CALL:
+        if where is None and (reason in LOCATED_AT_CALL or any(d.name in LOCATED_AT_CALL_DIFFERENCES
+                                                                for d in first.differences)):
             where = first.called_at
         if where is None:
             where = first.program_line  # a callback or a baked constant of the program (LOCATED_IN_PROGRAM)

@@ -220,6 +220,33 @@ GRAPH_FIXES: dict[str, str] = {
                      "defaults and a number in the other's, a dict key one run adds), and the ops that read them "
                      "come with them: give the arguments one structure in both runs (a neutral value such as 0.0 "
                      "rather than None), or expect one program per structure",
+    "argument_order": "run B's {program} takes the same arguments in another order ({b} in run B; {a} in run A: "
+                      "leaf and parameter number): JAX passes a pytree's leaves as the program's parameters in its "
+                      "flattening order; a plain dict sorts its keys, but an OrderedDict (a config read with "
+                      "json.load(object_pairs_hook=OrderedDict), a config library that keeps the file's order) or a "
+                      "custom pytree node keeps its insertion order, so the same keys in another order are another "
+                      "program and cache entry: pass a plain dict (or build it with sorted keys) so that every run "
+                      "flattens it alike",
+    "argument_dtype": "run {side}'s {program} takes {these} where run {other}'s takes {those}: the arrays passed "
+                      "in have another dtype in one run (a checkpoint restored with the dtype it was saved in, a "
+                      "NumPy array built or loaded in another dtype, a loader's cast), and each dtype is its own "
+                      "program and cache entry: cast them to one dtype where they are made or restored "
+                      "(.astype(jnp.float32) for float32 training), or save them in the dtype the step trains in",
+    "precision_jax": "only run {side}'s program computes in {types}, the other's in f32, with the same argument "
+                     "types: a dtype chosen in the code or its config differs between the runs (a model's "
+                     "dtype=jnp.bfloat16, an .astype to {types} inside the jitted function): each precision is its "
+                     "own program and cache entry; give both runs the same dtype setting",
+    "repeated_work": "run {more}'s step graph repeats run {fewer}'s work (run A: {a}; run B: {b}): more inputs of "
+                     "the shapes the other already takes, and more instructions: a Python loop traced into the one "
+                     "graph ran more times in run {more} (micro-batches of gradient accumulation per optimizer step, "
+                     "an unrolled inner loop, a number of augmented views), and each count is its own graph and "
+                     "cache entry: expected once per count if it was changed on purpose; else give the count (the "
+                     "accumulation steps, the loop's length) the same value in both runs",
+    "mesh_axis_names": "only the mesh's axis names differ between the runs (run A: {a}; run B: {b}); the devices, "
+                       "the mesh's shape and the partitioning are the same: the partitioner (Shardy) keeps the named "
+                       "mesh and each sharding's axis names in the program JAX hashes, so renamed axes are another "
+                       "program and cache entry: spell the axis names the same way in every run (one constant or "
+                       "config for the mesh), or expect one compilation after a rename",
     "path_across_runs": "the traced Python took another path in the two runs ({summary}): between two runs that is a "
                         "change of the code, or of a value that steers the trace (a flag, a config or command line "
                         "value, a static argument), not a branch the program takes from step to step: the changed "
