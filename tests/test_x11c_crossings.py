@@ -118,3 +118,26 @@ def test_the_other_loop_copies_keep_their_words(name, words):
                                   "x8c_scan_table_donated_control"])
 def test_the_in_place_controls_stay_quiet(name):
     assert _capture(name)["headline"] is None
+
+
+def _live(case_id: str) -> list[str]:
+    from live_replay import printed, replay_case
+
+    engine, name = case_id.split("/")
+    if not (FIXTURES / "scenarios" / engine / name).is_dir():
+        pytest.skip(f"{case_id} is not captured")
+    return printed(replay_case(case_id))
+
+
+def test_a_read_every_4th_step_whose_step_graph_is_cached_is_told_live():
+    # the read's graph is the only new one (the rest of the step is the usual graph, a cache hit): held until that
+    # hit, then explained beside it as at exit, not taken for the first graph of a family of its own
+    said = _live("torch_xla/x11c_tx_gradnorm_every4_mid")
+    first = next(x for x in said if "recompiled" in x)
+    assert "step 3" in first and "partial at x11c_tx_gradnorm_every4_mid.py:22" in first, said
+    assert any("add_step_closure" in x for x in said), said
+
+
+def test_a_host_kv_cache_of_one_size_stays_quiet_live():
+    said = _live("torch_xla/x11c_tx_kv_host_fixed_control")
+    assert not any("recompiled" in x for x in said), said

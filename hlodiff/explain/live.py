@@ -164,8 +164,13 @@ class LiveExplainer(LiveTelling):
             # step (the sync's), known when that graph comes; held till then
             return self._place_apart(self.cuts.hold(held))
         out: list[LiveEvent] = []
-        for waiting in self.cuts.ended():
-            out += self._place(waiting, own)
+        ended = self.cuts.ended()
+        self.cuts.ending = record if ended and known is not None else None
+        try:
+            for waiting in ended:
+                out += self._place(waiting, own)
+        finally:
+            self.cuts.ending = None
         return out + self._place(held, own)
 
     def _place_apart(self, released: list[Held]) -> list[LiveEvent]:
@@ -305,6 +310,8 @@ class LiveExplainer(LiveTelling):
             before = self.cuts.before.get(r.ref)
             if before is not None:
                 seen.setdefault(before.index, before)
+        if self.cuts.ending is not None:
+            seen.setdefault(self.cuts.ending.index, self.cuts.ending)
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: LiveFamily, record: GraphRecord):
