@@ -141,3 +141,11 @@ def test_a_read_every_4th_step_whose_step_graph_is_cached_is_told_live():
 def test_a_host_kv_cache_of_one_size_stays_quiet_live():
     said = _live("torch_xla/x11c_tx_kv_host_fixed_control")
     assert not any("recompiled" in x for x in said), said
+
+
+def test_a_run_that_reads_early_every_step_keeps_one_story_live():
+    # the look-alike: best_loss_min's every step is cut (min() on a device tensor); its later cuts are compared with
+    # each other as before, not told as "an input arrives with another dtype" (x.double()) of their own
+    said = _live("torch_xla/best_loss_min")
+    assert not any("dtype at" in x and "with it" not in x for x in said), said
+    assert not any("x.double()" in x for x in said), said
