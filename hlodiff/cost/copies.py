@@ -15,6 +15,7 @@ from hlodiff.cost.buffer_writes import (SHIFT_OPCODES, fused_copy, is_shift, mas
                                        writes_whole_into)
 from hlodiff.cost.loops import Context
 from hlodiff.cost.model import Copy, LoopBufferCopy
+from hlodiff.cost.stale_reads import reads_old_value
 from hlodiff.cost.source import SourceLocator
 from hlodiff.hlo.model import Computation, Instruction, Module
 
@@ -95,6 +96,8 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
         copies += emits
         if not copies:
             continue
+        plain = not shifts and not masks and not one_hot and not emits
+        in_place = [u for u in updates if u.name not in shifts and u.name not in masks and u.name not in one_hot]
         location = next((f for f in (where.frame(c) for c in copies) if f is not None), None) \
             or next((f for f in (where.frame(u) for u in updates) if f is not None), None) or where.frame(loop)
         found.append(LoopBufferCopy(loop.name, str(inst.shape.without_layout()), len(copies),
@@ -102,7 +105,8 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
                                     shift=bool(shifts), masked=bool(masks) and not shifts,
                                     emitted=bool(emits) and not shifts and not masks and not one_hot
                                     and len(emits) == len(copies),
-                                    one_hot=bool(one_hot) and not shifts and not masks))
+                                    one_hot=bool(one_hot) and not shifts and not masks,
+                                    stale_read=plain and reads_old_value(in_place, lineage, users, body.by_name())))
     found.extend(_snapshots(loop, body, root, carried, by_name, times, where))
     return found
 

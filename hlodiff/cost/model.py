@@ -82,6 +82,10 @@ class LoopBufferCopy:
     one_hot: bool = False
     """The body writes one position by adding a one-hot product over the whole buffer (``buf + one_hot(t)[:, None] *
     row``; :data:`hlodiff.cost.buffer_writes.ONE_HOT_WRITE_OPCODES`): the fix is an indexed write in place."""
+    stale_read: bool = False
+    """The body reads the buffer's old value beside writing it in place, by an op the write does not depend on
+    (attention over ``cache`` where ``cache.at[t].set(k)`` was meant; :mod:`hlodiff.cost.stale_reads`): XLA keeps both
+    versions, and the whole copy is that; the fix is to read the updated buffer, not scan outputs."""
     reduced: bool = False
     """A stacked loop output (a scan's ys, one value per iteration) whose every use after the loop reduces it over
     the iterations (:mod:`hlodiff.cost.stacked_outputs`): ``buffer_bytes`` is the whole stack, held for a sum; the
@@ -100,7 +104,7 @@ class LoopBufferCopy:
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
-                "one_hot": self.one_hot, "reduced": self.reduced}
+                "one_hot": self.one_hot, "reduced": self.reduced, "stale_read": self.stale_read}
 
 
 @dataclass(slots=True)

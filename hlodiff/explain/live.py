@@ -164,9 +164,20 @@ class LiveExplainer(LiveTelling):
             # step (the sync's), known when that graph comes; held till then
             return self._place_apart(self.cuts.hold(held))
         out: list[LiveEvent] = []
-        for waiting in self.cuts.ended():
-            out += self._place(waiting, own)
+        ended = self.cuts.ended()
+        self.cuts.ending = record if ended and known is not None and not self._cut_before(own[0]) else None
+        try:
+            for waiting in ended:
+                out += self._place(waiting, own)
+        finally:
+            self.cuts.ending = None
         return out + self._place(held, own)
+
+    def _cut_before(self, key: str) -> bool:
+        """A graph in the family's windows came after a cut (every step read early so far): its cuts are compared
+        with each other there, as before; only a family's first cut needs the step it cut short beside it."""
+        family = self.families.get(key)
+        return family is not None and any(r.ref in self.cuts.before for r in (*family.compiled, *family.recent))
 
     def _place_apart(self, released: list[Held]) -> list[LiveEvent]:
         """Held cut graphs placed in families of their own: no graph that ends their step came."""
@@ -305,6 +316,8 @@ class LiveExplainer(LiveTelling):
             before = self.cuts.before.get(r.ref)
             if before is not None:
                 seen.setdefault(before.index, before)
+        if self.cuts.ending is not None:
+            seen.setdefault(self.cuts.ending.index, self.cuts.ending)
         return [seen[i] for i in sorted(seen)]
 
     def _explain(self, family: LiveFamily, record: GraphRecord):

@@ -26,6 +26,13 @@ class HeldCuts:
         self._last: GraphRecord | None = None
         self.waiting: list[Held] = []
         """Cut graphs waiting for the graph that ends their step, whose family they join (as in the report)."""
+        self.ending: GraphRecord | None = None
+        """While held cuts are placed in the family of a cache hit that ended their step: that graph. The window
+        that explains a cut then holds the step it cut short, as the report at exit does; without it a cut whose
+        step's graph was already compiled (a read every 4th step, the rest of the step the usual graph) was read as
+        the first graph of a family of its own, and never told (crossings round 11). Only for a family none of whose
+        graphs followed a cut yet: where every step is cut (best_loss_min), the cuts are compared with each other
+        as before, and a later cut's small difference (f64 -> f32 of the value compared) is not told on its own."""
 
     def read(self, record: GraphRecord, cut: bool, bridge: bool = False) -> None:
         """A graph was read, cut short or not: one not cut is the graph the cut just before it preceded. A graph of
