@@ -49,7 +49,6 @@ def freed_memory_kept_for_command() -> None:
 
     if native is None:
         return
-    native.huge_page_arenas()  # Python's small objects too, in 2 MiB pages (_accel_c/arenas.c)
     import ctypes
 
     try:

@@ -131,9 +131,6 @@ PyObject *shared_attributes(const char *p, Py_ssize_t pos, Py_ssize_t n);
 PyObject *inst_attr(PyObject *inst, PyObject *key);
 PyObject *inst_new(PyObject *type, PyObject *const *args);
 
-/* arenas.c: pymalloc's arenas from one range backed by huge pages, for the rest of a short command. */
-PyObject *huge_page_arenas(PyObject *self, PyObject *unused);
-
 /* lines.c */
 PyObject *parse_lines(PyObject *self, PyObject *args);
 PyObject *plain_computations(PyObject *self, PyObject *args);

@@ -91,8 +91,6 @@ static PyMethodDef methods[] = {
      "register_instruction(Instruction) -> whether its slots are read and filled directly from now on"},
     {"register_no_attributes", register_no_attributes, METH_O,
      "register_no_attributes(empty) -> None: the attrs every instruction read without attributes shares"},
-    {"huge_page_arenas", huge_page_arenas, METH_NOARGS,
-     "huge_page_arenas() -> whether pymalloc's arenas now come from one range backed by huge pages (arenas.c)"},
     {"register_shared_attributes", register_shared_attributes, METH_O,
      "register_shared_attributes(type) -> None: the dict subclass of the attrs shared while sharing is on"},
     {"share_line", share_line, METH_O, "share_line(n) -> the int of line n read while sharing is on, else a new one"},
