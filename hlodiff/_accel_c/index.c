@@ -4,7 +4,7 @@
 
 /* build_computation's maps: name -> instruction, name -> the instruction's operand tuple (itself, not a copy: a
    list per node was 100 bytes a node, 50 MB at 300K; passes replace an entry, never change one); the
-   parameters (text order) and the instructions with a side effect (opcode in effects, or
+   parameters (text order) and the instructions with a side effect (a tuple: opcode in effects, or
    custom_call_has_side_effect="true"); and, read in the same walk, how many instructions carry a metadata
    attribute and how many are get-tuple-element (-1 when an attrs is not a dict): what the metadata and
    tuple-plumbing passes would otherwise each learn by walking every instruction again (two walks of 217K
@@ -56,7 +56,16 @@ PyObject *index_computation(PyObject *self, PyObject *args) {
         Py_XDECREF(list);
         if (rc < 0) goto fail;
     }
-    return Py_BuildValue("(NNNNnn)", insts, operands, params, marked, with_metadata, gtes);
+    /* a tuple: most computations have no side effect, and every empty tuple is the one () */
+    PyObject *effect_names = PyList_AsTuple(marked);
+    Py_DECREF(marked);
+    if (effect_names == NULL) {
+        Py_DECREF(insts);
+        Py_DECREF(operands);
+        Py_DECREF(params);
+        return NULL;
+    }
+    return Py_BuildValue("(NNNNnn)", insts, operands, params, effect_names, with_metadata, gtes);
 fail:
     Py_XDECREF(insts);
     Py_XDECREF(operands);

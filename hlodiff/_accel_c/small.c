@@ -113,7 +113,7 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
         goto out;
     done = 0;
     if (!PyDict_CheckExact(operands) || !PyDict_CheckExact(insts) || PyDict_GET_SIZE(operands) >= index_min ||
-        !PyList_CheckExact(params) || !PyList_CheckExact(effects) || PyList_GET_SIZE(effects) != 0)
+        !PyList_CheckExact(params) || !PyTuple_CheckExact(effects) || PyTuple_GET_SIZE(effects) != 0)
         goto out; /* big (an index), side effects, or maps not made by index_computation: the Python path */
     PyObject *args = PyTuple_Pack(1, operands);
     done = args ? true_result(defined_before_use(NULL, args)) : -1;

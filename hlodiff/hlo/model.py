@@ -248,14 +248,16 @@ class StackFrameTable:
 
 class _NoAttributes(dict):
     """The one empty ``attrs`` of every parsed instruction that has no attribute (most of them: 197K of the 258K
-    instructions a side of an unrolled 300K-instruction step; an empty dict each was 12.6 MB a side, issue 34). Reads as
-    an empty dict; changing it raises, since every such instruction shares it: give the instruction a dict of its
-    own instead (``inst.attrs = {...}``). Pickled and copied as itself."""
+    instructions a side of an unrolled 300K-instruction step; an empty dict each was 12.6 MB a side, issue 34), and of
+    every computation without attributes (the 13,600 small reductions a side of that step). Reads as an empty dict;
+    changing it raises, since every such instruction and computation shares it: give the owner a dict of its own
+    instead (``inst.attrs = {...}``). Pickled and copied as itself."""
 
     __slots__ = ()
 
     def _shared(self, *args, **kwargs):
-        raise TypeError("parsed instructions without attributes share one empty attrs: assign a new dict instead")
+        raise TypeError("this empty dict is shared (parsed instructions and computations without attributes): "
+                        "assign a new dict instead")
 
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _shared
 
@@ -264,7 +266,11 @@ class _NoAttributes(dict):
 
 
 NO_ATTRIBUTES: dict[str, str] = _NoAttributes()
-"""The shared ``attrs`` of a parsed instruction without attributes (see :class:`_NoAttributes`)."""
+"""The shared ``attrs`` of a parsed instruction or computation without attributes (see :class:`_NoAttributes`)."""
+
+
+def _no_attributes() -> dict[str, str]:
+    return NO_ATTRIBUTES
 
 
 class SharedAttributes(dict):
@@ -325,7 +331,7 @@ class Computation:
     instructions: list[Instruction] = field(default_factory=list)
     is_entry: bool = False
     signature: tuple[tuple[tuple[str, Shape], ...], Shape] | None = None
-    attrs: dict[str, str] = field(default_factory=dict)  # e.g. execution_thread="..."
+    attrs: dict[str, str] = field(default_factory=_no_attributes)  # e.g. execution_thread="..."; shared when none
     line: int = field(default=0, compare=False)
     implicit: bool = False  # built by the parser (async shorthand's wrapped computation), not printed
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from hlodiff.accel import native
-from hlodiff.graph.canonical import CanonicalModule, PassReport, graph_index, live_nodes, side_effect_roots
+from hlodiff.graph.canonical import (CanonicalModule, PassReport, graph_index, live_nodes, remove_instruction,
+                                     side_effect_roots)
 
 def run(cm: CanonicalModule) -> PassReport | None:
     dropped: Counter[str] = Counter()
@@ -25,10 +26,7 @@ def run(cm: CanonicalModule) -> PassReport | None:
         else:
             dead = [name for name, inst in cc.insts.items() if name not in live and inst.opcode != "parameter"]
         for name in dead:
-            inst = cc.removed[name] = cc.insts.pop(name)
-            del cc.operands[name]
-            cc._index = None
-            dropped[inst.opcode] += 1
+            dropped[remove_instruction(cc, name).opcode] += 1
     total = sum(dropped.values())
     if not total:
         return None

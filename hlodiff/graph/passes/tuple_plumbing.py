@@ -7,7 +7,7 @@ not change what the program computes, so it must not make two graphs differ.
 from __future__ import annotations
 
 from hlodiff.accel import native
-from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport
+from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, PassReport, remove_instruction
 
 
 def run(cm: CanonicalModule) -> PassReport | None:
@@ -51,17 +51,11 @@ def _fold(cc: CanonicalComputation) -> int:
         users[source].discard(name)
         if cc.root == name:
             cc.root = element
-        _remove(cc, name)
+        remove_instruction(cc, name)
         folded += 1
         if not users[source] and source != cc.root:
             for op in cc.operands[source]:
                 users[op].discard(source)
             del users[source]
-            _remove(cc, source)
+            remove_instruction(cc, source)
     return folded
-
-
-def _remove(cc: CanonicalComputation, name: str) -> None:
-    cc.removed[name] = cc.insts.pop(name)
-    del cc.operands[name]
-    cc._index = None
