@@ -49,6 +49,16 @@ SKIPPED_CALLS: tuple[tuple[frozenset[str], str], ...] = (
     # `manual_seed` in file .../torch/_compile.py should not be traced"; fact)
     # round 24 (d24_seed_in_forward): the RNG seeded inside the compiled forward, a break every call
     (frozenset({"manual_seed", "seed", "set_rng_state"}), "op:rng_seed"),
+    # round 30 (d30_saliency_autograd_grad): torch.autograd.grad inside the compiled function ("marked that the
+    # function `grad` in file .../torch/autograd/__init__.py"), a saliency map or gradient penalty
+    (frozenset({"grad"}), "op:autograd_inside"),
+)
+
+REASONS: tuple[tuple[str, str], ...] = (
+    # (Dynamo's break reason, fact)
+    # round 30 (d30_saliency_autograd_grad): `x.requires_grad_(True)` on a tensor inside the compiled function, the
+    # first step of taking an input gradient there
+    ("Unsupported Tensor.requires_grad_() call", "op:autograd_inside"),
 )
 _SKIPPED = re.compile(r"marked that the function `(?P<name>\w+)`")
 
@@ -91,6 +101,7 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
     found.update(fact for mark, fact in CONTEXT_VALUES if mark in context)
     if (m := _SKIPPED.search(brk.explanation or "")) is not None:
         found.update(fact for names, fact in SKIPPED_CALLS if m.group("name") in names)
+    found.update(fact for reason, fact in REASONS if reason in (brk.reason or ""))
     return frozenset(found)
 
 
