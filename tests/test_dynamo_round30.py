@@ -90,3 +90,6 @@ def test_the_autograd_facts_come_from_their_own_reasons_only():
     assert "op:autograd_inside" in break_call_facts(_break("Attempted to call function marked as skipped", grad))
     seed = grad.replace("`grad`", "`manual_seed`").replace("autograd/__init__.py", "random.py")
     assert break_call_facts(_break("Attempted to call function marked as skipped", seed)) == {"op:rng_seed"}
+    elsewhere = grad.replace("torch/autograd/__init__.py", "mylib/optim.py")  # a `grad` of another library
+    assert "op:autograd_inside" not in break_call_facts(_break("Attempted to call function marked as skipped",
+                                                               elsewhere))
