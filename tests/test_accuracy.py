@@ -241,10 +241,6 @@ WRONG_NOW = {
     "torch_xla/r16_tx_randaug_ops": "line: r16_tx_randaug_ops.py:16 (truth off by one); pattern: 7 compilations "
                                     "in 8 graphs (one draw seen again)",
 
-    # round 17 (blind): anomaly mode's checks run inside loss.backward(), which no capture names (torch_xla logs no
-    # frame for them; their HLO names the forward's lines): the story and fix are right, the line is unknown
-    "torch_xla/r17_tx_detect_anomaly": "line: no location (the checks have no frame; the backward line is in no "
-                                       "capture)",
     # the sharding custom-call names only mark_sharding's library frame, and a PT_XLA_DEBUG_LEVEL=1 log has no cache
     # hits: 3 compilations (steps 0, 1, 3) are not seen to be a switch
     "torch_xla/r17_tx_spmd_mesh_reorder": "line: no location (library frame only); pattern: 3 compilations, no "

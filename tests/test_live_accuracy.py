@@ -136,6 +136,8 @@ LIVE_WRONG_NOW = {
     # fullgraph run stopped before XLA: told at exit only). The seventh stop: a step around the compiled call waits
     # for Dynamo's guard once the bridge compiled again (d11_attn_flag, d11_opt_grad_none, d12_ids_int32 right)
     'dynamo/d12_fullgraph_item': 'kind: nothing told (no dump: the raised break is read at exit only)',
+    # Dynamo round 30 (blind): the same limit, fullgraph=True on `if (ce > 5.0).any():` (no dump, the run stopped)
+    'dynamo/d30_fullgraph_any_branch': 'kind: nothing told (no dump: the raised break is read at exit only)',
     # Dynamo round 14: the CPU-scalar control's truth is wrong by design (a real
     # recompilation at temp == 1.0, its WRONG_NOW); the activation run's bridge graph (gelu's ops, then silu's) is
     # told as "a Python `if`" before Dynamo's identity guard is read (at exit the guard heads, right)

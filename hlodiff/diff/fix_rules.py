@@ -580,6 +580,14 @@ RULES: tuple[FixRule, ...] = (
           "and nothing ran; `.item()` returns a Python number that feeds Python code (an `if`, a comparison): "
           "write that as tensor code on the device (torch.where(cond, a, b)) so the function stays one graph, "
           "or move the read out of the compiled function", unless="jax"),
+    # Dynamo round 30 (d30_fullgraph_any_branch): `if (ce > 5.0).any():` under fullgraph=True: the error is the
+    # branch on a tensor's value, whose fix is the same as without fullgraph (keep both sides in the graph)
+    _rule("dynamo_graph_break_raised_branch", "graph_break", "dynamo raised op:data_dependent_branch",
+          "torch.compile(fullgraph=True) turned this graph break into an error ({seen}): Dynamo raised at the "
+          "first call and nothing ran; Python branches on a tensor's value here, which Dynamo cannot trace: keep "
+          "both sides in the graph (torch.where(cond, a, b) over the two results, or apply the branch's op on every "
+          "call when it changes nothing otherwise, e.g. a clamp), or torch.cond for two functions; the function "
+          "then stays one graph", unless="jax"),
     _rule("dynamo_graph_break_raised", "graph_break", "dynamo raised",
           "torch.compile(fullgraph=True) turned a graph break into an error ({seen}): Dynamo raised at the first "
           "call and nothing ran; change that line so Dynamo can trace it (Dynamo's explanation above says what it "
@@ -743,6 +751,20 @@ RULES: tuple[FixRule, ...] = (
           "create the attribute in __init__ (a tensor as a register_buffer of zeros, filled in place with copy_ "
           "when its value is known; a flag as a bool from the start) and test its value, not its presence -- or "
           "accept one graph before and one after, which is expected when it starts a new phase", unless="jax"),
+    # Dynamo round 30 (d30_backend_check_eval): `- 0/0: ` with no guard after it. torch 2.9 checks a cache entry's
+    # backend apart from its guards (one entry per backend of the same code): the guards all hold, the log names none
+    _rule("dynamo_other_backend", "guard", "dynamo no_failed_guard other_backend",
+          "{function} is compiled by more than one torch.compile with different backends ({seen}): Dynamo keeps "
+          "one cache entry per backend of the same code and checks the backend apart from the guards, so the first "
+          "call through the other backend traced {function} again (its log names no failed guard: each guard held); "
+          "one graph per backend, each reused after; if the second backend is only a check, compile {function} "
+          "once (one backend) and compare against eager calls of the function instead", unless="jax"),
+    _rule("dynamo_no_failed_guard", "guard", "dynamo no_failed_guard",
+          "Dynamo compiled {function} again but its log names no failed guard (each guard of the earlier entry held "
+          "when checked again): what it checks apart from the guards changed, most often the backend -- the same "
+          "function (or model) compiled by a second torch.compile with another backend=, mode= or options= (a "
+          "numerics check with backend=\"eager\" or \"aot_eager\"), which keeps a graph per backend; look for a "
+          "second torch.compile of {function} and compile it once, or accept one graph per backend", unless="jax"),
     _rule("dynamo_guard", "guard", "dynamo",
           "Dynamo compiled {function} again because a guard failed ({seen}): find what that guard checks (an "
           "argument, an attribute of the compiled module, a global, a torch setting) and keep it the same from "
@@ -763,6 +785,14 @@ RULES: tuple[FixRule, ...] = (
           "function", unless="jax"),
     # new-user review 17, F2 (c1b_fix_tensor: `if step % 3 == 0:` on a tensor): Dynamo's "Data-dependent
     # branching" is a Python `if` on a tensor's value, not an op whose output size follows the data
+    # Dynamo round 30 (d30_saliency_autograd_grad): an input gradient taken inside the compiled function:
+    # `x.requires_grad_()` is unsupported and torch.autograd.grad is on Dynamo's skip list (a break at each)
+    _rule("dynamo_graph_break_autograd_inside", "graph_break", "dynamo op:autograd_inside",
+          "the compiled function takes a gradient itself ({seen}): Dynamo traces neither `requires_grad_()` on a "
+          "tensor nor torch.autograd.grad, so it splits the function there on every call and the gradient runs "
+          "eagerly between graphs; compile only the forward and take the gradient outside the compiled function "
+          "(torch.autograd.grad on its output), or write it with torch.func (grad, vjp), which Dynamo traces",
+          unless="jax"),
     _rule("dynamo_graph_break_data_dependent_branch", "graph_break", "dynamo op:data_dependent_branch",
           "Python branches on a tensor's value here ({seen}): Dynamo cannot trace an `if` on a tensor, so it reads "
           "the value back to the host and splits the function there on every call; keep both sides in the graph "

@@ -66,6 +66,41 @@ def _compiled_aliases(tree: ast.Module, function: str) -> set[str]:
     return names
 
 
+def compiles_of_function(file: str, function: str) -> list[tuple[int, str | None, tuple[str, ...]]] | None:
+    """The ``torch.compile(function, ...)`` calls of the file that compile ``function`` by its plain name: (line,
+    the ``backend=`` given as a string literal, else None, the plain names the result is bound to), in line order;
+    None when the file is not on disk. Two with different backends keep two cache entries of one code object
+    (Dynamo round 30)."""
+    tree = _tree_if_present(file)
+    if tree is None:
+        return None
+    found = {}
+    for node in ast.walk(tree):
+        call = node.value if isinstance(node, ast.Assign) else node  # an assigned call is met twice: once bound
+        if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            continue
+        if ast.unparse(call.func).split(".")[-1] != "compile" or not call.args:
+            continue
+        if not (isinstance(call.args[0], ast.Name) and call.args[0].id == function):
+            continue
+        backend = next((k.value.value for k in call.keywords if k.arg == "backend"
+                        and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)), None)
+        names = tuple(t.id for t in node.targets if isinstance(t, ast.Name)) if node is not call else ()
+        if names or call.lineno not in found:
+            found[call.lineno] = (call.lineno, backend, names)
+    return sorted(found.values())
+
+
+def calls_of_names(file: str, names: tuple[str, ...]) -> list[int] | None:
+    """Lines that call one of ``names`` as a plain name (``check_loss(x, y)``), in line order; None when the file
+    is not on disk."""
+    tree = _tree_if_present(file)
+    if tree is None:
+        return None
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in names})
+
+
 def calls_of_compiled(file: str) -> list[int] | None:
     """Lines that call, by its plain name, a name the module binds to ``torch.compile(...)`` (``out =
     compiled(x)`` after ``compiled = torch.compile(model, ...)``), in line order; None when the file is not on

@@ -76,6 +76,16 @@ class SourceLines:
 
         return self._ask(calls_of_function, _NONE, file, function)
 
+    def compiles_of_function(self, file: str, function: str):
+        from hlodiff.dumps.python_calls import compiles_of_function
+
+        return self._ask(compiles_of_function, _NONE, file, function)
+
+    def calls_of_names(self, file: str, names: tuple[str, ...]) -> list[int] | None:
+        from hlodiff.dumps.python_calls import calls_of_names
+
+        return self._ask(calls_of_names, _NONE, file, names)
+
     def calls_of_compiled(self, file: str) -> list[int] | None:
         from hlodiff.dumps.python_calls import calls_of_compiled
 

@@ -50,6 +50,21 @@ SKIPPED_CALLS: tuple[tuple[frozenset[str], str], ...] = (
     # round 24 (d24_seed_in_forward): the RNG seeded inside the compiled forward, a break every call
     (frozenset({"manual_seed", "seed", "set_rng_state"}), "op:rng_seed"),
 )
+_SKIPPED_IN = re.compile(r"marked that the function `(?P<name>\w+)` in file `(?P<file>[^`]+)`")
+
+SKIPPED_LIBRARY_CALLS: tuple[tuple[str, frozenset[str], str], ...] = (
+    # (path tail of the file Dynamo names, skipped functions there, fact) -- a name too common to go by alone
+    # round 30 (d30_saliency_autograd_grad): torch.autograd.grad inside the compiled function ("marked that the
+    # function `grad` in file .../torch/autograd/__init__.py"), a saliency map or a gradient penalty
+    ("torch/autograd/__init__.py", frozenset({"grad"}), "op:autograd_inside"),
+)
+
+REASONS: tuple[tuple[str, str], ...] = (
+    # (Dynamo's break reason, fact)
+    # round 30 (d30_saliency_autograd_grad): `x.requires_grad_(True)` on a tensor inside the compiled function, the
+    # first step of taking an input gradient there
+    ("Unsupported Tensor.requires_grad_() call", "op:autograd_inside"),
+)
 _SKIPPED = re.compile(r"marked that the function `(?P<name>\w+)`")
 
 LIBRARY_LINES: tuple[tuple[str, re.Pattern, str], ...] = (
@@ -91,6 +106,11 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
     found.update(fact for mark, fact in CONTEXT_VALUES if mark in context)
     if (m := _SKIPPED.search(brk.explanation or "")) is not None:
         found.update(fact for names, fact in SKIPPED_CALLS if m.group("name") in names)
+    if (m := _SKIPPED_IN.search(brk.explanation or "")) is not None:
+        path = m.group("file").replace("\\", "/")
+        found.update(fact for tail, names, fact in SKIPPED_LIBRARY_CALLS
+                     if path.endswith(tail) and m.group("name") in names)
+    found.update(fact for reason, fact in REASONS if reason in (brk.reason or ""))
     return frozenset(found)
 
 

@@ -85,7 +85,7 @@ def _call_in_new_mode(r, sources: SourceLines, files: list[str]) -> list[tuple[s
     return calls
 
 
-CALL_LINES = frozenset({"call", "source_call", "xla_call"})
+CALL_LINES = frozenset({"call", "source_call", "xla_call", "backend_call"})
 """``located`` values that are the user's call of the compiled function: the line that passed the inputs."""
 
 PASSED_KINDS = frozenset({"shape", "dtype"})

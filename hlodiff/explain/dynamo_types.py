@@ -66,7 +66,8 @@ class DynamoRecompile:
     name only the ``def``), ``source_call`` (the one call of the function in its source file, read from disk), ``compiled_call`` (Dynamo named
     torch's wrapper of a compiled module: the one call of a ``torch.compile`` result in the user's files),
     ``mode_call`` (of several such calls, the one the source runs in the mode a failed ``training`` guard did not
-    hold)."""
+    hold), ``backend_call`` (no guard failed: the one call of the function's torch.compile with another backend
+    than torch_xla's, read from disk: :mod:`hlodiff.explain.dynamo_backends`)."""
     limit: int | None = None
     """Dynamo's recompile limit, when its log says this frame hit it (fact ``limit_hit``)."""
     called_at: SourceFrame | None = None

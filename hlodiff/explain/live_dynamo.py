@@ -232,6 +232,7 @@ class LiveDynamo:
 
     def _findings(self, run, without_log: bool = False, records=None):
         from hlodiff.explain.dynamo import explain_dynamo
+        from hlodiff.explain.dynamo_backends import place_other_backends
         from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
         from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
         from hlodiff.explain.decision_line import place_dynamo_decisions
@@ -268,6 +269,7 @@ class LiveDynamo:
                 mark_parametrized(found, run.sources, users)
                 mark_branch_only(found, run.sources)
                 place_dynamo_calls(found, run.sources, users)
+                place_other_backends(found, run.sources, users)  # no failed guard: the other backend's call
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
             if len(self._kept) >= KEPT_LOOKS:
                 del self._kept[next(iter(self._kept))]

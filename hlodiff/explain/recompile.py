@@ -27,6 +27,8 @@ from hlodiff.explain.candidates import POOL, Candidates
 from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
+from hlodiff.explain.setting_lines import place_setting_lines
+from hlodiff.explain.dynamo_backends import place_other_backends
 from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
@@ -79,6 +81,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         mark_parametrized(explanation.dynamo, run.sources, users)
         mark_branch_only(explanation.dynamo, run.sources)  # review 17, F1
         place_dynamo_calls(explanation.dynamo, run.sources, users)
+        place_other_backends(explanation.dynamo, run.sources, users)  # round 30: no failed guard, two backends
         place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
@@ -102,7 +105,7 @@ def user_files(explanation) -> list[str]:
     inputs made in the user's loop) stand in."""
     files: dict[str, None] = {}
     for g in explanation.graphs:
-        for f in g.record.frames:
+        for f in g.record.frames or ():  # None: a compilation the PT_XLA_DEBUG log never announced
             if not f.is_library and f.file:
                 files.setdefault(f.file)
     return list(files) or instruction_files([g for g in explanation.graphs if g.compiled])
@@ -185,6 +188,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
+    place_setting_lines(recompilations, run.sources)  # a setting's cut no capture locates: its call
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:

@@ -27,7 +27,7 @@ def render_dynamo(console: Console, dynamo) -> None:
                     f"Dynamo needed a new graph for {r.function or 'the compiled function'}{where} and raised "
                     f"(set_stance(\"{r.seen}\")): the program stopped", style="bold")
         console.print(head, highlight=False)
-        console.print(Hanging(Text(f"  guard     {r.guard.guard}"
+        console.print(Hanging(Text(f"  guard     {r.guard.guard or '(none named: each guard held)'}"
                                    f"{' (against ' + r.guard.against + ')' if r.guard.against else ''}"
                                    f"{'; ' + r.subject + ' is ' + r.subject_words if r.subject_words else ''}"
                                    f"{_then(group)}"), 12),
@@ -59,6 +59,11 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text(f"  hint: the line above is the one call of {r.function or 'the function'} in "
                                        "its file, read from your source (Dynamo's log names only the compiled "
                                        "function's def)", style="yellow"), 8), highlight=False)
+        elif r.located == "backend_call":  # no failed guard; the source compiles the function with two backends
+            console.print(Hanging(Text(f"  hint: the line above is the one call of the torch.compile of "
+                                       f"{r.function or 'the function'} with another backend than torch_xla's, read "
+                                       "from your source (Dynamo's log names only the compiled function's def)",
+                                       style="yellow"), 8), highlight=False)
         elif r.located == "compiled_call":  # Dynamo named torch's wrapper; the source has one compiled call
             console.print(Hanging(Text("  hint: the line above is the one call of a torch.compile result in your "
                                        "files, read from your source (Dynamo's log names only torch's wrapper of the "
