@@ -1454,6 +1454,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
           "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
           "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
+    # round 30 (r30_tx_depth_curriculum): a graph that only adds weights made by torch.nn layers, returns them
+    # updated (it trains them) and adds the ops computing with them, after the first recompilation: layers the
+    # step did not run before run now (a depth schedule); never a value synced on some steps (look-alikes: a
+    # model's first-step weights keep inputs_module_warmup; an embedding resized keeps inputs_resized; another head
+    # on some steps comes back: path_swap)
+    _rule("inputs_layers_joined", "inputs", "added only_added module_made_inputs trains with:ops torch_xla",
+          "the step now reads and updates weights of torch.nn layers it did not use before ({shapes}), with the ops "
+          "that compute with them: more (or other) layers run from this step on (a depth schedule, a block or head "
+          "added): each new set of layers is a new graph; run every layer from the first step (gate a layer's "
+          "output with a 0/1 tensor until its stage) so one graph serves, or expect one compilation per stage",
+          unless="jax comes_back first_recompilation resized_input"),
     # round 24 (r24_tx_ul2_causal_toggle): the same words told a causal mask built inside
     # scaled_dot_product_attention(is_causal=True) on some steps, a prefix mask passed in on others, as a sync
     # missing on some steps; what was seen cannot tell the two apart, so both are said, each with its check
@@ -1653,6 +1664,15 @@ RULES: tuple[FixRule, ...] = (
           "step count adds them, and each kind of step is its own graph, compiled once: if running it every few steps is the "
           "design (a lazy regularizer, a periodic update), expected: one graph per kind of step; otherwise run that "
           "work every step, or after its own torch_xla.sync() so the training step's graph stays one"),
+    # round 30 (r30_tx_spmd_act_hint_some): the only ops one graph adds are SPMD `Sharding` custom-calls and the
+    # graph it differs from comes back (A,B,C,B,C): an xs.mark_sharding on a tensor the step computes, applied on
+    # some steps only; torch.where is no answer (look-alikes: the second-step annotation warm-up, never back,
+    # keeps ops_spmd_annotation_warmup; a restore, ops_spmd_state_copy)
+    _rule("ops_sharding_hint_some_steps", "ops", "sharding_annotations_only comes_back torch_xla",
+          "only sharding annotations differ (`Sharding` custom-calls; this graph ran on {steps}): an xs.mark_sharding "
+          "on a tensor the step computes (an activation) is applied on some steps only, so the partitioner gets "
+          "another program on those steps: annotate it on every step (move the mark_sharding out of the `if` that "
+          "guards it), or on none", unless="jax second_step"),
     _rule("ops_branch", "ops", "",
           "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
           "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
