@@ -90,3 +90,27 @@ def test_layers_joining_by_a_depth_schedule_are_told_as_layers_not_a_sync():
                                   "stochastic_depth", "multitask_missing_key"])
 def test_look_alikes_of_layers_joining_keep_their_rows(name):
     assert "inputs_layers_joined" not in _rules(_explain("torch_xla", name))
+
+
+def test_a_mask_cut_is_told_as_a_mask_even_live_before_any_index_input_is_seen():
+    # live, a step's first cut is compared with another early graph only (expert 0's, then expert 1's: a baked 0
+    # and 1): the early graph's boolean output says a mask's values were wanted, and "read it after the sync" is
+    # advice no user can follow for torch.where(assign == e)
+    from live_replay import printed, replay_case
+
+    said = [x for x in printed(replay_case("torch_xla/r30_tx_moe_where_route")) if "partial" in x and "fix:" in x]
+    assert said and not any("read it after the sync" in x for x in said), said
+
+
+def test_sharding_annotations_growing_a_graph_are_no_carried_history():
+    # three graphs 166, 170, 171 instructions: SPMD's second-step annotations, then one activation hint
+    from live_replay import printed, replay_case
+
+    said = printed(replay_case("torch_xla/r30_tx_spmd_act_hint_some"))
+    assert not any("detach" in x for x in said), said
+
+
+def test_carried_histories_keep_their_row():
+    assert "history_carried" in _rules(_explain("torch_xla", "center_no_detach"))
+    doc = cli_json("explain-recompile", str(FIXTURES / "torch_xla" / "look_rnn_carry"), codes=(0, 1))
+    assert "history_carried" in _rules(doc)

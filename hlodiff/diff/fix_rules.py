@@ -870,11 +870,14 @@ RULES: tuple[FixRule, ...] = (
           "again each step, a Python loop whose count grows with the step): register it once, before the loop, or "
           "keep its handle and handle.remove() it at the end of the step (a loop: keep its count fixed) -- see {line}",
           unless="grows join_grows joins_grow scalars_grow"),
+    # round 30 (r30_tx_spmd_act_hint_some, live at step 2): three graphs 166, 170, 171 instructions, the last adding
+    # one SPMD `Sharding` custom-call and nothing else, the second SPMD annotations with input shardings changed:
+    # annotations, no autograd history to detach
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
           "traces the earlier ones again: detach it where it is carried (h = h.detach()) -- see {line}",
-          unless="grows"),
+          unless="grows sharding_annotations_only with:sharding"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
