@@ -91,8 +91,8 @@ from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
 from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
-                                      _values_facts, axes_specs, data_ceiling, dtype_spelling, partial_objects, redefined_function,
-                                      whole_numbers)
+                                      _values_facts, axes_specs, data_ceiling, dtype_spelling, partial_objects,
+                                      redefined_function, whole_numbers)
 from hlodiff.hlo.model import runs_after
 
 

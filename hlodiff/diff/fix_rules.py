@@ -1817,9 +1817,9 @@ RULES: tuple[FixRule, ...] = (
     # jax_layerdrop_static's tuples of layer indices and scan_length's sizes keep their rows)
     _rule("static_axes_spec", "static_argument", "jax required_static axes_values",
           "static `{arg}` is an axis specification (seen: {values}: axis numbers and None, as vmap's in_axes), not a "
-          "size that a fixed or bucketed value could replace; each spec is its own program, compiled once. To keep one program, pass the inputs in "
-          "one form on every call (stack or broadcast the shared input along the mapped axis, so the spec never "
-          "changes); if the spec switches on a schedule on purpose, each switch reuses a program compiled before"),
+          "size that a fixed or bucketed value could replace; each spec is its own program, compiled once. To "
+          "keep one program, pass the inputs in one form on every call (stack or broadcast the shared input along "
+          "the mapped axis, so the spec never changes); if the spec switches on a schedule on purpose, each switch reuses a program compiled before"),
     # round 19 (r19_jx_onehot_max_label): num_classes = int(y.max()) + 1 per batch (8, 9, 10): buckets of a class
     # count no longer match the labels; the answer is the fixed value the data reaches (look-alikes: scan_length's
     # two lengths and jax_layerdrop_static's tuples keep static_structure; jax_static_topk's k per query moves here)
