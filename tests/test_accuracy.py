@@ -343,6 +343,19 @@ WRONG_NOW = {
     # no cache hits, so whether the third graph stayed (switched) is not seen (as r14_tx_clip_after_warmup)
     "torch_xla/r28_tx_gumbel_hard_switch": "pattern: 3 compilations of sync at r28_tx_gumbel_hard_switch.py:41 "
                                            "(A,B,C) (not switched: a level-1 log has no cache hits)",
+    # round 30 (blind): Adam's state cleared every 4 steps (a task change); since round 30 told "expected: the
+    # optimizer's state is made anew every 4 steps ... nothing to fix", exit 0 (first try: "accumulate into buffers",
+    # exit 1). The truth was written strict (no headline) where the house accepts an expected warm-up headline for
+    # a control with optimizer state (r14_tx_opt_rebuild_control's `or`); not edited after hlodiff read the capture
+    "torch_xla/r30_tx_adam_reset_epoch_control": "headline: inputs: expected: the optimizer's state is made anew "
+                                                 "every 4 steps (the truth wants no headline)",
+    # round 30 (blind): a depth curriculum captured at PT_XLA_DEBUG_LEVEL=1: the HLO's frames stop in torch.nn's
+    # linear.py (the blocks are called as `blk(h)` in a loop, no call by name for library_call_line to find)
+    "torch_xla/r30_tx_depth_curriculum": "line: no location (the new layers' frames are torch/nn's only)",
+    # round 30 (blind): the headline is step 1's graph (SPMD's second-step annotations beside the hint's absence,
+    # at :36, the backward); the hint's own graph (step 2, told ops_sharding_hint_some_steps) has library frames
+    # only; round 4's SPMD warm-up fact stays strict (no rewired instructions beside the annotations)
+    "torch_xla/r30_tx_spmd_act_hint_some": "line: r30_tx_spmd_act_hint_some.py:36 (step 1's graph heads)",
     # new-user review 20, T2: the reviewer expected exit 0 for a run steady from step 1; hlodiff heads with the split
     # at :14 and error_if_nonfinite=False (which the truth accepts) and now counts 3 recompilations, all step 1's
     # warm-up, none after; it exits 1 because the split's fix asks for a change (README's exit table), as

@@ -221,6 +221,11 @@ EXERCISED = {
     "inputs_format_switch": "scenarios/torch_xla/r24_tx_mixup_soft_hard",
     "slice_prefix_of_fixed": "scenarios/torch_xla/r24_tx_class_incremental",
     "shape_made_pieces_joined": "scenarios/torch_xla/r24_tx_packed_blockdiag",
+    # round 30 (look-alikes keeping their rows: tests/test_round30.py): a static vmap in_axes spec; an activation's
+    # sharding hint on even steps; layers joining the step by a depth schedule
+    "static_axes_spec": "scenarios/jax/r30_jx_vmap_bagging_axes",
+    "ops_sharding_hint_some_steps": "scenarios/torch_xla/r30_tx_spmd_act_hint_some",
+    "inputs_layers_joined": "scenarios/torch_xla/r30_tx_depth_curriculum",
     # (torch_xla/slice_length, `x[:n]` of a batch that keeps its 8 rows, records slice_prefix_of_fixed since round
     # 24: keep the 8 rows and mask; slice_length stays for a slice whose operand changed size too)
 }

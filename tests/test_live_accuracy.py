@@ -274,6 +274,11 @@ LIVE_WRONG_NOW = {
     # traced argument" is right but names "static") while the report leads with the function re-created at :26
     'jax/rev20_jx_rejit_lr': "fix_none: says static ('(static argument, closure)'); agrees: live constant at :13, "
                              "the report cache_key at :26 (JAX's log read at exit)",
+    # round 30 (blind): as WRONG_NOW (the depth curriculum's layers have torch.nn frames only; step 1's SPMD graph
+    # heads the activation hint's run at :36)
+    'torch_xla/r30_tx_depth_curriculum': 'line: no location',
+    'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
+
 }
 
 ENGINES = ("torch_xla", "jax", "dynamo") if os.environ.get("HLODIFF_LIVE_SCORE_ALL") else ("jax",)

@@ -47,7 +47,8 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   seen on both sides), ``inputs_repeat`` (the inputs one graph lacks are shaped like inputs both keep: a loop over
   more items), ``resized_input`` (an added input has the new shape of a shape change and the old-shape input is still
   read: a parameter rebuilt at another size, its rows copied in), ``choice_values`` (a static argument's values are
-  functions, option objects or strings: choices, not sizes), ``branch_values`` (a static argument of whole numbers
+  functions, option objects or strings: choices, not sizes), ``axes_values`` (a static argument's values are tuples of
+  axis numbers and None: vmap's in_axes, no size), ``branch_values`` (a static argument of whole numbers
   that changed only which ops are traced: a stage or mode an ``if`` reads, not a loop count), ``data_values`` (three or more whole numbers >= 1, the
   largest at most twice the smallest: a statistic of each batch under the data's ceiling, ``value_facts.data_ceiling``),
   ``library_start`` (the family's once-only graphs settling into one, every change in one file of
@@ -90,8 +91,8 @@ from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
 from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
-                                      _values_facts, data_ceiling, dtype_spelling, partial_objects, redefined_function,
-                                      whole_numbers)
+                                      _values_facts, axes_specs, data_ceiling, dtype_spelling, partial_objects,
+                                      redefined_function, whole_numbers)
 from hlodiff.hlo.model import runs_after
 
 
@@ -198,6 +199,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             args["dtype"] = spelled
         if len(unique) >= 2 and all(_choice_value(v.strip()) for v in unique):
             facts.add("choice_values")
+        if axes_specs(ctx.values):
+            facts.add("axes_values")  # tuples of axes and None: vmap's in_axes, no size to pad
         if getattr(ctx, "branch_on_static", False) and whole_numbers(ctx.values):
             facts.add("branch_values")
         ceiling = data_ceiling(ctx.values)

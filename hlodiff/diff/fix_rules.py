@@ -900,11 +900,14 @@ RULES: tuple[FixRule, ...] = (
           "again each step, a Python loop whose count grows with the step): register it once, before the loop, or "
           "keep its handle and handle.remove() it at the end of the step (a loop: keep its count fixed) -- see {line}",
           unless="grows join_grows joins_grow scalars_grow"),
+    # round 30 (r30_tx_spmd_act_hint_some, live at step 2): three graphs 166, 170, 171 instructions, the last adding
+    # one SPMD `Sharding` custom-call and nothing else, the second SPMD annotations with input shardings changed:
+    # annotations, no autograd history to detach
     _rule("history_carried", "inputs ops outputs", "graph_grows torch_xla",
           "the graph grows at every step ({counts} instructions) and every step compiles: a tensor carried from one "
           "step into the next keeps its whole autograd history (an RNN hidden state, a running total), so each step "
           "traces the earlier ones again: detach it where it is carried (h = h.detach()) -- see {line}",
-          unless="grows"),
+          unless="grows sharding_annotations_only with:sharding"),
     # -- partial ------------------------------------------------------------------------------------------------
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
@@ -1484,6 +1487,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("inputs_optimizer_state_late", "inputs", "reads_state_begun_late torch_xla",
           "follows from the optimizer state begun one graph earlier (its outputs added): from here on the optimizer "
           "reads that state back ({shapes}) and updates it; the fix is there", unless="jax"),
+    # round 30 (r30_tx_depth_curriculum): a graph that only adds weights made by torch.nn layers, returns them
+    # updated (it trains them) and adds the ops computing with them, after the first recompilation: layers the
+    # step did not run before run now (a depth schedule); never a value synced on some steps (look-alikes: a
+    # model's first-step weights keep inputs_module_warmup; an embedding resized keeps inputs_resized; another head
+    # on some steps comes back: path_swap)
+    _rule("inputs_layers_joined", "inputs", "added only_added module_made_inputs trains with:ops torch_xla",
+          "the step now reads and updates weights of torch.nn layers it did not use before ({shapes}), with the ops "
+          "that compute with them: more (or other) layers run from this step on (a depth schedule, a block or head "
+          "added): each new set of layers is a new graph; run every layer from the first step (gate a layer's "
+          "output with a 0/1 tensor until its stage) so one graph serves, or expect one compilation per stage",
+          unless="jax comes_back first_recompilation resized_input"),
     # round 24 (r24_tx_ul2_causal_toggle): the same words told a causal mask built inside
     # scaled_dot_product_attention(is_causal=True) on some steps, a prefix mask passed in on others, as a sync
     # missing on some steps; what was seen cannot tell the two apart, so both are said, each with its check
@@ -1683,6 +1697,15 @@ RULES: tuple[FixRule, ...] = (
           "step count adds them, and each kind of step is its own graph, compiled once: if running it every few steps is the "
           "design (a lazy regularizer, a periodic update), expected: one graph per kind of step; otherwise run that "
           "work every step, or after its own torch_xla.sync() so the training step's graph stays one"),
+    # round 30 (r30_tx_spmd_act_hint_some): the only ops one graph adds are SPMD `Sharding` custom-calls and the
+    # graph it differs from comes back (A,B,C,B,C): an xs.mark_sharding on a tensor the step computes, applied on
+    # some steps only; torch.where is no answer (look-alikes: the second-step annotation warm-up, never back,
+    # keeps ops_spmd_annotation_warmup; a restore, ops_spmd_state_copy)
+    _rule("ops_sharding_hint_some_steps", "ops", "sharding_annotations_only comes_back torch_xla",
+          "only sharding annotations differ (`Sharding` custom-calls; this graph ran on {steps}): an xs.mark_sharding "
+          "on a tensor the step computes (an activation) is applied on some steps only, so the partitioner gets "
+          "another program on those steps: annotate it on every step (move the mark_sharding out of the `if` that "
+          "guards it), or on none", unless="jax second_step"),
     _rule("ops_branch", "ops", "",
           "the ops traced at {line} differ from the other graph's (this graph ran on {steps}): Python code decides "
           "per step what is traced (a Python `if`); run the same ops every step (torch.where)"),
@@ -1819,6 +1842,14 @@ RULES: tuple[FixRule, ...] = (
           "static `{arg}` picks how the program is built ({structure}; seen: {values}): each choice is its own "
           "program and compiles once; if the switch is deliberate (a setting changed once mid-run) that "
           "compilation is its cost, otherwise choose the value before the first call and keep it for the run"),
+    # round 30 (r30_jx_vmap_bagging_axes): a static in_axes from a schedule, (0, None, None) with a shared batch and
+    # (0, 0, 0) with stacked resamples: a None is "not mapped", no size; padding is the wrong advice (look-alikes:
+    # jax_layerdrop_static's tuples of layer indices and scan_length's sizes keep their rows)
+    _rule("static_axes_spec", "static_argument", "jax required_static axes_values",
+          "static `{arg}` is an axis specification (seen: {values}: axis numbers and None, as vmap's in_axes), not a "
+          "size that a fixed or bucketed value could replace; each spec is its own program, compiled once. To "
+          "keep one program, pass the inputs in one form on every call (stack or broadcast the shared input along "
+          "the mapped axis, so the spec never changes); if the spec switches on a schedule on purpose, each switch reuses a program compiled before"),
     # round 19 (r19_jx_onehot_max_label): num_classes = int(y.max()) + 1 per batch (8, 9, 10): buckets of a class
     # count no longer match the labels; the answer is the fixed value the data reaches (look-alikes: scan_length's
     # two lengths and jax_layerdrop_static's tuples keep static_structure; jax_static_topk's k per query moves here)

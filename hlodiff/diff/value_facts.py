@@ -119,6 +119,27 @@ def whole_numbers(values: tuple[str, ...]) -> bool:
     return len(numbers) >= 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
 
 
+_AXIS = re.compile(r"^(?:-?\d+|None)$")
+
+
+def axes_specs(values: tuple[str, ...]) -> bool:
+    """Round 30 (r30_jx_vmap_bagging_axes): two or more different tuples of axis numbers and None, some None (``(0,
+    None, None)``, ``(0, 0, 0)``): an axis specification (vmap's in_axes/out_axes) chosen per call, not a size: a
+    None says "not mapped", which no padding can express."""
+    unique = [v.strip() for v in dict.fromkeys(values)]
+    if len(unique) < 2:
+        return False
+    items = []
+    for v in unique:
+        if not (v.startswith("(") and v.endswith(")")) or v == "()":
+            return False
+        parts = [p.strip() for p in v[1:-1].split(",") if p.strip()]
+        if not parts or not all(_AXIS.match(p) for p in parts):
+            return False
+        items.extend(parts)
+    return "None" in items
+
+
 _DTYPE_NAMES = frozenset(
     "bool int4 int8 int16 int32 int64 uint4 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 complex64 "
     "complex128 float8_e4m3fn float8_e5m2 float8_e4m3b11fnuz float8_e4m3fnuz float8_e5m2fnuz".split())

@@ -113,7 +113,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             state_reset=state_reset(r, members),
             cpu_fallback=any(c.kind == "partial" and c.reason == "fallback" for c in r.causes),
             anomaly_check=any(c.kind == "partial" and c.reason == "anomaly_check" for c in r.causes),
-            added_inputs=added_inputs(r.causes), ops=made_by[id(r)],
+            added_inputs=added_inputs(r.causes), ops=made_by[id(r)] | _mask_cut(r),
             transposed_input=any(c.kind == "inputs" and transposed_input(c) for c in r.causes),
             new_function=any(c.fix_rule in ("cache_key_new_function", "cache_key_caches_cleared") for c in r.causes),
             ops_use_new_inputs=ops_use_new_inputs(r), final_call=r is final,
@@ -345,3 +345,12 @@ def _entries(r) -> frozenset[str]:
     """The entry computations' names of both graphs: where a changed parameter is an argument of the program."""
     return frozenset(g._canonical.entry.name for g in (r.closest, r.graph)
                      if g is not None and getattr(g, "_canonical", None) is not None)
+
+
+def _mask_cut(r) -> frozenset[str]:
+    """``{"nonzero"}`` when a cut of this recompilation ran early for a mask's values (its early graph hands back a
+    boolean tensor: :func:`hlodiff.explain.cuts.cut_reason`), whatever the comparisons show: a step's first cut of a
+    live run, compared with another early graph only, shows no index input yet (round 30, r30_tx_moe_where_route:
+    `torch.where(assign == e)` per expert, told "read it after the sync" live)."""
+    return frozenset({"nonzero"}) if any(c.kind == "partial" and c.reason == "data_dependent"
+                                         for c in r.causes) else frozenset()
