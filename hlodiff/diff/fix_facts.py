@@ -238,7 +238,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "keywords", ""):
         facts.add("keyword_call")
         args["keywords"] = ctx.keywords
-    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "trains", "updates_removed",
+    for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "trains", "updates_removed", "update_dropped",
                  "carried_scalar",
                  "slice_start", "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",

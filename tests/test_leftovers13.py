@@ -1,0 +1,61 @@
+"""The twelfth stop's leftovers, mended at the thirteenth (docs/accuracy.md, "Leftovers of the twelfth stop"): each on
+its scenario and on the look-alikes that share its evidence."""
+
+from __future__ import annotations
+
+from helpers import FIXTURES, cli, cli_json
+from hlodiff.diff.fixes import choose
+
+SCEN = FIXTURES / "scenarios"
+
+
+def _first_line(*parts: str, codes=(0, 1)) -> str:
+    return cli("explain-recompile", str(SCEN.joinpath(*parts)), codes=codes).stdout.splitlines()[0]
+
+
+# -- a family that came back to one graph twice, among others seen once, recurs ---------------------------------
+
+def test_lengths_drawn_from_a_few_values_recur():
+    """r27_tx_scan_seq_len: lengths 9,9,6,9,12,9,9,9 (A,A,B,A,C,A,A,A): back to A twice, not 3 compilations."""
+    first = _first_line("torch_xla", "r27_tx_scan_seq_len")
+    assert "recurring:" in first and "(A,A,B,A,C,A,A,A)" in first
+
+
+def test_one_return_among_new_graphs_is_not_called_recurring():
+    # look-alike: r16_tx_randaug_ops, A,B,A,C,D,E,F,G: one draw seen again, new graphs after it
+    first = _first_line("torch_xla", "r16_tx_randaug_ops")
+    assert "recurring" not in first
+
+
+def test_a_graph_left_once_and_back_stays_one_off():
+    # look-alike: one graph in a steady run, then back (A,...,B,A,...): two variants, a one-off, not recurring
+    first = _first_line("torch_xla", "rev10_tx_item_mid")
+    assert "one-off" in first and "recurring" not in first
+
+
+# -- a weight tied after the first compiled steps: one parameter's update leaves the step ------------------------
+
+TIE = SCEN / "dynamo" / "d27_tie_late"
+
+
+def test_a_weight_tied_after_two_compiled_steps_is_told_as_a_switch_with_the_tie_as_its_fix():
+    doc = cli_json("explain-recompile", str(TIE), codes=(1,))
+    head = doc["headline"]
+    rules = {c["fix_rule"] for r in doc["recompilations"] if r["graph"] == head["graph"] for c in r["causes"]}
+    assert head["kind"] == "outputs" and "outputs_update_dropped" in rules
+    assert "tie" in head["fix"] and "__init__" in head["fix"]
+    assert "freez" not in head["fix"] and "requires_grad" not in head["fix"] and "a value is kept" not in head["fix"]
+    assert any(p.startswith("switched") for p in doc["patterns"])
+
+
+def test_the_first_compiled_call_s_cut_step_stays_warm_up():
+    # the same run's step 1 (B, after the bridge cut step 0) is still the first call's warm-up
+    doc = cli_json("explain-recompile", str(TIE), codes=(1,))
+    rules = [c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]]
+    assert "dynamo_first_call_sync" in rules
+
+
+def test_update_dropped_rows_need_their_fact():
+    assert choose("outputs", frozenset({"is:outputs", "update_dropped"})).name == "outputs_update_dropped"
+    assert choose("ops", frozenset({"is:ops", "update_dropped"})).name == "ops_update_dropped"
+    assert choose("outputs", frozenset({"is:outputs", "update_dropped", "comes_back"})).name != "outputs_update_dropped"
