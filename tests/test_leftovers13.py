@@ -59,3 +59,24 @@ def test_update_dropped_rows_need_their_fact():
     assert choose("outputs", frozenset({"is:outputs", "update_dropped"})).name == "outputs_update_dropped"
     assert choose("ops", frozenset({"is:ops", "update_dropped"})).name == "ops_update_dropped"
     assert choose("outputs", frozenset({"is:outputs", "update_dropped", "comes_back"})).name != "outputs_update_dropped"
+
+
+# -- a compiled model converted to bfloat16 after compiling: no retrace, the conversion is the story ---------------
+
+BF16 = SCEN / "dynamo" / "d28_to_bf16_midrun"
+
+
+def test_a_model_converted_after_compiling_heads_with_the_conversion_not_the_bridge_s_warm_up():
+    doc = cli_json("explain-recompile", str(BF16), codes=(0, 1))
+    head = doc["headline"]
+    assert head["kind"] == "dtype" and "float32 -> bfloat16" in head["fix"]
+    assert "before calling torch.compile" in head["fix"] and "pad" not in head["fix"]
+    assert doc["dynamo"]["converted"][0]["fix_rule"] == "dynamo_converted_after_compile"
+
+
+def test_a_bfloat16_copy_or_a_retraced_dtype_is_no_conversion_after_compiling():
+    # look-alikes: a bf16 copy of the model through the same compiled function (Dynamo retraces for it), a dtype
+    # passed per call at two sites
+    for name in ("d14_bf16_eval_copy", "dyn_dtype_two_sites", "rev7_tc_dtype"):
+        doc = cli_json("explain-recompile", str(SCEN / "dynamo" / name), codes=(0, 1))
+        assert doc["dynamo"]["converted"] == [], name

@@ -662,6 +662,17 @@ RULES: tuple[FixRule, ...] = (
     # (Dynamo round 8, dyn_dtype_two_sites), so the advice speaks of calls, not steps
     # Dynamo round 14: a module's parameter in another dtype on some calls (a bfloat16 copy of the model through
     # the same compiled function): the model's dtype, not an input to cast (d14_bf16_eval_copy)
+    # thirteenth stop (d28_to_bf16_midrun): `net.to(torch.bfloat16)` after torch.compile; Dynamo keeps no guard on
+    # the parameters (openxla: they are inputs), traces nothing again, and the bridge runs the old graph on the
+    # converted weights (the run stops: "Executable expected parameter 0 of size 16 ... size 8"): the capture holds
+    # only the conversion's graph (hlodiff.explain.dynamo_converted)
+    _rule("dynamo_converted_after_compile", "dtype", "dynamo converted_after_compile",
+          "the compiled model's parameters were converted {seen} after torch.compile traced it (Module.to / .half / "
+          ".bfloat16 on the model): Dynamo guards no parameter's type here, so it traces nothing again, and "
+          "torch_xla's bridge runs the graph it kept for the old type on the converted weights (the run stops at "
+          "the next sync with \"Executable expected parameter ... incompatible size\", or computes in the old "
+          "type); convert the model before calling torch.compile on it, or call torch.compile again after "
+          "converting (a new compiled model for the new type)", unless="jax"),
     _rule("dynamo_parameter_dtype", "dtype", "dynamo parameter_dtype",
           "expected: the parameters of the module reached through {tensor} are {seen} on different calls (a copy of "
           "the model in a lower precision, or the model cast between calls, through the same compiled function): "

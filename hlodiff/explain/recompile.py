@@ -27,6 +27,7 @@ from hlodiff.explain.positions import Positions
 from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
 from hlodiff.explain.library_call_line import place_library_calls
+from hlodiff.explain.dynamo_converted import converted_after_compile
 from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
@@ -80,6 +81,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         mark_branch_only(explanation.dynamo, run.sources)  # review 17, F1
         place_dynamo_calls(explanation.dynamo, run.sources, users)
         place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
+        explanation.dynamo.converted = converted_after_compile(explanation, explanation.dynamo, run.sources, users)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
     at_compiles = compile_time_families(explanation)  # review 19, F4: the bridge's graphs of Dynamo's compiles only
