@@ -80,3 +80,14 @@ def test_a_bfloat16_copy_or_a_retraced_dtype_is_no_conversion_after_compiling():
     for name in ("d14_bf16_eval_copy", "dyn_dtype_two_sites", "rev7_tc_dtype"):
         doc = cli_json("explain-recompile", str(SCEN / "dynamo" / name), codes=(0, 1))
         assert doc["dynamo"]["converted"] == [], name
+
+
+# -- a JAX argument's line follows the function's argument order, as the summary does ------------------------------
+
+def test_two_arguments_padded_alike_are_told_at_the_first_argument_s_line():
+    """runs10_pad_longest: tokens (:36) and mask (:37) both padded to max_len; the summary names tokens, and the line
+    was mask's (name order: mask.1 before tokens.1)."""
+    run = SCEN / "runs" / "runs10_pad_longest"
+    env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'runs'}"}  # the source on disk, as score.py reads it
+    doc = cli_json("compare-runs", str(run / "run_a"), str(run / "run_b"), codes=(0, 1), env=env)
+    assert doc["headline"]["location"]["line"] == 36

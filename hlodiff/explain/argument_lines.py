@@ -27,17 +27,19 @@ def jitted_function(graph: GraphSummary) -> str | None:
 
 def changed_argument(cause: Cause, graph: GraphSummary) -> str | None:
     """The argument name (JAX's ``op_name`` of an entry parameter, ``batch['x']`` -> ``batch``) of the first
-    entry parameter among the cause's instructions on the right graph."""
+    entry parameter, in the function's argument order, among the cause's instructions on the right graph. In the
+    diff's name order ``mask.1`` came before ``tokens.1`` (compare-runs round 10, runs10_pad_longest) while the
+    cause's summary names the first parameter: the line and the summary named two arguments."""
     cm = graph._canonical
     if cm is None:
         return None
-    for _, right in cause.instructions:
-        inst = cm.entry.insts.get(right) if right is not None else None
-        if inst is not None and inst.opcode == "parameter":
-            op_name = cm.metadata(inst).op_name or ""
-            root = re.split(r"[\[.]", op_name, maxsplit=1)[0]
-            if root.isidentifier():
-                return root
+    params = [inst for inst in (cm.entry.insts.get(right) for _, right in cause.instructions if right is not None)
+              if inst is not None and inst.opcode == "parameter"]
+    for inst in sorted(params, key=lambda i: i.parameter_number if i.parameter_number is not None else 1 << 30):
+        op_name = cm.metadata(inst).op_name or ""
+        root = re.split(r"[\[.]", op_name, maxsplit=1)[0]
+        if root.isidentifier():
+            return root
     return None
 
 
