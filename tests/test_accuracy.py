@@ -192,11 +192,10 @@ WRONG_NOW = {
     # named, is told at the call whose grad mode differs from the call that runs first, the validation call under
     # torch.no_grad() :24; dumps/module_mode_source.py)
 
-    # round 11 (blind, small): SGD's new momentum buffers carry torch/optim/sgd.py frames only in an HLO text dump
-    # with a level-1 debug log (no tensors report); JAX logs compilations only, so the length 12 coming back at
-    # batch 7 (a cache hit) is in no capture: three lengths compiled once each cannot be told 'recurring'
-    "torch_xla/r11_tx_momentum_warmup": "line: no location (HLO text: the new momentum buffers carry torch/optim "
-                                        "frames only; the fix names momentum above 0 from the start)",
+    # (round 11's r11_tx_momentum_warmup is right since the thirteenth stop: the momentum buffers begun late take the
+    # line of the graph that reads them back, opt.step() :20, explain/optimizer_state_lines.py)
+    # round 11 (blind, small): JAX logs compilations only, so the length 12 coming back at batch 7 (a cache hit) is
+    # in no capture: three lengths compiled once each cannot be told 'recurring'
     "jax/r11_jx_scan_len_data": "pattern: 3 compilations of jit_step (A,B,C): cache hits are not logged, the "
                                 "length that comes back is in no capture",
     # round 9 (blind, small): as jax_split_count, the JAX dump and log hold compilations only

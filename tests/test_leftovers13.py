@@ -91,3 +91,22 @@ def test_two_arguments_padded_alike_are_told_at_the_first_argument_s_line():
     env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'runs'}"}  # the source on disk, as score.py reads it
     doc = cli_json("compare-runs", str(run / "run_a"), str(run / "run_b"), codes=(0, 1), env=env)
     assert doc["headline"]["location"]["line"] == 36
+
+
+# -- optimizer state begun late is told at the line of the graph that reads it back -------------------------------
+
+def test_momentum_raised_late_is_told_at_the_optimizer_step_that_reads_the_buffers():
+    """r11_tx_momentum_warmup: the buffers begun at step 3 are outputs with no instruction of their own (line
+    unknown); step 4's graph reads them in torch/optim/sgd.py, placed at `opt.step()` (:20)."""
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "r11_tx_momentum_warmup"), codes=(0, 1),
+                   env={"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'torch_xla'}"})
+    head = doc["headline"]
+    assert head["kind"] == "outputs" and head["location"]["line"] == 20
+
+
+def test_every_begun_row_names_a_read_row_of_the_table():
+    from hlodiff.diff.fix_rules import RULES_BY_NAME
+    from hlodiff.explain.optimizer_state_lines import BEGUN_READ
+
+    for begun, read in BEGUN_READ.items():
+        assert begun in RULES_BY_NAME and read in RULES_BY_NAME

@@ -39,6 +39,7 @@ from hlodiff.explain.cache_loads import loaded_refs
 from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, output_tensors, outputs_added_removed
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.pair_lines import locate_lines
+from hlodiff.explain.optimizer_state_lines import place_state_begun
 from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
@@ -187,6 +188,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
+    place_state_begun(recompilations)  # optimizer state begun late: at the line of the graph that reads it back
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
