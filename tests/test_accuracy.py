@@ -51,8 +51,8 @@ WRONG_NOW = {
     # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
-    "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
-                                  "frames; the second names line 16)",
+    # (inner_loop_count is right since the thirteenth stop: the first unrolled stage takes the loop body's line its
+    # next stage names, explain/sibling_lines.py)
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     # twelfth stop, judged: the truth's design, not the code: `x[:, :max_len]` changes a slice's bound, which is
     # hlodiff's kind `attribute` (and the fix, pad to the full length or buckets and mask, is the truth's); the

@@ -110,3 +110,19 @@ def test_every_begun_row_names_a_read_row_of_the_table():
 
     for begun, read in BEGUN_READ.items():
         assert begun in RULES_BY_NAME and read in RULES_BY_NAME
+
+
+# -- one change repeated per stage: the line found at one recompilation is the family's ---------------------------
+
+def test_an_unrolled_loop_s_first_stage_takes_the_loop_body_line_its_next_stage_names():
+    """inner_loop_count: the first added block's lead is a dot in torch's frames only; the second names :16."""
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "inner_loop_count"), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "ops" and head["location"]["line"] == 16
+
+
+def test_same_change_rows_are_rows_of_the_table():
+    from hlodiff.diff.fix_rules import RULES_BY_NAME
+    from hlodiff.explain.sibling_lines import SAME_CHANGE_ROWS
+
+    assert SAME_CHANGE_ROWS <= set(RULES_BY_NAME)

@@ -40,6 +40,7 @@ from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, outp
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.pair_lines import locate_lines
 from hlodiff.explain.optimizer_state_lines import place_state_begun
+from hlodiff.explain.sibling_lines import place_from_siblings
 from hlodiff.explain.library_entry_lines import instruction_files, place_library_entries
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
@@ -189,6 +190,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
     place_state_begun(recompilations)  # optimizer state begun late: at the line of the graph that reads it back
+    place_from_siblings(recompilations)  # one change repeated per stage: a line found at one is every one's
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
