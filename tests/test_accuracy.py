@@ -51,8 +51,8 @@ WRONG_NOW = {
     # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
                                    "in the backward, and a save-tensors report would be needed for the user line)",
-    "torch_xla/inner_loop_count": "line: no location (the first recompilation's added block carries only library "
-                                  "frames; the second names line 16)",
+    # (inner_loop_count is right since the thirteenth stop: the first unrolled stage takes the loop body's line its
+    # next stage names, explain/sibling_lines.py)
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",
     # twelfth stop, judged: the truth's design, not the code: `x[:, :max_len]` changes a slice's bound, which is
     # hlodiff's kind `attribute` (and the fix, pad to the full length or buckets and mask, is the truth's); the
@@ -88,6 +88,8 @@ WRONG_NOW = {
     # metadata at all: the weights whose shapes changed name no user line (the model's construction or call); only
     # a proto dump's stacks (mode b-proto, `hlodiff record`) would place them
     "runs/runs_torch_width": "line: no location",
+    # (runs10_pad_longest is right since the thirteenth stop: a JAX argument's line is the first changed argument
+    # in the function's order, the one the summary names: argument_lines.changed_argument)
     # compare-runs round 4 (blind): the same limit as runs_torch_width. The bf16 matmul's instructions name only
     # torch's innermost frame (linear.py:134), the dtype cause itself is a constant without metadata; the user's
     # autocast block (:22) and model call (:23) are in no captured frame (the debug log names the sync line only)
@@ -190,11 +192,10 @@ WRONG_NOW = {
     # named, is told at the call whose grad mode differs from the call that runs first, the validation call under
     # torch.no_grad() :24; dumps/module_mode_source.py)
 
-    # round 11 (blind, small): SGD's new momentum buffers carry torch/optim/sgd.py frames only in an HLO text dump
-    # with a level-1 debug log (no tensors report); JAX logs compilations only, so the length 12 coming back at
-    # batch 7 (a cache hit) is in no capture: three lengths compiled once each cannot be told 'recurring'
-    "torch_xla/r11_tx_momentum_warmup": "line: no location (HLO text: the new momentum buffers carry torch/optim "
-                                        "frames only; the fix names momentum above 0 from the start)",
+    # (round 11's r11_tx_momentum_warmup is right since the thirteenth stop: the momentum buffers begun late take the
+    # line of the graph that reads them back, opt.step() :20, explain/optimizer_state_lines.py)
+    # round 11 (blind, small): JAX logs compilations only, so the length 12 coming back at batch 7 (a cache hit) is
+    # in no capture: three lengths compiled once each cannot be told 'recurring'
     "jax/r11_jx_scan_len_data": "pattern: 3 compilations of jit_step (A,B,C): cache hits are not logged, the "
                                 "length that comes back is in no capture",
     # round 9 (blind, small): as jax_split_count, the JAX dump and log hold compilations only
@@ -299,7 +300,12 @@ WRONG_NOW = {
     # in-place EMA update on 3 steps of 4, left out on the reset step), each compiled once; captured at
     # PT_XLA_DEBUG_LEVEL=1, no cache hit is seen, and the reset graph (ops removed at :35) is told as a Python `if`
     # per step, "torch.where", exit 1. The design is in doubt: ema_every4 (the mirror, an EMA on 1 step of 4) is a
-    # bug whose truth accepts "update every step"; left for the lead to judge, the truth as committed
+    # bug whose truth accepts "update every step"; left for the lead to judge, the truth as committed.
+    # Thirteenth stop, judged: the design is wrong, not the code. The reset step is a Python `if` on the step that
+    # traces other ops (a deepcopy's fresh tensors instead of the in-place EMA): two step graphs on a schedule, the
+    # evidence of ema_every4, whose truth accepts a change or "periodic" (exit 0 or 1); this truth asks exit 0 only
+    # and forbids the one-graph fix (blend with a 0/1 weight kept on the device, torch.where), which does save a
+    # compilation. From a level-1 log (no cache hits) the schedule is not seen, so "expected" cannot be read either
     "torch_xla/r27_tx_ema_deepcopy_control": "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
                                              "from the other graph's (this graph ran on some steps): Python code "
                                              "decides per step what is ",
@@ -307,40 +313,45 @@ WRONG_NOW = {
     # step 3, the second prune's cut inside torch.nn.utils.prune at :26 at step 6); the cut's kind is the more
     # common first cause, so it heads (now with torch's read named and prune.identity / expected, not torch.where),
     # and the family's letters (the cut pieces among the steps) read as recurring, not switched twice
+    # Thirteenth stop, judged: the truth's design. Its kinds and "switched" assume one step graph per pruning stage;
+    # the capture shows the second prune cut by torch's boolean-mask read (PruningContainer), a cause the truth's
+    # kinds leave out whose fix (prune.identity before the first step) is the truth's own, and after the second
+    # prune the step graph is stage one's again (the mask's values change, not the graph): A,A,A,B,C,C,<cut
+    # pieces>,C,C,C is no single switch. Left as committed
     "torch_xla/r27_tx_prune_schedule": "kind: partial; pattern: recurring",
-    # round 27 (blind): lengths 9,9,6,9,12,9,9,9 through torch_xla's scan: only the first graph comes back (6 and 12
-    # once each), and "recurring" needs two graphs seen again; the fix (pad to a few fixed sizes) is right
-    "torch_xla/r27_tx_scan_seq_len": "pattern: 3 compilations in 8 graphs of sync at r27_tx_scan_seq_len.py",
+    # (r27_tx_scan_seq_len is right since the thirteenth stop: a family back to one graph twice among others is
+    # recurring, patterns._returns)
     # round 27 (blind): the same limit as rev11_jx_static_obj: a partial passed static compiles at every one of 8
     # calls; JAX's log holds compilations only, so "every call" (unbounded) is not read
     "jax/r27_jx_partial_static_loss": "pattern: 8 compilations of jit_train_step (A,A,A,A,A,A,A,A); 7 of them the "
                                       "same HLO again",
-    # Dynamo round 27 (blind): the LM head tied to the embedding at step 2, after two compiled steps. Dynamo does not
-    # retrace (parameters are inputs); the step's graph loses one output at step 2 (the head's old weight, no longer
-    # updated in torch/optim/sgd.py) and keeps it: A,B,C,C,C,C is read "warm-up only", and C is folded into the
-    # first compiled call's warm-up (dynamo_first_call_sync), "nothing to fix", exit 0 (quiet, not sent the wrong
-    # way). A fix needs the warm-up to stop at the first plain step (C follows B, a step Dynamo compiled nothing in:
-    # the bridge's compile path ran no graph there), a late change of a "warm-up only" family allowed to head, and a
-    # row for one parameter's update gone in the optimizer's code (tied, replaced or frozen after the optimizer was
-    # built) instead of outputs_some_steps ("a value kept on some steps only", wrong here)
-    "dynamo/d27_tie_late": "kind: no headline; line: no headline; fix_any: no headline; fix_none: no headline; "
-                           "pattern: no headline (a weight tied after two steps folded into the first call's warm-up)",
+    # Dynamo round 27 (blind): the LM head tied to the embedding at step 2, after two compiled steps. Since the
+    # thirteenth stop the change after a plain step is no first-call warm-up (dynamo_xla._follows_a_compiling_step),
+    # the family is "switched" (dynamo_late_switch) and one parameter's update gone with its gradient kept is told
+    # as a weight tied or replaced after the optimizer was built (outputs_update_dropped). Left: the line. The tie
+    # traces nothing and no capture holds it; the removed update's line is the optimizer step :37
+    "dynamo/d27_tie_late": "line: d27_tie_late.py:37 (the optimizer step whose update went; the tie :22/:34 traces "
+                           "nothing and is in no capture)",
     # Dynamo round 28 (blind): BatchNorm(momentum=None) in a compiled model. The break at torch's batchnorm.py:175
     # heads at the call :19 with its own row (give it a momentum) since round 28; the one new XLA graph per step (1/n
     # baked, the family's `unbounded`) is told below it, and a graph break headline names no graph, so no pattern.
-    # A fix needs a break that gave the function up to carry the pattern of the XLA family it causes
+    # A fix needs a break that gave the function up to carry the pattern of the XLA family it causes.
+    # Thirteenth stop, judged: the capture cannot tell. Under e-nolog the XLA side is a dump alone (compilations
+    # only): 14 compilations of 12 steps read "a dump holds compilations only, so whether every call compiled anew
+    # is not seen", as the JAX dump rows; carrying that pattern to the break would still not say "unbounded"
     "dynamo/d28_bn_momentum_none": "pattern: None (the graph break heads; the unbounded XLA family is told below it)",
-    # Dynamo round 28 (blind): `net.to(torch.bfloat16)` after compiling; Dynamo keeps no guard on the parameters
-    # (only the input's TENSOR_MATCH in the guard tree) and compiles nothing again; the run stops at the next sync
-    # (its stderr, with the bridge's "Executable expected parameter 0 of size 16 ...", is not kept under e-guards).
-    # Told "expected: 2 XLA compilations by the bridge". A fix needs a finding for a graph that only converts the
-    # compiled graph's parameters to another dtype (module.py's _apply: Module.to/half) after Dynamo's graph with no
-    # compile after it, and a user line: pt_xla_debug's frames stop in the bridge, so :30 only from the source
-    "dynamo/d28_to_bf16_midrun": "kind: no headline; line: no headline; fix_any: no headline; fix_none: no headline "
-                                 "(parameters converted to bf16 after compiling read as the bridge's warm-up)",
+    # Dynamo round 28 (blind): `net.to(torch.bfloat16)` after compiling; Dynamo keeps no guard on the parameters and
+    # compiles nothing again. Since the thirteenth stop the conversion's graph (every op a convert of the bridge's
+    # device data in module.py's _apply, no compile after it) heads as its own finding (dynamo_converted), the fix
+    # "convert before torch.compile, or compile again". Left: the line. The call runs under no_grad, so the user's
+    # syncs run nothing and every captured frame is the bridge's or torch's: no record names the user's file, so
+    # the source cannot be read for the `.to(torch.bfloat16)` line (the report says what to look for)
+    "dynamo/d28_to_bf16_midrun": "line: no location (no captured frame names the user's file)",
     # round 28 (small, blind): F.gumbel_softmax's hard= switched at step 4, captured at PT_XLA_DEBUG_LEVEL=1: the
     # story, its line and fix are right since round 28's library_call_lines.place_library_calls; a level-1 log holds compilations only,
-    # no cache hits, so whether the third graph stayed (switched) is not seen (as r14_tx_clip_after_warmup)
+    # no cache hits, so whether the third graph stayed (switched) is not seen (as r14_tx_clip_after_warmup).
+    # Thirteenth stop, judged: the capture cannot tell, and the report says so ("the log has no cache hits
+    # (PT_XLA_DEBUG_LEVEL=1): whether each step compiled anew is not seen")
     "torch_xla/r28_tx_gumbel_hard_switch": "pattern: 3 compilations of sync at r28_tx_gumbel_hard_switch.py:41 "
                                            "(A,B,C) (not switched: a level-1 log has no cache hits)",
     # round 30 (blind): Adam's state cleared every 4 steps (a task change); since round 30 told "expected: the
@@ -350,7 +361,7 @@ WRONG_NOW = {
     "torch_xla/r30_tx_adam_reset_epoch_control": "headline: inputs: expected: the optimizer's state is made anew "
                                                  "every 4 steps (the truth wants no headline)",
     # round 30 (blind): a depth curriculum captured at PT_XLA_DEBUG_LEVEL=1: the HLO's frames stop in torch.nn's
-    # linear.py (the blocks are called as `blk(h)` in a loop, no call by name for library_call_line to find)
+    # linear.py (the blocks are called as `blk(h)` in a loop, no call by name for library_call_lines to find)
     "torch_xla/r30_tx_depth_curriculum": "line: no location (the new layers' frames are torch/nn's only)",
     # round 30 (blind): the headline is step 1's graph (SPMD's second-step annotations beside the hint's absence,
     # at :36, the backward); the hint's own graph (step 2, told ops_sharding_hint_some_steps) has library frames

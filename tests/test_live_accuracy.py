@@ -116,8 +116,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
                                      'before the switch is seen to stay)',
 
-    # round 11 (blind, small): the momentum run's line as at exit (its WRONG_NOW)
-    'torch_xla/r11_tx_momentum_warmup': 'line: no location (as at exit)',
+    # (round 11's momentum run is right live since the thirteenth stop, as at exit: the buffers begun late take the
+    # line of the graph that reads them back, opt.step())
 
     # (round 14's clipping run is right live since the twelfth stop: clip_grad_norm_'s call read from the source)
 
@@ -247,7 +247,8 @@ LIVE_WRONG_NOW = {
                                          "hit at 0/8, later (right at exit)",
     # Dynamo round 27 (blind): the weight tied after two compiled steps is quiet live as at exit (folded into the
     # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
-    'dynamo/d27_tie_late': "kind: nothing told (a weight tied after two steps read as the first call's warm-up)",
+    'dynamo/d27_tie_late': "line: d27_tie_late.py:37 (thirteenth stop: told live as the report at exit; the tie "
+                           "traces nothing and is in no capture)",
     # review 19 P2 (F5, not taken up): at step 3, AdamW's first step (its state created) is told live as 'a
     # hyperparameter of the optimizer changed once ... weight_decay' at opt.step() :18, revised to the expected
     # accumulation cycle once step 7 comes (right at exit: periodic, expected)
@@ -263,7 +264,8 @@ LIVE_WRONG_NOW = {
     'dynamo/d28_bn_momentum_none': "kind: outputs; line: no location (Dynamo's break read at step 9, after the "
                                    "XLA lines)",
     # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
-    'dynamo/d28_to_bf16_midrun': "kind: nothing told (parameters converted after compiling read as warm-up)",
+    'dynamo/d28_to_bf16_midrun': "line: no location (thirteenth stop: the conversion told live as at exit; no "
+                                 "captured frame names the user's file)",
     # new-user review 20, T1: the first live line at step 4 gives the generic dtype fix ("cast it to one dtype
     # (x.float())"), which names neither float32 nor assign=True; the line "now that more of the run is known" and
     # the report at exit give NumPy's float64 fix (the first line is scored)

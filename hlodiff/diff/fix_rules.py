@@ -670,6 +670,17 @@ RULES: tuple[FixRule, ...] = (
     # (Dynamo round 8, dyn_dtype_two_sites), so the advice speaks of calls, not steps
     # Dynamo round 14: a module's parameter in another dtype on some calls (a bfloat16 copy of the model through
     # the same compiled function): the model's dtype, not an input to cast (d14_bf16_eval_copy)
+    # thirteenth stop (d28_to_bf16_midrun): `net.to(torch.bfloat16)` after torch.compile; Dynamo keeps no guard on
+    # the parameters (openxla: they are inputs), traces nothing again, and the bridge runs the old graph on the
+    # converted weights (the run stops: "Executable expected parameter 0 of size 16 ... size 8"): the capture holds
+    # only the conversion's graph (hlodiff.explain.dynamo_converted)
+    _rule("dynamo_converted_after_compile", "dtype", "dynamo converted_after_compile",
+          "the compiled model's parameters were converted {seen} after torch.compile traced it (Module.to / .half / "
+          ".bfloat16 on the model): Dynamo guards no parameter's type here, so it traces nothing again, and "
+          "torch_xla's bridge runs the graph it kept for the old type on the converted weights (the run stops at "
+          "the next sync with \"Executable expected parameter ... incompatible size\", or computes in the old "
+          "type); convert the model before calling torch.compile on it, or call torch.compile again after "
+          "converting (a new compiled model for the new type)", unless="jax"),
     _rule("dynamo_parameter_dtype", "dtype", "dynamo parameter_dtype",
           "expected: the parameters of the module reached through {tensor} are {seen} on different calls (a copy of "
           "the model in a lower precision, or the model cast between calls, through the same compiled function): "
@@ -1527,6 +1538,16 @@ RULES: tuple[FixRule, ...] = (
           "find as device data; nothing to fix here (call torch_xla.sync() right after making them to keep them out "
           "of the first step); the later changes of this graph are told on their own",
           unless="jax comes_back metric_outputs"),
+    # thirteenth stop (d27_tie_late: the LM head tied to the embedding at step 2): one parameter's update leaves the
+    # step with nothing but elementwise work (its gradient is still computed, into the weight used in its place):
+    # the optimizer holds a tensor the model no longer uses. A frozen weight loses its gradient's dot too
+    _rule("outputs_update_dropped", "outputs", "update_dropped",
+          "from {first_step} on the step no longer updates one parameter in place, while the work computing its "
+          "gradient stays: the optimizer holds a tensor the model no longer uses (a weight tied or replaced after "
+          "the optimizer was built, e.g. `head.weight = emb.weight` after the first steps), so that tensor gets no "
+          "gradient and torch.optim skips it (the weight used in its place gets both gradients); tie or replace "
+          "weights in __init__, before the first step and before building the optimizer, so it holds the weights "
+          "the model uses", unless="jax comes_back"),
     _rule("outputs_frozen", "outputs", "updates_removed switched",
           "from {first_step} on the graph stops computing the gradients and updates of some parameters and keeps "
           "it: they were frozen (requires_grad_(False)) or left out of the optimizer there; if that is deliberate, "
@@ -1571,6 +1592,11 @@ RULES: tuple[FixRule, ...] = (
           "the graph's outputs differ at {line} (this graph ran on {steps}): a value is kept on some steps only (a "
           "metric, a log): compute it every step, or read it after the sync"),
     # -- ops ----------------------------------------------------------------------------------------------------
+    # thirteenth stop (d27_tie_late): with outputs_update_dropped, the weight used in place of the dropped one sums
+    # both gradients: ops added by the same change, not a Python `if`
+    _rule("ops_update_dropped", "ops", "update_dropped",
+          "follows from the parameter update left out of the step (its outputs above): the weight used in its place "
+          "now takes both gradients; the fix is there", unless="jax comes_back"),
     _rule("ops_rng_seed", "ops", "rng_seed_update",
           "follows from the number of random draws in this graph: torch_xla advances its random seed once per draw "
           "(seed * 214013 + 2531011), so a graph holding one draw more or fewer has these instructions more or fewer; "

@@ -179,6 +179,9 @@ class FixContext:
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
+    update_dropped: bool = False
+    """One parameter-shaped output went with elementwise work only (its update, not its gradient): the optimizer
+    holds a tensor the model no longer uses (:mod:`hlodiff.explain.update_dropped`)."""
     keywords: str = ""
     """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
     log_unjoined: bool = False

@@ -33,6 +33,7 @@ from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import DynamoFindings
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
+from hlodiff.explain.dynamo_late_switch import late_switches
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
@@ -121,6 +122,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.graph_breaks = breaks_of(log)
     found.resets = cache_resets(log.restarts)
     found.first_call_syncs = first_call_syncs(explanation, found)
+    late_switches(explanation, found.first_call_syncs)
     return found
 
 

@@ -161,6 +161,9 @@ class DynamoFindings:
     resets: list[DynamoRecompile] = field(default_factory=list)
     """Functions Dynamo compiled from scratch again (kind ``reset``: its caches emptied, torch._dynamo.reset()),
     one finding each (:mod:`hlodiff.explain.dynamo_reset`)."""
+    converted: list[DynamoRecompile] = field(default_factory=list)
+    """The compiled model's parameters converted to another float type after compiling, with no retrace after it
+    (:mod:`hlodiff.explain.dynamo_converted`): one finding, unexpected; no guard failed."""
     traced: bool = False
     limit_hits: list[tuple[str, int]] = field(default_factory=list)
     no_log: bool = False
@@ -190,7 +193,8 @@ class DynamoFindings:
     @property
     def unexpected(self) -> list[DynamoRecompile]:
         return ([r for r in self.recompiles if not r.expected] + [r for r in self.xla_sizes if not r.expected]
-                + [r for r in self.random_inputs if not r.expected] + [r for r in self.resets if not r.expected])
+                + [r for r in self.random_inputs if not r.expected] + [r for r in self.resets if not r.expected]
+                + [r for r in self.converted if not r.expected])
 
     def unexpected_after(self, warmup: int | None, steps: dict[str, int]) -> list[DynamoRecompile]:
         """The unexpected ones past ``--warmup N`` (``steps``: XLA graph ref -> call, :func:`call_positions`). A
@@ -264,6 +268,9 @@ class DynamoFindings:
         for r in self.resets:
             parts.append(f"{r.function} compiled from scratch {r.seen} (no guard failed: Dynamo's cache was emptied, "
                          "torch._dynamo.reset())")
+        for r in self.converted:
+            parts.append(f"then the compiled model's parameters were converted {r.seen} and it traced nothing "
+                         "again (no guard on them)")
         if self.cache_hits:
             parts.append(f"{self.cache_hits} of them found the XLA graph compiled already (only Dynamo paid)")
         if self.xla_sizes:
@@ -326,6 +333,7 @@ class DynamoFindings:
                                for c, n in self.limit_hits],
                 "xla_sizes": [r.to_json() for r in self.xla_sizes], "xla_size_graphs": self.xla_size_graphs,
                 "resets": [r.to_json() for r in self.resets],
+                "converted": [r.to_json() for r in self.converted],
                 "random_inputs": [r.to_json() for r in self.random_inputs],
                 "random_input_graphs": self.random_input_graphs,
                 "first_call_syncs": self.first_call_syncs, "compilations_only": self.compilations_only, "past_limit_graphs": self.past_limit_graphs, "eager_break_graphs": self.eager_break_graphs, "follows_expected": self.follows_expected,

@@ -188,10 +188,27 @@ def first_call_syncs(explanation, found: DynamoFindings) -> list[str]:
     kinds = pattern_names(explanation)
     return [r.graph.ref for r in explanation.recompilations
             if not any(g.ref in bridge for g in r.family.members)
-            and (kinds.get(id(r.family)) == "warm-up only" or _first_graph_alone(r, bridge, explanation)
+            and ((kinds.get(id(r.family)) == "warm-up only" and _follows_a_compiling_step(r, bridge, explanation))
+                 or _first_graph_alone(r, bridge, explanation)
                  or _compiling_steps_first(r, bridge, explanation, found)
                  or _compiling_steps_only(r, bridge, explanation, found)
                  or _after_a_retrace_s_cut_step(r, bridge, explanation, found))]
+
+
+def _follows_a_compiling_step(r, bridge: set[str], explanation) -> bool:
+    """Thirteenth stop (d27_tie_late: A,B,C,C,C,C, a weight tied at step 2): a ``warm-up only`` family's change is
+    the first compiled call's warm-up only while the graph before it ran in a step the bridge compiled in (its syncs
+    cut that step, so the next one differs); a change after a plain step (B ran where Dynamo compiled nothing) is a
+    change of the program made later, and keeps its own story. Without positions, as before: warm-up."""
+    members = r.family.members
+    j = next((i for i, g in enumerate(members) if g.ref == r.graph.ref), None)
+    if j is None or j < 2:
+        return True
+    at = {g.ref: i for i, g in enumerate(explanation.graphs)}
+    where = [at.get(g.ref) for g in members[j - 2:j]]
+    if None in where:
+        return True
+    return any(where[0] < b < where[1] for b in _bridged_at(explanation, bridge, at))
 
 
 def _first_graph_alone(r, bridge: set[str], explanation) -> bool:

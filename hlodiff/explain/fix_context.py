@@ -38,6 +38,7 @@ from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed, trains_new_tensors)
 from hlodiff.explain.library_branches import library_branch, library_start
+from hlodiff.explain.update_dropped import update_dropped
 from hlodiff.explain.producing_ops import family_ops
 from hlodiff.explain.static_argument import (inputs_sized_by, ops_repeat_per_count, slice_start_only, static_structure,
                                              trip_count_changed)
@@ -124,7 +125,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
-            updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), carried_scalar=carried_scalar(r),
+            updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),

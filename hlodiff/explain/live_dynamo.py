@@ -238,6 +238,7 @@ class LiveDynamo:
         from hlodiff.explain.decision_line import place_dynamo_decisions
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
         from hlodiff.explain.dynamo_branch_only import mark_branch_only
+        from hlodiff.explain.dynamo_converted import converted_after_compile
         from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -271,6 +272,7 @@ class LiveDynamo:
                 place_dynamo_calls(found, run.sources, users)
                 place_other_backends(found, run.sources, users)  # no failed guard: the other backend's call
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
+                found.converted = converted_after_compile(explanation, found, run.sources, users)
             if len(self._kept) >= KEPT_LOOKS:
                 del self._kept[next(iter(self._kept))]
             self._kept[key] = (found, explanation, held)  # the records held: their ids in the key stay theirs
@@ -298,6 +300,8 @@ def _items(found):
         yield key, r, r.expected, f"Dynamo {name}" if " " not in name else f"Dynamo: {name}"
     for r in found.resets:  # Dynamo's cache emptied: the function compiled from scratch again (an update per time)
         yield f"dynamo reset {r.function}", r, r.expected, f"Dynamo {r.function or 'compiled function'}"
+    for r in found.converted:  # the compiled model converted to another type after compiling: no retrace
+        yield f"dynamo converted {r.difference_graph}", r, r.expected, "Dynamo compiled model"
     for b in found.graph_breaks:
         where = f"{b.location.file}:{b.location.line}" if b.location else b.reason
         # a function Dynamo gave up runs eagerly: what torch_xla compiles per value read there is not expected
@@ -315,6 +319,9 @@ def _told_of(item, final: bool = True):
     elif item.kind == "reset":
         summary = (f"Dynamo compiled {item.function or 'the compiled function'} from scratch again ({item.seen}): "
                    "its cache was emptied, no guard failed")
+    elif "converted_after_compile" in item.facts:
+        summary = (f"the compiled model's parameters were converted {item.seen} after compiling: Dynamo traced "
+                   "nothing again")
     elif item.guard.guard.startswith("no guard failed"):
         summary = f"XLA compiled another size for Dynamo's symbolic graph of {item.function or 'the function'}"
         if item.seen:

@@ -245,7 +245,17 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
     switches = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
     if len(recurring) >= 2 and switches >= 3:  # two graphs in no fixed order recur too: "alternating" is A,B,A,B
         return Pattern("recurring", seen_again=len(recurring), **base)
+    if distinct >= 3 and _returns(keys) >= 2:
+        # thirteenth stop (r27_tx_scan_seq_len, A,A,B,A,C,A,A,A: lengths drawn from a few values): the family came
+        # back to a graph it had left twice or more: values from a set, each seen again when drawn again, not a new
+        # graph for good; one return (r16_tx_randaug_ops, A,B,A,C,D,E,F,G) is too few to say so
+        return Pattern("recurring", seen_again=len(recurring), **base)
     return Pattern("compilations", **base)
+
+
+def _returns(keys: list[str]) -> int:
+    """How many times the sequence changes back to a graph it ran before (A,A,B,A,C,A: twice)."""
+    return sum(1 for i in range(1, len(keys)) if keys[i] != keys[i - 1] and keys[i] in keys[:i])
 
 
 _MAX_PARTS = 16

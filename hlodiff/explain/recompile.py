@@ -29,6 +29,7 @@ from hlodiff.explain.inventory import GraphSummary, summarize
 from hlodiff.explain.decision_line import place_decisions, place_dynamo_decisions
 from hlodiff.explain.setting_lines import place_setting_lines
 from hlodiff.explain.dynamo_backends import place_other_backends
+from hlodiff.explain.dynamo_converted import converted_after_compile
 from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place_dynamo_calls
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
@@ -41,6 +42,8 @@ from hlodiff.explain.locate import OUTSIDE_KINDS, hint_for, locate_carried, outp
 from hlodiff.explain.outside import option_causes, same_computation_causes
 from hlodiff.explain.pair_lines import locate_lines
 from hlodiff.explain.library_call_lines import instruction_files, place_library_calls, place_library_entries
+from hlodiff.explain.optimizer_state_lines import place_state_begun
+from hlodiff.explain.sibling_lines import place_from_siblings
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -83,6 +86,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         place_dynamo_calls(explanation.dynamo, run.sources, users)
         place_other_backends(explanation.dynamo, run.sources, users)  # round 30: no failed guard, two backends
         place_bridge_inputs_at_calls(explanation.dynamo, explanation.recompilations)  # review 15, F8
+        explanation.dynamo.converted = converted_after_compile(explanation, explanation.dynamo, run.sources, users)
         explanation.summary = f"{explanation.dynamo.sentence()}. XLA: {explanation.dynamo.xla_summary(explanation)}"
         bridge_own_patterns(explanation)
     at_compiles = compile_time_families(explanation)  # review 19, F4: the bridge's graphs of Dynamo's compiles only
@@ -189,6 +193,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
     place_setting_lines(recompilations, run.sources)  # a setting's cut no capture locates: its call
+    place_state_begun(recompilations)  # optimizer state begun late: at the line of the graph that reads it back
+    place_from_siblings(recompilations)  # one change repeated per stage: a line found at one is every one's
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:

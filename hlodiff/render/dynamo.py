@@ -111,6 +111,19 @@ def render_dynamo(console: Console, dynamo) -> None:
             console.print(Hanging(Text("  hint: the line above is the compiled function's definition; the reset is "
                                        "a call of torch._dynamo.reset() (or torch.compiler.reset()) in your loop, "
                                        "between the compiled calls", style="yellow"), 8), highlight=False)
+    for r in dynamo.converted:  # the compiled model converted to another type after compiling: no retrace
+        where = f" at {r.location.where}" if r.location else ""
+        console.print(Text(f"the compiled model's parameters were converted {r.seen}{where} after compiling "
+                           f"({r.difference_graph}); Dynamo traced nothing again", style="bold"), highlight=False)
+        if r.fix:
+            console.print(Hanging(Text(f"  fix: {r.fix}", style="green"), 7), highlight=False)
+        if r.location is not None:
+            console.print(Hanging(Text("  hint: the line above is read from your source (the one call converting "
+                                       "to that type); no Dynamo or XLA record holds it", style="yellow"), 8),
+                          highlight=False)
+        else:
+            console.print(Hanging(Text("  line unknown: look for the model's .to(dtype) / .half() / .bfloat16() "
+                                       "call after the first compiled call", style="yellow"), 8), highlight=False)
     for r in dynamo.xla_sizes:  # Dynamo traced a symbolic size once; XLA compiled each concrete one
         where = f" at {r.location.where}" if r.location else ""
         console.print(Text(f"XLA recompiled {r.function or 'the compiled function'} for new sizes ({r.compile_id}, "
