@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.jax_arrays import unusable_arrays
 from hlodiff.dumps.jax_cache_miss import MISS_RE, JaxCacheMiss, parse_miss
-from hlodiff.dumps.jax_name_join import FunctionMisses, jit_module, join_by_name
+from hlodiff.dumps.jax_name_join import FunctionMisses, join_by_name
 from hlodiff.errors import HlodiffError, InputNote, InputWarning
 
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
@@ -195,6 +195,11 @@ def module_name(compiled: str) -> str:
     return re.sub(r"[^\w.\-]", "_", name).rstrip("_")
 
 
+def jit_module(function: str) -> str:
+    """The module name ``jax.jit`` gives a function of this name (``scale_loss`` -> ``jit_scale_loss``)."""
+    return module_name(f"jit({function})")
+
+
 def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None = None
                  ) -> list[JaxCompilation | None]:
     """For each dumped module name (in module-number order, e.g. ``jit_step``), the compilation of the log that
@@ -226,7 +231,7 @@ def _join_by_name(log: JaxLog, modules: Sequence[str], warnings: list[InputWarni
                   ) -> list[JaxCompilation | None]:
     """The misses joined by function name, as compilations (``by_name``), and a line that says how (or why not)."""
     names = [n.rstrip("_") for n in modules]
-    result = join_by_name(log.functions, names)
+    result = join_by_name(log.functions, names, jit_module)
     joined = [None if miss is None else JaxCompilation(miss.function, name, k, "", miss.line, miss, by_name=True)
               for k, (name, miss) in enumerate(zip(names, result.misses))]
     if warnings is not None:
@@ -281,7 +286,7 @@ def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str]
         log.object_ids[key] = object_id
     if wanted is None:
         log.cache_misses.append(miss)
-    log.functions.add(miss, wanted)
+    log.functions.add(miss, None if wanted is None else wanted.get(jit_module(miss.function), 0))
     log.miss_count += 1
     if log.first_miss_line is None:
         log.first_miss_line = line

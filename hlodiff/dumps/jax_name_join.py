@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Sequence
 
 from hlodiff.dumps.jax_cache_miss import JaxCacheMiss
 
@@ -32,18 +32,19 @@ from hlodiff.dumps.jax_cache_miss import JaxCacheMiss
 class FunctionMisses:
     """The cache misses of a log by function name, as the log is streamed: every miss counted, at most as many
     kept per function as the dump holds modules of its name (``wanted``; all without it), and the places each name
-    was defined at. Costs the log's distinct functions, not its length."""
+    was defined at (``limit`` per miss: how many to keep of its function, None for all). Costs the log's distinct
+    functions, not its length."""
 
     kept: dict[str, list[JaxCacheMiss]] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)
     definitions: dict[str, set[str]] = field(default_factory=dict)
-    """Function name -> the files it was defined in (``defined at FILE:LINE``: the file, for nested misses) and,
-    under ``lines``, the definitions themselves."""
+    """Function name -> the files it was defined in (a call from inside its trace is in one of them)."""
     lines: dict[str, set[str]] = field(default_factory=dict)
+    """Function name -> the places it was defined at (``FILE:LINE``): more than one, more than one function."""
     nested: int = 0
     """Misses traced inside another function's trace (not counted for their own name)."""
 
-    def add(self, miss: JaxCacheMiss, wanted: Mapping[str, int] | None) -> None:
+    def add(self, miss: JaxCacheMiss, limit: int | None) -> None:
         if not miss.function:
             return
         if self._traced_inside(miss):
@@ -53,7 +54,7 @@ class FunctionMisses:
         defined = miss.defined_at
         self.definitions.setdefault(f, set()).add(defined.file if defined is not None else "")
         self.lines.setdefault(f, set()).add(defined.where if defined is not None else "")
-        if wanted is None or self.counts[f] < wanted.get(jit_module(f), 0):
+        if limit is None or self.counts[f] < limit:
             self.kept.setdefault(f, []).append(miss)
         self.counts[f] += 1
 
@@ -75,9 +76,10 @@ class NameJoin:
     refused: dict[str, str]
 
 
-def join_by_name(functions: FunctionMisses, modules: Sequence[str]) -> NameJoin:
+def join_by_name(functions: FunctionMisses, modules: Sequence[str], jit_module: Callable[[str], str]) -> NameJoin:
     """The misses of each function joined, in order, to the dumped modules of its name (module-number order) where
-    the name is one function's and its count of misses is the count of modules (see the module docstring)."""
+    the name is one function's and its count of misses is the count of modules (see the module docstring);
+    ``jit_module``: the module name ``jax.jit`` gives a function (``scale_loss`` -> ``jit_scale_loss``)."""
     count = Counter(modules)
     by_module: dict[str, list[str]] = {}
     for f in functions.counts:
@@ -106,9 +108,3 @@ def join_by_name(functions: FunctionMisses, modules: Sequence[str]) -> NameJoin:
         misses.append(got[k] if k < len(got) else None)
     return NameJoin(misses, matched, refused)
 
-
-def jit_module(function: str) -> str:
-    """The module name ``jax.jit`` gives a function of this name (``scale_loss`` -> ``jit_scale_loss``)."""
-    from hlodiff.dumps.jax_log import module_name
-
-    return module_name(f"jit({function})")
