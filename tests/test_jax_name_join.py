@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import SHARED, need_shared
 from helpers import cli_json
 from hlodiff.dumps.jax_log import join_modules, read_jax_log
@@ -140,3 +142,49 @@ def test_shared_remat_policy_leads_with_the_static_argument_not_the_inner_retrac
     head = json.loads(_capture(tmp_path, "jax_remat_policy"))
     assert head["kind"] == "static_argument" and head["location"]["line"] == 20, head
     assert "policy" in head["fix"] and "another path" not in head["fix"]
+
+
+PARTIAL = '''\
+import jax, jax.numpy as jnp
+
+@jax.jit
+def f(x, s):
+    return jnp.tanh(x * s).sum()
+
+@jax.jit
+def g(x):
+    return jnp.cos(x).sum()
+
+x = jnp.ones((8, 16), jnp.float32)
+for step, s in enumerate([0.5, jnp.float32(0.5)]):
+    print(float(f(x, s)))                              # line 13: a Python float, then a typed scalar
+    print(float(g(jnp.ones((4 * (step + 1),)))))       # line 14: another shape
+'''
+
+
+def test_a_function_left_out_of_the_name_join_is_not_told_a_placement(tmp_path):
+    """f's weak-type miss is missing from the log (1 miss, 2 jit_f modules: not joined) while g joins: f's identical
+    HLO must not be read as "the trace was reused, the arguments live elsewhere" (what a compilation without a miss
+    means when compile lines join), but as a log not matched there; with f's miss in the log, f is told its weak
+    type. A real JAX run of a small script."""
+    pytest.importorskip("jax")
+    (tmp_path / "partial.py").write_text(PARTIAL)
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAX_EXPLAIN_CACHE_MISSES": "1",
+           "XLA_FLAGS": f"--xla_dump_to={tmp_path / 'dump'} --xla_dump_hlo_as_text"}
+    env.pop("JAX_LOG_COMPILES", None)
+    with open(tmp_path / "whole.log", "w") as err:
+        subprocess.run([sys.executable, "partial.py"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                       check=True, timeout=300)
+    whole = (tmp_path / "whole.log").read_text()
+    second_f = whole.index("TRACING CACHE MISS", whole.index("  for f defined") - 120)
+    (tmp_path / "cut.log").write_text(whole[:second_f] + whole[whole.index("TRACING CACHE MISS", second_f + 1):])
+
+    def headline_of(log: str) -> dict:
+        doc = cli_json("explain-recompile", str(tmp_path / "dump"), "--jax-log", str(tmp_path / log), codes=(1,))
+        [f] = [r for r in doc["recompilations"] if r["family"] == "jit_f"]
+        return f["causes"][0]
+
+    cut = headline_of("cut.log")
+    assert cut["kind"] == "cache_key" and "could not be matched" in cut["fix"] and "device" not in cut["fix"]
+    told = headline_of("whole.log")
+    assert told["kind"] == "weak_type" and told["locations"][0]["line"] == 13
