@@ -105,6 +105,16 @@ class InputWarning:
 
 
 @dataclass(frozen=True)
+class InputNote(InputWarning):
+    """Not a warning: how an input was read when it could be read more than one way (JAX's cache misses joined to
+    the dumped modules by function name, its log lacking the compile lines), printed as a note beside the
+    warnings so a reader can weigh what it rests on."""
+
+    def __str__(self) -> str:
+        return super().__str__().replace(": warning: ", ": note: ", 1)
+
+
+@dataclass(frozen=True)
 class ReportNote(InputWarning):
     """Not a warning: a fact about the input that the terminal report tells in its place (``cost``'s steps with no
     live-tensor report after the run repeated itself: review 17, F6, printed first as "warning: ... (a note, not a

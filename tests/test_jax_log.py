@@ -88,19 +88,31 @@ def test_own_log_missing_a_compile_line_is_no_other_run():
     assert warnings == []
 
 
-def test_cache_misses_without_compile_lines_say_why_nothing_joined(tmp_path):
+def test_cache_misses_without_compile_lines_join_by_the_functions_name(tmp_path):
     """JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES=1 prints the misses only (the compile lines removed
-    from a real log, as that run would print it)."""
+    from a real log, as that run would print it): one function `step`, two misses, two jit_step modules, so each
+    module gets the miss its compile line would have given it, and a note says the join was by name (shared
+    jax_weak_type's capture); with a miss gone the counts differ and the warning says nothing joined, and why."""
     text = (JAX / "static_argument" / "stderr.log").read_text()
     path = tmp_path / "stderr.log"
-    path.write_text("".join(line for line in text.splitlines(keepends=True)
-                            if "Compiling " not in line and "Finished " not in line))
+    misses = "".join(line for line in text.splitlines(keepends=True)
+                     if "Compiling " not in line and "Finished " not in line)
+    path.write_text(misses)
+    modules = _modules(JAX / "static_argument" / "dump")
     warnings: list[InputWarning] = []
     log = read_jax_log(str(path), warnings)
     assert log.cache_misses and not log.compilations and warnings == []
-    assert join_modules(log, _modules(JAX / "static_argument" / "dump"), warnings) == [None, None]
+    by_lines = join_modules(read_jax_log(str(JAX / "static_argument" / "stderr.log")), modules)
+    by_name = join_modules(log, modules, warnings)
+    assert [c.cache_miss.text for c in by_name] == [c.cache_miss.text for c in by_lines]
     [w] = warnings
-    assert "JAX_LOG_COMPILES=1" in w.message and w.line == log.cache_misses[0].line
+    assert ": note: " in str(w) and "by function name (step: 2 misses and 2 jit_step modules)" in w.message
+    first = misses.index("TRACING CACHE MISS")
+    path.write_text(misses[:first] + misses[misses.index("TRACING CACHE MISS", first + 1):])
+    warnings = []
+    assert join_modules(read_jax_log(str(path), warnings), modules, warnings) == [None, None]
+    [w] = warnings
+    assert "JAX_LOG_COMPILES=1" in w.message and "1 cache miss of step but 2 jit_step modules" in w.message
 
 
 def test_jax_log_option_refuses_a_file_that_is_no_jax_log():

@@ -195,16 +195,40 @@ def test_the_cast_is_the_type_the_program_converts_the_input_to_on_its_own_line(
 
 
 def test_a_jax_log_that_cannot_be_matched_is_not_asked_for_again(tmp_path):
-    """JAX's log captured with JAX_EXPLAIN_CACHE_MISSES=1 alone has no 'Compiling jit(...)' lines, so its
-    explanations cannot be matched to the dumped modules; the fix must not tell the user to rerun with the flag they
-    already used, but say what matching needs (look_kwarg's log, its Compiling lines left out)."""
+    """JAX's log captured with JAX_EXPLAIN_CACHE_MISSES=1 alone has no 'Compiling jit(...)' lines; where its misses
+    cannot be matched to the dumped modules by function name either (here its second miss is gone: one miss of
+    `step` for two jit_step modules), the fix must not tell the user to rerun with the flag they already used, but
+    say what matching needs (look_kwarg's log, its Compiling lines left out)."""
     import shutil
 
     folder = FIXTURES / "jax" / "look_kwarg"
     shutil.copytree(folder / "dump", tmp_path / "dump")
-    lines = (folder / "stderr.log").read_text().splitlines(keepends=True)
-    (tmp_path / "explain.log").write_text("".join(l for l in lines if "Compiling" not in l))
-    result = explained(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), [])
+    text = "".join(l for l in (folder / "stderr.log").read_text().splitlines(keepends=True) if "Compiling" not in l)
+    second = text.index("TRACING CACHE MISS", 1)
+    (tmp_path / "explain.log").write_text(text[:second])
+    warnings: list = []
+    result = explained(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), warnings)
     head = result.headline.causes[0]
     assert head.fix_rule == "cache_key_log_unjoined" and "JAX_LOG_COMPILES=1" in head.fix, head.fix
+    assert any("1 cache miss of step but 2 jit_step modules" in w.message for w in warnings), warnings
+
+
+def test_a_jax_log_without_compile_lines_joins_by_function_name(tmp_path):
+    """The same log whole (both misses of `step`, no Compiling line) joins by the function's name: the headline is
+    JAX's reason, as with the compile lines, and a note says how it was joined (shared jax_weak_type's capture)."""
+    import shutil
+
+    folder = FIXTURES / "jax" / "look_kwarg"
+    shutil.copytree(folder / "dump", tmp_path / "dump")
+    text = "".join(l for l in (folder / "stderr.log").read_text().splitlines(keepends=True) if "Compiling" not in l)
+    (tmp_path / "explain.log").write_text(text)
+    warnings: list = []
+    alone = explained(discover([str(tmp_path / "dump")], None, None, str(tmp_path / "explain.log")), warnings)
+    full = explained(discover([str(folder / "dump")], None, None, str(folder / "stderr.log")), [])
+    head, want = alone.headline.causes[0], full.headline.causes[0]
+    assert head.fix_rule != "cache_key_log_unjoined"
+    assert (head.kind, head.fix_rule, head.fix) == (want.kind, want.fix_rule, want.fix)
+    assert [str(x) for x in head.locations] == [str(x) for x in want.locations]
+    assert any("joined to the dumped modules by function name (step: 2 misses" in str(w) and ": note: " in str(w)
+               for w in warnings), warnings
     assert "rerun with JAX_EXPLAIN_CACHE_MISSES=1" not in head.fix

@@ -33,7 +33,8 @@ from typing import Mapping, Sequence
 from hlodiff.dumps._io import text_lines
 from hlodiff.dumps.jax_arrays import unusable_arrays
 from hlodiff.dumps.jax_cache_miss import MISS_RE, JaxCacheMiss, parse_miss
-from hlodiff.errors import HlodiffError, InputWarning
+from hlodiff.dumps.jax_name_join import FunctionMisses, join_by_name
+from hlodiff.errors import HlodiffError, InputNote, InputWarning
 
 _CACHE_HIT_RE = re.compile(r"Persistent compilation cache hit for '([^']+)'")
 _COMPILE_RE = re.compile(r"Compiling (\S+) with global shapes and types (.*?)(?:\. Argument mapping: .*)?$")
@@ -60,6 +61,9 @@ class JaxCompilation:
     loaded: bool = False
     """JAX loaded the program from its persistent compilation cache (``Persistent compilation cache hit for
     'jit_step'`` after this ``Compiling`` line): nothing was compiled."""
+    by_name: bool = False
+    """Joined by the function's name: the log has no ``Compiling`` line (:mod:`hlodiff.dumps.jax_name_join`), so
+    ``arguments`` is empty and ``line`` is the miss's."""
     unusable_donations: tuple[str, ...] = ()
     """Arrays JAX said it could not donate while compiling this (``UserWarning: Some donated buffers were not
     usable: float32[256,32], ...``), in XLA's spelling (``f32[256,32]``): donated arguments no output matches, which
@@ -80,6 +84,8 @@ class JaxLog:
     first_miss_line: int | None = None
     object_ids: dict[tuple, int] = field(default_factory=dict)
     """(function, definition) -> the object id of its last "never seen" message (see ``JaxCacheMiss.same_object``)."""
+    functions: FunctionMisses = field(default_factory=FunctionMisses)
+    """The misses by function name, to join by when the log has no ``Compiling`` line."""
 
 
 MAX_MISS_LINES = 10_000
@@ -111,7 +117,7 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
                 if len(block) < MAX_MISS_LINES:
                     block.append(text)
                 continue
-            _finish_miss(log, pending, block, block_line, keep=wanted is None)
+            _finish_miss(log, pending, block, block_line, wanted)
             block = None
         m = MISS_RE.search(text)
         if m is not None:
@@ -148,7 +154,7 @@ def read_jax_log(path: str, warnings: list[InputWarning] | None = None,
             unusable = ()
             ordinal += 1
     if block is not None:
-        _finish_miss(log, pending, block, block_line, keep=wanted is None)
+        _finish_miss(log, pending, block, block_line, wanted)
     if not log.compiled_names and not log.miss_count and warnings is not None:
         warnings.append(InputWarning("no JAX cache-miss explanation or compilation here (not a "
                                      "JAX_EXPLAIN_CACHE_MISSES / JAX_LOG_COMPILES log?); ignored", path, 1))
@@ -189,12 +195,21 @@ def module_name(compiled: str) -> str:
     return re.sub(r"[^\w.\-]", "_", name).rstrip("_")
 
 
+def jit_module(function: str) -> str:
+    """The module name ``jax.jit`` gives a function of this name (``scale_loss`` -> ``jit_scale_loss``)."""
+    return module_name(f"jit({function})")
+
+
 def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None = None
                  ) -> list[JaxCompilation | None]:
     """For each dumped module name (in module-number order, e.g. ``jit_step``), the compilation of the log that
     produced it: the n-th module of a name goes with the n-th compilation of that name. Names meet as
     :func:`module_name` gives them, without trailing underscores, whichever JAX dumped the module. None where the log has
-    no such compilation; a warning when the log looks like another run's (see :func:`_join_warning`)."""
+    no such compilation; a warning when the log looks like another run's (see :func:`_join_warning`). A log with
+    cache misses and no compile line joins by the functions' names where they are unambiguous
+    (:mod:`hlodiff.dumps.jax_name_join`), and says so."""
+    if not log.compiled_names and log.miss_count:
+        return _join_by_name(log, modules, warnings)
     by_name: dict[str, list[JaxCompilation]] = {}
     for compilation in log.compilations:
         by_name.setdefault(compilation.module_name, []).append(compilation)
@@ -212,6 +227,30 @@ def join_modules(log: JaxLog, modules: Sequence[str], warnings: list[InputWarnin
     return joined
 
 
+def _join_by_name(log: JaxLog, modules: Sequence[str], warnings: list[InputWarning] | None
+                  ) -> list[JaxCompilation | None]:
+    """The misses joined by function name, as compilations (``by_name``), and a line that says how (or why not)."""
+    names = [n.rstrip("_") for n in modules]
+    result = join_by_name(log.functions, names, jit_module)
+    joined = [None if miss is None else JaxCompilation(miss.function, name, k, "", miss.line, miss, by_name=True)
+              for k, (name, miss) in enumerate(zip(names, result.misses))]
+    if warnings is not None:
+        refused = "; ".join(result.refused.values())
+        n = log.miss_count
+        if result.matched:
+            told = ", ".join(f"{f}: {k} miss{'es' if k != 1 else ''} and {k} {jit_module(f)} "
+                             f"module{'s' if k != 1 else ''}" for f, k in result.matched.items())
+            warnings.append(InputNote(
+                f"no 'Compiling jit(...)' line: JAX's cache misses were joined to the dumped modules by function "
+                f"name ({told})" + (f"; not joined: {refused}" if refused else ""), log.path, log.first_miss_line))
+        elif modules:
+            warnings.append(InputWarning(
+                f"{n} cache-miss explanation{'s' if n != 1 else ''} but no 'Compiling jit(...)' line to join them to "
+                "the dumped modules (capture with JAX_LOG_COMPILES=1 too); nothing joined"
+                + (f" (by function name neither: {refused})" if refused else ""), log.path, log.first_miss_line))
+    return joined
+
+
 def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompilation | None]
                   ) -> InputWarning | None:
     """Why JAX's reasons may be missing: cache misses without the compile lines they join by, or a log of another
@@ -220,12 +259,7 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
     (A dumped module without a compilation alone is no sign: ``jax.jit(f, compiler_options=...)`` compiles again
     with no second compile line.)"""
     if not log.compiled_names:
-        if not log.miss_count:
-            return None
-        n = log.miss_count
-        return InputWarning(f"{n} cache-miss explanation{'s' if n != 1 else ''} but no 'Compiling jit(...)' line "
-                            "to join them to the dumped modules (capture with JAX_LOG_COMPILES=1 too); nothing "
-                            "joined", log.path, log.first_miss_line)
+        return None
     foreign = sorted(set(log.compiled_names) - set(modules))
     unjoined = sorted({n for n, c in zip(modules, joined) if c is None} - set(log.compiled_names))
     if not foreign or (any(joined) and not unjoined):
@@ -242,15 +276,17 @@ def _join_warning(log: JaxLog, modules: Sequence[str], joined: Sequence[JaxCompi
 
 # -- one cache-miss message ---------------------------------------------------------------------------------------
 
-def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int, keep: bool) -> None:
+def _finish_miss(log: JaxLog, pending: dict[str, JaxCacheMiss], block: list[str], line: int,
+                 wanted: Mapping[str, int] | None) -> None:
     miss, object_id = parse_miss(block, line)
     if object_id:
         key = (miss.function, miss.defined_at.where if miss.defined_at is not None else None)
         if log.object_ids.get(key) == object_id:
             miss = replace(miss, same_object=True)
         log.object_ids[key] = object_id
-    if keep:
+    if wanted is None:
         log.cache_misses.append(miss)
+    log.functions.add(miss, None if wanted is None else wanted.get(jit_module(miss.function), 0))
     log.miss_count += 1
     if log.first_miss_line is None:
         log.first_miss_line = line

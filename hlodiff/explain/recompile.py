@@ -147,7 +147,10 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         and not (i and read_after_sync(graphs[i - 1], g))))  # round 6: a metric read after the sync, no cut
     cut_sources = {c.source for c in run.cut}  # their sequences stop where the file was cut (review F10)
     joined = jax_compilations(run, graphs, warnings)
-    explained = any(c.cache_miss is not None for c in joined.values())  # JAX_EXPLAIN_CACHE_MISSES was on
+    # JAX_EXPLAIN_CACHE_MISSES was on and its compile lines join: a compilation without a miss reused its trace. A
+    # join by function name (no compile lines) says nothing of a module it left out: its log was not matched there.
+    by_name = any(c.by_name for c in joined.values())
+    explained = not by_name and any(c.cache_miss is not None for c in joined.values())
     loaded = loaded_refs(graphs, joined)  # programs a persistent cache gave: not compilations
     families = group(graphs, partial, function_splits(graphs, joined, explained))  # review F5: one name, 2 functions
     order = {id(g): i for i, g in enumerate(graphs) if g.compiled}  # positions of compilations, by identity
@@ -180,7 +183,8 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     run_values = static_values(recompilations, joined)
     contexts = contexts_by_line([*joined.values(), *run.jax_whole_run()])
     for r in recompilations:
-        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and not joined,
+        merge_jax(r, joined.get(r.graph.ref), explained=explained, log_given=bool(run.jax_logs) and (
+                  not joined or by_name),
                   sources=run.sources, run_values=run_values, contexts=contexts)
     place_made_tensors(recompilations)
     place_grown_tensors(recompilations)
