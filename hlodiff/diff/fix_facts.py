@@ -240,7 +240,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         args["keywords"] = ctx.keywords
     for name in ("rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset", "updated_in_place", "trains", "updates_removed",
                  "carried_scalar",
-                 "slice_start", "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input",
+                 "slice_start", "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added", "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "params_added",
                  "none_leaf", "state_returned", "slices_rearranged", "read_branch", "across_ranks",
                  "no_collective", "size_schedule", "read_condition", "read_in_condition"):
         if getattr(ctx, name, False):
