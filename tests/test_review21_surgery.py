@@ -76,3 +76,10 @@ def test_compare_of_the_pair_explain_compared_tells_its_story():
     assert "synced or read before" not in out and "keep sizes fixed (allocate" not in out
     other = cli("compare", f"{run}#1", f"{run}#3", codes=(0, 1)).stdout  # not explain's pair: the differ's own
     assert "parameters added to the model mid-run" not in other
+
+
+def test_the_surgery_is_placed_at_the_line_that_made_the_new_parameters():
+    # first try: the head added at :30 was placed at opt.step() :39 (the optimizer's new scalars' line)
+    for name, line in (("rev21_tx_aux_head_added", 30), ("rev21_tx_lora_added", 39)):
+        root = explained(discover([_capture(name)], None, None)).recompilations[0].causes[0]
+        assert (root.locations[0].file.rsplit("/", 1)[-1], root.locations[0].line) == (f"{name}.py", line)
