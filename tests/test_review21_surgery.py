@@ -63,6 +63,9 @@ def test_a_resized_embedding_stays_a_resize():
     "lr_ema_after_warmup",  # an EMA begun late: updated, not trained
     "ema_every4",  # an EMA on some steps
     "review2_moco_queue",  # a queue grown by cat: new shapes each step, carried and read, not parameters added
+    "rev4_lr_float",  # the first step's warm-up: a tensor created on the first step, device data from then on
+    "x4c_prev_output_control",  # the first backward's gradients kept (zero_grad(set_to_none=False))
+    "x6c_window_cat_control",  # a window made on the first step
 ])
 def test_look_alikes_are_not_surgery(name):
     assert not _all_rules(name) & {"inputs_params_added", "shape_follows_params_added"}
