@@ -949,7 +949,7 @@ RULES: tuple[FixRule, ...] = (
     # f32[32,32] in the ops around it (its update, its gradient): a consequence of the new parameters, nothing to pad
     _rule("shape_follows_params_added", "shape", "params_added torch_xla",
           "follows from the parameters added above: ops that worked on the old layer's tensors (their gradients and "
-          "updates) now work on the new ones' shapes; nothing to pad or keep fixed here", unless="resized_input grows warmup"),
+          "updates) now work on the new ones' shapes; nothing to pad or keep fixed here", unless="resized_input grows second_step"),
     _rule("shape_loop_length", "shape", "jax required_static",
           "follows from the loop's trip count above: a scan stacks one row per iteration, so its outputs take the "
           "loop's length", unless="on_input"),
@@ -1273,7 +1273,7 @@ RULES: tuple[FixRule, ...] = (
           "parameters added to the model mid-run (adapters such as LoRA wrapped around a layer, a new head or "
           "module) and given to the optimizer; the graph changes once, so it compiles once more: expected if the "
           "surgery is deliberate; to compile once, do the surgery before the first step (add the adapters or head, "
-          "freeze what stays frozen, then build the optimizer)", unless="jax comes_back resized_input grows warmup"),
+          "freeze what stays frozen, then build the optimizer)", unless="jax comes_back resized_input grows warmup second_step"),
     # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
