@@ -158,6 +158,8 @@ EXERCISED = {
     # round 9: an embedding rebuilt with more rows mid-run, its rows copied in (look-alikes keeping their rows:
     # tests/test_round9.py)
     "inputs_resized": "scenarios/torch_xla/embed_vocab_grow",
+    "inputs_params_added": "scenarios/torch_xla/rev21_tx_lora_added/record",
+    "shape_follows_params_added": "scenarios/torch_xla/rev21_tx_lora_added/record",
     # crossings round 4: a Python sum over a list of every step's loss, one more scalar input each step (its
     # look-alikes keeping their rows: center_no_detach and look_rnn_carry, non-scalar history: history_carried;
     # loss_history, rev4_history, torch.stack of the list: history_list_joined)

@@ -173,6 +173,10 @@ class FixContext:
     updated_in_place: bool = False
     """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
     on these steps only (an EMA of the weights, a periodic update)."""
+    params_added: bool = False
+    """Every non-scalar input added is a tensor of a shape the compared graph never read, written back and trained
+    (:func:`hlodiff.explain.added_parameters.parameters_added`): parameters added to the model mid-run (LoRA
+    adapters, a new head), not an existing one resized."""
     trains: bool = False
     """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
     a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""

@@ -197,7 +197,7 @@ def joins_grow(recompilation) -> bool:
                for c in recompilation.causes for ch in c.origins)
 
 
-def _output_shapes(graph, positions) -> list[str]:
+def output_shapes(graph, positions) -> list[str]:
     cm = getattr(graph, "_canonical", None)
     if cm is None:
         return []
@@ -220,13 +220,13 @@ def updated_in_place(r) -> bool:
         return False
     if not new_inputs:  # tensors the other graph already held: its outputs, rewritten here, are all weight-shaped
         cm = getattr(r.graph, "_canonical", None)
-        params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()} if cm is not None else set()
-        outs = _output_shapes(r.graph, added_out)
-        return len(outs) >= 2 and all(_dims_key(o) in params and not o.endswith("[]") for o in outs) and any(
+        params = {dims_key(str(p.shape)) for p in cm.module.entry.parameters()} if cm is not None else set()
+        outs = output_shapes(r.graph, added_out)
+        return len(outs) >= 2 and all(dims_key(o) in params and not o.endswith("[]") for o in outs) and any(
             not f.is_library for c in r.causes if c.kind == "outputs" for f in c.locations)
     if any(not o.frames or all(f.is_library for f in o.frames) for o in new_inputs):
         return False
-    outs = _output_shapes(r.graph, added_out)
+    outs = output_shapes(r.graph, added_out)
     for shape in (without_layout_text(i.shape) for i in new_inputs):
         if shape not in outs:
             return False
@@ -277,13 +277,13 @@ def updates_removed(r) -> bool:
     if added_out or len(removed_out) < 2:
         return False
     cm = r.closest._canonical
-    params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()
+    params = {dims_key(str(p.shape)) for p in cm.module.entry.parameters()
               if not without_layout_text(str(p.shape)).endswith("[]")}
-    like = [s for s in _output_shapes(r.closest, removed_out) if _dims_key(s) in params]
+    like = [s for s in output_shapes(r.closest, removed_out) if dims_key(s) in params]
     return len(like) >= 2 and 2 * len(like) >= len(removed_out)
 
 
-def _dims_key(shape: str) -> tuple:
+def dims_key(shape: str) -> tuple:
     """Element type and sorted dimensions: a gradient kept transposed (``f32[8,16]`` of an ``f32[16,8]`` weight)
     matches its parameter."""
     m = PRINTED_DIMS.search(shape)
