@@ -179,6 +179,12 @@ class FixContext:
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
+    donors_updated: bool = False
+    """Beside :attr:`updates_removed`, the parameters torch_xla no longer donates are those whose updates went
+    (:func:`hlodiff.explain.fix_evidence.donors_updated`): the donation follows from the freeze."""
+    donors_trained: bool = False
+    """The mirror: the parameters torch_xla now donates are those the graph starts to train
+    (:func:`hlodiff.explain.fix_evidence.donors_trained`): the donation follows from the unfreeze."""
     keywords: str = ""
     """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
     log_unjoined: bool = False

@@ -1,0 +1,58 @@
+"""New-user review 21 (2026-11-28): what a user read on P3 (a JAX reshard at step 3, the loop inside main()) and P7
+(the pytest plugin's freeze test), checked on the scenarios made from them and on their look-alikes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import cli, cli_json
+
+SCEN = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios"
+P3 = SCEN / "jax" / "rev21_jx_reshard_main"
+P7 = SCEN / "torch_xla" / "rev21_tx_freeze_test" / "record"
+
+
+# -- F3: a jitted function called inside main() is placed at its call, not at the module-level main() --------------
+
+def test_a_sharding_change_is_told_at_the_call_inside_main_not_at_the_main_call():
+    doc = cli_json("explain-recompile", str(P3), codes=(1,))
+    head = doc["headline"]
+    assert head["kind"] == "sharding"
+    assert (head["location"]["line"], head["location"]["function"]) == (30, "main")  # `train_step(...)`, not :35
+    text = cli("explain-recompile", str(P3), codes=(1,)).stdout
+    assert "(sharding at rev21_jx_reshard_main.py:30)" in text
+    assert "rev21_jx_reshard_main.py:30 (main)" in text.split("input sharding changed on parameter")[1]
+
+
+def test_look_alike_a_call_at_module_level_keeps_its_line():
+    # rev10_jx_sharding calls the jitted step from the module's own loop: the call is the outermost frame there
+    doc = cli_json("explain-recompile", str(SCEN / "jax" / "rev10_jx_sharding"), codes=(1,))
+    assert doc["headline"]["kind"] == "sharding" and doc["headline"]["location"]["line"] == 19
+
+
+# -- F4: a donation change that follows from freezing (or unfreezing) is told as following, with no fix of its own --
+
+def _aliasing(folder: Path) -> list[dict]:
+    doc = cli_json("explain-recompile", str(folder), codes=(1,))
+    return [c for r in doc["recompilations"] for c in r["causes"] if c["kind"] == "aliasing"]
+
+
+def test_the_donation_lost_with_the_frozen_weights_follows_from_the_freeze():
+    (cause,) = _aliasing(P7)
+    assert cause["fix"].startswith("follows from the outputs removed above")
+    assert "update the same tensors in place" not in cause["fix"]
+    text = cli("explain-recompile", str(P7), codes=(1,)).stdout
+    assert "update the same tensors in place every step" not in text
+    assert "otherwise freeze them before the first step" in text  # the headline's fix stays
+
+
+def test_look_alike_unfreezing_gains_donation_as_a_consequence_too():
+    causes = _aliasing(SCEN / "torch_xla" / "ulmfit_unfreeze" / "record")
+    assert causes and all(c["fix"].startswith("follows from the outputs added above") for c in causes)
+
+
+def test_look_alike_an_ema_begun_late_keeps_its_own_in_place_fix():
+    # lr_ema_after_warmup: the EMA's tensors are updated in place from one step, no gradient: the donation is the
+    # in-place update itself, and the row that says so stays
+    causes = _aliasing(SCEN / "torch_xla" / "lr_ema_after_warmup")
+    assert causes and all(c["fix_rule"] == "aliasing_torch" for c in causes)
