@@ -56,3 +56,56 @@ def test_look_alike_an_ema_begun_late_keeps_its_own_in_place_fix():
     # in-place update itself, and the row that says so stays
     causes = _aliasing(SCEN / "torch_xla" / "lr_ema_after_warmup")
     assert causes and all(c["fix_rule"] == "aliasing_torch" for c in causes)
+
+
+# -- F5: the words agree with the evidence: no "line unknown" under a line told, no bare "mode" for autocast --------
+
+def _rendered(cause) -> str:
+    import io
+
+    from rich.console import Console
+
+    from hlodiff.render.terminal import render_causes
+
+    out = io.StringIO()
+    render_causes(Console(file=out, width=200, color_system=None), [cause])
+    return out.getvalue()
+
+
+def test_a_hint_under_a_line_told_is_a_hint_not_line_unknown():
+    # P5: "at p5_tc_collator.py:34" then "line unknown: ... Dynamo's log names your line (above)" right under it
+    from hlodiff.diff.model import Cause
+    from hlodiff.hlo.model import SourceFrame
+
+    hint = "the graph's frames end in torch.compile's XLA bridge; Dynamo's log names your line (above)"
+    placed = Cause("shape", "input shape changed on parameter %p3.14: s64[2,7] -> s64[2,9]",
+                   locations=[SourceFrame("/home/user/project/train.py", 34, None)], hint=hint)
+    text = _rendered(placed)
+    assert "line unknown" not in text and "hint: the graph's frames end" in text
+    lineless = Cause("shape", "input shape changed on parameter %p3.14: s64[2,7] -> s64[2,9]", hint=hint)
+    assert "line unknown: the graph's frames end" in _rendered(lineless)
+
+
+def test_the_live_line_calls_an_autocast_guard_the_autocast_setting():
+    from live_replay import printed, replay_case
+
+    said = [line for line in printed(replay_case("dynamo/dyn_autocast_steps")) if "dyn_autocast_steps.py:" in line]
+    assert any("autocast setting at dyn_autocast_steps.py:" in line for line in said), said
+    assert not any(": mode at " in line for line in said)
+
+
+def test_mode_labels_name_what_the_guard_is_about():
+    from hlodiff.dumps.dynamo_log import GuardFailure
+    from hlodiff.explain.dynamo_types import DynamoRecompile
+    from hlodiff.explain.live_dynamo import mode_label
+
+    def item(guard: str, facts=(), subject=None):
+        return DynamoRecompile("0/1", "forward", "mode", GuardFailure("0/0", guard), None, subject=subject,
+                               facts=frozenset({"dynamo", *facts}))
+
+    assert mode_label(item("GLOBAL_STATE changed: autocast", {"autocast"})) == "autocast setting"
+    assert mode_label(item("GLOBAL_STATE changed: grad_mode")) == "grad mode"
+    assert mode_label(item("L['self'].training == True")) == "train/eval mode"
+    assert mode_label(item("GLOBAL_STATE changed: num_threads", {"global_setting"}, "num_threads")) == \
+        "num_threads setting"
+    assert mode_label(item("another stack", {"function_mode_stack"})) == "torch function mode stack"
