@@ -86,6 +86,18 @@ def test_a_hint_under_a_line_told_is_a_hint_not_line_unknown():
     assert "line unknown: the graph's frames end" in _rendered(lineless)
 
 
+def test_a_bridge_graph_placed_at_dynamos_call_says_no_line_unknown_under_it():
+    # dyn_static_lengths (sources on disk): the bridge's graph is told at the call :24 Dynamo's section names; before,
+    # "line unknown: ... Dynamo's log names your line (above)" followed it
+    folder = SCEN / "dynamo" / "dyn_static_lengths"
+    text = cli("explain-recompile", str(folder), "--source-map", f"/home/user/project={SCEN / 'dynamo'}",
+               codes=(0, 1)).stdout
+    lines = text.splitlines()
+    assert any(line.strip() == "at /home/user/project/dyn_static_lengths.py:24" for line in lines)
+    for above, below in zip(lines, lines[1:]):
+        assert not (above.lstrip().startswith("at ") and below.lstrip().startswith("line unknown")), (above, below)
+
+
 def test_the_live_line_calls_an_autocast_guard_the_autocast_setting():
     from live_replay import printed, replay_case
 
@@ -109,3 +121,28 @@ def test_mode_labels_name_what_the_guard_is_about():
     assert mode_label(item("GLOBAL_STATE changed: num_threads", {"global_setting"}, "num_threads")) == \
         "num_threads setting"
     assert mode_label(item("another stack", {"function_mode_stack"})) == "torch function mode stack"
+
+
+# -- F6: cost's counts and words agree ------------------------------------------------------------------------------
+
+def test_the_undonated_inputs_shapes_add_up_to_their_count():
+    from helpers import cost_scenario
+
+    head = cost_scenario("jax_adam_no_donate")["headline"]
+    assert head["count"] == 6 and len(head["shapes"]) == 6  # every input, not the 4 largest
+    assert "6 inputs (3 x f32[64,128], 3 x f32[128,1], 97.5 KiB)" in head["summary"]
+
+
+def test_a_shape_list_counts_what_it_does_not_show():
+    from hlodiff.render.cost_headline import shape_list
+
+    assert shape_list(["f32[8]", "f32[8]", "f32[4]"]) == "2 x f32[8], f32[4]"
+    assert shape_list([f"f32[{n}]" for n in range(9, 3, -1)]) == "f32[9], f32[8], f32[7], f32[6] and 2 more"
+
+
+def test_an_eager_ops_copies_are_per_call_not_per_step():
+    folder = SCEN / "cost" / "jax_adam_no_donate"
+    text = cli("cost", str(folder / "dump"), "--jax-log", str(folder / "stderr.log"), codes=(0,), columns=200).stdout
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.count("│") >= 5}
+    assert "/call:" in rows["jit_stage"] and "/call" not in rows["jit_train_step"]
+    assert "copies/step marked /call: an operation JAX ran outside jit" in text
