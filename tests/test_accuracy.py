@@ -358,6 +358,10 @@ WRONG_NOW = {
     # review2_clip_nonfinite's truth for the same program requires. Left: the two reviewers' truths disagree
     "torch_xla/rev20_t2_clip_sync": "exit: 1 (a split exits 1 for its fix; review2_clip_nonfinite, the same "
                                     "program, expects 1)",
+    # new-user review 21, P3: as jax_split_count, a JAX dump and log hold compilations only (the later cache hits
+    # are not logged), so 2 compilations (A,B) cannot be told 'switched'; kind, line (:30 since F3) and fix are right
+    "jax/rev21_jx_reshard_main": "pattern: 2 compilations of jit_train_step (A,B) (sharding at "
+                                 "rev21_jx_reshard_main.py:30): a JAX dump holds compilations only",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
