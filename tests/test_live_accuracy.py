@@ -63,6 +63,11 @@ LIVE_WRONG_NOW = {
     #    show (moco: the cat at :24 grows 8, 16, 24), or places it by them (multitask: the genexpr at :19)
     'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19 (step 1 told before the growth at :24 shows)',
     'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21 (moves to :19 once the steps are known)',
+    # new-user review 21, P7: at step 2 the graph without the frozen layer's updates has run once, so the live line
+    # says "a value is kept on some steps only" at the update :18; the report at exit (the graph stayed: switched)
+    # names the freeze at :15 and "freeze them before the first step"
+    'torch_xla/rev21_tx_freeze_test': 'line: rev21_tx_freeze_test.py:18; fix_any: a value kept on some steps only '
+                                      '(the freeze is seen to stay only on later steps)',
     # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
     #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
     #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's

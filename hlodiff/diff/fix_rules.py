@@ -1789,6 +1789,16 @@ RULES: tuple[FixRule, ...] = (
           "follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too"),
     _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
+    # review 21, F4 (rev21_tx_freeze_test; freeze_backbone, ulmfit_unfreeze): the updates of frozen weights went (of
+    # unfrozen ones came), so their buffers are no longer (now) donated: a consequence, never a fix of its own
+    _rule("aliasing_follow_frozen", "aliasing", "torch_xla removed_only donors_updated",
+          "follows from the outputs removed above: torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), and the parameters no longer updated (frozen, or left out of the optimizer) "
+          "are no longer overwritten: it comes and goes with that change, nothing of its own to change"),
+    _rule("aliasing_follow_unfrozen", "aliasing", "torch_xla donors_trained",
+          "follows from the outputs added above: torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), and the parameters it now trains (unfrozen, or added to the optimizer) are "
+          "overwritten from here on: it comes and goes with that change, nothing of its own to change"),
     _rule("aliasing_torch", "aliasing", "torch_xla",
           "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
           "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "

@@ -186,6 +186,12 @@ class FixContext:
     update_dropped: bool = False
     """One parameter-shaped output went with elementwise work only (its update, not its gradient): the optimizer
     holds a tensor the model no longer uses (:mod:`hlodiff.explain.update_dropped`)."""
+    donors_updated: bool = False
+    """Beside :attr:`updates_removed`, the parameters torch_xla no longer donates are those whose updates went
+    (:func:`hlodiff.explain.fix_evidence.donors_updated`): the donation follows from the freeze."""
+    donors_trained: bool = False
+    """The mirror: the parameters torch_xla now donates are those the graph starts to train
+    (:func:`hlodiff.explain.fix_evidence.donors_trained`): the donation follows from the unfreeze."""
     keywords: str = ""
     """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
     log_unjoined: bool = False

@@ -36,7 +36,8 @@ from hlodiff.explain.family_values import family_constants, family_first_types, 
 from hlodiff.explain.first_step_tensors import first_step_made, materialized
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
-                                          updated_in_place, updates_removed, trains_new_tensors)
+                                          updated_in_place, updates_removed, trains_new_tensors,
+                                          donors_trained, donors_updated)
 from hlodiff.explain.library_branches import library_branch, library_start
 from hlodiff.explain.update_dropped import update_dropped
 from hlodiff.explain.producing_ops import family_ops
@@ -128,6 +129,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             list_length=list_length(r.causes),
             params_added=parameters_added(r) and trains_new_tensors(r),
             updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
+            donors_updated=donors_updated(r), donors_trained=donors_trained(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),
             path_swap=path_swap(r, patterns.get(r.family.key)), made_after_sync=made_after_sync(r),

@@ -283,6 +283,50 @@ def updates_removed(r) -> bool:
     return len(like) >= 2 and 2 * len(like) >= len(removed_out)
 
 
+def donors_updated(r) -> bool:
+    """Review 21, F4: torch_xla stopped donating some parameters' buffers (donation lost, none gained) and each of
+    them is shaped like an output that went with the updates (:func:`updates_removed`): the step no longer
+    overwrites those tensors because it no longer updates them (frozen). The donation follows from the freeze;
+    "update the same tensors in place every step" would undo it."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if not updates_removed(r):
+        return False
+    return _donation_matches(r, lost=True, outputs=_output_shapes(r.closest, outputs_added_removed(r.diff)[1]))
+
+
+def donors_trained(r) -> bool:
+    """The mirror of :func:`donors_updated` (ulmfit_unfreeze): donation only gained, by parameters each shaped like
+    an output the graph added, and the graph trains them (:func:`trains_new_tensors`: a new weight gradient), so
+    they are unfrozen, not an EMA updated in place from this step."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if r.diff is None or r.diff.equal or not trains_new_tensors(r):
+        return False
+    return _donation_matches(r, lost=False, outputs=_output_shapes(r.graph, outputs_added_removed(r.diff)[0]))
+
+
+def _donation_matches(r, lost: bool, outputs: list[str]) -> bool:
+    """Every aliasing cause only lost (``lost``) or only gained donation, and each parameter it names (left side
+    when lost, right side when gained) is shaped like one of ``outputs``, one output per parameter."""
+    aliasing = [c for c in r.causes if c.kind == "aliasing"]
+    if not aliasing or any(c.removed != lost or c.added == lost for c in aliasing):
+        return False
+    graph = r.closest if lost else r.graph
+    cm = getattr(graph, "_canonical", None)
+    names = [a if lost else b for c in aliasing for a, b in c.instructions]
+    if cm is None or not names:
+        return False
+    outs = [dims_key(s) for s in outputs]
+    for name in names:
+        inst = cm.entry.insts.get(name) if name is not None else None
+        key = dims_key(without_layout_text(str(inst.shape))) if inst is not None else None
+        if key not in outs:
+            return False
+        outs.remove(key)
+    return True
+
+
 def dims_key(shape: str) -> tuple:
     """Element type and sorted dimensions: a gradient kept transposed (``f32[8,16]`` of an ``f32[16,8]`` weight)
     matches its parameter."""
