@@ -292,7 +292,7 @@ def donors_updated(r) -> bool:
 
     if not updates_removed(r):
         return False
-    return _donation_matches(r, lost=True, outputs=_output_shapes(r.closest, outputs_added_removed(r.diff)[1]))
+    return _donation_matches(r, lost=True, outputs=output_shapes(r.closest, outputs_added_removed(r.diff)[1]))
 
 
 def donors_trained(r) -> bool:
@@ -303,7 +303,7 @@ def donors_trained(r) -> bool:
 
     if r.diff is None or r.diff.equal or not trains_new_tensors(r):
         return False
-    return _donation_matches(r, lost=False, outputs=_output_shapes(r.graph, outputs_added_removed(r.diff)[0]))
+    return _donation_matches(r, lost=False, outputs=output_shapes(r.graph, outputs_added_removed(r.diff)[0]))
 
 
 def _donation_matches(r, lost: bool, outputs: list[str]) -> bool:
