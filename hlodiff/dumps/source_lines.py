@@ -176,6 +176,13 @@ class SourceLines:
 
         return self._ask(steers_only_branches, bool, file, function, name)
 
+    def splits_into_pieces(self, file: str, line: int | None) -> bool:
+        """Whether a call on ``file:line`` cuts a tensor into pieces (``xb.chunk(4)``):
+        :func:`hlodiff.dumps.chunk_source.splits_into_pieces`."""
+        from hlodiff.dumps.chunk_source import splits_into_pieces
+
+        return self._ask(splits_into_pieces, bool, file, line)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk, so every question gets its answer for no file."""
