@@ -114,3 +114,33 @@ def test_sizes_that_go_up_and_down_are_not_a_grown_tensor():
     """dyn_static_lengths: ten sequence lengths in no order; no tensor grows by cat."""
     doc = _explain("dyn_static_lengths", _MAP)
     assert "dynamo_shape_grown_by_cat" not in {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
+
+
+@pytest.mark.parametrize("code, name, line", [
+    ("for s in range(8):\n    net.queue = torch.cat([k, net.queue])[:K]\n", "queue", 3),
+    ("while True:\n    self.bank = torch.cat([self.bank, z.detach()], dim=0)\n", "bank", 3),
+    ("for s in range(8):\n    hist = torch.concat((hist, x))\n", "hist", 3),
+    ("net.queue = torch.cat([k, net.queue])\n", "queue", None),                  # once, not in a loop
+    ("for s in range(8):\n    net.queue = torch.cat([k, other])\n", "queue", None),  # not fed itself
+    ("for s in range(8):\n    net.queue = net.queue * 0.9\n", "queue", None),       # no concatenation
+    ("for s in range(8):\n    net.keys = torch.cat([k, net.queue])\n", "queue", None),  # another name rebound
+])
+def test_a_name_rebound_to_a_concatenation_with_itself_in_a_loop_is_found(tmp_path, code, name, line):
+    from hlodiff.dumps.cat_growth_source import grown_by_cat
+
+    file = tmp_path / "train.py"
+    file.write_text("import torch\n" + code)
+    assert grown_by_cat(str(file), name) == line
+
+
+def test_without_the_source_the_xla_story_still_tells_the_queue_grown_by_cat():
+    """At exit the XLA graphs name the cat (shape_growing_cache) whether or not the file is on disk."""
+    doc = _explain("d31_queue_grow")
+    assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_shape_grown_by_cat"}
+
+
+def test_a_kv_cache_grown_inside_the_compiled_step_keeps_its_story():
+    """dyn_kv_cat: the cache grows by torch.cat inside the compiled function (its truth: the cat or the call,
+    a static cache): the round's rows must not take another story's place there."""
+    doc = _explain("dyn_kv_cat", _MAP)
+    assert "preallocate" in doc["headline"]["fix"] or "static" in doc["headline"]["fix"]

@@ -184,6 +184,14 @@ class SourceLines:
         return self._ask(splits_into_pieces, bool, file, line)
 
 
+    def grown_by_cat(self, file: str, name: str) -> int | None:
+        """The line where ``name`` is rebound in a loop to a concatenation with itself (``queue = torch.cat([k,
+        queue])``): :func:`hlodiff.dumps.cat_growth_source.grown_by_cat`."""
+        from hlodiff.dumps.cat_growth_source import grown_by_cat
+
+        return self._ask(grown_by_cat, _NONE, file, name)
+
+
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk, so every question gets its answer for no file."""
 

@@ -238,6 +238,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
         from hlodiff.explain.dynamo_branch_only import mark_branch_only
         from hlodiff.explain.dynamo_uneven_chunks import mark_uneven_chunks
+        from hlodiff.explain.dynamo_grown_cat import mark_grown_in_source
         from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -269,6 +270,7 @@ class LiveDynamo:
                 mark_parametrized(found, run.sources, users)
                 mark_branch_only(found, run.sources)
                 mark_uneven_chunks(found, run.sources)
+                mark_grown_in_source(found, run.sources, users)
                 place_dynamo_calls(found, run.sources, users)
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
             if len(self._kept) >= KEPT_LOOKS:
