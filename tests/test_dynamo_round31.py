@@ -144,3 +144,18 @@ def test_a_kv_cache_grown_inside_the_compiled_step_keeps_its_story():
     a static cache): the round's rows must not take another story's place there."""
     doc = _explain("dyn_kv_cat", _MAP)
     assert "preallocate" in doc["headline"]["fix"] or "static" in doc["headline"]["fix"]
+
+
+@pytest.mark.parametrize("case_id, update", [
+    # +dynamo: the guard `scale == 0.5` is read after the XLA graph of the new size, told first as a size Dynamo's
+    # symbolic graph left to XLA; the recompilation read later is that story's update, with its fix
+    ("dynamo/d31_multiscale_interp", "expected: scale is a Python number that sets a size"),
+    ("dynamo/d24_prompt_pool_grow", "a Python int that sets a shape"),
+])
+def test_a_size_told_waiting_for_dynamo_is_updated_by_the_recompilation_read_later(case_id, update):
+    from live_replay import printed, replay_case
+
+    said = printed(replay_case(case_id))
+    first = next(x for x in said if "XLA compiled another size for Dynamo's symbolic graph" in x)
+    step = first.split(" recompiled", 1)[0].split("hlodiff: ", 1)[1]
+    assert any(x.startswith(f"hlodiff: {step}, now that more of the run is known") and update in x for x in said), said
