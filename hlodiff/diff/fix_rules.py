@@ -263,6 +263,21 @@ RULES: tuple[FixRule, ...] = (
           "{tensor} is a Python int that sets a shape ({seen}): Dynamo specialises each value and XLA compiles a graph "
           "per size; a shape cannot come from a tensor, so keep one size and mask what is unused (or pad to a few "
           "fixed sizes)", unless="jax"),
+    # Dynamo round 31 (d31_multiscale_interp): a Python float that sets a size (F.interpolate's scale_factor): XLA
+    # compiled a graph of other shapes for its new value; a tensor cannot set a size, so "pass it as a tensor" is no
+    # fix: a few values are one graph each
+    _rule("dynamo_float_sets_shape_limit", "python_value", "dynamo python_float sets_shape limit_hit",
+          "{tensor} is a Python number that sets a size in {function} ({seen}; the graphs' shapes change with it, "
+          "as a resize factor sets an image's size): Dynamo specialises each value and XLA compiles a graph per "
+          "size, and past its recompile limit ({limit}) the later calls run without Dynamo (eagerly); a size cannot "
+          "come from a tensor, so keep the values to a few fixed ones, one graph each; a higher limit only "
+          "postpones the fallback", unless="jax"),
+    _rule("dynamo_float_sets_shape", "python_value", "dynamo python_float sets_shape",
+          "expected: {tensor} is a Python number that sets a size in {function} ({seen}; the graphs' shapes change "
+          "with it, as a resize factor sets an image's size): Dynamo specialises each value and XLA compiles a graph "
+          "per size, each reused when that value comes again; a size cannot come from a tensor, so with a few values "
+          "one graph per value is the cost; if new values keep coming, keep them to a few fixed ones",
+          unless="jax limit_hit"),
     # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
     # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
     # (eleventh stop's read: the label-smoothing formula only where label_smoothing= is the parameter)
@@ -639,6 +654,22 @@ RULES: tuple[FixRule, ...] = (
           "Dynamo specialisation, and after the limit the later sizes run without Dynamo (eagerly, torch_xla still "
           "compiling an XLA graph per size); pad or bucket to a few fixed sizes so each compiles once (a higher "
           "limit or dynamic shapes would still leave XLA one graph per size)", unless="jax buckets"),
+    # Dynamo round 31 (d31_queue_grow): a tensor the program grows by torch.cat between compiled calls (a MoCo queue
+    # started empty), read by the compiled function: the XLA story names the cat; pad/bucket is not the answer
+    _rule("dynamo_shape_grown_by_cat", "shape", "dynamo grown_by_cat",
+          "{tensor} grows from call to call ({seen}): a tensor built up with torch.cat between the calls (a queue, a "
+          "cache, a history): Dynamo's size guard fails at each new size and XLA compiles a graph per size until "
+          "it stops growing (a queue of K rows filled B at a time: K/B graphs); preallocate it at its full size once "
+          "and write each new part in place (a ring buffer: index_copy_ or slice assignment at a pointer, with a "
+          "mask or placeholder values for the slots not yet filled)", unless="jax"),
+    # Dynamo round 31 (d31_accum_chunk_uneven): micro-batches cut by xb.chunk(4) from batches of 30 (8, 8, 8, 6
+    # every step) read like an epoch's short last batch; the loader's batches are full: the split is uneven
+    _rule("dynamo_shape_uneven_chunks", "shape", "dynamo leading_dim_shrank uneven_chunks",
+          "the tensor is cut into pieces of unequal size on this line ({seen}): chunk and split round the piece "
+          "size up, so a size the number of pieces does not divide leaves a smaller piece each time the line runs "
+          "(30 rows in 4 chunks: 8, 8, 8, 6), and Dynamo and XLA compile {function} again for it; choose a batch "
+          "size the number of pieces divides (32 rows in 4 chunks of 8), or pad the smaller piece to the others' "
+          "size and mask its padded rows' loss", unless="jax"),
     # review 6 (p08): three sizes or more of dim 0 are requests of any size, not an epoch's last batch
     _rule("dynamo_shape_sizes_vary", "shape", "dynamo leading_dim_shrank sizes_vary",
           "the batch size varies from call to call ({seen}; an epoch's short last batch would give two sizes "
@@ -2042,7 +2073,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

@@ -186,6 +186,21 @@ class SourceLines:
 
         return self._ask(steers_only_branches, bool, file, function, name)
 
+    def splits_into_pieces(self, file: str, line: int | None) -> bool:
+        """Whether a call on ``file:line`` cuts a tensor into pieces (``xb.chunk(4)``):
+        :func:`hlodiff.dumps.chunk_source.splits_into_pieces`."""
+        from hlodiff.dumps.chunk_source import splits_into_pieces
+
+        return self._ask(splits_into_pieces, bool, file, line)
+
+
+    def grown_by_cat(self, file: str, name: str) -> int | None:
+        """The line where ``name`` is rebound in a loop to a concatenation with itself (``queue = torch.cat([k,
+        queue])``): :func:`hlodiff.dumps.cat_growth_source.grown_by_cat`."""
+        from hlodiff.dumps.cat_growth_source import grown_by_cat
+
+        return self._ask(grown_by_cat, _NONE, file, name)
+
 
 class NoSources(SourceLines):
     """Evidence built in memory: no source file is on disk, so every question gets its answer for no file."""

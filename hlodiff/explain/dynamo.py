@@ -37,6 +37,7 @@ from hlodiff.explain.dynamo_late_switch import late_switches
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
+from hlodiff.explain.dynamo_grown_cat import mark_grown_by_cat
 from hlodiff.explain.dynamo_short_batch import full_size_again
 from hlodiff.explain.dynamo_compiled_only import tell_unsequenced, unsequenced
 from hlodiff.explain.dynamo_reset import cache_resets
@@ -110,9 +111,10 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     for r in found.recompiles:
         if r.xla is None and fx:
             r.xla = "compiled"
-        if "python_int" in r.facts and r.xla == "compiled" and r.difference_kind == "shape":
-            r.facts = r.facts | {"sets_shape"}  # the int sets a size: XLA compiled a graph of another shape for it
+        if r.facts & _NUMBERS and r.xla == "compiled" and r.difference_kind == "shape":
+            r.facts = r.facts | {"sets_shape"}  # the number sets a size: XLA compiled a graph of another shape for it
     _shape_setters_alike(found.recompiles)
+    mark_grown_by_cat(found.recompiles, explanation)  # round 31: a queue grown by cat
     for r in found.recompiles:
         choose_fix(r)
     found.recompiles += stance_recompiles(log)  # refused by the stance: nothing compiled, the program stopped
@@ -244,13 +246,18 @@ def _slice_resized(cause) -> bool:
         "shape" in o.kinds and any(k in o.kinds for k in _SLICE_KEYS) for o in cause.origins)
 
 
+_NUMBERS = frozenset({"python_int", "python_float"})
+"""A guarded Python number: an int that slices or a float that scales (F.interpolate's scale_factor, round 31) may
+set a size."""
+
+
 def _shape_setters_alike(recompiles) -> None:
-    """An int guard of one frame that set a shape once sets it on every value: a recompilation of the same frame
+    """A number's guard (an int, a float) of one frame that set a shape once sets it on every value: a recompilation of the same frame
     for the same guarded int whose XLA graph was a cache hit (or not joined to one) gets the fact ``sets_shape``
     too, so it is not told "pass it as a tensor", which a shape cannot be (Dynamo round 8, dyn_grid_tuple: 0/1
     compiled a new reshape for grid[0], 0/2 for another grid[0] was counted as XLA's cache hit)."""
     setters = {(r.compile_id.split("/")[0], r.subject) for r in recompiles if "sets_shape" in r.facts and r.subject}
     for r in recompiles:
-        if "python_int" in r.facts and (r.compile_id.split("/")[0], r.subject) in setters:
+        if r.facts & _NUMBERS and (r.compile_id.split("/")[0], r.subject) in setters:
             r.facts = r.facts | {"sets_shape"}
 

@@ -97,6 +97,12 @@ class LiveDynamo:
     """An XLA graph's ref -> the key of the finding first told for it: a later finding joined to the same graph
     (Dynamo's guard read after the XLA graph of its size was told as a size Dynamo traced once) is that story told
     again with more known, an ``update``, not a second recompilation (rev6_batch_sizes_record)."""
+    sizes_waiting: dict[str, str] = field(default_factory=dict)
+    """Dynamo frame -> the key of a size told as one its symbolic graph left to XLA (``dynamo sizes 0/0``) whose fix
+    waits for Dynamo's log: when a later look reads a recompilation of that frame instead (under ``+dynamo`` the
+    failed guard is read after the XLA graph: d31_multiscale_interp's ``scale == 0.5``), that recompilation is the
+    same story told with more known, an ``update``, even where its graph is another of the compile's (the forward's
+    rather than the input's)."""
     around_words: dict[str, list] = field(default_factory=dict)
     """Per ref the last :meth:`around_the_call` returned, its causes' (fix, fix_rule, written_stance) as the report
     tells them."""
@@ -175,6 +181,7 @@ class LiveDynamo:
                 self.stories[key], self.first_step[key] = self.stories[earlier], self.first_step[earlier]
             elif graph:
                 self.graphs_told.setdefault(graph, key)
+            self._join_waiting_size(key, frame, found, told)
             if key not in self.stories:
                 where = (item.kind, told.location.file if told.location else None,
                          told.location.line if told.location else None, expected)
@@ -203,6 +210,20 @@ class LiveDynamo:
                 out.append(LiveEvent(kind, step, key, family, told, self.stories[key], graphs=graphs,
                                      expected=expected))
         return out
+
+    def _join_waiting_size(self, key: str, frame: str, found, told) -> None:
+        """Note a size told waiting for Dynamo's log; join a recompilation of its frame read later, once the size is
+        no longer a finding of its own, to its story (:attr:`sizes_waiting`)."""
+        if key.startswith("dynamo sizes "):
+            if told.waits and frame:
+                self.sizes_waiting.setdefault(frame, key)
+            return
+        waiting = self.sizes_waiting.get(frame) if key.startswith("dynamo ") else None
+        if waiting is None or key in self.stories or waiting not in self.stories \
+                or any(r.compile_id.partition("/")[0] == frame for r in found.xla_sizes):
+            return
+        self.stories[key], self.first_step[key] = self.stories[waiting], self.first_step[waiting]
+        del self.sizes_waiting[frame]
 
     def around_the_call(self, run, records=None, broke_only: bool = False) -> set[str]:
         """Refs of XLA recompilations outside the bridge that the report tells as following from Dynamo: the step
@@ -239,6 +260,8 @@ class LiveDynamo:
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
         from hlodiff.explain.dynamo_branch_only import mark_branch_only
         from hlodiff.explain.dynamo_converted import converted_after_compile
+        from hlodiff.explain.dynamo_uneven_chunks import mark_uneven_chunks
+        from hlodiff.explain.dynamo_grown_cat import mark_grown_in_source
         from hlodiff.explain.recompile import explain_records, user_files
 
         if not (run.dynamo_logs or without_log) or not run.records:
@@ -269,6 +292,8 @@ class LiveDynamo:
                 place_dynamo_decisions(found, run.sources, users)
                 mark_parametrized(found, run.sources, users)
                 mark_branch_only(found, run.sources)
+                mark_uneven_chunks(found, run.sources)
+                mark_grown_in_source(found, run.sources, users)
                 place_dynamo_calls(found, run.sources, users)
                 place_other_backends(found, run.sources, users)  # no failed guard: the other backend's call
                 place_bridge_inputs_at_calls(found, explanation.recompilations)
