@@ -276,7 +276,7 @@ RULES: tuple[FixRule, ...] = (
           "expected: {tensor} is a Python number that sets a size in {function} ({seen}; the graphs' shapes change "
           "with it, as a resize factor sets an image's size): Dynamo specialises each value and XLA compiles a graph "
           "per size, each reused when that value comes again; a size cannot come from a tensor, so with a few values "
-          "one graph per value is the cost; if new values keep coming, keep them to a few fixed ones",
+          "one graph per value is the cost and nothing to fix; if new values keep coming, keep them to a few fixed ones",
           unless="jax limit_hit"),
     # Dynamo round 26 (d26_smoothing_eval_arg): a number passed to a parameter typed float in torch's signature
     # (label_smoothing=): "pass it as a tensor" cannot be followed there; a few values are one graph each
