@@ -373,6 +373,12 @@ WRONG_NOW = {
     # review2_clip_nonfinite's truth for the same program requires. Left: the two reviewers' truths disagree
     "torch_xla/rev20_t2_clip_sync": "exit: 1 (a split exits 1 for its fix; review2_clip_nonfinite, the same "
                                     "program, expects 1)",
+    # crossings round 12 (blind, small): the truth's design repeats jax_remat_policy_switch's: the EMA's count turns
+    # float32 at the second eval and stays so, but JAX logs compilations only, so the later cache hits (steps 6)
+    # are in no capture and 2 compilations (A,B) cannot be told 'switched'. Kind, line :42, fix (one dtype) and
+    # exit are right
+    "jax/x12c_jx_ema_host_count": "pattern: 2 compilations of jit_eval_step (A,B): a JAX dump holds compilations "
+                                  "only, the later cache hits are not logged, so it cannot be told 'switched'",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
