@@ -15,7 +15,7 @@ from hlodiff.cost.buffer_writes import (SHIFT_OPCODES, fused_copy, is_shift, mas
                                        writes_whole_into)
 from hlodiff.cost.loops import Context
 from hlodiff.cost.model import Copy, LoopBufferCopy
-from hlodiff.cost.stale_reads import reads_old_value
+from hlodiff.cost.stale_reads import kept_in_carry, reads_old_value
 from hlodiff.cost.source import SourceLocator
 from hlodiff.hlo.model import Computation, Instruction, Module
 
@@ -106,7 +106,8 @@ def _in_body(loop: Instruction, body: Computation, by_name: dict[str, Computatio
                                     emitted=bool(emits) and not shifts and not masks and not one_hot
                                     and len(emits) == len(copies),
                                     one_hot=bool(one_hot) and not shifts and not masks,
-                                    stale_read=plain and reads_old_value(in_place, lineage, users, body.by_name())))
+                                    stale_read=plain and reads_old_value(in_place, lineage, users, body.by_name()),
+                                    kept_old=plain and kept_in_carry(in_place, lineage, root, k, body.by_name())))
     found.extend(_snapshots(loop, body, root, carried, by_name, times, where))
     return found
 

@@ -138,6 +138,8 @@ class CostHeadline:
     """``loop_buffer_copy``: a stacked loop output (ys) only reduced after the loop: ``bytes`` is the whole stack."""
     stale_read: bool = False
     """``loop_buffer_copy``: the body reads the buffer's old value beside its in-place write (the copy keeps both)."""
+    kept_old: bool = False
+    """``loop_buffer_copy``: the body carries the buffer's old value whole in a second element beside its write."""
     unchanged: int = 0
     """``not_donated``: how many of the arrays are inputs handed back unchanged (copied, not computed)."""
     mask: bool = False
@@ -178,7 +180,7 @@ class CostHeadline:
                 "then_at": frame_json(self.then_at), "unchanged": self.unchanged,
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
                 "one_hot": self.one_hot, "reduced": self.reduced, "stale_read": self.stale_read,
-                "arguments": list(self.arguments), "mask": self.mask,
+                "kept_old": self.kept_old, "arguments": list(self.arguments), "mask": self.mask,
                 "followed_by": self.followed_by, "condition": self.condition,
                 "round_trip": self.host_return in (HostReturn.ROUND_TRIP, HostReturn.MOVED),
                 "moved_only": self.host_return is HostReturn.MOVED,
@@ -243,7 +245,7 @@ def _loop_copies(run: RunCost) -> CostHeadline | None:
                 best = CostHeadline("loop_buffer_copy", g.ref, per_step, c.location, c.count, shapes=[c.shape],
                                     loop=c.loop, shift=c.shift, masked=c.masked, emitted=c.emitted,
                                     snapshot=c.snapshot, one_hot=c.one_hot, reduced=c.reduced,
-                                    stale_read=c.stale_read)
+                                    stale_read=c.stale_read, kept_old=c.kept_old)
     return best
 
 

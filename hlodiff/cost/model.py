@@ -86,6 +86,10 @@ class LoopBufferCopy:
     """The body reads the buffer's old value beside writing it in place, by an op the write does not depend on
     (attention over ``cache`` where ``cache.at[t].set(k)`` was meant; :mod:`hlodiff.cost.stale_reads`): XLA keeps both
     versions, and the whole copy is that; the fix is to read the updated buffer, not scan outputs."""
+    kept_old: bool = False
+    """The body hands the buffer's value from before its in-place write on whole in another element of the carry
+    (``prev = buf`` kept beside ``buf.at[i].set(row)``; :func:`hlodiff.cost.stale_reads.kept_in_carry`): both versions
+    live, the copy is that; the fix is to carry only what the later use needs of the old value, not scan outputs."""
     reduced: bool = False
     """A stacked loop output (a scan's ys, one value per iteration) whose every use after the loop reduces it over
     the iterations (:mod:`hlodiff.cost.stacked_outputs`): ``buffer_bytes`` is the whole stack, held for a sum; the
@@ -104,7 +108,8 @@ class LoopBufferCopy:
                 "bytes_per_step": self.bytes_per_step, "location": frame_json(self.location), "count": self.count,
                 "trip_count": self.trip_count, "tuple_index": self.tuple_index, "copies": list(self.copies),
                 "shift": self.shift, "masked": self.masked, "emitted": self.emitted, "snapshot": self.snapshot,
-                "one_hot": self.one_hot, "reduced": self.reduced, "stale_read": self.stale_read}
+                "one_hot": self.one_hot, "reduced": self.reduced, "stale_read": self.stale_read,
+                "kept_old": self.kept_old}
 
 
 @dataclass(slots=True)

@@ -11,6 +11,10 @@ Autodiff's own loops are left out: the backward of a buffer written in place rea
 writes zeros over it (``transpose(jvp())`` in JAX's op_name), a stale read no line of the user's makes; there the
 buffer should not be carried at all (jax_layer_stack_carry: scan outputs).
 
+The same two versions are kept when the body hands the old value on whole in a second slot of the carry (``prev =
+buf`` returned beside ``buf.at[i].set(row)``, to log what the iteration changed): no op reads it, the loop's own
+tuple keeps it (:func:`kept_in_carry`). The fix is then to carry only what the later use needs of it.
+
 Only asked where a whole copy of the buffer was already found in the iteration (:mod:`hlodiff.cost.copies`): this
 names why it is there, it never makes a finding of its own.
 """
@@ -39,6 +43,14 @@ def reads_old_value(updates: list[Instruction], lineage: dict[str, Instruction],
                     continue
                 return True
     return False
+
+
+def kept_in_carry(updates: list[Instruction], lineage: dict[str, Instruction], root: Instruction, slot: int,
+                  body_insts: dict[str, Instruction]) -> bool:
+    """Whether a value of the buffer's lineage that an in-place ``updates`` entry writes from is also handed on whole
+    as another element of the loop's carry (``root`` is the body's tuple, ``slot`` the buffer's own element)."""
+    others = {name for j, name in enumerate(root.operands) if j != slot}
+    return any(not _autodiff(u) and others & (_ancestors(u, body_insts) & lineage.keys()) for u in updates)
 
 
 def _ancestors(inst: Instruction, insts: dict[str, Instruction]) -> set[str]:

@@ -88,6 +88,11 @@ def _sentence(h: CostHeadline) -> str:
         return (f"a loop-carried buffer {shapes} is written whole into the loop's stacked output every iteration of "
                 f"%{h.loop} in {h.graph} (the scan returns the buffer itself as its per-iteration output: "
                 f"{human_bytes(h.bytes)} per step, and the stacked output holds a copy of it per iteration)")
+    if h.kind == "loop_buffer_copy" and h.kept_old:
+        return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
+                f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
+                f"carries the buffer's old value, from before its in-place write, in a second element of the loop's "
+                f"carry, so XLA keeps both versions")
     if h.kind == "loop_buffer_copy" and h.stale_read:
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
                 f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
@@ -173,6 +178,10 @@ def _fix(h: CostHeadline) -> str:
     if h.kind == "loop_buffer_copy" and h.emitted:
         return ("return only the new row as the scan's per-iteration output (ys), not the whole buffer; the final "
                 "carry already holds the buffer once the loop ends")
+    if h.kind == "loop_buffer_copy" and h.kept_old:
+        return ("carry only what the later use needs of the old buffer (the row written, its index, or a value "
+                "computed from the old buffer before the write), not a second copy of the whole buffer; then the "
+                "write is in place and nothing is copied")
     if h.kind == "loop_buffer_copy" and h.stale_read:
         return ("read the updated buffer (the value buf.at[t].set(...) returned) where the body reads the old one, "
                 "or compute what reads the old buffer before the write and feed it into the write; then the write "
