@@ -35,7 +35,7 @@ from hlodiff.explain.family_order import (block_repeats, ops_added_each_step, co
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
 from hlodiff.explain.first_step_tensors import first_step_made, materialized
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
-                                          ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
+                                          ops_use_new_inputs, family_reads_pile_up, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed, trains_new_tensors)
 from hlodiff.explain.library_branches import library_branch, library_start
 from hlodiff.explain.producing_ops import family_ops
@@ -121,6 +121,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             # an XLA dump read without its executions; "every step compiles" needs the executions seen
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
             scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
+            reads_pile_up=family_reads_pile_up(r.family) if seen_all.get(r.family.key, True) else False,
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
