@@ -86,7 +86,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
         if r.causes and not any(c.kind == "partial" for c in r.causes):
-            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
+            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes if not _constant_type(c))
     first_types = family_first_types(recompilations)
     library_reads = {key: family_library_read(family) for key, family in families.items()}
     runs = family_runs(recompilations)
@@ -259,6 +259,15 @@ def _read_branch(kinds: set[str], family) -> bool:
     """What a value read early decided was a branch: the whole graphs differ in ops only, or (no size, attribute
     or type changed between them) the graphs after the reads all use the same sizes (review 10, F2)."""
     return _only_ops(kinds) or (not kinds & {"shape", "attribute", "dtype"} and read_chose_ops(family))
+
+
+def _constant_type(cause) -> bool:
+    """A type change on constants only (an int count's constant s64 where a mean's is s32): what two branches
+    compute differently, no type of an input or a value the step carries (round 31, r31_tx_mask_any_branch: the
+    positives' count against the batch size)."""
+    changes = [ch.left or ch.right for ch in cause.origins]
+    return cause.kind == "dtype" and bool(changes) and all(
+        i is not None and i.opcode == "constant" for i in changes)
 
 
 def _only_ops(kinds: set[str]) -> bool:
