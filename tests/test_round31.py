@@ -47,3 +47,22 @@ def test_a_family_that_never_settles_heads_before_one_that_settled():
     settled = next(f for f in doc["families"] if f["pattern"]["name"] == "periodic")
     assert doc["families"].index(settled) < doc["families"].index(growing)
     assert doc["headline"]["graph"] in growing["graphs"]
+
+
+def test_a_read_that_picks_the_loss_reduction_is_a_branch_not_an_update_gate():
+    """`if pos.any():` picks the sum over the positives' count or the mean: the two whole graphs differ by a
+    constant's type (s64 count, s32 batch size) besides their ops, which must not hide the branch."""
+    doc = _doc("r31_tx_mask_any_branch")
+    head = doc["headline"]
+    assert head["kind"] == "partial" and head["location"]["line"] == 25
+    assert _headline_causes(doc)[0]["fix_rule"] == "partial_read_sets_branch"
+    assert "torch.where" in head["fix"] and "optimizer state" not in head["fix"] and "found_inf" not in head["fix"]
+
+
+@pytest.mark.parametrize("path, rule", [
+    ("rev13_t3_nan_guard/record", "partial_read_condition"),   # the bool gates AdamW's step
+    ("best_loss_min/record", "partial_read_condition"),
+    ("if_loss_spike", "partial_read_sets_branch_lines"),        # a branch whose graphs differ in ops only
+])
+def test_reads_that_gate_the_update_or_branch_on_ops_keep_their_rows(path, rule):
+    assert rule in fix_rules_of(_doc(path))
