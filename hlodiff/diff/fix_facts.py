@@ -28,7 +28,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   ``ops_use_new_inputs`` (the ops added read the inputs added, or the ops removed the inputs removed),
   ``read_branch`` (the graphs after an early read differ in ops only), ``read_condition`` (the early reads hand
   back one-element booleans only: a Python ``if`` on a tensor, :mod:`hlodiff.diff.condition_read`), ``read_in_condition``
-  (an early read's line is the test of an ``if``/``while`` in the source on disk: ``if loss.item() > 1e6: continue``), ``block_repeats`` (each
+  (an early read's line is the test of an ``if``/``while`` in the source on disk: ``if loss.item() > 1e6: continue``), ``reads_pile_up`` (a growing family's graphs, all but the last, ran early for a read: nothing marks the step between the reads), ``block_repeats`` (each
   recompilation adds about the same block of ops, never back: a loop unrolled once more),
   ``none_leaf`` (JAX: a leaf was None on the other call), ``nondiff_static`` (a static argument fed to a
   custom_vjp/custom_jvp function's nondiff_argnums, in the source), ``metadata_identity`` (JAX: a pytree node's aux_data
@@ -266,6 +266,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     if getattr(ctx, "block_repeats", ""):
         facts.add("block_repeats")
         args["added_each"] = ctx.block_repeats
+    if getattr(ctx, "reads_pile_up", False):
+        facts.add("reads_pile_up")
     if getattr(ctx, "graph_grows", ()):
         facts.add("graph_grows")
         if getattr(ctx, "ops_each_step", ""):

@@ -1016,6 +1016,15 @@ RULES: tuple[FixRule, ...] = (
           "graphs followed the read (a size or a branch taken from its value), so reading it later removes nothing: "
           "give that size a fixed length (pad to the maximum and mask), or round it up to a few buckets",
           unless="op:nonzero jax"),
+    # round 31 (r31_tx_loader_switch, and r17_tx_item_no_sync): the reads are the only executions, each one
+    # larger than the last; "read it after the sync" names a sync the loop does not have, and a step closure
+    # would wait for a step mark that never comes
+    _rule("partial_reads_pile_up", "partial", "reads_pile_up",
+          "nothing marks the end of a step between these reads: each read at {line} runs every step still pending "
+          "since the last mark (the optimizer's updates are never materialised), so each graph holds more steps and "
+          "compiles anew: call torch_xla.sync() (xm.mark_step()) at the end of every step, or iterate the batches "
+          "through MpDeviceLoader, which marks the step per batch; then read the value after that sync",
+          unless="jax"),
     _rule("partial_read", "partial", "",
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure", unless="jax"),

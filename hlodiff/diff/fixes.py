@@ -265,6 +265,9 @@ class FixContext:
     read_sets_trace: int = 0
     """How many different whole graphs compiled right after an early read of this family (two or more: the value
     read decides what is traced next, e.g. ``x[:, :int(lengths.max())]``); 0 when the rest of the step is stable."""
+    reads_pile_up: bool = False
+    """Every graph of this growing family but the last ran early for a read: nothing marks the step between the
+    reads, so each runs every step pending since the last mark (:func:`hlodiff.explain.fix_evidence.reads_pile_up`)."""
     read_condition: bool = False
     """Every graph an early read of this family ran hands back one-element booleans only: the value read is a
     condition that decides what the step does (skip the optimizer step), not a number to log

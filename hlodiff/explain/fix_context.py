@@ -35,7 +35,7 @@ from hlodiff.explain.family_order import (block_repeats, ops_added_each_step, co
 from hlodiff.explain.family_values import family_constants, family_first_types, family_sizes, grows
 from hlodiff.explain.first_step_tensors import first_step_made, materialized
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
-                                          ops_use_new_inputs, scalars_grow, slices_rearranged, state_returned,
+                                          ops_use_new_inputs, family_reads_pile_up, scalars_grow, slices_rearranged, state_returned,
                                           updated_in_place, updates_removed, trains_new_tensors,
                                           donors_trained, donors_updated)
 from hlodiff.explain.library_branches import library_branch, library_start
@@ -89,7 +89,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     whole_kinds: dict[str, set[str]] = {}
     for r in recompilations:
         if r.causes and not any(c.kind == "partial" for c in r.causes):
-            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes)
+            whole_kinds.setdefault(r.family.key, set()).update(c.kind for c in r.causes if not _constant_type(c))
     first_types = family_first_types(recompilations)
     library_reads = {key: family_library_read(family) for key, family in families.items()}
     runs = family_runs(recompilations)
@@ -124,6 +124,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             # an XLA dump read without its executions; "every step compiles" needs the executions seen
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
             scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
+            reads_pile_up=family_reads_pile_up(r.family) if seen_all.get(r.family.key, True) else False,
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
@@ -263,6 +264,15 @@ def _read_branch(kinds: set[str], family) -> bool:
     """What a value read early decided was a branch: the whole graphs differ in ops only, or (no size, attribute
     or type changed between them) the graphs after the reads all use the same sizes (review 10, F2)."""
     return _only_ops(kinds) or (not kinds & {"shape", "attribute", "dtype"} and read_chose_ops(family))
+
+
+def _constant_type(cause) -> bool:
+    """A type change on constants only (an int count's constant s64 where a mean's is s32): what two branches
+    compute differently, no type of an input or a value the step carries (round 31, r31_tx_mask_any_branch: the
+    positives' count against the batch size)."""
+    changes = [ch.left or ch.right for ch in cause.origins]
+    return cause.kind == "dtype" and bool(changes) and all(
+        i is not None and i.opcode == "constant" for i in changes)
 
 
 def _only_ops(kinds: set[str]) -> bool:

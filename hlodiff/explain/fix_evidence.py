@@ -173,6 +173,23 @@ def graph_grows(members: list, compiled: list) -> tuple[int, ...]:
     return counts if all(b > a for a, b in zip(counts, counts[1:])) else ()
 
 
+def reads_pile_up(members: list, compiled: list) -> bool:
+    """A growing family (:func:`graph_grows` over all its graphs, ``members``) whose graphs, all but the last, ran early for a read (``.item()``,
+    print): nothing marked the step between the reads, so each read executed every step still pending since the
+    last mark (the optimizer's updates never materialised) and its graph holds more steps than the one before
+    (pytorch/xla#2783; round 31, r31_tx_loader_switch: a plain DataLoader after MpDeviceLoader, which had marked
+    the step per batch). A carried history read each step after a sync has whole graphs between its reads."""
+    from hlodiff.explain.families import is_partial
+
+    return bool(graph_grows(members, compiled)) and all(is_partial(g) for g in compiled[:-1])
+
+
+def family_reads_pile_up(family) -> bool:
+    """:func:`reads_pile_up` over all of a family's graphs, the cut ones included (the family's whole graphs
+    alone are none or one here: every graph but the last is a read)."""
+    return reads_pile_up(list(family.members), list(family.compiled))
+
+
 def scalars_grow(compiled: list) -> bool:
     """The compiled graphs of a growing family (:func:`graph_grows`) take the same non-scalar inputs and one or
     more scalar inputs more each time: a Python list of device scalars (losses, metrics) combined in the step
