@@ -400,6 +400,12 @@ def _param(case):
     return pytest.param(case, id=case["id"], marks=marks)
 
 
+# Truth lines that point at a blank line, kept as committed (a truth is never edited after hlodiff read its capture):
+# round 31's truth lists :13, the blank line above `@jax.jit`, among its accepted lines (:14, :17, :27, :29 are the
+# lines it means); the slip makes that one entry unreachable, it accepts nothing wrong
+BLANK_TRUTH_LINES = {("r31_jx_metric_keys_grow.py", 13)}
+
+
 def test_every_truth_has_its_capture_and_script():
     """A truth without its capture would silently drop out of the parametrized test below."""
     truths = sorted((FIXTURES / "scenarios").glob("*/*.truth.json"))
@@ -412,7 +418,9 @@ def test_every_truth_has_its_capture_and_script():
         assert f"# capture: {truth['capture']}" in script.read_text(), f"{t}: capture mode differs from the script"
         lines = script.read_text().splitlines()
         for base, line in truth.get("headline_lines", []):
-            assert base == script.name and 1 <= line <= len(lines) and lines[line - 1].strip(), (t, base, line)
+            blank_ok = (base, line) in BLANK_TRUTH_LINES
+            assert base == script.name and 1 <= line <= len(lines) and (lines[line - 1].strip() or blank_ok), \
+                (t, base, line)
     present = {c["id"] for c in CASES}
     engines = {e for e in score.ENGINES if (FIXTURES / "scenarios" / e).is_dir()}
     stale = [w for w in WRONG_NOW if w.split("/")[0] in engines and w not in present]
