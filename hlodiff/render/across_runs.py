@@ -23,6 +23,7 @@ from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.exponent_type import EXPONENT_TYPE
 from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
 from hlodiff.explain.run_repeats import REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
@@ -110,6 +111,9 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and repeats is not None:
         more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
         return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+    powers = next((d for d in v.differences if d.name == EXPONENT_TYPE), None)
+    if v.verdict == "miss_hlo_differs" and powers is not None:
+        return GRAPH_FIXES["exponent_type"].format(program=v.program, a=powers.a, b=powers.b)
     names = next((d for d in v.differences if d.name == MESH_AXIS_NAMES), None)
     if v.verdict == "miss_hlo_differs" and names is not None:
         return GRAPH_FIXES["mesh_axis_names"].format(a=names.a, b=names.b)
