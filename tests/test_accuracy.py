@@ -98,11 +98,8 @@ WRONG_NOW = {
     # cross_entropy (functional.py:3458); explain-recompile finds the user's one call of a library function on disk
     # (library_call_lines.place_library_calls), but compare-runs does not run it, and the user calls the function
     # through its module (nn.CrossEntropyLoss built at :25, called at :28): a fix needs both (sources in the torch
-    # pairing, a functional -> module-class table). The fix's words are the library row's ("keep its settings the
-    # same"), not "expected once after a deliberate change"
-    "runs/runs12_torch_label_smoothing": "line: no location; fix_any: the ops that differ were traced inside library "
-                                         "code (torch/nn/functional.py:3458) and carry no line of yours: that call "
-                                         "ran with ano",
+    # pairing, a functional -> module-class table). (Its fix is right since this round: library_setting_across_runs)
+    "runs/runs12_torch_label_smoothing": "line: no location",
     # compare-runs round 12 (blind): the added layer norm is placed at its first instruction's line, jnp.var inside
     # layer_norm (_runs12_net_b.py:9), not the line that added it (:14, the call in forward) nor the step's calls:
     # right file and function, but the graph diff places an ops cause at its first changed instruction's innermost

@@ -10,11 +10,12 @@ from runs_helpers import RUNS, runs_headline as _head
 from hlodiff.dumps.cached_run import read_run
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.exponent_type import EXPONENT_TYPE, exponent_type_differences
-from hlodiff.render.across_runs_fixes import GRAPH_FIXES
+from hlodiff.render.across_runs_fixes import ACROSS_RUNS_RULES, GRAPH_FIXES
 
 
 def test_table_rows_are_the_ones_tested():
-    assert "exponent_type" in GRAPH_FIXES
+    assert {"exponent_type", "library_setting_across_runs"} <= set(GRAPH_FIXES)
+    assert ACROSS_RUNS_RULES["ops_library_setting"] == "library_setting_across_runs"
 
 
 def _step(name: str, run: str, program: str = "jit_train_step"):
@@ -72,3 +73,21 @@ def test_lookalike_a_code_change_keeps_the_path_words():
 def test_lookalike_a_static_loop_count_keeps_its_words():
     head = _head("runs7_static_argv")
     assert "exponent" not in head["fix"] and "integer_pow" not in head["fix"]
+
+
+# -- a library call's setting changed between the runs (torch_xla) ----------------------------------------------------
+
+def test_a_library_calls_setting_between_runs_is_expected_once_if_deliberate():
+    # first try: the within-run row's "keep its settings the same" only; between two runs a setting of the run
+    # (a loss's option from the command line) is a deliberate change as often as not
+    head = _head("runs12_torch_label_smoothing")
+    assert (head["verdict"], head["reason"]) == ("miss_hlo_differs", "ops")
+    assert "torch/nn/functional.py:" in head["fix"] and "between two runs" in head["fix"]
+    assert "expected once if it was changed on purpose" in head["fix"]
+    assert "same settings in both runs" in head["fix"]
+
+
+def test_lookalike_more_micro_batches_keep_the_loop_count_words():
+    # ops and inputs added by a loop that ran more times: its own row, not a library setting
+    head = _head("runs11_torch_microbatches")
+    assert "repeats run A's work" in head["fix"] and "library code" not in head["fix"]
