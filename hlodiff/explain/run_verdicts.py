@@ -18,6 +18,7 @@ from hlodiff.errors import InputWarning
 from hlodiff.explain.program_lines import calling_line, named_by_both
 from hlodiff.explain.program_pairs import graph_cause
 from hlodiff.explain.run_arguments import argument_dtype_differences, argument_path_differences
+from hlodiff.explain.exponent_type import exponent_type_differences
 from hlodiff.explain.mesh_axis_names import mesh_axis_name_differences
 from hlodiff.explain.run_repeats import repeated_work
 from hlodiff.explain.seed_offset import seed_offset_differences
@@ -213,6 +214,8 @@ def miss_hlo_differs(v: Verdict, warnings: list[InputWarning], jax: bool) -> Non
         v.batch_kept = v.length_dim is not None and leading_dim_shared(v.differences, v.a_record)
     elif not jax and v.reason in ("ops", "inputs") and (repeats := repeated_work(v.a_record, v.b_record)):
         v.differences = repeats  # a loop traced into the step ran more times in one run
+    elif jax and v.reason in ("ops", "constant") and (powers := exponent_type_differences(v.a_record, v.b_record)):
+        v.differences = powers  # one power, an int exponent in one run and a float in the other (the cause's line)
     elif jax and v.reason in ("ops", "inputs"):  # a leaf one run passed and the other did not: its ops come with it
         v.differences = argument_path_differences(v.a_record, v.b_record)
         v.at_call = v.reason == "ops" and v.cause is not None and named_by_both(v.cause.locations, v.a_record,

@@ -23,6 +23,8 @@ from hlodiff.explain.run_programs import is_users_program, users_first
 from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
+from hlodiff.explain.exponent_type import EXPONENT_TYPE
+from hlodiff.hlo.installed import package_path
 from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
 from hlodiff.explain.run_repeats import REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
@@ -110,6 +112,9 @@ def fix_text(v: Verdict) -> str | None:
     if v.verdict == "miss_hlo_differs" and repeats is not None:
         more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
         return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+    powers = next((d for d in v.differences if d.name == EXPONENT_TYPE), None)
+    if v.verdict == "miss_hlo_differs" and powers is not None:
+        return GRAPH_FIXES["exponent_type"].format(program=v.program, a=powers.a, b=powers.b)
     names = next((d for d in v.differences if d.name == MESH_AXIS_NAMES), None)
     if v.verdict == "miss_hlo_differs" and names is not None:
         return GRAPH_FIXES["mesh_axis_names"].format(a=names.a, b=names.b)
@@ -138,7 +143,8 @@ def fix_text(v: Verdict) -> str | None:
         return setting_fix(v.setting)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         if v.cause is not None and v.cause.fix_rule in ACROSS_RUNS_RULES:  # a fix written for two steps of a run
-            return GRAPH_FIXES[ACROSS_RUNS_RULES[v.cause.fix_rule]].format(summary=v.cause.summary)
+            return GRAPH_FIXES[ACROSS_RUNS_RULES[v.cause.fix_rule]].format(summary=v.cause.summary,
+                                                                           library_call=_library_call(v.cause))
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
@@ -184,6 +190,12 @@ def fix_text(v: Verdict) -> str | None:
     return template.format(name=d.name if d else "?", a=value_words(d.a) if d else "?",
                            b=value_words(d.b) if d else "?",
                            measured=_number(v.measured), threshold=_number(v.threshold), detail=v.detail or "?")
+
+
+def _library_call(cause) -> str:
+    """``torch/nn/functional.py:3458``: the library frame a cause's ops were traced in, as the fix table writes it."""
+    frame = cause.library_locations[0] if cause.library_locations else None
+    return f"{package_path(frame.file)}:{frame.line}" if frame is not None else "a library function"
 
 
 def _instructions(said: str) -> int:

@@ -252,6 +252,19 @@ GRAPH_FIXES: dict[str, str] = {
                        "mesh and each sharding's axis names in the program JAX hashes, so renamed axes are another "
                        "program and cache entry: spell the axis names the same way in every run (one constant or "
                        "config for the mesh), or expect one compilation after a rename",
+    "exponent_type": "{program} raises to a power whose exponent has another Python type in each run (run A: {a}; "
+                     "run B: {b}): JAX traces x ** n with an int n as integer_pow (multiplies) and with a float "
+                     "(2.0) as pow, so the same number written 2 in one run and 2.0 in the other (a config file, a "
+                     "command-line option parsed as float, a static argument) is another program and cache entry: "
+                     "give the exponent one type wherever it is read (int(...) for a whole power), or expect one "
+                     "compilation after the change",
+    "library_setting_across_runs": "the ops that differ were traced inside library code ({library_call}) and carry "
+                                   "no line of yours ({summary}): between two runs that is a library call given "
+                                   "another argument, option or mode in one run (a loss's options, approximate= on "
+                                   "GELU, a dropout probability, train() vs eval()), set in the code, its config or "
+                                   "the command line: expected once if it was changed on purpose (the new program "
+                                   "then loads from the cache); if not, find the call that reaches it and give it "
+                                   "the same settings in both runs",
     "path_across_runs": "the traced Python took another path in the two runs ({summary}): between two runs that is a "
                         "change of the code, or of a value that steers the trace (a flag, a config or command line "
                         "value, a static argument), not a branch the program takes from step to step: the changed "
@@ -312,6 +325,7 @@ storage), buffer donors (JAX's donate_argnums, torch_xla's in-place updates and 
 
 ACROSS_RUNS_RULES: dict[str, str] = {
     "ops_branch_jax": "path_across_runs",
+    "ops_library_setting": "library_setting_across_runs",
     "constant_float_special": "special_scalar_across_runs",
     "constant_lr_special": "special_scalar_across_runs",
     "constant_int_special": "special_scalar_across_runs",
