@@ -24,7 +24,7 @@ from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PR
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
-from hlodiff.explain.run_repeats import REPEATED_WORK
+from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
@@ -106,10 +106,11 @@ def fix_text(v: Verdict) -> str | None:
                                                       lb=_dims(d.b)[v.length_dim])
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
             name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
-    repeats = next((d for d in v.differences if d.name == REPEATED_WORK), None)
+    repeats = next((d for d in v.differences if d.name in (REPEATED_WORK, REPEATED_WEIGHTS)), None)
     if v.verdict == "miss_hlo_differs" and repeats is not None:
         more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
-        return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+        row = "repeated_work" if repeats.name == REPEATED_WORK else "repeated_weights"
+        return GRAPH_FIXES[row].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
     names = next((d for d in v.differences if d.name == MESH_AXIS_NAMES), None)
     if v.verdict == "miss_hlo_differs" and names is not None:
         return GRAPH_FIXES["mesh_axis_names"].format(a=names.a, b=names.b)

@@ -242,6 +242,13 @@ GRAPH_FIXES: dict[str, str] = {
                      "an unrolled inner loop, a number of augmented views), and each count is its own graph and "
                      "cache entry: expected once per count if it was changed on purpose; else give the count (the "
                      "accumulation steps, the loop's length) the same value in both runs",
+    "repeated_weights": "run {more}'s step graph takes more inputs of the shapes run {fewer}'s already takes, and "
+                        "more instructions (run A: {a}; run B: {b}), but the inputs that repeat are ones the step "
+                        "writes back (weights), or the programs mark none written back, so nothing shows the data "
+                        "repeating: more layers of the same shapes (a depth or layer count read from the "
+                        "environment or a config) would look like this, and so would a loop traced into the graph; "
+                        "compare the two runs' model settings (depth, number of blocks) and loop counts, and give "
+                        "them the same value in both runs, or expect one compilation per model size",
     "mesh_axis_names": "only the mesh's axis names differ between the runs (run A: {a}; run B: {b}); the devices, "
                        "the mesh's shape and the partitioning are the same: the partitioner (Shardy) keeps the named "
                        "mesh and each sharding's axis names in the program JAX hashes, so renamed axes are another "

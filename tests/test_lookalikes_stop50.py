@@ -1,0 +1,62 @@
+"""Thirteenth stop's last read: rules a reviewer proved over-fire, each with its look-alike's evidence. The
+look-alike gets a narrower answer; the scenario the rule was made for keeps its own."""
+
+from __future__ import annotations
+
+from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK, repeated_work
+from hlodiff.hlo.parser import parse_module
+
+
+# -- compare-runs repeated_work: a depth from the environment repeats weights, not data ----------------------------
+
+class _Step:
+    """A step graph as compare-runs reads it (its module)."""
+
+    def __init__(self, text: str):
+        self._module = parse_module(text)
+
+    def module(self):
+        return self._module
+
+
+def _step_hlo(depth: int, batches: int = 1) -> str:
+    """A torch_xla training step: ``batches`` inputs f32[4,16] through ``depth`` Linear(16,16) layers whose weights
+    the step writes back (buffer_donor), as torch_xla marks them."""
+    params, body, outs, donors = [], [], [], []
+    for k in range(batches):
+        params.append(f"  %x{k} = f32[4,16]{{1,0}} parameter({len(params)})")
+    for layer in range(depth):
+        for name, shape in ((f"w{layer}", "f32[16,16]{1,0}"), (f"b{layer}", "f32[16]{0}")):
+            donors.append(len(params))
+            params.append(f"  %{name} = {shape} parameter({len(params)})")
+    for k in range(batches):
+        h = f"%x{k}"
+        for layer in range(depth):
+            body += [f"  %d{k}_{layer} = f32[4,16]{{1,0}} dot({h}, %w{layer}), lhs_contracting_dims={{1}}, "
+                     f"rhs_contracting_dims={{0}}",
+                     f"  %bb{k}_{layer} = f32[4,16]{{1,0}} broadcast(%b{layer}), dimensions={{1}}",
+                     f"  %h{k}_{layer} = f32[4,16]{{1,0}} add(%d{k}_{layer}, %bb{k}_{layer})"]
+            h = f"%h{k}_{layer}"
+        outs.append(h)
+    for layer in range(depth):
+        body += [f"  %nw{layer} = f32[16,16]{{1,0}} negate(%w{layer})", f"  %nb{layer} = f32[16]{{0}} negate(%b{layer})"]
+        outs += [f"%nw{layer}", f"%nb{layer}"]
+    shapes = ["f32[4,16]{1,0}"] * batches + ["f32[16,16]{1,0}", "f32[16]{0}"] * depth
+    return (f"HloModule SyncTensorsGraph.1, buffer_donor={{ {', '.join(f'({n}, {{}})' for n in donors)} }}\n\n"
+            f"ENTRY %main {{\n" + "\n".join(params + body)
+            + f"\n  ROOT %t = ({', '.join(shapes)}) tuple({', '.join(outs)})\n}}\n")
+
+
+def test_more_layers_of_one_shape_are_not_told_as_more_micro_batches():
+    # look-alike: DEPTH=2 then 4 of Linear(16,16): only written-back weights repeat, the batch f32[4,16] does not
+    [d] = repeated_work(_Step(_step_hlo(2)), _Step(_step_hlo(4)))
+    assert d.name == REPEATED_WEIGHTS and "f32[16,16] x4" in d.b
+    # without donors in the header nothing tells data from weights: not the loop story either
+    bare = [_step_hlo(2, 2).replace("buffer_donor=", "x="), _step_hlo(2, 4).replace("buffer_donor=", "x=")]
+    assert [d.name for d in repeated_work(*(_Step(t.split(", x=")[0] + "\n\n" + t.split("\n\n", 1)[1])
+                                            for t in bare))] == [REPEATED_WEIGHTS]
+
+
+def test_more_batches_through_the_same_weights_keep_the_loop_story():
+    [d] = repeated_work(_Step(_step_hlo(2, batches=2)), _Step(_step_hlo(2, batches=4)))
+    assert d.name == REPEATED_WORK and "f32[4,16] x4" in d.b
