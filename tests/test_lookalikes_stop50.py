@@ -3,6 +3,11 @@ look-alike gets a narrower answer; the scenario the rule was made for keeps its 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hlodiff.diff.fix_rules import RULES_BY_NAME
+from hlodiff.dumps.dynamo_log import read_text_log
+from hlodiff.explain.dynamo_log_findings import breaks_of
 from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK, repeated_work
 from hlodiff.hlo.parser import parse_module
 
@@ -60,3 +65,27 @@ def test_more_layers_of_one_shape_are_not_told_as_more_micro_batches():
 def test_more_batches_through_the_same_weights_keep_the_loop_story():
     [d] = repeated_work(_Step(_step_hlo(2, batches=2)), _Step(_step_hlo(2, batches=4)))
     assert d.name == REPEATED_WORK and "f32[4,16] x4" in d.b
+
+
+# -- dynamo_graph_break_autograd_inside: requires_grad_() alone takes no gradient ----------------------------------
+
+_D30 = Path(__file__).resolve().parent.parent / "fixtures/scenarios/dynamo/d30_saliency_autograd_grad/stderr.log"
+
+
+def _break_rules(lines: list[str]) -> list[str]:
+    log = read_text_log("stderr.log", lines, [])
+    return [f.fix_rule for f in breaks_of(log)]
+
+
+def test_requires_grad_alone_is_the_call_that_breaks_not_a_gradient_taken():
+    lines = _D30.read_text().splitlines(keepends=True)
+    requires_grad = [ln for ln in lines if "[0/0] [__graph_breaks]" in ln]  # the requires_grad_ break only
+    # look-alike: an input-gradient hook marks the embedding output (`output.requires_grad_(True)`) inside the
+    # compiled model; the gradient is taken by loss.backward() outside, no autograd.grad in the compiled code
+    assert _break_rules(requires_grad) == ["dynamo_graph_break_requires_grad"]
+    assert "before the call" in RULES_BY_NAME["dynamo_graph_break_requires_grad"].text
+    # a grad break in another function does not make this one a gradient taken
+    grad_elsewhere = [ln.replace("in saliency", "in penalty") for ln in lines if "[1/0] [__graph_breaks]" in ln]
+    assert _break_rules(requires_grad + grad_elsewhere)[0] == "dynamo_graph_break_requires_grad"
+    # the saliency map itself: requires_grad_ then autograd.grad in one function keeps its row
+    assert set(_break_rules(lines)) == {"dynamo_graph_break_autograd_inside"}

@@ -804,6 +804,13 @@ RULES: tuple[FixRule, ...] = (
           "eagerly between graphs; compile only the forward and take the gradient outside the compiled function "
           "(torch.autograd.grad on its output), or write it with torch.func (grad, vjp), which Dynamo traces",
           unless="jax"),
+    # thirteenth stop's last read: `requires_grad_()` alone in the compiled code (transformers'
+    # enable_input_require_grads hook on the embedding output, loss.backward() outside) takes no gradient there
+    _rule("dynamo_graph_break_requires_grad", "graph_break", "dynamo op:requires_grad_inside",
+          "a `requires_grad_()` call inside the compiled function breaks its graph ({seen}): Dynamo does not trace "
+          "changes to a tensor's requires_grad, so it splits the function there on every call; set requires_grad "
+          "on the input before the call, or move the requires_grad_ call (a hook that marks an output, such as an "
+          "input-gradient hook for gradient checkpointing) outside the compiled region", unless="jax"),
     _rule("dynamo_graph_break_data_dependent_branch", "graph_break", "dynamo op:data_dependent_branch",
           "Python branches on a tensor's value here ({seen}): Dynamo cannot trace an `if` on a tensor, so it reads "
           "the value back to the host and splits the function there on every call; keep both sides in the graph "
