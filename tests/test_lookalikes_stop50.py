@@ -6,6 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from hlodiff.diff.fix_rules import RULES_BY_NAME
+from hlodiff.diff.fixes import FixContext, decide
+from hlodiff.diff.model import Cause
+from hlodiff.diff.value_facts import axes_specs
+from hlodiff.dumps.axes_source import passed_as_axes
 from hlodiff.dumps.dynamo_log import read_text_log
 from hlodiff.explain.dynamo_log_findings import breaks_of
 from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK, repeated_work
@@ -89,3 +93,38 @@ def test_requires_grad_alone_is_the_call_that_breaks_not_a_gradient_taken():
     assert _break_rules(requires_grad + grad_elsewhere)[0] == "dynamo_graph_break_requires_grad"
     # the saliency map itself: requires_grad_ then autograd.grad in one function keeps its row
     assert set(_break_rules(lines)) == {"dynamo_graph_break_autograd_inside"}
+
+
+# -- static_axes_spec: a static pad target (256, None) is a size, not vmap's in_axes --------------------------------
+
+_PAD_TARGET = '''from functools import partial
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnames=("target",))
+def pad_to(x, target):
+    rows = target[0] - x.shape[0]   # None: keep this dimension
+    return jnp.pad(x, ((0, rows), (0, 0)))
+'''
+
+_IN_AXES = _PAD_TARGET.replace("def pad_to(x, target):\n", "def pad_to(x, target):\n    return jax.vmap(jnp.sin, "
+                                                             "in_axes=target)(x)\n")
+
+
+def test_a_static_pad_target_is_no_axis_spec(tmp_path):
+    # look-alike: (256, None) / (128, None), None = keep this dimension: sizes, never "an axis specification"
+    assert not axes_specs(("(256, None)", "(128, None)"))
+    assert axes_specs(("(0, None, None)", "(0, 0, 0)"))  # r30_jx_vmap_bagging_axes keeps its fact
+    # small numbers and None alone do not tell a pad target from in_axes: the source on disk does
+    pad, vmapped = tmp_path / "pad.py", tmp_path / "vmapped.py"
+    pad.write_text(_PAD_TARGET)
+    vmapped.write_text(_IN_AXES)
+    assert passed_as_axes(str(pad), 6, "target") is False
+    assert passed_as_axes(str(vmapped), 6, "target") is True
+    assert passed_as_axes(str(tmp_path / "gone.py"), 6, "target") is None
+    cause = Cause("static_argument", "static argument target changed")
+    told = {axes: decide(cause, FixContext(producer="jax", argument="target", values=("(2, None)", "(4, None)"),
+                                           structure="shapes", axes_passed=axes)).rule.name
+            for axes in (False, True, None)}
+    assert told[False] != "static_axes_spec" and told[True] == told[None] == "static_axes_spec"

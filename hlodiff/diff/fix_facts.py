@@ -199,7 +199,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             args["dtype"] = spelled
         if len(unique) >= 2 and all(_choice_value(v.strip()) for v in unique):
             facts.add("choice_values")
-        if axes_specs(ctx.values):
+        if axes_specs(ctx.values) and getattr(ctx, "axes_passed", None) is not False:
             facts.add("axes_values")  # tuples of axes and None: vmap's in_axes, no size to pad
         if getattr(ctx, "branch_on_static", False) and whole_numbers(ctx.values):
             facts.add("branch_values")

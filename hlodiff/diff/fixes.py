@@ -97,6 +97,9 @@ class FixContext:
     branch_on_static: bool = False
     """A JAX static argument changed which ops are traced and nothing else (no shape, no trip count, no copies in
     proportion to its value): a Python ``if`` on it, a stage or mode switching terms on (not a loop count)."""
+    axes_passed: bool | None = None
+    """The jitted function passes the static argument to vmap/pmap as in_axes/out_axes (read from the source);
+    False when the source on disk shows it does not, None when no source is at hand."""
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False

@@ -315,7 +315,7 @@ def _sync_at(graph):
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = (),
-                        nondiff: str = "", loop_counter: bool = False):
+                        nondiff: str = "", loop_counter: bool = False, axes_passed: bool | None = None):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -329,7 +329,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                          slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter,
                          inputs_follow=inputs_sized_by(r, pair or values[:2]),
-                         value_remade=value_remade(pair, values, len(r.family.compiled)))
+                         value_remade=value_remade(pair, values, len(r.family.compiled)),
+                         axes_passed=axes_passed)
     return decide(cause, context)
 
 
