@@ -3,7 +3,11 @@ look-alike gets a narrower answer; the scenario the rule was made for keeps its 
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
+
+from explain_helpers import explain_status
 
 from hlodiff.diff.fix_rules import RULES_BY_NAME
 from hlodiff.diff.fixes import FixContext, decide
@@ -128,3 +132,24 @@ def test_a_static_pad_target_is_no_axis_spec(tmp_path):
                                            structure="shapes", axes_passed=axes)).rule.name
             for axes in (False, True, None)}
     assert told[False] != "static_axes_spec" and told[True] == told[None] == "static_axes_spec"
+
+
+# -- dynamo_converted_after_compile: a converted copy leaves the compiled model running ----------------------------
+
+_D28 = Path(__file__).resolve().parent.parent / "fixtures/scenarios/dynamo/d28_to_bf16_midrun"
+
+
+def test_a_converted_copy_is_not_the_compiled_model_converted(tmp_path):
+    doc, _ = explain_status(_D28)
+    assert "the compiled model's parameters were converted" in doc["headline"]["fix"]  # the run stopped: kept
+    # look-alike: copy.deepcopy(net).to(torch.bfloat16) for an export: the same conversion graph, but the compiled
+    # model keeps its weights and the run goes on, the bridge's program executing on each later step
+    run = tmp_path / "copy_run"
+    shutil.copytree(_D28, run)
+    log = (run / "pt_xla_debug.log").read_text()
+    last = log[log.rindex("Execution Analysis: ================================================================================\n"
+                          "Execution Analysis: Execution Cause"):]
+    (run / "pt_xla_debug.log").write_text(log + "\n" + ("\n" + last) * 4)
+    doc, _ = explain_status(run)
+    said = json.dumps(doc)
+    assert "the compiled model's parameters were converted" not in said
