@@ -153,3 +153,31 @@ def test_a_converted_copy_is_not_the_compiled_model_converted(tmp_path):
     doc, _ = explain_status(run)
     said = json.dumps(doc)
     assert "the compiled model's parameters were converted" not in said
+
+
+# -- dynamo_other_backend: two compiles only one of which a run can call ----------------------------------------------
+
+_D30_BACKENDS = Path(__file__).resolve().parent.parent / "fixtures/scenarios/dynamo/d30_backend_check_eval"
+
+
+def _backend_story(tmp_path, source: str) -> dict:
+    run = tmp_path / "run"
+    if not run.exists():
+        shutil.copytree(_D30_BACKENDS, run)
+    (tmp_path / "d30_backend_check_eval.py").write_text(source)
+    doc, _ = explain_status(run, "--source-map", f"/home/user/project={tmp_path}")
+    return doc["headline"]
+
+
+def test_two_backends_need_two_compiles_a_run_calls(tmp_path):
+    source = (_D30_BACKENDS.parent / "d30_backend_check_eval.py").read_text()
+    assert "backend='aot_eager' at line 22" in _backend_story(tmp_path, source)["fix"]  # both called: kept
+    # look-alike: the check compile is bound but never called (the check call was removed)
+    uncalled = source.replace("check_loss(x, y).detach()", "train_loss(x, y).detach()")
+    assert "backend='aot_eager'" not in _backend_story(tmp_path, uncalled)["fix"]
+    # look-alike: one name bound in exclusive branches, one backend per run
+    branches = source.replace('train_loss = torch.compile(loss_fn, backend="openxla")\n',
+                              'if CHECK:\n    train_loss = torch.compile(loss_fn, backend="openxla")\n') \
+        .replace('check_loss = torch.compile(loss_fn, backend="aot_eager")', 'else:\n    train_loss = '
+                 'torch.compile(loss_fn, backend="aot_eager")').replace("check_loss(x, y)", "train_loss(x, y)")
+    assert "backend='aot_eager'" not in _backend_story(tmp_path, branches)["fix"]
