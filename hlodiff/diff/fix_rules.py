@@ -1509,10 +1509,11 @@ RULES: tuple[FixRule, ...] = (
     # updated (it trains them) and adds the ops computing with them, after the first recompilation: layers the
     # step did not run before run now (a depth schedule); never a value synced on some steps (look-alikes: a
     # model's first-step weights keep inputs_module_warmup; an embedding resized keeps inputs_resized; another head
-    # on some steps comes back: path_swap)
+    # on some steps comes back: path_swap). Thirteenth stop's last read: `trains` holds for an added dot alone (a
+    # forward in eval reads new layers and writes nothing back), so the words claim the reads and the ops only
     _rule("inputs_layers_joined", "inputs", "added only_added module_made_inputs trains with:ops torch_xla",
-          "the step now reads and updates weights of torch.nn layers it did not use before ({shapes}), with the ops "
-          "that compute with them: more (or other) layers run from this step on (a depth schedule, a block or head "
+          "the step now reads weights of torch.nn layers it did not use before ({shapes}), with new ops that "
+          "compute with them (whether it also writes them back is not what this row checks): more (or other) layers run from this step on (a depth schedule, a block or head "
           "added): each new set of layers is a new graph; run every layer from the first step (gate a layer's "
           "output with a 0/1 tensor until its stage) so one graph serves, or expect one compilation per stage",
           unless="jax comes_back first_recompilation resized_input"),
