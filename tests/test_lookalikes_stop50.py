@@ -16,6 +16,10 @@ from hlodiff.diff.value_facts import axes_specs
 from hlodiff.dumps.axes_source import passed_as_axes
 from hlodiff.dumps.dynamo_log import read_text_log
 from hlodiff.explain.dynamo_log_findings import breaks_of
+from hlodiff.dumps.compile_cache import CacheCompilation
+from hlodiff.explain.run_differences import KeyDifference
+from hlodiff.explain.run_verdicts import Verdict
+from hlodiff.render.across_runs import fix_text
 from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK, repeated_work
 from hlodiff.hlo.parser import parse_module
 
@@ -181,3 +185,27 @@ def test_two_backends_need_two_compiles_a_run_calls(tmp_path):
         .replace('check_loss = torch.compile(loss_fn, backend="aot_eager")', 'else:\n    train_loss = '
                  'torch.compile(loss_fn, backend="aot_eager")').replace("check_loss(x, y)", "train_loss(x, y)")
     assert "backend='aot_eager'" not in _backend_story(tmp_path, branches)["fix"]
+
+
+def test_layers_joined_claims_only_what_its_evidence_shows():
+    # its facts (an added dot or convolution: `trains`) hold for a forward in eval that reads new layers and writes
+    # nothing back: the row says the weights are read and computed with, not that they are updated
+    text = RULES_BY_NAME["inputs_layers_joined"].text
+    assert "updates" not in text and "reads weights of torch.nn layers" in text
+
+
+# -- precision_jax: "with the same argument types" only when checked -------------------------------------------------
+
+def test_jax_precision_says_the_same_argument_types_only_when_they_are():
+    jax_b = CacheCompilation("train_step", "jit_train_step", 0, 1)
+    diff = [KeyDifference("element_types", "16-bit floats", None, "bf16")]
+
+    def said(a: str, b: str) -> str:
+        return fix_text(Verdict("jit_train_step", "miss_hlo_differs", "dtype", b=jax_b, differences=diff,
+                                a_record=_Step(a), b_record=_Step(b)))
+
+    assert "with the same argument types" in said(_step_hlo(2), _step_hlo(2))
+    # look-alike: the programs take other arguments (more of them here): not checked equal, not said
+    assert "with the same argument types" not in said(_step_hlo(2), _step_hlo(4))
+    assert "with the same argument types" not in fix_text(Verdict("jit_train_step", "miss_hlo_differs", "dtype",
+                                                                  b=jax_b, differences=diff))

@@ -20,7 +20,7 @@ from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
 from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.run_programs import is_users_program, users_first
-from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
+from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, same_argument_types
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
@@ -129,7 +129,8 @@ def fix_text(v: Verdict) -> str | None:
             d.name, "x64")
         if row == "precision" and isinstance(v.b, CacheCompilation):
             row = "precision_jax"  # JAX has no autocast: a dtype in the code or config (round 11)
-        return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
+        same = " with the same argument types" if same_argument_types(v.a_record, v.b_record) else ""
+        return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B", same=same)
     leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
     if v.verdict == "miss_hlo_differs" and leaves is not None:
         side, paths = ("B", leaves.b) if leaves.b else ("A", leaves.a)

@@ -232,9 +232,8 @@ GRAPH_FIXES: dict[str, str] = {
                       "NumPy array built or loaded in another dtype, a loader's cast), and each dtype is its own "
                       "program and cache entry: cast them to one dtype where they are made or restored "
                       "(.astype(jnp.float32) for float32 training), or save them in the dtype the step trains in",
-    "precision_jax": "only run {side}'s program computes in {types}, the other's in f32, with the same argument "
-                     "types: a dtype chosen in the code or its config differs between the runs (a model's "
-                     "dtype=jnp.bfloat16, an .astype to {types} inside the jitted function): each precision is its "
+    "precision_jax": "only run {side}'s program computes in {types}, the other's in f32{same}: a dtype chosen "
+                     "in the code or its config differs between the runs (a model's dtype=jnp.bfloat16, an .astype to {types} inside the jitted function): each precision is its "
                      "own program and cache entry; give both runs the same dtype setting",
     "repeated_work": "run {more}'s step graph repeats run {fewer}'s work (run A: {a}; run B: {b}): more inputs of "
                      "the shapes the other already takes, and more instructions: a Python loop traced into the one "
