@@ -61,6 +61,10 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
         from hlodiff.explain.pair_lines import locate_pair
 
         locate_pair(diff, shared_run(left_ref, right_ref, []), (left, right), lcm, rcm)
+    if not _two_runs(left_ref, right_ref) and _one_run_path(left_ref, right_ref) is not None:
+        from hlodiff.explain.compare_fixes import adopt_pair_fixes
+
+        adopt_pair_fixes(diff, left, right, _explained(_one_run_path(left_ref, right_ref), stage))
     if _two_runs(left_ref, right_ref):
         from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
 
@@ -205,21 +209,31 @@ def _dumps_of(ref: str) -> list[str]:
 def _adopt_explain_fixes(ref: str, steps, stage: str | None) -> None:
     """The fixes ``explain-recompile`` gives the same recompilations (:mod:`hlodiff.explain.compare_fixes`)."""
     from hlodiff.dumps import split_ref
-    from hlodiff.dumps.evidence import read_run
-    from hlodiff.dumps.run_folder import discover
     from hlodiff.explain.compare_fixes import adopt_run_fixes
-    from hlodiff.explain.recompile import explain_run
 
     path, n = split_ref(ref)
-    recompilations = []
-    if n is None:
-        try:
-            quiet: list = []  # compare reports its own warnings; explain's reading of the same files says them again
-            recompilations = explain_run(read_run(discover([path], None, None), quiet, stage=stage),
-                                         quiet).recompilations
-        except HlodiffError:
-            pass
-    adopt_run_fixes(steps, recompilations)
+    adopt_run_fixes(steps, _explained(path, stage) if n is None else [])
+
+
+def _one_run_path(left_ref: str, right_ref: str) -> str | None:
+    """The run folder or file both refs name a graph of (``run#0`` and ``run#3``), else None."""
+    from hlodiff.dumps import split_ref
+
+    (left, i), (right, j) = split_ref(left_ref), split_ref(right_ref)
+    return left if left == right and i is not None and j is not None else None
+
+
+def _explained(path: str, stage: str | None) -> list:
+    """``explain-recompile``'s recompilations of the run at ``path`` (none when it cannot be read as a run)."""
+    from hlodiff.dumps.evidence import read_run
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.explain.recompile import explain_run
+
+    try:
+        quiet: list = []  # compare reports its own warnings; explain's reading of the same files says them again
+        return explain_run(read_run(discover([path], None, None), quiet, stage=stage), quiet).recompilations
+    except HlodiffError:
+        return []
 
 
 def fingerprint_refs(refs: list[str], *, options: Normalization = Normalization(), stage: str | None = None,

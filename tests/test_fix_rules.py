@@ -91,6 +91,9 @@ EXERCISED = {
     "ops_switched_on": "torch_xla/clip_later",
     "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
+    # review 21, F4: donation lost with the frozen weights' updates (gained with the unfrozen ones'): a consequence
+    "aliasing_follow_frozen": "scenarios/torch_xla/rev21_tx_freeze_test/record",
+    "aliasing_follow_unfrozen": "scenarios/torch_xla/ulmfit_unfreeze/record",
     "static_structure_shapes": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
     # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)
     "static_structure": "scenarios/jax/jax_layerdrop_static",
@@ -158,6 +161,8 @@ EXERCISED = {
     # round 9: an embedding rebuilt with more rows mid-run, its rows copied in (look-alikes keeping their rows:
     # tests/test_round9.py)
     "inputs_resized": "scenarios/torch_xla/embed_vocab_grow",
+    "inputs_params_added": "scenarios/torch_xla/rev21_tx_lora_added/record",
+    "shape_follows_params_added": "scenarios/torch_xla/rev21_tx_lora_added/record",
     # crossings round 4: a Python sum over a list of every step's loss, one more scalar input each step (its
     # look-alikes keeping their rows: center_no_detach and look_rnn_carry, non-scalar history: history_carried;
     # loss_history, rev4_history, torch.stack of the list: history_list_joined)

@@ -26,6 +26,8 @@ LIVE_WRONG_NOW = {
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
     'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
+    # new-user review 21, P3 (F3): as at exit, the module-level main() call :35, not the call :30 inside main()
+    'jax/rev21_jx_reshard_midrun': 'line: rev21_jx_reshard_midrun.py:35 (as at exit)',
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
@@ -61,6 +63,11 @@ LIVE_WRONG_NOW = {
     #    show (moco: the cat at :24 grows 8, 16, 24), or places it by them (multitask: the genexpr at :19)
     'torch_xla/review2_moco_queue': 'line: review2_moco_queue.py:19 (step 1 told before the growth at :24 shows)',
     'torch_xla/multitask_missing_key': 'line: multitask_missing_key.py:21 (moves to :19 once the steps are known)',
+    # new-user review 21, P7: at step 2 the graph without the frozen layer's updates has run once, so the live line
+    # says "a value is kept on some steps only" at the update :18; the report at exit (the graph stayed: switched)
+    # names the freeze at :15 and "freeze them before the first step"
+    'torch_xla/rev21_tx_freeze_test': 'line: rev21_tx_freeze_test.py:18; fix_any: a value kept on some steps only '
+                                      '(the freeze is seen to stay only on later steps)',
     # 4. The replay's order, not the run's: Dynamo's text log grows in proportion to the pieces written (a 3-line
     #    log appears at a third of the run), while in a run Dynamo writes its recompilation before the bridge
     #    compiles; nothing on the XLA side says a Dynamo message is still due (the bridge's graphs join Dynamo's

@@ -230,7 +230,7 @@ def _unusable(run: RunCost) -> CostHeadline | None:
             first = max(g.unusable_donations, key=lambda u: u.bytes)
             best = CostHeadline("donation_unusable", g.ref, total, _where(g), len(g.unusable_donations),
                                 mismatch=first.mismatch, closest=first.closest,
-                                shapes=[u.shape for u in sorted(g.unusable_donations, key=lambda u: -u.bytes)][:4])
+                                shapes=[u.shape for u in sorted(g.unusable_donations, key=lambda u: -u.bytes)])
     return best
 
 
@@ -272,7 +272,7 @@ def _held(run: RunCost) -> CostHeadline | None:
                      and any(t.role == "gradient" for t in o.tensors)}) if role == "gradient" else 0
         best = CostHeadline("held_across_graphs", b.source, total, source.trigger if source else None,
                             len(tensors), role=role, cut=source.sync_call if source else None, times=times,
-                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)][:4],
+                            shapes=[t.shape for t in sorted(tensors, key=lambda t: -t.bytes)],
                             gradient_sources=apart)
     return best
 
@@ -366,7 +366,7 @@ def _undonated(run: RunCost) -> CostHeadline | None:
             names = [u.argument for u in sorted(held, key=lambda u: u.parameter)]
             step = g.parameters.bytes or 0
             best = CostHeadline("not_donated", g.ref, total, _where(g) or located, len(held),
-                                shapes=[u.shape for u in sorted(held, key=lambda u: -u.bytes)][:4],
+                                shapes=[u.shape for u in sorted(held, key=lambda u: -u.bytes)],
                                 unchanged=sum(1 for u in held if u.unchanged),
                                 arguments=list(dict.fromkeys(names)) if all(names) else [],
                                 step_bytes=step, negligible=bool(step) and total < NEGLIGIBLE_SHARE * step)

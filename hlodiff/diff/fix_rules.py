@@ -996,6 +996,11 @@ RULES: tuple[FixRule, ...] = (
           "a value read before the sync (.item(), print) cut the step: read it after the sync, or use "
           "xm.add_step_closure", unless="jax"),
     # -- shape --------------------------------------------------------------------------------------------------
+    # review 21 (F2, rev21_tx_lora_added): the adapter's f32[2,32] factor takes the place of the frozen layer's
+    # f32[32,32] in the ops around it (its update, its gradient): a consequence of the new parameters, nothing to pad
+    _rule("shape_follows_params_added", "shape", "params_added torch_xla",
+          "follows from the parameters added above: ops that worked on the old layer's tensors (their gradients and "
+          "updates) now work on the new ones' shapes; nothing to pad or keep fixed here", unless="resized_input grows second_step"),
     _rule("shape_loop_length", "shape", "jax required_static",
           "follows from the loop's trip count above: a scan stacks one row per iteration, so its outputs take the "
           "loop's length", unless="on_input"),
@@ -1311,6 +1316,15 @@ RULES: tuple[FixRule, ...] = (
           "the optimizer; each stage compiles once; to keep one graph, train them from the first step with a "
           "learning rate of 0 (a param group whose lr you raise later) or mask their updates",
           unless="jax comes_back"),
+    # review 21 (F2, rev21_tx_lora_added; rev21_tx_aux_head_added): new tensors of shapes no earlier step read,
+    # written back and trained: parameters added to the model mid-run, not an embedding resized, a layer unfrozen or
+    # a pruning reparametrization (those keep the weights' shapes)
+    _rule("inputs_params_added", "inputs", "added params_added torch_xla",
+          "from {first_step} on the step reads and trains new tensors of shapes no earlier step had ({shapes}): "
+          "parameters added to the model mid-run (adapters such as LoRA wrapped around a layer, a new head or "
+          "module) and given to the optimizer; the graph changes once, so it compiles once more: expected if the "
+          "surgery is deliberate; to compile once, do the surgery before the first step (add the adapters or head, "
+          "freeze what stays frozen, then build the optimizer)", unless="jax comes_back resized_input grows warmup second_step"),
     # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
@@ -1783,6 +1797,16 @@ RULES: tuple[FixRule, ...] = (
           "follows from the inputs change: torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), the new inputs among them: fix the inputs change and this goes too"),
     _rule("aliasing_library_warmup", "aliasing", "torch_xla library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
+    # review 21, F4 (rev21_tx_freeze_test; freeze_backbone, ulmfit_unfreeze): the updates of frozen weights went (of
+    # unfrozen ones came), so their buffers are no longer (now) donated: a consequence, never a fix of its own
+    _rule("aliasing_follow_frozen", "aliasing", "torch_xla removed_only donors_updated",
+          "follows from the outputs removed above: torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), and the parameters no longer updated (frozen, or left out of the optimizer) "
+          "are no longer overwritten: it comes and goes with that change, nothing of its own to change"),
+    _rule("aliasing_follow_unfrozen", "aliasing", "torch_xla donors_trained",
+          "follows from the outputs added above: torch_xla donates the buffers of tensors the step overwrites "
+          "(XLA_ENABLE_PARAM_ALIASING), and the parameters it now trains (unfrozen, or added to the optimizer) are "
+          "overwritten from here on: it comes and goes with that change, nothing of its own to change"),
     _rule("aliasing_torch", "aliasing", "torch_xla",
           "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
           "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "

@@ -42,8 +42,9 @@ FOLLOWS_RULES = frozenset((
     "inputs_follow_shape_scalars_removed", "outputs_made_before_loop", "outputs_follow", "ops_rng_seed",
     "ops_converts_follow", "ops_transposes_follow_inputs", "ops_layout_follow", "ops_layout_follow_inputs", "ops_size_follows",
     "ops_optimizer_warmup", "ops_first_step_warmup", "ops_follow_new_argument_jax", "reordered_follow", "sharding_warmup", "aliasing_warmup",
-    "aliasing_follow_inputs", "inputs_vs_first_step", "inputs_optimizer_state_late", "cache_key_context_here",
-    "ops_update_dropped"))
+    "aliasing_follow_inputs", "aliasing_follow_frozen", "aliasing_follow_unfrozen",
+    "inputs_vs_first_step", "inputs_optimizer_state_late", "cache_key_context_here",
+    "ops_update_dropped", "shape_follows_params_added"))
 """Rows whose fix says the cause follows from another one (fix that, and this goes too). Rows that follow from
 Dynamo's expected recompilation are expected ones (:data:`~hlodiff.diff.fix_rules.EXPECTED`), not these."""
 

@@ -176,6 +176,10 @@ class FixContext:
     updated_in_place: bool = False
     """The inputs added come back as outputs of their shapes, made by user lines: tensors read and updated in place
     on these steps only (an EMA of the weights, a periodic update)."""
+    params_added: bool = False
+    """Every non-scalar input added is a tensor of a shape the compared graph never read, written back and trained
+    (:func:`hlodiff.explain.added_parameters.parameters_added`): parameters added to the model mid-run (LoRA
+    adapters, a new head), not an existing one resized."""
     trains: bool = False
     """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
     a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""
@@ -185,6 +189,12 @@ class FixContext:
     update_dropped: bool = False
     """One parameter-shaped output went with elementwise work only (its update, not its gradient): the optimizer
     holds a tensor the model no longer uses (:mod:`hlodiff.explain.update_dropped`)."""
+    donors_updated: bool = False
+    """Beside :attr:`updates_removed`, the parameters torch_xla no longer donates are those whose updates went
+    (:func:`hlodiff.explain.fix_evidence.donors_updated`): the donation follows from the freeze."""
+    donors_trained: bool = False
+    """The mirror: the parameters torch_xla now donates are those the graph starts to train
+    (:func:`hlodiff.explain.fix_evidence.donors_trained`): the donation follows from the unfreeze."""
     keywords: str = ""
     """The argument names JAX saw passed by keyword on one call and positionally on the other (``'x'``)."""
     log_unjoined: bool = False

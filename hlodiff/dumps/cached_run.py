@@ -40,6 +40,11 @@ class Run:
     when the capture does not say (a save-tensors file, a dump of loaded modules only)."""
     """The cache folder the run's environment named (a ``hlodiff record`` manifest's ``cache_settings``)."""
     """Framework versions a ``hlodiff record`` manifest noted (empty for a capture made by hand)."""
+    xla_flags: list[str] | None = None
+    """The run's own XLA_FLAGS as its ``hlodiff record`` manifest noted them (``cache_settings``: the user's
+    environment, before hlodiff added its dump flags), the dump flags left out; None for a capture made by hand.
+    JAX hashes XLA_FLAGS into every key, and some flags never reach the options XLA dumps (review 21, F1:
+    ``--xla_cpu_use_thunk_runtime=false``): then this is the only evidence of the flag."""
 
     def module_options(self, record: GraphRecord) -> dict[str, tuple[str, ...]] | None:
         """The compile options XLA wrote beside one of the run's dumped modules, flattened (None without them):
@@ -100,12 +105,19 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         run.versions = dict(manifest.versions)
         settings = manifest.cache_settings
         run.cache_dir = settings.get("JAX_COMPILATION_CACHE_DIR") or settings.get("XLA_PERSISTENT_CACHE_PATH")
+        run.xla_flags = own_flags(settings.get("XLA_FLAGS", ""))
     where = cache or cache_beside(inputs.paths[0] if inputs.paths else path)
     if where is not None:
         run.cache = read_cache_folder(where, warnings)
     elif manifest is not None and manifest.cache_entries:
         run.cache = cache_from_entries(manifest.manifest_path, manifest.cache_entries)
     return run
+
+
+def own_flags(value: str) -> list[str]:
+    """``--a=1 --xla_dump_to=/x --b`` -> ``["--a=1", "--b"]``: the flags of an XLA_FLAGS value, without the dump's
+    (JAX leaves ``xla_dump_*`` out of its key; hlodiff's own capture adds them)."""
+    return [f for f in value.split() if f.startswith("-") and not f.lstrip("-").startswith("xla_dump")]
 
 
 def jax_log_alone(path: str):

@@ -37,7 +37,7 @@ from hlodiff.explain.run_arguments import argument_order_differences
 from hlodiff.explain.run_differences import KeyDifference, option_differences, version_differences
 from hlodiff.explain.run_settings import relative_cache_folder
 from hlodiff.explain.run_verdicts import (CANNOT_DESERIALIZE, Verdict, miss_hlo_differs,  # noqa: F401 (API)
-                                          miss_key_differs)
+                                          miss_key_differs, recorded_flag_differences)
 
 VERDICTS = ("hit", "miss_same_key", "miss_key_differs", "miss_hlo_differs", "new")
 REASONS = ("below_compile_time", "below_entry_size", "host_callbacks", "cache_disabled", "cache_configured_late",
@@ -188,7 +188,8 @@ def _jax_miss(v: Verdict, b: CacheCompilation, a: CacheCompilation, run_a: Run, 
         return
     if (a.key is None or b.key is None) and same_hlo is not False and not version_differences(
             run_a.versions, run_b.versions) and not option_differences(v.a_record, v.b_record,
-                                                                        run_b.module_options):
+                                                                        run_b.module_options) \
+            and not recorded_flag_differences(run_a, run_b):
         v.verdict, v.reason = "miss_same_key", "unknown"  # no key known: the same program, nothing says why
         return
     miss_key_differs(v, run_a, run_b, a.key_flags, b.key_flags)

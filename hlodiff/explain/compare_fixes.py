@@ -36,6 +36,29 @@ def adopt_run_fixes(steps, recompilations) -> None:
             _follow_explain_order(step.diff.causes, r)
 
 
+def adopt_pair_fixes(diff, left, right, recompilations) -> None:
+    """``compare PATH#I PATH#J`` of two graphs of one run: when ``explain-recompile`` compared the same pair (J's
+    recompilation, its closest earlier graph I), the pair's causes take its fixes as ``compare DUMP``'s steps do
+    (review 21, F2: on LoRA adapters added mid-run, ``compare #0 #3`` told "a value synced on some steps only"
+    and "keep sizes fixed" at other lines where explain told parameters added at the surgery line). Another pair
+    keeps the differ's fixes and lines."""
+    r = next((r for r in recompilations if r.graph.ref == right.ref), None)
+    if r is None or r.closest is None or r.closest.ref != left.ref:
+        return
+    adopt_run_fixes([_Pair(right, diff)], [r])
+    for cause in diff.causes:  # and its lines: the run's evidence (live tensors, the source) places them better
+        known = next((c for c in r.causes if c.kind == cause.kind and c.locations), None)
+        if known is not None:
+            cause.locations = list(known.locations)
+
+
+class _Pair:
+    """Two graphs compared, as :func:`adopt_run_fixes` reads a step: the right graph's ref and the diff."""
+
+    def __init__(self, right, diff) -> None:
+        self.right, self.diff = right, diff
+
+
 def _follow_explain_order(causes: list, r) -> None:
     """The pair's causes in the order of explain's cause graph, roots first; a cause explain tells under a root
     that is also among the pair's says so instead of a fix of its own (review 4, F1: on a growing

@@ -35,6 +35,10 @@ MODEL_ADDITIONS = ("register_forward_hook", "register_forward_pre_hook", "regist
                    "register_parametrization", "weight_norm", "spectral_norm")
 """Calls that add code to a model that runs at every later call until removed: one in the training loop adds it
 once more each step (crossings round 7, x7c_tx_hook_in_loop)."""
+SURGERY_ROWS = frozenset({"inputs_params_added"})
+"""Rows whose story is parameters added to the model mid-run: the decision is the line that made them (the
+adapter or head built and moved to the device), read from the new inputs' own frames, not the optimizer's step
+that also reads the optimizer's new scalars (review 21, F2: a head added at :30 was placed at ``opt.step()``)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
 
@@ -47,6 +51,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
         for r in recompilations:
             if r.causes:
                 _traced_first(r)
+                _made_first(r.causes[0])
                 _place(r.causes[0], sources)
                 _update_from_source(r, sources)
                 _read_first(r)
@@ -68,6 +73,20 @@ def calls_named(sources: SourceLines, file: str, names: tuple[str, ...]) -> tupl
 def calls_named_in_loop(sources: SourceLines, file: str, line: int) -> list[int]:
     """The :data:`MODEL_ADDITIONS` calls in a loop around ``file:line`` (the sync's or the traced line's)."""
     return list(sources.calls_in_loops_around(file, line, MODEL_ADDITIONS))
+
+
+def _made_first(root) -> None:
+    """:data:`SURGERY_ROWS`: the user's line that made the first new non-scalar input goes first."""
+    if root.fix_rule not in SURGERY_ROWS:
+        return
+    made = (next((f for f in o.right.frames if not f.is_library and f.line is not None), None)
+            for o in root.origins if o.left is None and o.right is not None and o.right.opcode == "parameter"
+            and not str(o.right.shape).split("{")[0].endswith("[]"))
+    first = next((f for f in made if f is not None), None)
+    if first is None:
+        return
+    same = next((f for f in root.locations if (f.file, f.line) == (first.file, first.line)), first)
+    root.locations = [same] + [f for f in root.locations if f is not same]
 
 
 def _traced_first(r) -> None:

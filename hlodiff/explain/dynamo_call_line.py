@@ -114,6 +114,7 @@ def place_bridge_inputs_at_calls(found, recompilations) -> None:
             located = _at_the_call(cause, r.location, others)
             if located is not None:
                 cause.locations = located
+                cause.hint = None  # review 21, F5: "line unknown" printed under the call line just placed
 
 
 def _other_calls(found) -> set:

@@ -197,7 +197,7 @@ def joins_grow(recompilation) -> bool:
                for c in recompilation.causes for ch in c.origins)
 
 
-def _output_shapes(graph, positions) -> list[str]:
+def output_shapes(graph, positions) -> list[str]:
     cm = getattr(graph, "_canonical", None)
     if cm is None:
         return []
@@ -220,13 +220,13 @@ def updated_in_place(r) -> bool:
         return False
     if not new_inputs:  # tensors the other graph already held: its outputs, rewritten here, are all weight-shaped
         cm = getattr(r.graph, "_canonical", None)
-        params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()} if cm is not None else set()
-        outs = _output_shapes(r.graph, added_out)
-        return len(outs) >= 2 and all(_dims_key(o) in params and not o.endswith("[]") for o in outs) and any(
+        params = {dims_key(str(p.shape)) for p in cm.module.entry.parameters()} if cm is not None else set()
+        outs = output_shapes(r.graph, added_out)
+        return len(outs) >= 2 and all(dims_key(o) in params and not o.endswith("[]") for o in outs) and any(
             not f.is_library for c in r.causes if c.kind == "outputs" for f in c.locations)
     if any(not o.frames or all(f.is_library for f in o.frames) for o in new_inputs):
         return False
-    outs = _output_shapes(r.graph, added_out)
+    outs = output_shapes(r.graph, added_out)
     for shape in (without_layout_text(i.shape) for i in new_inputs):
         if shape not in outs:
             return False
@@ -277,13 +277,57 @@ def updates_removed(r) -> bool:
     if added_out or len(removed_out) < 2:
         return False
     cm = r.closest._canonical
-    params = {_dims_key(str(p.shape)) for p in cm.module.entry.parameters()
+    params = {dims_key(str(p.shape)) for p in cm.module.entry.parameters()
               if not without_layout_text(str(p.shape)).endswith("[]")}
-    like = [s for s in _output_shapes(r.closest, removed_out) if _dims_key(s) in params]
+    like = [s for s in output_shapes(r.closest, removed_out) if dims_key(s) in params]
     return len(like) >= 2 and 2 * len(like) >= len(removed_out)
 
 
-def _dims_key(shape: str) -> tuple:
+def donors_updated(r) -> bool:
+    """Review 21, F4: torch_xla stopped donating some parameters' buffers (donation lost, none gained) and each of
+    them is shaped like an output that went with the updates (:func:`updates_removed`): the step no longer
+    overwrites those tensors because it no longer updates them (frozen). The donation follows from the freeze;
+    "update the same tensors in place every step" would undo it."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if not updates_removed(r):
+        return False
+    return _donation_matches(r, lost=True, outputs=output_shapes(r.closest, outputs_added_removed(r.diff)[1]))
+
+
+def donors_trained(r) -> bool:
+    """The mirror of :func:`donors_updated` (ulmfit_unfreeze): donation only gained, by parameters each shaped like
+    an output the graph added, and the graph trains them (:func:`trains_new_tensors`: a new weight gradient), so
+    they are unfrozen, not an EMA updated in place from this step."""
+    from hlodiff.explain.locate import outputs_added_removed
+
+    if r.diff is None or r.diff.equal or not trains_new_tensors(r):
+        return False
+    return _donation_matches(r, lost=False, outputs=output_shapes(r.graph, outputs_added_removed(r.diff)[0]))
+
+
+def _donation_matches(r, lost: bool, outputs: list[str]) -> bool:
+    """Every aliasing cause only lost (``lost``) or only gained donation, and each parameter it names (left side
+    when lost, right side when gained) is shaped like one of ``outputs``, one output per parameter."""
+    aliasing = [c for c in r.causes if c.kind == "aliasing"]
+    if not aliasing or any(c.removed != lost or c.added == lost for c in aliasing):
+        return False
+    graph = r.closest if lost else r.graph
+    cm = getattr(graph, "_canonical", None)
+    names = [a if lost else b for c in aliasing for a, b in c.instructions]
+    if cm is None or not names:
+        return False
+    outs = [dims_key(s) for s in outputs]
+    for name in names:
+        inst = cm.entry.insts.get(name) if name is not None else None
+        key = dims_key(without_layout_text(str(inst.shape))) if inst is not None else None
+        if key not in outs:
+            return False
+        outs.remove(key)
+    return True
+
+
+def dims_key(shape: str) -> tuple:
     """Element type and sorted dimensions: a gradient kept transposed (``f32[8,16]`` of an ``f32[16,8]`` weight)
     matches its parameter."""
     m = PRINTED_DIMS.search(shape)

@@ -272,17 +272,41 @@ def _trigger(record: GraphRecord) -> SourceFrame | None:
         return found
 
 
-def call_site_in(cm: CanonicalModule) -> SourceFrame | None:
-    """For a jitted function (JAX, whose stacks keep the user's frames): the outermost user frame its
-    instructions' stacks share, the line that called it; ``None`` when no stack has one."""
+def call_site_in(cm: CanonicalModule, function: str | None = None) -> SourceFrame | None:
+    """For a jitted function (JAX, whose stacks keep the user's frames): the line that called it; ``None`` when no
+    stack has one. With the function's name (``jit_train_step`` -> ``train_step``), the frame just outside the
+    function's own in each stack: a loop inside ``main()`` called at module level is called from the loop's line,
+    not from ``main()`` (review 21, F3: the outermost frame told the module-level ``main()`` line). Without it (or
+    no stack passes through it), the outermost user frame the stacks share."""
     counts: dict[SourceFrame, int] = {}
+    callers: dict[SourceFrame, int] = {}
     for _, inst in cm.module.instructions():
         mine = [f for f in cm.frames(inst) if not f.is_library]
         if len(mine) >= 2 or (mine and mine[-1].function == "<module>"):
             counts[mine[-1]] = counts.get(mine[-1], 0) + 1
-    if not counts:
+        caller = _caller_of(mine, function) if function else None
+        if caller is not None:
+            callers[caller] = callers.get(caller, 0) + 1
+    found = callers or counts
+    if not found:
         return None
-    return max(counts, key=lambda f: (counts[f], -(f.line or 0)))
+    return max(found, key=lambda f: (found[f], -(f.line or 0)))
+
+
+def _caller_of(chain: list[SourceFrame], function: str) -> SourceFrame | None:
+    """The frame past the outermost frame of ``function`` (``train_step``, or ``main.<locals>.train_step`` for one
+    defined inside another function) in an innermost-first chain of user frames."""
+    own = [k for k, f in enumerate(chain) if f.function == function or f.function.endswith("." + function)]
+    return chain[own[-1] + 1] if own and own[-1] + 1 < len(chain) else None
+
+
+def jitted_function(name: str | None) -> str | None:
+    """The Python name of the function a JAX module compiles (``jit_train_step`` -> ``train_step``); ``None`` for
+    other modules and for lambdas (``jit__lambda``: every lambda inside the function has that name too)."""
+    if not name or not name.startswith(("jit_", "pmap_")):
+        return None
+    function = name.split("_", 1)[1].rstrip("_")
+    return function if function and function not in ("_lambda", "lambda") else None
 
 
 def _parse(record: GraphRecord, text: str) -> Module:
@@ -306,7 +330,8 @@ def _summary(record: GraphRecord, module: Module, cm: CanonicalModule, keep: boo
         cache_key="",
         compiled=False,
         first_ref=record.ref,
-        trigger=_trigger(record) or (call_site_in(cm) if record.kind not in TRACED_KINDS else None),
+        trigger=_trigger(record) or (call_site_in(cm, jitted_function(module.name or record.module_name))
+                                     if record.kind not in TRACED_KINDS else None),
         _canonical=cm if keep else None,
         _module=module if keep else None,
         call_site=call_site_in(cm) if _library_only(record) else None,

@@ -336,7 +336,26 @@ def _told_of(item, final: bool = True):
         # before" on no third size coming, which a run still going cannot know (review 6, p08: told at step 4 for a
         # batch of 3 that an 8 and a 5 followed): the fix waits for the calls to come (an update) or the end
         fix, waits = None, True
-    return Told(item.kind, summary, item.location, fix, waits=waits)
+    return Told(item.kind, summary, item.location, fix, waits=waits,
+                label=mode_label(item) if item.kind == "mode" else None)
+
+
+MODE_LABELS = (("autocast", "autocast setting"), ("grad_mode", "grad mode"), ("training", "train/eval mode"),
+               ("function_mode_stack", "torch function mode stack"))
+"""What a Dynamo ``mode`` guard is about, by the fact or the setting its guard names, as the live line says it
+(review 21, F5: "mode at p8_tc_amp.py:23" for autocast switched on); the first that holds."""
+
+
+def mode_label(item) -> str:
+    """The words for a ``mode`` recompilation: the setting it names (:data:`MODE_LABELS`, or a global setting's own
+    name: ``num_threads setting``), else ``mode``."""
+    guard = item.guard.guard
+    for key, words in MODE_LABELS:
+        if key in item.facts or f"GLOBAL_STATE changed: {key}" in guard or f".{key}" in guard:
+            return words
+    if "global_setting" in item.facts and item.subject:
+        return f"{item.subject} setting"
+    return "mode"
 
 
 def _seen_words(seen: str) -> str:

@@ -26,6 +26,9 @@ class Told:
     rule: str | None = None
     """The fix table's row the fix comes from (:data:`hlodiff.diff.fix_rules.RULES`), when one: the same row at the
     same line says the same thing, whatever facts (steps, values) its words list."""
+    label: str | None = None
+    """What the line calls the change where the kind's name would mislead (review 21, F5: a Dynamo ``mode`` guard on
+    autocast read like train/eval): ``autocast setting``; None: the kind's name."""
 
     def same_advice(self, other: "Told") -> bool:
         """``other`` says what this says, with other facts at most: the same kind, line and fix row, both with a fix

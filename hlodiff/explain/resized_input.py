@@ -18,10 +18,16 @@ _DIMS = re.compile(r"^(\w+)\[([\d,]*)\]$")
 
 
 def _resized(old: str, new: str) -> bool:
-    """Same element type and rank, other sizes: f32[50,16] -> f32[56,16]."""
+    """Same element type and rank, one dimension grown, the others kept: f32[50,16] -> f32[56,16] (rows added to a
+    table, classes to a head). Review 21 (F2): a LoRA adapter wrapped around a f32[32,32] layer adds its f32[2,32]
+    factor, and a broadcast over the layer's shape becomes one over the factor's, f32[32,32] -> f32[2,32]: a
+    dimension shrunk to another tensor's, not a table made again larger with its old rows copied in."""
     a, b = _DIMS.match(old), _DIMS.match(new)
-    return bool(a and b and a.group(1) == b.group(1) and old != new
-                and a.group(2).count(",") == b.group(2).count(",") and a.group(2) != "")
+    if not (a and b and a.group(1) == b.group(1) and old != new and a.group(2) != ""):
+        return False
+    left, right = [int(x) for x in a.group(2).split(",")], [int(x) for x in b.group(2).split(",")]
+    changed = [(x, y) for x, y in zip(left, right) if x != y]
+    return len(left) == len(right) and len(changed) == 1 and changed[0][1] > changed[0][0]
 
 
 def resized_input(r) -> bool:

@@ -93,6 +93,9 @@ class Verdict:
     .RunSetting`: an environment variable, a command-line option) the ``if`` around them tests, where the source on
     disk shows it (:mod:`hlodiff.explain.across_runs_settings`); None otherwise."""
 
+    compared: list[KeyDifference] = field(default_factory=list)
+    """``miss_key_differs`` / ``unknown``: the evidence compared and found the same in both runs
+    (:func:`compared_evidence`), named so the words do not ask for it again."""
     in_pieces: bool = False
     """``new``, yet a piece of run A's programs: run B ran them op by op (:mod:`hlodiff.explain.op_by_op`)."""
 
@@ -107,6 +110,8 @@ def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], fla
     differs, from the flags JAX hashed (its cache-key debug log), the dumped compile options, the versions."""
     v.verdict = "miss_key_differs"
     found = flag_differences(flags_a, flags_b) + option_differences(v.a_record, v.b_record, run_b.module_options)
+    if not found and (recorded := recorded_flag_differences(run_a, run_b)):
+        found, v.detail = recorded, RECORDED_FLAGS  # a flag XLA does not dump: the runs' own XLA_FLAGS hold it
     v.differences = [d for i, d in enumerate(found) if d.name not in {e.name for e in found[:i]}]  # flag first
     versions = version_differences(run_a.versions, run_b.versions)
     folders = [d for d in v.differences if d.name in CACHE_FOLDER_OPTIONS]
@@ -130,6 +135,37 @@ def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], fla
         v.reason, v.differences = "debug_metadata", [carried]  # the debug settings differ: hashed with the graph
     else:
         v.reason = "unknown"
+        v.compared = compared_evidence(v, run_a, run_b)
+
+
+RECORDED_FLAGS = "recorded XLA_FLAGS"
+"""``Verdict.detail`` of an ``xla_flag`` verdict read from the runs' own XLA_FLAGS (their ``hlodiff record``
+manifests), not from the options XLA dumped: XLA leaves some flags out of its dumped debug options, and JAX hashes
+XLA_FLAGS into every key (observed with JAX 0.10.2: ``--xla_cpu_use_thunk_runtime=false``, review 21 F1)."""
+
+
+def recorded_flag_differences(run_a: Run, run_b: Run) -> list[KeyDifference]:
+    """The flags of the two runs' own XLA_FLAGS that differ (JAX only: its key hashes XLA_FLAGS; empty when a run
+    was not recorded, so nothing says what it set)."""
+    if run_a.framework != "jax" or run_a.xla_flags is None or run_b.xla_flags is None:
+        return []
+    return flag_differences(run_a.xla_flags, run_b.xla_flags)
+
+
+def compared_evidence(v: Verdict, run_a: Run, run_b: Run) -> list[KeyDifference]:
+    """What was compared and found the same, for a key that differs with nothing captured to say why: the dumped
+    options, the runs' own XLA_FLAGS, the versions both recordings noted (each a :class:`KeyDifference` whose
+    ``a`` and ``b`` are the shared value), so the words name what is ruled out rather than ask for it again."""
+    out: list[KeyDifference] = []
+    if v.a_record is not None and v.b_record is not None:
+        out.append(KeyDifference("compared", "the dumped compile options", None, None))
+    if run_a.xla_flags is not None and run_b.xla_flags is not None:
+        flags = " ".join(run_a.xla_flags) or None
+        out.append(KeyDifference("compared", "XLA_FLAGS", flags, flags))
+    shared = [f"{n} {run_a.versions[n]}" for n in run_a.versions if run_b.versions.get(n) == run_a.versions[n]]
+    if shared:
+        out.append(KeyDifference("compared", "versions", ", ".join(shared), ", ".join(shared)))
+    return out
 
 
 DEBUG_METADATA = "debug metadata"

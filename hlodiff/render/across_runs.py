@@ -28,7 +28,7 @@ from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
-from hlodiff.render.across_runs_reasons import short_line, value_words, why_text
+from hlodiff.render.across_runs_reasons import compared_words, short_line, value_words, why_text
 
 PIECES_SWITCH = {"jit_disabled": "jit disabled", "eager_mode": "torch_xla's eager mode"}
 """The switch behind an op-by-op run B, as its summary names it."""
@@ -145,6 +145,8 @@ def fix_text(v: Verdict) -> str | None:
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
         reason = "unknown_key_no_dump" if v.detail == NO_DUMP else "unknown_key"
+        if reason == "unknown_key" and len(v.compared) > 1 and isinstance(v.b, CacheCompilation):
+            return CACHE_FIXES["unknown_key_recorded"].format(compared=compared_words(v))
     d = v.differences[0] if v.differences else None
     if reason == "device_count" and v.verdict == "miss_key_differs":
         reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs

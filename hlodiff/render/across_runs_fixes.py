@@ -138,6 +138,11 @@ CACHE_FIXES: dict[str, str] = {
                        "devices)",
     "unknown_key": "compare what else the key hashes (JAX and jaxlib versions, platform, devices); `hlodiff record` "
                    "notes the versions of each run",
+    # review 21 (F1): both runs recorded, their options, XLA_FLAGS and versions the same: not asked for again
+    "unknown_key_recorded": "the dumped options, XLA_FLAGS and versions are the same in both runs ({compared}); "
+                            "compare what else the key hashes: the devices (jax.devices(): their kind and count, "
+                            "JAX_PLATFORMS) and any jax.config setting the program makes itself (a compile option it "
+                            "writes, such as the matmul precision)",
     "unknown_key_no_dump": "the key covers the program (its HLO), the XLA flags, the compile options (a jax.jit's "
                            "compiler_options, JAX settings such as the matmul precision), the devices and the "
                            "versions, and neither run was dumped: capture both runs again with "

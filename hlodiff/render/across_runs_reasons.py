@@ -13,6 +13,7 @@ from hlodiff.dumps.compile_cache import CacheCompilation
 from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.across_runs import CANNOT_DESERIALIZE, NO_DUMP, RELATIVE_FOLDER, Verdict
 from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
+from hlodiff.explain.run_verdicts import RECORDED_FLAGS
 
 
 def why_text(v: Verdict) -> str:
@@ -55,8 +56,11 @@ def _key_option(v: Verdict) -> str | None:
     what = {"XLA_FLAGS": "XLA flag --", "debug_options": "XLA option "}.get(d.source, "compile option ")
     more = f" (and {len(v.differences) - 1} more)" if len(v.differences) > 1 else ""
     inputs = f"; the key's inputs that differ: {', '.join(v.key_components)}" if v.key_components else ""
+    recorded = ("; XLA leaves it out of the options it dumps, and each run's own XLA_FLAGS (its "
+                "hlodiff-record.json) holds it: JAX hashes XLA_FLAGS into the key" if v.detail == RECORDED_FLAGS
+                else "")
     return (f"the same HLO under another cache key: {what}{d.name} is {value_words(d.b)} in run B, "
-            f"{value_words(d.a)} in run A{more}{inputs}")
+            f"{value_words(d.a)} in run A{more}{inputs}{recorded}")
 
 
 def _key_cache_folder(v: Verdict) -> str | None:
@@ -123,8 +127,17 @@ def _key_not_captured(v: Verdict) -> str:
     if not isinstance(v.b, CacheCompilation):  # torch_xla: B's compilation is its graph, the key its hash
         return ("the same HLO under another graph hash; the dumped options are the same, so an input of the hash "
                 "not captured differs (torch_xla version, environment variables, devices)")
+    if len(v.compared) > 1:  # the runs were recorded: say what was ruled out, not ask for it again
+        return (f"the same HLO under another cache key; compared and the same in both runs: {compared_words(v)}; "
+                "so an input of the key not captured differs (the devices, the platform, a jax.config setting "
+                "made in the program)")
     return ("the same HLO under another cache key; the dumped options are the same, so an input of the key "
             "not captured differs (JAX/jaxlib version, platform, devices)")
+
+
+def compared_words(v: Verdict) -> str:
+    """``the dumped compile options, XLA_FLAGS (not set), versions (jax 0.10.2, jaxlib 0.10.2)``."""
+    return ", ".join(d.name if d.name.startswith("the ") else f"{d.name} ({value_words(d.a)})" for d in v.compared)
 
 
 KEY_DIFFERS_WORDS: dict[str, Callable[[Verdict], str | None]] = {

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from hlodiff.cost.carried_state import roles_state_only, state_only
+from hlodiff.cost.donation import is_jax_own_module
 from hlodiff.cost.model import GraphCost, RunCost
 from hlodiff.explain.compile_cost import seconds_text
 from hlodiff.render.cost_headline import render_headline
@@ -52,6 +53,7 @@ def render_cost(console: Console, run: RunCost) -> None:
                       _compile_cell(g))
     table.print(console)
     _aliasing_note(console, run)
+    _eager_note(console, run)
     _sources(console, run)
     _loop_buffer_copies(console, run)
     _boundaries(console, run)
@@ -84,9 +86,20 @@ def _copies_cell(g: GraphCost) -> str:
         return "-"
     aliasing = sum(1 for c in g.copies if c.aliasing)
     figure = _b(g.copy_bytes_per_step())
+    # review 21, F6: an operation JAX ran outside jit is no step: its copies are per call (the note says so)
+    per = "/call" if is_jax_own_module(g.name) else ""
     if aliasing == len(g.copies):
-        return f"{aliasing} aliasing: {figure}"
-    return f"{len(g.copies)}: {figure}" + (f" ({aliasing} aliasing)" if aliasing else "")
+        return f"{aliasing}{per} aliasing: {figure}"
+    return f"{len(g.copies)}{per}: {figure}" + (f" ({aliasing} aliasing)" if aliasing else "")
+
+
+def _eager_note(console: Console, run: RunCost) -> None:
+    """What ``/call`` marks in the copies column: an eager op's copies each time it is called, not a step's."""
+    if any(g.copies and is_jax_own_module(g.name) for g in run.graphs):
+        console.print(Hanging(Text(
+            "copies/step marked /call: an operation JAX ran outside jit (jax.random.normal, jnp.zeros_like at the top "
+            "level) is no step of yours; its copies are counted each time it is called", style="dim"), 2),
+            highlight=False)
 
 
 def _aliasing_note(console: Console, run: RunCost) -> None:

@@ -39,8 +39,24 @@ def summary(h: CostHeadline) -> str:
     return text
 
 
+SHAPES_SHOWN = 4
+"""Distinct shapes a headline lists; the rest are counted (``and 2 more``)."""
+
+
+def shape_list(shapes: list[str]) -> str:
+    """``3 x f32[256,256], 3 x f32[256]``: each distinct shape once with how many there are, largest first as
+    given, so that the shapes add up to the count the sentence gives (review 21, F6: "6 inputs (f32[256,256],
+    f32[256,256], f32[256,256], f32[256], ...)" listed four)."""
+    counts: dict[str, int] = {}
+    for shape in shapes:
+        counts[shape] = counts.get(shape, 0) + 1
+    shown = [f"{n} x {s}" if n > 1 else s for s, n in list(counts.items())[:SHAPES_SHOWN]]
+    rest = sum(list(counts.values())[SHAPES_SHOWN:])
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
 def _sentence(h: CostHeadline) -> str:
-    shapes = ", ".join(h.shapes)
+    shapes = shape_list(h.shapes)
     if h.kind == "donation_unusable":
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")

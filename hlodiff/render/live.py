@@ -68,7 +68,7 @@ def _where(event: LiveEvent) -> str:
     if t is None:
         return ""
     at = f" at {t.location.short()}" if t.location else " (line unknown)"
-    return f"{t.kind}{at}"
+    return f"{t.label or t.kind}{at}"
 
 
 def _fix(event: LiveEvent) -> str:

@@ -184,9 +184,10 @@ def render_causes(console: Console, causes: list[Cause], indent: str = "  ",
                                       under + 16), highlight=False)
         for note in (notes or {}).pop(cause.kind, ()):
             console.print(note, highlight=False)
-        if cause.hint:
-            console.print(Hanging(Text(f"{indent}{'':<10}line unknown: {cause.hint}", style="yellow"), under + 14),
-                          highlight=False)
+        if cause.hint:  # a hint says where a line would be; under a line told, it is no "line unknown" (review 21, F5)
+            label = "hint" if cause.locations else "line unknown"
+            console.print(Hanging(Text(f"{indent}{'':<10}{label}: {cause.hint}", style="yellow"),
+                                  under + len(label) + 2), highlight=False)
         if cause.fix and fixes:
             words = "the same as above" if cause.fix == _HEADLINE_FIX.get() else cause.fix
             console.print(Hanging(Text(f"{indent}{'':<10}fix: {words}", style="green"), under + 5),
