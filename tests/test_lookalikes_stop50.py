@@ -209,3 +209,20 @@ def test_jax_precision_says_the_same_argument_types_only_when_they_are():
     assert "with the same argument types" not in said(_step_hlo(2), _step_hlo(4))
     assert "with the same argument types" not in fix_text(Verdict("jit_train_step", "miss_hlo_differs", "dtype",
                                                                   b=jax_b, differences=diff))
+
+
+# -- inputs_params_added: a queue begun late is read and rewritten, never trained ------------------------------------
+
+_TORCH_XLA = Path(__file__).resolve().parent.parent / "fixtures/scenarios/torch_xla"
+
+
+def test_a_queue_begun_late_is_no_parameter_added_to_the_model():
+    # look-alike (lr50_tx_queue_begun_late): a fixed-size contrastive queue begun at step 3, read for negatives by a
+    # new dot and rewritten with cat: new tensors of a new shape written back, but no new gradient computes them
+    doc, _ = explain_status(_TORCH_XLA / "lr50_tx_queue_begun_late/record")
+    rules = {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}
+    assert "inputs_state_added" in rules and "inputs_params_added" not in rules
+    assert "LoRA" not in doc["headline"]["fix"] and "optimizer" not in doc["headline"]["fix"]
+    # the LoRA adapters it was made for: their update is computed from their new gradient
+    doc, _ = explain_status(_TORCH_XLA / "rev21_tx_lora_added/record")
+    assert "inputs_params_added" in {c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]}

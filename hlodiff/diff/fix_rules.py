@@ -1325,6 +1325,16 @@ RULES: tuple[FixRule, ...] = (
           "module) and given to the optimizer; the graph changes once, so it compiles once more: expected if the "
           "surgery is deliberate; to compile once, do the surgery before the first step (add the adapters or head, "
           "freeze what stays frozen, then build the optimizer)", unless="jax comes_back resized_input grows warmup second_step"),
+    # thirteenth stop's last read (lr50_tx_queue_begun_late): the same new tensors written back, but no added
+    # gradient computes what is written back (a contrastive queue begun at step 3, rewritten with cat, read for
+    # negatives by a new dot that feeds the loss): a state begun late, not parameters nor an optimizer's
+    _rule("inputs_state_added", "inputs", "added state_added torch_xla",
+          "from {first_step} on the step reads and rewrites new tensors of shapes no earlier step had ({shapes}), "
+          "and no new gradient computes what it writes back: a state begun at that step and kept (a queue or "
+          "memory bank of past outputs, a buffer, running statistics), not trained weights; the graph changes "
+          "once, so it compiles once more: expected if it starts late on purpose; to compile once, create it "
+          "before the first step (at its full size, zeros or random values, masked until it holds real entries) "
+          "and read and rewrite it on every step", unless="jax comes_back resized_input grows warmup second_step"),
     # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose

@@ -49,7 +49,7 @@ from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
-from hlodiff.explain.added_parameters import parameters_added
+from hlodiff.explain.added_parameters import parameters_added, state_added
 from hlodiff.diff.input_formats import dot_shapes
 from hlodiff.explain.rng_seed import seed_update_only
 
@@ -127,7 +127,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
-            params_added=parameters_added(r) and trains_new_tensors(r),
+            params_added=parameters_added(r) and trains_new_tensors(r), state_added=state_added(r),
             updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
             donors_updated=donors_updated(r), donors_trained=donors_trained(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
