@@ -232,6 +232,7 @@ EXERCISED = {
     "static_axes_spec": "scenarios/jax/r30_jx_vmap_bagging_axes",
     "ops_sharding_hint_some_steps": "scenarios/torch_xla/r30_tx_spmd_act_hint_some",
     "inputs_layers_joined": "scenarios/torch_xla/r30_tx_depth_curriculum",
+    "inputs_state_added": "scenarios/torch_xla/lr50_tx_queue_begun_late/record",
     # (torch_xla/slice_length, `x[:n]` of a batch that keeps its 8 rows, records slice_prefix_of_fixed since round
     # 24: keep the 8 rows and mask; slice_length stays for a slice whose operand changed size too)
 }

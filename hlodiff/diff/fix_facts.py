@@ -132,7 +132,7 @@ _FLAGS = ("inputs_follow", "loop_count_only", "unrolled_loop", "state_begun_late
           "updated_in_place", "updated_from_step", "trains", "updates_removed", "update_dropped", "donors_updated",
           "donors_trained", "carried_scalar", "slice_start",
           "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added",
-          "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "params_added", "none_leaf", "state_returned",
+          "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "params_added", "state_added", "none_leaf", "state_returned",
           "slices_rearranged", "read_branch", "across_ranks", "no_collective", "size_schedule", "read_condition",
           "read_in_condition", "pullback")
 """Context flags that are facts by their own name when set (a context without the field: not set)."""
@@ -200,7 +200,7 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             args["dtype"] = spelled
         if len(unique) >= 2 and all(_choice_value(v.strip()) for v in unique):
             facts.add("choice_values")
-        if axes_specs(ctx.values):
+        if axes_specs(ctx.values) and getattr(ctx, "axes_passed", None) is not False:
             facts.add("axes_values")  # tuples of axes and None: vmap's in_axes, no size to pad
         if getattr(ctx, "branch_on_static", False) and whole_numbers(ctx.values):
             facts.add("branch_values")

@@ -835,6 +835,13 @@ RULES: tuple[FixRule, ...] = (
           "eagerly between graphs; compile only the forward and take the gradient outside the compiled function "
           "(torch.autograd.grad on its output), or write it with torch.func (grad, vjp), which Dynamo traces",
           unless="jax"),
+    # thirteenth stop's last read: `requires_grad_()` alone in the compiled code (transformers'
+    # enable_input_require_grads hook on the embedding output, loss.backward() outside) takes no gradient there
+    _rule("dynamo_graph_break_requires_grad", "graph_break", "dynamo op:requires_grad_inside",
+          "a `requires_grad_()` call inside the compiled function breaks its graph ({seen}): Dynamo does not trace "
+          "changes to a tensor's requires_grad, so it splits the function there on every call; set requires_grad "
+          "on the input before the call, or move the requires_grad_ call (a hook that marks an output, such as an "
+          "input-gradient hook for gradient checkpointing) outside the compiled region", unless="jax"),
     _rule("dynamo_graph_break_data_dependent_branch", "graph_break", "dynamo op:data_dependent_branch",
           "Python branches on a tensor's value here ({seen}): Dynamo cannot trace an `if` on a tensor, so it reads "
           "the value back to the host and splits the function there on every call; keep both sides in the graph "
@@ -1358,6 +1365,16 @@ RULES: tuple[FixRule, ...] = (
           "module) and given to the optimizer; the graph changes once, so it compiles once more: expected if the "
           "surgery is deliberate; to compile once, do the surgery before the first step (add the adapters or head, "
           "freeze what stays frozen, then build the optimizer)", unless="jax comes_back resized_input grows warmup second_step"),
+    # thirteenth stop's last read (lr50_tx_queue_begun_late): the same new tensors written back, but no added
+    # gradient computes what is written back (a contrastive queue begun at step 3, rewritten with cat, read for
+    # negatives by a new dot that feeds the loss): a state begun late, not parameters nor an optimizer's
+    _rule("inputs_state_added", "inputs", "added state_added torch_xla",
+          "from {first_step} on the step reads and rewrites new tensors of shapes no earlier step had ({shapes}), "
+          "and no new gradient computes what it writes back: a state begun at that step and kept (a queue or "
+          "memory bank of past outputs, a buffer, running statistics), not trained weights; the graph changes "
+          "once, so it compiles once more: expected if it starts late on purpose; to compile once, create it "
+          "before the first step (at its full size, zeros or random values, masked until it holds real entries) "
+          "and read and rewrite it on every step", unless="jax comes_back resized_input grows warmup second_step"),
     # round 27 (r27_tx_prune_schedule; ulmfit_unfreeze): weight-sized tensors read and rewritten from one step on,
     # and the graph before never comes back: not a periodic update (an EMA on some steps) but new trained tensors
     # for good (a pruning reparametrization's weight_orig and weight_mask, layers unfrozen); ema_every4's EMA, whose
@@ -1556,10 +1573,11 @@ RULES: tuple[FixRule, ...] = (
     # updated (it trains them) and adds the ops computing with them, after the first recompilation: layers the
     # step did not run before run now (a depth schedule); never a value synced on some steps (look-alikes: a
     # model's first-step weights keep inputs_module_warmup; an embedding resized keeps inputs_resized; another head
-    # on some steps comes back: path_swap)
+    # on some steps comes back: path_swap). Thirteenth stop's last read: `trains` holds for an added dot alone (a
+    # forward in eval reads new layers and writes nothing back), so the words claim the reads and the ops only
     _rule("inputs_layers_joined", "inputs", "added only_added module_made_inputs trains with:ops torch_xla",
-          "the step now reads and updates weights of torch.nn layers it did not use before ({shapes}), with the ops "
-          "that compute with them: more (or other) layers run from this step on (a depth schedule, a block or head "
+          "the step now reads weights of torch.nn layers it did not use before ({shapes}), with new ops that "
+          "compute with them (whether it also writes them back is not what this row checks): more (or other) layers run from this step on (a depth schedule, a block or head "
           "added): each new set of layers is a new graph; run every layer from the first step (gate a layer's "
           "output with a 0/1 tensor until its stage) so one graph serves, or expect one compilation per stage",
           unless="jax comes_back first_recompilation resized_input"),

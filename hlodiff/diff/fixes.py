@@ -97,6 +97,9 @@ class FixContext:
     branch_on_static: bool = False
     """A JAX static argument changed which ops are traced and nothing else (no shape, no trip count, no copies in
     proportion to its value): a Python ``if`` on it, a stage or mode switching terms on (not a loop count)."""
+    axes_passed: bool | None = None
+    """The jitted function passes the static argument to vmap/pmap as in_axes/out_axes (read from the source);
+    False when the source on disk shows it does not, None when no source is at hand."""
     argument: str = ""
     """The argument JAX named (static arguments)."""
     hlo_identical: bool = False
@@ -177,6 +180,9 @@ class FixContext:
     """Every non-scalar input added is a tensor of a shape the compared graph never read, written back and trained
     (:func:`hlodiff.explain.added_parameters.parameters_added`): parameters added to the model mid-run (LoRA
     adapters, a new head), not an existing one resized."""
+    state_added: bool = False
+    """The same new tensors written back as ``params_added``, with no added gradient computing what is written back
+    (:func:`hlodiff.explain.added_parameters.state_added`): a state begun late (a queue), not parameters."""
     trains: bool = False
     """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
     a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""

@@ -120,12 +120,15 @@ def whole_numbers(values: tuple[str, ...]) -> bool:
 
 
 _AXIS = re.compile(r"^(?:-?\d+|None)$")
+MAX_AXIS = 8
+"""An axis index is below this (no input of rank 8 or more in these programs); a larger number is a size."""
 
 
 def axes_specs(values: tuple[str, ...]) -> bool:
     """Round 30 (r30_jx_vmap_bagging_axes): two or more different tuples of axis numbers and None, some None (``(0,
     None, None)``, ``(0, 0, 0)``): an axis specification (vmap's in_axes/out_axes) chosen per call, not a size: a
-    None says "not mapped", which no padding can express."""
+    None says "not mapped", which no padding can express. Every number must be a small axis index (below
+    :data:`MAX_AXIS`): ``(256, None)`` is a static pad target (None: keep this dimension), a size."""
     unique = [v.strip() for v in dict.fromkeys(values)]
     if len(unique) < 2:
         return False
@@ -137,7 +140,7 @@ def axes_specs(values: tuple[str, ...]) -> bool:
         if not parts or not all(_AXIS.match(p) for p in parts):
             return False
         items.extend(parts)
-    return "None" in items
+    return "None" in items and all(p == "None" or abs(int(p)) < MAX_AXIS for p in items)
 
 
 _DTYPE_NAMES = frozenset(

@@ -71,6 +71,11 @@ class SourceLines:
 
         return self._ask(nondiff_callee, _NONE, file, def_line, parameter)
 
+    def passed_as_axes(self, file: str, def_line: int | None, parameter: str) -> bool | None:
+        from hlodiff.dumps.axes_source import passed_as_axes
+
+        return self._ask(passed_as_axes, _NONE, file, def_line, parameter)
+
     def calls_of_function(self, file: str, function: str) -> list[int] | None:
         from hlodiff.dumps.python_calls import calls_of_function
 

@@ -35,7 +35,7 @@ MODEL_ADDITIONS = ("register_forward_hook", "register_forward_pre_hook", "regist
                    "register_parametrization", "weight_norm", "spectral_norm")
 """Calls that add code to a model that runs at every later call until removed: one in the training loop adds it
 once more each step (crossings round 7, x7c_tx_hook_in_loop)."""
-SURGERY_ROWS = frozenset({"inputs_params_added"})
+SURGERY_ROWS = frozenset({"inputs_params_added", "inputs_state_added"})
 """Rows whose story is parameters added to the model mid-run: the decision is the line that made them (the
 adapter or head built and moved to the device), read from the new inputs' own frames, not the optimizer's step
 that also reads the optimizer's new scalars (review 21, F2: a head added at :30 was placed at ``opt.step()``)."""

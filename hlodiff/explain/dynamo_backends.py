@@ -7,7 +7,9 @@ function again, and the recompiles log prints the failure with no text (``- 0/0:
 checked again; Dynamo round 30, d30_backend_check_eval). The log alone cannot say more than "no guard failed";
 the user's source, when on disk, shows the two ``torch.compile`` calls of that function and their backends: then
 the fix names them and the call through the other backend leads. One compile, or backends the source does not
-spell as string literals: nothing changes.
+spell as string literals: nothing changes. Two compiles in exclusive branches (``if args.check: f =
+torch.compile(loss_fn, backend="aot_eager") else: f = torch.compile(loss_fn, backend="openxla")``) keep one entry
+each run: a compile counts only when the name it is bound to is called (thirteenth stop's last read).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def place_other_backends(found, sources: SourceLines, files: list[str] = ()) -> 
             continue
         where = [r.location.file] if r.location is not None and not r.location.is_library else []
         for file in dict.fromkeys([*where, *files]):
-            compiles = sources.compiles_of_function(file, r.function) or []
+            compiles = _called(sources, file, sources.compiles_of_function(file, r.function) or [])
             if len({backend for _, backend, _ in compiles}) < 2 or None in {b for _, b, _ in compiles}:
                 continue
             r.facts = r.facts | {"other_backend"}
@@ -38,6 +40,16 @@ def place_other_backends(found, sources: SourceLines, files: list[str] = ()) -> 
             choose_fix(r)
             _lead_with_other_call(r, sources, file, compiles)
             break
+
+
+def _called(sources: SourceLines, file: str, compiles):
+    """The compiles whose result is called: bound to names one of which a line calls (an unbound compile,
+    called where it is made, counts). Compiles bound to the same names are alternatives (one branch or the other
+    binds it): they count as two backends only when bound to different names."""
+    called = [c for c in compiles if not c[2] or sources.calls_of_names(file, c[2])]
+    if len({names or line for line, _, names in called}) < 2:
+        return called[:1]  # one name rebound per branch: one backend per run
+    return called
 
 
 def _lead_with_other_call(r, sources: SourceLines, file: str, compiles) -> None:

@@ -62,8 +62,10 @@ SKIPPED_LIBRARY_CALLS: tuple[tuple[str, frozenset[str], str], ...] = (
 REASONS: tuple[tuple[str, str], ...] = (
     # (Dynamo's break reason, fact)
     # round 30 (d30_saliency_autograd_grad): `x.requires_grad_(True)` on a tensor inside the compiled function, the
-    # first step of taking an input gradient there
-    ("Unsupported Tensor.requires_grad_() call", "op:autograd_inside"),
+    # first step of taking an input gradient there -- alone it is only the call that breaks (transformers'
+    # enable_input_require_grads hook: `output.requires_grad_(True)` on the embedding output, the backward outside):
+    # a gradient taken is told only when the same function also breaks at torch.autograd.grad (grad_taken_in)
+    ("Unsupported Tensor.requires_grad_() call", "op:requires_grad_inside"),
 )
 _SKIPPED = re.compile(r"marked that the function `(?P<name>\w+)`")
 
@@ -112,6 +114,13 @@ def break_call_facts(brk: GraphBreak) -> frozenset[str]:
                      if path.endswith(tail) and m.group("name") in names)
     found.update(fact for reason, fact in REASONS if reason in (brk.reason or ""))
     return frozenset(found)
+
+
+def grad_taken_in(breaks: list[GraphBreak]) -> frozenset[tuple[str, str | None]]:
+    """(file, function) of each function Dynamo broke in at torch.autograd.grad: where a ``requires_grad_()``
+    break in the same function is the first step of a gradient taken inside the compiled code."""
+    return frozenset((b.at.file, b.at.function) for b in breaks
+                     if b.at is not None and "op:autograd_inside" in break_call_facts(b))
 
 
 def entered_lines(breaks: list[GraphBreak]) -> dict[tuple, SourceFrame]:

@@ -9,6 +9,11 @@ capture holds is the conversion itself: one graph whose every operation converts
 ``xla__device_data`` made in dynamo_bridge.py) to another float type in torch's ``Module._apply`` (module.py), after
 the bridge compiled Dynamo's graph and with no compile of Dynamo's graph after it. Its line is read from the source
 on disk: the one call converting to that type (``.to(torch.bfloat16)``, ``.bfloat16()``, ``.half()``).
+
+The same conversion graph comes from a converted copy (``copy.deepcopy(net).to(torch.bfloat16)`` for an export,
+its state_dict moved to the CPU): the compiled model keeps its weights and the run goes on, the bridge's program
+executing step after step. So the finding also needs the run to stop at the next call: after the conversion, at
+most one execution, of the bridge's program (thirteenth stop's last read).
 """
 
 from __future__ import annotations
@@ -55,6 +60,14 @@ def conversion_of(graph) -> tuple[str, str] | None:
     return (before, after) if before != after and after in TYPE_NAMES and before in TYPE_NAMES else None
 
 
+def _stopped_at_next_call(after, graphs, compiled: list[int]) -> bool:
+    """The run ended at the first call after the conversion: nothing after it but (at most) one execution of the
+    bridge's program, the call whose sync failed ("Executable expected parameter ... incompatible size"); a run
+    that goes on executing is one whose compiled model was not converted (a copy was)."""
+    bridge_keys = {graphs[c].cache_key for c in compiled}
+    return len(after) <= 1 and all(g.cache_key in bridge_keys for g in after)
+
+
 def converted_after_compile(explanation, found, sources, files: list[str]) -> list[DynamoRecompile]:
     """One finding for the first such conversion after the bridge compiled Dynamo's graph, when the bridge compiled
     no graph of Dynamo's after it (a retrace would have traced the new type)."""
@@ -67,7 +80,7 @@ def converted_after_compile(explanation, found, sources, files: list[str]) -> li
         if i < compiled[0] or any(c > i for c in compiled):
             continue
         pair = conversion_of(g)
-        if pair is None:
+        if pair is None or not _stopped_at_next_call(explanation.graphs[i + 1:], explanation.graphs, compiled):
             continue
         before, after = pair
         lines = sorted({(f, n) for f in files for n in sources.calls_named(f, CONVERSIONS[after])})

@@ -13,7 +13,7 @@ import re
 
 from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBreak, GuardFailure
-from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines
+from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines, grad_taken_in
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 break_before_resume, is_data_dependent_branch, is_scalar_read,
                                                 python_random_call, what_breaks)
@@ -223,6 +223,9 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:module_backward_hook")  # a module's full backward hook: d27_module_backward_hook
         location = first.at
         facts.update(*(break_call_facts(b) for b in group))
+        if "op:requires_grad_inside" in facts and first.at is not None and \
+                (first.at.file, first.at.function) in grad_taken_in(log.graph_breaks):
+            facts.add("op:autograd_inside")  # requires_grad_ then autograd.grad in one function: a gradient taken
         at = first.at
         if first.at is not None and (first.at.file, first.at.line) in entered:
             # the user's line in the compiled code ran a library call a table knows (a sync): that line is theirs to change

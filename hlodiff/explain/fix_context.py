@@ -49,7 +49,7 @@ from hlodiff.explain.optimizer_state import reads_state_begun_late, state_begun_
 from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
-from hlodiff.explain.added_parameters import parameters_added
+from hlodiff.explain.added_parameters import parameters_added, state_added
 from hlodiff.diff.input_formats import dot_shapes
 from hlodiff.explain.rng_seed import seed_update_only
 
@@ -128,7 +128,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
-            params_added=parameters_added(r) and trains_new_tensors(r),
+            params_added=parameters_added(r) and trains_new_tensors(r), state_added=state_added(r),
             updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
             donors_updated=donors_updated(r), donors_trained=donors_trained(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
@@ -329,7 +329,7 @@ def _sync_at(graph):
 
 
 def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: tuple[str, ...] = (),
-                        nondiff: str = "", loop_counter: bool = False):
+                        nondiff: str = "", loop_counter: bool = False, axes_passed: bool | None = None):
     """The fix for a static argument JAX named, from what it changed in the graph: nothing (only Python reads it),
     values (a baked constant: tracing it is right), or the program's structure (a loop's trip count, shapes, the
     ops a Python `if` traces), which JAX requires static: then reduce the values, never "make it traced"."""
@@ -343,7 +343,8 @@ def static_argument_fix(cause, r, argument: str, values: tuple[str, ...], pair: 
                          hlo_identical=bool(r.diff is not None and r.diff.equal), entries=_entries(r),
                          slice_start=slice_start_only(r), nondiff_callee=nondiff, loop_counter=loop_counter,
                          inputs_follow=inputs_sized_by(r, pair or values[:2]),
-                         value_remade=value_remade(pair, values, len(r.family.compiled)))
+                         value_remade=value_remade(pair, values, len(r.family.compiled)),
+                         axes_passed=axes_passed)
     return decide(cause, context)
 
 

@@ -114,8 +114,10 @@ def merge_jax(r, compilation: JaxCompilation | None, explained: bool = False, lo
         if jc.cause.kind == "static_argument":  # chosen from what the argument changed in the graph
             defined = miss.defined_at
             nondiff = sources.nondiff_callee(defined.file, defined.line, jc.argument) if defined else None
+            axes = sources.passed_as_axes(defined.file, defined.line, jc.argument) if defined else None
             choice = static_argument_fix(jc.cause, r, jc.argument, jc.values, jc.pair, nondiff=nondiff or "",
-                                         loop_counter=_passes_loop_counter(miss, jc.argument, sources))
+                                         loop_counter=_passes_loop_counter(miss, jc.argument, sources),
+                                         axes_passed=axes)
             jc.cause.fix, jc.cause.fix_rule = choice.text, choice.rule.name
         elif jc.cause.fix_rule == "cache_key_new_function" and any(c.kind == "constant" for c in r.causes):
             # round 10 (r10_jx_closure_table): the new function object bakes another value it closes over (a

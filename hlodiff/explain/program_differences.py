@@ -142,6 +142,22 @@ def low_precision_differences(a: GraphRecord | None, b: GraphRecord | None) -> l
                           ", ".join(sorted(only[1])) or None)]
 
 
+def same_argument_types(a: GraphRecord | None, b: GraphRecord | None) -> bool:
+    """Both programs take arguments of the same types and shapes, in order (their entry computations' parameters):
+    what "with the same argument types" claims; False when either program cannot be read."""
+    if a is None or b is None:
+        return False
+    kinds = []
+    for rec in (a, b):
+        entry = next((c for c in rec.module().computations if c.is_entry), None)
+        if entry is None:
+            return False
+        params = sorted((i for i in entry.instructions if i.opcode == "parameter"),
+                        key=lambda i: i.parameter_number if i.parameter_number is not None else -1)
+        kinds.append([str(i.shape).partition("{")[0] for i in params])
+    return kinds[0] == kinds[1]
+
+
 def element_types(rec: GraphRecord) -> set[str]:
     return {leaf.element_type for c in rec.module().computations for i in c.instructions
             for leaf in i.shape.leaves()}

@@ -6,6 +6,11 @@ accumulated before one optimizer step, an unrolled inner loop, several augmented
 (observed: round 11's runs11_torch_microbatches, ACCUM=2 then 4: inputs f32[4,16] and f32[4,4] twice, then four
 times; 177 then 349 instructions). Between two steps of one run the graph diff calls the added inputs "device data
 on some steps"; between two runs the count is a setting of the run.
+
+A model whose depth is a setting (DEPTH=2 then 4 of Linear(16,16)) repeats inputs of known shapes too, and twice
+the work, but what repeats are weights the step writes back (``buffer_donor``), not data: the loop story is told
+only when inputs the step does not write back (the batches) repeat; else :data:`REPEATED_WEIGHTS` says what
+repeated (new-user reviewer, thirteenth stop).
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from hlodiff.explain.run_differences import KeyDifference
 
 REPEATED_WORK = "repeated work"
 """``KeyDifference.name`` of :func:`repeated_work` (``source`` ``"hlo"``)."""
+
+REPEATED_WEIGHTS = "repeated weights"
+"""``KeyDifference.name`` when what repeats are only inputs the step writes back (weights: more layers of one
+shape?), or when the header marks no input written back, so data and weights cannot be told apart."""
 
 MIN_GROWTH = 1.5
 """The larger graph holds at least this many times the smaller one's instructions: whole passes repeated, not an
@@ -38,7 +47,26 @@ def repeated_work(a: GraphRecord | None, b: GraphRecord | None) -> list[KeyDiffe
         return []
     if sizes[big] < MIN_GROWTH * sizes[small]:
         return []
-    return [KeyDifference("hlo", REPEATED_WORK, *(_said(shapes[i], sizes[i]) for i in (0, 1)))]
+    name = REPEATED_WORK if _data_repeats(a, b) else REPEATED_WEIGHTS
+    return [KeyDifference("hlo", name, *(_said(shapes[i], sizes[i]) for i in (0, 1)))]
+
+
+def _data_repeats(a: GraphRecord, b: GraphRecord) -> bool:
+    """The repeated inputs include data: inputs neither program writes back (not donated), in a pair of programs
+    whose headers mark the inputs they write back (a training step's weights); without donors nothing tells the
+    batches from the weights."""
+    data = [_array_inputs(r, _donated(r)) for r in (a, b)]
+    if any(not _donated(r) for r in (a, b)):
+        return False
+    small, big = sorted(data, key=lambda c: sum(c.values()))
+    added = big - small
+    return bool(added) and set(added) <= set(small)
+
+
+def _donated(rec: GraphRecord) -> set[int]:
+    from hlodiff.diff.header import donated_parameters
+
+    return set(donated_parameters(rec.module()) or ())
 
 
 def _said(shapes: Counter, size: int) -> str:
@@ -47,12 +75,14 @@ def _said(shapes: Counter, size: int) -> str:
     return f"{repeated or 'no input twice'}; {size} instructions"
 
 
-def _array_inputs(rec: GraphRecord) -> Counter:
+def _array_inputs(rec: GraphRecord, leave_out: set[int] = frozenset()) -> Counter:
+    """The entry's array parameters' shapes, counted; ``leave_out``: parameter numbers not to count."""
     entry = next((c for c in rec.module().computations if c.is_entry), None)
     if entry is None:
         return Counter()
     return Counter(str(i.shape).partition("{")[0] for i in entry.instructions
-                   if i.opcode == "parameter" and "[]" not in str(i.shape) and "[" in str(i.shape))
+                   if i.opcode == "parameter" and "[]" not in str(i.shape) and "[" in str(i.shape)
+                   and i.parameter_number not in leave_out)
 
 
 def _instruction_count(rec: GraphRecord) -> int:

@@ -20,13 +20,13 @@ from hlodiff.explain.op_by_op import compiled_programs
 from hlodiff.explain.seed_offset import SEED_OFFSET_SETTING
 from hlodiff.explain.across_runs_torch import LOOKED_ELSEWHERE
 from hlodiff.explain.run_programs import is_users_program, users_first
-from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM
+from hlodiff.explain.program_differences import PRECISION_ATTRIBUTE, SAME_KEY_PROGRAM, same_argument_types
 from hlodiff.explain.run_differences import jax_setting_of, same_folder_spelled_apart
 from hlodiff.explain.run_settings import DEVICE_ASSIGNMENT_OPTIONS, DONORS_SWITCH, compile_setting_of
 from hlodiff.explain.exponent_type import EXPONENT_TYPE
 from hlodiff.hlo.installed import package_path
 from hlodiff.explain.mesh_axis_names import MESH_AXIS_NAMES
-from hlodiff.explain.run_repeats import REPEATED_WORK
+from hlodiff.explain.run_repeats import REPEATED_WEIGHTS, REPEATED_WORK
 from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGUMENT_ORDER
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
@@ -108,10 +108,11 @@ def fix_text(v: Verdict) -> str | None:
                                                       lb=_dims(d.b)[v.length_dim])
         return GRAPH_FIXES["state_shape" if v.state_shapes else "input_shape"].format(
             name=f"{d.name.lstrip('%')}{more}", a=d.a, b=d.b)
-    repeats = next((d for d in v.differences if d.name == REPEATED_WORK), None)
+    repeats = next((d for d in v.differences if d.name in (REPEATED_WORK, REPEATED_WEIGHTS)), None)
     if v.verdict == "miss_hlo_differs" and repeats is not None:
         more, fewer = ("B", "A") if _instructions(repeats.b) > _instructions(repeats.a) else ("A", "B")
-        return GRAPH_FIXES["repeated_work"].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
+        row = "repeated_work" if repeats.name == REPEATED_WORK else "repeated_weights"
+        return GRAPH_FIXES[row].format(more=more, fewer=fewer, a=repeats.a, b=repeats.b)
     powers = next((d for d in v.differences if d.name == EXPONENT_TYPE), None)
     if v.verdict == "miss_hlo_differs" and powers is not None:
         return GRAPH_FIXES["exponent_type"].format(program=v.program, a=powers.a, b=powers.b)
@@ -133,7 +134,8 @@ def fix_text(v: Verdict) -> str | None:
             d.name, "x64")
         if row == "precision" and isinstance(v.b, CacheCompilation):
             row = "precision_jax"  # JAX has no autocast: a dtype in the code or config (round 11)
-        return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B")
+        same = " with the same argument types" if same_argument_types(v.a_record, v.b_record) else ""
+        return GRAPH_FIXES[row].format(side=side, types=types, other="A" if side == "B" else "B", same=same)
     leaves = next((d for d in v.differences if d.name == ARGUMENT_LEAVES), None)
     if v.verdict == "miss_hlo_differs" and leaves is not None:
         side, paths = ("B", leaves.b) if leaves.b else ("A", leaves.a)

@@ -237,9 +237,8 @@ GRAPH_FIXES: dict[str, str] = {
                       "NumPy array built or loaded in another dtype, a loader's cast), and each dtype is its own "
                       "program and cache entry: cast them to one dtype where they are made or restored "
                       "(.astype(jnp.float32) for float32 training), or save them in the dtype the step trains in",
-    "precision_jax": "only run {side}'s program computes in {types}, the other's in f32, with the same argument "
-                     "types: a dtype chosen in the code or its config differs between the runs (a model's "
-                     "dtype=jnp.bfloat16, an .astype to {types} inside the jitted function): each precision is its "
+    "precision_jax": "only run {side}'s program computes in {types}, the other's in f32{same}: a dtype chosen "
+                     "in the code or its config differs between the runs (a model's dtype=jnp.bfloat16, an .astype to {types} inside the jitted function): each precision is its "
                      "own program and cache entry; give both runs the same dtype setting",
     "repeated_work": "run {more}'s step graph repeats run {fewer}'s work (run A: {a}; run B: {b}): more inputs of "
                      "the shapes the other already takes, and more instructions: a Python loop traced into the one "
@@ -247,6 +246,13 @@ GRAPH_FIXES: dict[str, str] = {
                      "an unrolled inner loop, a number of augmented views), and each count is its own graph and "
                      "cache entry: expected once per count if it was changed on purpose; else give the count (the "
                      "accumulation steps, the loop's length) the same value in both runs",
+    "repeated_weights": "run {more}'s step graph takes more inputs of the shapes run {fewer}'s already takes, and "
+                        "more instructions (run A: {a}; run B: {b}), but the inputs that repeat are ones the step "
+                        "writes back (weights), or the programs mark none written back, so nothing shows the data "
+                        "repeating: more layers of the same shapes (a depth or layer count read from the "
+                        "environment or a config) would look like this, and so would a loop traced into the graph; "
+                        "compare the two runs' model settings (depth, number of blocks) and loop counts, and give "
+                        "them the same value in both runs, or expect one compilation per model size",
     "mesh_axis_names": "only the mesh's axis names differ between the runs (run A: {a}; run B: {b}); the devices, "
                        "the mesh's shape and the partitioning are the same: the partitioner (Shardy) keeps the named "
                        "mesh and each sharding's axis names in the program JAX hashes, so renamed axes are another "
