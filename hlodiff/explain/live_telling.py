@@ -10,6 +10,8 @@ a recompilation over its family's window (``_explain``) and holds the run (``run
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hlodiff.diff.fix_rules import EAGER
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.dynamo_bridge import bridge_run
@@ -174,8 +176,22 @@ class LiveTelling:
             elif was_expected and event.kind == "recompiled":  # review 15, F4: after an "expected" line of its step
                 event.of_step, event.revises_expected = family.latest_step, True
             return [event]
+        told = self._under_its_lead(family, told)
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
+
+    def _under_its_lead(self, family: LiveFamily, told: Told) -> Told:
+        """A later recompilation counted into a story already told ("same story as step 2") whose root is of
+        another kind than the story's lead keeps the lead's fix, as the report at exit tells a story's members
+        under its lead (round 25, r25_tx_resume_state_to_device: AdamW's step counters read back as inputs at
+        opt.step() were told the generic "a Python `if` ... such as a causal mask" live, where the report tells
+        them under the cut step's "keep the optimizer's step counters on the CPU")."""
+        story = next((s for s in self.stories.values() if s.number == family.story), None)
+        lead = story.told if story is not None else None
+        if lead is None or story.first_step == family.latest_step or lead.kind == told.kind \
+                or lead.fix is None or lead.waits or told.fix is None:
+            return told
+        return replace(told, fix=lead.fix, rule=lead.rule)
 
 
 def _the_call(recompilation, at):
