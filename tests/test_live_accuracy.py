@@ -237,12 +237,8 @@ LIVE_WRONG_NOW = {
     # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
     'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
                                        "beside pruning)",
-    # round 25 (blind): since the twelfth stop's library entries the live line of step 3 (AdamW's step counters read
-    # back as inputs) is placed at the user's opt.step() :39, so its interim fix is scored: the generic inputs_seen
-    # words (synced on some steps, or a Python `if` such as a causal mask) say "mask"; before, the line was unknown
-    # and the same words went unscored. Right at exit (the restore's step counters, kept on the CPU)
-    'torch_xla/r25_tx_resume_state_to_device': "fix_none: says mask (the generic inputs_seen words at step 3, now "
-                                               "placed at opt.step() :39; right at exit)",
+    # (round 25's r25_tx_resume_state_to_device is right live since the thirteenth stop's leftovers: step 3's
+    # counters read back as inputs, counted into step 2's story, keep its lead's fix, as the report at exit tells them)
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "
@@ -268,11 +264,8 @@ LIVE_WRONG_NOW = {
     # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
     'dynamo/d28_to_bf16_midrun': "line: no location (thirteenth stop: the conversion told live as at exit; no "
                                  "captured frame names the user's file)",
-    # new-user review 20, T1: the first live line at step 4 gives the generic dtype fix ("cast it to one dtype
-    # (x.float())"), which names neither float32 nor assign=True; the line "now that more of the run is known" and
-    # the report at exit give NumPy's float64 fix (the first line is scored)
-    'torch_xla/rev20_t1_restore_f64': 'fix_any: an input arrives with another dtype on some steps: cast it to one '
-                                      'dtype (x.float()) before .to(device)',
+    # (new-user review 20's T1, rev20_t1_restore_f64, is right live since the thirteenth stop's leftovers: the
+    # interim dtype fix names the float32 the step was traced with)
     # review 20 J1 (F7): JAX's cache-miss log is read at the end of a `record` run, so live tells the lr baked at :13
     # (constant; its fix "a Python value baked into the function changed (static argument, closure): pass it as a
     # traced argument" is right but names "static") while the report leads with the function re-created at :26
