@@ -109,3 +109,5 @@ class Story:
     first_step: int
     count: int = 1
     told: Told | None = None
+    lead: str | None = None
+    """The graph told in full (its ref): its words, looked at again, are the story's."""

@@ -97,12 +97,14 @@ class LiveTelling:
                 told.location.line if told.location else told.kind)
         story = self.stories.get(skey)
         if story is None:
-            story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told)
+            story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told,
+                                                       lead=record.ref)
             family.story = story.number
             return LiveEvent("recompiled", family.latest_step, record.ref, family.label, told, story.number,
                              graphs=self.graphs)
         story.count += 1
         family.story = story.number
+        told = family.told = self._under_its_lead(family, told)
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
 
@@ -150,6 +152,8 @@ class LiveTelling:
             # expected after all" and then "expected" again: the end of the run has the last word
             return []
         family.follows = False
+        if not expected:
+            told = self._under_its_lead(family, told)
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
@@ -176,22 +180,30 @@ class LiveTelling:
             elif was_expected and event.kind == "recompiled":  # review 15, F4: after an "expected" line of its step
                 event.of_step, event.revises_expected = family.latest_step, True
             return [event]
-        told = self._under_its_lead(family, told)
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
 
     def _under_its_lead(self, family: LiveFamily, told: Told) -> Told:
-        """A later recompilation counted into a story already told ("same story as step 2") whose root is of
-        another kind than the story's lead keeps the lead's fix, as the report at exit tells a story's members
-        under its lead (round 25, r25_tx_resume_state_to_device: AdamW's step counters read back as inputs at
-        opt.step() were told the generic "a Python `if` ... such as a causal mask" live, where the report tells
-        them under the cut step's "keep the optimizer's step counters on the CPU")."""
+        """A later recompilation counted into a story already told ("same story as step 2") whose root is another
+        kind or fix row than the story's lead's is told under the lead's fix (or waits while the lead's does), as the
+        report at exit tells a story's members under its lead; the lead's own words, looked at again, become the
+        story's. Round 25 (r25_tx_resume_state_to_device): AdamW's step counters read back as inputs at opt.step()
+        were told the generic "a Python `if` ... such as a causal mask" live, where the report tells them under the
+        cut step's "keep the optimizer's step counters on the CPU"; round 16 (r16_tx_randaug_ops): an augmentation
+        drawn again was told "the same tensors are combined in another order" under a story whose `if` the report
+        tells with "Python code decides per step what is traced"."""
         story = next((s for s in self.stories.values() if s.number == family.story), None)
-        lead = story.told if story is not None else None
-        if lead is None or story.first_step == family.latest_step or lead.kind == told.kind \
-                or lead.fix is None or lead.waits or told.fix is None:
+        if story is None or story.told is None:
             return told
-        return replace(told, fix=lead.fix, rule=lead.rule)
+        if family.latest is not None and family.latest.ref == story.lead:  # the lead: its words are the story's
+            story.told = told
+            return told
+        lead = story.told
+        other_row = lead.kind != told.kind or (lead.rule is not None and told.rule is not None
+                                               and lead.rule != told.rule)
+        if not other_row:
+            return told
+        return replace(told, fix=lead.fix, rule=lead.rule, waits=lead.waits)
 
 
 def _the_call(recompilation, at):
