@@ -155,10 +155,9 @@ LIVE_WRONG_NOW = {
     'dynamo/d17_device_ctx': 'line: no location (as at exit)',
 
     # round 16 (blind, small): the truth's lines are off by one by design (the augmentation lambdas are lines 16-19,
-    # the truth says 17-20); live, a draw seen again (steps 6, 7) is told with the reordered-tensors fix, where the
-    # report at exit says "Python code decides per step what is traced ... torch.where" (right)
-    'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one); fix_any: the reordered-'
-                                    'tensors fix on a draw seen again',
+    # the truth says 17-20); (a draw seen again, steps 6, 7, told with the reordered-tensors fix until the twelfth
+    # stop, is told under its story's lead since the thirteenth stop's leftovers, as at exit)
+    'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one)',
 
     # round 17 (blind): autograd anomaly mode's NaN checks were woven into the sequence only when the whole log was
     # read; since crossings round 7 the live follower weaves them too (hlodiff.dumps.follow_dump) and tells the split
