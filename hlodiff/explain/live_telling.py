@@ -10,6 +10,7 @@ a recompilation over its family's window (``_explain``) and holds the run (``run
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from hlodiff.diff.fix_rules import EAGER
@@ -98,7 +99,8 @@ class LiveTelling:
         story = self.stories.get(skey)
         if story is None:
             story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told,
-                                                       lead=record.ref)
+                                                       kinds={record.ref: told.kind},
+                                                       firsts={told.kind: (record.ref, told)})
             family.story = story.number
             return LiveEvent("recompiled", family.latest_step, record.ref, family.label, told, story.number,
                              graphs=self.graphs)
@@ -193,15 +195,16 @@ class LiveTelling:
         drawn again was told "the same tensors are combined in another order" under a story whose `if` the report
         tells with "Python code decides per step what is traced"."""
         story = next((s for s in self.stories.values() if s.number == family.story), None)
-        if story is None or story.told is None:
+        ref = family.latest.ref if family.latest is not None else None
+        if story is None or ref is None:
             return told
-        if family.latest is not None and family.latest.ref == story.lead:  # the lead: its words are the story's
-            story.told = told
-            return told
-        lead = story.told
-        other_row = lead.kind != told.kind or (lead.rule is not None and told.rule is not None
-                                               and lead.rule != told.rule)
-        if not other_row:
+        story.kinds[ref] = told.kind
+        if story.firsts.setdefault(told.kind, (ref, told))[0] == ref:
+            story.firsts[told.kind] = (ref, told)  # the first of its kind: its newest own words
+        counts = Counter(story.kinds.values())
+        lead_ref, lead = story.firsts[max(dict.fromkeys(story.kinds.values()), key=counts.__getitem__)]
+        if lead_ref == ref or (lead.kind == told.kind and (lead.rule is None or told.rule is None
+                                                           or lead.rule == told.rule)):
             return told
         return replace(told, fix=lead.fix, rule=lead.rule, waits=lead.waits)
 
