@@ -6,7 +6,6 @@ fixtures/scenarios/score_live.py does."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import FIXTURES
