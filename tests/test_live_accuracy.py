@@ -230,12 +230,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/r27_tx_ema_deepcopy_control': "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
                                              "from the other graph's (this graph ran on some steps): Python code "
                                              "decides per step what is ",
-    # round 27 (blind): step 4's graph (the mask and weight_orig read and rewritten from then on) now waits for the
-    # next steps, then is told as weight-sized tensors trained for good from step 4 (inputs_trained_from_step),
-    # whose examples name unfreezing (requires_grad_(True)) beside pruning's weight_orig/weight_mask: the graphs
-    # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
-    'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
-                                       "beside pruning)",
+    # (round 27's r27_tx_prune_schedule is right live since the thirteenth stop's leftovers: step 4's graph, the
+    # weight-sized tensors trained from then on, is counted into step 3's story at :30 and told under its lead's
+    # "from step 3 on, the graph traces ops ...", as the report at exit tells a story's members, not with the
+    # trained-from-a-step row that lists unfreezing beside pruning)
     # (round 25's r25_tx_resume_state_to_device is right live since the thirteenth stop's leftovers: step 3's
     # counters read back as inputs, counted into step 2's story, keep its lead's fix, as the report at exit tells them)
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
