@@ -86,3 +86,17 @@ def test_a_draw_seen_again_is_told_under_its_story_s_if_not_as_reordered_tensors
     fixes = _fixes(events)
     assert fixes and not any("another order" in f for f in fixes), fixes
     assert any("Python code decides per step" in f for f in fixes), fixes
+
+
+def test_a_story_is_led_by_its_most_common_kind_as_at_exit(sources_on_disk):
+    """The look-alike of the rule above: tolist_keep's step 0 is cut by an early read (partial at :16), then every
+    later step's index tensor changes length at the same line (shape). The report at exit leads the story with the
+    most common kind's first member (the shape: "an index tensor enters the graph as data"); live, once the shapes
+    outnumber the cut, tells the story's members with those words, not under the cut's."""
+    sources_on_disk("torch_xla")
+    events = replay_case("torch_xla/tolist_keep")
+    story = [e for e in events if e.told is not None and e.story == 0]
+    fixes = _fixes(story)
+    assert fixes and "index tensor enters the graph as data" in fixes[0], fixes
+    doc = cli_json("explain-recompile", str(FIXTURES / "scenarios/torch_xla/tolist_keep"), codes=(0, 1))
+    assert "index tensor enters the graph as data" in doc["headline"]["fix"]
