@@ -55,8 +55,9 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
-    'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
-                               'buckets" (the report\'s rows #1-#3 too); momentum needs 3 steps of 1/n',
+    'torch_xla/bn_cumulative': 'fix_any: the first fix is the baked number\'s generic "pass it as a device tensor" '
+                               '(thirteenth stop: the story\'s constants lead it, as at exit; before, step 0-1\'s '
+                               '"2 different graphs followed the read"); momentum needs 3 steps of 1/n',
     # (jax_layerdrop_static is right live since the eleventh stop: a static that picks which ops run is no longer told
     # 'pad to a few bucket sizes' on the report's rows #9, #11, #12; only a static that sets shapes is)
     # 3. The first line comes before the steps that decide it: the report folds step 1 under a root the later steps
