@@ -186,10 +186,10 @@ class LiveTelling:
                           of_step=family.latest_step, graphs=self.graphs)]
 
     def _under_its_lead(self, family: LiveFamily, told: Told) -> Told:
-        """A later recompilation counted into a story already told ("same story as step 2") whose root is another
-        kind or fix row than the story's lead's is told under the lead's fix (or waits while the lead's does), as the
-        report at exit tells a story's members under its lead; the lead's own words, looked at again, become the
-        story's. Round 25 (r25_tx_resume_state_to_device): AdamW's step counters read back as inputs at opt.step()
+        """A recompilation counted into a story already told ("same story as step 2") whose root is another kind or
+        fix row than the story's lead's is told under the lead's fix (or waits while the lead's does), as the report
+        at exit tells a story's members under its lead: the first member of the story's most common kind so far, the
+        first seen on a tie (:func:`hlodiff.explain.stories._story`), with its newest own words. Round 25 (r25_tx_resume_state_to_device): AdamW's step counters read back as inputs at opt.step()
         were told the generic "a Python `if` ... such as a causal mask" live, where the report tells them under the
         cut step's "keep the optimizer's step counters on the CPU"; round 16 (r16_tx_randaug_ops): an augmentation
         drawn again was told "the same tensors are combined in another order" under a story whose `if` the report
