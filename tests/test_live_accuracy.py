@@ -245,11 +245,12 @@ LIVE_WRONG_NOW = {
     # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
     'dynamo/d27_tie_late': "line: d27_tie_late.py:37 (thirteenth stop: told live as the report at exit; the tie "
                            "traces nothing and is in no capture)",
-    # review 19 P2 (F5, not taken up): at step 3, AdamW's first step (its state created) is told live as 'a
-    # hyperparameter of the optimizer changed once ... weight_decay' at opt.step() :18, revised to the expected
-    # accumulation cycle once step 7 comes (right at exit: periodic, expected)
-    'torch_xla/rev19_tx_accum_adamw': "line: :18 (opt.step()) live at step 3, the optimizer's first step now told "
-                                      "as such since review 19's F5 (right at exit)",
+    # review 19 P2 (F5): step 3's graph (AdamW's first update, traced on step 3 only so far) is the first shouted
+    # line, at the `if (micro + 1) % ACCUM == 0:` :18 that decides it (decision_line.BRANCH_ROWS), before step 7 shows
+    # the accumulation cycle; the report at exit places the same graph at :18 and :19 too (ACCUMULATION_ROWS, review
+    # 15 F2), its headline :17 being the periodic run's first warm-up. The truth lists :17, :19, :21, not the `if`
+    'torch_xla/rev19_tx_accum_adamw': "line: :18 (the `if` that steps the optimizer, as the report places that "
+                                      "graph; told at step 3, before the cycle shows)",
     # Dynamo round 28 (blind): BatchNorm(momentum=None). Live, the first line is step 1's new outputs (line unknown,
     # "a value kept on some steps only"); Dynamo's break at the call :19 with the momentum row is told at step 9,
     # after 7 constant lines. Partly the replay's: an e-nolog capture has no pt_xla_debug.log to order stderr.log
