@@ -55,8 +55,9 @@ LIVE_WRONG_NOW = {
     'dynamo/dyn_bucket_control': 'line: dyn_bucket_control.py:13 (the def; at exit the call :22)',
     # 2. The report's own per-graph rows: live repeats and looks carry each graph's fix, as the report's rows do
     #    (its headline shows the story's first only).
-    'torch_xla/bn_cumulative': 'fix_any/fix_none: step 0-1 rows "2 different graphs followed the read ... pad ... '
-                               'buckets" (the report\'s rows #1-#3 too); momentum needs 3 steps of 1/n',
+    'torch_xla/bn_cumulative': 'fix_any: the first fix is the baked number\'s generic "pass it as a device tensor" '
+                               '(thirteenth stop: the story\'s constants lead it, as at exit; before, step 0-1\'s '
+                               '"2 different graphs followed the read"); momentum needs 3 steps of 1/n',
     # (jax_layerdrop_static is right live since the eleventh stop: a static that picks which ops run is no longer told
     # 'pad to a few bucket sizes' on the report's rows #9, #11, #12; only a static that sets shapes is)
     # 3. The first line comes before the steps that decide it: the report folds step 1 under a root the later steps
@@ -160,10 +161,9 @@ LIVE_WRONG_NOW = {
     'dynamo/d17_device_ctx': 'line: no location (as at exit)',
 
     # round 16 (blind, small): the truth's lines are off by one by design (the augmentation lambdas are lines 16-19,
-    # the truth says 17-20); live, a draw seen again (steps 6, 7) is told with the reordered-tensors fix, where the
-    # report at exit says "Python code decides per step what is traced ... torch.where" (right)
-    'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one); fix_any: the reordered-'
-                                    'tensors fix on a draw seen again',
+    # the truth says 17-20); (a draw seen again, steps 6, 7, told with the reordered-tensors fix until the twelfth
+    # stop, is told under its story's lead since the thirteenth stop's leftovers, as at exit)
+    'torch_xla/r16_tx_randaug_ops': 'line: r16_tx_randaug_ops.py:16 (truth off by one)',
 
     # round 17 (blind): autograd anomaly mode's NaN checks were woven into the sequence only when the whole log was
     # read; since crossings round 7 the live follower weaves them too (hlodiff.dumps.follow_dump) and tells the split
@@ -236,18 +236,12 @@ LIVE_WRONG_NOW = {
     'torch_xla/r27_tx_ema_deepcopy_control': "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
                                              "from the other graph's (this graph ran on some steps): Python code "
                                              "decides per step what is ",
-    # round 27 (blind): step 4's graph (the mask and weight_orig read and rewritten from then on) now waits for the
-    # next steps, then is told as weight-sized tensors trained for good from step 4 (inputs_trained_from_step),
-    # whose examples name unfreezing (requires_grad_(True)) beside pruning's weight_orig/weight_mask: the graphs
-    # alone cannot tell the two apart, and the truth's fix_none holds requires_grad
-    'torch_xla/r27_tx_prune_schedule': "fix_none: says requires_grad (the trained-from-a-step row lists unfreezing "
-                                       "beside pruning)",
-    # round 25 (blind): since the twelfth stop's library entries the live line of step 3 (AdamW's step counters read
-    # back as inputs) is placed at the user's opt.step() :39, so its interim fix is scored: the generic inputs_seen
-    # words (synced on some steps, or a Python `if` such as a causal mask) say "mask"; before, the line was unknown
-    # and the same words went unscored. Right at exit (the restore's step counters, kept on the CPU)
-    'torch_xla/r25_tx_resume_state_to_device': "fix_none: says mask (the generic inputs_seen words at step 3, now "
-                                               "placed at opt.step() :39; right at exit)",
+    # (round 27's r27_tx_prune_schedule is right live since the thirteenth stop's leftovers: step 4's graph, the
+    # weight-sized tensors trained from then on, is counted into step 3's story at :30 and told under its lead's
+    # "from step 3 on, the graph traces ops ...", as the report at exit tells a story's members, not with the
+    # trained-from-a-step row that lists unfreezing beside pruning)
+    # (round 25's r25_tx_resume_state_to_device is right live since the thirteenth stop's leftovers: step 3's
+    # counters read back as inputs, counted into step 2's story, keep its lead's fix, as the report at exit tells them)
     # review 18 C2b (F1): the first live line comes at step 1, seven recompilations before Dynamo's recompile limit;
     # no run still going can know the limit will be hit (right at exit: the limit heads the summary and the fix)
     'dynamo/rev18_tc_temperature_limit': "fix_any: the first live line (step 1) names no recompile limit: it is "
@@ -256,11 +250,12 @@ LIVE_WRONG_NOW = {
     # first compiled call's warm-up; see WRONG_NOW in tests/test_accuracy.py)
     'dynamo/d27_tie_late': "line: d27_tie_late.py:37 (thirteenth stop: told live as the report at exit; the tie "
                            "traces nothing and is in no capture)",
-    # review 19 P2 (F5, not taken up): at step 3, AdamW's first step (its state created) is told live as 'a
-    # hyperparameter of the optimizer changed once ... weight_decay' at opt.step() :18, revised to the expected
-    # accumulation cycle once step 7 comes (right at exit: periodic, expected)
-    'torch_xla/rev19_tx_accum_adamw': "line: :18 (opt.step()) live at step 3, the optimizer's first step now told "
-                                      "as such since review 19's F5 (right at exit)",
+    # review 19 P2 (F5): step 3's graph (AdamW's first update, traced on step 3 only so far) is the first shouted
+    # line, at the `if (micro + 1) % ACCUM == 0:` :18 that decides it (decision_line.BRANCH_ROWS), before step 7 shows
+    # the accumulation cycle; the report at exit places the same graph at :18 and :19 too (ACCUMULATION_ROWS, review
+    # 15 F2), its headline :17 being the periodic run's first warm-up. The truth lists :17, :19, :21, not the `if`
+    'torch_xla/rev19_tx_accum_adamw': "line: :18 (the `if` that steps the optimizer, as the report places that "
+                                      "graph; told at step 3, before the cycle shows)",
     # Dynamo round 28 (blind): BatchNorm(momentum=None). Live, the first line is step 1's new outputs (line unknown,
     # "a value kept on some steps only"); Dynamo's break at the call :19 with the momentum row is told at step 9,
     # after 7 constant lines. Partly the replay's: an e-nolog capture has no pt_xla_debug.log to order stderr.log
@@ -273,11 +268,8 @@ LIVE_WRONG_NOW = {
     # Dynamo round 28 (blind): the model converted to bf16 after compiling is quiet live as at exit (see WRONG_NOW)
     'dynamo/d28_to_bf16_midrun': "line: no location (thirteenth stop: the conversion told live as at exit; no "
                                  "captured frame names the user's file)",
-    # new-user review 20, T1: the first live line at step 4 gives the generic dtype fix ("cast it to one dtype
-    # (x.float())"), which names neither float32 nor assign=True; the line "now that more of the run is known" and
-    # the report at exit give NumPy's float64 fix (the first line is scored)
-    'torch_xla/rev20_t1_restore_f64': 'fix_any: an input arrives with another dtype on some steps: cast it to one '
-                                      'dtype (x.float()) before .to(device)',
+    # (new-user review 20's T1, rev20_t1_restore_f64, is right live since the thirteenth stop's leftovers: the
+    # interim dtype fix names the float32 the step was traced with)
     # review 20 J1 (F7): JAX's cache-miss log is read at the end of a `record` run, so live tells the lr baked at :13
     # (constant; its fix "a Python value baked into the function changed (static argument, closure): pass it as a
     # traced argument" is right but names "static") while the report leads with the function re-created at :26

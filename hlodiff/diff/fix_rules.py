@@ -1226,8 +1226,11 @@ RULES: tuple[FixRule, ...] = (
           "an input switches from {before} to {after} and stays (the earlier type never comes back): if that switch "
           "is deliberate, this one recompilation is its cost; otherwise give it one dtype from the first step "
           "(`.to({torch_dtype})` before the loop)", unless="jax"),
+    # new-user review 20 (T1, rev20_t1_restore_f64), live: before the later steps show whether the new type stays,
+    # the fix names the type the step was traced with ({keep}: the run's first), not "one dtype" alone
     _rule("dtype_input", "dtype", "on_input",
-          "an input arrives with another dtype on some steps: cast it to one dtype ({cast}) before .to(device)"),
+          "an input arrives with another dtype on some steps: cast it to the {keep} the step was traced with "
+          "({cast}) before .to(device)"),
     # review 6 (p14): `compare` of two runs' graphs: the precision differs between the runs, not between steps
     _rule("dtype_precision_two_runs", "dtype", "changed_precision two_runs",
           "one run computes these values in a lower precision (bf16 or f16: mixed precision, or a dtype setting) "

@@ -109,3 +109,8 @@ class Story:
     first_step: int
     count: int = 1
     told: Told | None = None
+    kinds: dict[str, str] = field(default_factory=dict)
+    """Each member's root kind (graph ref -> kind), in the order told: the most common kind leads, as at exit."""
+    firsts: dict[str, tuple[str, Told]] = field(default_factory=dict)
+    """Per kind, its first member (ref) and that member's newest own words: the lead when its kind is the most
+    common one (:func:`hlodiff.explain.stories._story`: the first seen on a tie)."""

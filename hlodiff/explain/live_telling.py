@@ -10,6 +10,9 @@ a recompilation over its family's window (``_explain``) and holds the run (``run
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 from hlodiff.diff.fix_rules import EAGER
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.explain.dynamo_bridge import bridge_run
@@ -95,12 +98,15 @@ class LiveTelling:
                 told.location.line if told.location else told.kind)
         story = self.stories.get(skey)
         if story is None:
-            story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told)
+            story = self.stories[skey] = Story(len(self.stories), family.latest_step, told=told,
+                                                       kinds={record.ref: told.kind},
+                                                       firsts={told.kind: (record.ref, told)})
             family.story = story.number
             return LiveEvent("recompiled", family.latest_step, record.ref, family.label, told, story.number,
                              graphs=self.graphs)
         story.count += 1
         family.story = story.number
+        told = family.told = self._under_its_lead(family, told)
         return LiveEvent("repeat", family.latest_step, record.ref, family.label, told, story.number, story.count,
                          story.first_step, graphs=self.graphs)
 
@@ -148,6 +154,8 @@ class LiveTelling:
             # expected after all" and then "expected" again: the end of the run has the last word
             return []
         family.follows = False
+        if not expected:
+            told = self._under_its_lead(family, told)
         if not pending and told.key() == family.told.key() and expected == family.expected \
                 and told.waits == family.told.waits:
             return []
@@ -176,6 +184,29 @@ class LiveTelling:
             return [event]
         return [LiveEvent("update", family.latest_step, record.ref, family.label, told, family.story,
                           of_step=family.latest_step, graphs=self.graphs)]
+
+    def _under_its_lead(self, family: LiveFamily, told: Told) -> Told:
+        """A recompilation counted into a story already told ("same story as step 2") whose root is another kind or
+        fix row than the story's lead's is told under the lead's fix (or waits while the lead's does), as the report
+        at exit tells a story's members under its lead: the first member of the story's most common kind so far, the
+        first seen on a tie (:func:`hlodiff.explain.stories._story`), with its newest own words. Round 25 (r25_tx_resume_state_to_device): AdamW's step counters read back as inputs at opt.step()
+        were told the generic "a Python `if` ... such as a causal mask" live, where the report tells them under the
+        cut step's "keep the optimizer's step counters on the CPU"; round 16 (r16_tx_randaug_ops): an augmentation
+        drawn again was told "the same tensors are combined in another order" under a story whose `if` the report
+        tells with "Python code decides per step what is traced"."""
+        story = next((s for s in self.stories.values() if s.number == family.story), None)
+        ref = family.latest.ref if family.latest is not None else None
+        if story is None or ref is None:
+            return told
+        story.kinds[ref] = told.kind
+        if story.firsts.setdefault(told.kind, (ref, told))[0] == ref:
+            story.firsts[told.kind] = (ref, told)  # the first of its kind: its newest own words
+        counts = Counter(story.kinds.values())
+        lead_ref, lead = story.firsts[max(dict.fromkeys(story.kinds.values()), key=counts.__getitem__)]
+        if lead_ref == ref or (lead.kind == told.kind and (lead.rule is None or told.rule is None
+                                                           or lead.rule == told.rule)):
+            return told
+        return replace(told, fix=lead.fix, rule=lead.rule, waits=lead.waits)
 
 
 def _the_call(recompilation, at):
