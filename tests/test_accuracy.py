@@ -384,12 +384,11 @@ WRONG_NOW = {
     # review2_clip_nonfinite's truth for the same program requires. Left: the two reviewers' truths disagree
     "torch_xla/rev20_t2_clip_sync": "exit: 1 (a split exits 1 for its fix; review2_clip_nonfinite, the same "
                                     "program, expects 1)",
-    # new-user review 21, P3 (F3, left for a later round): the sharding change is right, but placed at the
-    # module-level `main()` :35, the outermost user frame the step's stacks share (inventory.call_site_in), not the
-    # call :30 inside main() that JAX's own miss line names (jax_functions._caller finds that frame); the pattern is
-    # the capture's limit as rev4_static_temp's (a dump and JAX's log hold compilations only)
-    "jax/rev21_jx_reshard_midrun": "line: rev21_jx_reshard_midrun.py:35; pattern: 2 compilations of jit_train_step "
-                                   "(A,B) (sharding at rev21_jx_reshard_midrun.py",
+    # new-user review 21, P3 (the same program as rev21_jx_reshard_main, written by the other fixer): since F3 the
+    # line is the call :30; the pattern is the capture's limit as rev4_static_temp's (a dump and JAX's log hold
+    # compilations only)
+    "jax/rev21_jx_reshard_midrun": "pattern: 2 compilations of jit_train_step (A,B) (sharding at "
+                                   "rev21_jx_reshard_midrun.py:30): a JAX dump holds compilations only",
     # new-user review 21, P3: as jax_split_count, a JAX dump and log hold compilations only (the later cache hits
     # are not logged), so 2 compilations (A,B) cannot be told 'switched'; kind, line (:30 since F3) and fix are right
     "jax/rev21_jx_reshard_main": "pattern: 2 compilations of jit_train_step (A,B) (sharding at "

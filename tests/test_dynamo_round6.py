@@ -56,4 +56,5 @@ def test_a_bank_the_loop_appends_to_is_told_to_become_a_preallocated_buffer():
 def test_size_fixes_no_longer_name_mark_dynamic(name):
     doc, code = _explain(SCENARIOS / name)
     fix = doc["headline"]["fix"]
-    assert code == 1 and "mark_dynamic" not in fix and "pad" in fix
+    # a cache grown by torch.cat is told to preallocate and write in place since Dynamo round 31 (its truth's fix)
+    assert code == 1 and "mark_dynamic" not in fix and ("pad" in fix or "preallocate" in fix)

@@ -26,8 +26,6 @@ LIVE_WRONG_NOW = {
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
     'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
-    # new-user review 21, P3 (F3): as at exit, the module-level main() call :35, not the call :30 inside main()
-    'jax/rev21_jx_reshard_midrun': 'line: rev21_jx_reshard_midrun.py:35 (as at exit)',
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',

@@ -24,10 +24,14 @@ def test_compare_names_the_users_line_explain_recompile_names():
     assert compared["locations"][0]["file"].endswith("cosine_to_zero.py")
 
 
-def test_lookalike_without_reports_the_library_line_stays(tmp_path):
-    """The same dump without its live-tensor report: nothing reaches the user's line, as explain-recompile."""
+def test_lookalike_without_reports_compare_still_says_what_explain_recompile_says(tmp_path):
+    """The same dump without its live-tensor report. Since review 21 (F2) `compare A#i A#j` of one run takes the
+    lines explain-recompile gives that pair, so the two never disagree: whatever explain-recompile places without
+    the report (today the user's line :18, from the run's other evidence), compare places the same."""
     bare = tmp_path / "record"
     shutil.copytree(RECORD, bare)
     (bare / "tensors_report.txt").unlink()
+    explained = cli_json("explain-recompile", str(bare), codes=(0, 1))
     compared = _constant(cli_json("compare", f"{bare}#0", f"{bare}#6", codes=(1,)))
-    assert not compared["locations"] and compared["library_locations"]
+    told = explained["headline"]["location"]
+    assert [(f["file"], f["line"]) for f in compared["locations"][:1]] == ([(told["file"], told["line"])] if told else [])
