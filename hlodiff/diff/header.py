@@ -56,9 +56,30 @@ def header_causes(left: Module, right: Module, *, same_computation: bool,
         changed = [k for k in changed if k in ("replica_count", "num_partitions")]
     if changed:
         parts = [f"{k} {_short(left.attrs.get(k))} -> {_short(right.attrs.get(k))}" for k in changed]
-        causes.append(Cause("compile_options", "module header: " + "; ".join(parts),
-                            reason="partitioning" if all(k in PARTITIONING for k in changed) else None))
+        reason = "partitioning" if all(k in PARTITIONING for k in changed) else None
+        if reason and resized_mesh(left, right):
+            reason = "device_count"
+        causes.append(Cause("compile_options", "module header: " + "; ".join(parts), reason=reason))
     return causes
+
+
+def resized_mesh(left: Module, right: Module) -> bool:
+    """Both programs are partitioned over several devices, and over another number of them (num_partitions 4 -> 2,
+    or replica_count): the mesh itself has another size (an elastic resize, review 22 F1), which no placement of
+    an argument can undo. One side on a single device (num_partitions 1 -> 4: an argument left off the mesh,
+    rev4_sharding, rev10_jx_sharding, rev17_jx_sharded_eval) stays a sharding to place alike (``partitioning``)."""
+    for key in ("num_partitions", "replica_count"):
+        a, b = _devices(left.attrs.get(key)), _devices(right.attrs.get(key))
+        if a != b and a > 1 and b > 1:
+            return True
+    return False
+
+
+def _devices(value: str | None) -> int:
+    try:
+        return int(_norm(value) or 1)
+    except (TypeError, ValueError):
+        return 1
 
 
 def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause | None:
