@@ -1836,12 +1836,17 @@ RULES: tuple[FixRule, ...] = (
           "changes it: update the same tensors in place every step"),
     # review 22, F1 (rev22_jx_mesh_resize): num_partitions 4 -> 2, both sides on a mesh: the mesh was resized (an
     # elastic run dropping workers); "place the argument with the same sharding" cannot undo a device count
-    _rule("compile_options_device_count", "compile_options", "device_count",
+    _rule("compile_options_device_count_jax", "compile_options", "device_count jax",
           "expected once per device count: the program is now built for another number of devices (the mesh was "
           "resized), and XLA compiles one program per device count, whatever the arguments' shardings; after an "
           "elastic resize that is one compilation per mesh size, nothing to fix. If sizes come and go, precompile "
           "the step for each mesh size (jax.jit(f).lower(...).compile()) or keep the line that builds the mesh at "
-          "one size"),
+          "one size", unless="torch_xla"),
+    _rule("compile_options_device_count", "compile_options", "device_count",
+          "expected once per device count: the program is now built for another number of devices (the mesh was "
+          "resized), and XLA compiles one program per device count, whatever the tensors' shardings; after an "
+          "elastic resize that is one compilation per mesh size, nothing to fix. If sizes come and go, run one "
+          "warm-up step per mesh size up front, or keep the line that builds the mesh at one size"),
     _rule("compile_options", "compile_options", "",
           "the same graph was compiled with other options (XLA_FLAGS, compiler options): set them once, up front"),
     _rule("weak_type_torch", "weak_type", "torch_xla",
@@ -2081,7 +2086,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "compile_options_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "compile_options_device_count_jax", "compile_options_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
