@@ -262,9 +262,9 @@ def test_shardings_follow_a_resized_mesh_on_a_real_run():
     every argument's new sharding follows from it ("sharding_of_resized_mesh"), the reverse of rev4_sharding above
     (num_partitions 1 -> 4, an argument placed off the mesh), which that look-alike keeps."""
     r = explain(FIXTURES / "scenarios" / "jax" / "rev22_jx_mesh_resize" / "record").recompilations[-1]
-    assert ("sharding", "compile_options", "sharding_of_resized_mesh") in edges(r)
+    assert ("sharding", "sharding", "sharding_of_resized_mesh") in edges(r)
     roots = [n.cause for n in r.links.nodes if n.is_root]
-    assert [(c.kind, c.reason) for c in roots] == [("compile_options", "device_count")]
+    assert [(c.kind, c.reason) for c in roots] == [("sharding", "device_count")]
 
 
 @pytest.mark.parametrize("field", sorted(__import__("hlodiff.diff.header", fromlist=["PARTITIONING"]).PARTITIONING))

@@ -21,10 +21,11 @@ JX2 = SCEN / "rev22_jx_mesh_resize" / "record"
 def test_a_resized_mesh_is_told_as_the_device_count_and_expected():
     doc = cli_json("explain-recompile", str(JX2), codes=(0,))  # a one-off resize: nothing unexpected
     head = doc["headline"]
-    assert head["kind"] == "compile_options" and head["location"]["line"] == 21
+    assert head["kind"] == "sharding" and head["location"]["line"] == 21
     assert "device count" in head["fix"] and "device_put" not in head["fix"]
     text = cli("explain-recompile", str(JX2), codes=(0,)).stdout
     assert "same sharding every call" not in text.split("\n\n")[0]
+    assert "sharding  the program is built for 2 devices instead of 4 (module header: num_partitions 4 -> 2)" in text
 
 
 @pytest.mark.parametrize("left, right, resized", [

@@ -58,8 +58,9 @@ def header_causes(left: Module, right: Module, *, same_computation: bool,
         parts = [f"{k} {_short(left.attrs.get(k))} -> {_short(right.attrs.get(k))}" for k in changed]
         reason = "partitioning" if all(k in PARTITIONING for k in changed) else None
         if reason and resized_mesh(left, right):
-            reason = "device_count"
-        causes.append(Cause("compile_options", "module header: " + "; ".join(parts), reason=reason))
+            causes.append(_resized(left, right, parts))
+        else:
+            causes.append(Cause("compile_options", "module header: " + "; ".join(parts), reason=reason))
     return causes
 
 
@@ -73,6 +74,14 @@ def resized_mesh(left: Module, right: Module) -> bool:
         if a != b and a > 1 and b > 1:
             return True
     return False
+
+
+def _resized(left: Module, right: Module, parts: list[str]) -> Cause:
+    """The mesh's new size as a sharding change of its own (a sharding names its devices), ``reason="device_count"``:
+    the root every argument's new sharding follows from (cause-graph row ``sharding_of_resized_mesh``)."""
+    before, after = (max(_devices(m.attrs.get(k)) for k in ("num_partitions", "replica_count")) for m in (left, right))
+    return Cause("sharding", f"the program is built for {after} devices instead of {before} (module header: "
+                             + "; ".join(parts) + ")", reason="device_count")
 
 
 def _devices(value: str | None) -> int:
