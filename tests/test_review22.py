@@ -60,3 +60,28 @@ def test_look_alike_different_printed_shardings_keep_jax_s_quote():
     text = cli("explain-recompile", str(SCEN / "rev4_sharding"), codes=(1,)).stdout
     assert "now f32[16,8]({Auto: ('data',)}) and before f32[16,8]({})" in text
     assert "prints it alike" not in text
+
+
+# -- F6: the stories' counts add up to the run's, and the headline's story comes first ------------------------------
+
+TX1 = SCEN.parent / "torch_xla" / "rev22_tx_early_exit" / "record"
+
+
+def test_the_stories_counts_add_up_and_the_headline_s_story_is_first():
+    text = cli("explain-recompile", str(TX1), codes=(1,)).stdout
+    stories = [line for line in text.splitlines() if line.startswith("story: ")]
+    assert "3 recompilations" in text.splitlines()[0]
+    assert stories == [
+        "story: 5 compilations, 1 of them a recompilation, one root (partial at rev22_tx_early_exit.py:13)",
+        "story: 2 of the 3 recompilations, one root (constant at rev22_tx_early_exit.py:9)"]
+
+
+@pytest.mark.parametrize("counted, said", [(1, "3 compilations, 1 of them a recompilation"),
+                                           (2, "3 compilations, 2 of them recompilations"),
+                                           (3, "3 recompilations, one root")])
+def test_each_count_of_a_story_s_own_recompilations(counted, said):
+    from hlodiff.explain.stories import Story
+    from hlodiff.render.story_view import story_sentence
+
+    story = Story("f", "shape", None, ("#1", "#2", "#3"), "#1", (), "", None)
+    assert said in story_sentence(story, None, counted)
