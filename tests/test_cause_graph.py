@@ -257,6 +257,16 @@ def test_options_jax_fills_from_a_sharding_follow_from_it_on_a_real_run():
     assert all(n.follows for n in r.links.nodes if n.cause.kind == "compile_options")
 
 
+def test_shardings_follow_a_resized_mesh_on_a_real_run():
+    """rev22_jx_mesh_resize (review 22, F1): the mesh shrinks 4 -> 2 devices; num_partitions 4 -> 2 is the root and
+    every argument's new sharding follows from it ("sharding_of_resized_mesh"), the reverse of rev4_sharding above
+    (num_partitions 1 -> 4, an argument placed off the mesh), which that look-alike keeps."""
+    r = explain(FIXTURES / "scenarios" / "jax" / "rev22_jx_mesh_resize" / "record").recompilations[-1]
+    assert ("sharding", "sharding", "sharding_of_resized_mesh") in edges(r)
+    roots = [n.cause for n in r.links.nodes if n.is_root]
+    assert [(c.kind, c.reason) for c in roots] == [("sharding", "device_count")]
+
+
 @pytest.mark.parametrize("field", sorted(__import__("hlodiff.diff.header", fromlist=["PARTITIONING"]).PARTITIONING))
 def test_each_partitioning_field_alone_follows_a_sharding_another_option_does_not(field):
     """The rows of diff.header.PARTITIONING, one at a time, through the compile options beside a dump; the

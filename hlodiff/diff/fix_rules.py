@@ -1820,6 +1820,20 @@ RULES: tuple[FixRule, ...] = (
           "an argument arrives with another memory layout on some calls: make it the same every call"),
     _rule("layout", "layout", "",
           "a tensor arrives with another memory layout on some steps (.t(), permute): make it the same every step"),
+    # review 22, F1 (rev22_jx_mesh_resize): num_partitions 4 -> 2, both sides on a mesh: the mesh was resized (an
+    # elastic run dropping workers); "place the argument with the same sharding" cannot undo a device count
+    _rule("sharding_device_count_jax", "sharding", "device_count jax",
+          "expected once per device count: the program is now built for another number of devices (a mesh of "
+          "another size: resized, or a sub-mesh), and XLA compiles one program per device count, whatever the "
+          "arguments' shardings; after an elastic resize that is one compilation per mesh size, nothing to fix. If "
+          "sizes come and go, precompile the step for each mesh size (jax.jit(f).lower(...).compile()) or keep the "
+          "line that builds the mesh at one size", unless="torch_xla"),
+    _rule("sharding_device_count", "sharding", "device_count",
+          "expected once per device count: the program is now built for another number of devices (a mesh of "
+          "another size: resized, or a sub-mesh), and XLA compiles one program per device count, whatever the "
+          "tensors' shardings; after an elastic resize that is one compilation per mesh size, nothing to fix. If "
+          "sizes come and go, run one warm-up step per mesh size up front, or keep the line that builds the mesh "
+          "at one size"),
     _rule("sharding_warmup", "sharding", "with:inputs warm-up_only first_recompilation",
           "follows from the inputs change (warm-up): the state made on the first step (optimizer buffers) arrives "
           "as inputs sharded like its parameters, and the inputs renumber; nothing to fix", unless="comes_back"),
@@ -2103,7 +2117,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "sharding_device_count_jax", "sharding_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

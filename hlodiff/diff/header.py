@@ -56,9 +56,39 @@ def header_causes(left: Module, right: Module, *, same_computation: bool,
         changed = [k for k in changed if k in ("replica_count", "num_partitions")]
     if changed:
         parts = [f"{k} {_short(left.attrs.get(k))} -> {_short(right.attrs.get(k))}" for k in changed]
-        causes.append(Cause("compile_options", "module header: " + "; ".join(parts),
-                            reason="partitioning" if all(k in PARTITIONING for k in changed) else None))
+        reason = "partitioning" if all(k in PARTITIONING for k in changed) else None
+        if reason and resized_mesh(left, right):
+            causes.append(_resized(left, right, parts))
+        else:
+            causes.append(Cause("compile_options", "module header: " + "; ".join(parts), reason=reason))
     return causes
+
+
+def resized_mesh(left: Module, right: Module) -> bool:
+    """Both programs are partitioned over several devices, and over another number of them (num_partitions 4 -> 2,
+    or replica_count): the mesh itself has another size (an elastic resize, review 22 F1), which no placement of
+    an argument can undo. One side on a single device (num_partitions 1 -> 4: an argument left off the mesh,
+    rev4_sharding, rev10_jx_sharding, rev17_jx_sharded_eval) stays a sharding to place alike (``partitioning``)."""
+    for key in ("num_partitions", "replica_count"):
+        a, b = _devices(left.attrs.get(key)), _devices(right.attrs.get(key))
+        if a != b and a > 1 and b > 1:
+            return True
+    return False
+
+
+def _resized(left: Module, right: Module, parts: list[str]) -> Cause:
+    """The mesh's new size as a sharding change of its own (a sharding names its devices), ``reason="device_count"``:
+    the root every argument's new sharding follows from (cause-graph row ``sharding_of_resized_mesh``)."""
+    before, after = (max(_devices(m.attrs.get(k)) for k in ("num_partitions", "replica_count")) for m in (left, right))
+    return Cause("sharding", f"the program is built for {after} devices instead of {before} (module header: "
+                             + "; ".join(parts) + ")", reason="device_count")
+
+
+def _devices(value: str | None) -> int:
+    try:
+        return int(_norm(value) or 1)
+    except (TypeError, ValueError):
+        return 1
 
 
 def _aliasing_cause(left: Module, right: Module, l2r: dict[int, int]) -> Cause | None:

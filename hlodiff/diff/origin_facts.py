@@ -105,6 +105,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("sharding_annotations_only")
     if module_state_copy(cause):
         facts.add("module_state_copy")
+    if cause.kind == "sharding" and cause.reason == "device_count":
+        facts.add("device_count")  # built for another number of devices on both sides: a resized mesh (review 22)
     if cause.kind == "sharding" and _sharded_from_replicated(cause):
         facts.add("sharded_from_replicated")
     if _rng_removed(cause):

@@ -337,6 +337,11 @@ RULES: tuple[Rule, ...] = (
          why="an argument placed with another sharding makes JAX compile for another partition count and devices "
              "(num_partitions, computation_count, replica_device_ids: diff.header.PARTITIONING): options no user "
              "set, following from the sharding"),
+    Rule("sharding_of_resized_mesh", frozenset({"sharding", "compile_options"}), ("sharding",),
+         lambda c, r, e: r.reason == "device_count" and c is not r and c.reason != "device_count",
+         why="the program is built for another number of devices on both sides (num_partitions 4 -> 2: the mesh was "
+             "resized, diff.header.resized_mesh): every argument's sharding names the new mesh's devices, so the "
+             "shardings follow from the device count, not the other way round (review 22, F1)"),
     Rule("input_reaches_callee", frozenset({"shape", "dtype", "layout"}), ("shape", "dtype"), _callee_of_input,
          why="an input's new shape or type reaches the computations it is passed to (a scan body, a call)"),
     Rule("slice_index_in_backward", frozenset({"constant"}), ("attribute",), _slice_index_constant,

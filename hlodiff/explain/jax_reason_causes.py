@@ -54,6 +54,11 @@ def rebuilt_tree_cause(reasons: list[JaxReason], miss: JaxCacheMiss, sources: So
     return JaxCause(cause, fix, root)
 
 
+def _same_text(now: str | None, before: str | None) -> bool:
+    """JAX's two printed values are the same text (spacing aside): the log could not show what differs."""
+    return now is not None and before is not None and " ".join(now.split()) == " ".join(before.split())
+
+
 def _element_type(text: str | None) -> str:
     """``key<fry>[4]({})`` -> ``key<fry>``: JAX's type text without its dimensions (and what follows them)."""
     return (text or "").split("[", 1)[0].strip()
@@ -78,6 +83,11 @@ def reason_cause(reason: JaxReason, miss: JaxCacheMiss, sources: SourceLines,
                         tuple(v for v in (reason.before, reason.now) if v))
     if reason.kind == "sharding":
         placed = made_then_call(miss.call_site, miss.function, reason.argument, miss.defined_at, sources=sources)
+        if _same_text(reason.now, reason.before):
+            # review 22, F2: JAX prints a sharding by its axes only ({Auto: ('data',)}), so a mesh over other
+            # devices prints alike: quoting two equal texts as the difference tells the reader nothing
+            said = (f"JAX prints it alike before and after ({_cut(reason.now or '', 60)}): what differs is not in "
+                    "its text, the devices of the mesh it is placed on")
         return JaxCause(Cause("sharding", f"argument `{reason.argument}` arrives with another sharding ({said})",
                               placed),
                         "place the argument with the same sharding every call (jax.device_put with one NamedSharding)")

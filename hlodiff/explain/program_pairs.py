@@ -83,5 +83,18 @@ def graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[Inp
     explanation = explain_records([a, moved], warnings=warnings)
     for r in explanation.recompilations:
         if r.causes:
-            return r.causes[0]
+            return _count_consequence(r.causes)
     return None
+
+
+def _count_consequence(causes: list[Cause]) -> Cause:
+    """The leading cause, or, when it is the device count (a mesh resized: a sharding with reason
+    ``device_count``), the first one told within it: compare-runs names the count from the two headers itself
+    (:func:`hlodiff.explain.program_differences.device_count_differences`), and the sharding that follows from it
+    keeps the line of the call."""
+    lead = causes[0]
+    if lead.reason == "device_count":
+        for c in causes[1:]:
+            if c.kind == "sharding" and c.locations and c.reason != "device_count":
+                return c
+    return lead

@@ -30,12 +30,18 @@ def alike_text(similarity: float, equal: bool, kinds: list[str] | None = None) -
     return f"{similarity:.0%} alike"
 
 
-def story_sentence(story: Story, of: int | None = None) -> str:
+def story_sentence(story: Story, of: int | None = None, counted: int | None = None) -> str:
     """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``; ``of``:
     the run's recompilations as its summary counts them, said beside the story's own when more (``4 of the 5
-    recompilations``: review 15, F7, "5 recompilations" above "story: 4 recompilations")."""
+    recompilations``: review 15, F7, "5 recompilations" above "story: 4 recompilations"); ``counted``: how many of
+    the story's own the summary counts (:func:`story_counted`), said when fewer, so that the stories' counts add up
+    to the run's (review 22, F6: "2 of the 3" and "5 compilations, 3 of them recompilations" for 3)."""
     where = f" at {story.location.short()}" if story.location is not None else ""
     n = len(story.recompilations)
+    if counted is not None and counted < n:
+        plural = "a recompilation" if counted == 1 else "recompilations"
+        return story_sentence(story).replace(f"{n} recompilations", f"{n} compilations, {counted} of them {plural}",
+                                             1)
     if of is not None and of > n:
         return _of_the_run(story_sentence(story), n, of)
     if of is not None and of < n:  # review 20, F2: a cut first step's pieces are first compilations, not counted
@@ -60,6 +66,18 @@ def _counted(story: Story, recs: dict, loaded: set[str]) -> bool:
         return bool(r.causes) and all(c.fix_rule == "eager_op" for c in r.causes)
 
     return any(ref not in loaded and not eager(recs[ref]) for ref in story.recompilations)
+
+
+def story_counted(story: Story, recs: dict, loaded: set[str]) -> int:
+    """How many of the story's recompilations the run's summary counts (:func:`hlodiff.explain.run_summary.
+    run_counts`): compiled in this run, no eager op outside jit, no piece of a first step an early read cut."""
+    from hlodiff.explain.families import first_step_graph
+
+    def eager(r) -> bool:
+        return bool(r.causes) and all(c.fix_rule == "eager_op" for c in r.causes)
+
+    return sum(1 for ref in story.recompilations
+               if ref not in loaded and not eager(recs[ref]) and not first_step_graph(recs[ref].family, ref))
 
 
 def _of_the_run(sentence: str, n: int, of: int) -> str:
@@ -170,10 +188,20 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
     loaded = set(getattr(explanation, "loaded", ()) or ())
     # stories of eager ops after the rest, expected ones after those to act on; a cut step's two parts after the
     # recompilations of a part
-    for story in sorted(stories, key=lambda s: (s.lead in last, _expected(s), cut_last and _cut_tail(s))):
+    # review 22 F6: the story the headline leads with comes first, as the headline told it (tx1: the early read at
+    # :13 led, and its story was printed after a minor constant's)
+    lead_ref = explanation.headline.graph.ref if getattr(explanation, "headline", None) is not None else None
+
+    def _not_headline(story) -> bool:
+        return lead_ref is not None and any(s is not story and lead_ref in s.recompilations for s in stories) \
+            and lead_ref not in story.recompilations
+
+    for story in sorted(stories, key=lambda s: (s.lead in last, _not_headline(s), _expected(s),
+                                                cut_last and _cut_tail(s))):
         console.print()
         if len(story.recompilations) > 1 and _counted(story, recs, loaded):
-            console.print(Text(f"story: {story_sentence(story, total)}", style="bold"), highlight=False)
+            own = story_counted(story, recs, loaded)
+            console.print(Text(f"story: {story_sentence(story, total, own)}", style="bold"), highlight=False)
         render_recompilation(console, recs[story.lead], verbose=verbose)
         others = [ref for ref in story.recompilations if ref != story.lead]
         if others:
