@@ -1,4 +1,4 @@
-"""New-user review 22, F4 (rev22_tc_cfg_dict): a config dict's ``label_smoothing`` changed once by a callback and
+"""New-user review 22, F4 and F5. F4 (rev22_tc_cfg_dict): a config dict's ``label_smoothing`` changed once by a callback and
 read into ``F.cross_entropy(label_smoothing=cfg["label_smoothing"])`` was told "changes from call to call ... pass it
 as a tensor": the number-only row never fired because the guard ``G['cfg']['label_smoothing']`` was looked for as
 ``cfg.label_smoothing`` only, and a value whose guard failed once was told as one that changes every call."""
@@ -68,3 +68,17 @@ def test_review22_tc2_is_told_one_graph_per_value_never_as_a_tensor():
     head = doc["headline"]
     assert "label_smoothing=" in head["fix"] and "from call to call" not in head["fix"]
     assert "pass it as a tensor" not in head["fix"]
+
+
+def test_the_first_compile_s_bridge_graphs_are_its_own_whatever_a_later_recompile_was():
+    """Review 22, F5: the bridge's graphs of the first compile (Dynamo's first graph's backward, the sync of the
+    call's inputs) were told "recompiled ... act on Dynamo's recompilation above" and their family "alternating"
+    when Dynamo's later recompile was one to fix (tc2 before F4; rev20_tc_dropout_schedule), and "expected" when it
+    was expected (tc1): the same graphs, told the bridge's own in both; the graphs after the recompile follow it."""
+    doc = json.loads(cli("explain-recompile", str(SCENARIOS / "rev20_tc_dropout_schedule" / "record"), "--json",
+                         codes=(1,)).stdout)
+    rules = [c["fix_rule"] for r in doc["recompilations"] for c in r["causes"]]
+    assert "dynamo_bridge_beside_recompile" not in rules and "dynamo_bridge_own" in rules
+    assert "dynamo_bridge_follows" in rules  # the graphs the recompiles made still follow them
+    assert not any(p.startswith("alternating: torch.compile (XLA bridge)") for p in doc["patterns"])
+    assert doc["headline"]["fix"].startswith("self._modules['drop'].p")  # the story itself is unchanged
