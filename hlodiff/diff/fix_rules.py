@@ -760,12 +760,14 @@ RULES: tuple[FixRule, ...] = (
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value (it is Dynamo's "
           "guard on the value that compiles again: without torch.compile, torch_xla passes such a number as device "
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
-    # review 22 F4: a float whose guard failed once in the run changed once (a config callback), not call to call
+    # review 22 F4: a float whose guard failed once in the run changed once (a config callback), not call to call;
+    # or it came as a tensor on other calls (dyn_tensor_or_float: sigma 0.1 or a 0-d tensor): both readings
     _rule("dynamo_python_float_once", "python_value", "dynamo python_float float_once",
-          "expected: a Python number ({tensor}) changed once in this run ({seen}; its guard failed at one call only): "
-          "Dynamo specialises each value, so that is one recompile for the new value, and both graphs are reused "
-          "after; nothing to fix while it changes rarely (a config set once, a warm-up that ends); if it will "
-          "change often, pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value",
+          "{seen} when {function} was first compiled and not at one later call, after which both graphs served every "
+          "call: it changed once (a config set once, a warm-up that ends: one recompile for the new value, each "
+          "graph reused after), or it came as another type on some calls (a 0-d tensor on some, a Python float on "
+          "others: Dynamo's guard checks the type too; pass one type every call); if the value will keep changing, "
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value",
           unless="jax limit_hit"),
     # review 13 F6: any other number (a temperature) is told without the lr's eager-mode aside
     _rule("dynamo_python_value", "python_value", "dynamo",
@@ -2080,7 +2082,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "dynamo_float_sets_shape", "dynamo_python_float_once", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
