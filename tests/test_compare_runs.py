@@ -95,7 +95,8 @@ def test_terminal_report_leads_with_the_reason_and_the_fix():
                  str(FIXTURES / "jax" / "cache_seed" / "run_b"), codes=(1,))
     lines = result.stdout.splitlines()
     line = truth_of("jax", "cache_seed")["programs"][0]["user_line"]
-    assert lines[0].startswith("run_b compiled again 1 of the 2 programs run_a had compiled")  # the folders as named
+    # the folders as named; another baked seed is a program run A never compiled, not one it had (review 22, F3)
+    assert lines[0].startswith("run_b compiled 1 program run_a never compiled")
     assert f"cache_pairs.py:{line}" in lines[0] and lines[1].startswith("fix: ")
     assert any("jit_evaluate" in line and "loaded from the cache" in line for line in lines)
 
@@ -271,3 +272,18 @@ def test_two_torch_xla_recordings_with_their_stderr(tmp_path):
         assert "deserialize" in only["fix"] and "JAX" not in only["fix"]
     else:  # a backend that loads it: a hit
         assert only["verdict"] == "hit"
+
+
+
+def test_a_program_whose_hlo_differs_gets_its_cause_when_run_b_is_a_renamed_copy():
+    """New-user review 22, F3 (its own runs, fixtures/jax/review22_renamed_copy): run B ran a copy of the script
+    under another name (jx1_seed1.py, another seed) and met a static n_valid run A never saw; the analysis read B's
+    program as "another function of this name" and compare-runs said ``reason: unknown``, no line, no fix, "compiled
+    again 1 of the 7 programs crA had compiled", though ``compare`` on the same pair named the slice at :9."""
+    folder = FIXTURES / "jax" / "review22_renamed_copy"
+    doc = json.loads(cli("compare-runs", "--json", str(folder / "crA"), str(folder / "crB"), codes=(1,)).stdout)
+    head = doc["headline"]
+    assert head["verdict"] == "miss_hlo_differs" and head["reason"] != "unknown", head
+    assert (head["location"]["file"].rsplit("/", 1)[-1], head["location"]["line"]) == ("jx1_seed1.py", 9)
+    assert "mask" in head["fix"]
+    assert doc["summary"].startswith("crB compiled 1 program crA never compiled") and "had compiled" not in doc["summary"]

@@ -127,7 +127,8 @@ def test_an_int_guard_failing_once_names_the_type_as_well_as_the_value():
 
 @pytest.mark.parametrize("guards, rule", [
     (("accum == 1", "accum == 2"), "dynamo_python_value"),      # an int changing: its guard fails every new value
-    (("temperature == 1.0",), "dynamo_python_value"),           # a float: no int/float pair to suspect
+    (("temperature == 1.0",), "dynamo_python_float_once"),      # a float: no int/float pair; changed once (review 22 F4)
+    (("temperature == 1.0", "temperature == 0.5"), "dynamo_python_value"),  # a float changing: told as such
     (("keep_attn == False",), "dynamo_python_flag"),            # a flag keeps its row
 ])
 def test_look_alikes_of_the_int_once_keep_their_rows(guards, rule):

@@ -68,7 +68,8 @@ from hlodiff.explain.dynamo_log_findings import recompiles_of  # noqa: E402
     ('task == "cls"', "python_value", {"python_string"}, "dynamo_python_string"),
     ("GLOBAL_STATE changed: autocast ", "mode", {"autocast"}, "dynamo_autocast"),
     # look-alikes: a float and an int by value, grad mode, a module's training flag
-    ("cfg.margin == 0.5", "python_value", {"python_float"}, "dynamo_python_value"),
+    # a float whose guard fails once (one recompilation here): review 22's row, a value set once or another type
+    ("cfg.margin == 0.5", "python_value", {"python_float"}, "dynamo_python_float_once"),
     ("self.step == 0", "python_value", {"python_int", "module_attribute"}, "dynamo_module_number"),
     ("L['self'].scale == 0.5", "python_value", {"python_float", "module_attribute"}, "dynamo_module_number"),
     ("self.use_aux == False", "python_value", {"python_flag", "module_attribute"}, "dynamo_python_flag"),

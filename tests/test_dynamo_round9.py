@@ -41,7 +41,7 @@ _CPU = "CPU, BackendSelect, ADInplaceOrView, AutogradCPU"
     ("fn._modules['1'].p == 0.025", "dynamo_module_number"),
     ("self._modules['drop'].p == 0.025", "dynamo_module_number"),
     # look-alikes: a bare `fn.x` may be any argument; an optimizer's lr keeps the Python value row
-    ("fn.scale == 0.5", "dynamo_python_value"),
+    ("fn.scale == 0.5", "dynamo_python_float_once"),  # one failed guard of a float: review 22's row
     ("self.param_groups[0]['lr'] == 0.1", "dynamo_python_value_lr"),  # review 13 F6: an lr's own row
 ])
 def test_round_9_guards_and_their_look_alikes(guard, rule):

@@ -760,6 +760,15 @@ RULES: tuple[FixRule, ...] = (
           "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value (it is Dynamo's "
           "guard on the value that compiles again: without torch.compile, torch_xla passes such a number as device "
           "data (0 and 1 aside) and a tensor optimizer lr would be read back to the host every step)", unless="jax"),
+    # review 22 F4: a float whose guard failed once in the run changed once (a config callback), not call to call;
+    # or it came as a tensor on other calls (dyn_tensor_or_float: sigma 0.1 or a 0-d tensor): both readings
+    _rule("dynamo_python_float_once", "python_value", "dynamo python_float float_once",
+          "{seen} when {function} was first compiled and not at one later call, after which both graphs served every "
+          "call: it changed once (a config set once, a warm-up that ends: one recompile for the new value, each "
+          "graph reused after), or it came as another type on some calls (a 0-d tensor on some, a Python float on "
+          "others: Dynamo's guard checks the type too; pass one type every call); if the value will keep changing, "
+          "pass it as a tensor (torch.tensor(v, device=device)) so one graph serves every value",
+          unless="jax limit_hit"),
     # review 13 F6: any other number (a temperature) is told without the lr's eager-mode aside
     _rule("dynamo_python_value", "python_value", "dynamo",
           "a Python number ({tensor}) changes from call to call and Dynamo specialises each value under torch_xla: "

@@ -32,7 +32,7 @@ from hlodiff.explain.dynamo_log_findings import breaks_of, read_logs, recompile_
 from hlodiff.explain.dynamo_past_limit import past_limit_graphs, tell_past_limit
 from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_break
 from hlodiff.explain.dynamo_types import DynamoFindings
-from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, tell_with_fact, varying_sizes
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix, float_recompiled_once, int_recompiled_once, tell_with_fact, varying_sizes
 from hlodiff.explain.dynamo_late_switch import late_switches
 from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
@@ -77,6 +77,7 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     found.recompiles = [recompile_of(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found.recompiles)
     int_recompiled_once(found.recompiles)
+    float_recompiled_once(found.recompiles)
     limited = {cid.split("/")[0] for cid, _ in log.limit_hits}
     limits = {cid.split("/")[0]: n for cid, n in log.limit_hits}
     for r in found.recompiles:

@@ -22,7 +22,7 @@ from hlodiff.explain.dynamo_guard_lines import (assigned_on_line, bounds_loop, g
 from hlodiff.explain.dynamo_number_params import number_only_param, positional_number_param
 from hlodiff.explain.dynamo_topk_k import topk_k_on_line
 from hlodiff.explain.dynamo_types import DynamoRecompile, GraphBreakFinding, compiled_name, wrapped_module
-from hlodiff.explain.dynamo_recompile_fixes import choose_fix, int_recompiled_once, varying_sizes
+from hlodiff.explain.dynamo_recompile_fixes import choose_fix, float_recompiled_once, int_recompiled_once, varying_sizes
 from hlodiff.hlo.library_modules import cut_module_path
 from hlodiff.hlo.model import SourceFrame
 
@@ -73,6 +73,7 @@ def recompiles_of(log: DynamoLog) -> list[DynamoRecompile]:
     found = [recompile_of(c, log, position == len(calls) - 1) for position, c in enumerate(calls)]
     varying_sizes(found)
     int_recompiled_once(found)
+    float_recompiled_once(found)
     for r in found:
         choose_fix(r)
     return found

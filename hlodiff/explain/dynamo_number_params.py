@@ -46,12 +46,30 @@ def number_only_param(name: str | None, code: str | None) -> str | None:
     if not name or not code:
         return None
     statement = code.split("#", 1)[0]
-    written = re.escape(_as_written(name))
+    written = written_pattern(name)
     keys = "|".join(map(re.escape, NUMBER_ONLY_PARAMS))
     for found in re.finditer(rf"[(,]\s*({keys})\s*=\s*{written}\s*[,)]", statement):
         if _is_known_callee(_callee_of(statement, found.start()), NUMBER_ONLY_PARAMS[found.group(1)]):
             return found.group(1)
     return None
+
+
+_ITEM = re.compile(r"\[(['\"])(\w+)\1\]")
+
+
+def written_pattern(name: str) -> str:
+    """A regex for the guarded ``name`` as code may write it: a dict item Dynamo prints as ``G['cfg']['lr']`` is
+    ``cfg['lr']`` or ``cfg["lr"]`` in the code (review 22, tc2: ``label_smoothing=cfg["label_smoothing"]`` was not
+    matched, so the number-only row never fired), an attribute ``cfg.lr``; either quote, either form."""
+    target = re.sub(r"^[LG]\[['\"](\w+)['\"]\]", r"\1", name.strip())
+    parts, at = [], 0
+    for item in _ITEM.finditer(target):
+        parts.append(re.escape(target[at:item.start()]))
+        key = re.escape(item.group(2))
+        parts.append(rf"(?:\[\s*['\"]{key}['\"]\s*\]|\.{key})")
+        at = item.end()
+    parts.append(re.escape(target[at:]))
+    return "".join(parts)
 
 
 def _callee_of(statement: str, at: int) -> str:
@@ -108,15 +126,16 @@ def positional_number_param(name: str | None, code: str | None) -> str | None:
     if not name or not code:
         return None
     statement = code.split("#", 1)[0]
-    written = {_as_written(name)}
+    written = [written_pattern(name)]
     if (attr := re.search(r"\.(\w+)$", _as_written(name))) is not None:
-        written.add(f"self.{attr.group(1)}")
+        written.append(re.escape(f"self.{attr.group(1)}"))
     for call in re.finditer(r"([A-Za-z_][\w.]*)\s*\(", statement):
         function = next((call.group(1)[len(p):] for p in _FUNCTION_PREFIXES if call.group(1).startswith(p)), None)
         if function is None:
             continue
         for i, arg in enumerate(_arguments(statement, call.end())):
-            if "=" not in arg and arg.strip() in written and (function, i) in POSITIONAL_NUMBER_ONLY:
+            if "=" not in arg and any(re.fullmatch(w, arg.strip()) for w in written) \
+                    and (function, i) in POSITIONAL_NUMBER_ONLY:
                 return POSITIONAL_NUMBER_ONLY[function, i]
     return None
 

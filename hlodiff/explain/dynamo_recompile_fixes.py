@@ -52,6 +52,21 @@ def int_recompiled_once(recompiles: list[DynamoRecompile]) -> None:
             r.facts = r.facts | {"int_once"}
 
 
+_OWN_FLOAT_ROWS = frozenset({"sets_shape", "assigned_in_call", "module_attribute", "number_only_param", "optimizer_lr",
+                             "resume_stack_value", "branch_only", "branch_test"})
+
+
+def float_recompiled_once(recompiles: list[DynamoRecompile]) -> None:
+    """A Python float (``G['cfg']['temperature'] == 0.0``) whose guard failed once in the whole run changed once (a
+    config a callback set, a warm-up that ended), not from call to call: one recompile for its new value, both graphs
+    reused after (review 22, F4: a config dict's value changed once at step 3 was told "changes from call to call").
+    The fact ``float_once`` picks that row; floats with rows of their own keep them."""
+    counts = Counter(r.subject for r in recompiles if r.kind == "python_value")
+    for r in recompiles:
+        if "python_float" in r.facts and counts[r.subject] == 1 and not r.facts & _OWN_FLOAT_ROWS:
+            r.facts = r.facts | {"float_once"}
+
+
 def tell_with_fact(recompilation, fact: str, args: dict) -> None:
     """Each cause of an XLA recompilation told by the row for Dynamo's ``fact`` about it (``past_limit``,
     ``eager_break``, ``bridge_graph``, ``step_follows_dynamo``, ...): what Dynamo's story says of that graph."""

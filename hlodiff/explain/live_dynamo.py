@@ -22,10 +22,11 @@ BRIDGE_FOLLOWS = ("a graph torch_xla's Dynamo bridge compiled: it follows from w
                   "line from Dynamo's log")
 """The live fix of a recompilation of the bridge's graphs once Dynamo's log is read."""
 
-WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch", "dynamo_python_int_once"})
+WAITS_FOR_MORE_CALLS = frozenset({"dynamo_shape_last_batch", "dynamo_shape_short_batch", "dynamo_python_int_once",
+                                  "dynamo_python_float_once"})
 """Rows whose fix depends on the calls still to come: a size guard's (an epoch's last batch, or sizes that vary),
 and an int whose guard failed once ("... after which both graphs served every call: another value, or the same
-number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed)."""
+number as a float": review 15, F4, told at tc_warmup_step's first recompilation, which four more followed); a float whose guard failed once likewise ("changed once in this run": review 22, F4)."""
 
 WAITS_FOR_DYNAMO = frozenset({"dynamo_xla_per_size"})
 """Rows that rest on Dynamo's log staying silent: "Dynamo traced forward once with a symbolic size, but torch_xla

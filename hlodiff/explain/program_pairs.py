@@ -84,7 +84,7 @@ def graph_cause(a: GraphRecord | None, b: GraphRecord | None, warnings: list[Inp
     for r in explanation.recompilations:
         if r.causes:
             return _count_consequence(r.causes)
-    return None
+    return _pair_diff_cause(a, b)
 
 
 def _count_consequence(causes: list[Cause]) -> Cause:
@@ -98,3 +98,22 @@ def _count_consequence(causes: list[Cause]) -> Cause:
             if c.kind == "sharding" and c.locations and c.reason != "device_count":
                 return c
     return lead
+
+
+def _pair_diff_cause(a: GraphRecord, b: GraphRecord) -> Cause | None:
+    """The leading cause of the two programs' diff as ``compare`` tells two runs' graphs, when the run analysis
+    put them in two families (new-user review 22, F3: run B's script was a copy under another file name, so its
+    function was "another function of this name" and no recompilation was read, though the HLO differs and
+    ``compare`` on the same pair names the slice at the user's line). compare-runs already decided the two stand
+    for one program; its HLO difference is the answer."""
+    from hlodiff.diff import diff_canonical
+    from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
+    from hlodiff.graph import canonicalize
+
+    lcm, rcm = canonicalize(a.module()), canonicalize(b.module())
+    causes = diff_canonical(lcm, rcm).causes
+    for cause in causes:  # decided knowing the graphs are two runs', not two steps of one (as compare does)
+        if cause.fix_rule is not None and not cause.fix_is_final:
+            cause.fix = cause.fix_rule = None
+    apply_fixes(causes, FixContext(producer=producer_of(rcm.module), two_runs=True))
+    return causes[0] if causes else None

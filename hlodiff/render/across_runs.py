@@ -246,10 +246,26 @@ def summary_text(result: AcrossRuns) -> str:
     verdict, reason, group = result.groups()[0]
     if group[0].in_pieces:
         return _pieces_summary(result, group, cost)
-    what = (f"the {'one program' if len(shared) == 1 else f'{len(shared)} programs'} {name_a} had compiled"
-            if len(again) == len(shared) else f"{len(again)} of the {len(shared)} programs {name_a} had compiled")
     lead = _group_text(verdict, reason, group, whole=len(group) == len(again))
-    return f"{name_b} compiled again {what}{cost}; {lead}{tail}"
+    return f"{name_b} {_compiled_words(again, shared, name_a)}{cost}; {lead}{tail}"
+
+
+def _compiled_words(again: list[Verdict], shared: list[Verdict], name_a: str) -> str:
+    """What run B compiled, against run A: "compiled again" only for programs run A had compiled (the same HLO);
+    a program whose HLO differs from run A's (another static value, another shape) is one run A never compiled, and
+    no cache could have held it (new-user review 22, F3: "compiled again 1 of the 7 programs crA had compiled" for
+    an n_valid run A never saw read as if the cache had lost an entry)."""
+    differs = [v for v in again if v.verdict == "miss_hlo_differs"]
+    same = [v for v in again if v.verdict != "miss_hlo_differs"]
+    had = len(shared) - len(differs)
+    parts = []
+    if same:
+        parts.append(f"compiled again the {'one program' if had == 1 else f'{had} programs'} {name_a} had compiled"
+                     if len(same) == had else f"compiled again {len(same)} of the {had} programs {name_a} had compiled")
+    if differs:
+        n = len(differs)
+        parts.append(f"compiled {n} program{'s' if n != 1 else ''} {name_a} never compiled")
+    return " and ".join(parts)
 
 
 def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str, configured_as: str | None = None) -> str:
