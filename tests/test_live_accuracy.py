@@ -151,11 +151,6 @@ LIVE_WRONG_NOW = {
     # recompilation at temp == 1.0, its WRONG_NOW); the activation run's bridge graph (gelu's ops, then silu's) is
     # told as "a Python `if`" before Dynamo's identity guard is read (at exit the guard heads, right)
     'dynamo/d14_cpu_scalar_control': 'quiet: a bridge graph told (the truth is wrong by design: a real recompilation)',
-    # Dynamo round 15: the grown head's XLA graphs (f32[4,16] -> f32[6,16]) are read before TORCH_TRACE's record of
-    # recompilation 0/1, so the first live line tells them as 'another size for Dynamo's symbolic graph' (pad,
-    # buckets); the update once the record is read, and the report at exit, say expected (a parameter's shape)
-    'dynamo/d15_head_grow_classes': 'fix_any: no fix told in the first story (its XLA size waits for the trace '
-                                     'record since crossings round 9; the guard is told as a story of its own)',
     # Dynamo round 17: the device context's line as at exit (the optimizer-warm-up control, quiet live, is right
     # since score_live prefers a story all right to one passing more checks; the timer control is quiet live since
     # crossings round 8, as d21_reseed_control)
@@ -214,13 +209,6 @@ LIVE_WRONG_NOW = {
     # expected if in the first steps), but the graph the bridge's first compile cut in two (#5) is told once as
     # "outputs differ ... a value kept on some steps" before the next look says expected (the first try: "drop
     # dtype=", confident wrong)
-    # Dynamo round 24 (blind): the prompt pool's new size reaches the live story as XLA's graph before Dynamo's
-    # log says why ('..._size == 1'), told as a symbolic size to pad to buckets (confident wrong; at exit the
-    # guard heads and no symbolic-size finding is printed); the seed break's eager rest (e-nolog) told as a dtype
-    # change, as d23_file_log_break's; (the retain_grad control's warm-up steps, e-nolog, are quiet since
-    # crossings round 8, as d17_timer_outside_control's)
-    'dynamo/d24_prompt_pool_grow': 'fix_any: no fix told in the first story (its XLA size waits for Dynamo\'s log '
-                                   'since crossings round 9; the guard is told as a story of its own)',
     # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
     # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
     # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)
