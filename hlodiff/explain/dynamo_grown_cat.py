@@ -16,7 +16,7 @@ import re
 
 from hlodiff.dumps.evidence import SourceLines
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix
-from hlodiff.explain.dynamo_types import _SIZE, DynamoRecompile
+from hlodiff.explain.dynamo_types import DynamoRecompile, size_guard_groups
 
 GROWN_BY_CAT_ROWS = frozenset({"shape_growing_cache"})
 """Rows of the XLA story that name a tensor grown by concatenation between steps."""
@@ -48,11 +48,6 @@ def mark_grown_in_source(found, sources: SourceLines, files: list[str]) -> None:
 
 def growing(recompiles: list[DynamoRecompile]) -> list[tuple[str, list[DynamoRecompile]]]:
     """Per guarded tensor and dim, its size recompilations when every one of them saw the size grow."""
-    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
-    for r in recompiles:
-        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
-        if m is not None:
-            groups.setdefault((m.group("name"), m.group("dim")), []).append(
-                (r, int(m.group("expected")), int(m.group("actual"))))
+    groups = size_guard_groups(recompiles)
     return [(name, [r for r, _, _ in members]) for (name, _), members in groups.items()
             if all(b > a for _, a, b in members)]

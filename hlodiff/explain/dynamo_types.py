@@ -24,6 +24,18 @@ _SIZE = re.compile(r"tensor '(?P<name>.+?)' (?:size|stride) mismatch at index (?
                    r"(?P<expected>\d+), actual (?P<actual>\d+)")
 
 
+def size_guard_groups(recompiles) -> dict[tuple[str, str], list[tuple["DynamoRecompile", int, int]]]:
+    """Per guarded tensor name and dimension, its size-guard recompilations with the expected and actual sizes
+    (the one parse of a size guard that the symbolic-size and grown-by-cat readers both need)."""
+    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
+    for r in recompiles:
+        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
+        if m is not None:
+            groups.setdefault((m.group("name"), m.group("dim")), []).append(
+                (r, int(m.group("expected")), int(m.group("actual"))))
+    return groups
+
+
 @dataclass(slots=True)
 class DynamoRecompile:
     """One Dynamo recompilation in the user's terms."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from hlodiff.dumps.dynamo_log import DynamoCompile, GuardFailure
-from hlodiff.explain.dynamo_types import _SIZE, DynamoFindings, DynamoRecompile, compiled_name
+from hlodiff.explain.dynamo_types import DynamoFindings, DynamoRecompile, compiled_name, size_guard_groups
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 from hlodiff.explain.dynamo_bridge import bridge_compiling
 
@@ -100,12 +100,7 @@ def padded_buckets(recompiles: list[DynamoRecompile]) -> None:
     never compiled (a cache hit) or told otherwise leave the dimension unexpected."""
     from hlodiff.explain.buckets import ALIGNED, MAX_ALIGNED_VALUES
 
-    groups: dict[tuple[str, str], list[tuple[DynamoRecompile, int, int]]] = {}
-    for r in recompiles:
-        m = _SIZE.search(r.guard.guard) if r.kind == "shape" else None
-        if m is not None:
-            groups.setdefault((m.group("name"), m.group("dim")), []).append(
-                (r, int(m.group("expected")), int(m.group("actual"))))
+    groups = size_guard_groups(recompiles)
     for (name, dim), members in groups.items():
         sizes = sorted({v for _, a, b in members for v in (a, b)})
         told = [r.difference_rule for r, _, _ in members if r.xla == "compiled"]
