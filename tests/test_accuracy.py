@@ -96,11 +96,8 @@ WRONG_NOW = {
     "runs/runs4_torch_autocast": "line: no location (the dtype cause's frames are torch's linear.py:134)",
     # (runs12_torch_label_smoothing is right since compare-runs round 13: the loss called through its module,
     # nn.CrossEntropyLoss, is found on disk by library_module_calls and its call line :28 leads)
-    # compare-runs round 12 (blind): the added layer norm is placed at its first instruction's line, jnp.var inside
-    # layer_norm (_runs12_net_b.py:9), not the line that added it (:14, the call in forward) nor the step's calls:
-    # right file and function, but the graph diff places an ops cause at its first changed instruction's innermost
-    # user frame; a fix needs the deepest user frame every added instruction shares (the dump's stack frames hold it)
-    "runs/runs12_layernorm_added": "line: _runs12_net_b.py:9",
+    # (runs12_layernorm_added is right since compare-runs round 13: ops added only, inside a function run A's
+    # program never traced, lead with the one line that calls it: added_function_call)
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "
